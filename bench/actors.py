@@ -1,0 +1,315 @@
+"""Actor-layer overhead: Akgent against raw pykka, measured in one run.
+
+What is compared (same message objects, same thread layout, same machine, same run):
+
+- tell throughput: one actor sends N ``Ping`` messages to another, which counts them;
+  timed until the last one has been handled.
+- round trips: one actor sends ``Ping``, the other answers ``Pong``, N times in a row.
+
+The Akgent side runs as in normal use: both actors are members of a team whose
+orchestrator receives every send/receive/processed record. It is measured twice: with
+no subscriber, and with one subscriber that receives every telemetry message (what an
+event store sees). The raw side is two ``pykka.ThreadingActor``s passing the same
+``Ping``/``Pong`` pydantic messages.
+
+Memory: growth of traced Python memory per message over 200,000 messages (after a
+warm-up that fills the orchestrator's bounded recent window), for both sides.
+
+Rounds alternate raw/Akgent and the median of each is reported, with the ratio
+Akgent / raw. Run: ``python bench/actors.py`` (``--quick`` for a smoke run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import pykka
+
+from akgentic.core import (
+    ActorAddress,
+    ActorSystem,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    Message,
+    Orchestrator,
+)
+
+
+class Ping(Message):
+    n: int = 0
+
+
+class Pong(Message):
+    n: int = 0
+
+
+class Go(Message):
+    count: int
+    mode: str
+
+
+# -- raw pykka --------------------------------------------------------------------------
+
+
+class RawSink(pykka.ThreadingActor):
+    use_daemon_thread = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.expected = 0
+        self.seen = 0
+        self.done = threading.Event()
+
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, tuple):  # (Ping, reply_ref): round trip
+            ping, reply_to = message
+            reply_to.tell(Pong(n=ping.n))
+            return None
+        self.seen += 1
+        if self.seen == self.expected:
+            self.done.set()
+        return None
+
+
+class RawSource(pykka.ThreadingActor):
+    use_daemon_thread = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.peer: pykka.ActorRef[Any] | None = None
+        self.limit = 0
+        self.done = threading.Event()
+
+    def on_receive(self, message: Any) -> Any:
+        assert self.peer is not None
+        if isinstance(message, Go):
+            if message.mode == "tell":
+                peer = self.peer
+                for i in range(message.count):
+                    peer.tell(Ping(n=i))
+            else:
+                self.limit = message.count
+                self.peer.tell((Ping(n=0), self.actor_ref))
+        elif isinstance(message, Pong):
+            if message.n + 1 >= self.limit:
+                self.done.set()
+            else:
+                self.peer.tell((Ping(n=message.n + 1), self.actor_ref))
+        return None
+
+
+def raw_tell(count: int) -> float:
+    sink_ref = RawSink.start()
+    source_ref = RawSource.start()
+    sink = sink_ref.proxy()
+    sink.expected = count
+    source = source_ref.proxy()
+    source.peer = sink_ref
+    done: threading.Event = sink.done.get()
+    start = time.perf_counter()
+    source_ref.tell(Go(count=count, mode="tell"))
+    assert done.wait(120)
+    elapsed = time.perf_counter() - start
+    source_ref.stop()
+    sink_ref.stop()
+    return count / elapsed
+
+
+def raw_round_trip(count: int) -> float:
+    sink_ref = RawSink.start()
+    source_ref = RawSource.start()
+    source = source_ref.proxy()
+    source.peer = sink_ref
+    done: threading.Event = source.done.get()
+    start = time.perf_counter()
+    source_ref.tell(Go(count=count, mode="rt"))
+    assert done.wait(120)
+    elapsed = time.perf_counter() - start
+    source_ref.stop()
+    sink_ref.stop()
+    return count / elapsed
+
+
+# -- Akgent -------------------------------------------------------------------------------
+
+_done: dict[str, threading.Event] = {}
+_expected: dict[str, int] = {}
+
+
+class Sink(Akgent[BaseConfig, BaseState]):
+    def on_start(self) -> None:
+        self.seen = 0
+
+    def receiveMsg_Ping(self, msg: Ping, sender: ActorAddress | None) -> None:
+        if msg.n < 0:  # round trip
+            assert sender is not None
+            self.send(sender, Pong(n=-msg.n - 1))
+            return
+        self.seen += 1
+        if self.seen == _expected[self.config.name]:
+            _done[self.config.name].set()
+
+
+class Source(Akgent[BaseConfig, BaseState]):
+    peer: ActorAddress
+
+    def set_peer(self, peer: ActorAddress) -> None:
+        self.peer = peer
+
+    def receiveMsg_Go(self, msg: Go, sender: ActorAddress | None) -> None:
+        if msg.mode == "tell":
+            peer = self.peer
+            for i in range(msg.count):
+                self.send(peer, Ping(n=i))
+        else:
+            self.limit = msg.count
+            self.send(self.peer, Ping(n=-1))
+
+    def receiveMsg_Pong(self, msg: Pong, sender: ActorAddress | None) -> None:
+        if msg.n + 1 >= self.limit:
+            _done[self.config.name].set()
+        else:
+            self.send(self.peer, Ping(n=-(msg.n + 1) - 1))
+
+
+class CountingSubscriber:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def on_message(self, msg: Message) -> None:
+        self.count += 1
+
+    def set_restoring(self, team_id: Any, restoring: bool) -> None:
+        pass
+
+    def on_stop_request(self, team_id: Any) -> None:
+        pass
+
+    def on_stop(self, team_id: Any) -> None:
+        pass
+
+
+class Team:
+    """A team with a Source and a Sink, reused across rounds."""
+
+    def __init__(self, subscribed: bool) -> None:
+        self.system = ActorSystem()
+        self.orchestrator = self.system.createActor(Orchestrator)
+        self.subscriber = CountingSubscriber()
+        if subscribed:
+            self.system.proxy_ask(self.orchestrator, Orchestrator).subscribe(self.subscriber)
+        team = self.orchestrator.team_id
+        self.sink = self.system.createActor(Sink, config=BaseConfig(name="@Sink"), team_id=team)
+        self.source = self.system.createActor(
+            Source, config=BaseConfig(name="@Source"), team_id=team
+        )
+        self.system.proxy_ask(self.source, Source).set_peer(self.sink)
+
+    def tell(self, count: int) -> float:
+        _expected["@Sink"] = count
+        self.system.get_actor(self.sink).seen = 0  # type: ignore[attr-defined]
+        _done["@Sink"] = done = threading.Event()
+        start = time.perf_counter()
+        self.system.tell(self.source, Go(count=count, mode="tell"))
+        assert done.wait(120)
+        elapsed = time.perf_counter() - start
+        self.settle()
+        return count / elapsed
+
+    def round_trip(self, count: int) -> float:
+        _done["@Source"] = done = threading.Event()
+        start = time.perf_counter()
+        self.system.tell(self.source, Go(count=count, mode="rt"))
+        assert done.wait(120)
+        elapsed = time.perf_counter() - start
+        self.settle()
+        return count / elapsed
+
+    def settle(self) -> None:
+        """Wait until the orchestrator has drained everything (an ask queues behind it)."""
+        self.system.proxy_ask(self.orchestrator, Orchestrator).get_team()
+
+    def close(self) -> None:
+        self.system.shutdown(10)
+
+
+# -- memory -----------------------------------------------------------------------------------
+
+
+def memory_per_message(run: Callable[[int], Any], total: int, chunk: int) -> float:
+    run(20_000)  # warm-up: fills the bounded windows, caches, the allocator's pools
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    sent = 0
+    while sent < total:
+        run(chunk)
+        sent += chunk
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return (after - before) / total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts (smoke run)")
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    tells = 2_000 if args.quick else 20_000
+    trips = 500 if args.quick else 5_000
+    total = 20_000 if args.quick else 200_000
+    rounds = 1 if args.quick else args.rounds
+
+    plain = Team(subscribed=False)
+    subscribed = Team(subscribed=True)
+    results: dict[str, list[float]] = {
+        k: [] for k in ("raw_tell", "ak_tell", "sub_tell", "raw_rt", "ak_rt", "sub_rt")
+    }
+    raw_tell(tells)
+    plain.tell(tells)
+    subscribed.tell(tells)  # warm-up
+    for _ in range(rounds):
+        results["raw_tell"].append(raw_tell(tells))
+        results["ak_tell"].append(plain.tell(tells))
+        results["sub_tell"].append(subscribed.tell(tells))
+        results["raw_rt"].append(raw_round_trip(trips))
+        results["ak_rt"].append(plain.round_trip(trips))
+        results["sub_rt"].append(subscribed.round_trip(trips))
+    med = {k: statistics.median(v) for k, v in results.items()}
+
+    print(f"rounds: {rounds}, tell N={tells}, round trips N={trips} (medians)")
+    print(f"{'':34}{'per second':>14}{'ratio to raw':>14}")
+    rows = [
+        ("tell, raw pykka", "raw_tell", "raw_tell"),
+        ("tell, Akgent team", "ak_tell", "raw_tell"),
+        ("tell, Akgent team + subscriber", "sub_tell", "raw_tell"),
+        ("round trip, raw pykka", "raw_rt", "raw_rt"),
+        ("round trip, Akgent team", "ak_rt", "raw_rt"),
+        ("round trip, Akgent + subscriber", "sub_rt", "raw_rt"),
+    ]
+    for label, key, base in rows:
+        print(f"{label:34}{med[key]:>14,.0f}{med[key] / med[base]:>14.2f}")
+    print(f"subscriber received {subscribed.subscriber.count:,} telemetry messages")
+
+    raw_mem = memory_per_message(raw_tell, total, tells)
+    ak_mem = memory_per_message(plain.tell, total, tells)
+    sub_mem = memory_per_message(subscribed.tell, total, tells)
+    print(f"memory growth per message over {total:,} messages (tracemalloc):")
+    print(f"  raw pykka                 {raw_mem:8.1f} bytes")
+    print(f"  Akgent team               {ak_mem:8.1f} bytes")
+    print(f"  Akgent team + subscriber  {sub_mem:8.1f} bytes")
+    plain.close()
+    subscribed.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""The project's two everyday commands, on a machine that has only Python 3.11 and pip.
+
+    python3 dev.py run     # the main job: an example team, offline
+    python3 dev.py test    # the test suite
+
+Both create ``.venv`` and install the project with its dev extra the first time (and
+again whenever ``pyproject.toml`` changes). Extra arguments go to the command run:
+``python3 dev.py test -k orchestrator``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+STAMP = VENV / ".akgentic-installed"
+
+COMMANDS = {
+    "run": ["examples/relay_team.py"],
+    "test": ["-m", "pytest", "-q"],
+}
+
+
+def ensure_environment() -> None:
+    """Create .venv and install the project unless it is already up to date."""
+    wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == wanted and PYTHON.exists():
+        return
+    if not PYTHON.exists():
+        print("creating .venv ...", flush=True)
+        venv.create(VENV, with_pip=True)
+    print("installing akgentic[dev] into .venv ...", flush=True)
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]"],
+        check=True,
+    )
+    STAMP.write_text(wanted)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 1 or argv[0] not in COMMANDS:
+        print(__doc__)
+        return 2
+    ensure_environment()
+    command = [str(PYTHON), *COMMANDS[argv[0]], *argv[1:]]
+    return subprocess.run(command, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

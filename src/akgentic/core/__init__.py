@@ -1,0 +1,94 @@
+"""akgentic.core: actors on pykka — the layer every team, agent and tool actor runs on.
+
+The public surface is flat: everything below is importable from ``akgentic.core``.
+See ``docs/core.md`` for the contract in prose.
+"""
+
+from akgentic.core._proxy import AskTimeoutError, DeadlockError
+from akgentic.core.actor_system import ActorSystem, ExternalContext
+from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorAddressProxy, AddressError
+from akgentic.core.agent import Akgent, WarningError
+from akgentic.core.agent_card import AgentCard
+from akgentic.core.agent_config import AgentConfig, BaseConfig
+from akgentic.core.agent_state import BaseState
+from akgentic.core.messages.message import (
+    CancelMessage,
+    Message,
+    ResultMessage,
+    StopRecursively,
+    UserMessage,
+)
+from akgentic.core.messages.orchestrator import (
+    ClosedNotification,
+    ErrorMessage,
+    EventMessage,
+    NotificationMessage,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+    TeamStoppingEvent,
+    TelemetryMessage,
+    WarningMessage,
+)
+from akgentic.core.orchestrator import (
+    EventSubscriber,
+    Orchestrator,
+    OrchestratorConfig,
+    is_tool_actor,
+)
+from akgentic.core.serialization import (
+    SerializableModel,
+    SerializationError,
+    deserialize,
+    register_serializable,
+    serialize,
+)
+from akgentic.core.user_proxy import UserProxy
+
+__all__ = [
+    "ActorAddress",
+    "ActorAddressImpl",
+    "ActorAddressProxy",
+    "ActorSystem",
+    "AddressError",
+    "AgentCard",
+    "AgentConfig",
+    "Akgent",
+    "AskTimeoutError",
+    "BaseConfig",
+    "BaseState",
+    "CancelMessage",
+    "ClosedNotification",
+    "DeadlockError",
+    "ErrorMessage",
+    "EventMessage",
+    "EventSubscriber",
+    "ExternalContext",
+    "Message",
+    "NotificationMessage",
+    "Orchestrator",
+    "OrchestratorConfig",
+    "ProcessedMessage",
+    "ReceivedMessage",
+    "ResultMessage",
+    "SentMessage",
+    "SerializableModel",
+    "SerializationError",
+    "StartMessage",
+    "StateChangedMessage",
+    "StopMessage",
+    "StopRecursively",
+    "TeamStoppingEvent",
+    "TelemetryMessage",
+    "UserMessage",
+    "UserProxy",
+    "WarningError",
+    "WarningMessage",
+    "deserialize",
+    "is_tool_actor",
+    "register_serializable",
+    "serialize",
+]

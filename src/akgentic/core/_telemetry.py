@@ -1,0 +1,106 @@
+"""The telemetry path from a team's actors to its orchestrator.
+
+Every send, receipt and completion is reported, so the path must cost next to nothing
+on the sender's thread and must never lose a record. Records are small tuples appended
+to one thread-safe deque per team (an atomic operation); the orchestrator is woken
+with a single ``DRAIN`` token only when no wake-up is pending, and drains everything
+queued when it handles it. Under load many records share one wake-up; when idle each
+record is delivered at once. Global order is the order of the appends.
+
+Why no record is lost: the orchestrator clears the pending flag *before* it drains.
+A record appended before the clear is drained by that pass; one appended after it
+sees the flag clear and queues a new wake-up.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+import pykka
+
+__all__ = ["DRAIN", "KIND_PROCESSED", "KIND_RECEIVED", "KIND_REPORT", "KIND_SENT", "TeamChannel"]
+
+KIND_SENT = 0
+"""(KIND_SENT, ts, sender_address, message, recipient_address)"""
+KIND_RECEIVED = 1
+"""(KIND_RECEIVED, ts, receiver_address, message_id, None)"""
+KIND_PROCESSED = 2
+"""(KIND_PROCESSED, ts, receiver_address, message_id, None)"""
+KIND_REPORT = 3
+"""(KIND_REPORT, ts, sender_address, telemetry_message, None): rare, already built."""
+
+Record = tuple[int, float, Any, Any, Any]
+
+
+class _Drain:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DRAIN"
+
+
+DRAIN = _Drain()
+"""The token that wakes an orchestrator to drain its team's telemetry."""
+
+
+class TeamChannel:
+    """One team's telemetry queue. Cheap to emit into from any thread."""
+
+    __slots__ = ("_closed", "_pending", "_queue", "_ref")
+
+    def __init__(self) -> None:
+        self._queue: deque[Record] = deque()
+        self._pending = False
+        self._closed = False
+        self._ref: pykka.ActorRef[Any] | None = None
+
+    def bind(self, orchestrator_ref: pykka.ActorRef[Any]) -> None:
+        """Deliver wake-ups to this orchestrator (one at once if records are waiting)."""
+        self._ref = orchestrator_ref
+        if self._pending:
+            orchestrator_ref.tell(DRAIN)
+
+    def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
+        """Queue one record; wake the orchestrator if no wake-up is pending."""
+        if self._closed:
+            return
+        self._queue.append((kind, time.time(), sender, a, b))
+        if not self._pending:
+            self._pending = True
+            ref = self._ref
+            if ref is not None:
+                try:
+                    ref.tell(DRAIN)
+                except pykka.ActorDeadError:
+                    self._closed = True
+
+    def take(self) -> deque[Record]:
+        """Clear the pending flag and return the queue to pop from, oldest first.
+
+        Orchestrator thread only: pop until empty, in the same pass.
+        """
+        self._pending = False
+        return self._queue
+
+    def close(self) -> None:
+        """Stop accepting records: the team is gone and nobody will drain them."""
+        self._closed = True
+        self._queue.clear()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+
+class NullChannel(TeamChannel):
+    """The channel of an actor that belongs to no team: records go nowhere."""
+
+    __slots__ = ()
+
+    def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
+        return None
+
+
+NULL_CHANNEL = NullChannel()

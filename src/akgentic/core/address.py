@@ -1,0 +1,262 @@
+"""Actor addresses: what code holds instead of an actor.
+
+An address has three lives, and one class per way it can be obtained:
+
+- :class:`ActorAddressImpl` — *live*: made when the actor is created, it can deliver.
+  Once the actor stops it becomes a *stopped* address: its metadata stays readable,
+  ``is_alive()`` is false and delivering raises :class:`AddressError`.
+- :class:`ActorAddressProxy` — *deserialized*: a snapshot rebuilt from data (storage,
+  HTTP, a subscriber's copy). It carries the metadata and cannot deliver.
+
+Equality and hashing are by ``agent_id`` across all variants, so a snapshot equals the
+live address it was taken from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+import pykka
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from akgentic.core.serialization import MODEL_MARKER, register_serializable
+
+if TYPE_CHECKING:
+    from akgentic.core.messages.message import Message
+
+__all__ = ["ActorAddress", "ActorAddressImpl", "ActorAddressProxy", "AddressError"]
+
+
+class AddressError(RuntimeError):
+    """A message cannot be delivered through this address."""
+
+
+class ActorAddress:
+    """The metadata of an actor, captured when its address was made.
+
+    ``name`` is the address name (``@Writer``, ``#PlanningTool``), ``role`` the
+    agent's role, ``agent_class`` the import path of the actor's class (informative).
+    """
+
+    __slots__ = (
+        "agent_class",
+        "agent_id",
+        "is_user_proxy",
+        "name",
+        "role",
+        "squad_id",
+        "team_id",
+    )
+
+    def __init__(
+        self,
+        *,
+        agent_id: UUID,
+        name: str,
+        role: str = "",
+        team_id: UUID | None = None,
+        squad_id: UUID | None = None,
+        is_user_proxy: bool = False,
+        agent_class: str = "",
+    ) -> None:
+        self.agent_id = agent_id
+        self.name = name
+        self.role = role
+        self.team_id = team_id
+        self.squad_id = squad_id
+        self.is_user_proxy = is_user_proxy
+        self.agent_class = agent_class
+
+    # -- identity -------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ActorAddress):
+            return self.agent_id == other.agent_id
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.agent_id)
+
+    # An address is an immutable handle: copying one (a state snapshot deep-copies its
+    # fields) must not try to copy the actor behind it.
+    def __copy__(self) -> ActorAddress:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ActorAddress:
+        return self
+
+    def __repr__(self) -> str:
+        state = "alive" if self.is_alive() else self._dead_state()
+        return f"<{type(self).__name__} {self.name} {self.agent_id} {state}>"
+
+    def _dead_state(self) -> str:
+        return "snapshot"
+
+    # -- behaviour ------------------------------------------------------------------
+    def is_alive(self) -> bool:
+        """Whether a message delivered here would reach a running actor."""
+        return False
+
+    def deliver(self, msg: Any) -> None:
+        """Put ``msg`` in the actor's inbox as is (no stamping, no telemetry).
+
+        Framework plumbing: code inside an actor uses ``Akgent.send``; code outside
+        uses ``ActorSystem.tell``.
+        """
+        raise AddressError(
+            f"cannot deliver {type(msg).__name__} to {self.name} ({self.agent_id}): this "
+            f"address is a deserialized snapshot, not a live actor. Resolve a live address "
+            f"with ActorSystem.get_address(agent_id) first."
+        )
+
+    def send(self, recipient: ActorAddress, msg: Message) -> None:
+        """Send ``msg`` from the actor at this address to ``recipient``.
+
+        Only a live address can send; see :class:`ActorAddressImpl`.
+        """
+        raise AddressError(
+            f"{self.name} ({self.agent_id}) cannot send: a deserialized address is a "
+            f"snapshot of an actor, not the actor"
+        )
+
+    def snapshot(self) -> ActorAddressProxy:
+        """A serializable copy of the metadata that holds no reference to the actor."""
+        return ActorAddressProxy(
+            agent_id=self.agent_id,
+            name=self.name,
+            role=self.role,
+            team_id=self.team_id,
+            squad_id=self.squad_id,
+            is_user_proxy=self.is_user_proxy,
+            agent_class=self.agent_class,
+        )
+
+    # -- serialization --------------------------------------------------------------
+    def serialize(self) -> dict[str, Any]:
+        """The metadata as JSON-compatible data, with the ``__model__`` marker."""
+        return {
+            MODEL_MARKER: _ADDRESS_PATH,
+            "agent_id": str(self.agent_id),
+            "name": self.name,
+            "role": self.role,
+            "team_id": None if self.team_id is None else str(self.team_id),
+            "squad_id": None if self.squad_id is None else str(self.squad_id),
+            "is_user_proxy": self.is_user_proxy,
+            "agent_class": self.agent_class,
+        }
+
+    def __akgentic_serialize__(self) -> dict[str, Any]:
+        return self.serialize()
+
+    @classmethod
+    def deserialize(cls, data: dict[str, Any]) -> ActorAddressProxy:
+        """Rebuild a (non-deliverable) address from :meth:`serialize` output."""
+        try:
+            team_id = data.get("team_id")
+            squad_id = data.get("squad_id")
+            return ActorAddressProxy(
+                agent_id=_uuid(data["agent_id"]),
+                name=str(data.get("name", "")),
+                role=str(data.get("role", "")),
+                team_id=None if team_id is None else _uuid(team_id),
+                squad_id=None if squad_id is None else _uuid(squad_id),
+                is_user_proxy=bool(data.get("is_user_proxy", False)),
+                agent_class=str(data.get("agent_class", "")),
+            )
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a serialized ActorAddress: {data!r} ({exc})") from exc
+
+    @classmethod
+    def __akgentic_deserialize__(cls, fields: dict[str, Any]) -> ActorAddressProxy:
+        return cls.deserialize(fields)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        def from_data(value: Any) -> ActorAddress:
+            if isinstance(value, ActorAddress):
+                return value
+            if isinstance(value, dict):
+                return ActorAddress.deserialize(value)
+            raise ValueError(f"expected an ActorAddress or its serialized dict, got {value!r}")
+
+        return core_schema.no_info_plain_validator_function(
+            from_data,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda a: a.serialize(), when_used="always"
+            ),
+        )
+
+
+def _uuid(value: Any) -> UUID:
+    return value if isinstance(value, UUID) else UUID(str(value))
+
+
+_ADDRESS_PATH = f"{ActorAddress.__module__}.{ActorAddress.__qualname__}"
+register_serializable(ActorAddress)
+
+
+class ActorAddressProxy(ActorAddress):
+    """A deserialized address: metadata only, never deliverable."""
+
+    __slots__ = ()
+
+
+class ActorAddressImpl(ActorAddress):
+    """The live address of a running actor.
+
+    It holds the actor's pykka reference (which holds the actor only weakly) and the
+    actor's send function, so ``address.send(recipient, msg)`` goes through the same
+    stamping and telemetry as ``Akgent.send``.
+    """
+
+    __slots__ = ("_actor_ref", "_sender")
+
+    def __init__(
+        self,
+        actor_ref: pykka.ActorRef[Any],
+        sender: Any,
+        **metadata: Any,
+    ) -> None:
+        super().__init__(**metadata)
+        self._actor_ref = actor_ref
+        self._sender = sender
+
+    def is_alive(self) -> bool:
+        return not self._actor_ref.actor_stopped.is_set()
+
+    def _dead_state(self) -> str:
+        return "stopped"
+
+    def deliver(self, msg: Any) -> None:
+        try:
+            self._actor_ref.tell(msg)
+        except pykka.ActorDeadError:
+            raise AddressError(
+                f"cannot deliver {type(msg).__name__} to {self.name} ({self.agent_id}): the "
+                f"actor has stopped. Look the member up again (Orchestrator.get_team_member) "
+                f"or hire a new one."
+            ) from None
+
+    def send(self, recipient: ActorAddress, msg: Message) -> None:
+        """Send ``msg`` from this actor to ``recipient`` (stamped, with telemetry)."""
+        if not self.is_alive():
+            raise AddressError(f"{self.name} ({self.agent_id}) cannot send: the actor has stopped")
+        self._sender(recipient, msg)
+
+    def request_stop(self) -> None:
+        """Ask the actor to stop after the messages already queued; never blocks or raises."""
+        with contextlib.suppress(pykka.ActorDeadError):
+            self._actor_ref.stop(block=False)
+
+    def wait_stopped(self, timeout: float | None) -> bool:
+        """Block until the actor has stopped; False when ``timeout`` ran out first."""
+        return self._actor_ref.actor_stopped.wait(timeout)
+
+    @property
+    def actor_ref(self) -> pykka.ActorRef[Any]:
+        """The pykka reference (framework plumbing; application code never needs it)."""
+        return self._actor_ref

@@ -1,0 +1,534 @@
+"""Akgent: the base of every agent and tool actor.
+
+An ``Akgent`` is a pykka ``ThreadingActor`` with a typed config and state, a place in
+a team, and a message protocol. Application code never touches pykka.
+
+The contract:
+
+- Created only through ``createActor`` (on the ``ActorSystem`` or on another actor);
+  initialise in ``on_start()``, which runs on the actor's own thread, never in
+  ``__init__``.
+- A message of class ``Foo`` goes to ``receiveMsg_Foo(self, msg, sender)``; the lookup
+  walks the message's class hierarchy, so a handler for a base class catches
+  subclasses. The lookup is cached per class: dispatch costs one dict read.
+- A handler that raises does not kill the actor: the failure is reported on the team
+  stream as an ``ErrorMessage`` (a ``WarningMessage`` for ``WarningError``) and the
+  next message is processed. A message nobody handles is reported the same way.
+- Every send, receipt and completion is reported to the team's orchestrator through
+  the team's telemetry channel (see ``_telemetry``): no message, no sleep, no copy on
+  the hot path.
+- ``stop()`` stops the children first, then the actor itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import traceback
+import typing
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar, cast
+from uuid import UUID, uuid4
+
+import pykka
+
+from akgentic.core._proxy import AskProxy, AttributeGet, MethodCall, TellProxy, current
+from akgentic.core._telemetry import (
+    KIND_PROCESSED,
+    KIND_RECEIVED,
+    KIND_REPORT,
+    KIND_SENT,
+    NULL_CHANNEL,
+    TeamChannel,
+)
+from akgentic.core.address import ActorAddress, ActorAddressImpl
+from akgentic.core.agent_config import BaseConfig
+from akgentic.core.agent_state import BaseState
+from akgentic.core.messages.message import CancelMessage, Message, StopRecursively
+from akgentic.core.messages.orchestrator import (
+    ErrorMessage,
+    EventMessage,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+    TelemetryMessage,
+    WarningMessage,
+)
+from akgentic.core.serialization import SerializableModel, model_path
+
+if typing.TYPE_CHECKING:
+    from akgentic.core.actor_system import ActorSystem
+
+__all__ = ["Akgent", "WarningError", "actor_class_for"]
+
+logger = logging.getLogger("akgentic.core")
+
+ConfigType = TypeVar("ConfigType", bound=BaseConfig)
+StateType = TypeVar("StateType", bound=BaseState)
+A = TypeVar("A")
+
+_actor_classes: dict[str, type[Akgent[Any, Any]]] = {}
+
+
+def actor_class_for(path: str) -> type[Akgent[Any, Any]]:
+    """The actor class defined in this process under ``path`` (never imports).
+
+    Raises ``LookupError`` naming the path when no such class has been defined.
+    """
+    try:
+        return _actor_classes[path]
+    except KeyError:
+        raise LookupError(
+            f"no Akgent subclass named {path!r} is defined in this process: import the "
+            f"module that defines it first"
+        ) from None
+
+
+class WarningError(Exception):
+    """Raise from a handler for a recoverable problem: reported as a warning, not an error."""
+
+
+@dataclass(slots=True)
+class SpawnSpec:
+    """Everything the framework hands a new actor (``createActor`` builds it)."""
+
+    system: ActorSystem
+    agent_id: UUID
+    config: BaseConfig
+    team_id: UUID | None
+    orchestrator: ActorAddress | None
+    parent: ActorAddress | None
+    channel: TeamChannel
+    restoring: bool = False
+    state: BaseState | None = None
+    squad_id: UUID | None = None
+    address: ActorAddressImpl | None = None
+    """Filled in by the actor's constructor."""
+
+
+def _generic_class(cls: type, base: type) -> type | None:
+    """The first concrete ``base`` subclass among the generic arguments of ``cls``'s bases."""
+    for klass in cls.__mro__:
+        for orig in klass.__dict__.get("__orig_bases__", ()):
+            for arg in typing.get_args(orig):
+                if isinstance(arg, type) and issubclass(arg, base):
+                    return arg
+    return None
+
+
+class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
+    """Base class of agents and tool actors; see the module docstring for the contract."""
+
+    use_daemon_thread = True
+
+    stop_timeout: ClassVar[float] = 10.0
+    """How long ``stop()`` waits for each child before giving up on it."""
+
+    config_class: ClassVar[type[BaseConfig]] = BaseConfig
+    """Resolved from the ``ConfigType`` argument; the config built when none is given."""
+
+    state_class: ClassVar[type[BaseState]] = BaseState
+    """Resolved from the ``StateType`` argument; the state built before ``on_start``."""
+
+    _is_user_proxy: ClassVar[bool] = False
+    _handlers: ClassVar[dict[type, Callable[..., Any] | None]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {}
+        config_class = _generic_class(cls, BaseConfig)
+        if config_class is not None:
+            cls.config_class = config_class
+        state_class = _generic_class(cls, BaseState)
+        if state_class is not None:
+            cls.state_class = state_class
+        _actor_classes[model_path(cls)] = cls
+
+    # -- construction (framework only) ----------------------------------------------
+    def __init__(self, spec: SpawnSpec) -> None:
+        super().__init__()
+        self._system = spec.system
+        self._config = cast(ConfigType, spec.config)
+        self._team_id = spec.team_id
+        self._parent = spec.parent
+        self._channel = spec.channel
+        self._restoring = spec.restoring
+        self._children: dict[UUID, ActorAddressImpl] = {}
+        self._current_message: Message | None = None
+        self._address = ActorAddressImpl(
+            self.actor_ref,
+            self._send_as_self,
+            agent_id=spec.agent_id,
+            name=spec.config.name,
+            role=spec.config.role,
+            team_id=spec.team_id,
+            squad_id=spec.squad_id,
+            is_user_proxy=self._is_user_proxy,
+            agent_class=model_path(type(self)),
+        )
+        self._orchestrator = spec.orchestrator if spec.orchestrator is not None else None
+        self._state: StateType | None = None
+        initial = spec.state
+        if initial is None:
+            try:
+                initial = self.state_class()
+            except Exception:  # a state with required fields is set by on_start
+                initial = None
+        if initial is not None:
+            self.state = cast(StateType, initial)
+        spec.address = self._address
+        spec.system._register(self._address, weakref.ref(self))
+        # Announced here, in the creator's thread, so that START precedes anything the
+        # actor reports from on_start and the roster has it before createActor returns.
+        self._report(StartMessage(config=spec.config, parent=spec.parent))
+
+    # -- identity -------------------------------------------------------------------
+    @property
+    def myAddress(self) -> ActorAddress:
+        """This actor's live address."""
+        return self._address
+
+    @property
+    def agent_id(self) -> UUID:
+        return self._address.agent_id
+
+    @property
+    def config(self) -> ConfigType:
+        """This instance's own copy of its configuration."""
+        return self._config
+
+    @property
+    def team_id(self) -> UUID | None:
+        return self._team_id
+
+    @property
+    def orchestrator(self) -> ActorAddress | None:
+        """The address of the team's orchestrator (None outside a team)."""
+        return self._orchestrator
+
+    @property
+    def parent(self) -> ActorAddress | None:
+        """The actor that created this one (None when created from the system)."""
+        return self._parent
+
+    @property
+    def restoring(self) -> bool:
+        """True when this actor was re-created from persisted history."""
+        return self._restoring
+
+    @property
+    def state(self) -> StateType:
+        """The typed state. Assigning a new state attaches this actor as its observer."""
+        if self._state is None:
+            raise RuntimeError(
+                f"{type(self).__name__} has no state yet: assign self.state in on_start "
+                f"(its state class {self.state_class.__name__} needs arguments)"
+            )
+        return self._state
+
+    @state.setter
+    def state(self, value: StateType) -> None:
+        value.observer(self)
+        self._state = value
+
+    @property
+    def system(self) -> ActorSystem:
+        return self._system
+
+    # -- lifecycle hooks --------------------------------------------------------------
+    def on_start(self) -> None:
+        """Initialise here (on the actor's thread). The default does nothing."""
+
+    def _actor_loop_setup(self) -> None:
+        current.actor = self
+        try:
+            self.on_start()
+        except Exception as exc:
+            self._report_failure(exc, None, "on_start failed; the actor is stopping")
+            self._stop()
+
+    def _stop(self) -> None:
+        # pykka's order is unregister, mark stopped, on_stop. Ours reports the stop
+        # before marking it, so whoever waits for the stopped flag (the orchestrator's
+        # teardown) finds the StopMessage already queued on the team stream.
+        self._stop_children()
+        try:
+            self.on_stop()
+        except Exception as exc:
+            self._report_failure(exc, None, "on_stop failed")
+        self._report(StopMessage())
+        self._before_stopped()
+        self._system._unregister(self._address)
+        pykka.ActorRegistry.unregister(self.actor_ref)
+        self.actor_stopped.set()
+
+    def _before_stopped(self) -> None:
+        """Last words, after the StopMessage and before anyone sees the actor stopped."""
+
+    def _stop_children(self) -> None:
+        children = [c for c in self._children.values() if c.is_alive()]
+        for child in children:
+            child.request_stop()
+        for child in children:
+            if not child.wait_stopped(self.stop_timeout):
+                logger.warning(
+                    "%s: child %s did not stop within %ss; going on without it",
+                    self._address.name,
+                    child.name,
+                    self.stop_timeout,
+                )
+        self._children.clear()
+
+    # -- messages ---------------------------------------------------------------------
+    def on_receive(self, message: Any) -> Any:
+        if isinstance(message, Message):
+            self._handle_message(message)
+            return None
+        if type(message) is MethodCall:
+            return self._handle_call(message)
+        if type(message) is AttributeGet:
+            return getattr(self, message.name)
+        self._report(
+            WarningMessage(
+                content=f"{self._address.name} received a {type(message).__name__}, which "
+                f"is not a Message: send akgentic.core.Message subclasses",
+            )
+        )
+        return None
+
+    def _handle_message(self, msg: Message) -> None:
+        channel = self._channel
+        address = self._address
+        msg_id = msg.id
+        channel.emit(KIND_RECEIVED, address, msg_id)
+        handler = self._handler_for(type(msg))
+        previous = self._current_message
+        self._current_message = msg
+        try:
+            if handler is None:
+                self._report_unhandled(msg)
+            else:
+                handler(self, msg, msg.sender)
+        except WarningError as exc:
+            self._report(WarningMessage(content=str(exc), current_message=msg))
+        except Exception as exc:
+            self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
+        finally:
+            self._current_message = previous
+            channel.emit(KIND_PROCESSED, address, msg_id)
+
+    def _handle_call(self, call: MethodCall) -> Any:
+        method = getattr(self, call.name)
+        if call.reply:
+            return method(*call.args, **call.kwargs)
+        try:
+            method(*call.args, **call.kwargs)
+        except WarningError as exc:
+            self._report(WarningMessage(content=str(exc)))
+        except Exception as exc:
+            self._report_failure(exc, None, f"{call.name}() called through proxy_tell raised")
+        return None
+
+    @classmethod
+    def _handler_for(cls, msg_type: type) -> Callable[..., Any] | None:
+        handlers = cls._handlers
+        try:
+            return handlers[msg_type]
+        except KeyError:
+            pass
+        found: Callable[..., Any] | None = None
+        for klass in msg_type.__mro__:
+            found = getattr(cls, f"receiveMsg_{klass.__name__}", None)
+            if found is not None:
+                break
+        handlers[msg_type] = found
+        return found
+
+    def receiveMsg_StopRecursively(self, msg: StopRecursively, sender: ActorAddress | None) -> None:
+        """Stop this actor, its children first."""
+        self.stop()
+
+    def receiveMsg_CancelMessage(self, msg: CancelMessage, sender: ActorAddress | None) -> None:
+        """No run to cancel on a plain actor: nothing to do."""
+
+    # -- sending ----------------------------------------------------------------------
+    def send(self, recipient: ActorAddress, msg: Message) -> None:
+        """Stamp ``msg`` (sender, team, parent), deliver it, and report it.
+
+        Raises ``AddressError`` when ``recipient`` is stopped or a deserialized snapshot.
+        """
+        msg.init(self._address, self._team_id, self._current_message)
+        msg.__dict__["recipient"] = recipient
+        recipient.deliver(msg)
+        self._channel.emit(KIND_SENT, self._address, msg, recipient)
+
+    def _send_as_self(self, recipient: ActorAddress, msg: Message) -> None:
+        """``myAddress.send``: a send from another thread carries no parent."""
+        if current.actor is self:
+            self.send(recipient, msg)
+            return
+        msg.init(self._address, self._team_id, None)
+        msg.__dict__["recipient"] = recipient
+        recipient.deliver(msg)
+        self._channel.emit(KIND_SENT, self._address, msg, recipient)
+
+    def createActor(
+        self,
+        actor_class: type[Akgent[Any, Any]],
+        agent_id: UUID | None = None,
+        config: BaseConfig | None = None,
+        *,
+        restoring: bool = False,
+        state: BaseState | None = None,
+    ) -> ActorAddress:
+        """Create a child that inherits this actor's team, orchestrator and system."""
+        if len(self._children) >= 32:
+            self._children = {k: v for k, v in self._children.items() if v.is_alive()}
+        address = spawn(
+            self._system,
+            actor_class,
+            config=config,
+            agent_id=agent_id,
+            team_id=self._team_id,
+            orchestrator=self._orchestrator,
+            parent=self._address,
+            channel=self._channel,
+            restoring=restoring,
+            state=state,
+        )
+        self._children[address.agent_id] = cast(ActorAddressImpl, address)
+        return address
+
+    def get_children(self) -> list[ActorAddress]:
+        """The live children this actor created."""
+        return [c for c in self._children.values() if c.is_alive()]
+
+    def proxy_ask(self, addr: ActorAddress, actor_type: type[A], timeout: float | None = None) -> A:
+        """A proxy whose method calls block for the target's return value.
+
+        Asking oneself raises ``DeadlockError``; ``timeout`` raises ``AskTimeoutError``.
+        """
+        return cast(A, AskProxy(addr, actor_type, timeout))
+
+    def proxy_tell(self, addr: ActorAddress, actor_type: type[A]) -> A:
+        """A proxy whose method calls return None at once and never block."""
+        return cast(A, TellProxy(addr, actor_type))
+
+    # -- publishing ---------------------------------------------------------------------
+    def notify_event(self, event: Any) -> None:
+        """Publish a domain event on the team stream (as an ``EventMessage``).
+
+        An event that is itself a ``Message`` is stamped like a send (sender, team,
+        parent) before it is published.
+        """
+        if isinstance(event, Message):
+            event.init(self._address, self._team_id, self._current_message)
+        self._report(EventMessage(event=event))
+
+    def notify_state_change(self, state: Any = None) -> None:
+        """Publish a snapshot of ``state`` (default: this actor's state)."""
+        target = self.state if state is None else state
+        self._report(StateChangedMessage(state=_snapshot(target)))
+
+    def update_state(self, updates: dict[str, Any]) -> None:
+        """Merge ``updates`` into the typed state (validated), then publish it.
+
+        An unknown field or a value of the wrong type raises ``ValidationError``.
+        """
+        current_state = self.state
+        merged = {**current_state.__dict__, **updates}
+        self.state = type(current_state).model_validate(merged)
+        self.notify_state_change()
+
+    # -- reporting ----------------------------------------------------------------------
+    def _report(self, telemetry: TelemetryMessage) -> None:
+        telemetry.init(self._address, self._team_id, self._current_message)
+        self._channel.emit(KIND_REPORT, self._address, telemetry)
+
+    def _report_failure(self, exc: BaseException, msg: Message | None, what: str) -> None:
+        logger.error("%s: %s: %r", self._address.name, what, exc, exc_info=exc)
+        self._report(
+            ErrorMessage(
+                content_type="error",
+                content=f"{what}: {type(exc).__name__}: {exc}",
+                current_message=msg,
+                traceback="".join(traceback.format_exception(exc)),
+            )
+        )
+
+    def _report_unhandled(self, msg: Message) -> None:
+        name = type(msg).__name__
+        self._report(
+            WarningMessage(
+                content=f"{self._address.name} ({type(self).__name__}) has no handler for "
+                f"{name}; the message was not processed. Define receiveMsg_{name} (or a "
+                f"handler for one of its base classes).",
+                current_message=msg,
+            )
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._address.name} {self._address.agent_id}>"
+
+
+def _snapshot(state: Any) -> SerializableModel:
+    """A detached copy of ``state``: same values, no observer, safe to hand to another thread."""
+    if not isinstance(state, SerializableModel):
+        raise TypeError(
+            f"a state must be a SerializableModel (BaseState), got {type(state).__name__}"
+        )
+    values = copy.deepcopy(state.__dict__)
+    return type(state).model_construct(_fields_set=set(state.model_fields_set), **values)
+
+
+def check_actor_class(actor_class: Any) -> None:
+    """Raise ``TypeError`` unless ``actor_class`` is an ``Akgent`` subclass."""
+    if not (isinstance(actor_class, type) and issubclass(actor_class, Akgent)):
+        raise TypeError(
+            f"{actor_class!r} is not an Akgent subclass: createActor only creates actors "
+            f"that derive from akgentic.core.Akgent"
+        )
+
+
+def spawn(
+    system: ActorSystem,
+    actor_class: type[Akgent[Any, Any]],
+    *,
+    config: BaseConfig | None,
+    agent_id: UUID | None,
+    team_id: UUID | None,
+    orchestrator: ActorAddress | None,
+    parent: ActorAddress | None,
+    channel: TeamChannel,
+    restoring: bool,
+    state: BaseState | None,
+) -> ActorAddress:
+    """Start ``actor_class`` with a private copy of ``config``; return its address."""
+    check_actor_class(actor_class)
+    if config is None:
+        config = actor_class.config_class()
+    elif not isinstance(config, actor_class.config_class):
+        raise TypeError(
+            f"{actor_class.__name__} is configured by {actor_class.config_class.__name__}, "
+            f"got a {type(config).__name__}"
+        )
+    else:
+        config = config.model_copy(deep=True)
+    if not config.name:
+        config.name = f"@{actor_class.__name__}"
+    spec = SpawnSpec(
+        system=system,
+        agent_id=agent_id or uuid4(),
+        config=config,
+        team_id=team_id,
+        orchestrator=orchestrator,
+        parent=parent,
+        channel=channel if channel is not None else NULL_CHANNEL,
+        restoring=restoring,
+        state=state,
+    )
+    actor_class.start(spec)
+    assert spec.address is not None, "Akgent.__init__ was overridden without calling super()"
+    return spec.address

@@ -1,0 +1,419 @@
+"""The Orchestrator: one per team, its supervisor and its event stream.
+
+It receives every actor's telemetry (see ``_telemetry``), keeps what queries need —
+the roster, the latest state per member, profiles, metadata and a bounded window of
+recent messages and events — and hands every record, as a telemetry message with
+serializable address snapshots, to its subscribers. The full history belongs to a
+subscriber (the event store), never to a Python list here: memory stays flat however
+many messages the team exchanges.
+
+Tool actors (names starting with ``#``) are bound with :meth:`getChildrenOrCreate`,
+get-or-create in one step on the orchestrator's thread — never check-then-create.
+The ``#`` prefix is a teardown invariant: :meth:`stop` stops regular members first
+and tool actors only once no regular member remains.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+from uuid import UUID
+
+import pykka
+from pydantic import BaseModel
+
+from akgentic.core._telemetry import (
+    DRAIN,
+    KIND_PROCESSED,
+    KIND_RECEIVED,
+    KIND_SENT,
+    Record,
+)
+from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorAddressProxy
+from akgentic.core.agent import Akgent, SpawnSpec
+from akgentic.core.agent_card import AgentCard
+from akgentic.core.agent_config import BaseConfig
+from akgentic.core.agent_state import BaseState
+from akgentic.core.messages.message import Message
+from akgentic.core.messages.orchestrator import (
+    EventMessage,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+    TeamStoppingEvent,
+    TelemetryMessage,
+)
+from akgentic.core.serialization import SerializableModel
+
+__all__ = ["TOOL_PREFIX", "EventSubscriber", "Orchestrator", "OrchestratorConfig", "is_tool_actor"]
+
+logger = logging.getLogger("akgentic.core")
+
+TOOL_PREFIX = "#"
+
+
+def is_tool_actor(address: ActorAddress) -> bool:
+    """Whether ``address`` names a tool actor (its name starts with ``#``)."""
+    return address.name.startswith(TOOL_PREFIX)
+
+
+@runtime_checkable
+class EventSubscriber(Protocol):
+    """Receives everything a team's orchestrator sees, in order, on its thread.
+
+    ``on_message`` gets telemetry messages whose addresses are serializable snapshots.
+    ``set_restoring`` brackets a replay of persisted history (``restore_message``):
+    a store must not record those messages again. ``on_stop_request`` is called when
+    a graceful stop begins, ``on_stop`` once the team has stopped (after the last
+    message). A subscriber that raises is logged and kept.
+    """
+
+    def on_message(self, msg: Message) -> None: ...
+
+    def set_restoring(self, team_id: UUID, restoring: bool) -> None: ...
+
+    def on_stop_request(self, team_id: UUID) -> None: ...
+
+    def on_stop(self, team_id: UUID) -> None: ...
+
+
+class OrchestratorConfig(BaseConfig):
+    """An orchestrator's configuration.
+
+    ``history_window`` bounds the recent messages and events kept for queries;
+    ``stop_grace_timeout`` is the default grace of :meth:`Orchestrator.stop`.
+    """
+
+    name: str = "@Orchestrator"
+    role: str = "Orchestrator"
+    history_window: int = 1000
+    stop_grace_timeout: float = 30.0
+
+
+class _TeardownDone(NamedTuple):
+    forced: bool
+
+
+class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
+    """The team's supervisor and event stream; see the module docstring."""
+
+    def __init__(self, spec: SpawnSpec) -> None:
+        window = spec.config.history_window if isinstance(spec.config, OrchestratorConfig) else 1000
+        self._members: dict[UUID, ActorAddress] = {}
+        self._by_name: dict[str, ActorAddress] = {}
+        self._snapshots: dict[UUID, ActorAddressProxy] = {}
+        self._states: dict[UUID, SerializableModel] = {}
+        self._recent_messages: deque[Message] = deque(maxlen=window)
+        self._recent_events: deque[EventMessage] = deque(maxlen=window)
+        self._subscribers: list[EventSubscriber] = []
+        self._tool_actors: dict[str, ActorAddress] = {}
+        self._profiles: dict[str, AgentCard] = {}
+        self._metadata: BaseModel | None = None
+        self._restoring_history = False
+        self._stopping = False
+        super().__init__(spec)
+        self._orchestrator = self._address
+        spec.channel.bind(self.actor_ref)
+
+    # -- telemetry ----------------------------------------------------------------------
+    def on_receive(self, message: Any) -> Any:
+        if message is DRAIN:
+            self._drain()
+            return None
+        if type(message) is _TeardownDone:
+            self._finish_stop(message.forced)
+            return None
+        return super().on_receive(message)
+
+    def _drain(self) -> None:
+        subscribers = self._subscribers
+        queue = self._channel.take()
+        recent = self._recent_messages
+        while queue:
+            record = queue.popleft()
+            kind = record[0]
+            if kind == KIND_SENT:
+                recent.append(record[3])
+            elif kind > KIND_PROCESSED:
+                self._apply(record[3])
+            if subscribers:
+                self._publish(self._materialize(record))
+
+    def _apply(self, msg: TelemetryMessage) -> None:
+        """Fold a reported telemetry message into the views queries read."""
+        sender = msg.sender
+        if isinstance(msg, StartMessage):
+            if sender is not None and sender.agent_id != self._address.agent_id:
+                self._members[sender.agent_id] = sender
+                self._by_name[sender.name] = sender
+        elif isinstance(msg, StopMessage):
+            if sender is not None:
+                self._members.pop(sender.agent_id, None)
+                if self._by_name.get(sender.name) == sender:
+                    del self._by_name[sender.name]
+                self._states.pop(sender.agent_id, None)
+                self._snapshots.pop(sender.agent_id, None)
+        elif isinstance(msg, StateChangedMessage):
+            if sender is not None:
+                self._states[sender.agent_id] = msg.state
+        elif isinstance(msg, EventMessage):
+            self._recent_events.append(msg)
+
+    def _snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
+        if address is None:
+            return None
+        snap = self._snapshots.get(address.agent_id)
+        if snap is None:
+            snap = address.snapshot()
+            if address.agent_id in self._members:
+                self._snapshots[address.agent_id] = snap
+        return snap
+
+    def _detach(self, msg: Message) -> Message:
+        """``msg`` with its envelope addresses replaced by snapshots (a shallow copy)."""
+        if isinstance(msg.sender, ActorAddressImpl) or isinstance(msg.recipient, ActorAddressImpl):
+            return msg.model_copy(
+                update={
+                    "sender": self._snapshot(msg.sender),
+                    "recipient": self._snapshot(msg.recipient),
+                }
+            )
+        return msg
+
+    def _materialize(self, record: Record) -> Message:
+        kind, ts, sender, a, b = record
+        when = datetime.fromtimestamp(ts, UTC)
+        snap = self._snapshot(sender)
+        team_id = self._team_id
+        if kind == KIND_SENT:
+            return SentMessage(
+                message=self._detach(a),
+                recipient=self._snapshot(b),
+                sender=snap,
+                team_id=team_id,
+                timestamp=when,
+            )
+        if kind == KIND_RECEIVED:
+            return ReceivedMessage(message_id=a, sender=snap, team_id=team_id, timestamp=when)
+        if kind == KIND_PROCESSED:
+            return ProcessedMessage(message_id=a, sender=snap, team_id=team_id, timestamp=when)
+        telemetry: TelemetryMessage = a
+        detached = self._detach(telemetry)
+        if isinstance(detached, EventMessage) and isinstance(detached.event, Message):
+            detached = detached.model_copy(update={"event": self._detach(detached.event)})
+        return detached
+
+    def _publish(self, msg: Message) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber.on_message(msg)
+            except Exception:
+                logger.exception("subscriber %r failed on %s", subscriber, type(msg).__name__)
+
+    def _each_subscriber(self, method: str, *args: Any) -> None:
+        for subscriber in list(self._subscribers):
+            try:
+                getattr(subscriber, method)(*args)
+            except Exception:
+                logger.exception("subscriber %r failed in %s", subscriber, method)
+
+    # -- subscribers --------------------------------------------------------------------
+    def subscribe(self, subscriber: EventSubscriber) -> None:
+        """Hand every later record to ``subscriber`` (idempotent)."""
+        if not isinstance(subscriber, EventSubscriber):
+            raise TypeError(
+                f"{type(subscriber).__name__} is not an EventSubscriber: it needs "
+                f"on_message, set_restoring, on_stop_request and on_stop"
+            )
+        self._drain()  # what happened before subscribing is not this subscriber's
+        if subscriber not in self._subscribers:
+            self._subscribers.append(subscriber)
+
+    def unsubscribe(self, subscriber: EventSubscriber) -> None:
+        """Stop handing records to ``subscriber`` (no error if it was not subscribed)."""
+        self._drain()
+        if subscriber in self._subscribers:
+            self._subscribers.remove(subscriber)
+
+    # -- roster and history -------------------------------------------------------------
+    def get_team(self) -> list[ActorAddress]:
+        """The running members, tool actors included (``is_tool_actor`` tells them apart)."""
+        self._drain()
+        return list(self._members.values())
+
+    def get_team_member(self, name: str) -> ActorAddress | None:
+        """The running member with this address name, or None."""
+        self._drain()
+        return self._by_name.get(name)
+
+    def get_messages(self, limit: int | None = None) -> list[Message]:
+        """The most recent messages sent in the team, oldest first (bounded window)."""
+        self._drain()
+        items = list(self._recent_messages)
+        return items if limit is None else items[-limit:] if limit > 0 else []
+
+    def get_events(self, limit: int | None = None) -> list[EventMessage]:
+        """The most recent domain events, oldest first (bounded window)."""
+        self._drain()
+        items = list(self._recent_events)
+        return items if limit is None else items[-limit:] if limit > 0 else []
+
+    def get_states(self) -> dict[UUID, SerializableModel]:
+        """The latest published state of each running member, by agent id."""
+        self._drain()
+        return dict(self._states)
+
+    def get_metadata(self) -> BaseModel | None:
+        """The team's business metadata, as set by :meth:`set_metadata`."""
+        return self._metadata
+
+    def set_metadata(self, metadata: BaseModel) -> None:
+        """Record the team's business metadata (any pydantic model)."""
+        if not isinstance(metadata, BaseModel):
+            raise TypeError(f"metadata must be a pydantic model, got {type(metadata).__name__}")
+        self._metadata = metadata
+
+    # -- tool actors ----------------------------------------------------------------------
+    def getChildrenOrCreate(
+        self, actor_class: type[Akgent[Any, Any]], config: BaseConfig
+    ) -> ActorAddress:
+        """Return the live child named ``config.name``, creating it if there is none.
+
+        One step on the orchestrator's thread, so concurrent callers get one actor.
+        Asking for a name held by an actor of another class is a ``TypeError``.
+        """
+        name = config.name
+        if not name:
+            raise ValueError("getChildrenOrCreate needs a config with a name (e.g. '#MyTool')")
+        existing = self._tool_actors.get(name)
+        if existing is not None and existing.is_alive():
+            if isinstance(existing, ActorAddressImpl) and not issubclass(
+                existing.actor_ref.actor_class, actor_class
+            ):
+                raise TypeError(
+                    f"{name} is already a {existing.actor_ref.actor_class.__name__}, "
+                    f"not a {actor_class.__name__}"
+                )
+            return existing
+        address = self.createActor(actor_class, config=config)
+        self._tool_actors[name] = address
+        return address
+
+    # -- profiles -----------------------------------------------------------------------
+    def register_agent_profile(self, profile: AgentCard) -> None:
+        """Make ``profile`` hireable by role (a later one replaces the same role)."""
+        self._profiles[profile.role] = profile
+
+    def register_agent_profiles(self, profiles: list[AgentCard]) -> None:
+        for profile in profiles:
+            self.register_agent_profile(profile)
+
+    def get_agent_catalog(self) -> list[AgentCard]:
+        return list(self._profiles.values())
+
+    def get_agent_profile(self, role: str) -> AgentCard | None:
+        return self._profiles.get(role)
+
+    def get_profiles_by_skill(self, skill: str) -> list[AgentCard]:
+        return [p for p in self._profiles.values() if skill in p.skills]
+
+    # -- restore --------------------------------------------------------------------------
+    def restore_message(self, msg: Message) -> None:
+        """Replay one persisted telemetry message into the views, without side effects.
+
+        The first call tells subscribers ``set_restoring(team_id, True)``; subscribers
+        still see each replayed message, flagged by that bracket.
+        """
+        if not self._restoring_history:
+            self._restoring_history = True
+            self._each_subscriber("set_restoring", self._team_id, True)
+        if isinstance(msg, SentMessage):
+            self._recent_messages.append(msg.message)
+        elif isinstance(msg, StateChangedMessage | EventMessage):
+            self._apply(msg)
+        self._publish(msg)
+
+    def end_restoration(self) -> None:
+        """Close the replay bracket opened by :meth:`restore_message`."""
+        if self._restoring_history:
+            self._restoring_history = False
+            self._each_subscriber("set_restoring", self._team_id, False)
+
+    # -- stopping -------------------------------------------------------------------------
+    def stop(self, grace_timeout: float | None = None) -> None:
+        """Stop the team gracefully; returns at once (wait with ``ActorSystem.wait_stopped``).
+
+        Announces ``TeamStoppingEvent``, stops the regular members, then — once none
+        remains — the ``#`` tool actors, then itself. When ``grace_timeout`` runs out
+        with members still running, the backstop stops the tool actors and the
+        orchestrator anyway and logs who was still running.
+        """
+        if self._stopping:
+            return
+        self._stopping = True
+        grace = self.config.stop_grace_timeout if grace_timeout is None else grace_timeout
+        self.notify_event(TeamStoppingEvent(team_id=self._team_id, grace_timeout=grace))
+        self._drain()
+        self._each_subscriber("on_stop_request", self._team_id)
+        threading.Thread(
+            target=self._teardown,
+            args=(grace,),
+            name=f"teardown-{self._address.name}",
+            daemon=True,
+        ).start()
+
+    def _live_members(self) -> list[ActorAddressImpl]:
+        members = list(self._system._addresses_in_team(self._team_id))
+        return [m for m in members if m.is_alive() and m != self._address]
+
+    def _teardown(self, grace: float) -> None:
+        """Two-phase stop, off the orchestrator's thread so members may still ask it."""
+        deadline = time.monotonic() + grace
+        forced = False
+        while True:
+            regular = [m for m in self._live_members() if not is_tool_actor(m)]
+            if not regular:
+                break
+            for member in regular:
+                member.request_stop()
+            for member in regular:
+                member.wait_stopped(max(0.0, deadline - time.monotonic()))
+            if time.monotonic() >= deadline:
+                still = [m.name for m in self._live_members() if not is_tool_actor(m)]
+                if still:
+                    forced = True
+                    logger.warning(
+                        "team %s: grace of %ss ran out; still running: %s. Stopping the "
+                        "tool actors anyway (backstop).",
+                        self._team_id,
+                        grace,
+                        ", ".join(still),
+                    )
+                break
+        tools = [m for m in self._live_members() if is_tool_actor(m)]
+        for tool in tools:
+            tool.request_stop()
+        backstop = max(deadline - time.monotonic(), 1.0)
+        for tool in tools:
+            tool.wait_stopped(backstop)
+        with contextlib.suppress(pykka.ActorDeadError):  # already stopped by someone else
+            self.actor_ref.tell(_TeardownDone(forced))
+
+    def _finish_stop(self, forced: bool) -> None:
+        if forced:
+            logger.warning("team %s stopped by the backstop", self._team_id)
+        super().stop()
+
+    def _before_stopped(self) -> None:
+        self._drain()
+        self._each_subscriber("on_stop", self._team_id)
+        self._subscribers.clear()
+        self._channel.close()

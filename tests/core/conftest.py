@@ -1,0 +1,98 @@
+"""Fixtures for the actor core: a system per test, a team with a recording subscriber."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from uuid import UUID
+
+import pytest
+
+from akgentic.core import ActorAddress, ActorSystem, Message, Orchestrator, OrchestratorConfig
+
+M = TypeVar("M", bound=Message)
+
+
+class Recorder:
+    """An EventSubscriber that keeps everything and lets a test wait for a condition."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.calls: list[tuple[str, Any]] = []
+        self._cond = threading.Condition()
+
+    def on_message(self, msg: Message) -> None:
+        with self._cond:
+            self.messages.append(msg)
+            self._cond.notify_all()
+
+    def set_restoring(self, team_id: UUID, restoring: bool) -> None:
+        with self._cond:
+            self.calls.append(("set_restoring", restoring))
+            self._cond.notify_all()
+
+    def on_stop_request(self, team_id: UUID) -> None:
+        with self._cond:
+            self.calls.append(("on_stop_request", team_id))
+            self._cond.notify_all()
+
+    def on_stop(self, team_id: UUID) -> None:
+        with self._cond:
+            self.calls.append(("on_stop", team_id))
+            self._cond.notify_all()
+
+    def of_type(self, cls: type[M]) -> list[M]:
+        with self._cond:
+            return [m for m in self.messages if isinstance(m, cls)]
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+        with self._cond:
+            if not self._cond.wait_for(predicate, timeout):
+                raise AssertionError(f"condition not met within {timeout}s")
+
+    def wait_for_type(
+        self, cls: type[M], count: int = 1, where: Callable[[M], bool] = lambda m: True
+    ) -> list[M]:
+        def found() -> list[M]:
+            return [m for m in self.messages if isinstance(m, cls) and where(m)]
+
+        self.wait_for(lambda: len(found()) >= count)
+        with self._cond:
+            return found()
+
+
+@dataclass
+class Team:
+    system: ActorSystem
+    orchestrator: ActorAddress
+    recorder: Recorder
+
+    @property
+    def team_id(self) -> UUID:
+        assert self.orchestrator.team_id is not None
+        return self.orchestrator.team_id
+
+    @property
+    def proxy(self) -> Orchestrator:
+        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=5)
+
+
+@pytest.fixture
+def system() -> Iterator[ActorSystem]:
+    actor_system = ActorSystem()
+    yield actor_system
+    actor_system.shutdown(timeout=5)
+
+
+def make_team(system: ActorSystem, **config: Any) -> Team:
+    orchestrator = system.createActor(Orchestrator, config=OrchestratorConfig(**config))
+    recorder = Recorder()
+    system.proxy_ask(orchestrator, Orchestrator, timeout=5).subscribe(recorder)
+    return Team(system, orchestrator, recorder)
+
+
+@pytest.fixture
+def team(system: ActorSystem) -> Team:
+    return make_team(system)

@@ -1,0 +1,95 @@
+"""ActorSystem: the door from outside — tell, ask, listen, private inboxes, lookup, shutdown."""
+
+from __future__ import annotations
+
+from uuid import uuid4
+
+import pytest
+
+from akgentic.core import (
+    ActorAddress,
+    ActorSystem,
+    AddressError,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    Message,
+    Orchestrator,
+    ResultMessage,
+    UserMessage,
+)
+
+
+class Shout(Akgent[BaseConfig, BaseState]):
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        assert sender is not None
+        self.send(sender, ResultMessage(content=msg.content.upper()))
+
+
+class Silent(Akgent[BaseConfig, BaseState]):
+    def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
+        pass
+
+
+def test_tell_then_listen_gets_the_reply(system: ActorSystem) -> None:
+    shout = system.createActor(Shout)
+    system.tell(shout, UserMessage(content="hi"))
+    reply = system.listen(timeout=5)
+    assert isinstance(reply, ResultMessage) and reply.content == "HI"
+
+
+def test_listen_returns_none_when_nothing_comes(system: ActorSystem) -> None:
+    assert system.listen(timeout=0.01) is None
+
+
+def test_ask_raises_a_clear_timeout(system: ActorSystem) -> None:
+    silent = system.createActor(Silent, config=BaseConfig(name="@Silent"))
+    with pytest.raises(TimeoutError, match="no reply from @Silent to UserMessage"):
+        system.ask(silent, UserMessage(content="hello?"), timeout=0.05)
+
+
+def test_private_contexts_do_not_share_replies(system: ActorSystem) -> None:
+    shout = system.createActor(Shout)
+    with system.private() as first, system.private() as second:
+        first.tell(shout, UserMessage(content="one"))
+        second.tell(shout, UserMessage(content="two"))
+        a, b = first.listen(5), second.listen(5)
+        assert isinstance(a, ResultMessage) and a.content == "ONE"
+        assert isinstance(b, ResultMessage) and b.content == "TWO"
+        assert system.listen(timeout=0.01) is None
+    assert not first.address.is_alive()
+    with pytest.raises(AddressError, match="was closed"):
+        first.address.deliver(UserMessage(content="late"))
+
+
+def test_a_deserialized_address_cannot_be_told(system: ActorSystem) -> None:
+    shout = system.createActor(Shout)
+    snapshot = ActorAddress.deserialize(shout.serialize())
+    with pytest.raises(AddressError, match="deserialized snapshot"):
+        system.tell(snapshot, UserMessage(content="x"))
+    assert system.get_address(snapshot.agent_id) == shout
+    assert system.get_actor(snapshot) is system.get_actor(shout)
+
+
+def test_lookups_of_unknown_actors(system: ActorSystem) -> None:
+    assert system.get_address(uuid4()) is None
+    ghost = ActorAddress(agent_id=uuid4(), name="@Ghost")
+    with pytest.raises(LookupError, match="@Ghost"):
+        system.get_actor(ghost)
+
+
+def test_one_orchestrator_per_team(system: ActorSystem) -> None:
+    orchestrator = system.createActor(Orchestrator)
+    assert orchestrator.team_id is not None
+    assert system.get_orchestrator(orchestrator.team_id) == orchestrator
+    with pytest.raises(ValueError, match="already has a running orchestrator"):
+        system.createActor(Orchestrator, team_id=orchestrator.team_id)
+
+
+def test_shutdown_stops_every_actor() -> None:
+    system = ActorSystem()
+    orchestrator = system.createActor(Orchestrator)
+    member = system.createActor(Shout, team_id=orchestrator.team_id)
+    loner = system.createActor(Shout)
+    system.shutdown(timeout=5)
+    assert not orchestrator.is_alive() and not member.is_alive() and not loner.is_alive()

@@ -1,0 +1,276 @@
+"""Orchestrator: roster, history, subscribers, tool actors, profiles, restore, teardown."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from akgentic.core import (
+    ActorAddress,
+    ActorAddressImpl,
+    ActorSystem,
+    AgentCard,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    EventMessage,
+    Message,
+    Orchestrator,
+    ResultMessage,
+    SentMessage,
+    StateChangedMessage,
+    StopMessage,
+    TeamStoppingEvent,
+    UserMessage,
+    UserProxy,
+    is_tool_actor,
+)
+from akgentic.core.address import ActorAddressProxy
+
+from .conftest import Recorder, Team, make_team
+
+
+class Member(Akgent[BaseConfig, BaseState]):
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        assert sender is not None
+        self.send(sender, ResultMessage(content=msg.content))
+
+
+class ToolActor(Akgent[BaseConfig, BaseState]):
+    def on_start(self) -> None:
+        self.calls = 0
+
+    def call(self) -> int:
+        self.calls += 1
+        return self.calls
+
+
+def _walk_addresses(value: Any) -> list[ActorAddress]:
+    found: list[ActorAddress] = []
+    if isinstance(value, ActorAddress):
+        found.append(value)
+    elif isinstance(value, Message):
+        for name in type(value).model_fields:
+            found.extend(_walk_addresses(getattr(value, name)))
+    elif isinstance(value, list | tuple):
+        for item in value:
+            found.extend(_walk_addresses(item))
+    return found
+
+
+def test_subscribers_get_snapshots_never_live_addresses(system: ActorSystem, team: Team) -> None:
+    member = system.createActor(Member, team_id=team.team_id)
+    system.ask(member, UserMessage(content="hi"), timeout=5)
+    team.recorder.wait_for_type(SentMessage, 2)
+    addresses = [a for m in team.recorder.messages for a in _walk_addresses(m)]
+    assert addresses and all(isinstance(a, ActorAddressProxy) for a in addresses)
+    assert member in addresses
+
+
+def test_roster_lists_running_members(system: ActorSystem, team: Team) -> None:
+    writer = system.createActor(Member, config=BaseConfig(name="@Writer"), team_id=team.team_id)
+    reader = system.createActor(Member, config=BaseConfig(name="@Reader"), team_id=team.team_id)
+    assert set(team.proxy.get_team()) == {writer, reader}
+    assert team.proxy.get_team_member("@Writer") == writer
+    system.proxy_tell(writer, Member).stop()
+    assert system.wait_stopped(writer, 5)
+    team.recorder.wait_for_type(StopMessage)
+    assert team.proxy.get_team() == [reader]
+    assert team.proxy.get_team_member("@Writer") is None
+
+
+def test_history_is_a_bounded_window(system: ActorSystem) -> None:
+    team = make_team(system, history_window=5)
+    member = system.createActor(Member, team_id=team.team_id)
+    with system.private() as context:
+        for i in range(20):
+            context.tell(member, UserMessage(content=str(i)))
+        for _ in range(20):
+            assert context.listen(5) is not None
+    messages = team.proxy.get_messages()
+    assert len(messages) == 5
+    assert [m.content for m in messages][-1] == "19"  # type: ignore[attr-defined]
+    assert len(team.proxy.get_messages(limit=2)) == 2
+    assert team.proxy.get_messages(limit=0) == []
+    assert len(team.recorder.of_type(SentMessage)) == 40  # the subscriber saw everything
+
+
+def test_get_children_or_create_is_race_free(system: ActorSystem, team: Team) -> None:
+    barrier = threading.Barrier(10)
+    results: list[ActorAddress] = []
+    lock = threading.Lock()
+
+    def bind() -> None:
+        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+        barrier.wait()
+        address = proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+        with lock:
+            results.append(address)
+
+    threads = [threading.Thread(target=bind) for _ in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(results) == 10 and len(set(results)) == 1
+    tools = [m for m in team.proxy.get_team() if is_tool_actor(m)]
+    assert tools == [results[0]]
+
+
+def test_get_children_or_create_refuses_bad_requests(system: ActorSystem, team: Team) -> None:
+    team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+    with pytest.raises(TypeError, match="#Tool is already a ToolActor, not a Member"):
+        team.proxy.getChildrenOrCreate(Member, BaseConfig(name="#Tool"))
+    with pytest.raises(ValueError, match="needs a config with a name"):
+        team.proxy.getChildrenOrCreate(ToolActor, BaseConfig())
+
+
+def test_a_stopped_tool_actor_is_recreated(system: ActorSystem, team: Team) -> None:
+    first = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+    system.proxy_tell(first, ToolActor).stop()
+    assert system.wait_stopped(first, 5)
+    second = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+    assert second != first and second.is_alive()
+
+
+def test_profiles(team: Team) -> None:
+    writer = AgentCard(role="Writer", description="writes", skills=["prose"], agent_class=Member)
+    critic = AgentCard(role="Critic", skills=["prose", "review"], agent_class=Member)
+    team.proxy.register_agent_profiles([writer, critic])
+    assert {p.role for p in team.proxy.get_agent_catalog()} == {"Writer", "Critic"}
+    assert team.proxy.get_agent_profile("Writer") == writer
+    assert team.proxy.get_agent_profile("Nobody") is None
+    assert {p.role for p in team.proxy.get_profiles_by_skill("review")} == {"Critic"}
+    assert writer.get_agent_class() is Member
+    with pytest.raises(LookupError, match="no Akgent subclass named 'nowhere.Agent'"):
+        AgentCard(role="X", agent_class="nowhere.Agent").get_agent_class()
+
+
+def test_metadata(team: Team) -> None:
+    class Engagement(BaseState):
+        fiscal_year: int = 2026
+
+    assert team.proxy.get_metadata() is None
+    team.proxy.set_metadata(Engagement())
+    assert team.proxy.get_metadata() == Engagement()
+    with pytest.raises(TypeError, match="pydantic model"):
+        team.proxy.set_metadata("not a model")  # type: ignore[arg-type]
+
+
+def test_subscribe_refuses_an_object_that_is_not_a_subscriber(team: Team) -> None:
+    with pytest.raises(TypeError, match="not an EventSubscriber"):
+        team.proxy.subscribe(object())  # type: ignore[arg-type]
+
+
+def test_a_failing_subscriber_does_not_starve_the_others(system: ActorSystem, team: Team) -> None:
+    class Failing(Recorder):
+        def on_message(self, msg: Message) -> None:
+            raise RuntimeError("subscriber bug")
+
+    team.proxy.subscribe(Failing())
+    member = system.createActor(Member, team_id=team.team_id)
+    system.ask(member, UserMessage(content="x"), timeout=5)
+    team.recorder.wait_for_type(SentMessage, 2)
+
+
+def test_restore_replays_without_side_effects(system: ActorSystem, team: Team) -> None:
+    class Memo(BaseState):
+        note: str = ""
+
+    old = UserMessage(content="from the past")
+    source = ActorAddressProxy(agent_id=old.id, name="@Past")
+    team.proxy.restore_message(SentMessage(message=old, sender=source))
+    team.proxy.restore_message(StateChangedMessage(state=Memo(note="n"), sender=source))
+    team.proxy.end_restoration()
+    assert [c for c in team.recorder.calls if c[0] == "set_restoring"] == [
+        ("set_restoring", True),
+        ("set_restoring", False),
+    ]
+    assert team.proxy.get_messages()[-1] == old
+    assert team.proxy.get_states()[source.agent_id] == Memo(note="n")
+    assert len(team.recorder.of_type(SentMessage)) == 1  # handed on, inside the bracket
+
+
+def test_the_user_proxy_is_flagged_and_can_reply(system: ActorSystem, team: Team) -> None:
+    human = system.createActor(UserProxy, config=BaseConfig(name="@Human"), team_id=team.team_id)
+    assert human.is_user_proxy
+    system.tell(human, ResultMessage(content="question?"))
+    sent = team.recorder.wait_for_type(SentMessage, where=lambda m: m.recipient == human)
+    proxy = system.proxy_ask(human, UserProxy, timeout=5)
+    proxy.reply(sent[0].message, "answer")
+    reply = system.listen(5)
+    assert isinstance(reply, UserMessage) and reply.content == "answer"
+    assert reply.sender == human
+
+
+# -- teardown ------------------------------------------------------------------------------
+
+calls_during_stop: list[int] = []
+
+
+class Caller(Akgent[BaseConfig, BaseState]):
+    """On stop, calls the tool actor: it must still be there."""
+
+    def on_start(self) -> None:
+        assert self.orchestrator is not None
+        orchestrator = self.proxy_ask(self.orchestrator, Orchestrator, timeout=5)
+        self.tool = orchestrator.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+
+    def on_stop(self) -> None:
+        calls_during_stop.append(self.proxy_ask(self.tool, ToolActor, timeout=5).call())
+
+
+def test_tool_actors_outlive_the_members_that_call_them(system: ActorSystem, team: Team) -> None:
+    calls_during_stop.clear()
+    callers = [
+        system.createActor(Caller, config=BaseConfig(name=f"@C{i}"), team_id=team.team_id)
+        for i in range(3)
+    ]
+    tool = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(5.0)
+    assert system.wait_stopped(team.orchestrator, 10)
+    assert sorted(calls_during_stop) == [1, 2, 3]
+    stops = [m.sender for m in team.recorder.of_type(StopMessage) if m.sender]
+    names = [s.name for s in stops]
+    assert names.index("#Tool") > max(names.index(c.name) for c in callers)
+    assert names[-1] == "@Orchestrator"
+    assert not tool.is_alive()
+    assert team.recorder.of_type(EventMessage)[0].event == TeamStoppingEvent(
+        team_id=team.team_id, grace_timeout=5.0
+    )
+    kinds = [c[0] for c in team.recorder.calls]
+    assert kinds == ["on_stop_request", "on_stop"]
+
+
+class Stuck(Akgent[BaseConfig, BaseState]):
+    def hold(self, gate: threading.Event) -> None:
+        gate.wait(10)
+
+
+def test_the_backstop_stops_tool_actors_when_grace_runs_out(
+    system: ActorSystem, team: Team
+) -> None:
+    stuck = system.createActor(Stuck, config=BaseConfig(name="@Stuck"), team_id=team.team_id)
+    tool = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
+    gate = threading.Event()
+    system.proxy_tell(stuck, Stuck).hold(gate)
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(0.2)
+    try:
+        assert system.wait_stopped(team.orchestrator, 10)
+        assert not tool.is_alive()
+        assert stuck.is_alive()  # still inside its handler: threads cannot be killed
+    finally:
+        gate.set()
+    assert system.wait_stopped(stuck, 5)
+
+
+def test_stop_via_stop_recursively_message(system: ActorSystem, team: Team) -> None:
+    from akgentic.core import StopRecursively
+
+    member = system.createActor(Member, team_id=team.team_id)
+    system.tell(team.orchestrator, StopRecursively())
+    assert system.wait_stopped(team.orchestrator, 10)
+    assert not member.is_alive()
+    assert isinstance(team.orchestrator, ActorAddressImpl)

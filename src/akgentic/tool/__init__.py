@@ -1,0 +1,83 @@
+"""akgentic.tool — the capability layer between the actor system and LLM agents.
+
+The package root is the supported (Stable) surface: import from here and no
+migration is ever needed. The contracts live in ``akgentic.tool.core``; domain cards
+live one folder each beside it.
+"""
+
+from typing import Any
+
+# Imported for its serialization aliases: stored rows naming a moved vector path
+# decode once akgentic.tool is imported.
+import akgentic.tool.vector_store  # noqa: F401
+from akgentic.tool.core import (
+    COMMAND,
+    LLM_CONTEXT,
+    SYSTEM_PROMPT,
+    TOOL_CALL,
+    ActorToolObserver,
+    BaseToolParam,
+    Channels,
+    CommandArg,
+    CommandArgumentError,
+    CommandDescriptor,
+    CommandNotRecognized,
+    CommandRegistry,
+    CommandsAnnouncedEvent,
+    ContextState,
+    ContextUpdater,
+    RetriableError,
+    ToolCard,
+    ToolFactory,
+    ToolObserver,
+    ToolObserverGone,
+    ToolState,
+    ToolStateCarrier,
+    ToolStateEmitter,
+    ToolStateEvent,
+    normalize_system_prompt_to_llm_context,
+)
+
+__all__ = [
+    "COMMAND",
+    "LLM_CONTEXT",
+    "SYSTEM_PROMPT",
+    "TOOL_CALL",
+    "ActorToolObserver",
+    "BaseToolParam",
+    "Channels",
+    "CommandArg",
+    "CommandArgumentError",
+    "CommandDescriptor",
+    "CommandNotRecognized",
+    "CommandRegistry",
+    "CommandsAnnouncedEvent",
+    "ContextState",
+    "ContextUpdater",
+    "RetriableError",
+    "ToolCard",
+    "ToolFactory",
+    "ToolObserver",
+    "ToolObserverGone",
+    "ToolState",
+    "ToolStateCarrier",
+    "ToolStateEmitter",
+    "ToolStateEvent",
+    "normalize_system_prompt_to_llm_context",
+]
+
+_REMOVED = {
+    "ExecTool": (
+        "akgentic.tool.ExecTool was removed, not moved: use "
+        "WorkspaceTool(workspace_exec=...) from akgentic.tool. When migrating a stored "
+        "row, turn every other WorkspaceTool capability off explicitly — they default "
+        "to True."
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    message = _REMOVED.get(name)
+    if message is not None:
+        raise ImportError(message, name=name)
+    raise AttributeError(f"module 'akgentic.tool' has no attribute {name!r}")

@@ -1,0 +1,72 @@
+"""The tool layer's contracts: cards, params, channels, the factory and what it builds.
+
+``akgentic.tool.core.deferred`` (the deferred-result pattern for tool actors) is
+deliberately not on this façade: import it directly.
+"""
+
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
+from akgentic.tool.core.commands import CommandRegistry
+from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.context_update import ContextUpdater, iter_message_texts, marker
+from akgentic.tool.core.dependencies import order_cards
+from akgentic.tool.core.event import (
+    CommandArg,
+    CommandDescriptor,
+    CommandsAnnouncedEvent,
+    ToolStateEmitter,
+    ToolStateEvent,
+)
+from akgentic.tool.core.factory import ToolFactory
+from akgentic.tool.core.observer import ActorToolObserver, ToolObserver, ToolStateCarrier
+from akgentic.tool.core.params import (
+    BaseToolParam,
+    attach_param,
+    normalize_system_prompt_to_llm_context,
+    param_of,
+    resolve_param,
+    serve,
+)
+from akgentic.tool.core.state import ToolState, read_tool_state
+from akgentic.tool.errors import (
+    CommandArgumentError,
+    CommandNotRecognized,
+    RetriableError,
+    ToolObserverGone,
+)
+
+__all__ = [
+    "COMMAND",
+    "LLM_CONTEXT",
+    "SYSTEM_PROMPT",
+    "TOOL_CALL",
+    "ActorToolObserver",
+    "BaseToolParam",
+    "Channels",
+    "CommandArg",
+    "CommandArgumentError",
+    "CommandDescriptor",
+    "CommandNotRecognized",
+    "CommandRegistry",
+    "CommandsAnnouncedEvent",
+    "ContextState",
+    "ContextUpdater",
+    "RetriableError",
+    "ToolCard",
+    "ToolFactory",
+    "ToolObserver",
+    "ToolObserverGone",
+    "ToolState",
+    "ToolStateCarrier",
+    "ToolStateEmitter",
+    "ToolStateEvent",
+    "attach_param",
+    "iter_message_texts",
+    "marker",
+    "normalize_system_prompt_to_llm_context",
+    "order_cards",
+    "param_of",
+    "read_tool_state",
+    "resolve_param",
+    "serve",
+]

@@ -1,0 +1,33 @@
+"""The four channels a capability can surface on.
+
+A channel is a promise about how a capability reaches the model or the people
+around it:
+
+- ``TOOL_CALL`` — the model calls it during the ReAct loop (pull).
+- ``SYSTEM_PROMPT`` — rendered once into the frozen system block: static content only,
+  part of the cached prefix.
+- ``LLM_CONTEXT`` — structured state appended at the context tail per turn, as a delta;
+  volatile awareness that must not invalidate the cached prefix.
+- ``COMMAND`` — invoked by name by a human or by code (push), also as ``/``-text.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels"]
+
+
+class Channels(StrEnum):
+    """How a capability is surfaced. Values are the strings persisted payloads carry."""
+
+    TOOL_CALL = "tool_call"
+    SYSTEM_PROMPT = "system_prompt"
+    LLM_CONTEXT = "llm_context"
+    COMMAND = "command"
+
+
+TOOL_CALL = Channels.TOOL_CALL
+SYSTEM_PROMPT = Channels.SYSTEM_PROMPT
+LLM_CONTEXT = Channels.LLM_CONTEXT
+COMMAND = Channels.COMMAND

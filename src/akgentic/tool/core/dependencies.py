@@ -1,0 +1,81 @@
+"""Topological ordering of cards by ``depends_on``.
+
+The factory wires cards in this order, so a card whose ``observer()`` looks up an
+actor another card creates finds it there. Independent cards keep the order they were
+given in. A cycle, an unknown dependency or a card depending on itself is an error
+naming the cards — never a silently arbitrary order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from akgentic.tool.core.card import ToolCard
+
+__all__ = ["card_label", "order_cards"]
+
+
+def card_label(cards: Sequence[ToolCard], index: int) -> str:
+    """How errors name a card: its class, and its position when the class repeats."""
+    name = type(cards[index]).__name__
+    if sum(type(card).__name__ == name for card in cards) > 1:
+        return f"{name} (tool_cards[{index}])"
+    return name
+
+
+def _matches(card: ToolCard, dependency: str | type[ToolCard]) -> bool:
+    if isinstance(dependency, str):
+        return any(klass.__name__ == dependency for klass in type(card).__mro__)
+    return isinstance(card, dependency)
+
+
+def _dependency_name(dependency: str | type[ToolCard]) -> str:
+    return dependency if isinstance(dependency, str) else dependency.__name__
+
+
+def order_cards(cards: Sequence[ToolCard]) -> list[ToolCard]:
+    """``cards`` with every card after the cards it depends on; stable otherwise."""
+    edges: list[set[int]] = []  # edges[i]: indices card i must come after
+    for i, card in enumerate(cards):
+        needs: set[int] = set()
+        for dependency in card.depends_on():
+            found = {j for j, other in enumerate(cards) if _matches(other, dependency)}
+            if found == {i}:
+                raise ValueError(
+                    f"{card_label(cards, i)} depends on itself ({_dependency_name(dependency)!r})"
+                )
+            found.discard(i)
+            if not found:
+                present = ", ".join(card_label(cards, j) for j in range(len(cards)))
+                raise ValueError(
+                    f"{card_label(cards, i)} depends on {_dependency_name(dependency)!r}, "
+                    f"which is not among the cards: [{present}]"
+                )
+            needs |= found
+        edges.append(needs)
+
+    placed: list[int] = []
+    done: set[int] = set()
+    while len(placed) < len(cards):
+        ready = next((i for i in range(len(cards)) if i not in done and edges[i] <= done), None)
+        if ready is None:
+            cycle = _find_cycle(edges, done)
+            names = " -> ".join(card_label(cards, i) for i in cycle)
+            raise ValueError(f"dependency cycle between cards: {names}")
+        placed.append(ready)
+        done.add(ready)
+    return [cards[i] for i in placed]
+
+
+def _find_cycle(edges: list[set[int]], done: set[int]) -> list[int]:
+    """A cycle among the cards not yet placed (each of them waits on another)."""
+    start = next(i for i in range(len(edges)) if i not in done)
+    path: list[int] = []
+    seen: dict[int, int] = {}
+    node = start
+    while node not in seen:
+        seen[node] = len(path)
+        path.append(node)
+        node = min(edges[node] - done)
+    cycle = path[seen[node] :]
+    return [*cycle, node]

@@ -1,0 +1,214 @@
+"""ToolFactory: many cards in, agent-ready capabilities out.
+
+Wiring happens once, in the constructor: the cards are put in dependency order and
+the observer is attached to every card, in that order. Each aggregator then walks the
+cards in the same order and returns exactly what their hooks return — nothing
+cross-checks a param's ``expose`` against the hooks, so a capability on a channel its
+card does not serve is dropped silently (test the lists, not the declarations).
+
+Tool callables are wrapped once more on the way out:
+
+- ``RetriableError`` becomes ``retry_exception`` (e.g. pydantic-ai's ``ModelRetry``),
+  so tool logic stays framework-agnostic;
+- a param's ``instructions`` is appended to the tool's docstring.
+
+The wrapper keeps name, docstring, signature and (resolved) annotations, so the
+framework can still build the tool's schema, and an async tool stays async.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.commands import CommandRegistry
+from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.context_update import ContextUpdater
+from akgentic.tool.core.dependencies import card_label, order_cards
+from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
+from akgentic.tool.core.params import BaseToolParam, param_of
+from akgentic.tool.errors import RetriableError, ToolObserverGone
+
+__all__ = ["ToolFactory"]
+
+
+class ToolFactory:
+    """Aggregates cards: tools, system prompts, context states, commands, toolsets."""
+
+    def __init__(
+        self,
+        tool_cards: Sequence[ToolCard],
+        observer: ToolObserver | None = None,
+        retry_exception: type[Exception] | None = None,
+    ) -> None:
+        self.tool_cards: list[ToolCard] = order_cards(list(tool_cards))
+        self.retry_exception = retry_exception
+        self._observer_ref: weakref.ref[Any] | None = None
+        if observer is not None:
+            self._observer_ref = weakref.ref(observer)
+            for card in self.tool_cards:
+                card.observer(observer)
+
+    def _label(self, index: int) -> str:
+        return card_label(self.tool_cards, index)
+
+    # -- TOOL_CALL ------------------------------------------------------------------
+    def get_tools(self) -> list[Callable[..., Any]]:
+        """Every card's tools, retry-translated and carrying their param's instructions."""
+        tools: list[Callable[..., Any]] = []
+        for card in self.tool_cards:
+            params = _params_by_field(card)
+            for fn in card.get_tools():
+                param = param_of(fn) or params.get(getattr(fn, "__name__", ""))
+                instructions = param.instructions if param is not None else None
+                tools.append(self._wrap(fn, instructions))
+        return tools
+
+    def _wrap(self, fn: Callable[..., Any], instructions: str | None) -> Callable[..., Any]:
+        retry = self.retry_exception
+        if retry is None and not instructions:
+            return fn
+        wrapper: Callable[..., Any]
+        if inspect.iscoroutinefunction(fn):
+
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await fn(*args, **kwargs)
+                except RetriableError as exc:
+                    if retry is None:
+                        raise
+                    raise retry(str(exc)) from exc
+
+            wrapper = async_wrapper
+        else:
+
+            def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return fn(*args, **kwargs)
+                except RetriableError as exc:
+                    if retry is None:
+                        raise
+                    raise retry(str(exc)) from exc
+
+            wrapper = sync_wrapper
+        _copy_identity(fn, wrapper)
+        if instructions:
+            doc = (fn.__doc__ or "").rstrip()
+            wrapper.__doc__ = f"{doc}\n\n{instructions}" if doc else instructions
+        return wrapper
+
+    # -- SYSTEM_PROMPT / LLM_CONTEXT ------------------------------------------------
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        """Every card's static prompt renderers, in card order."""
+        return [prompt for card in self.tool_cards for prompt in card.get_system_prompts()]
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        """Every card's context-state providers, in card order.
+
+        Keyed by ``__name__``; two providers sharing one raise ValueError naming both
+        cards.
+        """
+        providers: list[Callable[[], ContextState | None]] = []
+        owners: dict[str, int] = {}
+        for index, card in enumerate(self.tool_cards):
+            for provider in card.get_context_states():
+                key = getattr(provider, "__name__", "")
+                if key in owners:
+                    raise ValueError(
+                        f"context provider {key!r} is provided by both "
+                        f"{self._label(owners[key])} and {self._label(index)}"
+                    )
+                owners[key] = index
+                providers.append(provider)
+        return providers
+
+    def get_context_updater(self) -> ContextUpdater:
+        """The ContextUpdater over this factory's observer and context providers.
+
+        Raises ValueError when the observer is missing or is not an
+        ``ActorToolObserver`` — at team creation, rather than going silently inert.
+        """
+        if self._observer_ref is None:
+            raise ValueError(
+                "get_context_updater() needs an observer: build the ToolFactory with "
+                "observer=<the agent> (an ActorToolObserver)"
+            )
+        observer = self._observer_ref()
+        if observer is None:
+            raise ToolObserverGone("the agent this ToolFactory was built for is gone")
+        if not isinstance(observer, ActorToolObserver):
+            raise ValueError(
+                f"get_context_updater() needs an ActorToolObserver (myAddress, "
+                f"orchestrator, team_id, state, proxy_ask, proxy_tell); "
+                f"{type(observer).__name__} is not one"
+            )
+        return ContextUpdater(observer, self.get_context_states())
+
+    # -- COMMAND ---------------------------------------------------------------------
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        """Every card's commands, keyed by param class; a key served twice is an error."""
+        commands: dict[type[BaseToolParam], Callable[..., Any]] = {}
+        owners: dict[type[BaseToolParam], int] = {}
+        for index, card in enumerate(self.tool_cards):
+            for param_cls, fn in card.get_commands().items():
+                if param_cls in owners:
+                    raise ValueError(
+                        f"command {param_cls.__name__} is provided by both "
+                        f"{self._label(owners[param_cls])} and {self._label(index)}"
+                    )
+                owners[param_cls] = index
+                commands[param_cls] = fn
+        return commands
+
+    def get_command_registry(self) -> CommandRegistry:
+        """A CommandRegistry holding every command under its callable's ``__name__``."""
+        registry = CommandRegistry()
+        for index, card in enumerate(self.tool_cards):
+            for fn in card.get_commands().values():
+                registry.register(fn, owner=self._label(index))
+        return registry
+
+    # -- toolsets --------------------------------------------------------------------
+    def get_toolsets(self) -> list[Any]:
+        """Every card's runtime toolset objects, handed over as is."""
+        return [toolset for card in self.tool_cards for toolset in card.get_toolsets()]
+
+
+def _params_by_field(card: ToolCard) -> dict[str, BaseToolParam]:
+    """The card's capability params by field name (fields holding a param instance)."""
+    return {
+        name: value
+        for name in type(card).model_fields
+        if isinstance(value := getattr(card, name), BaseToolParam)
+    }
+
+
+def _copy_identity(fn: Callable[..., Any], wrapper: Callable[..., Any]) -> None:
+    """Give ``wrapper`` the name, doc, signature and resolved annotations of ``fn``.
+
+    Annotations are resolved here, in ``fn``'s own namespace, because a schema builder
+    resolving string annotations would otherwise look in the wrong module.
+    """
+    functools.update_wrapper(wrapper, fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: keep them as written
+        hints = dict(getattr(fn, "__annotations__", {}))
+    wrapper.__annotations__ = hints
+    signature = inspect.signature(fn)
+    params = [
+        p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
+    ]
+    setattr(  # noqa: B010 — mypy: Callable declares no __signature__
+        wrapper,
+        "__signature__",
+        signature.replace(
+            parameters=params,
+            return_annotation=hints.get("return", signature.return_annotation),
+        ),
+    )

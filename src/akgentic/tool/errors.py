@@ -1,0 +1,55 @@
+"""The tool layer's errors.
+
+``RetriableError`` is the single signal for a recoverable failure: a tool raises it
+with a clear, actionable message, and ``ToolFactory`` translates it to the framework's
+retry exception, so tool logic never imports the LLM framework.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CommandArgumentError",
+    "CommandNotRecognized",
+    "RetriableError",
+    "ToolObserverGone",
+]
+
+
+class RetriableError(Exception):
+    """A recoverable failure; the message is what the model reads on its next turn.
+
+    Write it as an instruction: what went wrong and what to do instead. A raw
+    exception escaping a tool produces no tool response and stalls the ReAct loop.
+    """
+
+
+class CommandArgumentError(RetriableError):
+    """A recognised command was given arguments it cannot bind.
+
+    Missing or extra arguments, a value that does not convert to the parameter's
+    type, an unbalanced quote. The message names the command, the problem and the
+    usage line, so it can be shown to whoever typed it as is.
+    """
+
+
+class CommandNotRecognized(LookupError):  # noqa: N818 — the spec's name
+    """The first token of a dispatched text names no registered command.
+
+    Raised only for an unknown command name, never for bad arguments to a known one
+    (that is :class:`CommandArgumentError`), so a caller can fall back to treating the
+    text as an ordinary message.
+    """
+
+    def __init__(self, command: str, known: list[str]) -> None:
+        self.command = command
+        self.known = known
+        listing = ", ".join(f"/{name}" for name in known) or "none"
+        super().__init__(f"unknown command /{command}; known commands: {listing}")
+
+
+class ToolObserverGone(RuntimeError):  # noqa: N818 — the spec's name
+    """The agent that owned this tool has been collected.
+
+    A defined outcome, not a crash: a card holds its observer weakly, so a tool used
+    after its owner stopped finds nobody to act through.
+    """

@@ -1,0 +1,199 @@
+"""CommandRegistry: registration by name, schema from the signature, the dispatch grammar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import (
+    CommandArg,
+    CommandArgumentError,
+    CommandNotRecognized,
+    CommandRegistry,
+    CommandsAnnouncedEvent,
+    RetriableError,
+)
+
+switched: list[str] = []
+
+
+def switch_model(model: str) -> str:
+    """Make a roster entry the model in force.
+
+    The key is provider:model.
+    """
+    switched.append(model)
+    return f"switched to {model}"
+
+
+def list_models() -> str:
+    """List the roster."""
+    return "openai:gpt-5.2"
+
+
+def schedule(message: str, delay: int = 60, urgent: bool = False) -> tuple[str, int, bool]:
+    """Schedule a message to yourself."""
+    return (message, delay, urgent)
+
+
+def tag(*labels: str) -> list[str]:
+    """Tag with any number of labels."""
+    return list(labels)
+
+
+@pytest.fixture
+def registry() -> CommandRegistry:
+    switched.clear()
+    registry = CommandRegistry()
+    for fn in (switch_model, list_models, schedule, tag):
+        registry.register(fn, owner="ModelTool")
+    return registry
+
+
+def test_registered_by_callable_name(registry: CommandRegistry) -> None:
+    assert registry.names() == ["switch_model", "list_models", "schedule", "tag"]
+    assert "switch_model" in registry and "nope" not in registry
+    assert registry.get("list_models") is list_models
+    assert len(registry) == 4
+
+
+def test_registering_one_name_twice_raises_naming_both_owners(registry: CommandRegistry) -> None:
+    def list_models() -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="/list_models is registered twice: by ModelTool and by X"):
+        registry.register(list_models, owner="X")
+
+
+def test_schema_is_derived_from_the_signature(registry: CommandRegistry) -> None:
+    by_name = {d.name: d for d in registry.descriptors()}
+    assert by_name["switch_model"].description == "Make a roster entry the model in force."
+    assert by_name["switch_model"].args == [CommandArg(name="model", type="str", required=True)]
+    assert by_name["schedule"].args == [
+        CommandArg(name="message", type="str", required=True),
+        CommandArg(name="delay", type="int", required=False, default=60),
+        CommandArg(name="urgent", type="bool", required=False, default=False),
+    ]
+    assert by_name["list_models"].args == []
+    assert by_name["schedule"].usage == "/schedule message [delay=60] [urgent=False]"
+
+
+def test_announcement_round_trips(registry: CommandRegistry) -> None:
+    event = registry.announcement()
+    back = deserialize(serialize(event))
+    assert isinstance(back, CommandsAnnouncedEvent)
+    assert [d.name for d in back.commands] == registry.names()
+    assert back.commands[2].args[1].default == 60
+
+
+# -- the grammar ---------------------------------------------------------------------
+
+
+def test_positional(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/switch_model openai:gpt-5.2") == "switched to openai:gpt-5.2"
+
+
+def test_keyword(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/switch_model model=openai:gpt-5.2") == "switched to openai:gpt-5.2"
+
+
+def test_an_unknown_keyword_binds_the_whole_token_positionally(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/switch_model key=openai:gpt-5.2") == (
+        "switched to key=openai:gpt-5.2"
+    )
+    assert switched == ["key=openai:gpt-5.2"]
+
+
+def test_a_value_containing_equals_after_a_keyword_is_kept(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/schedule message=a=b delay=5") == ("a=b", 5, False)
+
+
+def test_shell_like_quoting(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/schedule 'check the build' 30") == ("check the build", 30, False)
+    assert registry.dispatch('/schedule message="x y" urgent=true') == ("x y", 60, True)
+
+
+def test_leading_slash_and_whitespace_are_optional(registry: CommandRegistry) -> None:
+    assert registry.dispatch("  list_models  ") == "openai:gpt-5.2"
+    assert registry.dispatch("/list_models") == "openai:gpt-5.2"
+
+
+def test_variadic_positionals(registry: CommandRegistry) -> None:
+    assert registry.dispatch("/tag a b 'c d'") == ["a", "b", "c d"]
+    assert registry.dispatch("/tag") == []
+
+
+def test_unknown_first_token_is_not_recognized(registry: CommandRegistry) -> None:
+    with pytest.raises(CommandNotRecognized, match="unknown command /swtich_model") as info:
+        registry.dispatch("/swtich_model openai:gpt-5.2")
+    assert info.value.command == "swtich_model"
+    assert "switch_model" in info.value.known
+    with pytest.raises(CommandNotRecognized):
+        registry.dispatch("/")
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("/switch_model", "missing a required argument: 'model'"),
+        ("/list_models extra", "too many positional arguments"),
+        ("/switch_model a b", "too many positional arguments"),
+        ("/schedule hi delay=soon", "argument delay='soon' is not a valid int"),
+        ("/schedule hi delay=1 delay=2", "argument 'delay' given twice"),
+        ("/schedule hi 5 delay=6", "multiple values for argument 'delay'"),
+        ("/schedule 'unterminated", "No closing quotation"),
+    ],
+)
+def test_bad_arguments_are_a_readable_retriable_error(
+    registry: CommandRegistry, text: str, problem: str
+) -> None:
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch(text)
+    message = str(info.value)
+    assert problem in message
+    assert message.startswith(f"/{text.split()[0].lstrip('/')}: ")
+    assert "Usage: /" in message
+    assert isinstance(info.value, RetriableError)
+    assert not isinstance(info.value, CommandNotRecognized)
+
+
+def test_errors_raised_by_the_command_itself_propagate() -> None:
+    def boom() -> None:
+        raise RetriableError("the roster is empty")
+
+    registry = CommandRegistry()
+    registry.register(boom)
+    with pytest.raises(RetriableError, match="the roster is empty") as info:
+        registry.dispatch("/boom")
+    assert not isinstance(info.value, CommandArgumentError)
+
+
+def test_programmatic_call(registry: CommandRegistry) -> None:
+    assert registry.call("schedule", "x", delay=1) == ("x", 1, False)
+    with pytest.raises(CommandNotRecognized):
+        registry.call("nope")
+
+
+def test_json_values_convert_to_structured_annotations() -> None:
+    def pick(ids: list[int], mode: Any = "fast") -> tuple[list[int], Any]:
+        return ids, mode
+
+    registry = CommandRegistry()
+    registry.register(pick)
+    assert registry.dispatch("/pick [1,2] mode=slow") == ([1, 2], "slow")
+    with pytest.raises(CommandArgumentError, match=r"ids='x' is not a valid list\[int\]"):
+        registry.dispatch("/pick x")
+
+
+def test_a_callable_without_a_name_needs_one() -> None:
+    class NamelessCallable:
+        def __call__(self) -> str:
+            return "ok"
+
+    registry = CommandRegistry()
+    with pytest.raises(ValueError, match="pass name="):
+        registry.register(NamelessCallable())
+    registry.register(NamelessCallable(), name="ok")
+    assert registry.dispatch("/ok") == "ok"

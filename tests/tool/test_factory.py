@@ -1,0 +1,348 @@
+"""ToolFactory: channel routing, the silent drop, dependency order, wrapping, aggregation."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from akgentic.tool import (
+    COMMAND,
+    LLM_CONTEXT,
+    SYSTEM_PROMPT,
+    TOOL_CALL,
+    BaseToolParam,
+    Channels,
+    ContextState,
+    ContextUpdater,
+    RetriableError,
+    ToolCard,
+    ToolFactory,
+    ToolObserver,
+)
+from akgentic.tool.core import attach_param, serve
+
+from .conftest import EventObserver, FakeAgent
+
+
+class RetryError(Exception):
+    """Stands in for pydantic-ai's ModelRetry."""
+
+
+class Note(ContextState):
+    text: str = ""
+
+    def render_full(self) -> str:
+        return self.text
+
+    def render_delta(self, previous: Note) -> str | None:
+        return None if previous.text == self.text else self.text
+
+
+class Lookup(BaseToolParam):
+    limit: int = 3  # read at bind time: the tool's default
+
+
+class Board(BaseToolParam):
+    expose: set[Channels] = {LLM_CONTEXT, COMMAND}
+
+
+class Guide(BaseToolParam):
+    expose: set[Channels] = {SYSTEM_PROMPT}
+
+
+class BoardCard(ToolCard):
+    """A card serving each channel from its own param, through the routing rule."""
+
+    lookup: Lookup | bool = True
+    board: Board | bool = True
+    guide: Guide | bool = True
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        tools: list[Callable[..., Any]] = []
+        if (param := serve(self.lookup, Lookup, TOOL_CALL)) is not None:
+            limit = param.limit
+
+            def lookup(query: str, count: int | None = None) -> list[str]:
+                """Look up entries matching query."""
+                if not query:
+                    raise RetriableError("query must not be empty")
+                return [query] * (count or limit)
+
+            tools.append(lookup)
+        if (board := serve(self.board, Board, TOOL_CALL)) is not None:
+
+            def board_tool() -> str:
+                """Show the board."""
+                return "board"
+
+            tools.append(attach_param(board_tool, board))
+        return tools
+
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        if serve(self.guide, Guide, SYSTEM_PROMPT) is None:
+            return []
+        return [lambda: "Use the board."]
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        if serve(self.board, Board, LLM_CONTEXT) is None:
+            return []
+
+        def board_state() -> Note:
+            return Note(text="3 tasks")
+
+        return [board_state]
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        commands: dict[type[BaseToolParam], Callable[..., Any]] = {}
+        if serve(self.board, Board, COMMAND) is not None:
+
+            def show_board() -> str:
+                """Show the board."""
+                return "board"
+
+            commands[Board] = show_board
+        return commands
+
+    def get_toolsets(self) -> list[Any]:
+        return ["toolset-object"]
+
+
+def names(fns: list[Callable[..., Any]]) -> list[str]:
+    return [fn.__name__ for fn in fns]
+
+
+# -- routing ------------------------------------------------------------------------
+
+
+def test_each_capability_is_served_on_its_exposed_channels(agent: FakeAgent) -> None:
+    factory = ToolFactory([BoardCard()], observer=agent)
+    assert names(factory.get_tools()) == ["lookup"]
+    assert [p() for p in factory.get_system_prompts()] == ["Use the board."]
+    assert names(factory.get_context_states()) == ["board_state"]
+    assert list(factory.get_commands()) == [Board]
+    assert factory.get_command_registry().names() == ["show_board"]
+    assert factory.get_toolsets() == ["toolset-object"]
+
+
+def test_false_removes_a_capability_from_every_channel(agent: FakeAgent) -> None:
+    factory = ToolFactory([BoardCard(board=False, lookup=False, guide=False)], observer=agent)
+    assert factory.get_tools() == []
+    assert factory.get_system_prompts() == []
+    assert factory.get_context_states() == []
+    assert factory.get_commands() == {}
+
+
+def test_expose_gates_each_hook_independently(agent: FakeAgent) -> None:
+    card = BoardCard(board=Board(expose={TOOL_CALL}), lookup=Lookup(expose={COMMAND}))
+    factory = ToolFactory([card], observer=agent)
+    assert names(factory.get_tools()) == ["board_tool"]  # board moved to TOOL_CALL
+    assert factory.get_context_states() == []
+    assert factory.get_commands() == {}  # lookup "exposed" on COMMAND: no hook serves it
+
+
+def test_the_silent_drop(agent: FakeAgent) -> None:
+    """Exposed on a channel its card cannot serve: no error, no warning, just absent."""
+    card = BoardCard(board=Board(expose={SYSTEM_PROMPT}), guide=False)
+    factory = ToolFactory([card], observer=agent)
+    assert factory.get_system_prompts() == []
+    assert factory.get_context_states() == []
+    assert factory.get_commands() == {}
+
+
+def test_param_fields_are_read_at_bind_time(agent: FakeAgent) -> None:
+    (lookup,) = ToolFactory([BoardCard(lookup=Lookup(limit=2))], observer=agent).get_tools()
+    assert lookup("q") == ["q", "q"]
+
+
+# -- wrapping ------------------------------------------------------------------------
+
+
+def test_retriable_error_becomes_the_retry_exception(agent: FakeAgent) -> None:
+    (lookup,) = ToolFactory([BoardCard()], observer=agent, retry_exception=RetryError).get_tools()
+    with pytest.raises(RetryError, match="query must not be empty") as info:
+        lookup("")
+    assert isinstance(info.value.__cause__, RetriableError)
+
+
+def test_without_retry_exception_the_error_is_untouched(agent: FakeAgent) -> None:
+    card = BoardCard()
+    (lookup,) = ToolFactory([card], observer=agent).get_tools()
+    with pytest.raises(RetriableError):
+        lookup("")
+
+
+def test_wrapping_keeps_name_doc_signature_and_resolved_annotations(agent: FakeAgent) -> None:
+    (lookup,) = ToolFactory([BoardCard()], observer=agent, retry_exception=RetryError).get_tools()
+    assert lookup.__name__ == "lookup"
+    assert lookup.__doc__ == "Look up entries matching query."
+    signature = inspect.signature(lookup)
+    assert list(signature.parameters) == ["query", "count"]
+    assert signature.parameters["query"].annotation is str
+    assert signature.parameters["count"].default is None
+    hints = typing.get_type_hints(lookup)
+    assert hints == {"query": str, "count": int | None, "return": list[str]}
+
+
+def test_async_tools_stay_async_and_translate_too(agent: FakeAgent) -> None:
+    class AsyncCard(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            async def fetch(url: str) -> str:
+                """Fetch url."""
+                if url == "bad":
+                    raise RetriableError("bad url")
+                return url
+
+            return [fetch]
+
+    (fetch,) = ToolFactory([AsyncCard()], observer=agent, retry_exception=RetryError).get_tools()
+    assert inspect.iscoroutinefunction(fetch)
+    assert asyncio.run(fetch("ok")) == "ok"
+    with pytest.raises(RetryError, match="bad url"):
+        asyncio.run(fetch("bad"))
+
+
+def test_instructions_are_appended_to_the_docstring(agent: FakeAgent) -> None:
+    card = BoardCard(
+        lookup=Lookup(instructions="Only look up customer ids."),
+        board=Board(expose={TOOL_CALL}, instructions="Check the board first."),
+    )
+    lookup, board_tool = ToolFactory([card], observer=agent).get_tools()
+    assert lookup.__doc__ == "Look up entries matching query.\n\nOnly look up customer ids."
+    assert board_tool.__doc__ == "Show the board.\n\nCheck the board first."
+    # The card's own callable is not mutated: a second build appends once, not twice.
+    again = ToolFactory([card], observer=agent).get_tools()[0]
+    assert again.__doc__ == "Look up entries matching query.\n\nOnly look up customer ids."
+
+
+def test_no_instructions_and_no_retry_returns_the_callable_itself(agent: FakeAgent) -> None:
+    class Plain(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            return [len]
+
+    assert ToolFactory([Plain()], observer=agent).get_tools() == [len]
+
+
+# -- dependencies and wiring ----------------------------------------------------------
+
+
+class Store(ToolCard):
+    pass
+
+
+class Indexer(ToolCard):
+    def depends_on(self) -> list[str | type[ToolCard]]:
+        return [Store]
+
+
+class Searcher(ToolCard):
+    def depends_on(self) -> list[str | type[ToolCard]]:
+        return ["Indexer", "Store"]
+
+
+class Loner(ToolCard):
+    pass
+
+
+def test_cards_are_ordered_by_dependency_and_stable_otherwise() -> None:
+    searcher, loner, indexer, store = Searcher(), Loner(), Indexer(), Store()
+    factory = ToolFactory([searcher, loner, indexer, store])
+    assert factory.tool_cards == [loner, store, indexer, searcher]
+
+
+def test_observer_is_attached_to_every_card_in_dependency_order() -> None:
+    attached: list[str] = []
+
+    class Recording(ToolCard):
+        label: str
+
+        def observer(self, observer: ToolObserver) -> Recording:
+            attached.append(self.label)
+            return super().observer(observer)
+
+    class Late(Recording):
+        def depends_on(self) -> list[str | type[ToolCard]]:
+            return ["Early"]
+
+    class Early(Recording):
+        pass
+
+    agent = EventObserver()
+    cards = [Late(label="late"), Early(label="early")]
+    ToolFactory(cards, observer=agent)
+    assert attached == ["early", "late"]
+    assert all(card.get_observer() is agent for card in cards)
+
+
+def test_a_dependency_cycle_is_an_error_naming_the_cards() -> None:
+    class Ping(ToolCard):
+        def depends_on(self) -> list[str | type[ToolCard]]:
+            return ["Pong"]
+
+    class Pong(ToolCard):
+        def depends_on(self) -> list[str | type[ToolCard]]:
+            return ["Ping"]
+
+    with pytest.raises(ValueError, match=r"cycle between cards: Ping -> Pong -> Ping"):
+        ToolFactory([Loner(), Ping(), Pong()])
+
+
+def test_an_unknown_dependency_is_an_error_naming_card_and_dependency() -> None:
+    with pytest.raises(ValueError, match=r"Indexer depends on 'Store', which is not among"):
+        ToolFactory([Indexer(), Loner()])
+
+
+def test_a_card_depending_on_itself_is_an_error() -> None:
+    class Selfish(ToolCard):
+        def depends_on(self) -> list[str | type[ToolCard]]:
+            return ["Selfish"]
+
+    with pytest.raises(ValueError, match="Selfish depends on itself"):
+        ToolFactory([Selfish()])
+
+
+# -- aggregation errors ----------------------------------------------------------------
+
+
+def test_duplicate_context_provider_names_raise_naming_both_cards(agent: FakeAgent) -> None:
+    class Other(ToolCard):
+        def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+            def board_state() -> Note:
+                return Note()
+
+            return [board_state]
+
+    factory = ToolFactory([BoardCard(), Other()], observer=agent)
+    with pytest.raises(ValueError, match="'board_state' is provided by both BoardCard and Other"):
+        factory.get_context_states()
+    with pytest.raises(ValueError, match="provided by both"):
+        factory.get_context_updater()  # the same check, through the updater's path
+
+
+def test_two_cards_of_one_class_are_told_apart_by_position(agent: FakeAgent) -> None:
+    factory = ToolFactory([BoardCard(), BoardCard()], observer=agent)
+    with pytest.raises(ValueError, match=r"BoardCard \(tool_cards\[0\]\) and BoardCard \(tool"):
+        factory.get_context_states()
+    with pytest.raises(ValueError, match=r"command Board is provided by both"):
+        factory.get_commands()
+    with pytest.raises(ValueError, match=r"/show_board is registered twice"):
+        factory.get_command_registry()
+
+
+def test_context_updater_needs_an_actor_observer() -> None:
+    with pytest.raises(ValueError, match="needs an observer"):
+        ToolFactory([BoardCard()]).get_context_updater()
+    events_only = EventObserver()  # held here: the factory holds its observer weakly
+    with pytest.raises(ValueError, match="EventObserver is not one"):
+        ToolFactory([BoardCard()], observer=events_only).get_context_updater()
+
+
+def test_context_updater_is_built_over_the_factory_providers(agent: FakeAgent) -> None:
+    updater = ToolFactory([BoardCard()], observer=agent).get_context_updater()
+    assert isinstance(updater, ContextUpdater)
+    assert updater.provider_names == ["board_state"]
+    assert updater.compose_update([]) == "**Context update 1**\n\n3 tasks"

@@ -1,0 +1,83 @@
+"""akgentic.llm: the model half of an LLM agent — configs, roster, providers, usage, events,
+compaction, and the scripted model that runs everything offline.
+
+The public surface is flat: everything below is importable from ``akgentic.llm``. See
+``README.md`` beside this file for the configuration and the scenario format.
+"""
+
+from akgentic.llm.compaction import (
+    compact,
+    context_tokens,
+    estimate_tokens,
+    needs_compaction,
+    safe_cut,
+)
+from akgentic.llm.config import (
+    DEFAULT_API_KEY_ENV,
+    ModelConfig,
+    ModelRoster,
+    ProviderName,
+    RosterRow,
+    UnknownModelError,
+)
+from akgentic.llm.events import (
+    LlmEvent,
+    LlmMessageEvent,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+    from_stream_event,
+)
+from akgentic.llm.providers import (
+    MissingApiKeyError,
+    MissingProviderError,
+    api_key_env,
+    build_model,
+    build_roster_model,
+    require_api_key,
+)
+from akgentic.llm.scenario import Scenario, ScenarioError, load_scenario, scenario_from_dict
+from akgentic.llm.scripted import ScriptedModel
+from akgentic.llm.usage import (
+    UsageLimitReached,
+    UsageLimitsConfig,
+    UsageLimitSet,
+    UsageTracker,
+)
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "LlmEvent",
+    "LlmMessageEvent",
+    "LlmTextDeltaEvent",
+    "LlmUsageEvent",
+    "MissingApiKeyError",
+    "MissingProviderError",
+    "ModelConfig",
+    "ModelRoster",
+    "ProviderName",
+    "RosterRow",
+    "Scenario",
+    "ScenarioError",
+    "ScriptedModel",
+    "ToolCallEvent",
+    "ToolReturnEvent",
+    "UnknownModelError",
+    "UsageLimitReached",
+    "UsageLimitSet",
+    "UsageLimitsConfig",
+    "UsageTracker",
+    "api_key_env",
+    "build_model",
+    "build_roster_model",
+    "compact",
+    "context_tokens",
+    "estimate_tokens",
+    "from_stream_event",
+    "load_scenario",
+    "needs_compaction",
+    "require_api_key",
+    "safe_cut",
+    "scenario_from_dict",
+]

@@ -1,0 +1,202 @@
+"""Context compaction: summarise the older turns when the context nears the model's window.
+
+The contract:
+
+- :func:`needs_compaction` says whether a history fills ``threshold`` of the window. It measures
+  with the provider's own count when one is known (the input tokens of the last response, plus
+  that response and what came after it, estimated) and with :func:`estimate_tokens`
+  (characters / 4) otherwise. An unknown window (``None``) never needs compaction.
+- :func:`compact` keeps the system prompt parts that open the history, replaces everything
+  before the cut with **one** summary part written by the caller's ``summarize`` callable, and
+  keeps the last ``keep_last`` messages (or a few more) verbatim.
+- **A tool call and its answer are never split.** A ``ToolCallPart`` in a ``ModelResponse`` and
+  the ``ToolReturnPart`` (or retry) answering it in a later ``ModelRequest`` always land on the
+  same side of the cut: the cut moves *earlier* until no pair straddles it, so compaction keeps
+  more rather than hand a provider a tool result whose call it never saw (a hard API error).
+
+The summary is pydantic-ai's own request-side :class:`~pydantic_ai.messages.CompactionPart`: every
+provider model sends it as user-voice text framed as a summary, and pydantic-ai's history window
+logic (``post_compaction_window``) treats it as the boundary. Its ``metadata`` says how many
+messages it replaced. Compaction removes the markers of earlier context updates, which is what
+the tool layer's trust gate expects: the next context block is then a full snapshot.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pydantic_ai.messages import (
+    BaseToolCallPart,
+    BaseToolReturnPart,
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    SystemPromptPart,
+    TextContent,
+)
+
+__all__ = [
+    "SUMMARY_METADATA_KEY",
+    "compact",
+    "context_tokens",
+    "estimate_tokens",
+    "needs_compaction",
+    "safe_cut",
+]
+
+SUMMARY_METADATA_KEY = "akgentic_summary"
+"""The ``CompactionPart.metadata`` key marking a summary written by :func:`compact`."""
+
+CHARS_PER_TOKEN = 4
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, TextContent):
+        return len(content.content)
+    if isinstance(content, list | tuple):
+        return sum(_content_chars(item) for item in content)
+    return 0
+
+
+def _part_chars(part: Any) -> int:
+    if isinstance(part, BaseToolCallPart):
+        return len(part.tool_name) + len(part.args_as_json_str())
+    if isinstance(part, BaseToolReturnPart):
+        return len(part.tool_name) + len(part.model_response_str())
+    content = getattr(part, "content", None)
+    if content is not None and not isinstance(content, str | list | tuple | TextContent):
+        return len(str(content))
+    return _content_chars(content)
+
+
+def estimate_tokens(messages: Sequence[ModelMessage]) -> int:
+    """A rough token count: the characters of every textual part, divided by four, rounded up."""
+    chars = sum(_part_chars(part) for message in messages for part in message.parts)
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def context_tokens(messages: Sequence[ModelMessage]) -> int:
+    """The tokens the history puts in the window, measured where the provider measured it.
+
+    The last response with a reported input count anchors the measure: its input tokens, plus
+    its output and everything after it, estimated. Without one the whole history is estimated.
+    """
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, ModelResponse) and message.usage.input_tokens > 0:
+            return message.usage.input_tokens + estimate_tokens(messages[index:])
+    return estimate_tokens(messages)
+
+
+def needs_compaction(
+    messages: Sequence[ModelMessage], context_length: int | None, threshold: float = 0.8
+) -> bool:
+    """Whether the history fills at least ``threshold`` of a ``context_length``-token window.
+
+    ``None`` (an unknown window) is never full: compaction needs a window to aim for.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    if context_length is None:
+        return False
+    return context_tokens(messages) >= threshold * context_length
+
+
+def _tool_pairs(messages: Sequence[ModelMessage]) -> list[tuple[int, int]]:
+    """``(call index, answer index)`` of every tool call answered in the history."""
+    calls: dict[str, int] = {}
+    pairs: list[tuple[int, int]] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelResponse):
+            for part in message.parts:
+                if isinstance(part, BaseToolCallPart):
+                    calls.setdefault(part.tool_call_id, index)
+        else:
+            for answer in message.parts:
+                call_id = getattr(answer, "tool_call_id", None)
+                if isinstance(call_id, str) and call_id in calls and calls[call_id] < index:
+                    pairs.append((calls[call_id], index))
+    return pairs
+
+
+def safe_cut(messages: Sequence[ModelMessage], cut: int) -> int:
+    """The latest position ``<= cut`` that splits no tool call from its answer.
+
+    A cut at ``i`` keeps ``messages[i:]``; it is unsafe when a call sits before ``i`` and its
+    answer at or after it.
+    """
+    cut = max(0, min(cut, len(messages)))
+    pairs = _tool_pairs(messages)
+    moved = True
+    while moved and cut > 0:
+        moved = False
+        for call, answer in pairs:
+            if call < cut <= answer:
+                cut = call
+                moved = True
+    return cut
+
+
+def _leading_system_parts(message: ModelMessage) -> list[ModelRequestPart]:
+    if not isinstance(message, ModelRequest):
+        return []
+    head: list[ModelRequestPart] = []
+    for part in message.parts:
+        if not isinstance(part, SystemPromptPart):
+            break
+        head.append(part)
+    return head
+
+
+def compact(
+    messages: Sequence[ModelMessage],
+    summarize: Callable[[list[ModelMessage]], str],
+    keep_last: int = 6,
+) -> list[ModelMessage]:
+    """Replace all but the last ``keep_last`` messages with one summary; return the new history.
+
+    - The system prompt parts opening the first request stay at the head, followed by a
+      ``CompactionPart`` holding ``summarize(older)``. ``older`` is what the summary replaces,
+      the head's system parts removed (a previous summary included, so summaries chain).
+    - The cut moves earlier when it would split a tool call from its answer, so the tail may
+      hold more than ``keep_last`` messages.
+    - When nothing would be summarised, the history comes back unchanged (as a new list) and
+      ``summarize`` is not called.
+    """
+    if keep_last < 0:
+        raise ValueError(f"keep_last must be >= 0, got {keep_last}")
+    history = list(messages)
+    if not history:
+        return history
+    cut = safe_cut(history, len(history) - keep_last)
+    if cut == 0:
+        return history
+    system_parts = _leading_system_parts(history[0])
+    first = history[0]
+    older: list[ModelMessage] = []
+    if isinstance(first, ModelRequest) and system_parts:
+        rest: list[ModelRequestPart] = list(first.parts[len(system_parts) :])
+        if rest:
+            older.append(replace(first, parts=rest))
+    else:
+        older.append(first)
+    older.extend(history[1:cut])
+    if not older:
+        return history
+    summary = summarize(older)
+    head = ModelRequest(
+        parts=[
+            *system_parts,
+            CompactionPart(content=summary, metadata={SUMMARY_METADATA_KEY: {"messages": cut}}),
+        ],
+        timestamp=first.timestamp,
+        instructions=first.instructions if isinstance(first, ModelRequest) else None,
+    )
+    return [head, *history[cut:]]

@@ -1,0 +1,244 @@
+"""Model configuration: one ``ModelConfig`` per model, a ``ModelRoster`` of them per agent.
+
+The contract:
+
+- A model is named by its **roster key** ``f"{provider}:{model}"`` (``"openai:gpt-5.2"``). The key
+  is what ``ToolState.active_model`` persists and what ``/switch_model`` takes, so it is the only
+  identity a model has outside this package.
+- A roster holds one or more configs with distinct keys and has exactly one entry in force,
+  ``active``. Declaring no ``active`` makes the first entry the one in force.
+- Configuration models forbid unknown fields: a typo is an error naming the field, never a silent
+  default.
+- Nothing here reads the environment or builds a client; :mod:`akgentic.llm.providers` does, so a
+  roster can be declared, stored and listed on a machine that holds no API key.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar, Literal, Self
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from akgentic.core.serialization import SerializableModel
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "ModelConfig",
+    "ModelRoster",
+    "ProviderName",
+    "RosterRow",
+    "UnknownModelError",
+]
+
+logger = logging.getLogger(__name__)
+
+ProviderName = Literal[
+    "openai", "anthropic", "google", "openai-compatible", "ollama", "scripted", "test"
+]
+"""The providers :func:`akgentic.llm.providers.build_model` knows how to build."""
+
+DEFAULT_API_KEY_ENV: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "google": "GOOGLE_API_KEY",
+}
+"""The environment variable holding the key when a config names none. The other providers
+(``openai-compatible``, ``ollama``, ``scripted``, ``test``) need no key unless one is named."""
+
+
+class UnknownModelError(ValueError):
+    """A roster key that is not in the roster; the message lists the keys that are."""
+
+    def __init__(self, key: str, known: list[str]) -> None:
+        self.key = key
+        self.known = known
+        listing = ", ".join(known) if known else "(the roster is empty)"
+        super().__init__(f"unknown model {key!r}: the roster holds {listing}")
+
+
+class ModelConfig(SerializableModel):
+    """How to reach one model.
+
+    - ``provider`` / ``model``: the pair the roster key is made of. For ``scripted`` the model is
+      the scenario: a path to a YAML file, or ``"default"`` for the built-in echo scenario.
+    - ``base_url``: the endpoint; required for ``openai-compatible`` (Ollama, vLLM, llama.cpp
+      server), optional elsewhere (``ollama`` defaults to its local port).
+    - ``api_key_env``: the *name* of the environment variable holding the key, never the key
+      itself, so a config can be stored and shared. ``None`` means the provider's default
+      (:data:`DEFAULT_API_KEY_ENV`).
+    - ``temperature`` / ``max_tokens``: default model settings for every request.
+    - ``context_length``: the model's window in tokens, used to decide when to compact; ``None``
+      means unknown, and an unknown window is never compacted.
+    - ``fallback_models``: roster keys tried in order when this model fails with an API error.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    provider: ProviderName
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, ge=1)
+    context_length: int | None = Field(default=None, ge=1)
+    fallback_models: list[str] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The roster key, ``f"{provider}:{model}"``."""
+        return f"{self.provider}:{self.model}"
+
+    @classmethod
+    def from_spec(cls, spec: str, **fields: object) -> ModelConfig:
+        """Parse ``"provider:model"`` (split on the first colon); ``fields`` sets the rest."""
+        provider, sep, model = spec.strip().partition(":")
+        if not sep or not provider or not model:
+            raise ValueError(
+                f"model spec {spec!r} must read 'provider:model', e.g. 'openai:gpt-5.2' or "
+                f"'scripted:default'"
+            )
+        return cls.model_validate({"provider": provider, "model": model, **fields})
+
+
+class RosterRow(SerializableModel):
+    """One roster entry as a listing shows it: a projection, rebuilt per call, never stored.
+
+    These are the five fields of the tool layer's ``ModelRow``; the agent layer maps one onto
+    the other (the tool layer may not import this package). ``context_length`` has no default
+    on purpose: a row is built fresh every time, so an omitted value is a construction bug.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    key: str
+    provider: str
+    model: str
+    context_length: int | None
+    active: bool
+
+
+class ModelRoster(SerializableModel):
+    """The models an agent may use, keyed ``"provider:model"``, exactly one of them in force.
+
+    ``switch(key)`` is the only way the entry in force changes after construction; an unknown key
+    raises :class:`UnknownModelError` listing the known ones and leaves the roster unchanged.
+    Every ``fallback_models`` key must name another entry of the same roster. An entry may be
+    written as its spec string (``"openai:gpt-5.2"``) where no other field is needed.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    models: list[ModelConfig] = Field(min_length=1)
+    active: str | None = None
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _specs_are_configs(cls, value: Any) -> Any:
+        # `models: [openai:gpt-5.2, scripted:default]` in a team file.
+        if isinstance(value, list):
+            return [ModelConfig.from_spec(v) if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("models")
+    @classmethod
+    def _distinct_keys(cls, models: list[ModelConfig]) -> list[ModelConfig]:
+        seen: set[str] = set()
+        for config in models:
+            if config.key in seen:
+                raise ValueError(f"model {config.key!r} is listed twice; roster keys are unique")
+            seen.add(config.key)
+        return models
+
+    @model_validator(mode="after")
+    def _active_and_fallbacks_are_known(self) -> Self:
+        keys = self.keys()
+        if self.active is None:
+            self.active = keys[0]
+        elif self.active not in keys:
+            raise UnknownModelError(self.active, keys)
+        for config in self.models:
+            for fallback in config.fallback_models:
+                if fallback == config.key:
+                    raise ValueError(f"model {config.key!r} lists itself as a fallback")
+                if fallback not in keys:
+                    raise ValueError(
+                        f"model {config.key!r} falls back to {fallback!r}, which is not in the "
+                        f"roster; known keys: {', '.join(keys)}"
+                    )
+        return self
+
+    @classmethod
+    def from_spec(cls, spec: str, **fields: object) -> ModelRoster:
+        """A roster from ``"provider:model"``, or several comma-separated; the first is in force.
+
+        ``fields`` (``base_url=...``, ``context_length=...``) apply to every entry.
+        """
+        specs = [part for part in (s.strip() for s in spec.split(",")) if part]
+        if not specs:
+            raise ValueError("an empty model spec names no model; try 'scripted:default'")
+        return cls(models=[ModelConfig.from_spec(s, **fields) for s in specs])
+
+    def keys(self) -> list[str]:
+        """The roster keys, in declaration order."""
+        return [config.key for config in self.models]
+
+    def get(self, key: str) -> ModelConfig:
+        """The config under ``key``; :class:`UnknownModelError` (listing the keys) otherwise."""
+        for config in self.models:
+            if config.key == key:
+                return config
+        raise UnknownModelError(key, self.keys())
+
+    @property
+    def active_key(self) -> str:
+        """The key of the entry in force."""
+        assert self.active is not None  # set by the validator
+        return self.active
+
+    @property
+    def active_config(self) -> ModelConfig:
+        """The config of the entry in force."""
+        return self.get(self.active_key)
+
+    def switch(self, key: str) -> ModelConfig:
+        """Make ``key`` the entry in force and return its config.
+
+        Raises :class:`UnknownModelError` listing the known keys; the roster is then unchanged.
+        """
+        config = self.get(key)
+        self.active = config.key
+        return config
+
+    def restore_active(self, key: str | None) -> bool:
+        """Apply a persisted preference (``ToolState.active_model``) on restore.
+
+        ``None`` means no preference: the declared entry stays in force. A key no longer in the
+        roster is dropped with a log line and the declared entry wins: a restore never fails over
+        a stale preference. Returns whether the preference was applied.
+        """
+        if key is None:
+            return False
+        if key not in self.keys():
+            logger.warning(
+                "persisted model %r is no longer in the roster (%s); keeping %r",
+                key,
+                ", ".join(self.keys()),
+                self.active_key,
+            )
+            return False
+        self.active = key
+        return True
+
+    def rows(self) -> list[RosterRow]:
+        """The roster as serializable rows, the entry in force flagged ``active``."""
+        return [
+            RosterRow(
+                key=config.key,
+                provider=config.provider,
+                model=config.model,
+                context_length=config.context_length,
+                active=config.key == self.active,
+            )
+            for config in self.models
+        ]

@@ -1,0 +1,178 @@
+"""Events an LLM agent publishes on the team stream (``Akgent.notify_event``).
+
+Every event is a :class:`~akgentic.core.serialization.SerializableModel`, so it is stored,
+replayed and sent over HTTP like any other framework object, and decodes back to its class.
+
+- :class:`LlmMessageEvent` is the **record** of what the model was told and answered in one run:
+  the run's pydantic-ai messages, kept as JSON through pydantic-ai's own
+  ``ModelMessagesTypeAdapter``, so a restore rebuilds the exact model context
+  (:meth:`LlmMessageEvent.to_messages`). JSON text rather than nested data, because message
+  content (tool arguments, tool returns) is arbitrary and must not be mistaken for framework
+  objects by the decoder.
+- :class:`ToolCallEvent` / :class:`ToolReturnEvent` make tool use observable (ADR-018: they moved
+  here from ``akgentic.tool``). Only function tools are reported; the final-result output tool is
+  the run's answer, not a tool use.
+- :class:`LlmUsageEvent` reports the tokens and requests a run (or request) used.
+- :class:`LlmTextDeltaEvent` carries streamed text as it arrives.
+
+:func:`from_stream_event` maps pydantic-ai's agent stream events (the ``event_stream_handler``
+of ``Agent.run``) onto these, so the agent layer publishes them with no mapping of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import Field
+from pydantic_ai.messages import (
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from pydantic_ai.usage import RequestUsage, RunUsage
+
+from akgentic.core.serialization import SerializableModel
+
+__all__ = [
+    "LlmEvent",
+    "LlmMessageEvent",
+    "LlmTextDeltaEvent",
+    "LlmUsageEvent",
+    "ToolCallEvent",
+    "ToolReturnEvent",
+    "from_stream_event",
+]
+
+
+class LlmMessageEvent(SerializableModel):
+    """The pydantic-ai messages of one run, as JSON; enough to rebuild the model's context."""
+
+    run_id: str
+    agent: str
+    messages_json: str = "[]"
+
+    @classmethod
+    def from_messages(
+        cls, messages: Sequence[ModelMessage], *, run_id: str, agent: str
+    ) -> LlmMessageEvent:
+        """Record ``messages`` (typically ``result.new_messages()``) of run ``run_id``."""
+        data = ModelMessagesTypeAdapter.dump_json(list(messages))
+        return cls(run_id=run_id, agent=agent, messages_json=data.decode())
+
+    def to_messages(self) -> list[ModelMessage]:
+        """The pydantic-ai messages back, ready for ``Agent.run(message_history=...)``."""
+        return ModelMessagesTypeAdapter.validate_json(self.messages_json)
+
+
+class ToolCallEvent(SerializableModel):
+    """The model called a function tool with these arguments."""
+
+    run_id: str
+    tool_name: str
+    tool_call_id: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_part(cls, part: ToolCallPart, *, run_id: str) -> ToolCallEvent:
+        """From pydantic-ai's call part (JSON-string arguments are parsed)."""
+        return cls(
+            run_id=run_id,
+            tool_name=part.tool_name,
+            tool_call_id=part.tool_call_id,
+            arguments=part.args_as_dict(),
+        )
+
+
+class ToolReturnEvent(SerializableModel):
+    """A function tool call ended: ``success`` unless it failed, was denied, retried or cut off.
+
+    ``outcome`` is pydantic-ai's word for how it ended (``success``, ``failed``, ``denied``,
+    ``interrupted``, ``retried``).
+    """
+
+    run_id: str
+    tool_name: str
+    tool_call_id: str
+    success: bool
+    outcome: str = "success"
+
+    @classmethod
+    def from_part(cls, part: ToolReturnPart, *, run_id: str) -> ToolReturnEvent:
+        """From pydantic-ai's return part."""
+        return cls(
+            run_id=run_id,
+            tool_name=part.tool_name,
+            tool_call_id=part.tool_call_id,
+            success=part.outcome == "success",
+            outcome=part.outcome,
+        )
+
+
+class LlmUsageEvent(SerializableModel):
+    """Tokens and requests a run (or one request) used, as the provider reported them."""
+
+    run_id: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    requests: int = 0
+    tool_calls: int = 0
+
+    @classmethod
+    def from_usage(
+        cls, usage: RunUsage | RequestUsage, *, run_id: str, model: str
+    ) -> LlmUsageEvent:
+        """From pydantic-ai's usage of a run (``result.usage``) or of one response."""
+        return cls(
+            run_id=run_id,
+            model=model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
+            requests=usage.requests,
+            tool_calls=usage.tool_calls if isinstance(usage, RunUsage) else 0,
+        )
+
+
+class LlmTextDeltaEvent(SerializableModel):
+    """A piece of streamed text; ``index`` is the part's index within its model response."""
+
+    run_id: str
+    delta: str
+    index: int = 0
+
+
+LlmEvent = LlmMessageEvent | ToolCallEvent | ToolReturnEvent | LlmUsageEvent | LlmTextDeltaEvent
+"""Any event of this module."""
+
+
+def from_stream_event(event: object, *, run_id: str) -> list[LlmEvent]:
+    """The events to publish for one pydantic-ai agent stream event (often none).
+
+    Text that starts a part or extends it becomes :class:`LlmTextDeltaEvent`; a function tool
+    call and its result become :class:`ToolCallEvent` and :class:`ToolReturnEvent`.
+    """
+    if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+        if event.part.content:
+            return [LlmTextDeltaEvent(run_id=run_id, delta=event.part.content, index=event.index)]
+    elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+        if event.delta.content_delta:
+            return [
+                LlmTextDeltaEvent(run_id=run_id, delta=event.delta.content_delta, index=event.index)
+            ]
+    elif isinstance(event, FunctionToolCallEvent):
+        return [ToolCallEvent.from_part(event.part, run_id=run_id)]
+    elif isinstance(event, FunctionToolResultEvent):
+        return [ToolReturnEvent.from_part(event.part, run_id=run_id)]
+    return []

@@ -1,0 +1,203 @@
+"""Build a pydantic-ai ``Model`` from a :class:`~akgentic.llm.config.ModelConfig`.
+
+The contract:
+
+- ``build_model`` is called when a team is created (and on a model switch), so every
+  configuration problem surfaces there, loudly and by name: a missing API key is a
+  :class:`MissingApiKeyError` naming the variable to export, a missing optional SDK is a
+  :class:`MissingProviderError` naming the extra to install, an ``openai-compatible`` entry
+  without ``base_url`` is a ``ValueError``. It never touches the network: clients are created,
+  not contacted.
+- Keys come from the environment only, through the variable the config names
+  (``api_key_env``) or the provider's default (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
+  ``GOOGLE_API_KEY``). Configs store variable names, never keys.
+- Every model is a stock pydantic-ai model: ``OpenAIChatModel`` + ``OpenAIProvider`` for OpenAI
+  and any OpenAI-compatible server (Ollama, vLLM, llama.cpp), ``AnthropicModel``,
+  ``GoogleModel``, ``TestModel``, and our :class:`~akgentic.llm.scripted.ScriptedModel`.
+  ``fallback_models`` wraps the chain in pydantic-ai's ``FallbackModel``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic_ai.models import Model
+from pydantic_ai.models.fallback import FallbackModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.settings import ModelSettings
+
+from akgentic.llm.config import DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
+from akgentic.llm.scripted import ScriptedModel
+
+__all__ = [
+    "OLLAMA_DEFAULT_BASE_URL",
+    "MissingApiKeyError",
+    "MissingProviderError",
+    "api_key_env",
+    "build_model",
+    "build_roster_model",
+    "require_api_key",
+]
+
+OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
+"""Where ``ollama`` serves its OpenAI-compatible API when the config gives no ``base_url``."""
+
+OFFLINE_HINT = "or run offline on the scripted model ('scripted:default')"
+
+
+class MissingApiKeyError(ValueError):
+    """The environment variable holding a model's API key is unset or empty."""
+
+    def __init__(self, config: ModelConfig, env_var: str) -> None:
+        self.model_key = config.key
+        self.env_var = env_var
+        super().__init__(
+            f"model {config.key!r} needs an API key in the environment variable {env_var}, "
+            f"which is not set: export {env_var}=<your key> (or set `api_key_env` on this model "
+            f"to the variable that holds it), {OFFLINE_HINT}"
+        )
+
+
+class MissingProviderError(ImportError):
+    """The pydantic-ai extra a provider needs is not installed; the message names it."""
+
+    def __init__(self, config: ModelConfig, extra: str, cause: ImportError) -> None:
+        self.model_key = config.key
+        self.extra = extra
+        super().__init__(
+            f"model {config.key!r} needs the {config.provider} SDK, which is not installed: "
+            f"pip install 'akgentic[{extra}]' ({cause})"
+        )
+
+
+def api_key_env(config: ModelConfig) -> str | None:
+    """The variable holding ``config``'s key: its ``api_key_env``, else the provider default.
+
+    ``None`` means the model needs no key (``openai-compatible``/``ollama`` naming none,
+    ``scripted``, ``test``).
+    """
+    return config.api_key_env or DEFAULT_API_KEY_ENV.get(config.provider)
+
+
+def require_api_key(config: ModelConfig) -> str | None:
+    """The key ``config`` needs, read from the environment; :class:`MissingApiKeyError` if unset."""
+    env_var = api_key_env(config)
+    if env_var is None:
+        return None
+    key = os.environ.get(env_var, "").strip()
+    if not key:
+        raise MissingApiKeyError(config, env_var)
+    return key
+
+
+def _settings(config: ModelConfig) -> ModelSettings | None:
+    settings = ModelSettings()
+    if config.temperature is not None:
+        settings["temperature"] = config.temperature
+    if config.max_tokens is not None:
+        settings["max_tokens"] = config.max_tokens
+    return settings or None
+
+
+def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> Model:
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    if api_key is None:
+        # Local servers ignore the key, but the OpenAI client insists on one.
+        api_key = "not-needed"
+    provider = OpenAIProvider(base_url=base_url, api_key=api_key)
+    return OpenAIChatModel(config.model, provider=provider, settings=_settings(config))
+
+
+def _anthropic(config: ModelConfig) -> Model:
+    try:
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+    except ImportError as exc:
+        raise MissingProviderError(config, "anthropic", exc) from exc
+    provider = AnthropicProvider(api_key=require_api_key(config), base_url=config.base_url)
+    return AnthropicModel(config.model, provider=provider, settings=_settings(config))
+
+
+def _google(config: ModelConfig) -> Model:
+    try:
+        from pydantic_ai.models.google import GoogleModel
+        from pydantic_ai.providers.google import GoogleProvider
+    except ImportError as exc:
+        raise MissingProviderError(config, "google", exc) from exc
+    provider = GoogleProvider(api_key=require_api_key(config), base_url=config.base_url)
+    return GoogleModel(config.model, provider=provider, settings=_settings(config))
+
+
+def _scripted(config: ModelConfig, role: str | None, base_dir: Path | None) -> Model:
+    if config.model == "default":
+        return ScriptedModel.default(role=role, settings=_settings(config))
+    path = Path(config.model)
+    if base_dir is not None and not path.is_absolute():
+        path = base_dir / path
+    return ScriptedModel.from_file(path, role=role, settings=_settings(config))
+
+
+def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Model:
+    provider = config.provider
+    if provider == "openai":
+        return _openai(config, config.base_url, require_api_key(config))
+    if provider == "openai-compatible":
+        if not config.base_url:
+            raise ValueError(
+                f"model {config.key!r}: provider 'openai-compatible' needs `base_url`, the "
+                f"server's OpenAI-compatible endpoint (e.g. http://localhost:8000/v1 for vLLM, "
+                f"http://localhost:11434/v1 for Ollama)"
+            )
+        return _openai(config, config.base_url, require_api_key(config))
+    if provider == "ollama":
+        return _openai(config, config.base_url or OLLAMA_DEFAULT_BASE_URL, require_api_key(config))
+    if provider == "anthropic":
+        return _anthropic(config)
+    if provider == "google":
+        return _google(config)
+    if provider == "scripted":
+        return _scripted(config, role, base_dir)
+    if provider == "test":
+        return TestModel(model_name=config.model, settings=_settings(config))
+    raise ValueError(f"model {config.key!r}: unknown provider {provider!r}")  # pragma: no cover
+
+
+def build_model(
+    config: ModelConfig,
+    *,
+    roster: ModelRoster | None = None,
+    role: str | None = None,
+    base_dir: str | Path | None = None,
+) -> Model:
+    """The pydantic-ai model for ``config``, wrapped in a ``FallbackModel`` when it has fallbacks.
+
+    - ``roster`` resolves ``fallback_models`` keys; it is required when there are any.
+      Fallbacks are not chained further (a fallback's own fallbacks are ignored).
+    - ``role`` picks the script of a ``scripted`` model (the agent's role).
+    - ``base_dir`` anchors a relative scenario path (the directory of the team file).
+
+    Raises :class:`MissingApiKeyError`, :class:`MissingProviderError`, ``ValueError`` (an
+    ``openai-compatible`` model without ``base_url``, fallbacks without a roster) or
+    :class:`~akgentic.llm.scenario.ScenarioError` (a malformed scenario): all at build time.
+    """
+    anchor = Path(base_dir) if base_dir is not None else None
+    primary = _single(config, role, anchor)
+    if not config.fallback_models:
+        return primary
+    if roster is None:
+        raise ValueError(
+            f"model {config.key!r} has fallback_models {config.fallback_models}; pass the "
+            f"roster that defines them to build_model(..., roster=...)"
+        )
+    fallbacks = [_single(roster.get(key), role, anchor) for key in config.fallback_models]
+    return FallbackModel(primary, *fallbacks)
+
+
+def build_roster_model(
+    roster: ModelRoster, *, role: str | None = None, base_dir: str | Path | None = None
+) -> Model:
+    """The model of the roster's entry in force (``build_model`` on ``roster.active_config``)."""
+    return build_model(roster.active_config, roster=roster, role=role, base_dir=base_dir)

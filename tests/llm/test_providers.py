@@ -1,0 +1,186 @@
+"""build_model: the right pydantic-ai model per provider, and every misconfiguration by name.
+
+No test touches the network: building a model creates a client, it never contacts it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from pydantic_ai.models.fallback import FallbackModel
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.models.test import TestModel
+
+from akgentic.llm import (
+    MissingApiKeyError,
+    MissingProviderError,
+    ModelConfig,
+    ModelRoster,
+    ScenarioError,
+    ScriptedModel,
+    api_key_env,
+    build_model,
+    build_roster_model,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_openai_with_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    model = build_model(
+        ModelConfig(provider="openai", model="gpt-5.2", temperature=0.3, max_tokens=99)
+    )
+    assert isinstance(model, OpenAIChatModel)
+    assert model.model_name == "gpt-5.2"
+    assert model.client.api_key == "sk-test"
+    assert model.settings == {"temperature": 0.3, "max_tokens": 99}
+
+
+def test_missing_openai_key_names_the_variable() -> None:
+    with pytest.raises(MissingApiKeyError) as info:
+        build_model(ModelConfig(provider="openai", model="gpt-5.2"))
+    assert info.value.env_var == "OPENAI_API_KEY"
+    assert "export OPENAI_API_KEY=" in str(info.value)
+    assert "'openai:gpt-5.2'" in str(info.value)
+
+
+def test_empty_key_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "  ")
+    with pytest.raises(MissingApiKeyError, match="OPENAI_API_KEY"):
+        build_model(ModelConfig(provider="openai", model="gpt-5.2"))
+
+
+def test_custom_key_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = ModelConfig(provider="openai", model="gpt-5.2", api_key_env="TEAM_OPENAI_KEY")
+    monkeypatch.delenv("TEAM_OPENAI_KEY", raising=False)
+    with pytest.raises(MissingApiKeyError, match="export TEAM_OPENAI_KEY="):
+        build_model(config)
+    monkeypatch.setenv("TEAM_OPENAI_KEY", "sk-team")
+    model = build_model(config)
+    assert isinstance(model, OpenAIChatModel)
+    assert model.client.api_key == "sk-team"
+
+
+def test_default_key_variables() -> None:
+    assert api_key_env(ModelConfig(provider="openai", model="m")) == "OPENAI_API_KEY"
+    assert api_key_env(ModelConfig(provider="anthropic", model="m")) == "ANTHROPIC_API_KEY"
+    assert api_key_env(ModelConfig(provider="google", model="m")) == "GOOGLE_API_KEY"
+    assert api_key_env(ModelConfig(provider="ollama", model="m")) is None
+    assert api_key_env(ModelConfig(provider="scripted", model="default")) is None
+
+
+def test_openai_compatible_needs_base_url() -> None:
+    with pytest.raises(ValueError, match="'openai-compatible' needs `base_url`"):
+        build_model(ModelConfig(provider="openai-compatible", model="qwen2.5"))
+
+
+def test_openai_compatible_with_base_url_needs_no_key() -> None:
+    model = build_model(
+        ModelConfig(provider="openai-compatible", model="qwen2.5", base_url="http://vllm:8000/v1")
+    )
+    assert isinstance(model, OpenAIChatModel)
+    assert model.base_url.rstrip("/") == "http://vllm:8000/v1"
+
+
+def test_openai_compatible_with_named_key_requires_it() -> None:
+    config = ModelConfig(
+        provider="openai-compatible",
+        model="qwen2.5",
+        base_url="http://vllm:8000/v1",
+        api_key_env="VLLM_KEY",
+    )
+    with pytest.raises(MissingApiKeyError, match="VLLM_KEY"):
+        build_model(config)
+
+
+def test_ollama_defaults_to_its_local_endpoint() -> None:
+    model = build_model(ModelConfig(provider="ollama", model="llama3.2"))
+    assert isinstance(model, OpenAIChatModel)
+    assert model.base_url.rstrip("/") == "http://localhost:11434/v1"
+
+
+@pytest.mark.parametrize(("provider", "extra"), [("anthropic", "anthropic"), ("google", "google")])
+def test_optional_providers(provider: str, extra: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = ModelConfig.from_spec(f"{provider}:some-model")
+    try:
+        importlib.import_module(f"pydantic_ai.models.{provider}")
+        installed = True
+    except ImportError:
+        installed = False
+    if not installed:
+        with pytest.raises(MissingProviderError) as info:
+            build_model(config)
+        assert f"pip install 'akgentic[{extra}]'" in str(info.value)
+        assert isinstance(info.value, ImportError)
+    else:  # pragma: no cover - only where the extra is installed
+        with pytest.raises(MissingApiKeyError, match=api_key_env(config) or ""):
+            build_model(config)
+
+
+def test_test_provider_is_pydantic_ai_test_model() -> None:
+    model = build_model(ModelConfig(provider="test", model="t1"))
+    assert isinstance(model, TestModel)
+    assert model.model_name == "t1"
+
+
+def test_scripted_default_and_file(tmp_path: Path) -> None:
+    model = build_model(ModelConfig(provider="scripted", model="default"))
+    assert isinstance(model, ScriptedModel)
+    assert model.model_name == "scripted:default"
+
+    (tmp_path / "demo.yaml").write_text("rules: []\ndefault: {text: '[scripted] hi'}\n")
+    relative = build_model(
+        ModelConfig(provider="scripted", model="demo.yaml"), role="writer", base_dir=tmp_path
+    )
+    assert isinstance(relative, ScriptedModel)
+    assert relative.model_name == "scripted:demo"
+    assert relative.role == "writer"
+
+
+def test_scripted_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="nope.yaml"):
+        build_model(ModelConfig(provider="scripted", model="nope.yaml"), base_dir=tmp_path)
+
+
+def test_fallbacks_build_a_fallback_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    roster = ModelRoster(
+        models=[
+            ModelConfig(provider="openai", model="gpt-5.2", fallback_models=["scripted:default"]),
+            ModelConfig(provider="scripted", model="default"),
+        ]
+    )
+    model = build_roster_model(roster, role="assistant")
+    assert isinstance(model, FallbackModel)
+    assert [type(m) for m in model.models] == [OpenAIChatModel, ScriptedModel]
+
+
+def test_fallback_keys_need_the_roster() -> None:
+    config = ModelConfig(provider="test", model="t", fallback_models=["scripted:default"])
+    with pytest.raises(ValueError, match="pass the roster"):
+        build_model(config)
+
+
+def test_missing_key_of_a_fallback_is_reported_at_build_time() -> None:
+    roster = ModelRoster(
+        models=[
+            ModelConfig(provider="scripted", model="default", fallback_models=["openai:gpt-5.2"]),
+            ModelConfig(provider="openai", model="gpt-5.2"),
+        ]
+    )
+    with pytest.raises(MissingApiKeyError, match="OPENAI_API_KEY"):
+        build_roster_model(roster)
+
+
+def test_roster_switch_then_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    roster = ModelRoster.from_spec("scripted:default,test:t")
+    assert isinstance(build_roster_model(roster), ScriptedModel)
+    roster.switch("test:t")
+    assert isinstance(build_roster_model(roster), TestModel)

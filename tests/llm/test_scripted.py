@@ -1,0 +1,328 @@
+"""The scripted model driving a real pydantic-ai Agent: tools, output, steps, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+from akgentic.llm import ScenarioError, ScriptedModel, from_stream_event
+from akgentic.llm.events import LlmTextDeltaEvent
+
+SCENARIO = textwrap.dedent(
+    r"""
+    name: support
+    roles:
+      assistant:
+        rules:
+          - when: 'weather in (?P<city>\w+)'
+            steps:
+              - tool_calls:
+                  - tool: get_weather
+                    args: {city: "{city}"}
+              - text: "[scripted] The weather in {city}: {result}"
+          - when: "(?i)^hello"
+            reply: {text: "[scripted] Hello! You said {0!r}."}
+          - when: 'forecast (\w+) (\w+)'
+            reply:
+              tool_calls:
+                - {tool: get_weather, args: {city: "{1}"}}
+                - {tool: get_weather, args: {city: "{2}"}}
+          - when: "storm"
+            source: tool_return
+            text: "[scripted] Take shelter: {message}"
+        default: {text: "[scripted] No rule for: {message}"}
+      analyst:
+        rules:
+          - when: "report on (?P<topic>.+)"
+            output: {title: "Report: {topic}", score: 7}
+    """
+)
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    path = tmp_path / "support.yaml"
+    path.write_text(SCENARIO)
+    return path
+
+
+def weather_agent(model: ScriptedModel, calls: list[str]) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(model)
+
+    @agent.tool_plain
+    def get_weather(city: str) -> str:
+        calls.append(city)
+        return "storm warning" if city == "Brest" else f"sunny in {city}"
+
+    return agent
+
+
+class Report(BaseModel):
+    title: str
+    score: int
+
+
+def test_model_says_it_is_scripted(scenario_file: Path) -> None:
+    model = ScriptedModel.from_file(scenario_file, role="assistant")
+    assert model.model_name == "scripted:support"
+    assert model.system == "scripted"
+
+
+def test_tool_call_round_trip_through_a_real_agent(scenario_file: Path) -> None:
+    calls: list[str] = []
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
+    result = agent.run_sync("What is the weather in Paris today?")
+    assert calls == ["Paris"]
+    assert result.output == "[scripted] The weather in Paris: sunny in Paris"
+    assert result.usage.requests == 2
+    assert result.usage.tool_calls == 1
+    assert result.usage.input_tokens > 0
+    call = result.all_messages()[1]
+    assert isinstance(call, ModelResponse)
+    assert call.model_name == "scripted:support"
+    assert isinstance(call.parts[0], ToolCallPart)
+    assert call.parts[0].args == {"city": "Paris"}
+
+
+def test_single_step_reply_with_positional_groups(scenario_file: Path) -> None:
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), [])
+    assert agent.run_sync("HELLO there").output == "[scripted] Hello! You said 'HELLO'."
+
+
+def test_default_reply(scenario_file: Path) -> None:
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), [])
+    assert agent.run_sync("tell me a joke").output == "[scripted] No rule for: tell me a joke"
+
+
+def test_builtin_default_scenario_is_plainly_labelled() -> None:
+    result = Agent(ScriptedModel.default()).run_sync("ping")
+    assert result.output.startswith("[scripted]")
+    assert "not an LLM" in result.output
+    assert result.output.endswith("You said: ping")
+
+
+def test_exhausted_rule_closes_with_the_tool_returns(scenario_file: Path) -> None:
+    calls: list[str] = []
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
+    result = agent.run_sync("forecast Oslo Rome")
+    assert calls == ["Oslo", "Rome"]
+    assert result.output == "[scripted] sunny in Oslo\nsunny in Rome"
+
+
+def test_tool_return_rule_matches_follow_up(scenario_file: Path) -> None:
+    calls: list[str] = []
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
+    result = agent.run_sync("forecast Brest Nantes")
+    assert calls == ["Brest", "Nantes"]
+    assert result.output == "[scripted] Take shelter: storm warning\nsunny in Nantes"
+
+
+def test_second_run_with_history_starts_a_new_turn(scenario_file: Path) -> None:
+    calls: list[str] = []
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
+    first = agent.run_sync("weather in Lyon")
+    second = agent.run_sync("weather in Nice", message_history=first.all_messages())
+    assert second.output == "[scripted] The weather in Nice: sunny in Nice"
+    assert calls == ["Lyon", "Nice"]
+
+
+def test_runs_are_deterministic(scenario_file: Path) -> None:
+    model = ScriptedModel.from_file(scenario_file, role="assistant")
+
+    def transcript() -> list[Any]:
+        result = weather_agent(model, []).run_sync("weather in Oslo")
+        return [
+            [
+                (type(p).__name__, getattr(p, "content", None), getattr(p, "args", None))
+                for p in m.parts
+            ]
+            for m in result.all_messages()
+            if isinstance(m, ModelResponse)
+        ]
+
+    assert transcript() == transcript()
+
+
+def test_structured_output(scenario_file: Path) -> None:
+    agent = Agent(ScriptedModel.from_file(scenario_file, role="analyst"), output_type=Report)
+    result = agent.run_sync("please write a report on tidal energy")
+    assert result.output == Report(title="Report: tidal energy", score=7)
+
+
+def test_structured_output_without_a_rule_is_generated_valid(scenario_file: Path) -> None:
+    agent = Agent(ScriptedModel.from_file(scenario_file, role="analyst"), output_type=Report)
+    result = agent.run_sync("something unscripted")
+    assert isinstance(result.output, Report)
+
+
+def test_invalid_scripted_output_is_a_scenario_error() -> None:
+    model = ScriptedModel.from_dict(
+        {"rules": [{"when": ".", "output": {"title": "t", "score": "x"}}]}
+    )
+    with pytest.raises(ScenarioError, match="rejected a scripted reply.*score"):
+        Agent(model, output_type=Report).run_sync("go")
+
+
+def test_rejected_scripted_text_is_a_scenario_error(scenario_file: Path) -> None:
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), [])
+
+    @agent.output_validator
+    def no_hello(text: str) -> str:
+        if "Hello" in text:
+            raise ModelRetry("no greetings please")
+        return text
+
+    with pytest.raises(ScenarioError, match="asked for a retry: no greetings please"):
+        agent.run_sync("hello")
+
+
+def test_scalar_output_is_wrapped_for_the_output_tool() -> None:
+    model = ScriptedModel.from_dict({"rules": [{"when": "(\\d+)", "output": 42}]})
+    assert Agent(model, output_type=int).run_sync("give 7").output == 42
+
+
+def test_tool_retry_advances_to_the_next_step() -> None:
+    model = ScriptedModel.from_dict(
+        {
+            "rules": [
+                {
+                    "when": "go",
+                    "steps": [
+                        {"tool_calls": [{"tool": "flaky", "args": {}}]},
+                        {"text": "[scripted] after retry: {result}"},
+                    ],
+                }
+            ]
+        }
+    )
+    agent: Agent[None, str] = Agent(model)
+
+    @agent.tool_plain(retries=2)
+    def flaky() -> str:
+        raise ModelRetry("come back later")
+
+    assert agent.run_sync("go").output == "[scripted] after retry: come back later"
+
+
+def test_calling_an_unknown_tool_is_a_scenario_error(scenario_file: Path) -> None:
+    agent = Agent(ScriptedModel.from_file(scenario_file, role="assistant"))
+    with pytest.raises(ScenarioError) as info:
+        agent.run_sync("weather in Paris")
+    message = str(info.value)
+    assert str(scenario_file) in message
+    assert "roles.assistant.rules[0] steps[0]" in message
+    assert "'get_weather'" in message
+
+
+def test_unknown_role_is_an_error_listing_roles(scenario_file: Path) -> None:
+    with pytest.raises(ScenarioError, match="no script for role 'poet'.*analyst, assistant"):
+        ScriptedModel.from_file(scenario_file, role="poet")
+
+
+def test_catch_all_role() -> None:
+    model = ScriptedModel.from_dict(
+        {"roles": {"*": {"default": {"text": "[scripted] any"}}, "a": {"rules": []}}}, role="b"
+    )
+    assert Agent(model).run_sync("x").output == "[scripted] any"
+
+
+def test_streaming_text_deltas(scenario_file: Path) -> None:
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), [])
+    deltas: list[LlmTextDeltaEvent] = []
+
+    async def handler(ctx: Any, events: Any) -> None:
+        async for event in events:
+            deltas.extend(
+                e for e in from_stream_event(event, run_id="r") if isinstance(e, LlmTextDeltaEvent)
+            )
+
+    result = agent.run_sync("hello world", event_stream_handler=handler)
+    assert [d.delta for d in deltas] == ["[scripted] ", "Hello! ", "You ", "said ", "'hello'."]
+    assert "".join(d.delta for d in deltas) == result.output
+
+
+def test_run_stream(scenario_file: Path) -> None:
+    agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), [])
+
+    async def main() -> list[str]:
+        async with agent.run_stream("weather in Oslo") as stream:
+            return [t async for t in stream.stream_text(delta=True, debounce_by=None)]
+
+    chunks = asyncio.run(main())
+    assert "".join(chunks) == "[scripted] The weather in Oslo: sunny in Oslo"
+    assert len(chunks) > 1
+
+
+def test_text_and_tool_calls_in_one_step() -> None:
+    model = ScriptedModel.from_dict(
+        {"rules": [{"when": "x", "text": "[scripted] calling", "tool_calls": [{"tool": "t"}]}]}
+    )
+    agent: Agent[None, str] = Agent(model)
+
+    @agent.tool_plain
+    def t() -> str:
+        return "done"
+
+    result = agent.run_sync("x")
+    first = result.all_messages()[1]
+    assert isinstance(first, ModelResponse)
+    assert isinstance(first.parts[0], TextPart)
+    assert result.output == "[scripted] done"
+
+
+# -- malformed scenarios -----------------------------------------------------------------------
+
+MALFORMED: list[tuple[str, str]] = [
+    ("rules:\n  - when: '('\n    text: x\n", r"top level\.rules\[0\]\.when: invalid regex"),
+    ("rules:\n  - when: a\n", r"top level\.rules\[0\]: .*exactly one of `reply`"),
+    (
+        "rules:\n  - when: a\n    text: x\n  - when: b\n    text: '{nope}'\n",
+        r"top level\.rules\[1\] steps\[0\]: unknown placeholder \{nope\}",
+    ),
+    (
+        "rules:\n  - when: '(?P<c>x)'\n    tool_calls: [{tool: t, args: {a: '{d}'}}]\n",
+        r"rules\[0\] steps\[0\]: unknown placeholder \{d\}",
+    ),
+    ("rules:\n  - when: a\n    steps: []\n", r"rules\[0\]: .*`steps` is empty"),
+    ("rules:\n  - when: a\n    steps: [{}]\n", r"rules\[0\]: .*at least one of text"),
+    ("rules:\n  - when: a\n    text: x\n    colour: red\n", r"rules\[0\]: colour: Extra inputs"),
+    ("rules:\n  - when: a\n    text: '{}'\n", r"rules\[0\] steps\[0\]: empty placeholder"),
+    ("rules:\n  - when: a\n    text: x\n    source: tool\n", r"rules\[0\]: source"),
+    (
+        "roles:\n  writer:\n    rules:\n      - when: a\n        text: '{2}'\n",
+        r"roles\.writer\.rules\[0\] steps\[0\]: unknown placeholder \{2\}",
+    ),
+    ("roles:\n  writer: [1, 2]\n", r"roles\.writer must be a mapping"),
+    ("roles:\n  writer: {rulez: []}\n", r"roles\.writer has unknown field\(s\) rulez"),
+    ("roles: {}\n", r"`roles` must map role names"),
+    ("- just\n- a list\n", r"expected a mapping at the top"),
+    ("rules: [\n", r"not valid YAML"),
+    ("default: {text: '{result} {x}'}\n", r"top level\.default steps\[0\]: unknown placeholder"),
+    ("rules: {when: a}\n", r"top level\.rules must be a list"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MALFORMED)
+def test_malformed_scenario_names_file_and_rule(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=expected) as info:
+        ScriptedModel.from_file(path)
+    assert str(path) in str(info.value)
+
+
+def test_missing_scenario_file(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="cannot read it"):
+        ScriptedModel.from_file(tmp_path / "absent.yaml")
+
+
+def test_literal_braces_are_doubled() -> None:
+    model = ScriptedModel.from_dict({"default": {"text": '[scripted] {{"echo": "{message}"}}'}})
+    assert Agent(model).run_sync("hi").output == '[scripted] {"echo": "hi"}'

@@ -1,0 +1,84 @@
+"""akgentic.storage: everything a team keeps, behind one bundle of small protocols.
+
+A :class:`StorageBundle` holds team records, each team's append-only event log (with
+gap-free per-team sequence numbers), the latest state of each agent, each agent's
+working memory, and the skill catalog. Backends: in-memory (tests), SQLite (the
+embedded default) and Postgres (shared by several processes), all opened with
+:func:`open_storage` and all passing one contract test suite. See README.md beside
+this file.
+
+``PostgresStorage`` is imported on first use, so SQLite users need no psycopg.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from akgentic.storage._url import ACCEPTED_URLS, open_storage
+from akgentic.storage.errors import (
+    CorruptRecordError,
+    InvalidTransitionError,
+    StorageClosedError,
+    StorageError,
+    TeamExistsError,
+    TeamNotFoundError,
+)
+from akgentic.storage.memory import MemoryStorage
+from akgentic.storage.protocols import (
+    EventLog,
+    SkillStore,
+    StateStore,
+    StorageBundle,
+    TeamStore,
+    WorkingMemoryStore,
+)
+from akgentic.storage.records import (
+    DecodeFailure,
+    EventRecord,
+    SkillRecord,
+    StateRecord,
+    TeamRecord,
+    TeamStatus,
+    corrupt_rows,
+)
+from akgentic.storage.sqlite import SqliteOptions, SqliteStorage
+
+if TYPE_CHECKING:
+    from akgentic.storage.postgres import PostgresOptions, PostgresStorage
+
+__all__ = [
+    "ACCEPTED_URLS",
+    "CorruptRecordError",
+    "DecodeFailure",
+    "EventLog",
+    "EventRecord",
+    "InvalidTransitionError",
+    "MemoryStorage",
+    "PostgresOptions",
+    "PostgresStorage",
+    "SkillRecord",
+    "SkillStore",
+    "SqliteOptions",
+    "SqliteStorage",
+    "StateRecord",
+    "StateStore",
+    "StorageBundle",
+    "StorageClosedError",
+    "StorageError",
+    "TeamExistsError",
+    "TeamNotFoundError",
+    "TeamRecord",
+    "TeamStatus",
+    "TeamStore",
+    "WorkingMemoryStore",
+    "corrupt_rows",
+    "open_storage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("PostgresStorage", "PostgresOptions"):
+        from akgentic.storage import postgres
+
+        return getattr(postgres, name)
+    raise AttributeError(f"module 'akgentic.storage' has no attribute {name!r}")

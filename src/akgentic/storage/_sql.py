@@ -1,0 +1,451 @@
+"""The SQL stores, written once for every SQL backend.
+
+A backend supplies a :class:`Driver`: how to open a transaction, how ids and times are
+bound and read back, and how a team's next events are numbered and inserted without a
+race. The stores below hold the rules (gap-free numbering, purge, latest-wins states,
+decoding that reports instead of raising) and are identical for SQLite and Postgres.
+SQL text uses ``?`` placeholders; a driver whose library wants another style converts.
+
+Rows are fetched while the driver's lock is held and decoded after it is released, so
+a long restore does not stall writers on decoding.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import Any, Protocol
+from uuid import UUID, uuid4
+
+from pydantic import BaseModel
+
+from akgentic.core.messages.message import Message
+from akgentic.storage._codec import (
+    decode_event,
+    decode_state,
+    dump_object,
+    dump_objects,
+    encode_event,
+    encode_state,
+    load_object,
+)
+from akgentic.storage._rules import check_read_range, check_transition, team_not_found
+from akgentic.storage.errors import TeamExistsError
+from akgentic.storage.records import (
+    EventRecord,
+    SkillRecord,
+    StateRecord,
+    TeamRecord,
+    TeamStatus,
+    utc_now,
+)
+
+__all__ = ["Cursor", "Driver", "SqlStorage"]
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the stores use."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> object: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> builtins.list[Any]: ...
+
+
+class Driver(Protocol):
+    """What a SQL backend provides to the shared stores."""
+
+    team_tables: tuple[str, ...]
+    """Every table with a ``team_id`` column, emptied by ``purge``."""
+
+    def write(self) -> AbstractContextManager[Cursor]:
+        """One transaction, committed when the block exits normally, rolled back if not.
+
+        Writers are serialized per team at least; the commit is durable on exit."""
+        ...
+
+    def read(self) -> AbstractContextManager[Cursor]:
+        """A cursor for reads (each statement sees committed data)."""
+        ...
+
+    def uid(self, value: UUID) -> Any:
+        """``value`` as a bind parameter."""
+        ...
+
+    def load_uid(self, value: Any) -> UUID:
+        """A stored id back to a UUID."""
+        ...
+
+    def time(self, value: datetime) -> Any:
+        """A UTC time as a bind parameter."""
+        ...
+
+    def load_time(self, value: Any) -> datetime:
+        """A stored time back to a timezone-aware UTC datetime."""
+        ...
+
+    def insert_events(self, team_id: UUID, rows: builtins.list[tuple[datetime, str]]) -> int:
+        """Store ``rows`` (timestamp, payload) as the team's next events; the first number.
+
+        One transaction, committed on return. Numbering must be race-free against every
+        other writer of the same store (threads, connections, processes) and a failed
+        insert must give its numbers back (no gaps)."""
+        ...
+
+    def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
+        """Inside a write transaction: serialize writers of one agent's working memory."""
+        ...
+
+
+_TEAM_COLUMNS = "team_id, name, status, created_at, updated_at, card, metadata"
+
+
+class _Teams:
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def _record(self, row: Sequence[Any]) -> TeamRecord:
+        team_id = self._db.load_uid(row[0])
+        return TeamRecord(
+            team_id=team_id,
+            name=row[1],
+            status=TeamStatus(row[2]),
+            created_at=self._db.load_time(row[3]),
+            updated_at=self._db.load_time(row[4]),
+            card=load_object(row[5], f"team {team_id} card"),
+            metadata=load_object(row[6], f"team {team_id} metadata"),
+        )
+
+    def create(
+        self,
+        name: str,
+        *,
+        card: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        team_id: UUID | None = None,
+    ) -> TeamRecord:
+        db = self._db
+        team_id = team_id or uuid4()
+        now = db.time(utc_now())
+        row = (
+            db.uid(team_id),
+            name,
+            TeamStatus.RUNNING.value,
+            now,
+            now,
+            dump_object(card or {}, "card"),
+            dump_object(metadata or {}, "metadata"),
+        )
+        with db.write() as cur:
+            cur.execute(
+                f"INSERT INTO akgentic_teams ({_TEAM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                f"ON CONFLICT (team_id) DO NOTHING",
+                row,
+            )
+            if cur.rowcount == 0:
+                raise TeamExistsError(f"team {team_id} already exists")
+        return self._record(row)
+
+    def get(self, team_id: UUID) -> TeamRecord | None:
+        with self._db.read() as cur:
+            row = cur.execute(
+                f"SELECT {_TEAM_COLUMNS} FROM akgentic_teams WHERE team_id = ?",
+                (self._db.uid(team_id),),
+            ).fetchone()
+        return None if row is None else self._record(row)
+
+    def list(self, status: TeamStatus | None = None) -> builtins.list[TeamRecord]:
+        sql = f"SELECT {_TEAM_COLUMNS} FROM akgentic_teams"
+        params: tuple[Any, ...] = ()
+        if status is not None:
+            sql += " WHERE status = ?"
+            params = (TeamStatus(status).value,)
+        with self._db.read() as cur:
+            rows = cur.execute(sql + " ORDER BY created_at, team_id", params).fetchall()
+        return [self._record(row) for row in rows]
+
+    def update(
+        self,
+        team_id: UUID,
+        *,
+        name: str | None = None,
+        card: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TeamRecord:
+        changes: dict[str, Any] = {}
+        if name is not None:
+            changes["name"] = name
+        if card is not None:
+            changes["card"] = dump_object(card, "card")
+        if metadata is not None:
+            changes["metadata"] = dump_object(metadata, "metadata")
+        return self._change(team_id, changes, None)
+
+    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+        status = TeamStatus(status)
+        return self._change(team_id, {"status": status.value}, status)
+
+    def delete(self, team_id: UUID) -> TeamRecord:
+        return self.set_status(team_id, TeamStatus.DELETED)
+
+    def _change(
+        self, team_id: UUID, changes: dict[str, Any], status: TeamStatus | None
+    ) -> TeamRecord:
+        db = self._db
+        changes["updated_at"] = db.time(utc_now())
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        with db.write() as cur:
+            current = cur.execute(
+                "SELECT status FROM akgentic_teams WHERE team_id = ?", (db.uid(team_id),)
+            ).fetchone()
+            if current is None:
+                raise team_not_found(team_id)
+            if status is not None:
+                check_transition(team_id, TeamStatus(current[0]), status)
+            cur.execute(
+                f"UPDATE akgentic_teams SET {assignments} WHERE team_id = ?",
+                (*changes.values(), db.uid(team_id)),
+            )
+            row = cur.execute(
+                f"SELECT {_TEAM_COLUMNS} FROM akgentic_teams WHERE team_id = ?",
+                (db.uid(team_id),),
+            ).fetchone()
+        return self._record(row)
+
+    def purge(self, team_id: UUID) -> bool:
+        removed = 0
+        with self._db.write() as cur:
+            for table in self._db.team_tables:
+                cur.execute(f"DELETE FROM {table} WHERE team_id = ?", (self._db.uid(team_id),))
+                removed += max(cur.rowcount, 0)
+        return removed > 0
+
+
+class _Events:
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def append(self, team_id: UUID, message: Message) -> int:
+        return self.append_many(team_id, (message,))[0]
+
+    def append_many(self, team_id: UUID, messages: Sequence[Message]) -> builtins.list[int]:
+        db = self._db
+        encoded = [encode_event(m) for m in messages]
+        if not encoded:
+            return []
+        first = db.insert_events(team_id, encoded)
+        return list(range(first, first + len(encoded)))
+
+    def read(
+        self,
+        team_id: UUID,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[EventRecord]:
+        start = check_read_range(from_seq, to_seq, limit)
+        sql = "SELECT seq, ts, payload FROM akgentic_events WHERE team_id = ? AND seq >= ?"
+        params: builtins.list[Any] = [self._db.uid(team_id), start]
+        if to_seq is not None:
+            sql += " AND seq <= ?"
+            params.append(to_seq)
+        sql += " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._db.read() as cur:
+            rows = cur.execute(sql, params).fetchall()
+        load_time = self._db.load_time
+        return [decode_event(team_id, seq, load_time(ts), raw) for seq, ts, raw in rows]
+
+    def last_seq(self, team_id: UUID) -> int:
+        with self._db.read() as cur:
+            row = cur.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM akgentic_events WHERE team_id = ?",
+                (self._db.uid(team_id),),
+            ).fetchone()
+        return int(row[0])
+
+
+class _States:
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def save_state(self, team_id: UUID, agent_id: UUID, agent_name: str, state: BaseModel) -> None:
+        db = self._db
+        row = (
+            db.uid(team_id),
+            db.uid(agent_id),
+            agent_name,
+            db.time(utc_now()),
+            encode_state(state),
+        )
+        with db.write() as cur:
+            cur.execute(
+                "INSERT INTO akgentic_states (team_id, agent_id, agent_name, updated_at, payload) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (team_id, agent_id) DO UPDATE SET "
+                "agent_name = excluded.agent_name, updated_at = excluded.updated_at, "
+                "payload = excluded.payload",
+                row,
+            )
+
+    def load_states(self, team_id: UUID) -> dict[UUID, StateRecord]:
+        db = self._db
+        with db.read() as cur:
+            rows = cur.execute(
+                "SELECT agent_id, agent_name, updated_at, payload FROM akgentic_states "
+                "WHERE team_id = ? ORDER BY agent_id",
+                (db.uid(team_id),),
+            ).fetchall()
+        records: dict[UUID, StateRecord] = {}
+        for agent, name, updated_at, raw in rows:
+            agent_id = db.load_uid(agent)
+            records[agent_id] = decode_state(team_id, agent_id, name, db.load_time(updated_at), raw)
+        return records
+
+
+class _WorkingMemory:
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def get(self, team_id: UUID, agent_id: UUID) -> builtins.list[dict[str, Any]]:
+        db = self._db
+        with db.read() as cur:
+            rows = cur.execute(
+                "SELECT item FROM akgentic_working_memory WHERE team_id = ? AND agent_id = ? "
+                "ORDER BY pos",
+                (db.uid(team_id), db.uid(agent_id)),
+            ).fetchall()
+        where = f"working memory of agent {agent_id} in team {team_id}"
+        return [load_object(row[0], f"{where}, item {i}") for i, row in enumerate(rows)]
+
+    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+        self._write(team_id, agent_id, dump_objects(items, "items"), clear=True)
+
+    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+        raws = dump_objects(items, "items")
+        if raws:
+            self._write(team_id, agent_id, raws, clear=False)
+
+    def clear(self, team_id: UUID, agent_id: UUID) -> None:
+        self._write(team_id, agent_id, [], clear=True)
+
+    def _write(self, team_id: UUID, agent_id: UUID, raws: builtins.list[str], clear: bool) -> None:
+        db = self._db
+        key = (db.uid(team_id), db.uid(agent_id))
+        with db.write() as cur:
+            db.lock_working_memory(cur, team_id, agent_id)
+            if clear:
+                cur.execute(
+                    "DELETE FROM akgentic_working_memory WHERE team_id = ? AND agent_id = ?", key
+                )
+                start = 0
+            else:
+                row = cur.execute(
+                    "SELECT COALESCE(MAX(pos), -1) FROM akgentic_working_memory "
+                    "WHERE team_id = ? AND agent_id = ?",
+                    key,
+                ).fetchone()
+                start = int(row[0]) + 1
+            if raws:
+                cur.executemany(
+                    "INSERT INTO akgentic_working_memory (team_id, agent_id, pos, item) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(*key, start + i, raw) for i, raw in enumerate(raws)],
+                )
+
+
+_SKILL_COLUMNS = "name, description, content, source, updated_at"
+
+
+class _Skills:
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def _record(self, row: Sequence[Any]) -> SkillRecord:
+        return SkillRecord(
+            name=row[0],
+            description=row[1],
+            content=row[2],
+            source=row[3],
+            updated_at=self._db.load_time(row[4]),
+        )
+
+    def list(self) -> builtins.list[SkillRecord]:
+        with self._db.read() as cur:
+            rows = cur.execute(f"SELECT {_SKILL_COLUMNS} FROM akgentic_skills ORDER BY name")
+            return [self._record(row) for row in rows.fetchall()]
+
+    def get(self, name: str) -> SkillRecord | None:
+        with self._db.read() as cur:
+            row = cur.execute(
+                f"SELECT {_SKILL_COLUMNS} FROM akgentic_skills WHERE name = ?", (name,)
+            ).fetchone()
+        return None if row is None else self._record(row)
+
+    def upsert(self, skill: SkillRecord) -> SkillRecord:
+        stored = skill.model_copy(update={"updated_at": utc_now()})
+        with self._db.write() as cur:
+            cur.execute(
+                f"INSERT INTO akgentic_skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET description = excluded.description, "
+                "content = excluded.content, source = excluded.source, "
+                "updated_at = excluded.updated_at",
+                (
+                    stored.name,
+                    stored.description,
+                    stored.content,
+                    stored.source,
+                    self._db.time(stored.updated_at),
+                ),
+            )
+        return stored
+
+    def remove(self, name: str) -> bool:
+        with self._db.write() as cur:
+            cur.execute("DELETE FROM akgentic_skills WHERE name = ?", (name,))
+            return cur.rowcount > 0
+
+
+class SqlStorage:
+    """The bundle over a :class:`Driver`; backends subclass it and add opening/closing."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._teams = _Teams(driver)
+        self._events = _Events(driver)
+        self._states = _States(driver)
+        self._memory = _WorkingMemory(driver)
+        self._skills = _Skills(driver)
+
+    @property
+    def teams(self) -> _Teams:
+        """Team records (see :class:`akgentic.storage.TeamStore`)."""
+        return self._teams
+
+    @property
+    def events(self) -> _Events:
+        """The per-team event logs (see :class:`akgentic.storage.EventLog`)."""
+        return self._events
+
+    @property
+    def states(self) -> _States:
+        """Latest state per agent (see :class:`akgentic.storage.StateStore`)."""
+        return self._states
+
+    @property
+    def working_memory(self) -> _WorkingMemory:
+        """Per-agent model context (see :class:`akgentic.storage.WorkingMemoryStore`)."""
+        return self._memory
+
+    @property
+    def skills(self) -> _Skills:
+        """The skill catalog (see :class:`akgentic.storage.SkillStore`)."""
+        return self._skills

@@ -1,0 +1,44 @@
+"""The errors a store raises. Decoding failures are *not* among them on read paths.
+
+Reading history never raises for a payload that cannot be decoded: the record carries
+the failure instead (see :class:`akgentic.storage.EventRecord`). The errors below are
+for calls that cannot be honoured at all.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CorruptRecordError",
+    "InvalidTransitionError",
+    "StorageClosedError",
+    "StorageError",
+    "TeamExistsError",
+    "TeamNotFoundError",
+]
+
+
+class StorageError(Exception):
+    """Base of every error raised by ``akgentic.storage``."""
+
+
+class StorageClosedError(StorageError):
+    """The store was closed; open a new one to go on."""
+
+
+class TeamNotFoundError(StorageError, LookupError):
+    """No team record has this id."""
+
+
+class TeamExistsError(StorageError, ValueError):
+    """A team record with this id already exists."""
+
+
+class InvalidTransitionError(StorageError, ValueError):
+    """The requested status change is not allowed (a DELETED team stays deleted)."""
+
+
+class CorruptRecordError(StorageError):
+    """A stored payload cannot be decoded; raised only when a caller asks for the value.
+
+    The message names the team, the row (event sequence or agent id) and the reason.
+    """

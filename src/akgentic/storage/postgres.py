@@ -1,0 +1,263 @@
+"""The Postgres backend (psycopg 3): for several processes or machines sharing teams.
+
+- **Connection.** One connection per store, guarded by a lock, in autocommit mode with
+  an explicit transaction per write; any thread may call any method. A connection found
+  closed (server restart, network) is replaced on the next call; the call that saw it
+  break fails and stored nothing. Open one store per process; more throughput across
+  threads of one process would need a pool, which this store does not need to be.
+- **Durability.** A write has committed before the call returns, with Postgres'
+  ``synchronous_commit`` deciding how far (``on``, its default, means flushed to the WAL).
+- **Sequence numbers.** A per-team counter row, bumped with
+  ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` in the same statement that inserts
+  the events (one round trip, one transaction): the row stays locked until commit, so
+  concurrent appenders to one team — in any process — take turns, and a failed batch
+  gives its numbers back (no gaps). Appends to different teams do not wait for each
+  other.
+- **Schema.** Created on open, idempotently, under an advisory lock (so processes
+  starting together do not race), in ``schema`` (default ``public``; created if
+  missing). Payloads are ``TEXT``, not ``JSONB``: the store returns exactly what it
+  wrote, and a damaged payload can be reported rather than refused.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from pydantic import BaseModel, ConfigDict, Field
+
+from akgentic.storage._codec import to_utc
+from akgentic.storage._sql import Cursor, SqlStorage
+from akgentic.storage.errors import StorageClosedError, StorageError
+
+__all__ = ["PostgresOptions", "PostgresStorage"]
+
+SCHEMA_VERSION = 1
+_SCHEMA_LOCK = 0x616B67656E746963  # "akgentic": the advisory lock taken while creating
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS akgentic_meta (
+        key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS akgentic_teams (
+        team_id UUID PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL,
+        card TEXT NOT NULL, metadata TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS akgentic_teams_status ON akgentic_teams (status, created_at)",
+    """CREATE TABLE IF NOT EXISTS akgentic_team_seq (
+        team_id UUID PRIMARY KEY, last_seq BIGINT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS akgentic_events (
+        team_id UUID NOT NULL, seq BIGINT NOT NULL, ts TIMESTAMPTZ NOT NULL,
+        payload TEXT NOT NULL, PRIMARY KEY (team_id, seq))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_states (
+        team_id UUID NOT NULL, agent_id UUID NOT NULL, agent_name TEXT NOT NULL,
+        updated_at TIMESTAMPTZ NOT NULL, payload TEXT NOT NULL,
+        PRIMARY KEY (team_id, agent_id))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_working_memory (
+        team_id UUID NOT NULL, agent_id UUID NOT NULL, pos BIGINT NOT NULL,
+        item TEXT NOT NULL, PRIMARY KEY (team_id, agent_id, pos))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_skills (
+        name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
+        source TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+)
+
+
+# One statement, so one round trip and its own transaction (autocommit): bump the team's
+# counter row (locked until commit) and insert the batch numbered from it. If the insert
+# fails, the counter bump rolls back with it.
+_INSERT_EVENTS = """
+WITH counter AS (
+    INSERT INTO akgentic_team_seq (team_id, last_seq) VALUES (%(team)b, %(count)b)
+    ON CONFLICT (team_id) DO UPDATE
+    SET last_seq = akgentic_team_seq.last_seq + excluded.last_seq
+    RETURNING last_seq
+), inserted AS (
+    INSERT INTO akgentic_events (team_id, seq, ts, payload)
+    SELECT %(team)b, counter.last_seq - %(count)b + batch.ord, batch.ts, batch.payload
+    FROM counter,
+         unnest(%(times)b::timestamptz[], %(payloads)b::text[])
+             WITH ORDINALITY AS batch(ts, payload, ord)
+)
+SELECT last_seq FROM counter
+"""
+
+
+class PostgresOptions(BaseModel):
+    """Options of a Postgres store (``schema`` is also read from a URL: ``?schema=x``)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    schema_name: str = Field(default="public", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+class _PgCursor:
+    """A psycopg cursor speaking the ``?`` placeholders of the shared SQL."""
+
+    __slots__ = ("_cur",)
+
+    def __init__(self, cur: psycopg.Cursor[Any]) -> None:
+        self._cur = cur
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    def execute(self, query: str, params: Sequence[Any] = ()) -> _PgCursor:
+        self._cur.execute(query.replace("?", "%s"), params)
+        return self
+
+    def executemany(self, query: str, params: Iterable[Sequence[Any]]) -> object:
+        self._cur.executemany(query.replace("?", "%s"), params)
+        return None
+
+    def fetchone(self) -> Any:
+        return self._cur.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._cur.fetchall()
+
+
+class _Driver:
+    # The counter goes first: deleting it waits for an append in flight on the team,
+    # whose rows the following DELETEs then see and remove.
+    team_tables: tuple[str, ...] = (
+        "akgentic_team_seq",
+        "akgentic_teams",
+        "akgentic_events",
+        "akgentic_states",
+        "akgentic_working_memory",
+    )
+
+    def __init__(self, conninfo: str, options: PostgresOptions) -> None:
+        self._conninfo = conninfo
+        self._schema = options.schema_name
+        self._lock = threading.Lock()
+        self._closed = False
+        self._conn = self._connect()
+        try:
+            self._create_schema()
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        conn = psycopg.connect(self._conninfo, autocommit=True)
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
+        return conn
+
+    def _create_schema(self) -> None:
+        with self.write() as cur:
+            cur.execute(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})")
+            if self._schema != "public":
+                schema = sql.Identifier(self._schema).as_string(self._conn)
+                cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            for statement in _SCHEMA:
+                cur.execute(statement)
+            row = cur.execute(
+                "SELECT value FROM akgentic_meta WHERE key = 'schema_version'"
+            ).fetchone()
+            if row is not None and int(row[0]) > SCHEMA_VERSION:
+                raise StorageError(
+                    f"schema {self._schema!r} has akgentic schema version {row[0]}, newer "
+                    f"than this akgentic ({SCHEMA_VERSION}): upgrade akgentic to open it"
+                )
+            cur.execute(
+                "INSERT INTO akgentic_meta (key, value) VALUES ('schema_version', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(SCHEMA_VERSION),),
+            )
+
+    def _live(self) -> psycopg.Connection[Any]:
+        if self._closed:
+            raise StorageClosedError("this PostgresStorage is closed")
+        if self._conn.closed:
+            self._conn = self._connect()
+        return self._conn
+
+    @contextmanager
+    def write(self) -> Iterator[Cursor]:
+        with self._lock:
+            conn = self._live()
+            with conn.transaction(), conn.cursor() as cur:
+                yield _PgCursor(cur)
+
+    @contextmanager
+    def read(self) -> Iterator[Cursor]:
+        with self._lock, self._live().cursor() as cur:
+            yield _PgCursor(cur)
+
+    def uid(self, value: UUID) -> Any:
+        return value
+
+    def load_uid(self, value: Any) -> UUID:
+        return value if isinstance(value, UUID) else UUID(str(value))
+
+    def time(self, value: datetime) -> Any:
+        return to_utc(value)
+
+    def load_time(self, value: Any) -> datetime:
+        return to_utc(value)
+
+    def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:
+        count = len(rows)
+        params = {
+            "team": team_id,
+            "count": count,
+            "times": [to_utc(ts) for ts, _ in rows],
+            "payloads": [raw for _, raw in rows],
+        }
+        with self._lock:
+            row = self._live().execute(_INSERT_EVENTS, params).fetchone()
+        if row is None:  # the statement always returns the counter's row
+            raise StorageError(f"team {team_id}: the event insert returned no sequence number")
+        last = row[0]
+        return int(last) - count + 1
+
+    def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
+        cur.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
+            (f"akgentic.working_memory:{team_id}:{agent_id}",),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+
+class PostgresStorage(SqlStorage):
+    """A :class:`~akgentic.storage.StorageBundle` in a Postgres database (see module notes).
+
+    ``PostgresStorage("postgresql://user@host/db", schema="akgentic")`` or
+    ``open_storage("postgresql://user@host/db?schema=akgentic")``.
+    """
+
+    def __init__(self, conninfo: str, *, schema: str = "public") -> None:
+        self.options = PostgresOptions(schema_name=schema)
+        self._driver = _Driver(conninfo, self.options)
+        super().__init__(self._driver)
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise StorageClosedError."""
+        self._driver.close()
+
+    def __enter__(self) -> PostgresStorage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStorage(schema={self.options.schema_name!r})"
+
+
+if TYPE_CHECKING:  # the type checker proves the bundle honours the protocols
+    from akgentic.storage.protocols import StorageBundle
+
+    _check: StorageBundle = PostgresStorage("")

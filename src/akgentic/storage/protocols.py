@@ -1,0 +1,200 @@
+"""The storage bundle: one small protocol per kind of data a team keeps.
+
+Every backend (``memory``, ``sqlite``, ``postgres``) implements all of them and passes
+the same contract tests. The rules, stated once here:
+
+- **Durability.** A call that writes has committed before it returns: an accepted
+  append survives the process (and, for the SQL backends, the machine; see each
+  backend's note on syncing).
+- **Event log.** Append-only. The store assigns each team its own sequence numbers,
+  1, 2, 3 ... with no gap and no duplicate, even with many writers (threads, and for
+  the SQL backends, connections and processes). ``append_many`` is one transaction:
+  all of the batch or none of it.
+- **Corrupt rows.** Reading never raises because a stored payload cannot be decoded.
+  The record carries ``error`` (naming team, row and reason) and ``raw``; the rest of
+  the history still loads. :func:`akgentic.storage.corrupt_rows` lists the damage.
+- **Purge.** ``teams.purge`` removes the team and everything kept for it: events,
+  states, working memory. ``teams.delete`` only marks the team DELETED.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+from uuid import UUID
+
+from pydantic import BaseModel
+
+from akgentic.core.messages.message import Message
+from akgentic.storage.records import EventRecord, SkillRecord, StateRecord, TeamRecord, TeamStatus
+
+__all__ = [
+    "EventLog",
+    "SkillStore",
+    "StateStore",
+    "StorageBundle",
+    "TeamStore",
+    "WorkingMemoryStore",
+]
+
+
+@runtime_checkable
+class TeamStore(Protocol):
+    """Team records: identity, status, the serialized card and free metadata."""
+
+    def create(
+        self,
+        name: str,
+        *,
+        card: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        team_id: UUID | None = None,
+    ) -> TeamRecord:
+        """Record a new RUNNING team (a fresh id unless given); TeamExistsError if taken."""
+        ...
+
+    def get(self, team_id: UUID) -> TeamRecord | None:
+        """The team, or None when there is no record (a DELETED team is still returned)."""
+        ...
+
+    def list(self, status: TeamStatus | None = None) -> builtins.list[TeamRecord]:
+        """The teams, oldest first; only those in ``status`` when given."""
+        ...
+
+    def update(
+        self,
+        team_id: UUID,
+        *,
+        name: str | None = None,
+        card: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TeamRecord:
+        """Replace the given fields; TeamNotFoundError when there is no record."""
+        ...
+
+    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+        """Move the team to ``status``. RUNNING and STOPPED go both ways; DELETED is
+        terminal (InvalidTransitionError). TeamNotFoundError when there is no record."""
+        ...
+
+    def delete(self, team_id: UUID) -> TeamRecord:
+        """Mark the team DELETED, keeping its rows (idempotent)."""
+        ...
+
+    def purge(self, team_id: UUID) -> bool:
+        """Remove the team record and its events, states and working memory, in one
+        transaction. True when anything was removed."""
+        ...
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """A team's append-only log of everything its orchestrator saw."""
+
+    def append(self, team_id: UUID, message: Message) -> int:
+        """Store ``message`` and return its sequence number, committed on return."""
+        ...
+
+    def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
+        """Store ``messages`` in order in one transaction; their consecutive numbers."""
+        ...
+
+    def read(
+        self,
+        team_id: UUID,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        limit: int | None = None,
+    ) -> list[EventRecord]:
+        """Records with ``from_seq <= seq <= to_seq``, in order, at most ``limit``.
+
+        Never raises for a payload that does not decode: see the module docstring.
+        """
+        ...
+
+    def last_seq(self, team_id: UUID) -> int:
+        """The highest sequence number of the team; 0 when it has no events."""
+        ...
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """The latest state snapshot of each agent of a team (latest save wins)."""
+
+    def save_state(self, team_id: UUID, agent_id: UUID, agent_name: str, state: BaseModel) -> None:
+        """Replace the agent's snapshot, committed on return."""
+        ...
+
+    def load_states(self, team_id: UUID) -> dict[UUID, StateRecord]:
+        """Every agent's latest snapshot, by agent id; corrupt ones carry ``error``."""
+        ...
+
+
+@runtime_checkable
+class WorkingMemoryStore(Protocol):
+    """Each agent's working memory: the model context, a mutable list of JSON objects.
+
+    Unlike the event log it is edited freely: compaction replaces it wholesale.
+    """
+
+    def get(self, team_id: UUID, agent_id: UUID) -> list[dict[str, Any]]:
+        """The items in order; an empty list when there are none."""
+        ...
+
+    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+        """Make ``items`` the whole working memory (one transaction)."""
+        ...
+
+    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+        """Add ``items`` at the end (one transaction)."""
+        ...
+
+    def clear(self, team_id: UUID, agent_id: UUID) -> None:
+        """Remove every item."""
+        ...
+
+
+@runtime_checkable
+class SkillStore(Protocol):
+    """Skills by name (a catalog shared by every team of the store)."""
+
+    def list(self) -> builtins.list[SkillRecord]:
+        """Every skill, ordered by name."""
+        ...
+
+    def get(self, name: str) -> SkillRecord | None:
+        """The skill called ``name``, or None."""
+        ...
+
+    def upsert(self, skill: SkillRecord) -> SkillRecord:
+        """Insert or replace by name; returns the stored record (``updated_at`` now)."""
+        ...
+
+    def remove(self, name: str) -> bool:
+        """Remove the skill; True when it existed."""
+        ...
+
+
+@runtime_checkable
+class StorageBundle(Protocol):
+    """Everything a deployment stores, behind one object opened from a URL."""
+
+    @property
+    def teams(self) -> TeamStore: ...
+
+    @property
+    def events(self) -> EventLog: ...
+
+    @property
+    def states(self) -> StateStore: ...
+
+    @property
+    def working_memory(self) -> WorkingMemoryStore: ...
+
+    @property
+    def skills(self) -> SkillStore: ...
+
+    def close(self) -> None:
+        """Release connections; idempotent. Any later call raises StorageClosedError."""
+        ...

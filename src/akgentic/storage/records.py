@@ -1,0 +1,175 @@
+"""The records a store hands out, and the helper that lists the corrupt ones.
+
+Records are immutable pydantic models: what crosses the storage boundary is typed and
+validated. Event and state records carry their decoded value *or* the reason it could
+not be decoded, never both, plus the raw stored text, so that one damaged row never
+hides the rest of a team's history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, ClassVar, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from akgentic.core.messages.message import Message
+from akgentic.storage.errors import CorruptRecordError
+
+__all__ = [
+    "DecodeFailure",
+    "EventRecord",
+    "SkillRecord",
+    "StateRecord",
+    "TeamRecord",
+    "TeamStatus",
+    "corrupt_rows",
+]
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware in UTC (every stored time is UTC)."""
+    return datetime.now(UTC)
+
+
+class TeamStatus(StrEnum):
+    """Where a team is in its life. DELETED is terminal; ``purge`` removes the rows."""
+
+    RUNNING = "RUNNING"
+    STOPPED = "STOPPED"
+    DELETED = "DELETED"
+
+
+class _Record(BaseModel):
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
+
+
+class TeamRecord(_Record):
+    """A team as the store knows it.
+
+    ``card`` is the serialized team card, opaque JSON to the store; ``metadata`` is free
+    JSON for the layers above (owner, labels...). Times are set by the store, in UTC.
+    """
+
+    team_id: UUID
+    name: str
+    status: TeamStatus
+    created_at: datetime
+    updated_at: datetime
+    card: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class EventRecord(_Record):
+    """One row of a team's append-only event log.
+
+    ``seq`` is the per-team sequence number the store assigned (1, 2, 3 ... with no
+    gap). ``timestamp`` is the message's own timestamp. Exactly one of ``message`` and
+    ``error`` is set: ``error`` names the team, the sequence number and why the stored
+    ``raw`` text could not be decoded.
+    """
+
+    team_id: UUID
+    seq: int
+    timestamp: datetime
+    message: Message | None
+    error: str | None = None
+    raw: str
+
+    @property
+    def ok(self) -> bool:
+        """Whether the payload decoded."""
+        return self.error is None
+
+    def require(self) -> Message:
+        """The decoded message; :class:`CorruptRecordError` when it could not be decoded."""
+        if self.message is None:
+            raise CorruptRecordError(self.error or f"team {self.team_id}, event seq {self.seq}")
+        return self.message
+
+
+class StateRecord(_Record):
+    """The latest state snapshot of one agent of a team (latest save wins).
+
+    Exactly one of ``state`` and ``error`` is set, as for :class:`EventRecord`.
+    """
+
+    team_id: UUID
+    agent_id: UUID
+    agent_name: str
+    updated_at: datetime
+    state: BaseModel | None
+    error: str | None = None
+    raw: str
+
+    @property
+    def ok(self) -> bool:
+        """Whether the payload decoded."""
+        return self.error is None
+
+    def require(self) -> BaseModel:
+        """The decoded state; :class:`CorruptRecordError` when it could not be decoded."""
+        if self.state is None:
+            raise CorruptRecordError(self.error or f"team {self.team_id}, agent {self.agent_id}")
+        return self.state
+
+
+class SkillRecord(_Record):
+    """A skill: knowledge an agent reads on demand (``content``), indexed by name.
+
+    ``source`` says where it came from (a file path, a URL, "user"). ``updated_at`` is
+    stamped by the store on every upsert.
+    """
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    content: str = ""
+    source: str = ""
+    updated_at: datetime = Field(default_factory=utc_now)
+
+
+class DecodeFailure(_Record):
+    """One stored row that could not be decoded: which team, which row, and why."""
+
+    team_id: UUID
+    kind: Literal["event", "state"]
+    seq: int | None = None
+    agent_id: UUID | None = None
+    reason: str
+    raw: str
+
+
+def corrupt_rows(records: Iterable[EventRecord | StateRecord]) -> list[DecodeFailure]:
+    """The rows among ``records`` whose payload did not decode, in the given order.
+
+    Raises nothing: it is the way to list damage without stopping a restore, e.g.
+    ``corrupt_rows(store.events.read(team_id))``.
+    """
+    failures: list[DecodeFailure] = []
+    for record in records:
+        if record.error is None:
+            continue
+        if isinstance(record, EventRecord):
+            failures.append(
+                DecodeFailure(
+                    team_id=record.team_id,
+                    kind="event",
+                    seq=record.seq,
+                    reason=record.error,
+                    raw=record.raw,
+                )
+            )
+        else:
+            failures.append(
+                DecodeFailure(
+                    team_id=record.team_id,
+                    kind="state",
+                    agent_id=record.agent_id,
+                    reason=record.error,
+                    raw=record.raw,
+                )
+            )
+    return failures

@@ -1,0 +1,211 @@
+"""The SQLite backend: the embedded default, one file, no server.
+
+- **WAL mode**, so readers never block the writer, and other processes on the same
+  machine may open the same file.
+- **Durability.** Every write is one ``BEGIN IMMEDIATE ... COMMIT`` transaction that has
+  committed before the call returns. ``synchronous=FULL`` (the default) also syncs the
+  WAL to disk at each commit, so an accepted append survives a power cut, not only a
+  crash of the process. ``synchronous=NORMAL`` skips that sync (it survives a process
+  crash; the last commits may be lost if the machine loses power) for more single-append
+  throughput; ``append_many`` pays one sync per batch either way.
+- **Threads.** One connection, guarded by a lock: any thread may call any method.
+  Rows are decoded after the lock is released.
+- **Sequence numbers.** ``BEGIN IMMEDIATE`` takes the database's write lock before the
+  next number is read (``MAX(seq) + 1``), so numbering is race-free across threads,
+  connections and processes, and a rolled-back batch leaves no gap. A writer waits up
+  to ``busy_timeout`` seconds for another process' transaction.
+
+The schema is created on open (idempotent; ``PRAGMA user_version`` records it).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from akgentic.storage._codec import to_utc
+from akgentic.storage._sql import Cursor, SqlStorage
+from akgentic.storage.errors import StorageClosedError, StorageError
+
+__all__ = ["SqliteOptions", "SqliteStorage"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS akgentic_teams (
+        team_id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        card TEXT NOT NULL, metadata TEXT NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS akgentic_teams_status ON akgentic_teams (status, created_at)",
+    """CREATE TABLE IF NOT EXISTS akgentic_events (
+        team_id TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, payload TEXT NOT NULL,
+        PRIMARY KEY (team_id, seq))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_states (
+        team_id TEXT NOT NULL, agent_id TEXT NOT NULL, agent_name TEXT NOT NULL,
+        updated_at TEXT NOT NULL, payload TEXT NOT NULL,
+        PRIMARY KEY (team_id, agent_id))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_working_memory (
+        team_id TEXT NOT NULL, agent_id TEXT NOT NULL, pos INTEGER NOT NULL,
+        item TEXT NOT NULL, PRIMARY KEY (team_id, agent_id, pos))""",
+    """CREATE TABLE IF NOT EXISTS akgentic_skills (
+        name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
+        source TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+)
+
+
+class SqliteOptions(BaseModel):
+    """Options of a SQLite store (also read from a URL's query: ``?synchronous=NORMAL``)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    synchronous: Literal["FULL", "NORMAL"] = "FULL"
+    busy_timeout: float = Field(default=30.0, ge=0)
+
+
+class _Driver:
+    team_tables: tuple[str, ...] = (
+        "akgentic_teams",
+        "akgentic_events",
+        "akgentic_states",
+        "akgentic_working_memory",
+    )
+
+    def __init__(self, path: Path, options: SqliteOptions) -> None:
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = sqlite3.connect(
+            path,
+            timeout=options.busy_timeout,
+            isolation_level=None,  # autocommit: transactions are explicit
+            check_same_thread=False,  # the lock below serializes use
+        )
+        conn = self._conn
+        try:
+            (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            if str(mode).lower() != "wal":
+                raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
+            conn.execute(f"PRAGMA synchronous={options.synchronous}")
+            with self.write() as cur:
+                for statement in _SCHEMA:
+                    cur.execute(statement)
+                (version,) = cur.execute("PRAGMA user_version").fetchone()
+                if version > SCHEMA_VERSION:
+                    raise StorageError(
+                        f"{path} has schema version {version}, newer than this akgentic "
+                        f"({SCHEMA_VERSION}): upgrade akgentic to open it"
+                    )
+                cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            self.close()
+            raise
+
+    def _live(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StorageClosedError("this SqliteStorage is closed")
+        return self._conn
+
+    @contextmanager
+    def write(self) -> Iterator[Cursor]:
+        with self._lock:
+            conn = self._live()
+            cur = conn.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for other writers
+                yield cur
+                cur.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+
+    @contextmanager
+    def read(self) -> Iterator[Cursor]:
+        with self._lock:
+            cur = self._live().cursor()
+            try:
+                yield cur
+            finally:
+                cur.close()
+
+    def uid(self, value: UUID) -> Any:
+        return str(value)
+
+    def load_uid(self, value: Any) -> UUID:
+        return UUID(value)
+
+    def time(self, value: datetime) -> Any:
+        return to_utc(value).isoformat()
+
+    def load_time(self, value: Any) -> datetime:
+        return datetime.fromisoformat(value)
+
+    def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:
+        tid = str(team_id)
+        with self.write() as cur:
+            (last,) = cur.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM akgentic_events WHERE team_id = ?", (tid,)
+            ).fetchone()
+            first = int(last) + 1
+            cur.executemany(
+                "INSERT INTO akgentic_events (team_id, seq, ts, payload) VALUES (?, ?, ?, ?)",
+                [(tid, first + i, self.time(ts), raw) for i, (ts, raw) in enumerate(rows)],
+            )
+        return first
+
+    def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
+        """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class SqliteStorage(SqlStorage):
+    """A :class:`~akgentic.storage.StorageBundle` in one SQLite file (see module notes).
+
+    ``SqliteStorage("teams.db")`` or ``open_storage("sqlite:///abs/path/teams.db")``.
+    The file and its parent directories are created when missing.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        synchronous: Literal["FULL", "NORMAL"] = "FULL",
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.options = SqliteOptions(synchronous=synchronous, busy_timeout=busy_timeout)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._driver = _Driver(self.path, self.options)
+        super().__init__(self._driver)
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise StorageClosedError."""
+        self._driver.close()
+
+    def __enter__(self) -> SqliteStorage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStorage({str(self.path)!r}, synchronous={self.options.synchronous!r})"
+
+
+if TYPE_CHECKING:  # the type checker proves the bundle honours the protocols
+    from akgentic.storage.protocols import StorageBundle
+
+    _check: StorageBundle = SqliteStorage("")

@@ -381,3 +381,18 @@ def test_a_failing_on_start_is_reported_and_stops_the_actor(
 
 def test_user_messages_default_to_human_display() -> None:
     assert UserMessage(content="hi").display_type == "human"
+
+
+def test_holding_an_address_does_not_keep_a_stopped_actor_alive(system: ActorSystem) -> None:
+    import gc
+    import weakref
+
+    echo = system.createActor(Echo)
+    actor = weakref.ref(system.get_actor(echo))
+    system.proxy_tell(echo, Echo).stop()
+    assert system.wait_stopped(echo, 5)
+    gc.collect()
+    assert actor() is None
+    assert echo.name == "@Echo"  # the metadata outlives the actor
+    with pytest.raises(AddressError, match="stopped"):
+        echo.send(echo, Ping())

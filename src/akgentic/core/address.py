@@ -15,6 +15,7 @@ live address it was taken from.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -208,9 +209,9 @@ class ActorAddressProxy(ActorAddress):
 class ActorAddressImpl(ActorAddress):
     """The live address of a running actor.
 
-    It holds the actor's pykka reference (which holds the actor only weakly) and the
-    actor's send function, so ``address.send(recipient, msg)`` goes through the same
-    stamping and telemetry as ``Akgent.send``.
+    It holds the actor's pykka reference and the actor's send method, both weakly, so
+    holding an address never keeps a stopped actor in memory; ``address.send(recipient,
+    msg)`` goes through the same stamping and telemetry as ``Akgent.send``.
     """
 
     __slots__ = ("_actor_ref", "_sender")
@@ -223,7 +224,7 @@ class ActorAddressImpl(ActorAddress):
     ) -> None:
         super().__init__(**metadata)
         self._actor_ref = actor_ref
-        self._sender = sender
+        self._sender = weakref.WeakMethod(sender)
 
     def is_alive(self) -> bool:
         return not self._actor_ref.actor_stopped.is_set()
@@ -243,9 +244,10 @@ class ActorAddressImpl(ActorAddress):
 
     def send(self, recipient: ActorAddress, msg: Message) -> None:
         """Send ``msg`` from this actor to ``recipient`` (stamped, with telemetry)."""
-        if not self.is_alive():
+        sender = self._sender()
+        if sender is None or not self.is_alive():
             raise AddressError(f"{self.name} ({self.agent_id}) cannot send: the actor has stopped")
-        self._sender(recipient, msg)
+        sender(recipient, msg)
 
     def request_stop(self) -> None:
         """Ask the actor to stop after the messages already queued; never blocks or raises."""

@@ -138,11 +138,12 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._handlers = {}
+        # A class body that names its config/state class wins over the generic arguments.
         config_class = _generic_class(cls, BaseConfig)
-        if config_class is not None:
+        if config_class is not None and "config_class" not in cls.__dict__:
             cls.config_class = config_class
         state_class = _generic_class(cls, BaseState)
-        if state_class is not None:
+        if state_class is not None and "state_class" not in cls.__dict__:
             cls.state_class = state_class
         _actor_classes[model_path(cls)] = cls
 

@@ -274,3 +274,28 @@ def test_stop_via_stop_recursively_message(system: ActorSystem, team: Team) -> N
     assert system.wait_stopped(team.orchestrator, 10)
     assert not member.is_alive()
     assert isinstance(team.orchestrator, ActorAddressImpl)
+
+
+def test_subscribers_with_flush_are_told_after_each_batch(system: ActorSystem, team: Team) -> None:
+    class Batching(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.buffer: list[Message] = []
+            self.batches: list[list[Message]] = []
+
+        def on_message(self, msg: Message) -> None:
+            self.buffer.append(msg)
+            super().on_message(msg)
+
+        def flush(self) -> None:
+            self.batches.append(self.buffer)
+            self.buffer = []
+
+    batching = Batching()
+    team.proxy.subscribe(batching)
+    member = system.createActor(Member, team_id=team.team_id)
+    system.ask(member, UserMessage(content="x"), timeout=5)
+    team.proxy.get_team()  # queued behind the telemetry: every batch has been handed on
+    assert batching.buffer == []
+    flat = [m for batch in batching.batches for m in batch]
+    assert flat == batching.messages and len(flat) >= 4

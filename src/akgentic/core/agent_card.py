@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.serialization import SerializableModel, model_path
@@ -35,6 +35,24 @@ class AgentCard(SerializableModel):
         if isinstance(value, type):
             return model_path(value)
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _config_of_the_agent_class(cls, data: Any) -> Any:
+        """A config given as data is validated by the agent class's own config class."""
+        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+            return data
+        agent_class = data.get("agent_class")
+        path = model_path(agent_class) if isinstance(agent_class, type) else agent_class
+        if not isinstance(path, str):
+            return data
+        from akgentic.core.agent import actor_class_for
+
+        try:
+            config_class = actor_class_for(path).config_class
+        except LookupError:
+            return data  # reported by get_agent_class() when the card is used
+        return {**data, "config": config_class.model_validate(data["config"])}
 
     def get_agent_class(self) -> type[Any]:
         """The ``Akgent`` subclass named by ``agent_class``.

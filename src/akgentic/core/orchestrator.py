@@ -70,6 +70,8 @@ class EventSubscriber(Protocol):
     """Receives everything a team's orchestrator sees, in order, on its thread.
 
     ``on_message`` gets telemetry messages whose addresses are serializable snapshots.
+    An optional ``flush()`` is called after each batch the orchestrator hands on: a store
+    buffers in ``on_message`` and commits the batch there (one transaction per batch).
     ``set_restoring`` brackets a replay of persisted history (``restore_message``):
     a store must not record those messages again. ``on_stop_request`` is called when
     a graceful stop begins, ``on_stop`` once the team has stopped (after the last
@@ -137,6 +139,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         subscribers = self._subscribers
         queue = self._channel.take()
         recent = self._recent_messages
+        published = False
         while queue:
             record = queue.popleft()
             kind = record[0]
@@ -146,6 +149,9 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 self._apply(record[3])
             if subscribers:
                 self._publish(self._materialize(record))
+                published = True
+        if published:
+            self._each_subscriber("flush")
 
     def _apply(self, msg: TelemetryMessage) -> None:
         """Fold a reported telemetry message into the views queries read."""
@@ -220,8 +226,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
 
     def _each_subscriber(self, method: str, *args: Any) -> None:
         for subscriber in list(self._subscribers):
+            hook = getattr(subscriber, method, None)
+            if hook is None:  # optional hooks (flush)
+                continue
             try:
-                getattr(subscriber, method)(*args)
+                hook(*args)
             except Exception:
                 logger.exception("subscriber %r failed in %s", subscriber, method)
 
@@ -305,6 +314,21 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             return existing
         address = self.createActor(actor_class, config=config)
         self._tool_actors[name] = address
+        return address
+
+    def restore_child(
+        self,
+        actor_class: type[Akgent[Any, Any]],
+        config: BaseConfig,
+        agent_id: UUID,
+        state: BaseState | None = None,
+    ) -> ActorAddress:
+        """Re-create a tool actor from persisted history (same id, name and state), so
+        that a later ``getChildrenOrCreate`` for its name binds to it."""
+        address = self.createActor(
+            actor_class, agent_id=agent_id, config=config, restoring=True, state=state
+        )
+        self._tool_actors[config.name] = address
         return address
 
     # -- profiles -----------------------------------------------------------------------

@@ -37,6 +37,12 @@ from akgentic.tool.core import (
     ToolStateEvent,
     normalize_system_prompt_to_llm_context,
 )
+from akgentic.tool.mailbox import MailboxTool
+from akgentic.tool.metadata import MetadataTool
+from akgentic.tool.model import ModelTool
+from akgentic.tool.notification import NotificationTool
+from akgentic.tool.skill import SkillTool
+from akgentic.tool.team import TeamManagementToolObserver, TeamTool
 
 __all__ = [
     "COMMAND",
@@ -54,7 +60,14 @@ __all__ = [
     "CommandsAnnouncedEvent",
     "ContextState",
     "ContextUpdater",
+    "MailboxTool",
+    "MetadataTool",
+    "ModelTool",
+    "NotificationTool",
     "RetriableError",
+    "SkillTool",
+    "TeamManagementToolObserver",
+    "TeamTool",
     "ToolCard",
     "ToolFactory",
     "ToolObserver",

@@ -1,0 +1,26 @@
+"""akgentic.agent: agents that think — BaseAgent, AgentMessage, HumanProxy.
+
+``BaseAgent`` runs a pydantic-ai ReAct loop as an actor over the tools, prompts and
+context states of its tool cards; ``HumanProxy`` is the person in the team.
+"""
+
+from akgentic.agent.agent import BaseAgent
+from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
+from akgentic.agent.events import ContextReplacedEvent
+from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
+from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, Outgoing
+
+__all__ = [
+    "AgentConfig",
+    "AgentMessage",
+    "AgentReply",
+    "AgentState",
+    "BaseAgent",
+    "CompactionConfig",
+    "ContextReplacedEvent",
+    "HumanProxy",
+    "HumanProxyConfig",
+    "MessageType",
+    "Outgoing",
+    "PromptTemplate",
+]

@@ -1,0 +1,425 @@
+"""BaseAgent: an LLM ReAct loop as an actor.
+
+An agent is an ``Akgent`` whose message handler runs a pydantic-ai run over the tools,
+prompts and context states of its tool cards. The contract:
+
+- On start it builds everything once: the model from its roster, the ``ToolFactory``
+  (observer = itself, ``retry_exception=ModelRetry``) over its cards plus TeamTool and
+  MailboxTool, the command registry (the cards' commands plus ``/compact``, ``/clear``
+  and ``/stop``, announced as ``CommandsAnnouncedEvent``), the ``ContextUpdater`` and the
+  system prompt. The system prompt is rendered **once** and stays byte-identical across
+  turns: volatile state reaches the model only as the per-turn context block appended at
+  the tail of the turn's request.
+- A message whose text starts with ``/`` goes to the command registry, never to the
+  model; the reply goes back to the sender. An unknown command gets the list.
+- Any other message is a turn. The output is either text (a reply to the sender) or an
+  ``AgentReply`` addressing several members; a recipient that is not a member is an
+  error the model is told about (it retries) — hiring only happens through TeamTool.
+- A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
+  boundary; other messages arriving mid-run are announced to the model (MailboxTool).
+- Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
+  enough to rebuild the context on restore), tool calls and returns, text deltas, usage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, cast
+from uuid import UUID
+
+from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai.messages import ModelMessage, SystemPromptPart
+from pydantic_ai.usage import RunUsage
+
+from akgentic.agent.capabilities import (
+    CancelAtStepBoundary,
+    PublishRunEvents,
+    RunInterruptedError,
+)
+from akgentic.agent.config import AgentConfig, AgentState
+from akgentic.agent.events import ContextReplacedEvent
+from akgentic.agent.messages import AgentMessage, AgentReply, MessageType
+from akgentic.core import (
+    ActorAddress,
+    ActorAddressImpl,
+    Akgent,
+    CancelMessage,
+    Message,
+    Orchestrator,
+)
+from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED
+from akgentic.llm import (
+    LlmMessageEvent,
+    LlmUsageEvent,
+    UsageLimitReached,
+    UsageTracker,
+    build_roster_model,
+    compact,
+    needs_compaction,
+)
+from akgentic.tool.core import (
+    CommandNotRecognized,
+    CommandRegistry,
+    ContextUpdater,
+    RetriableError,
+    ToolCard,
+    ToolFactory,
+)
+from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
+from akgentic.tool.model import ModelRow
+from akgentic.tool.team import TeamTool
+
+__all__ = ["BaseAgent"]
+
+logger = logging.getLogger("akgentic.agent")
+
+_USAGE_FIELDS = ("requests", "tool_calls", "input_tokens", "output_tokens")
+
+
+def message_text(msg: Message) -> str | None:
+    """The text a message carries (its ``content``), or None."""
+    content = getattr(msg, "content", None)
+    return content if isinstance(content, str) else None
+
+
+class BaseAgent(Akgent[AgentConfig, AgentState]):
+    """An LLM agent; see the module docstring for the contract."""
+
+    default_cards: ClassVar[tuple[type[ToolCard], ...]] = (TeamTool, MailboxTool)
+    """Cards every agent carries; listing one in the config replaces the default."""
+
+    # -- start-up -----------------------------------------------------------------------
+    def on_start(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._history: list[ModelMessage] = []
+        self._turn_sender: ActorAddress | None = None
+        self._cancelled_by: Message | None = None
+        self._roster = self.config.models.model_copy(deep=True)
+        self._roster.restore_active(self.state.tool_state.active_model)
+        self._base_dir = Path(self.config.scenario_dir) if self.config.scenario_dir else None
+        model = self._build_model()
+        cards = list(self.config.tools)
+        for default in self.default_cards:
+            if not any(isinstance(card, default) for card in cards):
+                cards.append(default())
+        self._cards = cards
+        self._factory = ToolFactory(tool_cards=cards, observer=self, retry_exception=ModelRetry)
+        self._updater: ContextUpdater = self._factory.get_context_updater()
+        self._commands: CommandRegistry = self._factory.get_command_registry()
+        self._register_builtin_commands()
+        self._system_prompt = self._render_system_prompt()
+        used = self.state.lifetime_usage
+        total = RunUsage(
+            requests=used.get("requests", 0),
+            tool_calls=used.get("tool_calls", 0),
+            input_tokens=used.get("input_tokens", 0),
+            output_tokens=used.get("output_tokens", 0),
+        )
+        self._usage = UsageTracker(self.config.usage_limits, total=total)
+        mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
+        capabilities: list[Any] = [
+            CancelAtStepBoundary(self._cancel_requested),
+            MailboxCapability(self, mailbox_card),
+        ]
+        if self.config.stream_events:
+            capabilities.append(PublishRunEvents(self.notify_event))
+        self._agent: Agent[None, str | AgentReply] = Agent(
+            model,
+            output_type=[str, AgentReply],
+            instructions=self._system_prompt,
+            tools=self._factory.get_tools(),
+            toolsets=self._factory.get_toolsets() or None,
+            capabilities=capabilities,
+            name=self.config.name,
+        )
+        self._agent.output_validator(self._check_recipients)
+        self.notify_event(self._commands.announcement())
+
+    def _build_model(self) -> Any:
+        return build_roster_model(self._roster, role=self.config.role, base_dir=self._base_dir)
+
+    def _render_system_prompt(self) -> str:
+        parts = [self.config.prompt.render(name=self.config.name, role=self.config.role)]
+        if self.state.backstory:
+            parts.append(self.state.backstory)
+        parts.extend(text for text in (p() for p in self._factory.get_system_prompts()) if text)
+        return "\n\n".join(parts)
+
+    def _register_builtin_commands(self) -> None:
+        def compact() -> str:
+            """Summarise the older part of the conversation to free context."""
+            return self._compact(force=True)
+
+        def clear() -> str:
+            """Forget the conversation (the system prompt and tools stay)."""
+            self._replace_history([])
+            self._updater.reset()
+            self.state.notify_state_change()
+            return "Conversation cleared."
+
+        def stop() -> str:
+            """Cancel the run in progress."""
+            return "There is no run to cancel."
+
+        for command in (compact, clear, stop):
+            if command.__name__ not in self._commands:
+                self._commands.register(command, owner="BaseAgent")
+
+    # -- what tests and tools may read ----------------------------------------------------
+    def get_system_prompt(self) -> str:
+        """The system prompt, rendered once at start-up."""
+        return self._system_prompt
+
+    def get_history(self) -> list[ModelMessage]:
+        """The model context (pydantic-ai messages), oldest first."""
+        return list(self._history)
+
+    def restore_history(self, messages: Sequence[ModelMessage]) -> None:
+        """Replace the model context (restore from ``LlmMessageEvent``s)."""
+        self._history = list(messages)
+
+    def get_commands(self) -> list[str]:
+        return self._commands.names()
+
+    # -- messages ---------------------------------------------------------------------------
+    def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
+        text = message_text(msg)
+        if text is None:
+            logger.warning("%s: %s carries no text; ignored", self.config.name, type(msg).__name__)
+            return
+        if text.lstrip().startswith("/"):
+            self._run_command(text.strip(), sender)
+            return
+        self._run_turn(msg, text, sender)
+
+    def _reply(self, to: ActorAddress | None, content: str, kind: MessageType = "response") -> None:
+        if to is None or not to.is_alive():
+            return
+        self.send(to, AgentMessage(content=content, type=kind))
+
+    # -- commands -----------------------------------------------------------------------------
+    def _run_command(self, text: str, sender: ActorAddress | None) -> None:
+        try:
+            result = self._commands.dispatch(text)
+            if asyncio.iscoroutine(result):
+                result = self._loop.run_until_complete(result)
+            answer = "" if result is None else str(result)
+        except CommandNotRecognized:
+            name = text.split()[0]
+            listing = ", ".join(f"/{n}" for n in self._commands.names())
+            answer = f"Unknown command {name}. Commands: {listing}"
+        except RetriableError as exc:
+            answer = str(exc)
+        self._reply(sender, answer)
+
+    # -- turns ----------------------------------------------------------------------------------
+    def _run_turn(self, msg: Message, text: str, sender: ActorAddress | None) -> None:
+        body = msg.rendering() if isinstance(msg, MailboxMessage) else text
+        if not isinstance(msg, MailboxMessage) and sender is not None:
+            body = f"Message from {sender.name}:\n{text}"
+        if self.config.compaction.enabled:
+            self._compact(force=False)
+        block = self._updater.compose_update([*self._history, body])
+        prompt = body if block is None else f"{body}\n\n{block}"
+        self._turn_sender = sender
+        self._cancelled_by = None
+        run_usage = RunUsage()
+        start = len(self._history)
+        try:
+            with self._usage.track(run_usage) as limits:
+                result = self._loop.run_until_complete(
+                    self._agent.run(
+                        prompt, message_history=self._history, usage_limits=limits, usage=run_usage
+                    )
+                )
+        except RunInterruptedError as interrupted:
+            self._history = list(interrupted.messages)
+            self._publish_run(self._history[start:], run_usage)
+            canceller = self._cancelled_by.sender if self._cancelled_by else None
+            self._reply(sender, "The run was cancelled.", "notification")
+            if canceller is not None and canceller != sender:
+                self._reply(canceller, "The run was cancelled.", "acknowledgment")
+            return
+        except UsageLimitReached as exc:
+            self._save_usage()
+            self._reply(sender, f"I had to stop: {exc}", "notification")
+            raise
+        finally:
+            self._turn_sender = None
+        self._history = list(result.all_messages())
+        self._publish_run(list(result.new_messages()), run_usage)
+        self._route(result.output, sender)
+
+    def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
+        run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
+        self.notify_event(LlmMessageEvent.from_messages(new, run_id=run_id, agent=self.config.name))
+        model_name = getattr(self._agent.model, "model_name", "")
+        self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name))
+        self.state.turns += 1
+        self._save_usage()
+
+    def _save_usage(self) -> None:
+        total = self._usage.total
+        self.state.lifetime_usage = {k: int(getattr(total, k, 0)) for k in _USAGE_FIELDS}
+        self.state.notify_state_change()
+
+    def _route(self, output: str | AgentReply, sender: ActorAddress | None) -> None:
+        if isinstance(output, AgentReply):
+            for item in output.messages:
+                target = self._member(item.to, sender)
+                if target is None:  # left the team since the output was validated
+                    logger.warning("%s: %s is no longer a member", self.config.name, item.to)
+                    continue
+                self.send(target, AgentMessage(content=item.content, type=item.type))
+        else:
+            self._reply(sender, output)
+
+    def _member(self, name: str, sender: ActorAddress | None) -> ActorAddress | None:
+        wanted = name if name.startswith(("@", "#")) else f"@{name}"
+        if sender is not None and sender.name in (name, wanted):
+            return sender
+        if self.orchestrator is None:
+            return None
+        orchestrator = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10)
+        return orchestrator.get_team_member(wanted)
+
+    def _member_names(self) -> list[str]:
+        if self.orchestrator is None:
+            return []
+        team = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team()
+        return sorted(a.name for a in team if not a.name.startswith("#") and a != self.myAddress)
+
+    def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
+        if isinstance(output, AgentReply):
+            unknown = [
+                m.to for m in output.messages if self._member(m.to, self._turn_sender) is None
+            ]
+            if unknown:
+                members = ", ".join(self._member_names()) or "nobody else yet"
+                raise ModelRetry(
+                    f"Unknown recipient(s): {', '.join(unknown)}. Current members: {members}. "
+                    f"Address current members only; to add one, hire through the team tools "
+                    f"first."
+                )
+        return output
+
+    # -- compaction -------------------------------------------------------------------------------
+    def _compact(self, *, force: bool) -> str:
+        roster_entry = self._roster.active_config
+        window = roster_entry.context_length
+        if not self._history:
+            return "Nothing to compact."
+        if not force and (
+            window is None
+            or not needs_compaction(self._history, window, self.config.compaction.threshold)
+        ):
+            return "No compaction needed."
+        before = len(self._history)
+        self._replace_history(
+            compact(self._history, self._summarize, keep_last=self.config.compaction.keep_last)
+        )
+        return f"Compacted {before} messages into {len(self._history)}."
+
+    def _replace_history(self, messages: list[ModelMessage]) -> None:
+        self._history = messages
+        self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
+
+    def _summarize(self, messages: list[ModelMessage]) -> str:
+        lines = []
+        for message in messages:
+            for part in message.parts:
+                content = getattr(part, "content", None)
+                if isinstance(content, str) and not isinstance(part, SystemPromptPart):
+                    lines.append(content)
+        summarizer: Agent[None, str] = Agent(
+            self._agent.model,
+            instructions="Summarise this conversation for yourself, keeping decisions, facts "
+            "and open questions. Be brief.",
+        )
+        result = self._loop.run_until_complete(summarizer.run("\n".join(lines)[-20_000:]))
+        return str(result.output)
+
+    # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------
+    def _inbox(self) -> queue.Queue[Any]:
+        return cast("queue.Queue[Any]", self.actor_inbox)
+
+    def _cancel_requested(self) -> bool:
+        inbox = self._inbox()
+        found: Message | None = None
+        with inbox.mutex:
+            for envelope in list(inbox.queue):
+                msg = envelope.message
+                if isinstance(msg, CancelMessage) or (
+                    isinstance(msg, Message) and (message_text(msg) or "").strip() == "/stop"
+                ):
+                    inbox.queue.remove(envelope)
+                    found = msg
+                    break
+        if found is None:
+            return False
+        self._channel.emit(KIND_RECEIVED, self.myAddress, found.id)
+        self._channel.emit(KIND_PROCESSED, self.myAddress, found.id)
+        self._cancelled_by = found
+        return True
+
+    def get_mailbox(self) -> list[Message]:
+        """The messages waiting in this agent's inbox, oldest first (not removed)."""
+        inbox = self._inbox()
+        with inbox.mutex:
+            return [e.message for e in inbox.queue if isinstance(e.message, Message)]
+
+    def consume_mailbox(self, ids: Sequence[UUID]) -> list[Message]:
+        """Take the waiting messages with these ids out of the inbox, oldest first."""
+        wanted = set(ids)
+        taken: list[Message] = []
+        inbox = self._inbox()
+        with inbox.mutex:
+            keep = []
+            for envelope in inbox.queue:
+                msg = envelope.message
+                if isinstance(msg, Message) and msg.id in wanted:
+                    taken.append(msg)
+                else:
+                    keep.append(envelope)
+            inbox.queue.clear()
+            inbox.queue.extend(keep)
+        for msg in taken:
+            self._channel.emit(KIND_RECEIVED, self.myAddress, msg.id)
+            self._channel.emit(KIND_PROCESSED, self.myAddress, msg.id)
+        return taken
+
+    # -- the team (TeamManagementToolObserver) ----------------------------------------------
+    def on_hire(self, address: ActorAddress) -> None:
+        """A member this agent hired through TeamTool has started."""
+        logger.info("%s hired %s", self.config.name, address.name)
+
+    def on_fire(self, address: ActorAddress) -> None:
+        """Stop a member this agent fired through TeamTool, without waiting for it."""
+        if isinstance(address, ActorAddressImpl):
+            address.request_stop()
+        else:
+            live = self.system.get_address(address.agent_id)
+            if isinstance(live, ActorAddressImpl):
+                live.request_stop()
+
+    # -- the model roster (ModelSwitchToolObserver) -----------------------------------------
+    def list_model_rows(self) -> list[ModelRow]:
+        """The roster as serializable rows, the one in force flagged active."""
+        return [ModelRow(**row.model_dump()) for row in self._roster.rows()]
+
+    def switch_model(self, key: str) -> str:
+        """Make ``key`` the model in force; persisted in ``ToolState.active_model``."""
+        self._roster.switch(key)
+        self._agent.model = self._build_model()
+        self.state.tool_state.active_model = key
+        self.state.notify_state_change()
+        return f"Switched to {key}."
+
+    def on_stop(self) -> None:
+        loop = getattr(self, "_loop", None)
+        if loop is not None and not loop.is_closed():
+            loop.close()

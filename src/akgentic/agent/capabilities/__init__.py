@@ -1,0 +1,82 @@
+"""The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in.
+
+Both are small adapters between pydantic-ai's run hooks and the actor: they never hold
+the agent strongly and never block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic_ai._agent_graph import CallToolsNode
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import AgentStreamEvent, ModelMessage
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import RunContext
+
+from akgentic.llm import from_stream_event
+
+__all__ = ["CancelAtStepBoundary", "PublishRunEvents", "RunInterruptedError"]
+
+
+@dataclass
+class PublishRunEvents(AbstractCapability[Any]):
+    """Publishes text deltas, tool calls and tool returns as they happen.
+
+    Having an ``on_event`` hook makes pydantic-ai stream each step, so the model in use
+    must support streaming (the scripted model does).
+    """
+
+    publish: Callable[[Any], None]
+
+    async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
+        for item in from_stream_event(event, run_id=ctx.run_id or ""):
+            self.publish(item)
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+
+class RunInterruptedError(Exception):
+    """A run stopped at a step boundary because a cancel arrived; ``messages`` is its history.
+
+    The history ends where the run stopped: with the request whose tool returns were
+    already in (the model was not asked again), or with the model's response whose tool
+    calls were not run (pydantic-ai closes those out as interrupted on the next run).
+    """
+
+    def __init__(self, messages: list[ModelMessage]) -> None:
+        super().__init__("the run was cancelled at a step boundary")
+        self.messages = messages
+
+
+@dataclass
+class CancelAtStepBoundary(AbstractCapability[Any]):
+    """At each step boundary, asks whether a cancel has arrived; if so, stops the run.
+
+    ``requested`` is the agent's check (it purges the cancel from the inbox when it finds
+    one). The boundaries are: before the tools the model asked for run, and before the
+    model is asked again. The run ends with :class:`RunInterruptedError`, carrying every
+    completed step.
+    """
+
+    requested: Callable[[], bool]
+
+    async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
+        if isinstance(node, CallToolsNode) and self.requested():
+            raise RunInterruptedError(list(ctx.messages))
+        return node
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        if self.requested():
+            raise RunInterruptedError(list(request_context.messages))
+        return request_context
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None

@@ -1,0 +1,150 @@
+"""AgentConfig and AgentState: what a BaseAgent is created with, and what it keeps."""
+
+from __future__ import annotations
+
+import string
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, Field, field_validator
+
+from akgentic.core.agent_config import BaseConfig
+from akgentic.core.agent_state import BaseState
+from akgentic.core.serialization import SerializableModel, deserialize
+from akgentic.llm import ModelRoster, UsageLimitsConfig
+from akgentic.tool.core import ToolCard, ToolState
+
+__all__ = ["AgentConfig", "AgentState", "CompactionConfig", "PromptTemplate", "card_class"]
+
+
+class PromptTemplate(SerializableModel):
+    """The agent's own instructions: a ``str.format`` template and its parameters.
+
+    ``{name}`` and ``{role}`` are always available; every other placeholder must be in
+    ``params``. It is rendered once, when the agent starts, into the frozen system prefix.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    template: str = "You are {name}, the team's {role}."
+    params: dict[str, str] = Field(default_factory=dict)
+
+    def placeholders(self) -> list[str]:
+        """The bare field names the template uses."""
+        names = []
+        for _, field, spec, conversion in string.Formatter().parse(self.template):
+            if field is None:
+                continue
+            if not field.isidentifier() or spec or conversion:
+                raise ValueError(
+                    f"prompt placeholder {{{field}}} must be a bare name such as {{topic}} "
+                    f"(no attributes, indices, conversions or format specs)"
+                )
+            names.append(field)
+        return names
+
+    def render(self, **context: str) -> str:
+        """The prompt text; an unknown placeholder is a ``ValueError`` naming it."""
+        values = {**context, **self.params}
+        missing = [n for n in self.placeholders() if n not in values]
+        if missing:
+            known = ", ".join(sorted(values)) or "none"
+            raise ValueError(
+                f"prompt placeholder(s) {', '.join(missing)} have no value: add them to "
+                f"prompt.params (known: {known})"
+            )
+        return self.template.format_map(values)
+
+
+class CompactionConfig(SerializableModel):
+    """When to summarise older turns: at ``threshold`` of the model's context window."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    threshold: float = Field(default=0.8, gt=0, le=1)
+    keep_last: int = Field(default=6, ge=1)
+
+
+def card_class(name: str) -> type[ToolCard]:
+    """The ToolCard subclass named ``name`` (class name or dotted path); never imports.
+
+    Cards register themselves when their module is imported; ``akgentic.tool`` imports
+    the shipped ones.
+    """
+    found = _card_classes().get(name)
+    if found is None:
+        known = ", ".join(sorted(n for n in _card_classes() if "." not in n)) or "none"
+        raise ValueError(f"unknown tool card {name!r}: known cards are {known}")
+    return found
+
+
+def _card_classes() -> dict[str, type[ToolCard]]:
+    found: dict[str, type[ToolCard]] = {}
+    stack: list[type[ToolCard]] = [ToolCard]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            found.setdefault(sub.__name__, sub)
+            found[f"{sub.__module__}.{sub.__qualname__}"] = sub
+            stack.append(sub)
+    return found
+
+
+class AgentConfig(BaseConfig):
+    """How a BaseAgent is built.
+
+    - ``prompt``: its instructions (rendered once into the system prefix).
+    - ``models``: the model roster (``"scripted:default"`` by default: the offline model);
+      a spec string such as ``"openai:gpt-5.2, scripted:default"`` is accepted.
+    - ``tools``: its tool cards. In YAML a card is ``{type: PlanningTool, ...fields}``.
+      BaseAgent adds TeamTool and MailboxTool when they are not listed.
+    - ``usage_limits``, ``compaction``: spending limits and context compaction.
+    - ``stream_events``: publish text deltas and tool events while the model works
+      (needs a model that streams; the offline scripted model does).
+    - ``scenario_dir``: where relative scripted-scenario paths are resolved.
+    """
+
+    prompt: PromptTemplate = Field(default_factory=PromptTemplate)
+    models: ModelRoster = Field(default_factory=lambda: ModelRoster.from_spec("scripted:default"))
+    tools: list[ToolCard] = Field(default_factory=list)
+    usage_limits: UsageLimitsConfig = Field(default_factory=UsageLimitsConfig)
+    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    stream_events: bool = True
+    scenario_dir: str | None = None
+
+    @field_validator("models", mode="before")
+    @classmethod
+    def _roster_from_spec(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return ModelRoster.from_spec(value)
+        return value
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _cards_from_data(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        cards: list[Any] = []
+        for item in value:
+            if isinstance(item, dict) and "__model__" in item:
+                item = deserialize(item)
+            elif isinstance(item, dict) and "type" in item:
+                fields = {k: v for k, v in item.items() if k != "type"}
+                item = card_class(str(item["type"])).model_validate(fields)
+            elif isinstance(item, str):
+                item = card_class(item)()
+            cards.append(item)
+        return cards
+
+
+class AgentState(BaseState):
+    """What a BaseAgent keeps between turns and across a restore.
+
+    ``tool_state`` is the tool layer's persisted slot (context baselines, the model in
+    force); ``lifetime_usage`` keeps lifetime usage limits honest across restarts.
+    """
+
+    backstory: str = ""
+    tool_state: ToolState = Field(default_factory=ToolState)
+    lifetime_usage: dict[str, int] = Field(default_factory=dict)
+    turns: int = 0

@@ -1,0 +1,60 @@
+"""What agents say to each other, and the structured reply that addresses several members."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from akgentic.core.messages import DisplayType
+from akgentic.tool.mailbox import MailboxMessage
+
+__all__ = ["AgentMessage", "AgentReply", "MessageType", "Outgoing"]
+
+MessageType = Literal["request", "response", "notification", "instruction", "acknowledgment"]
+
+
+class AgentMessage(MailboxMessage):
+    """A message between team members (and from an agent to a human).
+
+    ``type`` says what the sender expects: a ``request`` wants a ``response``; a
+    ``notification`` or an ``acknowledgment`` wants nothing; an ``instruction`` is a
+    request the receiver must act on. Being a ``MailboxMessage``, it may be absorbed
+    into a run that is already in progress.
+    """
+
+    content: str
+    type: MessageType = "request"
+    display_type: DisplayType = "ai"
+
+    def rendering(self) -> str:
+        who = self.sender.name if self.sender is not None else "someone"
+        return f"{self.type.capitalize()} from {who}:\n{self.content}"
+
+    def rendering_preview(self) -> str:
+        who = self.sender.name if self.sender is not None else "someone"
+        line = " ".join(self.content.split())
+        return f"{self.type} from {who}: {line[:120]}{'…' if len(line) > 120 else ''}"
+
+
+class Outgoing(BaseModel):
+    """One message of a structured reply."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    to: str = Field(description="The recipient's name, e.g. '@Writer' (a current member).")
+    content: str = Field(description="What to tell them.")
+    type: MessageType = Field(default="request", description="What you expect back.")
+
+
+class AgentReply(BaseModel):
+    """The structured output of a turn: several messages to several members at once.
+
+    A recipient must be a current member (or whoever wrote to you). To add a member, hire
+    through the team tools first; a misspelt name is an error you are told about, never
+    a hire.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    messages: list[Outgoing] = Field(min_length=1)

@@ -1,0 +1,165 @@
+"""Loading skills from files: ``SKILL.md`` with YAML frontmatter, or plain YAML.
+
+Two formats, both read:
+
+1. ``SKILL.md`` — a YAML frontmatter block between two ``---`` lines, holding ``name`` and
+   ``description``; the markdown after it is the content::
+
+       ---
+       name: refund-policy
+       description: How refunds are approved.
+       ---
+       Refunds under 100 EUR are approved by the agent handling the case.
+
+2. ``*.yaml`` / ``*.yml`` — a mapping with ``name``, ``description`` and the content under
+   ``body`` (or ``content``; not both).
+
+Other keys are ignored, so files written for other tools (``license``, ``allowed-tools``…)
+load unchanged. A path may be a file (any ``.md``, ``.yaml`` or ``.yml``) or a directory,
+searched recursively for ``SKILL.md``, ``*.yaml`` and ``*.yml``, in sorted path order.
+
+Nothing here raises for a bad file: a broken file is reported in ``LoadResult.errors`` (the
+file and the reason) and skipped. A duplicate name is reported too — the first file, in
+load order, wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from os import PathLike
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from pydantic import ConfigDict, Field, ValidationError
+
+from akgentic.core.serialization import SerializableModel
+from akgentic.tool.skill.tool import SkillEntry
+
+__all__ = ["LoadError", "LoadResult", "SkillFileError", "load_skills", "parse_skill_file"]
+
+SKILL_FILE = "SKILL.md"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+class LoadError(SerializableModel):
+    """A file that was skipped, and why."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    path: str
+    reason: str
+
+
+class LoadResult(SerializableModel):
+    """The skills loaded, in load order, and the files skipped."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    skills: list[SkillEntry] = Field(default_factory=list)
+    errors: list[LoadError] = Field(default_factory=list)
+
+
+class SkillFileError(ValueError):
+    """A file that cannot be turned into a skill; the message is the reason."""
+
+
+def load_skills(paths: Iterable[str | PathLike[str]]) -> LoadResult:
+    """Load every skill under ``paths`` (files or directories), in order; never raises."""
+    result = LoadResult()
+    origin: dict[str, str] = {}
+    for path in _files(paths, result):
+        try:
+            entry = parse_skill_file(path)
+        except SkillFileError as exc:
+            result.errors.append(LoadError(path=str(path), reason=str(exc)))
+            continue
+        first = origin.get(entry.name)
+        if first is not None:
+            result.errors.append(
+                LoadError(
+                    path=str(path),
+                    reason=f"duplicate skill name {entry.name!r}: already loaded from "
+                    f"{first}; the first wins and this file is skipped",
+                )
+            )
+            continue
+        origin[entry.name] = str(path)
+        result.skills.append(entry)
+    return result
+
+
+def _files(paths: Iterable[str | PathLike[str]], result: LoadResult) -> Iterator[Path]:
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and (p.name == SKILL_FILE or p.suffix in YAML_SUFFIXES)
+            )
+        elif path.is_file():
+            yield path
+        else:
+            result.errors.append(LoadError(path=str(path), reason="no such file or directory"))
+
+
+def parse_skill_file(path: Path) -> SkillEntry:
+    """One file as a skill; :class:`SkillFileError` (whose message is the reason) otherwise."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillFileError(f"cannot be read: {exc}") from None
+    if path.suffix in YAML_SUFFIXES:
+        fields = _mapping(text, "the file")
+        body = fields.get("body")
+        if body is not None and "content" in fields:
+            raise SkillFileError("gives both 'body' and 'content'; the content is one of them")
+        content = body if body is not None else fields.get("content", "")
+    elif path.suffix == ".md":
+        front, content = _frontmatter(text)
+        fields = _mapping(front, "the frontmatter")
+    else:
+        raise SkillFileError(f"is not a skill file: expected {SKILL_FILE}, .md, .yaml or .yml")
+    if not isinstance(content, str):
+        raise SkillFileError(f"the content must be text, not {type(content).__name__}")
+    try:
+        return SkillEntry(
+            name=_text(fields, "name"),
+            description=_text(fields, "description"),
+            content=content.strip(),
+        )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise SkillFileError(problems) from None
+
+
+def _frontmatter(text: str) -> tuple[str, str]:
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise SkillFileError("has no YAML frontmatter: the first line must be '---'")
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :])
+    raise SkillFileError("the frontmatter is not closed: no second '---' line")
+
+
+def _mapping(text: str, what: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SkillFileError(f"{what} is not valid YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise SkillFileError(f"{what} must be a mapping with name and description")
+    return data
+
+
+def _text(fields: dict[str, Any], key: str) -> str:
+    value = fields.get(key)
+    if value is None:
+        raise SkillFileError(f"'{key}' is missing")
+    if not isinstance(value, str):
+        raise SkillFileError(f"'{key}' must be text, not {type(value).__name__}")
+    return value

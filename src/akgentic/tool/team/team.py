@@ -1,0 +1,451 @@
+"""TeamTool: hire, fire, roster, role catalog, role profiles, and who is busy right now.
+
+Capabilities, one param each (all on by default):
+
+=================  ====================  ===================================================
+field              channels              what it serves
+=================  ====================  ===================================================
+hire_members       TOOL_CALL, COMMAND    ``hire_members(roles)`` — the only way to hire
+fire_member        TOOL_CALL, COMMAND    ``fire_member(name)``
+team_roster        LLM_CONTEXT, COMMAND  :class:`TeamRosterState` deltas; ``/team_roster``
+role_catalog       LLM_CONTEXT, COMMAND  :class:`RoleCatalogState` deltas; ``/role_catalog``
+role_profile       TOOL_CALL, COMMAND    ``role_profile(role)`` — one AgentCard in full
+get_team_activity  TOOL_CALL, COMMAND    ``team_activity()`` — truncation-only report
+=================  ====================  ===================================================
+
+The channel split: acts (hire, fire, a profile lookup, the activity report) are pulled by
+the model or pushed by a human, through one builder per capability shared by both hooks;
+awareness (who is on the team, which roles exist and which are hireable) is state,
+published per turn as deltas — never a re-rendered prefix.
+
+Everything about the team is read from the orchestrator, bound through the observer on
+every call (``observer.proxy_ask(observer.orchestrator, Orchestrator)``, with a bounded
+timeout); members are created through ``observer.createActor`` and announced with
+``on_hire`` / ``on_fire``. Requires a :class:`TeamManagementToolObserver` in a team.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, ClassVar, Self, TypeVar, cast
+
+from akgentic.core.address import ActorAddress
+from akgentic.core.agent_card import AgentCard
+from akgentic.core.orchestrator import Orchestrator, is_tool_actor
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
+from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.observer import ToolObserver
+from akgentic.tool.core.params import BaseToolParam, attach_param, resolve_param, serve
+from akgentic.tool.errors import RetriableError, ToolObserverGone
+from akgentic.tool.team.activity import GetTeamActivity, derive_activity, render_activity
+from akgentic.tool.team.observer import TeamManagementToolObserver
+from akgentic.tool.team.state import RoleCatalogState, RoleRow, TeamMemberRow, TeamRosterState
+
+__all__ = [
+    "ASK_TIMEOUT",
+    "FireMember",
+    "HireMembers",
+    "RoleCatalog",
+    "RoleProfile",
+    "TeamRoster",
+    "TeamTool",
+]
+
+logger = logging.getLogger(__name__)
+
+ASK_TIMEOUT = 10.0
+"""Seconds to wait for the orchestrator; past it a tool fails retriably, a provider skips."""
+
+T = TypeVar("T")
+
+
+class HireMembers(BaseToolParam):
+    """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
+    whose agent class is defined in this process)."""
+
+    expose: set[Channels] = {TOOL_CALL, COMMAND}
+    roles: list[str] | None = None
+
+
+class FireMember(BaseToolParam):
+    """Firing a regular member by name."""
+
+    expose: set[Channels] = {TOOL_CALL, COMMAND}
+
+
+class TeamRoster(BaseToolParam):
+    """The roster as LLM_CONTEXT state, and ``/team_roster``."""
+
+    expose: set[Channels] = {LLM_CONTEXT, COMMAND}
+
+
+class RoleCatalog(BaseToolParam):
+    """The role catalog, every role marked hireable or not, as LLM_CONTEXT state."""
+
+    expose: set[Channels] = {LLM_CONTEXT, COMMAND}
+
+
+class RoleProfile(BaseToolParam):
+    """One role's profile in full: ``role_profile(role)``."""
+
+    expose: set[Channels] = {TOOL_CALL, COMMAND}
+
+
+class TeamTool(ToolCard):
+    """Team management for agents that extend the team at runtime.
+
+    ``TeamTool()`` serves everything; ``TeamTool(get_team_activity=False)`` is management
+    only; ``TeamTool(fire_member=FireMember(expose={COMMAND}))`` leaves firing to humans.
+    """
+
+    _CAPABILITIES: ClassVar[tuple[tuple[str, type[BaseToolParam]], ...]] = (
+        ("hire_members", HireMembers),
+        ("fire_member", FireMember),
+        ("team_roster", TeamRoster),
+        ("role_catalog", RoleCatalog),
+        ("role_profile", RoleProfile),
+        ("get_team_activity", GetTeamActivity),
+    )
+
+    hire_members: HireMembers | bool = True
+    fire_member: FireMember | bool = True
+    team_roster: TeamRoster | bool = True
+    role_catalog: RoleCatalog | bool = True
+    role_profile: RoleProfile | bool = True
+    get_team_activity: GetTeamActivity | bool = True
+
+    # -- wiring -----------------------------------------------------------------------
+    def observer(self, observer: ToolObserver) -> Self:
+        """Attach the agent; with any capability on it must be a TeamManagementToolObserver
+        in a team (TypeError / ValueError otherwise)."""
+        if any(resolve_param(getattr(self, f), cls) for f, cls in self._CAPABILITIES):
+            if not isinstance(observer, TeamManagementToolObserver):
+                raise TypeError(
+                    f"TeamTool needs an observer satisfying TeamManagementToolObserver "
+                    f"(createActor, on_hire, on_fire, on an ActorToolObserver); "
+                    f"{type(observer).__name__} is not one"
+                )
+            if observer.orchestrator is None:
+                raise ValueError("TeamTool needs an agent in a team: its orchestrator is None")
+            activity = resolve_param(self.get_team_activity, GetTeamActivity)
+            if activity is not None and activity.summarizer is not None:
+                logger.warning(
+                    "TeamTool: an ActivitySummarizer is configured, but summaries are not "
+                    "served yet (the #TeamActivity actor is a follow-up); team_activity "
+                    "reports truncated messages only"
+                )
+        return super().observer(observer)
+
+    def _team_observer(self) -> TeamManagementToolObserver:
+        return cast(TeamManagementToolObserver, self.get_observer())
+
+    def _orchestrator(self, observer: TeamManagementToolObserver | None = None) -> Orchestrator:
+        """An ask proxy to the team's orchestrator, bound now through the observer."""
+        obs = observer if observer is not None else self._team_observer()
+        if obs.orchestrator is None:
+            raise RetriableError("You are not in a team: there is no team to manage.")
+        proxy = obs.proxy_ask(obs.orchestrator, Orchestrator, timeout=ASK_TIMEOUT)
+        return cast(Orchestrator, proxy)
+
+    def _ask(self, call: Callable[[Orchestrator], T]) -> T:
+        """``call(orchestrator)``; any failure to reach it becomes a RetriableError."""
+        return self._retriable(lambda: call(self._orchestrator()))
+
+    @staticmethod
+    def _retriable(call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except (RetriableError, ToolObserverGone):
+            raise
+        except Exception as exc:
+            raise RetriableError(
+                f"The team's orchestrator did not answer ({type(exc).__name__}: {exc}). "
+                f"Try again in a moment."
+            ) from exc
+
+    # -- hooks ------------------------------------------------------------------------
+    _TOOL_FIELDS: ClassVar[tuple[str, ...]] = (
+        "hire_members",
+        "fire_member",
+        "role_profile",
+        "get_team_activity",
+    )
+    _COMMAND_FIELDS: ClassVar[tuple[str, ...]] = (*_TOOL_FIELDS, "team_roster", "role_catalog")
+
+    def _build(self, field: str, param: Any) -> Callable[..., Any]:
+        """The one builder of a capability, shared by every hook that serves it."""
+        builders: dict[str, Callable[[Any], Callable[..., Any]]] = {
+            "hire_members": self._build_hire,
+            "fire_member": self._build_fire,
+            "role_profile": self._build_role_profile,
+            "get_team_activity": self._build_activity,
+            "team_roster": self._build_roster_command,
+            "role_catalog": self._build_catalog_command,
+        }
+        return attach_param(builders[field](param), param)
+
+    def _served(
+        self, channel: Channels, fields: tuple[str, ...]
+    ) -> list[tuple[type[BaseToolParam], Callable[..., Any]]]:
+        served: list[tuple[type[BaseToolParam], Callable[..., Any]]] = []
+        for field, cls in self._CAPABILITIES:
+            if field in fields and (param := serve(getattr(self, field), cls, channel)):
+                served.append((cls, self._build(field, param)))
+        return served
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        return [fn for _, fn in self._served(TOOL_CALL, self._TOOL_FIELDS)]
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        return dict(self._served(COMMAND, self._COMMAND_FIELDS))
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        providers: list[Callable[[], ContextState | None]] = []
+        if serve(self.team_roster, TeamRoster, LLM_CONTEXT) is not None:
+            providers.append(self._roster_provider())
+        if serve(self.role_catalog, RoleCatalog, LLM_CONTEXT) is not None:
+            providers.append(self._catalog_provider())
+        return providers
+
+    # -- hire / fire ------------------------------------------------------------------
+    def _hireable(self, catalog: list[AgentCard]) -> list[str]:
+        """The roles this agent may hire: allowed by the param, class defined here."""
+        param = resolve_param(self.hire_members, HireMembers)
+        if param is None:
+            return []
+        allowed = None if param.roles is None else set(param.roles)
+        hireable: list[str] = []
+        for profile in catalog:
+            if allowed is not None and profile.role not in allowed:
+                continue
+            try:
+                profile.get_agent_class()
+            except LookupError:
+                continue
+            hireable.append(profile.role)
+        return hireable
+
+    def _build_hire(self, param: HireMembers) -> Callable[[list[str]], str]:
+        def hire_members(roles: list[str]) -> str:
+            """Hire new team members: one per role listed (repeat a role to hire several).
+
+            Use roles exactly as the role catalog names them; only roles marked hireable can
+            be hired. Each new member gets a unique name, reported back — address it by that
+            name. The result says who was hired and which roles could not be.
+            """
+            observer = self._team_observer()
+            catalog = self._ask(lambda o: o.get_agent_catalog())
+            taken = {a.name for a in self._ask(lambda o: o.get_team())}
+            profiles = {p.role: p for p in catalog}
+            hireable = self._hireable(catalog)
+            hint = f"Hireable roles: {', '.join(hireable) or 'none'}."
+            if not roles:
+                raise RetriableError(f"List at least one role to hire. {hint}")
+            hired: list[ActorAddress] = []
+            failed: list[str] = []
+            for requested in roles:
+                role = requested.strip()
+                if role not in hireable:
+                    why = "not hireable by you" if role in profiles else "not in the catalog"
+                    failed.append(f"{requested!r} — {why}")
+                    continue
+                outcome = self._hire_one(observer, profiles[role], taken)
+                if isinstance(outcome, str):
+                    failed.append(f"{requested!r} — {outcome}")
+                else:
+                    hired.append(outcome)
+            report = _hire_report(hired, failed, len(roles), hint)
+            if not hired:
+                raise RetriableError(f"{report} Call hire_members with roles from that list.")
+            return report
+
+        return hire_members
+
+    def _hire_one(
+        self, observer: TeamManagementToolObserver, profile: AgentCard, taken: set[str]
+    ) -> ActorAddress | str:
+        """Create one member from ``profile``; its address, or why it failed."""
+        config = profile.get_config_copy()
+        config.name = _free_name(config.name or f"@{profile.role}", taken)
+        config.role = config.role or profile.role
+        taken.add(config.name)
+        try:
+            address = observer.createActor(profile.get_agent_class(), config=config)
+        except Exception as exc:
+            return f"could not be created ({type(exc).__name__}: {exc})"
+        try:
+            observer.on_hire(address)
+        except Exception as exc:
+            try:
+                observer.on_fire(address)
+            except Exception:
+                logger.exception("TeamTool: could not undo the hire of %s", address.name)
+            return f"was created but the hire was refused ({type(exc).__name__}: {exc})"
+        return address
+
+    def _build_fire(self, param: FireMember) -> Callable[[str], str]:
+        def fire_member(name: str) -> str:
+            """Remove one member from the team, by name exactly as the roster shows it.
+
+            The member stops and leaves the roster; work it had not finished is lost. You
+            cannot fire yourself, a person, or the team's tools.
+            """
+            observer = self._team_observer()
+            members = self._ask(lambda o: o.get_team())
+            firable = [m for m in members if _firable(m, observer)]
+            wanted = name.strip()
+            target = next((m for m in firable if m.name == wanted), None)
+            if target is None:
+                listing = ", ".join(m.name for m in firable) or "nobody"
+                why = (
+                    "cannot be fired"
+                    if any(m.name == wanted for m in members)
+                    else "is not on the team"
+                )
+                raise RetriableError(f"{name!r} {why}. Members you can fire: {listing}.")
+            try:
+                observer.on_fire(target)
+            except Exception as exc:
+                raise RetriableError(
+                    f"Could not fire {target.name} ({type(exc).__name__}: {exc}); it is still "
+                    f"on the team."
+                ) from exc
+            return f"Fired {target.name} ({target.role}): it is stopping and leaves the roster."
+
+        return fire_member
+
+    # -- roster and catalog -----------------------------------------------------------
+    def _roster(self, observer: TeamManagementToolObserver) -> TeamRosterState:
+        members = self._orchestrator(observer).get_team()
+        me = observer.myAddress
+        rows = [
+            TeamMemberRow(name=m.name, role=m.role, human=m.is_user_proxy, you=m == me)
+            for m in members
+            if not is_tool_actor(m) and m != observer.orchestrator
+        ]
+        return TeamRosterState(members=rows)
+
+    def _catalog(self, observer: TeamManagementToolObserver) -> RoleCatalogState:
+        catalog = self._orchestrator(observer).get_agent_catalog()
+        hireable = set(self._hireable(catalog))
+        return RoleCatalogState(
+            roles=[
+                RoleRow(role=p.role, description=p.description, hireable=p.role in hireable)
+                for p in catalog
+            ]
+        )
+
+    def _roster_provider(self) -> Callable[[], ContextState | None]:
+        def team_roster() -> TeamRosterState | None:
+            observer = self.observer_or_none()
+            if observer is None:
+                return None
+            try:
+                return self._roster(cast(TeamManagementToolObserver, observer))
+            except Exception:
+                logger.warning("team_roster: the roster could not be read", exc_info=True)
+                return None
+
+        return team_roster
+
+    def _catalog_provider(self) -> Callable[[], ContextState | None]:
+        def role_catalog() -> RoleCatalogState | None:
+            observer = self.observer_or_none()
+            if observer is None:
+                return None
+            try:
+                return self._catalog(cast(TeamManagementToolObserver, observer))
+            except Exception:
+                logger.warning("role_catalog: the catalog could not be read", exc_info=True)
+                return None
+
+        return role_catalog
+
+    def _build_roster_command(self, param: TeamRoster) -> Callable[[], str]:
+        def team_roster() -> str:
+            """Show who is on the team."""
+            state = self._retriable(lambda: self._roster(self._team_observer()))
+            return state.render_full() or "Nobody is on the team."
+
+        return team_roster
+
+    def _build_catalog_command(self, param: RoleCatalog) -> Callable[[], str]:
+        def role_catalog() -> str:
+            """Show the team's roles, each marked hireable or not."""
+            state = self._retriable(lambda: self._catalog(self._team_observer()))
+            return state.render_full() or "The team's role catalog is empty."
+
+        return role_catalog
+
+    def _build_role_profile(self, param: RoleProfile) -> Callable[[str], str]:
+        def role_profile(role: str) -> str:
+            """Describe one role of the team's catalog in full: what it does, its skills,
+            whom it routes work to, and whether you can hire it."""
+            catalog = self._ask(lambda o: o.get_agent_catalog())
+            wanted = role.strip()
+            profile = next((p for p in catalog if p.role == wanted), None)
+            if profile is None:
+                listing = ", ".join(p.role for p in catalog) or "none"
+                raise RetriableError(f"No role {role!r} in the catalog. Roles: {listing}.")
+            hireable = profile.role in self._hireable(catalog)
+            return "\n".join(
+                [
+                    f"Role: {profile.role}",
+                    f"Description: {profile.description or '(none)'}",
+                    f"Skills: {', '.join(profile.skills) or '(none)'}",
+                    f"Routes to: {', '.join(profile.routes_to) or '(none)'}",
+                    f"Hireable by you: {'yes' if hireable else 'no'}",
+                ]
+            )
+
+        return role_profile
+
+    # -- activity ---------------------------------------------------------------------
+    def _build_activity(self, param: GetTeamActivity) -> Callable[[], str]:
+        max_chars, window = param.max_chars, param.window
+
+        def team_activity() -> str:
+            """Report what each team member is doing right now: busy (it has a message it
+            has not answered yet) or idle, what it is working on and what it last said,
+            quoted and truncated."""
+            observer = self._team_observer()
+            members = self._ask(lambda o: o.get_team())
+            messages = self._ask(lambda o: o.get_messages(window))
+            others = [m for m in members if _firable(m, observer)]
+            return render_activity(derive_activity(others, messages, max_chars))
+
+        return team_activity
+
+
+def _firable(member: ActorAddress, observer: TeamManagementToolObserver) -> bool:
+    """A regular member other than the agent itself: not a tool, a person or the orchestrator."""
+    return not (
+        is_tool_actor(member)
+        or member.is_user_proxy
+        or member == observer.myAddress
+        or member == observer.orchestrator
+    )
+
+
+def _free_name(base: str, taken: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``… — the first not in ``taken``."""
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def _hire_report(hired: list[ActorAddress], failed: list[str], asked: int, hint: str) -> str:
+    parts: list[str] = []
+    if hired:
+        names = ", ".join(f"{a.name} ({a.role})" for a in hired)
+        parts.append(f"Hired {len(hired)} of {asked}: {names}.")
+    else:
+        parts.append(f"Hired nobody of {asked}.")
+    if failed:
+        parts.append(f"Not hired: {'; '.join(failed)}. {hint}")
+    return " ".join(parts)

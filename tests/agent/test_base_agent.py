@@ -1,0 +1,303 @@
+"""BaseAgent: turns, tools, events, commands, cancellation, context deltas, routing, limits."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo
+
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.core import (
+    ActorSystem,
+    CancelMessage,
+    EventMessage,
+    UserMessage,
+    WarningMessage,
+)
+from akgentic.llm import (
+    LlmMessageEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+    UsageLimitsConfig,
+    UsageLimitSet,
+)
+from akgentic.tool.core import (
+    LLM_CONTEXT,
+    BaseToolParam,
+    CommandsAnnouncedEvent,
+    ContextState,
+    RetriableError,
+    ToolCard,
+)
+
+from ..core.conftest import Team
+from .conftest import Script, ScriptedAgent
+
+RETURN = ToolReturnPart
+
+
+def agent_class(script: Script) -> type[BaseAgent]:
+    return type("TestAgent", (ScriptedAgent,), {"script": script})
+
+
+def text(content: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    return lambda messages, info: ModelResponse(parts=[TextPart(content)])
+
+
+def call(tool: str, **args: Any) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    return lambda messages, info: ModelResponse(parts=[ToolCallPart(tool, args)])
+
+
+def last_request_text(messages: list[ModelMessage]) -> str:
+    request = messages[-1]
+    assert isinstance(request, ModelRequest)
+    return "\n".join(
+        p.content
+        for p in request.parts
+        if isinstance(p, UserPromptPart) and isinstance(p.content, str)
+    )
+
+
+class Calc(ToolCard):
+    """Adds numbers; refuses negatives with a RetriableError."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def add(a: int, b: int) -> int:
+            """Add two numbers (both must be non-negative)."""
+            if a < 0 or b < 0:
+                raise RetriableError("negative numbers are not supported: use 0 or more")
+            return a + b
+
+        return [add]
+
+
+def start(system: ActorSystem, team: Team, script: Script, **config: Any) -> Any:
+    config.setdefault("stream_events", False)
+    return system.createActor(
+        agent_class(script),
+        config=AgentConfig(name="@Agent", role="Assistant", **config),
+        team_id=team.team_id,
+    )
+
+
+def test_a_tool_call_round_trip_with_its_events(system: ActorSystem, team: Team) -> None:
+    script = Script(
+        call("add", a=2, b=3),
+        lambda m, i: ModelResponse(
+            parts=[
+                TextPart(f"sum is {next(p.content for p in m[-1].parts if isinstance(p, RETURN))}")
+            ]
+        ),
+    )
+    agent = start(system, team, script, tools=[Calc()], stream_events=True)
+    reply = system.ask(agent, UserMessage(content="add 2 and 3"), timeout=10)
+    assert isinstance(reply, AgentMessage) and reply.content == "sum is 5"
+    assert reply.type == "response"
+    events = [
+        e.event
+        for e in team.recorder.wait_for_type(
+            EventMessage, where=lambda e: isinstance(e.event, LlmUsageEvent)
+        )
+    ]
+    kinds = [type(e) for e in (m.event for m in team.recorder.of_type(EventMessage))]
+    assert ToolCallEvent in kinds and ToolReturnEvent in kinds and LlmMessageEvent in kinds
+    assert events[0].requests == 2
+    tool_call = next(
+        m.event for m in team.recorder.of_type(EventMessage) if isinstance(m.event, ToolCallEvent)
+    )
+    assert tool_call.tool_name == "add" and tool_call.arguments == {"a": 2, "b": 3}
+
+
+def test_a_retriable_error_reaches_the_model_as_a_retry(system: ActorSystem, team: Team) -> None:
+    def after_retry(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        request = messages[-1]
+        assert isinstance(request, ModelRequest)
+        feedback = [p for p in request.parts if isinstance(p, RetryPromptPart | ToolReturnPart)]
+        assert feedback, request.parts
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 1})])
+
+    script = Script(call("add", a=-1, b=2), after_retry, text("done"))
+    agent = start(system, team, script, tools=[Calc()])
+    reply = system.ask(agent, UserMessage(content="add"), timeout=10)
+    assert reply.content == "done"  # type: ignore[attr-defined]
+    retry_text = str(script.seen[1][-1])
+    assert "negative numbers are not supported" in retry_text
+
+
+def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> None:
+    script = Script(text("model answer"))
+    agent = start(system, team, script)
+    reply = system.ask(agent, UserMessage(content="/stop"), timeout=10)
+    assert reply.content == "There is no run to cancel."  # type: ignore[attr-defined]
+    unknown = system.ask(agent, UserMessage(content="/nope"), timeout=10)
+    assert unknown.content.startswith("Unknown command /nope. Commands:")  # type: ignore[attr-defined]
+    assert "/clear" in unknown.content and "/compact" in unknown.content  # type: ignore[attr-defined]
+    assert script.seen == []
+    announced = [
+        m.event
+        for m in team.recorder.of_type(EventMessage)
+        if isinstance(m.event, CommandsAnnouncedEvent)
+    ]
+    assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
+
+
+def test_clear_forgets_the_conversation(system: ActorSystem, team: Team) -> None:
+    script = Script(text("one"))
+    agent = start(system, team, script)
+    system.ask(agent, UserMessage(content="hello"), timeout=10)
+    proxy = system.proxy_ask(agent, BaseAgent, timeout=10)
+    assert len(proxy.get_history()) == 2
+    assert system.ask(agent, UserMessage(content="/clear"), timeout=10).content == (  # type: ignore[attr-defined]
+        "Conversation cleared."
+    )
+    assert proxy.get_history() == []
+
+
+def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: Team) -> None:
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def wait() -> str:
+                """Wait for the release."""
+                entered.set()
+                release.wait(10)
+                return "released"
+
+            return [wait]
+
+    script = Script(call("wait"), text("should never be asked"))
+    agent = start(system, team, script, tools=[Slow()])
+    with system.private() as context:
+        context.tell(agent, UserMessage(content="go"))
+        assert entered.wait(10)
+        system.tell(agent, CancelMessage(reason="enough"))
+        release.set()
+        reply = context.listen(10)
+    assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
+    assert len(script.seen) == 1  # the second model request never happened
+    history = system.proxy_ask(agent, BaseAgent, timeout=10).get_history()
+    assert any(isinstance(p, ToolReturnPart) for m in history for p in m.parts)
+
+
+class Board(ContextState):
+    rows: dict[str, str] = {}
+
+    def render_full(self) -> str:
+        return "Board:\n" + "\n".join(f"- {k}: {v}" for k, v in sorted(self.rows.items()))
+
+    def render_delta(self, previous: ContextState) -> str | None:
+        assert isinstance(previous, Board)
+        changed = {k: v for k, v in self.rows.items() if previous.rows.get(k) != v}
+        if not changed:
+            return None
+        return "Board changes:\n" + "\n".join(f"- {k}: {v}" for k, v in sorted(changed.items()))
+
+
+class GetBoard(BaseToolParam):
+    expose: set[Any] = {LLM_CONTEXT}
+
+
+board_rows: dict[str, str] = {}
+
+
+class BoardTool(ToolCard):
+    get_board: GetBoard | bool = True
+
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        return [lambda: "You keep an eye on the board."]
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        def board() -> ContextState | None:
+            return Board(rows=dict(board_rows))
+
+        return [board]
+
+
+def test_context_deltas_go_to_the_tail_and_the_prefix_stays_identical(
+    system: ActorSystem, team: Team
+) -> None:
+    board_rows.clear()
+    board_rows.update({"a": "todo", "b": "todo"})
+    script = Script(text("ok"))
+    agent = start(system, team, script, tools=[BoardTool()])
+    system.ask(agent, UserMessage(content="turn one"), timeout=10)
+    board_rows["b"] = "done"
+    system.ask(agent, UserMessage(content="turn two"), timeout=10)
+    system.ask(agent, UserMessage(content="turn three"), timeout=10)
+    first, second, third = (last_request_text(seen) for seen in script.seen)
+    assert "turn one" in first and "**Context update 1**" in first and "- a: todo" in first
+    assert "**Context update 2**" in second and "- b: done" in second and "a: todo" not in second
+    assert "Context update" not in third  # nothing changed, no block
+    instructions = {info.instructions for info in script.infos}
+    assert len(instructions) == 1
+    assert "You keep an eye on the board." in next(iter(instructions)) or ""
+
+
+def test_an_unknown_recipient_is_an_error_the_model_is_told_about(
+    system: ActorSystem, team: Team
+) -> None:
+    from akgentic.agent import AgentReply
+
+    def reply_to(name: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+        def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            tool = info.output_tools[0].name
+            args = {"messages": [{"to": name, "content": "hi", "type": "notification"}]}
+            return ModelResponse(parts=[ToolCallPart(tool, args)])
+
+        return respond
+
+    script = Script(reply_to("@Nobody"), reply_to("@External"))
+    agent = start(system, team, script)
+    with system.private() as context:
+        context.tell(agent, UserMessage(content="say hi to someone"))
+        reply = context.listen(10)
+    assert isinstance(reply, AgentMessage) and reply.type == "notification"
+    retry = str(script.seen[1][-1])
+    assert "Unknown recipient(s): @Nobody" in retry and "hire" in retry
+    assert AgentReply.model_json_schema()["required"] == ["messages"]
+    assert [a.name for a in team.proxy.get_team()] == ["@Agent"]  # nobody was hired
+
+
+def test_usage_limits_are_a_soft_stop(system: ActorSystem, team: Team) -> None:
+    script = Script(call("add", a=1, b=1), text("never"))
+    limits = UsageLimitsConfig(per_run=UsageLimitSet(requests=1))
+    agent = start(system, team, script, tools=[Calc()], usage_limits=limits)
+    with system.private() as context:
+        context.tell(agent, UserMessage(content="add"))
+        reply = context.listen(10)
+    assert isinstance(reply, AgentMessage) and reply.content.startswith("I had to stop:")
+    warning = team.recorder.wait_for_type(WarningMessage)[0]
+    assert "request" in str(warning.content)
+    assert agent.is_alive()
+    assert system.ask(agent, UserMessage(content="/stop"), timeout=10) is not None
+
+
+def test_compact_keeps_tool_pairs_together(system: ActorSystem, team: Team) -> None:
+    script = Script(call("add", a=1, b=2), text("three"))
+    agent = start(system, team, script, tools=[Calc()])
+    for i in range(4):
+        system.ask(agent, UserMessage(content=f"round {i}"), timeout=10)
+    script.steps = [text("summary of earlier turns")]
+    proxy = system.proxy_ask(agent, BaseAgent, timeout=10)
+    before = proxy.get_history()
+    answer = system.ask(agent, UserMessage(content="/compact"), timeout=10)
+    assert answer.content.startswith("Compacted")  # type: ignore[attr-defined]
+    after = proxy.get_history()
+    assert len(after) < len(before)
+    calls = {p.tool_call_id for m in after for p in m.parts if isinstance(p, ToolCallPart)}
+    returns = {p.tool_call_id for m in after for p in m.parts if isinstance(p, ToolReturnPart)}
+    assert calls == returns

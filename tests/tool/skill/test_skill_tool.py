@@ -1,0 +1,159 @@
+"""SkillTool: the menu on SYSTEM_PROMPT, use_skill on TOOL_CALL, /skills on COMMAND."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import (
+    COMMAND,
+    LLM_CONTEXT,
+    SYSTEM_PROMPT,
+    TOOL_CALL,
+    RetriableError,
+    ToolFactory,
+)
+from akgentic.tool.skill import MENU_HEADER, NO_SKILLS, SkillEntry, Skills, SkillTool
+
+from ..conftest import EventObserver
+
+
+class RetryError(Exception):
+    """Stands in for pydantic-ai's ModelRetry."""
+
+
+REFUND = SkillEntry(
+    name="refund-policy",
+    description="How refunds are approved, and the thresholds that need a second signature.",
+    content="Refunds under 100 EUR are approved by the agent handling the case.",
+)
+ESCALATION = SkillEntry(
+    name="escalation",
+    description="When to escalate to a human, and what the handover must contain.",
+    content="Escalate whenever the customer asks for a person.",
+)
+MENU = (
+    f"{MENU_HEADER}\n"
+    "refund-policy — How refunds are approved, and the thresholds that need a second "
+    "signature.\n"
+    "escalation — When to escalate to a human, and what the handover must contain."
+)
+
+
+def factory(card: SkillTool, **kwargs: Any) -> ToolFactory:
+    return ToolFactory([card], observer=EventObserver(), **kwargs)
+
+
+def library(**kwargs: Any) -> SkillTool:
+    return SkillTool(skills=Skills(skills=[REFUND, ESCALATION], **kwargs))
+
+
+# -- routing -------------------------------------------------------------------------------
+
+
+def test_all_three_channels_by_default() -> None:
+    built = factory(library())
+    assert [p() for p in built.get_system_prompts()] == [MENU]
+    assert [t.__name__ for t in built.get_tools()] == ["use_skill"]
+    assert built.get_command_registry().names() == ["skills"]
+    assert built.get_context_states() == []
+
+
+def test_prompt_and_tool_only() -> None:
+    built = factory(library(expose={SYSTEM_PROMPT, TOOL_CALL}))
+    assert len(built.get_system_prompts()) == 1
+    assert [t.__name__ for t in built.get_tools()] == ["use_skill"]
+    assert built.get_commands() == {}
+
+
+def test_false_removes_the_capability_entirely() -> None:
+    built = factory(SkillTool(skills=False))
+    assert built.get_system_prompts() == []
+    assert built.get_tools() == []
+    assert built.get_commands() == {}
+
+
+def test_llm_context_exposure_is_dropped_silently() -> None:
+    built = factory(library(expose={LLM_CONTEXT}))
+    assert built.get_context_states() == []
+    assert built.get_system_prompts() == [] and built.get_tools() == []
+
+
+# -- the menu ------------------------------------------------------------------------------
+
+
+def test_the_command_renders_the_prompt_menu_from_the_same_renderer() -> None:
+    built = factory(library())
+    (menu,) = built.get_system_prompts()
+    assert built.get_command_registry().dispatch("/skills") == menu() == MENU
+
+
+def test_the_menu_carries_no_content() -> None:
+    (menu,) = factory(library()).get_system_prompts()
+    assert REFUND.content not in menu() and ESCALATION.content not in menu()
+
+
+def test_no_skills_means_an_empty_prompt_and_an_honest_command() -> None:
+    built = factory(SkillTool())
+    assert [p() for p in built.get_system_prompts()] == [""]
+    assert built.get_command_registry().dispatch("/skills") == NO_SKILLS
+
+
+# -- use_skill -----------------------------------------------------------------------------
+
+
+def test_use_skill_returns_name_and_content_in_the_same_turn() -> None:
+    (use_skill,) = factory(library()).get_tools()
+    assert use_skill("refund-policy") == f"refund-policy\n\n{REFUND.content}"
+    assert use_skill("refund-policy") == use_skill(" refund-policy ")  # no loaded-set state
+
+
+def test_unknown_name_is_retriable_and_lists_the_names() -> None:
+    (use_skill,) = factory(library(), retry_exception=RetryError).get_tools()
+    with pytest.raises(RetryError, match="Available skills: refund-policy, escalation") as info:
+        use_skill("refunds")
+    assert isinstance(info.value.__cause__, RetriableError)
+    assert "'refunds'" in str(info.value)
+
+
+def test_configuration_after_build_does_not_leak_into_the_tool() -> None:
+    card = library()
+    (use_skill,) = factory(card).get_tools()
+    assert isinstance(card.skills, Skills)
+    card.skills.skills.append(SkillEntry(name="late", description="d", content="c"))
+    with pytest.raises(RetriableError):
+        use_skill("late")
+
+
+# -- the models ----------------------------------------------------------------------------
+
+
+def test_duplicate_names_in_one_list_are_refused() -> None:
+    with pytest.raises(ValidationError, match="'escalation' is listed twice"):
+        Skills(skills=[ESCALATION, ESCALATION])
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("name", ""), ("name", "two\nlines"), ("description", "  ")]
+)
+def test_menu_fields_are_single_non_blank_lines(field: str, value: str) -> None:
+    fields = {"name": "n", "description": "d", "content": "c", field: value}
+    with pytest.raises(ValidationError, match=field):
+        SkillEntry(**fields)
+
+
+def test_unknown_fields_are_refused() -> None:
+    with pytest.raises(ValidationError, match="body"):
+        SkillEntry(name="n", description="d", content="c", body="x")  # type: ignore[call-arg]
+    with pytest.raises(ValidationError, match="skillz"):
+        SkillTool(skillz=True)  # type: ignore[call-arg]
+
+
+def test_card_round_trips() -> None:
+    card = library(expose={COMMAND})
+    back = deserialize(serialize(card))
+    assert back == card and isinstance(back.skills, Skills)
+    assert back.skills.skills[0] == REFUND

@@ -1,0 +1,414 @@
+"""TeamTool on a real team: routing, hire (partial success), fire, roster and catalog state,
+role profiles, team_activity, and the observer contract."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any
+from uuid import UUID
+
+import pytest
+from pydantic import ValidationError
+
+from akgentic.core import ActorAddress, BaseConfig, ResultMessage, StopMessage, UserMessage
+from akgentic.core.messages.orchestrator import SentMessage
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import (
+    COMMAND,
+    LLM_CONTEXT,
+    TOOL_CALL,
+    ActorToolObserver,
+    RetriableError,
+    ToolFactory,
+)
+from akgentic.tool.team import (
+    ActivitySummarizer,
+    FireMember,
+    GetTeamActivity,
+    HireMembers,
+    RoleCatalog,
+    RoleCatalogState,
+    RoleProfile,
+    RoleRow,
+    TeamManagementToolObserver,
+    TeamRoster,
+    TeamRosterState,
+    TeamTool,
+)
+
+from ..conftest import FakeAgent
+from .conftest import Staffed
+
+
+class RetryError(Exception):
+    """Stands in for pydantic-ai's ModelRetry."""
+
+
+def tools(factory: ToolFactory) -> dict[str, Any]:
+    return {fn.__name__: fn for fn in factory.get_tools()}
+
+
+def wired(staffed: Staffed, card: TeamTool | None = None, **kwargs: Any) -> ToolFactory:
+    return ToolFactory([card or TeamTool()], observer=staffed.manager, **kwargs)
+
+
+# -- routing -------------------------------------------------------------------------------
+
+
+def test_default_routing(staffed: Staffed) -> None:
+    factory = wired(staffed)
+    assert list(tools(factory)) == ["hire_members", "fire_member", "role_profile", "team_activity"]
+    assert list(factory.get_commands()) == [
+        HireMembers,
+        FireMember,
+        TeamRoster,
+        RoleCatalog,
+        RoleProfile,
+        GetTeamActivity,
+    ]
+    assert factory.get_command_registry().names() == [
+        "hire_members",
+        "fire_member",
+        "team_roster",
+        "role_catalog",
+        "role_profile",
+        "team_activity",
+    ]
+    assert [p.__name__ for p in factory.get_context_states()] == ["team_roster", "role_catalog"]
+    assert factory.get_system_prompts() == []
+
+
+def test_management_only_and_firing_left_to_humans(staffed: Staffed) -> None:
+    card = TeamTool(get_team_activity=False, fire_member=FireMember(expose={COMMAND}))
+    factory = wired(staffed, card)
+    assert list(tools(factory)) == ["hire_members", "role_profile"]
+    assert "fire_member" in factory.get_command_registry()
+    assert "team_activity" not in factory.get_command_registry()
+
+
+def test_state_exposed_on_tool_call_is_dropped_silently(staffed: Staffed) -> None:
+    card = TeamTool(team_roster=TeamRoster(expose={TOOL_CALL}), role_catalog=False)
+    factory = wired(staffed, card)
+    assert "team_roster" not in tools(factory)
+    assert factory.get_context_states() == []
+    assert "team_roster" not in factory.get_command_registry()
+
+
+def test_instructions_reach_the_tool_docstring(staffed: Staffed) -> None:
+    card = TeamTool(hire_members=HireMembers(instructions="Hire at most two."))
+    hire = tools(wired(staffed, card))["hire_members"]
+    assert (hire.__doc__ or "").endswith("Hire at most two.")
+
+
+# -- hiring --------------------------------------------------------------------------------
+
+
+def test_hire_creates_a_member_and_tells_the_agent(staffed: Staffed) -> None:
+    hire = tools(wired(staffed))["hire_members"]
+    assert hire(["Writer"]) == "Hired 1 of 1: @Writer (Writer)."
+    address = staffed.member("@Writer")
+    assert address is not None and address.is_alive()
+    assert staffed.manager.records()["hired"] == [address]
+    assert address.role == "Writer"
+
+
+def test_repeated_roles_get_unique_names(staffed: Staffed) -> None:
+    hire = tools(wired(staffed))["hire_members"]
+    hire(["Writer"])
+    assert hire(["Writer", "Critic"]) == "Hired 2 of 2: @Writer-2 (Writer), @Critic (Critic)."
+    assert {"@Writer", "@Writer-2", "@Critic"} <= set(staffed.names())
+
+
+def test_partial_success_reports_both_sides(staffed: Staffed) -> None:
+    hire = tools(wired(staffed, retry_exception=RetryError))["hire_members"]
+    report = hire(["Writer", "Poet", "Ghost"])
+    assert report == (
+        "Hired 1 of 3: @Writer (Writer). Not hired: 'Poet' — not in the catalog; "
+        "'Ghost' — not hireable by you. Hireable roles: Writer, Critic."
+    )
+    assert staffed.member("@Writer") is not None
+
+
+def test_an_unknown_role_is_retriable_and_lists_the_hireable_roles(staffed: Staffed) -> None:
+    hire = tools(wired(staffed, retry_exception=RetryError))["hire_members"]
+    with pytest.raises(RetryError) as info:
+        hire(["Poet"])
+    assert str(info.value) == (
+        "Hired nobody of 1. Not hired: 'Poet' — not in the catalog. Hireable roles: Writer, "
+        "Critic. Call hire_members with roles from that list."
+    )
+    assert isinstance(info.value.__cause__, RetriableError)
+    with pytest.raises(RetryError, match="at least one role"):
+        hire([])
+
+
+def test_the_param_restricts_what_may_be_hired(staffed: Staffed) -> None:
+    card = TeamTool(hire_members=HireMembers(roles=["Critic"]))
+    hire = tools(wired(staffed, card))["hire_members"]
+    with pytest.raises(RetriableError, match="'Writer' — not hireable by you. Hireable roles: "):
+        hire(["Writer"])
+    assert staffed.member("@Writer") is None
+
+
+def test_a_refused_hire_is_undone_and_reported(staffed: Staffed) -> None:
+    staffed.manager.refuse_hires = True
+    hire = tools(wired(staffed))["hire_members"]
+    with pytest.raises(RetriableError, match=r"hire was refused \(RuntimeError: no budget"):
+        hire(["Critic"])
+    (undone,) = staffed.manager.records()["fired"]
+    assert undone.name == "@Critic"
+
+
+# -- firing --------------------------------------------------------------------------------
+
+
+def wait_stopped(staffed: Staffed, address: ActorAddress) -> None:
+    staffed.team.recorder.wait_for(
+        lambda: any(
+            isinstance(m, StopMessage) and m.sender == address for m in staffed.team.recorder.log
+        )
+    )
+
+
+def test_fire_tells_the_agent_and_the_member_leaves(staffed: Staffed) -> None:
+    built = tools(wired(staffed))
+    built["hire_members"](["Writer"])
+    address = staffed.member("@Writer")
+    assert address is not None
+    assert built["fire_member"]("@Writer") == (
+        "Fired @Writer (Writer): it is stopping and leaves the roster."
+    )
+    assert staffed.manager.records()["fired"] == [address]
+    wait_stopped(staffed, address)
+    assert "@Writer" not in staffed.names()
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [("@Nobody", "is not on the team"), ("@Manager", "cannot be fired")],
+)
+def test_fire_refusals_list_who_can_be_fired(staffed: Staffed, name: str, why: str) -> None:
+    built = tools(wired(staffed))
+    built["hire_members"](["Critic"])
+    with pytest.raises(RetriableError, match=f"'{name}' {why}. Members you can fire: @Critic."):
+        built["fire_member"](name)
+    assert staffed.manager.records()["fired"] == []
+
+
+# -- roster and role catalog ---------------------------------------------------------------
+
+
+def test_roster_state_and_its_delta_through_the_context_updater(staffed: Staffed) -> None:
+    factory = wired(staffed)
+    updater = factory.get_context_updater()
+    first = updater.compose_update([])
+    assert first is not None
+    assert "Team members:\n- @Manager (Manager, you)" in first
+    assert "- Writer — Writes drafts (hireable)" in first
+    assert "- Ghost — Defined nowhere (not hireable)" in first
+    tools(factory)["hire_members"](["Writer"])
+    second = updater.compose_update([first])
+    assert second is not None
+    assert "Team changes:\n+ @Writer (Writer) joined" in second
+    assert "Role catalog" not in second  # unchanged: no delta
+    assert updater.compose_update([first, second]) is None
+
+
+def test_roster_excludes_tools_and_the_orchestrator(staffed: Staffed) -> None:
+    (roster, _) = wired(staffed).get_context_states()
+    state = roster()
+    assert isinstance(state, TeamRosterState)
+    assert [m.name for m in state.members] == ["@Manager"]
+
+
+def test_catalog_marks_every_role(staffed: Staffed) -> None:
+    card = TeamTool(hire_members=HireMembers(roles=["Critic"]))
+    (_, catalog) = wired(staffed, card).get_context_states()
+    assert catalog() == RoleCatalogState(
+        roles=[
+            RoleRow(role="Writer", description="Writes drafts", hireable=False),
+            RoleRow(role="Critic", description="Reviews drafts", hireable=True),
+            RoleRow(role="Ghost", description="Defined nowhere", hireable=False),
+        ]
+    )
+    card_no_hiring = TeamTool(hire_members=False)
+    (_, catalog) = wired(staffed, card_no_hiring).get_context_states()
+    state = catalog()
+    assert isinstance(state, RoleCatalogState)
+    assert not any(row.hireable for row in state.roles)
+
+
+def test_roster_and_catalog_commands(staffed: Staffed) -> None:
+    registry = wired(staffed).get_command_registry()
+    assert registry.dispatch("/team_roster") == "Team members:\n- @Manager (Manager, you)"
+    assert registry.dispatch("/role_catalog").startswith("Roles in this team's catalog:\n")
+
+
+# -- role profiles -------------------------------------------------------------------------
+
+
+def test_role_profile_in_full(staffed: Staffed) -> None:
+    profile = tools(wired(staffed))["role_profile"]
+    assert profile("Writer") == (
+        "Role: Writer\nDescription: Writes drafts\nSkills: prose\nRoutes to: Critic\n"
+        "Hireable by you: yes"
+    )
+    assert profile("Ghost").endswith("Hireable by you: no")
+
+
+def test_unknown_role_profile_lists_the_roles(staffed: Staffed) -> None:
+    profile = tools(wired(staffed))["role_profile"]
+    with pytest.raises(RetriableError, match="No role 'Poet' in the catalog. Roles: Writer, "):
+        profile("Poet")
+
+
+# -- team activity -------------------------------------------------------------------------
+
+
+def test_team_activity_from_orchestrator_data(staffed: Staffed) -> None:
+    built = tools(wired(staffed))
+    built["hire_members"](["Writer", "Critic"])
+    writer, critic = staffed.member("@Writer"), staffed.member("@Critic")
+    assert writer is not None and critic is not None
+    me = staffed.manager.myAddress
+    me.send(writer, UserMessage(content="draft the intro"))
+    me.send(critic, UserMessage(content="review chapter " + "x" * 300))
+    staffed.team.recorder.wait_for(
+        lambda: any(
+            isinstance(m, SentMessage) and isinstance(m.message, ResultMessage)
+            for m in staffed.team.recorder.log
+        )
+    )
+    report = built["team_activity"]()
+    assert report.startswith("Team activity (busy = has a message it has not answered yet):")
+    assert "- @Writer (Writer): idle\n  last said: done: draft the intro" in report
+    assert "- @Critic (Critic): busy\n  working on: review chapter xxx" in report
+    working_on = report.split("working on: ")[1].split("\n")[0]
+    assert len(working_on) == 200 + 1 and working_on.endswith("…")
+    assert "@Manager" not in report  # itself: obviously busy, not reported
+
+
+def test_activity_signature_has_no_summarize_over_without_a_summarizer(
+    staffed: Staffed, caplog: pytest.LogCaptureFixture
+) -> None:
+    card = TeamTool(
+        get_team_activity=GetTeamActivity(summarizer=ActivitySummarizer(model="openai:gpt-mini"))
+    )
+    with caplog.at_level(logging.WARNING, logger="akgentic.tool.team.team"):
+        activity = tools(wired(staffed, card))["team_activity"]
+    assert "summaries are not served yet" in caplog.text
+    assert list(inspect.signature(activity).parameters) == []
+
+
+def test_activity_param_fields_are_read_at_bind_time(staffed: Staffed) -> None:
+    card = TeamTool(get_team_activity=GetTeamActivity(max_chars=20, window=1))
+    built = tools(wired(staffed, card))
+    built["hire_members"](["Critic"])
+    critic = staffed.member("@Critic")
+    assert critic is not None
+    staffed.manager.myAddress.send(critic, UserMessage(content="a" * 50))
+    staffed.manager.myAddress.send(critic, UserMessage(content="b" * 50))
+    staffed.team.recorder.wait_for(
+        lambda: len([m for m in staffed.team.recorder.log if isinstance(m, SentMessage)]) >= 2
+    )
+    assert "working on: " + "b" * 20 + "…" in built["team_activity"]()
+
+
+def test_activity_config_forbids_unknown_fields() -> None:
+    with pytest.raises(ValidationError, match="temperature"):
+        ActivitySummarizer(model="m", temperature=0)  # type: ignore[call-arg]
+
+
+# -- the orchestrator unreachable ----------------------------------------------------------
+
+
+class Unreachable(FakeAgent):
+    """A team manager whose orchestrator never answers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.orchestrator = ActorAddress(agent_id=UUID(int=1), name="@Orchestrator")
+
+    def proxy_ask(
+        self, addr: ActorAddress, actor_type: type[Any], timeout: float | None = None
+    ) -> Any:
+        raise TimeoutError(f"no answer within {timeout}s")
+
+    def createActor(
+        self, actor_class: Any, agent_id: UUID | None = None, config: BaseConfig | None = None
+    ) -> ActorAddress:
+        raise AssertionError("never reached")
+
+    def on_hire(self, address: ActorAddress) -> None: ...
+
+    def on_fire(self, address: ActorAddress) -> None: ...
+
+
+def test_an_unreachable_orchestrator_is_retriable_for_tools_and_none_for_providers() -> None:
+    agent = Unreachable()
+    factory = ToolFactory([TeamTool()], observer=agent, retry_exception=RetryError)
+    with pytest.raises(RetryError, match=r"orchestrator did not answer .*no answer within 10.0s"):
+        tools(factory)["hire_members"](["Writer"])
+    with pytest.raises(RetriableError, match=r"did not answer \(TimeoutError: no answer"):
+        factory.get_command_registry().dispatch("/team_roster")  # commands are not wrapped
+    assert [provider() for provider in factory.get_context_states()] == [None, None]
+
+
+# -- the observer contract -----------------------------------------------------------------
+
+
+def test_the_manager_satisfies_the_protocol(staffed: Staffed) -> None:
+    assert isinstance(staffed.manager, TeamManagementToolObserver)
+
+
+@pytest.mark.parametrize("missing", ["createActor", "on_hire", "on_fire"])
+def test_a_missing_member_fails_the_protocol_check(missing: str) -> None:
+    """The conformance guard, proven by removing one member (never the decorator)."""
+
+    class Partial(FakeAgent):
+        def createActor(
+            self, actor_class: Any, agent_id: UUID | None = None, config: Any = None
+        ) -> ActorAddress:
+            raise AssertionError
+
+        def on_hire(self, address: ActorAddress) -> None: ...
+
+        def on_fire(self, address: ActorAddress) -> None: ...
+
+    delattr(Partial, missing)
+    partial = Partial()
+    assert isinstance(partial, ActorToolObserver)
+    assert not isinstance(partial, TeamManagementToolObserver)
+    with pytest.raises(TypeError, match="TeamManagementToolObserver"):
+        ToolFactory([TeamTool()], observer=partial)
+
+
+def test_an_agent_outside_a_team_is_refused_at_wiring() -> None:
+    agent = Unreachable()
+    agent.orchestrator = None
+    with pytest.raises(ValueError, match="needs an agent in a team"):
+        ToolFactory([TeamTool()], observer=agent)
+
+
+def test_everything_off_needs_no_team() -> None:
+    card = TeamTool(
+        hire_members=False,
+        fire_member=False,
+        team_roster=False,
+        role_catalog=False,
+        role_profile=False,
+        get_team_activity=False,
+    )
+    factory = ToolFactory([card], observer=FakeAgent())
+    assert factory.get_tools() == [] and factory.get_commands() == {}
+    assert factory.get_context_states() == []
+
+
+def test_card_round_trips() -> None:
+    card = TeamTool(
+        hire_members=HireMembers(roles=["Writer"]),
+        get_team_activity=GetTeamActivity(summarizer=ActivitySummarizer(model="a:b")),
+        team_roster=TeamRoster(expose={LLM_CONTEXT}),
+    )
+    assert deserialize(serialize(card)) == card

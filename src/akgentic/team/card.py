@@ -1,0 +1,224 @@
+"""TeamCard: a team composed once, in Python or in YAML.
+
+A card names the team, its members (a tree: a member's ``members`` are created as its
+children), how many of each (``headcount``), the profiles the team may hire later, the
+member that receives what the person types (``entry_point``), and the modules to import
+before building (``imports``: a YAML file is code the user wrote, so it may name them;
+stored data never imports anything).
+
+YAML errors name the file, the line and the field::
+
+    team.yaml:12: members[0].card.config.prompt.tempalte: Extra inputs are not permitted
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from akgentic.core import AgentCard
+from akgentic.core.agent import actor_class_for
+from akgentic.core.serialization import SerializableModel
+
+__all__ = ["MemberSpec", "TeamCard", "TeamCardError", "member_names"]
+
+DEFAULT_AGENT_CLASS = "akgentic.agent.agent.BaseAgent"
+
+
+class TeamCardError(ValueError):
+    """A team card that cannot be read; the message names file, line and field."""
+
+
+class MemberSpec(SerializableModel):
+    """``headcount`` copies of ``card``; each copy creates ``members`` as its children.
+
+    With a headcount above one, the copies are named ``@Name-1``, ``@Name-2``...
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    card: AgentCard
+    headcount: int = Field(default=1, ge=1)
+    members: list[MemberSpec] = Field(default_factory=list)
+
+    @field_validator("card", mode="before")
+    @classmethod
+    def _default_agent_class(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "agent_class" not in value:
+            return {**value, "agent_class": DEFAULT_AGENT_CLASS}
+        return value
+
+
+class TeamCard(SerializableModel):
+    """A team's composition; see the module docstring."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    entry_point: str = Field(min_length=1)
+    members: list[MemberSpec] = Field(min_length=1)
+    profiles: list[AgentCard] = Field(default_factory=list)
+    message_types: list[str] = Field(default_factory=list)
+    human: str | None = "@Human"
+    imports: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _import_first(cls, data: Any) -> Any:
+        # The members' classes must exist before their configs validate.
+        importlib.import_module("akgentic.agent")  # BaseAgent, the default member class
+        if isinstance(data, dict):
+            for module in data.get("imports") or ():
+                try:
+                    importlib.import_module(str(module))
+                except ImportError as exc:
+                    raise ValueError(f"imports: cannot import {module!r}: {exc}") from None
+        return data
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _default_profile_class(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [
+                {**v, "agent_class": DEFAULT_AGENT_CLASS}
+                if isinstance(v, dict) and "agent_class" not in v
+                else v
+                for v in value
+            ]
+        return value
+
+    @model_validator(mode="after")
+    def _entry_point_is_a_member(self) -> TeamCard:
+        names = member_names(self.members)
+        if self.entry_point not in names:
+            raise ValueError(
+                f"entry_point {self.entry_point!r} is not a member; members are {', '.join(names)}"
+            )
+        return self
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> TeamCard:
+        """Read a card from a YAML file; errors name the file, the line and the field."""
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise TeamCardError(f"{path}: cannot read the team card: {exc.strerror}") from None
+        try:
+            node = yaml.compose(text)
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise TeamCardError(f"{path}{line}: not valid YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
+        try:
+            problems = list(_config_errors(data))
+            if problems:
+                raise TeamCardError("\n".join(_line(path, node, loc, msg) for loc, msg in problems))
+            card = cls.model_validate(data)
+        except ValidationError as exc:
+            raise TeamCardError(_explain(path, node, exc)) from None
+        card.resolve_paths(path.parent)
+        return card
+
+    def resolve_paths(self, base: Path) -> None:
+        """Relative scenario paths in member configs are relative to ``base`` (the YAML's
+        folder) unless a config names its own ``scenario_dir``."""
+        configs = [spec.card.config for _, spec, _ in walk(self.members)]
+        configs += [profile.config for profile in self.profiles]
+        for config in configs:
+            if getattr(config, "scenario_dir", "unset") is None:
+                config.scenario_dir = str(base.resolve())  # type: ignore[attr-defined]
+
+
+def member_names(members: list[MemberSpec]) -> list[str]:
+    """Every member name the tree creates, parents before children."""
+    return [name for name, _, _ in walk(members)]
+
+
+def walk(
+    members: list[MemberSpec], parent: str | None = None
+) -> Iterator[tuple[str, MemberSpec, str | None]]:
+    """(name, spec, parent name) for each member the tree creates, parents first."""
+    for spec in members:
+        base = spec.card.config.name or f"@{spec.card.role}"
+        names = (
+            [base] if spec.headcount == 1 else [f"{base}-{i}" for i in range(1, spec.headcount + 1)]
+        )
+        for name in names:
+            yield name, spec, parent
+            yield from walk(spec.members, name)
+
+
+def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
+    return "\n".join(_line(path, root, e["loc"], e["msg"]) for e in exc.errors())
+
+
+def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
+    node = _node_at(root, loc)
+    line = f":{node.start_mark.line + 1}" if node is not None else ""
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    return f"{path}{line}: {field or '(top)'}: {msg}"
+
+
+def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Validate each member's config with its agent class's config class, so an error
+    keeps its full path (``members[0].card.config.prompt``) and so its line."""
+    importlib.import_module("akgentic.agent")
+    for module in data.get("imports") or ():
+        with contextlib.suppress(ImportError):  # reported by the full validation
+            importlib.import_module(str(module))
+
+    def cards(members: Any, loc: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+        if not isinstance(members, list):
+            return
+        for i, member in enumerate(members):
+            if isinstance(member, dict):
+                yield member.get("card"), (*loc, i, "card")
+                yield from cards(member.get("members"), (*loc, i, "members"))
+
+    found = list(cards(data.get("members"), ("members",)))
+    profiles = data.get("profiles")
+    if isinstance(profiles, list):
+        found += [(p, ("profiles", i)) for i, p in enumerate(profiles)]
+    for card, loc in found:
+        if not isinstance(card, dict) or not isinstance(card.get("config"), dict):
+            continue
+        try:
+            agent_class = actor_class_for(str(card.get("agent_class", DEFAULT_AGENT_CLASS)))
+        except LookupError:
+            continue  # reported by the full validation
+        try:
+            agent_class.config_class.model_validate(card["config"])
+        except ValidationError as exc:
+            for error in exc.errors():
+                yield (*loc, "config", *error["loc"]), error["msg"]
+
+
+def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
+    """The deepest YAML node along ``loc`` (for its line number)."""
+    node = root
+    found = root
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
+            if match is None:
+                break
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+        else:
+            break
+        found = node
+    return found

@@ -1,0 +1,116 @@
+"""EventRecorder: persistence is a subscriber on the orchestrator that records everything.
+
+Every telemetry message the orchestrator hands on is appended to the team's event log;
+state changes also update the latest-state table; an agent's ``LlmMessageEvent``s and
+``ContextReplacedEvent``s maintain its working memory (the model context). Messages are
+buffered in ``on_message`` and committed in one transaction per batch in ``flush``,
+which the orchestrator calls after each batch — so throughput stays high and nothing the
+orchestrator has handed on waits longer than its batch.
+
+Durability for callers: :meth:`wait_committed` blocks until the message with a given id
+has been committed, which is how ``TeamRuntime.send`` returns only once the message it
+accepted is on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from uuid import UUID
+
+from akgentic.agent.events import ContextReplacedEvent
+from akgentic.core import (
+    EventMessage,
+    Message,
+    SentMessage,
+    StateChangedMessage,
+)
+from akgentic.llm import LlmMessageEvent
+from akgentic.storage import StorageBundle, TeamStatus
+
+__all__ = ["EventRecorder"]
+
+logger = logging.getLogger("akgentic.team")
+
+_REMEMBERED = 10_000
+
+
+class EventRecorder:
+    """Records one team's stream into a storage bundle (an ``EventSubscriber``)."""
+
+    def __init__(self, storage: StorageBundle, team_id: UUID) -> None:
+        self._storage = storage
+        self._team_id = team_id
+        self._buffer: list[Message] = []
+        self._restoring = False
+        self._stop_requested = False
+        self._committed: OrderedDict[UUID, int] = OrderedDict()
+        self._cond = threading.Condition()
+        self.last_seq = storage.events.last_seq(team_id)
+
+    # -- EventSubscriber -------------------------------------------------------------------
+    def on_message(self, msg: Message) -> None:
+        if not self._restoring:
+            self._buffer.append(msg)
+
+    def flush(self) -> None:
+        batch, self._buffer = self._buffer, []
+        if not batch:
+            return
+        storage, team = self._storage, self._team_id
+        seqs = storage.events.append_many(team, batch)
+        for msg in batch:
+            sender = msg.sender
+            if isinstance(msg, StateChangedMessage) and sender is not None:
+                storage.states.save_state(team, sender.agent_id, sender.name, msg.state)
+            elif isinstance(msg, EventMessage) and sender is not None:
+                self._working_memory(sender.agent_id, msg.event)
+        with self._cond:
+            for msg, seq in zip(batch, seqs, strict=True):
+                key = msg.message.id if isinstance(msg, SentMessage) else msg.id
+                self._committed[key] = seq
+            while len(self._committed) > _REMEMBERED:
+                self._committed.popitem(last=False)
+            self.last_seq = seqs[-1]
+            self._cond.notify_all()
+
+    def _working_memory(self, agent_id: UUID, event: object) -> None:
+        memory = self._storage.working_memory
+        if isinstance(event, LlmMessageEvent):
+            memory.append(self._team_id, agent_id, json.loads(event.messages_json))
+        elif isinstance(event, ContextReplacedEvent):
+            memory.replace(self._team_id, agent_id, json.loads(event.messages_json))
+
+    def set_restoring(self, team_id: UUID, restoring: bool) -> None:
+        """Replayed history is already in the log: it is not recorded again."""
+        self.flush()
+        self._restoring = restoring
+
+    def on_stop_request(self, team_id: UUID) -> None:
+        self._stop_requested = True
+
+    def on_stop(self, team_id: UUID) -> None:
+        """A graceful stop marks the team STOPPED; a crash leaves it RUNNING."""
+        self.flush()
+        if self._stop_requested:
+            record = self._storage.teams.get(team_id)
+            if record is not None and record.status == TeamStatus.RUNNING:
+                self._storage.teams.set_status(team_id, TeamStatus.STOPPED)
+
+    # -- for callers ---------------------------------------------------------------------------
+    def wait_committed(self, message_id: UUID, timeout: float = 10.0) -> int | None:
+        """The sequence number of the message once committed; None after ``timeout``."""
+        with self._cond:
+            self._cond.wait_for(lambda: message_id in self._committed, timeout)
+            return self._committed.get(message_id)
+
+    def wait_seq(self, seq: int, timeout: float = 10.0) -> bool:
+        """Block until the log reaches ``seq``; False after ``timeout``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.last_seq >= seq, timeout)
+
+    def subscribe_live(self) -> threading.Condition:
+        """The condition notified after each commit (for followers of the stream)."""
+        return self._cond

@@ -1,0 +1,169 @@
+"""TeamRuntime: a running team, as its users drive it.
+
+``send`` and friends return only once the message they accepted is committed to the
+team's event log: an accepted message survives a crash. ``follow(from_seq)`` yields the
+team's events in order from any sequence number — the backfill comes from storage and
+the live part waits on the recorder, both by sequence number, so there is no gap and no
+duplicate across the boundary.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from uuid import UUID
+
+from akgentic.agent import HumanProxy
+from akgentic.core import (
+    ActorAddress,
+    ActorSystem,
+    AddressError,
+    Message,
+    Orchestrator,
+    UserMessage,
+)
+from akgentic.storage import EventRecord, StorageBundle
+from akgentic.team.card import TeamCard
+from akgentic.team.recorder import EventRecorder
+
+__all__ = ["TeamRuntime"]
+
+
+@dataclass
+class TeamRuntime:
+    """Handle on a team running in this process (built by ``TeamManager``)."""
+
+    team_id: UUID
+    card: TeamCard
+    system: ActorSystem
+    storage: StorageBundle
+    orchestrator: ActorAddress
+    recorder: EventRecorder
+    human: ActorAddress | None
+    interrupted: list[Message] = field(default_factory=list)
+    """Messages whose turn a crash interrupted (received, never processed); see
+    :meth:`retry_interrupted`."""
+
+    commit_timeout: float = 30.0
+
+    # -- talking to the team ------------------------------------------------------------------
+    def send(self, content: str) -> UUID:
+        """Send the person's words to the entry point; returns the message id once committed."""
+        return self.send_to(self.card.entry_point, content)
+
+    def send_to(self, member: str, content: str) -> UUID:
+        """Send the person's words to ``member`` (e.g. ``"@Worker"``); committed on return."""
+        target = self.member(member)
+        if target is None:
+            known = ", ".join(sorted(a.name for a in self.members())) or "none"
+            raise AddressError(f"{member} is not a member of this team (members: {known})")
+        return self._deliver(target, UserMessage(content=content))
+
+    def process_human_input(self, content: str, message: Message | None = None) -> UUID:
+        """Answer ``message`` (its sender gets the reply) or, without one, the entry point."""
+        if message is None or message.sender is None:
+            return self.send(content)
+        target = self.system.get_address(message.sender.agent_id)
+        if target is None:
+            raise AddressError(f"{message.sender.name} is no longer running")
+        return self._deliver(target, UserMessage(content=content))
+
+    def _deliver(self, target: ActorAddress, msg: Message) -> UUID:
+        if self.human is not None and self.human.is_alive():
+            self.system.proxy_ask(self.human, HumanProxy, timeout=10).send(target, msg)
+        else:
+            self.system.tell(target, msg)
+        if self.recorder.wait_committed(msg.id, self.commit_timeout) is None:
+            raise TimeoutError(
+                f"message {msg.id} was delivered but not committed within {self.commit_timeout}s"
+            )
+        return msg.id
+
+    def retry_interrupted(self) -> list[UUID]:
+        """Deliver the interrupted messages again, as new turns; returns their ids."""
+        retried = []
+        for msg in self.interrupted:
+            recipient = msg.recipient
+            target = self.system.get_address(recipient.agent_id) if recipient else None
+            if target is None:
+                continue
+            retried.append(self._redeliver(target, msg))
+        self.interrupted = []
+        return retried
+
+    def _redeliver(self, target: ActorAddress, msg: Message) -> UUID:
+        """Deliver ``msg`` again from its original sender when that sender still runs
+        (so the reply goes back to it), else from outside; same message id."""
+        copy = msg.model_copy()
+        sender = self.system.get_address(msg.sender.agent_id) if msg.sender else None
+        try:
+            if sender is None:
+                raise AddressError("no live sender")
+            sender.send(target, copy)
+        except AddressError:
+            self.system.tell(target, copy)
+        self.recorder.wait_committed(copy.id, self.commit_timeout)
+        return copy.id
+
+    # -- looking at the team ---------------------------------------------------------------
+    @property
+    def _orchestrator(self) -> Orchestrator:
+        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=10)
+
+    def members(self) -> list[ActorAddress]:
+        """The running members (tool actors included)."""
+        return self._orchestrator.get_team()
+
+    def member(self, name: str) -> ActorAddress | None:
+        wanted = name if name.startswith(("@", "#")) else f"@{name}"
+        return self._orchestrator.get_team_member(wanted)
+
+    def follow(
+        self,
+        from_seq: int = 1,
+        *,
+        stop: threading.Event | None = None,
+        idle_timeout: float | None = None,
+    ) -> Iterator[EventRecord]:
+        """The team's events from ``from_seq`` on, in order: the stored ones, then live ones.
+
+        Ends when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new, or
+        when the team has stopped and everything is read.
+        """
+        next_seq = max(from_seq, 1)
+        while True:
+            batch = self.storage.events.read(self.team_id, from_seq=next_seq, limit=500)
+            for record in batch:
+                yield record
+                next_seq = record.seq + 1
+            if batch:
+                continue
+            if stop is not None and stop.is_set():
+                return
+            if not self.orchestrator.is_alive() and self.recorder.last_seq < next_seq:
+                return
+            arrived = self._wait_past(next_seq - 1, stop, idle_timeout or 0.5)
+            if not arrived and idle_timeout is not None:
+                return
+
+    def _wait_past(self, seq: int, stop: threading.Event | None, timeout: float) -> bool:
+        """Wait until the log goes past ``seq``, ``stop`` is set or the team stops."""
+
+        def ready() -> bool:
+            return (
+                self.recorder.last_seq > seq
+                or (stop is not None and stop.is_set())
+                or not self.orchestrator.is_alive()
+            )
+
+        with self.recorder.subscribe_live():
+            return self.recorder.subscribe_live().wait_for(ready, timeout)
+
+    # -- stopping --------------------------------------------------------------------------------
+    def stop(self, grace_timeout: float = 30.0) -> bool:
+        """Stop the team gracefully; True once it has stopped (status STOPPED)."""
+        if not self.orchestrator.is_alive():
+            return True
+        self.system.proxy_tell(self.orchestrator, Orchestrator).stop(grace_timeout)
+        return self.system.wait_stopped(self.orchestrator, grace_timeout + 10.0)

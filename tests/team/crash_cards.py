@@ -1,0 +1,53 @@
+"""Cards and scenario for the crash test (imported by the child and by the test)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from akgentic.agent import AgentConfig, PromptTemplate
+from akgentic.core import AgentCard
+from akgentic.llm import ModelConfig, ModelRoster
+from akgentic.team import MemberSpec, TeamCard
+from akgentic.tool.core import ToolCard
+
+HERE = Path(__file__).resolve().parent
+
+
+class SlowStep(ToolCard):
+    """A tool that blocks for ever when AKGENTIC_CRASH_BLOCK is set and its label says so."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def slow_step(label: str) -> str:
+            """Do one step of work."""
+            if os.environ.get("AKGENTIC_CRASH_BLOCK") and "block" in label:
+                threading.Event().wait()
+            return f"step done: {label}"
+
+        return [slow_step]
+
+
+def crash_card() -> TeamCard:
+    config = AgentConfig(
+        name="@Boss",
+        role="Boss",
+        models=ModelRoster(models=[ModelConfig(provider="scripted", model="crash.scenario.yaml")]),
+        scenario_dir=str(HERE),
+        prompt=PromptTemplate(template="You are {name}."),
+        tools=[SlowStep()],
+    )
+    return TeamCard(
+        name="crash",
+        entry_point="@Boss",
+        members=[
+            MemberSpec(
+                card=AgentCard(
+                    role="Boss", agent_class="akgentic.agent.agent.BaseAgent", config=config
+                )
+            )
+        ],
+        imports=["tests.team.crash_cards"],
+    )

@@ -1,0 +1,54 @@
+"""The process the crash test kills: runs a team until a turn is blocked mid-tool-call.
+
+Prints ``READY <team_id>`` once: one turn finished, a second is blocked inside its tool
+call (the call is on the log), and a third message is accepted and waiting.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from akgentic.agent import AgentMessage
+from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.llm import ToolCallEvent
+from akgentic.storage import open_storage
+from akgentic.team import TeamManager, TeamRuntime
+from tests.team.crash_cards import crash_card
+
+
+def wait_for(runtime: TeamRuntime, predicate: object) -> None:
+    for record in runtime.follow(1, idle_timeout=30):
+        if record.message is not None and predicate(record.message):  # type: ignore[operator]
+            return
+    raise SystemExit("condition not met")
+
+
+def main(url: str) -> None:
+    manager = TeamManager(ActorSystem(), open_storage(url))
+    runtime = manager.create_team(crash_card())
+    runtime.send("first task")
+    wait_for(
+        runtime,
+        lambda m: (
+            isinstance(m, SentMessage)
+            and isinstance(m.message, AgentMessage)
+            and m.message.content == "[scripted] done: first task"
+        ),
+    )
+    runtime.send("block please")
+    wait_for(
+        runtime,
+        lambda m: (
+            isinstance(m, EventMessage)
+            and isinstance(m.event, ToolCallEvent)
+            and m.event.arguments == {"label": "block please"}
+        ),
+    )
+    runtime.send("after block")
+    print(f"READY {runtime.team_id}", flush=True)
+    threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

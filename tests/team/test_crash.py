@@ -1,0 +1,100 @@
+"""A team killed with SIGKILL mid-run resumes in a fresh process with nothing lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from uuid import UUID
+
+from akgentic.agent import AgentMessage, AgentState, BaseAgent
+from akgentic.core import ActorSystem, SentMessage, UserMessage
+from akgentic.storage import TeamStatus, open_storage
+from akgentic.team import TeamManager, TeamRuntime
+
+from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_child_until_ready(url: str) -> UUID:
+    env = {**os.environ, "AKGENTIC_CRASH_BLOCK": "1", "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.team.crash_child", url],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()  # blocks until READY (or the child dies)
+        assert line.startswith("READY "), (line, child.stderr.read() if child.stderr else "")
+        team_id = UUID(line.split()[1])
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    assert child.returncode == -signal.SIGKILL
+    return team_id
+
+
+def answers(runtime: TeamRuntime) -> list[str]:
+    found = []
+    for record in runtime.storage.events.read(runtime.team_id):
+        msg = record.message
+        if (
+            isinstance(msg, SentMessage)
+            and isinstance(msg.message, AgentMessage)
+            and msg.recipient is not None
+            and msg.recipient.name == "@Human"
+        ):
+            found.append(msg.message.content)
+    return found
+
+
+def wait_for_answer(runtime: TeamRuntime, content: str) -> None:
+    for record in runtime.follow(1, idle_timeout=30):
+        msg = record.message
+        if isinstance(msg, SentMessage) and getattr(msg.message, "content", None) == content:
+            return
+    raise AssertionError(f"no answer {content!r}; answers: {answers(runtime)}")
+
+
+def test_a_killed_team_resumes_with_nothing_lost(storage_url: str, system: ActorSystem) -> None:
+    team_id = run_child_until_ready(storage_url)
+
+    storage = open_storage(storage_url)
+    assert storage.teams.get(team_id).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    before_states = storage.states.load_states(team_id)
+    accepted = [
+        r.message.message.content  # type: ignore[union-attr]
+        for r in storage.events.read(team_id)
+        if isinstance(r.message, SentMessage) and isinstance(r.message.message, UserMessage)
+    ]
+    assert accepted == ["first task", "block please", "after block"]
+
+    manager = TeamManager(system, storage)
+    runtime = manager.resume_team(team_id)
+    boss = runtime.member("@Boss")
+    assert boss is not None
+    # the state persisted before the kill is the state the agent resumes with
+    actor = system.get_actor(boss)
+    assert isinstance(actor, BaseAgent)
+    persisted = before_states[boss.agent_id].state
+    assert isinstance(persisted, AgentState) and persisted.turns >= 1
+    # the model context came back from working memory
+    history = system.proxy_ask(boss, BaseAgent, timeout=10).get_history()
+    assert any("first task" in str(m) for m in history)
+    # the turn the kill interrupted is reported, not silently re-run
+    assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]
+    # the message that was accepted but never received is delivered again
+    wait_for_answer(runtime, "[scripted] done: after block")
+    # and the interrupted one can be retried
+    runtime.retry_interrupted()
+    wait_for_answer(runtime, "[scripted] done: block please")
+    assert answers(runtime).count("[scripted] done: first task") == 1
+    manager.stop_team(team_id)
+    assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]

@@ -1,0 +1,203 @@
+"""Teams: cards from YAML, create / converse / stop / resume / delete, following events."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from akgentic.agent import AgentMessage, BaseAgent
+from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.storage import TeamStatus, open_storage
+from akgentic.team import TeamCard, TeamCardError, TeamManager, TeamRuntime, replay_tool_states
+from akgentic.tool.core import ToolStateEvent
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "research.yaml"
+
+
+def final_answer(runtime: TeamRuntime) -> str:
+    for record in runtime.follow(1, idle_timeout=30):
+        msg = record.message
+        if (
+            isinstance(msg, SentMessage)
+            and isinstance(msg.message, AgentMessage)
+            and msg.message.type == "response"
+            and msg.recipient is not None
+            and msg.recipient.name == "@Human"
+        ):
+            return msg.message.content
+    raise AssertionError("no answer reached @Human")
+
+
+def test_the_example_card_loads_with_its_tree() -> None:
+    card = TeamCard.from_yaml(EXAMPLE)
+    assert card.entry_point == "@Manager"
+    assert card.members[0].members[0].card.config.name == "@Worker"
+    assert [p.role for p in card.profiles] == ["Reviewer"]
+    assert card.members[0].card.config.scenario_dir == str(EXAMPLE.parent)  # type: ignore[attr-defined]
+
+
+def test_a_yaml_error_names_file_line_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: t\n"
+        "entry_point: '@A'\n"
+        "members:\n"
+        "  - card:\n"
+        "      role: A\n"
+        "      config:\n"
+        "        name: '@A'\n"
+        "        promt: {template: x}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(bad)
+    text = str(info.value)
+    assert f"{bad}:8:" in text and "members[0].card.config.promt" in text
+    assert "Extra inputs are not permitted" in text
+
+
+def test_yaml_syntax_and_entry_point_errors(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [unclosed\n")
+    with pytest.raises(TeamCardError, match=r"broken\.yaml:\d+: not valid YAML"):
+        TeamCard.from_yaml(broken)
+    lost = tmp_path / "lost.yaml"
+    lost.write_text(
+        "name: t\nentry_point: '@B'\nmembers:\n  - card: {role: A, config: {name: '@A'}}\n"
+    )
+    with pytest.raises(TeamCardError, match="entry_point '@B' is not a member; members are @A"):
+        TeamCard.from_yaml(lost)
+    with pytest.raises(TeamCardError, match="cannot read"):
+        TeamCard.from_yaml(tmp_path / "missing.yaml")
+
+
+def test_headcount_names_the_copies(tmp_path: Path) -> None:
+    card_file = tmp_path / "crew.yaml"
+    card_file.write_text(
+        "name: crew\nentry_point: '@Lead'\nhuman: null\nmembers:\n"
+        "  - card: {role: Lead, config: {name: '@Lead'}}\n"
+        "    members:\n      - card: {role: Hand, config: {name: '@Hand'}}\n        headcount: 3\n"
+    )
+    from akgentic.team.card import member_names
+
+    assert member_names(TeamCard.from_yaml(card_file).members) == [
+        "@Lead",
+        "@Hand-1",
+        "@Hand-2",
+        "@Hand-3",
+    ]
+
+
+def test_create_converse_stop_and_resume_with_identical_state(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    team_id = runtime.team_id
+    runtime.send("why actors?")
+    assert final_answer(runtime).startswith("Here is what @Worker found:")
+    manager_addr = runtime.member("@Manager")
+    assert manager_addr is not None
+    before_history = system.proxy_ask(manager_addr, BaseAgent, timeout=10).get_history()
+    before_states = {k: v.state for k, v in storage.states.load_states(team_id).items()}
+    manager.stop_team(team_id)
+    assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    assert manager.get_team(team_id) is None
+
+    resumed = manager.resume_team(team_id)
+    assert storage.teams.get(team_id).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    names = sorted(a.name for a in resumed.members())
+    assert names == ["@Human", "@Manager", "@Worker"]
+    after_addr = resumed.member("@Manager")
+    assert after_addr is not None and after_addr.agent_id == manager_addr.agent_id
+    after_history = system.proxy_ask(after_addr, BaseAgent, timeout=10).get_history()
+    dump = ModelMessagesTypeAdapter.dump_python
+    assert dump(after_history, mode="json") == dump(before_history, mode="json")
+    assert len(after_history) >= 2
+    for agent_id, state in before_states.items():
+        actor = system.get_actor(resumed.system.get_address(agent_id))  # type: ignore[arg-type]
+        assert actor.state == state
+    assert resumed.interrupted == []
+
+
+def test_follow_has_no_gap_and_no_duplicate_across_the_live_boundary(
+    storage_url: str, system: ActorSystem
+) -> None:
+    manager = TeamManager(system, open_storage(storage_url))
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    runtime.send("first")
+    final_answer(runtime)
+    seen: list[int] = []
+    started = threading.Event()
+    done = threading.Event()
+
+    def follower() -> None:
+        for record in runtime.follow(3, stop=done):
+            seen.append(record.seq)
+            started.set()
+
+    thread = threading.Thread(target=follower)
+    thread.start()
+    assert started.wait(10)
+    runtime.send("second")  # live events, while the follower is past the backfill
+    for _ in runtime.follow(1, idle_timeout=2):
+        pass
+    last = runtime.recorder.last_seq
+    runtime.recorder.wait_seq(last, 10)
+    done.set()
+    thread.join(10)
+    assert seen == list(range(3, seen[-1] + 1)) and seen[-1] >= last - 1
+
+
+def test_list_delete_and_purge(storage_url: str, system: ActorSystem) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    first = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    second = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    assert {t.team_id for t in manager.list_teams(TeamStatus.RUNNING)} >= {
+        first.team_id,
+        second.team_id,
+    }
+    manager.delete_team(first.team_id)
+    assert storage.teams.get(first.team_id).status == TeamStatus.DELETED  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="deleted"):
+        manager.resume_team(first.team_id)
+    manager.delete_team(second.team_id, purge=True)
+    assert storage.teams.get(second.team_id) is None
+    assert storage.events.read(second.team_id) == []
+    with pytest.raises(LookupError, match="no team"):
+        manager.delete_team(second.team_id)
+
+
+def test_a_missing_api_key_fails_at_team_creation(
+    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    manager = TeamManager(system, open_storage(storage_url))
+    with pytest.raises(ValueError, match="@Manager: .*OPENAI_API_KEY"):
+        manager.create_team(TeamCard.from_yaml(EXAMPLE), model="openai:gpt-5.2")
+    assert manager.list_teams() == []
+
+
+def test_replay_detects_gaps_and_folds_deltas() -> None:
+    from akgentic.core.serialization import SerializableModel
+
+    class Added(SerializableModel):
+        items: list[str]
+
+    def reducer(state: list[str] | None, delta: Added) -> list[str]:
+        return [*(state or []), *delta.items]
+
+    log = [
+        EventMessage(event=ToolStateEvent(tool_id="#List", seq=1, payload=Added(items=["a"]))),
+        EventMessage(event=ToolStateEvent(tool_id="#List", seq=2, payload=Added(items=["b"]))),
+        EventMessage(event=ToolStateEvent(tool_id="#List", seq=4, payload=Added(items=["d"]))),
+        EventMessage(event=ToolStateEvent(tool_id="#Other", seq=1, payload=Added(items=["x"]))),
+    ]
+    result = replay_tool_states(log, {"#List": reducer})
+    assert result.states == {"#List": ["a", "b", "d"]}
+    assert [(g.tool_id, g.expected, g.got, g.at_seq) for g in result.gaps] == [("#List", 3, 4, 3)]
+    assert result.unknown_tools == {"#Other"}

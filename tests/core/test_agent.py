@@ -396,3 +396,12 @@ def test_holding_an_address_does_not_keep_a_stopped_actor_alive(system: ActorSys
     assert echo.name == "@Echo"  # the metadata outlives the actor
     with pytest.raises(AddressError, match="stopped"):
         echo.send(echo, Ping())
+
+
+def test_a_deep_copy_of_a_live_state_leaves_the_actor_behind(system: ActorSystem) -> None:
+    echo = system.createActor(Echo)
+    actor: Any = system.get_actor(echo)
+    actor.state.count = 3
+    copied = actor.state.model_copy(deep=True)
+    assert copied == actor.state and copied is not actor.state
+    assert copied._observer is None and actor.state._observer is actor

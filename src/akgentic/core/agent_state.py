@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+import copy
+from typing import Any, ClassVar, Protocol, Self
 
 from pydantic import ConfigDict, PrivateAttr
 
@@ -36,6 +37,22 @@ class BaseState(SerializableModel):
         return type(self) is type(other) and self.__dict__ == other.__dict__
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """A deep copy of the fields; the copy has no observer (it is not the actor's)."""
+        cls = type(self)
+        copied = cls.__new__(cls)
+        object.__setattr__(copied, "__dict__", copy.deepcopy(self.__dict__, memo))
+        object.__setattr__(
+            copied, "__pydantic_extra__", copy.deepcopy(self.__pydantic_extra__, memo)
+        )
+        object.__setattr__(copied, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        private = {
+            key: None if key == "_observer" else copy.deepcopy(value, memo)
+            for key, value in (self.__pydantic_private__ or {}).items()
+        }
+        object.__setattr__(copied, "__pydantic_private__", private)
+        return copied
 
     def observer(self, observer: StateObserver | None) -> BaseState:
         """Attach (or, with None, detach) the observer told about changes."""

@@ -1,0 +1,136 @@
+"""The agent layer's overhead per turn and per tool call, against bare pydantic-ai.
+
+Both sides use the same zero-latency model (a pydantic-ai ``FunctionModel`` that
+answers at once) and the same tool, and both keep the growing conversation:
+
+- baseline: ``Agent.run_sync(prompt, message_history=previous)`` in a loop;
+- akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
+  ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
+  configuration (streamed steps, every event published on the team stream) and with
+  ``stream_events=False``.
+
+Per tool call: (time of a turn with one tool call) - (time of a turn without), on each
+side. Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the
+ratio is the cost of being an actor with a context updater, commands, events and
+telemetry around the same pydantic-ai run). Run: ``python bench/agent_turn.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, ClassVar
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+from akgentic.agent import AgentConfig, BaseAgent
+from akgentic.core import ActorSystem, Orchestrator, UserMessage
+from akgentic.tool.core import ToolCard
+
+
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def respond(with_tool: bool) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        returned = any(getattr(p, "part_kind", "") == "tool-return" for p in last.parts)
+        if with_tool and not returned:
+            return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})])
+        return ModelResponse(parts=[TextPart("ok")])
+
+    return model
+
+
+def streamed(fn: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Any:
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for index, part in enumerate(fn(messages, info).parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str())}
+
+    return stream
+
+
+class Adder(ToolCard):
+    def get_tools(self) -> list[Callable[..., Any]]:
+        return [add]
+
+
+class BenchAgent(BaseAgent):
+    with_tool: ClassVar[bool] = False
+
+    def _build_model(self) -> Any:
+        fn = respond(type(self).with_tool)
+        return FunctionModel(fn, stream_function=streamed(fn))
+
+
+def baseline(turns: int, with_tool: bool) -> float:
+    fn = respond(with_tool)
+    agent: Agent[None, str] = Agent(FunctionModel(fn), tools=[add], instructions="You add.")
+    history: list[ModelMessage] = []
+    start = time.perf_counter()
+    for i in range(turns):
+        result = agent.run_sync(f"turn {i}", message_history=history)
+        history = result.all_messages()
+    return (time.perf_counter() - start) / turns
+
+
+def akgentic(turns: int, with_tool: bool, stream_events: bool) -> float:
+    system = ActorSystem()
+    orchestrator = system.createActor(Orchestrator)
+    cls = type("Bench", (BenchAgent,), {"with_tool": with_tool})
+    agent = system.createActor(
+        cls,
+        config=AgentConfig(name="@Bench", tools=[Adder()], stream_events=stream_events),
+        team_id=orchestrator.team_id,
+    )
+    system.ask(agent, UserMessage(content="warm-up"), timeout=30)
+    start = time.perf_counter()
+    for i in range(turns):
+        system.ask(agent, UserMessage(content=f"turn {i}"), timeout=30)
+    elapsed = (time.perf_counter() - start) / turns
+    system.shutdown(10)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    keys = ("base", "base_tool", "ak", "ak_tool", "ak_quiet", "ak_quiet_tool")
+    runs: dict[str, list[float]] = {k: [] for k in keys}
+    for _ in range(args.rounds):
+        runs["base"].append(baseline(args.turns, False))
+        runs["base_tool"].append(baseline(args.turns, True))
+        runs["ak"].append(akgentic(args.turns, False, True))
+        runs["ak_tool"].append(akgentic(args.turns, True, True))
+        runs["ak_quiet"].append(akgentic(args.turns, False, False))
+        runs["ak_quiet_tool"].append(akgentic(args.turns, True, False))
+    med = {k: statistics.median(v) * 1e3 for k, v in runs.items()}
+    print(f"turns per run: {args.turns}, rounds: {args.rounds} (medians, ms)")
+    print(f"{'':44}{'turn':>9}{'ratio':>8}{'per tool call':>15}{'ratio':>8}")
+    base_call = med["base_tool"] - med["base"]
+    rows = [
+        ("pydantic-ai Agent.run_sync (baseline)", "base", "base_tool"),
+        ("BaseAgent in a team (default: events)", "ak", "ak_tool"),
+        ("BaseAgent in a team (stream_events=False)", "ak_quiet", "ak_quiet_tool"),
+    ]
+    for label, turn, tool in rows:
+        call = med[tool] - med[turn]
+        print(
+            f"{label:44}{med[turn]:>9.2f}{med[turn] / med['base']:>8.2f}"
+            f"{call:>15.2f}{call / base_call:>8.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

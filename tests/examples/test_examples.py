@@ -40,3 +40,41 @@ def test_the_readme_snippet_runs() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0] == "HELLO"
     assert "@Shout" in result.stdout
+
+
+def test_manager_worker_runs_offline_on_the_scripted_model() -> None:
+    out = run_example("manager_worker.py", "why actors?")
+    assert "@Human -> @Manager [UserMessage]: why actors?" in out
+    assert (
+        "@Manager -> @Worker [request]: Please look into this and report back: why actors?" in out
+    )
+    assert "@Worker -> @Manager [response]: [scripted] Three points on why actors?" in out
+    assert "(noted: 2 words)" in out
+    assert out.rstrip().splitlines()[-1].startswith("@Manager -> @Human [response]: Here is what")
+
+
+def test_manager_worker_runs_on_an_openai_compatible_endpoint() -> None:
+    import os
+
+    from .openai_compatible import serve
+
+    with serve() as (url, requests):
+        env = {
+            **os.environ,
+            "AKGENTIC_MODEL": "openai-compatible:local-model",
+            "AKGENTIC_BASE_URL": url,
+        }
+        result = subprocess.run(
+            [sys.executable, str(EXAMPLES / "manager_worker.py"), "why actors?"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "@Manager -> @Worker [request]: Please research this for me." in out
+    assert "@Worker -> @Manager [response]: Findings:" in out
+    assert "@Manager -> @Human [response]: Relayed:" in out
+    assert {r["model"] for r in requests} == {"local-model"}
+    assert any(r.get("stream") for r in requests)  # the default streams its steps

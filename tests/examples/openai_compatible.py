@@ -1,0 +1,133 @@
+"""A tiny OpenAI-compatible chat-completions server on loopback, for the examples' tests.
+
+It speaks the real wire format (JSON and server-sent events), so the real OpenAI client
+and pydantic-ai's OpenAI model talk to it exactly as they would to Ollama or vLLM. Its
+"model" plays the manager/worker example by looking at the request: which tools are
+offered and what the last message says.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def decide(body: dict[str, Any]) -> tuple[str | None, tuple[str, dict[str, Any]] | None]:
+    """(text, None) or (None, (tool name, arguments)) for this request."""
+    tools = [t["function"]["name"] for t in body.get("tools", [])]
+    messages = body["messages"]
+    last = messages[-1]
+    said = "\n".join(_text(m.get("content")) for m in messages if m.get("role") == "user")
+    if "take_note" in tools:  # the worker
+        if last.get("role") == "tool":
+            return "Findings: actors isolate state; messages are replayable; teams resume.", None
+        return None, ("take_note", {"note": _text(last.get("content"))[:80]})
+    output = next((t for t in tools if t.startswith("final_result")), None)
+    if output is None:
+        return "I have nothing to do.", None
+    if (
+        "Response from @Worker" in _text(last.get("content"))
+        or "Findings:" in said.split("Message from @Human")[-1]
+    ):
+        reply = [{"to": "@Human", "type": "response", "content": "Relayed: " + said[-200:]}]
+    else:
+        reply = [
+            {"to": "@Worker", "type": "request", "content": "Please research this for me."},
+            {"to": "@Human", "type": "acknowledgment", "content": "On it."},
+        ]
+    return None, (output, {"messages": reply})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    requests: list[dict[str, Any]]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(body)  # type: ignore[attr-defined]
+        text, call = decide(body)
+        usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
+        tool_calls = (
+            [
+                {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": call[0], "arguments": json.dumps(call[1])},
+                }
+            ]
+            if call
+            else None
+        )
+        finish = "tool_calls" if call else "stop"
+        base = {"id": "chatcmpl-1", "created": 0, "model": body["model"]}
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            delta: dict[str, Any] = {"role": "assistant", "content": text}
+            if tool_calls:
+                delta["tool_calls"] = tool_calls
+            chunks = [
+                {
+                    **base,
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                },
+                {
+                    **base,
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                    "usage": usage,
+                },
+            ]
+            for chunk in chunks:
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+            return
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if tool_calls:
+            message["tool_calls"] = [
+                {k: v for k, v in c.items() if k != "index"} for c in tool_calls
+            ]
+        payload = {
+            **base,
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextmanager
+def serve() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
+    requests it has received."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.requests = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", server.requests  # type: ignore[attr-defined]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -188,8 +188,9 @@ def test_replay_detects_gaps_and_folds_deltas() -> None:
     class Added(SerializableModel):
         items: list[str]
 
-    def reducer(state: list[str] | None, delta: Added) -> list[str]:
-        return [*(state or []), *delta.items]
+    def reducer(state: list[str] | None, event: ToolStateEvent) -> list[str]:
+        assert isinstance(event.payload, Added)
+        return [*(state or []), *event.payload.items]
 
     log = [
         EventMessage(event=ToolStateEvent(tool_id="#List", seq=1, payload=Added(items=["a"]))),

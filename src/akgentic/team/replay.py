@@ -20,10 +20,26 @@ from akgentic.tool.core import ToolStateEvent
 
 __all__ = ["Gap", "Reducer", "ReplayResult", "register_reducer", "replay_tool_states"]
 
-Reducer = Callable[[Any, Any], Any]
-"""``reducer(state_or_None, payload) -> new state``: pure, applied in ``seq`` order."""
+Reducer = Callable[[Any, ToolStateEvent], Any]
+"""``reducer(state_or_None, event) -> new state``: pure, applied in ``seq`` order."""
 
 _reducers: dict[str, Reducer] = {}
+
+
+def _shipped_reducers() -> dict[str, Reducer]:
+    """The reducers of the tool actors this package ships."""
+    from akgentic.tool.knowledge_graph import KG_ACTOR_NAME, GraphState, reduce_graph
+    from akgentic.tool.notification import NotificationState, apply_notification_event
+    from akgentic.tool.notification.models import NOTIFICATION_TOOL_NAME
+    from akgentic.tool.planning import PLANNING_ACTOR_NAME, Plan, reduce_planning
+
+    return {
+        PLANNING_ACTOR_NAME: lambda state, event: reduce_planning(state or Plan(), event.payload),
+        KG_ACTOR_NAME: lambda state, event: reduce_graph(state or GraphState(), event.payload),
+        NOTIFICATION_TOOL_NAME: lambda state, event: apply_notification_event(
+            state or NotificationState(), event
+        ),
+    }
 
 
 def register_reducer(tool_id: str, reducer: Reducer) -> None:
@@ -66,7 +82,7 @@ def replay_tool_states(
     log: Iterable[EventRecord | Message], reducers: dict[str, Reducer] | None = None
 ) -> ReplayResult:
     """Fold every tool's deltas in log order; report gaps in their ``seq``."""
-    table = {**_reducers, **(reducers or {})}
+    table = {**_shipped_reducers(), **_reducers, **(reducers or {})}
     result = ReplayResult()
     for at, event in _events(log):
         tool = event.tool_id
@@ -78,5 +94,5 @@ def replay_tool_states(
         if reducer is None:
             result.unknown_tools.add(tool)
             continue
-        result.states[tool] = reducer(result.states.get(tool), event.payload)
+        result.states[tool] = reducer(result.states.get(tool), event)
     return result

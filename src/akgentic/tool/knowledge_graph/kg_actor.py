@@ -1,0 +1,396 @@
+"""``#KnowledgeGraphTool``: the team's one knowledge graph, held by one actor.
+
+Bound with ``Orchestrator.getChildrenOrCreate`` — never check-then-create — so every
+agent carrying ``KnowledgeGraphTool`` talks to the same graph. The mailbox serialises
+every call: two agents updating the graph at once are applied one after the other,
+and the read-modify-write below needs no lock.
+
+The emit-before-return contract: :meth:`KnowledgeGraphActor.update_graph` applies what
+it can, publishes its state (``notify_state_change``), emits the net delta as
+``ToolStateEvent(tool_id="#KnowledgeGraphTool", seq, payload=delta)`` — and only then
+returns, or raises ``RetriableError`` listing what failed. An empty delta emits
+nothing and does not advance ``seq``.
+
+Derived indexes (neighbours, counts per type, the root set) are rebuilt in
+``on_start`` from the state, so a seeded or restored actor resumes with them, and are
+kept up to date per mutation: a summary costs O(types + roots), never O(entities).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+
+from pydantic import Field
+
+from akgentic.core import Akgent, BaseConfig
+from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
+from akgentic.tool.knowledge_graph.models import (
+    Entity,
+    EntityUpdate,
+    GraphQuery,
+    GraphState,
+    GraphUpdate,
+    GraphView,
+    Relation,
+    SearchMode,
+    relation_key,
+)
+from akgentic.tool.knowledge_graph.state import KnowledgeGraphSummaryState, RootRow
+from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam, hybrid_rank, keyword_scores
+
+__all__ = [
+    "KG_ACTOR_NAME",
+    "KG_COLLECTION",
+    "KnowledgeGraphActor",
+    "KnowledgeGraphConfig",
+    "entity_text",
+]
+
+logger = logging.getLogger("akgentic.tool.knowledge_graph")
+
+KG_ACTOR_NAME = "#KnowledgeGraphTool"
+"""The actor's name: ``#``-prefixed (a tool actor, stopped after the regular members)."""
+
+KG_COLLECTION = "knowledge_graph"
+"""The vector-store collection entities are embedded in (``vector_store.collection`` overrides)."""
+
+
+class KnowledgeGraphConfig(BaseConfig):
+    """The ``#KnowledgeGraphTool`` actor's configuration (the first card to bind decides).
+
+    ``vector_store`` — where entities are embedded; the card passes its own.
+    """
+
+    name: str = KG_ACTOR_NAME
+    role: str = "KnowledgeGraphTool"
+    vector_store: VectorStoreParam = Field(default_factory=VectorStoreParam)
+
+
+def entity_text(entity: Entity) -> str:
+    """The text an entity is searched by (keyword and semantic alike)."""
+    parts = [f"{entity.name} ({entity.entity_type})", entity.description, *entity.observations]
+    return "\n".join(part for part in parts if part)
+
+
+class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
+    """Holds the graph. Every public method runs on the actor's thread, one at a time."""
+
+    def on_start(self) -> None:
+        # Indexing side only (fire-and-forget upserts; queries embed on the caller's
+        # thread). Rows persist with the store, so a restored graph does not re-embed.
+        self._index: SemanticIndex | None = None
+        try:
+            self._index = SemanticIndex.bind(self.config.vector_store, self, KG_COLLECTION)
+        except Exception:  # the shared actor degrades to keyword-only, it never dies of it
+            logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+        self._adjacent: dict[str, set[str]] = {}
+        self._type_counts: Counter[str] = Counter()
+        self._roots: set[str] = set()
+        for entity in self.state.entities.values():
+            self._index_entity(None, entity)
+        for key, relation in self.state.relations.items():
+            self._adjacent.setdefault(relation.from_entity, set()).add(key)
+            self._adjacent.setdefault(relation.to_entity, set()).add(key)
+
+    # -- queries ---------------------------------------------------------------------
+    def summary(self, max_roots: int = 30) -> KnowledgeGraphSummaryState:
+        """Totals, counts per type and the first ``max_roots`` roots by name: O(types + roots)."""
+        entities = self.state.entities
+        names = sorted(self._roots)
+        shown = names[: max(0, max_roots)]
+        return KnowledgeGraphSummaryState(
+            entity_count=len(entities),
+            relation_count=len(self.state.relations),
+            type_counts=dict(sorted(self._type_counts.items())),
+            roots=tuple(RootRow.of(entities[name]) for name in shown),
+            more_roots=len(names) - len(shown),
+        )
+
+    def get_entities(self, names: list[str], expand: bool = False) -> GraphView:
+        """The named entities (case-insensitive fallback), and the relations among them.
+
+        ``expand`` adds their direct neighbours and every relation touching them.
+        """
+        found: list[str] = []
+        missing: list[str] = []
+        for name in names:
+            resolved = self._resolve(name)
+            if resolved is None:
+                missing.append(name)
+            elif resolved not in found:
+                found.append(resolved)
+        view = self._view(found, expand)
+        view.missing = missing
+        return view
+
+    def search(
+        self, query: GraphQuery, semantic: dict[str, float] | None = None, alpha: float = 0.7
+    ) -> GraphView:
+        """Rank entities for ``query``; ``semantic`` is name -> cosine (None: unavailable).
+
+        keyword: BM25 over each entity's text. semantic: the given cosines. hybrid: the
+        two fused by ``hybrid_rank`` with ``alpha``. Without cosines, semantic and
+        hybrid degrade to keyword ranking and say so in ``note``.
+        """
+        entities = self.state.entities
+        wanted = query.entity_type.casefold() if query.entity_type else None
+        candidates = {
+            name: entity_text(entity)
+            for name, entity in entities.items()
+            if wanted is None or entity.entity_type.casefold() == wanted
+        }
+        mode, note = query.mode, ""
+        if mode is not SearchMode.KEYWORD and semantic is None:
+            mode, note = SearchMode.KEYWORD, "semantic search unavailable: keyword ranking"
+        sem = {k: v for k, v in (semantic or {}).items() if k in candidates}
+        if mode is SearchMode.KEYWORD:
+            keyword = keyword_scores(query.query, candidates)
+            top = max(keyword.values(), default=1.0) or 1.0
+            ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))[: query.limit]
+            scores = {name: score / top for name, score in ranked}
+        elif mode is SearchMode.SEMANTIC:
+            scores = dict(sorted(sem.items(), key=lambda kv: (-kv[1], kv[0]))[: query.limit])
+        else:
+            keyword = keyword_scores(query.query, candidates)
+            fused = hybrid_rank(keyword, sem, alpha, len(candidates))
+            # a fused 0 with no keyword match is the bottom of the cosine set: no signal
+            scores = dict([(n, v) for n, v in fused if v > 0 or n in keyword][: query.limit])
+        view = self._view(list(scores), query.expand)
+        view.scores = scores
+        view.note = note
+        return view
+
+    def _resolve(self, name: str) -> str | None:
+        if name in self.state.entities:
+            return name
+        folded = name.strip().casefold()
+        for candidate in self.state.entities:
+            if candidate.casefold() == folded:
+                return candidate
+        return None
+
+    def _view(self, names: list[str], expand: bool) -> GraphView:
+        entities, relations = self.state.entities, self.state.relations
+        keys: set[str] = set()
+        for name in names:
+            keys |= self._adjacent.get(name, set())
+        chosen = set(names)
+        if expand:
+            neighbours = [
+                end
+                for key in sorted(keys)
+                for end in (relations[key].from_entity, relations[key].to_entity)
+                if end not in chosen
+            ]
+            ordered = [*names, *dict.fromkeys(neighbours)]
+            picked = [relations[key] for key in sorted(keys)]
+        else:
+            ordered = names
+            picked = [
+                relations[key]
+                for key in sorted(keys)
+                if relations[key].from_entity in chosen and relations[key].to_entity in chosen
+            ]
+        return GraphView(entities=[entities[name] for name in ordered], relations=picked)
+
+    # -- the mutation ----------------------------------------------------------------
+    def update_graph(self, update: GraphUpdate) -> str:
+        """Apply ``update`` (order: see ``GraphUpdate``); return what was done.
+
+        Applies every part it can. Before returning — or raising ``RetriableError``
+        listing each refused part — it publishes the state and emits the net delta.
+        """
+        tracker = _Tracker(self.state)
+        errors: list[str] = []
+        present: list[str] = []
+        for entity in update.entities_to_create:
+            if entity.name in self.state.entities:
+                errors.append(
+                    f"entity {entity.name!r} already exists: change it with entities_to_modify"
+                )
+            else:
+                tracker.entity(entity.name)
+                self._put_entity(entity)
+        for change in update.entities_to_modify:
+            error = self._modify(change, tracker)
+            if error:
+                errors.append(error)
+        for relation in update.relations_to_delete:
+            key = relation_key(relation)
+            if key not in self.state.relations:
+                errors.append(f"there is no relation {relation.render()} to delete")
+            else:
+                tracker.relation(key)
+                self._drop_relation(key)
+        for name in update.entities_to_delete:
+            if name not in self.state.entities:
+                errors.append(f"there is no entity {name!r} to delete{self._hint(name)}")
+                continue
+            for key in sorted(self._adjacent.get(name, set())):
+                tracker.relation(key)
+                self._drop_relation(key)
+            tracker.entity(name)
+            self._drop_entity(name)
+        for relation in update.relations_to_create:
+            key = relation_key(relation)
+            ends = dict.fromkeys((relation.from_entity, relation.to_entity))
+            absent = [n for n in ends if n not in self.state.entities]
+            if absent:
+                errors.append(
+                    f"cannot relate {relation.render()}: no entity "
+                    + ", ".join(f"{n!r}{self._hint(n)}" for n in absent)
+                    + " (create it in entities_to_create)"
+                )
+            elif key in self.state.relations:
+                present.append(relation.render())
+            else:
+                tracker.relation(key)
+                self._put_relation(key, relation)
+        delta = tracker.delta(self.state)
+        self._publish(delta)
+        self._reindex(delta)
+        summary = _summary(delta, present)
+        if errors:
+            raise RetriableError(
+                f"update_graph applied what it could ({summary}). Failed: "
+                + "; ".join(errors)
+                + ". Fix those parts and send only them again."
+            )
+        return f"Done: {summary}."
+
+    def _reindex(self, delta: KnowledgeGraphStateEvent) -> None:
+        """Keep the semantic index in step with the delta (never blocks, never raises)."""
+        if self._index is None:
+            return
+        for entity in [*delta.entities_added, *delta.entities_modified]:
+            self._index.upsert(entity.name, entity_text(entity), {"type": entity.entity_type})
+        for name in delta.entities_removed:
+            self._index.delete(name)
+
+    def _modify(self, change: EntityUpdate, tracker: _Tracker) -> str | None:
+        """Apply one entity change as a whole; the error text when it is refused."""
+        current = self.state.entities.get(change.name)
+        if current is None:
+            return f"there is no entity {change.name!r} to modify{self._hint(change.name)}"
+        observations = list(current.observations)
+        absent = [o for o in change.remove_observations if o not in observations]
+        if absent:
+            return (
+                f"entity {change.name!r} has no observation {absent[0]!r} to remove (quote it "
+                f"exactly, as get_entities shows it)"
+            )
+        observations = [o for o in observations if o not in change.remove_observations]
+        observations += [o for o in dict.fromkeys(change.add_observations) if o not in observations]
+        updates = change.model_dump(
+            include={"entity_type", "description", "is_root"}, exclude_none=True
+        )
+        new = current.model_copy(update={**updates, "observations": tuple(observations)})
+        if new != current:
+            tracker.entity(current.name)
+            self._put_entity(new)
+        return None
+
+    def _hint(self, name: str) -> str:
+        resolved = self._resolve(name)
+        return f" (did you mean {resolved!r}?)" if resolved and resolved != name else ""
+
+    def _publish(self, delta: KnowledgeGraphStateEvent) -> None:
+        """Persist, then emit — before the caller hears back. Nothing for an empty delta."""
+        if delta.is_empty():
+            return
+        self.state.event_seq += 1
+        self.state.notify_state_change()
+        self.notify_event(
+            ToolStateEvent(tool_id=self.myAddress.name, seq=self.state.event_seq, payload=delta)
+        )
+
+    # -- the state and its derived indexes, changed together ---------------------------
+    def _index_entity(self, old: Entity | None, new: Entity | None) -> None:
+        if old is not None:
+            self._type_counts[old.entity_type] -= 1
+            if not self._type_counts[old.entity_type]:
+                del self._type_counts[old.entity_type]
+            self._roots.discard(old.name)
+        if new is not None:
+            self._type_counts[new.entity_type] += 1
+            if new.is_root:
+                self._roots.add(new.name)
+
+    def _put_entity(self, entity: Entity) -> None:
+        self._index_entity(self.state.entities.get(entity.name), entity)
+        self.state.entities[entity.name] = entity
+
+    def _drop_entity(self, name: str) -> None:
+        self._index_entity(self.state.entities.pop(name), None)
+        self._adjacent.pop(name, None)
+
+    def _put_relation(self, key: str, relation: Relation) -> None:
+        self.state.relations[key] = relation
+        self._adjacent.setdefault(relation.from_entity, set()).add(key)
+        self._adjacent.setdefault(relation.to_entity, set()).add(key)
+
+    def _drop_relation(self, key: str) -> None:
+        relation = self.state.relations.pop(key)
+        for end in (relation.from_entity, relation.to_entity):
+            keys = self._adjacent.get(end)
+            if keys is not None:
+                keys.discard(key)
+
+
+class _Tracker:
+    """What one call touched, as first seen: the net delta is the difference at the end."""
+
+    def __init__(self, state: GraphState) -> None:
+        self._state = state
+        self._entities: dict[str, Entity | None] = {}
+        self._relations: dict[str, Relation | None] = {}
+
+    def entity(self, name: str) -> None:
+        if name not in self._entities:
+            self._entities[name] = self._state.entities.get(name)
+
+    def relation(self, key: str) -> None:
+        if key not in self._relations:
+            self._relations[key] = self._state.relations.get(key)
+
+    def delta(self, state: GraphState) -> KnowledgeGraphStateEvent:
+        entities, relations = state.entities, state.relations
+        return KnowledgeGraphStateEvent(
+            entities_added=[
+                entities[n] for n, was in self._entities.items() if was is None and n in entities
+            ],
+            entities_modified=[
+                entities[n]
+                for n, was in self._entities.items()
+                if was is not None and n in entities and entities[n] != was
+            ],
+            entities_removed=[
+                n for n, was in self._entities.items() if was is not None and n not in entities
+            ],
+            relations_added=[
+                relations[k] for k, was in self._relations.items() if was is None and k in relations
+            ],
+            relations_removed=[
+                was for k, was in self._relations.items() if was is not None and k not in relations
+            ],
+        )
+
+
+def _summary(delta: KnowledgeGraphStateEvent, present: list[str]) -> str:
+    parts = [
+        f"{len(items)} {label}"
+        for label, items in (
+            ("entities added", delta.entities_added),
+            ("entities modified", delta.entities_modified),
+            ("entities removed", delta.entities_removed),
+            ("relations added", delta.relations_added),
+            ("relations removed", delta.relations_removed),
+        )
+        if items
+    ]
+    if present:
+        parts.append(f"{len(present)} relations already present")
+    return ", ".join(parts) if parts else "nothing changed"

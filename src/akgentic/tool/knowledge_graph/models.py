@@ -1,0 +1,180 @@
+"""The graph's data: entities, relations, the edits agents send, queries, and the state.
+
+:class:`Entity` and :class:`Relation` are values: frozen, replaced whole on change, so a
+row handed to another thread (a snapshot, an event payload) never changes under its
+reader. An entity is identified by its ``name``; a relation by its
+``(from_entity, relation_type, to_entity)`` triple.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any, ClassVar, Self
+
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import core_schema
+
+from akgentic.core import BaseState
+from akgentic.core.serialization import SerializableModel
+
+__all__ = [
+    "Entity",
+    "EntityTable",
+    "EntityUpdate",
+    "GraphQuery",
+    "GraphState",
+    "GraphUpdate",
+    "GraphView",
+    "Relation",
+    "RelationTable",
+    "SearchMode",
+    "relation_key",
+]
+
+
+class Entity(SerializableModel):
+    """A node: a person, a company, a decision, a document … anything worth naming.
+
+    ``is_root`` marks an entry point of the graph — what the per-turn summary lists.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="Unique name; how relations refer to it.")
+    entity_type: str = Field(min_length=1, description="e.g. person, company, decision.")
+    description: str = ""
+    observations: tuple[str, ...] = Field(default=(), description="Atomic facts about it.")
+    is_root: bool = Field(default=False, description="An entry point of the graph.")
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """A frozen value is its own copy: a state snapshot copies the rows, not their fields."""
+        return self
+
+
+class Relation(SerializableModel):
+    """A directed, typed edge: ``from_entity -[relation_type]-> to_entity``."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    from_entity: str = Field(min_length=1)
+    to_entity: str = Field(min_length=1)
+    relation_type: str = Field(min_length=1, description="Active voice, e.g. works_at.")
+
+    def render(self) -> str:
+        return f"{self.from_entity} -[{self.relation_type}]-> {self.to_entity}"
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """A frozen value is its own copy: a state snapshot copies the rows, not their fields."""
+        return self
+
+
+def relation_key(relation: Relation) -> str:
+    """The string a relation is stored under (unambiguous for any names)."""
+    return json.dumps([relation.from_entity, relation.relation_type, relation.to_entity])
+
+
+class EntityTable(dict[str, Entity]):
+    """Entities by name: a plain dict to validation and serialization.
+
+    Its rows are frozen values, so its deep copy is a shallow copy — the snapshot every
+    mutation publishes costs one dict copy, not a copy of every entity.
+    """
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> EntityTable:
+        return EntityTable(self)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(cls, handler(dict[str, Entity]))
+
+
+class RelationTable(dict[str, Relation]):
+    """Relations by :func:`relation_key`; like :class:`EntityTable`, copied shallowly."""
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> RelationTable:
+        return RelationTable(self)
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(cls, handler(dict[str, Relation]))
+
+
+class EntityUpdate(SerializableModel):
+    """Change an entity. Fields left out (None / empty) are kept as they are."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, description="The entity to change.")
+    entity_type: str | None = Field(default=None, min_length=1)
+    description: str | None = None
+    add_observations: list[str] = Field(default_factory=list)
+    remove_observations: list[str] = Field(default_factory=list)
+    is_root: bool | None = None
+
+
+class GraphUpdate(SerializableModel):
+    """One ``update_graph`` call: every list may be empty.
+
+    Applied in this order: entities created, entities modified, relations deleted,
+    entities deleted (with every relation touching them), relations created.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    entities_to_create: list[Entity] = Field(default_factory=list)
+    entities_to_modify: list[EntityUpdate] = Field(default_factory=list)
+    entities_to_delete: list[str] = Field(default_factory=list)
+    relations_to_create: list[Relation] = Field(default_factory=list)
+    relations_to_delete: list[Relation] = Field(default_factory=list)
+
+
+class SearchMode(StrEnum):
+    """How ``search_graph`` ranks: by words, by meaning, or both fused."""
+
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    HYBRID = "hybrid"
+
+
+class GraphQuery(SerializableModel):
+    """A search over the graph.
+
+    ``expand`` adds the direct neighbours of every hit and the relations that reach
+    them; without it only the relations among the hits come back.
+    """
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    query: str
+    mode: SearchMode = SearchMode.HYBRID
+    limit: int = Field(default=10, ge=1, le=100)
+    entity_type: str | None = None
+    expand: bool = False
+
+
+class GraphView(SerializableModel):
+    """A slice of the graph: entities (hits first), relations among them, hit scores."""
+
+    entities: list[Entity] = Field(default_factory=list)
+    relations: list[Relation] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)
+    missing: list[str] = Field(default_factory=list)
+    note: str = ""
+
+
+class GraphState(BaseState):
+    """The ``#KnowledgeGraphTool`` actor's state, persisted through ``notify_state_change``.
+
+    ``relations`` is keyed by :func:`relation_key`. ``event_seq`` is the seq of the last
+    ``ToolStateEvent`` emitted, so a restored actor continues the stream without a gap.
+    Rebuilt exactly from the event log by ``reduce_graph``.
+    """
+
+    entities: EntityTable = Field(default_factory=EntityTable)
+    relations: RelationTable = Field(default_factory=RelationTable)
+    event_seq: int = Field(default=0, ge=0)

@@ -1,0 +1,100 @@
+"""The graph as LLM_CONTEXT state: a summary that costs O(types + roots), not O(entities).
+
+The model sees the totals, one count per entity type and the root entities — never
+the non-root entities themselves, which it reaches through ``search_graph`` and
+``get_entities``. The actor keeps the counts and the root set up to date on every
+mutation, so building a summary never walks the graph either.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core import ContextState
+from akgentic.tool.knowledge_graph.models import Entity
+
+__all__ = ["DESCRIPTION_CHARS", "KnowledgeGraphSummaryState", "RootRow"]
+
+DESCRIPTION_CHARS = 160
+"""A root's description is cut to this many characters in the summary."""
+
+
+class RootRow(SerializableModel):
+    """One root entity as the summary shows it."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    entity_type: str
+    description: str = ""
+
+    @classmethod
+    def of(cls, entity: Entity) -> RootRow:
+        text = entity.description
+        if len(text) > DESCRIPTION_CHARS:
+            text = text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
+        return cls(name=entity.name, entity_type=entity.entity_type, description=text)
+
+    def render(self) -> str:
+        line = f"{self.name} ({self.entity_type})"
+        return f"{line}: {self.description}" if self.description else line
+
+
+class KnowledgeGraphSummaryState(ContextState):
+    """Totals, counts per type, and up to ``max_roots`` roots (``more_roots`` beyond)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    entity_count: int = 0
+    relation_count: int = 0
+    type_counts: dict[str, int] = Field(default_factory=dict)
+    roots: tuple[RootRow, ...] = ()
+    more_roots: int = 0
+
+    def _totals(self) -> str:
+        return f"{self.entity_count} entities, {self.relation_count} relations"
+
+    def render_full(self) -> str:
+        """The whole summary; ``""`` for an empty graph."""
+        if not self.entity_count:
+            return ""
+        lines = [f"Knowledge graph: {self._totals()}."]
+        types = ", ".join(f"{name} {count}" for name, count in sorted(self.type_counts.items()))
+        lines.append(f"Types: {types}.")
+        if self.roots:
+            lines.append("Roots:")
+            lines += [f"- {root.render()}" for root in self.roots]
+        if self.more_roots:
+            lines.append(f"- … and {self.more_roots} more roots (search_graph finds them)")
+        return "\n".join(lines)
+
+    def render_delta(self, previous: KnowledgeGraphSummaryState) -> str | None:
+        """Changed totals, type counts and roots; None when nothing changed."""
+        lines: list[str] = []
+        if (previous.entity_count, previous.relation_count) != (
+            self.entity_count,
+            self.relation_count,
+        ):
+            lines.append(f"Now {self._totals()}.")
+        types = sorted(previous.type_counts.keys() | self.type_counts.keys())
+        changed = [
+            f"{name} {previous.type_counts.get(name, 0)} -> {self.type_counts.get(name, 0)}"
+            for name in types
+            if previous.type_counts.get(name, 0) != self.type_counts.get(name, 0)
+        ]
+        if changed:
+            lines.append("Types: " + ", ".join(changed) + ".")
+        before = {root.name: root for root in previous.roots}
+        now = {root.name: root for root in self.roots}
+        lines += [
+            f"- root: {root.render()}" for root in self.roots if before.get(root.name) != root
+        ]
+        lines += [f"- {name} is no longer listed as a root" for name in before if name not in now]
+        if previous.more_roots != self.more_roots:
+            lines.append(f"- {self.more_roots} more roots not listed")
+        if not lines:
+            return None
+        return "\n".join(["Knowledge graph changes:", *lines])

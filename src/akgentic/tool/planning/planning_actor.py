@@ -1,0 +1,299 @@
+"""``#PlanningTool``: the team's one plan, held by one actor.
+
+Ten agents carrying ``PlanningTool`` get ten proxies to this one actor, bound with
+``Orchestrator.getChildrenOrCreate`` — never check-then-create. The mailbox serialises
+every call, so the read-modify-write below needs no lock.
+
+The emit-before-return contract: :meth:`PlanActor.update_planning` applies what it can,
+publishes its state (``notify_state_change``), emits the delta as a ``ToolStateEvent``
+— and only then returns, or raises ``RetriableError`` listing what failed. An empty
+delta emits nothing and does not advance ``seq``, so the stream is gap-free.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from akgentic.core import Akgent, BaseConfig
+from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.planning.event import PlanningStateEvent
+from akgentic.tool.planning.models import (
+    CreateTask,
+    DeleteTask,
+    Plan,
+    Task,
+    TaskHit,
+    TaskView,
+    UpdateTask,
+    same_agent,
+)
+from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam, hybrid_rank, keyword_scores
+
+__all__ = [
+    "PLANNING_ACTOR_NAME",
+    "PLANNING_COLLECTION",
+    "CreateTask",
+    "DeleteTask",
+    "Plan",
+    "PlanActor",
+    "PlanConfig",
+    "Task",
+    "TaskHit",
+    "TaskView",
+    "UpdateTask",
+    "task_text",
+]
+
+logger = logging.getLogger("akgentic.tool.planning")
+
+PLANNING_ACTOR_NAME = "#PlanningTool"
+"""The actor's name: ``#``-prefixed (a tool actor, stopped after the regular members)."""
+
+PLANNING_COLLECTION = "planning"
+"""The vector-store collection tasks are embedded in (``vector_store.collection`` overrides)."""
+
+
+class PlanConfig(BaseConfig):
+    """The ``#PlanningTool`` actor's configuration (the first card to bind it decides).
+
+    ``vector_store`` — where tasks are embedded; the card passes its own.
+    """
+
+    name: str = PLANNING_ACTOR_NAME
+    role: str = "PlanningTool"
+    vector_store: VectorStoreParam = Field(default_factory=VectorStoreParam)
+
+
+def task_text(task: Task) -> str:
+    """The text a task is searched by (keyword and semantic alike)."""
+    return "\n".join(part for part in (task.title, task.description, task.output) if part)
+
+
+class _Refused(Exception):  # noqa: N818 — internal: one item refused, with the reason
+    """One edit cannot be applied; the message says why and what to do."""
+
+
+class PlanActor(Akgent[PlanConfig, Plan]):
+    """Holds the plan. Every public method runs on the actor's own thread, one at a time."""
+
+    def on_start(self) -> None:
+        # Indexing side only: upsert/delete are fire-and-forget (a worker embeds), so
+        # the plan never waits on an embedder. Queries embed on the caller's thread.
+        # The rows persist with the store (#VectorStore state, or the cluster), so a
+        # restored plan does not re-embed.
+        self._index: SemanticIndex | None = None
+        try:
+            self._index = SemanticIndex.bind(self.config.vector_store, self, PLANNING_COLLECTION)
+        except Exception:  # the shared actor degrades to keyword-only, it never dies of it
+            logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+
+    # -- queries ---------------------------------------------------------------------
+    def get_task(self, task_id: int) -> TaskView | None:
+        """The task with the tasks it waits on and the tasks waiting on it; None if unknown."""
+        tasks = self.state.tasks
+        task = tasks.get(task_id)
+        if task is None:
+            return None
+        return TaskView(
+            task=task,
+            dependencies=[tasks[d] for d in task.dependencies if d in tasks],
+            dependents=[t for t in tasks.values() if task_id in t.dependencies],
+        )
+
+    def list_tasks(self, owner: str | None = None) -> list[Task]:
+        """Every task in id order, or only those owned by ``owner``."""
+        tasks = sorted(self.state.tasks.values(), key=lambda t: t.id)
+        if owner is None:
+            return tasks
+        return [t for t in tasks if same_agent(t.owner, owner)]
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        semantic: dict[str, float] | None = None,
+        alpha: float = 0.7,
+    ) -> list[TaskHit]:
+        """The best ``limit`` tasks for ``query``, best first.
+
+        Keyword (BM25 over title, description and output) alone, or fused with
+        ``semantic`` (task id as text -> cosine) by ``hybrid_rank`` with ``alpha`` when
+        cosines are given. Never waits on an embedder: the cosines come from the caller.
+        """
+        if limit < 1:
+            return []
+        tasks = self.state.tasks
+        keyword = keyword_scores(query, {str(i): task_text(t) for i, t in tasks.items()})
+        cosines = {
+            ref: v for ref, v in (semantic or {}).items() if ref.isdigit() and int(ref) in tasks
+        }
+        if cosines:
+            # a fused 0 with no keyword match is the bottom of the cosine set: no signal
+            fused = hybrid_rank(keyword, cosines, alpha, len(tasks))
+            ranked = [(ref, v) for ref, v in fused if v > 0 or ref in keyword][:limit]
+        else:
+            top = max(keyword.values(), default=1.0) or 1.0
+            ranked = sorted(
+                ((r, v / top) for r, v in keyword.items()), key=lambda kv: (-kv[1], int(kv[0]))
+            )[:limit]
+        return [TaskHit(task=tasks[int(ref)], score=score) for ref, score in ranked]
+
+    # -- the mutation ----------------------------------------------------------------
+    def update_planning(
+        self, items: Sequence[CreateTask | UpdateTask | DeleteTask], caller: str
+    ) -> str:
+        """Apply ``items`` in order, as ``caller``; return what was done.
+
+        Applies every item it can. Before returning — or raising ``RetriableError``
+        naming each refused item — it publishes the state and emits the delta.
+        """
+        created: dict[int, Task] = {}
+        updated: dict[int, Task] = {}
+        deleted: list[int] = []
+        done: list[str] = []
+        errors: list[str] = []
+        for number, item in enumerate(items, 1):
+            try:
+                if isinstance(item, CreateTask):
+                    task = self._create(item, caller)
+                    created[task.id] = task
+                    done.append(f"created #{task.id} '{task.title}' ({task.owner or 'unassigned'})")
+                elif isinstance(item, UpdateTask):
+                    changed = self._update(item)
+                    if changed is None:
+                        done.append(f"#{item.task_id} unchanged")
+                    else:
+                        (created if changed.id in created else updated)[changed.id] = changed
+                        done.append(f"updated #{changed.id}")
+                else:
+                    self._delete(item)
+                    updated.pop(item.task_id, None)
+                    deleted.append(item.task_id)
+                    done.append(f"deleted #{item.task_id}")
+            except _Refused as exc:
+                errors.append(f"item {number} ({_label(item)}): {exc}")
+        delta = PlanningStateEvent(
+            tasks_created=list(created.values()),
+            tasks_updated=list(updated.values()),
+            tasks_deleted=deleted,
+        )
+        self._publish(delta)
+        self._reindex(delta)
+        summary = "; ".join(done) if done else "nothing applied"
+        if errors:
+            raise RetriableError(
+                f"update_planning applied {len(items) - len(errors)} of {len(items)} "
+                f"item(s) ({summary}). Failed: " + "; ".join(errors) + ". Fix the failed "
+                "items and send only those again."
+            )
+        return f"Done: {summary}."
+
+    def _publish(self, delta: PlanningStateEvent) -> None:
+        """Persist, then emit: the state snapshot and the delta, before the caller hears back."""
+        if delta.is_empty():
+            return  # nothing changed: no snapshot, no event, no seq
+        self.state.event_seq += 1
+        self.state.notify_state_change()
+        self.notify_event(
+            ToolStateEvent(tool_id=self.myAddress.name, seq=self.state.event_seq, payload=delta)
+        )
+
+    def _reindex(self, delta: PlanningStateEvent) -> None:
+        """Keep the semantic index in step with the delta (never blocks, never raises)."""
+        if self._index is None:
+            return
+        for task in [*delta.tasks_created, *delta.tasks_updated]:
+            if task.id not in delta.tasks_deleted:
+                meta = {"owner": task.owner, "status": task.status.value}
+                self._index.upsert(str(task.id), task_text(task), meta)
+        for task_id in delta.tasks_deleted:
+            self._index.delete(str(task_id))
+
+    def _create(self, item: CreateTask, caller: str) -> Task:
+        dependencies = self._known(item.dependencies)
+        plan = self.state
+        task = Task(
+            id=plan.next_id,
+            title=item.title,
+            description=item.description,
+            owner=caller if item.owner is None else item.owner,
+            status=item.status,
+            dependencies=dependencies,
+            created_by=caller,
+        )
+        plan.tasks[task.id] = task
+        plan.next_id += 1
+        return task
+
+    def _update(self, item: UpdateTask) -> Task | None:
+        """The new row, or None when the item changes nothing."""
+        tasks = self.state.tasks
+        task = tasks.get(item.task_id)
+        if task is None:
+            raise _Refused(f"there is no task #{item.task_id}")
+        changes = item.model_dump(exclude={"op", "task_id"}, exclude_none=True)
+        if item.dependencies is not None:
+            changes["dependencies"] = self._known(item.dependencies)
+            cycle = self._cycle(task.id, changes["dependencies"])
+            if cycle:
+                raise _Refused(
+                    "those dependencies would make a cycle ("
+                    + " -> ".join(f"#{i}" for i in cycle)
+                    + "): a task cannot wait on itself, directly or through others"
+                )
+        new = task.model_copy(update=changes)
+        if new == task:
+            return None
+        tasks[task.id] = new
+        return new
+
+    def _delete(self, item: DeleteTask) -> None:
+        tasks = self.state.tasks
+        if item.task_id not in tasks:
+            raise _Refused(f"there is no task #{item.task_id}")
+        waiting = [f"#{t.id}" for t in tasks.values() if item.task_id in t.dependencies]
+        if waiting:
+            raise _Refused(
+                f"{', '.join(waiting)} depend on #{item.task_id}: remove it from their "
+                f"dependencies (or delete them) first"
+            )
+        del tasks[item.task_id]
+
+    def _known(self, dependencies: list[int]) -> tuple[int, ...]:
+        """The dependencies, de-duplicated in order; refused if one names no task."""
+        unknown = [d for d in dependencies if d not in self.state.tasks]
+        if unknown:
+            raise _Refused(
+                "unknown dependencies " + ", ".join(f"#{d}" for d in unknown) + ": depend "
+                "only on existing tasks (create them first, then update the dependencies)"
+            )
+        return tuple(dict.fromkeys(dependencies))
+
+    def _cycle(self, task_id: int, dependencies: tuple[int, ...]) -> list[int]:
+        """A path task_id -> … -> task_id through ``dependencies``, or [] if none.
+
+        The plan is kept acyclic, so a new cycle must pass through ``task_id``.
+        """
+        tasks = self.state.tasks
+        stack: list[tuple[int, list[int]]] = [(d, [task_id, d]) for d in dependencies]
+        seen: set[int] = set()
+        while stack:
+            current, path = stack.pop()
+            if current == task_id:
+                return path
+            if current in seen:
+                continue
+            seen.add(current)
+            for nxt in tasks[current].dependencies:
+                stack.append((nxt, [*path, nxt]))
+        return []
+
+
+def _label(item: CreateTask | UpdateTask | DeleteTask) -> str:
+    if isinstance(item, CreateTask):
+        return f"create '{item.title}'"
+    return f"{item.op} #{item.task_id}"

@@ -1,0 +1,114 @@
+"""VectorStoreActor: the team's ``#VectorStore``, for backends that keep rows in actor state.
+
+It exists only for such a backend (``BackendSpec.persists_in_actor_state``; today the
+in-memory one): its state *is* the database, published with ``notify_state_change``
+and restored with the team. On a cluster there is nothing for an actor to own, and
+none is created.
+
+Binding: :func:`ensure_store_actor` asks the orchestrator to ``getChildrenOrCreate``
+it — get-or-create in one step on the orchestrator's thread, never check-then-create
+(two consumers wiring at once would otherwise both find nothing and both create).
+The ``#`` prefix makes it a tool actor, stopped only after the team's regular members.
+
+Every method is fast (numpy over the team's rows, no I/O), so callers may ask it;
+embedding never happens here — it happens in ``EmbeddingWorker``s spawned by the
+consumers. Mutations coalesce their state snapshots: each marks the state dirty and,
+if no flush is queued yet, tells the actor itself ``flush_state`` — which therefore
+runs after every mutation already in the mailbox, so a burst of N upserts publishes
+one snapshot, not N.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from akgentic.core import ActorAddress, Akgent, BaseConfig, Orchestrator
+from akgentic.tool.core.observer import ActorToolObserver
+from akgentic.tool.vector_store.backends.inmemory import InMemoryBackend, VectorStoreState
+from akgentic.tool.vector_store.protocol import SearchHit
+from akgentic.tool.vector_store.vector import VectorEntry
+
+__all__ = ["STORE_ACTOR_NAME", "VectorStoreActor", "ensure_store_actor"]
+
+STORE_ACTOR_NAME = "#VectorStore"
+
+
+class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
+    """The team's in-memory vector store; a ``VectorStore`` reachable through a proxy."""
+
+    def on_start(self) -> None:
+        self._backend = InMemoryBackend(self.state)
+        self._flush_pending = False
+
+    # -- VectorStore -------------------------------------------------------------------
+    def upsert(
+        self, collection: str, team_id: str, entries: Sequence[VectorEntry], tenant: str = ""
+    ) -> None:
+        """Add or replace rows, stamped with ``team_id`` and ``tenant``."""
+        self._backend.upsert(collection, team_id, entries, tenant)
+        self._changed()
+
+    def delete(
+        self, collection: str, team_id: str, ref_ids: Sequence[str], tenant: str = ""
+    ) -> None:
+        """Remove rows by ref id (unknown ones are ignored)."""
+        self._backend.delete(collection, team_id, ref_ids, tenant)
+        self._changed()
+
+    def query(
+        self,
+        collection: str,
+        team_id: str,
+        vector: Sequence[float],
+        k: int,
+        tenant: str = "",
+    ) -> list[SearchHit]:
+        """The ``k`` rows of that team and tenant nearest ``vector``, best first."""
+        return self._backend.query(collection, team_id, vector, k, tenant)
+
+    def delete_by_team(self, team_id: str) -> int:
+        """Remove every row stamped with ``team_id``; how many were removed."""
+        removed = self._backend.delete_by_team(team_id)
+        if removed:
+            self._changed()
+        return removed
+
+    def list_collections(self) -> list[str]:
+        """The collections this store holds."""
+        return self._backend.list_collections()
+
+    def count(self, collection: str | None = None, team_id: str | None = None) -> int:
+        """How many rows (of one collection, of one team) the store holds."""
+        return self._backend.count(collection, team_id)
+
+    # -- persistence -------------------------------------------------------------------
+    def flush_state(self) -> None:
+        """Publish the state once for every mutation queued before it (told by itself)."""
+        self._flush_pending = False
+        self.notify_state_change()
+
+    def _changed(self) -> None:
+        if not self._flush_pending:
+            self._flush_pending = True
+            self.proxy_tell(self.myAddress, VectorStoreActor).flush_state()
+
+
+def ensure_store_actor(observer: ActorToolObserver, timeout: float = 10.0) -> ActorAddress:
+    """The team's ``#VectorStore``, created if it does not exist — in one step.
+
+    Asks the observer's orchestrator to ``getChildrenOrCreate`` it; never
+    check-then-create. ``timeout`` bounds the ask. Raises ``RuntimeError`` when the
+    observer belongs to no team.
+    """
+    orchestrator = observer.orchestrator
+    if orchestrator is None:
+        raise RuntimeError(
+            "the in-memory vector store lives in the team's #VectorStore actor, and this "
+            "observer belongs to no team (its orchestrator is None)"
+        )
+    proxy: Any = observer.proxy_ask(orchestrator, Orchestrator, timeout)
+    address: ActorAddress = proxy.getChildrenOrCreate(
+        VectorStoreActor, BaseConfig(name=STORE_ACTOR_NAME, role="VectorStore")
+    )
+    return address

@@ -1,0 +1,205 @@
+"""The in-memory backend: numpy brute force over rows held in a pydantic state.
+
+Its rows *are* :class:`VectorStoreState`, the state of the team's ``#VectorStore``
+actor (``persists_in_actor_state=True``): the actor publishes it with
+``notify_state_change`` and the framework persists and restores it with the team.
+The numpy indexes (one :class:`VectorIndex` per collection, team and tenant) are a
+cache rebuilt from the state on first use — after a restore, too.
+
+Vectors are stored as base64 float32 strings, and rows are immutable values that a
+state snapshot shares instead of copying, so publishing the state costs one dict entry
+per row rather than hundreds of floats. Not thread-safe: one owner (the actor) at a
+time. Exact search; a query costs O(rows of the scope · dimension).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from pydantic import ConfigDict, Field
+
+from akgentic.core import BaseState
+from akgentic.core.serialization import SerializableModel
+from akgentic.tool.vector_store.protocol import (
+    SearchHit,
+    VectorStoreConfig,
+    check_collection_name,
+    point_id,
+)
+from akgentic.tool.vector_store.registry import BackendSpec, register_backend
+from akgentic.tool.vector_store.vector import VectorEntry, VectorIndex
+
+__all__ = ["InMemoryBackend", "StoredVector", "VectorStoreState", "decode_vector", "encode_vector"]
+
+Scope = tuple[str, str, str]  # collection, team_id, tenant
+
+
+def encode_vector(vector: Sequence[float] | Any) -> str:
+    """A vector as base64 of little-endian float32 bytes."""
+    import numpy as np
+
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_vector(data: str) -> Any:
+    """The float32 numpy vector :func:`encode_vector` wrote."""
+    import numpy as np
+
+    return np.frombuffer(base64.b64decode(data), dtype="<f4")
+
+
+class StoredVector(SerializableModel):
+    """One row as the state keeps it (the vector packed, see :func:`encode_vector`)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    ref_id: str
+    text: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    team_id: str = ""
+    tenant: str = ""
+    vector: str
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> StoredVector:
+        """A row is an immutable value (replaced, never edited): a snapshot shares it.
+
+        This is what keeps the ``#VectorStore`` state snapshot O(rows) dict work rather
+        than a deep copy of every row's fields.
+        """
+        return self
+
+
+class VectorStoreState(BaseState):
+    """Every row of the store: collection -> point id (:func:`point_id`) -> row."""
+
+    collections: dict[str, dict[str, StoredVector]] = Field(default_factory=dict)
+
+
+class InMemoryBackend:
+    """A :class:`~akgentic.tool.vector_store.protocol.VectorStore` over a state object."""
+
+    name = "inmemory"
+
+    def __init__(self, state: VectorStoreState | None = None) -> None:
+        self.state = state if state is not None else VectorStoreState()
+        self._indexes: dict[Scope, VectorIndex] | None = None
+
+    # -- the numpy cache -------------------------------------------------------------
+    def _all_indexes(self) -> dict[Scope, VectorIndex]:
+        if self._indexes is None:
+            indexes: dict[Scope, VectorIndex] = {}
+            grouped: dict[Scope, tuple[list[str], list[Any]]] = {}
+            for collection, rows in self.state.collections.items():
+                for row in rows.values():
+                    ids, vectors = grouped.setdefault(
+                        (collection, row.team_id, row.tenant), ([], [])
+                    )
+                    ids.append(row.ref_id)
+                    vectors.append(decode_vector(row.vector))
+            for scope, (ids, vectors) in grouped.items():
+                index = indexes[scope] = VectorIndex()
+                index.upsert_many(ids, vectors)
+            self._indexes = indexes
+        return self._indexes
+
+    # -- VectorStore -------------------------------------------------------------------
+    def upsert(
+        self, collection: str, team_id: str, entries: Sequence[VectorEntry], tenant: str = ""
+    ) -> None:
+        check_collection_name(collection)
+        indexes = self._all_indexes()
+        rows = self.state.collections.setdefault(collection, {})
+        if not entries:
+            return
+        scope = (collection, team_id, tenant)
+        index = indexes.get(scope)
+        if index is None:
+            index = VectorIndex()
+        index.upsert_many([e.ref_id for e in entries], [e.vector for e in entries])  # validates all
+        indexes[scope] = index
+        for entry in entries:
+            rows[point_id(team_id, tenant, entry.ref_id)] = StoredVector(
+                ref_id=entry.ref_id,
+                text=entry.text,
+                metadata=dict(entry.metadata),
+                team_id=team_id,
+                tenant=tenant,
+                vector=encode_vector(entry.vector),
+            )
+
+    def delete(
+        self, collection: str, team_id: str, ref_ids: Sequence[str], tenant: str = ""
+    ) -> None:
+        rows = self.state.collections.get(collection)
+        if rows is None:
+            return
+        index = self._all_indexes().get((collection, team_id, tenant))
+        for ref_id in ref_ids:
+            rows.pop(point_id(team_id, tenant, ref_id), None)
+            if index is not None:
+                index.remove(ref_id)
+
+    def query(
+        self,
+        collection: str,
+        team_id: str,
+        vector: Sequence[float],
+        k: int,
+        tenant: str = "",
+    ) -> list[SearchHit]:
+        index = self._all_indexes().get((collection, team_id, tenant))
+        rows = self.state.collections.get(collection, {})
+        if index is None or k <= 0:
+            return []
+        hits: list[SearchHit] = []
+        for ref_id, score in index.search(vector, k):
+            row = rows.get(point_id(team_id, tenant, ref_id))
+            if row is not None:
+                hits.append(
+                    SearchHit(
+                        ref_id=ref_id, score=score, text=row.text, metadata=dict(row.metadata)
+                    )
+                )
+        return hits
+
+    def delete_by_team(self, team_id: str) -> int:
+        removed = 0
+        for rows in self.state.collections.values():
+            doomed = [pid for pid, row in rows.items() if row.team_id == team_id]
+            for pid in doomed:
+                del rows[pid]
+            removed += len(doomed)
+        indexes = self._all_indexes()
+        for scope in [s for s in indexes if s[1] == team_id]:
+            del indexes[scope]
+        return removed
+
+    def list_collections(self) -> list[str]:
+        return sorted(self.state.collections)
+
+    def count(self, collection: str | None = None, team_id: str | None = None) -> int:
+        """How many rows (of one collection, of one team) the store holds."""
+        total = 0
+        for name, rows in self.state.collections.items():
+            if collection is not None and name != collection:
+                continue
+            total += sum(1 for r in rows.values() if team_id is None or r.team_id == team_id)
+        return total
+
+
+def _factory(config: VectorStoreConfig) -> InMemoryBackend:
+    return InMemoryBackend()
+
+
+SPEC = register_backend(
+    BackendSpec(
+        name="inmemory",
+        factory=_factory,
+        persists_in_actor_state=True,
+        requires=("numpy",),
+        extra="vector",
+        description="numpy brute force; rows live in the team's #VectorStore actor state",
+    )
+)

@@ -1,0 +1,285 @@
+"""The Qdrant backend (``qdrant-client``; the ``qdrant`` extra).
+
+Where the data lives, from :class:`VectorStoreConfig` (``from_env``):
+
+- ``AKGENTIC_QDRANT_URL`` (+ ``AKGENTIC_QDRANT_API_KEY``) — a Qdrant server;
+- else ``AKGENTIC_QDRANT_PATH`` — local mode on disk, ``QdrantClient(path=...)``;
+- else local in-process mode, ``QdrantClient(location=":memory:")`` (one per process).
+
+Local mode needs no server. Its client is shared per path (Qdrant locks the
+directory, so a second client on the same path in one process would fail) and its
+calls are serialised on one lock, since workers call it from their own threads.
+
+Each consumer collection is the Qdrant collection ``akgentic_<collection>``, created
+on first upsert with the vectors' dimension and cosine distance. Every point carries
+``ref_id``, ``text``, ``metadata``, ``team_id`` and ``tenant`` in its payload; its id
+is :func:`point_id` of (team, tenant, ref id), so a re-add replaces the point.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from akgentic.tool.vector_store.client import client_key, get_client
+from akgentic.tool.vector_store.protocol import (
+    SearchHit,
+    VectorStoreConfig,
+    check_collection_name,
+    point_id,
+)
+from akgentic.tool.vector_store.registry import BackendSpec, register_backend
+from akgentic.tool.vector_store.vector import VectorEntry
+
+__all__ = ["COLLECTION_PREFIX", "QdrantBackend", "QdrantHandle"]
+
+logger = logging.getLogger("akgentic.tool.vector_store")
+
+COLLECTION_PREFIX = "akgentic_"
+
+_INSTALL = "the Qdrant backend needs qdrant-client: pip install 'akgentic[qdrant]'"
+
+
+def _qdrant() -> Any:
+    try:
+        import qdrant_client
+    except ImportError as exc:
+        raise ImportError(_INSTALL) from exc
+    return qdrant_client
+
+
+class QdrantHandle:
+    """A shared Qdrant client, with the lock that serialises a local-mode client."""
+
+    def __init__(self, client: Any, *, local: bool) -> None:
+        self.client = client
+        self.local = local
+        self._lock = threading.RLock() if local else None
+
+    def __enter__(self) -> Any:
+        if self._lock is not None:
+            self._lock.acquire()
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        if self._lock is not None:
+            self._lock.release()
+
+    def close(self) -> None:
+        with self as client:
+            client.close()
+
+
+def connect(config: VectorStoreConfig) -> tuple[tuple[Any, ...], QdrantHandle]:
+    """The cache key and the (shared) handle for ``config``."""
+    qdrant_client = _qdrant()
+    timeout = max(1, math.ceil(config.timeout))
+    if config.url:
+        key = client_key("qdrant", config.url, api_key=config.api_key)
+        return key, get_client(
+            key,
+            lambda: QdrantHandle(
+                qdrant_client.QdrantClient(url=config.url, api_key=config.api_key, timeout=timeout),
+                local=False,
+            ),
+        )
+    if config.path:
+        key = client_key("qdrant", "path", config.path)
+        return key, get_client(
+            key,
+            lambda: QdrantHandle(
+                qdrant_client.QdrantClient(path=config.path, force_disable_check_same_thread=True),
+                local=True,
+            ),
+        )
+    key = client_key("qdrant", ":memory:")
+    return key, get_client(
+        key,
+        lambda: QdrantHandle(qdrant_client.QdrantClient(location=":memory:"), local=True),
+    )
+
+
+class QdrantBackend:
+    """A :class:`~akgentic.tool.vector_store.protocol.VectorStore` on Qdrant."""
+
+    name = "qdrant"
+
+    def __init__(self, config: VectorStoreConfig) -> None:
+        self._models = _qdrant().models
+        self.config = config
+        self.key, self._handle = connect(config)
+        self._timeout = None if self._handle.local else max(1, math.ceil(config.timeout))
+        self._known: set[str] = set()
+
+    def _team_filter(self, team_id: str, tenant: str | None = None) -> Any:
+        m = self._models
+        must = [m.FieldCondition(key="team_id", match=m.MatchValue(value=team_id))]
+        if tenant is not None:
+            must.append(m.FieldCondition(key="tenant", match=m.MatchValue(value=tenant)))
+        return m.Filter(must=must)
+
+    def _exists(self, client: Any, name: str) -> bool:
+        if name in self._known:
+            return True
+        if client.collection_exists(name):
+            self._known.add(name)
+            return True
+        return False
+
+    def _ensure(self, client: Any, name: str, dimension: int) -> None:
+        if self._exists(client, name):
+            return
+        m = self._models
+        try:
+            client.create_collection(
+                name,
+                vectors_config=m.VectorParams(size=dimension, distance=m.Distance.COSINE),
+                timeout=self._timeout,
+            )
+            if not self._handle.local:
+                for field in ("team_id", "tenant"):
+                    client.create_payload_index(
+                        name, field, field_schema=m.PayloadSchemaType.KEYWORD, timeout=self._timeout
+                    )
+        except Exception:
+            if not client.collection_exists(name):  # not a creation race: a real failure
+                raise
+        self._known.add(name)
+
+    # -- VectorStore -------------------------------------------------------------------
+    def upsert(
+        self, collection: str, team_id: str, entries: Sequence[VectorEntry], tenant: str = ""
+    ) -> None:
+        name = COLLECTION_PREFIX + check_collection_name(collection)
+        if not entries:
+            return
+        m = self._models
+        points = [
+            m.PointStruct(
+                id=point_id(team_id, tenant, e.ref_id),
+                vector=[float(x) for x in e.vector],
+                payload={
+                    "ref_id": e.ref_id,
+                    "text": e.text,
+                    "metadata": dict(e.metadata),
+                    "team_id": team_id,
+                    "tenant": tenant,
+                },
+            )
+            for e in entries
+        ]
+        with self._handle as client:
+            self._ensure(client, name, len(entries[0].vector))
+            client.upsert(name, points=points, wait=True, timeout=self._timeout)
+
+    def upsert_batches(
+        self,
+        collection: str,
+        team_id: str,
+        entries: Sequence[VectorEntry],
+        tenant: str = "",
+        batch_size: int = 1000,
+    ) -> None:
+        """``upsert`` in batches of ``batch_size`` (bulk loads)."""
+        for start in range(0, len(entries), batch_size):
+            self.upsert(collection, team_id, entries[start : start + batch_size], tenant)
+
+    def delete(
+        self, collection: str, team_id: str, ref_ids: Sequence[str], tenant: str = ""
+    ) -> None:
+        name = COLLECTION_PREFIX + collection
+        if not ref_ids:
+            return
+        m = self._models
+        with self._handle as client:
+            if not self._exists(client, name):
+                return
+            client.delete(
+                name,
+                points_selector=m.PointIdsList(
+                    points=[point_id(team_id, tenant, ref) for ref in ref_ids]
+                ),
+                wait=True,
+                timeout=self._timeout,
+            )
+
+    def query(
+        self,
+        collection: str,
+        team_id: str,
+        vector: Sequence[float],
+        k: int,
+        tenant: str = "",
+    ) -> list[SearchHit]:
+        name = COLLECTION_PREFIX + collection
+        if k <= 0:
+            return []
+        with self._handle as client:
+            if not self._exists(client, name):
+                return []
+            response = client.query_points(
+                name,
+                query=[float(x) for x in vector],
+                query_filter=self._team_filter(team_id, tenant),
+                limit=k,
+                with_payload=True,
+                timeout=self._timeout,
+            )
+        hits = [
+            SearchHit(
+                ref_id=str(point.payload.get("ref_id", "")),
+                score=float(point.score),
+                text=str(point.payload.get("text", "")),
+                metadata=dict(point.payload.get("metadata") or {}),
+            )
+            for point in response.points
+        ]
+        hits.sort(key=lambda hit: (-hit.score, hit.ref_id))
+        return hits
+
+    def delete_by_team(self, team_id: str) -> int:
+        m = self._models
+        removed = 0
+        with self._handle as client:
+            for collection in self._collections(client):
+                name = COLLECTION_PREFIX + collection
+                flt = self._team_filter(team_id)
+                count = client.count(
+                    name, count_filter=flt, exact=True, timeout=self._timeout
+                ).count
+                if count:
+                    client.delete(
+                        name,
+                        points_selector=m.FilterSelector(filter=flt),
+                        wait=True,
+                        timeout=self._timeout,
+                    )
+                removed += int(count)
+        return removed
+
+    def list_collections(self) -> list[str]:
+        with self._handle as client:
+            return self._collections(client)
+
+    def _collections(self, client: Any) -> list[str]:
+        names = [c.name for c in client.get_collections().collections]
+        return sorted(n[len(COLLECTION_PREFIX) :] for n in names if n.startswith(COLLECTION_PREFIX))
+
+
+def _factory(config: VectorStoreConfig) -> QdrantBackend:
+    return QdrantBackend(config)
+
+
+SPEC = register_backend(
+    BackendSpec(
+        name="qdrant",
+        factory=_factory,
+        persists_in_actor_state=False,
+        requires=("qdrant_client",),
+        extra="qdrant",
+        description="Qdrant: a server (AKGENTIC_QDRANT_URL) or local mode (path / :memory:)",
+    )
+)

@@ -1,0 +1,529 @@
+"""SemanticIndex: the consumer facade over one collection of the team's vector store.
+
+A consumer (PlanningTool's ``#PlanningTool``, KnowledgeGraphTool's
+``#KnowledgeGraphTool``, …) binds one index per collection when it is wired, and
+then indexes and queries its own rows by ``ref_id``::
+
+    from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam, hybrid_rank
+    from akgentic.tool.vector_store.hybrid import keyword_scores
+
+    # once, at wiring time (the observer is the consumer actor — an ActorToolObserver):
+    index = SemanticIndex.bind(card.vector_store, observer, collection="planning")
+
+    index.available                      # False when no embedder: keyword-only
+    index.upsert("task-7", "Write the report", {"owner": "@writer"})  # fire-and-forget
+    index.delete("task-7")                                            # fire-and-forget
+    semantic = index.similar("draft the summary", k=10)  # ref_id -> cosine; {} degraded
+    keyword = keyword_scores("draft the summary", {row.id: row.text for row in rows})
+    ranked = hybrid_rank(keyword, semantic, index.alpha, k=10)
+
+The contract:
+
+- ``bind`` resolves the backend (``param.backend``, else ``"weaviate"`` when
+  ``AKGENTIC_WEAVIATE_URL`` is set, else ``"inmemory"``) and validates it *now*: an
+  unknown backend, ``"weaviate"`` without its URL, or a cluster client that is not
+  installed raises :class:`VectorStoreConfigError` / ``ImportError`` at wiring — never
+  a silent fall-back to a process-local index. When the backend keeps its data in
+  actor state (``BackendSpec.persists_in_actor_state``: in memory) it binds the team's
+  ``#VectorStore`` through :func:`ensure_store_actor` — get-or-create on the
+  orchestrator, never check-then-create. Otherwise the index holds the backend object
+  itself, over the process-wide shared client.
+- The team is the observer's (``observer.team_id``), never a card's: every row is
+  stamped with it, and queries only see that team's rows (and ``tenant``'s).
+- ``upsert`` and ``delete`` never block the caller on the embedder or a cluster: an
+  ``EmbeddingWorker`` named ``#embed-<collection>-<request_id>`` is spawned for the
+  consumer — as the consumer's child when called on the consumer's own thread, else
+  by the orchestrator on its thread (an actor's children are only touched by that
+  actor) — and does the slow work under its own timeout, handed to the I/O client.
+  Safe from any thread. Writes to one ``ref_id`` are
+  applied in call order: a slow upsert overtaken by a later upsert or delete is
+  dropped, never resurrected. Failures are logged, never raised.
+- ``similar`` embeds the query in a worker and polls for it with a bounded budget
+  (``param.query_timeout``) on the *caller's* thread — call it from the tool closure
+  (the agent's thread) rather than inside a tool-actor method, or accept that bounded
+  wait there. It returns ``ref_id -> cosine`` for the ``k`` nearest rows, and ``{}``
+  — the degraded answer — when unavailable, on timeout or on any failure. Query
+  vectors are cached (LRU), concurrent identical queries share one worker, and an
+  embedder failure switches semantic search off for ``negative_ttl`` seconds instead
+  of respawning a worker per call.
+- ``available`` is False when no embedder could be resolved (or the in-memory backend
+  lacks numpy): the consumer is keyword-only, ``upsert`` and ``similar`` do nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import threading
+import time
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+from uuid import uuid4
+
+from akgentic.core import ActorAddress, BaseConfig, DeadlockError, Orchestrator
+from akgentic.tool.core.deferred import poll_deferred
+from akgentic.tool.core.observer import ActorToolObserver
+from akgentic.tool.vector_store.actor import VectorStoreActor, ensure_store_actor
+from akgentic.tool.vector_store.embedding_actor import EmbeddingJob, EmbeddingWorker
+from akgentic.tool.vector_store.params import VectorStoreParam
+from akgentic.tool.vector_store.protocol import (
+    VectorStore,
+    VectorStoreConfig,
+    VectorStoreConfigError,
+    check_collection_name,
+)
+from akgentic.tool.vector_store.registry import BackendSpec, get_backend
+from akgentic.tool.vector_store.vector import (
+    EmbeddingService,
+    VectorEntry,
+    get_embedding_service,
+)
+
+if TYPE_CHECKING:
+    from akgentic.tool.vector_store.protocol import SearchHit
+
+__all__ = ["AUTO", "SemanticIndex"]
+
+logger = logging.getLogger("akgentic.tool.vector_store")
+
+
+class _Auto:
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Final = _Auto()
+"""``bind(embedder=AUTO)``: resolve the embedder from ``param.embedding``."""
+
+
+class _Slot:
+    """Where a query worker leaves its vector; the caller waits on it, bounded."""
+
+    __slots__ = ("_event", "error", "vector")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.vector: list[float] | None = None
+        self.error: str | None = None
+
+    def fill(self, vector: list[float] | None, error: str | None) -> None:
+        self.vector, self.error = vector, error
+        self._event.set()
+
+    def wait(self, seconds: float) -> list[float] | None:
+        """The vector once delivered (waits at most ``seconds``); None otherwise."""
+        self._event.wait(seconds)
+        return self.vector
+
+
+class _Sequencer:
+    """Per-ref write ordering for one (store, collection, team, tenant) scope.
+
+    ``next`` stamps a mutation on the caller's thread (a dict write under a short
+    lock); ``apply`` runs the write only if that stamp is still the latest for the ref,
+    holding the write lock so a check and its write are never split by another write.
+    """
+
+    def __init__(self) -> None:
+        self._seq_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._latest: dict[str, int] = {}
+        self._counter = itertools.count(1)
+
+    def next(self, ref_id: str) -> int:
+        with self._seq_lock:
+            seq = next(self._counter)
+            self._latest[ref_id] = seq
+            return seq
+
+    def _is_latest(self, ref_id: str, seq: int) -> bool:
+        with self._seq_lock:
+            return self._latest.get(ref_id) == seq
+
+    def done(self, ref_id: str, seq: int) -> None:
+        with self._seq_lock:
+            if self._latest.get(ref_id) == seq:
+                del self._latest[ref_id]
+
+    def apply(self, ref_id: str, seq: int, write: Callable[[], None]) -> bool:
+        """Run ``write`` if ``seq`` is still the latest stamp of ``ref_id``; say if it ran."""
+        with self._write_lock:
+            if not self._is_latest(ref_id, seq):
+                return False
+            try:
+                write()
+            finally:
+                self.done(ref_id, seq)
+            return True
+
+
+_sequencers: dict[tuple[str, ...], _Sequencer] = {}
+_sequencers_lock = threading.Lock()
+
+
+def _sequencer(scope: tuple[str, ...]) -> _Sequencer:
+    with _sequencers_lock:
+        found = _sequencers.get(scope)
+        if found is None:
+            found = _sequencers[scope] = _Sequencer()
+        return found
+
+
+class SemanticIndex:
+    """One collection of the team's vector store, seen by one consumer.
+
+    See the module docstring for the contract. Build it with :meth:`bind`.
+    """
+
+    query_cache_size: ClassVar[int] = 256
+    """LRU cap on cached query vectors."""
+
+    negative_ttl: ClassVar[float] = 30.0
+    """Seconds semantic search stays off after the embedder failed."""
+
+    poll_step: ClassVar[float] = 0.05
+    """Granularity of the bounded wait in :meth:`similar`."""
+
+    def __init__(
+        self,
+        *,
+        observer: ActorToolObserver,
+        collection: str,
+        spec: BackendSpec,
+        embedder: EmbeddingService | None,
+        alpha: float,
+        query_timeout: float,
+        store: VectorStore | None,
+        store_address: ActorAddress | None,
+        tenant: str = "",
+    ) -> None:
+        """Use :meth:`bind`; this constructor does no validation or wiring of its own."""
+        self._observer_ref: Callable[[], ActorToolObserver | None] = _weak(observer)
+        self.collection = collection
+        self.spec = spec
+        self.tenant = tenant
+        self.team_id = str(observer.team_id) if observer.team_id is not None else ""
+        self.alpha = alpha
+        self.query_timeout = query_timeout
+        self._embedder = embedder
+        self._store = store
+        self._store_address = store_address
+        store_key = str(store_address.agent_id) if store_address is not None else str(id(store))
+        self._sequencer = _sequencer(
+            (spec.name, store_key, collection, self.team_id, tenant),
+        )
+        self._lock = threading.Lock()
+        self._vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._in_flight: dict[str, _Slot] = {}
+        self._failed_until = 0.0
+
+    # -- wiring ----------------------------------------------------------------------
+    @classmethod
+    def bind(
+        cls,
+        param: VectorStoreParam | None,
+        observer: ActorToolObserver,
+        collection: str,
+        *,
+        tenant: str = "",
+        embedder: EmbeddingService | _Auto | None = AUTO,
+        config: VectorStoreConfig | None = None,
+    ) -> SemanticIndex:
+        """Resolve ``param`` and bind the index for ``observer``'s team (see the contract).
+
+        ``collection`` is the consumer's default name; ``param.collection`` overrides
+        it. ``embedder`` overrides ``param.embedding`` (None forces keyword-only);
+        ``config`` overrides the connection settings read from the environment.
+
+        Raises :class:`VectorStoreConfigError` for an unknown backend or a missing
+        cluster URL, and ``ImportError`` (with the install command) for a cluster
+        backend whose client is not installed.
+        """
+        param = param if param is not None else VectorStoreParam()
+        name = check_collection_name(param.collection or collection)
+        backend = param.resolved_backend()
+        spec = get_backend(backend)
+        store_config = config if config is not None else VectorStoreConfig.from_env(backend)
+        if store_config.backend != backend:
+            raise VectorStoreConfigError(
+                f"the store config is for backend {store_config.backend!r}, but the card "
+                f"resolves to {backend!r}"
+            )
+        in_actor = spec.persists_in_actor_state
+        missing = spec.missing_modules() if in_actor else []
+        if not missing:
+            spec.validate(store_config)  # a named cluster backend fails loudly, here
+        if isinstance(embedder, _Auto):
+            resolved = get_embedding_service(param.embedding)
+        else:
+            resolved = embedder
+
+        store: VectorStore | None = None
+        address: ActorAddress | None = None
+        if missing:  # the default, in-memory store degrades instead: keyword-only
+            logger.warning(
+                "vector store %r needs %s (pip install 'akgentic[%s]'); collection %r is "
+                "keyword-only",
+                backend,
+                ", ".join(missing),
+                spec.extra,
+                name,
+            )
+            resolved = None
+        elif in_actor:
+            address = ensure_store_actor(observer)
+        else:
+            store = spec.factory(store_config)
+        index = cls(
+            observer=observer,
+            collection=name,
+            spec=spec,
+            embedder=resolved,
+            alpha=param.hybrid_alpha,
+            query_timeout=param.query_timeout,
+            store=store,
+            store_address=address,
+            tenant=tenant,
+        )
+        index._warm_up()
+        return index
+
+    # -- the surface -----------------------------------------------------------------
+    @property
+    def available(self) -> bool:
+        """Whether semantic search works here; False means keyword-only."""
+        return self._embedder is not None and (
+            self._store is not None or self._store_address is not None
+        )
+
+    @property
+    def embedder(self) -> EmbeddingService | None:
+        """The embedder in use (None when keyword-only)."""
+        return self._embedder
+
+    @property
+    def store_address(self) -> ActorAddress | None:
+        """The ``#VectorStore`` actor, for a backend that keeps data in actor state."""
+        return self._store_address
+
+    def upsert(self, ref_id: str, text: str, metadata: dict[str, Any] | None = None) -> None:
+        """Index (or re-index) ``ref_id``; returns at once, the worker does the rest."""
+        if not self.available:
+            return
+        seq = self._sequencer.next(ref_id)
+        meta = dict(metadata or {})
+
+        def apply(
+            worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
+        ) -> None:
+            if error is not None or not vectors:
+                self._sequencer.done(ref_id, seq)
+                logger.warning("embedding %s/%s failed: %s", self.collection, ref_id, error)
+                return
+            entry = VectorEntry(
+                ref_id=ref_id,
+                text=text,
+                vector=vectors[0],
+                metadata=meta,
+                team_id=self.team_id,
+                tenant=self.tenant,
+            )
+            self._sequencer.apply(ref_id, seq, lambda: self._write(worker, [entry]))
+
+        if not self._spawn(EmbeddingJob(texts=(text,), embedder=self._embedder, apply=apply)):
+            self._sequencer.done(ref_id, seq)
+
+    def delete(self, ref_id: str) -> None:
+        """Remove ``ref_id``; returns at once (a tell, or a worker for a cluster)."""
+        if self._store is None and self._store_address is None:
+            return
+        seq = self._sequencer.next(ref_id)
+        if self._store_address is not None:
+            observer = self._observer_ref()
+            if observer is None:
+                self._sequencer.done(ref_id, seq)
+                return
+            address = self._store_address
+
+            def tell_delete() -> None:
+                observer.proxy_tell(address, VectorStoreActor).delete(
+                    self.collection, self.team_id, [ref_id], self.tenant
+                )
+
+            try:
+                self._sequencer.apply(ref_id, seq, tell_delete)
+            except Exception as exc:
+                logger.warning("deleting %s/%s failed: %r", self.collection, ref_id, exc)
+            return
+
+        store = self._store
+        assert store is not None
+
+        def apply(
+            worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
+        ) -> None:
+            self._sequencer.apply(
+                ref_id,
+                seq,
+                lambda: store.delete(self.collection, self.team_id, [ref_id], self.tenant),
+            )
+
+        if not self._spawn(EmbeddingJob(texts=(), embedder=None, apply=apply)):
+            self._sequencer.done(ref_id, seq)
+
+    def similar(self, query: str, k: int) -> dict[str, float]:
+        """``ref_id -> cosine`` of the ``k`` rows nearest ``query``; ``{}`` when degraded."""
+        if not self.available or k <= 0 or not query.strip():
+            return {}
+        vector = self._query_vector(query)
+        if vector is None:
+            return {}
+        try:
+            hits = self._query(vector, k)
+        except Exception as exc:
+            logger.warning("querying %s failed: %r; degraded to {}", self.collection, exc)
+            return {}
+        return {hit.ref_id: hit.score for hit in hits}
+
+    # -- internals -------------------------------------------------------------------
+    def _write(self, worker: EmbeddingWorker, entries: list[VectorEntry]) -> None:
+        """On the worker's thread, under the sequencer's write lock."""
+        if self._store_address is not None:
+            worker.proxy_tell(self._store_address, VectorStoreActor).upsert(
+                self.collection, self.team_id, entries, self.tenant
+            )
+        elif self._store is not None:
+            self._store.upsert(self.collection, self.team_id, entries, self.tenant)
+
+    def _query(self, vector: list[float], k: int) -> list[SearchHit]:
+        if self._store_address is not None:
+            observer = self._observer_ref()
+            if observer is None:
+                return []
+            store: Any = observer.proxy_ask(
+                self._store_address, VectorStoreActor, timeout=self.query_timeout
+            )
+            hits: list[SearchHit] = store.query(
+                self.collection, self.team_id, vector, k, self.tenant
+            )
+            return hits
+        assert self._store is not None
+        return self._store.query(self.collection, self.team_id, vector, k, self.tenant)
+
+    def _query_vector(self, query: str) -> list[float] | None:
+        with self._lock:
+            cached = self._vectors.get(query)
+            if cached is not None:
+                self._vectors.move_to_end(query)
+                return cached
+            if time.monotonic() < self._failed_until:
+                return None
+            slot = self._in_flight.get(query)
+            spawn = slot is None
+            if slot is None:
+                slot = self._in_flight[query] = _Slot()
+        if spawn:
+            job = EmbeddingJob(
+                texts=(query,),
+                embedder=self._embedder,
+                apply=lambda _w, vectors, error: self._query_done(query, slot, vectors, error),
+            )
+            if not self._spawn(job):
+                self._query_done(query, slot, None, "the embedding worker could not start")
+        attempts = max(1, math.ceil(self.query_timeout / self.poll_step))
+        return poll_deferred(lambda: slot.wait(self.poll_step), attempts=attempts, delay=0.0)
+
+    def _query_done(
+        self, query: str, slot: _Slot, vectors: list[list[float]] | None, error: str | None
+    ) -> None:
+        vector = vectors[0] if vectors and error is None else None
+        with self._lock:
+            self._in_flight.pop(query, None)
+            if vector is not None:
+                self._vectors[query] = vector
+                self._vectors.move_to_end(query)
+                while len(self._vectors) > self.query_cache_size:
+                    self._vectors.popitem(last=False)
+            else:
+                self._failed_until = time.monotonic() + self.negative_ttl
+                logger.warning(
+                    "query embedding for %s failed (%s); semantic search off for %ss",
+                    self.collection,
+                    error,
+                    self.negative_ttl,
+                )
+        slot.fill(vector, error)
+
+    def _warm_up(self) -> None:
+        """Load a local model in a worker now, so the first ``similar`` is not the one paying."""
+        embedder = self._embedder
+        if embedder is None or getattr(embedder, "ready", True):
+            return
+        self._spawn(EmbeddingJob(texts=(), embedder=embedder, apply=_ignore), suffix="warmup")
+
+    def _spawn(self, job: EmbeddingJob, suffix: str | None = None) -> bool:
+        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure."""
+        observer = self._observer_ref()
+        if observer is None:
+            logger.info("the consumer of %s is gone; dropping a job", self.collection)
+            return False
+        request_id = uuid4().hex[:12] if suffix is None else f"{suffix}-{uuid4().hex[:8]}"
+        config = BaseConfig(name=f"#embed-{self.collection}-{request_id}", role="EmbeddingWorker")
+        try:
+            if _on_own_thread(observer):
+                address: ActorAddress = observer.createActor(  # type: ignore[attr-defined]
+                    EmbeddingWorker, config=config
+                )
+            else:
+                orchestrator = observer.orchestrator
+                if orchestrator is None:
+                    raise RuntimeError("the observer can neither create actors nor reach a team")
+                orch: Any = observer.proxy_ask(orchestrator, Orchestrator, timeout=10.0)
+                address = orch.createActor(EmbeddingWorker, config=config)
+            observer.proxy_tell(address, EmbeddingWorker).run(job)
+        except Exception as exc:
+            logger.warning("could not start an embedding worker for %s: %r", self.collection, exc)
+            return False
+        return True
+
+    def __repr__(self) -> str:
+        state = "available" if self.available else "keyword-only"
+        return f"<SemanticIndex {self.spec.name}:{self.collection} team={self.team_id!r} {state}>"
+
+
+def _on_own_thread(observer: ActorToolObserver) -> bool:
+    """Whether this thread is the observer actor's own (so it may create its children).
+
+    Uses the documented rule that an actor asking itself raises ``DeadlockError`` when
+    the proxy is made — nothing is sent. Any other thread (an agent's tool closure, a
+    test) spawns through the orchestrator instead, on the orchestrator's own thread.
+    """
+    if not callable(getattr(observer, "createActor", None)):
+        return False
+    try:
+        observer.proxy_ask(observer.myAddress, type(observer))
+    except DeadlockError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def _ignore(
+    _worker: EmbeddingWorker, _vectors: list[list[float]] | None, _error: str | None
+) -> None:
+    return None
+
+
+def _weak(observer: ActorToolObserver) -> Callable[[], ActorToolObserver | None]:
+    """A weak reference to the consumer: an index must never keep a stopped actor alive."""
+    try:
+        return weakref.ref(observer)
+    except TypeError:
+        raise TypeError(
+            f"{type(observer).__name__} cannot be held weakly: a SemanticIndex observer "
+            f"must support weak references (an index must never keep its consumer alive)"
+        ) from None

@@ -1,0 +1,288 @@
+"""#KnowledgeGraphTool itself: update order, partial updates, replay, restore, summary cost."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+from akgentic.core import ActorAddress
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import RetriableError
+from akgentic.tool.knowledge_graph import (
+    Entity,
+    EntityUpdate,
+    GraphQuery,
+    GraphState,
+    GraphUpdate,
+    KnowledgeGraphActor,
+    KnowledgeGraphConfig,
+    Relation,
+    SearchMode,
+    reduce_graph,
+)
+from akgentic.tool.knowledge_graph.models import relation_key
+
+from ..conftest import Team
+from .conftest import deltas, graph_events, wait_events
+
+
+def bind(team: Team) -> tuple[ActorAddress, KnowledgeGraphActor]:
+    address = team.proxy.getChildrenOrCreate(KnowledgeGraphActor, KnowledgeGraphConfig())
+    return address, team.system.proxy_ask(address, KnowledgeGraphActor, timeout=10)
+
+
+def entity(name: str, entity_type: str = "person", **fields: object) -> Entity:
+    return Entity(name=name, entity_type=entity_type, **fields)  # type: ignore[arg-type]
+
+
+def rel(a: str, kind: str, b: str) -> Relation:
+    return Relation(from_entity=a, to_entity=b, relation_type=kind)
+
+
+def test_one_call_creates_entities_and_the_relations_between_them(team: Team) -> None:
+    _, graph = bind(team)
+    reply = graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity("Acme", "company", is_root=True), entity("Alice")],
+            relations_to_create=[rel("Alice", "works_at", "Acme")],
+        )
+    )
+    assert reply == "Done: 2 entities added, 1 relations added."
+    view = graph.get_entities(["alice"])  # case-insensitive fallback
+    assert [e.name for e in view.entities] == ["Alice"] and view.relations == []
+    expanded = graph.get_entities(["Alice"], expand=True)
+    assert [e.name for e in expanded.entities] == ["Alice", "Acme"]
+    assert expanded.relations == [rel("Alice", "works_at", "Acme")]
+    assert graph.get_entities(["Zed"]).missing == ["Zed"]
+
+
+def test_modify_changes_fields_and_observations(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice", observations=("a", "b"))]))
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_modify=[
+                EntityUpdate(
+                    name="Alice",
+                    description="CTO",
+                    add_observations=["c", "a"],
+                    remove_observations=["b"],
+                    is_root=True,
+                )
+            ]
+        )
+    )
+    (alice,) = graph.get_entities(["Alice"]).entities
+    assert (alice.description, alice.observations, alice.is_root) == ("CTO", ("a", "c"), True)
+    assert graph.summary().roots[0].name == "Alice"
+
+
+def test_deleting_an_entity_removes_its_relations_in_the_same_delta(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity("A"), entity("B"), entity("C")],
+            relations_to_create=[
+                rel("A", "knows", "B"),
+                rel("C", "knows", "B"),
+                rel("A", "x", "C"),
+            ],
+        )
+    )
+    graph.update_graph(
+        GraphUpdate(relations_to_delete=[rel("A", "x", "C")], entities_to_delete=["B"])
+    )
+    *_, last = deltas(wait_events(team, 2))
+    assert last.entities_removed == ["B"]
+    assert sorted(r.render() for r in last.relations_removed) == [
+        "A -[knows]-> B",
+        "A -[x]-> C",
+        "C -[knows]-> B",
+    ]
+    assert graph.summary().relation_count == 0
+
+
+def test_partial_update_emits_the_delta_for_what_succeeded_then_raises(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice")]))
+    with pytest.raises(RetriableError) as caught:
+        graph.update_graph(
+            GraphUpdate(
+                entities_to_create=[entity("Alice"), entity("Bob")],  # Alice exists
+                entities_to_modify=[EntityUpdate(name="alice", description="x")],  # wrong case
+                entities_to_delete=["Nobody"],
+                relations_to_create=[
+                    rel("Bob", "knows", "Alice"),
+                    rel("Bob", "knows", "Carol"),  # Carol does not exist
+                ],
+            )
+        )
+    message = str(caught.value)
+    assert "1 entities added, 1 relations added" in message
+    assert "entity 'Alice' already exists" in message
+    assert "no entity 'alice' to modify (did you mean 'Alice'?)" in message
+    assert "no entity 'Nobody' to delete" in message
+    assert "cannot relate Bob -[knows]-> Carol: no entity 'Carol'" in message
+    # Emitted before the raise: on the stream by the time the caller has the exception.
+    events = [
+        e.event
+        for e in team.proxy.get_events()
+        if getattr(e.event, "tool_id", "") == "#KnowledgeGraphTool"
+    ]
+    assert [e.seq for e in events] == [1, 2]
+    (delta,) = deltas(events[1:])
+    assert [e.name for e in delta.entities_added] == ["Bob"]
+    assert delta.relations_added == [rel("Bob", "knows", "Alice")]
+    assert not (delta.entities_modified or delta.entities_removed or delta.relations_removed)
+
+
+def test_nothing_changed_emits_nothing(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity("A"), entity("B")],
+            relations_to_create=[rel("A", "knows", "B")],
+        )
+    )
+    again = graph.update_graph(GraphUpdate(relations_to_create=[rel("A", "knows", "B")]))
+    assert again == "Done: 1 relations already present."
+    assert graph.update_graph(GraphUpdate(entities_to_modify=[EntityUpdate(name="A")])) == (
+        "Done: nothing changed."
+    )
+    with pytest.raises(RetriableError):
+        graph.update_graph(GraphUpdate(entities_to_delete=["Z"]))
+    graph.update_graph(GraphUpdate(entities_to_delete=["B"]))
+    events = wait_events(team, 2)
+    assert [e.seq for e in events] == [1, 2] and graph_events(team) == events
+
+
+def test_replaying_the_event_log_rebuilds_the_state_exactly(team: Team) -> None:
+    address, graph = bind(team)
+    script = [
+        GraphUpdate(
+            entities_to_create=[entity("Acme", "company", is_root=True), entity("Alice")],
+            relations_to_create=[rel("Alice", "works_at", "Acme")],
+        ),
+        GraphUpdate(
+            entities_to_create=[entity("Tmp")],
+            entities_to_modify=[EntityUpdate(name="Alice", add_observations=["likes tea"])],
+            entities_to_delete=["Tmp"],  # created and deleted at once: no net change
+        ),
+        GraphUpdate(
+            entities_to_create=[entity("Bob")],
+            relations_to_create=[rel("Bob", "knows", "Alice"), rel("Bob", "x", "Ghost")],
+        ),
+        GraphUpdate(
+            relations_to_delete=[rel("Alice", "works_at", "Acme")],
+            relations_to_create=[rel("Alice", "works_at", "Acme")],  # deleted and re-added
+            entities_to_modify=[EntityUpdate(name="Acme", is_root=False, description="anvils")],
+        ),
+        GraphUpdate(entities_to_delete=["Alice"]),
+    ]
+    for update in script:
+        with contextlib.suppress(RetriableError):
+            graph.update_graph(update)
+    events = wait_events(team, 5)
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5]  # one per call that changed something
+    stored = [deserialize(serialize(e)) for e in events]
+    rebuilt = GraphState()
+    for delta in deltas(stored):
+        rebuilt = reduce_graph(rebuilt, delta)
+    actual = team.system.get_actor(address).state
+    assert rebuilt == actual
+    assert set(actual.entities) == {"Acme", "Bob"} and actual.relations == {}
+    assert team.proxy.get_states()[address.agent_id] == actual  # the persisted snapshot
+
+
+def test_a_seeded_actor_resumes_with_its_state_indexes_and_seq(team: Team) -> None:
+    relation = rel("Alice", "works_at", "Acme")
+    seed = GraphState(
+        entities={
+            "Acme": entity("Acme", "company", is_root=True),
+            "Alice": entity("Alice"),
+        },
+        relations={relation_key(relation): relation},
+        event_seq=5,
+    )
+    address = team.system.createActor(
+        KnowledgeGraphActor,
+        config=KnowledgeGraphConfig(),
+        team_id=team.orchestrator.team_id,
+        restoring=True,
+        state=deserialize(serialize(seed)),
+    )
+    graph = team.system.proxy_ask(address, KnowledgeGraphActor, timeout=10)
+    summary = graph.summary()
+    assert (summary.entity_count, summary.relation_count) == (2, 1)
+    assert summary.type_counts == {"company": 1, "person": 1}
+    assert [r.name for r in summary.roots] == ["Acme"]
+    assert graph.get_entities(["Acme"], expand=True).relations == [relation]  # adjacency rebuilt
+    graph.update_graph(GraphUpdate(entities_to_delete=["Acme"]))
+    (event,) = wait_events(team, 1)
+    assert event.seq == 6
+    assert event.payload.relations_removed == [relation]  # type: ignore[attr-defined]
+
+
+def test_summary_costs_types_plus_roots_not_entities(team: Team) -> None:
+    _, graph = bind(team)
+    roots = [entity(f"Root{i}", "company", is_root=True, description="d" * 50) for i in range(3)]
+    graph.update_graph(
+        GraphUpdate(entities_to_create=[*roots, entity("p0"), entity("t0", "topic")])
+    )
+    small = graph.summary().render_full()
+    many = [entity(f"p{i}") for i in range(1, 1500)] + [
+        entity(f"t{i}", "topic") for i in range(1, 1500)
+    ]
+    graph.update_graph(GraphUpdate(entities_to_create=many))
+    large = graph.summary().render_full()
+    assert graph.summary().entity_count == 3003
+    # 600x the non-root entities: only the digits of three counts grew
+    assert len(large) - len(small) <= 9
+    graph.update_graph(GraphUpdate(entities_to_create=[entity("Root9", "company", is_root=True)]))
+    assert len(graph.summary().render_full()) > len(large) + 10  # a root does cost a line
+
+
+def test_summary_caps_the_roots_it_lists(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(entities_to_create=[entity(f"R{i:02}", "c", is_root=True) for i in range(12)])
+    )
+    summary = graph.summary(max_roots=5)
+    assert [r.name for r in summary.roots] == ["R00", "R01", "R02", "R03", "R04"]
+    assert summary.more_roots == 7
+    assert "… and 7 more roots" in summary.render_full()
+
+
+def test_keyword_search_filters_by_type_and_expands_to_neighbours(team: Team) -> None:
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[
+                entity("Acme", "company", description="makes anvils"),
+                entity("Wile", description="buys anvils"),
+                entity("Road Runner", description="fast bird"),
+            ],
+            relations_to_create=[
+                rel("Wile", "buys_from", "Acme"),
+                rel("Wile", "chases", "Road Runner"),
+            ],
+        )
+    )
+    plain = graph.search(GraphQuery(query="anvils", mode=SearchMode.KEYWORD))
+    assert {e.name for e in plain.entities} == {"Acme", "Wile"}
+    assert plain.relations == [rel("Wile", "buys_from", "Acme")]  # only among the hits
+    assert max(plain.scores.values()) == 1.0
+    companies = graph.search(
+        GraphQuery(query="anvils", mode=SearchMode.KEYWORD, entity_type="Company")
+    )
+    assert [e.name for e in companies.entities] == ["Acme"]
+    expanded = graph.search(
+        GraphQuery(query="anvils", mode=SearchMode.KEYWORD, entity_type="company", expand=True)
+    )
+    assert [e.name for e in expanded.entities] == ["Acme", "Wile"]
+    assert expanded.scores == {"Acme": 1.0}  # the neighbour is context, not a hit
+    # asked for meaning with none available: keyword ranking, and it says so
+    degraded = graph.search(GraphQuery(query="anvils", mode=SearchMode.HYBRID), None)
+    assert degraded.note.startswith("semantic search unavailable")
+    assert set(degraded.scores) == {"Acme", "Wile"}

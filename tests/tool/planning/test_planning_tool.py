@@ -1,0 +1,304 @@
+"""PlanningTool through ToolFactory on real agents: one plan per team, scoping, channels."""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from akgentic.core import Akgent, BaseConfig
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import (
+    COMMAND,
+    LLM_CONTEXT,
+    TOOL_CALL,
+    CommandNotRecognized,
+    RetriableError,
+    ToolFactory,
+    ToolObserverGone,
+)
+from akgentic.tool.planning import (
+    GetPlanning,
+    GetPlanningTask,
+    Plan,
+    PlanActor,
+    PlanningState,
+    PlanningTool,
+    SearchPlanning,
+    UpdatePlanning,
+    reduce_planning,
+)
+from akgentic.tool.vector_store import VectorStoreConfigError, VectorStoreParam
+
+from ..conftest import AgentStateWithTools, EventObserver, Team
+from .conftest import (
+    ConceptEmbedder,
+    add_member,
+    deltas,
+    eventually,
+    factory_of,
+    plan_actor,
+    plan_address,
+    tools_of,
+    wait_events,
+)
+
+
+def test_ten_agents_carrying_the_card_share_one_plan(team: Team) -> None:
+    # Ten members wire at once, each in its own on_start: the get-or-create race.
+    members = [add_member(team, f"@Agent{i}", PlanningTool()) for i in range(10)]
+    factories = [factory_of(team, m) for m in members]
+    address = plan_address(team)  # asserts exactly one #PlanningTool in the team
+    cards = [f.tool_cards[0] for f in factories]
+    assert all(card._plan == address for card in cards)  # type: ignore[attr-defined]
+    first = {t.__name__: t for t in factories[0].get_tools()}
+    last = {t.__name__: t for t in factories[9].get_tools()}
+    first["update_planning"]([{"op": "create", "title": "Collect sources", "owner": "@Agent9"}])
+    assert "Collect sources" in last["get_planning_task"](1)
+    assert "@Agent9" in last["get_planning_task"](1)
+
+
+def test_ten_agents_updating_at_once_are_serialised(team: Team) -> None:
+    members = [add_member(team, f"@Agent{i}", PlanningTool()) for i in range(10)]
+    tools = [tools_of(team, m) for m in members]
+    per_agent = 20
+    start = threading.Barrier(len(tools))
+    failures: list[BaseException] = []
+
+    def work(update: Callable[..., str], n: int) -> None:
+        start.wait()
+        try:
+            for k in range(per_agent):
+                update([{"op": "create", "title": f"task {n}-{k}"}])
+        except BaseException as exc:  # surfaced below
+            failures.append(exc)
+
+    threads = [
+        threading.Thread(target=work, args=(t["update_planning"], n)) for n, t in enumerate(tools)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not failures
+    total = len(tools) * per_agent
+    events = wait_events(team, total)
+    assert [e.seq for e in events] == list(range(1, total + 1))  # gap-free, one per call
+    state = plan_actor(team).state
+    assert sorted(state.tasks) == list(range(1, total + 1))  # no id handed out twice
+    assert {t.title for t in state.tasks.values()} == {
+        f"task {n}-{k}" for n in range(10) for k in range(per_agent)
+    }
+    rebuilt = Plan()
+    for delta in deltas(events):
+        rebuilt = reduce_planning(rebuilt, delta)
+    assert rebuilt == state
+
+
+def test_context_state_is_scoped_to_the_agents_own_tasks_by_default(team: Team) -> None:
+    alice = add_member(team, "@Alice", PlanningTool())
+    bob = add_member(team, "@Bob", PlanningTool(get_planning=GetPlanning(filter_by_agent=False)))
+    (alice_view,) = factory_of(team, alice).get_context_states()
+    (bob_view,) = factory_of(team, bob).get_context_states()
+    assert alice_view() == PlanningState(scope="@Alice")  # nothing yet, and rendered as ""
+    tools_of(team, bob)["update_planning"](
+        [
+            {"op": "create", "title": "Alice's", "owner": "@Alice"},
+            {"op": "create", "title": "Bob's"},
+        ]
+    )
+    mine = alice_view()
+    everything = bob_view()
+    assert mine is not None and everything is not None
+    assert [r.title for r in mine.rows] == ["Alice's"] and mine.scope == "@Alice"
+    assert [r.title for r in everything.rows] == ["Alice's", "Bob's"] and everything.scope == ""
+
+
+def test_context_updater_delivers_the_plan_as_deltas(team: Team) -> None:
+    alice = add_member(team, "@Alice", PlanningTool())
+    bob = add_member(team, "@Bob", PlanningTool())
+    updater = factory_of(team, alice).get_context_updater()
+    bob_update = tools_of(team, bob)["update_planning"]
+    bob_update([{"op": "create", "title": "Outline", "owner": "@Alice"}])
+    first = updater.compose_update([])
+    assert first == (
+        "**Context update 1**\n\nTeam plan — your tasks (@Alice):\n- #1 [todo] Outline — @Alice"
+    )
+    bob_update([{"op": "create", "title": "Not hers", "owner": "@Bob"}])
+    assert updater.compose_update([first]) is None  # Bob's own task: not in her view
+    bob_update([{"op": "update", "task_id": 1, "status": "blocked"}])
+    assert updater.compose_update([first]) == (
+        "**Context update 2**\n\nTeam plan — changes to your tasks (@Alice):\n"
+        "- #1 [blocked] Outline — @Alice"
+    )
+
+
+def test_provider_returns_none_once_the_plan_is_gone(team: Team) -> None:
+    alice = add_member(team, "@Alice", PlanningTool())
+    (view,) = factory_of(team, alice).get_context_states()
+    update = tools_of(team, alice)["update_planning"]
+    address = plan_address(team)
+    team.system.proxy_ask(address, PlanActor, timeout=5).stop()
+    assert team.system.wait_stopped(address, 5)
+    assert view() is None  # never raises
+    with pytest.raises(RetriableError, match="has stopped"):
+        update([{"op": "create", "title": "late"}])
+
+
+def names(fns: list[Callable[..., Any]]) -> list[str]:
+    return [fn.__name__ for fn in fns]
+
+
+def test_channel_routing_follows_param_and_expose(team: Team) -> None:
+    default = factory_of(team, add_member(team, "@D", PlanningTool()))
+    assert names(default.get_tools()) == ["get_planning_task", "update_planning", "search_planning"]
+    assert names(default.get_context_states()) == ["get_planning"]
+    assert default.get_command_registry().names() == [
+        "planning",
+        "planning_task",
+        "update_planning",
+        "search_planning",
+    ]
+    narrow = PlanningTool(
+        get_planning=GetPlanning(expose={COMMAND}),  # command only: no context state
+        get_planning_task=GetPlanningTask(expose={TOOL_CALL}),  # tool only: no command
+        update_planning=False,  # gone everywhere
+        search_planning=SearchPlanning(limit=3, expose={LLM_CONTEXT}),  # a channel it can't serve
+    )
+    wired = factory_of(team, add_member(team, "@N", narrow))
+    assert names(wired.get_tools()) == ["get_planning_task"]
+    assert wired.get_context_states() == []
+    assert wired.get_command_registry().names() == ["planning"]
+
+
+def test_search_limit_param_is_the_default_of_the_callable(team: Team) -> None:
+    card = PlanningTool(search_planning=SearchPlanning(limit=3))
+    tools = tools_of(team, add_member(team, "@S", card))
+    import inspect
+
+    assert inspect.signature(tools["search_planning"]).parameters["limit"].default == 3
+
+
+def test_commands_dispatch_through_the_registry(team: Team) -> None:
+    registry = factory_of(team, add_member(team, "@Lead", PlanningTool())).get_command_registry()
+    created = registry.dispatch(
+        '/update_planning \'[{"op": "create", "title": "Scope"}, '
+        '{"op": "create", "title": "Plan", "owner": "@Other", "dependencies": [1]}]\''
+    )
+    assert created == "Done: created #1 'Scope' (@Lead); created #2 'Plan' (@Other)."
+    assert registry.dispatch("/planning") == (
+        "Team plan — your tasks (@Lead):\n- #1 [todo] Scope — @Lead"
+    )
+    assert "#2 [todo] Plan — @Other — after #1" in registry.dispatch("/planning mine_only=false")
+    assert registry.dispatch("/planning_task 2").splitlines()[:3] == [
+        "#2 Plan [todo]",
+        "owner: @Other · created by @Lead",
+        "waits on: #1 [todo]",
+    ]
+    assert registry.dispatch("/search_planning scope").startswith("- #1 [todo] Scope")
+    with pytest.raises(RetriableError, match="There is no task #9"):
+        registry.dispatch("/planning_task 9")
+    with pytest.raises(CommandNotRecognized):
+        registry.dispatch("/plan")
+
+
+def test_invalid_items_are_a_retriable_error(team: Team) -> None:
+    update = tools_of(team, add_member(team, "@A", PlanningTool()))["update_planning"]
+    with pytest.raises(RetriableError, match="invalid items"):
+        update([{"op": "rename", "task_id": 1}])
+    with pytest.raises(RetriableError, match="title"):
+        update([{"op": "create"}])
+
+
+def test_retry_exception_replaces_retriable_error(team: Team) -> None:
+    class ModelRetry(Exception):  # noqa: N818 — pydantic-ai's name
+        pass
+
+    member = add_member(team, "@A", PlanningTool())
+    agent = team.system.get_actor(member)
+    tools = {t.__name__: t for t in ToolFactory([PlanningTool()], agent, ModelRetry).get_tools()}
+    with pytest.raises(ModelRetry, match="There is no task #3"):
+        tools["get_planning_task"](3)
+
+
+def test_wiring_needs_an_agent_in_a_team(team: Team) -> None:
+    with pytest.raises(TypeError, match="ActorToolObserver"):
+        ToolFactory([PlanningTool()], observer=EventObserver())
+
+    class Loner(Akgent[BaseConfig, AgentStateWithTools]):
+        pass
+
+    loner = team.system.createActor(Loner, config=BaseConfig(name="@Loner"))  # no team
+    with pytest.raises(ValueError, match="belongs to a team"):
+        ToolFactory([PlanningTool()], observer=team.system.get_actor(loner))
+
+
+def test_card_round_trips_with_its_capabilities() -> None:
+    card = PlanningTool(
+        get_planning=GetPlanning(filter_by_agent=False),
+        update_planning=UpdatePlanning(instructions="Only the lead deletes tasks."),
+        search_planning=False,
+        vector_store=VectorStoreParam(hybrid_alpha=0.4),
+    )
+    back = deserialize(serialize(card))
+    assert back == card and isinstance(back.get_planning, GetPlanning)
+    assert back.get_planning.filter_by_agent is False
+    stored = {
+        "__model__": "akgentic.tool.planning.planning.GetPlanning",
+        "expose": ["system_prompt"],
+    }
+    assert deserialize(stored).expose == {LLM_CONTEXT}  # persisted before the move
+
+
+def test_hybrid_search_finds_meaning_beyond_keywords(
+    team: Team, fake_embedder: ConceptEmbedder
+) -> None:
+    tools = tools_of(team, add_member(team, "@A", PlanningTool()))
+    tools["update_planning"](
+        [
+            {"op": "create", "title": "Prepare the budget", "description": "spending for Q3"},
+            {"op": "create", "title": "Draft the introduction"},
+            {"op": "create", "title": "Interview candidates"},
+        ]
+    )
+    # "financial forecast" shares no word with any task: only the embeddings connect it.
+    eventually(lambda: tools["search_planning"]("financial forecast").startswith("- #1"))
+    found = tools["search_planning"]("financial forecast").splitlines()
+    scores = [float(line.rsplit("(", 1)[1].rstrip(")")) for line in found]
+    assert scores[0] == pytest.approx(0.7)  # alpha x the best cosine, no keyword share
+    assert all(score < 0.1 for score in scores[1:])  # the rest: the bottom of the cosine set
+    # The keyword side still counts: an exact word wins over a vague meaning.
+    assert tools["search_planning"]("draft").startswith("- #2")
+
+
+def test_without_embeddings_search_is_keyword_only(team: Team) -> None:
+    tools = tools_of(team, add_member(team, "@A", PlanningTool()))
+    tools["update_planning"]([{"op": "create", "title": "Prepare the budget"}])
+    assert tools["search_planning"]("financial forecast") == "No task matches 'financial forecast'."
+    assert tools["search_planning"]("budget").startswith("- #1")
+    with pytest.raises(RetriableError, match="needs a query"):
+        tools["search_planning"]("  ")
+
+
+def test_tools_of_a_collected_agent_are_a_defined_outcome(team: Team) -> None:
+    member = add_member(team, "@Gone", PlanningTool())
+    update = tools_of(team, member)["update_planning"]
+    team.system.proxy_ask(member, Akgent, timeout=5).stop()
+    assert team.system.wait_stopped(member, 5)
+    gc.collect()  # the card holds its agent weakly: nothing else keeps it alive
+    with pytest.raises(ToolObserverGone):
+        update([{"op": "create", "title": "x"}])
+
+
+def test_a_misconfigured_store_fails_at_wiring_before_any_actor_exists(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AKGENTIC_WEAVIATE_URL", raising=False)
+    agent = team.system.get_actor(add_member(team, "@A"))
+    card = PlanningTool(vector_store=VectorStoreParam(backend="weaviate"))
+    with pytest.raises(VectorStoreConfigError):
+        ToolFactory([card], observer=agent)
+    assert all(m.name != "#PlanningTool" for m in team.proxy.get_team())

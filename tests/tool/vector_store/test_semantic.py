@@ -1,0 +1,450 @@
+"""SemanticIndex on real actors: workers do the slow work, the consumer stays free."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from akgentic.core import (
+    ActorAddress,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    Orchestrator,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+)
+from akgentic.tool.vector_store import (
+    STORE_ACTOR_NAME,
+    EmbeddingService,
+    EmbeddingWorker,
+    QdrantBackend,
+    SemanticIndex,
+    VectorStoreActor,
+    VectorStoreConfig,
+    VectorStoreConfigError,
+    VectorStoreParam,
+    WeaviateBackend,
+    close_client,
+    ensure_store_actor,
+)
+from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
+
+from ..conftest import FakeAgent, Team
+from .conftest import FailingEmbedder, FakeEmbedder, GatedEmbedder
+
+
+class Setup:
+    """What a test hands the consumer actor before it starts (read in on_start)."""
+
+    embedder: EmbeddingService | None = None
+    param: VectorStoreParam = VectorStoreParam(backend="inmemory")
+    config: VectorStoreConfig | None = None
+
+
+setup = Setup()
+
+
+class NotesActor(Akgent[BaseConfig, BaseState]):
+    """A consumer tool actor: binds its index on its own thread, as a real card's actor does."""
+
+    def on_start(self) -> None:
+        self.index = SemanticIndex.bind(
+            setup.param, self, collection="notes", embedder=setup.embedder, config=setup.config
+        )
+
+    def add(self, ref_id: str, text: str) -> str:
+        self.index.upsert(ref_id, text, {"len": len(text)})
+        return "queued"
+
+    def remove(self, ref_id: str) -> None:
+        self.index.delete(ref_id)
+
+    def search(self, query: str, k: int) -> dict[str, float]:
+        return self.index.similar(query, k)
+
+    def ping(self) -> str:
+        return "pong"
+
+
+@pytest.fixture(autouse=True)
+def fresh_setup() -> None:
+    global setup
+    setup = Setup()
+
+
+def start_notes(team: Team, **overrides: Any) -> tuple[NotesActor, ActorAddress]:
+    for key, value in overrides.items():
+        setattr(setup, key, value)
+    address = team.proxy.getChildrenOrCreate(NotesActor, BaseConfig(name="#Notes"))
+    proxy: NotesActor = team.system.proxy_ask(address, NotesActor, timeout=5)
+    assert proxy.ping() == "pong"  # a round trip: on_start (the bind) has run
+    return proxy, address
+
+
+def worker_stops(team: Team) -> Callable[[], int]:
+    def count() -> int:
+        return sum(
+            1
+            for m in list(team.recorder.log)
+            if isinstance(m, StopMessage) and m.sender and m.sender.name.startswith("#embed-notes-")
+        )
+
+    return count
+
+
+def wait_workers_stopped(team: Team, n: int) -> None:
+    stops = worker_stops(team)
+    team.recorder.wait_for(lambda: stops() >= n)
+
+
+def store_of(team: Team) -> VectorStoreActor:
+    address = team.proxy.get_team_member(STORE_ACTOR_NAME)
+    assert address is not None
+    proxy: VectorStoreActor = team.system.proxy_ask(address, VectorStoreActor, timeout=5)
+    return proxy
+
+
+def texts_in_store(team: Team) -> dict[str, str]:
+    """The store's rows, once every tell sent to it so far is applied (a round trip)."""
+    store_of(team).count()
+    state = team.system.get_actor(store_of_address(team)).state
+    assert isinstance(state, VectorStoreState)
+    return {row.ref_id: row.text for row in state.collections.get("notes", {}).values()}
+
+
+def store_of_address(team: Team) -> ActorAddress:
+    address = team.proxy.get_team_member(STORE_ACTOR_NAME)
+    assert address is not None
+    return address
+
+
+# -- the consumer's thread stays free --------------------------------------------------------
+
+
+def test_upsert_never_blocks_the_tool_actor_on_the_embedder(team: Team) -> None:
+    embedder = GatedEmbedder()
+    notes, _ = start_notes(team, embedder=embedder)
+    assert notes.add("n1", "hello vector world") == "queued"
+    embedder.wait_entered("hello vector world")  # the embedding is in flight, held
+    assert notes.ping() == "pong"  # … and the consumer answers meanwhile
+    assert notes.add("n2", "another row") == "queued"
+
+    def workers() -> list[str]:
+        return [
+            m.sender.name
+            for m in list(team.recorder.log)
+            if isinstance(m, StartMessage) and m.sender and m.sender.name.startswith("#embed-")
+        ]
+
+    team.recorder.wait_for(lambda: len(workers()) == 2)  # telemetry reaches it asynchronously
+    assert all(w.startswith("#embed-notes-") for w in workers())
+    assert texts_in_store(team) == {}
+
+    embedder.gate.set()
+    wait_workers_stopped(team, 2)  # each worker stops itself once its row is written
+    team.recorder.wait_for(
+        lambda: any(
+            isinstance(m, StateChangedMessage)
+            and m.sender is not None
+            and m.sender.name == STORE_ACTOR_NAME
+            and len(m.state.collections.get("notes", {})) == 2  # type: ignore[attr-defined]
+            for m in team.recorder.log
+        )
+    )
+    assert texts_in_store(team) == {"n1": "hello vector world", "n2": "another row"}
+    assert {timeout for _, timeout in embedder.calls} == {EmbeddingWorker.timeout}
+    assert notes.search("hello vector world", 5)["n1"] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_workers_spawned_on_the_consumers_thread_are_its_children(team: Team) -> None:
+    notes, address = start_notes(team, embedder=FakeEmbedder())
+    notes.add("a", "alpha")
+    wait_workers_stopped(team, 1)
+    actor = team.system.get_actor(address)
+    assert isinstance(actor, NotesActor)
+    actor.index.upsert("b", "beta")  # from this (foreign) thread: the orchestrator spawns
+    wait_workers_stopped(team, 2)
+    parents = [
+        m.parent
+        for m in team.recorder.log
+        if isinstance(m, StartMessage) and m.sender and m.sender.name.startswith("#embed-")
+    ]
+    assert parents == [address, team.orchestrator]
+    assert set(texts_in_store(team)) == {"a", "b"}
+
+
+def test_rows_are_stamped_with_the_observers_team(team: Team) -> None:
+    notes, address = start_notes(team, embedder=FakeEmbedder())
+    notes.add("a", "alpha")
+    wait_workers_stopped(team, 1)
+    store_of(team).count()
+    state = team.system.get_actor(store_of_address(team)).state
+    (row,) = state.collections["notes"].values()
+    assert row.team_id == str(team.orchestrator.team_id)
+    actor = team.system.get_actor(address)
+    assert actor.index.team_id == str(team.orchestrator.team_id)
+
+
+# -- ordering ---------------------------------------------------------------------------------
+
+
+def test_a_slow_upsert_overtaken_by_a_later_one_is_dropped(team: Team) -> None:
+    embedder = GatedEmbedder(hold={"old text"})
+    notes, _ = start_notes(team, embedder=embedder)
+    notes.add("r", "old text")
+    embedder.wait_entered("old text")
+    notes.add("r", "new text")
+    wait_workers_stopped(team, 1)  # the fast one wrote
+    assert texts_in_store(team) == {"r": "new text"}
+    embedder.gate.set()
+    wait_workers_stopped(team, 2)  # the slow one finished, and wrote nothing
+    store_of(team).count()  # a round trip: every tell sent before it is applied
+    assert texts_in_store(team) == {"r": "new text"}
+
+
+def test_a_delete_while_the_upsert_is_in_flight_wins(team: Team) -> None:
+    embedder = GatedEmbedder(hold={"doomed"})
+    notes, _ = start_notes(team, embedder=embedder)
+    notes.add("r", "doomed")
+    embedder.wait_entered("doomed")
+    notes.remove("r")
+    embedder.gate.set()
+    wait_workers_stopped(team, 1)
+    store_of(team).count()
+    assert texts_in_store(team) == {}
+
+
+# -- queries ------------------------------------------------------------------------------------
+
+
+def test_similar_gives_the_degraded_answer_on_timeout_then_uses_the_late_vector(
+    team: Team,
+) -> None:
+    embedder = GatedEmbedder(hold={"find me"})
+    notes, _ = start_notes(
+        team, embedder=embedder, param=VectorStoreParam(backend="inmemory", query_timeout=0.2)
+    )
+    notes.add("x", "find me please")
+    notes.add("y", "unrelated words")
+    wait_workers_stopped(team, 2)
+    assert notes.search("find me", 2) == {}  # bounded wait ran out: degraded, not stuck
+    assert notes.ping() == "pong"
+    embedder.gate.set()
+    wait_workers_stopped(team, 3)  # the late query vector was delivered and cached
+    found = notes.search("find me", 2)
+    assert next(iter(found)) == "x"
+    assert sum(1 for texts, _ in embedder.calls if texts == ["find me"]) == 1
+
+
+def test_concurrent_identical_queries_share_one_worker(team: Team) -> None:
+    embedder = GatedEmbedder(hold={"same question"})
+    _, address = start_notes(team, embedder=embedder)
+    actor = team.system.get_actor(address)
+    assert isinstance(actor, NotesActor)
+    results: list[dict[str, float]] = []
+
+    def ask() -> None:
+        results.append(actor.index.similar("same question", 3))
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    embedder.wait_entered("same question")
+    embedder.gate.set()
+    for thread in threads:
+        thread.join(10)
+    assert len(results) == 3
+    assert sum(1 for texts, _ in embedder.calls if texts == ["same question"]) == 1
+
+
+def test_a_failing_embedder_is_not_retried_on_every_call(team: Team) -> None:
+    embedder = FailingEmbedder()
+    notes, _ = start_notes(team, embedder=embedder)
+    assert notes.search("anything", 3) == {}
+    assert notes.search("something else", 3) == {}  # negative entry: no second worker
+    assert len(embedder.calls) == 1
+
+
+def test_without_an_embedder_the_index_is_keyword_only(team: Team) -> None:
+    notes, address = start_notes(team, embedder=None)
+    actor = team.system.get_actor(address)
+    assert isinstance(actor, NotesActor)
+    assert actor.index.available is False
+    assert notes.add("a", "alpha") == "queued"
+    assert notes.search("alpha", 3) == {}
+    notes.remove("a")  # still reaches the store: rows written before stay deletable
+    assert not any(
+        isinstance(m, StartMessage) and m.sender and m.sender.name.startswith("#embed-")
+        for m in team.recorder.log
+    )
+
+
+def test_bind_resolves_the_automatic_embedder(team: Team, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeEmbedder()
+    import akgentic.tool.vector_store.semantic as semantic
+
+    monkeypatch.setattr(semantic, "get_embedding_service", lambda config: fake)
+    agent = FakeAgent()
+    agent.orchestrator = team.orchestrator
+    agent.team_id = team.orchestrator.team_id  # type: ignore[assignment]
+    agent.proxy_ask = team.system.proxy_ask  # type: ignore[method-assign]
+    agent.proxy_tell = team.system.proxy_tell  # type: ignore[method-assign]
+    index = SemanticIndex.bind(None, agent, collection="planning")  # type: ignore[arg-type]
+    assert index.embedder is fake and index.available
+    assert index.alpha == 0.7 and index.collection == "planning"
+    overridden = SemanticIndex.bind(
+        VectorStoreParam(collection="tasks", hybrid_alpha=0.4),
+        agent,  # type: ignore[arg-type]
+        collection="planning",
+    )
+    assert (overridden.collection, overridden.alpha) == ("tasks", 0.4)
+    assert overridden.store_address == index.store_address  # one #VectorStore per team
+
+
+# -- wiring failures --------------------------------------------------------------------------
+
+
+def test_weaviate_named_without_its_url_fails_at_wiring(
+    agent: FakeAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AKGENTIC_WEAVIATE_URL", raising=False)
+    param = VectorStoreParam(backend="weaviate")
+    with pytest.raises(VectorStoreConfigError, match="AKGENTIC_WEAVIATE_URL"):
+        SemanticIndex.bind(param, agent, collection="notes")  # type: ignore[arg-type]
+    monkeypatch.setenv("AKGENTIC_WEAVIATE_URL", "")  # exported but empty: still unset
+    with pytest.raises(VectorStoreConfigError, match="never falls back"):
+        SemanticIndex.bind(param, agent, collection="notes")  # type: ignore[arg-type]
+
+
+def test_a_configured_weaviate_becomes_the_default_without_connecting(
+    agent: FakeAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AKGENTIC_WEAVIATE_URL", "http://127.0.0.1:1")
+    index = SemanticIndex.bind(None, agent, "notes", embedder=FakeEmbedder())  # type: ignore[arg-type]
+    assert index.spec.name == "weaviate" and index.store_address is None
+    assert isinstance(index._store, WeaviateBackend)
+
+
+def test_an_unknown_backend_or_collection_fails_at_wiring(agent: FakeAgent) -> None:
+    with pytest.raises(VectorStoreConfigError, match="unknown vector store backend"):
+        SemanticIndex.bind(VectorStoreParam(backend="faiss"), agent, "notes")  # type: ignore[arg-type]
+    with pytest.raises(VectorStoreConfigError, match="collection"):
+        SemanticIndex.bind(None, agent, "not valid!")  # type: ignore[arg-type]
+
+
+# -- the store actor ---------------------------------------------------------------------------
+
+
+class Member(Akgent[BaseConfig, BaseState]):
+    pass
+
+
+def test_ensure_store_actor_is_get_or_create_in_one_step(team: Team) -> None:
+    members = [
+        team.system.get_actor(
+            team.system.createActor(
+                Member, BaseConfig(name=f"@m{i}"), team_id=team.orchestrator.team_id
+            )
+        )
+        for i in range(6)
+    ]
+    barrier = threading.Barrier(len(members))
+    found: list[ActorAddress] = []
+    lock = threading.Lock()
+
+    def bind(member: Any) -> None:
+        barrier.wait(5)
+        address = ensure_store_actor(member)
+        with lock:
+            found.append(address)
+
+    threads = [threading.Thread(target=bind, args=(m,)) for m in members]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert len(found) == 6 and len(set(found)) == 1
+    stores = [m for m in team.proxy.get_team() if m.name == STORE_ACTOR_NAME]
+    assert len(stores) == 1
+
+
+def test_ensure_store_actor_needs_a_team(agent: FakeAgent) -> None:
+    with pytest.raises(RuntimeError, match="no team"):
+        ensure_store_actor(agent)  # type: ignore[arg-type]
+
+
+def test_the_store_state_is_published_coalesced_and_restores(team: Team) -> None:
+    notes, _ = start_notes(team, embedder=FakeEmbedder())
+    for i in range(5):
+        notes.add(f"r{i}", f"row number {i}")
+    wait_workers_stopped(team, 5)
+    store_of(team).count()
+
+    def snapshots() -> list[Any]:
+        return [
+            m.state
+            for m in team.recorder.log
+            if isinstance(m, StateChangedMessage) and m.sender and m.sender.name == STORE_ACTOR_NAME
+        ]
+
+    team.recorder.wait_for(
+        lambda: bool(snapshots()) and len(snapshots()[-1].collections["notes"]) == 5
+    )
+    assert len(snapshots()) <= 5  # at most one per mutation, fewer when they queue up
+    snapshot = snapshots()[-1]
+
+    restored = team.system.createActor(
+        VectorStoreActor, BaseConfig(name="#Restored"), restoring=True, state=snapshot
+    )
+    proxy: Any = team.system.proxy_ask(restored, VectorStoreActor, timeout=5)
+    from .conftest import bag_of_words
+
+    hits = proxy.query("notes", str(team.orchestrator.team_id), bag_of_words("row number 3"), 1)
+    assert [h.ref_id for h in hits] == ["r3"]
+    assert proxy.delete_by_team(str(team.orchestrator.team_id)) == 5
+    assert proxy.list_collections() == ["notes"]
+
+
+# -- a cluster backend: no actor, the workers call it -------------------------------------------
+
+
+def test_a_cluster_backend_needs_no_actor(team: Team, tmp_path: Any) -> None:
+    config = VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
+    notes, address = start_notes(
+        team,
+        embedder=FakeEmbedder(),
+        param=VectorStoreParam(backend="qdrant"),
+        config=config,
+    )
+    try:
+        notes.add("a", "alpha beta")
+        notes.add("b", "gamma delta")
+        wait_workers_stopped(team, 2)
+        assert next(iter(notes.search("alpha beta", 2))) == "a"
+        notes.remove("a")
+        wait_workers_stopped(team, 4)  # the query had its worker; deletes run in one too
+        assert list(notes.search("alpha beta", 2)) == ["b"]
+        assert team.proxy.get_team_member(STORE_ACTOR_NAME) is None
+        actor = team.system.get_actor(address)
+        assert isinstance(actor, NotesActor) and isinstance(actor.index._store, QdrantBackend)
+    finally:
+        close_client(QdrantBackend(config).key)
+
+
+def test_orchestrator_is_the_spawner_for_a_plain_observer(team: Team) -> None:
+    agent = FakeAgent()
+    agent.orchestrator = team.orchestrator
+    agent.team_id = team.orchestrator.team_id  # type: ignore[assignment]
+    agent.proxy_ask = team.system.proxy_ask  # type: ignore[method-assign]
+    agent.proxy_tell = team.system.proxy_tell  # type: ignore[method-assign]
+    index = SemanticIndex.bind(None, agent, "notes", embedder=FakeEmbedder())  # type: ignore[arg-type]
+    index.upsert("a", "alpha")
+    wait_workers_stopped(team, 1)
+    orchestrator: Any = team.system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+    assert orchestrator is not None
+    assert list(index.similar("alpha", 1)) == ["a"]

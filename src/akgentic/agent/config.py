@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import string
 from typing import Any, ClassVar
 
@@ -68,8 +69,9 @@ class CompactionConfig(SerializableModel):
 def card_class(name: str) -> type[ToolCard]:
     """The ToolCard subclass named ``name`` (class name or dotted path); never imports.
 
-    Cards register themselves when their module is imported; ``akgentic.tool`` imports
-    the shipped ones.
+    Cards register themselves when their module is imported: the shipped ones are
+    imported here; a card of your own needs its module imported first (a team card's
+    ``imports``).
     """
     found = _card_classes().get(name)
     if found is None:
@@ -78,7 +80,17 @@ def card_class(name: str) -> type[ToolCard]:
     return found
 
 
+SHIPPED_CARD_MODULES = (
+    "akgentic.tool",
+    "akgentic.tool.planning",
+    "akgentic.tool.knowledge_graph",
+)
+"""The packages whose cards a config may name without an ``imports`` line."""
+
+
 def _card_classes() -> dict[str, type[ToolCard]]:
+    for module in SHIPPED_CARD_MODULES:
+        importlib.import_module(module)
     found: dict[str, type[ToolCard]] = {}
     stack: list[type[ToolCard]] = [ToolCard]
     while stack:

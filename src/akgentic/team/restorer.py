@@ -107,12 +107,17 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
                 stopping = False
                 continue
             if isinstance(msg.config, BaseConfig):
+                parent = msg.parent
+                if parent is not None and _is_orchestrator(parent.agent_class):
+                    # The orchestrator's own start precedes any subscriber: its id is
+                    # known from the members it created.
+                    plan.orchestrator_id = parent.agent_id
                 started[sender.agent_id] = Member(
                     agent_id=sender.agent_id,
                     name=sender.name,
                     agent_class=sender.agent_class,
                     config=msg.config,
-                    parent=msg.parent.agent_id if msg.parent is not None else None,
+                    parent=parent.agent_id if parent is not None else None,
                 )
         elif isinstance(msg, StopMessage) and sender is not None and not stopping:
             started.pop(sender.agent_id, None)

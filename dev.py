@@ -1,11 +1,12 @@
 """The project's two everyday commands, on a machine that has only Python 3.11 and pip.
 
-    python3 dev.py run     # the main job: an example team, offline
+    python3 dev.py run     # the main job: an example team, offline, through the CLI
     python3 dev.py test    # the test suite
 
 Both create ``.venv`` and install the project with its dev extra the first time (and
-again whenever ``pyproject.toml`` changes). Extra arguments go to the command run:
-``python3 dev.py test -k orchestrator``.
+again whenever ``pyproject.toml`` changes). Arguments after ``test`` go to pytest
+(``python3 dev.py test -k orchestrator``); arguments after ``run`` replace the default
+CLI call (``python3 dev.py run teams list``).
 """
 
 from __future__ import annotations
@@ -22,8 +23,15 @@ VENV = ROOT / ".venv"
 PYTHON = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 STAMP = VENV / ".akgentic-installed"
 
+MAIN_JOB = [
+    "run",
+    "examples/teams/research.yaml",
+    "--message",
+    "What makes an actor-based agent framework worth using?",
+]
+
 COMMANDS = {
-    "run": ["examples/relay_team.py"],
+    "run": ["-m", "akgentic.cli"],
     "test": ["-m", "pytest", "-q"],
 }
 
@@ -49,7 +57,8 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     ensure_environment()
-    command = [str(PYTHON), *COMMANDS[argv[0]], *argv[1:]]
+    extra = argv[1:] or (MAIN_JOB if argv[0] == "run" else [])
+    command = [str(PYTHON), *COMMANDS[argv[0]], *extra]
     return subprocess.run(command, cwd=ROOT).returncode
 
 

@@ -31,9 +31,24 @@ def test_relay_team_delegates_tallies_and_stops_in_order() -> None:
     assert lines.index("  -- team stopped --") > lines.index("  -- graceful stop requested --")
 
 
-def test_the_readme_snippet_runs() -> None:
+def readme_snippets() -> list[str]:
     readme = (EXAMPLES.parent / "README.md").read_text()
-    snippet = readme.split("```python", 1)[1].split("```", 1)[0]
+    return [block.split("```", 1)[0] for block in readme.split("```python")[1:]]
+
+
+def test_the_readme_team_snippet_runs(tmp_path: Path) -> None:
+    snippet = readme_snippets()[0]
+    result = subprocess.run(
+        [sys.executable, "-c", snippet], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].endswith("StartMessage") and any("SentMessage" in line for line in lines)
+    assert (tmp_path / "team.db").is_file()
+
+
+def test_the_readme_actor_snippet_runs() -> None:
+    snippet = readme_snippets()[1]
     result = subprocess.run(
         [sys.executable, "-c", snippet], capture_output=True, text=True, timeout=60
     )

@@ -232,7 +232,7 @@ def test_wiring_needs_an_agent_in_a_team(team: Team) -> None:
         pass
 
     loner = team.system.createActor(Loner, config=BaseConfig(name="@Loner"))  # no team
-    with pytest.raises(ValueError, match="belongs to a team"):
+    with pytest.raises(ValueError, match="needs an agent in a team"):
         ToolFactory([PlanningTool()], observer=team.system.get_actor(loner))
 
 

@@ -26,7 +26,7 @@ from typing import Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
-from akgentic.core import ActorAddress, AddressError, AskTimeoutError, Orchestrator
+from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -40,6 +40,7 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
+from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.kg_actor import (
     KG_COLLECTION,
@@ -130,23 +131,13 @@ class KnowledgeGraphTool(ToolCard):
         ValueError when it belongs to no team — at team creation, not at first use.
         """
         super().observer(observer)
-        if not isinstance(observer, ActorToolObserver):
-            raise TypeError(
-                f"KnowledgeGraphTool needs an ActorToolObserver (an agent in a team); "
-                f"{type(observer).__name__} is not one"
-            )
-        if observer.orchestrator is None:
-            raise ValueError(
-                "KnowledgeGraphTool needs an agent that belongs to a team: "
-                "#KnowledgeGraphTool is a child of the team's orchestrator"
-            )
+        team = require_team_observer(observer, "KnowledgeGraphTool", "#KnowledgeGraphTool")
         # The query side first: it validates the store (a cluster backend without its
         # URL raises here, at team creation, before any actor exists), and it embeds on
         # the agent's thread, so the bounded wait of similar() never holds the shared actor.
-        self._index = SemanticIndex.bind(self.vector_store, observer, KG_COLLECTION)
-        orchestrator = observer.proxy_ask(observer.orchestrator, Orchestrator, ASK_TIMEOUT)
+        self._index = SemanticIndex.bind(self.vector_store, team, KG_COLLECTION)
         config = KnowledgeGraphConfig(vector_store=self.vector_store)
-        self._graph = orchestrator.getChildrenOrCreate(KnowledgeGraphActor, config)
+        self._graph = bind_team_actor(team, KnowledgeGraphActor, config, ASK_TIMEOUT)
         return self
 
     def _ask(self, what: str, call: Callable[[KnowledgeGraphActor], T]) -> T:

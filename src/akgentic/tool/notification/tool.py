@@ -29,12 +29,13 @@ from typing import Any, ClassVar, Self, cast
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from akgentic.core import ActorAddress, AddressError, AskTimeoutError, Orchestrator
+from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.core.serialization import model_path
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, serve
+from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.notification.actor import NotificationActor
 from akgentic.tool.notification.models import (
@@ -112,22 +113,14 @@ class NotificationTool(ToolCard):
         TypeError / ValueError for an observer that is not an actor in a team.
         """
         super().observer(observer)
-        obs = self._actor_observer()
+        team = require_team_observer(observer, "NotificationTool", "#NotificationTool")
         if self.message_class is None:
             resolved = default_message_class()
         else:
             resolved = resolve_message_class(self.message_class)
         self._message_class_path = model_path(resolved)
-        if obs.orchestrator is None:
-            raise ValueError(
-                "NotificationTool needs an agent in a team: its #NotificationTool actor is "
-                "a child of the team's orchestrator"
-            )
-        orchestrator = cast(
-            Orchestrator, obs.proxy_ask(obs.orchestrator, Orchestrator, ASK_TIMEOUT_SECONDS)
-        )
-        self._actor_address = orchestrator.getChildrenOrCreate(
-            NotificationActor, NotificationConfig()
+        self._actor_address = bind_team_actor(
+            team, NotificationActor, NotificationConfig(), ASK_TIMEOUT_SECONDS
         )
         return self
 

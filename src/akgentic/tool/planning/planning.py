@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
-from akgentic.core import ActorAddress, AddressError, AskTimeoutError, Orchestrator
+from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -41,6 +41,7 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
+from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.planning.models import PlanningItem, TaskView
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION, PlanActor, PlanConfig
@@ -124,23 +125,13 @@ class PlanningTool(ToolCard):
         ValueError when it belongs to no team — at team creation, not at first use.
         """
         super().observer(observer)
-        if not isinstance(observer, ActorToolObserver):
-            raise TypeError(
-                f"PlanningTool needs an ActorToolObserver (an agent in a team); "
-                f"{type(observer).__name__} is not one"
-            )
-        if observer.orchestrator is None:
-            raise ValueError(
-                "PlanningTool needs an agent that belongs to a team: #PlanningTool is a "
-                "child of the team's orchestrator"
-            )
+        team = require_team_observer(observer, "PlanningTool", "#PlanningTool")
         # The query side first: it validates the store (a cluster backend without its
         # URL raises here, at team creation, before any actor exists), and it embeds on
         # the agent's thread, so the bounded wait of similar() never holds the shared actor.
-        self._index = SemanticIndex.bind(self.vector_store, observer, PLANNING_COLLECTION)
-        orchestrator = observer.proxy_ask(observer.orchestrator, Orchestrator, ASK_TIMEOUT)
+        self._index = SemanticIndex.bind(self.vector_store, team, PLANNING_COLLECTION)
         config = PlanConfig(vector_store=self.vector_store)
-        self._plan = orchestrator.getChildrenOrCreate(PlanActor, config)
+        self._plan = bind_team_actor(team, PlanActor, config, ASK_TIMEOUT)
         return self
 
     def _actor_observer(self) -> ActorToolObserver:

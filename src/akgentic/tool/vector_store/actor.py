@@ -21,10 +21,10 @@ one snapshot, not N.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from akgentic.core import ActorAddress, Akgent, BaseConfig, Orchestrator
+from akgentic.core import ActorAddress, Akgent, BaseConfig
 from akgentic.tool.core.observer import ActorToolObserver
+from akgentic.tool.core.team_actor import bind_team_actor
 from akgentic.tool.vector_store.backends.inmemory import InMemoryBackend, VectorStoreState
 from akgentic.tool.vector_store.protocol import SearchHit
 from akgentic.tool.vector_store.vector import VectorEntry
@@ -107,8 +107,5 @@ def ensure_store_actor(observer: ActorToolObserver, timeout: float = 10.0) -> Ac
             "the in-memory vector store lives in the team's #VectorStore actor, and this "
             "observer belongs to no team (its orchestrator is None)"
         )
-    proxy: Any = observer.proxy_ask(orchestrator, Orchestrator, timeout)
-    address: ActorAddress = proxy.getChildrenOrCreate(
-        VectorStoreActor, BaseConfig(name=STORE_ACTOR_NAME, role="VectorStore")
-    )
-    return address
+    config = BaseConfig(name=STORE_ACTOR_NAME, role="VectorStore")
+    return bind_team_actor(observer, VectorStoreActor, config, timeout)

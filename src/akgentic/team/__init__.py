@@ -1,6 +1,6 @@
 """akgentic.team: teams that last — cards, the manager, runtimes, restore and replay."""
 
-from akgentic.team.card import MemberSpec, TeamCard, TeamCardError
+from akgentic.team.card import MemberSpec, TeamCard, TeamCardError, member_names, walk
 from akgentic.team.manager import TeamManager, TeamNotRunningError
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
@@ -18,7 +18,9 @@ __all__ = [
     "TeamManager",
     "TeamNotRunningError",
     "TeamRuntime",
+    "member_names",
     "plan_restore",
     "register_reducer",
     "replay_tool_states",
+    "walk",
 ]

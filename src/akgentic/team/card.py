@@ -26,7 +26,7 @@ from akgentic.core import AgentCard
 from akgentic.core.agent import actor_class_for
 from akgentic.core.serialization import SerializableModel
 
-__all__ = ["MemberSpec", "TeamCard", "TeamCardError", "member_names"]
+__all__ = ["MemberSpec", "TeamCard", "TeamCardError", "member_names", "walk"]
 
 DEFAULT_AGENT_CLASS = "akgentic.agent.agent.BaseAgent"
 

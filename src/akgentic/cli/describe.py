@@ -1,0 +1,182 @@
+"""One-line descriptions of what a team did, shared by the live view, ``events`` and ``show``.
+
+Everything here is pure: it reads decoded messages and returns text. :class:`Describer`
+gives each event record a *kind* (the class name of the telemetry message, or of the event
+an ``EventMessage`` carries) and a one-line summary; it remembers the messages it saw sent
+so that "received" and "processed" lines can say which message they mean.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from akgentic.agent import AgentMessage
+from akgentic.core import (
+    ActorAddress,
+    ClosedNotification,
+    EventMessage,
+    Message,
+    NotificationMessage,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+    TeamStoppingEvent,
+    UserMessage,
+)
+from akgentic.llm import (
+    LlmMessageEvent,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+)
+from akgentic.storage import EventRecord
+from akgentic.tool.core import CommandsAnnouncedEvent, ToolStateEvent
+
+__all__ = [
+    "Describer",
+    "call_text",
+    "kind_of",
+    "label_of",
+    "name_of",
+    "one_line",
+    "sent_line",
+    "text_of",
+    "usage_text",
+]
+
+
+def name_of(address: ActorAddress | None) -> str:
+    """The actor's name (``@Worker``), or ``?`` when there is none."""
+    return address.name if address is not None else "?"
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    """``text`` on one line (whitespace collapsed), cut at ``limit`` characters with ``…``."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def text_of(message: object) -> str:
+    """What a message says: its ``content`` as text, else its class name."""
+    content = getattr(message, "content", None)
+    if isinstance(content, str):
+        return content
+    if content is not None:
+        return str(content)
+    return type(message).__name__
+
+
+def label_of(message: Message) -> str:
+    """`` (request)`` for an agent message, nothing for a person's words, else the class."""
+    if isinstance(message, AgentMessage):
+        return f" ({message.type})"
+    if isinstance(message, UserMessage):
+        return ""
+    return f" ({type(message).__name__})"
+
+
+def sent_line(sent: SentMessage, arrow: str = "→") -> str:
+    """``@A → @B (type): content`` for a sent message (content kept whole)."""
+    recipient = sent.recipient or sent.message.recipient
+    head = f"{name_of(sent.sender)} {arrow} {name_of(recipient)}{label_of(sent.message)}"
+    return f"{head}: {text_of(sent.message)}"
+
+
+def _value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return one_line(text, 60)
+
+
+def call_text(event: ToolCallEvent) -> str:
+    """``tool(name=value, ...)`` for a tool call (long values cut)."""
+    args = ", ".join(f"{key}={_value(value)}" for key, value in event.arguments.items())
+    return f"{event.tool_name}({args})"
+
+
+def usage_text(requests: int, input_tokens: int, output_tokens: int) -> str:
+    """``3 requests, 415 input / 160 output tokens``."""
+    plural = "" if requests == 1 else "s"
+    return f"{requests} request{plural}, {input_tokens} input / {output_tokens} output tokens"
+
+
+def kind_of(message: Message) -> str:
+    """The class name of the telemetry message, or of the event an EventMessage carries."""
+    if isinstance(message, EventMessage):
+        return type(message.event).__name__
+    return type(message).__name__
+
+
+class Describer:
+    """Kinds and one-line summaries of a team's event records, in log order."""
+
+    def __init__(self, arrow: str = "→") -> None:
+        self.arrow = arrow
+        self._sent: dict[UUID, str] = {}
+
+    def describe(self, record: EventRecord) -> tuple[str, str]:
+        """(kind, summary) of ``record``; a corrupt row is ``("CORRUPT", its error)``."""
+        message = record.message
+        if message is None:
+            return "CORRUPT", record.error or f"event seq {record.seq} could not be decoded"
+        return kind_of(message), self.summary(message)
+
+    def remember(self, sent: SentMessage) -> None:
+        """Note a sent message, for the "received"/"processed" lines that refer to it."""
+        inner = sent.message
+        noun = inner.type if isinstance(inner, AgentMessage) else "message"
+        self._sent[inner.id] = f"{name_of(sent.sender)}'s {noun}"
+
+    def summary(self, message: Message) -> str:
+        """One line saying what ``message`` records."""
+        who = name_of(message.sender)
+        if isinstance(message, SentMessage):
+            self.remember(message)
+            return one_line(sent_line(message, self.arrow))
+        if isinstance(message, ReceivedMessage | ProcessedMessage):
+            verb = "received" if isinstance(message, ReceivedMessage) else "processed"
+            what = self._sent.get(message.message_id, f"message {str(message.message_id)[:8]}")
+            return f"{who} {verb} {what}"
+        if isinstance(message, StartMessage):
+            cls = (message.sender.agent_class if message.sender else "").rsplit(".", 1)[-1]
+            parent = f" under {message.parent.name}" if message.parent is not None else ""
+            return f"{who} started ({cls}){parent}"
+        if isinstance(message, StopMessage):
+            return f"{who} stopped"
+        if isinstance(message, StateChangedMessage):
+            return f"{who} state changed ({type(message.state).__name__})"
+        if isinstance(message, NotificationMessage):
+            return f"{who}: {one_line(text_of(message))}"
+        if isinstance(message, EventMessage):
+            return self._event(who, message.event)
+        return f"{who}: {one_line(text_of(message))}"
+
+    def _event(self, who: str, event: object) -> str:
+        if isinstance(event, ToolCallEvent):
+            return one_line(f"{who} {self.arrow} {call_text(event)}")
+        if isinstance(event, ToolReturnEvent):
+            if event.success:
+                return f"{who}: {event.tool_name} returned"
+            return f"{who}: {event.tool_name} {event.outcome}"
+        if isinstance(event, LlmTextDeltaEvent):
+            return f"{who}: {event.delta!r}"
+        if isinstance(event, LlmUsageEvent):
+            used = usage_text(event.requests, event.input_tokens, event.output_tokens)
+            return f"{who}: {used} ({event.model})"
+        if isinstance(event, LlmMessageEvent):
+            return f"{who}: model context of run {event.run_id[:8]} recorded"
+        if isinstance(event, ToolStateEvent):
+            return f"{event.tool_id} state changed (#{event.seq}: {type(event.payload).__name__})"
+        if isinstance(event, CommandsAnnouncedEvent):
+            names = ", ".join(f"/{c.name}" for c in event.commands) or "no commands"
+            return one_line(f"{who} answers {names}")
+        if isinstance(event, TeamStoppingEvent):
+            return f"the team is stopping (grace {event.grace_timeout:g}s)"
+        if isinstance(event, ClosedNotification):
+            return f"{who}: conversation {str(event.message_id)[:8]} closed"
+        return one_line(f"{who}: {event}")

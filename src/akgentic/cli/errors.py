@@ -1,0 +1,81 @@
+"""How the CLI fails: one readable line per problem on stderr, and a non-zero exit code.
+
+:func:`reporting` wraps a command. An exception the user can act on (a bad team card,
+an unknown team, a missing API key, a bad storage URL...) becomes ``error: <message>``
+lines and exit code 1; anything else also says to rerun with ``--debug``, which prints
+the traceback first. Ctrl-C becomes exit code 130. Tracebacks are never shown otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+from rich.text import Text
+
+from akgentic.cli.output import error_console
+from akgentic.core import AddressError
+from akgentic.storage import StorageError
+from akgentic.team import TeamCardError
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "CliError", "explain", "report", "reporting"]
+
+EXIT_ERROR = 1
+EXIT_INTERRUPTED = 130
+
+_EXPECTED: tuple[type[BaseException], ...] = (
+    TeamCardError,
+    ValueError,
+    LookupError,
+    ImportError,
+    StorageError,
+    AddressError,
+    TimeoutError,
+    OSError,
+)
+
+
+class CliError(Exception):
+    """A problem the user can fix; the message says what to do. Printed as ``error: ...``."""
+
+
+def explain(exc: BaseException) -> str:
+    """The message for ``exc``: its own words when the user can act on them, else its type
+    and words with a pointer to ``--debug``."""
+    if isinstance(exc, (CliError, *_EXPECTED)):
+        text = str(exc).strip() or type(exc).__name__
+        if isinstance(exc, OSError) and exc.strerror and exc.filename:
+            text = f"{exc.filename}: {exc.strerror}"
+        return text
+    return f"{type(exc).__name__}: {exc} (rerun with --debug to see the traceback)"
+
+
+def report(exc: BaseException, *, debug: bool = False) -> None:
+    """Print ``exc`` on stderr as ``error:`` lines (after its traceback with ``debug``)."""
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    console = error_console()
+    for line in explain(exc).splitlines():
+        console.print(Text(f"error: {line}", style="red"))
+
+
+@contextmanager
+def reporting(debug: bool = False) -> Iterator[None]:
+    """Run a command body: errors become ``error:`` lines and ``typer.Exit(1)``; Ctrl-C
+    becomes ``typer.Exit(130)``. ``debug`` also turns on DEBUG logging for ``akgentic``."""
+    if debug:
+        logging.getLogger("akgentic").setLevel(logging.DEBUG)
+    try:
+        yield
+    except (typer.Exit, typer.Abort, typer.TyperException):
+        raise
+    except KeyboardInterrupt:
+        error_console().print(Text("interrupted", style="yellow"))
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Exception as exc:
+        report(exc, debug=debug)
+        raise typer.Exit(EXIT_ERROR) from None

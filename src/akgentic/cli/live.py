@@ -1,0 +1,175 @@
+"""The live view: a running team's events printed as they happen.
+
+- Messages: ``@A → @B (type): content`` (messages to the person in bold).
+- Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
+- Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
+  returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
+- Errors in red, warnings in yellow; members hired along the way: ``+ @Reviewer joined``.
+- With ``verbose``: everything else (receipts, state snapshots, usage, commands...).
+
+:class:`LiveView` is fed by one thread (:meth:`render`) while another may print notes
+(:meth:`note`); a lock keeps lines whole. It also totals the tokens the team used.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.text import Text
+
+from akgentic.cli.describe import Describer, call_text, name_of, sent_line, text_of, usage_text
+from akgentic.cli.output import symbols_for
+from akgentic.core import (
+    ErrorMessage,
+    EventMessage,
+    Message,
+    SentMessage,
+    StartMessage,
+    StopMessage,
+    TeamStoppingEvent,
+    WarningMessage,
+)
+from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
+from akgentic.storage import EventRecord
+from akgentic.tool.core import ToolStateEvent
+
+__all__ = ["LiveView", "Usage"]
+
+
+@dataclass
+class Usage:
+    """Tokens and model requests added up from ``LlmUsageEvent``s."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, event: LlmUsageEvent) -> None:
+        self.requests += event.requests
+        self.input_tokens += event.input_tokens
+        self.output_tokens += event.output_tokens
+
+    def __str__(self) -> str:
+        return usage_text(self.requests, self.input_tokens, self.output_tokens)
+
+
+class LiveView:
+    """Prints event records as they happen; see the module docstring."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        human: str | None,
+        known: set[str],
+        verbose: bool = False,
+        stream: bool = True,
+    ) -> None:
+        self.console = console
+        self.human = human
+        self.known = set(known)
+        self.verbose = verbose
+        self.stream = stream
+        self.usage = Usage()
+        self.marks = symbols_for(console)
+        self._describer = Describer(self.marks.arrow)
+        self._lock = threading.RLock()
+        self._open: str | None = None  # whose streamed line is open
+        self._stopping = False
+
+    # -- for callers -------------------------------------------------------------------------
+    def render(self, record: EventRecord) -> None:
+        """Print what ``record`` shows (often nothing: most records are bookkeeping)."""
+        with self._lock:
+            message = record.message
+            if message is None:
+                self._line(
+                    f"{self.marks.failed} event {record.seq} could not be read: {record.error}",
+                    "red",
+                )
+                return
+            self._render(message)
+
+    def note(self, text: str, style: str = "dim") -> None:
+        """Print a line of the CLI's own (a hint, a warning) between the team's lines."""
+        with self._lock:
+            self._line(text, style)
+
+    def finish(self) -> None:
+        """End a streamed line that is still open."""
+        with self._lock:
+            self._close()
+
+    # -- rendering -----------------------------------------------------------------------------
+    def _render(self, message: Message) -> None:
+        m = self.marks
+        who = name_of(message.sender)
+        if isinstance(message, SentMessage):
+            self._describer.remember(message)
+            to_human = self.human is not None and name_of(message.recipient) == self.human
+            self._line(sent_line(message, m.arrow), "bold" if to_human else "")
+        elif isinstance(message, EventMessage):
+            self._event(who, message)
+        elif isinstance(message, ErrorMessage):
+            self._line(f"{m.failed} {who} error: {text_of(message)}", "red")
+            if self.verbose and message.traceback:
+                self._line(message.traceback.rstrip(), "dim red")
+        elif isinstance(message, WarningMessage):
+            self._line(f"{m.warning} {who} warning: {text_of(message)}", "yellow")
+        elif isinstance(message, StartMessage) and self._is_news(who):
+            self.known.add(who)
+            self._line(f"{m.joined} {who} joined", "dim")
+        elif isinstance(message, StopMessage) and self._is_news(who, leaving=True):
+            self._line(f"{m.left} {who} left", "dim")
+        elif self.verbose:
+            self._line(self._describer.summary(message), "dim")
+
+    def _is_news(self, who: str, *, leaving: bool = False) -> bool:
+        """A member joining or leaving mid-conversation (not at start-up or team stop)."""
+        if self.verbose:
+            return True
+        if self._stopping or not who.startswith("@"):
+            return False
+        return (who in self.known) if leaving else (who not in self.known)
+
+    def _event(self, who: str, message: EventMessage) -> None:
+        m, event = self.marks, message.event
+        if isinstance(event, LlmTextDeltaEvent):
+            if self.stream:
+                self._delta(who, event.delta)
+        elif isinstance(event, ToolCallEvent):
+            self._line(f"{m.tool} {who} {m.arrow} {call_text(event)}", "dim")
+        elif isinstance(event, ToolReturnEvent):
+            if event.success:
+                self._line(f"{m.ok} {who} {event.tool_name} returned", "dim")
+            else:
+                self._line(f"{m.failed} {who} {event.tool_name} {event.outcome}", "yellow")
+        elif isinstance(event, ToolStateEvent):
+            payload = type(event.payload).__name__
+            self._line(f"{m.state} {event.tool_id} state changed ({payload} #{event.seq})", "dim")
+        else:
+            if isinstance(event, LlmUsageEvent):
+                self.usage.add(event)
+            elif isinstance(event, TeamStoppingEvent):
+                self._stopping = True
+            if self.verbose:
+                self._line(self._describer.summary(message), "dim")
+
+    # -- printing ------------------------------------------------------------------------------
+    def _delta(self, who: str, delta: str) -> None:
+        if self._open != who:
+            self._close()
+            self.console.print(Text(f"{who} {self.marks.writing} ", style="dim"), end="")
+            self._open = who
+        self.console.print(Text(delta.replace("\n", "\n  "), style="dim"), end="")
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self.console.print()
+            self._open = None
+
+    def _line(self, text: str, style: str) -> None:
+        self._close()
+        self.console.print(Text(text.replace("\n", "\n  "), style=style))

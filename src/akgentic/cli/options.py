@@ -1,0 +1,93 @@
+"""The options several commands share (typer ``Annotated`` types)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+__all__ = [
+    "DebugOption",
+    "IdleOption",
+    "ImportOption",
+    "MessageOption",
+    "ModelOption",
+    "StorageOption",
+    "StreamOption",
+    "TeamArgument",
+    "TimeoutOption",
+    "VerboseOption",
+]
+
+StorageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--storage",
+        envvar="AKGENTIC_STORAGE",
+        metavar="URL",
+        show_default=False,
+        help="Where teams are kept: sqlite:///path.db, postgresql://..., memory:// "
+        "[default: sqlite:///<cwd>/.akgentic/akgentic.db]",
+    ),
+]
+DebugOption = Annotated[
+    bool, typer.Option("--debug", help="On error, show the traceback (and log at DEBUG).")
+]
+TeamArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="TEAM",
+        show_default=False,
+        help="The team: its id, a unique prefix of its id, or its name when unique.",
+    ),
+]
+MessageOption = Annotated[
+    str | None,
+    typer.Option(
+        "--message",
+        "-m",
+        metavar="TEXT",
+        show_default=False,
+        help="Send this one message, print the answer on a line starting 'answer:', stop.",
+    ),
+]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        envvar="AKGENTIC_MODEL",
+        metavar="SPEC",
+        show_default=False,
+        help="Give every member this model, e.g. openai:gpt-5.2 or scripted:default "
+        "[default: the models of the team card]",
+    ),
+]
+TimeoutOption = Annotated[
+    float,
+    typer.Option("--timeout", min=0.1, metavar="SECONDS", help="How long to wait for an answer."),
+]
+IdleOption = Annotated[
+    float,
+    typer.Option(
+        "--idle",
+        min=0.1,
+        metavar="SECONDS",
+        help="An exchange also ends when no member is working and nothing happened for this long.",
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show every event (receipts, states, usage).")
+]
+StreamOption = Annotated[
+    bool, typer.Option("--stream/--no-stream", help="Print model text as it is written.")
+]
+ImportOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--import",
+        metavar="MODULE",
+        show_default=False,
+        help="Import MODULE first (repeatable): the modules the team card's 'imports' names, "
+        "which stored data never imports by itself.",
+    ),
+]

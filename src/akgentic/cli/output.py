@@ -1,0 +1,69 @@
+"""Where the CLI writes, and the symbols it writes with.
+
+Consoles are made per command so they follow the current ``sys.stdout``/``sys.stderr``
+(test runners swap them). They never wrap lines and never interpret markup in what a team
+said: callers pass :class:`rich.text.Text`. Colours follow the terminal (and ``NO_COLOR``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.console import Console
+
+__all__ = [
+    "ASCII",
+    "Symbols",
+    "error_console",
+    "local_time",
+    "out_console",
+    "short_id",
+    "symbols_for",
+]
+
+
+def out_console() -> Console:
+    """A console on stdout: the conversation, listings, the ``answer:`` line."""
+    return Console(highlight=False, soft_wrap=True, emoji=False)
+
+
+def error_console() -> Console:
+    """A console on stderr: errors and warnings about the command itself."""
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """The marks of the live view; ASCII ones when the output cannot encode Unicode."""
+
+    arrow: str = "→"
+    tool: str = "⚙"
+    ok: str = "✓"
+    failed: str = "✗"
+    state: str = "◆"
+    warning: str = "!"
+    writing: str = "✎"
+    joined: str = "+"
+    left: str = "-"
+
+
+ASCII = Symbols(arrow="->", tool="*", ok="ok", failed="x", state="#", writing="...", warning="!")
+
+
+def symbols_for(console: Console) -> Symbols:
+    """Unicode marks when ``console`` writes UTF-8, ASCII ones otherwise."""
+    return Symbols() if console.encoding.lower().startswith("utf") else ASCII
+
+
+def short_id(team_id: object) -> str:
+    """The first 8 characters of an id: enough to name a team on the command line."""
+    return str(team_id)[:8]
+
+
+def local_time(moment: datetime, *, millis: bool = False) -> str:
+    """``moment`` in local time, ``YYYY-MM-DD HH:MM:SS`` (``.mmm`` with ``millis``)."""
+    local = moment.astimezone()
+    if millis:
+        return local.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+    return local.strftime("%Y-%m-%d %H:%M:%S")

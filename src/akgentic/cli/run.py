@@ -1,0 +1,73 @@
+"""``akgentic run TEAM.yaml``: start a team from its card and talk to it in the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from akgentic.cli.chat import ChatOptions, chat, intro
+from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.options import (
+    DebugOption,
+    IdleOption,
+    MessageOption,
+    ModelOption,
+    StorageOption,
+    StreamOption,
+    TimeoutOption,
+    VerboseOption,
+)
+from akgentic.cli.output import out_console, short_id
+from akgentic.cli.session import team_manager
+from akgentic.cli.store import default_url, opened_storage
+from akgentic.team import TeamCard
+
+__all__ = ["resume_hint", "run"]
+
+
+def resume_hint(team_id: object, url: str) -> str:
+    """``resume it with: akgentic teams resume 104b23b9`` (+ ``--storage URL`` when not the
+    default storage)."""
+    storage = "" if url == default_url() else f" --storage {url}"
+    return f"resume it with: akgentic teams resume {short_id(team_id)}{storage}"
+
+
+def run(
+    team_file: Annotated[
+        Path, typer.Argument(metavar="TEAM.yaml", show_default=False, help="The team card.")
+    ],
+    message: MessageOption = None,
+    model: ModelOption = None,
+    storage: StorageOption = None,
+    timeout: TimeoutOption = 600.0,
+    idle: IdleOption = 5.0,
+    verbose: VerboseOption = False,
+    stream: StreamOption = True,
+    debug: DebugOption = False,
+) -> None:
+    """Run a team in the terminal: type to the entry point, see the team work.
+
+    Lines go to the entry point ('@Member text' to another member, '/command' to the
+    entry point's commands); /quit or end of input stops the team. With --message, one
+    exchange: the answer is printed on a line starting 'answer:'.
+    """
+    with reporting(debug):
+        if message is not None and not message.strip():
+            raise CliError("--message needs some text")
+        card = TeamCard.from_yaml(team_file)
+        with opened_storage(storage) as (bundle, url), team_manager(bundle) as manager:
+            runtime = manager.create_team(card, model=(model or "").strip() or None)
+            console = out_console()
+            intro(console, runtime, "started")
+            options = ChatOptions(message, timeout, idle, verbose, stream)
+            code = chat(
+                manager,
+                runtime,
+                options,
+                console=console,
+                from_seq=1,
+                resume_hint=resume_hint(runtime.team_id, url),
+            )
+    raise typer.Exit(code)

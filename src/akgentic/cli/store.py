@@ -1,0 +1,132 @@
+"""Which storage a command uses, and finding a team in it.
+
+The storage URL is ``--storage`` or ``AKGENTIC_STORAGE``; by default it is the SQLite
+file ``.akgentic/akgentic.db`` under the current directory (the folder is created).
+
+A team is named on the command line by its full id, a unique prefix of its id, or its
+name when only one team has it. When a name or prefix matches several teams and only one
+of them is not DELETED, that one is meant. Anything else is a :class:`CliError` that says
+what matched and what to type instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+from uuid import UUID
+
+from akgentic.cli.errors import CliError
+from akgentic.cli.output import short_id
+from akgentic.core.serialization import deserialize
+from akgentic.storage import StorageBundle, TeamRecord, TeamStatus, open_storage
+from akgentic.team import TeamCard
+
+__all__ = [
+    "default_url",
+    "find_team",
+    "import_modules",
+    "opened_storage",
+    "resolve_url",
+    "stored_card",
+]
+
+
+def default_url() -> str:
+    """``sqlite:///<cwd>/.akgentic/akgentic.db`` (the folder is not created here)."""
+    return "sqlite:///" + quote(str(Path.cwd() / ".akgentic" / "akgentic.db").lstrip("/"))
+
+
+def resolve_url(option: str | None) -> str:
+    """The URL to open: ``option`` (from ``--storage`` or ``AKGENTIC_STORAGE``) when set,
+    else :func:`default_url`, whose folder is created."""
+    if option and option.strip():
+        return option.strip()
+    folder = Path.cwd() / ".akgentic"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(
+            f"cannot create {folder}: {exc.strerror}; choose another storage with --storage URL"
+        ) from None
+    return default_url()
+
+
+@contextmanager
+def opened_storage(option: str | None) -> Iterator[tuple[StorageBundle, str]]:
+    """The storage bundle named by ``option`` (see :func:`resolve_url`) and its URL; closed
+    on exit. A URL that cannot be opened is a :class:`CliError` naming it."""
+    url = resolve_url(option)
+    try:
+        storage = open_storage(url)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except Exception as exc:
+        raise CliError(f"cannot open storage {url}: {exc}") from exc
+    try:
+        yield storage, url
+    finally:
+        storage.close()
+
+
+def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
+    """The team ``ref`` names (full id, unique id prefix, or unique name); see the module
+    docstring. Raises :class:`CliError` when none or several match."""
+    ref = ref.strip()
+    if not ref:
+        raise CliError("name a team: its id, a prefix of its id, or its name")
+    try:
+        exact = storage.teams.get(UUID(ref))
+    except ValueError:
+        exact = None
+    if exact is not None:
+        return exact
+    teams = storage.teams.list()
+    by_prefix = [t for t in teams if str(t.team_id).startswith(ref.lower())]
+    by_name = [t for t in teams if t.name == ref]
+    for matches, what in ((by_prefix, "ids start with"), (by_name, "teams are named")):
+        if len(matches) == 1:
+            return matches[0]
+        live = [t for t in matches if t.status != TeamStatus.DELETED]
+        if len(live) == 1:
+            return live[0]
+        if matches:
+            shown = ", ".join(
+                f"{short_id(t.team_id)} ({t.name}, {t.status.value})" for t in matches[:5]
+            )
+            more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+            raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
+    raise CliError(f"no team matches {ref!r}; list the teams with: akgentic teams list")
+
+
+def import_modules(modules: list[str] | None) -> None:
+    """Import the modules the user named with ``--import`` (stored data never imports
+    anything: a team whose card lists ``imports`` needs them named again to decode)."""
+    for module in modules or ():
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise CliError(f"--import {module}: cannot import it: {exc}") from None
+
+
+def stored_card(record: TeamRecord) -> TeamCard:
+    """The team card stored with ``record``; :class:`CliError` when it cannot be decoded —
+    naming the card's ``imports`` to pass with ``--import`` when it has some."""
+    try:
+        card = deserialize(record.card)
+    except Exception as exc:
+        imports = record.card.get("imports") or []
+        hint = (
+            f"; its card imports {', '.join(map(str, imports))}: rerun with "
+            + " ".join(f"--import {m}" for m in imports)
+            if imports
+            else ""
+        )
+        raise CliError(
+            f"team {short_id(record.team_id)} has an unreadable team card: {exc}{hint}"
+        ) from None
+    if not isinstance(card, TeamCard):
+        raise CliError(f"team {short_id(record.team_id)} has no team card")
+    return card

@@ -1,0 +1,271 @@
+"""``akgentic teams list | show | stop | resume | delete``: the teams of a storage.
+
+TEAM is a team's id, a unique prefix of it, or its name when unique (see :mod:`store`).
+``resume`` restores the team in this process and then talks to it as ``run`` does.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from akgentic.agent import AgentConfig
+from akgentic.cli.chat import ChatOptions, chat, intro
+from akgentic.cli.describe import one_line, sent_line
+from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.options import (
+    DebugOption,
+    IdleOption,
+    ImportOption,
+    MessageOption,
+    StorageOption,
+    StreamOption,
+    TeamArgument,
+    TimeoutOption,
+    VerboseOption,
+)
+from akgentic.cli.output import error_console, local_time, out_console, short_id
+from akgentic.cli.run import resume_hint
+from akgentic.cli.session import team_manager
+from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
+from akgentic.core import Message, SentMessage
+from akgentic.storage import TeamRecord, TeamStatus
+from akgentic.team import RestorePlan, TeamCard, plan_restore
+from akgentic.team.card import walk
+
+__all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
+
+
+def _title(record: TeamRecord) -> str:
+    return f"team {record.name} ({short_id(record.team_id)})"
+
+
+# -- list ----------------------------------------------------------------------------------
+def list_teams(
+    everything: Annotated[bool, typer.Option("--all", "-a", help="Include DELETED teams.")] = False,
+    status: Annotated[
+        TeamStatus | None,
+        typer.Option("--status", case_sensitive=False, help="Only teams in this status."),
+    ] = None,
+    storage: StorageOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """List the teams, oldest first: id, name, status, events recorded, last update."""
+    with reporting(debug), opened_storage(storage) as (bundle, url):
+        teams = bundle.teams.list(status)
+        if status is None and not everything:
+            teams = [t for t in teams if t.status != TeamStatus.DELETED]
+        console = out_console()
+        if not teams:
+            console.print(
+                Text(f"no teams in {url}; start one with: akgentic run TEAM.yaml", style="dim")
+            )
+            return
+        rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED")]
+        for t in teams:
+            last = str(bundle.events.last_seq(t.team_id))
+            rows.append((str(t.team_id), t.name, t.status.value, last, local_time(t.updated_at)))
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        for n, row in enumerate(rows):
+            line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+            console.print(Text(line.rstrip(), style="bold" if n == 0 else ""))
+
+
+# -- show ----------------------------------------------------------------------------------
+def show_team(
+    team: TeamArgument,
+    imports: ImportOption = None,
+    storage: StorageOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Show a team: its record, its card's members, its last seq and interrupted turns."""
+    with reporting(debug), opened_storage(storage) as (bundle, _):
+        import_modules(imports)
+        record = find_team(bundle, team)
+        console = out_console()
+        try:
+            card: TeamCard | None = stored_card(record)
+        except CliError as exc:
+            card, problem = None, str(exc)
+        fields = [
+            ("team", f"{record.name} ({record.team_id})"),
+            ("status", record.status.value),
+            ("created", local_time(record.created_at)),
+            ("updated", local_time(record.updated_at)),
+            ("last seq", str(bundle.events.last_seq(record.team_id))),
+        ]
+        if card is not None and card.description:
+            fields.insert(1, ("about", card.description))
+        for key, value in fields:
+            console.print(Text(f"{key + ':':<10}{value}"))
+        if card is None:
+            console.print(Text(f"card:     {problem}", style="red"))
+        else:
+            _show_card(console, card)
+        _show_log(console, plan_restore(bundle.events.read(record.team_id)))
+
+
+def _show_card(console: Console, card: TeamCard) -> None:
+    console.print(Text(f"{'entry:':<10}{card.entry_point}"))
+    console.print(Text("members:"))
+    depth: dict[str, int] = {}
+    for name, spec, parent in walk(card.members):
+        depth[name] = depth[parent] + 1 if parent is not None else 0
+        config = spec.card.config
+        details = [spec.card.role]
+        if isinstance(config, AgentConfig):
+            details.append(config.models.active_key)
+            if config.tools:
+                details.append("tools: " + ", ".join(type(t).__name__ for t in config.tools))
+        console.print(Text(f"  {'  ' * depth[name]}{name}  " + "  ".join(details)))
+    if card.profiles:
+        hires = ", ".join(f"{p.config.name or p.role} ({p.role})" for p in card.profiles)
+        console.print(Text(f"{'profiles:':<10}{hires}"))
+
+
+def _show_log(console: Console, plan: RestorePlan) -> None:
+    running = ", ".join(m.name for m in plan.members) or "none"
+    console.print(Text(f"running when last recorded: {running}"))
+    if plan.undelivered:
+        console.print(
+            Text(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
+        )
+    if not plan.interrupted:
+        console.print(Text("interrupted turns: none"))
+    else:
+        console.print(Text(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
+        for message in plan.interrupted:
+            console.print(Text(f"  {_quote(message)}", style="yellow"))
+        console.print(
+            Text(
+                "  resume with --retry-interrupted to deliver them again "
+                "(a turn may repeat its side effects)",
+                style="dim",
+            )
+        )
+    for row in plan.corrupt:
+        console.print(Text(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
+
+
+def _quote(message: Message) -> str:
+    sent = SentMessage(message=message, recipient=message.recipient, sender=message.sender)
+    return one_line(sent_line(sent))
+
+
+# -- stop ----------------------------------------------------------------------------------
+def stop_team(
+    team: TeamArgument, storage: StorageOption = None, debug: DebugOption = False
+) -> None:
+    """Mark a team STOPPED (a process still running it is not interrupted)."""
+    with reporting(debug), opened_storage(storage) as (bundle, _):
+        record = find_team(bundle, team)
+        console = out_console()
+        if record.status == TeamStatus.DELETED:
+            raise CliError(f"{_title(record)} was deleted; there is nothing to stop")
+        if record.status == TeamStatus.STOPPED:
+            console.print(Text(f"{_title(record)} is already stopped"))
+            return
+        with team_manager(bundle) as manager:
+            manager.stop_team(record.team_id)
+        console.print(Text(f"{_title(record)} is now STOPPED"))
+        console.print(
+            Text(
+                "it was not running in this command: a process still running it (e.g. "
+                "`akgentic run` elsewhere) goes on until it ends; stop it there",
+                style="dim",
+            )
+        )
+
+
+# -- resume --------------------------------------------------------------------------------
+def resume_team(
+    team: TeamArgument,
+    message: MessageOption = None,
+    retry_interrupted: Annotated[
+        bool,
+        typer.Option("--retry-interrupted", help="Deliver again the messages a crash interrupted."),
+    ] = False,
+    imports: ImportOption = None,
+    storage: StorageOption = None,
+    timeout: TimeoutOption = 600.0,
+    idle: IdleOption = 5.0,
+    verbose: VerboseOption = False,
+    stream: StreamOption = True,
+    debug: DebugOption = False,
+) -> None:
+    """Restore a team from its log in this process, then talk to it as 'run' does."""
+    with reporting(debug):
+        if message is not None and not message.strip():
+            raise CliError("--message needs some text")
+        import_modules(imports)
+        with opened_storage(storage) as (bundle, url):
+            record = find_team(bundle, team)
+            stored_card(record)  # a card that does not decode: a clear error, before any actor
+            if record.status == TeamStatus.DELETED:
+                raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            if record.status == TeamStatus.RUNNING:
+                error_console().print(
+                    Text(
+                        f"warning: {_title(record)} did not stop cleanly (crash?): restoring "
+                        f"it from its log; if another process still runs it, stop that first",
+                        style="yellow",
+                    )
+                )
+            from_seq = bundle.events.last_seq(record.team_id) + 1
+            with team_manager(bundle) as manager:
+                runtime = manager.resume_team(record.team_id)
+                console = out_console()
+                intro(console, runtime, "resumed")
+                if runtime.interrupted and not retry_interrupted:
+                    _warn_interrupted(console, runtime.interrupted)
+                options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
+                code = chat(
+                    manager,
+                    runtime,
+                    options,
+                    console=console,
+                    from_seq=from_seq,
+                    resume_hint=resume_hint(record.team_id, url),
+                )
+    raise typer.Exit(code)
+
+
+def _warn_interrupted(console: Console, messages: list[Message]) -> None:
+    console.print(Text(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
+    for message in messages:
+        console.print(Text(f"  {_quote(message)}", style="yellow"))
+    console.print(Text("  rerun with --retry-interrupted to deliver them again", style="dim"))
+
+
+# -- delete --------------------------------------------------------------------------------
+def delete_team(
+    team: TeamArgument,
+    purge: Annotated[
+        bool,
+        typer.Option("--purge", help="Also remove its record, events, states and memory."),
+    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before purging.")] = False,
+    storage: StorageOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Mark a team DELETED (its history is kept), or remove everything with --purge."""
+    with reporting(debug), opened_storage(storage) as (bundle, _):
+        record = find_team(bundle, team)
+        console = out_console()
+        if record.status == TeamStatus.DELETED and not purge:
+            console.print(Text(f"{_title(record)} is already deleted (--purge removes it)"))
+            return
+        if purge and not yes and sys.stdin.isatty():
+            typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
+        with team_manager(bundle) as manager:
+            manager.delete_team(record.team_id, purge=purge)
+        if purge:
+            console.print(Text(f"{_title(record)} purged: its record and history are gone"))
+        else:
+            console.print(
+                Text(f"{_title(record)} deleted; its history is kept (--purge removes it)")
+            )

@@ -1,0 +1,162 @@
+"""Watch: follows a team running in this process, and tells when an exchange is over.
+
+A thread reads ``runtime.follow(from_seq)`` and hands each record to the live view, then
+updates what it knows of the conversation. :meth:`Watch.wait_reply` blocks the caller
+until the exchange started by one message of the person's ends:
+
+- ``answer``: the member it was sent to sent the person a ``response`` that descends from
+  it (following ``parent_id`` from message to message: a reply, or the reply to the
+  delegation it caused...);
+- ``quiet``: nothing is left to do — every message sent has been received (or its
+  recipient stopped) and every message received has been processed — and nothing was
+  recorded for ``idle`` seconds; the reply is then the last message the person got after
+  it, if any;
+- ``stopped``: the team stopped (its log is read to the end);
+- ``timeout``: ``timeout`` seconds passed first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Literal
+from uuid import UUID
+
+from akgentic.cli.describe import name_of
+from akgentic.cli.live import LiveView
+from akgentic.core import Message, ProcessedMessage, ReceivedMessage, SentMessage, StopMessage
+from akgentic.storage import EventRecord
+from akgentic.team import TeamRuntime
+
+__all__ = ["Reply", "Watch"]
+
+Ending = Literal["answer", "quiet", "stopped", "timeout"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """How an exchange ended, and the message that answers it (None when there is none)."""
+
+    how: Ending
+    message: Message | None = None
+    sender: str | None = None
+
+
+class Watch:
+    """Follows ``runtime`` from ``from_seq`` in a thread, rendering into ``view``."""
+
+    def __init__(self, runtime: TeamRuntime, view: LiveView, from_seq: int) -> None:
+        self.runtime = runtime
+        self.view = view
+        self.from_seq = from_seq
+        self.human = runtime.card.human
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._pump, name="akgentic-cli-watch", daemon=True)
+        self._seq_of: dict[UUID, int] = {}  # message id -> seq of its SentMessage
+        self._parent: dict[UUID, UUID | None] = {}  # message id -> parent message id
+        self._to_human: list[tuple[int, SentMessage]] = []
+        self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
+        self._in_turn: set[UUID] = set()  # received, not yet processed
+        self._last_record = time.monotonic()
+        self._ended = False
+        self._failure: BaseException | None = None
+
+    def start(self) -> Watch:
+        self._thread.start()
+        return self
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop following: at once while the team runs, else once its log is read to the end
+        (waiting at most ``timeout`` seconds)."""
+        if self.runtime.orchestrator.is_alive():
+            self._stop.set()  # else the follower ends by itself at the end of the log
+        self._thread.join(timeout)
+        self._stop.set()
+        self.view.finish()
+
+    # -- the follower thread ---------------------------------------------------------------
+    def _pump(self) -> None:
+        try:
+            for record in self.runtime.follow(self.from_seq, stop=self._stop):
+                self.view.render(record)
+                with self._cond:
+                    self._track(record)
+                    self._cond.notify_all()
+        except BaseException as exc:  # handed to the waiting caller
+            self._failure = exc
+        finally:
+            with self._cond:
+                self._ended = True
+                self._cond.notify_all()
+
+    def _track(self, record: EventRecord) -> None:
+        self._last_record = time.monotonic()
+        message = record.message
+        if isinstance(message, SentMessage):
+            self._seq_of[message.message.id] = record.seq
+            self._parent[message.message.id] = message.message.parent_id
+            if message.recipient is not None:
+                self._unreceived[message.message.id] = message.recipient.agent_id
+            if self.human is not None and name_of(message.recipient) == self.human:
+                self._to_human.append((record.seq, message))
+        elif isinstance(message, ReceivedMessage):
+            self._unreceived.pop(message.message_id, None)
+            self._in_turn.add(message.message_id)
+        elif isinstance(message, ProcessedMessage):
+            self._in_turn.discard(message.message_id)
+        elif isinstance(message, StopMessage) and message.sender is not None:
+            gone = message.sender.agent_id
+            self._unreceived = {m: r for m, r in self._unreceived.items() if r != gone}
+
+    # -- for the caller ----------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """Whether members have work left (as far as the log read so far says)."""
+        with self._cond:
+            return self._working()
+
+    def _working(self) -> bool:
+        return bool(self._in_turn or self._unreceived)
+
+    def wait_reply(self, message_id: UUID, responder: str, timeout: float, idle: float) -> Reply:
+        """Block until the exchange ``message_id`` started ends; see the module docstring."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if self._failure is not None:
+                    raise self._failure
+                now = time.monotonic()
+                seq = self._seq_of.get(message_id)
+                after = [m for s, m in self._to_human if seq is not None and s > seq]
+                for sent in after:
+                    inner = sent.message
+                    if (
+                        name_of(sent.sender) == responder
+                        and getattr(inner, "type", "") == "response"
+                        and self._descends(inner.id, message_id)
+                    ):
+                        return Reply("answer", inner, responder)
+                last = after[-1] if after else None
+                latest = (last.message, name_of(last.sender)) if last else (None, None)
+                quiet_at = self._last_record + idle
+                if seq is not None and not self._working() and now >= quiet_at:
+                    return Reply("quiet", *latest)
+                if self._ended:
+                    return Reply("stopped", *latest)
+                if now >= deadline:
+                    return Reply("timeout", *latest)
+                wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
+                self._cond.wait(max(wake - now, 0.01))
+
+    def _descends(self, message_id: UUID, ancestor: UUID) -> bool:
+        """Whether ``ancestor`` is on the ``parent_id`` chain of ``message_id``."""
+        seen: set[UUID] = set()
+        current: UUID | None = message_id
+        while current is not None and current not in seen:
+            if current == ancestor:
+                return True
+            seen.add(current)
+            current = self._parent.get(current)
+        return False

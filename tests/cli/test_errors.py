@@ -1,0 +1,108 @@
+"""Errors are one readable line naming what to fix, never a traceback (except with --debug)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
+
+
+def misspelt_card(tmp_path: Path) -> tuple[Path, int]:
+    """research.yaml with ``template`` misspelt in the worker's prompt; the file and line."""
+    text = RESEARCH.read_text()
+    bad = text.replace(
+        'template: "You are {name}, a careful', 'tempalte: "You are {name}, a careful'
+    )
+    assert bad != text
+    path = tmp_path / "team.yaml"
+    path.write_text(bad)
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if "tempalte" in row)
+    return path, line
+
+
+def test_a_bad_team_card_names_file_line_and_field(cli: Invoke, tmp_path: Path) -> None:
+    path, line = misspelt_card(tmp_path)
+
+    result = cli("run", str(path), "-m", "hi")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"error: {path}:{line}: members[0].members[0].card.config.prompt.tempalte: "
+        "Extra inputs are not permitted\n"
+    )
+
+
+def test_debug_shows_the_traceback_in_a_real_process(tmp_path: Path) -> None:
+    path, _ = misspelt_card(tmp_path)
+    env = child_env(f"sqlite:///{tmp_path / 'x.db'}")
+
+    plain = run_child([str(AKGENTIC), "run", str(path)], env=env)
+    debug = run_child([str(AKGENTIC), "run", str(path), "--debug"], env=env)
+
+    assert plain.returncode == debug.returncode == 1
+    assert "Traceback" not in plain.stderr
+    assert plain.stderr.startswith(f"error: {path}:")
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
+
+
+def test_a_missing_card_file(cli: Invoke, tmp_path: Path) -> None:
+    result = cli("run", str(tmp_path / "nope.yaml"))
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: {tmp_path / 'nope.yaml'}: cannot read the team card: No such file or directory\n"
+    )
+
+
+def test_unknown_team(cli: Invoke) -> None:
+    for command in (["teams", "show"], ["teams", "resume"], ["events"], ["teams", "delete"]):
+        result = cli(*command, "abc")
+
+        assert result.exit_code == 1
+        assert result.stderr == (
+            "error: no team matches 'abc'; list the teams with: akgentic teams list\n"
+        )
+
+
+def test_a_missing_api_key_names_its_variable(cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    by_flag = cli("run", str(RESEARCH), "-m", "hi", "--model", "openai:gpt-5.2")
+
+    assert by_flag.exit_code == 1
+    [line] = by_flag.stderr.splitlines()
+    assert line.startswith("error: @Manager: model 'openai:gpt-5.2' needs an API key")
+    assert "export OPENAI_API_KEY=" in line
+
+
+def test_the_model_comes_from_akgentic_model_too(tmp_path: Path) -> None:
+    env = child_env(f"sqlite:///{tmp_path / 'x.db'}", AKGENTIC_MODEL="openai:gpt-5.2")
+    env.pop("OPENAI_API_KEY", None)
+
+    done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", "hi"], env=env)
+
+    assert done.returncode == 1
+    assert "OPENAI_API_KEY" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_model_spec_and_a_bad_storage_url(cli: Invoke) -> None:
+    spec = cli("run", str(RESEARCH), "-m", "hi", "--model", "gpt")
+    url = cli("teams", "list", "--storage", "ftp://x")
+
+    assert spec.exit_code == url.exit_code == 1
+    assert spec.stderr.startswith("error: model spec 'gpt' must read 'provider:model'")
+    assert url.stderr.startswith("error: unsupported storage URL (scheme 'ftp'); accepted: ")
+
+
+def test_an_empty_message_and_a_bad_option(cli: Invoke) -> None:
+    empty = cli("run", str(RESEARCH), "--message", " ")
+    usage = cli("events", "x", "--from", "0")
+
+    assert empty.exit_code == 1
+    assert empty.stderr == "error: --message needs some text\n"
+    assert usage.exit_code == 2

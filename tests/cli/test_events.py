@@ -1,0 +1,100 @@
+"""``akgentic events``: a team's log line by line, corrupt rows included, and ``--follow``."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sqlite3
+from collections.abc import Callable
+from uuid import UUID
+
+from akgentic.storage import open_storage
+
+from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
+
+ROW = re.compile(r"^ *(\d+)  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  (\S+) +(.*)$")
+
+
+def run_once(cli: Invoke, storage_url: str) -> tuple[UUID, int]:
+    """Run the research team for one exchange; its id and last seq."""
+    result = cli("run", str(RESEARCH), "-m", "why?")
+    assert result.exit_code == 0, result.output
+    storage = open_storage(storage_url)
+    [team] = storage.teams.list()
+    last = storage.events.last_seq(team.team_id)
+    storage.close()
+    return team.team_id, last
+
+
+def rows(stdout: str) -> list[tuple[int, str, str]]:
+    parsed = []
+    for line in stdout.splitlines():
+        match = ROW.match(line)
+        assert match, f"not an event line: {line!r}"
+        parsed.append((int(match[1]), match[2], match[3]))
+    return parsed
+
+
+def test_events_from_a_sequence_number(cli: Invoke, storage_url: str) -> None:
+    team_id, last = run_once(cli, storage_url)
+
+    everything = rows(cli("events", "research").stdout)
+    tail = cli("events", str(team_id)[:8], "--from", "6")
+
+    assert tail.exit_code == 0, tail.output
+    assert [seq for seq, _, _ in everything] == list(range(1, last + 1))
+    assert rows(tail.stdout) == everything[5:]
+    kinds = {kind for _, kind, _ in everything}
+    assert {"StartMessage", "SentMessage", "ToolCallEvent", "LlmTextDeltaEvent"} <= kinds
+    assert (1, "StartMessage", "@Human started (HumanProxy)") in everything
+    assert (6, "SentMessage", "@Human → @Manager: why?") in everything
+    assert (7, "ReceivedMessage", "@Manager received @Human's message") in everything
+    assert any(
+        row[1:] == ("ToolCallEvent", "@Worker → use_skill(name=three-points)") for row in everything
+    )
+    assert cli("events", "research", "--from", str(last + 1)).stdout == ""
+
+
+def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
+    cli: Invoke, storage_url: str
+) -> None:
+    team_id, last = run_once(cli, storage_url)
+    path = storage_url.removeprefix("sqlite:///")
+    with sqlite3.connect("/" + path) as db:
+        changed = db.execute(
+            "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = 3",
+            ('{"__model__": "nowhere.Thing"}', str(team_id)),
+        ).rowcount
+    assert changed == 1
+
+    result = cli("events", "research", "--from", "2")
+    shown = cli("teams", "show", "research")
+
+    assert result.exit_code == 0, result.output
+    listed = rows(result.stdout)
+    assert [seq for seq, _, _ in listed] == list(range(2, last + 1))
+    seq, kind, summary = listed[1]
+    assert (seq, kind) == (3, "CORRUPT")
+    assert "event seq 3" in summary
+    assert "nowhere.Thing" in summary
+    assert "corrupt: event seq 3: " in shown.stdout
+
+
+def test_follow_prints_events_as_another_process_records_them(
+    cli: Invoke, storage_url: str, spawn: Callable[[list[str], dict[str, str]], Child]
+) -> None:
+    team_id, last = run_once(cli, storage_url)
+    argv = [str(AKGENTIC), "events", str(team_id), "--follow", "--from", str(last - 1)]
+    follower = spawn([*argv, "--interval", "0.05"], child_env(storage_url))
+    follower.wait_for(f"{last:>5}  ")  # the backfill
+
+    resumed = cli("teams", "resume", str(team_id), "-m", "and then?")
+    assert resumed.exit_code == 0, resumed.output
+
+    follower.wait_for("SentMessage            @Human → @Manager: and then?")
+    follower.wait_for("ToolCallEvent          @Worker → use_skill(name=three-points)")
+    follower.wait_for("StopMessage            @Orchestrator stopped")
+    follower.proc.send_signal(signal.SIGINT)
+    code, errors = follower.finish()
+    assert code == 0
+    assert "Traceback" not in errors

@@ -1,0 +1,136 @@
+"""The live view and the one-line summaries, on hand-made records (no team needed)."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from uuid import uuid4
+
+from rich.console import Console
+
+from akgentic.agent import AgentMessage
+from akgentic.cli.describe import Describer
+from akgentic.cli.live import LiveView
+from akgentic.cli.output import ASCII
+from akgentic.core import (
+    ActorAddressProxy,
+    ErrorMessage,
+    EventMessage,
+    Message,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StartMessage,
+    WarningMessage,
+)
+from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolReturnEvent
+from akgentic.storage import EventRecord
+from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.notification.models import NotificationDelta
+
+TEAM = uuid4()
+HUMAN = ActorAddressProxy(agent_id=uuid4(), name="@Human")
+WORKER = ActorAddressProxy(agent_id=uuid4(), name="@Worker")
+PLANNER = ActorAddressProxy(agent_id=uuid4(), name="@Planner")
+
+
+def record(seq: int, message: Message | None, error: str | None = None) -> EventRecord:
+    return EventRecord(
+        team_id=TEAM,
+        seq=seq,
+        timestamp=datetime.now(UTC),
+        message=message,
+        error=error,
+        raw="{}",
+    )
+
+
+def event(sender: ActorAddressProxy, payload: object) -> EventMessage:
+    return EventMessage(sender=sender, event=payload)
+
+
+def view(*, ascii_only: bool = False) -> tuple[LiveView, io.StringIO]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=40, soft_wrap=True, highlight=False)
+    live = LiveView(console, human="@Human", known={"@Human", "@Worker"})
+    if ascii_only:
+        live.marks = ASCII
+    return live, buffer
+
+
+def test_streamed_text_errors_warnings_tool_state_and_joins() -> None:
+    live, out = view()
+    answer = AgentMessage(content="done:\nfirst\nsecond", type="response", sender=WORKER)
+    records = [
+        event(WORKER, LlmTextDeltaEvent(run_id="r", delta="[scripted] ")),
+        event(WORKER, LlmTextDeltaEvent(run_id="r", delta="partial")),
+        event(
+            WORKER,
+            ToolReturnEvent(
+                run_id="r", tool_name="search", tool_call_id="1", success=False, outcome="retried"
+            ),
+        ),
+        event(WORKER, LlmTextDeltaEvent(run_id="r", delta=" more")),
+        SentMessage(sender=WORKER, recipient=HUMAN, message=answer),
+        event(
+            WORKER,
+            ToolStateEvent(tool_id="#Notifier", seq=3, payload=NotificationDelta(delivered=["a"])),
+        ),
+        ErrorMessage(sender=WORKER, content="the tool broke", traceback="Traceback..."),
+        WarningMessage(sender=WORKER, content="nobody handles Ping"),
+        StartMessage(sender=PLANNER, config=NotificationDelta()),
+        StartMessage(sender=WORKER, config=NotificationDelta()),
+        event(
+            WORKER,
+            LlmUsageEvent(run_id="r", model="m", requests=2, input_tokens=10, output_tokens=5),
+        ),
+    ]
+    for seq, message in enumerate(records, 1):
+        live.render(record(seq, message))
+    live.render(record(99, None, error="team x, event seq 99: cannot decode the stored payload"))
+    live.finish()
+
+    assert out.getvalue().splitlines() == [
+        "@Worker ✎ [scripted] partial",
+        "✗ @Worker search retried",
+        "@Worker ✎  more",
+        "@Worker → @Human (response): done:",
+        "  first",
+        "  second",
+        "◆ #Notifier state changed (NotificationDelta #3)",
+        "✗ @Worker error: the tool broke",
+        "! @Worker warning: nobody handles Ping",
+        "+ @Planner joined",
+        "✗ event 99 could not be read: team x, event seq 99: cannot decode the stored payload",
+    ]
+    assert str(live.usage) == "2 requests, 10 input / 5 output tokens"
+
+
+def test_ascii_marks_when_the_output_is_not_unicode() -> None:
+    live, out = view(ascii_only=True)
+    sent = SentMessage(
+        sender=HUMAN, recipient=WORKER, message=AgentMessage(content="hi", type="request")
+    )
+
+    live.render(record(1, sent))
+
+    assert out.getvalue() == "@Human -> @Worker (request): hi\n"
+
+
+def test_describer_names_what_was_received() -> None:
+    describer = Describer()
+    message = AgentMessage(content="look  into\nthis", type="request")
+    sent = SentMessage(sender=HUMAN, recipient=WORKER, message=message)
+
+    assert describer.describe(record(1, sent)) == (
+        "SentMessage",
+        "@Human → @Worker (request): look into this",
+    )
+    received = ReceivedMessage(sender=WORKER, message_id=message.id)
+    unknown = ProcessedMessage(sender=WORKER, message_id=uuid4())
+    assert describer.describe(record(2, received)) == (
+        "ReceivedMessage",
+        "@Worker received @Human's request",
+    )
+    assert describer.describe(record(3, unknown))[1].startswith("@Worker processed message ")
+    assert describer.describe(record(4, None, error="bad row")) == ("CORRUPT", "bad row")

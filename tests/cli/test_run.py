@@ -1,0 +1,131 @@
+"""``akgentic run``: one exchange and interactive sessions with the offline research team."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from akgentic.storage import TeamStatus, open_storage
+
+from .conftest import AKGENTIC, HANG, RESEARCH, Invoke, assert_in_order, child_env, run_child
+
+QUESTION = "what is special about this framework?"
+FINDINGS = (
+    f"[scripted] On {QUESTION}: one, it runs offline; two, it is deterministic; "
+    "three, it says it is scripted."
+)
+
+
+def assert_research_exchange(stdout: str) -> None:
+    """The research team's exchange, as the live view prints it, ending on the answer."""
+    lines = stdout.splitlines()
+    expected = [
+        f"@Human → @Manager: {QUESTION}",
+        f"@Manager → @Worker (request): Please look into this and report back: {QUESTION}",
+        "@Manager → @Human (acknowledgment): On it: I asked @Worker to look into it.",
+        "⚙ @Worker → use_skill(name=three-points)",
+        "✓ @Worker use_skill returned",
+        f"@Worker ✎ {FINDINGS}",
+        f"@Worker → @Manager (response): {FINDINGS}",
+        f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}",
+    ]
+    assert_in_order(stdout, expected)
+    assert lines[-1] == f"answer: Here is what @Worker found: {FINDINGS}"
+    assert any(line.startswith("usage: 4 requests") for line in lines)
+    assert any("stopped; resume it with: akgentic teams resume" in line for line in lines)
+
+
+def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
+    result = cli("run", str(RESEARCH), "--message", QUESTION)
+
+    assert result.exit_code == 0, result.output
+    assert_research_exchange(result.stdout)
+    assert result.stderr == ""
+    storage = open_storage(storage_url)
+    [team] = storage.teams.list()
+    assert (team.name, team.status) == ("research", TeamStatus.STOPPED)
+    assert result.stdout.splitlines()[0] == (
+        f"team research ({str(team.team_id)[:8]}) started: @Manager (entry point), @Worker"
+    )
+    storage.close()
+
+
+def test_one_exchange_with_the_console_script_and_the_default_storage(tmp_path: Path) -> None:
+    done = run_child(
+        [str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION], env=child_env(), cwd=tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert_research_exchange(done.stdout)
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / ".akgentic" / "akgentic.db").is_file()
+
+
+def test_one_exchange_with_python_dash_m(storage_url: str) -> None:
+    done = run_child(
+        [sys.executable, "-m", "akgentic.cli", "run", str(RESEARCH), "--message", QUESTION],
+        env=child_env(storage_url),
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert_research_exchange(done.stdout)
+
+
+def test_interactive_lines_then_end_of_input(storage_url: str) -> None:
+    lines = f"{QUESTION}\n\n/help\n@Worker report back: cats\n@Nobody hello\n"
+    done = run_child([str(AKGENTIC), "run", str(RESEARCH)], env=child_env(storage_url), input=lines)
+
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    ordered = [
+        f"@Human → @Manager: {QUESTION}",
+        f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}",
+        "@Human → @Manager: /help",
+        next(line for line in out if line.startswith("@Manager → @Human (response): Unknown")),
+        "@Human → @Worker: report back: cats",
+        "⚙ @Worker → use_skill(name=three-points)",
+        next(line for line in out if line.startswith("@Worker → @Human (response): [scripted]")),
+        "error: @Nobody is not a member of this team (members: @Human, @Manager, @Worker)",
+    ]
+    assert_in_order(done.stdout, ordered)
+    assert "Commands: /hire_members" in ordered[3]
+    assert "On cats" in ordered[6]
+    assert "stopped; resume it with" in out[-1]
+    assert not any(line.startswith("answer:") for line in out)
+    storage = open_storage(storage_url)
+    assert [t.status for t in storage.teams.list()] == [TeamStatus.STOPPED]
+    storage.close()
+
+
+def test_interactive_in_process_quits_on_slash_quit(cli: Invoke) -> None:
+    result = cli("run", str(RESEARCH), input=f"{QUESTION}\n/quit\nnever sent\n")
+
+    assert result.exit_code == 0, result.output
+    assert f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}" in result.stdout
+    assert "never sent" not in result.stdout
+
+
+def test_model_override_replaces_every_members_model(cli: Invoke) -> None:
+    result = cli("run", str(RESEARCH), "-m", "hi", "--model", "scripted:default", "--no-stream")
+
+    assert result.exit_code == 0, result.output
+    answer = result.stdout[result.stdout.index("\nanswer: ") + 1 :]
+    assert answer.startswith("answer: [scripted] This is akgentic's offline scripted model")
+    assert answer.rstrip().endswith("(hireable)")  # a multi-line answer is printed whole
+    assert "✎" not in result.stdout
+
+
+def test_a_message_to_another_member_is_answered_by_that_member(cli: Invoke) -> None:
+    result = cli("run", str(RESEARCH), "-m", "@Worker report back: dogs")
+
+    assert result.exit_code == 0, result.output
+    assert "@Human → @Worker: report back: dogs" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith("answer: [scripted] On dogs: one")
+
+
+def test_a_team_that_goes_quiet_answers_with_its_last_message(cli: Invoke) -> None:
+    result = cli("run", str(HANG), "-m", "nod the plan", "--idle", "0.3")
+
+    assert result.exit_code == 0, result.output
+    assert "@Boss → @Human (acknowledgment): Noted: the plan" in result.stdout
+    assert result.stdout.splitlines()[-1] == "answer: Noted: the plan"

@@ -1,0 +1,229 @@
+"""``akgentic teams list | show | stop | resume | delete`` on a temporary SQLite storage."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from uuid import UUID
+
+from akgentic.core import serialize
+from akgentic.storage import TeamStatus, open_storage
+from akgentic.team import TeamCard
+
+from .conftest import (
+    AKGENTIC,
+    HANG,
+    REPO,
+    RESEARCH,
+    Child,
+    Invoke,
+    assert_in_order,
+    child_env,
+    run_child,
+)
+
+HANG_MODULE = "tests.cli.hang_tool"
+Spawn = Callable[[list[str], dict[str, str]], Child]
+
+
+def run_once(cli: Invoke, question: str = "why?") -> UUID:
+    """Run the research team for one exchange; its id."""
+    result = cli("run", str(RESEARCH), "-m", question)
+    assert result.exit_code == 0, result.output
+    return team_ids(cli)[-1]
+
+
+def team_ids(cli: Invoke) -> list[UUID]:
+    listed = cli("teams", "list", "--all")
+    assert listed.exit_code == 0, listed.output
+    return [UUID(line.split()[0]) for line in listed.stdout.splitlines()[1:]]
+
+
+def status_of(storage_url: str, team_id: UUID) -> TeamStatus | None:
+    storage = open_storage(storage_url)
+    try:
+        record = storage.teams.get(team_id)
+        return record.status if record else None
+    finally:
+        storage.close()
+
+
+def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
+    assert "no teams in" in cli("teams", "list").stdout
+    first, second = run_once(cli), run_once(cli)
+    assert cli("teams", "delete", str(first)[:8]).exit_code == 0
+
+    listed = cli("teams", "list").stdout.splitlines()
+    assert listed[0].split() == ["ID", "NAME", "STATUS", "EVENTS", "UPDATED"]
+    assert [line.split()[:3] for line in listed[1:]] == [[str(second), "research", "STOPPED"]]
+    everything = cli("teams", "list", "--all").stdout
+    assert f"{first}  research  DELETED" in everything
+    only_deleted = cli("teams", "list", "--status", "deleted").stdout.splitlines()
+    assert [line.split()[0] for line in only_deleted[1:]] == [str(first)]
+
+
+def test_show_prints_the_record_the_members_the_last_seq_and_no_interruption(
+    cli: Invoke, storage_url: str
+) -> None:
+    team_id = run_once(cli)
+    storage = open_storage(storage_url)
+    last = storage.events.last_seq(team_id)
+    storage.close()
+
+    result = cli("teams", "show", str(team_id)[:6])
+
+    assert result.exit_code == 0, result.output
+    assert_in_order(
+        result.stdout,
+        [
+            f"team:     research ({team_id})",
+            "about:    A manager delegates questions to a researcher and reports back.",
+            "status:   STOPPED",
+            f"last seq: {last}",
+            "entry:    @Manager",
+            "members:",
+            "  @Manager  Manager  scripted:research.scenario.yaml",
+            "    @Worker  Worker  scripted:research.scenario.yaml  tools: SkillTool",
+            "profiles: @Reviewer (Reviewer)",
+            "running when last recorded: @Human, @Manager, @Worker",
+            "interrupted turns: none",
+        ],
+    )
+
+
+def test_a_name_or_prefix_must_name_one_team(cli: Invoke) -> None:
+    first, second = run_once(cli), run_once(cli)
+
+    ambiguous = cli("teams", "show", "research")
+    assert ambiguous.exit_code == 1
+    assert ambiguous.stderr.startswith("error: 2 teams are named 'research': ")
+    assert "give more of the id" in ambiguous.stderr
+    assert cli("teams", "show", str(second)).exit_code == 0
+    # Once one of them is deleted, the name means the other one.
+    assert cli("teams", "delete", str(first)).exit_code == 0
+    assert f"team:     research ({second})" in cli("teams", "show", "research").stdout
+
+
+def test_stop_marks_a_running_team_stopped(cli: Invoke, storage_url: str) -> None:
+    storage = open_storage(storage_url)
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    team_id = storage.teams.create("research", card=card).team_id
+    storage.close()
+
+    stopped = cli("teams", "stop", "research")
+    again = cli("teams", "stop", str(team_id))
+
+    assert stopped.exit_code == 0, stopped.output
+    assert stopped.stdout.startswith(f"team research ({str(team_id)[:8]}) is now STOPPED")
+    assert status_of(storage_url, team_id) == TeamStatus.STOPPED
+    assert again.stdout == f"team research ({str(team_id)[:8]}) is already stopped\n"
+
+
+def test_resume_talks_to_the_team_again(cli: Invoke, storage_url: str) -> None:
+    team_id = run_once(cli)
+
+    result = cli("teams", "resume", str(team_id)[:8], "--message", "and then?")
+
+    assert result.exit_code == 0, result.output
+    short = str(team_id)[:8]
+    assert result.stdout.startswith(
+        f"team research ({short}) resumed: @Manager (entry point), @Worker\n"
+    )
+    assert "@Human → @Manager: and then?" in result.stdout
+    assert result.stdout.splitlines()[-1].startswith(
+        "answer: Here is what @Worker found: [scripted] On and then?: one"
+    )
+    assert "@Human → @Manager: why?" not in result.stdout  # only what happens now
+    assert status_of(storage_url, team_id) == TeamStatus.STOPPED
+
+
+def test_resume_without_message_is_interactive(cli: Invoke) -> None:
+    team_id = run_once(cli)
+
+    result = cli("teams", "resume", str(team_id), input="@Worker report back: owls\n")
+
+    assert result.exit_code == 0, result.output
+    assert "@Worker → @Human (response): [scripted] On owls: one" in result.stdout
+
+
+def test_delete_keeps_the_history_and_purge_removes_it(cli: Invoke, storage_url: str) -> None:
+    team_id = run_once(cli)
+    short = str(team_id)[:8]
+
+    deleted = cli("teams", "delete", short)
+    assert (
+        deleted.stdout
+        == f"team research ({short}) deleted; its history is kept (--purge removes it)\n"
+    )
+    assert status_of(storage_url, team_id) == TeamStatus.DELETED
+    assert "@Human → @Manager: why?" in cli("events", short).stdout
+    refused = cli("teams", "resume", short)
+    assert refused.exit_code == 1
+    assert refused.stderr == f"error: team research ({short}) was deleted and cannot be resumed\n"
+
+    purged = cli("teams", "delete", short, "--purge")
+    assert purged.stdout == f"team research ({short}) purged: its record and history are gone\n"
+    assert status_of(storage_url, team_id) is None
+    gone = cli("teams", "show", short)
+    assert gone.exit_code == 1
+    assert gone.stderr.startswith(f"error: no team matches '{short}'")
+
+
+def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1")
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.stop()  # killed in the middle of the turn
+
+    # Stored data never imports code: the card's module is named again with --import
+    # (modules of the current directory are importable, as with `python -m`).
+    env = child_env(storage_url, repo_on_path=False)
+    show = [str(AKGENTIC), "teams", "show", "hanging"]
+    bare = run_child(show, env=env, cwd=REPO)
+    assert bare.returncode == 0, bare.stderr
+    assert "rerun with --import tests.cli.hang_tool" in bare.stdout
+    named = run_child([*show, "--import", HANG_MODULE], env=env, cwd=REPO)
+    assert "interrupted turns: 1" in named.stdout.splitlines()
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert shown.exit_code == 0, shown.output
+    assert_in_order(
+        shown.stdout,
+        ["status:   RUNNING", "interrupted turns: 1", "  @Human → @Boss: please hang"],
+    )
+
+    resumed = cli(
+        "teams", "resume", "hanging", "-m", "nod fine", "--idle", "0.3", "--import", HANG_MODULE
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert "did not stop cleanly" in resumed.stderr
+    assert_in_order(
+        resumed.stdout,
+        [
+            "1 turn(s) were interrupted:",
+            "  @Human → @Boss: please hang",
+            "  rerun with --retry-interrupted to deliver them again",
+            "@Boss → @Human (acknowledgment): Noted: fine",
+            "answer: Noted: fine",
+        ],
+    )
+
+    retried = cli(
+        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
+    )
+    assert retried.exit_code == 0, retried.output
+    assert retried.stderr == ""
+    assert_in_order(
+        retried.stdout,
+        [
+            "delivered 1 interrupted message(s) again",
+            "⚙ @Boss → hang_step(label=please hang)",
+            "@Boss → @Human (response): [scripted] done: please hang",
+            "answer: [scripted] done: go on",
+        ],
+    )
+    assert (
+        "interrupted turns: none" in cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout
+    )

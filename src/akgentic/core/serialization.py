@@ -13,6 +13,9 @@ The contract:
   registered on the way (it is code this program is running, not data).
   Decoding never imports a module: an unknown marker raises
   :class:`SerializationError` naming the path and what to do about it.
+- A class that is not a pydantic model serializes itself with
+  ``__akgentic_serialize__()`` (a dict with the marker) and decodes with the classmethod
+  ``__akgentic_deserialize__(fields)``; ``ActorAddress`` is one.
 
 Moving a serializable class changes its marker; keep the old path readable with
 ``register_serializable(cls, aliases=["old.module.Name"])``.
@@ -27,7 +30,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from enum import Enum
 from pathlib import PurePath
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -52,18 +55,6 @@ T = TypeVar("T", bound=type)
 
 class SerializationError(ValueError):
     """A value cannot be serialized, or serialized data cannot be decoded."""
-
-
-@runtime_checkable
-class CustomSerializable(Protocol):
-    """A non-pydantic class that serializes itself (``ActorAddress`` is one).
-
-    ``__akgentic_serialize__`` returns a dict with the ``__model__`` marker, and the
-    class' ``__akgentic_deserialize__`` classmethod rebuilds an object from the other
-    keys. Such a class must still be registered to be decodable.
-    """
-
-    def __akgentic_serialize__(self) -> dict[str, Any]: ...
 
 
 _registry: dict[str, type] = {}
@@ -124,22 +115,6 @@ class SerializableModel(BaseModel):
         register_serializable(cls)
 
 
-def _serialize_model(model: BaseModel) -> dict[str, Any]:
-    cls = type(model)
-    if _registry.get(model_path(cls)) is not cls:
-        register_serializable(cls)
-    out: dict[str, Any] = {MODEL_MARKER: model_path(cls)}
-    for name, field in cls.model_fields.items():
-        if field.exclude is True:
-            continue
-        out[name] = serialize(getattr(model, name))
-    extra = model.__pydantic_extra__
-    if extra:
-        for name, value in extra.items():
-            out[name] = serialize(value)
-    return out
-
-
 def _serialize_key(key: Any) -> str:
     if isinstance(key, str):
         return key
@@ -153,39 +128,93 @@ def _serialize_key(key: Any) -> str:
     )
 
 
-_SCALARS = (str, int, float, bool, type(None))
+Serializer = Callable[[Any], Any]
+
+_serializers: dict[type, Serializer] = {}
+"""One serializer per concrete type, resolved on first sight: no isinstance chain per value."""
 
 
 def serialize(value: Any) -> Any:
     """Return JSON-compatible data for ``value`` (see the module docstring)."""
-    if isinstance(value, _SCALARS):
-        return value
-    if isinstance(value, BaseModel):
-        return _serialize_model(value)
-    if isinstance(value, CustomSerializable):
-        return value.__akgentic_serialize__()
-    if isinstance(value, Enum):
-        return serialize(value.value)
-    if isinstance(value, UUID | Decimal | PurePath):
-        return str(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, dict):
-        return {_serialize_key(k): serialize(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [serialize(item) for item in value]
-    if isinstance(value, set | frozenset):
-        items = [serialize(item) for item in value]
-        with contextlib.suppress(TypeError):  # sorted when possible: equal sets, equal data
-            items.sort()
-        return items
-    raise SerializationError(
-        f"cannot serialize a value of type {type(value).__module__}.{type(value).__qualname__}: "
-        f"use a pydantic model (subclass akgentic.core.SerializableModel), a primitive, "
-        f"or a container of those"
-    )
+    cls = type(value)
+    serializer = _serializers.get(cls)
+    if serializer is None:
+        serializer = _serializer_for(cls)
+        _serializers[cls] = serializer
+    return serializer(value)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _model_serializer(cls: type[BaseModel]) -> Serializer:
+    path = model_path(cls)
+    if _registry.get(path) is not cls:
+        register_serializable(cls)
+    names = [name for name, field in cls.model_fields.items() if field.exclude is not True]
+
+    def serialize_model(model: Any) -> dict[str, Any]:
+        fields = model.__dict__
+        out: dict[str, Any] = {MODEL_MARKER: path}
+        for name in names:
+            out[name] = serialize(fields[name])
+        extra = model.__pydantic_extra__
+        if extra:
+            for name, value in extra.items():
+                out[name] = serialize(value)
+        return out
+
+    return serialize_model
+
+
+def _serialize_set(value: Any) -> list[Any]:
+    items = [serialize(item) for item in value]
+    with contextlib.suppress(TypeError):  # sorted when possible: equal sets, equal data
+        items.sort()
+    return items
+
+
+def _refuse(cls: type) -> Serializer:
+    def refuse(value: Any) -> Any:
+        raise SerializationError(
+            f"cannot serialize a value of type {cls.__module__}.{cls.__qualname__}: use a "
+            f"pydantic model (subclass akgentic.core.SerializableModel), a primitive, or a "
+            f"container of those"
+        )
+
+    return refuse
+
+
+def _serializer_for(cls: type) -> Serializer:
+    """The serializer for values of exactly ``cls``."""
+    if cls in (str, int, float, bool, type(None)):
+        return _identity
+    if issubclass(cls, BaseModel):
+        return _model_serializer(cls)
+    if hasattr(cls, "__akgentic_serialize__"):
+        return lambda value: value.__akgentic_serialize__()
+    if issubclass(cls, Enum):
+        return lambda value: serialize(value.value)
+    if issubclass(cls, str):
+        return str
+    if issubclass(cls, int):
+        return int
+    if issubclass(cls, float):
+        return float
+    if issubclass(cls, UUID | Decimal | PurePath):
+        return str
+    if issubclass(cls, datetime | date | time):
+        return lambda value: value.isoformat()
+    if issubclass(cls, timedelta):
+        return lambda value: value.total_seconds()
+    if issubclass(cls, dict):
+        return lambda value: {_serialize_key(k): serialize(v) for k, v in value.items()}
+    if issubclass(cls, list | tuple):
+        return lambda value: [serialize(item) for item in value]
+    if issubclass(cls, set | frozenset):
+        return _serialize_set
+    return _refuse(cls)
 
 
 def _decode_model(path: str, fields: dict[str, Any]) -> Any:

@@ -202,3 +202,30 @@ def test_replay_detects_gaps_and_folds_deltas() -> None:
     assert result.states == {"#List": ["a", "b", "d"]}
     assert [(g.tool_id, g.expected, g.got, g.at_seq) for g in result.gaps] == [("#List", 3, 4, 3)]
     assert result.unknown_tools == {"#Other"}
+
+
+def test_a_failing_store_delays_records_and_loses_none(
+    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    real = storage.events.append_many
+    failures = {"left": 1}
+
+    def flaky(team_id: object, messages: list[object]) -> list[int]:
+        if failures["left"]:
+            failures["left"] -= 1
+            raise OSError("disk full (simulated)")
+        return real(team_id, messages)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(storage.events, "append_many", flaky)
+    runtime.send("why actors?")  # its first batch fails, and is committed with the next
+    assert final_answer(runtime).startswith("Here is what @Worker found:")
+    seqs = [r.seq for r in storage.events.read(runtime.team_id)]
+    assert seqs == list(range(1, len(seqs) + 1)) and failures["left"] == 0
+    sent = [r.message for r in storage.events.read(runtime.team_id)]
+    assert any(
+        isinstance(m, SentMessage) and getattr(m.message, "content", "") == "why actors?"
+        for m in sent
+    )

@@ -56,11 +56,18 @@ class EventRecorder:
             self._buffer.append(msg)
 
     def flush(self) -> None:
-        batch, self._buffer = self._buffer, []
+        """Commit the buffered batch in one transaction.
+
+        If the store fails, the batch stays buffered and is committed with the next one
+        (the orchestrator logs the error): a storage hiccup delays records, never drops
+        them.
+        """
+        batch = self._buffer
         if not batch:
             return
         storage, team = self._storage, self._team_id
         seqs = storage.events.append_many(team, batch)
+        self._buffer = []
         for msg in batch:
             sender = msg.sender
             if isinstance(msg, StateChangedMessage) and sender is not None:

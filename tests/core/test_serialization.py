@@ -205,3 +205,14 @@ def test_messages_round_trip(msg: Message) -> None:
     assert type(back) is type(msg)
     assert back == msg
     assert serialize(back) == serialize(msg)
+
+
+def test_message_ids_are_unique_version_4_uuids() -> None:
+    from akgentic.core.messages.message import new_id
+
+    ids = [new_id() for _ in range(100_000)]
+    assert len(set(ids)) == len(ids)
+    assert {u.version for u in ids[:1000]} == {4}
+    assert {u.variant for u in ids[:1000]} == {"specified in RFC 4122"}
+    assert UUID(str(ids[0])) == ids[0] and hash(UUID(str(ids[0]))) == hash(ids[0])
+    assert UserMessage(content="x").id.version == 4

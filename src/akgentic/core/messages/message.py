@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import random
 from datetime import UTC, datetime
 from typing import Literal
-from uuid import UUID, uuid4
+from uuid import UUID, SafeUUID
 
 from pydantic import Field
 
@@ -18,10 +20,32 @@ __all__ = [
     "ResultMessage",
     "StopRecursively",
     "UserMessage",
+    "new_id",
     "utc_now",
 ]
 
 DisplayType = Literal["human", "ai", "other"]
+
+
+_ids = random.Random()  # seeded from os.urandom
+os.register_at_fork(after_in_child=_ids.seed)  # a forked child must not repeat its parent's ids
+
+_CLEAR = ~((0xF << 76) | (0x3 << 62))
+_SET = (0x4 << 76) | (0x2 << 62)  # version 4, RFC 4122 variant
+
+
+def new_id() -> UUID:
+    """A random (version 4) UUID for a message.
+
+    Every message gets one, so it is made without a system call: 122 random bits from a
+    per-process generator seeded from ``os.urandom`` (and re-seeded in a forked child).
+    Unique, not secret — message ids are not credentials.
+    """
+    value = (_ids.getrandbits(128) & _CLEAR) | _SET
+    uid = UUID.__new__(UUID)
+    object.__setattr__(uid, "int", value)
+    object.__setattr__(uid, "is_safe", SafeUUID.unknown)
+    return uid
 
 
 def utc_now() -> datetime:
@@ -39,7 +63,7 @@ class Message(SerializableModel):
     recipient rather than sending one instance twice.
     """
 
-    id: UUID = Field(default_factory=uuid4)
+    id: UUID = Field(default_factory=new_id)
     parent_id: UUID | None = None
     team_id: UUID | None = None
     timestamp: datetime = Field(default_factory=utc_now)

@@ -299,3 +299,43 @@ def test_subscribers_with_flush_are_told_after_each_batch(system: ActorSystem, t
     assert batching.buffer == []
     flat = [m for batch in batching.batches for m in batch]
     assert flat == batching.messages and len(flat) >= 4
+
+
+class Sink(Akgent[BaseConfig, BaseState]):
+    def on_start(self) -> None:
+        self.received: list[str] = []
+
+    def take(self, value: str) -> None:
+        self.received.append(value)
+
+
+finished: list[str] = []
+
+
+class Worker(Akgent[BaseConfig, BaseState]):
+    """A transient worker: one job, delivered to #Sink, then it stops."""
+
+    transient = True
+
+    def work(self, gate: threading.Event, sink: ActorAddress) -> None:
+        gate.wait(10)
+        self.proxy_tell(sink, Sink).take("result")
+        finished.append("result")
+        self.stop()
+
+
+def test_transient_workers_finish_before_the_other_tool_actors_stop(
+    system: ActorSystem, team: Team
+) -> None:
+    finished.clear()
+    sink = team.proxy.getChildrenOrCreate(Sink, BaseConfig(name="#Sink"))
+    sink_actor = system.get_actor(sink)
+    worker = team.proxy.getChildrenOrCreate(Worker, BaseConfig(name="#defer-job"))
+    gate = threading.Event()
+    system.proxy_tell(worker, Worker).work(gate, sink)
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(10.0)
+    team.recorder.wait_for_type(EventMessage)  # TeamStoppingEvent: the teardown is under way
+    assert finished == [] and sink.is_alive()
+    gate.set()  # the worker finishes during the teardown
+    assert system.wait_stopped(team.orchestrator, 15)
+    assert sink_actor.received == ["result"]  # type: ignore[attr-defined]

@@ -14,7 +14,14 @@ from akgentic.core.serialization import SerializableModel, deserialize
 from akgentic.llm import ModelRoster, UsageLimitsConfig
 from akgentic.tool.core import ToolCard, ToolState
 
-__all__ = ["AgentConfig", "AgentState", "CompactionConfig", "PromptTemplate", "card_class"]
+__all__ = [
+    "AgentConfig",
+    "AgentState",
+    "CompactionConfig",
+    "PromptTemplate",
+    "card_class",
+    "load_shipped_cards",
+]
 
 
 class PromptTemplate(SerializableModel):
@@ -88,9 +95,15 @@ SHIPPED_CARD_MODULES = (
 """The packages whose cards a config may name without an ``imports`` line."""
 
 
-def _card_classes() -> dict[str, type[ToolCard]]:
+def load_shipped_cards() -> None:
+    """Import the shipped card packages, so their cards, states and deltas are defined
+    (and so decodable) in this process. Stored data never imports; this is our code."""
     for module in SHIPPED_CARD_MODULES:
         importlib.import_module(module)
+
+
+def _card_classes() -> dict[str, type[ToolCard]]:
+    load_shipped_cards()
     found: dict[str, type[ToolCard]] = {}
     stack: list[type[ToolCard]] = [ToolCard]
     while stack:

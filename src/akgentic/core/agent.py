@@ -132,6 +132,10 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     state_class: ClassVar[type[BaseState]] = BaseState
     """Resolved from the ``StateType`` argument; the state built before ``on_start``."""
 
+    transient: ClassVar[bool] = False
+    """A short-lived worker (one job, then it stops). A team's teardown lets transient
+    tool actors finish before it stops the other tool actors, so their results land."""
+
     _is_user_proxy: ClassVar[bool] = False
     _handlers: ClassVar[dict[type, Callable[..., Any] | None]] = {}
 

@@ -376,7 +376,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         """Stop the team gracefully; returns at once (wait with ``ActorSystem.wait_stopped``).
 
         Announces ``TeamStoppingEvent``, stops the regular members, then — once none
-        remains — the ``#`` tool actors, then itself. When ``grace_timeout`` runs out
+        remains — lets transient workers finish, then stops the ``#`` tool actors, then
+        itself. When ``grace_timeout`` runs out
         with members still running, the backstop stops the tool actors and the
         orchestrator anyway and logs who was still running.
         """
@@ -422,6 +423,12 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                         ", ".join(still),
                     )
                 break
+        # Transient workers first: their results go to the other tool actors, which
+        # must still be there to take them.
+        tools = [m for m in self._live_members() if is_tool_actor(m)]
+        workers = [t for t in tools if getattr(t.actor_ref.actor_class, "transient", False)]
+        for worker in workers:
+            worker.wait_stopped(max(deadline - time.monotonic(), 1.0))
         tools = [m for m in self._live_members() if is_tool_actor(m)]
         for tool in tools:
             tool.request_stop()

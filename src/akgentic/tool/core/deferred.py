@@ -86,6 +86,8 @@ class DeferredWorker(Akgent[BaseConfig, BaseState], Generic[K, V]):
     Subclasses implement :meth:`produce` and pass ``timeout`` to their I/O client.
     """
 
+    transient: ClassVar[bool] = True
+
     timeout: ClassVar[float] = 20.0
     """The budget of one external call, in seconds. Keep it below the team's stop grace
     (``OrchestratorConfig.stop_grace_timeout``, 30 s by default)."""

@@ -39,6 +39,7 @@ from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
     PublishRunEvents,
     RunInterruptedError,
+    on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
 from akgentic.agent.events import ContextReplacedEvent
@@ -122,6 +123,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._usage = UsageTracker(self.config.usage_limits, total=total)
         mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
         capabilities: list[Any] = [
+            on_the_agent_thread(),
             CancelAtStepBoundary(self._cancel_requested),
             MailboxCapability(self, mailbox_card),
         ]
@@ -412,11 +414,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return [ModelRow(**row.model_dump()) for row in self._roster.rows()]
 
     def switch_model(self, key: str) -> str:
-        """Make ``key`` the model in force; persisted in ``ToolState.active_model``."""
+        """Make ``key`` the model in force (ModelTool records it in ``ToolState``)."""
         self._roster.switch(key)
         self._agent.model = self._build_model()
-        self.state.tool_state.active_model = key
-        self.state.notify_state_change()
         return f"Switched to {key}."
 
     def on_stop(self) -> None:

@@ -3,8 +3,6 @@ role profiles, team_activity, and the observer contract."""
 
 from __future__ import annotations
 
-import inspect
-import logging
 from typing import Any
 from uuid import UUID
 
@@ -287,18 +285,6 @@ def test_team_activity_from_orchestrator_data(staffed: Staffed) -> None:
     working_on = report.split("working on: ")[1].split("\n")[0]
     assert len(working_on) == 200 + 1 and working_on.endswith("…")
     assert "@Manager" not in report  # itself: obviously busy, not reported
-
-
-def test_activity_signature_has_no_summarize_over_without_a_summarizer(
-    staffed: Staffed, caplog: pytest.LogCaptureFixture
-) -> None:
-    card = TeamTool(
-        get_team_activity=GetTeamActivity(summarizer=ActivitySummarizer(model="openai:gpt-mini"))
-    )
-    with caplog.at_level(logging.WARNING, logger="akgentic.tool.team.team"):
-        activity = tools(wired(staffed, card))["team_activity"]
-    assert "summaries are not served yet" in caplog.text
-    assert list(inspect.signature(activity).parameters) == []
 
 
 def test_activity_param_fields_are_read_at_bind_time(staffed: Staffed) -> None:

@@ -1,24 +1,57 @@
-"""The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in.
+"""The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in, and
+tools on the agent's own thread.
 
-Both are small adapters between pydantic-ai's run hooks and the actor: they never hold
-the agent strongly and never block.
+They are small adapters between pydantic-ai's run hooks and the actor; they live for one
+agent and hold its bound methods, and never block.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_ai._agent_graph import CallToolsNode
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, UseThreadExecutor
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
 from akgentic.llm import from_stream_event
 
-__all__ = ["CancelAtStepBoundary", "PublishRunEvents", "RunInterruptedError"]
+T = TypeVar("T")
+
+__all__ = [
+    "CancelAtStepBoundary",
+    "InlineExecutor",
+    "PublishRunEvents",
+    "RunInterruptedError",
+    "on_the_agent_thread",
+]
+
+
+class InlineExecutor(Executor):
+    """Runs each call at once, in the calling thread.
+
+    pydantic-ai runs sync tools in worker threads by default. An agent's tools act on the
+    agent (hire through it, switch its model, ask other actors as it), so they must run on
+    the agent's own thread, one at a time — where ``DeadlockError`` can also see an agent
+    asking itself. The run is already on that thread; this executor keeps the tools there.
+    """
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the awaiting run, as a thread would
+            future.set_exception(exc)
+        return future
+
+
+def on_the_agent_thread() -> UseThreadExecutor:
+    """The capability that runs sync tools inline (see :class:`InlineExecutor`)."""
+    return UseThreadExecutor(InlineExecutor())
 
 
 @dataclass

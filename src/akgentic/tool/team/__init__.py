@@ -1,13 +1,17 @@
 """akgentic.tool.team — TeamTool: hire, fire, roster, role profiles, team activity.
 
 See README.md beside this file for the channel split, partial-success reporting, the
-activity report and how "busy" is derived.
+activity report, how "busy" is derived, and the ``#TeamActivity`` summarizer.
 """
 
 from akgentic.tool.team.activity import (
+    TEAM_ACTIVITY_ACTOR_NAME,
     ActivitySummarizer,
     GetTeamActivity,
     MemberActivity,
+    SummarizerWorker,
+    TeamActivityActor,
+    TeamActivityConfig,
     derive_activity,
     render_activity,
     truncate,
@@ -26,6 +30,7 @@ from akgentic.tool.team.team import (
 
 __all__ = [
     "ASK_TIMEOUT",
+    "TEAM_ACTIVITY_ACTOR_NAME",
     "ActivitySummarizer",
     "FireMember",
     "GetTeamActivity",
@@ -35,6 +40,9 @@ __all__ = [
     "RoleCatalogState",
     "RoleProfile",
     "RoleRow",
+    "SummarizerWorker",
+    "TeamActivityActor",
+    "TeamActivityConfig",
     "TeamManagementToolObserver",
     "TeamMemberRow",
     "TeamRoster",

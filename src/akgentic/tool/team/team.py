@@ -10,7 +10,8 @@ fire_member        TOOL_CALL, COMMAND    ``fire_member(name)``
 team_roster        LLM_CONTEXT, COMMAND  :class:`TeamRosterState` deltas; ``/team_roster``
 role_catalog       LLM_CONTEXT, COMMAND  :class:`RoleCatalogState` deltas; ``/role_catalog``
 role_profile       TOOL_CALL, COMMAND    ``role_profile(role)`` — one AgentCard in full
-get_team_activity  TOOL_CALL, COMMAND    ``team_activity()`` — truncation-only report
+get_team_activity  TOOL_CALL, COMMAND    ``team_activity()`` — who is busy, on what; with an
+                                         ``ActivitySummarizer``, ``team_activity(summarize_over)``
 =================  ====================  ===================================================
 
 The channel split: acts (hire, fire, a profile lookup, the activity report) are pulled by
@@ -22,6 +23,11 @@ Everything about the team is read from the orchestrator, bound through the obser
 every call (``observer.proxy_ask(observer.orchestrator, Orchestrator)``, with a bounded
 timeout); members are created through ``observer.createActor`` and announced with
 ``on_hire`` / ``on_fire``. Requires a :class:`TeamManagementToolObserver` in a team.
+
+With a summarizer configured, wiring binds the team's ``#TeamActivity`` cache actor
+(get-or-create, one step); ``team_activity`` asks it for summaries of long messages and
+waits a bounded time, quoting truncated text for whatever is not ready. Without one, no
+actor exists and the report is truncation-only.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar, cast
+from uuid import UUID
+
+from pydantic import PrivateAttr
 
 from akgentic.core.address import ActorAddress
 from akgentic.core.agent_card import AgentCard
@@ -38,8 +47,18 @@ from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channel
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, resolve_param, serve
+from akgentic.tool.core.team_actor import bind_team_actor
 from akgentic.tool.errors import RetriableError, ToolObserverGone
-from akgentic.tool.team.activity import GetTeamActivity, derive_activity, render_activity
+from akgentic.tool.team.activity import (
+    ActivitySummarizer,
+    GetTeamActivity,
+    TeamActivityActor,
+    TeamActivityConfig,
+    collect_summaries,
+    derive_activity,
+    render_activity,
+    summary_candidates,
+)
 from akgentic.tool.team.observer import TeamManagementToolObserver
 from akgentic.tool.team.state import RoleCatalogState, RoleRow, TeamMemberRow, TeamRosterState
 
@@ -116,10 +135,13 @@ class TeamTool(ToolCard):
     role_profile: RoleProfile | bool = True
     get_team_activity: GetTeamActivity | bool = True
 
+    _activity: ActorAddress | None = PrivateAttr(default=None)
+
     # -- wiring -----------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
         """Attach the agent; with any capability on it must be a TeamManagementToolObserver
-        in a team (TypeError / ValueError otherwise)."""
+        in a team (TypeError / ValueError otherwise). With a summarizer configured, bind the
+        team's ``#TeamActivity`` (get-or-create; an unreachable orchestrator fails here)."""
         if any(resolve_param(getattr(self, f), cls) for f, cls in self._CAPABILITIES):
             if not isinstance(observer, TeamManagementToolObserver):
                 raise TypeError(
@@ -129,14 +151,19 @@ class TeamTool(ToolCard):
                 )
             if observer.orchestrator is None:
                 raise ValueError("TeamTool needs an agent in a team: its orchestrator is None")
-            activity = resolve_param(self.get_team_activity, GetTeamActivity)
-            if activity is not None and activity.summarizer is not None:
-                logger.warning(
-                    "TeamTool: an ActivitySummarizer is configured, but summaries are not "
-                    "served yet (the #TeamActivity actor is a follow-up); team_activity "
-                    "reports truncated messages only"
-                )
-        return super().observer(observer)
+        super().observer(observer)
+        self._activity = self._bind_activity(observer)
+        return self
+
+    def _bind_activity(self, observer: ToolObserver) -> ActorAddress | None:
+        """The team's ``#TeamActivity``, bound when a served ``team_activity`` has a
+        summarizer; None otherwise (no actor is created)."""
+        param = resolve_param(self.get_team_activity, GetTeamActivity)
+        if param is None or param.summarizer is None or not param.expose & {TOOL_CALL, COMMAND}:
+            return None
+        config = TeamActivityConfig(summarizer=param.summarizer)
+        team = cast(TeamManagementToolObserver, observer)  # checked above: the param is on
+        return bind_team_actor(team, TeamActivityActor, config, ASK_TIMEOUT)
 
     def _team_observer(self) -> TeamManagementToolObserver:
         return cast(TeamManagementToolObserver, self.get_observer())
@@ -403,20 +430,71 @@ class TeamTool(ToolCard):
         return role_profile
 
     # -- activity ---------------------------------------------------------------------
-    def _build_activity(self, param: GetTeamActivity) -> Callable[[], str]:
+    def _build_activity(self, param: GetTeamActivity) -> Callable[..., str]:
+        """``team_activity()``, or ``team_activity(summarize_over)`` with a summarizer: the
+        signature offers only what can be produced."""
+        if param.summarizer is None:
+            return self._build_activity_quoted(param)
+        return self._build_activity_summarized(param, param.summarizer)
+
+    def _build_activity_quoted(self, param: GetTeamActivity) -> Callable[[], str]:
         max_chars, window = param.max_chars, param.window
 
         def team_activity() -> str:
             """Report what each team member is doing right now: busy (it has a message it
             has not answered yet) or idle, what it is working on and what it last said,
             quoted and truncated."""
-            observer = self._team_observer()
-            members = self._ask(lambda o: o.get_team())
-            messages = self._ask(lambda o: o.get_messages(window))
-            others = [m for m in members if _firable(m, observer)]
-            return render_activity(derive_activity(others, messages, max_chars))
+            return self._activity_report(window, max_chars, None)
 
         return team_activity
+
+    def _build_activity_summarized(
+        self, param: GetTeamActivity, summarizer: ActivitySummarizer
+    ) -> Callable[[int], str]:
+        max_chars, window = param.max_chars, param.window
+
+        def team_activity(summarize_over: int = max_chars) -> str:
+            """Report what each team member is doing right now: busy (it has a message it
+            has not answered yet) or idle, what it is working on and what it last said.
+            A message longer than summarize_over characters is given as a summary, marked
+            "(summary)", when one is ready in time; otherwise it is quoted and truncated.
+            Raise summarize_over for quotes only."""
+            return self._activity_report(window, max_chars, (summarize_over, summarizer))
+
+        return team_activity
+
+    def _activity_report(
+        self, window: int, max_chars: int, summarize: tuple[int, ActivitySummarizer] | None
+    ) -> str:
+        """The report; ``summarize`` is ``(summarize_over, summarizer)`` or None."""
+        observer = self._team_observer()
+        members = self._ask(lambda o: o.get_team())
+        messages = self._ask(lambda o: o.get_messages(window))
+        others = [m for m in members if _firable(m, observer)]
+        summaries: dict[UUID, str] = {}
+        if summarize is not None:
+            over, summarizer = summarize
+            texts = summary_candidates(others, messages, over)
+            summaries = self._summaries(observer, texts, summarizer)
+        return render_activity(derive_activity(others, messages, max_chars, summaries))
+
+    def _summaries(
+        self,
+        observer: TeamManagementToolObserver,
+        texts: dict[UUID, str],
+        summarizer: ActivitySummarizer,
+    ) -> dict[UUID, str]:
+        """What ``#TeamActivity`` can summarise of ``texts`` within the summarizer's wait;
+        never raises (the report degrades to truncated text)."""
+        if not texts or self._activity is None:
+            return {}
+        try:
+            proxy = observer.proxy_ask(self._activity, TeamActivityActor, ASK_TIMEOUT)
+        except Exception:
+            logger.warning("team_activity: #TeamActivity unreachable", exc_info=True)
+            return {}
+        cache = cast(TeamActivityActor, proxy)
+        return collect_summaries(cache, texts, summarizer.poll_attempts())
 
 
 def _firable(member: ActorAddress, observer: TeamManagementToolObserver) -> bool:

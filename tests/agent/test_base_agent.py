@@ -283,7 +283,8 @@ def test_usage_limits_are_a_soft_stop(system: ActorSystem, team: Team) -> None:
     warning = team.recorder.wait_for_type(WarningMessage)[0]
     assert "request" in str(warning.content)
     assert agent.is_alive()
-    assert system.ask(agent, UserMessage(content="/stop"), timeout=10) is not None
+    again = system.ask(agent, UserMessage(content="/stop"), timeout=10)
+    assert again.content == "There is no run to cancel."  # type: ignore[attr-defined]
 
 
 def test_compact_keeps_tool_pairs_together(system: ActorSystem, team: Team) -> None:

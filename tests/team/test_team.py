@@ -229,3 +229,34 @@ def test_a_failing_store_delays_records_and_loses_none(
         isinstance(m, SentMessage) and getattr(m.message, "content", "") == "why actors?"
         for m in sent
     )
+
+
+def test_message_types_must_exist(tmp_path: Path) -> None:
+    card_file = tmp_path / "typed.yaml"
+    base = "name: t\nentry_point: '@A'\nmembers:\n  - card: {role: A, config: {name: '@A'}}\n"
+    card_file.write_text(base + "message_types: [akgentic.agent.messages.AgentMessage]\n")
+    assert TeamCard.from_yaml(card_file).message_types == ["akgentic.agent.messages.AgentMessage"]
+    card_file.write_text(base + "message_types: [nowhere.Message]\n")
+    with pytest.raises(TeamCardError, match=r"typed\.yaml:5: message_types.*not defined"):
+        TeamCard.from_yaml(card_file)
+
+
+def test_imports_are_honoured_from_yaml_and_never_from_stored_data(tmp_path: Path) -> None:
+    import sys
+
+    from akgentic.core import serialize
+    from akgentic.core.serialization import deserialize
+
+    card_file = tmp_path / "imports.yaml"
+    card_file.write_text(
+        "name: t\nentry_point: '@A'\nimports: [no_such_module_here]\n"
+        "members:\n  - card: {role: A, config: {name: '@A'}}\n"
+    )
+    with pytest.raises(TeamCardError, match=r"imports\.yaml:3: imports\[0\]: cannot import"):
+        TeamCard.from_yaml(card_file)
+    card = TeamCard.from_yaml(EXAMPLE)
+    stored = serialize(card)
+    stored["imports"] = ["antigravity"]  # importing it would open a browser
+    assert "antigravity" not in sys.modules
+    assert deserialize(stored).imports == ["antigravity"]
+    assert "antigravity" not in sys.modules

@@ -98,6 +98,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._loop = asyncio.new_event_loop()
         self._history: list[ModelMessage] = []
         self._turn_sender: ActorAddress | None = None
+        self._absorbed: list[UUID] = []
         self._cancelled_by: Message | None = None
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
@@ -259,6 +260,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
         self.notify_event(LlmMessageEvent.from_messages(new, run_id=run_id, agent=self.config.name))
+        self._settle_absorbed()
         model_name = getattr(self._agent.model, "model_name", "")
         self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name))
         self.state.turns += 1
@@ -389,10 +391,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     keep.append(envelope)
             inbox.queue.clear()
             inbox.queue.extend(keep)
-        for msg in taken:
+        for msg in taken:  # processed when the run that absorbed it is recorded
             self._channel.emit(KIND_RECEIVED, self.myAddress, msg.id)
-            self._channel.emit(KIND_PROCESSED, self.myAddress, msg.id)
+        self._absorbed.extend(m.id for m in taken)
         return taken
+
+    def _settle_absorbed(self) -> None:
+        """The absorbed messages are processed once their run is on the team stream (a
+        crash before that leaves them received-not-processed: reported as interrupted)."""
+        for message_id in self._absorbed:
+            self._channel.emit(KIND_PROCESSED, self.myAddress, message_id)
+        self._absorbed = []
 
     # -- the team (TeamManagementToolObserver) ----------------------------------------------
     def on_hire(self, address: ActorAddress) -> None:

@@ -2,9 +2,10 @@
 
 A card names the team, its members (a tree: a member's ``members`` are created as its
 children), how many of each (``headcount``), the profiles the team may hire later, the
-member that receives what the person types (``entry_point``), and the modules to import
-before building (``imports``: a YAML file is code the user wrote, so it may name them;
-stored data never imports anything).
+member that receives what the person types (``entry_point``), the message classes the
+team uses (``message_types``, checked to exist), and the modules to import before
+building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
+the user wrote; a card decoded from storage never imports what it names).
 
 YAML errors name the file, the line and the field::
 
@@ -13,7 +14,6 @@ YAML errors name the file, the line and the field::
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +22,9 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from akgentic.core import AgentCard
+from akgentic.core import AgentCard, Message
 from akgentic.core.agent import actor_class_for
-from akgentic.core.serialization import SerializableModel
+from akgentic.core.serialization import SerializableModel, SerializationError, registered_class
 
 __all__ = ["MemberSpec", "TeamCard", "TeamCardError", "member_names", "walk"]
 
@@ -71,15 +71,11 @@ class TeamCard(SerializableModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _import_first(cls, data: Any) -> Any:
-        # The members' classes must exist before their configs validate.
-        importlib.import_module("akgentic.agent")  # BaseAgent, the default member class
-        if isinstance(data, dict):
-            for module in data.get("imports") or ():
-                try:
-                    importlib.import_module(str(module))
-                except ImportError as exc:
-                    raise ValueError(f"imports: cannot import {module!r}: {exc}") from None
+    def _default_class_first(cls, data: Any) -> Any:
+        # BaseAgent, the default member class, must exist before configs validate. The
+        # card's own ``imports`` are done by from_yaml only: a card decoded from stored
+        # data never imports what the data names.
+        importlib.import_module("akgentic.agent")
         return data
 
     @field_validator("profiles", mode="before")
@@ -92,6 +88,21 @@ class TeamCard(SerializableModel):
                 else v
                 for v in value
             ]
+        return value
+
+    @field_validator("message_types")
+    @classmethod
+    def _message_types_exist(cls, value: list[str]) -> list[str]:
+        for path in value:
+            try:
+                found = registered_class(path)
+            except SerializationError:
+                raise ValueError(
+                    f"message type {path!r} is not defined: import its module first "
+                    f"(a YAML card can list it under imports)"
+                ) from None
+            if not (isinstance(found, type) and issubclass(found, Message)):
+                raise ValueError(f"message type {path!r} is not a Message subclass")
         return value
 
     @model_validator(mode="after")
@@ -120,6 +131,13 @@ class TeamCard(SerializableModel):
             raise TeamCardError(f"{path}{line}: not valid YAML: {exc}") from None
         if not isinstance(data, dict):
             raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
+        imports = data.get("imports") or []
+        for index, module in enumerate(imports if isinstance(imports, list) else []):
+            try:
+                importlib.import_module(str(module))
+            except ImportError as exc:
+                where = _line(path, node, ("imports", index), f"cannot import {module!r}: {exc}")
+                raise TeamCardError(where) from None
         try:
             problems = list(_config_errors(data))
             if problems:
@@ -174,9 +192,6 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
     """Validate each member's config with its agent class's config class, so an error
     keeps its full path (``members[0].card.config.prompt``) and so its line."""
     importlib.import_module("akgentic.agent")
-    for module in data.get("imports") or ():
-        with contextlib.suppress(ImportError):  # reported by the full validation
-            importlib.import_module(str(module))
 
     def cards(members: Any, loc: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
         if not isinstance(members, list):

@@ -22,15 +22,38 @@ from uuid import UUID
 
 from akgentic.agent.events import ContextReplacedEvent
 from akgentic.core import (
+    ErrorMessage,
     EventMessage,
     Message,
     SentMessage,
     StateChangedMessage,
 )
+from akgentic.core.serialization import SerializationError, serialize
 from akgentic.llm import LlmMessageEvent
 from akgentic.storage import StorageBundle, TeamStatus
 
 __all__ = ["EventRecorder"]
+
+
+def _storable(msg: Message) -> Message:
+    """``msg``, or — when it cannot be serialized — an ErrorMessage saying so.
+
+    One event a store cannot encode (a plain object in an ``Any`` field) must not hold
+    back every record after it: it is replaced in the log by a report naming it.
+    """
+    try:
+        serialize(msg)
+    except SerializationError as exc:
+        logger.error("team %s: %s cannot be stored: %s", msg.team_id, type(msg).__name__, exc)
+        return ErrorMessage(
+            content_type="error",
+            content=f"a {type(msg).__name__} could not be stored: {exc}",
+            sender=msg.sender,
+            team_id=msg.team_id,
+            timestamp=msg.timestamp,
+        )
+    return msg
+
 
 logger = logging.getLogger("akgentic.team")
 
@@ -66,15 +89,13 @@ class EventRecorder:
         if not batch:
             return
         storage, team = self._storage, self._team_id
-        seqs = storage.events.append_many(team, batch)
+        try:
+            seqs = storage.events.append_many(team, batch)
+        except SerializationError:
+            batch = self._buffer = [_storable(msg) for msg in batch]
+            seqs = storage.events.append_many(team, batch)
         self._buffer = []
-        for msg in batch:
-            sender = msg.sender
-            if isinstance(msg, StateChangedMessage) and sender is not None:
-                storage.states.save_state(team, sender.agent_id, sender.name, msg.state)
-            elif isinstance(msg, EventMessage) and sender is not None:
-                self._working_memory(sender.agent_id, msg.event)
-        with self._cond:
+        with self._cond:  # committed: callers waiting on these may go on
             for msg, seq in zip(batch, seqs, strict=True):
                 key = msg.message.id if isinstance(msg, SentMessage) else msg.id
                 self._committed[key] = seq
@@ -82,8 +103,20 @@ class EventRecorder:
                 self._committed.popitem(last=False)
             self.last_seq = seqs[-1]
             self._cond.notify_all()
+        # The tables beside the log are conveniences (restore reads the log): a failure
+        # here is logged and loses nothing.
+        for msg in batch:
+            sender = msg.sender
+            try:
+                if isinstance(msg, StateChangedMessage) and sender is not None:
+                    storage.states.save_state(team, sender.agent_id, sender.name, msg.state)
+                elif isinstance(msg, EventMessage) and sender is not None:
+                    self._working_memory(sender.agent_id, msg.event)
+            except Exception:
+                logger.exception("team %s: could not update the state/memory tables", team)
 
     def _working_memory(self, agent_id: UUID, event: object) -> None:
+        """Keep the agent's working memory: its last replacement, then every later run."""
         memory = self._storage.working_memory
         if isinstance(event, LlmMessageEvent):
             memory.append(self._team_id, agent_id, json.loads(event.messages_json))

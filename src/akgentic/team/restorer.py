@@ -2,8 +2,10 @@
 
 The log says who was running (a ``StartMessage`` without a later ``StopMessage``, the
 stops of a graceful team stop not counting), with
-which configuration, under which parent; the state table holds each member's latest
-state; the working memory holds each agent's model context. Restoring:
+which configuration, under which parent; its ``StateChangedMessage``s give each
+member's latest state and its runs (``LlmMessageEvent``, ``ContextReplacedEvent``) each
+agent's model context. The state table and the working memory are kept beside the log
+for queries; restore trusts the log alone. Restoring:
 
 1. starts the orchestrator again (same id) with its recorder, and replays the log into
    its views inside a ``set_restoring`` bracket (nothing is recorded twice);
@@ -23,14 +25,15 @@ not re-created: their work was in flight and their owners ask again.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from akgentic.agent import BaseAgent
+from akgentic.agent import BaseAgent, ContextReplacedEvent
 from akgentic.core import (
     ActorAddress,
     Akgent,
@@ -43,10 +46,12 @@ from akgentic.core import (
     ReceivedMessage,
     SentMessage,
     StartMessage,
+    StateChangedMessage,
     StopMessage,
     TeamStoppingEvent,
 )
 from akgentic.core.agent import actor_class_for
+from akgentic.llm import LlmMessageEvent
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
 from akgentic.team.runtime import TeamRuntime
@@ -83,6 +88,10 @@ class RestorePlan:
     """Rows that could not be decoded (reported, skipped)."""
     replay: list[Message] = field(default_factory=list)
     """The decodable history, for the orchestrator's views."""
+    states: dict[UUID, BaseState] = field(default_factory=dict)
+    """Each member's last published state, as the log has it."""
+    contexts: dict[UUID, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each agent's model context (pydantic-ai messages as JSON), as the log has it."""
 
 
 def plan_restore(records: list[EventRecord]) -> RestorePlan:
@@ -121,6 +130,11 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
                 )
         elif isinstance(msg, StopMessage) and sender is not None and not stopping:
             started.pop(sender.agent_id, None)
+        elif isinstance(msg, StateChangedMessage) and sender is not None:
+            if isinstance(msg.state, BaseState):
+                plan.states[sender.agent_id] = msg.state
+        elif isinstance(msg, EventMessage) and sender is not None:
+            _follow_context(plan.contexts, sender.agent_id, msg.event)
         elif isinstance(msg, SentMessage):
             sent[msg.message.id] = msg.message
         elif isinstance(msg, ReceivedMessage):
@@ -140,6 +154,14 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     return plan
 
 
+def _follow_context(contexts: dict[UUID, list[dict[str, Any]]], agent: UUID, event: Any) -> None:
+    """An agent's context is its last replacement followed by every later run."""
+    if isinstance(event, LlmMessageEvent):
+        contexts.setdefault(agent, []).extend(json.loads(event.messages_json))
+    elif isinstance(event, ContextReplacedEvent):
+        contexts[agent] = json.loads(event.messages_json)
+
+
 def _is_orchestrator(path: str) -> bool:
     try:
         return issubclass(actor_class_for(path), Orchestrator)
@@ -154,11 +176,9 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
     plan = plan_restore(records)
     for row in plan.corrupt:
         logger.error("team %s: event %s skipped on restore: %s", team_id, row.seq, row.reason)
-    states = {
-        agent_id: row.state
-        for agent_id, row in storage.states.load_states(team_id).items()
-        if isinstance(row.state, BaseState)
-    }
+    # The log is the record: states and contexts come from it, so a crash between the
+    # log and the convenience tables (latest states, working memory) loses nothing.
+    states = plan.states
 
     orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
     proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
@@ -175,6 +195,8 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
     human: ActorAddress | None = None
     for member in tools_first:
         actor_class = actor_class_for(member.agent_class)
+        if actor_class.transient:
+            continue  # a one-job worker whose job died with the process
         state = states.get(member.agent_id)
         config = member.config.model_copy(deep=True)
         if member.name.startswith("#"):
@@ -203,7 +225,7 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
         if address.is_user_proxy and human is None:
             human = address
         if issubclass(actor_class, BaseAgent):
-            items = storage.working_memory.get(team_id, member.agent_id)
+            items = plan.contexts.get(member.agent_id)
             if items:
                 history = ModelMessagesTypeAdapter.validate_python(items)
                 system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)

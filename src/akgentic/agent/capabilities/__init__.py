@@ -12,7 +12,7 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic_ai._agent_graph import CallToolsNode
+from pydantic_ai import CallToolsNode
 from pydantic_ai.capabilities import AbstractCapability, UseThreadExecutor
 from pydantic_ai.messages import AgentStreamEvent, ModelMessage
 from pydantic_ai.models import ModelRequestContext

@@ -21,9 +21,7 @@ The tick loop. A daemon thread asks the actor for a :class:`NotificationTick` ev
 
 - it holds the address's pykka reference — the part of an ``ActorAddress`` that
   delivers, which references the actor only weakly — never a proxy and never the
-  actor, so the thread cannot keep a stopped actor in memory (a live
-  ``ActorAddressImpl`` also carries the actor's bound send function, a strong
-  reference, which is why the thread keeps only the reference);
+  actor, so the thread cannot keep a stopped actor in memory;
 - it *asks*, bounded by ``tick_timeout_seconds``: an unanswered tick is waited on
   again, never doubled, so a slow actor has at most one tick queued rather than a
   backlog of them;

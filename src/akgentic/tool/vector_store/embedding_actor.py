@@ -51,9 +51,9 @@ class EmbeddingJob:
 class EmbeddingWorker(DeferredWorker[str, list[list[float]]]):
     """Embeds under :attr:`timeout`, hands the outcome on, and stops; see the module docstring."""
 
-    timeout: ClassVar[float] = 10.0
+    timeout: ClassVar[float] = 8.0
     """The budget of one embedding call, handed to the client; below the 10 s a parent
-    waits for each child at stop, and the team's 30 s stop grace."""
+    waits for each child at stop (``Akgent.stop_timeout``), and the team's 30 s grace."""
 
     def produce(self, key: str, payload: Any, timeout: float) -> list[list[float]]:
         """Embed ``payload.texts`` (an :class:`EmbeddingJob`) with ``timeout`` handed down."""

@@ -1,0 +1,111 @@
+"""What the event log promises under trouble: an event that cannot be stored, tables that
+fall behind the log, workers caught mid-job by a stop."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akgentic.agent import BaseAgent
+from akgentic.core import (
+    ActorSystem,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    ErrorMessage,
+    EventMessage,
+    Orchestrator,
+    TeamStoppingEvent,
+)
+from akgentic.storage import open_storage
+from akgentic.team import TeamCard, TeamManager
+
+from .test_team import EXAMPLE, final_answer
+
+
+class Emitter(Akgent[BaseConfig, BaseState]):
+    def emit(self, event: Any) -> None:
+        self.notify_event(event)
+
+
+def test_an_event_that_cannot_be_stored_is_reported_and_holds_nothing_back(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    emitter = system.createActor(
+        Emitter, config=BaseConfig(name="@Emitter"), team_id=runtime.team_id
+    )
+    system.proxy_ask(emitter, Emitter, timeout=10).emit(object())  # not serializable
+    runtime.send("why actors?")  # committed although the batch before it held a bad event
+    assert final_answer(runtime).startswith("Here is what @Worker found:")
+    errors = [
+        r.message
+        for r in storage.events.read(runtime.team_id)
+        if isinstance(r.message, ErrorMessage)
+    ]
+    assert any("EventMessage could not be stored" in str(e.content) for e in errors)
+
+
+def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
+    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("table unavailable (simulated)")
+
+    monkeypatch.setattr(storage.states, "save_state", broken)
+    monkeypatch.setattr(storage.working_memory, "append", broken)
+    runtime.send("why actors?")
+    final_answer(runtime)
+    boss = runtime.member("@Manager")
+    assert boss is not None
+    before_state = system.get_actor(boss).state
+    before_history = system.proxy_ask(boss, BaseAgent, timeout=10).get_history()
+    assert storage.states.load_states(runtime.team_id) == {}  # the tables never caught up
+    manager.stop_team(runtime.team_id)
+
+    resumed = manager.resume_team(runtime.team_id)
+    again = resumed.member("@Manager")
+    assert again is not None
+    assert system.get_actor(again).state == before_state
+    history = system.proxy_ask(again, BaseAgent, timeout=10).get_history()
+    assert len(history) == len(before_history) > 0
+
+
+class Lingering(Akgent[BaseConfig, BaseState]):
+    """A one-job worker caught mid-job by the stop."""
+
+    transient = True
+
+    def work(self, gate: threading.Event) -> None:
+        gate.wait(30)
+
+
+def test_workers_caught_by_a_stop_are_not_brought_back(tmp_path: Path, system: ActorSystem) -> None:
+    storage = open_storage(f"sqlite:///{tmp_path / 'team.db'}")
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=10)
+    worker = orchestrator.getChildrenOrCreate(Lingering, BaseConfig(name="#defer-job"))
+    gate = threading.Event()
+    system.proxy_tell(worker, Lingering).work(gate)
+    stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id, 5.0))
+    stopping.start()
+    for record in runtime.follow(1, idle_timeout=10):  # wait until the stop is under way
+        msg = record.message
+        if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
+            break
+    gate.set()  # the worker finishes its job during the teardown
+    stopping.join(30)
+    assert system.wait_stopped(worker, 10) and system.wait_stopped(runtime.orchestrator, 10)
+    resumed = manager.resume_team(runtime.team_id)
+    names = sorted(a.name for a in resumed.members())
+    assert names == ["@Human", "@Manager", "@Worker"]

@@ -339,3 +339,27 @@ def test_transient_workers_finish_before_the_other_tool_actors_stop(
     gate.set()  # the worker finishes during the teardown
     assert system.wait_stopped(team.orchestrator, 15)
     assert sink_actor.received == ["result"]  # type: ignore[attr-defined]
+
+
+def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: Team) -> None:
+    system.createActor(Member, config=BaseConfig(name="@Helper"), team_id=team.team_id)
+    barrier = threading.Barrier(8)
+    names: list[str] = []
+    lock = threading.Lock()
+
+    def reserve() -> None:
+        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+        barrier.wait()
+        name = proxy.reserve_name("@Helper")
+        with lock:
+            names.append(name)
+
+    threads = [threading.Thread(target=reserve) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(names) == sorted(f"@Helper-{i}" for i in range(2, 10))
+    started = system.createActor(Member, config=BaseConfig(name=names[0]), team_id=team.team_id)
+    assert team.proxy.get_team_member(names[0]) == started
+    assert team.proxy.reserve_name("@Other") == "@Other"

@@ -6,6 +6,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from akgentic.agent import AgentMessage, BaseAgent
@@ -260,3 +261,59 @@ def test_imports_are_honoured_from_yaml_and_never_from_stored_data(tmp_path: Pat
     assert "antigravity" not in sys.modules
     assert deserialize(stored).imports == ["antigravity"]
     assert "antigravity" not in sys.modules
+
+
+class Engagement(BaseModel):
+    fiscal_year: int
+    client: str
+
+
+def test_team_metadata_reaches_the_prompts_and_survives_a_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    from akgentic.agent import AgentConfig
+    from akgentic.core import AgentCard, Orchestrator
+    from akgentic.team import MemberSpec
+    from akgentic.tool.metadata import MetadataTool, RenderMetadata
+
+    card = TeamCard(
+        name="meta",
+        entry_point="@Clerk",
+        members=[
+            MemberSpec(
+                card=AgentCard(
+                    role="Clerk",
+                    agent_class=BaseAgent,
+                    config=AgentConfig(
+                        name="@Clerk",
+                        role="Clerk",
+                        tools=[
+                            MetadataTool(
+                                render_metadata=RenderMetadata(
+                                    header="Team context",
+                                    template="Fiscal year {fiscal_year} for {client}.",
+                                )
+                            )
+                        ],
+                    ),
+                )
+            )
+        ],
+    )
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(card, metadata=Engagement(fiscal_year=2026, client="Acme"))
+    clerk = runtime.member("@Clerk")
+    assert clerk is not None
+    prompt = system.proxy_ask(clerk, BaseAgent, timeout=10).get_system_prompt()
+    assert "Fiscal year 2026 for Acme." in prompt
+    manager.stop_team(runtime.team_id)
+    resumed = manager.resume_team(runtime.team_id)
+    orchestrator = system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=10)
+    assert orchestrator.get_metadata() == Engagement(fiscal_year=2026, client="Acme")
+    again = resumed.member("@Clerk")
+    assert again is not None
+    assert (
+        "Fiscal year 2026 for Acme."
+        in system.proxy_ask(again, BaseAgent, timeout=10).get_system_prompt()
+    )

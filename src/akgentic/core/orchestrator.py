@@ -48,6 +48,7 @@ from akgentic.core.messages.orchestrator import (
     StartMessage,
     StateChangedMessage,
     StopMessage,
+    TeamMetadataEvent,
     TeamStoppingEvent,
     TelemetryMessage,
 )
@@ -111,6 +112,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         window = spec.config.history_window if isinstance(spec.config, OrchestratorConfig) else 1000
         self._members: dict[UUID, ActorAddress] = {}
         self._by_name: dict[str, ActorAddress] = {}
+        self._reserved: set[str] = set()
         self._snapshots: dict[UUID, ActorAddressProxy] = {}
         self._states: dict[UUID, SerializableModel] = {}
         self._recent_messages: deque[Message] = deque(maxlen=window)
@@ -160,6 +162,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             if sender is not None and sender.agent_id != self._address.agent_id:
                 self._members[sender.agent_id] = sender
                 self._by_name[sender.name] = sender
+                self._reserved.discard(sender.name)
         elif isinstance(msg, StopMessage):
             if sender is not None:
                 self._members.pop(sender.agent_id, None)
@@ -172,6 +175,10 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 self._states[sender.agent_id] = msg.state
         elif isinstance(msg, EventMessage):
             self._recent_events.append(msg)
+            if isinstance(msg.event, TeamMetadataEvent) and isinstance(
+                msg.event.metadata, BaseModel
+            ):
+                self._metadata = msg.event.metadata
 
     def _snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
         if address is None:
@@ -285,10 +292,28 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         return self._metadata
 
     def set_metadata(self, metadata: BaseModel) -> None:
-        """Record the team's business metadata (any pydantic model)."""
+        """Record the team's business metadata (any pydantic model), on the team stream
+        too (``TeamMetadataEvent``), so it is stored and restored with the team."""
         if not isinstance(metadata, BaseModel):
             raise TypeError(f"metadata must be a pydantic model, got {type(metadata).__name__}")
         self._metadata = metadata
+        self.notify_event(TeamMetadataEvent(metadata=metadata))
+
+    def reserve_name(self, base: str) -> str:
+        """A member name nobody has or has reserved: ``base``, else ``base-2``, ``base-3``...
+
+        One step on the orchestrator's thread, so two members hiring at once get two
+        names — never check-then-create. The reservation ends when a member of that name
+        starts.
+        """
+        self._drain()
+        taken = self._by_name.keys() | self._reserved
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        self._reserved.add(name)
+        return name
 
     # -- tool actors ----------------------------------------------------------------------
     def getChildrenOrCreate(

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
 
+from pydantic import BaseModel
+
 from akgentic.agent import AgentConfig, HumanProxy, HumanProxyConfig
 from akgentic.core import (
     ActorAddress,
@@ -56,8 +58,14 @@ class TeamManager:
         *,
         team_id: UUID | None = None,
         model: str | None = None,
+        metadata: BaseModel | None = None,
     ) -> TeamRuntime:
-        """Start a new team from ``card``; ``model`` (a roster spec) overrides every member's."""
+        """Start a new team from ``card``.
+
+        ``model`` (a roster spec) overrides every member's; ``metadata`` is the team's
+        business context (``Orchestrator.set_metadata``), set before any member starts so
+        MetadataTool renders it into every prompt.
+        """
         card = card.model_copy(deep=True)
         if model is not None:
             override_models(card, model)
@@ -65,6 +73,8 @@ class TeamManager:
         team_id = team_id or uuid4()
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)
         orchestrator, recorder = self._start_orchestrator(card, team_id, None)
+        if metadata is not None:
+            self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).set_metadata(metadata)
         human = None
         if card.human:
             human = self.system.createActor(

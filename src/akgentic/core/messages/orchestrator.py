@@ -25,6 +25,7 @@ __all__ = [
     "StartMessage",
     "StateChangedMessage",
     "StopMessage",
+    "TeamMetadataEvent",
     "TeamStoppingEvent",
     "TelemetryMessage",
     "WarningMessage",
@@ -99,6 +100,16 @@ class ClosedNotification(SerializableModel):
     """Event payload: the conversation started by ``message_id`` is closed."""
 
     message_id: UUID
+
+
+class TeamMetadataEvent(SerializableModel):
+    """Event payload: the team's business metadata is now ``metadata`` (a pydantic model).
+
+    Published by ``Orchestrator.set_metadata`` so the event store keeps it and a restored
+    team gets it back.
+    """
+
+    metadata: Any
 
 
 class TeamStoppingEvent(SerializableModel):

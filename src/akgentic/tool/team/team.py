@@ -264,7 +264,6 @@ class TeamTool(ToolCard):
             """
             observer = self._team_observer()
             catalog = self._ask(lambda o: o.get_agent_catalog())
-            taken = {a.name for a in self._ask(lambda o: o.get_team())}
             profiles = {p.role: p for p in catalog}
             hireable = self._hireable(catalog)
             hint = f"Hireable roles: {', '.join(hireable) or 'none'}."
@@ -278,7 +277,7 @@ class TeamTool(ToolCard):
                     why = "not hireable by you" if role in profiles else "not in the catalog"
                     failed.append(f"{requested!r} — {why}")
                     continue
-                outcome = self._hire_one(observer, profiles[role], taken)
+                outcome = self._hire_one(observer, profiles[role])
                 if isinstance(outcome, str):
                     failed.append(f"{requested!r} — {outcome}")
                 else:
@@ -291,13 +290,13 @@ class TeamTool(ToolCard):
         return hire_members
 
     def _hire_one(
-        self, observer: TeamManagementToolObserver, profile: AgentCard, taken: set[str]
+        self, observer: TeamManagementToolObserver, profile: AgentCard
     ) -> ActorAddress | str:
         """Create one member from ``profile``; its address, or why it failed."""
         config = profile.get_config_copy()
-        config.name = _free_name(config.name or f"@{profile.role}", taken)
+        base = config.name or f"@{profile.role}"
+        config.name = self._ask(lambda orchestrator: orchestrator.reserve_name(base))
         config.role = config.role or profile.role
-        taken.add(config.name)
         try:
             address = observer.createActor(profile.get_agent_class(), config=config)
         except Exception as exc:
@@ -505,16 +504,6 @@ def _firable(member: ActorAddress, observer: TeamManagementToolObserver) -> bool
         or member == observer.myAddress
         or member == observer.orchestrator
     )
-
-
-def _free_name(base: str, taken: set[str]) -> str:
-    """``base``, or ``base-2``, ``base-3``… — the first not in ``taken``."""
-    if base not in taken:
-        return base
-    n = 2
-    while f"{base}-{n}" in taken:
-        n += 1
-    return f"{base}-{n}"
 
 
 def _hire_report(hired: list[ActorAddress], failed: list[str], asked: int, hint: str) -> str:

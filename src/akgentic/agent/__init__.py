@@ -6,7 +6,6 @@ context states of its tool cards; ``HumanProxy`` is the person in the team.
 
 from akgentic.agent.agent import BaseAgent
 from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
-from akgentic.agent.events import ContextReplacedEvent
 from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
 from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, Outgoing
 
@@ -17,7 +16,6 @@ __all__ = [
     "AgentState",
     "BaseAgent",
     "CompactionConfig",
-    "ContextReplacedEvent",
     "HumanProxy",
     "HumanProxyConfig",
     "MessageType",

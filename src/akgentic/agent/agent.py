@@ -42,7 +42,6 @@ from akgentic.agent.capabilities import (
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
-from akgentic.agent.events import ContextReplacedEvent
 from akgentic.agent.messages import AgentMessage, AgentReply, MessageType
 from akgentic.core import (
     ActorAddress,
@@ -51,9 +50,11 @@ from akgentic.core import (
     CancelMessage,
     Message,
     Orchestrator,
+    address_name,
 )
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED
 from akgentic.llm import (
+    ContextReplacedEvent,
     LlmMessageEvent,
     LlmUsageEvent,
     UsageLimitReached,
@@ -283,7 +284,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._reply(sender, output)
 
     def _member(self, name: str, sender: ActorAddress | None) -> ActorAddress | None:
-        wanted = name if name.startswith(("@", "#")) else f"@{name}"
+        wanted = address_name(name)
         if sender is not None and sender.name in (name, wanted):
             return sender
         if self.orchestrator is None:

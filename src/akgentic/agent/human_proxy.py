@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import ConfigDict
 
 from akgentic.agent.messages import AgentMessage
-from akgentic.core import ActorAddress, AddressError, BaseConfig, Message, UserMessage
+from akgentic.core import ActorAddress, AddressError, BaseConfig, Message, UserMessage, address_name
 from akgentic.core.user_proxy import UserProxy
 
 __all__ = ["HumanProxy", "HumanProxyConfig"]
@@ -70,7 +70,7 @@ class HumanProxy(UserProxy):
                 "nobody to send this to: answer a message, name a member with to=, or set "
                 "default_recipient"
             )
-        wanted = name if name.startswith("@") else f"@{name}"
+        wanted = address_name(name)
         member = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team_member(wanted)
         if member is None:
             raise AddressError(f"{wanted} is not a member of this team")

@@ -6,7 +6,13 @@ See ``docs/core.md`` for the contract in prose.
 
 from akgentic.core._proxy import AskTimeoutError, DeadlockError
 from akgentic.core.actor_system import ActorSystem, ExternalContext
-from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorAddressProxy, AddressError
+from akgentic.core.address import (
+    ActorAddress,
+    ActorAddressImpl,
+    ActorAddressProxy,
+    AddressError,
+    address_name,
+)
 from akgentic.core.agent import Akgent, WarningError
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import AgentConfig, BaseConfig
@@ -89,6 +95,7 @@ __all__ = [
     "UserProxy",
     "WarningError",
     "WarningMessage",
+    "address_name",
     "deserialize",
     "is_tool_actor",
     "register_serializable",

@@ -28,7 +28,19 @@ from akgentic.core.serialization import MODEL_MARKER, register_serializable
 if TYPE_CHECKING:
     from akgentic.core.messages.message import Message
 
-__all__ = ["ActorAddress", "ActorAddressImpl", "ActorAddressProxy", "AddressError"]
+__all__ = [
+    "ActorAddress",
+    "ActorAddressImpl",
+    "ActorAddressProxy",
+    "AddressError",
+    "address_name",
+]
+
+
+def address_name(name: str) -> str:
+    """The address name a person or a model means: ``Writer`` is ``@Writer``; names that
+    already start with ``@`` (members) or ``#`` (tool actors) are kept as they are."""
+    return name if name.startswith(("@", "#")) else f"@{name}"
 
 
 class AddressError(RuntimeError):

@@ -21,6 +21,7 @@ from akgentic.llm.config import (
     UnknownModelError,
 )
 from akgentic.llm.events import (
+    ContextReplacedEvent,
     LlmEvent,
     LlmMessageEvent,
     LlmTextDeltaEvent,
@@ -48,6 +49,7 @@ from akgentic.llm.usage import (
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
+    "ContextReplacedEvent",
     "LlmEvent",
     "LlmMessageEvent",
     "LlmTextDeltaEvent",

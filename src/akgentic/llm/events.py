@@ -42,6 +42,7 @@ from pydantic_ai.usage import RequestUsage, RunUsage
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
+    "ContextReplacedEvent",
     "LlmEvent",
     "LlmMessageEvent",
     "LlmTextDeltaEvent",
@@ -49,7 +50,14 @@ __all__ = [
     "ToolCallEvent",
     "ToolReturnEvent",
     "from_stream_event",
+    "messages_to_json",
 ]
+
+
+def messages_to_json(messages: Sequence[ModelMessage]) -> str:
+    """pydantic-ai messages as JSON text (kept as text, so tool data is never decoded as
+    a framework object by the event store)."""
+    return ModelMessagesTypeAdapter.dump_json(list(messages)).decode()
 
 
 class LlmMessageEvent(SerializableModel):
@@ -64,11 +72,28 @@ class LlmMessageEvent(SerializableModel):
         cls, messages: Sequence[ModelMessage], *, run_id: str, agent: str
     ) -> LlmMessageEvent:
         """Record ``messages`` (typically ``result.new_messages()``) of run ``run_id``."""
-        data = ModelMessagesTypeAdapter.dump_json(list(messages))
-        return cls(run_id=run_id, agent=agent, messages_json=data.decode())
+        return cls(run_id=run_id, agent=agent, messages_json=messages_to_json(messages))
 
     def to_messages(self) -> list[ModelMessage]:
         """The pydantic-ai messages back, ready for ``Agent.run(message_history=...)``."""
+        return ModelMessagesTypeAdapter.validate_json(self.messages_json)
+
+
+class ContextReplacedEvent(SerializableModel):
+    """An agent's model context was replaced wholesale (``/clear``, compaction).
+
+    Until the next one, the context is these messages followed by every later
+    ``LlmMessageEvent`` of the agent: the working memory and restore follow this rule.
+    """
+
+    agent: str
+    messages_json: str = "[]"
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[ModelMessage], *, agent: str) -> ContextReplacedEvent:
+        return cls(agent=agent, messages_json=messages_to_json(messages))
+
+    def to_messages(self) -> list[ModelMessage]:
         return ModelMessagesTypeAdapter.validate_json(self.messages_json)
 
 

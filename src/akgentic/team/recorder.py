@@ -20,7 +20,6 @@ import threading
 from collections import OrderedDict
 from uuid import UUID
 
-from akgentic.agent.events import ContextReplacedEvent
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -29,7 +28,7 @@ from akgentic.core import (
     StateChangedMessage,
 )
 from akgentic.core.serialization import SerializationError, serialize
-from akgentic.llm import LlmMessageEvent
+from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import StorageBundle, TeamStatus
 
 __all__ = ["EventRecorder"]

@@ -33,7 +33,7 @@ from uuid import UUID
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from akgentic.agent import BaseAgent, ContextReplacedEvent
+from akgentic.agent import BaseAgent
 from akgentic.core import (
     ActorAddress,
     Akgent,
@@ -51,7 +51,7 @@ from akgentic.core import (
     TeamStoppingEvent,
 )
 from akgentic.core.agent import actor_class_for
-from akgentic.llm import LlmMessageEvent
+from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
 from akgentic.team.runtime import TeamRuntime

@@ -22,6 +22,7 @@ from akgentic.core import (
     Message,
     Orchestrator,
     UserMessage,
+    address_name,
 )
 from akgentic.storage import EventRecord, StorageBundle
 from akgentic.team.card import TeamCard
@@ -116,8 +117,7 @@ class TeamRuntime:
         return self._orchestrator.get_team()
 
     def member(self, name: str) -> ActorAddress | None:
-        wanted = name if name.startswith(("@", "#")) else f"@{name}"
-        return self._orchestrator.get_team_member(wanted)
+        return self._orchestrator.get_team_member(address_name(name))
 
     def follow(
         self,

@@ -7,12 +7,27 @@ use. Never check-then-create: two agents wiring at once would both create.
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from akgentic.core import ActorAddress, Akgent, BaseConfig, Orchestrator
+from akgentic.core import (
+    ActorAddress,
+    AddressError,
+    Akgent,
+    AskTimeoutError,
+    BaseConfig,
+    Orchestrator,
+)
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
+from akgentic.tool.errors import RetriableError
 
-__all__ = ["bind_team_actor", "require_team_observer"]
+__all__ = ["ask_tool_actor", "bind_team_actor", "require_team_observer"]
+
+logger = logging.getLogger("akgentic.tool")
+
+A = TypeVar("A")
+T = TypeVar("T")
 
 
 def require_team_observer(observer: ToolObserver, card: str, actor: str) -> ActorToolObserver:
@@ -44,3 +59,41 @@ def bind_team_actor(
     orchestrator: Orchestrator = observer.proxy_ask(observer.orchestrator, Orchestrator, timeout)
     address: ActorAddress = orchestrator.getChildrenOrCreate(actor_class, config)
     return address
+
+
+def ask_tool_actor(
+    observer: ActorToolObserver,
+    address: ActorAddress,
+    actor_class: type[A],
+    call: Callable[[A], T],
+    *,
+    what: str,
+    label: str,
+    timeout: float,
+) -> T:
+    """``call`` on an ask proxy of the tool actor at ``address``, for a tool callable.
+
+    Every failure becomes a ``RetriableError`` that tells the model what to do — a slow
+    actor (retry once), a stopped one (the team is shutting down: do not retry), anything
+    else (retry, report if it persists). ``what`` names the operation, ``label`` the actor
+    as the model should read it (e.g. ``"The team plan (#PlanningTool)"``).
+    """
+    try:
+        return call(observer.proxy_ask(address, actor_class, timeout))
+    except RetriableError:
+        raise
+    except AskTimeoutError:
+        raise RetriableError(
+            f"{label} did not answer {what} within {timeout:.0f}s. Try once more; if it "
+            f"fails again, report that it is unavailable."
+        ) from None
+    except AddressError:
+        raise RetriableError(
+            f"{label} has stopped — the team is shutting down. Do not retry; finish your "
+            f"answer without it."
+        ) from None
+    except Exception as exc:
+        logger.exception("%s failed", what)
+        raise RetriableError(
+            f"{what} failed ({type(exc).__name__}: {exc}). Try again; report it if it persists."
+        ) from exc

@@ -26,7 +26,7 @@ from typing import Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
-from akgentic.core import ActorAddress, AddressError, AskTimeoutError
+from akgentic.core import ActorAddress
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -40,7 +40,11 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
-from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
+from akgentic.tool.core.team_actor import (
+    ask_tool_actor,
+    bind_team_actor,
+    require_team_observer,
+)
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.kg_actor import (
     KG_COLLECTION,
@@ -141,29 +145,19 @@ class KnowledgeGraphTool(ToolCard):
         return self
 
     def _ask(self, what: str, call: Callable[[KnowledgeGraphActor], T]) -> T:
-        """Run ``call`` on an ask proxy of the graph; every failure becomes RetriableError."""
+        """Run ``call`` on an ask proxy of the actor; every failure becomes RetriableError."""
         observer = cast(ActorToolObserver, self.get_observer())
         if self._graph is None:
             raise RuntimeError("KnowledgeGraphTool is not wired: build it through ToolFactory")
-        try:
-            return call(observer.proxy_ask(self._graph, KnowledgeGraphActor, ASK_TIMEOUT))
-        except RetriableError:
-            raise
-        except AskTimeoutError:
-            raise RetriableError(
-                f"The knowledge graph did not answer {what} within {ASK_TIMEOUT:.0f}s. Try "
-                f"once more; if it fails again, report that the graph is unavailable."
-            ) from None
-        except AddressError:
-            raise RetriableError(
-                "The knowledge graph (#KnowledgeGraphTool) has stopped — the team is "
-                "shutting down. Do not retry; finish your answer without it."
-            ) from None
-        except Exception as exc:
-            logger.exception("%s failed", what)
-            raise RetriableError(
-                f"{what} failed ({type(exc).__name__}: {exc}). Try again; report it if it persists."
-            ) from exc
+        return ask_tool_actor(
+            observer,
+            self._graph,
+            KnowledgeGraphActor,
+            call,
+            what=what,
+            label="The knowledge graph (#KnowledgeGraphTool)",
+            timeout=ASK_TIMEOUT,
+        )
 
     def _mutable(self) -> UpdateGraph | bool:
         return False if self.read_only else self.update_graph

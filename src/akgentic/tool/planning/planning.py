@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
-from akgentic.core import ActorAddress, AddressError, AskTimeoutError
+from akgentic.core import ActorAddress
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -41,7 +41,11 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
-from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
+from akgentic.tool.core.team_actor import (
+    ask_tool_actor,
+    bind_team_actor,
+    require_team_observer,
+)
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.planning.models import PlanningItem, TaskView
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION, PlanActor, PlanConfig
@@ -138,29 +142,19 @@ class PlanningTool(ToolCard):
         return cast(ActorToolObserver, self.get_observer())
 
     def _ask(self, what: str, call: Callable[[PlanActor], T]) -> T:
-        """Run ``call`` on an ask proxy of the plan; every failure becomes RetriableError."""
+        """Run ``call`` on an ask proxy of the actor; every failure becomes RetriableError."""
         observer = self._actor_observer()
         if self._plan is None:
             raise RuntimeError("PlanningTool is not wired: build it through ToolFactory")
-        try:
-            return call(observer.proxy_ask(self._plan, PlanActor, ASK_TIMEOUT))
-        except RetriableError:
-            raise
-        except AskTimeoutError:
-            raise RetriableError(
-                f"The team plan did not answer {what} within {ASK_TIMEOUT:.0f}s. Try once "
-                f"more; if it fails again, report that the plan is unavailable."
-            ) from None
-        except AddressError:
-            raise RetriableError(
-                "The team plan (#PlanningTool) has stopped — the team is shutting down. "
-                "Do not retry; finish your answer without the plan."
-            ) from None
-        except Exception as exc:
-            logger.exception("%s failed", what)
-            raise RetriableError(
-                f"{what} failed ({type(exc).__name__}: {exc}). Try again; report it if it persists."
-            ) from exc
+        return ask_tool_actor(
+            observer,
+            self._plan,
+            PlanActor,
+            call,
+            what=what,
+            label="The team plan (#PlanningTool)",
+            timeout=ASK_TIMEOUT,
+        )
 
     def _view(self, mine_only: bool) -> PlanningState:
         scope = self._actor_observer().myAddress.name if mine_only else ""

@@ -52,7 +52,6 @@ from akgentic.core import (
     Orchestrator,
     address_name,
 )
-from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED
 from akgentic.llm import (
     ContextReplacedEvent,
     LlmMessageEvent,
@@ -366,8 +365,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     break
         if found is None:
             return False
-        self._channel.emit(KIND_RECEIVED, self.myAddress, found.id)
-        self._channel.emit(KIND_PROCESSED, self.myAddress, found.id)
+        self.report_received(found.id)
+        self.report_processed(found.id)
         self._cancelled_by = found
         return True
 
@@ -393,7 +392,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             inbox.queue.clear()
             inbox.queue.extend(keep)
         for msg in taken:  # processed when the run that absorbed it is recorded
-            self._channel.emit(KIND_RECEIVED, self.myAddress, msg.id)
+            self.report_received(msg.id)
         self._absorbed.extend(m.id for m in taken)
         return taken
 
@@ -401,7 +400,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         """The absorbed messages are processed once their run is on the team stream (a
         crash before that leaves them received-not-processed: reported as interrupted)."""
         for message_id in self._absorbed:
-            self._channel.emit(KIND_PROCESSED, self.myAddress, message_id)
+            self.report_processed(message_id)
         self._absorbed = []
 
     # -- the team (TeamManagementToolObserver) ----------------------------------------------

@@ -4,7 +4,7 @@ The public surface is flat: everything below is importable from ``akgentic.core`
 See ``docs/core.md`` for the contract in prose.
 """
 
-from akgentic.core._proxy import AskTimeoutError, DeadlockError
+from akgentic.core._proxy import AskTimeoutError, DeadlockError, current_actor
 from akgentic.core.actor_system import ActorSystem, ExternalContext
 from akgentic.core.address import (
     ActorAddress,
@@ -96,6 +96,7 @@ __all__ = [
     "WarningError",
     "WarningMessage",
     "address_name",
+    "current_actor",
     "deserialize",
     "is_tool_actor",
     "register_serializable",

@@ -20,7 +20,15 @@ import pykka
 
 from akgentic.core.address import ActorAddress, ActorAddressImpl, AddressError
 
-__all__ = ["AskProxy", "AskTimeoutError", "DeadlockError", "MethodCall", "TellProxy", "current"]
+__all__ = [
+    "AskProxy",
+    "AskTimeoutError",
+    "DeadlockError",
+    "MethodCall",
+    "TellProxy",
+    "current",
+    "current_actor",
+]
 
 
 class DeadlockError(RuntimeError):
@@ -52,6 +60,11 @@ class _Current(threading.local):
 
 current = _Current()
 """Per-thread: the actor whose thread this is (None outside actors)."""
+
+
+def current_actor() -> Any:
+    """The actor whose thread is running this code, or None outside any actor."""
+    return current.actor
 
 
 _kind_cache: dict[tuple[type, str], bool | None] = {}

@@ -447,6 +447,14 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         self.state = type(current_state).model_validate(merged)
         self.notify_state_change()
 
+    def report_received(self, message_id: UUID) -> None:
+        """Report taking a message out of the inbox by hand (not through a handler)."""
+        self._channel.emit(KIND_RECEIVED, self._address, message_id)
+
+    def report_processed(self, message_id: UUID) -> None:
+        """Report being done with a message taken out of the inbox by hand."""
+        self._channel.emit(KIND_PROCESSED, self._address, message_id)
+
     # -- reporting ----------------------------------------------------------------------
     def _report(self, telemetry: TelemetryMessage) -> None:
         telemetry.init(self._address, self._team_id, self._current_message)

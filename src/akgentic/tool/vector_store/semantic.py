@@ -63,7 +63,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
-from akgentic.core import ActorAddress, BaseConfig, DeadlockError, Orchestrator
+from akgentic.core import ActorAddress, BaseConfig, Orchestrator, current_actor
 from akgentic.tool.core.deferred import poll_deferred
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.vector_store.actor import VectorStoreActor, ensure_store_actor
@@ -160,7 +160,10 @@ class _Sequencer:
             return True
 
 
-_sequencers: dict[tuple[str, ...], _Sequencer] = {}
+_sequencers: weakref.WeakValueDictionary[tuple[str, ...], _Sequencer] = (
+    weakref.WeakValueDictionary()
+)
+"""Shared by the indexes of one scope while any is alive; gone with the last one."""
 _sequencers_lock = threading.Lock()
 
 
@@ -497,19 +500,10 @@ class SemanticIndex:
 def _on_own_thread(observer: ActorToolObserver) -> bool:
     """Whether this thread is the observer actor's own (so it may create its children).
 
-    Uses the documented rule that an actor asking itself raises ``DeadlockError`` when
-    the proxy is made — nothing is sent. Any other thread (an agent's tool closure, a
-    test) spawns through the orchestrator instead, on the orchestrator's own thread.
+    Any other thread (an agent's tool closure, a test) spawns through the orchestrator
+    instead, on the orchestrator's own thread.
     """
-    if not callable(getattr(observer, "createActor", None)):
-        return False
-    try:
-        observer.proxy_ask(observer.myAddress, type(observer))
-    except DeadlockError:
-        return True
-    except Exception:
-        return False
-    return False
+    return current_actor() is observer
 
 
 def _ignore(

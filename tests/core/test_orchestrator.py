@@ -363,3 +363,24 @@ def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: 
     started = system.createActor(Member, config=BaseConfig(name=names[0]), team_id=team.team_id)
     assert team.proxy.get_team_member(names[0]) == started
     assert team.proxy.reserve_name("@Other") == "@Other"
+
+
+def test_without_subscribers_records_wait_in_bounded_batches_and_queries_see_them(
+    system: ActorSystem,
+) -> None:
+    from akgentic.core._telemetry import LAZY_BATCH
+
+    orchestrator = system.createActor(Orchestrator)
+    member = system.createActor(Member, team_id=orchestrator.team_id)
+    count = 10 * LAZY_BATCH  # four records each: two sends, a receipt, a completion
+    with system.private() as context:
+        for i in range(count):
+            context.tell(member, UserMessage(content=str(i)))
+        for _ in range(count):
+            assert context.listen(5) is not None
+    actor: Any = system.get_actor(orchestrator)
+    assert len(actor._channel._queue) < count  # drained by the batch: never the history
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=5)
+    last = proxy.get_messages(limit=1)[0]
+    assert isinstance(last, ResultMessage) and last.content == str(count - 1)
+    assert proxy.get_team() == [member]

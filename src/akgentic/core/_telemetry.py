@@ -9,7 +9,9 @@ record is delivered at once. Global order is the order of the appends.
 
 Why no record is lost: the orchestrator clears the pending flag *before* it drains.
 A record appended before the clear is drained by that pass; one appended after it
-sees the flag clear and queues a new wake-up.
+sees the flag clear and queues a new wake-up. With no subscriber the hot records
+(sends, receipts, completions) wake it only by the batch (``LAZY_BATCH``): nobody
+needs them at once, and every query, subscription and stop drains first.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ KIND_REPORT = 3
 
 Record = tuple[int, float, Any, Any, Any]
 
+LAZY_BATCH = 1024
+"""With no subscriber, sends, receipts and completions wake the orchestrator only once
+this many records wait (its queries and its stop drain the queue first anyway), so the
+memory they take stays bounded and the orchestrator's thread stays out of the way."""
+
 
 class _Drain:
     __slots__ = ()
@@ -48,13 +55,19 @@ DRAIN = _Drain()
 class TeamChannel:
     """One team's telemetry queue. Cheap to emit into from any thread."""
 
-    __slots__ = ("_closed", "_pending", "_queue", "_ref")
+    __slots__ = ("_closed", "_eager", "_pending", "_queue", "_ref")
 
     def __init__(self) -> None:
         self._queue: deque[Record] = deque()
         self._pending = False
         self._closed = False
+        self._eager = False
         self._ref: pykka.ActorRef[Any] | None = None
+
+    def set_eager(self, eager: bool) -> None:
+        """Wake the orchestrator for every record (it has subscribers) or only for reports
+        and full batches (nobody is listening: its queries drain the queue first)."""
+        self._eager = eager
 
     def bind(self, orchestrator_ref: pykka.ActorRef[Any]) -> None:
         """Deliver wake-ups to this orchestrator (one at once if records are waiting)."""
@@ -66,8 +79,9 @@ class TeamChannel:
         """Queue one record; wake the orchestrator if no wake-up is pending."""
         if self._closed:
             return
-        self._queue.append((kind, time.time(), sender, a, b))
-        if not self._pending:
+        queue = self._queue
+        queue.append((kind, time.time(), sender, a, b))
+        if not self._pending and (self._eager or kind == KIND_REPORT or len(queue) >= LAZY_BATCH):
             self._pending = True
             ref = self._ref
             if ref is not None:

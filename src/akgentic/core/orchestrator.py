@@ -252,12 +252,14 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._drain()  # what happened before subscribing is not this subscriber's
         if subscriber not in self._subscribers:
             self._subscribers.append(subscriber)
+        self._channel.set_eager(True)
 
     def unsubscribe(self, subscriber: EventSubscriber) -> None:
         """Stop handing records to ``subscriber`` (no error if it was not subscribed)."""
         self._drain()
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
+        self._channel.set_eager(bool(self._subscribers))
 
     # -- roster and history -------------------------------------------------------------
     def get_team(self) -> list[ActorAddress]:

@@ -106,3 +106,10 @@ def test_an_empty_message_and_a_bad_option(cli: Invoke) -> None:
     assert empty.exit_code == 1
     assert empty.stderr == "error: --message needs some text\n"
     assert usage.exit_code == 2
+
+
+def test_retry_and_dismiss_are_exclusive(cli: Invoke) -> None:
+    result = cli("teams", "resume", "anything", "--retry-interrupted", "--dismiss-interrupted")
+    assert result.exit_code != 0
+    assert "choose one: --retry-interrupted or --dismiss-interrupted" in result.stderr
+    assert "Traceback" not in result.output

@@ -204,7 +204,8 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
         [
             "1 turn(s) were interrupted:",
             "  @Human → @Boss: please hang",
-            "  rerun with --retry-interrupted to deliver them again",
+            "  rerun with --retry-interrupted to deliver them again, or "
+            "--dismiss-interrupted to give them up",
             "@Boss → @Human (acknowledgment): Noted: fine",
             "answer: Noted: fine",
         ],

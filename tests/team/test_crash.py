@@ -98,3 +98,20 @@ def test_a_killed_team_resumes_with_nothing_lost(storage_url: str, system: Actor
     assert answers(runtime).count("[scripted] done: first task") == 1
     manager.stop_team(team_id)
     assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+
+
+def test_an_interrupted_turn_can_be_dismissed_for_good(
+    storage_url: str, system: ActorSystem
+) -> None:
+    team_id = run_child_until_ready(storage_url)
+    manager = TeamManager(system, open_storage(storage_url))
+    runtime = manager.resume_team(team_id)
+    assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]
+    dismissed = runtime.dismiss_interrupted()
+    assert len(dismissed) == 1 and runtime.interrupted == []
+    wait_for_answer(runtime, "[scripted] done: after block")
+    manager.stop_team(team_id)
+    again = manager.resume_team(team_id)
+    assert again.interrupted == []  # the dismissal is on the log
+    assert "[scripted] done: block please" not in answers(again)
+    manager.stop_team(team_id)

@@ -317,3 +317,19 @@ def test_team_metadata_reaches_the_prompts_and_survives_a_resume(
         "Fiscal year 2026 for Acme."
         in system.proxy_ask(again, BaseAgent, timeout=10).get_system_prompt()
     )
+
+
+def test_a_stop_asked_by_another_process_is_obeyed(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        runner = TeamManager(here, open_storage(url), watch_interval=0.05)
+        runtime = runner.create_team(TeamCard.from_yaml(EXAMPLE))
+        other = TeamManager(there, open_storage(url))  # stands for another process
+        assert other.get_team(runtime.team_id) is None
+        other.stop_team(runtime.team_id)  # only marks the shared record
+        assert here.wait_stopped(runtime.orchestrator, 15)  # the runner obeyed
+        assert runner.record(runtime.team_id).status == TeamStatus.STOPPED
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)

@@ -160,7 +160,7 @@ def _quote(message: Message) -> str:
 def stop_team(
     team: TeamArgument, storage: StorageOption = None, debug: DebugOption = False
 ) -> None:
-    """Mark a team STOPPED (a process still running it is not interrupted)."""
+    """Stop a team: mark it STOPPED; a process running it stops it gracefully."""
     with reporting(debug), opened_storage(storage) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
@@ -174,8 +174,8 @@ def stop_team(
         console.print(Text(f"{_title(record)} is now STOPPED"))
         console.print(
             Text(
-                "it was not running in this command: a process still running it (e.g. "
-                "`akgentic run` elsewhere) goes on until it ends; stop it there",
+                "a process running it (e.g. `akgentic run` elsewhere) stops it gracefully "
+                "within a second or so",
                 style="dim",
             )
         )
@@ -189,6 +189,12 @@ def resume_team(
         bool,
         typer.Option("--retry-interrupted", help="Deliver again the messages a crash interrupted."),
     ] = False,
+    dismiss_interrupted: Annotated[
+        bool,
+        typer.Option(
+            "--dismiss-interrupted", help="Give up the turns a crash interrupted, for good."
+        ),
+    ] = False,
     imports: ImportOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
@@ -199,6 +205,8 @@ def resume_team(
 ) -> None:
     """Restore a team from its log in this process, then talk to it as 'run' does."""
     with reporting(debug):
+        if retry_interrupted and dismiss_interrupted:
+            raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         import_modules(imports)
@@ -220,7 +228,10 @@ def resume_team(
                 runtime = manager.resume_team(record.team_id)
                 console = out_console()
                 intro(console, runtime, "resumed")
-                if runtime.interrupted and not retry_interrupted:
+                if runtime.interrupted and dismiss_interrupted:
+                    gone = runtime.dismiss_interrupted()
+                    console.print(Text(f"dismissed {len(gone)} interrupted turn(s)", style="dim"))
+                elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
                 options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
                 code = chat(
@@ -238,7 +249,13 @@ def _warn_interrupted(console: Console, messages: list[Message]) -> None:
     console.print(Text(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
     for message in messages:
         console.print(Text(f"  {_quote(message)}", style="yellow"))
-    console.print(Text("  rerun with --retry-interrupted to deliver them again", style="dim"))
+    console.print(
+        Text(
+            "  rerun with --retry-interrupted to deliver them again, or "
+            "--dismiss-interrupted to give them up",
+            style="dim",
+        )
+    )
 
 
 # -- delete --------------------------------------------------------------------------------

@@ -10,13 +10,14 @@ from akgentic.team.manager import TeamManager, TeamNotRunningError
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, plan_restore
-from akgentic.team.runtime import TeamRuntime
+from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
 
 load_shipped_cards()
 
 __all__ = [
     "EventRecorder",
     "Gap",
+    "InterruptedTurnsDismissed",
     "MemberSpec",
     "ReplayResult",
     "RestorePlan",

@@ -12,6 +12,7 @@ Resuming rebuilds the team from its event log (see ``restorer``).
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -46,10 +47,48 @@ class TeamNotRunningError(LookupError):
 class TeamManager:
     """Teams of one ``ActorSystem`` over one storage bundle."""
 
-    def __init__(self, actor_system: ActorSystem, storage: StorageBundle) -> None:
+    def __init__(
+        self,
+        actor_system: ActorSystem,
+        storage: StorageBundle,
+        *,
+        watch_interval: float = 1.0,
+    ) -> None:
         self.system = actor_system
         self.storage = storage
         self._running: dict[UUID, TeamRuntime] = {}
+        self._watch_interval = watch_interval
+        self._watcher: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    def _adopt(self, runtime: TeamRuntime) -> TeamRuntime:
+        """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`)."""
+        self._running[runtime.team_id] = runtime
+        if self._watcher is None or not self._watcher.is_alive():
+            self._watcher = threading.Thread(
+                target=self._watch, name="akgentic-team-watch", daemon=True
+            )
+            self._watcher.start()
+        return runtime
+
+    def _watch(self) -> None:
+        """Stop the teams whose stored status another process set to STOPPED or DELETED.
+
+        The store is what processes share, so ``akgentic teams stop`` in one terminal
+        stops a team that ``akgentic run`` runs in another, within ``watch_interval``.
+        """
+        while not self._closed.wait(self._watch_interval):
+            for team_id, runtime in list(self._running.items()):
+                if not runtime.orchestrator.is_alive():
+                    continue
+                try:
+                    record = self.storage.teams.get(team_id)
+                except Exception:
+                    logger.exception("team %s: could not read its status", team_id)
+                    continue
+                if record is not None and record.status != TeamStatus.RUNNING:
+                    logger.info("team %s is %s in storage: stopping it", team_id, record.status)
+                    runtime.stop()
 
     # -- creating ---------------------------------------------------------------------------
     def create_team(
@@ -97,8 +136,7 @@ class TeamManager:
         runtime = TeamRuntime(
             team_id, card, self.system, self.storage, orchestrator, recorder, human
         )
-        self._running[team_id] = runtime
-        return runtime
+        return self._adopt(runtime)
 
     def _start_orchestrator(
         self, card: TeamCard, team_id: UUID, agent_id: UUID | None
@@ -136,8 +174,8 @@ class TeamManager:
 
     # -- stopping, resuming, deleting ------------------------------------------------------------
     def stop_team(self, team_id: UUID, grace_timeout: float = 30.0) -> None:
-        """Stop a running team gracefully (status STOPPED); a team not running here is
-        marked STOPPED."""
+        """Stop a running team gracefully (status STOPPED). A team not running here is
+        marked STOPPED, which the process running it (if any) notices and obeys."""
         runtime = self.get_team(team_id)
         if runtime is not None:
             runtime.stop(grace_timeout)
@@ -160,8 +198,7 @@ class TeamManager:
             raise ValueError(f"team {team_id} has no readable team card")
         runtime = restore(self, card, team_id)
         self.storage.teams.set_status(team_id, TeamStatus.RUNNING)
-        self._running[team_id] = runtime
-        return runtime
+        return self._adopt(runtime)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
         """Stop the team if it runs, then mark it DELETED (``purge`` removes its rows)."""
@@ -174,7 +211,8 @@ class TeamManager:
             self.storage.teams.delete(team_id)
 
     def shutdown(self, grace_timeout: float = 30.0) -> None:
-        """Stop every team this manager runs."""
+        """Stop every team this manager runs, and its status watcher."""
+        self._closed.set()
         for team_id in list(self._running):
             self.stop_team(team_id, grace_timeout)
 

@@ -54,7 +54,7 @@ from akgentic.core.agent import actor_class_for
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
-from akgentic.team.runtime import TeamRuntime
+from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
@@ -102,6 +102,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     received: set[UUID] = set()
     processed: set[UUID] = set()
     stopping = False  # inside a graceful stop, the members' stops are the teardown's
+    dismissed: set[UUID] = set()
     for record in records:
         msg = record.message
         if msg is None:
@@ -110,6 +111,8 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         sender = msg.sender
         if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
             stopping = True
+        elif isinstance(msg, EventMessage) and isinstance(msg.event, InterruptedTurnsDismissed):
+            dismissed.update(msg.event.message_ids)
         elif isinstance(msg, StartMessage) and sender is not None:
             if _is_orchestrator(sender.agent_class):
                 plan.orchestrator_id = sender.agent_id
@@ -149,7 +152,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
             continue
         if message_id not in received:
             plan.undelivered.append(message)
-        elif message_id not in processed:
+        elif message_id not in processed and message_id not in dismissed:
             plan.interrupted.append(message)
     return plan
 

@@ -24,11 +24,19 @@ from akgentic.core import (
     UserMessage,
     address_name,
 )
+from akgentic.core.serialization import SerializableModel
 from akgentic.storage import EventRecord, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
 
-__all__ = ["TeamRuntime"]
+__all__ = ["InterruptedTurnsDismissed", "TeamRuntime"]
+
+
+class InterruptedTurnsDismissed(SerializableModel):
+    """Event payload: these interrupted turns will not be retried (``dismiss_interrupted``);
+    a later restore no longer reports them."""
+
+    message_ids: list[UUID]
 
 
 @dataclass
@@ -106,6 +114,16 @@ class TeamRuntime:
             self.system.tell(target, copy)
         self.recorder.wait_committed(copy.id, self.commit_timeout)
         return copy.id
+
+    def dismiss_interrupted(self) -> list[UUID]:
+        """Give up the interrupted turns: recorded on the team stream, so no later restore
+        reports them again; returns their ids."""
+        ids = [msg.id for msg in self.interrupted]
+        if ids:
+            event = InterruptedTurnsDismissed(message_ids=ids)
+            self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=10).notify_event(event)
+        self.interrupted = []
+        return ids
 
     # -- looking at the team ---------------------------------------------------------------
     @property

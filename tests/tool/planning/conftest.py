@@ -7,78 +7,42 @@ deterministic concept embedder — so no test depends on what the machine has.
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
 
 import pytest
-from pydantic import Field
 
-from akgentic.core import ActorAddress, Akgent, BaseConfig, EventMessage
-from akgentic.tool import ToolCard, ToolFactory, ToolStateEvent
+from akgentic.core import ActorAddress
+from akgentic.tool import ToolStateEvent
 from akgentic.tool.planning import PLANNING_ACTOR_NAME, PlanActor, PlanningStateEvent
-from akgentic.tool.vector_store import semantic as semantic_module
 
-from ..conftest import AgentStateWithTools, Team
-
-
-class MemberConfig(BaseConfig):
-    """A member's config: the cards it carries."""
-
-    cards: list[ToolCard] = Field(default_factory=list)
-
-
-class Member(Akgent[MemberConfig, AgentStateWithTools]):
-    """An agent that wires its cards on its own thread, as the agent layer does."""
-
-    def on_start(self) -> None:
-        self._factory = ToolFactory(self.config.cards, observer=self)
-
-    def factory(self) -> ToolFactory:
-        return self._factory
-
-
-def add_member(team: Team, name: str, *cards: ToolCard) -> ActorAddress:
-    return team.system.createActor(
-        Member,
-        config=MemberConfig(name=name, cards=list(cards)),
-        team_id=team.orchestrator.team_id,
-    )
-
-
-def factory_of(team: Team, member: ActorAddress) -> ToolFactory:
-    """The member's factory, once its on_start has wired it."""
-    factory: ToolFactory = team.system.proxy_ask(member, Member, timeout=10).factory()
-    return factory
-
-
-def tools_of(team: Team, member: ActorAddress) -> dict[str, Callable[..., Any]]:
-    return {tool.__name__: tool for tool in factory_of(team, member).get_tools()}
+from ..conftest import Team
+from ..members import (  # noqa: F401  (re-exported to the tests, and the autouse fixture)
+    ConceptEmbedder,
+    Member,
+    MemberConfig,
+    add_member,
+    eventually,
+    factory_of,
+    install_embedder,
+    no_embedder,
+    tool_address,
+    tool_events,
+    tools_of,
+    wait_tool_events,
+)
 
 
 def plan_address(team: Team) -> ActorAddress:
-    found = [m for m in team.proxy.get_team() if m.name == PLANNING_ACTOR_NAME]
-    assert len(found) == 1, found
-    return found[0]
+    return tool_address(team, PLANNING_ACTOR_NAME)
 
 
 def plan_events(team: Team) -> list[ToolStateEvent]:
-    """Every planning ToolStateEvent the team stream carried so far, in stream order."""
-    with team.recorder.cond:
-        log = list(team.recorder.log)
-    return [
-        m.event
-        for m in log
-        if isinstance(m, EventMessage)
-        and isinstance(m.event, ToolStateEvent)
-        and m.event.tool_id == PLANNING_ACTOR_NAME
-    ]
+    """Every plan ToolStateEvent the team stream carried so far, in stream order."""
+    return tool_events(team, PLANNING_ACTOR_NAME)
 
 
 def wait_events(team: Team, count: int) -> list[ToolStateEvent]:
-    team.recorder.wait_for(lambda: len(plan_events(team)) >= count, timeout=10)
-    return plan_events(team)
+    return wait_tool_events(team, PLANNING_ACTOR_NAME, count)
 
 
 def deltas(events: Sequence[ToolStateEvent]) -> list[PlanningStateEvent]:
@@ -96,18 +60,6 @@ def plan_actor(team: Team) -> PlanActor:
     return actor
 
 
-def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Wait until ``predicate`` holds (re-checked every 20 ms), or fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        pause.wait(0.02)
-
-
-# -- embeddings -------------------------------------------------------------------------
-
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "money": ("budget", "spending", "financial", "forecast", "cost", "invoice", "money"),
     "writing": ("write", "draft", "essay", "prose", "chapter", "intro", "introduction"),
@@ -115,31 +67,6 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ConceptEmbedder:
-    """Deterministic: one dimension per concept, plus a constant so no vector is zero."""
-
-    name = "concept-test"
-    dimension = len(CONCEPTS) + 1
-
-    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
-        vectors = []
-        for text in texts:
-            words = text.lower().split()
-            vector = [0.05] + [
-                float(sum(word.strip(".,") in synonyms for word in words))
-                for synonyms in CONCEPTS.values()
-            ]
-            vectors.append(vector)
-        return vectors
-
-
-@pytest.fixture(autouse=True)
-def no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: None)
-
-
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[ConceptEmbedder]:
-    embedder = ConceptEmbedder()
-    monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: embedder)
-    yield embedder
+    yield install_embedder(monkeypatch, CONCEPTS)

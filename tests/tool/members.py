@@ -1,0 +1,128 @@
+"""Members and embedders shared by the card tests (planning, knowledge graph).
+
+``Member`` is a small agent that wires real cards through ``ToolFactory``;
+``ConceptEmbedder`` is a deterministic embedder, swapped in by ``fake_embedder``, so that
+no test depends on whether the machine has an embedding model (``no_embedder`` is the
+keyword-only default a package's conftest turns on by importing it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from akgentic.core import ActorAddress, Akgent, BaseConfig, EventMessage
+from akgentic.tool import ToolCard, ToolFactory, ToolStateEvent
+from akgentic.tool.vector_store import semantic as semantic_module
+
+from .conftest import AgentStateWithTools, Team
+
+
+class MemberConfig(BaseConfig):
+    """A member's config: the cards it carries."""
+
+    cards: list[ToolCard] = Field(default_factory=list)
+
+
+class Member(Akgent[MemberConfig, AgentStateWithTools]):
+    """An agent that wires its cards on its own thread, as the agent layer does."""
+
+    def on_start(self) -> None:
+        self._factory = ToolFactory(self.config.cards, observer=self)
+
+    def factory(self) -> ToolFactory:
+        return self._factory
+
+
+def add_member(team: Team, name: str, *cards: ToolCard) -> ActorAddress:
+    return team.system.createActor(
+        Member,
+        config=MemberConfig(name=name, cards=list(cards)),
+        team_id=team.orchestrator.team_id,
+    )
+
+
+def factory_of(team: Team, member: ActorAddress) -> ToolFactory:
+    """The member's factory, once its on_start has wired it."""
+    factory: ToolFactory = team.system.proxy_ask(member, Member, timeout=10).factory()
+    return factory
+
+
+def tools_of(team: Team, member: ActorAddress) -> dict[str, Callable[..., Any]]:
+    return {tool.__name__: tool for tool in factory_of(team, member).get_tools()}
+
+
+def tool_address(team: Team, name: str) -> ActorAddress:
+    """The team's one tool actor called ``name``."""
+    found = [m for m in team.proxy.get_team() if m.name == name]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def tool_events(team: Team, tool_id: str) -> list[ToolStateEvent]:
+    """Every ToolStateEvent of ``tool_id`` the team stream carried so far, in order."""
+    with team.recorder.cond:
+        log = list(team.recorder.log)
+    return [
+        m.event
+        for m in log
+        if isinstance(m, EventMessage)
+        and isinstance(m.event, ToolStateEvent)
+        and m.event.tool_id == tool_id
+    ]
+
+
+def wait_tool_events(team: Team, tool_id: str, count: int) -> list[ToolStateEvent]:
+    team.recorder.wait_for(lambda: len(tool_events(team, tool_id)) >= count, timeout=10)
+    return tool_events(team, tool_id)
+
+
+def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait until ``predicate`` holds (re-checked every 20 ms), or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        pause.wait(0.02)
+
+
+# -- embeddings -------------------------------------------------------------------------
+
+
+class ConceptEmbedder:
+    """Deterministic: one dimension per concept (a word list), plus a constant so that no
+    vector is zero."""
+
+    name = "concept-test"
+
+    def __init__(self, concepts: dict[str, tuple[str, ...]]) -> None:
+        self.concepts = concepts
+        self.dimension = len(concepts) + 1
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        out = []
+        for text in texts:
+            words = [w.strip(".,():") for w in text.lower().split()]
+            out.append([0.05] + [float(sum(w in c for w in words)) for c in self.concepts.values()])
+        return out
+
+
+@pytest.fixture(autouse=True)
+def no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keyword-only unless a test installs an embedder."""
+    monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: None)
+
+
+def install_embedder(
+    monkeypatch: pytest.MonkeyPatch, concepts: dict[str, tuple[str, ...]]
+) -> ConceptEmbedder:
+    """Make the vector store embed with a :class:`ConceptEmbedder` over ``concepts``."""
+    embedder = ConceptEmbedder(concepts)
+    monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: embedder)
+    return embedder

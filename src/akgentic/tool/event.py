@@ -11,9 +11,7 @@ surface is the package root.
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from akgentic.tool._facade import facade_getattr
 
 __all__: list[str] = []
 
@@ -31,20 +29,6 @@ _WITHDRAWN = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _SHIMMED.get(name)
-    if home is not None:
-        warnings.warn(
-            f"akgentic.tool.event.{name} moved to {home}; import it from there "
-            f"(or from akgentic.tool)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(home), name)
-    withdrawn = _WITHDRAWN.get(name)
-    if withdrawn is not None:
-        raise ImportError(
-            f"akgentic.tool.event.{name} was withdrawn; import it from {withdrawn}",
-            name=name,
-        )
-    raise AttributeError(f"module 'akgentic.tool.event' has no attribute {name!r}")
+__getattr__ = facade_getattr(
+    "akgentic.tool.event", _SHIMMED, _WITHDRAWN, " (or from akgentic.tool)"
+)

@@ -7,9 +7,7 @@ lived here was withdrawn and raises an ImportError naming its new home.
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from akgentic.tool._facade import facade_getattr
 
 __all__: list[str] = []
 
@@ -21,19 +19,4 @@ _WITHDRAWN = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _SHIMMED.get(name)
-    if home is not None:
-        warnings.warn(
-            f"akgentic.tool.vector.{name} moved to {home}; import it from there",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(home), name)
-    withdrawn = _WITHDRAWN.get(name)
-    if withdrawn is not None:
-        raise ImportError(
-            f"akgentic.tool.vector.{name} was withdrawn; import it from {withdrawn}",
-            name=name,
-        )
-    raise AttributeError(f"module 'akgentic.tool.vector' has no attribute {name!r}")
+__getattr__ = facade_getattr("akgentic.tool.vector", _SHIMMED, _WITHDRAWN)

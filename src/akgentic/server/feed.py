@@ -17,6 +17,7 @@ while it has subscribers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import deque
@@ -101,7 +102,10 @@ class TeamFeed:
                 with self._lock:
                     self._window.extend(frames)
                     self.head = frames[-1].seq
-                hub.loop.call_soon_threadsafe(self._wake)
+                try:
+                    hub.loop.call_soon_threadsafe(self._wake)
+                except RuntimeError:  # the event loop is gone: the server has stopped
+                    return
 
     def _wake(self) -> None:
         moved, self._moved = self._moved, asyncio.Event()
@@ -109,7 +113,7 @@ class TeamFeed:
 
     def close(self) -> None:
         self._closed.set()
-        if not self.hub.loop.is_closed():
+        with contextlib.suppress(RuntimeError):  # the event loop may be gone already
             self.hub.loop.call_soon_threadsafe(self._wake)
 
     # -- for subscribers (on the event loop) ---------------------------------------------------

@@ -8,9 +8,9 @@ socket is opened (:class:`InsecureServerError`).
 from __future__ import annotations
 
 import ipaddress
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["InsecureServerError", "ServerSettings", "is_loopback"]
 
@@ -56,12 +56,13 @@ class ServerSettings(BaseModel):
         description="Seconds between store reads when following a team run by another process.",
     )
 
-    @model_validator(mode="after")
-    def _token_off_loopback(self) -> ServerSettings:
+    def __init__(self, **data: Any) -> None:
+        """Refuse a server off loopback without a token (raised as itself, not wrapped
+        in a validation error, so callers can tell it apart)."""
+        super().__init__(**data)
         if self.token is None and not is_loopback(self.host):
             raise InsecureServerError(
                 f"host {self.host} is reachable from other machines: set a token of 16 "
                 f"characters or more (--token or AKGENTIC_TOKEN); clients send it as "
                 f"'Authorization: Bearer <token>'. Or listen on 127.0.0.1."
             )
-        return self

@@ -88,8 +88,9 @@ def kind(record: EventRecord) -> str:
     return protocol_of(record.message)[0]
 
 
-def until(team: RemoteTeam, done: Callable[[EventRecord], bool], from_seq: int = 1,
-          timeout: float = 60.0) -> list[EventRecord]:
+def until(
+    team: RemoteTeam, done: Callable[[EventRecord], bool], from_seq: int = 1, timeout: float = 60.0
+) -> list[EventRecord]:
     """Follow ``team`` until a record satisfies ``done`` (bounded); the records read."""
     seen: list[EventRecord] = []
     for record in team.follow(from_seq, idle_timeout=timeout):

@@ -33,7 +33,10 @@ def test_create_list_get_rename_delete(served: Served) -> None:
     by_name = client.create_team("research", name="first")
     by_card = client.create_team(TeamCard.from_yaml(RESEARCH))
     by_file = client.create_team(RESEARCH, model="scripted:default")
-    yaml_text = "name: tiny\nentry_point: '@Solo'\nmembers:\n  - card: {role: Solo, config: {name: '@Solo', role: Solo}}\n"
+    yaml_text = (
+        "name: tiny\nentry_point: '@Solo'\n"
+        "members:\n  - card: {role: Solo, config: {name: '@Solo', role: Solo}}\n"
+    )
     response = client.request("POST", "/teams", json={"card_yaml": yaml_text})
     assert response.status_code == 201 and response.json()["card_name"] == "tiny"
     assert by_name.info.name == "first" and by_name.info.running
@@ -66,8 +69,9 @@ def test_create_list_get_rename_delete(served: Served) -> None:
         ({"card": "research", "model": "openai:gpt-5"}, 422, "OPENAI_API_KEY"),
     ],
 )
-def test_bad_creations_say_why(served: Served, body: dict[str, object], status: int, says: str,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_creations_say_why(
+    served: Served, body: dict[str, object], status: int, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     response = httpx.post(f"{served.url}/teams", json=body, timeout=30)
     assert response.status_code == status
@@ -82,15 +86,17 @@ def test_a_posted_card_cannot_import_code(served: Served) -> None:
     assert "cannot import code (not_imported_anywhere)" in response.json()["detail"]
 
 
-def test_errors_say_why_and_never_show_a_traceback(served: Served,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_say_why_and_never_show_a_traceback(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = served.url
     missing = httpx.get(f"{url}/nowhere")
     assert missing.status_code == 404 and "/docs" in missing.json()["detail"]
     wrong = httpx.put(f"{url}/teams")
     assert wrong.status_code == 405 and "PUT is not allowed" in wrong.json()["detail"]
-    garbled = httpx.post(f"{url}/teams", content=b"{not json",
-                         headers={"Content-Type": "application/json"})
+    garbled = httpx.post(
+        f"{url}/teams", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert garbled.status_code == 422 and "not valid" in garbled.json()["detail"]
     bad_id = httpx.get(f"{url}/teams/not-a-uuid")
     assert bad_id.status_code == 422 and "team_id" in bad_id.json()["detail"]
@@ -118,11 +124,13 @@ def test_request_bodies_are_limited(serve_with: Callable[[ServerSettings], Serve
         yield b"y" * 4000
         yield b'"}'
 
-    streamed = httpx.post(f"{served.url}/teams", content=chunks(),
-                          headers={"Content-Type": "application/json"})
+    streamed = httpx.post(
+        f"{served.url}/teams", content=chunks(), headers={"Content-Type": "application/json"}
+    )
     assert streamed.status_code == 413 and "2048" in streamed.json()["detail"]
-    long_message = httpx.post(f"{served.url}/teams/00000000-0000-4000-8000-000000000000/messages",
-                              json={"content": ""})
+    long_message = httpx.post(
+        f"{served.url}/teams/00000000-0000-4000-8000-000000000000/messages", json={"content": ""}
+    )
     assert long_message.status_code == 422 and "content" in long_message.json()["detail"]
 
 
@@ -154,8 +162,9 @@ def test_a_token_is_required_when_set(serve_with: Callable[[ServerSettings], Ser
     assert err.value.status == 401
 
 
-def test_cors_is_off_unless_configured(served: Served,
-                                       serve_with: Callable[[ServerSettings], Served]) -> None:
+def test_cors_is_off_unless_configured(
+    served: Served, serve_with: Callable[[ServerSettings], Served]
+) -> None:
     preflight = {"Origin": "http://page.example", "Access-Control-Request-Method": "POST"}
     off = httpx.options(f"{served.url}/teams", headers=preflight)
     assert "access-control-allow-origin" not in off.headers
@@ -170,10 +179,20 @@ def test_openapi_at_docs(served: Served) -> None:
     docs = httpx.get(f"{served.url}/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
     paths = httpx.get(f"{served.url}/openapi.json").json()["paths"]
-    for path in ("/health", "/teams", "/teams/{team_id}", "/teams/{team_id}/messages",
-                 "/teams/{team_id}/interrupt", "/teams/{team_id}/commands",
-                 "/teams/{team_id}/events", "/events", "/teams/{team_id}/state/{tool_id}",
-                 "/team-cards", "/teams/{team_id}/members", "/teams/{team_id}/resume"):
+    for path in (
+        "/health",
+        "/teams",
+        "/teams/{team_id}",
+        "/teams/{team_id}/messages",
+        "/teams/{team_id}/interrupt",
+        "/teams/{team_id}/commands",
+        "/teams/{team_id}/events",
+        "/events",
+        "/teams/{team_id}/state/{tool_id}",
+        "/team-cards",
+        "/teams/{team_id}/members",
+        "/teams/{team_id}/resume",
+    ):
         assert path in paths
 
 

@@ -32,8 +32,12 @@ def ended(turn: object) -> Any:
 def test_a_turn_streams_start_text_tools_and_end(served: Served) -> None:
     team = served.client.create_team("research")
     message_id = team.send("why actors?")
-    seen = until(team, lambda r: kind(r) == "Message" and data(r)["type"] == "response"
-                 and data(r)["to"] == "@Human")
+    seen = until(
+        team,
+        lambda r: (
+            kind(r) == "Message" and data(r)["type"] == "response" and data(r)["to"] == "@Human"
+        ),
+    )
     kinds = [kind(r) for r in seen]
     assert kinds.count("StartResponse") >= 3
     first = next(r for r in seen if kind(r) == "StartResponse")
@@ -44,8 +48,12 @@ def test_a_turn_streams_start_text_tools_and_end(served: Served) -> None:
     assert data(call)["toolName"] == data(result)["toolName"] == "use_skill"
     assert "three-points" in data(result)["content"]
     worker_text = "".join(
-        data(r)["text"] for r in seen if kind(r) == "AppendText" and r.message
-        and r.message.sender is not None and r.message.sender.name == "@Worker"
+        data(r)["text"]
+        for r in seen
+        if kind(r) == "AppendText"
+        and r.message
+        and r.message.sender is not None
+        and r.message.sender.name == "@Worker"
     )
     assert worker_text.startswith("[scripted] On why actors?: one")
     # text arrives gathered, not a row per word
@@ -57,8 +65,11 @@ def test_a_failed_turn_is_error_then_end_live_and_in_history(served: Served) -> 
     team = served.client.create_team("turns")
     message_id = team.send("fail")
     live = until(team, ended(message_id))
-    turn = [r for r in live if kind(r) in ("StartResponse", "Error", "End")
-            and data(r).get("turnId") == str(message_id)]
+    turn = [
+        r
+        for r in live
+        if kind(r) in ("StartResponse", "Error", "End") and data(r).get("turnId") == str(message_id)
+    ]
     assert [kind(r) for r in turn] == ["StartResponse", "Error", "End"]
     assert "no_such_tool" in data(turn[1])["message"]
     assert data(turn[2])["outcome"] == "failed" and "no_such_tool" in data(turn[2])["error"]
@@ -101,7 +112,9 @@ def test_answering_a_members_question_and_commands(served: Served) -> None:
     answer = until(team, ended(reply_id), from_seq=asked.seq + 1)
     sent = next(r for r in answer if kind(r) == "Message" and data(r)["id"] == str(reply_id))
     assert (data(sent)["from"], data(sent)["to"], data(sent)["content"]) == (
-        "@Human", "@Boss", "blue"
+        "@Human",
+        "@Boss",
+        "blue",
     )
     command_id = team.command("/nonsense")
     reply = until(
@@ -122,8 +135,11 @@ def test_bad_recipients_and_answers_say_why(served: Served) -> None:
     assert err.value.status == 422 and "@Nobody is not a member" in err.value.detail
     response = served.client.request  # raw calls: the server's own wording
     with pytest.raises(ServerError) as err:
-        response("POST", f"/teams/{team.team_id}/messages",
-                 json={"content": "x", "reply_to": "00000000-0000-4000-8000-000000000000"})
+        response(
+            "POST",
+            f"/teams/{team.team_id}/messages",
+            json={"content": "x", "reply_to": "00000000-0000-4000-8000-000000000000"},
+        )
     assert err.value.status == 422 and "no message" in err.value.detail
 
 

@@ -304,11 +304,13 @@ class RemoteTeam:
         stop: threading.Event | None = None,
         idle_timeout: float | None = None,
         heartbeat: float = 0.5,
+        end_when_stopped: bool = True,
     ) -> Iterator[EventRecord]:
         """The team's events from ``from_seq`` on, in order: stored ones, then live ones.
 
         Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or
-        when the team is not running and everything is read (as ``TeamRuntime.follow``).
+        when the team is not running and everything is read (as ``TeamRuntime.follow``;
+        ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
         A dropped connection is resumed from the last event received.
         """
         next_seq = max(from_seq, 1)
@@ -332,7 +334,7 @@ class RemoteTeam:
                             yield record
                         if stop is not None and stop.is_set():
                             return
-                        if event.event == "stopped":
+                        if event.event == "stopped" and end_when_stopped:
                             return
                         if (
                             idle_timeout is not None

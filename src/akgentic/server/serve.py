@@ -7,7 +7,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -22,7 +22,7 @@ from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle
 from akgentic.team import TeamManager
 
-__all__ = ["BackgroundServer", "load_skills_into", "serve"]
+__all__ = ["BackgroundServer", "bound_url", "load_skills_into", "serve"]
 
 logger = logging.getLogger("akgentic.server")
 
@@ -45,6 +45,23 @@ def _close_streams(app: FastAPI) -> None:
     ctx: ServerContext = app.state.context
     if ctx.hub is not None:
         ctx.hub.loop.call_soon_threadsafe(ctx.hub.close)
+
+
+def bound_url(server: uvicorn.Server) -> str:
+    """``http://host:port`` of a started server (the port it really got, for port 0)."""
+    sockets = [s for listener in server.servers for s in listener.sockets]
+    host, port = sockets[0].getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
+def _announce(server: uvicorn.Server, on_ready: Callable[[str], None]) -> None:
+    """Call ``on_ready(url)`` once ``server`` listens (it is run by another thread)."""
+    pause = threading.Event()  # never set: a bounded wait between looks
+    while not server.started and not server.should_exit:
+        pause.wait(0.02)
+    if server.started:
+        on_ready(bound_url(server))
 
 
 class BackgroundServer:
@@ -70,10 +87,7 @@ class BackgroundServer:
                 break
         if not self._server.started:
             raise RuntimeError("the server did not start (see the log)")
-        sockets = [s for server in self._server.servers for s in server.sockets]
-        host, port = sockets[0].getsockname()[:2]
-        shown = f"[{host}]" if ":" in host else host
-        self.url = f"http://{shown}:{port}"
+        self.url = bound_url(self._server)
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -120,9 +134,11 @@ def serve(
     card_paths: Iterable[str | Path] = (),
     skills_dir: str | Path | None = None,
     mcp_config: str | Path | None = None,
+    on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
-    runs is stopped gracefully on the way out."""
+    runs is stopped gracefully on the way out. ``on_ready(url)`` is called once it
+    listens."""
     cards = CardRegistry()
     cards.load(card_paths)
     for problem in cards.errors:
@@ -135,8 +151,11 @@ def serve(
     system = ActorSystem()
     manager = TeamManager(system, storage)
     app = create_app(manager, settings, cards=cards)
+    server = uvicorn.Server(_config(app, settings))
+    if on_ready is not None:
+        threading.Thread(target=_announce, args=(server, on_ready), daemon=True).start()
     try:
-        uvicorn.Server(_config(app, settings)).run()
+        server.run()
     finally:
         try:
             manager.shutdown()

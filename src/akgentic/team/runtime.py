@@ -229,6 +229,10 @@ class TeamRuntime:
         with self.recorder.subscribe_live():
             return self.recorder.subscribe_live().wait_for(ready, timeout)
 
+    def is_running(self) -> bool:
+        """Whether the team still runs (its orchestrator is alive)."""
+        return self.orchestrator.is_alive()
+
     # -- stopping --------------------------------------------------------------------------------
     def stop(self, grace_timeout: float = 30.0) -> bool:
         """Stop the team gracefully; True once it has stopped (status STOPPED)."""

@@ -111,7 +111,12 @@ def test_from_parts_and_usage() -> None:
     )
     ret = ToolReturnPart("search", "ok", tool_call_id="c9", outcome="retried")
     assert ToolReturnEvent.from_part(ret, run_id="r") == ToolReturnEvent(
-        run_id="r", tool_name="search", tool_call_id="c9", success=False, outcome="retried"
+        run_id="r",
+        tool_name="search",
+        tool_call_id="c9",
+        success=False,
+        outcome="retried",
+        content="ok",
     )
     usage = RunUsage(requests=2, tool_calls=1, input_tokens=7, output_tokens=3, cache_read_tokens=4)
     assert LlmUsageEvent.from_usage(usage, run_id="r", model="m") == LlmUsageEvent(
@@ -143,7 +148,9 @@ def test_from_stream_event_maps_text_and_tools() -> None:
         ToolCallEvent(run_id="r", tool_name="search", tool_call_id="c1", arguments={"q": "x"})
     ]
     assert from_stream_event(FunctionToolResultEvent(ret), run_id="r") == [
-        ToolReturnEvent(run_id="r", tool_name="search", tool_call_id="c1", success=True)
+        ToolReturnEvent(
+            run_id="r", tool_name="search", tool_call_id="c1", success=True, content="found"
+        )
     ]
     assert from_stream_event(PartStartEvent(index=0, part=call), run_id="r") == []
     assert from_stream_event(object(), run_id="r") == []

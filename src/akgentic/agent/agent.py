@@ -18,7 +18,9 @@ prompts and context states of its tool cards. The contract:
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
 - Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
-  enough to rebuild the context on restore), tool calls and returns, text deltas, usage.
+  enough to rebuild the context on restore), tool calls and returns, text deltas (batched,
+  see ``AgentConfig.stream_text_interval``), usage — framed by the turn protocol
+  (:mod:`akgentic.agent.turn`): started, then ended, after any error it reports.
 """
 
 from __future__ import annotations
@@ -43,6 +45,12 @@ from akgentic.agent.capabilities import (
 )
 from akgentic.agent.config import AgentConfig, AgentState
 from akgentic.agent.messages import AgentMessage, AgentReply, MessageType
+from akgentic.agent.turn import (
+    TurnEndedEvent,
+    TurnInterruptedEvent,
+    TurnOutcome,
+    TurnStartedEvent,
+)
 from akgentic.core import (
     ActorAddress,
     ActorAddressImpl,
@@ -50,6 +58,8 @@ from akgentic.core import (
     CancelMessage,
     Message,
     Orchestrator,
+    WarningError,
+    WarningMessage,
     address_name,
 )
 from akgentic.llm import (
@@ -129,7 +139,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             MailboxCapability(self, mailbox_card),
         ]
         if self.config.stream_events:
-            capabilities.append(PublishRunEvents(self.notify_event))
+            capabilities.append(
+                PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
+            )
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
             output_type=[str, AgentReply],
@@ -221,6 +233,25 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     # -- turns ----------------------------------------------------------------------------------
     def _run_turn(self, msg: Message, text: str, sender: ActorAddress | None) -> None:
+        """One turn, framed by the turn protocol (:mod:`akgentic.agent.turn`): started,
+        then — after the failure is reported, so a client sees Error before End — ended."""
+        name = self.config.name
+        self.notify_event(TurnStartedEvent(turn_id=msg.id, agent=name))
+        outcome: TurnOutcome = "completed"
+        error: str | None = None
+        try:
+            if not self._take_turn(msg, text, sender):
+                outcome = "interrupted"
+        except WarningError as exc:
+            outcome, error = "failed", str(exc)
+            self._report(WarningMessage(content=str(exc), current_message=msg))
+        except Exception as exc:
+            outcome, error = "failed", f"{type(exc).__name__}: {exc}"
+            self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
+        self.notify_event(TurnEndedEvent(turn_id=msg.id, agent=name, outcome=outcome, error=error))
+
+    def _take_turn(self, msg: Message, text: str, sender: ActorAddress | None) -> bool:
+        """Run the model on ``msg``; False when a cancel interrupted the run."""
         body = msg.rendering() if isinstance(msg, MailboxMessage) else text
         if not isinstance(msg, MailboxMessage) and sender is not None:
             body = f"Message from {sender.name}:\n{text}"
@@ -243,10 +274,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._history = list(interrupted.messages)
             self._publish_run(self._history[start:], run_usage)
             canceller = self._cancelled_by.sender if self._cancelled_by else None
+            self.notify_event(
+                TurnInterruptedEvent(
+                    turn_id=msg.id,
+                    agent=self.config.name,
+                    by=canceller.name if canceller is not None else None,
+                )
+            )
             self._reply(sender, "The run was cancelled.", "notification")
             if canceller is not None and canceller != sender:
                 self._reply(canceller, "The run was cancelled.", "acknowledgment")
-            return
+            return False
         except UsageLimitReached as exc:
             self._save_usage()
             self._reply(sender, f"I had to stop: {exc}", "notification")
@@ -256,6 +294,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._history = list(result.all_messages())
         self._publish_run(list(result.new_messages()), run_usage)
         self._route(result.output, sender)
+        return True
 
     def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""

@@ -126,6 +126,8 @@ class AgentConfig(BaseConfig):
     - ``usage_limits``, ``compaction``: spending limits and context compaction.
     - ``stream_events``: publish text deltas and tool events while the model works
       (needs a model that streams; the offline scripted model does).
+    - ``stream_text_interval``: seconds of streamed text gathered into one text-delta
+      event, so the event log does not get a row per token; 0 publishes every delta.
     - ``scenario_dir``: where relative scripted-scenario paths are resolved.
     """
 
@@ -135,6 +137,7 @@ class AgentConfig(BaseConfig):
     usage_limits: UsageLimitsConfig = Field(default_factory=UsageLimitsConfig)
     compaction: CompactionConfig = Field(default_factory=CompactionConfig)
     stream_events: bool = True
+    stream_text_interval: float = Field(default=0.05, ge=0)
     scenario_dir: str | None = None
 
     @field_validator("models", mode="before")

@@ -1,4 +1,4 @@
-"""Talking to a team that runs in this process: interactively, or one exchange.
+"""Talking to a team — running here, or on a server — interactively, or one exchange.
 
 Each line the person types goes into the team through the human proxy: to the entry
 point (``runtime.send``; a ``/command`` is text too, which the entry point dispatches), or
@@ -24,11 +24,12 @@ from rich.text import Text
 
 from akgentic.cli.describe import text_of
 from akgentic.cli.errors import EXIT_ERROR, explain
+from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
 from akgentic.cli.watch import Reply, Watch
 from akgentic.core import AddressError
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import TeamRuntime
 from akgentic.team.card import member_names
 
 __all__ = ["ChatOptions", "chat", "intro", "send_line"]
@@ -51,7 +52,7 @@ class ChatOptions:
     retry_interrupted: bool = False
 
 
-def send_line(runtime: TeamRuntime, line: str) -> tuple[UUID, str]:
+def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
     """Send one typed line; returns the accepted message's id and who should answer it."""
     addressed = _ADDRESSED.match(line)
     if addressed is not None:
@@ -60,7 +61,7 @@ def send_line(runtime: TeamRuntime, line: str) -> tuple[UUID, str]:
     return runtime.send(line), runtime.card.entry_point
 
 
-def intro(console: Console, runtime: TeamRuntime, verb: str) -> None:
+def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
     """``team research (104b23b9) started: @Manager (entry point), @Worker``."""
     card = runtime.card
     names = [a.name for a in runtime.members() if a.name.startswith("@") and a.name != card.human]
@@ -71,8 +72,8 @@ def intro(console: Console, runtime: TeamRuntime, verb: str) -> None:
 
 
 def chat(
-    manager: TeamManager,
-    runtime: TeamRuntime,
+    manager: TeamKeeper,
+    runtime: TeamHandle,
     options: ChatOptions,
     *,
     console: Console,
@@ -92,7 +93,7 @@ def chat(
     watch = Watch(runtime, view, from_seq).start()
     reply: Reply | None = None
     try:
-        if options.retry_interrupted:
+        if options.retry_interrupted and isinstance(runtime, TeamRuntime):
             retried = runtime.retry_interrupted()
             view.note(f"delivered {len(retried)} interrupted message(s) again")
         if options.message is not None:
@@ -132,7 +133,7 @@ def _answer(console: Console, reply: Reply, options: ChatOptions) -> int:
     return EXIT_ERROR
 
 
-def _interactive(runtime: TeamRuntime, watch: Watch, view: LiveView, options: ChatOptions) -> None:
+def _interactive(runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions) -> None:
     entry = runtime.card.entry_point
     tty = sys.stdin.isatty()
     view.note(
@@ -167,7 +168,7 @@ def _interactive(runtime: TeamRuntime, watch: Watch, view: LiveView, options: Ch
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
 
 
-def _stop(manager: TeamManager, runtime: TeamRuntime, view: LiveView) -> None:
+def _stop(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> None:
     """Stop the team gracefully; a failure to do so is printed, not raised."""
     try:
         manager.stop_team(runtime.team_id, grace_timeout=GRACE)

@@ -4,13 +4,14 @@ Each line: sequence number, local time, kind (the class of the telemetry message
 the event it carries) and a one-line summary. A row that cannot be decoded is printed in
 red as ``CORRUPT`` with the reason, and the listing goes on. ``--follow`` keeps printing
 new records until Ctrl-C by polling the storage by sequence number, so it works whichever
-process runs the team.
+process runs the team. With ``--server URL`` the records come from that server (its
+history pages, then its event stream).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Annotated
 from uuid import UUID
 
@@ -19,9 +20,18 @@ from rich.text import Text
 
 from akgentic.cli.describe import Describer
 from akgentic.cli.errors import CliError, reporting
-from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TeamArgument
+from akgentic.cli.options import (
+    DebugOption,
+    ImportOption,
+    ServerOption,
+    StorageOption,
+    TeamArgument,
+    TokenOption,
+)
 from akgentic.cli.output import error_console, local_time, out_console, symbols_for
+from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
+from akgentic.client import RemoteTeam
 from akgentic.storage import EventRecord, StorageBundle
 
 __all__ = ["events", "read_events"]
@@ -66,25 +76,51 @@ def events(
     ] = 0.25,
     imports: ImportOption = None,
     storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Print a team's events: seq, time, kind and a one-line summary."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug):
         import_modules(imports)
-        record = find_team(bundle, team)
-        try:
-            stored_card(record)  # when its card does not decode, some events will not either
-        except CliError as exc:
-            error_console().print(Text(f"warning: {exc}", style="yellow"))
-        console = out_console()
-        describer = Describer(symbols_for(console).arrow)
-        rows = read_events(bundle, record.team_id, from_seq, follow=follow, interval=interval)
-        try:
-            for row in rows:
-                kind, summary = describer.describe(row)
-                line = (
-                    f"{row.seq:>5}  {local_time(row.timestamp, millis=True)}  {kind:<22} {summary}"
+        if server:
+            with connected(server, token) as client:
+                record = find_remote_team(client, team)
+                remote = client.get_team(record.team_id)
+                rows = (
+                    remote.follow(from_seq, end_when_stopped=False)
+                    if follow
+                    else _pages(remote, from_seq)
                 )
-                console.print(Text(line, style="red" if row.message is None else ""))
-        except KeyboardInterrupt:
-            return  # the way to end --follow
+                _print(rows)
+            return
+        with opened_storage(storage) as (bundle, _):
+            record = find_team(bundle, team)
+            try:
+                stored_card(record)  # when its card does not decode, some events will not either
+            except CliError as exc:
+                error_console().print(Text(f"warning: {exc}", style="yellow"))
+            _print(read_events(bundle, record.team_id, from_seq, follow=follow, interval=interval))
+
+
+def _pages(team: RemoteTeam, from_seq: int) -> Iterator[EventRecord]:
+    """The server's records of ``team`` from ``from_seq`` on, page by page."""
+    after = from_seq - 1
+    while True:
+        page = team.history(after=after, limit=BATCH)
+        yield from page
+        if len(page) < BATCH:
+            return
+        after = page[-1].seq
+
+
+def _print(rows: Iterable[EventRecord]) -> None:
+    console = out_console()
+    describer = Describer(symbols_for(console).arrow)
+    try:
+        for row in rows:
+            kind, summary = describer.describe(row)
+            line = f"{row.seq:>5}  {local_time(row.timestamp, millis=True)}  {kind:<22} {summary}"
+            console.print(Text(line, style="red" if row.message is None else ""))
+    except KeyboardInterrupt:
+        return  # the way to end --follow

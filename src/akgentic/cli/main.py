@@ -2,7 +2,9 @@
 
 - ``akgentic run TEAM.yaml [--message TEXT] [--model SPEC]`` — see :mod:`akgentic.cli.run`;
 - ``akgentic teams list|show|stop|resume|delete`` — see :mod:`akgentic.cli.teams`;
-- ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`.
+- ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`;
+- ``akgentic serve [--host] [--port] [--cards PATH]`` — see :mod:`akgentic.cli.serve`;
+  ``run`` and ``events`` take ``--server URL`` to work with a server's teams.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import typer
 
 from akgentic.cli.events import events
 from akgentic.cli.run import run
+from akgentic.cli.serve import serve
 from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
 
 __all__ = ["app", "main"]
@@ -39,6 +42,7 @@ teams_app = typer.Typer(
 
 app.command("run")(run)
 app.command("events")(events)
+app.command("serve")(serve)
 teams_app.command("list")(list_teams)
 teams_app.command("show")(show_team)
 teams_app.command("stop")(stop_team)

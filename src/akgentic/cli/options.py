@@ -12,10 +12,12 @@ __all__ = [
     "ImportOption",
     "MessageOption",
     "ModelOption",
+    "ServerOption",
     "StorageOption",
     "StreamOption",
     "TeamArgument",
     "TimeoutOption",
+    "TokenOption",
     "VerboseOption",
 ]
 
@@ -89,5 +91,26 @@ ImportOption = Annotated[
         show_default=False,
         help="Import MODULE first (repeatable): the modules the team card's 'imports' names, "
         "which stored data never imports by itself.",
+    ),
+]
+ServerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        envvar="AKGENTIC_SERVER",
+        metavar="URL",
+        show_default=False,
+        help="Work with the teams of an akgentic server (e.g. http://127.0.0.1:8080) "
+        "instead of this machine's storage.",
+    ),
+]
+TokenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        envvar="AKGENTIC_TOKEN",
+        metavar="TOKEN",
+        show_default=False,
+        help="The server's bearer token (a server off loopback requires one).",
     ),
 ]

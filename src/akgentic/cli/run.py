@@ -14,12 +14,15 @@ from akgentic.cli.options import (
     IdleOption,
     MessageOption,
     ModelOption,
+    ServerOption,
     StorageOption,
     StreamOption,
     TimeoutOption,
+    TokenOption,
     VerboseOption,
 )
 from akgentic.cli.output import out_console, short_id
+from akgentic.cli.remote import connected
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import default_url, opened_storage
 from akgentic.team import TeamCard
@@ -45,23 +48,28 @@ def run(
     idle: IdleOption = 5.0,
     verbose: VerboseOption = False,
     stream: StreamOption = True,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Run a team in the terminal: type to the entry point, see the team work.
 
     Lines go to the entry point ('@Member text' to another member, '/command' to the
     entry point's commands); /quit or end of input stops the team. With --message, one
-    exchange: the answer is printed on a line starting 'answer:'.
+    exchange: the answer is printed on a line starting 'answer:'. With --server, the team
+    runs on that server.
     """
     with reporting(debug):
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)
+        options = ChatOptions(message, timeout, idle, verbose, stream)
+        if server:
+            raise typer.Exit(_run_remote(card, server, token, model, options))
         with opened_storage(storage) as (bundle, url), team_manager(bundle) as manager:
             runtime = manager.create_team(card, model=(model or "").strip() or None)
             console = out_console()
             intro(console, runtime, "started")
-            options = ChatOptions(message, timeout, idle, verbose, stream)
             code = chat(
                 manager,
                 runtime,
@@ -71,3 +79,21 @@ def run(
                 resume_hint=resume_hint(runtime.team_id, url),
             )
     raise typer.Exit(code)
+
+
+def _run_remote(
+    card: TeamCard, url: str, token: str | None, model: str | None, options: ChatOptions
+) -> int:
+    """``run --server``: the same conversation, with the team on the server."""
+    with connected(url, token) as client:
+        team = client.create_team(card, model=(model or "").strip() or None)
+        console = out_console()
+        intro(console, team, f"started on {url}")
+        return chat(
+            client,
+            team,
+            options,
+            console=console,
+            from_seq=1,
+            resume_hint=f"its events: akgentic events {short_id(team.team_id)} --server {url}",
+        )

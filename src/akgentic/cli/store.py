@@ -28,6 +28,7 @@ __all__ = [
     "default_url",
     "find_team",
     "import_modules",
+    "match_team",
     "opened_storage",
     "resolve_url",
     "stored_card",
@@ -74,16 +75,23 @@ def opened_storage(option: str | None) -> Iterator[tuple[StorageBundle, str]]:
 def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
     """The team ``ref`` names (full id, unique id prefix, or unique name); see the module
     docstring. Raises :class:`CliError` when none or several match."""
+    try:
+        exact = storage.teams.get(UUID(ref.strip()))
+    except ValueError:
+        exact = None
+    return match_team(ref, exact or storage.teams.list())
+
+
+def match_team(ref: str, teams: TeamRecord | list[TeamRecord]) -> TeamRecord:
+    """The one of ``teams`` that ``ref`` names (or ``teams`` itself: an exact match)."""
     ref = ref.strip()
     if not ref:
         raise CliError("name a team: its id, a prefix of its id, or its name")
-    try:
-        exact = storage.teams.get(UUID(ref))
-    except ValueError:
-        exact = None
-    if exact is not None:
-        return exact
-    teams = storage.teams.list()
+    if isinstance(teams, TeamRecord):
+        return teams
+    exact = [t for t in teams if str(t.team_id) == ref.lower()]
+    if exact:
+        return exact[0]
     by_prefix = [t for t in teams if str(t.team_id).startswith(ref.lower())]
     by_name = [t for t in teams if t.name == ref]
     for matches, what in ((by_prefix, "ids start with"), (by_name, "teams are named")):

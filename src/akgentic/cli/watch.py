@@ -1,4 +1,4 @@
-"""Watch: follows a team running in this process, and tells when an exchange is over.
+"""Watch: follows a team (here or on a server), and tells when an exchange is over.
 
 A thread reads ``runtime.follow(from_seq)`` and hands each record to the live view, then
 updates what it knows of the conversation. :meth:`Watch.wait_reply` blocks the caller
@@ -24,10 +24,10 @@ from typing import Literal
 from uuid import UUID
 
 from akgentic.cli.describe import name_of
+from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.core import Message, ProcessedMessage, ReceivedMessage, SentMessage, StopMessage
 from akgentic.storage import EventRecord
-from akgentic.team import TeamRuntime
 
 __all__ = ["Reply", "Watch"]
 
@@ -46,7 +46,7 @@ class Reply:
 class Watch:
     """Follows ``runtime`` from ``from_seq`` in a thread, rendering into ``view``."""
 
-    def __init__(self, runtime: TeamRuntime, view: LiveView, from_seq: int) -> None:
+    def __init__(self, runtime: TeamHandle, view: LiveView, from_seq: int) -> None:
         self.runtime = runtime
         self.view = view
         self.from_seq = from_seq
@@ -70,7 +70,7 @@ class Watch:
     def close(self, timeout: float = 10.0) -> None:
         """Stop following: at once while the team runs, else once its log is read to the end
         (waiting at most ``timeout`` seconds)."""
-        if self.runtime.orchestrator.is_alive():
+        if self.runtime.is_running():
             self._stop.set()  # else the follower ends by itself at the end of the log
         self._thread.join(timeout)
         self._stop.set()

@@ -120,7 +120,8 @@ class ToolReturnEvent(SerializableModel):
     """A function tool call ended: ``success`` unless it failed, was denied, retried or cut off.
 
     ``outcome`` is pydantic-ai's word for how it ended (``success``, ``failed``, ``denied``,
-    ``interrupted``, ``retried``).
+    ``interrupted``, ``retried``). ``content`` is the return as the model saw it, cut to
+    ``RETURN_PREVIEW_CHARS`` (the whole of it is in the run's ``LlmMessageEvent``).
     """
 
     run_id: str
@@ -128,6 +129,7 @@ class ToolReturnEvent(SerializableModel):
     tool_call_id: str
     success: bool
     outcome: str = "success"
+    content: str = ""
 
     @classmethod
     def from_part(cls, part: ToolReturnPart, *, run_id: str) -> ToolReturnEvent:
@@ -138,7 +140,17 @@ class ToolReturnEvent(SerializableModel):
             tool_call_id=part.tool_call_id,
             success=part.outcome == "success",
             outcome=part.outcome,
+            content=_preview(part.model_response_str(wrap_if_error=False)),
         )
+
+
+RETURN_PREVIEW_CHARS = 2000
+
+
+def _preview(text: str) -> str:
+    if len(text) <= RETURN_PREVIEW_CHARS:
+        return text
+    return f"{text[:RETURN_PREVIEW_CHARS]}… ({len(text) - RETURN_PREVIEW_CHARS} more characters)"
 
 
 class LlmUsageEvent(SerializableModel):

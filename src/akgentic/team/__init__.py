@@ -10,7 +10,7 @@ from akgentic.team.manager import TeamManager, TeamNotRunningError
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, plan_restore
-from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
+from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime, read_history, tool_state
 
 load_shipped_cards()
 
@@ -28,7 +28,9 @@ __all__ = [
     "TeamRuntime",
     "member_names",
     "plan_restore",
+    "read_history",
     "register_reducer",
     "replay_tool_states",
+    "tool_state",
     "walk",
 ]

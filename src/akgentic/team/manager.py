@@ -163,6 +163,10 @@ class TeamManager:
             return None
         return runtime
 
+    def running(self) -> list[TeamRuntime]:
+        """The teams running in this process."""
+        return [r for r in list(self._running.values()) if self.get_team(r.team_id) is r]
+
     def list_teams(self, status: TeamStatus | None = None) -> list[TeamRecord]:
         return self.storage.teams.list(status)
 

@@ -19,6 +19,7 @@ from akgentic.core import (
     ActorAddress,
     ActorSystem,
     AddressError,
+    CancelMessage,
     Message,
     Orchestrator,
     UserMessage,
@@ -28,8 +29,30 @@ from akgentic.core.serialization import SerializableModel
 from akgentic.storage import EventRecord, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
+from akgentic.team.replay import ReplayResult, replay_tool_states
 
-__all__ = ["InterruptedTurnsDismissed", "TeamRuntime"]
+__all__ = ["InterruptedTurnsDismissed", "TeamRuntime", "read_history", "tool_state"]
+
+
+def read_history(
+    storage: StorageBundle, team_id: UUID, after: int = 0, offset: int = 0, limit: int = 100
+) -> list[EventRecord]:
+    """Records of ``team_id`` with ``seq > after``, skipping the first ``offset``, at most
+    ``limit``, in order. Sequence numbers have no gap, so this is one ranged read."""
+    start = max(after, 0) + max(offset, 0) + 1
+    return storage.events.read(team_id, from_seq=start, limit=max(limit, 0))
+
+
+def tool_state(storage: StorageBundle, team_id: UUID, tool_id: str) -> ReplayResult:
+    """``tool_id``'s state (e.g. ``#PlanningTool``) rebuilt by replaying the whole log with
+    its reducer: ``states`` holds it when the tool has one, ``gaps`` any missed delta."""
+    replayed = replay_tool_states(storage.events.read(team_id))
+    return ReplayResult(
+        states={k: v for k, v in replayed.states.items() if k == tool_id},
+        last_seq={k: v for k, v in replayed.last_seq.items() if k == tool_id},
+        gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
+        unknown_tools=replayed.unknown_tools & {tool_id},
+    )
 
 
 class InterruptedTurnsDismissed(SerializableModel):
@@ -125,6 +148,34 @@ class TeamRuntime:
         self.interrupted = []
         return ids
 
+    def interrupt(self) -> list[str]:
+        """Cancel the turns in progress (seed 004's ``/stop``, for every member at once).
+
+        Each agent member gets a ``CancelMessage`` (from the human proxy when there is one):
+        a run in progress stops at its next step boundary and reports itself interrupted;
+        an idle member ignores it. Returns the names of the members told.
+        """
+        told = []
+        for address in self.members():
+            if address.name.startswith("#") or address.is_user_proxy:
+                continue
+            cancel = CancelMessage(reason="interrupted by the person")
+            if self.human is not None and self.human.is_alive():
+                self.system.proxy_ask(self.human, HumanProxy, timeout=10).send(address, cancel)
+            else:
+                self.system.tell(address, cancel)
+            told.append(address.name)
+        return told
+
+    def history(self, after: int = 0, offset: int = 0, limit: int = 100) -> list[EventRecord]:
+        """A page of the team's event log: records past sequence number ``after``, skipping
+        ``offset`` of them, at most ``limit`` (see :func:`read_history`)."""
+        return read_history(self.storage, self.team_id, after, offset, limit)
+
+    def tool_state(self, tool_id: str) -> ReplayResult:
+        """A tool actor's state rebuilt from the log (see :func:`tool_state`)."""
+        return tool_state(self.storage, self.team_id, tool_id)
+
     # -- looking at the team ---------------------------------------------------------------
     @property
     def _orchestrator(self) -> Orchestrator:
@@ -177,6 +228,10 @@ class TeamRuntime:
 
         with self.recorder.subscribe_live():
             return self.recorder.subscribe_live().wait_for(ready, timeout)
+
+    def is_running(self) -> bool:
+        """Whether the team still runs (its orchestrator is alive)."""
+        return self.orchestrator.is_alive()
 
     # -- stopping --------------------------------------------------------------------------------
     def stop(self, grace_timeout: float = 30.0) -> bool:

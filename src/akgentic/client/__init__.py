@@ -1,0 +1,35 @@
+"""akgentic.client: a server's teams with the verbs of ``TeamManager`` and ``TeamRuntime``.
+
+``AkgenticClient(base_url, token=None)`` creates, lists, stops, resumes and deletes teams;
+the ``RemoteTeam`` it hands out sends, follows (SSE, resumed after a dropped connection),
+interrupts, pages the history and rebuilds tool state — so a script runs unchanged
+against a local team or a server. Needs httpx only (the ``server`` extra has it).
+"""
+
+from akgentic.client.client import AkgenticClient, RemoteTeam, ServerError, decode_event
+from akgentic.client.models import (
+    Accepted,
+    CardInfo,
+    Health,
+    MemberInfo,
+    TeamInfo,
+    TeamPage,
+    WireEvent,
+)
+from akgentic.client.sse import SseEvent, parse_sse
+
+__all__ = [
+    "Accepted",
+    "AkgenticClient",
+    "CardInfo",
+    "Health",
+    "MemberInfo",
+    "RemoteTeam",
+    "ServerError",
+    "SseEvent",
+    "TeamInfo",
+    "TeamPage",
+    "WireEvent",
+    "decode_event",
+    "parse_sse",
+]

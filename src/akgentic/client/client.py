@@ -1,0 +1,362 @@
+"""AkgenticClient: the verbs of ``TeamManager`` and ``TeamRuntime``, over HTTP.
+
+A script written against a local team runs unchanged against a server::
+
+    client = AkgenticClient("http://127.0.0.1:8080", token=None)   # or TeamManager(...)
+    team = client.create_team(card)                                # TeamRuntime or RemoteTeam
+    team.send("why actors?")
+    for record in team.follow(idle_timeout=5):                     # EventRecords, in order
+        ...
+
+:meth:`RemoteTeam.follow` reads the team's SSE stream and decodes each event back into
+an ``EventRecord``; when the connection drops it reconnects with ``Last-Event-ID`` and
+goes on, so nothing is lost or repeated. Any error answer raises :class:`ServerError`
+with the server's reason.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from uuid import UUID
+
+import httpx
+
+from akgentic.client.models import (
+    Accepted,
+    CardInfo,
+    Health,
+    HistoryPage,
+    Interrupted,
+    MemberInfo,
+    TeamInfo,
+    TeamPage,
+    ToolStateView,
+    WireEvent,
+)
+from akgentic.client.sse import parse_sse
+from akgentic.core import Message
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.storage import EventRecord, TeamStatus
+from akgentic.team import Gap, ReplayResult, TeamCard
+
+__all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "decode_event"]
+
+RECONNECTS = 20
+"""Consecutive failed reconnections after which ``follow`` gives up."""
+
+
+class ServerError(Exception):
+    """The server answered an error (``status``), or could not be reached (``status`` 0)."""
+
+    def __init__(self, status: int, detail: str) -> None:
+        super().__init__(f"{status}: {detail}" if status else detail)
+        self.status = status
+        self.detail = detail
+
+
+def decode_event(item: WireEvent | dict[str, Any]) -> EventRecord:
+    """The ``EventRecord`` a wire event carries; a record whose message does not decode
+    here (a class this process does not define) carries ``error``, as storage does."""
+    wire = item if isinstance(item, WireEvent) else WireEvent.model_validate(item)
+    raw = json.dumps(wire.message) if wire.message is not None else ""
+    message: Message | None = None
+    error = wire.error
+    if wire.message is not None:
+        try:
+            decoded = deserialize(wire.message)
+        except Exception as exc:
+            error = f"team {wire.team_id}, event seq {wire.seq}: {exc}"
+        else:
+            if isinstance(decoded, Message):
+                message = decoded
+            else:
+                error = f"team {wire.team_id}, event seq {wire.seq}: not a message"
+    if message is None and error is None:
+        error = f"team {wire.team_id}, event seq {wire.seq}: no message"
+    return EventRecord(
+        team_id=wire.team_id,
+        seq=wire.seq,
+        timestamp=wire.time,
+        message=message,
+        error=error if message is None else None,
+        raw=raw,
+    )
+
+
+class AkgenticClient:
+    """A server's teams (see the module docstring); close it, or use it with ``with``."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 60.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    # -- plumbing --------------------------------------------------------------------------
+    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        """One call; :class:`ServerError` for an error answer or no answer."""
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
+        if response.status_code >= 400:
+            raise ServerError(response.status_code, _detail(response))
+        return response
+
+    def stream(self, path: str, **kwargs: Any) -> Any:
+        return self._http.stream("GET", path, **kwargs)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> AkgenticClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- the server ------------------------------------------------------------------------
+    def health(self) -> Health:
+        return Health.model_validate(self.request("GET", "/health").json())
+
+    def cards(self) -> list[CardInfo]:
+        """The team cards the server knows by name."""
+        return [CardInfo.model_validate(c) for c in self.request("GET", "/team-cards").json()]
+
+    # -- teams (TeamManager's verbs) -----------------------------------------------------------
+    def create_team(
+        self,
+        card: str | TeamCard | Path,
+        *,
+        name: str | None = None,
+        model: str | None = None,
+    ) -> RemoteTeam:
+        """Start a team from a card the server knows (its name), a ``TeamCard``, or a YAML
+        file (read here, so its relative scenario paths resolve on this machine)."""
+        if isinstance(card, Path):
+            card = TeamCard.from_yaml(card)
+        body: dict[str, Any] = {"card": card if isinstance(card, str) else serialize(card)}
+        if name is not None:
+            body["name"] = name
+        if model is not None:
+            body["model"] = model
+        info = TeamInfo.model_validate(self.request("POST", "/teams", json=body).json())
+        return RemoteTeam(self, info)
+
+    def get_team(self, team_id: UUID | str) -> RemoteTeam:
+        """The team (running or not); :class:`ServerError` 404 when there is none."""
+        return RemoteTeam(self, self.info(team_id))
+
+    def info(self, team_id: UUID | str) -> TeamInfo:
+        return TeamInfo.model_validate(self.request("GET", f"/teams/{team_id}").json())
+
+    def list_teams(
+        self, status: TeamStatus | None = None, *, include_deleted: bool = False
+    ) -> list[TeamInfo]:
+        """Every team, newest first (read page by page)."""
+        found: list[TeamInfo] = []
+        params: dict[str, Any] = {"limit": 500, "include_deleted": include_deleted}
+        if status is not None:
+            params["status"] = status.value
+        while True:
+            params["offset"] = len(found)
+            page = TeamPage.model_validate(self.request("GET", "/teams", params=params).json())
+            found.extend(page.items)
+            if not page.items or len(found) >= page.total:
+                return found
+
+    def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
+        data = self.request("PATCH", f"/teams/{team_id}", json={"name": name}).json()
+        return TeamInfo.model_validate(data)
+
+    def stop_team(self, team_id: UUID | str, grace_timeout: float = 30.0) -> TeamInfo:
+        """Stop the team gracefully; returns once it has stopped."""
+        response = self.request(
+            "POST",
+            f"/teams/{team_id}/stop",
+            params={"grace": grace_timeout},
+            timeout=grace_timeout + 30.0,
+        )
+        return TeamInfo.model_validate(response.json())
+
+    def resume_team(
+        self,
+        team_id: UUID | str,
+        *,
+        retry_interrupted: bool = False,
+        dismiss_interrupted: bool = False,
+    ) -> RemoteTeam:
+        body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
+        data = self.request("POST", f"/teams/{team_id}/resume", json=body).json()
+        return RemoteTeam(self, TeamInfo.model_validate(data))
+
+    def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
+        self.request("DELETE", f"/teams/{team_id}", params={"purge": purge})
+
+
+class RemoteTeam:
+    """A team on a server, driven with ``TeamRuntime``'s verbs."""
+
+    def __init__(self, client: AkgenticClient, info: TeamInfo) -> None:
+        self.client = client
+        self.info = info
+        self.team_id = info.team_id
+        self._card: TeamCard | None = None
+
+    def _path(self, tail: str = "") -> str:
+        return f"/teams/{self.team_id}{tail}"
+
+    @property
+    def card(self) -> TeamCard:
+        """The team's card (fetched once)."""
+        if self._card is None:
+            data = self.client.request("GET", self._path("/card")).json()
+            card = deserialize(data)
+            if not isinstance(card, TeamCard):
+                raise ServerError(0, f"team {self.team_id} has no readable team card")
+            self._card = card
+        return self._card
+
+    def refresh(self) -> TeamInfo:
+        self.info = self.client.info(self.team_id)
+        return self.info
+
+    def is_running(self) -> bool:
+        """Whether the team runs in the server (asked now)."""
+        return self.refresh().running
+
+    # -- talking to the team ---------------------------------------------------------------
+    def _post(self, tail: str, body: dict[str, Any]) -> Accepted:
+        data = self.client.request("POST", self._path(tail), json=body).json()
+        return Accepted.model_validate(data)
+
+    def send(self, content: str) -> UUID:
+        """To the entry point; the message id once the server committed it."""
+        return self._post("/messages", {"content": content}).message_id
+
+    def send_to(self, member: str, content: str) -> UUID:
+        return self._post("/messages", {"content": content, "to": member}).message_id
+
+    def process_human_input(self, content: str, message: Message | None = None) -> UUID:
+        """Answer ``message`` (a member's message to the person), or the entry point."""
+        if message is None:
+            return self.send(content)
+        return self._post("/messages", {"content": content, "reply_to": str(message.id)}).message_id
+
+    def command(self, command: str, to: str | None = None) -> UUID:
+        """A ``/command`` for the entry point (or ``to``)."""
+        body = {"command": command} if to is None else {"command": command, "to": to}
+        return self._post("/commands", body).message_id
+
+    def interrupt(self) -> list[str]:
+        """Cancel the turns in progress; the names of the members told."""
+        data = self.client.request("POST", self._path("/interrupt")).json()
+        return Interrupted.model_validate(data).members
+
+    def stop(self, grace_timeout: float = 30.0) -> bool:
+        self.info = self.client.stop_team(self.team_id, grace_timeout)
+        return not self.info.running
+
+    # -- looking at the team ---------------------------------------------------------------
+    def members(self) -> list[MemberInfo]:
+        data = self.client.request("GET", self._path("/members")).json()
+        return [MemberInfo.model_validate(m) for m in data]
+
+    def history(self, after: int = 0, offset: int = 0, limit: int = 100) -> list[EventRecord]:
+        params = {"after": after, "offset": offset, "limit": limit}
+        data = self.client.request("GET", self._path("/messages"), params=params).json()
+        return [decode_event(item) for item in HistoryPage.model_validate(data).items]
+
+    def tool_state(self, tool_id: str) -> ReplayResult:
+        """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
+        name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
+        path = self._path(f"/state/{name.replace('#', '%23')}")
+        view = ToolStateView.model_validate(self.client.request("GET", path).json())
+        return ReplayResult(
+            states={} if view.state is None else {name: deserialize(view.state)},
+            last_seq={name: view.last_delta},
+            gaps=[Gap(name, g["expected"], g["got"], g["at_seq"]) for g in view.gaps],
+        )
+
+    def follow(
+        self,
+        from_seq: int = 1,
+        *,
+        stop: threading.Event | None = None,
+        idle_timeout: float | None = None,
+        heartbeat: float = 0.5,
+        end_when_stopped: bool = True,
+    ) -> Iterator[EventRecord]:
+        """The team's events from ``from_seq`` on, in order: stored ones, then live ones.
+
+        Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or
+        when the team is not running and everything is read (as ``TeamRuntime.follow``;
+        ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
+        A dropped connection is resumed from the last event received.
+        """
+        next_seq = max(from_seq, 1)
+        last_news = time.monotonic()
+        failures = 0
+        while True:
+            params = {"from_seq": next_seq, "heartbeat": heartbeat}
+            try:
+                with self.client.stream(self._path("/events"), params=params) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        raise ServerError(response.status_code, _detail(response))
+                    for event in parse_sse(response.iter_lines()):
+                        if event.event and event.event != "stopped":
+                            record = decode_event(json.loads(event.data))
+                            if record.seq < next_seq:
+                                continue  # never repeat one, whatever the server sends
+                            failures = 0
+                            next_seq = record.seq + 1
+                            last_news = time.monotonic()
+                            yield record
+                        if stop is not None and stop.is_set():
+                            return
+                        if event.event == "stopped" and end_when_stopped:
+                            return
+                        if (
+                            idle_timeout is not None
+                            and time.monotonic() - last_news >= idle_timeout
+                        ):
+                            return
+            except (httpx.TransportError, httpx.DecodingError) as exc:
+                failures += 1
+                if failures > RECONNECTS:
+                    raise ServerError(0, f"the event stream keeps failing: {exc}") from None
+                if stop is not None and stop.wait(min(0.05 * failures, 1.0)):
+                    return
+                if stop is None:
+                    time.sleep(min(0.05 * failures, 1.0))
+                continue
+            if stop is not None and stop.is_set():
+                return
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        detail = response.json().get("detail")
+    except (ValueError, AttributeError):
+        detail = None
+    return str(detail) if detail else f"{response.status_code} {response.reason_phrase}"

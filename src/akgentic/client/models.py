@@ -1,0 +1,198 @@
+"""The HTTP API's bodies: what ``akgentic.server`` answers and ``AkgenticClient`` reads.
+
+They are the contract between the two, so they live here, beside the client (which needs
+no web framework), and the server imports them. Request bodies forbid unknown fields, so
+a misspelt field is a 422 naming it, never silently ignored.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Accepted",
+    "CardInfo",
+    "CreateTeam",
+    "Health",
+    "HistoryPage",
+    "Interrupted",
+    "MemberInfo",
+    "PostCommand",
+    "PostMessage",
+    "RenameTeam",
+    "ResumeTeam",
+    "TeamInfo",
+    "TeamPage",
+    "ToolStateView",
+    "WireEvent",
+]
+
+MAX_CONTENT = 200_000
+"""Characters one message may carry."""
+
+
+class _Request(BaseModel):
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+    version: str
+    teams_running: int
+
+
+class CardInfo(BaseModel):
+    """A team card the server knows by name."""
+
+    name: str
+    description: str = ""
+    entry_point: str
+    members: list[str]
+    source: str = Field(description="Where the server read it (a file path, or 'python').")
+
+
+class CreateTeam(_Request):
+    """Create a team from a card: exactly one of ``card`` (a registered card's name, or a
+    card as JSON) and ``card_yaml`` (a card as YAML text)."""
+
+    card: str | dict[str, Any] | None = Field(
+        default=None, description="A registered card name, or a team card as JSON."
+    )
+    card_yaml: str | None = Field(default=None, max_length=MAX_CONTENT)
+    name: str | None = Field(
+        default=None, min_length=1, max_length=200, description="The team's title."
+    )
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=500,
+        description="A model roster spec every member gets, e.g. 'scripted:default'.",
+    )
+
+    @model_validator(mode="after")
+    def _one_card(self) -> CreateTeam:
+        if (self.card is None) == (self.card_yaml is None):
+            raise ValueError(
+                "give exactly one of 'card' (a card name or a card as JSON) and 'card_yaml'"
+            )
+        return self
+
+
+class RenameTeam(_Request):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class ResumeTeam(_Request):
+    """What to do with the turns a crash interrupted: deliver them again, or give them up."""
+
+    retry_interrupted: bool = False
+    dismiss_interrupted: bool = False
+
+
+class PostMessage(_Request):
+    """The person's words: to the entry point, to ``to`` (a member name), or in answer
+    to ``reply_to`` (the id of a message a member sent the person)."""
+
+    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    to: str | None = Field(default=None, min_length=1, max_length=200)
+    reply_to: UUID | None = None
+
+    @model_validator(mode="after")
+    def _one_recipient(self) -> PostMessage:
+        if self.to is not None and self.reply_to is not None:
+            raise ValueError("give at most one of 'to' and 'reply_to'")
+        return self
+
+
+class PostCommand(_Request):
+    """A ``/command`` for a member (the entry point unless ``to`` names another)."""
+
+    command: str = Field(min_length=2, max_length=MAX_CONTENT, pattern=r"^/\S")
+    to: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class Accepted(BaseModel):
+    """A message accepted into the team: committed to its log at ``seq``."""
+
+    message_id: UUID
+    seq: int | None = None
+    to: str
+
+
+class Interrupted(BaseModel):
+    members: list[str] = Field(description="The members told to cancel their turn.")
+
+
+class MemberInfo(BaseModel):
+    """One member of a team: who it is, and for agents their commands and usage."""
+
+    name: str
+    role: str
+    agent_id: UUID
+    kind: Literal["agent", "tool", "human"]
+    commands: list[str] = Field(default_factory=list)
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+class TeamInfo(BaseModel):
+    team_id: UUID
+    name: str
+    card_name: str
+    status: Literal["RUNNING", "STOPPED", "DELETED"]
+    running: bool = Field(description="Whether the team runs in this server.")
+    created_at: datetime
+    updated_at: datetime
+    entry_point: str | None = None
+    human: str | None = None
+    last_seq: int = 0
+    interrupted: list[UUID] = Field(
+        default_factory=list, description="Messages whose turn a crash interrupted."
+    )
+
+
+class TeamPage(BaseModel):
+    items: list[TeamInfo]
+    total: int
+    offset: int
+    limit: int
+
+
+class WireEvent(BaseModel):
+    """One record of a team's log as the API sends it (SSE ``data`` and history items).
+
+    ``type`` and ``data`` are the protocol (``StartResponse``, ``AppendText``,
+    ``ToolCall``, ``ToolResult``, ``Error``, ``Interrupted``, ``End``, ``Message``,
+    ``ToolState``, ``Commands``, ``Usage``...; see the server's README), for any language.
+    ``message`` is the stored record itself, serialized with its class markers, which a
+    Python client decodes back into the framework's objects. A row that could not be
+    decoded has ``type`` ``Corrupt`` and ``error`` saying why.
+    """
+
+    seq: int
+    team_id: UUID
+    time: datetime
+    type: str
+    sender: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    message: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class HistoryPage(BaseModel):
+    items: list[WireEvent]
+    last_seq: int = Field(description="The team's last sequence number when read.")
+
+
+class ToolStateView(BaseModel):
+    """A tool actor's state, rebuilt by replaying the team's log with the tool's reducer."""
+
+    tool_id: str
+    state: dict[str, Any] | None = Field(description="The state, serialized; None if no delta.")
+    last_delta: int = Field(description="The last delta number folded in (0: none yet).")
+    gaps: list[dict[str, int]] = Field(
+        default_factory=list, description="Deltas that were missed (the state may be wrong)."
+    )

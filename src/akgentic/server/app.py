@@ -1,0 +1,92 @@
+"""create_app: the FastAPI application over a TeamManager.
+
+The app owns no team: the manager (and its storage and actor system) belongs to whoever
+built it — :func:`akgentic.server.serve` for ``akgentic serve``, a test, or your program.
+Everything but ``/health``, ``/docs`` and ``/openapi.json`` requires the token when the
+settings have one. CORS is off unless origins are configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+
+from akgentic.server.auth import require_token
+from akgentic.server.cards import CardRegistry
+from akgentic.server.context import ServerContext
+from akgentic.server.errors import BodyLimit, install_error_handlers
+from akgentic.server.feed import Hub
+from akgentic.server.routes import (
+    cards_router,
+    conversation_router,
+    events_router,
+    health_router,
+    teams_router,
+)
+from akgentic.server.settings import ServerSettings
+from akgentic.team import TeamCard, TeamManager
+
+__all__ = ["create_app"]
+
+DESCRIPTION = """\
+Teams of LLM agents over HTTP. Create a team from a card, post messages (fire and forget:
+202), and follow what it does on its server-sent event stream, which resumes after a
+dropped connection with `Last-Event-ID` and misses nothing. Send the server's token as
+`Authorization: Bearer <token>` when it has one.
+"""
+
+
+def create_app(
+    manager: TeamManager,
+    settings: ServerSettings | None = None,
+    *,
+    cards: CardRegistry | Iterable[TeamCard] = (),
+) -> FastAPI:
+    """The API over ``manager``; ``cards`` are the team cards clients may name."""
+    settings = settings or ServerSettings()
+    registry = cards if isinstance(cards, CardRegistry) else CardRegistry()
+    if not isinstance(cards, CardRegistry):
+        for card in cards:
+            registry.add(card)
+    ctx = ServerContext(manager=manager, cards=registry, settings=settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        ctx.hub = Hub(manager, asyncio.get_running_loop(), poll_interval=settings.poll_interval)
+        try:
+            yield
+        finally:
+            ctx.hub.close()
+
+    app = FastAPI(
+        title="akgentic",
+        description=DESCRIPTION,
+        version=_version(),
+        lifespan=lifespan,
+    )
+    app.state.context = ctx
+    app.state.settings = settings
+    install_error_handlers(app)
+    secured = [Depends(require_token)]
+    app.include_router(health_router)
+    for router in (teams_router, conversation_router, events_router, cards_router):
+        app.include_router(router, dependencies=secured)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+        )
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app
+
+
+def _version() -> str:
+    from akgentic.server.routes.health import _version as version
+
+    return version()

@@ -1,0 +1,75 @@
+"""What every route works with: the team manager, the feeds, the cards, the settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from fastapi import HTTPException, Request
+
+from akgentic.client.models import TeamInfo
+from akgentic.server.cards import CardRegistry
+from akgentic.server.feed import Hub
+from akgentic.server.settings import ServerSettings
+from akgentic.storage import TeamRecord, TeamStatus
+from akgentic.team import TeamManager, TeamRuntime
+
+__all__ = ["ServerContext", "context"]
+
+
+@dataclass
+class ServerContext:
+    manager: TeamManager
+    cards: CardRegistry
+    settings: ServerSettings
+    hub: Hub | None = None
+
+    @property
+    def live(self) -> Hub:
+        if self.hub is None:
+            raise HTTPException(503, "the server is starting or stopping; try again")
+        return self.hub
+
+    def record(self, team_id: UUID) -> TeamRecord:
+        """The team's record; 404 saying how to list the teams."""
+        record = self.manager.storage.teams.get(team_id)
+        if record is None:
+            raise HTTPException(404, f"no team {team_id}; list the teams with GET /teams")
+        return record
+
+    def runtime(self, team_id: UUID) -> TeamRuntime:
+        """The team running here; 404 or 409 (saying how to resume it) otherwise."""
+        runtime = self.manager.get_team(team_id)
+        if runtime is not None:
+            return runtime
+        record = self.record(team_id)
+        if record.status == TeamStatus.DELETED:
+            raise HTTPException(409, f"team {team_id} is deleted")
+        raise HTTPException(
+            409,
+            f"team {team_id} is not running in this server ({record.status.value}); resume "
+            f"it with POST /teams/{team_id}/resume",
+        )
+
+    def info(self, record: TeamRecord) -> TeamInfo:
+        card: dict[str, Any] = record.card or {}
+        runtime = self.manager.get_team(record.team_id)
+        return TeamInfo(
+            team_id=record.team_id,
+            name=record.name,
+            card_name=str(card.get("name", record.name)),
+            status=record.status.value,
+            running=runtime is not None,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+            entry_point=card.get("entry_point"),
+            human=card.get("human", "@Human"),
+            last_seq=self.manager.storage.events.last_seq(record.team_id),
+            interrupted=[m.id for m in runtime.interrupted] if runtime is not None else [],
+        )
+
+
+def context(request: Request) -> ServerContext:
+    ctx: ServerContext = request.app.state.context
+    return ctx

@@ -1,0 +1,98 @@
+"""Errors as the API answers them: a 4xx always says why, a 500 never shows a traceback.
+
+Every error body is ``{"detail": "<what went wrong and what to do>"}`` (422s add the
+field ``errors``). An unexpected exception is logged with its traceback under an error id
+and answered 500 with that id only.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["BodyLimit", "install_error_handlers"]
+
+logger = logging.getLogger("akgentic.server")
+
+
+def _where(loc: Any) -> str:
+    parts = [str(p) for p in loc if p != "body"] if isinstance(loc, list | tuple) else [str(loc)]
+    return ".".join(parts) or "body"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            {
+                "loc": [str(p) for p in e.get("loc", ())],
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
+            for e in exc.errors()
+        ]
+        summary = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:5]) or "invalid"
+        return JSONResponse(
+            {"detail": f"the request is not valid: {summary}", "errors": errors}, status_code=422
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"no route {request.method} {request.url.path}; the API is described at /docs"
+        elif exc.status_code == 405 and detail == "Method Not Allowed":
+            detail = f"{request.method} is not allowed on {request.url.path}; see /docs"
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception) -> JSONResponse:
+        error_id = secrets.token_hex(4)
+        logger.error("error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+        return JSONResponse(
+            {"detail": f"internal error {error_id}; the server's log has the details"},
+            status_code=500,
+        )
+
+
+class BodyLimit:
+    """413 for a request body over ``max_bytes``, by its Content-Length or as it streams."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _too_large(self) -> str:
+        return (
+            f"the request body is larger than {self.max_bytes} bytes, this server's limit "
+            f"(akgentic serve --max-body)"
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
+                response = JSONResponse({"detail": self._too_large()}, status_code=413)
+                await response(scope, receive, send)
+                return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise HTTPException(413, self._too_large())
+            return message
+
+        await self.app(scope, counted, send)

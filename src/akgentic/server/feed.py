@@ -1,0 +1,224 @@
+"""Live feeds: one team's log, read once from the store and shared by its subscribers.
+
+The store is the source. A subscriber starts at any sequence number: what it lacks is
+read from the store, then it takes the feed's recent window, then waits for the feed to
+move. Every step goes by sequence number, so there is no gap and no duplicate wherever
+the boundary falls, and a subscriber that resumes (``Last-Event-ID``) simply starts at
+the next number.
+
+A feed's thread waits on the team's recorder when the team runs in this process (woken
+by each commit), else reads the store every ``poll_interval`` seconds (a team run by
+another process on a shared store). It reads each new batch once, encodes it once
+(:func:`~akgentic.server.protocol.encode_record`) and wakes the subscribers on the event
+loop, so a hundred subscribers cost one read and one encoding per batch. A feed lives
+while it has subscribers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from enum import Enum
+from uuid import UUID
+
+from akgentic.server.protocol import encode_record
+from akgentic.storage import StorageBundle
+from akgentic.team import TeamManager
+
+__all__ = ["HEARTBEAT", "STOPPED", "Frame", "Hub", "Idle", "TeamFeed"]
+
+logger = logging.getLogger("akgentic.server")
+
+BATCH = 500
+WINDOW = 5_000
+"""Encoded records a feed keeps for subscribers that are slightly behind."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One encoded record: its sequence number, protocol type and WireEvent JSON."""
+
+    seq: int
+    type: str
+    data: str
+
+
+class Idle(Enum):
+    """What a subscriber hears between frames."""
+
+    HEARTBEAT = "heartbeat"
+    STOPPED = "stopped"
+
+
+HEARTBEAT, STOPPED = Idle.HEARTBEAT, Idle.STOPPED
+
+
+def encode_batch(storage: StorageBundle, team_id: UUID, from_seq: int) -> list[Frame]:
+    return [
+        Frame(record.seq, *encode_record(record))
+        for record in storage.events.read(team_id, from_seq=from_seq, limit=BATCH)
+    ]
+
+
+class TeamFeed:
+    """The live tail of one team's log; see the module docstring."""
+
+    def __init__(self, hub: Hub, team_id: UUID) -> None:
+        self.hub = hub
+        self.team_id = team_id
+        self.subscribers = 0
+        self._window: deque[Frame] = deque(maxlen=WINDOW)
+        self._lock = threading.Lock()
+        self.head = hub.storage.events.last_seq(team_id)
+        self._moved = asyncio.Event()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"akgentic-feed-{str(team_id)[:8]}", daemon=True
+        )
+        self._thread.start()
+
+    # -- the feed's thread ---------------------------------------------------------------------
+    def _run(self) -> None:
+        storage, hub = self.hub.storage, self.hub
+        while not self._closed.is_set():
+            try:
+                runtime = hub.manager.get_team(self.team_id)
+                if runtime is not None:
+                    runtime.recorder.wait_seq(self.head + 1, timeout=1.0)
+                elif storage.events.last_seq(self.team_id) <= self.head:
+                    self._closed.wait(hub.poll_interval)
+                    continue
+                frames = encode_batch(storage, self.team_id, self.head + 1)
+            except Exception:
+                logger.exception("feed of team %s: reading the store failed", self.team_id)
+                self._closed.wait(hub.poll_interval)
+                continue
+            if frames:
+                with self._lock:
+                    self._window.extend(frames)
+                    self.head = frames[-1].seq
+                try:
+                    hub.loop.call_soon_threadsafe(self._wake)
+                except RuntimeError:  # the event loop is gone: the server has stopped
+                    return
+
+    def _wake(self) -> None:
+        moved, self._moved = self._moved, asyncio.Event()
+        moved.set()
+
+    def close(self) -> None:
+        self._closed.set()
+        with contextlib.suppress(RuntimeError):  # the event loop may be gone already
+            self.hub.loop.call_soon_threadsafe(self._wake)
+
+    # -- for subscribers (on the event loop) ---------------------------------------------------
+    def recent(self, from_seq: int) -> list[Frame] | None:
+        """The window's frames from ``from_seq`` on; None when it starts later (read the
+        store instead)."""
+        with self._lock:
+            if from_seq > self.head:
+                return []
+            if not self._window or self._window[0].seq > from_seq:
+                return None
+            start = from_seq - self._window[0].seq
+            return [self._window[i] for i in range(start, min(start + BATCH, len(self._window)))]
+
+    async def wait_past(self, seq: int, timeout: float) -> bool:
+        """Wait until the feed goes past ``seq`` (True) or ``timeout`` passes (False)."""
+        moved = self._moved
+        if self.head > seq or self._closed.is_set():
+            return True
+        try:
+            await asyncio.wait_for(moved.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+
+class Hub:
+    """The feeds of one server: get-or-create per team, closed with their last subscriber."""
+
+    def __init__(
+        self,
+        manager: TeamManager,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        poll_interval: float = 0.5,
+    ) -> None:
+        self.manager = manager
+        self.storage = manager.storage
+        self.loop = loop
+        self.poll_interval = poll_interval
+        self._feeds: dict[UUID, TeamFeed] = {}
+        self.closed = False
+
+    def _enter(self, team_id: UUID) -> TeamFeed:
+        feed = self._feeds.get(team_id)
+        if feed is None or feed.closed:
+            feed = self._feeds[team_id] = TeamFeed(self, team_id)
+        feed.subscribers += 1
+        return feed
+
+    def _leave(self, feed: TeamFeed) -> None:
+        feed.subscribers -= 1
+        if feed.subscribers <= 0:
+            feed.close()
+            if self._feeds.get(feed.team_id) is feed:
+                del self._feeds[feed.team_id]
+
+    async def frames(
+        self, team_id: UUID, from_seq: int, *, heartbeat: float
+    ) -> AsyncIterator[Frame | Idle]:
+        """Team ``team_id``'s frames from ``from_seq`` on, until the hub closes.
+
+        Between frames: ``STOPPED`` once the team is not running here and every record is
+        read (again after each later stretch of records), and ``HEARTBEAT`` each time
+        ``heartbeat`` seconds pass with nothing new.
+        """
+        feed = self._enter(team_id)
+        try:
+            next_seq = max(from_seq, 1)
+            said_stopped = False
+            while not feed.closed and not self.closed:
+                frames = feed.recent(next_seq)
+                if frames is None:
+                    frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
+                if frames:
+                    for frame in frames:
+                        yield frame
+                    next_seq = frames[-1].seq + 1
+                    said_stopped = False
+                    continue
+                if not said_stopped and not self.running(team_id):
+                    # the feed may lag the store once the team has stopped: ask the store
+                    frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
+                    if not frames:
+                        said_stopped = True
+                        yield STOPPED
+                    continue
+                if not await feed.wait_past(next_seq - 1, heartbeat):
+                    yield HEARTBEAT
+        finally:
+            self._leave(feed)
+
+    def running(self, team_id: UUID) -> bool:
+        return self.manager.get_team(team_id) is not None
+
+    def running_ids(self) -> list[UUID]:
+        return [runtime.team_id for runtime in self.manager.running()]
+
+    def close(self) -> None:
+        """Stop every feed: subscribers' streams end."""
+        self.closed = True
+        for feed in list(self._feeds.values()):
+            feed.close()
+        self._feeds.clear()

@@ -1,0 +1,132 @@
+"""Talking to a team and reading what it did: messages, commands, interrupt, history,
+tool state."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
+
+from akgentic.client.models import (
+    Accepted,
+    HistoryPage,
+    Interrupted,
+    PostCommand,
+    PostMessage,
+    ToolStateView,
+)
+from akgentic.core import AddressError, Message, SentMessage
+from akgentic.core.serialization import serialize
+from akgentic.server.context import ServerContext, context
+from akgentic.server.protocol import encode_record
+from akgentic.team import TeamRuntime, read_history, tool_state
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/teams/{team_id}", tags=["conversation"])
+
+Ctx = Annotated[ServerContext, Depends(context)]
+SCAN = 500
+
+
+def _accepted(runtime: TeamRuntime, message_id: UUID, to: str) -> Accepted:
+    return Accepted(
+        message_id=message_id, seq=runtime.recorder.wait_committed(message_id, 0), to=to
+    )
+
+
+def _asked(runtime: TeamRuntime, message_id: UUID) -> Message:
+    """The message ``message_id`` a member sent the person, searched from the log's end."""
+    storage, human = runtime.storage, runtime.card.human
+    upper = storage.events.last_seq(runtime.team_id)
+    while upper >= 1:
+        lower = max(1, upper - SCAN + 1)
+        for record in reversed(storage.events.read(runtime.team_id, lower, upper)):
+            sent = record.message
+            if isinstance(sent, SentMessage) and sent.message.id == message_id:
+                if sent.recipient is None or sent.recipient.name != human:
+                    raise HTTPException(422, f"message {message_id} was not sent to {human}")
+                return sent.message
+        upper = lower - 1
+    raise HTTPException(422, f"reply_to: no message {message_id} in this team's history")
+
+
+@router.post("/messages", status_code=202)
+def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
+    """The person's words, to the entry point, to ``to``, or in answer to ``reply_to``.
+
+    Fire and forget: 202 once the message is committed to the team's log; what the team
+    does comes on the events stream."""
+    runtime = ctx.runtime(team_id)
+    try:
+        if body.reply_to is not None:
+            asked = _asked(runtime, body.reply_to)
+            to = asked.sender.name if asked.sender else runtime.card.entry_point
+            return _accepted(runtime, runtime.process_human_input(body.content, asked), to)
+        if body.to is not None:
+            return _accepted(runtime, runtime.send_to(body.to, body.content), body.to)
+        return _accepted(runtime, runtime.send(body.content), runtime.card.entry_point)
+    except AddressError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+@router.post("/commands", status_code=202)
+def post_command(team_id: UUID, body: PostCommand, ctx: Ctx) -> Accepted:
+    """A ``/command`` for the entry point (or ``to``); its answer comes as a message to the
+    person on the events stream."""
+    runtime = ctx.runtime(team_id)
+    to = body.to or runtime.card.entry_point
+    try:
+        return _accepted(runtime, runtime.send_to(to, body.command.strip()), to)
+    except AddressError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+@router.post("/interrupt", status_code=202)
+def interrupt(team_id: UUID, ctx: Ctx) -> Interrupted:
+    """Cancel the turns in progress: each stops at its next step boundary, and the stream
+    shows ``Interrupted`` then ``End`` for it."""
+    return Interrupted(members=ctx.runtime(team_id).interrupt())
+
+
+@router.get("/messages", response_model=HistoryPage)
+def history(
+    team_id: UUID,
+    ctx: Ctx,
+    after: Annotated[int, Query(ge=0, description="Records past this sequence number.")] = 0,
+    offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> Response:
+    """A page of the team's history: its event log, as the events stream sends it."""
+    ctx.record(team_id)
+    storage = ctx.manager.storage
+    records = read_history(storage, team_id, after, offset, limit)
+    items = ",".join(encode_record(record)[1] for record in records)
+    last = storage.events.last_seq(team_id)
+    return Response(f'{{"items":[{items}],"last_seq":{last}}}', media_type="application/json")
+
+
+@router.get("/state/{tool_id}")
+def state(
+    team_id: UUID,
+    tool_id: Annotated[str, Path(description="The tool actor, e.g. '#PlanningTool'.")],
+    ctx: Ctx,
+) -> ToolStateView:
+    """A tool actor's state, rebuilt by replaying the team's log with its reducer."""
+    ctx.record(team_id)
+    name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
+    replayed = tool_state(ctx.manager.storage, team_id, name)
+    if name not in replayed.last_seq:
+        raise HTTPException(404, f"{name} has published no state in team {team_id}")
+    if name in replayed.unknown_tools:
+        raise HTTPException(
+            422, f"{name} publishes state, but this server has no reducer to rebuild it"
+        )
+    found = replayed.states.get(name)
+    return ToolStateView(
+        tool_id=name,
+        state=serialize(found) if found is not None else None,
+        last_delta=replayed.last_seq[name],
+        gaps=[{"expected": g.expected, "got": g.got, "at_seq": g.at_seq} for g in replayed.gaps],
+    )

@@ -1,0 +1,207 @@
+"""Teams: create from a card, list, get, rename, stop, resume, delete; their members."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Response
+
+from akgentic.agent import AgentState, BaseAgent
+from akgentic.client.models import (
+    CreateTeam,
+    MemberInfo,
+    RenameTeam,
+    ResumeTeam,
+    TeamInfo,
+    TeamPage,
+)
+from akgentic.server.cards import CardError, card_from_data, card_from_yaml
+from akgentic.server.context import ServerContext, context
+from akgentic.storage import TeamStatus
+from akgentic.team import TeamCard
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/teams", tags=["teams"])
+
+Ctx = Annotated[ServerContext, Depends(context)]
+TEAM_ID = "The team's id."
+
+
+def _card(ctx: ServerContext, body: CreateTeam) -> TeamCard:
+    try:
+        if body.card_yaml is not None:
+            return card_from_yaml(body.card_yaml)
+        if isinstance(body.card, dict):
+            return card_from_data(body.card)
+    except CardError as exc:
+        raise HTTPException(422, str(exc)) from None
+    card = ctx.cards.get(str(body.card))
+    if card is None:
+        known = ", ".join(c.name for c, _ in ctx.cards.items()) or "none (akgentic serve --cards)"
+        raise HTTPException(422, f"no team card named {body.card!r}; known cards: {known}")
+    return card
+
+
+@router.post("", status_code=201)
+def create_team(body: CreateTeam, ctx: Ctx) -> TeamInfo:
+    """Start a team from a registered card (by name) or a posted one (JSON or YAML)."""
+    card = _card(ctx, body)
+    try:
+        runtime = ctx.manager.create_team(card, model=body.model)
+    except (ValueError, ImportError) as exc:
+        raise HTTPException(422, f"the team cannot start: {exc}") from None
+    storage = ctx.manager.storage
+    if body.name is not None:
+        storage.teams.update(runtime.team_id, name=body.name)
+    return ctx.info(ctx.record(runtime.team_id))
+
+
+@router.get("")
+def list_teams(
+    ctx: Ctx,
+    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    status: Annotated[TeamStatus | None, Query(description="Only teams in this status.")] = None,
+    include_deleted: bool = False,
+) -> TeamPage:
+    """A page of the teams, newest first (deleted ones only when asked)."""
+    records = ctx.manager.list_teams(status)
+    if status is None and not include_deleted:
+        records = [r for r in records if r.status != TeamStatus.DELETED]
+    records.reverse()
+    page = records[offset : offset + limit]
+    return TeamPage(
+        items=[ctx.info(r) for r in page], total=len(records), offset=offset, limit=limit
+    )
+
+
+@router.get("/{team_id}")
+def get_team(team_id: UUID, ctx: Ctx) -> TeamInfo:
+    """One team: its record, whether it runs here, its last sequence number."""
+    return ctx.info(ctx.record(team_id))
+
+
+@router.get("/{team_id}/card")
+def get_card(team_id: UUID, ctx: Ctx) -> dict[str, Any]:
+    """The team card the team was created from, serialized (class markers included)."""
+    return ctx.record(team_id).card
+
+
+@router.patch("/{team_id}")
+def rename_team(team_id: UUID, body: RenameTeam, ctx: Ctx) -> TeamInfo:
+    """Give the team another title."""
+    ctx.record(team_id)
+    return ctx.info(ctx.manager.storage.teams.update(team_id, name=body.name))
+
+
+@router.delete("/{team_id}", status_code=204)
+def delete_team(
+    team_id: UUID,
+    ctx: Ctx,
+    purge: Annotated[bool, Query(description="Remove its history too.")] = False,
+) -> Response:
+    """Stop the team if it runs and mark it DELETED (``purge`` removes its rows)."""
+    ctx.record(team_id)
+    ctx.manager.delete_team(team_id, purge=purge)
+    return Response(status_code=204)
+
+
+@router.post("/{team_id}/stop")
+def stop_team(
+    team_id: UUID,
+    ctx: Ctx,
+    grace: Annotated[float, Query(ge=0, le=300, description="Seconds turns get to end.")] = 30,
+) -> TeamInfo:
+    """Stop the team gracefully (STOPPED): turns in progress get ``grace`` seconds."""
+    record = ctx.record(team_id)
+    if record.status == TeamStatus.DELETED:
+        raise HTTPException(409, f"team {team_id} is deleted")
+    ctx.manager.stop_team(team_id, grace_timeout=grace)
+    return ctx.info(ctx.record(team_id))
+
+
+@router.post("/{team_id}/resume")
+def resume_team(
+    team_id: UUID, ctx: Ctx, body: Annotated[ResumeTeam | None, Body()] = None
+) -> TeamInfo:
+    """Rebuild a stopped (or crashed) team from its log and run it here.
+
+    Turns a crash interrupted are listed in ``interrupted``; ``retry_interrupted``
+    delivers them again (a turn may repeat its side effects), ``dismiss_interrupted``
+    gives them up for good."""
+    options = body or ResumeTeam()
+    if options.retry_interrupted and options.dismiss_interrupted:
+        raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")
+    record = ctx.record(team_id)
+    if ctx.manager.get_team(team_id) is not None:
+        raise HTTPException(409, f"team {team_id} is already running")
+    if record.status == TeamStatus.DELETED:
+        raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
+    try:
+        runtime = ctx.manager.resume_team(team_id)
+    except ValueError as exc:
+        raise HTTPException(409, f"team {team_id} cannot be resumed: {exc}") from None
+    if options.retry_interrupted:
+        runtime.retry_interrupted()
+    elif options.dismiss_interrupted:
+        runtime.dismiss_interrupted()
+    return ctx.info(ctx.record(team_id))
+
+
+@router.get("/{team_id}/members")
+def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
+    """The roster: each member's name, role and kind; for agents, their commands and the
+    tokens they used (from their latest state)."""
+    ctx.record(team_id)
+    runtime = ctx.manager.get_team(team_id)
+    usage = {
+        agent_id: dict(state.state.lifetime_usage)
+        for agent_id, state in ctx.manager.storage.states.load_states(team_id).items()
+        if isinstance(state.state, AgentState)
+    }
+    if runtime is None:
+        stored = ctx.manager.storage.states.load_states(team_id).values()
+        return [
+            MemberInfo(
+                name=s.agent_name,
+                role="",
+                agent_id=s.agent_id,
+                kind=_kind(s.agent_name, isinstance(s.state, AgentState)),
+                usage=usage.get(s.agent_id, {}),
+            )
+            for s in stored
+        ]
+    found = []
+    for address in runtime.members():
+        agent = not address.name.startswith("#") and not address.is_user_proxy
+        commands: list[str] = []
+        if agent and issubclass(_class_of(address), BaseAgent):
+            commands = runtime.system.proxy_ask(address, BaseAgent, timeout=10).get_commands()
+        found.append(
+            MemberInfo(
+                name=address.name,
+                role=address.role,
+                agent_id=address.agent_id,
+                kind="human" if address.is_user_proxy else _kind(address.name, agent),
+                commands=commands,
+                usage=usage.get(address.agent_id, {}),
+            )
+        )
+    return found
+
+
+def _kind(name: str, agent: bool) -> Any:
+    if name.startswith("#"):
+        return "tool"
+    return "agent" if agent else "human"
+
+
+def _class_of(address: Any) -> type:
+    from akgentic.core.agent import actor_class_for
+
+    try:
+        return actor_class_for(address.agent_class)
+    except LookupError:
+        return object

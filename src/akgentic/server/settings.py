@@ -1,0 +1,68 @@
+"""ServerSettings: how ``akgentic serve`` (or :func:`create_app`) runs.
+
+The rule that matters: a server reachable from other machines requires a token. A host
+that is not a loopback address without ``token`` is refused at construction, before any
+socket is opened (:class:`InsecureServerError`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["InsecureServerError", "ServerSettings", "is_loopback"]
+
+
+class InsecureServerError(ValueError):
+    """A server off loopback without a token."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine (``localhost``, a
+    127.x.x.x or ``::1`` address). A host name other than localhost counts as reachable."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class ServerSettings(BaseModel):
+    """Where the server listens and what it allows; see the field descriptions."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="The address to listen on.")
+    port: int = Field(default=8080, ge=0, le=65535, description="0 picks a free port.")
+    token: str | None = Field(
+        default=None,
+        min_length=16,
+        description="Bearer token every request (but /health and /docs) must carry; "
+        "required off loopback.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list, description="Origins a browser may call from; none: CORS off."
+    )
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest request body.")
+    heartbeat: float = Field(
+        default=15.0, gt=0, description="Seconds between SSE keep-alive comments."
+    )
+    poll_interval: float = Field(
+        default=0.5,
+        gt=0,
+        description="Seconds between store reads when following a team run by another process.",
+    )
+
+    def __init__(self, **data: Any) -> None:
+        """Refuse a server off loopback without a token (raised as itself, not wrapped
+        in a validation error, so callers can tell it apart)."""
+        super().__init__(**data)
+        if self.token is None and not is_loopback(self.host):
+            raise InsecureServerError(
+                f"host {self.host} is reachable from other machines: set a token of 16 "
+                f"characters or more (--token or AKGENTIC_TOKEN); clients send it as "
+                f"'Authorization: Bearer <token>'. Or listen on 127.0.0.1."
+            )

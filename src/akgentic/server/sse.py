@@ -1,0 +1,113 @@
+"""Server-sent events: a team's frames as ``text/event-stream``.
+
+Each record is one SSE event: ``id`` is its sequence number (``<team>:<seq>`` on the
+all-teams stream), ``event`` its protocol type, ``data`` the WireEvent JSON on one line.
+A comment line every ``heartbeat`` seconds keeps proxies from closing a quiet stream.
+``event: stopped`` says the team is not running here and everything has been sent; the
+stream stays open and goes on if the team is resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from uuid import UUID
+
+from akgentic.server.feed import HEARTBEAT, STOPPED, Frame, Hub, Idle
+
+__all__ = ["all_teams_stream", "parse_last_event_id", "team_stream"]
+
+KEEP_ALIVE = b": keep-alive\n\n"
+RETRY = b"retry: 2000\n\n"
+RESCAN = 1.0
+"""Seconds between looks for newly running teams on the all-teams stream."""
+
+
+def _event(frame: Frame, event_id: str) -> bytes:
+    return f"id: {event_id}\nevent: {frame.type}\ndata: {frame.data}\n\n".encode()
+
+
+def _stopped(team_id: UUID) -> bytes:
+    return f'event: stopped\ndata: {{"team_id":"{team_id}"}}\n\n'.encode()
+
+
+def parse_last_event_id(value: str | None) -> int | None:
+    """The sequence number in a ``Last-Event-ID`` header (``42`` or ``<team>:42``); None
+    when absent or unreadable (the stream then starts where the query says)."""
+    if not value:
+        return None
+    tail = value.rsplit(":", 1)[-1].strip()
+    return int(tail) if tail.isdigit() else None
+
+
+async def team_stream(
+    hub: Hub, team_id: UUID, from_seq: int, heartbeat: float
+) -> AsyncIterator[bytes]:
+    """One team's log from ``from_seq`` on, then live, as SSE bytes."""
+    yield RETRY
+    async for item in hub.frames(team_id, from_seq, heartbeat=heartbeat):
+        if item is HEARTBEAT:
+            yield KEEP_ALIVE
+        elif item is STOPPED:
+            yield _stopped(team_id)
+        elif isinstance(item, Frame):
+            yield _event(item, str(item.seq))
+
+
+async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
+    """What every team running here records from now on (teams that start later, from
+    their first record). Live only: a reconnecting client follows a team's own stream to
+    miss nothing."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[UUID, Frame | Idle]] = asyncio.Queue(maxsize=10_000)
+    pumps: dict[UUID, asyncio.Task[None]] = {}
+    sent: dict[UUID, int] = {}  # team -> last seq queued for this stream
+
+    async def pump(team_id: UUID, from_seq: int) -> None:
+        async for item in hub.frames(team_id, from_seq, heartbeat=3600.0):
+            if item is not HEARTBEAT:
+                await queue.put((team_id, item))
+            if isinstance(item, Frame):
+                sent[team_id] = item.seq
+            if item is STOPPED:
+                return
+
+    async def attach(opening: bool) -> None:
+        for team_id in hub.running_ids():
+            task = pumps.get(team_id)
+            if task is None or task.done():
+                if team_id not in sent:  # running when the stream opened: from now on
+                    sent[team_id] = (
+                        await asyncio.to_thread(hub.storage.events.last_seq, team_id)
+                        if opening
+                        else 0
+                    )
+                pumps[team_id] = asyncio.create_task(pump(team_id, sent[team_id] + 1))
+
+    yield RETRY
+    try:
+        await attach(opening=True)
+        next_scan = last_sent = loop.time()
+        while not hub.closed:
+            if loop.time() >= next_scan:
+                await attach(opening=False)
+                next_scan = loop.time() + RESCAN
+            try:
+                team_id, item = await asyncio.wait_for(queue.get(), RESCAN)
+            except TimeoutError:
+                if loop.time() - last_sent >= heartbeat:
+                    last_sent = loop.time()
+                    yield KEEP_ALIVE
+                continue
+            last_sent = loop.time()
+            if item is STOPPED:
+                yield _stopped(team_id)
+            elif isinstance(item, Frame):
+                yield _event(item, f"{team_id}:{item.seq}")
+    finally:
+        for task in pumps.values():
+            task.cancel()
+        for task in pumps.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -1,0 +1,100 @@
+"""Fixtures of the server tests: the real app served by uvicorn on a real socket (a thread
+of this process), over SQLite, with the real client. Nothing sleeps: tests wait on events
+of the stream, with bounds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from akgentic.client import AkgenticClient, RemoteTeam
+from akgentic.core import ActorSystem
+from akgentic.server import BackgroundServer, ServerSettings, create_app
+from akgentic.storage import EventRecord, StorageBundle, open_storage
+from akgentic.team import TeamCard, TeamManager
+from tests.server import gate_tool
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+RESEARCH = REPO / "examples" / "teams" / "research.yaml"
+ANALYST = REPO / "examples" / "teams" / "analyst.yaml"
+TURNS = DATA / "turns.yaml"
+
+
+@dataclass
+class Served:
+    url: str
+    storage: StorageBundle
+    manager: TeamManager
+    system: ActorSystem
+    client: AkgenticClient
+
+
+def _serve(tmp_path: Path, settings: ServerSettings) -> Iterator[Served]:
+    storage = open_storage(f"sqlite:///{tmp_path / 'server.db'}")
+    system = ActorSystem()
+    manager = TeamManager(system, storage)
+    cards = [TeamCard.from_yaml(p) for p in (RESEARCH, ANALYST, TURNS)]
+    app = create_app(manager, settings, cards=cards)
+    server = BackgroundServer(app).start()
+    client = AkgenticClient(server.url, token=settings.token)
+    try:
+        yield Served(server.url, storage, manager, system, client)
+    finally:
+        client.close()
+        server.stop()
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    yield from _serve(tmp_path, ServerSettings(port=0, heartbeat=0.5))
+
+
+@pytest.fixture
+def serve_with(tmp_path: Path) -> Iterator[Callable[[ServerSettings], Served]]:
+    """Serve with other settings (a token, CORS, a small body limit)."""
+    stack: list[Iterator[Served]] = []
+
+    def start(settings: ServerSettings) -> Served:
+        it = _serve(tmp_path, settings)
+        stack.append(it)
+        return next(it)
+
+    yield start
+    for it in stack:
+        for _ in it:
+            pass
+
+
+@pytest.fixture(autouse=True)
+def _gate() -> Iterator[None]:
+    gate_tool.ENTERED.clear()
+    gate_tool.OPEN.clear()
+    yield
+    gate_tool.OPEN.set()  # never leave a turn waiting
+
+
+def kind(record: EventRecord) -> str:
+    """The protocol type of a record."""
+    from akgentic.server.protocol import protocol_of
+
+    assert record.message is not None, record.error
+    return protocol_of(record.message)[0]
+
+
+def until(
+    team: RemoteTeam, done: Callable[[EventRecord], bool], from_seq: int = 1, timeout: float = 60.0
+) -> list[EventRecord]:
+    """Follow ``team`` until a record satisfies ``done`` (bounded); the records read."""
+    seen: list[EventRecord] = []
+    for record in team.follow(from_seq, idle_timeout=timeout):
+        seen.append(record)
+        if done(record):
+            return seen
+    raise AssertionError(f"not seen within {timeout}s; got {[kind(r) for r in seen]}")

@@ -1,0 +1,200 @@
+"""Every team endpoint through the real app and client, and the server's safety rules:
+a token off loopback, size limits, a reason on every 4xx, no traceback on a 500, CORS
+off unless configured, OpenAPI at /docs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from akgentic.client import AkgenticClient, ServerError
+from akgentic.core.serialization import serialize
+from akgentic.server import InsecureServerError, ServerSettings
+from akgentic.team import TeamCard
+from tests.server.conftest import RESEARCH, TURNS, Served
+
+TOKEN = "s3cret-token-of-some-length"
+
+
+def test_health_and_cards(served: Served) -> None:
+    health = served.client.health()
+    assert health.status == "ok" and health.teams_running == 0
+    cards = {c.name: c for c in served.client.cards()}
+    assert set(cards) == {"research", "analyst", "turns"}
+    assert cards["research"].entry_point == "@Manager"
+    assert cards["research"].members == ["@Manager", "@Worker"]
+
+
+def test_create_list_get_rename_delete(served: Served) -> None:
+    client = served.client
+    by_name = client.create_team("research", name="first")
+    by_card = client.create_team(TeamCard.from_yaml(RESEARCH))
+    by_file = client.create_team(RESEARCH, model="scripted:default")
+    yaml_text = (
+        "name: tiny\nentry_point: '@Solo'\n"
+        "members:\n  - card: {role: Solo, config: {name: '@Solo', role: Solo}}\n"
+    )
+    response = client.request("POST", "/teams", json={"card_yaml": yaml_text})
+    assert response.status_code == 201 and response.json()["card_name"] == "tiny"
+    assert by_name.info.name == "first" and by_name.info.running
+    assert by_card.card.entry_point == "@Manager"
+    listed = client.list_teams()
+    assert [t.team_id for t in listed][1:] == [by_file.team_id, by_card.team_id, by_name.team_id]
+    page = client.request("GET", "/teams", params={"limit": 2, "offset": 1}).json()
+    assert page["total"] == 4 and len(page["items"]) == 2
+    renamed = client.rename_team(by_card.team_id, "renamed")
+    assert renamed.name == "renamed" and client.info(by_card.team_id).name == "renamed"
+    client.delete_team(by_card.team_id)
+    assert client.info(by_card.team_id).status == "DELETED"
+    assert by_card.team_id not in [t.team_id for t in client.list_teams()]
+    assert by_card.team_id in [t.team_id for t in client.list_teams(include_deleted=True)]
+    client.delete_team(by_file.team_id, purge=True)
+    with pytest.raises(ServerError) as err:
+        client.info(by_file.team_id)
+    assert err.value.status == 404 and "GET /teams" in err.value.detail
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({"card": "nope"}, 422, "no team card named 'nope'; known cards: analyst, research, turns"),
+        ({}, 422, "give exactly one of 'card'"),
+        ({"card": "research", "card_yaml": "x: 1"}, 422, "give exactly one"),
+        ({"card": "research", "colour": "red"}, 422, "colour: Extra inputs are not permitted"),
+        ({"card": {"name": "x", "entry_point": "@A", "members": []}}, 422, "members"),
+        ({"card_yaml": "[1, 2"}, 422, "not valid YAML"),
+        ({"card": "research", "model": "openai:gpt-5"}, 422, "OPENAI_API_KEY"),
+    ],
+)
+def test_bad_creations_say_why(
+    served: Served, body: dict[str, object], status: int, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    response = httpx.post(f"{served.url}/teams", json=body, timeout=30)
+    assert response.status_code == status
+    assert says in response.json()["detail"]
+
+
+def test_a_posted_card_cannot_import_code(served: Served) -> None:
+    card = serialize(TeamCard.from_yaml(TURNS))
+    card["imports"] = ["os.path", "not_imported_anywhere"]
+    response = httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30)
+    assert response.status_code == 422
+    assert "cannot import code (not_imported_anywhere)" in response.json()["detail"]
+
+
+def test_errors_say_why_and_never_show_a_traceback(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = served.url
+    missing = httpx.get(f"{url}/nowhere")
+    assert missing.status_code == 404 and "/docs" in missing.json()["detail"]
+    wrong = httpx.put(f"{url}/teams")
+    assert wrong.status_code == 405 and "PUT is not allowed" in wrong.json()["detail"]
+    garbled = httpx.post(
+        f"{url}/teams", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert garbled.status_code == 422 and "not valid" in garbled.json()["detail"]
+    bad_id = httpx.get(f"{url}/teams/not-a-uuid")
+    assert bad_id.status_code == 422 and "team_id" in bad_id.json()["detail"]
+    bad_query = httpx.get(f"{url}/teams", params={"limit": 0})
+    assert bad_query.status_code == 422 and "limit" in bad_query.json()["detail"]
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated failure deep inside")
+
+    monkeypatch.setattr(served.manager, "list_teams", broken)
+    crashed = httpx.get(f"{url}/teams")
+    assert crashed.status_code == 500
+    assert "internal error" in crashed.json()["detail"]
+    assert "Traceback" not in crashed.text and "simulated" not in crashed.text
+
+
+def test_request_bodies_are_limited(serve_with: Callable[[ServerSettings], Served]) -> None:
+    served = serve_with(ServerSettings(port=0, max_body_bytes=2048))
+    big = {"card": "turns", "name": "x" * 4000}
+    response = httpx.post(f"{served.url}/teams", json=big)
+    assert response.status_code == 413 and "larger than 2048 bytes" in response.json()["detail"]
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"card": "turns", "name": "'
+        yield b"y" * 4000
+        yield b'"}'
+
+    streamed = httpx.post(
+        f"{served.url}/teams", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert streamed.status_code == 413 and "2048" in streamed.json()["detail"]
+    long_message = httpx.post(
+        f"{served.url}/teams/00000000-0000-4000-8000-000000000000/messages", json={"content": ""}
+    )
+    assert long_message.status_code == 422 and "content" in long_message.json()["detail"]
+
+
+def test_off_loopback_needs_a_token() -> None:
+    with pytest.raises(InsecureServerError, match="set a token"):
+        ServerSettings(host="0.0.0.0")
+    with pytest.raises(InsecureServerError):
+        ServerSettings(host="example.org")
+    assert ServerSettings(host="0.0.0.0", token=TOKEN).token == TOKEN
+    assert ServerSettings(host="::1").token is None
+    assert ServerSettings(host="localhost").host == "localhost"
+
+
+def test_a_token_is_required_when_set(serve_with: Callable[[ServerSettings], Served]) -> None:
+    served = serve_with(ServerSettings(port=0, token=TOKEN))
+    assert httpx.get(f"{served.url}/health").status_code == 200
+    assert httpx.get(f"{served.url}/openapi.json").status_code == 200
+    bare = httpx.get(f"{served.url}/teams")
+    assert bare.status_code == 401 and "Authorization: Bearer" in bare.json()["detail"]
+    assert bare.headers["www-authenticate"] == "Bearer"
+    wrong = httpx.get(f"{served.url}/teams", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and "not this server's" in wrong.json()["detail"]
+    stream = httpx.get(f"{served.url}/events")
+    assert stream.status_code == 401
+    team = served.client.create_team("turns")  # the client sends the token
+    assert served.client.info(team.team_id).running
+    with AkgenticClient(served.url) as anonymous, pytest.raises(ServerError) as err:
+        anonymous.list_teams()
+    assert err.value.status == 401
+
+
+def test_cors_is_off_unless_configured(
+    served: Served, serve_with: Callable[[ServerSettings], Served]
+) -> None:
+    preflight = {"Origin": "http://page.example", "Access-Control-Request-Method": "POST"}
+    off = httpx.options(f"{served.url}/teams", headers=preflight)
+    assert "access-control-allow-origin" not in off.headers
+    on = serve_with(ServerSettings(port=0, cors_origins=["http://page.example"]))
+    allowed = httpx.options(f"{on.url}/teams", headers=preflight)
+    assert allowed.headers["access-control-allow-origin"] == "http://page.example"
+    other = httpx.get(f"{on.url}/health", headers={"Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_openapi_at_docs(served: Served) -> None:
+    docs = httpx.get(f"{served.url}/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    paths = httpx.get(f"{served.url}/openapi.json").json()["paths"]
+    for path in (
+        "/health",
+        "/teams",
+        "/teams/{team_id}",
+        "/teams/{team_id}/messages",
+        "/teams/{team_id}/interrupt",
+        "/teams/{team_id}/commands",
+        "/teams/{team_id}/events",
+        "/events",
+        "/teams/{team_id}/state/{tool_id}",
+        "/team-cards",
+        "/teams/{team_id}/members",
+        "/teams/{team_id}/resume",
+    ):
+        assert path in paths
+
+
+def test_storage_path_is_the_users(tmp_path: Path) -> None:
+    assert ServerSettings().host == "127.0.0.1" and ServerSettings().port == 8080

@@ -1,0 +1,198 @@
+"""A conversation through the real server and client: the turn protocol on the stream,
+a failed turn, an interrupt mid-turn, answering a member, commands, tool state."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from akgentic.agent.turn import TurnEndedEvent
+from akgentic.client import RemoteTeam, ServerError
+from akgentic.core import EventMessage
+from akgentic.server.protocol import protocol_of
+from akgentic.storage import EventRecord
+from tests.server import gate_tool
+from tests.server.conftest import Served, kind, until
+
+
+def data(record: EventRecord) -> dict[str, Any]:
+    assert record.message is not None
+    return protocol_of(record.message)[1]
+
+
+def ended(turn: object) -> Any:
+    def check(record: EventRecord) -> bool:
+        return kind(record) == "End" and data(record)["turnId"] == str(turn)
+
+    return check
+
+
+def test_a_turn_streams_start_text_tools_and_end(served: Served) -> None:
+    team = served.client.create_team("research")
+    message_id = team.send("why actors?")
+    seen = until(
+        team,
+        lambda r: (
+            kind(r) == "Message" and data(r)["type"] == "response" and data(r)["to"] == "@Human"
+        ),
+    )
+    kinds = [kind(r) for r in seen]
+    assert kinds.count("StartResponse") >= 3
+    first = next(r for r in seen if kind(r) == "StartResponse")
+    assert data(first)["turnId"] == str(message_id) and data(first)["agent"] == "@Manager"
+    call = next(r for r in seen if kind(r) == "ToolCall")
+    result = next(r for r in seen if kind(r) == "ToolResult")
+    assert data(result)["toolCallId"] == data(call)["id"] != data(result)["id"]
+    assert data(call)["toolName"] == data(result)["toolName"] == "use_skill"
+    assert "three-points" in data(result)["content"]
+    worker_text = "".join(
+        data(r)["text"]
+        for r in seen
+        if kind(r) == "AppendText"
+        and r.message
+        and r.message.sender is not None
+        and r.message.sender.name == "@Worker"
+    )
+    assert worker_text.startswith("[scripted] On why actors?: one")
+    # text arrives gathered, not a row per word
+    assert sum(1 for r in seen if kind(r) == "AppendText") < len(worker_text.split())
+    assert [r.seq for r in seen] == list(range(1, len(seen) + 1))
+
+
+def test_a_failed_turn_is_error_then_end_live_and_in_history(served: Served) -> None:
+    team = served.client.create_team("turns")
+    message_id = team.send("fail")
+    live = until(team, ended(message_id))
+    turn = [
+        r
+        for r in live
+        if kind(r) in ("StartResponse", "Error", "End") and data(r).get("turnId") == str(message_id)
+    ]
+    assert [kind(r) for r in turn] == ["StartResponse", "Error", "End"]
+    assert "no_such_tool" in data(turn[1])["message"]
+    assert data(turn[2])["outcome"] == "failed" and "no_such_tool" in data(turn[2])["error"]
+    history = team.history(limit=1000)
+    assert [(r.seq, kind(r)) for r in history if r.seq in {t.seq for t in turn}] == [
+        (t.seq, kind(t)) for t in turn
+    ]
+    # the team goes on: the next turn completes
+    again = team.send("hello there")
+    after = until(team, ended(again), from_seq=live[-1].seq + 1)
+    assert data(after[-1])["outcome"] == "completed"
+
+
+def test_an_interrupt_stops_a_turn_in_progress(served: Served) -> None:
+    team = served.client.create_team("turns")
+    message_id = team.send("wait for me")
+    seen = until(team, lambda r: kind(r) == "ToolCall")
+    assert gate_tool.ENTERED.wait(30)
+    assert team.interrupt() == ["@Boss"]
+    gate_tool.OPEN.set()
+    rest = until(team, ended(message_id), from_seq=seen[-1].seq + 1)
+    kinds = [kind(r) for r in rest]
+    assert kinds.index("Interrupted") < len(kinds) - 1
+    assert data(rest[-1])["outcome"] == "interrupted"
+    interrupted = next(r for r in rest if kind(r) == "Interrupted")
+    assert data(interrupted)["by"] == "@Human"
+    assert "AppendText" not in kinds  # the model was not asked again
+    assert isinstance(rest[-1].message, EventMessage)
+    assert isinstance(rest[-1].message.event, TurnEndedEvent)
+
+
+def test_answering_a_members_question_and_commands(served: Served) -> None:
+    team = served.client.create_team("turns")
+    team.send("ask colour")
+    asked = until(team, lambda r: kind(r) == "Message" and data(r)["to"] == "@Human")[-1]
+    assert data(asked)["content"] == "Which colour?"
+    assert asked.message is not None
+    question = asked.message.message  # type: ignore[attr-defined]
+    reply_id = team.process_human_input("blue", question)
+    answer = until(team, ended(reply_id), from_seq=asked.seq + 1)
+    sent = next(r for r in answer if kind(r) == "Message" and data(r)["id"] == str(reply_id))
+    assert (data(sent)["from"], data(sent)["to"], data(sent)["content"]) == (
+        "@Human",
+        "@Boss",
+        "blue",
+    )
+    command_id = team.command("/nonsense")
+    reply = until(
+        team,
+        lambda r: kind(r) == "Message" and data(r)["parentId"] == str(command_id),
+        from_seq=answer[-1].seq + 1,
+    )[-1]
+    assert data(reply)["content"].startswith("Unknown command /nonsense. Commands: ")
+    names = {m.name: m for m in team.members()}
+    assert "stop" in names["@Boss"].commands and names["@Boss"].kind == "agent"
+    assert names["@Boss"].usage["requests"] >= 1
+
+
+def test_bad_recipients_and_answers_say_why(served: Served) -> None:
+    team = served.client.create_team("turns")
+    with pytest.raises(ServerError) as err:
+        team.send_to("@Nobody", "hi")
+    assert err.value.status == 422 and "@Nobody is not a member" in err.value.detail
+    response = served.client.request  # raw calls: the server's own wording
+    with pytest.raises(ServerError) as err:
+        response(
+            "POST",
+            f"/teams/{team.team_id}/messages",
+            json={"content": "x", "reply_to": "00000000-0000-4000-8000-000000000000"},
+        )
+    assert err.value.status == 422 and "no message" in err.value.detail
+
+
+def test_tool_state_is_rebuilt_from_the_log(served: Served) -> None:
+    team = served.client.create_team("analyst")
+    message_id = team.send("study actors")
+    until(team, ended(message_id))
+    replayed = team.tool_state("#PlanningTool")
+    plan = replayed.states["#PlanningTool"]
+    titles = sorted(task.title for task in plan.tasks.values())
+    assert titles == ["Collect facts on actors", "Summarise actors"]
+    assert replayed.gaps == [] and replayed.last_seq["#PlanningTool"] >= 1
+    with pytest.raises(ServerError) as err:
+        team.tool_state("#NoSuchTool")
+    assert err.value.status == 404 and "published no state" in err.value.detail
+
+
+def test_stop_then_resume_through_the_api(served: Served) -> None:
+    team = served.client.create_team("turns")
+    first = team.send("hello")
+    until(team, ended(first))
+    assert team.stop() is True
+    with pytest.raises(ServerError) as err:
+        team.send("anyone?")
+    assert err.value.status == 409 and f"POST /teams/{team.team_id}/resume" in err.value.detail
+    records = list(team.follow())  # a stopped team: the whole log, then the end
+    assert records and records[-1].seq == served.storage.events.last_seq(team.team_id)
+    resumed = served.client.resume_team(team.team_id)
+    assert resumed.info.running and resumed.info.status == "RUNNING"
+    again = resumed.send("hello again")
+    done = until(resumed, ended(again), from_seq=records[-1].seq + 1)
+    assert data(done[-1])["outcome"] == "completed"
+    with pytest.raises(ServerError) as err:
+        served.client.resume_team(team.team_id)
+    assert err.value.status == 409 and "already running" in err.value.detail
+
+
+def test_follow_ends_when_stop_is_set(served: Served) -> None:
+    team = served.client.create_team("turns")
+    stop = threading.Event()
+    got: list[EventRecord] = []
+
+    def read() -> None:
+        for record in team.follow(stop=stop):
+            got.append(record)
+            if kind(record) == "Commands":
+                stop.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    reader.join(30)
+    assert not reader.is_alive() and kind(got[-1]) == "Commands"
+
+
+def _sender(team: RemoteTeam) -> str:
+    return team.card.entry_point

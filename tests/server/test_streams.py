@@ -1,0 +1,138 @@
+"""The event streams: resume after dropped connections with nothing lost or repeated,
+Last-Event-ID honoured, the all-teams stream, keep-alives."""
+
+from __future__ import annotations
+
+import json
+import threading
+from urllib.parse import urlparse
+
+import httpx
+
+from akgentic.client import AkgenticClient, parse_sse
+from akgentic.core import BaseConfig, EventMessage
+from akgentic.storage import EventRecord
+from tests.server.conftest import Served, kind, until
+from tests.server.gate_tool import Emitter, Tick
+from tests.server.proxy import DroppingProxy
+
+EVENTS = 1000
+
+
+def test_a_dropped_stream_resumes_with_nothing_lost_or_repeated(served: Served) -> None:
+    team = served.client.create_team("turns")
+    emitter = served.system.createActor(
+        Emitter, config=BaseConfig(name="@Emitter"), team_id=team.team_id
+    )
+    emit = served.system.proxy_ask(emitter, Emitter, timeout=30)
+    emit.emit(EVENTS // 2)  # half before the reader connects (backfill), half while it reads
+    port = urlparse(served.url).port
+    assert port is not None
+    proxy = DroppingProxy(port, cut_after=40_000, drops=4)
+    got: list[EventRecord] = []
+    halfway = threading.Event()
+    done = threading.Event()
+
+    def read() -> None:
+        with AkgenticClient(proxy.url) as flaky:
+            for record in flaky.get_team(team.team_id).follow(idle_timeout=60):
+                got.append(record)
+                if len(got) == 200:
+                    halfway.set()
+                message = record.message
+                if isinstance(message, EventMessage) and message.event == Tick(n=EVENTS - 1):
+                    done.set()
+                    return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert halfway.wait(60)
+    emit.emit(EVENTS)  # ticks 0.. again would be ambiguous: count by n below
+    reader.join(120)
+    proxy.close()
+    assert done.is_set(), f"stopped at {len(got)} records"
+    assert proxy.dropped == 4
+    seqs = [r.seq for r in got]
+    assert seqs == list(range(1, len(got) + 1))  # in order, no gap, no duplicate
+    ticks = [
+        r.message.event.n
+        for r in got
+        if isinstance(r.message, EventMessage) and isinstance(r.message.event, Tick)
+    ]
+    assert ticks == list(range(EVENTS // 2)) + list(range(EVENTS))
+    assert len(got) >= EVENTS
+
+
+def test_last_event_id_resumes_after_that_record(served: Served) -> None:
+    team = served.client.create_team("turns")
+    first = team.send("hello")
+    until(team, lambda r: kind(r) == "End")
+    with httpx.stream(
+        "GET",
+        f"{served.url}/teams/{team.team_id}/events",
+        headers={"Last-Event-ID": "5"},
+        params={"from_seq": 1, "heartbeat": 0.2},
+        timeout=30,
+    ) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = parse_sse(response.iter_lines())
+        ids = []
+        for event in events:
+            if event.event == "":
+                break  # a keep-alive: everything stored was sent
+            ids.append(int(event.id or 0))
+            body = json.loads(event.data)
+            assert body["seq"] == ids[-1] and body["type"] == event.event
+    assert ids[0] == 6 and ids == list(range(6, ids[-1] + 1))
+    assert first
+
+
+def test_a_stopped_team_says_so_and_the_stream_goes_on(served: Served) -> None:
+    team = served.client.create_team("turns")
+    team.stop()
+    last = served.storage.events.last_seq(team.team_id)
+    with httpx.stream(
+        "GET", f"{served.url}/teams/{team.team_id}/events", params={"heartbeat": 0.2}, timeout=30
+    ) as response:
+        kinds = []
+        for event in parse_sse(response.iter_lines()):
+            kinds.append(event.event)
+            if event.event == "":
+                break
+    assert kinds[-2:] == ["stopped", ""]
+    assert len(kinds) == last + 2
+
+
+def test_the_all_teams_stream_carries_every_running_team(served: Served) -> None:
+    early = served.client.create_team("turns")
+    seen: dict[str, list[int]] = {}
+    ready = threading.Event()
+    late_id: list[str] = []
+
+    def read() -> None:
+        with httpx.stream("GET", f"{served.url}/events", timeout=60) as response:
+            ready.set()
+            for event in parse_sse(response.iter_lines()):
+                if not event.id:
+                    continue
+                team, seq = event.id.split(":")
+                seen.setdefault(team, []).append(int(seq))
+                body = json.loads(event.data)
+                assert body["team_id"] == team and body["seq"] == int(seq)
+                if late_id and team == late_id[0] and event.event == "End":
+                    return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    assert ready.wait(30)
+    before = served.storage.events.last_seq(early.team_id)
+    early.send("hello")
+    late = served.client.create_team("turns")
+    late_id.append(str(late.team_id))
+    late.send("hello")
+    reader.join(60)
+    assert not reader.is_alive()
+    assert seen[str(late.team_id)][0] == 1  # a team started later: from its first record
+    early_seqs = seen.get(str(early.team_id), [])
+    assert early_seqs and early_seqs[0] > before - 1  # running before: from the connection on
+    assert early_seqs == sorted(set(early_seqs))

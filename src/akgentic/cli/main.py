@@ -2,7 +2,8 @@
 
 - ``akgentic run TEAM.yaml [--message TEXT] [--model SPEC]`` — see :mod:`akgentic.cli.run`;
 - ``akgentic teams list|show|stop|resume|delete`` — see :mod:`akgentic.cli.teams`;
-- ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`.
+- ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`;
+- ``akgentic catalog list|show|enable|disable|...`` — see :mod:`akgentic.cli.catalog`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli.catalog import catalog_app
 from akgentic.cli.events import events
 from akgentic.cli.run import run
 from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
@@ -45,6 +47,7 @@ teams_app.command("stop")(stop_team)
 teams_app.command("resume")(resume_team)
 teams_app.command("delete")(delete_team)
 app.add_typer(teams_app, name="teams")
+app.add_typer(catalog_app, name="catalog")
 
 
 def _version(value: bool) -> None:

@@ -9,7 +9,8 @@ import pytest
 
 from akgentic.catalog import CatalogService, run_probe
 from akgentic.storage.records import utc_now
-from tests.catalog.conftest import ADMIN, Service
+from tests.catalog.conftest import ADMIN
+from tests.catalog.loopback import Service
 
 KEY = "qd-key-0a1b2c3d4e"
 

@@ -63,7 +63,10 @@ def catalog_for(observer: Any) -> CatalogService:
     """The catalog bound to the actor system of ``observer`` (an agent);
     :class:`CatalogUnavailableError` saying how to bind one."""
     system = getattr(observer, "system", None)
-    found = _bound.get(system) if system is not None else None
+    try:
+        found = _bound.get(system) if system is not None else None
+    except TypeError:  # not an object a binding could be keyed by
+        found = None
     if found is None:
         raise CatalogUnavailableError(
             "no tool catalog is bound to this agent's actor system: create the team "

@@ -91,8 +91,6 @@ _BESIDE = (
             name="mcp",
             description="An external MCP server's tools, as one toolset.",
             access="write",
-            credential="token",
-            credential_required=False,
         ),
     ),
 )

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from akgentic.agent import AgentMessage
 from akgentic.catalog import CatalogService, CatalogTool, CatalogToolUnavailable, SecretBox
-from akgentic.core import ActorSystem, EventMessage, SentMessage, StartMessage
+from akgentic.core import ActorSystem, EventMessage, StartMessage
 from akgentic.storage import SqliteStorage
-from akgentic.team import TeamCard, TeamManager, TeamRuntime
+from akgentic.team import TeamCard, TeamManager
 from tests.catalog.conftest import ADMIN
 from tests.catalog.tooltypes import key_digest
+from tests.team.test_shared_state import answer
 
 DATA = Path(__file__).resolve().parent / "data"
 SECRET = "sk-vault-LIVE-5b8e0c7d13f2"
@@ -30,21 +30,12 @@ def system() -> Iterator[ActorSystem]:
 
 
 @pytest.fixture
-def manager(system: ActorSystem, storage: SqliteStorage, catalog: CatalogService) -> TeamManager:
-    return TeamManager(system, storage, catalog=catalog)
-
-
-def answer(runtime: TeamRuntime, after: int = 0) -> tuple[int, str]:
-    for record in runtime.follow(after + 1, idle_timeout=30):
-        msg = record.message
-        if (
-            isinstance(msg, SentMessage)
-            and isinstance(msg.message, AgentMessage)
-            and msg.recipient is not None
-            and msg.recipient.name == "@Human"
-        ):
-            return record.seq, msg.message.content
-    raise AssertionError("no answer reached @Human")
+def manager(
+    system: ActorSystem, storage: SqliteStorage, catalog: CatalogService
+) -> Iterator[TeamManager]:
+    teams = TeamManager(system, storage, catalog=catalog)
+    yield teams
+    teams.shutdown()  # before the storage closes
 
 
 def stored_bytes(folder: Path) -> bytes:
@@ -71,7 +62,7 @@ def test_the_credential_reaches_the_tool_and_no_stored_byte_holds_it(
 
     runtime = manager.create_team(card)
     runtime.send("please open the vault")
-    _, text = answer(runtime)
+    _, text = answer(runtime, 0)
     assert text == f"[scripted] the vault east opened with key {key_digest(SECRET)}"
     manager.shutdown()
 
@@ -121,7 +112,7 @@ def test_a_tool_disabled_later_is_left_out_on_resume_and_the_agent_goes_on(
     enable_vault(catalog)
     runtime = manager.create_team(TeamCard.from_yaml(DATA / "vault.yaml"))
     runtime.send("open the vault")
-    seq, _ = answer(runtime)
+    seq, _ = answer(runtime, 0)
     manager.stop_team(runtime.team_id)
     catalog.disable(ADMIN, "vault")
 

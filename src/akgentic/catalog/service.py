@@ -160,22 +160,26 @@ class CatalogService:
         type_name: str | None = None,
     ) -> ToolView:
         """Turn the flags of ``surfaces`` on (the row is created if needed)."""
-        chosen = _surfaces(surfaces)
-        _, found = self._target(name, type_name)
-        audit = self._entry(principal, "enable", surfaces=chosen)
-        flags = dict.fromkeys(chosen, True)
-        return self._changed(
-            name, found, lambda: self.storage.catalog.set_enabled(name, found.name, flags, audit)
-        )
+        return self._flag(principal, name, surfaces, True, type_name)
 
     def disable(
         self, principal: Principal, name: str, surfaces: Iterable[str] = CATALOG_SURFACES
     ) -> ToolView:
         """Turn the flags of ``surfaces`` off (all of them by default)."""
+        return self._flag(principal, name, surfaces, False, None)
+
+    def _flag(
+        self,
+        principal: Principal,
+        name: str,
+        surfaces: Iterable[str],
+        on: bool,
+        type_name: str | None,
+    ) -> ToolView:
         chosen = _surfaces(surfaces)
-        _, found = self._target(name, None)
-        audit = self._entry(principal, "disable", surfaces=chosen)
-        flags = dict.fromkeys(chosen, False)
+        _, found = self._target(name, type_name)
+        audit = self._entry(principal, "enable" if on else "disable", surfaces=chosen)
+        flags = dict.fromkeys(chosen, on)
         return self._changed(
             name, found, lambda: self.storage.catalog.set_enabled(name, found.name, flags, audit)
         )

@@ -171,6 +171,10 @@ def show(name: NameArgument, storage: StorageOption = None, debug: DebugOption =
             console.print(Text(f"{'tool:':<12}{tool}({args})"))
 
 
+def _say_enabled(view: ToolView) -> None:
+    out_console().print(Text(f"{view.name}: enabled for {', '.join(view.enabled) or 'none'}"))
+
+
 @catalog_app.command("enable")
 def enable(
     name: NameArgument,
@@ -184,7 +188,7 @@ def enable(
         view = catalog.enable(
             _principal(), name, _surfaces(surface, ("agents",)), type_name=type_name
         )
-        out_console().print(Text(f"{view.name}: enabled for {', '.join(view.enabled) or 'none'}"))
+        _say_enabled(view)
 
 
 @catalog_app.command("disable")
@@ -197,7 +201,7 @@ def disable(
     """Disable a tool on surfaces (default: all). Audited."""
     with _catalog(storage, debug) as catalog:
         view = catalog.disable(_principal(), name, _surfaces(surface, CATALOG_SURFACES))
-        out_console().print(Text(f"{view.name}: enabled for {', '.join(view.enabled) or 'none'}"))
+        _say_enabled(view)
 
 
 def _parse_settings(settings: list[str], raw: str | None) -> dict[str, Any]:

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
+from akgentic.storage._codec import dump_object, to_utc
 from akgentic.storage.errors import InstanceTypeError, InvalidTransitionError, TeamNotFoundError
-from akgentic.storage.records import CATALOG_STATUSES, CATALOG_SURFACES, TeamStatus
+from akgentic.storage.records import (
+    CATALOG_STATUSES,
+    CATALOG_SURFACES,
+    CatalogAuditEntry,
+    TeamStatus,
+    ToolInstanceRecord,
+)
 
 __all__ = [
+    "CatalogChanges",
     "check_limit",
     "check_probe_status",
     "check_read_range",
@@ -74,3 +84,47 @@ def check_limit(limit: int | None) -> int | None:
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0 or None, got {limit}")
     return limit
+
+
+class CatalogChanges:
+    """The catalog store's writes, each one change of columns, checked the same way on
+    every backend. A backend supplies :meth:`_change` (create-or-update the row of that
+    type and append the audit line, in one transaction) and how it binds a time."""
+
+    def _change(
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        audit: CatalogAuditEntry | None,
+    ) -> ToolInstanceRecord:
+        raise NotImplementedError
+
+    def _bind_time(self, when: datetime) -> Any:
+        return to_utc(when)
+
+    def set_enabled(
+        self, name: str, type_name: str, surfaces: Mapping[str, bool], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        return self._change(name, type_name, check_surfaces(surfaces), audit)
+
+    def set_config(
+        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        return self._change(name, type_name, {"config": dump_object(config, "config")}, audit)
+
+    def set_credential(
+        self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        blob = None if credential_enc is None else bytes(credential_enc)
+        return self._change(name, type_name, {"credential_enc": blob}, audit)
+
+    def record_probe(
+        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
+    ) -> ToolInstanceRecord:
+        changes = {
+            "status": check_probe_status(status),
+            "status_detail": detail,
+            "last_check_at": self._bind_time(checked_at),
+        }
+        return self._change(name, type_name, changes, None)

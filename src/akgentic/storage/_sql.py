@@ -13,7 +13,7 @@ a long restore does not stall writers on decoding.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -32,10 +32,9 @@ from akgentic.storage._codec import (
     load_object,
 )
 from akgentic.storage._rules import (
+    CatalogChanges,
     check_limit,
-    check_probe_status,
     check_read_range,
-    check_surfaces,
     check_transition,
     instance_type_mismatch,
     team_not_found,
@@ -433,7 +432,7 @@ _CATALOG_COLUMNS = (
 _AUDIT_COLUMNS = "seq, at, instance, type_name, actor, action, detail"
 
 
-class _Catalog:
+class _Catalog(CatalogChanges):
     """Every change is one upsert (``ON CONFLICT ... WHERE`` the type matches) and its
     audit line, in one transaction: the row is created by its first change, never
     checked-then-created, and a change naming another type updates nothing."""
@@ -517,31 +516,8 @@ class _Catalog:
             ),
         )
 
-    def set_enabled(
-        self, name: str, type_name: str, surfaces: Mapping[str, bool], audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        return self._change(name, type_name, check_surfaces(surfaces), audit)
-
-    def set_config(
-        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        return self._change(name, type_name, {"config": dump_object(config, "config")}, audit)
-
-    def set_credential(
-        self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        blob = None if credential_enc is None else bytes(credential_enc)
-        return self._change(name, type_name, {"credential_enc": blob}, audit)
-
-    def record_probe(
-        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
-    ) -> ToolInstanceRecord:
-        changes = {
-            "status": check_probe_status(status),
-            "status_detail": detail,
-            "last_check_at": self._db.time(checked_at),
-        }
-        return self._change(name, type_name, changes, None)
+    def _bind_time(self, when: datetime) -> Any:
+        return self._db.time(when)
 
     def remove(self, name: str, audit: CatalogAuditEntry) -> bool:
         db = self._db

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -29,13 +29,11 @@ from akgentic.storage._codec import (
     encode_event,
     encode_state,
     load_object,
-    to_utc,
 )
 from akgentic.storage._rules import (
+    CatalogChanges,
     check_limit,
-    check_probe_status,
     check_read_range,
-    check_surfaces,
     check_transition,
     instance_type_mismatch,
     team_not_found,
@@ -307,7 +305,7 @@ class _Skills:
             return self._data.skills.pop(name, None) is not None
 
 
-class _Catalog:
+class _Catalog(CatalogChanges):
     """Rows as records whose config is kept as JSON text (a snapshot, as in a file)."""
 
     def __init__(self, data: _Data) -> None:
@@ -378,32 +376,6 @@ class _Catalog:
     def _append(self, line: CatalogAuditRecord) -> None:
         trail = self._data.audit
         trail.append(line.model_copy(update={"seq": len(trail) + 1}))
-
-    def set_enabled(
-        self, name: str, type_name: str, surfaces: Mapping[str, bool], audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        return self._change(name, type_name, check_surfaces(surfaces), audit)
-
-    def set_config(
-        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        return self._change(name, type_name, {"config": dump_object(config, "config")}, audit)
-
-    def set_credential(
-        self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry
-    ) -> ToolInstanceRecord:
-        blob = None if credential_enc is None else bytes(credential_enc)
-        return self._change(name, type_name, {"credential_enc": blob}, audit)
-
-    def record_probe(
-        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
-    ) -> ToolInstanceRecord:
-        changes = {
-            "status": check_probe_status(status),
-            "status_detail": detail,
-            "last_check_at": to_utc(checked_at),
-        }
-        return self._change(name, type_name, changes, None)
 
     def remove(self, name: str, audit: CatalogAuditEntry) -> bool:
         with self._data.locked():

@@ -7,48 +7,34 @@ embedder has no outside exit and is not a catalog type.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
+from akgentic.catalog.builtin._service import KeyedService, http_url
 from akgentic.catalog.manifest import ToolManifest, register_tool
 from akgentic.catalog.probe import ProbeFailedError, http_check
 
-__all__ = ["OpenAICompatibleEmbeddings", "OpenAIEmbeddings", "http_url"]
+__all__ = ["OpenAICompatibleEmbeddings", "OpenAIEmbeddings"]
 
 DEFAULT_MODEL = "text-embedding-3-small"
 
 
-def http_url(value: Any) -> Any:
-    """A base URL: ``http://`` or ``https://``, no trailing slash."""
-    if isinstance(value, str):
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-    return value
-
-
-class _EmbeddingsEndpoint(BaseModel):
+class _EmbeddingsEndpoint(KeyedService):
     """An endpoint speaking the OpenAI embeddings API, and its probe."""
-
-    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     model: str = Field(default=DEFAULT_MODEL, min_length=1)
     base_url: str
 
-    _api_key: str | None = PrivateAttr(default=None)
-
     _url = field_validator("base_url", mode="before")(http_url)
-
-    def bind_credential(self, secret: str) -> None:
-        """The API key (kept private: never serialized)."""
-        self._api_key = secret
 
     def probe(self, timeout: float) -> str:
         """The model list, within ``timeout``; the configured model must be in it."""
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
         answer = http_check(
-            f"{self.base_url}/models", timeout=timeout, headers=headers, what="the endpoint"
+            f"{self.base_url}/models",
+            timeout=timeout,
+            headers=self.key_header(),
+            what="the endpoint",
         )
         data = answer.body.get("data") if isinstance(answer.body, dict) else None
         if not isinstance(data, list):

@@ -9,27 +9,19 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import Field, field_validator
 
-from akgentic.catalog.builtin.embeddings import http_url
+from akgentic.catalog.builtin._service import KeyedService, http_url
 from akgentic.catalog.manifest import ToolManifest, register_tool
 from akgentic.catalog.probe import http_check
 
 __all__ = ["QdrantServer", "WeaviateCluster"]
 
 
-class _Cluster(BaseModel):
-    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
-
+class _Cluster(KeyedService):
     url: str
 
-    _api_key: str | None = PrivateAttr(default=None)
-
     _url = field_validator("url", mode="before")(http_url)
-
-    def bind_credential(self, secret: str) -> None:
-        """The cluster's API key (kept private: never serialized)."""
-        self._api_key = secret
 
 
 @register_tool
@@ -46,7 +38,7 @@ class QdrantServer(_Cluster):
 
     def probe(self, timeout: float) -> str:
         """The collection list, within ``timeout``."""
-        headers = {"api-key": self._api_key} if self._api_key else {}
+        headers = self.key_header("api-key", scheme="")
         answer = http_check(
             f"{self.url}/collections", timeout=timeout, headers=headers, what="Qdrant"
         )
@@ -72,7 +64,7 @@ class WeaviateCluster(_Cluster):
 
     def probe(self, timeout: float) -> str:
         """The cluster's meta (its version), within ``timeout``."""
-        headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+        headers = self.key_header()
         answer = http_check(
             f"{self.url}/v1/meta", timeout=timeout, headers=headers, what="Weaviate"
         )

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
-from pydantic_ai import Agent, ModelRetry, RunContext
+from pydantic_ai import Agent, ModelRetry, RunContext, Tool
 from pydantic_ai.messages import ModelMessage, SystemPromptPart
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from akgentic.agent.capabilities import (
@@ -79,6 +80,8 @@ from akgentic.tool.core import (
     RetriableError,
     ToolCard,
     ToolFactory,
+    offer_predicate,
+    offered_now,
 )
 from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
@@ -95,6 +98,30 @@ def message_text(msg: Message) -> str | None:
     """The text a message carries (its ``content``), or None."""
     content = getattr(msg, "content", None)
     return content if isinstance(content, str) else None
+
+
+def offered_tools(tools: Sequence[Any]) -> list[Any]:
+    """The factory's tools for pydantic-ai: one marked with ``offer_while`` becomes a
+    ``Tool`` whose ``prepare`` leaves it out while its predicate does not hold (seed 001:
+    knowledge search is absent while its base is empty).
+
+    The predicate is asked once per run, at its first request, and the answer holds for
+    the run: the tool list stays the same from step to step (no mid-run "now available"
+    notice, a stable prefix for prompt caches), and a base filled during a run brings its
+    tools back at the next run."""
+
+    def prepare(fn: Any) -> Any:
+        decided: dict[str | None, bool] = {}
+
+        def check(ctx: RunContext[Any], tool_def: ToolDefinition) -> ToolDefinition | None:
+            if ctx.run_id not in decided:
+                decided.clear()  # one run at a time per agent: forget the last one
+                decided[ctx.run_id] = offered_now(fn)
+            return tool_def if decided[ctx.run_id] else None
+
+        return check
+
+    return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
 
 
 class BaseAgent(Akgent[AgentConfig, AgentState]):
@@ -146,7 +173,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             model,
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
-            tools=self._factory.get_tools(),
+            tools=offered_tools(self._factory.get_tools()),
             toolsets=self._factory.get_toolsets() or None,
             capabilities=capabilities,
             name=self.config.name,

@@ -5,6 +5,7 @@
 - ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`;
 - ``akgentic serve [--host] [--port] [--cards PATH]`` — see :mod:`akgentic.cli.serve`;
   ``run`` and ``events`` take ``--server URL`` to work with a server's teams.
+- ``akgentic catalog list|show|enable|disable|...`` — see :mod:`akgentic.cli.catalog`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli.catalog import catalog_app
 from akgentic.cli.events import events
 from akgentic.cli.run import run
 from akgentic.cli.serve import serve
@@ -49,6 +51,7 @@ teams_app.command("stop")(stop_team)
 teams_app.command("resume")(resume_team)
 teams_app.command("delete")(delete_team)
 app.add_typer(teams_app, name="teams")
+app.add_typer(catalog_app, name="catalog")
 
 
 def _version(value: bool) -> None:

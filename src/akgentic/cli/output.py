@@ -7,10 +7,12 @@ said: callers pass :class:`rich.text.Text`. Colours follow the terminal (and ``N
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from rich.console import Console
+from rich.text import Text
 
 __all__ = [
     "ASCII",
@@ -18,6 +20,7 @@ __all__ = [
     "error_console",
     "local_time",
     "out_console",
+    "print_table",
     "short_id",
     "symbols_for",
 ]
@@ -67,3 +70,11 @@ def local_time(moment: datetime, *, millis: bool = False) -> str:
     if millis:
         return local.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     return local.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def print_table(console: Console, rows: Sequence[Sequence[str]]) -> None:
+    """``rows`` as left-aligned columns two spaces apart, the first (the header) in bold."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for n, row in enumerate(rows):
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+        console.print(Text(line.rstrip(), style="bold" if n == 0 else ""))

@@ -2,10 +2,10 @@
 
 A :class:`StorageBundle` holds team records, each team's append-only event log (with
 gap-free per-team sequence numbers), the latest state of each agent, each agent's
-working memory, and the skill catalog. Backends: in-memory (tests), SQLite (the
-embedded default) and Postgres (shared by several processes), all opened with
-:func:`open_storage` and all passing one contract test suite. See README.md beside
-this file.
+working memory, the skill catalog, and the tool catalog's instances and audit trail.
+Backends: in-memory (tests), SQLite (the embedded default) and Postgres (shared by
+several processes), all opened with :func:`open_storage` and all passing one contract
+test suite. See README.md beside this file.
 
 ``PostgresStorage`` is imported on first use, so SQLite users need no psycopg.
 """
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from akgentic.storage._url import ACCEPTED_URLS, open_storage
 from akgentic.storage.errors import (
     CorruptRecordError,
+    InstanceTypeError,
     InvalidTransitionError,
     StorageClosedError,
     StorageError,
@@ -25,6 +26,7 @@ from akgentic.storage.errors import (
 )
 from akgentic.storage.memory import MemoryStorage
 from akgentic.storage.protocols import (
+    CatalogStore,
     EventLog,
     SkillStore,
     StateStore,
@@ -33,12 +35,17 @@ from akgentic.storage.protocols import (
     WorkingMemoryStore,
 )
 from akgentic.storage.records import (
+    CATALOG_STATUSES,
+    CATALOG_SURFACES,
+    CatalogAuditEntry,
+    CatalogAuditRecord,
     DecodeFailure,
     EventRecord,
     SkillRecord,
     StateRecord,
     TeamRecord,
     TeamStatus,
+    ToolInstanceRecord,
     corrupt_rows,
 )
 from akgentic.storage.sqlite import SqliteOptions, SqliteStorage
@@ -48,10 +55,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACCEPTED_URLS",
+    "CATALOG_STATUSES",
+    "CATALOG_SURFACES",
+    "CatalogAuditEntry",
+    "CatalogAuditRecord",
+    "CatalogStore",
     "CorruptRecordError",
     "DecodeFailure",
     "EventLog",
     "EventRecord",
+    "InstanceTypeError",
     "InvalidTransitionError",
     "MemoryStorage",
     "PostgresOptions",
@@ -70,6 +83,7 @@ __all__ = [
     "TeamRecord",
     "TeamStatus",
     "TeamStore",
+    "ToolInstanceRecord",
     "WorkingMemoryStore",
     "corrupt_rows",
     "open_storage",

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
-from akgentic.storage.errors import InvalidTransitionError, TeamNotFoundError
-from akgentic.storage.records import TeamStatus
+from akgentic.storage._codec import dump_object, to_utc
+from akgentic.storage.errors import InstanceTypeError, InvalidTransitionError, TeamNotFoundError
+from akgentic.storage.records import (
+    CATALOG_STATUSES,
+    CATALOG_SURFACES,
+    CatalogAuditEntry,
+    TeamStatus,
+    ToolInstanceRecord,
+)
 
-__all__ = ["check_read_range", "check_transition", "team_not_found"]
+__all__ = [
+    "CatalogChanges",
+    "check_limit",
+    "check_probe_status",
+    "check_read_range",
+    "check_surfaces",
+    "check_transition",
+    "instance_type_mismatch",
+    "team_not_found",
+]
 
 
 def check_transition(team_id: UUID, current: TeamStatus, new: TeamStatus) -> None:
@@ -31,3 +50,81 @@ def check_read_range(from_seq: int, to_seq: int | None, limit: int | None) -> in
 def team_not_found(team_id: UUID) -> TeamNotFoundError:
     """The error for a team with no record."""
     return TeamNotFoundError(f"no team {team_id} in this store")
+
+
+def check_surfaces(surfaces: Mapping[str, bool]) -> dict[str, bool]:
+    """The catalog flags to set, by column (``enabled_<surface>``); unknown surfaces and
+    an empty change are ``ValueError``s."""
+    unknown = [s for s in surfaces if s not in CATALOG_SURFACES]
+    if unknown or not surfaces:
+        raise ValueError(
+            f"surfaces must name at least one of {', '.join(CATALOG_SURFACES)}"
+            + (f"; unknown: {', '.join(map(repr, unknown))}" if unknown else "")
+        )
+    return {f"enabled_{s}": bool(on) for s, on in surfaces.items()}
+
+
+def instance_type_mismatch(name: str, stored: str, given: str) -> InstanceTypeError:
+    """The error for a change naming an existing instance with another type."""
+    return InstanceTypeError(
+        f"catalog instance {name!r} is of type {stored!r}, not {given!r}: one name, one "
+        f"type (pick another instance name for a second {given!r})"
+    )
+
+
+def check_probe_status(status: str) -> str:
+    """A probe outcome is ``active`` or ``error`` (``unchecked`` is only the start)."""
+    if status not in CATALOG_STATUSES[1:]:
+        raise ValueError(f"a probe status is 'active' or 'error', got {status!r}")
+    return status
+
+
+def check_limit(limit: int | None) -> int | None:
+    """How many of the latest lines to keep (None: all); a negative limit is an error."""
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit}")
+    return limit
+
+
+class CatalogChanges:
+    """The catalog store's writes, each one change of columns, checked the same way on
+    every backend. A backend supplies :meth:`_change` (create-or-update the row of that
+    type and append the audit line, in one transaction) and how it binds a time."""
+
+    def _change(
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        audit: CatalogAuditEntry | None,
+    ) -> ToolInstanceRecord:
+        raise NotImplementedError
+
+    def _bind_time(self, when: datetime) -> Any:
+        return to_utc(when)
+
+    def set_enabled(
+        self, name: str, type_name: str, surfaces: Mapping[str, bool], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        return self._change(name, type_name, check_surfaces(surfaces), audit)
+
+    def set_config(
+        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        return self._change(name, type_name, {"config": dump_object(config, "config")}, audit)
+
+    def set_credential(
+        self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        blob = None if credential_enc is None else bytes(credential_enc)
+        return self._change(name, type_name, {"credential_enc": blob}, audit)
+
+    def record_probe(
+        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
+    ) -> ToolInstanceRecord:
+        changes = {
+            "status": check_probe_status(status),
+            "status_detail": detail,
+            "last_check_at": self._bind_time(checked_at),
+        }
+        return self._change(name, type_name, changes, None)

@@ -31,14 +31,24 @@ from akgentic.storage._codec import (
     encode_state,
     load_object,
 )
-from akgentic.storage._rules import check_read_range, check_transition, team_not_found
+from akgentic.storage._rules import (
+    CatalogChanges,
+    check_limit,
+    check_read_range,
+    check_transition,
+    instance_type_mismatch,
+    team_not_found,
+)
 from akgentic.storage.errors import TeamExistsError
 from akgentic.storage.records import (
+    CatalogAuditEntry,
+    CatalogAuditRecord,
     EventRecord,
     SkillRecord,
     StateRecord,
     TeamRecord,
     TeamStatus,
+    ToolInstanceRecord,
     utc_now,
 )
 
@@ -415,6 +425,141 @@ class _Skills:
             return cur.rowcount > 0
 
 
+_CATALOG_COLUMNS = (
+    "name, type_name, enabled_agents, enabled_api, enabled_cli, config, credential_enc, "
+    "status, status_detail, last_check_at, created_at, updated_at"
+)
+_AUDIT_COLUMNS = "seq, at, instance, type_name, actor, action, detail"
+
+
+class _Catalog(CatalogChanges):
+    """Every change is one upsert (``ON CONFLICT ... WHERE`` the type matches) and its
+    audit line, in one transaction: the row is created by its first change, never
+    checked-then-created, and a change naming another type updates nothing."""
+
+    def __init__(self, driver: Driver) -> None:
+        self._db = driver
+
+    def _record(self, row: Sequence[Any]) -> ToolInstanceRecord:
+        db = self._db
+        return ToolInstanceRecord(
+            name=row[0],
+            type_name=row[1],
+            enabled_agents=bool(row[2]),
+            enabled_api=bool(row[3]),
+            enabled_cli=bool(row[4]),
+            config=load_object(row[5], f"catalog instance {row[0]!r} config"),
+            credential_enc=None if row[6] is None else bytes(row[6]),
+            status=row[7],
+            status_detail=row[8],
+            last_check_at=None if row[9] is None else db.load_time(row[9]),
+            created_at=db.load_time(row[10]),
+            updated_at=db.load_time(row[11]),
+        )
+
+    def list(self) -> builtins.list[ToolInstanceRecord]:
+        with self._db.read() as cur:
+            rows = cur.execute(f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog ORDER BY name")
+            return [self._record(row) for row in rows.fetchall()]
+
+    def get(self, name: str) -> ToolInstanceRecord | None:
+        with self._db.read() as cur:
+            row = cur.execute(
+                f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog WHERE name = ?", (name,)
+            ).fetchone()
+        return None if row is None else self._record(row)
+
+    def _change(
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        audit: CatalogAuditEntry | None,
+    ) -> ToolInstanceRecord:
+        db = self._db
+        now = db.time(utc_now())
+        columns = ["name", "type_name", *changes, "created_at", "updated_at"]
+        updates = ", ".join(f"{c} = excluded.{c}" for c in [*changes, "updated_at"])
+        with db.write() as cur:
+            cur.execute(
+                f"INSERT INTO akgentic_catalog ({', '.join(columns)}) "
+                f"VALUES ({', '.join('?' for _ in columns)}) "
+                f"ON CONFLICT (name) DO UPDATE SET {updates} "
+                f"WHERE akgentic_catalog.type_name = excluded.type_name",
+                (name, type_name, *changes.values(), now, now),
+            )
+            if cur.rowcount == 0:
+                stored = cur.execute(
+                    "SELECT type_name FROM akgentic_catalog WHERE name = ?", (name,)
+                ).fetchone()
+                raise instance_type_mismatch(name, stored[0] if stored else "?", type_name)
+            if audit is not None:
+                self._append(cur, now, name, type_name, audit)
+            row = cur.execute(
+                f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog WHERE name = ?", (name,)
+            ).fetchone()
+        return self._record(row)
+
+    def _append(
+        self, cur: Cursor, now: Any, name: str, type_name: str, audit: CatalogAuditEntry
+    ) -> None:
+        cur.execute(
+            "INSERT INTO akgentic_catalog_audit (at, instance, type_name, actor, action, detail) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                now,
+                name,
+                type_name,
+                audit.actor,
+                audit.action,
+                dump_object(audit.detail, "audit detail"),
+            ),
+        )
+
+    def _bind_time(self, when: datetime) -> Any:
+        return self._db.time(when)
+
+    def remove(self, name: str, audit: CatalogAuditEntry) -> bool:
+        db = self._db
+        with db.write() as cur:
+            row = cur.execute(
+                "SELECT type_name FROM akgentic_catalog WHERE name = ?", (name,)
+            ).fetchone()
+            if row is None:
+                return False
+            cur.execute("DELETE FROM akgentic_catalog WHERE name = ?", (name,))
+            self._append(cur, db.time(utc_now()), name, row[0], audit)
+        return True
+
+    def audit(
+        self, name: str | None = None, limit: int | None = None
+    ) -> builtins.list[CatalogAuditRecord]:
+        keep = check_limit(limit)
+        sql = f"SELECT {_AUDIT_COLUMNS} FROM akgentic_catalog_audit"
+        params: builtins.list[Any] = []
+        if name is not None:
+            sql += " WHERE instance = ?"
+            params.append(name)
+        sql += " ORDER BY seq DESC"
+        if keep is not None:
+            sql += " LIMIT ?"
+            params.append(keep)
+        with self._db.read() as cur:
+            rows = cur.execute(sql, params).fetchall()
+        return [
+            CatalogAuditRecord(
+                seq=int(seq),
+                at=self._db.load_time(at),
+                instance=instance,
+                type_name=type_name,
+                actor=actor,
+                action=action,
+                detail=load_object(detail, f"catalog audit line {seq}"),
+            )
+            for seq, at, instance, type_name, actor, action, detail in reversed(rows)
+        ]
+
+
 class SqlStorage:
     """The bundle over a :class:`Driver`; backends subclass it and add opening/closing."""
 
@@ -424,6 +569,7 @@ class SqlStorage:
         self._states = _States(driver)
         self._memory = _WorkingMemory(driver)
         self._skills = _Skills(driver)
+        self._catalog = _Catalog(driver)
 
     @property
     def teams(self) -> _Teams:
@@ -449,3 +595,8 @@ class SqlStorage:
     def skills(self) -> _Skills:
         """The skill catalog (see :class:`akgentic.storage.SkillStore`)."""
         return self._skills
+
+    @property
+    def catalog(self) -> _Catalog:
+        """The tool catalog's instances and audit (see :class:`akgentic.storage.CatalogStore`)."""
+        return self._catalog

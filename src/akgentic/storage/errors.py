@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "CorruptRecordError",
+    "InstanceTypeError",
     "InvalidTransitionError",
     "StorageClosedError",
     "StorageError",
@@ -35,6 +36,10 @@ class TeamExistsError(StorageError, ValueError):
 
 class InvalidTransitionError(StorageError, ValueError):
     """The requested status change is not allowed (a DELETED team stays deleted)."""
+
+
+class InstanceTypeError(StorageError, ValueError):
+    """A catalog instance of this name exists with another type: one name, one type."""
 
 
 class CorruptRecordError(StorageError):

@@ -30,14 +30,24 @@ from akgentic.storage._codec import (
     encode_state,
     load_object,
 )
-from akgentic.storage._rules import check_read_range, check_transition, team_not_found
+from akgentic.storage._rules import (
+    CatalogChanges,
+    check_limit,
+    check_read_range,
+    check_transition,
+    instance_type_mismatch,
+    team_not_found,
+)
 from akgentic.storage.errors import StorageClosedError, TeamExistsError
 from akgentic.storage.records import (
+    CatalogAuditEntry,
+    CatalogAuditRecord,
     EventRecord,
     SkillRecord,
     StateRecord,
     TeamRecord,
     TeamStatus,
+    ToolInstanceRecord,
     utc_now,
 )
 
@@ -84,6 +94,8 @@ class _Data:
         self.states: dict[UUID, dict[UUID, _StateRow]] = {}
         self.memory: dict[tuple[UUID, UUID], list[str]] = {}
         self.skills: dict[str, SkillRecord] = {}
+        self.catalog: dict[str, tuple[ToolInstanceRecord, str]] = {}  # record, config JSON
+        self.audit: list[CatalogAuditRecord] = []
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -293,6 +305,96 @@ class _Skills:
             return self._data.skills.pop(name, None) is not None
 
 
+class _Catalog(CatalogChanges):
+    """Rows as records whose config is kept as JSON text (a snapshot, as in a file)."""
+
+    def __init__(self, data: _Data) -> None:
+        self._data = data
+
+    def _record(self, name: str) -> ToolInstanceRecord | None:
+        found = self._data.catalog.get(name)
+        if found is None:
+            return None
+        record, config = found
+        return record.model_copy(
+            update={"config": load_object(config, f"catalog instance {name!r} config")}
+        )
+
+    def list(self) -> builtins.list[ToolInstanceRecord]:
+        with self._data.locked():
+            names = sorted(self._data.catalog)
+            return [r for r in map(self._record, names) if r is not None]
+
+    def get(self, name: str) -> ToolInstanceRecord | None:
+        with self._data.locked():
+            return self._record(name)
+
+    def _change(
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        audit: CatalogAuditEntry | None,
+    ) -> ToolInstanceRecord:
+        now = utc_now()
+        config = changes.pop("config", None)
+        line = None if audit is None else self._line(now, name, type_name, audit)
+        with self._data.locked():
+            found = self._data.catalog.get(name)
+            if found is None:
+                record = ToolInstanceRecord(
+                    name=name, type_name=type_name, created_at=now, updated_at=now
+                )
+                stored_config = "{}"
+            else:
+                record, stored_config = found
+                if record.type_name != type_name:
+                    raise instance_type_mismatch(name, record.type_name, type_name)
+            record = record.model_copy(update={**changes, "updated_at": now})
+            self._data.catalog[name] = (record, config if config is not None else stored_config)
+            if line is not None:
+                self._append(line)
+            result = self._record(name)
+        assert result is not None
+        return result
+
+    @staticmethod
+    def _line(
+        now: datetime, name: str, type_name: str, audit: CatalogAuditEntry
+    ) -> CatalogAuditRecord:
+        """The audit line, numbered when appended; a detail that is not JSON raises here."""
+        return CatalogAuditRecord(
+            seq=0,
+            at=now,
+            instance=name,
+            type_name=type_name,
+            actor=audit.actor,
+            action=audit.action,
+            detail=load_object(dump_object(audit.detail, "audit detail"), "audit detail"),
+        )
+
+    def _append(self, line: CatalogAuditRecord) -> None:
+        trail = self._data.audit
+        trail.append(line.model_copy(update={"seq": len(trail) + 1}))
+
+    def remove(self, name: str, audit: CatalogAuditEntry) -> bool:
+        with self._data.locked():
+            found = self._data.catalog.get(name)
+            if found is None:
+                return False
+            self._append(self._line(utc_now(), name, found[0].type_name, audit))
+            del self._data.catalog[name]
+            return True
+
+    def audit(
+        self, name: str | None = None, limit: int | None = None
+    ) -> builtins.list[CatalogAuditRecord]:
+        keep = check_limit(limit)
+        with self._data.locked():
+            rows = [r for r in self._data.audit if name is None or r.instance == name]
+        return rows[len(rows) - keep :] if keep is not None else rows
+
+
 class MemoryStorage:
     """A :class:`~akgentic.storage.StorageBundle` held in this process' memory.
 
@@ -307,6 +409,7 @@ class MemoryStorage:
         self._states = _States(self._data)
         self._memory = _WorkingMemory(self._data)
         self._skills = _Skills(self._data)
+        self._catalog = _Catalog(self._data)
 
     @property
     def teams(self) -> _Teams:
@@ -327,6 +430,10 @@ class MemoryStorage:
     @property
     def skills(self) -> _Skills:
         return self._skills
+
+    @property
+    def catalog(self) -> _Catalog:
+        return self._catalog
 
     def close(self) -> None:
         """Drop nothing, refuse everything after (idempotent)."""

@@ -64,6 +64,19 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
         source TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+    # the tool catalog (akgentic.catalog): one row per configured tool, and its audit trail
+    """CREATE TABLE IF NOT EXISTS akgentic_catalog (
+        name TEXT PRIMARY KEY, type_name TEXT NOT NULL,
+        enabled_agents BOOLEAN NOT NULL DEFAULT FALSE,
+        enabled_api BOOLEAN NOT NULL DEFAULT FALSE,
+        enabled_cli BOOLEAN NOT NULL DEFAULT FALSE, config TEXT NOT NULL DEFAULT '{}',
+        credential_enc BYTEA, status TEXT NOT NULL DEFAULT 'unchecked',
+        status_detail TEXT NOT NULL DEFAULT '', last_check_at TIMESTAMPTZ,
+        created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS akgentic_catalog_audit (
+        seq BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, instance TEXT NOT NULL,
+        type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+        detail TEXT NOT NULL)""",
 )
 
 

@@ -15,21 +15,35 @@ the same contract tests. The rules, stated once here:
   the history still loads. :func:`akgentic.storage.corrupt_rows` lists the damage.
 - **Purge.** ``teams.purge`` removes the team and everything kept for it: events,
   states, working memory. ``teams.delete`` only marks the team DELETED.
+- **Catalog.** A catalog row is created by its first change, never checked-then-created;
+  a change and its audit line are one transaction; a name keeps the type it was created
+  with.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 from uuid import UUID
 
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
-from akgentic.storage.records import EventRecord, SkillRecord, StateRecord, TeamRecord, TeamStatus
+from akgentic.storage.records import (
+    CatalogAuditEntry,
+    CatalogAuditRecord,
+    EventRecord,
+    SkillRecord,
+    StateRecord,
+    TeamRecord,
+    TeamStatus,
+    ToolInstanceRecord,
+)
 
 __all__ = [
+    "CatalogStore",
     "EventLog",
     "SkillStore",
     "StateStore",
@@ -177,6 +191,60 @@ class SkillStore(Protocol):
 
 
 @runtime_checkable
+class CatalogStore(Protocol):
+    """The tool catalog's instances (state per configured tool) and its audit trail.
+
+    Shared by every team of the store. A write names the instance and its type: the row
+    is created by the first change (flags off, no config, no credential) and a row of
+    that name with another type is an ``InstanceTypeError`` that changes nothing. Each
+    audited change appends its :class:`CatalogAuditRecord` in the same transaction: the
+    trail holds a change exactly when the change happened.
+    """
+
+    def list(self) -> builtins.list[ToolInstanceRecord]:
+        """Every instance, ordered by name (rows whose type is gone included)."""
+        ...
+
+    def get(self, name: str) -> ToolInstanceRecord | None:
+        """The instance called ``name``, or None."""
+        ...
+
+    def set_enabled(
+        self, name: str, type_name: str, surfaces: Mapping[str, bool], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        """Set the flags of the given surfaces (others keep theirs); audited."""
+        ...
+
+    def set_config(
+        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        """Replace the non-secret config (a JSON object); audited."""
+        ...
+
+    def set_credential(
+        self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry
+    ) -> ToolInstanceRecord:
+        """Store the credential's ciphertext (None clears it); audited."""
+        ...
+
+    def record_probe(
+        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
+    ) -> ToolInstanceRecord:
+        """Keep the outcome of a probe: status, detail, time of the check (not audited)."""
+        ...
+
+    def remove(self, name: str, audit: CatalogAuditEntry) -> bool:
+        """Remove the instance (an orphaned row, say); True, and audited, when it existed."""
+        ...
+
+    def audit(
+        self, name: str | None = None, limit: int | None = None
+    ) -> builtins.list[CatalogAuditRecord]:
+        """The trail, oldest first: of ``name`` only when given; the last ``limit`` lines."""
+        ...
+
+
+@runtime_checkable
 class StorageBundle(Protocol):
     """Everything a deployment stores, behind one object opened from a URL."""
 
@@ -194,6 +262,9 @@ class StorageBundle(Protocol):
 
     @property
     def skills(self) -> SkillStore: ...
+
+    @property
+    def catalog(self) -> CatalogStore: ...
 
     def close(self) -> None:
         """Release connections; idempotent. Any later call raises StorageClosedError."""

@@ -20,12 +20,17 @@ from akgentic.core.messages.message import Message
 from akgentic.storage.errors import CorruptRecordError
 
 __all__ = [
+    "CATALOG_STATUSES",
+    "CATALOG_SURFACES",
+    "CatalogAuditEntry",
+    "CatalogAuditRecord",
     "DecodeFailure",
     "EventRecord",
     "SkillRecord",
     "StateRecord",
     "TeamRecord",
     "TeamStatus",
+    "ToolInstanceRecord",
     "corrupt_rows",
 ]
 
@@ -129,6 +134,80 @@ class SkillRecord(_Record):
     content: str = ""
     source: str = ""
     updated_at: datetime = Field(default_factory=utc_now)
+
+
+CATALOG_SURFACES = ("agents", "api", "cli")
+"""Where a catalog instance may be enabled: agents (team cards naming it), the HTTP API,
+the CLI. Each has its own flag, off until an admin turns it on."""
+
+
+CATALOG_STATUSES = ("unchecked", "active", "error")
+"""A catalog instance's probe status: never probed, the last probe passed, it failed."""
+
+
+class ToolInstanceRecord(_Record):
+    """One configured tool of the catalog: state only, linked to its type by name.
+
+    The type is a class in code (``akgentic.catalog``); this row holds what an admin set:
+    a flag per surface (:data:`CATALOG_SURFACES`, all off by default), the non-secret
+    ``config`` (JSON), the credential as ciphertext (``credential_enc``: opaque bytes to
+    the store, never the secret itself), and the last probe's ``status``
+    (``unchecked`` / ``active`` / ``error``), ``status_detail`` and ``last_check_at``.
+    Times are set by the store, in UTC.
+    """
+
+    name: str = Field(min_length=1)
+    type_name: str = Field(min_length=1)
+    enabled_agents: bool = False
+    enabled_api: bool = False
+    enabled_cli: bool = False
+    config: dict[str, Any] = Field(default_factory=dict)
+    credential_enc: bytes | None = Field(default=None, repr=False)
+    status: Literal["unchecked", "active", "error"] = "unchecked"
+    status_detail: str = ""
+    last_check_at: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def credential_set(self) -> bool:
+        """Whether a credential is stored (the only thing ever shown about it)."""
+        return self.credential_enc is not None
+
+    def enabled_on(self, surface: str) -> bool:
+        """The flag of ``surface`` (one of :data:`CATALOG_SURFACES`)."""
+        if surface not in CATALOG_SURFACES:
+            known = ", ".join(CATALOG_SURFACES)
+            raise ValueError(f"unknown surface {surface!r}; surfaces: {known}")
+        return bool(getattr(self, f"enabled_{surface}"))
+
+
+class CatalogAuditEntry(_Record):
+    """What a caller says about a catalog change: who did it, what, and the details.
+
+    ``detail`` is free JSON and must never hold a secret: a credential change is
+    recorded as ``{"credential": "set"}`` or ``{"credential": "cleared"}``.
+    """
+
+    actor: str = Field(min_length=1)
+    action: str = Field(min_length=1)
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class CatalogAuditRecord(_Record):
+    """One stored line of the catalog's audit trail, numbered by the store.
+
+    ``seq`` increases with every entry of the store (the order of the trail); ``at`` is
+    when the store wrote it, in UTC; ``instance`` and ``type_name`` name the row changed.
+    """
+
+    seq: int
+    at: datetime
+    instance: str
+    type_name: str
+    actor: str
+    action: str
+    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class DecodeFailure(_Record):

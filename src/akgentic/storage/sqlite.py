@@ -58,6 +58,18 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
         source TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+    # the tool catalog (akgentic.catalog): one row per configured tool, and its audit trail
+    """CREATE TABLE IF NOT EXISTS akgentic_catalog (
+        name TEXT PRIMARY KEY, type_name TEXT NOT NULL,
+        enabled_agents INTEGER NOT NULL DEFAULT 0, enabled_api INTEGER NOT NULL DEFAULT 0,
+        enabled_cli INTEGER NOT NULL DEFAULT 0, config TEXT NOT NULL DEFAULT '{}',
+        credential_enc BLOB, status TEXT NOT NULL DEFAULT 'unchecked',
+        status_detail TEXT NOT NULL DEFAULT '', last_check_at TEXT,
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS akgentic_catalog_audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, instance TEXT NOT NULL,
+        type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+        detail TEXT NOT NULL)""",
 )
 
 

@@ -20,6 +20,7 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel
 
 from akgentic.agent import AgentConfig, HumanProxy, HumanProxyConfig
+from akgentic.catalog import CatalogError, CatalogService, bind_catalog, catalog_tools
 from akgentic.core import (
     ActorAddress,
     ActorSystem,
@@ -53,9 +54,13 @@ class TeamManager:
         storage: StorageBundle,
         *,
         watch_interval: float = 1.0,
+        catalog: CatalogService | None = None,
     ) -> None:
         self.system = actor_system
         self.storage = storage
+        # The tool catalog its agents resolve CatalogTool instances from (akgentic.catalog).
+        self.catalog = catalog if catalog is not None else CatalogService(storage)
+        bind_catalog(actor_system, self.catalog)
         self._running: dict[UUID, TeamRuntime] = {}
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
@@ -109,6 +114,7 @@ class TeamManager:
         if model is not None:
             override_models(card, model)
         check_models(card)
+        check_catalog_tools(card, self.catalog)
         team_id = team_id or uuid4()
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)
         orchestrator, recorder = self._start_orchestrator(card, team_id, None)
@@ -241,4 +247,17 @@ def check_models(card: TeamCard) -> None:
             try:
                 build_roster_model(config.models, role=role, base_dir=base)
             except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from exc
+
+
+def check_catalog_tools(card: TeamCard, catalog: CatalogService) -> None:
+    """Resolve every catalog instance the card names: an unknown, disabled or orphaned
+    instance, a missing key or credential fails here, naming the member and what to do."""
+    configs: list[Any] = [(name, s.card.config) for name, s, _ in walk(card.members)]
+    configs += [(p.config.name or p.role, p.config) for p in card.profiles]
+    for name, config in configs:
+        for tool in catalog_tools(getattr(config, "tools", ())):
+            try:
+                catalog.resolve_card(tool.instance)
+            except CatalogError as exc:
                 raise ValueError(f"{name}: {exc}") from exc

@@ -4,6 +4,7 @@
 deliberately not on this façade: import it directly.
 """
 
+from akgentic.tool.core.availability import offer_predicate, offer_while, offered_now
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
 from akgentic.tool.core.commands import CommandRegistry
@@ -64,6 +65,9 @@ __all__ = [
     "iter_message_texts",
     "marker",
     "normalize_system_prompt_to_llm_context",
+    "offer_predicate",
+    "offer_while",
+    "offered_now",
     "order_cards",
     "param_of",
     "read_tool_state",

@@ -96,6 +96,10 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
             self._adjacent.setdefault(relation.to_entity, set()).add(key)
 
     # -- queries ---------------------------------------------------------------------
+    def entity_count(self) -> int:
+        """How many entities the graph holds: O(1), asked before each model request."""
+        return len(self.state.entities)
+
     def summary(self, max_roots: int = 30) -> KnowledgeGraphSummaryState:
         """Totals, counts per type and the first ``max_roots`` roots by name: O(types + roots)."""
         entities = self.state.entities

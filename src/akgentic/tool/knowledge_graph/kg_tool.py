@@ -38,6 +38,7 @@ from akgentic.tool.core import (
     ToolCard,
     ToolObserver,
     normalize_system_prompt_to_llm_context,
+    offer_while,
     serve,
 )
 from akgentic.tool.core.team_actor import (
@@ -191,11 +192,28 @@ class KnowledgeGraphTool(ToolCard):
         tools: list[Callable[..., Any]] = []
         if serve(self._mutable(), UpdateGraph, TOOL_CALL) is not None:
             tools.append(self._update_fn())
+        # Seed 001: knowledge search is absent while its base is empty; it returns by
+        # itself once the graph holds an entity (the harness asks before each request).
         if serve(self.get_entities, GetEntities, TOOL_CALL) is not None:
-            tools.append(self._entities_fn())
+            tools.append(offer_while(self._entities_fn(), self._has_entities))
         if serve(self.search_graph, SearchGraph, TOOL_CALL) is not None:
-            tools.append(self._search_fn())
+            tools.append(offer_while(self._search_fn(), self._has_entities))
         return tools
+
+    def _has_entities(self) -> bool:
+        """Whether the graph holds an entity (True when it cannot tell: never hide on doubt)."""
+        observer = self.observer_or_none()
+        address = self._graph
+        if observer is None or address is None:
+            return True
+        try:
+            graph = cast(ActorToolObserver, observer).proxy_ask(
+                address, KnowledgeGraphActor, CONTEXT_TIMEOUT
+            )
+            return bool(graph.entity_count() > 0)
+        except Exception as exc:
+            logger.warning("knowledge graph size unknown (%r): search stays offered", exc)
+            return True
 
     def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
         commands: dict[type[BaseToolParam], Callable[..., Any]] = {}

@@ -1,0 +1,411 @@
+"""The catalog's service layer: one facade for every surface that administers tools.
+
+:class:`CatalogService` is what the CLI calls now and the HTTP admin endpoints will wrap:
+``list``, ``show``, ``enable``, ``disable``, ``configure``, ``set_credential``, ``probe``,
+``remove`` and ``audit``, each taking the acting :class:`Principal`; and ``resolve``,
+which wiring uses to turn a named instance into a ready card.
+
+The rules it keeps (seed 001):
+
+- **The list is the live registry**, not a table: every discovered type is listed,
+  unconfigured ones with every flag off. A row exists once an admin changed something.
+- **Default off.** An instance serves a surface only while that surface's flag is on.
+- **Audited admin actions.** Enabling, disabling, configuring, setting or clearing a
+  credential and removing a row write who (``principal.actor``), when and what to the
+  trail, in the same transaction as the change. A secret never: a credential change is
+  recorded as ``{"credential": "set"}`` or ``"cleared"``. Reads and probes are not audited.
+- **The credential is sealed** (AES-256-GCM, ``AKGENTIC_SECRET_KEY``) before it reaches
+  the store, bound to its instance, shown only as ``credential_set``, and opened only to
+  be handed to the built object (``bind_credential``) at wiring or probe time.
+- **Orphaned rows** — their type is not installed — are listed apart and ignored: they
+  cannot be enabled, configured, probed or wired until the type returns (or are removed).
+- **A name's type is fixed.** An instance called like a type is of that type; another
+  name needs ``type_name`` on its first change.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pydantic import BaseModel
+
+from akgentic.catalog.crypto import SecretBox
+from akgentic.catalog.errors import (
+    CatalogError,
+    ConfigError,
+    CredentialError,
+    NotEnabledError,
+    OrphanedInstanceError,
+    UnknownToolError,
+)
+from akgentic.catalog.manifest import NAME_PATTERN
+from akgentic.catalog.probe import DEFAULT_PROBE_TIMEOUT, ProbeResult, run_probe
+from akgentic.catalog.records import CatalogListing, Principal, ToolDetail, ToolView
+from akgentic.catalog.registry import ToolRegistry, ToolType, discover
+from akgentic.storage import (
+    CATALOG_SURFACES,
+    CatalogAuditEntry,
+    CatalogAuditRecord,
+    InstanceTypeError,
+    StorageBundle,
+    ToolInstanceRecord,
+)
+from akgentic.storage.records import utc_now
+from akgentic.tool.core import ToolCard
+
+__all__ = ["CatalogService"]
+
+_NAME = re.compile(NAME_PATTERN)
+
+
+def _context(name: str, type_name: str) -> str:
+    """What a sealed credential is bound to (and how errors name it)."""
+    return f"catalog instance {name!r} ({type_name})"
+
+
+def _surfaces(surfaces: Iterable[str]) -> list[str]:
+    chosen = list(dict.fromkeys(surfaces))
+    unknown = [s for s in chosen if s not in CATALOG_SURFACES]
+    if unknown or not chosen:
+        raise ConfigError(
+            f"surfaces are {', '.join(CATALOG_SURFACES)}"
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "; name at least one")
+        )
+    return chosen
+
+
+class CatalogService:
+    """The catalog over one storage bundle; see the module docstring.
+
+    ``registry`` defaults to :func:`~akgentic.catalog.registry.discover` (run on first
+    use); ``secrets`` to ``SecretBox.from_env()`` (read when a credential is sealed or
+    opened, so a deployment without credentials needs no key).
+    """
+
+    def __init__(
+        self,
+        storage: StorageBundle,
+        *,
+        registry: ToolRegistry | None = None,
+        secrets: SecretBox | None = None,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    ) -> None:
+        self.storage = storage
+        self._registry = registry
+        self._secrets = secrets
+        self.probe_timeout = probe_timeout
+        self._lock = threading.Lock()
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The types, discovered on first use."""
+        with self._lock:
+            if self._registry is None:
+                self._registry = discover()
+            return self._registry
+
+    def _box(self) -> SecretBox:
+        with self._lock:
+            if self._secrets is None:
+                self._secrets = SecretBox.from_env()
+            return self._secrets
+
+    # -- reading ------------------------------------------------------------------------
+    def list(self, principal: Principal) -> CatalogListing:
+        """Every type (with its same-named instance's state), every other named instance,
+        the orphaned rows apart, and what discovery could not load."""
+        registry = self.registry
+        rows = {r.name: r for r in self.storage.catalog.list()}
+        tools = [self._view(t.name, t, rows.pop(t.name, None)) for t in registry.types()]
+        orphaned: list[ToolView] = []
+        for name, row in rows.items():
+            found = registry.get(row.type_name)
+            if found is None:
+                orphaned.append(self._view(name, None, row))
+            else:
+                tools.append(self._view(name, found, row))
+        tools.sort(key=lambda v: v.name)
+        return CatalogListing(tools=tools, orphaned=orphaned, problems=list(registry.problems))
+
+    def show(self, principal: Principal, name: str) -> ToolDetail:
+        """One type or instance, with its config schema and the params the model sees."""
+        row = self.storage.catalog.get(name)
+        found = self.registry.get(row.type_name if row is not None else name)
+        if row is None and found is None:
+            raise self._unknown(name)
+        view = self._view(name, found, row)
+        if found is None:
+            return ToolDetail(**view.model_dump())
+        return ToolDetail(
+            **view.model_dump(), config_schema=found.config_schema(), params=found.params()
+        )
+
+    def audit(
+        self, principal: Principal, name: str | None = None, limit: int | None = None
+    ) -> builtins.list[CatalogAuditRecord]:
+        """The audit trail, oldest first (of ``name`` only; the last ``limit`` lines)."""
+        return self.storage.catalog.audit(name, limit)
+
+    # -- administering (audited) -----------------------------------------------------------
+    def enable(
+        self,
+        principal: Principal,
+        name: str,
+        surfaces: Iterable[str] = ("agents",),
+        *,
+        type_name: str | None = None,
+    ) -> ToolView:
+        """Turn the flags of ``surfaces`` on (the row is created if needed)."""
+        return self._flag(principal, name, surfaces, True, type_name)
+
+    def disable(
+        self, principal: Principal, name: str, surfaces: Iterable[str] = CATALOG_SURFACES
+    ) -> ToolView:
+        """Turn the flags of ``surfaces`` off (all of them by default)."""
+        return self._flag(principal, name, surfaces, False, None)
+
+    def _flag(
+        self,
+        principal: Principal,
+        name: str,
+        surfaces: Iterable[str],
+        on: bool,
+        type_name: str | None,
+    ) -> ToolView:
+        chosen = _surfaces(surfaces)
+        _, found = self._target(name, type_name)
+        audit = self._entry(principal, "enable" if on else "disable", surfaces=chosen)
+        flags = dict.fromkeys(chosen, on)
+        return self._changed(
+            name, found, lambda: self.storage.catalog.set_enabled(name, found.name, flags, audit)
+        )
+
+    def configure(
+        self,
+        principal: Principal,
+        name: str,
+        config: dict[str, Any],
+        *,
+        type_name: str | None = None,
+    ) -> ToolView:
+        """Replace the non-secret config, once it validates against the type."""
+        _, found = self._target(name, type_name)
+        found.validate_config(config)
+        audit = self._entry(principal, "configure", config=config)
+        return self._changed(
+            name, found, lambda: self.storage.catalog.set_config(name, found.name, config, audit)
+        )
+
+    def set_credential(
+        self,
+        principal: Principal,
+        name: str,
+        secret: str | None,
+        *,
+        type_name: str | None = None,
+    ) -> ToolView:
+        """Seal and store ``secret`` (None clears it). The trail says "set" or "cleared"."""
+        _, found = self._target(name, type_name)
+        if found.manifest.credential is None:
+            raise ConfigError(f"{found.name} takes no credential")
+        blob: bytes | None = None
+        if secret is not None:
+            if not secret.strip():
+                raise ConfigError("an empty credential: give the secret, or clear it instead")
+            blob = self._box().seal(secret, _context(name, found.name))
+        audit = self._entry(
+            principal, "set_credential", credential="set" if blob is not None else "cleared"
+        )
+        return self._changed(
+            name, found, lambda: self.storage.catalog.set_credential(name, found.name, blob, audit)
+        )
+
+    def remove(self, principal: Principal, name: str) -> bool:
+        """Remove an instance's row (an orphaned one, typically); True when it existed."""
+        return self.storage.catalog.remove(name, self._entry(principal, "remove"))
+
+    # -- probing ------------------------------------------------------------------------
+    def probe(
+        self, principal: Principal, name: str, timeout: float | None = None
+    ) -> tuple[ToolView, ProbeResult]:
+        """Run the type's ``probe()`` on the instance (config + credential) and keep the
+        outcome as its status and last-check time. A missing required credential is an
+        ``error`` outcome too; a missing or wrong ``AKGENTIC_SECRET_KEY`` is raised."""
+        row, found = self._target(name, None)
+        if not found.has_probe:
+            raise CatalogError(f"{found.name} has no outside exit to probe")
+        built, secret = self._build(name, found, row, require_credential=False)
+        if secret is None and found.manifest.credential and found.manifest.credential_required:
+            result = ProbeResult(
+                status="error",
+                detail=f"no {found.manifest.credential} is set: akgentic catalog "
+                f"set-credential {name}",
+                checked_at=utc_now(),
+            )
+        else:
+            result = run_probe(
+                built.probe,  # type: ignore[attr-defined]
+                timeout if timeout is not None else self.probe_timeout,
+                secrets=(secret,) if secret else (),
+            )
+        record = self._changed(
+            name,
+            found,
+            lambda: self.storage.catalog.record_probe(
+                name, found.name, result.status, result.detail, result.checked_at
+            ),
+        )
+        return record, result
+
+    # -- wiring -------------------------------------------------------------------------
+    def resolve(self, name: str, surface: str = "agents") -> BaseModel:
+        """The instance built for ``surface``: config validated, credential bound.
+
+        Raises (never with a secret in the message): :class:`UnknownToolError`,
+        :class:`NotEnabledError` (no row counts as every flag off),
+        :class:`OrphanedInstanceError`, :class:`ConfigError`, :class:`CredentialError`
+        (wrong key, altered bytes, or a required credential not set), ``SecretKeyError``.
+        """
+        _surfaces([surface])
+        row = self.storage.catalog.get(name)
+        if row is None:
+            if self.registry.get(name) is None:
+                raise self._unknown(name)
+            raise NotEnabledError(self._not_enabled(name, surface))
+        found = self.registry.get(row.type_name)
+        if found is None:
+            raise self._orphaned(row)
+        if not row.enabled_on(surface):
+            raise NotEnabledError(self._not_enabled(name, surface))
+        built, _ = self._build(name, found, row, require_credential=True)
+        return built
+
+    def resolve_card(self, name: str) -> ToolCard:
+        """:meth:`resolve` for agents, refusing a type that is not a card (a service)."""
+        built = self.resolve(name, "agents")
+        if not isinstance(built, ToolCard):
+            raise CatalogError(
+                f"catalog instance {name!r} is a service ({type(built).__name__}), not a tool "
+                f"card an agent can use"
+            )
+        return built
+
+    def check(self, names: Iterable[str]) -> None:
+        """Resolve each named instance for agents now; the first refusal is raised."""
+        for name in dict.fromkeys(names):
+            self.resolve_card(name)
+
+    # -- internals ------------------------------------------------------------------------
+    def _build(
+        self,
+        name: str,
+        found: ToolType,
+        row: ToolInstanceRecord | None,
+        *,
+        require_credential: bool,
+    ) -> tuple[BaseModel, str | None]:
+        built = found.validate_config(row.config if row is not None else {})
+        blob = row.credential_enc if row is not None else None
+        if blob is None:
+            manifest = found.manifest
+            if require_credential and manifest.credential and manifest.credential_required:
+                raise CredentialError(
+                    f"{_context(name, found.name)} needs its {manifest.credential}: "
+                    f"akgentic catalog set-credential {name}"
+                )
+            return built, None
+        secret = self._box().open(blob, _context(name, found.name))
+        built.bind_credential(secret)  # type: ignore[attr-defined]
+        return built, secret
+
+    def _target(
+        self, name: str, type_name: str | None
+    ) -> tuple[ToolInstanceRecord | None, ToolType]:
+        """The row (if any) and the type a change to ``name`` applies to."""
+        row = self.storage.catalog.get(name)
+        if row is not None:
+            found = self.registry.get(row.type_name)
+            if found is None:
+                raise self._orphaned(row)
+            if type_name is not None and type_name != row.type_name:
+                raise CatalogError(
+                    f"catalog instance {name!r} is of type {row.type_name!r}, not {type_name!r}"
+                )
+            return row, found
+        if not _NAME.match(name):
+            raise ConfigError(
+                f"invalid instance name {name!r}: lower-case letters, digits, '_', '.', '-', "
+                f"starting with a letter"
+            )
+        if type_name is not None:
+            return None, self.registry.require(type_name)
+        found = self.registry.get(name)
+        if found is None:
+            raise self._unknown(name)
+        return None, found
+
+    def _changed(
+        self, name: str, found: ToolType, change: Callable[[], ToolInstanceRecord]
+    ) -> ToolView:
+        try:
+            row = change()
+        except InstanceTypeError as exc:  # another process created the name meanwhile
+            raise CatalogError(str(exc)) from None
+        return self._view(name, found, row)
+
+    @staticmethod
+    def _entry(principal: Principal, action: str, **detail: Any) -> CatalogAuditEntry:
+        return CatalogAuditEntry(actor=principal.actor, action=action, detail=detail)
+
+    def _view(self, name: str, found: ToolType | None, row: ToolInstanceRecord | None) -> ToolView:
+        fields: dict[str, Any] = {"name": name}
+        if found is None:
+            assert row is not None
+            fields.update(kind="orphaned", type_name=row.type_name, source="(not installed)")
+        else:
+            manifest = found.manifest
+            fields.update(
+                kind="card" if found.is_card else "service",
+                type_name=found.name,
+                description=manifest.description,
+                access=manifest.access,
+                credential_kind=manifest.credential,
+                probe=found.has_probe,
+                source=found.source,
+            )
+        if row is not None:
+            fields.update(
+                configured=True,
+                enabled=[s for s in CATALOG_SURFACES if row.enabled_on(s)],
+                config=row.config,
+                credential_set=row.credential_set,
+                status=row.status,
+                status_detail=row.status_detail,
+                last_check_at=row.last_check_at,
+            )
+        return ToolView(**fields)
+
+    def _unknown(self, name: str) -> UnknownToolError:
+        types = ", ".join(t.name for t in self.registry.types()) or "none"
+        return UnknownToolError(
+            f"no tool type or catalog instance is called {name!r}; types: {types} "
+            f"(see: akgentic catalog list)"
+        )
+
+    @staticmethod
+    def _orphaned(row: ToolInstanceRecord) -> OrphanedInstanceError:
+        return OrphanedInstanceError(
+            f"catalog instance {row.name!r} is orphaned: its type {row.type_name!r} is not "
+            f"installed; install it again, or remove the row: akgentic catalog remove {row.name}"
+        )
+
+    @staticmethod
+    def _not_enabled(name: str, surface: str) -> str:
+        return (
+            f"catalog tool {name!r} is not enabled for {surface}: "
+            f"akgentic catalog enable {name} --surface {surface}"
+        )

@@ -1,0 +1,143 @@
+"""Naming catalog instances in a team card: ``CatalogTool(instance="web_search")``.
+
+A team card lists ``CatalogTool(instance=...)`` among an agent's tools — in YAML,
+``{type: CatalogTool, instance: web_search}`` — instead of an inline card. All that is
+ever serialized is the instance's name: the team card, the agents' start events in the
+log and their states carry no config and no credential. At wiring time (the agent's
+``ToolFactory`` attaching its observer) the card asks the catalog bound to the agent's
+actor system for the instance (``CatalogService.resolve_card``): the type's card, built
+from the instance's config, its credential opened and handed to ``bind_credential`` —
+held in the built card's private attributes only. Every hook then serves the built card.
+
+Creating a team checks every named instance first (``TeamManager.create_team``): an
+unknown, disabled or orphaned instance, a missing key or credential is an error then,
+naming what to do. Later wiring (a restore, a hire) degrades instead, as removing an added
+tool should: the agent starts without that tool, the reason is logged and published as a
+:class:`CatalogToolUnavailable` event, never with a secret in it.
+
+The catalog is bound per actor system (:func:`bind_catalog`), which ``TeamManager`` does
+for its storage.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Iterable
+from typing import Any, Self
+
+from pydantic import Field, PrivateAttr
+
+from akgentic.catalog.errors import CatalogError, CatalogUnavailableError
+from akgentic.catalog.service import CatalogService
+from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core import BaseToolParam, ContextState, ToolCard, ToolObserver
+from akgentic.tool.core.params import attach_param, param_of
+
+__all__ = [
+    "CatalogTool",
+    "CatalogToolUnavailable",
+    "bind_catalog",
+    "catalog_for",
+    "catalog_tools",
+    "unbind_catalog",
+]
+
+logger = logging.getLogger("akgentic.catalog")
+
+_bound: weakref.WeakKeyDictionary[Any, CatalogService] = weakref.WeakKeyDictionary()
+
+
+def bind_catalog(system: Any, catalog: CatalogService) -> None:
+    """Make ``catalog`` the one the agents of ``system`` (an ActorSystem) resolve
+    ``CatalogTool`` instances from (the last binding wins; held while ``system`` lives)."""
+    _bound[system] = catalog
+
+
+def unbind_catalog(system: Any) -> None:
+    """Forget the catalog bound to ``system`` (idempotent)."""
+    _bound.pop(system, None)
+
+
+def catalog_for(observer: Any) -> CatalogService:
+    """The catalog bound to the actor system of ``observer`` (an agent);
+    :class:`CatalogUnavailableError` saying how to bind one."""
+    system = getattr(observer, "system", None)
+    try:
+        found = _bound.get(system) if system is not None else None
+    except TypeError:  # not an object a binding could be keyed by
+        found = None
+    if found is None:
+        raise CatalogUnavailableError(
+            "no tool catalog is bound to this agent's actor system: create the team "
+            "with TeamManager (which binds its storage's catalog), or call "
+            "akgentic.catalog.bind_catalog(system, CatalogService(storage))"
+        )
+    return found
+
+
+class CatalogToolUnavailable(SerializableModel):
+    """Published when an agent starts without a catalog tool it names, and why."""
+
+    instance: str
+    agent: str
+    reason: str
+
+
+class CatalogTool(ToolCard):
+    """A tool named by its catalog instance (see the module docstring)."""
+
+    instance: str = Field(min_length=1)
+
+    _card: ToolCard | None = PrivateAttr(default=None)
+
+    def observer(self, observer: ToolObserver) -> Self:
+        """Resolve the instance and wire the built card; degrade (serve nothing) with a
+        :class:`CatalogToolUnavailable` event when the catalog refuses."""
+        super().observer(observer)
+        self._card = None
+        try:
+            card = catalog_for(observer).resolve_card(self.instance)
+        except CatalogError as exc:
+            agent = str(getattr(getattr(observer, "config", None), "name", "") or "")
+            logger.warning("%s starts without catalog tool %r: %s", agent, self.instance, exc)
+            observer.notify_event(
+                CatalogToolUnavailable(instance=self.instance, agent=agent, reason=str(exc))
+            )
+            return self
+        card.observer(observer)
+        self._card = card
+        return self
+
+    @property
+    def card(self) -> ToolCard | None:
+        """The built card once wired (None before, or when unavailable)."""
+        return self._card
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        card = self._card
+        if card is None:
+            return []
+        tools = card.get_tools()
+        for fn in tools:  # the factory pairs params by field name on *this* card: pair here
+            value = getattr(card, getattr(fn, "__name__", ""), None)
+            if param_of(fn) is None and isinstance(value, BaseToolParam):
+                attach_param(fn, value)
+        return tools
+
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        return [] if self._card is None else self._card.get_system_prompts()
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        return [] if self._card is None else self._card.get_context_states()
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        return {} if self._card is None else self._card.get_commands()
+
+    def get_toolsets(self) -> list[Any]:
+        return [] if self._card is None else self._card.get_toolsets()
+
+
+def catalog_tools(tools: Iterable[Any]) -> list[CatalogTool]:
+    """The :class:`CatalogTool` entries among ``tools`` (an agent config's cards)."""
+    return [tool for tool in tools if isinstance(tool, CatalogTool)]

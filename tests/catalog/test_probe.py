@@ -1,0 +1,142 @@
+"""probe(): a reachable and an unreachable endpoint for each shipped type with an outside
+exit, a refused credential, the persisted status and time, and a probe that misbehaves."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from akgentic.catalog import CatalogService, run_probe
+from akgentic.storage.records import utc_now
+from tests.catalog.conftest import ADMIN
+from tests.catalog.loopback import Service
+
+KEY = "qd-key-0a1b2c3d4e"
+
+
+def test_a_reachable_qdrant_is_active_and_the_outcome_is_kept(
+    catalog: CatalogService, service: Service
+) -> None:
+    service.routes["/collections"] = (200, {"result": {"collections": [{"name": "a"}]}})
+    catalog.configure(ADMIN, "vector.qdrant", {"url": service.url})
+    catalog.set_credential(ADMIN, "vector.qdrant", KEY)
+    before = utc_now()
+
+    view, result = catalog.probe(ADMIN, "vector.qdrant", timeout=5)
+
+    assert result.status == "active"
+    assert (
+        result.detail.startswith("Qdrant answered HTTP 200 in ")
+        and "1 collections" in result.detail
+    )
+    assert [(path, headers.get("api-key")) for path, headers in service.seen] == [
+        ("/collections", KEY)
+    ]
+    assert view.status == "active" and view.last_check_at is not None
+    assert before <= view.last_check_at <= utc_now()
+    stored = catalog.show(ADMIN, "vector.qdrant")
+    assert (stored.status, stored.status_detail, stored.last_check_at) == (
+        "active",
+        result.detail,
+        view.last_check_at,
+    )
+    assert [r.action for r in catalog.audit(ADMIN)] == ["configure", "set_credential"]
+
+
+def test_an_unreachable_endpoint_is_an_error_kept_with_its_time(
+    catalog: CatalogService, closed_port: int
+) -> None:
+    catalog.configure(ADMIN, "vector.qdrant", {"url": f"http://127.0.0.1:{closed_port}"})
+    view, result = catalog.probe(ADMIN, "vector.qdrant", timeout=5)
+    assert result.status == "error"
+    assert result.detail.startswith(
+        f"Qdrant at http://127.0.0.1:{closed_port}/collections is unreachable"
+    )
+    stored = catalog.show(ADMIN, "vector.qdrant")
+    assert stored.status == "error" and stored.status_detail == result.detail
+    assert stored.last_check_at == view.last_check_at
+
+
+def test_a_refused_credential_says_so(catalog: CatalogService, service: Service) -> None:
+    service.routes["/v1/meta"] = (401, {"error": [{"message": "anonymous access not enabled"}]})
+    catalog.configure(ADMIN, "vector.weaviate", {"url": service.url, "grpc_port": 50051})
+    catalog.set_credential(ADMIN, "vector.weaviate", "stale-key")
+    _, result = catalog.probe(ADMIN, "vector.weaviate", timeout=5)
+    assert result.status == "error"
+    assert "refused the credential (HTTP 401)" in result.detail
+    assert service.seen[0][1].get("Authorization") == "Bearer stale-key"
+    assert "stale-key" not in result.detail
+
+
+def test_a_reachable_weaviate_reports_its_version(
+    catalog: CatalogService, service: Service
+) -> None:
+    service.routes["/v1/meta"] = (200, {"version": "1.30.2", "modules": {}})
+    catalog.configure(ADMIN, "vector.weaviate", {"url": service.url + "/"})
+    view, result = catalog.probe(ADMIN, "vector.weaviate", timeout=5)
+    assert result.status == "active" and result.detail.endswith("; Weaviate 1.30.2")
+    assert view.config == {"url": service.url + "/"}  # stored as given, validated
+
+
+def test_embeddings_endpoints_must_serve_the_configured_model(
+    catalog: CatalogService, service: Service, closed_port: int
+) -> None:
+    service.routes["/v1/models"] = (200, {"data": [{"id": "nomic-embed-text"}, {"id": "llama3"}]})
+    catalog.configure(
+        ADMIN,
+        "embeddings.openai_compatible",
+        {"base_url": f"{service.url}/v1", "model": "nomic-embed-text"},
+    )
+    _, result = catalog.probe(ADMIN, "embeddings.openai_compatible", timeout=5)
+    assert result.status == "active" and result.detail.endswith("; serves nomic-embed-text")
+    assert "Authorization" not in service.seen[0][1]  # no key set: none sent
+
+    catalog.configure(
+        ADMIN, "embeddings.openai_compatible", {"base_url": f"{service.url}/v1", "model": "bge-m3"}
+    )
+    _, result = catalog.probe(ADMIN, "embeddings.openai_compatible", timeout=5)
+    assert result.status == "error"
+    assert (
+        result.detail
+        == "the endpoint does not serve 'bge-m3' (it serves: llama3, nomic-embed-text)"
+    )
+
+    catalog.configure(
+        ADMIN, "embeddings.openai", {"base_url": f"http://127.0.0.1:{closed_port}/v1"}
+    )
+    _, result = catalog.probe(ADMIN, "embeddings.openai", timeout=5)
+    assert result.status == "error" and result.detail.startswith("no api_key is set")
+    catalog.set_credential(ADMIN, "embeddings.openai", "sk-test-123")
+    _, result = catalog.probe(ADMIN, "embeddings.openai", timeout=5)
+    assert result.status == "error" and "is unreachable" in result.detail
+
+
+def test_a_probe_that_ignores_its_timeout_is_given_up(catalog: CatalogService) -> None:
+    started = utc_now()
+    view, result = catalog.probe(ADMIN, "hanging", timeout=0.2)
+    assert result.status == "error"
+    assert result.detail == "the probe did not finish within 0.2 s"
+    assert view.last_check_at is not None and view.last_check_at - started < timedelta(seconds=60)
+
+
+def test_the_secret_is_scrubbed_from_what_a_probe_says(catalog: CatalogService) -> None:
+    catalog.set_credential(ADMIN, "leaky", "tok-SECRET-42")
+    _, result = catalog.probe(ADMIN, "leaky", timeout=5)
+    assert result.status == "error"
+    assert result.detail == "RuntimeError: the server rejected token *** (twice: ***)"
+    assert "tok-SECRET-42" not in catalog.show(ADMIN, "leaky").model_dump_json()
+
+
+def test_run_probe_reports_instead_of_raising() -> None:
+    def fails(timeout: float) -> str:
+        raise ValueError("boom\non two lines")
+
+    def answers(timeout: float) -> str:
+        return f"pong within {timeout}"
+
+    assert run_probe(fails, 1).detail == "ValueError: boom on two lines"
+    ok = run_probe(answers, 3)
+    assert (ok.status, ok.detail) == ("active", "pong within 3")
+    with pytest.raises(Exception):  # noqa: B017 — the result is frozen
+        ok.status = "error"  # type: ignore[misc]

@@ -1,0 +1,212 @@
+"""``akgentic catalog ...``: listing, the audited admin commands, credentials read from a
+prompt or stdin and shown only as "set", probes, and discovery through an entry point of a
+distribution installed for a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from akgentic.catalog import SecretBox
+from akgentic.storage import open_storage
+from tests.catalog.distributions import make_distribution
+from tests.catalog.loopback import free_port, serving
+from tests.cli.conftest import AKGENTIC, Invoke, child_env, run_child
+
+SECRET = "qd-cli-SECRET-93ab71"
+
+
+@pytest.fixture(autouse=True)
+def _operator(monkeypatch: pytest.MonkeyPatch) -> str:
+    key = os.urandom(32).hex()
+    monkeypatch.setenv("AKGENTIC_SECRET_KEY", key)
+    monkeypatch.setenv("LOGNAME", "alice")
+    return key
+
+
+def rows(output: str) -> dict[str, list[str]]:
+    """The listing's rows by name, as cells (columns are two or more spaces apart)."""
+    table = [re.split(r"\s{2,}", line.strip()) for line in output.splitlines()[1:] if line]
+    return {cells[0]: cells for cells in table if not cells[0].startswith(("orphaned", "warn"))}
+
+
+def test_list_shows_every_type_off_until_an_admin_enables_it(cli: Invoke) -> None:
+    listed = cli("catalog", "list")
+    assert listed.exit_code == 0, listed.output
+    assert listed.output.splitlines()[0].split() == [
+        "NAME",
+        "TYPE",
+        "KIND",
+        "ENABLED",
+        "CREDENTIAL",
+        "STATUS",
+    ]
+    table = rows(listed.output)
+    assert table["planning"] == ["planning", "planning", "card", "off", "-", "-"]
+    assert table["vector.qdrant"] == [
+        "vector.qdrant",
+        "vector.qdrant",
+        "service",
+        "off",
+        "not set",
+        "unchecked",
+    ]
+
+    enabled = cli("catalog", "enable", "planning", "--surface", "agents", "--surface", "cli")
+    assert enabled.exit_code == 0 and enabled.output == "planning: enabled for agents, cli\n"
+    disabled = cli("catalog", "disable", "planning", "-s", "cli")
+    assert disabled.output == "planning: enabled for agents\n"
+    assert rows(cli("catalog", "list").output)["planning"][3] == "agents"
+
+    trail = cli("catalog", "audit").output.splitlines()
+    assert trail[0].split() == ["SEQ", "WHEN", "WHO", "ACTION", "TOOL", "DETAIL"]
+    assert [line.split()[3:6] for line in trail[1:]] == [
+        ["cli:alice", "enable", "planning"],
+        ["cli:alice", "disable", "planning"],
+    ]
+    assert trail[1].endswith('{"surfaces": ["agents", "cli"]}')
+
+
+def test_a_credential_is_read_from_stdin_and_shown_only_as_set(
+    cli: Invoke, storage_url: str, _operator: str
+) -> None:
+    stored = cli("catalog", "set-credential", "vector.qdrant", input=f"{SECRET}\n")
+    assert stored.exit_code == 0, stored.output
+    assert stored.output == "vector.qdrant: credential set\n"
+    shown = cli("catalog", "show", "vector.qdrant")
+    assert "credential: set (api_key)" in shown.output and "settings:   url" in shown.output
+    for output in (shown.output, cli("catalog", "list").output, cli("catalog", "audit").output):
+        assert SECRET not in output
+    assert '{"credential": "set"}' in cli("catalog", "audit", "vector.qdrant").output
+
+    store = open_storage(storage_url)
+    try:
+        row = store.catalog.get("vector.qdrant")
+        assert row is not None and row.credential_enc is not None
+        secret = SecretBox(bytes.fromhex(_operator)).open(
+            row.credential_enc, "catalog instance 'vector.qdrant' (vector.qdrant)"
+        )
+        assert secret == SECRET
+    finally:
+        store.close()
+
+    cleared = cli("catalog", "set-credential", "vector.qdrant", "--clear")
+    assert cleared.output == "vector.qdrant: credential not set\n"
+
+
+def test_set_credential_from_an_environment_variable(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QDRANT_KEY", SECRET)
+    assert (
+        cli("catalog", "set-credential", "vector.qdrant", "--from-env", "QDRANT_KEY").exit_code == 0
+    )
+    missing = cli("catalog", "set-credential", "vector.qdrant", "--from-env", "NOT_SET_ANYWHERE")
+    assert missing.exit_code == 1
+    assert (
+        "error: --from-env NOT_SET_ANYWHERE: the variable is not set or is empty" in missing.output
+    )
+
+
+def test_without_a_key_setting_a_credential_says_how_to_make_one(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AKGENTIC_SECRET_KEY")
+    result = cli("catalog", "set-credential", "vector.qdrant", input=f"{SECRET}\n")
+    assert result.exit_code == 1
+    [line] = result.output.splitlines()
+    assert line.startswith("error: catalog credentials are encrypted with AKGENTIC_SECRET_KEY")
+    assert "secrets.token_hex(32)" in line and "Traceback" not in result.output
+    assert cli("catalog", "enable", "planning").exit_code == 0  # no key needed there
+
+
+def test_probe_a_reachable_and_an_unreachable_cluster(cli: Invoke) -> None:
+    with serving() as service:
+        service.routes["/v1/meta"] = (200, {"version": "1.30.2"})
+        configured = cli(
+            "catalog", "configure", "vector.weaviate", "--set", f"url={service.url}",
+            "--set", "grpc_port=50051",
+        )  # fmt: skip
+        assert configured.exit_code == 0, configured.output
+        assert json.loads(configured.output.split("config ", 1)[1]) == {
+            "url": service.url,
+            "grpc_port": 50051,
+        }
+        ok = cli("catalog", "probe", "vector.weaviate")
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.startswith("vector.weaviate: active — Weaviate answered HTTP 200")
+    assert rows(cli("catalog", "list").output)["vector.weaviate"][5].startswith("active ")
+
+    down_url = f"http://127.0.0.1:{free_port()}"
+    cli("catalog", "configure", "vector.weaviate", "--json", json.dumps({"url": down_url}))
+    down = cli("catalog", "probe", "vector.weaviate", "--timeout", "5")
+    assert down.exit_code == 1
+    expected = f"vector.weaviate: error — Weaviate at {down_url}/v1/meta is unreachable"
+    assert down.output.startswith(expected)
+    assert rows(cli("catalog", "list").output)["vector.weaviate"][5].startswith("error ")
+    assert "probe" not in cli("catalog", "audit").output  # probes are not admin changes
+
+
+def test_bad_input_gets_one_error_line(cli: Invoke) -> None:
+    cases = [
+        (
+            ("catalog", "enable", "nothing"),
+            "error: no tool type or catalog instance is called 'nothing'",
+        ),
+        (
+            ("catalog", "configure", "vector.qdrant", "--json", "[1]"),
+            "error: --json must be a JSON object",
+        ),
+        (
+            ("catalog", "configure", "vector.qdrant", "--set", "url"),
+            "error: --set 'url': write KEY=VALUE",
+        ),
+        (
+            ("catalog", "configure", "vector.qdrant", "--set", "port=1"),
+            "error: config of vector.qdrant does not validate",
+        ),
+        (("catalog", "probe", "planning"), "error: planning has no outside exit to probe"),
+        (("catalog", "remove", "planning"), "error: no catalog instance 'planning' is stored"),
+        (
+            ("catalog", "enable", "planning", "-s", "chat"),
+            "error: surfaces are agents, api, cli; unknown: chat",
+        ),
+    ]
+    for args, expected in cases:
+        result = cli(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.output.startswith(expected), (args, result.output)
+        assert "Traceback" not in result.output
+    assert cli("catalog", "audit").output == "no catalog changes recorded\n"
+
+
+def test_a_type_from_an_installed_distribution_is_listed_then_orphaned_when_removed(
+    tmp_path: Path, storage_url: str
+) -> None:
+    dist = make_distribution(tmp_path / "site", type_name="jira")
+    with_dist = child_env(storage_url, AKGENTIC_SECRET_KEY=os.urandom(32).hex())
+    with_dist["PYTHONPATH"] = os.pathsep.join([str(dist.root), with_dist["PYTHONPATH"]])
+
+    listed = run_child([str(AKGENTIC), "catalog", "list"], env=with_dist)
+    assert listed.returncode == 0, listed.stderr
+    assert rows(listed.stdout)["jira"] == ["jira", "jira", "card", "off", "-", "-"]
+    shown = run_child([str(AKGENTIC), "catalog", "show", "jira"], env=with_dist)
+    assert f"entry point jira = {dist.package}:JiraTool ({dist.package} 1.0)" in shown.stdout
+    assert "tool:       jira_issue(key)" in shown.stdout
+    enabled = run_child([str(AKGENTIC), "catalog", "enable", "jira"], env=with_dist)
+    assert enabled.returncode == 0, enabled.stderr
+
+    without = child_env(storage_url)  # the distribution is gone
+    after = run_child([str(AKGENTIC), "catalog", "list"], env=without)
+    assert after.returncode == 0, after.stderr
+    assert "jira" not in rows(after.stdout)
+    assert "orphaned: jira (type jira is not installed; ignored)" in after.stdout.splitlines()
+    refused = run_child([str(AKGENTIC), "catalog", "enable", "jira", "-s", "api"], env=without)
+    assert refused.returncode == 1
+    assert "error: catalog instance 'jira' is orphaned" in refused.stderr
+    removed = run_child([str(AKGENTIC), "catalog", "remove", "jira"], env=without)
+    assert removed.stdout == "jira: removed\n"

@@ -48,8 +48,8 @@ from akgentic.tool.toolsets import (
     ToolsetRegistry,
     render_catalog,
     toolset_of,
+    wording,
 )
-from akgentic.tool.toolsets import wording
 
 __all__ = ["DynamicToolsets", "dynamic_toolsets"]
 

@@ -24,6 +24,7 @@ from typing import Any, Self
 
 from pydantic import Field, PrivateAttr, field_validator
 from pydantic_ai import ModelRetry
+from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from akgentic.tool.core.card import ToolCard
@@ -117,7 +118,12 @@ class ToolsetCard(ToolCard):
         inner: list[AbstractToolset[Any]] = []
         tools = members.get_tools()
         if tools:
-            inner.append(FunctionToolset(tools))
+            try:
+                inner.append(FunctionToolset(tools))
+            except UserError as exc:  # two members' tools share a name
+                raise ValueError(
+                    f"toolset {self.name!r}: {exc}; rename one, or move it to another toolset"
+                ) from None
         inner.extend(members.get_toolsets())
         group: ToolGroup = tool_group(self.name, self.description, inner)
         return [group]

@@ -26,19 +26,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 __all__ = [
-    "ENABLE_TOOL",
-    "DISABLE_TOOL",
     "CATALOG_HEADER",
+    "DISABLE_TOOL",
+    "ENABLE_TOOL",
     "activated",
     "already_active",
-    "deactivated",
-    "not_active",
-    "unknown",
-    "blank_name",
-    "render_catalog",
     "auto_activated_not_executed",
+    "blank_name",
+    "deactivated",
     "invalid_arguments",
+    "not_active",
+    "render_catalog",
     "tool_signature",
+    "unknown",
 ]
 
 ENABLE_TOOL = "enable_toolset"

@@ -54,10 +54,9 @@ class TokenCounter:
 
 @cache
 def _encoder(encoding: str) -> Any:
-    module = importlib.import_module("bpe_openai")
     with warnings.catch_warnings():  # its rank loader uses a deprecated importlib call
         warnings.simplefilter("ignore", DeprecationWarning)
-        return module.get_encoding(encoding)
+        return importlib.import_module("bpe_openai").get_encoding(encoding)
 
 
 def token_counter(encoding: Encoding = DEFAULT_ENCODING, *, exact: bool = False) -> TokenCounter:

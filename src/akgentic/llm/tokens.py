@@ -65,7 +65,9 @@ def token_counter(encoding: Encoding = DEFAULT_ENCODING, *, exact: bool = False)
         return TokenCounter(encoding=encoding, exact=True, _encoder=_encoder(encoding))
     except ImportError as exc:
         if exact:
-            raise ImportError(f"counting {encoding} tokens needs bpe-openai: {INSTALL_HINT}") from exc
+            raise ImportError(
+                f"counting {encoding} tokens needs bpe-openai: {INSTALL_HINT}"
+            ) from exc
         return TokenCounter(encoding=ESTIMATE, exact=False)
 
 

@@ -359,3 +359,37 @@ def test_toolsets_work_with_streamed_runs(system: ActorSystem, team: Team) -> No
     agent = start(system, team, script, tools=toolsets(), stream_events=True)
     assert say(system, agent, "search") == "streamed"
     assert returns(script.seen[1]) == ["found Up"]
+
+
+# -- skills that enable a toolset --
+def test_a_skill_that_enables_a_set_is_hidden_while_the_set_is_active(
+    system: ActorSystem, team: Team
+) -> None:
+    from akgentic.tool.skill import SkillEntry, Skills, SkillTool
+
+    films = SkillEntry(
+        name="films", description="For films enable media.", content="...", toolset="media"
+    )
+    skills = SkillTool(skills=Skills(skills=[films], folders=[]))
+    script = Script(
+        text(),
+        call("enable_toolset", name="media"),
+        text(),
+        text(),
+        call("disable_toolset", name="media"),
+        text(),
+        text(),
+    )
+    agent = start(system, team, script, tools=[*toolsets(), skills])
+    prompt = system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()
+    assert "films" not in prompt  # never in the frozen menu: it lives in the per-turn view
+    say(system, agent, "hi")
+    assert "films — For films enable media." in user_text(script.seen[0])
+    say(system, agent, "films please")  # enables media
+    say(system, agent, "and?")
+    block = user_text(script.seen[3])
+    assert "films (media is active)" in block and "films — For films" not in block
+    say(system, agent, "done with films")  # disables media
+    say(system, agent, "next")
+    assert "Skills offered again:\nfilms — For films enable media." in user_text(script.seen[6])
+    assert prompt == system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()

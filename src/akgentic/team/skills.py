@@ -12,6 +12,7 @@ gets its skills from; a folder that only one machine has is not.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from akgentic.storage import SkillStore
@@ -19,7 +20,7 @@ from akgentic.tool.core import ToolCard
 from akgentic.tool.skill import SkillRow, Skills, SkillTool
 from akgentic.tool.toolsets import ToolsetCard
 
-__all__ = ["give_stored_skills", "stored_skill_rows"]
+__all__ = ["give_stored_skills", "resolve_skill_folders", "stored_skill_rows"]
 
 
 def stored_skill_rows(store: SkillStore) -> list[SkillRow]:
@@ -45,3 +46,11 @@ def give_stored_skills(config: Any, rows: list[SkillRow]) -> None:
             card.skills = Skills(stored=list(rows))
         elif isinstance(card.skills, Skills) and card.skills.store:
             card.skills.stored = list(rows)
+
+
+def resolve_skill_folders(config: Any, base: Path) -> None:
+    """Make the relative skill folders of ``config``'s SkillTool cards relative to ``base``
+    (a team YAML's folder), as its scenario paths are."""
+    for card in _skill_cards(getattr(config, "tools", None) or []):
+        if isinstance(card.skills, Skills) and card.skills.folders:
+            card.skills.folders = [str((base / f).resolve()) for f in card.skills.folders]

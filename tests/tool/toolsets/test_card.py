@@ -20,7 +20,6 @@ from akgentic.agent import AgentConfig
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool.core import (
     COMMAND,
-    LLM_CONTEXT,
     BaseToolParam,
     ContextState,
     RetriableError,
@@ -200,7 +199,6 @@ def test_members_prompts_context_and_commands_are_served_as_usual() -> None:
     assert [p() for p in factory.get_system_prompts()] == ["chatty prompt"]
     assert [p.__name__ for p in factory.get_context_states()] == ["chatty_state"]
     assert "chatty" in factory.get_command_registry()
-    assert LLM_CONTEXT  # the channel exists; the member's provider is passed through unchanged
 
 
 def test_the_observer_reaches_the_members() -> None:

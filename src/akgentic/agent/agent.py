@@ -28,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import queue
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
@@ -42,6 +43,7 @@ from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
     PublishRunEvents,
     RunInterruptedError,
+    dynamic_toolsets,
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
@@ -130,6 +132,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     default_cards: ClassVar[tuple[type[ToolCard], ...]] = (TeamTool, MailboxTool)
     """Cards every agent carries; listing one in the config replaces the default."""
 
+    toolset_clock: ClassVar[Callable[[], float]] = time.monotonic
+    """The clock (seconds) toolset activation reads; a test subclass injects its own."""
+
     # -- start-up -----------------------------------------------------------------------
     def on_start(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -147,7 +152,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 cards.append(default())
         self._cards = cards
         self._factory = ToolFactory(tool_cards=cards, observer=self, retry_exception=ModelRetry)
-        self._updater: ContextUpdater = self._factory.get_context_updater()
+        # ToolsetCards' groups: activated per conversation (none configured: nothing at all)
+        self._toolsets, toolsets = dynamic_toolsets(
+            self._factory.get_toolsets(), clock=type(self).toolset_clock
+        )
+        states = self._factory.get_context_states()
+        if self._toolsets is not None:
+            states += self._toolsets.context_states()
+        self._updater = ContextUpdater(self, states)
         self._commands: CommandRegistry = self._factory.get_command_registry()
         self._register_builtin_commands()
         self._system_prompt = self._render_system_prompt()
@@ -165,6 +177,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             CancelAtStepBoundary(self._cancel_requested),
             MailboxCapability(self, mailbox_card),
         ]
+        if self._toolsets is not None:
+            capabilities.append(self._toolsets)
         if self.config.stream_events:
             capabilities.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
@@ -174,7 +188,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
             tools=offered_tools(self._factory.get_tools()),
-            toolsets=self._factory.get_toolsets() or None,
+            toolsets=toolsets or None,
             capabilities=capabilities,
             name=self.config.name,
         )
@@ -189,6 +203,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if self.state.backstory:
             parts.append(self.state.backstory)
         parts.extend(text for text in (p() for p in self._factory.get_system_prompts()) if text)
+        if self._toolsets is not None:
+            parts.append(self._toolsets.catalog())
         return "\n\n".join(parts)
 
     def _register_builtin_commands(self) -> None:
@@ -200,6 +216,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             """Forget the conversation (the system prompt and tools stay)."""
             self._replace_history([])
             self._updater.reset()
+            if self._toolsets is not None:
+                self._toolsets.reset()
             self.state.notify_state_change()
             return "Conversation cleared."
 
@@ -226,6 +244,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def get_commands(self) -> list[str]:
         return self._commands.names()
+
+    def active_toolsets(self) -> frozenset[str]:
+        """The toolsets active in this conversation now (ToolsetActivityObserver)."""
+        return frozenset() if self._toolsets is None else self._toolsets.active_toolsets()
 
     # -- messages ---------------------------------------------------------------------------
     def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:

@@ -10,9 +10,9 @@ from pydantic import ConfigDict, Field, field_validator
 
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
-from akgentic.core.serialization import SerializableModel, deserialize
+from akgentic.core.serialization import SerializableModel
 from akgentic.llm import ModelRoster, UsageLimitsConfig
-from akgentic.tool.core import ToolCard, ToolState
+from akgentic.tool.core import ToolCard, ToolState, lookup
 
 __all__ = [
     "AgentConfig",
@@ -80,11 +80,8 @@ def card_class(name: str) -> type[ToolCard]:
     imported here; a card of your own needs its module imported first (a team card's
     ``imports``).
     """
-    found = _card_classes().get(name)
-    if found is None:
-        known = ", ".join(sorted(n for n in _card_classes() if "." not in n)) or "none"
-        raise ValueError(f"unknown tool card {name!r}: known cards are {known}")
-    return found
+    load_shipped_cards()
+    return lookup.card_class(name)
 
 
 SHIPPED_CARD_MODULES = (
@@ -100,19 +97,6 @@ def load_shipped_cards() -> None:
     (and so decodable) in this process. Stored data never imports; this is our code."""
     for module in SHIPPED_CARD_MODULES:
         importlib.import_module(module)
-
-
-def _card_classes() -> dict[str, type[ToolCard]]:
-    load_shipped_cards()
-    found: dict[str, type[ToolCard]] = {}
-    stack: list[type[ToolCard]] = [ToolCard]
-    while stack:
-        cls = stack.pop()
-        for sub in cls.__subclasses__():
-            found.setdefault(sub.__name__, sub)
-            found[f"{sub.__module__}.{sub.__qualname__}"] = sub
-            stack.append(sub)
-    return found
 
 
 class AgentConfig(BaseConfig):
@@ -152,17 +136,8 @@ class AgentConfig(BaseConfig):
     def _cards_from_data(cls, value: Any) -> Any:
         if not isinstance(value, list):
             return value
-        cards: list[Any] = []
-        for item in value:
-            if isinstance(item, dict) and "__model__" in item:
-                item = deserialize(item)
-            elif isinstance(item, dict) and "type" in item:
-                fields = {k: v for k, v in item.items() if k != "type"}
-                item = card_class(str(item["type"])).model_validate(fields)
-            elif isinstance(item, str):
-                item = card_class(item)()
-            cards.append(item)
-        return cards
+        load_shipped_cards()
+        return [lookup.card_from_data(item) for item in value]
 
 
 class AgentState(BaseState):

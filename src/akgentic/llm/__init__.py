@@ -40,6 +40,7 @@ from akgentic.llm.providers import (
 )
 from akgentic.llm.scenario import Scenario, ScenarioError, load_scenario, scenario_from_dict
 from akgentic.llm.scripted import ScriptedModel
+from akgentic.llm.tokens import TokenCounter, count_tokens, token_counter
 from akgentic.llm.usage import (
     UsageLimitReached,
     UsageLimitsConfig,
@@ -63,6 +64,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScriptedModel",
+    "TokenCounter",
     "ToolCallEvent",
     "ToolReturnEvent",
     "UnknownModelError",
@@ -75,6 +77,7 @@ __all__ = [
     "build_roster_model",
     "compact",
     "context_tokens",
+    "count_tokens",
     "estimate_tokens",
     "from_stream_event",
     "load_scenario",
@@ -82,4 +85,5 @@ __all__ = [
     "require_api_key",
     "safe_cut",
     "scenario_from_dict",
+    "token_counter",
 ]

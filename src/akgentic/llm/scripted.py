@@ -105,7 +105,11 @@ def _user_text(part: UserPromptPart) -> str:
 
 
 def _prompt_text(message: ModelRequest) -> str:
-    return "\n".join(_user_text(p) for p in message.parts if isinstance(p, UserPromptPart))
+    return "\n".join(
+        _user_text(p)
+        for p in message.parts
+        if isinstance(p, UserPromptPart) and not _is_system_note(p)
+    )
 
 
 def _returns_text(message: ModelMessage | None) -> str:
@@ -118,11 +122,18 @@ def _returns_text(message: ModelMessage | None) -> str:
     )
 
 
+def _is_system_note(part: UserPromptPart) -> bool:
+    """A framework note pydantic-ai puts in a user turn as ``<system>…</system>`` (a tool
+    availability announcement, a mid-run notice): never the start of a turn."""
+    text = _user_text(part).strip()
+    return text.startswith("<system") and text.endswith("</system>")
+
+
 def _turn_start(messages: Sequence[ModelMessage]) -> int | None:
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if isinstance(message, ModelRequest) and any(
-            isinstance(p, UserPromptPart) for p in message.parts
+            isinstance(p, UserPromptPart) and not _is_system_note(p) for p in message.parts
         ):
             return index
     return None

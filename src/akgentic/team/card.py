@@ -150,12 +150,16 @@ class TeamCard(SerializableModel):
 
     def resolve_paths(self, base: Path) -> None:
         """Relative scenario paths in member configs are relative to ``base`` (the YAML's
-        folder) unless a config names its own ``scenario_dir``."""
+        folder) unless a config names its own ``scenario_dir``; so are relative skill
+        folders."""
+        from akgentic.team.skills import resolve_skill_folders
+
         configs = [spec.card.config for _, spec, _ in walk(self.members)]
         configs += [profile.config for profile in self.profiles]
         for config in configs:
             if getattr(config, "scenario_dir", "unset") is None:
                 config.scenario_dir = str(base.resolve())  # type: ignore[attr-defined]
+            resolve_skill_folders(config, base)
 
 
 def member_names(members: list[MemberSpec]) -> list[str]:

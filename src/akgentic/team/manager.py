@@ -35,6 +35,7 @@ from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team.card import TeamCard, walk
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import TeamRuntime
+from akgentic.team.skills import give_stored_skills, stored_skill_rows
 
 __all__ = ["TeamManager", "TeamNotRunningError"]
 
@@ -128,9 +129,11 @@ class TeamManager:
                 team_id=team_id,
             )
         created: dict[str, ActorAddress] = {}
+        skills = stored_skill_rows(self.storage.skills)
         for name, spec, parent in walk(card.members):
             config = spec.card.get_config_copy()
             config.name = name
+            give_stored_skills(config, skills)
             if not config.role:
                 config.role = spec.card.role
             actor_class = spec.card.get_agent_class()
@@ -157,7 +160,11 @@ class TeamManager:
         recorder = EventRecorder(self.storage, team_id)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
-        proxy.register_agent_profiles(card.profiles)
+        profiles = [profile.model_copy(deep=True) for profile in card.profiles]
+        skills = stored_skill_rows(self.storage.skills)
+        for profile in profiles:
+            give_stored_skills(profile.config, skills)
+        proxy.register_agent_profiles(profiles)
         return orchestrator, recorder
 
     # -- finding ------------------------------------------------------------------------------

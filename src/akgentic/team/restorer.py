@@ -55,6 +55,7 @@ from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
+from akgentic.team.skills import give_stored_skills, stored_skill_rows
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
@@ -196,12 +197,14 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
     )
     addresses: dict[UUID, ActorAddress] = {}
     human: ActorAddress | None = None
+    skills = stored_skill_rows(storage.skills)  # read again: the store, not the log, has them
     for member in tools_first:
         actor_class = actor_class_for(member.agent_class)
         if actor_class.transient:
             continue  # a one-job worker whose job died with the process
         state = states.get(member.agent_id)
         config = member.config.model_copy(deep=True)
+        give_stored_skills(config, skills)
         if member.name.startswith("#"):
             if member.parent != orchestrator_id:
                 continue  # a transient worker: its owner asks again

@@ -31,6 +31,7 @@ from akgentic.tool.core import (
     ToolFactory,
     ToolObserver,
     ToolObserverGone,
+    ToolsetActivityObserver,
     ToolState,
     ToolStateCarrier,
     ToolStateEmitter,
@@ -43,6 +44,7 @@ from akgentic.tool.model import ModelTool
 from akgentic.tool.notification import NotificationTool
 from akgentic.tool.skill import SkillTool
 from akgentic.tool.team import TeamManagementToolObserver, TeamTool
+from akgentic.tool.toolsets import ToolsetCard
 from akgentic.tool.vector_store import EmbeddingService, VectorIndex
 
 __all__ = [
@@ -78,6 +80,8 @@ __all__ = [
     "ToolStateCarrier",
     "ToolStateEmitter",
     "ToolStateEvent",
+    "ToolsetActivityObserver",
+    "ToolsetCard",
     "VectorIndex",
     "normalize_system_prompt_to_llm_context",
 ]

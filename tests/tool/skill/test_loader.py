@@ -116,7 +116,7 @@ def test_duplicate_names_the_first_wins_and_the_duplicate_is_reported(tmp_path: 
         LoadError(
             path=str(second),
             reason=f"duplicate skill name 'refund-policy': already loaded from {first}; "
-            f"the first wins and this file is skipped",
+            f"the first wins and this one is skipped",
         )
     ]
 

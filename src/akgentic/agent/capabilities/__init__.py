@@ -1,5 +1,5 @@
-"""The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in, and
-tools on the agent's own thread.
+"""The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in, tools on
+the agent's own thread, and the toolsets the model switches on (``toolsets``).
 
 They are small adapters between pydantic-ai's run hooks and the actor; they live for one
 agent and hold its bound methods, and never block.
@@ -19,6 +19,7 @@ from pydantic_ai.messages import AgentStreamEvent, ModelMessage, PartDeltaEvent,
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
+from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
 from akgentic.llm import LlmTextDeltaEvent, from_stream_event
 
 T = TypeVar("T")
@@ -28,9 +29,11 @@ TEXT_BATCH_CHARS = 4096
 
 __all__ = [
     "CancelAtStepBoundary",
+    "DynamicToolsets",
     "InlineExecutor",
     "PublishRunEvents",
     "RunInterruptedError",
+    "dynamic_toolsets",
     "on_the_agent_thread",
 ]
 

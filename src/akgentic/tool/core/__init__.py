@@ -19,7 +19,12 @@ from akgentic.tool.core.event import (
     ToolStateEvent,
 )
 from akgentic.tool.core.factory import ToolFactory
-from akgentic.tool.core.observer import ActorToolObserver, ToolObserver, ToolStateCarrier
+from akgentic.tool.core.observer import (
+    ActorToolObserver,
+    ToolObserver,
+    ToolsetActivityObserver,
+    ToolStateCarrier,
+)
 from akgentic.tool.core.params import (
     BaseToolParam,
     attach_param,
@@ -61,6 +66,7 @@ __all__ = [
     "ToolStateCarrier",
     "ToolStateEmitter",
     "ToolStateEvent",
+    "ToolsetActivityObserver",
     "attach_param",
     "iter_message_texts",
     "marker",

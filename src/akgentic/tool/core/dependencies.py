@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from akgentic.tool.core.card import ToolCard
 
-__all__ = ["card_label", "order_cards"]
+__all__ = ["card_label", "matches_dependency", "order_cards"]
 
 
 def card_label(cards: Sequence[ToolCard], index: int) -> str:
@@ -23,7 +23,8 @@ def card_label(cards: Sequence[ToolCard], index: int) -> str:
     return name
 
 
-def _matches(card: ToolCard, dependency: str | type[ToolCard]) -> bool:
+def matches_dependency(card: ToolCard, dependency: str | type[ToolCard]) -> bool:
+    """Whether ``card`` satisfies ``dependency`` (a class, or a class name in its MRO)."""
     if isinstance(dependency, str):
         return any(klass.__name__ == dependency for klass in type(card).__mro__)
     return isinstance(card, dependency)
@@ -39,7 +40,7 @@ def order_cards(cards: Sequence[ToolCard]) -> list[ToolCard]:
     for i, card in enumerate(cards):
         needs: set[int] = set()
         for dependency in card.depends_on():
-            found = {j for j, other in enumerate(cards) if _matches(other, dependency)}
+            found = {j for j, other in enumerate(cards) if matches_dependency(other, dependency)}
             if found == {i}:
                 raise ValueError(
                     f"{card_label(cards, i)} depends on itself ({_dependency_name(dependency)!r})"

@@ -7,6 +7,8 @@ channel to the running system. Ask for the least you need:
 - :class:`ActorToolObserver` — also reach any actor by address (``proxy_ask`` /
   ``proxy_tell``) and the persisted tool-layer slot, ``state.tool_state``, read live on
   every call.
+- :class:`ToolsetActivityObserver` — also say which toolsets are active in the
+  conversation (toolsets and skills both read it).
 
 Domain protocols (one card's own contract) live beside their card and extend
 whichever level they genuinely need. Narrow in an accessor, never in the signature of
@@ -27,7 +29,7 @@ from uuid import UUID
 from akgentic.core.address import ActorAddress
 from akgentic.tool.core.state import ToolState
 
-__all__ = ["ActorToolObserver", "ToolObserver", "ToolStateCarrier"]
+__all__ = ["ActorToolObserver", "ToolObserver", "ToolStateCarrier", "ToolsetActivityObserver"]
 
 
 @runtime_checkable
@@ -71,6 +73,20 @@ class ActorToolObserver(ToolObserver, Protocol):
 
     def proxy_tell(self, addr: ActorAddress, actor_type: type[Any]) -> Any:
         """A proxy whose method calls return None at once and never block."""
+        ...
+
+
+@runtime_checkable
+class ToolsetActivityObserver(ToolObserver, Protocol):
+    """A ToolObserver that knows which toolsets are active in its conversation.
+
+    On core because two domains need it: the agent's toolsets answer it, and SkillTool
+    reads it to set aside a skill whose toolset is already active. An observer that does
+    not implement it has no active toolset.
+    """
+
+    def active_toolsets(self) -> frozenset[str]:
+        """The names of the toolsets active now (read per turn; never cached)."""
         ...
 
 

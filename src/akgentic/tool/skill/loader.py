@@ -14,13 +14,16 @@ Two formats, both read:
 2. ``*.yaml`` / ``*.yml`` — a mapping with ``name``, ``description`` and the content under
    ``body`` (or ``content``; not both).
 
-Other keys are ignored, so files written for other tools (``license``, ``allowed-tools``…)
-load unchanged. A path may be a file (any ``.md``, ``.yaml`` or ``.yml``) or a directory,
-searched recursively for ``SKILL.md``, ``*.yaml`` and ``*.yml``, in sorted path order.
+An optional ``toolset`` names the toolset the skill tells the model to enable (see
+``SkillEntry.toolset``). Other keys are ignored, so files written for other tools
+(``license``, ``allowed-tools``…) load unchanged. A path may be a file (any ``.md``,
+``.yaml`` or ``.yml``) or a directory, searched recursively for ``SKILL.md``, ``*.yaml``
+and ``*.yml``, in sorted path order.
 
 Nothing here raises for a bad file: a broken file is reported in ``LoadResult.errors`` (the
 file and the reason) and skipped. A duplicate name is reported too — the first file, in
-load order, wins.
+load order, wins. :func:`assemble` applies the same rule across a card's sources: its own
+skills, then its folders, then the skill store's rows.
 """
 
 from __future__ import annotations
@@ -34,9 +37,17 @@ import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
 from akgentic.core.serialization import SerializableModel
-from akgentic.tool.skill.tool import SkillEntry
+from akgentic.tool.skill.tool import SkillEntry, SkillRow
 
-__all__ = ["LoadError", "LoadResult", "SkillFileError", "load_skills", "parse_skill_file"]
+__all__ = [
+    "LoadError",
+    "LoadResult",
+    "SkillFileError",
+    "SkillsSkippedEvent",
+    "assemble",
+    "load_skills",
+    "parse_skill_file",
+]
 
 SKILL_FILE = "SKILL.md"
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -64,29 +75,74 @@ class SkillFileError(ValueError):
     """A file that cannot be turned into a skill; the message is the reason."""
 
 
+class SkillsSkippedEvent(SerializableModel):
+    """On the team stream when a card is wired: the skills it skipped, and why."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    errors: list[LoadError]
+
+
+class _Collector:
+    """One LoadResult filled in order; the first skill of a name wins."""
+
+    def __init__(self) -> None:
+        self.result = LoadResult()
+        self.origin: dict[str, str] = {}
+
+    def admit(self, entry: SkillEntry, source: str) -> None:
+        first = self.origin.get(entry.name)
+        if first is not None:
+            self.error(
+                source,
+                f"duplicate skill name {entry.name!r}: already loaded from {first}; the first "
+                f"wins and this one is skipped",
+            )
+            return
+        self.origin[entry.name] = source
+        self.result.skills.append(entry)
+
+    def error(self, source: str, reason: str) -> None:
+        self.result.errors.append(LoadError(path=source, reason=reason))
+
+    def files(self, paths: Iterable[str | PathLike[str]]) -> None:
+        for path in _files(paths, self.result):
+            try:
+                self.admit(parse_skill_file(path), str(path))
+            except SkillFileError as exc:
+                self.error(str(path), str(exc))
+
+
 def load_skills(paths: Iterable[str | PathLike[str]]) -> LoadResult:
     """Load every skill under ``paths`` (files or directories), in order; never raises."""
-    result = LoadResult()
-    origin: dict[str, str] = {}
-    for path in _files(paths, result):
+    collector = _Collector()
+    collector.files(paths)
+    return collector.result
+
+
+def assemble(
+    inline: Iterable[SkillEntry],
+    folders: Iterable[str | PathLike[str]],
+    rows: Iterable[SkillRow],
+    store: bool = True,
+) -> LoadResult:
+    """A card's skills: ``inline``, then ``folders``, then the store's ``rows`` (when
+    ``store``). The first of a name wins; every skip is in ``errors``. Never raises."""
+    collector = _Collector()
+    for entry in inline:
+        collector.admit(entry, "the card's skills")
+    collector.files(folders)
+    for row in rows if store else []:
+        source = f"skill store: {row.name}" + (f" (from {row.source})" if row.source else "")
         try:
-            entry = parse_skill_file(path)
-        except SkillFileError as exc:
-            result.errors.append(LoadError(path=str(path), reason=str(exc)))
-            continue
-        first = origin.get(entry.name)
-        if first is not None:
-            result.errors.append(
-                LoadError(
-                    path=str(path),
-                    reason=f"duplicate skill name {entry.name!r}: already loaded from "
-                    f"{first}; the first wins and this file is skipped",
-                )
+            entry = SkillEntry(
+                name=row.name, description=row.description, content=row.content, toolset=row.toolset
             )
+        except ValidationError as exc:
+            collector.error(source, _problems(exc))
             continue
-        origin[entry.name] = str(path)
-        result.skills.append(entry)
-    return result
+        collector.admit(entry, source)
+    return collector.result
 
 
 def _files(paths: Iterable[str | PathLike[str]], result: LoadResult) -> Iterator[Path]:
@@ -123,17 +179,24 @@ def parse_skill_file(path: Path) -> SkillEntry:
         raise SkillFileError(f"is not a skill file: expected {SKILL_FILE}, .md, .yaml or .yml")
     if not isinstance(content, str):
         raise SkillFileError(f"the content must be text, not {type(content).__name__}")
+    toolset = fields.get("toolset")
+    if toolset is not None and not isinstance(toolset, str):
+        raise SkillFileError(f"'toolset' must be text, not {type(toolset).__name__}")
     try:
         return SkillEntry(
             name=_text(fields, "name"),
             description=_text(fields, "description"),
             content=content.strip(),
+            toolset=toolset,
         )
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise SkillFileError(problems) from None
+        raise SkillFileError(_problems(exc)) from None
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+    )
 
 
 def _frontmatter(text: str) -> tuple[str, str]:

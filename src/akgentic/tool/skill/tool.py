@@ -1,36 +1,60 @@
 """SkillTool: a library of domain guidance — the menu in the prefix, the bodies on demand.
 
-One capability, three channels, each carrying what it is good at:
+One capability, four channels, each carrying what it is good at:
 
 - SYSTEM_PROMPT — the menu: :data:`MENU_HEADER`, then one ``name — description`` line per
   skill. Small and immutable, so it belongs in the frozen prefix, and it survives any
   compaction — which is why re-calling ``use_skill`` always works.
+- LLM_CONTEXT — the per-turn view of the skills that tell the model to enable a toolset
+  (``SkillEntry.toolset``): such a skill is set aside while its toolset is active (the
+  temptation to enable it again is removed, not forbidden) and offered again when it is
+  not. Those skills are in the view instead of the frozen menu, which never changes.
 - TOOL_CALL — ``use_skill(name)``: the body, as this call's result, in the same turn —
   ``f"{name}\\n\\n{content}"``. An unknown name is a RetriableError listing the names.
-- COMMAND — ``/skills``: the same menu, from the same renderer, for a human asking what this
+- COMMAND — ``/skills``: every skill, from the same renderer, for a human asking what this
   agent was actually given.
 
-The prefix costs O(skills), not O(content). The card holds no state: it keeps no "loaded"
-set, so calling ``use_skill`` again after the body fell out of the window is the intended
-recovery. No actor, no observer needed.
+Where skills come from, in this order (the first of a name wins; a later one is an error
+reported on the team stream, as is a broken file): the card's own ``skills``, then the
+folders (``Skills.folders``, or ``AKGENTIC_SKILLS_DIR`` when the card names none), then the
+storage bundle's skill store (``Skills.stored``, filled by the team when it is created or
+resumed). They are assembled once, when the card is wired.
+
+The prefix costs O(skills), not O(content). The card keeps no "loaded" set, so calling
+``use_skill`` again after the body fell out of the window is the intended recovery.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable
 from os import PathLike
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, SYSTEM_PROMPT, TOOL_CALL, Channels
-from akgentic.tool.core.params import BaseToolParam, serve
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
+from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.observer import ToolObserver, ToolsetActivityObserver
+from akgentic.tool.core.params import BaseToolParam, resolve_param, serve
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["MENU_HEADER", "NO_SKILLS", "SkillEntry", "SkillTool", "Skills", "render_menu"]
+__all__ = [
+    "MENU_HEADER",
+    "NO_SKILLS",
+    "SKILLS_DIR_ENV",
+    "VIEW_HEADER",
+    "SkillEntry",
+    "SkillRow",
+    "SkillTool",
+    "SkillView",
+    "Skills",
+    "render_menu",
+    "skill_folders",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +63,9 @@ MENU_HEADER = "Skills you can load with use_skill(name) when a task needs one:"
 
 NO_SKILLS = "No skills are configured for this agent."
 """What ``/skills`` answers when the agent was given none (the prompt then carries nothing)."""
+
+SKILLS_DIR_ENV = "AKGENTIC_SKILLS_DIR"
+"""Skill folders (``os.pathsep``-separated) for a card that names none of its own."""
 
 
 class SkillEntry(SerializableModel):
@@ -49,6 +76,9 @@ class SkillEntry(SerializableModel):
     - ``description`` — when to use it; one line. Paid in the prefix, on every turn of every
       agent carrying the card, so keep it short.
     - ``content`` — the body. Paid only by a conversation that asks for it.
+    - ``toolset`` — the toolset this skill tells the model to enable, if any. Such a skill
+      is listed in the per-turn view (LLM_CONTEXT) rather than the frozen menu, and is set
+      aside while that toolset is active.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
@@ -56,6 +86,7 @@ class SkillEntry(SerializableModel):
     name: str = Field(min_length=1)
     description: str = Field(min_length=1)
     content: str
+    toolset: str | None = None
 
     @field_validator("name", "description")
     @classmethod
@@ -68,21 +99,94 @@ class SkillEntry(SerializableModel):
         return value
 
 
+def skill_folders(folders: list[str] | None) -> list[str]:
+    """The folders to read: the card's, or ``AKGENTIC_SKILLS_DIR``'s when it names none."""
+    if folders is not None:
+        return list(folders)
+    value = os.environ.get(SKILLS_DIR_ENV, "")
+    return [part for part in value.split(os.pathsep) if part.strip()]
+
+
+VIEW_HEADER = (
+    "Skills that switch on a toolset (load one with use_skill(name) when a task needs it):"
+)
+"""The first line of the per-turn view; one ``name — description`` line per skill follows."""
+
+
+class SkillView(ContextState):
+    """The per-turn view of the skills that enable a toolset: offered, and set aside."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    offered: dict[str, str] = Field(default_factory=dict)
+    """name -> description, for the skills whose toolset is not active."""
+    aside: dict[str, str] = Field(default_factory=dict)
+    """name -> toolset, for the skills set aside while their toolset is active."""
+
+    def render_full(self) -> str:
+        if not self.offered:
+            return ""
+        lines = [f"{name} — {description}" for name, description in self.offered.items()]
+        return "\n".join([VIEW_HEADER, *lines])
+
+    def render_delta(self, previous: Self) -> str | None:
+        if self.offered == previous.offered:
+            return None
+        lines = []
+        gone = [n for n in previous.offered if n not in self.offered]
+        if gone:
+            aside = ", ".join(
+                f"{n} ({self.aside[n]} is active)" if n in self.aside else n for n in gone
+            )
+            lines.append(f"Skills set aside, their toolset's tools are in your list: {aside}.")
+        back = [n for n in self.offered if n not in previous.offered]
+        if back:
+            lines.append("Skills offered again:")
+            lines.extend(f"{n} — {self.offered[n]}" for n in back)
+        return "\n".join(lines)
+
+
 def render_menu(skills: Iterable[SkillEntry]) -> str:
     """The menu: :data:`MENU_HEADER`, then ``name — description`` per skill; ``""`` if none."""
     lines = [f"{skill.name} — {skill.description}" for skill in skills]
     return "\n".join([MENU_HEADER, *lines]) if lines else ""
 
 
-class Skills(BaseToolParam):
-    """The capability: the skill list, on SYSTEM_PROMPT, TOOL_CALL and COMMAND by default.
+class SkillRow(SerializableModel):
+    """A skill as the storage bundle's skill store holds it — this package's projection.
 
-    Names must be unique (a duplicate is a ValueError naming it). Build one from files with
-    :meth:`from_paths`.
+    The tool layer may not import the store's own record; the team layer maps one onto
+    the other. A row is checked when the card is wired: one that is not a valid skill (a
+    blank description, say) is reported like a broken file and skipped.
     """
 
-    expose: set[Channels] = {SYSTEM_PROMPT, TOOL_CALL, COMMAND}
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    content: str = ""
+    source: str = ""
+    toolset: str | None = None
+
+
+class Skills(BaseToolParam):
+    """The capability: the skill list, on all four channels by default.
+
+    - ``skills`` — skills given inline. Names must be unique (a duplicate is a ValueError
+      naming it). Build one from files with :meth:`from_paths`.
+    - ``folders`` — folders (or files) read recursively when the card is wired:
+      ``SKILL.md`` with YAML frontmatter, ``*.yaml`` / ``*.yml``. None (the default) means
+      ``AKGENTIC_SKILLS_DIR`` when it is set; ``[]`` means no folder at all.
+    - ``store`` — whether the team's storage bundle's skill store is read too.
+    - ``stored`` — the store's skills, filled by the team when it creates or resumes the
+      team (what is set by hand is replaced then); read only when ``store`` is on.
+    """
+
+    expose: set[Channels] = {SYSTEM_PROMPT, LLM_CONTEXT, TOOL_CALL, COMMAND}
     skills: list[SkillEntry] = Field(default_factory=list)
+    folders: list[str] | None = None
+    store: bool = True
+    stored: list[SkillRow] = Field(default_factory=list)
 
     @field_validator("skills")
     @classmethod
@@ -116,26 +220,71 @@ class Skills(BaseToolParam):
 class SkillTool(ToolCard):
     """Skills: the menu in the prefix, ``use_skill`` for the bodies, ``/skills`` for humans.
 
-    ``SkillTool(skills=Skills(skills=[...]))`` serves all three channels;
-    ``SkillTool(skills=False)`` removes the capability entirely.
+    ``SkillTool(skills=Skills(skills=[...]))`` serves all four channels;
+    ``SkillTool(skills=False)`` removes the capability entirely. The skills are assembled
+    (card, folders, store) once, when the card is wired; the files skipped and the
+    duplicate names are reported on the team stream as one ``SkillsSkippedEvent``.
     """
 
     skills: Skills | bool = True
 
+    _library: list[SkillEntry] | None = PrivateAttr(default=None)
+
+    def observer(self, observer: ToolObserver) -> Self:
+        super().observer(observer)
+        self._library = None
+        param = resolve_param(self.skills, Skills)
+        if param is not None:
+            self._load(param, observer)
+        return self
+
+    def _load(self, param: Skills, observer: ToolObserver | None = None) -> list[SkillEntry]:
+        if self._library is None:
+            from akgentic.tool.skill.loader import SkillsSkippedEvent, assemble
+
+            result = assemble(param.skills, skill_folders(param.folders), param.stored, param.store)
+            for error in result.errors:
+                logger.warning("skill %s skipped: %s", error.path, error.reason)
+            if result.errors and observer is not None:
+                observer.notify_event(SkillsSkippedEvent(errors=result.errors))
+            self._library = result.skills
+        return self._library
+
     def _entries(self, channel: Channels) -> list[SkillEntry] | None:
         param = serve(self.skills, Skills, channel)
-        return None if param is None else list(param.skills)
+        return None if param is None else list(self._load(param))
 
     def get_system_prompts(self) -> list[Callable[[], str]]:
         entries = self._entries(SYSTEM_PROMPT)
         if entries is None:
             return []
+        if serve(self.skills, Skills, LLM_CONTEXT) is not None:
+            entries = [entry for entry in entries if entry.toolset is None]  # in the view
         menu = render_menu(entries)
 
         def skills_menu() -> str:
             return menu
 
         return [skills_menu]
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        entries = self._entries(LLM_CONTEXT)
+        linked = [entry for entry in entries or [] if entry.toolset is not None]
+        if not linked:
+            return []
+        card = self
+
+        def skills_in_view() -> ContextState | None:
+            observer = card.observer_or_none()
+            active: frozenset[str] = frozenset()
+            if isinstance(observer, ToolsetActivityObserver):
+                active = observer.active_toolsets()
+            return SkillView(
+                offered={e.name: e.description for e in linked if e.toolset not in active},
+                aside={e.name: str(e.toolset) for e in linked if e.toolset in active},
+            )
+
+        return [skills_in_view]
 
     def get_tools(self) -> list[Callable[..., Any]]:
         entries = self._entries(TOOL_CALL)

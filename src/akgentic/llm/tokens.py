@@ -1,0 +1,76 @@
+"""Counting tokens offline: ``count_tokens(text)`` with a real BPE encoding, no download.
+
+The encoding is OpenAI's ``o200k_base`` (GPT-4o and later; ``cl100k_base`` for the GPT-4
+generation is available too), from the ``bpe-openai`` package: Rust bindings whose
+ranks ship inside the wheel, so counting never touches the network. tiktoken does not
+qualify — it downloads its rank files on first use.
+
+Install it with the ``tokens`` extra (``pip install 'akgentic[tokens]'``; the ``dev``
+extra has it too). Without it the counter falls back to an estimate — four characters a
+token, rounded up, the rule :func:`akgentic.llm.estimate_tokens` uses — and says so:
+its ``encoding`` is :data:`ESTIMATE` and ``exact`` is False. A caller that needs real
+counts (a benchmark) passes ``exact=True`` and gets an ImportError saying what to install.
+
+Other providers tokenize differently (Anthropic's and Google's tokenizers are not public
+offline): an o200k count is a close, stable measure for comparing two prompts, not a
+bill.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import warnings
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+__all__ = ["DEFAULT_ENCODING", "ESTIMATE", "TokenCounter", "count_tokens", "token_counter"]
+
+Encoding = Literal["o200k_base", "cl100k_base"]
+
+DEFAULT_ENCODING: Encoding = "o200k_base"
+"""The encoding counted with by default (OpenAI's current one)."""
+
+ESTIMATE = "estimate-4-chars"
+"""The ``encoding`` a counter reports when bpe-openai is missing: characters / 4."""
+
+INSTALL_HINT = "install it with: pip install 'akgentic[tokens]' (it ships its ranks, no download)"
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts tokens of text with one encoding; ``exact`` False means the 4-chars estimate."""
+
+    encoding: str
+    exact: bool
+    _encoder: Any = None
+
+    def count(self, text: str) -> int:
+        if self._encoder is None:
+            return math.ceil(len(text) / 4)
+        return len(self._encoder.encode_ordinary(text))
+
+
+@cache
+def _encoder(encoding: str) -> Any:
+    with warnings.catch_warnings():  # its rank loader uses a deprecated importlib call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return importlib.import_module("bpe_openai").get_encoding(encoding)
+
+
+def token_counter(encoding: Encoding = DEFAULT_ENCODING, *, exact: bool = False) -> TokenCounter:
+    """A counter for ``encoding``; the estimate when bpe-openai is missing, unless ``exact``."""
+    try:
+        return TokenCounter(encoding=encoding, exact=True, _encoder=_encoder(encoding))
+    except ImportError as exc:
+        if exact:
+            raise ImportError(
+                f"counting {encoding} tokens needs bpe-openai: {INSTALL_HINT}"
+            ) from exc
+        return TokenCounter(encoding=ESTIMATE, exact=False)
+
+
+def count_tokens(text: str, encoding: Encoding = DEFAULT_ENCODING) -> int:
+    """The number of ``encoding`` tokens in ``text`` (the estimate without bpe-openai)."""
+    return token_counter(encoding).count(text)

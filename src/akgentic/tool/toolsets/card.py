@@ -1,0 +1,138 @@
+"""ToolsetCard: cards grouped under a name, their tools switched on per conversation.
+
+``ToolsetCard(name, description, cards=[...])``. The card groups any cards — plain ones
+whose tools come from ``get_tools()`` and ones whose capability comes as runtime toolsets
+through ``get_toolsets()`` (an MCP server's) — and hands their tools over as **one**
+:class:`~akgentic.tool.toolsets.group.ToolGroup` through its own ``get_toolsets()``, named
+``<set>_<verb>``. It serves no tool directly: the agent side decides per request which
+groups the model sees (the active ones) and answers a call into an inactive one.
+
+Only the tools are grouped. A member's SYSTEM_PROMPT text, LLM_CONTEXT providers and
+COMMANDs are served as if the member were listed on its own: they cost nothing per tool,
+and dropping them silently would be the channel system's known failure mode.
+
+Wiring: the members are wired through a ToolFactory of their own (same observer,
+``ModelRetry`` as the retry exception, their ``depends_on`` ordered among themselves);
+a member dependency on a card outside the set becomes the toolset card's own dependency.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Self
+
+from pydantic import Field, PrivateAttr, field_validator
+from pydantic_ai import ModelRetry
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
+
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.dependencies import matches_dependency
+from akgentic.tool.core.factory import ToolFactory
+from akgentic.tool.core.lookup import card_from_data
+from akgentic.tool.core.observer import ToolObserver
+from akgentic.tool.core.params import BaseToolParam
+from akgentic.tool.toolsets.group import ToolGroup, tool_group
+
+__all__ = ["TOOLSET_NAME", "ToolsetCard"]
+
+TOOLSET_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,31}$")
+"""A toolset name: a letter, then letters, digits or ``-`` (32 at most). No ``_``: the
+underscore separates the set from the verb in ``<set>_<verb>``."""
+
+
+class ToolsetCard(ToolCard):
+    """A named group of cards whose tools the model enables when it needs them.
+
+    - ``name`` — the prefix of its tools and what ``enable_toolset`` is called with.
+    - ``description`` — one line, in the catalog of every agent carrying the card.
+    - ``cards`` — the members (at least one; never another ToolsetCard).
+    """
+
+    name: str
+    description: str = Field(min_length=1)
+    cards: list[ToolCard] = Field(min_length=1)
+
+    _members: ToolFactory | None = PrivateAttr(default=None)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not TOOLSET_NAME.match(value):
+            raise ValueError(
+                f"toolset name {value!r} must start with a letter and hold only letters, "
+                f"digits and '-' (32 at most): its tools are named <name>_<verb>"
+            )
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        value = value.strip()
+        if not value or "\n" in value or "\r" in value:
+            raise ValueError("must be one non-blank line: it becomes one line of the catalog")
+        return value
+
+    @field_validator("cards", mode="before")
+    @classmethod
+    def _cards_from_data(cls, value: Any) -> Any:
+        return [card_from_data(item) for item in value] if isinstance(value, list) else value
+
+    @field_validator("cards")
+    @classmethod
+    def _flat(cls, cards: list[ToolCard]) -> list[ToolCard]:
+        for card in cards:
+            if isinstance(card, ToolsetCard):
+                raise ValueError(
+                    f"toolset {card.name!r} is nested in another toolset: list it on the "
+                    f"agent instead (toolsets do not nest)"
+                )
+        return cards
+
+    # -- wiring --------------------------------------------------------------------------
+    def observer(self, observer: ToolObserver) -> Self:
+        super().observer(observer)
+        self._members = ToolFactory(self.cards, observer=observer, retry_exception=ModelRetry)
+        return self
+
+    def members(self) -> ToolFactory:
+        """The members' factory (built unwired when no observer was attached)."""
+        if self._members is None:
+            self._members = ToolFactory(self.cards, retry_exception=ModelRetry)
+        return self._members
+
+    def depends_on(self) -> list[str | type[ToolCard]]:
+        return [
+            dependency
+            for card in self.cards
+            for dependency in card.depends_on()
+            if not any(matches_dependency(member, dependency) for member in self.cards)
+        ]
+
+    # -- hooks -----------------------------------------------------------------------------
+    def get_toolsets(self) -> list[Any]:
+        """One ToolGroup: the members' tools and toolsets, named ``<set>_<verb>``."""
+        members = self.members()
+        inner: list[AbstractToolset[Any]] = []
+        tools = members.get_tools()
+        if tools:
+            try:
+                inner.append(FunctionToolset(tools))
+            except UserError as exc:  # two members' tools share a name
+                raise ValueError(
+                    f"toolset {self.name!r}: {exc}; rename one, or move it to another toolset"
+                ) from None
+        inner.extend(members.get_toolsets())
+        group: ToolGroup = tool_group(self.name, self.description, inner)
+        return [group]
+
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        return self.members().get_system_prompts()
+
+    def get_context_states(self) -> list[Callable[[], ContextState | None]]:
+        return self.members().get_context_states()
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        return self.members().get_commands()

@@ -1,0 +1,101 @@
+"""The storage bundle's skill store reaches the team's SkillTool cards — members, profiles and
+the cards grouped in a ToolsetCard — when a team is created, and again when it is resumed,
+in another process, from the store (not from the log)."""
+
+from __future__ import annotations
+
+from akgentic.agent import AgentConfig, BaseAgent
+from akgentic.core import ActorSystem, AgentCard, Orchestrator
+from akgentic.storage import SkillRecord, open_storage
+from akgentic.team import MemberSpec, TeamCard, TeamManager
+from akgentic.tool.skill import Skills, SkillTool
+from akgentic.tool.toolsets import ToolsetCard
+
+
+def card() -> TeamCard:
+    def config(name: str, tools: list[object]) -> AgentConfig:
+        return AgentConfig(name=name, role="Clerk", tools=tools)
+
+    return TeamCard(
+        name="skills",
+        entry_point="@Clerk",
+        members=[
+            MemberSpec(
+                card=AgentCard(
+                    role="Clerk", agent_class=BaseAgent, config=config("@Clerk", [SkillTool()])
+                )
+            ),
+            MemberSpec(
+                card=AgentCard(
+                    role="Aside",
+                    agent_class=BaseAgent,
+                    config=config(
+                        "@Aside",
+                        [ToolsetCard(name="docs", description="Docs", cards=[SkillTool()])],
+                    ),
+                )
+            ),
+        ],
+        profiles=[
+            AgentCard(
+                role="Off",
+                agent_class=BaseAgent,
+                config=config("@Off", [SkillTool(skills=Skills(store=False))]),
+            ),
+            AgentCard(role="Temp", agent_class=BaseAgent, config=config("@Temp", [SkillTool()])),
+        ],
+    )
+
+
+def prompt(system: ActorSystem, runtime: object, name: str) -> str:
+    member = runtime.member(name)  # type: ignore[attr-defined]
+    assert member is not None
+    text: str = system.proxy_ask(member, BaseAgent, timeout=10).get_system_prompt()
+    return text
+
+
+def test_store_skills_reach_members_profiles_and_grouped_cards(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    storage.skills.upsert(
+        SkillRecord(name="house-style", description="How we write.", content="Short.")
+    )
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(card())
+    assert "house-style — How we write." in prompt(system, runtime, "@Clerk")
+    assert "house-style — How we write." in prompt(system, runtime, "@Aside")  # grouped card
+    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=10)
+    off = orchestrator.get_agent_profile("Off")
+    assert off is not None and off.config.tools[0].skills.stored == []  # type: ignore[attr-defined]
+    temp = orchestrator.get_agent_profile("Temp")
+    assert temp is not None
+    [skill_card] = temp.config.tools  # type: ignore[attr-defined]
+    assert [row.name for row in skill_card.skills.stored] == ["house-style"]
+    manager.stop_team(runtime.team_id)
+    storage.close()
+
+
+def test_a_resumed_team_reads_the_store_again_in_another_process(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    storage.skills.upsert(SkillRecord(name="old", description="Old rule.", content="o"))
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(card())
+    team_id = runtime.team_id
+    manager.stop_team(team_id)
+    storage.skills.remove("old")
+    storage.skills.upsert(SkillRecord(name="new", description="New rule.", content="n"))
+    storage.close()
+
+    elsewhere = ActorSystem()  # another process: a system and a manager of its own
+    try:
+        again = open_storage(storage_url)
+        resumed = TeamManager(elsewhere, again).resume_team(team_id)
+        text = prompt(elsewhere, resumed, "@Clerk")
+        assert "new — New rule." in text and "old — Old rule." not in text
+        resumed.stop()
+        again.close()
+    finally:
+        elsewhere.shutdown(timeout=10)

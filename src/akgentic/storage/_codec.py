@@ -22,6 +22,7 @@ from uuid import UUID
 
 from pydantic import BaseModel
 
+from akgentic.core.excerpt import excerpt
 from akgentic.core.messages.message import Message
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage.errors import CorruptRecordError
@@ -47,8 +48,6 @@ __all__ = [
 LoadTime = Callable[[Any], datetime]
 """A backend's conversion of a stored time to an aware UTC datetime; raises if it cannot."""
 
-_QUOTED = 60
-"""How much of a damaged stored value an error message quotes."""
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -81,11 +80,6 @@ def text_or_bytes(data: bytes) -> str | bytes:
         return data
 
 
-def _quoted(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _QUOTED else f"{text[: _QUOTED - 1]}… ({len(text)} characters)"
-
-
 def _text(value: str | bytes, what: str) -> tuple[str, str | None]:
     """Stored text and the problem when it is not UTF-8 (shown with bad bytes escaped)."""
     if isinstance(value, str):
@@ -103,7 +97,7 @@ def _time(value: Any, load_time: LoadTime, what: str) -> tuple[datetime | None, 
     try:
         return load_time(value), None
     except Exception as exc:  # a driver's conversion may raise anything: the row is reported
-        return None, f"the stored {what} {_quoted(value)} is not a valid time ({exc})"
+        return None, f"the stored {what} {excerpt(value)} is not a valid time ({exc})"
 
 
 def encode_message(message: Message) -> str:
@@ -253,7 +247,7 @@ def decode_team(
         parsed = TeamStatus(status)
     except ValueError:
         known = ", ".join(s.value for s in TeamStatus)
-        problems.append(f"the stored status {_quoted(status)} is not one of {known}")
+        problems.append(f"the stored status {excerpt(status)} is not one of {known}")
     created, problem = _time(created_at, load_time, "creation time")
     problems += [problem] if problem else []
     updated, problem = _time(updated_at, load_time, "update time")

@@ -28,7 +28,7 @@ from akgentic.core import (
     OrchestratorConfig,
     serialize,
 )
-from akgentic.core.serialization import deserialize
+from akgentic.core.serialization import SerializationError, deserialize
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team.card import TeamCard, walk
@@ -190,10 +190,13 @@ class TeamManager:
 
         if self.get_team(team_id) is not None:
             raise ValueError(f"team {team_id} is already running in this process")
-        record = self.record(team_id)
+        record = self.record(team_id).require()  # a damaged row: CorruptRecordError
         if record.status == TeamStatus.DELETED:
             raise ValueError(f"team {team_id} was deleted and cannot be resumed")
-        card = deserialize(record.card)
+        try:
+            card = deserialize(record.card)
+        except SerializationError as exc:
+            raise SerializationError(f"team {team_id}: its stored team card: {exc}") from exc
         if not isinstance(card, TeamCard):
             raise ValueError(f"team {team_id} has no readable team card")
         runtime = restore(self, card, team_id)

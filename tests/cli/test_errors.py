@@ -172,3 +172,28 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
 
     assert cli("teams", "delete", str(bad), "--purge").exit_code == 0
     assert [line.split()[0] for line in cli("teams", "list").stdout.splitlines()[1:]] == [str(good)]
+
+
+def test_a_broken_card_is_one_error_line_before_anything_starts(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(RESEARCH.read_bytes().replace(b"careful", "carefül".encode("latin-1")))
+    crowd = tmp_path / "crowd.yaml"
+    crowd.write_text(
+        RESEARCH.read_text().replace(
+            "      - card:\n", "      - headcount: 100000000\n        card:\n"
+        )
+    )
+    nope = tmp_path / "nope.yaml"
+    nope.write_text(RESEARCH.read_text().replace("a careful researcher", "a {nope} researcher"))
+    for path, complaint in (
+        (latin1, "not UTF-8 text (byte 0xfc"),
+        (crowd, "headcount: Input should be less than or equal to 100"),
+        (nope, "@Worker: prompt.template: placeholder {nope} has no value"),
+    ):
+        result = cli("run", str(path), "-m", "hi")
+        assert result.exit_code == 1
+        assert result.stdout == ""
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"error: {path}:") and complaint in line, line

@@ -49,6 +49,7 @@ __all__ = [
     "MODEL_MARKER",
     "SerializableModel",
     "SerializationError",
+    "check_depth",
     "deserialize",
     "is_registered",
     "model_path",
@@ -134,6 +135,23 @@ def _too_deep() -> SerializationError:
         f"the data is nested deeper than {MAX_DEPTH} levels (dicts, lists and models); "
         f"akgentic refuses it rather than exhaust the stack: flatten it"
     )
+
+
+def check_depth(data: Any) -> None:
+    """:class:`SerializationError` when JSON-like ``data`` (dicts and lists) nests deeper
+    than :data:`MAX_DEPTH`; measured without recursion, so any depth is safe to check."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        stack.extend((child, depth + 1) for child in children)
 
 
 def _serialize_key(key: Any) -> str:

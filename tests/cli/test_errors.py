@@ -197,3 +197,20 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
         assert result.stdout == ""
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"error: {path}:") and complaint in line, line
+
+
+def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage_url: str) -> None:
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    storage = open_storage(storage_url)
+    team = storage.teams.create("garbled", card=card).team_id
+    storage.close()
+    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn.execute("UPDATE akgentic_teams SET status = ''")
+    conn.commit()
+    conn.close()
+
+    stopped = cli("teams", "stop", str(team))
+    assert stopped.exit_code == 0, stopped.output
+    listed = cli("teams", "list")
+    assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
+    assert listed.stderr == ""

@@ -181,7 +181,7 @@ class TeamManager:
             runtime.stop(grace_timeout)
             self._running.pop(team_id, None)
         record = self.record(team_id)
-        if record.status == TeamStatus.RUNNING:
+        if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
 
     def resume_team(self, team_id: UUID) -> TeamRuntime:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from akgentic.cli import app
+from akgentic.core import serialize
+from akgentic.storage import open_storage
+from akgentic.team import TeamCard
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
 
@@ -113,3 +120,97 @@ def test_retry_and_dismiss_are_exclusive(cli: Invoke) -> None:
     assert result.exit_code != 0
     assert "choose one: --retry-interrupted or --dismiss-interrupted" in result.stderr
     assert "Traceback" not in result.output
+
+
+# -- broken storage: one line naming the file or the team, the rest still works ---------------
+
+
+def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "noise.db"
+    path.write_bytes(bytes(range(256)) * 16)
+    runner_env = {"AKGENTIC_STORAGE": f"sqlite:///{path}", "AKGENTIC_MODEL": None}
+    result = CliRunner().invoke(app, ["teams", "list"], env=runner_env)
+
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert (
+        line.startswith("error: cannot open storage") and f"{path}: file is not a database" in line
+    )
+
+
+def test_a_damaged_team_is_reported_and_the_others_still_list(
+    cli: Invoke, storage_url: str
+) -> None:
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    storage = open_storage(storage_url)
+    good = storage.teams.create("good", card=card).team_id
+    bad = storage.teams.create("bad", card=card).team_id
+    storage.close()
+    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn.execute(
+        "UPDATE akgentic_teams SET status = 'garbage', card = '{' WHERE team_id = ?", (str(bad),)
+    )
+    conn.commit()
+    conn.close()
+
+    listed = cli("teams", "list")
+    assert listed.exit_code == 0, listed.output
+    rows = [line.split()[:3] for line in listed.stdout.splitlines()[1:]]
+    assert rows == [[str(good), "good", "RUNNING"], [str(bad), "bad", "DAMAGED"]]
+    (warning,) = listed.stderr.splitlines()
+    assert warning.startswith(f"warning: team {bad}: the stored status 'garbage'")
+
+    shown = cli("teams", "show", str(bad))
+    assert shown.exit_code == 0, shown.output
+    assert "status:   DAMAGED" in shown.stdout and "not valid JSON" in shown.stdout
+
+    resumed = cli("teams", "resume", str(bad), "-m", "hi")
+    assert resumed.exit_code == 1
+    (line,) = resumed.stderr.splitlines()
+    assert line.startswith(f"error: team {bad}: the stored status 'garbage'")
+
+    assert cli("teams", "delete", str(bad), "--purge").exit_code == 0
+    assert [line.split()[0] for line in cli("teams", "list").stdout.splitlines()[1:]] == [str(good)]
+
+
+def test_a_broken_card_is_one_error_line_before_anything_starts(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    latin1 = tmp_path / "latin1.yaml"
+    latin1.write_bytes(RESEARCH.read_bytes().replace(b"careful", "carefül".encode("latin-1")))
+    crowd = tmp_path / "crowd.yaml"
+    crowd.write_text(
+        RESEARCH.read_text().replace(
+            "      - card:\n", "      - headcount: 100000000\n        card:\n"
+        )
+    )
+    nope = tmp_path / "nope.yaml"
+    nope.write_text(RESEARCH.read_text().replace("a careful researcher", "a {nope} researcher"))
+    for path, complaint in (
+        (latin1, "not UTF-8 text (byte 0xfc"),
+        (crowd, "headcount: Input should be less than or equal to 100"),
+        (nope, "@Worker: prompt.template: placeholder {nope} has no value"),
+    ):
+        result = cli("run", str(path), "-m", "hi")
+        assert result.exit_code == 1
+        assert result.stdout == ""
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"error: {path}:") and complaint in line, line
+
+
+def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage_url: str) -> None:
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    storage = open_storage(storage_url)
+    team = storage.teams.create("garbled", card=card).team_id
+    storage.close()
+    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn.execute("UPDATE akgentic_teams SET status = ''")
+    conn.commit()
+    conn.close()
+
+    stopped = cli("teams", "stop", str(team))
+    assert stopped.exit_code == 0, stopped.output
+    listed = cli("teams", "list")
+    assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
+    assert listed.stderr == ""

@@ -98,3 +98,31 @@ def test_follow_prints_events_as_another_process_records_them(
     code, errors = follower.finish()
     assert code == 0
     assert "Traceback" not in errors
+
+
+def test_a_garbled_time_and_a_payload_that_is_not_utf8_are_shown_and_the_rest_goes_on(
+    cli: Invoke, storage_url: str
+) -> None:
+    team_id, last = run_once(cli, storage_url)
+    with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
+        db.execute(
+            "UPDATE akgentic_events SET ts = 'garbage' WHERE team_id = ? AND seq = 2",
+            (str(team_id),),
+        )
+        db.execute(
+            "UPDATE akgentic_events SET payload = CAST(? AS TEXT) WHERE team_id = ? AND seq = 3",
+            (b"\xff\xfe not text", str(team_id)),
+        )
+
+    result = cli("events", "research")
+    shown = cli("teams", "show", "research")
+
+    assert result.exit_code == 0 and shown.exit_code == 0, result.output + shown.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == last
+    assert re.match(r"^ +2  \?  CORRUPT +.*event seq 2: the stored time 'garbage'", lines[1])
+    assert re.match(
+        r"^ +3  \S+ \S+  CORRUPT +.*event seq 3: the stored payload is not UTF-8", lines[2]
+    )
+    assert [seq for seq, _, _ in rows("\n".join(lines[3:]))] == list(range(4, last + 1))
+    assert "corrupt: event seq 2: " in shown.stdout and "corrupt: event seq 3: " in shown.stdout

@@ -216,3 +216,52 @@ def test_message_ids_are_unique_version_4_uuids() -> None:
     assert {u.variant for u in ids[:1000]} == {"specified in RFC 4122"}
     assert UUID(str(ids[0])) == ids[0] and hash(UUID(str(ids[0]))) == hash(ids[0])
     assert UserMessage(content="x").id.version == 4
+
+
+# -- broken data: always a SerializationError, never a raw exception ---------------------------
+
+
+def test_a_custom_decoder_failing_is_a_serialization_error() -> None:
+    with pytest.raises(SerializationError, match="ActorAddress") as caught:
+        deserialize({MODEL_MARKER: "akgentic.core.address.ActorAddress"})
+    assert "agent_id" in str(caught.value)
+    with pytest.raises(SerializationError, match="ActorAddress"):
+        deserialize({MODEL_MARKER: "akgentic.core.address.ActorAddress", "agent_id": [1]})
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    """``depth`` levels of alternating dicts and lists around ``leaf``."""
+    value = leaf
+    for level in range(depth):
+        value = {"x": value} if level % 2 else [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [500, 5000])
+def test_depth_is_bounded_with_a_clear_error(depth: int) -> None:
+    with pytest.raises(SerializationError, match="nested deeper than 100 levels"):
+        deserialize(nested(depth))
+    with pytest.raises(SerializationError, match="nested deeper than 100 levels"):
+        serialize(nested(depth))
+    models = nested(depth, UserMessage(content="deep"))
+    with pytest.raises(SerializationError, match="nested deeper than 100 levels"):
+        serialize(models)
+
+
+def test_data_as_deep_as_the_bound_round_trips() -> None:
+    value = nested(100)
+    assert deserialize(serialize(value)) == value
+    message = EventMessage(event=Payload(label="x"), sender=None)
+    assert deserialize(serialize(nested(98, message))) == nested(98, message)
+
+
+def test_what_an_error_quotes_of_the_data_is_capped() -> None:
+    huge = "m" * 1_000_000
+    for data in ({MODEL_MARKER: huge}, {MODEL_MARKER: [huge]}):
+        with pytest.raises(SerializationError) as caught:
+            deserialize(data)
+        assert len(str(caught.value)) < 1000
+        assert "characters)" in str(caught.value)
+    with pytest.raises(SerializationError) as caught:
+        deserialize({MODEL_MARKER: "akgentic.core.address.ActorAddress", "agent_id": huge})
+    assert len(str(caught.value)) < 1000

@@ -368,6 +368,99 @@ def test_corrupt_states_are_reported_and_the_others_load(backend: Backend) -> No
         states[bad].require()
 
 
+def test_an_event_with_a_garbled_time_is_reported_and_the_rest_loads(backend: Backend) -> None:
+    store, team = backend.store, uuid4()
+    store.events.append_many(team, [msg(f"m{i}") for i in range(1, 5)])
+    for seq, bad in zip((2, 3), backend.bad_times, strict=True):
+        backend.write_raw_time(team, seq, bad)
+
+    records = store.events.read(team)
+    assert [r.seq for r in records] == [1, 2, 3, 4]
+    assert [r.ok for r in records] == [True, False, False, True]
+    assert contents([records[0], records[3]]) == ["m1", "m4"]
+    for record in records[1:3]:
+        assert record.message is None and record.timestamp is None
+        assert record.error is not None
+        assert str(team) in record.error and f"seq {record.seq}" in record.error
+        assert "time" in record.error
+        assert '"m' in record.raw  # the payload is kept as stored
+        with pytest.raises(CorruptRecordError, match=f"seq {record.seq}"):
+            record.require()
+    assert [(f.kind, f.seq) for f in corrupt_rows(records)] == [("event", 2), ("event", 3)]
+    assert store.events.append(team, msg("m5")) == 5  # the log goes on
+
+
+def test_an_event_whose_payload_is_not_utf8_is_reported_and_the_rest_loads(
+    backend: Backend,
+) -> None:
+    if not backend.holds_bytes:
+        pytest.skip("a UTF8 Postgres database refuses text that is not UTF-8")
+    store, team = backend.store, uuid4()
+    store.events.append_many(team, [msg(f"m{i}") for i in range(1, 4)])
+    backend.write_raw_event(team, 2, b'{"content":"caf\xe9 \xff"}')
+
+    records = store.events.read(team)
+    assert [r.ok for r in records] == [True, False, True]
+    assert contents([records[0], records[2]]) == ["m1", "m3"]
+    bad = records[1]
+    assert bad.message is None and bad.error is not None
+    assert str(team) in bad.error and "seq 2" in bad.error and "UTF-8" in bad.error
+    assert bad.raw == '{"content":"caf\\xe9 \\xff"}'  # the bytes, shown escaped
+    assert [f.seq for f in corrupt_rows(records)] == [2]
+
+
+def test_a_corrupt_team_is_reported_and_the_others_are_listed(backend: Backend) -> None:
+    store = backend.store
+    good = store.teams.create("good", card={"k": 1}).team_id
+    garbled = store.teams.create("garbled status").team_id
+    broken = store.teams.create("broken card", card={"k": 2}).team_id
+    backend.write_raw_team(garbled, "status", "garbage")
+    backend.write_raw_team(broken, "card", "{not json")
+
+    listed = store.teams.list()
+    assert [t.team_id for t in listed] == [good, garbled, broken]
+    assert [t.ok for t in listed] == [True, False, False]
+    assert listed[0].card == {"k": 1} and listed[0].require() is listed[0]
+    status_error, card_error = listed[1].error, listed[2].error
+    assert status_error is not None and card_error is not None
+    assert str(garbled) in status_error and "'garbage'" in status_error
+    assert listed[1].status is None and listed[1].name == "garbled status"
+    assert str(broken) in card_error and "card" in card_error and "not valid JSON" in card_error
+    assert listed[2].status is TeamStatus.RUNNING and listed[2].card == {}
+    for team in (garbled, broken):
+        record = store.teams.get(team)
+        assert record is not None and not record.ok
+        with pytest.raises(CorruptRecordError, match=str(team)):
+            record.require()
+    assert [(f.kind, f.team_id) for f in corrupt_rows(listed)] == [
+        ("team", garbled),
+        ("team", broken),
+    ]
+    assert [t.team_id for t in store.teams.list(TeamStatus.RUNNING)] == [good, broken]
+
+    # nothing is lost, and a corrupt team can still be stopped, deleted, purged
+    repaired = store.teams.set_status(garbled, TeamStatus.STOPPED)
+    assert repaired.ok and repaired.status is TeamStatus.STOPPED
+    deleted = store.teams.delete(broken)
+    assert deleted.status is TeamStatus.DELETED and not deleted.ok
+    assert store.teams.purge(broken) is True
+    assert [t.team_id for t in store.teams.list()] == [good, garbled]
+
+
+def test_a_team_name_that_is_not_utf8_is_reported(backend: Backend) -> None:
+    if not backend.holds_bytes:
+        pytest.skip("a UTF8 Postgres database refuses text that is not UTF-8")
+    store = backend.store
+    team = store.teams.create("before").team_id
+    other = store.teams.create("other").team_id
+    backend.write_raw_team(team, "name", b"caf\xe9")
+    backend.write_raw_team(other, "card", b'{"k":"\xff"}')
+    first, second = store.teams.list()
+    assert first.name == "caf\\xe9" and first.error is not None and "UTF-8" in first.error
+    assert str(team) in first.error
+    assert second.name == "other" and second.error is not None and "card" in second.error
+
+
 # -- states --------------------------------------------------------------------------------
 
 

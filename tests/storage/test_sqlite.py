@@ -71,3 +71,61 @@ def test_a_failed_write_rolls_back(tmp_path: Path) -> None:
     assert store.events.last_seq(team) == 1
     assert store.events.append(team, UserMessage(content="next")) == 2
     store.close()
+
+
+# -- a file that is not an akgentic store: StorageError naming the file --------------------
+
+
+def test_a_file_of_random_bytes_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "noise.db"
+    path.write_bytes(bytes(range(256)) * 64)
+    with pytest.raises(StorageError, match=rf"{path}.*not a database") as caught:
+        SqliteStorage(path)
+    assert not isinstance(caught.value, sqlite3.Error)
+    assert path.read_bytes() == bytes(range(256)) * 64  # left as it was
+
+
+def test_a_truncated_database_raises_storage_error_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    team = uuid4()
+    with SqliteStorage(path) as store:
+        store.events.append_many(team, [UserMessage(content="x" * 2000) for _ in range(200)])
+    size = path.stat().st_size
+    with path.open("r+b") as f:
+        f.truncate(size // 2)
+    with pytest.raises(StorageError, match=rf"{path}.*malformed"):
+        store = SqliteStorage(path)
+        try:
+            store.events.read(team)
+        finally:
+            store.close()
+
+
+def test_a_foreign_events_table_is_refused_naming_the_file_and_table(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE akgentic_events (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute("INSERT INTO akgentic_events (body) VALUES ('theirs')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match=rf"{path}.*akgentic_events") as caught:
+        SqliteStorage(path)
+    assert "seq" in str(caught.value)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT body FROM akgentic_events").fetchall() == [("theirs",)]
+    conn.close()
+
+
+def test_errors_of_the_file_during_use_name_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    store = SqliteStorage(path)
+    team = uuid4()
+    store.events.append(team, UserMessage(content="x"))
+    other = sqlite3.connect(path)
+    other.execute("DROP TABLE akgentic_events")  # the file changes under the store
+    other.close()
+    with pytest.raises(StorageError, match=rf"{path}.*akgentic_events"):
+        store.events.read(team)
+    with pytest.raises(StorageError, match=str(path)):
+        store.events.append(team, UserMessage(content="y"))
+    store.close()

@@ -3,6 +3,7 @@ fall behind the log, workers caught mid-job by a stop."""
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,11 @@ from akgentic.core import (
     ErrorMessage,
     EventMessage,
     Orchestrator,
+    SerializationError,
     TeamStoppingEvent,
+    serialize,
 )
-from akgentic.storage import open_storage
+from akgentic.storage import CorruptRecordError, TeamStatus, open_storage
 from akgentic.team import TeamCard, TeamManager
 
 from .test_team import EXAMPLE, final_answer
@@ -109,3 +112,40 @@ def test_workers_caught_by_a_stop_are_not_brought_back(tmp_path: Path, system: A
     resumed = manager.resume_team(runtime.team_id)
     names = sorted(a.name for a in resumed.members())
     assert names == ["@Human", "@Manager", "@Worker"]
+
+
+def test_a_stored_card_nested_too_deep_fails_resume_naming_the_team_and_changes_nothing(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    card = serialize(TeamCard.from_yaml(EXAMPLE))
+    member = card["members"][0]
+    for _ in range(250):  # each level is a list and a member: 500 levels of JSON
+        member = {**member, "members": [member]}
+    card["members"] = [member]
+    team_id = storage.teams.create("deep", card=card).team_id
+    storage.teams.set_status(team_id, TeamStatus.STOPPED)
+
+    with pytest.raises(SerializationError, match=rf"team {team_id}.*nested deeper than 100"):
+        manager.resume_team(team_id)
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.STOPPED and record.card == card
+
+
+def test_a_damaged_team_record_fails_resume_naming_the_team(
+    tmp_path: Path, system: ActorSystem
+) -> None:
+    path = tmp_path / "team.db"
+    storage = open_storage(f"sqlite:///{path}")
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    manager.stop_team(runtime.team_id)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE akgentic_teams SET status = 'garbage'")
+    conn.commit()
+    conn.close()
+
+    with pytest.raises(CorruptRecordError, match=rf"team {runtime.team_id}: .*'garbage'"):
+        manager.resume_team(runtime.team_id)
+    assert storage.events.last_seq(runtime.team_id) > 0  # the history is untouched

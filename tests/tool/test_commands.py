@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
@@ -197,3 +198,40 @@ def test_a_callable_without_a_name_needs_one() -> None:
         registry.register(NamelessCallable())
     registry.register(NamelessCallable(), name="ok")
     assert registry.dispatch("/ok") == "ok"
+
+
+class Point(BaseModel):
+    x: int
+
+
+def test_a_json_list_with_an_item_of_the_wrong_type_names_the_item() -> None:
+    def pick(ids: list[int], points: list[Point] | None = None) -> list[int]:
+        return ids
+
+    registry = CommandRegistry()
+    registry.register(pick)
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch("""/pick '[1,"x",3]'""")
+    message = str(info.value)
+    assert "ids[1]: Input should be a valid integer" in message and "got 'x'" in message
+    assert "Input should be a valid list" not in message
+    with pytest.raises(CommandArgumentError, match=r"points\[1\]\.x: Input should be a valid int"):
+        registry.dispatch("""/pick [1] 'points=[{"x":1},{"x":"two"}]'""")
+    with pytest.raises(CommandArgumentError, match=r"ids: Input should be a valid list, got 'x'"):
+        registry.dispatch("/pick x")  # not JSON at all: the text itself is what is wrong
+
+
+def test_what_an_error_quotes_of_the_input_is_capped(registry: CommandRegistry) -> None:
+    long = "x" * 90_000
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch(f"/schedule hi delay={long}")
+    assert len(str(info.value)) < 1000 and "(90002 characters)" in str(info.value)
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch(f"/schedule 'hi {long}' delay={long}")
+    assert len(str(info.value)) < 1000
+    huge = "x" * 1_000_000
+    with pytest.raises(CommandArgumentError, match="1000018 characters long; at most 100000"):
+        registry.dispatch(f"/schedule hi delay={huge}")
+    with pytest.raises(CommandNotRecognized) as unknown:
+        registry.dispatch(f"/{huge}")
+    assert len(str(unknown.value)) < 1000

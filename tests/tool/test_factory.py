@@ -219,12 +219,15 @@ def test_instructions_are_appended_to_the_docstring(agent: FakeAgent) -> None:
     assert again.__doc__ == "Look up entries matching query.\n\nOnly look up customer ids."
 
 
-def test_no_instructions_and_no_retry_returns_the_callable_itself(agent: FakeAgent) -> None:
+def test_without_instructions_or_retry_a_tool_still_behaves_as_itself(agent: FakeAgent) -> None:
     class Plain(ToolCard):
         def get_tools(self) -> list[Callable[..., Any]]:
             return [len]
 
-    assert ToolFactory([Plain()], observer=agent).get_tools() == [len]
+    (tool,) = ToolFactory([Plain()], observer=agent).get_tools()
+    assert tool.__name__ == "len" and tool([1, 2]) == 2  # wrapped only to check arguments
+    with pytest.raises(RetriableError, match="len: missing a required argument"):
+        tool()
 
 
 # -- dependencies and wiring ----------------------------------------------------------

@@ -64,6 +64,7 @@ from akgentic.core import (
     WarningError,
     WarningMessage,
     address_name,
+    clip,
 )
 from akgentic.llm import (
     ContextReplacedEvent,
@@ -273,7 +274,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 result = self._loop.run_until_complete(result)
             answer = "" if result is None else str(result)
         except CommandNotRecognized:
-            name = text.split()[0]
+            name = clip(text.split()[0])
             listing = ", ".join(f"/{n}" for n in self._commands.names())
             answer = f"Unknown command {name}. Commands: {listing}"
         except RetriableError as exc:

@@ -6,7 +6,7 @@ import importlib
 import string
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
@@ -24,11 +24,17 @@ __all__ = [
 ]
 
 
+PROMPT_CONTEXT = ("name", "role")
+"""The names every prompt template may use without ``params``."""
+
+
 class PromptTemplate(SerializableModel):
     """The agent's own instructions: a ``str.format`` template and its parameters.
 
     ``{name}`` and ``{role}`` are always available; every other placeholder must be in
-    ``params``. It is rendered once, when the agent starts, into the frozen system prefix.
+    ``params``. It is rendered once, when the agent starts, into the frozen system prefix;
+    :class:`AgentConfig` checks it (:meth:`check`) when the config is built, so a broken
+    template is refused with the card, not when the member starts.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
@@ -37,30 +43,41 @@ class PromptTemplate(SerializableModel):
     params: dict[str, str] = Field(default_factory=dict)
 
     def placeholders(self) -> list[str]:
-        """The bare field names the template uses."""
+        """The bare field names the template uses; ``ValueError`` for a template that
+        ``str.format`` cannot read or a placeholder that is not a bare name."""
         names = []
-        for _, field, spec, conversion in string.Formatter().parse(self.template):
+        try:
+            parsed = list(string.Formatter().parse(self.template))
+        except ValueError as exc:
+            raise ValueError(
+                f"not a valid template ({exc}); write a literal brace as {{{{ or }}}}"
+            ) from None
+        for _, field, spec, conversion in parsed:
             if field is None:
                 continue
             if not field.isidentifier() or spec or conversion:
                 raise ValueError(
-                    f"prompt placeholder {{{field}}} must be a bare name such as {{topic}} "
+                    f"placeholder {{{field}}} must be a bare name such as {{topic}} "
                     f"(no attributes, indices, conversions or format specs)"
                 )
             names.append(field)
         return names
 
+    def check(self, context: tuple[str, ...] = PROMPT_CONTEXT) -> None:
+        """``ValueError`` when :meth:`render` with ``context`` names would fail."""
+        known = {*context, *self.params}
+        missing = [n for n in self.placeholders() if n not in known]
+        if missing:
+            listing = ", ".join(sorted(known)) or "none"
+            raise ValueError(
+                f"placeholder {', '.join(f'{{{n}}}' for n in missing)} has no value: add it "
+                f"to prompt.params (known: {listing})"
+            )
+
     def render(self, **context: str) -> str:
         """The prompt text; an unknown placeholder is a ``ValueError`` naming it."""
-        values = {**context, **self.params}
-        missing = [n for n in self.placeholders() if n not in values]
-        if missing:
-            known = ", ".join(sorted(values)) or "none"
-            raise ValueError(
-                f"prompt placeholder(s) {', '.join(missing)} have no value: add them to "
-                f"prompt.params (known: {known})"
-            )
-        return self.template.format_map(values)
+        self.check(tuple(context))
+        return self.template.format_map({**context, **self.params})
 
 
 class CompactionConfig(SerializableModel):
@@ -123,6 +140,15 @@ class AgentConfig(BaseConfig):
     stream_events: bool = True
     stream_text_interval: float = Field(default=0.05, ge=0)
     scenario_dir: str | None = None
+
+    @model_validator(mode="after")
+    def _prompt_renders(self) -> AgentConfig:
+        try:
+            self.prompt.check()
+        except ValueError as exc:
+            who = self.name or (f"@{self.role}" if self.role else "this agent")
+            raise ValueError(f"{who}: prompt.template: {exc}") from None
+        return self
 
     @field_validator("models", mode="before")
     @classmethod

@@ -64,8 +64,11 @@ def short_id(team_id: object) -> str:
     return str(team_id)[:8]
 
 
-def local_time(moment: datetime, *, millis: bool = False) -> str:
-    """``moment`` in local time, ``YYYY-MM-DD HH:MM:SS`` (``.mmm`` with ``millis``)."""
+def local_time(moment: datetime | None, *, millis: bool = False) -> str:
+    """``moment`` in local time, ``YYYY-MM-DD HH:MM:SS`` (``.mmm`` with ``millis``); ``?``
+    for a time the store could not read."""
+    if moment is None:
+        return "?"
     local = moment.astimezone()
     if millis:
         return local.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]

@@ -31,6 +31,7 @@ __all__ = [
     "match_team",
     "opened_storage",
     "resolve_url",
+    "status_label",
     "stored_card",
 ]
 
@@ -102,7 +103,7 @@ def match_team(ref: str, teams: TeamRecord | list[TeamRecord]) -> TeamRecord:
             return live[0]
         if matches:
             shown = ", ".join(
-                f"{short_id(t.team_id)} ({t.name}, {t.status.value})" for t in matches[:5]
+                f"{short_id(t.team_id)} ({t.name}, {status_label(t)})" for t in matches[:5]
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
@@ -119,9 +120,16 @@ def import_modules(modules: list[str] | None) -> None:
             raise CliError(f"--import {module}: cannot import it: {exc}") from None
 
 
+def status_label(record: TeamRecord) -> str:
+    """The team's status, or ``DAMAGED`` when the store could not read it."""
+    return record.status.value if record.status is not None else "DAMAGED"
+
+
 def stored_card(record: TeamRecord) -> TeamCard:
     """The team card stored with ``record``; :class:`CliError` when it cannot be decoded —
     naming the card's ``imports`` to pass with ``--import`` when it has some."""
+    if not record.card and record.error is not None:
+        raise CliError(f"{record.error}; the record is kept as stored")
     try:
         card = deserialize(record.card)
     except Exception as exc:

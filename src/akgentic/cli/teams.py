@@ -31,7 +31,13 @@ from akgentic.cli.options import (
 from akgentic.cli.output import error_console, local_time, out_console, short_id
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
-from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
+from akgentic.cli.store import (
+    find_team,
+    import_modules,
+    opened_storage,
+    status_label,
+    stored_card,
+)
 from akgentic.core import Message, SentMessage
 from akgentic.storage import TeamRecord, TeamStatus
 from akgentic.team import RestorePlan, TeamCard, plan_restore
@@ -68,11 +74,14 @@ def list_teams(
         rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED")]
         for t in teams:
             last = str(bundle.events.last_seq(t.team_id))
-            rows.append((str(t.team_id), t.name, t.status.value, last, local_time(t.updated_at)))
+            rows.append((str(t.team_id), t.name, status_label(t), last, local_time(t.updated_at)))
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for n, row in enumerate(rows):
             line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
             console.print(Text(line.rstrip(), style="bold" if n == 0 else ""))
+        for t in teams:
+            if t.error is not None:
+                error_console().print(Text(f"warning: {t.error}", style="yellow"))
 
 
 # -- show ----------------------------------------------------------------------------------
@@ -93,13 +102,15 @@ def show_team(
             card, problem = None, str(exc)
         fields = [
             ("team", f"{record.name} ({record.team_id})"),
-            ("status", record.status.value),
+            ("status", status_label(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", str(bundle.events.last_seq(record.team_id))),
         ]
         if card is not None and card.description:
             fields.insert(1, ("about", card.description))
+        if record.error is not None:
+            fields.append(("damaged", record.error))
         for key, value in fields:
             console.print(Text(f"{key + ':':<10}{value}"))
         if card is None:

@@ -17,6 +17,7 @@ from akgentic.core.agent import Akgent, WarningError
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import AgentConfig, BaseConfig
 from akgentic.core.agent_state import BaseState
+from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.messages.message import (
     CancelMessage,
     Message,
@@ -96,8 +97,10 @@ __all__ = [
     "WarningError",
     "WarningMessage",
     "address_name",
+    "clip",
     "current_actor",
     "deserialize",
+    "excerpt",
     "is_tool_actor",
     "register_serializable",
     "serialize",

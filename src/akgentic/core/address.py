@@ -23,6 +23,7 @@ import pykka
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.serialization import MODEL_MARKER, register_serializable
 
 if TYPE_CHECKING:
@@ -179,7 +180,9 @@ class ActorAddress:
                 agent_class=str(data.get("agent_class", "")),
             )
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            raise ValueError(f"not a serialized ActorAddress: {data!r} ({exc})") from exc
+            raise ValueError(
+                f"not a serialized ActorAddress: {excerpt(data)} ({clip(str(exc))})"
+            ) from exc
 
     @classmethod
     def __akgentic_deserialize__(cls, fields: dict[str, Any]) -> ActorAddressProxy:
@@ -194,7 +197,9 @@ class ActorAddress:
                 return value
             if isinstance(value, dict):
                 return ActorAddress.deserialize(value)
-            raise ValueError(f"expected an ActorAddress or its serialized dict, got {value!r}")
+            raise ValueError(
+                f"expected an ActorAddress or its serialized dict, got {excerpt(value)}"
+            )
 
         return core_schema.no_info_plain_validator_function(
             from_data,

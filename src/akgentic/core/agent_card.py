@@ -7,9 +7,28 @@ from typing import Any, ClassVar
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from akgentic.core.agent_config import BaseConfig
+from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel, model_path
 
-__all__ = ["AgentCard"]
+__all__ = ["AgentCard", "agent_class_problem"]
+
+
+def _undefined(path: object) -> str:
+    return (
+        f"agent_class {excerpt(path)} is not defined in this process: import the module "
+        f"that defines it first (a YAML team card lists it under imports)"
+    )
+
+
+def agent_class_problem(path: str) -> str | None:
+    """Why no actor class can be found under ``path`` (never imports), or None."""
+    from akgentic.core.agent import actor_class_for
+
+    try:
+        actor_class_for(path)
+    except LookupError:
+        return _undefined(path)
+    return None
 
 
 class AgentCard(SerializableModel):
@@ -51,8 +70,15 @@ class AgentCard(SerializableModel):
         try:
             config_class = actor_class_for(path).config_class
         except LookupError:
-            return data  # reported by get_agent_class() when the card is used
+            # config given as data needs its class to be read: say which class is missing
+            # rather than report the fields the base config does not know
+            raise ValueError(_undefined(path)) from None
         return {**data, "config": config_class.model_validate(data["config"])}
+
+    def agent_class_problem(self) -> str | None:
+        """Why :meth:`get_agent_class` would fail, or None. A card alone may name a class
+        defined later; a team card checks its members and profiles with this."""
+        return agent_class_problem(self.agent_class)
 
     def get_agent_class(self) -> type[Any]:
         """The ``Akgent`` subclass named by ``agent_class``.

@@ -19,11 +19,18 @@ The contract:
 
 Moving a serializable class changes its marker; keep the old path readable with
 ``register_serializable(cls, aliases=["old.module.Name"])``.
+
+Both directions refuse data nested deeper than :data:`MAX_DEPTH` levels of dicts, lists
+and models with a :class:`SerializationError` — a bound that keeps what is written
+readable and a hostile payload from exhausting the stack. Any failure to decode —
+a class's own validator or custom decoder raising whatever it raises — is a
+``SerializationError`` too, quoting at most an excerpt of the data.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta
@@ -35,10 +42,14 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from akgentic.core.excerpt import clip, excerpt
+
 __all__ = [
+    "MAX_DEPTH",
     "MODEL_MARKER",
     "SerializableModel",
     "SerializationError",
+    "check_depth",
     "deserialize",
     "is_registered",
     "model_path",
@@ -49,6 +60,9 @@ __all__ = [
 
 MODEL_MARKER = "__model__"
 """The key under which a serialized model names its class."""
+
+MAX_DEPTH = 100
+"""The deepest nesting of dicts, lists and models serialized or decoded."""
 
 T = TypeVar("T", bound=type)
 
@@ -93,8 +107,9 @@ def registered_class(path: str) -> type:
     if cls is None:
         module = path.rpartition(".")[0] or path
         raise SerializationError(
-            f"unknown {MODEL_MARKER} {path!r}: no serializable class is registered under "
-            f"that path. Import the module that defines it ({module}) before decoding, "
+            f"unknown {MODEL_MARKER} {excerpt(path)}: no serializable class is registered "
+            f"under that path. Import the module that defines it ({clip(module)}) before "
+            f"decoding, "
             f"or register the class with akgentic.core.register_serializable(). "
             f"Decoding never imports modules named by data."
         )
@@ -115,6 +130,30 @@ class SerializableModel(BaseModel):
         register_serializable(cls)
 
 
+def _too_deep() -> SerializationError:
+    return SerializationError(
+        f"the data is nested deeper than {MAX_DEPTH} levels (dicts, lists and models); "
+        f"akgentic refuses it rather than exhaust the stack: flatten it"
+    )
+
+
+def check_depth(data: Any) -> None:
+    """:class:`SerializationError` when JSON-like ``data`` (dicts and lists) nests deeper
+    than :data:`MAX_DEPTH`; measured without recursion, so any depth is safe to check."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        stack.extend((child, depth + 1) for child in children)
+
+
 def _serialize_key(key: Any) -> str:
     if isinstance(key, str):
         return key
@@ -128,7 +167,8 @@ def _serialize_key(key: Any) -> str:
     )
 
 
-Serializer = Callable[[Any], Any]
+Serializer = Callable[[Any, int], Any]
+"""Serializes one value found ``depth`` containers deep."""
 
 _serializers: dict[type, Serializer] = {}
 """One serializer per concrete type, resolved on first sight: no isinstance chain per value."""
@@ -136,15 +176,19 @@ _serializers: dict[type, Serializer] = {}
 
 def serialize(value: Any) -> Any:
     """Return JSON-compatible data for ``value`` (see the module docstring)."""
+    return _serialize(value, 0)
+
+
+def _serialize(value: Any, depth: int) -> Any:
     cls = type(value)
     serializer = _serializers.get(cls)
     if serializer is None:
         serializer = _serializer_for(cls)
         _serializers[cls] = serializer
-    return serializer(value)
+    return serializer(value, depth)
 
 
-def _identity(value: Any) -> Any:
+def _identity(value: Any, depth: int) -> Any:
     return value
 
 
@@ -154,29 +198,44 @@ def _model_serializer(cls: type[BaseModel]) -> Serializer:
         register_serializable(cls)
     names = [name for name, field in cls.model_fields.items() if field.exclude is not True]
 
-    def serialize_model(model: Any) -> dict[str, Any]:
+    def serialize_model(model: Any, depth: int) -> dict[str, Any]:
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        depth += 1
         fields = model.__dict__
         out: dict[str, Any] = {MODEL_MARKER: path}
         for name in names:
-            out[name] = serialize(fields[name])
+            out[name] = _serialize(fields[name], depth)
         extra = model.__pydantic_extra__
         if extra:
             for name, value in extra.items():
-                out[name] = serialize(value)
+                out[name] = _serialize(value, depth)
         return out
 
     return serialize_model
 
 
-def _serialize_set(value: Any) -> list[Any]:
-    items = [serialize(item) for item in value]
+def _serialize_dict(value: Any, depth: int) -> dict[str, Any]:
+    if depth >= MAX_DEPTH:
+        raise _too_deep()
+    return {_serialize_key(k): _serialize(v, depth + 1) for k, v in value.items()}
+
+
+def _serialize_list(value: Any, depth: int) -> list[Any]:
+    if depth >= MAX_DEPTH:
+        raise _too_deep()
+    return [_serialize(item, depth + 1) for item in value]
+
+
+def _serialize_set(value: Any, depth: int) -> list[Any]:
+    items = _serialize_list(value, depth)
     with contextlib.suppress(TypeError):  # sorted when possible: equal sets, equal data
         items.sort()
     return items
 
 
 def _refuse(cls: type) -> Serializer:
-    def refuse(value: Any) -> Any:
+    def refuse(value: Any, depth: int) -> Any:
         raise SerializationError(
             f"cannot serialize a value of type {cls.__module__}.{cls.__qualname__}: use a "
             f"pydantic model (subclass akgentic.core.SerializableModel), a primitive, or a "
@@ -193,25 +252,25 @@ def _serializer_for(cls: type) -> Serializer:
     if issubclass(cls, BaseModel):
         return _model_serializer(cls)
     if hasattr(cls, "__akgentic_serialize__"):
-        return lambda value: value.__akgentic_serialize__()
+        return lambda value, depth: value.__akgentic_serialize__()
     if issubclass(cls, Enum):
-        return lambda value: serialize(value.value)
+        return lambda value, depth: _serialize(value.value, depth)
     if issubclass(cls, str):
-        return str
+        return lambda value, depth: str(value)
     if issubclass(cls, int):
-        return int
+        return lambda value, depth: int(value)
     if issubclass(cls, float):
-        return float
+        return lambda value, depth: float(value)
     if issubclass(cls, UUID | Decimal | PurePath):
-        return str
+        return lambda value, depth: str(value)
     if issubclass(cls, datetime | date | time):
-        return lambda value: value.isoformat()
+        return lambda value, depth: value.isoformat()
     if issubclass(cls, timedelta):
-        return lambda value: value.total_seconds()
+        return lambda value, depth: value.total_seconds()
     if issubclass(cls, dict):
-        return lambda value: {_serialize_key(k): serialize(v) for k, v in value.items()}
+        return _serialize_dict
     if issubclass(cls, list | tuple):
-        return lambda value: [serialize(item) for item in value]
+        return _serialize_list
     if issubclass(cls, set | frozenset):
         return _serialize_set
     return _refuse(cls)
@@ -220,30 +279,45 @@ def _serializer_for(cls: type) -> Serializer:
 def _decode_model(path: str, fields: dict[str, Any]) -> Any:
     cls = registered_class(path)
     custom: Callable[[dict[str, Any]], Any] | None = getattr(cls, "__akgentic_deserialize__", None)
-    if custom is not None:
-        return custom(fields)
-    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-        raise SerializationError(f"{path!r} is registered but is not a pydantic model")
+    if custom is None:
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+            raise SerializationError(f"{path!r} is registered but is not a pydantic model")
+        custom = functools.partial(cls.model_validate, by_name=True)
     try:
-        return cls.model_validate(fields, by_name=True)
+        return custom(fields)
+    except SerializationError:
+        raise
     except ValidationError as exc:
-        raise SerializationError(f"stored {path} does not validate: {exc}") from exc
+        reason = clip(str(exc), 2000)
+        raise SerializationError(f"stored {path} does not validate: {reason}") from exc
+    except Exception as exc:  # a class's own decoder or validator: anything, but reported
+        reason = clip(str(exc) or type(exc).__name__, 400)
+        raise SerializationError(f"stored {path} cannot be decoded: {reason}") from exc
 
 
 def deserialize(data: Any) -> Any:
     """Rebuild the objects that :func:`serialize` produced.
 
-    Raises :class:`SerializationError` for a marker naming no registered class or a
-    payload that does not validate against its class.
+    Raises :class:`SerializationError` for a marker naming no registered class, a
+    payload that does not validate against its class (or that its class's own decoder
+    refuses), and data nested deeper than :data:`MAX_DEPTH`.
     """
+    return _deserialize(data, 0)
+
+
+def _deserialize(data: Any, depth: int) -> Any:
     if isinstance(data, dict):
-        decoded = {k: deserialize(v) for k, v in data.items() if k != MODEL_MARKER}
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        decoded = {k: _deserialize(v, depth + 1) for k, v in data.items() if k != MODEL_MARKER}
         path = data.get(MODEL_MARKER)
         if path is None:
             return decoded
         if not isinstance(path, str):
-            raise SerializationError(f"{MODEL_MARKER} must be a string, got {path!r}")
+            raise SerializationError(f"{MODEL_MARKER} must be a string, got {excerpt(path)}")
         return _decode_model(path, decoded)
     if isinstance(data, list):
-        return [deserialize(item) for item in data]
+        if depth >= MAX_DEPTH:
+            raise _too_deep()
+        return [_deserialize(item, depth + 1) for item in data]
     return data

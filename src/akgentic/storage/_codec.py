@@ -2,37 +2,52 @@
 
 Messages and states go through ``akgentic.core.serialization`` as compact JSON text, so
 they decode only to classes registered as serializable. Decoding a stored row never
-raises: any failure — text that is not JSON, an unknown ``__model__`` marker, fields
-that no longer validate, a value of the wrong kind — becomes the record's ``error``,
-naming the team, the row and the reason. Everything else (cards, metadata, working
-memory items) is plain JSON objects.
+raises: any failure — a time that does not parse, text that is not UTF-8 or not JSON,
+an unknown ``__model__`` marker, fields that no longer validate, a value of the wrong
+kind — becomes the record's ``error``, naming the team, the row and the reason.
+Everything else (cards, metadata, working memory items) is plain JSON objects.
+
+What a backend hands these functions is what its database gave back: text as ``str``,
+or as ``bytes`` when the stored text is not valid UTF-8 (the drivers return it so
+rather than fail the whole query), and times through the backend's own ``load_time``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 from pydantic import BaseModel
 
+from akgentic.core.excerpt import excerpt
 from akgentic.core.messages.message import Message
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage.errors import CorruptRecordError
-from akgentic.storage.records import EventRecord, StateRecord
+from akgentic.storage.records import EventRecord, StateRecord, TeamRecord, TeamStatus
 
 __all__ = [
+    "LoadTime",
     "decode_event",
     "decode_state",
+    "decode_team",
     "dump_object",
     "dump_objects",
     "encode_event",
     "encode_message",
     "encode_state",
+    "iso_time",
+    "load_iso_time",
     "load_object",
+    "text_or_bytes",
     "to_utc",
 ]
+
+LoadTime = Callable[[Any], datetime]
+"""A backend's conversion of a stored time to an aware UTC datetime; raises if it cannot."""
+
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -42,6 +57,47 @@ def to_utc(when: datetime) -> datetime:
     if when.tzinfo is None:
         return when.replace(tzinfo=UTC)
     return when.astimezone(UTC)
+
+
+def iso_time(when: datetime) -> str:
+    """``when`` as the ISO text the SQLite and memory backends store."""
+    return to_utc(when).isoformat()
+
+
+def load_iso_time(value: Any) -> datetime:
+    """ISO text back to an aware UTC datetime; raises for anything else."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected ISO text, got {type(value).__name__}")
+    return to_utc(datetime.fromisoformat(value))
+
+
+def text_or_bytes(data: bytes) -> str | bytes:
+    """Stored text as ``str``; the bytes themselves when they are not UTF-8, so the one
+    damaged value is reported by the decoders below instead of failing a whole query."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def _text(value: str | bytes, what: str) -> tuple[str, str | None]:
+    """Stored text and the problem when it is not UTF-8 (shown with bad bytes escaped)."""
+    if isinstance(value, str):
+        return value, None
+    try:
+        return value.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        bad = value[exc.start]
+        return value.decode("utf-8", "backslashreplace"), (
+            f"the stored {what} is not UTF-8 text (byte 0x{bad:02x} at offset {exc.start})"
+        )
+
+
+def _time(value: Any, load_time: LoadTime, what: str) -> tuple[datetime | None, str | None]:
+    try:
+        return load_time(value), None
+    except Exception as exc:  # a driver's conversion may raise anything: the row is reported
+        return None, f"the stored {what} {excerpt(value)} is not a valid time ({exc})"
 
 
 def encode_message(message: Message) -> str:
@@ -77,30 +133,41 @@ def _decode(raw: str) -> tuple[Any, str | None]:
         return None, str(exc) or type(exc).__name__
 
 
-def decode_event(team_id: UUID, seq: int, timestamp: datetime, raw: str) -> EventRecord:
-    """The record for one stored event; a payload that does not decode sets ``error``."""
-    value, reason = _decode(raw)
-    if reason is None:
-        if isinstance(value, Message):
-            return EventRecord(
-                team_id=team_id, seq=seq, timestamp=timestamp, message=value, raw=raw
-            )
-        reason = f"the payload decodes to {type(value).__name__}, not a Message"
+def decode_event(
+    team_id: UUID, seq: int, stored_time: Any, stored: str | bytes, load_time: LoadTime
+) -> EventRecord:
+    """The record for one stored event; a time or payload that does not decode sets
+    ``error`` (every problem of the row, in one line)."""
+    timestamp, time_problem = _time(stored_time, load_time, "time")
+    raw, problem = _text(stored, "payload")
+    problems = [p for p in (time_problem, problem) if p is not None]
+    if not problems:
+        value, reason = _decode(raw)
+        if reason is None:
+            if isinstance(value, Message):
+                return EventRecord(
+                    team_id=team_id, seq=seq, timestamp=timestamp, message=value, raw=raw
+                )
+            reason = f"the payload decodes to {type(value).__name__}, not a Message"
+        problems.append(f"cannot decode the stored payload: {reason}")
     return EventRecord(
         team_id=team_id,
         seq=seq,
         timestamp=timestamp,
         message=None,
-        error=f"team {team_id}, event seq {seq}: cannot decode the stored payload: {reason}",
+        error=f"team {team_id}, event seq {seq}: {'; '.join(problems)}",
         raw=raw,
     )
 
 
 def decode_state(
-    team_id: UUID, agent_id: UUID, agent_name: str, updated_at: datetime, raw: str
+    team_id: UUID, agent_id: UUID, agent_name: str, updated_at: datetime, stored: str | bytes
 ) -> StateRecord:
     """The record for one stored state snapshot; a failure sets ``error``."""
-    value, reason = _decode(raw)
+    raw, reason = _text(stored, "payload")
+    value = None
+    if reason is None:
+        value, reason = _decode(raw)
     if reason is None:
         if isinstance(value, BaseModel):
             return StateRecord(
@@ -146,8 +213,11 @@ def dump_objects(items: Any, what: str) -> list[str]:
     return [dump_object(item, f"{what}[{i}]") for i, item in enumerate(items)]
 
 
-def load_object(raw: str, what: str) -> dict[str, Any]:
+def load_object(stored: str | bytes, what: str) -> dict[str, Any]:
     """Stored JSON text back to a dict; a damaged value raises naming ``what``."""
+    raw, problem = _text(stored, "value")
+    if problem is not None:
+        raise CorruptRecordError(f"{what}: {problem}")
     try:
         value = json.loads(raw)
     except Exception as exc:
@@ -155,3 +225,47 @@ def load_object(raw: str, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptRecordError(f"{what}: the stored value is not a JSON object")
     return value
+
+
+def decode_team(
+    team_id: UUID,
+    name: str | bytes,
+    status: Any,
+    created_at: Any,
+    updated_at: Any,
+    card: str | bytes,
+    metadata: str | bytes,
+    load_time: LoadTime,
+) -> TeamRecord:
+    """The record for one team row; whatever cannot be read is left empty and named in
+    ``error`` (see :class:`TeamRecord`), never raised."""
+    problems: list[str] = []
+    text, problem = _text(name, "name")
+    problems += [problem] if problem else []
+    parsed: TeamStatus | None = None
+    try:
+        parsed = TeamStatus(status)
+    except ValueError:
+        known = ", ".join(s.value for s in TeamStatus)
+        problems.append(f"the stored status {excerpt(status)} is not one of {known}")
+    created, problem = _time(created_at, load_time, "creation time")
+    problems += [problem] if problem else []
+    updated, problem = _time(updated_at, load_time, "update time")
+    problems += [problem] if problem else []
+    objects: list[dict[str, Any]] = []
+    for stored, what in ((card, "card"), (metadata, "metadata")):
+        try:
+            objects.append(load_object(stored, what))
+        except CorruptRecordError as exc:
+            objects.append({})
+            problems.append(str(exc))
+    return TeamRecord(
+        team_id=team_id,
+        name=text,
+        status=parsed,
+        created_at=created,
+        updated_at=updated,
+        card=objects[0],
+        metadata=objects[1],
+        error=f"team {team_id}: {'; '.join(problems)}" if problems else None,
+    )

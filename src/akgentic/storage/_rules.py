@@ -25,12 +25,23 @@ __all__ = [
     "check_surfaces",
     "check_transition",
     "instance_type_mismatch",
+    "readable_status",
     "team_not_found",
 ]
 
 
-def check_transition(team_id: UUID, current: TeamStatus, new: TeamStatus) -> None:
-    """RUNNING and STOPPED go both ways; DELETED is terminal (re-deleting is a no-op)."""
+def readable_status(stored: Any) -> TeamStatus | None:
+    """The stored status, or None when the row holds something else."""
+    try:
+        return TeamStatus(stored)
+    except ValueError:
+        return None
+
+
+def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus) -> None:
+    """RUNNING and STOPPED go both ways; DELETED is terminal (re-deleting is a no-op).
+
+    ``current`` is None when the stored status cannot be read: any status replaces it."""
     if current is TeamStatus.DELETED and new is not TeamStatus.DELETED:
         raise InvalidTransitionError(
             f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "

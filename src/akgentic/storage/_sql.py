@@ -25,6 +25,7 @@ from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
     decode_event,
     decode_state,
+    decode_team,
     dump_object,
     dump_objects,
     encode_event,
@@ -37,9 +38,10 @@ from akgentic.storage._rules import (
     check_read_range,
     check_transition,
     instance_type_mismatch,
+    readable_status,
     team_not_found,
 )
-from akgentic.storage.errors import TeamExistsError
+from akgentic.storage.errors import StorageError, TeamExistsError
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -52,7 +54,7 @@ from akgentic.storage.records import (
     utc_now,
 )
 
-__all__ = ["Cursor", "Driver", "SqlStorage"]
+__all__ = ["Cursor", "Driver", "SqlStorage", "check_tables"]
 
 
 class Cursor(Protocol):
@@ -71,7 +73,11 @@ class Cursor(Protocol):
 
 
 class Driver(Protocol):
-    """What a SQL backend provides to the shared stores."""
+    """What a SQL backend provides to the shared stores.
+
+    Text columns come back as ``str``, or as ``bytes`` when the stored text is not valid
+    UTF-8 (see ``_codec.text_or_bytes``): a damaged value never fails a whole query.
+    """
 
     team_tables: tuple[str, ...]
     """Every table with a ``team_id`` column, emptied by ``purge``."""
@@ -99,7 +105,8 @@ class Driver(Protocol):
         ...
 
     def load_time(self, value: Any) -> datetime:
-        """A stored time back to a timezone-aware UTC datetime."""
+        """A stored time back to a timezone-aware UTC datetime; raises for a value that
+        is not one (the row is then reported as corrupt)."""
         ...
 
     def insert_events(self, team_id: UUID, rows: builtins.list[tuple[datetime, str]]) -> int:
@@ -116,6 +123,33 @@ class Driver(Protocol):
 
 
 _TEAM_COLUMNS = "team_id, name, status, created_at, updated_at, card, metadata"
+_SKILL_COLUMNS = "name, description, content, source, updated_at"
+
+TABLE_COLUMNS: dict[str, str] = {
+    "akgentic_teams": _TEAM_COLUMNS,
+    "akgentic_events": "team_id, seq, ts, payload",
+    "akgentic_states": "team_id, agent_id, agent_name, updated_at, payload",
+    "akgentic_working_memory": "team_id, agent_id, pos, item",
+    "akgentic_skills": _SKILL_COLUMNS,
+}
+"""The columns the stores read, by table."""
+
+
+def check_tables(cur: Cursor, where: str) -> None:
+    """Refuse a database whose tables of our names were made by another program.
+
+    ``CREATE TABLE IF NOT EXISTS`` keeps a table that already has the name; reading its
+    columns finds out. Call it inside the schema transaction; ``where`` names the file or
+    schema in the error.
+    """
+    for table, columns in TABLE_COLUMNS.items():
+        try:
+            cur.execute(f"SELECT {columns} FROM {table} WHERE 1 = 0")
+        except Exception as exc:  # the driver's own error type: it names the column
+            raise StorageError(
+                f"{where}: the table {table} was not made by akgentic (it needs the columns "
+                f"{columns}; the database says: {exc}). Use another database for akgentic."
+            ) from exc
 
 
 class _Teams:
@@ -123,15 +157,16 @@ class _Teams:
         self._db = driver
 
     def _record(self, row: Sequence[Any]) -> TeamRecord:
-        team_id = self._db.load_uid(row[0])
-        return TeamRecord(
-            team_id=team_id,
-            name=row[1],
-            status=TeamStatus(row[2]),
-            created_at=self._db.load_time(row[3]),
-            updated_at=self._db.load_time(row[4]),
-            card=load_object(row[5], f"team {team_id} card"),
-            metadata=load_object(row[6], f"team {team_id} metadata"),
+        team_id, name, status, created_at, updated_at, card, metadata = row
+        return decode_team(
+            self._db.load_uid(team_id),
+            name,
+            status,
+            created_at,
+            updated_at,
+            card,
+            metadata,
+            load_time=self._db.load_time,
         )
 
     def create(
@@ -219,7 +254,7 @@ class _Teams:
             if current is None:
                 raise team_not_found(team_id)
             if status is not None:
-                check_transition(team_id, TeamStatus(current[0]), status)
+                check_transition(team_id, readable_status(current[0]), status)
             cur.execute(
                 f"UPDATE akgentic_teams SET {assignments} WHERE team_id = ?",
                 (*changes.values(), db.uid(team_id)),
@@ -274,7 +309,7 @@ class _Events:
         with self._db.read() as cur:
             rows = cur.execute(sql, params).fetchall()
         load_time = self._db.load_time
-        return [decode_event(team_id, seq, load_time(ts), raw) for seq, ts, raw in rows]
+        return [decode_event(team_id, seq, ts, raw, load_time) for seq, ts, raw in rows]
 
     def last_seq(self, team_id: UUID) -> int:
         with self._db.read() as cur:
@@ -371,9 +406,6 @@ class _WorkingMemory:
                     "VALUES (?, ?, ?, ?)",
                     [(*key, start + i, raw) for i, raw in enumerate(raws)],
                 )
-
-
-_SKILL_COLUMNS = "name, description, content, source, updated_at"
 
 
 class _Skills:

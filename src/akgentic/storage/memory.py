@@ -1,8 +1,9 @@
 """The in-memory backend: for tests, and for runs that need no history after exit.
 
 It keeps what the SQL backends keep, in the same form: messages, states, cards and
-working memory items are stored as JSON text, so a stored value is a snapshot (later
-changes to the object do not reach it) and decodes exactly as it would from a file.
+working memory items are stored as JSON text, times and statuses as text, so a stored
+value is a snapshot (later changes to the object do not reach it) and decodes — or is
+reported as damaged — exactly as it would from a file.
 One lock guards everything; every call is atomic, and "committed" means "visible to
 every later call" — nothing survives the process.
 """
@@ -24,10 +25,13 @@ from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
     decode_event,
     decode_state,
+    decode_team,
     dump_object,
     dump_objects,
     encode_event,
     encode_state,
+    iso_time,
+    load_iso_time,
     load_object,
 )
 from akgentic.storage._rules import (
@@ -36,6 +40,7 @@ from akgentic.storage._rules import (
     check_read_range,
     check_transition,
     instance_type_mismatch,
+    readable_status,
     team_not_found,
 )
 from akgentic.storage.errors import StorageClosedError, TeamExistsError
@@ -54,25 +59,30 @@ from akgentic.storage.records import (
 __all__ = ["MemoryStorage"]
 
 
+Text = str | bytes
+"""Stored text; bytes only where a test wrote damage that is not UTF-8."""
+
+
 @dataclass(frozen=True, slots=True)
 class _TeamRow:
     team_id: UUID
-    name: str
-    status: TeamStatus
-    created_at: datetime
-    updated_at: datetime
-    card: str
-    metadata: str
+    name: Text
+    status: Text
+    created_at: str
+    updated_at: str
+    card: Text
+    metadata: Text
 
     def record(self) -> TeamRecord:
-        return TeamRecord(
-            team_id=self.team_id,
-            name=self.name,
-            status=self.status,
-            created_at=self.created_at,
-            updated_at=self.updated_at,
-            card=load_object(self.card, f"team {self.team_id} card"),
-            metadata=load_object(self.metadata, f"team {self.team_id} metadata"),
+        return decode_team(
+            self.team_id,
+            self.name,
+            self.status,
+            self.created_at,
+            self.updated_at,
+            self.card,
+            self.metadata,
+            load_time=load_iso_time,
         )
 
 
@@ -90,7 +100,7 @@ class _Data:
         self._lock = threading.Lock()
         self.closed = False
         self.teams: dict[UUID, _TeamRow] = {}
-        self.events: dict[UUID, list[tuple[datetime, str]]] = {}
+        self.events: dict[UUID, list[tuple[str, Text]]] = {}
         self.states: dict[UUID, dict[UUID, _StateRow]] = {}
         self.memory: dict[tuple[UUID, UUID], list[str]] = {}
         self.skills: dict[str, SkillRecord] = {}
@@ -121,11 +131,11 @@ class _Teams:
         metadata: dict[str, Any] | None = None,
         team_id: UUID | None = None,
     ) -> TeamRecord:
-        now = utc_now()
+        now = iso_time(utc_now())
         row = _TeamRow(
             team_id=team_id or uuid4(),
             name=name,
-            status=TeamStatus.RUNNING,
+            status=TeamStatus.RUNNING.value,
             created_at=now,
             updated_at=now,
             card=dump_object(card or {}, "card"),
@@ -144,7 +154,8 @@ class _Teams:
 
     def list(self, status: TeamStatus | None = None) -> builtins.list[TeamRecord]:
         with self._data.locked():
-            rows = [r for r in self._data.teams.values() if status is None or r.status is status]
+            wanted = None if status is None else TeamStatus(status).value
+            rows = [r for r in self._data.teams.values() if wanted is None or r.status == wanted]
         rows.sort(key=lambda r: (r.created_at, str(r.team_id)))
         return [r.record() for r in rows]
 
@@ -156,7 +167,7 @@ class _Teams:
         card: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> TeamRecord:
-        changes: dict[str, Any] = {"updated_at": utc_now()}
+        changes: dict[str, Any] = {}
         if name is not None:
             changes["name"] = name
         if card is not None:
@@ -166,8 +177,7 @@ class _Teams:
         return self._change(team_id, changes)
 
     def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
-        status = TeamStatus(status)
-        return self._change(team_id, {"status": status, "updated_at": utc_now()})
+        return self._change(team_id, {"status": TeamStatus(status)})
 
     def delete(self, team_id: UUID) -> TeamRecord:
         return self.set_status(team_id, TeamStatus.DELETED)
@@ -178,8 +188,10 @@ class _Teams:
             if row is None:
                 raise team_not_found(team_id)
             if "status" in changes:
-                check_transition(team_id, row.status, changes["status"])
-            row = replace(row, **changes)
+                new = changes["status"]
+                check_transition(team_id, readable_status(row.status), new)
+                changes = {**changes, "status": new.value}
+            row = replace(row, **changes, updated_at=iso_time(utc_now()))
             self._data.teams[team_id] = row
         return row.record()
 
@@ -202,14 +214,17 @@ class _Events:
         self._data = data
 
     def append(self, team_id: UUID, message: Message) -> int:
-        row = encode_event(message)
+        when, raw = encode_event(message)
+        row = (iso_time(when), raw)
         with self._data.locked():
             rows = self._data.events.setdefault(team_id, [])
             rows.append(row)
             return len(rows)
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
-        batch = [encode_event(m) for m in messages]
+        batch: list[tuple[str, Text]] = [
+            (iso_time(when), raw) for when, raw in map(encode_event, messages)
+        ]
         if not batch:
             return []
         with self._data.locked():
@@ -232,7 +247,10 @@ class _Events:
             if limit is not None:
                 stop = min(stop, start - 1 + limit)
             chosen = rows[start - 1 : stop]
-        return [decode_event(team_id, start + i, ts, raw) for i, (ts, raw) in enumerate(chosen)]
+        return [
+            decode_event(team_id, start + i, ts, raw, load_iso_time)
+            for i, (ts, raw) in enumerate(chosen)
+        ]
 
     def last_seq(self, team_id: UUID) -> int:
         with self._data.locked():
@@ -449,11 +467,23 @@ class MemoryStorage:
         return "MemoryStorage()"
 
     # -- test hooks ---------------------------------------------------------------------
-    def _write_raw_event(self, team_id: UUID, seq: int, raw: str) -> None:
+    def _write_raw_event(self, team_id: UUID, seq: int, raw: Text) -> None:
         """Overwrite the stored text of an event (simulates damage; tests only)."""
         with self._data.locked():
             rows = self._data.events[team_id]
             rows[seq - 1] = (rows[seq - 1][0], raw)
+
+    def _write_raw_time(self, team_id: UUID, seq: int, ts: str) -> None:
+        """Overwrite the stored time of an event (simulates damage; tests only)."""
+        with self._data.locked():
+            rows = self._data.events[team_id]
+            rows[seq - 1] = (ts, rows[seq - 1][1])
+
+    def _write_raw_team(self, team_id: UUID, column: str, value: Text) -> None:
+        """Overwrite one column of a team's row (simulates damage; tests only)."""
+        with self._data.locked():
+            damage: dict[str, Any] = {column: value}
+            self._data.teams[team_id] = replace(self._data.teams[team_id], **damage)
 
     def _write_raw_state(self, team_id: UUID, agent_id: UUID, raw: str) -> None:
         """Overwrite the stored text of a state snapshot (simulates damage; tests only)."""

@@ -16,7 +16,11 @@
 - **Schema.** Created on open, idempotently, under an advisory lock (so processes
   starting together do not race), in ``schema`` (default ``public``; created if
   missing). Payloads are ``TEXT``, not ``JSONB``: the store returns exactly what it
-  wrote, and a damaged payload can be reported rather than refused.
+  wrote, and a damaged payload can be reported rather than refused. Tables of our
+  names that another program made are refused with a :class:`StorageError`.
+- **Damaged values.** A time Python cannot hold (``infinity``, year 300000) and, in a
+  ``SQL_ASCII`` database, text that is not UTF-8 reach the decoders as they are, so
+  only their row is reported; the query never fails for them.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ from uuid import UUID
 
 import psycopg
 from psycopg import sql
+from psycopg.adapt import Buffer, Loader
+from psycopg.pq import Format
 from pydantic import BaseModel, ConfigDict, Field
 
-from akgentic.storage._codec import to_utc
-from akgentic.storage._sql import Cursor, SqlStorage
+from akgentic.storage._codec import text_or_bytes, to_utc
+from akgentic.storage._sql import Cursor, SqlStorage, check_tables
 from akgentic.storage.errors import StorageClosedError, StorageError
 
 __all__ = ["PostgresOptions", "PostgresStorage"]
@@ -108,6 +114,33 @@ class PostgresOptions(BaseModel):
     schema_name: str = Field(default="public", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
+_TIMESTAMPTZ = psycopg.adapters.types["timestamptz"].oid
+_DefaultTimeLoader = psycopg.adapters.get_loader(_TIMESTAMPTZ, Format.TEXT)
+
+
+class _TimeLoader(Loader):
+    """psycopg's own timestamptz loader, but a time Python cannot hold comes back as its
+    text (for ``load_time`` to refuse, so only its row is reported)."""
+
+    def __init__(self, oid: int, context: Any = None) -> None:
+        super().__init__(oid, context)
+        assert _DefaultTimeLoader is not None
+        self._inner = _DefaultTimeLoader(oid, context)
+
+    def load(self, data: Buffer) -> Any:
+        try:
+            return self._inner.load(data)
+        except psycopg.DataError:
+            return bytes(data).decode("utf-8", "replace")
+
+
+class _SqlAsciiTextLoader(Loader):
+    """Text of a ``SQL_ASCII`` database (stored unchecked) as str, or bytes if not UTF-8."""
+
+    def load(self, data: Buffer) -> Any:
+        return text_or_bytes(bytes(data))
+
+
 class _PgCursor:
     """A psycopg cursor speaking the ``?`` placeholders of the shared SQL."""
 
@@ -161,6 +194,9 @@ class _Driver:
     def _connect(self) -> psycopg.Connection[Any]:
         conn = psycopg.connect(self._conninfo, autocommit=True)
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self._schema)))
+        conn.adapters.register_loader("timestamptz", _TimeLoader)
+        if conn.info.encoding == "ascii":  # SQL_ASCII: the server checks no encoding
+            conn.adapters.register_loader("text", _SqlAsciiTextLoader)
         return conn
 
     def _create_schema(self) -> None:
@@ -171,6 +207,7 @@ class _Driver:
                 cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
             for statement in _SCHEMA:
                 cur.execute(statement)
+            check_tables(cur, f"Postgres schema {self._schema!r}")
             row = cur.execute(
                 "SELECT value FROM akgentic_meta WHERE key = 'schema_version'"
             ).fetchone()
@@ -214,6 +251,8 @@ class _Driver:
         return to_utc(value)
 
     def load_time(self, value: Any) -> datetime:
+        if not isinstance(value, datetime):
+            raise ValueError("outside the range of Python's datetime (years 1 to 9999)")
         return to_utc(value)
 
     def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:

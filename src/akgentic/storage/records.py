@@ -3,7 +3,9 @@
 Records are immutable pydantic models: what crosses the storage boundary is typed and
 validated. Event and state records carry their decoded value *or* the reason it could
 not be decoded, never both, plus the raw stored text, so that one damaged row never
-hides the rest of a team's history.
+hides the rest of a team's history. A team record whose row is damaged is still
+returned, with ``error`` set and the unreadable fields empty, so one broken team never
+hides the others.
 """
 
 from __future__ import annotations
@@ -57,29 +59,48 @@ class TeamRecord(_Record):
 
     ``card`` is the serialized team card, opaque JSON to the store; ``metadata`` is free
     JSON for the layers above (owner, labels...). Times are set by the store, in UTC.
+
+    A damaged row (a status, time or JSON value that cannot be read, text that is not
+    UTF-8) is returned anyway: ``error`` names the team and every problem, an unreadable
+    status or time is None, an unreadable card or metadata is ``{}``, a name that is not
+    UTF-8 shows its bad bytes escaped. The row itself is left as stored; a status change
+    rewrites the status (so stopping or deleting such a team works).
     """
 
     team_id: UUID
     name: str
-    status: TeamStatus
-    created_at: datetime
-    updated_at: datetime
+    status: TeamStatus | None
+    created_at: datetime | None
+    updated_at: datetime | None
     card: dict[str, Any] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the whole row could be read."""
+        return self.error is None
+
+    def require(self) -> TeamRecord:
+        """This record when the row was read whole; :class:`CorruptRecordError` if not."""
+        if self.error is not None:
+            raise CorruptRecordError(self.error)
+        return self
 
 
 class EventRecord(_Record):
     """One row of a team's append-only event log.
 
     ``seq`` is the per-team sequence number the store assigned (1, 2, 3 ... with no
-    gap). ``timestamp`` is the message's own timestamp. Exactly one of ``message`` and
-    ``error`` is set: ``error`` names the team, the sequence number and why the stored
-    ``raw`` text could not be decoded.
+    gap). ``timestamp`` is the message's own timestamp (None when the stored time cannot
+    be read). Exactly one of ``message`` and ``error`` is set: ``error`` names the team,
+    the sequence number and why the row could not be decoded (its time, or its ``raw``
+    text: not UTF-8 — then shown with the bad bytes escaped —, not JSON, not a message).
     """
 
     team_id: UUID
     seq: int
-    timestamp: datetime
+    timestamp: datetime | None
     message: Message | None
     error: str | None = None
     raw: str
@@ -214,24 +235,30 @@ class DecodeFailure(_Record):
     """One stored row that could not be decoded: which team, which row, and why."""
 
     team_id: UUID
-    kind: Literal["event", "state"]
+    kind: Literal["event", "state", "team"]
     seq: int | None = None
     agent_id: UUID | None = None
     reason: str
     raw: str
 
 
-def corrupt_rows(records: Iterable[EventRecord | StateRecord]) -> list[DecodeFailure]:
-    """The rows among ``records`` whose payload did not decode, in the given order.
+def corrupt_rows(
+    records: Iterable[EventRecord | StateRecord | TeamRecord],
+) -> list[DecodeFailure]:
+    """The rows among ``records`` that could not be read whole, in the given order.
 
     Raises nothing: it is the way to list damage without stopping a restore, e.g.
-    ``corrupt_rows(store.events.read(team_id))``.
+    ``corrupt_rows(store.events.read(team_id))`` or ``corrupt_rows(store.teams.list())``.
     """
     failures: list[DecodeFailure] = []
     for record in records:
         if record.error is None:
             continue
-        if isinstance(record, EventRecord):
+        if isinstance(record, TeamRecord):
+            failures.append(
+                DecodeFailure(team_id=record.team_id, kind="team", reason=record.error, raw="")
+            )
+        elif isinstance(record, EventRecord):
             failures.append(
                 DecodeFailure(
                     team_id=record.team_id,

@@ -15,7 +15,11 @@
   connections and processes, and a rolled-back batch leaves no gap. A writer waits up
   to ``busy_timeout`` seconds for another process' transaction.
 
-The schema is created on open (idempotent; ``PRAGMA user_version`` records it).
+The schema is created on open (idempotent; ``PRAGMA user_version`` records it). A file
+that is not a SQLite database, a damaged one, or one whose tables of our names another
+program made, raises :class:`StorageError` naming the file — at open, or on the first
+call that reaches the damage; SQLite's own errors never escape. Text that is not UTF-8
+in a column is handed to the decoders as bytes, so only its row is reported.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -31,8 +35,8 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from akgentic.storage._codec import to_utc
-from akgentic.storage._sql import Cursor, SqlStorage
+from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
+from akgentic.storage._sql import Cursor, SqlStorage, check_tables
 from akgentic.storage.errors import StorageClosedError, StorageError
 
 __all__ = ["SqliteOptions", "SqliteStorage"]
@@ -73,6 +77,20 @@ _SCHEMA = (
 )
 
 
+_HINTS = {
+    "not a database": (
+        ": it is not a SQLite database. Give akgentic another file, or move this one away"
+    ),
+    "malformed": (
+        ": the file is damaged (truncated or overwritten). Restore it from a backup, or "
+        "salvage its rows with the sqlite3 shell's .recover into a new file"
+    ),
+    "locked": ": another process holds the file; retry, or raise busy_timeout",
+    "unable to open": ": check that the folder exists and is writable",
+}
+"""Advice appended to SQLite's message, by a phrase of it."""
+
+
 class SqliteOptions(BaseModel):
     """Options of a SQLite store (also read from a URL's query: ``?synchronous=NORMAL``)."""
 
@@ -91,15 +109,17 @@ class _Driver:
     )
 
     def __init__(self, path: Path, options: SqliteOptions) -> None:
+        self._path = path
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            path,
-            timeout=options.busy_timeout,
-            isolation_level=None,  # autocommit: transactions are explicit
-            check_same_thread=False,  # the lock below serializes use
-        )
-        conn = self._conn
+        self._conn: sqlite3.Connection | None = None
         try:
+            self._conn = conn = sqlite3.connect(
+                path,
+                timeout=options.busy_timeout,
+                isolation_level=None,  # autocommit: transactions are explicit
+                check_same_thread=False,  # the lock below serializes use
+            )
+            conn.text_factory = text_or_bytes
             (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
@@ -107,6 +127,7 @@ class _Driver:
             with self.write() as cur:
                 for statement in _SCHEMA:
                     cur.execute(statement)
+                check_tables(cur, str(path))
                 (version,) = cur.execute("PRAGMA user_version").fetchone()
                 if version > SCHEMA_VERSION:
                     raise StorageError(
@@ -114,9 +135,18 @@ class _Driver:
                         f"({SCHEMA_VERSION}): upgrade akgentic to open it"
                     )
                 cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except sqlite3.Error as exc:
+            self.close()
+            raise self._failed(exc) from exc
         except BaseException:
             self.close()
             raise
+
+    def _failed(self, exc: sqlite3.Error) -> StorageError:
+        """SQLite's error as ours, naming the file and, when we know it, what to do."""
+        text = str(exc)
+        hint = next((h for key, h in _HINTS.items() if key in text), "")
+        return StorageError(f"{self._path}: {text}{hint}")
 
     def _live(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -132,9 +162,12 @@ class _Driver:
                 cur.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for other writers
                 yield cur
                 cur.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 if conn.in_transaction:
-                    cur.execute("ROLLBACK")
+                    with suppress(sqlite3.Error):  # a damaged file may refuse even this
+                        cur.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise self._failed(exc) from exc
                 raise
             finally:
                 cur.close()
@@ -145,6 +178,8 @@ class _Driver:
             cur = self._live().cursor()
             try:
                 yield cur
+            except sqlite3.Error as exc:
+                raise self._failed(exc) from exc
             finally:
                 cur.close()
 
@@ -155,10 +190,10 @@ class _Driver:
         return UUID(value)
 
     def time(self, value: datetime) -> Any:
-        return to_utc(value).isoformat()
+        return iso_time(value)
 
     def load_time(self, value: Any) -> datetime:
-        return datetime.fromisoformat(value)
+        return load_iso_time(value)
 
     def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:
         tid = str(team_id)

@@ -1,13 +1,16 @@
 """TeamCard: a team composed once, in Python or in YAML.
 
 A card names the team, its members (a tree: a member's ``members`` are created as its
-children), how many of each (``headcount``), the profiles the team may hire later, the
+children), how many of each (``headcount``, at most 100; a team has at most 1000
+members, each with a name of its own), the profiles the team may hire later, the
 member that receives what the person types (``entry_point``), the message classes the
 team uses (``message_types``, checked to exist), and the modules to import before
 building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
 the user wrote; a card decoded from storage never imports what it names).
 
-YAML errors name the file, the line and the field::
+Everything that would fail later is refused when the card is built — an agent class
+that is not defined, a prompt template that would not render, two members with one
+name — and YAML errors name the file, the line and the field::
 
     team.yaml:12: members[0].card.config.prompt.tempalte: Extra inputs are not permitted
 """
@@ -24,11 +27,31 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator, model_
 
 from akgentic.core import AgentCard, Message
 from akgentic.core.agent import actor_class_for
-from akgentic.core.serialization import SerializableModel, SerializationError, registered_class
+from akgentic.core.agent_card import agent_class_problem
+from akgentic.core.serialization import (
+    MAX_DEPTH,
+    SerializableModel,
+    SerializationError,
+    check_depth,
+    registered_class,
+)
 
-__all__ = ["MemberSpec", "TeamCard", "TeamCardError", "member_names", "walk"]
+__all__ = [
+    "MAX_HEADCOUNT",
+    "MAX_TEAM_SIZE",
+    "MemberSpec",
+    "TeamCard",
+    "TeamCardError",
+    "member_names",
+    "team_size",
+    "walk",
+]
 
 DEFAULT_AGENT_CLASS = "akgentic.agent.agent.BaseAgent"
+MAX_HEADCOUNT = 100
+"""The most copies one member spec makes."""
+MAX_TEAM_SIZE = 1000
+"""The most members a card's tree creates (each member is an actor, a thread)."""
 
 
 class TeamCardError(ValueError):
@@ -44,7 +67,7 @@ class MemberSpec(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     card: AgentCard
-    headcount: int = Field(default=1, ge=1)
+    headcount: int = Field(default=1, ge=1, le=MAX_HEADCOUNT)
     members: list[MemberSpec] = Field(default_factory=list)
 
     @field_validator("card", mode="before")
@@ -106,12 +129,34 @@ class TeamCard(SerializableModel):
         return value
 
     @model_validator(mode="after")
-    def _entry_point_is_a_member(self) -> TeamCard:
+    def _members_are_sound(self) -> TeamCard:
+        size = team_size(self.members)  # counted before the names are listed
+        if size > MAX_TEAM_SIZE:
+            raise ValueError(
+                f"the members' tree creates {size} members; a team has at most "
+                f"{MAX_TEAM_SIZE} (lower the headcounts)"
+            )
         names = member_names(self.members)
-        if self.entry_point not in names:
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise ValueError(
+                    f"two members are named {name}: give each member a name of its own "
+                    f"(a headcount of n names the copies {name}-1 ... {name}-n)"
+                )
+            seen.add(name)
+        if self.human is not None and self.human in seen:
+            raise ValueError(f"human {self.human!r} is also a member: rename one of them")
+        if self.entry_point not in seen:
             raise ValueError(
                 f"entry_point {self.entry_point!r} is not a member; members are {', '.join(names)}"
             )
+        for name, spec, _ in walk(self.members):
+            if (problem := spec.card.agent_class_problem()) is not None:
+                raise ValueError(f"member {name}: {problem}")
+        for profile in self.profiles:
+            if (problem := profile.agent_class_problem()) is not None:
+                raise ValueError(f"profile {profile.role}: {problem}")
         return self
 
     @classmethod
@@ -119,16 +164,29 @@ class TeamCard(SerializableModel):
         """Read a card from a YAML file; errors name the file, the line and the field."""
         path = Path(path)
         try:
-            text = path.read_text()
+            raw = path.read_bytes()
         except OSError as exc:
             raise TeamCardError(f"{path}: cannot read the team card: {exc.strerror}") from None
         try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            row = raw[: exc.start].count(b"\n") + 1
+            raise TeamCardError(
+                f"{path}:{row}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
+                f"{exc.start}): save the card as UTF-8"
+            ) from None
+        try:
             node = yaml.compose(text)
             data = yaml.safe_load(text)
+            check_depth(data)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
             raise TeamCardError(f"{path}{line}: not valid YAML: {exc}") from None
+        except (RecursionError, SerializationError):
+            raise TeamCardError(
+                f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"
+            ) from None
         if not isinstance(data, dict):
             raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
         imports = data.get("imports") or []
@@ -162,6 +220,11 @@ class TeamCard(SerializableModel):
             resolve_skill_folders(config, base)
 
 
+def team_size(members: list[MemberSpec]) -> int:
+    """How many members the tree creates, counted without listing them."""
+    return sum(spec.headcount * (1 + team_size(spec.members)) for spec in members)
+
+
 def member_names(members: list[MemberSpec]) -> list[str]:
     """Every member name the tree creates, parents before children."""
     return [name for name, _, _ in walk(members)]
@@ -193,8 +256,9 @@ def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) ->
 
 
 def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
-    """Validate each member's config with its agent class's config class, so an error
-    keeps its full path (``members[0].card.config.prompt``) and so its line."""
+    """Check each member's and profile's agent class, and validate its config with that
+    class's config class, so an error keeps its full path
+    (``members[0].card.config.prompt``) and so its line."""
     importlib.import_module("akgentic.agent")
 
     def cards(members: Any, loc: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
@@ -210,12 +274,16 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
     if isinstance(profiles, list):
         found += [(p, ("profiles", i)) for i, p in enumerate(profiles)]
     for card, loc in found:
-        if not isinstance(card, dict) or not isinstance(card.get("config"), dict):
+        if not isinstance(card, dict):
             continue
-        try:
-            agent_class = actor_class_for(str(card.get("agent_class", DEFAULT_AGENT_CLASS)))
-        except LookupError:
-            continue  # reported by the full validation
+        path = card.get("agent_class", DEFAULT_AGENT_CLASS)
+        problem = agent_class_problem(str(path))
+        if problem is not None:
+            yield (*loc, "agent_class"), problem
+            continue
+        if not isinstance(card.get("config"), dict):
+            continue
+        agent_class = actor_class_for(str(path))
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:

@@ -29,7 +29,7 @@ from akgentic.core import (
     OrchestratorConfig,
     serialize,
 )
-from akgentic.core.serialization import deserialize
+from akgentic.core.serialization import SerializationError, deserialize
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team.card import TeamCard, walk
@@ -198,7 +198,7 @@ class TeamManager:
             runtime.stop(grace_timeout)
             self._running.pop(team_id, None)
         record = self.record(team_id)
-        if record.status == TeamStatus.RUNNING:
+        if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
 
     def resume_team(self, team_id: UUID) -> TeamRuntime:
@@ -207,10 +207,13 @@ class TeamManager:
 
         if self.get_team(team_id) is not None:
             raise ValueError(f"team {team_id} is already running in this process")
-        record = self.record(team_id)
+        record = self.record(team_id).require()  # a damaged row: CorruptRecordError
         if record.status == TeamStatus.DELETED:
             raise ValueError(f"team {team_id} was deleted and cannot be resumed")
-        card = deserialize(record.card)
+        try:
+            card = deserialize(record.card)
+        except SerializationError as exc:
+            raise SerializationError(f"team {team_id}: its stored team card: {exc}") from exc
         if not isinstance(card, TeamCard):
             raise ValueError(f"team {team_id} has no readable team card")
         runtime = restore(self, card, team_id)

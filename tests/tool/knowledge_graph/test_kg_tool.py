@@ -93,7 +93,7 @@ def test_partial_update_through_the_tool(team: Team) -> None:
         )
     (event,) = wait_events(team, 1)
     assert [e.name for e in deltas([event])[0].entities_added] == ["Real"]
-    with pytest.raises(RetriableError, match="invalid arguments"):
+    with pytest.raises(RetriableError, match=r"invalid argument entities_to_create\[0\]"):
         update(entities_to_create=[{"name": "NoType"}])
 
 

@@ -117,7 +117,9 @@ def test_tool_and_command_are_behaviourally_identical(roster: RosterAgent) -> No
     tools = {fn.__name__: fn for fn in factory.get_tools()}
     commands = factory.get_commands()
     assert tools["list_models"]() == commands[ListModels]()
-    assert inspect.signature(tools["switch_model"]) == inspect.signature(commands[SwitchModel])
+    assert inspect.signature(tools["switch_model"], eval_str=True) == inspect.signature(
+        commands[SwitchModel], eval_str=True
+    )
     assert inspect.getdoc(tools["switch_model"]) == inspect.getdoc(commands[SwitchModel])
 
 

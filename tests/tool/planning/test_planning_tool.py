@@ -207,8 +207,9 @@ def test_commands_dispatch_through_the_registry(team: Team) -> None:
 
 def test_invalid_items_are_a_retriable_error(team: Team) -> None:
     update = tools_of(team, add_member(team, "@A", PlanningTool()))["update_planning"]
-    with pytest.raises(RetriableError, match="invalid items"):
+    with pytest.raises(RetriableError, match=r"invalid argument items\[0\]: .*'rename'") as info:
         update([{"op": "rename", "task_id": 1}])
+    assert "'create', 'update', 'delete'" in str(info.value)
     with pytest.raises(RetriableError, match="title"):
         update([{"op": "create"}])
 
@@ -302,3 +303,13 @@ def test_a_misconfigured_store_fails_at_wiring_before_any_actor_exists(
     with pytest.raises(VectorStoreConfigError):
         ToolFactory([card], observer=agent)
     assert all(m.name != "#PlanningTool" for m in team.proxy.get_team())
+
+
+def test_search_without_a_query_is_a_retriable_error_not_an_attribute_error(team: Team) -> None:
+    search = tools_of(team, add_member(team, "@A", PlanningTool()))["search_planning"]
+    with pytest.raises(
+        RetriableError, match=r"invalid argument query: Input should be a valid str"
+    ):
+        search(query=None)
+    assert search(query="m" * 1_000_000).startswith("No task matches 'mmm")
+    assert len(search(query="m" * 1_000_000)) < 200

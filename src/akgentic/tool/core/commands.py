@@ -9,7 +9,8 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
 - The text is ``[/]name [token ...]``; the leading ``/`` is optional. ``name`` is the
   first whitespace-separated word. A name nobody registered raises
   :class:`CommandNotRecognized` — the only case that does.
-- The rest is split like a shell line (``shlex``): quotes group, backslash escapes.
+- The rest is split like a shell line (``shlex``): quotes group, backslash escapes. A
+  text longer than :data:`MAX_COMMAND_CHARS` is refused before it is parsed.
 - A token is a *keyword* only when the text before its first ``=`` is a known parameter
   name of the callable (one that may be passed by keyword). Every other token is
   *positional*, ``=`` and all — a value containing ``=`` is never silently swallowed.
@@ -30,38 +31,25 @@ from __future__ import annotations
 
 import inspect
 import shlex
-import typing
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
+from akgentic.core.excerpt import clip, excerpt
+from akgentic.tool.core.arguments import Parameters, explain_validation, type_name
 from akgentic.tool.core.event import CommandArg, CommandDescriptor, CommandsAnnouncedEvent
-from akgentic.tool.errors import CommandArgumentError, CommandNotRecognized
+from akgentic.tool.errors import CommandArgumentError, CommandNotRecognized, RetriableError
 
-__all__ = ["CommandRegistry"]
+__all__ = ["MAX_COMMAND_CHARS", "CommandRegistry"]
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _VARIADIC_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-_TEXT_TYPES: tuple[Any, ...] = (str, Any, inspect.Parameter.empty)
 _JSON_SCALARS = (str, int, float, bool, type(None))
+_QUOTING = ("'", '"', "\\")
 
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Resolved annotations; unresolvable string annotations are treated as text."""
-    try:
-        return typing.get_type_hints(fn)
-    except Exception:  # a forward reference to a closure-local type, for one
-        raw: dict[str, Any] = dict(getattr(fn, "__annotations__", {}))
-        return {name: hint for name, hint in raw.items() if not isinstance(hint, str)}
-
-
-def _type_name(hint: Any) -> str:
-    if hint in _TEXT_TYPES:
-        return "str"
-    if isinstance(hint, type):
-        return hint.__name__
-    return str(hint).replace("typing.", "")
+MAX_COMMAND_CHARS = 100_000
+"""The longest command text parsed (shell-like splitting is slow on megabytes)."""
 
 
 def _first_paragraph(fn: Callable[..., Any]) -> str:
@@ -76,12 +64,11 @@ class _Command:
         self.name = name
         self.fn = fn
         self.owner = owner
-        self.signature = inspect.signature(fn)
-        self.hints = _type_hints(fn)
+        self.parameters = Parameters(fn)
+        self.signature = self.parameters.signature
         self.keywords = {
             p.name for p in self.signature.parameters.values() if p.kind in _KEYWORD_KINDS
         }
-        self._adapters: dict[str, TypeAdapter[Any]] = {}
         self.descriptor = CommandDescriptor(
             name=name, description=_first_paragraph(fn), args=self._args()
         )
@@ -96,10 +83,10 @@ class _Command:
             if not required:
                 value = param.default
                 default = value if isinstance(value, _JSON_SCALARS) else repr(value)
-            hint = self.hints.get(param.name, param.annotation)
+            hint = self.parameters.hint(param.name)
             args.append(
                 CommandArg(
-                    name=param.name, type=_type_name(hint), required=required, default=default
+                    name=param.name, type=type_name(hint), required=required, default=default
                 )
             )
         return args
@@ -108,21 +95,22 @@ class _Command:
         return CommandArgumentError(f"/{self.name}: {problem}. Usage: {self.descriptor.usage}")
 
     def convert(self, name: str, raw: str) -> Any:
-        hint = self.hints.get(name, inspect.Parameter.empty)
-        if hint in _TEXT_TYPES:
+        """``raw`` as the parameter's type: text as is for ``str``, else pydantic (lax),
+        then JSON. A failure names the item that is wrong when ``raw`` is JSON."""
+        adapter = self.parameters.adapter(name)
+        if adapter is None or self.parameters.hint(name) is str:
             return raw
-        adapter = self._adapters.get(name)
-        if adapter is None:
-            adapter = self._adapters[name] = TypeAdapter(hint)
         try:
             return adapter.validate_python(raw)
         except ValidationError as exc:
             try:
                 return adapter.validate_json(raw)
-            except ValidationError:
-                reason = exc.errors()[0]["msg"] if exc.errors() else str(exc)
+            except ValidationError as json_exc:
+                is_json = not any(e["type"] == "json_invalid" for e in json_exc.errors())
+                reason = explain_validation(json_exc if is_json else exc, name)
+                hint = type_name(self.parameters.hint(name))
                 raise self.fail(
-                    f"argument {name}={raw!r} is not a valid {_type_name(hint)} ({reason})"
+                    f"argument {name}={excerpt(raw)} is not a valid {hint} ({reason})"
                 ) from None
 
     def bind(self, tokens: list[str]) -> inspect.BoundArguments:
@@ -196,11 +184,16 @@ class CommandRegistry:
         return CommandsAnnouncedEvent(commands=self.descriptors())
 
     def call(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
-        """Call a command programmatically, with Python arguments."""
+        """Call a command programmatically, with Python arguments, each checked against
+        its annotation (a bad one is a :class:`CommandArgumentError`, as in dispatch)."""
         command = self._commands.get(name)
         if command is None:
-            raise CommandNotRecognized(name, self.names())
-        return command.fn(*args, **kwargs)
+            raise CommandNotRecognized(clip(str(name)), self.names())
+        try:
+            bound = command.parameters.check(args, kwargs)
+        except RetriableError as exc:
+            raise CommandArgumentError(f"/{exc}") from None
+        return command.fn(*bound.args, **bound.kwargs)
 
     def dispatch(self, text: str) -> Any:
         """Parse ``text`` with the module's grammar, call the command, return its reply."""
@@ -210,10 +203,19 @@ class CommandRegistry:
         head, *rest = body.split(None, 1) or [""]
         command = self._commands.get(head)
         if command is None:
-            raise CommandNotRecognized(head, self.names())
-        try:
-            tokens = shlex.split(rest[0]) if rest else []
-        except ValueError as exc:  # an unbalanced quote, a trailing backslash
-            raise command.fail(str(exc)) from None
+            raise CommandNotRecognized(clip(head), self.names())
+        if len(body) > MAX_COMMAND_CHARS:
+            raise command.fail(
+                f"the command is {len(body)} characters long; at most {MAX_COMMAND_CHARS} "
+                f"are read: pass less at a time"
+            )
+        text = rest[0] if rest else ""
+        if not any(mark in text for mark in _QUOTING):
+            tokens = text.split()  # what shlex would give, without its per-character cost
+        else:
+            try:
+                tokens = shlex.split(text)
+            except ValueError as exc:  # an unbalanced quote, a trailing backslash
+                raise command.fail(str(exc)) from None
         bound = command.bind(tokens)
         return command.fn(*bound.args, **bound.kwargs)

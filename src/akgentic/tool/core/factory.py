@@ -8,6 +8,9 @@ card does not serve is dropped silently (test the lists, not the declarations).
 
 Tool callables are wrapped once more on the way out:
 
+- each argument is checked against its annotation before the tool runs (see
+  ``arguments.py``): a wrong type is a ``RetriableError`` naming the argument, the item
+  and what was expected, never a raw exception from inside the tool;
 - ``RetriableError`` becomes ``retry_exception`` (e.g. pydantic-ai's ``ModelRetry``),
   so tool logic stays framework-agnostic;
 - a param's ``instructions`` is appended to the tool's docstring.
@@ -25,6 +28,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from akgentic.tool.core.arguments import Parameters
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
@@ -71,14 +75,14 @@ class ToolFactory:
 
     def _wrap(self, fn: Callable[..., Any], instructions: str | None) -> Callable[..., Any]:
         retry = self.retry_exception
-        if retry is None and not instructions:
-            return fn
+        parameters = Parameters(fn)
         wrapper: Callable[..., Any]
         if inspect.iscoroutinefunction(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    return await fn(*args, **kwargs)
+                    bound = parameters.check(args, kwargs)
+                    return await fn(*bound.args, **bound.kwargs)
                 except RetriableError as exc:
                     if retry is None:
                         raise
@@ -89,7 +93,8 @@ class ToolFactory:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    return fn(*args, **kwargs)
+                    bound = parameters.check(args, kwargs)
+                    return fn(*bound.args, **bound.kwargs)
                 except RetriableError as exc:
                     if retry is None:
                         raise

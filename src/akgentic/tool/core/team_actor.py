@@ -19,6 +19,7 @@ from akgentic.core import (
     BaseConfig,
     Orchestrator,
 )
+from akgentic.core.excerpt import clip
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.errors import RetriableError
 
@@ -95,5 +96,6 @@ def ask_tool_actor(
     except Exception as exc:
         logger.exception("%s failed", what)
         raise RetriableError(
-            f"{what} failed ({type(exc).__name__}: {exc}). Try again; report it if it persists."
+            f"{what} failed ({type(exc).__name__}: {clip(str(exc))}). Try again; report it if "
+            f"it persists."
         ) from exc

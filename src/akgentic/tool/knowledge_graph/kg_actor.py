@@ -24,6 +24,7 @@ from collections import Counter
 from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
+from akgentic.core.excerpt import excerpt
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
@@ -213,7 +214,8 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         for entity in update.entities_to_create:
             if entity.name in self.state.entities:
                 errors.append(
-                    f"entity {entity.name!r} already exists: change it with entities_to_modify"
+                    f"entity {excerpt(entity.name)} already exists: change it with "
+                    f"entities_to_modify"
                 )
             else:
                 tracker.entity(entity.name)
@@ -231,7 +233,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
                 self._drop_relation(key)
         for name in update.entities_to_delete:
             if name not in self.state.entities:
-                errors.append(f"there is no entity {name!r} to delete{self._hint(name)}")
+                errors.append(f"there is no entity {excerpt(name)} to delete{self._hint(name)}")
                 continue
             for key in sorted(self._adjacent.get(name, set())):
                 tracker.relation(key)
@@ -245,7 +247,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
             if absent:
                 errors.append(
                     f"cannot relate {relation.render()}: no entity "
-                    + ", ".join(f"{n!r}{self._hint(n)}" for n in absent)
+                    + ", ".join(f"{excerpt(n)}{self._hint(n)}" for n in absent)
                     + " (create it in entities_to_create)"
                 )
             elif key in self.state.relations:
@@ -278,13 +280,13 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         """Apply one entity change as a whole; the error text when it is refused."""
         current = self.state.entities.get(change.name)
         if current is None:
-            return f"there is no entity {change.name!r} to modify{self._hint(change.name)}"
+            return f"there is no entity {excerpt(change.name)} to modify{self._hint(change.name)}"
         observations = list(current.observations)
         absent = [o for o in change.remove_observations if o not in observations]
         if absent:
             return (
-                f"entity {change.name!r} has no observation {absent[0]!r} to remove (quote it "
-                f"exactly, as get_entities shows it)"
+                f"entity {excerpt(change.name)} has no observation {excerpt(absent[0])} to "
+                f"remove (quote it exactly, as get_entities shows it)"
             )
         observations = [o for o in observations if o not in change.remove_observations]
         observations += [o for o in dict.fromkeys(change.add_observations) if o not in observations]
@@ -299,7 +301,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
 
     def _hint(self, name: str) -> str:
         resolved = self._resolve(name)
-        return f" (did you mean {resolved!r}?)" if resolved and resolved != name else ""
+        return f" (did you mean {excerpt(resolved)}?)" if resolved and resolved != name else ""
 
     def _publish(self, delta: KnowledgeGraphStateEvent) -> None:
         """Persist, then emit — before the caller hears back. Nothing for an empty delta."""

@@ -27,6 +27,7 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
+from akgentic.core.excerpt import excerpt
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -321,7 +322,7 @@ class KnowledgeGraphTool(ToolCard):
                 semantic = index.similar(parsed.query, k) or None  # {} is the degraded answer
             alpha = card.vector_store.hybrid_alpha
             view = card._ask("search_graph", lambda graph: graph.search(parsed, semantic, alpha))
-            return render_view(view) if view.entities else f"Nothing matches {query!r}."
+            return render_view(view) if view.entities else f"Nothing matches {excerpt(query)}."
 
         return search_graph
 

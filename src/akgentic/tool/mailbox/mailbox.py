@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from akgentic.core.excerpt import clip
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL
 from akgentic.tool.core.params import BaseToolParam, serve
@@ -59,7 +60,7 @@ class MailboxTool(ToolCard):
             leave a message alone if it is not related to what you are doing.
             """
             return (
-                f"Message {message_id} is taken into this run: if it is waiting in your "
+                f"Message {clip(message_id)} is taken into this run: if it is waiting in your "
                 f"mailbox, its content follows this result and it will not arrive again as "
                 f"its own turn."
             )

@@ -22,6 +22,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, cast
 
+from akgentic.core.excerpt import clip, excerpt
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
 from akgentic.tool.core.context_state import ContextState
@@ -156,8 +157,8 @@ class ModelTool(ToolCard):
             raise
         except Exception as exc:
             raise RetriableError(
-                f"The model roster is unavailable right now ({type(exc).__name__}: {exc}). "
-                f"Carry on with the model in force."
+                f"The model roster is unavailable right now "
+                f"({type(exc).__name__}: {clip(str(exc))}). Carry on with the model in force."
             ) from exc
 
     def _build_list_models(self) -> Callable[[], str]:
@@ -185,7 +186,7 @@ class ModelTool(ToolCard):
                 confirmation = observer.switch_model(key)
             except Exception as exc:
                 raise RetriableError(
-                    f"Cannot switch to {key!r}: {exc}. {self._known_keys_hint()}"
+                    f"Cannot switch to {excerpt(key)}: {clip(str(exc))}. {self._known_keys_hint()}"
                 ) from exc
             tool_state.active_model = key
             notify = getattr(observer.state, "notify_state_change", None)

@@ -44,6 +44,7 @@ import pykka
 
 from akgentic.core.address import ActorAddress, AddressError
 from akgentic.core.agent import Akgent
+from akgentic.core.excerpt import excerpt
 from akgentic.core.messages import Message, UserMessage
 from akgentic.core.serialization import SerializationError, model_path, registered_class
 from akgentic.tool.core.event import ToolStateEmitter
@@ -188,12 +189,12 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
         entry = next((e for e in self.state.pending if e.id == notification_id), None)
         if entry is None:
             raise RetriableError(
-                f"there is no pending notification {notification_id!r}: it was delivered, "
+                f"there is no pending notification {excerpt(notification_id)}: it was delivered, "
                 f"cancelled, or never scheduled. Call pending_notification() for your ids."
             )
         if entry.owner.agent_id != owner.agent_id:
             raise RetriableError(
-                f"notification {notification_id!r} belongs to {entry.owner_name}, not to "
+                f"notification {excerpt(notification_id)} belongs to {entry.owner_name}, not to "
                 f"you: only the agent that scheduled a notification may cancel it"
             )
         self._apply(NotificationDelta(cancelled=[entry.id]))

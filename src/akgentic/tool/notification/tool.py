@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Self, cast
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from akgentic.core import ActorAddress, AddressError, AskTimeoutError
+from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.serialization import model_path
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels
@@ -54,6 +55,10 @@ __all__ = [
 
 ASK_TIMEOUT_SECONDS = 10.0
 """Bound on every ask the card makes (wiring and tool calls): none waits for ever."""
+MAX_CONTENT_CHARS = 4_000
+"""The longest note ``notify_me_in`` accepts: a reminder, not a store."""
+PREVIEW_CHARS = 200
+"""How much of each note ``pending_notification`` shows (the whole note arrives when due)."""
 
 
 class RegisterNotification(BaseToolParam):
@@ -157,7 +162,7 @@ class NotificationTool(ToolCard):
             return action(proxy, me)
         except AddressError as exc:
             raise RetriableError(
-                f"the notification service is not running ({exc}); nothing was changed"
+                f"the notification service is not running ({clip(str(exc))}); nothing was changed"
             ) from None
         except AskTimeoutError:
             raise RetriableError(
@@ -181,7 +186,7 @@ class NotificationTool(ToolCard):
             if not (math.isfinite(delay_seconds) and delay_seconds >= 0):
                 raise RetriableError(
                     f"delay_seconds must be a number of seconds, zero or more; got "
-                    f"{delay_seconds!r}"
+                    f"{excerpt(delay_seconds)}"
                 )
             if delay_seconds > cap:
                 raise RetriableError(
@@ -191,6 +196,12 @@ class NotificationTool(ToolCard):
                 )
             if not content.strip():
                 raise RetriableError("content must not be empty: write the note you want to read")
+            if len(content) > MAX_CONTENT_CHARS:
+                raise RetriableError(
+                    f"content is {len(content)} characters; a note holds at most "
+                    f"{MAX_CONTENT_CHARS}: write a short reminder and keep the details "
+                    f"where the team keeps its work"
+                )
             _, path = card._wiring()
             entry: PendingNotification = card._call(
                 lambda actor, me: actor.register(me, delay_seconds, content, path, card.max_pending)
@@ -227,10 +238,11 @@ class NotificationTool(ToolCard):
                 )
             if all:
                 lines = [
-                    f"- {e.id} due {_when(e)} for {e.owner_name}: {e.content}" for e in entries
+                    f"- {e.id} due {_when(e)} for {e.owner_name}: {clip(e.content, PREVIEW_CHARS)}"
+                    for e in entries
                 ]
                 return "Pending notifications (whole team):\n" + "\n".join(lines)
-            lines = [f"- {e.id} due {_when(e)}: {e.content}" for e in entries]
+            lines = [f"- {e.id} due {_when(e)}: {clip(e.content, PREVIEW_CHARS)}" for e in entries]
             return "Your pending notifications:\n" + "\n".join(lines)
 
         return pending_notification

@@ -28,6 +28,7 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
+from akgentic.core.excerpt import excerpt
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -287,7 +288,7 @@ class PlanningTool(ToolCard):
                 "search_planning", lambda plan: plan.search(query, limit, semantic, alpha)
             )
             if not hits:
-                return f"No task matches {query!r}."
+                return f"No task matches {excerpt(query)}."
             return "\n".join(f"- {TaskRow.of(h.task).render()} ({h.score:.2f})" for h in hits)
 
         return search_planning

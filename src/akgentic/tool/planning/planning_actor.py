@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
+from akgentic.core.excerpt import clip
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.planning.event import PlanningStateEvent
@@ -175,7 +176,7 @@ class PlanActor(Akgent[PlanConfig, Plan]):
                     deleted.append(item.task_id)
                     done.append(f"deleted #{item.task_id}")
             except _Refused as exc:
-                errors.append(f"item {number} ({_label(item)}): {exc}")
+                errors.append(f"item {number} ({_label(item)}): {clip(str(exc))}")
         delta = PlanningStateEvent(
             tasks_created=list(created.values()),
             tasks_updated=list(updated.values()),

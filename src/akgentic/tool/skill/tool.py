@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
+from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
@@ -304,8 +305,8 @@ class SkillTool(ToolCard):
             if content is None:
                 known = ", ".join(bodies) or "(none: this agent has no skills)"
                 raise RetriableError(
-                    f"Unknown skill {name!r}. Available skills: {known}. Call use_skill with "
-                    f"one of these names, exactly as listed."
+                    f"Unknown skill {excerpt(name)}. Available skills: {known}. Call use_skill "
+                    f"with one of these names, exactly as listed."
                 )
             return f"{key}\n\n{content}"
 

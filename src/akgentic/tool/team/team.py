@@ -41,6 +41,7 @@ from pydantic import PrivateAttr
 
 from akgentic.core.address import ActorAddress
 from akgentic.core.agent_card import AgentCard
+from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
@@ -188,7 +189,7 @@ class TeamTool(ToolCard):
             raise
         except Exception as exc:
             raise RetriableError(
-                f"The team's orchestrator did not answer ({type(exc).__name__}: {exc}). "
+                f"The team's orchestrator did not answer ({type(exc).__name__}: {clip(str(exc))}). "
                 f"Try again in a moment."
             ) from exc
 
@@ -275,11 +276,11 @@ class TeamTool(ToolCard):
                 role = requested.strip()
                 if role not in hireable:
                     why = "not hireable by you" if role in profiles else "not in the catalog"
-                    failed.append(f"{requested!r} — {why}")
+                    failed.append(f"{excerpt(requested)} — {why}")
                     continue
                 outcome = self._hire_one(observer, profiles[role])
                 if isinstance(outcome, str):
-                    failed.append(f"{requested!r} — {outcome}")
+                    failed.append(f"{excerpt(requested)} — {outcome}")
                 else:
                     hired.append(outcome)
             report = _hire_report(hired, failed, len(roles), hint)
@@ -300,7 +301,7 @@ class TeamTool(ToolCard):
         try:
             address = observer.createActor(profile.get_agent_class(), config=config)
         except Exception as exc:
-            return f"could not be created ({type(exc).__name__}: {exc})"
+            return f"could not be created ({type(exc).__name__}: {clip(str(exc))})"
         try:
             observer.on_hire(address)
         except Exception as exc:
@@ -308,7 +309,7 @@ class TeamTool(ToolCard):
                 observer.on_fire(address)
             except Exception:
                 logger.exception("TeamTool: could not undo the hire of %s", address.name)
-            return f"was created but the hire was refused ({type(exc).__name__}: {exc})"
+            return f"was created but the hire was refused ({type(exc).__name__}: {clip(str(exc))})"
         return address
 
     def _build_fire(self, param: FireMember) -> Callable[[str], str]:
@@ -330,13 +331,13 @@ class TeamTool(ToolCard):
                     if any(m.name == wanted for m in members)
                     else "is not on the team"
                 )
-                raise RetriableError(f"{name!r} {why}. Members you can fire: {listing}.")
+                raise RetriableError(f"{excerpt(name)} {why}. Members you can fire: {listing}.")
             try:
                 observer.on_fire(target)
             except Exception as exc:
                 raise RetriableError(
-                    f"Could not fire {target.name} ({type(exc).__name__}: {exc}); it is still "
-                    f"on the team."
+                    f"Could not fire {target.name} ({type(exc).__name__}: {clip(str(exc))}); it "
+                    f"is still on the team."
                 ) from exc
             return f"Fired {target.name} ({target.role}): it is stopping and leaves the roster."
 
@@ -414,7 +415,7 @@ class TeamTool(ToolCard):
             profile = next((p for p in catalog if p.role == wanted), None)
             if profile is None:
                 listing = ", ".join(p.role for p in catalog) or "none"
-                raise RetriableError(f"No role {role!r} in the catalog. Roles: {listing}.")
+                raise RetriableError(f"No role {excerpt(role)} in the catalog. Roles: {listing}.")
             hireable = profile.role in self._hireable(catalog)
             return "\n".join(
                 [

@@ -1,0 +1,184 @@
+"""A broken team card is refused when it is loaded, with one error naming the file, the
+line, the member and the field — never at start-up, never a raw exception."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from akgentic.agent import AgentConfig, PromptTemplate
+from akgentic.core import AgentCard
+from akgentic.team import MemberSpec, TeamCard, TeamCardError
+
+HEAD = "name: t\nentry_point: '@A'\nhuman: null\nmembers:\n"
+
+
+def card_file(tmp_path: Path, text: str, name: str = "team.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def line_of(path: Path, needle: str) -> int:
+    return next(n for n, row in enumerate(path.read_text().splitlines(), 1) if needle in row)
+
+
+def test_a_file_that_is_not_utf8_names_the_file_and_the_byte(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(
+        HEAD.encode()
+        + "  - card: {role: A, config: {name: '@A', description: 'café'}}\n".encode("latin-1")
+    )
+    with pytest.raises(TeamCardError) as caught:
+        TeamCard.from_yaml(path)
+    (message,) = str(caught.value).splitlines()
+    assert message.startswith(f"{path}:5: not UTF-8 text (byte 0xe9 at offset ")
+    assert "save the card as UTF-8" in message
+
+
+@pytest.mark.parametrize("headcount", [101, 100_000_000])
+def test_headcount_is_bounded(tmp_path: Path, headcount: int) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD + f"  - card: {{role: A, config: {{name: '@A'}}}}\n    headcount: {headcount}\n",
+    )
+    with pytest.raises(TeamCardError, match=r"team\.yaml:6: members\[0\]\.headcount: .*100"):
+        TeamCard.from_yaml(path)
+
+
+def test_the_whole_team_is_bounded(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "    members:\n"
+        + "      - card: {role: B, config: {name: '@B'}}\n"
+        + "        headcount: 100\n"
+        + "        members:\n"
+        + "          - card: {role: C, config: {name: '@C'}}\n"
+        + "            headcount: 100\n",
+    )
+    with pytest.raises(TeamCardError, match=r"10101 members; a team has at most 1000"):
+        TeamCard.from_yaml(path)
+
+
+@pytest.mark.parametrize(
+    ("template", "complaint"),
+    [
+        ("Hi {unclosed", r"not a valid template .*expected '\}' before end of string"),
+        ("Hi {nope}", r"placeholder \{nope\} has no value.*known: name, role"),
+        ("Hi {name.__class__}", r"placeholder \{name.__class__\} must be a bare name"),
+        ("Hi {0}", r"placeholder \{0\} must be a bare name"),
+        ("Hi }", r"not a valid template"),
+    ],
+)
+def test_prompt_templates_are_checked_when_the_card_is_loaded(
+    tmp_path: Path, template: str, complaint: str
+) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      config:\n        name: '@A'\n"
+        + f"        prompt: {{template: {template!r}}}\n",
+    )
+    with pytest.raises(TeamCardError) as caught:
+        TeamCard.from_yaml(path)
+    (message,) = str(caught.value).splitlines()
+    at = line_of(path, "name: '@A'")  # the config's first line
+    assert message.startswith(f"{path}:{at}: members[0].card.config: ")
+    assert "@A: prompt.template: " in message
+    assert re.search(complaint, message), message
+
+
+def test_prompt_params_fill_placeholders_and_python_cards_are_checked_too() -> None:
+    ok = AgentConfig(
+        name="@A", prompt=PromptTemplate(template="{name} on {topic}", params={"topic": "x"})
+    )
+    assert ok.prompt.render(name="@A", role="") == "@A on x"
+    with pytest.raises(ValidationError, match=r"@B: prompt.template: placeholder \{topic\}"):
+        AgentConfig(name="@B", prompt=PromptTemplate(template="{name} on {topic}"))
+
+
+def test_a_nonexistent_agent_class_is_named(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      agent_class: nowhere.Agent\n"
+        + "      config: {name: '@A', models: 'scripted:default', prompt: {template: hi}}\n",
+    )
+    with pytest.raises(TeamCardError) as caught:
+        TeamCard.from_yaml(path)
+    (message,) = str(caught.value).splitlines()
+    assert message.startswith(f"{path}:7: members[0].card.agent_class: ")
+    assert "agent_class 'nowhere.Agent'" in message and "imports" in message
+    assert "Extra inputs" not in message
+
+
+def test_a_profile_naming_a_nonexistent_class_is_refused(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "profiles:\n  - role: Ghost\n    agent_class: nowhere.Ghost\n",
+    )
+    with pytest.raises(
+        TeamCardError, match=r":8: profiles\[0\]\.agent_class: agent_class 'nowhere"
+    ):
+        TeamCard.from_yaml(path)
+    ghost = AgentCard(role="Ghost", agent_class="nowhere.Ghost")  # a card alone may wait
+    a = MemberSpec(
+        card=AgentCard(
+            role="A", agent_class="akgentic.agent.agent.BaseAgent", config=AgentConfig(name="@A")
+        )
+    )
+    with pytest.raises(ValidationError, match=r"profile Ghost: agent_class 'nowhere.Ghost'"):
+        TeamCard(name="t", entry_point="@A", members=[a], profiles=[ghost])
+    with pytest.raises(ValidationError, match=r"member @G: agent_class 'nowhere.Ghost'"):
+        TeamCard(
+            name="t",
+            entry_point="@A",
+            members=[
+                a,
+                MemberSpec(card=ghost.model_copy(update={"config": AgentConfig(name="@G")})),
+            ],
+        )
+
+
+def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "    members:\n      - card: {role: B, config: {name: '@A'}}\n",
+    )
+    with pytest.raises(TeamCardError, match=r"two members are named @A"):
+        TeamCard.from_yaml(path)
+    copies = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "  - card: {role: W, config: {name: '@W'}}\n    headcount: 2\n"
+        + "  - card: {role: X, config: {name: '@W-2'}}\n",
+        "copies.yaml",
+    )
+    with pytest.raises(TeamCardError, match=r"two members are named @W-2"):
+        TeamCard.from_yaml(copies)
+    human = card_file(
+        tmp_path,
+        HEAD.replace("human: null", "human: '@A'") + "  - card: {role: A, config: {name: '@A'}}\n",
+        "human.yaml",
+    )
+    with pytest.raises(TeamCardError, match=r"human '@A' is also a member"):
+        TeamCard.from_yaml(human)
+
+
+def test_a_card_nested_too_deep_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    member = "{card: {role: W, config: {name: '@W0'}}}"
+    for level in range(1, 300):
+        member = f"{{card: {{role: W, config: {{name: '@W{level}'}}}}, members: [{member}]}}"
+    path = card_file(tmp_path, HEAD.replace("'@A'", "'@W299'") + f"  - {member}\n")
+    with pytest.raises(TeamCardError, match=r"team\.yaml: .*nested deeper than 100 levels"):
+        TeamCard.from_yaml(path)

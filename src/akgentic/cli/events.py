@@ -62,6 +62,10 @@ def read_events(
         time.sleep(interval)
 
 
+CONTEXT_WINDOW = 5000
+"""How many records before ``--from`` are read to describe the printed ones."""
+
+
 def events(
     team: TeamArgument,
     follow: Annotated[
@@ -92,7 +96,7 @@ def events(
                     if follow
                     else _pages(remote, from_seq)
                 )
-                _print(rows)
+                _print(rows, earlier=_pages(remote, _context_start(from_seq), to_seq=from_seq - 1))
             return
         with opened_storage(storage) as (bundle, _):
             record = find_team(bundle, team)
@@ -100,23 +104,40 @@ def events(
                 stored_card(record)  # when its card does not decode, some events will not either
             except CliError as exc:
                 error_console().print(Text(f"warning: {exc}", style="yellow"))
-            _print(read_events(bundle, record.team_id, from_seq, follow=follow, interval=interval))
+            earlier = bundle.events.read(
+                record.team_id, from_seq=_context_start(from_seq), to_seq=from_seq - 1
+            )
+            rows = read_events(bundle, record.team_id, from_seq, follow=follow, interval=interval)
+            _print(rows, earlier=earlier)
 
 
-def _pages(team: RemoteTeam, from_seq: int) -> Iterator[EventRecord]:
-    """The server's records of ``team`` from ``from_seq`` on, page by page."""
+def _context_start(from_seq: int) -> int:
+    """Where the records read only for context begin (see :func:`_print`)."""
+    return max(1, from_seq - CONTEXT_WINDOW)
+
+
+def _pages(team: RemoteTeam, from_seq: int, to_seq: int | None = None) -> Iterator[EventRecord]:
+    """The server's records of ``team`` from ``from_seq`` on (to ``to_seq``), page by page."""
     after = from_seq - 1
-    while True:
+    while to_seq is None or after < to_seq:
         page = team.history(after=after, limit=BATCH)
-        yield from page
+        yield from (row for row in page if to_seq is None or row.seq <= to_seq)
         if len(page) < BATCH:
             return
         after = page[-1].seq
 
 
-def _print(rows: Iterable[EventRecord]) -> None:
+def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> None:
+    """Print ``rows``, described as the whole log would describe them.
+
+    A line that refers to an earlier message ("@Manager received @Human's message") needs
+    that message's send, which may lie before ``--from``: the ``earlier`` records (up to
+    ``CONTEXT_WINDOW`` of them) are read for it and not printed.
+    """
     console = out_console()
     describer = Describer(symbols_for(console).arrow)
+    for row in earlier:
+        describer.describe(row)
     try:
         for row in rows:
             kind, summary = describer.describe(row)

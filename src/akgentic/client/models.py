@@ -142,10 +142,11 @@ class TeamInfo(BaseModel):
     team_id: UUID
     name: str
     card_name: str
-    status: Literal["RUNNING", "STOPPED", "DELETED"]
+    status: Literal["RUNNING", "STOPPED", "DELETED", "DAMAGED"]
+    """DAMAGED: the stored record cannot be read whole (``error`` says why)."""
     running: bool = Field(description="Whether the team runs in this server.")
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime | None
+    updated_at: datetime | None
     entry_point: str | None = None
     human: str | None = None
     last_seq: int = 0
@@ -174,7 +175,8 @@ class WireEvent(BaseModel):
 
     seq: int
     team_id: UUID
-    time: datetime
+    time: datetime | None
+    """None when the stored time cannot be read (a damaged row)."""
     type: str
     sender: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)

@@ -48,7 +48,8 @@ class ServerContext:
             raise HTTPException(409, f"team {team_id} is deleted")
         raise HTTPException(
             409,
-            f"team {team_id} is not running in this server ({record.status.value}); resume "
+            f"team {team_id} is not running in this server "
+            f"({record.status.value if record.status else 'DAMAGED'}); resume "
             f"it with POST /teams/{team_id}/resume",
         )
 
@@ -59,7 +60,7 @@ class ServerContext:
             team_id=record.team_id,
             name=record.name,
             card_name=str(card.get("name", record.name)),
-            status=record.status.value,
+            status=record.status.value if record.status is not None else "DAMAGED",
             running=runtime is not None,
             created_at=record.created_at,
             updated_at=record.updated_at,

@@ -149,7 +149,7 @@ def encode_record(record: EventRecord) -> tuple[str, str]:
     head: dict[str, Any] = {
         "seq": record.seq,
         "team_id": str(record.team_id),
-        "time": record.timestamp.isoformat(),
+        "time": record.timestamp.isoformat() if record.timestamp is not None else None,
     }
     if message is None:
         head.update(type="Corrupt", sender=None, data={}, message=None, error=record.error)

@@ -44,6 +44,7 @@ from akgentic.tool.notification import NotificationTool
 from akgentic.tool.skill import SkillTool
 from akgentic.tool.team import TeamManagementToolObserver, TeamTool
 from akgentic.tool.vector_store import EmbeddingService, VectorIndex
+from akgentic.tool.workspace import WorkspaceTool
 
 __all__ = [
     "COMMAND",
@@ -79,6 +80,7 @@ __all__ = [
     "ToolStateEmitter",
     "ToolStateEvent",
     "VectorIndex",
+    "WorkspaceTool",
     "normalize_system_prompt_to_llm_context",
 ]
 

@@ -325,24 +325,20 @@ class BoundedOutput:
                 self._dropped += excess
 
     def text(self) -> tuple[str, int]:
-        """The kept text and how many characters were left out (approximately, for bytes)."""
+        """The kept text and how many characters were left out (bytes, for the discarded)."""
         with self._lock:
             head = self._head.decode("utf-8", errors="replace")
             tail = self._tail.decode("utf-8", errors="replace")
             dropped = self._dropped
-        omitted = 0
-        if len(head) > self._head_cap:
-            omitted += len(head) - self._head_cap
-            tail = head[self._head_cap :] + tail
-            head = head[: self._head_cap]
-        if len(tail) > self._tail_cap:
-            omitted += len(tail) - self._tail_cap
-            tail = tail[len(tail) - self._tail_cap :]
-        omitted += dropped
-        if omitted:
-            note = f"\n[… {omitted} characters of output omitted …]\n"
-            return head + note + tail, omitted
-        return head + tail, 0
+        if not dropped and len(head) + len(tail) <= self.cap:
+            return head + tail, 0
+        kept_head, rest = head[: self._head_cap], head[self._head_cap :] + tail
+        kept_tail = rest[-self._tail_cap :] if len(rest) > self._tail_cap else rest
+        omitted = len(rest) - len(kept_tail) + dropped
+        if not omitted:
+            return kept_head + kept_tail, 0
+        note = f"\n[… {omitted} characters of output omitted …]\n"
+        return kept_head + note + kept_tail, omitted
 
 
 class ProcessBackend:

@@ -6,9 +6,10 @@ What a run gets (see :mod:`akgentic.tool.sandbox.backend` for the contract):
   it), all capabilities dropped, a fixed non-root uid inside, a new session, and
   ``--die-with-parent``: when the launcher dies, so does everything it started.
 - The filesystem: ``/usr`` (and the ``/bin``, ``/lib``… links to it) and a short list of
-  harmless ``/etc`` files read-only; a fresh ``/proc`` and ``/dev``; a size-capped tmpfs
-  on ``/tmp``; the tree read-write at ``/workspace``. Nothing else exists inside — the
-  host's home, other trees and the journal's git directory are simply not there.
+  harmless ``/etc`` files read-only; a fresh ``/proc`` and ``/dev``; a size-capped private
+  tmpfs on ``/tmp``; the tree read-write at ``/workspace``; the sandbox's own root
+  remounted read-only. Nothing else exists inside — the host's home, other trees and the
+  journal's git directory are simply not there.
 - Limits: ``prlimit`` sets the address space (memory) and, for an unprivileged caller,
   the process count. Root is exempt from ``RLIMIT_NPROC``, so a root caller puts the run
   in a pids cgroup of its own (``pids.max``) and kills whatever is left in it at the end;
@@ -252,6 +253,8 @@ class BubblewrapBackend(ProcessBackend):
             "--bind",
             str(tree.resolve()),
             SANDBOX_WORKDIR,
+            "--remount-ro",  # the sandbox's own root too: only the tree and /tmp are writable
+            "/",
             "--chdir",
             SANDBOX_WORKDIR,
             "--",

@@ -70,7 +70,14 @@ from akgentic.tool.workspace.models import (
 )
 from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath, WriteEntry
 
-__all__ = ["GateRefusalError", "TreeRecords", "WriteGate", "read_yaml", "write_yaml"]
+__all__ = [
+    "GateRefusalError",
+    "TreeRecords",
+    "WriteGate",
+    "read_yaml",
+    "write_in_place",
+    "write_yaml",
+]
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -99,6 +106,32 @@ def write_yaml(path: Path, data: Any) -> None:
     with open(temp, "w", encoding="utf-8") as handle:
         yaml.dump(data, handle, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
     os.replace(temp, path)
+
+
+def write_in_place(path: Path, data: bytes) -> None:
+    """Overwrite the small record at ``path`` without a rename or a truncate-to-zero.
+
+    For the gate's own records on the hot path (what an agent saw, who wrote last): both
+    are read and written under the locks that order their writers, so a rename buys no
+    atomicity here, while on ext4 a rename over a file (or a truncate to zero) forces a
+    data flush that would cost more than the write itself. A record torn by a crash reads
+    as missing — which only ever makes the gate refuse more (read again), never less.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        offset = 0
+        while offset < len(data):
+            offset += os.pwrite(fd, view[offset:], offset)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def _dump(data: Any) -> bytes:
+    text: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    return text.encode("utf-8")
 
 
 def _key(rel: str) -> str:
@@ -147,14 +180,12 @@ class TreeRecords:
         if len(views) > MAX_OBSERVATIONS:
             keep = sorted(views.items(), key=lambda kv: kv[1].at)[-MAX_OBSERVATIONS:]
             views = dict(keep)
-        write_yaml(
-            self._views_file(identity),
-            {
-                "agent": identity.name,
-                "team": identity.team,
-                "files": {rel: {"sha": o.sha, "at": round(o.at, 3)} for rel, o in views.items()},
-            },
-        )
+        record = {
+            "agent": identity.name,
+            "team": identity.team,
+            "files": {rel: {"sha": o.sha, "at": round(o.at, 3)} for rel, o in views.items()},
+        }
+        write_in_place(self._views_file(identity), _dump(record))
 
     # -- last writes ---------------------------------------------------------------------------
     def _last_file(self, rel: str) -> Path:
@@ -170,7 +201,7 @@ class TreeRecords:
             return None
 
     def set_last_write(self, rel: str, last: LastWrite) -> None:
-        write_yaml(self._last_file(rel), {"path": rel, **last.model_dump(mode="json")})
+        write_in_place(self._last_file(rel), _dump({"path": rel, **last.model_dump(mode="json")}))
 
 
 class WriteGate:
@@ -306,14 +337,14 @@ class WriteGate:
                 if isinstance(mutation, DeleteFile):
                     return  # it is gone already: the delete destroys nothing
                 raise GateRefusalError(refusal_deleted(rel, self.records.last_write(rel)))
-            if content_sha(current) != seen.sha:
+            sha = content_sha(current)
+            if sha != seen.sha:
+                last = self.records.last_write(rel)
+                if last is not None and last.sha != sha:
+                    last = None  # the gate's last write is not what is there: changed outside
                 raise GateRefusalError(
                     refusal_changed(
-                        rel,
-                        _text_or_none(current),
-                        _text_or_none(proposed),
-                        self.records.last_write(rel),
-                        known=known,
+                        rel, _text_or_none(current), _text_or_none(proposed), last, known=known
                     )
                 )
             return

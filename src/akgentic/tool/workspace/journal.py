@@ -162,6 +162,7 @@ class GitJournal:
         if not self.available:
             return False
         if not (self.git_dir / "HEAD").exists():
+            self.tree.mkdir(parents=True, exist_ok=True)
             self._git("init", "--quiet", "--initial-branch=main")
             ignore = self.tree / ".gitignore"
             if not ignore.exists():

@@ -109,6 +109,7 @@ from akgentic.tool.workspace.workspace import (
     KIND_META,
     KIND_TEAM,
     Filesystem,
+    PathEscapeError,
     WorkspacePath,
     get_workspace,
     is_staging_name,
@@ -534,7 +535,7 @@ class WorkspaceTool(ToolCard):
             if not pattern.strip():
                 raise RetriableError("give a glob pattern such as '**/*.py'")
             if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
-                raise path_error(PermissionError(pattern), pattern)
+                raise path_error(PathEscapeError(pattern), pattern)
             try:
                 found = sorted(fs.root.glob(pattern))
             except (ValueError, OSError) as exc:

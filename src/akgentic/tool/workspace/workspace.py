@@ -22,8 +22,10 @@ document, the exec lease and run records) and ``<leaf>.git`` (the journal). That
 to the tree; absolute paths, ``..`` that climbs out and symlinks whose target leaves the
 tree raise :class:`PathEscapeError`; NUL bytes, undecodable text, overlong names and the
 names of staging files raise :class:`InvalidPathError`. :meth:`Filesystem.write` is
-atomic (a staging file in the same directory, fsynced, then renamed over the target), and
-:meth:`Filesystem.write_many` stages every file before renaming any.
+atomic (a staging file in the same directory, renamed over the target), and
+:meth:`Filesystem.write_many` stages every file before renaming any. Atomic means a reader
+sees the old content or the new, never a mix; durability across a power cut is the
+filesystem's (ext4 flushes a file's data before a rename replaces it).
 """
 
 from __future__ import annotations
@@ -376,7 +378,6 @@ class Filesystem:
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
         except BaseException:
             os.close(fd)
             temp.unlink(missing_ok=True)

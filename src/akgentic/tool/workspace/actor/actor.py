@@ -166,6 +166,13 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         )
         fd = self._lease.acquire(run)
         handle = LeaseHandle(self._lease, fd, run.run_id)
+        if journal and self._journal.available:
+            try:  # what was there before the run is not the run's: commit it as nobody's
+                with self._gate.records.lock("journal"):
+                    self._journal.ensure()
+                    self._journal.commit_out_of_band()
+            except Exception as exc:
+                logger.warning("%s: journal baseline failed: %r", self.myAddress.name, exc)
         self._book.save(run)
         self._active[run.run_id] = (identity, journal, handle)
         ExecRunner(
@@ -195,30 +202,33 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         )
 
     def exec_finished(self, run: ExecRun, handle: LeaseHandle) -> None:
-        """The run ended (told by the runner): commit, record, announce, free the tree."""
-        identity, journal, _ = self._active.pop(
-            run.run_id, (Identity(name=run.agent, team=run.team), False, handle)
-        )
+        """The run ended (told by the runner): commit, record, announce — then free the tree
+        and wake the waiting caller (emit before return)."""
+        fallback = (Identity(name=run.agent, team=run.team), False, handle)
+        identity, journal, _ = self._active.pop(run.run_id, fallback)
         try:
             run.out_of_band = not self._lease.still_holds(run.run_id)
-            if journal and run.changed and self._journal.available:
+            if journal and run.changed:
                 author = NOBODY if run.out_of_band else identity
-                try:
-                    with self._gate.records.lock("journal"):
-                        self._journal.ensure()
-                        run.commit = self._journal.commit(author, f"exec: {run.command}"[:200])
-                except Exception as exc:
-                    logger.warning(
-                        "%s: journal commit of run %s failed: %r",
-                        self.myAddress.name,
-                        run.run_id,
-                        exc,
-                    )
+                run.commit = self._commit(author, f"exec: {run.command}"[:200])
             self._book.save(run)
             self._book.prune()
+            self._announce_run(identity, run)
         finally:
             handle.release()
             signal_run(run.run_id)
+        self._reindex(run.changed)
+
+    def _commit(self, author: Identity, message: str) -> str | None:
+        try:
+            with self._gate.records.lock("journal"):
+                self._journal.ensure()
+                return self._journal.commit(author, message)
+        except Exception as exc:
+            logger.warning("%s: journal commit failed: %r", self.myAddress.name, exc)
+            return None
+
+    def _announce_run(self, identity: Identity, run: ExecRun) -> None:
         changes = [
             FileChange(path=p, action="modified" if (self._fs.root / p).exists() else "deleted")
             for p in run.changed
@@ -238,7 +248,6 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
                 changed=run.changed[:50],
             )
         )
-        self._reindex(run.changed)
 
     # -- indexing -------------------------------------------------------------------------------
     def _reindex(self, paths: Iterable[str] | None) -> None:

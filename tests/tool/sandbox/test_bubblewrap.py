@@ -16,16 +16,6 @@ import pytest
 from akgentic.tool.sandbox import TIMEOUT_EXIT_CODE, BubblewrapBackend, ExecLimits, ExecResult
 from akgentic.tool.sandbox.backend import Kill
 
-_BWRAP = BubblewrapBackend()
-
-
-@pytest.fixture
-def bwrap() -> BubblewrapBackend:
-    reason = _BWRAP.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"bubblewrap sandbox unavailable: {reason}")
-    return _BWRAP
-
 
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:

@@ -15,7 +15,6 @@ import pytest
 
 from akgentic.core import ActorAddress, EventMessage
 from akgentic.tool import ToolCard
-from akgentic.tool.sandbox import BubblewrapBackend
 from akgentic.tool.workspace import WorkspaceTool
 
 from ..conftest import Team
@@ -29,6 +28,7 @@ from ..members import (  # noqa: F401  (re-exported to the tests, and the autous
     tool_address,
     tools_of,
 )
+from ..sandbox.conftest import bwrap  # noqa: F401  (the real-sandbox fixture)
 
 Tools = dict[str, Callable[..., Any]]
 
@@ -76,15 +76,3 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[ConceptEmbedder]:
     yield install_embedder(monkeypatch, CONCEPTS)
-
-
-_BWRAP = BubblewrapBackend()
-
-
-@pytest.fixture
-def bwrap() -> BubblewrapBackend:
-    """The bubblewrap backend, or a skip naming what is missing (CI installs it)."""
-    reason = _BWRAP.unavailable_reason()
-    if reason is not None:
-        pytest.skip(f"bubblewrap sandbox unavailable: {reason}")
-    return _BWRAP

@@ -323,30 +323,7 @@ class SemanticIndex:
 
     def upsert(self, ref_id: str, text: str, metadata: dict[str, Any] | None = None) -> None:
         """Index (or re-index) ``ref_id``; returns at once, the worker does the rest."""
-        if not self.available:
-            return
-        seq = self._sequencer.next(ref_id)
-        meta = dict(metadata or {})
-
-        def apply(
-            worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
-        ) -> None:
-            if error is not None or not vectors:
-                self._sequencer.done(ref_id, seq)
-                logger.warning("embedding %s/%s failed: %s", self.collection, ref_id, error)
-                return
-            entry = VectorEntry(
-                ref_id=ref_id,
-                text=text,
-                vector=vectors[0],
-                metadata=meta,
-                team_id=self.team_id,
-                tenant=self.tenant,
-            )
-            self._sequencer.apply(ref_id, seq, lambda: self._write(worker, [entry]))
-
-        if not self._spawn(EmbeddingJob(texts=(text,), embedder=self._embedder, apply=apply)):
-            self._sequencer.done(ref_id, seq)
+        self.upsert_many([(ref_id, text, metadata)])
 
     def upsert_many(self, rows: Sequence[tuple[str, str, dict[str, Any] | None]]) -> None:
         """Index several ``(ref_id, text, metadata)`` rows with one embedding call (one

@@ -53,6 +53,7 @@ __all__ = [
     "LeaseBusyError",
     "RunBook",
     "RunStatus",
+    "load_run",
     "render_run",
     "run_finished",
     "signal_run",
@@ -128,6 +129,17 @@ class LeaseBusyError(RetriableError):
     """The tree's exec lease is held by a live run; the message says by whom and until when."""
 
 
+def load_run(path: Path) -> ExecRun | None:
+    """The run recorded at ``path``, or None (missing or unreadable)."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ExecRun.model_validate(data)
+    except ValueError:
+        return None
+
+
 class RunBook:
     """The run records under ``<leaf>.index/runs`` (pruned to the newest 200)."""
 
@@ -140,13 +152,7 @@ class RunBook:
     def load(self, run_id: str) -> ExecRun | None:
         if not run_id or "/" in run_id or run_id.startswith("."):
             return None
-        data = read_yaml(self.dir / f"{run_id}.yaml")
-        if not isinstance(data, dict):
-            return None
-        try:
-            return ExecRun.model_validate(data)
-        except ValueError:
-            return None
+        return load_run(self.dir / f"{run_id}.yaml")
 
     def prune(self) -> None:
         files = sorted(self.dir.glob("*.yaml"), key=lambda p: p.stat().st_mtime)
@@ -164,13 +170,7 @@ class ExecLease:
 
     def holder(self) -> ExecRun | None:
         """The run the lease record names, if any."""
-        data = read_yaml(self.record_path)
-        if not isinstance(data, dict):
-            return None
-        try:
-            return ExecRun.model_validate(data)
-        except ValueError:
-            return None
+        return load_run(self.record_path)
 
     def acquire(self, run: ExecRun) -> int:
         """Take the lease for ``run``; the flock's descriptor (hand it to :meth:`release`).

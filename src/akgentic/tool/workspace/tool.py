@@ -472,10 +472,7 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(
                     f"{rel} is a directory; use workspace_list to see what is in it"
                 )
-            try:
-                data = real.read_bytes()
-            except OSError as exc:
-                raise path_error(exc, path) from None
+            data = _read_bytes(real, path)
             try:
                 text = reader.extract(rel, data)
             except ValueError as exc:
@@ -615,10 +612,7 @@ class WorkspaceTool(ToolCard):
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
                     f"workspace_read for text and documents"
                 )
-            try:
-                data = real.read_bytes()
-            except OSError as exc:
-                raise path_error(exc, path) from None
+            data = _read_bytes(real, path)
             try:
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side
@@ -804,6 +798,14 @@ class WorkspaceTool(ToolCard):
             return render_run(run)
 
         return [workspace_exec, attach_param(workspace_exec_result, param)]
+
+
+def _read_bytes(real: Path, path: str) -> bytes:
+    """The bytes of a resolved file; an OS error worded by the error table."""
+    try:
+        return real.read_bytes()
+    except OSError as exc:
+        raise path_error(exc, path) from None
 
 
 def _list_into(

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from akgentic.core import Akgent, BaseConfig, BaseState
 from akgentic.tool.errors import RetriableError
@@ -166,13 +166,8 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         )
         fd = self._lease.acquire(run)
         handle = LeaseHandle(self._lease, fd, run.run_id)
-        if journal and self._journal.available:
-            try:  # what was there before the run is not the run's: commit it as nobody's
-                with self._gate.records.lock("journal"):
-                    self._journal.ensure()
-                    self._journal.commit_out_of_band()
-            except Exception as exc:
-                logger.warning("%s: journal baseline failed: %r", self.myAddress.name, exc)
+        if journal:  # what was there before the run is not the run's: it is nobody's
+            self._journal_step(lambda j: j.commit_out_of_band())
         self._book.save(run)
         self._active[run.run_id] = (identity, journal, handle)
         ExecRunner(
@@ -210,7 +205,8 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             run.out_of_band = not self._lease.still_holds(run.run_id)
             if journal and run.changed:
                 author = NOBODY if run.out_of_band else identity
-                run.commit = self._commit(author, f"exec: {run.command}"[:200])
+                message = f"exec: {run.command}"[:200]
+                run.commit = self._journal_step(lambda j: j.commit(author, message))
             self._book.save(run)
             self._book.prune()
             self._announce_run(identity, run)
@@ -219,13 +215,17 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             signal_run(run.run_id)
         self._reindex(run.changed)
 
-    def _commit(self, author: Identity, message: str) -> str | None:
+    def _journal_step(self, step: Callable[[GitJournal], str | None]) -> str | None:
+        """``step`` on the journal under the tree's journal lock; None when off or failed
+        (a journal failure is logged, never raised: it is a record, not the gate)."""
+        if not self._journal.available:
+            return None
         try:
             with self._gate.records.lock("journal"):
                 self._journal.ensure()
-                return self._journal.commit(author, message)
+                return step(self._journal)
         except Exception as exc:
-            logger.warning("%s: journal commit failed: %r", self.myAddress.name, exc)
+            logger.warning("%s: journal step failed: %r", self.myAddress.name, exc)
             return None
 
     def _announce_run(self, identity: Identity, run: ExecRun) -> None:

@@ -62,6 +62,8 @@ def per_op(fn: Callable[[int], None], count: int) -> float:
 
 
 def gate_rows(root: Path) -> list[tuple[str, float]]:
+    """Per-mutation medians; plain and gated writes interleaved one by one, so both see the
+    same disk (a rename over a file costs a data flush on ext4, and it drifts)."""
     workspace = resolve_workspace_path(kind=KIND_ID, leaf="bench", root=root)
     gate = WriteGate(workspace)
     me = Identity(name="@Bench", team="bench")
@@ -82,8 +84,9 @@ def gate_rows(root: Path) -> list[tuple[str, float]]:
     plain(0), gated(0), journaled(0)  # warm up (creates the files, the repository)
     samples: dict[str, list[float]] = {"plain": [], "gated": [], "journal": []}
     for _ in range(ROUNDS):
-        samples["plain"].append(per_op(plain, WRITES))
-        samples["gated"].append(per_op(gated, WRITES))
+        for i in range(WRITES):
+            samples["plain"].append(per_op(lambda _i, n=i: plain(n), 1))
+            samples["gated"].append(per_op(lambda _i, n=i: gated(n), 1))
         samples["journal"].append(per_op(journaled, JOURNAL_WRITES))
     return [
         ("plain atomic write (baseline)", statistics.median(samples["plain"])),
@@ -137,16 +140,26 @@ class Member(Akgent[BaseConfig, BaseState]):
     """A plain team member for the card to be wired on (it needs an agent in a team)."""
 
 
+def print_gate(label: str, root: Path) -> None:
+    rows = gate_rows(root)
+    base = rows[0][1]
+    print(f"\n{label}\n\n| mutation | ms | ratio to a plain atomic write |\n|---|---:|---:|")
+    for name, ms in rows:
+        print(f"| {name} | {ms:.3f} | {ms / base:.2f} |")
+
+
 def main() -> None:
+    print(f"python {sys.version.split()[0]}; {ROUNDS} rounds, medians")
     with tempfile.TemporaryDirectory(prefix="akgentic-bench-") as folder:
-        root = Path(folder)
-        print(f"python {sys.version.split()[0]}; {ROUNDS} rounds, medians; tmp on {root}")
-        gate = gate_rows(root)
-        base = gate[0][1]
-        print("\n| mutation | ms | ratio to a plain atomic write |\n|---|---:|---:|")
-        for label, ms in gate:
-            print(f"| {label} | {ms:.3f} | {ms / base:.2f} |")
-        rows = exec_rows(root)
+        print_gate(f"tree on disk ({folder})", Path(folder))
+    shm = Path("/dev/shm")
+    if shm.is_dir():
+        with tempfile.TemporaryDirectory(prefix="akgentic-bench-", dir=shm) as folder:
+            print_gate(
+                "tree in memory (/dev/shm: the gate's own cost, no disk flush)", Path(folder)
+            )
+    with tempfile.TemporaryDirectory(prefix="akgentic-bench-") as folder:
+        rows = exec_rows(Path(folder))
         if rows:
             print("\n| command | bare subprocess.run, ms | sandboxed, ms | ratio |")
             print("|---|---:|---:|---:|")

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shlex
 import signal
 import subprocess
@@ -409,14 +410,13 @@ class ProcessBackend:
         reader.start()
         if started is not None:
             started(kill)
-        timed_out = False
-        try:
-            code = proc.wait(timeout=limits.timeout_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        timed_out = not _wait(proc, limits.timeout_seconds)
+        if timed_out:
             _kill_group(proc)
             proc.wait()
             code = TIMEOUT_EXIT_CODE
+        else:
+            code = proc.wait()
         reader.join(self.reap_timeout)
         duration = time.monotonic() - begin
         if code < 0:
@@ -449,6 +449,27 @@ def _pump(proc: subprocess.Popen[bytes], output: BoundedOutput) -> None:
         pass
     finally:
         stream.close()
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Whether ``proc`` ended within ``timeout`` seconds.
+
+    Sleeps in the kernel on a pidfd where there is one (``Popen.wait(timeout)`` polls with
+    sleeps of up to 50 ms, which would be most of a short command's latency).
+    """
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(pidfd)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

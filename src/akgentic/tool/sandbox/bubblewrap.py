@@ -81,7 +81,7 @@ class PidsCgroup:
     def destroy(self, path: Path) -> None:
         """Kill every process left in ``path``, then remove it (bounded; logs on failure)."""
         deadline = time.monotonic() + 5.0
-        pause = threading.Event()
+        pause, delay = threading.Event(), 0.0005
         while True:
             self._kill_all(path)
             try:
@@ -89,11 +89,12 @@ class PidsCgroup:
                 return
             except FileNotFoundError:
                 return
-            except OSError as exc:
+            except OSError as exc:  # busy: its last processes are still being reaped
                 if time.monotonic() > deadline:
                     logger.warning("could not remove the sandbox cgroup %s: %s", path, exc)
                     return
-                pause.wait(0.01)
+                pause.wait(delay)
+                delay = min(delay * 2, 0.02)
 
     def _kill_all(self, path: Path) -> None:
         if self.v2 and (path / "cgroup.kill").exists():

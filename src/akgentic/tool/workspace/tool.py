@@ -508,9 +508,10 @@ class WorkspaceTool(ToolCard):
             """
             real, rel = card._resolve(path)
             if not real.is_dir():
-                if real.exists():
+                try:
                     return f"{rel} ({real.stat().st_size} bytes)"
-                raise RetriableError(f"File not found: {path}")
+                except OSError as exc:
+                    raise path_error(exc, path) from None
             lines: list[str] = []
             _list_into(real, "", max(1, min(depth, 5)), lines, cap, card._wired()[1].root)
             if not lines:
@@ -617,7 +618,7 @@ class WorkspaceTool(ToolCard):
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side
                 )
-            except ValueError as exc:
+            except (ValueError, OSError) as exc:
                 raise RetriableError(f"{rel}: {exc}") from None
             card._observe(rel, data)
             return [f"{rel}: {note}", BinaryContent(data=image, media_type=media)]

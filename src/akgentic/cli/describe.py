@@ -37,10 +37,13 @@ from akgentic.llm import (
 )
 from akgentic.storage import EventRecord
 from akgentic.tool.core import CommandsAnnouncedEvent, ToolStateEvent
+from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
 __all__ = [
     "Describer",
     "call_text",
+    "change_text",
+    "exec_finished_text",
     "kind_of",
     "label_of",
     "name_of",
@@ -97,6 +100,28 @@ def call_text(event: ToolCallEvent) -> str:
     """``tool(name=value, ...)`` for a tool call (long values cut)."""
     args = ", ".join(f"{key}={_value(value)}" for key, value in event.arguments.items())
     return f"{event.tool_name}({args})"
+
+
+def change_text(event: WorkspaceChangeEvent) -> str:
+    """``@Coder modified app/slug.py (+1 -1)`` for a file a workspace mutation changed."""
+    if event.action == "directory":
+        return f"{event.agent} created directory {event.path}/"
+    counts = ""
+    if event.action != "deleted" and (event.added or event.removed):
+        counts = f" (+{event.added} -{event.removed})"
+    by = " (by a command)" if event.op == "exec" else ""
+    return f"{event.agent} {event.action} {event.path}{counts}{by}"
+
+
+def exec_finished_text(event: ExecFinishedEvent) -> str:
+    """How a sandboxed command ended: its exit code and time, or why it never ran."""
+    command = one_line(event.command, 80)
+    if event.error is not None or event.exit_code is None:
+        return f"{event.agent}'s command did not run: {one_line(event.error or 'unknown', 120)}"
+    if event.timed_out:
+        return f"{event.agent}'s {command} was killed at its budget (exit {event.exit_code})"
+    took = f"{event.duration_seconds:.2f}s"
+    return f"{event.agent}'s {command} ended: exit {event.exit_code} ({took})"
 
 
 def usage_text(requests: int, input_tokens: int, output_tokens: int) -> str:
@@ -172,6 +197,12 @@ class Describer:
             return f"{who}: model context of run {event.run_id[:8]} recorded"
         if isinstance(event, ToolStateEvent):
             return f"{event.tool_id} state changed (#{event.seq}: {type(event.payload).__name__})"
+        if isinstance(event, WorkspaceChangeEvent):
+            return change_text(event)
+        if isinstance(event, ExecStartedEvent):
+            return one_line(f"{event.agent} $ {event.command}")
+        if isinstance(event, ExecFinishedEvent):
+            return exec_finished_text(event)
         if isinstance(event, CommandsAnnouncedEvent):
             names = ", ".join(f"/{c.name}" for c in event.commands) or "no commands"
             return one_line(f"{who} answers {names}")

@@ -4,6 +4,9 @@
 - Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
 - Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
   returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
+- Workspace work as it happens: ``◆ @Coder modified slug.py (+1 -1)`` per file changed,
+  ``$ @Coder python3 -m unittest`` when a command starts in the sandbox, then
+  ``✓ @Coder's python3 -m unittest ended: exit 0 (0.15s)`` (``✗`` in yellow when it failed).
 - Errors in red, warnings in yellow; members hired along the way: ``+ @Reviewer joined``.
 - With ``verbose``: everything else (receipts, state snapshots, usage, commands...).
 
@@ -19,7 +22,17 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
-from akgentic.cli.describe import Describer, call_text, name_of, sent_line, text_of, usage_text
+from akgentic.cli.describe import (
+    Describer,
+    call_text,
+    change_text,
+    exec_finished_text,
+    name_of,
+    one_line,
+    sent_line,
+    text_of,
+    usage_text,
+)
 from akgentic.cli.output import symbols_for
 from akgentic.core import (
     ErrorMessage,
@@ -34,6 +47,7 @@ from akgentic.core import (
 from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
 __all__ = ["LiveView", "Usage"]
 
@@ -149,6 +163,14 @@ class LiveView:
         elif isinstance(event, ToolStateEvent):
             payload = type(event.payload).__name__
             self._line(f"{m.state} {event.tool_id} state changed ({payload} #{event.seq})", "dim")
+        elif isinstance(event, WorkspaceChangeEvent):
+            self._line(f"{m.state} {change_text(event)}", "")
+        elif isinstance(event, ExecStartedEvent):
+            self._line(f"$ {event.agent} {one_line(event.command, 200)}", "bold")
+        elif isinstance(event, ExecFinishedEvent):
+            ok = event.error is None and event.exit_code == 0
+            mark = m.ok if ok else m.failed
+            self._line(f"{mark} {exec_finished_text(event)}", "" if ok else "yellow")
         else:
             if isinstance(event, LlmUsageEvent):
                 self.usage.add(event)

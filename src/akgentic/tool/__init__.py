@@ -46,6 +46,7 @@ from akgentic.tool.skill import SkillTool
 from akgentic.tool.team import TeamManagementToolObserver, TeamTool
 from akgentic.tool.toolsets import ToolsetCard
 from akgentic.tool.vector_store import EmbeddingService, VectorIndex
+from akgentic.tool.workspace import WorkspaceTool
 
 __all__ = [
     "COMMAND",
@@ -83,6 +84,7 @@ __all__ = [
     "ToolsetActivityObserver",
     "ToolsetCard",
     "VectorIndex",
+    "WorkspaceTool",
     "normalize_system_prompt_to_llm_context",
 ]
 

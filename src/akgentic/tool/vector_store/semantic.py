@@ -52,6 +52,7 @@ The contract:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import math
@@ -59,7 +60,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
@@ -202,13 +203,16 @@ class SemanticIndex:
         store: VectorStore | None,
         store_address: ActorAddress | None,
         tenant: str = "",
+        team_id: str | None = None,
     ) -> None:
         """Use :meth:`bind`; this constructor does no validation or wiring of its own."""
         self._observer_ref: Callable[[], ActorToolObserver | None] = _weak(observer)
         self.collection = collection
         self.spec = spec
         self.tenant = tenant
-        self.team_id = str(observer.team_id) if observer.team_id is not None else ""
+        if team_id is None:
+            team_id = str(observer.team_id) if observer.team_id is not None else ""
+        self.team_id = team_id
         self.alpha = alpha
         self.query_timeout = query_timeout
         self._embedder = embedder
@@ -234,12 +238,16 @@ class SemanticIndex:
         tenant: str = "",
         embedder: EmbeddingService | _Auto | None = AUTO,
         config: VectorStoreConfig | None = None,
+        team_id: str | None = None,
     ) -> SemanticIndex:
         """Resolve ``param`` and bind the index for ``observer``'s team (see the contract).
 
         ``collection`` is the consumer's default name; ``param.collection`` overrides
         it. ``embedder`` overrides ``param.embedding`` (None forces keyword-only);
         ``config`` overrides the connection settings read from the environment.
+        ``team_id`` overrides the observer's team for a collection that is not
+        team-scoped: the shared ``workspace_chunks`` rows carry ``""`` and are bounded by
+        their mandatory ``tenant`` (the tree) instead — never reaped by team.
 
         Raises :class:`VectorStoreConfigError` for an unknown backend or a missing
         cluster URL, and ``ImportError`` (with the install command) for a cluster
@@ -290,6 +298,7 @@ class SemanticIndex:
             store=store,
             store_address=address,
             tenant=tenant,
+            team_id=team_id,
         )
         index._warm_up()
         return index
@@ -314,30 +323,44 @@ class SemanticIndex:
 
     def upsert(self, ref_id: str, text: str, metadata: dict[str, Any] | None = None) -> None:
         """Index (or re-index) ``ref_id``; returns at once, the worker does the rest."""
-        if not self.available:
+        self.upsert_many([(ref_id, text, metadata)])
+
+    def upsert_many(self, rows: Sequence[tuple[str, str, dict[str, Any] | None]]) -> None:
+        """Index several ``(ref_id, text, metadata)`` rows with one embedding call (one
+        worker); the same per-ref ordering rule as :meth:`upsert`. Returns at once."""
+        if not self.available or not rows:
             return
-        seq = self._sequencer.next(ref_id)
-        meta = dict(metadata or {})
+        stamped = [
+            (ref, self._sequencer.next(ref), text, dict(meta or {})) for ref, text, meta in rows
+        ]
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
         ) -> None:
-            if error is not None or not vectors:
-                self._sequencer.done(ref_id, seq)
-                logger.warning("embedding %s/%s failed: %s", self.collection, ref_id, error)
+            if error is not None or not vectors or len(vectors) != len(stamped):
+                for ref, seq, _, _ in stamped:
+                    self._sequencer.done(ref, seq)
+                logger.warning(
+                    "embedding %d rows of %s failed: %s", len(stamped), self.collection, error
+                )
                 return
-            entry = VectorEntry(
-                ref_id=ref_id,
-                text=text,
-                vector=vectors[0],
-                metadata=meta,
-                team_id=self.team_id,
-                tenant=self.tenant,
-            )
-            self._sequencer.apply(ref_id, seq, lambda: self._write(worker, [entry]))
+            for (ref, seq, text, meta), vector in zip(stamped, vectors, strict=True):
+                entry = VectorEntry(
+                    ref_id=ref,
+                    text=text,
+                    vector=vector,
+                    metadata=meta,
+                    team_id=self.team_id,
+                    tenant=self.tenant,
+                )
+                self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
 
-        if not self._spawn(EmbeddingJob(texts=(text,), embedder=self._embedder, apply=apply)):
-            self._sequencer.done(ref_id, seq)
+        job = EmbeddingJob(
+            texts=tuple(t for _, _, t, _ in stamped), embedder=self._embedder, apply=apply
+        )
+        if not self._spawn(job):
+            for ref, seq, _, _ in stamped:
+                self._sequencer.done(ref, seq)
 
     def delete(self, ref_id: str) -> None:
         """Remove ``ref_id``; returns at once (a tell, or a worker for a cluster)."""

@@ -1,0 +1,290 @@
+"""WorkspaceActor: ``#Workspace-<scope>/<kind>/<leaf>``, one per tree, owning its dispatch.
+
+It holds no shared state: the write gate's memory, the document records, the exec lease
+and the run records are all on the tree (``<leaf>.index``), ordered by ``flock`` — so two
+teams over one tree get two actors, correctly, and two processes are ordered too. What
+the actor owns is dispatch:
+
+- **Mutations** (asked: the card needs the verdict) go through the :class:`WriteGate` on
+  the actor's thread — fast local I/O, plus a git commit when the journal is on. Every file
+  changed is announced (:class:`WorkspaceChangeEvent`) before the answer returns, and
+  handed to an indexing worker.
+- **Read observations** (told: the reader needs nothing back) are recorded for the gate.
+- **Exec** runs on its own worker thread (:class:`ExecRunner`) under the tree's lease; the
+  actor only starts it and records what it reports. The backend is resolved once, from the
+  ``SANDBOX_BACKEND`` setting; with none, exec answers that it is unavailable and why.
+- **Indexing** runs in ``#index-…`` workers (:class:`IndexWorker`) that report here; the
+  actor keeps the ``workspace_chunks`` rows in step (team ``""``, tenant = the tree).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Iterable
+
+from akgentic.core import Akgent, BaseConfig, BaseState
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.sandbox import SandboxBackend, resolve_backend
+from akgentic.tool.vector_store import SemanticIndex
+from akgentic.tool.workspace.actor.indexer import IndexJob, IndexWorker
+from akgentic.tool.workspace.actor.runner import ExecRunner, LeaseHandle
+from akgentic.tool.workspace.event import (
+    ExecFinishedEvent,
+    ExecStartedEvent,
+    WorkspaceChangeEvent,
+)
+from akgentic.tool.workspace.execution import (
+    REPORT_MARGIN_SECONDS,
+    ExecBudget,
+    ExecLease,
+    ExecRun,
+    RunBook,
+    RunStatus,
+    signal_run,
+)
+from akgentic.tool.workspace.gate import WriteGate
+from akgentic.tool.workspace.journal import NOBODY, GitJournal, Identity
+from akgentic.tool.workspace.models import (
+    FileChange,
+    Mutation,
+    MutationOutcome,
+    WorkspaceConfig,
+    path_error,
+)
+from akgentic.tool.workspace.search import WORKSPACE_COLLECTION, DocRecord, chunk_ref
+from akgentic.tool.workspace.workspace import get_workspace
+
+__all__ = ["WorkspaceActor"]
+
+logger = logging.getLogger("akgentic.tool.workspace")
+
+
+class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
+    """Dispatch for one tree; see the module docstring."""
+
+    def on_start(self) -> None:
+        workspace = self.config.workspace
+        self._fs = get_workspace(workspace)
+        self._gate = WriteGate(workspace, self._fs)
+        self._journal = GitJournal(workspace.tree, workspace.git_dir)
+        self._lease = ExecLease(workspace.index_dir)
+        self._book = RunBook(workspace.index_dir)
+        self._active: dict[str, tuple[Identity, bool, LeaseHandle]] = {}
+        self._backend: SandboxBackend | None = None
+        self._index: SemanticIndex | None = None
+        if self.config.search:
+            try:
+                self._index = SemanticIndex.bind(
+                    self.config.vector_store,
+                    self,
+                    WORKSPACE_COLLECTION,
+                    tenant=workspace.name,
+                    team_id="",
+                )
+            except Exception:  # the tree's actor degrades to keyword-only, never dies of it
+                logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+            self._reindex(None)
+
+    def on_stop(self) -> None:
+        for _identity, _journal, handle in list(self._active.values()):
+            if handle.kill is not None:
+                handle.kill()
+
+    # -- reads ----------------------------------------------------------------------------------
+    def observe(self, identity: Identity, rel: str, sha: str) -> None:
+        """Remember what ``identity`` read (told by the card after a read)."""
+        self._gate.observe(identity, rel, sha)
+
+    # -- mutations ------------------------------------------------------------------------------
+    def mutate(
+        self, identity: Identity, mutation: Mutation, journal: bool = False
+    ) -> MutationOutcome:
+        """Apply ``mutation`` through the gate (asked); emit, then return.
+
+        Raises ``RetriableError`` with the model's instruction: a gate refusal, an edit or
+        patch that does not apply, or a path the error table words.
+        """
+        try:
+            outcome = self._gate.mutate(identity, mutation, self._journal if journal else None)
+        except RetriableError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise path_error(exc, getattr(mutation, "path", "the patch")) from None
+        self._announce(identity, mutation.op, outcome.changes, outcome.commit)
+        self._reindex(c.path for c in outcome.changes if c.action != "directory")
+        return outcome
+
+    def _announce(
+        self, identity: Identity, op: str, changes: Iterable[FileChange], commit: str | None
+    ) -> None:
+        for change in changes:
+            self.notify_event(
+                WorkspaceChangeEvent(
+                    workspace=self.config.workspace.name,
+                    agent=identity.name,
+                    op=op,
+                    path=change.path,
+                    action=change.action,
+                    added=change.added,
+                    removed=change.removed,
+                    commit=commit,
+                )
+            )
+
+    # -- exec -----------------------------------------------------------------------------------
+    def _resolve_backend(self) -> SandboxBackend:
+        if self._backend is None:
+            backend, reason = resolve_backend()
+            if backend is None:
+                raise RetriableError(
+                    f"Exec is unavailable in this workspace: {reason}. No command was run; do "
+                    f"the work with the file tools, or report that commands cannot run here."
+                )
+            self._backend = backend
+        return self._backend
+
+    def exec_start(
+        self, identity: Identity, command: str, budget: ExecBudget, journal: bool = False
+    ) -> ExecRun:
+        """Lease the tree and start ``command`` on a worker thread (asked); the run's record.
+
+        Raises ``RetriableError`` when exec is unavailable or a live run holds the tree.
+        """
+        backend = self._resolve_backend()
+        now = time.time()
+        run = ExecRun(
+            run_id=uuid.uuid4().hex[:12],
+            command=command,
+            agent=identity.name,
+            team=identity.team,
+            backend=backend.name,
+            created_at=now,
+            deadline=now + budget.cold_start_seconds + REPORT_MARGIN_SECONDS,
+            timeout_seconds=budget.limits.timeout_seconds,
+        )
+        fd = self._lease.acquire(run)
+        handle = LeaseHandle(self._lease, fd, run.run_id)
+        if journal:  # what was there before the run is not the run's: it is nobody's
+            self._journal_step(lambda j: j.commit_out_of_band())
+        self._book.save(run)
+        self._active[run.run_id] = (identity, journal, handle)
+        ExecRunner(
+            owner=self.myAddress,
+            actor=self,
+            backend=backend,
+            fs=self._fs,
+            run=run.model_copy(),
+            budget=budget,
+            lease=self._lease,
+            handle=handle,
+            book=self._book,
+        ).start()
+        return run
+
+    def exec_started(self, run: ExecRun) -> None:
+        """The command started (told by the runner)."""
+        self._book.save(run)
+        self.notify_event(
+            ExecStartedEvent(
+                workspace=self.config.workspace.name,
+                agent=run.agent,
+                run_id=run.run_id,
+                command=run.command,
+                backend=run.backend,
+            )
+        )
+
+    def exec_finished(self, run: ExecRun, handle: LeaseHandle) -> None:
+        """The run ended (told by the runner): commit, record, announce — then free the tree
+        and wake the waiting caller (emit before return)."""
+        fallback = (Identity(name=run.agent, team=run.team), False, handle)
+        identity, journal, _ = self._active.pop(run.run_id, fallback)
+        try:
+            run.out_of_band = not self._lease.still_holds(run.run_id)
+            if journal and run.changed:
+                author = NOBODY if run.out_of_band else identity
+                message = f"exec: {run.command}"[:200]
+                run.commit = self._journal_step(lambda j: j.commit(author, message))
+            self._book.save(run)
+            self._book.prune()
+            self._announce_run(identity, run)
+        finally:
+            handle.release()
+            signal_run(run.run_id)
+        self._reindex(run.changed)
+
+    def _journal_step(self, step: Callable[[GitJournal], str | None]) -> str | None:
+        """``step`` on the journal under the tree's journal lock; None when off or failed
+        (a journal failure is logged, never raised: it is a record, not the gate)."""
+        if not self._journal.available:
+            return None
+        try:
+            with self._gate.records.lock("journal"):
+                self._journal.ensure()
+                return step(self._journal)
+        except Exception as exc:
+            logger.warning("%s: journal step failed: %r", self.myAddress.name, exc)
+            return None
+
+    def _announce_run(self, identity: Identity, run: ExecRun) -> None:
+        changes = [
+            FileChange(path=p, action="modified" if (self._fs.root / p).exists() else "deleted")
+            for p in run.changed
+        ]
+        self._announce(identity, "exec", changes, run.commit)
+        result = run.result
+        self.notify_event(
+            ExecFinishedEvent(
+                workspace=self.config.workspace.name,
+                agent=run.agent,
+                run_id=run.run_id,
+                command=run.command,
+                exit_code=result.exit_code if result is not None else None,
+                duration_seconds=result.duration_seconds if result is not None else 0.0,
+                timed_out=result.timed_out if result is not None else False,
+                error=run.error if run.status == RunStatus.FAILED else None,
+                changed=run.changed[:50],
+            )
+        )
+
+    # -- indexing -------------------------------------------------------------------------------
+    def _reindex(self, paths: Iterable[str] | None) -> None:
+        """Have an ``#index-…`` worker (re)index ``paths`` (None: the whole tree)."""
+        if not self.config.search:
+            return
+        selected = None if paths is None else tuple(paths)
+        if selected is not None and not selected:
+            return
+        config = BaseConfig(
+            name=f"#index-{self.config.workspace.leaf[:16]}-{uuid.uuid4().hex[:8]}",
+            role="IndexWorker",
+        )
+        try:
+            address = self.createActor(IndexWorker, config=config)
+            self.proxy_tell(address, IndexWorker).run(
+                IndexJob(workspace=self.config.workspace, owner=self.myAddress, paths=selected)
+            )
+        except Exception as exc:
+            logger.warning("%s: could not start an index worker: %r", self.myAddress.name, exc)
+
+    def indexed(self, rel: str, record: DocRecord | None, stale_chunks: int) -> None:
+        """A worker's report: keep the vector rows of ``rel`` in step with its record."""
+        index = self._index
+        if index is None or not index.available:
+            return
+        kept = len(record.chunks) if record is not None else 0
+        if record is not None:
+            index.upsert_many(
+                [
+                    (
+                        chunk_ref(rel, i),
+                        c.text,
+                        {"path": rel, "start_line": c.start_line, "end_line": c.end_line},
+                    )
+                    for i, c in enumerate(record.chunks)
+                ]
+            )
+        for i in range(kept, stale_chunks):
+            index.delete(chunk_ref(rel, i))

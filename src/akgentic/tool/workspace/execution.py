@@ -1,0 +1,296 @@
+"""workspace_exec's models, its budgets, the lease on the tree, and the one formatter.
+
+**The lease.** A run takes an exclusive lease over the tree: an ``fcntl.flock`` on
+``<leaf>.index/locks/exec.lock``, held by the run's worker for as long as the command
+runs, plus a record beside it (``exec.lease.yaml``) saying which run holds it, for whom,
+and until when. The flock is what makes the lease safe across actors and processes, and
+what tells a live holder from a dead one: the kernel drops it when the holder is gone.
+
+- The deadline covers the run, not the wait for a backend that has not started: it is
+  set to the cold-start budget first and **re-based the moment the command actually
+  starts** (:meth:`ExecLease.rebase`) to the run's budget plus a small report margin.
+- A lease whose flock is held is never taken over. Before its deadline the caller is told
+  the tree is busy; past it, that the run has overrun and is still running.
+- A lease whose record names a run but whose flock is free belongs to a holder that is
+  gone (killed during teardown): it is reclaimed, and the old run is recorded as such. If
+  that run ever reports afterwards, what it wrote is committed as out-of-band — belonging
+  to nobody — rather than left for the next agent's commit to sweep up.
+
+**The budgets** (:class:`ExecBudget`): the run's :class:`ExecLimits`, the cold-start budget
+(about twenty seconds by default), and ``poll_attempts``: ``-1`` waits the run out (its
+budget plus the margin, so a command killed at its budget still comes back as a readable
+``exit_code: 124``), a positive count looks ``count x poll_delay_seconds`` (clamped to the
+run budget) and then hands back the run id, ``0`` hands back the run id at once. Polling
+buys more looking, never more running.
+
+**The record** of every run is YAML under ``<leaf>.index/runs`` — readable by
+``workspace_exec_result`` from any process — and :func:`render_run` is the one formatter
+every finished run is shown through.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from enum import StrEnum
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import ConfigDict, Field
+
+from akgentic.core.serialization import SerializableModel
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.sandbox import ExecLimits, ExecResult
+from akgentic.tool.workspace.gate import read_yaml, write_yaml
+
+__all__ = [
+    "REPORT_MARGIN_SECONDS",
+    "ExecBudget",
+    "ExecLease",
+    "ExecRun",
+    "LeaseBusyError",
+    "RunBook",
+    "RunStatus",
+    "load_run",
+    "render_run",
+    "run_finished",
+    "signal_run",
+    "wait_run",
+]
+
+REPORT_MARGIN_SECONDS = 5.0
+"""Added to a run's budget for its worker to report: the waiting caller gets the run's own
+``exit_code: 124`` rather than a tool timeout."""
+
+MAX_RUN_RECORDS = 200
+
+
+class RunStatus(StrEnum):
+    STARTING = "starting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    RECLAIMED = "reclaimed"
+
+
+class ExecRun(SerializableModel):
+    """One run of ``workspace_exec``, as recorded on the tree."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    run_id: str
+    command: str
+    agent: str
+    team: str = ""
+    status: RunStatus = RunStatus.STARTING
+    backend: str = ""
+    created_at: float = Field(default_factory=time.time)
+    started_at: float | None = None
+    deadline: float = 0.0
+    finished_at: float | None = None
+    timeout_seconds: float = 0.0
+    result: ExecResult | None = None
+    error: str | None = None
+    changed: list[str] = Field(default_factory=list)
+    commit: str | None = None
+    out_of_band: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.RECLAIMED)
+
+
+class ExecBudget(SerializableModel):
+    """How long a run may take, how long its cold start may take, and how long to look."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    limits: ExecLimits = Field(default_factory=ExecLimits)
+    cold_start_seconds: float = Field(default=20.0, gt=0, le=600)
+    poll_attempts: int = Field(default=-1, ge=-1)
+    poll_delay_seconds: float = Field(default=2.0, gt=0, le=60)
+
+    @property
+    def run_seconds(self) -> float:
+        """The run's budget plus the margin for its worker to report."""
+        return self.limits.timeout_seconds + REPORT_MARGIN_SECONDS
+
+    def wait_seconds(self) -> float:
+        """How long ``workspace_exec`` waits for the outcome (see the module docstring)."""
+        whole = self.cold_start_seconds + self.run_seconds
+        if self.poll_attempts < 0:
+            return whole
+        return min(self.poll_attempts * self.poll_delay_seconds, whole)
+
+
+class LeaseBusyError(RetriableError):
+    """The tree's exec lease is held by a live run; the message says by whom and until when."""
+
+
+def load_run(path: Path) -> ExecRun | None:
+    """The run recorded at ``path``, or None (missing or unreadable)."""
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ExecRun.model_validate(data)
+    except ValueError:
+        return None
+
+
+class RunBook:
+    """The run records under ``<leaf>.index/runs`` (pruned to the newest 200)."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.dir = index_dir / "runs"
+
+    def save(self, run: ExecRun) -> None:
+        write_yaml(self.dir / f"{run.run_id}.yaml", run.model_dump(mode="json"))
+
+    def load(self, run_id: str) -> ExecRun | None:
+        if not run_id or "/" in run_id or run_id.startswith("."):
+            return None
+        return load_run(self.dir / f"{run_id}.yaml")
+
+    def prune(self) -> None:
+        files = sorted(self.dir.glob("*.yaml"), key=lambda p: p.stat().st_mtime)
+        for old in files[:-MAX_RUN_RECORDS]:
+            old.unlink(missing_ok=True)
+
+
+class ExecLease:
+    """The exclusive exec lease of one tree; see the module docstring."""
+
+    def __init__(self, index_dir: Path) -> None:
+        self.lock_path = index_dir / "locks" / "exec.lock"
+        self.record_path = index_dir / "exec.lease.yaml"
+        self.runs = RunBook(index_dir)
+
+    def holder(self) -> ExecRun | None:
+        """The run the lease record names, if any."""
+        return load_run(self.record_path)
+
+    def acquire(self, run: ExecRun) -> int:
+        """Take the lease for ``run``; the flock's descriptor (hand it to :meth:`release`).
+
+        Raises :class:`LeaseBusyError` when a live run holds it.
+        """
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LeaseBusyError(self._busy_message()) from None
+        stale = self.holder()
+        if stale is not None and stale.run_id != run.run_id and not stale.done:
+            stale.status = RunStatus.RECLAIMED
+            stale.error = "its worker was gone when the lease was reclaimed"
+            stale.finished_at = time.time()
+            self.runs.save(stale)
+        write_yaml(self.record_path, run.model_dump(mode="json"))
+        return fd
+
+    def _busy_message(self) -> str:
+        holder = self.holder()
+        if holder is None:
+            return "The workspace is busy running another command. Try again in a moment."
+        now = time.time()
+        if holder.deadline and now > holder.deadline:
+            return (
+                f"The workspace is still leased by run {holder.run_id} (`{holder.command}`, by "
+                f"{holder.agent}), which has overrun its deadline by {now - holder.deadline:.0f}s "
+                f"and is still running; a live run is never taken over. Try again later."
+            )
+        left = max(0.0, holder.deadline - now)
+        return (
+            f"The workspace is busy: {holder.agent} is running `{holder.command}` (run "
+            f"{holder.run_id}), which must end within {left:.0f}s. Wait for it with "
+            f'workspace_exec_result(run_id="{holder.run_id}"), or try again after.'
+        )
+
+    def rebase(self, run: ExecRun) -> None:
+        """Record ``run`` (its deadline re-based at its real start) as the lease holder."""
+        holder = self.holder()
+        if holder is None or holder.run_id == run.run_id:
+            write_yaml(self.record_path, run.model_dump(mode="json"))
+
+    def still_holds(self, run_id: str) -> bool:
+        holder = self.holder()
+        return holder is not None and holder.run_id == run_id
+
+    def release(self, fd: int, run_id: str) -> None:
+        """Clear the record (if it is still ``run_id``'s) and drop the flock."""
+        try:
+            if self.still_holds(run_id):
+                self.record_path.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+
+
+# -- in-process completion signals: a waiting caller wakes when the run is recorded ----------
+
+_signals: dict[str, threading.Event] = {}
+_signals_lock = threading.Lock()
+
+
+def _signal(run_id: str) -> threading.Event:
+    with _signals_lock:
+        event = _signals.get(run_id)
+        if event is None:
+            event = _signals[run_id] = threading.Event()
+            if len(_signals) > 1024:
+                for key in [k for k, e in _signals.items() if e.is_set()][:512]:
+                    _signals.pop(key, None)
+        return event
+
+
+def signal_run(run_id: str) -> None:
+    """Wake whoever waits on ``run_id`` (its record is final)."""
+    _signal(run_id).set()
+
+
+def run_finished(run_id: str) -> bool:
+    return _signal(run_id).is_set()
+
+
+def wait_run(book: RunBook, run_id: str, seconds: float) -> ExecRun | None:
+    """The record of ``run_id`` once final, waiting at most ``seconds`` (in-process signal,
+    then the tree's record: a run recorded by another process is read as it is)."""
+    if seconds > 0:
+        _signal(run_id).wait(seconds)
+    return book.load(run_id)
+
+
+def render_run(run: ExecRun) -> str:
+    """A run as the model reads it — the one formatter every finished run goes through."""
+    lines = [f"$ {run.command}"]
+    if run.status in (RunStatus.STARTING, RunStatus.RUNNING):
+        elapsed = time.time() - (run.started_at or run.created_at)
+        left = max(0.0, run.deadline - time.time()) if run.deadline else 0.0
+        lines.append(
+            f"still running (run id {run.run_id}, {elapsed:.0f}s so far, at most {left:.0f}s "
+            f'more). Ask again with workspace_exec_result(run_id="{run.run_id}").'
+        )
+        return "\n".join(lines)
+    if run.status == RunStatus.RECLAIMED:
+        lines.append(f"run {run.run_id} was abandoned: {run.error or 'its worker is gone'}")
+        return "\n".join(lines)
+    if run.result is None:
+        lines.append(f"not run: {run.error or 'the sandbox failed'}")
+        return "\n".join(lines)
+    result = run.result
+    lines.append(
+        f"exit_code: {result.exit_code} ({result.duration_seconds:.2f}s, {result.backend})"
+    )
+    if result.timed_out:
+        lines.append(f"killed at its {run.timeout_seconds:g}s budget")
+    lines.append("--- output ---")
+    lines.append(result.output.rstrip("\n") if result.output.strip() else "(no output)")
+    if run.changed:
+        shown = ", ".join(run.changed[:20])
+        more = f" and {len(run.changed) - 20} more" if len(run.changed) > 20 else ""
+        lines.append(f"--- files changed: {shown}{more}")
+    return "\n".join(lines)

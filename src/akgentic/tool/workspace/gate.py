@@ -1,0 +1,465 @@
+"""The write gate: a mutation lands only over what its agent last saw — checked and written
+together, under a lock held on the tree.
+
+The rule, exactly:
+
+- A mutation of a file the agent has read is refused unless the file is still what that
+  agent last read (or last wrote: an accepted mutation is also what its author saw).
+- A whole-file ``write`` over an existing file the agent never read is refused too.
+  Edits and patches are anchored on the text they replace, and a delete replaces nothing,
+  so they need no prior read — but a file the agent *has* read must not have changed.
+- The check and the write happen together under an ``fcntl.flock`` on a lock file keyed by
+  the path, under the tree's metadata sibling. The lock lives on the tree, not in an
+  actor, so two teams and two processes over one tree are ordered by the same thing.
+- A refusal raises :class:`GateRefusalError` (a ``RetriableError``): nothing was written; the
+  message carries the diff of what the mutation would have destroyed and the instruction
+  to read again. There is no bypass argument anywhere.
+
+What the gate remembers lives on the tree too (``<leaf>.index``): one YAML file per agent
+with the hash of what it last saw of each path (:class:`Observation`), and one
+:class:`LastWrite` per path, so a refusal can say who changed the file. Nothing is held in
+memory between calls, which is why any number of actors and processes may share a tree.
+
+With a journal, the tree's journal lock is taken before the path locks (one order
+everywhere, so no deadlock), out-of-band changes are committed as nobody first, and the
+accepted mutation is committed as its agent before the locks are released: one linear,
+truthfully attributed history.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.workspace.edit import (
+    EditError,
+    EditSpec,
+    FilePatch,
+    PatchError,
+    apply_edits,
+    parse_patch,
+    render_file_patch,
+)
+from akgentic.tool.workspace.journal import GitJournal, Identity
+from akgentic.tool.workspace.models import (
+    MAX_OBSERVATIONS,
+    DeleteFile,
+    EditFile,
+    FileChange,
+    LastWrite,
+    MakeDir,
+    Mutation,
+    MutationOutcome,
+    Observation,
+    PatchFiles,
+    WriteFile,
+    content_sha,
+    line_counts,
+    refusal_changed,
+    refusal_deleted,
+    refusal_unread,
+)
+from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath, WriteEntry
+
+__all__ = [
+    "GateRefusalError",
+    "TreeRecords",
+    "WriteGate",
+    "read_yaml",
+    "write_in_place",
+    "write_yaml",
+]
+
+try:
+    _Loader: Any = yaml.CSafeLoader
+    _Dumper: Any = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - libyaml missing
+    _Loader, _Dumper = yaml.SafeLoader, yaml.SafeDumper
+
+
+class GateRefusalError(RetriableError):
+    """The gate refused a mutation; the message is what the model reads (nothing was written)."""
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document at ``path``, or None when it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return yaml.load(handle, Loader=_Loader)
+    except (OSError, yaml.YAMLError):
+        return None
+
+
+def write_yaml(path: Path, data: Any) -> None:
+    """Write ``data`` to ``path`` atomically (readers see the old or the new record)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}-{id(data):x}.tmp")
+    with open(temp, "w", encoding="utf-8") as handle:
+        yaml.dump(data, handle, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    os.replace(temp, path)
+
+
+def write_in_place(path: Path, data: bytes) -> None:
+    """Overwrite the small record at ``path`` without a rename or a truncate-to-zero.
+
+    For the gate's own records on the hot path (what an agent saw, who wrote last): both
+    are read and written under the locks that order their writers, so a rename buys no
+    atomicity here, while on ext4 a rename over a file (or a truncate to zero) forces a
+    data flush that would cost more than the write itself. A record torn by a crash reads
+    as missing — which only ever makes the gate refuse more (read again), never less.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        offset = 0
+        while offset < len(data):
+            offset += os.pwrite(fd, view[offset:], offset)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+def _dump(data: Any) -> bytes:
+    text: str = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    return text.encode("utf-8")
+
+
+def _key(rel: str) -> str:
+    return hashlib.sha1(rel.encode("utf-8")).hexdigest()[:24]
+
+
+class TreeRecords:
+    """The tree's metadata sibling: locks, observations, last writes."""
+
+    def __init__(self, workspace: WorkspacePath) -> None:
+        self.dir = workspace.index_dir
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    # -- locks ------------------------------------------------------------------------------
+    @contextmanager
+    def lock(self, name: str) -> Iterator[None]:
+        """An exclusive ``flock`` on ``locks/<name>.lock``, held for the ``with`` block."""
+        folder = self.dir / "locks"
+        folder.mkdir(exist_ok=True)
+        fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def path_lock_name(self, rel: str) -> str:
+        return f"path-{_key(rel)}"
+
+    # -- observations -------------------------------------------------------------------------
+    def _views_file(self, identity: Identity) -> Path:
+        return self.dir / "views" / f"{identity.key}.yaml"
+
+    def load_views(self, identity: Identity) -> dict[str, Observation]:
+        data = read_yaml(self._views_file(identity))
+        files = data.get("files") if isinstance(data, dict) else None
+        if not isinstance(files, dict):
+            return {}
+        views: dict[str, Observation] = {}
+        for rel, raw in files.items():
+            if isinstance(raw, dict) and isinstance(raw.get("sha"), str):
+                views[str(rel)] = Observation(sha=raw["sha"], at=float(raw.get("at", 0.0)))
+        return views
+
+    def save_views(self, identity: Identity, views: dict[str, Observation]) -> None:
+        if len(views) > MAX_OBSERVATIONS:
+            keep = sorted(views.items(), key=lambda kv: kv[1].at)[-MAX_OBSERVATIONS:]
+            views = dict(keep)
+        record = {
+            "agent": identity.name,
+            "team": identity.team,
+            "files": {rel: {"sha": o.sha, "at": round(o.at, 3)} for rel, o in views.items()},
+        }
+        write_in_place(self._views_file(identity), _dump(record))
+
+    # -- last writes ---------------------------------------------------------------------------
+    def _last_file(self, rel: str) -> Path:
+        return self.dir / "writes" / f"{_key(rel)}.yaml"
+
+    def last_write(self, rel: str) -> LastWrite | None:
+        data = read_yaml(self._last_file(rel))
+        if not isinstance(data, dict):
+            return None
+        try:
+            return LastWrite.model_validate({k: v for k, v in data.items() if k != "path"})
+        except ValueError:
+            return None
+
+    def set_last_write(self, rel: str, last: LastWrite) -> None:
+        write_in_place(self._last_file(rel), _dump({"path": rel, **last.model_dump(mode="json")}))
+
+
+class WriteGate:
+    """Reads that are remembered, and mutations that are checked; see the module docstring."""
+
+    def __init__(self, workspace: WorkspacePath, fs: Filesystem | None = None) -> None:
+        self.workspace = workspace
+        self.fs = fs if fs is not None else Filesystem(workspace.tree)
+        self.records = TreeRecords(workspace)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def observe(self, identity: Identity, rel: str, sha: str) -> None:
+        """Remember that ``identity`` has seen ``rel`` with content hash ``sha``."""
+        views = self.records.load_views(identity)
+        views[rel] = Observation(sha=sha)
+        self.records.save_views(identity, views)
+
+    def read(self, identity: Identity, rel: str) -> bytes:
+        """Read ``rel`` and remember it as seen (FileNotFoundError when it does not exist)."""
+        data = self.fs.resolve(rel).read_bytes()
+        self.observe(identity, rel, content_sha(data))
+        return data
+
+    # -- mutations -----------------------------------------------------------------------------
+    def mutate(
+        self, identity: Identity, mutation: Mutation, journal: GitJournal | None = None
+    ) -> MutationOutcome:
+        """Check and apply ``mutation`` as ``identity``; see the module docstring.
+
+        Raises :class:`GateRefusalError` (or another ``RetriableError``: an edit that does not
+        match, a patch whose context differs) with nothing written; ``PathEscapeError``,
+        ``InvalidPathError`` and ``OSError`` are left to the caller to word.
+        """
+        if isinstance(mutation, MakeDir):
+            return self._mkdir(mutation)
+        targets = self._targets(mutation)
+        names = sorted({self.records.path_lock_name(rel) for rel in targets})
+        with ExitStack() as stack:
+            if journal is not None:
+                stack.enter_context(self.records.lock("journal"))
+                journal.ensure()
+                journal.commit_out_of_band()
+            for name in names:
+                stack.enter_context(self.records.lock(name))
+            outcome = self._apply(identity, mutation, targets)
+            if journal is not None and outcome.changes:
+                outcome.commit = journal.commit(identity, _commit_message(outcome))
+            return outcome
+
+    def _targets(self, mutation: Mutation) -> dict[str, Path]:
+        """rel path → resolved path of every file the mutation may touch (in the tree)."""
+        if isinstance(mutation, PatchFiles):
+            try:
+                patches = parse_patch(mutation.patch)
+            except PatchError as exc:
+                raise RetriableError(
+                    f"The patch cannot be read: {exc}. Nothing was written."
+                ) from None
+            rels: list[str] = []
+            for patch in patches:
+                if patch.old_path and patch.new_path and patch.old_path != patch.new_path:
+                    raise RetriableError(
+                        f"The patch renames {patch.old_path} to {patch.new_path}; renames are not "
+                        f"supported. Patch the file, then create the new one and delete the old."
+                    )
+                rels.append(patch.path)
+            targets = {self.fs.relative(self.fs.resolve(r)): self.fs.resolve(r) for r in rels}
+            return targets
+        assert isinstance(mutation, WriteFile | EditFile | DeleteFile)
+        path = self.fs.resolve(mutation.path)
+        rel = self.fs.relative(path)
+        if rel == ".":
+            raise RetriableError("That path is the workspace itself; name a file inside it.")
+        if isinstance(mutation, DeleteFile) and path.is_dir() and not path.is_symlink():
+            files = {self.fs.relative(p): p for p in self.fs.iter_files(path)}
+            return {rel: path, **files}
+        return {rel: path}
+
+    def _apply(
+        self, identity: Identity, mutation: Mutation, targets: dict[str, Path]
+    ) -> MutationOutcome:
+        views = self.records.load_views(identity)
+        current = {rel: (p.read_bytes() if p.is_file() else None) for rel, p in targets.items()}
+        failure: RetriableError | None = None
+        try:
+            proposed = self._compute(mutation, targets, current)
+        except RetriableError as exc:  # the gate's verdict comes first; this one after
+            failure, proposed = exc, {}
+        for rel in targets:
+            after = proposed.get(rel, current[rel])
+            self._check(mutation, rel, current[rel], after, views, known=failure is None)
+        if failure is not None:
+            raise failure
+        entries = [
+            WriteEntry(targets[rel], data) for rel, data in proposed.items() if data != current[rel]
+        ]
+        self.fs.write_many(entries)
+        changes: list[FileChange] = []
+        if isinstance(mutation, DeleteFile):
+            root_rel, root = next(iter(targets.items()))
+            if root.is_dir() and not root.is_symlink():
+                shutil.rmtree(root)
+                changes.append(FileChange(path=root_rel, action="deleted"))
+        for rel, data in proposed.items():
+            before = current[rel]
+            if data == before:
+                continue
+            sha = content_sha(data) if data is not None else None
+            if sha is None:
+                views.pop(rel, None)
+            else:
+                views[rel] = Observation(sha=sha)
+            last = LastWrite(agent=identity.name, team=identity.team, op=mutation.op, sha=sha)
+            self.records.set_last_write(rel, last)
+            added, removed = line_counts(_text_or_empty(before), _text_or_empty(data))
+            action = "deleted" if data is None else "created" if before is None else "modified"
+            changes.append(FileChange(path=rel, action=action, added=added, removed=removed))
+        self.records.save_views(identity, views)
+        return MutationOutcome(op=mutation.op, changes=changes, summary=_summary(mutation, changes))
+
+    def _check(
+        self,
+        mutation: Mutation,
+        rel: str,
+        current: bytes | None,
+        proposed: bytes | None,
+        views: dict[str, Observation],
+        known: bool = True,
+    ) -> None:
+        seen = views.get(rel)
+        if seen is not None:
+            if current is None:
+                if isinstance(mutation, DeleteFile):
+                    return  # it is gone already: the delete destroys nothing
+                raise GateRefusalError(refusal_deleted(rel, self.records.last_write(rel)))
+            sha = content_sha(current)
+            if sha != seen.sha:
+                last = self.records.last_write(rel)
+                if last is not None and last.sha != sha:
+                    last = None  # the gate's last write is not what is there: changed outside
+                raise GateRefusalError(
+                    refusal_changed(
+                        rel, _text_or_none(current), _text_or_none(proposed), last, known=known
+                    )
+                )
+            return
+        if current is not None and isinstance(mutation, WriteFile):
+            raise GateRefusalError(
+                refusal_unread(rel, _text_or_none(current), _text_or_none(proposed))
+            )
+
+    def _compute(
+        self, mutation: Mutation, targets: dict[str, Path], current: dict[str, bytes | None]
+    ) -> dict[str, bytes | None]:
+        """rel → new bytes (None: delete) for every target; RetriableError when it cannot."""
+        if isinstance(mutation, WriteFile):
+            [rel] = targets
+            return {rel: mutation.content.encode("utf-8")}
+        if isinstance(mutation, DeleteFile):
+            root_rel, root = next(iter(targets.items()))
+            if not root.exists() and not root.is_symlink():
+                raise RetriableError(f"File not found: {mutation.path}")
+            if (
+                root.is_dir()
+                and not root.is_symlink()
+                and len(targets) > 1
+                and not mutation.recursive
+            ):
+                raise RetriableError(
+                    f"{root_rel} is a directory with {len(targets) - 1} file(s) in it; delete "
+                    f"it with recursive=true to remove it and everything inside"
+                )
+            return {rel: None for rel in targets if current[rel] is not None}
+        if isinstance(mutation, EditFile):
+            [rel] = targets
+            text = self._text(rel, current[rel], must_exist=True)
+            edits = [EditSpec(e.old_string, e.new_string, e.replace_all) for e in mutation.edits]
+            if not edits:
+                raise RetriableError(
+                    "No edit was given: pass at least one old_string/new_string pair."
+                )
+            try:
+                new_text, _ = apply_edits(text, edits, rel)
+            except EditError as exc:
+                raise RetriableError(f"{exc}") from None
+            return {rel: new_text.encode("utf-8")}
+        assert isinstance(mutation, PatchFiles)
+        out: dict[str, bytes | None] = {}
+        for patch in parse_patch(mutation.patch):
+            rel = self.fs.relative(self.fs.resolve(patch.path))
+            out[rel] = self._patched(rel, current[rel], patch)
+        return out
+
+    def _patched(self, rel: str, current: bytes | None, patch: FilePatch) -> bytes | None:
+        original = None if current is None else self._text(rel, current, must_exist=True)
+        try:
+            result = render_file_patch(original, patch)
+        except PatchError as exc:
+            raise RetriableError(f"The patch does not apply: {exc}") from None
+        return None if result is None else result.encode("utf-8")
+
+    @staticmethod
+    def _text(rel: str, data: bytes | None, must_exist: bool) -> str:
+        if data is None:
+            raise RetriableError(f"File not found: {rel}")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RetriableError(
+                f"{rel} is not UTF-8 text, so it cannot be edited or patched; replace it whole "
+                f"with workspace_write (after reading it) instead"
+            ) from None
+
+    def _mkdir(self, mutation: MakeDir) -> MutationOutcome:
+        path = self.fs.resolve(mutation.path)
+        rel = self.fs.relative(path)
+        if path.exists() and not path.is_dir():
+            raise RetriableError(f"{rel} exists and is a file, not a directory")
+        existed = path.is_dir()
+        path.mkdir(parents=True, exist_ok=True)
+        changes = [] if existed else [FileChange(path=rel, action="directory")]
+        summary = f"{rel}/ already exists." if existed else f"Created directory {rel}/."
+        return MutationOutcome(op="mkdir", changes=changes, summary=summary)
+
+
+def _text_or_none(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _text_or_empty(data: bytes | None) -> str:
+    return _text_or_none(data) or ""
+
+
+def _commit_message(outcome: MutationOutcome) -> str:
+    paths = ", ".join(c.path for c in outcome.changes[:5])
+    more = f" (+{len(outcome.changes) - 5} more)" if len(outcome.changes) > 5 else ""
+    return f"{outcome.op} {paths}{more}"
+
+
+def _summary(mutation: Mutation, changes: Sequence[FileChange]) -> str:
+    if not changes:
+        return "Nothing changed: the file already holds exactly that."
+    parts = []
+    for change in changes:
+        if change.action == "deleted":
+            parts.append(f"deleted {change.path}")
+        elif change.action == "created":
+            parts.append(f"created {change.path} ({change.added} lines)")
+        else:
+            parts.append(f"modified {change.path} (+{change.added} -{change.removed} lines)")
+    verb = {
+        "write": "Wrote",
+        "edit": "Edited",
+        "multi_edit": "Edited",
+        "patch": "Patched",
+        "delete": "Deleted",
+    }
+    head = verb.get(mutation.op, "Done")
+    return f"{head}: " + "; ".join(parts) + "."

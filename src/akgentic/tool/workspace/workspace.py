@@ -1,0 +1,432 @@
+"""Where a workspace is, and the one rule every path inside it goes through.
+
+A workspace is a three-segment path under the workspaces root::
+
+    <AKGENTIC_WORKSPACES_ROOT>/<scope>/<kind>/<leaf>
+
+- ``<kind>`` says how the leaf was derived: ``_team/<team_id>`` (the default),
+  ``_id/<workspace_id>`` (a named tree) or ``_meta/<joined values>`` (keyed by fields of
+  the team's metadata).
+- ``<scope>`` is the owning principal (:func:`user_segment`), unless the card asks for a
+  sharable tree *and* the platform permits that kind through
+  ``AKGENTIC_WORKSPACE_SHARED_KINDS`` (:func:`permitted_shared_kinds`): then it is the
+  reserved ``_shared``. Three kinds times two scopes: the six cells. A shared request the
+  platform does not permit fails the bind; it never falls back to a private tree.
+
+Two siblings of the tree belong to the tree but are never inside it — ``<leaf>.index``
+(the metadata sibling: locks, what each agent last read, one YAML record per indexed
+document, the exec lease and run records) and ``<leaf>.git`` (the journal). That is why a
+``workspace_id`` may not end in ``.git`` or ``.index``: :func:`validate_workspace_id`.
+
+:meth:`Filesystem.resolve` is the one path rule: every path an agent names is anchored
+to the tree; absolute paths, ``..`` that climbs out and symlinks whose target leaves the
+tree raise :class:`PathEscapeError`; NUL bytes, undecodable text, overlong names and the
+names of staging files raise :class:`InvalidPathError`. :meth:`Filesystem.write` is
+atomic (a staging file in the same directory, renamed over the target), and
+:meth:`Filesystem.write_many` stages every file before renaming any. Atomic means a reader
+sees the old content or the new, never a mix; durability across a power cut is the
+filesystem's (ext4 flushes a file's data before a rename replaces it).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Protocol, runtime_checkable
+
+from pydantic import ConfigDict
+
+from akgentic.core.serialization import SerializableModel
+
+__all__ = [
+    "KIND_ID",
+    "KIND_META",
+    "KIND_TEAM",
+    "PRINCIPAL_ENV",
+    "SHARED_KINDS_ENV",
+    "SHARED_SCOPE",
+    "STAGING_PREFIX",
+    "WORKSPACES_ROOT_ENV",
+    "Filesystem",
+    "InvalidPathError",
+    "PathEscapeError",
+    "Workspace",
+    "WorkspaceConfigError",
+    "WorkspacePath",
+    "WriteEntry",
+    "get_workspace",
+    "is_staging_name",
+    "leaf_segment",
+    "permitted_shared_kinds",
+    "resolve_workspace_path",
+    "user_segment",
+    "validate_workspace_id",
+    "workspaces_root",
+]
+
+WORKSPACES_ROOT_ENV = "AKGENTIC_WORKSPACES_ROOT"
+SHARED_KINDS_ENV = "AKGENTIC_WORKSPACE_SHARED_KINDS"
+PRINCIPAL_ENV = "AKGENTIC_PRINCIPAL"
+
+SHARED_SCOPE = "_shared"
+KIND_TEAM = "_team"
+KIND_ID = "_id"
+KIND_META = "_meta"
+_KIND_NAMES = {"team": KIND_TEAM, "id": KIND_ID, "meta": KIND_META}
+_RESERVED = {KIND_TEAM, KIND_ID, KIND_META, SHARED_SCOPE, "team", "id", "meta", ".", ".."}
+_SIBLING_SUFFIXES = (".git", ".index")
+_ID_PATTERN = re.compile(r"[A-Za-z0-9._-]{1,128}")
+_SEGMENT_BAD = re.compile(r"[^A-Za-z0-9._-]+")
+
+STAGING_PREFIX = ".akgentic-staging-"
+"""Staging files of atomic writes start with this; listings, search and the journal skip
+them, and no agent path may name one."""
+
+_MAX_PATH_BYTES = 4096
+_MAX_NAME_BYTES = 255
+
+
+def _read_umask() -> int:
+    """The process umask, read without changing it (``os.umask`` would, process-wide)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+_UMASK = _read_umask()
+
+
+class WorkspaceConfigError(ValueError):
+    """A workspace that cannot be derived or is not permitted; the message says what to do."""
+
+
+class PathEscapeError(PermissionError):
+    """A path that would leave the workspace tree (absolute, ``..``, or a symlink out)."""
+
+
+class InvalidPathError(ValueError):
+    """A path that names nothing a workspace can hold (NUL, bad text, too long, staging)."""
+
+
+def validate_workspace_id(value: str) -> str:
+    """``value`` if it is a valid ``workspace_id``; ValueError saying what is wrong otherwise.
+
+    1 to 128 characters of ``[A-Za-z0-9._-]``, not a kind name (``_team``, ``_id``,
+    ``_meta``, ``_shared``, ``.``, ``..``) and not ending in ``.git`` or ``.index`` (the
+    tree's siblings).
+    """
+    if not isinstance(value, str) or not _ID_PATTERN.fullmatch(value):
+        raise ValueError(
+            f"workspace_id {value!r} must be 1 to 128 characters of letters, digits, "
+            f"'.', '_' or '-'"
+        )
+    if value in _RESERVED:
+        raise ValueError(f"workspace_id {value!r} is a reserved name; choose another")
+    if value.endswith(_SIBLING_SUFFIXES):
+        raise ValueError(
+            f"workspace_id {value!r} may not end in .git or .index: those names belong to "
+            f"a tree's journal and metadata"
+        )
+    return value
+
+
+def workspaces_root() -> Path:
+    """``AKGENTIC_WORKSPACES_ROOT``, else ``.akgentic/workspaces`` under the current directory
+    (the project's data folder, beside the CLI's default store)."""
+    configured = os.environ.get(WORKSPACES_ROOT_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    return Path.cwd() / ".akgentic" / "workspaces"
+
+
+def _segment(value: str, fallback: str) -> str:
+    cleaned = _SEGMENT_BAD.sub("-", value).strip(".-_")[:128]
+    return cleaned or fallback
+
+
+def user_segment(principal: str | None = None) -> str:
+    """The scope of a private tree: the owning principal, made safe as a path segment.
+
+    ``principal``, else ``AKGENTIC_PRINCIPAL``, else the operating-system user. Never
+    starts with ``_`` (the reserved scopes do), never ``.``/``..``.
+    """
+    raw = principal or os.environ.get(PRINCIPAL_ENV, "").strip()
+    if not raw:
+        try:
+            raw = getpass.getuser()
+        except Exception:
+            raw = "anonymous"
+    return _segment(raw, "anonymous")
+
+
+def leaf_segment(values: Sequence[object]) -> str:
+    """The leaf of a metadata-keyed tree: the values, each made safe, joined by ``+``."""
+    if not values:
+        raise WorkspaceConfigError("a metadata-keyed workspace needs at least one key")
+    return "+".join(_segment(str(v), "none") for v in values)
+
+
+def permitted_shared_kinds() -> frozenset[str]:
+    """The kinds (``team``, ``id``, ``meta``) the platform lets cards share, from
+    ``AKGENTIC_WORKSPACE_SHARED_KINDS`` (comma-separated; unset or empty: none)."""
+    raw = os.environ.get(SHARED_KINDS_ENV, "")
+    kinds = {part.strip().lstrip("_").lower() for part in raw.split(",") if part.strip()}
+    return frozenset(kinds & set(_KIND_NAMES))
+
+
+class WorkspacePath(SerializableModel):
+    """A resolved three-segment workspace: where its tree and its two siblings are."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    root: str
+    scope: str
+    kind: str
+    leaf: str
+
+    @property
+    def name(self) -> str:
+        """``<scope>/<kind>/<leaf>``: the workspace's identity, slashes included."""
+        return f"{self.scope}/{self.kind}/{self.leaf}"
+
+    @property
+    def actor_name(self) -> str:
+        """``#Workspace-<scope>/<kind>/<leaf>``: one actor per tree, never per name alone."""
+        return f"#Workspace-{self.name}"
+
+    @property
+    def tree(self) -> Path:
+        return Path(self.root) / self.scope / self.kind / self.leaf
+
+    @property
+    def index_dir(self) -> Path:
+        """The metadata sibling ``<leaf>.index``."""
+        return Path(self.root) / self.scope / self.kind / f"{self.leaf}.index"
+
+    @property
+    def git_dir(self) -> Path:
+        """The journal's git directory ``<leaf>.git``, outside the tree."""
+        return Path(self.root) / self.scope / self.kind / f"{self.leaf}.git"
+
+
+def resolve_workspace_path(
+    *,
+    kind: str,
+    leaf: str,
+    sharable: bool = False,
+    principal: str | None = None,
+    root: Path | None = None,
+) -> WorkspacePath:
+    """The :class:`WorkspacePath` of one cell — the one place a workspace path is derived.
+
+    ``kind`` is ``_team``, ``_id`` or ``_meta``. ``sharable`` asks for the ``_shared``
+    scope, which the platform must permit for that kind; otherwise
+    :class:`WorkspaceConfigError` — never a silent fall-back to a private tree.
+    """
+    if kind not in _KIND_NAMES.values():
+        raise WorkspaceConfigError(f"unknown workspace kind {kind!r}")
+    if not leaf or leaf in (".", "..") or "/" in leaf or "\x00" in leaf:
+        raise WorkspaceConfigError(f"invalid workspace leaf {leaf!r}")
+    if sharable:
+        short = kind.lstrip("_")
+        permitted = permitted_shared_kinds()
+        if short not in permitted:
+            allowed = ", ".join(sorted(permitted)) or "none"
+            raise WorkspaceConfigError(
+                f"this card asks for a shared workspace ({SHARED_SCOPE}/{kind}/{leaf}) but the "
+                f"platform does not permit sharing the {short!r} kind ({SHARED_KINDS_ENV} "
+                f"permits: {allowed}). Set workspace_sharable=False, or have the operator add "
+                f"{short!r} to {SHARED_KINDS_ENV}."
+            )
+        scope = SHARED_SCOPE
+    else:
+        scope = user_segment(principal)
+    base = (root if root is not None else workspaces_root()).resolve()
+    return WorkspacePath(root=str(base), scope=scope, kind=kind, leaf=leaf)
+
+
+def is_staging_name(name: str) -> bool:
+    """Whether ``name`` (a file name, not a path) is the staging file of an atomic write."""
+    return name.startswith(STAGING_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteEntry:
+    """One file of :meth:`Filesystem.write_many`: new bytes, or None to delete it."""
+
+    path: Path
+    content: bytes | None
+
+
+@runtime_checkable
+class Workspace(Protocol):
+    """What the card and the actor need of a tree: the path rule and atomic writes."""
+
+    root: Path
+
+    def resolve(self, path: str) -> Path: ...
+
+    def relative(self, path: Path) -> str: ...
+
+    def write(self, path: Path, content: bytes) -> None: ...
+
+    def write_many(self, entries: Sequence[WriteEntry]) -> None: ...
+
+    def iter_files(self, start: Path | None = None) -> Iterator[Path]: ...
+
+
+class Filesystem:
+    """One tree on the local filesystem; see the module docstring for the rules."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = Path(os.path.realpath(root))
+
+    # -- the path rule ------------------------------------------------------------------
+    def resolve(self, path: str) -> Path:
+        """The absolute, symlink-free location of ``path`` inside the tree.
+
+        Raises :class:`PathEscapeError` for an absolute path, a ``..`` climbing out, or a
+        symlink whose target is outside; :class:`InvalidPathError` for NUL bytes, text
+        that is not valid Unicode, names longer than 255 bytes or paths longer than 4096,
+        and staging names. ``""`` and ``"."`` are the tree itself.
+        """
+        if not isinstance(path, str):
+            raise InvalidPathError(f"a path is text, got {type(path).__name__}")
+        if "\x00" in path:
+            raise InvalidPathError("the path contains a NUL byte")
+        try:
+            encoded = path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidPathError("the path is not valid Unicode text") from None
+        if len(encoded) > _MAX_PATH_BYTES:
+            raise InvalidPathError(f"the path is longer than {_MAX_PATH_BYTES} bytes")
+        if path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:[\\/]", path):
+            raise PathEscapeError(path)
+        stack: list[str] = []
+        for part in path.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not stack:
+                    raise PathEscapeError(path)
+                stack.pop()
+                continue
+            if len(part.encode("utf-8")) > _MAX_NAME_BYTES:
+                raise InvalidPathError(f"a name in the path is longer than {_MAX_NAME_BYTES} bytes")
+            if is_staging_name(part):
+                raise InvalidPathError(f"{part!r} is a staging file name; choose another name")
+            stack.append(part)
+        real = Path(os.path.realpath(self.root.joinpath(*stack)))
+        if real != self.root and not real.is_relative_to(self.root):
+            raise PathEscapeError(path)
+        return real
+
+    def relative(self, path: Path) -> str:
+        """``path`` (inside the tree) as the agent names it: POSIX, relative, ``.`` for the root."""
+        rel = path.relative_to(self.root).as_posix()
+        return rel or "."
+
+    # -- atomic writes ----------------------------------------------------------------------
+    def write(self, path: Path, content: bytes) -> None:
+        """Replace ``path`` with ``content`` atomically (readers see old or new, never half)."""
+        self.write_many([WriteEntry(path, content)])
+
+    def write_many(self, entries: Sequence[WriteEntry]) -> None:
+        """Apply every entry, staging all new contents before renaming any into place.
+
+        A failure while staging leaves every target untouched and removes the staging
+        files. Deletions happen after the renames.
+        """
+        staged: list[tuple[Path, Path]] = []
+        try:
+            for entry in entries:
+                if entry.content is not None:
+                    staged.append((self._stage(entry.path, entry.content), entry.path))
+        except BaseException:
+            for temp, _ in staged:
+                temp.unlink(missing_ok=True)
+            raise
+        for temp, target in staged:
+            os.replace(temp, target)
+        for entry in entries:
+            if entry.content is None:
+                entry.path.unlink(missing_ok=True)
+
+    def _stage(self, target: Path, content: bytes) -> Path:
+        if target.is_dir():
+            raise IsADirectoryError(21, "Is a directory", str(target))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = stat.S_IMODE(target.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        temp = target.parent / f"{STAGING_PREFIX}{target.name[:64]}-{secrets.token_hex(6)}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            view = memoryview(content)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        except BaseException:
+            os.close(fd)
+            temp.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        return temp
+
+    # -- walking ------------------------------------------------------------------------------
+    def iter_files(self, start: Path | None = None) -> Iterator[Path]:
+        """Every regular file under ``start`` (the tree by default), sorted, staging files
+        and symlinks left out, never leaving the tree."""
+        base = start if start is not None else self.root
+        stack = [base]
+        while stack:
+            current = stack.pop()
+            try:
+                with os.scandir(current) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue
+            dirs: list[Path] = []
+            for entry in entries:
+                if is_staging_name(entry.name) or entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    dirs.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
+            stack.extend(reversed(dirs))
+
+
+def get_workspace(path: WorkspacePath) -> Filesystem:
+    """The tree of ``path`` (created if missing), with its metadata sibling."""
+    path.index_dir.mkdir(parents=True, exist_ok=True)
+    return Filesystem(path.tree)
+
+
+def metadata_leaf(metadata: Mapping[str, object] | None, keys: Sequence[str]) -> str:
+    """The ``_meta`` leaf for ``keys`` read from the team's ``metadata``, or a clear error."""
+    if metadata is None:
+        raise WorkspaceConfigError(
+            f"workspace_metadata_keys {list(keys)} need the team's metadata, and the team has "
+            f"none yet: call Orchestrator.set_metadata(...) before the team's agents start"
+        )
+    missing = [k for k in keys if k not in metadata or metadata[k] in (None, "")]
+    if missing:
+        known = ", ".join(sorted(metadata)) or "none"
+        raise WorkspaceConfigError(
+            f"the team's metadata has no value for {', '.join(missing)} (its fields: {known}); "
+            f"fix workspace_metadata_keys or set the metadata before the agents start"
+        )
+    return leaf_segment([metadata[k] for k in keys])

@@ -1,0 +1,85 @@
+"""The allowlist check and the bounded output buffer: no sandbox needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from akgentic.tool.sandbox import (
+    ALLOWED_COMMANDS,
+    BoundedOutput,
+    CommandRefusedError,
+    ExecLimits,
+    validate_command,
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "programs"),
+    [
+        ("ls -la", ["ls"]),
+        ("python3 -m unittest -v test_slug", ["python3"]),
+        ("python3 -m unittest 2>&1 | tail -5", ["python3", "tail"]),
+        ("mkdir -p out && echo done > out/log.txt", ["mkdir", "echo"]),
+        ("grep -rn 'a|b' . ; true", ["grep", "true"]),
+        ("PYTHONPATH=src python3 -c 'print(1)'", ["python3"]),
+        ("/usr/bin/python3 script.py", ["python3"]),
+        ("false || echo recovered", ["false", "echo"]),
+    ],
+)
+def test_allowed_command_lines_name_every_program(command: str, programs: list[str]) -> None:
+    assert validate_command(command) == programs
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("curl http://example.com", "'curl' is not on this workspace's command allowlist"),
+        ("ls | bash", "'bash' is not on"),
+        ("sh -c 'ls'", "'sh' is not on"),
+        ("echo $(whoami)", "command substitution"),
+        ("echo `whoami`", "command substitution"),
+        ("diff <(ls) <(ls)", "process substitution"),
+        ("sleep 100 &", "background"),
+        ("sleep 1 & ls", "background"),
+        ("(ls)", "subshells"),
+        ("ls |", "ends with an operator"),
+        ("&& ls", "no program before it"),
+        ("echo 'unbalanced", "cannot be parsed"),
+        ("   ", "empty"),
+        ("ls\x00", "NUL"),
+    ],
+)
+def test_refused_command_lines_say_why(command: str, says: str) -> None:
+    with pytest.raises(CommandRefusedError, match=says):
+        validate_command(command)
+
+
+def test_the_refusal_lists_what_is_allowed_and_a_card_may_narrow_the_list() -> None:
+    with pytest.raises(CommandRefusedError) as refused:
+        validate_command("ls", allowed={"python3"})
+    assert "Allowed: python3." in str(refused.value)
+    assert "sh" not in ALLOWED_COMMANDS and "bash" not in ALLOWED_COMMANDS
+
+
+def test_bounded_output_keeps_head_and_tail_and_says_how_much_it_left_out() -> None:
+    out = BoundedOutput(1000)
+    out.feed(b"HEAD" + b"x" * 10_000)
+    out.feed(b"y" * 10_000 + b"TAIL")
+    text, omitted = out.text()
+    assert text.startswith("HEAD") and text.endswith("TAIL")
+    assert omitted == 20_008 - 1000
+    assert f"[… {omitted} characters of output omitted …]" in text
+    assert len(text) < 1100
+
+
+def test_bounded_output_under_the_cap_is_kept_whole() -> None:
+    out = BoundedOutput(1000)
+    out.feed("héllo\n".encode())
+    assert out.text() == ("héllo\n", 0)
+
+
+def test_limits_forbid_unknown_fields_and_absurd_values() -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        ExecLimits(timeout=5)  # type: ignore[call-arg]
+    with pytest.raises(ValueError):
+        ExecLimits(max_processes=1)

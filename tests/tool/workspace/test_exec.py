@@ -1,0 +1,302 @@
+"""workspace_exec through the card: the sandbox for real (bubblewrap), and the lease, the
+budgets and poll_attempts with a backend the test holds in its hand."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.sandbox import (
+    BubblewrapBackend,
+    ExecLimits,
+    ExecResult,
+    SandboxNotReadyError,
+    registry,
+)
+from akgentic.tool.sandbox.backend import Started
+from akgentic.tool.workspace import (
+    ExecFinishedEvent,
+    ExecRun,
+    ExecStartedEvent,
+    GitJournal,
+    RunStatus,
+    WorkspaceChangeEvent,
+    WorkspaceExec,
+    WorkspaceTool,
+)
+from akgentic.tool.workspace.execution import ExecLease, RunBook
+from akgentic.tool.workspace.gate import write_yaml
+
+from ..conftest import Team
+from .conftest import Tools, add_member, card_of, events_of, eventually, tools_of, wait_events
+
+# -- for real, in bubblewrap ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def real_sandbox(bwrap: BubblewrapBackend, monkeypatch: pytest.MonkeyPatch) -> BubblewrapBackend:
+    monkeypatch.setattr(registry, "SANDBOX_BACKEND", bwrap)
+    return bwrap
+
+
+def coder(team: Team, **exec_settings: object) -> Tools:
+    card = WorkspaceTool(workspace_exec=WorkspaceExec(**exec_settings), git_journal=True)  # type: ignore[arg-type]
+    return tools_of(team, add_member(team, "@Coder", card))
+
+
+def test_a_command_runs_in_the_tree_and_its_work_is_announced_and_committed(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    tools = coder(team)
+    tools["workspace_write"]("app.py", "print('hello from the sandbox')\n")
+    answer = tools["workspace_exec"]("python3 app.py > out.txt && cat out.txt")
+    lines = answer.splitlines()
+    assert lines[0] == "$ python3 app.py > out.txt && cat out.txt"
+    assert lines[1].startswith("exit_code: 0 (") and lines[1].endswith("s, bubblewrap)")
+    assert lines[2:] == ["--- output ---", "hello from the sandbox", "--- files changed: out.txt"]
+    [started] = events_of(team, ExecStartedEvent)
+    [finished] = events_of(team, ExecFinishedEvent)
+    assert (started.agent, started.command, started.backend) == (
+        "@Coder",
+        "python3 app.py > out.txt && cat out.txt",
+        "bubblewrap",
+    )
+    assert (finished.exit_code, finished.changed, finished.run_id) == (
+        0,
+        ["out.txt"],
+        started.run_id,
+    )
+    change = events_of(team, WorkspaceChangeEvent)[-1]
+    assert (change.op, change.path, change.agent) == ("exec", "out.txt", "@Coder")
+    workspace = card_of(team, _member(team)).workspace
+    last = GitJournal(workspace.tree, workspace.git_dir).log(1)[0]
+    assert (last.author, last.message) == (
+        "@Coder",
+        "exec: python3 app.py > out.txt && cat out.txt",
+    )
+
+
+def _member(team: Team) -> object:
+    [member] = [m for m in team.proxy.get_team() if m.name == "@Coder"]
+    return member
+
+
+def test_a_command_off_the_allowlist_never_starts(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    tools = coder(team)
+    with pytest.raises(RetriableError, match="The command was not run: 'curl' is not on"):
+        tools["workspace_exec"]("curl https://example.com")
+    narrow = tools_of(
+        team,
+        add_member(
+            team, "@Narrow", WorkspaceTool(workspace_exec=WorkspaceExec(allowed_commands=["ls"]))
+        ),
+    )
+    with pytest.raises(RetriableError, match="Allowed: ls."):
+        narrow["workspace_exec"]("python3 -V")
+    assert events_of(team, ExecStartedEvent) == []
+
+
+def test_a_command_killed_at_its_budget_answers_exit_code_124(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    tools = coder(team, timeout_seconds=1)
+    answer = tools["workspace_exec"]("echo begun && sleep 30")
+    assert "exit_code: 124" in answer and "killed at its 1s budget" in answer and "begun" in answer
+    [finished] = wait_events(team, ExecFinishedEvent, 1)
+    assert finished.timed_out and finished.exit_code == 124
+
+
+def test_long_output_comes_back_cut_with_a_note(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    tools = coder(team, max_output_chars=1000)
+    answer = tools["workspace_exec"]("seq 1 50000")
+    assert "characters of output omitted" in answer and answer.rstrip().endswith("50000")
+
+
+def test_with_no_backend_exec_says_it_is_unavailable_and_why(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registry, "SANDBOX_BACKEND", "none")
+    tools = coder(team)
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_exec"]("ls")
+    assert str(refused.value).startswith(
+        "Exec is unavailable in this workspace: exec is switched off on this deployment"
+    )
+    assert "No command was run" in str(refused.value)
+
+
+# -- the lease and the budgets, with a backend held by the test ----------------------------------
+
+
+class HeldBackend:
+    """Starts at once, writes ``held.txt`` in the tree, and ends when the test says so."""
+
+    name = "held"
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.running = threading.Event()
+        self.prepare_error: Exception | None = None
+
+    def unavailable_reason(self) -> str | None:
+        return None
+
+    def prepare(self, timeout: float) -> None:
+        if self.prepare_error is not None:
+            raise self.prepare_error
+
+    def run(
+        self, tree: Path, command: str, limits: ExecLimits, started: Started | None = None
+    ) -> ExecResult:
+        if started is not None:
+            started(lambda: self.release.set())
+        (tree / "held.txt").write_text(command)
+        self.running.set()
+        self.release.wait(30)
+        return ExecResult(
+            exit_code=0, output=f"ran {command}\n", duration_seconds=0.01, backend=self.name
+        )
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldBackend]:
+    backend = HeldBackend()
+    monkeypatch.setattr(registry, "SANDBOX_BACKEND", backend)
+    yield backend
+    backend.release.set()
+
+
+def run_id_of(answer: str) -> str:
+    return answer.split("run id ")[1].split(")")[0].split(",")[0]
+
+
+def test_poll_attempts_zero_hands_back_a_run_id_and_the_result_comes_later(
+    team: Team, held: HeldBackend
+) -> None:
+    tools = coder(team, poll_attempts=0)
+    answer = tools["workspace_exec"]("make build")
+    assert answer.startswith("Started (run id ") and 'workspace_exec_result(run_id="' in answer
+    run_id = run_id_of(answer)
+    held.running.wait(10)
+    assert "still running (run id" in tools["workspace_exec_result"](run_id)
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    assert tools["workspace_exec_result"](run_id).splitlines()[-3:] == [
+        "--- output ---",
+        "ran make build",
+        "--- files changed: held.txt",
+    ]
+    with pytest.raises(RetriableError, match="There is no run 'nope' in this workspace"):
+        tools["workspace_exec_result"]("nope")
+
+
+def test_a_positive_poll_budget_looks_that_long_then_hands_back_the_run_id(
+    team: Team, held: HeldBackend
+) -> None:
+    tools = coder(team, poll_attempts=2, poll_delay_seconds=0.05)
+    answer = tools["workspace_exec"]("make slow")
+    assert answer.startswith("$ make slow\nstill running (run id ")
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    assert "exit_code: 0" in tools["workspace_exec_result"](run_id_of(answer))
+
+
+def test_the_lease_is_exclusive_and_a_live_overrun_is_never_taken_over(
+    team: Team, held: HeldBackend
+) -> None:
+    tools = coder(team, poll_attempts=0)
+    first = run_id_of(tools["workspace_exec"]("make first"))
+    held.running.wait(10)
+    with pytest.raises(RetriableError) as busy:
+        tools["workspace_exec"]("make second")
+    assert f"The workspace is busy: @Coder is running `make first` (run {first})" in str(busy.value)
+    # Push the holder's deadline into the past: it has overrun, and it is still alive.
+    lease = ExecLease(card_of(team, _member(team)).workspace.index_dir)
+    holder = lease.holder()
+    assert holder is not None and holder.run_id == first and holder.status == RunStatus.RUNNING
+    write_yaml(
+        lease.record_path,
+        holder.model_copy(update={"deadline": time.time() - 42}).model_dump(mode="json"),
+    )
+    with pytest.raises(
+        RetriableError, match=r"has overrun its deadline by 4\ds and is still running"
+    ):
+        tools["workspace_exec"]("make second")
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    eventually(lambda: lease.holder() is None)
+    assert "Started" in tools["workspace_exec"]("make second")
+
+
+def test_a_lease_whose_holder_is_gone_is_reclaimed_and_recorded(
+    team: Team, held: HeldBackend
+) -> None:
+    tools = coder(team, poll_attempts=0)
+    tools["workspace_write"]("x.txt", "x\n")  # the tree exists
+    index_dir = card_of(team, _member(team)).workspace.index_dir
+    lease = ExecLease(index_dir)
+    ghost = ExecRun(
+        run_id="ghost",
+        command="make ghost",
+        agent="@Gone",
+        status=RunStatus.RUNNING,
+        deadline=time.time() - 5,
+    )
+    write_yaml(lease.record_path, ghost.model_dump(mode="json"))  # a record, but nobody's flock
+    answer = tools["workspace_exec"]("make now")
+    assert answer.startswith("Started")
+    reclaimed = RunBook(index_dir).load("ghost")
+    assert reclaimed is not None and reclaimed.status == RunStatus.RECLAIMED
+    held.release.set()
+
+
+def test_a_run_that_reports_after_losing_its_lease_is_committed_as_nobody(
+    team: Team, held: HeldBackend
+) -> None:
+    tools = coder(team, poll_attempts=0)
+    run_id = run_id_of(tools["workspace_exec"]("make late"))
+    held.running.wait(10)
+    workspace = card_of(team, _member(team)).workspace
+    lease = ExecLease(workspace.index_dir)
+    other = ExecRun(run_id="other", command="make other", agent="@Other", status=RunStatus.RUNNING)
+    write_yaml(lease.record_path, other.model_dump(mode="json"))  # as if it had been reclaimed
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    run = RunBook(workspace.index_dir).load(run_id)
+    assert run is not None and run.out_of_band
+    last = GitJournal(workspace.tree, workspace.git_dir).log(1)[0]
+    assert (last.author, last.message) == ("nobody", "exec: make late")
+
+
+def test_a_cold_start_past_its_budget_fails_clearly_and_frees_the_tree(
+    team: Team, held: HeldBackend
+) -> None:
+    held.prepare_error = SandboxNotReadyError("the image is still building")
+    tools = coder(team, cold_start_seconds=3)
+    answer = tools["workspace_exec"]("make build")
+    assert answer == (
+        "$ make build\nnot run: the sandbox did not become ready within 3s (the image is still "
+        "building); the workspace was released — run the command again in a minute"
+    )
+    [finished] = wait_events(team, ExecFinishedEvent, 1)
+    assert finished.exit_code is None and "did not become ready" in (finished.error or "")
+    held.prepare_error = None
+    assert events_of(team, ExecStartedEvent) == []
+    assert "Started" in coder_again(team)["workspace_exec"]("make build")
+    held.release.set()
+
+
+def coder_again(team: Team) -> Tools:
+    return tools_of(
+        team,
+        add_member(team, "@Second", WorkspaceTool(workspace_exec=WorkspaceExec(poll_attempts=0))),
+    )

@@ -1,0 +1,232 @@
+"""The write gate, exactly as the seed states it — directly, and through the card."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+import pytest
+
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.workspace import (
+    DeleteFile,
+    EditFile,
+    EditItem,
+    Filesystem,
+    GateRefusalError,
+    Identity,
+    MakeDir,
+    PatchFiles,
+    WorkspaceTool,
+    WriteEntry,
+    WriteFile,
+    WriteGate,
+    is_staging_name,
+    resolve_workspace_path,
+)
+from akgentic.tool.workspace.workspace import KIND_ID
+
+from ..conftest import Team
+from .conftest import member_tools
+
+ALICE = Identity(name="@Alice", team="t1")
+BOB = Identity(name="@Bob", team="t1")
+
+
+@pytest.fixture
+def gate(tmp_path: Path) -> WriteGate:
+    return WriteGate(resolve_workspace_path(kind=KIND_ID, leaf="gate", root=tmp_path))
+
+
+def edit(path: str, old: str, new: str) -> EditFile:
+    return EditFile(path=path, edits=[EditItem(old_string=old, new_string=new)])
+
+
+def test_a_lost_update_is_refused_with_the_diff_of_what_it_would_destroy(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="notes.md", content="# Notes\nfirst line\n"))
+    gate.read(BOB, "notes.md")  # Bob reads version 1
+    gate.mutate(ALICE, edit("notes.md", "first line", "first line\nALICE'S WORK"))
+    with pytest.raises(GateRefusalError) as refused:
+        gate.mutate(BOB, WriteFile(path="notes.md", content="# Notes\nbob's version\n"))
+    message = str(refused.value)
+    assert message.startswith("Refused: notes.md has changed since you last read it")
+    assert "changed by @Alice (edit," in message
+    assert "Nothing was written." in message
+    assert "-ALICE'S WORK" in message and "+bob's version" in message  # what it would destroy
+    assert "Read notes.md again with workspace_read" in message
+    assert (gate.fs.root / "notes.md").read_text() == "# Notes\nfirst line\nALICE'S WORK\n"
+
+
+def test_after_reading_again_the_same_change_goes_through(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="v1\n"))
+    gate.read(BOB, "a.txt")
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="v2\n"))
+    with pytest.raises(GateRefusalError):
+        gate.mutate(BOB, edit("a.txt", "v2", "v3"))
+    gate.read(BOB, "a.txt")
+    assert gate.mutate(BOB, edit("a.txt", "v2", "v3")).changes[0].action == "modified"
+
+
+def test_a_write_over_an_unread_existing_file_is_refused(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="alice\n"))
+    with pytest.raises(
+        GateRefusalError, match="already exists and you have not read it"
+    ) as refused:
+        gate.mutate(BOB, WriteFile(path="a.txt", content="bob\n"))
+    assert "-alice" in str(refused.value) and "+bob" in str(refused.value)
+    assert (gate.fs.root / "a.txt").read_text() == "alice\n"
+
+
+def test_an_author_may_change_what_it_wrote_without_reading_it(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="two\n"))  # its write is its view
+    gate.mutate(ALICE, edit("a.txt", "two", "three"))
+    assert (gate.fs.root / "a.txt").read_text() == "three\n"
+
+
+def test_edits_patches_and_deletes_of_unread_files_need_no_read(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\ntwo\n"))
+    gate.mutate(BOB, edit("a.txt", "one", "ONE"))  # anchored on the text it replaces
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n ONE\n-two\n+TWO\n"
+    gate.mutate(Identity(name="@Carol"), PatchFiles(patch=patch))
+    assert (gate.fs.root / "a.txt").read_text() == "ONE\nTWO\n"
+    gate.mutate(Identity(name="@Dave"), DeleteFile(path="a.txt"))  # a delete replaces nothing
+    assert not (gate.fs.root / "a.txt").exists()
+
+
+def test_a_delete_of_a_file_changed_since_read_is_refused(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    gate.read(BOB, "a.txt")
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="two\n"))
+    with pytest.raises(GateRefusalError, match="has changed since you last read it"):
+        gate.mutate(BOB, DeleteFile(path="a.txt"))
+    assert (gate.fs.root / "a.txt").exists()
+
+
+def test_a_file_deleted_since_read_is_not_silently_recreated(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    gate.read(BOB, "a.txt")
+    gate.mutate(ALICE, DeleteFile(path="a.txt"))
+    with pytest.raises(
+        GateRefusalError, match="was deleted since you last read it — deleted by @Alice"
+    ):
+        gate.mutate(BOB, WriteFile(path="a.txt", content="bob\n"))
+    assert not (gate.fs.root / "a.txt").exists()
+
+
+def test_a_change_made_outside_the_tools_is_named_as_such(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    (gate.fs.root / "a.txt").write_text("edited by hand\n")
+    with pytest.raises(GateRefusalError, match="outside the workspace tools"):
+        gate.mutate(ALICE, WriteFile(path="a.txt", content="two\n"))
+
+
+def test_an_edit_that_no_longer_applies_is_refused_by_the_gate_first(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="alpha\n"))
+    gate.read(BOB, "a.txt")
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="beta\n"))
+    with pytest.raises(GateRefusalError) as refused:
+        gate.mutate(BOB, edit("a.txt", "alpha", "gamma"))
+    assert "does not even apply to what it holds now" in str(refused.value)
+    assert "+beta" in str(refused.value)
+
+
+def test_what_an_agent_read_is_kept_on_the_tree_not_in_memory(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    gate.read(BOB, "a.txt")
+    other = WriteGate(gate.workspace)  # another actor, another process: nothing handed over
+    other.mutate(BOB, WriteFile(path="a.txt", content="bob\n"))
+    assert (gate.fs.root / "a.txt").read_text() == "bob\n"
+    views = sorted(p.name for p in (gate.workspace.index_dir / "views").iterdir())
+    assert views == ["t1--Alice.yaml", "t1--Bob.yaml"]
+
+
+def test_a_directory_delete_needs_recursive_and_checks_every_file_read(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="d/x.txt", content="x\n"))
+    gate.mutate(ALICE, WriteFile(path="d/e/y.txt", content="y\n"))
+    with pytest.raises(RetriableError, match="recursive=true"):
+        gate.mutate(BOB, DeleteFile(path="d"))
+    gate.read(BOB, "d/e/y.txt")
+    gate.mutate(ALICE, WriteFile(path="d/e/y.txt", content="y2\n"))
+    with pytest.raises(GateRefusalError, match="d/e/y.txt has changed"):
+        gate.mutate(BOB, DeleteFile(path="d", recursive=True))
+    outcome = gate.mutate(ALICE, DeleteFile(path="d", recursive=True))
+    assert {c.path for c in outcome.changes} == {"d", "d/x.txt", "d/e/y.txt"}
+    assert not (gate.fs.root / "d").exists()
+
+
+def test_mkdir_and_the_tree_itself(gate: WriteGate) -> None:
+    assert gate.mutate(ALICE, MakeDir(path="a/b")).summary == "Created directory a/b/."
+    assert gate.mutate(ALICE, MakeDir(path="a/b")).summary == "a/b/ already exists."
+    with pytest.raises(RetriableError, match="the workspace itself"):
+        gate.mutate(ALICE, WriteFile(path=".", content="x"))
+
+
+def test_writes_are_atomic_and_leave_no_staging_file(gate: WriteGate) -> None:
+    fs = gate.fs
+    (fs.root / "keep.txt").write_text("old\n")
+    os.chmod(fs.root / "keep.txt", 0o640)
+    fs.write(fs.root / "keep.txt", b"new\n")
+    assert (fs.root / "keep.txt").read_text() == "new\n"
+    assert oct((fs.root / "keep.txt").stat().st_mode & 0o777) == "0o640"  # mode kept
+    # A batch that fails while staging changes nothing and leaves nothing behind.
+    (fs.root / "blocker").mkdir()
+    entries = [WriteEntry(fs.root / "keep.txt", b"batch\n"), WriteEntry(fs.root / "blocker", b"x")]
+    with pytest.raises(IsADirectoryError):
+        fs.write_many(entries)
+    assert (fs.root / "keep.txt").read_text() == "new\n"
+    assert not [p for p in fs.root.rglob("*") if is_staging_name(p.name)]
+
+
+def test_the_tools_have_no_bypass_argument(team: Team) -> None:
+    tools = member_tools(team, "@Any", WorkspaceTool(workspace_exec=True))
+    assert len(tools) == 14
+    names = {p for fn in tools.values() for p in inspect.signature(fn).parameters}
+    assert not names & {"force", "digest", "expected", "expected_sha", "overwrite", "bypass"}
+
+
+def test_the_gate_through_the_card_two_agents_one_tree(team: Team) -> None:
+    alice = member_tools(team, "@Alice")
+    bob = member_tools(team, "@Bob")
+    alice["workspace_write"]("plan.md", "# Plan\n- step one\n")
+    assert "plan.md (lines 1-2 of 2)" in bob["workspace_read"]("plan.md")
+    alice["workspace_edit"]("plan.md", "- step one", "- step one\n- step two")
+    with pytest.raises(
+        RetriableError, match="plan.md has changed since you last read it"
+    ) as refused:
+        bob["workspace_write"]("plan.md", "# Plan\n- bob's only step\n")
+    assert "-- step two" in str(refused.value)
+    bob["workspace_read"]("plan.md")
+    assert "modified plan.md" in bob["workspace_edit"](
+        "plan.md", "- step two", "- step two\n- step three"
+    )
+    assert (
+        Filesystem(Path(team_tree(team))).resolve("plan.md").read_text().endswith("- step three\n")
+    )
+
+
+def team_tree(team: Team) -> str:
+    root = Path(os.environ["AKGENTIC_WORKSPACES_ROOT"])
+    return str(root / "alice" / "_team" / str(team.orchestrator.team_id))
+
+
+def test_read_only_cards_have_no_write_tools(team: Team) -> None:
+    tools = member_tools(team, "@Reader", WorkspaceTool(read_only=True, workspace_exec=True))
+    assert sorted(tools) == [
+        "workspace_glob",
+        "workspace_grep",
+        "workspace_list",
+        "workspace_read",
+        "workspace_search",
+        "workspace_view",
+    ]
+    narrow = member_tools(
+        team, "@Narrow", WorkspaceTool(read_only=True, workspace_glob=False, workspace_search=False)
+    )
+    assert sorted(narrow) == [
+        "workspace_grep",
+        "workspace_list",
+        "workspace_read",
+        "workspace_view",
+    ]

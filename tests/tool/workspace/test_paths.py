@@ -1,0 +1,258 @@
+"""Where a workspace is (the six cells, ``workspace_id``), and the one path rule — fuzzed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, ValidationError
+
+from akgentic.core import ErrorMessage
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.workspace import (
+    Filesystem,
+    Identity,
+    InvalidPathError,
+    PathEscapeError,
+    WorkspaceConfigError,
+    WorkspaceTool,
+    WriteFile,
+    WriteGate,
+    resolve_workspace_path,
+    user_segment,
+    validate_workspace_id,
+)
+from akgentic.tool.workspace.workspace import KIND_ID, KIND_META, KIND_TEAM
+
+from ..conftest import Team
+from .conftest import add_member, card_of, tool_address
+
+# -- workspace_id, validated when the card is constructed -----------------------------------
+
+
+@pytest.mark.parametrize("good", ["notes", "a", "x" * 128, "v1.2_draft-3", "..a", ".hidden"])
+def test_valid_workspace_ids(good: str) -> None:
+    assert validate_workspace_id(good) == good
+    assert WorkspaceTool(workspace_id=good).workspace_id == good
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("", "1 to 128 characters"),
+        ("x" * 129, "1 to 128 characters"),
+        ("a/b", "1 to 128 characters"),
+        ("../up", "1 to 128 characters"),
+        ("with space", "1 to 128 characters"),
+        ("é", "1 to 128 characters"),
+        ("_team", "reserved"),
+        ("_shared", "reserved"),
+        ("..", "reserved"),
+        ("repo.git", "may not end in .git or .index"),
+        ("notes.index", "may not end in .git or .index"),
+    ],
+)
+def test_invalid_workspace_ids_are_refused_at_construction(bad: str, says: str) -> None:
+    with pytest.raises(ValidationError, match=says):
+        WorkspaceTool(workspace_id=bad)
+
+
+def test_a_card_names_one_kind_and_forbids_unknown_fields() -> None:
+    with pytest.raises(ValidationError, match="not both"):
+        WorkspaceTool(workspace_id="notes", workspace_metadata_keys=["customer_id"])
+    with pytest.raises(ValidationError, match="field names"):
+        WorkspaceTool(workspace_metadata_keys=["not a name"])
+    with pytest.raises(ValidationError, match="workspace_exex"):
+        WorkspaceTool(workspace_exex=True)  # type: ignore[call-arg]
+
+
+# -- the six cells -----------------------------------------------------------------------------
+
+
+def test_private_cells_are_under_the_principal(tmp_path: Path) -> None:
+    for kind, leaf in ((KIND_TEAM, "t-1"), (KIND_ID, "notes"), (KIND_META, "acme+42")):
+        path = resolve_workspace_path(kind=kind, leaf=leaf, root=tmp_path)
+        assert path.name == f"alice/{kind}/{leaf}"
+        assert path.tree == tmp_path.resolve() / "alice" / kind / leaf
+        assert path.index_dir.name == f"{leaf}.index" and path.git_dir.name == f"{leaf}.git"
+        assert path.actor_name == f"#Workspace-alice/{kind}/{leaf}"
+
+
+def test_shared_cells_need_the_platforms_permission_per_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(WorkspaceConfigError, match="does not permit sharing the 'id' kind"):
+        resolve_workspace_path(kind=KIND_ID, leaf="notes", sharable=True, root=tmp_path)
+    monkeypatch.setenv("AKGENTIC_WORKSPACE_SHARED_KINDS", "id, _meta")
+    for kind in (KIND_ID, KIND_META):
+        shared = resolve_workspace_path(kind=kind, leaf="x", sharable=True, root=tmp_path)
+        assert shared.name == f"_shared/{kind}/x"
+    with pytest.raises(WorkspaceConfigError, match="permits: id, meta"):
+        resolve_workspace_path(kind=KIND_TEAM, leaf="t", sharable=True, root=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("principal", "segment"),
+    [("alice", "alice"), ("Bob Smith", "Bob-Smith"), ("_shared", "shared"), ("../..", "anonymous")],
+)
+def test_the_principal_becomes_a_safe_segment_never_a_reserved_one(
+    principal: str, segment: str
+) -> None:
+    assert user_segment(principal) == segment
+
+
+def test_the_card_binds_one_actor_per_tree(team: Team) -> None:
+    first = add_member(team, "@A", WorkspaceTool())
+    second = add_member(team, "@B", WorkspaceTool())
+    named = add_member(team, "@C", WorkspaceTool(workspace_id="notes"))
+    team_tree = card_of(team, first).workspace
+    assert team_tree.name == f"alice/_team/{team.orchestrator.team_id}"
+    assert card_of(team, second)._actor == card_of(team, first)._actor
+    assert card_of(team, first)._actor == tool_address(team, team_tree.actor_name)
+    assert card_of(team, named).workspace.name == "alice/_id/notes"
+    assert tool_address(team, "#Workspace-alice/_id/notes") != card_of(team, first)._actor
+    assert team_tree.tree.is_dir() and team_tree.index_dir.is_dir()
+
+
+class Case(BaseModel):
+    customer_id: str
+    case_id: int
+
+
+def test_a_metadata_keyed_tree_reads_the_teams_metadata(team: Team) -> None:
+    team.proxy.set_metadata(Case(customer_id="acme", case_id=42))
+    member = add_member(
+        team, "@A", WorkspaceTool(workspace_metadata_keys=["customer_id", "case_id"])
+    )
+    assert card_of(team, member).workspace.name == "alice/_meta/acme+42"
+
+
+def errors_of(team: Team, count: int = 1) -> list[str]:
+    team.recorder.wait_for(
+        lambda: sum(isinstance(m, ErrorMessage) for m in team.recorder.log) >= count
+    )
+    return [str(m.content) for m in team.recorder.log if isinstance(m, ErrorMessage)]
+
+
+def test_a_shared_tree_the_platform_does_not_permit_fails_the_bind(team: Team) -> None:
+    add_member(team, "@A", WorkspaceTool(workspace_id="notes", workspace_sharable=True))
+    [error] = errors_of(team)
+    assert "does not permit sharing the 'id' kind" in error
+
+
+def test_metadata_keys_the_team_cannot_fill_fail_the_bind(team: Team) -> None:
+    add_member(team, "@A", WorkspaceTool(workspace_metadata_keys=["customer_id"]))
+    [error] = errors_of(team)
+    assert "call Orchestrator.set_metadata(...) before the team's agents start" in error
+
+
+# -- the path rule, fuzzed: zero escapes -------------------------------------------------------
+
+
+@pytest.fixture
+def hostile_tree(tmp_path: Path) -> tuple[Filesystem, Path, WriteGate]:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    workspace = resolve_workspace_path(kind=KIND_ID, leaf="fuzz", root=tmp_path / "ws")
+    gate = WriteGate(workspace)
+    root = gate.fs.root
+    (root / "sub").mkdir()
+    (root / "sub" / "inner.txt").write_text("inner")
+    os.symlink(outside, root / "link_out")
+    os.symlink(root / "sub", root / "link_in")
+    os.symlink("../../../../outside", root / "rel_out")
+    os.symlink("/nonexistent/place", root / "dangling")
+    os.symlink(outside / "secret.txt", root / "sub" / "file_out")
+    return gate.fs, outside, gate
+
+
+SEGMENTS = st.one_of(
+    st.sampled_from(
+        [
+            "..",
+            ".",
+            "",
+            "link_out",
+            "link_in",
+            "rel_out",
+            "dangling",
+            "sub",
+            "file_out",
+            "~",
+            "~root",
+            "\\..\\..",
+            "..\\",
+            "%2e%2e",
+            "...",
+            " ..",
+            ".. ",
+            "\x00",
+            "a\x00b",
+            "\ud800",
+            "é",
+            "日本",
+            "x" * 300,
+            "secret.txt",
+            "outside",
+            "C:",
+            "C:\\Windows",
+        ]
+    ),
+    st.text(min_size=1, max_size=12),
+)
+HOSTILE = st.builds(
+    lambda lead, parts: lead + "/".join(parts),
+    st.sampled_from(["", "/", "//", "./", "~/", "../"]),
+    st.lists(SEGMENTS, min_size=1, max_size=6),
+)
+ME = Identity(name="@Fuzzer", team="t")
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(path=HOSTILE)
+def test_no_hostile_path_resolves_or_writes_outside_the_tree(
+    hostile_tree: tuple[Filesystem, Path, WriteGate], path: str
+) -> None:
+    fs, outside, gate = hostile_tree
+    try:
+        resolved = fs.resolve(path)
+    except (PathEscapeError, InvalidPathError):
+        resolved = None
+    if resolved is not None:
+        assert resolved == fs.root or resolved.is_relative_to(fs.root), (path, resolved)
+    with contextlib.suppress(PathEscapeError, InvalidPathError, RetriableError, OSError):
+        gate.mutate(ME, WriteFile(path=path, content="written"))
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"], path
+    assert (outside / "secret.txt").read_text() == "secret"
+    assert not (fs.root.parent / "written").exists()
+
+
+def test_the_named_escapes_are_refused_with_the_error_tables_message(
+    hostile_tree: tuple[Filesystem, Path, WriteGate],
+) -> None:
+    fs, _, _ = hostile_tree
+    for path in (
+        "../x",
+        "/etc/passwd",
+        "sub/../../x",
+        "link_out/secret.txt",
+        "rel_out",
+        "dangling",
+        "sub/file_out",
+        "~/x",
+    ):
+        with pytest.raises(PathEscapeError):
+            fs.resolve(path)
+    for path in ("a\x00b", "\ud800", "x" * 300, "d/" * 2100, ".akgentic-staging-x"):
+        with pytest.raises(InvalidPathError):
+            fs.resolve(path)
+    assert fs.resolve("link_in/inner.txt") == fs.root / "sub" / "inner.txt"
+    assert fs.resolve("sub/../sub/./inner.txt") == fs.root / "sub" / "inner.txt"
+    assert fs.resolve("") == fs.root == fs.resolve(".")

@@ -1,0 +1,197 @@
+"""The card's read side, its error table, its channels, and its wiring."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic_ai import BinaryContent
+
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import COMMAND, TOOL_CALL, ToolFactory
+from akgentic.tool.errors import RetriableError
+from akgentic.tool.workspace import (
+    Filesystem,
+    WorkspaceActor,
+    WorkspaceChangeEvent,
+    WorkspaceList,
+    WorkspaceTool,
+    WorkspaceWrite,
+)
+from akgentic.tool.workspace import readers as readers_module
+
+from ..conftest import Team
+from .conftest import (
+    Tools,
+    add_member,
+    card_of,
+    events_of,
+    factory_of,
+    member_tools,
+    tool_address,
+    tools_of,
+)
+
+
+def tree_of(team: Team) -> Path:
+    return (
+        Path(os.environ["AKGENTIC_WORKSPACES_ROOT"])
+        / "alice"
+        / "_team"
+        / str(team.orchestrator.team_id)
+    )
+
+
+@pytest.fixture
+def tools(team: Team) -> Tools:
+    tools = member_tools(team, "@Dev")
+    tools["workspace_write"]("src/app.py", "import os\n\ndef main():\n    return os.getcwd()\n")
+    tools["workspace_write"]("src/util.py", "def helper():\n    return 42\n")
+    tools["workspace_write"]("README.md", "# App\nRun main().\n")
+    return tools
+
+
+def test_list_glob_and_grep(tools: Tools) -> None:
+    listing = tools["workspace_list"]()
+    assert listing.splitlines() == ["./", "src/", "README.md (18 bytes)"]
+    deep = tools["workspace_list"]("src", depth=2)
+    assert deep.splitlines() == ["src/", "app.py (46 bytes)", "util.py (28 bytes)"]
+    assert tools["workspace_glob"]("**/*.py").splitlines() == ["src/app.py", "src/util.py"]
+    assert tools["workspace_glob"]("*.rs") == "No path matches '*.rs'."
+    with pytest.raises(RetriableError, match="Path escapes workspace root"):
+        tools["workspace_glob"]("../*")
+    grep = tools["workspace_grep"]
+    assert grep("def \\w+").splitlines() == [
+        "src/app.py:3: def main():",
+        "src/util.py:1: def helper():",
+    ]
+    assert grep("MAIN", ignore_case=True, include="*.md") == "README.md:2: Run main()."
+    with pytest.raises(RetriableError, match="Invalid regex pattern: "):
+        grep("def (")
+
+
+def test_symlinks_out_of_the_tree_are_listed_as_unreachable(team: Team, tools: Tools) -> None:
+    os.symlink("/etc", tree_of(team) / "etc_link")
+    assert "etc_link -> (outside: unreachable)" in tools["workspace_list"]()
+    with pytest.raises(RetriableError, match="Path escapes workspace root"):
+        tools["workspace_read"]("etc_link/passwd")
+
+
+def test_an_os_refusal_is_not_worded_as_a_path_escape(
+    team: Team, tools: Tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def denied(self: Filesystem, entries: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Filesystem, "write_many", denied)
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_write"]("new.txt", "x")
+    message = str(refused.value)
+    assert message.startswith("The path new.txt is fine, but the file is not replaceable")
+    assert "Do not retry with another path" in message and "escapes" not in message
+
+
+def test_every_accepted_file_change_is_announced_before_the_answer(
+    team: Team, tools: Tools
+) -> None:
+    changes = events_of(team, WorkspaceChangeEvent)  # no wait: emitted before the answer
+    assert [(e.agent, e.op, e.path, e.action, e.added) for e in changes] == [
+        ("@Dev", "write", "src/app.py", "created", 4),
+        ("@Dev", "write", "src/util.py", "created", 2),
+        ("@Dev", "write", "README.md", "created", 2),
+    ]
+    assert {e.workspace for e in changes} == {f"alice/_team/{team.orchestrator.team_id}"}
+
+
+def png(width: int, height: int) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_view_resizes_with_pillow_and_caches_beside_the_tree(team: Team, tools: Tools) -> None:
+    (tree_of(team) / "big.png").write_bytes(png(3000, 1000))
+    note, image = tools["workspace_view"]("big.png")
+    assert note == "big.png: resized from 3000x1000 to 1568x523"
+    assert isinstance(image, BinaryContent) and image.media_type == "image/png"
+    from PIL import Image
+
+    assert Image.open(io.BytesIO(image.data)).size == (1568, 523)
+    again, _ = tools["workspace_view"]("big.png")
+    assert again == "big.png: resized (cached)"
+    with pytest.raises(RetriableError, match="is not an image"):
+        tools["workspace_view"]("README.md")
+
+
+def test_without_pillow_view_sends_the_original_and_warns_once(
+    team: Team, tools: Tools, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    data = png(40, 20)
+    (tree_of(team) / "small.png").write_bytes(data)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    monkeypatch.setattr(readers_module, "_vision_warned", False)
+    with caplog.at_level(logging.WARNING, logger="akgentic.tool.workspace"):
+        for _ in range(2):
+            note, image = tools["workspace_view"]("small.png")
+            assert note == "small.png: not resized (the 'vision' extra is not installed)"
+            assert isinstance(image, BinaryContent) and image.data == data
+    warnings = [
+        r
+        for r in caplog.records
+        if "image resizing for workspace_view is skipped" in r.getMessage()
+    ]
+    assert len(warnings) == 1
+
+
+def test_capabilities_follow_their_params_and_channels(team: Team) -> None:
+    card = WorkspaceTool(
+        workspace_list=WorkspaceList(max_entries=1, expose={TOOL_CALL, COMMAND}),
+        workspace_write=WorkspaceWrite(instructions="Write only Markdown files."),
+        workspace_search=False,
+    )
+    member = add_member(team, "@Dev", card)
+    factory = factory_of(team, member)
+    tools = {t.__name__: t for t in factory.get_tools()}
+    assert "workspace_search" not in tools and "workspace_exec" not in tools
+    assert (tools["workspace_write"].__doc__ or "").endswith("Write only Markdown files.")
+    registry = factory.get_command_registry()
+    assert "workspace_list" in registry.names()
+    tools["workspace_write"]("a.md", "a")
+    tools["workspace_write"]("b.md", "b")
+    assert tools["workspace_list"]().endswith("[… listing cut at 1 entries]")
+    actor = team.system.get_actor(tool_address(team, card_of(team, member).workspace.actor_name))
+    assert isinstance(actor, WorkspaceActor) and actor.config.search is False
+
+
+def test_the_card_round_trips_and_carries_no_runtime_state(team: Team) -> None:
+    card = WorkspaceTool(workspace_id="notes", git_journal=True, workspace_exec=True)
+    back = deserialize(serialize(card))
+    assert back == card and isinstance(back, WorkspaceTool)
+    member = add_member(team, "@Dev", card.model_copy())
+    wired = card_of(team, member)
+    assert deserialize(serialize(wired)) == card  # the bound tree and actor are private
+
+
+def test_a_card_without_a_team_fails_at_wiring_not_at_first_use() -> None:
+    class Loner:
+        def notify_event(self, event: object) -> None: ...
+
+    with pytest.raises(TypeError, match="WorkspaceTool needs an ActorToolObserver"):
+        ToolFactory([WorkspaceTool()], observer=Loner())
+
+
+def test_exec_tool_is_refused_pointing_at_the_real_workspace_tool() -> None:
+    with pytest.raises(
+        ImportError, match=r"use WorkspaceTool\(workspace_exec=\.\.\.\) from akgentic\.tool"
+    ):
+        exec("from akgentic.tool.sandbox import ExecTool")
+    from akgentic.tool import WorkspaceTool as Exported
+
+    assert Exported(workspace_exec=True).workspace_exec is not False
+    assert tools_of is not None  # the re-exported helper module stays importable

@@ -17,6 +17,7 @@ import inspect
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from akgentic.tool.planning import PlanningTool
 from akgentic.tool.skill import SkillEntry, Skills, SkillTool
 from akgentic.tool.team import TeamTool
 from akgentic.tool.toolsets import ToolsetCard
+from akgentic.tool.workspace import WorkspaceTool
 
 from .conftest import Team
 from .mailbox.test_mailbox_tool import Inbox
@@ -232,7 +234,25 @@ def test_the_walk_covers_every_shipped_card() -> None:
             if sub.__module__.startswith("akgentic."):
                 shipped.add(sub)
     walked = {type(c) for c in shared_state_cards()} | {TeamTool, ModelTool, MailboxTool}
+    walked |= {WorkspaceTool}
     # Wrappers own no tool of their own: a ToolsetCard's tools are its member cards' and a
     # CatalogTool's are its instance's card's, each walked as itself.
     wrappers = {ToolsetCard, CatalogTool}
     assert shipped - wrappers == walked
+
+
+def test_no_tool_of_the_workspace_card_lets_a_raw_exception_out(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every workspace capability, exec and the journal included, on a private tree."""
+    monkeypatch.setenv("AKGENTIC_WORKSPACES_ROOT", str(tmp_path / "workspaces"))
+    monkeypatch.setenv("AKGENTIC_PRINCIPAL", "alice")
+    card = everything_on(WorkspaceTool(workspace_exec=True, git_journal=True))
+    address = team.system.createActor(
+        Member,
+        config=MemberConfig(name="@Member", cards=[card]),
+        team_id=team.orchestrator.team_id,
+    )
+    factory = ToolFactory([card], observer=team.system.get_actor(address))
+    failures = [f for callee in callees(factory, "WorkspaceTool") for f in hostile_failures(callee)]
+    assert not failures, "\n".join(failures)

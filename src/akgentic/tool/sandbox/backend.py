@@ -43,6 +43,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, Field
 
+from akgentic.core import excerpt
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -249,7 +250,7 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
     for token in tokens:
         if token in _OPERATORS:
             if expect_program:
-                raise CommandRefusedError(f"{token!r} has no program before it: {command!r}")
+                raise CommandRefusedError(f"{token!r} has no program before it: {excerpt(command)}")
             expect_program = True
             continue
         if token.startswith("&") or token == "|&":
@@ -275,7 +276,7 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
         programs.append(program)
         expect_program = False
     if expect_program:
-        raise CommandRefusedError(f"the command ends with an operator: {command!r}")
+        raise CommandRefusedError(f"the command ends with an operator: {excerpt(command)}")
     return programs
 
 

@@ -20,7 +20,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from akgentic.core import BaseConfig
+from akgentic.core import BaseConfig, clip
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store import VectorStoreParam
@@ -280,6 +280,7 @@ def path_error(exc: Exception, path: str) -> RetriableError:
     """
     if isinstance(exc, RetriableError):
         return exc
+    path = clip(path)  # what the model sent may be huge: quote an excerpt, never all of it
     if isinstance(exc, PathEscapeError):
         return RetriableError(
             f"Path escapes workspace root — use a relative path inside the workspace "

@@ -48,7 +48,7 @@ from pydantic import (
     model_validator,
 )
 
-from akgentic.core import ActorAddress, Orchestrator
+from akgentic.core import ActorAddress, Orchestrator, clip, excerpt
 from akgentic.tool.core import (
     COMMAND,
     TOOL_CALL,
@@ -537,7 +537,9 @@ class WorkspaceTool(ToolCard):
             try:
                 found = sorted(fs.root.glob(pattern))
             except (ValueError, OSError) as exc:
-                raise RetriableError(f"Invalid glob pattern {pattern!r}: {exc}") from None
+                raise RetriableError(
+                    f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
+                ) from None
             paths = []
             for item in found:
                 if is_staging_name(item.name):
@@ -550,7 +552,7 @@ class WorkspaceTool(ToolCard):
                 if len(paths) >= cap:
                     break
             if not paths:
-                return f"No path matches {pattern!r}."
+                return f"No path matches {excerpt(pattern)}."
             more = f"\n[… cut at {cap} paths]" if len(paths) >= cap else ""
             return "\n".join(paths) + more
 
@@ -575,7 +577,7 @@ class WorkspaceTool(ToolCard):
             _, fs, _, _ = card._wired()
             files = [real] if real.is_file() else list(fs.iter_files(real)) if real.is_dir() else []
             if not files and not real.exists():
-                raise RetriableError(f"File not found: {path}")
+                raise RetriableError(f"File not found: {clip(path)}")
             hits: list[str] = []
             for file in files:
                 rel = fs.relative(file)
@@ -596,7 +598,7 @@ class WorkspaceTool(ToolCard):
                             return (
                                 "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"
                             )
-            return "\n".join(hits) if hits else f"No line matches {pattern!r}."
+            return "\n".join(hits) if hits else f"No line matches {excerpt(pattern)}."
 
         return [workspace_grep]
 
@@ -641,12 +643,12 @@ class WorkspaceTool(ToolCard):
             docs = DocumentIndex(card.workspace, fs)
             hits = docs.search(query, max(1, limit), semantic, card.vector_store.hybrid_alpha)
             if not hits:
-                return f"No passage matches {query!r}."
+                return f"No passage matches {excerpt(query)}."
             out = []
             for hit in hits:
-                excerpt = "\n    ".join(hit.text.split("\n")[:6])
+                passage = "\n    ".join(hit.text.split("\n")[:6])
                 out.append(
-                    f"{hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.2f})\n    {excerpt}"
+                    f"{hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.2f})\n    {passage}"
                 )
             return "\n".join(out)
 
@@ -768,7 +770,7 @@ class WorkspaceTool(ToolCard):
             try:
                 validate_command(command, allowed)
             except CommandRefusedError as exc:
-                raise RetriableError(f"The command was not run: {exc}") from None
+                raise RetriableError(f"The command was not run: {clip(str(exc))}") from None
             observer, _, actor, identity = card._wired()
             run: ExecRun = ask_tool_actor(
                 observer,
@@ -793,7 +795,9 @@ class WorkspaceTool(ToolCard):
             book = RunBook(card.workspace.index_dir)
             run = book.load(run_id.strip())
             if run is None:
-                raise RetriableError(f"There is no run {run_id!r} in this workspace; check the id.")
+                raise RetriableError(
+                    f"There is no run {excerpt(run_id)} in this workspace; check the id."
+                )
             if not run.done:
                 run = wait_run(book, run.run_id, poll_delay) or run
             return render_run(run)

@@ -12,6 +12,7 @@ from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     IdleOption,
+    McpConfigOption,
     MessageOption,
     ModelOption,
     StorageOption,
@@ -40,6 +41,7 @@ def run(
     ],
     message: MessageOption = None,
     model: ModelOption = None,
+    mcp_config: McpConfigOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
     idle: IdleOption = 5.0,
@@ -57,6 +59,8 @@ def run(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)
+        if mcp_config is not None:
+            card.mcp_config = str(mcp_config.resolve())
         with opened_storage(storage) as (bundle, url), team_manager(bundle) as manager:
             runtime = manager.create_team(card, model=(model or "").strip() or None)
             console = out_console()

@@ -5,7 +5,9 @@ children), how many of each (``headcount``), the profiles the team may hire late
 member that receives what the person types (``entry_point``), the message classes the
 team uses (``message_types``, checked to exist), and the modules to import before
 building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
-the user wrote; a card decoded from storage never imports what it names).
+the user wrote; a card decoded from storage never imports what it names), and the MCP
+servers every agent gets (``mcp_config``: a Claude Desktop ``mcp.json``, relative to the
+YAML's folder; see ``akgentic.team.mcp``).
 
 YAML errors name the file, the line and the field::
 
@@ -68,6 +70,7 @@ class TeamCard(SerializableModel):
     message_types: list[str] = Field(default_factory=list)
     human: str | None = "@Human"
     imports: list[str] = Field(default_factory=list)
+    mcp_config: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -149,8 +152,11 @@ class TeamCard(SerializableModel):
         return card
 
     def resolve_paths(self, base: Path) -> None:
-        """Relative scenario paths in member configs are relative to ``base`` (the YAML's
-        folder) unless a config names its own ``scenario_dir``."""
+        """Relative scenario paths in member configs, and a relative ``mcp_config``, are
+        relative to ``base`` (the YAML's folder) unless a config names its own
+        ``scenario_dir``."""
+        if self.mcp_config and not Path(self.mcp_config).is_absolute():
+            self.mcp_config = str((base / self.mcp_config).resolve())
         configs = [spec.card.config for _, spec, _ in walk(self.members)]
         configs += [profile.config for profile in self.profiles]
         for config in configs:

@@ -32,6 +32,7 @@ from akgentic.core.serialization import deserialize
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team.card import TeamCard, walk
+from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import TeamRuntime
 
@@ -108,6 +109,7 @@ class TeamManager:
         card = card.model_copy(deep=True)
         if model is not None:
             override_models(card, model)
+        attach_mcp_servers(card)
         check_models(card)
         team_id = team_id or uuid4()
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)

@@ -161,7 +161,9 @@ def test_two_servers_with_one_prefix_are_refused_at_wiring_naming_both() -> None
 def test_two_servers_with_one_name_are_refused_at_wiring() -> None:
     a = MCPTool(name="fs", connection=stdio())
     b = MCPTool(name="fs", connection=MCPStdioConnectionConfig(stdio_command="other"))
-    with pytest.raises(ValueError, match=r"MCP servers 'fs' \(.*\) and 'fs' \(other\) share the name 'fs'"):
+    with pytest.raises(
+        ValueError, match=r"MCP servers 'fs' \(.*\) and 'fs' \(other\) share the name 'fs'"
+    ):
         ToolFactory([a, b], observer=EventObserver())
 
 

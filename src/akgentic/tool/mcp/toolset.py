@@ -24,9 +24,12 @@ agent that lives for days needs from it, and nothing else:
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Self
+from pathlib import Path
+from typing import Any, Self, TextIO
 
 import anyio
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -125,6 +128,8 @@ class MCPServerToolset(AbstractToolset[Any]):
                 await self.wrapped.__aenter__()
         except Exception as exc:  # any failure to start is reported, not raised
             reason = _reason(exc, bound)
+            if isinstance(self.connection, MCPStdioConnectionConfig) and "closed" in reason:
+                reason = "the process exited before the MCP handshake (its stderr says why)"
             self._failure = reason
             self._unavailable(
                 f"MCP server {self.server!r} ({self.where}) cannot start: {reason}. "
@@ -158,7 +163,7 @@ class MCPServerToolset(AbstractToolset[Any]):
         )
 
     def _unavailable(self, line: str) -> None:
-        logger.warning("%s", line)
+        logger.info("%s", line)  # the line itself goes to the team stream
         if self.on_unavailable is not None:
             self.on_unavailable(self.server, line)
 
@@ -256,6 +261,20 @@ def build_server_toolset(
     )
 
 
+def _stderr_for_servers() -> TextIO | Path:
+    """Where a stdio server's stderr goes: ours when it is a real file (a server explains
+    its own failures there), else the process's original stderr, else nowhere — a captured
+    ``sys.stderr`` (a test runner, a notebook) has no descriptor a child process can use."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return Path(os.devnull)
+
+
 def _client_toolset(
     server: str, connection: MCPConnectionConfig, prefix: str
 ) -> AbstractToolset[Any]:
@@ -278,6 +297,7 @@ def _client_toolset(
             env={k: env(v, f"env {k}") for k, v in connection.stdio_env.items()} or None,
             cwd=env(connection.stdio_cwd, "cwd") if connection.stdio_cwd else None,
             keep_alive=False,  # the process lives exactly as long as the connection
+            log_file=_stderr_for_servers(),
         )
     elif isinstance(connection, MCPHTTPConnectionConfig):
         url = env(connection.url, "the url")

@@ -58,9 +58,10 @@ class MCPConnectionConfig(SerializableModel):
 class MCPStdioConnectionConfig(MCPConnectionConfig):
     """A server the agent starts itself and talks to over its stdin/stdout.
 
-    ``stdio_env`` is added to the agent's environment (values may be ``${VAR}``
-    references); ``stdio_cwd`` is the working directory (default: the agent's). The
-    process is stopped when the connection closes.
+    The process gets the MCP SDK's minimal inherited environment (``PATH``, ``HOME``,
+    ``USER``...), not the agent's whole one, plus ``stdio_env`` (values may be ``${VAR}``
+    references — that is how a token reaches a server). ``stdio_cwd`` is its working
+    directory (default: the agent's). It is stopped when the connection closes.
     """
 
     transport: Literal["stdio"] = "stdio"

@@ -181,6 +181,28 @@ def test_a_server_that_cannot_start_leaves_the_agent_running_with_one_line(
     assert not any(t.startswith("gone__") for t in tools_offered(script))
 
 
+def test_a_server_that_never_completes_the_handshake_is_a_failed_start(
+    system: ActorSystem, team: Team
+) -> None:
+    mute = MCPStdioConnectionConfig(  # reads its stdin and never answers
+        stdio_command=sys.executable,
+        stdio_args=["-c", "import sys; sys.stdin.read()"],
+        connect_timeout=2,
+    )
+    agent = start(
+        system,
+        team,
+        Script(lambda m, i: ModelResponse(parts=[TextPart("ok")])),
+        MCPTool(name="mute", connection=mute),
+    )
+    assert ask(system, agent, "hi") == "ok"
+    [event] = unavailable(team)
+    assert event.message.startswith("MCP server 'mute' (")
+    assert event.message.endswith(
+        " cannot start: no answer within 2s. The agent goes on without its tools."
+    )
+
+
 def test_an_unset_env_reference_is_a_failed_start_naming_the_variable(
     system: ActorSystem, team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:

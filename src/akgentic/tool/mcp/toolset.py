@@ -149,6 +149,8 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     async def _lost(self, reason: str) -> None:
         """The connection died: close it; the next entry opens it again, once."""
+        if not self._open:
+            return  # a call running beside this one already saw it go
         await self._close()
         self._restarts += 1
         if self._restarts > 1:
@@ -224,13 +226,17 @@ def _mcp_code(error: BaseException | None) -> int | None:
 
 
 def _reason(exc: BaseException, timeout: float) -> str:
-    """A one-line reason, reaching into exception groups for the first real cause."""
+    """A one-line reason: the first real cause in exception groups, and a timeout anywhere
+    in the chain said as one (a handshake timeout arrives wrapped as "failed to connect")."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {timeout:g}s"
-    if _mcp_code(exc) == _REQUEST_TIMEOUT:
-        return f"no answer within {timeout:g}s"
+    link: BaseException | None = exc
+    for _ in range(8):
+        if link is None:
+            break
+        if isinstance(link, TimeoutError) or _mcp_code(link) == _REQUEST_TIMEOUT:
+            return f"no answer within {timeout:g}s"
+        link = link.__cause__ or link.__context__
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
 

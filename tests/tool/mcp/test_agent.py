@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig
-from akgentic.core import ActorSystem, EventMessage, UserMessage
+from akgentic.core import ActorSystem, EventMessage, SentMessage, UserMessage
 from akgentic.tool.mcp import MCPServerUnavailable, MCPStdioConnectionConfig, MCPTool
 
 from ...agent.conftest import Script, ScriptedAgent
@@ -70,6 +70,15 @@ def stop(system: ActorSystem, agent: Any) -> None:
     assert system.wait_stopped(agent, 30)
 
 
+def settled(team: Team, replies: int) -> list[MCPServerUnavailable]:
+    """The MCPServerUnavailable events, once the stream holds the agent's first ``replies``
+    replies (an agent's reports arrive in order, so nothing it published before is missing)."""
+    team.recorder.wait_for_type(
+        SentMessage, replies, where=lambda m: m.sender is not None and m.sender.name == "@Agent"
+    )
+    return unavailable(team)
+
+
 def unavailable(team: Team) -> list[MCPServerUnavailable]:
     return [
         m.event
@@ -94,7 +103,7 @@ def test_a_stdio_server_opens_on_the_first_turn_serves_and_stops_with_the_agent(
     assert int(pid_file.read_text()) == pid  # one connection for the agent's life
     stop(system, agent)
     assert not pid_alive(pid)
-    assert unavailable(team) == []
+    assert settled(team, 2) == []
 
 
 def test_a_streamable_http_server_on_loopback_is_listed_and_called(
@@ -135,7 +144,7 @@ def test_a_server_that_crashes_mid_call_is_a_tool_failure_then_restarts_next_tur
     agent = start(system, team, script, MCPTool(name="calc", connection=stdio()))
     answer = ask(system, agent, "crash")
     assert answer.startswith("got: MCP server 'calc' stopped while running calc__crash")
-    [event] = unavailable(team)
+    [event] = settled(team, 1)
     assert event.server == "calc" and "started again at the agent's next turn" in event.message
     script.steps = [call("calc__add", a=1, b=2), say_result]
     assert ask(system, agent, "add") == "got: 3"
@@ -172,7 +181,7 @@ def test_a_server_that_cannot_start_leaves_the_agent_running_with_one_line(
     agent = start(system, team, script, MCPTool(name="gone", connection=missing))
     first = ask(system, agent, "hello")
     assert ask(system, agent, "hello again") == first
-    [event] = unavailable(team)
+    [event] = settled(team, 2)
     assert event.server == "gone"
     assert event.message.startswith(
         f"MCP server 'gone' ({tmp_path / 'no-such-server'}) cannot start: "
@@ -196,7 +205,7 @@ def test_a_server_that_never_completes_the_handshake_is_a_failed_start(
         MCPTool(name="mute", connection=mute),
     )
     assert ask(system, agent, "hi") == "ok"
-    [event] = unavailable(team)
+    [event] = settled(team, 1)
     assert event.message.startswith("MCP server 'mute' (")
     assert event.message.endswith(
         " cannot start: no answer within 2s. The agent goes on without its tools."
@@ -210,7 +219,7 @@ def test_an_unset_env_reference_is_a_failed_start_naming_the_variable(
     card = MCPTool(name="calc", connection=stdio(stdio_env={"TOKEN": "${AKGENTIC_TEST_UNSET}"}))
     agent = start(system, team, Script(lambda m, i: ModelResponse(parts=[TextPart("ok")])), card)
     assert ask(system, agent, "hi") == "ok"
-    [event] = unavailable(team)
+    [event] = settled(team, 1)
     assert "env TOKEN of MCP server 'calc' refers to ${AKGENTIC_TEST_UNSET}" in event.message
     assert "export AKGENTIC_TEST_UNSET" in event.message
 
@@ -245,7 +254,3 @@ def test_the_server_process_is_stopped_even_when_a_call_hangs(
     pid = int(pid_file.read_text())
     stop(system, agent)
     assert not pid_alive(pid)
-
-
-def test_python_is_the_test_server_interpreter() -> None:
-    assert stdio().stdio_command == sys.executable

@@ -131,14 +131,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         ]
         if self.config.stream_events:
             capabilities.append(PublishRunEvents(self.notify_event))
-        self._toolsets = self._factory.get_toolsets()
+        self._run_toolsets = self._factory.get_toolsets()
         self._held_toolsets: AsyncExitStack | None = None
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
             tools=self._factory.get_tools(),
-            toolsets=self._toolsets or None,
+            toolsets=self._run_toolsets or None,
             capabilities=capabilities,
             name=self.config.name,
         )
@@ -264,11 +264,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def _hold_toolsets(self) -> None:
         """Enter the cards' toolsets on the first turn and hold them until the agent stops,
         so a toolset with a connection (an MCP server) opens once, lazily, not per run."""
-        if self._held_toolsets is not None or not self._toolsets:
+        if self._held_toolsets is not None or not self._run_toolsets:
             return
         stack = AsyncExitStack()
         try:
-            for toolset in self._toolsets:
+            for toolset in self._run_toolsets:
                 self._loop.run_until_complete(stack.enter_async_context(toolset))
         except BaseException:
             self._loop.run_until_complete(stack.aclose())

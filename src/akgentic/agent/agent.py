@@ -30,6 +30,7 @@ import logging
 import queue
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
@@ -184,12 +185,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             capabilities.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
             )
+        self._run_toolsets = toolsets
+        self._held_toolsets: AsyncExitStack | None = None
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
             tools=offered_tools(self._factory.get_tools()),
-            toolsets=toolsets or None,
+            toolsets=self._run_toolsets or None,
             capabilities=capabilities,
             name=self.config.name,
         )
@@ -311,6 +314,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         prompt = body if block is None else f"{body}\n\n{block}"
         self._turn_sender = sender
         self._cancelled_by = None
+        self._hold_toolsets()
         run_usage = RunUsage()
         start = len(self._history)
         try:
@@ -345,6 +349,20 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._publish_run(list(result.new_messages()), run_usage)
         self._route(result.output, sender)
         return True
+
+    def _hold_toolsets(self) -> None:
+        """Enter the cards' toolsets on the first turn and hold them until the agent stops,
+        so a toolset with a connection (an MCP server) opens once, lazily, not per run."""
+        if self._held_toolsets is not None or not self._run_toolsets:
+            return
+        stack = AsyncExitStack()
+        try:
+            for toolset in self._run_toolsets:
+                self._loop.run_until_complete(stack.enter_async_context(toolset))
+        except BaseException:
+            self._loop.run_until_complete(stack.aclose())
+            raise
+        self._held_toolsets = stack
 
     def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
@@ -519,5 +537,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def on_stop(self) -> None:
         loop = getattr(self, "_loop", None)
+        held = getattr(self, "_held_toolsets", None)
+        if held is not None and loop is not None and not loop.is_closed():
+            try:  # close the toolsets' connections (an MCP server's process) before the loop
+                loop.run_until_complete(held.aclose())
+            except Exception as exc:
+                logger.warning("%s: closing its toolsets failed: %r", self.config.name, exc)
         if loop is not None and not loop.is_closed():
             loop.close()

@@ -47,6 +47,7 @@ from akgentic.core import (
 from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.mcp import MCPServerUnavailable
 from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
 __all__ = ["LiveView", "Usage"]
@@ -160,6 +161,8 @@ class LiveView:
                 self._line(f"{m.ok} {who} {event.tool_name} returned", "dim")
             else:
                 self._line(f"{m.failed} {who} {event.tool_name} {event.outcome}", "yellow")
+        elif isinstance(event, MCPServerUnavailable):
+            self._line(f"{m.warning} {who} {event.message}", "yellow")
         elif isinstance(event, ToolStateEvent):
             payload = type(event.payload).__name__
             self._line(f"{m.state} {event.tool_id} state changed ({payload} #{event.seq})", "dim")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,6 +11,7 @@ __all__ = [
     "DebugOption",
     "IdleOption",
     "ImportOption",
+    "McpConfigOption",
     "MessageOption",
     "ModelOption",
     "ServerOption",
@@ -82,6 +84,19 @@ VerboseOption = Annotated[
 ]
 StreamOption = Annotated[
     bool, typer.Option("--stream/--no-stream", help="Print model text as it is written.")
+]
+McpConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--mcp-config",
+        envvar="AKGENTIC_MCP_CONFIG",
+        metavar="FILE",
+        show_default=False,
+        exists=True,
+        dir_okay=False,
+        help="Give every agent the MCP servers of this mcp.json (Claude Desktop format) "
+        "[default: the team card's mcp_config]",
+    ),
 ]
 ImportOption = Annotated[
     list[str] | None,

@@ -12,6 +12,7 @@ from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     IdleOption,
+    McpConfigOption,
     MessageOption,
     ModelOption,
     ServerOption,
@@ -43,6 +44,7 @@ def run(
     ],
     message: MessageOption = None,
     model: ModelOption = None,
+    mcp_config: McpConfigOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
     idle: IdleOption = 5.0,
@@ -63,6 +65,8 @@ def run(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)
+        if mcp_config is not None:
+            card.mcp_config = str(mcp_config.resolve())
         options = ChatOptions(message, timeout, idle, verbose, stream)
         if server:
             raise typer.Exit(_run_remote(card, server, token, model, options))

@@ -6,7 +6,9 @@ members, each with a name of its own), the profiles the team may hire later, the
 member that receives what the person types (``entry_point``), the message classes the
 team uses (``message_types``, checked to exist), and the modules to import before
 building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
-the user wrote; a card decoded from storage never imports what it names).
+the user wrote; a card decoded from storage never imports what it names), and the MCP
+servers every agent gets (``mcp_config``: a Claude Desktop ``mcp.json``, relative to the
+YAML's folder; see ``akgentic.team.mcp``).
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
@@ -91,6 +93,7 @@ class TeamCard(SerializableModel):
     message_types: list[str] = Field(default_factory=list)
     human: str | None = "@Human"
     imports: list[str] = Field(default_factory=list)
+    mcp_config: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -207,11 +210,13 @@ class TeamCard(SerializableModel):
         return card
 
     def resolve_paths(self, base: Path) -> None:
-        """Relative scenario paths in member configs are relative to ``base`` (the YAML's
-        folder) unless a config names its own ``scenario_dir``; so are relative skill
-        folders."""
+        """Relative scenario paths in member configs, a relative ``mcp_config`` and relative
+        skill folders are relative to ``base`` (the YAML's folder) unless a config names
+        its own ``scenario_dir``."""
         from akgentic.team.skills import resolve_skill_folders
 
+        if self.mcp_config and not Path(self.mcp_config).is_absolute():
+            self.mcp_config = str((base / self.mcp_config).resolve())
         configs = [spec.card.config for _, spec, _ in walk(self.members)]
         configs += [profile.config for profile in self.profiles]
         for config in configs:

@@ -33,6 +33,7 @@ from akgentic.core.serialization import SerializationError, deserialize
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team.card import TeamCard, walk
+from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
@@ -114,6 +115,7 @@ class TeamManager:
         card = card.model_copy(deep=True)
         if model is not None:
             override_models(card, model)
+        attach_mcp_servers(card)
         check_models(card)
         check_catalog_tools(card, self.catalog)
         team_id = team_id or uuid4()

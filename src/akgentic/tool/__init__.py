@@ -39,9 +39,11 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
 )
 from akgentic.tool.mailbox import MailboxTool
+from akgentic.tool.mcp import MCPTool
 from akgentic.tool.metadata import MetadataTool
 from akgentic.tool.model import ModelTool
 from akgentic.tool.notification import NotificationTool
+from akgentic.tool.search import SearchTool
 from akgentic.tool.skill import SkillTool
 from akgentic.tool.team import TeamManagementToolObserver, TeamTool
 from akgentic.tool.toolsets import ToolsetCard
@@ -65,11 +67,13 @@ __all__ = [
     "ContextState",
     "ContextUpdater",
     "EmbeddingService",
+    "MCPTool",
     "MailboxTool",
     "MetadataTool",
     "ModelTool",
     "NotificationTool",
     "RetriableError",
+    "SearchTool",
     "SkillTool",
     "TeamManagementToolObserver",
     "TeamTool",

@@ -1,0 +1,37 @@
+"""A team's MCP servers: one ``mcp.json`` for the whole team, one connection per agent.
+
+:func:`attach_mcp_servers` reads the team card's ``mcp_config`` (or the file ``akgentic run
+--mcp-config`` / ``AKGENTIC_MCP_CONFIG`` names) when the team is created and adds an
+``MCPTool`` per server to every agent member and every profile. The cards carry ``${VAR}``
+references as written, so what the team stores holds no secret; each agent expands them
+from its own environment when it connects. A member that lists its own MCPTool of the same
+name keeps its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from akgentic.agent import AgentConfig
+from akgentic.team.card import TeamCard, walk
+from akgentic.tool.mcp import MCPTool
+
+__all__ = ["attach_mcp_servers"]
+
+
+def attach_mcp_servers(card: TeamCard) -> None:
+    """Give every agent member and profile of ``card`` its ``mcp_config`` servers.
+
+    Raises ``MCPConfigError`` (a ValueError) naming the file and the server when the file
+    cannot be used — at team creation, before any member starts.
+    """
+    if not card.mcp_config:
+        return
+    servers = MCPTool.from_config(card.mcp_config)
+    configs: list[Any] = [spec.card.config for _, spec, _ in walk(card.members)]
+    configs += [profile.config for profile in card.profiles]
+    for config in configs:
+        if not isinstance(config, AgentConfig):
+            continue
+        own = {c.server_name for c in config.tools if isinstance(c, MCPTool)}
+        config.tools.extend(s.model_copy(deep=True) for s in servers if s.server_name not in own)

@@ -1,0 +1,325 @@
+"""One MCP server, for one agent: pydantic-ai's ``MCPToolset`` with a lifecycle around it.
+
+The client is pydantic-ai's (``MCPToolset``, on FastMCP's client); this module adds what an
+agent that lives for days needs from it, and nothing else:
+
+- **Lazy, then held.** Nothing connects until the toolset is first entered (the agent's
+  first turn). Entering opens the connection once; later entries only count, and the
+  connection closes when the last one leaves — the agent holds one entry for its whole
+  life and leaves it when it stops.
+- **A server that cannot start is not fatal.** The start is bounded by the connection's
+  ``connect_timeout``; a failure is reported once (``on_unavailable``: one line for the
+  team stream) and the toolset then offers no tools. It is not retried: the agent goes
+  on without that server until it restarts.
+- **A server that dies is a tool error the model reads.** A call on a closed connection
+  (a crash) is answered with ``ToolFailed`` naming the server; the connection is closed
+  and opened again, once, at the next entry (the next turn). A call past
+  ``call_timeout`` is answered the same way, and the connection stays. Errors the server
+  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments.
+- **Content stays content.** Images and embedded resources in a tool result reach the
+  model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
+  stringified blob.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Self, TextIO
+
+import anyio
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset
+from pydantic_ai.toolsets.abstract import ToolsetTool
+
+from akgentic.tool.mcp.config import (
+    MCPConnectionConfig,
+    MCPHTTPConnectionConfig,
+    MCPStdioConnectionConfig,
+    expand_env,
+)
+
+__all__ = ["MCPServerToolset", "build_server_toolset"]
+
+logger = logging.getLogger(__name__)
+
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+_START_GRACE = 5.0
+"""Seconds past ``connect_timeout`` before a start that is still going is abandoned (the
+handshake has its own ``connect_timeout``; this bounds a spawn or a TCP connect as well)."""
+
+MISSING_EXTRA = "MCPTool needs the mcp extra (pydantic-ai-slim[mcp]): pip install 'akgentic[mcp]'"
+
+
+@dataclass
+class MCPServerToolset(AbstractToolset[Any]):
+    """The toolset of one MCP server for one agent; see the module docstring.
+
+    ``server`` is the server's name (the ``mcpServers`` key); ``connection`` says where it
+    is. ``build`` makes the client toolset (pydantic-ai's ``MCPToolset``, prefixed) when
+    the server is first started — so ``${VAR}`` references are read then, and an unset
+    one is a failed start like any other. ``wrapped`` is that client toolset once built.
+    """
+
+    server: str
+    connection: MCPConnectionConfig
+    build: Callable[[], AbstractToolset[Any]]
+    on_unavailable: Callable[[str, str], None] | None = None
+    wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
+    _entries: int = field(default=0, repr=False)
+    _open: bool = field(default=False, repr=False)
+    _failure: str | None = field(default=None, repr=False)
+    _restarts: int = field(default=0, repr=False)
+
+    # -- identity ---------------------------------------------------------------------
+    @property
+    def id(self) -> str | None:
+        return f"mcp:{self.server}"
+
+    @property
+    def label(self) -> str:
+        return f"MCP server {self.server!r}"
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the connection is open now."""
+        return self._open
+
+    @property
+    def failure(self) -> str | None:
+        """Why the server is unavailable for good, or None."""
+        return self._failure
+
+    async def for_run(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        return self  # one connection per agent: never a per-run copy
+
+    async def for_run_step(self, ctx: RunContext[Any]) -> AbstractToolset[Any]:
+        return self
+
+    # -- lifecycle --------------------------------------------------------------------
+    async def __aenter__(self) -> Self:
+        self._entries += 1
+        if not self._open and self._failure is None:
+            await self._start()
+        return self
+
+    async def __aexit__(self, *args: Any) -> bool | None:
+        self._entries = max(0, self._entries - 1)
+        if self._entries == 0:
+            await self._close()
+        return None
+
+    @property
+    def where(self) -> str:
+        return self.connection.describe()
+
+    async def _start(self) -> None:
+        bound = self.connection.connect_timeout
+        try:
+            if self.wrapped is None:
+                self.wrapped = self.build()
+            with anyio.fail_after(bound + _START_GRACE):
+                await self.wrapped.__aenter__()
+        except Exception as exc:  # any failure to start is reported, not raised
+            reason = _reason(exc, bound)
+            if isinstance(self.connection, MCPStdioConnectionConfig) and "closed" in reason:
+                reason = "the process exited before the MCP handshake (its stderr says why)"
+            self._failure = reason
+            self._unavailable(
+                f"MCP server {self.server!r} ({self.where}) cannot start: {reason}. "
+                f"The agent goes on without its tools."
+            )
+            return
+        self._open = True
+
+    async def _close(self) -> None:
+        if not self._open or self.wrapped is None:
+            return
+        self._open = False
+        try:
+            await self.wrapped.__aexit__(None, None, None)
+        except Exception as exc:  # a dead server may fail to close cleanly
+            logger.debug("MCP server %r did not close cleanly: %r", self.server, exc)
+
+    async def _lost(self, reason: str) -> None:
+        """The connection died: close it; the next entry opens it again, once."""
+        if not self._open:
+            return  # a call running beside this one already saw it go
+        await self._close()
+        self._restarts += 1
+        if self._restarts > 1:
+            self._failure = reason
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) stopped: {reason}. "
+            + (
+                "It will be started again at the agent's next turn."
+                if self._failure is None
+                else "The agent goes on without its tools."
+            )
+        )
+
+    def _unavailable(self, line: str) -> None:
+        logger.info("%s", line)  # the line itself goes to the team stream
+        if self.on_unavailable is not None:
+            self.on_unavailable(self.server, line)
+
+    # -- tools ------------------------------------------------------------------------
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        if not self._open or self.wrapped is None:
+            return {}
+        try:
+            tools = await self.wrapped.get_tools(ctx)
+        except Exception as exc:  # a server that cannot list is a lost server
+            await self._lost(_reason(exc, self._call_timeout()))
+            return {}
+        return {name: _owned(tool, self) for name, tool in tools.items()}
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        if not self._open or self.wrapped is None:
+            raise ToolFailed(
+                f"MCP server {self.server!r} is not running, so {name} did not run. "
+                f"Go on without it."
+            )
+        try:
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        except (ModelRetry, ToolFailed) as exc:
+            code = _mcp_code(exc.__cause__)
+            if code == _REQUEST_TIMEOUT:
+                raise ToolFailed(
+                    f"MCP server {self.server!r} did not answer {name} within "
+                    f"{self._call_timeout():g}s; the call was abandoned."
+                ) from exc
+            if code != _CONNECTION_CLOSED:
+                raise
+            reason = str(exc) or "connection closed"
+        except Exception as exc:  # transport failures are the model's to read
+            reason = _reason(exc, self._call_timeout())
+        await self._lost(reason)
+        raise ToolFailed(
+            f"MCP server {self.server!r} stopped while running {name} ({reason}); the call "
+            f"did not complete and the server's tools are unavailable for now."
+        )
+
+    def _call_timeout(self) -> float:
+        return self.connection.call_timeout
+
+
+def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
+    """The tool, re-pointed at ``owner`` so its calls come through the lifecycle."""
+    return replace(tool, toolset=owner)
+
+
+def _mcp_code(error: BaseException | None) -> int | None:
+    """The JSON-RPC error code of an MCP SDK error (either SDK generation), or None."""
+    code = getattr(error, "code", None)
+    if code is None:
+        code = getattr(getattr(error, "error", None), "code", None)
+    return code if isinstance(code, int) else None
+
+
+def _reason(exc: BaseException, timeout: float) -> str:
+    """A one-line reason: the first real cause in exception groups, and a timeout anywhere
+    in the chain said as one (a handshake timeout arrives wrapped as "failed to connect")."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    link: BaseException | None = exc
+    for _ in range(8):
+        if link is None:
+            break
+        if isinstance(link, TimeoutError) or _mcp_code(link) == _REQUEST_TIMEOUT:
+            return f"no answer within {timeout:g}s"
+        link = link.__cause__ or link.__context__
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+# -- building -------------------------------------------------------------------------------
+def build_server_toolset(
+    server: str,
+    connection: MCPConnectionConfig,
+    prefix: str,
+    on_unavailable: Callable[[str, str], None] | None = None,
+) -> MCPServerToolset:
+    """A fresh, unopened toolset for ``server`` (one per agent), tools named ``prefix_tool``.
+
+    Raises ImportError naming the extra when ``pydantic-ai-slim[mcp]`` is not installed —
+    at wiring, since no server of the card could ever start.
+    """
+    try:
+        import fastmcp.client.transports  # noqa: F401
+        import pydantic_ai.mcp  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(MISSING_EXTRA) from exc
+
+    def build() -> AbstractToolset[Any]:
+        return _client_toolset(server, connection, prefix)
+
+    return MCPServerToolset(
+        server=server, connection=connection, build=build, on_unavailable=on_unavailable
+    )
+
+
+def _stderr_for_servers() -> TextIO | Path:
+    """Where a stdio server's stderr goes: ours when it is a real file (a server explains
+    its own failures there), else the process's original stderr, else nowhere — a captured
+    ``sys.stderr`` (a test runner, a notebook) has no descriptor a child process can use."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return Path(os.devnull)
+
+
+def _client_toolset(
+    server: str, connection: MCPConnectionConfig, prefix: str
+) -> AbstractToolset[Any]:
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed.
+
+    ``${VAR}`` references are expanded here, from this process's environment; an unset
+    one raises ValueError naming the server, the field and the variable.
+    """
+    from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+    from pydantic_ai.mcp import MCPToolset
+
+    def env(value: str, what: str) -> str:
+        return expand_env(value, where=f"{what} of MCP server {server!r}")
+
+    transport: Any
+    if isinstance(connection, MCPStdioConnectionConfig):
+        transport = StdioTransport(
+            command=env(connection.stdio_command, "the command"),
+            args=[env(a, "an argument") for a in connection.stdio_args],
+            env={k: env(v, f"env {k}") for k, v in connection.stdio_env.items()} or None,
+            cwd=env(connection.stdio_cwd, "cwd") if connection.stdio_cwd else None,
+            keep_alive=False,  # the process lives exactly as long as the connection
+            log_file=_stderr_for_servers(),
+        )
+    elif isinstance(connection, MCPHTTPConnectionConfig):
+        url = env(connection.url, "the url")
+        headers = {k: env(v, f"header {k}") for k, v in connection.headers.items()} or None
+        if connection.transport == "sse":
+            transport = SSETransport(
+                url=url, headers=headers, sse_read_timeout=connection.sse_read_timeout
+            )
+        else:
+            transport = StreamableHttpTransport(url=url, headers=headers)
+    else:  # pragma: no cover — the two models above are the only connections
+        raise TypeError(f"unknown MCP connection {type(connection).__name__}")
+    toolset: AbstractToolset[Any] = MCPToolset(
+        transport,
+        id=server,
+        init_timeout=connection.connect_timeout,
+        read_timeout=connection.call_timeout,
+    )
+    return toolset.prefixed(prefix) if prefix else toolset

@@ -1,0 +1,60 @@
+"""What the model reads back from Tavily: compact text that cites every URL.
+
+Each source is one block — ``[n] title — url`` then its text — and a text longer than the
+budget is cut with a note saying how much was left out and how to get less. A source
+Tavily could not read is listed with its reason rather than dropped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["cut", "render_crawl", "render_fetch", "render_search"]
+
+
+def cut(text: str, budget: int, hint: str) -> str:
+    """``text``, or its first ``budget`` characters and a note naming what was cut."""
+    text = text.strip()
+    if len(text) <= budget:
+        return text
+    return f"{text[:budget].rstrip()}\n[cut: {len(text) - budget:,} more characters; {hint}]"
+
+
+def _block(index: int, url: str, title: str, body: str) -> str:
+    head = f"[{index}] {title} — {url}" if title else f"[{index}] {url}"
+    return f"{head}\n{body}" if body else head
+
+
+def render_search(query: str, response: dict[str, Any], budget: int) -> str:
+    results = response.get("results") or []
+    lines = [f'Web search "{query}": {len(results)} result(s).']
+    if response.get("answer"):
+        lines.append(f"Answer: {response['answer']}")
+    for index, result in enumerate(results, 1):
+        body = cut(str(result.get("content") or ""), budget, "web_fetch the URL for more")
+        lines.append(_block(index, str(result.get("url", "")), str(result.get("title", "")), body))
+    return "\n\n".join(lines)
+
+
+def render_fetch(query: str, response: dict[str, Any], budget: int) -> str:
+    results = response.get("results") or []
+    failed = response.get("failed_results") or []
+    lines = [f'Fetched {len(results)} page(s) for "{query}".']
+    hint = "narrow the query or lower chunks_per_source"
+    for index, result in enumerate(results, 1):
+        body = cut(str(result.get("raw_content") or ""), budget, hint)
+        lines.append(_block(index, str(result.get("url", "")), "", body))
+    for failure in failed:
+        lines.append(f"[failed] {failure.get('url', '')}: {failure.get('error', 'not readable')}")
+    return "\n\n".join(lines)
+
+
+def render_crawl(response: dict[str, Any], budget: int) -> str:
+    results = response.get("results") or []
+    base = response.get("base_url", "")
+    lines = [f"Crawled {base}: {len(results)} page(s)."]
+    hint = "narrow crawl_instructions or lower chunks_per_source"
+    for index, result in enumerate(results, 1):
+        body = cut(str(result.get("raw_content") or ""), budget, hint)
+        lines.append(_block(index, str(result.get("url", "")), "", body))
+    return "\n\n".join(lines)

@@ -1,0 +1,158 @@
+"""SearchTool: web search, fetch and crawl through Tavily.
+
+Three TOOL_CALL capabilities, each ``Param | bool`` (False removes it):
+
+- ``web_search(query, ...)`` — ranked results: title, URL, snippet.
+- ``web_fetch(urls, query, ...)`` — the passages of each URL that answer ``query``.
+- ``web_crawl(url, crawl_instructions, ...)`` — a directed walk of a site.
+
+Every field of a capability's param is the default of the matching tool argument, bound
+when the tool is built. ``query`` and ``crawl_instructions`` have no default: unfiltered,
+Tavily returns whole pages and undirected site walks — enough output to crowd out the
+conversation. Answers are compact, cite their URLs and cut long texts with a note.
+
+Failures never escape a tool: a missing or refused key (``api_key_env``, default
+``TAVILY_API_KEY``), a quota, a rate limit, the network or a server error is answered
+``search is unavailable: <why>``; arguments Tavily refuses are a ``RetriableError``.
+``api_base_url`` points the client elsewhere (a gateway, a proxy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.channels import TOOL_CALL
+from akgentic.tool.core.params import serve
+from akgentic.tool.search.params import (
+    CrawlExtractDepth,
+    SearchDepth,
+    SearchTopic,
+    TimeRange,
+    WebCrawl,
+    WebFetch,
+    WebSearch,
+)
+from akgentic.tool.search.render import render_crawl, render_fetch, render_search
+from akgentic.tool.search.tavily import SearchUnavailableError, call_tavily
+
+__all__ = ["UNAVAILABLE", "SearchTool"]
+
+UNAVAILABLE = "search is unavailable: "
+"""How every tool's answer starts when search cannot be done."""
+
+
+class SearchTool(ToolCard):
+    """Web search, fetch and crawl via Tavily; see the module docstring."""
+
+    web_search: WebSearch | bool = True
+    web_fetch: WebFetch | bool = True
+    web_crawl: WebCrawl | bool = True
+    api_key_env: str = Field(default="TAVILY_API_KEY", min_length=1)
+    api_base_url: str | None = Field(default=None, pattern=r"^https?://")
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        tools: list[Callable[..., Any]] = []
+        search = serve(self.web_search, WebSearch, TOOL_CALL)
+        if search is not None:
+            tools.append(self._web_search(search))
+        fetch = serve(self.web_fetch, WebFetch, TOOL_CALL)
+        if fetch is not None:
+            tools.append(self._web_fetch(fetch))
+        crawl = serve(self.web_crawl, WebCrawl, TOOL_CALL)
+        if crawl is not None:
+            tools.append(self._web_crawl(crawl))
+        return tools
+
+    def _call(self, action: Callable[[Any], dict[str, Any]]) -> dict[str, Any] | str:
+        try:
+            return call_tavily(action, key_env=self.api_key_env, base_url=self.api_base_url)
+        except SearchUnavailableError as exc:
+            return f"{UNAVAILABLE}{exc}"
+
+    def _web_search(self, p: WebSearch) -> Callable[..., str]:
+        call = self._call
+
+        def web_search(
+            query: Annotated[str, Field(min_length=1)],
+            max_results: Annotated[int, Field(ge=0, le=20)] = p.max_results,
+            search_depth: SearchDepth = p.search_depth,
+            topic: SearchTopic = p.topic,
+            time_range: TimeRange | None = p.time_range,
+            include_domains: list[str] | None = list(p.include_domains) or None,
+            exclude_domains: list[str] | None = list(p.exclude_domains) or None,
+        ) -> str:
+            """Search the web. Answers ranked results, each with its title, URL and a
+            snippet; cite the URLs you use. Fetch a URL with web_fetch for more of it."""
+            found = call(
+                lambda client: client.search(
+                    query=query,
+                    max_results=max_results,
+                    search_depth=search_depth,
+                    topic=topic,
+                    time_range=time_range,
+                    include_domains=include_domains,
+                    exclude_domains=exclude_domains,
+                )
+            )
+            return found if isinstance(found, str) else render_search(query, found, p.max_chars)
+
+        return web_search
+
+    def _web_fetch(self, p: WebFetch) -> Callable[..., str]:
+        call = self._call
+
+        def web_fetch(
+            urls: Annotated[list[str], Field(min_length=1, max_length=20)],
+            query: Annotated[str, Field(min_length=1)],
+            chunks_per_source: Annotated[int, Field(ge=1, le=5)] = p.chunks_per_source,
+            extract_depth: CrawlExtractDepth = p.extract_depth,
+        ) -> str:
+            """Read web pages: for each URL, the passages most relevant to ``query`` (say
+            what you are looking for), at most ``chunks_per_source`` of them."""
+            found = call(
+                lambda client: client.extract(
+                    urls=urls,
+                    query=query,
+                    chunks_per_source=chunks_per_source,
+                    extract_depth=extract_depth,
+                )
+            )
+            return found if isinstance(found, str) else render_fetch(query, found, p.max_chars)
+
+        return web_fetch
+
+    def _web_crawl(self, p: WebCrawl) -> Callable[..., str]:
+        call = self._call
+
+        def web_crawl(
+            url: Annotated[str, Field(min_length=1)],
+            crawl_instructions: Annotated[str, Field(min_length=1)],
+            max_depth: Annotated[int, Field(ge=1, le=5)] = p.max_depth,
+            max_breadth: Annotated[int, Field(ge=1, le=500)] = p.max_breadth,
+            limit: Annotated[int, Field(ge=1)] = p.limit,
+            chunks_per_source: Annotated[int, Field(ge=1, le=5)] = p.chunks_per_source,
+            extract_depth: CrawlExtractDepth = p.extract_depth,
+            allow_external: bool = p.allow_external,
+        ) -> str:
+            """Crawl a site from ``url``: ``crawl_instructions`` says which links to follow
+            and what to extract (e.g. "pricing pages only"). Answers each page's URL and
+            its most relevant passages."""
+            found = call(
+                lambda client: client.crawl(
+                    url=url,
+                    instructions=crawl_instructions,
+                    max_depth=max_depth,
+                    max_breadth=max_breadth,
+                    limit=limit,
+                    chunks_per_source=chunks_per_source,
+                    extract_depth=extract_depth,
+                    allow_external=allow_external,
+                )
+            )
+            return found if isinstance(found, str) else render_crawl(found, p.max_chars)
+
+        return web_crawl

@@ -1,0 +1,66 @@
+"""MCP fixtures: the test server over stdio and on loopback, and agents that use it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from akgentic.tool.mcp import MCPHTTPConnectionConfig, MCPStdioConnectionConfig
+
+from ...core.conftest import system, team  # noqa: F401  (shared fixtures)
+
+SERVER = Path(__file__).with_name("server.py")
+
+
+def stdio(**fields: object) -> MCPStdioConnectionConfig:
+    """A connection that starts the test server over stdio."""
+    return MCPStdioConnectionConfig(
+        stdio_command=sys.executable, stdio_args=[str(SERVER)], **fields
+    )
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie child of ours counts as gone
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def serve(mode: str) -> Iterator[str]:
+    """Start the test server on loopback (``http`` or ``sse``); yield its URL."""
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), mode], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("PORT="), f"the test server did not start: {line!r}"
+        port = int(line.strip().split("=")[1])
+        yield f"http://127.0.0.1:{port}" + ("/sse" if mode == "sse" else "/mcp")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def http_url() -> Iterator[str]:
+    yield from serve("http")
+
+
+@pytest.fixture
+def sse_url() -> Iterator[str]:
+    yield from serve("sse")
+
+
+def http(url: str, **fields: object) -> MCPHTTPConnectionConfig:
+    return MCPHTTPConnectionConfig(url=url, **fields)  # type: ignore[arg-type]

@@ -1,0 +1,175 @@
+"""MCPTool's configuration: mcp.json, connections, names, prefixes, env references."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool.core import ToolFactory
+from akgentic.tool.mcp import (
+    MCPConfigError,
+    MCPHTTPConnectionConfig,
+    MCPStdioConnectionConfig,
+    MCPTool,
+    expand_env,
+    read_mcp_config,
+)
+
+from ..conftest import EventObserver
+from .conftest import stdio
+
+
+def write(tmp_path: Path, data: object) -> Path:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+CLAUDE_DESKTOP = {
+    "mcpServers": {
+        "filesystem": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"],
+        },
+        "github": {
+            "command": "docker",
+            "args": ["run", "-i", "--rm", "ghcr.io/github/github-mcp-server"],
+            "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"},
+        },
+        "search": {"url": "https://mcp.example.test/mcp", "headers": {"X-Key": "${KEY:-none}"}},
+        "legacy": {"type": "sse", "url": "https://old.example.test/sse"},
+    }
+}
+
+
+def test_a_claude_desktop_file_gives_one_card_per_server_in_file_order(tmp_path: Path) -> None:
+    cards = MCPTool.from_config(write(tmp_path, CLAUDE_DESKTOP))
+    assert [c.server_name for c in cards] == ["filesystem", "github", "search", "legacy"]
+    fs, gh, web, old = (c.connection for c in cards)
+    assert isinstance(fs, MCPStdioConnectionConfig) and fs.stdio_command == "npx"
+    assert fs.stdio_args == ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
+    assert isinstance(gh, MCPStdioConnectionConfig)
+    assert gh.stdio_env == {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_TOKEN}"}  # not expanded
+    assert isinstance(web, MCPHTTPConnectionConfig) and web.transport == "streamable-http"
+    assert web.headers == {"X-Key": "${KEY:-none}"}
+    assert isinstance(old, MCPHTTPConnectionConfig) and old.transport == "sse"
+    assert [c.prefix for c in cards] == ["filesystem_", "github_", "search_", "legacy_"]
+
+
+def test_a_stored_card_keeps_its_env_references_and_round_trips(tmp_path: Path) -> None:
+    card = MCPTool.from_config(write(tmp_path, CLAUDE_DESKTOP))[1]
+    data = serialize(card)
+    assert "${GITHUB_TOKEN}" in json.dumps(data)
+    assert deserialize(data) == card
+
+
+def test_the_transport_is_never_inferred_from_the_url(tmp_path: Path) -> None:
+    data = {"mcpServers": {"x": {"url": "https://host.test/sse"}}}
+    [card] = MCPTool.from_config(write(tmp_path, data))
+    assert isinstance(card.connection, MCPHTTPConnectionConfig)
+    assert card.connection.transport == "streamable-http"
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"command": "x", "evn": {}}, "server 'bad': unknown key(s) evn; a stdio server takes"),
+        ({"url": "https://h.test", "args": []}, "unknown key(s) args; a streamable-http server"),
+        ({"args": ["a"]}, "server 'bad': unknown key(s) args"),
+        ({"type": "stdio", "args": ["a"]}, 'a stdio server needs "command"'),
+        ({"type": "ws", "url": "x"}, "\"type\" is 'ws'; use one of http, sse, stdio"),
+        ({"url": "ftp://h.test"}, "server 'bad': url: String should match pattern"),
+        ("npx", 'an entry is an object with "command" (stdio) or "url"'),
+    ],
+)
+def test_a_bad_server_entry_names_the_file_the_server_and_the_problem(
+    tmp_path: Path, entry: object, message: str
+) -> None:
+    path = write(tmp_path, {"mcpServers": {"bad": entry}})
+    with pytest.raises(MCPConfigError, match=re.escape(message)) as caught:
+        read_mcp_config(path)
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_missing_or_malformed_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(MCPConfigError, match="cannot read the MCP config"):
+        read_mcp_config(tmp_path / "absent.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(MCPConfigError, match="not valid JSON"):
+        read_mcp_config(tmp_path / "broken.json")
+    with pytest.raises(MCPConfigError, match="the Claude Desktop format"):
+        read_mcp_config(write(tmp_path, {"servers": {}}))
+
+
+def test_env_references_expand_with_defaults_and_name_what_is_missing() -> None:
+    env = {"TOKEN": "t0k"}
+    assert expand_env("Bearer ${TOKEN}", where="x", environ=env) == "Bearer t0k"
+    assert expand_env("${REGION:-eu}-${TOKEN}", where="x", environ=env) == "eu-t0k"
+    assert expand_env("${EMPTY:-}", where="x", environ=env) == ""
+    assert expand_env("$TOKEN stays", where="x", environ=env) == "$TOKEN stays"
+    with pytest.raises(ValueError, match=r"header A refers to \$\{SECRET\}, which is not set"):
+        expand_env("${SECRET}", where="header A", environ=env)
+
+
+def test_sse_needs_a_stream_that_outlasts_a_call() -> None:
+    with pytest.raises(ValidationError, match="raise sse_read_timeout"):
+        MCPHTTPConnectionConfig(
+            url="https://h.test/sse", transport="sse", call_timeout=600, sse_read_timeout=300
+        )
+    MCPHTTPConnectionConfig(url="https://h.test/mcp", call_timeout=600)  # not sse: no rule
+
+
+def test_names_are_derived_prefixes_default_to_seed_003_and_can_be_changed() -> None:
+    uvx = MCPStdioConnectionConfig(stdio_command="uvx", stdio_args=["acme-mcp-server", "--ro"])
+    assert MCPTool(connection=uvx).server_name == "acme-mcp-server"
+    web = MCPHTTPConnectionConfig(url="https://mcp.acme.example/api/v1/endpoint")
+    assert MCPTool(connection=web).server_name == "mcp_acme_example"
+    assert MCPTool(connection=web, name="acme").prefix == "acme_"  # tools: acme__<tool>
+    assert MCPTool(connection=web, name="acme", tool_prefix="a").prefix == "a"
+    assert MCPTool(connection=web, tool_prefix="").prefix == ""
+    with pytest.raises(ValidationError, match="may hold letters, digits"):
+        MCPTool(connection=web, name="my server")
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        MCPTool(connection=web, prefix="x")  # type: ignore[call-arg]
+
+
+def test_mcp_capabilities_reach_the_agent_only_as_toolsets() -> None:
+    card = MCPTool(name="calc", connection=stdio())
+    assert card.get_tools() == []
+    [toolset] = card.get_toolsets()
+    assert toolset.server == "calc" and not toolset.is_open  # built, not connected
+    [other] = card.get_toolsets()
+    assert other is not toolset  # one connection per agent
+
+
+def test_two_servers_with_one_prefix_are_refused_at_wiring_naming_both() -> None:
+    a = MCPTool(name="docs", connection=stdio(), tool_prefix="kb")
+    b = MCPTool(name="wiki", connection=MCPHTTPConnectionConfig(url="http://127.0.0.1:9/mcp"))
+    b = b.model_copy(update={"tool_prefix": "kb"})
+    with pytest.raises(ValueError) as caught:
+        ToolFactory([a, b], observer=EventObserver())
+    message = str(caught.value)
+    assert "MCP servers 'docs'" in message and "and 'wiki' (http://127.0.0.1:9/mcp" in message
+    assert "share the prefix 'kb'" in message
+
+
+def test_two_servers_with_one_name_are_refused_at_wiring() -> None:
+    a = MCPTool(name="fs", connection=stdio())
+    b = MCPTool(name="fs", connection=MCPStdioConnectionConfig(stdio_command="other"))
+    with pytest.raises(
+        ValueError, match=r"MCP servers 'fs' \(.*\) and 'fs' \(other\) share the name 'fs'"
+    ):
+        ToolFactory([a, b], observer=EventObserver())
+
+
+def test_distinct_servers_and_rewiring_the_same_card_are_accepted() -> None:
+    observer = EventObserver()
+    a, b = MCPTool(name="a", connection=stdio()), MCPTool(name="b", connection=stdio())
+    factory = ToolFactory([a, b], observer=observer)
+    ToolFactory([a, b], observer=observer)  # the same cards again: not a collision
+    assert [t.server for t in factory.get_toolsets()] == ["a", "b"]

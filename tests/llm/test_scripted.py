@@ -112,7 +112,7 @@ def test_exhausted_rule_closes_with_the_tool_returns(scenario_file: Path) -> Non
     calls: list[str] = []
     agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
     result = agent.run_sync("forecast Oslo Rome")
-    assert calls == ["Oslo", "Rome"]
+    assert sorted(calls) == ["Oslo", "Rome"]  # parallel calls: run in either order
     assert result.output == "[scripted] sunny in Oslo\nsunny in Rome"
 
 
@@ -120,7 +120,7 @@ def test_tool_return_rule_matches_follow_up(scenario_file: Path) -> None:
     calls: list[str] = []
     agent = weather_agent(ScriptedModel.from_file(scenario_file, role="assistant"), calls)
     result = agent.run_sync("forecast Brest Nantes")
-    assert calls == ["Brest", "Nantes"]
+    assert sorted(calls) == ["Brest", "Nantes"]  # parallel calls: run in either order
     assert result.output == "[scripted] Take shelter: storm warning\nsunny in Nantes"
 
 

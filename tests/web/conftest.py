@@ -71,9 +71,7 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """The server with the studio card, shared by a module's tests (each has its own team)."""
-    yield from serve_cards(
-        tmp_path_factory.mktemp("web"), ServerSettings(port=0), cards=(STUDIO,)
-    )
+    yield from serve_cards(tmp_path_factory.mktemp("web"), ServerSettings(port=0), cards=(STUDIO,))
 
 
 @pytest.fixture(scope="module")

@@ -139,7 +139,9 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     question.locator("button").click()
     expect(question).to_have_count(0)
     expect(page.locator(".question .answered")).to_have_text("You answered: blue")
-    expect(page.locator(".msg.human").last).to_contain_text("answering “Which colour do you prefer?”")
+    expect(page.locator(".msg.human").last).to_contain_text(
+        "answering “Which colour do you prefer?”"
+    )
     expect(page.locator(".turn[data-agent='@Lead'] .text").last).to_have_text(
         "[scripted] Noted: blue."
     )
@@ -161,7 +163,9 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     gate_tool.OPEN.set()
     expect(running).to_have_attribute("data-outcome", "interrupted")
     expect(running.locator(".who .badge")).to_have_text("interrupted by @Human")
-    expect(page.locator(".notice.info").last).to_have_text("@Helper asked to stop its turn (by @Human)")
+    expect(page.locator(".notice.info").last).to_have_text(
+        "@Helper asked to stop its turn (by @Human)"
+    )
     expect(page.locator("#interrupt")).to_be_disabled()
 
     # the /commands palette: what @Lead announced, completed from the keyboard

@@ -3,7 +3,8 @@
 The app owns no team: the manager (and its storage and actor system) belongs to whoever
 built it — :func:`akgentic.server.serve` for ``akgentic serve``, a test, or your program.
 Everything but ``/health``, ``/docs``, ``/openapi.json`` and the web page (``/``, which
-holds no data) requires the token when the settings have one. CORS is off unless origins are configured.
+holds no data) requires the token when the settings have one. CORS is off unless origins
+are configured.
 """
 
 from __future__ import annotations

@@ -47,6 +47,17 @@ def say(page: Page, text: str) -> None:
     expect(page.locator("#message")).to_have_value("")
 
 
+def fits(page: Page) -> None:
+    """Nothing sticks out sideways: the page needs no horizontal scrolling."""
+    wide = page.evaluate(
+        """() => [document.documentElement.scrollWidth, innerWidth,
+            [...document.querySelectorAll("body *")]
+              .filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+              .map((e) => e.id || e.className || e.tagName).slice(0, 5)]"""
+    )
+    assert wide[0] <= wide[1], wide
+
+
 def views_text(page: Page) -> dict[str, str]:
     """What each view shows, as text (the board and graph drawn from the mirrors)."""
     shown = {}
@@ -114,7 +125,11 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     expect(page.locator("#graph-list li")).to_have_text(["the page report document"])
     expect(page.locator("#graph-svg .node.hit")).to_have_count(1)
     page.locator("#graph-list button").click()
-    expect(page.locator("#graph-details")).to_contain_text("written by the helper")
+    details = page.locator("#graph-details")
+    expect(details).to_contain_text("the page report (document)")
+    expect(details).to_contain_text("written by the helper")
+    expect(details).to_contain_text("the page report —describes→ the page")
+    expect(details).not_to_contain_text("null")
     page.fill("#graph-search", "")
     page.screenshot(path=str(screenshots / "graph.png"))
     for tool in ("%23PlanningTool", "%23KnowledgeGraphTool"):  # one snapshot each
@@ -123,11 +138,12 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     # the roster: role, model, usage, idle now
     show(page, "roster")
     lead = page.locator("#roster-body tr[data-member='@Lead']")
-    expect(lead).to_contain_text("Lead")
-    expect(lead).to_contain_text("scripted:studio.scenario.yaml")
+    expect(lead.locator("td").nth(0)).to_have_text("Lead")  # the role
+    expect(lead.locator("td").nth(1)).to_have_text("scripted:studio.scenario.yaml")
     expect(lead).to_have_attribute("data-status", "idle")
     expect(lead.locator("td.num").first).to_have_text("3")  # three model requests
-    expect(page.locator("#roster-body tr[data-member='@Helper']")).to_contain_text("Helper")
+    helper = page.locator("#roster-body tr[data-member='@Helper']")
+    expect(helper.locator("td").nth(0)).to_have_text("Helper")
     page.screenshot(path=str(screenshots / "roster.png"))
 
     # a member's question, answered in place
@@ -256,16 +272,16 @@ def test_a_narrow_screen_and_the_keyboard_alone(site: Served, open_tab, screensh
     expect(page).to_have_url(re.compile(r"/board$"))
     expect(page.locator("#tab-board")).to_be_focused()
     expect(page.locator(".column[data-status='todo'] .task")).to_have_count(1)
-    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    fits(page)
     page.keyboard.press("End")
     expect(page).to_have_url(re.compile(r"/timeline$"))
     page.keyboard.press("Alt+3")
     expect(page).to_have_url(re.compile(r"/graph$"))
     expect(page.locator("#graph-svg .node")).to_have_count(2)
-    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    fits(page)
     page.keyboard.press("Alt+1")
     expect(page.locator("#panel-chat")).to_be_visible()
-    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    fits(page)
     page.screenshot(path=str(screenshots / "narrow.png"))
 
     # the palette: open, move, close with the keyboard

@@ -87,6 +87,8 @@ function draw() {
     chat.update({ questions: dirty.has("questions") || dirty.has("info") });
   }
   if (dirty.has("info")) dirty.add("roster");
+  if (dirty.has("teams")) teamsView.render(teams, session.id);
+  dirty.delete("teams");
   for (const flag of ["chat", "questions", "commands", "info"]) dirty.delete(flag);
   // a hidden panel stays dirty and is drawn when it is shown
   const panels = { roster, board, graph, timeline };
@@ -167,6 +169,11 @@ function onRecord(current, record) {
   const model = current.model;
   model.apply(record);
   if (record.type === "ToolState") current.mirrors[record.data.toolId]?.apply(record.data);
+  const listed = teams.find((t) => t.team_id === current.id);
+  if (listed) {
+    listed.last_activity = record.time;
+    dirty.add("teams");
+  }
   if (model.flags.has("members")) {
     model.flags.delete("members");
     clearTimeout(current.membersTimer);

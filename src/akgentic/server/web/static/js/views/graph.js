@@ -122,11 +122,11 @@ export class GraphView {
       return;
     }
     const touching = relations.filter((r) => r.from_entity === entity.name || r.to_entity === entity.name);
-    this.details.append(
+    this.details.append(h("div", {},
       h("h3", {}, entity.name, h("span", { class: "muted" }, ` (${entity.entity_type}${entity.is_root ? ", root" : ""})`)),
       entity.description ? h("p", {}, entity.description) : null,
       entity.observations?.length ? h("ul", {}, entity.observations.map((o) => h("li", {}, o))) : null,
       touching.length ? h("ul", { class: "relations" }, touching.map((r) => h("li", {}, `${r.from_entity} —${r.relation_type}→ ${r.to_entity}`))) : null,
-    );
+    ));
   }
 }

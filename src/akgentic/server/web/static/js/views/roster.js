@@ -30,9 +30,12 @@ export class RosterView {
       const status = !model.info.running ? "stopped" : busy.has(member.name) ? "busy" : member.kind === "agent" ? "idle" : "";
       const commands = model.commands.get(member.name) || [];
       this.body.append(h("tr", { dataset: { member: member.name, status } },
-        h("th", { scope: "row" }, member.name, h("div", { class: "muted small" }, member.kind)),
-        h("td", {}, member.role),
-        h("td", {}, member.model || used?.model || ""),
+        h("th", { scope: "row" }, member.name, h("div", { class: "muted small" }, member.kind,
+          member.kind === "agent" && model.info.running
+            ? h("button", { type: "button", class: "link inline", "aria-label": `Chat with ${member.name}`, onclick: () => this.actions.chatWith(member.name) }, "chat")
+            : null)),
+        h("td", {}, member.kind === "tool" && member.role === member.name.slice(1) ? "" : member.role),
+        h("td", { class: "model" }, member.model || used?.model || ""),
         h("td", {}, status ? h("span", { class: `badge ${status}` }, status) : ""),
         h("td", { class: "num" }, used ? count(used.requests) : ""),
         h("td", { class: "num" }, used ? count(used.toolCalls) : ""),
@@ -42,15 +45,12 @@ export class RosterView {
           ? h("details", {}, h("summary", {}, `${commands.length} commands`),
             h("ul", {}, commands.map((c) => h("li", { title: c.description || "" }, h("code", {}, `/${c.name}`)))))
           : ""),
-        h("td", {}, member.kind === "agent" && model.info.running
-          ? h("button", { type: "button", class: "small", onclick: () => this.actions.chatWith(member.name) }, `Chat with ${member.name}`)
-          : ""),
       ));
     }
     clear(this.foot).append(h("tr", {},
       h("th", { scope: "row", colspan: 4 }, "Total"),
       ...["requests", "toolCalls", "inputTokens", "outputTokens"].map((k) => h("td", { class: "num" }, count(total[k]))),
-      h("td", { colspan: 2 }),
+      h("td", {}),
     ));
   }
 }

@@ -37,6 +37,9 @@ export class TeamsView {
   }
 
   render(teams, currentId) {
+    const focused = this.list.contains(document.activeElement)
+      ? document.activeElement.closest("[data-team]")?.dataset.team
+      : null;
     clear(this.list);
     if (!teams.length) this.list.append(h("li", { class: "muted" }, "No team yet."));
     for (const team of teams) {
@@ -47,5 +50,6 @@ export class TeamsView {
           h("span", { class: `badge ${team.status.toLowerCase()}` }, team.running ? "running" : team.status.toLowerCase()),
           h("span", { class: "muted small", title: team.last_activity || "" }, `${team.card_name} · ${ago(team.last_activity)}`))));
     }
+    if (focused) this.list.querySelector(`[data-team="${CSS.escape(focused)}"] a`)?.focus();
   }
 }

@@ -170,8 +170,8 @@ export class TeamModel {
     const part = { kind: asks ? "question" : "message", id: d.id, from: d.from, to: d.to, type: d.type, text: d.content ?? `(${d.kind})`, answer: null };
     if (turn) {
       const said = turn.parts.filter((p) => p.kind === "text").map((p) => p.text).join("").trim();
-      if (!asks && d.to === this.human && said && said === part.text.trim()) {
-        turn.answered = d.to; // the streamed text was the reply itself
+      if (!asks && !turn.answered && said && said === part.text.trim()) {
+        turn.answered = d.to; // the streamed text was the message itself
       } else {
         turn.parts.push(part);
       }

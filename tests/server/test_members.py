@@ -60,6 +60,10 @@ def test_a_stopped_teams_roster_keeps_roles_models_and_commands(served: Served) 
     assert members["#PlanningTool"].kind == "tool"
     assert members["#PlanningTool"].role == "PlanningTool"
     assert first is not None
+    # resumed: the members start again, and keep what they used
+    resumed = served.client.resume_team(team.team_id)
+    again = by_name(resumed.members())["@Analyst"]
+    assert (again.model, again.busy, again.usage) == (analyst.model, False, analyst.usage)
 
 
 def test_the_roster_shows_the_model_a_switch_put_in_force(served: Served, tmp_path: Path) -> None:

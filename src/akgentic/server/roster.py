@@ -4,9 +4,10 @@ in a turn now.
 The roster route must answer while members work: asking a busy agent would wait for its
 turn to end (an actor handles one message at a time). So it never asks an agent; it folds
 the team's log instead — ``StartMessage`` (role, model roster), ``State`` (the model a
-``/switch_model`` put in force), ``Commands``, and the turn protocol's started/ended — the
-same records every client sees. Each team's fold is kept and advanced from where it
-stopped, so a request reads only the records appended since the last one.
+``/switch_model`` put in force, the usage so far), ``Commands``, and the turn protocol's
+started/ended — the same records every client sees, so what the roster says agrees with
+the stream a client has read up to the same record. Each team's fold is kept and
+advanced from where it stopped, so a request reads only the records appended since.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class MemberFacts:
     commands: list[str] = field(default_factory=list)
     turns: set[UUID] = field(default_factory=set)
     """Turns started and not yet ended: the member is busy while this is not empty."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """Its lifetime usage, as its latest state says (saved before its turn's end)."""
 
     @property
     def busy(self) -> bool:
@@ -51,6 +54,7 @@ class MemberView:
     model: str | None
     commands: tuple[str, ...]
     busy: bool
+    usage: dict[str, int]
 
 
 @dataclass
@@ -67,8 +71,15 @@ class TeamRoster:
         if isinstance(message, StartMessage):
             config = message.config
             model = config.models.active_key if isinstance(config, AgentConfig) else None
-            # a restart begins afresh: a turn its crash cut short never ends
-            self.members[sender.agent_id] = MemberFacts(sender.name, sender.role, model)
+            before = self.members.get(sender.agent_id)
+            # a restart is in no turn (one its crash cut short never ends); a restored
+            # member keeps its usage and the model its state put back in force
+            self.members[sender.agent_id] = MemberFacts(
+                sender.name,
+                sender.role,
+                before.model if before and before.model else model,
+                usage=before.usage if before else {},
+            )
             return
         facts = self.members.get(sender.agent_id)
         if facts is None:
@@ -77,6 +88,7 @@ class TeamRoster:
             facts.turns.clear()
         elif isinstance(message, StateChangedMessage) and isinstance(message.state, AgentState):
             facts.model = message.state.tool_state.active_model or facts.model
+            facts.usage = dict(message.state.lifetime_usage)
         elif isinstance(message, EventMessage):
             event = message.event
             if isinstance(event, CommandsAnnouncedEvent):
@@ -111,7 +123,9 @@ class RosterIndex:
                         roster.fold(record.message)
                     roster.seq = record.seq
             return {
-                agent_id: MemberView(f.name, f.role, f.model, tuple(f.commands), f.busy)
+                agent_id: MemberView(
+                    f.name, f.role, f.model, tuple(f.commands), f.busy, dict(f.usage)
+                )
                 for agent_id, f in roster.members.items()
             }
 

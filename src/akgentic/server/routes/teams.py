@@ -154,7 +154,7 @@ def resume_team(
 @router.get("/{team_id}/members")
 def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
     """The roster: each member's name, role, kind and model; for agents, their commands,
-    whether they are in a turn now, and the tokens they used (from their latest state).
+    whether they are in a turn now, and the tokens they used (their latest state).
 
     Read from the team's log and stored states, never by asking a member: it answers at
     once while members work."""
@@ -163,7 +163,7 @@ def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
     runtime = ctx.manager.get_team(team_id)
     facts = ctx.rosters.read(storage, team_id)
     states = storage.states.load_states(team_id)
-    usage = {
+    saved = {
         agent_id: dict(state.state.lifetime_usage)
         for agent_id, state in states.items()
         if isinstance(state.state, AgentState)
@@ -179,7 +179,7 @@ def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
             model=seen.model if seen else None,
             commands=list(seen.commands) if seen else [],
             busy=runtime is not None and seen is not None and seen.busy,
-            usage=usage.get(agent_id, {}),
+            usage=seen.usage if seen and seen.usage else saved.get(agent_id, {}),
         )
 
     if runtime is None:

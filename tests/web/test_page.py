@@ -314,10 +314,11 @@ def test_a_server_with_a_token_asks_for_it(guarded_site: Served, open_tab) -> No
     page.click("#token-form button[type=submit]")
     expect(dialog).to_be_hidden()
     expect(page.locator("#new-card option")).to_have_text(["studio"])
+    page.fill("#new-model", "scripted:default")  # every member on the built-in scenario
     page.click("#new-team button[type=submit]")
     live(page)  # the event stream, read with fetch, carries the token too
     say(page, "hello")
-    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+    expect(page.locator(".turn .text").last).to_contain_text("offline scripted model")
     sent = tab.asked("/events")[-1].headers.get("authorization")
     assert sent == f"Bearer {TOKEN}"
     with AkgenticClient(guarded_site.url, token=None) as anonymous:

@@ -44,8 +44,8 @@ async function attempt(work) {
 
 // -- actions ----------------------------------------------------------------------------
 const actions = {
-  async create(card, name) {
-    const info = await attempt(() => api.post("/teams", { card, name }));
+  async create(card, name, model) {
+    const info = await attempt(() => api.post("/teams", { card, name, model }));
     if (!info) return false;
     await loadTeams();
     location.hash = `#/teams/${info.team_id}/chat`;
@@ -182,8 +182,19 @@ function onRecord(current, record) {
   schedule();
 }
 
-async function openTeam(id) {
-  if (session?.id === id) return;
+let opening = null; // {id, done}: a team being opened, so a second route() waits for it
+
+function openTeam(id) {
+  if (session?.id === id) return Promise.resolve();
+  if (opening?.id === id) return opening.done;
+  const done = loadTeam(id).finally(() => {
+    if (opening?.done === done) opening = null;
+  });
+  opening = { id, done };
+  return done;
+}
+
+async function loadTeam(id) {
   closeTeam();
   const info = await attempt(() => api.get(team(id)));
   if (!info) {

@@ -10,13 +10,18 @@ export class TeamsView {
     this.form = root.querySelector("#new-team");
     this.card = root.querySelector("#new-card");
     this.name = root.querySelector("#new-name");
+    this.model = root.querySelector("#new-model");
     this.note = root.querySelector("#new-team-note");
     this.actions = actions; // {create}
     this.form.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!this.card.value) return;
-      const created = await this.actions.create(this.card.value, this.name.value.trim() || undefined);
-      if (created) this.name.value = "";
+      const created = await this.actions.create(
+        this.card.value,
+        this.name.value.trim() || undefined,
+        this.model.value.trim() || undefined,
+      );
+      if (created) this.name.value = this.model.value = "";
     });
     this.card.addEventListener("change", () => this.describe());
   }

@@ -282,10 +282,10 @@ def test_a_narrow_screen_and_the_keyboard_alone(site: Served, open_tab, screensh
     page.keyboard.press("Alt+1")
     expect(page.locator("#panel-chat")).to_be_visible()
     fits(page)
-    page.screenshot(path=str(screenshots / "narrow.png"))
 
     # the palette: open, move, close with the keyboard
     page.focus("#message")
+    page.screenshot(path=str(screenshots / "narrow.png"))
     page.keyboard.type("/")
     expect(page.locator("#palette")).to_be_visible()
     page.keyboard.press("ArrowDown")

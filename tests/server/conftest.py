@@ -33,12 +33,14 @@ class Served:
     client: AkgenticClient
 
 
-def _serve(tmp_path: Path, settings: ServerSettings) -> Iterator[Served]:
-    storage = open_storage(f"sqlite:///{tmp_path / 'server.db'}")
+def serve_cards(
+    folder: Path, settings: ServerSettings, cards: tuple[Path, ...] = (RESEARCH, ANALYST, TURNS)
+) -> Iterator[Served]:
+    """The app over SQLite in ``folder``, knowing ``cards``, served until closed."""
+    storage = open_storage(f"sqlite:///{folder / 'server.db'}")
     system = ActorSystem()
     manager = TeamManager(system, storage)
-    cards = [TeamCard.from_yaml(p) for p in (RESEARCH, ANALYST, TURNS)]
-    app = create_app(manager, settings, cards=cards)
+    app = create_app(manager, settings, cards=[TeamCard.from_yaml(p) for p in cards])
     server = BackgroundServer(app).start()
     client = AkgenticClient(server.url, token=settings.token)
     try:
@@ -53,7 +55,7 @@ def _serve(tmp_path: Path, settings: ServerSettings) -> Iterator[Served]:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    yield from _serve(tmp_path, ServerSettings(port=0, heartbeat=0.5))
+    yield from serve_cards(tmp_path, ServerSettings(port=0, heartbeat=0.5))
 
 
 @pytest.fixture
@@ -62,7 +64,7 @@ def serve_with(tmp_path: Path) -> Iterator[Callable[[ServerSettings], Served]]:
     stack: list[Iterator[Served]] = []
 
     def start(settings: ServerSettings) -> Served:
-        it = _serve(tmp_path, settings)
+        it = serve_cards(tmp_path, settings)
         stack.append(it)
         return next(it)
 

@@ -2,6 +2,7 @@
 
 Each of the first ``drops`` connections is cut (both sides closed) once ``cut_after``
 bytes have gone from the server to the client; later connections pass untouched.
+:meth:`cut_open` cuts every connection open now, whenever a test says so.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class DroppingProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._closed = False
+        self._open: set[socket.socket] = set()
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -35,6 +37,7 @@ class DroppingProxy:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
             with self._lock:
+                self._open.update((client, upstream))
                 cut = self.drops_left > 0
                 self.drops_left -= 1 if cut else 0
             threading.Thread(target=self._pipe, args=(client, upstream, None), daemon=True).start()
@@ -59,11 +62,26 @@ class DroppingProxy:
             pass
         finally:
             for sock in (source, sink):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                with contextlib.suppress(OSError):
-                    sock.close()
+                _close(sock)
+            with self._lock:
+                self._open.difference_update((source, sink))
+
+    def cut_open(self) -> int:
+        """Cut every connection open now (both sides); how many sockets were open."""
+        with self._lock:
+            sockets = list(self._open)
+            self.dropped += len(sockets) // 2
+        for sock in sockets:
+            _close(sock)
+        return len(sockets)
 
     def close(self) -> None:
         self._closed = True
         self._listener.close()
+
+
+def _close(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()

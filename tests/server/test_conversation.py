@@ -3,6 +3,7 @@ a failed turn, an interrupt mid-turn, answering a member, commands, tool state."
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -13,6 +14,7 @@ from akgentic.client import RemoteTeam, ServerError
 from akgentic.core import EventMessage
 from akgentic.server.protocol import protocol_of
 from akgentic.storage import EventRecord
+from akgentic.tool.planning import Plan, PlanningStateEvent, reduce_planning
 from tests.server import gate_tool
 from tests.server.conftest import Served, kind, until
 
@@ -116,6 +118,7 @@ def test_answering_a_members_question_and_commands(served: Served) -> None:
         "@Boss",
         "blue",
     )
+    assert data(sent)["parentId"] == str(question.id)  # the answer names its question
     command_id = team.command("/nonsense")
     reply = until(
         team,
@@ -155,6 +158,41 @@ def test_tool_state_is_rebuilt_from_the_log(served: Served) -> None:
     with pytest.raises(ServerError) as err:
         team.tool_state("#NoSuchTool")
     assert err.value.status == 404 and "published no state" in err.value.detail
+
+
+def test_tool_state_deltas_are_plain_json_a_client_folds_onto_the_state(
+    served: Served,
+) -> None:
+    team = served.client.create_team("analyst")
+    until(team, ended(team.send("study actors")))
+    page = served.client.request("GET", f"/teams/{team.team_id}/messages?limit=1000").json()
+    deltas = [e["data"] for e in page["items"] if e["type"] == "ToolState"]
+    planning = [d for d in deltas if d["toolId"] == "#PlanningTool"]
+    assert [d["seq"] for d in planning] == [1]
+    delta = planning[0]["delta"]
+    assert "__model__" not in json.dumps(delta)  # plain JSON, for any language
+    assert [t["title"] for t in delta["tasks_created"]] == [
+        "Collect facts on actors",
+        "Summarise actors",
+    ]
+    folded = reduce_planning(Plan(), PlanningStateEvent.model_validate(delta))
+    assert folded.tasks == team.tool_state("#PlanningTool").states["#PlanningTool"].tasks
+    graph = next(d for d in deltas if d["toolId"] == "#KnowledgeGraphTool")
+    assert graph["kind"] == "KnowledgeGraphStateEvent"
+    assert {e["name"] for e in graph["delta"]["entities_added"]} == {"actors", "actor model"}
+
+
+def test_a_team_says_when_it_last_did_something(served: Served) -> None:
+    team = served.client.create_team("turns")
+    until(team, ended(team.send("hello")))
+
+    def time_of(seq: int) -> object:
+        return team.history(after=seq - 1, limit=1)[0].timestamp
+
+    info = served.client.get_team(team.team_id).info
+    assert info.last_seq >= 1 and info.last_activity == time_of(info.last_seq)
+    listed = next(t for t in served.client.list_teams() if t.team_id == team.team_id)
+    assert listed.last_activity == time_of(listed.last_seq)
 
 
 def test_stop_then_resume_through_the_api(served: Served) -> None:

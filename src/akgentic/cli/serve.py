@@ -75,7 +75,7 @@ def serve(
     debug: DebugOption = False,
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
-    (SSE). API documentation at /docs."""
+    (SSE). The web page is at /, the API documentation at /docs."""
     with reporting(debug):
         try:
             from akgentic.server import InsecureServerError, ServerSettings
@@ -103,7 +103,10 @@ def serve(
         with opened_storage(storage) as (bundle, url):
 
             def ready(address: str) -> None:
-                typer.echo(f"akgentic serving on {address} (storage {url}); API docs at /docs")
+                typer.echo(
+                    f"akgentic serving on {address} (storage {url}); open {address}/ in a "
+                    f"browser; API docs at /docs"
+                )
 
             run_server(
                 bundle,

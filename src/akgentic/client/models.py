@@ -128,13 +128,16 @@ class Interrupted(BaseModel):
 
 
 class MemberInfo(BaseModel):
-    """One member of a team: who it is, and for agents their commands and usage."""
+    """One member of a team: who it is, and for agents their model, commands, whether
+    they are in a turn now, and their usage."""
 
     name: str
     role: str
     agent_id: UUID
     kind: Literal["agent", "tool", "human"]
+    model: str | None = Field(default=None, description="The model in force, 'provider:model'.")
     commands: list[str] = Field(default_factory=list)
+    busy: bool = Field(default=False, description="In a turn now (the team runs here).")
     usage: dict[str, int] = Field(default_factory=dict)
 
 
@@ -150,6 +153,9 @@ class TeamInfo(BaseModel):
     entry_point: str | None = None
     human: str | None = None
     last_seq: int = 0
+    last_activity: datetime | None = Field(
+        default=None, description="When the team's last record was written."
+    )
     interrupted: list[UUID] = Field(
         default_factory=list, description="Messages whose turn a crash interrupted."
     )

@@ -2,8 +2,9 @@
 
 The app owns no team: the manager (and its storage and actor system) belongs to whoever
 built it — :func:`akgentic.server.serve` for ``akgentic serve``, a test, or your program.
-Everything but ``/health``, ``/docs`` and ``/openapi.json`` requires the token when the
-settings have one. CORS is off unless origins are configured.
+Everything but ``/health``, ``/docs``, ``/openapi.json`` and the web page (``/``, which
+holds no data) requires the token when the settings have one. CORS is off unless origins
+are configured.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from akgentic.server.routes import (
     teams_router,
 )
 from akgentic.server.settings import ServerSettings
+from akgentic.server.web import install_page
 from akgentic.team import TeamCard, TeamManager
 
 __all__ = ["create_app"]
@@ -75,6 +77,7 @@ def create_app(
     app.include_router(health_router)
     for router in (teams_router, conversation_router, events_router, cards_router):
         app.include_router(router, dependencies=secured)
+    install_page(app)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

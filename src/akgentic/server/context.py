@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -11,8 +12,9 @@ from fastapi import HTTPException, Request
 from akgentic.client.models import TeamInfo
 from akgentic.server.cards import CardRegistry
 from akgentic.server.feed import Hub
+from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
-from akgentic.storage import TeamRecord, TeamStatus
+from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import TeamManager, TeamRuntime
 
 __all__ = ["ServerContext", "context"]
@@ -24,6 +26,7 @@ class ServerContext:
     cards: CardRegistry
     settings: ServerSettings
     hub: Hub | None = None
+    rosters: RosterIndex = field(default_factory=RosterIndex)
 
     @property
     def live(self) -> Hub:
@@ -56,6 +59,7 @@ class ServerContext:
     def info(self, record: TeamRecord) -> TeamInfo:
         card: dict[str, Any] = record.card or {}
         runtime = self.manager.get_team(record.team_id)
+        last = self.manager.storage.events.last_seq(record.team_id)
         return TeamInfo(
             team_id=record.team_id,
             name=record.name,
@@ -66,9 +70,15 @@ class ServerContext:
             updated_at=record.updated_at,
             entry_point=card.get("entry_point"),
             human=card.get("human", "@Human"),
-            last_seq=self.manager.storage.events.last_seq(record.team_id),
+            last_seq=last,
+            last_activity=_time_of(self.manager.storage, record.team_id, last),
             interrupted=[m.id for m in runtime.interrupted] if runtime is not None else [],
         )
+
+
+def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None:
+    found = storage.events.read(team_id, seq, seq, limit=1) if seq else []
+    return found[0].timestamp if found else None
 
 
 def context(request: Request) -> ServerContext:

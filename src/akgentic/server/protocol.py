@@ -16,10 +16,14 @@ transport only serializes. One record, one event: a failed turn is two records (
 | ``TurnInterruptedEvent`` | ``Interrupted`` | turnId, agent, by |
 | ``TurnEndedEvent`` | ``End`` | turnId, agent, outcome, error |
 | ``SentMessage`` | ``Message`` | id, from, to, kind, type, content, parentId |
-| ``ToolStateEvent`` | ``ToolState`` | toolId, seq, kind |
+| ``ToolStateEvent`` | ``ToolState`` | toolId, seq, kind, delta |
 | ``CommandsAnnouncedEvent`` | ``Commands`` | commands |
 | ``LlmUsageEvent`` | ``Usage`` | model, inputTokens, outputTokens, requests, toolCalls |
 | ``StartMessage`` / ``StopMessage`` | ``MemberStarted`` / ``MemberStopped`` | name, role, agentId |
+
+A ``ToolState``'s ``delta`` is its payload as plain JSON (no class markers), so a client
+in any language can fold it with the tool's reducer (``reduce_planning``,
+``reduce_graph``) onto the state ``GET /teams/{id}/state/{tool}`` gave.
 
 Anything else keeps its class name as ``type`` (``Received``, ``Processed``, ``State``...
 are bookkeeping a page may ignore).
@@ -89,6 +93,7 @@ def _event(event: Any) -> tuple[str, dict[str, Any]]:
             "toolId": event.tool_id,
             "seq": event.seq,
             "kind": type(event.payload).__name__,
+            "delta": event.payload.model_dump(mode="json"),
         }
     if isinstance(event, CommandsAnnouncedEvent):
         return "Commands", {"commands": [c.model_dump(mode="json") for c in event.commands]}

@@ -93,13 +93,16 @@ class TeamRuntime:
         return self._deliver(target, UserMessage(content=content))
 
     def process_human_input(self, content: str, message: Message | None = None) -> UUID:
-        """Answer ``message`` (its sender gets the reply) or, without one, the entry point."""
+        """Answer ``message`` (its sender gets the reply) or, without one, the entry point.
+
+        The answer's ``parent_id`` is the message it answers, so the log tells which
+        question a reply settled."""
         if message is None or message.sender is None:
             return self.send(content)
         target = self.system.get_address(message.sender.agent_id)
         if target is None:
             raise AddressError(f"{message.sender.name} is no longer running")
-        return self._deliver(target, UserMessage(content=content))
+        return self._deliver(target, UserMessage(content=content, parent_id=message.id))
 
     def _deliver(self, target: ActorAddress, msg: Message) -> UUID:
         if self.human is not None and self.human.is_alive():

@@ -7,7 +7,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Response
 
-from akgentic.agent import AgentState, BaseAgent
+from akgentic.agent import AgentState
 from akgentic.client.models import (
     CreateTeam,
     MemberInfo,
@@ -105,6 +105,7 @@ def delete_team(
     """Stop the team if it runs and mark it DELETED (``purge`` removes its rows)."""
     ctx.record(team_id)
     ctx.manager.delete_team(team_id, purge=purge)
+    ctx.rosters.forget(team_id)
     return Response(status_code=204)
 
 
@@ -152,56 +153,54 @@ def resume_team(
 
 @router.get("/{team_id}/members")
 def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
-    """The roster: each member's name, role and kind; for agents, their commands and the
-    tokens they used (from their latest state)."""
+    """The roster: each member's name, role, kind and model; for agents, their commands,
+    whether they are in a turn now, and the tokens they used (their latest state).
+
+    Read from the team's log and stored states, never by asking a member: it answers at
+    once while members work."""
     ctx.record(team_id)
+    storage = ctx.manager.storage
     runtime = ctx.manager.get_team(team_id)
-    usage = {
+    facts = ctx.rosters.read(storage, team_id)
+    states = storage.states.load_states(team_id)
+    saved = {
         agent_id: dict(state.state.lifetime_usage)
-        for agent_id, state in ctx.manager.storage.states.load_states(team_id).items()
+        for agent_id, state in states.items()
         if isinstance(state.state, AgentState)
     }
-    if runtime is None:
-        stored = ctx.manager.storage.states.load_states(team_id).values()
-        return [
-            MemberInfo(
-                name=s.agent_name,
-                role="",
-                agent_id=s.agent_id,
-                kind=_kind(s.agent_name, isinstance(s.state, AgentState)),
-                usage=usage.get(s.agent_id, {}),
-            )
-            for s in stored
-        ]
-    found = []
-    for address in runtime.members():
-        agent = not address.name.startswith("#") and not address.is_user_proxy
-        commands: list[str] = []
-        if agent and issubclass(_class_of(address), BaseAgent):
-            commands = runtime.system.proxy_ask(address, BaseAgent, timeout=10).get_commands()
-        found.append(
-            MemberInfo(
-                name=address.name,
-                role=address.role,
-                agent_id=address.agent_id,
-                kind="human" if address.is_user_proxy else _kind(address.name, agent),
-                commands=commands,
-                usage=usage.get(address.agent_id, {}),
-            )
+
+    def info(name: str, agent_id: UUID, role: str, kind: Any) -> MemberInfo:
+        seen = facts.get(agent_id)
+        return MemberInfo(
+            name=name,
+            role=role or (seen.role if seen else ""),
+            agent_id=agent_id,
+            kind=kind,
+            model=seen.model if seen else None,
+            commands=list(seen.commands) if seen else [],
+            busy=runtime is not None and seen is not None and seen.busy,
+            usage=seen.usage if seen and seen.usage else saved.get(agent_id, {}),
         )
-    return found
+
+    if runtime is None:
+        return [
+            info(s.agent_name, s.agent_id, "", _kind(s.agent_name, isinstance(s.state, AgentState)))
+            for s in states.values()
+        ]
+    return [
+        info(
+            address.name,
+            address.agent_id,
+            address.role,
+            "human"
+            if address.is_user_proxy
+            else _kind(address.name, not address.name.startswith("#")),
+        )
+        for address in runtime.members()
+    ]
 
 
 def _kind(name: str, agent: bool) -> Any:
     if name.startswith("#"):
         return "tool"
     return "agent" if agent else "human"
-
-
-def _class_of(address: Any) -> type:
-    from akgentic.core.agent import actor_class_for
-
-    try:
-        return actor_class_for(address.agent_class)
-    except LookupError:
-        return object

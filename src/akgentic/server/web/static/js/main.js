@@ -1,0 +1,330 @@
+// The page: the team list, and one team at a time followed on its event stream.
+// Everything comes from the server's public API; the address (#/teams/<id>/<view>)
+// says which team and view, so a reload lands on the same page, rebuilt from the log.
+
+import { Api, ApiError, team } from "./api.js";
+import { $ } from "./dom.js";
+import { TeamModel } from "./model.js";
+import { TeamStream } from "./sse.js";
+import { GRAPH, PLANNING, ToolMirror } from "./tools.js";
+import { BoardView } from "./views/board.js";
+import { ChatView } from "./views/chat.js";
+import { GraphView } from "./views/graph.js";
+import { RosterView } from "./views/roster.js";
+import { TeamsView } from "./views/teams.js";
+import { TimelineView } from "./views/timeline.js";
+
+const VIEWS = ["chat", "board", "graph", "roster", "timeline"];
+const TEAMS_EVERY = 15000; // ms between looks at the team list
+
+const api = new Api();
+let teams = [];
+let session = null; // {id, model, stream, mirrors}
+let view = "chat";
+let frame = 0;
+const dirty = new Set();
+
+// -- feedback ---------------------------------------------------------------------------
+function flash(message) {
+  const box = $("#flash");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+async function attempt(work) {
+  try {
+    const result = await work();
+    flash("");
+    return result ?? true;
+  } catch (error) {
+    flash(error instanceof ApiError ? error.detail : String(error));
+    return false;
+  }
+}
+
+// -- actions ----------------------------------------------------------------------------
+const actions = {
+  async create(card, name, model) {
+    const info = await attempt(() => api.post("/teams", { card, name, model }));
+    if (!info) return false;
+    await loadTeams();
+    location.hash = `#/teams/${info.team_id}/chat`;
+    return true;
+  },
+  send: (content, to) => attempt(() => api.post(team(session.id, "messages"), { content, to })),
+  command: (command, to) => attempt(() => api.post(team(session.id, "commands"), { command, to })),
+  answer: (replyTo, content) => attempt(() => api.post(team(session.id, "messages"), { content, reply_to: replyTo })),
+  async interrupt() {
+    const told = await attempt(() => api.post(team(session.id, "interrupt")));
+    if (told && told.members) $("#composer-note").textContent = `Interrupt sent to ${told.members.join(", ") || "nobody"}.`;
+  },
+  chatWith(name) {
+    location.hash = `#/teams/${session.id}/chat`;
+    chat.chatWith(name);
+  },
+};
+
+const teamsView = new TeamsView(document, actions);
+const chat = new ChatView($("#panel-chat"), actions);
+const roster = new RosterView($("#panel-roster"), actions);
+const board = new BoardView($("#panel-board"));
+const graph = new GraphView($("#panel-graph"));
+const timeline = new TimelineView($("#panel-timeline"));
+
+// -- drawing, once per frame ----------------------------------------------------------------
+function schedule(...what) {
+  what.forEach((w) => dirty.add(w));
+  if (!frame) frame = requestAnimationFrame(draw);
+}
+
+function draw() {
+  frame = 0;
+  const model = session?.model;
+  if (!model) return;
+  for (const flag of model.flags) dirty.add(flag);
+  model.flags.clear();
+  if (["chat", "questions", "roster", "info"].some((flag) => dirty.has(flag))) {
+    chat.update({ questions: dirty.has("questions") || dirty.has("info") });
+  }
+  if (dirty.has("info")) dirty.add("roster");
+  if (dirty.has("teams")) teamsView.render(teams, session.id);
+  dirty.delete("teams");
+  for (const flag of ["chat", "questions", "commands", "info"]) dirty.delete(flag);
+  // a hidden panel stays dirty and is drawn when it is shown
+  const panels = { roster, board, graph, timeline };
+  if (panels[view] && dirty.has(view)) {
+    panels[view].update();
+    dirty.delete(view);
+  }
+  document.body.dataset.seq = String(model.lastSeq);
+}
+
+// -- the team list ----------------------------------------------------------------------------
+async function loadTeams() {
+  const page = await attempt(() => api.get("/teams?limit=200"));
+  if (!page) return;
+  teams = page.items;
+  teamsView.render(teams, session?.id);
+}
+
+async function loadCards() {
+  const cards = await attempt(() => api.get("/team-cards"));
+  if (cards) teamsView.setCards(cards);
+}
+
+// -- one team ------------------------------------------------------------------------------------
+function closeTeam() {
+  session?.stream?.close();
+  session = null;
+}
+
+async function loadMembers(current) {
+  const members = await attempt(() => api.get(team(current.id, "members")));
+  if (!members || session !== current) return;
+  current.model.members = members;
+  chat.setMembers(members, current.model.info.entry_point);
+  schedule("roster", "chat");
+}
+
+async function refreshInfo(current) {
+  const info = await attempt(() => api.get(team(current.id)));
+  if (!info || session !== current) return;
+  current.model.info = info;
+  showInfo(info);
+  schedule("info", "roster");
+  loadMembers(current);
+  loadTeams();
+}
+
+function showInfo(info) {
+  $("#team-name").textContent = info.name;
+  $("#team-title").textContent = info.name;
+  document.title = `${info.name} · akgentic`;
+  const status = $("#team-status");
+  status.textContent = info.running ? "running" : info.status.toLowerCase();
+  status.className = `badge ${info.running ? "running" : info.status.toLowerCase()}`;
+  $("#stop-team").hidden = !info.running;
+  $("#resume-team").hidden = info.running || info.status === "DELETED";
+}
+
+function onStatus(current, status, detail) {
+  if (session !== current) return;
+  document.body.dataset.stream = status;
+  const words = {
+    connecting: "connecting…",
+    live: "live",
+    reconnecting: "connection lost — reconnecting…",
+    stopped: "the team is not running",
+    closed: "",
+  };
+  $("#connection").textContent = words[status] ?? status;
+  $("#connection").title = detail || "";
+  if (status === "stopped" || (status === "live" && !current.model.info.running && current.model.lastSeq)) {
+    refreshInfo(current);
+  }
+}
+
+function onRecord(current, record) {
+  if (session !== current) return;
+  const model = current.model;
+  model.apply(record);
+  if (record.type === "ToolState") current.mirrors[record.data.toolId]?.apply(record.data);
+  const listed = teams.find((t) => t.team_id === current.id);
+  if (listed) {
+    listed.last_activity = record.time;
+    dirty.add("teams");
+  }
+  if (model.flags.has("members")) {
+    model.flags.delete("members");
+    clearTimeout(current.membersTimer);
+    current.membersTimer = setTimeout(() => loadMembers(current), 300);
+  }
+  schedule();
+}
+
+let opening = null; // {id, done}: a team being opened, so a second route() waits for it
+
+function openTeam(id) {
+  if (session?.id === id) return Promise.resolve();
+  if (opening?.id === id) return opening.done;
+  const done = loadTeam(id).finally(() => {
+    if (opening?.done === done) opening = null;
+  });
+  opening = { id, done };
+  return done;
+}
+
+async function loadTeam(id) {
+  closeTeam();
+  const info = await attempt(() => api.get(team(id)));
+  if (!info) {
+    location.hash = "";
+    return;
+  }
+  const model = new TeamModel(info);
+  const current = (session = { id, model, stream: null, mirrors: {} });
+  current.mirrors[PLANNING] = new ToolMirror(api, id, PLANNING, () => schedule("board"));
+  current.mirrors[GRAPH] = new ToolMirror(api, id, GRAPH, () => schedule("graph"));
+  showInfo(info);
+  $("#no-team").hidden = true;
+  $("#team").hidden = false;
+  chat.bind(model);
+  roster.bind(model);
+  timeline.bind(model);
+  board.bind(current.mirrors[PLANNING]);
+  graph.bind(current.mirrors[GRAPH]);
+  teamsView.render(teams, id);
+  // the tool states first: the stream's deltas are folded onto them
+  await Promise.all([
+    loadMembers(current),
+    attempt(() => current.mirrors[PLANNING].load()),
+    attempt(() => current.mirrors[GRAPH].load()),
+  ]);
+  if (session !== current) return;
+  current.stream = new TeamStream({
+    api,
+    path: team(id, "events"),
+    onRecord: (record) => onRecord(current, record),
+    onStatus: (status, detail) => onStatus(current, status, detail),
+  });
+  current.stream.start(1);
+}
+
+// -- views and the address ----------------------------------------------------------------------
+function showView(name) {
+  view = VIEWS.includes(name) ? name : "chat";
+  for (const tab of document.querySelectorAll("[role=tab]")) {
+    const selected = tab.dataset.view === view;
+    tab.setAttribute("aria-selected", String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+    $(`#panel-${tab.dataset.view}`).hidden = !selected;
+  }
+  // drawn before the panel is seen: no flash of what it showed last time
+  dirty.add(view);
+  if (frame) cancelAnimationFrame(frame);
+  draw();
+}
+
+async function route() {
+  const [, kind, id, name] = location.hash.split("/");
+  if (kind === "teams" && id) {
+    await openTeam(id);
+    showView(name);
+    document.body.classList.remove("nav-open");
+    $("#nav-toggle").setAttribute("aria-expanded", "false");
+  } else {
+    closeTeam();
+    $("#no-team").hidden = false;
+    $("#team").hidden = true;
+    $("#team-title").textContent = "";
+    document.title = "akgentic";
+    teamsView.render(teams, null);
+  }
+}
+
+function go(name) {
+  if (session) location.hash = `#/teams/${session.id}/${name}`;
+}
+
+const tabs = $(".tabs");
+tabs.addEventListener("click", (event) => {
+  const tab = event.target.closest("[role=tab]");
+  if (tab) go(tab.dataset.view);
+});
+tabs.addEventListener("keydown", (event) => {
+  const index = VIEWS.indexOf(view);
+  const moves = { ArrowRight: index + 1, ArrowLeft: index - 1, Home: 0, End: VIEWS.length - 1 };
+  if (!(event.key in moves)) return;
+  event.preventDefault();
+  const next = VIEWS[(moves[event.key] + VIEWS.length) % VIEWS.length];
+  go(next);
+  $(`#tab-${next}`).focus();
+});
+document.addEventListener("keydown", (event) => {
+  if (event.altKey && /^[1-5]$/.test(event.key)) {
+    event.preventDefault();
+    go(VIEWS[Number(event.key) - 1]);
+  } else if (event.key === "Escape" && document.body.classList.contains("nav-open")) {
+    toggleNav(false);
+  }
+});
+
+function toggleNav(open = !document.body.classList.contains("nav-open")) {
+  document.body.classList.toggle("nav-open", open);
+  $("#nav-toggle").setAttribute("aria-expanded", String(open));
+  if (open) $("#new-card").focus();
+}
+$("#nav-toggle").addEventListener("click", () => toggleNav());
+
+$("#stop-team").addEventListener("click", async () => {
+  const current = session;
+  if (current && (await attempt(() => api.post(`${team(current.id, "stop")}?grace=10`)))) refreshInfo(current);
+});
+$("#resume-team").addEventListener("click", async () => {
+  const current = session;
+  if (current && (await attempt(() => api.post(team(current.id, "resume"))))) refreshInfo(current);
+});
+
+// -- the token -----------------------------------------------------------------------------------
+const dialog = $("#token-dialog");
+api.onUnauthorized = () => {
+  if (!dialog.open) dialog.showModal();
+};
+$("#token-button").addEventListener("click", () => dialog.showModal());
+$("#token-cancel").addEventListener("click", () => dialog.close());
+$("#token-form").addEventListener("submit", () => {
+  api.setToken($("#token-input").value.trim());
+  $("#token-input").value = "";
+  const id = session?.id;
+  closeTeam();
+  start(id);
+});
+
+async function start() {
+  await Promise.all([loadCards(), loadTeams()]);
+  await route();
+}
+
+window.addEventListener("hashchange", route);
+setInterval(() => document.hidden || loadTeams(), TEAMS_EVERY);
+start();

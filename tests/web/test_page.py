@@ -1,0 +1,327 @@
+"""The web page end to end: a real browser on the real server, a scripted team.
+
+Create a team from a card, talk to it and see the reply stream in, see the plan and the
+graph change without a reload, answer a member's question, interrupt a turn, use the
+/commands palette, filter the timeline, reload and find the same page; resume after a
+dropped connection; a narrow screen and the keyboard alone; a server with a token. No
+request leaves the server's origin.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+from playwright.sync_api import Page, expect
+
+from akgentic.client import AkgenticClient
+from tests.server import gate_tool
+from tests.server.conftest import Served
+from tests.server.proxy import DroppingProxy
+from tests.web.conftest import TOKEN, Tab
+
+expect.set_options(timeout=30_000)
+
+PLANNED = "[scripted] Planned the research on the page and put the page in the graph, word by word."
+
+
+def live(page: Page) -> None:
+    expect(page.locator("body")).to_have_attribute("data-stream", "live")
+
+
+def team_id_of(page: Page) -> str:
+    found = re.search(r"#/teams/([0-9a-f-]{36})/", page.url)
+    assert found, page.url
+    return found.group(1)
+
+
+def show(page: Page, view: str) -> None:
+    page.click(f"#tab-{view}")
+    expect(page.locator(f"#panel-{view}")).to_be_visible()
+
+
+def say(page: Page, text: str) -> None:
+    page.fill("#message", text)
+    page.press("#message", "Enter")
+    expect(page.locator("#message")).to_have_value("")
+
+
+def fits(page: Page) -> None:
+    """Nothing sticks out sideways: the page needs no horizontal scrolling."""
+    wide = page.evaluate(
+        """() => [document.documentElement.scrollWidth, innerWidth,
+            [...document.querySelectorAll("body *")]
+              .filter((e) => e.getBoundingClientRect().right > innerWidth + 1)
+              .map((e) => e.id || e.className || e.tagName).slice(0, 5)]"""
+    )
+    assert wide[0] <= wide[1], wide
+
+
+def views_text(page: Page) -> dict[str, str]:
+    """What each view shows, as text (the board and graph drawn from the mirrors)."""
+    shown = {}
+    for view, selector in [
+        ("chat", "#chat-log"),
+        ("board", "#board-columns"),
+        ("graph", "#graph-list"),
+        ("roster", "#roster-body"),
+    ]:
+        show(page, view)
+        shown[view] = page.locator(selector).inner_text()
+    return shown
+
+
+def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: Path) -> None:
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(site.url)
+    # a new team from the server's cards
+    expect(page.locator("#new-card option")).to_have_text(["studio"])
+    page.fill("#new-name", "Web page")
+    page.click("#new-team button[type=submit]")
+    expect(page).to_have_url(re.compile(r"#/teams/[0-9a-f-]{36}/chat$"))
+    live(page)
+    team_id = team_id_of(page)
+    listed = page.locator(f"#team-list [data-team='{team_id}']")
+    expect(listed).to_contain_text("Web page")
+    expect(listed.locator(".badge")).to_have_text("running")
+    expect(listed).to_contain_text("ago")
+
+    # a message, and the reply streamed word by word, tool calls inline and collapsed
+    say(page, "plan the page")
+    expect(page.locator(".msg.human").last).to_contain_text("You → @Lead")
+    turn = page.locator(".turn[data-agent='@Lead']").last
+    expect(turn).to_have_attribute("data-outcome", "completed")
+    text = turn.locator(".text")
+    expect(text).to_have_text(PLANNED)
+    assert int(text.get_attribute("data-chunks") or 0) == len(PLANNED.split(" "))
+    planning = turn.locator("details.tool[data-tool='update_planning']")
+    expect(planning.locator(".badge")).to_have_text("success")
+    expect(planning.locator(".tool-body")).to_be_hidden()
+    planning.locator("summary").click()
+    expect(planning.locator(".tool-body")).to_contain_text("Research the page")
+    expect(planning.locator(".tool-body")).to_contain_text("created #1")
+    planning.locator("summary").click()
+    expect(planning.locator(".tool-body")).to_be_hidden()
+
+    # the plan and the graph, changed by the turn: no reload, deltas folded by the page
+    show(page, "board")
+    todo = page.locator(".column[data-status='todo'] .task")
+    expect(todo).to_have_count(1)
+    expect(todo).to_contain_text("#1 Research the page")
+    expect(todo.locator(".owner")).to_have_text("@Lead")
+    doing = page.locator(".column[data-status='in_progress'] .task")
+    expect(doing.locator(".owner")).to_have_text("@Helper")
+    page.select_option("#board-owner", "@Helper")
+    expect(page.locator(".task")).to_have_count(1)
+    page.select_option("#board-owner", "")
+    page.screenshot(path=str(screenshots / "board.png"))
+    show(page, "graph")
+    expect(page.locator("#graph-svg .node[data-entity='the page']")).to_be_visible()
+    expect(page.locator("#graph-svg .edge text")).to_have_text("describes")
+    expect(page.locator("#graph-counts")).to_have_text("2 entities, 1 relations")
+    page.fill("#graph-search", "helper")  # an observation of the report
+    expect(page.locator("#graph-list li")).to_have_text(["the page report document"])
+    expect(page.locator("#graph-svg .node.hit")).to_have_count(1)
+    page.locator("#graph-list button").click()
+    details = page.locator("#graph-details")
+    expect(details).to_contain_text("the page report (document)")
+    expect(details).to_contain_text("written by the helper")
+    expect(details).to_contain_text("the page report —describes→ the page")
+    expect(details).not_to_contain_text("null")
+    page.fill("#graph-search", "")
+    page.screenshot(path=str(screenshots / "graph.png"))
+    for tool in ("%23PlanningTool", "%23KnowledgeGraphTool"):  # one snapshot each
+        assert len(tab.asked(f"/state/{tool}")) == 1
+
+    # the roster: role, model, usage, idle now
+    show(page, "roster")
+    lead = page.locator("#roster-body tr[data-member='@Lead']")
+    expect(lead.locator("td").nth(0)).to_have_text("Lead")  # the role
+    expect(lead.locator("td").nth(1)).to_have_text("scripted:studio.scenario.yaml")
+    expect(lead).to_have_attribute("data-status", "idle")
+    expect(lead.locator("td.num").first).to_have_text("3")  # three model requests
+    helper = page.locator("#roster-body tr[data-member='@Helper']")
+    expect(helper.locator("td").nth(0)).to_have_text("Helper")
+    page.screenshot(path=str(screenshots / "roster.png"))
+
+    # a member's question, answered in place
+    show(page, "chat")
+    say(page, "ask colour")
+    question = page.locator(".question-form")
+    expect(question).to_contain_text("@Lead asks you: Which colour do you prefer?")
+    question.locator("input").fill("blue")
+    question.locator("button").click()
+    expect(question).to_have_count(0)
+    expect(page.locator(".question .answered")).to_have_text("You answered: blue")
+    expect(page.locator(".msg.human").last).to_contain_text(
+        "answering “Which colour do you prefer?”"
+    )
+    expect(page.locator(".turn[data-agent='@Lead'] .text").last).to_have_text(
+        "[scripted] Noted: blue."
+    )
+
+    # interrupt a turn in progress: @Lead waits at the gate until the test opens it
+    say(page, "wait for it")
+    running = page.locator(".turn[data-agent='@Lead']").last
+    expect(running).to_have_attribute("data-outcome", "running")
+    assert gate_tool.ENTERED.wait(30)
+    show(page, "roster")
+    expect(page.locator("#roster-body tr[data-member='@Lead']")).to_have_attribute(
+        "data-status", "busy"
+    )
+    show(page, "chat")
+    expect(page.locator("#interrupt")).to_have_text("Interrupt (@Lead)")
+    with page.expect_response(lambda r: r.url.endswith("/interrupt")) as answered:
+        page.click("#interrupt")
+    assert answered.value.status == 202
+    gate_tool.OPEN.set()
+    expect(running).to_have_attribute("data-outcome", "interrupted")
+    expect(running.locator(".who .badge")).to_have_text("interrupted by @Human")
+    expect(page.locator(".notice.info").last).to_have_text(
+        "@Helper asked to stop its turn (by @Human)"
+    )
+    expect(page.locator("#interrupt")).to_be_disabled()
+
+    # the /commands palette: what @Lead announced, completed from the keyboard
+    page.fill("#message", "")
+    page.type("#message", "/")
+    palette = page.locator("#palette")
+    expect(palette).to_be_visible()
+    expect(palette.locator("[data-command='compact']")).to_be_visible()
+    expect(palette.locator("[data-command='planning']")).to_be_visible()
+    page.screenshot(path=str(screenshots / "chat.png"))
+    page.type("#message", "cle")
+    expect(palette.locator("[role=option]")).to_have_count(1)
+    page.press("#message", "Enter")
+    expect(page.locator("#message")).to_have_value("/clear")
+    expect(palette).to_be_hidden()
+    page.press("#message", "Enter")
+    expect(page.locator(".msg.member").last).to_contain_text("Conversation cleared.")
+
+    # the timeline, filtered by member and kind
+    show(page, "timeline")
+    page.select_option("#timeline-kind", "ToolCall")
+    expect(page.locator("#timeline-list li")).to_have_count(3)  # planning, graph, gate
+    page.select_option("#timeline-kind", "")
+    page.select_option("#timeline-member", "@Human")
+    kinds = page.locator("#timeline-list li .sender").all_inner_texts()
+    assert kinds and set(kinds) == {"@Human"}
+    page.select_option("#timeline-member", "")
+    page.screenshot(path=str(screenshots / "timeline.png"))
+
+    # a reload rebuilds the same page from the log
+    seq = page.locator("body").get_attribute("data-seq")
+    before = views_text(page)
+    page.reload()
+    live(page)
+    expect(page.locator("body")).to_have_attribute("data-seq", seq or "")
+    assert views_text(page) == before
+    assert tab.errors == []
+    assert tab.foreign(site.url) == []
+
+
+def test_a_dropped_connection_resumes_from_the_last_event(site: Served, open_tab) -> None:
+    port = urlparse(site.url).port
+    assert port is not None
+    proxy = DroppingProxy(port, cut_after=1 << 40, drops=0)
+    try:
+        team = site.client.create_team("studio")
+        tab: Tab = open_tab()
+        page = tab.page
+        page.goto(f"{proxy.url}/#/teams/{team.team_id}/chat")
+        live(page)
+        say(page, "hello")
+        expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+        seen = int(page.locator("body").get_attribute("data-seq") or 0)
+        assert proxy.cut_open() > 0
+        team.send("while you were away")  # straight to the server, not through the proxy
+        expect(page.locator(".turn .text").last).to_have_text(
+            "[scripted] Noted: while you were away."
+        )
+        live(page)
+        streams = tab.asked(f"/teams/{team.team_id}/events")
+        assert len(streams) >= 2
+        resumed = streams[-1].headers.get("last-event-id")
+        assert resumed is not None and int(resumed) >= seen
+        # nothing missed, nothing twice
+        expect(page.locator(".msg.human")).to_have_count(2)
+        expect(page.locator(".turn")).to_have_count(2)
+        assert tab.errors == []
+        assert tab.foreign(proxy.url) == []
+    finally:
+        proxy.close()
+
+
+def test_a_narrow_screen_and_the_keyboard_alone(site: Served, open_tab, screenshots) -> None:
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab(width=390, height=844)
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    expect(page.locator("#sidebar")).to_be_hidden()  # a drawer on a narrow screen
+
+    # type and send with the keyboard; switch views with the arrow keys
+    page.focus("#message")
+    page.keyboard.type("plan the page")
+    page.keyboard.press("Enter")
+    expect(page.locator(".turn .text").last).to_have_text(PLANNED)
+    page.focus("#tab-chat")
+    page.keyboard.press("ArrowRight")
+    expect(page).to_have_url(re.compile(r"/board$"))
+    expect(page.locator("#tab-board")).to_be_focused()
+    expect(page.locator(".column[data-status='todo'] .task")).to_have_count(1)
+    fits(page)
+    page.keyboard.press("End")
+    expect(page).to_have_url(re.compile(r"/timeline$"))
+    page.keyboard.press("Alt+3")
+    expect(page).to_have_url(re.compile(r"/graph$"))
+    expect(page.locator("#graph-svg .node")).to_have_count(2)
+    fits(page)
+    page.keyboard.press("Alt+1")
+    expect(page.locator("#panel-chat")).to_be_visible()
+    fits(page)
+
+    # the palette: open, move, close with the keyboard
+    page.focus("#message")
+    page.screenshot(path=str(screenshots / "narrow.png"))
+    page.keyboard.type("/")
+    expect(page.locator("#palette")).to_be_visible()
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#palette [aria-selected=true]")).to_have_count(1)
+    page.keyboard.press("Escape")
+    expect(page.locator("#palette")).to_be_hidden()
+
+    # the team list opens as a drawer, and Escape closes it
+    page.focus("#nav-toggle")
+    page.keyboard.press("Enter")
+    expect(page.locator("#sidebar")).to_be_visible()
+    expect(page.locator(f"#team-list [data-team='{team.team_id}']")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#sidebar")).to_be_hidden()
+    assert tab.errors == []
+    assert tab.foreign(site.url) == []
+
+
+def test_a_server_with_a_token_asks_for_it(guarded_site: Served, open_tab) -> None:
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(guarded_site.url)  # the page itself needs no token: it holds no data
+    dialog = page.locator("#token-dialog")
+    expect(dialog).to_be_visible()
+    page.fill("#token-input", TOKEN)
+    page.click("#token-form button[type=submit]")
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#new-card option")).to_have_text(["studio"])
+    page.fill("#new-model", "scripted:default")  # every member on the built-in scenario
+    page.click("#new-team button[type=submit]")
+    live(page)  # the event stream, read with fetch, carries the token too
+    say(page, "hello")
+    expect(page.locator(".turn .text").last).to_contain_text("offline scripted model")
+    sent = tab.asked("/events")[-1].headers.get("authorization")
+    assert sent == f"Bearer {TOKEN}"
+    with AkgenticClient(guarded_site.url, token=None) as anonymous:
+        assert anonymous.request("GET", "/").status_code == 200
+    assert tab.errors == []
+    assert tab.foreign(guarded_site.url) == []

@@ -101,6 +101,7 @@ class PromptWiring:
         self._factory = factory
         self._toolsets = toolsets
         self._system: Layout = ("", ())
+        self._system_parts: list[tuple[Source, str]] = []
         self._turn: Layout | None = None
         self._tools: dict[str, Source] | None = None
         self._sets: dict[str, tuple[str, dict[str, str]]] = {}
@@ -139,7 +140,13 @@ class PromptWiring:
 
     def set_system_parts(self, parts: Sequence[tuple[Source, str]]) -> None:
         """Record the system prompt as these parts (a caller that renders its own)."""
+        self._system_parts = list(parts)
         self._system = _joined(parts)
+
+    @property
+    def system_parts(self) -> list[tuple[Source, str]]:
+        """The system prompt's parts, each with its source, in order."""
+        return list(self._system_parts)
 
     @property
     def system_prompt(self) -> str:

@@ -279,3 +279,26 @@ def test_a_failure_in_accounting_never_breaks_the_run(caplog: pytest.LogCaptureF
     assert agent.run_sync("hi").output == "fine"
     assert events == []
     assert "could not be accounted" in caplog.text
+
+
+def test_history_added_up_in_bulk_agrees_with_span_by_span() -> None:
+    from akgentic.agent.accounting.accountant import _parts, _spans
+    from akgentic.agent.accounting.segments import Counted, Segment
+    from akgentic.agent.accounting.source import Source
+
+    def seg(channel: str, tokens: int, framing: int, card: str = "") -> Counted:
+        segment = Segment.single("user", f"{channel}{tokens}", Source(channel, card), opens=True)  # type: ignore[arg-type]
+        return Counted(segment, (tokens,), framing)
+
+    head = [seg("tool_call", 50, 0, "A"), seg("system_prompt", 30, 4, "B")]
+    history = [seg("history", t, f) for t, f in [(10, 4), (7, 4), (0, 4), (25, 0), (3, 4)]]
+    tail = [seg("message", 9, 4)]
+    everything = [*head, *history, *tail]
+    for cached in range(sum(c.tokens for c in everything) + 2):
+        reference: dict[tuple[str, str], list[int]] = {}
+        _spans(reference, everything, cached)  # type: ignore[arg-type]
+        bulk = {
+            (p.channel, p.card): [p.tokens, p.cached, p.items]
+            for p in _parts(head, history, tail, cached)
+        }
+        assert bulk == reference, cached

@@ -19,8 +19,11 @@ starts, so its parts sum to it to the token.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import accumulate, compress, count
+from operator import attrgetter, is_not
 from typing import Any, Generic, TypeVar
 
 from pydantic_ai.messages import (
@@ -126,8 +129,12 @@ class RequestAccountant:
         self.cache = PrefixCacheModel(rules)
         self.requests = 0
         self._counts: _Bounded[tuple[str, tuple[int, ...]], tuple[int, ...]] = _Bounded(cache_size)
-        self._tool_texts: _Bounded[tuple[str, str, int], tuple[object, str]] = _Bounded(cache_size)
-        self._parts: _Bounded[tuple[int, bool, bool], tuple[object, Counted]] = _Bounded(cache_size)
+        self._tools: _Bounded[tuple[str, str, int], tuple[object, Counted]] = _Bounded(cache_size)
+        self._system: tuple[str, tuple[tuple[Source, int], ...], Counted] | None = None
+        self._messages: _Bounded[tuple[int, bool], tuple[object, tuple[Counted, ...]]] = _Bounded(
+            cache_size
+        )
+        self._history: _History = _History()
 
     # -- counting ---------------------------------------------------------------------
     def count(self, segment: Segment) -> Counted:
@@ -144,13 +151,14 @@ class RequestAccountant:
     def _tool(self, tool_def: Any, *, output: bool) -> Counted:
         schema = tool_def.parameters_json_schema
         key = (tool_def.name, tool_def.description or "", id(schema))
-        entry = self._tool_texts.get(key)
+        entry = self._tools.get(key)
         if entry is None or entry[0] is not schema:
-            entry = self._tool_texts.put(key, (schema, tool_json(tool_def)))
-        source = self.wiring.tool_source(tool_def, output=output)
-        return self.count(Segment.single("tools", entry[1], source))
+            source = self.wiring.tool_source(tool_def, output=output)
+            counted = self.count(Segment.single("tools", tool_json(tool_def), source))
+            entry = self._tools.put(key, (schema, counted))
+        return entry[1]
 
-    def _system(self, params: ModelRequestParameters) -> Counted | None:
+    def _system_prompt(self, params: ModelRequestParameters) -> Counted | None:
         parts = [
             p
             for p in params.instruction_parts or ()
@@ -159,31 +167,34 @@ class RequestAccountant:
         if not parts:
             return None
         ours, layout = self.wiring.system_layout
+        text = "\n\n".join(part.content for part in parts)  # how pydantic-ai joins them
+        if self._system is not None and self._system[0] == text and self._system[1] == layout:
+            return self._system[2]
         spans: list[tuple[Source, int]] = []
-        texts: list[str] = []
         offset = 0
         for index, part in enumerate(parts):
             if index:
-                offset += 2  # the blank line joining instruction parts
+                offset += 2
             if part.content == ours:
                 spans.extend((source, offset + start) for source, start in layout)
             else:
                 name = str(part.id) if getattr(part, "id", None) is not None else "instructions"
                 spans.append((Source("system_prompt", UNATTRIBUTED, name), offset))
-            texts.append(part.content)
             offset += len(part.content)
-        segment = Segment("system", "\n\n".join(texts), tuple(spans), opens_message=True)
-        return self.count(segment)
-
-    def _message(self, message: ModelMessage, new: bool) -> list[Counted]:
-        counted: list[Counted] = []
-        for index, part in enumerate(message.parts):
-            key = (id(part), new, index == 0)
-            entry = self._parts.get(key)
-            if entry is None or entry[0] is not part:
-                entry = self._parts.put(key, (part, self._part(message, part, new, index == 0)))
-            counted.append(entry[1])
+        counted = self.count(Segment("system", text, tuple(spans), opens_message=True))
+        self._system = (text, layout, counted)
         return counted
+
+    def _message(self, message: ModelMessage, new: bool) -> tuple[Counted, ...]:
+        key = (id(message), new)
+        entry = self._messages.get(key)
+        if entry is None or entry[0] is not message:
+            counted = tuple(
+                self._part(message, part, new, index == 0)
+                for index, part in enumerate(message.parts)
+            )
+            entry = self._messages.put(key, (message, counted))
+        return entry[1]
 
     def _part(self, message: ModelMessage, part: Any, new: bool, first: bool) -> Counted:
         channel: Channel = "message" if new else "history"
@@ -196,21 +207,29 @@ class RequestAccountant:
             return self.count(Segment(role, text, turn[1], opens_message=True))
         return self.count(Segment.single(role, text, Source(channel), opens=True))
 
+    def _sections(
+        self, messages: Sequence[ModelMessage], params: ModelRequestParameters
+    ) -> tuple[list[Counted], list[Counted], list[Counted]]:
+        """The request in three: tools and system prompt, history, the new message."""
+        head = [self._tool(t, output=False) for t in params.function_tools]
+        head += [self._tool(t, output=True) for t in params.output_tools]
+        system = self._system_prompt(params)
+        if system is not None:
+            head.append(system)
+        last = len(messages) - 1
+        ends_new = last >= 0 and isinstance(messages[last], ModelRequest)
+        earlier = messages[:last] if ends_new else messages
+        history = self._history.extend(earlier, lambda m: self._message(m, False))
+        tail = list(self._message(messages[last], True)) if ends_new else []
+        return head, history, tail
+
     def segments(
         self, messages: Sequence[ModelMessage], params: ModelRequestParameters
     ) -> list[Counted]:
         """The request in wire order — tools, system prompt, messages — counted. The last
         message, when it is a request, is the new message; the others are history."""
-        counted = [self._tool(t, output=False) for t in params.function_tools]
-        counted += [self._tool(t, output=True) for t in params.output_tools]
-        system = self._system(params)
-        if system is not None:
-            counted.append(system)
-        last = len(messages) - 1
-        for index, message in enumerate(messages):
-            new = index == last and isinstance(message, ModelRequest)
-            counted += self._message(message, new)
-        return counted
+        head, history, tail = self._sections(messages, params)
+        return [*head, *history, *tail]
 
     # -- the record -------------------------------------------------------------------
     def account(
@@ -224,11 +243,12 @@ class RequestAccountant:
     ) -> PromptAccountingEvent:
         """The record of the request ``request_context`` describes, sent at ``now``."""
         params = request_context.model_request_parameters
-        counted = self.segments(request_context.messages, params)
+        head, history, tail = self._sections(request_context.messages, params)
+        counted = [*head, *history, *tail]
         outcome = self.cache.observe(counted, now)
         self.requests += 1
-        parts = _parts(counted, outcome.cached)
-        framing = sum(c.framing for c in counted) + REPLY_PRIMING
+        parts = _parts(head, history, tail, outcome.cached)
+        framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING
         usage = response.usage if response is not None else None
         return PromptAccountingEvent(
             agent=agent,
@@ -255,25 +275,83 @@ class RequestAccountant:
         )
 
 
-def _parts(counted: Sequence[Counted], cached: int) -> list[PartTokens]:
-    """The request's tokens by (channel, card), in wire order, with the modelled cache's
-    share of each: the first ``cached`` tokens of the request (framing counts as the
-    part it frames)."""
-    rows: dict[tuple[Channel, str], PartTokens] = {}
-    left = cached
-    for item in counted:
+_TOKENS = attrgetter("tokens")
+_FRAMING = attrgetter("framing")
+
+
+class _History:
+    """The history segments of the last request, kept so the next request — the same
+    messages plus a few — only renders its new ones (the rest is a slice)."""
+
+    def __init__(self) -> None:
+        self._messages: list[ModelMessage] = []
+        self._starts: list[int] = []  # where each message's segments start
+        self._flat: list[Counted] = []
+
+    def extend(
+        self,
+        messages: Sequence[ModelMessage],
+        render: Callable[[ModelMessage], tuple[Counted, ...]],
+    ) -> list[Counted]:
+        seen = self._messages
+        same = next(compress(count(), map(is_not, seen, messages)), min(len(seen), len(messages)))
+        starts = self._starts[:same]
+        flat = self._flat[: self._starts[same]] if same < len(self._starts) else self._flat[:]
+        for message in messages[same:]:
+            starts.append(len(flat))
+            flat.extend(render(message))
+        self._messages, self._starts, self._flat = list(messages), starts, flat
+        return flat
+
+
+def _add(rows: dict[tuple[Channel, str], list[int]], source: Source, tokens: int, hit: int) -> None:
+    row = rows.get((source.channel, source.card))
+    if row is None:
+        row = rows[(source.channel, source.card)] = [0, 0, 0]
+    row[0] += tokens
+    row[1] += hit
+    row[2] += 1
+
+
+def _spans(rows: dict[tuple[Channel, str], list[int]], items: Sequence[Counted], left: int) -> int:
+    """Add ``items`` span by span; the first ``left`` tokens are cached. What is left."""
+    for item in items:
         framing = item.framing  # before the first span's text
         for (source, _), tokens in zip(item.segment.spans, item.counts, strict=True):
             hit = min(left, framing + tokens)
             left -= hit
-            row = rows.get((source.channel, source.card))
-            if row is None:
-                row = rows[(source.channel, source.card)] = PartTokens(
-                    channel=source.channel, card=source.card
-                )
-            row.tokens += tokens
-            row.cached += max(0, hit - framing)
-            row.items += 1
+            _add(rows, source, tokens, max(0, hit - framing))
             framing = 0
+    return left
+
+
+def _parts(
+    head: Sequence[Counted], history: Sequence[Counted], tail: Sequence[Counted], cached: int
+) -> list[PartTokens]:
+    """The request's tokens by (channel, card), in wire order, with the modelled cache's
+    share of each: the first ``cached`` tokens of the request (framing counts as the part
+    it frames). History is one row, added up in bulk: its length does not cost per request
+    what its segments do."""
+    rows: dict[tuple[Channel, str], list[int]] = {}
+    left = _spans(rows, head, cached)
+    if history:
+        totals = list(accumulate(map(_TOKENS, history)))
+        framings = list(accumulate(map(_FRAMING, history)))
+        text = totals[-1] - framings[-1]
+        hit = 0
+        if left >= totals[-1]:
+            hit, left = text, left - totals[-1]
+        elif left > 0:
+            whole = bisect_right(totals, left)  # the segments entirely cached
+            done = totals[whole - 1] if whole else 0
+            hit = done - (framings[whole - 1] if whole else 0)
+            partial = left - done
+            hit += max(0, partial - history[whole].framing)
+            left = 0
+        rows[("history", "")] = [text, hit, len(history)]
+    _spans(rows, tail, left)
     order = {channel: index for index, channel in enumerate(CHANNELS)}
-    return sorted(rows.values(), key=lambda r: order[r.channel])
+    return [
+        PartTokens(channel=channel, card=card, tokens=t, cached=c, items=n)
+        for (channel, card), (t, c, n) in sorted(rows.items(), key=lambda kv: order[kv[0][0]])
+    ]

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, count
+from operator import attrgetter, is_not
 from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
@@ -49,6 +51,8 @@ CacheStatus = Literal["cold", "hit", "short", "expired"]
 prefix is below the minimum; ``expired``: the previous request is older than the TTL."""
 
 Change = Literal["changed", "added", "removed"]
+
+_TOKENS = attrgetter("tokens")
 
 
 class PrefixCacheRules(SerializableModel):
@@ -151,7 +155,6 @@ class CacheOutcome:
 @dataclass(frozen=True)
 class _Request:
     counted: Sequence[Counted]
-    keys: list[tuple[str, bool, str]]
     tokens: int
     at: float
 
@@ -173,12 +176,7 @@ class PrefixCacheModel:
 
     def observe(self, counted: Sequence[Counted], now: float) -> CacheOutcome:
         """Model request ``counted`` (its segments in wire order) sent at ``now`` (seconds)."""
-        current = _Request(
-            counted=counted,
-            keys=[c.segment.key for c in counted],
-            tokens=sum(c.tokens for c in counted),
-            at=now,
-        )
+        current = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=now)
         previous, self._previous = self._previous, current
         if previous is None:
             return CacheOutcome(0, 0, "cold", None, None)
@@ -195,14 +193,18 @@ class PrefixCacheModel:
 
 def _compare(previous: _Request, current: _Request) -> tuple[int, CacheBreak | None]:
     """The shared prefix in tokens, and what broke it (None: ``previous`` is a prefix)."""
-    old, new = previous.keys, current.keys
-    index, shared = 0, 0
-    limit = min(len(old), len(new))
-    while index < limit and (old[index] is new[index] or old[index] == new[index]):
-        shared += current.counted[index].tokens
+    before, after = previous.counted, current.counted
+    limit = min(len(before), len(after))
+    # a segment kept from request to request is the very same object: skip those at C speed
+    index = next(compress(count(), map(is_not, before, after)), limit)
+    shared = sum(map(_TOKENS, after[:index]))
+    while index < limit and before[index].key == after[index].key:
+        shared += after[index].tokens
         index += 1
-    if index == len(old):
+    if index == len(before):
         return shared, None
+    old = [c.key for c in before]
+    new = [c.key for c in after]
     if index == len(new) or _found(new, old[index], index + 1) is None:
         if index < len(new) and _found(old, new[index], index + 1) is None:
             extra, source = _within(previous.counted[index], current.counted[index])

@@ -19,7 +19,7 @@ What is counted, in ``o200k_base`` tokens (``akgentic.llm.token_counter``):
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_ai.tools import ToolDefinition
@@ -100,12 +100,18 @@ class Segment:
 
 @dataclass(frozen=True, slots=True)
 class Counted:
-    """A segment with its tokens: ``counts`` per span, and its ``framing``."""
+    """A segment with its tokens: ``counts`` per span, and its ``framing``.
+
+    ``tokens`` (the whole, framing included) and ``key`` (the segment's) are computed once:
+    a history segment is compared and added up on every later request.
+    """
 
     segment: Segment
     counts: tuple[int, ...]
     framing: int
+    tokens: int = field(init=False)
+    key: tuple[str, bool, str] = field(init=False)
 
-    @property
-    def tokens(self) -> int:
-        return sum(self.counts) + self.framing
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tokens", sum(self.counts) + self.framing)
+        object.__setattr__(self, "key", self.segment.key)

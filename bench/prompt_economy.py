@@ -356,7 +356,10 @@ def summary(events: list[PromptAccountingEvent]) -> dict[str, Any]:
         "input": total,
         "cached": cached,
         "share": cached / total if total else 0.0,
+        "uncached": total - cached,
         "schema_mean": statistics.fmean(schema) if schema else 0.0,
+        "schema_min": min(schema, default=0),
+        "schema_max": max(schema, default=0),
         "schema_total": sum(schema),
         "system_mean": statistics.fmean(e.channel_tokens("system_prompt") for e in events),
         "breaks": sum(1 for e in events if e.breaker is not None),
@@ -392,17 +395,29 @@ def main() -> None:
     print(f"{args.turns} turns, o200k_base tokens, cache model: >= 1,024-token prefix, 5 min TTL\n")
     print(
         f"{'':28}{'requests':>9}{'input tokens':>14}{'vs (a)':>8}{'cached':>9}"
-        f"{'schema/request':>16}{'vs (a)':>8}{'system/request':>16}{'breaks':>8}"
+        f"{'uncached':>10}{'vs (a)':>8}{'schema/request':>16}{'vs (a)':>8}"
+        f"{'system/request':>16}{'breaks':>8}"
     )
     for label, r in results.items():
         print(
             f"{label:28}{r['requests']:>9}{r['input']:>14,}{r['input'] / a['input']:>8.2f}"
-            f"{r['share'] * 100:>8.1f}%{r['schema_mean']:>16,.0f}"
-            f"{r['schema_mean'] / a['schema_mean']:>8.2f}{r['system_mean']:>16,.0f}{r['breaks']:>8}"
+            f"{r['share'] * 100:>8.1f}%{r['uncached']:>10,}{r['uncached'] / a['uncached']:>8.2f}"
+            f"{r['schema_mean']:>16,.0f}{r['schema_mean'] / a['schema_mean']:>8.2f}"
+            f"{r['system_mean']:>16,.0f}{r['breaks']:>8}"
         )
     c = results["(c) all tools loaded"]
     cut = 1 - a["schema_mean"] / c["schema_mean"]
     print(f"\ntool-schema tokens per request, (a) against (c): {cut * 100:.1f}% fewer")
+    print(
+        f"(a) per request: {a['schema_min']:,} (no set active) to {a['schema_max']:,}; "
+        f"(c): {c['schema_mean']:,.0f} on every request; the fewest (a) sends is "
+        f"{(1 - a['schema_min'] / c['schema_mean']) * 100:.1f}% fewer"
+    )
+    print("\nprice in uncached-token units, cache reads at 10% (Anthropic) and 50% (OpenAI):")
+    for label, r in results.items():
+        low, high = (r["uncached"] + rate * r["cached"] for rate in (0.1, 0.5))
+        low_a, high_a = (a["uncached"] + rate * a["cached"] for rate in (0.1, 0.5))
+        print(f"  {label:28}{low:>12,.0f} ({low / low_a:.2f}){high:>12,.0f} ({high / high_a:.2f})")
     for label, r in results.items():
         print(f"\n{label}: {r['breaks']} breaks, {r['lost']:,} tokens after them; most often:")
         for what, times in r["breakers"]:

@@ -100,6 +100,23 @@ def test_members_and_cards_add_up() -> None:
     assert writer.cards[0].card == "PlanningTool"  # largest first
     assert writer.provider.input_tokens == 2400 and writer.provider.cache_read_tokens == 1200
     assert writer.cache_rules == RULES.describe()
+    assert writer.channels == {
+        "tool_call": 1800,
+        "system_prompt": 300,
+        "llm_context": 30,
+        "history": 177,
+        "message": 70,
+        "framing": 21,
+    }
+    assert list(writer.channels) == [  # wire order, framing last
+        "tool_call",
+        "system_prompt",
+        "llm_context",
+        "history",
+        "message",
+        "framing",
+    ]
+    assert sum(writer.channels.values()) == writer.input_tokens
 
 
 def test_breakers_are_ranked_per_member_and_for_the_team() -> None:
@@ -135,6 +152,7 @@ def test_the_plain_text_table() -> None:
         "900 tokens after the break"
     ) in lines
     assert "cache broken by: nothing" not in text
+    assert "  by channel: tool_call 1,800 (75.1%), system_prompt 300 (12.5%), " in text
     assert render_usage(UsageReport(team="empty")) == (
         "team empty: no model request has been accounted yet"
     )

@@ -78,3 +78,13 @@ class PromptAccountingEvent(SerializableModel):
     def tool_schema_tokens(self) -> int:
         """The tokens of the tool definitions this request carried."""
         return self.channel_tokens("tool_call")
+
+    def summary(self) -> str:
+        """One line: the request, its tokens, the cache's share, what broke it."""
+        share = self.cached_tokens / self.input_tokens * 100 if self.input_tokens else 0.0
+        line = (
+            f"request {self.request}: {self.input_tokens:,} input tokens, "
+            f"{self.cached_tokens:,} cached ({share:.0f}%, {self.cache_status}), "
+            f"{self.tool_schema_tokens:,} in tool schemas"
+        )
+        return line if self.breaker is None else f"{line}; broken by {self.breaker.describe()}"

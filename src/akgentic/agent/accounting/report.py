@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import Field
 
 from akgentic.agent.accounting.event import PromptAccountingEvent, ProviderUsage
-from akgentic.agent.accounting.source import Channel
+from akgentic.agent.accounting.source import CHANNELS, Channel
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -73,7 +73,8 @@ class BreakerUsage(SerializableModel):
 
 
 class MemberUsage(SerializableModel):
-    """One member's requests, added up; ``cache_rules`` are those of its last request."""
+    """One member's requests, added up: ``channels`` holds its tokens per channel (and
+    ``framing``) in wire order; ``cache_rules`` are those of its last request."""
 
     name: str
     model: str = ""
@@ -86,6 +87,7 @@ class MemberUsage(SerializableModel):
     cache_rules: str = ""
     encoding: str = ""
     provider: ProviderUsage = Field(default_factory=ProviderUsage)
+    channels: dict[str, int] = Field(default_factory=dict)
     cards: list[CardUsage] = Field(default_factory=list)
     breakers: list[BreakerUsage] = Field(default_factory=list)
 
@@ -138,6 +140,7 @@ def _member(name: str, events: list[PromptAccountingEvent]) -> MemberUsage:
         member.cache_rules = event.cache_rules.describe()
         _add_usage(member.provider, event.provider)
         for part in event.parts:
+            member.channels[part.channel] = member.channels.get(part.channel, 0) + part.tokens
             label = _CONVERSATION.get(part.channel, part.card)
             row = cards.setdefault(label, CardUsage(card=label))
             row.tokens += part.tokens
@@ -155,6 +158,9 @@ def _member(name: str, events: list[PromptAccountingEvent]) -> MemberUsage:
             )
             row_b.breaks += 1
             row_b.lost_tokens += b.lost_tokens
+    order = {channel: index for index, channel in enumerate(CHANNELS)}
+    member.channels = dict(sorted(member.channels.items(), key=lambda kv: order[kv[0]]))  # type: ignore[index]
+    member.channels["framing"] = sum(event.framing_tokens for event in events)
     for row in cards.values():
         row.share = _rate(row.tokens, member.input_tokens)
         row.hit_rate = _rate(row.cached, row.tokens)
@@ -228,6 +234,11 @@ def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
             f"{_pct(m.hit_rate)} cached, {m.tool_schema_tokens_per_request:,.0f} tool-schema "
             f"tokens per request",
             f"  cache model: {m.cache_rules}; counted in {m.encoding}",
+            "  by channel: "
+            + ", ".join(
+                f"{channel} {tokens:,} ({_pct(_rate(tokens, m.input_tokens))})"
+                for channel, tokens in m.channels.items()
+            ),
             f"  {'card':<40} {'tokens':>10} {'share':>7} {'cached':>7}  channels",
         ]
         for row in m.cards:

@@ -6,13 +6,17 @@ answers at once) and the same tool, and both keep the growing conversation:
 - baseline: ``Agent.run_sync(prompt, message_history=previous)`` in a loop;
 - akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
   ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
-  configuration (streamed steps, every event published on the team stream) and with
-  ``stream_events=False``.
+  configuration (streamed steps, every event published on the team stream), with
+  ``stream_events=False``, and with ``prompt_accounting.enabled=False`` (the default
+  accounts every model request: its cost is the difference).
 
 Per tool call: (time of a turn with one tool call) - (time of a turn without), on each
-side. Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the
-ratio is the cost of being an actor with a context updater, commands, events and
-telemetry around the same pydantic-ai run). Run: ``python bench/agent_turn.py``.
+side. The prompt accounting's own time is also clocked inside the default runs (its
+``after_model_request`` hook, on the agent's thread: cutting the request, counting what
+is new, the cache model, building and publishing the event), as a share of the turn.
+Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the ratio is
+the cost of being an actor with a context updater, commands, events and telemetry around
+the same pydantic-ai run). Run: ``python bench/agent_turn.py``.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from akgentic.agent import AgentConfig, BaseAgent
+from akgentic.agent.accounting import PromptAccounting
 from akgentic.core import ActorSystem, Orchestrator, UserMessage
 from akgentic.tool.core import ToolCard
 
@@ -64,12 +69,31 @@ class Adder(ToolCard):
         return [add]
 
 
+class TimedAccounting(PromptAccounting):
+    """The agent's accounting hook, clocked."""
+
+    spent: ClassVar[list[float]] = []
+
+    async def after_model_request(self, ctx: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return await super().after_model_request(ctx, **kwargs)
+        finally:
+            TimedAccounting.spent.append(time.perf_counter() - start)
+
+
 class BenchAgent(BaseAgent):
     with_tool: ClassVar[bool] = False
 
     def _build_model(self) -> Any:
         fn = respond(type(self).with_tool)
         return FunctionModel(fn, stream_function=streamed(fn))
+
+    def _prompt_accounting(self) -> PromptAccounting:
+        base = super()._prompt_accounting()
+        return TimedAccounting(
+            base.accountant, base.publish, agent=base.agent, rules=base.rules, clock=base.clock
+        )
 
 
 def baseline(turns: int, with_tool: bool) -> float:
@@ -83,22 +107,31 @@ def baseline(turns: int, with_tool: bool) -> float:
     return (time.perf_counter() - start) / turns
 
 
-def akgentic(turns: int, with_tool: bool, stream_events: bool) -> float:
+def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool = True) -> float:
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator)
     cls = type("Bench", (BenchAgent,), {"with_tool": with_tool})
-    agent = system.createActor(
-        cls,
-        config=AgentConfig(name="@Bench", tools=[Adder()], stream_events=stream_events),
-        team_id=orchestrator.team_id,
+    config = AgentConfig(
+        name="@Bench",
+        tools=[Adder()],
+        stream_events=stream_events,
+        prompt_accounting={"enabled": accounting},
     )
+    agent = system.createActor(cls, config=config, team_id=orchestrator.team_id)
     system.ask(agent, UserMessage(content="warm-up"), timeout=30)
+    TimedAccounting.spent.clear()
     start = time.perf_counter()
     for i in range(turns):
         system.ask(agent, UserMessage(content=f"turn {i}"), timeout=30)
     elapsed = (time.perf_counter() - start) / turns
     system.shutdown(10)
+    if accounting and stream_events:
+        ACCOUNTING["tool" if with_tool else "turn"].append(sum(TimedAccounting.spent) / turns)
     return elapsed
+
+
+ACCOUNTING: dict[str, list[float]] = {"turn": [], "tool": []}
+"""Seconds of accounting per turn, per default run (without / with a tool call)."""
 
 
 def main() -> None:
@@ -106,7 +139,16 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    keys = ("base", "base_tool", "ak", "ak_tool", "ak_quiet", "ak_quiet_tool")
+    keys = (
+        "base",
+        "base_tool",
+        "ak",
+        "ak_tool",
+        "ak_quiet",
+        "ak_quiet_tool",
+        "ak_unaccounted",
+        "ak_unaccounted_tool",
+    )
     runs: dict[str, list[float]] = {k: [] for k in keys}
     for _ in range(args.rounds):
         runs["base"].append(baseline(args.turns, False))
@@ -115,6 +157,8 @@ def main() -> None:
         runs["ak_tool"].append(akgentic(args.turns, True, True))
         runs["ak_quiet"].append(akgentic(args.turns, False, False))
         runs["ak_quiet_tool"].append(akgentic(args.turns, True, False))
+        runs["ak_unaccounted"].append(akgentic(args.turns, False, True, accounting=False))
+        runs["ak_unaccounted_tool"].append(akgentic(args.turns, True, True, accounting=False))
     med = {k: statistics.median(v) * 1e3 for k, v in runs.items()}
     print(f"turns per run: {args.turns}, rounds: {args.rounds} (medians, ms)")
     print(f"{'':44}{'turn':>9}{'ratio':>8}{'per tool call':>15}{'ratio':>8}")
@@ -123,12 +167,22 @@ def main() -> None:
         ("pydantic-ai Agent.run_sync (baseline)", "base", "base_tool"),
         ("BaseAgent in a team (default: events)", "ak", "ak_tool"),
         ("BaseAgent in a team (stream_events=False)", "ak_quiet", "ak_quiet_tool"),
+        ("BaseAgent in a team (accounting off)", "ak_unaccounted", "ak_unaccounted_tool"),
     ]
     for label, turn, tool in rows:
         call = med[tool] - med[turn]
         print(
             f"{label:44}{med[turn]:>9.2f}{med[turn] / med['base']:>8.2f}"
             f"{call:>15.2f}{call / base_call:>8.2f}"
+        )
+    for key, label, on, off in (
+        ("turn", "a turn (1 request)", "ak", "ak_unaccounted"),
+        ("tool", "a turn with a tool call (2 requests)", "ak_tool", "ak_unaccounted_tool"),
+    ):
+        clocked = statistics.median(ACCOUNTING[key]) * 1e3
+        print(
+            f"prompt accounting in {label}: {clocked:.3f} ms clocked in its hook "
+            f"({clocked / med[on] * 100:.1f}% of the turn); on - off: {med[on] - med[off]:+.2f} ms"
         )
 
 

@@ -42,6 +42,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import ToolDefinition
 
+from akgentic.agent.accounting import tool_json
 from akgentic.agent.capabilities import dynamic_toolsets
 from akgentic.llm import token_counter
 from akgentic.tool.core import ToolCard
@@ -148,18 +149,8 @@ class Verbs(ToolCard):
 
 
 def tools_json(tools: list[ToolDefinition]) -> str:
-    wire = [
-        {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description or "",
-                "parameters": t.parameters_json_schema,
-            },
-        }
-        for t in tools
-    ]
-    return json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+    """The request's ``tools`` array, as the prompt accounting counts each entry."""
+    return "[" + ",".join(tool_json(t) for t in tools) + "]"
 
 
 def record(agent: Agent[None, str], calls: list[list[ToolCallPart]]) -> list[AgentInfo]:

@@ -30,3 +30,29 @@ def test_without_bpe_openai_the_counter_estimates_and_says_so(
     assert count_tokens("abcd") == 1
     with pytest.raises(ImportError, match=r"pip install 'akgentic\[tokens\]'"):
         token_counter(exact=True)
+
+
+def test_spans_of_one_encoding_sum_to_the_whole() -> None:
+    counter = token_counter()
+    text = "You are @A.\n\nSkills:\nplan-work — read before planning.\n\nToolsets: tasks"
+    starts = [0, text.index("\n\nSkills"), text.index("\n\nToolsets")]
+    counts = counter.count_spans(text, starts)
+    assert sum(counts) == counter.count(text)
+    assert len(counts) == 3 and all(c > 0 for c in counts)
+    assert counter.count_spans(text, [0]) == [counter.count(text)]
+    assert counter.count_spans("日本語 é 🙂", [0, 3]) == [
+        counter.count("日本語"),
+        counter.count("日本語 é 🙂") - counter.count("日本語"),
+    ]
+    with pytest.raises(ValueError, match="ascend from 0"):
+        counter.count_spans(text, [3, 10])
+    with pytest.raises(ValueError, match="ascend from 0"):
+        counter.count_spans(text, [0, 10, 5])
+
+
+def test_the_estimate_counts_spans_on_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing(encoding: str) -> None:
+        raise ImportError("No module named 'bpe_openai'")
+
+    monkeypatch.setattr(tokens_module, "_encoder", missing)
+    assert token_counter().count_spans("12345678abc", [0, 8]) == [2, 1]

@@ -300,3 +300,21 @@ def test_a_marker_quoted_mid_line_does_not_count(agent: FakeAgent) -> None:
     source.rows["a"] = "done"
     quoted = ["as the **Context update 1** said"]
     assert updater.compose_update(quoted) == "**Context update 2**\n\na: done\nb: todo"
+
+
+def test_the_last_block_keeps_its_sections_by_provider(agent: FakeAgent) -> None:
+    source = Source(a="todo")
+    flag = Flag(on=True)
+
+    def flag_state() -> Flag:
+        return flag
+
+    updater = make(agent, source, flag_state)
+    block = updater.compose_update([])
+    assert updater.last_sections == [("tasks", "a: todo"), ("flag_state", "flag on")]
+    assert block == "\n\n".join(["**Context update 1**", "a: todo", "flag on"])
+    source.rows["a"] = "done"
+    updater.compose_update([block])
+    assert updater.last_sections == [("tasks", "a: done")]
+    assert updater.compose_update([block, "**Context update 2**"]) is None
+    assert updater.last_sections == []

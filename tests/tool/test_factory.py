@@ -349,3 +349,48 @@ def test_context_updater_is_built_over_the_factory_providers(agent: FakeAgent) -
     assert isinstance(updater, ContextUpdater)
     assert updater.provider_names == ["board_state"]
     assert updater.compose_update([]) == "**Context update 1**\n\n3 tasks"
+
+
+# -- who served what ------------------------------------------------------------------
+
+
+class Other(ToolCard):
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def other() -> str:
+            """Another tool."""
+            return "other"
+
+        return [other]
+
+    def get_system_prompts(self) -> list[Callable[[], str]]:
+        return [lambda: "Other rules."]
+
+    def get_toolsets(self) -> list[Any]:
+        return [object()]
+
+
+def test_each_item_handed_out_names_the_card_that_served_it() -> None:
+    board, other = BoardCard(), Other()
+    factory = ToolFactory([board, other, Other()])
+    tools = factory.get_tools()
+    prompts = factory.get_system_prompts()
+    states = factory.get_context_states()
+    toolsets = factory.get_toolsets()
+    owners = [board, other, factory.tool_cards[2]]  # BoardCard serves one tool: lookup
+    assert [factory.card_of(fn) for fn in tools] == owners
+    assert [factory.card_of(p) for p in prompts] == [board, other, factory.tool_cards[2]]
+    assert [factory.card_of(s) for s in states] == [board]
+    assert [factory.card_of(t) for t in toolsets] == [board, other, factory.tool_cards[2]]
+    assert factory.served("tool") == list(zip(tools, owners, strict=True))
+    assert factory.card_of(lambda: "never served") is None
+    assert factory.label_of(board) == "BoardCard"
+    assert factory.label_of(other) == "Other (tool_cards[1])"
+
+
+def test_the_record_follows_the_last_call_of_each_aggregator() -> None:
+    factory = ToolFactory([BoardCard()], retry_exception=RetryError)
+    first = factory.get_tools()
+    second = factory.get_tools()  # wrapped afresh
+    assert factory.card_of(second[0]) is factory.tool_cards[0]
+    assert factory.card_of(first[0]) is None
+    assert factory.served("context_state") == []  # not asked yet

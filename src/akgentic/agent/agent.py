@@ -40,6 +40,13 @@ from pydantic_ai.messages import ModelMessage, SystemPromptPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
+from akgentic.agent.accounting import (
+    PrefixCacheRules,
+    PromptAccounting,
+    PromptWiring,
+    RequestAccountant,
+    rules_for,
+)
 from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
     PublishRunEvents,
@@ -137,6 +144,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     toolset_clock: ClassVar[Callable[[], float]] = time.monotonic
     """The clock (seconds) toolset activation reads; a test subclass injects its own."""
 
+    accounting_clock: ClassVar[Callable[[], float]] = time.monotonic
+    """The clock (seconds) prompt accounting dates requests with (the cache's TTL)."""
+
     # -- start-up -----------------------------------------------------------------------
     def on_start(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -158,6 +168,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._toolsets, toolsets = dynamic_toolsets(
             self._factory.get_toolsets(), clock=type(self).toolset_clock
         )
+        self._wiring = PromptWiring(self._factory, self._toolsets)
         states = self._factory.get_context_states()
         if self._toolsets is not None:
             states += self._toolsets.context_states()
@@ -185,7 +196,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             capabilities.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
             )
-        self._run_toolsets = toolsets
+        if self.config.prompt_accounting.enabled:  # last: it sees the request as sent
+            capabilities.append(self._prompt_accounting())
+        # runtime toolsets (MCP servers) name their card in the accounting; held for life
+        self._run_toolsets = [self._wiring.tagged(t) for t in toolsets]
         self._held_toolsets: AsyncExitStack | None = None
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
@@ -203,13 +217,23 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return build_roster_model(self._roster, role=self.config.role, base_dir=self._base_dir)
 
     def _render_system_prompt(self) -> str:
-        parts = [self.config.prompt.render(name=self.config.name, role=self.config.role)]
-        if self.state.backstory:
-            parts.append(self.state.backstory)
-        parts.extend(text for text in (p() for p in self._factory.get_system_prompts()) if text)
-        if self._toolsets is not None:
-            parts.append(self._toolsets.catalog())
-        return "\n\n".join(parts)
+        return self._wiring.render_system_prompt(
+            prompt=self.config.prompt.render(name=self.config.name, role=self.config.role),
+            backstory=self.state.backstory,
+        )
+
+    def _prompt_accounting(self) -> PromptAccounting:
+        def rules() -> PrefixCacheRules:
+            entry = self._roster.active_config
+            return self.config.prompt_accounting.cache or rules_for(entry.provider, entry.model)
+
+        return PromptAccounting(
+            RequestAccountant(self._wiring),
+            self.notify_event,
+            agent=self.config.name,
+            rules=rules,
+            clock=type(self).accounting_clock,
+        )
 
     def _register_builtin_commands(self) -> None:
         def compact() -> str:
@@ -311,7 +335,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if self.config.compaction.enabled:
             self._compact(force=False)
         block = self._updater.compose_update([*self._history, body])
-        prompt = body if block is None else f"{body}\n\n{block}"
+        prompt = self._wiring.turn_prompt(body, block, self._updater.last_sections)
         self._turn_sender = sender
         self._cancelled_by = None
         self._hold_toolsets()

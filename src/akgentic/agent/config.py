@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from akgentic.agent.accounting.capability import PromptAccountingConfig
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.serialization import SerializableModel
@@ -130,6 +131,8 @@ class AgentConfig(BaseConfig):
     - ``stream_text_interval``: seconds of streamed text gathered into one text-delta
       event, so the event log does not get a row per token; 0 publishes every delta.
     - ``scenario_dir``: where relative scripted-scenario paths are resolved.
+    - ``prompt_accounting``: a ``PromptAccountingEvent`` per model request (tokens by card
+      and channel, the modelled prefix cache); see ``akgentic.agent.accounting``.
     """
 
     prompt: PromptTemplate = Field(default_factory=PromptTemplate)
@@ -140,6 +143,7 @@ class AgentConfig(BaseConfig):
     stream_events: bool = True
     stream_text_interval: float = Field(default=0.05, ge=0)
     scenario_dir: str | None = None
+    prompt_accounting: PromptAccountingConfig = Field(default_factory=PromptAccountingConfig)
 
     @model_validator(mode="after")
     def _prompt_renders(self) -> AgentConfig:

@@ -13,6 +13,7 @@ from typing import Any
 from uuid import UUID
 
 from akgentic.agent import AgentMessage
+from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.core import (
     ActorAddress,
     ClosedNotification,
@@ -193,6 +194,8 @@ class Describer:
         if isinstance(event, LlmUsageEvent):
             used = usage_text(event.requests, event.input_tokens, event.output_tokens)
             return f"{who}: {used} ({event.model})"
+        if isinstance(event, PromptAccountingEvent):
+            return one_line(f"{who}: {event.summary()}", limit=240)
         if isinstance(event, LlmMessageEvent):
             return f"{who}: model context of run {event.run_id[:8]} recorded"
         if isinstance(event, ToolStateEvent):

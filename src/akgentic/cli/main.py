@@ -3,6 +3,7 @@
 - ``akgentic run TEAM.yaml [--message TEXT] [--model SPEC]`` — see :mod:`akgentic.cli.run`;
 - ``akgentic teams list|show|stop|resume|delete`` — see :mod:`akgentic.cli.teams`;
 - ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`;
+- ``akgentic usage TEAM [--json]`` — see :mod:`akgentic.cli.usage`;
 - ``akgentic serve [--host] [--port] [--cards PATH]`` — see :mod:`akgentic.cli.serve`;
   ``run`` and ``events`` take ``--server URL`` to work with a server's teams.
 - ``akgentic catalog list|show|enable|disable|...`` — see :mod:`akgentic.cli.catalog`.
@@ -23,6 +24,7 @@ from akgentic.cli.events import events
 from akgentic.cli.run import run
 from akgentic.cli.serve import serve
 from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
+from akgentic.cli.usage import usage
 
 __all__ = ["app", "main"]
 
@@ -44,6 +46,7 @@ teams_app = typer.Typer(
 
 app.command("run")(run)
 app.command("events")(events)
+app.command("usage")(usage)
 app.command("serve")(serve)
 teams_app.command("list")(list_teams)
 teams_app.command("show")(show_team)

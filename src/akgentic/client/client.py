@@ -27,6 +27,7 @@ from uuid import UUID
 
 import httpx
 
+from akgentic.agent.accounting import UsageReport
 from akgentic.client.models import (
     Accepted,
     CardInfo,
@@ -285,6 +286,11 @@ class RemoteTeam:
         params = {"after": after, "offset": offset, "limit": limit}
         data = self.client.request("GET", self._path("/messages"), params=params).json()
         return [decode_event(item) for item in HistoryPage.model_validate(data).items]
+
+    def usage(self) -> UsageReport:
+        """The team's prompt usage report, as ``akgentic.team.team_usage`` makes it."""
+        data = self.client.request("GET", self._path("/usage")).json()
+        return UsageReport.model_validate(data)
 
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""

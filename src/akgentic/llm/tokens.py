@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -50,6 +51,27 @@ class TokenCounter:
         if self._encoder is None:
             return math.ceil(len(text) / 4)
         return len(self._encoder.encode_ordinary(text))
+
+    def count_spans(self, text: str, starts: Sequence[int]) -> list[int]:
+        """The tokens of ``text`` split at the character offsets ``starts`` (ascending, the
+        first 0): one count per span, summing to ``count(text)`` exactly — ``text`` is
+        encoded once and each token counts for the span its first character is in. The
+        estimate counts each span on its own (four characters a token)."""
+        if not starts or starts[0] != 0 or list(starts) != sorted(starts):
+            raise ValueError(f"span starts must ascend from 0, got {list(starts)}")
+        if len(starts) == 1:
+            return [self.count(text)]
+        if self._encoder is None:
+            ends = [*starts[1:], len(text)]
+            return [math.ceil((end - start) / 4) for start, end in zip(starts, ends, strict=True)]
+        _, offsets = self._encoder.decode_with_offsets(self._encoder.encode_ordinary(text))
+        counts = [0] * len(starts)
+        span = 0
+        for offset in offsets:
+            while span + 1 < len(starts) and offset >= starts[span + 1]:
+                span += 1
+            counts[span] += 1
+        return counts
 
 
 @cache

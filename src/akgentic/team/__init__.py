@@ -11,6 +11,7 @@ from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, plan_restore
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime, read_history, tool_state
+from akgentic.team.usage import team_usage
 
 load_shipped_cards()
 
@@ -31,6 +32,7 @@ __all__ = [
     "read_history",
     "register_reducer",
     "replay_tool_states",
+    "team_usage",
     "tool_state",
     "walk",
 ]

@@ -1,5 +1,5 @@
 """Talking to a team and reading what it did: messages, commands, interrupt, history,
-tool state."""
+tool state, prompt usage."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from uuid import UUID
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 
+from akgentic.agent.accounting import UsageReport
 from akgentic.client.models import (
     Accepted,
     HistoryPage,
@@ -20,7 +21,7 @@ from akgentic.core import AddressError, Message, SentMessage
 from akgentic.core.serialization import serialize
 from akgentic.server.context import ServerContext, context
 from akgentic.server.protocol import encode_record
-from akgentic.team import TeamRuntime, read_history, tool_state
+from akgentic.team import TeamRuntime, read_history, team_usage, tool_state
 
 __all__ = ["router"]
 
@@ -130,3 +131,12 @@ def state(
         last_delta=replayed.last_seq[name],
         gaps=[{"expected": g.expected, "got": g.got, "at_seq": g.at_seq} for g in replayed.gaps],
     )
+
+
+@router.get("/usage")
+def usage(team_id: UUID, ctx: Ctx) -> UsageReport:
+    """The team's prompt economy, from its log: input tokens per member and per card, the
+    share the modelled prefix cache served, the parts that broke it most, and the
+    provider's own totals (``akgentic usage TEAM --json`` prints the same)."""
+    record = ctx.record(team_id)
+    return team_usage(ctx.manager.storage, team_id, record.name)

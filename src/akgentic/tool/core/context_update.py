@@ -104,6 +104,14 @@ class ContextUpdater:
                 raise ValueError(f"two context providers share the name {key!r}")
             seen.add(key)
             self._providers.append((key, provider))
+        self._sections: list[tuple[str, str]] = []
+
+    @property
+    def last_sections(self) -> list[tuple[str, str]]:
+        """The sections of the block the last :meth:`compose_update` returned, as
+        ``(provider key, text)`` in block order (empty when it returned None): what each
+        provider put in the turn's block, for accounting."""
+        return list(self._sections)
 
     @property
     def provider_names(self) -> list[str]:
@@ -132,7 +140,7 @@ class ContextUpdater:
         else:
             baselines = tool_state.context_baselines
 
-        sections: list[str] = []
+        sections: list[tuple[str, str]] = []
         for key, provider in self._providers:
             state = provider()
             if state is None:
@@ -144,14 +152,15 @@ class ContextUpdater:
                 text = state.render_delta(previous)
             baselines[key] = state
             if text:
-                sections.append(text)
+                sections.append((key, text))
         tool_state.context_baselines = baselines
 
+        self._sections = sections
         if not sections:
             return None
         number = max(seq, *visible) + 1 if visible else seq + 1
         tool_state.context_update_seq = number
-        return "\n\n".join([marker(number), *sections])
+        return "\n\n".join([marker(number), *(text for _, text in sections)])
 
     def reset(self) -> None:
         """Zero the baselines and the counter — the ``/clear`` path, and the only one.

@@ -17,6 +17,11 @@ Tool callables are wrapped once more on the way out:
 
 The wrapper keeps name, docstring, signature and (resolved) annotations, so the
 framework can still build the tool's schema, and an async tool stays async.
+
+Each aggregator also records which card served each item it hands out
+(:meth:`ToolFactory.card_of`, :meth:`ToolFactory.served`): what a prompt part, a tool or
+a context provider costs is attributed to its card from the wiring, never guessed from
+names.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import inspect
 import typing
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from akgentic.tool.core.arguments import Parameters
 from akgentic.tool.core.card import ToolCard
@@ -38,7 +43,10 @@ from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
 from akgentic.tool.errors import RetriableError, ToolObserverGone
 
-__all__ = ["ToolFactory"]
+__all__ = ["ServedKind", "ToolFactory"]
+
+ServedKind = Literal["tool", "system_prompt", "context_state", "toolset"]
+"""What an aggregator hands out, by hook."""
 
 
 class ToolFactory:
@@ -52,6 +60,7 @@ class ToolFactory:
     ) -> None:
         self.tool_cards: list[ToolCard] = order_cards(list(tool_cards))
         self.retry_exception = retry_exception
+        self._served: dict[ServedKind, dict[int, tuple[Any, ToolCard]]] = {}
         self._observer_ref: weakref.ref[Any] | None = None
         if observer is not None:
             self._observer_ref = weakref.ref(observer)
@@ -61,17 +70,43 @@ class ToolFactory:
     def _label(self, index: int) -> str:
         return card_label(self.tool_cards, index)
 
+    def label_of(self, card: ToolCard) -> str:
+        """How this factory names ``card``: its class, and its position when the class
+        repeats (``PlanningTool``, ``Verbs (tool_cards[2])``)."""
+        index = next(i for i, c in enumerate(self.tool_cards) if c is card)
+        return self._label(index)
+
+    # -- who served what --------------------------------------------------------------
+    def _record(self, kind: ServedKind, served: list[tuple[Any, ToolCard]]) -> None:
+        self._served[kind] = {id(item): (item, card) for item, card in served}
+
+    def served(self, kind: ServedKind) -> list[tuple[Any, ToolCard]]:
+        """What the last call of ``kind``'s aggregator handed out, each with its card, in
+        order (``get_tools`` for ``"tool"``, ``get_system_prompts`` for
+        ``"system_prompt"``...). Empty before that aggregator was called."""
+        return list(self._served.get(kind, {}).values())
+
+    def card_of(self, item: object) -> ToolCard | None:
+        """The card whose hook served ``item`` (a tool, prompt renderer, context provider,
+        or toolset the latest aggregator call handed out), by identity; or None."""
+        for served in self._served.values():
+            entry = served.get(id(item))
+            if entry is not None and entry[0] is item:
+                return entry[1]
+        return None
+
     # -- TOOL_CALL ------------------------------------------------------------------
     def get_tools(self) -> list[Callable[..., Any]]:
         """Every card's tools, retry-translated and carrying their param's instructions."""
-        tools: list[Callable[..., Any]] = []
+        served: list[tuple[Any, ToolCard]] = []
         for card in self.tool_cards:
             params = _params_by_field(card)
             for fn in card.get_tools():
                 param = param_of(fn) or params.get(getattr(fn, "__name__", ""))
                 instructions = param.instructions if param is not None else None
-                tools.append(self._wrap(fn, instructions))
-        return tools
+                served.append((self._wrap(fn, instructions), card))
+        self._record("tool", served)
+        return [fn for fn, _ in served]
 
     def _wrap(self, fn: Callable[..., Any], instructions: str | None) -> Callable[..., Any]:
         retry = self.retry_exception
@@ -110,7 +145,9 @@ class ToolFactory:
     # -- SYSTEM_PROMPT / LLM_CONTEXT ------------------------------------------------
     def get_system_prompts(self) -> list[Callable[[], str]]:
         """Every card's static prompt renderers, in card order."""
-        return [prompt for card in self.tool_cards for prompt in card.get_system_prompts()]
+        served = [(p, card) for card in self.tool_cards for p in card.get_system_prompts()]
+        self._record("system_prompt", served)
+        return [prompt for prompt, _ in served]
 
     def get_context_states(self) -> list[Callable[[], ContextState | None]]:
         """Every card's context-state providers, in card order.
@@ -118,7 +155,7 @@ class ToolFactory:
         Keyed by ``__name__``; two providers sharing one raise ValueError naming both
         cards.
         """
-        providers: list[Callable[[], ContextState | None]] = []
+        served: list[tuple[Any, ToolCard]] = []
         owners: dict[str, int] = {}
         for index, card in enumerate(self.tool_cards):
             for provider in card.get_context_states():
@@ -129,8 +166,9 @@ class ToolFactory:
                         f"{self._label(owners[key])} and {self._label(index)}"
                     )
                 owners[key] = index
-                providers.append(provider)
-        return providers
+                served.append((provider, card))
+        self._record("context_state", served)
+        return [provider for provider, _ in served]
 
     def get_context_updater(self) -> ContextUpdater:
         """The ContextUpdater over this factory's observer and context providers.
@@ -181,7 +219,9 @@ class ToolFactory:
     # -- toolsets --------------------------------------------------------------------
     def get_toolsets(self) -> list[Any]:
         """Every card's runtime toolset objects, handed over as is."""
-        return [toolset for card in self.tool_cards for toolset in card.get_toolsets()]
+        served = [(t, card) for card in self.tool_cards for t in card.get_toolsets()]
+        self._record("toolset", served)
+        return [toolset for toolset, _ in served]
 
 
 def _params_by_field(card: ToolCard) -> dict[str, BaseToolParam]:

@@ -1,0 +1,357 @@
+"""RequestAccountant: one agent's model requests, cut into segments, counted and modelled.
+
+It runs on every model request, so it is built to cost little against the request: nothing
+already counted is counted again.
+
+- A history part is the same object from request to request (pydantic-ai hands the same
+  messages back), so its segment and its counts are kept by the part's identity; a tool
+  definition's JSON by its name, description and schema object; counts by their text.
+  Every table is bounded (least recently used out).
+- Only the new parts of a request are rendered and tokenized: the turn's prompt once, each
+  step's tool returns once, the system prompt and the tool schemas once for the life of
+  the agent (while they do not change).
+
+The whole request is the sum of its segments: each is counted on its own, as the provider
+tokenizes messages on their own, and a segment with several sources (the system prompt,
+the turn's prompt with its context block) is tokenized once and split by where each token
+starts, so its parts sum to it to the token.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from itertools import accumulate, compress, count
+from operator import attrgetter, is_not
+from typing import Any, Generic, TypeVar
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
+
+from akgentic.agent.accounting.event import PartTokens, PromptAccountingEvent, ProviderUsage
+from akgentic.agent.accounting.prefix_cache import DEFAULT_RULES, PrefixCacheModel, PrefixCacheRules
+from akgentic.agent.accounting.segments import (
+    MESSAGE_FRAMING,
+    REPLY_PRIMING,
+    Counted,
+    Role,
+    Segment,
+    tool_json,
+)
+from akgentic.agent.accounting.source import CHANNELS, UNATTRIBUTED, Channel, Source
+from akgentic.agent.accounting.wiring import PromptWiring
+from akgentic.llm import TokenCounter, token_counter
+
+__all__ = ["RequestAccountant"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Bounded(Generic[K, V]):
+    """A dict that forgets its least recently used entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: K, value: V) -> V:
+        self._items[key] = value
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+
+def _user_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        item if isinstance(item, str) else f"[{type(item).__name__}]" for item in content
+    )
+
+
+def _request_part(part: Any) -> tuple[Role, str]:
+    """How a part of a request to the model goes on the wire: its role and its text."""
+    if isinstance(part, UserPromptPart):
+        return "user", _user_text(part.content)
+    if isinstance(part, SystemPromptPart):
+        return "system", part.content
+    if isinstance(part, ToolReturnPart):
+        return "tool", part.model_response_str()
+    role: Role = "tool" if getattr(part, "tool_name", None) else "user"
+    if callable(getattr(part, "model_response", None)):  # retry feedback
+        return role, str(part.model_response())
+    content = getattr(part, "content", None)
+    return role, content if isinstance(content, str) else ""
+
+
+def _response_part(part: Any) -> str:
+    """The text of a part of a model response, as it is sent back in later requests."""
+    if isinstance(part, ToolCallPart):
+        return f"{part.tool_name}{part.args_as_json_str()}"
+    content = getattr(part, "content", None)
+    return content if isinstance(content, str) else ""
+
+
+class RequestAccountant:
+    """Accounts one agent's requests; see the module docstring.
+
+    ``counter`` defaults to ``akgentic.llm.token_counter()`` (``o200k_base``, or the
+    estimate without bpe-openai); ``rules`` are the prefix-cache rules (settable between
+    requests, e.g. when the model is switched); ``cache_size`` bounds each table.
+    """
+
+    def __init__(
+        self,
+        wiring: PromptWiring,
+        *,
+        counter: TokenCounter | None = None,
+        rules: PrefixCacheRules = DEFAULT_RULES,
+        cache_size: int = 4096,
+    ) -> None:
+        self.wiring = wiring
+        self.counter = counter if counter is not None else token_counter()
+        self.cache = PrefixCacheModel(rules)
+        self.requests = 0
+        self._counts: _Bounded[tuple[str, tuple[int, ...]], tuple[int, ...]] = _Bounded(cache_size)
+        self._tools: _Bounded[tuple[str, str, int], tuple[object, Counted]] = _Bounded(cache_size)
+        self._system: tuple[str, tuple[tuple[Source, int], ...], Counted] | None = None
+        self._messages: _Bounded[tuple[int, bool], tuple[object, tuple[Counted, ...]]] = _Bounded(
+            cache_size
+        )
+        self._history: _History = _History()
+
+    # -- counting ---------------------------------------------------------------------
+    def count(self, segment: Segment) -> Counted:
+        """``segment`` with its tokens (counts kept by text)."""
+        key = (segment.text, segment.starts)
+        counts = self._counts.get(key)
+        if counts is None:
+            counts = self._counts.put(
+                key, tuple(self.counter.count_spans(segment.text, segment.starts))
+            )
+        return Counted(segment, counts, MESSAGE_FRAMING if segment.opens_message else 0)
+
+    # -- rendering --------------------------------------------------------------------
+    def _tool(self, tool_def: Any, *, output: bool) -> Counted:
+        schema = tool_def.parameters_json_schema
+        key = (tool_def.name, tool_def.description or "", id(schema))
+        entry = self._tools.get(key)
+        if entry is None or entry[0] is not schema:
+            source = self.wiring.tool_source(tool_def, output=output)
+            counted = self.count(Segment.single("tools", tool_json(tool_def), source))
+            entry = self._tools.put(key, (schema, counted))
+        return entry[1]
+
+    def _system_prompt(self, params: ModelRequestParameters) -> Counted | None:
+        parts = [
+            p
+            for p in params.instruction_parts or ()
+            if params.instruction_visibility_of(p) == "prefix"
+        ]
+        if not parts:
+            return None
+        ours, layout = self.wiring.system_layout
+        text = "\n\n".join(part.content for part in parts)  # how pydantic-ai joins them
+        if self._system is not None and self._system[0] == text and self._system[1] == layout:
+            return self._system[2]
+        spans: list[tuple[Source, int]] = []
+        offset = 0
+        for index, part in enumerate(parts):
+            if index:
+                offset += 2
+            if part.content == ours:
+                spans.extend((source, offset + start) for source, start in layout)
+            else:
+                name = str(part.id) if getattr(part, "id", None) is not None else "instructions"
+                spans.append((Source("system_prompt", UNATTRIBUTED, name), offset))
+            offset += len(part.content)
+        counted = self.count(Segment("system", text, tuple(spans), opens_message=True))
+        self._system = (text, layout, counted)
+        return counted
+
+    def _message(self, message: ModelMessage, new: bool) -> tuple[Counted, ...]:
+        key = (id(message), new)
+        entry = self._messages.get(key)
+        if entry is None or entry[0] is not message:
+            counted = tuple(
+                self._part(message, part, new, index == 0)
+                for index, part in enumerate(message.parts)
+            )
+            entry = self._messages.put(key, (message, counted))
+        return entry[1]
+
+    def _part(self, message: ModelMessage, part: Any, new: bool, first: bool) -> Counted:
+        channel: Channel = "message" if new else "history"
+        if isinstance(message, ModelResponse):
+            text = _response_part(part)
+            return self.count(Segment.single("assistant", text, Source(channel), opens=first))
+        role, text = _request_part(part)
+        turn = self.wiring.turn_layout
+        if new and isinstance(part, UserPromptPart) and turn is not None and turn[0] == text:
+            return self.count(Segment(role, text, turn[1], opens_message=True))
+        return self.count(Segment.single(role, text, Source(channel), opens=True))
+
+    def _sections(
+        self, messages: Sequence[ModelMessage], params: ModelRequestParameters
+    ) -> tuple[list[Counted], list[Counted], list[Counted]]:
+        """The request in three: tools and system prompt, history, the new message."""
+        head = [self._tool(t, output=False) for t in params.function_tools]
+        head += [self._tool(t, output=True) for t in params.output_tools]
+        system = self._system_prompt(params)
+        if system is not None:
+            head.append(system)
+        last = len(messages) - 1
+        ends_new = last >= 0 and isinstance(messages[last], ModelRequest)
+        earlier = messages[:last] if ends_new else messages
+        history = self._history.extend(earlier, lambda m: self._message(m, False))
+        tail = list(self._message(messages[last], True)) if ends_new else []
+        return head, history, tail
+
+    def segments(
+        self, messages: Sequence[ModelMessage], params: ModelRequestParameters
+    ) -> list[Counted]:
+        """The request in wire order — tools, system prompt, messages — counted. The last
+        message, when it is a request, is the new message; the others are history."""
+        head, history, tail = self._sections(messages, params)
+        return [*head, *history, *tail]
+
+    # -- the record -------------------------------------------------------------------
+    def account(
+        self,
+        request_context: ModelRequestContext,
+        response: ModelResponse | None = None,
+        *,
+        agent: str,
+        run_id: str = "",
+        now: float,
+    ) -> PromptAccountingEvent:
+        """The record of the request ``request_context`` describes, sent at ``now``."""
+        params = request_context.model_request_parameters
+        head, history, tail = self._sections(request_context.messages, params)
+        counted = [*head, *history, *tail]
+        outcome = self.cache.observe(counted, now)
+        self.requests += 1
+        parts = _parts(head, history, tail, outcome.cached)
+        framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING
+        usage = response.usage if response is not None else None
+        return PromptAccountingEvent(
+            agent=agent,
+            run_id=run_id,
+            request=self.requests,
+            model=getattr(request_context.model, "model_name", "") or "",
+            encoding=self.counter.encoding,
+            exact=self.counter.exact,
+            input_tokens=sum(p.tokens for p in parts) + framing,
+            framing_tokens=framing,
+            parts=parts,
+            shared_prefix_tokens=outcome.shared,
+            cached_tokens=outcome.cached,
+            cache_status=outcome.status,
+            breaker=outcome.breaker,
+            seconds_since_previous=outcome.since_previous,
+            cache_rules=self.cache.rules,
+            provider=ProviderUsage(
+                input_tokens=usage.input_tokens if usage else 0,
+                output_tokens=usage.output_tokens if usage else 0,
+                cache_read_tokens=usage.cache_read_tokens if usage else 0,
+                cache_write_tokens=usage.cache_write_tokens if usage else 0,
+            ),
+        )
+
+
+_TOKENS = attrgetter("tokens")
+_FRAMING = attrgetter("framing")
+
+
+class _History:
+    """The history segments of the last request, kept so the next request — the same
+    messages plus a few — only renders its new ones (the rest is a slice)."""
+
+    def __init__(self) -> None:
+        self._messages: list[ModelMessage] = []
+        self._starts: list[int] = []  # where each message's segments start
+        self._flat: list[Counted] = []
+
+    def extend(
+        self,
+        messages: Sequence[ModelMessage],
+        render: Callable[[ModelMessage], tuple[Counted, ...]],
+    ) -> list[Counted]:
+        seen = self._messages
+        same = next(compress(count(), map(is_not, seen, messages)), min(len(seen), len(messages)))
+        starts = self._starts[:same]
+        flat = self._flat[: self._starts[same]] if same < len(self._starts) else self._flat[:]
+        for message in messages[same:]:
+            starts.append(len(flat))
+            flat.extend(render(message))
+        self._messages, self._starts, self._flat = list(messages), starts, flat
+        return flat
+
+
+def _add(rows: dict[tuple[Channel, str], list[int]], source: Source, tokens: int, hit: int) -> None:
+    row = rows.get((source.channel, source.card))
+    if row is None:
+        row = rows[(source.channel, source.card)] = [0, 0, 0]
+    row[0] += tokens
+    row[1] += hit
+    row[2] += 1
+
+
+def _spans(rows: dict[tuple[Channel, str], list[int]], items: Sequence[Counted], left: int) -> int:
+    """Add ``items`` span by span; the first ``left`` tokens are cached. What is left."""
+    for item in items:
+        framing = item.framing  # before the first span's text
+        for (source, _), tokens in zip(item.segment.spans, item.counts, strict=True):
+            hit = min(left, framing + tokens)
+            left -= hit
+            _add(rows, source, tokens, max(0, hit - framing))
+            framing = 0
+    return left
+
+
+def _parts(
+    head: Sequence[Counted], history: Sequence[Counted], tail: Sequence[Counted], cached: int
+) -> list[PartTokens]:
+    """The request's tokens by (channel, card), in wire order, with the modelled cache's
+    share of each: the first ``cached`` tokens of the request (framing counts as the part
+    it frames). History is one row, added up in bulk: its length does not cost per request
+    what its segments do."""
+    rows: dict[tuple[Channel, str], list[int]] = {}
+    left = _spans(rows, head, cached)
+    if history:
+        totals = list(accumulate(map(_TOKENS, history)))
+        framings = list(accumulate(map(_FRAMING, history)))
+        text = totals[-1] - framings[-1]
+        hit = 0
+        if left >= totals[-1]:
+            hit, left = text, left - totals[-1]
+        elif left > 0:
+            whole = bisect_right(totals, left)  # the segments entirely cached
+            done = totals[whole - 1] if whole else 0
+            hit = done - (framings[whole - 1] if whole else 0)
+            partial = left - done
+            hit += max(0, partial - history[whole].framing)
+            left = 0
+        rows[("history", "")] = [text, hit, len(history)]
+    _spans(rows, tail, left)
+    order = {channel: index for index, channel in enumerate(CHANNELS)}
+    return [
+        PartTokens(channel=channel, card=card, tokens=t, cached=c, items=n)
+        for (channel, card), (t, c, n) in sorted(rows.items(), key=lambda kv: order[kv[0][0]])
+    ]

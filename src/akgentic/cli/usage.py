@@ -1,0 +1,71 @@
+"""``akgentic usage TEAM``: where a team's input tokens went, per member and per card.
+
+Read from the team's event log (every model request is accounted there), so it works for
+a running team and a stopped one alike, and with ``--server URL`` for a team on a server
+(``GET /teams/{id}/usage``). ``--json`` prints the report as JSON, the same document the
+server returns.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from akgentic.agent.accounting import UsageReport, render_usage
+from akgentic.cli.errors import reporting
+from akgentic.cli.options import (
+    DebugOption,
+    ImportOption,
+    ServerOption,
+    StorageOption,
+    TeamArgument,
+    TokenOption,
+)
+from akgentic.cli.output import out_console, short_id
+from akgentic.cli.remote import connected, find_remote_team
+from akgentic.cli.store import find_team, import_modules, opened_storage
+from akgentic.team import team_usage
+
+__all__ = ["usage"]
+
+
+def usage(
+    team: TeamArgument,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the report as JSON (as the server returns it).")
+    ] = False,
+    breakers: Annotated[
+        int,
+        typer.Option(
+            "--breakers", min=0, metavar="N", help="Show the N parts that broke the cache most."
+        ),
+    ] = 5,
+    imports: ImportOption = None,
+    storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Show where a team's input tokens went: per member and per card, the share the
+    modelled prompt cache served, and what broke the cache most."""
+    with reporting(debug):
+        import_modules(imports)
+        if server:
+            with connected(server, token) as client:
+                record = find_remote_team(client, team)
+                report = client.get_team(record.team_id).usage()
+        else:
+            with opened_storage(storage) as (bundle, _):
+                record = find_team(bundle, team)
+                report = team_usage(bundle, record.team_id, record.name)
+        report.team = f"{record.name} ({short_id(record.team_id)})"
+        _print(report, as_json=as_json, breakers=breakers)
+
+
+def _print(report: UsageReport, *, as_json: bool, breakers: int) -> None:
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    out_console().print(Text(render_usage(report, breakers=breakers)))

@@ -154,6 +154,34 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
 
 
+def test_model_tool_is_never_added_unless_configured(system: ActorSystem, team: Team) -> None:
+    """TeamTool and MailboxTool are the defaults; ModelTool comes only from the config."""
+    from akgentic.tool import ModelTool
+
+    script = Script(text("ok"))
+    plain = start(system, team, script)
+    system.ask(plain, UserMessage(content="hello"), timeout=10)
+    commands = set(system.proxy_ask(plain, BaseAgent, timeout=10).get_commands())
+    offered = {tool.name for tool in script.infos[0].function_tools}
+    assert "list_models" not in commands and "switch_model" not in commands
+    assert "list_models" not in offered and "switch_model" not in offered
+    assert {"hire_members", "read_mailbox"} <= offered  # the defaults are there
+
+    configured = Script(text("ok"))
+    with_tool = system.createActor(
+        agent_class(configured),
+        config=AgentConfig(
+            name="@Switcher", role="Assistant", tools=[ModelTool()], stream_events=False
+        ),
+        team_id=team.team_id,
+    )
+    system.ask(with_tool, UserMessage(content="hello"), timeout=10)
+    commands = set(system.proxy_ask(with_tool, BaseAgent, timeout=10).get_commands())
+    offered = {tool.name for tool in configured.infos[0].function_tools}
+    assert {"list_models", "switch_model"} <= commands
+    assert {"list_models", "switch_model"} <= offered
+
+
 def test_clear_forgets_the_conversation(system: ActorSystem, team: Team) -> None:
     script = Script(text("one"))
     agent = start(system, team, script)
@@ -164,6 +192,55 @@ def test_clear_forgets_the_conversation(system: ActorSystem, team: Team) -> None
         "Conversation cleared."
     )
     assert proxy.get_history() == []
+
+
+def test_clear_resets_the_context_updater(system: ActorSystem, team: Team) -> None:
+    """After /clear the model has forgotten the full context block it was given, so the
+    next turn states the context in full again (numbered afresh), not as a delta."""
+    board_rows.clear()
+    board_rows.update({"a": "todo", "b": "todo"})
+    script = Script(text("ok"))
+    agent = start(system, team, script, tools=[BoardTool()])
+    system.ask(agent, UserMessage(content="turn one"), timeout=10)
+    system.ask(agent, UserMessage(content="/clear"), timeout=10)
+    system.ask(agent, UserMessage(content="turn two"), timeout=10)
+    first, second = (last_request_text(seen) for seen in script.seen)
+    assert "**Context update 1**" in first and "- a: todo" in first
+    assert "**Context update 1**" in second  # a fresh numbering...
+    assert "- a: todo" in second and "- b: todo" in second  # ...and the full board
+    assert len(script.seen[1]) == 1  # the request carries nothing of the forgotten turn
+
+
+def test_stop_typed_as_text_mid_run_cancels_it_at_the_next_step(
+    system: ActorSystem, team: Team
+) -> None:
+    """``/stop`` written by a person while a run is going is a cancellation, not a queued
+    command: the run stops at the next step boundary and both senders hear of it."""
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def wait() -> str:
+                """Wait for the release."""
+                entered.set()
+                release.wait(30)
+                return "released"
+
+            return [wait]
+
+    script = Script(call("wait"), text("should never be asked"))
+    agent = start(system, team, script, tools=[Slow()])
+    with system.private("@Asker") as asker, system.private("@Stopper") as stopper:
+        asker.tell(agent, UserMessage(content="go"))
+        assert entered.wait(30)
+        stopper.tell(agent, UserMessage(content="  /stop "))  # in the inbox on return
+        release.set()
+        reply = asker.listen(30)
+        acknowledged = stopper.listen(30)
+    assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
+    assert isinstance(acknowledged, AgentMessage)
+    assert acknowledged.content == "The run was cancelled." and acknowledged.type == "acknowledgment"
+    assert len(script.seen) == 1  # the second model request never happened
 
 
 def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: Team) -> None:

@@ -239,7 +239,9 @@ def test_stop_typed_as_text_mid_run_cancels_it_at_the_next_step(
         acknowledged = stopper.listen(30)
     assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
     assert isinstance(acknowledged, AgentMessage)
-    assert acknowledged.content == "The run was cancelled." and acknowledged.type == "acknowledgment"
+    assert (
+        acknowledged.content == "The run was cancelled." and acknowledged.type == "acknowledgment"
+    )
     assert len(script.seen) == 1  # the second model request never happened
 
 

@@ -45,8 +45,7 @@ def wait_for_index(runtime: TeamRuntime, expected: dict[str, set[str]]) -> None:
         ):
             collections = msg.state.model_dump(mode="json")["collections"]
             held = {
-                name: {row["ref_id"] for row in rows.values()}
-                for name, rows in collections.items()
+                name: {row["ref_id"] for row in rows.values()} for name, rows in collections.items()
             }
             if all(expected[name] <= held.get(name, set()) for name in expected):
                 return

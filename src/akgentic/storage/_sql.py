@@ -32,6 +32,7 @@ from akgentic.storage._codec import (
     load_object,
 )
 from akgentic.storage._rules import check_read_range, check_transition, team_not_found
+from akgentic.storage._sql_lease import SqlLeases
 from akgentic.storage.errors import TeamExistsError
 from akgentic.storage.records import (
     EventRecord,
@@ -65,6 +66,10 @@ class Driver(Protocol):
 
     team_tables: tuple[str, ...]
     """Every table with a ``team_id`` column, emptied by ``purge``."""
+
+    epoch_now: str
+    """A SQL expression: the database clock now, in seconds since the epoch (a float),
+    the same value wherever it appears in one statement (leases expire on it)."""
 
     def write(self) -> AbstractContextManager[Cursor]:
         """One transaction, committed when the block exits normally, rolled back if not.
@@ -424,6 +429,7 @@ class SqlStorage:
         self._states = _States(driver)
         self._memory = _WorkingMemory(driver)
         self._skills = _Skills(driver)
+        self._leases = SqlLeases(driver)
 
     @property
     def teams(self) -> _Teams:
@@ -449,3 +455,8 @@ class SqlStorage:
     def skills(self) -> _Skills:
         """The skill catalog (see :class:`akgentic.storage.SkillStore`)."""
         return self._skills
+
+    @property
+    def leases(self) -> SqlLeases:
+        """Leases on named resources (see :class:`akgentic.storage.LeaseStore`)."""
+        return self._leases

@@ -64,6 +64,11 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
         source TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+    # issue 9: leases (times in seconds since the epoch, on the server's clock)
+    """CREATE TABLE IF NOT EXISTS akgentic_leases (
+        resource TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
+        pid BIGINT NOT NULL, since DOUBLE PRECISION NOT NULL,
+        renewed_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
 )
 
 
@@ -132,6 +137,8 @@ class _Driver:
         "akgentic_states",
         "akgentic_working_memory",
     )
+    # the statement's start on the server's clock: one value per statement
+    epoch_now = "extract(epoch from statement_timestamp())::double precision"
 
     def __init__(self, conninfo: str, options: PostgresOptions) -> None:
         self._conninfo = conninfo

@@ -15,6 +15,8 @@ the same contract tests. The rules, stated once here:
   the history still loads. :func:`akgentic.storage.corrupt_rows` lists the damage.
 - **Purge.** ``teams.purge`` removes the team and everything kept for it: events,
   states, working memory. ``teams.delete`` only marks the team DELETED.
+- **Leases.** ``leases`` (:class:`~akgentic.storage.lease.LeaseStore`): who holds a
+  resource and until when; acquisition is one atomic statement (see ``lease.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
+from akgentic.storage.lease import LeaseStore
 from akgentic.storage.records import EventRecord, SkillRecord, StateRecord, TeamRecord, TeamStatus
 
 __all__ = [
@@ -194,6 +197,9 @@ class StorageBundle(Protocol):
 
     @property
     def skills(self) -> SkillStore: ...
+
+    @property
+    def leases(self) -> LeaseStore: ...
 
     def close(self) -> None:
         """Release connections; idempotent. Any later call raises StorageClosedError."""

@@ -58,6 +58,11 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
         source TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+    # issue 9: leases (times in seconds since the epoch, on SQLite's clock)
+    """CREATE TABLE IF NOT EXISTS akgentic_leases (
+        resource TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
+        pid INTEGER NOT NULL, since REAL NOT NULL, renewed_at REAL NOT NULL,
+        expires_at REAL NOT NULL)""",
 )
 
 
@@ -77,6 +82,7 @@ class _Driver:
         "akgentic_states",
         "akgentic_working_memory",
     )
+    epoch_now = "((julianday('now') - 2440587.5) * 86400.0)"  # one value per statement
 
     def __init__(self, path: Path, options: SqliteOptions) -> None:
         self._lock = threading.Lock()

@@ -53,7 +53,7 @@ def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
     assert cli("teams", "delete", str(first)[:8]).exit_code == 0
 
     listed = cli("teams", "list").stdout.splitlines()
-    assert listed[0].split() == ["ID", "NAME", "STATUS", "EVENTS", "UPDATED"]
+    assert listed[0].split() == ["ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER"]
     assert [line.split()[:3] for line in listed[1:]] == [[str(second), "research", "STOPPED"]]
     everything = cli("teams", "list", "--all").stdout
     assert f"{first}  research  DELETED" in everything

@@ -6,29 +6,40 @@ and its event log decode in a fresh process.
 
 from akgentic.agent.config import load_shipped_cards
 from akgentic.team.card import MemberSpec, TeamCard, TeamCardError, member_names, walk
-from akgentic.team.manager import TeamManager, TeamNotRunningError
+from akgentic.team.manager import (
+    LEASE_TTL,
+    TeamManager,
+    TeamNotRunningError,
+    TeamRunningElsewhereError,
+    team_resource,
+)
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
-from akgentic.team.restorer import RestorePlan, plan_restore
-from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
+from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
+from akgentic.team.runtime import STOPPED_ELSEWHERE, InterruptedTurnsDismissed, TeamRuntime
 
 load_shipped_cards()
 
 __all__ = [
+    "LEASE_TTL",
+    "STOPPED_ELSEWHERE",
     "EventRecorder",
     "Gap",
     "InterruptedTurnsDismissed",
     "MemberSpec",
     "ReplayResult",
     "RestorePlan",
+    "ResumeError",
     "TeamCard",
     "TeamCardError",
     "TeamManager",
     "TeamNotRunningError",
+    "TeamRunningElsewhereError",
     "TeamRuntime",
     "member_names",
     "plan_restore",
     "register_reducer",
     "replay_tool_states",
+    "team_resource",
     "walk",
 ]

@@ -9,6 +9,7 @@ duplicate across the boundary.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from akgentic.core import (
     ActorAddress,
     ActorSystem,
     AddressError,
+    CancelMessage,
     Message,
     Orchestrator,
     UserMessage,
@@ -29,7 +31,10 @@ from akgentic.storage import EventRecord, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
 
-__all__ = ["InterruptedTurnsDismissed", "TeamRuntime"]
+__all__ = ["STOPPED_ELSEWHERE", "InterruptedTurnsDismissed", "TeamRuntime"]
+
+STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
+"""``TeamRuntime.stop_reason`` when another process marked the team STOPPED."""
 
 
 class InterruptedTurnsDismissed(SerializableModel):
@@ -55,6 +60,10 @@ class TeamRuntime:
     :meth:`retry_interrupted`."""
 
     commit_timeout: float = 30.0
+
+    stop_reason: str | None = None
+    """Why the team stopped when nobody in this process asked it to (another process
+    stopped it: :data:`STOPPED_ELSEWHERE`; its lease was lost); None otherwise."""
 
     # -- talking to the team ------------------------------------------------------------------
     def send(self, content: str) -> UUID:
@@ -179,6 +188,25 @@ class TeamRuntime:
             return self.recorder.subscribe_live().wait_for(ready, timeout)
 
     # -- stopping --------------------------------------------------------------------------------
+    def interrupt(self, grace_timeout: float = 30.0) -> bool:
+        """Ctrl-C: cancel every turn at its next step boundary, then stop gracefully.
+
+        Each regular member is told an interrupting ``CancelMessage``: an agent cuts its
+        run at the next step boundary and starts no new turn, reporting the turns it cut
+        or declined as interrupted (``TurnInterrupted``), so that a resume offers them
+        again. The graceful stop then waits for them (bounded by ``grace_timeout``).
+        True once the team has stopped.
+        """
+        if not self.orchestrator.is_alive():
+            return True
+        cancel_reason = "the team is stopping (interrupted)"
+        for member in self.members():
+            if member.name.startswith("#") or member.is_user_proxy:
+                continue
+            with contextlib.suppress(AddressError):
+                self.system.tell(member, CancelMessage(reason=cancel_reason, interrupt=True))
+        return self.stop(grace_timeout)
+
     def stop(self, grace_timeout: float = 30.0) -> bool:
         """Stop the team gracefully; True once it has stopped (status STOPPED)."""
         if not self.orchestrator.is_alive():

@@ -1,0 +1,66 @@
+"""The ``akgentic`` typer application: wires the subcommands together.
+
+Imported by :func:`akgentic.cli.main.main` once Ctrl-C is handled (it imports the
+whole framework, which takes a while).
+
+- ``akgentic run TEAM.yaml [--message TEXT] [--model SPEC]`` — see :mod:`akgentic.cli.run`;
+- ``akgentic teams list|show|stop|resume|delete`` — see :mod:`akgentic.cli.teams`;
+- ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
+
+import typer
+
+from akgentic.cli.events import events
+from akgentic.cli.run import run
+from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="akgentic",
+    help="Run teams of LLM agents in the terminal, and manage the teams you keep.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+teams_app = typer.Typer(
+    help="List, show, stop, resume and delete teams.",
+    rich_markup_mode="markdown",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+app.command("run")(run)
+app.command("events")(events)
+teams_app.command("list")(list_teams)
+teams_app.command("show")(show_team)
+teams_app.command("stop")(stop_team)
+teams_app.command("resume")(resume_team)
+teams_app.command("delete")(delete_team)
+app.add_typer(teams_app, name="teams")
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            typer.echo(f"akgentic {version('akgentic')}")
+        except PackageNotFoundError:
+            typer.echo("akgentic (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Run teams of LLM agents in the terminal, and manage the teams you keep."""

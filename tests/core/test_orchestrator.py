@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -312,33 +312,64 @@ class Sink(Akgent[BaseConfig, BaseState]):
 finished: list[str] = []
 
 
-class Worker(Akgent[BaseConfig, BaseState]):
-    """A transient worker: one job, delivered to #Sink, then it stops."""
+class WorkerConfig(BaseConfig):
+    sink: ActorAddress
+
+
+class Worker(Akgent[WorkerConfig, BaseState]):
+    """A transient worker the orchestrator created: one job, delivered to its sink (not its
+    parent), then it stops."""
 
     transient = True
 
-    def work(self, gate: threading.Event, sink: ActorAddress) -> None:
-        gate.wait(10)
-        self.proxy_tell(sink, Sink).take("result")
+    def reports_to(self) -> list[ActorAddress]:
+        return [*super().reports_to(), self.config.sink]
+
+    def work(self, gate: threading.Event) -> None:
+        gate.wait(60)
+        self.proxy_tell(self.config.sink, Sink).take("result")
         finished.append("result")
         self.stop()
 
 
-def test_transient_workers_finish_before_the_other_tool_actors_stop(
+def test_a_tool_actor_stops_after_the_workers_reporting_to_it_and_only_those(
     system: ActorSystem, team: Team
 ) -> None:
     finished.clear()
     sink = team.proxy.getChildrenOrCreate(Sink, BaseConfig(name="#Sink"))
+    other = team.proxy.getChildrenOrCreate(Sink, BaseConfig(name="#Other"))
     sink_actor = system.get_actor(sink)
-    worker = team.proxy.getChildrenOrCreate(Worker, BaseConfig(name="#defer-job"))
+    worker = team.proxy.getChildrenOrCreate(Worker, WorkerConfig(name="#defer-job", sink=sink))
     gate = threading.Event()
-    system.proxy_tell(worker, Worker).work(gate, sink)
-    system.proxy_tell(team.orchestrator, Orchestrator).stop(10.0)
-    team.recorder.wait_for_type(EventMessage)  # TeamStoppingEvent: the teardown is under way
-    assert finished == [] and sink.is_alive()
-    gate.set()  # the worker finishes during the teardown
-    assert system.wait_stopped(team.orchestrator, 15)
+    system.proxy_tell(worker, Worker).work(gate)
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    # a tool actor the worker does not report to is released while the worker still works
+    assert system.wait_stopped(other, 30)
+    assert finished == [] and sink.is_alive()  # the one it reports to waits for it
+    gate.set()
+    assert system.wait_stopped(team.orchestrator, 30)
     assert sink_actor.received == ["result"]  # type: ignore[attr-defined]
+
+
+class Leaver(Akgent[BaseConfig, BaseState]):
+    """A tool actor whose stop can only finish once the other one is stopping too."""
+
+    barrier: ClassVar[threading.Barrier]
+    met: ClassVar[list[str]] = []
+
+    def on_stop(self) -> None:
+        Leaver.barrier.wait(timeout=30)
+        Leaver.met.append(self.myAddress.name)
+
+
+def test_tool_actors_stop_in_parallel(system: ActorSystem, team: Team) -> None:
+    Leaver.barrier = threading.Barrier(2)
+    Leaver.met = []
+    for name in ("#Left", "#Right"):
+        team.proxy.getChildrenOrCreate(Leaver, BaseConfig(name=name))
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    assert system.wait_stopped(team.orchestrator, 60)
+    assert sorted(Leaver.met) == ["#Left", "#Right"]  # neither waited for the other's stop
 
 
 def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: Team) -> None:

@@ -70,7 +70,7 @@ class GatedEmbedder(FakeEmbedder):
             with self.entered:
                 self.in_flight.extend(texts)
                 self.entered.notify_all()
-            if not self.gate.wait(10):
+            if not self.gate.wait(60):
                 raise TimeoutError("gate never opened")
         return super().embed(texts, timeout)
 

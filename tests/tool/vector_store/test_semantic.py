@@ -448,3 +448,28 @@ def test_orchestrator_is_the_spawner_for_a_plain_observer(team: Team) -> None:
     orchestrator: Any = team.system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
     assert orchestrator is not None
     assert list(index.similar("alpha", 1)) == ["a"]
+
+
+def test_a_row_in_flight_at_teardown_lands_before_the_store_stops(team: Team) -> None:
+    """The embedding worker reports to #VectorStore: the store stops only after it, while
+    a tool actor it has nothing to do with is released at once."""
+    embedder = GatedEmbedder(hold={"late"})
+    proxy, _ = start_notes(team, embedder=embedder)
+    idle = team.proxy.getChildrenOrCreate(Akgent, BaseConfig(name="#Idle"))
+    store = store_of_address(team)
+    proxy.add("late", "late")
+    embedder.wait_entered("late", timeout=30)
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    assert team.system.wait_stopped(idle, 30)  # not held by the worker
+    assert store.is_alive()  # held: the worker writes to it
+    embedder.gate.set()
+    assert team.system.wait_stopped(team.orchestrator, 60)
+    published = [
+        m.state
+        for m in list(team.recorder.log)
+        if isinstance(m, StateChangedMessage)
+        and m.sender is not None
+        and m.sender.name == "#VectorStore"
+    ]
+    assert isinstance(published[-1], VectorStoreState)
+    assert [row.ref_id for row in published[-1].collections["notes"].values()] == ["late"]

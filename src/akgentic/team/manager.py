@@ -115,7 +115,12 @@ class TeamManager:
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
-        self._heartbeat = Heartbeat(storage.leases, lease_ttl, self._lease_lost)
+        self._heartbeat = Heartbeat(
+            storage.leases,
+            lease_ttl,
+            self._lease_lost,
+            interval=max(lease_ttl / 3, watch_interval),
+        )
 
     def _adopt(self, runtime: TeamRuntime) -> TeamRuntime:
         """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`)."""

@@ -151,7 +151,6 @@ class TeamManager:
                     logger.info("team %s is %s in storage: stopping it", team_id, record.status)
                     runtime.stop_reason = STOPPED_ELSEWHERE
                     runtime.stop()
-                    self._unlease(team_id)
 
     # -- leases ---------------------------------------------------------------------------------
     def _lease(self, team_id: UUID) -> None:
@@ -258,6 +257,7 @@ class TeamManager:
         recorder = EventRecorder(self.storage, team_id)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
+        proxy.subscribe(_ReleaseOnStop(self, team_id))
         proxy.register_agent_profiles(card.profiles)
         return orchestrator, recorder
 
@@ -285,9 +285,8 @@ class TeamManager:
         marked STOPPED, which the process running it (if any) notices and obeys."""
         runtime = self._running.get(team_id)
         if runtime is not None:
-            runtime.stop(grace_timeout)
+            runtime.stop(grace_timeout)  # its lease is released once it has stopped
             self._running.pop(team_id, None)
-            self._unlease(team_id)
         record = self.record(team_id)
         if record.status == TeamStatus.RUNNING:
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
@@ -351,6 +350,27 @@ class TeamManager:
             with contextlib.suppress(LookupError):  # purged meanwhile
                 self.stop_team(team_id, grace_timeout)
         self._heartbeat.close()
+
+
+class _ReleaseOnStop:
+    """Subscribed after the recorder: once the team has stopped — its last records
+    written, before anyone waiting sees its orchestrator stopped — the lease goes."""
+
+    def __init__(self, manager: TeamManager, team_id: UUID) -> None:
+        self._manager = manager
+        self._team_id = team_id
+
+    def on_message(self, msg: Message) -> None:
+        return None
+
+    def set_restoring(self, team_id: UUID, restoring: bool) -> None:
+        return None
+
+    def on_stop_request(self, team_id: UUID) -> None:
+        return None
+
+    def on_stop(self, team_id: UUID) -> None:
+        self._manager._unlease(self._team_id)
 
 
 def override_models(card: TeamCard, spec: str) -> None:

@@ -248,10 +248,10 @@ def resume_team(
                 try:
                     runtime = manager.resume_team(record.team_id, model=_model(model))
                 except ResumeError as exc:
+                    command = hint.removeprefix("resume it with: ")
                     raise CliError(
-                        f"{_title(record)} could not be resumed: {exc}\nnothing was changed: "
-                        f"fix that and resume again, or resume on another model with: "
-                        f"{hint.removeprefix('resume it with: ')} --model SPEC"
+                        f"{_title(record)} was not resumed, nothing changed: {exc}; or resume "
+                        f"it on another model: {command} --model SPEC"
                     ) from None
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_holder(lease)})" if lease is not None else ""

@@ -19,7 +19,7 @@ TOOLS = ("#PlanningTool", "#KnowledgeGraphTool", "#NotificationTool", "#VectorSt
 
 
 def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
-    for record in runtime.follow(after + 1, idle_timeout=30):
+    for record in runtime.follow(after + 1, idle_timeout=60):
         msg = record.message
         if (
             isinstance(msg, SentMessage)

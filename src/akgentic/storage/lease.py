@@ -170,7 +170,8 @@ def holder_is_gone(holder: LeaseHolder) -> bool:
 
 
 class Heartbeat:
-    """Renews leases from one daemon thread, every ``interval`` seconds (``ttl / 3``).
+    """Renews leases from one daemon thread, every ``interval`` seconds (``ttl / 3``);
+    the thread ends when no lease is left to renew, and the next ``keep`` starts another.
 
     ``keep(resource, owner)`` adds a lease to renew, ``drop(resource)`` stops renewing
     it. A renewal that raises :class:`LeaseLostError` drops the lease and calls
@@ -241,4 +242,8 @@ class Heartbeat:
 
     def _run(self) -> None:
         while not self._closed.wait(self.interval):
+            with self._lock:
+                if not self._kept:  # nothing left to renew: the next keep starts a thread
+                    self._thread = None
+                    return
             self.beat()

@@ -198,7 +198,8 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
         "teams", "resume", "hanging", "-m", "nod fine", "--idle", "0.3", "--import", HANG_MODULE
     )
     assert resumed.exit_code == 0, resumed.output
-    assert "did not stop cleanly" in resumed.stderr
+    assert "did not stop cleanly (pid " in resumed.stderr
+    assert "that process is gone): restored from its log" in resumed.stderr  # a crash, told
     assert_in_order(
         resumed.stdout,
         [

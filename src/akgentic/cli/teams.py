@@ -50,14 +50,20 @@ def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
 
 def _holder(lease: Lease | None) -> str:
     """Who runs the team, for ``list`` and ``show``: ``pid 4242 on host box since ...``,
-    or why the holder no longer does (its lease expired, its process is gone)."""
+    or ``nobody (...)`` saying why its last holder no longer does."""
     if lease is None:
         return ""
+    stale = _stale(lease)
+    return f"nobody ({stale})" if stale else lease.describe()
+
+
+def _stale(lease: Lease) -> str:
+    """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
     if lease.expired:
-        return f"nobody (lease expired: {lease.describe()})"
+        return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
     if holder_is_gone(lease.holder):
-        return f"nobody (process gone: {lease.describe()})"
-    return lease.describe()
+        return f"{lease.describe()}; that process is gone"
+    return ""
 
 
 # -- list ----------------------------------------------------------------------------------
@@ -254,7 +260,7 @@ def resume_team(
                         f"it on another model: {command} --model SPEC"
                     ) from None
                 if record.status == TeamStatus.RUNNING:
-                    how = f" ({_holder(lease)})" if lease is not None else ""
+                    how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
                         Text(
                             f"warning: {_title(record)} did not stop cleanly{how}: restored "

@@ -91,10 +91,9 @@ class Lease(BaseModel):
     expired: bool
 
     def describe(self) -> str:
-        """``pid 4242 on host build-7 since 2026-11-30 15:02:11 UTC`` (+ ``, expired``)."""
+        """``pid 4242 on host build-7 since 2026-11-30 15:02:11 UTC``."""
         since = self.since.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        expired = f", lease expired at {self.expires_at:%H:%M:%S} UTC" if self.expired else ""
-        return f"{self.holder.describe()} since {since}{expired}"
+        return f"{self.holder.describe()} since {since}"
 
 
 class LeaseError(StorageError):

@@ -38,7 +38,7 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for("interrupted: cancelling the turns in progress at their next step")
-    child.wait_for("→ @Boss (CancelMessage)")  # recorded once in @Boss's inbox
+    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # delivered
     with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
         pass
     stopped = child.wait_for(") stopped; 1 interrupted turn(s):")

@@ -15,6 +15,7 @@ from uuid import UUID
 from akgentic.agent import AgentMessage
 from akgentic.core import (
     ActorAddress,
+    CancelMessage,
     ClosedNotification,
     EventMessage,
     Message,
@@ -69,6 +70,8 @@ def text_of(message: object) -> str:
         return content
     if content is not None:
         return str(content)
+    if isinstance(message, CancelMessage) and message.reason:
+        return message.reason
     return type(message).__name__
 
 

@@ -140,6 +140,8 @@ def chat(
 
 def _interrupt(manager: TeamManager, runtime: TeamRuntime, view: LiveView) -> list[Message]:
     """The first Ctrl-C: cancel the turns at their next step, wait, stop the team."""
+    if sys.stdout.isatty():
+        print()  # off the prompt line (or the line being written) the ^C left
     view.note(
         f"interrupted: cancelling the turns in progress at their next step and stopping the "
         f"team (up to {GRACE:g}s; Ctrl-C again to stop at once)",

@@ -203,8 +203,10 @@ def _interactive(
     )
     while True:
         typed = keyboard.line("you> " if tty else "")
-        if typed is ENDED:
-            return  # the team stopped under us (stopped from elsewhere, lease lost)
+        if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
+            if tty:
+                print()  # off the prompt line
+            return
         if typed is None:
             if tty:
                 print()

@@ -101,7 +101,7 @@ def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(
 
         sys.meta_path.insert(0, Hold())
         sys.argv = ["akgentic", "teams", "list"]
-        from akgentic.cli.main import main
+        from akgentic.cli.entry import main  # the console script's entry point
         main()
         """
     )

@@ -4,25 +4,24 @@
 ``--message``); ``akgentic teams ...`` lists, shows, stops, resumes and deletes the teams of
 a storage; ``akgentic events TEAM`` prints a team's event log. See README.md beside this file.
 
-``app`` (the typer application) is imported on first use: importing this package, and
-the console script's entry point, stays cheap.
+``app`` and ``main`` are imported on first use: importing this package — which the console
+script's entry (:mod:`akgentic.cli.entry`) does before it takes over Ctrl-C — stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from akgentic.cli.main import main
-
 if TYPE_CHECKING:
-    from akgentic.cli.application import app
+    from akgentic.cli.main import app, main
 
 __all__ = ["app", "main"]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "app":
-        from akgentic.cli.application import app
-
-        return app
+    if name in __all__:
+        module = importlib.import_module("akgentic.cli.main")
+        globals().update(app=module.app, main=module.main)  # not the submodule: its names
+        return globals()[name]
     raise AttributeError(f"module 'akgentic.cli' has no attribute {name!r}")

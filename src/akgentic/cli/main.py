@@ -1,12 +1,8 @@
-"""The console script ``akgentic`` (and ``python -m akgentic.cli``).
+"""The ``akgentic`` command: wires the subcommands together.
 
 - ``akgentic run TEAM.yaml [--message TEXT] [--model SPEC]`` — see :mod:`akgentic.cli.run`;
 - ``akgentic teams list|show|stop|resume|delete`` — see :mod:`akgentic.cli.teams`;
 - ``akgentic events TEAM [--follow] [--from N]`` — see :mod:`akgentic.cli.events`.
-
-This module is small on purpose: Ctrl-C is taken over (:mod:`akgentic.cli.interrupt`)
-before the framework is imported, so an interrupt during the start-up imports ends the
-command with ``interrupted`` and exit code 130, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,21 +10,66 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated
 
-from akgentic.cli import interrupt
+import typer
 
-__all__ = ["main"]
+from akgentic.cli.events import events
+from akgentic.cli.run import run
+from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="akgentic",
+    help="Run teams of LLM agents in the terminal, and manage the teams you keep.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+teams_app = typer.Typer(
+    help="List, show, stop, resume and delete teams.",
+    rich_markup_mode="markdown",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+app.command("run")(run)
+app.command("events")(events)
+teams_app.command("list")(list_teams)
+teams_app.command("show")(show_team)
+teams_app.command("stop")(stop_team)
+teams_app.command("resume")(resume_team)
+teams_app.command("delete")(delete_team)
+app.add_typer(teams_app, name="teams")
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            typer.echo(f"akgentic {version('akgentic')}")
+        except PackageNotFoundError:
+            typer.echo("akgentic (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """Run teams of LLM agents in the terminal, and manage the teams you keep."""
 
 
 def main() -> None:
     """The console script: modules in the current directory are importable (as with
     ``python -m``: a team card's ``imports`` and ``--import`` may name them), the
     framework's warnings go to stderr, then the command runs."""
-    interrupt.install()
-    try:
-        from akgentic.cli.application import app
-    except KeyboardInterrupt:
-        interrupt.report_and_exit()
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

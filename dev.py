@@ -59,8 +59,17 @@ def main(argv: list[str]) -> int:
     ensure_environment()
     extra = argv[1:] or (MAIN_JOB if argv[0] == "run" else [])
     command = [str(PYTHON), *COMMANDS[argv[0]], *extra]
-    return subprocess.run(command, cwd=ROOT).returncode
+    child = subprocess.Popen(command, cwd=ROOT)
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:  # the child has the same Ctrl-C and handles it itself
+            continue
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # while .venv is being made: no traceback
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -52,12 +52,12 @@ def test_hire_and_fire_through_the_team_tool(system: ActorSystem, team: Team) ->
     team.proxy.register_agent_profile(helper)
     script = Script(call("hire_members", roles=["Helper"]), text("hired"))
     lead = start(system, team, script)
-    assert system.ask(lead, UserMessage(content="get help"), timeout=10).content == "hired"  # type: ignore[attr-defined]
+    assert system.ask(lead, UserMessage(content="get help"), timeout=30).content == "hired"  # type: ignore[attr-defined]
     hired = team.proxy.get_team_member("@Helper")
     assert hired is not None and hired.is_alive() and hired.role == "Helper"
 
     script.steps = [call("fire_member", name="@Helper"), text("fired")]
-    assert system.ask(lead, UserMessage(content="let go"), timeout=10).content == "fired"  # type: ignore[attr-defined]
+    assert system.ask(lead, UserMessage(content="let go"), timeout=30).content == "fired"  # type: ignore[attr-defined]
     assert system.wait_stopped(hired, 10)
     assert team.proxy.get_team_member("@Helper") is None
 
@@ -70,7 +70,7 @@ def test_an_unknown_role_is_a_retry_listing_the_hireable_roles(
     )
     script = Script(call("hire_members", roles=["Wizard"]), text("ok"))
     lead = start(system, team, script)
-    system.ask(lead, UserMessage(content="hire a wizard"), timeout=10)
+    system.ask(lead, UserMessage(content="hire a wizard"), timeout=30)
     assert "Helper" in str(script.seen[1][-1]) and "Wizard" in str(script.seen[1][-1])
     assert team.proxy.get_team_member("@Wizard") is None
 
@@ -90,14 +90,14 @@ def test_a_model_switch_is_persisted_and_restored(system: ActorSystem, team: Tea
         config=AgentConfig(name="@Lead", role="Lead", models=roster(), tools=[ModelTool()]),
         team_id=team.team_id,
     )
-    reply = system.ask(lead, UserMessage(content="/switch_model test:large"), timeout=10)
+    reply = system.ask(lead, UserMessage(content="/switch_model test:large"), timeout=30)
     assert "test:large" in reply.content  # type: ignore[attr-defined]
     actor = system.get_actor(lead)
     assert isinstance(actor, BaseAgent)
     assert actor.state.tool_state.active_model == "test:large"
-    rows = system.proxy_ask(lead, BaseAgent, timeout=10).list_model_rows()
+    rows = system.proxy_ask(lead, BaseAgent, timeout=30).list_model_rows()
     assert [r.key for r in rows if r.active] == ["test:large"]
-    bad = system.ask(lead, UserMessage(content="/switch_model key=test:nope"), timeout=10)
+    bad = system.ask(lead, UserMessage(content="/switch_model key=test:nope"), timeout=30)
     assert "test:nope" in bad.content and "test:small" in bad.content  # type: ignore[attr-defined]
 
     saved = actor.state.model_copy(deep=True)
@@ -108,7 +108,7 @@ def test_a_model_switch_is_persisted_and_restored(system: ActorSystem, team: Tea
         restoring=True,
         state=AgentState.model_validate(saved.model_dump()),
     )
-    rows = system.proxy_ask(restored, BaseAgent, timeout=10).list_model_rows()
+    rows = system.proxy_ask(restored, BaseAgent, timeout=30).list_model_rows()
     assert [r.key for r in rows if r.active] == ["test:large"]
 
 
@@ -127,7 +127,7 @@ def test_skill_bodies_arrive_on_demand_in_the_same_turn(system: ActorSystem, tea
 
     script = Script(call("use_skill", name="refunds"), answer_with_body)
     lead = start(system, team, script, tools=[SkillTool(skills=skills)])
-    assert system.ask(lead, UserMessage(content="refund?"), timeout=10).content == "body seen"  # type: ignore[attr-defined]
+    assert system.ask(lead, UserMessage(content="refund?"), timeout=30).content == "body seen"  # type: ignore[attr-defined]
     assert "refunds" in (script.infos[0].instructions or "")  # the menu is in the prefix
     assert "Under 100 EUR" not in (script.infos[0].instructions or "")  # the body is not
 
@@ -153,7 +153,7 @@ def test_a_message_arriving_mid_run_is_announced_to_the_model(
     with system.private() as context:
         context.tell(lead, UserMessage(content="go"))
         assert entered.wait(10)
-        system.proxy_ask(other, BaseAgent, timeout=10).send(
+        system.proxy_ask(other, BaseAgent, timeout=30).send(
             lead, AgentMessage(content="urgent news", type="notification")
         )
         release.set()

@@ -103,7 +103,7 @@ def test_a_tool_call_round_trip_with_its_events(system: ActorSystem, team: Team)
         ),
     )
     agent = start(system, team, script, tools=[Calc()], stream_events=True)
-    reply = system.ask(agent, UserMessage(content="add 2 and 3"), timeout=10)
+    reply = system.ask(agent, UserMessage(content="add 2 and 3"), timeout=30)
     assert isinstance(reply, AgentMessage) and reply.content == "sum is 5"
     assert reply.type == "response"
     events = [
@@ -131,7 +131,7 @@ def test_a_retriable_error_reaches_the_model_as_a_retry(system: ActorSystem, tea
 
     script = Script(call("add", a=-1, b=2), after_retry, text("done"))
     agent = start(system, team, script, tools=[Calc()])
-    reply = system.ask(agent, UserMessage(content="add"), timeout=10)
+    reply = system.ask(agent, UserMessage(content="add"), timeout=30)
     assert reply.content == "done"  # type: ignore[attr-defined]
     retry_text = str(script.seen[1][-1])
     assert "negative numbers are not supported" in retry_text
@@ -140,9 +140,9 @@ def test_a_retriable_error_reaches_the_model_as_a_retry(system: ActorSystem, tea
 def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> None:
     script = Script(text("model answer"))
     agent = start(system, team, script)
-    reply = system.ask(agent, UserMessage(content="/stop"), timeout=10)
+    reply = system.ask(agent, UserMessage(content="/stop"), timeout=30)
     assert reply.content == "There is no run to cancel."  # type: ignore[attr-defined]
-    unknown = system.ask(agent, UserMessage(content="/nope"), timeout=10)
+    unknown = system.ask(agent, UserMessage(content="/nope"), timeout=30)
     assert unknown.content.startswith("Unknown command /nope. Commands:")  # type: ignore[attr-defined]
     assert "/clear" in unknown.content and "/compact" in unknown.content  # type: ignore[attr-defined]
     assert script.seen == []
@@ -154,16 +154,95 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
 
 
+def test_model_tool_is_never_added_unless_configured(system: ActorSystem, team: Team) -> None:
+    """TeamTool and MailboxTool are the defaults; ModelTool comes only from the config."""
+    from akgentic.tool import ModelTool
+
+    script = Script(text("ok"))
+    plain = start(system, team, script)
+    system.ask(plain, UserMessage(content="hello"), timeout=30)
+    commands = set(system.proxy_ask(plain, BaseAgent, timeout=30).get_commands())
+    offered = {tool.name for tool in script.infos[0].function_tools}
+    assert "list_models" not in commands and "switch_model" not in commands
+    assert "list_models" not in offered and "switch_model" not in offered
+    assert {"hire_members", "read_mailbox"} <= offered  # the defaults are there
+
+    configured = Script(text("ok"))
+    with_tool = system.createActor(
+        agent_class(configured),
+        config=AgentConfig(
+            name="@Switcher", role="Assistant", tools=[ModelTool()], stream_events=False
+        ),
+        team_id=team.team_id,
+    )
+    system.ask(with_tool, UserMessage(content="hello"), timeout=30)
+    commands = set(system.proxy_ask(with_tool, BaseAgent, timeout=30).get_commands())
+    offered = {tool.name for tool in configured.infos[0].function_tools}
+    assert {"list_models", "switch_model"} <= commands
+    assert {"list_models", "switch_model"} <= offered
+
+
 def test_clear_forgets_the_conversation(system: ActorSystem, team: Team) -> None:
     script = Script(text("one"))
     agent = start(system, team, script)
-    system.ask(agent, UserMessage(content="hello"), timeout=10)
-    proxy = system.proxy_ask(agent, BaseAgent, timeout=10)
+    system.ask(agent, UserMessage(content="hello"), timeout=30)
+    proxy = system.proxy_ask(agent, BaseAgent, timeout=30)
     assert len(proxy.get_history()) == 2
-    assert system.ask(agent, UserMessage(content="/clear"), timeout=10).content == (  # type: ignore[attr-defined]
+    assert system.ask(agent, UserMessage(content="/clear"), timeout=30).content == (  # type: ignore[attr-defined]
         "Conversation cleared."
     )
     assert proxy.get_history() == []
+
+
+def test_clear_resets_the_context_updater(system: ActorSystem, team: Team) -> None:
+    """After /clear the model has forgotten the full context block it was given, so the
+    next turn states the context in full again (numbered afresh), not as a delta."""
+    board_rows.clear()
+    board_rows.update({"a": "todo", "b": "todo"})
+    script = Script(text("ok"))
+    agent = start(system, team, script, tools=[BoardTool()])
+    system.ask(agent, UserMessage(content="turn one"), timeout=30)
+    system.ask(agent, UserMessage(content="/clear"), timeout=30)
+    system.ask(agent, UserMessage(content="turn two"), timeout=30)
+    first, second = (last_request_text(seen) for seen in script.seen)
+    assert "**Context update 1**" in first and "- a: todo" in first
+    assert "**Context update 1**" in second  # a fresh numbering...
+    assert "- a: todo" in second and "- b: todo" in second  # ...and the full board
+    assert len(script.seen[1]) == 1  # the request carries nothing of the forgotten turn
+
+
+def test_stop_typed_as_text_mid_run_cancels_it_at_the_next_step(
+    system: ActorSystem, team: Team
+) -> None:
+    """``/stop`` written by a person while a run is going is a cancellation, not a queued
+    command: the run stops at the next step boundary and both senders hear of it."""
+    entered, release = threading.Event(), threading.Event()
+
+    class Slow(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def wait() -> str:
+                """Wait for the release."""
+                entered.set()
+                release.wait(30)
+                return "released"
+
+            return [wait]
+
+    script = Script(call("wait"), text("should never be asked"))
+    agent = start(system, team, script, tools=[Slow()])
+    with system.private("@Asker") as asker, system.private("@Stopper") as stopper:
+        asker.tell(agent, UserMessage(content="go"))
+        assert entered.wait(30)
+        stopper.tell(agent, UserMessage(content="  /stop "))  # in the inbox on return
+        release.set()
+        reply = asker.listen(30)
+        acknowledged = stopper.listen(30)
+    assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
+    assert isinstance(acknowledged, AgentMessage)
+    assert (
+        acknowledged.content == "The run was cancelled." and acknowledged.type == "acknowledgment"
+    )
+    assert len(script.seen) == 1  # the second model request never happened
 
 
 def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: Team) -> None:
@@ -189,7 +268,7 @@ def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: 
         reply = context.listen(10)
     assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
     assert len(script.seen) == 1  # the second model request never happened
-    history = system.proxy_ask(agent, BaseAgent, timeout=10).get_history()
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
     assert any(isinstance(p, ToolReturnPart) for m in history for p in m.parts)
 
 
@@ -234,10 +313,10 @@ def test_context_deltas_go_to_the_tail_and_the_prefix_stays_identical(
     board_rows.update({"a": "todo", "b": "todo"})
     script = Script(text("ok"))
     agent = start(system, team, script, tools=[BoardTool()])
-    system.ask(agent, UserMessage(content="turn one"), timeout=10)
+    system.ask(agent, UserMessage(content="turn one"), timeout=30)
     board_rows["b"] = "done"
-    system.ask(agent, UserMessage(content="turn two"), timeout=10)
-    system.ask(agent, UserMessage(content="turn three"), timeout=10)
+    system.ask(agent, UserMessage(content="turn two"), timeout=30)
+    system.ask(agent, UserMessage(content="turn three"), timeout=30)
     first, second, third = (last_request_text(seen) for seen in script.seen)
     assert "turn one" in first and "**Context update 1**" in first and "- a: todo" in first
     assert "**Context update 2**" in second and "- b: done" in second and "a: todo" not in second
@@ -283,7 +362,7 @@ def test_usage_limits_are_a_soft_stop(system: ActorSystem, team: Team) -> None:
     warning = team.recorder.wait_for_type(WarningMessage)[0]
     assert "request" in str(warning.content)
     assert agent.is_alive()
-    again = system.ask(agent, UserMessage(content="/stop"), timeout=10)
+    again = system.ask(agent, UserMessage(content="/stop"), timeout=30)
     assert again.content == "There is no run to cancel."  # type: ignore[attr-defined]
 
 
@@ -291,11 +370,11 @@ def test_compact_keeps_tool_pairs_together(system: ActorSystem, team: Team) -> N
     script = Script(call("add", a=1, b=2), text("three"))
     agent = start(system, team, script, tools=[Calc()])
     for i in range(4):
-        system.ask(agent, UserMessage(content=f"round {i}"), timeout=10)
+        system.ask(agent, UserMessage(content=f"round {i}"), timeout=30)
     script.steps = [text("summary of earlier turns")]
-    proxy = system.proxy_ask(agent, BaseAgent, timeout=10)
+    proxy = system.proxy_ask(agent, BaseAgent, timeout=30)
     before = proxy.get_history()
-    answer = system.ask(agent, UserMessage(content="/compact"), timeout=10)
+    answer = system.ask(agent, UserMessage(content="/compact"), timeout=30)
     assert answer.content.startswith("Compacted")  # type: ignore[attr-defined]
     after = proxy.get_history()
     assert len(after) < len(before)

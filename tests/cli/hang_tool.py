@@ -1,10 +1,15 @@
-"""A tool card for the CLI tests: ``hang_step`` never returns while AKGENTIC_CLI_TEST_HANG is
-set in the environment of the process running the team (so a test can kill that process
-in the middle of a turn); otherwise it returns at once."""
+"""A tool card for the CLI tests: ``hang_step`` blocks while AKGENTIC_CLI_TEST_HANG is set in
+the environment of the process running the team (so a test can interrupt or kill that
+process in the middle of a turn); otherwise it returns at once.
+
+``AKGENTIC_CLI_TEST_HANG=1`` blocks for ever; a path to a FIFO blocks until the test opens
+that FIFO for writing and closes it (how a test lets the call return, without a sleep).
+"""
 
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +25,11 @@ class HangStep(ToolCard):
     def get_tools(self) -> list[Callable[..., Any]]:
         def hang_step(label: str) -> str:
             """Work on ``label``."""
-            if os.environ.get("AKGENTIC_CLI_TEST_HANG"):
+            hang = os.environ.get("AKGENTIC_CLI_TEST_HANG")
+            if hang and os.path.exists(hang) and stat.S_ISFIFO(os.stat(hang).st_mode):
+                with open(hang) as fifo:  # returns once the test has opened and closed it
+                    fifo.read()
+            elif hang:
                 _NEVER.wait()
             return f"worked on {label}"
 

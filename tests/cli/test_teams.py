@@ -53,7 +53,7 @@ def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
     assert cli("teams", "delete", str(first)[:8]).exit_code == 0
 
     listed = cli("teams", "list").stdout.splitlines()
-    assert listed[0].split() == ["ID", "NAME", "STATUS", "EVENTS", "UPDATED"]
+    assert listed[0].split() == ["ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER"]
     assert [line.split()[:3] for line in listed[1:]] == [[str(second), "research", "STOPPED"]]
     everything = cli("teams", "list", "--all").stdout
     assert f"{first}  research  DELETED" in everything
@@ -198,7 +198,8 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
         "teams", "resume", "hanging", "-m", "nod fine", "--idle", "0.3", "--import", HANG_MODULE
     )
     assert resumed.exit_code == 0, resumed.output
-    assert "did not stop cleanly" in resumed.stderr
+    assert "did not stop cleanly (pid " in resumed.stderr
+    assert "that process is gone): restored from its log" in resumed.stderr  # a crash, told
     assert_in_order(
         resumed.stdout,
         [

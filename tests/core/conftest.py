@@ -47,7 +47,7 @@ class Recorder:
         with self._cond:
             return [m for m in self.messages if isinstance(m, cls)]
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
         with self._cond:
             if not self._cond.wait_for(predicate, timeout):
                 raise AssertionError(f"condition not met within {timeout}s")
@@ -76,7 +76,7 @@ class Team:
 
     @property
     def proxy(self) -> Orchestrator:
-        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=5)
+        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=30)
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def system() -> Iterator[ActorSystem]:
 def make_team(system: ActorSystem, **config: Any) -> Team:
     orchestrator = system.createActor(Orchestrator, config=OrchestratorConfig(**config))
     recorder = Recorder()
-    system.proxy_ask(orchestrator, Orchestrator, timeout=5).subscribe(recorder)
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(recorder)
     return Team(system, orchestrator, recorder)
 
 

@@ -34,7 +34,7 @@ class Silent(Akgent[BaseConfig, BaseState]):
 def test_tell_then_listen_gets_the_reply(system: ActorSystem) -> None:
     shout = system.createActor(Shout)
     system.tell(shout, UserMessage(content="hi"))
-    reply = system.listen(timeout=5)
+    reply = system.listen(timeout=30)
     assert isinstance(reply, ResultMessage) and reply.content == "HI"
 
 
@@ -53,7 +53,7 @@ def test_private_contexts_do_not_share_replies(system: ActorSystem) -> None:
     with system.private() as first, system.private() as second:
         first.tell(shout, UserMessage(content="one"))
         second.tell(shout, UserMessage(content="two"))
-        a, b = first.listen(5), second.listen(5)
+        a, b = first.listen(30), second.listen(30)
         assert isinstance(a, ResultMessage) and a.content == "ONE"
         assert isinstance(b, ResultMessage) and b.content == "TWO"
         assert system.listen(timeout=0.01) is None

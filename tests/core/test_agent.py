@@ -84,7 +84,7 @@ class Echo(Akgent[EchoConfig, CounterState]):
         raise RuntimeError("failed through a proxy")
 
     def slow(self, gate: threading.Event) -> str:
-        gate.wait(5)
+        gate.wait(30)
         return "done"
 
     def ask_myself(self) -> int:
@@ -104,21 +104,21 @@ class Echo(Akgent[EchoConfig, CounterState]):
 
 def test_a_handler_gets_the_message_and_its_sender(system: ActorSystem, team: Team) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
-    reply = system.ask(echo, Ping(n=4), timeout=5)
+    reply = system.ask(echo, Ping(n=4), timeout=30)
     assert isinstance(reply, Pong) and reply.n == 4
     assert reply.sender == echo and reply.team_id == team.team_id
 
 
 def test_dispatch_walks_the_message_class_hierarchy(system: ActorSystem) -> None:
     echo = system.createActor(Echo)
-    reply = system.ask(echo, LoudPing(n=2), timeout=5)
+    reply = system.ask(echo, LoudPing(n=2), timeout=30)
     assert isinstance(reply, Pong) and reply.n == 2
 
 
 def test_send_stamps_sender_team_and_parent(system: ActorSystem, team: Team) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
     ping = Ping(n=1)
-    reply = system.ask(echo, ping, timeout=5)
+    reply = system.ask(echo, ping, timeout=30)
     assert reply.parent_id == ping.id
     assert ping.team_id == team.team_id and ping.recipient == echo
     sent = team.recorder.wait_for_type(SentMessage, 2)
@@ -134,7 +134,7 @@ def test_a_raising_handler_is_reported_and_the_actor_goes_on(
     assert "kaboom" in error.content and "ValueError" in error.traceback
     assert isinstance(error.current_message, Boom)
     assert error.sender == echo
-    assert isinstance(system.ask(echo, Ping(n=9), timeout=5), Pong)
+    assert isinstance(system.ask(echo, Ping(n=9), timeout=30), Pong)
 
 
 def test_a_warning_error_is_reported_as_a_warning(system: ActorSystem, team: Team) -> None:
@@ -157,7 +157,7 @@ def test_a_message_without_handler_is_reported_not_dropped(system: ActorSystem, 
 def test_every_message_is_reported_received_and_processed(system: ActorSystem, team: Team) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
     ping = Ping()
-    system.ask(echo, ping, timeout=5)
+    system.ask(echo, ping, timeout=30)
     team.recorder.wait_for_type(ProcessedMessage, where=lambda m: m.message_id == ping.id)
     received = team.recorder.of_type(ReceivedMessage)
     assert [r.message_id for r in received] == [ping.id]
@@ -196,7 +196,7 @@ def test_default_name_state_and_config_come_from_the_generic_arguments(
 
 def test_children_inherit_team_orchestrator_and_parent(system: ActorSystem, team: Team) -> None:
     parent = system.createActor(Echo, config=EchoConfig(name="@Parent"), team_id=team.team_id)
-    child = system.proxy_ask(parent, Echo, timeout=5).spawn("@Child")
+    child = system.proxy_ask(parent, Echo, timeout=30).spawn("@Child")
     actor = system.get_actor(child)
     assert child.team_id == team.team_id
     assert actor.orchestrator == team.orchestrator and actor.parent == parent
@@ -209,8 +209,8 @@ def test_proxy_ask_returns_values_and_raises_the_targets_exception(
     system: ActorSystem,
 ) -> None:
     echo = system.createActor(Echo)
-    proxy = system.proxy_ask(echo, Echo, timeout=5)
-    system.ask(echo, Ping(), timeout=5)
+    proxy = system.proxy_ask(echo, Echo, timeout=30)
+    system.ask(echo, Ping(), timeout=30)
     assert proxy.count() == 1
     with pytest.raises(RuntimeError, match="failed through a proxy"):
         proxy.fail()
@@ -226,12 +226,12 @@ def test_proxy_tell_never_blocks_and_reports_failures(system: ActorSystem, team:
     gate.set()
     error = team.recorder.wait_for_type(ErrorMessage)[0]
     assert "failed through a proxy" in error.content and "proxy_tell" in error.content
-    assert system.proxy_ask(echo, Echo, timeout=5).count() == 0
+    assert system.proxy_ask(echo, Echo, timeout=30).count() == 0
 
 
 def test_proxies_refuse_private_missing_and_mistyped_targets(system: ActorSystem) -> None:
     echo = system.createActor(Echo)
-    proxy = system.proxy_ask(echo, Echo, timeout=5)
+    proxy = system.proxy_ask(echo, Echo, timeout=30)
     with pytest.raises(AttributeError, match="private"):
         proxy._handle_call  # noqa: B018
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
@@ -248,14 +248,14 @@ def test_proxies_refuse_private_missing_and_mistyped_targets(system: ActorSystem
 
 def test_proxy_ask_reads_attributes(system: ActorSystem) -> None:
     echo = system.createActor(Echo, config=EchoConfig(name="@Echo", prefix="p"))
-    config = system.proxy_ask(echo, Echo, timeout=5).config
+    config = system.proxy_ask(echo, Echo, timeout=30).config
     assert isinstance(config, EchoConfig) and config.prefix == "p"
 
 
 def test_asking_oneself_is_a_clear_error(system: ActorSystem) -> None:
     echo = system.createActor(Echo)
     with pytest.raises(DeadlockError, match="asked itself"):
-        system.proxy_ask(echo, Echo, timeout=5).ask_myself()
+        system.proxy_ask(echo, Echo, timeout=30).ask_myself()
 
 
 def test_an_ask_that_times_out_says_so(system: ActorSystem) -> None:
@@ -269,7 +269,7 @@ def test_an_ask_that_times_out_says_so(system: ActorSystem) -> None:
 
 def test_state_changes_and_events_are_published(system: ActorSystem, team: Team) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
-    system.proxy_ask(echo, Echo, timeout=5).publish("hello")
+    system.proxy_ask(echo, Echo, timeout=30).publish("hello")
     changed = team.recorder.wait_for_type(StateChangedMessage)[0]
     assert isinstance(changed.state, CounterState) and changed.state.label == "hello"
     event = team.recorder.wait_for_type(EventMessage)[0]
@@ -280,7 +280,7 @@ def test_state_changes_and_events_are_published(system: ActorSystem, team: Team)
 
 def test_a_published_state_is_a_snapshot(system: ActorSystem, team: Team) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
-    proxy = system.proxy_ask(echo, Echo, timeout=5)
+    proxy = system.proxy_ask(echo, Echo, timeout=30)
     proxy.publish("first")
     proxy.publish("second")
     states = team.recorder.wait_for_type(StateChangedMessage, 2)
@@ -315,8 +315,8 @@ class Tracked(Akgent[BaseConfig, BaseState]):
 def test_stop_stops_children_first(system: ActorSystem, team: Team) -> None:
     stop_order.clear()
     root = system.createActor(Tracked, config=BaseConfig(name="@Root"), team_id=team.team_id)
-    child = system.proxy_ask(root, Tracked, timeout=5).spawn("@Child")
-    grandchild = system.proxy_ask(child, Tracked, timeout=5).spawn("@Grandchild")
+    child = system.proxy_ask(root, Tracked, timeout=30).spawn("@Child")
+    grandchild = system.proxy_ask(child, Tracked, timeout=30).spawn("@Grandchild")
     system.proxy_tell(root, Tracked).stop()
     assert system.wait_stopped(root, 5)
     assert stop_order == ["@Grandchild", "@Child", "@Root"]
@@ -356,7 +356,7 @@ def test_sending_to_a_stopped_member_from_a_handler_is_reported(
 
     gone = system.createActor(Echo, config=EchoConfig(name="@Gone"), team_id=team.team_id)
     forwarder = system.createActor(Forwarder, team_id=team.team_id)
-    system.proxy_ask(forwarder, Forwarder, timeout=5).aim(gone)
+    system.proxy_ask(forwarder, Forwarder, timeout=30).aim(gone)
     system.proxy_tell(gone, Echo).stop()
     assert system.wait_stopped(gone, 5)
     system.tell(forwarder, Ping())

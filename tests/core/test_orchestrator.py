@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -62,7 +62,7 @@ def _walk_addresses(value: Any) -> list[ActorAddress]:
 
 def test_subscribers_get_snapshots_never_live_addresses(system: ActorSystem, team: Team) -> None:
     member = system.createActor(Member, team_id=team.team_id)
-    system.ask(member, UserMessage(content="hi"), timeout=5)
+    system.ask(member, UserMessage(content="hi"), timeout=30)
     team.recorder.wait_for_type(SentMessage, 2)
     addresses = [a for m in team.recorder.messages for a in _walk_addresses(m)]
     assert addresses and all(isinstance(a, ActorAddressProxy) for a in addresses)
@@ -88,7 +88,7 @@ def test_history_is_a_bounded_window(system: ActorSystem) -> None:
         for i in range(20):
             context.tell(member, UserMessage(content=str(i)))
         for _ in range(20):
-            assert context.listen(5) is not None
+            assert context.listen(30) is not None
     messages = team.proxy.get_messages()
     assert len(messages) == 5
     assert [m.content for m in messages][-1] == "19"  # type: ignore[attr-defined]
@@ -103,7 +103,7 @@ def test_get_children_or_create_is_race_free(system: ActorSystem, team: Team) ->
     lock = threading.Lock()
 
     def bind() -> None:
-        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=30)
         barrier.wait()
         address = proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
         with lock:
@@ -171,7 +171,7 @@ def test_a_failing_subscriber_does_not_starve_the_others(system: ActorSystem, te
 
     team.proxy.subscribe(Failing())
     member = system.createActor(Member, team_id=team.team_id)
-    system.ask(member, UserMessage(content="x"), timeout=5)
+    system.ask(member, UserMessage(content="x"), timeout=30)
     team.recorder.wait_for_type(SentMessage, 2)
 
 
@@ -198,9 +198,9 @@ def test_the_user_proxy_is_flagged_and_can_reply(system: ActorSystem, team: Team
     assert human.is_user_proxy
     system.tell(human, ResultMessage(content="question?"))
     sent = team.recorder.wait_for_type(SentMessage, where=lambda m: m.recipient == human)
-    proxy = system.proxy_ask(human, UserProxy, timeout=5)
+    proxy = system.proxy_ask(human, UserProxy, timeout=30)
     proxy.reply(sent[0].message, "answer")
-    reply = system.listen(5)
+    reply = system.listen(30)
     assert isinstance(reply, UserMessage) and reply.content == "answer"
     assert reply.sender == human
 
@@ -215,11 +215,11 @@ class Caller(Akgent[BaseConfig, BaseState]):
 
     def on_start(self) -> None:
         assert self.orchestrator is not None
-        orchestrator = self.proxy_ask(self.orchestrator, Orchestrator, timeout=5)
+        orchestrator = self.proxy_ask(self.orchestrator, Orchestrator, timeout=30)
         self.tool = orchestrator.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
 
     def on_stop(self) -> None:
-        calls_during_stop.append(self.proxy_ask(self.tool, ToolActor, timeout=5).call())
+        calls_during_stop.append(self.proxy_ask(self.tool, ToolActor, timeout=30).call())
 
 
 def test_tool_actors_outlive_the_members_that_call_them(system: ActorSystem, team: Team) -> None:
@@ -294,7 +294,7 @@ def test_subscribers_with_flush_are_told_after_each_batch(system: ActorSystem, t
     batching = Batching()
     team.proxy.subscribe(batching)
     member = system.createActor(Member, team_id=team.team_id)
-    system.ask(member, UserMessage(content="x"), timeout=5)
+    system.ask(member, UserMessage(content="x"), timeout=30)
     team.proxy.get_team()  # queued behind the telemetry: every batch has been handed on
     assert batching.buffer == []
     flat = [m for batch in batching.batches for m in batch]
@@ -312,33 +312,64 @@ class Sink(Akgent[BaseConfig, BaseState]):
 finished: list[str] = []
 
 
-class Worker(Akgent[BaseConfig, BaseState]):
-    """A transient worker: one job, delivered to #Sink, then it stops."""
+class WorkerConfig(BaseConfig):
+    sink: ActorAddress
+
+
+class Worker(Akgent[WorkerConfig, BaseState]):
+    """A transient worker the orchestrator created: one job, delivered to its sink (not its
+    parent), then it stops."""
 
     transient = True
 
-    def work(self, gate: threading.Event, sink: ActorAddress) -> None:
-        gate.wait(10)
-        self.proxy_tell(sink, Sink).take("result")
+    def reports_to(self) -> list[ActorAddress]:
+        return [*super().reports_to(), self.config.sink]
+
+    def work(self, gate: threading.Event) -> None:
+        gate.wait(60)
+        self.proxy_tell(self.config.sink, Sink).take("result")
         finished.append("result")
         self.stop()
 
 
-def test_transient_workers_finish_before_the_other_tool_actors_stop(
+def test_a_tool_actor_stops_after_the_workers_reporting_to_it_and_only_those(
     system: ActorSystem, team: Team
 ) -> None:
     finished.clear()
     sink = team.proxy.getChildrenOrCreate(Sink, BaseConfig(name="#Sink"))
+    other = team.proxy.getChildrenOrCreate(Sink, BaseConfig(name="#Other"))
     sink_actor = system.get_actor(sink)
-    worker = team.proxy.getChildrenOrCreate(Worker, BaseConfig(name="#defer-job"))
+    worker = team.proxy.getChildrenOrCreate(Worker, WorkerConfig(name="#defer-job", sink=sink))
     gate = threading.Event()
-    system.proxy_tell(worker, Worker).work(gate, sink)
-    system.proxy_tell(team.orchestrator, Orchestrator).stop(10.0)
-    team.recorder.wait_for_type(EventMessage)  # TeamStoppingEvent: the teardown is under way
-    assert finished == [] and sink.is_alive()
-    gate.set()  # the worker finishes during the teardown
-    assert system.wait_stopped(team.orchestrator, 15)
+    system.proxy_tell(worker, Worker).work(gate)
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    # a tool actor the worker does not report to is released while the worker still works
+    assert system.wait_stopped(other, 30)
+    assert finished == [] and sink.is_alive()  # the one it reports to waits for it
+    gate.set()
+    assert system.wait_stopped(team.orchestrator, 30)
     assert sink_actor.received == ["result"]  # type: ignore[attr-defined]
+
+
+class Leaver(Akgent[BaseConfig, BaseState]):
+    """A tool actor whose stop can only finish once the other one is stopping too."""
+
+    barrier: ClassVar[threading.Barrier]
+    met: ClassVar[list[str]] = []
+
+    def on_stop(self) -> None:
+        Leaver.barrier.wait(timeout=30)
+        Leaver.met.append(self.myAddress.name)
+
+
+def test_tool_actors_stop_in_parallel(system: ActorSystem, team: Team) -> None:
+    Leaver.barrier = threading.Barrier(2)
+    Leaver.met = []
+    for name in ("#Left", "#Right"):
+        team.proxy.getChildrenOrCreate(Leaver, BaseConfig(name=name))
+    system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    assert system.wait_stopped(team.orchestrator, 60)
+    assert sorted(Leaver.met) == ["#Left", "#Right"]  # neither waited for the other's stop
 
 
 def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: Team) -> None:
@@ -348,7 +379,7 @@ def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: 
     lock = threading.Lock()
 
     def reserve() -> None:
-        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+        proxy = system.proxy_ask(team.orchestrator, Orchestrator, timeout=30)
         barrier.wait()
         name = proxy.reserve_name("@Helper")
         with lock:
@@ -377,10 +408,10 @@ def test_without_subscribers_records_wait_in_bounded_batches_and_queries_see_the
         for i in range(count):
             context.tell(member, UserMessage(content=str(i)))
         for _ in range(count):
-            assert context.listen(5) is not None
+            assert context.listen(30) is not None
     actor: Any = system.get_actor(orchestrator)
     assert len(actor._channel._queue) < count  # drained by the batch: never the history
-    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=5)
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=30)
     last = proxy.get_messages(limit=1)[0]
     assert isinstance(last, ResultMessage) and last.content == str(count - 1)
     assert proxy.get_team() == [member]

@@ -18,7 +18,7 @@ from tests.team.crash_cards import crash_card
 
 
 def wait_for(runtime: TeamRuntime, predicate: object) -> None:
-    for record in runtime.follow(1, idle_timeout=30):
+    for record in runtime.follow(1, idle_timeout=60):
         if record.message is not None and predicate(record.message):  # type: ignore[operator]
             return
     raise SystemExit("condition not met")

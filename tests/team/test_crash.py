@@ -56,7 +56,7 @@ def answers(runtime: TeamRuntime) -> list[str]:
 
 
 def wait_for_answer(runtime: TeamRuntime, content: str) -> None:
-    for record in runtime.follow(1, idle_timeout=30):
+    for record in runtime.follow(1, idle_timeout=60):
         msg = record.message
         if isinstance(msg, SentMessage) and getattr(msg.message, "content", None) == content:
             return
@@ -86,7 +86,7 @@ def test_a_killed_team_resumes_with_nothing_lost(storage_url: str, system: Actor
     persisted = before_states[boss.agent_id].state
     assert isinstance(persisted, AgentState) and persisted.turns >= 1
     # the model context came back from working memory
-    history = system.proxy_ask(boss, BaseAgent, timeout=10).get_history()
+    history = system.proxy_ask(boss, BaseAgent, timeout=30).get_history()
     assert any("first task" in str(m) for m in history)
     # the turn the kill interrupted is reported, not silently re-run
     assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]

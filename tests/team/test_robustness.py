@@ -43,7 +43,7 @@ def test_an_event_that_cannot_be_stored_is_reported_and_holds_nothing_back(
     emitter = system.createActor(
         Emitter, config=BaseConfig(name="@Emitter"), team_id=runtime.team_id
     )
-    system.proxy_ask(emitter, Emitter, timeout=10).emit(object())  # not serializable
+    system.proxy_ask(emitter, Emitter, timeout=30).emit(object())  # not serializable
     runtime.send("why actors?")  # committed although the batch before it held a bad event
     assert final_answer(runtime).startswith("Here is what @Worker found:")
     errors = [
@@ -71,7 +71,7 @@ def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
     boss = runtime.member("@Manager")
     assert boss is not None
     before_state = system.get_actor(boss).state
-    before_history = system.proxy_ask(boss, BaseAgent, timeout=10).get_history()
+    before_history = system.proxy_ask(boss, BaseAgent, timeout=30).get_history()
     assert storage.states.load_states(runtime.team_id) == {}  # the tables never caught up
     manager.stop_team(runtime.team_id)
 
@@ -79,7 +79,7 @@ def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
     again = resumed.member("@Manager")
     assert again is not None
     assert system.get_actor(again).state == before_state
-    history = system.proxy_ask(again, BaseAgent, timeout=10).get_history()
+    history = system.proxy_ask(again, BaseAgent, timeout=30).get_history()
     assert len(history) == len(before_history) > 0
 
 
@@ -96,13 +96,13 @@ def test_workers_caught_by_a_stop_are_not_brought_back(tmp_path: Path, system: A
     storage = open_storage(f"sqlite:///{tmp_path / 'team.db'}")
     manager = TeamManager(system, storage)
     runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
-    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=10)
+    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
     worker = orchestrator.getChildrenOrCreate(Lingering, BaseConfig(name="#defer-job"))
     gate = threading.Event()
     system.proxy_tell(worker, Lingering).work(gate)
     stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id, 5.0))
     stopping.start()
-    for record in runtime.follow(1, idle_timeout=10):  # wait until the stop is under way
+    for record in runtime.follow(1, idle_timeout=30):  # wait until the stop is under way
         msg = record.message
         if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
             break

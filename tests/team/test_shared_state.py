@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from akgentic.agent import AgentMessage
-from akgentic.core import ActorSystem, SentMessage
+from akgentic.core import ActorSystem, SentMessage, StateChangedMessage
 from akgentic.storage import open_storage
 from akgentic.team import TeamCard, TeamManager, TeamRuntime, replay_tool_states
+from akgentic.tool.knowledge_graph.kg_actor import KG_COLLECTION
+from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
 from akgentic.tool.vector_store.vector import local_model_available
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "analyst.yaml"
@@ -17,7 +19,7 @@ TOOLS = ("#PlanningTool", "#KnowledgeGraphTool", "#NotificationTool", "#VectorSt
 
 
 def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
-    for record in runtime.follow(after + 1, idle_timeout=30):
+    for record in runtime.follow(after + 1, idle_timeout=60):
         msg = record.message
         if (
             isinstance(msg, SentMessage)
@@ -27,6 +29,27 @@ def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
         ):
             return record.seq, msg.message.content
     raise AssertionError("no answer reached @Human")
+
+
+def wait_for_index(runtime: TeamRuntime, expected: dict[str, set[str]]) -> None:
+    """Follow the log until ``#VectorStore`` published a state holding ``expected``
+    (collection -> ref ids). Its rows are written by embedding workers after the tools
+    answered — fire-and-forget, as fast as the embedder loads — so the test waits for
+    the state it asserts, by its event, however long MiniLM takes to load."""
+    for record in runtime.follow(1, idle_timeout=90):
+        msg = record.message
+        if (
+            isinstance(msg, StateChangedMessage)
+            and msg.sender is not None
+            and msg.sender.name == "#VectorStore"
+        ):
+            collections = msg.state.model_dump(mode="json")["collections"]
+            held = {
+                name: {row["ref_id"] for row in rows.values()} for name, rows in collections.items()
+            }
+            if all(expected[name] <= held.get(name, set()) for name in expected):
+                return
+    raise AssertionError(f"#VectorStore never held {expected}")
 
 
 def tool_states(system: ActorSystem, runtime: TeamRuntime) -> dict[str, Any]:
@@ -49,6 +72,15 @@ def test_plan_graph_index_and_notifications_survive_stop_and_resume(
     runtime.send("search isolated actors")
     seq, text = answer(runtime, seq)
     assert "actor model" in text
+    if local_model_available():  # the index holds the embedded plan and graph rows
+        plan = tool_states(system, runtime)
+        wait_for_index(
+            runtime,
+            {
+                PLANNING_COLLECTION: set(plan["#PlanningTool"]["tasks"]),
+                KG_COLLECTION: set(plan["#KnowledgeGraphTool"]["entities"]),
+            },
+        )
     before = tool_states(system, runtime)
     assert set(before) == set(TOOLS)
     assert len(before["#PlanningTool"]["tasks"]) == 2
@@ -56,8 +88,8 @@ def test_plan_graph_index_and_notifications_survive_stop_and_resume(
     assert [p["content"] for p in before["#NotificationTool"]["pending"]] == [
         "check progress on concurrency"
     ]
-    if local_model_available():  # the index holds the embedded plan and graph rows
-        assert before["#VectorStore"]["collections"]
+    if local_model_available():
+        assert set(before["#VectorStore"]["collections"]) == {PLANNING_COLLECTION, KG_COLLECTION}
 
     replayed = replay_tool_states(storage.events.read(runtime.team_id))
     assert replayed.gaps == []

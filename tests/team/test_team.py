@@ -19,7 +19,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "research
 
 
 def final_answer(runtime: TeamRuntime) -> str:
-    for record in runtime.follow(1, idle_timeout=30):
+    for record in runtime.follow(1, idle_timeout=60):
         msg = record.message
         if (
             isinstance(msg, SentMessage)
@@ -102,7 +102,7 @@ def test_create_converse_stop_and_resume_with_identical_state(
     assert final_answer(runtime).startswith("Here is what @Worker found:")
     manager_addr = runtime.member("@Manager")
     assert manager_addr is not None
-    before_history = system.proxy_ask(manager_addr, BaseAgent, timeout=10).get_history()
+    before_history = system.proxy_ask(manager_addr, BaseAgent, timeout=30).get_history()
     before_states = {k: v.state for k, v in storage.states.load_states(team_id).items()}
     manager.stop_team(team_id)
     assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
@@ -114,7 +114,7 @@ def test_create_converse_stop_and_resume_with_identical_state(
     assert names == ["@Human", "@Manager", "@Worker"]
     after_addr = resumed.member("@Manager")
     assert after_addr is not None and after_addr.agent_id == manager_addr.agent_id
-    after_history = system.proxy_ask(after_addr, BaseAgent, timeout=10).get_history()
+    after_history = system.proxy_ask(after_addr, BaseAgent, timeout=30).get_history()
     dump = ModelMessagesTypeAdapter.dump_python
     assert dump(after_history, mode="json") == dump(before_history, mode="json")
     assert len(after_history) >= 2
@@ -142,14 +142,27 @@ def test_follow_has_no_gap_and_no_duplicate_across_the_live_boundary(
 
     thread = threading.Thread(target=follower)
     thread.start()
-    assert started.wait(10)
+    assert started.wait(30)
     runtime.send("second")  # live events, while the follower is past the backfill
-    for _ in runtime.follow(1, idle_timeout=2):
-        pass
+    answered = 0
+    for record in runtime.follow(1, idle_timeout=60):  # until the second answer is logged
+        msg = record.message
+        if (
+            isinstance(msg, SentMessage)
+            and isinstance(msg.message, AgentMessage)
+            and msg.message.type == "response"
+            and msg.recipient is not None
+            and msg.recipient.name == "@Human"
+        ):
+            answered += 1
+            if answered == 2:
+                break
+    assert answered == 2
     last = runtime.recorder.last_seq
     runtime.recorder.wait_seq(last, 10)
     done.set()
-    thread.join(10)
+    thread.join(30)
+    assert not thread.is_alive()
     assert seen == list(range(3, seen[-1] + 1)) and seen[-1] >= last - 1
 
 
@@ -305,17 +318,17 @@ def test_team_metadata_reaches_the_prompts_and_survives_a_resume(
     runtime = manager.create_team(card, metadata=Engagement(fiscal_year=2026, client="Acme"))
     clerk = runtime.member("@Clerk")
     assert clerk is not None
-    prompt = system.proxy_ask(clerk, BaseAgent, timeout=10).get_system_prompt()
+    prompt = system.proxy_ask(clerk, BaseAgent, timeout=30).get_system_prompt()
     assert "Fiscal year 2026 for Acme." in prompt
     manager.stop_team(runtime.team_id)
     resumed = manager.resume_team(runtime.team_id)
-    orchestrator = system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=10)
+    orchestrator = system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=30)
     assert orchestrator.get_metadata() == Engagement(fiscal_year=2026, client="Acme")
     again = resumed.member("@Clerk")
     assert again is not None
     assert (
         "Fiscal year 2026 for Acme."
-        in system.proxy_ask(again, BaseAgent, timeout=10).get_system_prompt()
+        in system.proxy_ask(again, BaseAgent, timeout=30).get_system_prompt()
     )
 
 

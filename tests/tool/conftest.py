@@ -77,7 +77,7 @@ class Waiter:
             self.log.append(item)
             self.cond.notify_all()
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30.0) -> None:
         with self.cond:
             if not self.cond.wait_for(predicate, timeout):
                 raise AssertionError(f"condition not met within {timeout}s: log={self.log}")
@@ -104,7 +104,7 @@ class Team:
 
     @property
     def proxy(self) -> Orchestrator:
-        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=5)
+        return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=30)
 
 
 @pytest.fixture
@@ -112,6 +112,6 @@ def team() -> Iterator[Team]:
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator, config=OrchestratorConfig())
     recorder = EventRecorder()
-    system.proxy_ask(orchestrator, Orchestrator, timeout=5).subscribe(recorder)
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(recorder)
     yield Team(system, orchestrator, recorder)
     system.shutdown(timeout=5)

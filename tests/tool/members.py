@@ -49,7 +49,7 @@ def add_member(team: Team, name: str, *cards: ToolCard) -> ActorAddress:
 
 def factory_of(team: Team, member: ActorAddress) -> ToolFactory:
     """The member's factory, once its on_start has wired it."""
-    factory: ToolFactory = team.system.proxy_ask(member, Member, timeout=10).factory()
+    factory: ToolFactory = team.system.proxy_ask(member, Member, timeout=30).factory()
     return factory
 
 
@@ -78,11 +78,11 @@ def tool_events(team: Team, tool_id: str) -> list[ToolStateEvent]:
 
 
 def wait_tool_events(team: Team, tool_id: str, count: int) -> list[ToolStateEvent]:
-    team.recorder.wait_for(lambda: len(tool_events(team, tool_id)) >= count, timeout=10)
+    team.recorder.wait_for(lambda: len(tool_events(team, tool_id)) >= count, timeout=30)
     return tool_events(team, tool_id)
 
 
-def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+def eventually(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     """Wait until ``predicate`` holds (re-checked every 20 ms), or fail after ``timeout``."""
     deadline = time.monotonic() + timeout
     pause = threading.Event()

@@ -37,7 +37,7 @@ class SummarizerWorker(DeferredWorker[str, str]):
 
     def produce(self, key: str, payload: Any, timeout: float) -> str:
         shared.produced.add((key, timeout, self.myAddress))
-        if not shared.gate.wait(5):
+        if not shared.gate.wait(30):
             raise TimeoutError("gate never opened")
         if payload == "fail":
             raise RuntimeError("backend down")
@@ -68,7 +68,7 @@ def cache(team: Team) -> SummaryCache:
     global shared
     shared = Shared()
     address = team.proxy.getChildrenOrCreate(SummaryCache, BaseConfig(name="#SummaryCache"))
-    proxy: SummaryCache = team.system.proxy_ask(address, SummaryCache, timeout=5)
+    proxy: SummaryCache = team.system.proxy_ask(address, SummaryCache, timeout=30)
     return proxy
 
 
@@ -79,7 +79,7 @@ def test_three_callers_one_key_one_worker(team: Team, cache: SummaryCache) -> No
     lock = threading.Lock()
 
     def caller() -> None:
-        barrier.wait(5)
+        barrier.wait(30)
         summary = cache.get("m1")
         if summary is None:
             cache.request("m1", "the message")
@@ -107,7 +107,7 @@ def test_three_callers_one_key_one_worker(team: Team, cache: SummaryCache) -> No
     assert key == "m1"
     assert timeout == 1.5  # the budget handed to the client
     assert worker.name.startswith("#defer-")  # rule 3
-    assert team.system.wait_stopped(worker, timeout=5)  # rule 2: it stopped itself
+    assert team.system.wait_stopped(worker, timeout=30)  # rule 2: it stopped itself
     assert cache.pending() == 0
 
 

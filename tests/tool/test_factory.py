@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import typing
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -145,13 +147,20 @@ def test_expose_gates_each_hook_independently(agent: FakeAgent) -> None:
     assert factory.get_commands() == {}  # lookup "exposed" on COMMAND: no hook serves it
 
 
-def test_the_silent_drop(agent: FakeAgent) -> None:
+def test_the_silent_drop(agent: FakeAgent, caplog: pytest.LogCaptureFixture) -> None:
     """Exposed on a channel its card cannot serve: no error, no warning, just absent."""
     card = BoardCard(board=Board(expose={SYSTEM_PROMPT}), guide=False)
-    factory = ToolFactory([card], observer=agent)
-    assert factory.get_system_prompts() == []
-    assert factory.get_context_states() == []
-    assert factory.get_commands() == {}
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.DEBUG):
+        warnings.simplefilter("always")
+        factory = ToolFactory([card], observer=agent)
+        assert factory.get_system_prompts() == []
+        assert factory.get_context_states() == []
+        assert factory.get_commands() == {}
+        assert names(factory.get_tools()) == ["lookup"]  # the rest of the card is served
+        assert factory.get_command_registry().names() == []
+        factory.get_context_updater()
+    assert [str(w.message) for w in caught] == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 def test_param_fields_are_read_at_bind_time(agent: FakeAgent) -> None:

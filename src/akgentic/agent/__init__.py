@@ -7,7 +7,13 @@ context states of its tool cards; ``HumanProxy`` is the person in the team.
 from akgentic.agent.agent import BaseAgent
 from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
 from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
-from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, Outgoing
+from akgentic.agent.messages import (
+    AgentMessage,
+    AgentReply,
+    MessageType,
+    Outgoing,
+    TurnInterrupted,
+)
 
 __all__ = [
     "AgentConfig",
@@ -21,4 +27,5 @@ __all__ = [
     "MessageType",
     "Outgoing",
     "PromptTemplate",
+    "TurnInterrupted",
 ]

@@ -17,6 +17,9 @@ prompts and context states of its tool cards. The contract:
   error the model is told about (it retries) — hiring only happens through TeamTool.
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
+  An *interrupting* cancel (the team is stopping: Ctrl-C) also closes the agent to new
+  turns; the turn it cut and each message it then declines are published as
+  ``TurnInterrupted`` (no reply is sent), so a resume offers them again.
 - Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
   enough to rebuild the context on restore), tool calls and returns, text deltas (batched,
   see ``AgentConfig.stream_text_interval``), usage — framed by the turn protocol
@@ -55,7 +58,7 @@ from akgentic.agent.capabilities import (
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
-from akgentic.agent.messages import AgentMessage, AgentReply, MessageType
+from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, TurnInterrupted
 from akgentic.agent.turn import (
     TurnEndedEvent,
     TurnInterruptedEvent,
@@ -154,6 +157,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._turn_sender: ActorAddress | None = None
         self._absorbed: list[UUID] = []
         self._cancelled_by: Message | None = None
+        self._interrupted = False  # the team is stopping: no new turn
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
         self._base_dir = Path(self.config.scenario_dir) if self.config.scenario_dir else None
@@ -278,7 +282,15 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return frozenset() if self._toolsets is None else self._toolsets.active_toolsets()
 
     # -- messages ---------------------------------------------------------------------------
+    def receiveMsg_CancelMessage(self, msg: CancelMessage, sender: ActorAddress | None) -> None:
+        """No run in progress: nothing to cancel; an interrupt still closes new turns."""
+        if msg.interrupt:
+            self._interrupted = True
+
     def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
+        if self._interrupted:
+            self._report_interrupted(msg)
+            return
         text = message_text(msg)
         if text is None:
             logger.warning("%s: %s carries no text; ignored", self.config.name, type(msg).__name__)
@@ -359,6 +371,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     by=canceller.name if canceller is not None else None,
                 )
             )
+            if self._interrupted:  # the team is stopping: reported, resumable, no reply
+                self._report_interrupted(msg)
+                return False
             self._reply(sender, "The run was cancelled.", "notification")
             if canceller is not None and canceller != sender:
                 self._reply(canceller, "The run was cancelled.", "acknowledgment")
@@ -499,7 +514,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self.report_received(found.id)
         self.report_processed(found.id)
         self._cancelled_by = found
+        if isinstance(found, CancelMessage) and found.interrupt:
+            self._interrupted = True
         return True
+
+    def _report_interrupted(self, msg: Message) -> None:
+        self.notify_event(TurnInterrupted(message_id=msg.id, reason="the team is stopping"))
 
     def get_mailbox(self) -> list[Message]:
         """The messages waiting in this agent's inbox, oldest first (not removed)."""

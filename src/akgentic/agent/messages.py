@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from typing import ClassVar, Literal
+from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.core.messages import DisplayType
+from akgentic.core.serialization import SerializableModel
 from akgentic.tool.mailbox import MailboxMessage
 
-__all__ = ["AgentMessage", "AgentReply", "MessageType", "Outgoing"]
+__all__ = ["AgentMessage", "AgentReply", "MessageType", "Outgoing", "TurnInterrupted"]
 
 MessageType = Literal["request", "response", "notification", "instruction", "acknowledgment"]
 
@@ -58,3 +60,12 @@ class AgentReply(BaseModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     messages: list[Outgoing] = Field(min_length=1)
+
+
+class TurnInterrupted(SerializableModel):
+    """Event payload: the turn of ``message_id`` was cut by the team's stop (an
+    interrupting ``CancelMessage``) — cancelled at a step boundary, or never started.
+    A resume lists it as interrupted until it is retried or dismissed."""
+
+    message_id: UUID
+    reason: str = ""

@@ -3,13 +3,19 @@
 Each line the person types goes into the team through the human proxy: to the entry
 point (``runtime.send``; a ``/command`` is text too, which the entry point dispatches), or
 to another member when the line starts with its name (``@Worker do this`` →
-``runtime.send_to``). ``/quit`` (or ``/exit``), end of input or Ctrl-C at the prompt leave.
-After each line the prompt waits until the exchange ends (see :mod:`akgentic.cli.watch`).
+``runtime.send_to``). ``/quit`` (or ``/exit``) or end of input leave. After each line the
+prompt waits until the exchange ends (see :mod:`akgentic.cli.watch`).
 
 With ``message`` set, :func:`chat` sends that one message and waits for its answer (or a
 quiet period, bounded by ``timeout``). Either way the team is then stopped gracefully;
 the last lines say how much the models used, how to resume the team and — for one
 exchange — ``answer: <the reply>``.
+
+Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
+the first one cancels the turns in progress at their next step boundary, waits for
+them, stops the team, lists the interrupted turns and says how to resume (exit code
+130); a second one exits at once (:mod:`akgentic.cli.interrupt`). A team stopped from
+another terminal (``akgentic teams stop``) ends the session: it says so and exits.
 """
 
 from __future__ import annotations
@@ -22,17 +28,19 @@ from uuid import UUID
 from rich.console import Console
 from rich.text import Text
 
-from akgentic.cli.describe import text_of
+from akgentic.cli import interrupt
+from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
+from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
 from akgentic.cli.watch import Reply, Watch
-from akgentic.core import AddressError
-from akgentic.team import TeamRuntime
+from akgentic.core import AddressError, Message, SentMessage
+from akgentic.team import TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
-__all__ = ["ChatOptions", "chat", "intro", "send_line"]
+__all__ = ["ChatOptions", "chat", "intro", "quote", "send_line"]
 
 QUIT = ("/quit", "/exit")
 GRACE = 30.0
@@ -90,63 +98,137 @@ def chat(
         verbose=options.verbose,
         stream=options.stream,
     )
-    watch = Watch(runtime, view, from_seq).start()
+    keyboard = Keyboard() if options.message is None else None
+    watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
+    title = f"team {card.name} ({short_id(runtime.team_id)})"
+    interrupt.at_once = (
+        f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
+    )
     reply: Reply | None = None
+    cut: list[Message] | None = None
     try:
-        if options.retry_interrupted and isinstance(runtime, TeamRuntime):
-            retried = runtime.retry_interrupted()
-            view.note(f"delivered {len(retried)} interrupted message(s) again")
-        if options.message is not None:
-            message_id, responder = send_line(runtime, options.message)
-            reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
-        else:
-            _interactive(runtime, watch, view, options)
+        try:
+            if options.retry_interrupted and isinstance(runtime, TeamRuntime):
+                retried = runtime.retry_interrupted()
+                view.note(f"delivered {len(retried)} interrupted message(s) again")
+            if options.message is not None:
+                message_id, responder = send_line(runtime, options.message)
+                reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
+            else:
+                assert keyboard is not None
+                _interactive(runtime, watch, view, options, keyboard)
+            if _stop_reason(runtime) is not None:
+                view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
+            elif watch.busy:
+                view.note(
+                    f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
+                    f"Ctrl-C to cancel them)"
+                )
+            _stop(manager, runtime, view)
+        except KeyboardInterrupt:
+            cut = _interrupt(manager, runtime, view)
     finally:
-        if watch.busy:
-            view.note(
-                f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
-                f"Ctrl-C again to stop at once)"
-            )
-        _stop(manager, runtime, view)
         watch.close()
     if view.usage.requests:
         console.print(Text(f"usage: {view.usage}", style="dim"))
-    console.print(
-        Text(f"team {card.name} ({short_id(runtime.team_id)}) stopped; {resume_hint}", style="dim")
-    )
+    if cut is not None:
+        return _interrupted(console, title, cut, resume_hint)
+    console.print(Text(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
-    return _answer(console, reply, options)
+    return _answer(console, reply, options, runtime)
 
 
-def _answer(console: Console, reply: Reply, options: ChatOptions) -> int:
+def _stop_reason(runtime: TeamHandle) -> str | None:
+    """Why a team running here stopped when this session did not stop it (None: it did, or
+    the team is on a server)."""
+    return runtime.stop_reason if isinstance(runtime, TeamRuntime) else None
+
+
+def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
+    """The first Ctrl-C: cancel the turns at their next step, wait, stop the team; the
+    turns a resume would offer again (a team on a server: its turns are cancelled there and
+    the server keeps the record)."""
+    if sys.stdout.isatty():
+        print()  # off the prompt line (or the line being written) the ^C left
+    view.note(
+        f"interrupted: cancelling the turns in progress at their next step and stopping the "
+        f"team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
+        "yellow",
+    )
+    try:
+        if isinstance(manager, TeamManager):
+            return manager.interrupt_team(runtime.team_id, grace_timeout=GRACE)
+        interrupt_turns = getattr(runtime, "interrupt", None)
+        if callable(interrupt_turns):
+            interrupt_turns()
+        manager.stop_team(runtime.team_id, GRACE)
+        return []
+    except Exception as exc:
+        view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
+        return []
+
+
+def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
+    if cut:
+        console.print(Text(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
+        for message in cut:
+            console.print(Text(f"  {quote(message)}", style="yellow"))
+        console.print(
+            Text(
+                f"{resume_hint} --retry-interrupted (deliver them again; a turn may repeat "
+                f"its side effects) or --dismiss-interrupted",
+                style="dim",
+            )
+        )
+    else:
+        console.print(Text(f"{title} stopped; {resume_hint}", style="dim"))
+    return interrupt.EXIT_INTERRUPTED
+
+
+def quote(message: Message) -> str:
+    """``@Human → @Boss: please hang`` for an accepted message."""
+    sent = SentMessage(message=message, recipient=message.recipient, sender=message.sender)
+    return one_line(sent_line(sent))
+
+
+def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
     if reply.message is not None and reply.how != "timeout":
         console.print(Text(f"answer: {text_of(reply.message)}"))
         return 0
     if reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"
     elif reply.how == "stopped":
-        problem = "the team stopped before answering"
+        reason = _stop_reason(runtime)
+        why = f": {reason}" if reason else ""
+        problem = f"the team stopped before answering{why}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
     error_console().print(Text(f"error: {problem}", style="red"))
     return EXIT_ERROR
 
 
-def _interactive(runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions) -> None:
+def _interactive(
+    runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions, keyboard: Keyboard
+) -> None:
     entry = runtime.card.entry_point
     tty = sys.stdin.isatty()
     view.note(
         f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
-        f"/quit or end of input leaves."
+        f"/quit or end of input leaves; Ctrl-C stops the team."
     )
     while True:
-        try:
-            line = input("you> " if tty else "").strip()
-        except (EOFError, KeyboardInterrupt):
+        typed = keyboard.line("you> " if tty else "")
+        if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
+            if tty:
+                print()  # off the prompt line
+            return
+        if typed is None:
             if tty:
                 print()
             return
+        assert isinstance(typed, str)
+        line = typed.strip()
         if not line:
             continue
         if line in QUIT:
@@ -154,15 +236,12 @@ def _interactive(runtime: TeamHandle, watch: Watch, view: LiveView, options: Cha
         try:
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
+            if not runtime.is_running():
+                return
             view.note(f"error: {explain(exc)}", "red")
             continue
-        try:
-            reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
-        except KeyboardInterrupt:
-            view.note("no longer waiting (the team goes on); write again, or /quit")
-            continue
+        reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
-            view.note("the team stopped")
             return
         if reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")

@@ -16,6 +16,7 @@ from akgentic.agent import AgentMessage
 from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.core import (
     ActorAddress,
+    CancelMessage,
     ClosedNotification,
     EventMessage,
     Message,
@@ -73,6 +74,8 @@ def text_of(message: object) -> str:
         return content
     if content is not None:
         return str(content)
+    if isinstance(message, CancelMessage) and message.reason:
+        return message.reason
     return type(message).__name__
 
 

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import typer
 from rich.text import Text
 
+from akgentic.cli.interrupt import EXIT_INTERRUPTED
 from akgentic.cli.output import error_console
 from akgentic.core import AddressError
 from akgentic.storage import StorageError
@@ -25,7 +26,6 @@ from akgentic.team import TeamCardError
 __all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "CliError", "explain", "report", "reporting"]
 
 EXIT_ERROR = 1
-EXIT_INTERRUPTED = 130
 
 _EXPECTED: tuple[type[BaseException], ...] = (
     TeamCardError,

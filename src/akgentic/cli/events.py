@@ -4,20 +4,23 @@ Each line: sequence number, local time, kind (the class of the telemetry message
 the event it carries) and a one-line summary. A row that cannot be decoded is printed in
 red as ``CORRUPT`` with the reason, and the listing goes on. ``--follow`` keeps printing
 new records until Ctrl-C by polling the storage by sequence number, so it works whichever
-process runs the team. With ``--server URL`` the records come from that server (its
-history pages, then its event stream).
+process runs the team. Ctrl-C there only sets an event the poll waits on (the listing
+ends between two reads, cleanly, with exit code 0). With ``--server URL`` the records
+come from that server (its history pages, then its event stream).
 """
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from typing import Annotated
 from uuid import UUID
 
 import typer
 from rich.text import Text
 
+from akgentic.cli import interrupt
 from akgentic.cli.describe import Describer
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import (
@@ -46,10 +49,12 @@ def read_events(
     *,
     follow: bool = False,
     interval: float = 0.25,
+    stop: threading.Event | None = None,
 ) -> Iterator[EventRecord]:
     """The team's records from ``from_seq`` on, in order; with ``follow``, then each new one
-    as it is committed (checked every ``interval`` seconds), for ever."""
+    as it is committed (checked every ``interval`` seconds) until ``stop`` is set."""
     next_seq = max(from_seq, 1)
+    stop = stop or threading.Event()
     while True:
         batch = storage.events.read(team_id, from_seq=next_seq, limit=BATCH)
         for record in batch:
@@ -57,9 +62,8 @@ def read_events(
             next_seq = record.seq + 1
         if len(batch) == BATCH:
             continue
-        if not follow:
+        if not follow or stop.wait(interval):
             return
-        time.sleep(interval)
 
 
 CONTEXT_WINDOW = 5000
@@ -107,8 +111,12 @@ def events(
             earlier = bundle.events.read(
                 record.team_id, from_seq=_context_start(from_seq), to_seq=from_seq - 1
             )
-            rows = read_events(bundle, record.team_id, from_seq, follow=follow, interval=interval)
-            _print(rows, earlier=earlier)
+            quiet = interrupt.quietly() if follow else nullcontext(threading.Event())
+            with quiet as ctrl_c:  # Ctrl-C is the way to end --follow
+                rows = read_events(
+                    bundle, record.team_id, from_seq, follow=follow, interval=interval, stop=ctrl_c
+                )
+                _print(rows, earlier=earlier)
 
 
 def _context_start(from_seq: int) -> int:
@@ -144,4 +152,4 @@ def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> 
             line = f"{row.seq:>5}  {local_time(row.timestamp, millis=True)}  {kind:<22} {summary}"
             console.print(Text(line, style="red" if row.message is None else ""))
     except KeyboardInterrupt:
-        return  # the way to end --follow
+        return  # the way to end --follow of a server's team

@@ -31,11 +31,12 @@ from akgentic.team import TeamCard
 __all__ = ["resume_hint", "run"]
 
 
-def resume_hint(team_id: object, url: str) -> str:
+def resume_hint(team_id: object, url: str, imports: list[str] | None = None) -> str:
     """``resume it with: akgentic teams resume 104b23b9`` (+ ``--storage URL`` when not the
-    default storage)."""
+    default storage, + ``--import M`` for each module the card needs)."""
     storage = "" if url == default_url() else f" --storage {url}"
-    return f"resume it with: akgentic teams resume {short_id(team_id)}{storage}"
+    modules = "".join(f" --import {m}" for m in imports or ())
+    return f"resume it with: akgentic teams resume {short_id(team_id)}{storage}{modules}"
 
 
 def run(
@@ -80,7 +81,7 @@ def run(
                 options,
                 console=console,
                 from_seq=1,
-                resume_hint=resume_hint(runtime.team_id, url),
+                resume_hint=resume_hint(runtime.team_id, url, card.imports),
             )
     raise typer.Exit(code)
 

@@ -1,9 +1,11 @@
 """A team manager for the length of one command.
 
 On the way out every team it runs is stopped gracefully, then its actor system is shut
-down. When the command is interrupted (Ctrl-C), the graceful stop is skipped: the actor
-system is shut down at once (turns in progress are cut; the log shows them as interrupted,
-and ``akgentic teams resume`` offers to retry them).
+down. A Ctrl-C while a team is talked to is the session's (:mod:`akgentic.cli.chat`:
+the turns are cut at a step boundary and reported). One that escapes to here — during
+the team's start-up — skips the graceful stop: the actor system is shut down at once
+(the log shows any turn in progress as interrupted, and ``akgentic teams resume``
+offers to retry it).
 """
 
 from __future__ import annotations

@@ -14,14 +14,14 @@ from rich.console import Console
 from rich.text import Text
 
 from akgentic.agent import AgentConfig
-from akgentic.cli.chat import ChatOptions, chat, intro
-from akgentic.cli.describe import one_line, sent_line
+from akgentic.cli.chat import ChatOptions, chat, intro, quote
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     IdleOption,
     ImportOption,
     MessageOption,
+    ModelOption,
     StorageOption,
     StreamOption,
     TeamArgument,
@@ -38,9 +38,9 @@ from akgentic.cli.store import (
     status_label,
     stored_card,
 )
-from akgentic.core import Message, SentMessage
-from akgentic.storage import TeamRecord, TeamStatus
-from akgentic.team import RestorePlan, TeamCard, plan_restore
+from akgentic.core import Message
+from akgentic.storage import Lease, StorageBundle, TeamRecord, TeamStatus, holder_is_gone
+from akgentic.team import RestorePlan, ResumeError, TeamCard, plan_restore, team_resource
 from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
@@ -48,6 +48,28 @@ __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
 
 def _title(record: TeamRecord) -> str:
     return f"team {record.name} ({short_id(record.team_id)})"
+
+
+def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
+    return bundle.leases.inspect(team_resource(record.team_id))
+
+
+def _holder(lease: Lease | None) -> str:
+    """Who runs the team, for ``list`` and ``show``: ``pid 4242 on host box since ...``,
+    or ``nobody (...)`` saying why its last holder no longer does."""
+    if lease is None:
+        return ""
+    stale = _stale(lease)
+    return f"nobody ({stale})" if stale else lease.describe()
+
+
+def _stale(lease: Lease) -> str:
+    """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
+    if lease.expired:
+        return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
+    if holder_is_gone(lease.holder):
+        return f"{lease.describe()}; that process is gone"
+    return ""
 
 
 # -- list ----------------------------------------------------------------------------------
@@ -60,7 +82,8 @@ def list_teams(
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """List the teams, oldest first: id, name, status, events recorded, last update."""
+    """List the teams, oldest first: id, name, status, events, last update, the process
+    running it."""
     with reporting(debug), opened_storage(storage) as (bundle, url):
         teams = bundle.teams.list(status)
         if status is None and not everything:
@@ -71,10 +94,14 @@ def list_teams(
                 Text(f"no teams in {url}; start one with: akgentic run TEAM.yaml", style="dim")
             )
             return
-        rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED")]
+        leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
+        rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
         for t in teams:
             last = str(bundle.events.last_seq(t.team_id))
-            rows.append((str(t.team_id), t.name, status_label(t), last, local_time(t.updated_at)))
+            run_by = _holder(leases.get(team_resource(t.team_id)))
+            rows.append(
+                (str(t.team_id), t.name, status_label(t), last, local_time(t.updated_at), run_by)
+            )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for n, row in enumerate(rows):
             line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
@@ -91,7 +118,8 @@ def show_team(
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Show a team: its record, its card's members, its last seq and interrupted turns."""
+    """Show a team: its record, who runs it, its card's members, its last seq and
+    interrupted turns."""
     with reporting(debug), opened_storage(storage) as (bundle, _):
         import_modules(imports)
         record = find_team(bundle, team)
@@ -106,6 +134,7 @@ def show_team(
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", str(bundle.events.last_seq(record.team_id))),
+            ("run by", _holder(_lease(bundle, record)) or "no process"),
         ]
         if card is not None and card.description:
             fields.insert(1, ("about", card.description))
@@ -150,7 +179,7 @@ def _show_log(console: Console, plan: RestorePlan) -> None:
     else:
         console.print(Text(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
         for message in plan.interrupted:
-            console.print(Text(f"  {_quote(message)}", style="yellow"))
+            console.print(Text(f"  {quote(message)}", style="yellow"))
         console.print(
             Text(
                 "  resume with --retry-interrupted to deliver them again "
@@ -162,16 +191,12 @@ def _show_log(console: Console, plan: RestorePlan) -> None:
         console.print(Text(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
 
 
-def _quote(message: Message) -> str:
-    sent = SentMessage(message=message, recipient=message.recipient, sender=message.sender)
-    return one_line(sent_line(sent))
-
-
 # -- stop ----------------------------------------------------------------------------------
 def stop_team(
     team: TeamArgument, storage: StorageOption = None, debug: DebugOption = False
 ) -> None:
-    """Stop a team: mark it STOPPED; a process running it stops it gracefully."""
+    """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
+    notices within a second, stops it gracefully and exits."""
     with reporting(debug), opened_storage(storage) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
@@ -180,16 +205,18 @@ def stop_team(
         if record.status == TeamStatus.STOPPED:
             console.print(Text(f"{_title(record)} is already stopped"))
             return
+        runner = _holder(_lease(bundle, record))
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
         console.print(Text(f"{_title(record)} is now STOPPED"))
-        console.print(
-            Text(
-                "a process running it (e.g. `akgentic run` elsewhere) stops it gracefully "
-                "within a second or so",
-                style="dim",
+        if runner and not runner.startswith("nobody"):
+            console.print(
+                Text(
+                    f"the process running it ({runner}) stops it gracefully within a second "
+                    f"or so; its session says so and exits",
+                    style="dim",
+                )
             )
-        )
 
 
 # -- resume --------------------------------------------------------------------------------
@@ -206,6 +233,7 @@ def resume_team(
             "--dismiss-interrupted", help="Give up the turns a crash interrupted, for good."
         ),
     ] = False,
+    model: ModelOption = None,
     imports: ImportOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
@@ -214,7 +242,11 @@ def resume_team(
     stream: StreamOption = True,
     debug: DebugOption = False,
 ) -> None:
-    """Restore a team from its log in this process, then talk to it as 'run' does."""
+    """Restore a team from its log in this process, then talk to it as 'run' does.
+
+    A resume that fails leaves the stored team as it was and says what to fix; --model
+    resumes every member on another model. A team another process runs is refused.
+    """
     with reporting(debug):
         if retry_interrupted and dismiss_interrupted:
             raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
@@ -223,20 +255,30 @@ def resume_team(
         import_modules(imports)
         with opened_storage(storage) as (bundle, url):
             record = find_team(bundle, team)
-            stored_card(record)  # a card that does not decode: a clear error, before any actor
+            card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
-            if record.status == TeamStatus.RUNNING:
-                error_console().print(
-                    Text(
-                        f"warning: {_title(record)} did not stop cleanly (crash?): restoring "
-                        f"it from its log; if another process still runs it, stop that first",
-                        style="yellow",
-                    )
-                )
             from_seq = bundle.events.last_seq(record.team_id) + 1
+            hint = resume_hint(record.team_id, url, card.imports)
             with team_manager(bundle) as manager:
-                runtime = manager.resume_team(record.team_id)
+                lease = _lease(bundle, record)
+                try:
+                    runtime = manager.resume_team(record.team_id, model=_model(model))
+                except ResumeError as exc:
+                    command = hint.removeprefix("resume it with: ")
+                    raise CliError(
+                        f"{_title(record)} was not resumed, nothing changed: {exc}; or resume "
+                        f"it on another model: {command} --model SPEC"
+                    ) from None
+                if record.status == TeamStatus.RUNNING:
+                    how = f" ({_stale(lease)})" if lease is not None else ""
+                    error_console().print(
+                        Text(
+                            f"warning: {_title(record)} did not stop cleanly{how}: restored "
+                            f"from its log",
+                            style="yellow",
+                        )
+                    )
                 console = out_console()
                 intro(console, runtime, "resumed")
                 if runtime.interrupted and dismiss_interrupted:
@@ -251,15 +293,19 @@ def resume_team(
                     options,
                     console=console,
                     from_seq=from_seq,
-                    resume_hint=resume_hint(record.team_id, url),
+                    resume_hint=hint,
                 )
     raise typer.Exit(code)
+
+
+def _model(option: str | None) -> str | None:
+    return (option or "").strip() or None
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:
     console.print(Text(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
     for message in messages:
-        console.print(Text(f"  {_quote(message)}", style="yellow"))
+        console.print(Text(f"  {quote(message)}", style="yellow"))
     console.print(
         Text(
             "  rerun with --retry-interrupted to deliver them again, or "

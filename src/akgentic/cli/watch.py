@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
@@ -46,8 +47,17 @@ class Reply:
 class Watch:
     """Follows ``runtime`` from ``from_seq`` in a thread, rendering into ``view``."""
 
-    def __init__(self, runtime: TeamHandle, view: LiveView, from_seq: int) -> None:
+    def __init__(
+        self,
+        runtime: TeamHandle,
+        view: LiveView,
+        from_seq: int,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
         self.runtime = runtime
+        self.on_end = on_end
+        """Called (from the follower's thread) once the team has stopped and its log is
+        read to the end — how a session waiting for a typed line learns it."""
         self.view = view
         self.from_seq = from_seq
         self.human = runtime.card.human
@@ -90,6 +100,8 @@ class Watch:
             with self._cond:
                 self._ended = True
                 self._cond.notify_all()
+            if self.on_end is not None:
+                self.on_end()
 
     def _track(self, record: EventRecord) -> None:
         self._last_record = time.monotonic()

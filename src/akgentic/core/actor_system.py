@@ -133,6 +133,11 @@ class ActorSystem:
         with self._lock:
             return [a for a, _ in self._actors.values() if a.team_id == team_id]
 
+    def _actor_of(self, agent_id: UUID) -> Akgent[Any, Any] | None:
+        """The running actor object (framework plumbing: read only what never changes)."""
+        entry = self._actors.get(agent_id)
+        return entry[1]() if entry is not None else None
+
     # -- creating -------------------------------------------------------------------------
     def createActor(
         self,

@@ -133,8 +133,10 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     """Resolved from the ``StateType`` argument; the state built before ``on_start``."""
 
     transient: ClassVar[bool] = False
-    """A short-lived worker (one job, then it stops). A team's teardown lets transient
-    tool actors finish before it stops the other tool actors, so their results land."""
+    """A short-lived worker (one job, then it stops). A team's teardown stops a tool actor
+    only once the transient workers that report to it (:meth:`reports_to`) have finished,
+    so their results land — and only those: it never waits for a worker it has nothing
+    to do with."""
 
     _is_user_proxy: ClassVar[bool] = False
     _handlers: ClassVar[dict[type, Callable[..., Any] | None]] = {}
@@ -241,6 +243,16 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     @property
     def system(self) -> ActorSystem:
         return self._system
+
+    def reports_to(self) -> list[ActorAddress]:
+        """Where a transient worker's result goes: its parent, by default.
+
+        A worker whose result goes elsewhere too (an embedding worker writes to the
+        team's ``#VectorStore``) says so; the teardown keeps each of these tool actors
+        running until the worker has finished. Read from the teardown's thread: answer
+        from what never changes after construction (the parent, the config).
+        """
+        return [self._parent] if self._parent is not None else []
 
     # -- lifecycle hooks --------------------------------------------------------------
     def on_start(self) -> None:

@@ -403,8 +403,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         """Stop the team gracefully; returns at once (wait with ``ActorSystem.wait_stopped``).
 
         Announces ``TeamStoppingEvent``, stops the regular members, then — once none
-        remains — lets transient workers finish, then stops the ``#`` tool actors, then
-        itself. When ``grace_timeout`` runs out
+        remains — stops the ``#`` tool actors in parallel, each once the transient
+        workers that report to it have finished, then itself. When ``grace_timeout`` runs out
         with members still running, the backstop stops the tool actors and the
         orchestrator anyway and logs who was still running.
         """
@@ -450,20 +450,52 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                         ", ".join(still),
                     )
                 break
-        # Transient workers first: their results go to the other tool actors, which
-        # must still be there to take them.
-        tools = [m for m in self._live_members() if is_tool_actor(m)]
-        workers = [t for t in tools if getattr(t.actor_ref.actor_class, "transient", False)]
-        for worker in workers:
-            worker.wait_stopped(max(deadline - time.monotonic(), 1.0))
-        tools = [m for m in self._live_members() if is_tool_actor(m)]
-        for tool in tools:
-            tool.request_stop()
-        backstop = max(deadline - time.monotonic(), 1.0)
-        for tool in tools:
-            tool.wait_stopped(backstop)
+        self._stop_tool_actors(deadline)
         with contextlib.suppress(pykka.ActorDeadError):  # already stopped by someone else
             self.actor_ref.tell(_TeardownDone(forced))
+
+    def _stop_tool_actors(self, deadline: float) -> None:
+        """Phase two: the ``#`` tool actors, in parallel.
+
+        Each tool actor stops once the transient workers that report to it
+        (``Akgent.reports_to``) have finished — their results must find it — and only
+        those: a tool actor no running worker reports to is stopped at once, never
+        serialised behind a worker it has nothing to do with. (A worker's parent waits
+        for it anyway: children stop first.)
+        """
+        tools = [m for m in self._live_members() if is_tool_actor(m)]
+        workers = [t for t in tools if getattr(t.actor_ref.actor_class, "transient", False)]
+        holders = [t for t in tools if t not in workers]
+        awaited: dict[UUID, list[ActorAddressImpl]] = {h.agent_id: [] for h in holders}
+        for worker in workers:
+            actor = self._system._actor_of(worker.agent_id)
+            for target in actor.reports_to() if actor is not None else []:
+                if target.agent_id in awaited:
+                    awaited[target.agent_id].append(worker)
+
+        def stop_after_its_workers(holder: ActorAddressImpl) -> None:
+            for worker in awaited[holder.agent_id]:
+                worker.wait_stopped(max(deadline - time.monotonic(), 1.0))
+            holder.request_stop()
+
+        waiting = []
+        for holder in holders:
+            if awaited[holder.agent_id]:
+                thread = threading.Thread(
+                    target=stop_after_its_workers,
+                    args=(holder,),
+                    name=f"teardown-{holder.name}",
+                    daemon=True,
+                )
+                thread.start()
+                waiting.append(thread)
+            else:
+                holder.request_stop()
+        for thread in waiting:
+            thread.join()
+        backstop = max(deadline - time.monotonic(), 1.0)
+        for tool in holders:
+            tool.wait_stopped(backstop)
 
     def _finish_stop(self, forced: bool) -> None:
         if forced:

@@ -2,10 +2,10 @@
 
 A :class:`StorageBundle` holds team records, each team's append-only event log (with
 gap-free per-team sequence numbers), the latest state of each agent, each agent's
-working memory, the skill catalog, and the tool catalog's instances and audit trail.
-Backends: in-memory (tests), SQLite (the embedded default) and Postgres (shared by
-several processes), all opened with :func:`open_storage` and all passing one contract
-test suite. See README.md beside this file.
+working memory, the skill catalog, the tool catalog's instances and audit trail, and
+leases (who holds a team, kept alive by a heartbeat). Backends: in-memory (tests),
+SQLite (the embedded default) and Postgres (shared by several processes), all opened
+with :func:`open_storage` and all passing one contract test suite. See README.md beside this file.
 
 ``PostgresStorage`` is imported on first use, so SQLite users need no psycopg.
 """
@@ -23,6 +23,16 @@ from akgentic.storage.errors import (
     StorageError,
     TeamExistsError,
     TeamNotFoundError,
+)
+from akgentic.storage.lease import (
+    Heartbeat,
+    Lease,
+    LeaseError,
+    LeaseHeldError,
+    LeaseHolder,
+    LeaseLostError,
+    LeaseStore,
+    holder_is_gone,
 )
 from akgentic.storage.memory import MemoryStorage
 from akgentic.storage.protocols import (
@@ -64,8 +74,15 @@ __all__ = [
     "DecodeFailure",
     "EventLog",
     "EventRecord",
+    "Heartbeat",
     "InstanceTypeError",
     "InvalidTransitionError",
+    "Lease",
+    "LeaseError",
+    "LeaseHeldError",
+    "LeaseHolder",
+    "LeaseLostError",
+    "LeaseStore",
     "MemoryStorage",
     "PostgresOptions",
     "PostgresStorage",
@@ -86,6 +103,7 @@ __all__ = [
     "ToolInstanceRecord",
     "WorkingMemoryStore",
     "corrupt_rows",
+    "holder_is_gone",
     "open_storage",
 ]
 

@@ -41,6 +41,7 @@ from akgentic.storage._rules import (
     readable_status,
     team_not_found,
 )
+from akgentic.storage._sql_lease import SqlLeases
 from akgentic.storage.errors import StorageError, TeamExistsError
 from akgentic.storage.records import (
     CatalogAuditEntry,
@@ -81,6 +82,10 @@ class Driver(Protocol):
 
     team_tables: tuple[str, ...]
     """Every table with a ``team_id`` column, emptied by ``purge``."""
+
+    epoch_now: str
+    """A SQL expression: the database clock now, in seconds since the epoch (a float),
+    the same value wherever it appears in one statement (leases expire on it)."""
 
     def write(self) -> AbstractContextManager[Cursor]:
         """One transaction, committed when the block exits normally, rolled back if not.
@@ -602,6 +607,7 @@ class SqlStorage:
         self._memory = _WorkingMemory(driver)
         self._skills = _Skills(driver)
         self._catalog = _Catalog(driver)
+        self._leases = SqlLeases(driver)
 
     @property
     def teams(self) -> _Teams:
@@ -632,3 +638,8 @@ class SqlStorage:
     def catalog(self) -> _Catalog:
         """The tool catalog's instances and audit (see :class:`akgentic.storage.CatalogStore`)."""
         return self._catalog
+
+    @property
+    def leases(self) -> SqlLeases:
+        """Leases on named resources (see :class:`akgentic.storage.LeaseStore`)."""
+        return self._leases

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import builtins
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -44,6 +45,7 @@ from akgentic.storage._rules import (
     team_not_found,
 )
 from akgentic.storage.errors import StorageClosedError, TeamExistsError
+from akgentic.storage.lease import Lease, LeaseHeldError, LeaseHolder, LeaseLostError, check_ttl
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -93,6 +95,24 @@ class _StateRow:
     raw: str
 
 
+@dataclass(frozen=True, slots=True)
+class _LeaseRow:
+    holder: LeaseHolder
+    since: float
+    renewed_at: float
+    expires_at: float
+
+    def lease(self, resource: str, now: float) -> Lease:
+        return Lease(
+            resource=resource,
+            holder=self.holder,
+            since=datetime.fromtimestamp(self.since, UTC),
+            renewed_at=datetime.fromtimestamp(self.renewed_at, UTC),
+            expires_at=datetime.fromtimestamp(self.expires_at, UTC),
+            expired=self.expires_at <= now,
+        )
+
+
 class _Data:
     """Everything the bundle holds, and the one lock over it."""
 
@@ -106,6 +126,7 @@ class _Data:
         self.skills: dict[str, SkillRecord] = {}
         self.catalog: dict[str, tuple[ToolInstanceRecord, str]] = {}  # record, config JSON
         self.audit: list[CatalogAuditRecord] = []
+        self.leases: dict[str, _LeaseRow] = {}
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -413,6 +434,62 @@ class _Catalog(CatalogChanges):
         return rows[len(rows) - keep :] if keep is not None else rows
 
 
+class _Leases:
+    """Leases on the wall clock of this process; every call is atomic under the lock."""
+
+    def __init__(self, data: _Data) -> None:
+        self._data = data
+
+    def acquire(
+        self, resource: str, holder: LeaseHolder, ttl: float, *, take_over: str | None = None
+    ) -> Lease:
+        ttl = check_ttl(ttl)
+        with self._data.locked():
+            now = time.time()
+            row = self._data.leases.get(resource)
+            if row is not None and not (
+                row.holder.owner in (holder.owner, take_over) or row.expires_at <= now
+            ):
+                raise LeaseHeldError(row.lease(resource, now))
+            since = row.since if row is not None and row.holder.owner == holder.owner else now
+            row = self._data.leases[resource] = _LeaseRow(holder, since, now, now + ttl)
+            return row.lease(resource, now)
+
+    def renew(self, resource: str, owner: str, ttl: float) -> Lease:
+        ttl = check_ttl(ttl)
+        with self._data.locked():
+            now = time.time()
+            row = self._data.leases.get(resource)
+            if row is None or row.holder.owner != owner:
+                raise LeaseLostError(
+                    resource, owner, row.lease(resource, now) if row is not None else None
+                )
+            row = self._data.leases[resource] = replace(row, renewed_at=now, expires_at=now + ttl)
+            return row.lease(resource, now)
+
+    def release(self, resource: str, owner: str) -> bool:
+        with self._data.locked():
+            row = self._data.leases.get(resource)
+            if row is None or row.holder.owner != owner:
+                return False
+            del self._data.leases[resource]
+            return True
+
+    def inspect(self, resource: str) -> Lease | None:
+        with self._data.locked():
+            row = self._data.leases.get(resource)
+            return None if row is None else row.lease(resource, time.time())
+
+    def list(self, prefix: str = "") -> builtins.list[Lease]:
+        with self._data.locked():
+            now = time.time()
+            return [
+                row.lease(resource, now)
+                for resource, row in sorted(self._data.leases.items())
+                if resource.startswith(prefix)
+            ]
+
+
 class MemoryStorage:
     """A :class:`~akgentic.storage.StorageBundle` held in this process' memory.
 
@@ -428,10 +505,15 @@ class MemoryStorage:
         self._memory = _WorkingMemory(self._data)
         self._skills = _Skills(self._data)
         self._catalog = _Catalog(self._data)
+        self._leases = _Leases(self._data)
 
     @property
     def teams(self) -> _Teams:
         return self._teams
+
+    @property
+    def leases(self) -> _Leases:
+        return self._leases
 
     @property
     def events(self) -> _Events:

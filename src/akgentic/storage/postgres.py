@@ -83,6 +83,11 @@ _SCHEMA = (
         seq BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, instance TEXT NOT NULL,
         type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
         detail TEXT NOT NULL)""",
+    # issue 9: leases (times in seconds since the epoch, on the server's clock)
+    """CREATE TABLE IF NOT EXISTS akgentic_leases (
+        resource TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
+        pid BIGINT NOT NULL, since DOUBLE PRECISION NOT NULL,
+        renewed_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL)""",
 )
 
 
@@ -178,6 +183,8 @@ class _Driver:
         "akgentic_states",
         "akgentic_working_memory",
     )
+    # the statement's start on the server's clock: one value per statement
+    epoch_now = "extract(epoch from statement_timestamp())::double precision"
 
     def __init__(self, conninfo: str, options: PostgresOptions) -> None:
         self._conninfo = conninfo

@@ -18,6 +18,8 @@ the same contract tests. The rules, stated once here:
 - **Catalog.** A catalog row is created by its first change, never checked-then-created;
   a change and its audit line are one transaction; a name keeps the type it was created
   with.
+- **Leases.** ``leases`` (:class:`~akgentic.storage.lease.LeaseStore`): who holds a
+  resource and until when; acquisition is one atomic statement (see ``lease.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
+from akgentic.storage.lease import LeaseStore
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -265,6 +268,9 @@ class StorageBundle(Protocol):
 
     @property
     def catalog(self) -> CatalogStore: ...
+
+    @property
+    def leases(self) -> LeaseStore: ...
 
     def close(self) -> None:
         """Release connections; idempotent. Any later call raises StorageClosedError."""

@@ -74,6 +74,11 @@ _SCHEMA = (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, instance TEXT NOT NULL,
         type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
         detail TEXT NOT NULL)""",
+    # issue 9: leases (times in seconds since the epoch, on SQLite's clock)
+    """CREATE TABLE IF NOT EXISTS akgentic_leases (
+        resource TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL,
+        pid INTEGER NOT NULL, since REAL NOT NULL, renewed_at REAL NOT NULL,
+        expires_at REAL NOT NULL)""",
 )
 
 
@@ -107,6 +112,7 @@ class _Driver:
         "akgentic_states",
         "akgentic_working_memory",
     )
+    epoch_now = "((julianday('now') - 2440587.5) * 86400.0)"  # one value per statement
 
     def __init__(self, path: Path, options: SqliteOptions) -> None:
         self._path = path

@@ -6,32 +6,49 @@ and its event log decode in a fresh process.
 
 from akgentic.agent.config import load_shipped_cards
 from akgentic.team.card import MemberSpec, TeamCard, TeamCardError, member_names, walk
-from akgentic.team.manager import TeamManager, TeamNotRunningError
+from akgentic.team.manager import (
+    LEASE_TTL,
+    TeamManager,
+    TeamNotRunningError,
+    TeamRunningElsewhereError,
+    team_resource,
+)
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
-from akgentic.team.restorer import RestorePlan, plan_restore
-from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime, read_history, tool_state
+from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
+from akgentic.team.runtime import (
+    STOPPED_ELSEWHERE,
+    InterruptedTurnsDismissed,
+    TeamRuntime,
+    read_history,
+    tool_state,
+)
 from akgentic.team.usage import team_usage
 
 load_shipped_cards()
 
 __all__ = [
+    "LEASE_TTL",
+    "STOPPED_ELSEWHERE",
     "EventRecorder",
     "Gap",
     "InterruptedTurnsDismissed",
     "MemberSpec",
     "ReplayResult",
     "RestorePlan",
+    "ResumeError",
     "TeamCard",
     "TeamCardError",
     "TeamManager",
     "TeamNotRunningError",
+    "TeamRunningElsewhereError",
     "TeamRuntime",
     "member_names",
     "plan_restore",
     "read_history",
     "register_reducer",
     "replay_tool_states",
+    "team_resource",
     "team_usage",
     "tool_state",
     "walk",

@@ -6,11 +6,23 @@ subscribed, hires the card's profiles, and creates the human proxy and the membe
 once before any actor starts, so a missing API key or a broken scenario is an error at
 team creation naming what to fix.
 
-Resuming rebuilds the team from its event log (see ``restorer``).
+Resuming rebuilds the team from its event log (see ``restorer``), all or nothing.
+
+One process runs a team at a time. The manager holds a lease on ``team/<id>`` in the
+store (:mod:`akgentic.storage.lease`) from creation or resume until the team stops,
+renewed by a heartbeat: a second process asking to resume it gets
+:class:`TeamRunningElsewhereError` naming the holder (host, pid, since), unless the lease
+expired — the holder crashed — or the holder ran on this host and its pid is gone.
+
+The manager watches the stored status of the teams it runs: a team another process
+marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval``, and
+its runtime says so (``TeamRuntime.stop_reason``). A team whose lease was lost (this
+process stalled past its expiry and another took it over) stops recording and stops.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -19,32 +31,71 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel
 
-from akgentic.agent import AgentConfig, HumanProxy, HumanProxyConfig
+from akgentic.agent import AgentConfig, AgentState, HumanProxy, HumanProxyConfig
 from akgentic.catalog import CatalogError, CatalogService, bind_catalog, catalog_tools
 from akgentic.core import (
     ActorAddress,
     ActorSystem,
     Akgent,
+    BaseConfig,
+    BaseState,
+    Message,
     Orchestrator,
     OrchestratorConfig,
     serialize,
 )
 from akgentic.core.serialization import SerializationError, deserialize
 from akgentic.llm import ModelRoster, build_roster_model
-from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
+from akgentic.storage import (
+    Heartbeat,
+    Lease,
+    LeaseHeldError,
+    LeaseHolder,
+    LeaseLostError,
+    StorageBundle,
+    TeamRecord,
+    TeamStatus,
+    holder_is_gone,
+)
 from akgentic.team.card import TeamCard, walk
 from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.recorder import EventRecorder
-from akgentic.team.runtime import TeamRuntime
+from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
 
-__all__ = ["TeamManager", "TeamNotRunningError"]
+__all__ = [
+    "LEASE_TTL",
+    "TeamManager",
+    "TeamNotRunningError",
+    "TeamRunningElsewhereError",
+    "team_resource",
+]
+
+LEASE_TTL = 30.0
+"""Seconds a team's lease lasts without a heartbeat (renewed every third of it)."""
+
+
+def team_resource(team_id: UUID) -> str:
+    """The lease resource of a team: ``team/<id>``."""
+    return f"team/{team_id}"
+
 
 logger = logging.getLogger("akgentic.team")
 
 
 class TeamNotRunningError(LookupError):
     """The team is not running in this process (resume it first)."""
+
+
+class TeamRunningElsewhereError(LeaseHeldError):
+    """Another live process holds the team's lease; ``lease`` names it."""
+
+    def __init__(self, team_id: UUID, lease: Lease) -> None:
+        super().__init__(lease)
+        self.args = (
+            f"team {team_id} is running in another process: {lease.describe()}; stop it "
+            f"there first (its lease expires {LEASE_TTL:g}s after that process dies)",
+        )
 
 
 class TeamManager:
@@ -57,16 +108,26 @@ class TeamManager:
         *,
         watch_interval: float = 1.0,
         catalog: CatalogService | None = None,
+        lease_ttl: float = LEASE_TTL,
+        holder: LeaseHolder | None = None,
     ) -> None:
         self.system = actor_system
         self.storage = storage
         # The tool catalog its agents resolve CatalogTool instances from (akgentic.catalog).
         self.catalog = catalog if catalog is not None else CatalogService(storage)
         bind_catalog(actor_system, self.catalog)
+        self.holder = holder or LeaseHolder.here()
+        """Who this manager is in the teams' leases (this process, a fresh owner id)."""
         self._running: dict[UUID, TeamRuntime] = {}
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
+        self._heartbeat = Heartbeat(
+            storage.leases,
+            lease_ttl,
+            self._lease_lost,
+            interval=max(lease_ttl / 3, watch_interval),
+        )
 
     def _adopt(self, runtime: TeamRuntime) -> TeamRuntime:
         """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`)."""
@@ -95,7 +156,47 @@ class TeamManager:
                     continue
                 if record is not None and record.status != TeamStatus.RUNNING:
                     logger.info("team %s is %s in storage: stopping it", team_id, record.status)
+                    runtime.stop_reason = STOPPED_ELSEWHERE
                     runtime.stop()
+
+    # -- leases ---------------------------------------------------------------------------------
+    def _lease(self, team_id: UUID) -> None:
+        """Hold the team's lease (and keep it alive); TeamRunningElsewhereError if held."""
+        resource = team_resource(team_id)
+        leases, ttl = self.storage.leases, self._heartbeat.ttl
+        try:
+            leases.acquire(resource, self.holder, ttl)
+        except LeaseHeldError as held:
+            gone = held.lease.holder
+            if not holder_is_gone(gone):
+                raise TeamRunningElsewhereError(team_id, held.lease) from None
+            logger.warning("team %s: its last holder (%s) is gone", team_id, gone.describe())
+            try:
+                leases.acquire(resource, self.holder, ttl, take_over=gone.owner)
+            except LeaseHeldError as again:
+                raise TeamRunningElsewhereError(team_id, again.lease) from None
+        self._heartbeat.keep(resource, self.holder.owner)
+
+    def _unlease(self, team_id: UUID) -> None:
+        resource = team_resource(team_id)
+        self._heartbeat.drop(resource)
+        try:
+            self.storage.leases.release(resource, self.holder.owner)
+        except Exception:  # it expires by itself
+            logger.exception("team %s: could not release its lease", team_id)
+
+    def _lease_lost(self, resource: str, error: LeaseLostError) -> None:
+        """Another process took the team over: stop recording into its log, and stop."""
+        for team_id, runtime in list(self._running.items()):
+            if team_resource(team_id) == resource:
+                logger.error("team %s: %s; stopping it here", team_id, error)
+                runtime.recorder.discard()
+                runtime.stop_reason = f"its lease was lost ({error})"
+                runtime.stop()
+
+    def lease_of(self, team_id: UUID) -> Lease | None:
+        """The team's lease as stored (None when no process holds one)."""
+        return self.storage.leases.inspect(team_resource(team_id))
 
     # -- creating ---------------------------------------------------------------------------
     def create_team(
@@ -120,6 +221,14 @@ class TeamManager:
         check_catalog_tools(card, self.catalog)
         team_id = team_id or uuid4()
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)
+        self._lease(team_id)
+        try:
+            return self._adopt(self._start(card, team_id, metadata))
+        except BaseException:
+            self._unlease(team_id)
+            raise
+
+    def _start(self, card: TeamCard, team_id: UUID, metadata: BaseModel | None) -> TeamRuntime:
         orchestrator, recorder = self._start_orchestrator(card, team_id, None)
         if metadata is not None:
             self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).set_metadata(metadata)
@@ -144,10 +253,7 @@ class TeamManager:
             else:
                 creator = self.system.proxy_ask(created[parent], Akgent, timeout=30)
                 created[name] = creator.createActor(actor_class, config=config)
-        runtime = TeamRuntime(
-            team_id, card, self.system, self.storage, orchestrator, recorder, human
-        )
-        return self._adopt(runtime)
+        return TeamRuntime(team_id, card, self.system, self.storage, orchestrator, recorder, human)
 
     def _start_orchestrator(
         self, card: TeamCard, team_id: UUID, agent_id: UUID | None
@@ -162,6 +268,7 @@ class TeamManager:
         recorder = EventRecorder(self.storage, team_id)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
+        proxy.subscribe(_ReleaseOnStop(self, team_id))
         profiles = [profile.model_copy(deep=True) for profile in card.profiles]
         skills = stored_skill_rows(self.storage.skills)
         for profile in profiles:
@@ -195,16 +302,34 @@ class TeamManager:
     def stop_team(self, team_id: UUID, grace_timeout: float = 30.0) -> None:
         """Stop a running team gracefully (status STOPPED). A team not running here is
         marked STOPPED, which the process running it (if any) notices and obeys."""
-        runtime = self.get_team(team_id)
+        runtime = self._running.get(team_id)
         if runtime is not None:
-            runtime.stop(grace_timeout)
+            runtime.stop(grace_timeout)  # its lease is released once it has stopped
             self._running.pop(team_id, None)
         record = self.record(team_id)
         if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
 
-    def resume_team(self, team_id: UUID) -> TeamRuntime:
-        """Rebuild a stopped (or crashed) team from its event log; see ``restorer``."""
+    def interrupt_team(self, team_id: UUID, grace_timeout: float = 30.0) -> list[Message]:
+        """Cancel the team's turns at their next step boundary, wait for them, stop the
+        team (status STOPPED) and return every turn a resume would list as interrupted
+        (see :meth:`TeamRuntime.interrupt`)."""
+        from akgentic.team.restorer import plan_restore
+
+        runtime = self._running.get(team_id)
+        if runtime is not None:
+            runtime.interrupt_and_stop(grace_timeout)
+        self.stop_team(team_id, grace_timeout)
+        return plan_restore(self.storage.events.read(team_id)).interrupted
+
+    def resume_team(self, team_id: UUID, *, model: str | None = None) -> TeamRuntime:
+        """Rebuild a stopped (or crashed) team from its event log; see ``restorer``.
+
+        ``model`` (a roster spec) resumes every agent on that model. All or nothing: a
+        resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
+        team exactly as it was (roster, status, interrupted turns); a team another live
+        process runs raises :class:`TeamRunningElsewhereError`.
+        """
         from akgentic.team.restorer import restore
 
         if self.get_team(team_id) is not None:
@@ -218,8 +343,16 @@ class TeamManager:
             raise SerializationError(f"team {team_id}: its stored team card: {exc}") from exc
         if not isinstance(card, TeamCard):
             raise ValueError(f"team {team_id} has no readable team card")
-        runtime = restore(self, card, team_id)
-        self.storage.teams.set_status(team_id, TeamStatus.RUNNING)
+        if model is not None:
+            card = card.model_copy(deep=True)
+            override_models(card, model)  # the profiles hired from now on
+        self._lease(team_id)
+        try:
+            runtime = restore(self, card, team_id, model=model)
+            self.storage.teams.set_status(team_id, TeamStatus.RUNNING)
+        except BaseException:
+            self._unlease(team_id)
+            raise
         return self._adopt(runtime)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
@@ -233,10 +366,33 @@ class TeamManager:
             self.storage.teams.delete(team_id)
 
     def shutdown(self, grace_timeout: float = 30.0) -> None:
-        """Stop every team this manager runs, and its status watcher."""
+        """Stop every team this manager runs, its status watcher and its heartbeat."""
         self._closed.set()
         for team_id in list(self._running):
-            self.stop_team(team_id, grace_timeout)
+            with contextlib.suppress(LookupError):  # purged meanwhile
+                self.stop_team(team_id, grace_timeout)
+        self._heartbeat.close()
+
+
+class _ReleaseOnStop:
+    """Subscribed after the recorder: once the team has stopped — its last records
+    written, before anyone waiting sees its orchestrator stopped — the lease goes."""
+
+    def __init__(self, manager: TeamManager, team_id: UUID) -> None:
+        self._manager = manager
+        self._team_id = team_id
+
+    def on_message(self, msg: Message) -> None:
+        return None
+
+    def set_restoring(self, team_id: UUID, restoring: bool) -> None:
+        return None
+
+    def on_stop_request(self, team_id: UUID) -> None:
+        return None
+
+    def on_stop(self, team_id: UUID) -> None:
+        self._manager._unlease(self._team_id)
 
 
 def override_models(card: TeamCard, spec: str) -> None:
@@ -253,13 +409,27 @@ def check_models(card: TeamCard) -> None:
     """Build every member's models once: a missing key or scenario fails here, clearly."""
     for name, spec, _ in walk(card.members):
         config = spec.card.config
-        if isinstance(config, AgentConfig):
-            base = Path(config.scenario_dir) if config.scenario_dir else None
-            role = config.role or spec.card.role
-            try:
-                build_roster_model(config.models, role=role, base_dir=base)
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from exc
+        if isinstance(config, AgentConfig) and not config.role:
+            config = config.model_copy(update={"role": spec.card.role})
+        check_config_models(name, config)
+
+
+def check_config_models(name: str, config: BaseConfig, state: BaseState | None = None) -> None:
+    """Build the models an agent configured by ``config`` (with the model its ``state``
+    switched to, if any) would build; ``ValueError`` naming ``name`` and what to fix."""
+    if not isinstance(config, AgentConfig):
+        return
+    roster = config.models
+    active = state.tool_state.active_model if isinstance(state, AgentState) else None
+    known = roster.keys()  # a stale preference is dropped by the agent (restore_active)
+    if active is not None and active in known and active != roster.active_key:
+        roster = roster.model_copy(deep=True)
+        roster.switch(active)
+    base = Path(config.scenario_dir) if config.scenario_dir else None
+    try:
+        build_roster_model(roster, role=config.role, base_dir=base)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
 
 
 def check_catalog_tools(card: TeamCard, catalog: CatalogService) -> None:

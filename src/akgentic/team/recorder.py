@@ -10,6 +10,10 @@ orchestrator has handed on waits longer than its batch.
 Durability for callers: :meth:`wait_committed` blocks until the message with a given id
 has been committed, which is how ``TeamRuntime.send`` returns only once the message it
 accepted is on disk.
+
+All or nothing for a resume: between :meth:`hold` and :meth:`release` nothing is
+written (the batches wait in memory); :meth:`discard` drops them and records nothing
+more, ever — so a resume that fails half-way leaves the stored team exactly as it was.
 """
 
 from __future__ import annotations
@@ -67,6 +71,9 @@ class EventRecorder:
         self._team_id = team_id
         self._buffer: list[Message] = []
         self._restoring = False
+        self._held = False
+        self._discarded = False
+        self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         self._committed: OrderedDict[UUID, int] = OrderedDict()
         self._cond = threading.Condition()
@@ -74,8 +81,9 @@ class EventRecorder:
 
     # -- EventSubscriber -------------------------------------------------------------------
     def on_message(self, msg: Message) -> None:
-        if not self._restoring:
-            self._buffer.append(msg)
+        if not self._restoring and not self._discarded:
+            with self._lock:
+                self._buffer.append(msg)
 
     def flush(self) -> None:
         """Commit the buffered batch in one transaction.
@@ -84,8 +92,12 @@ class EventRecorder:
         (the orchestrator logs the error): a storage hiccup delays records, never drops
         them.
         """
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
         batch = self._buffer
-        if not batch:
+        if not batch or self._held or self._discarded:
             return
         storage, team = self._storage, self._team_id
         try:
@@ -133,10 +145,31 @@ class EventRecorder:
     def on_stop(self, team_id: UUID) -> None:
         """A graceful stop marks the team STOPPED; a crash leaves it RUNNING."""
         self.flush()
-        if self._stop_requested:
+        if self._stop_requested and not self._discarded:
             record = self._storage.teams.get(team_id)
             if record is not None and record.status == TeamStatus.RUNNING:
                 self._storage.teams.set_status(team_id, TeamStatus.STOPPED)
+
+    # -- all or nothing ---------------------------------------------------------------------
+    def hold(self) -> None:
+        """Keep what arrives in memory, writing nothing, until :meth:`release`."""
+        self._held = True
+
+    def held(self) -> list[Message]:
+        """What arrived since :meth:`hold` (not yet written)."""
+        return list(self._buffer)
+
+    def release(self) -> None:
+        """Write what was held (one transaction), and go on recording."""
+        with self._lock:
+            self._held = False
+            self._flush()
+
+    def discard(self) -> None:
+        """Drop what was held and record nothing more (the team's store stays as it was)."""
+        with self._lock:
+            self._discarded = True
+            self._buffer = []
 
     # -- for callers ---------------------------------------------------------------------------
     def wait_committed(self, message_id: UUID, timeout: float = 10.0) -> int | None:

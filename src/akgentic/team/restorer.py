@@ -15,12 +15,21 @@ for queries; restore trusts the log alone. Restoring:
 3. gives each agent back its model context;
 4. delivers again every message that was sent to a member but never received (it was
    accepted, so it is not lost), and reports every message whose turn was received but
-   never processed as *interrupted* (``TeamRuntime.interrupted``) — re-running it could
-   repeat side effects, so retrying is the caller's decision
-   (``TeamRuntime.retry_interrupted``).
+   never processed — or cut by the team's stop (``TurnInterrupted``: Ctrl-C) — as
+   *interrupted* (``TeamRuntime.interrupted``) — re-running it could repeat side
+   effects, so retrying is the caller's decision (``TeamRuntime.retry_interrupted``);
+   a turn received again later (retried) or dismissed is no longer interrupted.
 
 Transient workers (tool actors created by other actors, such as deferred workers) are
 not re-created: their work was in flight and their owners ask again.
+
+A resume is all or nothing. Every member's models are built before any actor starts (a
+missing API key is a :class:`ResumeError` naming the member and what to set), and the
+recorder holds everything the restored team reports until every member has started:
+if one fails, the team is torn down with nothing written, so the stored roster, status
+and interrupted turns are exactly as they were, and the next attempt sees the same log.
+``model`` resumes every agent on another model (a roster spec); the restored members'
+start records carry it, so later resumes keep it.
 """
 
 from __future__ import annotations
@@ -33,12 +42,13 @@ from uuid import UUID
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from akgentic.agent import BaseAgent
+from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
 from akgentic.core import (
     ActorAddress,
     Akgent,
     BaseConfig,
     BaseState,
+    ErrorMessage,
     EventMessage,
     Message,
     Orchestrator,
@@ -51,7 +61,7 @@ from akgentic.core import (
     TeamStoppingEvent,
 )
 from akgentic.core.agent import actor_class_for
-from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
+from akgentic.llm import ContextReplacedEvent, LlmMessageEvent, ModelRoster
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
@@ -59,10 +69,15 @@ from akgentic.team.skills import give_stored_skills, stored_skill_rows
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
+    from akgentic.team.recorder import EventRecorder
 
-__all__ = ["RestorePlan", "plan_restore", "restore"]
+__all__ = ["RestorePlan", "ResumeError", "plan_restore", "restore"]
 
 logger = logging.getLogger("akgentic.team")
+
+
+class ResumeError(ValueError):
+    """A resume failed; the stored team is unchanged. The message says what to fix."""
 
 
 @dataclass
@@ -104,6 +119,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     processed: set[UUID] = set()
     stopping = False  # inside a graceful stop, the members' stops are the teardown's
     dismissed: set[UUID] = set()
+    cut: set[UUID] = set()  # turns the team's stop cut (TurnInterrupted), not retried since
     for record in records:
         msg = record.message
         if msg is None:
@@ -114,6 +130,8 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
             stopping = True
         elif isinstance(msg, EventMessage) and isinstance(msg.event, InterruptedTurnsDismissed):
             dismissed.update(msg.event.message_ids)
+        elif isinstance(msg, EventMessage) and isinstance(msg.event, TurnInterrupted):
+            cut.add(msg.event.message_id)
         elif isinstance(msg, StartMessage) and sender is not None:
             if _is_orchestrator(sender.agent_class):
                 plan.orchestrator_id = sender.agent_id
@@ -143,6 +161,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
             sent[msg.message.id] = msg.message
         elif isinstance(msg, ReceivedMessage):
             received.add(msg.message_id)
+            cut.discard(msg.message_id)  # received again: retried
         elif isinstance(msg, ProcessedMessage):
             processed.add(msg.message_id)
     plan.members = list(started.values())
@@ -153,7 +172,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
             continue
         if message_id not in received:
             plan.undelivered.append(message)
-        elif message_id not in processed and message_id not in dismissed:
+        elif (message_id not in processed or message_id in cut) and message_id not in dismissed:
             plan.interrupted.append(message)
     return plan
 
@@ -173,8 +192,15 @@ def _is_orchestrator(path: str) -> bool:
         return False
 
 
-def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
-    """Rebuild ``team_id`` in ``manager``'s actor system; see the module docstring."""
+def restore(
+    manager: TeamManager, card: TeamCard, team_id: UUID, *, model: str | None = None
+) -> TeamRuntime:
+    """Rebuild ``team_id`` in ``manager``'s actor system; see the module docstring.
+
+    Raises :class:`ResumeError` (the stored team unchanged) when a member cannot start.
+    """
+    from akgentic.team.manager import check_config_models
+
     storage, system = manager.storage, manager.system
     records = storage.events.read(team_id)
     plan = plan_restore(records)
@@ -183,58 +209,37 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
     # The log is the record: states and contexts come from it, so a crash between the
     # log and the convenience tables (latest states, working memory) loses nothing.
     states = plan.states
+    members = _members_to_start(plan)
+    if model is not None:
+        roster = ModelRoster.from_spec(model)
+        for member in members:
+            if isinstance(member.config, AgentConfig):
+                member.config = member.config.model_copy(
+                    update={"models": roster.model_copy(deep=True)}
+                )
+    for member in members:  # before any actor starts: nothing to undo
+        try:
+            check_config_models(member.name, member.config, states.get(member.agent_id))
+        except ValueError as exc:
+            raise ResumeError(str(exc)) from exc
 
     orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
-    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
-    for msg in plan.replay:
-        system.proxy_tell(orchestrator, Orchestrator).restore_message(msg)
-    proxy.end_restoration()
-
-    orchestrator_id = orchestrator.agent_id
-    tools_first = sorted(
-        plan.members,
-        key=lambda m: 0 if m.name.startswith("#") and m.parent == orchestrator_id else 1,
-    )
-    addresses: dict[UUID, ActorAddress] = {}
-    human: ActorAddress | None = None
-    skills = stored_skill_rows(storage.skills)  # read again: the store, not the log, has them
-    for member in tools_first:
-        actor_class = actor_class_for(member.agent_class)
-        if actor_class.transient:
-            continue  # a one-job worker whose job died with the process
-        state = states.get(member.agent_id)
-        config = member.config.model_copy(deep=True)
-        give_stored_skills(config, skills)
-        if member.name.startswith("#"):
-            if member.parent != orchestrator_id:
-                continue  # a transient worker: its owner asks again
-            addresses[member.agent_id] = proxy.restore_child(
-                actor_class, config, member.agent_id, state
-            )
-            continue
-        parent = addresses.get(member.parent) if member.parent else None
-        if parent is not None:
-            creator = system.proxy_ask(parent, Akgent, timeout=60)
-            address = creator.createActor(
-                actor_class, agent_id=member.agent_id, config=config, restoring=True, state=state
-            )
-        else:
-            address = system.createActor(
-                actor_class,
-                config=config,
-                team_id=team_id,
-                agent_id=member.agent_id,
-                restoring=True,
-                state=state,
-            )
-        addresses[member.agent_id] = address
-        if address.is_user_proxy and human is None:
-            human = address
-        if issubclass(actor_class, BaseAgent):
-            items = plan.contexts.get(member.agent_id)
-            if items:
-                history = ModelMessagesTypeAdapter.validate_python(items)
-                system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
+    try:
+        proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
+        for msg in plan.replay:
+            system.proxy_tell(orchestrator, Orchestrator).restore_message(msg)
+        recorder.hold()  # from here, nothing is written until every member has started
+        proxy.end_restoration()
+        addresses, human = _start_members(manager, plan, members, orchestrator)
+        _confirm_started(manager, members, addresses, recorder, orchestrator)
+    except BaseException as exc:
+        recorder.discard()
+        system.proxy_tell(orchestrator, Orchestrator).stop(10.0)
+        system.wait_stopped(orchestrator, 20.0)
+        if isinstance(exc, Exception) and not isinstance(exc, ResumeError):
+            raise ResumeError(f"{type(exc).__name__}: {exc}") from exc
+        raise
+    recorder.release()
 
     runtime = TeamRuntime(
         team_id, card, system, storage, orchestrator, recorder, human, interrupted=[]
@@ -247,3 +252,107 @@ def restore(manager: TeamManager, card: TeamCard, team_id: UUID) -> TeamRuntime:
         m for m in plan.interrupted if m.recipient is not None and m.recipient.agent_id in addresses
     ]
     return runtime
+
+
+def _members_to_start(plan: RestorePlan) -> list[Member]:
+    """The members to re-create, tool actors first (parents before children otherwise).
+
+    Transient workers are not: their job died with the process and their owners ask
+    again.
+    """
+    orchestrator_id = plan.orchestrator_id
+
+    def team_tool(m: Member) -> bool:  # a # actor the orchestrator owns (not a worker)
+        owned = orchestrator_id is not None and m.parent == orchestrator_id
+        return m.name.startswith("#") and owned
+
+    members = []
+    for member in sorted(plan.members, key=lambda m: 0 if team_tool(m) else 1):
+        if actor_class_for(member.agent_class).transient:
+            continue
+        if member.name.startswith("#") and not team_tool(member):
+            continue  # a transient worker
+        members.append(
+            Member(
+                agent_id=member.agent_id,
+                name=member.name,
+                agent_class=member.agent_class,
+                config=member.config.model_copy(deep=True),
+                parent=member.parent,
+            )
+        )
+    return members
+
+
+def _start_members(
+    manager: TeamManager, plan: RestorePlan, members: list[Member], orchestrator: ActorAddress
+) -> tuple[dict[UUID, ActorAddress], ActorAddress | None]:
+    system = manager.system
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
+    addresses: dict[UUID, ActorAddress] = {}
+    human: ActorAddress | None = None
+    skills = stored_skill_rows(manager.storage.skills)  # the store, not the log, has them
+    for member in members:
+        actor_class = actor_class_for(member.agent_class)
+        state = plan.states.get(member.agent_id)
+        config = member.config.model_copy(deep=True)
+        give_stored_skills(config, skills)
+        if member.name.startswith("#"):
+            addresses[member.agent_id] = proxy.restore_child(
+                actor_class, config, member.agent_id, state
+            )
+            continue
+        parent = addresses.get(member.parent) if member.parent else None
+        if parent is not None:
+            creator = system.proxy_ask(parent, Akgent, timeout=60)
+            address = creator.createActor(
+                actor_class,
+                agent_id=member.agent_id,
+                config=config,
+                restoring=True,
+                state=state,
+            )
+        else:
+            address = system.createActor(
+                actor_class,
+                config=config,
+                team_id=orchestrator.team_id,
+                agent_id=member.agent_id,
+                restoring=True,
+                state=state,
+            )
+        addresses[member.agent_id] = address
+        if address.is_user_proxy and human is None:
+            human = address
+        if issubclass(actor_class, BaseAgent):
+            items = plan.contexts.get(member.agent_id)
+            if items:
+                history = ModelMessagesTypeAdapter.validate_python(items)
+                system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
+    return addresses, human
+
+
+def _confirm_started(
+    manager: TeamManager,
+    members: list[Member],
+    addresses: dict[UUID, ActorAddress],
+    recorder: EventRecorder,
+    orchestrator: ActorAddress,
+) -> None:
+    """Every member has run ``on_start`` and is alive; else a ResumeError naming it."""
+    system = manager.system
+    for member in members:
+        address = addresses[member.agent_id]
+        try:  # answered only once on_start has run; a member that failed it has stopped
+            system.proxy_ask(address, Akgent, timeout=60).get_children()
+        except Exception:
+            system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
+            reasons = [
+                str(m.content)
+                for m in recorder.held()
+                if isinstance(m, ErrorMessage)
+                and m.sender is not None
+                and m.sender.agent_id == member.agent_id
+            ]
+            why = reasons[-1] if reasons else "it stopped while starting"
+            raise ResumeError(f"{member.name} could not start: {why}") from None

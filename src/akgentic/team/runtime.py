@@ -9,6 +9,7 @@ duplicate across the boundary.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,7 +32,13 @@ from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import ReplayResult, replay_tool_states
 
-__all__ = ["InterruptedTurnsDismissed", "TeamRuntime", "read_history", "tool_state"]
+__all__ = [
+    "STOPPED_ELSEWHERE",
+    "InterruptedTurnsDismissed",
+    "TeamRuntime",
+    "read_history",
+    "tool_state",
+]
 
 
 def read_history(
@@ -53,6 +60,10 @@ def tool_state(storage: StorageBundle, team_id: UUID, tool_id: str) -> ReplayRes
         gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
         unknown_tools=replayed.unknown_tools & {tool_id},
     )
+
+
+STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
+"""``TeamRuntime.stop_reason`` when another process marked the team STOPPED."""
 
 
 class InterruptedTurnsDismissed(SerializableModel):
@@ -78,6 +89,10 @@ class TeamRuntime:
     :meth:`retry_interrupted`."""
 
     commit_timeout: float = 30.0
+
+    stop_reason: str | None = None
+    """Why the team stopped when nobody in this process asked it to (another process
+    stopped it: :data:`STOPPED_ELSEWHERE`; its lease was lost); None otherwise."""
 
     # -- talking to the team ------------------------------------------------------------------
     def send(self, content: str) -> UUID:
@@ -237,6 +252,25 @@ class TeamRuntime:
         return self.orchestrator.is_alive()
 
     # -- stopping --------------------------------------------------------------------------------
+    def interrupt_and_stop(self, grace_timeout: float = 30.0) -> bool:
+        """Ctrl-C: cancel every turn at its next step boundary, then stop gracefully.
+
+        Each regular member is told an interrupting ``CancelMessage``: an agent cuts its
+        run at the next step boundary and starts no new turn, reporting the turns it cut
+        or declined as interrupted (``TurnInterrupted``), so that a resume offers them
+        again. The graceful stop then waits for them (bounded by ``grace_timeout``).
+        True once the team has stopped.
+        """
+        if not self.orchestrator.is_alive():
+            return True
+        cancel_reason = "the team is stopping (interrupted)"
+        for member in self.members():
+            if member.name.startswith("#") or member.is_user_proxy:
+                continue
+            with contextlib.suppress(AddressError):
+                self.system.tell(member, CancelMessage(reason=cancel_reason, interrupt=True))
+        return self.stop(grace_timeout)
+
     def stop(self, grace_timeout: float = 30.0) -> bool:
         """Stop the team gracefully; True once it has stopped (status STOPPED)."""
         if not self.orchestrator.is_alive():

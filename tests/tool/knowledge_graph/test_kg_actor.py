@@ -29,7 +29,7 @@ from .conftest import deltas, graph_events, wait_events
 
 def bind(team: Team) -> tuple[ActorAddress, KnowledgeGraphActor]:
     address = team.proxy.getChildrenOrCreate(KnowledgeGraphActor, KnowledgeGraphConfig())
-    return address, team.system.proxy_ask(address, KnowledgeGraphActor, timeout=10)
+    return address, team.system.proxy_ask(address, KnowledgeGraphActor, timeout=30)
 
 
 def entity(name: str, entity_type: str = "person", **fields: object) -> Entity:
@@ -212,7 +212,7 @@ def test_a_seeded_actor_resumes_with_its_state_indexes_and_seq(team: Team) -> No
         restoring=True,
         state=deserialize(serialize(seed)),
     )
-    graph = team.system.proxy_ask(address, KnowledgeGraphActor, timeout=10)
+    graph = team.system.proxy_ask(address, KnowledgeGraphActor, timeout=30)
     summary = graph.summary()
     assert (summary.entity_count, summary.relation_count) == (2, 1)
     assert summary.type_counts == {"company": 1, "person": 1}

@@ -226,6 +226,13 @@ def test_key_equals_binds_the_whole_token_and_fails_at_the_roster(roster: Roster
 def test_list_models_command_takes_no_argument(roster: RosterAgent) -> None:
     registry = Factory([ModelTool()], observer=roster).get_command_registry()
     assert registry.dispatch("/list_models").startswith(LISTING_HEADER)
+    (listing,) = [d for d in registry.descriptors() if d.name == "list_models"]
+    assert listing.args == []
+    for text in ("/list_models anthropic:claude-x", "/list_models model=anthropic:claude-x"):
+        with pytest.raises(RetriableError, match="too many positional arguments") as info:
+            registry.dispatch(text)
+        assert "Usage: /list_models" in str(info.value)
+    assert roster.switched == []  # an argument never reaches the roster as a switch
     (descriptor,) = [d for d in registry.descriptors() if d.name == "switch_model"]
     assert [a.name for a in descriptor.args] == ["model"]
 

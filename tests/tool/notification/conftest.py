@@ -75,7 +75,7 @@ class Owner(Akgent[BaseConfig, BaseState]):
         Owner.inbox.add((self.myAddress.name, msg))
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+def wait_until(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
     """Poll ``predicate`` until true; fail after ``timeout``. For conditions nobody signals."""
     done = threading.Event()
     deadline = time.monotonic() + timeout
@@ -100,7 +100,7 @@ class Harness:
 
     @property
     def actor(self) -> NotificationActor:
-        return self.team.system.proxy_ask(self.actor_address, NotificationActor, timeout=5)
+        return self.team.system.proxy_ask(self.actor_address, NotificationActor, timeout=30)
 
     def owner(self, name: str) -> ActorAddress:
         return self.team.system.createActor(

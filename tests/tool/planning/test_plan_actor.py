@@ -27,7 +27,7 @@ from .conftest import deltas, plan_events, wait_events
 
 def bind(team: Team) -> tuple[ActorAddress, PlanActor]:
     address = team.proxy.getChildrenOrCreate(PlanActor, PlanConfig())
-    return address, team.system.proxy_ask(address, PlanActor, timeout=10)
+    return address, team.system.proxy_ask(address, PlanActor, timeout=30)
 
 
 def test_create_update_delete_and_queries(team: Team) -> None:
@@ -163,7 +163,7 @@ def test_a_seeded_actor_resumes_with_its_state_and_seq(team: Team) -> None:
         restoring=True,
         state=restored,
     )
-    plan = team.system.proxy_ask(address, PlanActor, timeout=10)
+    plan = team.system.proxy_ask(address, PlanActor, timeout=30)
     assert [t.title for t in plan.list_tasks()] == ["kept", "also kept"]
     assert plan.update_planning([CreateTask(title="new")], "@A") == ("Done: created #4 'new' (@A).")
     (event,) = wait_events(team, 1)

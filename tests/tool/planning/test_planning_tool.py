@@ -141,7 +141,7 @@ def test_provider_returns_none_once_the_plan_is_gone(team: Team) -> None:
     (view,) = factory_of(team, alice).get_context_states()
     update = tools_of(team, alice)["update_planning"]
     address = plan_address(team)
-    team.system.proxy_ask(address, PlanActor, timeout=5).stop()
+    team.system.proxy_ask(address, PlanActor, timeout=30).stop()
     assert team.system.wait_stopped(address, 5)
     assert view() is None  # never raises
     with pytest.raises(RetriableError, match="has stopped"):
@@ -287,7 +287,7 @@ def test_without_embeddings_search_is_keyword_only(team: Team) -> None:
 def test_tools_of_a_collected_agent_are_a_defined_outcome(team: Team) -> None:
     member = add_member(team, "@Gone", PlanningTool())
     update = tools_of(team, member)["update_planning"]
-    team.system.proxy_ask(member, Akgent, timeout=5).stop()
+    team.system.proxy_ask(member, Akgent, timeout=30).stop()
     assert team.system.wait_stopped(member, 5)
     gc.collect()  # the card holds its agent weakly: nothing else keeps it alive
     with pytest.raises(ToolObserverGone):

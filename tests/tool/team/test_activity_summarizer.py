@@ -65,7 +65,7 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         str(part.content) for part in messages[-1].parts if isinstance(part, UserPromptPart)
     )
     shared.calls.add((prompt, info.model_settings))
-    if not shared.gate.wait(5):
+    if not shared.gate.wait(30):
         raise TimeoutError("the gate never opened")
     if shared.fail:
         raise RuntimeError("model down")
@@ -173,7 +173,7 @@ def test_a_summarizer_adds_summarize_over_and_one_actor_shared_by_two_agents(
     assert activity_actors(staffed) == [TEAM_ACTIVITY_ACTOR_NAME]
     address = staffed.member(TEAM_ACTIVITY_ACTOR_NAME)
     assert address is not None
-    assert staffed.team.system.proxy_ask(address, TeamActivityActor, timeout=5).pending() == 0
+    assert staffed.team.system.proxy_ask(address, TeamActivityActor, timeout=30).pending() == 0
 
 
 def test_a_long_message_gets_its_summary_from_pydantic_ai(staffed: Staffed) -> None:
@@ -218,7 +218,7 @@ def test_three_callers_one_key_one_worker(scripted_team: Staffed) -> None:
     assert prompt == LONG
     assert settings == {"timeout": 3.0, "request_timeout": 3.0}  # the budget reaches the client
     ((_, worker),) = shared.finished.log
-    assert scripted_team.team.system.wait_stopped(worker, timeout=5)  # it stopped itself
+    assert scripted_team.team.system.wait_stopped(worker, timeout=30)  # it stopped itself
 
 
 def test_a_failing_model_quotes_truncated_text_until_the_negative_ttl(

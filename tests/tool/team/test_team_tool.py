@@ -9,7 +9,7 @@ from uuid import UUID
 import pytest
 from pydantic import ValidationError
 
-from akgentic.core import ActorAddress, BaseConfig, ResultMessage, StopMessage, UserMessage
+from akgentic.core import ActorAddress, Akgent, BaseConfig, ResultMessage, StopMessage, UserMessage
 from akgentic.core.messages.orchestrator import SentMessage
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
@@ -214,10 +214,15 @@ def test_roster_state_and_its_delta_through_the_context_updater(staffed: Staffed
 
 
 def test_roster_excludes_tools_and_the_orchestrator(staffed: Staffed) -> None:
+    staffed.team.proxy.getChildrenOrCreate(Akgent, BaseConfig(name="#Board", role="Board"))
+    assert "#Board" in staffed.names()  # a tool actor is a member of the team...
     (roster, _) = wired(staffed).get_context_states()
     state = roster()
     assert isinstance(state, TeamRosterState)
-    assert [m.name for m in state.members] == ["@Manager"]
+    assert [m.name for m in state.members] == ["@Manager"]  # ...never on the roster
+    assert wired(staffed).get_command_registry().dispatch("/team_roster") == (
+        "Team members:\n- @Manager (Manager, you)"
+    )
 
 
 def test_catalog_marks_every_role(staffed: Staffed) -> None:

@@ -70,11 +70,11 @@ class GatedEmbedder(FakeEmbedder):
             with self.entered:
                 self.in_flight.extend(texts)
                 self.entered.notify_all()
-            if not self.gate.wait(10):
+            if not self.gate.wait(60):
                 raise TimeoutError("gate never opened")
         return super().embed(texts, timeout)
 
-    def wait_entered(self, text: str, timeout: float = 5.0) -> None:
+    def wait_entered(self, text: str, timeout: float = 30.0) -> None:
         with self.entered:
             if not self.entered.wait_for(lambda: text in self.in_flight, timeout):
                 raise AssertionError(f"{text!r} never reached the embedder")
@@ -96,7 +96,7 @@ class ActorStore:
         from akgentic.core import BaseConfig
 
         address = team.proxy.getChildrenOrCreate(VectorStoreActor, BaseConfig(name="#VectorStore"))
-        self.proxy: Any = team.system.proxy_ask(address, VectorStoreActor, timeout=10)
+        self.proxy: Any = team.system.proxy_ask(address, VectorStoreActor, timeout=30)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.proxy, name)

@@ -186,7 +186,7 @@ def test_one_client_per_key_even_under_concurrency() -> None:
         return client
 
     def worker() -> None:
-        barrier.wait(5)
+        barrier.wait(30)
         client = get_client(("test", "one"), connect)
         with lock:
             got.append(client)

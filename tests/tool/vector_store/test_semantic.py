@@ -81,7 +81,7 @@ def start_notes(team: Team, **overrides: Any) -> tuple[NotesActor, ActorAddress]
     for key, value in overrides.items():
         setattr(setup, key, value)
     address = team.proxy.getChildrenOrCreate(NotesActor, BaseConfig(name="#Notes"))
-    proxy: NotesActor = team.system.proxy_ask(address, NotesActor, timeout=5)
+    proxy: NotesActor = team.system.proxy_ask(address, NotesActor, timeout=30)
     assert proxy.ping() == "pong"  # a round trip: on_start (the bind) has run
     return proxy, address
 
@@ -105,7 +105,7 @@ def wait_workers_stopped(team: Team, n: int) -> None:
 def store_of(team: Team) -> VectorStoreActor:
     address = team.proxy.get_team_member(STORE_ACTOR_NAME)
     assert address is not None
-    proxy: VectorStoreActor = team.system.proxy_ask(address, VectorStoreActor, timeout=5)
+    proxy: VectorStoreActor = team.system.proxy_ask(address, VectorStoreActor, timeout=30)
     return proxy
 
 
@@ -358,7 +358,7 @@ def test_ensure_store_actor_is_get_or_create_in_one_step(team: Team) -> None:
     lock = threading.Lock()
 
     def bind(member: Any) -> None:
-        barrier.wait(5)
+        barrier.wait(30)
         address = ensure_store_actor(member)
         with lock:
             found.append(address)
@@ -401,7 +401,7 @@ def test_the_store_state_is_published_coalesced_and_restores(team: Team) -> None
     restored = team.system.createActor(
         VectorStoreActor, BaseConfig(name="#Restored"), restoring=True, state=snapshot
     )
-    proxy: Any = team.system.proxy_ask(restored, VectorStoreActor, timeout=5)
+    proxy: Any = team.system.proxy_ask(restored, VectorStoreActor, timeout=30)
     from .conftest import bag_of_words
 
     hits = proxy.query("notes", str(team.orchestrator.team_id), bag_of_words("row number 3"), 1)
@@ -445,6 +445,31 @@ def test_orchestrator_is_the_spawner_for_a_plain_observer(team: Team) -> None:
     index = SemanticIndex.bind(None, agent, "notes", embedder=FakeEmbedder())  # type: ignore[arg-type]
     index.upsert("a", "alpha")
     wait_workers_stopped(team, 1)
-    orchestrator: Any = team.system.proxy_ask(team.orchestrator, Orchestrator, timeout=5)
+    orchestrator: Any = team.system.proxy_ask(team.orchestrator, Orchestrator, timeout=30)
     assert orchestrator is not None
     assert list(index.similar("alpha", 1)) == ["a"]
+
+
+def test_a_row_in_flight_at_teardown_lands_before_the_store_stops(team: Team) -> None:
+    """The embedding worker reports to #VectorStore: the store stops only after it, while
+    a tool actor it has nothing to do with is released at once."""
+    embedder = GatedEmbedder(hold={"late"})
+    proxy, _ = start_notes(team, embedder=embedder)
+    idle = team.proxy.getChildrenOrCreate(Akgent, BaseConfig(name="#Idle"))
+    store = store_of_address(team)
+    proxy.add("late", "late")
+    embedder.wait_entered("late", timeout=30)
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(60.0)
+    assert team.system.wait_stopped(idle, 30)  # not held by the worker
+    assert store.is_alive()  # held: the worker writes to it
+    embedder.gate.set()
+    assert team.system.wait_stopped(team.orchestrator, 60)
+    published = [
+        m.state
+        for m in list(team.recorder.log)
+        if isinstance(m, StateChangedMessage)
+        and m.sender is not None
+        and m.sender.name == "#VectorStore"
+    ]
+    assert isinstance(published[-1], VectorStoreState)
+    assert [row.ref_id for row in published[-1].collections["notes"].values()] == ["late"]

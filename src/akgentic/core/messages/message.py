@@ -108,9 +108,15 @@ class ResultMessage(Message):
 
 
 class CancelMessage(Message):
-    """Abandon the current run. A no-op for actors that have no run in progress."""
+    """Abandon the current run. A no-op for actors that have no run in progress.
+
+    ``interrupt``: the team is stopping (Ctrl-C). Besides the run in progress, the
+    receiver starts no new turn until it stops, and reports each turn it cancelled or
+    declined as interrupted, so that a resume offers it again.
+    """
 
     reason: str = ""
+    interrupt: bool = False
 
 
 class StopRecursively(Message):

@@ -15,7 +15,8 @@ embedding never happens here — it happens in ``EmbeddingWorker``s spawned by t
 consumers. Mutations coalesce their state snapshots: each marks the state dirty and,
 if no flush is queued yet, tells the actor itself ``flush_state`` — which therefore
 runs after every mutation already in the mailbox, so a burst of N upserts publishes
-one snapshot, not N.
+one snapshot, not N — and ``on_stop`` publishes a flush still pending, so the last
+rows written before a stop are never lost.
 """
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
         """Publish the state once for every mutation queued before it (told by itself)."""
         self._flush_pending = False
         self.notify_state_change()
+
+    def on_stop(self) -> None:
+        """A flush queued behind the stop would never run: publish the last changes now."""
+        if self._flush_pending:
+            self.flush_state()
 
     def _changed(self) -> None:
         if not self._flush_pending:

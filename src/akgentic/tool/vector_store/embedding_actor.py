@@ -5,7 +5,8 @@ Spawned by the CONSUMER (the tool actor that owns a collection) as
 thread — told one job, and stopped by itself once the job is done. The ``#`` prefix
 is the teardown invariant: the worker counts as a tool actor, so the orchestrator's
 phase-two stop releases unrelated tool actors in parallel instead of serialising them
-behind it.
+behind it. It reports to its parent and to the ``#VectorStore`` it writes to
+(:class:`EmbeddingWorkerConfig`), which therefore stops only after it.
 
 It is a :class:`~akgentic.tool.core.deferred.DeferredWorker`: :meth:`produce` is the
 slow call, bounded by :attr:`timeout`, which it hands to the embedder's I/O client
@@ -23,10 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from akgentic.core import ActorAddress, BaseConfig
 from akgentic.tool.core.deferred import DeferredWorker
 from akgentic.tool.vector_store.vector import EmbeddingService
 
-__all__ = ["EmbeddingJob", "EmbeddingWorker"]
+__all__ = ["EmbeddingJob", "EmbeddingWorker", "EmbeddingWorkerConfig"]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
 
@@ -48,8 +50,22 @@ class EmbeddingJob:
     apply: Apply
 
 
+class EmbeddingWorkerConfig(BaseConfig):
+    """A worker's config: ``store`` is the ``#VectorStore`` its rows are written to (None
+    when there is none: a query, a warm-up, a cluster backend)."""
+
+    store: ActorAddress | None = None
+
+
 class EmbeddingWorker(DeferredWorker[str, list[list[float]]]):
     """Embeds under :attr:`timeout`, hands the outcome on, and stops; see the module docstring."""
+
+    config_class = EmbeddingWorkerConfig
+
+    def reports_to(self) -> list[ActorAddress]:
+        """Its parent, and the ``#VectorStore`` it writes to: that one stops after it."""
+        store = self.config.store if isinstance(self.config, EmbeddingWorkerConfig) else None
+        return [*super().reports_to(), *([store] if store is not None else [])]
 
     timeout: ClassVar[float] = 8.0
     """The budget of one embedding call, handed to the client; below the 10 s a parent

@@ -64,11 +64,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
-from akgentic.core import ActorAddress, BaseConfig, Orchestrator, current_actor
+from akgentic.core import ActorAddress, Orchestrator, current_actor
 from akgentic.tool.core.deferred import poll_deferred
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.vector_store.actor import VectorStoreActor, ensure_store_actor
-from akgentic.tool.vector_store.embedding_actor import EmbeddingJob, EmbeddingWorker
+from akgentic.tool.vector_store.embedding_actor import (
+    EmbeddingJob,
+    EmbeddingWorker,
+    EmbeddingWorkerConfig,
+)
 from akgentic.tool.vector_store.params import VectorStoreParam
 from akgentic.tool.vector_store.protocol import (
     VectorStore,
@@ -358,7 +362,7 @@ class SemanticIndex:
         job = EmbeddingJob(
             texts=tuple(t for _, _, t, _ in stamped), embedder=self._embedder, apply=apply
         )
-        if not self._spawn(job):
+        if not self._spawn(job, writes=True):
             for ref, seq, _, _ in stamped:
                 self._sequencer.done(ref, seq)
 
@@ -490,14 +494,21 @@ class SemanticIndex:
             return
         self._spawn(EmbeddingJob(texts=(), embedder=embedder, apply=_ignore), suffix="warmup")
 
-    def _spawn(self, job: EmbeddingJob, suffix: str | None = None) -> bool:
-        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure."""
+    def _spawn(self, job: EmbeddingJob, suffix: str | None = None, *, writes: bool = False) -> bool:
+        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure.
+
+        ``writes``: the job writes to the ``#VectorStore``, which then stops after it.
+        """
         observer = self._observer_ref()
         if observer is None:
             logger.info("the consumer of %s is gone; dropping a job", self.collection)
             return False
         request_id = uuid4().hex[:12] if suffix is None else f"{suffix}-{uuid4().hex[:8]}"
-        config = BaseConfig(name=f"#embed-{self.collection}-{request_id}", role="EmbeddingWorker")
+        config = EmbeddingWorkerConfig(
+            name=f"#embed-{self.collection}-{request_id}",
+            role="EmbeddingWorker",
+            store=self._store_address if writes else None,
+        )
         try:
             if _on_own_thread(observer):
                 address: ActorAddress = observer.createActor(  # type: ignore[attr-defined]

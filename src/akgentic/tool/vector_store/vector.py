@@ -23,7 +23,7 @@ import hashlib
 import importlib.util
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -192,13 +192,17 @@ def _quiet_progress() -> Iterator[None]:
     except ImportError:  # pragma: no cover — transformers comes with sentence-transformers
         yield
         return
+    # Typed here: transformers leaves these unannotated, and without the extra installed
+    # the module is Any to mypy — one spelling type-checks in both environments.
+    disable: Callable[[], object] = hf_logging.disable_progress_bar
+    enable: Callable[[], object] = hf_logging.enable_progress_bar
     was_disabled = hf_logging.is_progress_bar_enabled() is False
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    disable()
     try:
         yield
     finally:
         if not was_disabled:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            enable()
 
 
 class OpenAIEmbeddingService:

@@ -1,0 +1,248 @@
+"""Leases: who holds a resource (a team, a worker slot...), for how long, and proof of life.
+
+A lease names a ``resource`` (any string: ``team/<id>``, ``worker/<name>``), its
+``holder`` (an owner id — a process, a worker — and the host and pid it runs as), when
+that holder took it (``since``) and when it runs out (``expires_at``) unless renewed.
+Every backend keeps leases in the same store as the teams, so every process that
+shares the teams shares their leases. The contract:
+
+- **Acquisition is one atomic statement**, never check-then-create: the lease is
+  taken when it is free, expired, or already the caller's (re-acquiring refreshes it
+  and keeps ``since``); otherwise :class:`LeaseHeldError` names the live holder. Of
+  any number of callers racing for one free resource, across threads, connections and
+  processes, exactly one wins.
+- **Expiry is read on the store's clock** (``Lease.expired``, and the decision inside
+  ``acquire``), so holders on machines with skewed clocks agree on it.
+- ``renew`` extends a lease its owner still holds — even an expired one nobody has
+  taken since — and raises :class:`LeaseLostError` when the owner no longer holds it
+  (another took it over, or it was released). ``release`` gives it up; releasing a
+  lease one does not hold does nothing.
+- ``take_over=<owner>`` takes a lease from a holder known to be gone before it expires
+  (:func:`holder_is_gone`: on this host, its pid no longer runs) — still atomically:
+  it succeeds only while that owner is the holder.
+- ``ttl`` is in seconds, ``>= 0``; a lease acquired with ``ttl=0`` is expired at once.
+
+:class:`Heartbeat` keeps leases alive from one thread and reports the ones lost. A
+crashed holder stops renewing, so its lease expires: that is how a crash is told from
+a resource busy elsewhere.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import ClassVar, Protocol, runtime_checkable
+from uuid import uuid4
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from akgentic.storage.errors import StorageError
+
+__all__ = [
+    "Heartbeat",
+    "Lease",
+    "LeaseError",
+    "LeaseHeldError",
+    "LeaseHolder",
+    "LeaseLostError",
+    "LeaseStore",
+    "check_ttl",
+    "holder_is_gone",
+]
+
+logger = logging.getLogger("akgentic.storage")
+
+
+class LeaseHolder(BaseModel):
+    """Who holds (or asks for) a lease: an owner id, and the host and pid it runs as."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
+
+    owner: str = Field(min_length=1)
+    host: str
+    pid: int
+
+    @classmethod
+    def here(cls, owner: str | None = None) -> LeaseHolder:
+        """This process as a holder (a fresh owner id unless given)."""
+        return cls(owner=owner or uuid4().hex, host=socket.gethostname(), pid=os.getpid())
+
+    def describe(self) -> str:
+        """``pid 4242 on host build-7``."""
+        return f"pid {self.pid} on host {self.host}"
+
+
+class Lease(BaseModel):
+    """A lease as the store has it when read (``expired`` by the store's clock then)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
+
+    resource: str
+    holder: LeaseHolder
+    since: datetime
+    """When this holder acquired it (kept across renewals and re-acquisitions)."""
+    renewed_at: datetime
+    expires_at: datetime
+    expired: bool
+
+    def describe(self) -> str:
+        """``pid 4242 on host build-7 since 2026-11-30 15:02:11 UTC``."""
+        since = self.since.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{self.holder.describe()} since {since}"
+
+
+class LeaseError(StorageError):
+    """Base of the lease errors."""
+
+
+class LeaseHeldError(LeaseError):
+    """Another holder's lease on the resource has not expired; ``lease`` names it."""
+
+    def __init__(self, lease: Lease) -> None:
+        super().__init__(f"{lease.resource} is held by {lease.describe()}")
+        self.lease = lease
+
+
+class LeaseLostError(LeaseError):
+    """The owner no longer holds the lease; ``lease`` is the current one, if any."""
+
+    def __init__(self, resource: str, owner: str, lease: Lease | None) -> None:
+        now = f"now held by {lease.describe()}" if lease is not None else "released"
+        super().__init__(f"{resource}: the lease of owner {owner} was lost ({now})")
+        self.resource = resource
+        self.lease = lease
+
+
+@runtime_checkable
+class LeaseStore(Protocol):
+    """Leases on named resources; see the module docstring for the contract."""
+
+    def acquire(
+        self, resource: str, holder: LeaseHolder, ttl: float, *, take_over: str | None = None
+    ) -> Lease:
+        """Take (or refresh) the lease, in one atomic statement; LeaseHeldError if held."""
+        ...
+
+    def renew(self, resource: str, owner: str, ttl: float) -> Lease:
+        """Extend the owner's lease by ``ttl`` from now; LeaseLostError if not held."""
+        ...
+
+    def release(self, resource: str, owner: str) -> bool:
+        """Give the lease up; True when the owner held it."""
+        ...
+
+    def inspect(self, resource: str) -> Lease | None:
+        """The lease on ``resource`` (expired or not), or None when nobody holds one."""
+        ...
+
+    def list(self, prefix: str = "") -> builtins.list[Lease]:
+        """Every lease whose resource starts with ``prefix``, ordered by resource."""
+        ...
+
+
+def check_ttl(ttl: float) -> float:
+    """``ttl`` as a float of seconds; ValueError unless it is >= 0."""
+    if not ttl >= 0:
+        raise ValueError(f"a lease ttl is a number of seconds >= 0, got {ttl!r}")
+    return float(ttl)
+
+
+def holder_is_gone(holder: LeaseHolder) -> bool:
+    """Whether ``holder`` is known dead: it ran on this host and its pid runs no more.
+
+    A holder on another host is never known dead here: only its lease's expiry tells.
+    """
+    if holder.host != socket.gethostname() or holder.pid <= 0:
+        return False
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # it runs, as another user
+        return False
+    return False
+
+
+class Heartbeat:
+    """Renews leases from one daemon thread, every ``interval`` seconds (``ttl / 3``);
+    the thread ends when no lease is left to renew, and the next ``keep`` starts another.
+
+    ``keep(resource, owner)`` adds a lease to renew, ``drop(resource)`` stops renewing
+    it. A renewal that raises :class:`LeaseLostError` drops the lease and calls
+    ``on_lost(resource, error)`` (from the heartbeat's thread); any other failure (the
+    store unreachable) is logged and retried at the next beat — if the lease expires
+    meanwhile and someone takes it, that next renewal reports it lost.
+    """
+
+    def __init__(
+        self,
+        leases: LeaseStore,
+        ttl: float,
+        on_lost: Callable[[str, LeaseLostError], None],
+        *,
+        interval: float | None = None,
+    ) -> None:
+        self._leases = leases
+        self.ttl = check_ttl(ttl)
+        self.interval = interval if interval is not None else max(self.ttl / 3, 0.01)
+        self._on_lost = on_lost
+        self._kept: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def keep(self, resource: str, owner: str) -> None:
+        """Renew ``owner``'s lease on ``resource`` from now on."""
+        with self._lock:
+            self._kept[resource] = owner
+            if self._thread is None and not self._closed.is_set():
+                self._thread = threading.Thread(
+                    target=self._run, name="akgentic-lease-heartbeat", daemon=True
+                )
+                self._thread.start()
+
+    def drop(self, resource: str) -> None:
+        """Stop renewing ``resource`` (releasing it is the caller's)."""
+        with self._lock:
+            self._kept.pop(resource, None)
+
+    def kept(self) -> dict[str, str]:
+        """The leases renewed: resource -> owner."""
+        with self._lock:
+            return dict(self._kept)
+
+    def beat(self) -> None:
+        """Renew every kept lease once, now (the thread calls this every interval)."""
+        for resource, owner in self.kept().items():
+            try:
+                self._leases.renew(resource, owner, self.ttl)
+            except LeaseLostError as lost:
+                with self._lock:
+                    if self._kept.get(resource) == owner:
+                        del self._kept[resource]
+                try:
+                    self._on_lost(resource, lost)
+                except Exception:
+                    logger.exception("lease %s: the on_lost callback failed", resource)
+            except Exception:
+                logger.exception("lease %s: renewal failed; retrying", resource)
+
+    def close(self) -> None:
+        """Stop the thread (the leases are not released)."""
+        self._closed.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while not self._closed.wait(self.interval):
+            with self._lock:
+                if not self._kept:  # nothing left to renew: the next keep starts a thread
+                    self._thread = None
+                    return
+            self.beat()

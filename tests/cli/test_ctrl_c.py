@@ -1,0 +1,115 @@
+"""Ctrl-C in a real ``akgentic`` process (SIGINT), waiting on its output, never on time.
+
+The first Ctrl-C cancels the turns at their next step boundary, waits for them, stops the
+team and says how to resume, the cut turn reported as interrupted; a second one exits at
+once; neither ever prints a traceback — not even during the start-up imports.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from .conftest import AKGENTIC, HANG, Child, Invoke, assert_in_order, child_env
+
+HANG_MODULE = "tests.cli.hang_tool"
+Spawn = Callable[[list[str], dict[str, str]], Child]
+
+
+def hang_in_a_turn(spawn: Spawn, storage_url: str, hang: str) -> Child:
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG=hang)
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    return child
+
+
+def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = hang_in_a_turn(spawn, storage_url, str(release))
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress at their next step")
+    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # delivered
+    with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
+        pass
+    stopped = child.wait_for(") stopped; 1 interrupted turn(s):")
+    child.wait_for("  @Human → @Boss: please hang")
+    hint = child.wait_for("--retry-interrupted")
+    code, errors = child.finish()
+
+    assert code == 130
+    assert stopped.startswith("team hanging (")
+    assert hint.startswith("resume it with: akgentic teams resume ")
+    assert f"--import {HANG_MODULE} --retry-interrupted" in hint
+    assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
+    assert "Traceback" not in errors and "Error" not in errors, errors
+
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(
+        shown.stdout,
+        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
+    )
+    retried = cli(
+        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
+    )
+    assert retried.exit_code == 0, retried.output
+    assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
+
+
+def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
+    child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress")
+    child.proc.send_signal(signal.SIGINT)
+    code, errors = child.finish(timeout=30)
+
+    assert code == 130
+    assert (
+        "interrupted again: stopped at once (the turns in progress were cut); resume it with:"
+        in errors
+    )
+    assert "Traceback" not in errors
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(shown.stdout, ["interrupted turns: 1", "  @Human → @Boss: please hang"])
+
+
+def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(
+    storage_url: str, spawn: Spawn
+) -> None:
+    """The console script's entry, with the import of the framework held open until the
+    test has sent its SIGINT (an import hook, so the signal lands inside the imports)."""
+    script = textwrap.dedent(
+        """
+        import sys, threading
+
+        class Hold:
+            def find_spec(self, name, path=None, target=None):
+                if name == "pydantic_ai":
+                    print("importing", flush=True)
+                    threading.Event().wait()
+                return None
+
+        sys.meta_path.insert(0, Hold())
+        sys.argv = ["akgentic", "teams", "list"]
+        from akgentic.cli.entry import main  # the console script's entry point
+        main()
+        """
+    )
+    child = spawn([sys.executable, "-c", script], child_env(storage_url))
+    child.wait_for("importing")
+
+    child.proc.send_signal(signal.SIGINT)
+    code, errors = child.finish()
+
+    assert code == 130
+    assert errors == "interrupted\n"

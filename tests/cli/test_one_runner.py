@@ -1,0 +1,76 @@
+"""One process runs a team: ``teams list/show`` say which, a second ``resume`` is refused
+naming it, ``teams stop`` from another terminal ends its ``run`` session, and a resume
+that fails changes nothing and says what to fix."""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Callable
+
+import pytest
+
+from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
+from .test_teams import run_once
+
+Spawn = Callable[[list[str], dict[str, str]], Child]
+
+
+def test_a_running_team_is_shown_refused_elsewhere_and_stopped_from_another_terminal(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    child = spawn([str(AKGENTIC), "run", str(RESEARCH)], child_env(storage_url))
+    started = child.wait_for("started: @Manager (entry point), @Worker")
+    match = re.match(r"team research \((\w{8})\) started", started)
+    assert match, started
+    short = match[1]
+    holder = f"pid {child.proc.pid} on host {socket.gethostname()} since "
+
+    listed = cli("teams", "list")
+    [row] = [line for line in listed.stdout.splitlines() if line.startswith(short)]
+    assert holder in row and "RUNNING" in row
+    shown = cli("teams", "show", short)
+    assert f"run by:   {holder}" in shown.stdout
+
+    refused = cli("teams", "resume", short, "-m", "hello?")
+    assert refused.exit_code == 1
+    [line] = refused.stderr.splitlines()
+    assert "is running in another process: " + holder in line and "stop it there first" in line
+
+    stopped = cli("teams", "stop", short)
+    assert stopped.exit_code == 0, stopped.output
+    assert f"the process running it ({holder}" in stopped.stdout
+    child.wait_for(f"team research ({short}) stopped: it was stopped from elsewhere")
+    child.wait_for(
+        f"team research ({short}) stopped; resume it with: akgentic teams resume {short}"
+    )
+    code, errors = child.finish()
+    assert code == 0
+    assert errors == ""
+    assert "run by:   no process" in cli("teams", "show", short).stdout
+
+
+def test_a_failed_resume_changes_nothing_and_says_what_to_fix(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team_id = run_once(cli)
+    short = str(team_id)[:8]
+    before = cli("teams", "show", short).stdout
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    failed = cli("teams", "resume", short, "--model", "openai:gpt-5.2", "-m", "and then?")
+
+    assert failed.exit_code == 1
+    [line] = failed.stderr.splitlines()
+    assert line.startswith(
+        f"error: team research ({short}) was not resumed, nothing changed: @Manager: model "
+        f"'openai:gpt-5.2' needs an API key in the environment variable OPENAI_API_KEY"
+    )
+    assert line.endswith(
+        f"; or resume it on another model: akgentic teams resume {short} --storage "
+        f"{storage_url} --model SPEC"
+    )
+    assert cli("teams", "show", short).stdout == before  # status, members, log: the same
+    again = cli("teams", "resume", short, "--model", "scripted:default", "-m", "and then?")
+    assert again.exit_code == 0, again.output
+    assert "\nanswer: [scripted] This is akgentic's offline scripted model" in again.stdout

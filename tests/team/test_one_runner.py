@@ -1,0 +1,282 @@
+"""A team is never lost or split: a failed resume changes nothing, one process runs a team
+at a time (a lease with a heartbeat), and Ctrl-C reports the turns it cut as interrupted."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
+from akgentic.core import (
+    ActorSystem,
+    AgentCard,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    EventMessage,
+    SentMessage,
+)
+from akgentic.storage import StorageBundle, TeamStatus, open_storage
+from akgentic.team import (
+    MemberSpec,
+    ResumeError,
+    TeamCard,
+    TeamManager,
+    TeamRunningElsewhereError,
+    TeamRuntime,
+    plan_restore,
+)
+from akgentic.tool.core import ToolCard
+
+from .test_crash import run_child_until_ready
+from .test_team import EXAMPLE, final_answer
+
+HERE = Path(__file__).resolve().parent
+
+
+def snapshot(storage: StorageBundle, runtime_or_id: Any) -> tuple[Any, ...]:
+    """What a failed resume must not change: the log, the status, the roster it implies,
+    the interrupted and the undelivered turns."""
+    team_id = getattr(runtime_or_id, "team_id", runtime_or_id)
+    plan = plan_restore(storage.events.read(team_id))
+    record = storage.teams.get(team_id)
+    assert record is not None
+    return (
+        storage.events.last_seq(team_id),
+        record.status,
+        sorted(m.name for m in plan.members),
+        [getattr(m, "content", None) for m in plan.interrupted],
+        [getattr(m, "content", None) for m in plan.undelivered],
+    )
+
+
+# -- a failed resume leaves the stored team exactly as it was ---------------------------------
+
+
+def test_a_resume_without_its_models_key_changes_nothing_and_says_what_to_set(
+    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team_id = run_child_until_ready(storage_url)  # killed mid-turn: one turn interrupted
+    storage = open_storage(storage_url)
+    before = snapshot(storage, team_id)
+    assert before[1:] == (
+        TeamStatus.RUNNING,
+        ["@Boss", "@Human"],
+        ["block please"],
+        ["after block"],
+    )
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    manager = TeamManager(system, storage)
+
+    for _ in range(2):  # and again: every failed attempt sees the same team
+        with pytest.raises(ResumeError, match=r"@Boss: .*OPENAI_API_KEY"):
+            manager.resume_team(team_id, model="openai:gpt-5.2")
+        assert snapshot(storage, team_id) == before
+        assert manager.get_team(team_id) is None and manager.lease_of(team_id) is None
+
+    runtime = manager.resume_team(team_id)  # on its own model, it resumes whole
+    assert runtime.member("@Boss") is not None
+    assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]
+    manager.stop_team(team_id)
+
+
+class Keeper(Akgent[BaseConfig, BaseState]):
+    """A member whose start fails on restore while ``sealed`` (after any model check)."""
+
+    sealed: ClassVar[bool] = False
+
+    def on_start(self) -> None:
+        if self.restoring and Keeper.sealed:
+            raise RuntimeError("the vault is sealed")
+
+
+def keeper_card() -> TeamCard:
+    card = TeamCard.from_yaml(EXAMPLE)
+    keeper = AgentCard(role="Keeper", agent_class=Keeper, config=BaseConfig(name="@Keeper"))
+    return card.model_copy(update={"members": [*card.members, MemberSpec(card=keeper)]})
+
+
+def test_a_member_failing_to_start_undoes_the_whole_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(keeper_card())
+    runtime.send("why actors?")
+    final_answer(runtime)
+    manager.stop_team(runtime.team_id)
+    before = snapshot(storage, runtime)
+    Keeper.sealed = True
+    try:
+        with pytest.raises(ResumeError, match="@Keeper could not start: .*the vault is sealed"):
+            manager.resume_team(runtime.team_id)
+        assert snapshot(storage, runtime) == before  # nothing recorded, status untouched
+        assert manager.lease_of(runtime.team_id) is None
+    finally:
+        Keeper.sealed = False
+    again = manager.resume_team(runtime.team_id)
+    assert {m.name for m in again.members()} >= {"@Manager", "@Worker", "@Keeper"}
+    manager.stop_team(runtime.team_id)
+
+
+def test_resume_on_another_model(storage_url: str, system: ActorSystem) -> None:
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    manager.stop_team(runtime.team_id)
+    resumed = manager.resume_team(runtime.team_id, model="test:resumed")
+    for name in ("@Manager", "@Worker"):
+        address = resumed.member(name)
+        assert address is not None
+        config = system.get_actor(address).config
+        assert isinstance(config, AgentConfig) and config.models.active_key == "test:resumed"
+    manager.stop_team(runtime.team_id)
+    # the restored members' start records carry it: a later resume keeps it
+    plan = plan_restore(storage.events.read(runtime.team_id))
+    keys = {m.name: m.config.models.active_key for m in plan.members if m.name.startswith("@M")}
+    assert keys == {"@Manager": "test:resumed"}
+
+
+# -- one process runs a team at a time --------------------------------------------------------
+
+
+def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None:
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        first = TeamManager(here, open_storage(storage_url))
+        runtime = first.create_team(TeamCard.from_yaml(EXAMPLE))
+        second = TeamManager(there, open_storage(storage_url))  # stands for another process
+        with pytest.raises(TeamRunningElsewhereError) as info:
+            second.resume_team(runtime.team_id)
+        assert info.value.lease.holder == first.holder
+        assert f"pid {os.getpid()} on host {socket.gethostname()} since " in str(info.value)
+        assert second.get_team(runtime.team_id) is None
+        first.stop_team(runtime.team_id)  # the lease goes with the stop
+        assert first.lease_of(runtime.team_id) is None
+        resumed = second.resume_team(runtime.team_id)
+        lease = second.lease_of(resumed.team_id)
+        assert lease is not None and lease.holder == second.holder
+        second.stop_team(runtime.team_id)
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)
+
+
+def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: str) -> None:
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        # a holder whose lease is never renewed for long: as if its process had hung
+        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0, watch_interval=0.05)
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        assert stalled.lease_of(runtime.team_id).expired  # type: ignore[union-attr]
+        taker = TeamManager(there, open_storage(storage_url))
+        resumed = taker.resume_team(runtime.team_id)  # expired: taken over
+        assert taker.lease_of(runtime.team_id).holder == taker.holder  # type: ignore[union-attr]
+        # the old holder learns it at its next beat: it stops, recording nothing more
+        assert here.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        resumed.send("still mine?")
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        taker.stop_team(runtime.team_id)
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)
+
+
+def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        runner = TeamManager(here, open_storage(url), watch_interval=0.05)
+        runtime = runner.create_team(TeamCard.from_yaml(EXAMPLE))
+        TeamManager(there, open_storage(url)).stop_team(runtime.team_id)
+        assert here.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason == "it was stopped from elsewhere (akgentic teams stop)"
+        assert runner.lease_of(runtime.team_id) is None  # released once it stopped
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)
+
+
+# -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------
+
+
+class Gate:
+    entered = threading.Event()
+    release = threading.Event()
+
+
+class Blocking(ToolCard):
+    """``wait_here`` blocks until the test opens the gate."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def wait_here(label: str) -> str:
+            """Work on ``label``."""
+            Gate.entered.set()
+            Gate.release.wait(60)
+            return f"worked on {label}"
+
+        return [wait_here]
+
+
+def blocking_card() -> TeamCard:
+    config = AgentConfig(
+        name="@Boss",
+        role="Boss",
+        models="scripted:blocking.scenario.yaml",
+        scenario_dir=str(HERE),
+        tools=[Blocking()],
+    )
+    boss = AgentCard(role="Boss", agent_class=BaseAgent, config=config)
+    return TeamCard(name="blocking", entry_point="@Boss", members=[MemberSpec(card=boss)])
+
+
+def test_interrupt_cuts_the_turn_at_a_step_and_a_resume_offers_it_again(
+    storage_url: str, system: ActorSystem
+) -> None:
+    Gate.entered.clear()
+    Gate.release.clear()
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime: TeamRuntime = manager.create_team(blocking_card())
+    message_id = runtime.send("please block")
+    assert Gate.entered.wait(60)  # the turn is inside its tool call
+    result: list[Any] = []
+    stopping = threading.Thread(
+        target=lambda: result.append(manager.interrupt_team(runtime.team_id))
+    )
+    stopping.start()
+    # the cancel is delivered before the tool returns: the next step boundary finds it
+    for record in runtime.follow(1, idle_timeout=60):
+        msg = record.message
+        if isinstance(msg, SentMessage) and type(msg.message).__name__ == "CancelMessage":
+            break
+    Gate.release.set()
+    stopping.join(60)
+    assert not stopping.is_alive()
+    [cut] = result[0]
+    assert cut.id == message_id and getattr(cut, "content", None) == "please block"
+    records = storage.events.read(runtime.team_id)
+    events = [r.message.event for r in records if isinstance(r.message, EventMessage)]
+    assert [e.message_id for e in events if isinstance(e, TurnInterrupted)] == [message_id]
+    answers = [
+        r.message.message
+        for r in records
+        if isinstance(r.message, SentMessage) and r.message.recipient.name == "@Human"  # type: ignore[union-attr]
+    ]
+    assert answers == []  # cut, not answered: nobody was told a cancellation they did not ask
+    assert storage.teams.get(runtime.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+
+    resumed = manager.resume_team(runtime.team_id)
+    assert [m.id for m in resumed.interrupted] == [message_id]
+    resumed.retry_interrupted()  # the gate is open now: the turn runs to its end
+    assert final_answer(resumed) == "[scripted] done: block"
+    manager.stop_team(runtime.team_id)
+    plan = plan_restore(storage.events.read(runtime.team_id))
+    assert plan.interrupted == []  # retried: no longer interrupted

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 import anyio
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -44,7 +44,10 @@ from akgentic.tool.mcp.config import (
     expand_env,
 )
 
-__all__ = ["MCPServerToolset", "build_server_toolset"]
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset
+
+__all__ = ["MCPServerToolset", "build_server_toolset", "list_server_tools", "start_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,9 +130,7 @@ class MCPServerToolset(AbstractToolset[Any]):
             with anyio.fail_after(bound + _START_GRACE):
                 await self.wrapped.__aenter__()
         except Exception as exc:  # any failure to start is reported, not raised
-            reason = _reason(exc, bound)
-            if isinstance(self.connection, MCPStdioConnectionConfig) and "closed" in reason:
-                reason = "the process exited before the MCP handshake (its stderr says why)"
+            reason = start_failure(self.connection, exc)
             self._failure = reason
             self._unavailable(
                 f"MCP server {self.server!r} ({self.where}) cannot start: {reason}. "
@@ -225,6 +226,15 @@ def _mcp_code(error: BaseException | None) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def start_failure(connection: MCPConnectionConfig, exc: BaseException) -> str:
+    """Why a server could not start, in one line (a stdio server that closed its pipes
+    before the handshake is said as such: its stderr has the details)."""
+    reason = _reason(exc, connection.connect_timeout)
+    if isinstance(connection, MCPStdioConnectionConfig) and "closed" in reason:
+        reason = "the process exited before the MCP handshake (its stderr says why)"
+    return reason
+
+
 def _reason(exc: BaseException, timeout: float) -> str:
     """A one-line reason: the first real cause in exception groups, and a timeout anywhere
     in the chain said as one (a handshake timeout arrives wrapped as "failed to connect")."""
@@ -253,11 +263,7 @@ def build_server_toolset(
     Raises ImportError naming the extra when ``pydantic-ai-slim[mcp]`` is not installed —
     at wiring, since no server of the card could ever start.
     """
-    try:
-        import fastmcp.client.transports  # noqa: F401
-        import pydantic_ai.mcp  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(MISSING_EXTRA) from exc
+    _require_extra()
 
     def build() -> AbstractToolset[Any]:
         return _client_toolset(server, connection, prefix)
@@ -265,6 +271,31 @@ def build_server_toolset(
     return MCPServerToolset(
         server=server, connection=connection, build=build, on_unavailable=on_unavailable
     )
+
+
+def _require_extra() -> None:
+    """ImportError naming the extra when ``pydantic-ai-slim[mcp]`` is not installed."""
+    try:
+        import fastmcp.client.transports  # noqa: F401
+        import pydantic_ai.mcp  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(MISSING_EXTRA) from exc
+
+
+async def list_server_tools(server: str, connection: MCPConnectionConfig) -> list[str]:
+    """Start ``server``, list its tools' names and close it: one look, no lifecycle.
+
+    The start is bounded by ``connect_timeout`` and the listing by ``call_timeout`` (both
+    handed to the client; the whole is given up ``_START_GRACE`` seconds past their sum).
+    Raises whatever the start or the listing raised (see :func:`start_failure`).
+    """
+    _require_extra()
+    client = _client(server, connection)
+    bound = connection.connect_timeout + connection.call_timeout + _START_GRACE
+    with anyio.fail_after(bound):
+        async with client:
+            tools = await client.list_tools()
+    return [tool.name for tool in tools]
 
 
 def _stderr_for_servers() -> TextIO | Path:
@@ -284,7 +315,13 @@ def _stderr_for_servers() -> TextIO | Path:
 def _client_toolset(
     server: str, connection: MCPConnectionConfig, prefix: str
 ) -> AbstractToolset[Any]:
-    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed.
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed."""
+    toolset: AbstractToolset[Any] = _client(server, connection)
+    return toolset.prefixed(prefix) if prefix else toolset
+
+
+def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport.
 
     ``${VAR}`` references are expanded here, from this process's environment; an unset
     one raises ValueError naming the server, the field and the variable.
@@ -316,10 +353,9 @@ def _client_toolset(
             transport = StreamableHttpTransport(url=url, headers=headers)
     else:  # pragma: no cover — the two models above are the only connections
         raise TypeError(f"unknown MCP connection {type(connection).__name__}")
-    toolset: AbstractToolset[Any] = MCPToolset(
+    return MCPToolset(
         transport,
         id=server,
         init_timeout=connection.connect_timeout,
         read_timeout=connection.call_timeout,
     )
-    return toolset.prefixed(prefix) if prefix else toolset

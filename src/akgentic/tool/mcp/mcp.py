@@ -36,7 +36,12 @@ from akgentic.tool.mcp.config import (
     read_mcp_config,
 )
 from akgentic.tool.mcp.event import MCPServerUnavailable
-from akgentic.tool.mcp.toolset import build_server_toolset, list_server_tools, start_failure
+from akgentic.tool.mcp.toolset import (
+    DEFAULT_MAX_RESULT_CHARS,
+    build_server_toolset,
+    list_server_tools,
+    start_failure,
+)
 
 __all__ = ["MCPProbeError", "MCPTool"]
 
@@ -60,11 +65,14 @@ class MCPTool(ToolCard):
       from the connection (the URL's host, or the command's last argument).
     - ``tool_prefix``: ``None`` (default) names tools ``<name>__<tool>``; any other string
       ``<tool_prefix>_<tool>``; ``""`` leaves them unprefixed.
+    - ``max_result_chars``: the longest text of a tool result the model reads; a longer one
+      is cut with a note (default 16,000).
     """
 
     connection: MCPStdioConnectionConfig | MCPHTTPConnectionConfig
     name: str | None = Field(default=None, min_length=1)
     tool_prefix: str | None = None
+    max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=100)
 
     @field_validator("name")
     @classmethod
@@ -132,7 +140,11 @@ class MCPTool(ToolCard):
         """
         return [
             build_server_toolset(
-                self.server_name, self.connection, self.prefix, on_unavailable=self._report
+                self.server_name,
+                self.connection,
+                self.prefix,
+                on_unavailable=self._report,
+                max_result_chars=self.max_result_chars,
             )
         ]
 

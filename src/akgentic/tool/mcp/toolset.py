@@ -19,10 +19,14 @@ agent that lives for days needs from it, and nothing else:
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
+- **An answer fits a context.** A text longer than ``max_result_chars`` (each text of a
+  list, or a structured result as the model reads it, JSON) is cut with a note saying how
+  much more there was: a server that echoes a megabyte does not flood the conversation.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -37,6 +41,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from akgentic.core.excerpt import cut
 from akgentic.tool.mcp.config import (
     MCPConnectionConfig,
     MCPHTTPConnectionConfig,
@@ -57,6 +62,9 @@ _START_GRACE = 5.0
 """Seconds past ``connect_timeout`` before a start that is still going is abandoned (the
 handshake has its own ``connect_timeout``; this bounds a spawn or a TCP connect as well)."""
 
+DEFAULT_MAX_RESULT_CHARS = 16_000
+"""The longest text of a tool result the model reads (see ``MCPServerToolset``)."""
+
 MISSING_EXTRA = "MCPTool needs the mcp extra (pydantic-ai-slim[mcp]): pip install 'akgentic[mcp]'"
 
 
@@ -74,6 +82,7 @@ class MCPServerToolset(AbstractToolset[Any]):
     connection: MCPConnectionConfig
     build: Callable[[], AbstractToolset[Any]]
     on_unavailable: Callable[[str, str], None] | None = None
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
     _entries: int = field(default=0, repr=False)
     _open: bool = field(default=False, repr=False)
@@ -190,7 +199,8 @@ class MCPServerToolset(AbstractToolset[Any]):
                 f"Go on without it."
             )
         try:
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            return _bounded(result, self.max_result_chars, name)
         except (ModelRetry, ToolFailed) as exc:
             code = _mcp_code(exc.__cause__)
             if code == _REQUEST_TIMEOUT:
@@ -211,6 +221,19 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     def _call_timeout(self) -> float:
         return self.connection.call_timeout
+
+
+def _bounded(result: Any, budget: int, name: str) -> Any:
+    """``result`` with every text over ``budget`` characters cut (see the module docstring)."""
+    hint = f"{name}'s answer was longer; ask it for less"
+    if isinstance(result, str):
+        return cut(result, budget, hint)
+    if isinstance(result, list):
+        return [cut(item, budget, hint) if isinstance(item, str) else item for item in result]
+    if isinstance(result, dict):
+        text = json.dumps(result, default=str, ensure_ascii=False)
+        return cut(text, budget, hint) if len(text) > budget else result
+    return result
 
 
 def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
@@ -257,6 +280,7 @@ def build_server_toolset(
     connection: MCPConnectionConfig,
     prefix: str,
     on_unavailable: Callable[[str, str], None] | None = None,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> MCPServerToolset:
     """A fresh, unopened toolset for ``server`` (one per agent), tools named ``prefix_tool``.
 
@@ -269,7 +293,11 @@ def build_server_toolset(
         return _client_toolset(server, connection, prefix)
 
     return MCPServerToolset(
-        server=server, connection=connection, build=build, on_unavailable=on_unavailable
+        server=server,
+        connection=connection,
+        build=build,
+        on_unavailable=on_unavailable,
+        max_result_chars=max_result_chars,
     )
 
 

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from akgentic.catalog import CatalogService, CatalogTool, CatalogToolUnavailable, SecretBox
-from akgentic.core import ActorSystem, EventMessage, StartMessage
+from akgentic.core import EventMessage, StartMessage
 from akgentic.storage import SqliteStorage
 from akgentic.team import TeamCard, TeamManager
-from tests.catalog.conftest import ADMIN
+from tests.catalog.conftest import ADMIN, stored_bytes
 from tests.catalog.tooltypes import key_digest
 from tests.team.test_shared_state import answer
 from tests.tool.mcp.conftest import SERVER
@@ -26,27 +25,6 @@ from tests.tool.search.tavily_server import serve as serve_tavily
 
 DATA = Path(__file__).resolve().parent / "data"
 SECRET = "sk-vault-LIVE-5b8e0c7d13f2"
-
-
-@pytest.fixture
-def system() -> Iterator[ActorSystem]:
-    actor_system = ActorSystem()
-    yield actor_system
-    actor_system.shutdown(timeout=10)
-
-
-@pytest.fixture
-def manager(
-    system: ActorSystem, storage: SqliteStorage, catalog: CatalogService
-) -> Iterator[TeamManager]:
-    teams = TeamManager(system, storage, catalog=catalog)
-    yield teams
-    teams.shutdown()  # before the storage closes
-
-
-def stored_bytes(folder: Path) -> bytes:
-    """Every byte SQLite keeps under ``folder``: the database, its WAL, its shared memory."""
-    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
 
 
 def enable_vault(catalog: CatalogService) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "get_embedding_service",
     "local_model_path",
     "numpy_available",
+    "openai_embedding_service",
 ]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
@@ -358,6 +359,16 @@ def _openai_service(config: EmbeddingConfig, *, compatible: bool) -> EmbeddingSe
         if api_key is None:
             logger.warning("OpenAI embeddings need OPENAI_API_KEY; keyword-only")
             return None
+    return openai_embedding_service(model, base_url=base_url, api_key=api_key)
+
+
+def openai_embedding_service(
+    model: str, *, base_url: str | None, api_key: str | None
+) -> EmbeddingService | None:
+    """The OpenAI-API embedder of ``model`` at ``base_url`` (None: OpenAI's) with
+    ``api_key``, cached per process (by a digest of the key); None, with a warning, when
+    the ``openai`` package is not installed. The catalog's embeddings endpoints build
+    theirs here, with their credential."""
     if importlib.util.find_spec("openai") is None:
         logger.warning("OpenAI embeddings need the openai package; keyword-only")
         return None

@@ -18,6 +18,7 @@ from akgentic.tool.vector_store import (
     VectorStoreConfigError,
     VectorStoreParam,
     close_client,
+    get_embedding_service,
 )
 from akgentic.tool.vector_store.semantic import AUTO
 
@@ -122,3 +123,10 @@ def test_a_named_embedder_excludes_the_fields_its_instance_sets() -> None:
         EmbeddingConfig(instance="bow", provider="openai")
     assert EmbeddingConfig(instance="bow").instance == "bow"
     assert VectorStoreParam(cluster="east").model_dump()["cluster"] == "east"
+
+
+def test_a_named_embedder_is_not_resolved_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-environment")
+    assert get_embedding_service(EmbeddingConfig(instance="bow")) is None

@@ -287,9 +287,18 @@ def get_embedding_service(config: EmbeddingConfig | None = None) -> EmbeddingSer
     Automatic resolution (``provider=None``): ``AKGENTIC_EMBEDDING_BASE_URL`` set →
     openai-compatible; the bundled MiniLM installed → local; ``OPENAI_API_KEY`` set →
     openai; else None. An explicit provider that cannot be served logs a warning and
-    returns None — the consumer degrades to keyword-only, it does not fail.
+    returns None — the consumer degrades to keyword-only, it does not fail. A named
+    catalog ``instance`` is not resolved here (no catalog is in reach): None, with a
+    warning — :meth:`SemanticIndex.bind` resolves it.
     """
     config = config if config is not None else EmbeddingConfig()
+    if config.instance is not None:
+        logger.warning(
+            "embeddings endpoint %r is a catalog instance: SemanticIndex.bind resolves it "
+            "through the actor system's catalog; keyword-only here",
+            config.instance,
+        )
+        return None
     provider = config.provider
     if provider is None:
         if config.base_url or env_value("AKGENTIC_EMBEDDING_BASE_URL"):

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 from pydantic import ValidationError
-from pydantic_ai import RunContext
+from pydantic_ai import ModelRetry, RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
@@ -43,6 +43,15 @@ def test_a_long_text_answer_is_cut_with_a_note_and_a_short_one_is_whole() -> Non
         "ask it for less]"
     )
     assert (short, number) == ("hello, bob", 5)
+
+
+def test_a_server_error_that_echoes_its_input_is_clipped_for_the_model() -> None:
+    card = MCPTool(name="calc", connection=stdio())
+    with pytest.raises(ModelRetry) as refused:
+        answers(card, ("calc__refuse", {"reason": "because " + "x" * 50_000}))
+    said = str(refused.value)
+    assert said.startswith("Error executing tool refuse: because xxx")
+    assert said.endswith(" characters)") and len(said) < 1_100
 
 
 def test_the_bound_is_a_validated_field() -> None:

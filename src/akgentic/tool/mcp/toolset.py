@@ -15,7 +15,8 @@ agent that lives for days needs from it, and nothing else:
   (a crash) is answered with ``ToolFailed`` naming the server; the connection is closed
   and opened again, once, at the next entry (the next turn). A call past
   ``call_timeout`` is answered the same way, and the connection stays. Errors the server
-  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments.
+  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments
+  (clipped to ``MAX_ERROR_CHARS``: a server may echo a megabyte it was sent).
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
@@ -41,7 +42,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
-from akgentic.core.excerpt import cut
+from akgentic.core.excerpt import clip, cut
 from akgentic.tool.mcp.config import (
     MCPConnectionConfig,
     MCPHTTPConnectionConfig,
@@ -61,6 +62,9 @@ _REQUEST_TIMEOUT = -32001
 _START_GRACE = 5.0
 """Seconds past ``connect_timeout`` before a start that is still going is abandoned (the
 handshake has its own ``connect_timeout``; this bounds a spawn or a TCP connect as well)."""
+
+MAX_ERROR_CHARS = 1_000
+"""The longest error of a server the model reads (a server may echo what it was given)."""
 
 DEFAULT_MAX_RESULT_CHARS = 16_000
 """The longest text of a tool result the model reads (see ``MCPServerToolset``)."""
@@ -209,8 +213,11 @@ class MCPServerToolset(AbstractToolset[Any]):
                     f"{self._call_timeout():g}s; the call was abandoned."
                 ) from exc
             if code != _CONNECTION_CLOSED:
-                raise
-            reason = str(exc) or "connection closed"
+                said = exc.message if isinstance(exc, ToolFailed) else str(exc)
+                if len(said) <= MAX_ERROR_CHARS:
+                    raise
+                raise type(exc)(clip(said, MAX_ERROR_CHARS)) from exc
+            reason = clip(str(exc) or "connection closed", MAX_ERROR_CHARS)
         except Exception as exc:  # transport failures are the model's to read
             reason = _reason(exc, self._call_timeout())
         await self._lost(reason)
@@ -271,7 +278,7 @@ def _reason(exc: BaseException, timeout: float) -> str:
             return f"no answer within {timeout:g}s"
         link = link.__cause__ or link.__context__
     text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    return clip(text.splitlines()[0], MAX_ERROR_CHARS)
 
 
 # -- building -------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Fixtures of the catalog tests: a key, a catalog over a real store, a loopback HTTP
-service standing in for a cluster's REST API, and a port nothing listens on."""
+"""Fixtures of the catalog tests: a key, a catalog over a real store, a team manager over
+both, a loopback HTTP service standing in for a cluster's REST API, and a port nothing
+listens on."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from akgentic.catalog import CatalogService, Principal, SecretBox, discover
+from akgentic.core import ActorSystem
 from akgentic.storage import SqliteStorage
+from akgentic.team import TeamManager
 from tests.catalog.loopback import Service, free_port, serving
 from tests.catalog.tooltypes import RELEASE, HangingService, LeakyService, VaultTool
 
@@ -51,3 +54,24 @@ def service() -> Iterator[Service]:
 @pytest.fixture
 def closed_port() -> int:
     return free_port()
+
+
+@pytest.fixture
+def system() -> Iterator[ActorSystem]:
+    actor_system = ActorSystem()
+    yield actor_system
+    actor_system.shutdown(timeout=10)
+
+
+@pytest.fixture
+def manager(
+    system: ActorSystem, storage: SqliteStorage, catalog: CatalogService
+) -> Iterator[TeamManager]:
+    teams = TeamManager(system, storage, catalog=catalog)
+    yield teams
+    teams.shutdown()  # before the storage closes
+
+
+def stored_bytes(folder: Path) -> bytes:
+    """Every byte SQLite keeps under ``folder``: the database, its WAL, its shared memory."""
+    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())

@@ -11,6 +11,7 @@ from akgentic.catalog import CatalogService, run_probe
 from akgentic.storage.records import utc_now
 from tests.catalog.conftest import ADMIN
 from tests.catalog.loopback import Service
+from tests.tool.search.tavily_server import serve as serve_tavily
 
 KEY = "qd-key-0a1b2c3d4e"
 
@@ -140,3 +141,30 @@ def test_run_probe_reports_instead_of_raising() -> None:
     assert (ok.status, ok.detail) == ("active", "pong within 3")
     with pytest.raises(Exception):  # noqa: B017 — the result is frozen
         ok.status = "error"  # type: ignore[misc]
+
+
+def test_web_search_refused_and_unreachable_are_errors_kept_without_the_key(
+    catalog: CatalogService, closed_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    catalog.configure(ADMIN, "web_search", {"api_base_url": f"http://127.0.0.1:{closed_port}"})
+    _, result = catalog.probe(ADMIN, "web_search", timeout=5)
+    assert (result.status, result.detail) == (
+        "error",
+        "no api_key is set: akgentic catalog set-credential web_search",
+    )
+    catalog.set_credential(ADMIN, "web_search", "tvly-stale-77")
+    _, result = catalog.probe(ADMIN, "web_search", timeout=5)
+    assert result.status == "error"
+    assert result.detail.startswith(
+        f"SearchUnavailableError: cannot reach http://127.0.0.1:{closed_port}: "
+    )
+    with serve_tavily() as tavily:
+        catalog.configure(ADMIN, "web_search", {"api_base_url": tavily.url})
+        view, result = catalog.probe(ADMIN, "web_search", timeout=5)
+    assert result.detail == (
+        "SearchUnavailableError: Tavily refused the API key set in the catalog (401: "
+        "Unauthorized: missing or invalid API key.)"
+    )
+    assert view.status == "error" and "tvly-stale-77" not in view.model_dump_json()
+    assert [auth for _, _, auth in tavily.requests] == ["Bearer tvly-stale-77"]

@@ -1,46 +1,30 @@
 """A team card names a catalog instance: the credential reaches the tool at wiring time
 and is never written to the team card, the event log, the logs or the audit (the stored
-bytes of a real SQLite file are searched); refusals at creation, degradation afterwards."""
+bytes of a real SQLite file are searched) — a test card's, SearchTool's against the
+loopback Tavily; an MCP instance's server reaches the agent; refusals at creation,
+degradation afterwards."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import sys
 from pathlib import Path
 
 import pytest
 
 from akgentic.catalog import CatalogService, CatalogTool, CatalogToolUnavailable, SecretBox
-from akgentic.core import ActorSystem, EventMessage, StartMessage
+from akgentic.core import EventMessage, StartMessage
 from akgentic.storage import SqliteStorage
 from akgentic.team import TeamCard, TeamManager
-from tests.catalog.conftest import ADMIN
+from tests.catalog.conftest import ADMIN, stored_bytes
 from tests.catalog.tooltypes import key_digest
 from tests.team.test_shared_state import answer
+from tests.tool.mcp.conftest import SERVER
+from tests.tool.search.tavily_server import KEY as TAVILY_KEY
+from tests.tool.search.tavily_server import serve as serve_tavily
 
 DATA = Path(__file__).resolve().parent / "data"
 SECRET = "sk-vault-LIVE-5b8e0c7d13f2"
-
-
-@pytest.fixture
-def system() -> Iterator[ActorSystem]:
-    actor_system = ActorSystem()
-    yield actor_system
-    actor_system.shutdown(timeout=10)
-
-
-@pytest.fixture
-def manager(
-    system: ActorSystem, storage: SqliteStorage, catalog: CatalogService
-) -> Iterator[TeamManager]:
-    teams = TeamManager(system, storage, catalog=catalog)
-    yield teams
-    teams.shutdown()  # before the storage closes
-
-
-def stored_bytes(folder: Path) -> bytes:
-    """Every byte SQLite keeps under ``folder``: the database, its WAL, its shared memory."""
-    return b"".join(p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file())
 
 
 def enable_vault(catalog: CatalogService) -> None:
@@ -86,6 +70,56 @@ def test_the_credential_reaches_the_tool_and_no_stored_byte_holds_it(
     assert b'"instance":"vault"' in everything
     assert SECRET.encode() not in everything
     assert SECRET not in caplog.text
+
+
+def test_a_search_instance_s_key_reaches_tavily_and_no_stored_byte_holds_it(
+    manager: TeamManager,
+    catalog: CatalogService,
+    storage: SqliteStorage,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)  # the catalog's key or none
+    with serve_tavily() as tavily:
+        catalog.configure(ADMIN, "web_search", {"api_base_url": tavily.url, "web_crawl": False})
+        catalog.set_credential(ADMIN, "web_search", TAVILY_KEY)
+        catalog.enable(ADMIN, "web_search")
+        _, probed = catalog.probe(ADMIN, "web_search", timeout=10)
+        runtime = manager.create_team(TeamCard.from_yaml(DATA / "search.yaml"))
+        runtime.send("please search the web")
+        _, text = answer(runtime, 0)
+    manager.shutdown()
+
+    assert probed.status == "active" and probed.detail.startswith("Tavily accepted the key")
+    assert text.startswith('[scripted] Web search "actor model": 2 result(s).')
+    assert [(path, auth) for path, _, auth in tavily.requests] == [
+        ("/usage", f"Bearer {TAVILY_KEY}"),
+        ("/search", f"Bearer {TAVILY_KEY}"),
+    ]
+    assert all(TAVILY_KEY not in line.model_dump_json() for line in catalog.audit(ADMIN))
+    storage.close()
+    everything = stored_bytes(storage.path.parent)
+    assert b"https://actors.example/intro" in everything  # the answer is in the log searched
+    assert b'"instance":"web_search"' in everything
+    assert TAVILY_KEY.encode() not in everything
+    assert TAVILY_KEY not in caplog.text
+
+
+def test_an_mcp_instance_s_server_reaches_the_agent(
+    manager: TeamManager, catalog: CatalogService
+) -> None:
+    connection = {"stdio_command": sys.executable, "stdio_args": [str(SERVER)]}
+    catalog.configure(ADMIN, "calc", {"name": "calc", "connection": connection}, type_name="mcp")
+    catalog.enable(ADMIN, "calc")
+    view, probed = catalog.probe(ADMIN, "calc", timeout=20)
+    assert (view.status, view.type_name) == ("active", "mcp")
+    assert probed.detail.startswith("MCP server 'calc' serves 6 tool(s): add, greet")
+
+    runtime = manager.create_team(TeamCard.from_yaml(DATA / "mcp.yaml"))
+    runtime.send("add two and three")
+    _, text = answer(runtime, 0)
+    assert text == "[scripted] 5"
 
 
 def test_creating_a_team_refuses_an_instance_that_cannot_serve(

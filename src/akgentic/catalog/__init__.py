@@ -47,6 +47,7 @@ from akgentic.catalog.wiring import (
     bind_catalog,
     catalog_for,
     catalog_tools,
+    named_services,
     unbind_catalog,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "discover",
     "generate_key",
     "http_check",
+    "named_services",
     "register_tool",
     "run_probe",
     "unbind_catalog",

@@ -16,13 +16,13 @@ tool should: the agent starts without that tool, the reason is logged and publis
 :class:`CatalogToolUnavailable` event, never with a secret in it.
 
 The catalog is bound per actor system (:func:`bind_catalog`), which ``TeamManager`` does
-for its storage.
+for its storage: it is the system's service directory (``akgentic.tool.core.services``),
+which the vector store asks too, for a named cluster or embeddings endpoint.
 """
 
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Self
 
@@ -33,6 +33,8 @@ from akgentic.catalog.service import CatalogService
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core import BaseToolParam, ContextState, ToolCard, ToolObserver
 from akgentic.tool.core.params import attach_param, param_of
+from akgentic.tool.core.services import bind_services, services_for, unbind_services
+from akgentic.tool.vector_store import VectorStoreParam
 
 __all__ = [
     "CatalogTool",
@@ -40,34 +42,31 @@ __all__ = [
     "bind_catalog",
     "catalog_for",
     "catalog_tools",
+    "named_services",
     "unbind_catalog",
 ]
 
 logger = logging.getLogger("akgentic.catalog")
 
-_bound: weakref.WeakKeyDictionary[Any, CatalogService] = weakref.WeakKeyDictionary()
-
 
 def bind_catalog(system: Any, catalog: CatalogService) -> None:
-    """Make ``catalog`` the one the agents of ``system`` (an ActorSystem) resolve
-    ``CatalogTool`` instances from (the last binding wins; held while ``system`` lives)."""
-    _bound[system] = catalog
+    """Make ``catalog`` the one the cards of ``system`` (an ActorSystem) resolve
+    ``CatalogTool`` instances and named services (a vector cluster, an embeddings endpoint)
+    from: the tool layer's service directory of ``system`` (the last binding wins; held
+    while ``system`` lives)."""
+    bind_services(system, catalog)
 
 
 def unbind_catalog(system: Any) -> None:
     """Forget the catalog bound to ``system`` (idempotent)."""
-    _bound.pop(system, None)
+    unbind_services(system)
 
 
 def catalog_for(observer: Any) -> CatalogService:
     """The catalog bound to the actor system of ``observer`` (an agent);
     :class:`CatalogUnavailableError` saying how to bind one."""
-    system = getattr(observer, "system", None)
-    try:
-        found = _bound.get(system) if system is not None else None
-    except TypeError:  # not an object a binding could be keyed by
-        found = None
-    if found is None:
+    found = services_for(observer)
+    if not isinstance(found, CatalogService):
         raise CatalogUnavailableError(
             "no tool catalog is bound to this agent's actor system: create the team "
             "with TeamManager (which binds its storage's catalog), or call "
@@ -141,3 +140,16 @@ class CatalogTool(ToolCard):
 def catalog_tools(tools: Iterable[Any]) -> list[CatalogTool]:
     """The :class:`CatalogTool` entries among ``tools`` (an agent config's cards)."""
     return [tool for tool in tools if isinstance(tool, CatalogTool)]
+
+
+def named_services(tools: Iterable[Any]) -> list[str]:
+    """The catalog services ``tools`` (an agent config's cards) name: a consumer card's
+    vector cluster (``vector_store.cluster``) and embeddings endpoint
+    (``vector_store.embedding.instance``), in order, once each."""
+    names: list[str | None] = []
+    for tool in tools:
+        param = getattr(tool, "vector_store", None)
+        if isinstance(param, VectorStoreParam):
+            names.append(param.cluster)
+            names.append(param.embedding.instance if param.embedding is not None else None)
+    return list(dict.fromkeys(n for n in names if n))

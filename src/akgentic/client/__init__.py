@@ -6,6 +6,7 @@ interrupts, pages the history and rebuilds tool state — so a script runs uncha
 against a local team or a server. Needs httpx only (the ``server`` extra has it).
 """
 
+from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.client import AkgenticClient, RemoteTeam, ServerError, decode_event
 from akgentic.client.models import (
     Accepted,
@@ -24,6 +25,7 @@ __all__ = [
     "CardInfo",
     "Health",
     "MemberInfo",
+    "RemoteCatalog",
     "RemoteTeam",
     "ServerError",
     "SseEvent",

@@ -28,6 +28,7 @@ from uuid import UUID
 import httpx
 
 from akgentic.agent.accounting import UsageReport
+from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
     Accepted,
     CardInfo,
@@ -106,6 +107,8 @@ class AkgenticClient:
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
+        self.catalog = RemoteCatalog(self)
+        """The server's tool catalog, with ``CatalogService``'s verbs."""
 
     # -- plumbing --------------------------------------------------------------------------
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:

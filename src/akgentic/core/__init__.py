@@ -17,7 +17,7 @@ from akgentic.core.agent import Akgent, WarningError
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import AgentConfig, BaseConfig
 from akgentic.core.agent_state import BaseState
-from akgentic.core.excerpt import clip, excerpt
+from akgentic.core.excerpt import clip, cut, excerpt
 from akgentic.core.messages.message import (
     CancelMessage,
     Message,
@@ -99,6 +99,7 @@ __all__ = [
     "address_name",
     "clip",
     "current_actor",
+    "cut",
     "deserialize",
     "excerpt",
     "is_tool_actor",

@@ -3,12 +3,14 @@
 A model can send a tool a megabyte, a person can paste one, a damaged row can hold one;
 an error that echoes it whole floods the model's context, the terminal and the log.
 Every message that quotes input quotes it through :func:`excerpt` (a value, as its
-``repr``) or :func:`clip` (text that is already a message, e.g. a nested error's).
+``repr``) or :func:`clip` (text that is already a message, e.g. a nested error's). An
+answer too long for a model's context (a page, a server's result) is :func:`cut`, with a
+note saying how much was left out and how to get less.
 """
 
 from __future__ import annotations
 
-__all__ = ["EXCERPT_CHARS", "clip", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "clip", "cut", "excerpt"]
 
 EXCERPT_CHARS = 80
 """The longest quotation of a value in an error message, in characters."""
@@ -28,3 +30,12 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     except Exception:  # a value whose repr fails (or recurses too deep) is still named
         text = f"<{type(value).__name__}>"
     return clip(text, limit)
+
+
+def cut(text: str, budget: int, hint: str) -> str:
+    """``text`` stripped, or its first ``budget`` characters and a note naming how many
+    more there were and ``hint`` (how to get less)."""
+    text = text.strip()
+    if len(text) <= budget:
+        return text
+    return f"{text[:budget].rstrip()}\n[cut: {len(text) - budget:,} more characters; {hint}]"

@@ -23,6 +23,7 @@ from akgentic.server.errors import BodyLimit, install_error_handlers
 from akgentic.server.feed import Hub
 from akgentic.server.routes import (
     cards_router,
+    catalog_router,
     conversation_router,
     events_router,
     health_router,
@@ -77,6 +78,7 @@ def create_app(
     app.include_router(health_router)
     for router in (teams_router, conversation_router, events_router, cards_router):
         app.include_router(router, dependencies=secured)
+    app.include_router(catalog_router, dependencies=secured)
     install_page(app)
     if settings.cors_origins:
         app.add_middleware(

@@ -32,7 +32,13 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel
 
 from akgentic.agent import AgentConfig, AgentState, HumanProxy, HumanProxyConfig
-from akgentic.catalog import CatalogError, CatalogService, bind_catalog, catalog_tools
+from akgentic.catalog import (
+    CatalogError,
+    CatalogService,
+    bind_catalog,
+    catalog_tools,
+    named_services,
+)
 from akgentic.core import (
     ActorAddress,
     ActorSystem,
@@ -433,13 +439,18 @@ def check_config_models(name: str, config: BaseConfig, state: BaseState | None =
 
 
 def check_catalog_tools(card: TeamCard, catalog: CatalogService) -> None:
-    """Resolve every catalog instance the card names: an unknown, disabled or orphaned
-    instance, a missing key or credential fails here, naming the member and what to do."""
+    """Resolve every catalog instance the card names — tools, and the services a card's
+    vector store names (a cluster, an embeddings endpoint): an unknown, disabled or
+    orphaned instance, a missing key or credential fails here, naming the member and what
+    to do."""
     configs: list[Any] = [(name, s.card.config) for name, s, _ in walk(card.members)]
     configs += [(p.config.name or p.role, p.config) for p in card.profiles]
     for name, config in configs:
-        for tool in catalog_tools(getattr(config, "tools", ())):
-            try:
+        tools = getattr(config, "tools", ())
+        try:
+            for tool in catalog_tools(tools):
                 catalog.resolve_card(tool.instance)
-            except CatalogError as exc:
-                raise ValueError(f"{name}: {exc}") from exc
+            for service in named_services(tools):
+                catalog.resolve(service, "agents")
+        except CatalogError as exc:
+            raise ValueError(f"{name}: {exc}") from exc

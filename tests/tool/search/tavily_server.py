@@ -1,8 +1,8 @@
 """A local stand-in for the Tavily API on loopback, for the real ``tavily-python`` client.
 
-It speaks the published request and response shapes of ``POST /search``, ``/extract`` and
-``/crawl`` (docs.tavily.com API reference) and the documented error statuses, each with
-the documented message in Tavily's error body, ``{"detail": {"error": "..."}}``:
+It speaks the published request and response shapes of ``POST /search``, ``/extract``,
+``/crawl`` and ``GET /usage`` (docs.tavily.com API reference) and the documented error
+statuses, each with the documented message in Tavily's error body, ``{"detail": {"error": "..."}}``:
 
 - 400 Bad Request; 401 Unauthorized: missing or invalid API key;
 - 429 excessive requests; 432 plan limit; 433 pay-as-you-go limit; 500 server error.
@@ -49,6 +49,19 @@ PAGES = {
 }
 
 
+USAGE = {
+    "key": {"usage": 150, "limit": 1000, "search_usage": 100, "extract_usage": 25},
+    "account": {
+        "current_plan": "Bootstrap",
+        "plan_usage": 500,
+        "plan_limit": 15000,
+        "paygo_usage": 25,
+        "paygo_limit": 100,
+    },
+}
+"""``GET /usage``: the key's and the account's credits this billing cycle."""
+
+
 @dataclass
 class FakeTavily:
     """The server's state: what it was asked, and the status it is told to answer."""
@@ -69,6 +82,8 @@ class FakeTavily:
             return 200, extract(body)
         if path == "/crawl":
             return 200, crawl(body)
+        if path == "/usage":
+            return 200, USAGE
         return 404, {"detail": {"error": "Not Found"}}
 
 
@@ -133,7 +148,12 @@ def serve() -> Iterator[FakeTavily]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
-            body = json.loads(self.rfile.read(length) or b"{}")
+            self.reply(json.loads(self.rfile.read(length) or b"{}"))
+
+        def do_GET(self) -> None:
+            self.reply({})
+
+        def reply(self, body: dict[str, Any]) -> None:
             status, answer = fake.answer(self.path, body, self.headers.get("Authorization", ""))
             data = json.dumps(answer).encode()
             self.send_response(status)

@@ -4,10 +4,11 @@ The cards live in ``akgentic.tool``, which never imports the catalog, so their m
 are written here, beside the catalog, rather than on the classes. TeamTool and MailboxTool
 are not listed: every agent carries them (``BaseAgent.default_cards``).
 
-The cards being written in parallel — ``SearchTool`` (``akgentic.tool.search``) and
-``MCPTool`` (``akgentic.tool.mcp``) — are listed as soon as their module imports; their
-``bind_credential`` / ``probe`` hooks are checked like any type's (a missing hook is a
-discovery problem naming it, never a crash).
+The cards with an outside exit — ``SearchTool`` (``web_search``: ``bind_credential`` for
+its Tavily key, ``probe`` reading Tavily's ``/usage``) and ``MCPTool`` (``mcp``: ``probe``
+starting the server and listing its tools) — are listed when their module imports; their
+hooks are checked like any type's (a missing hook is a discovery problem naming it, never
+a crash).
 """
 
 from __future__ import annotations

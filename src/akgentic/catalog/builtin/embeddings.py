@@ -3,6 +3,10 @@
 Their probe is the light ping the seed asks for — the endpoint's model list, not an
 embedding request — and it checks that the configured model is served. The local MiniLM
 embedder has no outside exit and is not a catalog type.
+
+A consumer card names an instance in ``EmbeddingConfig(instance=...)``; at wiring the
+vector store asks it for :meth:`_EmbeddingsEndpoint.embedding_service`: the OpenAI-API
+embedder of its URL and model, with its key.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pydantic import Field, field_validator
 from akgentic.catalog.builtin._service import KeyedService, http_url
 from akgentic.catalog.manifest import ToolManifest, register_tool
 from akgentic.catalog.probe import ProbeFailedError, http_check
+from akgentic.tool.vector_store.vector import EmbeddingService, openai_embedding_service
 
 __all__ = ["OpenAICompatibleEmbeddings", "OpenAIEmbeddings"]
 
@@ -27,6 +32,11 @@ class _EmbeddingsEndpoint(KeyedService):
     base_url: str
 
     _url = field_validator("base_url", mode="before")(http_url)
+
+    def embedding_service(self) -> EmbeddingService | None:
+        """The embedder of this endpoint and model, with the instance's key (None, with a
+        warning, when the ``openai`` package is not installed: keyword-only)."""
+        return openai_embedding_service(self.model, base_url=self.base_url, api_key=self._api_key)
 
     def probe(self, timeout: float) -> str:
         """The model list, within ``timeout``; the configured model must be in it."""

@@ -14,12 +14,13 @@ from akgentic.tool.mcp.config import (
     read_mcp_config,
 )
 from akgentic.tool.mcp.event import MCPServerUnavailable
-from akgentic.tool.mcp.mcp import MCPTool
+from akgentic.tool.mcp.mcp import MCPProbeError, MCPTool
 
 __all__ = [
     "MCPConfigError",
     "MCPConnectionConfig",
     "MCPHTTPConnectionConfig",
+    "MCPProbeError",
     "MCPServerUnavailable",
     "MCPStdioConnectionConfig",
     "MCPTool",

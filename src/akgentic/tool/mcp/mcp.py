@@ -12,6 +12,9 @@ tool name with one more ``_``. ``tool_prefix=""`` leaves the names as the server
 
 Two servers wired to one agent under the same name or the same prefix are refused at
 wiring, naming both — their tools would otherwise shadow each other in the model's eyes.
+
+:meth:`MCPTool.probe` is the catalog's "Test" (the ``mcp`` type): start or reach the
+server, list its tools, close.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any, Self
 from urllib.parse import urlparse
 
+import anyio
 from pydantic import Field, field_validator
 
 from akgentic.tool.core.card import ToolCard
@@ -32,14 +36,23 @@ from akgentic.tool.mcp.config import (
     read_mcp_config,
 )
 from akgentic.tool.mcp.event import MCPServerUnavailable
-from akgentic.tool.mcp.toolset import build_server_toolset
+from akgentic.tool.mcp.toolset import (
+    DEFAULT_MAX_RESULT_CHARS,
+    build_server_toolset,
+    list_server_tools,
+    start_failure,
+)
 
-__all__ = ["MCPTool"]
+__all__ = ["MCPProbeError", "MCPTool"]
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 
 _WIRED: weakref.WeakKeyDictionary[Any, dict[str, MCPTool]] = weakref.WeakKeyDictionary()
 """Per observer (agent): the MCPTool cards wired to it, by ``name:<n>`` and ``prefix:<p>``."""
+
+
+class MCPProbeError(Exception):
+    """The probe's answer when the server does not start or list its tools."""
 
 
 class MCPTool(ToolCard):
@@ -52,11 +65,14 @@ class MCPTool(ToolCard):
       from the connection (the URL's host, or the command's last argument).
     - ``tool_prefix``: ``None`` (default) names tools ``<name>__<tool>``; any other string
       ``<tool_prefix>_<tool>``; ``""`` leaves them unprefixed.
+    - ``max_result_chars``: the longest text of a tool result the model reads; a longer one
+      is cut with a note (default 16,000).
     """
 
     connection: MCPStdioConnectionConfig | MCPHTTPConnectionConfig
     name: str | None = Field(default=None, min_length=1)
     tool_prefix: str | None = None
+    max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=100)
 
     @field_validator("name")
     @classmethod
@@ -124,9 +140,34 @@ class MCPTool(ToolCard):
         """
         return [
             build_server_toolset(
-                self.server_name, self.connection, self.prefix, on_unavailable=self._report
+                self.server_name,
+                self.connection,
+                self.prefix,
+                on_unavailable=self._report,
+                max_result_chars=self.max_result_chars,
             )
         ]
+
+    def probe(self, timeout: float) -> str:
+        """Start (or reach) the server, list its tools and close: ``timeout`` bounds the
+        start and the listing, each (handed to the client). Answers how many tools it
+        serves; raises :class:`MCPProbeError` saying why it does not answer.
+
+        Runs its own event loop: call it from a thread without one (the catalog runs
+        every probe in a thread of its own).
+        """
+        connection = self.connection.model_copy(
+            update={"connect_timeout": timeout, "call_timeout": timeout}
+        )
+        try:
+            names = anyio.run(list_server_tools, self.server_name, connection)
+        except Exception as exc:
+            raise MCPProbeError(
+                f"MCP server {self.server_name!r} ({connection.describe()}) does not answer: "
+                f"{start_failure(connection, exc)}"
+            ) from None
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        return f"MCP server {self.server_name!r} serves {len(names)} tool(s): {shown or 'none'}"
 
     def _report(self, server: str, line: str) -> None:
         observer = self.observer_or_none()

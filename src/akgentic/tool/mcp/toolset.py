@@ -15,21 +15,26 @@ agent that lives for days needs from it, and nothing else:
   (a crash) is answered with ``ToolFailed`` naming the server; the connection is closed
   and opened again, once, at the next entry (the next turn). A call past
   ``call_timeout`` is answered the same way, and the connection stays. Errors the server
-  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments.
+  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments
+  (clipped to ``MAX_ERROR_CHARS``: a server may echo a megabyte it was sent).
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
+- **An answer fits a context.** A text longer than ``max_result_chars`` (each text of a
+  list, or a structured result as the model reads it, JSON) is cut with a note saying how
+  much more there was: a server that echoes a megabyte does not flood the conversation.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 import anyio
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
@@ -37,6 +42,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
+from akgentic.core.excerpt import clip, cut
 from akgentic.tool.mcp.config import (
     MCPConnectionConfig,
     MCPHTTPConnectionConfig,
@@ -44,7 +50,10 @@ from akgentic.tool.mcp.config import (
     expand_env,
 )
 
-__all__ = ["MCPServerToolset", "build_server_toolset"]
+if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset
+
+__all__ = ["MCPServerToolset", "build_server_toolset", "list_server_tools", "start_failure"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +62,12 @@ _REQUEST_TIMEOUT = -32001
 _START_GRACE = 5.0
 """Seconds past ``connect_timeout`` before a start that is still going is abandoned (the
 handshake has its own ``connect_timeout``; this bounds a spawn or a TCP connect as well)."""
+
+MAX_ERROR_CHARS = 1_000
+"""The longest error of a server the model reads (a server may echo what it was given)."""
+
+DEFAULT_MAX_RESULT_CHARS = 16_000
+"""The longest text of a tool result the model reads (see ``MCPServerToolset``)."""
 
 MISSING_EXTRA = "MCPTool needs the mcp extra (pydantic-ai-slim[mcp]): pip install 'akgentic[mcp]'"
 
@@ -71,6 +86,7 @@ class MCPServerToolset(AbstractToolset[Any]):
     connection: MCPConnectionConfig
     build: Callable[[], AbstractToolset[Any]]
     on_unavailable: Callable[[str, str], None] | None = None
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
     _entries: int = field(default=0, repr=False)
     _open: bool = field(default=False, repr=False)
@@ -127,9 +143,7 @@ class MCPServerToolset(AbstractToolset[Any]):
             with anyio.fail_after(bound + _START_GRACE):
                 await self.wrapped.__aenter__()
         except Exception as exc:  # any failure to start is reported, not raised
-            reason = _reason(exc, bound)
-            if isinstance(self.connection, MCPStdioConnectionConfig) and "closed" in reason:
-                reason = "the process exited before the MCP handshake (its stderr says why)"
+            reason = start_failure(self.connection, exc)
             self._failure = reason
             self._unavailable(
                 f"MCP server {self.server!r} ({self.where}) cannot start: {reason}. "
@@ -189,7 +203,8 @@ class MCPServerToolset(AbstractToolset[Any]):
                 f"Go on without it."
             )
         try:
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
+            return _bounded(result, self.max_result_chars, name)
         except (ModelRetry, ToolFailed) as exc:
             code = _mcp_code(exc.__cause__)
             if code == _REQUEST_TIMEOUT:
@@ -198,8 +213,11 @@ class MCPServerToolset(AbstractToolset[Any]):
                     f"{self._call_timeout():g}s; the call was abandoned."
                 ) from exc
             if code != _CONNECTION_CLOSED:
-                raise
-            reason = str(exc) or "connection closed"
+                said = exc.message if isinstance(exc, ToolFailed) else str(exc)
+                if len(said) <= MAX_ERROR_CHARS:
+                    raise
+                raise type(exc)(clip(said, MAX_ERROR_CHARS)) from exc
+            reason = clip(str(exc) or "connection closed", MAX_ERROR_CHARS)
         except Exception as exc:  # transport failures are the model's to read
             reason = _reason(exc, self._call_timeout())
         await self._lost(reason)
@@ -210,6 +228,19 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     def _call_timeout(self) -> float:
         return self.connection.call_timeout
+
+
+def _bounded(result: Any, budget: int, name: str) -> Any:
+    """``result`` with every text over ``budget`` characters cut (see the module docstring)."""
+    hint = f"{name}'s answer was longer; ask it for less"
+    if isinstance(result, str):
+        return cut(result, budget, hint)
+    if isinstance(result, list):
+        return [cut(item, budget, hint) if isinstance(item, str) else item for item in result]
+    if isinstance(result, dict):
+        text = json.dumps(result, default=str, ensure_ascii=False)
+        return cut(text, budget, hint) if len(text) > budget else result
+    return result
 
 
 def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
@@ -225,6 +256,15 @@ def _mcp_code(error: BaseException | None) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def start_failure(connection: MCPConnectionConfig, exc: BaseException) -> str:
+    """Why a server could not start, in one line (a stdio server that closed its pipes
+    before the handshake is said as such: its stderr has the details)."""
+    reason = _reason(exc, connection.connect_timeout)
+    if isinstance(connection, MCPStdioConnectionConfig) and "closed" in reason:
+        reason = "the process exited before the MCP handshake (its stderr says why)"
+    return reason
+
+
 def _reason(exc: BaseException, timeout: float) -> str:
     """A one-line reason: the first real cause in exception groups, and a timeout anywhere
     in the chain said as one (a handshake timeout arrives wrapped as "failed to connect")."""
@@ -238,7 +278,7 @@ def _reason(exc: BaseException, timeout: float) -> str:
             return f"no answer within {timeout:g}s"
         link = link.__cause__ or link.__context__
     text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    return clip(text.splitlines()[0], MAX_ERROR_CHARS)
 
 
 # -- building -------------------------------------------------------------------------------
@@ -247,24 +287,50 @@ def build_server_toolset(
     connection: MCPConnectionConfig,
     prefix: str,
     on_unavailable: Callable[[str, str], None] | None = None,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> MCPServerToolset:
     """A fresh, unopened toolset for ``server`` (one per agent), tools named ``prefix_tool``.
 
     Raises ImportError naming the extra when ``pydantic-ai-slim[mcp]`` is not installed —
     at wiring, since no server of the card could ever start.
     """
+    _require_extra()
+
+    def build() -> AbstractToolset[Any]:
+        return _client_toolset(server, connection, prefix)
+
+    return MCPServerToolset(
+        server=server,
+        connection=connection,
+        build=build,
+        on_unavailable=on_unavailable,
+        max_result_chars=max_result_chars,
+    )
+
+
+def _require_extra() -> None:
+    """ImportError naming the extra when ``pydantic-ai-slim[mcp]`` is not installed."""
     try:
         import fastmcp.client.transports  # noqa: F401
         import pydantic_ai.mcp  # noqa: F401
     except ImportError as exc:
         raise ImportError(MISSING_EXTRA) from exc
 
-    def build() -> AbstractToolset[Any]:
-        return _client_toolset(server, connection, prefix)
 
-    return MCPServerToolset(
-        server=server, connection=connection, build=build, on_unavailable=on_unavailable
-    )
+async def list_server_tools(server: str, connection: MCPConnectionConfig) -> list[str]:
+    """Start ``server``, list its tools' names and close it: one look, no lifecycle.
+
+    The start is bounded by ``connect_timeout`` and the listing by ``call_timeout`` (both
+    handed to the client; the whole is given up ``_START_GRACE`` seconds past their sum).
+    Raises whatever the start or the listing raised (see :func:`start_failure`).
+    """
+    _require_extra()
+    client = _client(server, connection)
+    bound = connection.connect_timeout + connection.call_timeout + _START_GRACE
+    with anyio.fail_after(bound):
+        async with client:
+            tools = await client.list_tools()
+    return [tool.name for tool in tools]
 
 
 def _stderr_for_servers() -> TextIO | Path:
@@ -284,7 +350,13 @@ def _stderr_for_servers() -> TextIO | Path:
 def _client_toolset(
     server: str, connection: MCPConnectionConfig, prefix: str
 ) -> AbstractToolset[Any]:
-    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed.
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed."""
+    toolset: AbstractToolset[Any] = _client(server, connection)
+    return toolset.prefixed(prefix) if prefix else toolset
+
+
+def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport.
 
     ``${VAR}`` references are expanded here, from this process's environment; an unset
     one raises ValueError naming the server, the field and the variable.
@@ -316,10 +388,9 @@ def _client_toolset(
             transport = StreamableHttpTransport(url=url, headers=headers)
     else:  # pragma: no cover — the two models above are the only connections
         raise TypeError(f"unknown MCP connection {type(connection).__name__}")
-    toolset: AbstractToolset[Any] = MCPToolset(
+    return MCPToolset(
         transport,
         id=server,
         init_timeout=connection.connect_timeout,
         read_timeout=connection.call_timeout,
     )
-    return toolset.prefixed(prefix) if prefix else toolset

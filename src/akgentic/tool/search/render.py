@@ -2,22 +2,17 @@
 
 Each source is one block — ``[n] title — url`` then its text — and a text longer than the
 budget is cut with a note saying how much was left out and how to get less. A source
-Tavily could not read is listed with its reason rather than dropped.
+Tavily could not read is listed with its reason rather than dropped. What the model sent
+(a query, a URL) is quoted clipped: an answer never echoes a megabyte it was given.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["cut", "render_crawl", "render_fetch", "render_search"]
+from akgentic.core.excerpt import clip, cut
 
-
-def cut(text: str, budget: int, hint: str) -> str:
-    """``text``, or its first ``budget`` characters and a note naming what was cut."""
-    text = text.strip()
-    if len(text) <= budget:
-        return text
-    return f"{text[:budget].rstrip()}\n[cut: {len(text) - budget:,} more characters; {hint}]"
+__all__ = ["render_crawl", "render_fetch", "render_search"]
 
 
 def _block(index: int, url: str, title: str, body: str) -> str:
@@ -27,7 +22,7 @@ def _block(index: int, url: str, title: str, body: str) -> str:
 
 def render_search(query: str, response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
-    lines = [f'Web search "{query}": {len(results)} result(s).']
+    lines = [f'Web search "{clip(query)}": {len(results)} result(s).']
     if response.get("answer"):
         lines.append(f"Answer: {response['answer']}")
     for index, result in enumerate(results, 1):
@@ -39,20 +34,21 @@ def render_search(query: str, response: dict[str, Any], budget: int) -> str:
 def render_fetch(query: str, response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
     failed = response.get("failed_results") or []
-    lines = [f'Fetched {len(results)} page(s) for "{query}".']
+    lines = [f'Fetched {len(results)} page(s) for "{clip(query)}".']
     hint = "narrow the query or lower chunks_per_source"
     for index, result in enumerate(results, 1):
         body = cut(str(result.get("raw_content") or ""), budget, hint)
         lines.append(_block(index, str(result.get("url", "")), "", body))
     for failure in failed:
-        lines.append(f"[failed] {failure.get('url', '')}: {failure.get('error', 'not readable')}")
+        url, why = str(failure.get("url", "")), str(failure.get("error", "not readable"))
+        lines.append(f"[failed] {clip(url)}: {clip(why, 500)}")
     return "\n\n".join(lines)
 
 
 def render_crawl(response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
     base = response.get("base_url", "")
-    lines = [f"Crawled {base}: {len(results)} page(s)."]
+    lines = [f"Crawled {clip(str(base))}: {len(results)} page(s)."]
     hint = "narrow crawl_instructions or lower chunks_per_source"
     for index, result in enumerate(results, 1):
         body = cut(str(result.get("raw_content") or ""), budget, hint)

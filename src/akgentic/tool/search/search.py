@@ -11,18 +11,24 @@ when the tool is built. ``query`` and ``crawl_instructions`` have no default: un
 Tavily returns whole pages and undirected site walks — enough output to crowd out the
 conversation. Answers are compact, cite their URLs and cut long texts with a note.
 
-Failures never escape a tool: a missing or refused key (``api_key_env``, default
-``TAVILY_API_KEY``), a quota, a rate limit, the network or a server error is answered
-``search is unavailable: <why>``; arguments Tavily refuses are a ``RetriableError``.
-``api_base_url`` points the client elsewhere (a gateway, a proxy).
+Failures never escape a tool: a missing or refused key, a quota, a rate limit, the network
+or a server error is answered ``search is unavailable: <why>``; arguments Tavily refuses
+are a ``RetriableError``. ``api_base_url`` points the client elsewhere (a gateway, a proxy).
+
+The key: the catalog's credential when the card is a catalog instance (``web_search``:
+:meth:`SearchTool.bind_credential` keeps it in a private attribute, never serialized),
+else the environment variable ``api_key_env`` (default ``TAVILY_API_KEY``), read at each
+call. :meth:`SearchTool.probe` is the catalog's "Test": ``GET /usage``, which costs no
+credit.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import TOOL_CALL
@@ -37,7 +43,7 @@ from akgentic.tool.search.params import (
     WebSearch,
 )
 from akgentic.tool.search.render import render_crawl, render_fetch, render_search
-from akgentic.tool.search.tavily import SearchUnavailableError, call_tavily
+from akgentic.tool.search.tavily import SearchUnavailableError, call_tavily, read_usage
 
 __all__ = ["UNAVAILABLE", "SearchTool"]
 
@@ -54,6 +60,39 @@ class SearchTool(ToolCard):
     api_key_env: str = Field(default="TAVILY_API_KEY", min_length=1)
     api_base_url: str | None = Field(default=None, pattern=r"^https?://")
 
+    _api_key: str | None = PrivateAttr(default=None)
+
+    # -- the catalog's hooks ----------------------------------------------------------
+    def bind_credential(self, secret: str) -> None:
+        """The Tavily key of a catalog instance: kept private (never serialized, so never
+        in a team card or the event log) and preferred over ``api_key_env``."""
+        self._api_key = secret.strip() or None
+
+    def probe(self, timeout: float) -> str:
+        """Check the key without spending a credit: Tavily's ``GET /usage`` (its credits
+        page prices search, extract, crawl, map and research; ``/usage`` only reports
+        them), within ``timeout``. Answers the credits this key used; raises
+        :class:`~akgentic.tool.search.tavily.SearchUnavailableError` saying why not."""
+        key, label = self._key()
+        usage = call_tavily(
+            lambda client: read_usage(client, timeout),
+            key=key,
+            key_label=label,
+            base_url=self.api_base_url,
+        )
+        return _usage_summary(usage)
+
+    def _key(self) -> tuple[str, str]:
+        """The key in force and how a refusal names it: the catalog's, else the variable's."""
+        if self._api_key:
+            return self._api_key, "the API key set in the catalog"
+        key = os.environ.get(self.api_key_env, "").strip()
+        if not key:
+            raise SearchUnavailableError(
+                f"{self.api_key_env} is not set (export a Tavily API key to enable web search)"
+            )
+        return key, f"the API key in {self.api_key_env}"
+
     def get_tools(self) -> list[Callable[..., Any]]:
         tools: list[Callable[..., Any]] = []
         search = serve(self.web_search, WebSearch, TOOL_CALL)
@@ -69,7 +108,8 @@ class SearchTool(ToolCard):
 
     def _call(self, action: Callable[[Any], dict[str, Any]]) -> dict[str, Any] | str:
         try:
-            return call_tavily(action, key_env=self.api_key_env, base_url=self.api_base_url)
+            key, label = self._key()
+            return call_tavily(action, key=key, key_label=label, base_url=self.api_base_url)
         except SearchUnavailableError as exc:
             return f"{UNAVAILABLE}{exc}"
 
@@ -156,3 +196,15 @@ class SearchTool(ToolCard):
             return found if isinstance(found, str) else render_crawl(found, p.max_chars)
 
         return web_crawl
+
+
+def _usage_summary(usage: dict[str, Any]) -> str:
+    """One line of ``GET /usage``: the key's credits this cycle, and the account's plan."""
+    key, account = usage.get("key"), usage.get("account")
+    line = "Tavily accepted the key"
+    if isinstance(key, dict) and key.get("usage") is not None:
+        limit = key.get("limit")
+        line += f"; it used {key['usage']} of {limit if limit is not None else 'unlimited'} credits"
+    if isinstance(account, dict) and account.get("current_plan"):
+        line += f"; plan {account['current_plan']}"
+    return line

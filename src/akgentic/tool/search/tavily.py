@@ -5,20 +5,26 @@ a network failure, a timeout or a server error becomes :class:`SearchUnavailable
 the tool answers as ``search is unavailable: <why>``. The one exception is a 400 — the
 model's own arguments were refused — which is a ``RetriableError`` saying what to fix.
 
-The client is ``tavily-python`` (the ``search`` extra). The key is read from the
-environment at each call, never stored in a card; without it no request is sent (the
-client's keyless mode is never used).
+The client is ``tavily-python`` (the ``search`` extra). The caller hands the key in (the
+card resolves it at each call: the catalog's credential, else its environment variable);
+without one no request is sent (the client's keyless mode is never used).
+
+:func:`read_usage` is the probe's request: ``GET /usage`` (the key's and the account's
+credit counters). Tavily's credits page prices search, extract, crawl, map and research,
+and lists no cost for ``/usage`` — it is the one request that checks the key without
+spending a credit. ``tavily-python`` has no method for it, so it goes through the client's
+own session, with the client's headers, and its error statuses are answered as the
+client's methods answer theirs.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["DEFAULT_BASE_URL", "SearchUnavailableError", "call_tavily"]
+__all__ = ["DEFAULT_BASE_URL", "SearchUnavailableError", "call_tavily", "read_usage"]
 
 DEFAULT_BASE_URL = "https://api.tavily.com"
 
@@ -28,17 +34,14 @@ class SearchUnavailableError(Exception):
 
 
 def call_tavily(
-    action: Callable[[Any], dict[str, Any]], *, key_env: str, base_url: str | None
+    action: Callable[[Any], dict[str, Any]], *, key: str, key_label: str, base_url: str | None
 ) -> dict[str, Any]:
-    """Run ``action(client)`` on a fresh ``TavilyClient``; translate every failure.
+    """Run ``action(client)`` on a fresh ``TavilyClient`` holding ``key``; translate every
+    failure. ``key_label`` says where the key came from, for a refusal ("the API key in
+    TAVILY_API_KEY").
 
     Raises :class:`SearchUnavailableError` or, for a 400, ``RetriableError``.
     """
-    key = os.environ.get(key_env, "").strip()
-    if not key:
-        raise SearchUnavailableError(
-            f"{key_env} is not set (export a Tavily API key to enable web search)"
-        )
     try:
         import requests
         from tavily import TavilyClient, errors  # type: ignore[import-untyped]
@@ -55,13 +58,15 @@ def call_tavily(
             f"Tavily refused these arguments (400): {_detail(exc)}. Correct them and call again."
         ) from None
     except errors.InvalidAPIKeyError as exc:
-        reason = f"Tavily refused the API key in {key_env} (401{_suffix(exc)})"
+        reason = f"Tavily refused {key_label} (401{_suffix(exc)})"
     except errors.UsageLimitExceededError as exc:
         reason = f"Tavily's rate limit is reached (429{_suffix(exc)})"
     except errors.ForbiddenError as exc:  # 403, and 432/433: the plan's or PAYG limit
         reason = f"Tavily refused this account's request{_suffix(exc)}"
     except errors.TimeoutError as exc:
         reason = f"Tavily did not answer in time ({exc})"
+    except requests.Timeout:
+        reason = f"Tavily at {where} did not answer in time"
     except requests.HTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "an error"
         reason = f"Tavily answered {status}{_suffix(exc)}"
@@ -70,6 +75,32 @@ def call_tavily(
     finally:
         client.close()
     raise SearchUnavailableError(reason)
+
+
+def read_usage(client: Any, timeout: float) -> dict[str, Any]:
+    """``GET /usage`` through ``client``'s session within ``timeout`` (see the module
+    docstring); an error status raises the client's own error for it."""
+    from tavily import errors
+
+    response = client.session.get(f"{client.base_url}/usage", timeout=timeout)
+    if response.ok:
+        body = response.json()
+        return body if isinstance(body, dict) else {}
+    try:
+        detail = str(response.json().get("detail", {}).get("error") or "")
+    except (ValueError, AttributeError):
+        detail = ""
+    status = response.status_code
+    if status == 400:
+        raise errors.BadRequestError(detail)
+    if status == 401:
+        raise errors.InvalidAPIKeyError(detail)
+    if status == 429:
+        raise errors.UsageLimitExceededError(detail)
+    if status in (403, 432, 433):
+        raise errors.ForbiddenError(detail)
+    response.raise_for_status()
+    return {}
 
 
 def _detail(exc: BaseException) -> str:

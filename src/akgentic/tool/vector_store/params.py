@@ -9,7 +9,10 @@ Rules:
 - Both models are serializable configuration and forbid unknown fields.
 - Infrastructure is never a field: cluster URLs and API keys are read from the
   environment at wiring time (``AKGENTIC_WEAVIATE_URL``, ``AKGENTIC_QDRANT_URL``,
-  ``OPENAI_API_KEY``, …). An exported-but-empty variable counts as unset.
+  ``OPENAI_API_KEY``, …; an exported-but-empty variable counts as unset), or from a
+  **catalog instance named** here (``VectorStoreParam.cluster``,
+  ``EmbeddingConfig.instance``): its URL and key are the catalog's, resolved when the
+  card is wired — the card holds the name only.
 - Every field changes runtime behaviour: ``backend`` and ``collection`` choose where
   rows go, ``embedding`` chooses the embedder, ``hybrid_alpha`` is the weight the
   consumer hands to :func:`~akgentic.tool.vector_store.hybrid.hybrid_rank`, and
@@ -22,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from akgentic.core.serialization import SerializableModel
 
@@ -67,6 +70,10 @@ class EmbeddingConfig(SerializableModel):
     ``model`` overrides the model name (else ``AKGENTIC_EMBEDDING_MODEL``, else the
     provider's default: ``text-embedding-3-small`` for the OpenAI kinds). ``base_url``
     is an endpoint, not a secret; keys are never fields.
+
+    ``instance`` names a catalog instance of an embeddings endpoint instead
+    (``embeddings.openai`` or ``embeddings.openai_compatible``, enabled for agents): its
+    URL, model and key are the catalog's. It excludes the three fields above.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
@@ -74,16 +81,34 @@ class EmbeddingConfig(SerializableModel):
     provider: EmbeddingProvider | None = None
     model: str | None = None
     base_url: str | None = None
+    instance: str | None = Field(default=None, min_length=1, max_length=64)
+
+    @model_validator(mode="after")
+    def _instance_says_it_all(self) -> EmbeddingConfig:
+        if self.instance is not None and (self.provider, self.model, self.base_url) != (
+            None,
+            None,
+            None,
+        ):
+            raise ValueError(
+                "instance names a catalog embeddings endpoint, whose config says its "
+                "provider, model and URL: give instance alone"
+            )
+        return self
 
 
 class VectorStoreParam(SerializableModel):
     """A consumer card's vector-store configuration.
 
     - ``backend`` — a registered backend name (``"inmemory"``, ``"qdrant"``,
-      ``"weaviate"``, or one you registered). None resolves at wiring time to
-      ``"weaviate"`` when ``AKGENTIC_WEAVIATE_URL`` is set, else ``"inmemory"``.
-      Naming ``"weaviate"`` without the URL fails at wiring with a clear error — it
-      never degrades to a process-local index.
+      ``"weaviate"``, or one you registered). None resolves at wiring time to the
+      ``cluster``'s backend when one is named, else ``"weaviate"`` when
+      ``AKGENTIC_WEAVIATE_URL`` is set, else ``"inmemory"``. Naming ``"weaviate"``
+      without the URL fails at wiring with a clear error — it never degrades to a
+      process-local index.
+    - ``cluster`` — a catalog instance of a vector cluster (``vector.qdrant`` or
+      ``vector.weaviate``, enabled for agents) whose URL and key the store uses instead
+      of the environment's; an unknown, disabled or keyless instance fails at wiring.
     - ``collection`` — overrides the consumer's default collection name
       (letters, digits and ``_``; starts with a letter).
     - ``embedding`` — the embedder (:class:`EmbeddingConfig`); None means automatic.
@@ -97,6 +122,7 @@ class VectorStoreParam(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     backend: str | None = None
+    cluster: str | None = Field(default=None, min_length=1, max_length=64)
     collection: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
     embedding: EmbeddingConfig | None = None
     hybrid_alpha: float = Field(default=DEFAULT_ALPHA, ge=0.0, le=1.0)

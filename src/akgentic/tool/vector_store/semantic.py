@@ -67,6 +67,7 @@ from uuid import uuid4
 from akgentic.core import ActorAddress, Orchestrator, current_actor
 from akgentic.tool.core.deferred import poll_deferred
 from akgentic.tool.core.observer import ActorToolObserver
+from akgentic.tool.core.services import services_for
 from akgentic.tool.vector_store.actor import VectorStoreActor, ensure_store_actor
 from akgentic.tool.vector_store.embedding_actor import (
     EmbeddingJob,
@@ -248,18 +249,26 @@ class SemanticIndex:
 
         ``collection`` is the consumer's default name; ``param.collection`` overrides
         it. ``embedder`` overrides ``param.embedding`` (None forces keyword-only);
-        ``config`` overrides the connection settings read from the environment.
+        ``config`` overrides the connection settings read from the environment or from
+        the catalog instance ``param.cluster`` names. A named instance (a cluster, an
+        embeddings endpoint) is resolved through the service directory of the observer's
+        actor system (the catalog ``TeamManager`` binds): its URL and key are the
+        catalog's, never the card's.
         ``team_id`` overrides the observer's team for a collection that is not
         team-scoped: the shared ``workspace_chunks`` rows carry ``""`` and are bounded by
         their mandatory ``tenant`` (the tree) instead — never reaped by team.
 
-        Raises :class:`VectorStoreConfigError` for an unknown backend or a missing
-        cluster URL, and ``ImportError`` (with the install command) for a cluster
-        backend whose client is not installed.
+        Raises :class:`VectorStoreConfigError` for an unknown backend, a missing
+        cluster URL or a named instance the catalog refuses, and ``ImportError`` (with
+        the install command) for a cluster backend whose client is not installed.
         """
         param = param if param is not None else VectorStoreParam()
         name = check_collection_name(param.collection or collection)
-        backend = param.resolved_backend()
+        if config is None and param.cluster is not None:
+            config = _named(observer, param.cluster, "vector cluster", "vector_store_config")
+            backend = param.backend or config.backend
+        else:
+            backend = param.resolved_backend()
         spec = get_backend(backend)
         store_config = config if config is not None else VectorStoreConfig.from_env(backend)
         if store_config.backend != backend:
@@ -271,7 +280,10 @@ class SemanticIndex:
         missing = spec.missing_modules() if in_actor else []
         if not missing:
             spec.validate(store_config)  # a named cluster backend fails loudly, here
-        if isinstance(embedder, _Auto):
+        named = param.embedding.instance if param.embedding is not None else None
+        if isinstance(embedder, _Auto) and named is not None:
+            resolved = _named(observer, named, "embeddings endpoint", "embedding_service")
+        elif isinstance(embedder, _Auto):
             resolved = get_embedding_service(param.embedding)
         else:
             resolved = embedder
@@ -544,6 +556,28 @@ def _ignore(
     _worker: EmbeddingWorker, _vectors: list[list[float]] | None, _error: str | None
 ) -> None:
     return None
+
+
+def _named(observer: Any, name: str, what: str, hook: str) -> Any:
+    """What the catalog instance ``name`` gives through ``hook`` (its store config, its
+    embedder); :class:`VectorStoreConfigError` saying why when it cannot."""
+    directory = services_for(observer)
+    if directory is None:
+        raise VectorStoreConfigError(
+            f"{what} {name!r} is a catalog instance, but no tool catalog is bound to this "
+            f"actor system: create the team with TeamManager, or call "
+            f"akgentic.catalog.bind_catalog(system, CatalogService(storage))"
+        )
+    try:
+        built = directory.resolve(name, "agents")
+    except Exception as exc:  # the catalog's refusal says what to do, never a secret
+        raise VectorStoreConfigError(f"{what} {name!r}: {exc}") from None
+    give = getattr(built, hook, None)
+    if not callable(give):
+        raise VectorStoreConfigError(
+            f"catalog instance {name!r} ({type(built).__name__}) is not a {what}"
+        )
+    return give()
 
 
 def _weak(observer: ActorToolObserver) -> Callable[[], ActorToolObserver | None]:

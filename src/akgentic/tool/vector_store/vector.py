@@ -46,6 +46,7 @@ __all__ = [
     "get_embedding_service",
     "local_model_path",
     "numpy_available",
+    "openai_embedding_service",
 ]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
@@ -290,9 +291,18 @@ def get_embedding_service(config: EmbeddingConfig | None = None) -> EmbeddingSer
     Automatic resolution (``provider=None``): ``AKGENTIC_EMBEDDING_BASE_URL`` set →
     openai-compatible; the bundled MiniLM installed → local; ``OPENAI_API_KEY`` set →
     openai; else None. An explicit provider that cannot be served logs a warning and
-    returns None — the consumer degrades to keyword-only, it does not fail.
+    returns None — the consumer degrades to keyword-only, it does not fail. A named
+    catalog ``instance`` is not resolved here (no catalog is in reach): None, with a
+    warning — :meth:`SemanticIndex.bind` resolves it.
     """
     config = config if config is not None else EmbeddingConfig()
+    if config.instance is not None:
+        logger.warning(
+            "embeddings endpoint %r is a catalog instance: SemanticIndex.bind resolves it "
+            "through the actor system's catalog; keyword-only here",
+            config.instance,
+        )
+        return None
     provider = config.provider
     if provider is None:
         if config.base_url or env_value("AKGENTIC_EMBEDDING_BASE_URL"):
@@ -362,6 +372,16 @@ def _openai_service(config: EmbeddingConfig, *, compatible: bool) -> EmbeddingSe
         if api_key is None:
             logger.warning("OpenAI embeddings need OPENAI_API_KEY; keyword-only")
             return None
+    return openai_embedding_service(model, base_url=base_url, api_key=api_key)
+
+
+def openai_embedding_service(
+    model: str, *, base_url: str | None, api_key: str | None
+) -> EmbeddingService | None:
+    """The OpenAI-API embedder of ``model`` at ``base_url`` (None: OpenAI's) with
+    ``api_key``, cached per process (by a digest of the key); None, with a warning, when
+    the ``openai`` package is not installed. The catalog's embeddings endpoints build
+    theirs here, with their credential."""
     if importlib.util.find_spec("openai") is None:
         logger.warning("OpenAI embeddings need the openai package; keyword-only")
         return None

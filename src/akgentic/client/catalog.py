@@ -1,0 +1,181 @@
+"""The tool catalog over HTTP: ``CatalogService``'s verbs, acting as the server's token.
+
+``AkgenticClient.catalog`` is a :class:`RemoteCatalog`; its verbs are those of
+:class:`~akgentic.catalog.CatalogService` without the principal — the server takes it from
+the request (``api:token-<id>``, see the server's README)::
+
+    client.catalog.configure("web_search", {"api_base_url": "https://api.tavily.com"})
+    client.catalog.set_credential("web_search", key)  # sent in the body, never echoed
+    client.catalog.enable("web_search")
+    view, result = client.catalog.probe("web_search")
+
+The request bodies here are the contract the server's ``/catalog`` routes read; the
+answers are the catalog's own views (:class:`~akgentic.catalog.ToolView`, ...), which never
+hold a secret. Any refusal raises :class:`~akgentic.client.ServerError` with its reason.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from akgentic.catalog import CatalogListing, ProbeResult, ToolDetail, ToolView
+from akgentic.catalog.manifest import NAME_PATTERN
+from akgentic.storage import CATALOG_SURFACES, CatalogAuditRecord
+
+if TYPE_CHECKING:
+    from akgentic.client.client import AkgenticClient
+
+__all__ = [
+    "ConfigureTool",
+    "DisableTool",
+    "EnableTool",
+    "ProbeOutcome",
+    "ProbeTool",
+    "RemoteCatalog",
+    "SetCredential",
+]
+
+Surface = Literal["agents", "api", "cli"]
+TypeName = Field(
+    default=None,
+    pattern=NAME_PATTERN,
+    description="The type of a new instance whose name is not a type's name.",
+)
+
+
+def _surfaces(*names: str) -> list[Surface]:
+    return [cast(Surface, name) for name in names]
+
+
+class _Request(BaseModel):
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+
+class EnableTool(_Request):
+    """Turn a tool on for ``surfaces`` (default: agents). Audited."""
+
+    surfaces: list[Surface] = Field(default_factory=lambda: _surfaces("agents"), min_length=1)
+    type_name: str | None = TypeName
+
+
+class DisableTool(_Request):
+    """Turn a tool off for ``surfaces`` (default: every surface). Audited."""
+
+    surfaces: list[Surface] = Field(
+        default_factory=lambda: _surfaces(*CATALOG_SURFACES), min_length=1
+    )
+
+
+class ConfigureTool(_Request):
+    """Replace a tool's non-secret config, validated against its type. Audited (the config
+    is not secret)."""
+
+    config: dict[str, Any]
+    type_name: str | None = TypeName
+
+
+class SetCredential(_Request):
+    """A tool's secret, sealed by the server (``AKGENTIC_SECRET_KEY``) and never answered
+    back: the audit says "set", views say ``credential_set``."""
+
+    secret: SecretStr = Field(min_length=1, max_length=16_384)
+    type_name: str | None = TypeName
+
+
+class ProbeTool(_Request):
+    """Check that the tool's outside service answers, within ``timeout`` seconds."""
+
+    timeout: float | None = Field(default=None, gt=0, le=120)
+
+
+class ProbeOutcome(BaseModel):
+    """The tool's view with its new status, and the probe's result."""
+
+    tool: ToolView
+    result: ProbeResult
+
+
+class RemoteCatalog:
+    """A server's tool catalog, driven with ``CatalogService``'s verbs (see the module
+    docstring)."""
+
+    def __init__(self, client: AkgenticClient) -> None:
+        self.client = client
+
+    def _send(self, method: str, path: str, body: BaseModel | None = None, **kwargs: Any) -> Any:
+        if body is not None:
+            kwargs["json"] = body.model_dump(mode="json", exclude_none=True) | _secret(body)
+        return self.client.request(method, f"/catalog{path}", **kwargs).json()
+
+    def list(self) -> CatalogListing:
+        """Every type and named instance, the orphaned rows, discovery's problems."""
+        return CatalogListing.model_validate(self._send("GET", "/tools"))
+
+    def show(self, name: str) -> ToolDetail:
+        return ToolDetail.model_validate(self._send("GET", f"/tools/{name}"))
+
+    def enable(
+        self, name: str, surfaces: Iterable[str] = ("agents",), *, type_name: str | None = None
+    ) -> ToolView:
+        body = EnableTool.model_validate({"surfaces": list(surfaces), "type_name": type_name})
+        return ToolView.model_validate(self._send("POST", f"/tools/{name}/enable", body))
+
+    def disable(self, name: str, surfaces: Iterable[str] = CATALOG_SURFACES) -> ToolView:
+        body = DisableTool.model_validate({"surfaces": list(surfaces)})
+        return ToolView.model_validate(self._send("POST", f"/tools/{name}/disable", body))
+
+    def configure(
+        self, name: str, config: dict[str, Any], *, type_name: str | None = None
+    ) -> ToolView:
+        body = ConfigureTool(config=config, type_name=type_name)
+        return ToolView.model_validate(self._send("PUT", f"/tools/{name}/config", body))
+
+    def set_credential(
+        self, name: str, secret: str | None, *, type_name: str | None = None
+    ) -> ToolView:
+        """Store ``secret`` (in the request body only); None clears it."""
+        if secret is None:
+            params = {"type_name": type_name} if type_name else {}
+            data = self._send("DELETE", f"/tools/{name}/credential", params=params)
+        else:
+            body = SetCredential(secret=SecretStr(secret), type_name=type_name)
+            data = self._send("PUT", f"/tools/{name}/credential", body)
+        return ToolView.model_validate(data)
+
+    def probe(self, name: str, timeout: float | None = None) -> tuple[ToolView, ProbeResult]:
+        body = ProbeTool(timeout=timeout)
+        outcome = ProbeOutcome.model_validate(
+            self._send("POST", f"/tools/{name}/probe", body, timeout=(timeout or 10.0) + 30.0)
+        )
+        return outcome.tool, outcome.result
+
+    def remove(self, name: str) -> bool:
+        """Remove an instance's row; False when none is stored."""
+        from akgentic.client.client import ServerError
+
+        try:
+            self.client.request("DELETE", f"/catalog/tools/{name}")
+        except ServerError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def audit(
+        self, name: str | None = None, limit: int | None = None
+    ) -> builtins.list[CatalogAuditRecord]:
+        """The audit trail, oldest first (of ``name`` only; the last ``limit`` lines)."""
+        params = {k: v for k, v in {"name": name, "limit": limit}.items() if v is not None}
+        data = self._send("GET", "/audit", params=params)
+        return [CatalogAuditRecord.model_validate(line) for line in data]
+
+
+def _secret(body: BaseModel) -> dict[str, Any]:
+    """The secret of a :class:`SetCredential`, revealed for the request body only."""
+    if isinstance(body, SetCredential):
+        return {"secret": body.secret.get_secret_value()}
+    return {}

@@ -1,0 +1,65 @@
+"""MCPTool.probe(), the catalog's "Test": start the real test server, list its tools, close;
+a command that fails, a server that never answers, an unset ``${VAR}`` are each a reason."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from akgentic.tool.mcp import MCPProbeError, MCPStdioConnectionConfig, MCPTool
+
+from .conftest import http, pid_alive, stdio
+
+
+def test_the_probe_lists_the_stdio_server_s_tools_and_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pid_file = tmp_path / "pid"
+    monkeypatch.setenv("PID_FILE", str(pid_file))
+    card = MCPTool(name="calc", connection=stdio(stdio_env={"MCP_PID_FILE": "${PID_FILE}"}))
+    detail = card.probe(timeout=20)
+    assert detail == (
+        "MCP server 'calc' serves 6 tool(s): add, greet, picture, refuse, crash, hang"
+    )
+    assert not pid_alive(int(pid_file.read_text()))  # the look is over: the process is gone
+
+
+def test_the_probe_reaches_a_streamable_http_server(http_url: str) -> None:
+    detail = MCPTool(name="web", connection=http(http_url)).probe(timeout=20)
+    assert detail.startswith("MCP server 'web' serves 6 tool(s): add, greet")
+
+
+def test_a_command_that_fails_is_the_probe_s_error(tmp_path: Path) -> None:
+    missing = MCPTool(
+        name="gone", connection=MCPStdioConnectionConfig(stdio_command=str(tmp_path / "nope"))
+    )
+    with pytest.raises(MCPProbeError, match=rf"^MCP server 'gone' \({tmp_path / 'nope'}\) does"):
+        missing.probe(timeout=10)
+    exits = MCPTool(
+        name="quits",
+        connection=MCPStdioConnectionConfig(
+            stdio_command=sys.executable, stdio_args=["-c", "raise SystemExit(3)"]
+        ),
+    )
+    with pytest.raises(MCPProbeError) as failed:
+        exits.probe(timeout=10)
+    assert str(failed.value).endswith(
+        "does not answer: the process exited before the MCP handshake (its stderr says why)"
+    )
+
+
+def test_a_server_that_never_answers_is_bounded_by_the_probe_s_timeout() -> None:
+    mute = MCPStdioConnectionConfig(  # reads its stdin and never answers
+        stdio_command=sys.executable, stdio_args=["-c", "import sys; sys.stdin.read()"]
+    )
+    with pytest.raises(MCPProbeError, match=r"does not answer: no answer within 1s$"):
+        MCPTool(name="mute", connection=mute).probe(timeout=1)
+
+
+def test_an_unset_reference_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AKGENTIC_TEST_UNSET", raising=False)
+    card = MCPTool(name="calc", connection=stdio(stdio_env={"TOKEN": "${AKGENTIC_TEST_UNSET}"}))
+    with pytest.raises(MCPProbeError, match="export AKGENTIC_TEST_UNSET"):
+        card.probe(timeout=10)

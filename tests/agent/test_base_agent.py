@@ -146,11 +146,15 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     assert unknown.content.startswith("Unknown command /nope. Commands:")  # type: ignore[attr-defined]
     assert "/clear" in unknown.content and "/compact" in unknown.content  # type: ignore[attr-defined]
     assert script.seen == []
+    # the announcement travels on the telemetry stream, which the replies above overtake:
+    # wait for it rather than read the recorder at once (it failed under load)
     announced = [
         m.event
-        for m in team.recorder.of_type(EventMessage)
-        if isinstance(m.event, CommandsAnnouncedEvent)
+        for m in team.recorder.wait_for_type(
+            EventMessage, where=lambda m: isinstance(m.event, CommandsAnnouncedEvent)
+        )
     ]
+    assert isinstance(announced[0], CommandsAnnouncedEvent)
     assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
 
 

@@ -35,7 +35,8 @@ def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavily]:
 
 @pytest.fixture
 def admin(serve_with: Callable[[ServerSettings], Served]) -> Served:
-    return serve_with(ServerSettings(port=0, token=TOKEN))
+    # SEARCH_CARD is posted, its scenario beside it, outside this server's cards folders
+    return serve_with(ServerSettings(port=0, token=TOKEN, allow_posted=["paths"]))
 
 
 def test_an_admin_configures_keys_enables_and_probes_and_the_trail_names_the_token(

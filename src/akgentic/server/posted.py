@@ -32,11 +32,14 @@ a request overrides every member's roster with is, on any card (a ``scripted:`` 
 path). A refusal is :class:`PostedCardRefusedError` (answered 403), naming every field and the
 ``--allow-posted`` value that would let it through.
 
-What this does not check: the team's own workspace tree (``WorkspaceTool``), whose
+What this does not check: workspace trees (``WorkspaceTool``), which live under the
+server's workspace root — the server's data, not the host's files; a posted card may name
+a shared tree (``workspace_id``) as the server's own teams do — and whose
 ``workspace_exec`` commands run in the sandbox only, on its allowlist; catalog instances a
 card names (the operator configured them); the fields of card classes the operator's own
 registered cards imported (a posted card may name them: this policy knows the shipped
-cards' fields).
+cards' fields). A team is checked when it is created: a resume rebuilds the card the
+server accepted then.
 """
 
 from __future__ import annotations

@@ -234,3 +234,13 @@ def test_a_second_ctrl_c_on_serve_stops_at_once_without_a_traceback(tmp_path: Pa
     assert code == 130
     assert "interrupted again: stopped at once (the turns in progress were cut)" in errors
     assert "Traceback" not in errors and "Error" not in errors, errors
+
+
+def test_an_unknown_team_on_a_server_says_how_to_list_the_servers_teams(served: Served) -> None:
+    for command in ("usage", "events"):
+        code, _, err = invoke(command, "zzzz", "--server", served.url)
+        assert code == 1
+        assert err.strip() == (
+            f"error: no team matches 'zzzz'; list the teams with: GET {served.url}/teams "
+            f"(the page {served.url}/ shows them too)"
+        )

@@ -6,7 +6,7 @@ value — unless the operator allows that reach; registered cards stay trusted."
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from akgentic.core.serialization import serialize
-from akgentic.server import ServerSettings
+from akgentic.server import CardRegistry, ServerSettings
 from akgentic.server.posted import PostedCardPolicy, PostedCardRefusedError
 from akgentic.team import TeamCard
 from tests.server.conftest import REPO, RESEARCH, Served, kind, serve_cards, until
@@ -51,7 +51,7 @@ def refused(served: Served, body: dict[str, Any]) -> str:
 
 
 @contextmanager
-def serving(folder: Path, settings: ServerSettings, cards: tuple[Path, ...]) -> Iterator[Served]:
+def serving(folder: Path, settings: ServerSettings, cards: CardRegistry) -> Iterator[Served]:
     yield from serve_cards(folder, settings, cards)
 
 
@@ -139,7 +139,15 @@ def test_an_mcp_config_outside_the_cards_folders_is_a_path_and_processes(served:
     assert detail.endswith("(akgentic serve --allow-posted processes --allow-posted paths)")
 
 
-def test_what_the_cards_folders_hold_a_posted_card_may_use(served: Served) -> None:
+def folder_server(tmp_path: Path, *paths: Path, **settings: Any) -> AbstractContextManager[Served]:
+    """A server whose cards come from ``paths`` as ``akgentic serve --cards`` loads them."""
+    registry = CardRegistry()
+    registry.load(paths)
+    assert registry.problems == []
+    return serving(tmp_path, ServerSettings(port=0, **settings), registry)
+
+
+def test_what_the_cards_folders_hold_a_posted_card_may_use(tmp_path: Path) -> None:
     inside = probe(
         {
             "role": "Worker",  # a role the scenario scripts
@@ -149,11 +157,28 @@ def test_what_the_cards_folders_hold_a_posted_card_may_use(served: Served) -> No
         },
         mcp_config=str(EXAMPLES / "glossary.mcp.json"),
     )
-    response = post(served, {"card": inside})
-    assert response.status_code == 201, response.text
-    card = served.client.get_team(response.json()["team_id"]).card
+    with folder_server(tmp_path, EXAMPLES) as served:  # akgentic serve --cards examples/teams
+        response = post(served, {"card": inside})
+        assert response.status_code == 201, response.text
+        card = served.client.get_team(response.json()["team_id"]).card
     [config] = card.configs()
     assert "glossary" in {getattr(t, "name", None) for t in config.tools}  # the file's server
+
+
+def test_a_card_file_named_alone_opens_only_what_it_reads(served: Served) -> None:
+    # served knows research.yaml, analyst.yaml and turns.yaml as cards, not their folders
+    read = probe(
+        {
+            "role": "Worker",
+            "models": "scripted:research.scenario.yaml",
+            "scenario_dir": str(EXAMPLES),
+        }
+    )
+    assert post(served, {"card": read}).status_code == 201
+    beside = probe({"models": "scripted:coder.scenario.yaml", "scenario_dir": str(EXAMPLES)})
+    assert "(scripted:coder.scenario.yaml; --allow-posted paths)" in refused(
+        served, {"card": beside}
+    )
 
 
 @pytest.mark.parametrize(
@@ -283,7 +308,7 @@ def test_registered_cards_stay_trusted_and_links_out_of_the_folder_do_not(
     outside.write_text('default: {text: "[scripted] secret"}\n')
     (cards / "link.scenario.yaml").symlink_to(outside)
 
-    with serving(tmp_path, ServerSettings(port=0), (cards / "operators.yaml",)) as served:
+    with folder_server(tmp_path, cards) as served:
         assert post(served, {"card": "operators"}).status_code == 201  # the operator's card
         as_posted = serialize(TeamCard.from_yaml(cards / "operators.yaml"))
         assert "stdio_command starts a process" in refused(served, {"card": as_posted})

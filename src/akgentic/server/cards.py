@@ -10,8 +10,8 @@ skipped; a duplicate name is reported too and the first one wins.
 
 A posted card is data from the network: it is validated, never imports anything, and may
 only name modules the server has already imported; what it may reach on the server is
-:mod:`akgentic.server.posted`'s to say. The folders the registered cards come from
-(:meth:`CardRegistry.folders`) are where a posted card may read files.
+:mod:`akgentic.server.posted`'s to say: it may read in the folders named with ``--cards``
+(:meth:`CardRegistry.folders`) and what the registered cards read themselves.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ class CardRegistry:
                 self.problems.append(f"{path}: no such file or folder")
                 continue
             if not path.is_dir():
-                self._folders.append(path.parent.resolve())
                 files = [path]
             else:
                 self._folders.append(path.resolve())
@@ -79,15 +78,9 @@ class CardRegistry:
                     self.problems.append("card skipped: " + "; ".join(str(exc).splitlines()))
 
     def folders(self) -> list[Path]:
-        """Where the registered cards come from: the folders named at start (a file's
-        folder), and every folder a registered card resolves its scenarios against."""
-        found = list(self._folders)
-        for card, _ in self._cards.values():
-            for config in card.configs():
-                base = getattr(config, "scenario_dir", None)
-                if isinstance(base, str):
-                    found.append(Path(base).resolve())
-        return list(dict.fromkeys(found))
+        """The folders named at start (``--cards DIR``), resolved: the operator's, where
+        posted cards may read (with what the registered cards read themselves)."""
+        return list(dict.fromkeys(self._folders))
 
     def get(self, name: str) -> TeamCard | None:
         found = self._cards.get(name)

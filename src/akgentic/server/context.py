@@ -34,10 +34,10 @@ class ServerContext:
 
     @property
     def posted(self) -> PostedCardPolicy:
-        """What posted cards may reach: the settings' ``allow_posted``, the cards' folders."""
-        return PostedCardPolicy(
-            allowed=frozenset(self.settings.allow_posted), folders=tuple(self.cards.folders())
-        )
+        """What posted cards may reach: the settings' ``allow_posted``; the cards folders
+        and what the registered cards read."""
+        cards = [card for card, _ in self.cards.items()]
+        return PostedCardPolicy.for_cards(self.settings.allow_posted, self.cards.folders(), cards)
 
     @property
     def live(self) -> Hub:

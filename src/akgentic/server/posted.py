@@ -21,11 +21,13 @@ REACH``, :attr:`ServerSettings.allow_posted`):
   request leaves from the server's network, so a posted URL could reach hosts only the
   server sees.
 
-The **cards folders** are the operator's: the folders named with ``--cards`` (a file's
-folder) and the folders the registered cards resolve their scenarios against
-(:meth:`CardRegistry.folders`). A posted card may read files there — scenarios, skills,
-an ``mcp.json`` and so the servers it lists — which is what ``akgentic run CARD.yaml
---server URL`` needs for a card kept in the server's cards folder.
+The **cards folders** are the operator's: the folders named with ``--cards``
+(:meth:`CardRegistry.folders`), and every file and folder a registered card reads itself
+(its scenarios, skill folders, ``mcp_config``: :meth:`PostedCardPolicy.for_cards`). A
+posted card may read there — scenarios, skills, an ``mcp.json`` and so start the servers
+it lists — which is what ``akgentic run CARD.yaml --server URL`` needs for a card kept in
+the server's cards folder. A card file named alone (``--cards card.yaml``) opens only
+what that card reads, not its whole folder.
 
 A registered card (posted by its name) is the operator's and is not checked; the ``model``
 a request overrides every member's roster with is, on any card (a ``scripted:`` file is a
@@ -44,7 +46,7 @@ server accepted then.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -61,7 +63,7 @@ from akgentic.tool.skill import Skills
 from akgentic.tool.vector_store import EmbeddingConfig
 from akgentic.tool.workspace import WorkspaceExec
 
-__all__ = ["REACHES", "PostedCardPolicy", "PostedCardRefusedError", "Reach"]
+__all__ = ["REACHES", "PostedCardPolicy", "PostedCardRefusedError", "Reach", "Reaching", "reaching"]
 
 Reach = Literal["processes", "paths", "endpoints"]
 REACHES: tuple[Reach, ...] = get_args(Reach)
@@ -78,11 +80,14 @@ SHOWN = 5
 
 @dataclass(frozen=True)
 class Reaching:
-    """One field of a card that reaches the host: where it is, how, and what it names."""
+    """One field of a card that reaches the host: where it is, how, and what it names;
+    ``path`` is the server path it reads (when it is in the cards folders, the field is
+    the operator's to give: it passes)."""
 
     where: str
     reach: Reach
     what: str
+    path: Path | None = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return f"{self.where} {_WHAT[self.reach]} ({self.what}; --allow-posted {self.reach})"
@@ -107,99 +112,121 @@ class PostedCardRefusedError(CardError):
 
 @dataclass(frozen=True)
 class PostedCardPolicy:
-    """What posted cards may reach (``allowed``) and where they may read (``folders``)."""
+    """What posted cards may reach (``allowed``) and where they may read (``folders``:
+    folders and files, resolved)."""
 
     allowed: frozenset[Reach] = frozenset()
     folders: tuple[Path, ...] = field(default=())
 
+    @classmethod
+    def for_cards(
+        cls, allowed: Iterable[Reach], folders: Iterable[Path], cards: Iterable[TeamCard]
+    ) -> PostedCardPolicy:
+        """The policy of a server whose cards folders are ``folders`` and whose registered
+        cards are ``cards``: what those cards read is the operator's too."""
+        read = [r.path for card in cards for r in reaching(card) if r.path is not None]
+        found = [p.resolve() for p in [*folders, *read]]
+        return cls(frozenset(allowed), tuple(dict.fromkeys(found)))
+
     def check(self, card: TeamCard, *, posted: bool, model: str | None = None) -> None:
         """Refuse a posted ``card`` reaching further than allowed, and a ``model``
         override (on any card) naming a scenario outside the cards folders."""
-        found = list(self._reaching(card, "", None)) if posted else []
+        found = reaching(card) if posted else []
         if model is not None:
-            found += self._model_override(card, model)
-        refused = [r for r in found if r.reach not in self.allowed]
+            found += _model_override(card, model)
+        refused = [
+            r
+            for r in dict.fromkeys(found)
+            if r.reach not in self.allowed and not (r.path is not None and self._inside(r.path))
+        ]
         if refused:
             raise PostedCardRefusedError(refused)
-
-    # -- the walk --------------------------------------------------------------------------
-    def _reaching(self, node: Any, where: str, base: str | None) -> Iterator[Reaching]:
-        """Every field under ``node`` that reaches the host; ``base`` is the scenario
-        folder of the agent config being walked."""
-        if isinstance(node, list | tuple):
-            for i, item in enumerate(node):
-                yield from self._reaching(item, f"{where}[{i}]", base)
-            return
-        if isinstance(node, dict):
-            for key, item in node.items():
-                yield from self._reaching(item, f"{where}.{key}", base)
-            return
-        if not isinstance(node, BaseModel):
-            return
-        if isinstance(node, AgentConfig):
-            base = node.scenario_dir
-        yield from self._fields_of(node, where, base)
-        for name in type(node).model_fields:
-            yield from self._reaching(getattr(node, name), _join(where, name), base)
-
-    def _fields_of(self, node: BaseModel, where: str, base: str | None) -> Iterator[Reaching]:
-        def at(name: str) -> str:
-            return _join(where, name)
-
-        if isinstance(node, TeamCard) and node.mcp_config:
-            if not self._inside(Path(node.mcp_config)):
-                yield Reaching(at("mcp_config"), "paths", node.mcp_config)
-                yield Reaching(at("mcp_config"), "processes", "the servers of that file")
-        elif isinstance(node, MCPStdioConnectionConfig):
-            yield Reaching(at("stdio_command"), "processes", node.stdio_command)
-        elif isinstance(node, MCPHTTPConnectionConfig):
-            yield Reaching(at("url"), "endpoints", node.url)
-        elif isinstance(node, ModelConfig):
-            yield from self._model(node, where, base)
-        elif isinstance(node, SearchTool):
-            if node.api_base_url is not None:
-                yield Reaching(at("api_base_url"), "endpoints", node.api_base_url)
-            if node.api_key_env != SearchTool.model_fields["api_key_env"].default:
-                yield Reaching(at("api_key_env"), "endpoints", node.api_key_env)
-        elif isinstance(node, EmbeddingConfig):
-            if node.base_url is not None:
-                yield Reaching(at("base_url"), "endpoints", node.base_url)
-            if node.provider == "local" and node.model and not self._inside(Path(node.model)):
-                yield Reaching(at("model"), "paths", node.model)
-        elif isinstance(node, Skills):
-            for i, folder in enumerate(node.folders or ()):
-                if not self._inside(Path(folder)):
-                    yield Reaching(f"{at('folders')}[{i}]", "paths", folder)
-        elif isinstance(node, WorkspaceExec) and node.network:
-            yield Reaching(at("network"), "endpoints", "network access for commands")
-
-    def _model(self, config: ModelConfig, where: str, base: str | None) -> Iterator[Reaching]:
-        if config.base_url is not None:
-            yield Reaching(_join(where, "base_url"), "endpoints", config.base_url)
-        if config.api_key_env is not None:
-            yield Reaching(_join(where, "api_key_env"), "endpoints", config.api_key_env)
-        if config.provider == "scripted" and config.model != "default":
-            path = Path(config.model)
-            if base is not None and not path.is_absolute():
-                path = Path(base) / path
-            if not self._inside(path):
-                yield Reaching(_join(where, "model"), "paths", f"scripted:{config.model}")
-
-    def _model_override(self, card: TeamCard, spec: str) -> list[Reaching]:
-        try:
-            roster = ModelRoster.from_spec(spec)
-        except ValueError:
-            return []  # not a roster: the team's creation says why
-        found: list[Reaching] = []
-        for config in card.configs():
-            base = config.scenario_dir if isinstance(config, AgentConfig) else None
-            for model in roster.models:
-                found += [r for r in self._model(model, "model", base) if r not in found]
-        return found
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()
         return any(real.is_relative_to(folder) for folder in self.folders)
+
+
+def reaching(card: TeamCard) -> list[Reaching]:
+    """Every field of ``card`` that reaches the host (see the module docstring)."""
+    return list(_walk(card, "", None))
+
+
+def _walk(node: Any, where: str, base: str | None) -> Iterator[Reaching]:
+    """The fields under ``node`` that reach the host; ``base`` is the scenario folder of
+    the agent config being walked."""
+    if isinstance(node, list | tuple):
+        for i, item in enumerate(node):
+            yield from _walk(item, f"{where}[{i}]", base)
+        return
+    if isinstance(node, dict):
+        for key, item in node.items():
+            yield from _walk(item, f"{where}.{key}", base)
+        return
+    if not isinstance(node, BaseModel):
+        return
+    if isinstance(node, AgentConfig):
+        base = node.scenario_dir
+    yield from _fields_of(node, where, base)
+    for name in type(node).model_fields:
+        yield from _walk(getattr(node, name), _join(where, name), base)
+
+
+def _fields_of(node: BaseModel, where: str, base: str | None) -> Iterator[Reaching]:
+    def at(name: str) -> str:
+        return _join(where, name)
+
+    if isinstance(node, TeamCard) and node.mcp_config:
+        path = Path(node.mcp_config)
+        yield Reaching(at("mcp_config"), "paths", node.mcp_config, path)
+        yield Reaching(at("mcp_config"), "processes", "the servers of that file", path)
+    elif isinstance(node, MCPStdioConnectionConfig):
+        yield Reaching(at("stdio_command"), "processes", node.stdio_command)
+    elif isinstance(node, MCPHTTPConnectionConfig):
+        yield Reaching(at("url"), "endpoints", node.url)
+    elif isinstance(node, ModelConfig):
+        yield from _model(node, where, base)
+    elif isinstance(node, SearchTool):
+        if node.api_base_url is not None:
+            yield Reaching(at("api_base_url"), "endpoints", node.api_base_url)
+        if node.api_key_env != SearchTool.model_fields["api_key_env"].default:
+            yield Reaching(at("api_key_env"), "endpoints", node.api_key_env)
+    elif isinstance(node, EmbeddingConfig):
+        if node.base_url is not None:
+            yield Reaching(at("base_url"), "endpoints", node.base_url)
+        if node.provider == "local" and node.model:
+            yield Reaching(at("model"), "paths", node.model, Path(node.model))
+    elif isinstance(node, Skills):
+        for i, folder in enumerate(node.folders or ()):
+            yield Reaching(f"{at('folders')}[{i}]", "paths", folder, Path(folder))
+    elif isinstance(node, WorkspaceExec) and node.network:
+        yield Reaching(at("network"), "endpoints", "network access for commands")
+
+
+def _model(config: ModelConfig, where: str, base: str | None) -> Iterator[Reaching]:
+    if config.base_url is not None:
+        yield Reaching(_join(where, "base_url"), "endpoints", config.base_url)
+    if config.api_key_env is not None:
+        yield Reaching(_join(where, "api_key_env"), "endpoints", config.api_key_env)
+    if config.provider == "scripted" and config.model != "default":
+        path = Path(config.model)
+        if base is not None and not path.is_absolute():
+            path = Path(base) / path
+        yield Reaching(_join(where, "model"), "paths", f"scripted:{config.model}", path)
+
+
+def _model_override(card: TeamCard, spec: str) -> list[Reaching]:
+    """What a ``model`` override reaches, on every agent of ``card``."""
+    try:
+        roster = ModelRoster.from_spec(spec)
+    except ValueError:
+        return []  # not a roster: the team's creation says why
+    found: list[Reaching] = []
+    for config in card.configs():
+        base = config.scenario_dir if isinstance(config, AgentConfig) else None
+        for model in roster.models:
+            found += _model(model, "model", base)
+    return found
 
 
 def _join(where: str, name: str) -> str:

@@ -224,7 +224,8 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
     ``<``/``>`` (inside the sandbox, only the tree is writable). Background jobs and
     command or process substitution are refused: they would start programs the check
     never saw. ``VAR=value`` prefixes are allowed; a path to a program is judged by its
-    base name.
+    base name. A refusal quotes only an excerpt of what the line holds, and names the whole
+    allowlist: it is how the model learns what it may run.
     """
     if not command.strip():
         raise CommandRefusedError("the command is empty: give a command line such as 'ls -la'")
@@ -271,7 +272,8 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
         if program not in allowed:
             listing = ", ".join(sorted(allowed))
             raise CommandRefusedError(
-                f"{program!r} is not on this workspace's command allowlist. Allowed: {listing}."
+                f"{excerpt(program)} is not on this workspace's command allowlist. "
+                f"Allowed: {listing}."
             )
         programs.append(program)
         expect_program = False

@@ -118,12 +118,12 @@ def test_a_refusal_names_the_whole_default_allowlist_and_an_excerpt_of_the_comma
         "The command was not run: 'curl' is not on this workspace's command allowlist. "
         f"Allowed: {listing}."
     )
-    hostile = "x" * 100_000
+    hostile = "x" * 10_000
     with pytest.raises(RetriableError) as refused:
         tools["workspace_exec"](f"ls; {hostile} --now")
     said = str(refused.value)
     assert said.startswith("The command was not run: 'xxxx") and said.endswith(
-        f"(100002 characters) is not on this workspace's command allowlist. Allowed: {listing}."
+        f"(10002 characters) is not on this workspace's command allowlist. Allowed: {listing}."
     )
     assert len(said) < len(listing) + 250
     assert events_of(team, ExecStartedEvent) == []

@@ -48,6 +48,7 @@ from akgentic.core.serialization import SerializableModel
 
 __all__ = [
     "ALLOWED_COMMANDS",
+    "MAX_COMMAND_CHARS",
     "SANDBOX_WORKDIR",
     "TIMEOUT_EXIT_CODE",
     "BoundedOutput",
@@ -66,6 +67,11 @@ __all__ = [
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code of a command killed at its wall-time budget (coreutils ``timeout``'s)."""
+
+MAX_COMMAND_CHARS = 20_000
+"""The longest command line :func:`validate_command` reads: a longer one is refused before
+it is parsed (a shell parse in Python takes seconds per 100 KB); a long script goes in a
+file (``workspace_write``) that the command runs."""
 
 SANDBOX_WORKDIR = "/workspace"
 """Where the tree is mounted inside every sandbox, and the command's working directory."""
@@ -229,6 +235,11 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
     """
     if not command.strip():
         raise CommandRefusedError("the command is empty: give a command line such as 'ls -la'")
+    if len(command) > MAX_COMMAND_CHARS:
+        raise CommandRefusedError(
+            f"the command line is {len(command):,} characters, over the {MAX_COMMAND_CHARS:,} "
+            f"this workspace reads: write a long script to a file and run that file"
+        )
     if "\x00" in command:
         raise CommandRefusedError("the command contains a NUL byte; remove it")
     for token, what in _REFUSED_TOKENS.items():

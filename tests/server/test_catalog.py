@@ -164,3 +164,17 @@ def test_an_instance_enabled_over_http_serves_a_team_the_server_runs(
     assert reply.startswith('[scripted] Web search "actor model": 2 result(s).')
     assert [auth for _, _, auth in tavily.requests] == [f"Bearer {KEY}"]
     assert KEY not in str(team.card.model_dump())
+
+
+def test_delete_takes_orphaned_rows_only_unless_forced(admin: Served) -> None:
+    catalog = admin.client.catalog
+    catalog.enable("planning")
+    with pytest.raises(ServerError) as kept:
+        catalog.remove("planning")
+    assert kept.value.status == 409
+    assert kept.value.detail.startswith(
+        "catalog instance 'planning' is not orphaned (its type 'planning' is installed)"
+    )
+    assert catalog.show("planning").enabled == ["agents"]
+    assert catalog.remove("planning", force=True) is True
+    assert catalog.show("planning").configured is False

@@ -184,6 +184,59 @@ def test_bad_input_gets_one_error_line(cli: Invoke) -> None:
     assert cli("catalog", "audit").output == "no catalog changes recorded\n"
 
 
+def configured(cli: Invoke, *args: str) -> dict[str, object]:
+    """The config ``akgentic catalog configure mcp ARGS`` answers with."""
+    result = cli("catalog", "configure", "mcp", *args)
+    assert result.exit_code == 0, result.output
+    loaded = json.loads(result.output.split("config ", 1)[1])
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_configure_merges_one_setting_at_a_time_and_replaces_only_when_told(cli: Invoke) -> None:
+    connection = {"stdio_command": "python3"}
+    assert configured(cli, "--set", f"connection={json.dumps(connection)}") == {
+        "connection": connection
+    }
+    # one key more: the stored connection stays (it was "connection: Field required")
+    assert configured(cli, "--set", "max_result_chars=5000") == {
+        "connection": connection,
+        "max_result_chars": 5000,
+    }
+    assert configured(cli, "--json", '{"tool_prefix": "gl"}', "--unset", "max_result_chars") == {
+        "connection": connection,
+        "tool_prefix": "gl",
+    }
+    other = {"stdio_command": "node"}
+    assert configured(cli, "--replace", "--set", f"connection={json.dumps(other)}") == {
+        "connection": other
+    }
+    refused = cli("catalog", "configure", "mcp", "--unset", "tool_prefix")
+    assert (refused.exit_code, refused.output) == (
+        1,
+        "error: cannot unset tool_prefix: not a stored setting of mcp (stored: connection)\n",
+    )
+    both = cli("catalog", "configure", "mcp", "--replace", "--unset", "connection")
+    assert both.exit_code == 1 and both.output.startswith("error: --unset removes one stored")
+    shown = cli("catalog", "show", "mcp").output
+    assert 'config:     {"connection": {"stdio_command": "node"}}' in shown
+
+
+def test_remove_takes_orphaned_rows_only_unless_forced(cli: Invoke) -> None:
+    assert cli("catalog", "enable", "planning").exit_code == 0
+    refused = cli("catalog", "remove", "planning")
+    assert refused.exit_code == 1
+    assert refused.output == (
+        "error: catalog instance 'planning' is not orphaned (its type 'planning' is "
+        "installed), so it is kept: disable it (akgentic catalog disable planning), or remove "
+        "it with its config and credential (akgentic catalog remove planning --force)\n"
+    )
+    assert rows(cli("catalog", "list").output)["planning"][3] == "agents"
+    removed = cli("catalog", "remove", "planning", "--force")
+    assert (removed.exit_code, removed.output) == (0, "planning: removed\n")
+    assert rows(cli("catalog", "list").output)["planning"][3] == "off"
+
+
 def test_a_type_from_an_installed_distribution_is_listed_then_orphaned_when_removed(
     tmp_path: Path, storage_url: str
 ) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import ActorSystem
-from akgentic.server import BackgroundServer, ServerSettings, create_app
+from akgentic.server import BackgroundServer, CardRegistry, ServerSettings, create_app
 from akgentic.storage import EventRecord, StorageBundle, open_storage
 from akgentic.team import TeamCard, TeamManager
 from tests.server import gate_tool
@@ -34,13 +34,17 @@ class Served:
 
 
 def serve_cards(
-    folder: Path, settings: ServerSettings, cards: tuple[Path, ...] = (RESEARCH, ANALYST, TURNS)
+    folder: Path,
+    settings: ServerSettings,
+    cards: tuple[Path, ...] | CardRegistry = (RESEARCH, ANALYST, TURNS),
 ) -> Iterator[Served]:
-    """The app over SQLite in ``folder``, knowing ``cards``, served until closed."""
+    """The app over SQLite in ``folder``, knowing ``cards`` (card files given as cards, or
+    a registry as ``akgentic serve --cards`` loads it), served until closed."""
     storage = open_storage(f"sqlite:///{folder / 'server.db'}")
     system = ActorSystem()
     manager = TeamManager(system, storage)
-    app = create_app(manager, settings, cards=[TeamCard.from_yaml(p) for p in cards])
+    known = cards if isinstance(cards, CardRegistry) else [TeamCard.from_yaml(p) for p in cards]
+    app = create_app(manager, settings, cards=known)
     server = BackgroundServer(app).start()
     client = AkgenticClient(server.url, token=settings.token)
     try:

@@ -4,6 +4,7 @@ off unless configured, OpenAPI at /docs."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -198,3 +199,49 @@ def test_openapi_at_docs(served: Served) -> None:
 
 def test_storage_path_is_the_users(tmp_path: Path) -> None:
     assert ServerSettings().host == "127.0.0.1" and ServerSettings().port == 8080
+
+
+def test_a_body_that_is_not_json_says_what_is_wrong_and_where(served: Served) -> None:
+    url = served.url
+    garbled = httpx.post(
+        f"{url}/teams",
+        content=b'{"card": "turns",\n  "name": }',
+        headers={"Content-Type": "application/json"},
+    )
+    assert garbled.status_code == 422
+    assert garbled.json()["detail"] == (
+        "the request body is not valid JSON: expecting value at line 2, column 11 (character 28)"
+    )
+    team = served.client.create_team("turns")
+    unlabelled = httpx.post(f"{url}/teams/{team.team_id}/messages", content=b'{"content": "hi"}')
+    assert unlabelled.status_code == 422
+    assert unlabelled.json()["detail"] == (
+        "the request body was sent without a Content-Type: send it as a JSON object with "
+        "'Content-Type: application/json'"
+    )
+    as_text = httpx.post(
+        f"{url}/teams/{team.team_id}/messages",
+        content=b'{"content": "hi"}',
+        headers={"Content-Type": "text/plain; charset=utf-8"},
+    )
+    assert as_text.status_code == 422
+    assert as_text.json()["detail"].startswith("the request body was sent as text/plain: send")
+
+
+def test_the_page_answers_head_and_the_docs_load_nothing_from_elsewhere(served: Served) -> None:
+    head = httpx.head(f"{served.url}/")
+    assert head.status_code == 200 and head.headers["content-type"].startswith("text/html")
+    for page in ("/docs", "/redoc"):
+        html = httpx.get(f"{served.url}{page}").text
+        assets = re.findall(r"""(?:src|href|url)\s*[=:]\s*["']([^"']+)["']""", html)
+        assert assets and all(a.startswith("/") for a in assets), assets  # nothing remote
+        for asset in assets:
+            assert httpx.get(f"{served.url}{asset}").status_code == 200, asset
+
+
+def test_a_remote_team_says_what_and_where_it_is(served: Served) -> None:
+    team = served.client.create_team("turns", name="shown")
+    assert repr(team) == (
+        f"RemoteTeam('shown', team_id='{team.team_id}', status='RUNNING', server='{served.url}')"
+    )
+    assert repr(served.client) == f"AkgenticClient('{served.url}')"

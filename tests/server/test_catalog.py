@@ -35,7 +35,8 @@ def tavily(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTavily]:
 
 @pytest.fixture
 def admin(serve_with: Callable[[ServerSettings], Served]) -> Served:
-    return serve_with(ServerSettings(port=0, token=TOKEN))
+    # SEARCH_CARD is posted, its scenario beside it, outside this server's cards folders
+    return serve_with(ServerSettings(port=0, token=TOKEN, allow_posted=["paths"]))
 
 
 def test_an_admin_configures_keys_enables_and_probes_and_the_trail_names_the_token(
@@ -163,3 +164,17 @@ def test_an_instance_enabled_over_http_serves_a_team_the_server_runs(
     assert reply.startswith('[scripted] Web search "actor model": 2 result(s).')
     assert [auth for _, _, auth in tavily.requests] == [f"Bearer {KEY}"]
     assert KEY not in str(team.card.model_dump())
+
+
+def test_delete_takes_orphaned_rows_only_unless_forced(admin: Served) -> None:
+    catalog = admin.client.catalog
+    catalog.enable("planning")
+    with pytest.raises(ServerError) as kept:
+        catalog.remove("planning")
+    assert kept.value.status == 409
+    assert kept.value.detail.startswith(
+        "catalog instance 'planning' is not orphaned (its type 'planning' is installed)"
+    )
+    assert catalog.show("planning").enabled == ["agents"]
+    assert catalog.remove("planning", force=True) is True
+    assert catalog.show("planning").configured is False

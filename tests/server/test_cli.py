@@ -3,16 +3,26 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import yaml
 from typer.testing import CliRunner
 
+from akgentic.agent import AgentMessage
 from akgentic.cli import app
-from tests.cli.conftest import AKGENTIC, Child, child_env
-from tests.server.conftest import RESEARCH, TURNS, Served
+from akgentic.client import AkgenticClient
+from akgentic.core import SentMessage
+from akgentic.tool.mcp import MCPTool
+from tests.cli import hang_tool
+from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -91,3 +101,146 @@ def test_run_and_events_with_server(served: Served) -> None:
     assert code == 1 and "no team matches 'nope'" in err
     code, _, err = invoke("events", "x", "--server", "http://127.0.0.1:9")
     assert code == 1 and "error: server http://127.0.0.1:9: cannot reach" in err
+
+
+EXAMPLES = REPO / "examples" / "teams"
+
+
+@contextmanager
+def serving(argv: list[str], env: dict[str, str]) -> Iterator[tuple[Child, AkgenticClient]]:
+    """``akgentic serve ARGV`` as a real subprocess, with a client once it listens."""
+    child = Child([str(AKGENTIC), "serve", "--port", "0", *argv], env)
+    try:
+        line = child.wait_for("akgentic serving on ")
+        with AkgenticClient(line.split("serving on ")[1].split()[0]) as client:
+            yield child, client
+    finally:
+        child.stop()
+
+
+def one_error(*args: str) -> str:
+    """The one stderr line of a serve that refuses to start."""
+    code, out, err = invoke("serve", "--storage", "memory://", *args)
+    assert code == 1 and out == "", (out, err)
+    assert len(err.splitlines()) == 1, err
+    return err.strip()
+
+
+def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    bad = tmp_path / "bad.mcp.json"
+    bad.write_text('{"mcpServers": {"x": {"command": \n')
+    typo = tmp_path / "typo.mcp.json"
+    typo.write_text('{"mcpServers": {"x": {"comand": "python3"}}}')
+
+    assert one_error("--token", "short") == (
+        "error: invalid --token: string should have at least 16 characters"
+    )
+    assert one_error("--cards", str(missing)) == f"error: {missing}: no such file or folder"
+    assert one_error("--skills-dir", str(missing)) == f"error: {missing}: no such file or folder"
+    assert one_error("--skills-dir", str(a_file)) == f"error: --skills-dir {a_file}: not a folder"
+    assert one_error("--mcp-config", str(bad)).startswith(f"error: {bad}: not valid JSON: ")
+    assert one_error("--mcp-config", str(typo)).startswith(
+        f"error: {typo}: server 'x': unknown key(s) comand"
+    )
+    assert one_error("--allow-posted", "everything") == (
+        "error: invalid --allow-posted: input should be 'processes', 'paths' or 'endpoints'"
+    )
+    assert one_error("--allowed-host", "http://x").startswith(
+        "error: invalid --allowed-host: 'http://x' is not a host name"
+    )
+
+
+def test_serve_reads_team_cards_only_and_warns_once_per_skipped_card(tmp_path: Path) -> None:
+    cards = tmp_path / "cards"
+    (cards / "sub").mkdir(parents=True)
+    tidy = "name: tidy\nentry_point: '@A'\nmembers: [{card: {role: A, config: {name: '@A'}}}]\n"
+    (cards / "tidy.yaml").write_text(tidy)
+    (cards / "sub" / "nested.yaml").write_text(tidy.replace("tidy", "nested"))
+    (cards / "broken.yaml").write_text("name: broken\nmembers: []\n")
+    (cards / "skill.yaml").write_text("name: a-skill\ndescription: A skill.\ncontent: Be brief.\n")
+    (cards / "notes.yml").write_text("- a list\n- not a card\n")
+    (cards / "x.scenario.yaml").write_text("default: {text: hi}\n")
+    (cards / "mcp.json").write_text("{}")
+
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}")
+    with serving(["--cards", str(EXAMPLES), "--cards", str(cards)], env) as (child, client):
+        assert [c.name for c in client.cards()] == [
+            "analyst",
+            "coder",
+            "glossary",
+            "librarian",
+            "research",
+            "tidy",
+        ]
+        os.kill(child.proc.pid, signal.SIGINT)
+        code, errors = child.finish(60)
+    assert code == 130 and "Traceback" not in errors
+    warnings = [line for line in errors.splitlines() if "warning" in line.lower()]
+    assert len(warnings) == 1, errors
+    assert warnings[0].startswith(f"warning: card skipped: {cards / 'broken.yaml'}:")
+    assert "entry_point: Field required" in warnings[0]
+
+
+def test_serve_gives_every_team_the_servers_of_its_mcp_config(tmp_path: Path) -> None:
+    config = tmp_path / "servers.mcp.json"
+    server = REPO / "examples" / "mcp" / "glossary_server.py"
+    config.write_text(
+        json.dumps({"mcpServers": {"glossary": {"command": sys.executable, "args": [str(server)]}}})
+    )
+    librarian = yaml.safe_load((EXAMPLES / "glossary.yaml").read_text())
+    del librarian["mcp_config"]  # the card names no server: the server gives it one
+    librarian["name"] = "librarian-without-servers"
+    librarian["members"][0]["card"]["config"]["scenario_dir"] = str(EXAMPLES)
+    card = tmp_path / "librarian.yaml"
+    card.write_text(yaml.safe_dump(librarian))
+
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}", AKGENTIC_MCP_CONFIG=str(config))
+    with serving(["--cards", str(card), "--cards", str(RESEARCH)], env) as (_, client):
+        research = client.create_team("research")
+        for config_of in research.card.configs():
+            names = [t.server_name for t in config_of.tools if isinstance(t, MCPTool)]
+            assert names == ["glossary"], config_of.name
+        team = client.create_team("librarian-without-servers")
+        team.send("define actor")
+        answer = next(
+            r.message.message.content
+            for r in team.follow(idle_timeout=60)
+            if isinstance(r.message, SentMessage)
+            and isinstance(r.message.message, AgentMessage)
+            and r.message.recipient is not None
+            and r.message.recipient.name == "@Human"
+        )
+        assert answer == (
+            "[scripted] actor: an object with a mailbox that handles one message at a time"
+        )
+
+
+def test_a_second_ctrl_c_on_serve_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}", AKGENTIC_CLI_TEST_HANG="1")
+    with serving(["--cards", str(HANG)], env) as (child, client):
+        assert hang_tool.HangStep  # defined here too, so the team's records decode
+        team = client.create_team("hanging")
+        team.send("please hang")
+        for record in team.follow(idle_timeout=60):  # until the tool call that never returns
+            if kind(record) == "ToolCall":
+                break
+        child.proc.send_signal(signal.SIGINT)
+        child.wait_for("stopping: the teams running here finish their turns in progress")
+        child.proc.send_signal(signal.SIGINT)
+        code, errors = child.finish(60)
+    assert code == 130
+    assert "interrupted again: stopped at once (the turns in progress were cut)" in errors
+    assert "Traceback" not in errors and "Error" not in errors, errors
+
+
+def test_an_unknown_team_on_a_server_says_how_to_list_the_servers_teams(served: Served) -> None:
+    for command in ("usage", "events"):
+        code, _, err = invoke(command, "zzzz", "--server", served.url)
+        assert code == 1
+        assert err.strip() == (
+            f"error: no team matches 'zzzz'; list the teams with: GET {served.url}/teams "
+            f"(the page {served.url}/ shows them too)"
+        )

@@ -3,9 +3,11 @@ role, model (the one a /switch_model put in force), commands and whether it is i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from akgentic.client import MemberInfo
+from akgentic.server import ServerSettings
 from tests.server import gate_tool
 from tests.server.conftest import Served, kind, until
 
@@ -66,7 +68,10 @@ def test_a_stopped_teams_roster_keeps_roles_models_and_commands(served: Served) 
     assert (again.model, again.busy, again.usage) == (analyst.model, False, analyst.usage)
 
 
-def test_the_roster_shows_the_model_a_switch_put_in_force(served: Served, tmp_path: Path) -> None:
+def test_the_roster_shows_the_model_a_switch_put_in_force(
+    serve_with: Callable[[ServerSettings], Served], tmp_path: Path
+) -> None:
+    served = serve_with(ServerSettings(port=0, allow_posted=["paths"]))  # a scenario in tmp
     scenario = tmp_path / "other.scenario.yaml"
     scenario.write_text('default: {text: "[scripted] the other model"}\n')
     other = f"scripted:{scenario}"

@@ -191,9 +191,29 @@ class CatalogService:
         config: dict[str, Any],
         *,
         type_name: str | None = None,
+        merge: bool = False,
+        unset: Iterable[str] = (),
     ) -> ToolView:
-        """Replace the non-secret config, once it validates against the type."""
-        _, found = self._target(name, type_name)
+        """Set the non-secret config, once the result validates against the type.
+
+        ``config`` replaces the stored config; with ``merge`` its keys are laid over the
+        stored ones (top level: a key's value is replaced whole) after removing the keys
+        in ``unset``, so settings made one at a time add up. Unsetting a key that is not
+        stored is a :class:`ConfigError` naming the stored ones."""
+        row, found = self._target(name, type_name)
+        gone = list(dict.fromkeys(unset))
+        if gone and not merge:
+            raise ConfigError("unset removes stored keys: it merges, so it cannot replace too")
+        if merge:
+            stored = dict(row.config) if row is not None else {}
+            missing = [key for key in gone if key not in stored]
+            if missing:
+                have = ", ".join(sorted(stored)) or "none"
+                raise ConfigError(
+                    f"cannot unset {', '.join(missing)}: not a stored setting of {name} "
+                    f"(stored: {have})"
+                )
+            config = {**{k: v for k, v in stored.items() if k not in gone}, **config}
         found.validate_config(config)
         audit = self._entry(principal, "configure", config=config)
         return self._changed(
@@ -224,8 +244,18 @@ class CatalogService:
             name, found, lambda: self.storage.catalog.set_credential(name, found.name, blob, audit)
         )
 
-    def remove(self, principal: Principal, name: str) -> bool:
-        """Remove an instance's row (an orphaned one, typically); True when it existed."""
+    def remove(self, principal: Principal, name: str, *, force: bool = False) -> bool:
+        """Remove an orphaned instance's row (its type is not installed); True when it
+        existed. The row of an installed type is refused (:class:`CatalogError`, saying to
+        disable it) unless ``force``: removing it loses its config and credential."""
+        row = self.storage.catalog.get(name)
+        if row is not None and not force and self.registry.get(row.type_name) is not None:
+            raise CatalogError(
+                f"catalog instance {name!r} is not orphaned (its type {row.type_name!r} is "
+                f"installed), so it is kept: disable it (akgentic catalog disable {name}), or "
+                f"remove it with its config and credential (akgentic catalog remove {name} "
+                f"--force)"
+            )
         return self.storage.catalog.remove(name, self._entry(principal, "remove"))
 
     # -- probing ------------------------------------------------------------------------

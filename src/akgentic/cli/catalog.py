@@ -240,16 +240,36 @@ def configure(
     ] = None,
     raw: Annotated[
         str | None,
-        typer.Option("--json", metavar="OBJECT", show_default=False, help="The whole config."),
+        typer.Option(
+            "--json", metavar="OBJECT", show_default=False, help="Settings as a JSON object."
+        ),
     ] = None,
+    unset: Annotated[
+        list[str] | None,
+        typer.Option("--unset", metavar="KEY", show_default=False, help="Remove a stored setting."),
+    ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option("--replace", help="Replace the whole stored config with these settings."),
+    ] = False,
     type_name: TypeOption = None,
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Replace a tool's non-secret config (validated against its type). Audited."""
+    """Change a tool's non-secret config, validated against its type: the settings given
+    are merged into the stored ones (--replace for a whole new config). Audited."""
     with _catalog(storage, debug) as catalog:
         config = _parse_settings(settings or [], raw)
-        view = catalog.configure(_principal(), name, config, type_name=type_name)
+        if replace and unset:
+            raise CliError("--unset removes one stored setting; with --replace, leave it out")
+        view = catalog.configure(
+            _principal(),
+            name,
+            config,
+            type_name=type_name,
+            merge=not replace,
+            unset=unset or (),
+        )
         out_console().print(Text(f"{view.name}: config {json.dumps(view.config, sort_keys=True)}"))
 
 
@@ -340,9 +360,20 @@ def audit(
 
 
 @catalog_app.command("remove")
-def remove(name: NameArgument, storage: StorageOption = None, debug: DebugOption = False) -> None:
-    """Remove an instance's row (an orphaned one, say). Audited."""
+def remove(
+    name: NameArgument,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Remove the row of an installed type too (config and credential)."
+        ),
+    ] = False,
+    storage: StorageOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Remove an orphaned instance's row (its type is not installed); an installed type's
+    row only with --force. Audited."""
     with _catalog(storage, debug) as catalog:
-        if not catalog.remove(_principal(), name):
+        if not catalog.remove(_principal(), name, force=force):
             raise CliError(f"no catalog instance {name!r} is stored; see: akgentic catalog list")
         out_console().print(Text(f"{name}: removed"))

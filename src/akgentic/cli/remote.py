@@ -47,4 +47,5 @@ def _record(info: TeamInfo) -> TeamRecord:
 def find_remote_team(client: AkgenticClient, ref: str) -> TeamRecord:
     """The server's team that ``ref`` names (id, id prefix or name), as ``find_team``."""
     teams = client.list_teams(include_deleted=True)
-    return match_team(ref, [_record(t) for t in teams])
+    listing = f"GET {client.base_url}/teams (the page {client.base_url}/ shows them too)"
+    return match_team(ref, [_record(t) for t in teams], listing)

@@ -1,7 +1,9 @@
 """``akgentic serve``: the HTTP + SSE server (see ``akgentic.server``).
 
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
-Teams it runs are stopped gracefully on Ctrl-C.
+Its options are checked before it listens (one ``error:`` line each); a card or skill it
+skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM) stops it gracefully, the teams
+it runs finishing their turns; a second Ctrl-C ends it at once, as in every command.
 """
 
 from __future__ import annotations
@@ -10,10 +12,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
+from rich.text import Text
 
+from akgentic.cli import interrupt
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption, TokenOption
-from akgentic.cli.store import opened_storage
+from akgentic.cli.output import error_console
+from akgentic.cli.store import default_url, opened_storage
 
 __all__ = ["serve"]
 
@@ -56,7 +62,31 @@ def serve(
             envvar="AKGENTIC_MCP_CONFIG",
             metavar="FILE",
             show_default=False,
-            help="An mcp.json (Claude Desktop 'mcpServers' format) for the teams' MCP tools.",
+            help="An mcp.json (Claude Desktop 'mcpServers' format) whose servers every agent "
+            "of every team gets.",
+        ),
+    ] = None,
+    allow_posted: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-posted",
+            envvar="AKGENTIC_ALLOW_POSTED",
+            metavar="REACH",
+            show_default=False,
+            help="Let posted cards (not --cards) reach the server host (repeatable): "
+            "'processes' (MCP stdio commands), 'paths' (files outside the cards folders), "
+            "'endpoints' (model and tool URLs, the server's environment variables).",
+        ),
+    ] = None,
+    allowed_hosts: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            envvar="AKGENTIC_ALLOWED_HOSTS",
+            metavar="NAME",
+            show_default=False,
+            help="A Host name clients use besides the address, localhost, 127.0.0.1 and "
+            "[::1] (repeatable); without a token, other names are refused.",
         ),
     ] = None,
     cors_origins: Annotated[
@@ -85,6 +115,11 @@ def serve(
                 f"the server needs the 'server' extra ({exc.name} is missing): "
                 f"pip install 'akgentic[server]'"
             ) from None
+        for path in [*(cards or []), mcp_config, skills_dir]:
+            if path is not None and not path.exists():
+                raise CliError(f"{path}: no such file or folder")
+        if skills_dir is not None and not skills_dir.is_dir():
+            raise CliError(f"--skills-dir {skills_dir}: not a folder")
         try:
             settings = ServerSettings(
                 host=host,
@@ -92,15 +127,20 @@ def serve(
                 token=token or None,
                 cors_origins=cors_origins or [],
                 max_body_bytes=max_body,
+                allow_posted=allow_posted or [],
+                allowed_hosts=allowed_hosts or [],
+                mcp_config=str(mcp_config.resolve()) if mcp_config else None,
             )
         except InsecureServerError as exc:
             raise CliError(str(exc)) from None
-        except ValueError as exc:
-            raise CliError(f"invalid server settings: {exc}") from None
-        for path in (mcp_config, skills_dir):
-            if path is not None and not path.exists():
-                raise CliError(f"{path}: no such file or folder")
+        except ValidationError as exc:
+            raise CliError(_invalid(exc)) from None
         with opened_storage(storage) as (bundle, url):
+            again = "" if url == default_url() else f" --storage {url}"
+            interrupt.at_once = (
+                f"interrupted again: stopped at once (the turns in progress were cut); "
+                f"resume a team with: akgentic teams resume TEAM{again}"
+            )
 
             def ready(address: str) -> None:
                 typer.echo(
@@ -108,11 +148,50 @@ def serve(
                     f"browser; API docs at /docs"
                 )
 
-            run_server(
-                bundle,
-                settings,
-                card_paths=cards or [],
-                skills_dir=skills_dir,
-                mcp_config=mcp_config,
-                on_ready=ready,
-            )
+            def stopping() -> None:
+                typer.echo(
+                    "stopping: the teams running here finish their turns in progress; "
+                    "Ctrl-C again to stop at once"
+                )
+
+            with interrupt.quietly() as pressed:
+                run_server(
+                    bundle,
+                    settings,
+                    card_paths=cards or [],
+                    skills_dir=skills_dir,
+                    on_ready=ready,
+                    on_problem=_warn,
+                    stop=pressed,
+                    on_stopping=stopping,
+                )
+            if pressed.is_set():
+                raise KeyboardInterrupt
+
+
+OPTIONS = {
+    "host": "--host",
+    "port": "--port",
+    "token": "--token",
+    "cors_origins": "--cors-origin",
+    "max_body_bytes": "--max-body",
+    "allow_posted": "--allow-posted",
+    "allowed_hosts": "--allowed-host",
+    "mcp_config": "--mcp-config",
+}
+
+
+def _invalid(exc: ValidationError) -> str:
+    """One line for the settings' validation errors, naming the options (never a value:
+    one may be the token)."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        option = OPTIONS.get(str(loc[0]), str(loc[0])) if loc else "an option"
+        msg = str(error["msg"]).removeprefix("Value error, ")
+        parts.append(f"{option}: {msg[:1].lower()}{msg[1:]}")
+    return "invalid " + "; ".join(parts)
+
+
+def _warn(problem: str) -> None:
+    error_console().print(Text(f"warning: {problem}", style="yellow"))

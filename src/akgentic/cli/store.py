@@ -83,8 +83,11 @@ def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
     return match_team(ref, exact or storage.teams.list())
 
 
-def match_team(ref: str, teams: TeamRecord | list[TeamRecord]) -> TeamRecord:
-    """The one of ``teams`` that ``ref`` names (or ``teams`` itself: an exact match)."""
+def match_team(
+    ref: str, teams: TeamRecord | list[TeamRecord], listing: str = "akgentic teams list"
+) -> TeamRecord:
+    """The one of ``teams`` that ``ref`` names (or ``teams`` itself: an exact match);
+    ``listing`` is how the user lists them."""
     ref = ref.strip()
     if not ref:
         raise CliError("name a team: its id, a prefix of its id, or its name")
@@ -107,7 +110,7 @@ def match_team(ref: str, teams: TeamRecord | list[TeamRecord]) -> TeamRecord:
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
-    raise CliError(f"no team matches {ref!r}; list the teams with: akgentic teams list")
+    raise CliError(f"no team matches {ref!r}; list the teams with: {listing}")
 
 
 def import_modules(modules: list[str] | None) -> None:

@@ -153,12 +153,14 @@ class RemoteCatalog:
         )
         return outcome.tool, outcome.result
 
-    def remove(self, name: str) -> bool:
-        """Remove an instance's row; False when none is stored."""
+    def remove(self, name: str, *, force: bool = False) -> bool:
+        """Remove an orphaned instance's row (an installed type's only with ``force``);
+        False when none is stored."""
         from akgentic.client.client import ServerError
 
+        params = {"force": "true"} if force else None
         try:
-            self.client.request("DELETE", f"/catalog/tools/{name}")
+            self.client.request("DELETE", f"/catalog/tools/{name}", params=params)
         except ServerError as exc:
             if exc.status == 404:
                 return False

@@ -94,6 +94,9 @@ def decode_event(item: WireEvent | dict[str, Any]) -> EventRecord:
 class AkgenticClient:
     """A server's teams (see the module docstring); close it, or use it with ``with``."""
 
+    def __repr__(self) -> str:
+        return f"AkgenticClient({self.base_url!r})"
+
     def __init__(
         self,
         base_url: str,
@@ -225,6 +228,13 @@ class RemoteTeam:
         self.info = info
         self.team_id = info.team_id
         self._card: TeamCard | None = None
+
+    def __repr__(self) -> str:
+        """What the team is and where, as last known (``refresh()`` asks again)."""
+        return (
+            f"RemoteTeam({self.info.name!r}, team_id={str(self.team_id)!r}, "
+            f"status={self.info.status!r}, server={self.client.base_url!r})"
+        )
 
     def _path(self, tail: str = "") -> str:
         return f"/teams/{self.team_id}{tail}"

@@ -3,8 +3,10 @@
 The app owns no team: the manager (and its storage and actor system) belongs to whoever
 built it — :func:`akgentic.server.serve` for ``akgentic serve``, a test, or your program.
 Everything but ``/health``, ``/docs``, ``/openapi.json`` and the web page (``/``, which
-holds no data) requires the token when the settings have one. CORS is off unless origins
-are configured.
+holds no data) requires the token when the settings have one; without one, only requests
+naming the server's own host are answered (``hosts.py``). CORS is off unless origins are
+configured. Posted cards reach the host only as far as ``settings.allow_posted`` says
+(``posted.py``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
 
 from akgentic.server.auth import require_token
 from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
 from akgentic.server.errors import BodyLimit, install_error_handlers
 from akgentic.server.feed import Hub
+from akgentic.server.hosts import HostCheck, allowed_hosts
 from akgentic.server.routes import (
     cards_router,
     catalog_router,
@@ -32,8 +36,12 @@ from akgentic.server.routes import (
 from akgentic.server.settings import ServerSettings
 from akgentic.server.web import install_page
 from akgentic.team import TeamCard, TeamManager
+from akgentic.tool.mcp import MCPTool
 
 __all__ = ["create_app"]
+
+DOCS_ASSETS = "/docs-assets"
+"""Where the API documentation pages load Swagger UI and ReDoc from (no token, no CDN)."""
 
 DESCRIPTION = """\
 Teams of LLM agents over HTTP. Create a team from a card, post messages (fire and forget:
@@ -49,13 +57,17 @@ def create_app(
     *,
     cards: CardRegistry | Iterable[TeamCard] = (),
 ) -> FastAPI:
-    """The API over ``manager``; ``cards`` are the team cards clients may name."""
+    """The API over ``manager``; ``cards`` are the team cards clients may name.
+
+    Raises ``MCPConfigError`` (a ValueError naming the file) when ``settings.mcp_config``
+    cannot be used."""
     settings = settings or ServerSettings()
     registry = cards if isinstance(cards, CardRegistry) else CardRegistry()
     if not isinstance(cards, CardRegistry):
         for card in cards:
             registry.add(card)
-    ctx = ServerContext(manager=manager, cards=registry, settings=settings)
+    servers = MCPTool.from_config(settings.mcp_config) if settings.mcp_config else []
+    ctx = ServerContext(manager=manager, cards=registry, settings=settings, mcp_servers=servers)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -65,11 +77,12 @@ def create_app(
         finally:
             ctx.hub.close()
 
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their scripts served here, not a CDN
         title="akgentic",
         description=DESCRIPTION,
         version=_version(),
         lifespan=lifespan,
+        static_url=DOCS_ASSETS,
     )
     app.state.context = ctx
     app.state.settings = settings
@@ -88,6 +101,9 @@ def create_app(
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    hosts = allowed_hosts(settings)
+    if hosts is not None:
+        app.add_middleware(HostCheck, allowed=hosts)
     return app
 
 

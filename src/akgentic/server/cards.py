@@ -2,16 +2,20 @@
 
 Registered cards come from the operator: YAML files (or folders of them) named at start
 (``--cards``), or ``TeamCard`` objects given to :func:`create_app`. Their ``imports`` are
-honoured: the operator wrote them. A broken file is reported and skipped; a duplicate name
-is reported too and the first one wins.
+honoured: the operator wrote them. A folder is read at its top level only: its ``*.yaml`` /
+``*.yml`` files that are team cards (a mapping with ``members`` or ``entry_point``), so the
+scenarios, skills, ``mcp.json`` files and subfolders kept beside the cards are passed over
+without a word. A broken card is reported once in :attr:`CardRegistry.problems` and
+skipped; a duplicate name is reported too and the first one wins.
 
 A posted card is data from the network: it is validated, never imports anything, and may
-only name modules the server has already imported.
+only name modules the server has already imported; what it may reach on the server is
+:mod:`akgentic.server.posted`'s to say: it may read in the folders named with ``--cards``
+(:meth:`CardRegistry.folders`) and what the registered cards read themselves.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,45 +29,58 @@ from akgentic.team import TeamCard, TeamCardError, member_names
 
 __all__ = ["CardError", "CardRegistry", "card_from_data", "card_from_yaml", "describe"]
 
-logger = logging.getLogger("akgentic.server")
-
 
 class CardError(ValueError):
     """A posted card that cannot be used; the message says why."""
 
 
 class CardRegistry:
-    """Team cards by name, with where each came from."""
+    """Team cards by name, with where each came from; see the module docstring.
+
+    ``problems`` lists, one line each, what was skipped and why; the registry logs
+    nothing itself (whoever loads it reports them once).
+    """
 
     def __init__(self) -> None:
         self._cards: dict[str, tuple[TeamCard, str]] = {}
-        self.errors: list[str] = []
+        self._folders: list[Path] = []
+        self.problems: list[str] = []
 
     def add(self, card: TeamCard, source: str = "python") -> None:
         if card.name in self._cards:
-            problem = f"{source}: a card named {card.name!r} is already registered (kept first)"
-            self.errors.append(problem)
-            logger.warning(problem)
+            self.problems.append(
+                f"{source}: a card named {card.name!r} is already registered (kept the first)"
+            )
             return
         self._cards[card.name] = (card, source)
 
     def load(self, paths: Iterable[str | Path]) -> None:
-        """Register the cards of these YAML files and folders (``*.yaml``/``*.yml``, not
-        scenario files), reporting the broken ones in :attr:`errors`."""
+        """Register the cards of these YAML files and folders (see the module docstring),
+        reporting what was skipped in :attr:`problems`."""
         for path in map(Path, paths):
-            files = (
-                sorted(p for p in path.rglob("*.y*ml") if ".scenario." not in p.name)
-                if path.is_dir()
-                else [path]
-            )
             if not path.exists():
-                self.errors.append(f"{path}: no such file or folder")
+                self.problems.append(f"{path}: no such file or folder")
+                continue
+            if not path.is_dir():
+                files = [path]
+            else:
+                self._folders.append(path.resolve())
+                files = [f for f in sorted(path.glob("*.y*ml")) if _is_a_card(f)]
+                if not files:
+                    self.problems.append(
+                        f"{path}: no team card in this folder (a team card is a YAML "
+                        f"mapping with members and entry_point)"
+                    )
             for file in files:
                 try:
                     self.add(TeamCard.from_yaml(file), str(file))
                 except TeamCardError as exc:
-                    self.errors.append(str(exc))
-                    logger.warning("card skipped: %s", exc)
+                    self.problems.append("card skipped: " + "; ".join(str(exc).splitlines()))
+
+    def folders(self) -> list[Path]:
+        """The folders named at start (``--cards DIR``), resolved: the operator's, where
+        posted cards may read (with what the registered cards read themselves)."""
+        return list(dict.fromkeys(self._folders))
 
     def get(self, name: str) -> TeamCard | None:
         found = self._cards.get(name)
@@ -71,6 +88,18 @@ class CardRegistry:
 
     def items(self) -> list[tuple[TeamCard, str]]:
         return [self._cards[name] for name in sorted(self._cards)]
+
+
+def _is_a_card(file: Path) -> bool:
+    """Whether a YAML file of a cards folder is meant as a team card: a mapping naming
+    ``members`` or ``entry_point``, or a file that does not even read (reported then)."""
+    if ".scenario." in file.name:
+        return False
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return True
+    return isinstance(data, dict) and ("members" in data or "entry_point" in data)
 
 
 def _check(card: object) -> TeamCard:

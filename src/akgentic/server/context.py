@@ -12,10 +12,12 @@ from fastapi import HTTPException, Request
 from akgentic.client.models import TeamInfo
 from akgentic.server.cards import CardRegistry
 from akgentic.server.feed import Hub
+from akgentic.server.posted import PostedCardPolicy
 from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import TeamManager, TeamRuntime
+from akgentic.tool.mcp import MCPTool
 
 __all__ = ["ServerContext", "context"]
 
@@ -27,6 +29,15 @@ class ServerContext:
     settings: ServerSettings
     hub: Hub | None = None
     rosters: RosterIndex = field(default_factory=RosterIndex)
+    mcp_servers: list[MCPTool] = field(default_factory=list)
+    """The servers of ``settings.mcp_config``, which every team created here gets."""
+
+    @property
+    def posted(self) -> PostedCardPolicy:
+        """What posted cards may reach: the settings' ``allow_posted``; the cards folders
+        and what the registered cards read."""
+        cards = [card for card, _ in self.cards.items()]
+        return PostedCardPolicy.for_cards(self.settings.allow_posted, self.cards.folders(), cards)
 
     @property
     def live(self) -> Hub:

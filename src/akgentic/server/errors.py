@@ -27,6 +27,33 @@ def _where(loc: Any) -> str:
     return ".".join(parts) or "body"
 
 
+def _body_problem(request: Request, exc: RequestValidationError) -> str | None:
+    """What is wrong with a body that is not JSON at all, said plainly: where the JSON
+    breaks (line, column), or that it was not sent as JSON."""
+    found = exc.errors()
+    if len(found) != 1:
+        return None
+    error = found[0]
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == "json_invalid" and len(loc) == 2 and isinstance(loc[1], int):
+        doc = exc.body if isinstance(exc.body, str) else ""
+        line = doc.count("\n", 0, loc[1]) + 1
+        column = loc[1] - (doc.rfind("\n", 0, loc[1]) + 1) + 1
+        reason = str((error.get("ctx") or {}).get("error", "invalid JSON"))
+        return (
+            f"the request body is not valid JSON: {reason[:1].lower()}{reason[1:]} at line "
+            f"{line}, column {column} (character {loc[1]})"
+        )
+    sent = request.headers.get("content-type", "")
+    if loc == ("body",) and "json" not in sent.lower():
+        how = f"as {sent.split(';')[0]}" if sent else "without a Content-Type"
+        return (
+            f"the request body was sent {how}: send it as a JSON object with "
+            f"'Content-Type: application/json'"
+        )
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -38,10 +65,11 @@ def install_error_handlers(app: FastAPI) -> None:
             }
             for e in exc.errors()
         ]
-        summary = "; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:5]) or "invalid"
-        return JSONResponse(
-            {"detail": f"the request is not valid: {summary}", "errors": errors}, status_code=422
+        summary = _body_problem(request, exc) or (
+            "the request is not valid: "
+            + ("; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:5]) or "invalid")
         )
+        return JSONResponse({"detail": summary, "errors": errors}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -4,10 +4,11 @@ server in a thread (tests, benchmarks, a program that also drives teams itself).
 from __future__ import annotations
 
 import logging
-import os
+import signal
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -133,31 +134,85 @@ def serve(
     *,
     card_paths: Iterable[str | Path] = (),
     skills_dir: str | Path | None = None,
-    mcp_config: str | Path | None = None,
     on_ready: Callable[[str], None] | None = None,
+    on_problem: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
+    on_stopping: Callable[[], None] | None = None,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
-    runs is stopped gracefully on the way out. ``on_ready(url)`` is called once it
-    listens."""
+    runs is stopped gracefully on the way out.
+
+    ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
+    skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
+    Ctrl-C: the server stops gracefully once ``stop`` is set (``on_stopping()`` says it
+    began), and SIGTERM stops it the same way; without it, uvicorn handles the signals.
+    A ``settings.mcp_config`` that cannot be used raises ``MCPConfigError`` before the
+    server listens.
+    """
+    report = on_problem or (lambda line: logger.warning("%s", line))
     cards = CardRegistry()
     cards.load(card_paths)
-    for problem in cards.errors:
-        logger.warning("team card: %s", problem)
-    if skills_dir is not None:
-        for problem in load_skills_into(storage, skills_dir):
-            logger.warning("skill: %s", problem)
-    if mcp_config is not None:  # read by the MCP tool cards of the teams this server runs
-        os.environ["AKGENTIC_MCP_CONFIG"] = str(Path(mcp_config).resolve())
+    for problem in cards.problems:
+        report(problem)
     system = ActorSystem()
-    manager = TeamManager(system, storage)
-    app = create_app(manager, settings, cards=cards)
-    server = uvicorn.Server(_config(app, settings))
-    if on_ready is not None:
-        threading.Thread(target=_announce, args=(server, on_ready), daemon=True).start()
     try:
-        server.run()
-    finally:
+        manager = TeamManager(system, storage)
         try:
-            manager.shutdown()
+            app = create_app(manager, settings, cards=cards)
+            if skills_dir is not None:
+                for problem in load_skills_into(storage, skills_dir):
+                    report(f"skill skipped: {problem}")
+            server = _Server(_config(app, settings), app, stop, on_stopping)
+            if on_ready is not None:
+                threading.Thread(target=_announce, args=(server, on_ready), daemon=True).start()
+            server.run()
         finally:
-            system.shutdown()
+            manager.shutdown()
+    finally:
+        system.shutdown()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn that ends the event streams first when it stops (so no stream waits out the
+    grace), and that, given ``stop``, leaves SIGINT to its caller: it stops once ``stop``
+    is set or on SIGTERM, and raises no signal again on its way out (uvicorn re-raises
+    what it caught, which would land in the caller's handler as a second Ctrl-C)."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        app: FastAPI,
+        stop: threading.Event | None,
+        on_stopping: Callable[[], None] | None,
+    ) -> None:
+        super().__init__(config)
+        self._app = app
+        self._stop = stop
+        self._on_stopping = on_stopping
+        self._closing = False
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        stop = self._stop
+        if stop is None:
+            with super().capture_signals():
+                yield
+            return
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self._stop is not None and self._stop.is_set():
+            self.should_exit = True
+        if self.should_exit and not self._closing:
+            self._closing = True
+            if self._on_stopping is not None:
+                self._on_stopping()
+            _close_streams(self._app)
+        return await super().on_tick(counter)

@@ -2,17 +2,25 @@
 
 The rule that matters: a server reachable from other machines requires a token. A host
 that is not a loopback address without ``token`` is refused at construction, before any
-socket is opened (:class:`InsecureServerError`).
+socket is opened (:class:`InsecureServerError`). A server without a token answers only
+requests whose ``Host`` is its own (see :mod:`akgentic.server.hosts`), and posted cards
+reach only what ``allow_posted`` says (see :mod:`akgentic.server.posted`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from akgentic.server.posted import Reach
 
 __all__ = ["InsecureServerError", "ServerSettings", "is_loopback"]
+
+
+_HOST_NAME = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$")
 
 
 class InsecureServerError(ValueError):
@@ -55,6 +63,34 @@ class ServerSettings(BaseModel):
         gt=0,
         description="Seconds between store reads when following a team run by another process.",
     )
+    allow_posted: list[Reach] = Field(
+        default_factory=list,
+        description="What a posted card may reach on the server host besides its team: "
+        "'processes' (MCP stdio commands), 'paths' (files outside the cards folders), "
+        "'endpoints' (model and tool URLs, the server's environment variables).",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names clients may use besides the listening address, localhost, "
+        "127.0.0.1 and [::1] (checked always when given, else only without a token).",
+    )
+    mcp_config: str | None = Field(
+        default=None,
+        min_length=1,
+        description="An mcp.json (Claude Desktop format) whose servers every agent of every "
+        "team created here gets; read when the app is built.",
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not _HOST_NAME.match(name):
+                raise ValueError(
+                    f"{name!r} is not a host name (letters, digits, '.' and '-'; an IPv6 "
+                    f"address in brackets), without a scheme, port or path"
+                )
+        return names
 
     def __init__(self, **data: Any) -> None:
         """Refuse a server off loopback without a token (raised as itself, not wrapped

@@ -13,6 +13,7 @@ from akgentic.team.manager import (
     TeamRunningElsewhereError,
     team_resource,
 )
+from akgentic.team.mcp import give_mcp_servers
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
@@ -43,6 +44,7 @@ __all__ = [
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
     "TeamRuntime",
+    "give_mcp_servers",
     "member_names",
     "plan_restore",
     "read_history",

@@ -209,6 +209,19 @@ class TeamCard(SerializableModel):
         card.resolve_paths(path.parent)
         return card
 
+    def configs(self) -> list[Any]:
+        """Every member spec's config (once per spec, whatever its headcount), parents
+        first, then every profile's: the objects a team's members are built from."""
+        found: list[Any] = []
+
+        def visit(specs: list[MemberSpec]) -> None:
+            for spec in specs:
+                found.append(spec.card.config)
+                visit(spec.members)
+
+        visit(self.members)
+        return found + [profile.config for profile in self.profiles]
+
     def resolve_paths(self, base: Path) -> None:
         """Relative scenario paths in member configs, a relative ``mcp_config`` and relative
         skill folders are relative to ``base`` (the YAML's folder) unless a config names
@@ -217,11 +230,9 @@ class TeamCard(SerializableModel):
 
         if self.mcp_config and not Path(self.mcp_config).is_absolute():
             self.mcp_config = str((base / self.mcp_config).resolve())
-        configs = [spec.card.config for _, spec, _ in walk(self.members)]
-        configs += [profile.config for profile in self.profiles]
-        for config in configs:
+        for config in self.configs():
             if getattr(config, "scenario_dir", "unset") is None:
-                config.scenario_dir = str(base.resolve())  # type: ignore[attr-defined]
+                config.scenario_dir = str(base.resolve())
             resolve_skill_folders(config, base)
 
 

@@ -404,9 +404,7 @@ class _ReleaseOnStop:
 def override_models(card: TeamCard, spec: str) -> None:
     """Give every agent member and profile the roster ``spec`` (``--model``)."""
     roster = ModelRoster.from_spec(spec)
-    configs: list[Any] = [s.card.config for _, s, _ in walk(card.members)]
-    configs += [p.config for p in card.profiles]
-    for config in configs:
+    for config in card.configs():
         if isinstance(config, AgentConfig):
             config.models = roster.model_copy(deep=True)
 

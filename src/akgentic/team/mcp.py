@@ -10,13 +10,13 @@ name keeps its own.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from akgentic.agent import AgentConfig
-from akgentic.team.card import TeamCard, walk
+from akgentic.team.card import TeamCard
 from akgentic.tool.mcp import MCPTool
 
-__all__ = ["attach_mcp_servers"]
+__all__ = ["attach_mcp_servers", "give_mcp_servers"]
 
 
 def attach_mcp_servers(card: TeamCard) -> None:
@@ -25,12 +25,15 @@ def attach_mcp_servers(card: TeamCard) -> None:
     Raises ``MCPConfigError`` (a ValueError) naming the file and the server when the file
     cannot be used — at team creation, before any member starts.
     """
-    if not card.mcp_config:
-        return
-    servers = MCPTool.from_config(card.mcp_config)
-    configs: list[Any] = [spec.card.config for _, spec, _ in walk(card.members)]
-    configs += [profile.config for profile in card.profiles]
-    for config in configs:
+    if card.mcp_config:
+        give_mcp_servers(card, MCPTool.from_config(card.mcp_config))
+
+
+def give_mcp_servers(card: TeamCard, servers: Sequence[MCPTool]) -> None:
+    """Add a copy of each of ``servers`` to every agent member and profile of ``card``,
+    but for a name the agent already has a server under (the first one given stays):
+    how ``akgentic serve --mcp-config`` gives every team the server's MCP servers."""
+    for config in card.configs():
         if not isinstance(config, AgentConfig):
             continue
         own = {c.server_name for c in config.tools if isinstance(c, MCPTool)}

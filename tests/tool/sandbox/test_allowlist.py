@@ -11,6 +11,7 @@ from akgentic.tool.sandbox import (
     ExecLimits,
     validate_command,
 )
+from akgentic.tool.sandbox.backend import MAX_COMMAND_CHARS
 
 
 @pytest.mark.parametrize(
@@ -47,11 +48,19 @@ def test_allowed_command_lines_name_every_program(command: str, programs: list[s
         ("echo 'unbalanced", "cannot be parsed"),
         ("   ", "empty"),
         ("ls\x00", "NUL"),
+        ("ls " + "x" * MAX_COMMAND_CHARS, "is 20,003 characters, over the 20,000"),
     ],
 )
 def test_refused_command_lines_say_why(command: str, says: str) -> None:
     with pytest.raises(CommandRefusedError, match=says):
         validate_command(command)
+
+
+def test_a_line_at_the_length_limit_is_read_and_a_megabyte_is_refused_unparsed() -> None:
+    """Refused before the parse: shlex reads a megabyte in tens of seconds on a busy box."""
+    assert validate_command("ls " + "x" * (MAX_COMMAND_CHARS - 3)) == ["ls"]
+    with pytest.raises(CommandRefusedError, match="write a long script to a file"):
+        validate_command("ls '" + "x" * 1_000_000)
 
 
 def test_the_refusal_lists_what_is_allowed_and_a_card_may_narrow_the_list() -> None:

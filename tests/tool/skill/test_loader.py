@@ -115,10 +115,37 @@ def test_duplicate_names_the_first_wins_and_the_duplicate_is_reported(tmp_path: 
     assert result.errors == [
         LoadError(
             path=str(second),
-            reason=f"duplicate skill name 'refund-policy': already loaded from {first}; "
-            f"the first wins and this one is skipped",
+            reason=f"duplicate skill name 'refund-policy': in {second} and in {first}; kept "
+            f"{first} (it was loaded first) and skipped the other — rename one of them",
         )
     ]
+
+
+def test_a_stray_folder_never_replaces_the_skill_named_after_its_folder(tmp_path: Path) -> None:
+    """``broken3/`` sorts before ``plan-work/``; its SKILL.md claiming ``plan-work`` used to
+    win silently. The folder named after the skill wins, and one line names both."""
+    real = write(tmp_path, "plan-work/SKILL.md", SKILL_MD.replace("refund-policy", "plan-work"))
+    stray = write(
+        tmp_path,
+        "broken3/SKILL.md",
+        SKILL_MD.replace("refund-policy", "plan-work").replace("How refunds", "Stray"),
+    )
+    result = load_skills([tmp_path])
+    (skill,) = result.skills
+    assert (skill.name, skill.description) == ("plan-work", "How refunds are approved.")
+    (error,) = result.errors
+    assert error == LoadError(
+        path=str(stray),
+        reason=f"duplicate skill name 'plan-work': in {stray} and in {real}; kept {real} (it "
+        f"is named after the skill) and skipped the other — rename one of them",
+    )
+    assert "\n" not in error.reason
+    # named after it first: the stray one, later, is skipped just the same
+    later = write(tmp_path, "zz/SKILL.md", SKILL_MD.replace("refund-policy", "plan-work"))
+    again = load_skills([tmp_path])
+    assert [s.description for s in again.skills] == ["How refunds are approved."]
+    assert [e.path for e in again.errors] == [str(stray), str(later)]
+    assert "kept " + str(real) + " (it is named after the skill)" in again.errors[1].reason
 
 
 def test_explicit_paths_keep_their_order(tmp_path: Path) -> None:

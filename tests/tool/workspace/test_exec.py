@@ -12,6 +12,7 @@ import pytest
 
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import (
+    ALLOWED_COMMANDS,
     BubblewrapBackend,
     ExecLimits,
     ExecResult,
@@ -100,6 +101,31 @@ def test_a_command_off_the_allowlist_never_starts(
     )
     with pytest.raises(RetriableError, match="Allowed: ls."):
         narrow["workspace_exec"]("python3 -V")
+    assert events_of(team, ExecStartedEvent) == []
+
+
+def test_a_refusal_names_the_whole_default_allowlist_and_an_excerpt_of_the_command(
+    team: Team,
+) -> None:
+    """The model learns what it may run: the refusal carries every allowed program (the
+    default list is ~360 characters), and only the offending program is cut to an excerpt."""
+    tools = coder(team)
+    listing = ", ".join(sorted(ALLOWED_COMMANDS))
+    assert len(listing) > 200  # far past an 80-character excerpt
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_exec"]("curl http://example.com")
+    assert str(refused.value) == (
+        "The command was not run: 'curl' is not on this workspace's command allowlist. "
+        f"Allowed: {listing}."
+    )
+    hostile = "x" * 10_000
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_exec"](f"ls; {hostile} --now")
+    said = str(refused.value)
+    assert said.startswith("The command was not run: 'xxxx") and said.endswith(
+        f"(10002 characters) is not on this workspace's command allowlist. Allowed: {listing}."
+    )
+    assert len(said) < len(listing) + 250
     assert events_of(team, ExecStartedEvent) == []
 
 

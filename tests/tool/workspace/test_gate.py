@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -204,6 +205,45 @@ def test_the_gate_through_the_card_two_agents_one_tree(team: Team) -> None:
     assert (
         Filesystem(Path(team_tree(team))).resolve("plan.md").read_text().endswith("- step three\n")
     )
+
+
+def test_what_the_gate_holds_for_deletes_as_the_readme_says_it(team: Team) -> None:
+    """The README's headline and gate section, end to end: an agent may delete another
+    agent's file it never read (seed 004: a delete replaces nothing), the journal keeps
+    the deleted version, and a delete of a file changed since the agent read it is
+    refused, naming who changed it."""
+    alice = member_tools(team, "@Alice", WorkspaceTool(git_journal=True))
+    bob = member_tools(team, "@Bob", WorkspaceTool(git_journal=True))
+    alice["workspace_write"]("a.txt", "alice's work\n")
+    assert "a.txt" in bob["workspace_delete"]("a.txt")  # unread, another agent's: allowed
+    tree = Path(team_tree(team))
+    assert not (tree / "a.txt").exists()
+    git_dir = tree.with_name(tree.name + ".git")
+    kept = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "show", "HEAD~1:a.txt"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert kept.stdout == "alice's work\n"
+    last = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "log", "-1", "--format=%an %s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert last.stdout.strip() == "@Bob delete a.txt"
+
+    alice["workspace_write"]("b.txt", "one\n")
+    bob["workspace_read"]("b.txt")
+    alice["workspace_edit"]("b.txt", "one", "two")
+    with pytest.raises(RetriableError, match="b.txt has changed since you last read it") as no:
+        bob["workspace_delete"]("b.txt")
+    assert "changed by @Alice (edit," in str(no.value)
+    assert (tree / "b.txt").read_text() == "two\n"
+    readme = (Path(__file__).parents[3] / "src/akgentic/tool/workspace/README.md").read_text()
+    assert "cannot corrupt" not in readme  # the headline claims only what this test holds
+    assert "though it may delete one" in readme
 
 
 def team_tree(team: Team) -> str:

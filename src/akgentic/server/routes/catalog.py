@@ -162,9 +162,10 @@ def probe_tool(
 
 
 @router.delete("/tools/{name}", status_code=204)
-def remove_tool(name: Name, ctx: Ctx, who: Who) -> Response:
-    """Remove an instance's row (an orphaned one, say). Audited."""
-    if not _call(lambda: _catalog(ctx).remove(who, name)):
+def remove_tool(name: Name, ctx: Ctx, who: Who, force: bool = False) -> Response:
+    """Remove an orphaned instance's row; the row of an installed type is refused (409)
+    unless ``force``. Audited."""
+    if not _call(lambda: _catalog(ctx).remove(who, name, force=force)):
         raise HTTPException(404, f"no catalog instance {name!r} is stored; see GET /catalog/tools")
     return Response(status_code=204)
 

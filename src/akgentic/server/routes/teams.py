@@ -18,8 +18,9 @@ from akgentic.client.models import (
 )
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import ServerContext, context
+from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
-from akgentic.team import TeamCard
+from akgentic.team import TeamCard, give_mcp_servers
 
 __all__ = ["router"]
 
@@ -29,25 +30,42 @@ Ctx = Annotated[ServerContext, Depends(context)]
 TEAM_ID = "The team's id."
 
 
-def _card(ctx: ServerContext, body: CreateTeam) -> TeamCard:
+def _card(ctx: ServerContext, body: CreateTeam) -> tuple[TeamCard, bool]:
+    """The card to start from, and whether it was posted (else it is registered)."""
     try:
         if body.card_yaml is not None:
-            return card_from_yaml(body.card_yaml)
+            return card_from_yaml(body.card_yaml), True
         if isinstance(body.card, dict):
-            return card_from_data(body.card)
+            return card_from_data(body.card), True
     except CardError as exc:
         raise HTTPException(422, str(exc)) from None
     card = ctx.cards.get(str(body.card))
     if card is None:
         known = ", ".join(c.name for c, _ in ctx.cards.items()) or "none (akgentic serve --cards)"
         raise HTTPException(422, f"no team card named {body.card!r}; known cards: {known}")
-    return card
+    return card, False
 
 
-@router.post("", status_code=201)
+@router.post(
+    "",
+    status_code=201,
+    responses={403: {"description": "A posted card reaching the server host (posted.py)."}},
+)
 def create_team(body: CreateTeam, ctx: Ctx) -> TeamInfo:
-    """Start a team from a registered card (by name) or a posted one (JSON or YAML)."""
-    card = _card(ctx, body)
+    """Start a team from a registered card (by name) or a posted one (JSON or YAML).
+
+    A posted card may not start processes, read server files outside the cards folders
+    or choose endpoints unless the server allows it (``akgentic serve --allow-posted``):
+    403 naming the fields otherwise. Every agent gets the server's MCP servers
+    (``akgentic serve --mcp-config``)."""
+    card, posted = _card(ctx, body)
+    try:
+        ctx.posted.check(card, posted=posted, model=body.model)
+    except PostedCardRefusedError as exc:
+        raise HTTPException(403, str(exc)) from None
+    if ctx.mcp_servers:
+        card = card.model_copy(deep=True)
+        give_mcp_servers(card, ctx.mcp_servers)
     try:
         runtime = ctx.manager.create_team(card, model=body.model)
     except (ValueError, ImportError) as exc:

@@ -48,6 +48,7 @@ from akgentic.core.serialization import SerializableModel
 
 __all__ = [
     "ALLOWED_COMMANDS",
+    "MAX_COMMAND_CHARS",
     "SANDBOX_WORKDIR",
     "TIMEOUT_EXIT_CODE",
     "BoundedOutput",
@@ -66,6 +67,11 @@ __all__ = [
 
 TIMEOUT_EXIT_CODE = 124
 """The exit code of a command killed at its wall-time budget (coreutils ``timeout``'s)."""
+
+MAX_COMMAND_CHARS = 20_000
+"""The longest command line :func:`validate_command` reads: a longer one is refused before
+it is parsed (a shell parse in Python takes seconds per 100 KB); a long script goes in a
+file (``workspace_write``) that the command runs."""
 
 SANDBOX_WORKDIR = "/workspace"
 """Where the tree is mounted inside every sandbox, and the command's working directory."""
@@ -224,10 +230,16 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
     ``<``/``>`` (inside the sandbox, only the tree is writable). Background jobs and
     command or process substitution are refused: they would start programs the check
     never saw. ``VAR=value`` prefixes are allowed; a path to a program is judged by its
-    base name.
+    base name. A refusal quotes only an excerpt of what the line holds, and names the whole
+    allowlist: it is how the model learns what it may run.
     """
     if not command.strip():
         raise CommandRefusedError("the command is empty: give a command line such as 'ls -la'")
+    if len(command) > MAX_COMMAND_CHARS:
+        raise CommandRefusedError(
+            f"the command line is {len(command):,} characters, over the {MAX_COMMAND_CHARS:,} "
+            f"this workspace reads: write a long script to a file and run that file"
+        )
     if "\x00" in command:
         raise CommandRefusedError("the command contains a NUL byte; remove it")
     for token, what in _REFUSED_TOKENS.items():
@@ -271,7 +283,8 @@ def validate_command(command: str, allowed: Collection[str] = ALLOWED_COMMANDS) 
         if program not in allowed:
             listing = ", ".join(sorted(allowed))
             raise CommandRefusedError(
-                f"{program!r} is not on this workspace's command allowlist. Allowed: {listing}."
+                f"{excerpt(program)} is not on this workspace's command allowlist. "
+                f"Allowed: {listing}."
             )
         programs.append(program)
         expect_program = False

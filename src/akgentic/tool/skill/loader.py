@@ -21,9 +21,13 @@ An optional ``toolset`` names the toolset the skill tells the model to enable (s
 and ``*.yml``, in sorted path order.
 
 Nothing here raises for a bad file: a broken file is reported in ``LoadResult.errors`` (the
-file and the reason) and skipped. A duplicate name is reported too — the first file, in
-load order, wins. :func:`assemble` applies the same rule across a card's sources: its own
-skills, then its folders, then the skill store's rows.
+file and the reason) and skipped. A duplicate name is reported too, in one line naming both
+files, and never replaces a skill silently: between two files, the one **named after the
+skill** (a ``SKILL.md`` in a folder of that name, or ``NAME.yaml``) wins — so a stray
+``broken3/SKILL.md`` saying ``name: plan-work`` cannot take ``plan-work/``'s place — and
+otherwise the first file, in load order. :func:`assemble` applies the same rule across a
+card's sources: its own skills, then its folders, then the skill store's rows (the card's
+own skills and the store's rows are named after nothing: the first of them wins).
 """
 
 from __future__ import annotations
@@ -84,23 +88,33 @@ class SkillsSkippedEvent(SerializableModel):
 
 
 class _Collector:
-    """One LoadResult filled in order; the first skill of a name wins."""
+    """One LoadResult filled in order; of two skills of one name, the file named after it
+    wins, else the first (see the module docstring)."""
 
     def __init__(self) -> None:
         self.result = LoadResult()
-        self.origin: dict[str, str] = {}
+        self.origin: dict[str, tuple[str, bool]] = {}  # name -> (source, named after it)
 
-    def admit(self, entry: SkillEntry, source: str) -> None:
-        first = self.origin.get(entry.name)
-        if first is not None:
-            self.error(
-                source,
-                f"duplicate skill name {entry.name!r}: already loaded from {first}; the first "
-                f"wins and this one is skipped",
-            )
+    def admit(self, entry: SkillEntry, source: str, path: Path | None = None) -> None:
+        named = path is not None and _named_after(path, entry.name)
+        held = self.origin.get(entry.name)
+        if held is None:
+            self.origin[entry.name] = (source, named)
+            self.result.skills.append(entry)
             return
-        self.origin[entry.name] = source
-        self.result.skills.append(entry)
+        first, first_named = held
+        if named and not first_named and first != "the card's skills":
+            kept, skipped, why = source, first, "it is named after the skill"
+            self.origin[entry.name] = (source, named)
+            self.result.skills = [entry if s.name == entry.name else s for s in self.result.skills]
+        else:
+            kept, skipped = first, source
+            why = "it is named after the skill" if first_named else "it was loaded first"
+        self.error(
+            skipped,
+            f"duplicate skill name {entry.name!r}: in {skipped} and in {kept}; kept {kept} "
+            f"({why}) and skipped the other — rename one of them",
+        )
 
     def error(self, source: str, reason: str) -> None:
         self.result.errors.append(LoadError(path=source, reason=reason))
@@ -108,7 +122,7 @@ class _Collector:
     def files(self, paths: Iterable[str | PathLike[str]]) -> None:
         for path in _files(paths, self.result):
             try:
-                self.admit(parse_skill_file(path), str(path))
+                self.admit(parse_skill_file(path), str(path), path)
             except SkillFileError as exc:
                 self.error(str(path), str(exc))
 
@@ -143,6 +157,12 @@ def assemble(
             continue
         collector.admit(entry, source)
     return collector.result
+
+
+def _named_after(path: Path, name: str) -> bool:
+    """Whether ``path`` is named after the skill ``name``: ``name/SKILL.md`` or
+    ``name.yaml``/``name.yml``/``name.md``."""
+    return (path.parent.name if path.name == SKILL_FILE else path.stem) == name
 
 
 def _files(paths: Iterable[str | PathLike[str]], result: LoadResult) -> Iterator[Path]:

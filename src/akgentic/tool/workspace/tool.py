@@ -770,7 +770,9 @@ class WorkspaceTool(ToolCard):
             try:
                 validate_command(command, allowed)
             except CommandRefusedError as exc:
-                raise RetriableError(f"The command was not run: {clip(str(exc))}") from None
+                # never clipped: the refusal's own quotes of the command are excerpts, and
+                # the allowlist it names is what the model must learn (all of it)
+                raise RetriableError(f"The command was not run: {exc}") from None
             observer, _, actor, identity = card._wired()
             run: ExecRun = ask_tool_actor(
                 observer,

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from akgentic.cli import app
 from akgentic.core import serialize
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
@@ -44,7 +44,7 @@ def test_a_bad_team_card_names_file_line_and_field(cli: Invoke, tmp_path: Path) 
 
 def test_debug_shows_the_traceback_in_a_real_process(tmp_path: Path) -> None:
     path, _ = misspelt_card(tmp_path)
-    env = child_env(f"sqlite:///{tmp_path / 'x.db'}")
+    env = child_env(sqlite_url(tmp_path / "x.db"))
 
     plain = run_child([str(AKGENTIC), "run", str(path)], env=env)
     debug = run_child([str(AKGENTIC), "run", str(path), "--debug"], env=env)
@@ -65,8 +65,29 @@ def test_a_missing_card_file(cli: Invoke, tmp_path: Path) -> None:
     )
 
 
-def test_unknown_team(cli: Invoke) -> None:
-    for command in (["teams", "show"], ["teams", "resume"], ["events"], ["teams", "delete"]):
+COMMANDS_ON_A_TEAM = (
+    ["teams", "show"],
+    ["teams", "stop"],
+    ["teams", "resume"],
+    ["teams", "delete"],
+    ["events"],
+    ["usage"],
+)
+
+
+def test_unknown_team(cli: Invoke, storage_url: str) -> None:
+    """With no store yet: "no teams yet", and no store is made; with teams: list them."""
+    for command in COMMANDS_ON_A_TEAM:
+        result = cli(*command, "abc")
+
+        assert result.exit_code == 1
+        assert result.stderr == (
+            "error: no team matches 'abc': there are no teams yet in this storage; start one "
+            "with: akgentic run TEAM.yaml (--storage URL names another storage)\n"
+        )
+    assert not sqlite_path(storage_url).parent.exists() or not sqlite_path(storage_url).exists()
+    assert cli("run", str(RESEARCH), "-m", "hi").exit_code == 0
+    for command in COMMANDS_ON_A_TEAM:
         result = cli(*command, "abc")
 
         assert result.exit_code == 1
@@ -87,7 +108,7 @@ def test_a_missing_api_key_names_its_variable(cli: Invoke, monkeypatch: pytest.M
 
 
 def test_the_model_comes_from_akgentic_model_too(tmp_path: Path) -> None:
-    env = child_env(f"sqlite:///{tmp_path / 'x.db'}", AKGENTIC_MODEL="openai:gpt-5.2")
+    env = child_env(sqlite_url(tmp_path / "x.db"), AKGENTIC_MODEL="openai:gpt-5.2")
     env.pop("OPENAI_API_KEY", None)
 
     done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", "hi"], env=env)
@@ -128,7 +149,7 @@ def test_retry_and_dismiss_are_exclusive(cli: Invoke) -> None:
 def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "noise.db"
     path.write_bytes(bytes(range(256)) * 16)
-    runner_env = {"AKGENTIC_STORAGE": f"sqlite:///{path}", "AKGENTIC_MODEL": None}
+    runner_env = {"AKGENTIC_STORAGE": sqlite_url(path), "AKGENTIC_MODEL": None}
     result = CliRunner().invoke(app, ["teams", "list"], env=runner_env)
 
     assert result.exit_code == 1
@@ -147,7 +168,7 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
     good = storage.teams.create("good", card=card).team_id
     bad = storage.teams.create("bad", card=card).team_id
     storage.close()
-    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn = sqlite3.connect(sqlite_path(storage_url))
     conn.execute(
         "UPDATE akgentic_teams SET status = 'garbage', card = '{' WHERE team_id = ?", (str(bad),)
     )
@@ -204,7 +225,7 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     storage = open_storage(storage_url)
     team = storage.teams.create("garbled", card=card).team_id
     storage.close()
-    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn = sqlite3.connect(sqlite_path(storage_url))
     conn.execute("UPDATE akgentic_teams SET status = ''")
     conn.commit()
     conn.close()

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable
 from uuid import UUID
 
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_path
 
 from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
 
@@ -63,8 +63,7 @@ def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
-    path = storage_url.removeprefix("sqlite:///")
-    with sqlite3.connect("/" + path) as db:
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
         changed = db.execute(
             "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = 3",
             ('{"__model__": "nowhere.Thing"}', str(team_id)),
@@ -108,7 +107,7 @@ def test_a_garbled_time_and_a_payload_that_is_not_utf8_are_shown_and_the_rest_go
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
-    with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
         db.execute(
             "UPDATE akgentic_events SET ts = 'garbage' WHERE team_id = ? AND seq = 2",
             (str(team_id),),

@@ -50,7 +50,10 @@ def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
     storage.close()
 
 
-def test_one_exchange_with_the_console_script_and_the_default_storage(tmp_path: Path) -> None:
+def test_one_exchange_with_the_console_script_and_the_default_storage(
+    tmp_path: Path, data_home: Path
+) -> None:
+    """The default store is the user's (XDG_DATA_HOME), not the working directory's."""
     done = run_child(
         [str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION], env=child_env(), cwd=tmp_path
     )
@@ -58,7 +61,13 @@ def test_one_exchange_with_the_console_script_and_the_default_storage(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert_research_exchange(done.stdout)
     assert "Traceback" not in done.stderr
-    assert (tmp_path / ".akgentic" / "akgentic.db").is_file()
+    assert (data_home / "akgentic" / "akgentic.db").is_file()
+    assert list(tmp_path.iterdir()) == []
+    # the resume hint names no --storage: the default store is found from anywhere
+    assert any(
+        "resume it with: akgentic teams resume" in line and "--storage" not in line
+        for line in done.stdout.splitlines()
+    )
 
 
 def test_one_exchange_with_python_dash_m(storage_url: str) -> None:

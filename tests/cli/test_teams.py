@@ -48,7 +48,7 @@ def status_of(storage_url: str, team_id: UUID) -> TeamStatus | None:
 
 
 def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
-    assert "no teams in" in cli("teams", "list").stdout
+    assert "no teams yet in" in cli("teams", "list").stdout
     first, second = run_once(cli), run_once(cli)
     assert cli("teams", "delete", str(first)[:8]).exit_code == 0
 

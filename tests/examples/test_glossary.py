@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from akgentic.cli import app
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_url
 
 REPO = Path(__file__).resolve().parents[2]
 GLOSSARY = REPO / "examples" / "teams" / "glossary.yaml"
@@ -27,14 +27,14 @@ def from_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(tmp_path: Path, *args: str, **env: str | None) -> Result:
-    storage = f"sqlite:///{tmp_path / 'teams.db'}"
+    storage = sqlite_url(tmp_path / "teams.db")
     environ = {"AKGENTIC_STORAGE": storage, "AKGENTIC_MODEL": None, **env}
     environ.setdefault("AKGENTIC_MCP_CONFIG", None)
     return CliRunner().invoke(app, ["run", str(GLOSSARY), *args], env=environ)
 
 
 def stored_card(tmp_path: Path) -> str:
-    storage = open_storage(f"sqlite:///{tmp_path / 'teams.db'}")
+    storage = open_storage(sqlite_url(tmp_path / "teams.db"))
     try:
         [team] = storage.teams.list()
         return json.dumps(storage.teams.get(team.team_id).card)  # type: ignore[union-attr]

@@ -11,6 +11,7 @@ import httpx
 from typer.testing import CliRunner
 
 from akgentic.cli import app
+from akgentic.storage import sqlite_url
 from tests.cli.conftest import AKGENTIC, Child, child_env
 from tests.server.conftest import RESEARCH, TURNS, Served
 
@@ -29,7 +30,7 @@ def test_serve_refuses_off_loopback_without_a_token(tmp_path: Path) -> None:
 
 
 def test_serve_runs_teams_from_its_cards(tmp_path: Path) -> None:
-    storage = f"sqlite:///{tmp_path / 'serve.db'}"
+    storage = sqlite_url(tmp_path / "serve.db")
     skills = tmp_path / "skills"
     skills.mkdir()
     (skills / "SKILL.md").write_text("---\nname: tidy\ndescription: Keep it tidy.\n---\nBe tidy.")

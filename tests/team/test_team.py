@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from akgentic.agent import AgentMessage, BaseAgent
 from akgentic.core import ActorSystem, EventMessage, SentMessage
-from akgentic.storage import TeamStatus, open_storage
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamCardError, TeamManager, TeamRuntime, replay_tool_states
 from akgentic.tool.core import ToolStateEvent
 
@@ -333,7 +333,7 @@ def test_team_metadata_reaches_the_prompts_and_survives_a_resume(
 
 
 def test_a_stop_asked_by_another_process_is_obeyed(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    url = sqlite_url(tmp_path / "shared.db")
     here, there = ActorSystem(), ActorSystem()
     try:
         runner = TeamManager(here, open_storage(url), watch_interval=0.05)

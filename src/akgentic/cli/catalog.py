@@ -33,7 +33,7 @@ __all__ = ["catalog_app"]
 catalog_app = typer.Typer(
     help="The tool catalog: list, show, enable, disable, configure, set-credential, probe, "
     "audit, remove.",
-    rich_markup_mode="markdown",
+    rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -72,9 +72,10 @@ def _principal() -> Principal:
 
 
 @contextmanager
-def _catalog(storage: str | None, debug: bool) -> Iterator[CatalogService]:
-    """The catalog of the storage; catalog refusals become ``error:`` lines."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+def _catalog(storage: str | None, debug: bool, *, create: bool = True) -> Iterator[CatalogService]:
+    """The catalog of the storage; catalog refusals become ``error:`` lines. ``create=False``
+    for the commands that only read: a store that does not exist is not created."""
+    with reporting(debug), opened_storage(storage, create=create) as (bundle, _):
         try:
             yield CatalogService(bundle)
         except CatalogError as exc:
@@ -129,7 +130,7 @@ def _print_view(view: ToolView) -> None:
 @catalog_app.command("list")
 def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> None:
     """List every tool type and instance: kind, surfaces enabled, credential, last probe."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         listing = catalog.list(_principal())
         rows = [("NAME", "TYPE", "KIND", "ENABLED", "CREDENTIAL", "STATUS")]
         for view in listing.tools:
@@ -159,7 +160,7 @@ def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> N
 @catalog_app.command("show")
 def show(name: NameArgument, storage: StorageOption = None, debug: DebugOption = False) -> None:
     """Show a type or instance: its state, its config schema, the tools the model sees."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         detail = catalog.show(_principal(), name)
         _print_view(detail)
         console = out_console()
@@ -322,7 +323,7 @@ def audit(
     debug: DebugOption = False,
 ) -> None:
     """The catalog's audit trail, oldest first: when, who, what, on which tool."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         lines = catalog.audit(_principal(), name, limit)
         if not lines:
             out_console().print(Text("no catalog changes recorded", style="dim"))

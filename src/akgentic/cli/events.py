@@ -102,7 +102,7 @@ def events(
                 )
                 _print(rows, earlier=_pages(remote, _context_start(from_seq), to_seq=from_seq - 1))
             return
-        with opened_storage(storage) as (bundle, _):
+        with opened_storage(storage, create=False) as (bundle, _):
             record = find_team(bundle, team)
             try:
                 stored_card(record)  # when its card does not decode, some events will not either

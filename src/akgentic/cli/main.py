@@ -33,13 +33,13 @@ app = typer.Typer(
     help="Run teams of LLM agents in the terminal, and manage the teams you keep.",
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode="markdown",
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 teams_app = typer.Typer(
     help="List, show, stop, resume and delete teams.",
-    rich_markup_mode="markdown",
+    rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -7,6 +7,9 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli.errors import CliError
+from akgentic.cli.store import default_url
+
 __all__ = [
     "DebugOption",
     "IdleOption",
@@ -23,6 +26,15 @@ __all__ = [
     "VerboseOption",
 ]
 
+
+def _default_store() -> str:
+    """The default store as the help shows it: the real path of this user's."""
+    try:
+        return default_url()
+    except CliError:  # no home folder: the help still says where it would be
+        return "sqlite:////$XDG_DATA_HOME/akgentic/akgentic.db"
+
+
 StorageOption = Annotated[
     str | None,
     typer.Option(
@@ -30,8 +42,8 @@ StorageOption = Annotated[
         envvar="AKGENTIC_STORAGE",
         metavar="URL",
         show_default=False,
-        help="Where teams are kept: sqlite:///path.db, postgresql://..., memory:// "
-        "[default: sqlite:///<cwd>/.akgentic/akgentic.db]",
+        help="Where teams are kept: sqlite:///relative.db, sqlite:////absolute/path.db, "
+        f"postgresql://..., memory:// [default: {_default_store()}]",
     ),
 ]
 DebugOption = Annotated[

@@ -32,6 +32,8 @@ from akgentic.cli.output import error_console, local_time, out_console, short_id
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
+    LEGACY_STORE,
+    default_store,
     find_team,
     import_modules,
     opened_storage,
@@ -39,7 +41,14 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.core import Message
-from akgentic.storage import Lease, StorageBundle, TeamRecord, TeamStatus, holder_is_gone
+from akgentic.storage import (
+    Lease,
+    StorageBundle,
+    TeamRecord,
+    TeamStatus,
+    holder_is_gone,
+    sqlite_url,
+)
 from akgentic.team import RestorePlan, ResumeError, TeamCard, plan_restore, team_resource
 from akgentic.team.card import walk
 
@@ -84,15 +93,16 @@ def list_teams(
 ) -> None:
     """List the teams, oldest first: id, name, status, events, last update, the process
     running it."""
-    with reporting(debug), opened_storage(storage) as (bundle, url):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         teams = bundle.teams.list(status)
         if status is None and not everything:
             teams = [t for t in teams if t.status != TeamStatus.DELETED]
         console = out_console()
         if not teams:
             console.print(
-                Text(f"no teams in {url}; start one with: akgentic run TEAM.yaml", style="dim")
+                Text(f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim")
             )
+            _note_legacy_store(storage)
             return
         leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
         rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
@@ -111,6 +121,21 @@ def list_teams(
                 error_console().print(Text(f"warning: {t.error}", style="yellow"))
 
 
+def _note_legacy_store(option: str | None) -> None:
+    """Teams an earlier version kept under this folder (``.akgentic/akgentic.db``) are not
+    in the per-user default store: say where they are and how to reach or move them."""
+    if (option or "").strip() or not LEGACY_STORE.is_file():
+        return
+    old = sqlite_url(LEGACY_STORE)
+    error_console().print(
+        Text(
+            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with "
+            f"--storage {old}, or move the file to {default_store()} to make it the default",
+            style="yellow",
+        )
+    )
+
+
 # -- show ----------------------------------------------------------------------------------
 def show_team(
     team: TeamArgument,
@@ -120,7 +145,7 @@ def show_team(
 ) -> None:
     """Show a team: its record, who runs it, its card's members, its last seq and
     interrupted turns."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         import_modules(imports)
         record = find_team(bundle, team)
         console = out_console()
@@ -197,7 +222,7 @@ def stop_team(
 ) -> None:
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
     notices within a second, stops it gracefully and exits."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED:
@@ -253,7 +278,7 @@ def resume_team(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         import_modules(imports)
-        with opened_storage(storage) as (bundle, url):
+        with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
             card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
@@ -327,7 +352,7 @@ def delete_team(
     debug: DebugOption = False,
 ) -> None:
     """Mark a team DELETED (its history is kept), or remove everything with --purge."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED and not purge:

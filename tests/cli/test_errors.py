@@ -191,7 +191,7 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
     (line,) = resumed.stderr.splitlines()
     assert line.startswith(f"error: team {bad}: the stored status 'garbage'")
 
-    assert cli("teams", "delete", str(bad), "--purge").exit_code == 0
+    assert cli("teams", "delete", str(bad), "--purge", "--yes").exit_code == 0
     assert [line.split()[0] for line in cli("teams", "list").stdout.splitlines()[1:]] == [str(good)]
 
 

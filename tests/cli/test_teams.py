@@ -84,10 +84,11 @@ def test_show_prints_the_record_the_members_the_last_seq_and_no_interruption(
             "  @Manager  Manager  scripted:research.scenario.yaml",
             "    @Worker  Worker  scripted:research.scenario.yaml  tools: SkillTool",
             "profiles: @Reviewer (Reviewer)",
-            "running when last recorded: @Human, @Manager, @Worker",
+            "a resume restores: @Human, @Manager, @Worker",
             "interrupted turns: none",
         ],
     )
+    assert "running" not in result.stdout  # a stopped team is not said to run
 
 
 def test_a_name_or_prefix_must_name_one_team(cli: Invoke) -> None:
@@ -160,7 +161,14 @@ def test_delete_keeps_the_history_and_purge_removes_it(cli: Invoke, storage_url:
     assert refused.exit_code == 1
     assert refused.stderr == f"error: team research ({short}) was deleted and cannot be resumed\n"
 
-    purged = cli("teams", "delete", short, "--purge")
+    unasked = cli("teams", "delete", short, "--purge")  # no terminal to ask: --yes or nothing
+    assert unasked.exit_code == 1
+    assert unasked.stderr == (
+        f"error: --purge removes team research ({short}) and all its history for good; with "
+        "no terminal to ask, confirm with --yes\n"
+    )
+    assert status_of(storage_url, team_id) == TeamStatus.DELETED
+    purged = cli("teams", "delete", short, "--purge", "--yes")
     assert purged.stdout == f"team research ({short}) purged: its record and history are gone\n"
     assert status_of(storage_url, team_id) is None
     gone = cli("teams", "show", short)

@@ -28,7 +28,7 @@ from uuid import UUID
 from rich.console import Console
 from rich.text import Text
 
-from akgentic.cli import interrupt
+from akgentic.cli import interrupt, logs
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
@@ -89,6 +89,18 @@ def chat(
     resume_hint: str,
 ) -> int:
     """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code."""
+    with logs.stream_shown():  # the live view prints the members' failures: once
+        return _chat(manager, runtime, options, console, from_seq, resume_hint)
+
+
+def _chat(
+    manager: TeamKeeper,
+    runtime: TeamHandle,
+    options: ChatOptions,
+    console: Console,
+    from_seq: int,
+    resume_hint: str,
+) -> int:
     card = runtime.card
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
@@ -193,10 +205,12 @@ def quote(message: Message) -> str:
 
 
 def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
-    if reply.message is not None and reply.how != "timeout":
+    if reply.message is not None and reply.how not in ("timeout", "failed"):
         console.print(Text(f"answer: {text_of(reply.message)}"))
         return 0
-    if reply.how == "timeout":
+    if reply.failure is not None:
+        problem = reply.failure
+    elif reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"
     elif reply.how == "stopped":
         reason = _stop_reason(runtime)

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -19,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli import logs
 from akgentic.cli.catalog import catalog_app
 from akgentic.cli.events import events
 from akgentic.cli.run import run
@@ -82,5 +82,5 @@ def main() -> None:
     framework's warnings go to stderr, then the command runs."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.configure()
     app()

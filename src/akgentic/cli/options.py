@@ -11,6 +11,7 @@ from akgentic.cli.errors import CliError
 from akgentic.cli.store import default_url
 
 __all__ = [
+    "BaseUrlOption",
     "DebugOption",
     "IdleOption",
     "ImportOption",
@@ -76,6 +77,16 @@ ModelOption = Annotated[
         show_default=False,
         help="Give every member this model, e.g. openai:gpt-5.2 or scripted:default "
         "[default: the models of the team card]",
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        show_default=False,
+        help="The server of the openai-compatible models (Ollama: http://localhost:11434/v1, "
+        "vLLM: http://localhost:8000/v1) [default: the card's base_url, else OPENAI_BASE_URL]",
     ),
 ]
 TimeoutOption = Annotated[

@@ -16,7 +16,9 @@ from rich.text import Text
 from akgentic.agent import AgentConfig
 from akgentic.cli.chat import ChatOptions, chat, intro, quote
 from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.models import model_for_resume
 from akgentic.cli.options import (
+    BaseUrlOption,
     DebugOption,
     IdleOption,
     ImportOption,
@@ -41,6 +43,7 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.core import Message
+from akgentic.llm import MissingApiKeyError
 from akgentic.storage import (
     Lease,
     StorageBundle,
@@ -171,7 +174,7 @@ def show_team(
             console.print(Text(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(console, plan_restore(bundle.events.read(record.team_id)))
+        _show_log(console, plan_restore(bundle.events.read(record.team_id)), record)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -192,9 +195,16 @@ def _show_card(console: Console, card: TeamCard) -> None:
         console.print(Text(f"{'profiles:':<10}{hires}"))
 
 
-def _show_log(console: Console, plan: RestorePlan) -> None:
-    running = ", ".join(m.name for m in plan.members) or "none"
-    console.print(Text(f"running when last recorded: {running}"))
+def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+    """What the log says: the members a resume brings back (a stopped team), or those
+    running when the log was last written (a running team, here or crashed)."""
+    members = ", ".join(m.name for m in plan.members) or "none"
+    if record.status == TeamStatus.RUNNING:
+        console.print(Text(f"running when last recorded: {members}"))
+    elif record.status == TeamStatus.STOPPED:
+        console.print(Text(f"a resume restores: {members}"))
+    else:
+        console.print(Text(f"members when it ended: {members}"))
     if plan.undelivered:
         console.print(
             Text(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
@@ -259,6 +269,7 @@ def resume_team(
         ),
     ] = False,
     model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     imports: ImportOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
@@ -277,6 +288,7 @@ def resume_team(
             raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
+        resume_on = model_for_resume(model, base_url)
         import_modules(imports)
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
@@ -288,13 +300,10 @@ def resume_team(
             with team_manager(bundle) as manager:
                 lease = _lease(bundle, record)
                 try:
-                    runtime = manager.resume_team(record.team_id, model=_model(model))
+                    runtime = manager.resume_team(record.team_id, model=resume_on)
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
-                    raise CliError(
-                        f"{_title(record)} was not resumed, nothing changed: {exc}; or resume "
-                        f"it on another model: {command} --model SPEC"
-                    ) from None
+                    raise CliError(_not_resumed(_title(record), exc, command)) from None
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
@@ -323,8 +332,22 @@ def resume_team(
     raise typer.Exit(code)
 
 
-def _model(option: str | None) -> str | None:
-    return (option or "").strip() or None
+def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
+    """Why a resume failed and the two ways on: fix it, or resume on another model."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, MissingApiKeyError):
+        cause = cause.__cause__
+    if isinstance(cause, MissingApiKeyError):
+        return (
+            f"{title} was not resumed, nothing changed: its model {cause.model_key!r} needs "
+            f"an API key in {cause.env_var}, which is not set here: export "
+            f"{cause.env_var}=<your key> and resume again, or resume it on another model: "
+            f"{command} --model SPEC (scripted:default runs offline)"
+        )
+    return (
+        f"{title} was not resumed, nothing changed: {exc}; or resume it on another model: "
+        f"{command} --model SPEC"
+    )
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:
@@ -358,7 +381,12 @@ def delete_team(
         if record.status == TeamStatus.DELETED and not purge:
             console.print(Text(f"{_title(record)} is already deleted (--purge removes it)"))
             return
-        if purge and not yes and sys.stdin.isatty():
+        if purge and not yes:
+            if not sys.stdin.isatty():
+                raise CliError(
+                    f"--purge removes {_title(record)} and all its history for good; with no "
+                    f"terminal to ask, confirm with --yes"
+                )
             typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
         with team_manager(bundle) as manager:
             manager.delete_team(record.team_id, purge=purge)

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from uuid import UUID, uuid4
 
 import pykka
+from pydantic import ValidationError
 
 from akgentic.core._proxy import AskProxy, AttributeGet, MethodCall, TellProxy, current
 from akgentic.core._telemetry import (
@@ -61,9 +62,13 @@ from akgentic.core.serialization import SerializableModel, model_path
 if typing.TYPE_CHECKING:
     from akgentic.core.actor_system import ActorSystem
 
-__all__ = ["Akgent", "WarningError", "actor_class_for"]
+__all__ = ["ON_STREAM", "Akgent", "WarningError", "actor_class_for"]
 
 logger = logging.getLogger("akgentic.core")
+
+ON_STREAM = "akgentic_on_stream"
+"""Set on a log record (``extra={ON_STREAM: True}``) whose news is also on the team stream
+as an ``ErrorMessage``: a program that shows the stream (the CLI) may skip the line."""
 
 ConfigType = TypeVar("ConfigType", bound=BaseConfig)
 StateType = TypeVar("StateType", bound=BaseState)
@@ -473,7 +478,9 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         self._channel.emit(KIND_REPORT, self._address, telemetry)
 
     def _report_failure(self, exc: BaseException, msg: Message | None, what: str) -> None:
-        logger.error("%s: %s: %r", self._address.name, what, exc, exc_info=exc)
+        logger.error(
+            "%s: %s: %r", self._address.name, what, exc, exc_info=exc, extra={ON_STREAM: True}
+        )
         self._report(
             ErrorMessage(
                 content_type="error",
@@ -517,6 +524,26 @@ def check_actor_class(actor_class: Any) -> None:
         )
 
 
+def _upgraded(actor_class: type[Akgent[Any, Any]], config: BaseConfig) -> BaseConfig:
+    """``config`` of a parent class of the actor's config class (a plain ``BaseConfig``
+    for an ``Orchestrator``) as the actor's own: the fields it set, the others at their
+    defaults. Any other class is a ``TypeError`` naming the class wanted."""
+    wanted = actor_class.config_class
+    if not (isinstance(config, BaseConfig) and issubclass(wanted, type(config))):
+        raise TypeError(
+            f"{actor_class.__name__} is configured by {wanted.__name__}, "
+            f"got a {type(config).__name__}"
+        )
+    try:
+        return wanted.model_validate(config.model_dump(exclude_unset=True))
+    except ValidationError as exc:
+        raise TypeError(
+            f"{actor_class.__name__} is configured by {wanted.__name__}; the "
+            f"{type(config).__name__} given lacks what it needs: "
+            f"{exc.errors(include_url=False)}"
+        ) from None
+
+
 def spawn(
     system: ActorSystem,
     actor_class: type[Akgent[Any, Any]],
@@ -534,13 +561,10 @@ def spawn(
     check_actor_class(actor_class)
     if config is None:
         config = actor_class.config_class()
-    elif not isinstance(config, actor_class.config_class):
-        raise TypeError(
-            f"{actor_class.__name__} is configured by {actor_class.config_class.__name__}, "
-            f"got a {type(config).__name__}"
-        )
-    else:
+    elif isinstance(config, actor_class.config_class):
         config = config.model_copy(deep=True)
+    else:
+        config = _upgraded(actor_class, config)
     if not config.name:
         config.name = f"@{actor_class.__name__}"
     spec = SpawnSpec(

@@ -210,12 +210,12 @@ class TeamManager:
         card: TeamCard,
         *,
         team_id: UUID | None = None,
-        model: str | None = None,
+        model: str | ModelRoster | None = None,
         metadata: BaseModel | None = None,
     ) -> TeamRuntime:
         """Start a new team from ``card``.
 
-        ``model`` (a roster spec) overrides every member's; ``metadata`` is the team's
+        ``model`` (a roster spec, or a roster) overrides every member's; ``metadata`` is the team's
         business context (``Orchestrator.set_metadata``), set before any member starts so
         MetadataTool renders it into every prompt.
         """
@@ -328,10 +328,10 @@ class TeamManager:
         self.stop_team(team_id, grace_timeout)
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
-    def resume_team(self, team_id: UUID, *, model: str | None = None) -> TeamRuntime:
+    def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> TeamRuntime:
         """Rebuild a stopped (or crashed) team from its event log; see ``restorer``.
 
-        ``model`` (a roster spec) resumes every agent on that model. All or nothing: a
+        ``model`` (a roster spec, or a roster) resumes every agent on that model. All or nothing: a
         resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
         team exactly as it was (roster, status, interrupted turns); a team another live
         process runs raises :class:`TeamRunningElsewhereError`.
@@ -401,9 +401,9 @@ class _ReleaseOnStop:
         self._manager._unlease(self._team_id)
 
 
-def override_models(card: TeamCard, spec: str) -> None:
+def override_models(card: TeamCard, spec: str | ModelRoster) -> None:
     """Give every agent member and profile the roster ``spec`` (``--model``)."""
-    roster = ModelRoster.from_spec(spec)
+    roster = ModelRoster.of(spec)
     configs: list[Any] = [s.card.config for _, s, _ in walk(card.members)]
     configs += [p.config for p in card.profiles]
     for config in configs:

@@ -31,8 +31,7 @@ from akgentic.storage import CATALOG_SURFACES
 __all__ = ["catalog_app"]
 
 catalog_app = typer.Typer(
-    help="The tool catalog: list, show, enable, disable, configure, set-credential, probe, "
-    "audit, remove.",
+    help="The tool catalog: which tools agents, the API and the CLI may use.",
     rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -127,7 +126,7 @@ def _print_view(view: ToolView) -> None:
         console.print(Text(f"{key + ':':<12}{value}"))
 
 
-@catalog_app.command("list")
+@catalog_app.command("list", short_help="List the tool types and instances.")
 def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> None:
     """List every tool type and instance: kind, surfaces enabled, credential, last probe."""
     with _catalog(storage, debug, create=False) as catalog:
@@ -157,7 +156,7 @@ def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> N
             error_console().print(Text(f"warning: {problem}", style="yellow"))
 
 
-@catalog_app.command("show")
+@catalog_app.command("show", short_help="Show a type or instance.")
 def show(name: NameArgument, storage: StorageOption = None, debug: DebugOption = False) -> None:
     """Show a type or instance: its state, its config schema, the tools the model sees."""
     with _catalog(storage, debug, create=False) as catalog:
@@ -227,7 +226,7 @@ def _parse_settings(settings: list[str], raw: str | None) -> dict[str, Any]:
     return config
 
 
-@catalog_app.command("configure")
+@catalog_app.command("configure", short_help="Replace a tool's non-secret config.")
 def configure(
     name: NameArgument,
     settings: Annotated[
@@ -268,7 +267,7 @@ def _read_secret(from_env: str | None, stdin: bool) -> str:
     return str(typer.prompt("credential", hide_input=True))
 
 
-@catalog_app.command("set-credential")
+@catalog_app.command("set-credential", short_help="Store a tool's credential, encrypted.")
 def set_credential(
     name: NameArgument,
     from_env: Annotated[
@@ -291,7 +290,7 @@ def set_credential(
         out_console().print(Text(f"{view.name}: credential {_credential(view)}"))
 
 
-@catalog_app.command("probe")
+@catalog_app.command("probe", short_help="Check that a tool's outside service answers.")
 def probe(
     name: NameArgument,
     timeout: Annotated[
@@ -310,7 +309,7 @@ def probe(
         raise typer.Exit(1)
 
 
-@catalog_app.command("audit")
+@catalog_app.command("audit", short_help="The catalog's audit trail, oldest first.")
 def audit(
     name: Annotated[
         str | None,

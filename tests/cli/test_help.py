@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,9 @@ import typer
 from typer.testing import CliRunner
 
 from akgentic.cli import app
+from tests.conftest import SESSION_DATA
+
+from .conftest import AKGENTIC, child_env, run_child
 
 WIDTH = 80
 
@@ -42,6 +46,23 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+def help_text(path: tuple[str, ...]) -> str:
+    """``akgentic PATH --help`` as a terminal of WIDTH columns shows it (click keeps two
+    columns of margin, as the console script does)."""
+    result = CliRunner().invoke(app, [*path, "--help"], terminal_width=WIDTH - 2)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_console_script_prints_the_same_help(tmp_path: Path) -> None:
+    # the help names the default store as it was when the CLI was imported: the session's
+    env = child_env(COLUMNS=str(WIDTH), XDG_DATA_HOME=str(SESSION_DATA))
+    for path in [(), ("catalog",), ("run",)]:
+        done = run_child([str(AKGENTIC), *path, "--help"], env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == help_text(path)
+
+
 def test_every_command_is_covered() -> None:
     names = {" ".join(p) for p in PATHS}
     for expected in ("run", "events", "usage", "serve", "teams resume", "catalog audit"):
@@ -50,9 +71,7 @@ def test_every_command_is_covered() -> None:
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "akgentic")
 def test_help_at_80_columns_cuts_nothing(path: tuple[str, ...]) -> None:
-    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
-    assert result.exit_code == 0, result.output
-    text = result.stdout
+    text = help_text(path)
     too_long = [line for line in text.splitlines() if len(line) > WIDTH]
     assert too_long == []
     assert "…" not in text

@@ -31,7 +31,7 @@ from akgentic.storage import CATALOG_SURFACES
 __all__ = ["catalog_app"]
 
 catalog_app = typer.Typer(
-    help="The tool catalog: which tools agents, the API and the CLI may use.",
+    help="The tool catalog: which tools may be used, and where.",
     rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},

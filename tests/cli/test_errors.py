@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,88 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     listed = cli("teams", "list")
     assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
     assert listed.stderr == ""
+
+
+# -- every command, against real failures: one `error:` line that says what to do ---------
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A loopback port bound by nobody listening: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port another program listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def one_error_line(cli: Invoke, *args: str, input: str | None = None) -> str:
+    result = cli(*args, input=input)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    return line.removeprefix("error: ")
+
+
+def test_serve_on_a_port_in_use_says_to_choose_another(cli: Invoke, busy_port: int) -> None:
+    line = one_error_line(cli, "serve", "--port", str(busy_port))
+    assert line == (
+        f"cannot listen on 127.0.0.1:{busy_port}: the address is in use (another akgentic "
+        "serve?): choose another port with --port, or stop what holds it"
+    )
+
+
+def test_serve_with_cards_that_do_not_exist(cli: Invoke, tmp_path: Path) -> None:
+    line = one_error_line(cli, "serve", "--port", "0", "--cards", str(tmp_path / "nope"))
+    assert line == f"{tmp_path / 'nope'}: no such file or folder"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", str(RESEARCH), "-m", "hi"], ["events", "research"], ["usage", "research"]],
+    ids=lambda c: c[0],
+)
+def test_a_server_that_does_not_answer_is_named(
+    cli: Invoke, command: list[str], refusing_port: int
+) -> None:
+    url = f"http://127.0.0.1:{refusing_port}"
+    line = one_error_line(cli, *command, "--server", url)
+    assert line.startswith(f"server {url}: cannot reach {url}")
+    assert "Connection refused" in line
+
+
+def test_a_postgres_server_that_does_not_answer_is_one_line(
+    cli: Invoke, refusing_port: int
+) -> None:
+    url = f"postgresql://akgentic@127.0.0.1:{refusing_port}/teams"
+    line = one_error_line(cli, "teams", "list", "--storage", url)
+    assert line.startswith(f"cannot open storage {url}: ")
+    assert "refused" in line.lower()
+
+
+def test_a_storage_url_in_the_old_spelling(cli: Invoke, tmp_path: Path) -> None:
+    line = one_error_line(cli, "run", str(RESEARCH), "-m", "hi", "--storage", "sqlite://t.db")
+    assert line == (
+        "'sqlite://t.db' has two slashes, which name a host: write sqlite:///t.db for a file "
+        "relative to the working directory, or sqlite:////t.db for the absolute path /t.db"
+    )
+
+
+def test_catalog_refusals(cli: Invoke) -> None:
+    assert one_error_line(cli, "catalog", "enable", "nope").startswith(
+        "no tool type or catalog instance is called 'nope'; types: "
+    )
+    assert one_error_line(cli, "catalog", "set-credential", "web_search", "--stdin", input="") == (
+        "no credential on standard input (one line is read)"
+    )
+    assert one_error_line(cli, "catalog", "configure", "web_search", "--json", "{bad").startswith(
+        "--json"
+    )

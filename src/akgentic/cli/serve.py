@@ -6,6 +6,8 @@ Teams it runs are stopped gracefully on Ctrl-C.
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -97,9 +99,10 @@ def serve(
             raise CliError(str(exc)) from None
         except ValueError as exc:
             raise CliError(f"invalid server settings: {exc}") from None
-        for path in (mcp_config, skills_dir):
+        for path in (mcp_config, skills_dir, *(cards or ())):
             if path is not None and not path.exists():
                 raise CliError(f"{path}: no such file or folder")
+        _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
 
             def ready(address: str) -> None:
@@ -116,3 +119,27 @@ def serve(
                 mcp_config=mcp_config,
                 on_ready=ready,
             )
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Bind ``host:port`` once, before anything starts, so an address in use (or a host
+    that is not this machine's) is one line saying what to change — not the server's log
+    and a bare exit code. (The server binds again at once; the port stays free between.)"""
+    if port == 0:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind(address)
+    except socket.gaierror as exc:
+        raise CliError(f"cannot listen on {host}:{port}: unknown host ({exc.strerror})") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(
+                f"cannot listen on {host}:{port}: the address is in use (another akgentic "
+                f"serve?): choose another port with --port, or stop what holds it"
+            ) from None
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

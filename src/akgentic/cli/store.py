@@ -94,8 +94,8 @@ def opened_storage(
         storage = MemoryStorage()  # nothing stored there yet, and nothing is created
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    except Exception as exc:
-        raise CliError(f"cannot open storage {url}: {exc}") from exc
+    except Exception as exc:  # a driver's words may span lines: one line here
+        raise CliError(f"cannot open storage {url}: {' '.join(str(exc).split())}") from exc
     try:
         yield storage, url
     finally:

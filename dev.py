@@ -1,12 +1,13 @@
-"""The project's two everyday commands, on a machine that has only Python 3.11 and pip.
+"""The project's everyday commands, on a machine that has only Python 3.11 and pip.
 
     python3 dev.py run     # the main job: an example team, offline, through the CLI
-    python3 dev.py test    # the test suite
+    python3 dev.py test    # the test suite (it ends with why tests were skipped)
+    python3 dev.py docs    # regenerate docs/team-cards.md from the models
 
-Both create ``.venv`` and install the project with its dev extra the first time (and
-again whenever ``pyproject.toml`` changes). Arguments after ``test`` go to pytest
-(``python3 dev.py test -k orchestrator``); arguments after ``run`` replace the default
-CLI call (``python3 dev.py run teams list``).
+Each creates ``.venv`` and installs the project with its dev extra the first time (and
+again whenever ``pyproject.toml`` changes), showing what pip is doing as it goes.
+Arguments after ``test`` go to pytest (``python3 dev.py test -k orchestrator``);
+arguments after ``run`` replace the default CLI call (``python3 dev.py run teams list``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
@@ -33,6 +36,7 @@ MAIN_JOB = [
 COMMANDS = {
     "run": ["-m", "akgentic.cli"],
     "test": ["-m", "pytest", "-q"],
+    "docs": ["-m", "akgentic.team.reference", "--write", str(ROOT / "docs" / "team-cards.md")],
 }
 
 
@@ -44,12 +48,65 @@ def ensure_environment() -> None:
     if not PYTHON.exists():
         print("creating .venv ...", flush=True)
         venv.create(VENV, with_pip=True)
-    print("installing akgentic[dev] into .venv ...", flush=True)
-    subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[dev]"],
-        check=True,
-    )
+    print("installing akgentic[dev] into .venv (about a minute the first time)", flush=True)
+    code = pip_install(PYTHON, ["-e", f"{ROOT}[dev]"])
+    if code != 0:
+        raise SystemExit(code)
     STAMP.write_text(wanted)
+
+
+_STEPS = (
+    ("Collecting ", "collecting"),
+    ("Processing ", "collecting"),
+    ("Downloading ", "downloading"),
+    ("Building wheel", "building"),
+    ("Installing collected packages", "installing"),
+)
+
+
+def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
+    """``python -m pip install ARGS`` with one line of progress per step (what it is
+    collecting, downloading, building, installing, and how many), not a minute of
+    silence; pip's own output is shown only when it fails. Returns pip's exit code."""
+    start = time.monotonic()
+    tty = out.isatty()
+    command = [str(python), "-m", "pip", "install", "--progress-bar", "off", *args]
+    pip = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    assert pip.stdout is not None
+    seen: list[str] = []
+    packages = 0
+    shown = ""
+    for raw in pip.stdout:
+        line = raw.rstrip()
+        seen.append(line)
+        step = next((name for prefix, name in _STEPS if line.lstrip().startswith(prefix)), None)
+        if step is None:
+            continue
+        if step == "collecting":
+            packages += 1
+        what = line.strip().split(" ", 1)[-1].split(" (")[0] if step != "installing" else ""
+        if step == "installing":
+            what = f"{len(line.split(':', 1)[-1].split(','))} packages"
+        text = f"  {step} ({packages} so far, {time.monotonic() - start:.0f}s) {what}".rstrip()
+        if tty:
+            out.write("\r" + text[:100].ljust(len(shown)))
+        else:
+            out.write(text + "\n")
+        shown = text[:100]
+        out.flush()
+    code = pip.wait()
+    if tty and shown:
+        out.write("\n")
+    if code != 0:
+        out.write(
+            "\n".join(seen[-40:]) + f"\npip failed (exit code {code}): the lines above say why\n"
+        )
+    else:
+        out.write(f"  done: {packages} packages checked in {time.monotonic() - start:.0f}s\n")
+    out.flush()
+    return code
 
 
 def main(argv: list[str]) -> int:

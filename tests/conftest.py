@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.skip_summary"]  # the run ends with why tests were skipped
+
 SESSION_DATA = Path(tempfile.mkdtemp(prefix="akgentic-test-data-"))
 os.environ["XDG_DATA_HOME"] = str(SESSION_DATA)
 for _name in ("AKGENTIC_STORAGE", "AKGENTIC_WORKSPACES_ROOT"):

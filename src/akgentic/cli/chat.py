@@ -37,7 +37,7 @@ from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
 from akgentic.cli.watch import Reply, Watch
 from akgentic.core import AddressError, Message, SentMessage
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import Suggestion, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
 __all__ = ["ChatOptions", "chat", "intro", "quote", "send_line"]
@@ -231,6 +231,7 @@ def _interactive(
         f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
         f"/quit or end of input leaves; Ctrl-C stops the team."
     )
+    _suggest(view, runtime.card.suggestions)
     while True:
         typed = keyboard.line("you> " if tty else "")
         if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
@@ -259,6 +260,17 @@ def _interactive(
             return
         if reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
+
+
+def _suggest(view: LiveView, suggestions: list[Suggestion]) -> None:
+    """The card's suggestions: what to type, and what each shows."""
+    if not suggestions:
+        return
+    view.note("Try:")
+    width = max(len(s.message) for s in suggestions)
+    for suggestion in suggestions:
+        shows = f"   {suggestion.shows}" if suggestion.shows else ""
+        view.note(f"  {suggestion.message:<{width}}{shows}")
 
 
 def _stop(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> None:

@@ -5,7 +5,14 @@ and its event log decode in a fresh process.
 """
 
 from akgentic.agent.config import load_shipped_cards
-from akgentic.team.card import MemberSpec, TeamCard, TeamCardError, member_names, walk
+from akgentic.team.card import (
+    MemberSpec,
+    Suggestion,
+    TeamCard,
+    TeamCardError,
+    member_names,
+    walk,
+)
 from akgentic.team.manager import (
     LEASE_TTL,
     TeamManager,
@@ -37,6 +44,7 @@ __all__ = [
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
+    "Suggestion",
     "TeamCard",
     "TeamCardError",
     "TeamManager",

@@ -8,7 +8,8 @@ team uses (``message_types``, checked to exist), and the modules to import befor
 building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
 the user wrote; a card decoded from storage never imports what it names), and the MCP
 servers every agent gets (``mcp_config``: a Claude Desktop ``mcp.json``, relative to the
-YAML's folder; see ``akgentic.team.mcp``).
+YAML's folder; see ``akgentic.team.mcp``), and what a newcomer might type first
+(``suggestions``: shown by ``akgentic run`` when no ``--message`` is given).
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_HEADCOUNT",
     "MAX_TEAM_SIZE",
     "MemberSpec",
+    "Suggestion",
     "TeamCard",
     "TeamCardError",
     "member_names",
@@ -80,6 +82,15 @@ class MemberSpec(SerializableModel):
         return value
 
 
+class Suggestion(SerializableModel):
+    """A message worth typing to this team, and what it shows (the tools it puts to work)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1)
+    shows: str = ""
+
+
 class TeamCard(SerializableModel):
     """A team's composition; see the module docstring."""
 
@@ -94,6 +105,7 @@ class TeamCard(SerializableModel):
     human: str | None = "@Human"
     imports: list[str] = Field(default_factory=list)
     mcp_config: str | None = None
+    suggestions: list[Suggestion] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

@@ -153,7 +153,7 @@ def test_a_resume_without_the_key_says_which_and_changes_nothing(
 
     assert refused.exit_code == 1
     assert refused.stderr == (
-        f"error: team research ({short}) was not resumed, nothing changed: its model "
+        f"error: team research ({short}) was not resumed, nothing changed: @Manager's model "
         "'openai:gpt-5.2' needs an API key in OPENAI_API_KEY, which is not set here: export "
         "OPENAI_API_KEY=<your key> and resume again, or resume it on another model: akgentic "
         f"teams resume {short} --storage {storage_url} --model SPEC (scripted:default runs "

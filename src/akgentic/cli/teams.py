@@ -338,8 +338,10 @@ def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
     while cause is not None and not isinstance(cause, MissingApiKeyError):
         cause = cause.__cause__
     if isinstance(cause, MissingApiKeyError):
+        member = str(exc).split(": ", 1)[0]
+        whose = f"{member}'s" if member.startswith("@") else "its"
         return (
-            f"{title} was not resumed, nothing changed: its model {cause.model_key!r} needs "
+            f"{title} was not resumed, nothing changed: {whose} model {cause.model_key!r} needs "
             f"an API key in {cause.env_var}, which is not set here: export "
             f"{cause.env_var}=<your key> and resume again, or resume it on another model: "
             f"{command} --model SPEC (scripted:default runs offline)"

@@ -141,7 +141,9 @@ class ModelRoster(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     models: list[ModelConfig] = Field(min_length=1)
+    """The entries, each a ``provider:model`` spec or a mapping of its fields."""
     active: str | None = None
+    """The key of the entry in force; the first entry when none is given."""
 
     @field_validator("models", mode="before")
     @classmethod

@@ -70,13 +70,20 @@ class MemberSpec(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    card: AgentCard
-    headcount: int = Field(default=1, ge=1, le=MAX_HEADCOUNT)
-    members: list[MemberSpec] = Field(default_factory=list)
+    card: AgentCard = Field(description="The member: its role, agent class and config.")
+    headcount: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_HEADCOUNT,
+        description=f"How many copies (at most {MAX_HEADCOUNT}), named @Name-1, @Name-2...",
+    )
+    members: list[MemberSpec] = Field(
+        default_factory=list, description="Members each copy creates as its children."
+    )
 
     @field_validator("card", mode="before")
     @classmethod
-    def _default_agent_class(cls, value: Any) -> Any:
+    def _default_agent_class(cls, value: Any) -> Any:  # BaseAgent, unless the card says
         if isinstance(value, dict) and "agent_class" not in value:
             return {**value, "agent_class": DEFAULT_AGENT_CLASS}
         return value
@@ -87,8 +94,8 @@ class Suggestion(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    message: str = Field(min_length=1)
-    shows: str = ""
+    message: str = Field(min_length=1, description="What to type.")
+    shows: str = Field(default="", description="What it shows: the tools it puts to work.")
 
 
 class TeamCard(SerializableModel):
@@ -96,16 +103,42 @@ class TeamCard(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
-    description: str = ""
-    entry_point: str = Field(min_length=1)
-    members: list[MemberSpec] = Field(min_length=1)
-    profiles: list[AgentCard] = Field(default_factory=list)
-    message_types: list[str] = Field(default_factory=list)
-    human: str | None = "@Human"
-    imports: list[str] = Field(default_factory=list)
-    mcp_config: str | None = None
-    suggestions: list[Suggestion] = Field(default_factory=list)
+    name: str = Field(min_length=1, description="The team's name (teams list, show).")
+    description: str = Field(default="", description="One line on what the team does.")
+    entry_point: str = Field(
+        min_length=1, description="The member that receives what the person types."
+    )
+    members: list[MemberSpec] = Field(
+        min_length=1,
+        description=f"The members, a tree (at most {MAX_TEAM_SIZE} in all, each named once).",
+    )
+    profiles: list[AgentCard] = Field(
+        default_factory=list,
+        description="Roles the team may hire later (TeamTool's hire_members); agent_class "
+        "defaults to BaseAgent.",
+    )
+    message_types: list[str] = Field(
+        default_factory=list,
+        description="Dotted paths of the Message classes the team uses; each must exist.",
+    )
+    human: str | None = Field(
+        default="@Human", description="The person's name in the team; null: no person."
+    )
+    imports: list[str] = Field(
+        default_factory=list,
+        description="Modules to import before the card is read (your own cards, agents, "
+        "messages); honoured in YAML files only, never from stored data.",
+    )
+    mcp_config: str | None = Field(
+        default=None,
+        description="A Claude Desktop mcp.json, relative to the YAML's folder: every agent "
+        "gets its servers' tools.",
+    )
+    suggestions: list[Suggestion] = Field(
+        default_factory=list,
+        description="What a newcomer might type first: akgentic run prints them when no "
+        "--message is given.",
+    )
 
     @model_validator(mode="before")
     @classmethod

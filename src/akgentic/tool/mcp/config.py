@@ -65,8 +65,11 @@ class MCPStdioConnectionConfig(MCPConnectionConfig):
     """
 
     transport: Literal["stdio"] = "stdio"
+    """How the server is reached: a process the agent starts."""
     stdio_command: str = Field(min_length=1)
+    """The program to start (``npx``, ``uvx``, a path)."""
     stdio_args: list[str] = Field(default_factory=list)
+    """Its arguments."""
     stdio_env: dict[str, str] = Field(default_factory=dict)
     stdio_cwd: str | None = None
 

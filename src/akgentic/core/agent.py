@@ -134,6 +134,10 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     config_class: ClassVar[type[BaseConfig]] = BaseConfig
     """Resolved from the ``ConfigType`` argument; the config built when none is given."""
 
+    upgrades_base_config: ClassVar[bool] = False
+    """True: a plain ``BaseConfig`` given to ``createActor`` is upgraded to
+    ``config_class`` (its fields kept, the others at their defaults) instead of refused."""
+
     state_class: ClassVar[type[BaseState]] = BaseState
     """Resolved from the ``StateType`` argument; the state built before ``on_start``."""
 
@@ -525,11 +529,11 @@ def check_actor_class(actor_class: Any) -> None:
 
 
 def _upgraded(actor_class: type[Akgent[Any, Any]], config: BaseConfig) -> BaseConfig:
-    """``config`` of a parent class of the actor's config class (a plain ``BaseConfig``
-    for an ``Orchestrator``) as the actor's own: the fields it set, the others at their
-    defaults. Any other class is a ``TypeError`` naming the class wanted."""
+    """A plain ``BaseConfig`` as the actor's own config, for a class that
+    ``upgrades_base_config`` (the ``Orchestrator``): the fields it set, the others at
+    their defaults. Any other config is a ``TypeError`` naming the class wanted."""
     wanted = actor_class.config_class
-    if not (isinstance(config, BaseConfig) and issubclass(wanted, type(config))):
+    if not (actor_class.upgrades_base_config and type(config) is BaseConfig):
         raise TypeError(
             f"{actor_class.__name__} is configured by {wanted.__name__}, "
             f"got a {type(config).__name__}"

@@ -56,18 +56,24 @@ def ensure_environment() -> None:
 
 
 _STEPS = (
+    ("Obtaining ", "collecting"),
     ("Collecting ", "collecting"),
     ("Processing ", "collecting"),
+    ("Requirement already satisfied: ", "checking"),
     ("Downloading ", "downloading"),
     ("Building wheel", "building"),
     ("Installing collected packages", "installing"),
 )
+_COUNTED = ("collecting", "checking")
+_EVERY = 20
+"""Without a terminal to redraw one line, a progress line every this many packages."""
 
 
 def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
-    """``python -m pip install ARGS`` with one line of progress per step (what it is
-    collecting, downloading, building, installing, and how many), not a minute of
-    silence; pip's own output is shown only when it fails. Returns pip's exit code."""
+    """``python -m pip install ARGS`` showing what pip is doing — the step, the package,
+    how many so far — on one redrawn line in a terminal (a line per step, and every
+    20 packages, in a log), not a minute of silence; pip's own output is shown only
+    when it fails. Returns pip's exit code."""
     start = time.monotonic()
     tty = out.isatty()
     command = [str(python), "-m", "pip", "install", "--progress-bar", "off", *args]
@@ -77,34 +83,40 @@ def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
     assert pip.stdout is not None
     seen: list[str] = []
     packages = 0
-    shown = ""
+    last_step = ""
+    shown = 0
     for raw in pip.stdout:
-        line = raw.rstrip()
-        seen.append(line)
-        step = next((name for prefix, name in _STEPS if line.lstrip().startswith(prefix)), None)
-        if step is None:
+        line = raw.strip()
+        seen.append(raw.rstrip())
+        found = next(((p, name) for p, name in _STEPS if line.startswith(p)), None)
+        if found is None:
             continue
-        if step == "collecting":
+        prefix, step = found
+        rest = line[len(prefix) :]
+        if step in _COUNTED:
             packages += 1
-        what = line.strip().split(" ", 1)[-1].split(" (")[0] if step != "installing" else ""
         if step == "installing":
-            what = f"{len(line.split(':', 1)[-1].split(','))} packages"
-        text = f"  {step} ({packages} so far, {time.monotonic() - start:.0f}s) {what}".rstrip()
-        if tty:
-            out.write("\r" + text[:100].ljust(len(shown)))
+            what = f"{len(rest.split(':', 1)[-1].split(','))} package(s)"
+        elif step == "building":
+            what = rest.split(":", 1)[-1].strip()
         else:
+            what = rest.split(" ")[0].split("(")[0].split(";")[0]
+        text = f"  {step} {what} ({packages} packages so far, {time.monotonic() - start:.0f}s)"
+        if tty:
+            out.write("\r" + text[:100].ljust(shown))
+            shown = len(text[:100])
+        elif step != last_step or (step in _COUNTED and packages % _EVERY == 0):
             out.write(text + "\n")
-        shown = text[:100]
+        last_step = step
         out.flush()
     code = pip.wait()
     if tty and shown:
         out.write("\n")
     if code != 0:
-        out.write(
-            "\n".join(seen[-40:]) + f"\npip failed (exit code {code}): the lines above say why\n"
-        )
+        tail = "\n".join(seen[-40:])
+        out.write(f"{tail}\npip failed (exit code {code}): the lines above say why\n")
     else:
-        out.write(f"  done: {packages} packages checked in {time.monotonic() - start:.0f}s\n")
+        out.write(f"  done in {time.monotonic() - start:.0f}s ({packages} packages)\n")
     out.flush()
     return code
 

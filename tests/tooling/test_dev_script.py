@@ -60,12 +60,28 @@ def test_pip_install_shows_each_step_as_it_goes(tmp_path: Path) -> None:
 
     assert code == 0, out.getvalue()
     lines = out.getvalue().splitlines()
-    collecting = [line for line in lines if line.startswith("  collecting (")]
-    assert len(collecting) == 3, lines
-    assert collecting[-1].startswith("  collecting (3 so far, ")
-    assert any(line.startswith("  installing (3 so far") and "3 packages" in line for line in lines)
-    assert lines[-1].startswith("  done: 3 packages checked in ")
+    collecting = [line for line in lines if line.startswith("  collecting ")]
+    assert collecting and collecting[0].startswith("  collecting ") and "akg_top" in collecting[0]
+    assert any(line.startswith("  installing 3 package(s) (3 packages so far") for line in lines), (
+        lines
+    )
+    assert lines[-1].startswith("  done in ") and lines[-1].endswith("(3 packages)")
     assert (tmp_path / "t" / "akg_top" / "__init__.py").is_file()
+
+
+def test_an_install_with_nothing_new_still_shows_its_steps() -> None:
+    """What dev.py sees after pyproject.toml changed: everything already there (pytest and
+    its requirements are installed here; --no-index and --dry-run: nothing is fetched)."""
+    out = io.StringIO()
+    code = dev_module().pip_install(
+        Path(sys.executable), ["--no-index", "--dry-run", "pytest"], out
+    )
+    assert code == 0, out.getvalue()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("  checking pytest (1 packages so far, "), lines
+    checked = int(lines[-1].rsplit("(", 1)[1].split()[0])
+    assert checked >= 4  # pytest, pluggy, iniconfig, packaging...
+    assert lines[-1].startswith("  done in ")
 
 
 def test_a_failing_install_shows_what_pip_said(tmp_path: Path) -> None:

@@ -138,3 +138,32 @@ def test_a_team_that_goes_quiet_answers_with_its_last_message(cli: Invoke) -> No
     assert result.exit_code == 0, result.output
     assert "@Boss → @Human (acknowledgment): Noted: the plan" in result.stdout
     assert result.stdout.splitlines()[-1] == "answer: Noted: the plan"
+
+
+BANNER = "pydantic-ai v"
+"""The first line of pydantic-ai's first-run banner (``pydantic-ai v2.68.0 • Python ...``)."""
+
+FIRST_RUN = """
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+Agent(TestModel()).run_sync("hi")
+"""
+
+
+def test_no_pydantic_ai_banner_inside_a_session(storage_url: str) -> None:
+    """pydantic-ai shows its banner on a first run when a person (a terminal) or a coding
+    agent (``AI_AGENT``) reads stderr, unless ``PYDANTIC_AI_NO_BANNER`` is set; a test run
+    (``PYTEST_VERSION``) and CI never see it, so both are left out of the children here."""
+    env = child_env(storage_url, AI_AGENT="reader")
+    for name in ("PYTEST_VERSION", "CI", "PYDANTIC_AI_NO_BANNER"):
+        env.pop(name, None)
+    plain = run_child([sys.executable, "-c", FIRST_RUN], env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert BANNER in plain.stderr  # the same environment shows it outside akgentic
+
+    done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION], env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert_research_exchange(done.stdout)
+    assert BANNER not in done.stdout + done.stderr
+    assert "Logfire" not in done.stdout + done.stderr

@@ -74,6 +74,16 @@ def _root(
     ] = False,
 ) -> None:
     """Run teams of LLM agents in the terminal, and manage the teams you keep."""
+    quiet_pydantic_ai()
+
+
+def quiet_pydantic_ai() -> None:
+    """No pydantic-ai first-run banner (an advertisement) between a session's lines.
+
+    pydantic-ai 2.x reads ``PYDANTIC_AI_NO_BANNER`` when an agent first runs; set here, for
+    every command, it also reaches the processes a command starts (Ray workers, servers).
+    A value the user set is kept."""
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -322,3 +323,41 @@ def test_catalog_refusals(cli: Invoke) -> None:
     assert one_error_line(cli, "catalog", "configure", "web_search", "--json", "{bad").startswith(
         "--json"
     )
+
+
+# -- failures inside a running team: the stream's line, no traceback without --debug -------
+
+GLOSSARY = RESEARCH.parent / "glossary.yaml"
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        {"command": "${AKGENTIC_PYTHON}", "args": ["-c", "raise SystemExit(3)"]},  # dies
+        {"command": "no-such-mcp-server"},  # cannot be started at all
+    ],
+    ids=["dies", "nocmd"],
+)
+def test_a_server_that_cannot_start_and_a_failed_handler_show_no_traceback(
+    tmp_path: Path, server: dict[str, object]
+) -> None:
+    """The glossary's scenario calls a tool of a server that is not there: the agent warns
+    once and its handler fails (ScenarioError) — each one line, in a real process."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"glossary": server}}))
+    argv = [str(AKGENTIC), "run", str(GLOSSARY), "--mcp-config", str(config), "-m", "define x"]
+    env = child_env(sqlite_url(tmp_path / "x.db"))
+
+    plain = run_child(argv, env=env, cwd=tmp_path)
+    debug = run_child([*argv, "--debug"], env=env, cwd=tmp_path)
+
+    assert plain.returncode == debug.returncode == 1
+    assert "Traceback" not in plain.stdout + plain.stderr
+    lines = plain.stdout.splitlines()
+    [warning] = [line for line in lines if "cannot start" in line]
+    assert warning.startswith("! @Librarian MCP server 'glossary' (")
+    [failed] = [line for line in lines if line.startswith("✗")]
+    assert failed.startswith("✗ @Librarian error: handler for UserMessage raised: ScenarioError")
+    why = failed.removeprefix("✗ @Librarian error: ")
+    assert plain.stderr.splitlines() == [f"error: @Librarian: {why}"]
+    assert "Traceback (most recent call last)" in debug.stderr

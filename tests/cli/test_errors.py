@@ -361,3 +361,44 @@ def test_a_server_that_cannot_start_and_a_failed_handler_show_no_traceback(
     why = failed.removeprefix("✗ @Librarian error: ")
     assert plain.stderr.splitlines() == [f"error: @Librarian: {why}"]
     assert "Traceback (most recent call last)" in debug.stderr
+
+
+def test_a_yaml_syntax_error_in_a_card_is_one_line_naming_the_file(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "bad.yaml"
+    card.write_text("name: x\nmembers:\n  - card: [\n   role: a\n")
+    line = one_error_line(cli, "run", str(card), "-m", "hi")
+    assert line == (
+        f"{card}:5: not valid YAML: expected ',' or ']', but got '<stream end>' at line 5, "
+        "column 1 (while parsing a flow sequence at line 3, column 11)"
+    )
+
+
+def test_a_skipped_skill_is_one_line_of_the_session_naming_its_file(tmp_path: Path) -> None:
+    """Not a ``WARNING akgentic...`` log line on stderr next to the session's own lines."""
+    broken = tmp_path / "skills" / "broken" / "SKILL.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("---\nname: [x\ndescription: y\n---\nbody\n")
+    text = RESEARCH.read_text()
+    scenario = str(RESEARCH.with_name("research.scenario.yaml"))
+    text = text.replace("scripted:research.scenario.yaml", f"scripted:{scenario}")
+    inline = "                skills:\n                  skills:\n"
+    assert inline in text
+    folders = f"                skills:\n                  folders: [{broken.parent.parent}]\n"
+    card = tmp_path / "research.yaml"
+    card.write_text(text.replace(inline, folders + "                  skills:\n"))
+
+    done = run_child(
+        [str(AKGENTIC), "run", str(card), "-m", "hi"],
+        env=child_env(sqlite_url(tmp_path / "x.db")),
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("! ")]
+    assert line == (
+        f"! @Worker skill {broken} skipped: the frontmatter is not valid YAML: expected ',' "
+        "or ']', but got ':' at line 3, column 12 (while parsing a flow sequence at line 2, "
+        "column 7)"
+    )

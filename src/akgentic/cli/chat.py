@@ -28,7 +28,7 @@ from uuid import UUID
 from rich.console import Console
 from rich.text import Text
 
-from akgentic.cli import interrupt, logs
+from akgentic.cli import interrupt
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
@@ -88,9 +88,11 @@ def chat(
     from_seq: int,
     resume_hint: str,
 ) -> int:
-    """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code."""
-    with logs.stream_shown():  # the live view prints the members' failures: once
-        return _chat(manager, runtime, options, console, from_seq, resume_hint)
+    """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code.
+
+    A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
+    live view prints the members' failures and warnings, once."""
+    return _chat(manager, runtime, options, console, from_seq, resume_hint)
 
 
 def _chat(

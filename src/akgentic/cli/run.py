@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli import logs
 from akgentic.cli.chat import ChatOptions, chat, intro
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import point_card
@@ -75,7 +76,11 @@ def run(
         options = ChatOptions(message, timeout, idle, verbose, stream)
         if server:
             raise typer.Exit(_run_remote(card, server, token, model, options))
-        with opened_storage(storage) as (bundle, url), team_manager(bundle) as manager:
+        with (
+            opened_storage(storage) as (bundle, url),
+            team_manager(bundle) as manager,
+            logs.stream_shown(),  # the session shows every event from the team's first
+        ):
             runtime = manager.create_team(card, model=model)
             console = out_console()
             intro(console, runtime, "started")

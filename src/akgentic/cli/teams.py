@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from akgentic.agent import AgentConfig
+from akgentic.cli import logs
 from akgentic.cli.chat import ChatOptions, chat, intro, quote
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import model_for_resume
@@ -297,7 +298,8 @@ def resume_team(
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
             from_seq = bundle.events.last_seq(record.team_id) + 1
             hint = resume_hint(record.team_id, url, card.imports)
-            with team_manager(bundle) as manager:
+            # the session shows every event from from_seq: log lines it shows are skipped
+            with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
                 try:
                     runtime = manager.resume_team(record.team_id, model=resume_on)

@@ -56,6 +56,7 @@ from akgentic.core.serialization import (
     serialize,
 )
 from akgentic.core.user_proxy import UserProxy
+from akgentic.core.yaml_problem import yaml_problem
 
 __all__ = [
     "ActorAddress",
@@ -107,4 +108,5 @@ __all__ = [
     "register_serializable",
     "serialize",
     "user_data_dir",
+    "yaml_problem",
 ]

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from akgentic.core import AgentCard, Message
+from akgentic.core import AgentCard, Message, yaml_problem
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.serialization import (
@@ -230,7 +230,7 @@ class TeamCard(SerializableModel):
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            raise TeamCardError(f"{path}{line}: not valid YAML: {exc}") from None
+            raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
         except (RecursionError, SerializationError):
             raise TeamCardError(
                 f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"

@@ -83,6 +83,19 @@ def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
     assert "corrupt: event seq 3: " in shown.stdout
 
 
+def test_from_past_the_last_event_says_which_is_the_last(cli: Invoke, storage_url: str) -> None:
+    team_id, last = run_once(cli, storage_url)
+    past = cli("events", str(team_id)[:8], "--from", "99999")
+    assert past.exit_code == 0
+    assert past.stdout == ""
+    assert past.stderr == (
+        f"no events from seq 99999 on: the last event of team research ({str(team_id)[:8]}) "
+        f"is seq {last}\n"
+    )
+    [(seq, _, _)] = rows(cli("events", str(team_id)[:8], "--from", str(last)).stdout)
+    assert seq == last
+
+
 def test_follow_prints_events_as_another_process_records_them(
     cli: Invoke, storage_url: str, spawn: Callable[[list[str], dict[str, str]], Child]
 ) -> None:
@@ -99,7 +112,7 @@ def test_follow_prints_events_as_another_process_records_them(
     follower.wait_for("StopMessage            @Orchestrator stopped")
     follower.proc.send_signal(signal.SIGINT)
     code, errors = follower.finish()
-    assert code == 0
+    assert code == 130  # as every command's Ctrl-C
     assert "Traceback" not in errors
 
 

@@ -31,7 +31,12 @@ from akgentic.cli.options import (
     TimeoutOption,
     VerboseOption,
 )
-from akgentic.cli.output import error_console, local_time, out_console, short_id
+from akgentic.cli.output import (
+    error_console,
+    local_time,
+    out_console,
+    team_title,
+)
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
@@ -60,7 +65,7 @@ __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
 
 
 def _title(record: TeamRecord) -> str:
-    return f"team {record.name} ({short_id(record.team_id)})"
+    return team_title(record.name, record.team_id)
 
 
 def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:

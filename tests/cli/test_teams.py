@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from uuid import UUID
+
+import pytest
 
 from akgentic.core import serialize
 from akgentic.storage import TeamStatus, open_storage
-from akgentic.team import TeamCard
+from akgentic.team import TeamCard, team_workspaces
 
 from .conftest import (
     AKGENTIC,
@@ -174,6 +177,36 @@ def test_delete_keeps_the_history_and_purge_removes_it(cli: Invoke, storage_url:
     gone = cli("teams", "show", short)
     assert gone.exit_code == 1
     assert gone.stderr.startswith(f"error: no team matches '{short}'")
+
+
+def test_purge_removes_the_team_s_own_workspace_trees_and_nothing_shared(
+    cli: Invoke, storage_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coder's WorkspaceTool makes its tree and index when the team starts (its journal,
+    ``<id>.git``, at the first write: made here by hand)."""
+    root = tmp_path / "workspaces"
+    monkeypatch.setenv("AKGENTIC_WORKSPACES_ROOT", str(root))
+    started = cli("run", str(REPO / "examples" / "teams" / "coder.yaml"), input="")
+    assert started.exit_code == 0, started.output
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    store.close()
+    [cell] = team_workspaces(team.team_id)
+    assert cell.tree.is_dir() and cell.index_dir.is_dir()
+    (cell.git_dir / "objects").mkdir(parents=True)
+    kept = [root / cell.scope / "_id" / "shared-notes", root / cell.scope / "_team" / "other"]
+    for folder in kept:
+        folder.mkdir(parents=True)
+
+    purged = cli("teams", "delete", str(team.team_id)[:8], "--purge", "--yes")
+
+    assert purged.exit_code == 0, purged.output
+    assert purged.stdout == (
+        f"team coder ({str(team.team_id)[:8]}) purged: its record and history, and its "
+        f"workspace tree {cell.tree} are gone\n"
+    )
+    assert not cell.tree.exists() and not cell.git_dir.exists() and not cell.index_dir.exists()
+    assert all(folder.is_dir() for folder in kept)
 
 
 def test_a_killed_team_shows_its_interrupted_turn_and_resumes(

@@ -58,7 +58,14 @@ from akgentic.storage import (
     holder_is_gone,
     sqlite_url,
 )
-from akgentic.team import RestorePlan, ResumeError, TeamCard, plan_restore, team_resource
+from akgentic.team import (
+    RestorePlan,
+    ResumeError,
+    TeamCard,
+    plan_restore,
+    team_resource,
+    team_workspaces,
+)
 from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
@@ -377,13 +384,19 @@ def delete_team(
     team: TeamArgument,
     purge: Annotated[
         bool,
-        typer.Option("--purge", help="Also remove its record, events, states and memory."),
+        typer.Option(
+            "--purge",
+            help="Also remove its record, events, states, memory and its own workspace trees "
+            "(workspaces/<user>/_team/<id>, with their .git and .index); trees named by "
+            "workspace_id or metadata are shared with other teams and stay.",
+        ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before purging.")] = False,
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Mark a team DELETED (its history is kept), or remove everything with --purge."""
+    """Mark a team DELETED (its history is kept), or remove it with --purge: its history
+    and its own workspace trees."""
     with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
@@ -397,10 +410,16 @@ def delete_team(
                     f"terminal to ask, confirm with --yes"
                 )
             typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
+        trees = team_workspaces(record.team_id) if purge else []
         with team_manager(bundle) as manager:
             manager.delete_team(record.team_id, purge=purge)
         if purge:
-            console.print(Text(f"{_title(record)} purged: its record and history are gone"))
+            gone = "its record and history"
+            if trees:
+                gone += f", and its workspace tree{'s' if len(trees) > 1 else ''} " + ", ".join(
+                    str(cell.tree) for cell in trees
+                )
+            console.print(Text(f"{_title(record)} purged: {gone} are gone"))
         else:
             console.print(
                 Text(f"{_title(record)} deleted; its history is kept (--purge removes it)")

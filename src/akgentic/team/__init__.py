@@ -31,6 +31,7 @@ from akgentic.team.runtime import (
     tool_state,
 )
 from akgentic.team.usage import team_usage
+from akgentic.team.workspaces import remove_team_workspaces, team_workspaces
 
 load_shipped_cards()
 
@@ -55,9 +56,11 @@ __all__ = [
     "plan_restore",
     "read_history",
     "register_reducer",
+    "remove_team_workspaces",
     "replay_tool_states",
     "team_resource",
     "team_usage",
+    "team_workspaces",
     "tool_state",
     "walk",
 ]

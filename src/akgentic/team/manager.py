@@ -68,6 +68,7 @@ from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
+from akgentic.team.workspaces import remove_team_workspaces
 
 __all__ = [
     "LEASE_TTL",
@@ -362,12 +363,14 @@ class TeamManager:
         return self._adopt(runtime)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
-        """Stop the team if it runs, then mark it DELETED (``purge`` removes its rows)."""
+        """Stop the team if it runs, then mark it DELETED. ``purge`` removes its rows and
+        its own workspace trees (see :mod:`akgentic.team.workspaces`)."""
         if self.get_team(team_id) is not None:
             self.stop_team(team_id)
         self.record(team_id)
         if purge:
             self.storage.teams.purge(team_id)
+            remove_team_workspaces(team_id)
         else:
             self.storage.teams.delete(team_id)
 

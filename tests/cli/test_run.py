@@ -167,3 +167,27 @@ def test_no_pydantic_ai_banner_inside_a_session(storage_url: str) -> None:
     assert_research_exchange(done.stdout)
     assert BANNER not in done.stdout + done.stderr
     assert "Logfire" not in done.stdout + done.stderr
+
+
+def test_the_cli_readme_sample_is_what_a_run_prints(cli: Invoke, storage_url: str) -> None:
+    """The first console block of the CLI README, line by line (``...`` cuts a line short;
+    the team id differs): a drifted number (``usage: 4 requests, 415 input``) fails here."""
+    readme = (Path(__file__).resolve().parents[2] / "src/akgentic/cli/README.md").read_text()
+    block = readme.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    command, sample = block[0], block[1:]
+    assert command == f'$ akgentic run examples/teams/research.yaml --message "{QUESTION}"'
+
+    result = cli("run", str(RESEARCH), "--message", QUESTION)
+
+    assert result.exit_code == 0, result.output
+    short = result.stdout.split("(", 1)[1][:8]
+    shown = [
+        line.replace(short, "3ef9dccb").replace(f" --storage {storage_url}", "")  # the default's
+        for line in result.stdout.splitlines()
+    ]
+    assert len(shown) == len(sample)
+    for line, expected in zip(shown, sample, strict=True):
+        if expected.endswith(" ..."):
+            assert line.startswith(expected.removesuffix(" ...")), (line, expected)
+        else:
+            assert line == expected

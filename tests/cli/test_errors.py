@@ -158,9 +158,7 @@ def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) ->
     assert result.exit_code == 1
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert (
-        line.startswith("error: cannot open storage") and f"{path}: file is not a database" in line
-    )
+    assert line.startswith(f"error: cannot open storage {sqlite_url(path)}: {path}: file is not")
 
 
 def test_a_damaged_team_is_reported_and_the_others_still_list(

@@ -42,7 +42,7 @@ from akgentic.agent.turn import TurnEndedEvent  # noqa: E402
 from akgentic.client import AkgenticClient, parse_sse  # noqa: E402
 from akgentic.core import ActorSystem, BaseConfig, EventMessage, SentMessage  # noqa: E402
 from akgentic.server import BackgroundServer, ServerSettings, create_app  # noqa: E402
-from akgentic.storage import EventRecord, open_storage  # noqa: E402
+from akgentic.storage import EventRecord, open_storage, sqlite_url  # noqa: E402
 from akgentic.team import TeamCard, TeamManager  # noqa: E402
 
 TURNS = ROOT / "tests" / "server" / "data" / "turns.yaml"
@@ -85,7 +85,7 @@ def _follow_into(follow: Any, records: queue.Queue[EventRecord], stop: threading
 def latency(rounds: int) -> dict[str, list[float]]:
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        storage = open_storage(f"sqlite:///{folder}/bench.db")
+        storage = open_storage(sqlite_url(Path(folder) / "bench.db"))
         system = ActorSystem()
         manager = TeamManager(system, storage)
         card = TeamCard.from_yaml(TURNS)
@@ -178,7 +178,7 @@ def _fan_side(
 def fan_out(subscribers: int, events: int) -> dict[str, tuple[float, float]]:
     results: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        storage = open_storage(f"sqlite:///{folder}/fan.db")
+        storage = open_storage(sqlite_url(Path(folder) / "fan.db"))
         system = ActorSystem()
         manager = TeamManager(system, storage)
         card = TeamCard.from_yaml(TURNS)

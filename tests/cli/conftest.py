@@ -19,6 +19,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from akgentic.cli import app
+from akgentic.storage import sqlite_url
 
 REPO = Path(__file__).resolve().parents[2]
 RESEARCH = REPO / "examples" / "teams" / "research.yaml"
@@ -30,7 +31,7 @@ Invoke = Callable[..., Result]
 
 @pytest.fixture
 def storage_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'cli.db'}"
+    return sqlite_url(tmp_path / "cli.db")
 
 
 @pytest.fixture

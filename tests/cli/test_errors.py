@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ from typer.testing import CliRunner
 
 from akgentic.cli import app
 from akgentic.core import serialize
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
@@ -44,7 +47,7 @@ def test_a_bad_team_card_names_file_line_and_field(cli: Invoke, tmp_path: Path) 
 
 def test_debug_shows_the_traceback_in_a_real_process(tmp_path: Path) -> None:
     path, _ = misspelt_card(tmp_path)
-    env = child_env(f"sqlite:///{tmp_path / 'x.db'}")
+    env = child_env(sqlite_url(tmp_path / "x.db"))
 
     plain = run_child([str(AKGENTIC), "run", str(path)], env=env)
     debug = run_child([str(AKGENTIC), "run", str(path), "--debug"], env=env)
@@ -65,8 +68,29 @@ def test_a_missing_card_file(cli: Invoke, tmp_path: Path) -> None:
     )
 
 
-def test_unknown_team(cli: Invoke) -> None:
-    for command in (["teams", "show"], ["teams", "resume"], ["events"], ["teams", "delete"]):
+COMMANDS_ON_A_TEAM = (
+    ["teams", "show"],
+    ["teams", "stop"],
+    ["teams", "resume"],
+    ["teams", "delete"],
+    ["events"],
+    ["usage"],
+)
+
+
+def test_unknown_team(cli: Invoke, storage_url: str) -> None:
+    """With no store yet: "no teams yet", and no store is made; with teams: list them."""
+    for command in COMMANDS_ON_A_TEAM:
+        result = cli(*command, "abc")
+
+        assert result.exit_code == 1
+        assert result.stderr == (
+            "error: no team matches 'abc': there are no teams yet in this storage; start one "
+            "with: akgentic run TEAM.yaml (--storage URL names another storage)\n"
+        )
+    assert not sqlite_path(storage_url).parent.exists() or not sqlite_path(storage_url).exists()
+    assert cli("run", str(RESEARCH), "-m", "hi").exit_code == 0
+    for command in COMMANDS_ON_A_TEAM:
         result = cli(*command, "abc")
 
         assert result.exit_code == 1
@@ -87,7 +111,7 @@ def test_a_missing_api_key_names_its_variable(cli: Invoke, monkeypatch: pytest.M
 
 
 def test_the_model_comes_from_akgentic_model_too(tmp_path: Path) -> None:
-    env = child_env(f"sqlite:///{tmp_path / 'x.db'}", AKGENTIC_MODEL="openai:gpt-5.2")
+    env = child_env(sqlite_url(tmp_path / "x.db"), AKGENTIC_MODEL="openai:gpt-5.2")
     env.pop("OPENAI_API_KEY", None)
 
     done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", "hi"], env=env)
@@ -128,15 +152,13 @@ def test_retry_and_dismiss_are_exclusive(cli: Invoke) -> None:
 def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "noise.db"
     path.write_bytes(bytes(range(256)) * 16)
-    runner_env = {"AKGENTIC_STORAGE": f"sqlite:///{path}", "AKGENTIC_MODEL": None}
+    runner_env = {"AKGENTIC_STORAGE": sqlite_url(path), "AKGENTIC_MODEL": None}
     result = CliRunner().invoke(app, ["teams", "list"], env=runner_env)
 
     assert result.exit_code == 1
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert (
-        line.startswith("error: cannot open storage") and f"{path}: file is not a database" in line
-    )
+    assert line.startswith(f"error: cannot open storage {sqlite_url(path)}: {path}: file is not")
 
 
 def test_a_damaged_team_is_reported_and_the_others_still_list(
@@ -147,7 +169,7 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
     good = storage.teams.create("good", card=card).team_id
     bad = storage.teams.create("bad", card=card).team_id
     storage.close()
-    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn = sqlite3.connect(sqlite_path(storage_url))
     conn.execute(
         "UPDATE akgentic_teams SET status = 'garbage', card = '{' WHERE team_id = ?", (str(bad),)
     )
@@ -170,7 +192,7 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
     (line,) = resumed.stderr.splitlines()
     assert line.startswith(f"error: team {bad}: the stored status 'garbage'")
 
-    assert cli("teams", "delete", str(bad), "--purge").exit_code == 0
+    assert cli("teams", "delete", str(bad), "--purge", "--yes").exit_code == 0
     assert [line.split()[0] for line in cli("teams", "list").stdout.splitlines()[1:]] == [str(good)]
 
 
@@ -204,7 +226,7 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     storage = open_storage(storage_url)
     team = storage.teams.create("garbled", card=card).team_id
     storage.close()
-    conn = sqlite3.connect(storage_url.removeprefix("sqlite:///"))
+    conn = sqlite3.connect(sqlite_path(storage_url))
     conn.execute("UPDATE akgentic_teams SET status = ''")
     conn.commit()
     conn.close()
@@ -214,3 +236,167 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     listed = cli("teams", "list")
     assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
     assert listed.stderr == ""
+
+
+# -- every command, against real failures: one `error:` line that says what to do ---------
+
+
+@pytest.fixture
+def refusing_port() -> Iterator[int]:
+    """A loopback port bound by nobody listening: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port another program listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def one_error_line(cli: Invoke, *args: str, input: str | None = None) -> str:
+    result = cli(*args, input=input)
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    return line.removeprefix("error: ")
+
+
+def test_serve_on_a_port_in_use_says_to_choose_another(cli: Invoke, busy_port: int) -> None:
+    line = one_error_line(cli, "serve", "--port", str(busy_port))
+    assert line == (
+        f"cannot listen on 127.0.0.1:{busy_port}: the address is in use (another akgentic "
+        "serve?): choose another port with --port, or stop what holds it"
+    )
+
+
+def test_serve_with_cards_that_do_not_exist(cli: Invoke, tmp_path: Path) -> None:
+    line = one_error_line(cli, "serve", "--port", "0", "--cards", str(tmp_path / "nope"))
+    assert line == f"{tmp_path / 'nope'}: no such file or folder"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", str(RESEARCH), "-m", "hi"], ["events", "research"], ["usage", "research"]],
+    ids=lambda c: c[0],
+)
+def test_a_server_that_does_not_answer_is_named(
+    cli: Invoke, command: list[str], refusing_port: int
+) -> None:
+    url = f"http://127.0.0.1:{refusing_port}"
+    line = one_error_line(cli, *command, "--server", url)
+    assert line.startswith(f"server {url}: cannot reach {url}")
+    assert "Connection refused" in line
+
+
+def test_a_postgres_server_that_does_not_answer_is_one_line(
+    cli: Invoke, refusing_port: int
+) -> None:
+    url = f"postgresql://akgentic@127.0.0.1:{refusing_port}/teams"
+    line = one_error_line(cli, "teams", "list", "--storage", url)
+    assert line.startswith(f"cannot open storage {url}: ")
+    assert "refused" in line.lower()
+
+
+def test_a_storage_url_in_the_old_spelling(cli: Invoke, tmp_path: Path) -> None:
+    line = one_error_line(cli, "run", str(RESEARCH), "-m", "hi", "--storage", "sqlite://t.db")
+    assert line == (
+        "'sqlite://t.db' has two slashes, which name a host: write sqlite:///t.db for a file "
+        "relative to the working directory, or sqlite:////t.db for the absolute path /t.db"
+    )
+
+
+def test_catalog_refusals(cli: Invoke) -> None:
+    assert one_error_line(cli, "catalog", "enable", "nope").startswith(
+        "no tool type or catalog instance is called 'nope'; types: "
+    )
+    assert one_error_line(cli, "catalog", "set-credential", "web_search", "--stdin", input="") == (
+        "no credential on standard input (one line is read)"
+    )
+    assert one_error_line(cli, "catalog", "configure", "web_search", "--json", "{bad").startswith(
+        "--json"
+    )
+
+
+# -- failures inside a running team: the stream's line, no traceback without --debug -------
+
+GLOSSARY = RESEARCH.parent / "glossary.yaml"
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        {"command": "${AKGENTIC_PYTHON}", "args": ["-c", "raise SystemExit(3)"]},  # dies
+        {"command": "no-such-mcp-server"},  # cannot be started at all
+    ],
+    ids=["dies", "nocmd"],
+)
+def test_a_server_that_cannot_start_and_a_failed_handler_show_no_traceback(
+    tmp_path: Path, server: dict[str, object]
+) -> None:
+    """The glossary's scenario calls a tool of a server that is not there: the agent warns
+    once and its handler fails (ScenarioError) — each one line, in a real process."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"glossary": server}}))
+    argv = [str(AKGENTIC), "run", str(GLOSSARY), "--mcp-config", str(config), "-m", "define x"]
+    env = child_env(sqlite_url(tmp_path / "x.db"))
+
+    plain = run_child(argv, env=env, cwd=tmp_path)
+    debug = run_child([*argv, "--debug"], env=env, cwd=tmp_path)
+
+    assert plain.returncode == debug.returncode == 1
+    assert "Traceback" not in plain.stdout + plain.stderr
+    lines = plain.stdout.splitlines()
+    [warning] = [line for line in lines if "cannot start" in line]
+    assert warning.startswith("! @Librarian MCP server 'glossary' (")
+    [failed] = [line for line in lines if line.startswith("✗")]
+    assert failed.startswith("✗ @Librarian error: handler for UserMessage raised: ScenarioError")
+    why = failed.removeprefix("✗ @Librarian error: ")
+    assert plain.stderr.splitlines() == [f"error: @Librarian: {why}"]
+    assert "Traceback (most recent call last)" in debug.stderr
+
+
+def test_a_yaml_syntax_error_in_a_card_is_one_line_naming_the_file(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "bad.yaml"
+    card.write_text("name: x\nmembers:\n  - card: [\n   role: a\n")
+    line = one_error_line(cli, "run", str(card), "-m", "hi")
+    assert line == (
+        f"{card}:5: not valid YAML: expected ',' or ']', but got '<stream end>' at line 5, "
+        "column 1 (while parsing a flow sequence at line 3, column 11)"
+    )
+
+
+def test_a_skipped_skill_is_one_line_of_the_session_naming_its_file(tmp_path: Path) -> None:
+    """Not a ``WARNING akgentic...`` log line on stderr next to the session's own lines."""
+    broken = tmp_path / "skills" / "broken" / "SKILL.md"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("---\nname: [x\ndescription: y\n---\nbody\n")
+    text = RESEARCH.read_text()
+    scenario = str(RESEARCH.with_name("research.scenario.yaml"))
+    text = text.replace("scripted:research.scenario.yaml", f"scripted:{scenario}")
+    inline = "                skills:\n                  skills:\n"
+    assert inline in text
+    folders = f"                skills:\n                  folders: [{broken.parent.parent}]\n"
+    card = tmp_path / "research.yaml"
+    card.write_text(text.replace(inline, folders + "                  skills:\n"))
+
+    done = run_child(
+        [str(AKGENTIC), "run", str(card), "-m", "hi"],
+        env=child_env(sqlite_url(tmp_path / "x.db")),
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stderr == ""
+    [line] = [line for line in done.stdout.splitlines() if line.startswith("! ")]
+    assert line == (
+        f"! @Worker skill {broken} skipped: the frontmatter is not valid YAML: expected ',' "
+        "or ']', but got ':' at line 3, column 12 (while parsing a flow sequence at line 2, "
+        "column 7)"
+    )

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable
 from uuid import UUID
 
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_path
 
 from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
 
@@ -63,8 +63,7 @@ def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
-    path = storage_url.removeprefix("sqlite:///")
-    with sqlite3.connect("/" + path) as db:
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
         changed = db.execute(
             "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = 3",
             ('{"__model__": "nowhere.Thing"}', str(team_id)),
@@ -84,6 +83,19 @@ def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
     assert "corrupt: event seq 3: " in shown.stdout
 
 
+def test_from_past_the_last_event_says_which_is_the_last(cli: Invoke, storage_url: str) -> None:
+    team_id, last = run_once(cli, storage_url)
+    past = cli("events", str(team_id)[:8], "--from", "99999")
+    assert past.exit_code == 0
+    assert past.stdout == ""
+    assert past.stderr == (
+        f"no events from seq 99999 on: the last event of team research ({str(team_id)[:8]}) "
+        f"is seq {last}\n"
+    )
+    [(seq, _, _)] = rows(cli("events", str(team_id)[:8], "--from", str(last)).stdout)
+    assert seq == last
+
+
 def test_follow_prints_events_as_another_process_records_them(
     cli: Invoke, storage_url: str, spawn: Callable[[list[str], dict[str, str]], Child]
 ) -> None:
@@ -100,7 +112,7 @@ def test_follow_prints_events_as_another_process_records_them(
     follower.wait_for("StopMessage            @Orchestrator stopped")
     follower.proc.send_signal(signal.SIGINT)
     code, errors = follower.finish()
-    assert code == 0
+    assert code == 130  # as every command's Ctrl-C
     assert "Traceback" not in errors
 
 
@@ -108,7 +120,7 @@ def test_a_garbled_time_and_a_payload_that_is_not_utf8_are_shown_and_the_rest_go
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
-    with sqlite3.connect(storage_url.removeprefix("sqlite:///")) as db:
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
         db.execute(
             "UPDATE akgentic_events SET ts = 'garbage' WHERE team_id = ? AND seq = 2",
             (str(team_id),),

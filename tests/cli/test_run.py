@@ -50,7 +50,10 @@ def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
     storage.close()
 
 
-def test_one_exchange_with_the_console_script_and_the_default_storage(tmp_path: Path) -> None:
+def test_one_exchange_with_the_console_script_and_the_default_storage(
+    tmp_path: Path, data_home: Path
+) -> None:
+    """The default store is the user's (XDG_DATA_HOME), not the working directory's."""
     done = run_child(
         [str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION], env=child_env(), cwd=tmp_path
     )
@@ -58,7 +61,13 @@ def test_one_exchange_with_the_console_script_and_the_default_storage(tmp_path: 
     assert done.returncode == 0, done.stderr
     assert_research_exchange(done.stdout)
     assert "Traceback" not in done.stderr
-    assert (tmp_path / ".akgentic" / "akgentic.db").is_file()
+    assert (data_home / "akgentic" / "akgentic.db").is_file()
+    assert list(tmp_path.iterdir()) == []
+    # the resume hint names no --storage: the default store is found from anywhere
+    assert any(
+        "resume it with: akgentic teams resume" in line and "--storage" not in line
+        for line in done.stdout.splitlines()
+    )
 
 
 def test_one_exchange_with_python_dash_m(storage_url: str) -> None:
@@ -129,3 +138,56 @@ def test_a_team_that_goes_quiet_answers_with_its_last_message(cli: Invoke) -> No
     assert result.exit_code == 0, result.output
     assert "@Boss → @Human (acknowledgment): Noted: the plan" in result.stdout
     assert result.stdout.splitlines()[-1] == "answer: Noted: the plan"
+
+
+BANNER = "pydantic-ai v"
+"""The first line of pydantic-ai's first-run banner (``pydantic-ai v2.68.0 • Python ...``)."""
+
+FIRST_RUN = """
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+Agent(TestModel()).run_sync("hi")
+"""
+
+
+def test_no_pydantic_ai_banner_inside_a_session(storage_url: str) -> None:
+    """pydantic-ai shows its banner on a first run when a person (a terminal) or a coding
+    agent (``AI_AGENT``) reads stderr, unless ``PYDANTIC_AI_NO_BANNER`` is set; a test run
+    (``PYTEST_VERSION``) and CI never see it, so both are left out of the children here."""
+    env = child_env(storage_url, AI_AGENT="reader")
+    for name in ("PYTEST_VERSION", "CI", "PYDANTIC_AI_NO_BANNER"):
+        env.pop(name, None)
+    plain = run_child([sys.executable, "-c", FIRST_RUN], env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert BANNER in plain.stderr  # the same environment shows it outside akgentic
+
+    done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION], env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert_research_exchange(done.stdout)
+    assert BANNER not in done.stdout + done.stderr
+    assert "Logfire" not in done.stdout + done.stderr
+
+
+def test_the_cli_readme_sample_is_what_a_run_prints(cli: Invoke, storage_url: str) -> None:
+    """The first console block of the CLI README, line by line (``...`` cuts a line short;
+    the team id differs): a drifted number (``usage: 4 requests, 415 input``) fails here."""
+    readme = (Path(__file__).resolve().parents[2] / "src/akgentic/cli/README.md").read_text()
+    block = readme.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    command, sample = block[0], block[1:]
+    assert command == f'$ akgentic run examples/teams/research.yaml --message "{QUESTION}"'
+
+    result = cli("run", str(RESEARCH), "--message", QUESTION)
+
+    assert result.exit_code == 0, result.output
+    short = result.stdout.split("(", 1)[1][:8]
+    shown = [
+        line.replace(short, "3ef9dccb").replace(f" --storage {storage_url}", "")  # the default's
+        for line in result.stdout.splitlines()
+    ]
+    assert len(shown) == len(sample)
+    for line, expected in zip(shown, sample, strict=True):
+        if expected.endswith(" ..."):
+            assert line.startswith(expected.removesuffix(" ...")), (line, expected)
+        else:
+            assert line == expected

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from uuid import UUID
+
+import pytest
 
 from akgentic.core import serialize
 from akgentic.storage import TeamStatus, open_storage
-from akgentic.team import TeamCard
+from akgentic.team import TeamCard, team_workspaces
 
 from .conftest import (
     AKGENTIC,
@@ -48,7 +51,7 @@ def status_of(storage_url: str, team_id: UUID) -> TeamStatus | None:
 
 
 def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
-    assert "no teams in" in cli("teams", "list").stdout
+    assert "no teams yet in" in cli("teams", "list").stdout
     first, second = run_once(cli), run_once(cli)
     assert cli("teams", "delete", str(first)[:8]).exit_code == 0
 
@@ -84,10 +87,11 @@ def test_show_prints_the_record_the_members_the_last_seq_and_no_interruption(
             "  @Manager  Manager  scripted:research.scenario.yaml",
             "    @Worker  Worker  scripted:research.scenario.yaml  tools: SkillTool",
             "profiles: @Reviewer (Reviewer)",
-            "running when last recorded: @Human, @Manager, @Worker",
+            "a resume restores: @Human, @Manager, @Worker",
             "interrupted turns: none",
         ],
     )
+    assert "running" not in result.stdout  # a stopped team is not said to run
 
 
 def test_a_name_or_prefix_must_name_one_team(cli: Invoke) -> None:
@@ -160,12 +164,49 @@ def test_delete_keeps_the_history_and_purge_removes_it(cli: Invoke, storage_url:
     assert refused.exit_code == 1
     assert refused.stderr == f"error: team research ({short}) was deleted and cannot be resumed\n"
 
-    purged = cli("teams", "delete", short, "--purge")
+    unasked = cli("teams", "delete", short, "--purge")  # no terminal to ask: --yes or nothing
+    assert unasked.exit_code == 1
+    assert unasked.stderr == (
+        f"error: --purge removes team research ({short}) and all its history for good; with "
+        "no terminal to ask, confirm with --yes\n"
+    )
+    assert status_of(storage_url, team_id) == TeamStatus.DELETED
+    purged = cli("teams", "delete", short, "--purge", "--yes")
     assert purged.stdout == f"team research ({short}) purged: its record and history are gone\n"
     assert status_of(storage_url, team_id) is None
     gone = cli("teams", "show", short)
     assert gone.exit_code == 1
     assert gone.stderr.startswith(f"error: no team matches '{short}'")
+
+
+def test_purge_removes_the_team_s_own_workspace_trees_and_nothing_shared(
+    cli: Invoke, storage_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The coder's WorkspaceTool makes its tree and index when the team starts (its journal,
+    ``<id>.git``, at the first write: made here by hand)."""
+    root = tmp_path / "workspaces"
+    monkeypatch.setenv("AKGENTIC_WORKSPACES_ROOT", str(root))
+    started = cli("run", str(REPO / "examples" / "teams" / "coder.yaml"), input="")
+    assert started.exit_code == 0, started.output
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    store.close()
+    [cell] = team_workspaces(team.team_id)
+    assert cell.tree.is_dir() and cell.index_dir.is_dir()
+    (cell.git_dir / "objects").mkdir(parents=True)
+    kept = [root / cell.scope / "_id" / "shared-notes", root / cell.scope / "_team" / "other"]
+    for folder in kept:
+        folder.mkdir(parents=True)
+
+    purged = cli("teams", "delete", str(team.team_id)[:8], "--purge", "--yes")
+
+    assert purged.exit_code == 0, purged.output
+    assert purged.stdout == (
+        f"team coder ({str(team.team_id)[:8]}) purged: its record and history, and its "
+        f"workspace tree {cell.tree} are gone\n"
+    )
+    assert not cell.tree.exists() and not cell.git_dir.exists() and not cell.index_dir.exists()
+    assert all(folder.is_dir() for folder in kept)
 
 
 def test_a_killed_team_shows_its_interrupted_turn_and_resumes(

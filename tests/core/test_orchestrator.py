@@ -18,6 +18,7 @@ from akgentic.core import (
     EventMessage,
     Message,
     Orchestrator,
+    OrchestratorConfig,
     ResultMessage,
     SentMessage,
     StateChangedMessage,
@@ -415,3 +416,31 @@ def test_without_subscribers_records_wait_in_bounded_batches_and_queries_see_the
     last = proxy.get_messages(limit=1)[0]
     assert isinstance(last, ResultMessage) and last.content == str(count - 1)
     assert proxy.get_team() == [member]
+
+
+def test_an_orchestrator_accepts_a_plain_base_config(system: ActorSystem) -> None:
+    """As code written for the published framework creates one: the fields it sets are
+    kept, the orchestrator's own take their defaults, and the team works."""
+    team = system.createActor(
+        Orchestrator, config=BaseConfig(name="@Orchestrator", role="Orchestrator")
+    )
+    member = system.createActor(Member, config=BaseConfig(name="@Member"), team_id=team.team_id)
+    assert system.ask(member, UserMessage(content="hi"), timeout=10).content == "hi"
+    config = system.proxy_ask(team, Orchestrator).config
+    assert type(config) is OrchestratorConfig
+    assert (config.name, config.role, config.history_window) == (
+        "@Orchestrator",
+        "Orchestrator",
+        OrchestratorConfig().history_window,
+    )
+    assert [a.name for a in system.proxy_ask(team, Orchestrator).get_team()] == ["@Member"]
+    renamed = system.createActor(Orchestrator, config=BaseConfig(name="@Boss"))
+    assert system.proxy_ask(renamed, Orchestrator).config.name == "@Boss"
+
+
+def test_a_config_of_an_unrelated_class_is_still_refused(system: ActorSystem) -> None:
+    class OtherConfig(BaseConfig):
+        colour: str = "red"
+
+    with pytest.raises(TypeError, match="Orchestrator is configured by OrchestratorConfig"):
+        system.createActor(Orchestrator, config=OtherConfig())

@@ -3,14 +3,15 @@
 It speaks the real wire format (JSON and server-sent events), so the real OpenAI client
 and pydantic-ai's OpenAI model talk to it exactly as they would to Ollama or vLLM. Its
 "model" plays the manager/worker example by looking at the request: which tools are
-offered and what the last message says.
+offered and what the last message says — or whatever ``decide`` a test passes to
+:func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,7 +25,15 @@ def _text(content: Any) -> str:
     return ""
 
 
-def decide(body: dict[str, Any]) -> tuple[str | None, tuple[str, dict[str, Any]] | None]:
+Decision = tuple[str | None, tuple[str, dict[str, Any]] | None]
+
+
+def last_text(body: dict[str, Any]) -> str:
+    """What the last message of a request says."""
+    return _text(body["messages"][-1].get("content"))
+
+
+def decide(body: dict[str, Any]) -> Decision:
     """(text, None) or (None, (tool name, arguments)) for this request."""
     tools = [t["function"]["name"] for t in body.get("tools", [])]
     messages = body["messages"]
@@ -59,7 +68,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(body)  # type: ignore[attr-defined]
-        text, call = decide(body)
+        fail: int | None = self.server.fail  # type: ignore[attr-defined]
+        if fail is not None:
+            error = json.dumps({"error": {"message": f"refused ({fail})", "type": "test"}})
+            self.send_response(fail)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(error)))
+            self.end_headers()
+            self.wfile.write(error.encode())
+            return
+        text, call = self.server.decide(body)  # type: ignore[attr-defined]
         usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
         tool_calls = (
             [
@@ -119,11 +137,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def serve(
+    decide: Callable[[dict[str, Any]], Decision] = decide, fail: int | None = None
+) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
     requests it has received."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.requests = []  # type: ignore[attr-defined]
+    server.decide = decide  # type: ignore[attr-defined]
+    server.fail = fail  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -11,30 +12,35 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from akgentic.cli import app
-from akgentic.storage import open_storage
+from akgentic.storage import open_storage, sqlite_url
 
 REPO = Path(__file__).resolve().parents[2]
 GLOSSARY = REPO / "examples" / "teams" / "glossary.yaml"
+AKGENTIC = Path(sys.executable).parent / "akgentic"
 ACTOR = "an object with a mailbox that handles one message at a time"
 
 
+SERVER = REPO / "examples" / "mcp" / "glossary_server.py"
+WITHOUT_THE_VENV = os.pathsep.join(["/usr/bin", "/bin"])
+
+
 @pytest.fixture(autouse=True)
-def from_the_repository(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As the README runs it: from the repository root, this venv's python first on PATH."""
-    monkeypatch.chdir(REPO)
-    path = os.environ.get("PATH", "")
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(sys.executable).parent), path]))
+def from_another_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not from the repository, and without the venv on PATH: the mcp.json's paths are its
+    own and its server runs on ``${AKGENTIC_PYTHON}``, so neither matters."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", WITHOUT_THE_VENV)
 
 
 def run(tmp_path: Path, *args: str, **env: str | None) -> Result:
-    storage = f"sqlite:///{tmp_path / 'teams.db'}"
+    storage = sqlite_url(tmp_path / "teams.db")
     environ = {"AKGENTIC_STORAGE": storage, "AKGENTIC_MODEL": None, **env}
     environ.setdefault("AKGENTIC_MCP_CONFIG", None)
     return CliRunner().invoke(app, ["run", str(GLOSSARY), *args], env=environ)
 
 
 def stored_card(tmp_path: Path) -> str:
-    storage = open_storage(f"sqlite:///{tmp_path / 'teams.db'}")
+    storage = open_storage(sqlite_url(tmp_path / "teams.db"))
     try:
         [team] = storage.teams.list()
         return json.dumps(storage.teams.get(team.team_id).card)  # type: ignore[union-attr]
@@ -50,10 +56,27 @@ def test_the_glossary_team_answers_from_its_mcp_server(tmp_path: Path) -> None:
     assert lines[-1] == f"answer: [scripted] actor: {ACTOR}"
 
 
+def test_the_console_script_from_any_folder_without_path(tmp_path: Path) -> None:
+    """The README's line, run from elsewhere with nothing but the system's PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AKGENTIC_")}
+    env.update(PATH=WITHOUT_THE_VENV, AKGENTIC_STORAGE=sqlite_url(tmp_path / "teams.db"))
+    done = subprocess.run(
+        [str(AKGENTIC), "run", str(GLOSSARY), "-m", "define actor"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == f"answer: [scripted] actor: {ACTOR}"
+    assert done.stderr == ""
+
+
 def write_config(tmp_path: Path, extra: str) -> Path:
     server = {
-        "command": "python3",
-        "args": ["examples/mcp/glossary_server.py"],
+        "command": "${AKGENTIC_PYTHON}",
+        "args": [str(SERVER)],
         "env": {"GLOSSARY_EXTRA": extra},
     }
     path = tmp_path / "mcp.json"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from akgentic.storage import sqlite_url
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "librarian.yaml"
 
 
@@ -21,7 +23,7 @@ def test_the_librarian_enables_its_task_board_and_plans(tmp_path: Path) -> None:
             "--message",
             "plan the archive move",
             "--storage",
-            f"sqlite:///{tmp_path / 'team.db'}",
+            sqlite_url(tmp_path / "team.db"),
         ],
         capture_output=True,
         text=True,

@@ -76,9 +76,46 @@ def test_default_key_variables() -> None:
     assert api_key_env(ModelConfig(provider="scripted", model="default")) is None
 
 
-def test_openai_compatible_needs_base_url() -> None:
-    with pytest.raises(ValueError, match="'openai-compatible' needs `base_url`"):
+def test_openai_compatible_needs_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(ValueError) as info:
         build_model(ModelConfig(provider="openai-compatible", model="qwen2.5"))
+    text = str(info.value)
+    assert "'openai-compatible' needs the server's OpenAI-compatible endpoint" in text
+    assert "--base-url URL" in text and "export OPENAI_BASE_URL=URL" in text
+
+
+def test_openai_compatible_reads_openai_base_url_as_pydantic_ai_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    model = build_model(ModelConfig(provider="openai-compatible", model="llama3.2"))
+    assert isinstance(model, OpenAIChatModel)
+    assert model.base_url.rstrip("/") == "http://127.0.0.1:11434/v1"
+    # the card's own base_url wins over the environment
+    mine = build_model(
+        ModelConfig(provider="openai-compatible", model="m", base_url="http://vllm:8000/v1")
+    )
+    assert isinstance(mine, OpenAIChatModel) and mine.base_url.rstrip("/") == (
+        "http://vllm:8000/v1"
+    )
+
+
+def test_a_roster_points_its_openai_compatible_entries_at_a_base_url() -> None:
+    roster = ModelRoster.from_spec("openai-compatible:llama3.2,ollama:qwen3,scripted:default")
+    pointed = roster.with_base_url(" http://127.0.0.1:8000/v1 ")
+    assert [c.base_url for c in pointed.models] == [
+        "http://127.0.0.1:8000/v1",
+        "http://127.0.0.1:8000/v1",
+        None,
+    ]
+    assert [c.base_url for c in roster.models] == [None, None, None]  # a copy
+    with pytest.raises(ValueError, match="openai-compatible and ollama models"):
+        ModelRoster.from_spec("openai:gpt-5.2").with_base_url("http://x:1/v1")
+    with pytest.raises(ValueError, match="not an http"):
+        roster.with_base_url("localhost:11434")
+    assert ModelRoster.of("scripted:default").keys() == ["scripted:default"]
+    assert ModelRoster.of(pointed) == pointed and ModelRoster.of(pointed) is not pointed
 
 
 def test_openai_compatible_with_base_url_needs_no_key() -> None:

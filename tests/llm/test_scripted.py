@@ -315,7 +315,10 @@ MALFORMED: list[tuple[str, str]] = [
     ("roles:\n  writer: {rulez: []}\n", r"roles\.writer has unknown field\(s\) rulez"),
     ("roles: {}\n", r"`roles` must map role names"),
     ("- just\n- a list\n", r"expected a mapping at the top"),
-    ("rules: [\n", r"not valid YAML"),
+    (
+        "rules: [\n",
+        r"not valid YAML: expected the node content, but found '<stream end>' at line 2",
+    ),
     ("default: {text: '{result} {x}'}\n", r"top level\.default steps\[0\]: unknown placeholder"),
     ("rules: {when: a}\n", r"top level\.rules must be a list"),
 ]

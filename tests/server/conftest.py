@@ -13,7 +13,7 @@ import pytest
 from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import ActorSystem
 from akgentic.server import BackgroundServer, CardRegistry, ServerSettings, create_app
-from akgentic.storage import EventRecord, StorageBundle, open_storage
+from akgentic.storage import EventRecord, StorageBundle, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
 from tests.server import gate_tool
 
@@ -40,7 +40,7 @@ def serve_cards(
 ) -> Iterator[Served]:
     """The app over SQLite in ``folder``, knowing ``cards`` (card files given as cards, or
     a registry as ``akgentic serve --cards`` loads it), served until closed."""
-    storage = open_storage(f"sqlite:///{folder / 'server.db'}")
+    storage = open_storage(sqlite_url(folder / "server.db"))
     system = ActorSystem()
     manager = TeamManager(system, storage)
     known = cards if isinstance(cards, CardRegistry) else [TeamCard.from_yaml(p) for p in cards]

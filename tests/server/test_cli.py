@@ -19,6 +19,7 @@ from akgentic.agent import AgentMessage
 from akgentic.cli import app
 from akgentic.client import AkgenticClient
 from akgentic.core import SentMessage
+from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
@@ -39,7 +40,7 @@ def test_serve_refuses_off_loopback_without_a_token(tmp_path: Path) -> None:
 
 
 def test_serve_runs_teams_from_its_cards(tmp_path: Path) -> None:
-    storage = f"sqlite:///{tmp_path / 'serve.db'}"
+    storage = sqlite_url(tmp_path / "serve.db")
     skills = tmp_path / "skills"
     skills.mkdir()
     (skills / "SKILL.md").write_text("---\nname: tidy\ndescription: Keep it tidy.\n---\nBe tidy.")

@@ -19,7 +19,7 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from akgentic.storage import MemoryStorage, SqliteStorage, StorageBundle
+from akgentic.storage import MemoryStorage, SqliteStorage, StorageBundle, sqlite_url
 
 POSTGRES_ENV = "AKGENTIC_TEST_POSTGRES_URL"
 POSTGRES_URL = os.environ.get(POSTGRES_ENV, "")
@@ -93,7 +93,7 @@ def _sqlite(path: Path) -> Iterator[Backend]:
     backend = Backend(
         name="sqlite",
         store=SqliteStorage(path),
-        url=f"sqlite://{path}",
+        url=sqlite_url(path),
         open_again=lambda: SqliteStorage(path),
         write_raw_event=lambda team, seq, raw: write(
             "UPDATE akgentic_events SET payload = CAST(? AS TEXT) WHERE team_id = ? AND seq = ?",

@@ -13,7 +13,10 @@ from akgentic.storage import (
     MemoryStorage,
     SqliteStorage,
     StorageBundle,
+    StorageNotFoundError,
     open_storage,
+    sqlite_path,
+    sqlite_url,
 )
 from tests.storage.conftest import POSTGRES_URL, SKIP_POSTGRES
 
@@ -27,9 +30,11 @@ def test_memory_url_gives_a_fresh_store() -> None:
         open_storage("memory://somewhere")
 
 
-def test_sqlite_url_with_an_absolute_path(tmp_path: Path) -> None:
+def test_sqlite_url_with_an_absolute_path_has_four_slashes(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "er" / "teams.db"
-    store = open_storage(f"sqlite://{path}")  # sqlite:///tmp/... : three slashes
+    url = sqlite_url(path)
+    assert url == f"sqlite:///{path}" and url.startswith("sqlite:////")
+    store = open_storage(url)
     assert isinstance(store, SqliteStorage) and store.path == path
     store.events.append(uuid4(), UserMessage(content="x"))
     store.close()
@@ -38,14 +43,98 @@ def test_sqlite_url_with_an_absolute_path(tmp_path: Path) -> None:
     assert "akgentic_events" in tables
 
 
-def test_sqlite_url_with_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sqlite_url_with_three_slashes_is_relative(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
-    store = open_storage("sqlite://data/teams.db?synchronous=normal&busy_timeout=2.5")
+    store = open_storage("sqlite:///data/teams.db?synchronous=normal&busy_timeout=2.5")
     assert isinstance(store, SqliteStorage)
     assert store.path == Path("data/teams.db")
     assert store.options.synchronous == "NORMAL" and store.options.busy_timeout == 2.5
     store.close()
     assert (tmp_path / "data" / "teams.db").exists()
+    assert sqlite_url(Path("data/teams.db")) == "sqlite:///data/teams.db"
+
+
+def test_a_path_with_spaces_and_percent_signs_round_trips(tmp_path: Path) -> None:
+    path = tmp_path / "my teams" / "100%.db"
+    url = sqlite_url(path)
+    assert " " not in url
+    assert sqlite_path(url) == path
+    store = open_storage(url)
+    store.close()
+    assert path.is_file()
+
+
+def test_two_slashes_name_a_host_and_are_refused_with_both_spellings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old relative form: SQLAlchemy reads ``data`` as a host; nothing is created."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as info:
+        open_storage("sqlite://data/teams.db")
+    text = str(info.value)
+    assert "sqlite:///data/teams.db" in text and "sqlite:////data/teams.db" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_old_absolute_form_is_refused_when_it_would_write_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sqlite:///<tmp>/teams.db`` meant the absolute path; read by the new convention it
+    would create ``<cwd>/<tmp>/teams.db``. It is refused, naming both spellings."""
+    target = tmp_path / "old" / "teams.db"
+    SqliteStorage(target).close()  # an existing store, as an earlier version made it
+    here = tmp_path / "project"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    old_form = "sqlite://" + str(target)  # three slashes, then the absolute path's rest
+    assert old_form.startswith("sqlite:///") and not old_form.startswith("sqlite:////")
+    with pytest.raises(ValueError) as info:
+        open_storage(old_form)
+    text = str(info.value)
+    assert f"sqlite:///{target}" in text  # four slashes: the absolute path
+    assert f"sqlite:///.{target}" in text  # ./...: a new file here
+    assert list(here.iterdir()) == []
+    # the explicit relative spelling is honoured
+    store = open_storage(f"sqlite:///.{target}")
+    assert store.path.resolve() == (here / str(target).lstrip("/")).resolve()
+    store.close()
+
+
+def test_the_old_absolute_form_of_a_new_file_is_refused_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file yet, but its first folder exists at the root (``/tmp``...) and not here."""
+    here = tmp_path / "project"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    with pytest.raises(ValueError, match="for the absolute path write sqlite:////"):
+        open_storage("sqlite://" + str(tmp_path / "new" / "teams.db"))
+    assert list(here.iterdir()) == []
+
+
+def test_a_relative_store_that_exists_is_opened_whatever_the_root_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = tmp_path.parts[1]  # "tmp" (or whatever holds the test folders)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / first).mkdir()
+    SqliteStorage(tmp_path / first / "teams.db").close()
+    store = open_storage(f"sqlite:///{first}/teams.db")
+    assert store.path == Path(first) / "teams.db"
+    store.close()
+
+
+def test_a_reader_never_creates_a_store(tmp_path: Path) -> None:
+    path = tmp_path / "not" / "yet" / "teams.db"
+    with pytest.raises(StorageNotFoundError, match="does not exist"):
+        open_storage(sqlite_url(path), create=False)
+    assert not (tmp_path / "not").exists()
+    SqliteStorage(path).close()
+    store = open_storage(sqlite_url(path), create=False)
+    assert isinstance(store, SqliteStorage)
+    store.close()
 
 
 @pytest.mark.parametrize(
@@ -53,10 +142,11 @@ def test_sqlite_url_with_a_relative_path(tmp_path: Path, monkeypatch: pytest.Mon
     [
         ("sqlite://", "names no file"),
         ("sqlite:///", "names no file"),
-        ("sqlite://x.db?synchronus=FULL", "synchronus"),
-        ("sqlite://x.db?synchronous=OFF", "synchronous"),
-        ("sqlite://x.db?busy_timeout=-1", "busy_timeout"),
-        ("sqlite://x.db?synchronous=FULL&synchronous=NORMAL", "twice"),
+        ("sqlite:////", "names no file"),
+        ("sqlite:///x.db?synchronus=FULL", "synchronus"),
+        ("sqlite:///x.db?synchronous=OFF", "synchronous"),
+        ("sqlite:///x.db?busy_timeout=-1", "busy_timeout"),
+        ("sqlite:///x.db?synchronous=FULL&synchronous=NORMAL", "twice"),
     ],
 )
 def test_bad_sqlite_urls_say_what_is_wrong(

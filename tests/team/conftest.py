@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from akgentic.core import ActorSystem
+from akgentic.storage import sqlite_url
 
 POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL")
 
@@ -34,7 +35,7 @@ def _postgres_url() -> str:
 )
 def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'team.db'}"
+        return sqlite_url(tmp_path / "team.db")
     return _postgres_url()
 
 

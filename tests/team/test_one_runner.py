@@ -22,7 +22,7 @@ from akgentic.core import (
     EventMessage,
     SentMessage,
 )
-from akgentic.storage import StorageBundle, TeamStatus, open_storage
+from akgentic.storage import StorageBundle, TeamStatus, open_storage, sqlite_url
 from akgentic.team import (
     MemberSpec,
     ResumeError,
@@ -190,7 +190,7 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: st
 
 
 def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    url = sqlite_url(tmp_path / "shared.db")
     here, there = ActorSystem(), ActorSystem()
     try:
         runner = TeamManager(here, open_storage(url), watch_interval=0.05)

@@ -23,7 +23,7 @@ from akgentic.core import (
     TeamStoppingEvent,
     serialize,
 )
-from akgentic.storage import CorruptRecordError, TeamStatus, open_storage
+from akgentic.storage import CorruptRecordError, TeamStatus, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
 
 from .test_team import EXAMPLE, final_answer
@@ -93,7 +93,7 @@ class Lingering(Akgent[BaseConfig, BaseState]):
 
 
 def test_workers_caught_by_a_stop_are_not_brought_back(tmp_path: Path, system: ActorSystem) -> None:
-    storage = open_storage(f"sqlite:///{tmp_path / 'team.db'}")
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
     manager = TeamManager(system, storage)
     runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
     orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
@@ -137,7 +137,7 @@ def test_a_damaged_team_record_fails_resume_naming_the_team(
     tmp_path: Path, system: ActorSystem
 ) -> None:
     path = tmp_path / "team.db"
-    storage = open_storage(f"sqlite:///{path}")
+    storage = open_storage(sqlite_url(path))
     manager = TeamManager(system, storage)
     runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
     manager.stop_team(runtime.team_id)

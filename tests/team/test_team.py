@@ -11,7 +11,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from akgentic.agent import AgentMessage, BaseAgent
 from akgentic.core import ActorSystem, EventMessage, SentMessage
-from akgentic.storage import TeamStatus, open_storage
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamCardError, TeamManager, TeamRuntime, replay_tool_states
 from akgentic.tool.core import ToolStateEvent
 
@@ -62,8 +62,12 @@ def test_a_yaml_error_names_file_line_and_field(tmp_path: Path) -> None:
 def test_yaml_syntax_and_entry_point_errors(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: [unclosed\n")
-    with pytest.raises(TeamCardError, match=r"broken\.yaml:\d+: not valid YAML"):
+    with pytest.raises(TeamCardError) as caught:
         TeamCard.from_yaml(broken)
+    assert str(caught.value) == (
+        f"{broken}:2: not valid YAML: expected ',' or ']', but got '<stream end>' at line 2, "
+        "column 1 (while parsing a flow sequence at line 1, column 7)"
+    )
     lost = tmp_path / "lost.yaml"
     lost.write_text(
         "name: t\nentry_point: '@B'\nmembers:\n  - card: {role: A, config: {name: '@A'}}\n"
@@ -333,7 +337,7 @@ def test_team_metadata_reaches_the_prompts_and_survives_a_resume(
 
 
 def test_a_stop_asked_by_another_process_is_obeyed(tmp_path: Path) -> None:
-    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    url = sqlite_url(tmp_path / "shared.db")
     here, there = ActorSystem(), ActorSystem()
     try:
         runner = TeamManager(here, open_storage(url), watch_interval=0.05)

@@ -32,6 +32,7 @@ import asyncio
 import logging
 import queue
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -70,6 +71,7 @@ from akgentic.core import (
     ActorAddressImpl,
     Akgent,
     CancelMessage,
+    ErrorMessage,
     Message,
     Orchestrator,
     WarningError,
@@ -77,6 +79,7 @@ from akgentic.core import (
     address_name,
     clip,
 )
+from akgentic.core.agent import ON_STREAM
 from akgentic.llm import (
     ContextReplacedEvent,
     LlmMessageEvent,
@@ -85,6 +88,7 @@ from akgentic.llm import (
     UsageTracker,
     build_roster_model,
     compact,
+    describe_model_failure,
     needs_compaction,
 )
 from akgentic.tool.core import (
@@ -335,9 +339,30 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             outcome, error = "failed", str(exc)
             self._report(WarningMessage(content=str(exc), current_message=msg))
         except Exception as exc:
-            outcome, error = "failed", f"{type(exc).__name__}: {exc}"
-            self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
+            outcome = "failed"
+            failure = describe_model_failure(exc, self._roster.active_config)
+            if failure is None:
+                error = f"{type(exc).__name__}: {exc}"
+                self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
+            else:
+                error = failure
+                self._report_model_failure(exc, msg, failure)
         self.notify_event(TurnEndedEvent(turn_id=msg.id, agent=name, outcome=outcome, error=error))
+
+    def _report_model_failure(self, exc: Exception, msg: Message, failure: str) -> None:
+        """A model request that failed (a server that cannot be reached, a refused key) is
+        the setup's problem, not a bug: the line says which endpoint and what to check;
+        the traceback goes with the event and to the DEBUG log only."""
+        logger.error("%s: %s", self.config.name, failure, extra={ON_STREAM: True})
+        logger.debug("%s: the model request failed", self.config.name, exc_info=exc)
+        self._report(
+            ErrorMessage(
+                content_type="error",
+                content=failure,
+                current_message=msg,
+                traceback="".join(traceback.format_exception(exc)),
+            )
+        )
 
     def _take_turn(self, msg: Message, text: str, sender: ActorAddress | None) -> bool:
         """Run the model on ``msg``; False when a cancel interrupted the run."""

@@ -41,6 +41,7 @@ class PromptTemplate(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     template: str = "You are {name}, the team's {role}."
+    """The instructions, with ``{placeholders}``; a literal brace is written twice."""
     params: dict[str, str] = Field(default_factory=dict)
 
     def placeholders(self) -> list[str]:
@@ -87,8 +88,11 @@ class CompactionConfig(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     enabled: bool = True
+    """Whether older turns are ever summarised."""
     threshold: float = Field(default=0.8, gt=0, le=1)
+    """The share of the model's context window that starts a compaction."""
     keep_last: int = Field(default=6, ge=1)
+    """How many recent messages are kept as they are."""
 
 
 def card_class(name: str) -> type[ToolCard]:

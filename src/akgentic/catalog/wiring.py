@@ -87,6 +87,7 @@ class CatalogTool(ToolCard):
     """A tool named by its catalog instance (see the module docstring)."""
 
     instance: str = Field(min_length=1)
+    """The catalog instance (``akgentic catalog list``), enabled for agents."""
 
     _card: ToolCard | None = PrivateAttr(default=None)
 

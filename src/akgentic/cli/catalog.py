@@ -31,9 +31,8 @@ from akgentic.storage import CATALOG_SURFACES
 __all__ = ["catalog_app"]
 
 catalog_app = typer.Typer(
-    help="The tool catalog: list, show, enable, disable, configure, set-credential, probe, "
-    "audit, remove.",
-    rich_markup_mode="markdown",
+    help="The tool catalog: which tools may be used, and where.",
+    rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -72,9 +71,10 @@ def _principal() -> Principal:
 
 
 @contextmanager
-def _catalog(storage: str | None, debug: bool) -> Iterator[CatalogService]:
-    """The catalog of the storage; catalog refusals become ``error:`` lines."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+def _catalog(storage: str | None, debug: bool, *, create: bool = True) -> Iterator[CatalogService]:
+    """The catalog of the storage; catalog refusals become ``error:`` lines. ``create=False``
+    for the commands that only read: a store that does not exist is not created."""
+    with reporting(debug), opened_storage(storage, create=create) as (bundle, _):
         try:
             yield CatalogService(bundle)
         except CatalogError as exc:
@@ -126,10 +126,10 @@ def _print_view(view: ToolView) -> None:
         console.print(Text(f"{key + ':':<12}{value}"))
 
 
-@catalog_app.command("list")
+@catalog_app.command("list", short_help="List the tool types and instances.")
 def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> None:
     """List every tool type and instance: kind, surfaces enabled, credential, last probe."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         listing = catalog.list(_principal())
         rows = [("NAME", "TYPE", "KIND", "ENABLED", "CREDENTIAL", "STATUS")]
         for view in listing.tools:
@@ -156,10 +156,10 @@ def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> N
             error_console().print(Text(f"warning: {problem}", style="yellow"))
 
 
-@catalog_app.command("show")
+@catalog_app.command("show", short_help="Show a type or instance.")
 def show(name: NameArgument, storage: StorageOption = None, debug: DebugOption = False) -> None:
     """Show a type or instance: its state, its config schema, the tools the model sees."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         detail = catalog.show(_principal(), name)
         _print_view(detail)
         console = out_console()
@@ -226,7 +226,7 @@ def _parse_settings(settings: list[str], raw: str | None) -> dict[str, Any]:
     return config
 
 
-@catalog_app.command("configure")
+@catalog_app.command("configure", short_help="Set a tool's non-secret config (merged).")
 def configure(
     name: NameArgument,
     settings: Annotated[
@@ -287,7 +287,7 @@ def _read_secret(from_env: str | None, stdin: bool) -> str:
     return str(typer.prompt("credential", hide_input=True))
 
 
-@catalog_app.command("set-credential")
+@catalog_app.command("set-credential", short_help="Store a tool's credential, encrypted.")
 def set_credential(
     name: NameArgument,
     from_env: Annotated[
@@ -310,7 +310,7 @@ def set_credential(
         out_console().print(Text(f"{view.name}: credential {_credential(view)}"))
 
 
-@catalog_app.command("probe")
+@catalog_app.command("probe", short_help="Check that a tool's outside service answers.")
 def probe(
     name: NameArgument,
     timeout: Annotated[
@@ -329,7 +329,7 @@ def probe(
         raise typer.Exit(1)
 
 
-@catalog_app.command("audit")
+@catalog_app.command("audit", short_help="The catalog's audit trail, oldest first.")
 def audit(
     name: Annotated[
         str | None,
@@ -342,7 +342,7 @@ def audit(
     debug: DebugOption = False,
 ) -> None:
     """The catalog's audit trail, oldest first: when, who, what, on which tool."""
-    with _catalog(storage, debug) as catalog:
+    with _catalog(storage, debug, create=False) as catalog:
         lines = catalog.audit(_principal(), name, limit)
         if not lines:
             out_console().print(Text("no catalog changes recorded", style="dim"))
@@ -359,7 +359,7 @@ def audit(
         print_table(out_console(), rows)
 
 
-@catalog_app.command("remove")
+@catalog_app.command("remove", short_help="Remove an orphaned instance's row.")
 def remove(
     name: NameArgument,
     force: Annotated[

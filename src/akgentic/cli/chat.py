@@ -37,7 +37,7 @@ from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
 from akgentic.cli.watch import Reply, Watch
 from akgentic.core import AddressError, Message, SentMessage
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import Suggestion, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
 __all__ = ["ChatOptions", "chat", "intro", "quote", "send_line"]
@@ -88,7 +88,21 @@ def chat(
     from_seq: int,
     resume_hint: str,
 ) -> int:
-    """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code."""
+    """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code.
+
+    A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
+    live view prints the members' failures and warnings, once."""
+    return _chat(manager, runtime, options, console, from_seq, resume_hint)
+
+
+def _chat(
+    manager: TeamKeeper,
+    runtime: TeamHandle,
+    options: ChatOptions,
+    console: Console,
+    from_seq: int,
+    resume_hint: str,
+) -> int:
     card = runtime.card
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
@@ -193,10 +207,12 @@ def quote(message: Message) -> str:
 
 
 def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
-    if reply.message is not None and reply.how != "timeout":
+    if reply.message is not None and reply.how not in ("timeout", "failed"):
         console.print(Text(f"answer: {text_of(reply.message)}"))
         return 0
-    if reply.how == "timeout":
+    if reply.failure is not None:
+        problem = reply.failure
+    elif reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"
     elif reply.how == "stopped":
         reason = _stop_reason(runtime)
@@ -217,6 +233,7 @@ def _interactive(
         f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
         f"/quit or end of input leaves; Ctrl-C stops the team."
     )
+    _suggest(view, runtime.card.suggestions)
     while True:
         typed = keyboard.line("you> " if tty else "")
         if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
@@ -245,6 +262,17 @@ def _interactive(
             return
         if reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
+
+
+def _suggest(view: LiveView, suggestions: list[Suggestion]) -> None:
+    """The card's suggestions: what to type, and what each shows."""
+    if not suggestions:
+        return
+    view.note("Try:")
+    width = max(len(s.message) for s in suggestions)
+    for suggestion in suggestions:
+        shows = f"   {suggestion.shows}" if suggestion.shows else ""
+        view.note(f"  {suggestion.message:<{width}}{shows}")
 
 
 def _stop(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> None:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import typer
 from rich.text import Text
 
+from akgentic.cli import logs
 from akgentic.cli.interrupt import EXIT_INTERRUPTED
 from akgentic.cli.output import error_console
 from akgentic.core import AddressError
@@ -67,6 +68,7 @@ def report(exc: BaseException, *, debug: bool = False) -> None:
 def reporting(debug: bool = False) -> Iterator[None]:
     """Run a command body: errors become ``error:`` lines and ``typer.Exit(1)``; Ctrl-C
     becomes ``typer.Exit(130)``. ``debug`` also turns on DEBUG logging for ``akgentic``."""
+    logs.show_tracebacks(debug)
     if debug:
         logging.getLogger("akgentic").setLevel(logging.DEBUG)
     try:

@@ -5,8 +5,10 @@ the event it carries) and a one-line summary. A row that cannot be decoded is pr
 red as ``CORRUPT`` with the reason, and the listing goes on. ``--follow`` keeps printing
 new records until Ctrl-C by polling the storage by sequence number, so it works whichever
 process runs the team. Ctrl-C there only sets an event the poll waits on (the listing
-ends between two reads, cleanly, with exit code 0). With ``--server URL`` the records
-come from that server (its history pages, then its event stream).
+ends between two reads, cleanly, with exit code 130 as every command's Ctrl-C). With
+``--server URL`` the records come from that server (its history pages, then its event
+stream). A listing that prints nothing says why on stderr: ``--from`` past the last
+event (and which is the last), or a team with no events yet.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.cli.describe import Describer
-from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.errors import EXIT_INTERRUPTED, CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     ImportOption,
@@ -31,7 +33,7 @@ from akgentic.cli.options import (
     TeamArgument,
     TokenOption,
 )
-from akgentic.cli.output import error_console, local_time, out_console, symbols_for
+from akgentic.cli.output import error_console, local_time, out_console, symbols_for, team_title
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
 from akgentic.client import RemoteTeam
@@ -100,9 +102,11 @@ def events(
                     if follow
                     else _pages(remote, from_seq)
                 )
-                _print(rows, earlier=_pages(remote, _context_start(from_seq), to_seq=from_seq - 1))
+                before = _pages(remote, _context_start(from_seq), to_seq=from_seq - 1)
+                if not _print(rows, earlier=before) and not follow:
+                    _say_why_nothing(from_seq, team_title(record.name, record.team_id), None)
             return
-        with opened_storage(storage) as (bundle, _):
+        with opened_storage(storage, create=False) as (bundle, _):
             record = find_team(bundle, team)
             try:
                 stored_card(record)  # when its card does not decode, some events will not either
@@ -116,7 +120,24 @@ def events(
                 rows = read_events(
                     bundle, record.team_id, from_seq, follow=follow, interval=interval, stop=ctrl_c
                 )
-                _print(rows, earlier=earlier)
+                printed = _print(rows, earlier=earlier)
+            if ctrl_c.is_set():
+                raise typer.Exit(EXIT_INTERRUPTED)
+            if not printed and not follow:
+                last = bundle.events.last_seq(record.team_id)
+                _say_why_nothing(from_seq, team_title(record.name, record.team_id), last)
+
+
+def _say_why_nothing(from_seq: int, title: str, last: int | None) -> None:
+    """Why a listing printed nothing: no events yet, or ``--from`` past the log's end
+    (``last``: the last seq, when known)."""
+    if last == 0 or (last is None and from_seq <= 1):
+        text = f"{title} has no events yet"
+    elif last is None:
+        text = f"no events from seq {from_seq} on: the log of {title} ends before it"
+    else:
+        text = f"no events from seq {from_seq} on: the last event of {title} is seq {last}"
+    error_console().print(Text(text, style="yellow"))
 
 
 def _context_start(from_seq: int) -> int:
@@ -135,8 +156,8 @@ def _pages(team: RemoteTeam, from_seq: int, to_seq: int | None = None) -> Iterat
         after = page[-1].seq
 
 
-def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> None:
-    """Print ``rows``, described as the whole log would describe them.
+def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> int:
+    """Print ``rows``, described as the whole log would describe them; how many were printed.
 
     A line that refers to an earlier message ("@Manager received @Human's message") needs
     that message's send, which may lie before ``--from``: the ``earlier`` records (up to
@@ -146,10 +167,13 @@ def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> 
     describer = Describer(symbols_for(console).arrow)
     for row in earlier:
         describer.describe(row)
+    printed = 0
     try:
         for row in rows:
             kind, summary = describer.describe(row)
             line = f"{row.seq:>5}  {local_time(row.timestamp, millis=True)}  {kind:<22} {summary}"
             console.print(Text(line, style="red" if row.message is None else ""))
-    except KeyboardInterrupt:
-        return  # the way to end --follow of a server's team
+            printed += 1
+    except KeyboardInterrupt:  # the way to end --follow of a server's team
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    return printed

@@ -48,6 +48,7 @@ from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolRe
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.mcp import MCPServerUnavailable
+from akgentic.tool.skill import SkillsSkippedEvent
 from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
 __all__ = ["LiveView", "Usage"]
@@ -163,6 +164,11 @@ class LiveView:
                 self._line(f"{m.failed} {who} {event.tool_name} {event.outcome}", "yellow")
         elif isinstance(event, MCPServerUnavailable):
             self._line(f"{m.warning} {who} {event.message}", "yellow")
+        elif isinstance(event, SkillsSkippedEvent):
+            for skipped in event.errors:
+                self._line(
+                    f"{m.warning} {who} skill {skipped.path} skipped: {skipped.reason}", "yellow"
+                )
         elif isinstance(event, ToolStateEvent):
             payload = type(event.payload).__name__
             self._line(f"{m.state} {event.tool_id} state changed ({payload} #{event.seq})", "dim")

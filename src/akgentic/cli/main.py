@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -19,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli import logs
 from akgentic.cli.catalog import catalog_app
 from akgentic.cli.events import events
 from akgentic.cli.run import run
@@ -33,26 +33,26 @@ app = typer.Typer(
     help="Run teams of LLM agents in the terminal, and manage the teams you keep.",
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode="markdown",
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 teams_app = typer.Typer(
     help="List, show, stop, resume and delete teams.",
-    rich_markup_mode="markdown",
+    rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-app.command("run")(run)
-app.command("events")(events)
-app.command("usage")(usage)
-app.command("serve")(serve)
-teams_app.command("list")(list_teams)
-teams_app.command("show")(show_team)
-teams_app.command("stop")(stop_team)
-teams_app.command("resume")(resume_team)
-teams_app.command("delete")(delete_team)
+app.command("run", short_help="Run a team in the terminal and talk to it.")(run)
+app.command("events", short_help="Print a team's events, one line each.")(events)
+app.command("usage", short_help="Show where a team's input tokens went.")(usage)
+app.command("serve", short_help="Serve teams over HTTP, with a web page.")(serve)
+teams_app.command("list", short_help="List the teams and who runs them.")(list_teams)
+teams_app.command("show", short_help="Show a team: record, members, log.")(show_team)
+teams_app.command("stop", short_help="Stop a team, wherever it runs.")(stop_team)
+teams_app.command("resume", short_help="Restore a team from its log; talk to it.")(resume_team)
+teams_app.command("delete", short_help="Mark a team DELETED, or --purge it.")(delete_team)
 app.add_typer(teams_app, name="teams")
 app.add_typer(catalog_app, name="catalog")
 
@@ -74,6 +74,16 @@ def _root(
     ] = False,
 ) -> None:
     """Run teams of LLM agents in the terminal, and manage the teams you keep."""
+    quiet_pydantic_ai()
+
+
+def quiet_pydantic_ai() -> None:
+    """No pydantic-ai first-run banner (an advertisement) between a session's lines.
+
+    pydantic-ai 2.x reads ``PYDANTIC_AI_NO_BANNER`` when an agent first runs; set here, for
+    every command, it also reaches the processes a command starts (Ray workers, servers).
+    A value the user set is kept."""
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 
 def main() -> None:
@@ -82,5 +92,5 @@ def main() -> None:
     framework's warnings go to stderr, then the command runs."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logs.configure()
     app()

@@ -7,7 +7,11 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli.errors import CliError
+from akgentic.cli.store import default_url
+
 __all__ = [
+    "BaseUrlOption",
     "DebugOption",
     "IdleOption",
     "ImportOption",
@@ -23,6 +27,15 @@ __all__ = [
     "VerboseOption",
 ]
 
+
+def _default_store() -> str:
+    """The default store as the help shows it: the real path of this user's."""
+    try:
+        return default_url()
+    except CliError:  # no home folder: the help still says where it would be
+        return "sqlite:////$XDG_DATA_HOME/akgentic/akgentic.db"
+
+
 StorageOption = Annotated[
     str | None,
     typer.Option(
@@ -30,8 +43,8 @@ StorageOption = Annotated[
         envvar="AKGENTIC_STORAGE",
         metavar="URL",
         show_default=False,
-        help="Where teams are kept: sqlite:///path.db, postgresql://..., memory:// "
-        "[default: sqlite:///<cwd>/.akgentic/akgentic.db]",
+        help="Where teams are kept: sqlite:///relative.db, sqlite:////absolute/path.db, "
+        f"postgresql://..., memory:// [default: {_default_store()}]",
     ),
 ]
 DebugOption = Annotated[
@@ -64,6 +77,16 @@ ModelOption = Annotated[
         show_default=False,
         help="Give every member this model, e.g. openai:gpt-5.2 or scripted:default "
         "[default: the models of the team card]",
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        show_default=False,
+        help="The server of the openai-compatible models (Ollama: http://localhost:11434/v1, "
+        "vLLM: http://localhost:8000/v1) [default: the card's base_url, else OPENAI_BASE_URL]",
     ),
 ]
 TimeoutOption = Annotated[

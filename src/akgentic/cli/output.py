@@ -23,6 +23,7 @@ __all__ = [
     "print_table",
     "short_id",
     "symbols_for",
+    "team_title",
 ]
 
 
@@ -62,6 +63,11 @@ def symbols_for(console: Console) -> Symbols:
 def short_id(team_id: object) -> str:
     """The first 8 characters of an id: enough to name a team on the command line."""
     return str(team_id)[:8]
+
+
+def team_title(name: str, team_id: object) -> str:
+    """``team research (104b23b9)``: how a line names a team."""
+    return f"team {name} ({short_id(team_id)})"
 
 
 def local_time(moment: datetime | None, *, millis: bool = False) -> str:

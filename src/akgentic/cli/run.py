@@ -7,9 +7,12 @@ from typing import Annotated
 
 import typer
 
+from akgentic.cli import logs
 from akgentic.cli.chat import ChatOptions, chat, intro
 from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.models import point_card
 from akgentic.cli.options import (
+    BaseUrlOption,
     DebugOption,
     IdleOption,
     McpConfigOption,
@@ -45,6 +48,7 @@ def run(
     ],
     message: MessageOption = None,
     model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     mcp_config: McpConfigOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
@@ -66,13 +70,18 @@ def run(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)
+        model = point_card(card, model, base_url)
         if mcp_config is not None:
             card.mcp_config = str(mcp_config.resolve())
         options = ChatOptions(message, timeout, idle, verbose, stream)
         if server:
             raise typer.Exit(_run_remote(card, server, token, model, options))
-        with opened_storage(storage) as (bundle, url), team_manager(bundle) as manager:
-            runtime = manager.create_team(card, model=(model or "").strip() or None)
+        with (
+            opened_storage(storage) as (bundle, url),
+            team_manager(bundle) as manager,
+            logs.stream_shown(),  # the session shows every event from the team's first
+        ):
+            runtime = manager.create_team(card, model=model)
             console = out_console()
             intro(console, runtime, "started")
             code = chat(
@@ -91,7 +100,7 @@ def _run_remote(
 ) -> int:
     """``run --server``: the same conversation, with the team on the server."""
     with connected(url, token) as client:
-        team = client.create_team(card, model=(model or "").strip() or None)
+        team = client.create_team(card, model=model)
         console = out_console()
         intro(console, team, f"started on {url}")
         return chat(

@@ -8,6 +8,8 @@ it runs finishing their turns; a second Ctrl-C ends it at once, as in every comm
 
 from __future__ import annotations
 
+import errno
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -135,6 +137,7 @@ def serve(
             raise CliError(str(exc)) from None
         except ValidationError as exc:
             raise CliError(_invalid(exc)) from None
+        _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
             again = "" if url == default_url() else f" --storage {url}"
             interrupt.at_once = (
@@ -195,3 +198,27 @@ def _invalid(exc: ValidationError) -> str:
 
 def _warn(problem: str) -> None:
     error_console().print(Text(f"warning: {problem}", style="yellow"))
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Bind ``host:port`` once, before anything starts, so an address in use (or a host
+    that is not this machine's) is one line saying what to change — not the server's log
+    and a bare exit code. (The server binds again at once; the port stays free between.)"""
+    if port == 0:
+        return
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
+            probe.bind(address)
+    except socket.gaierror as exc:
+        raise CliError(f"cannot listen on {host}:{port}: unknown host ({exc.strerror})") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(
+                f"cannot listen on {host}:{port}: the address is in use (another akgentic "
+                f"serve?): choose another port with --port, or stop what holds it"
+            ) from None
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror}") from None

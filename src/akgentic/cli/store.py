@@ -1,7 +1,10 @@
 """Which storage a command uses, and finding a team in it.
 
 The storage URL is ``--storage`` or ``AKGENTIC_STORAGE``; by default it is the SQLite
-file ``.akgentic/akgentic.db`` under the current directory (the folder is created).
+file ``akgentic.db`` in the user's akgentic data folder (``~/.local/share/akgentic`` on
+Linux; see :func:`akgentic.core.user_data_dir`), one store per user whatever the
+working directory. Commands that only read (``teams list``, ``events``...) never create
+a store: where none exists yet they see an empty one.
 
 A team is named on the command line by its full id, a unique prefix of its id, or its
 name when only one team has it. When a name or prefix matches several teams and only one
@@ -15,16 +18,26 @@ import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import short_id
+from akgentic.core import user_data_dir
 from akgentic.core.serialization import deserialize
-from akgentic.storage import StorageBundle, TeamRecord, TeamStatus, open_storage
+from akgentic.storage import (
+    MemoryStorage,
+    StorageBundle,
+    StorageNotFoundError,
+    TeamRecord,
+    TeamStatus,
+    open_storage,
+    sqlite_url,
+)
 from akgentic.team import TeamCard
 
 __all__ = [
+    "LEGACY_STORE",
+    "default_store",
     "default_url",
     "find_team",
     "import_modules",
@@ -35,38 +48,54 @@ __all__ = [
     "stored_card",
 ]
 
+STORE_FILE = "akgentic.db"
+LEGACY_STORE = Path(".akgentic") / STORE_FILE
+"""Where earlier versions kept the default store: under the working directory."""
+
+
+def default_store() -> Path:
+    """The default store's file: ``akgentic.db`` in the user's data folder (not created
+    here); :class:`CliError` when there is no home folder to find it in."""
+    try:
+        return user_data_dir() / STORE_FILE
+    except RuntimeError as exc:
+        raise CliError(str(exc)) from None
+
 
 def default_url() -> str:
-    """``sqlite:///<cwd>/.akgentic/akgentic.db`` (the folder is not created here)."""
-    return "sqlite:///" + quote(str(Path.cwd() / ".akgentic" / "akgentic.db").lstrip("/"))
+    """``sqlite:////<the user's data folder>/akgentic.db``."""
+    return sqlite_url(default_store())
 
 
 def resolve_url(option: str | None) -> str:
     """The URL to open: ``option`` (from ``--storage`` or ``AKGENTIC_STORAGE``) when set,
-    else :func:`default_url`, whose folder is created."""
+    else :func:`default_url`."""
     if option and option.strip():
         return option.strip()
-    folder = Path.cwd() / ".akgentic"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(
-            f"cannot create {folder}: {exc.strerror}; choose another storage with --storage URL"
-        ) from None
     return default_url()
 
 
 @contextmanager
-def opened_storage(option: str | None) -> Iterator[tuple[StorageBundle, str]]:
+def opened_storage(
+    option: str | None, *, create: bool = True
+) -> Iterator[tuple[StorageBundle, str]]:
     """The storage bundle named by ``option`` (see :func:`resolve_url`) and its URL; closed
-    on exit. A URL that cannot be opened is a :class:`CliError` naming it."""
+    on exit. A URL that cannot be opened is a :class:`CliError` naming it.
+
+    ``create=False`` is for commands that only read (or act on teams that must already
+    exist): a SQLite file that does not exist is neither created nor its folder made —
+    the command sees an empty store (no teams yet).
+    """
     url = resolve_url(option)
+    storage: StorageBundle
     try:
-        storage = open_storage(url)
+        storage = open_storage(url, create=create)
+    except StorageNotFoundError:
+        storage = MemoryStorage()  # nothing stored there yet, and nothing is created
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    except Exception as exc:
-        raise CliError(f"cannot open storage {url}: {exc}") from exc
+    except Exception as exc:  # a driver's words may span lines: one line here
+        raise CliError(f"cannot open storage {url}: {' '.join(str(exc).split())}") from exc
     try:
         yield storage, url
     finally:
@@ -110,6 +139,11 @@ def match_team(
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
+    if not teams and listing == "akgentic teams list":
+        raise CliError(
+            f"no team matches {ref!r}: there are no teams yet in this storage; start one "
+            f"with: akgentic run TEAM.yaml (--storage URL names another storage)"
+        )
     raise CliError(f"no team matches {ref!r}; list the teams with: {listing}")
 
 

@@ -14,9 +14,12 @@ from rich.console import Console
 from rich.text import Text
 
 from akgentic.agent import AgentConfig
+from akgentic.cli import logs
 from akgentic.cli.chat import ChatOptions, chat, intro, quote
 from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.models import model_for_resume
 from akgentic.cli.options import (
+    BaseUrlOption,
     DebugOption,
     IdleOption,
     ImportOption,
@@ -28,10 +31,17 @@ from akgentic.cli.options import (
     TimeoutOption,
     VerboseOption,
 )
-from akgentic.cli.output import error_console, local_time, out_console, short_id
+from akgentic.cli.output import (
+    error_console,
+    local_time,
+    out_console,
+    team_title,
+)
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
+    LEGACY_STORE,
+    default_store,
     find_team,
     import_modules,
     opened_storage,
@@ -39,15 +49,30 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.core import Message
-from akgentic.storage import Lease, StorageBundle, TeamRecord, TeamStatus, holder_is_gone
-from akgentic.team import RestorePlan, ResumeError, TeamCard, plan_restore, team_resource
+from akgentic.llm import MissingApiKeyError
+from akgentic.storage import (
+    Lease,
+    StorageBundle,
+    TeamRecord,
+    TeamStatus,
+    holder_is_gone,
+    sqlite_url,
+)
+from akgentic.team import (
+    RestorePlan,
+    ResumeError,
+    TeamCard,
+    plan_restore,
+    team_resource,
+    team_workspaces,
+)
 from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
 
 
 def _title(record: TeamRecord) -> str:
-    return f"team {record.name} ({short_id(record.team_id)})"
+    return team_title(record.name, record.team_id)
 
 
 def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
@@ -84,15 +109,16 @@ def list_teams(
 ) -> None:
     """List the teams, oldest first: id, name, status, events, last update, the process
     running it."""
-    with reporting(debug), opened_storage(storage) as (bundle, url):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         teams = bundle.teams.list(status)
         if status is None and not everything:
             teams = [t for t in teams if t.status != TeamStatus.DELETED]
         console = out_console()
         if not teams:
             console.print(
-                Text(f"no teams in {url}; start one with: akgentic run TEAM.yaml", style="dim")
+                Text(f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim")
             )
+            _note_legacy_store(storage)
             return
         leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
         rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
@@ -111,6 +137,21 @@ def list_teams(
                 error_console().print(Text(f"warning: {t.error}", style="yellow"))
 
 
+def _note_legacy_store(option: str | None) -> None:
+    """Teams an earlier version kept under this folder (``.akgentic/akgentic.db``) are not
+    in the per-user default store: say where they are and how to reach or move them."""
+    if (option or "").strip() or not LEGACY_STORE.is_file():
+        return
+    old = sqlite_url(LEGACY_STORE)
+    error_console().print(
+        Text(
+            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with "
+            f"--storage {old}, or move the file to {default_store()} to make it the default",
+            style="yellow",
+        )
+    )
+
+
 # -- show ----------------------------------------------------------------------------------
 def show_team(
     team: TeamArgument,
@@ -120,7 +161,7 @@ def show_team(
 ) -> None:
     """Show a team: its record, who runs it, its card's members, its last seq and
     interrupted turns."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         import_modules(imports)
         record = find_team(bundle, team)
         console = out_console()
@@ -146,7 +187,7 @@ def show_team(
             console.print(Text(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(console, plan_restore(bundle.events.read(record.team_id)))
+        _show_log(console, plan_restore(bundle.events.read(record.team_id)), record)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -167,9 +208,16 @@ def _show_card(console: Console, card: TeamCard) -> None:
         console.print(Text(f"{'profiles:':<10}{hires}"))
 
 
-def _show_log(console: Console, plan: RestorePlan) -> None:
-    running = ", ".join(m.name for m in plan.members) or "none"
-    console.print(Text(f"running when last recorded: {running}"))
+def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+    """What the log says: the members a resume brings back (a stopped team), or those
+    running when the log was last written (a running team, here or crashed)."""
+    members = ", ".join(m.name for m in plan.members) or "none"
+    if record.status == TeamStatus.RUNNING:
+        console.print(Text(f"running when last recorded: {members}"))
+    elif record.status == TeamStatus.STOPPED:
+        console.print(Text(f"a resume restores: {members}"))
+    else:
+        console.print(Text(f"members when it ended: {members}"))
     if plan.undelivered:
         console.print(
             Text(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
@@ -197,7 +245,7 @@ def stop_team(
 ) -> None:
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
     notices within a second, stops it gracefully and exits."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED:
@@ -234,6 +282,7 @@ def resume_team(
         ),
     ] = False,
     model: ModelOption = None,
+    base_url: BaseUrlOption = None,
     imports: ImportOption = None,
     storage: StorageOption = None,
     timeout: TimeoutOption = 600.0,
@@ -252,24 +301,23 @@ def resume_team(
             raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
+        resume_on = model_for_resume(model, base_url)
         import_modules(imports)
-        with opened_storage(storage) as (bundle, url):
+        with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
             card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
             from_seq = bundle.events.last_seq(record.team_id) + 1
             hint = resume_hint(record.team_id, url, card.imports)
-            with team_manager(bundle) as manager:
+            # the session shows every event from from_seq: log lines it shows are skipped
+            with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
                 try:
-                    runtime = manager.resume_team(record.team_id, model=_model(model))
+                    runtime = manager.resume_team(record.team_id, model=resume_on)
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
-                    raise CliError(
-                        f"{_title(record)} was not resumed, nothing changed: {exc}; or resume "
-                        f"it on another model: {command} --model SPEC"
-                    ) from None
+                    raise CliError(_not_resumed(_title(record), exc, command)) from None
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
@@ -298,8 +346,24 @@ def resume_team(
     raise typer.Exit(code)
 
 
-def _model(option: str | None) -> str | None:
-    return (option or "").strip() or None
+def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
+    """Why a resume failed and the two ways on: fix it, or resume on another model."""
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, MissingApiKeyError):
+        cause = cause.__cause__
+    if isinstance(cause, MissingApiKeyError):
+        member = str(exc).split(": ", 1)[0]
+        whose = f"{member}'s" if member.startswith("@") else "its"
+        return (
+            f"{title} was not resumed, nothing changed: {whose} model {cause.model_key!r} needs "
+            f"an API key in {cause.env_var}, which is not set here: export "
+            f"{cause.env_var}=<your key> and resume again, or resume it on another model: "
+            f"{command} --model SPEC (scripted:default runs offline)"
+        )
+    return (
+        f"{title} was not resumed, nothing changed: {exc}; or resume it on another model: "
+        f"{command} --model SPEC"
+    )
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:
@@ -320,25 +384,42 @@ def delete_team(
     team: TeamArgument,
     purge: Annotated[
         bool,
-        typer.Option("--purge", help="Also remove its record, events, states and memory."),
+        typer.Option(
+            "--purge",
+            help="Also remove its record, events, states, memory and its own workspace trees "
+            "(workspaces/<user>/_team/<id>, with their .git and .index); trees named by "
+            "workspace_id or metadata are shared with other teams and stay.",
+        ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before purging.")] = False,
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Mark a team DELETED (its history is kept), or remove everything with --purge."""
-    with reporting(debug), opened_storage(storage) as (bundle, _):
+    """Mark a team DELETED (its history is kept), or remove it with --purge: its history
+    and its own workspace trees."""
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED and not purge:
             console.print(Text(f"{_title(record)} is already deleted (--purge removes it)"))
             return
-        if purge and not yes and sys.stdin.isatty():
+        if purge and not yes:
+            if not sys.stdin.isatty():
+                raise CliError(
+                    f"--purge removes {_title(record)} and all its history for good; with no "
+                    f"terminal to ask, confirm with --yes"
+                )
             typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
+        trees = team_workspaces(record.team_id) if purge else []
         with team_manager(bundle) as manager:
             manager.delete_team(record.team_id, purge=purge)
         if purge:
-            console.print(Text(f"{_title(record)} purged: its record and history are gone"))
+            gone = "its record and history"
+            if trees:
+                gone += f", and its workspace tree{'s' if len(trees) > 1 else ''} " + ", ".join(
+                    str(cell.tree) for cell in trees
+                )
+            console.print(Text(f"{_title(record)} purged: {gone} are gone"))
         else:
             console.print(
                 Text(f"{_title(record)} deleted; its history is kept (--purge removes it)")

@@ -7,6 +7,9 @@ until the exchange started by one message of the person's ends:
 - ``answer``: the member it was sent to sent the person a ``response`` that descends from
   it (following ``parent_id`` from message to message: a reply, or the reply to the
   delegation it caused...);
+- ``failed``: a member failed while handling the message or what it caused (its model
+  could not be reached, say) and nothing is left to do; the reply's ``failure`` says
+  who and why;
 - ``quiet``: nothing is left to do — every message sent has been received (or its
   recipient stopped) and every message received has been processed — and nothing was
   recorded for ``idle`` seconds; the reply is then the last message the person got after
@@ -24,15 +27,22 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from akgentic.cli.describe import name_of
+from akgentic.cli.describe import name_of, text_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
-from akgentic.core import Message, ProcessedMessage, ReceivedMessage, SentMessage, StopMessage
+from akgentic.core import (
+    ErrorMessage,
+    Message,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StopMessage,
+)
 from akgentic.storage import EventRecord
 
 __all__ = ["Reply", "Watch"]
 
-Ending = Literal["answer", "quiet", "stopped", "timeout"]
+Ending = Literal["answer", "failed", "quiet", "stopped", "timeout"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +52,8 @@ class Reply:
     how: Ending
     message: Message | None = None
     sender: str | None = None
+    failure: str | None = None
+    """``@Worker: <what went wrong>``: the last failure in the exchange, if any."""
 
 
 class Watch:
@@ -69,6 +81,7 @@ class Watch:
         self._to_human: list[tuple[int, SentMessage]] = []
         self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
         self._in_turn: set[UUID] = set()  # received, not yet processed
+        self._errors: list[tuple[int, str, UUID | None]] = []  # seq, "who: what", handling
         self._last_record = time.monotonic()
         self._ended = False
         self._failure: BaseException | None = None
@@ -118,6 +131,11 @@ class Watch:
             self._in_turn.add(message.message_id)
         elif isinstance(message, ProcessedMessage):
             self._in_turn.discard(message.message_id)
+        elif isinstance(message, ErrorMessage):
+            handling = message.current_message.id if message.current_message else None
+            self._errors.append(
+                (record.seq, f"{name_of(message.sender)}: {text_of(message)}", handling)
+            )
         elif isinstance(message, StopMessage) and message.sender is not None:
             gone = message.sender.agent_id
             self._unreceived = {m: r for m, r in self._unreceived.items() if r != gone}
@@ -151,16 +169,29 @@ class Watch:
                     ):
                         return Reply("answer", inner, responder)
                 last = after[-1] if after else None
-                latest = (last.message, name_of(last.sender)) if last else (None, None)
+                message, sender = (last.message, name_of(last.sender)) if last else (None, None)
+                failure = self._failure_in(message_id, seq)
                 quiet_at = self._last_record + idle
+                if failure is not None and not self._working():
+                    return Reply("failed", message, sender, failure)
                 if seq is not None and not self._working() and now >= quiet_at:
-                    return Reply("quiet", *latest)
+                    return Reply("quiet", message, sender, failure)
                 if self._ended:
-                    return Reply("stopped", *latest)
+                    return Reply("stopped", message, sender, failure)
                 if now >= deadline:
-                    return Reply("timeout", *latest)
+                    return Reply("timeout", message, sender, failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
                 self._cond.wait(max(wake - now, 0.01))
+
+    def _failure_in(self, message_id: UUID, seq: int | None) -> str | None:
+        """The last failure recorded after ``seq`` while a member handled ``message_id`` or
+        a message it caused."""
+        if seq is None:
+            return None
+        for at, failure, handling in reversed(self._errors):
+            if at > seq and handling is not None and self._descends(handling, message_id):
+                return failure
+        return None
 
     def _descends(self, message_id: UUID, ancestor: UUID) -> bool:
         """Whether ``ancestor`` is on the ``parent_id`` chain of ``message_id``."""

@@ -17,6 +17,7 @@ from akgentic.core.agent import Akgent, WarningError
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import AgentConfig, BaseConfig
 from akgentic.core.agent_state import BaseState
+from akgentic.core.data_home import user_data_dir
 from akgentic.core.excerpt import clip, cut, excerpt
 from akgentic.core.messages.message import (
     CancelMessage,
@@ -55,6 +56,7 @@ from akgentic.core.serialization import (
     serialize,
 )
 from akgentic.core.user_proxy import UserProxy
+from akgentic.core.yaml_problem import yaml_problem
 
 __all__ = [
     "ActorAddress",
@@ -105,4 +107,6 @@ __all__ = [
     "is_tool_actor",
     "register_serializable",
     "serialize",
+    "user_data_dir",
+    "yaml_problem",
 ]

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from uuid import UUID, uuid4
 
 import pykka
+from pydantic import ValidationError
 
 from akgentic.core._proxy import AskProxy, AttributeGet, MethodCall, TellProxy, current
 from akgentic.core._telemetry import (
@@ -61,9 +62,13 @@ from akgentic.core.serialization import SerializableModel, model_path
 if typing.TYPE_CHECKING:
     from akgentic.core.actor_system import ActorSystem
 
-__all__ = ["Akgent", "WarningError", "actor_class_for"]
+__all__ = ["ON_STREAM", "Akgent", "WarningError", "actor_class_for"]
 
 logger = logging.getLogger("akgentic.core")
+
+ON_STREAM = "akgentic_on_stream"
+"""Set on a log record (``extra={ON_STREAM: True}``) whose news is also on the team stream
+as an ``ErrorMessage``: a program that shows the stream (the CLI) may skip the line."""
 
 ConfigType = TypeVar("ConfigType", bound=BaseConfig)
 StateType = TypeVar("StateType", bound=BaseState)
@@ -128,6 +133,10 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
 
     config_class: ClassVar[type[BaseConfig]] = BaseConfig
     """Resolved from the ``ConfigType`` argument; the config built when none is given."""
+
+    upgrades_base_config: ClassVar[bool] = False
+    """True: a plain ``BaseConfig`` given to ``createActor`` is upgraded to
+    ``config_class`` (its fields kept, the others at their defaults) instead of refused."""
 
     state_class: ClassVar[type[BaseState]] = BaseState
     """Resolved from the ``StateType`` argument; the state built before ``on_start``."""
@@ -473,7 +482,9 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         self._channel.emit(KIND_REPORT, self._address, telemetry)
 
     def _report_failure(self, exc: BaseException, msg: Message | None, what: str) -> None:
-        logger.error("%s: %s: %r", self._address.name, what, exc, exc_info=exc)
+        logger.error(
+            "%s: %s: %r", self._address.name, what, exc, exc_info=exc, extra={ON_STREAM: True}
+        )
         self._report(
             ErrorMessage(
                 content_type="error",
@@ -517,6 +528,26 @@ def check_actor_class(actor_class: Any) -> None:
         )
 
 
+def _upgraded(actor_class: type[Akgent[Any, Any]], config: BaseConfig) -> BaseConfig:
+    """A plain ``BaseConfig`` as the actor's own config, for a class that
+    ``upgrades_base_config`` (the ``Orchestrator``): the fields it set, the others at
+    their defaults. Any other config is a ``TypeError`` naming the class wanted."""
+    wanted = actor_class.config_class
+    if not (actor_class.upgrades_base_config and type(config) is BaseConfig):
+        raise TypeError(
+            f"{actor_class.__name__} is configured by {wanted.__name__}, "
+            f"got a {type(config).__name__}"
+        )
+    try:
+        return wanted.model_validate(config.model_dump(exclude_unset=True))
+    except ValidationError as exc:
+        raise TypeError(
+            f"{actor_class.__name__} is configured by {wanted.__name__}; the "
+            f"{type(config).__name__} given lacks what it needs: "
+            f"{exc.errors(include_url=False)}"
+        ) from None
+
+
 def spawn(
     system: ActorSystem,
     actor_class: type[Akgent[Any, Any]],
@@ -534,13 +565,10 @@ def spawn(
     check_actor_class(actor_class)
     if config is None:
         config = actor_class.config_class()
-    elif not isinstance(config, actor_class.config_class):
-        raise TypeError(
-            f"{actor_class.__name__} is configured by {actor_class.config_class.__name__}, "
-            f"got a {type(config).__name__}"
-        )
-    else:
+    elif isinstance(config, actor_class.config_class):
         config = config.model_copy(deep=True)
+    else:
+        config = _upgraded(actor_class, config)
     if not config.name:
         config.name = f"@{actor_class.__name__}"
     spec = SpawnSpec(

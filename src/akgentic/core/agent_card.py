@@ -41,12 +41,19 @@ class AgentCard(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    role: str
-    description: str = ""
-    skills: list[str] = Field(default_factory=list)
-    agent_class: str
-    config: BaseConfig = Field(default_factory=BaseConfig)
-    routes_to: list[str] = Field(default_factory=list)
+    role: str = Field(description="The role: what the member does (Manager, Researcher).")
+    description: str = Field(default="", description="One line on the role, for the roster.")
+    skills: list[str] = Field(default_factory=list, description="Labels for what it is good at.")
+    agent_class: str = Field(
+        description="Import path of its Akgent class (in a team card: BaseAgent by default)."
+    )
+    config: BaseConfig = Field(
+        default_factory=BaseConfig,
+        description="The agent class's config (for BaseAgent: an AgentConfig).",
+    )
+    routes_to: list[str] = Field(
+        default_factory=list, description="Roles it may hand work to, for routing hints."
+    )
 
     @field_validator("agent_class", mode="before")
     @classmethod

@@ -108,6 +108,10 @@ class _TeardownDone(NamedTuple):
 class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     """The team's supervisor and event stream; see the module docstring."""
 
+    upgrades_base_config = (
+        True  # BaseConfig(name=..., role=...) as code for the published API writes it
+    )
+
     def __init__(self, spec: SpawnSpec) -> None:
         window = spec.config.history_window if isinstance(spec.config, OrchestratorConfig) else 1000
         self._members: dict[UUID, ActorAddress] = {}

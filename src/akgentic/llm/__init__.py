@@ -13,6 +13,8 @@ from akgentic.llm.compaction import (
     safe_cut,
 )
 from akgentic.llm.config import (
+    BASE_URL_ENV,
+    BASE_URL_PROVIDERS,
     DEFAULT_API_KEY_ENV,
     ModelConfig,
     ModelRoster,
@@ -30,6 +32,7 @@ from akgentic.llm.events import (
     ToolReturnEvent,
     from_stream_event,
 )
+from akgentic.llm.failures import describe_model_failure
 from akgentic.llm.providers import (
     MissingApiKeyError,
     MissingProviderError,
@@ -49,6 +52,8 @@ from akgentic.llm.usage import (
 )
 
 __all__ = [
+    "BASE_URL_ENV",
+    "BASE_URL_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
     "ContextReplacedEvent",
     "LlmEvent",
@@ -78,6 +83,7 @@ __all__ = [
     "compact",
     "context_tokens",
     "count_tokens",
+    "describe_model_failure",
     "estimate_tokens",
     "from_stream_event",
     "load_scenario",

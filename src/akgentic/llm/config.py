@@ -23,6 +23,8 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
+    "BASE_URL_ENV",
+    "BASE_URL_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
     "ModelConfig",
     "ModelRoster",
@@ -45,6 +47,15 @@ DEFAULT_API_KEY_ENV: dict[str, str] = {
 }
 """The environment variable holding the key when a config names none. The other providers
 (``openai-compatible``, ``ollama``, ``scripted``, ``test``) need no key unless one is named."""
+
+
+BASE_URL_PROVIDERS = ("openai-compatible", "ollama")
+"""The providers that are an OpenAI-compatible server at a URL of the user's choice
+(``--base-url``, :meth:`ModelRoster.with_base_url`)."""
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+"""Where an ``openai-compatible`` model without ``base_url`` finds its endpoint — the
+variable the OpenAI client (and so pydantic-ai) reads for ``openai`` models too."""
 
 
 class UnknownModelError(ValueError):
@@ -130,7 +141,9 @@ class ModelRoster(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     models: list[ModelConfig] = Field(min_length=1)
+    """The entries, each a ``provider:model`` spec or a mapping of its fields."""
     active: str | None = None
+    """The key of the entry in force; the first entry when none is given."""
 
     @field_validator("models", mode="before")
     @classmethod
@@ -178,6 +191,33 @@ class ModelRoster(SerializableModel):
         if not specs:
             raise ValueError("an empty model spec names no model; try 'scripted:default'")
         return cls(models=[ModelConfig.from_spec(s, **fields) for s in specs])
+
+    @classmethod
+    def of(cls, model: str | ModelRoster) -> ModelRoster:
+        """``model`` as a roster: a spec string is parsed (:meth:`from_spec`), a roster is
+        copied."""
+        if isinstance(model, ModelRoster):
+            return model.model_copy(deep=True)
+        return cls.from_spec(model)
+
+    def with_base_url(self, base_url: str) -> ModelRoster:
+        """A copy whose OpenAI-compatible entries (``openai-compatible``, ``ollama``) reach
+        ``base_url``; ``ValueError`` when the roster has none (the URL would go unused)."""
+        url = base_url.strip()
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"base URL {base_url!r} is not an http(s) URL: e.g. http://localhost:11434/v1"
+            )
+        copy = self.model_copy(deep=True)
+        served = [c for c in copy.models if c.provider in BASE_URL_PROVIDERS]
+        if not served:
+            raise ValueError(
+                f"a base URL is for {' and '.join(BASE_URL_PROVIDERS)} models, and "
+                f"{', '.join(self.keys())} has none: e.g. --model openai-compatible:llama3.2"
+            )
+        for config in served:
+            config.base_url = url
+        return copy
 
     def keys(self) -> list[str]:
         """The roster keys, in declaration order."""

@@ -6,8 +6,8 @@ The contract:
   configuration problem surfaces there, loudly and by name: a missing API key is a
   :class:`MissingApiKeyError` naming the variable to export, a missing optional SDK is a
   :class:`MissingProviderError` naming the extra to install, an ``openai-compatible`` entry
-  without ``base_url`` is a ``ValueError``. It never touches the network: clients are created,
-  not contacted.
+  without ``base_url`` (nor ``OPENAI_BASE_URL`` in the environment) is a ``ValueError``.
+  It never touches the network: clients are created, not contacted.
 - Keys come from the environment only, through the variable the config names
   (``api_key_env``) or the provider's default (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
   ``GOOGLE_API_KEY``). Configs store variable names, never keys.
@@ -27,7 +27,7 @@ from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.settings import ModelSettings
 
-from akgentic.llm.config import DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
+from akgentic.llm.config import BASE_URL_ENV, DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
 from akgentic.llm.scripted import ScriptedModel
 
 __all__ = [
@@ -145,13 +145,15 @@ def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Mod
     if provider == "openai":
         return _openai(config, config.base_url, require_api_key(config))
     if provider == "openai-compatible":
-        if not config.base_url:
+        base_url = config.base_url or os.environ.get(BASE_URL_ENV, "").strip()
+        if not base_url:
             raise ValueError(
-                f"model {config.key!r}: provider 'openai-compatible' needs `base_url`, the "
-                f"server's OpenAI-compatible endpoint (e.g. http://localhost:8000/v1 for vLLM, "
-                f"http://localhost:11434/v1 for Ollama)"
+                f"model {config.key!r}: provider 'openai-compatible' needs the server's "
+                f"OpenAI-compatible endpoint: --base-url URL (or export {BASE_URL_ENV}=URL, "
+                f"or `base_url` in the card), e.g. http://localhost:11434/v1 for Ollama, "
+                f"http://localhost:8000/v1 for vLLM"
             )
-        return _openai(config, config.base_url, require_api_key(config))
+        return _openai(config, base_url, require_api_key(config))
     if provider == "ollama":
         return _openai(config, config.base_url or OLLAMA_DEFAULT_BASE_URL, require_api_key(config))
     if provider == "anthropic":

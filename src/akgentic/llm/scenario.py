@@ -41,6 +41,8 @@ from typing import Any, ClassVar, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from akgentic.core import yaml_problem
+
 __all__ = [
     "DEFAULT_SCENARIO",
     "CompiledReply",
@@ -327,5 +329,5 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ScenarioError(f"scenario {file}: not valid YAML: {exc}") from exc
+        raise ScenarioError(f"scenario {file}: not valid YAML: {yaml_problem(exc)}") from None
     return scenario_from_dict(data, origin=str(file), name=file.stem)

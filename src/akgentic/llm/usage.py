@@ -71,10 +71,15 @@ class UsageLimitSet(SerializableModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
 
     requests: int | None = Field(default=None, ge=1)
+    """Model requests."""
     tool_calls: int | None = Field(default=None, ge=0)
+    """Tool calls the model makes."""
     input_tokens: int | None = Field(default=None, ge=1)
+    """Tokens sent to the model."""
     output_tokens: int | None = Field(default=None, ge=1)
+    """Tokens the model writes."""
     total_tokens: int | None = Field(default=None, ge=1)
+    """Input and output tokens together."""
 
 
 class UsageLimitsConfig(SerializableModel):

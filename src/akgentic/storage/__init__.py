@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from akgentic.storage._url import ACCEPTED_URLS, open_storage
+from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
     InstanceTypeError,
     InvalidTransitionError,
     StorageClosedError,
     StorageError,
+    StorageNotFoundError,
     TeamExistsError,
     TeamNotFoundError,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "StorageBundle",
     "StorageClosedError",
     "StorageError",
+    "StorageNotFoundError",
     "TeamExistsError",
     "TeamNotFoundError",
     "TeamRecord",
@@ -105,6 +107,8 @@ __all__ = [
     "corrupt_rows",
     "holder_is_gone",
     "open_storage",
+    "sqlite_path",
+    "sqlite_url",
 ]
 
 

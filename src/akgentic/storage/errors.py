@@ -13,6 +13,7 @@ __all__ = [
     "InvalidTransitionError",
     "StorageClosedError",
     "StorageError",
+    "StorageNotFoundError",
     "TeamExistsError",
     "TeamNotFoundError",
 ]
@@ -20,6 +21,10 @@ __all__ = [
 
 class StorageError(Exception):
     """Base of every error raised by ``akgentic.storage``."""
+
+
+class StorageNotFoundError(StorageError, LookupError):
+    """A reader asked for a store that does not exist (``open_storage(url, create=False)``)."""
 
 
 class StorageClosedError(StorageError):

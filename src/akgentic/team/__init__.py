@@ -5,7 +5,14 @@ and its event log decode in a fresh process.
 """
 
 from akgentic.agent.config import load_shipped_cards
-from akgentic.team.card import MemberSpec, TeamCard, TeamCardError, member_names, walk
+from akgentic.team.card import (
+    MemberSpec,
+    Suggestion,
+    TeamCard,
+    TeamCardError,
+    member_names,
+    walk,
+)
 from akgentic.team.manager import (
     LEASE_TTL,
     TeamManager,
@@ -25,6 +32,7 @@ from akgentic.team.runtime import (
     tool_state,
 )
 from akgentic.team.usage import team_usage
+from akgentic.team.workspaces import remove_team_workspaces, team_workspaces
 
 load_shipped_cards()
 
@@ -38,6 +46,7 @@ __all__ = [
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
+    "Suggestion",
     "TeamCard",
     "TeamCardError",
     "TeamManager",
@@ -49,9 +58,11 @@ __all__ = [
     "plan_restore",
     "read_history",
     "register_reducer",
+    "remove_team_workspaces",
     "replay_tool_states",
     "team_resource",
     "team_usage",
+    "team_workspaces",
     "tool_state",
     "walk",
 ]

@@ -8,7 +8,8 @@ team uses (``message_types``, checked to exist), and the modules to import befor
 building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML file is code
 the user wrote; a card decoded from storage never imports what it names), and the MCP
 servers every agent gets (``mcp_config``: a Claude Desktop ``mcp.json``, relative to the
-YAML's folder; see ``akgentic.team.mcp``).
+YAML's folder; see ``akgentic.team.mcp``), and what a newcomer might type first
+(``suggestions``: shown by ``akgentic run`` when no ``--message`` is given).
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
@@ -27,7 +28,7 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from akgentic.core import AgentCard, Message
+from akgentic.core import AgentCard, Message, yaml_problem
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.serialization import (
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_HEADCOUNT",
     "MAX_TEAM_SIZE",
     "MemberSpec",
+    "Suggestion",
     "TeamCard",
     "TeamCardError",
     "member_names",
@@ -68,16 +70,32 @@ class MemberSpec(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    card: AgentCard
-    headcount: int = Field(default=1, ge=1, le=MAX_HEADCOUNT)
-    members: list[MemberSpec] = Field(default_factory=list)
+    card: AgentCard = Field(description="The member: its role, agent class and config.")
+    headcount: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_HEADCOUNT,
+        description=f"How many copies (at most {MAX_HEADCOUNT}), named @Name-1, @Name-2...",
+    )
+    members: list[MemberSpec] = Field(
+        default_factory=list, description="Members each copy creates as its children."
+    )
 
     @field_validator("card", mode="before")
     @classmethod
-    def _default_agent_class(cls, value: Any) -> Any:
+    def _default_agent_class(cls, value: Any) -> Any:  # BaseAgent, unless the card says
         if isinstance(value, dict) and "agent_class" not in value:
             return {**value, "agent_class": DEFAULT_AGENT_CLASS}
         return value
+
+
+class Suggestion(SerializableModel):
+    """A message worth typing to this team, and what it shows (the tools it puts to work)."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, description="What to type.")
+    shows: str = Field(default="", description="What it shows: the tools it puts to work.")
 
 
 class TeamCard(SerializableModel):
@@ -85,15 +103,42 @@ class TeamCard(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1)
-    description: str = ""
-    entry_point: str = Field(min_length=1)
-    members: list[MemberSpec] = Field(min_length=1)
-    profiles: list[AgentCard] = Field(default_factory=list)
-    message_types: list[str] = Field(default_factory=list)
-    human: str | None = "@Human"
-    imports: list[str] = Field(default_factory=list)
-    mcp_config: str | None = None
+    name: str = Field(min_length=1, description="The team's name (teams list, show).")
+    description: str = Field(default="", description="One line on what the team does.")
+    entry_point: str = Field(
+        min_length=1, description="The member that receives what the person types."
+    )
+    members: list[MemberSpec] = Field(
+        min_length=1,
+        description=f"The members, a tree (at most {MAX_TEAM_SIZE} in all, each named once).",
+    )
+    profiles: list[AgentCard] = Field(
+        default_factory=list,
+        description="Roles the team may hire later (TeamTool's hire_members); agent_class "
+        "defaults to BaseAgent.",
+    )
+    message_types: list[str] = Field(
+        default_factory=list,
+        description="Dotted paths of the Message classes the team uses; each must exist.",
+    )
+    human: str | None = Field(
+        default="@Human", description="The person's name in the team; null: no person."
+    )
+    imports: list[str] = Field(
+        default_factory=list,
+        description="Modules to import before the card is read (your own cards, agents, "
+        "messages); honoured in YAML files only, never from stored data.",
+    )
+    mcp_config: str | None = Field(
+        default=None,
+        description="A Claude Desktop mcp.json, relative to the YAML's folder: every agent "
+        "gets its servers' tools.",
+    )
+    suggestions: list[Suggestion] = Field(
+        default_factory=list,
+        description="What a newcomer might type first: akgentic run prints them when no "
+        "--message is given.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -185,7 +230,7 @@ class TeamCard(SerializableModel):
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
-            raise TeamCardError(f"{path}{line}: not valid YAML: {exc}") from None
+            raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
         except (RecursionError, SerializationError):
             raise TeamCardError(
                 f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"

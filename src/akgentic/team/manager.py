@@ -68,6 +68,7 @@ from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
+from akgentic.team.workspaces import remove_team_workspaces
 
 __all__ = [
     "LEASE_TTL",
@@ -210,12 +211,12 @@ class TeamManager:
         card: TeamCard,
         *,
         team_id: UUID | None = None,
-        model: str | None = None,
+        model: str | ModelRoster | None = None,
         metadata: BaseModel | None = None,
     ) -> TeamRuntime:
         """Start a new team from ``card``.
 
-        ``model`` (a roster spec) overrides every member's; ``metadata`` is the team's
+        ``model`` (a roster spec, or a roster) overrides every member's; ``metadata`` is the team's
         business context (``Orchestrator.set_metadata``), set before any member starts so
         MetadataTool renders it into every prompt.
         """
@@ -328,10 +329,10 @@ class TeamManager:
         self.stop_team(team_id, grace_timeout)
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
-    def resume_team(self, team_id: UUID, *, model: str | None = None) -> TeamRuntime:
+    def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> TeamRuntime:
         """Rebuild a stopped (or crashed) team from its event log; see ``restorer``.
 
-        ``model`` (a roster spec) resumes every agent on that model. All or nothing: a
+        ``model`` (a roster spec, or a roster) resumes every agent on that model. All or nothing: a
         resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
         team exactly as it was (roster, status, interrupted turns); a team another live
         process runs raises :class:`TeamRunningElsewhereError`.
@@ -362,12 +363,14 @@ class TeamManager:
         return self._adopt(runtime)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
-        """Stop the team if it runs, then mark it DELETED (``purge`` removes its rows)."""
+        """Stop the team if it runs, then mark it DELETED. ``purge`` removes its rows and
+        its own workspace trees (see :mod:`akgentic.team.workspaces`)."""
         if self.get_team(team_id) is not None:
             self.stop_team(team_id)
         self.record(team_id)
         if purge:
             self.storage.teams.purge(team_id)
+            remove_team_workspaces(team_id)
         else:
             self.storage.teams.delete(team_id)
 
@@ -401,9 +404,9 @@ class _ReleaseOnStop:
         self._manager._unlease(self._team_id)
 
 
-def override_models(card: TeamCard, spec: str) -> None:
+def override_models(card: TeamCard, spec: str | ModelRoster) -> None:
     """Give every agent member and profile the roster ``spec`` (``--model``)."""
-    roster = ModelRoster.from_spec(spec)
+    roster = ModelRoster.of(spec)
     for config in card.configs():
         if isinstance(config, AgentConfig):
             config.models = roster.model_copy(deep=True)

@@ -193,7 +193,11 @@ def _is_orchestrator(path: str) -> bool:
 
 
 def restore(
-    manager: TeamManager, card: TeamCard, team_id: UUID, *, model: str | None = None
+    manager: TeamManager,
+    card: TeamCard,
+    team_id: UUID,
+    *,
+    model: str | ModelRoster | None = None,
 ) -> TeamRuntime:
     """Rebuild ``team_id`` in ``manager``'s actor system; see the module docstring.
 
@@ -211,7 +215,7 @@ def restore(
     states = plan.states
     members = _members_to_start(plan)
     if model is not None:
-        roster = ModelRoster.from_spec(model)
+        roster = ModelRoster.of(model)
         for member in members:
             if isinstance(member.config, AgentConfig):
                 member.config = member.config.model_copy(

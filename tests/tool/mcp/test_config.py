@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,40 @@ def test_a_claude_desktop_file_gives_one_card_per_server_in_file_order(tmp_path:
     assert web.headers == {"X-Key": "${KEY:-none}"}
     assert isinstance(old, MCPHTTPConnectionConfig) and old.transport == "sse"
     assert [c.prefix for c in cards] == ["filesystem_", "github_", "search_", "legacy_"]
+
+
+def test_a_stdio_server_runs_in_the_folder_of_its_mcp_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative paths in an mcp.json are the file's, from whatever folder it is read."""
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    servers = {
+        "plain": {"command": "x"},
+        "relative": {"command": "x", "cwd": "../data"},
+        "absolute": {"command": "x", "cwd": "/srv/data"},
+        "variable": {"command": "x", "cwd": "${DATA_DIR}"},
+        "web": {"url": "https://h.test/mcp"},
+    }
+    (folder / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+    found = read_mcp_config(Path("..") / "conf" / "mcp.json")
+
+    cwds = {n: getattr(c, "stdio_cwd", None) for n, c in found.items()}
+    assert cwds == {
+        "plain": str(folder),
+        "relative": str(folder / "../data"),
+        "absolute": "/srv/data",
+        "variable": "${DATA_DIR}",
+        "web": None,
+    }
+
+
+def test_akgentic_python_is_the_interpreter_running_akgentic_unless_set() -> None:
+    assert expand_env("${AKGENTIC_PYTHON}", where="w", environ={}) == sys.executable
+    assert expand_env("${AKGENTIC_PYTHON}", where="w", environ={"AKGENTIC_PYTHON": "py"}) == "py"
 
 
 def test_a_stored_card_keeps_its_env_references_and_round_trips(tmp_path: Path) -> None:

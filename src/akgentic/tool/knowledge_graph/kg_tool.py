@@ -124,6 +124,7 @@ class KnowledgeGraphTool(ToolCard):
     get_entities: GetEntities | bool = True
     search_graph: SearchGraph | bool = True
     read_only: bool = False
+    """True: the agent reads and searches the graph but cannot change it."""
     vector_store: VectorStoreParam = Field(default_factory=VectorStoreParam)
 
     _graph: ActorAddress | None = PrivateAttr(default=None)

@@ -6,6 +6,7 @@ extra; opening a connection needs ``akgentic[mcp]``.
 """
 
 from akgentic.tool.mcp.config import (
+    PYTHON_VARIABLE,
     MCPConfigError,
     MCPConnectionConfig,
     MCPHTTPConnectionConfig,
@@ -17,6 +18,7 @@ from akgentic.tool.mcp.event import MCPServerUnavailable
 from akgentic.tool.mcp.mcp import MCPProbeError, MCPTool
 
 __all__ = [
+    "PYTHON_VARIABLE",
     "MCPConfigError",
     "MCPConnectionConfig",
     "MCPHTTPConnectionConfig",

@@ -8,6 +8,12 @@ never in a database.
 
 The transport is always the config's, never inferred from a URL: ``/sse`` at the end of a
 URL means nothing; ``transport="sse"`` does.
+
+An ``mcp.json`` is portable: a stdio server it lists runs in the file's own folder (its
+``cwd`` defaults to that folder, and a relative ``cwd`` is relative to it), so the file's
+relative paths mean the same from any working directory; and ``${AKGENTIC_PYTHON}`` names
+the Python running akgentic (unless the environment sets it), so a server written in
+Python needs neither ``python3`` on PATH nor the right one first.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,6 +30,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
+    "PYTHON_VARIABLE",
     "MCPConfigError",
     "MCPConnectionConfig",
     "MCPHTTPConnectionConfig",
@@ -65,8 +73,11 @@ class MCPStdioConnectionConfig(MCPConnectionConfig):
     """
 
     transport: Literal["stdio"] = "stdio"
+    """How the server is reached: a process the agent starts."""
     stdio_command: str = Field(min_length=1)
+    """The program to start (``npx``, ``uvx``, a path)."""
     stdio_args: list[str] = Field(default_factory=list)
+    """Its arguments."""
     stdio_env: dict[str, str] = Field(default_factory=dict)
     stdio_cwd: str | None = None
 
@@ -107,14 +118,18 @@ class MCPHTTPConnectionConfig(MCPConnectionConfig):
 # -- environment references ----------------------------------------------------------------
 _REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
+PYTHON_VARIABLE = "AKGENTIC_PYTHON"
+"""``${AKGENTIC_PYTHON}``: the interpreter running akgentic, unless the environment sets it."""
+
 
 def expand_env(value: str, *, where: str, environ: dict[str, str] | None = None) -> str:
     """``value`` with every ``${VAR}`` / ``${VAR:-default}`` replaced from the environment.
 
     A ``${VAR}`` that is not set and has no default raises ValueError naming ``where`` and
     the variable to export. Called only when a connection opens, never on stored data.
+    ``${AKGENTIC_PYTHON}`` is this process's interpreter unless ``environ`` sets it.
     """
-    env = os.environ if environ is None else environ
+    env = {PYTHON_VARIABLE: sys.executable, **(os.environ if environ is None else environ)}
 
     def replace(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
@@ -146,12 +161,15 @@ def read_mcp_config(path: str | Path) -> dict[str, MCPConnectionConfig]:
     server started over stdio, ``{"<name>": {"url", "headers"}}`` for one already running
     (streamable HTTP unless ``"type": "sse"``; ``"type"`` may also say ``"stdio"`` or
     ``"http"``). Values are kept as written: ``${VAR}`` references are not expanded here.
+    A stdio server runs in the file's folder: ``cwd`` is made absolute against it (and is
+    that folder when absent), so relative paths in ``command``/``args`` are the file's.
 
     Unknown keys are an error naming the server and the key (a misspelt ``"evn"`` would
     otherwise start a server without its token); so are a missing file and bad JSON — each
     a :class:`MCPConfigError` naming the file.
     """
     path = Path(path)
+    folder = path.resolve().parent
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
@@ -167,13 +185,13 @@ def read_mcp_config(path: str | Path) -> dict[str, MCPConnectionConfig]:
     found: dict[str, MCPConnectionConfig] = {}
     for name, entry in servers.items():
         try:
-            found[name] = _connection(name, entry)
+            found[name] = _connection(name, entry, folder)
         except (ValueError, ValidationError) as exc:
             raise MCPConfigError(f"{path}: server {name!r}: {_reason(exc)}") from None
     return found
 
 
-def _connection(name: str, entry: Any) -> MCPConnectionConfig:
+def _connection(name: str, entry: Any, folder: Path) -> MCPConnectionConfig:
     if not isinstance(entry, dict):
         raise ValueError('an entry is an object with "command" (stdio) or "url"')
     kind = entry.get("type")
@@ -194,13 +212,23 @@ def _connection(name: str, entry: Any) -> MCPConnectionConfig:
             stdio_command=entry["command"],
             stdio_args=entry.get("args") or [],
             stdio_env=entry.get("env") or {},
-            stdio_cwd=entry.get("cwd"),
+            stdio_cwd=_in_folder(entry.get("cwd"), folder),
         )
     if "url" not in entry:
         raise ValueError(f'a {transport} server needs "url"')
     return MCPHTTPConnectionConfig(
         url=entry["url"], transport=transport, headers=entry.get("headers") or {}
     )
+
+
+def _in_folder(cwd: Any, folder: Path) -> Any:
+    """``cwd`` against the mcp.json's folder: absent is the folder, relative is under it, a
+    ``${VAR}`` start (expanded at connect time) or an absolute path stays as written."""
+    if cwd is None:
+        return str(folder)
+    if not isinstance(cwd, str) or cwd.startswith("${") or Path(cwd).is_absolute():
+        return cwd
+    return str(folder / cwd)
 
 
 def _reason(exc: Exception) -> str:

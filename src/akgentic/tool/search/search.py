@@ -58,7 +58,9 @@ class SearchTool(ToolCard):
     web_fetch: WebFetch | bool = True
     web_crawl: WebCrawl | bool = True
     api_key_env: str = Field(default="TAVILY_API_KEY", min_length=1)
+    """The environment variable holding the Tavily key (the key is never in the card)."""
     api_base_url: str | None = Field(default=None, pattern=r"^https?://")
+    """Another Tavily-compatible endpoint; the public API when unset."""
 
     _api_key: str | None = PrivateAttr(default=None)
 

@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
+from akgentic.core import yaml_problem
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.skill.tool import SkillEntry, SkillRow
 
@@ -194,7 +195,7 @@ def parse_skill_file(path: Path) -> SkillEntry:
         content = body if body is not None else fields.get("content", "")
     elif path.suffix == ".md":
         front, content = _frontmatter(text)
-        fields = _mapping(front, "the frontmatter")
+        fields = _mapping(front, "the frontmatter", first_line=2)
     else:
         raise SkillFileError(f"is not a skill file: expected {SKILL_FILE}, .md, .yaml or .yml")
     if not isinstance(content, str):
@@ -229,11 +230,12 @@ def _frontmatter(text: str) -> tuple[str, str]:
     raise SkillFileError("the frontmatter is not closed: no second '---' line")
 
 
-def _mapping(text: str, what: str) -> dict[str, Any]:
+def _mapping(text: str, what: str, *, first_line: int = 1) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SkillFileError(f"{what} is not valid YAML: {' '.join(str(exc).split())}") from None
+        problem = yaml_problem(exc, first_line=first_line)
+        raise SkillFileError(f"{what} is not valid YAML: {problem}") from None
     if not isinstance(data, dict):
         raise SkillFileError(f"{what} must be a mapping with name and description")
     return data

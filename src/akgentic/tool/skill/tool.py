@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Self
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
+from akgentic.core.agent import ON_STREAM
 from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.card import ToolCard
@@ -244,8 +245,9 @@ class SkillTool(ToolCard):
             from akgentic.tool.skill.loader import SkillsSkippedEvent, assemble
 
             result = assemble(param.skills, skill_folders(param.folders), param.stored, param.store)
+            on_stream = {ON_STREAM: observer is not None}  # the event below says it too
             for error in result.errors:
-                logger.warning("skill %s skipped: %s", error.path, error.reason)
+                logger.warning("skill %s skipped: %s", error.path, error.reason, extra=on_stream)
             if result.errors and observer is not None:
                 observer.notify_event(SkillsSkippedEvent(errors=result.errors))
             self._library = result.skills

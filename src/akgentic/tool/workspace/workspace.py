@@ -42,6 +42,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import ConfigDict
 
+from akgentic.core.data_home import user_data_dir
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -141,12 +142,13 @@ def validate_workspace_id(value: str) -> str:
 
 
 def workspaces_root() -> Path:
-    """``AKGENTIC_WORKSPACES_ROOT``, else ``.akgentic/workspaces`` under the current directory
-    (the project's data folder, beside the CLI's default store)."""
+    """``AKGENTIC_WORKSPACES_ROOT``, else ``workspaces`` in the user's akgentic data folder
+    (``~/.local/share/akgentic/workspaces`` on Linux, beside the CLI's default store; see
+    :func:`akgentic.core.user_data_dir`)."""
     configured = os.environ.get(WORKSPACES_ROOT_ENV, "").strip()
     if configured:
         return Path(configured).expanduser()
-    return Path.cwd() / ".akgentic" / "workspaces"
+    return user_data_dir() / "workspaces"
 
 
 def _segment(value: str, fallback: str) -> str:

@@ -1,0 +1,75 @@
+"""The framework's log lines in a terminal: one line each, the traceback only with --debug.
+
+:func:`configure` installs one stderr handler (``LEVEL name: message``). Without
+``--debug`` (:func:`show_tracebacks`) a record's traceback is left out — the line says
+what happened, ``--debug`` says where. While a session shows a team's stream
+(:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
+handler that failed, a model that could not be reached — are skipped: the stream prints
+them already, once.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from akgentic.core.agent import ON_STREAM
+
+__all__ = ["configure", "show_tracebacks", "stream_shown"]
+
+_FORMAT = "%(levelname)s %(name)s: %(message)s"
+
+
+class _Lines(logging.Formatter):
+    """A record as one line, or with its traceback when ``tracebacks`` is on."""
+
+    tracebacks = False
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self.tracebacks:
+            return super().format(record)
+        return self.formatMessage(_plain(record))
+
+
+def _plain(record: logging.LogRecord) -> logging.LogRecord:
+    copy = logging.makeLogRecord(record.__dict__)
+    copy.message = copy.getMessage()
+    copy.exc_info = copy.exc_text = copy.stack_info = None
+    return copy
+
+
+class _NotOnStream(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _FORMATTER.tracebacks or not getattr(record, ON_STREAM, False)
+
+
+_FORMATTER = _Lines(_FORMAT)
+_HANDLER = logging.StreamHandler(sys.stderr)
+_HANDLER.setFormatter(_FORMATTER)
+_SKIP_STREAMED = _NotOnStream()
+
+
+def configure() -> None:
+    """Send WARNING and above to stderr, one line per record (idempotent)."""
+    root = logging.getLogger()
+    if _HANDLER not in root.handlers:
+        root.addHandler(_HANDLER)
+    if root.level == logging.NOTSET or root.level > logging.WARNING:
+        root.setLevel(logging.WARNING)
+
+
+def show_tracebacks(on: bool) -> None:
+    """``--debug``: log lines carry their traceback (and stream news is not skipped)."""
+    _FORMATTER.tracebacks = on
+
+
+@contextmanager
+def stream_shown() -> Iterator[None]:
+    """While a team's stream is printed: skip the log lines it prints already."""
+    _HANDLER.addFilter(_SKIP_STREAMED)
+    try:
+        yield
+    finally:
+        _HANDLER.removeFilter(_SKIP_STREAMED)

@@ -1,0 +1,101 @@
+"""What a failed model request means, in one line that names the endpoint and what to do.
+
+A model request that fails reaches the agent as one of pydantic-ai's ``ModelAPIError``
+categories, whose own words ("Connection error.") name neither the server that was tried
+nor what to change. :func:`describe_model_failure` turns one into a sentence a person can
+act on: the model, the URL the request went to (read from the HTTP client's request in
+the exception's causes, so it is the one really tried), what happened, and the setting
+to check. Anything that is not a model request failure gives ``None``.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+from collections.abc import Iterator
+
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelAuthenticationError,
+    ModelConnectionError,
+    ModelHTTPError,
+    ModelNotFoundError,
+    ModelRateLimitError,
+    ModelTimeoutError,
+)
+
+from akgentic.llm.config import ModelConfig
+from akgentic.llm.providers import api_key_env
+
+__all__ = ["describe_model_failure"]
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes (``__cause__``, else ``__context__``), each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _tried_url(exc: BaseException) -> str | None:
+    """The URL of the HTTP request that failed, when a cause carries it."""
+    for link in _chain(exc):
+        try:
+            request = getattr(link, "request", None)
+        except Exception:  # httpx raises when an exception was made without a request
+            continue
+        url = getattr(request, "url", None)
+        if url is not None and getattr(url, "host", None):
+            return str(url)
+    return None
+
+
+def _transport_reason(exc: BaseException) -> str:
+    """What the transport said, in a few words: refused, unknown host, timed out..."""
+    if isinstance(exc, ModelTimeoutError):
+        return "timed out"
+    for link in _chain(exc):
+        if isinstance(link, ConnectionRefusedError) or (
+            isinstance(link, OSError) and link.errno == errno.ECONNREFUSED
+        ):
+            return "connection refused"
+        if isinstance(link, socket.gaierror):
+            return "unknown host"
+        if isinstance(link, TimeoutError):
+            return "timed out"
+    deepest = list(_chain(exc))[-1]
+    return str(deepest).strip() or type(deepest).__name__
+
+
+def describe_model_failure(exc: BaseException, config: ModelConfig | None = None) -> str | None:
+    """One line saying what went wrong with a model request and what to do; ``None`` when
+    ``exc`` is not a failed model request. ``config`` (the model in force) names the key's
+    variable and the endpoint when the exception does not carry the URL."""
+    if not isinstance(exc, ModelAPIError):
+        return None
+    name = config.key if config is not None else exc.model_name
+    url = _tried_url(exc) or (config.base_url if config is not None else None)
+    at = f" at {url}" if url else ""
+    if isinstance(exc, ModelConnectionError):
+        return (
+            f"cannot reach model {name!r}{at} ({_transport_reason(exc)}): is its server "
+            f"running there? Check the model's base_url (akgentic run --base-url URL, or "
+            f"OPENAI_BASE_URL)"
+        )
+    status = f"HTTP {exc.status_code}: " if isinstance(exc, ModelHTTPError) else ""
+    detail = f"{status}{exc.message}".strip()
+    if isinstance(exc, ModelAuthenticationError):
+        variable = api_key_env(config) if config is not None else None
+        key = f"the key in {variable}" if variable else "its API key"
+        return f"model {name!r}{at} refused {key} ({detail}): check the key"
+    if isinstance(exc, ModelNotFoundError):
+        return (
+            f"the server{at} does not serve model {name!r} ({detail}): check the model "
+            f"name (--model provider:model)"
+        )
+    if isinstance(exc, ModelRateLimitError):
+        return f"model {name!r}{at} is rate limited ({detail}): wait and try again"
+    return f"model {name!r}{at} failed: {detail}"

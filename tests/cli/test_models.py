@@ -1,0 +1,166 @@
+"""Models from the command line: ``--base-url`` for OpenAI-compatible servers (and
+``OPENAI_BASE_URL``), and what the user reads when a model cannot be used — the host
+that was tried, the variable to set — on one ``error:`` line, the traceback only with
+``--debug``. The servers are real HTTP servers on loopback; nothing leaves the machine."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from akgentic.storage import TeamStatus, open_storage
+
+from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
+from .echo_server import echo, serve
+
+LOCAL = "openai-compatible:llama3.2"
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port bound by nobody listening: a connection to it is refused."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
+def test_base_url_points_the_team_at_an_openai_compatible_server(
+    cli: Invoke, storage_url: str
+) -> None:
+    with serve(echo) as (url, requests):
+        done = cli("run", str(RESEARCH), "--model", LOCAL, "--base-url", url, "-m", "ping")
+        assert done.exit_code == 0, done.output
+        assert done.stdout.splitlines()[-1] == "answer: pong: ping"
+        assert {r["model"] for r in requests} == {"llama3.2"}
+        # the endpoint is stored with the team's models: a resume needs neither flag
+        store = open_storage(storage_url)
+        [team] = store.teams.list()
+        store.close()
+        again = cli("teams", "resume", str(team.team_id)[:8], "-m", "again")
+        assert again.exit_code == 0, again.output
+        assert again.stdout.splitlines()[-1] == "answer: pong: again"
+    assert len(requests) == 2
+
+
+def test_base_url_alone_points_the_card_s_own_openai_compatible_models(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "local.yaml"
+    card.write_text(RESEARCH.read_text().replace("scripted:research.scenario.yaml", LOCAL))
+    with serve(echo) as (url, requests):
+        done = cli("run", str(card), "--base-url", url, "-m", "ping")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[-1] == "answer: pong: ping"
+    assert requests
+
+
+def test_openai_base_url_from_the_environment(storage_url: str) -> None:
+    with serve(echo) as (url, _):
+        env = child_env(storage_url, AKGENTIC_MODEL=LOCAL, OPENAI_BASE_URL=url)
+        done = run_child([str(AKGENTIC), "run", str(RESEARCH), "-m", "ping"], env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "answer: pong: ping"
+
+
+def test_an_openai_compatible_model_without_an_endpoint_says_how_to_give_one(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    done = cli("run", str(RESEARCH), "--model", LOCAL, "-m", "hi")
+    assert done.exit_code == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith("error: @Manager: model 'openai-compatible:llama3.2': provider")
+    assert "--base-url URL" in line and "OPENAI_BASE_URL" in line
+
+
+def test_base_url_misuse_is_one_line_saying_what_to_add(cli: Invoke) -> None:
+    scripted = cli("run", str(RESEARCH), "--base-url", "http://127.0.0.1:1/v1", "-m", "hi")
+    assert scripted.exit_code == 1
+    assert scripted.stderr == (
+        "error: --base-url is for openai-compatible and ollama models, and team 'research' "
+        "has none: add --model openai-compatible:MODEL\n"
+    )
+    hosted = cli(
+        "run", str(RESEARCH), "--model", "openai:gpt-5.2", "--base-url", "http://x:1/v1", "-m", "hi"
+    )
+    assert hosted.exit_code == 1
+    assert hosted.stderr.startswith("error: --base-url: a base URL is for openai-compatible")
+    resume = cli("teams", "resume", "anything", "--base-url", "http://127.0.0.1:1/v1")
+    assert resume.exit_code == 1
+    assert resume.stderr == (
+        "error: on resume, --base-url goes with --model (the members keep the models they "
+        "were created with): add --model openai-compatible:MODEL\n"
+    )
+
+
+def test_a_refused_connection_names_the_host_on_one_line(
+    storage_url: str, closed_port: int
+) -> None:
+    """A real subprocess against a loopback port nobody listens on."""
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    argv = [str(AKGENTIC), "run", str(RESEARCH), "--model", LOCAL, "--base-url", url]
+    plain = run_child([*argv, "-m", "hi"], env=child_env(storage_url))
+    debug = run_child([*argv, "-m", "hi", "--debug"], env=child_env(storage_url))
+
+    assert plain.returncode == debug.returncode == 1
+    expected = (
+        f"error: @Manager: cannot reach model '{LOCAL}' at {url}/chat/completions "
+        f"(connection refused): is its server running there? Check the model's base_url "
+        f"(akgentic run --base-url URL, or OPENAI_BASE_URL)"
+    )
+    assert plain.stderr.splitlines() == [expected]  # no log line, no traceback
+    assert "Traceback" not in plain.stdout
+    shown = [line for line in plain.stdout.splitlines() if "cannot reach" in line]
+    assert shown == [f"✗ @Manager error: {expected.removeprefix('error: @Manager: ')}"]
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert "pydantic_ai.exceptions.ModelConnectionError" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == expected
+
+
+def test_a_refused_key_names_its_variable(storage_url: str) -> None:
+    with serve(echo, fail=401) as (url, requests):
+        env = child_env(storage_url, OPENAI_API_KEY="sk-wrong", OPENAI_BASE_URL=url)
+        done = run_child(
+            [str(AKGENTIC), "run", str(RESEARCH), "--model", "openai:gpt-5.2", "-m", "hi"],
+            env=env,
+        )
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        f"error: @Manager: model 'openai:gpt-5.2' at {url}/chat/completions refused the key "
+        "in OPENAI_API_KEY (HTTP 401"
+    )
+    assert line.endswith("check the key")
+    assert requests  # it really asked
+
+
+def test_a_resume_without_the_key_says_which_and_changes_nothing(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    created = cli("run", str(RESEARCH), "--model", "openai:gpt-5.2", input="")
+    assert created.exit_code == 0, created.output  # no line typed: no request made
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    last = store.events.last_seq(team.team_id)
+    short = str(team.team_id)[:8]
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    refused = cli("teams", "resume", short, "-m", "hello")
+
+    assert refused.exit_code == 1
+    assert refused.stderr == (
+        f"error: team research ({short}) was not resumed, nothing changed: @Manager's model "
+        "'openai:gpt-5.2' needs an API key in OPENAI_API_KEY, which is not set here: export "
+        "OPENAI_API_KEY=<your key> and resume again, or resume it on another model: akgentic "
+        f"teams resume {short} --storage {storage_url} --model SPEC (scripted:default runs "
+        "offline)\n"
+    )
+    assert store.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    assert store.events.last_seq(team.team_id) == last
+    store.close()
+    offline = cli("teams", "resume", short, "--model", "scripted:default", "-m", "hello")
+    assert offline.exit_code == 0, offline.output

@@ -1,0 +1,124 @@
+"""The docs a newcomer reads: the team-card reference is generated and current, links
+lead to files that exist, no internal jargon, the pictures are there, every package has
+its README, and the architecture page names only packages that exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from akgentic.agent import AgentConfig
+from akgentic.core import AgentCard
+from akgentic.team import MemberSpec, Suggestion, TeamCard, reference
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "team-cards.md"
+PACKAGES = REPO / "src" / "akgentic"
+DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md"), *PACKAGES.rglob("README.md")])
+
+
+def test_the_team_card_reference_is_current() -> None:
+    assert reference.check(PAGE), "docs/team-cards.md is stale: run python3 dev.py docs"
+
+
+def test_the_reference_has_every_field_with_its_default() -> None:
+    page = PAGE.read_text()
+    models = [TeamCard, Suggestion, MemberSpec, AgentCard, AgentConfig, *reference.shipped_cards()]
+    for model in models:
+        section = page.split(f"\n### {model.__name__}\n", 1)[1].split("\n### ", 1)[0]
+        assert "```yaml" in section, f"{model.__name__} has no example"
+        for name, info in model.model_fields.items():
+            row = next((r for r in section.splitlines() if r.startswith(f"| `{name}` |")), None)
+            assert row is not None, f"{model.__name__}.{name} is missing"
+            expected = "required" if info.is_required() else "`"
+            assert expected in re.split(r"(?<!\\)\|", row)[3], row
+
+
+def test_an_example_that_no_longer_validates_stops_the_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = {**reference.EXAMPLES, Suggestion: "mesage: a typo\n"}
+    monkeypatch.setattr(reference, "EXAMPLES", broken)
+    with pytest.raises(ValidationError, match="mesage"):
+        reference.render()
+
+
+def test_check_and_write_from_the_command_line(tmp_path: Path) -> None:
+    page = tmp_path / "cards.md"
+    assert reference.main(["--check", str(page)]) == 1
+    assert reference.main(["--write", str(page)]) == 0
+    assert reference.main(["--check", str(page)]) == 0
+    page.write_text(page.read_text() + "edited by hand\n")
+    assert reference.main(["--check", str(page)]) == 1
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_links_lead_to_files_in_the_repository(doc: Path) -> None:
+    text = doc.read_text()
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+://|#|mailto:", target):
+            continue
+        path = (doc.parent / target.split("#")[0]).resolve()
+        assert path.exists(), f"{doc.relative_to(REPO)} links to {target}, which does not exist"
+        assert REPO in path.parents or path == REPO, f"{target} leaves the repository"
+    assert "../shared" not in text
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_internal_jargon(doc: Path) -> None:
+    text = doc.read_text()
+    for jargon in (r"\bseeds? ?\d{3}\b", r"DESIGN\.md", r"core/API\.md", r"\(seed\b"):
+        found = re.search(jargon, text, re.IGNORECASE)
+        assert found is None, f"{doc.relative_to(REPO)}: {found.group(0)!r}"  # type: ignore[union-attr]
+
+
+def test_every_package_has_a_readme_beside_its_code() -> None:
+    packages = [p for p in PACKAGES.iterdir() if (p / "__init__.py").is_file()]
+    missing = [p.name for p in packages if not (p / "README.md").is_file()]
+    assert missing == []
+
+
+def mermaid_blocks(text: str) -> list[str]:
+    return re.findall(r"```mermaid\n(.*?)```", text, re.S)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/architecture.md"])
+def test_the_pictures_of_the_layers_and_of_a_message_are_drawn(doc: str) -> None:
+    blocks = mermaid_blocks((REPO / doc).read_text())
+    layers = next((b for b in blocks if "akgentic.core" in b), "")
+    packages = sorted(p.name for p in PACKAGES.iterdir() if (p / "__init__.py").is_file())
+    for name in packages:
+        drawn = len(re.findall(rf'\["akgentic\.{name}\b', layers))
+        assert drawn == 1, f"{doc}: the layers picture draws akgentic.{name} {drawn} times"
+    path = next((b for b in blocks if "sequenceDiagram" in b), "")
+    for step in ("Person", "entry point", "#PlanningTool", "event log", "replay"):
+        assert step in path, f"{doc}: the message's path lacks {step!r}"
+
+
+def test_the_architecture_page_names_only_packages_that_exist() -> None:
+    text = (REPO / "docs" / "architecture.md").read_text()
+    packages = {p.name for p in PACKAGES.iterdir() if (p / "__init__.py").is_file()}
+    named = set(re.findall(r"\bakgentic\.([a-z_]+)\b", text))
+    assert named - packages == set()
+    assert packages - named == set()
+    for line in text.splitlines():
+        if "Ray" in line or "placement" in line.lower():
+            assert "planned" in line.lower(), line
+
+
+def test_the_all_extra_names_every_optional_feature_but_the_embedder() -> None:
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    [requirement] = extras["all"]
+    named = set(re.fullmatch(r"akgentic\[([a-z_,]+)\]", requirement)[1].split(","))  # type: ignore[index]
+    assert named == set(extras) - {"all", "dev", "embeddings"}
+    readme = (REPO / "README.md").read_text()
+    assert 'pip install -e ".[all]"' in readme
+    for extra in named - {"vector", "vector_search"}:
+        assert f"`{extra}`" in readme.split("## Install", 1)[1].split("\n## ", 1)[0], extra

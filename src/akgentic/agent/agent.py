@@ -101,7 +101,7 @@ from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
 from akgentic.tool.team import TeamTool
 
-__all__ = ["BaseAgent"]
+__all__ = ["BaseAgent", "is_cancel"]
 
 logger = logging.getLogger("akgentic.agent")
 
@@ -112,6 +112,15 @@ def message_text(msg: Message) -> str | None:
     """The text a message carries (its ``content``), or None."""
     content = getattr(msg, "content", None)
     return content if isinstance(content, str) else None
+
+
+def is_cancel(msg: Message) -> bool:
+    """Whether ``msg`` asks to cancel a run: a ``CancelMessage``, or the text ``/stop``.
+
+    A cancel is aimed at the run in progress when it was sent. It never outlives that
+    run's process: a restore does not deliver one again (see ``akgentic.team.restorer``).
+    """
+    return isinstance(msg, CancelMessage) or (message_text(msg) or "").strip() == "/stop"
 
 
 def offered_tools(tools: Sequence[Any]) -> list[Any]:
@@ -503,9 +512,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         with inbox.mutex:
             for envelope in list(inbox.queue):
                 msg = envelope.message
-                if isinstance(msg, CancelMessage) or (
-                    isinstance(msg, Message) and (message_text(msg) or "").strip() == "/stop"
-                ):
+                if isinstance(msg, Message) and is_cancel(msg):
                     inbox.queue.remove(envelope)
                     found = msg
                     break

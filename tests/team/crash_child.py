@@ -58,7 +58,8 @@ def main(url: str, how: str = "") -> None:
             lambda m: isinstance(m, SentMessage) and isinstance(m.message, CancelMessage),
         )
         wait_for(
-            runtime, lambda m: isinstance(m, EventMessage) and isinstance(m.event, TeamStoppingEvent)
+            runtime,
+            lambda m: isinstance(m, EventMessage) and isinstance(m.event, TeamStoppingEvent),
         )
     print(f"READY {runtime.team_id}", flush=True)
     threading.Event().wait()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from uuid import UUID
 
 from akgentic.core import serialize
@@ -229,3 +231,33 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     assert (
         "interrupted turns: none" in cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout
     )
+
+
+def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """A graceful stop from another terminal while a turn is in a tool call: the turn
+    finishes, and its answer reaches the person before the session ends."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG), "--verbose"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+
+    stopped = cli("teams", "stop", "hanging")
+    assert stopped.exit_code == 0, stopped.output
+    child.wait_for("the team is stopping (grace")  # the session has begun the graceful stop
+    with open(release, "w"):  # the tool call returns; the turn goes on to its answer
+        pass
+    child.wait_for("@Boss → @Human (response): [scripted] done: please hang")
+    child.wait_for("stopped: it was stopped from elsewhere (akgentic teams stop)")
+    code, errors = child.finish()
+
+    assert code == 0, errors
+    assert "Traceback" not in errors
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(shown.stdout, ["status:   STOPPED", "interrupted turns: none"])
+    assert "accepted, not yet received" not in shown.stdout  # the person received it

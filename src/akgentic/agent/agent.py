@@ -15,6 +15,8 @@ prompts and context states of its tool cards. The contract:
 - Any other message is a turn. The output is either text (a reply to the sender) or an
   ``AgentReply`` addressing several members; a recipient that is not a member is an
   error the model is told about (it retries) — hiring only happens through TeamTool.
+  An answer is never dropped: one to a member that has stopped meanwhile (the team is
+  stopping) is recorded as sent (``send_or_record``), and a resume delivers it.
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
   An *interrupting* cancel (the team is stopping: Ctrl-C) also closes the agent to new
@@ -310,9 +312,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._run_turn(msg, text, sender)
 
     def _reply(self, to: ActorAddress | None, content: str, kind: MessageType = "response") -> None:
-        if to is None or not to.is_alive():
+        """Answer ``to``. One that has stopped meanwhile (the team is stopping) still has
+        the answer recorded, for the person to see and a resume to deliver."""
+        if to is None:
             return
-        self.send(to, AgentMessage(content=content, type=kind))
+        self.send_or_record(to, AgentMessage(content=content, type=kind))
 
     # -- commands -----------------------------------------------------------------------------
     def _run_command(self, text: str, sender: ActorAddress | None) -> None:
@@ -433,7 +437,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 if target is None:  # left the team since the output was validated
                     logger.warning("%s: %s is no longer a member", self.config.name, item.to)
                     continue
-                self.send(target, AgentMessage(content=item.content, type=item.type))
+                self.send_or_record(target, AgentMessage(content=item.content, type=item.type))
         else:
             self._reply(sender, output)
 

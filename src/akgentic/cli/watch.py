@@ -8,9 +8,9 @@ until the exchange started by one message of the person's ends:
   it (following ``parent_id`` from message to message: a reply, or the reply to the
   delegation it caused...);
 - ``quiet``: nothing is left to do — every message sent has been received (or its
-  recipient stopped) and every message received has been processed — and nothing was
-  recorded for ``idle`` seconds; the reply is then the last message the person got after
-  it, if any;
+  recipient stopped: it waits on the log for a resume) and every message received has
+  been processed — and nothing was recorded for ``idle`` seconds; the reply is then the
+  last message the person got after it, if any;
 - ``stopped``: the team stopped (its log is read to the end);
 - ``timeout``: ``timeout`` seconds passed first.
 """
@@ -27,7 +27,14 @@ from uuid import UUID
 from akgentic.cli.describe import name_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
-from akgentic.core import Message, ProcessedMessage, ReceivedMessage, SentMessage, StopMessage
+from akgentic.core import (
+    Message,
+    ProcessedMessage,
+    ReceivedMessage,
+    SentMessage,
+    StartMessage,
+    StopMessage,
+)
 from akgentic.storage import EventRecord
 
 __all__ = ["Reply", "Watch"]
@@ -68,6 +75,7 @@ class Watch:
         self._parent: dict[UUID, UUID | None] = {}  # message id -> parent message id
         self._to_human: list[tuple[int, SentMessage]] = []
         self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
+        self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
         self._last_record = time.monotonic()
         self._ended = False
@@ -109,8 +117,9 @@ class Watch:
         if isinstance(message, SentMessage):
             self._seq_of[message.message.id] = record.seq
             self._parent[message.message.id] = message.message.parent_id
-            if message.recipient is not None:
-                self._unreceived[message.message.id] = message.recipient.agent_id
+            recipient = message.recipient
+            if recipient is not None and recipient.agent_id not in self._gone:
+                self._unreceived[message.message.id] = recipient.agent_id
             if self.human is not None and name_of(message.recipient) == self.human:
                 self._to_human.append((record.seq, message))
         elif isinstance(message, ReceivedMessage):
@@ -120,7 +129,10 @@ class Watch:
             self._in_turn.discard(message.message_id)
         elif isinstance(message, StopMessage) and message.sender is not None:
             gone = message.sender.agent_id
+            self._gone.add(gone)
             self._unreceived = {m: r for m, r in self._unreceived.items() if r != gone}
+        elif isinstance(message, StartMessage) and message.sender is not None:
+            self._gone.discard(message.sender.agent_id)  # restored under its id
 
     # -- for the caller ----------------------------------------------------------------------
     @property

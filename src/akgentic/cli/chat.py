@@ -193,10 +193,12 @@ def quote(message: Message) -> str:
 
 
 def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
-    if reply.message is not None and reply.how != "timeout":
+    if reply.message is not None and reply.how not in ("timeout", "failed"):
         console.print(Text(f"answer: {text_of(reply.message)}"))
         return 0
-    if reply.how == "timeout":
+    if reply.how == "failed":
+        problem = _failure(reply)
+    elif reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"
     elif reply.how == "stopped":
         reason = _stop_reason(runtime)
@@ -206,6 +208,11 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
     error_console().print(Text(f"error: {problem}", style="red"))
     return EXIT_ERROR
+
+
+def _failure(reply: Reply) -> str:
+    """``@Boss's turn failed: <why>`` for an exchange that ended on a failed turn."""
+    return f"{reply.sender}'s turn failed: {one_line(reply.error or 'no reason given', 300)}"
 
 
 def _interactive(
@@ -243,7 +250,9 @@ def _interactive(
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
             return
-        if reply.how == "timeout":
+        if reply.how == "failed":
+            view.note(f"error: {_failure(reply)}", "red")
+        elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
 
 

@@ -7,6 +7,9 @@ until the exchange started by one message of the person's ends:
 - ``answer``: the member it was sent to sent the person a ``response`` that descends from
   it (following ``parent_id`` from message to message: a reply, or the reply to the
   delegation it caused...);
+- ``failed``: the turn it started ended failed (``TurnEndedEvent``), at once; or a turn
+  it caused (a delegation) failed and then nothing was left to do — the reply carries
+  who failed and why;
 - ``quiet``: nothing is left to do — every message sent has been received (or its
   recipient stopped: it waits on the log for a resume) and every message received has
   been processed — and nothing was recorded for ``idle`` seconds; the reply is then the
@@ -24,10 +27,12 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
+from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli.describe import name_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.core import (
+    EventMessage,
     Message,
     ProcessedMessage,
     ReceivedMessage,
@@ -39,16 +44,18 @@ from akgentic.storage import EventRecord
 
 __all__ = ["Reply", "Watch"]
 
-Ending = Literal["answer", "quiet", "stopped", "timeout"]
+Ending = Literal["answer", "failed", "quiet", "stopped", "timeout"]
 
 
 @dataclass(frozen=True)
 class Reply:
-    """How an exchange ended, and the message that answers it (None when there is none)."""
+    """How an exchange ended, and the message that answers it (None when there is none);
+    ``failed``: ``sender`` is the member whose turn failed, ``error`` why."""
 
     how: Ending
     message: Message | None = None
     sender: str | None = None
+    error: str | None = None
 
 
 class Watch:
@@ -77,6 +84,7 @@ class Watch:
         self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
         self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
+        self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
         self._last_record = time.monotonic()
         self._ended = False
         self._failure: BaseException | None = None
@@ -122,6 +130,9 @@ class Watch:
                 self._unreceived[message.message.id] = recipient.agent_id
             if self.human is not None and name_of(message.recipient) == self.human:
                 self._to_human.append((record.seq, message))
+        elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
+            if message.event.outcome == "failed":
+                self._failed[message.event.turn_id] = message.event
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
             self._in_turn.add(message.message_id)
@@ -162,10 +173,16 @@ class Watch:
                         and self._descends(inner.id, message_id)
                     ):
                         return Reply("answer", inner, responder)
+                failed = self._failed.get(message_id)
+                if failed is not None:
+                    return Reply("failed", None, failed.agent, failed.error)
                 last = after[-1] if after else None
                 latest = (last.message, name_of(last.sender)) if last else (None, None)
                 quiet_at = self._last_record + idle
                 if seq is not None and not self._working() and now >= quiet_at:
+                    caused = [e for t, e in self._failed.items() if self._descends(t, message_id)]
+                    if caused:
+                        return Reply("failed", latest[0], caused[-1].agent, caused[-1].error)
                     return Reply("quiet", *latest)
                 if self._ended:
                     return Reply("stopped", *latest)

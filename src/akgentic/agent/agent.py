@@ -12,7 +12,9 @@ prompts and context states of its tool cards. The contract:
   the tail of the turn's request.
 - A message whose text starts with ``/`` goes to the command registry, never to the
   model; the reply goes back to the sender. An unknown command gets the list.
-- Any other message is a turn. The output is either text (a reply to the sender) or an
+- Any other message is a turn. The output is either text (a reply to the sender — the
+  person when the sender is a tool actor, such as a reminder from ``#NotificationTool``:
+  tool actors do not converse) or an
   ``AgentReply`` addressing several members; a recipient that is not a member is an
   error the model is told about (it retries) — hiring only happens through TeamTool.
   An answer is never dropped: one to a member that has stopped meanwhile (the team is
@@ -78,6 +80,7 @@ from akgentic.core import (
     WarningMessage,
     address_name,
     clip,
+    is_tool_actor,
 )
 from akgentic.llm import (
     ContextReplacedEvent,
@@ -313,10 +316,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def _reply(self, to: ActorAddress | None, content: str, kind: MessageType = "response") -> None:
         """Answer ``to``. One that has stopped meanwhile (the team is stopping) still has
-        the answer recorded, for the person to see and a resume to deliver."""
+        the answer recorded, for the person to see and a resume to deliver.
+
+        A tool actor does not converse: what a message from one asks (a reminder the agent
+        set itself, from ``#NotificationTool``) is the agent's own business, and the
+        answer goes to the person, as a ``notification`` — to nobody in a team without a
+        person (the turn's text is on the team stream all the same)."""
+        if to is not None and is_tool_actor(to):
+            to, kind = self._person(), "notification"
         if to is None:
             return
         self.send_or_record(to, AgentMessage(content=content, type=kind))
+
+    def _person(self) -> ActorAddress | None:
+        """The team's person (its first user proxy), or None."""
+        if self.orchestrator is None:
+            return None
+        team = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team()
+        return next((a for a in team if a.is_user_proxy), None)
 
     # -- commands -----------------------------------------------------------------------------
     def _run_command(self, text: str, sender: ActorAddress | None) -> None:

@@ -261,3 +261,46 @@ def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(shown.stdout, ["status:   STOPPED", "interrupted turns: none"])
     assert "accepted, not yet received" not in shown.stdout  # the person received it
+
+
+def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1")
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.stop()  # killed in the middle of the turn
+
+
+def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_runner(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    kill_in_a_turn(spawn, storage_url)
+
+    stopped = cli("teams", "stop", "hanging")
+
+    assert stopped.exit_code == 0, stopped.output
+    first, second = stopped.stdout.splitlines()
+    assert first.startswith("team hanging (") and "was not running (pid " in first
+    assert first.endswith("that process is gone); it is now STOPPED")
+    assert second.startswith("akgentic teams show ") and "lists any turn the crash" in second
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(
+        shown.stdout,
+        ["status:   STOPPED", "run by:   no process", "interrupted turns: 1"],
+    )
+
+
+def test_a_resume_after_a_crash_says_so_once(storage_url: str, spawn: Spawn) -> None:
+    """The console script: its warning line, and no log line repeating it."""
+    kill_in_a_turn(spawn, storage_url)
+
+    resumed = run_child(
+        [str(AKGENTIC), "teams", "resume", "hanging", "-m", "nod fine", "--import", HANG_MODULE],
+        env=child_env(storage_url),
+    )
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert "answer: Noted: fine" in resumed.stdout
+    [said] = [line for line in resumed.stderr.splitlines() if "pid" in line]
+    assert said.startswith("warning: team hanging (") and "did not stop cleanly (pid " in said

@@ -105,6 +105,7 @@ def chat(
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )
     reply: Reply | None = None
+    last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
     try:
         try:
@@ -116,10 +117,10 @@ def chat(
                 reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
             else:
                 assert keyboard is not None
-                _interactive(runtime, watch, view, options, keyboard)
+                last = _interactive(runtime, watch, view, options, keyboard)
             if _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
-            elif watch.busy:
+            elif watch.busy(after=reply or last):
                 view.note(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
@@ -149,6 +150,7 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     """The first Ctrl-C: cancel the turns at their next step, wait, stop the team; the
     turns a resume would offer again (a team on a server: its turns are cancelled there and
     the server keeps the record)."""
+    view.answered()  # no prompt any more
     if sys.stdout.isatty():
         print()  # off the prompt line (or the line being written) the ^C left
     view.note(
@@ -217,39 +219,43 @@ def _failure(reply: Reply) -> str:
 
 def _interactive(
     runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions, keyboard: Keyboard
-) -> None:
+) -> Reply | None:
+    """Lines typed to the team until the person leaves or the team stops; the last
+    exchange's ending."""
     entry = runtime.card.entry_point
+    reply: Reply | None = None
     tty = sys.stdin.isatty()
     view.note(
         f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
         f"/quit or end of input leaves; Ctrl-C stops the team."
     )
     while True:
-        typed = keyboard.line("you> " if tty else "")
+        typed = keyboard.line("you> " if tty else "", view.prompt)
+        view.answered()
         if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
             if tty:
                 print()  # off the prompt line
-            return
+            return reply
         if typed is None:
             if tty:
                 print()
-            return
+            return reply
         assert isinstance(typed, str)
         line = typed.strip()
         if not line:
             continue
         if line in QUIT:
-            return
+            return reply
         try:
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
             if not runtime.is_running():
-                return
+                return reply
             view.note(f"error: {explain(exc)}", "red")
             continue
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
-            return
+            return reply
         if reply.how == "failed":
             view.note(f"error: {_failure(reply)}", "red")
         elif reply.how == "timeout":

@@ -205,15 +205,26 @@ def stop_team(
         if record.status == TeamStatus.STOPPED:
             console.print(Text(f"{_title(record)} is already stopped"))
             return
-        runner = _holder(_lease(bundle, record))
+        lease = _lease(bundle, record)
+        stale = _stale(lease) if lease is not None else ""
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
-        console.print(Text(f"{_title(record)} is now STOPPED"))
-        if runner and not runner.startswith("nobody"):
+        if stale:  # a crash: nobody to stop; its log keeps what it was doing
+            console.print(Text(f"{_title(record)} was not running ({stale}); it is now STOPPED"))
             console.print(
                 Text(
-                    f"the process running it ({runner}) stops it gracefully within a second "
-                    f"or so; its session says so and exits",
+                    f"akgentic teams show {short_id(record.team_id)} lists any turn the crash "
+                    f"interrupted; teams resume offers them again",
+                    style="dim",
+                )
+            )
+            return
+        console.print(Text(f"{_title(record)} is now STOPPED"))
+        if lease is not None:
+            console.print(
+                Text(
+                    f"the process running it ({lease.describe()}) stops it gracefully within "
+                    f"a second or so; its session says so and exits",
                     style="dim",
                 )
             )

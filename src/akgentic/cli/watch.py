@@ -126,11 +126,12 @@ class Watch:
             self._seq_of[message.message.id] = record.seq
             self._parent[message.message.id] = message.message.parent_id
             recipient = message.recipient
-            if recipient is not None and recipient.agent_id not in self._gone:
+            if self.human is not None and name_of(recipient) == self.human:
+                self._to_human.append((record.seq, message))  # the person takes no turn
+            elif recipient is not None and recipient.agent_id not in self._gone:
                 self._unreceived[message.message.id] = recipient.agent_id
-            if self.human is not None and name_of(message.recipient) == self.human:
-                self._to_human.append((record.seq, message))
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
+            self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
             if message.event.outcome == "failed":
                 self._failed[message.event.turn_id] = message.event
         elif isinstance(message, ReceivedMessage):
@@ -146,14 +147,16 @@ class Watch:
             self._gone.discard(message.sender.agent_id)  # restored under its id
 
     # -- for the caller ----------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        """Whether members have work left (as far as the log read so far says)."""
+    def busy(self, after: Reply | None = None) -> bool:
+        """Whether members have work left (as far as the log read so far says), besides
+        the turn that sent the answer ``after`` ends (its end is recorded just after the
+        answer, and may not be read yet)."""
         with self._cond:
-            return self._working()
+            done = after.message.parent_id if after and after.message else None
+            return self._working(done)
 
-    def _working(self) -> bool:
-        return bool(self._in_turn or self._unreceived)
+    def _working(self, done: UUID | None = None) -> bool:
+        return bool(self._unreceived or self._in_turn - {done})
 
     def wait_reply(self, message_id: UUID, responder: str, timeout: float, idle: float) -> Reply:
         """Block until the exchange ``message_id`` started ends; see the module docstring."""

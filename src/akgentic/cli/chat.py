@@ -35,7 +35,9 @@ from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
+from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.team import TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -147,9 +149,8 @@ def _stop_reason(runtime: TeamHandle) -> str | None:
 
 
 def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
-    """The first Ctrl-C: cancel the turns at their next step, wait, stop the team; the
-    turns a resume would offer again (a team on a server: its turns are cancelled there and
-    the server keeps the record)."""
+    """The first Ctrl-C: cancel the turns at their next step, wait, stop the team (here,
+    or on its server); the turns a resume would offer again."""
     view.answered()  # no prompt any more
     if sys.stdout.isatty():
         print()  # off the prompt line (or the line being written) the ^C left
@@ -161,11 +162,9 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     try:
         if isinstance(manager, TeamManager):
             return manager.interrupt_team(runtime.team_id, grace_timeout=GRACE)
-        interrupt_turns = getattr(runtime, "interrupt", None)
-        if callable(interrupt_turns):
-            interrupt_turns()
-        manager.stop_team(runtime.team_id, GRACE)
-        return []
+        assert isinstance(manager, AkgenticClient) and isinstance(runtime, RemoteTeam)
+        manager.stop_team(runtime.team_id, GRACE, interrupt=True)
+        return interrupted_turns(runtime)
     except Exception as exc:
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []

@@ -32,9 +32,8 @@ from akgentic.cli.options import (
     TokenOption,
 )
 from akgentic.cli.output import error_console, local_time, out_console, symbols_for
-from akgentic.cli.remote import connected, find_remote_team
+from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
-from akgentic.client import RemoteTeam
 from akgentic.storage import EventRecord, StorageBundle
 
 __all__ = ["events", "read_events"]
@@ -98,9 +97,11 @@ def events(
                 rows = (
                     remote.follow(from_seq, end_when_stopped=False)
                     if follow
-                    else _pages(remote, from_seq)
+                    else read_remote(remote, from_seq)
                 )
-                _print(rows, earlier=_pages(remote, _context_start(from_seq), to_seq=from_seq - 1))
+                _print(
+                    rows, earlier=read_remote(remote, _context_start(from_seq), to_seq=from_seq - 1)
+                )
             return
         with opened_storage(storage) as (bundle, _):
             record = find_team(bundle, team)
@@ -122,17 +123,6 @@ def events(
 def _context_start(from_seq: int) -> int:
     """Where the records read only for context begin (see :func:`_print`)."""
     return max(1, from_seq - CONTEXT_WINDOW)
-
-
-def _pages(team: RemoteTeam, from_seq: int, to_seq: int | None = None) -> Iterator[EventRecord]:
-    """The server's records of ``team`` from ``from_seq`` on (to ``to_seq``), page by page."""
-    after = from_seq - 1
-    while to_seq is None or after < to_seq:
-        page = team.history(after=after, limit=BATCH)
-        yield from (row for row in page if to_seq is None or row.seq <= to_seq)
-        if len(page) < BATCH:
-            return
-        after = page[-1].seq
 
 
 def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> None:

@@ -1,7 +1,8 @@
 """``akgentic teams list | show | stop | resume | delete``: the teams of a storage.
 
 TEAM is a team's id, a unique prefix of it, or its name when unique (see :mod:`store`).
-``resume`` restores the team in this process and then talks to it as ``run`` does.
+``resume`` restores the team in this process (with ``--server``, on that server) and then
+talks to it as ``run`` does.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from akgentic.cli.options import (
     ImportOption,
     MessageOption,
     ModelOption,
+    ServerOption,
     StorageOption,
     StreamOption,
     TeamArgument,
     TimeoutOption,
+    TokenOption,
     VerboseOption,
 )
 from akgentic.cli.output import error_console, local_time, out_console, short_id
+from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
@@ -251,12 +255,15 @@ def resume_team(
     idle: IdleOption = 5.0,
     verbose: VerboseOption = False,
     stream: StreamOption = True,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Restore a team from its log in this process, then talk to it as 'run' does.
 
     A resume that fails leaves the stored team as it was and says what to fix; --model
     resumes every member on another model. A team another process runs is refused.
+    With --server, that server resumes its team (on its card's models).
     """
     with reporting(debug):
         if retry_interrupted and dismiss_interrupted:
@@ -264,6 +271,14 @@ def resume_team(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         import_modules(imports)
+        options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
+        if server:
+            if _model(model) is not None:
+                raise CliError(
+                    "--model does not apply with --server: a server resumes a team on its "
+                    "card's models"
+                )
+            raise typer.Exit(_resume_remote(team, server, token, options, dismiss_interrupted))
         with opened_storage(storage) as (bundle, url):
             record = find_team(bundle, team)
             card = stored_card(record)  # a card that does not decode: a clear error, first
@@ -297,7 +312,6 @@ def resume_team(
                     console.print(Text(f"dismissed {len(gone)} interrupted turn(s)", style="dim"))
                 elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
-                options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
                 code = chat(
                     manager,
                     runtime,
@@ -307,6 +321,41 @@ def resume_team(
                     resume_hint=hint,
                 )
     raise typer.Exit(code)
+
+
+def _resume_remote(
+    team: str, url: str, token: str | None, options: ChatOptions, dismiss: bool
+) -> int:
+    """``teams resume --server``: the server rebuilds its team from its log; this session
+    talks to it there, as ``run --server`` does."""
+    with connected(url, token) as client:
+        record = find_remote_team(client, team)
+        if record.status == TeamStatus.DELETED:
+            raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+        stored = client.get_team(record.team_id)
+        from_seq = stored.info.last_seq + 1
+        cut = interrupted_turns(stored)
+        runtime = client.resume_team(
+            record.team_id,
+            retry_interrupted=options.retry_interrupted,
+            dismiss_interrupted=dismiss,
+        )
+        console = out_console()
+        intro(console, runtime, f"resumed on {url}")
+        if cut and dismiss:
+            console.print(Text(f"dismissed {len(cut)} interrupted turn(s)", style="dim"))
+        elif cut and options.retry_interrupted:
+            console.print(Text(f"delivered {len(cut)} interrupted message(s) again", style="dim"))
+        elif cut:
+            _warn_interrupted(console, cut)
+        return chat(
+            client,
+            runtime,
+            options,
+            console=console,
+            from_seq=from_seq,
+            resume_hint=server_hint(record.team_id, url),
+        )
 
 
 def _model(option: str | None) -> str | None:

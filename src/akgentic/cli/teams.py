@@ -69,10 +69,10 @@ def _holder(lease: Lease | None) -> str:
 
 def _stale(lease: Lease) -> str:
     """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
+    if holder_is_gone(lease.holder):  # known for sure, however long ago it died
+        return f"{lease.describe()}; that process is gone"
     if lease.expired:
         return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
-    if holder_is_gone(lease.holder):
-        return f"{lease.describe()}; that process is gone"
     return ""
 
 

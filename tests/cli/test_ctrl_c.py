@@ -70,6 +70,7 @@ def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spa
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for("interrupted: cancelling the turns in progress")
+    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # on the log
     child.proc.send_signal(signal.SIGINT)
     code, errors = child.finish(timeout=30)
 
@@ -81,6 +82,16 @@ def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spa
     assert "Traceback" not in errors
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(shown.stdout, ["interrupted turns: 1", "  @Human → @Boss: please hang"])
+    assert "accepted, not yet received" not in shown.stdout  # the Ctrl-C's cancel is not
+
+    # The cancel was aimed at the turn the process was running: it dies with that process
+    # and never cuts the first message of the resumed team.
+    resumed = cli("teams", "resume", "hanging", "-m", "go on", "--import", HANG_MODULE)
+    assert resumed.exit_code == 0, resumed.output
+    assert "CancelMessage" not in resumed.stdout
+    assert "answer: [scripted] done: go on" in resumed.stdout
+    again = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(again.stdout, ["interrupted turns: 1", "  @Human → @Boss: please hang"])
 
 
 def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(

@@ -356,8 +356,8 @@ def test_a_server_that_cannot_start_and_a_failed_handler_show_no_traceback(
     assert warning.startswith("! @Librarian MCP server 'glossary' (")
     [failed] = [line for line in lines if line.startswith("✗")]
     assert failed.startswith("✗ @Librarian error: handler for UserMessage raised: ScenarioError")
-    why = failed.removeprefix("✗ @Librarian error: ")
-    assert plain.stderr.splitlines() == [f"error: @Librarian: {why}"]
+    why = failed.removeprefix("✗ @Librarian error: handler for UserMessage raised: ")
+    assert plain.stderr.splitlines() == [f"error: @Librarian: {why}"]  # the failed turn's End
     assert "Traceback (most recent call last)" in debug.stderr
 
 

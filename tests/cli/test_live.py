@@ -134,3 +134,24 @@ def test_describer_names_what_was_received() -> None:
     )
     assert describer.describe(record(3, unknown))[1].startswith("@Worker processed message ")
     assert describer.describe(record(4, None, error="bad row")) == ("CORRUPT", "bad row")
+
+
+def test_a_line_printed_while_the_prompt_waits_goes_above_it_and_the_prompt_follows() -> None:
+    live, buffer = view()
+    note = AgentMessage(content="reminder", type="notification", sender=WORKER)
+
+    live.prompt("you> ")
+    live.render(record(1, SentMessage(message=note, recipient=HUMAN, sender=WORKER)))
+    live.render(record(2, event(WORKER, LlmTextDeltaEvent(delta="thinking", index=0, run_id="r"))))
+    live.note("a note")
+    live.answered()  # the person pressed Enter: what follows is not on the prompt's line
+    live.note("after")
+
+    assert buffer.getvalue() == (
+        "you> \n"
+        "@Worker → @Human (notification): reminder\n"
+        "you> \n"
+        "@Worker ✎ thinking\n"
+        "a note\n"
+        "you> after\n"  # (the terminal echoed the person's Enter after the prompt)
+    )

@@ -191,3 +191,26 @@ def test_the_cli_readme_sample_is_what_a_run_prints(cli: Invoke, storage_url: st
             assert line.startswith(expected.removesuffix(" ...")), (line, expected)
         else:
             assert line == expected
+
+
+def test_a_failed_turn_ends_the_exchange_at_once_saying_why(cli: Invoke) -> None:
+    """The turn's End (outcome failed) ends the wait: no idle wait, no "went quiet"."""
+    result = cli("run", str(HANG), "-m", "fail", "--idle", "20", "--timeout", "900")
+
+    assert result.exit_code == 1, result.output
+    [error] = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Boss: ")
+    assert "no_such_tool" in error
+    assert "went quiet" not in result.output
+
+
+def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
+    result = cli("run", str(HANG), "--idle", "20", "--timeout", "900", input="fail\ngo on\n")
+
+    assert result.exit_code == 0, result.output
+    assert_in_order(
+        result.stdout,
+        ["@Human → @Boss: go on", "@Boss → @Human (response): [scripted] done: go on"],
+    )
+    failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
+    assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")

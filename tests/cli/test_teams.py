@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from uuid import UUID
@@ -270,3 +271,76 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     assert (
         "interrupted turns: none" in cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout
     )
+
+
+def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """A graceful stop from another terminal while a turn is in a tool call: the turn
+    finishes, and its answer reaches the person before the session ends."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG), "--verbose"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+
+    stopped = cli("teams", "stop", "hanging")
+    assert stopped.exit_code == 0, stopped.output
+    child.wait_for("the team is stopping (grace")  # the session has begun the graceful stop
+    with open(release, "w"):  # the tool call returns; the turn goes on to its answer
+        pass
+    child.wait_for("@Boss → @Human (response): [scripted] done: please hang")
+    child.wait_for("stopped: it was stopped from elsewhere (akgentic teams stop)")
+    code, errors = child.finish()
+
+    assert code == 0, errors
+    assert "Traceback" not in errors
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(shown.stdout, ["status:   STOPPED", "interrupted turns: none"])
+    assert "accepted, not yet received" not in shown.stdout  # the person received it
+
+
+def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1")
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.stop()  # killed in the middle of the turn
+
+
+def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_runner(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    kill_in_a_turn(spawn, storage_url)
+
+    stopped = cli("teams", "stop", "hanging")
+
+    assert stopped.exit_code == 0, stopped.output
+    first, second = stopped.stdout.splitlines()
+    assert first.startswith("team hanging (") and "was not running (pid " in first
+    assert first.endswith("that process is gone); it is now STOPPED")
+    assert second.startswith("akgentic teams show ") and "lists any turn the crash" in second
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(
+        shown.stdout,
+        ["status:   STOPPED", "run by:   no process", "interrupted turns: 1"],
+    )
+
+
+def test_a_resume_after_a_crash_says_so_once(storage_url: str, spawn: Spawn) -> None:
+    """The console script: its warning line, and no log line repeating it."""
+    kill_in_a_turn(spawn, storage_url)
+
+    resumed = run_child(
+        [str(AKGENTIC), "teams", "resume", "hanging", "-m", "nod fine", "--import", HANG_MODULE],
+        env=child_env(storage_url),
+    )
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert "answer: Noted: fine" in resumed.stdout
+    [said] = [line for line in resumed.stderr.splitlines() if "pid" in line]
+    assert said.startswith("warning: team hanging (") and "did not stop cleanly (pid " in said

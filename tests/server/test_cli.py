@@ -23,6 +23,7 @@ from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.server import gate_tool
 from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
 
 
@@ -245,3 +246,54 @@ def test_an_unknown_team_on_a_server_says_how_to_list_the_servers_teams(served: 
             f"error: no team matches 'zzzz'; list the teams with: GET {served.url}/teams "
             f"(the page {served.url}/ shows them too)"
         )
+
+
+def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries_it(
+    served: Served,
+) -> None:
+    """As without a server: the turn is cut at its next step and listed as interrupted,
+    and the hint resumes the team on the server."""
+    child = Child([str(AKGENTIC), "run", str(TURNS), "--server", served.url], child_env())
+    try:
+        child.write("wait here")
+        assert gate_tool.ENTERED.wait(60)
+        child.proc.send_signal(signal.SIGINT)
+        child.wait_for("interrupted: cancelling the turns in progress at their next step")
+        child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
+        gate_tool.OPEN.set()  # the tool call returns: its step boundary finds the cancel
+        stopped = child.wait_for(") stopped; 1 interrupted turn(s):")
+        child.wait_for("  @Human → @Boss: wait here")
+        hint = child.wait_for("--retry-interrupted")
+        code, errors = child.finish()
+    finally:
+        child.stop()
+
+    assert code == 130, errors
+    assert stopped.startswith("team turns (")
+    [team] = served.client.list_teams()
+    short = str(team.team_id)[:8]
+    assert hint.startswith(f"resume it with: akgentic teams resume {short} --server {served.url}")
+    assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
+    assert "Traceback" not in errors
+    assert team.status == "STOPPED"
+
+    code, out, err = invoke(
+        "teams", "resume", short, "--server", served.url, "--retry-interrupted", "-m", "hello"
+    )
+    assert code == 0, err
+    assert f"team turns ({short}) resumed on {served.url}" in out
+    assert "delivered 1 interrupted message(s) again" in out
+    assert "@Boss → @Human (response): [scripted] done: here" in out
+    assert "answer: [scripted] you said hello;" in out
+    assert f"resume it with: akgentic teams resume {short} --server {served.url}" in out
+    assert served.client.info(team.team_id).status == "STOPPED"
+
+
+def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> None:
+    team = served.client.create_team("turns")
+    short = str(team.team_id)[:8]
+    code, _, err = invoke("teams", "resume", short, "--server", served.url)
+    assert code == 1 and "is already running" in err, err
+    code, _, err = invoke("teams", "resume", short, "--server", served.url, "--model", "test")
+    assert code == 1
+    assert "error: --model and --base-url do not apply with --server" in err

@@ -11,7 +11,7 @@ import pytest
 
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.client import RemoteTeam, ServerError
-from akgentic.core import EventMessage
+from akgentic.core import EventMessage, ReceivedMessage, TeamStoppingEvent
 from akgentic.server.protocol import protocol_of
 from akgentic.storage import EventRecord
 from akgentic.tool.planning import Plan, PlanningStateEvent, reduce_planning
@@ -234,3 +234,32 @@ def test_follow_ends_when_stop_is_set(served: Served) -> None:
 
 def _sender(team: RemoteTeam) -> str:
     return team.card.entry_point
+
+
+def test_a_stop_lets_the_turn_in_flight_answer_the_person(served: Served) -> None:
+    """``POST /teams/{id}/stop`` while a turn waits in a tool call: the turn finishes and
+    its answer reaches @Human before the team has stopped (the human proxy stops last)."""
+    team = served.client.create_team("turns")
+    team.send("wait for me")
+    assert gate_tool.ENTERED.wait(30)
+    stopping = threading.Thread(target=team.stop)
+    stopping.start()
+    seen = until(
+        team,
+        lambda r: (
+            isinstance(r.message, EventMessage) and isinstance(r.message.event, TeamStoppingEvent)
+        ),
+    )
+    gate_tool.OPEN.set()
+    stopping.join(60)
+    assert not stopping.is_alive() and not team.is_running()
+    history = team.history(after=seen[-1].seq, limit=1000)
+    [answer] = [r for r in history if kind(r) == "Message" and data(r)["to"] == "@Human"]
+    assert data(answer)["content"] == "[scripted] done: for me"
+    received = [
+        r.message
+        for r in history
+        if isinstance(r.message, ReceivedMessage)
+        and str(r.message.message_id) == data(answer)["id"]
+    ]
+    assert [m.sender.name for m in received if m.sender is not None] == ["@Human"]

@@ -2,6 +2,11 @@
 
 Prints ``READY <team_id>`` once: one turn finished, a second is blocked inside its tool
 call (the call is on the log), and a third message is accepted and waiting.
+
+With ``ctrl-c`` as second argument, the team is then stopped as a first Ctrl-C stops it
+(``TeamRuntime.interrupt_and_stop``: an interrupting ``CancelMessage`` to every member,
+then a graceful stop), which the blocked turn never lets finish: READY comes once the
+cancel and the stop are on the log, as when a second Ctrl-C ends the process there.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import sys
 import threading
 
 from akgentic.agent import AgentMessage
-from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.core import ActorSystem, CancelMessage, EventMessage, SentMessage, TeamStoppingEvent
 from akgentic.llm import ToolCallEvent
 from akgentic.storage import open_storage
 from akgentic.team import TeamManager, TeamRuntime
@@ -24,7 +29,7 @@ def wait_for(runtime: TeamRuntime, predicate: object) -> None:
     raise SystemExit("condition not met")
 
 
-def main(url: str) -> None:
+def main(url: str, how: str = "") -> None:
     manager = TeamManager(ActorSystem(), open_storage(url))
     runtime = manager.create_team(crash_card())
     runtime.send("first task")
@@ -46,9 +51,19 @@ def main(url: str) -> None:
         ),
     )
     runtime.send("after block")
+    if how == "ctrl-c":
+        threading.Thread(target=runtime.interrupt_and_stop, daemon=True).start()
+        wait_for(
+            runtime,
+            lambda m: isinstance(m, SentMessage) and isinstance(m.message, CancelMessage),
+        )
+        wait_for(
+            runtime,
+            lambda m: isinstance(m, EventMessage) and isinstance(m.event, TeamStoppingEvent),
+        )
     print(f"READY {runtime.team_id}", flush=True)
     threading.Event().wait()
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])

@@ -9,20 +9,20 @@ import sys
 from pathlib import Path
 from uuid import UUID
 
-from akgentic.agent import AgentMessage, AgentState, BaseAgent
-from akgentic.core import ActorSystem, SentMessage, UserMessage
+from akgentic.agent import AgentMessage, AgentState, BaseAgent, TurnInterrupted
+from akgentic.core import ActorSystem, EventMessage, SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import TeamManager, TeamRuntime, plan_restore
 
 from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_child_until_ready(url: str) -> UUID:
+def run_child_until_ready(url: str, how: str = "") -> UUID:
     env = {**os.environ, "AKGENTIC_CRASH_BLOCK": "1", "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.team.crash_child", url],
+        [sys.executable, "-m", "tests.team.crash_child", url, how],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -115,3 +115,32 @@ def test_an_interrupted_turn_can_be_dismissed_for_good(
     assert again.interrupted == []  # the dismissal is on the log
     assert "[scripted] done: block please" not in answers(again)
     manager.stop_team(team_id)
+
+
+def test_a_cancel_of_a_process_that_died_never_cuts_a_turn_after_the_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Ctrl-C (an interrupting cancel, then a stop) while a turn hangs, then the process
+    dies (a second Ctrl-C, SIGKILL): the cancel, never received, was aimed at that turn.
+    The resume does not deliver it again: the messages after it are answered."""
+    team_id = run_child_until_ready(storage_url, "ctrl-c")
+    storage = open_storage(storage_url)
+    plan = plan_restore(storage.events.read(team_id))
+    assert [type(m).__name__ for m in plan.undelivered] == ["UserMessage"]  # not the cancel
+    assert [getattr(m, "content", None) for m in plan.interrupted] == ["block please"]
+
+    manager = TeamManager(system, storage)
+    runtime = manager.resume_team(team_id)
+    assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]
+    wait_for_answer(runtime, "[scripted] done: after block")
+    runtime.send("after resume")
+    wait_for_answer(runtime, "[scripted] done: after resume")
+    log = storage.events.read(team_id)
+    assert not any(
+        isinstance(r.message, EventMessage) and isinstance(r.message.event, TurnInterrupted)
+        for r in log
+    )
+    manager.stop_team(team_id)
+    again = plan_restore(storage.events.read(team_id))
+    assert [getattr(m, "content", None) for m in again.interrupted] == ["block please"]
+    assert again.undelivered == []

@@ -4,7 +4,7 @@
 context states of its tool cards; ``HumanProxy`` is the person in the team.
 """
 
-from akgentic.agent.agent import BaseAgent
+from akgentic.agent.agent import BaseAgent, is_cancel
 from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
 from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
 from akgentic.agent.messages import (
@@ -28,4 +28,5 @@ __all__ = [
     "Outgoing",
     "PromptTemplate",
     "TurnInterrupted",
+    "is_cancel",
 ]

@@ -12,9 +12,13 @@ prompts and context states of its tool cards. The contract:
   the tail of the turn's request.
 - A message whose text starts with ``/`` goes to the command registry, never to the
   model; the reply goes back to the sender. An unknown command gets the list.
-- Any other message is a turn. The output is either text (a reply to the sender) or an
+- Any other message is a turn. The output is either text (a reply to the sender — the
+  person when the sender is a tool actor, such as a reminder from ``#NotificationTool``:
+  tool actors do not converse) or an
   ``AgentReply`` addressing several members; a recipient that is not a member is an
   error the model is told about (it retries) — hiring only happens through TeamTool.
+  An answer is never dropped: one to a member that has stopped meanwhile (the team is
+  stopping) is recorded as sent (``send_or_record``), and a resume delivers it.
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
   An *interrupting* cancel (the team is stopping: Ctrl-C) also closes the agent to new
@@ -78,6 +82,7 @@ from akgentic.core import (
     WarningMessage,
     address_name,
     clip,
+    is_tool_actor,
 )
 from akgentic.core.agent import ON_STREAM
 from akgentic.llm import (
@@ -105,7 +110,7 @@ from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
 from akgentic.tool.team import TeamTool
 
-__all__ = ["BaseAgent"]
+__all__ = ["BaseAgent", "is_cancel"]
 
 logger = logging.getLogger("akgentic.agent")
 
@@ -116,6 +121,15 @@ def message_text(msg: Message) -> str | None:
     """The text a message carries (its ``content``), or None."""
     content = getattr(msg, "content", None)
     return content if isinstance(content, str) else None
+
+
+def is_cancel(msg: Message) -> bool:
+    """Whether ``msg`` asks to cancel a run: a ``CancelMessage``, or the text ``/stop``.
+
+    A cancel is aimed at the run in progress when it was sent. It never outlives that
+    run's process: a restore does not deliver one again (see ``akgentic.team.restorer``).
+    """
+    return isinstance(msg, CancelMessage) or (message_text(msg) or "").strip() == "/stop"
 
 
 def offered_tools(tools: Sequence[Any]) -> list[Any]:
@@ -305,9 +319,25 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._run_turn(msg, text, sender)
 
     def _reply(self, to: ActorAddress | None, content: str, kind: MessageType = "response") -> None:
-        if to is None or not to.is_alive():
+        """Answer ``to``. One that has stopped meanwhile (the team is stopping) still has
+        the answer recorded, for the person to see and a resume to deliver.
+
+        A tool actor does not converse: what a message from one asks (a reminder the agent
+        set itself, from ``#NotificationTool``) is the agent's own business, and the
+        answer goes to the person, as a ``notification`` — to nobody in a team without a
+        person (the turn's text is on the team stream all the same)."""
+        if to is not None and is_tool_actor(to):
+            to, kind = self._person(), "notification"
+        if to is None:
             return
-        self.send(to, AgentMessage(content=content, type=kind))
+        self.send_or_record(to, AgentMessage(content=content, type=kind))
+
+    def _person(self) -> ActorAddress | None:
+        """The team's person (its first user proxy), or None."""
+        if self.orchestrator is None:
+            return None
+        team = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team()
+        return next((a for a in team if a.is_user_proxy), None)
 
     # -- commands -----------------------------------------------------------------------------
     def _run_command(self, text: str, sender: ActorAddress | None) -> None:
@@ -449,7 +479,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 if target is None:  # left the team since the output was validated
                     logger.warning("%s: %s is no longer a member", self.config.name, item.to)
                     continue
-                self.send(target, AgentMessage(content=item.content, type=item.type))
+                self.send_or_record(target, AgentMessage(content=item.content, type=item.type))
         else:
             self._reply(sender, output)
 
@@ -528,9 +558,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         with inbox.mutex:
             for envelope in list(inbox.queue):
                 msg = envelope.message
-                if isinstance(msg, CancelMessage) or (
-                    isinstance(msg, Message) and (message_text(msg) or "").strip() == "/stop"
-                ):
+                if isinstance(msg, Message) and is_cancel(msg):
                     inbox.queue.remove(envelope)
                     found = msg
                     break

@@ -35,7 +35,9 @@ from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, short_id
+from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.team import Suggestion, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -119,6 +121,7 @@ def _chat(
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )
     reply: Reply | None = None
+    last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
     try:
         try:
@@ -130,10 +133,10 @@ def _chat(
                 reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
             else:
                 assert keyboard is not None
-                _interactive(runtime, watch, view, options, keyboard)
+                last = _interactive(runtime, watch, view, options, keyboard)
             if _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
-            elif watch.busy:
+            elif watch.busy(after=reply or last):
                 view.note(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
@@ -160,9 +163,9 @@ def _stop_reason(runtime: TeamHandle) -> str | None:
 
 
 def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
-    """The first Ctrl-C: cancel the turns at their next step, wait, stop the team; the
-    turns a resume would offer again (a team on a server: its turns are cancelled there and
-    the server keeps the record)."""
+    """The first Ctrl-C: cancel the turns at their next step, wait, stop the team (here,
+    or on its server); the turns a resume would offer again."""
+    view.answered()  # no prompt any more
     if sys.stdout.isatty():
         print()  # off the prompt line (or the line being written) the ^C left
     view.note(
@@ -173,11 +176,9 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     try:
         if isinstance(manager, TeamManager):
             return manager.interrupt_team(runtime.team_id, grace_timeout=GRACE)
-        interrupt_turns = getattr(runtime, "interrupt", None)
-        if callable(interrupt_turns):
-            interrupt_turns()
-        manager.stop_team(runtime.team_id, GRACE)
-        return []
+        assert isinstance(manager, AkgenticClient) and isinstance(runtime, RemoteTeam)
+        manager.stop_team(runtime.team_id, GRACE, interrupt=True)
+        return interrupted_turns(runtime)
     except Exception as exc:
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []
@@ -226,8 +227,11 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
 
 def _interactive(
     runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions, keyboard: Keyboard
-) -> None:
+) -> Reply | None:
+    """Lines typed to the team until the person leaves or the team stops; the last
+    exchange's ending."""
     entry = runtime.card.entry_point
+    reply: Reply | None = None
     tty = sys.stdin.isatty()
     view.note(
         f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
@@ -235,32 +239,35 @@ def _interactive(
     )
     _suggest(view, runtime.card.suggestions)
     while True:
-        typed = keyboard.line("you> " if tty else "")
+        typed = keyboard.line("you> " if tty else "", view.prompt)
+        view.answered()
         if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
             if tty:
                 print()  # off the prompt line
-            return
+            return reply
         if typed is None:
             if tty:
                 print()
-            return
+            return reply
         assert isinstance(typed, str)
         line = typed.strip()
         if not line:
             continue
         if line in QUIT:
-            return
+            return reply
         try:
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
             if not runtime.is_running():
-                return
+                return reply
             view.note(f"error: {explain(exc)}", "red")
             continue
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
-            return
-        if reply.how == "timeout":
+            return reply
+        if reply.how == "failed":
+            view.note(f"error: {reply.failure}", "red")
+        elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
 
 

@@ -34,9 +34,8 @@ from akgentic.cli.options import (
     TokenOption,
 )
 from akgentic.cli.output import error_console, local_time, out_console, symbols_for, team_title
-from akgentic.cli.remote import connected, find_remote_team
+from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
-from akgentic.client import RemoteTeam
 from akgentic.storage import EventRecord, StorageBundle
 
 __all__ = ["events", "read_events"]
@@ -100,9 +99,9 @@ def events(
                 rows = (
                     remote.follow(from_seq, end_when_stopped=False)
                     if follow
-                    else _pages(remote, from_seq)
+                    else read_remote(remote, from_seq)
                 )
-                before = _pages(remote, _context_start(from_seq), to_seq=from_seq - 1)
+                before = read_remote(remote, _context_start(from_seq), to_seq=from_seq - 1)
                 if not _print(rows, earlier=before) and not follow:
                     _say_why_nothing(from_seq, team_title(record.name, record.team_id), None)
             return
@@ -143,17 +142,6 @@ def _say_why_nothing(from_seq: int, title: str, last: int | None) -> None:
 def _context_start(from_seq: int) -> int:
     """Where the records read only for context begin (see :func:`_print`)."""
     return max(1, from_seq - CONTEXT_WINDOW)
-
-
-def _pages(team: RemoteTeam, from_seq: int, to_seq: int | None = None) -> Iterator[EventRecord]:
-    """The server's records of ``team`` from ``from_seq`` on (to ``to_seq``), page by page."""
-    after = from_seq - 1
-    while to_seq is None or after < to_seq:
-        page = team.history(after=after, limit=BATCH)
-        yield from (row for row in page if to_seq is None or row.seq <= to_seq)
-        if len(page) < BATCH:
-            return
-        after = page[-1].seq
 
 
 def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> int:

@@ -16,6 +16,7 @@ import os
 import queue
 import sys
 import threading
+from collections.abc import Callable
 from typing import Final
 
 __all__ = ["ENDED", "Keyboard"]
@@ -41,15 +42,19 @@ class Keyboard:
         self._thread = threading.Thread(target=self._read, name="akgentic-keyboard", daemon=True)
         self._thread.start()
 
-    def line(self, prompt: str = "") -> str | _Ended | None:
+    def line(
+        self, prompt: str = "", show: Callable[[str], None] | None = None
+    ) -> str | _Ended | None:
         """The next line typed (without its newline), None at end of input, or
-        :data:`ENDED` once :meth:`end` was called. Ctrl-C interrupts the wait."""
+        :data:`ENDED` once :meth:`end` was called. Ctrl-C interrupts the wait.
+
+        ``show`` prints the prompt (the live view's, which keeps it below the team's
+        lines); by default it is written to stdout."""
         if self._ended:
             return ENDED
         if not self._pending:
             if prompt:
-                sys.stdout.write(prompt)
-                sys.stdout.flush()
+                (show or _write)(prompt)
             self._pending = True
             self._asks.put(None)
         item = self._lines.get()
@@ -90,6 +95,11 @@ class Keyboard:
             else:
                 self._lines.put(None)
                 return
+
+
+def _write(prompt: str) -> None:
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
 
 
 def _descriptor() -> int | None:

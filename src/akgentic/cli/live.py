@@ -94,6 +94,8 @@ class LiveView:
         self._lock = threading.RLock()
         self._open: str | None = None  # whose streamed line is open
         self._stopping = False
+        self._prompt: str | None = None  # the prompt waiting for the person, if any
+        self._prompt_shown = False  # ...and whether it is on the current line
 
     # -- for callers -------------------------------------------------------------------------
     def render(self, record: EventRecord) -> None:
@@ -117,6 +119,31 @@ class LiveView:
         """End a streamed line that is still open."""
         with self._lock:
             self._close()
+
+    def prompt(self, text: str) -> None:
+        """Show ``text`` (``you> ``) for the person to type after. Until :meth:`answered`,
+        a line printed meanwhile goes on a line of its own, and the prompt follows it
+        again."""
+        with self._lock:
+            self._close()
+            self._prompt = text
+            self._show_prompt()
+
+    def answered(self) -> None:
+        """The person ended their line (their Enter left the prompt's line)."""
+        with self._lock:
+            self._prompt, self._prompt_shown = None, False
+
+    def _show_prompt(self) -> None:
+        if self._prompt and not self._prompt_shown:
+            self.console.print(Text(self._prompt), end="")
+            self.console.file.flush()
+            self._prompt_shown = True
+
+    def _leave_prompt(self) -> None:
+        if self._prompt_shown:
+            self.console.print()  # off the prompt's line
+            self._prompt_shown = False
 
     # -- rendering -----------------------------------------------------------------------------
     def _render(self, message: Message) -> None:
@@ -192,6 +219,7 @@ class LiveView:
     def _delta(self, who: str, delta: str) -> None:
         if self._open != who:
             self._close()
+            self._leave_prompt()
             self.console.print(Text(f"{who} {self.marks.writing} ", style="dim"), end="")
             self._open = who
         self.console.print(Text(delta.replace("\n", "\n  "), style="dim"), end="")
@@ -203,4 +231,6 @@ class LiveView:
 
     def _line(self, text: str, style: str) -> None:
         self._close()
+        self._leave_prompt()
         self.console.print(Text(text.replace("\n", "\n  "), style=style))
+        self._show_prompt()

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from uuid import UUID
 
 from akgentic.cli.errors import CliError
+from akgentic.cli.output import short_id
 from akgentic.cli.store import match_team
-from akgentic.client import AkgenticClient, ServerError, TeamInfo
-from akgentic.storage import TeamRecord, TeamStatus
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamInfo
+from akgentic.core import Message
+from akgentic.storage import EventRecord, TeamRecord, TeamStatus
+from akgentic.team import plan_restore
 
-__all__ = ["connected", "find_remote_team"]
+__all__ = ["connected", "find_remote_team", "interrupted_turns", "read_remote", "server_hint"]
+
+PAGE = 500
+"""Records asked for at once."""
 
 
 @contextmanager
@@ -49,3 +56,27 @@ def find_remote_team(client: AkgenticClient, ref: str) -> TeamRecord:
     teams = client.list_teams(include_deleted=True)
     listing = f"GET {client.base_url}/teams (the page {client.base_url}/ shows them too)"
     return match_team(ref, [_record(t) for t in teams], listing)
+
+
+def read_remote(
+    team: RemoteTeam, from_seq: int = 1, to_seq: int | None = None
+) -> Iterator[EventRecord]:
+    """The server's records of ``team`` from ``from_seq`` on (to ``to_seq``), page by page."""
+    after = from_seq - 1
+    while to_seq is None or after < to_seq:
+        page = team.history(after=after, limit=PAGE)
+        yield from (row for row in page if to_seq is None or row.seq <= to_seq)
+        if len(page) < PAGE:
+            return
+        after = page[-1].seq
+
+
+def interrupted_turns(team: RemoteTeam) -> list[Message]:
+    """The turns a resume of ``team`` would offer again, read from the server's log as
+    ``teams show`` reads a local one."""
+    return plan_restore(list(read_remote(team))).interrupted
+
+
+def server_hint(team_id: UUID, url: str) -> str:
+    """``resume it with: akgentic teams resume 104b23b9 --server URL``."""
+    return f"resume it with: akgentic teams resume {short_id(team_id)} --server {url}"

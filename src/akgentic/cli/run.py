@@ -26,7 +26,7 @@ from akgentic.cli.options import (
     VerboseOption,
 )
 from akgentic.cli.output import out_console, short_id
-from akgentic.cli.remote import connected
+from akgentic.cli.remote import connected, server_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import default_url, opened_storage
 from akgentic.team import TeamCard
@@ -109,5 +109,5 @@ def _run_remote(
             options,
             console=console,
             from_seq=1,
-            resume_hint=f"its events: akgentic events {short_id(team.team_id)} --server {url}",
+            resume_hint=server_hint(team.team_id, url),
         )

@@ -1,7 +1,8 @@
 """``akgentic teams list | show | stop | resume | delete``: the teams of a storage.
 
 TEAM is a team's id, a unique prefix of it, or its name when unique (see :mod:`store`).
-``resume`` restores the team in this process and then talks to it as ``run`` does.
+``resume`` restores the team in this process (with ``--server``, on that server) and then
+talks to it as ``run`` does.
 """
 
 from __future__ import annotations
@@ -25,18 +26,16 @@ from akgentic.cli.options import (
     ImportOption,
     MessageOption,
     ModelOption,
+    ServerOption,
     StorageOption,
     StreamOption,
     TeamArgument,
     TimeoutOption,
+    TokenOption,
     VerboseOption,
 )
-from akgentic.cli.output import (
-    error_console,
-    local_time,
-    out_console,
-    team_title,
-)
+from akgentic.cli.output import error_console, local_time, out_console, short_id, team_title
+from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
@@ -90,10 +89,10 @@ def _holder(lease: Lease | None) -> str:
 
 def _stale(lease: Lease) -> str:
     """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
+    if holder_is_gone(lease.holder):  # known for sure, however long ago it died
+        return f"{lease.describe()}; that process is gone"
     if lease.expired:
         return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
-    if holder_is_gone(lease.holder):
-        return f"{lease.describe()}; that process is gone"
     return ""
 
 
@@ -253,15 +252,26 @@ def stop_team(
         if record.status == TeamStatus.STOPPED:
             console.print(Text(f"{_title(record)} is already stopped"))
             return
-        runner = _holder(_lease(bundle, record))
+        lease = _lease(bundle, record)
+        stale = _stale(lease) if lease is not None else ""
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
-        console.print(Text(f"{_title(record)} is now STOPPED"))
-        if runner and not runner.startswith("nobody"):
+        if stale:  # a crash: nobody to stop; its log keeps what it was doing
+            console.print(Text(f"{_title(record)} was not running ({stale}); it is now STOPPED"))
             console.print(
                 Text(
-                    f"the process running it ({runner}) stops it gracefully within a second "
-                    f"or so; its session says so and exits",
+                    f"akgentic teams show {short_id(record.team_id)} lists any turn the crash "
+                    f"interrupted; teams resume offers them again",
+                    style="dim",
+                )
+            )
+            return
+        console.print(Text(f"{_title(record)} is now STOPPED"))
+        if lease is not None:
+            console.print(
+                Text(
+                    f"the process running it ({lease.describe()}) stops it gracefully within "
+                    f"a second or so; its session says so and exits",
                     style="dim",
                 )
             )
@@ -289,12 +299,15 @@ def resume_team(
     idle: IdleOption = 5.0,
     verbose: VerboseOption = False,
     stream: StreamOption = True,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Restore a team from its log in this process, then talk to it as 'run' does.
 
     A resume that fails leaves the stored team as it was and says what to fix; --model
     resumes every member on another model. A team another process runs is refused.
+    With --server, that server resumes its team (on its card's models).
     """
     with reporting(debug):
         if retry_interrupted and dismiss_interrupted:
@@ -303,6 +316,14 @@ def resume_team(
             raise CliError("--message needs some text")
         resume_on = model_for_resume(model, base_url)
         import_modules(imports)
+        options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
+        if server:
+            if _model(model) is not None or base_url:
+                raise CliError(
+                    "--model and --base-url do not apply with --server: a server resumes a "
+                    "team on its card's models"
+                )
+            raise typer.Exit(_resume_remote(team, server, token, options, dismiss_interrupted))
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
             card = stored_card(record)  # a card that does not decode: a clear error, first
@@ -334,7 +355,6 @@ def resume_team(
                     console.print(Text(f"dismissed {len(gone)} interrupted turn(s)", style="dim"))
                 elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
-                options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
                 code = chat(
                     manager,
                     runtime,
@@ -364,6 +384,45 @@ def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
         f"{title} was not resumed, nothing changed: {exc}; or resume it on another model: "
         f"{command} --model SPEC"
     )
+
+
+def _resume_remote(
+    team: str, url: str, token: str | None, options: ChatOptions, dismiss: bool
+) -> int:
+    """``teams resume --server``: the server rebuilds its team from its log; this session
+    talks to it there, as ``run --server`` does."""
+    with connected(url, token) as client:
+        record = find_remote_team(client, team)
+        if record.status == TeamStatus.DELETED:
+            raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+        stored = client.get_team(record.team_id)
+        from_seq = stored.info.last_seq + 1
+        cut = interrupted_turns(stored)
+        runtime = client.resume_team(
+            record.team_id,
+            retry_interrupted=options.retry_interrupted,
+            dismiss_interrupted=dismiss,
+        )
+        console = out_console()
+        intro(console, runtime, f"resumed on {url}")
+        if cut and dismiss:
+            console.print(Text(f"dismissed {len(cut)} interrupted turn(s)", style="dim"))
+        elif cut and options.retry_interrupted:
+            console.print(Text(f"delivered {len(cut)} interrupted message(s) again", style="dim"))
+        elif cut:
+            _warn_interrupted(console, cut)
+        return chat(
+            client,
+            runtime,
+            options,
+            console=console,
+            from_seq=from_seq,
+            resume_hint=server_hint(record.team_id, url),
+        )
+
+
+def _model(option: str | None) -> str | None:
+    return (option or "").strip() or None
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:

@@ -7,13 +7,14 @@ until the exchange started by one message of the person's ends:
 - ``answer``: the member it was sent to sent the person a ``response`` that descends from
   it (following ``parent_id`` from message to message: a reply, or the reply to the
   delegation it caused...);
-- ``failed``: a member failed while handling the message or what it caused (its model
-  could not be reached, say) and nothing is left to do; the reply's ``failure`` says
-  who and why;
+- ``failed``: the turn it started ended failed (``TurnEndedEvent``), at once; or a turn
+  it caused (a delegation) failed, or a member's handler failed (``ErrorMessage``) while
+  handling what it caused, and then nothing was left to do — the reply's ``failure``
+  says who and why (``@Worker: <what went wrong>``);
 - ``quiet``: nothing is left to do — every message sent has been received (or its
-  recipient stopped) and every message received has been processed — and nothing was
-  recorded for ``idle`` seconds; the reply is then the last message the person got after
-  it, if any;
+  recipient stopped: it waits on the log for a resume) and every message received has
+  been processed — and nothing was recorded for ``idle`` seconds; the reply is then the
+  last message the person got after it, if any;
 - ``stopped``: the team stopped (its log is read to the end);
 - ``timeout``: ``timeout`` seconds passed first.
 """
@@ -27,15 +28,18 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
+from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli.describe import name_of, text_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.core import (
     ErrorMessage,
+    EventMessage,
     Message,
     ProcessedMessage,
     ReceivedMessage,
     SentMessage,
+    StartMessage,
     StopMessage,
 )
 from akgentic.storage import EventRecord
@@ -80,7 +84,9 @@ class Watch:
         self._parent: dict[UUID, UUID | None] = {}  # message id -> parent message id
         self._to_human: list[tuple[int, SentMessage]] = []
         self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
+        self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
+        self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
         self._errors: list[tuple[int, str, UUID | None]] = []  # seq, "who: what", handling
         self._last_record = time.monotonic()
         self._ended = False
@@ -122,10 +128,15 @@ class Watch:
         if isinstance(message, SentMessage):
             self._seq_of[message.message.id] = record.seq
             self._parent[message.message.id] = message.message.parent_id
-            if message.recipient is not None:
-                self._unreceived[message.message.id] = message.recipient.agent_id
-            if self.human is not None and name_of(message.recipient) == self.human:
-                self._to_human.append((record.seq, message))
+            recipient = message.recipient
+            if self.human is not None and name_of(recipient) == self.human:
+                self._to_human.append((record.seq, message))  # the person takes no turn
+            elif recipient is not None and recipient.agent_id not in self._gone:
+                self._unreceived[message.message.id] = recipient.agent_id
+        elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
+            self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
+            if message.event.outcome == "failed":
+                self._failed[message.event.turn_id] = message.event
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
             self._in_turn.add(message.message_id)
@@ -138,17 +149,22 @@ class Watch:
             )
         elif isinstance(message, StopMessage) and message.sender is not None:
             gone = message.sender.agent_id
+            self._gone.add(gone)
             self._unreceived = {m: r for m, r in self._unreceived.items() if r != gone}
+        elif isinstance(message, StartMessage) and message.sender is not None:
+            self._gone.discard(message.sender.agent_id)  # restored under its id
 
     # -- for the caller ----------------------------------------------------------------------
-    @property
-    def busy(self) -> bool:
-        """Whether members have work left (as far as the log read so far says)."""
+    def busy(self, after: Reply | None = None) -> bool:
+        """Whether members have work left (as far as the log read so far says), besides
+        the turn that sent the answer ``after`` ends (its end is recorded just after the
+        answer, and may not be read yet)."""
         with self._cond:
-            return self._working()
+            done = after.message.parent_id if after and after.message else None
+            return self._working(done)
 
-    def _working(self) -> bool:
-        return bool(self._in_turn or self._unreceived)
+    def _working(self, done: UUID | None = None) -> bool:
+        return bool(self._unreceived or self._in_turn - {done})
 
     def wait_reply(self, message_id: UUID, responder: str, timeout: float, idle: float) -> Reply:
         """Block until the exchange ``message_id`` started ends; see the module docstring."""
@@ -168,18 +184,24 @@ class Watch:
                         and self._descends(inner.id, message_id)
                     ):
                         return Reply("answer", inner, responder)
+                failed = self._failed.get(message_id)
+                if failed is not None:
+                    return Reply("failed", None, failed.agent, _said(failed))
                 last = after[-1] if after else None
-                message, sender = (last.message, name_of(last.sender)) if last else (None, None)
+                latest = (last.message, name_of(last.sender)) if last else (None, None)
                 failure = self._failure_in(message_id, seq)
                 quiet_at = self._last_record + idle
                 if failure is not None and not self._working():
-                    return Reply("failed", message, sender, failure)
+                    return Reply("failed", latest[0], latest[1], failure)
                 if seq is not None and not self._working() and now >= quiet_at:
-                    return Reply("quiet", message, sender, failure)
+                    caused = [e for t, e in self._failed.items() if self._descends(t, message_id)]
+                    if caused:
+                        return Reply("failed", latest[0], caused[-1].agent, _said(caused[-1]))
+                    return Reply("quiet", *latest)
                 if self._ended:
-                    return Reply("stopped", message, sender, failure)
+                    return Reply("stopped", latest[0], latest[1], failure)
                 if now >= deadline:
-                    return Reply("timeout", message, sender, failure)
+                    return Reply("timeout", latest[0], latest[1], failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
                 self._cond.wait(max(wake - now, 0.01))
 
@@ -203,3 +225,8 @@ class Watch:
             seen.add(current)
             current = self._parent.get(current)
         return False
+
+
+def _said(ended: TurnEndedEvent) -> str:
+    """``@Worker: <why>`` for a failed turn, as an ``ErrorMessage`` reads."""
+    return f"{ended.agent}: {ended.error or 'its turn failed, no reason given'}"

@@ -195,12 +195,16 @@ class AkgenticClient:
         data = self.request("PATCH", f"/teams/{team_id}", json={"name": name}).json()
         return TeamInfo.model_validate(data)
 
-    def stop_team(self, team_id: UUID | str, grace_timeout: float = 30.0) -> TeamInfo:
-        """Stop the team gracefully; returns once it has stopped."""
+    def stop_team(
+        self, team_id: UUID | str, grace_timeout: float = 30.0, *, interrupt: bool = False
+    ) -> TeamInfo:
+        """Stop the team gracefully; returns once it has stopped. ``interrupt`` cuts the
+        turns in progress at their next step, recorded as interrupted (a resume offers
+        them again)."""
         response = self.request(
             "POST",
             f"/teams/{team_id}/stop",
-            params={"grace": grace_timeout},
+            params={"grace": grace_timeout, "interrupt": interrupt},
             timeout=grace_timeout + 30.0,
         )
         return TeamInfo.model_validate(response.json())

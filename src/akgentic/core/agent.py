@@ -44,7 +44,7 @@ from akgentic.core._telemetry import (
     NULL_CHANNEL,
     TeamChannel,
 )
-from akgentic.core.address import ActorAddress, ActorAddressImpl
+from akgentic.core.address import ActorAddress, ActorAddressImpl, AddressError
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.messages.message import CancelMessage, Message, StopRecursively
@@ -385,10 +385,31 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
 
         Raises ``AddressError`` when ``recipient`` is stopped or a deserialized snapshot.
         """
-        msg.init(self._address, self._team_id, self._current_message)
-        msg.__dict__["recipient"] = recipient
+        self._stamp(recipient, msg)
         recipient.deliver(msg)
         self._channel.emit(KIND_SENT, self._address, msg, recipient)
+
+    def _stamp(self, recipient: ActorAddress, msg: Message) -> None:
+        msg.init(self._address, self._team_id, self._current_message)
+        msg.__dict__["recipient"] = recipient
+
+    def send_or_record(self, recipient: ActorAddress, msg: Message) -> bool:
+        """``send``, except that a ``recipient`` that has stopped does not lose ``msg``.
+
+        A reply must not vanish because its recipient stopped first — a team's graceful
+        stop ends members that have nothing left to do while others finish their turn.
+        Undeliverable, ``msg`` is recorded on the team stream all the same (a
+        ``SentMessage`` that is never received): a client sees it, and a restore of the
+        team delivers it to the restored member. True when delivered now.
+        """
+        self._stamp(recipient, msg)
+        try:
+            recipient.deliver(msg)
+            delivered = True
+        except AddressError:
+            delivered = False
+        self._channel.emit(KIND_SENT, self._address, msg, recipient)
+        return delivered
 
     def _send_as_self(self, recipient: ActorAddress, msg: Message) -> None:
         """``myAddress.send``: a send from another thread carries no parent."""

@@ -10,7 +10,9 @@ many messages the team exchanges.
 Tool actors (names starting with ``#``) are bound with :meth:`getChildrenOrCreate`,
 get-or-create in one step on the orchestrator's thread — never check-then-create.
 The ``#`` prefix is a teardown invariant: :meth:`stop` stops regular members first
-and tool actors only once no regular member remains.
+and tool actors only once no regular member remains. Among the regular members, the
+user proxies (the person) stop last: an answer a member finishes during the stop
+reaches the person.
 """
 
 from __future__ import annotations
@@ -406,8 +408,10 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def stop(self, grace_timeout: float | None = None) -> None:
         """Stop the team gracefully; returns at once (wait with ``ActorSystem.wait_stopped``).
 
-        Announces ``TeamStoppingEvent``, stops the regular members, then — once none
-        remains — stops the ``#`` tool actors in parallel, each once the transient
+        Announces ``TeamStoppingEvent``, stops the regular members — the user proxies
+        last, once no other regular member runs, so that the answers of the turns the
+        members finish reach the person — then, once none remains, stops the ``#`` tool
+        actors in parallel, each once the transient
         workers that report to it have finished, then itself. When ``grace_timeout`` runs out
         with members still running, the backstop stops the tool actors and the
         orchestrator anyway and logs who was still running.
@@ -438,6 +442,9 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             regular = [m for m in self._live_members() if not is_tool_actor(m)]
             if not regular:
                 break
+            others = [m for m in regular if not m.is_user_proxy]
+            if others:  # the person hears the answers of the turns being finished
+                regular = others
             for member in regular:
                 member.request_stop()
             for member in regular:

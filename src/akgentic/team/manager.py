@@ -177,7 +177,8 @@ class TeamManager:
             gone = held.lease.holder
             if not holder_is_gone(gone):
                 raise TeamRunningElsewhereError(team_id, held.lease) from None
-            logger.warning("team %s: its last holder (%s) is gone", team_id, gone.describe())
+            # a recovery, not a fault: the CLI and the server's record tell the person
+            logger.info("team %s: its last holder (%s) is gone", team_id, gone.describe())
             try:
                 leases.acquire(resource, self.holder, ttl, take_over=gone.owner)
             except LeaseHeldError as again:
@@ -308,7 +309,8 @@ class TeamManager:
     # -- stopping, resuming, deleting ------------------------------------------------------------
     def stop_team(self, team_id: UUID, grace_timeout: float = 30.0) -> None:
         """Stop a running team gracefully (status STOPPED). A team not running here is
-        marked STOPPED, which the process running it (if any) notices and obeys."""
+        marked STOPPED, which the process running it (if any) notices and obeys; the lease
+        of a process that crashed is cleared (nobody runs the team)."""
         runtime = self._running.get(team_id)
         if runtime is not None:
             runtime.stop(grace_timeout)  # its lease is released once it has stopped
@@ -316,6 +318,21 @@ class TeamManager:
         record = self.record(team_id)
         if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
+        if runtime is None:
+            self._clear_stale_lease(team_id)
+
+    def _clear_stale_lease(self, team_id: UUID) -> None:
+        """Release the lease of a holder that is gone (expired, or its pid on this host no
+        longer runs); a live holder's is left alone (it stops the team itself)."""
+        lease = self.lease_of(team_id)
+        if lease is None or not (lease.expired or holder_is_gone(lease.holder)):
+            return
+        resource = team_resource(team_id)
+        try:  # atomic: only while that holder still holds it
+            self.storage.leases.acquire(resource, self.holder, 0, take_over=lease.holder.owner)
+        except LeaseHeldError:
+            return  # taken meanwhile by a live process
+        self.storage.leases.release(resource, self.holder.owner)
 
     def interrupt_team(self, team_id: UUID, grace_timeout: float = 30.0) -> list[Message]:
         """Cancel the team's turns at their next step boundary, wait for them, stop the

@@ -14,7 +14,10 @@ for queries; restore trusts the log alone. Restoring:
    ``restoring`` so that ``on_start`` knows;
 3. gives each agent back its model context;
 4. delivers again every message that was sent to a member but never received (it was
-   accepted, so it is not lost), and reports every message whose turn was received but
+   accepted, so it is not lost) — except a cancel (``CancelMessage``, ``/stop``): it was
+   aimed at the run in progress when it was sent, a run of the process that stopped, and
+   delivered now it would cut the first turn of the resumed team instead (that run's
+   turn is reported as interrupted, below); and reports every message whose turn was received but
    never processed — or cut by the team's stop (``TurnInterrupted``: Ctrl-C) — as
    *interrupted* (``TeamRuntime.interrupted``) — re-running it could repeat side
    effects, so retrying is the caller's decision (``TeamRuntime.retry_interrupted``);
@@ -42,7 +45,7 @@ from uuid import UUID
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
+from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted, is_cancel
 from akgentic.core import (
     ActorAddress,
     Akgent,
@@ -97,7 +100,7 @@ class RestorePlan:
     members: list[Member] = field(default_factory=list)
     """Running members, in the order they started (parents before children)."""
     undelivered: list[Message] = field(default_factory=list)
-    """Sent to a running member, never received."""
+    """Sent to a running member, never received (cancels aside: see the module docstring)."""
     interrupted: list[Message] = field(default_factory=list)
     """Received by a running member, never processed."""
     corrupt: list[DecodeFailure] = field(default_factory=list)
@@ -171,7 +174,8 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         if recipient is None or recipient.agent_id not in running:
             continue
         if message_id not in received:
-            plan.undelivered.append(message)
+            if not is_cancel(message):  # a cancel dies with the run it was aimed at
+                plan.undelivered.append(message)
         elif (message_id not in processed or message_id in cut) and message_id not in dismissed:
             plan.interrupted.append(message)
     return plan

@@ -132,12 +132,21 @@ def stop_team(
     team_id: UUID,
     ctx: Ctx,
     grace: Annotated[float, Query(ge=0, le=300, description="Seconds turns get to end.")] = 30,
+    interrupt: Annotated[
+        bool, Query(description="Cut the turns in progress at their next step first.")
+    ] = False,
 ) -> TeamInfo:
-    """Stop the team gracefully (STOPPED): turns in progress get ``grace`` seconds."""
+    """Stop the team gracefully (STOPPED): turns in progress get ``grace`` seconds.
+
+    ``interrupt`` (Ctrl-C of ``akgentic run --server``) cuts them at their next step
+    instead: each is recorded as interrupted, for a resume to offer again."""
     record = ctx.record(team_id)
     if record.status == TeamStatus.DELETED:
         raise HTTPException(409, f"team {team_id} is deleted")
-    ctx.manager.stop_team(team_id, grace_timeout=grace)
+    if interrupt:
+        ctx.manager.interrupt_team(team_id, grace_timeout=grace)
+    else:
+        ctx.manager.stop_team(team_id, grace_timeout=grace)
     return ctx.info(ctx.record(team_id))
 
 

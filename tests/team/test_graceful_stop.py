@@ -1,0 +1,177 @@
+"""A graceful stop never drops an answer: a turn in flight finishes, and its answer
+reaches the person (the human proxy stops last) or — sent to a member that has already
+stopped — is recorded, so that a resume delivers it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.core import (
+    ActorSystem,
+    AgentCard,
+    EventMessage,
+    Message,
+    ReceivedMessage,
+    SentMessage,
+    StopMessage,
+    TeamStoppingEvent,
+)
+from akgentic.storage import EventRecord, open_storage
+from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
+from akgentic.tool.core import ToolCard
+
+HERE = Path(__file__).resolve().parent
+
+
+class Gate:
+    entered = threading.Event()
+    release = threading.Event()
+
+
+class GatedStep(ToolCard):
+    """``wait_here`` blocks until the test opens the gate (bounded)."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def wait_here(label: str) -> str:
+            """Work on ``label``."""
+            Gate.entered.set()
+            Gate.release.wait(60)
+            return f"worked on {label}"
+
+        return [wait_here]
+
+
+def member(name: str, *, gated: bool) -> MemberSpec:
+    config = AgentConfig(
+        name=name,
+        role=name[1:],
+        models="scripted:stopping.scenario.yaml",
+        scenario_dir=str(HERE),
+        tools=[GatedStep()] if gated else [],
+    )
+    return MemberSpec(card=AgentCard(role=name[1:], agent_class=BaseAgent, config=config))
+
+
+def until(runtime: TeamRuntime, found: Callable[[Message], bool]) -> None:
+    for record in runtime.follow(1, idle_timeout=60):
+        if record.message is not None and found(record.message):
+            return
+    raise AssertionError("the team's log never showed what the test waits for")
+
+
+def stopping(msg: Message) -> bool:
+    return isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent)
+
+
+def stop_of(name: str) -> Callable[[Message], bool]:
+    return lambda m: isinstance(m, StopMessage) and m.sender is not None and m.sender.name == name
+
+
+def sent_to(records: list[EventRecord], name: str) -> list[AgentMessage]:
+    return [
+        r.message.message
+        for r in records
+        if isinstance(r.message, SentMessage)
+        and isinstance(r.message.message, AgentMessage)
+        and r.message.recipient is not None
+        and r.message.recipient.name == name
+    ]
+
+
+def stop_in_the_background(
+    manager: TeamManager, runtime: TeamRuntime, how: str = "stop_team"
+) -> threading.Thread:
+    """``stop_team`` (``teams stop``, ``POST /teams/{id}/stop``, ``DELETE``) or ``shutdown``
+    (what ``akgentic serve`` does on Ctrl-C), in a thread."""
+    if how == "shutdown":
+        thread = threading.Thread(target=manager.shutdown)
+    else:
+        thread = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
+    thread.start()
+    return thread
+
+
+def gate() -> Iterator[None]:
+    Gate.entered.clear()
+    Gate.release.clear()
+    yield
+    Gate.release.set()
+
+
+@pytest.mark.parametrize("how", ["stop_team", "shutdown"])
+def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
+    storage_url: str, system: ActorSystem, how: str
+) -> None:
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        card = TeamCard(name="one", entry_point="@Boss", members=[member("@Boss", gated=True)])
+        runtime = manager.create_team(card)
+        runtime.send("please block")
+        assert Gate.entered.wait(60)  # the turn is inside its tool call
+        thread = stop_in_the_background(manager, runtime, how)
+        until(runtime, stopping)
+        Gate.release.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+        records = storage.events.read(runtime.team_id)
+        [answer] = sent_to(records, "@Human")
+        assert answer.content == "[scripted] done: block"
+        received = [r.message for r in records if isinstance(r.message, ReceivedMessage)]
+        assert any(
+            m.message_id == answer.id and m.sender is not None and m.sender.name == "@Human"
+            for m in received
+        )  # the person got it before the proxy stopped
+        stops = [
+            r.message.sender.name
+            for r in records
+            if isinstance(r.message, StopMessage) and r.message.sender is not None
+        ]
+        assert stops.index("@Boss") < stops.index("@Human")
+        plan = plan_restore(records)
+        assert plan.interrupted == [] and plan.undelivered == []
+
+
+def test_an_answer_to_a_member_that_stopped_first_is_kept_and_delivered_on_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        card = TeamCard(
+            name="two",
+            entry_point="@Manager",
+            members=[member("@Manager", gated=False), member("@Worker", gated=True)],
+        )
+        runtime = manager.create_team(card)
+        runtime.send("please block")
+        assert Gate.entered.wait(60)  # @Worker is inside its tool call, @Manager is idle
+        thread = stop_in_the_background(manager, runtime)
+        until(runtime, stop_of("@Manager"))  # nothing left to do: it stopped first
+        Gate.release.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+        records = storage.events.read(runtime.team_id)
+        [kept] = sent_to(records, "@Manager")
+        assert kept.content == "[scripted] did block"
+        assert [m.id for m in plan_restore(records).undelivered] == [kept.id]
+
+        resumed = manager.resume_team(runtime.team_id)
+        until(
+            resumed,
+            lambda m: (
+                isinstance(m, SentMessage)
+                and getattr(m.message, "content", None)
+                == "[scripted] the worker says: [scripted] did block"
+            ),
+        )
+        manager.stop_team(runtime.team_id)
+        assert plan_restore(storage.events.read(runtime.team_id)).undelivered == []

@@ -1,7 +1,8 @@
 """``akgentic serve``: the HTTP + SSE server (see ``akgentic.server``).
 
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
-Teams it runs are stopped gracefully on Ctrl-C.
+Teams it runs are stopped gracefully on Ctrl-C; with ``--placement ray`` they run on a
+Ray cluster instead (see :mod:`akgentic.cli.placement`), and keep running there.
 """
 
 from __future__ import annotations
@@ -13,6 +14,15 @@ import typer
 
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption, TokenOption
+from akgentic.cli.placement import (
+    MaxTeamsOption,
+    PlacementOption,
+    RayAddressOption,
+    TeamCpusOption,
+    TeamGpusOption,
+    TeamResourceOption,
+    placement_of,
+)
 from akgentic.cli.store import opened_storage
 
 __all__ = ["serve"]
@@ -72,6 +82,12 @@ def serve(
     max_body: Annotated[
         int, typer.Option("--max-body", min=1024, metavar="BYTES", help="Largest request body.")
     ] = 1_048_576,
+    placement: PlacementOption = "local",
+    ray_address: RayAddressOption = None,
+    team_cpus: TeamCpusOption = 0.0,
+    team_gpus: TeamGpusOption = 0.0,
+    team_resources: TeamResourceOption = None,
+    max_teams_per_worker: MaxTeamsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
@@ -101,11 +117,21 @@ def serve(
             if path is not None and not path.exists():
                 raise CliError(f"{path}: no such file or folder")
         with opened_storage(storage) as (bundle, url):
+            where = placement_of(
+                placement,
+                url,
+                address=ray_address,
+                cpus=team_cpus,
+                gpus=team_gpus,
+                resources=team_resources,
+                max_teams=max_teams_per_worker,
+            )
+            teams = "" if where is None else "; teams on the Ray cluster"
 
             def ready(address: str) -> None:
                 typer.echo(
-                    f"akgentic serving on {address} (storage {url}); open {address}/ in a "
-                    f"browser; API docs at /docs"
+                    f"akgentic serving on {address} (storage {url}{teams}); open {address}/ "
+                    f"in a browser; API docs at /docs"
                 )
 
             run_server(
@@ -115,4 +141,5 @@ def serve(
                 skills_dir=skills_dir,
                 mcp_config=mcp_config,
                 on_ready=ready,
+                placement=where,
             )

@@ -20,7 +20,7 @@ from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle
-from akgentic.team import TeamManager
+from akgentic.team import Placement, TeamManager
 
 __all__ = ["BackgroundServer", "bound_url", "load_skills_into", "serve"]
 
@@ -135,10 +135,11 @@ def serve(
     skills_dir: str | Path | None = None,
     mcp_config: str | Path | None = None,
     on_ready: Callable[[str], None] | None = None,
+    placement: Placement | None = None,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
-    runs is stopped gracefully on the way out. ``on_ready(url)`` is called once it
-    listens."""
+    runs in this process is stopped gracefully on the way out (teams a ``placement`` runs
+    on a cluster keep running there). ``on_ready(url)`` is called once it listens."""
     cards = CardRegistry()
     cards.load(card_paths)
     for problem in cards.errors:
@@ -149,7 +150,7 @@ def serve(
     if mcp_config is not None:  # read by the MCP tool cards of the teams this server runs
         os.environ["AKGENTIC_MCP_CONFIG"] = str(Path(mcp_config).resolve())
     system = ActorSystem()
-    manager = TeamManager(system, storage)
+    manager = TeamManager(system, storage, placement=placement)
     app = create_app(manager, settings, cards=cards)
     server = uvicorn.Server(_config(app, settings))
     if on_ready is not None:

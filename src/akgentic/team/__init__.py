@@ -13,6 +13,7 @@ from akgentic.team.manager import (
     TeamRunningElsewhereError,
     team_resource,
 )
+from akgentic.team.placement import HostedTeam, LocalPlacement, Placement
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
@@ -20,6 +21,7 @@ from akgentic.team.runtime import (
     STOPPED_ELSEWHERE,
     InterruptedTurnsDismissed,
     TeamRuntime,
+    follow_log,
     read_history,
     tool_state,
 )
@@ -32,8 +34,11 @@ __all__ = [
     "STOPPED_ELSEWHERE",
     "EventRecorder",
     "Gap",
+    "HostedTeam",
     "InterruptedTurnsDismissed",
+    "LocalPlacement",
     "MemberSpec",
+    "Placement",
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
@@ -43,6 +48,7 @@ __all__ = [
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
     "TeamRuntime",
+    "follow_log",
     "member_names",
     "plan_restore",
     "read_history",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from akgentic.cli.errors import CliError
 from akgentic.team import Placement
@@ -127,8 +128,9 @@ def placement_of(
             resources=_resources(resources or []),
             max_teams_per_worker=max_teams,
         )
-    except ValueError as exc:
-        raise CliError(f"invalid Ray placement options: {exc}") from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise CliError(f"invalid Ray placement options: {problems}") from None
     try:
         return RayPlacement(storage_url, options)
     except ConnectionError as exc:

@@ -86,6 +86,8 @@ class NotifyWatch:
         self._conn: Any = None
         self.listening = threading.Event()
         """Set while the listening connection is up (a test or a bench waits on it)."""
+        self.connections = 0
+        """How many times the watch has started listening (1, plus one per reconnection)."""
         self._thread = threading.Thread(
             target=self._listen, name="akgentic-event-watch", daemon=True
         )
@@ -96,6 +98,7 @@ class NotifyWatch:
         while not self._closed.is_set():
             try:
                 self._conn = self._storage.listener()
+                self.connections += 1
                 self.listening.set()
                 while not self._closed.is_set():
                     for note in self._conn.notifies(timeout=1.0):
@@ -129,6 +132,11 @@ class NotifyWatch:
                 logger.debug("event watch: closing the listener failed", exc_info=True)
 
     # -- for waiters ------------------------------------------------------------------------------
+    def heard(self, team_id: UUID) -> int:
+        """The last sequence number a notification announced for the team (0: none)."""
+        with self._cond:
+            return self._heads.get(team_id, 0)
+
     def wait_past(self, team_id: UUID, seq: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while True:

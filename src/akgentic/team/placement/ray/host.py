@@ -186,6 +186,7 @@ class TeamHost:
 
     # -- the team's verbs -----------------------------------------------------------------------
     def _team(self) -> TeamRuntime:
+        self._started.wait(self.start_timeout)  # a call may come while the team starts
         team = self.team
         if team is None or not team.is_running():
             raise TeamNotRunningError(f"team {self.team_id} is not running in this worker")

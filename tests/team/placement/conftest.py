@@ -1,0 +1,248 @@
+"""A real Ray cluster on this machine — a head and two worker nodes, small (100 MB of
+object store and one CPU per node) — and a throwaway Postgres schema per test, for the
+placement tests. They are marked ``ray`` (deselected by default: ``pytest -m ray``) and
+skip, saying why, without ray or without ``AKGENTIC_TEST_POSTGRES_URL``.
+
+Nothing sleeps: a test waits for a condition of the store or of the cluster, bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akgentic.agent import AgentMessage
+from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.storage import StorageBundle, open_storage
+
+ROOT = Path(__file__).resolve().parents[3]
+POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL", "")
+HAS_RAY = importlib.util.find_spec("ray") is not None
+NODE_STORE = 100 * 2**20
+WORKER = "akgentic_worker"
+"""The custom resource of the worker nodes (the head has none: it hosts no team)."""
+
+needs_cluster = [
+    pytest.mark.ray,
+    pytest.mark.skipif(
+        not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]' (or akgentic[ray])"
+    ),
+    pytest.mark.skipif(
+        not POSTGRES,
+        reason="set AKGENTIC_TEST_POSTGRES_URL=postgresql://user@host:port/db to run the Ray "
+        "placement tests (the cluster's workers share a Postgres store)",
+    ),
+    pytest.mark.timeout(600),
+]
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    """``check()``'s first true value, looked at every 50 ms; AssertionError naming
+    ``what`` after ``timeout`` seconds."""
+    pause, deadline = threading.Event(), time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g}s: {what}")
+        pause.wait(0.05)
+
+
+@dataclass
+class Lab:
+    """The cluster of the session."""
+
+    cluster: Any
+    workers: list[Any] = field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return str(self.cluster.address)
+
+    def add_worker(self, resources: dict[str, float]) -> Any:
+        node = self.cluster.add_node(
+            num_cpus=1, object_store_memory=NODE_STORE, resources=resources
+        )
+        self.cluster.wait_for_nodes()
+        self.workers.append(node)
+        return node
+
+    def kill_worker(self, node: Any) -> list[int]:
+        """Lose ``node`` as a machine is lost: its raylet's processes (the teams' actors)
+        killed at once, then the node. Returns the pids killed."""
+        raylet = node.all_processes["raylet"][0].process.pid
+        children = _children(raylet)
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.cluster.remove_node(node, allow_graceful=False)
+        self.workers.remove(node)
+        return children
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 0,
+            "object_store_memory": NODE_STORE,
+            "include_dashboard": False,
+            # a lost node is declared dead within ~1.5 s (Ray's defaults take ~15 s)
+            "_system_config": {
+                "health_check_initial_delay_ms": 0,
+                "health_check_period_ms": 500,
+                "health_check_failure_threshold": 3,
+            },
+        },
+    )
+    lab = Lab(cluster)
+    try:
+        for _ in range(2):
+            lab.add_worker({WORKER: 100})
+        ray.init(address=cluster.address, log_to_driver=False)
+        yield lab
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+
+
+@pytest.fixture
+def url() -> Iterator[str]:
+    """A Postgres URL whose schema is this test's own (dropped afterwards)."""
+    import psycopg
+
+    schema = f"ray_{uuid.uuid4().hex[:12]}"
+    sep = "&" if "?" in POSTGRES else "?"
+    yield f"{POSTGRES}{sep}schema={schema}"
+    with psycopg.connect(POSTGRES, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@dataclass
+class Deployment:
+    """What a test built on the cluster; torn down after it (actors of its namespace)."""
+
+    url: str
+    namespace: str
+    gates: Path
+    storage: StorageBundle
+    managers: list[Any] = field(default_factory=list)
+
+    def options(self, **fields: Any) -> Any:
+        from akgentic.team.placement.ray import RayOptions
+
+        env = {"PYTHONPATH": str(ROOT), "AKGENTIC_GATE_DIR": str(self.gates)}
+        defaults: dict[str, Any] = {
+            "namespace": self.namespace,
+            "resources": {WORKER: 1},
+            "lease_ttl": 3.0,
+            "revive_interval": 0.25,
+            "runtime_env": {"env_vars": env},
+        }
+        return RayOptions(**{**defaults, **fields})
+
+    def manager(self, **fields: Any) -> Any:
+        """A TeamManager placing its teams on the cluster with these options."""
+        from akgentic.team import TeamManager
+        from akgentic.team.placement.ray import RayPlacement
+
+        placement = RayPlacement(self.url, self.options(**fields))
+        manager = TeamManager(ActorSystem(), open_storage(self.url), placement=placement)
+        self.managers.append(manager)
+        return manager
+
+    def open_gate(self, label: str) -> None:
+        from tests.team.placement.cards import gate_file
+
+        gate_file(self.gates, label).touch()
+
+
+@pytest.fixture
+def deployment(lab: Lab, url: str, tmp_path: Path) -> Iterator[Deployment]:
+    import ray
+
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    namespace = f"akgentic-test-{uuid.uuid4().hex[:8]}"
+    storage = open_storage(url)
+    done = Deployment(url, namespace, gates, storage)
+    try:
+        yield done
+    finally:
+        for manager in done.managers:
+            manager.shutdown(grace_timeout=5)
+            manager.storage.close()
+        for actor in ray.util.list_named_actors(all_namespaces=True):
+            if actor["namespace"] == namespace:
+                with contextlib.suppress(ValueError):
+                    ray.kill(ray.get_actor(actor["name"], namespace=namespace))
+        storage.close()
+
+
+# -- reading what a team did, from the store --------------------------------------------------
+
+
+def answers(storage: StorageBundle, team_id: uuid.UUID) -> list[str]:
+    """What the team said to @Human, in order."""
+    found = []
+    for record in storage.events.read(team_id):
+        msg = record.message
+        if (
+            isinstance(msg, SentMessage)
+            and isinstance(msg.message, AgentMessage)
+            and msg.recipient is not None
+            and msg.recipient.name == "@Human"
+        ):
+            found.append(msg.message.content)
+    return found
+
+
+def wait_answer(storage: StorageBundle, team_id: uuid.UUID, content: str, timeout: float) -> None:
+    wait_until(
+        lambda: content in answers(storage, team_id),
+        timeout,
+        f"team {team_id} answers {content!r} (answers so far: {answers(storage, team_id)})",
+    )
+
+
+def tool_called(storage: StorageBundle, team_id: uuid.UUID, label: str) -> bool:
+    """Whether the team's log holds the gate call for ``label`` (the turn is in the tool)."""
+    from akgentic.llm import ToolCallEvent
+
+    return any(
+        isinstance(r.message, EventMessage)
+        and isinstance(r.message.event, ToolCallEvent)
+        and r.message.event.arguments == {"label": label}
+        for r in storage.events.read(team_id)
+    )

@@ -11,11 +11,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import signal
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +22,11 @@ import pytest
 from akgentic.agent import AgentMessage
 from akgentic.core import ActorSystem, EventMessage, SentMessage
 from akgentic.storage import StorageBundle, open_storage
+from tests.team.placement.lab import Lab, start_cluster, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL", "")
 HAS_RAY = importlib.util.find_spec("ray") is not None
-NODE_STORE = 100 * 2**20
 WORKER = "akgentic_worker"
 """The custom resource of the worker nodes (the head has none: it hosts no team)."""
 
@@ -47,85 +44,11 @@ needs_cluster = [
 ]
 
 
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """``check()``'s first true value, looked at every 50 ms; AssertionError naming
-    ``what`` after ``timeout`` seconds."""
-    pause, deadline = threading.Event(), time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:g}s: {what}")
-        pause.wait(0.05)
-
-
-@dataclass
-class Lab:
-    """The cluster of the session."""
-
-    cluster: Any
-    workers: list[Any] = field(default_factory=list)
-
-    @property
-    def address(self) -> str:
-        return str(self.cluster.address)
-
-    def add_worker(self, resources: dict[str, float]) -> Any:
-        node = self.cluster.add_node(
-            num_cpus=1, object_store_memory=NODE_STORE, resources=resources
-        )
-        self.cluster.wait_for_nodes()
-        self.workers.append(node)
-        return node
-
-    def kill_worker(self, node: Any) -> list[int]:
-        """Lose ``node`` as a machine is lost: its raylet's processes (the teams' actors)
-        killed at once, then the node. Returns the pids killed."""
-        raylet = node.all_processes["raylet"][0].process.pid
-        children = _children(raylet)
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        self.cluster.remove_node(node, allow_graceful=False)
-        self.workers.remove(node)
-        return children
-
-
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == parent:
-            found.append(int(entry.name))
-    return found
-
-
 @pytest.fixture(scope="session")
 def lab() -> Iterator[Lab]:
     import ray
-    from ray.cluster_utils import Cluster
 
-    cluster = Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 0,
-            "object_store_memory": NODE_STORE,
-            "include_dashboard": False,
-            # a lost node is declared dead within ~1.5 s (Ray's defaults take ~15 s)
-            "_system_config": {
-                "health_check_initial_delay_ms": 0,
-                "health_check_period_ms": 500,
-                "health_check_failure_threshold": 3,
-            },
-        },
-    )
+    cluster = start_cluster()
     lab = Lab(cluster)
     try:
         for _ in range(2):

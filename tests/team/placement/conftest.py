@@ -89,7 +89,7 @@ class Deployment:
         defaults: dict[str, Any] = {
             "namespace": self.namespace,
             "resources": {WORKER: 1},
-            "lease_ttl": 3.0,
+            "lease_ttl": 10.0,  # a worker slowed by busy cores keeps its teams
             "revive_interval": 0.25,
             "runtime_env": {"env_vars": env},
         }

@@ -14,7 +14,9 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from typer.testing import CliRunner
 
+from akgentic.cli import app
 from akgentic.core import ActorSystem, SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
 from akgentic.team import TeamManager, TeamRunningElsewhereError, team_resource
@@ -86,6 +88,17 @@ def test_teams_land_on_both_workers_up_to_the_cap_and_answer_there(
     wait_until(lambda: not team_actors(deployment.namespace, first.team_id), 30, "the actor ends")
     third = manager.create_team(gate_card())  # the slot it gave back
     assert node_of(deployment, third.team_id) == freed
+    # `akgentic teams stop` from any machine: the worker sees the stored status and stops it
+    stopped = CliRunner().invoke(
+        app, ["teams", "stop", str(second.team_id), "--storage", deployment.url]
+    )
+    assert stopped.exit_code == 0, stopped.stderr
+    wait_until(
+        lambda: deployment.storage.leases.inspect(team_resource(second.team_id)) is None,
+        30,
+        "the worker stops the team and gives its lease back",
+    )
+    wait_until(lambda: not team_actors(deployment.namespace, second.team_id), 30, "its actor ends")
 
 
 def test_a_message_sent_from_another_process_is_answered_on_a_worker(
@@ -192,7 +205,7 @@ def race(
 def test_a_worker_that_stops_renewing_loses_its_team_to_another_worker(
     deployment: Deployment,
 ) -> None:
-    manager = deployment.manager(lease_ttl=2.0)
+    manager = deployment.manager(lease_ttl=3.0)
     team = manager.create_team(gate_card())
     team.send("before")
     wait_answer(deployment.storage, team.team_id, "[scripted] done: before", 60)

@@ -37,10 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.team.placement.lab import Lab, start_cluster, wait_until  # noqa: E402
+from tests.team.placement.lab import Lab, answers, start_cluster, wait_until  # noqa: E402
 
-from akgentic.agent import AgentMessage  # noqa: E402
-from akgentic.core import ActorSystem, SentMessage  # noqa: E402
+from akgentic.core import ActorSystem  # noqa: E402
 from akgentic.storage import StorageBundle, open_storage  # noqa: E402
 from akgentic.team import HostedTeam, TeamCard, TeamManager, team_resource  # noqa: E402
 
@@ -60,18 +59,7 @@ def pss(pid: int | str = "self") -> int:
 
 def finished(storage: StorageBundle, team: HostedTeam) -> int:
     """How many final answers the team gave @Human."""
-    count = 0
-    for record in storage.events.read(team.team_id):
-        msg = record.message
-        if (
-            isinstance(msg, SentMessage)
-            and isinstance(msg.message, AgentMessage)
-            and msg.recipient is not None
-            and msg.recipient.name == "@Human"
-            and msg.message.content.startswith(FOUND)
-        ):
-            count += 1
-    return count
+    return sum(said.startswith(FOUND) for said in answers(storage, team.team_id))
 
 
 def answered(storage: StorageBundle, teams: list[HostedTeam], each: int, timeout: float) -> None:

@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 
-from akgentic.agent import AgentMessage
-from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.core import ActorSystem, EventMessage
 from akgentic.storage import StorageBundle, open_storage
-from tests.team.placement.lab import Lab, start_cluster, wait_until
+from tests.team.placement.lab import Lab, answers, start_cluster, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL", "")
@@ -134,21 +133,6 @@ def deployment(lab: Lab, url: str, tmp_path: Path) -> Iterator[Deployment]:
 
 
 # -- reading what a team did, from the store --------------------------------------------------
-
-
-def answers(storage: StorageBundle, team_id: uuid.UUID) -> list[str]:
-    """What the team said to @Human, in order."""
-    found = []
-    for record in storage.events.read(team_id):
-        msg = record.message
-        if (
-            isinstance(msg, SentMessage)
-            and isinstance(msg.message, AgentMessage)
-            and msg.recipient is not None
-            and msg.recipient.name == "@Human"
-        ):
-            found.append(msg.message.content)
-    return found
 
 
 def wait_answer(storage: StorageBundle, team_id: uuid.UUID, content: str, timeout: float) -> None:

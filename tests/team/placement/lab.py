@@ -12,6 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from uuid import UUID
+
+from akgentic.agent import AgentMessage
+from akgentic.core import SentMessage
+from akgentic.storage import EventRecord, StorageBundle
 
 NODE_STORE = 100 * 2**20
 """Bytes of object store per node: the teams pass no objects through it."""
@@ -51,6 +56,28 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout:g}s: {what}")
         pause.wait(0.05)
+
+
+def said_to_human(record: EventRecord) -> str | None:
+    """What the team said to @Human in this record (None if it is something else)."""
+    msg = record.message
+    if (
+        isinstance(msg, SentMessage)
+        and isinstance(msg.message, AgentMessage)
+        and msg.recipient is not None
+        and msg.recipient.name == "@Human"
+    ):
+        return msg.message.content
+    return None
+
+
+def answers(storage: StorageBundle, team_id: UUID) -> list[str]:
+    """What the team said to @Human, in order, from the store."""
+    return [
+        said
+        for record in storage.events.read(team_id)
+        if (said := said_to_human(record)) is not None
+    ]
 
 
 @dataclass

@@ -9,7 +9,6 @@ import signal
 
 from typer.testing import CliRunner
 
-from akgentic.agent import AgentMessage
 from akgentic.cli import app
 from akgentic.client import AkgenticClient
 from akgentic.core import SentMessage
@@ -20,6 +19,7 @@ from tests.cli.conftest import AKGENTIC, Child, child_env
 from tests.server.conftest import RESEARCH
 from tests.team.placement.cards import gate_card
 from tests.team.placement.conftest import WORKER, Deployment, Lab, needs_cluster, wait_until
+from tests.team.placement.lab import said_to_human
 
 pytestmark = needs_cluster
 
@@ -42,16 +42,10 @@ def test_a_team_created_over_http_runs_on_a_worker_and_streams_to_the_client(
         message_id = team.send("over http")
         answer = None
         for record in team.follow(1, idle_timeout=60):  # the server's SSE stream
-            msg = record.message
-            if (
-                isinstance(msg, SentMessage)
-                and isinstance(msg.message, AgentMessage)
-                and msg.recipient is not None
-                and msg.recipient.name == "@Human"
-            ):
-                answer = msg.message
+            answer = said_to_human(record)
+            if answer is not None:
                 break
-        assert answer is not None and answer.content == "[scripted] done: over http"
+        assert answer == "[scripted] done: over http"
         sent = {
             r.message.message.id
             for r in team.history(limit=1000)

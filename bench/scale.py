@@ -70,9 +70,22 @@ def answered(storage: StorageBundle, teams: list[HostedTeam], each: int, timeout
     )
 
 
+SCHEMAS: list[str] = []
+"""The throwaway schemas this run made (dropped at its end)."""
+
+
 def schema_url(base: str) -> str:
+    SCHEMAS.append(f"scale_{uuid.uuid4().hex[:10]}")
     sep = "&" if "?" in base else "?"
-    return f"{base}{sep}schema=scale_{uuid.uuid4().hex[:10]}"
+    return f"{base}{sep}schema={SCHEMAS[-1]}"
+
+
+def drop_schemas(base: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base, autocommit=True) as conn:
+        for name in SCHEMAS:
+            conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
 
 
 class Bench:
@@ -224,21 +237,9 @@ def timed(what: str, run: Callable[[], Any]) -> Any:
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--postgres", default=os.environ.get("AKGENTIC_TEST_POSTGRES_URL"))
-    parser.add_argument("--teams", type=int, default=6)
-    parser.add_argument("--messages", type=int, default=8)
-    args = parser.parse_args()
-    if not args.postgres:
-        sys.exit("give --postgres postgresql://... (or set AKGENTIC_TEST_POSTGRES_URL)")
+def on_ray(bench: Bench) -> tuple[float, float, float, float, float]:
+    """Memory, events/s (one node, two nodes), resume (held, answered) on a local cluster."""
     import ray
-
-    bench = Bench(args.postgres, args.teams, args.messages)
-    print(f"{args.teams} teams of {RESEARCH.name}; {args.messages} messages per team")
-    local_memory = timed("memory, local", bench.memory_local)
-    local_rate = timed("events/s, local", lambda: bench.throughput(bench.local()))
-    local_resume = timed("resume, local", bench.resume_local)
 
     lab = Lab(start_cluster())
     try:
@@ -252,6 +253,27 @@ def main() -> None:
     finally:
         ray.shutdown()
         lab.cluster.shutdown()
+    return ray_memory, one_node, two_nodes, taken, back
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--postgres", default=os.environ.get("AKGENTIC_TEST_POSTGRES_URL"))
+    parser.add_argument("--teams", type=int, default=6)
+    parser.add_argument("--messages", type=int, default=8)
+    args = parser.parse_args()
+    if not args.postgres:
+        sys.exit("give --postgres postgresql://... (or set AKGENTIC_TEST_POSTGRES_URL)")
+
+    bench = Bench(args.postgres, args.teams, args.messages)
+    print(f"{args.teams} teams of {RESEARCH.name}; {args.messages} messages per team")
+    try:
+        local_memory = timed("memory, local", bench.memory_local)
+        local_rate = timed("events/s, local", lambda: bench.throughput(bench.local()))
+        local_resume = timed("resume, local", bench.resume_local)
+        ray_memory, one_node, two_nodes, taken, back = on_ray(bench)
+    finally:
+        drop_schemas(args.postgres)
 
     per_gib = {"local": GIB / local_memory, "ray": GIB / ray_memory}
     print()

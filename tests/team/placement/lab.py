@@ -60,6 +60,23 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 def said_to_human(record: EventRecord) -> str | None:
     """What the team said to @Human in this record (None if it is something else)."""
+    said = _to_human(record)
+    return said.content if said is not None else None
+
+
+def answers(storage: StorageBundle, team_id: UUID) -> list[str]:
+    """What the team said to @Human, in order, from the store. A message delivered again
+    after a restore (sent, not yet received when its worker was lost: the same message
+    id) was said once; a turn run twice says its answer twice (two ids)."""
+    said: dict[UUID, str] = {}
+    for record in storage.events.read(team_id):
+        message = _to_human(record)
+        if message is not None:
+            said.setdefault(message.id, message.content)
+    return list(said.values())
+
+
+def _to_human(record: EventRecord) -> AgentMessage | None:
     msg = record.message
     if (
         isinstance(msg, SentMessage)
@@ -67,17 +84,8 @@ def said_to_human(record: EventRecord) -> str | None:
         and msg.recipient is not None
         and msg.recipient.name == "@Human"
     ):
-        return msg.message.content
+        return msg.message
     return None
-
-
-def answers(storage: StorageBundle, team_id: UUID) -> list[str]:
-    """What the team said to @Human, in order, from the store."""
-    return [
-        said
-        for record in storage.events.read(team_id)
-        if (said := said_to_human(record)) is not None
-    ]
 
 
 @dataclass

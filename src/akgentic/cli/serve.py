@@ -4,6 +4,8 @@ Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a
 Its options are checked before it listens (one ``error:`` line each); a card or skill it
 skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM) stops it gracefully, the teams
 it runs finishing their turns; a second Ctrl-C ends it at once, as in every command.
+With ``--placement ray`` the teams run on a Ray cluster instead (see
+:mod:`akgentic.cli.placement`), and keep running there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,15 @@ from akgentic.cli import interrupt
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption, TokenOption
 from akgentic.cli.output import error_console
+from akgentic.cli.placement import (
+    MaxTeamsOption,
+    PlacementOption,
+    RayAddressOption,
+    TeamCpusOption,
+    TeamGpusOption,
+    TeamResourceOption,
+    placement_of,
+)
 from akgentic.cli.store import default_url, opened_storage
 
 __all__ = ["serve"]
@@ -104,6 +115,12 @@ def serve(
     max_body: Annotated[
         int, typer.Option("--max-body", min=1024, metavar="BYTES", help="Largest request body.")
     ] = 1_048_576,
+    placement: PlacementOption = "local",
+    ray_address: RayAddressOption = None,
+    team_cpus: TeamCpusOption = 0.0,
+    team_gpus: TeamGpusOption = 0.0,
+    team_resources: TeamResourceOption = None,
+    max_teams_per_worker: MaxTeamsOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
@@ -144,11 +161,21 @@ def serve(
                 f"interrupted again: stopped at once (the turns in progress were cut); "
                 f"resume a team with: akgentic teams resume TEAM{again}"
             )
+            where = placement_of(
+                placement,
+                url,
+                address=ray_address,
+                cpus=team_cpus,
+                gpus=team_gpus,
+                resources=team_resources,
+                max_teams=max_teams_per_worker,
+            )
+            teams = "" if where is None else "; teams on the Ray cluster"
 
             def ready(address: str) -> None:
                 typer.echo(
-                    f"akgentic serving on {address} (storage {url}); open {address}/ in a "
-                    f"browser; API docs at /docs"
+                    f"akgentic serving on {address} (storage {url}{teams}); open {address}/ "
+                    f"in a browser; API docs at /docs"
                 )
 
             def stopping() -> None:
@@ -167,6 +194,7 @@ def serve(
                     on_problem=_warn,
                     stop=pressed,
                     on_stopping=stopping,
+                    placement=where,
                 )
             if pressed.is_set():
                 raise KeyboardInterrupt

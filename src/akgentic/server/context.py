@@ -16,7 +16,7 @@ from akgentic.server.posted import PostedCardPolicy
 from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import HostedTeam, TeamManager
 from akgentic.tool.mcp import MCPTool
 
 __all__ = ["ServerContext", "context"]
@@ -52,7 +52,7 @@ class ServerContext:
             raise HTTPException(404, f"no team {team_id}; list the teams with GET /teams")
         return record
 
-    def runtime(self, team_id: UUID) -> TeamRuntime:
+    def runtime(self, team_id: UUID) -> HostedTeam:
         """The team running here; 404 or 409 (saying how to resume it) otherwise."""
         runtime = self.manager.get_team(team_id)
         if runtime is not None:

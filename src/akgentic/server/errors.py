@@ -1,8 +1,9 @@
 """Errors as the API answers them: a 4xx always says why, a 500 never shows a traceback.
 
 Every error body is ``{"detail": "<what went wrong and what to do>"}`` (422s add the
-field ``errors``). An unexpected exception is logged with its traceback under an error id
-and answered 500 with that id only.
+field ``errors``). A team another process runs is a 409; a placement that cannot act now
+(no worker has room, the team is between two workers) a 503. An unexpected exception is
+logged with its traceback under an error id and answered 500 with that id only.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from akgentic.team import TeamRunningElsewhereError
+from akgentic.team.placement import PlacementError
 
 __all__ = ["BodyLimit", "install_error_handlers"]
 
@@ -79,6 +83,15 @@ def install_error_handlers(app: FastAPI) -> None:
         elif exc.status_code == 405 and detail == "Method Not Allowed":
             detail = f"{request.method} is not allowed on {request.url.path}; see /docs"
         return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(PlacementError)
+    async def unavailable(request: Request, exc: PlacementError) -> JSONResponse:
+        # no worker has room, or the team is between two workers: try again later
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(TeamRunningElsewhereError)
+    async def elsewhere(request: Request, exc: TeamRunningElsewhereError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:

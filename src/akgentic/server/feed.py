@@ -7,8 +7,10 @@ the boundary falls, and a subscriber that resumes (``Last-Event-ID``) simply sta
 the next number.
 
 A feed's thread waits on the team's recorder when the team runs in this process (woken
-by each commit), else reads the store every ``poll_interval`` seconds (a team run by
-another process on a shared store). It reads each new batch once, encodes it once
+by each commit), else on the store's :class:`~akgentic.storage.EventWatch`: a team run by
+another process or on a Ray cluster over a shared Postgres wakes it through ``LISTEN/
+NOTIFY``; on another store it reads ``last_seq`` every ``poll_interval`` seconds. It
+reads each new batch once, encodes it once
 (:func:`~akgentic.server.protocol.encode_record`) and wakes the subscribers on the event
 loop, so a hundred subscribers cost one read and one encoding per batch. A feed lives
 while it has subscribers.
@@ -27,8 +29,8 @@ from enum import Enum
 from uuid import UUID
 
 from akgentic.server.protocol import encode_record
-from akgentic.storage import StorageBundle
-from akgentic.team import TeamManager
+from akgentic.storage import StorageBundle, open_watch
+from akgentic.team import TeamManager, TeamRuntime
 
 __all__ = ["HEARTBEAT", "STOPPED", "Frame", "Hub", "Idle", "TeamFeed"]
 
@@ -88,10 +90,9 @@ class TeamFeed:
         while not self._closed.is_set():
             try:
                 runtime = hub.manager.get_team(self.team_id)
-                if runtime is not None:
+                if isinstance(runtime, TeamRuntime):
                     runtime.recorder.wait_seq(self.head + 1, timeout=1.0)
-                elif storage.events.last_seq(self.team_id) <= self.head:
-                    self._closed.wait(hub.poll_interval)
+                elif not hub.watch.wait_past(self.team_id, self.head, timeout=1.0):
                     continue
                 frames = encode_batch(storage, self.team_id, self.head + 1)
             except Exception:
@@ -158,6 +159,7 @@ class Hub:
         self.storage = manager.storage
         self.loop = loop
         self.poll_interval = poll_interval
+        self.watch = open_watch(self.storage, poll_interval)
         self._feeds: dict[UUID, TeamFeed] = {}
         self.closed = False
 
@@ -222,3 +224,4 @@ class Hub:
         for feed in list(self._feeds.values()):
             feed.close()
         self._feeds.clear()
+        self.watch.close()

@@ -21,7 +21,7 @@ from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle
-from akgentic.team import TeamManager
+from akgentic.team import Placement, TeamManager
 
 __all__ = ["BackgroundServer", "bound_url", "load_skills_into", "serve"]
 
@@ -138,9 +138,11 @@ def serve(
     on_problem: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,
     on_stopping: Callable[[], None] | None = None,
+    placement: Placement | None = None,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
-    runs is stopped gracefully on the way out.
+    runs in this process is stopped gracefully on the way out (teams a ``placement`` runs
+    on a cluster keep running there).
 
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
     skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
@@ -156,7 +158,7 @@ def serve(
         report(problem)
     system = ActorSystem()
     try:
-        manager = TeamManager(system, storage)
+        manager = TeamManager(system, storage, placement=placement)
         try:
             app = create_app(manager, settings, cards=cards)
             if skills_dir is not None:

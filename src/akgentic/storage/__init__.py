@@ -60,6 +60,7 @@ from akgentic.storage.records import (
     corrupt_rows,
 )
 from akgentic.storage.sqlite import SqliteOptions, SqliteStorage
+from akgentic.storage.watch import EventWatch, open_watch
 
 if TYPE_CHECKING:
     from akgentic.storage.postgres import PostgresOptions, PostgresStorage
@@ -75,6 +76,7 @@ __all__ = [
     "DecodeFailure",
     "EventLog",
     "EventRecord",
+    "EventWatch",
     "Heartbeat",
     "InstanceTypeError",
     "InvalidTransitionError",
@@ -107,6 +109,7 @@ __all__ = [
     "corrupt_rows",
     "holder_is_gone",
     "open_storage",
+    "open_watch",
     "sqlite_path",
     "sqlite_url",
 ]

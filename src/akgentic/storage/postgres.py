@@ -7,6 +7,10 @@
   threads of one process would need a pool, which this store does not need to be.
 - **Durability.** A write has committed before the call returns, with Postgres'
   ``synchronous_commit`` deciding how far (``on``, its default, means flushed to the WAL).
+- **Notifications.** Each append notifies the channel ``akgentic_events`` with
+  ``<team id>:<last seq>``, inside the transaction that commits it (Postgres delivers it at
+  commit, never before): a process following a team another process or machine runs is
+  woken at once (:mod:`akgentic.storage.watch`; :meth:`PostgresStorage.listener`).
 - **Sequence numbers.** A per-team counter row, bumped with
   ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING`` in the same statement that inserts
   the events (one round trip, one transaction): the row stays locked until commit, so
@@ -42,7 +46,7 @@ from akgentic.storage._codec import text_or_bytes, to_utc
 from akgentic.storage._sql import Cursor, SqlStorage, check_tables
 from akgentic.storage.errors import StorageClosedError, StorageError
 
-__all__ = ["PostgresOptions", "PostgresStorage"]
+__all__ = ["EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
 
 SCHEMA_VERSION = 1
 _SCHEMA_LOCK = 0x616B67656E746963  # "akgentic": the advisory lock taken while creating
@@ -91,9 +95,13 @@ _SCHEMA = (
 )
 
 
+EVENTS_CHANNEL = "akgentic_events"
+"""The channel every append notifies (payload ``<team id>:<last seq>``)."""
+
 # One statement, so one round trip and its own transaction (autocommit): bump the team's
-# counter row (locked until commit) and insert the batch numbered from it. If the insert
-# fails, the counter bump rolls back with it.
+# counter row (locked until commit), insert the batch numbered from it and notify the
+# followers (delivered at commit). If the insert fails, the counter bump and the
+# notification roll back with it.
 _INSERT_EVENTS = """
 WITH counter AS (
     INSERT INTO akgentic_team_seq (team_id, last_seq) VALUES (%(team)b, %(count)b)
@@ -107,7 +115,8 @@ WITH counter AS (
          unnest(%(times)b::timestamptz[], %(payloads)b::text[])
              WITH ORDINALITY AS batch(ts, payload, ord)
 )
-SELECT last_seq FROM counter
+SELECT last_seq, pg_notify('akgentic_events', %(team)b::text || ':' || last_seq::text)
+FROM counter
 """
 
 
@@ -283,6 +292,14 @@ class _Driver:
             (f"akgentic.working_memory:{team_id}:{agent_id}",),
         )
 
+    def listener(self) -> psycopg.Connection[Any]:
+        """A new connection of its own, listening on :data:`EVENTS_CHANNEL`."""
+        if self._closed:
+            raise StorageClosedError("this PostgresStorage is closed")
+        conn = psycopg.connect(self._conninfo, autocommit=True)
+        conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+        return conn
+
     def close(self) -> None:
         with self._lock:
             if not self._closed:
@@ -301,6 +318,11 @@ class PostgresStorage(SqlStorage):
         self.options = PostgresOptions(schema_name=schema)
         self._driver = _Driver(conninfo, self.options)
         super().__init__(self._driver)
+
+    def listener(self) -> psycopg.Connection[Any]:
+        """A new connection, listening to the notifications of every append (channel
+        :data:`EVENTS_CHANNEL`, payload ``<team id>:<last seq>``); the caller closes it."""
+        return self._driver.listener()
 
     def close(self) -> None:
         """Close the connection (idempotent); later calls raise StorageClosedError."""

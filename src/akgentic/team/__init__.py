@@ -21,6 +21,7 @@ from akgentic.team.manager import (
     team_resource,
 )
 from akgentic.team.mcp import give_mcp_servers
+from akgentic.team.placement import HostedTeam, LocalPlacement, Placement
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
 from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
@@ -28,6 +29,7 @@ from akgentic.team.runtime import (
     STOPPED_ELSEWHERE,
     InterruptedTurnsDismissed,
     TeamRuntime,
+    follow_log,
     read_history,
     tool_state,
 )
@@ -41,8 +43,11 @@ __all__ = [
     "STOPPED_ELSEWHERE",
     "EventRecorder",
     "Gap",
+    "HostedTeam",
     "InterruptedTurnsDismissed",
+    "LocalPlacement",
     "MemberSpec",
+    "Placement",
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
@@ -53,6 +58,7 @@ __all__ = [
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
     "TeamRuntime",
+    "follow_log",
     "give_mcp_servers",
     "member_names",
     "plan_restore",

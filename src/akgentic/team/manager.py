@@ -8,6 +8,12 @@ team creation naming what to fix.
 
 Resuming rebuilds the team from its event log (see ``restorer``), all or nothing.
 
+Where a team runs is its :class:`~akgentic.team.placement.Placement`'s choice: this
+process by default (:class:`~akgentic.team.placement.LocalPlacement`), or one Ray actor
+per team on a cluster (``RayPlacement``). Creating, resuming, finding and listing teams
+go through it, and give back a :class:`~akgentic.team.placement.HostedTeam` with the
+same verbs wherever the team runs.
+
 One process runs a team at a time. The manager holds a lease on ``team/<id>`` in the
 store (:mod:`akgentic.storage.lease`) from creation or resume until the team stops,
 renewed by a heartbeat: a second process asking to resume it gets
@@ -65,6 +71,8 @@ from akgentic.storage import (
 )
 from akgentic.team.card import TeamCard, walk
 from akgentic.team.mcp import attach_mcp_servers
+from akgentic.team.placement.local import LocalPlacement
+from akgentic.team.placement.protocol import HostedTeam, Placement
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
@@ -117,9 +125,12 @@ class TeamManager:
         catalog: CatalogService | None = None,
         lease_ttl: float = LEASE_TTL,
         holder: LeaseHolder | None = None,
+        placement: Placement | None = None,
     ) -> None:
         self.system = actor_system
         self.storage = storage
+        self.placement: Placement = placement if placement is not None else LocalPlacement()
+        """Where this manager's teams run (this process unless given)."""
         # The tool catalog its agents resolve CatalogTool instances from (akgentic.catalog).
         self.catalog = catalog if catalog is not None else CatalogService(storage)
         bind_catalog(actor_system, self.catalog)
@@ -214,8 +225,8 @@ class TeamManager:
         team_id: UUID | None = None,
         model: str | ModelRoster | None = None,
         metadata: BaseModel | None = None,
-    ) -> TeamRuntime:
-        """Start a new team from ``card``.
+    ) -> HostedTeam:
+        """Start a new team from ``card``, where the placement runs teams.
 
         ``model`` (a roster spec, or a roster) overrides every member's; ``metadata`` is the team's
         business context (``Orchestrator.set_metadata``), set before any member starts so
@@ -225,9 +236,14 @@ class TeamManager:
         if model is not None:
             override_models(card, model)
         attach_mcp_servers(card)
+        return self.placement.create(self, card, team_id or uuid4(), metadata)
+
+    def _create_here(
+        self, card: TeamCard, team_id: UUID, metadata: BaseModel | None
+    ) -> TeamRuntime:
+        """Check ``card`` (prepared by :meth:`create_team`), record it and run it here."""
         check_models(card)
         check_catalog_tools(card, self.catalog)
-        team_id = team_id or uuid4()
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)
         self._lease(team_id)
         try:
@@ -285,7 +301,15 @@ class TeamManager:
         return orchestrator, recorder
 
     # -- finding ------------------------------------------------------------------------------
-    def get_team(self, team_id: UUID) -> TeamRuntime | None:
+    def get_team(self, team_id: UUID) -> HostedTeam | None:
+        """The team if it runs where the placement runs teams (by default: this process)."""
+        return self.placement.find(self, team_id)
+
+    def running(self) -> list[HostedTeam]:
+        """The teams running where the placement runs teams (by default: this process)."""
+        return self.placement.running(self)
+
+    def _local_team(self, team_id: UUID) -> TeamRuntime | None:
         """The team if it runs in this process."""
         runtime = self._running.get(team_id)
         if runtime is not None and not runtime.orchestrator.is_alive():
@@ -293,9 +317,9 @@ class TeamManager:
             return None
         return runtime
 
-    def running(self) -> list[TeamRuntime]:
+    def _local_teams(self) -> list[TeamRuntime]:
         """The teams running in this process."""
-        return [r for r in list(self._running.values()) if self.get_team(r.team_id) is r]
+        return [r for r in list(self._running.values()) if self._local_team(r.team_id) is r]
 
     def list_teams(self, status: TeamStatus | None = None) -> list[TeamRecord]:
         return self.storage.teams.list(status)
@@ -311,14 +335,14 @@ class TeamManager:
         """Stop a running team gracefully (status STOPPED). A team not running here is
         marked STOPPED, which the process running it (if any) notices and obeys; the lease
         of a process that crashed is cleared (nobody runs the team)."""
-        runtime = self._running.get(team_id)
-        if runtime is not None:
-            runtime.stop(grace_timeout)  # its lease is released once it has stopped
+        team = self.get_team(team_id)
+        if team is not None:
+            team.stop(grace_timeout)  # its lease is released once it has stopped
             self._running.pop(team_id, None)
         record = self.record(team_id)
         if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
-        if runtime is None:
+        if team is None:
             self._clear_stale_lease(team_id)
 
     def _clear_stale_lease(self, team_id: UUID) -> None:
@@ -340,23 +364,28 @@ class TeamManager:
         (see :meth:`TeamRuntime.interrupt`)."""
         from akgentic.team.restorer import plan_restore
 
-        runtime = self._running.get(team_id)
-        if runtime is not None:
-            runtime.interrupt_and_stop(grace_timeout)
+        team = self.get_team(team_id)
+        if team is not None:
+            team.interrupt_and_stop(grace_timeout)
         self.stop_team(team_id, grace_timeout)
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
-    def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> TeamRuntime:
-        """Rebuild a stopped (or crashed) team from its event log; see ``restorer``.
+    def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> HostedTeam:
+        """Rebuild a stopped (or crashed) team from its event log, where the placement
+        runs teams; see ``restorer``.
 
         ``model`` (a roster spec, or a roster) resumes every agent on that model. All or nothing: a
         resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
         team exactly as it was (roster, status, interrupted turns); a team another live
         process runs raises :class:`TeamRunningElsewhereError`.
         """
+        return self.placement.resume(self, team_id, model)
+
+    def _resume_here(self, team_id: UUID, model: str | ModelRoster | None) -> TeamRuntime:
+        """:meth:`resume_team` in this process."""
         from akgentic.team.restorer import restore
 
-        if self.get_team(team_id) is not None:
+        if self._local_team(team_id) is not None:
             raise ValueError(f"team {team_id} is already running in this process")
         record = self.record(team_id).require()  # a damaged row: CorruptRecordError
         if record.status == TeamStatus.DELETED:
@@ -392,12 +421,14 @@ class TeamManager:
             self.storage.teams.delete(team_id)
 
     def shutdown(self, grace_timeout: float = 30.0) -> None:
-        """Stop every team this manager runs, its status watcher and its heartbeat."""
+        """Stop every team this manager runs in this process, its status watcher and its
+        heartbeat, and close the placement (teams on a cluster keep running there)."""
         self._closed.set()
         for team_id in list(self._running):
             with contextlib.suppress(LookupError):  # purged meanwhile
                 self.stop_team(team_id, grace_timeout)
         self._heartbeat.close()
+        self.placement.close()
 
 
 class _ReleaseOnStop:

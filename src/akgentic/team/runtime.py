@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -36,6 +36,7 @@ __all__ = [
     "STOPPED_ELSEWHERE",
     "InterruptedTurnsDismissed",
     "TeamRuntime",
+    "follow_log",
     "read_history",
     "tool_state",
 ]
@@ -60,6 +61,41 @@ def tool_state(storage: StorageBundle, team_id: UUID, tool_id: str) -> ReplayRes
         gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
         unknown_tools=replayed.unknown_tools & {tool_id},
     )
+
+
+def follow_log(
+    storage: StorageBundle,
+    team_id: UUID,
+    from_seq: int,
+    *,
+    wait_past: Callable[[int, float], bool],
+    ended: Callable[[int], bool],
+    stop: threading.Event | None = None,
+    idle_timeout: float | None = None,
+) -> Iterator[EventRecord]:
+    """A team's records from ``from_seq`` on: what the store has, then what comes.
+
+    Every step goes by sequence number, so there is no gap and no duplicate wherever the
+    team runs. ``wait_past(seq, timeout)`` waits for the log to go past ``seq`` (the
+    recorder of a team running here, an :class:`~akgentic.storage.EventWatch` otherwise);
+    ``ended(next_seq)`` says the team has stopped and its log ends before ``next_seq``.
+    Ends then, when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new.
+    """
+    next_seq = max(from_seq, 1)
+    while True:
+        batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
+        for record in batch:
+            yield record
+            next_seq = record.seq + 1
+        if batch:
+            continue
+        if stop is not None and stop.is_set():
+            return
+        if ended(next_seq):
+            return
+        arrived = wait_past(next_seq - 1, idle_timeout or 0.5)
+        if not arrived and idle_timeout is not None:
+            return
 
 
 STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
@@ -218,21 +254,17 @@ class TeamRuntime:
         Ends when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new, or
         when the team has stopped and everything is read.
         """
-        next_seq = max(from_seq, 1)
-        while True:
-            batch = self.storage.events.read(self.team_id, from_seq=next_seq, limit=500)
-            for record in batch:
-                yield record
-                next_seq = record.seq + 1
-            if batch:
-                continue
-            if stop is not None and stop.is_set():
-                return
-            if not self.orchestrator.is_alive() and self.recorder.last_seq < next_seq:
-                return
-            arrived = self._wait_past(next_seq - 1, stop, idle_timeout or 0.5)
-            if not arrived and idle_timeout is not None:
-                return
+        return follow_log(
+            self.storage,
+            self.team_id,
+            from_seq,
+            wait_past=lambda seq, timeout: self._wait_past(seq, stop, timeout),
+            ended=lambda next_seq: (
+                not self.orchestrator.is_alive() and self.recorder.last_seq < next_seq
+            ),
+            stop=stop,
+            idle_timeout=idle_timeout,
+        )
 
     def _wait_past(self, seq: int, stop: threading.Event | None, timeout: float) -> bool:
         """Wait until the log goes past ``seq``, ``stop`` is set or the team stops."""
@@ -246,6 +278,10 @@ class TeamRuntime:
 
         with self.recorder.subscribe_live():
             return self.recorder.subscribe_live().wait_for(ready, timeout)
+
+    def committed_seq(self, message_id: UUID) -> int | None:
+        """The sequence number of a message this runtime accepted (None: not committed)."""
+        return self.recorder.wait_committed(message_id, 0)
 
     def is_running(self) -> bool:
         """Whether the team still runs (its orchestrator is alive)."""

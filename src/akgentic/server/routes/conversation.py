@@ -21,7 +21,7 @@ from akgentic.core import AddressError, Message, SentMessage
 from akgentic.core.serialization import serialize
 from akgentic.server.context import ServerContext, context
 from akgentic.server.protocol import encode_record
-from akgentic.team import TeamRuntime, read_history, team_usage, tool_state
+from akgentic.team import HostedTeam, read_history, team_usage, tool_state
 
 __all__ = ["router"]
 
@@ -31,13 +31,11 @@ Ctx = Annotated[ServerContext, Depends(context)]
 SCAN = 500
 
 
-def _accepted(runtime: TeamRuntime, message_id: UUID, to: str) -> Accepted:
-    return Accepted(
-        message_id=message_id, seq=runtime.recorder.wait_committed(message_id, 0), to=to
-    )
+def _accepted(runtime: HostedTeam, message_id: UUID, to: str) -> Accepted:
+    return Accepted(message_id=message_id, seq=runtime.committed_seq(message_id), to=to)
 
 
-def _asked(runtime: TeamRuntime, message_id: UUID) -> Message:
+def _asked(runtime: HostedTeam, message_id: UUID) -> Message:
     """The message ``message_id`` a member sent the person, searched from the log's end."""
     storage, human = runtime.storage, runtime.card.human
     upper = storage.events.last_seq(runtime.team_id)

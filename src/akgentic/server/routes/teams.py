@@ -158,17 +158,20 @@ def resume_team(
 
     Turns a crash interrupted are listed in ``interrupted``; ``retry_interrupted``
     delivers them again (a turn may repeat its side effects), ``dismiss_interrupted``
-    gives them up for good."""
+    gives them up for good. On a team already running — resumed on another worker after
+    its worker was lost, say — either settles the turns it lists as interrupted."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")
     record = ctx.record(team_id)
-    if ctx.manager.get_team(team_id) is not None:
+    runtime = ctx.manager.get_team(team_id)
+    settle = options.retry_interrupted or options.dismiss_interrupted
+    if runtime is not None and not settle:
         raise HTTPException(409, f"team {team_id} is already running")
     if record.status == TeamStatus.DELETED:
         raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
     try:
-        runtime = ctx.manager.resume_team(team_id)
+        runtime = runtime or ctx.manager.resume_team(team_id)
     except ValueError as exc:
         raise HTTPException(409, f"team {team_id} cannot be resumed: {exc}") from None
     if options.retry_interrupted:

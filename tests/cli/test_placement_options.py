@@ -1,0 +1,57 @@
+"""``akgentic serve --placement``: a wrong choice is one ``error:`` line saying what to do,
+before anything starts. (Serving on a real Ray cluster: tests/team/placement.)"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from akgentic.cli import app
+from akgentic.cli.errors import CliError
+from akgentic.cli.placement import placement_of
+
+HAS_RAY = importlib.util.find_spec("ray") is not None
+NOWHERE = "postgresql://nobody@127.0.0.1:1/none"  # never connected to by these tests
+
+
+def serve(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["serve", *args], env={"AKGENTIC_SERVER": None})
+    return result.exit_code, result.stderr
+
+
+def test_a_placement_is_local_or_ray(tmp_path: Path) -> None:
+    code, err = serve("--placement", "moon", "--storage", f"sqlite:///{tmp_path / 'a.db'}")
+    assert code == 1
+    assert err.strip() == "error: --placement moon: choose local or ray"
+
+
+def test_the_ray_options_need_the_ray_placement(tmp_path: Path) -> None:
+    code, err = serve(
+        "--ray-address", "10.0.0.1:6379", "--storage", f"sqlite:///{tmp_path / 'a.db'}"
+    )
+    assert code == 1
+    assert "error: --ray-address, --team-cpus, --team-gpus, --team-resource and " in err
+    assert "apply to --placement ray only" in err
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]'")
+def test_the_ray_placement_needs_a_store_every_worker_reaches(tmp_path: Path) -> None:
+    code, err = serve("--placement", "ray", "--storage", f"sqlite:///{tmp_path / 'a.db'}")
+    assert code == 1
+    assert err.startswith(
+        "error: --placement ray needs a store every worker reaches: --storage postgresql://"
+    )
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]'")
+def test_team_resources_are_names_and_amounts() -> None:
+    with pytest.raises(CliError, match="--team-resource gpu=lots: write NAME=AMOUNT"):
+        placement_of("ray", NOWHERE, resources=["gpu=lots"])
+    with pytest.raises(
+        CliError, match="invalid Ray placement options: resources: Value error, a custom resource "
+    ):
+        placement_of("ray", NOWHERE, resources=["=1"])
+    assert placement_of("local", NOWHERE) is None

@@ -1,0 +1,54 @@
+"""A running team's interrupted turns settled over HTTP: a team resumed without deciding
+(by a placement after its worker was lost, or by a plain resume) keeps listing them, and
+``POST /teams/{id}/resume`` with ``retry_interrupted`` or ``dismiss_interrupted`` settles
+them on the running team."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from akgentic.client import AkgenticClient, ServerError
+from akgentic.core import ActorSystem
+from akgentic.server import BackgroundServer, ServerSettings, create_app
+from akgentic.storage import open_storage
+from akgentic.team import TeamManager
+from tests.team.crash_cards import SlowStep  # noqa: F401  (the crashed team's tool)
+from tests.team.test_crash import answers, run_child_until_ready
+
+
+@pytest.mark.parametrize("settle", ["retry", "dismiss"])
+def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: str) -> None:
+    url = f"sqlite:///{tmp_path / 'crashed.db'}"
+    team_id = run_child_until_ready(url)  # killed mid-turn: "block please" interrupted
+    storage, system = open_storage(url), ActorSystem()
+    manager = TeamManager(system, storage)
+    server = BackgroundServer(create_app(manager, ServerSettings(port=0)))
+    try:
+        with server, AkgenticClient(server.url) as client:
+            team = client.resume_team(team_id)  # nobody decided yet
+            [interrupted] = team.refresh().interrupted
+            with pytest.raises(ServerError, match="409: .* is already running"):
+                client.resume_team(team_id)
+            settled = client.resume_team(
+                team_id,
+                retry_interrupted=settle == "retry",
+                dismiss_interrupted=settle == "dismiss",
+            )
+            assert settled.refresh().interrupted == []
+            runtime = manager.get_team(team_id)
+            assert runtime is not None and runtime.interrupted == []
+            for record in team.follow(1, idle_timeout=30):
+                if "[scripted] done: after block" in answers(runtime) and (
+                    settle == "dismiss" or "[scripted] done: block please" in answers(runtime)
+                ):
+                    break
+                assert record.seq >= 1
+            done = answers(runtime)
+            assert ("[scripted] done: block please" in done) == (settle == "retry")
+            assert interrupted not in [m.id for m in runtime.interrupted]
+    finally:
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()

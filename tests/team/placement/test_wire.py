@@ -1,0 +1,78 @@
+"""What crosses between a driver and a team's Ray actor: a failure in the actor becomes,
+on the driver, the very error a local TeamManager raises (no cluster needed)."""
+
+from __future__ import annotations
+
+import pickle
+from datetime import UTC, datetime
+from uuid import uuid4
+
+import pytest
+
+from akgentic.core import AddressError
+from akgentic.storage import Lease, LeaseHolder
+from akgentic.team import ResumeError, TeamRunningElsewhereError
+from akgentic.team.placement import PlacementError
+from tests.team.placement.conftest import HAS_RAY
+
+pytestmark = pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]'")
+
+
+def crossed(exc: BaseException) -> Exception:
+    from akgentic.team.placement.ray.wire import HostError
+
+    team_id = uuid4()
+    return pickle.loads(pickle.dumps(HostError.of(exc, team_id))).local()
+
+
+def test_a_team_held_elsewhere_names_its_holder_on_the_driver() -> None:
+    now = datetime.now(UTC)
+    holder = LeaseHolder(owner="ray:node:team-x", host="box", pid=42)
+    lease = Lease(
+        resource="team/x", holder=holder, since=now, renewed_at=now, expires_at=now, expired=False
+    )
+    team_id = uuid4()
+    from akgentic.team.placement.ray.wire import HostError
+
+    error = pickle.loads(
+        pickle.dumps(HostError.of(TeamRunningElsewhereError(team_id, lease), team_id))
+    )
+    local = error.local()
+    assert isinstance(local, TeamRunningElsewhereError)
+    assert local.lease == lease
+    assert str(local).startswith(
+        f"team {team_id} is running in another process: pid 42 on host box"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (ResumeError("@Boss: set OPENAI_API_KEY"), ResumeError),
+        (AddressError("@Nobody is not a member"), AddressError),
+        (ValueError("bad card"), ValueError),
+        (LookupError("no team"), LookupError),
+        (TimeoutError("not committed"), TimeoutError),
+    ],
+)
+def test_errors_cross_as_the_local_manager_raises_them(
+    raised: Exception, expected: type[Exception]
+) -> None:
+    local = crossed(raised)
+    assert type(local) is expected
+    assert str(local) == str(raised)
+
+
+def test_an_unexpected_error_is_a_placement_error_naming_it() -> None:
+    local = crossed(RuntimeError("disk on fire"))
+    assert isinstance(local, PlacementError)
+    assert "RuntimeError: disk on fire" in str(local)
+
+
+def test_a_host_owner_names_its_node_and_actor() -> None:
+    from akgentic.team.placement.ray.wire import host_owner, parse_owner
+
+    owner = host_owner("n0de", "team-1-abc")
+    assert parse_owner(owner) == ("n0de", "team-1-abc")
+    assert parse_owner("3f2a9c") is None  # a local process's owner id
+    assert parse_owner("ray:") is None

@@ -45,6 +45,7 @@ from akgentic.core.orchestrator import (
     EventSubscriber,
     Orchestrator,
     OrchestratorConfig,
+    TelemetryRecord,
     is_tool_actor,
 )
 from akgentic.core.serialization import (
@@ -92,6 +93,7 @@ __all__ = [
     "TeamMetadataEvent",
     "TeamStoppingEvent",
     "TelemetryMessage",
+    "TelemetryRecord",
     "UserMessage",
     "UserProxy",
     "WarningError",

@@ -14,6 +14,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from akgentic.storage._codec import (
+    EncodedEvent,
+    encode_event,
+    encode_receipt,
+    encode_sent,
+    encode_value,
+)
 from akgentic.storage._url import ACCEPTED_URLS, open_storage
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -72,6 +79,7 @@ __all__ = [
     "CatalogStore",
     "CorruptRecordError",
     "DecodeFailure",
+    "EncodedEvent",
     "EventLog",
     "EventRecord",
     "Heartbeat",
@@ -103,6 +111,10 @@ __all__ = [
     "ToolInstanceRecord",
     "WorkingMemoryStore",
     "corrupt_rows",
+    "encode_event",
+    "encode_receipt",
+    "encode_sent",
+    "encode_value",
     "holder_is_gone",
     "open_storage",
 ]

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
+    EncodedEvent,
     decode_event,
     decode_state,
     decode_team,
@@ -287,12 +288,13 @@ class _Events:
         return self.append_many(team_id, (message,))[0]
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> builtins.list[int]:
-        db = self._db
-        encoded = [encode_event(m) for m in messages]
-        if not encoded:
+        return self.append_encoded(team_id, [encode_event(m) for m in messages])
+
+    def append_encoded(self, team_id: UUID, events: Sequence[EncodedEvent]) -> builtins.list[int]:
+        if not events:
             return []
-        first = db.insert_events(team_id, encoded)
-        return list(range(first, first + len(encoded)))
+        first = self._db.insert_events(team_id, list(events))
+        return list(range(first, first + len(events)))
 
     def read(
         self,

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
+    EncodedEvent,
     decode_event,
     decode_state,
     decode_team,
@@ -243,9 +244,10 @@ class _Events:
             return len(rows)
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
-        batch: list[tuple[str, Text]] = [
-            (iso_time(when), raw) for when, raw in map(encode_event, messages)
-        ]
+        return self.append_encoded(team_id, [encode_event(m) for m in messages])
+
+    def append_encoded(self, team_id: UUID, events: Sequence[EncodedEvent]) -> list[int]:
+        batch: list[tuple[str, Text]] = [(iso_time(when), raw) for when, raw in events]
         if not batch:
             return []
         with self._data.locked():

@@ -33,6 +33,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
+from akgentic.storage._codec import EncodedEvent
 from akgentic.storage.lease import LeaseStore
 from akgentic.storage.records import (
     CatalogAuditEntry,
@@ -115,6 +116,12 @@ class EventLog(Protocol):
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
         """Store ``messages`` in order in one transaction; their consecutive numbers."""
+        ...
+
+    def append_encoded(self, team_id: UUID, events: Sequence[EncodedEvent]) -> list[int]:
+        """``append_many`` for events already encoded (``encode_event``,
+        ``encode_receipt``): a writer that encodes off the store's lock, or without
+        building the messages, hands their text over as it is."""
         ...
 
     def read(

@@ -1,11 +1,13 @@
 """EventRecorder: persistence is a subscriber on the orchestrator that records everything.
 
-Every telemetry message the orchestrator hands on is appended to the team's event log;
+Every telemetry record the orchestrator hands on is appended to the team's event log;
 state changes also update the latest-state table; an agent's ``LlmMessageEvent``s and
-``ContextReplacedEvent``s maintain its working memory (the model context). Messages are
-buffered in ``on_message`` and committed in one transaction per batch in ``flush``,
+``ContextReplacedEvent``s maintain its working memory (the model context). Records are
+buffered in ``on_record`` and committed in one transaction per batch in ``flush``,
 which the orchestrator calls after each batch — so throughput stays high and nothing the
-orchestrator has handed on waits longer than its batch.
+orchestrator has handed on waits longer than its batch. Receipts (a member took a
+message out of its inbox, or finished it: two of the three records of every message)
+are encoded straight from the record's fields, never built as messages.
 
 Durability for callers: :meth:`wait_committed` blocks until the message with a given id
 has been committed, which is how ``TeamRuntime.send`` returns only once the message it
@@ -25,37 +27,52 @@ from collections import OrderedDict
 from uuid import UUID
 
 from akgentic.core import (
+    ActorAddressProxy,
     ErrorMessage,
     EventMessage,
     Message,
     SentMessage,
     StateChangedMessage,
+    TelemetryRecord,
 )
-from akgentic.core.serialization import SerializationError, serialize
+from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
-from akgentic.storage import StorageBundle, TeamStatus
+from akgentic.storage import (
+    EncodedEvent,
+    StorageBundle,
+    TeamStatus,
+    encode_event,
+    encode_receipt,
+    encode_sent,
+    encode_value,
+)
 
 __all__ = ["EventRecorder"]
 
 
-def _storable(msg: Message) -> Message:
-    """``msg``, or — when it cannot be serialized — an ErrorMessage saying so.
+def _encoded(msg: Message) -> EncodedEvent:
+    """``msg`` as stored, or — when it cannot be serialized — an ErrorMessage saying so.
 
     One event a store cannot encode (a plain object in an ``Any`` field) must not hold
     back every record after it: it is replaced in the log by a report naming it.
     """
     try:
-        serialize(msg)
+        return encode_event(msg)
     except SerializationError as exc:
         logger.error("team %s: %s cannot be stored: %s", msg.team_id, type(msg).__name__, exc)
-        return ErrorMessage(
-            content_type="error",
-            content=f"a {type(msg).__name__} could not be stored: {exc}",
-            sender=msg.sender,
-            team_id=msg.team_id,
-            timestamp=msg.timestamp,
+        return encode_event(
+            ErrorMessage(
+                content_type="error",
+                content=f"a {type(msg).__name__} could not be stored: {exc}",
+                sender=msg.sender,
+                team_id=msg.team_id,
+                timestamp=msg.timestamp,
+            )
         )
-    return msg
+
+
+_Encoded = tuple[EncodedEvent, UUID | None]
+"""A record encoded from its fields, and the id a caller may wait on (a send's message)."""
 
 
 logger = logging.getLogger("akgentic.team")
@@ -69,7 +86,9 @@ class EventRecorder:
     def __init__(self, storage: StorageBundle, team_id: UUID) -> None:
         self._storage = storage
         self._team_id = team_id
-        self._buffer: list[Message] = []
+        self._buffer: list[Message | _Encoded] = []
+        self._senders: dict[UUID, tuple[ActorAddressProxy, str]] = {}  # snapshot -> JSON
+        self._team_json = encode_value(team_id)
         self._restoring = False
         self._held = False
         self._discarded = False
@@ -84,6 +103,38 @@ class EventRecorder:
         if not self._restoring and not self._discarded:
             with self._lock:
                 self._buffer.append(msg)
+
+    def on_record(self, record: TelemetryRecord) -> None:
+        """The live stream: a receipt is encoded from its fields, anything else as its
+        message."""
+        if self._restoring or self._discarded:
+            return
+        item: Message | _Encoded
+        receipt = record.receipt
+        if receipt is not None:
+            cls, message_id, receiver, when = receipt
+            row = encode_receipt(cls, message_id, self._json(receiver), self._team_json, when)
+            item = (row, None)
+        elif (sent := record.sent) is not None:
+            message, sender, recipient, when = sent
+            to = "null" if recipient is None else self._json(recipient)
+            try:
+                row = encode_sent(
+                    SentMessage, message, self._json(sender), to, self._team_json, when
+                )
+                item = (row, message.id)
+            except SerializationError:  # reported in its place when the batch is written
+                item = record.message()
+        else:
+            item = record.message()
+        with self._lock:
+            self._buffer.append(item)
+
+    def _json(self, snapshot: ActorAddressProxy) -> str:
+        cached = self._senders.get(snapshot.agent_id)
+        if cached is None or cached[0] is not snapshot:
+            cached = self._senders[snapshot.agent_id] = (snapshot, encode_value(snapshot))
+        return cached[1]
 
     def flush(self) -> None:
         """Commit the buffered batch in one transaction.
@@ -100,15 +151,17 @@ class EventRecorder:
         if not batch or self._held or self._discarded:
             return
         storage, team = self._storage, self._team_id
-        try:
-            seqs = storage.events.append_many(team, batch)
-        except SerializationError:
-            batch = self._buffer = [_storable(msg) for msg in batch]
-            seqs = storage.events.append_many(team, batch)
+        rows = [item[0] if isinstance(item, tuple) else _encoded(item) for item in batch]
+        seqs = storage.events.append_encoded(team, rows)
         self._buffer = []
         with self._cond:  # committed: callers waiting on these may go on
-            for msg, seq in zip(batch, seqs, strict=True):
-                key = msg.message.id if isinstance(msg, SentMessage) else msg.id
+            for item, seq in zip(batch, seqs, strict=True):
+                if isinstance(item, tuple):
+                    key = item[1]
+                    if key is None:  # a receipt: nobody waits on its id
+                        continue
+                else:
+                    key = item.message.id if isinstance(item, SentMessage) else item.id
                 self._committed[key] = seq
             while len(self._committed) > _REMEMBERED:
                 self._committed.popitem(last=False)
@@ -117,6 +170,8 @@ class EventRecorder:
         # The tables beside the log are conveniences (restore reads the log): a failure
         # here is logged and loses nothing.
         for msg in batch:
+            if isinstance(msg, tuple):
+                continue
             sender = msg.sender
             try:
                 if isinstance(msg, StateChangedMessage) and sender is not None:
@@ -156,8 +211,9 @@ class EventRecorder:
         self._held = True
 
     def held(self) -> list[Message]:
-        """What arrived since :meth:`hold` (not yet written)."""
-        return list(self._buffer)
+        """The messages that arrived since :meth:`hold` (not yet written; receipts left
+        out)."""
+        return [item for item in self._buffer if not isinstance(item, tuple)]
 
     def release(self) -> None:
         """Write what was held (one transaction), and go on recording."""

@@ -6,11 +6,12 @@ change: the event store keeps it and a restore folds it. The whole state is publ
 (``notify_state_change``: a ``StateChangedMessage``) only as a snapshot for restore:
 
 - at the first change of the actor's life, so every later delta has a base;
-- once the rows changed since the last snapshot reach the rows the state holds
-  (:class:`SnapshotPolicy`): a snapshot of N rows is paid for by N changed rows, so
-  what one update writes stays proportional to the update (about twice its delta,
-  amortised) however large the state grows, and a restore folds at most about a
-  state's worth of deltas;
+- once the rows changed since the last snapshot reach the rows that snapshot held
+  (:class:`SnapshotPolicy`): a snapshot of N rows is paid for by N changed rows (and
+  the next one holds at most those N plus the rows added since), so what one update
+  writes stays proportional to the update — its delta, and at most about twice that
+  again for snapshots, amortised — however large the state grows, and a restore folds
+  at most about a snapshot's worth of deltas;
 - when the actor stops, if anything changed since the last one.
 
 A snapshot carries ``event_seq``, the ``seq`` of the last delta it includes. A restore
@@ -120,13 +121,13 @@ def fold_deltas(state: S, events: Iterable[ToolStateEvent]) -> S:
 
 @dataclass(frozen=True)
 class SnapshotPolicy:
-    """When a snapshot is due: once the rows changed since the last one reach the rows of
-    the state, and never more often than every ``min_rows`` changed rows."""
+    """When a snapshot is due: once the rows changed since the last one reach the rows
+    that snapshot held, and never more often than every ``min_rows`` changed rows."""
 
     min_rows: int = 256
 
-    def due(self, changed_rows: int, state_rows: int) -> bool:
-        return changed_rows >= max(self.min_rows, state_rows)
+    def due(self, changed_rows: int, snapshot_rows: int) -> bool:
+        return changed_rows >= max(self.min_rows, snapshot_rows)
 
 
 class StateJournal:
@@ -155,6 +156,7 @@ class StateJournal:
         self._emitter = ToolStateEmitter(tool_id or actor.myAddress.name, seq=state.event_seq)
         self._policy = policy or SnapshotPolicy()
         self._changed_rows = 0
+        self._snapshot_rows = 0
         self._based = False  # a snapshot has been published in this actor's life
 
     @property
@@ -171,10 +173,9 @@ class StateJournal:
         event = self._emitter.emit(self._actor, delta, empty=empty)
         if event is None:
             return None
-        state: DeltaState = self._actor.state
-        state.event_seq = event.seq
+        self._actor.state.event_seq = event.seq
         self._changed_rows += rows_of(delta)
-        if not self._based or self._policy.due(self._changed_rows, state.rows()):
+        if not self._based or self._policy.due(self._changed_rows, self._snapshot_rows):
             self.snapshot()
         return event
 
@@ -182,6 +183,7 @@ class StateJournal:
         """Publish the whole state now (a ``StateChangedMessage``: a base for restore)."""
         self._actor.notify_state_change()
         self._changed_rows = 0
+        self._snapshot_rows = self._actor.state.rows()
         self._based = True
 
     def close(self) -> None:

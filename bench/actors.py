@@ -256,7 +256,7 @@ class Team:
         with a recorder, until everything it was handed is committed."""
         self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=600).get_team()
         if self.recorder is not None:
-            assert self.recorder.wait_seq(self.storage.events.last_seq(self.team_id), 600)
+            assert self.recorder.written(600)
 
     @property
     def team_id(self) -> Any:

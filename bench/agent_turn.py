@@ -7,6 +7,12 @@ answers at once) and the same tool, and both keep the growing conversation:
 - streamed baseline: the same, with an ``event_stream_handler`` that reads every event —
   pydantic-ai streaming each step, as it does for an agent that publishes its run
   events (the part of a turn's cost that streaming itself takes);
+- the agent's own pydantic-ai ``Agent``, run directly with ``run_sync`` from the
+  benchmark's thread: the very agent a default ``BaseAgent`` builds (its tools with the
+  default cards', ``output_type=[str, AgentReply]`` and its recipient check, its
+  capabilities — events, accounting, cancellation, mailbox), without the actor, the turn
+  protocol or the context block around it. It splits the overhead in two: what
+  pydantic-ai costs for an agent configured like ours, and what the actor adds;
 - akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
   ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
   configuration (streamed steps, every event published on the team stream), with
@@ -127,6 +133,27 @@ def baseline(turns: int, with_tool: bool, streamed_run: bool = False) -> float:
     return (time.perf_counter() - start) / turns
 
 
+def shaped(turns: int, with_tool: bool) -> float:
+    """The default BaseAgent's own pydantic-ai Agent, run directly (no actor around it)."""
+    system = ActorSystem()
+    orchestrator = system.createActor(Orchestrator)
+    cls = type("Bench", (BenchAgent,), {"with_tool": with_tool})
+    config = AgentConfig(name="@Bench", tools=[Adder()])
+    address = system.createActor(cls, config=config, team_id=orchestrator.team_id)
+    system.ask(address, UserMessage(content="warm-up"), timeout=30)
+    agent = system.get_actor(address)._agent  # type: ignore[attr-defined]
+    history: list[ModelMessage] = []
+    start, cpu = time.perf_counter(), time.process_time()
+    for i in range(turns):
+        history = agent.run_sync(f"turn {i}", message_history=history).all_messages()
+    elapsed = (time.perf_counter() - start) / turns
+    CPU.setdefault("shaped" + ("_tool" if with_tool else ""), []).append(
+        (time.process_time() - cpu) / turns
+    )
+    system.shutdown(10)
+    return elapsed
+
+
 def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool = True) -> float:
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator)
@@ -171,6 +198,8 @@ def main() -> None:
         "base_tool",
         "stream",
         "stream_tool",
+        "shaped",
+        "shaped_tool",
         "ak",
         "ak_tool",
         "ak_quiet",
@@ -184,6 +213,8 @@ def main() -> None:
         runs["base_tool"].append(baseline(args.turns, True))
         runs["stream"].append(baseline(args.turns, False, streamed_run=True))
         runs["stream_tool"].append(baseline(args.turns, True, streamed_run=True))
+        runs["shaped"].append(shaped(args.turns, False))
+        runs["shaped_tool"].append(shaped(args.turns, True))
         runs["ak"].append(akgentic(args.turns, False, True))
         runs["ak_tool"].append(akgentic(args.turns, True, True))
         runs["ak_quiet"].append(akgentic(args.turns, False, False))
@@ -197,6 +228,7 @@ def main() -> None:
     rows = [
         ("pydantic-ai Agent.run_sync (baseline)", "base", "base_tool"),
         ("pydantic-ai run_sync, events streamed", "stream", "stream_tool"),
+        ("the agent's own pydantic-ai Agent, direct", "shaped", "shaped_tool"),
         ("BaseAgent in a team (default: events)", "ak", "ak_tool"),
         ("BaseAgent in a team (stream_events=False)", "ak_quiet", "ak_quiet_tool"),
         ("BaseAgent in a team (accounting off)", "ak_unaccounted", "ak_unaccounted_tool"),
@@ -216,6 +248,7 @@ def main() -> None:
     for label, key in (
         ("baseline", "base"),
         ("streamed baseline", "stream"),
+        ("the agent's own Agent", "shaped"),
         ("default", "ak"),
         ("stream_events=False", "ak_quiet"),
         ("accounting off", "ak_unaccounted"),

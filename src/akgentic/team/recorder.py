@@ -104,6 +104,7 @@ class EventRecorder:
         self._io = threading.Condition()
         self._outbox: list[_Encoded] = []
         self._tables: list[Message] = []  # their messages, for the tables beside the log
+        self._states: dict[UUID, StateChangedMessage] = {}  # latest, not yet in the table
         self._writer: threading.Thread | None = None
         self._idle = True
         self._closing = False
@@ -238,24 +239,30 @@ class EventRecorder:
 
     def _write_tables(self, batch: list[Message]) -> None:
         """The tables beside the log are conveniences (restore reads the log): a failure
-        here is logged and loses nothing. The latest-state table takes each agent's
-        last state of the batch only (latest wins)."""
+        here is logged and loses nothing. The latest-state table is written once the
+        writer has caught up (nothing left to commit) or closes: each agent's last state
+        only (latest wins) — under load one table write covers many batches."""
         storage, team = self._storage, self._team_id
-        states: dict[UUID, StateChangedMessage] = {}
         for msg in batch:
             sender = msg.sender
             if isinstance(msg, StateChangedMessage) and sender is not None:
-                states[sender.agent_id] = msg
-        for msg in batch:
-            sender = msg.sender
-            try:
-                if isinstance(msg, StateChangedMessage) and sender is not None:
-                    if states.get(sender.agent_id) is msg:
-                        storage.states.save_state(team, sender.agent_id, sender.name, msg.state)
-                elif isinstance(msg, EventMessage) and sender is not None:
+                self._states[sender.agent_id] = msg
+            elif isinstance(msg, EventMessage) and sender is not None:
+                try:
                     self._working_memory(sender.agent_id, msg.event)
+                except Exception:
+                    logger.exception("team %s: could not update the working memory", team)
+        with self._io:
+            caught_up = not self._outbox or self._closing
+        if not caught_up:
+            return
+        states, self._states = self._states, {}
+        for agent_id, msg in states.items():
+            name = msg.sender.name if msg.sender is not None else ""
+            try:
+                storage.states.save_state(team, agent_id, name, msg.state)
             except Exception:
-                logger.exception("team %s: could not update the state/memory tables", team)
+                logger.exception("team %s: could not update the latest-state table", team)
 
     def written(self, timeout: float = 60.0) -> bool:
         """Block until everything handed to the writer is committed (and its tables

@@ -172,7 +172,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._members: dict[UUID, ActorAddress] = {}
         self._by_name: dict[str, ActorAddress] = {}
         self._reserved: set[str] = set()
-        self._snapshots: dict[UUID, ActorAddressProxy] = {}
+        self._snapshots: dict[int, ActorAddressProxy] = {}  # by agent_id.int
         self._states: dict[UUID, SerializableModel] = {}
         self._recent_messages: deque[Message] = deque(maxlen=window)
         self._recent_events: deque[EventMessage] = deque(maxlen=window)
@@ -234,7 +234,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 if self._by_name.get(sender.name) == sender:
                     del self._by_name[sender.name]
                 self._states.pop(sender.agent_id, None)
-                self._snapshots.pop(sender.agent_id, None)
+                self._snapshots.pop(sender.agent_id.int, None)
         elif isinstance(msg, StateChangedMessage):
             if sender is not None:
                 self._states[sender.agent_id] = msg.state
@@ -248,11 +248,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def _snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
         if address is None:
             return None
-        snap = self._snapshots.get(address.agent_id)
+        snap = self._snapshots.get(address.agent_id.int)
         if snap is None:
             snap = address.snapshot()
             if address.agent_id in self._members:
-                self._snapshots[address.agent_id] = snap
+                self._snapshots[address.agent_id.int] = snap
         return snap
 
     def _detach(self, msg: Message) -> Message:

@@ -90,7 +90,7 @@ class EventRecorder:
         self._storage = storage
         self._team_id = team_id
         self._buffer: list[Message | _Encoded] = []
-        self._senders: dict[UUID, tuple[ActorAddressProxy, str]] = {}  # snapshot -> JSON
+        self._senders: dict[int, tuple[ActorAddressProxy, str]] = {}  # snapshot -> JSON
         self._team_json = encode_value(team_id)
         self._restoring = False
         self._held = False
@@ -142,9 +142,10 @@ class EventRecorder:
             self._buffer.append(item)
 
     def _json(self, snapshot: ActorAddressProxy) -> str:
-        cached = self._senders.get(snapshot.agent_id)
+        key = snapshot.agent_id.int  # an int hashes in C; a UUID in Python
+        cached = self._senders.get(key)
         if cached is None or cached[0] is not snapshot:
-            cached = self._senders[snapshot.agent_id] = (snapshot, encode_value(snapshot))
+            cached = self._senders[key] = (snapshot, encode_value(snapshot))
         return cached[1]
 
     def flush(self) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from akgentic.core import (
     ActorAddressProxy,
+    BaseState,
     ProcessedMessage,
     ReceivedMessage,
     SentMessage,
@@ -22,6 +23,7 @@ from akgentic.storage import (
     encode_event,
     encode_receipt,
     encode_sent,
+    encode_state,
     encode_value,
 )
 
@@ -89,3 +91,31 @@ def test_a_send_that_cannot_be_serialized_raises() -> None:
 
     with pytest.raises(SerializationError):
         encode_sent(SentMessage, Odd(content="x", extra_thing=object()), "null", "null", None, 0.0)
+
+
+class Tally(BaseState):
+    count: int = 0
+
+
+def test_states_handed_with_encoded_events_become_the_latest(store: StorageBundle) -> None:
+    team, agent = uuid4(), uuid4()
+    who = ActorAddressProxy(agent_id=agent, name="@A", role="A", team_id=team)
+    event = encode_event(ProcessedMessage(message_id=uuid4(), sender=who, team_id=team))
+    store.events.append_encoded(team, [event], [(agent, "@A", encode_state(Tally(count=1)))])
+    store.events.append_encoded(team, [event], [(agent, "@A", encode_state(Tally(count=2)))])
+    store.events.append_encoded(team, [event])  # no state: the table keeps the latest
+    states = store.states.load_states(team)
+    assert states[agent].require() == Tally(count=2) and states[agent].agent_name == "@A"
+    assert store.events.last_seq(team) == 3
+
+
+def test_events_and_their_states_are_one_transaction(store: StorageBundle) -> None:
+    """A state row the store cannot take rolls its events back too, and leaves no gap."""
+    team, agent = uuid4(), uuid4()
+    who = ActorAddressProxy(agent_id=agent, name="@A", role="A", team_id=team)
+    event = encode_event(ProcessedMessage(message_id=uuid4(), sender=who, team_id=team))
+    broken = [(agent, "@A")]  # not (id, name, text): fails once the events are inserted
+    with pytest.raises(ValueError):
+        store.events.append_encoded(team, [event, event], broken)  # type: ignore[list-item]
+    assert store.events.last_seq(team) == 0 and store.states.load_states(team) == {}
+    assert store.events.append_encoded(team, [event]) == [1]

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from akgentic.storage._codec import (
     EncodedEvent,
+    StateRow,
     encode_event,
     encode_receipt,
     encode_sent,
+    encode_state,
     encode_value,
 )
 from akgentic.storage._url import ACCEPTED_URLS, open_storage
@@ -99,6 +101,7 @@ __all__ = [
     "SqliteOptions",
     "SqliteStorage",
     "StateRecord",
+    "StateRow",
     "StateStore",
     "StorageBundle",
     "StorageClosedError",
@@ -114,6 +117,7 @@ __all__ = [
     "encode_event",
     "encode_receipt",
     "encode_sent",
+    "encode_state",
     "encode_value",
     "holder_is_gone",
     "open_storage",

@@ -31,6 +31,7 @@ from akgentic.storage.records import EventRecord, StateRecord, TeamRecord, TeamS
 __all__ = [
     "EncodedEvent",
     "LoadTime",
+    "StateRow",
     "decode_event",
     "decode_state",
     "decode_team",
@@ -123,6 +124,10 @@ def encode_event(message: Message) -> tuple[datetime, str]:
 
 EncodedEvent = tuple[datetime, str]
 """An event as a store keeps it: its timestamp (UTC) and its JSON text."""
+
+StateRow = tuple[UUID, str, str]
+"""An agent's latest state for the latest-state table, encoded: agent id, agent name, and
+the state's JSON text (``encode_state``)."""
 
 _RECEIPT = (
     '{{"__model__":"{path}","id":"{id}","parent_id":null,"team_id":{team},'

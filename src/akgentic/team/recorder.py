@@ -1,13 +1,13 @@
 """EventRecorder: persistence is a subscriber on the orchestrator that records everything.
 
 Every telemetry record the orchestrator hands on is appended to the team's event log;
-state changes also update the latest-state table; an agent's ``LlmMessageEvent``s and
-``ContextReplacedEvent``s maintain its working memory (the model context). Records are
-buffered in ``on_record`` and committed in one transaction per batch in ``flush``,
-which the orchestrator calls after each batch — so throughput stays high and nothing the
-orchestrator has handed on waits longer than its batch. Receipts (a member took a
-message out of its inbox, or finished it: two of the three records of every message)
-are encoded straight from the record's fields, never built as messages.
+state changes also update the latest-state table, in the same transaction; an agent's
+``LlmMessageEvent``s and ``ContextReplacedEvent``s maintain its working memory (the model
+context). Records are buffered in ``on_record`` and handed over, encoded, in ``flush``,
+which the orchestrator calls after each batch. Receipts and sends (a member took a
+message out of its inbox or finished it, a member sent one: the three records of every
+message) are encoded straight from the record's fields, never built as telemetry
+messages.
 
 Committing happens on the recorder's own writer thread (group commit): the orchestrator
 hands each batch over, encoded, and goes on while the disk syncs; the writer commits
@@ -29,6 +29,8 @@ import threading
 from collections import OrderedDict
 from uuid import UUID
 
+from pydantic import BaseModel
+
 from akgentic.core import (
     ActorAddressProxy,
     ErrorMessage,
@@ -42,11 +44,13 @@ from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
     EncodedEvent,
+    StateRow,
     StorageBundle,
     TeamStatus,
     encode_event,
     encode_receipt,
     encode_sent,
+    encode_state,
     encode_value,
 )
 
@@ -72,6 +76,24 @@ def _encoded(msg: Message) -> EncodedEvent:
                 timestamp=msg.timestamp,
             )
         )
+
+
+def _latest_states(batch: list[Message]) -> list[StateRow]:
+    """Each agent's last state in ``batch`` (latest wins), encoded for the latest-state
+    table. A state that cannot be encoded is logged and left out (its event is already
+    reported in the log): the table is a convenience and must not hold the log back."""
+    latest: dict[UUID, tuple[str, BaseModel]] = {}
+    for msg in batch:
+        sender = msg.sender
+        if isinstance(msg, StateChangedMessage) and sender is not None:
+            latest[sender.agent_id] = (sender.name, msg.state)
+    rows: list[StateRow] = []
+    for agent_id, (name, state) in latest.items():
+        try:
+            rows.append((agent_id, name, encode_state(state)))
+        except Exception as exc:  # a custom serializer may raise anything
+            logger.error("%s's state cannot be stored in the latest-state table: %s", name, exc)
+    return rows
 
 
 _Encoded = tuple[EncodedEvent, UUID | None]
@@ -104,7 +126,6 @@ class EventRecorder:
         self._io = threading.Condition()
         self._outbox: list[_Encoded] = []
         self._tables: list[Message] = []  # their messages, for the tables beside the log
-        self._states: dict[UUID, StateChangedMessage] = {}  # latest, not yet in the table
         self._writer: threading.Thread | None = None
         self._idle = True
         self._closing = False
@@ -116,8 +137,8 @@ class EventRecorder:
                 self._buffer.append(msg)
 
     def on_record(self, record: TelemetryRecord) -> None:
-        """The live stream: a receipt is encoded from its fields, anything else as its
-        message."""
+        """The live stream: a receipt or a send is encoded from its fields, anything else
+        as its message."""
         if self._restoring or self._discarded:
             return
         item: Message | _Encoded
@@ -197,7 +218,9 @@ class EventRecorder:
                 tables, self._tables = self._tables, []
                 self._idle = False
             try:
-                seqs = self._storage.events.append_encoded(self._team_id, [r[0] for r in rows])
+                seqs = self._storage.events.append_encoded(
+                    self._team_id, [r[0] for r in rows], _latest_states(tables)
+                )
             except Exception:
                 if self._retry(rows, tables):
                     continue
@@ -239,31 +262,15 @@ class EventRecorder:
             self._cond.notify_all()
 
     def _write_tables(self, batch: list[Message]) -> None:
-        """The tables beside the log are conveniences (restore reads the log): a failure
-        here is logged and loses nothing. The latest-state table is written once the
-        writer has caught up (nothing left to commit) or closes: each agent's last state
-        only (latest wins) — under load one table write covers many batches."""
-        storage, team = self._storage, self._team_id
+        """The working memory beside the log is a convenience (restore reads the log): a
+        failure here is logged and loses nothing."""
         for msg in batch:
             sender = msg.sender
-            if isinstance(msg, StateChangedMessage) and sender is not None:
-                self._states[sender.agent_id] = msg
-            elif isinstance(msg, EventMessage) and sender is not None:
+            if isinstance(msg, EventMessage) and sender is not None:
                 try:
                     self._working_memory(sender.agent_id, msg.event)
                 except Exception:
-                    logger.exception("team %s: could not update the working memory", team)
-        with self._io:
-            caught_up = not self._outbox or self._closing
-        if not caught_up:
-            return
-        states, self._states = self._states, {}
-        for agent_id, msg in states.items():
-            name = msg.sender.name if msg.sender is not None else ""
-            try:
-                storage.states.save_state(team, agent_id, name, msg.state)
-            except Exception:
-                logger.exception("team %s: could not update the latest-state table", team)
+                    logger.exception("team %s: could not update the working memory", self._team_id)
 
     def written(self, timeout: float = 60.0) -> bool:
         """Block until everything handed to the writer is committed (and its tables

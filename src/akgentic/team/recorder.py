@@ -227,6 +227,9 @@ class EventRecorder:
                 return
             self._committed_rows(rows, seqs)
             self._write_tables(tables)
+            # not kept while waiting for the next group: under load a group is a whole
+            # backlog, and memory per message must stay flat
+            del rows, tables, seqs
             with io:
                 self._idle = not self._outbox
                 io.notify_all()

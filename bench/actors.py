@@ -7,9 +7,12 @@ What is compared (same message objects, same thread layout, same machine, same r
 - round trips: one actor sends ``Ping``, the other answers ``Pong``, N times in a row.
 
 The Akgent side runs as in normal use: both actors are members of a team whose
-orchestrator receives every send/receive/processed record. It is measured twice: with
-no subscriber, and with one subscriber that receives every telemetry message (what an
-event store sees). The raw side is two ``pykka.ThreadingActor``s passing the same
+orchestrator receives every send/receive/processed record. It is measured three times:
+with no subscriber, with one subscriber that receives every telemetry message, and with
+the team's real ``EventRecorder`` on a SQLite file (``synchronous=FULL``, the default)
+subscribed — what every team run through ``TeamManager`` has. For the recorder the time
+is also taken until the last record is committed (``committed``), not only until the
+last message was handled. The raw side is two ``pykka.ThreadingActor``s passing the same
 ``Ping``/``Pong`` pydantic messages.
 
 Memory: growth of traced Python memory per message over 200,000 messages (after a
@@ -23,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import shutil
 import statistics
+import tempfile
 import threading
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pykka
@@ -41,6 +47,8 @@ from akgentic.core import (
     Message,
     Orchestrator,
 )
+from akgentic.storage import SqliteStorage
+from akgentic.team import EventRecorder
 
 
 class Ping(Message):
@@ -198,15 +206,25 @@ class CountingSubscriber:
 
 
 class Team:
-    """A team with a Source and a Sink, reused across rounds."""
+    """A team with a Source and a Sink, reused across rounds; ``subscriber`` is "", "count"
+    (a counting subscriber) or "sqlite" (the team's EventRecorder on a SQLite file)."""
 
-    def __init__(self, subscribed: bool) -> None:
+    def __init__(self, subscriber: str = "") -> None:
         self.system = ActorSystem()
         self.orchestrator = self.system.createActor(Orchestrator)
-        self.subscriber = CountingSubscriber()
-        if subscribed:
-            self.system.proxy_ask(self.orchestrator, Orchestrator).subscribe(self.subscriber)
         team = self.orchestrator.team_id
+        assert team is not None
+        self.subscriber = CountingSubscriber()
+        self.recorder: EventRecorder | None = None
+        self.directory: Path | None = None
+        proxy = self.system.proxy_ask(self.orchestrator, Orchestrator)
+        if subscriber == "count":
+            proxy.subscribe(self.subscriber)
+        elif subscriber == "sqlite":
+            self.directory = Path(tempfile.mkdtemp(prefix="akgentic-actors-"))
+            self.storage = SqliteStorage(self.directory / "team.db")
+            self.recorder = EventRecorder(self.storage, team)
+            proxy.subscribe(self.recorder)
         self.sink = self.system.createActor(Sink, config=BaseConfig(name="@Sink"), team_id=team)
         self.source = self.system.createActor(
             Source, config=BaseConfig(name="@Source"), team_id=team
@@ -234,14 +252,38 @@ class Team:
         return count / elapsed
 
     def settle(self) -> None:
-        """Wait until the orchestrator has drained everything (an ask queues behind it)."""
-        self.system.proxy_ask(self.orchestrator, Orchestrator).get_team()
+        """Wait until the orchestrator has drained everything (an ask queues behind it) and,
+        with a recorder, until everything it was handed is committed."""
+        self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=600).get_team()
+        if self.recorder is not None:
+            assert self.recorder.written(600)
+
+    @property
+    def team_id(self) -> Any:
+        return self.orchestrator.team_id
+
+    def committed(self, run: Callable[[int], float], count: int) -> float:
+        """Messages per second of ``run`` timed until every record is committed."""
+        start = time.perf_counter()
+        run(count)  # settles before it returns
+        return count / (time.perf_counter() - start)
 
     def close(self) -> None:
         self.system.shutdown(10)
+        if self.recorder is not None:
+            self.storage.close()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 # -- memory -----------------------------------------------------------------------------------
+
+
+def cpu_per_message(run: Callable[[int], Any], count: int) -> float:
+    """Process CPU seconds per message of ``run(count)`` (which settles before it returns)."""
+    start = time.process_time()
+    run(count)
+    return (time.process_time() - start) / count
 
 
 def memory_per_message(run: Callable[[int], Any], total: int, chunk: int) -> float:
@@ -269,21 +311,26 @@ def main() -> None:
     total = 20_000 if args.quick else 200_000
     rounds = 1 if args.quick else args.rounds
 
-    plain = Team(subscribed=False)
-    subscribed = Team(subscribed=True)
-    results: dict[str, list[float]] = {
-        k: [] for k in ("raw_tell", "ak_tell", "sub_tell", "raw_rt", "ak_rt", "sub_rt")
-    }
+    plain = Team()
+    subscribed = Team("count")
+    recorded = Team("sqlite")
+    keys = ("raw_tell", "ak_tell", "sub_tell", "rec_tell", "rec_tell_c")
+    keys += ("raw_rt", "ak_rt", "sub_rt", "rec_rt", "rec_rt_c")
+    results: dict[str, list[float]] = {k: [] for k in keys}
     raw_tell(tells)
-    plain.tell(tells)
-    subscribed.tell(tells)  # warm-up
+    for team in (plain, subscribed, recorded):
+        team.tell(tells)  # warm-up
     for _ in range(rounds):
         results["raw_tell"].append(raw_tell(tells))
         results["ak_tell"].append(plain.tell(tells))
         results["sub_tell"].append(subscribed.tell(tells))
+        results["rec_tell"].append(recorded.tell(tells))
+        results["rec_tell_c"].append(recorded.committed(recorded.tell, tells))
         results["raw_rt"].append(raw_round_trip(trips))
         results["ak_rt"].append(plain.round_trip(trips))
         results["sub_rt"].append(subscribed.round_trip(trips))
+        results["rec_rt"].append(recorded.round_trip(trips))
+        results["rec_rt_c"].append(recorded.committed(recorded.round_trip, trips))
     med = {k: statistics.median(v) for k, v in results.items()}
 
     print(f"rounds: {rounds}, tell N={tells}, round trips N={trips} (medians)")
@@ -292,23 +339,43 @@ def main() -> None:
         ("tell, raw pykka", "raw_tell", "raw_tell"),
         ("tell, Akgent team", "ak_tell", "raw_tell"),
         ("tell, Akgent team + subscriber", "sub_tell", "raw_tell"),
+        ("tell, + EventRecorder (SQLite)", "rec_tell", "raw_tell"),
+        ("  the same, until committed", "rec_tell_c", "raw_tell"),
         ("round trip, raw pykka", "raw_rt", "raw_rt"),
         ("round trip, Akgent team", "ak_rt", "raw_rt"),
         ("round trip, Akgent + subscriber", "sub_rt", "raw_rt"),
+        ("round trip, + EventRecorder", "rec_rt", "raw_rt"),
+        ("  the same, until committed", "rec_rt_c", "raw_rt"),
     ]
     for label, key, base in rows:
         print(f"{label:34}{med[key]:>14,.0f}{med[key] / med[base]:>14.2f}")
     print(f"subscriber received {subscribed.subscriber.count:,} telemetry messages")
+    # CPU: every thread of the process, until the last message is handled and (with a
+    # subscriber) everything handed on is done — less swayed by other load than wall time
+    cpu = {
+        name: statistics.median(cpu_per_message(run, tells) for _ in range(rounds))
+        for name, run in (
+            ("raw pykka", raw_tell),
+            ("Akgent team", plain.tell),
+            ("+ subscriber", subscribed.tell),
+            ("+ EventRecorder (SQLite)", recorded.tell),
+        )
+    }
+    print("process CPU per message told (µs, every thread, until all is recorded):")
+    for name, value in cpu.items():
+        print(f"  {name:28}{value * 1e6:8.2f}{cpu['raw pykka'] / value:8.2f}")
 
     raw_mem = memory_per_message(raw_tell, total, tells)
     ak_mem = memory_per_message(plain.tell, total, tells)
     sub_mem = memory_per_message(subscribed.tell, total, tells)
+    rec_mem = memory_per_message(recorded.tell, total, tells)
     print(f"memory growth per message over {total:,} messages (tracemalloc):")
     print(f"  raw pykka                 {raw_mem:8.1f} bytes")
     print(f"  Akgent team               {ak_mem:8.1f} bytes")
     print(f"  Akgent team + subscriber  {sub_mem:8.1f} bytes")
-    plain.close()
-    subscribed.close()
+    print(f"  Akgent team + recorder    {rec_mem:8.1f} bytes")
+    for team in (plain, subscribed, recorded):
+        team.close()
 
 
 if __name__ == "__main__":

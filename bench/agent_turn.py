@@ -4,6 +4,15 @@ Both sides use the same zero-latency model (a pydantic-ai ``FunctionModel`` that
 answers at once) and the same tool, and both keep the growing conversation:
 
 - baseline: ``Agent.run_sync(prompt, message_history=previous)`` in a loop;
+- streamed baseline: the same, with an ``event_stream_handler`` that reads every event —
+  pydantic-ai streaming each step, as it does for an agent that publishes its run
+  events (the part of a turn's cost that streaming itself takes);
+- the agent's own pydantic-ai ``Agent``, run directly with ``run_sync`` from the
+  benchmark's thread: the very agent a default ``BaseAgent`` builds (its tools with the
+  default cards', ``output_type=[str, AgentReply]`` and its recipient check, its
+  capabilities — events, accounting, cancellation, mailbox), without the actor, the turn
+  protocol or the context block around it. It splits the overhead in two: what
+  pydantic-ai costs for an agent configured like ours, and what the actor adds;
 - akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
   ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
   configuration (streamed steps, every event published on the team stream), with
@@ -96,15 +105,53 @@ class BenchAgent(BaseAgent):
         )
 
 
-def baseline(turns: int, with_tool: bool) -> float:
+def baseline(turns: int, with_tool: bool, streamed_run: bool = False) -> float:
     fn = respond(with_tool)
-    agent: Agent[None, str] = Agent(FunctionModel(fn), tools=[add], instructions="You add.")
+    model = FunctionModel(fn, stream_function=streamed(fn))
+    agent: Agent[None, str] = Agent(model, tools=[add], instructions="You add.")
     history: list[ModelMessage] = []
-    start = time.perf_counter()
+    seen: list[Any] = []
+
+    async def handler(ctx: Any, events: Any) -> None:
+        async for event in events:
+            seen.append(event)
+
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(turns):
-        result = agent.run_sync(f"turn {i}", message_history=history)
+        if streamed_run:
+            result = agent.run_sync(
+                f"turn {i}", message_history=history, event_stream_handler=handler
+            )
+        else:
+            result = agent.run_sync(f"turn {i}", message_history=history)
         history = result.all_messages()
+        seen.clear()
+    CPU.setdefault(("stream" if streamed_run else "base") + ("_tool" if with_tool else ""), [])
+    CPU[("stream" if streamed_run else "base") + ("_tool" if with_tool else "")].append(
+        (time.process_time() - cpu) / turns
+    )
     return (time.perf_counter() - start) / turns
+
+
+def shaped(turns: int, with_tool: bool) -> float:
+    """The default BaseAgent's own pydantic-ai Agent, run directly (no actor around it)."""
+    system = ActorSystem()
+    orchestrator = system.createActor(Orchestrator)
+    cls = type("Bench", (BenchAgent,), {"with_tool": with_tool})
+    config = AgentConfig(name="@Bench", tools=[Adder()])
+    address = system.createActor(cls, config=config, team_id=orchestrator.team_id)
+    system.ask(address, UserMessage(content="warm-up"), timeout=30)
+    agent = system.get_actor(address)._agent  # type: ignore[attr-defined]
+    history: list[ModelMessage] = []
+    start, cpu = time.perf_counter(), time.process_time()
+    for i in range(turns):
+        history = agent.run_sync(f"turn {i}", message_history=history).all_messages()
+    elapsed = (time.perf_counter() - start) / turns
+    CPU.setdefault("shaped" + ("_tool" if with_tool else ""), []).append(
+        (time.process_time() - cpu) / turns
+    )
+    system.shutdown(10)
+    return elapsed
 
 
 def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool = True) -> float:
@@ -120,15 +167,22 @@ def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool 
     agent = system.createActor(cls, config=config, team_id=orchestrator.team_id)
     system.ask(agent, UserMessage(content="warm-up"), timeout=30)
     TimedAccounting.spent.clear()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(turns):
         system.ask(agent, UserMessage(content=f"turn {i}"), timeout=30)
     elapsed = (time.perf_counter() - start) / turns
+    key = "ak" if stream_events and accounting else "ak_quiet" if accounting else "ak_unaccounted"
+    CPU.setdefault(key + ("_tool" if with_tool else ""), []).append(
+        (time.process_time() - cpu) / turns
+    )
     system.shutdown(10)
     if accounting and stream_events:
         ACCOUNTING["tool" if with_tool else "turn"].append(sum(TimedAccounting.spent) / turns)
     return elapsed
 
+
+CPU: dict[str, list[float]] = {}
+"""Process CPU seconds per turn, per run (every thread: the agent's, the orchestrator's...)."""
 
 ACCOUNTING: dict[str, list[float]] = {"turn": [], "tool": []}
 """Seconds of accounting per turn, per default run (without / with a tool call)."""
@@ -142,6 +196,10 @@ def main() -> None:
     keys = (
         "base",
         "base_tool",
+        "stream",
+        "stream_tool",
+        "shaped",
+        "shaped_tool",
         "ak",
         "ak_tool",
         "ak_quiet",
@@ -153,6 +211,10 @@ def main() -> None:
     for _ in range(args.rounds):
         runs["base"].append(baseline(args.turns, False))
         runs["base_tool"].append(baseline(args.turns, True))
+        runs["stream"].append(baseline(args.turns, False, streamed_run=True))
+        runs["stream_tool"].append(baseline(args.turns, True, streamed_run=True))
+        runs["shaped"].append(shaped(args.turns, False))
+        runs["shaped_tool"].append(shaped(args.turns, True))
         runs["ak"].append(akgentic(args.turns, False, True))
         runs["ak_tool"].append(akgentic(args.turns, True, True))
         runs["ak_quiet"].append(akgentic(args.turns, False, False))
@@ -165,6 +227,8 @@ def main() -> None:
     base_call = med["base_tool"] - med["base"]
     rows = [
         ("pydantic-ai Agent.run_sync (baseline)", "base", "base_tool"),
+        ("pydantic-ai run_sync, events streamed", "stream", "stream_tool"),
+        ("the agent's own pydantic-ai Agent, direct", "shaped", "shaped_tool"),
         ("BaseAgent in a team (default: events)", "ak", "ak_tool"),
         ("BaseAgent in a team (stream_events=False)", "ak_quiet", "ak_quiet_tool"),
         ("BaseAgent in a team (accounting off)", "ak_unaccounted", "ak_unaccounted_tool"),
@@ -174,6 +238,25 @@ def main() -> None:
         print(
             f"{label:44}{med[turn]:>9.2f}{med[turn] / med['base']:>8.2f}"
             f"{call:>15.2f}{call / base_call:>8.2f}"
+        )
+    print(
+        f"default turn / streamed baseline: {med['ak'] / med['stream']:.2f}; "
+        f"with a tool call: {med['ak_tool'] / med['stream_tool']:.2f}"
+    )
+    cpu = {k: statistics.median(v) * 1e3 for k, v in CPU.items()}
+    print("process CPU per turn (ms; every thread), ratio to the baseline's:")
+    for label, key in (
+        ("baseline", "base"),
+        ("streamed baseline", "stream"),
+        ("the agent's own Agent", "shaped"),
+        ("default", "ak"),
+        ("stream_events=False", "ak_quiet"),
+        ("accounting off", "ak_unaccounted"),
+    ):
+        print(
+            f"  {label:22}{cpu[key]:>8.2f}{cpu[key] / cpu['base']:>7.2f}"
+            f"   with a tool call{cpu[key + '_tool']:>8.2f}"
+            f"{cpu[key + '_tool'] / cpu['base_tool']:>7.2f}"
         )
     for key, label, on, off in (
         ("turn", "a turn (1 request)", "ak", "ak_unaccounted"),

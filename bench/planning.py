@@ -17,23 +17,50 @@ Each call is one edit: agents alternate "create a task of my own" and "mark my
 previous task in progress". Reported: updates per second, p50 / p95 latency per call,
 and ratios to the baselines. Rounds alternate the three sides; medians are reported.
 Embeddings are switched off (``EmbeddingConfig(provider="none")``): this measures the
-plan, not an embedder. Run: ``python bench/planning.py`` (``--quick`` for a smoke run).
+plan, not an embedder.
+
+**Plan size** (``--sizes``): the cost of one update as the plan grows, on the recorded
+path — the team's real ``EventRecorder`` on a SQLite file is subscribed. The plan is
+filled to N tasks (100 per call), then one agent makes ``--size-calls`` single-edit calls
+(a status change of task 1, 2, ... N, 1, ...: the plan stays at N tasks). Reported:
+updates per second and its ratio to N=100, and the bytes the calls wrote to the store,
+read back from it — the log rows they added (deltas, snapshots) plus the latest-state
+table row each snapshot rewrites — per update. The same run measures the plan as it was
+persisted before ``StateJournal`` (a snapshot of the whole plan with every update) for
+contrast, over a hundredth of the calls (it writes the whole plan each time).
+Run: ``python bench/planning.py`` (``--quick`` for a smoke run).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 from pydantic import Field
 
-from akgentic.core import ActorSystem, Akgent, BaseConfig, BaseState, Message, Orchestrator
+import akgentic.tool.planning.planning_actor as planning_actor
+from akgentic.core import (
+    ActorSystem,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    EventMessage,
+    Message,
+    Orchestrator,
+    StateChangedMessage,
+)
+from akgentic.storage import SqliteStorage
+from akgentic.team import EventRecorder
 from akgentic.tool import ToolCard, ToolFactory, ToolState
+from akgentic.tool.core import SnapshotPolicy, StateJournal, ToolStateEvent
 from akgentic.tool.planning import PlanningTool
 from akgentic.tool.vector_store import EmbeddingConfig, VectorStoreParam
 
@@ -160,16 +187,141 @@ def run_dict(agents: int, calls: int) -> tuple[float, list[float]]:
     return time.perf_counter() - began, latencies
 
 
+# -- plan size, on the recorded path --------------------------------------------------------
+
+
+class EveryUpdate(SnapshotPolicy):
+    """How the plan was persisted before StateJournal: the whole plan with every update."""
+
+    def due(self, changed_rows: int, snapshot_rows: int) -> bool:
+        return True
+
+
+def journal_every_update(actor: Any) -> StateJournal:
+    return StateJournal(actor, policy=EveryUpdate())
+
+
+STATUSES = ("in_progress", "done", "todo")
+
+
+def run_sized(size: int, calls: int, directory: Path) -> tuple[float, dict[str, float]]:
+    """Updates per second of ``calls`` single edits on a plan of ``size`` tasks, and the
+    bytes they wrote to the store per update, by kind (read back from the store)."""
+    storage = SqliteStorage(directory / f"plan-{size}-{time.monotonic_ns()}.db")
+    system = ActorSystem()
+    try:
+        orchestrator = system.createActor(Orchestrator)
+        team = orchestrator.team_id
+        assert team is not None
+        recorder = EventRecorder(storage, team)
+        proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=30)
+        proxy.subscribe(recorder)
+        member = system.createActor(
+            Member,
+            config=MemberConfig(name="@Agent", cards=[PlanningTool(vector_store=KEYWORD_ONLY)]),
+            team_id=team,
+        )
+        update = system.proxy_ask(member, Member, timeout=10).update_tool()
+        for first in range(0, size, 100):
+            count = min(100, size - first)
+            update([{"op": "create", "title": f"task {first + i}"} for i in range(count)])
+
+        def settle() -> int:  # everything reported so far is committed
+            system.proxy_ask(orchestrator, Orchestrator, timeout=600).get_team()
+            last = storage.events.last_seq(team)
+            assert recorder.wait_seq(last, 600)
+            return last
+
+        before = settle()
+        began, cpu = time.perf_counter(), time.process_time()
+        for k in range(calls):
+            task, status = 1 + k % size, STATUSES[(k // size) % 3]
+            update([{"op": "update", "task_id": task, "status": status}])
+        settle()  # the recording is part of the cost
+        elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
+        written = {"delta": 0.0, "snapshot": 0.0, "other": 0.0}
+        for record in storage.events.read(team, from_seq=before + 1):
+            size_of = len(record.raw.encode())
+            msg = record.message
+            if isinstance(msg, EventMessage) and isinstance(msg.event, ToolStateEvent):
+                written["delta"] += size_of
+            elif isinstance(msg, StateChangedMessage):
+                written["snapshot"] += 2 * size_of  # the log row, and the state table's
+            else:
+                written["other"] += size_of
+        return calls / elapsed, {"cpu": cpu / calls, **{k: v / calls for k, v in written.items()}}
+    finally:
+        system.shutdown(timeout=10)
+        storage.close()
+
+
+def plan_sizes(sizes: list[int], calls: int, rounds: int) -> None:
+    directory = Path(tempfile.mkdtemp(prefix="akgentic-plan-"))
+    journal = planning_actor.StateJournal
+    try:
+        results: dict[tuple[str, int], list[tuple[float, dict[str, float]]]] = {}
+        for _ in range(rounds):
+            for size in sizes:
+                for mode in ("journal", "every"):
+                    planning_actor.StateJournal = (  # type: ignore[misc]
+                        journal if mode == "journal" else journal_every_update
+                    )
+                    # the old way writes the whole plan per update: fewer calls measure it
+                    n = calls if mode == "journal" else max(50, calls // 100)
+                    results.setdefault((mode, size), []).append(run_sized(size, n, directory))
+    finally:
+        planning_actor.StateJournal = journal  # type: ignore[misc]
+        shutil.rmtree(directory, ignore_errors=True)
+    print()
+    print(f"plan size: {calls} single-edit calls per run, EventRecorder on SQLite, {rounds} rounds")
+    print(
+        f"{'':<26}{'tasks':>7}{'updates/s':>11}{'vs N=100':>9}{'CPU µs':>8}{'vs N=100':>9}"
+        f"{'delta B':>9}{'snapshot B':>11}{'total B/update':>15}"
+    )
+    for mode, label in (
+        ("journal", "deltas + snapshots (now)"),
+        ("every", "snapshot every update"),
+    ):
+        base = statistics.median(r[0] for r in results[(mode, sizes[0])])
+        base_cpu = statistics.median(r[1]["cpu"] for r in results[(mode, sizes[0])])
+        for size in sizes:
+            runs = results[(mode, size)]
+            rate = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1]["cpu"] for r in runs)
+            delta = statistics.median(r[1]["delta"] for r in runs)
+            snap = statistics.median(r[1]["snapshot"] for r in runs)
+            total = statistics.median(
+                r[1]["delta"] + r[1]["snapshot"] + r[1]["other"] for r in runs
+            )
+            print(
+                f"{label:<26}{size:>7,}{rate:>11,.0f}{rate / base:>9.2f}{cpu * 1e6:>8.0f}"
+                f"{base_cpu / cpu:>9.2f}{delta:>9,.0f}{snap:>11,.0f}{total:>15,.0f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smoke run")
     parser.add_argument("--agents", type=int, default=10)
     parser.add_argument("--calls", type=int, default=200, help="calls per agent")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", default="100,1000,10000", help="plan sizes ('' to skip)")
+    parser.add_argument("--size-calls", type=int, default=10_000, help="calls per size run")
+    parser.add_argument("--size-rounds", type=int, default=3)
+    parser.add_argument("--skip-agents", action="store_true", help="only the plan sizes")
     args = parser.parse_args()
     agents, calls, rounds = args.agents, args.calls, args.rounds
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    size_calls, size_rounds = args.size_calls, args.size_rounds
     if args.quick:
-        calls, rounds = 20, 1
+        calls, rounds, size_calls, size_rounds = 20, 1, 500, 1
+    if not args.skip_agents:
+        agents_at_once(agents, calls, rounds)
+    if sizes:
+        plan_sizes(sizes, size_calls, size_rounds)
+
+
+def agents_at_once(agents: int, calls: int, rounds: int) -> None:
     total = agents * calls
     results: dict[str, list[tuple[float, float, float]]] = {"team": [], "one": [], "dict": []}
     for _ in range(rounds):

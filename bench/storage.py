@@ -6,7 +6,11 @@ What is measured, per backend (same messages, same machine, same process run):
   call returns (for SQLite ``synchronous=FULL`` that is one WAL sync per event);
 - batched appends: ``events.append_many`` with batches of 100, one transaction each;
 - restore: ``events.read`` of a 10,000-event team — fetching *and* decoding every
-  payload back into its ``akgentic.core`` classes, which is what a team restore does.
+  payload back into its ``akgentic.core`` classes, which is what a team restore does;
+- the recorder's batched path: the team layer's ``EventRecorder`` handed the same
+  messages (``on_message``) and flushed every 100 — one orchestrator drain each —,
+  timed until its writer has committed the last one: the log rows and the
+  latest-state table rows it keeps beside them, as a team writes them.
 
 The messages are a realistic mix of what an orchestrator sees (``SentMessage`` wrapping
 a ``UserMessage`` of ~300 characters, ``ReceivedMessage``, ``ProcessedMessage``,
@@ -49,6 +53,7 @@ from akgentic.core import (
     UserMessage,
 )
 from akgentic.storage import MemoryStorage, SqliteStorage, StorageBundle
+from akgentic.team import EventRecorder
 
 POSTGRES_ENV = "AKGENTIC_TEST_POSTGRES_URL"
 BATCH = 100
@@ -96,10 +101,11 @@ class Result:
     single: float  # events per second
     batched: float  # events per second
     restore: float  # seconds for RESTORE_EVENTS
+    recorded: float  # events per second through the EventRecorder
 
 
 def measure(store: StorageBundle, messages: list[Message], singles: int, rounds: int) -> Result:
-    single, batched, restore = [], [], []
+    single, batched, restore, recorded = [], [], [], []
     for _ in range(rounds):
         team = uuid4()
         gc.collect()  # each timed part starts without the previous part's garbage
@@ -122,11 +128,25 @@ def measure(store: StorageBundle, messages: list[Message], singles: int, rounds:
         assert len(records) == RESTORE_EVENTS and all(r.ok for r in records)
         assert [r.seq for r in records[:3]] == [1, 2, 3]
         del records
+
+        team = uuid4()
+        recorder = EventRecorder(store, team)
+        gc.collect()
+        start = time.perf_counter()
+        for i in range(0, RESTORE_EVENTS, BATCH):
+            for message in messages[i : i + BATCH]:
+                recorder.on_message(message)
+            recorder.flush()
+        assert recorder.written()  # timed until every record is committed
+        recorded.append(RESTORE_EVENTS / (time.perf_counter() - start))
+        recorder.on_stop(team)
+        assert store.events.last_seq(team) == RESTORE_EVENTS
     return Result(
         "",
         statistics.median(single),
         statistics.median(batched),
         statistics.median(restore),
+        statistics.median(recorded),
     )
 
 
@@ -197,7 +217,8 @@ def main() -> None:
           f"restore = read + decode of {RESTORE_EVENTS:,} events")  # fmt: skip
     header = (
         f"| {'backend':<16} | {'single ev/s':>11} | {'vs mem':>7} | {'batched ev/s':>12} "
-        f"| {'vs mem':>7} | {'restore 10k':>11} | {'vs mem':>6} |"
+        f"| {'vs mem':>7} | {'restore 10k':>11} | {'vs mem':>6} | {'recorder ev/s':>13} "
+        f"| {'vs mem':>7} |"
     )
     print(header)
     print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|")
@@ -205,7 +226,8 @@ def main() -> None:
         print(
             f"| {r.name:<16} | {r.single:>11,.0f} | {r.single / base.single:>7.3f} "
             f"| {r.batched:>12,.0f} | {r.batched / base.batched:>7.3f} "
-            f"| {r.restore * 1000:>8.0f} ms | {r.restore / base.restore:>5.2f}x |"
+            f"| {r.restore * 1000:>8.0f} ms | {r.restore / base.restore:>5.2f}x "
+            f"| {r.recorded:>13,.0f} | {r.recorded / base.recorded:>7.3f} |"
         )
     if not url:
         print(f"(postgres skipped: set {POSTGRES_ENV} to include it)")

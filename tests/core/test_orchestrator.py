@@ -19,11 +19,14 @@ from akgentic.core import (
     Message,
     Orchestrator,
     OrchestratorConfig,
+    ProcessedMessage,
+    ReceivedMessage,
     ResultMessage,
     SentMessage,
     StateChangedMessage,
     StopMessage,
     TeamStoppingEvent,
+    TelemetryRecord,
     UserMessage,
     UserProxy,
     is_tool_actor,
@@ -444,3 +447,36 @@ def test_a_config_of_an_unrelated_class_is_still_refused(system: ActorSystem) ->
 
     with pytest.raises(TypeError, match="Orchestrator is configured by OrchestratorConfig"):
         system.createActor(Orchestrator, config=OtherConfig())
+
+
+def test_a_subscriber_with_on_record_reads_receipts_without_any_message_built(
+    system: ActorSystem, team: Team
+) -> None:
+    class Lazy(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.receipts: list[tuple[Any, ...]] = []
+
+        def on_record(self, record: TelemetryRecord) -> None:
+            receipt = record.receipt
+            if receipt is None:
+                assert record.message() is record.message()  # built once
+                self.on_message(record.message())
+            else:
+                self.receipts.append(receipt)
+
+    lazy, eager = Lazy(), Recorder()
+    team.proxy.subscribe(lazy)
+    team.proxy.subscribe(eager)
+    member = system.createActor(Member, team_id=team.team_id)
+    asked = UserMessage(content="x")
+    system.ask(member, asked, timeout=30)
+    team.proxy.get_team()  # queued behind the telemetry: every record has been handed on
+    kinds = [(cls, mid) for cls, mid, _, _ in lazy.receipts]
+    assert kinds == [(ReceivedMessage, asked.id), (ProcessedMessage, asked.id)]
+    who = lazy.receipts[0][2]
+    assert isinstance(who, ActorAddressProxy) and who.agent_id == member.agent_id
+    # the subscriber without on_record gets the same receipts as messages
+    built = [(type(m), m.message_id) for m in eager.of_type(ReceivedMessage | ProcessedMessage)]  # type: ignore[arg-type]
+    assert built == kinds
+    assert not lazy.of_type(ReceivedMessage) and lazy.of_type(SentMessage)

@@ -54,6 +54,42 @@ def test_an_event_that_cannot_be_stored_is_reported_and_holds_nothing_back(
     assert any("EventMessage could not be stored" in str(e.content) for e in errors)
 
 
+class OddState(BaseState):
+    thing: Any = None
+
+
+class Holder(Akgent[BaseConfig, OddState]):
+    def hold(self, thing: Any) -> None:
+        self.update_state({"thing": thing})
+
+
+def test_a_state_that_cannot_be_stored_holds_back_neither_the_log_nor_other_states(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """The latest-state rows go in the log's transaction: one that cannot be encoded is
+    left out of the table, and its batch (and every one after) is still committed."""
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    holder = system.createActor(Holder, config=BaseConfig(name="@Holder"), team_id=runtime.team_id)
+    system.proxy_ask(holder, Holder, timeout=30).hold(object())  # not serializable
+    runtime.send("why actors?")
+    assert final_answer(runtime).startswith("Here is what @Worker found:")
+    boss = runtime.member("@Manager")
+    assert boss is not None
+    manager.stop_team(runtime.team_id)
+    states = storage.states.load_states(runtime.team_id)
+    assert boss.agent_id in states
+    held = states.get(holder.agent_id)
+    assert held is None or held.require() == OddState()  # never the one that failed
+    errors = [
+        str(r.message.content)
+        for r in storage.events.read(runtime.team_id)
+        if isinstance(r.message, ErrorMessage)
+    ]
+    assert any("StateChangedMessage could not be stored" in e for e in errors)
+
+
 def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
     storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,7 +100,13 @@ def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("table unavailable (simulated)")
 
+    log_only = storage.events.append_encoded
+
+    def no_states(team_id: Any, events: Any, states: Any = ()) -> list[int]:
+        return log_only(team_id, events)  # the latest states never reach their table
+
     monkeypatch.setattr(storage.states, "save_state", broken)
+    monkeypatch.setattr(storage.events, "append_encoded", no_states)
     monkeypatch.setattr(storage.working_memory, "append", broken)
     runtime.send("why actors?")
     final_answer(runtime)

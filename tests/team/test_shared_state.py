@@ -7,11 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from akgentic.agent import AgentMessage
-from akgentic.core import ActorSystem, SentMessage, StateChangedMessage
+from akgentic.core import ActorSystem, EventMessage, SentMessage, StateChangedMessage
 from akgentic.storage import open_storage
 from akgentic.team import TeamCard, TeamManager, TeamRuntime, replay_tool_states
+from akgentic.tool.core import ToolStateEvent, fold_deltas
 from akgentic.tool.knowledge_graph.kg_actor import KG_COLLECTION
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
+from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
 from akgentic.tool.vector_store.vector import local_model_available
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "analyst.yaml"
@@ -32,23 +34,27 @@ def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
 
 
 def wait_for_index(runtime: TeamRuntime, expected: dict[str, set[str]]) -> None:
-    """Follow the log until ``#VectorStore`` published a state holding ``expected``
-    (collection -> ref ids). Its rows are written by embedding workers after the tools
-    answered — fire-and-forget, as fast as the embedder loads — so the test waits for
-    the state it asserts, by its event, however long MiniLM takes to load."""
+    """Follow the log until ``#VectorStore``'s persisted state (its last snapshot with the
+    deltas after it) holds ``expected`` (collection -> ref ids). Its rows are written by
+    embedding workers after the tools answered — fire-and-forget, as fast as the
+    embedder loads — so the test waits for the state it asserts, by its events, however
+    long MiniLM takes to load."""
+    state: VectorStoreState | None = None
     for record in runtime.follow(1, idle_timeout=90):
         msg = record.message
-        if (
-            isinstance(msg, StateChangedMessage)
-            and msg.sender is not None
-            and msg.sender.name == "#VectorStore"
-        ):
-            collections = msg.state.model_dump(mode="json")["collections"]
-            held = {
-                name: {row["ref_id"] for row in rows.values()} for name, rows in collections.items()
-            }
-            if all(expected[name] <= held.get(name, set()) for name in expected):
-                return
+        if msg is None or msg.sender is None or msg.sender.name != "#VectorStore":
+            continue
+        if isinstance(msg, StateChangedMessage) and isinstance(msg.state, VectorStoreState):
+            state = msg.state
+        elif isinstance(msg, EventMessage) and isinstance(msg.event, ToolStateEvent):
+            state = fold_deltas(state or VectorStoreState(), [msg.event])
+        else:
+            continue
+        held = {
+            name: {row.ref_id for row in rows.values()} for name, rows in state.collections.items()
+        }
+        if all(expected[name] <= held.get(name, set()) for name in expected):
+            return
     raise AssertionError(f"#VectorStore never held {expected}")
 
 

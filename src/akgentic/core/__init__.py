@@ -46,6 +46,7 @@ from akgentic.core.orchestrator import (
     EventSubscriber,
     Orchestrator,
     OrchestratorConfig,
+    TelemetryRecord,
     is_tool_actor,
 )
 from akgentic.core.serialization import (
@@ -94,6 +95,7 @@ __all__ = [
     "TeamMetadataEvent",
     "TeamStoppingEvent",
     "TelemetryMessage",
+    "TelemetryRecord",
     "UserMessage",
     "UserProxy",
     "WarningError",

@@ -9,9 +9,10 @@ record is delivered at once. Global order is the order of the appends.
 
 Why no record is lost: the orchestrator clears the pending flag *before* it drains.
 A record appended before the clear is drained by that pass; one appended after it
-sees the flag clear and queues a new wake-up. With no subscriber the hot records
-(sends, receipts, completions) wake it only by the batch (``LAZY_BATCH``): nobody
-needs them at once, and every query, subscription and stop drains first.
+sees the flag clear and queues a new wake-up. With no subscriber every record wakes it
+only by the batch (``LAZY_BATCH``): nobody needs them at once — every query,
+subscription and stop drains first — and an agent's turn, which reports half a dozen
+events, does not wake another thread for each.
 """
 
 from __future__ import annotations
@@ -36,9 +37,9 @@ KIND_REPORT = 3
 Record = tuple[int, float, Any, Any, Any]
 
 LAZY_BATCH = 1024
-"""With no subscriber, sends, receipts and completions wake the orchestrator only once
-this many records wait (its queries and its stop drain the queue first anyway), so the
-memory they take stays bounded and the orchestrator's thread stays out of the way."""
+"""With no subscriber, records wake the orchestrator only once this many wait (its
+queries and its stop drain the queue first anyway), so the memory they take stays
+bounded and the orchestrator's thread stays out of the way."""
 
 
 class _Drain:
@@ -65,8 +66,8 @@ class TeamChannel:
         self._ref: pykka.ActorRef[Any] | None = None
 
     def set_eager(self, eager: bool) -> None:
-        """Wake the orchestrator for every record (it has subscribers) or only for reports
-        and full batches (nobody is listening: its queries drain the queue first)."""
+        """Wake the orchestrator for every record (it has subscribers) or only for full
+        batches (nobody is listening: its queries drain the queue first)."""
         self._eager = eager
 
     def bind(self, orchestrator_ref: pykka.ActorRef[Any]) -> None:
@@ -81,7 +82,7 @@ class TeamChannel:
             return
         queue = self._queue
         queue.append((kind, time.time(), sender, a, b))
-        if not self._pending and (self._eager or kind == KIND_REPORT or len(queue) >= LAZY_BATCH):
+        if not self._pending and (self._eager or len(queue) >= LAZY_BATCH):
             self._pending = True
             ref = self._ref
             if ref is not None:

@@ -56,6 +56,7 @@ class ActorAddress:
     """
 
     __slots__ = (
+        "_data",
         "agent_class",
         "agent_id",
         "is_user_proxy",
@@ -64,6 +65,7 @@ class ActorAddress:
         "squad_id",
         "team_id",
     )
+    _data: dict[str, Any]
 
     def __init__(
         self,
@@ -149,7 +151,17 @@ class ActorAddress:
 
     # -- serialization --------------------------------------------------------------
     def serialize(self) -> dict[str, Any]:
-        """The metadata as JSON-compatible data, with the ``__model__`` marker."""
+        """The metadata as JSON-compatible data, with the ``__model__`` marker.
+
+        Built once per address (an address is immutable; every send and every record
+        of it is serialized): each call returns a fresh copy of it."""
+        try:
+            return dict(self._data)
+        except AttributeError:
+            self._data = self._serialized()
+            return dict(self._data)
+
+    def _serialized(self) -> dict[str, Any]:
         return {
             MODEL_MARKER: _ADDRESS_PATH,
             "agent_id": str(self.agent_id),

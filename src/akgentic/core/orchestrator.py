@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
@@ -56,7 +57,14 @@ from akgentic.core.messages.orchestrator import (
 )
 from akgentic.core.serialization import SerializableModel
 
-__all__ = ["TOOL_PREFIX", "EventSubscriber", "Orchestrator", "OrchestratorConfig", "is_tool_actor"]
+__all__ = [
+    "TOOL_PREFIX",
+    "EventSubscriber",
+    "Orchestrator",
+    "OrchestratorConfig",
+    "TelemetryRecord",
+    "is_tool_actor",
+]
 
 logger = logging.getLogger("akgentic.core")
 
@@ -73,6 +81,10 @@ class EventSubscriber(Protocol):
     """Receives everything a team's orchestrator sees, in order, on its thread.
 
     ``on_message`` gets telemetry messages whose addresses are serializable snapshots.
+    An optional ``on_record(record)`` is called instead for the live stream: a
+    :class:`TelemetryRecord` builds its message only when asked, so a subscriber that
+    can use a receipt's few fields (an event store encoding it directly) spares the
+    orchestrator's thread the building of a message per send, receipt and completion.
     An optional ``flush()`` is called after each batch the orchestrator hands on: a store
     buffers in ``on_message`` and commits the batch there (one transaction per batch).
     ``set_restoring`` brackets a replay of persisted history (``restore_message``):
@@ -88,6 +100,53 @@ class EventSubscriber(Protocol):
     def on_stop_request(self, team_id: UUID) -> None: ...
 
     def on_stop(self, team_id: UUID) -> None: ...
+
+
+class TelemetryRecord:
+    """One record of the live stream, as the orchestrator hands it to ``on_record``.
+
+    Built lazily: :meth:`message` builds the telemetry message (with address snapshots)
+    on first use and returns that same one after. :attr:`receipt` reads a receipt (a
+    member took a message out of its inbox, or finished it) and :attr:`sent` a send
+    without building anything.
+    Valid during the call only: a subscriber keeps what it needs, not the record.
+    """
+
+    __slots__ = ("_message", "_orchestrator", "_record")
+
+    def __init__(self, orchestrator: Orchestrator, record: Record) -> None:
+        self._orchestrator = orchestrator
+        self._record = record
+        self._message: Message | None = None
+
+    @property
+    def receipt(self) -> tuple[type[TelemetryMessage], UUID, ActorAddressProxy, float] | None:
+        """``(ReceivedMessage or ProcessedMessage, message id, receiver's snapshot, epoch
+        seconds)`` for a receipt; None for any other record."""
+        kind, ts, sender, message_id, _ = self._record
+        if kind != KIND_RECEIVED and kind != KIND_PROCESSED:
+            return None
+        snapshot = self._orchestrator._snapshot(sender)
+        assert snapshot is not None  # receipts always name their actor
+        cls = ReceivedMessage if kind == KIND_RECEIVED else ProcessedMessage
+        return cls, message_id, snapshot, ts
+
+    @property
+    def sent(self) -> tuple[Message, ActorAddressProxy, ActorAddressProxy | None, float] | None:
+        """``(the message sent — its own addresses may be live ones —, sender's snapshot,
+        recipient's snapshot, epoch seconds)`` for a send; None for any other record."""
+        kind, ts, sender, message, recipient = self._record
+        if kind != KIND_SENT:
+            return None
+        snapshot = self._orchestrator._snapshot(sender)
+        assert snapshot is not None  # sends always name their actor
+        return message, snapshot, self._orchestrator._snapshot(recipient), ts
+
+    def message(self) -> Message:
+        """The telemetry message of this record (built once)."""
+        if self._message is None:
+            self._message = self._orchestrator._materialize(self._record)
+        return self._message
 
 
 class OrchestratorConfig(BaseConfig):
@@ -119,11 +178,12 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._members: dict[UUID, ActorAddress] = {}
         self._by_name: dict[str, ActorAddress] = {}
         self._reserved: set[str] = set()
-        self._snapshots: dict[UUID, ActorAddressProxy] = {}
+        self._snapshots: dict[int, ActorAddressProxy] = {}  # by agent_id.int
         self._states: dict[UUID, SerializableModel] = {}
         self._recent_messages: deque[Message] = deque(maxlen=window)
         self._recent_events: deque[EventMessage] = deque(maxlen=window)
         self._subscribers: list[EventSubscriber] = []
+        self._sinks: list[tuple[EventSubscriber, Callable[[TelemetryRecord], None]]] = []
         self._tool_actors: dict[str, ActorAddress] = {}
         self._profiles: dict[str, AgentCard] = {}
         self._metadata: BaseModel | None = None
@@ -144,7 +204,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         return super().on_receive(message)
 
     def _drain(self) -> None:
-        subscribers = self._subscribers
+        sinks = self._sinks
         queue = self._channel.take()
         recent = self._recent_messages
         published = False
@@ -155,8 +215,13 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 recent.append(record[3])
             elif kind > KIND_PROCESSED:
                 self._apply(record[3])
-            if subscribers:
-                self._publish(self._materialize(record))
+            if sinks:
+                view = TelemetryRecord(self, record)
+                for subscriber, sink in sinks:
+                    try:
+                        sink(view)
+                    except Exception:
+                        logger.exception("subscriber %r failed on a record", subscriber)
                 published = True
         if published:
             self._each_subscriber("flush")
@@ -175,7 +240,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 if self._by_name.get(sender.name) == sender:
                     del self._by_name[sender.name]
                 self._states.pop(sender.agent_id, None)
-                self._snapshots.pop(sender.agent_id, None)
+                self._snapshots.pop(sender.agent_id.int, None)
         elif isinstance(msg, StateChangedMessage):
             if sender is not None:
                 self._states[sender.agent_id] = msg.state
@@ -189,11 +254,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def _snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
         if address is None:
             return None
-        snap = self._snapshots.get(address.agent_id)
+        snap = self._snapshots.get(address.agent_id.int)
         if snap is None:
             snap = address.snapshot()
             if address.agent_id in self._members:
-                self._snapshots[address.agent_id] = snap
+                self._snapshots[address.agent_id.int] = snap
         return snap
 
     def _detach(self, msg: Message) -> Message:
@@ -258,6 +323,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._drain()  # what happened before subscribing is not this subscriber's
         if subscriber not in self._subscribers:
             self._subscribers.append(subscriber)
+            self._sinks.append((subscriber, _sink_of(subscriber)))
         self._channel.set_eager(True)
 
     def unsubscribe(self, subscriber: EventSubscriber) -> None:
@@ -265,6 +331,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._drain()
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
+            self._sinks = [(s, sink) for s, sink in self._sinks if s is not subscriber]
         self._channel.set_eager(bool(self._subscribers))
 
     # -- roster and history -------------------------------------------------------------
@@ -517,4 +584,15 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._drain()
         self._each_subscriber("on_stop", self._team_id)
         self._subscribers.clear()
+        self._sinks.clear()
         self._channel.close()
+
+
+def _sink_of(subscriber: EventSubscriber) -> Callable[[TelemetryRecord], None]:
+    """What the live stream calls for each record: ``on_record``, or ``on_message`` with
+    the record's message built."""
+    on_record: Callable[[TelemetryRecord], None] | None = getattr(subscriber, "on_record", None)
+    if on_record is not None:
+        return on_record
+    on_message = subscriber.on_message
+    return lambda record: on_message(record.message())

@@ -14,6 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from akgentic.storage._codec import (
+    EncodedEvent,
+    StateRow,
+    encode_event,
+    encode_receipt,
+    encode_sent,
+    encode_state,
+    encode_value,
+)
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -74,6 +83,7 @@ __all__ = [
     "CatalogStore",
     "CorruptRecordError",
     "DecodeFailure",
+    "EncodedEvent",
     "EventLog",
     "EventRecord",
     "EventWatch",
@@ -94,6 +104,7 @@ __all__ = [
     "SqliteOptions",
     "SqliteStorage",
     "StateRecord",
+    "StateRow",
     "StateStore",
     "StorageBundle",
     "StorageClosedError",
@@ -107,6 +118,11 @@ __all__ = [
     "ToolInstanceRecord",
     "WorkingMemoryStore",
     "corrupt_rows",
+    "encode_event",
+    "encode_receipt",
+    "encode_sent",
+    "encode_state",
+    "encode_value",
     "holder_is_gone",
     "open_storage",
     "open_watch",

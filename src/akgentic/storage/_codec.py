@@ -23,13 +23,15 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.excerpt import excerpt
-from akgentic.core.messages.message import Message
-from akgentic.core.serialization import deserialize, serialize
+from akgentic.core.messages.message import Message, new_id_text
+from akgentic.core.serialization import deserialize, model_path, serialize
 from akgentic.storage.errors import CorruptRecordError
 from akgentic.storage.records import EventRecord, StateRecord, TeamRecord, TeamStatus
 
 __all__ = [
+    "EncodedEvent",
     "LoadTime",
+    "StateRow",
     "decode_event",
     "decode_state",
     "decode_team",
@@ -37,7 +39,10 @@ __all__ = [
     "dump_objects",
     "encode_event",
     "encode_message",
+    "encode_receipt",
+    "encode_sent",
     "encode_state",
+    "encode_value",
     "iso_time",
     "load_iso_time",
     "load_object",
@@ -61,6 +66,8 @@ def to_utc(when: datetime) -> datetime:
 
 def iso_time(when: datetime) -> str:
     """``when`` as the ISO text the SQLite and memory backends store."""
+    if when.tzinfo is UTC:  # every message's own time: no conversion to make
+        return when.isoformat()
     return to_utc(when).isoformat()
 
 
@@ -113,6 +120,79 @@ def encode_event(message: Message) -> tuple[datetime, str]:
     """The message's timestamp (UTC) and its stored JSON text."""
     raw = encode_message(message)
     return to_utc(message.timestamp), raw
+
+
+EncodedEvent = tuple[datetime, str]
+"""An event as a store keeps it: its timestamp (UTC) and its JSON text."""
+
+StateRow = tuple[UUID, str, str]
+"""An agent's latest state for the latest-state table, encoded: agent id, agent name, and
+the state's JSON text (``encode_state``)."""
+
+_RECEIPT = (
+    '{{"__model__":"{path}","id":"{id}","parent_id":null,"team_id":{team},'
+    '"timestamp":"{when}","sender":{sender},"recipient":null,"display_type":"other",'
+    '"message_id":"{message_id}"}}'
+)
+
+
+def encode_receipt(
+    cls: type[Message], message_id: UUID, sender_json: str, team_json: str, when: float
+) -> EncodedEvent:
+    """The stored form of a receipt — a ``ReceivedMessage`` or ``ProcessedMessage`` of
+    ``message_id`` by the actor whose serialized snapshot is ``sender_json``, in the
+    team whose id is ``team_json`` (:func:`encode_value` of it), at epoch seconds
+    ``when`` — written without building the message, under a new id: the same JSON
+    :func:`encode_event` writes for it. The hot path of an event store fed by a busy
+    team."""
+    stamp = datetime.fromtimestamp(when, UTC)
+    raw = _RECEIPT.format(
+        path=model_path(cls),
+        id=new_id_text(),
+        team=team_json,
+        when=stamp.isoformat(),
+        sender=sender_json,
+        message_id=message_id,
+    )
+    return stamp, raw
+
+
+_SENT = (
+    '{{"__model__":"{path}","id":"{id}","parent_id":null,"team_id":{team},'
+    '"timestamp":"{when}","sender":{sender},"recipient":{recipient},'
+    '"display_type":"other","message":{message}}}'
+)
+
+
+def encode_sent(
+    cls: type[Message],
+    message: Message,
+    sender_json: str,
+    recipient_json: str,
+    team_json: str,
+    when: float,
+) -> EncodedEvent:
+    """The stored form of a ``SentMessage`` of ``message`` (whose own addresses may be
+    live: they serialize as their snapshots do), written without building it under a
+    new id — the same JSON :func:`encode_event` writes for it (the arguments as for
+    :func:`encode_receipt`). Raises ``SerializationError`` when ``message`` cannot be
+    serialized."""
+    stamp = datetime.fromtimestamp(when, UTC)
+    raw = _SENT.format(
+        path=model_path(cls),
+        id=new_id_text(),
+        team=team_json,
+        when=stamp.isoformat(),
+        sender=sender_json,
+        recipient=recipient_json,
+        message=_dumps(serialize(message)),
+    )
+    return stamp, raw
+
+
+def encode_value(value: Any) -> str:
+    """Any serializable value as the compact JSON text the store writes."""
+    return _dumps(serialize(value))
 
 
 def encode_state(state: BaseModel) -> str:

@@ -13,7 +13,7 @@ a long restore does not stall writers on decoding.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol
@@ -23,6 +23,8 @@ from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
+    EncodedEvent,
+    StateRow,
     decode_event,
     decode_state,
     decode_team,
@@ -114,12 +116,18 @@ class Driver(Protocol):
         is not one (the row is then reported as corrupt)."""
         ...
 
-    def insert_events(self, team_id: UUID, rows: builtins.list[tuple[datetime, str]]) -> int:
+    def insert_events(
+        self,
+        team_id: UUID,
+        rows: builtins.list[tuple[datetime, str]],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
         """Store ``rows`` (timestamp, payload) as the team's next events; the first number.
 
         One transaction, committed on return. Numbering must be race-free against every
         other writer of the same store (threads, connections, processes) and a failed
-        insert must give its numbers back (no gaps)."""
+        insert must give its numbers back (no gaps). ``also``, when given, runs in that
+        same transaction after the rows (the latest-state rows that go with them)."""
         ...
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
@@ -279,6 +287,18 @@ class _Teams:
         return removed > 0
 
 
+def upsert_states(cur: Cursor, db: Driver, team_id: UUID, states: Sequence[StateRow]) -> None:
+    """Make each (encoded) state its agent's latest, in the caller's transaction."""
+    now = db.time(utc_now())
+    cur.executemany(
+        "INSERT INTO akgentic_states (team_id, agent_id, agent_name, updated_at, payload) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (team_id, agent_id) DO UPDATE SET "
+        "agent_name = excluded.agent_name, updated_at = excluded.updated_at, "
+        "payload = excluded.payload",
+        [(db.uid(team_id), db.uid(agent_id), name, now, raw) for agent_id, name, raw in states],
+    )
+
+
 class _Events:
     def __init__(self, driver: Driver) -> None:
         self._db = driver
@@ -287,12 +307,25 @@ class _Events:
         return self.append_many(team_id, (message,))[0]
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> builtins.list[int]:
-        db = self._db
-        encoded = [encode_event(m) for m in messages]
-        if not encoded:
+        return self.append_encoded(team_id, [encode_event(m) for m in messages])
+
+    def append_encoded(
+        self,
+        team_id: UUID,
+        events: Sequence[EncodedEvent],
+        states: Sequence[StateRow] = (),
+    ) -> builtins.list[int]:
+        if not events:
             return []
-        first = db.insert_events(team_id, encoded)
-        return list(range(first, first + len(encoded)))
+        db = self._db
+        also: Callable[[Cursor], None] | None = None
+        if states:
+
+            def also(cur: Cursor) -> None:
+                upsert_states(cur, db, team_id, states)
+
+        first = db.insert_events(team_id, list(events), also)
+        return list(range(first, first + len(events)))
 
     def read(
         self,
@@ -330,22 +363,9 @@ class _States:
         self._db = driver
 
     def save_state(self, team_id: UUID, agent_id: UUID, agent_name: str, state: BaseModel) -> None:
-        db = self._db
-        row = (
-            db.uid(team_id),
-            db.uid(agent_id),
-            agent_name,
-            db.time(utc_now()),
-            encode_state(state),
-        )
-        with db.write() as cur:
-            cur.execute(
-                "INSERT INTO akgentic_states (team_id, agent_id, agent_name, updated_at, payload) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (team_id, agent_id) DO UPDATE SET "
-                "agent_name = excluded.agent_name, updated_at = excluded.updated_at, "
-                "payload = excluded.payload",
-                row,
-            )
+        row = (agent_id, agent_name, encode_state(state))  # encoded before the lock
+        with self._db.write() as cur:
+            upsert_states(cur, self._db, team_id, [row])
 
     def load_states(self, team_id: UUID) -> dict[UUID, StateRecord]:
         db = self._db

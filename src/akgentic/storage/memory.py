@@ -24,6 +24,8 @@ from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
+    EncodedEvent,
+    StateRow,
     decode_event,
     decode_state,
     decode_team,
@@ -243,15 +245,25 @@ class _Events:
             return len(rows)
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
-        batch: list[tuple[str, Text]] = [
-            (iso_time(when), raw) for when, raw in map(encode_event, messages)
-        ]
+        return self.append_encoded(team_id, [encode_event(m) for m in messages])
+
+    def append_encoded(
+        self, team_id: UUID, events: Sequence[EncodedEvent], states: Sequence[StateRow] = ()
+    ) -> list[int]:
+        batch: list[tuple[str, Text]] = [(iso_time(when), raw) for when, raw in events]
         if not batch:
             return []
+        now = utc_now()
+        latest = {
+            agent_id: _StateRow(agent_name=name, updated_at=now, raw=raw)
+            for agent_id, name, raw in states
+        }
         with self._data.locked():
             rows = self._data.events.setdefault(team_id, [])
             first = len(rows) + 1
             rows.extend(batch)
+            if latest:
+                self._data.states.setdefault(team_id, {}).update(latest)
         return list(range(first, first + len(batch)))
 
     def read(

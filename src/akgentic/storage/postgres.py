@@ -30,7 +30,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -271,7 +271,12 @@ class _Driver:
             raise ValueError("outside the range of Python's datetime (years 1 to 9999)")
         return to_utc(value)
 
-    def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:
+    def insert_events(
+        self,
+        team_id: UUID,
+        rows: list[tuple[datetime, str]],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
         count = len(rows)
         params = {
             "team": team_id,
@@ -280,7 +285,13 @@ class _Driver:
             "payloads": [raw for _, raw in rows],
         }
         with self._lock:
-            row = self._live().execute(_INSERT_EVENTS, params).fetchone()
+            conn = self._live()
+            if also is None:  # one statement: its own transaction
+                row = conn.execute(_INSERT_EVENTS, params).fetchone()
+            else:
+                with conn.transaction(), conn.cursor() as cur:
+                    row = cur.execute(_INSERT_EVENTS, params).fetchone()
+                    also(_PgCursor(cur))
         if row is None:  # the statement always returns the counter's row
             raise StorageError(f"team {team_id}: the event insert returned no sequence number")
         last = row[0]

@@ -33,6 +33,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
+from akgentic.storage._codec import EncodedEvent, StateRow
 from akgentic.storage.lease import LeaseStore
 from akgentic.storage.records import (
     CatalogAuditEntry,
@@ -115,6 +116,16 @@ class EventLog(Protocol):
 
     def append_many(self, team_id: UUID, messages: Sequence[Message]) -> list[int]:
         """Store ``messages`` in order in one transaction; their consecutive numbers."""
+        ...
+
+    def append_encoded(
+        self, team_id: UUID, events: Sequence[EncodedEvent], states: Sequence[StateRow] = ()
+    ) -> list[int]:
+        """``append_many`` for events already encoded (``encode_event``,
+        ``encode_receipt``, ``encode_sent``): a writer that encodes off the store's lock,
+        or without building the messages, hands their text over as it is. ``states``
+        (agent id, name, ``encode_state`` text) become those agents' latest states in
+        the same transaction, so the latest-state table never lags the log it summarises."""
         ...
 
     def read(

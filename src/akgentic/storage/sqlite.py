@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -201,7 +201,12 @@ class _Driver:
     def load_time(self, value: Any) -> datetime:
         return load_iso_time(value)
 
-    def insert_events(self, team_id: UUID, rows: list[tuple[datetime, str]]) -> int:
+    def insert_events(
+        self,
+        team_id: UUID,
+        rows: list[tuple[datetime, str]],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
         tid = str(team_id)
         with self.write() as cur:
             (last,) = cur.execute(
@@ -212,6 +217,8 @@ class _Driver:
                 "INSERT INTO akgentic_events (team_id, seq, ts, payload) VALUES (?, ?, ?, ?)",
                 [(tid, first + i, self.time(ts), raw) for i, (ts, raw) in enumerate(rows)],
             )
+            if also is not None:
+                also(cur)
         return first
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:

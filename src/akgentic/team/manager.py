@@ -54,6 +54,7 @@ from akgentic.core import (
     Message,
     Orchestrator,
     OrchestratorConfig,
+    TelemetryRecord,
     serialize,
 )
 from akgentic.core.serialization import SerializationError, deserialize
@@ -441,6 +442,9 @@ class _ReleaseOnStop:
 
     def on_message(self, msg: Message) -> None:
         return None
+
+    def on_record(self, record: TelemetryRecord) -> None:
+        return None  # nothing to read: the record's message is never built for it
 
     def set_restoring(self, team_id: UUID, restoring: bool) -> None:
         return None

@@ -17,6 +17,7 @@ from typing import Any
 from akgentic.core import EventMessage, Message
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.core.journal import reduce_delta
 
 __all__ = ["Gap", "Reducer", "ReplayResult", "register_reducer", "replay_tool_states"]
 
@@ -32,12 +33,17 @@ def _shipped_reducers() -> dict[str, Reducer]:
     from akgentic.tool.notification import NotificationState, apply_notification_event
     from akgentic.tool.notification.models import NOTIFICATION_TOOL_NAME
     from akgentic.tool.planning import PLANNING_ACTOR_NAME, Plan, reduce_planning
+    from akgentic.tool.vector_store.actor import STORE_ACTOR_NAME
+    from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
 
     return {
         PLANNING_ACTOR_NAME: lambda state, event: reduce_planning(state or Plan(), event.payload),
         KG_ACTOR_NAME: lambda state, event: reduce_graph(state or GraphState(), event.payload),
         NOTIFICATION_TOOL_NAME: lambda state, event: apply_notification_event(
             state or NotificationState(), event
+        ),
+        STORE_ACTOR_NAME: lambda state, event: reduce_delta(
+            state or VectorStoreState(), event.payload
         ),
     }
 

@@ -3,7 +3,10 @@
 The log says who was running (a ``StartMessage`` without a later ``StopMessage``, the
 stops of a graceful team stop not counting), with
 which configuration, under which parent; its ``StateChangedMessage``s give each
-member's latest state and its runs (``LlmMessageEvent``, ``ContextReplacedEvent``) each
+member's latest state — for a tool actor whose state is persisted as its deltas (a
+``DeltaState``), the last snapshot it can read with the ``ToolStateEvent`` deltas after
+it folded on (a corrupt snapshot falls back to the one before, or to every delta from
+the empty state) — and its runs (``LlmMessageEvent``, ``ContextReplacedEvent``) each
 agent's model context. The state table and the working memory are kept beside the log
 for queries; restore trusts the log alone. Restoring:
 
@@ -69,6 +72,8 @@ from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
+from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.core.journal import DeltaState, fold_deltas
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
@@ -108,7 +113,12 @@ class RestorePlan:
     replay: list[Message] = field(default_factory=list)
     """The decodable history, for the orchestrator's views."""
     states: dict[UUID, BaseState] = field(default_factory=dict)
-    """Each member's last published state, as the log has it."""
+    """Each member's state, as the log has it: its last snapshot, with the deltas after
+    it folded on for a ``DeltaState``."""
+    deltas: dict[UUID, list[ToolStateEvent]] = field(default_factory=dict)
+    """Each member's ``ToolStateEvent``s after its last readable snapshot."""
+    unrebuilt: dict[UUID, str] = field(default_factory=dict)
+    """Members whose state the log cannot rebuild (a delta is missing), and why."""
     contexts: dict[UUID, list[dict[str, Any]]] = field(default_factory=dict)
     """Each agent's model context (pydantic-ai messages as JSON), as the log has it."""
 
@@ -158,8 +168,15 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif isinstance(msg, StateChangedMessage) and sender is not None:
             if isinstance(msg.state, BaseState):
                 plan.states[sender.agent_id] = msg.state
+                pending = plan.deltas.get(sender.agent_id)
+                if pending and isinstance(msg.state, DeltaState):  # the snapshot includes them
+                    last = msg.state.event_seq
+                    plan.deltas[sender.agent_id] = [e for e in pending if e.seq > last]
         elif isinstance(msg, EventMessage) and sender is not None:
-            _follow_context(plan.contexts, sender.agent_id, msg.event)
+            if isinstance(msg.event, ToolStateEvent):
+                plan.deltas.setdefault(sender.agent_id, []).append(msg.event)
+            else:
+                _follow_context(plan.contexts, sender.agent_id, msg.event)
         elif isinstance(msg, SentMessage):
             sent[msg.message.id] = msg.message
         elif isinstance(msg, ReceivedMessage):
@@ -168,6 +185,8 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif isinstance(msg, ProcessedMessage):
             processed.add(msg.message_id)
     plan.members = list(started.values())
+    for member in plan.members:
+        _fold_state(plan, member)
     running = set(started)
     for message_id, message in sent.items():
         recipient = message.recipient
@@ -179,6 +198,27 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif (message_id not in processed or message_id in cut) and message_id not in dismissed:
             plan.interrupted.append(message)
     return plan
+
+
+def _fold_state(plan: RestorePlan, member: Member) -> None:
+    """A ``DeltaState`` member's state: its last readable snapshot (else the empty state)
+    with the deltas after it folded on. A missing delta is recorded in ``unrebuilt``."""
+    deltas = plan.deltas.get(member.agent_id)
+    if not deltas:
+        return
+    base = plan.states.get(member.agent_id)
+    if not isinstance(base, DeltaState):
+        try:
+            state_class = actor_class_for(member.agent_class).state_class
+        except LookupError:
+            return
+        if not issubclass(state_class, DeltaState):
+            return  # a tool that persists whole snapshots: its deltas are for clients only
+        base = state_class()
+    try:
+        plan.states[member.agent_id] = fold_deltas(base, deltas)
+    except ValueError as exc:
+        plan.unrebuilt[member.agent_id] = str(exc)
 
 
 def _follow_context(contexts: dict[UUID, list[dict[str, Any]]], agent: UUID, event: Any) -> None:
@@ -214,6 +254,13 @@ def restore(
     plan = plan_restore(records)
     for row in plan.corrupt:
         logger.error("team %s: event %s skipped on restore: %s", team_id, row.seq, row.reason)
+    for member in plan.members:
+        if member.agent_id in plan.unrebuilt:
+            raise ResumeError(
+                f"{member.name}'s state cannot be rebuilt from the log: "
+                f"{plan.unrebuilt[member.agent_id]} (see the corrupt rows logged above). "
+                f"Nothing was changed; repair the log from a backup before resuming"
+            )
     # The log is the record: states and contexts come from it, so a crash between the
     # log and the convenience tables (latest states, working memory) loses nothing.
     states = plan.states

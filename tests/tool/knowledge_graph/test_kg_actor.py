@@ -9,6 +9,7 @@ import pytest
 from akgentic.core import ActorAddress
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import RetriableError
+from akgentic.tool.core import fold_deltas
 from akgentic.tool.knowledge_graph import (
     Entity,
     EntityUpdate,
@@ -192,7 +193,10 @@ def test_replaying_the_event_log_rebuilds_the_state_exactly(team: Team) -> None:
     actual = team.system.get_actor(address).state
     assert rebuilt == actual
     assert set(actual.entities) == {"Acme", "Bob"} and actual.relations == {}
-    assert team.proxy.get_states()[address.agent_id] == actual  # the persisted snapshot
+    # persisted: a snapshot at the first change, and the deltas after it
+    snapshot = team.proxy.get_states()[address.agent_id]
+    assert isinstance(snapshot, GraphState) and snapshot.event_seq == 1
+    assert fold_deltas(snapshot, stored) == actual
 
 
 def test_a_seeded_actor_resumes_with_its_state_indexes_and_seq(team: Team) -> None:

@@ -13,11 +13,13 @@ from akgentic.core import (
     Akgent,
     BaseConfig,
     BaseState,
+    EventMessage,
     Orchestrator,
     StartMessage,
     StateChangedMessage,
     StopMessage,
 )
+from akgentic.tool.core import ToolStateEvent, fold_deltas
 from akgentic.tool.vector_store import (
     STORE_ACTOR_NAME,
     EmbeddingService,
@@ -117,6 +119,28 @@ def texts_in_store(team: Team) -> dict[str, str]:
     return {row.ref_id: row.text for row in state.collections.get("notes", {}).values()}
 
 
+def persisted_store(team: Team) -> VectorStoreState | None:
+    """The #VectorStore state as the team's log persists it: its last snapshot with the
+    deltas after it folded on (None before its first change)."""
+    snapshot: VectorStoreState | None = None
+    events: list[ToolStateEvent] = []
+    for m in list(team.recorder.log):
+        if m.sender is None or m.sender.name != STORE_ACTOR_NAME:
+            continue
+        if isinstance(m, StateChangedMessage) and isinstance(m.state, VectorStoreState):
+            snapshot = m.state
+        elif isinstance(m, EventMessage) and isinstance(m.event, ToolStateEvent):
+            events.append(m.event)
+    if snapshot is None:
+        return None
+    return fold_deltas(snapshot, events)
+
+
+def persisted_rows(team: Team, collection: str = "notes") -> int:
+    state = persisted_store(team)
+    return 0 if state is None else len(state.collections.get(collection, {}))
+
+
 def store_of_address(team: Team) -> ActorAddress:
     address = team.proxy.get_team_member(STORE_ACTOR_NAME)
     assert address is not None
@@ -147,15 +171,7 @@ def test_upsert_never_blocks_the_tool_actor_on_the_embedder(team: Team) -> None:
 
     embedder.gate.set()
     wait_workers_stopped(team, 2)  # each worker stops itself once its row is written
-    team.recorder.wait_for(
-        lambda: any(
-            isinstance(m, StateChangedMessage)
-            and m.sender is not None
-            and m.sender.name == STORE_ACTOR_NAME
-            and len(m.state.collections.get("notes", {})) == 2  # type: ignore[attr-defined]
-            for m in team.recorder.log
-        )
-    )
+    team.recorder.wait_for(lambda: persisted_rows(team) == 2)
     assert texts_in_store(team) == {"n1": "hello vector world", "n2": "another row"}
     assert {timeout for _, timeout in embedder.calls} == {EmbeddingWorker.timeout}
     assert notes.search("hello vector world", 5)["n1"] == pytest.approx(1.0, abs=1e-5)
@@ -378,7 +394,7 @@ def test_ensure_store_actor_needs_a_team(agent: FakeAgent) -> None:
         ensure_store_actor(agent)  # type: ignore[arg-type]
 
 
-def test_the_store_state_is_published_coalesced_and_restores(team: Team) -> None:
+def test_the_store_persists_its_changes_as_deltas_and_restores(team: Team) -> None:
     notes, _ = start_notes(team, embedder=FakeEmbedder())
     for i in range(5):
         notes.add(f"r{i}", f"row number {i}")
@@ -392,11 +408,20 @@ def test_the_store_state_is_published_coalesced_and_restores(team: Team) -> None
             if isinstance(m, StateChangedMessage) and m.sender and m.sender.name == STORE_ACTOR_NAME
         ]
 
-    team.recorder.wait_for(
-        lambda: bool(snapshots()) and len(snapshots()[-1].collections["notes"]) == 5
-    )
-    assert len(snapshots()) <= 5  # at most one per mutation, fewer when they queue up
-    snapshot = snapshots()[-1]
+    def deltas() -> list[Any]:
+        return [
+            m.event.payload
+            for m in team.recorder.log
+            if isinstance(m, EventMessage)
+            and isinstance(m.event, ToolStateEvent)
+            and m.event.tool_id == STORE_ACTOR_NAME
+        ]
+
+    team.recorder.wait_for(lambda: persisted_rows(team) == 5)
+    assert len(snapshots()) == 1  # at the first change; every change is its own delta
+    assert [len(d.upserted) for d in deltas()] == [1, 1, 1, 1, 1]  # O(change): its own row
+    snapshot = persisted_store(team)
+    assert snapshot == team.system.get_actor(store_of_address(team)).state
 
     restored = team.system.createActor(
         VectorStoreActor, BaseConfig(name="#Restored"), restoring=True, state=snapshot

@@ -78,6 +78,7 @@ class PublishRunEvents(AbstractCapability[Any]):
     publish: Callable[[Any], None]
     text_interval: float = 0.0
     _text: list[LlmTextDeltaEvent] = field(default_factory=list, init=False, repr=False)
+    _chars: int = field(default=0, init=False, repr=False)
     _since: float = field(default=0.0, init=False, repr=False)
 
     async def on_event(self, ctx: RunContext[Any], *, event: AgentStreamEvent) -> None:
@@ -96,10 +97,8 @@ class PublishRunEvents(AbstractCapability[Any]):
         if not self._text:
             self._since = time.monotonic()
         self._text.append(item)
-        if (
-            time.monotonic() - self._since >= self.text_interval
-            or sum(len(t.delta) for t in self._text) >= TEXT_BATCH_CHARS
-        ):
+        self._chars += len(item.delta)  # kept, not summed per delta: O(1) per token
+        if self._chars >= TEXT_BATCH_CHARS or time.monotonic() - self._since >= self.text_interval:
             self.flush_text()
 
     def flush_text(self) -> None:
@@ -107,7 +106,7 @@ class PublishRunEvents(AbstractCapability[Any]):
         if not self._text:
             return
         first, text = self._text[0], "".join(t.delta for t in self._text)
-        self._text = []
+        self._text, self._chars = [], 0
         self.publish(LlmTextDeltaEvent(run_id=first.run_id, delta=text, index=first.index))
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: Any) -> Any:

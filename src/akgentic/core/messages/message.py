@@ -21,6 +21,7 @@ __all__ = [
     "StopRecursively",
     "UserMessage",
     "new_id",
+    "new_id_text",
     "utc_now",
 ]
 
@@ -46,6 +47,13 @@ def new_id() -> UUID:
     object.__setattr__(uid, "int", value)
     object.__setattr__(uid, "is_safe", SafeUUID.unknown)
     return uid
+
+
+def new_id_text() -> str:
+    """A fresh :func:`new_id` as its text, without building the UUID (for a writer that
+    only needs the text: every record an event store writes has an id)."""
+    digits = "%032x" % ((_ids.getrandbits(128) & _CLEAR) | _SET)
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 def utc_now() -> datetime:

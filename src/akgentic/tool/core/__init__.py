@@ -19,6 +19,13 @@ from akgentic.tool.core.event import (
     ToolStateEvent,
 )
 from akgentic.tool.core.factory import ToolFactory
+from akgentic.tool.core.journal import (
+    DeltaGapError,
+    DeltaState,
+    SnapshotPolicy,
+    StateJournal,
+    fold_deltas,
+)
 from akgentic.tool.core.observer import (
     ActorToolObserver,
     ToolObserver,
@@ -57,7 +64,11 @@ __all__ = [
     "CommandsAnnouncedEvent",
     "ContextState",
     "ContextUpdater",
+    "DeltaGapError",
+    "DeltaState",
     "RetriableError",
+    "SnapshotPolicy",
+    "StateJournal",
     "ToolCard",
     "ToolFactory",
     "ToolObserver",
@@ -68,6 +79,7 @@ __all__ = [
     "ToolStateEvent",
     "ToolsetActivityObserver",
     "attach_param",
+    "fold_deltas",
     "iter_message_texts",
     "marker",
     "normalize_system_prompt_to_llm_context",

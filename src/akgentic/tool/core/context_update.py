@@ -76,12 +76,30 @@ def _content_texts(item: object) -> Iterator[str]:
         yield from (piece for piece in content if isinstance(piece, str))
 
 
-def _visible_markers(messages: Iterable[object]) -> set[int]:
-    seen: set[int] = set()
-    for text in iter_message_texts(messages):
+def _markers_in(message: object) -> frozenset[int]:
+    found: set[int] = set()
+    for text in iter_message_texts((message,)):
         if "**Context update " in text:  # cheap pre-check before the regex
-            seen.update(int(n) for n in MARKER_PATTERN.findall(text))
-    return seen
+            found.update(int(n) for n in MARKER_PATTERN.findall(text))
+    return frozenset(found)
+
+
+_Seen = dict[int, tuple[object, frozenset[int]]]
+"""The markers found in each message of the last history read, by the message's id."""
+
+
+def _visible_markers(messages: Iterable[object], cache: _Seen) -> tuple[set[int], _Seen]:
+    """Every marker the history shows, and the cache for the next call: a message in the
+    history is never edited (a compaction replaces messages), so each one is read once
+    — the scan is O(new messages) per turn, not O(history)."""
+    seen: set[int] = set()
+    fresh: _Seen = {}
+    for message in messages:
+        hit = cache.get(id(message))
+        found = hit[1] if hit is not None and hit[0] is message else _markers_in(message)
+        fresh[id(message)] = (message, found)
+        seen |= found
+    return seen, fresh
 
 
 class ContextUpdater:
@@ -105,6 +123,7 @@ class ContextUpdater:
             seen.add(key)
             self._providers.append((key, provider))
         self._sections: list[tuple[str, str]] = []
+        self._seen: _Seen = {}
 
     @property
     def last_sections(self) -> list[tuple[str, str]]:
@@ -133,7 +152,7 @@ class ContextUpdater:
         never shows up and the trust gate widens the next block.
         """
         tool_state = self._tool_state()
-        visible = _visible_markers(messages)
+        visible, self._seen = _visible_markers(messages, self._seen)
         seq = tool_state.context_update_seq
         if seq == 0 or seq not in visible:
             baselines: dict[str, ContextState] = {}  # nothing provably delivered

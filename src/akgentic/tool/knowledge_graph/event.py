@@ -11,7 +11,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from akgentic.core.serialization import SerializableModel
-from akgentic.tool.knowledge_graph.models import Entity, GraphState, Relation, relation_key
+from akgentic.tool.core.journal import reduce_delta
+from akgentic.tool.knowledge_graph.models import Entity, GraphState, Relation
 
 __all__ = ["KnowledgeGraphStateEvent", "reduce_graph"]
 
@@ -48,33 +49,6 @@ def reduce_graph(state: GraphState, delta: KnowledgeGraphStateEvent) -> GraphSta
     Each delta is one emitted event, so ``event_seq`` advances by one. A delta that
     does not fit ``state`` (adding what exists, changing or removing what does not, a
     relation to a missing entity) raises ValueError: the log and the state diverged.
+    The rule itself is :meth:`GraphState.apply_delta`, which restore folds with.
     """
-    entities = dict(state.entities)
-    relations = dict(state.relations)
-    for relation in delta.relations_removed:
-        if relations.pop(relation_key(relation), None) is None:
-            raise ValueError(f"delta removes {relation.render()}, which does not exist")
-    for name in delta.entities_removed:
-        if entities.pop(name, None) is None:
-            raise ValueError(f"delta removes entity {name!r}, which does not exist")
-    for entity in delta.entities_added:
-        if entity.name in entities:
-            raise ValueError(f"delta adds entity {entity.name!r}, which already exists")
-        entities[entity.name] = entity
-    for entity in delta.entities_modified:
-        if entity.name not in entities:
-            raise ValueError(f"delta modifies entity {entity.name!r}, which does not exist")
-        entities[entity.name] = entity
-    for relation in delta.relations_added:
-        key = relation_key(relation)
-        if key in relations:
-            raise ValueError(f"delta adds {relation.render()}, which already exists")
-        if relation.from_entity not in entities or relation.to_entity not in entities:
-            raise ValueError(f"delta adds {relation.render()} to a missing entity")
-        relations[key] = relation
-    if delta.entities_removed:
-        gone = set(delta.entities_removed)
-        for relation in relations.values():
-            if relation.from_entity in gone or relation.to_entity in gone:
-                raise ValueError(f"delta leaves {relation.render()} pointing at a removed entity")
-    return GraphState(entities=entities, relations=relations, event_seq=state.event_seq + 1)
+    return reduce_delta(state, delta)

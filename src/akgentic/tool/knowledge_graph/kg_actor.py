@@ -6,10 +6,10 @@ every call: two agents updating the graph at once are applied one after the othe
 and the read-modify-write below needs no lock.
 
 The emit-before-return contract: :meth:`KnowledgeGraphActor.update_graph` applies what
-it can, publishes its state (``notify_state_change``), emits the net delta as
-``ToolStateEvent(tool_id="#KnowledgeGraphTool", seq, payload=delta)`` — and only then
-returns, or raises ``RetriableError`` listing what failed. An empty delta emits
-nothing and does not advance ``seq``.
+it can, records the net delta as ``ToolStateEvent(tool_id="#KnowledgeGraphTool", seq,
+payload=delta)`` through its ``StateJournal`` (which publishes a snapshot of the graph
+when one is due) — and only then returns, or raises ``RetriableError`` listing what
+failed. An empty delta emits nothing and does not advance ``seq``.
 
 Derived indexes (neighbours, counts per type, the root set) are rebuilt in
 ``on_start`` from the state, so a seeded or restored actor resumes with them, and are
@@ -25,7 +25,7 @@ from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import excerpt
-from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
 from akgentic.tool.knowledge_graph.models import (
@@ -80,6 +80,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
     """Holds the graph. Every public method runs on the actor's thread, one at a time."""
 
     def on_start(self) -> None:
+        self._journal = StateJournal(self)
         # Indexing side only (fire-and-forget upserts; queries embed on the caller's
         # thread). Rows persist with the store, so a restored graph does not re-embed.
         self._index: SemanticIndex | None = None
@@ -304,14 +305,12 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         return f" (did you mean {excerpt(resolved)}?)" if resolved and resolved != name else ""
 
     def _publish(self, delta: KnowledgeGraphStateEvent) -> None:
-        """Persist, then emit — before the caller hears back. Nothing for an empty delta."""
-        if delta.is_empty():
-            return
-        self.state.event_seq += 1
-        self.state.notify_state_change()
-        self.notify_event(
-            ToolStateEvent(tool_id=self.myAddress.name, seq=self.state.event_seq, payload=delta)
-        )
+        """Record the delta (and a snapshot when due) before the caller hears back.
+        Nothing for an empty delta."""
+        self._journal.record(delta, empty=delta.is_empty())
+
+    def on_stop(self) -> None:
+        self._journal.close()
 
     # -- the state and its derived indexes, changed together ---------------------------
     def _index_entity(self, old: Entity | None, new: Entity | None) -> None:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from akgentic.core import BaseState
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.journal import DeltaState
+
+if TYPE_CHECKING:
+    from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
 
 __all__ = [
     "Entity",
@@ -167,14 +170,51 @@ class GraphView(SerializableModel):
     note: str = ""
 
 
-class GraphState(BaseState):
-    """The ``#KnowledgeGraphTool`` actor's state, persisted through ``notify_state_change``.
+class GraphState(DeltaState):
+    """The ``#KnowledgeGraphTool`` actor's state, persisted as its deltas (``StateJournal``).
 
     ``relations`` is keyed by :func:`relation_key`. ``event_seq`` is the seq of the last
     ``ToolStateEvent`` emitted, so a restored actor continues the stream without a gap.
-    Rebuilt exactly from the event log by ``reduce_graph``.
+    Rebuilt exactly from the event log by :meth:`apply_delta` (``reduce_graph``).
     """
 
     entities: EntityTable = Field(default_factory=EntityTable)
     relations: RelationTable = Field(default_factory=RelationTable)
     event_seq: int = Field(default=0, ge=0)
+
+    def apply_delta(self, delta: KnowledgeGraphStateEvent) -> None:
+        """Apply one ``KnowledgeGraphStateEvent`` in place: removals, then additions.
+
+        A delta that does not fit (adding what exists, changing or removing what does
+        not, a relation to a missing entity) raises ValueError: the log and the state
+        diverged.
+        """
+        entities, relations = self.entities, self.relations
+        for relation in delta.relations_removed:
+            if relations.pop(relation_key(relation), None) is None:
+                raise ValueError(f"delta removes {relation.render()}, which does not exist")
+        for name in delta.entities_removed:
+            if entities.pop(name, None) is None:
+                raise ValueError(f"delta removes entity {name!r}, which does not exist")
+        for entity in delta.entities_added:
+            if entity.name in entities:
+                raise ValueError(f"delta adds entity {entity.name!r}, which already exists")
+            entities[entity.name] = entity
+        for entity in delta.entities_modified:
+            if entity.name not in entities:
+                raise ValueError(f"delta modifies entity {entity.name!r}, which does not exist")
+            entities[entity.name] = entity
+        for relation in delta.relations_added:
+            key = relation_key(relation)
+            if key in relations:
+                raise ValueError(f"delta adds {relation.render()}, which already exists")
+            if relation.from_entity not in entities or relation.to_entity not in entities:
+                raise ValueError(f"delta adds {relation.render()} to a missing entity")
+            relations[key] = relation
+        if delta.entities_removed:
+            gone = set(delta.entities_removed)
+            for relation in relations.values():
+                if relation.from_entity in gone or relation.to_entity in gone:
+                    raise ValueError(
+                        f"delta leaves {relation.render()} pointing at a removed entity"
+                    )

@@ -47,14 +47,13 @@ from akgentic.core.agent import Akgent
 from akgentic.core.excerpt import excerpt
 from akgentic.core.messages import Message, UserMessage
 from akgentic.core.serialization import SerializationError, model_path, registered_class
-from akgentic.tool.core.event import ToolStateEmitter
+from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.notification.models import (
     NotificationConfig,
     NotificationDelta,
     NotificationState,
     PendingNotification,
-    apply_delta,
 )
 
 __all__ = ["NotificationActor", "NotificationTick"]
@@ -107,7 +106,7 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
 
     def on_start(self) -> None:
         """Continue the event numbering from the state, and start the tick thread."""
-        self._emitter = ToolStateEmitter(self.config.name, seq=self.state.event_seq)
+        self._journal = StateJournal(self, tool_id=self.config.name)
         self._unreachable_since: dict[str, datetime] = {}
         thread = threading.Thread(
             target=_run_ticks,
@@ -269,12 +268,11 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
                 return candidate
 
     def _apply(self, delta: NotificationDelta) -> None:
-        """Mutate, emit, persist — the one path every change takes. Empty: nothing."""
+        """Mutate, then record — the one path every change takes. Empty: nothing."""
         if not (delta.added or delta.removed()):
             return
-        state = self.state
-        state.pending = apply_delta(state.pending, delta)
-        event = self._emitter.emit(self, delta, empty=False)
-        if event is not None:
-            state.event_seq = event.seq
-        state.notify_state_change()
+        self.state.apply_delta(delta)
+        self._journal.record(delta, empty=False)
+
+    def on_stop(self) -> None:
+        self._journal.close()

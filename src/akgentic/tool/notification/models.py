@@ -3,9 +3,9 @@
 - :class:`PendingNotification` — one scheduled note, with an **absolute** UTC due time,
   so an entry that fell due while the team was stopped fires on resume.
 - :class:`NotificationConfig` — the singleton's configuration (tick and grace budgets).
-- :class:`NotificationState` — what the singleton persists through
-  ``notify_state_change()``: the pending entries and the number of the last
-  ``ToolStateEvent`` it emitted.
+- :class:`NotificationState` — what the singleton persists as its deltas (a
+  ``StateJournal``, with a snapshot now and then): the pending entries and the number
+  of the last ``ToolStateEvent`` it emitted.
 - :class:`NotificationDelta` and :func:`apply_notification_event` /
   :func:`replay_notification_state` — the delta the singleton emits for every change,
   and the pure reducer that rebuilds the state from those deltas.
@@ -22,7 +22,6 @@ from pydantic import ConfigDict, Field, field_validator
 
 from akgentic.core.address import ActorAddress
 from akgentic.core.agent_config import BaseConfig
-from akgentic.core.agent_state import BaseState
 from akgentic.core.messages import Message, UserMessage
 from akgentic.core.serialization import (
     SerializableModel,
@@ -31,6 +30,7 @@ from akgentic.core.serialization import (
     registered_class,
 )
 from akgentic.tool.core.event import ToolStateEvent
+from akgentic.tool.core.journal import DeltaState
 
 __all__ = [
     "AGENT_MESSAGE_CLASS",
@@ -130,7 +130,7 @@ class NotificationConfig(BaseConfig):
         return value
 
 
-class NotificationState(BaseState):
+class NotificationState(DeltaState):
     """The singleton's persisted state.
 
     ``pending`` is in creation order; ``event_seq`` is the ``seq`` of the last
@@ -140,6 +140,12 @@ class NotificationState(BaseState):
 
     pending: list[PendingNotification] = Field(default_factory=list)
     event_seq: int = Field(default=0, ge=0)
+
+    def apply_delta(self, delta: NotificationDelta) -> None:
+        """Apply one ``NotificationDelta`` in place (:func:`apply_delta`)."""
+        if not isinstance(delta, NotificationDelta):
+            raise ValueError(f"not a NotificationDelta: {type(delta).__name__}")
+        self.pending = apply_delta(self.pending, delta)
 
 
 class NotificationDelta(SerializableModel):

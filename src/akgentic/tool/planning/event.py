@@ -11,6 +11,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.journal import reduce_delta
 from akgentic.tool.planning.models import Plan, Task
 
 __all__ = ["PlanningStateEvent", "reduce_planning"]
@@ -39,20 +40,7 @@ def reduce_planning(state: Plan, delta: PlanningStateEvent) -> Plan:
 
     Each delta is one emitted event, so ``event_seq`` advances by one. A delta that
     does not fit ``state`` (creating an existing id, updating or deleting an unknown
-    one) raises ValueError: the log and the state have diverged.
+    one) raises ValueError: the log and the state have diverged. The rule itself is
+    :meth:`Plan.apply_delta`, which restore folds with.
     """
-    tasks = dict(state.tasks)
-    next_id = state.next_id
-    for task in delta.tasks_created:
-        if task.id in tasks:
-            raise ValueError(f"delta creates task {task.id}, which already exists")
-        tasks[task.id] = task
-        next_id = max(next_id, task.id + 1)
-    for task in delta.tasks_updated:
-        if task.id not in tasks:
-            raise ValueError(f"delta updates task {task.id}, which does not exist")
-        tasks[task.id] = task
-    for task_id in delta.tasks_deleted:
-        if tasks.pop(task_id, None) is None:
-            raise ValueError(f"delta deletes task {task_id}, which does not exist")
-    return Plan(tasks=tasks, next_id=next_id, event_seq=state.event_seq + 1)
+    return reduce_delta(state, delta)

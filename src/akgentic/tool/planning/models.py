@@ -7,13 +7,16 @@ another thread (a snapshot, an event payload) can never change under its reader.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from akgentic.core import BaseState
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.journal import DeltaState
+
+if TYPE_CHECKING:
+    from akgentic.tool.planning.event import PlanningStateEvent
 
 __all__ = [
     "CreateTask",
@@ -147,14 +150,34 @@ class TaskHit(SerializableModel):
     score: float
 
 
-class Plan(BaseState):
-    """The ``#PlanningTool`` actor's state: persisted through ``notify_state_change``.
+class Plan(DeltaState):
+    """The ``#PlanningTool`` actor's state, persisted as its deltas (``StateJournal``).
 
     ``next_id`` is the id the next created task gets; ``event_seq`` is the seq of the
     last ``ToolStateEvent`` emitted, so a restored actor continues the stream without a
-    gap. Rebuilt exactly from the event log by ``reduce_planning``.
+    gap. Rebuilt exactly from the event log by :meth:`apply_delta` (``reduce_planning``).
     """
 
     tasks: TaskTable = Field(default_factory=TaskTable)
     next_id: int = Field(default=1, ge=1)
     event_seq: int = Field(default=0, ge=0)
+
+    def apply_delta(self, delta: PlanningStateEvent) -> None:
+        """Apply one ``PlanningStateEvent`` in place: created, then updated, then deleted.
+
+        A delta that does not fit (creating an existing id, updating or deleting an
+        unknown one) raises ValueError: the log and the state have diverged.
+        """
+        tasks = self.tasks
+        for task in delta.tasks_created:
+            if task.id in tasks:
+                raise ValueError(f"delta creates task {task.id}, which already exists")
+            tasks[task.id] = task
+            self.next_id = max(self.next_id, task.id + 1)
+        for task in delta.tasks_updated:
+            if task.id not in tasks:
+                raise ValueError(f"delta updates task {task.id}, which does not exist")
+            tasks[task.id] = task
+        for task_id in delta.tasks_deleted:
+            if tasks.pop(task_id, None) is None:
+                raise ValueError(f"delta deletes task {task_id}, which does not exist")

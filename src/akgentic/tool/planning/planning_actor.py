@@ -5,9 +5,11 @@ Ten agents carrying ``PlanningTool`` get ten proxies to this one actor, bound wi
 every call, so the read-modify-write below needs no lock.
 
 The emit-before-return contract: :meth:`PlanActor.update_planning` applies what it can,
-publishes its state (``notify_state_change``), emits the delta as a ``ToolStateEvent``
-— and only then returns, or raises ``RetriableError`` listing what failed. An empty
-delta emits nothing and does not advance ``seq``, so the stream is gap-free.
+records the delta (a ``ToolStateEvent`` through its ``StateJournal``, which also
+publishes a snapshot of the plan when one is due) — and only then returns, or raises
+``RetriableError`` listing what failed. An empty delta emits nothing and does not
+advance ``seq``, so the stream is gap-free. What an update writes is its delta: O(change),
+however large the plan.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import clip
-from akgentic.tool.core import ToolStateEvent
+from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.planning.event import PlanningStateEvent
 from akgentic.tool.planning.models import (
@@ -82,6 +84,7 @@ class PlanActor(Akgent[PlanConfig, Plan]):
     """Holds the plan. Every public method runs on the actor's own thread, one at a time."""
 
     def on_start(self) -> None:
+        self._journal = StateJournal(self)
         # Indexing side only: upsert/delete are fire-and-forget (a worker embeds), so
         # the plan never waits on an embedder. Queries embed on the caller's thread.
         # The rows persist with the store (#VectorStore state, or the cluster), so a
@@ -194,14 +197,11 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         return f"Done: {summary}."
 
     def _publish(self, delta: PlanningStateEvent) -> None:
-        """Persist, then emit: the state snapshot and the delta, before the caller hears back."""
-        if delta.is_empty():
-            return  # nothing changed: no snapshot, no event, no seq
-        self.state.event_seq += 1
-        self.state.notify_state_change()
-        self.notify_event(
-            ToolStateEvent(tool_id=self.myAddress.name, seq=self.state.event_seq, payload=delta)
-        )
+        """Record the delta (and a snapshot when due) before the caller hears back."""
+        self._journal.record(delta, empty=delta.is_empty())
+
+    def on_stop(self) -> None:
+        self._journal.close()
 
     def _reindex(self, delta: PlanningStateEvent) -> None:
         """Keep the semantic index in step with the delta (never blocks, never raises)."""

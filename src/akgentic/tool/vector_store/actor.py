@@ -1,8 +1,10 @@
 """VectorStoreActor: the team's ``#VectorStore``, for backends that keep rows in actor state.
 
 It exists only for such a backend (``BackendSpec.persists_in_actor_state``; today the
-in-memory one): its state *is* the database, published with ``notify_state_change``
-and restored with the team. On a cluster there is nothing for an actor to own, and
+in-memory one): its state *is* the database, persisted with the team as its changes —
+each mutation records a :class:`VectorStoreDelta` (the rows it wrote, the ids it removed)
+through a ``StateJournal``, which publishes a snapshot of the whole store only now and
+then — and restored with the team. On a cluster there is nothing for an actor to own, and
 none is created.
 
 Binding: :func:`ensure_store_actor` asks the orchestrator to ``getChildrenOrCreate``
@@ -12,11 +14,8 @@ The ``#`` prefix makes it a tool actor, stopped only after the team's regular me
 
 Every method is fast (numpy over the team's rows, no I/O), so callers may ask it;
 embedding never happens here — it happens in ``EmbeddingWorker``s spawned by the
-consumers. Mutations coalesce their state snapshots: each marks the state dirty and,
-if no flush is queued yet, tells the actor itself ``flush_state`` — which therefore
-runs after every mutation already in the mailbox, so a burst of N upserts publishes
-one snapshot, not N — and ``on_stop`` publishes a flush still pending, so the last
-rows written before a stop are never lost.
+consumers. What a mutation writes to the team's log is the rows it changed, O(change),
+recorded before it returns; ``on_stop`` publishes a last snapshot.
 """
 
 from __future__ import annotations
@@ -24,10 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from akgentic.core import ActorAddress, Akgent, BaseConfig
+from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.core.team_actor import bind_team_actor
-from akgentic.tool.vector_store.backends.inmemory import InMemoryBackend, VectorStoreState
-from akgentic.tool.vector_store.protocol import SearchHit
+from akgentic.tool.vector_store.backends.inmemory import (
+    InMemoryBackend,
+    VectorStoreDelta,
+    VectorStoreState,
+)
+from akgentic.tool.vector_store.protocol import SearchHit, point_id
 from akgentic.tool.vector_store.vector import VectorEntry
 
 __all__ = ["STORE_ACTOR_NAME", "VectorStoreActor", "ensure_store_actor"]
@@ -40,22 +44,31 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
 
     def on_start(self) -> None:
         self._backend = InMemoryBackend(self.state)
-        self._flush_pending = False
+        self._journal = StateJournal(self)
 
     # -- VectorStore -------------------------------------------------------------------
     def upsert(
         self, collection: str, team_id: str, entries: Sequence[VectorEntry], tenant: str = ""
     ) -> None:
         """Add or replace rows, stamped with ``team_id`` and ``tenant``."""
+        existed = collection in self.state.collections
         self._backend.upsert(collection, team_id, entries, tenant)
-        self._changed()
+        rows = self.state.collections.get(collection, {})
+        written = {pid: rows[pid] for pid in (point_id(team_id, tenant, e.ref_id) for e in entries)}
+        self._journal.record(
+            VectorStoreDelta(collection=collection, upserted=written), empty=existed and not written
+        )
 
     def delete(
         self, collection: str, team_id: str, ref_ids: Sequence[str], tenant: str = ""
     ) -> None:
         """Remove rows by ref id (unknown ones are ignored)."""
+        rows = self.state.collections.get(collection, {})
+        gone = list(
+            dict.fromkeys(p for p in (point_id(team_id, tenant, r) for r in ref_ids) if p in rows)
+        )
         self._backend.delete(collection, team_id, ref_ids, tenant)
-        self._changed()
+        self._journal.record(VectorStoreDelta(collection=collection, deleted=gone), empty=not gone)
 
     def query(
         self,
@@ -70,9 +83,13 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
 
     def delete_by_team(self, team_id: str) -> int:
         """Remove every row stamped with ``team_id``; how many were removed."""
+        doomed = {
+            name: [pid for pid, row in rows.items() if row.team_id == team_id]
+            for name, rows in self.state.collections.items()
+        }
         removed = self._backend.delete_by_team(team_id)
-        if removed:
-            self._changed()
+        for name, gone in doomed.items():
+            self._journal.record(VectorStoreDelta(collection=name, deleted=gone), empty=not gone)
         return removed
 
     def list_collections(self) -> list[str]:
@@ -84,20 +101,9 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
         return self._backend.count(collection, team_id)
 
     # -- persistence -------------------------------------------------------------------
-    def flush_state(self) -> None:
-        """Publish the state once for every mutation queued before it (told by itself)."""
-        self._flush_pending = False
-        self.notify_state_change()
-
     def on_stop(self) -> None:
-        """A flush queued behind the stop would never run: publish the last changes now."""
-        if self._flush_pending:
-            self.flush_state()
-
-    def _changed(self) -> None:
-        if not self._flush_pending:
-            self._flush_pending = True
-            self.proxy_tell(self.myAddress, VectorStoreActor).flush_state()
+        """A last snapshot, so the next restore folds nothing."""
+        self._journal.close()
 
 
 def ensure_store_actor(observer: ActorToolObserver, timeout: float = 10.0) -> ActorAddress:

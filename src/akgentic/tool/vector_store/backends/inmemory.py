@@ -1,14 +1,15 @@
 """The in-memory backend: numpy brute force over rows held in a pydantic state.
 
 Its rows *are* :class:`VectorStoreState`, the state of the team's ``#VectorStore``
-actor (``persists_in_actor_state=True``): the actor publishes it with
-``notify_state_change`` and the framework persists and restores it with the team.
+actor (``persists_in_actor_state=True``): the actor records each change as a
+:class:`VectorStoreDelta` (a ``StateJournal``: the delta, a snapshot now and then) and
+the framework persists and restores it with the team.
 The numpy indexes (one :class:`VectorIndex` per collection, team and tenant) are a
 cache rebuilt from the state on first use — after a restore, too.
 
 Vectors are stored as base64 float32 strings, and rows are immutable values that a
-state snapshot shares instead of copying, so publishing the state costs one dict entry
-per row rather than hundreds of floats. Not thread-safe: one owner (the actor) at a
+state snapshot shares instead of copying, so a snapshot costs one dict entry per row
+rather than hundreds of floats. Not thread-safe: one owner (the actor) at a
 time. Exact search; a query costs O(rows of the scope · dimension).
 """
 
@@ -20,8 +21,8 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field
 
-from akgentic.core import BaseState
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.journal import DeltaState
 from akgentic.tool.vector_store.protocol import (
     SearchHit,
     VectorStoreConfig,
@@ -31,7 +32,14 @@ from akgentic.tool.vector_store.protocol import (
 from akgentic.tool.vector_store.registry import BackendSpec, register_backend
 from akgentic.tool.vector_store.vector import VectorEntry, VectorIndex
 
-__all__ = ["InMemoryBackend", "StoredVector", "VectorStoreState", "decode_vector", "encode_vector"]
+__all__ = [
+    "InMemoryBackend",
+    "StoredVector",
+    "VectorStoreDelta",
+    "VectorStoreState",
+    "decode_vector",
+    "encode_vector",
+]
 
 Scope = tuple[str, str, str]  # collection, team_id, tenant
 
@@ -71,10 +79,35 @@ class StoredVector(SerializableModel):
         return self
 
 
-class VectorStoreState(BaseState):
+class VectorStoreDelta(SerializableModel):
+    """What one mutation changed in one collection: rows written (whole, by point id)
+    and point ids removed. A delta with neither made the collection exist."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+
+    collection: str
+    upserted: dict[str, StoredVector] = Field(default_factory=dict)
+    deleted: list[str] = Field(default_factory=list)
+
+
+class VectorStoreState(DeltaState):
     """Every row of the store: collection -> point id (:func:`point_id`) -> row."""
 
     collections: dict[str, dict[str, StoredVector]] = Field(default_factory=dict)
+
+    def apply_delta(self, delta: VectorStoreDelta) -> None:
+        """Apply one :class:`VectorStoreDelta` in place; removing a row that is not there
+        raises ValueError (the log and the state diverged)."""
+        rows = self.collections.setdefault(delta.collection, {})
+        rows.update(delta.upserted)
+        for pid in delta.deleted:
+            if rows.pop(pid, None) is None:
+                raise ValueError(
+                    f"delta removes row {pid} of {delta.collection}, which is not there"
+                )
+
+    def rows(self) -> int:
+        return max(sum(len(rows) for rows in self.collections.values()), 1)
 
 
 class InMemoryBackend:

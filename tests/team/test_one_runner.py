@@ -21,6 +21,7 @@ from akgentic.core import (
     BaseState,
     EventMessage,
     SentMessage,
+    StartMessage,
 )
 from akgentic.storage import StorageBundle, TeamStatus, open_storage, sqlite_url
 from akgentic.team import (
@@ -166,6 +167,25 @@ def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None
     finally:
         here.shutdown(10)
         there.shutdown(10)
+
+
+def test_a_created_team_is_on_disk_when_create_team_returns(storage_url: str) -> None:
+    """A take-over right after creation must rebuild the whole roster: every member's start
+    is committed before ``create_team`` returns (the recorder writes on its own thread)."""
+    system = ActorSystem()
+    try:
+        manager = TeamManager(system, open_storage(storage_url))
+        runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+        reader = open_storage(storage_url)
+        started = {
+            r.message.sender.name
+            for r in reader.events.read(runtime.team_id)
+            if isinstance(r.message, StartMessage) and r.message.sender is not None
+        }
+        assert {"@Manager", "@Worker", "@Human"} <= started
+        manager.stop_team(runtime.team_id)
+    finally:
+        system.shutdown(10)
 
 
 def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: str) -> None:

@@ -278,6 +278,12 @@ class TeamManager:
             else:
                 creator = self.system.proxy_ask(created[parent], Akgent, timeout=30)
                 created[name] = creator.createActor(actor_class, config=config)
+        # durable before it is returned: the members' start records are on disk, so a
+        # resume from another process (a take-over) rebuilds the whole roster
+        self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_team()  # drains
+        recorder.flush()
+        if not recorder.written(TeamRuntime.commit_timeout):
+            logger.warning("team %s: its creation is not yet on disk", team_id)
         return TeamRuntime(team_id, card, self.system, self.storage, orchestrator, recorder, human)
 
     def _start_orchestrator(

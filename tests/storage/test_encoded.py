@@ -119,3 +119,39 @@ def test_events_and_their_states_are_one_transaction(store: StorageBundle) -> No
         store.events.append_encoded(team, [event, event], broken)  # type: ignore[list-item]
     assert store.events.last_seq(team) == 0 and store.states.load_states(team) == {}
     assert store.events.append_encoded(team, [event]) == [1]
+
+
+def test_a_large_batch_keeps_every_row_its_time_and_its_number(store: StorageBundle) -> None:
+    """A batch is stored as given — text byte for byte (non-ASCII, quotes, an empty
+    string), each row's own time — numbered on from the rows already there."""
+    team = uuid4()
+    assert store.events.append_encoded(team, [encode_event(UserMessage(content="first"))]) == [1]
+    contents = ["", "ascii", 'quo"ted\n', "héllo wörld", "日本語のテキスト", "emoji 🎉", "x" * 5000]
+    base = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    rows = []
+    for i in range(700):
+        when = base.replace(microsecond=0 if i % 3 == 0 else i)  # times of both widths
+        message = UserMessage(content=contents[i % len(contents)], team_id=team, timestamp=when)
+        rows.append(encode_event(message))
+    assert store.events.append_encoded(team, rows) == list(range(2, 702))
+    records = store.events.read(team, from_seq=2)
+    assert [r.seq for r in records] == list(range(2, 702))
+    assert [r.raw for r in records] == [raw for _, raw in rows]
+    assert [r.timestamp for r in records] == [when for when, _ in rows]
+
+
+def test_a_lone_surrogate_is_stored_and_read_back_as_the_same_text(store: StorageBundle) -> None:
+    """JSON can carry a lone surrogate (a model or a tool argument may send "\\ud800"); no
+    UTF-8 column takes it raw. It is stored escaped, and reads back as the same string —
+    the row is not refused, so nothing queued behind it waits."""
+    team, agent = uuid4(), uuid4()
+    odd = "half of a pair: \ud800 and \udfff, then é"
+    message = UserMessage(content=odd, team_id=team)
+    state = Tally(count=1)
+    assert store.events.append_encoded(
+        team, [encode_event(message)], [(agent, "@A", encode_state(state))]
+    ) == [1]
+    assert store.events.append(team, UserMessage(content=odd, team_id=team)) == 2
+    first, second = store.events.read(team)
+    assert first.message == message and second.require().content == odd  # type: ignore[attr-defined]
+    assert store.states.load_states(team)[agent].require() == state

@@ -15,6 +15,7 @@ rather than fail the whole query), and times through the backend's own ``load_ti
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -54,7 +55,32 @@ LoadTime = Callable[[Any], datetime]
 """A backend's conversion of a stored time to an aware UTC datetime; raises if it cannot."""
 
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_encode_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _dumps(value: Any) -> str:
+    """``value`` as compact JSON text that every database can keep.
+
+    A Python string may hold a lone surrogate (``json.loads('"\\ud800"')`` makes one,
+    so a model or a tool argument can), which no UTF-8 column accepts: written raw, the
+    row would be refused, and a refused row in the recorder's group would hold back
+    every record after it. Such a character can only sit inside a JSON string, so it is
+    written as its ``\\uXXXX`` escape, which reads back as the same string. ASCII text
+    (the usual case) is known so in O(1) and passes untouched.
+    """
+    text = _encode_json(value)
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub(_escape_surrogate, text)
+    return text
 
 
 def to_utc(when: datetime) -> datetime:

@@ -24,6 +24,7 @@ in a column is handed to the decoders as bytes, so only its row is reported.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -82,6 +83,18 @@ _SCHEMA = (
 )
 
 
+_INSERT_PACKED = """
+INSERT INTO akgentic_events (team_id, seq, ts, payload)
+SELECT ?1, ?2 + key,
+       rtrim(CAST(substr(?3, ?4 * key + 1, ?4) AS TEXT)),
+       CAST(substr(?5, (value >> 32) + 1, value & 4294967295) AS TEXT)
+FROM json_each(?6)
+"""
+"""A batch of events in one statement. ``?3``: the rows' times, each padded to ``?4``
+bytes; ``?5``: their UTF-8 payloads end to end; ``?6``: a JSON array with one integer per
+row, its payload's start offset shifted left 32 bits or'ed with its length. Row ``key``
+(0, 1, ...) is numbered ``?2 + key``: JSON arrays are walked in order."""
+
 _HINTS = {
     "not a database": (
         ": it is not a SQLite database. Give akgentic another file, or move this one away"
@@ -130,6 +143,14 @@ class _Driver:
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
             conn.execute(f"PRAGMA synchronous={options.synchronous}")
+            try:  # the event insert unpacks its batch with json_each (_INSERT_PACKED)
+                conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
+            except sqlite3.OperationalError as exc:
+                raise StorageError(
+                    f"{path}: this Python's SQLite {sqlite3.sqlite_version} lacks the JSON "
+                    "functions akgentic needs; use a Python built with SQLite 3.38 or "
+                    "newer (or with JSON1 enabled)"
+                ) from exc
             with self.write() as cur:
                 for statement in _SCHEMA:
                     cur.execute(statement)
@@ -207,15 +228,35 @@ class _Driver:
         rows: list[tuple[datetime, str]],
         also: Callable[[Cursor], None] | None = None,
     ) -> int:
+        """Append ``rows`` under the next numbers, in one transaction, with one INSERT.
+
+        Why one statement and not ``executemany``: ``sqlite3`` releases the GIL around
+        each step, and a thread that wants it back waits for whoever holds it — up to
+        the interpreter's switch interval (5 ms) while a busy thread computes. Row by
+        row, the recorder's writer thread paid that wait per row, so while the team was
+        busy the writer stood still and the log fell behind. Here the whole batch is two
+        parameters — the texts packed in a blob, and a JSON array of where each one
+        lies — that SQLite unpacks itself with the GIL released, so a batch costs a
+        handful of waits, whatever its size, and its work overlaps the team's.
+        """
         tid = str(team_id)
+        stamps = [self.time(ts) for ts, _ in rows]
+        width = max((len(stamp) for stamp in stamps), default=0)
+        texts = "".join(stamp.ljust(width) for stamp in stamps).encode()
+        payloads = [raw.encode() for _, raw in rows]
+        spans: list[int] = []
+        start = 0
+        for payload in payloads:
+            spans.append(start << 32 | len(payload))
+            start += len(payload)
         with self.write() as cur:
             (last,) = cur.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM akgentic_events WHERE team_id = ?", (tid,)
             ).fetchone()
             first = int(last) + 1
-            cur.executemany(
-                "INSERT INTO akgentic_events (team_id, seq, ts, payload) VALUES (?, ?, ?, ?)",
-                [(tid, first + i, self.time(ts), raw) for i, (ts, raw) in enumerate(rows)],
+            cur.execute(
+                _INSERT_PACKED,
+                (tid, first, texts, width, b"".join(payloads), json.dumps(spans)),
             )
             if also is not None:
                 also(cur)

@@ -480,3 +480,54 @@ def test_a_subscriber_with_on_record_reads_receipts_without_any_message_built(
     built = [(type(m), m.message_id) for m in eager.of_type(ReceivedMessage | ProcessedMessage)]  # type: ignore[arg-type]
     assert built == kinds
     assert not lazy.of_type(ReceivedMessage) and lazy.of_type(SentMessage)
+
+
+def test_a_long_drain_hands_its_records_on_in_bounded_batches(system: ActorSystem) -> None:
+    """A flood piles records up while a subscriber works: the drain that takes them tells
+    its subscribers to flush every FLUSH_EVERY records, not once at the end, so an event
+    store can write while the team runs — and nothing is lost or reordered."""
+    from akgentic.core.orchestrator import FLUSH_EVERY
+
+    gate = threading.Event()
+    first = threading.Event()
+
+    class Gated(Recorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.pending = 0
+            self.batches: list[int] = []
+
+        def on_message(self, msg: Message) -> None:
+            first.set()
+            gate.wait(30)  # the orchestrator's thread stands still: the queue fills
+            self.pending += 1
+            super().on_message(msg)
+
+        def flush(self) -> None:
+            self.batches.append(self.pending)
+            self.pending = 0
+
+    orchestrator = system.createActor(Orchestrator)
+    gated = Gated()
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(gated)
+    member = system.createActor(Member, team_id=orchestrator.team_id)
+    count = 3 * FLUSH_EVERY  # four records each
+    with system.private() as context:
+        context.tell(member, UserMessage(content="start"))
+        assert first.wait(30)
+        for i in range(count):
+            context.tell(member, UserMessage(content=str(i)))
+        for _ in range(count + 1):
+            assert context.listen(30) is not None
+    gate.set()
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
+    proxy.get_team()  # queued behind the telemetry: every record has been handed on
+    assert gated.pending == 0
+    assert max(gated.batches) <= FLUSH_EVERY
+    assert sum(gated.batches) == len(gated.messages) >= 4 * count
+    results = [
+        m.message.content
+        for m in gated.messages
+        if isinstance(m, SentMessage) and isinstance(m.message, ResultMessage)
+    ]
+    assert results == ["start", *(str(i) for i in range(count))]

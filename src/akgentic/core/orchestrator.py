@@ -70,6 +70,12 @@ logger = logging.getLogger("akgentic.core")
 
 TOOL_PREFIX = "#"
 
+FLUSH_EVERY = 1024
+"""Records a drain hands to its subscribers before it tells them to flush. A drain
+runs until the queue is empty, and under a flood the queue refills as it drains: without
+this, an event store received one batch only when the flood ended, and could not start
+writing while the team ran."""
+
 
 def is_tool_actor(address: ActorAddress) -> bool:
     """Whether ``address`` names a tool actor (its name starts with ``#``)."""
@@ -207,8 +213,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         sinks = self._sinks
         queue = self._channel.take()
         recent = self._recent_messages
-        published = False
+        published = 0
         while queue:
+            if published >= FLUSH_EVERY:  # a long drain hands its records on as it goes
+                self._each_subscriber("flush")
+                published = 0
             record = queue.popleft()
             kind = record[0]
             if kind == KIND_SENT:
@@ -222,7 +231,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                         sink(view)
                     except Exception:
                         logger.exception("subscriber %r failed on a record", subscriber)
-                published = True
+                published += 1
         if published:
             self._each_subscriber("flush")
 

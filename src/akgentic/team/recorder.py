@@ -26,7 +26,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from uuid import UUID
 
 from pydantic import BaseModel
@@ -104,6 +107,17 @@ logger = logging.getLogger("akgentic.team")
 
 _REMEMBERED = 10_000
 
+COMMIT_GAP = 0.005
+"""Seconds that consecutive commits keep apart while records keep coming, so that a
+group can gather: a commit has a fixed cost (a sync, WAL frames, the GIL taken back
+several times), and a busy team that handed a few rows at a time paid it for every few
+rows. A record after a quiet spell is committed at once, and nobody who waits for a
+commit (:meth:`EventRecorder.wait_committed`, :meth:`EventRecorder.written`) is ever
+kept waiting by this: they make the writer go now."""
+
+GROUP_ROWS = 5_000
+"""A group this large is committed without waiting out :data:`COMMIT_GAP`."""
+
 
 class EventRecorder:
     """Records one team's stream into a storage bundle (an ``EventSubscriber``)."""
@@ -129,6 +143,8 @@ class EventRecorder:
         self._writer: threading.Thread | None = None
         self._idle = True
         self._closing = False
+        self._urgent = 0  # callers waiting for a commit: the writer does not pace
+        self._last_commit = 0.0
 
     # -- EventSubscriber -------------------------------------------------------------------
     def on_message(self, msg: Message) -> None:
@@ -210,6 +226,7 @@ class EventRecorder:
         while True:
             with io:
                 io.wait_for(lambda: self._outbox or self._closing)
+                self._gather()
                 if not self._outbox:
                     self._idle = True
                     io.notify_all()
@@ -225,6 +242,7 @@ class EventRecorder:
                 if self._retry(rows, tables):
                     continue
                 return
+            self._last_commit = time.monotonic()
             self._committed_rows(rows, seqs)
             self._write_tables(tables)
             # not kept while waiting for the next group: under load a group is a whole
@@ -233,6 +251,28 @@ class EventRecorder:
             with io:
                 self._idle = not self._outbox
                 io.notify_all()
+
+    def _gather(self) -> None:
+        """Let a group gather until :data:`COMMIT_GAP` after the last commit (``_io``
+        held): unless closing, a caller waits for a commit, or the group is full."""
+        delay = self._last_commit + COMMIT_GAP - time.monotonic()
+        if delay > 0:
+            self._io.wait_for(
+                lambda: self._closing or self._urgent > 0 or len(self._outbox) >= GROUP_ROWS,
+                delay,
+            )
+
+    @contextmanager
+    def _waiting(self) -> Iterator[None]:
+        """A caller waits for a commit: the writer commits what it has now."""
+        with self._io:
+            self._urgent += 1
+            self._io.notify_all()
+        try:
+            yield
+        finally:
+            with self._io:
+                self._urgent -= 1
 
     def _retry(self, rows: list[_Encoded], tables: list[Message]) -> bool:
         """After a failed commit: put the rows back at the front, in order, and wait for
@@ -278,7 +318,7 @@ class EventRecorder:
     def written(self, timeout: float = 60.0) -> bool:
         """Block until everything handed to the writer is committed (and its tables
         written); False after ``timeout``."""
-        with self._io:
+        with self._waiting(), self._io:
             return self._io.wait_for(lambda: not self._outbox and self._idle, timeout)
 
     def _close_writer(self, timeout: float = 60.0) -> None:
@@ -351,6 +391,9 @@ class EventRecorder:
     def wait_committed(self, message_id: UUID, timeout: float = 10.0) -> int | None:
         """The sequence number of the message once committed; None after ``timeout``."""
         with self._cond:
+            if message_id in self._committed:
+                return self._committed[message_id]
+        with self._waiting(), self._cond:
             self._cond.wait_for(lambda: message_id in self._committed, timeout)
             return self._committed.get(message_id)
 

@@ -66,7 +66,7 @@ def test_create_list_get_rename_delete(served: Served) -> None:
         ({"card": "research", "card_yaml": "x: 1"}, 422, "give exactly one"),
         ({"card": "research", "colour": "red"}, 422, "colour: Extra inputs are not permitted"),
         ({"card": {"name": "x", "entry_point": "@A", "members": []}}, 422, "members"),
-        ({"card_yaml": "[1, 2"}, 422, "not valid YAML"),
+        ({"card_yaml": "[1, 2"}, 422, "card_yaml is not valid YAML: expected ',' or ']'"),
         ({"card": "research", "model": "openai:gpt-5"}, 422, "OPENAI_API_KEY"),
     ],
 )
@@ -76,7 +76,8 @@ def test_bad_creations_say_why(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     response = httpx.post(f"{served.url}/teams", json=body, timeout=30)
     assert response.status_code == status
-    assert says in response.json()["detail"]
+    detail = response.json()["detail"]
+    assert says in detail and "\n" not in detail  # one line, no quoted source
 
 
 def test_a_posted_card_cannot_import_code(served: Served) -> None:

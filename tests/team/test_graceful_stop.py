@@ -5,9 +5,8 @@ stopped — is recorded, so that a resume delivers it."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,27 +23,10 @@ from akgentic.core import (
 )
 from akgentic.storage import EventRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
-from akgentic.tool.core import ToolCard
+
+from .gated import Gate, GatedStep, gate
 
 HERE = Path(__file__).resolve().parent
-
-
-class Gate:
-    entered = threading.Event()
-    release = threading.Event()
-
-
-class GatedStep(ToolCard):
-    """``wait_here`` blocks until the test opens the gate (bounded)."""
-
-    def get_tools(self) -> list[Callable[..., Any]]:
-        def wait_here(label: str) -> str:
-            """Work on ``label``."""
-            Gate.entered.set()
-            Gate.release.wait(60)
-            return f"worked on {label}"
-
-        return [wait_here]
 
 
 def member(name: str, *, gated: bool) -> MemberSpec:
@@ -95,13 +77,6 @@ def stop_in_the_background(
         thread = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
     thread.start()
     return thread
-
-
-def gate() -> Iterator[None]:
-    Gate.entered.clear()
-    Gate.release.clear()
-    yield
-    Gate.release.set()
 
 
 @pytest.mark.parametrize("how", ["stop_team", "shutdown"])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,8 +32,8 @@ from akgentic.team import (
     TeamRuntime,
     plan_restore,
 )
-from akgentic.tool.core import ToolCard
 
+from .gated import Gate, GatedStep
 from .test_crash import run_child_until_ready
 from .test_team import EXAMPLE, final_answer
 
@@ -227,31 +226,13 @@ def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------
 
 
-class Gate:
-    entered = threading.Event()
-    release = threading.Event()
-
-
-class Blocking(ToolCard):
-    """``wait_here`` blocks until the test opens the gate."""
-
-    def get_tools(self) -> list[Callable[..., Any]]:
-        def wait_here(label: str) -> str:
-            """Work on ``label``."""
-            Gate.entered.set()
-            Gate.release.wait(60)
-            return f"worked on {label}"
-
-        return [wait_here]
-
-
 def blocking_card() -> TeamCard:
     config = AgentConfig(
         name="@Boss",
         role="Boss",
         models="scripted:blocking.scenario.yaml",
         scenario_dir=str(HERE),
-        tools=[Blocking()],
+        tools=[GatedStep()],
     )
     boss = AgentCard(role="Boss", agent_class=BaseAgent, config=config)
     return TeamCard(name="blocking", entry_point="@Boss", members=[MemberSpec(card=boss)])

@@ -25,6 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
+from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
 
 __all__ = ["CardError", "CardRegistry", "card_from_data", "card_from_yaml", "describe"]
@@ -131,7 +132,7 @@ def card_from_yaml(text: str) -> TeamCard:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise CardError(f"card_yaml is not valid YAML: {exc}") from None
+        raise CardError(f"card_yaml is not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise CardError("card_yaml must be a mapping (name, entry_point, members)")
     return card_from_data(data)

@@ -129,3 +129,28 @@ def test_errors_of_the_file_during_use_name_it(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match=str(path)):
         store.events.append(team, UserMessage(content="y"))
     store.close()
+
+
+def test_a_sqlite_without_json_functions_is_refused_at_open_saying_what_to_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch insert unpacks its rows with json_each: a SQLite built without the JSON
+    functions (older than 3.38, or built with them left out) fails at open, not at the
+    first batch; the same file opens once the SQLite has them."""
+
+    class WithoutJson(sqlite3.Connection):
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+            if "json_each" in sql:
+                raise sqlite3.OperationalError("no such table: json_each")
+            return super().execute(sql, *args)  # type: ignore[arg-type]
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda *a, **k: real_connect(*a, **k, factory=WithoutJson)
+    )
+    with pytest.raises(StorageError, match=r"lacks the JSON functions.*SQLite 3\.38 or newer"):
+        SqliteStorage(tmp_path / "t.db")
+    monkeypatch.undo()
+    store = SqliteStorage(tmp_path / "t.db")  # a SQLite with them opens the same file
+    assert store.events.append(uuid4(), UserMessage(content="x")) == 1
+    store.close()

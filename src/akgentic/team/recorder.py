@@ -206,14 +206,16 @@ class EventRecorder:
         rows = [item if isinstance(item, tuple) else self._row_of(item) for item in batch]
         messages = [item for item in batch if not isinstance(item, tuple)]
         with self._io:
-            self._outbox.extend(rows)
+            wake = not self._outbox  # else the writer is gathering or committing: it looks
+            self._outbox.extend(rows)  # again before it waits, unless the group is full
             self._tables.extend(messages)
             if self._writer is None:
                 self._writer = threading.Thread(
                     target=self._write_loop, name=f"recorder-{self._team_id}", daemon=True
                 )
                 self._writer.start()
-            self._io.notify_all()
+            if wake or len(self._outbox) >= GROUP_ROWS:
+                self._io.notify_all()
 
     @staticmethod
     def _row_of(msg: Message) -> _Encoded:

@@ -154,3 +154,19 @@ def test_a_sqlite_without_json_functions_is_refused_at_open_saying_what_to_use(
     store = SqliteStorage(tmp_path / "t.db")  # a SQLite with them opens the same file
     assert store.events.append(uuid4(), UserMessage(content="x")) == 1
     store.close()
+
+
+def test_a_new_file_has_8k_pages_and_an_existing_file_keeps_its_own(tmp_path: Path) -> None:
+    SqliteStorage(tmp_path / "new.db").close()
+    conn = sqlite3.connect(tmp_path / "new.db")
+    assert conn.execute("PRAGMA page_size").fetchone() == (8192,)
+    conn.close()
+    old = sqlite3.connect(tmp_path / "old.db")  # made elsewhere, with the default pages
+    old.execute("CREATE TABLE t (x)")
+    old.close()
+    store = SqliteStorage(tmp_path / "old.db")
+    assert store.events.append(uuid4(), UserMessage(content="x")) == 1
+    store.close()
+    conn = sqlite3.connect(tmp_path / "old.db")
+    assert conn.execute("PRAGMA page_size").fetchone() == (4096,)
+    conn.close()

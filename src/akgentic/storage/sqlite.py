@@ -44,6 +44,9 @@ __all__ = ["SqliteOptions", "SqliteStorage"]
 
 SCHEMA_VERSION = 1
 
+PAGE_SIZE = 8192
+"""Bytes per page of a new file (SQLite's default is 4096)."""
+
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_teams (
         team_id TEXT PRIMARY KEY, name TEXT NOT NULL, status TEXT NOT NULL,
@@ -139,6 +142,10 @@ class _Driver:
                 check_same_thread=False,  # the lock below serializes use
             )
             conn.text_factory = text_or_bytes
+            # a new file only (an existing one keeps its own): the event log is rows of
+            # ~1 KB appended in batches, and 8 KiB pages cost SQLite ~1 µs less per row
+            # than the default 4 KiB (bench/storage.py)
+            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
             (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")

@@ -60,6 +60,7 @@ from akgentic.agent.capabilities import (
     PublishRunEvents,
     RunInterruptedError,
     dynamic_toolsets,
+    fuse,
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
@@ -207,19 +208,21 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         )
         self._usage = UsageTracker(self.config.usage_limits, total=total)
         mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
-        capabilities: list[Any] = [
+        # the agent's own hooks, fused: pydantic-ai's dispatch costs per capability
+        own: list[Any] = [
             on_the_agent_thread(),
             CancelAtStepBoundary(self._cancel_requested),
             MailboxCapability(self, mailbox_card),
         ]
-        if self._toolsets is not None:
-            capabilities.append(self._toolsets)
         if self.config.stream_events:
-            capabilities.append(
+            own.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
             )
-        if self.config.prompt_accounting.enabled:  # last: it sees the request as sent
-            capabilities.append(self._prompt_accounting())
+        if self.config.prompt_accounting.enabled:  # after the request is shaped: as sent
+            own.append(self._prompt_accounting())
+        capabilities: list[Any] = [fuse(own)]
+        if self._toolsets is not None:  # its before_model_request after the mailbox's
+            capabilities.append(self._toolsets)
         # runtime toolsets (MCP servers) name their card in the accounting; held for life
         self._run_toolsets = [self._wiring.tagged(t) for t in toolsets]
         self._held_toolsets: AsyncExitStack | None = None

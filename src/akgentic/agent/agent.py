@@ -501,7 +501,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         team = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team()
         return sorted(a.name for a in team if not a.name.startswith("#") and a != self.myAddress)
 
-    def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
+    async def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
+        """The output validator: an ``AgentReply`` names members only (the model retries).
+
+        ``async`` so pydantic-ai calls it in the run's loop, on the agent's thread, where
+        a sync validator would go through the executor (an extra hop per run for the text
+        answers that need no check at all); the roster asks block that thread as a sync
+        tool would."""
         if isinstance(output, AgentReply):
             unknown = [
                 m.to for m in output.messages if self._member(m.to, self._turn_sender) is None

@@ -318,3 +318,44 @@ def test_the_last_block_keeps_its_sections_by_provider(agent: FakeAgent) -> None
     assert updater.last_sections == [("tasks", "a: done")]
     assert updater.compose_update([block, "**Context update 2**"]) is None
     assert updater.last_sections == []
+
+
+@dataclass
+class Said:
+    """A history message object (read through ``.content``)."""
+
+    content: str
+
+
+def test_the_markers_follow_a_history_that_grows_and_is_compacted_in_place(
+    agent: FakeAgent,
+) -> None:
+    source = Source(a="todo", b="todo")
+    updater = make(agent, source)
+    opening = Said("hello")
+    history: list[Any] = [opening, Said(updater.compose_update([opening]) or "")]
+    for turn, row in enumerate(("a", "b"), start=2):  # the same list, a few messages longer
+        history.append(Said("ok"))
+        source.rows[row] = "done"
+        block = updater.compose_update(history)
+        assert block == f"**Context update {turn}**\n\n{row}: done"
+        history.append(Said(block))
+    assert updater.compose_update(history) is None  # block 3 read: delivered, nothing new
+
+    # compacted: the same first message, then a summary where the blocks were
+    compacted: list[Any] = [opening, Said("(summary of earlier turns)")]
+    source.rows["c"] = "new"
+    block = updater.compose_update(compacted)
+    assert block == "**Context update 4**\n\na: done\nb: done\nc: new"  # full: none visible
+
+    compacted.append(Said(block))
+    source.rows["c"] = "done"
+    block = updater.compose_update(compacted)
+    assert block == "**Context update 5**\n\nc: done"
+    compacted += [Said(block), Said("ok")]
+
+    del compacted[3]  # block 5's message taken out of the middle of the same list
+    source.rows["a"] = "again"
+    assert updater.compose_update(compacted) == (
+        "**Context update 6**\n\na: again\nb: done\nc: done"
+    )

@@ -60,6 +60,7 @@ from akgentic.agent.capabilities import (
     PublishRunEvents,
     RunInterruptedError,
     dynamic_toolsets,
+    fuse,
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
@@ -207,19 +208,21 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         )
         self._usage = UsageTracker(self.config.usage_limits, total=total)
         mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
-        capabilities: list[Any] = [
+        # the agent's own hooks, fused: pydantic-ai's dispatch costs per capability
+        own: list[Any] = [
             on_the_agent_thread(),
             CancelAtStepBoundary(self._cancel_requested),
             MailboxCapability(self, mailbox_card),
         ]
-        if self._toolsets is not None:
-            capabilities.append(self._toolsets)
         if self.config.stream_events:
-            capabilities.append(
+            own.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
             )
-        if self.config.prompt_accounting.enabled:  # last: it sees the request as sent
-            capabilities.append(self._prompt_accounting())
+        if self.config.prompt_accounting.enabled:  # after the request is shaped: as sent
+            own.append(self._prompt_accounting())
+        capabilities: list[Any] = [fuse(own)]
+        if self._toolsets is not None:  # its before_model_request after the mailbox's
+            capabilities.append(self._toolsets)
         # runtime toolsets (MCP servers) name their card in the accounting; held for life
         self._run_toolsets = [self._wiring.tagged(t) for t in toolsets]
         self._held_toolsets: AsyncExitStack | None = None
@@ -498,7 +501,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         team = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10).get_team()
         return sorted(a.name for a in team if not a.name.startswith("#") and a != self.myAddress)
 
-    def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
+    async def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
+        """The output validator: an ``AgentReply`` names members only (the model retries).
+
+        ``async`` so pydantic-ai calls it in the run's loop, on the agent's thread, where
+        a sync validator would go through the executor (an extra hop per run for the text
+        answers that need no check at all); the roster asks block that thread as a sync
+        tool would."""
         if isinstance(output, AgentReply):
             unknown = [
                 m.to for m in output.messages if self._member(m.to, self._turn_sender) is None

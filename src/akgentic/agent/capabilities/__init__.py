@@ -19,6 +19,7 @@ from pydantic_ai.messages import AgentStreamEvent, ModelMessage, PartDeltaEvent,
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
+from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
 from akgentic.llm import LlmTextDeltaEvent, from_stream_event
 
@@ -30,10 +31,12 @@ TEXT_BATCH_CHARS = 4096
 __all__ = [
     "CancelAtStepBoundary",
     "DynamicToolsets",
+    "FusedCapability",
     "InlineExecutor",
     "PublishRunEvents",
     "RunInterruptedError",
     "dynamic_toolsets",
+    "fuse",
     "on_the_agent_thread",
 ]
 

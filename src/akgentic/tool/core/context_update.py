@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
 from akgentic.tool.core.context_state import ContextState
@@ -84,22 +86,35 @@ def _markers_in(message: object) -> frozenset[int]:
     return frozenset(found)
 
 
-_Seen = dict[int, tuple[object, frozenset[int]]]
-"""The markers found in each message of the last history read, by the message's id."""
+class _MarkerScan:
+    """The markers a history shows, read in O(new messages) per turn.
 
+    A message in the history is never edited (a compaction replaces messages), so the
+    messages two successive histories share — the same objects, in the same places, which
+    is the whole history but the turn's new messages — show the markers they showed last
+    time: only the messages past that shared prefix are read (the prefix itself is found
+    by identity at C speed, not scanned for text). Only the messages that carry a marker
+    are remembered, by position."""
 
-def _visible_markers(messages: Iterable[object], cache: _Seen) -> tuple[set[int], _Seen]:
-    """Every marker the history shows, and the cache for the next call: a message in the
-    history is never edited (a compaction replaces messages), so each one is read once
-    — the scan is O(new messages) per turn, not O(history)."""
-    seen: set[int] = set()
-    fresh: _Seen = {}
-    for message in messages:
-        hit = cache.get(id(message))
-        found = hit[1] if hit is not None and hit[0] is message else _markers_in(message)
-        fresh[id(message)] = (message, found)
-        seen |= found
-    return seen, fresh
+    def __init__(self) -> None:
+        self._messages: list[object] = []
+        self._marked: list[tuple[int, frozenset[int]]] = []
+
+    def visible(self, messages: Iterable[object]) -> set[int]:
+        """Every marker ``messages`` shows."""
+        current = list(messages)
+        last = self._messages
+        same = next(compress(count(), map(is_not, last, current)), min(len(last), len(current)))
+        marked = [(index, found) for index, found in self._marked if index < same]
+        for index in range(same, len(current)):
+            found = _markers_in(current[index])
+            if found:
+                marked.append((index, found))
+        self._messages, self._marked = current, marked
+        seen: set[int] = set()
+        for _, found in marked:
+            seen |= found
+        return seen
 
 
 class ContextUpdater:
@@ -123,7 +138,7 @@ class ContextUpdater:
             seen.add(key)
             self._providers.append((key, provider))
         self._sections: list[tuple[str, str]] = []
-        self._seen: _Seen = {}
+        self._scan = _MarkerScan()
 
     @property
     def last_sections(self) -> list[tuple[str, str]]:
@@ -152,7 +167,7 @@ class ContextUpdater:
         never shows up and the trust gate widens the next block.
         """
         tool_state = self._tool_state()
-        visible, self._seen = _visible_markers(messages, self._seen)
+        visible = self._scan.visible(messages)
         seq = tool_state.context_update_seq
         if seq == 0 or seq not in visible:
             baselines: dict[str, ContextState] = {}  # nothing provably delivered

@@ -1,0 +1,132 @@
+"""fuse(): the agent's capabilities as one, with pydantic-ai's own hook order."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
+
+from akgentic.agent.capabilities import FusedCapability, fuse
+
+
+@dataclass(eq=False)
+class Recorder(AbstractCapability[Any]):
+    """Records each hook it sees as ``(name, hook)`` in a shared trace."""
+
+    name: str
+    trace: list[tuple[str, str]]
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        self.trace.append((self.name, "wrap_run:enter"))
+        try:
+            return await handler()
+        finally:
+            self.trace.append((self.name, "wrap_run:exit"))
+
+    async def before_node_run(self, ctx: Any, *, node: Any) -> Any:
+        self.trace.append((self.name, f"before_node_run:{type(node).__name__}"))
+        return node
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        self.trace.append((self.name, "before_model_request"))
+        return request_context
+
+    async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
+        self.trace.append((self.name, "after_model_request"))
+        return response
+
+
+@dataclass(eq=False)
+class Listener(Recorder):
+    async def on_event(self, ctx: Any, *, event: Any) -> None:
+        self.trace.append((self.name, f"on_event:{type(event).__name__}"))
+
+
+def _model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    returned = any(getattr(p, "part_kind", "") == "tool-return" for p in messages[-1].parts)
+    if not returned:
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})])
+    return ModelResponse(parts=[TextPart("3")])
+
+
+async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+    for index, part in enumerate(_model(messages, info).parts):
+        if isinstance(part, TextPart):
+            yield part.content
+        elif isinstance(part, ToolCallPart):
+            yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str())}
+
+
+def add(a: int, b: int) -> int:
+    """Add."""
+    return a + b
+
+
+def _run(capabilities: list[Any]) -> Any:
+    agent: Agent[None, str] = Agent(
+        FunctionModel(_model, stream_function=_stream),
+        tools=[add],
+        capabilities=capabilities,
+        instructions="Add.",
+    )
+    return agent.run_sync("1 + 2")
+
+
+def test_fused_parts_see_the_hooks_in_the_order_separate_capabilities_do() -> None:
+    separate: list[tuple[str, str]] = []
+    plain = _run([Listener("a", separate), Recorder("b", separate), Listener("c", separate)])
+    fused: list[tuple[str, str]] = []
+    one = _run([fuse([Listener("a", fused), Recorder("b", fused), Listener("c", fused)])])
+    assert plain.output == one.output == "3"
+    assert fused == separate
+    # the order is pydantic-ai's: before hooks first to last, after hooks last to first,
+    # wrap_run nested with the first outermost, events to listeners only
+    assert separate[:3] == [
+        ("a", "wrap_run:enter"),
+        ("b", "wrap_run:enter"),
+        ("c", "wrap_run:enter"),
+    ]
+    assert separate[-3:] == [("c", "wrap_run:exit"), ("b", "wrap_run:exit"), ("a", "wrap_run:exit")]
+    first_after = separate.index(("c", "after_model_request"))
+    assert separate[first_after : first_after + 3] == [
+        ("c", "after_model_request"),
+        ("b", "after_model_request"),
+        ("a", "after_model_request"),
+    ]
+    assert any(hook.startswith("on_event") for _, hook in separate)
+    assert not any(name == "b" and hook.startswith("on_event") for name, hook in fused)
+
+
+def test_a_fusion_without_listeners_does_not_make_the_run_stream() -> None:
+    trace: list[tuple[str, str]] = []
+    quiet = fuse([Recorder("a", trace), Recorder("b", trace)])
+    assert isinstance(quiet, FusedCapability)
+    assert not quiet.has_on_event
+    assert fuse([Recorder("a", trace), Listener("b", trace)]).has_on_event
+    assert _run([quiet]).output == "3"
+
+
+@dataclass(eq=False)
+class WithTools(AbstractCapability[Any]):
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    def get_toolset(self) -> Any:
+        return FunctionToolset([add])
+
+
+def test_a_part_with_a_hook_fuse_does_not_carry_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"WithTools implements get_toolset"):
+        fuse([Recorder("a", []), WithTools()])

@@ -7,6 +7,7 @@ test installs the concept embedder (``fake_embedder``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from akgentic.core import ActorAddress, EventMessage
+from akgentic.core.address import AddressError
 from akgentic.tool import ToolCard
 from akgentic.tool.workspace import WorkspaceTool
 
@@ -54,15 +56,25 @@ def card_of(team: Team, member: ActorAddress) -> WorkspaceTool:
     return card
 
 
-def events_of(team: Team, kind: type[Any]) -> list[Any]:
-    """Every event of class ``kind`` the team stream carried so far, in order."""
+def events_of(team: Team, kind: type[Any], *, drain: bool = True) -> list[Any]:
+    """Every event of class ``kind`` the team stream carried so far, in order.
+
+    With ``drain``, the orchestrator is asked first: a query hands its subscribers
+    everything queued before it, so every event emitted before this call is in the list
+    (emit before return: a tool's events are queued before its answer). Never drain
+    while holding the recorder's lock (``wait_events``): the drain delivers under it."""
+    if drain:
+        with contextlib.suppress(AddressError):  # stopped: its stop drained everything
+            team.proxy.get_team()
     with team.recorder.cond:
         log = list(team.recorder.log)
     return [m.event for m in log if isinstance(m, EventMessage) and isinstance(m.event, kind)]
 
 
 def wait_events(team: Team, kind: type[Any], count: int, timeout: float = 20.0) -> list[Any]:
-    team.recorder.wait_for(lambda: len(events_of(team, kind)) >= count, timeout=timeout)
+    team.recorder.wait_for(
+        lambda: len(events_of(team, kind, drain=False)) >= count, timeout=timeout
+    )
     return events_of(team, kind)
 
 

@@ -98,7 +98,7 @@ def test_an_os_refusal_is_not_worded_as_a_path_escape(
 def test_every_accepted_file_change_is_announced_before_the_answer(
     team: Team, tools: Tools
 ) -> None:
-    changes = events_of(team, WorkspaceChangeEvent)  # no wait: emitted before the answer
+    changes = events_of(team, WorkspaceChangeEvent)  # emitted before each write answered
     assert [(e.agent, e.op, e.path, e.action, e.added) for e in changes] == [
         ("@Dev", "write", "src/app.py", "created", 4),
         ("@Dev", "write", "src/util.py", "created", 2),

@@ -142,7 +142,7 @@ def test_a_message_arriving_mid_run_is_announced_to_the_model(
             def wait() -> str:
                 """Wait a moment."""
                 entered.set()
-                release.wait(10)
+                release.wait(30)
                 return "waited"
 
             return [wait]
@@ -152,12 +152,12 @@ def test_a_message_arriving_mid_run_is_announced_to_the_model(
     other = start(system, team, Script(text("unused")), name="@Other")
     with system.private() as context:
         context.tell(lead, UserMessage(content="go"))
-        assert entered.wait(10)
+        assert entered.wait(30)
         system.proxy_ask(other, BaseAgent, timeout=30).send(
             lead, AgentMessage(content="urgent news", type="notification")
         )
         release.set()
-        assert context.listen(10) is not None
+        assert context.listen(30) is not None
     second_request = script.seen[1][-1]
     assert isinstance(second_request, ModelRequest)
     assert "urgent news" in str(second_request) and "read_mailbox" in str(second_request)

@@ -257,7 +257,7 @@ def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: 
             def wait() -> str:
                 """Wait for the release."""
                 entered.set()
-                release.wait(10)
+                release.wait(30)
                 return "released"
 
             return [wait]
@@ -266,10 +266,10 @@ def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: 
     agent = start(system, team, script, tools=[Slow()])
     with system.private() as context:
         context.tell(agent, UserMessage(content="go"))
-        assert entered.wait(10)
+        assert entered.wait(30)
         system.tell(agent, CancelMessage(reason="enough"))
         release.set()
-        reply = context.listen(10)
+        reply = context.listen(30)
     assert isinstance(reply, AgentMessage) and reply.content == "The run was cancelled."
     assert len(script.seen) == 1  # the second model request never happened
     history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
@@ -347,7 +347,7 @@ def test_an_unknown_recipient_is_an_error_the_model_is_told_about(
     agent = start(system, team, script)
     with system.private() as context:
         context.tell(agent, UserMessage(content="say hi to someone"))
-        reply = context.listen(10)
+        reply = context.listen(30)
     assert isinstance(reply, AgentMessage) and reply.type == "notification"
     retry = str(script.seen[1][-1])
     assert "Unknown recipient(s): @Nobody" in retry and "hire" in retry
@@ -361,7 +361,7 @@ def test_usage_limits_are_a_soft_stop(system: ActorSystem, team: Team) -> None:
     agent = start(system, team, script, tools=[Calc()], usage_limits=limits)
     with system.private() as context:
         context.tell(agent, UserMessage(content="add"))
-        reply = context.listen(10)
+        reply = context.listen(30)
     assert isinstance(reply, AgentMessage) and reply.content.startswith("I had to stop:")
     warning = team.recorder.wait_for_type(WarningMessage)[0]
     assert "request" in str(warning.content)

@@ -71,7 +71,7 @@ def test_graph_search_is_absent_while_the_graph_is_empty_and_returns_once_it_fil
     assert ask(system, agent, "anything?") == "empty again"
     assert not offered(script.infos[-1]) & SEARCH
 
-    commands = system.proxy_ask(agent, BaseAgent, timeout=10).get_commands()
+    commands = system.proxy_ask(agent, BaseAgent, timeout=30).get_commands()
     assert {"search_graph", "get_entities"} <= set(commands)  # people still have them
 
 

@@ -112,7 +112,7 @@ def start(system: ActorSystem, team: Team, script: Script, **config: Any) -> Act
 
 
 def say(system: ActorSystem, agent: ActorAddress, content: str) -> str:
-    reply = system.ask(agent, UserMessage(content=content), timeout=10)
+    reply = system.ask(agent, UserMessage(content=content), timeout=30)
     assert isinstance(reply, AgentMessage)
     return reply.content
 

@@ -96,7 +96,7 @@ def start(
 
 
 def say(system: ActorSystem, agent: ActorAddress, content: str) -> str:
-    reply = system.ask(agent, UserMessage(content=content), timeout=10)
+    reply = system.ask(agent, UserMessage(content=content), timeout=30)
     assert isinstance(reply, AgentMessage)
     return reply.content
 
@@ -139,7 +139,7 @@ def test_no_toolset_card_means_no_tool_no_prompt_section_no_context(
     assert "add" in names
     assert "Toolsets" not in (info.instructions or "")
     assert "toolset" not in user_text(script.seen[0]).lower()
-    prompt = system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()
+    prompt = system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt()
     assert info.instructions == prompt
 
 
@@ -149,7 +149,7 @@ def test_the_catalog_is_in_the_prompt_and_the_prompt_never_changes_when_enabling
 ) -> None:
     script = Script(call("enable_toolset", name="media"), text("enabled"), text("later"))
     agent = start(system, team, script, tools=toolsets())
-    prompt = system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()
+    prompt = system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt()
     assert prompt.endswith(
         f"{CATALOG_HEADER}\nmedia — Films: search and details\nweb — Fetch web pages"
     )
@@ -159,7 +159,7 @@ def test_the_catalog_is_in_the_prompt_and_the_prompt_never_changes_when_enabling
     assert first.instructions == second.instructions == third.instructions == prompt
     assert (
         prompt.encode()
-        == system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt().encode()
+        == system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt().encode()
     )
     assert tool_names(first) == ["add", "disable_toolset", "enable_toolset"]
     assert tool_names(second) == ["add", "disable_toolset", "enable_toolset", *MEDIA_TOOLS]
@@ -288,7 +288,7 @@ def test_the_response_table_as_ordinary_tool_returns(system: ActorSystem, team: 
         "There is no toolset 'films'. Available toolsets: media, web.",
     ]
     assert "enable_toolset needs the name of a toolset: one of media, web." in answers[6]
-    history = system.proxy_ask(agent, BaseAgent, timeout=5).get_history()
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
     calls = [p.tool_name for m in history for p in m.parts if isinstance(p, ToolCallPart)]
     assert calls.count("enable_toolset") == 4 and calls.count("disable_toolset") == 3
 
@@ -315,8 +315,8 @@ def test_two_agents_of_one_team_have_their_own_active_sets(system: ActorSystem, 
         "enable_toolset",
         "web_fetch",
     ]
-    assert system.proxy_ask(a, BaseAgent, timeout=5).active_toolsets() == {"media"}
-    assert system.proxy_ask(b, BaseAgent, timeout=5).active_toolsets() == {"web"}
+    assert system.proxy_ask(a, BaseAgent, timeout=30).active_toolsets() == {"media"}
+    assert system.proxy_ask(b, BaseAgent, timeout=30).active_toolsets() == {"web"}
 
 
 def test_clear_starts_a_conversation_with_no_active_set(system: ActorSystem, team: Team) -> None:
@@ -347,7 +347,7 @@ def test_a_restored_agent_starts_with_no_active_set(system: ActorSystem, team: T
         restoring=True,
         state=state,
     )
-    system.proxy_ask(restored, BaseAgent, timeout=5).restore_history(history)
+    system.proxy_ask(restored, BaseAgent, timeout=30).restore_history(history)
     assert say(system, restored, "after the restart") == "restored"
     [info] = again.infos
     assert not set(MEDIA_TOOLS) & set(tool_names(info))
@@ -381,7 +381,7 @@ def test_a_skill_that_enables_a_set_is_hidden_while_the_set_is_active(
         text(),
     )
     agent = start(system, team, script, tools=[*toolsets(), skills])
-    prompt = system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()
+    prompt = system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt()
     assert "films" not in prompt  # never in the frozen menu: it lives in the per-turn view
     say(system, agent, "hi")
     assert "films — For films enable media." in user_text(script.seen[0])
@@ -392,4 +392,4 @@ def test_a_skill_that_enables_a_set_is_hidden_while_the_set_is_active(
     say(system, agent, "done with films")  # disables media
     say(system, agent, "next")
     assert "Skills offered again:\nfilms — For films enable media." in user_text(script.seen[6])
-    assert prompt == system.proxy_ask(agent, BaseAgent, timeout=5).get_system_prompt()
+    assert prompt == system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt()

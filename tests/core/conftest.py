@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -10,7 +13,14 @@ from uuid import UUID
 
 import pytest
 
-from akgentic.core import ActorAddress, ActorSystem, Message, Orchestrator, OrchestratorConfig
+from akgentic.core import (
+    ActorAddress,
+    ActorSystem,
+    Akgent,
+    Message,
+    Orchestrator,
+    OrchestratorConfig,
+)
 
 M = TypeVar("M", bound=Message)
 
@@ -61,6 +71,44 @@ class Recorder:
         self.wait_for(lambda: len(found()) >= count)
         with self._cond:
             return found()
+
+
+def eventually(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait until ``predicate`` holds (re-checked every 20 ms), or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        pause.wait(0.02)
+
+
+def collected(ref: weakref.ref[Any], timeout: float = 30.0) -> None:
+    """Wait until the object behind ``ref`` is garbage collected.
+
+    A stopped actor is still referenced by its thread for a moment after the stopped flag
+    is set (the actor loop's frames, the thread's current-actor slot): a single
+    ``gc.collect()`` right after ``wait_stopped`` may find it alive.
+    """
+
+    def gone() -> bool:
+        gc.collect()
+        return ref() is None
+
+    eventually(gone, timeout)
+
+
+def hand_on(system: ActorSystem, orchestrator: ActorAddress, *members: ActorAddress) -> None:
+    """Return once the subscribers hold every record ``members`` emitted so far.
+
+    A member reports a message processed after its handler returned, so a reply the test
+    already holds may overtake it. A round trip to each member first (its inbox is FIFO:
+    the earlier handlers have finished, their records are queued), then an orchestrator
+    query, which drains the team's queue before it answers.
+    """
+    for member in members:
+        system.proxy_ask(member, Akgent, timeout=60).config  # noqa: B018  (the round trip)
+    system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()
 
 
 @dataclass

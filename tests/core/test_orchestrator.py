@@ -33,7 +33,7 @@ from akgentic.core import (
 )
 from akgentic.core.address import ActorAddressProxy
 
-from .conftest import Recorder, Team, make_team
+from .conftest import Recorder, Team, hand_on, make_team
 
 
 class Member(Akgent[BaseConfig, BaseState]):
@@ -79,7 +79,7 @@ def test_roster_lists_running_members(system: ActorSystem, team: Team) -> None:
     assert set(team.proxy.get_team()) == {writer, reader}
     assert team.proxy.get_team_member("@Writer") == writer
     system.proxy_tell(writer, Member).stop()
-    assert system.wait_stopped(writer, 5)
+    assert system.wait_stopped(writer, 30)
     team.recorder.wait_for_type(StopMessage)
     assert team.proxy.get_team() == [reader]
     assert team.proxy.get_team_member("@Writer") is None
@@ -117,7 +117,7 @@ def test_get_children_or_create_is_race_free(system: ActorSystem, team: Team) ->
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(60)
     assert len(results) == 10 and len(set(results)) == 1
     tools = [m for m in team.proxy.get_team() if is_tool_actor(m)]
     assert tools == [results[0]]
@@ -134,7 +134,7 @@ def test_get_children_or_create_refuses_bad_requests(system: ActorSystem, team: 
 def test_a_stopped_tool_actor_is_recreated(system: ActorSystem, team: Team) -> None:
     first = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
     system.proxy_tell(first, ToolActor).stop()
-    assert system.wait_stopped(first, 5)
+    assert system.wait_stopped(first, 30)
     second = team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
     assert second != first and second.is_alive()
 
@@ -267,7 +267,7 @@ def test_the_backstop_stops_tool_actors_when_grace_runs_out(
         assert stuck.is_alive()  # still inside its handler: threads cannot be killed
     finally:
         gate.set()
-    assert system.wait_stopped(stuck, 5)
+    assert system.wait_stopped(stuck, 30)
 
 
 def test_stop_via_stop_recursively_message(system: ActorSystem, team: Team) -> None:
@@ -299,7 +299,7 @@ def test_subscribers_with_flush_are_told_after_each_batch(system: ActorSystem, t
     team.proxy.subscribe(batching)
     member = system.createActor(Member, team_id=team.team_id)
     system.ask(member, UserMessage(content="x"), timeout=30)
-    team.proxy.get_team()  # queued behind the telemetry: every batch has been handed on
+    hand_on(system, team.orchestrator, member)  # its receipt of "x" included
     assert batching.buffer == []
     flat = [m for batch in batching.batches for m in batch]
     assert flat == batching.messages and len(flat) >= 4
@@ -393,7 +393,7 @@ def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: 
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
+        t.join(60)
     assert sorted(names) == sorted(f"@Helper-{i}" for i in range(2, 10))
     started = system.createActor(Member, config=BaseConfig(name=names[0]), team_id=team.team_id)
     assert team.proxy.get_team_member(names[0]) == started
@@ -471,7 +471,7 @@ def test_a_subscriber_with_on_record_reads_receipts_without_any_message_built(
     member = system.createActor(Member, team_id=team.team_id)
     asked = UserMessage(content="x")
     system.ask(member, asked, timeout=30)
-    team.proxy.get_team()  # queued behind the telemetry: every record has been handed on
+    hand_on(system, team.orchestrator, member)  # the receipts, "processed" included
     kinds = [(cls, mid) for cls, mid, _, _ in lazy.receipts]
     assert kinds == [(ReceivedMessage, asked.id), (ProcessedMessage, asked.id)]
     who = lazy.receipts[0][2]
@@ -520,8 +520,7 @@ def test_a_long_drain_hands_its_records_on_in_bounded_batches(system: ActorSyste
         for _ in range(count + 1):
             assert context.listen(30) is not None
     gate.set()
-    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
-    proxy.get_team()  # queued behind the telemetry: every record has been handed on
+    hand_on(system, orchestrator, member)  # every record handed on, the last receipt too
     assert gated.pending == 0
     assert max(gated.batches) <= FLUSH_EVERY
     assert sum(gated.batches) == len(gated.messages) >= 4 * count

@@ -34,6 +34,9 @@ def test_the_roster_answers_while_a_member_is_in_a_turn(served: Served) -> None:
     team = served.client.create_team("turns")
     message_id = team.send("wait here")
     assert gate_tool.ENTERED.wait(30)
+    # The roster folds the log, which the recorder commits on its own thread: wait until
+    # the tool call is logged, so the turn's start (reported before it) is there too.
+    until(team, lambda r: kind(r) == "ToolCall")
     # @Boss is held at the gate: asking it would wait for its turn to end (an error
     # after the ask's timeout); the roster is read from the log instead
     boss = by_name(team.members())["@Boss"]

@@ -50,7 +50,7 @@ def card() -> TeamCard:
 def prompt(system: ActorSystem, runtime: object, name: str) -> str:
     member = runtime.member(name)  # type: ignore[attr-defined]
     assert member is not None
-    text: str = system.proxy_ask(member, BaseAgent, timeout=10).get_system_prompt()
+    text: str = system.proxy_ask(member, BaseAgent, timeout=30).get_system_prompt()
     return text
 
 
@@ -65,7 +65,7 @@ def test_store_skills_reach_members_profiles_and_grouped_cards(
     runtime = manager.create_team(card())
     assert "house-style — How we write." in prompt(system, runtime, "@Clerk")
     assert "house-style — How we write." in prompt(system, runtime, "@Aside")  # grouped card
-    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=10)
+    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
     off = orchestrator.get_agent_profile("Off")
     assert off is not None and off.config.tools[0].skills.stored == []  # type: ignore[attr-defined]
     temp = orchestrator.get_agent_profile("Temp")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from akgentic.core import (
     Orchestrator,
     OrchestratorConfig,
 )
+from akgentic.core.address import AddressError
 from akgentic.tool import ToolState
 
 
@@ -105,6 +107,17 @@ class Team:
     @property
     def proxy(self) -> Orchestrator:
         return self.system.proxy_ask(self.orchestrator, Orchestrator, timeout=30)
+
+    def drain(self) -> None:
+        """Hand the recorder every record emitted before this call.
+
+        Telemetry reaches subscribers asynchronously (the orchestrator's thread drains the
+        team's queue); every orchestrator query drains it first, so on return the recorder
+        holds everything emitted before the call. A stopped orchestrator drained everything
+        when it stopped. Never call it while holding ``recorder.cond``: the drain delivers
+        under it."""
+        with contextlib.suppress(AddressError):
+            self.proxy.get_team()
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ keyword-only default a package's conftest turns on by importing it).
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,6 +18,7 @@ from akgentic.core import ActorAddress, Akgent, BaseConfig, EventMessage
 from akgentic.tool import ToolCard, ToolFactory, ToolStateEvent
 from akgentic.tool.vector_store import semantic as semantic_module
 
+from ..core.conftest import collected, eventually  # noqa: F401  (re-exported to the card tests)
 from .conftest import AgentStateWithTools, Team
 
 
@@ -64,8 +63,15 @@ def tool_address(team: Team, name: str) -> ActorAddress:
     return found[0]
 
 
-def tool_events(team: Team, tool_id: str) -> list[ToolStateEvent]:
-    """Every ToolStateEvent of ``tool_id`` the team stream carried so far, in order."""
+def tool_events(team: Team, tool_id: str, *, drain: bool = True) -> list[ToolStateEvent]:
+    """Every ToolStateEvent of ``tool_id`` the team stream carried so far, in order.
+
+    With ``drain`` (see :meth:`Team.drain`), every event emitted before the call is in the
+    list — so an exact count or "nothing more" holds, not only "at least". Without it
+    (inside a ``recorder.wait_for`` predicate, which holds the recorder's lock), only
+    what the orchestrator has delivered so far."""
+    if drain:
+        team.drain()
     with team.recorder.cond:
         log = list(team.recorder.log)
     return [
@@ -78,18 +84,11 @@ def tool_events(team: Team, tool_id: str) -> list[ToolStateEvent]:
 
 
 def wait_tool_events(team: Team, tool_id: str, count: int) -> list[ToolStateEvent]:
-    team.recorder.wait_for(lambda: len(tool_events(team, tool_id)) >= count, timeout=30)
+    """At least ``count`` events of ``tool_id``, then every one emitted so far (drained)."""
+    team.recorder.wait_for(
+        lambda: len(tool_events(team, tool_id, drain=False)) >= count, timeout=60
+    )
     return tool_events(team, tool_id)
-
-
-def eventually(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    """Wait until ``predicate`` holds (re-checked every 20 ms), or fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        pause.wait(0.02)
 
 
 # -- embeddings -------------------------------------------------------------------------

@@ -84,7 +84,8 @@ def test_three_callers_one_key_one_worker(team: Team, cache: SummaryCache) -> No
         if summary is None:
             cache.request("m1", "the message")
             requested.add("m1")
-            summary = poll_deferred(lambda: cache.get("m1"), attempts=250, delay=0.02)
+            # 60 s: the poll runs while the test holds the worker at its gate
+            summary = poll_deferred(lambda: cache.get("m1"), attempts=3000, delay=0.02)
         with lock:
             results.append(summary)
 
@@ -100,7 +101,7 @@ def test_three_callers_one_key_one_worker(team: Team, cache: SummaryCache) -> No
     assert cache.pending() == 1
     shared.gate.set()
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
     assert results == ["summary of the message"] * 3
     assert shared.spawned.log == ["m1"]  # rule 4: one worker for three callers
     ((key, timeout, worker),) = shared.produced.log

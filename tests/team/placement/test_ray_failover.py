@@ -116,8 +116,14 @@ def one_trial(
     for team in teams:
         for said in (f"hold {trial} {team.team_id}", f"after {trial} {team.team_id}"):
             wait_answer(deployment.storage, team.team_id, f"[scripted] done: {said}", 120)
-        # zero accepted messages lost: every one was processed, each answered once
-        assert set(accepted[team.team_id]) <= processed(deployment, team.team_id)
+        # zero accepted messages lost: every one was processed, each answered once. A
+        # turn's ProcessedMessage is reported after its handler returned — after the
+        # answer it sent — so it may reach the log just after the answer: wait for it.
+        wait_until(
+            lambda t=team: set(accepted[t.team_id]) <= processed(deployment, t.team_id),
+            60,
+            f"trial {trial}: every accepted message of team {team.team_id} is processed",
+        )
         said = answers(deployment.storage, team.team_id)
         assert sorted(said) == sorted(
             f"[scripted] done: {what} {trial} {team.team_id}" for what in ("after", "hold")

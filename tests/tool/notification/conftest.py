@@ -133,7 +133,10 @@ class Harness:
             ]
 
     def wait_events(self, count: int) -> list[ToolStateEvent]:
-        self.team.recorder.wait_for(lambda: len(self.events()) >= count)
+        """At least ``count`` events, then every one emitted so far (after a drain), so
+        an exact count holds — not only "at least"."""
+        self.team.recorder.wait_for(lambda: len(self.events()) >= count, timeout=60)
+        self.team.drain()
         return self.events()
 
 

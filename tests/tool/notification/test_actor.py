@@ -162,7 +162,7 @@ def test_a_returning_owner_within_the_grace_gets_its_note(quiet: Harness) -> Non
     actor = quiet.actor
     entry = actor.register(alice, 1, "after the restart", model_path(UserMessage))
     alice.request_stop()  # type: ignore[attr-defined]
-    assert alice.wait_stopped(5)  # type: ignore[attr-defined]
+    assert alice.wait_stopped(30)  # type: ignore[attr-defined]
     quiet.clock.advance(1)
     assert actor.deliver_due() == [] and actor.pending() == [entry]  # owner down: kept
     quiet.team.system.createActor(  # restored, under the same agent id
@@ -230,8 +230,8 @@ def test_the_tick_thread_stops_with_the_actor_and_does_not_keep_it_alive(
     assert thread.is_alive() and thread.daemon
     del actor
     address.request_stop()  # type: ignore[attr-defined]
-    assert address.wait_stopped(5)  # type: ignore[attr-defined]
-    thread.join(5)
+    assert address.wait_stopped(30)  # type: ignore[attr-defined]
+    thread.join(30)
     assert not thread.is_alive()
     del address
     wait_until(lambda: collected(ref))

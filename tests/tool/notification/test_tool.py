@@ -174,7 +174,7 @@ def test_the_per_agent_pending_cap(harness: Harness) -> None:
 def test_a_stopped_service_is_retriable(harness: Harness) -> None:
     tools = harness.tools(harness.owner("@Alice"))
     harness.actor_address.request_stop()  # type: ignore[attr-defined]
-    assert harness.actor_address.wait_stopped(5)  # type: ignore[attr-defined]
+    assert harness.actor_address.wait_stopped(30)  # type: ignore[attr-defined]
     with pytest.raises(RetriableError, match="not running"):
         tools["pending_notification"]()
 

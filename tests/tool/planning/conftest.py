@@ -21,6 +21,7 @@ from ..members import (  # noqa: F401  (re-exported to the tests, and the autous
     Member,
     MemberConfig,
     add_member,
+    collected,
     eventually,
     factory_of,
     install_embedder,

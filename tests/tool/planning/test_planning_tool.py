@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +37,7 @@ from ..conftest import AgentStateWithTools, EventObserver, Team
 from .conftest import (
     ConceptEmbedder,
     add_member,
+    collected,
     deltas,
     eventually,
     factory_of,
@@ -142,7 +143,7 @@ def test_provider_returns_none_once_the_plan_is_gone(team: Team) -> None:
     update = tools_of(team, alice)["update_planning"]
     address = plan_address(team)
     team.system.proxy_ask(address, PlanActor, timeout=30).stop()
-    assert team.system.wait_stopped(address, 5)
+    assert team.system.wait_stopped(address, 30)
     assert view() is None  # never raises
     with pytest.raises(RetriableError, match="has stopped"):
         update([{"op": "create", "title": "late"}])
@@ -287,9 +288,10 @@ def test_without_embeddings_search_is_keyword_only(team: Team) -> None:
 def test_tools_of_a_collected_agent_are_a_defined_outcome(team: Team) -> None:
     member = add_member(team, "@Gone", PlanningTool())
     update = tools_of(team, member)["update_planning"]
+    agent = weakref.ref(team.system.get_actor(member))
     team.system.proxy_ask(member, Akgent, timeout=30).stop()
-    assert team.system.wait_stopped(member, 5)
-    gc.collect()  # the card holds its agent weakly: nothing else keeps it alive
+    assert team.system.wait_stopped(member, 30)
+    collected(agent)  # the card holds its agent weakly: nothing else keeps it alive
     with pytest.raises(ToolObserverGone):
         update([{"op": "create", "title": "x"}])
 

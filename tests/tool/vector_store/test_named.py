@@ -62,7 +62,9 @@ def test_a_named_cluster_and_embedder_serve_the_index(team: Team, tmp_path: Any)
     endpoint = Endpoint()
     directory = Directory(east=Cluster(config), bow=endpoint)
     bind_services(team.system, directory)
-    param = VectorStoreParam(cluster="east", embedding=EmbeddingConfig(instance="bow"))
+    param = VectorStoreParam(
+        cluster="east", embedding=EmbeddingConfig(instance="bow"), query_timeout=30.0
+    )
     try:
         notes, address = start_notes(team, param=param, embedder=AUTO)
         notes.add("a", "alpha beta")

@@ -44,7 +44,9 @@ class Setup:
     """What a test hands the consumer actor before it starts (read in on_start)."""
 
     embedder: EmbeddingService | None = None
-    param: VectorStoreParam = VectorStoreParam(backend="inmemory")
+    # the longest query wait allowed: a loaded machine must not turn a query whose worker
+    # is merely slow into a degraded answer (the timeout test sets its own short one)
+    param: VectorStoreParam = VectorStoreParam(backend="inmemory", query_timeout=30.0)
     config: VectorStoreConfig | None = None
 
 
@@ -273,7 +275,7 @@ def test_concurrent_identical_queries_share_one_worker(team: Team) -> None:
     embedder.wait_entered("same question")
     embedder.gate.set()
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
     assert len(results) == 3
     assert sum(1 for texts, _ in embedder.calls if texts == ["same question"]) == 1
 
@@ -294,6 +296,7 @@ def test_without_an_embedder_the_index_is_keyword_only(team: Team) -> None:
     assert notes.add("a", "alpha") == "queued"
     assert notes.search("alpha", 3) == {}
     notes.remove("a")  # still reaches the store: rows written before stay deletable
+    team.drain()  # a worker spawned by the calls above would be on the stream by now
     assert not any(
         isinstance(m, StartMessage) and m.sender and m.sender.name.startswith("#embed-")
         for m in team.recorder.log
@@ -383,7 +386,7 @@ def test_ensure_store_actor_is_get_or_create_in_one_step(team: Team) -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
     assert len(found) == 6 and len(set(found)) == 1
     stores = [m for m in team.proxy.get_team() if m.name == STORE_ACTOR_NAME]
     assert len(stores) == 1
@@ -443,7 +446,7 @@ def test_a_cluster_backend_needs_no_actor(team: Team, tmp_path: Any) -> None:
     notes, address = start_notes(
         team,
         embedder=FakeEmbedder(),
-        param=VectorStoreParam(backend="qdrant"),
+        param=VectorStoreParam(backend="qdrant", query_timeout=30.0),
         config=config,
     )
     try:
@@ -467,7 +470,8 @@ def test_orchestrator_is_the_spawner_for_a_plain_observer(team: Team) -> None:
     agent.team_id = team.orchestrator.team_id  # type: ignore[assignment]
     agent.proxy_ask = team.system.proxy_ask  # type: ignore[method-assign]
     agent.proxy_tell = team.system.proxy_tell  # type: ignore[method-assign]
-    index = SemanticIndex.bind(None, agent, "notes", embedder=FakeEmbedder())  # type: ignore[arg-type]
+    slow_ok = VectorStoreParam(query_timeout=30.0)  # see Setup.param
+    index = SemanticIndex.bind(slow_ok, agent, "notes", embedder=FakeEmbedder())  # type: ignore[arg-type]
     index.upsert("a", "alpha")
     wait_workers_stopped(team, 1)
     orchestrator: Any = team.system.proxy_ask(team.orchestrator, Orchestrator, timeout=30)

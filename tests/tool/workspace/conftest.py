@@ -7,7 +7,6 @@ test installs the concept embedder (``fake_embedder``).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,6 @@ from typing import Any
 import pytest
 
 from akgentic.core import ActorAddress, EventMessage
-from akgentic.core.address import AddressError
 from akgentic.tool import ToolCard
 from akgentic.tool.workspace import WorkspaceTool
 
@@ -64,14 +62,13 @@ def events_of(team: Team, kind: type[Any], *, drain: bool = True) -> list[Any]:
     (emit before return: a tool's events are queued before its answer). Never drain
     while holding the recorder's lock (``wait_events``): the drain delivers under it."""
     if drain:
-        with contextlib.suppress(AddressError):  # stopped: its stop drained everything
-            team.proxy.get_team()
+        team.drain()
     with team.recorder.cond:
         log = list(team.recorder.log)
     return [m.event for m in log if isinstance(m, EventMessage) and isinstance(m.event, kind)]
 
 
-def wait_events(team: Team, kind: type[Any], count: int, timeout: float = 20.0) -> list[Any]:
+def wait_events(team: Team, kind: type[Any], count: int, timeout: float = 60.0) -> list[Any]:
     team.recorder.wait_for(
         lambda: len(events_of(team, kind, drain=False)) >= count, timeout=timeout
     )

@@ -56,7 +56,9 @@ def test_search_is_hybrid_in_the_shared_collection_scoped_by_the_tree(
     tools = tools_of(team, member)
     tools["workspace_write"]("pets.md", "Our kitten eats cat food.\n")
     tools["workspace_write"]("money.md", "The budget forecast for spending.\n")
-    store = team.system.proxy_ask(tool_address(team, STORE_ACTOR_NAME), VectorStoreActor, timeout=5)
+    store = team.system.proxy_ask(
+        tool_address(team, STORE_ACTOR_NAME), VectorStoreActor, timeout=30
+    )
     eventually(lambda: store.count(WORKSPACE_COLLECTION, "") == 2)
     assert store.count(WORKSPACE_COLLECTION, str(team.orchestrator.team_id)) == 0  # team ""
     found = tools["workspace_search"]("feline pets")  # no keyword overlap with pets.md's text

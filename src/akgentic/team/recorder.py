@@ -266,15 +266,20 @@ class EventRecorder:
 
     @contextmanager
     def _waiting(self) -> Iterator[None]:
-        """A caller waits for a commit: the writer commits what it has now."""
-        with self._io:
-            self._urgent += 1
-            self._io.notify_all()
+        """A caller waits for a commit: the writer commits what it has now. The count is
+        given back however the wait ends (a Ctrl-C lands as a KeyboardInterrupt anywhere
+        in the main thread), so a writer is never left believing someone waits."""
+        counted = False
         try:
+            with self._io:
+                self._urgent += 1
+                counted = True
+                self._io.notify_all()
             yield
         finally:
-            with self._io:
-                self._urgent -= 1
+            if counted:
+                with self._io:
+                    self._urgent -= 1
 
     def _retry(self, rows: list[_Encoded], tables: list[Message]) -> bool:
         """After a failed commit: put the rows back at the front, in order, and wait for

@@ -7,8 +7,10 @@ wait on output lines, with a bound.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -67,6 +69,7 @@ def child_env(
     }
     if repo_on_path:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["PYTHONFAULTHANDLER"] = "1"  # a hung child can be asked where (Child.dump_threads)
     if storage_url is not None:
         env["AKGENTIC_STORAGE"] = storage_url
     env.update(extra)
@@ -128,12 +131,25 @@ class Child:
             try:
                 line = self._queue.get(timeout=timeout)
             except queue.Empty:
-                pytest.fail(f"no line with {needle!r} within {timeout}s; got: {self.lines}")
+                pytest.fail(
+                    f"no line with {needle!r} within {timeout}s; got: {self.lines}; "
+                    f"where it hangs: {self.dump_threads()}"
+                )
             if line is None:
                 pytest.fail(f"output ended without {needle!r}; got: {self.lines}")
             self.lines.append(line)
             if needle in line:
                 return line
+
+    def dump_threads(self) -> str:
+        """A hung child's threads, as faulthandler prints them on SIGABRT (the child runs
+        with PYTHONFAULTHANDLER=1), and whatever else it wrote on stderr."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=30)
+        self._stderr.join(30)
+        return "".join(self.errors)[-6000:]
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -16,6 +16,27 @@ from ..core.conftest import system, team  # noqa: F401  (shared fixtures)
 Respond = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 
 
+def streamed(respond: Respond) -> Callable[..., AsyncIterator[Any]]:
+    """``respond`` as a FunctionModel stream function: its text, and its tool calls as
+    deltas (so a streamed run sees what a plain run would)."""
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        response = respond(messages, info)
+        for index, part in enumerate(response.parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                yield {
+                    index: DeltaToolCall(
+                        name=part.tool_name,
+                        json_args=part.args_as_json_str(),
+                        tool_call_id=part.tool_call_id,
+                    )
+                }
+
+    return stream
+
+
 class Script:
     """Answers model requests with the next function in a list; records what it saw."""
 
@@ -41,18 +62,4 @@ class ScriptedAgent(BaseAgent):
     def _build_model(self) -> Any:
         script = type(self).script
 
-        async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-            response = script(messages, info)
-            for index, part in enumerate(response.parts):
-                if isinstance(part, TextPart):
-                    yield part.content
-                elif isinstance(part, ToolCallPart):
-                    yield {
-                        index: DeltaToolCall(
-                            name=part.tool_name,
-                            json_args=part.args_as_json_str(),
-                            tool_call_id=part.tool_call_id,
-                        )
-                    }
-
-        return FunctionModel(script, stream_function=stream)
+        return FunctionModel(script, stream_function=streamed(script))

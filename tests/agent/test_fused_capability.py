@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,10 +9,12 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
 from akgentic.agent.capabilities import FusedCapability, fuse
+
+from .conftest import streamed
 
 
 @dataclass(eq=False)
@@ -60,14 +61,6 @@ def _model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart("3")])
 
 
-async def _stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
-    for index, part in enumerate(_model(messages, info).parts):
-        if isinstance(part, TextPart):
-            yield part.content
-        elif isinstance(part, ToolCallPart):
-            yield {index: DeltaToolCall(part.tool_name, part.args_as_json_str())}
-
-
 def add(a: int, b: int) -> int:
     """Add."""
     return a + b
@@ -75,7 +68,7 @@ def add(a: int, b: int) -> int:
 
 def _run(capabilities: list[Any]) -> Any:
     agent: Agent[None, str] = Agent(
-        FunctionModel(_model, stream_function=_stream),
+        FunctionModel(_model, stream_function=streamed(_model)),
         tools=[add],
         capabilities=capabilities,
         instructions="Add.",

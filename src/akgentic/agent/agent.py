@@ -558,6 +558,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return str(result.output)
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------
+    @staticmethod
+    def _create_actor_inbox() -> Any:
+        """An inspectable inbox: the mailbox and cancellation read and take waiting
+        messages out of order (``Akgent``'s default cannot be looked into)."""
+        return queue.Queue()
+
     def _inbox(self) -> queue.Queue[Any]:
         return cast("queue.Queue[Any]", self.actor_inbox)
 

@@ -59,7 +59,7 @@ class ExternalContext:
 
     def __init__(self, system: ActorSystem, name: str) -> None:
         self.system = system
-        self.inbox: queue.Queue[Message] = queue.Queue()
+        self.inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self.closed = False
         self.address = InboxAddress(self, agent_id=uuid4(), name=name, role="External")
         system._externals[self.address.agent_id] = self.address

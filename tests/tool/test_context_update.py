@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 from dataclasses import dataclass, field
 from typing import Any
@@ -359,3 +360,16 @@ def test_the_markers_follow_a_history_that_grows_and_is_compacted_in_place(
     assert updater.compose_update(compacted) == (
         "**Context update 6**\n\na: again\nb: done\nc: done"
     )
+
+
+def test_a_deep_copy_of_a_tool_state_shares_its_baselines_and_detaches_the_rest() -> None:
+    """A baseline never changes once handed out, so the agent's state snapshot (a deep copy
+    at every state change) shares it; the dict holding the baselines is still its own."""
+    rows = Rows(rows={"a": "1"})
+    state = ToolState(context_baselines={"rows": rows}, context_update_seq=3)
+    copied = copy.deepcopy(state)
+    assert copied.context_baselines["rows"] is rows
+    assert copied.context_baselines is not state.context_baselines
+    copied.context_baselines["other"] = Flag(on=True)
+    copied.context_update_seq = 4
+    assert set(state.context_baselines) == {"rows"} and state.context_update_seq == 3

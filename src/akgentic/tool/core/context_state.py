@@ -11,7 +11,7 @@ serializable model and not a bare ABC.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Self
+from typing import Any, Self
 
 from akgentic.core.serialization import SerializableModel
 
@@ -32,6 +32,12 @@ class ContextState(SerializableModel, ABC):
       renders a first-seen state, or a state whose type changed, in full), so
       ``render_delta`` never diffs against nothing.
     """
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """Itself: a snapshot never changes after it is handed out (the contract above),
+        so a deep copy of the agent's state — taken at every state change, to hand a
+        detached state to the team — shares the baselines instead of copying each."""
+        return self
 
     @abstractmethod
     def render_full(self) -> str:

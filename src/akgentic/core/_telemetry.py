@@ -17,6 +17,7 @@ events, does not wake another thread for each.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from typing import Any
@@ -56,7 +57,7 @@ DRAIN = _Drain()
 class TeamChannel:
     """One team's telemetry queue. Cheap to emit into from any thread."""
 
-    __slots__ = ("_closed", "_eager", "_pending", "_queue", "_ref")
+    __slots__ = ("_closed", "_eager", "_pending", "_queue", "_ref", "_revision", "_revision_lock")
 
     def __init__(self) -> None:
         self._queue: deque[Record] = deque()
@@ -64,6 +65,25 @@ class TeamChannel:
         self._closed = False
         self._eager = False
         self._ref: pykka.ActorRef[Any] | None = None
+        self._revision = 0
+        self._revision_lock = threading.Lock()
+
+    @property
+    def revision(self) -> int:
+        """A number that moves whenever what a member sees of its team may have changed:
+        a member started or stopped, the role catalog changed. Read it *before* asking the
+        orchestrator: an answer asked for after reading a revision is still the answer
+        while the revision stays the same."""
+        return self._revision
+
+    def team_changed(self) -> None:
+        """Move :attr:`revision`. Called *after* the change is visible to a query (a
+        Start or Stop report queued: every query drains the queue first; the catalog
+        updated on the orchestrator's thread), so a reader that saw the new revision
+        cannot get an answer without the change; and again when the orchestrator folds
+        the report, before any subscriber sees it. Locked: rare, and never lost."""
+        with self._revision_lock:
+            self._revision += 1
 
     def set_eager(self, eager: bool) -> None:
         """Wake the orchestrator for every record (it has subscribers) or only for full
@@ -115,6 +135,9 @@ class NullChannel(TeamChannel):
     __slots__ = ()
 
     def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
+        return None
+
+    def team_changed(self) -> None:
         return None
 
 

@@ -210,6 +210,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         # Announced here, in the creator's thread, so that START precedes anything the
         # actor reports from on_start and the roster has it before createActor returns.
         self._report(StartMessage(config=spec.config, parent=spec.parent))
+        self._channel.team_changed()
 
     # -- identity -------------------------------------------------------------------
     @property
@@ -234,6 +235,14 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     def orchestrator(self) -> ActorAddress | None:
         """The address of the team's orchestrator (None outside a team)."""
         return self._orchestrator
+
+    @property
+    def team_revision(self) -> int:
+        """Moves whenever the team's members or its role catalog may have changed (0,
+        forever, outside a team). Read before a query of the orchestrator, it says when
+        the answer can be reused: while the revision is the same, asking again would
+        answer the same (TeamTool's roster and catalog, read every turn, ask only then)."""
+        return self._channel.revision
 
     @property
     def parent(self) -> ActorAddress | None:
@@ -296,6 +305,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         except Exception as exc:
             self._report_failure(exc, None, "on_stop failed")
         self._report(StopMessage())
+        self._channel.team_changed()
         self._before_stopped()
         self._system._unregister(self._address)
         pykka.ActorRegistry.unregister(self.actor_ref)

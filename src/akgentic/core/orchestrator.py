@@ -236,14 +236,21 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             self._each_subscriber("flush")
 
     def _apply(self, msg: TelemetryMessage) -> None:
-        """Fold a reported telemetry message into the views queries read."""
+        """Fold a reported telemetry message into the views queries read.
+
+        A start or a stop moves the team's revision again here, before the record is
+        handed to any subscriber: whoever has seen it, or an answer that folded it, reads
+        a revision past any answer cached without it (the member moved it already, just
+        after queueing its report: see ``TeamChannel.team_changed``)."""
         sender = msg.sender
         if isinstance(msg, StartMessage):
+            self._channel.team_changed()
             if sender is not None and sender.agent_id != self._address.agent_id:
                 self._members[sender.agent_id] = sender
                 self._by_name[sender.name] = sender
                 self._reserved.discard(sender.name)
         elif isinstance(msg, StopMessage):
+            self._channel.team_changed()
             if sender is not None:
                 self._members.pop(sender.agent_id, None)
                 if self._by_name.get(sender.name) == sender:
@@ -444,6 +451,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def register_agent_profile(self, profile: AgentCard) -> None:
         """Make ``profile`` hireable by role (a later one replaces the same role)."""
         self._profiles[profile.role] = profile
+        self._channel.team_changed()
 
     def register_agent_profiles(self, profiles: list[AgentCard]) -> None:
         for profile in profiles:

@@ -9,7 +9,17 @@ from uuid import UUID
 import pytest
 from pydantic import ValidationError
 
-from akgentic.core import ActorAddress, Akgent, BaseConfig, ResultMessage, StopMessage, UserMessage
+from akgentic.core import (
+    ActorAddress,
+    AgentCard,
+    Akgent,
+    BaseConfig,
+    Orchestrator,
+    ResultMessage,
+    StopMessage,
+    StopRecursively,
+    UserMessage,
+)
 from akgentic.core.messages.orchestrator import SentMessage
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
@@ -335,6 +345,8 @@ class Unreachable(FakeAgent):
 
     def on_fire(self, address: ActorAddress) -> None: ...
 
+    team_revision = 0
+
 
 def test_an_unreachable_orchestrator_is_retriable_for_tools_and_none_for_providers() -> None:
     agent = Unreachable()
@@ -403,3 +415,71 @@ def test_card_round_trips() -> None:
         team_roster=TeamRoster(expose={LLM_CONTEXT}),
     )
     assert deserialize(serialize(card)) == card
+
+
+# -- the roster and catalog, asked for only when the team changed -----------------------------
+
+
+def test_the_context_asks_the_orchestrator_again_only_once_the_team_changed(
+    staffed: Staffed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    for name in ("get_team", "get_agent_catalog"):
+        original = getattr(Orchestrator, name)
+
+        def counting(self: Orchestrator, _original: Any = original, _name: str = name) -> Any:
+            asked.append(_name)
+            return _original(self)
+
+        monkeypatch.setattr(Orchestrator, name, counting)
+    factory = wired(staffed)
+    updater = factory.get_context_updater()
+    first = updater.compose_update([])
+    assert first is not None and {"get_agent_catalog", "get_team"} <= set(asked)
+    asked.clear()
+    assert updater.compose_update([first]) is None  # the same team: the answers are reused
+    assert updater.compose_update([first]) is None
+    assert asked == []
+
+    tools(factory)["hire_members"](["Writer"])  # a member started
+    second = updater.compose_update([first])
+    assert second is not None and "+ @Writer (Writer) joined" in second
+
+    staffed.team.proxy.register_agent_profile(
+        AgentCard(role="Editor", description="Edits", agent_class=Akgent)
+    )
+    third = updater.compose_update([first, second])
+    assert third is not None and "Editor — Edits" in third  # the catalog changed
+
+    writer = staffed.member("@Writer")
+    assert writer is not None
+    tools(factory)["fire_member"]("@Writer")
+    wait_stopped(staffed, writer)  # seen by a subscriber: the revision moved before
+    fourth = updater.compose_update([first, second, third])
+    assert fourth is not None and "- @Writer (Writer) left" in fourth
+    asked.clear()
+    assert updater.compose_update([first, second, third, fourth]) is None
+    assert asked == []
+
+
+def test_team_revision_moves_when_a_member_starts_or_stops_or_the_catalog_changes(
+    staffed: Staffed,
+) -> None:
+    manager, system = staffed.manager, staffed.team.system
+    before = manager.team_revision
+    address = system.createActor(
+        Akgent, config=BaseConfig(name="@Extra"), team_id=staffed.team.orchestrator.team_id
+    )
+    started = manager.team_revision
+    assert started > before
+    staffed.team.proxy.register_agent_profile(
+        AgentCard(role="Editor", description="Edits", agent_class=Akgent)
+    )
+    catalogued = manager.team_revision
+    assert catalogued > started
+    system.tell(address, StopRecursively())
+    wait_stopped(staffed, address)
+    assert manager.team_revision > catalogued
+
+    loner: Any = system.get_actor(system.createActor(Akgent, config=BaseConfig(name="@Loner")))
+    assert loner.team_revision == 0  # outside a team: nothing to follow

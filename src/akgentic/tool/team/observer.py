@@ -4,7 +4,7 @@ It extends ``ActorToolObserver`` (TeamTool asks the orchestrator through ``proxy
 adds what changing the team's membership takes: creating an actor, and being told of a hire
 and a fire. It is Internal-tier — TeamTool's contract, moving with TeamTool — and is
 implemented by the agent layer (akgentic-agent); ``Akgent`` already provides
-``createActor``.
+``createActor`` and ``team_revision``.
 
 ``@runtime_checkable`` is kept although it is inherited (and so inert here); the
 conformance guard is proven by removing a member, never the decorator.
@@ -56,4 +56,11 @@ class TeamManagementToolObserver(ActorToolObserver, Protocol):
         Must not wait for the member to stop (send it a stop message). If it raises, the
         fire is reported as failed to the model.
         """
+        ...
+
+    @property
+    def team_revision(self) -> int:
+        """Moves whenever the team's members or role catalog may have changed; while it
+        stays the same, TeamTool reuses the roster and catalog it last asked for.
+        ``Akgent`` provides it."""
         ...

@@ -137,6 +137,9 @@ class TeamTool(ToolCard):
     get_team_activity: GetTeamActivity | bool = True
 
     _activity: ActorAddress | None = PrivateAttr(default=None)
+    _view: tuple[tuple[UUID, int], list[ActorAddress], list[AgentCard]] | None = PrivateAttr(
+        default=None
+    )
 
     # -- wiring -----------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
@@ -147,7 +150,7 @@ class TeamTool(ToolCard):
             if not isinstance(observer, TeamManagementToolObserver):
                 raise TypeError(
                     f"TeamTool needs an observer satisfying TeamManagementToolObserver "
-                    f"(createActor, on_hire, on_fire, on an ActorToolObserver); "
+                    f"(createActor, on_hire, on_fire, team_revision, on an ActorToolObserver); "
                     f"{type(observer).__name__} is not one"
                 )
             if observer.orchestrator is None:
@@ -344,8 +347,29 @@ class TeamTool(ToolCard):
         return fire_member
 
     # -- roster and catalog -----------------------------------------------------------
+    def _team_view(
+        self, observer: TeamManagementToolObserver
+    ) -> tuple[list[ActorAddress], list[AgentCard]]:
+        """The team's members and its role catalog, for the roster and catalog states.
+
+        Asked of the orchestrator only when the team's revision has moved since the last
+        ask (read first: ``Akgent.team_revision``). The context block reads both on every
+        turn; while the team stays the same, two round trips to the orchestrator per turn
+        would bring back the same answers.
+        """
+        orchestrator = observer.orchestrator
+        key = (orchestrator.agent_id, observer.team_revision) if orchestrator else None
+        view = self._view
+        if view is not None and view[0] == key:
+            return view[1], view[2]
+        proxy = self._orchestrator(observer)  # outside a team: the RetriableError
+        members, catalog = proxy.get_team(), proxy.get_agent_catalog()
+        if key is not None:
+            self._view = (key, members, catalog)
+        return members, catalog
+
     def _roster(self, observer: TeamManagementToolObserver) -> TeamRosterState:
-        members = self._orchestrator(observer).get_team()
+        members, _ = self._team_view(observer)
         me = observer.myAddress
         rows = [
             TeamMemberRow(name=m.name, role=m.role, human=m.is_user_proxy, you=m == me)
@@ -355,7 +379,7 @@ class TeamTool(ToolCard):
         return TeamRosterState(members=rows)
 
     def _catalog(self, observer: TeamManagementToolObserver) -> RoleCatalogState:
-        catalog = self._orchestrator(observer).get_agent_catalog()
+        _, catalog = self._team_view(observer)
         hireable = set(self._hireable(catalog))
         return RoleCatalogState(
             roles=[

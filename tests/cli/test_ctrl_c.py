@@ -65,6 +65,36 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
 
 
+def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
+    storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """The graceful stop after one exchange (no answer within --timeout: the turn still
+    runs) offers Ctrl-C to cancel the turns it waits for; the stop runs aside, the Ctrl-C
+    turns it into the interrupt."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG), "--message", "please hang", "--timeout", "1"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.wait_for("stopping the team: waiting for the turns in progress (up to 30s; Ctrl-C")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress at their next step")
+    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
+    with open(release, "w"):
+        pass
+    child.wait_for(") stopped; 1 interrupted turn(s):")
+    child.wait_for("  @Human → @Boss: please hang")
+    child.wait_for("--retry-interrupted")
+    code, errors = child.finish()
+
+    assert code == 130
+    assert not any(line.startswith("answer:") for line in child.lines)
+    assert "Traceback" not in errors and "Error" not in errors, errors
+
+
 def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
     child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
 

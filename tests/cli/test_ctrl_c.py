@@ -65,6 +65,40 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
 
 
+def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
+    storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """/quit while a turn still runs (no answer within --timeout: the session went on)
+    stops the team gracefully, which offers Ctrl-C to cancel the turns it waits for: the
+    stop runs aside, the Ctrl-C turns it into the interrupt."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG), "--timeout", "1"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write("please hang")
+    for needle in ("⚙ @Boss → hang_step(label=please hang)", "no answer within 1s"):
+        if not any(needle in line for line in child.lines):  # in either order
+            child.wait_for(needle)
+    child.write("/quit")
+    child.wait_for("stopping the team: waiting for the turns in progress (up to 30s; Ctrl-C")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress at their next step")
+    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
+    with open(release, "w"):
+        pass
+    child.wait_for(") stopped; 1 interrupted turn(s):")
+    child.wait_for("  @Human → @Boss: please hang")
+    child.wait_for("--retry-interrupted")
+    code, errors = child.finish()
+
+    assert code == 130
+    assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
+    assert "Traceback" not in errors and "Error" not in errors, errors
+
+
 def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
     child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
 

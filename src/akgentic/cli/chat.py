@@ -14,8 +14,12 @@ exchange — ``answer: <the reply>``.
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
 them, stops the team, lists the interrupted turns and says how to resume (exit code
-130); a second one exits at once (:mod:`akgentic.cli.interrupt`). A team stopped from
-another terminal (``akgentic teams stop``) ends the session: it says so and exits.
+130); a second one exits at once (:mod:`akgentic.cli.interrupt`). The caller runs the
+session within :func:`interrupt.deferred`: the first Ctrl-C reaches it only where it
+checks (its waits, each :data:`interrupt.SLICE`), never inside the framework code the
+main thread runs, and the stops run :func:`interrupt.aside`. One taken before the
+session (the team's start-up) ends the command as it would have there. A team stopped
+from another terminal (``akgentic teams stop``) ends the session: it says so and exits.
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ def _chat(
     from_seq: int,
     resume_hint: str,
 ) -> int:
+    interrupt.check()  # one taken during the start-up ends the command there (no session)
     card = runtime.card
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
@@ -175,13 +180,19 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     )
     try:
         if isinstance(manager, TeamManager):
-            return manager.interrupt_team(runtime.team_id, grace_timeout=GRACE)
+            team_id = runtime.team_id
+            return interrupt.aside(lambda: manager.interrupt_team(team_id, grace_timeout=GRACE))
         assert isinstance(manager, AkgenticClient) and isinstance(runtime, RemoteTeam)
-        manager.stop_team(runtime.team_id, GRACE, interrupt=True)
-        return interrupted_turns(runtime)
+        client, remote = manager, runtime
+        return interrupt.aside(lambda: _interrupt_remote(client, remote))
     except Exception as exc:
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []
+
+
+def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:
+    client.stop_team(team.team_id, GRACE, interrupt=True)
+    return interrupted_turns(team)
 
 
 def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
@@ -283,8 +294,10 @@ def _suggest(view: LiveView, suggestions: list[Suggestion]) -> None:
 
 
 def _stop(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> None:
-    """Stop the team gracefully; a failure to do so is printed, not raised."""
+    """Stop the team gracefully; a failure to do so is printed, not raised. A Ctrl-C
+    meanwhile is raised (the stop goes on: :func:`_interrupt` cancels its turns)."""
+    team_id = runtime.team_id
     try:
-        manager.stop_team(runtime.team_id, grace_timeout=GRACE)
+        interrupt.aside(lambda: manager.stop_team(team_id, grace_timeout=GRACE))
     except Exception as exc:
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import Final
 
+from akgentic.cli import interrupt
+
 __all__ = ["ENDED", "Keyboard"]
 
 
@@ -46,7 +48,8 @@ class Keyboard:
         self, prompt: str = "", show: Callable[[str], None] | None = None
     ) -> str | _Ended | None:
         """The next line typed (without its newline), None at end of input, or
-        :data:`ENDED` once :meth:`end` was called. Ctrl-C interrupts the wait.
+        :data:`ENDED` once :meth:`end` was called. Ctrl-C interrupts the wait (at an
+        :func:`interrupt.check`, within :func:`interrupt.deferred`).
 
         ``show`` prints the prompt (the live view's, which keeps it below the team's
         lines); by default it is written to stdout."""
@@ -57,7 +60,12 @@ class Keyboard:
                 (show or _write)(prompt)
             self._pending = True
             self._asks.put(None)
-        item = self._lines.get()
+        while True:
+            try:
+                item = self._lines.get(timeout=interrupt.SLICE)
+                break
+            except queue.Empty:
+                interrupt.check()
         if not isinstance(item, _Ended):
             self._pending = False
         return item

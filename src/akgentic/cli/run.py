@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from akgentic.cli import logs
+from akgentic.cli import interrupt, logs
 from akgentic.cli.chat import ChatOptions, chat, intro
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import point_card
@@ -66,7 +66,7 @@ def run(
     exchange: the answer is printed on a line starting 'answer:'. With --server, the team
     runs on that server.
     """
-    with reporting(debug):
+    with reporting(debug), interrupt.deferred():
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)

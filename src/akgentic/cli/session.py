@@ -2,10 +2,10 @@
 
 On the way out every team it runs is stopped gracefully, then its actor system is shut
 down. A Ctrl-C while a team is talked to is the session's (:mod:`akgentic.cli.chat`:
-the turns are cut at a step boundary and reported). One that escapes to here — during
-the team's start-up — skips the graceful stop: the actor system is shut down at once
-(the log shows any turn in progress as interrupted, and ``akgentic teams resume``
-offers to retry it).
+the turns are cut at a step boundary and reported). One that escapes to here — taken
+during the team's start-up, raised once the start-up returns (``interrupt.deferred``)
+— skips the graceful stop: the actor system is shut down at once (the log shows any
+turn in progress as interrupted, and ``akgentic teams resume`` offers to retry it).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from akgentic.agent import AgentConfig
-from akgentic.cli import logs
+from akgentic.cli import interrupt, logs
 from akgentic.cli.chat import ChatOptions, chat, intro, quote
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import model_for_resume
@@ -309,7 +309,7 @@ def resume_team(
     resumes every member on another model. A team another process runs is refused.
     With --server, that server resumes its team (on its card's models).
     """
-    with reporting(debug):
+    with reporting(debug), interrupt.deferred():
         if retry_interrupted and dismiss_interrupted:
             raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
         if message is not None and not message.strip():

@@ -29,6 +29,7 @@ from typing import Literal
 from uuid import UUID
 
 from akgentic.agent.turn import TurnEndedEvent
+from akgentic.cli import interrupt
 from akgentic.cli.describe import name_of, text_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
@@ -167,10 +168,13 @@ class Watch:
         return bool(self._unreceived or self._in_turn - {done})
 
     def wait_reply(self, message_id: UUID, responder: str, timeout: float, idle: float) -> Reply:
-        """Block until the exchange ``message_id`` started ends; see the module docstring."""
+        """Block until the exchange ``message_id`` started ends; see the module docstring.
+        Ctrl-C interrupts the wait (at an :func:`interrupt.check`, within
+        :func:`interrupt.deferred`)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
+                interrupt.check()
                 if self._failure is not None:
                     raise self._failure
                 now = time.monotonic()
@@ -203,7 +207,7 @@ class Watch:
                 if now >= deadline:
                     return Reply("timeout", latest[0], latest[1], failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
-                self._cond.wait(max(wake - now, 0.01))
+                self._cond.wait(min(max(wake - now, 0.01), interrupt.SLICE))
 
     def _failure_in(self, message_id: UUID, seq: int | None) -> str | None:
         """The last failure recorded after ``seq`` while a member handled ``message_id`` or

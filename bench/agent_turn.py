@@ -16,8 +16,10 @@ answers at once) and the same tool, and both keep the growing conversation:
 - akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
   ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
   configuration (streamed steps, every event published on the team stream), with
-  ``stream_events=False``, and with ``prompt_accounting.enabled=False`` (the default
-  accounts every model request: its cost is the difference).
+  ``stream_events=False``, with ``prompt_accounting.enabled=False`` (the default
+  accounts every model request: its cost is the difference), and without the cards every
+  agent carries (``default_cards=()``: no TeamTool, no MailboxTool), so that its model is
+  offered the very tool the baseline's is and nothing else.
 
 Per tool call: (time of a turn with one tool call) - (time of a turn without), on each
 side. The prompt accounting's own time is also clocked inside the default runs (its
@@ -164,10 +166,17 @@ def shaped(turns: int, with_tool: bool) -> float:
     return elapsed
 
 
-def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool = True) -> float:
+def akgentic(
+    turns: int, with_tool: bool, stream_events: bool, accounting: bool = True, lean: bool = False
+) -> float:
+    """A BaseAgent in a team; ``lean``: without the cards every agent carries (TeamTool,
+    MailboxTool), so its model is offered the baseline's one tool and nothing else."""
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator)
-    cls = type("Bench", (BenchAgent,), {"with_tool": with_tool})
+    extra: dict[str, Any] = {"with_tool": with_tool}
+    if lean:
+        extra["default_cards"] = ()
+    cls = type("Bench", (BenchAgent,), extra)
     config = AgentConfig(
         name="@Bench",
         tools=[Adder()],
@@ -182,11 +191,12 @@ def akgentic(turns: int, with_tool: bool, stream_events: bool, accounting: bool 
         system.ask(agent, UserMessage(content=f"turn {i}"), timeout=30)
     elapsed = (time.perf_counter() - start) / turns
     key = "ak" if stream_events and accounting else "ak_quiet" if accounting else "ak_unaccounted"
+    key = "ak_lean" if lean else key
     CPU.setdefault(key + ("_tool" if with_tool else ""), []).append(
         (time.process_time() - cpu) / turns
     )
     system.shutdown(10)
-    if accounting and stream_events:
+    if accounting and stream_events and not lean:
         ACCOUNTING["tool" if with_tool else "turn"].append(sum(TimedAccounting.spent) / turns)
     return elapsed
 
@@ -216,6 +226,8 @@ def main() -> None:
         "ak_quiet_tool",
         "ak_unaccounted",
         "ak_unaccounted_tool",
+        "ak_lean",
+        "ak_lean_tool",
     )
     runs: dict[str, list[float]] = {k: [] for k in keys}
     for _ in range(args.rounds):
@@ -231,6 +243,8 @@ def main() -> None:
         runs["ak_quiet_tool"].append(akgentic(args.turns, True, False))
         runs["ak_unaccounted"].append(akgentic(args.turns, False, True, accounting=False))
         runs["ak_unaccounted_tool"].append(akgentic(args.turns, True, True, accounting=False))
+        runs["ak_lean"].append(akgentic(args.turns, False, True, lean=True))
+        runs["ak_lean_tool"].append(akgentic(args.turns, True, True, lean=True))
     med = {k: statistics.median(v) * 1e3 for k, v in runs.items()}
     print(f"turns per run: {args.turns}, rounds: {args.rounds} (medians, ms)")
     print(f"{'':44}{'turn':>9}{'ratio':>8}{'per tool call':>15}{'ratio':>8}")
@@ -242,6 +256,7 @@ def main() -> None:
         ("BaseAgent in a team (default: events)", "ak", "ak_tool"),
         ("BaseAgent in a team (stream_events=False)", "ak_quiet", "ak_quiet_tool"),
         ("BaseAgent in a team (accounting off)", "ak_unaccounted", "ak_unaccounted_tool"),
+        ("BaseAgent, the baseline's tool only", "ak_lean", "ak_lean_tool"),
     ]
     for label, turn, tool in rows:
         call = med[tool] - med[turn]
@@ -262,6 +277,7 @@ def main() -> None:
         ("default", "ak"),
         ("stream_events=False", "ak_quiet"),
         ("accounting off", "ak_unaccounted"),
+        ("the baseline's tool only", "ak_lean"),
     ):
         print(
             f"  {label:22}{cpu[key]:>8.2f}{cpu[key] / cpu['base']:>7.2f}"

@@ -373,3 +373,19 @@ def test_a_deep_copy_of_a_tool_state_shares_its_baselines_and_detaches_the_rest(
     copied.context_baselines["other"] = Flag(on=True)
     copied.context_update_seq = 4
     assert set(state.context_baselines) == {"rows"} and state.context_update_seq == 3
+
+
+def test_a_provider_handing_back_its_baseline_renders_nothing(agent: FakeAgent) -> None:
+    class Strict(Rows):
+        def render_delta(self, previous: Rows) -> str | None:
+            raise AssertionError("the very baseline needs no diff")
+
+    state = Strict(rows={"a": "1"})
+
+    def strict() -> Strict:
+        return state
+
+    updater = ContextUpdater(agent, [strict])
+    first = updater.compose_update([])
+    assert first is not None and "a: 1" in first
+    assert updater.compose_update([first]) is None

@@ -439,6 +439,8 @@ def test_the_context_asks_the_orchestrator_again_only_once_the_team_changed(
     asked.clear()
     assert updater.compose_update([first]) is None  # the same team: the answers are reused
     assert updater.compose_update([first]) is None
+    roster, catalog = factory.get_context_states()
+    assert roster() is roster() and catalog() is catalog()  # its baseline, handed back
     assert asked == []
 
     tools(factory)["hire_members"](["Writer"])  # a member started

@@ -182,6 +182,8 @@ class ContextUpdater:
             previous = baselines.get(key)
             if previous is None or type(previous) is not type(state):
                 text: str | None = state.render_full()
+            elif state is previous:  # its baseline handed back: a snapshot never changes
+                text = None
             else:
                 text = state.render_delta(previous)
             baselines[key] = state

@@ -79,6 +79,7 @@ ASK_TIMEOUT = 10.0
 """Seconds to wait for the orchestrator; past it a tool fails retriably, a provider skips."""
 
 T = TypeVar("T")
+S = TypeVar("S", bound=ContextState)
 
 
 class HireMembers(BaseToolParam):
@@ -140,6 +141,7 @@ class TeamTool(ToolCard):
     _view: tuple[tuple[UUID, int], list[ActorAddress], list[AgentCard]] | None = PrivateAttr(
         default=None
     )
+    _built: dict[tuple[str, UUID], tuple[object, ContextState]] = PrivateAttr(default_factory=dict)
 
     # -- wiring -----------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
@@ -368,25 +370,50 @@ class TeamTool(ToolCard):
             self._view = (key, members, catalog)
         return members, catalog
 
+    def _remembered(
+        self,
+        kind: str,
+        observer: TeamManagementToolObserver,
+        build: Callable[[list[ActorAddress], list[AgentCard]], S],
+    ) -> S:
+        """The state ``build`` makes of the team's view for this agent — the very object
+        of last time while the view is the same one, so the context block sees its
+        baseline handed back and renders nothing."""
+        members, catalog = self._team_view(observer)
+        view = self._view
+        key = (kind, observer.myAddress.agent_id)
+        found = self._built.get(key)
+        if view is not None and found is not None and found[0] is view:
+            return cast(S, found[1])
+        state = build(members, catalog)
+        if view is not None:
+            self._built[key] = (view, state)
+        return state
+
     def _roster(self, observer: TeamManagementToolObserver) -> TeamRosterState:
-        members, _ = self._team_view(observer)
         me = observer.myAddress
-        rows = [
-            TeamMemberRow(name=m.name, role=m.role, human=m.is_user_proxy, you=m == me)
-            for m in members
-            if not is_tool_actor(m) and m != observer.orchestrator
-        ]
-        return TeamRosterState(members=rows)
+
+        def build(members: list[ActorAddress], _: list[AgentCard]) -> TeamRosterState:
+            rows = [
+                TeamMemberRow(name=m.name, role=m.role, human=m.is_user_proxy, you=m == me)
+                for m in members
+                if not is_tool_actor(m) and m != observer.orchestrator
+            ]
+            return TeamRosterState(members=rows)
+
+        return self._remembered("roster", observer, build)
 
     def _catalog(self, observer: TeamManagementToolObserver) -> RoleCatalogState:
-        _, catalog = self._team_view(observer)
-        hireable = set(self._hireable(catalog))
-        return RoleCatalogState(
-            roles=[
-                RoleRow(role=p.role, description=p.description, hireable=p.role in hireable)
-                for p in catalog
-            ]
-        )
+        def build(_: list[ActorAddress], catalog: list[AgentCard]) -> RoleCatalogState:
+            hireable = set(self._hireable(catalog))
+            return RoleCatalogState(
+                roles=[
+                    RoleRow(role=p.role, description=p.description, hireable=p.role in hireable)
+                    for p in catalog
+                ]
+            )
+
+        return self._remembered("catalog", observer, build)
 
     def _roster_provider(self) -> Callable[[], ContextState | None]:
         def team_roster() -> TeamRosterState | None:

@@ -81,6 +81,10 @@ ASK_TIMEOUT = 10.0
 T = TypeVar("T")
 S = TypeVar("S", bound=ContextState)
 
+_TeamView = tuple[tuple[UUID, int] | None, list[ActorAddress], list[AgentCard]]
+"""TeamTool's last answer from the orchestrator: (orchestrator id and team revision when it
+was asked, the members, the role catalog)."""
+
 
 class HireMembers(BaseToolParam):
     """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
@@ -138,9 +142,7 @@ class TeamTool(ToolCard):
     get_team_activity: GetTeamActivity | bool = True
 
     _activity: ActorAddress | None = PrivateAttr(default=None)
-    _view: tuple[tuple[UUID, int], list[ActorAddress], list[AgentCard]] | None = PrivateAttr(
-        default=None
-    )
+    _view: _TeamView | None = PrivateAttr(default=None)
     _built: dict[tuple[str, UUID], tuple[object, ContextState]] = PrivateAttr(default_factory=dict)
 
     # -- wiring -----------------------------------------------------------------------
@@ -349,10 +351,9 @@ class TeamTool(ToolCard):
         return fire_member
 
     # -- roster and catalog -----------------------------------------------------------
-    def _team_view(
-        self, observer: TeamManagementToolObserver
-    ) -> tuple[list[ActorAddress], list[AgentCard]]:
-        """The team's members and its role catalog, for the roster and catalog states.
+    def _team_view(self, observer: TeamManagementToolObserver) -> _TeamView:
+        """``(key, the team's members, its role catalog)``, for the roster and catalog
+        states.
 
         Asked of the orchestrator only when the team's revision has moved since the last
         ask (read first: ``Akgent.team_revision``). The context block reads both on every
@@ -360,15 +361,14 @@ class TeamTool(ToolCard):
         would bring back the same answers.
         """
         orchestrator = observer.orchestrator
-        key = (orchestrator.agent_id, observer.team_revision) if orchestrator else None
+        key = None if orchestrator is None else (orchestrator.agent_id, observer.team_revision)
         view = self._view
-        if view is not None and view[0] == key:
-            return view[1], view[2]
+        if key is not None and view is not None and view[0] == key:
+            return view
         proxy = self._orchestrator(observer)  # outside a team: the RetriableError
-        members, catalog = proxy.get_team(), proxy.get_agent_catalog()
-        if key is not None:
-            self._view = (key, members, catalog)
-        return members, catalog
+        view = (key, proxy.get_team(), proxy.get_agent_catalog())
+        self._view = view
+        return view
 
     def _remembered(
         self,
@@ -379,15 +379,13 @@ class TeamTool(ToolCard):
         """The state ``build`` makes of the team's view for this agent — the very object
         of last time while the view is the same one, so the context block sees its
         baseline handed back and renders nothing."""
-        members, catalog = self._team_view(observer)
-        view = self._view
+        view = self._team_view(observer)
         key = (kind, observer.myAddress.agent_id)
         found = self._built.get(key)
-        if view is not None and found is not None and found[0] is view:
+        if found is not None and found[0] is view:
             return cast(S, found[1])
-        state = build(members, catalog)
-        if view is not None:
-            self._built[key] = (view, state)
+        state = build(view[1], view[2])
+        self._built[key] = (view, state)
         return state
 
     def _roster(self, observer: TeamManagementToolObserver) -> TeamRosterState:

@@ -5,8 +5,8 @@ answers at once) and the same tool, and both keep the growing conversation:
 
 - baseline: ``Agent.run_sync(prompt, message_history=previous)`` in a loop;
 - streamed baseline: the same, with an ``event_stream_handler`` that reads every event —
-  pydantic-ai streaming each step, as it does for an agent that publishes its run
-  events (the part of a turn's cost that streaming itself takes);
+  pydantic-ai streaming each step: the usual way to publish a run's events, and what this
+  agent did until it read the model's stream itself (``capabilities/run_events.py``);
 - the agent's own pydantic-ai ``Agent``, run directly with ``run_sync`` from the
   benchmark's thread: the very agent a default ``BaseAgent`` builds (its tools with the
   default cards', ``output_type=[str, AgentReply]`` and its recipient check, its
@@ -15,7 +15,8 @@ answers at once) and the same tool, and both keep the growing conversation:
   pydantic-ai costs for an agent configured like ours, and what the actor adds;
 - akgentic: a ``BaseAgent`` in a team with its orchestrator, driven from outside with
   ``ActorSystem.ask`` (message in, stamped reply out), measured with the default
-  configuration (streamed steps, every event published on the team stream), with
+  configuration (text read off the model's streamed response, tool calls and returns,
+  every event published on the team stream), with
   ``stream_events=False``, with ``prompt_accounting.enabled=False`` (the default
   accounts every model request: its cost is the difference), and without the cards every
   agent carries (``default_cards=()``: no TeamTool, no MailboxTool), so that its model is

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,7 +11,9 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.toolsets import FunctionToolset
 
 from akgentic.agent.capabilities import FusedCapability, fuse
@@ -46,6 +50,31 @@ class Recorder(AbstractCapability[Any]):
     async def after_model_request(self, ctx: Any, *, request_context: Any, response: Any) -> Any:
         self.trace.append((self.name, "after_model_request"))
         return response
+
+    async def after_node_run(self, ctx: Any, *, node: Any, result: Any) -> Any:
+        self.trace.append((self.name, f"after_node_run:{type(node).__name__}"))
+        return result
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        return Tracing(model, self.name, self.trace)
+
+
+class Tracing(WrapperModel):
+    """Records each request it passes on, as its capability's ``model:request``."""
+
+    def __init__(self, wrapped: Model, name: str, trace: list[tuple[str, str]]) -> None:
+        super().__init__(wrapped)
+        self.name, self.trace = name, trace
+
+    async def request(self, *args: Any) -> Any:
+        self.trace.append((self.name, "model:request"))
+        return await self.wrapped.request(*args)
+
+    @asynccontextmanager
+    async def request_stream(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        self.trace.append((self.name, "model:request"))
+        async with self.wrapped.request_stream(*args, **kwargs) as stream:
+            yield stream
 
 
 @dataclass(eq=False)
@@ -91,11 +120,14 @@ def test_fused_parts_see_the_hooks_in_the_order_separate_capabilities_do() -> No
         ("c", "wrap_run:enter"),
     ]
     assert separate[-3:] == [("c", "wrap_run:exit"), ("b", "wrap_run:exit"), ("a", "wrap_run:exit")]
-    first_after = separate.index(("c", "after_model_request"))
-    assert separate[first_after : first_after + 3] == [
-        ("c", "after_model_request"),
-        ("b", "after_model_request"),
-        ("a", "after_model_request"),
+    for hook in ("after_model_request", "after_node_run:CallToolsNode"):
+        first_after = separate.index(("c", hook))
+        assert separate[first_after : first_after + 3] == [("c", hook), ("b", hook), ("a", hook)]
+    first_request = separate.index(("a", "model:request"))  # the first wraps outermost
+    assert separate[first_request : first_request + 3] == [
+        ("a", "model:request"),
+        ("b", "model:request"),
+        ("c", "model:request"),
     ]
     assert any(hook.startswith("on_event") for _, hook in separate)
     assert not any(name == "b" and hook.startswith("on_event") for name, hook in fused)

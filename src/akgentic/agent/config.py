@@ -130,8 +130,9 @@ class AgentConfig(BaseConfig):
     - ``tools``: its tool cards. In YAML a card is ``{type: PlanningTool, ...fields}``.
       BaseAgent adds TeamTool and MailboxTool when they are not listed.
     - ``usage_limits``, ``compaction``: spending limits and context compaction.
-    - ``stream_events``: publish text deltas and tool events while the model works
-      (needs a model that streams; the offline scripted model does).
+    - ``stream_events``: publish text deltas while the model works, and the calls and
+      returns of each tool step (a model that cannot stream has its text published in
+      one piece when it answers).
     - ``stream_text_interval``: seconds of streamed text gathered into one text-delta
       event, so the event log does not get a row per token; 0 publishes every delta.
     - ``scenario_dir``: where relative scripted-scenario paths are resolved.

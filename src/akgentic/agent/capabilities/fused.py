@@ -9,11 +9,11 @@ turn about 0.15 ms of that machinery (``bench/agent_turn.py``) for hooks that ar
 
 Fused, they are one capability whose hooks call the parts that implement them, with the
 same semantics pydantic-ai gives a list of capabilities: ``before_*`` hooks and ``on_event``
-in the order given, ``after_model_request`` in reverse, ``wrap_run`` nested with the first
-part outermost. The parts stay what they are (each is a capability on its own, tested on
-its own); only a part whose hooks are all among :data:`FUSABLE_HOOKS` can be fused — any
-other is a ValueError naming the hook, so a part that grows a hook fuse() does not carry
-fails at start-up, not silently at run time.
+in the order given, ``after_*`` hooks in reverse, ``wrap_run`` nested and
+``get_wrapper_model`` wrapping with the first part outermost. The parts stay what they are
+(each is a capability on its own, tested on its own); only a part whose hooks are all among
+:data:`FUSABLE_HOOKS` can be fused — any other is a ValueError naming the hook, so a part
+that grows a hook fuse() does not carry fails at start-up, not silently at run time.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import AgentStreamEvent, ModelResponse
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.tools import RunContext
 
 __all__ = ["FUSABLE_HOOKS", "FusedCapability", "fuse"]
@@ -31,8 +31,10 @@ __all__ = ["FUSABLE_HOOKS", "FusedCapability", "fuse"]
 FUSABLE_HOOKS = (
     "wrap_run",
     "before_node_run",
+    "after_node_run",
     "before_model_request",
     "after_model_request",
+    "get_wrapper_model",
     "on_event",
 )
 """The hooks a fused part may implement; the fused capability carries exactly these."""
@@ -64,6 +66,10 @@ class FusedCapability(AbstractCapability[Any]):
         self.parts = list(parts)
         self._wrap = [p for p in self.parts if _overrides(p, "wrap_run")]
         self._before_node = [p for p in self.parts if _overrides(p, "before_node_run")]
+        self._after_node = [p for p in reversed(self.parts) if _overrides(p, "after_node_run")]
+        self._model_wrappers = [
+            p for p in reversed(self.parts) if _overrides(p, "get_wrapper_model")
+        ]
         self._before_request = [p for p in self.parts if _overrides(p, "before_model_request")]
         self._after_request = [
             p for p in reversed(self.parts) if _overrides(p, "after_model_request")
@@ -87,6 +93,19 @@ class FusedCapability(AbstractCapability[Any]):
         for part in self._before_node:
             node = await part.before_node_run(ctx, node=node)
         return node
+
+    async def after_node_run(self, ctx: RunContext[Any], *, node: Any, result: Any) -> Any:
+        for part in self._after_node:
+            result = await part.after_node_run(ctx, node=node, result=result)
+        return result
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        wrapped: Model | None = None
+        for part in self._model_wrappers:  # the innermost first: the first part outermost
+            wrapper = part.get_wrapper_model(model if wrapped is None else wrapped)
+            if wrapper is not None:
+                wrapped = wrapper
+        return wrapped
 
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext

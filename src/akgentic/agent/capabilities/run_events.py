@@ -43,7 +43,7 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.models import Model, ModelRequestContext, ModelRequestParameters
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -80,12 +80,6 @@ class PublishRunEvents(AbstractCapability[Any]):
     def get_wrapper_model(self, model: Model) -> Model | None:
         return _StreamingModel(model, self)
 
-    async def before_model_request(
-        self, ctx: RunContext[Any], request_context: ModelRequestContext
-    ) -> ModelRequestContext:
-        self._run_id = ctx.run_id or ""
-        return request_context
-
     def model_event(self, event: ModelResponseStreamEvent) -> None:
         """One event of the model's streamed response."""
         for item in from_stream_event(event, run_id=self._run_id):
@@ -119,7 +113,6 @@ class PublishRunEvents(AbstractCapability[Any]):
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         if isinstance(node, CallToolsNode):
             self.flush_text()
-            self._run_id = ctx.run_id or ""
             self._calls = set()
             for part in node.model_response.parts:
                 if isinstance(part, ToolCallPart) and not _is_output(ctx, part.tool_name):
@@ -136,6 +129,7 @@ class PublishRunEvents(AbstractCapability[Any]):
         return result
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: Any) -> Any:
+        self._run_id = ctx.run_id or ""
         try:
             return await handler()
         finally:

@@ -26,6 +26,7 @@ from akgentic.core import (
     StateChangedMessage,
     StopMessage,
     TeamStoppingEvent,
+    TelemetryBatch,
     TelemetryRecord,
     UserMessage,
     UserProxy,
@@ -530,3 +531,99 @@ def test_a_long_drain_hands_its_records_on_in_bounded_batches(system: ActorSyste
         if isinstance(m, SentMessage) and isinstance(m.message, ResultMessage)
     ]
     assert results == ["start", *(str(i) for i in range(count))]
+
+
+class BatchTaker:
+    """A batched subscriber (as an event store is): takes runs of raw records."""
+
+    batched = True
+
+    def __init__(self) -> None:
+        self.kinds: list[int] = []
+        self.senders: list[Any] = []
+        self.reports: list[Message] = []
+        self.batches = 0
+        self.cond = threading.Condition()
+
+    def on_message(self, msg: Message) -> None:  # pragma: no cover - never called
+        raise AssertionError("a subscriber with on_batch gets no message one by one")
+
+    def on_batch(self, batch: TelemetryBatch) -> None:
+        with self.cond:
+            self.batches += 1
+            for index, (kind, _, actor, _, _) in enumerate(batch.records):
+                self.kinds.append(kind)
+                self.senders.append(batch.snapshot(actor))
+                if kind == TelemetryBatch.REPORT:
+                    self.reports.append(batch.message(index))
+            self.cond.notify_all()
+
+    def set_restoring(self, team_id: Any, restoring: bool) -> None:
+        pass
+
+    def on_stop_request(self, team_id: Any) -> None:
+        pass
+
+    def on_stop(self, team_id: Any) -> None:
+        pass
+
+
+def test_a_batched_subscriber_gets_raw_runs_of_records_in_order(system: ActorSystem) -> None:
+    """on_batch replaces the per-record calls: the same records, in the same order as a
+    per-message subscriber sees them, with snapshots and built reports on demand."""
+    orchestrator = system.createActor(Orchestrator)
+    taker, eager = BatchTaker(), Recorder()
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=30)
+    proxy.subscribe(taker)
+    proxy.subscribe(eager)
+    member = system.createActor(Member, team_id=orchestrator.team_id)
+    system.ask(member, UserMessage(content="x"), timeout=30)
+    hand_on(system, orchestrator, member)
+    kind_of = {
+        SentMessage: TelemetryBatch.SENT,
+        ReceivedMessage: TelemetryBatch.RECEIVED,
+        ProcessedMessage: TelemetryBatch.PROCESSED,
+    }
+    expected = [kind_of.get(type(m), TelemetryBatch.REPORT) for m in eager.messages]
+    assert taker.kinds == expected
+    assert TelemetryBatch.SENT in taker.kinds and TelemetryBatch.PROCESSED in taker.kinds
+    assert all(isinstance(s, ActorAddressProxy) for s in taker.senders)
+    assert [type(m) for m in taker.reports] == [
+        type(m) for m in eager.messages if type(m) not in kind_of
+    ]
+
+
+def test_with_only_batched_subscribers_records_still_arrive_without_a_query(
+    system: ActorSystem,
+) -> None:
+    """Deferred wake-ups: far fewer than a batch of records, no query, no stop — the clock
+    wakes the orchestrator for them (within DEFER_DELAY); nothing waits forever."""
+    orchestrator = system.createActor(Orchestrator)
+    taker = BatchTaker()
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(taker)
+    member = system.createActor(Member, team_id=orchestrator.team_id)
+    actor: Any = system.get_actor(orchestrator)
+    assert actor._channel._deferred and not actor._channel._eager
+    for round_ in range(1, 4):  # again after each delivery: the clock is asked anew
+        system.ask(member, UserMessage(content=str(round_)), timeout=30)
+        with taker.cond:
+            assert taker.cond.wait_for(
+                lambda: taker.kinds.count(TelemetryBatch.PROCESSED) >= round_, 30
+            )
+
+
+def test_an_eager_subscriber_beside_a_batched_one_keeps_wakeups_per_record(
+    system: ActorSystem,
+) -> None:
+    orchestrator = system.createActor(Orchestrator)
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=30)
+    actor: Any = system.get_actor(orchestrator)
+    taker, eager = BatchTaker(), Recorder()
+    proxy.subscribe(taker)
+    assert (actor._channel._eager, actor._channel._deferred) == (False, True)
+    proxy.subscribe(eager)
+    assert (actor._channel._eager, actor._channel._deferred) == (True, False)
+    proxy.unsubscribe(eager)
+    assert (actor._channel._eager, actor._channel._deferred) == (False, True)
+    proxy.unsubscribe(taker)
+    assert (actor._channel._eager, actor._channel._deferred) == (False, False)

@@ -46,6 +46,7 @@ from akgentic.core.orchestrator import (
     EventSubscriber,
     Orchestrator,
     OrchestratorConfig,
+    TelemetryBatch,
     TelemetryRecord,
     is_tool_actor,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "StopRecursively",
     "TeamMetadataEvent",
     "TeamStoppingEvent",
+    "TelemetryBatch",
     "TelemetryMessage",
     "TelemetryRecord",
     "UserMessage",

@@ -13,6 +13,13 @@ sees the flag clear and queues a new wake-up. With no subscriber every record wa
 only by the batch (``LAZY_BATCH``): nobody needs them at once — every query,
 subscription and stop drains first — and an agent's turn, which reports half a dozen
 events, does not wake another thread for each.
+
+When every subscriber takes records in batches (an event store: see
+``EventSubscriber.batched``), the channel is *deferred*: a full batch wakes the
+orchestrator, and so does the :class:`DeferClock`, at most :data:`DEFER_DELAY` after
+the first record that waits. A busy team then hands its store a thousand records per
+wake-up instead of waking another thread for every message, and a quiet team's records
+still reach the store within milliseconds.
 """
 
 from __future__ import annotations
@@ -24,7 +31,15 @@ from typing import Any
 
 import pykka
 
-__all__ = ["DRAIN", "KIND_PROCESSED", "KIND_RECEIVED", "KIND_REPORT", "KIND_SENT", "TeamChannel"]
+__all__ = [
+    "DEFER_DELAY",
+    "DRAIN",
+    "KIND_PROCESSED",
+    "KIND_RECEIVED",
+    "KIND_REPORT",
+    "KIND_SENT",
+    "TeamChannel",
+]
 
 KIND_SENT = 0
 """(KIND_SENT, ts, sender_address, message, recipient_address)"""
@@ -43,6 +58,50 @@ queries and its stop drain the queue first anyway), so the memory they take stay
 bounded and the orchestrator's thread stays out of the way."""
 
 
+DEFER_DELAY = 0.01
+"""Seconds a record may wait in a deferred channel before the orchestrator is woken for
+it (the store then commits it: see the recorder's ``COMMIT_GAP``)."""
+
+
+class DeferClock:
+    """Wakes deferred channels' orchestrators :data:`DEFER_DELAY` after they asked.
+
+    One daemon thread per process, started on first use, idle (blocked on a condition)
+    while no channel waits. A channel asks once per batch (:meth:`TeamChannel.emit`);
+    the clock's wake-up is then one ``DRAIN`` at most, however many records the batch
+    holds.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._due: list[TeamChannel] = []
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, channel: TeamChannel) -> None:
+        with self._cond:
+            self._due.append(channel)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="akgentic-defer-clock", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        cond = self._cond
+        while True:
+            with cond:
+                cond.wait_for(lambda: self._due)
+            time.sleep(DEFER_DELAY)  # the clock itself: what it waits for is time
+            with cond:
+                due, self._due = self._due, []
+            for channel in due:
+                channel.deadline()
+
+
+CLOCK = DeferClock()
+
+
 class _Drain:
     __slots__ = ()
 
@@ -57,13 +116,25 @@ DRAIN = _Drain()
 class TeamChannel:
     """One team's telemetry queue. Cheap to emit into from any thread."""
 
-    __slots__ = ("_closed", "_eager", "_pending", "_queue", "_ref", "_revision", "_revision_lock")
+    __slots__ = (
+        "_closed",
+        "_deferred",
+        "_eager",
+        "_pending",
+        "_queue",
+        "_ref",
+        "_revision",
+        "_revision_lock",
+        "_scheduled",
+    )
 
     def __init__(self) -> None:
         self._queue: deque[Record] = deque()
         self._pending = False
         self._closed = False
         self._eager = False
+        self._deferred = False
+        self._scheduled = False
         self._ref: pykka.ActorRef[Any] | None = None
         self._revision = 0
         self._revision_lock = threading.Lock()
@@ -85,10 +156,13 @@ class TeamChannel:
         with self._revision_lock:
             self._revision += 1
 
-    def set_eager(self, eager: bool) -> None:
-        """Wake the orchestrator for every record (it has subscribers) or only for full
-        batches (nobody is listening: its queries drain the queue first)."""
+    def set_eager(self, eager: bool, deferred: bool = False) -> None:
+        """Wake the orchestrator for every record (a subscriber wants each at once), for
+        full batches or after :data:`DEFER_DELAY` (``deferred``: every subscriber takes
+        batches), or only for full batches (nobody is listening: its queries drain the
+        queue first)."""
         self._eager = eager
+        self._deferred = deferred and not eager
 
     def bind(self, orchestrator_ref: pykka.ActorRef[Any]) -> None:
         """Deliver wake-ups to this orchestrator (one at once if records are waiting)."""
@@ -102,14 +176,31 @@ class TeamChannel:
             return
         queue = self._queue
         queue.append((kind, time.time(), sender, a, b))
-        if not self._pending and (self._eager or len(queue) >= LAZY_BATCH):
-            self._pending = True
-            ref = self._ref
-            if ref is not None:
-                try:
-                    ref.tell(DRAIN)
-                except pykka.ActorDeadError:
-                    self._closed = True
+        if not self._pending:
+            if self._eager or len(queue) >= LAZY_BATCH:
+                self._wake()
+            elif self._deferred and not self._scheduled:
+                self._scheduled = True
+                CLOCK.schedule(self)
+
+    def _wake(self) -> None:
+        self._pending = True
+        ref = self._ref
+        if ref is not None:
+            try:
+                ref.tell(DRAIN)
+            except pykka.ActorDeadError:
+                self._closed = True
+
+    def deadline(self) -> None:
+        """The clock's call: wake the orchestrator if records still wait undrained.
+
+        Why nothing is stranded: ``_scheduled`` is cleared *before* the queue is looked
+        at. A record appended before that look is seen here; one appended after it finds
+        the flag clear and asks the clock again."""
+        self._scheduled = False
+        if self._queue and not self._pending and not self._closed:
+            self._wake()
 
     def take(self) -> deque[Record]:
         """Clear the pending flag and return the queue to pop from, oldest first.

@@ -34,6 +34,7 @@ from akgentic.core._telemetry import (
     DRAIN,
     KIND_PROCESSED,
     KIND_RECEIVED,
+    KIND_REPORT,
     KIND_SENT,
     Record,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "EventSubscriber",
     "Orchestrator",
     "OrchestratorConfig",
+    "TelemetryBatch",
     "TelemetryRecord",
     "is_tool_actor",
 ]
@@ -91,8 +93,15 @@ class EventSubscriber(Protocol):
     :class:`TelemetryRecord` builds its message only when asked, so a subscriber that
     can use a receipt's few fields (an event store encoding it directly) spares the
     orchestrator's thread the building of a message per send, receipt and completion.
+    An optional ``on_batch(batch)`` is called instead of both, once per run of
+    consecutive records (a :class:`TelemetryBatch`: the raw records, up to
+    ``FLUSH_EVERY`` of them), so a store can encode a whole batch with C-level loops.
     An optional ``flush()`` is called after each batch the orchestrator hands on: a store
     buffers in ``on_message`` and commits the batch there (one transaction per batch).
+    A subscriber whose ``batched`` attribute is true does not need records at once
+    (a store: every query drains the queue first anyway): when every subscriber is
+    batched, records reach them by the batch or at most ``DEFER_DELAY`` late, instead
+    of waking the orchestrator for each.
     ``set_restoring`` brackets a replay of persisted history (``restore_message``):
     a store must not record those messages again. ``on_stop_request`` is called when
     a graceful stop begins, ``on_stop`` once the team has stopped (after the last
@@ -155,6 +164,43 @@ class TelemetryRecord:
         return self._message
 
 
+class TelemetryBatch:
+    """Consecutive records of the live stream, as the orchestrator hands them to
+    ``on_batch``.
+
+    :attr:`records` are the raw tuples ``(kind, epoch seconds, actor, a, b)``, oldest
+    first, where ``kind`` is one of the class's constants:
+
+    - :attr:`SENT`: ``actor`` sent message ``a`` to address ``b`` (the addresses may be
+      live ones: :meth:`snapshot` gives their serializable copy);
+    - :attr:`RECEIVED` / :attr:`PROCESSED`: ``actor`` took the message with id ``a`` out
+      of its inbox / finished it (``b`` is None);
+    - :attr:`REPORT`: a telemetry message ``a`` the actor reported (a start, a stop, a
+      state, an event, an error): :meth:`message` gives it as subscribers store it.
+
+    Valid during the call only: a subscriber keeps what it needs, not the batch.
+    """
+
+    SENT = KIND_SENT
+    RECEIVED = KIND_RECEIVED
+    PROCESSED = KIND_PROCESSED
+    REPORT = KIND_REPORT
+
+    __slots__ = ("_orchestrator", "records")
+
+    def __init__(self, orchestrator: Orchestrator, records: list[Record]) -> None:
+        self._orchestrator = orchestrator
+        self.records = records
+
+    def snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
+        """The serializable copy of an address the records name."""
+        return self._orchestrator._snapshot(address)
+
+    def message(self, index: int) -> Message:
+        """The telemetry message of record ``index`` (built on each call)."""
+        return self._orchestrator._materialize(self.records[index])
+
+
 class OrchestratorConfig(BaseConfig):
     """An orchestrator's configuration.
 
@@ -189,7 +235,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._recent_messages: deque[Message] = deque(maxlen=window)
         self._recent_events: deque[EventMessage] = deque(maxlen=window)
         self._subscribers: list[EventSubscriber] = []
-        self._sinks: list[tuple[EventSubscriber, Callable[[TelemetryRecord], None]]] = []
+        self._sinks: list[tuple[EventSubscriber, Callable[[TelemetryRecord], None] | None]] = []
+        self._batchers: list[tuple[EventSubscriber, Callable[[TelemetryBatch], None]]] = []
         self._tool_actors: dict[str, ActorAddress] = {}
         self._profiles: dict[str, AgentCard] = {}
         self._metadata: BaseModel | None = None
@@ -210,30 +257,41 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         return super().on_receive(message)
 
     def _drain(self) -> None:
-        sinks = self._sinks
+        """Fold every queued record into the views, and hand them on in runs of at most
+        ``FLUSH_EVERY`` (a long drain hands its records on as it goes), each run
+        followed by the subscribers' ``flush``."""
         queue = self._channel.take()
         recent = self._recent_messages
-        published = 0
         while queue:
-            if published >= FLUSH_EVERY:  # a long drain hands its records on as it goes
-                self._each_subscriber("flush")
-                published = 0
-            record = queue.popleft()
-            kind = record[0]
-            if kind == KIND_SENT:
-                recent.append(record[3])
-            elif kind > KIND_PROCESSED:
-                self._apply(record[3])
-            if sinks:
-                view = TelemetryRecord(self, record)
-                for subscriber, sink in sinks:
-                    try:
-                        sink(view)
-                    except Exception:
-                        logger.exception("subscriber %r failed on a record", subscriber)
-                published += 1
-        if published:
-            self._each_subscriber("flush")
+            records: list[Record] = []
+            while queue and len(records) < FLUSH_EVERY:
+                record = queue.popleft()
+                kind = record[0]
+                if kind == KIND_SENT:
+                    recent.append(record[3])
+                elif kind > KIND_PROCESSED:
+                    self._apply(record[3])
+                records.append(record)
+            if self._subscribers:
+                self._hand_on(records)
+
+    def _hand_on(self, records: list[Record]) -> None:
+        for subscriber, sink in self._sinks:
+            if sink is None:
+                continue
+            for record in records:
+                try:
+                    sink(TelemetryRecord(self, record))
+                except Exception:
+                    logger.exception("subscriber %r failed on a record", subscriber)
+        if self._batchers:
+            batch = TelemetryBatch(self, records)
+            for subscriber, on_batch in self._batchers:
+                try:
+                    on_batch(batch)
+                except Exception:
+                    logger.exception("subscriber %r failed on a batch", subscriber)
+        self._each_subscriber("flush")
 
     def _apply(self, msg: TelemetryMessage) -> None:
         """Fold a reported telemetry message into the views queries read.
@@ -340,7 +398,15 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         if subscriber not in self._subscribers:
             self._subscribers.append(subscriber)
             self._sinks.append((subscriber, _sink_of(subscriber)))
-        self._channel.set_eager(True)
+            on_batch = getattr(subscriber, "on_batch", None)
+            if on_batch is not None:
+                self._batchers.append((subscriber, on_batch))
+        self._set_wakeups()
+
+    def _set_wakeups(self) -> None:
+        subscribers = self._subscribers
+        eager = any(not getattr(s, "batched", False) for s in subscribers)
+        self._channel.set_eager(eager, deferred=bool(subscribers))
 
     def unsubscribe(self, subscriber: EventSubscriber) -> None:
         """Stop handing records to ``subscriber`` (no error if it was not subscribed)."""
@@ -348,7 +414,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         if subscriber in self._subscribers:
             self._subscribers.remove(subscriber)
             self._sinks = [(s, sink) for s, sink in self._sinks if s is not subscriber]
-        self._channel.set_eager(bool(self._subscribers))
+            self._batchers = [(s, b) for s, b in self._batchers if s is not subscriber]
+        self._set_wakeups()
 
     # -- roster and history -------------------------------------------------------------
     def get_team(self) -> list[ActorAddress]:
@@ -602,12 +669,16 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._each_subscriber("on_stop", self._team_id)
         self._subscribers.clear()
         self._sinks.clear()
+        self._batchers.clear()
         self._channel.close()
 
 
-def _sink_of(subscriber: EventSubscriber) -> Callable[[TelemetryRecord], None]:
-    """What the live stream calls for each record: ``on_record``, or ``on_message`` with
+def _sink_of(subscriber: EventSubscriber) -> Callable[[TelemetryRecord], None] | None:
+    """What the live stream calls for each record: None for a subscriber that takes
+    batches (``on_batch``), else ``on_record``, or ``on_message`` with
     the record's message built."""
+    if getattr(subscriber, "on_batch", None) is not None:
+        return None
     on_record: Callable[[TelemetryRecord], None] | None = getattr(subscriber, "on_record", None)
     if on_record is not None:
         return on_record

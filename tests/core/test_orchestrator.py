@@ -608,7 +608,7 @@ def test_with_only_batched_subscribers_records_still_arrive_without_a_query(
         system.ask(member, UserMessage(content=str(round_)), timeout=30)
         with taker.cond:
             assert taker.cond.wait_for(
-                lambda: taker.kinds.count(TelemetryBatch.PROCESSED) >= round_, 30
+                lambda n=round_: taker.kinds.count(TelemetryBatch.PROCESSED) >= n, 30
             )
 
 

@@ -23,6 +23,7 @@ from akgentic.storage._codec import (
     encode_state,
     encode_value,
 )
+from akgentic.storage._pack import AddressIndex, decode_pack, is_pack, pack_count, pack_records
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -78,6 +79,7 @@ __all__ = [
     "ACCEPTED_URLS",
     "CATALOG_STATUSES",
     "CATALOG_SURFACES",
+    "AddressIndex",
     "CatalogAuditEntry",
     "CatalogAuditRecord",
     "CatalogStore",
@@ -118,14 +120,18 @@ __all__ = [
     "ToolInstanceRecord",
     "WorkingMemoryStore",
     "corrupt_rows",
+    "decode_pack",
     "encode_event",
     "encode_receipt",
     "encode_sent",
     "encode_state",
     "encode_value",
     "holder_is_gone",
+    "is_pack",
     "open_storage",
     "open_watch",
+    "pack_count",
+    "pack_records",
     "sqlite_path",
     "sqlite_url",
 ]

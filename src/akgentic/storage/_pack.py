@@ -27,7 +27,7 @@ Layout (little-endian), after the magic ``AKPACK1\\n``:
 - ``actors``: one ``i32`` per event, the index of the sender or receiver (unused for a
   report);
 - ``receipts``: 16 bytes per receipt, the id of the message received or processed;
-- ``sends``: five ``i32`` per send — the recipient, the message's own sender and
+- five columns of one ``i32`` per send: the recipient, the message's own sender and
   recipient (``-1``: none), its model path (``-1``: the body is the whole message as
   stored JSON) and its body's length in bytes;
 - the bodies, end to end.
@@ -41,14 +41,15 @@ import sys
 import types
 import typing
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import compress
-from operator import attrgetter, itemgetter
-from typing import Any, Literal, get_args, get_origin
+from operator import attrgetter, itemgetter, methodcaller
+from typing import Any, Literal, NamedTuple, get_args, get_origin
 from uuid import UUID
 
 from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
@@ -56,12 +57,20 @@ from akgentic.core.messages.message import new_id
 from akgentic.core.serialization import model_path
 from akgentic.storage._codec import _RECEIPT, _SENT, EncodedEvent, encode_message
 
-__all__ = ["MAGIC", "AddressIndex", "decode_pack", "is_pack", "pack_count", "pack_records"]
+__all__ = [
+    "MAGIC",
+    "AddressIndex",
+    "Packed",
+    "decode_pack",
+    "is_pack",
+    "pack_count",
+    "pack_records",
+]
 
 MAGIC = b"AKPACK1\n"
 _HEAD = struct.Struct("<I")
 _LITTLE = sys.byteorder == "little"
-_ENVELOPE = frozenset({"sender", "recipient"})
+_ENVELOPE = {"sender", "recipient"}  # a set: pydantic-core takes it faster than a frozenset
 _SENT_PATH = model_path(SentMessage)
 _RECEIPT_PATHS = {
     KIND_RECEIVED: model_path(ReceivedMessage),
@@ -87,13 +96,18 @@ class AddressIndex:
     def __init__(self, resolve: Callable[[Any], str], limit: int = 4096) -> None:
         self._resolve = resolve
         self._limit = limit
-        self._index: dict[int, int] = {}
+        self._index: dict[int, int] = {id(None): -1}
         self._kept: list[Any] = []
         self.texts: list[str] = []
 
-    def lookup(self) -> Callable[[int], int | None]:
-        """The C-level ``get`` of the id → index table (for ``map``)."""
-        return self._index.get
+    def numbers(self, addresses: Iterable[Any]) -> list[int]:
+        """The number of each address (``-1`` for None): a C-level lookup of them all,
+        then the new ones added."""
+        items = list(addresses)
+        found = list(map(self._index.get, map(id, items)))
+        if None not in found:
+            return found  # type: ignore[return-value]  # no None in it
+        return [self.of(a) if n is None else n for a, n in zip(items, found, strict=True)]
 
     def of(self, address: Any) -> int:
         """The index of ``address`` (``-1`` for None), adding it when new."""
@@ -112,7 +126,7 @@ class AddressIndex:
         """Start afresh once past the limit (called before a pack is built, never while:
         the numbers of one pack must stay the same)."""
         if len(self._kept) > self._limit:
-            self._index = {}
+            self._index = {id(None): -1}
             self._kept = []
             self.texts = []
 
@@ -174,99 +188,131 @@ def _plain_path(cls: type[BaseModel]) -> str | None:
     return path
 
 
+class Packed(NamedTuple):
+    """A pack and what its writer needs to know of it."""
+
+    data: bytes
+    size: int  # how many events it holds
+    sent_at: list[int]  # the positions of its sends, in order
+    sent: list[Any]  # the messages sent there (callers wait on their ids)
+
+
+_SENT_MASK = bytes(1 if k == KIND_SENT else 0 for k in range(256))
+_RECEIPT_MASK = bytes(1 if k in (KIND_RECEIVED, KIND_PROCESSED) else 0 for k in range(256))
+_TO_BYTES = methodcaller("to_bytes", 16, "big")
+
+
 def pack_records(
     records: Sequence[Record],
     addresses: AddressIndex,
     reports: Mapping[int, EncodedEvent],
     team_json: str,
-) -> bytes:
+) -> Packed:
     """One pack of ``records`` (in order). ``reports`` holds, by position, the stored
     form of each report record (a built telemetry message); sends and receipts are
-    encoded here. Raises ``SerializationError`` (or pydantic's error) when a sent
-    message cannot be stored: the caller reports it in its place."""
+    encoded here. Raises ``SerializationError`` when a sent message cannot be stored:
+    the caller reports it in its place.
+
+    Every step over the whole batch is a C-level ``map``/``compress``; the one Python
+    loop left walks the sends, for pydantic-core to write each body."""
     addresses.trim()
+    count = len(records)
     kinds = bytes(map(itemgetter(0), records))
+    sent_mask = kinds.translate(_SENT_MASK)
     stamps = array("d", map(itemgetter(1), records))
-    lookup = addresses.lookup()
-    found = list(map(lookup, map(id, map(itemgetter(2), records))))
-    actors: list[int] = found  # type: ignore[assignment]  # unless a None is in it:
-    if None in found:  # an address not seen before (or a report: no actor needed)
-        of = addresses.of
-        actors = [
-            of(record[2]) if known is None and kind != KIND_REPORT else (known or 0)
-            for record, known, kind in zip(records, found, kinds, strict=True)
-        ]
+    actors = addresses.numbers(map(itemgetter(2), records))
     receipt_ids = b"".join(
-        value.to_bytes(16, "big")
-        for value in map(
-            attrgetter("int"),
-            compress(map(itemgetter(3), records), kinds.translate(_RECEIPT_MASK)),
+        map(
+            _TO_BYTES,
+            map(
+                attrgetter("int"),
+                compress(map(itemgetter(3), records), kinds.translate(_RECEIPT_MASK)),
+            ),
         )
     )
-    sends = array("i")
-    targets: list[int] = []
-    bodies: list[bytes] = []
-    paths: dict[str, int] = {}
-    position = kinds.find(KIND_SENT)
-    of = addresses.of
-    while position >= 0:
-        _, _, _, message, recipient = records[position]
-        path = _plain_path(type(message))
-        body: bytes | None = None
+    sent = list(compress(map(itemgetter(3), records), sent_mask))
+    recipients = addresses.numbers(compress(map(itemgetter(4), records), sent_mask))
+    own_senders = addresses.numbers(map(attrgetter("sender"), sent))
+    own_recipients = addresses.numbers(map(attrgetter("recipient"), sent))
+    classes = list(map(type, sent))
+    numbers: dict[type, int] = {}
+    paths: list[str] = []
+    for cls in set(classes):
+        path = _plain_path(cls)
+        numbers[cls] = -1 if path is None else len(paths)
         if path is not None:
-            try:
-                body = type(message).__pydantic_serializer__.to_json(message, exclude=_ENVELOPE)
-            except Exception:  # a lone surrogate, a value pydantic cannot write
-                body = None
-        if body is None:
-            number = -1
-            body = encode_message(message).encode()
-        else:
-            number = paths.setdefault(path, len(paths))  # type: ignore[arg-type]
-        ends = (of(recipient), of(message.sender), of(message.recipient))
-        targets.extend(ends)
-        sends.extend((*ends, number, len(body)))
-        bodies.append(body)
-        position = kinds.find(KIND_SENT, position + 1)
+            paths.append(path)
+    bodies, path_numbers = _bodies(sent, classes, numbers)
     used = set(actors)
-    used.update(targets)
+    used.update(recipients, own_senders, own_recipients)
     used.discard(-1)
     texts = addresses.texts
     header = json.dumps(
         {
-            "n": len(records),
+            "n": count,
             "base": new_id().int & _CLEAR_LOW,
             "team": team_json,
             "addresses": {str(i): texts[i] for i in sorted(used)},
-            "paths": list(paths),
+            "paths": paths,
             "reports": {str(i): [stamp.isoformat(), text] for i, (stamp, text) in reports.items()},
         },
         separators=(",", ":"),
     ).encode()
     if not _LITTLE:
         stamps.byteswap()
-        sends.byteswap()
-    return b"".join(
+    columns = [
+        _int32(values) for values in (actors, recipients, own_senders, own_recipients, path_numbers)
+    ]
+    data = b"".join(
         (
             MAGIC,
             _HEAD.pack(len(header)),
             header,
             kinds,
             stamps.tobytes(),
-            array("i", actors).tobytes() if _LITTLE else _swapped(array("i", actors)),
+            columns[0],
             receipt_ids,
-            sends.tobytes(),
+            *columns[1:],
+            _int32(list(map(len, bodies))),
             *bodies,
         )
     )
+    return Packed(data, count, list(compress(range(count), sent_mask)), sent)
 
 
-_RECEIPT_MASK = bytes(1 if k in (KIND_RECEIVED, KIND_PROCESSED) else 0 for k in range(256))
+def _bodies(
+    sent: list[Any], classes: list[type], numbers: dict[type, int]
+) -> tuple[list[bytes], list[int]]:
+    """Each sent message's body and path number: pydantic-core's JSON of it without its
+    envelope for a plain class (its marker and envelope are added when it is read), else
+    the whole message as the store writes it (path number ``-1``)."""
+    path_numbers = list(map(numbers.__getitem__, classes))
+    try:
+        return [
+            cls.__pydantic_serializer__.to_json(message, exclude=_ENVELOPE)  # type: ignore[attr-defined]
+            if number >= 0
+            else encode_message(message).encode()
+            for message, cls, number in zip(sent, classes, path_numbers, strict=True)
+        ], path_numbers
+    except PydanticSerializationError:  # one body pydantic cannot write: a lone surrogate
+        pass
+    bodies: list[bytes] = []
+    for at, (message, cls) in enumerate(zip(sent, classes, strict=True)):
+        body: bytes | None = None
+        if path_numbers[at] >= 0:
+            try:
+                body = cls.__pydantic_serializer__.to_json(message, exclude=_ENVELOPE)  # type: ignore[attr-defined]
+            except PydanticSerializationError:
+                path_numbers[at] = -1
+        bodies.append(encode_message(message).encode() if body is None else body)
+    return bodies, path_numbers
 
 
-def _swapped(values: array[int]) -> bytes:
-    values.byteswap()
-    return values.tobytes()
+def _int32(values: list[int]) -> bytes:
+    column = array("i", values)
+    if not _LITTLE:
+        column.byteswap()
+    return column.tobytes()
 
 
 def is_pack(data: bytes | str) -> bool:
@@ -323,7 +369,11 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     receipts = data[offset : offset + 16 * receipt_count]
     offset += 16 * receipt_count
     send_count = kinds.count(KIND_SENT)
-    sends, offset = _read(data, offset, "i", 5 * send_count)
+    columns = []
+    for _ in range(5):  # recipient, own sender, own recipient, path number, body length
+        column, offset = _read(data, offset, "i", send_count)
+        columns.append(column)
+    sends = list(zip(*columns, strict=True))
     addresses: dict[str, str] = header["addresses"]
     paths: list[str] = header["paths"]
     reports: dict[str, list[str]] = header["reports"]
@@ -344,8 +394,10 @@ def _decode(data: bytes) -> list[EncodedEvent]:
         own_id = str(UUID(int=base | position))
         sender = address(actors[position])
         if kind == KIND_SENT:
-            recipient, own_sender, own_recipient, number, length = sends[5 * send : 5 * send + 5]
+            recipient, own_sender, own_recipient, number, length = sends[send]
             send += 1
+            if length < 0 or offset + length > len(data):
+                raise ValueError("the pack is shorter than its header says")
             body = data[offset : offset + length].decode()
             offset += length
             if number >= 0:

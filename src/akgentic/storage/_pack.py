@@ -275,8 +275,12 @@ def is_pack(data: bytes | str) -> bool:
 
 
 def pack_count(data: bytes) -> int:
-    """How many events ``data`` holds (reads the header only)."""
-    return int(_header(data)[0]["n"])
+    """How many events ``data`` holds (reads the header only). Raises ``ValueError``
+    (with what is wrong) when the header is damaged."""
+    try:
+        return _count(_header(data)[0])
+    except _DAMAGE as exc:
+        raise ValueError(f"the event pack is damaged: {exc!r}") from exc
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int]:
@@ -288,6 +292,13 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
     if not isinstance(header, dict):
         raise ValueError("the pack's header is not a JSON object")
     return header, start + size
+
+
+def _count(header: dict[str, Any]) -> int:
+    count = header["n"]
+    if type(count) is not int or count < 0:
+        raise ValueError(f"the pack's event count {count!r} is not a count")
+    return count
 
 
 def _read(data: bytes, offset: int, code: str, count: int) -> tuple[array[Any], int]:
@@ -306,13 +317,29 @@ def decode_pack(data: bytes) -> list[EncodedEvent]:
     Raises ``ValueError`` (with what is wrong) for a damaged pack."""
     try:
         return _decode(bytes(data))
-    except (KeyError, IndexError, TypeError, UnicodeDecodeError, struct.error) as exc:
+    except _DAMAGE as exc:
         raise ValueError(f"the event pack is damaged: {exc!r}") from exc
+
+
+_DAMAGE = (
+    KeyError,
+    IndexError,
+    TypeError,
+    UnicodeDecodeError,
+    struct.error,
+    OverflowError,
+    OSError,
+    RecursionError,
+)
+"""What reading a damaged pack raises besides ``ValueError``: a missing or mistyped
+header field, a short buffer, bytes that are not UTF-8, a time out of ``datetime``'s
+range (``OverflowError``, or ``OSError`` from the platform's ``time_t``), a header nested
+too deep."""
 
 
 def _decode(data: bytes) -> list[EncodedEvent]:
     header, offset = _header(data)
-    count = int(header["n"])
+    count = _count(header)
     kinds = data[offset : offset + count]
     if len(kinds) != count:
         raise ValueError("the pack is shorter than its header says")

@@ -351,6 +351,9 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     offset += 16 * receipt_count
     send_count = kinds.count(KIND_SENT)
     sends, offset = _read(data, offset, "i", 5 * send_count)
+    lengths = sends[4::5]
+    if min(lengths, default=0) < 0 or sum(lengths) != len(data) - offset:
+        raise ValueError("the pack's bodies are not the length its header says (truncated?)")
     addresses: dict[str, str] = header["addresses"]
     paths: list[str] = header["paths"]
     reports: dict[str, list[str]] = header["reports"]

@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from akgentic.storage._codec import dump_object, to_utc
+from akgentic.storage._pack import pack_count
 from akgentic.storage.errors import InstanceTypeError, InvalidTransitionError, TeamNotFoundError
 from akgentic.storage.records import (
     CATALOG_STATUSES,
@@ -20,6 +21,7 @@ from akgentic.storage.records import (
 __all__ = [
     "CatalogChanges",
     "check_limit",
+    "check_pack",
     "check_probe_status",
     "check_read_range",
     "check_surfaces",
@@ -47,6 +49,15 @@ def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus)
             f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "
             f"stays deleted (purge it, or create a new team)"
         )
+
+
+def check_pack(pack: bytes) -> int:
+    """How many events ``pack`` holds; ``ValueError`` when none, or when its header is
+    damaged (checked before anything is stored)."""
+    count = pack_count(pack)
+    if count == 0:
+        raise ValueError("an event pack must hold at least one event; append nothing instead")
+    return count
 
 
 def check_read_range(from_seq: int, to_seq: int | None, limit: int | None) -> int:

@@ -128,6 +128,14 @@ class EventLog(Protocol):
         the same transaction, so the latest-state table never lags the log it summarises."""
         ...
 
+    def append_pack(self, team_id: UUID, pack: bytes, states: Sequence[StateRow] = ()) -> list[int]:
+        """``append_encoded`` for an event pack (``akgentic.storage._pack``): its events
+        take the next consecutive numbers, in one transaction with ``states``, committed
+        on return; their numbers. Every reader sees them as if appended one by one (the
+        SQL stores keep the pack as one row). An empty pack, or one whose header is
+        damaged, raises ``ValueError`` before anything is stored."""
+        ...
+
     def read(
         self,
         team_id: UUID,

@@ -50,6 +50,9 @@ class Backend:
     """Two garbled times this backend's time column can hold."""
     holds_bytes: bool
     """Whether a text column can hold bytes that are not UTF-8."""
+    write_raw_pack: Callable[[UUID, int, bytes], None] | None = None
+    """Overwrite the bytes of the event pack stored from a first seq; None where packs
+    are not kept as such (the memory backend stores their events)."""
     opened: list[StorageBundle] = field(default_factory=list)
 
     def another(self) -> StorageBundle:
@@ -113,6 +116,10 @@ def _sqlite(path: Path) -> Iterator[Backend]:
         ),
         bad_times=("garbage", ""),
         holds_bytes=True,
+        write_raw_pack=lambda team, first, data: write(
+            "UPDATE akgentic_event_packs SET data = ? WHERE team_id = ? AND first_seq = ?",
+            (data, str(team), first),
+        ),
     )
     yield backend
     for store in (backend.store, *backend.opened):
@@ -186,6 +193,10 @@ def _postgres(url: str, name: str) -> Iterator[Backend]:
         ),
         bad_times=("infinity", "-infinity"),  # a TIMESTAMPTZ holds these; Python cannot
         holds_bytes=name == "postgres-sql_ascii",
+        write_raw_pack=lambda team, first, data: write(
+            "UPDATE akgentic_event_packs SET data = %s WHERE team_id = %s AND first_seq = %s",
+            (data, team, first),
+        ),
     )
     try:
         yield backend

@@ -19,7 +19,7 @@ def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     SqliteStorage(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (2,)  # 2: event packs
     conn.close()
 
 

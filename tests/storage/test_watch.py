@@ -14,8 +14,10 @@ import pytest
 
 from akgentic.core import UserMessage
 from akgentic.storage import StorageBundle, open_storage, open_watch
+from akgentic.storage._pack import pack_count
 from akgentic.storage.watch import NotifyWatch, PollingWatch
 from tests.storage.conftest import POSTGRES_URL, SKIP_POSTGRES
+from tests.storage.test_packs import busy
 
 
 def waiting(
@@ -132,3 +134,53 @@ def test_a_notify_watch_misses_nothing_while_its_connection_is_down(postgres: ob
         assert bounded(lambda: watch.heard(team) == 2, 30)
     finally:
         watch.close()
+
+
+def test_a_polling_watch_sees_a_pack_another_handle_appends(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'watch.db'}"
+    mine, theirs = open_storage(url), open_storage(url)
+    try:
+        team = mine.teams.create("followed").team_id
+        theirs.events.append(team, UserMessage(content="row"))
+        watch = open_watch(mine, poll_interval=0.05)
+        thread, result = waiting(watch, team, 1, timeout=60)
+        pack = busy(team, 1).pack()
+        theirs.events.append_packs(team, [pack])
+        thread.join(70)
+        assert result == [True]
+        assert mine.events.last_seq(team) == 1 + pack_count(pack)
+        watch.close()
+    finally:
+        mine.close()
+        theirs.close()
+
+
+@SKIP_POSTGRES
+def test_a_postgres_pack_append_notifies_its_last_seq_and_wakes_a_watch(
+    postgres: object,
+) -> None:
+    mine, theirs = postgres(), postgres()  # type: ignore[operator]
+    team = mine.teams.create("followed").team_id
+    pack = busy(team, 1).pack()
+    last = 1 + pack_count(pack)
+    listener = mine.listener()
+    watch = open_watch(mine, poll_interval=120)  # polling alone would take two minutes
+    assert isinstance(watch, NotifyWatch)
+    try:
+        assert watch.listening.wait(20)
+        thread, result = waiting(watch, team, 1, timeout=60)
+        theirs.events.append(team, UserMessage(content="row"))
+        theirs.events.append_packs(team, [pack])
+        thread.join(70)
+        assert result == [True]
+        assert bounded(lambda: watch.heard(team) == last)  # announced by a notification
+        ours = []
+        for note in listener.notifies(timeout=10):
+            if note.payload.startswith(str(team)):
+                ours.append(note.payload)
+                if len(ours) == 2:
+                    break
+        assert ours == [f"{team}:1", f"{team}:{last}"]  # the row's, then the pack's
+    finally:
+        watch.close()
+        listener.close()

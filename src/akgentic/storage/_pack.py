@@ -321,8 +321,12 @@ def is_pack(data: bytes | str) -> bool:
 
 
 def pack_count(data: bytes) -> int:
-    """How many events ``data`` holds (reads the header only)."""
-    return int(_header(data)[0]["n"])
+    """How many events ``data`` holds (reads the header only). Raises ``ValueError``
+    (with what is wrong) when the header is damaged."""
+    try:
+        return _count(_header(data)[0])
+    except _DAMAGE as exc:
+        raise ValueError(f"the event pack is damaged: {exc!r}") from exc
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int]:
@@ -334,6 +338,13 @@ def _header(data: bytes) -> tuple[dict[str, Any], int]:
     if not isinstance(header, dict):
         raise ValueError("the pack's header is not a JSON object")
     return header, start + size
+
+
+def _count(header: dict[str, Any]) -> int:
+    count = header["n"]
+    if type(count) is not int or count < 0:
+        raise ValueError(f"the pack's event count {count!r} is not a count")
+    return count
 
 
 def _read(data: bytes, offset: int, code: str, count: int) -> tuple[array[Any], int]:
@@ -352,13 +363,29 @@ def decode_pack(data: bytes) -> list[EncodedEvent]:
     Raises ``ValueError`` (with what is wrong) for a damaged pack."""
     try:
         return _decode(bytes(data))
-    except (KeyError, IndexError, TypeError, UnicodeDecodeError, struct.error) as exc:
+    except _DAMAGE as exc:
         raise ValueError(f"the event pack is damaged: {exc!r}") from exc
+
+
+_DAMAGE = (
+    KeyError,
+    IndexError,
+    TypeError,
+    UnicodeDecodeError,
+    struct.error,
+    OverflowError,
+    OSError,
+    RecursionError,
+)
+"""What reading a damaged pack raises besides ``ValueError``: a missing or mistyped
+header field, a short buffer, bytes that are not UTF-8, a time out of ``datetime``'s
+range (``OverflowError``, or ``OSError`` from the platform's ``time_t``), a header nested
+too deep."""
 
 
 def _decode(data: bytes) -> list[EncodedEvent]:
     header, offset = _header(data)
-    count = int(header["n"])
+    count = _count(header)
     kinds = data[offset : offset + count]
     if len(kinds) != count:
         raise ValueError("the pack is shorter than its header says")
@@ -373,6 +400,9 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     for _ in range(5):  # recipient, own sender, own recipient, path number, body length
         column, offset = _read(data, offset, "i", send_count)
         columns.append(column)
+    lengths = columns[4]
+    if min(lengths, default=0) < 0 or sum(lengths) != len(data) - offset:
+        raise ValueError("the pack's bodies are not the length its header says (truncated?)")
     sends = list(zip(*columns, strict=True))
     addresses: dict[str, str] = header["addresses"]
     paths: list[str] = header["paths"]
@@ -396,8 +426,6 @@ def _decode(data: bytes) -> list[EncodedEvent]:
         if kind == KIND_SENT:
             recipient, own_sender, own_recipient, number, length = sends[send]
             send += 1
-            if length < 0 or offset + length > len(data):
-                raise ValueError("the pack is shorter than its header says")
             body = data[offset : offset + length].decode()
             offset += length
             if number >= 0:

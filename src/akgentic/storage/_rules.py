@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 from akgentic.storage._codec import dump_object, to_utc
+from akgentic.storage._pack import pack_count
 from akgentic.storage.errors import InstanceTypeError, InvalidTransitionError, TeamNotFoundError
 from akgentic.storage.records import (
     CATALOG_STATUSES,
@@ -20,6 +22,7 @@ from akgentic.storage.records import (
 __all__ = [
     "CatalogChanges",
     "check_limit",
+    "check_packs",
     "check_probe_status",
     "check_read_range",
     "check_surfaces",
@@ -47,6 +50,15 @@ def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus)
             f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "
             f"stays deleted (purge it, or create a new team)"
         )
+
+
+def check_packs(packs: Sequence[bytes]) -> list[int]:
+    """How many events each pack holds; ``ValueError`` when one holds none, or when its
+    header is damaged (checked before anything is stored)."""
+    counts = [pack_count(pack) for pack in packs]
+    if 0 in counts:
+        raise ValueError("an event pack must hold at least one event; append nothing instead")
+    return counts
 
 
 def check_read_range(from_seq: int, to_seq: int | None, limit: int | None) -> int:

@@ -8,6 +8,11 @@ SQL text uses ``?`` placeholders; a driver whose library wants another style con
 
 Rows are fetched while the driver's lock is held and decoded after it is released, so
 a long restore does not stall writers on decoding.
+
+A team's events live in two tables: ``akgentic_events``, one row per event, and
+``akgentic_event_packs``, one row per event pack (``akgentic.storage._pack``) holding the
+consecutive numbers ``first_seq`` to ``last_seq``. Both share the team's numbering, and
+every reader merges them by number, so a pack's events read as if they were rows.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel
 
+from akgentic.core.excerpt import excerpt
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
     EncodedEvent,
@@ -34,9 +40,11 @@ from akgentic.storage._codec import (
     encode_state,
     load_object,
 )
+from akgentic.storage._pack import decode_pack
 from akgentic.storage._rules import (
     CatalogChanges,
     check_limit,
+    check_packs,
     check_read_range,
     check_transition,
     instance_type_mismatch,
@@ -57,7 +65,7 @@ from akgentic.storage.records import (
     utc_now,
 )
 
-__all__ = ["Cursor", "Driver", "SqlStorage", "check_tables"]
+__all__ = ["Cursor", "Driver", "SqlStorage", "check_tables", "team_head"]
 
 
 class Cursor(Protocol):
@@ -130,6 +138,20 @@ class Driver(Protocol):
         same transaction after the rows (the latest-state rows that go with them)."""
         ...
 
+    def insert_packs(
+        self,
+        team_id: UUID,
+        packs: list[bytes],
+        counts: list[int],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
+        """Store each pack (holding ``counts[i]`` events) as one row of
+        ``akgentic_event_packs``, numbered as the team's next events, in order, in one
+        transaction; the first number. The rules of :meth:`insert_events` hold: the
+        numbering is shared with the rows, race-free, gap-free, and ``also`` runs in the
+        same transaction."""
+        ...
+
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
         """Inside a write transaction: serialize writers of one agent's working memory."""
         ...
@@ -141,6 +163,7 @@ _SKILL_COLUMNS = "name, description, content, source, updated_at"
 TABLE_COLUMNS: dict[str, str] = {
     "akgentic_teams": _TEAM_COLUMNS,
     "akgentic_events": "team_id, seq, ts, payload",
+    "akgentic_event_packs": "team_id, first_seq, last_seq, data",
     "akgentic_states": "team_id, agent_id, agent_name, updated_at, payload",
     "akgentic_working_memory": "team_id, agent_id, pos, item",
     "akgentic_skills": _SKILL_COLUMNS,
@@ -163,6 +186,73 @@ def check_tables(cur: Cursor, where: str) -> None:
                 f"{where}: the table {table} was not made by akgentic (it needs the columns "
                 f"{columns}; the database says: {exc}). Use another database for akgentic."
             ) from exc
+
+
+HEAD_SQL = (
+    "SELECT (SELECT MAX(seq) FROM akgentic_events WHERE team_id = ?), "
+    "(SELECT last_seq FROM akgentic_event_packs WHERE team_id = ? "
+    "ORDER BY first_seq DESC LIMIT 1)"
+)
+"""The highest number of a team's rows and of its packs (NULL for none), read off the
+primary keys (packs never overlap: the last one ends highest)."""
+
+
+def team_head(cur: Cursor, team: Any) -> int:
+    """The team's highest event number, rows and packs alike (0: none); ``team`` is the
+    bound id. Inside a write transaction it is the number the next append follows."""
+    rows, packs = cur.execute(HEAD_SQL, (team, team)).fetchone()
+    return max(int(rows or 0), int(packs or 0))
+
+
+_READ_EVENTS = (
+    "SELECT seq, seq, ts, payload, NULL FROM akgentic_events "
+    "WHERE team_id = ? AND seq >= ?{rows_to} "
+    "UNION ALL "
+    "SELECT first_seq, last_seq, NULL, NULL, data FROM akgentic_event_packs "
+    "WHERE team_id = ? AND last_seq >= ? AND first_seq >= COALESCE(("
+    "SELECT first_seq FROM akgentic_event_packs WHERE team_id = ? AND first_seq <= ? "
+    "ORDER BY first_seq DESC LIMIT 1), ?){packs_to} "
+    "ORDER BY 1{limit}"
+)
+"""A team's rows and packs in a range, in number order, as ``(first, last, ts, payload,
+data)``: one statement, so one snapshot (two would let a concurrent append show a pack
+without the row numbered before it). The packs are found from the one holding the
+range's start, along the primary key."""
+
+
+def _pack_events(
+    db: Driver, team_id: UUID, first: int, last: int, data: Any, lo: int, hi: int
+) -> builtins.list[EventRecord]:
+    """The records of events ``lo`` to ``hi`` of the pack numbered ``first`` to ``last``,
+    each decoded as its row would be (its time through the backend's conversion). A pack
+    that does not decode gives a record with ``error`` per number, never an exception."""
+    try:
+        events = decode_pack(data)
+        if len(events) != last - first + 1:
+            raise ValueError(
+                f"it holds {len(events)} events but is numbered for {last - first + 1}"
+            )
+    except Exception as exc:  # ValueError; a value of the wrong type may raise anything
+        raw = excerpt(data)
+        reason = f"cannot decode the stored event pack of seqs {first} to {last}: {exc}"
+        return [
+            EventRecord(
+                team_id=team_id,
+                seq=seq,
+                timestamp=None,
+                message=None,
+                error=f"team {team_id}, event seq {seq}: {reason}",
+                raw=raw,
+            )
+            for seq in range(lo, hi + 1)
+        ]
+    time, load_time = db.time, db.load_time
+    return [
+        decode_event(team_id, seq, time(stamp), text, load_time)
+        for seq, (stamp, text) in zip(
+            range(lo, hi + 1), events[lo - first : hi - first + 1], strict=True
+        )
+    ]
 
 
 class _Teams:
@@ -299,6 +389,19 @@ def upsert_states(cur: Cursor, db: Driver, team_id: UUID, states: Sequence[State
     )
 
 
+def _states_with(
+    db: Driver, team_id: UUID, states: Sequence[StateRow]
+) -> Callable[[Cursor], None] | None:
+    """The ``also`` of an append: the latest-state rows written in its transaction."""
+    if not states:
+        return None
+
+    def also(cur: Cursor) -> None:
+        upsert_states(cur, db, team_id, states)
+
+    return also
+
+
 class _Events:
     def __init__(self, driver: Driver) -> None:
         self._db = driver
@@ -317,15 +420,19 @@ class _Events:
     ) -> builtins.list[int]:
         if not events:
             return []
-        db = self._db
-        also: Callable[[Cursor], None] | None = None
-        if states:
-
-            def also(cur: Cursor) -> None:
-                upsert_states(cur, db, team_id, states)
-
-        first = db.insert_events(team_id, list(events), also)
+        also = _states_with(self._db, team_id, states)
+        first = self._db.insert_events(team_id, list(events), also)
         return list(range(first, first + len(events)))
+
+    def append_packs(
+        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+    ) -> builtins.list[int]:
+        counts = check_packs(packs)
+        if not packs:
+            return []
+        also = _states_with(self._db, team_id, states)
+        first = self._db.insert_packs(team_id, [bytes(p) for p in packs], counts, also)
+        return list(range(first, first + sum(counts)))
 
     def read(
         self,
@@ -335,27 +442,38 @@ class _Events:
         limit: int | None = None,
     ) -> builtins.list[EventRecord]:
         start = check_read_range(from_seq, to_seq, limit)
-        sql = "SELECT seq, ts, payload FROM akgentic_events WHERE team_id = ? AND seq >= ?"
-        params: builtins.list[Any] = [self._db.uid(team_id), start]
-        if to_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(to_seq)
-        sql += " ORDER BY seq"
+        db = self._db
+        team = db.uid(team_id)
+        bounded = to_seq is not None
+        sql = _READ_EVENTS.format(
+            rows_to=" AND seq <= ?" if bounded else "",
+            packs_to=" AND first_seq <= ?" if bounded else "",
+            limit=" LIMIT ?" if limit is not None else "",  # a pack holds one event or more
+        )
+        params: builtins.list[Any] = [team, start, *([to_seq] if bounded else [])]
+        params += [team, start, team, start, start, *([to_seq] if bounded else [])]
         if limit is not None:
-            sql += " LIMIT ?"
             params.append(limit)
-        with self._db.read() as cur:
+        with db.read() as cur:
             rows = cur.execute(sql, params).fetchall()
-        load_time = self._db.load_time
-        return [decode_event(team_id, seq, ts, raw, load_time) for seq, ts, raw in rows]
+        records: builtins.list[EventRecord] = []
+        for first, last, ts, raw, data in rows:
+            room = None if limit is None else limit - len(records)
+            if room is not None and room <= 0:
+                break
+            if data is None:
+                records.append(decode_event(team_id, int(first), ts, raw, db.load_time))
+                continue
+            first, last = int(first), int(last)
+            lo, hi = max(first, start), last if to_seq is None else min(last, to_seq)
+            if room is not None:
+                hi = min(hi, lo + room - 1)
+            records += _pack_events(db, team_id, first, last, data, lo, hi)
+        return records
 
     def last_seq(self, team_id: UUID) -> int:
         with self._db.read() as cur:
-            row = cur.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM akgentic_events WHERE team_id = ?",
-                (self._db.uid(team_id),),
-            ).fetchone()
-        return int(row[0])
+            return team_head(cur, self._db.uid(team_id))
 
 
 class _States:

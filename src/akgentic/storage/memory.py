@@ -37,9 +37,11 @@ from akgentic.storage._codec import (
     load_iso_time,
     load_object,
 )
+from akgentic.storage._pack import decode_pack
 from akgentic.storage._rules import (
     CatalogChanges,
     check_limit,
+    check_packs,
     check_read_range,
     check_transition,
     instance_type_mismatch,
@@ -265,6 +267,17 @@ class _Events:
             if latest:
                 self._data.states.setdefault(team_id, {}).update(latest)
         return list(range(first, first + len(batch)))
+
+    def append_packs(
+        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+    ) -> list[int]:
+        """Expanded into their events, stored as ``append_encoded`` stores them: here a
+        row costs no more than a pack would, and a pack that does not decode whole is
+        refused before anything is stored."""
+        check_packs(packs)
+        return self.append_encoded(
+            team_id, [event for pack in packs for event in decode_pack(pack)], states
+        )
 
     def read(
         self,

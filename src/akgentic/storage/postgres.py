@@ -48,7 +48,8 @@ from akgentic.storage.errors import StorageClosedError, StorageError
 
 __all__ = ["EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: event packs (``akgentic_event_packs``), which an older akgentic would not see."""
 _SCHEMA_LOCK = 0x616B67656E746963  # "akgentic": the advisory lock taken while creating
 
 _SCHEMA = (
@@ -64,6 +65,10 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_events (
         team_id UUID NOT NULL, seq BIGINT NOT NULL, ts TIMESTAMPTZ NOT NULL,
         payload TEXT NOT NULL, PRIMARY KEY (team_id, seq))""",
+    # event packs: many consecutive events of a team in one row (akgentic.storage._pack)
+    """CREATE TABLE IF NOT EXISTS akgentic_event_packs (
+        team_id UUID NOT NULL, first_seq BIGINT NOT NULL, last_seq BIGINT NOT NULL,
+        data BYTEA NOT NULL, PRIMARY KEY (team_id, first_seq))""",
     """CREATE TABLE IF NOT EXISTS akgentic_states (
         team_id UUID NOT NULL, agent_id UUID NOT NULL, agent_name TEXT NOT NULL,
         updated_at TIMESTAMPTZ NOT NULL, payload TEXT NOT NULL,
@@ -99,25 +104,41 @@ EVENTS_CHANNEL = "akgentic_events"
 """The channel every append notifies (payload ``<team id>:<last seq>``)."""
 
 # One statement, so one round trip and its own transaction (autocommit): bump the team's
-# counter row (locked until commit), insert the batch numbered from it and notify the
-# followers (delivered at commit). If the insert fails, the counter bump and the
-# notification roll back with it.
-_INSERT_EVENTS = """
+# counter row (locked until commit) by the ``count`` events appended, insert them
+# numbered from it and notify the followers (delivered at commit). If the insert fails,
+# the counter bump and the notification roll back with it. Rows and event packs share
+# the counter.
+_APPEND = """
 WITH counter AS (
     INSERT INTO akgentic_team_seq (team_id, last_seq) VALUES (%(team)b, %(count)b)
     ON CONFLICT (team_id) DO UPDATE
     SET last_seq = akgentic_team_seq.last_seq + excluded.last_seq
     RETURNING last_seq
-), inserted AS (
-    INSERT INTO akgentic_events (team_id, seq, ts, payload)
-    SELECT %(team)b, counter.last_seq - %(count)b + batch.ord, batch.ts, batch.payload
-    FROM counter,
-         unnest(%(times)b::timestamptz[], %(payloads)b::text[])
-             WITH ORDINALITY AS batch(ts, payload, ord)
+), inserted AS ({insert}
 )
 SELECT last_seq, pg_notify('akgentic_events', %(team)b::text || ':' || last_seq::text)
 FROM counter
 """
+
+_INSERT_EVENTS = _APPEND.format(
+    insert="""
+    INSERT INTO akgentic_events (team_id, seq, ts, payload)
+    SELECT %(team)b, counter.last_seq - %(count)b + batch.ord, batch.ts, batch.payload
+    FROM counter,
+         unnest(%(times)b::timestamptz[], %(payloads)b::text[])
+             WITH ORDINALITY AS batch(ts, payload, ord)"""
+)
+
+_INSERT_PACKS = _APPEND.format(
+    insert="""
+    INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data)
+    SELECT %(team)b, counter.last_seq - %(count)b + batch.start,
+           counter.last_seq - %(count)b + batch.stop, batch.data
+    FROM counter,
+         unnest(%(starts)b::bigint[], %(stops)b::bigint[], %(packs)b::bytea[])
+             AS batch(start, stop, data)"""
+)
+"""Each pack numbered ``start`` to ``stop`` (1-based, within the ``count`` appended)."""
 
 
 class PostgresOptions(BaseModel):
@@ -189,6 +210,7 @@ class _Driver:
         "akgentic_team_seq",
         "akgentic_teams",
         "akgentic_events",
+        "akgentic_event_packs",
         "akgentic_states",
         "akgentic_working_memory",
     )
@@ -277,20 +299,44 @@ class _Driver:
         rows: list[tuple[datetime, str]],
         also: Callable[[Cursor], None] | None = None,
     ) -> int:
-        count = len(rows)
         params = {
-            "team": team_id,
-            "count": count,
             "times": [to_utc(ts) for ts, _ in rows],
             "payloads": [raw for _, raw in rows],
         }
+        return self._append(_INSERT_EVENTS, team_id, len(rows), params, also)
+
+    def insert_packs(
+        self,
+        team_id: UUID,
+        packs: list[bytes],
+        counts: list[int],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
+        starts, stops, at = [], [], 1
+        for count in counts:
+            starts.append(at)
+            stops.append(at + count - 1)
+            at += count
+        params = {"starts": starts, "stops": stops, "packs": packs}
+        return self._append(_INSERT_PACKS, team_id, sum(counts), params, also)
+
+    def _append(
+        self,
+        statement: str,
+        team_id: UUID,
+        count: int,
+        params: dict[str, Any],
+        also: Callable[[Cursor], None] | None,
+    ) -> int:
+        """Run an :data:`_APPEND` statement for ``count`` events; the first number."""
+        params = {"team": team_id, "count": count, **params}
         with self._lock:
             conn = self._live()
             if also is None:  # one statement: its own transaction
-                row = conn.execute(_INSERT_EVENTS, params).fetchone()
+                row = conn.execute(statement, params).fetchone()
             else:
                 with conn.transaction(), conn.cursor() as cur:
-                    row = cur.execute(_INSERT_EVENTS, params).fetchone()
+                    row = cur.execute(statement, params).fetchone()
                     also(_PgCursor(cur))
         if row is None:  # the statement always returns the counter's row
             raise StorageError(f"team {team_id}: the event insert returned no sequence number")

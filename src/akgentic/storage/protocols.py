@@ -128,6 +128,16 @@ class EventLog(Protocol):
         the same transaction, so the latest-state table never lags the log it summarises."""
         ...
 
+    def append_packs(
+        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+    ) -> list[int]:
+        """``append_encoded`` for event packs (``akgentic.storage._pack``): their events
+        take the next consecutive numbers, in order, in one transaction with ``states``,
+        committed on return; their numbers. Every reader sees them as if appended one by
+        one (the SQL stores keep each pack as one row). An empty pack, or one whose
+        header is damaged, raises ``ValueError`` before anything is stored."""
+        ...
+
     def read(
         self,
         team_id: UUID,

@@ -11,9 +11,10 @@
 - **Threads.** One connection, guarded by a lock: any thread may call any method.
   Rows are decoded after the lock is released.
 - **Sequence numbers.** ``BEGIN IMMEDIATE`` takes the database's write lock before the
-  next number is read (``MAX(seq) + 1``), so numbering is race-free across threads,
-  connections and processes, and a rolled-back batch leaves no gap. A writer waits up
-  to ``busy_timeout`` seconds for another process' transaction.
+  next number is read (one past the highest of the rows and the event packs), so
+  numbering is race-free across threads, connections and processes, and a rolled-back
+  batch leaves no gap. A writer waits up to ``busy_timeout`` seconds for another
+  process' transaction.
 
 The schema is created on open (idempotent; ``PRAGMA user_version`` records it). A file
 that is not a SQLite database, a damaged one, or one whose tables of our names another
@@ -37,12 +38,14 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
-from akgentic.storage._sql import Cursor, SqlStorage, check_tables
+from akgentic.storage._sql import Cursor, SqlStorage, check_tables, team_head
 from akgentic.storage.errors import StorageClosedError, StorageError
 
 __all__ = ["SqliteOptions", "SqliteStorage"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: event packs (``akgentic_event_packs``), which an older akgentic would not see, and
+would number over."""
 
 PAGE_SIZE = 8192
 """Bytes per page of a new file (SQLite's default is 4096)."""
@@ -56,6 +59,10 @@ _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS akgentic_events (
         team_id TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL, payload TEXT NOT NULL,
         PRIMARY KEY (team_id, seq))""",
+    # event packs: many consecutive events of a team in one row (akgentic.storage._pack)
+    """CREATE TABLE IF NOT EXISTS akgentic_event_packs (
+        team_id TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+        data BLOB NOT NULL, PRIMARY KEY (team_id, first_seq))""",
     """CREATE TABLE IF NOT EXISTS akgentic_states (
         team_id TEXT NOT NULL, agent_id TEXT NOT NULL, agent_name TEXT NOT NULL,
         updated_at TEXT NOT NULL, payload TEXT NOT NULL,
@@ -125,6 +132,7 @@ class _Driver:
     team_tables: tuple[str, ...] = (
         "akgentic_teams",
         "akgentic_events",
+        "akgentic_event_packs",
         "akgentic_states",
         "akgentic_working_memory",
     )
@@ -257,13 +265,35 @@ class _Driver:
             spans.append(start << 32 | len(payload))
             start += len(payload)
         with self.write() as cur:
-            (last,) = cur.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM akgentic_events WHERE team_id = ?", (tid,)
-            ).fetchone()
-            first = int(last) + 1
+            first = team_head(cur, tid) + 1
             cur.execute(
                 _INSERT_PACKED,
                 (tid, first, texts, width, b"".join(payloads), json.dumps(spans)),
+            )
+            if also is not None:
+                also(cur)
+        return first
+
+    def insert_packs(
+        self,
+        team_id: UUID,
+        packs: list[bytes],
+        counts: list[int],
+        also: Callable[[Cursor], None] | None = None,
+    ) -> int:
+        """One row per pack, numbered as :meth:`insert_events` numbers (inside ``BEGIN
+        IMMEDIATE``)."""
+        tid = str(team_id)
+        with self.write() as cur:
+            first = next_seq = team_head(cur, tid) + 1
+            rows = []
+            for pack, count in zip(packs, counts, strict=True):
+                rows.append((tid, next_seq, next_seq + count - 1, pack))
+                next_seq += count
+            cur.executemany(
+                "INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data) "
+                "VALUES (?, ?, ?, ?)",
+                rows,
             )
             if also is not None:
                 also(cur)

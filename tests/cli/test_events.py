@@ -9,6 +9,7 @@ from collections.abc import Callable
 from uuid import UUID
 
 from akgentic.storage import open_storage, sqlite_path
+from tests.event_rows import unpack_events
 
 from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
 
@@ -63,6 +64,7 @@ def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
+    unpack_events(sqlite_path(storage_url), team_id)
     with sqlite3.connect(sqlite_path(storage_url)) as db:
         changed = db.execute(
             "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = 3",
@@ -120,6 +122,7 @@ def test_a_garbled_time_and_a_payload_that_is_not_utf8_are_shown_and_the_rest_go
     cli: Invoke, storage_url: str
 ) -> None:
     team_id, last = run_once(cli, storage_url)
+    unpack_events(sqlite_path(storage_url), team_id)
     with sqlite3.connect(sqlite_path(storage_url)) as db:
         db.execute(
             "UPDATE akgentic_events SET ts = 'garbage' WHERE team_id = ? AND seq = 2",

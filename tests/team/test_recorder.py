@@ -3,11 +3,26 @@ yet nobody who waits for a commit is kept waiting, and a stop writes everything.
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import uuid4
 
 import pytest
 
-from akgentic.core import UserMessage
+from akgentic.core import (
+    ActorAddress,
+    ActorSystem,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    ErrorMessage,
+    Message,
+    Orchestrator,
+    ProcessedMessage,
+    ReceivedMessage,
+    ResultMessage,
+    SentMessage,
+    UserMessage,
+)
 from akgentic.storage import open_storage
 from akgentic.team import EventRecorder
 from akgentic.team import recorder as recorder_module
@@ -56,3 +71,124 @@ def test_a_stop_writes_what_is_gathering_without_waiting_out_the_gap(storage_url
         recorder.flush()
     recorder.on_stop(team)  # returns once everything handed on is committed
     assert [r.require() for r in storage.events.read(team)] == messages
+
+
+class Echo(Akgent[BaseConfig, BaseState]):
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        assert sender is not None
+        self.send(sender, ResultMessage(content=msg.content))
+
+
+class Odd(Message):
+    """A message the store cannot write: a plain object in an Any field."""
+
+    payload: Any = None
+
+
+def _recorded_team(system: ActorSystem, storage_url: str) -> tuple[Any, EventRecorder, Any]:
+    orchestrator = system.createActor(Orchestrator)
+    team = orchestrator.team_id
+    assert team is not None
+    storage = open_storage(storage_url)
+    recorder = EventRecorder(storage, team)
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(recorder)
+    return orchestrator, recorder, storage
+
+
+def _settle(system: ActorSystem, orchestrator: Any, recorder: EventRecorder, *members: Any) -> None:
+    for member in members:  # their inboxes are FIFO: earlier handlers have finished
+        system.proxy_ask(member, Akgent, timeout=30).config  # noqa: B018
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_team()  # drains the queue
+    assert recorder.written(30)
+
+
+def test_a_team_s_messages_are_stored_as_sends_and_receipts_in_order(
+    system: ActorSystem, storage_url: str
+) -> None:
+    """What a busy team hands its recorder is packed, and the log reads back every send
+    and both receipts of every message, in the order they happened, with the sender's
+    and the receiver's addresses, and the messages themselves equal to what was sent."""
+    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    team = orchestrator.team_id
+    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
+    asked = [UserMessage(content=f"m{i}") for i in range(300)]
+    with system.private() as context:
+        for message in asked:
+            context.tell(echo, message)
+        replies = [context.listen(30) for _ in asked]
+    assert [r.content for r in replies] == [m.content for m in asked]  # type: ignore[union-attr]
+    _settle(system, orchestrator, recorder, echo)
+    records = storage.events.read(team)
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    assert all(r.error is None for r in records)
+    messages = [r.require() for r in records]
+    sent = [m for m in messages if isinstance(m, SentMessage)]
+    to_echo = [m for m in sent if m.recipient is not None and m.recipient.name == "@Echo"]
+    assert [m.message for m in to_echo] == asked
+    assert all(isinstance(m.message.sender, ActorAddress) for m in to_echo)
+    replies_stored = [m.message for m in sent if isinstance(m.message, ResultMessage)]
+    assert [m.content for m in replies_stored] == [m.content for m in asked]
+    assert all(m.sender is not None and m.sender.name == "@Echo" for m in replies_stored)
+    for message in asked:  # each message: sent, then received, then processed by @Echo
+        steps = [
+            type(m)
+            for m in messages
+            if (isinstance(m, SentMessage) and m.message.id == message.id)
+            or (isinstance(m, ReceivedMessage | ProcessedMessage) and m.message_id == message.id)
+        ]
+        assert steps == [SentMessage, ReceivedMessage, ProcessedMessage]
+    receipt = next(m for m in messages if isinstance(m, ReceivedMessage))
+    assert receipt.sender is not None and receipt.sender.name == "@Echo"
+    again = [r.require() for r in storage.events.read(team)]
+    assert [m.id for m in again] == [m.id for m in messages]  # read twice: the same ids
+    assert len({m.id for m in messages}) == len(messages)
+
+
+def test_a_caller_waiting_on_a_message_gets_its_own_number(
+    system: ActorSystem, storage_url: str
+) -> None:
+    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    team = orchestrator.team_id
+    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
+    asked = [UserMessage(content=f"m{i}") for i in range(50)]
+    with system.private() as context:
+        for message in asked:
+            context.tell(echo, message)
+        for _ in asked:
+            context.listen(30)
+    for message in (asked[0], asked[17], asked[-1]):
+        seq = recorder.wait_committed(message.id, 30)
+        assert seq is not None
+        (record,) = storage.events.read(team, seq, seq)
+        stored = record.require()
+        assert isinstance(stored, SentMessage) and stored.message.id == message.id
+    assert recorder.wait_committed(uuid4(), 0.2) is None  # never sent: not found
+
+
+def test_a_message_the_store_cannot_write_is_reported_in_its_place(
+    system: ActorSystem, storage_url: str
+) -> None:
+    """One bad message in a batch loses nothing else: the batch is written record by
+    record, the bad send replaced by an error naming it."""
+    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    team = orchestrator.team_id
+    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
+    with system.private() as context:
+        context.tell(echo, UserMessage(content="before"))
+        context.tell(echo, Odd(payload=object()))
+        context.tell(echo, UserMessage(content="after"))
+        assert context.listen(30) is not None and context.listen(30) is not None
+    _settle(system, orchestrator, recorder, echo)
+    messages = [r.require() for r in storage.events.read(team)]
+    contents = [
+        m.message.content
+        for m in messages
+        if isinstance(m, SentMessage) and isinstance(m.message, UserMessage | ResultMessage)
+    ]
+    assert sorted(contents) == ["after", "after", "before", "before"]
+    errors = [m for m in messages if isinstance(m, ErrorMessage)]
+    assert any(
+        "a SentMessage could not be stored" in str(e.content)
+        and "builtins.object" in str(e.content)
+        for e in errors
+    )

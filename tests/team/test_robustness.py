@@ -100,13 +100,17 @@ def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise OSError("table unavailable (simulated)")
 
-    log_only = storage.events.append_encoded
+    rows_only, packs_only = storage.events.append_encoded, storage.events.append_packs
 
     def no_states(team_id: Any, events: Any, states: Any = ()) -> list[int]:
-        return log_only(team_id, events)  # the latest states never reach their table
+        return rows_only(team_id, events)  # the latest states never reach their table
+
+    def packs_without_states(team_id: Any, packs: Any, states: Any = ()) -> list[int]:
+        return packs_only(team_id, packs)
 
     monkeypatch.setattr(storage.states, "save_state", broken)
     monkeypatch.setattr(storage.events, "append_encoded", no_states)
+    monkeypatch.setattr(storage.events, "append_packs", packs_without_states)
     monkeypatch.setattr(storage.working_memory, "append", broken)
     runtime.send("why actors?")
     final_answer(runtime)

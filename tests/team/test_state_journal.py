@@ -29,6 +29,7 @@ from akgentic.tool.planning import (
     TaskStatus,
     UpdateTask,
 )
+from tests.event_rows import unpack_events
 
 from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
 from .journal_child import CHANGES, make_changes
@@ -73,13 +74,15 @@ def plan_of(system: ActorSystem, runtime: TeamRuntime) -> Any:
 
 
 def corrupt(path: Path, team_id: UUID, *seqs: int) -> None:
+    unpack_events(path, team_id)
     conn = sqlite3.connect(path)
     for seq in seqs:
-        conn.execute(
+        changed = conn.execute(
             'UPDATE akgentic_events SET payload = \'{"__model__": "torn\' '
             "WHERE team_id = ? AND seq = ?",
             (str(team_id), seq),
-        )
+        ).rowcount
+        assert changed == 1, f"no stored event {seq} to damage"
     conn.commit()
     conn.close()
 

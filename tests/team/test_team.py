@@ -228,16 +228,16 @@ def test_a_failing_store_delays_records_and_loses_none(
     storage = open_storage(storage_url)
     manager = TeamManager(system, storage)
     runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
-    real = storage.events.append_encoded  # what the recorder commits its batches with
+    real = storage.events.append_packs  # what the recorder commits its batches with
     failures = {"left": 1}
 
-    def flaky(team_id: object, events: list[object], states: object = ()) -> list[int]:
+    def flaky(team_id: object, packs: list[bytes], states: object = ()) -> list[int]:
         if failures["left"]:
             failures["left"] -= 1
             raise OSError("disk full (simulated)")
-        return real(team_id, events, states)  # type: ignore[arg-type]
+        return real(team_id, packs, states)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(storage.events, "append_encoded", flaky)
+    monkeypatch.setattr(storage.events, "append_packs", flaky)
     runtime.send("why actors?")  # its first batch fails, and is committed with the next
     assert final_answer(runtime).startswith("Here is what @Worker found:")
     seqs = [r.seq for r in storage.events.read(runtime.team_id)]

@@ -3,11 +3,13 @@
 Every telemetry record the orchestrator hands on is appended to the team's event log;
 state changes also update the latest-state table, in the same transaction; an agent's
 ``LlmMessageEvent``s and ``ContextReplacedEvent``s maintain its working memory (the model
-context). Records are buffered in ``on_record`` and handed over, encoded, in ``flush``,
-which the orchestrator calls after each batch. Receipts and sends (a member took a
-message out of its inbox or finished it, a member sent one: the three records of every
-message) are encoded straight from the record's fields, never built as telemetry
-messages.
+context). Records arrive a batch at a time (``on_batch``) and are encoded there, on the
+orchestrator's thread, as one *event pack* (``akgentic.storage``): the sends and
+receipts of a batch — the three records of every message a team passes — become arrays
+of numbers and each message's body once, built by C-level loops over the batch, never
+as telemetry messages; a store keeps the pack as one row, and its readers see the
+events inside it. The recorder is a *batched* subscriber: a busy team's orchestrator
+is not woken for every record on its account (see ``EventSubscriber``).
 
 Committing happens on the recorder's own writer thread (group commit): the orchestrator
 hands each batch over, encoded, and goes on while the disk syncs; the writer commits
@@ -27,34 +29,35 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+from operator import attrgetter, itemgetter
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from pydantic import BaseModel
 
 from akgentic.core import (
-    ActorAddressProxy,
     ErrorMessage,
     EventMessage,
     Message,
     SentMessage,
     StateChangedMessage,
-    TelemetryRecord,
+    TelemetryBatch,
 )
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
+    AddressIndex,
     EncodedEvent,
     StateRow,
     StorageBundle,
     TeamStatus,
     encode_event,
-    encode_receipt,
-    encode_sent,
     encode_state,
     encode_value,
+    pack_records,
 )
 
 __all__ = ["EventRecorder"]
@@ -103,6 +106,19 @@ _Encoded = tuple[EncodedEvent, UUID | None]
 """A record encoded from its fields, and the id a caller may wait on (a send's message)."""
 
 
+class _Pack(NamedTuple):
+    """A batch encoded as one event pack, with what the writer and callers need of it."""
+
+    data: bytes
+    size: int  # how many events it holds
+    sent_at: list[int]  # the positions of its sends
+    sent: list[UUID]  # the ids of the messages sent there: callers wait on these
+    messages: list[Message]  # its reports, built: for the tables beside the log
+
+
+_Item = _Encoded | _Pack
+
+
 logger = logging.getLogger("akgentic.team")
 
 _REMEMBERED = 10_000
@@ -122,23 +138,30 @@ GROUP_ROWS = 5_000
 class EventRecorder:
     """Records one team's stream into a storage bundle (an ``EventSubscriber``)."""
 
+    batched = True
+    """Records may reach it by the batch: nobody reads them before a query or a stop,
+    which drain the orchestrator's queue first, or a commit a caller waits for."""
+
     def __init__(self, storage: StorageBundle, team_id: UUID) -> None:
         self._storage = storage
         self._team_id = team_id
-        self._buffer: list[Message | _Encoded] = []
-        self._senders: dict[int, tuple[ActorAddressProxy, str]] = {}  # snapshot -> JSON
+        self._buffer: list[Message | _Item] = []
+        self._batch: TelemetryBatch | None = None
+        self._addresses = AddressIndex(self._address_json)
         self._team_json = encode_value(team_id)
         self._restoring = False
         self._held = False
         self._discarded = False
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
-        self._committed: OrderedDict[UUID, int] = OrderedDict()
+        # what was committed lately, for wait_committed: (sent ids, positions, first seq)
+        self._recent: deque[tuple[list[UUID], list[int], int]] = deque()
+        self._remembered = 0
         self._cond = threading.Condition()
         self.last_seq = storage.events.last_seq(team_id)
         # the writer's queue: rows handed on and not yet committed, in order
         self._io = threading.Condition()
-        self._outbox: list[_Encoded] = []
+        self._outbox: list[_Item] = []
         self._tables: list[Message] = []  # their messages, for the tables beside the log
         self._writer: threading.Thread | None = None
         self._idle = True
@@ -152,38 +175,42 @@ class EventRecorder:
             with self._lock:
                 self._buffer.append(msg)
 
-    def on_record(self, record: TelemetryRecord) -> None:
-        """The live stream: a receipt or a send is encoded from its fields, anything else
-        as its message."""
+    def on_batch(self, batch: TelemetryBatch) -> None:
+        """A run of records, encoded as one event pack (see the module docstring)."""
         if self._restoring or self._discarded:
             return
-        item: Message | _Encoded
-        receipt = record.receipt
-        if receipt is not None:
-            cls, message_id, receiver, when = receipt
-            row = encode_receipt(cls, message_id, self._json(receiver), self._team_json, when)
-            item = (row, None)
-        elif (sent := record.sent) is not None:
-            message, sender, recipient, when = sent
-            to = "null" if recipient is None else self._json(recipient)
-            try:
-                row = encode_sent(
-                    SentMessage, message, self._json(sender), to, self._team_json, when
-                )
-                item = (row, message.id)
-            except SerializationError:  # reported in its place when the batch is written
-                item = record.message()
-        else:
-            item = record.message()
+        records = batch.records
+        self._batch = batch
+        items: list[Message | _Item]
+        try:
+            items = [self._pack(batch, records)]
+        except Exception:  # a message the pack cannot hold: each record as its message
+            items = [batch.message(i) for i in range(len(records))]  # (a bad one reported)
+        finally:
+            self._batch = None
         with self._lock:
-            self._buffer.append(item)
+            self._buffer.extend(items)
 
-    def _json(self, snapshot: ActorAddressProxy) -> str:
-        key = snapshot.agent_id.int  # an int hashes in C; a UUID in Python
-        cached = self._senders.get(key)
-        if cached is None or cached[0] is not snapshot:
-            cached = self._senders[key] = (snapshot, encode_value(snapshot))
-        return cached[1]
+    def _pack(self, batch: TelemetryBatch, records: list[Any]) -> _Pack:
+        kinds = bytes(map(itemgetter(0), records))
+        reports: dict[int, EncodedEvent] = {}
+        messages: list[Message] = []
+        position = kinds.find(TelemetryBatch.REPORT)
+        while position >= 0:
+            message = batch.message(position)
+            reports[position] = _encoded(message)
+            messages.append(message)
+            position = kinds.find(TelemetryBatch.REPORT, position + 1)
+        packed = pack_records(records, self._addresses, reports, self._team_json)
+        ids = list(map(attrgetter("id"), packed.sent))
+        return _Pack(packed.data, packed.size, packed.sent_at, ids, messages)
+
+    def _address_json(self, address: Any) -> str:
+        """An address's stored JSON, the first time a pack needs it (then kept by the
+        address index)."""
+        batch = self._batch
+        snapshot = batch.snapshot(address) if batch is not None else None
+        return "null" if snapshot is None else encode_value(snapshot)
 
     def flush(self) -> None:
         """Hand the buffered batch to the writer (encoded here, on the caller's thread).
@@ -203,8 +230,17 @@ class EventRecorder:
         if not batch or self._held or self._discarded:
             return
         self._buffer = []
-        rows = [item if isinstance(item, tuple) else self._row_of(item) for item in batch]
-        messages = [item for item in batch if not isinstance(item, tuple)]
+        rows: list[_Item] = []
+        messages: list[Message] = []
+        for item in batch:
+            if isinstance(item, _Pack):
+                rows.append(item)
+                messages.extend(item.messages)
+            elif isinstance(item, tuple):
+                rows.append(item)
+            else:
+                rows.append(self._row_of(item))
+                messages.append(item)
         with self._io:
             wake = not self._outbox  # else the writer is gathering or committing: it looks
             self._outbox.extend(rows)  # again before it waits, unless the group is full
@@ -237,22 +273,45 @@ class EventRecorder:
                 tables, self._tables = self._tables, []
                 self._idle = False
             try:
-                seqs = self._storage.events.append_encoded(
-                    self._team_id, [r[0] for r in rows], _latest_states(tables)
-                )
+                firsts = self._append(rows, _latest_states(tables))
             except Exception:
                 if self._retry(rows, tables):
                     continue
                 return
             self._last_commit = time.monotonic()
-            self._committed_rows(rows, seqs)
+            self._committed_rows(rows, firsts)
             self._write_tables(tables)
             # not kept while waiting for the next group: under load a group is a whole
             # backlog, and memory per message must stay flat
-            del rows, tables, seqs
+            del rows, tables, firsts
             with io:
                 self._idle = not self._outbox
                 io.notify_all()
+
+    def _append(self, items: list[_Item], states: list[StateRow]) -> list[int]:
+        """Store a group, in order, in one transaction (a group is all packs, or — when a
+        batch had to go record by record — all rows); the first number of each item."""
+        events = self._storage.events
+        team = self._team_id
+        packs = [item for item in items if isinstance(item, _Pack)]
+        if len(packs) < len(items):
+            rows = [item[0] for item in items if not isinstance(item, _Pack)]
+            if not packs:
+                return events.append_encoded(team, rows, states)
+            firsts: list[int] = []  # rare: packs and rows in one group, each its own append
+            for index, item in enumerate(items):
+                now = states if index == len(items) - 1 else []
+                if isinstance(item, _Pack):
+                    firsts.append(events.append_packs(team, [item.data], now)[0])
+                else:
+                    firsts += events.append_encoded(team, [item[0]], now)
+            return firsts
+        first = events.append_packs(team, [pack.data for pack in packs], states)[0]
+        firsts = []
+        for pack in packs:
+            firsts.append(first)
+            first += pack.size
+        return firsts
 
     def _gather(self) -> None:
         """Let a group gather until :data:`COMMIT_GAP` after the last commit (``_io``
@@ -281,7 +340,7 @@ class EventRecorder:
                 with self._io:
                     self._urgent -= 1
 
-    def _retry(self, rows: list[_Encoded], tables: list[Message]) -> bool:
+    def _retry(self, rows: list[_Item], tables: list[Message]) -> bool:
         """After a failed commit: put the rows back at the front, in order, and wait for
         more (or a second) before the next try. False when the recorder is closing: the
         rows cannot be written, and that is logged."""
@@ -301,15 +360,39 @@ class EventRecorder:
             io.wait_for(lambda: self._closing or len(self._outbox) > waiting, 1.0)
             return True
 
-    def _committed_rows(self, rows: list[_Encoded], seqs: list[int]) -> None:
+    def _committed_rows(self, items: list[_Item], firsts: list[int]) -> None:
+        """Remember what was committed, for callers that wait on a message id: one entry
+        per pack (its sent ids, their positions, its first number), not one per message
+        — the writer must not spend per message what a rare caller needs."""
+        recent = self._recent
+        last = 0
         with self._cond:  # committed: callers waiting on these may go on
-            for (_, key), seq in zip(rows, seqs, strict=True):
-                if key is not None:  # a receipt has none: nobody waits on its id
-                    self._committed[key] = seq
-            while len(self._committed) > _REMEMBERED:
-                self._committed.popitem(last=False)
-            self.last_seq = seqs[-1]
+            for item, first in zip(items, firsts, strict=True):
+                if isinstance(item, _Pack):
+                    if item.sent:
+                        recent.append((item.sent, item.sent_at, first))
+                        self._remembered += len(item.sent)
+                    last = first + item.size - 1
+                else:
+                    key = item[1]
+                    if key is not None:  # a receipt has none: nobody waits on its id
+                        recent.append(([key], [0], first))
+                        self._remembered += 1
+                    last = first
+            while self._remembered > _REMEMBERED and len(recent) > 1:
+                self._remembered -= len(recent.popleft()[0])
+            self.last_seq = last
             self._cond.notify_all()
+
+    def _seq_of(self, message_id: UUID) -> int | None:
+        """The number of a committed send of ``message_id`` (``_cond`` held), newest
+        first: a caller waits for what it sent a moment ago."""
+        for ids, positions, first in reversed(self._recent):
+            try:
+                return first + positions[ids.index(message_id)]
+            except ValueError:
+                continue
+        return None
 
     def _write_tables(self, batch: list[Message]) -> None:
         """The working memory beside the log is a convenience (restore reads the log): a
@@ -374,9 +457,15 @@ class EventRecorder:
         self.written()
 
     def held(self) -> list[Message]:
-        """The messages that arrived since :meth:`hold` (not yet written; receipts left
-        out)."""
-        return [item for item in self._buffer if not isinstance(item, tuple)]
+        """The reported messages that arrived since :meth:`hold` (not yet written; sends
+        and receipts left out)."""
+        held: list[Message] = []
+        for item in self._buffer:
+            if isinstance(item, _Pack):
+                held.extend(item.messages)
+            elif not isinstance(item, tuple):
+                held.append(item)
+        return held
 
     def release(self) -> None:
         """Write what was held (one transaction), and go on recording."""
@@ -398,11 +487,20 @@ class EventRecorder:
     def wait_committed(self, message_id: UUID, timeout: float = 10.0) -> int | None:
         """The sequence number of the message once committed; None after ``timeout``."""
         with self._cond:
-            if message_id in self._committed:
-                return self._committed[message_id]
+            seq = self._seq_of(message_id)
+            if seq is not None:
+                return seq
         with self._waiting(), self._cond:
-            self._cond.wait_for(lambda: message_id in self._committed, timeout)
-            return self._committed.get(message_id)
+            found: list[int] = []
+
+            def committed() -> bool:
+                seq = self._seq_of(message_id)
+                if seq is not None:
+                    found.append(seq)
+                return seq is not None
+
+            self._cond.wait_for(committed, timeout)
+            return found[0] if found else None
 
     def wait_seq(self, seq: int, timeout: float = 10.0) -> bool:
         """Block until the log reaches ``seq``; False after ``timeout``."""

@@ -262,6 +262,15 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         followed by the subscribers' ``flush``."""
         queue = self._channel.take()
         recent = self._recent_messages
+        if not self._subscribers:  # nobody to hand them on to: fold and forget
+            while queue:
+                record = queue.popleft()
+                kind = record[0]
+                if kind == KIND_SENT:
+                    recent.append(record[3])
+                elif kind > KIND_PROCESSED:
+                    self._apply(record[3])
+            return
         while queue:
             records: list[Record] = []
             while queue and len(records) < FLUSH_EVERY:
@@ -272,8 +281,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 elif kind > KIND_PROCESSED:
                     self._apply(record[3])
                 records.append(record)
-            if self._subscribers:
-                self._hand_on(records)
+            self._hand_on(records)
 
     def _hand_on(self, records: list[Record]) -> None:
         for subscriber, sink in self._sinks:

@@ -54,7 +54,7 @@ from akgentic.core import (
     Message,
     Orchestrator,
     OrchestratorConfig,
-    TelemetryRecord,
+    TelemetryBatch,
     serialize,
 )
 from akgentic.core.serialization import SerializationError, deserialize
@@ -449,8 +449,10 @@ class _ReleaseOnStop:
     def on_message(self, msg: Message) -> None:
         return None
 
-    def on_record(self, record: TelemetryRecord) -> None:
-        return None  # nothing to read: the record's message is never built for it
+    batched = True  # it needs no record at once: the team is not woken on its account
+
+    def on_batch(self, batch: TelemetryBatch) -> None:
+        return None  # nothing to read: no record's message is ever built for it
 
     def set_restoring(self, team_id: UUID, restoring: bool) -> None:
         return None

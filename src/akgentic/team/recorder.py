@@ -119,6 +119,10 @@ class _Pack(NamedTuple):
 _Item = _Encoded | _Pack
 
 
+def _events_in(items: list[_Item]) -> int:
+    return sum(item.size if isinstance(item, _Pack) else 1 for item in items)
+
+
 logger = logging.getLogger("akgentic.team")
 
 _REMEMBERED = 10_000
@@ -131,8 +135,8 @@ rows. A record after a quiet spell is committed at once, and nobody who waits fo
 commit (:meth:`EventRecorder.wait_committed`, :meth:`EventRecorder.written`) is ever
 kept waiting by this: they make the writer go now."""
 
-GROUP_ROWS = 5_000
-"""A group this large is committed without waiting out :data:`COMMIT_GAP`."""
+GROUP_EVENTS = 5_000
+"""A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
 
 
 class EventRecorder:
@@ -162,6 +166,7 @@ class EventRecorder:
         # the writer's queue: rows handed on and not yet committed, in order
         self._io = threading.Condition()
         self._outbox: list[_Item] = []
+        self._outbox_events = 0  # how many events the outbox holds (a pack holds many)
         self._tables: list[Message] = []  # their messages, for the tables beside the log
         self._writer: threading.Thread | None = None
         self._idle = True
@@ -184,8 +189,10 @@ class EventRecorder:
         items: list[Message | _Item]
         try:
             items = [self._pack(batch, records)]
-        except Exception:  # a message the pack cannot hold: each record as its message
-            items = [batch.message(i) for i in range(len(records))]  # (a bad one reported)
+        except Exception as exc:  # each record as its message (a bad one is reported)
+            if not isinstance(exc, SerializationError):  # a message the pack cannot hold
+                logger.exception("team %s: a batch could not be packed", self._team_id)
+            items = [batch.message(i) for i in range(len(records))]
         finally:
             self._batch = None
         with self._lock:
@@ -244,13 +251,14 @@ class EventRecorder:
         with self._io:
             wake = not self._outbox  # else the writer is gathering or committing: it looks
             self._outbox.extend(rows)  # again before it waits, unless the group is full
+            self._outbox_events += _events_in(rows)
             self._tables.extend(messages)
             if self._writer is None:
                 self._writer = threading.Thread(
                     target=self._write_loop, name=f"recorder-{self._team_id}", daemon=True
                 )
                 self._writer.start()
-            if wake or len(self._outbox) >= GROUP_ROWS:
+            if wake or self._outbox_events >= GROUP_EVENTS:
                 self._io.notify_all()
 
     @staticmethod
@@ -269,7 +277,7 @@ class EventRecorder:
                     self._idle = True
                     io.notify_all()
                     return
-                rows, self._outbox = self._outbox, []
+                rows, self._outbox, self._outbox_events = self._outbox, [], 0
                 tables, self._tables = self._tables, []
                 self._idle = False
             try:
@@ -319,7 +327,7 @@ class EventRecorder:
         delay = self._last_commit + COMMIT_GAP - time.monotonic()
         if delay > 0:
             self._io.wait_for(
-                lambda: self._closing or self._urgent > 0 or len(self._outbox) >= GROUP_ROWS,
+                lambda: self._closing or self._urgent > 0 or self._outbox_events >= GROUP_EVENTS,
                 delay,
             )
 
@@ -349,10 +357,12 @@ class EventRecorder:
             if self._closing:
                 logger.error("team %s: %d records could not be written", team, len(rows))
                 self._outbox, self._tables, self._idle = [], [], True
+                self._outbox_events = 0
                 io.notify_all()
                 return False
             logger.exception("team %s: the event log refused a batch; it is kept", team)
             self._outbox[:0] = rows
+            self._outbox_events += _events_in(rows)
             self._tables[:0] = tables
             self._idle = True
             io.notify_all()
@@ -481,6 +491,7 @@ class EventRecorder:
             self._buffer = []
         with self._io:
             self._outbox, self._tables = [], []
+            self._outbox_events = 0
         self._close_writer()
 
     # -- for callers ---------------------------------------------------------------------------

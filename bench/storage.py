@@ -10,7 +10,11 @@ What is measured, per backend (same messages, same machine, same process run):
 - the recorder's batched path: the team layer's ``EventRecorder`` handed the same
   messages (``on_message``) and flushed every 100 — one orchestrator drain each —,
   timed until its writer has committed the last one: the log rows and the
-  latest-state table rows it keeps beside them, as a team writes them.
+  latest-state table rows it keeps beside them, as a team writes them;
+- event packs, the path a running team's recorder takes (``on_batch``): the same
+  records as the orchestrator queues them, encoded by ``pack_records`` 1,000 at a time
+  and stored with ``events.append_packs``, one pack per transaction — encoding
+  included; and the restore (read + decode) of those 10,000 events from their packs.
 
 The messages are a realistic mix of what an orchestrator sees (``SentMessage`` wrapping
 a ``UserMessage`` of ~300 characters, ``ReceivedMessage``, ``ProcessedMessage``,
@@ -38,6 +42,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 from akgentic.core import (
@@ -50,10 +55,22 @@ from akgentic.core import (
     SentMessage,
     SerializableModel,
     StateChangedMessage,
+    TelemetryBatch,
     UserMessage,
 )
-from akgentic.storage import MemoryStorage, SqliteStorage, StorageBundle
+from akgentic.storage import (
+    AddressIndex,
+    EncodedEvent,
+    MemoryStorage,
+    SqliteStorage,
+    StorageBundle,
+    encode_event,
+    encode_value,
+    pack_records,
+)
 from akgentic.team import EventRecorder
+
+Record = tuple[int, float, Any, Any, Any]
 
 POSTGRES_ENV = "AKGENTIC_TEST_POSTGRES_URL"
 BATCH = 100
@@ -102,10 +119,40 @@ class Result:
     batched: float  # events per second
     restore: float  # seconds for RESTORE_EVENTS
     recorded: float  # events per second through the EventRecorder
+    packed: float  # events per second encoded as packs and appended
+    restore_packed: float  # seconds to read + decode RESTORE_EVENTS from packs
+
+
+PACK = 1000
+
+
+def as_records(messages: list[Message]) -> tuple[list[Record], dict[int, EncodedEvent]]:
+    """The orchestrator's raw records for ``messages`` (what ``on_batch`` receives), and
+    the stored form of its reports (states, events) by position."""
+    records: list[Record] = []
+    reports: dict[int, EncodedEvent] = {}
+    for message in messages:
+        when = message.timestamp.timestamp()
+        if isinstance(message, SentMessage):
+            kind = TelemetryBatch.SENT
+            records.append((kind, when, message.sender, message.message, message.recipient))
+        elif isinstance(message, ReceivedMessage | ProcessedMessage):
+            kind = (
+                TelemetryBatch.RECEIVED
+                if isinstance(message, ReceivedMessage)
+                else TelemetryBatch.PROCESSED
+            )
+            records.append((kind, when, message.sender, message.message_id, None))
+        else:
+            reports[len(records)] = encode_event(message)
+            records.append((TelemetryBatch.REPORT, when, message.sender, message, None))
+    return records, reports
 
 
 def measure(store: StorageBundle, messages: list[Message], singles: int, rounds: int) -> Result:
     single, batched, restore, recorded = [], [], [], []
+    packed, restore_packed = [], []
+    raw, reports = as_records(messages)
     for _ in range(rounds):
         team = uuid4()
         gc.collect()  # each timed part starts without the previous part's garbage
@@ -141,12 +188,31 @@ def measure(store: StorageBundle, messages: list[Message], singles: int, rounds:
         recorded.append(RESTORE_EVENTS / (time.perf_counter() - start))
         recorder.on_stop(team)
         assert store.events.last_seq(team) == RESTORE_EVENTS
+
+        team = uuid4()
+        addresses = AddressIndex(encode_value)
+        team_json = encode_value(team)
+        gc.collect()
+        start = time.perf_counter()
+        for i in range(0, RESTORE_EVENTS, PACK):
+            mine = {at - i: text for at, text in reports.items() if i <= at < i + PACK}
+            pack = pack_records(raw[i : i + PACK], addresses, mine, team_json)
+            store.events.append_packs(team, [pack.data])
+        packed.append(RESTORE_EVENTS / (time.perf_counter() - start))
+        gc.collect()
+        start = time.perf_counter()
+        records_read = store.events.read(team)
+        restore_packed.append(time.perf_counter() - start)
+        assert len(records_read) == RESTORE_EVENTS and all(r.ok for r in records_read)
+        del records_read
     return Result(
         "",
         statistics.median(single),
         statistics.median(batched),
         statistics.median(restore),
         statistics.median(recorded),
+        statistics.median(packed),
+        statistics.median(restore_packed),
     )
 
 
@@ -218,7 +284,8 @@ def main() -> None:
     header = (
         f"| {'backend':<16} | {'single ev/s':>11} | {'vs mem':>7} | {'batched ev/s':>12} "
         f"| {'vs mem':>7} | {'restore 10k':>11} | {'vs mem':>6} | {'recorder ev/s':>13} "
-        f"| {'vs mem':>7} |"
+        f"| {'vs mem':>7} | {'packs ev/s':>10} | {'vs mem':>7} | {'restore packs':>13} "
+        f"| {'vs mem':>6} |"
     )
     print(header)
     print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|")
@@ -227,7 +294,10 @@ def main() -> None:
             f"| {r.name:<16} | {r.single:>11,.0f} | {r.single / base.single:>7.3f} "
             f"| {r.batched:>12,.0f} | {r.batched / base.batched:>7.3f} "
             f"| {r.restore * 1000:>8.0f} ms | {r.restore / base.restore:>5.2f}x "
-            f"| {r.recorded:>13,.0f} | {r.recorded / base.recorded:>7.3f} |"
+            f"| {r.recorded:>13,.0f} | {r.recorded / base.recorded:>7.3f} "
+            f"| {r.packed:>10,.0f} | {r.packed / base.packed:>7.3f} "
+            f"| {r.restore_packed * 1000:>10.0f} ms "
+            f"| {r.restore_packed / base.restore_packed:>5.2f}x |"
         )
     if not url:
         print(f"(postgres skipped: set {POSTGRES_ENV} to include it)")

@@ -627,3 +627,16 @@ def test_an_eager_subscriber_beside_a_batched_one_keeps_wakeups_per_record(
     assert (actor._channel._eager, actor._channel._deferred) == (False, True)
     proxy.unsubscribe(taker)
     assert (actor._channel._eager, actor._channel._deferred) == (False, False)
+
+
+def test_subscribers_share_one_built_message_per_record(system: ActorSystem) -> None:
+    orchestrator = system.createActor(Orchestrator)
+    first, second = Recorder(), Recorder()
+    proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=30)
+    proxy.subscribe(first)
+    proxy.subscribe(second)
+    member = system.createActor(Member, team_id=orchestrator.team_id)
+    system.ask(member, UserMessage(content="x"), timeout=30)
+    hand_on(system, orchestrator, member)
+    assert len(first.messages) == len(second.messages) > 3
+    assert all(a is b for a, b in zip(first.messages, second.messages, strict=True))

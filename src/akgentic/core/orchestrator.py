@@ -284,14 +284,17 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             self._hand_on(records)
 
     def _hand_on(self, records: list[Record]) -> None:
-        for subscriber, sink in self._sinks:
-            if sink is None:
-                continue
-            for record in records:
-                try:
-                    sink(TelemetryRecord(self, record))
-                except Exception:
-                    logger.exception("subscriber %r failed on a record", subscriber)
+        """Hand a run of records to every subscriber, in order. One view per record is
+        shared by the per-record subscribers, so a message is built once for them all."""
+        sinks = [(subscriber, sink) for subscriber, sink in self._sinks if sink is not None]
+        if sinks:
+            views = [TelemetryRecord(self, record) for record in records]
+            for subscriber, sink in sinks:
+                for view in views:
+                    try:
+                        sink(view)
+                    except Exception:
+                        logger.exception("subscriber %r failed on a record", subscriber)
         if self._batchers:
             batch = TelemetryBatch(self, records)
             for subscriber, on_batch in self._batchers:

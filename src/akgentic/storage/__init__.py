@@ -23,7 +23,7 @@ from akgentic.storage._codec import (
     encode_state,
     encode_value,
 )
-from akgentic.storage._pack import AddressIndex, decode_pack, is_pack, pack_count, pack_records
+from akgentic.storage._pack import AddressIndex, decode_pack, pack_count, pack_records
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -127,7 +127,6 @@ __all__ = [
     "encode_state",
     "encode_value",
     "holder_is_gone",
-    "is_pack",
     "open_storage",
     "open_watch",
     "pack_count",

@@ -62,7 +62,6 @@ __all__ = [
     "AddressIndex",
     "Packed",
     "decode_pack",
-    "is_pack",
     "pack_count",
     "pack_records",
 ]
@@ -313,11 +312,6 @@ def _int32(values: list[int]) -> bytes:
     if not _LITTLE:
         column.byteswap()
     return column.tobytes()
-
-
-def is_pack(data: bytes | str) -> bool:
-    """Whether a stored value is a pack."""
-    return isinstance(data, bytes | bytearray | memoryview) and bytes(data[: len(MAGIC)]) == MAGIC
 
 
 def pack_count(data: bytes) -> int:

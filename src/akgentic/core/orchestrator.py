@@ -285,12 +285,14 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
 
     def _hand_on(self, records: list[Record]) -> None:
         """Hand a run of records to every subscriber, in order. One view per record is
-        shared by the per-record subscribers, so a message is built once for them all."""
+        shared by the per-record subscribers, so a message is built once for them all,
+        and dropped before the next is built (a thousand built messages held at once
+        made every garbage collection of the run walk them)."""
         sinks = [(subscriber, sink) for subscriber, sink in self._sinks if sink is not None]
         if sinks:
-            views = [TelemetryRecord(self, record) for record in records]
-            for subscriber, sink in sinks:
-                for view in views:
+            for record in records:
+                view = TelemetryRecord(self, record)
+                for subscriber, sink in sinks:
                     try:
                         sink(view)
                     except Exception:

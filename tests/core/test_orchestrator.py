@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import threading
 from typing import Any, ClassVar
 
@@ -640,3 +643,33 @@ def test_subscribers_share_one_built_message_per_record(system: ActorSystem) -> 
     hand_on(system, orchestrator, member)
     assert len(first.messages) == len(second.messages) > 3
     assert all(a is b for a, b in zip(first.messages, second.messages, strict=True))
+
+
+def test_a_forked_child_gets_a_clock_of_its_own() -> None:
+    """Only the forking thread survives a fork: a child that inherited a running clock
+    must start its own, or its deferred channels would never be woken."""
+    from akgentic.core._telemetry import CLOCK, TeamChannel
+
+    CLOCK.schedule(TeamChannel())  # the parent's clock thread is running
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a deferred channel's wake-up must come from a new clock
+        try:
+            woken = threading.Event()
+
+            class Watched(TeamChannel):
+                def deadline(self) -> None:
+                    woken.set()
+
+            CLOCK.schedule(Watched())
+            os.write(write, b"1" if woken.wait(30) else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    ready, _, _ = select.select([read], [], [], 60)
+    answer = os.read(read, 1) if ready else b"no answer (the child hung)"
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    os.close(read)
+    assert answer == b"1"

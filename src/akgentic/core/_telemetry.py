@@ -24,6 +24,7 @@ still reach the store within milliseconds.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -76,6 +77,14 @@ class DeferClock:
         self._cond = threading.Condition()
         self._due: list[TeamChannel] = []
         self._thread: threading.Thread | None = None
+        os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        """A forked child has no clock thread (only the forking thread survives a
+        fork): start afresh, so its first deferred channel starts one."""
+        self._cond = threading.Condition()
+        self._due = []
+        self._thread = None
 
     def schedule(self, channel: TeamChannel) -> None:
         with self._cond:

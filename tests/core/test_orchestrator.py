@@ -673,3 +673,42 @@ def test_a_forked_child_gets_a_clock_of_its_own() -> None:
     os.waitpid(pid, 0)
     os.close(read)
     assert answer == b"1"
+
+
+def test_records_waiting_when_a_channel_becomes_deferred_are_not_stranded() -> None:
+    """A record queued while nobody listened (no wake-up asked) is still delivered once
+    the channel turns deferred: the change of mode asks the clock itself."""
+    from akgentic.core._telemetry import TeamChannel
+
+    woken = threading.Event()
+
+    class Watched(TeamChannel):
+        def _wake(self) -> None:
+            woken.set()
+
+    channel = Watched()
+    channel.emit(0, None, "a record")  # lazy: far from a full batch, nothing asked
+    assert not woken.is_set()
+    channel.set_eager(False, deferred=True)
+    assert woken.wait(30)
+
+
+def test_a_channel_that_fails_its_deadline_does_not_stop_the_clock() -> None:
+    from akgentic.core._telemetry import CLOCK, TeamChannel
+
+    woken = threading.Event()
+
+    class Broken(TeamChannel):
+        def deadline(self) -> None:
+            raise RuntimeError("broken on purpose")
+
+    class Watched(TeamChannel):
+        def deadline(self) -> None:
+            woken.set()
+
+    CLOCK.schedule(Broken())
+    CLOCK.schedule(Watched())
+    assert woken.wait(30)
+    woken.clear()
+    CLOCK.schedule(Watched())  # and it goes on ticking after the failure
+    assert woken.wait(30)

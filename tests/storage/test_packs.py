@@ -15,10 +15,11 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
 import pytest
+from pydantic import Field, PlainSerializer
 
 from akgentic.core import (
     ActorAddressProxy,
@@ -79,6 +80,18 @@ class Rich(Message):
     ratio: float = 0.5
     inner: Inner | None = None
     text: str = ""
+
+
+class Shouty(Message):
+    """A field serializer in ``Annotated`` metadata: pydantic's JSON would differ."""
+
+    code: Annotated[str, PlainSerializer(str.upper)] = ""
+
+
+class Skipping(Message):
+    """``exclude_if``: pydantic would leave the field out, the store writes it."""
+
+    maybe: int | None = Field(default=3, exclude_if=lambda v: v is None)
 
 
 class Tally(BaseState):
@@ -167,6 +180,8 @@ def own_id(text: str) -> str:
 def test_both_paths_of_the_encoder_are_exercised() -> None:
     assert _plain_path(Plain) is not None  # pydantic writes it as the store does
     assert _plain_path(Rich) is None  # a float, a nested model: the generic encoder
+    assert _plain_path(Shouty) is None  # a serializer in the field's metadata
+    assert _plain_path(Skipping) is None  # exclude_if
 
 
 @pytest.mark.parametrize(
@@ -187,8 +202,18 @@ def test_both_paths_of_the_encoder_are_exercised() -> None:
         Plain(text="a lone surrogate: \ud800 then é"),
         Rich(ratio=float("inf"), inner=Inner(step=2, note="deep"), text="r"),
         Rich(text="\udfff alone", inner=None),
+        Shouty(code="abc"),
+        Skipping(maybe=None),
     ],
-    ids=["plain-full", "plain-defaults", "plain-surrogate", "rich", "rich-surrogate"],
+    ids=[
+        "plain-full",
+        "plain-defaults",
+        "plain-surrogate",
+        "rich",
+        "rich-surrogate",
+        "annotated-serializer",
+        "exclude-if",
+    ],
 )
 @pytest.mark.parametrize("addressed", [True, False])
 def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
@@ -224,9 +249,12 @@ def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
         assert got.error is None and want.error is None
         assert got.message is not None and want.message is not None
         assert got.message.model_dump(exclude={"id"}) == want.message.model_dump(exclude={"id"})
+        got_fields = {k: v for k, v in vars(got.message).items() if k != "id"}
+        assert got_fields == {k: v for k, v in vars(want.message).items() if k != "id"}
         assert got.timestamp == want.timestamp
     sent = decode_event(team, 1, *decoded[0], to_utc).require()
     assert isinstance(sent, SentMessage) and sent.message == message
+    assert vars(sent.message) == vars(message)  # the values themselves, as sent
 
 
 def test_the_ids_of_a_pack_are_the_same_at_every_decode_and_unique() -> None:
@@ -250,6 +278,11 @@ def test_a_damaged_pack_is_refused_with_a_value_error() -> None:
         "arrays cut": data[: len(MAGIC) + 4 + size + 3],
         "bytes appended": data + b"x",
     }
+    header = json.loads(data[len(MAGIC) + 4 : len(MAGIC) + 4 + size])
+    for field, wrong in (("reports", {"0": [1, 5]}), ("addresses", {"0": 5}), ("team", 5)):
+        bad = json.dumps({**header, field: wrong}).encode()
+        rest = data[len(MAGIC) + 4 + size :]
+        damaged[f"{field} of the wrong type"] = MAGIC + struct.pack("<I", len(bad)) + bad + rest
     for what, value in damaged.items():
         with pytest.raises(ValueError):
             decode_pack(value)

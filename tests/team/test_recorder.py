@@ -192,3 +192,41 @@ def test_a_message_the_store_cannot_write_is_reported_in_its_place(
         and "builtins.object" in str(e.content)
         for e in errors
     )
+
+
+def test_a_failed_commit_of_rows_and_packs_together_writes_each_event_once(
+    system: ActorSystem, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group holding built messages (rows) and packs is one transaction: when it fails
+    and is retried, nothing of it was written the first time, so nothing twice."""
+    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    team = orchestrator.team_id
+    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
+    _settle(system, orchestrator, recorder, echo)
+    before = storage.events.last_seq(team)
+    recorder.hold()  # what arrives now waits in memory: one group at the release
+    note = UserMessage(content="handed over as a built message", team_id=team)
+    recorder.on_message(note)
+    with system.private() as context:
+        context.tell(echo, UserMessage(content="ping"))
+        assert context.listen(30) is not None
+    _settle(system, orchestrator, recorder, echo)
+    real = storage.events.append_packs
+    calls = {"n": 0}
+
+    def fails_once(team_id: Any, packs: Any, states: Any = ()) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("disk full (simulated)")
+        return real(team_id, packs, states)
+
+    monkeypatch.setattr(storage.events, "append_packs", fails_once)
+    recorder.release()  # returns once written: after the failure and the retry
+    assert calls["n"] == 2
+    records = storage.events.read(team, before + 1)
+    messages = [r.require() for r in records]
+    assert [r.seq for r in records] == list(range(before + 1, before + 1 + len(records)))
+    assert [m for m in messages if isinstance(m, UserMessage)] == [note]
+    sent = [type(m.message) for m in messages if isinstance(m, SentMessage)]
+    assert sent == [UserMessage, ResultMessage]  # the ping and its answer, once each
+    assert len({m.id for m in messages}) == len(messages)

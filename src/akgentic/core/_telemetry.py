@@ -4,8 +4,9 @@ Every send, receipt and completion is reported, so the path must cost next to no
 on the sender's thread and must never lose a record. Records are small tuples appended
 to one thread-safe deque per team (an atomic operation); the orchestrator is woken
 with a single ``DRAIN`` token only when no wake-up is pending, and drains everything
-queued when it handles it. Under load many records share one wake-up; when idle each
-record is delivered at once. Global order is the order of the appends.
+queued when it handles it. Under load many records share one wake-up; when idle, and a
+subscriber wants every record at once, each is delivered at once. Global order is the
+order of the appends.
 
 Why no record is lost: the orchestrator clears the pending flag *before* it drains.
 A record appended before the clear is drained by that pass; one appended after it
@@ -24,6 +25,7 @@ still reach the store within milliseconds.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -52,6 +54,8 @@ KIND_REPORT = 3
 """(KIND_REPORT, ts, sender_address, telemetry_message, None): rare, already built."""
 
 Record = tuple[int, float, Any, Any, Any]
+
+logger = logging.getLogger("akgentic.core")
 
 LAZY_BATCH = 1024
 """With no subscriber, records wake the orchestrator only once this many wait (its
@@ -89,11 +93,12 @@ class DeferClock:
     def schedule(self, channel: TeamChannel) -> None:
         with self._cond:
             self._due.append(channel)
-            if self._thread is None:
-                self._thread = threading.Thread(
+            if self._thread is None or not self._thread.is_alive():
+                thread = threading.Thread(
                     target=self._run, name="akgentic-defer-clock", daemon=True
                 )
-                self._thread.start()
+                thread.start()  # if this raises, the next schedule tries again
+                self._thread = thread
             self._cond.notify()
 
     def _run(self) -> None:
@@ -105,7 +110,10 @@ class DeferClock:
             with cond:
                 due, self._due = self._due, []
             for channel in due:
-                channel.deadline()
+                try:
+                    channel.deadline()
+                except Exception:  # one channel must not stop the clock of every team
+                    logger.exception("the telemetry clock could not wake a team")
 
 
 CLOCK = DeferClock()
@@ -170,8 +178,21 @@ class TeamChannel:
         full batches or after :data:`DEFER_DELAY` (``deferred``: every subscriber takes
         batches), or only for full batches (nobody is listening: its queries drain the
         queue first)."""
-        self._eager = eager
-        self._deferred = deferred and not eager
+        deferred = deferred and not eager
+        # in the order that leaves no moment with neither flag set when one is wanted:
+        # a record emitted in between would otherwise ask for no wake-up at all
+        if eager:
+            self._eager = True
+            self._deferred = False
+        else:
+            self._deferred = deferred
+            self._eager = False
+        if self._queue and not self._pending:  # records waiting under the old flags
+            if eager:
+                self._wake()
+            elif deferred and not self._scheduled:
+                self._scheduled = True
+                CLOCK.schedule(self)
 
     def bind(self, orchestrator_ref: pykka.ActorRef[Any]) -> None:
         """Deliver wake-ups to this orchestrator (one at once if records are waiting)."""

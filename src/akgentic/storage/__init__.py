@@ -23,7 +23,13 @@ from akgentic.storage._codec import (
     encode_state,
     encode_value,
 )
-from akgentic.storage._pack import AddressIndex, decode_pack, pack_count, pack_records
+from akgentic.storage._pack import (
+    AddressIndex,
+    decode_pack,
+    pack_count,
+    pack_encoded,
+    pack_records,
+)
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -130,6 +136,7 @@ __all__ = [
     "open_storage",
     "open_watch",
     "pack_count",
+    "pack_encoded",
     "pack_records",
     "sqlite_path",
     "sqlite_url",

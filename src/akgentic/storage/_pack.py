@@ -8,12 +8,14 @@ whole batch of records in a compact binary form — numbers for the kinds, times
 and message ids, each actor's address once, each message's body once — built mostly by
 C-level loops over the batch, and written as one row.
 
-A pack decodes to exactly the events the one-row-per-event encoders write
+A pack decodes to the events the one-row-per-event encoders write
 (:func:`~akgentic.storage.encode_sent`, :func:`~akgentic.storage.encode_receipt`,
-:func:`~akgentic.storage.encode_event`): the same JSON documents, so readers, restore
-and replay see no difference. Each decoded event's own id is derived from a random base
-stored in the pack and the event's place in it, so reading a pack twice gives the same
-ids.
+:func:`~akgentic.storage.encode_event`): the same messages, times and addresses, so
+readers, restore and replay see no difference. The text differs in one place: a sent
+message of a *plain* class (:func:`_plain_path`) has the body pydantic-core writes — its
+keys in another order, UTC written ``Z`` —, which decodes to the same message. Each
+decoded event's own id is derived from a random base stored in the pack and the event's
+place in it, so reading a pack twice gives the same ids.
 
 Layout (little-endian), after the magic ``AKPACK1\\n``:
 
@@ -63,6 +65,7 @@ __all__ = [
     "Packed",
     "decode_pack",
     "pack_count",
+    "pack_encoded",
     "pack_records",
 ]
 
@@ -161,7 +164,10 @@ def _plain_path(cls: type[BaseModel]) -> str | None:
 
     Plain means: only fields of the types :func:`_plain` accepts (no float: pydantic
     writes ``inf`` as ``null``), no extra fields kept, no custom or computed
-    serializers, no aliases."""
+    serializers, no aliases, no field metadata (an ``Annotated`` serializer or
+    constraint), no ``exclude_if``, no ``ser_json_*`` or ``json_encoders`` setting: any
+    of these, and pydantic's JSON could say something the store's serializer would not.
+    A class that is not plain is still stored, through the generic serializer."""
     found = _PLAIN.get(cls, False)
     if found is not False:
         return found  # type: ignore[return-value]
@@ -171,6 +177,7 @@ def _plain_path(cls: type[BaseModel]) -> str | None:
     if (
         config.get("extra") == "allow"
         or config.get("serialize_by_alias")
+        or any(key.startswith("ser_json") or key == "json_encoders" for key in config)
         or decorators.field_serializers
         or decorators.model_serializers
         or cls.model_computed_fields
@@ -180,7 +187,13 @@ def _plain_path(cls: type[BaseModel]) -> str | None:
         for name, field in cls.model_fields.items():
             if name in _ENVELOPE:
                 continue
-            if field.alias or field.serialization_alias or not _plain(field.annotation):
+            if (
+                field.alias
+                or field.serialization_alias
+                or field.metadata
+                or getattr(field, "exclude_if", None) is not None
+                or not _plain(field.annotation)
+            ):
                 path = None
                 break
     _PLAIN[cls] = path
@@ -277,6 +290,14 @@ def pack_records(
         )
     )
     return Packed(data, count, list(compress(range(count), sent_mask)), sent)
+
+
+def pack_encoded(events: Sequence[EncodedEvent], team_json: str) -> bytes:
+    """A pack of events already encoded one by one (``encode_event`` rows): each held as
+    a report. How a writer puts rows and packs in one transaction."""
+    records: list[Record] = [(KIND_REPORT, 0.0, None, None, None)] * len(events)
+    reports = dict(enumerate(events))
+    return pack_records(records, AddressIndex(lambda _: "null"), reports, team_json).data
 
 
 def _bodies(
@@ -377,6 +398,19 @@ range (``OverflowError``, or ``OSError`` from the platform's ``time_t``), a head
 too deep."""
 
 
+def _all_str(values: Any) -> bool:
+    return all(isinstance(value, str) for value in values)
+
+
+def _typed(value: Any, kind: type, item: type, what: str) -> Any:
+    """``value`` when it is a ``kind`` whose items (or values) are all ``item``s: a
+    header that parses but holds the wrong types is damage, reported as such."""
+    items = value.values() if isinstance(value, dict) else value
+    if not isinstance(value, kind) or not all(isinstance(i, item) for i in items):
+        raise ValueError(f"the pack's {what} are not of their type")
+    return value
+
+
 def _decode(data: bytes) -> list[EncodedEvent]:
     header, offset = _header(data)
     count = _count(header)
@@ -398,11 +432,15 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     if min(lengths, default=0) < 0 or sum(lengths) != len(data) - offset:
         raise ValueError("the pack's bodies are not the length its header says (truncated?)")
     sends = list(zip(*columns, strict=True))
-    addresses: dict[str, str] = header["addresses"]
-    paths: list[str] = header["paths"]
-    reports: dict[str, list[str]] = header["reports"]
+    addresses: dict[str, str] = _typed(header["addresses"], dict, str, "addresses")
+    paths: list[str] = _typed(header["paths"], list, str, "paths")
+    reports: dict[str, list[str]] = _typed(header["reports"], dict, list, "reports")
+    if not all(len(entry) == 2 and _all_str(entry) for entry in reports.values()):
+        raise ValueError("the pack's reports are not [time, text] pairs of strings")
     team: str = header["team"]
-    base = int(header["base"])
+    base = header["base"]
+    if not isinstance(team, str) or type(base) is not int:
+        raise ValueError("the pack's team or id base is not of its type")
 
     def address(number: int) -> str:
         return "null" if number < 0 else addresses[str(number)]

@@ -57,6 +57,7 @@ from akgentic.storage import (
     encode_event,
     encode_state,
     encode_value,
+    pack_encoded,
     pack_records,
 )
 
@@ -131,8 +132,9 @@ COMMIT_GAP = 0.005
 """Seconds that consecutive commits keep apart while records keep coming, so that a
 group can gather: a commit has a fixed cost (a sync, WAL frames, the GIL taken back
 several times), and a busy team that handed a few rows at a time paid it for every few
-rows. A record after a quiet spell is committed at once, and nobody who waits for a
-commit (:meth:`EventRecorder.wait_committed`, :meth:`EventRecorder.written`) is ever
+rows. A record that reaches the recorder after a quiet spell is committed at once
+(records reach it by the batch, or at most ``DEFER_DELAY`` late), and nobody who waits
+for a commit (:meth:`EventRecorder.wait_committed`, :meth:`EventRecorder.written`) is ever
 kept waiting by this: they make the writer go now."""
 
 GROUP_EVENTS = 5_000
@@ -297,28 +299,33 @@ class EventRecorder:
                 io.notify_all()
 
     def _append(self, items: list[_Item], states: list[StateRow]) -> list[int]:
-        """Store a group, in order, in one transaction (a group is all packs, or — when a
-        batch had to go record by record — all rows); the first number of each item."""
+        """Store a group, in order, in one transaction; the first number of each item.
+
+        All rows (a store fed built messages): one ``append_encoded``. Otherwise one
+        ``append_packs``, each run of rows among the packs packed on its own — so a
+        failed commit leaves nothing half-written for the retry to write again."""
         events = self._storage.events
         team = self._team_id
-        packs = [item for item in items if isinstance(item, _Pack)]
-        if len(packs) < len(items):
+        if not any(isinstance(item, _Pack) for item in items):
             rows = [item[0] for item in items if not isinstance(item, _Pack)]
-            if not packs:
-                return events.append_encoded(team, rows, states)
-            firsts: list[int] = []  # rare: packs and rows in one group, each its own append
-            for index, item in enumerate(items):
-                now = states if index == len(items) - 1 else []
-                if isinstance(item, _Pack):
-                    firsts.append(events.append_packs(team, [item.data], now)[0])
-                else:
-                    firsts += events.append_encoded(team, [item[0]], now)
-            return firsts
-        first = events.append_packs(team, [pack.data for pack in packs], states)[0]
-        firsts = []
-        for pack in packs:
+            return events.append_encoded(team, rows, states)
+        datas: list[bytes] = []
+        run: list[EncodedEvent] = []
+        for item in items:
+            if isinstance(item, _Pack):
+                if run:
+                    datas.append(pack_encoded(run, self._team_json))
+                    run = []
+                datas.append(item.data)
+            else:
+                run.append(item[0])
+        if run:
+            datas.append(pack_encoded(run, self._team_json))
+        first = events.append_packs(team, datas, states)[0]
+        firsts: list[int] = []
+        for item in items:
             firsts.append(first)
-            first += pack.size
+            first += item.size if isinstance(item, _Pack) else 1
         return firsts
 
     def _gather(self) -> None:

@@ -68,7 +68,9 @@ class Message(SerializableModel):
     a team's history is a causal tree. ``sender``, ``team_id`` and ``parent_id`` are
     stamped by :meth:`init` when the message is sent; ``recipient`` is stamped on
     delivery. A message belongs to its recipient once sent: build a new one for each
-    recipient rather than sending one instance twice.
+    recipient rather than sending one instance twice, and do not change one received —
+    the team's log records a message as it is when the orchestrator hands it on, which
+    may be after its recipient has handled it.
     """
 
     id: UUID = Field(default_factory=new_id)

@@ -50,6 +50,7 @@ from akgentic.storage._pack import (
     _plain_path,
     decode_pack,
     pack_count,
+    pack_encoded,
     pack_records,
 )
 from tests.storage.conftest import Backend
@@ -542,3 +543,14 @@ def test_a_sqlite_file_made_before_packs_gains_their_table(tmp_path: Path) -> No
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone() == (2,)
     conn.close()
+
+
+def test_rows_packed_as_they_are_decode_to_the_very_same_rows(store: StorageBundle) -> None:
+    """pack_encoded: events already encoded one by one, held in a pack unchanged — how a
+    writer commits rows and packs in one transaction."""
+    team = uuid4()
+    events = rows(Traffic(team), 3)
+    pack = pack_encoded(events, encode_value(team))
+    assert decode_pack(pack) == events
+    assert store.events.append_packs(team, [pack]) == list(range(1, len(events) + 1))
+    assert [(r.timestamp, r.raw) for r in store.events.read(team)] == events

@@ -85,14 +85,17 @@ class Odd(Message):
     payload: Any = None
 
 
-def _recorded_team(system: ActorSystem, storage_url: str) -> tuple[Any, EventRecorder, Any]:
+def _recorded_team(system: ActorSystem, storage_url: str) -> tuple[Any, EventRecorder, Any, Any]:
+    """A team recorded into ``storage_url``, with one member, ``@Echo``: the
+    orchestrator, its recorder, the store and the member."""
     orchestrator = system.createActor(Orchestrator)
     team = orchestrator.team_id
     assert team is not None
     storage = open_storage(storage_url)
     recorder = EventRecorder(storage, team)
     system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(recorder)
-    return orchestrator, recorder, storage
+    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
+    return orchestrator, recorder, storage, echo
 
 
 def _settle(system: ActorSystem, orchestrator: Any, recorder: EventRecorder, *members: Any) -> None:
@@ -108,9 +111,8 @@ def test_a_team_s_messages_are_stored_as_sends_and_receipts_in_order(
     """What a busy team hands its recorder is packed, and the log reads back every send
     and both receipts of every message, in the order they happened, with the sender's
     and the receiver's addresses, and the messages themselves equal to what was sent."""
-    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    orchestrator, recorder, storage, echo = _recorded_team(system, storage_url)
     team = orchestrator.team_id
-    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
     asked = [UserMessage(content=f"m{i}") for i in range(300)]
     with system.private() as context:
         for message in asked:
@@ -147,9 +149,8 @@ def test_a_team_s_messages_are_stored_as_sends_and_receipts_in_order(
 def test_a_caller_waiting_on_a_message_gets_its_own_number(
     system: ActorSystem, storage_url: str
 ) -> None:
-    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    orchestrator, recorder, storage, echo = _recorded_team(system, storage_url)
     team = orchestrator.team_id
-    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
     asked = [UserMessage(content=f"m{i}") for i in range(50)]
     with system.private() as context:
         for message in asked:
@@ -170,9 +171,8 @@ def test_a_message_the_store_cannot_write_is_reported_in_its_place(
 ) -> None:
     """One bad message in a batch loses nothing else: the batch is written record by
     record, the bad send replaced by an error naming it."""
-    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    orchestrator, recorder, storage, echo = _recorded_team(system, storage_url)
     team = orchestrator.team_id
-    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
     with system.private() as context:
         context.tell(echo, UserMessage(content="before"))
         context.tell(echo, Odd(payload=object()))
@@ -199,9 +199,8 @@ def test_a_failed_commit_of_rows_and_packs_together_writes_each_event_once(
 ) -> None:
     """A group holding built messages (rows) and packs is one transaction: when it fails
     and is retried, nothing of it was written the first time, so nothing twice."""
-    orchestrator, recorder, storage = _recorded_team(system, storage_url)
+    orchestrator, recorder, storage, echo = _recorded_team(system, storage_url)
     team = orchestrator.team_id
-    echo = system.createActor(Echo, config=BaseConfig(name="@Echo"), team_id=team)
     _settle(system, orchestrator, recorder, echo)
     before = storage.events.last_seq(team)
     recorder.hold()  # what arrives now waits in memory: one group at the release

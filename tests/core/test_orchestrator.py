@@ -554,6 +554,9 @@ class BatchTaker:
     def on_batch(self, batch: TelemetryBatch) -> None:
         with self.cond:
             self.batches += 1
+            self.kinds_agree = getattr(self, "kinds_agree", True) and batch.kinds == bytes(
+                record[0] for record in batch.records
+            )
             for index, (kind, _, actor, _, _) in enumerate(batch.records):
                 self.kinds.append(kind)
                 self.senders.append(batch.snapshot(actor))
@@ -589,6 +592,7 @@ def test_a_batched_subscriber_gets_raw_runs_of_records_in_order(system: ActorSys
     }
     expected = [kind_of.get(type(m), TelemetryBatch.REPORT) for m in eager.messages]
     assert taker.kinds == expected
+    assert taker.kinds_agree  # batch.kinds: a byte per record, its kind
     assert TelemetryBatch.SENT in taker.kinds and TelemetryBatch.PROCESSED in taker.kinds
     assert all(isinstance(s, ActorAddressProxy) for s in taker.senders)
     assert [type(m) for m in taker.reports] == [

@@ -24,6 +24,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import compress, islice
+from operator import itemgetter
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
@@ -71,6 +73,9 @@ __all__ = [
 logger = logging.getLogger("akgentic.core")
 
 TOOL_PREFIX = "#"
+
+_SENT_MASK = bytes(1 if kind == KIND_SENT else 0 for kind in range(256))
+"""``kinds.translate(_SENT_MASK)``: a byte per record, 1 for a send (for ``compress``)."""
 
 FLUSH_EVERY = 1024
 """Records a drain hands to its subscribers before it tells them to flush. A drain
@@ -178,6 +183,9 @@ class TelemetryBatch:
     - :attr:`REPORT`: a telemetry message ``a`` the actor reported (a start, a stop, a
       state, an event, an error): :meth:`message` gives it as subscribers store it.
 
+    :attr:`kinds` holds each record's kind as one byte (``kinds[i] == records[i][0]``),
+    for ``bytes.find`` and ``bytes.translate`` masks.
+
     Valid during the call only: a subscriber keeps what it needs, not the batch.
     """
 
@@ -186,11 +194,14 @@ class TelemetryBatch:
     PROCESSED = KIND_PROCESSED
     REPORT = KIND_REPORT
 
-    __slots__ = ("_orchestrator", "records")
+    __slots__ = ("_orchestrator", "kinds", "records")
 
-    def __init__(self, orchestrator: Orchestrator, records: list[Record]) -> None:
+    def __init__(
+        self, orchestrator: Orchestrator, records: list[Record], kinds: bytes | None = None
+    ) -> None:
         self._orchestrator = orchestrator
         self.records = records
+        self.kinds = bytes(map(itemgetter(0), records)) if kinds is None else kinds
 
     def snapshot(self, address: ActorAddress | None) -> ActorAddressProxy | None:
         """The serializable copy of an address the records name."""
@@ -259,31 +270,28 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def _drain(self) -> None:
         """Fold every queued record into the views, and hand them on in runs of at most
         ``FLUSH_EVERY`` (a long drain hands its records on as it goes), each run
-        followed by the subscribers' ``flush``."""
-        queue = self._channel.take()
-        recent = self._recent_messages
-        if not self._subscribers:  # nobody to hand them on to: fold and forget
-            while queue:
-                record = queue.popleft()
-                kind = record[0]
-                if kind == KIND_SENT:
-                    recent.append(record[3])
-                elif kind > KIND_PROCESSED:
-                    self._apply(record[3])
-            return
-        while queue:
-            records: list[Record] = []
-            while queue and len(records) < FLUSH_EVERY:
-                record = queue.popleft()
-                kind = record[0]
-                if kind == KIND_SENT:
-                    recent.append(record[3])
-                elif kind > KIND_PROCESSED:
-                    self._apply(record[3])
-                records.append(record)
-            self._hand_on(records)
+        followed by the subscribers' ``flush``.
 
-    def _hand_on(self, records: list[Record]) -> None:
+        Each run is taken and folded with C-level loops (``popleft`` called by
+        ``islice``, the sends picked by a mask of the kinds): this runs for every record
+        a team reports, on the thread every subscriber shares. Only this thread pops, so
+        the queue holds at least the ``len`` it had."""
+        queue = self._channel.take()
+        popleft = queue.popleft
+        recent = self._recent_messages
+        subscribed = bool(self._subscribers)
+        while queue:
+            records: list[Record] = list(islice(iter(popleft, None), min(len(queue), FLUSH_EVERY)))
+            kinds = bytes(map(itemgetter(0), records))
+            recent.extend(compress(map(itemgetter(3), records), kinds.translate(_SENT_MASK)))
+            at = kinds.find(KIND_REPORT)
+            while at >= 0:  # rare: starts, stops, states, events, errors
+                self._apply(records[at][3])
+                at = kinds.find(KIND_REPORT, at + 1)
+            if subscribed:  # else nobody to hand them on to: folded and forgotten
+                self._hand_on(records, kinds)
+
+    def _hand_on(self, records: list[Record], kinds: bytes) -> None:
         """Hand a run of records to every subscriber, in order. One view per record is
         shared by the per-record subscribers, so a message is built once for them all,
         and dropped before the next is built (a thousand built messages held at once
@@ -298,7 +306,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                     except Exception:
                         logger.exception("subscriber %r failed on a record", subscriber)
         if self._batchers:
-            batch = TelemetryBatch(self, records)
+            batch = TelemetryBatch(self, records, kinds)
             for subscriber, on_batch in self._batchers:
                 try:
                     on_batch(batch)

@@ -10,6 +10,9 @@
   throughput; ``append_many`` pays one sync per batch either way.
 - **Threads.** One connection, guarded by a lock: any thread may call any method.
   Rows are decoded after the lock is released.
+- **Checkpoints** of the WAL into the file run on a thread and connection of their own
+  (``akgentic.storage._checkpoint``), not inside whichever commit crosses SQLite's
+  threshold: no commit waits for one.
 - **Sequence numbers.** ``BEGIN IMMEDIATE`` takes the database's write lock before the
   next number is read (one past the highest of the rows and the event packs), so
   numbering is race-free across threads, connections and processes, and a rolled-back
@@ -37,6 +40,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from akgentic.storage._checkpoint import Checkpointer
 from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
 from akgentic.storage._sql import Cursor, SqlStorage, check_tables, team_head
 from akgentic.storage.errors import StorageClosedError, StorageError
@@ -105,6 +109,17 @@ bytes; ``?5``: their UTF-8 payloads end to end; ``?6``: a JSON array with one in
 row, its payload's start offset shifted left 32 bits or'ed with its length. Row ``key``
 (0, 1, ...) is numbered ``?2 + key``: JSON arrays are walked in order."""
 
+_INSERT_PACKS = """
+INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data)
+SELECT ?1, ?2 + json_extract(value, '$[2]'), ?2 + json_extract(value, '$[3]'),
+       substr(?3, json_extract(value, '$[0]') + 1, json_extract(value, '$[1]'))
+FROM json_each(?4)
+"""
+"""Packs in one statement, as :data:`_INSERT_PACKED` does rows. ``?3``: the packs end to
+end (a blob: ``substr`` counts bytes); ``?4``: a JSON array with one ``[start, length,
+first, last]`` per pack, its bytes' place in ``?3`` and its first and last numbers as
+offsets from ``?2``."""
+
 _HINTS = {
     "not a database": (
         ": it is not a SQLite database. Give akgentic another file, or move this one away"
@@ -142,6 +157,8 @@ class _Driver:
         self._path = path
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._checkpointer = Checkpointer(path, options.busy_timeout)
+        self._txn_bytes = 0  # about what the open write transaction writes
         try:
             self._conn = conn = sqlite3.connect(
                 path,
@@ -158,6 +175,7 @@ class _Driver:
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
             conn.execute(f"PRAGMA synchronous={options.synchronous}")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's thread does it
             try:  # the event insert unpacks its batch with json_each (_INSERT_PACKED)
                 conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
             except sqlite3.OperationalError as exc:
@@ -202,8 +220,10 @@ class _Driver:
             cur = conn.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for other writers
+                self._txn_bytes = PAGE_SIZE
                 yield cur
                 cur.execute("COMMIT")
+                self._checkpointer.committed(self._txn_bytes)
             except BaseException as exc:
                 if conn.in_transaction:
                     with suppress(sqlite3.Error):  # a damaged file may refuse even this
@@ -266,10 +286,9 @@ class _Driver:
             start += len(payload)
         with self.write() as cur:
             first = team_head(cur, tid) + 1
-            cur.execute(
-                _INSERT_PACKED,
-                (tid, first, texts, width, b"".join(payloads), json.dumps(spans)),
-            )
+            blob = b"".join(payloads)
+            cur.execute(_INSERT_PACKED, (tid, first, texts, width, blob, json.dumps(spans)))
+            self._txn_bytes += len(texts) + len(blob)
             if also is not None:
                 also(cur)
         return first
@@ -282,19 +301,21 @@ class _Driver:
         also: Callable[[Cursor], None] | None = None,
     ) -> int:
         """One row per pack, numbered as :meth:`insert_events` numbers (inside ``BEGIN
-        IMMEDIATE``)."""
+        IMMEDIATE``), all of them in one statement: ``executemany`` would take the GIL
+        back once per pack, each time waiting up to the switch interval while the team
+        computes (see :meth:`insert_events`)."""
         tid = str(team_id)
+        spans: list[list[int]] = []
+        start = offset = 0
+        for pack, count in zip(packs, counts, strict=True):
+            spans.append([start, len(pack), offset, offset + count - 1])
+            start += len(pack)
+            offset += count
         with self.write() as cur:
-            first = next_seq = team_head(cur, tid) + 1
-            rows = []
-            for pack, count in zip(packs, counts, strict=True):
-                rows.append((tid, next_seq, next_seq + count - 1, pack))
-                next_seq += count
-            cur.executemany(
-                "INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data) "
-                "VALUES (?, ?, ?, ?)",
-                rows,
-            )
+            first = team_head(cur, tid) + 1
+            blob = b"".join(packs)
+            cur.execute(_INSERT_PACKS, (tid, first, blob, json.dumps(spans)))
+            self._txn_bytes += len(blob)
             if also is not None:
                 also(cur)
         return first
@@ -303,6 +324,7 @@ class _Driver:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""
 
     def close(self) -> None:
+        self._checkpointer.close()
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

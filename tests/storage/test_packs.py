@@ -8,6 +8,7 @@ The ``backend`` fixture (conftest) runs the store tests on memory, SQLite and â€
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import struct
@@ -156,8 +157,11 @@ class Traffic:
         self.records.append((KIND_REPORT, self._tick(), self.a, built, None))
         self.expected.append(encode_event(built))
 
-    def pack(self) -> bytes:
-        return pack_records(self.records, self.addresses, self.reports, self.team_json).data
+    def pack(self, team: UUID | None = None) -> bytes:
+        """The pack; with ``team``, sends that all carry it store it once (the header)."""
+        return pack_records(
+            self.records, self.addresses, self.reports, self.team_json, team=team
+        ).data
 
 
 def busy(team: UUID, exchanges: int = 3) -> Traffic:
@@ -173,6 +177,13 @@ def busy(team: UUID, exchanges: int = 3) -> Traffic:
 
 def own_id(text: str) -> str:
     return str(json.loads(text)["id"])
+
+
+def header_of(data: bytes) -> dict[str, Any]:
+    (size,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4
+    header: dict[str, Any] = json.loads(data[start : start + size])
+    return header
 
 
 # -- the codec -------------------------------------------------------------------------------
@@ -217,8 +228,9 @@ def test_both_paths_of_the_encoder_are_exercised() -> None:
     ],
 )
 @pytest.mark.parametrize("addressed", [True, False])
+@pytest.mark.parametrize("team_given", [True, False], ids=["team-given", "no-team"])
 def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
-    message: Message, addressed: bool
+    message: Message, addressed: bool, team_given: bool
 ) -> None:
     team = uuid4()
     traffic = Traffic(team)
@@ -229,7 +241,9 @@ def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
     traffic.exchange(message)
     traffic.report()
     traffic.exchange(message, to=traffic.a)
-    data = traffic.pack()
+    data = traffic.pack(team if team_given else None)
+    plain_with_team = addressed and team_given and _plain_path(type(message)) is not None
+    assert header_of(data)["team_ids"] is plain_with_team  # left out of the bodies
     assert pack_count(data) == len(traffic.expected) == 7
     decoded = decode_pack(data)
     assert len(decoded) == len(traffic.expected)
@@ -256,6 +270,51 @@ def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
     sent = decode_event(team, 1, *decoded[0], to_utc).require()
     assert isinstance(sent, SentMessage) and sent.message == message
     assert vars(sent.message) == vars(message)  # the values themselves, as sent
+
+
+def test_the_team_id_every_send_carries_is_stored_once_and_read_back_into_each() -> None:
+    team = uuid4()
+    traffic = Traffic(team)
+    for i in range(4):
+        traffic.exchange(Plain(text=f"plain {i}", team_id=team))
+    with_team, without = traffic.pack(team), traffic.pack()
+    assert header_of(with_team)["team_ids"] is True and header_of(without)["team_ids"] is False
+    saved = len(f',"team_id":"{team}"') * 4  # the sends' bodies, less the header's flag
+    assert len(without) - len(with_team) >= saved - len(',"team_ids":true')
+    messages = [
+        sent_messages(team, events) for events in (decode_pack(with_team), traffic.expected)
+    ]
+    assert len(messages[0]) == 4 and messages[0] == messages[1]
+    assert all(message.team_id == team for message in messages[0])
+
+
+def sent_messages(team: UUID, events: list[EncodedEvent]) -> list[Message]:
+    """The messages the sends among ``events`` carry, decoded."""
+    decoded = [decode_event(team, 1, stamp, text, to_utc).require() for stamp, text in events]
+    return [event.message for event in decoded if isinstance(event, SentMessage)]
+
+
+def test_a_send_of_another_team_keeps_every_team_id_in_its_body() -> None:
+    team, other = uuid4(), uuid4()
+    traffic = Traffic(team)
+    traffic.exchange(Plain(text="ours", team_id=team))
+    traffic.exchange(Plain(text="theirs", team_id=other))
+    traffic.exchange(Plain(text="none"))
+    data = traffic.pack(team)
+    assert header_of(data)["team_ids"] is False
+    got = sent_messages(team, decode_pack(data))
+    assert [m.team_id for m in got] == [team, other, None]
+    assert got == sent_messages(team, traffic.expected)
+
+
+def test_a_pack_of_the_first_layout_still_decodes_as_it_did() -> None:
+    """A pack stored before the layout changed (``AKPACK1``: addresses by small numbers,
+    the team id in every body) reads back to exactly the events akgentic decoded then."""
+    fixture = json.loads((Path(__file__).parent / "data" / "pack_v1.json").read_text())
+    data = base64.b64decode(fixture["pack"])
+    assert data.startswith(b"AKPACK1\n") and not data.startswith(MAGIC)
+    assert pack_count(data) == len(fixture["events"]) == 10
+    assert [[stamp.isoformat(), text] for stamp, text in decode_pack(data)] == fixture["events"]
 
 
 def test_the_ids_of_a_pack_are_the_same_at_every_decode_and_unique() -> None:

@@ -17,22 +17,28 @@ keys in another order, UTC written ``Z`` —, which decodes to the same message.
 decoded event's own id is derived from a random base stored in the pack and the event's
 place in it, so reading a pack twice gives the same ids.
 
-Layout (little-endian), after the magic ``AKPACK1\\n``:
+Layout (little-endian), after the magic ``AKPACK2\n``:
 
 - a ``u32`` length and a JSON header: the event count, the id base, the team id (as
-  stored JSON), the addresses used (index → stored JSON text), the model paths used,
-  and the reports (``[ISO time, stored JSON text]``: the rare records that arrive as
-  built telemetry messages: starts, stops, states, events, errors);
+  stored JSON), the addresses used (key → stored JSON text), the model paths used, the
+  reports (``[ISO time, stored JSON text]``: the rare records that arrive as built
+  telemetry messages: starts, stops, states, events, errors), and whether the plain
+  bodies leave out their ``team_id`` (``team_ids``: every send carries the pack's team,
+  written once here);
 - ``kinds``: one byte per event (``KIND_SENT``, ``KIND_RECEIVED``, ``KIND_PROCESSED``,
   ``KIND_REPORT``);
 - ``stamps``: one ``f64`` per event, epoch seconds (unused for a report);
-- ``actors``: one ``i32`` per event, the index of the sender or receiver (unused for a
-  report);
+- ``actors``: one ``i64`` per event, the key of the sender or receiver (unused for a
+  report). An address's key is the ``id`` of its object while the pack was built: any
+  number, only meaningful through the header;
 - ``receipts``: 16 bytes per receipt, the id of the message received or processed;
-- five columns of one ``i32`` per send: the recipient, the message's own sender and
-  recipient (``-1``: none), its model path (``-1``: the body is the whole message as
-  stored JSON) and its body's length in bytes;
+- per send, three columns of ``i64`` — the recipient's key, the message's own sender's
+  and recipient's (None has a key too) — and two of ``i32``: its model path (``-1``: the
+  body is the whole message as stored JSON) and its body's length in bytes;
 - the bodies, end to end.
+
+The first layout, ``AKPACK1\n``, is still read: addresses by small numbers (``i32``,
+``-1`` for none), and the team id in every body.
 """
 
 from __future__ import annotations
@@ -45,8 +51,8 @@ import typing
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from itertools import compress
-from operator import attrgetter, itemgetter, methodcaller
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_, itemgetter
 from typing import Any, Literal, NamedTuple, get_args, get_origin
 from uuid import UUID
 
@@ -69,10 +75,14 @@ __all__ = [
     "pack_records",
 ]
 
-MAGIC = b"AKPACK1\n"
+MAGIC = b"AKPACK2\n"
+_MAGIC_1 = b"AKPACK1\n"
+"""The first layout (still read): addresses by small numbers (``i32``, ``-1`` for none),
+no column apart for the sends' times, the team id in every body."""
 _HEAD = struct.Struct("<I")
 _LITTLE = sys.byteorder == "little"
 _ENVELOPE = {"sender", "recipient"}  # a set: pydantic-core takes it faster than a frozenset
+_ENVELOPE_TEAM = {"sender", "recipient", "team_id"}
 _SENT_PATH = model_path(SentMessage)
 _RECEIPT_PATHS = {
     KIND_RECEIVED: model_path(ReceivedMessage),
@@ -85,52 +95,48 @@ Record = tuple[int, float, Any, Any, Any]
 
 
 class AddressIndex:
-    """Small numbers for the addresses a recorder sees, and their stored JSON.
+    """The stored JSON of the addresses a recorder sees, keyed on the address objects'
+    ``id``.
 
-    Keyed on the address object itself (its ``id``, the object kept alive so the ``id``
-    is never reused while it is here): a team passes the same few address objects
-    around, and looking one up is then one C-level dict access per record. ``resolve``
-    gives the stored JSON of an address seen for the first time. Bounded: past
-    ``limit`` entries it starts afresh (a pack only needs its own addresses to be
-    consistent while it is built).
+    A pack names each address by the ``id`` of its object: a team passes the same few
+    address objects around, so a whole column of them is one C-level ``map(id, ...)``,
+    and only the distinct ones (a set of a handful) are looked up here. The objects are
+    kept alive while their ids are here, so an id is never reused for another address
+    meanwhile. ``resolve`` gives the stored JSON of an address seen for the first time.
+    Bounded: past ``limit`` entries it starts afresh (a pack only needs its own
+    addresses to be consistent while it is built).
     """
 
     def __init__(self, resolve: Callable[[Any], str], limit: int = 4096) -> None:
         self._resolve = resolve
         self._limit = limit
-        self._index: dict[int, int] = {id(None): -1}
-        self._kept: list[Any] = []
-        self.texts: list[str] = []
+        self._texts: dict[int, str] = {id(None): "null"}
+        self._kept: list[Any] = [None]
 
-    def numbers(self, addresses: Iterable[Any]) -> list[int]:
-        """The number of each address (``-1`` for None): a C-level lookup of them all,
-        then the new ones added."""
-        items = list(addresses)
-        found = list(map(self._index.get, map(id, items)))
-        if None not in found:
-            return found  # type: ignore[return-value]  # no None in it
-        return [self.of(a) if n is None else n for a, n in zip(items, found, strict=True)]
-
-    def of(self, address: Any) -> int:
-        """The index of ``address`` (``-1`` for None), adding it when new."""
-        if address is None:
-            return -1
-        found = self._index.get(id(address))
-        if found is not None:
-            return found
-        number = len(self._kept)
-        self.texts.append(self._resolve(address))
-        self._kept.append(address)
-        self._index[id(address)] = number
-        return number
+    def texts(self, used: set[int], objects: Callable[[], Iterable[Any]]) -> dict[str, str]:
+        """The stored JSON of every id in ``used`` (by its decimal text). Ids seen for
+        the first time are resolved from the object among ``objects()`` that has it."""
+        known = self._texts
+        missing = used.difference(known)
+        if missing:  # rare: an address this index has not seen yet
+            for item in objects():
+                key = id(item)
+                if key in missing:
+                    known[key] = self._resolve(item)
+                    self._kept.append(item)
+                    missing.discard(key)
+                    if not missing:
+                        break
+            if missing:
+                raise ValueError("an address id has no object among those given")
+        return {str(key): known[key] for key in used}
 
     def trim(self) -> None:
         """Start afresh once past the limit (called before a pack is built, never while:
-        the numbers of one pack must stay the same)."""
+        the ids of one pack must keep their texts)."""
         if len(self._kept) > self._limit:
-            self._index = {id(None): -1}
-            self._kept = []
-            self.texts = []
+            self._texts = {id(None): "null"}
+            self._kept = [None]
 
 
 _ATOMS: tuple[type, ...] = (str, int, bool, type(None), UUID, datetime)
@@ -211,7 +217,7 @@ class Packed(NamedTuple):
 
 _SENT_MASK = bytes(1 if k == KIND_SENT else 0 for k in range(256))
 _RECEIPT_MASK = bytes(1 if k in (KIND_RECEIVED, KIND_PROCESSED) else 0 for k in range(256))
-_TO_BYTES = methodcaller("to_bytes", 16, "big")
+_UUID_BYTES = attrgetter("bytes")  # faster than int.to_bytes through a methodcaller
 
 
 def pack_records(
@@ -219,33 +225,44 @@ def pack_records(
     addresses: AddressIndex,
     reports: Mapping[int, EncodedEvent],
     team_json: str,
+    kinds: bytes | None = None,
+    team: UUID | None = None,
 ) -> Packed:
     """One pack of ``records`` (in order). ``reports`` holds, by position, the stored
     form of each report record (a built telemetry message); sends and receipts are
-    encoded here. Raises ``SerializationError`` when a sent message cannot be stored:
-    the caller reports it in its place.
+    encoded here. ``kinds``: the records' kinds as bytes, when the caller has them
+    already. ``team``: the team's id, which its members' messages carry (their
+    ``team_id`` is then stored once, in the header). Raises ``SerializationError``
+    when a sent message cannot be stored: the caller reports it in its place.
 
     Every step over the whole batch is a C-level ``map``/``compress``; the one Python
     loop left walks the sends, for pydantic-core to write each body."""
     addresses.trim()
     count = len(records)
-    kinds = bytes(map(itemgetter(0), records))
+    if kinds is None:
+        kinds = bytes(map(itemgetter(0), records))
     sent_mask = kinds.translate(_SENT_MASK)
     stamps = array("d", map(itemgetter(1), records))
-    actors = addresses.numbers(map(itemgetter(2), records))
+    actors = list(map(id, map(itemgetter(2), records)))
     receipt_ids = b"".join(
-        map(
-            _TO_BYTES,
-            map(
-                attrgetter("int"),
-                compress(map(itemgetter(3), records), kinds.translate(_RECEIPT_MASK)),
-            ),
-        )
+        map(_UUID_BYTES, compress(map(itemgetter(3), records), kinds.translate(_RECEIPT_MASK)))
     )
     sent = list(compress(map(itemgetter(3), records), sent_mask))
-    recipients = addresses.numbers(compress(map(itemgetter(4), records), sent_mask))
-    own_senders = addresses.numbers(map(attrgetter("sender"), sent))
-    own_recipients = addresses.numbers(map(attrgetter("recipient"), sent))
+    recipients = list(map(id, compress(map(itemgetter(4), records), sent_mask)))
+    own_senders = list(map(id, map(attrgetter("sender"), sent)))
+    own_recipients = list(map(id, map(attrgetter("recipient"), sent)))
+    used = set(actors)
+    used.update(recipients, own_senders, own_recipients)
+
+    def objects() -> Iterable[Any]:
+        return chain(
+            map(itemgetter(2), records),
+            map(itemgetter(4), records),
+            map(attrgetter("sender"), sent),
+            map(attrgetter("recipient"), sent),
+        )
+
+    address_texts = addresses.texts(used, objects)
     classes = list(map(type, sent))
     numbers: dict[type, int] = {}
     paths: list[str] = []
@@ -254,42 +271,49 @@ def pack_records(
         numbers[cls] = -1 if path is None else len(paths)
         if path is not None:
             paths.append(path)
-    bodies, path_numbers = _bodies(sent, classes, numbers)
-    used = set(actors)
-    used.update(recipients, own_senders, own_recipients)
-    used.discard(-1)
-    texts = addresses.texts
+    plain = [cls for cls, number in numbers.items() if number >= 0]
+    lift_team = _lifted_team(sent, plain, team)
+    exclude = _ENVELOPE_TEAM if lift_team else _ENVELOPE
+    bodies, path_numbers = _bodies(sent, classes, numbers, exclude)
     header = json.dumps(
         {
             "n": count,
             "base": new_id().int & _CLEAR_LOW,
             "team": team_json,
-            "addresses": {str(i): texts[i] for i in sorted(used)},
+            "addresses": address_texts,
             "paths": paths,
             "reports": {str(i): [stamp.isoformat(), text] for i, (stamp, text) in reports.items()},
+            "team_ids": lift_team,
         },
         separators=(",", ":"),
     ).encode()
-    if not _LITTLE:
-        stamps.byteswap()
     columns = [
-        _int32(values) for values in (actors, recipients, own_senders, own_recipients, path_numbers)
+        _column("d", stamps),
+        _column("q", actors),
+        receipt_ids,
+        _column("q", recipients),
+        _column("q", own_senders),
+        _column("q", own_recipients),
+        _column("i", path_numbers),
+        _column("i", list(map(len, bodies))),
     ]
-    data = b"".join(
-        (
-            MAGIC,
-            _HEAD.pack(len(header)),
-            header,
-            kinds,
-            stamps.tobytes(),
-            columns[0],
-            receipt_ids,
-            *columns[1:],
-            _int32(list(map(len, bodies))),
-            *bodies,
-        )
-    )
+    data = b"".join((MAGIC, _HEAD.pack(len(header)), header, kinds, *columns, *bodies))
     return Packed(data, count, list(compress(range(count), sent_mask)), sent)
+
+
+def _liftable(cls: type, name: str, annotation: Any) -> bool:
+    field = cls.model_fields.get(name)  # type: ignore[attr-defined]
+    return field is not None and field.annotation == annotation
+
+
+def _lifted_team(sent: list[Any], plain: list[type], team: UUID | None) -> bool:
+    """Whether every send carries the team's own id (the very object, as members stamp
+    it): it is then stored once, in the header, not in every body."""
+    if team is None or not plain or not all(_liftable(c, "team_id", UUID | None) for c in plain):
+        return False
+    teams = list(map(attrgetter("team_id"), sent))
+    first = teams[0]
+    return first == team and all(map(is_, teams, repeat(first)))
 
 
 def pack_encoded(events: Sequence[EncodedEvent], team_json: str) -> bytes:
@@ -301,15 +325,16 @@ def pack_encoded(events: Sequence[EncodedEvent], team_json: str) -> bytes:
 
 
 def _bodies(
-    sent: list[Any], classes: list[type], numbers: dict[type, int]
+    sent: list[Any], classes: list[type], numbers: dict[type, int], exclude: set[str]
 ) -> tuple[list[bytes], list[int]]:
-    """Each sent message's body and path number: pydantic-core's JSON of it without its
-    envelope for a plain class (its marker and envelope are added when it is read), else
-    the whole message as the store writes it (path number ``-1``)."""
+    """Each sent message's body and path number: pydantic-core's JSON of it without
+    ``exclude`` (its envelope, and the fields the pack stores apart) for a plain class
+    (they are added back when it is read), else the whole message as the store writes
+    it (path number ``-1``)."""
     path_numbers = list(map(numbers.__getitem__, classes))
     try:
         return [
-            cls.__pydantic_serializer__.to_json(message, exclude=_ENVELOPE)  # type: ignore[attr-defined]
+            cls.__pydantic_serializer__.to_json(message, exclude=exclude)  # type: ignore[attr-defined]
             if number >= 0
             else encode_message(message).encode()
             for message, cls, number in zip(sent, classes, path_numbers, strict=True)
@@ -321,15 +346,16 @@ def _bodies(
         body: bytes | None = None
         if path_numbers[at] >= 0:
             try:
-                body = cls.__pydantic_serializer__.to_json(message, exclude=_ENVELOPE)  # type: ignore[attr-defined]
+                body = cls.__pydantic_serializer__.to_json(message, exclude=exclude)  # type: ignore[attr-defined]
             except PydanticSerializationError:
                 path_numbers[at] = -1
         bodies.append(encode_message(message).encode() if body is None else body)
     return bodies, path_numbers
 
 
-def _int32(values: list[int]) -> bytes:
-    column = array("i", values)
+def _column(code: str, values: Iterable[Any]) -> bytes:
+    """A column of numbers (``array`` type ``code``), little-endian."""
+    column = values if isinstance(values, array) else array(code, values)
     if not _LITTLE:
         column.byteswap()
     return column.tobytes()
@@ -344,15 +370,17 @@ def pack_count(data: bytes) -> int:
         raise ValueError(f"the event pack is damaged: {exc!r}") from exc
 
 
-def _header(data: bytes) -> tuple[dict[str, Any], int]:
-    if bytes(data[: len(MAGIC)]) != MAGIC:
+def _header(data: bytes) -> tuple[dict[str, Any], int, int]:
+    """The header, where the columns start, and the layout's version (1 or 2)."""
+    magic = bytes(data[: len(MAGIC)])
+    if magic not in (MAGIC, _MAGIC_1):
         raise ValueError("not an event pack (its magic is missing)")
     (size,) = _HEAD.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + _HEAD.size
     header = json.loads(bytes(data[start : start + size]))
     if not isinstance(header, dict):
         raise ValueError("the pack's header is not a JSON object")
-    return header, start + size
+    return header, start + size, 2 if magic == MAGIC else 1
 
 
 def _count(header: dict[str, Any]) -> int:
@@ -412,22 +440,24 @@ def _typed(value: Any, kind: type, item: type, what: str) -> Any:
 
 
 def _decode(data: bytes) -> list[EncodedEvent]:
-    header, offset = _header(data)
+    header, offset, version = _header(data)
     count = _count(header)
+    wide = "q" if version == 2 else "i"  # an address column: ids, or small numbers
     kinds = data[offset : offset + count]
     if len(kinds) != count:
         raise ValueError("the pack is shorter than its header says")
     offset += count
     stamps, offset = _read(data, offset, "d", count)
-    actors, offset = _read(data, offset, "i", count)
+    actors, offset = _read(data, offset, wide, count)
     receipt_count = sum(1 for k in kinds if k in (KIND_RECEIVED, KIND_PROCESSED))
     receipts = data[offset : offset + 16 * receipt_count]
     offset += 16 * receipt_count
     send_count = kinds.count(KIND_SENT)
     columns = []
-    for _ in range(5):  # recipient, own sender, own recipient, path number, body length
-        column, offset = _read(data, offset, "i", send_count)
+    for code in (wide, wide, wide, "i", "i"):  # recipient, own sender and recipient,
+        column, offset = _read(data, offset, code, send_count)  # path number, body length
         columns.append(column)
+    team_ids = header.get("team_ids", False) is True
     lengths = columns[4]
     if min(lengths, default=0) < 0 or sum(lengths) != len(data) - offset:
         raise ValueError("the pack's bodies are not the length its header says (truncated?)")
@@ -442,8 +472,8 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     if not isinstance(team, str) or type(base) is not int:
         raise ValueError("the pack's team or id base is not of its type")
 
-    def address(number: int) -> str:
-        return "null" if number < 0 else addresses[str(number)]
+    def address(key: int) -> str:
+        return "null" if version == 1 and key < 0 else addresses[str(key)]
 
     events: list[EncodedEvent] = []
     receipt = send = 0
@@ -457,7 +487,6 @@ def _decode(data: bytes) -> list[EncodedEvent]:
         sender = address(actors[position])
         if kind == KIND_SENT:
             recipient, own_sender, own_recipient, number, length = sends[send]
-            send += 1
             body = data[offset : offset + length].decode()
             offset += length
             if number >= 0:
@@ -465,9 +494,12 @@ def _decode(data: bytes) -> list[EncodedEvent]:
                 parts = [f'"__model__":"{paths[number]}"']
                 if inner:
                     parts.append(inner)
+                if team_ids:
+                    parts.append(f'"team_id":{team}')
                 parts.append(f'"sender":{address(own_sender)}')
                 parts.append(f'"recipient":{address(own_recipient)}')
                 body = "{" + ",".join(parts) + "}"
+            send += 1
             text = _SENT.format(
                 path=_SENT_PATH,
                 id=own_id,

@@ -32,7 +32,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, NamedTuple
 from uuid import UUID
 
@@ -113,7 +113,9 @@ class _Pack(NamedTuple):
     data: bytes
     size: int  # how many events it holds
     sent_at: list[int]  # the positions of its sends
-    sent: list[UUID]  # the ids of the messages sent there: callers wait on these
+    sent: list[int]  # the ids (``UUID.int``) of the messages sent there: callers wait on
+    # these. Kept as ints, which the garbage collector does not track: ten thousand
+    # remembered UUID objects made every full collection of a busy process longer
     messages: list[Message]  # its reports, built: for the tables beside the log
 
 
@@ -161,7 +163,7 @@ class EventRecorder:
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
-        self._recent: deque[tuple[list[UUID], list[int], int]] = deque()
+        self._recent: deque[tuple[list[int], list[int], int]] = deque()
         self._remembered = 0
         self._cond = threading.Condition()
         self.last_seq = storage.events.last_seq(team_id)
@@ -201,7 +203,7 @@ class EventRecorder:
             self._buffer.extend(items)
 
     def _pack(self, batch: TelemetryBatch, records: list[Any]) -> _Pack:
-        kinds = bytes(map(itemgetter(0), records))
+        kinds = batch.kinds
         reports: dict[int, EncodedEvent] = {}
         messages: list[Message] = []
         position = kinds.find(TelemetryBatch.REPORT)
@@ -210,8 +212,10 @@ class EventRecorder:
             reports[position] = _encoded(message)
             messages.append(message)
             position = kinds.find(TelemetryBatch.REPORT, position + 1)
-        packed = pack_records(records, self._addresses, reports, self._team_json)
-        ids = list(map(attrgetter("id"), packed.sent))
+        packed = pack_records(
+            records, self._addresses, reports, self._team_json, kinds, self._team_id
+        )
+        ids = list(map(attrgetter("int"), map(attrgetter("id"), packed.sent)))
         return _Pack(packed.data, packed.size, packed.sent_at, ids, messages)
 
     def _address_json(self, address: Any) -> str:
@@ -393,7 +397,7 @@ class EventRecorder:
                 else:
                     key = item[1]
                     if key is not None:  # a receipt has none: nobody waits on its id
-                        recent.append(([key], [0], first))
+                        recent.append(([key.int], [0], first))
                         self._remembered += 1
                     last = first
             while self._remembered > _REMEMBERED and len(recent) > 1:
@@ -406,7 +410,7 @@ class EventRecorder:
         first: a caller waits for what it sent a moment ago."""
         for ids, positions, first in reversed(self._recent):
             try:
-                return first + positions[ids.index(message_id)]
+                return first + positions[ids.index(message_id.int)]
             except ValueError:
                 continue
         return None

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -110,15 +110,23 @@ row, its payload's start offset shifted left 32 bits or'ed with its length. Row 
 (0, 1, ...) is numbered ``?2 + key``: JSON arrays are walked in order."""
 
 _INSERT_PACKS = """
+WITH head(next) AS (SELECT max(
+    COALESCE((SELECT MAX(seq) FROM akgentic_events WHERE team_id = ?1), 0),
+    COALESCE((SELECT last_seq FROM akgentic_event_packs WHERE team_id = ?1
+              ORDER BY first_seq DESC LIMIT 1), 0)) + 1)
 INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data)
-SELECT ?1, ?2 + json_extract(value, '$[2]'), ?2 + json_extract(value, '$[3]'),
-       substr(?3, json_extract(value, '$[0]') + 1, json_extract(value, '$[1]'))
-FROM json_each(?4)
+SELECT ?1, next + json_extract(value, '$[2]'), next + json_extract(value, '$[3]'),
+       substr(?2, json_extract(value, '$[0]') + 1, json_extract(value, '$[1]'))
+FROM json_each(?3), head ORDER BY key
 """
-"""Packs in one statement, as :data:`_INSERT_PACKED` does rows. ``?3``: the packs end to
-end (a blob: ``substr`` counts bytes); ``?4``: a JSON array with one ``[start, length,
-first, last]`` per pack, its bytes' place in ``?3`` and its first and last numbers as
-offsets from ``?2``."""
+"""Packs in one statement, numbered after the team's highest number (rows and packs, as
+``team_head`` reads it). ``?2``: the packs end to end (a blob: ``substr`` counts bytes);
+``?3``: a JSON array with one ``[start, length, first, last]`` per pack, its bytes' place
+in ``?2`` and its first and last numbers as offsets from the next number. An ``INSERT``
+takes the write lock before it reads anything, so on its own (autocommit) it numbers as
+race-free as ``BEGIN IMMEDIATE`` does."""
+
+_FIRST_OF_ROW = "SELECT first_seq FROM akgentic_event_packs WHERE rowid = ?"
 
 _HINTS = {
     "not a database": (
@@ -300,10 +308,15 @@ class _Driver:
         counts: list[int],
         also: Callable[[Cursor], None] | None = None,
     ) -> int:
-        """One row per pack, numbered as :meth:`insert_events` numbers (inside ``BEGIN
-        IMMEDIATE``), all of them in one statement: ``executemany`` would take the GIL
-        back once per pack, each time waiting up to the switch interval while the team
-        computes (see :meth:`insert_events`)."""
+        """One row per pack, numbered as :meth:`insert_events` numbers, in one statement.
+
+        Why one statement, and without ``also`` no ``BEGIN``/``COMMIT`` around it:
+        ``sqlite3`` releases the GIL around each step of each statement, and the writer
+        thread beside a busy team waits up to the switch interval (5 ms) to take it back,
+        every time (see :meth:`insert_events`). ``executemany`` paid that per pack, and a
+        transaction of four statements paid it a dozen times: a group commit took 50 to
+        150 ms under load. Alone, the ``INSERT`` is its own transaction (synced like any
+        commit) and the first number is read back by the last row's ``rowid``."""
         tid = str(team_id)
         spans: list[list[int]] = []
         start = offset = 0
@@ -311,14 +324,24 @@ class _Driver:
             spans.append([start, len(pack), offset, offset + count - 1])
             start += len(pack)
             offset += count
-        with self.write() as cur:
-            first = team_head(cur, tid) + 1
-            blob = b"".join(packs)
-            cur.execute(_INSERT_PACKS, (tid, first, blob, json.dumps(spans)))
-            self._txn_bytes += len(blob)
-            if also is not None:
+        blob = b"".join(packs)
+        params = (tid, blob, json.dumps(spans))
+        if also is None:
+            with self._lock:
+                conn = self._live()
+                try:
+                    last = conn.execute(_INSERT_PACKS, params).lastrowid
+                    (last_first,) = conn.execute(_FIRST_OF_ROW, (last,)).fetchone()
+                except sqlite3.Error as exc:
+                    raise self._failed(exc) from exc
+            self._checkpointer.committed(PAGE_SIZE + len(blob))
+        else:
+            with self.write() as cur:
+                last = cast(sqlite3.Cursor, cur.execute(_INSERT_PACKS, params)).lastrowid
+                (last_first,) = cur.execute(_FIRST_OF_ROW, (last,)).fetchone()
+                self._txn_bytes += len(blob)
                 also(cur)
-        return first
+        return int(last_first) - spans[-1][2]
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""

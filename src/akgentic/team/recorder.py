@@ -121,6 +121,8 @@ class _Pack(NamedTuple):
 
 _Item = _Encoded | _Pack
 
+_ID_INT = attrgetter("id.int")
+
 
 def _events_in(items: list[_Item]) -> int:
     return sum(item.size if isinstance(item, _Pack) else 1 for item in items)
@@ -215,7 +217,7 @@ class EventRecorder:
         packed = pack_records(
             records, self._addresses, reports, self._team_json, kinds, self._team_id
         )
-        ids = list(map(attrgetter("int"), map(attrgetter("id"), packed.sent)))
+        ids = list(map(_ID_INT, packed.sent))
         return _Pack(packed.data, packed.size, packed.sent_at, ids, messages)
 
     def _address_json(self, address: Any) -> str:

@@ -48,6 +48,7 @@ from akgentic.storage._codec import decode_event, to_utc
 from akgentic.storage._pack import (
     MAGIC,
     AddressIndex,
+    _fields_writer,
     _plain_path,
     decode_pack,
     pack_count,
@@ -270,6 +271,53 @@ def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
     sent = decode_event(team, 1, *decoded[0], to_utc).require()
     assert isinstance(sent, SentMessage) and sent.message == message
     assert vars(sent.message) == vars(message)  # the values themselves, as sent
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Plain(
+            text='héllo "quoted"\n',
+            count=-3,
+            flag=True,
+            ref=uuid4(),
+            when=datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC),
+            mode="slow",
+            tags=["x", "é"],
+            table={"k": 1},
+            maybe=None,
+            team_id=uuid4(),
+            parent_id=uuid4(),
+        ),
+        Plain(),
+    ],
+)
+@pytest.mark.parametrize("exclude", [{"sender", "recipient"}, {"sender", "recipient", "team_id"}])
+def test_a_plain_body_written_from_its_fields_is_the_models_own_json(
+    message: Message, exclude: set[str]
+) -> None:
+    """The pack writes a plain message's body from its ``__dict__`` with a serializer of
+    its fields alone: byte for byte what the model's serializer writes told to exclude."""
+    writer = _fields_writer(type(message), exclude)
+    assert writer is not None
+    own = type(message).__pydantic_serializer__.to_json(message, exclude=exclude)
+    assert writer(vars(message)) == own
+
+
+class Excluding(Message):
+    """A field the model itself leaves out: its own serializer is kept."""
+
+    secret: str = Field(default="s", exclude=True)
+
+
+def test_a_class_whose_schema_cannot_be_taken_apart_keeps_the_models_serializer() -> None:
+    assert _fields_writer(Excluding, {"sender", "recipient"}) is None
+    team = uuid4()
+    traffic = Traffic(team)
+    traffic.exchange(Excluding(secret="x", team_id=team))
+    assert sent_messages(team, decode_pack(traffic.pack(team))) == sent_messages(
+        team, traffic.expected
+    )
 
 
 def test_the_team_id_every_send_carries_is_stored_once_and_read_back_into_each() -> None:

@@ -52,12 +52,12 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, call, is_, itemgetter
 from typing import Any, Literal, NamedTuple, get_args, get_origin
 from uuid import UUID
 
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema
 
 from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
@@ -332,7 +332,16 @@ def _bodies(
     (they are added back when it is read), else the whole message as the store writes
     it (path number ``-1``)."""
     path_numbers = list(map(numbers.__getitem__, classes))
+    writers: dict[type, Callable[[dict[str, Any]], bytes]] = {}
+    for cls, number in numbers.items():
+        writer = _fields_writer(cls, exclude) if number >= 0 else None
+        if writer is not None:
+            writers[cls] = writer
     try:
+        if writers and len(writers) == len(numbers):
+            # every class plain, each with its fields' writer: one C-level loop
+            write = map(writers.__getitem__, classes)
+            return list(map(call, write, map(_DICT, sent))), path_numbers
         return [
             cls.__pydantic_serializer__.to_json(message, exclude=exclude)  # type: ignore[attr-defined]
             if number >= 0
@@ -351,6 +360,61 @@ def _bodies(
                 path_numbers[at] = -1
         bodies.append(encode_message(message).encode() if body is None else body)
     return bodies, path_numbers
+
+
+_DICT = attrgetter("__dict__")
+_WRITERS: dict[tuple[type, frozenset[str]], Callable[[dict[str, Any]], bytes] | None] = {}
+
+
+def _fields_writer(cls: type, exclude: set[str]) -> Callable[[dict[str, Any]], bytes] | None:
+    """A writer of a plain message's body from its ``__dict__``: pydantic-core's JSON of
+    its fields but ``exclude``, by a serializer of those fields alone (the model's own
+    field schemas in a ``TypedDict`` schema that ignores the keys it lacks).
+
+    Why: the model's serializer told ``exclude=`` turns the exclusions into a filter at
+    every call, and writes a body a third dearer (``bench/README.md``). The bytes are the
+    same (``tests/storage/test_packs.py`` holds it). None — the model's serializer is
+    used — when the class's schema cannot be taken apart: wrapped in definitions, a
+    reference inside, or a field the model itself excludes."""
+    key = (cls, frozenset(exclude))
+    found = _WRITERS.get(key, False)
+    if found is not False:
+        return found  # type: ignore[return-value]
+    writer: Callable[[dict[str, Any]], bytes] | None = None
+    schema = getattr(cls, "__pydantic_core_schema__", None)
+    fields_schema = schema.get("schema") if isinstance(schema, dict) else None
+    if (
+        isinstance(schema, dict)
+        and schema.get("type") == "model"
+        and isinstance(fields_schema, dict)
+        and fields_schema.get("type") == "model-fields"
+        and not _refers(fields_schema)
+    ):
+        fields = {
+            name: core_schema.typed_dict_field(field["schema"])
+            for name, field in fields_schema["fields"].items()
+            if name not in exclude
+        }
+        if not any(f.get("serialization_exclude") for f in fields_schema["fields"].values()):
+            try:
+                writer = SchemaSerializer(
+                    core_schema.typed_dict_schema(fields, total=False, extra_behavior="ignore")
+                ).to_json
+            except Exception:  # a schema pydantic-core will not build alone
+                writer = None
+    _WRITERS[key] = writer
+    return writer
+
+
+def _refers(schema: Any) -> bool:
+    """Whether a core schema refers to definitions it does not hold."""
+    if isinstance(schema, dict):
+        if schema.get("type") in ("definition-ref", "definitions"):
+            return True
+        return any(_refers(value) for value in schema.values())
+    if isinstance(schema, list):
+        return any(_refers(value) for value in schema)
+    return False
 
 
 def _column(code: str, values: Iterable[Any]) -> bytes:

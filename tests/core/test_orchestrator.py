@@ -14,6 +14,7 @@ from akgentic.core import (
     ActorAddress,
     ActorAddressImpl,
     ActorSystem,
+    AddressError,
     AgentCard,
     Akgent,
     BaseConfig,
@@ -716,3 +717,74 @@ def test_a_channel_that_fails_its_deadline_does_not_stop_the_clock() -> None:
     woken.clear()
     CLOCK.schedule(Watched())  # and it goes on ticking after the failure
     assert woken.wait(30)
+
+
+class Probe(Akgent[BaseConfig, BaseState]):
+    """Takes the probe and signals it has finished with it."""
+
+    handled: ClassVar[threading.Event]
+
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        if msg.content == "relay":  # from the test: send the probe on to the peer
+            self.send(self.peer, UserMessage(content="probe"))
+        elif msg.content == "probe":
+            Probe.handled.set()
+
+    def set_peer(self, peer: ActorAddress) -> None:
+        self.peer = peer
+
+
+@pytest.mark.parametrize("sender", ["outside", "member"])
+def test_a_send_is_in_the_log_before_its_receipt_however_the_threads_interleave(
+    system: ActorSystem, team: Team, monkeypatch: pytest.MonkeyPatch, sender: str
+) -> None:
+    """The sender's thread is held inside the delivery until the recipient has received
+    and processed the probe: the send must still come first in the team's log (reported
+    after the delivery, the receipt came first whenever the sender was preempted there)."""
+    Probe.handled = threading.Event()
+    probe = system.createActor(Probe, config=BaseConfig(name="@Probe"), team_id=team.team_id)
+    relay = system.createActor(Probe, config=BaseConfig(name="@Relay"), team_id=team.team_id)
+    system.proxy_ask(relay, Probe, timeout=30).set_peer(probe)
+    real = ActorAddressImpl.deliver
+
+    def deliver_then_wait(address: ActorAddressImpl, msg: Any) -> None:
+        real(address, msg)
+        if isinstance(msg, UserMessage) and msg.content == "probe":
+            assert Probe.handled.wait(30), "the probe was never handled"
+
+    monkeypatch.setattr(ActorAddressImpl, "deliver", deliver_then_wait)
+    if sender == "outside":
+        system.tell(probe, UserMessage(content="probe"))
+    else:
+        system.tell(relay, UserMessage(content="relay"))
+    assert Probe.handled.wait(30)
+    hand_on(system, team.orchestrator, probe, relay)
+    probe_ids = {
+        m.message.id
+        for m in team.recorder.messages
+        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "probe"
+    }
+    assert len(probe_ids) == 1
+    steps = [
+        type(m)
+        for m in team.recorder.messages
+        if (isinstance(m, SentMessage) and m.message.id in probe_ids)
+        or (isinstance(m, ReceivedMessage | ProcessedMessage) and m.message_id in probe_ids)
+    ]
+    assert steps == [SentMessage, ReceivedMessage, ProcessedMessage]
+
+
+def test_a_send_to_a_stopped_member_raises_and_is_not_in_the_log(
+    system: ActorSystem, team: Team
+) -> None:
+    gone = system.createActor(Member, config=BaseConfig(name="@Gone"), team_id=team.team_id)
+    gone.request_stop()
+    assert gone.wait_stopped(30)
+    with pytest.raises(AddressError, match="stopped"):
+        system.tell(gone, UserMessage(content="late"))
+    hand_on(system, team.orchestrator)
+    assert not [
+        m
+        for m in team.recorder.messages
+        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "late"
+    ]

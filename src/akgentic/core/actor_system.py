@@ -73,8 +73,13 @@ class ExternalContext:
         """Send ``msg`` to ``addr``; replies come back to this context's inbox."""
         msg.init(self.address, addr.team_id, None)
         msg.__dict__["recipient"] = addr
-        addr.deliver(msg)
-        self.system._channel_for(addr.team_id).emit(KIND_SENT, self.address, msg, addr)
+        channel = self.system._channel_for(addr.team_id)
+        if addr.is_alive():  # reported first: its receipt must never come first in the log
+            channel.emit(KIND_SENT, self.address, msg, addr)
+            addr.deliver(msg)
+        else:
+            addr.deliver(msg)  # raises AddressError, which says why: nothing is reported
+            channel.emit(KIND_SENT, self.address, msg, addr)
 
     def listen(self, timeout: float | None = None) -> Message | None:
         """The next message sent to this context, or None after ``timeout`` seconds."""

@@ -402,13 +402,26 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
 
     # -- sending ----------------------------------------------------------------------
     def send(self, recipient: ActorAddress, msg: Message) -> None:
-        """Stamp ``msg`` (sender, team, parent), deliver it, and report it.
+        """Stamp ``msg`` (sender, team, parent), report it, and deliver it.
 
         Raises ``AddressError`` when ``recipient`` is stopped or a deserialized snapshot.
         """
         self._stamp(recipient, msg)
-        recipient.deliver(msg)
-        self._channel.emit(KIND_SENT, self._address, msg, recipient)
+        self._report_and_deliver(recipient, msg)
+
+    def _report_and_deliver(self, recipient: ActorAddress, msg: Message) -> None:
+        """Report the send, then deliver: the recipient's thread reports the receipt,
+        which must never come before the send in the team's log (reported after the
+        delivery, a send lost that race now and then). A recipient that cannot take it
+        raises ``AddressError`` first and nothing is reported; one that stops between
+        the check and the delivery is one that stopped with the message in its inbox:
+        sent, never received."""
+        if recipient.is_alive():
+            self._channel.emit(KIND_SENT, self._address, msg, recipient)
+            recipient.deliver(msg)
+        else:
+            recipient.deliver(msg)  # raises AddressError, which says why
+            self._channel.emit(KIND_SENT, self._address, msg, recipient)
 
     def _stamp(self, recipient: ActorAddress, msg: Message) -> None:
         msg.init(self._address, self._team_id, self._current_message)
@@ -424,13 +437,12 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         team delivers it to the restored member. True when delivered now.
         """
         self._stamp(recipient, msg)
+        self._channel.emit(KIND_SENT, self._address, msg, recipient)  # before its receipt
         try:
             recipient.deliver(msg)
-            delivered = True
         except AddressError:
-            delivered = False
-        self._channel.emit(KIND_SENT, self._address, msg, recipient)
-        return delivered
+            return False
+        return True
 
     def _send_as_self(self, recipient: ActorAddress, msg: Message) -> None:
         """``myAddress.send``: a send from another thread carries no parent."""
@@ -439,8 +451,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
             return
         msg.init(self._address, self._team_id, None)
         msg.__dict__["recipient"] = recipient
-        recipient.deliver(msg)
-        self._channel.emit(KIND_SENT, self._address, msg, recipient)
+        self._report_and_deliver(recipient, msg)
 
     def createActor(
         self,

@@ -237,8 +237,9 @@ def pack_records(
     ``team_id`` is then stored once, in the header). Raises ``SerializationError``
     when a sent message cannot be stored: the caller reports it in its place.
 
-    Every step over the whole batch is a C-level ``map``/``compress``; the one Python
-    loop left walks the sends, for pydantic-core to write each body."""
+    Every step over the whole batch is a C-level ``map``/``compress``, the bodies too
+    when every class in the batch is plain (:func:`_fields_writer`); else a Python loop
+    walks the sends, for each body's writer."""
     addresses.trim()
     count = len(records)
     if kinds is None:

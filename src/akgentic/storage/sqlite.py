@@ -2,19 +2,21 @@
 
 - **WAL mode**, so readers never block the writer, and other processes on the same
   machine may open the same file.
-- **Durability.** Every write is one ``BEGIN IMMEDIATE ... COMMIT`` transaction that has
-  committed before the call returns. ``synchronous=FULL`` (the default) also syncs the
-  WAL to disk at each commit, so an accepted append survives a power cut, not only a
-  crash of the process. ``synchronous=NORMAL`` skips that sync (it survives a process
-  crash; the last commits may be lost if the machine loses power) for more single-append
-  throughput; ``append_many`` pays one sync per batch either way.
+- **Durability.** Every write is one transaction that has committed before the call
+  returns: ``BEGIN IMMEDIATE ... COMMIT``, or a lone ``INSERT`` of event packs (its own
+  transaction: fewer statements, fewer waits for the GIL). ``synchronous=FULL`` (the
+  default) also syncs the WAL to disk at each commit, so an accepted append survives a
+  power cut, not only a crash of the process. ``synchronous=NORMAL`` skips that sync (it
+  survives a process crash; the last commits may be lost if the machine loses power) for
+  more single-append throughput; ``append_many`` pays one sync per batch either way.
 - **Threads.** One connection, guarded by a lock: any thread may call any method.
   Rows are decoded after the lock is released.
 - **Checkpoints** of the WAL into the file run on a thread and connection of their own
   (``akgentic.storage._checkpoint``), not inside whichever commit crosses SQLite's
   threshold: no commit waits for one.
-- **Sequence numbers.** ``BEGIN IMMEDIATE`` takes the database's write lock before the
-  next number is read (one past the highest of the rows and the event packs), so
+- **Sequence numbers.** ``BEGIN IMMEDIATE`` (or the lone ``INSERT``, which takes it when
+  it starts) takes the database's write lock before the next number is read (one past
+  the highest of the rows and the event packs), so
   numbering is race-free across threads, connections and processes, and a rolled-back
   batch leaves no gap. A writer waits up to ``busy_timeout`` seconds for another
   process' transaction.
@@ -329,19 +331,21 @@ class _Driver:
         if also is None:
             with self._lock:
                 conn = self._live()
-                try:
-                    last = conn.execute(_INSERT_PACKS, params).lastrowid
-                    (last_first,) = conn.execute(_FIRST_OF_ROW, (last,)).fetchone()
-                except sqlite3.Error as exc:
-                    raise self._failed(exc) from exc
-            self._checkpointer.committed(PAGE_SIZE + len(blob))
-        else:
-            with self.write() as cur:
-                last = cast(sqlite3.Cursor, cur.execute(_INSERT_PACKS, params)).lastrowid
-                (last_first,) = cur.execute(_FIRST_OF_ROW, (last,)).fetchone()
-                self._txn_bytes += len(blob)
+                if not conn.in_transaction:  # (always, unless a failed write left one)
+                    try:
+                        last = conn.execute(_INSERT_PACKS, params).lastrowid
+                        (first_of_last,) = conn.execute(_FIRST_OF_ROW, (last,)).fetchone()
+                    except sqlite3.Error as exc:
+                        raise self._failed(exc) from exc
+                    self._checkpointer.committed(PAGE_SIZE + len(blob))
+                    return int(first_of_last) - spans[-1][2]
+        with self.write() as cur:
+            last = cast(sqlite3.Cursor, cur.execute(_INSERT_PACKS, params)).lastrowid
+            (first_of_last,) = cur.execute(_FIRST_OF_ROW, (last,)).fetchone()
+            self._txn_bytes += len(blob)
+            if also is not None:
                 also(cur)
-        return int(last_first) - spans[-1][2]
+        return int(first_of_last) - spans[-1][2]
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""

@@ -788,3 +788,28 @@ def test_a_send_to_a_stopped_member_raises_and_is_not_in_the_log(
         for m in team.recorder.messages
         if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "late"
     ]
+
+
+def test_a_member_that_stops_between_the_check_and_the_delivery_has_the_send_unreceived(
+    system: ActorSystem, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The send is reported before the delivery; when the recipient stops in between, the
+    log says sent (never received) and the caller is not told otherwise: the two agree,
+    as for a member that stopped with the message in its inbox."""
+    gone = system.createActor(Member, config=BaseConfig(name="@Gone"), team_id=team.team_id)
+    gone.request_stop()
+    assert gone.wait_stopped(30)
+    monkeypatch.setattr(ActorAddressImpl, "is_alive", lambda self: True)  # the check passed
+    system.tell(gone, UserMessage(content="raced"))  # no AddressError: it is reported
+    hand_on(system, team.orchestrator)
+    raced = [
+        m
+        for m in team.recorder.messages
+        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "raced"
+    ]
+    assert len(raced) == 1
+    assert not [
+        m
+        for m in team.recorder.messages
+        if isinstance(m, ReceivedMessage) and m.message_id == raced[0].message.id
+    ]

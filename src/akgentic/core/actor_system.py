@@ -76,7 +76,8 @@ class ExternalContext:
         channel = self.system._channel_for(addr.team_id)
         if addr.is_alive():  # reported first: its receipt must never come first in the log
             channel.emit(KIND_SENT, self.address, msg, addr)
-            addr.deliver(msg)
+            with suppress(AddressError):  # stopped since: sent, never received
+                addr.deliver(msg)
         else:
             addr.deliver(msg)  # raises AddressError, which says why: nothing is reported
             channel.emit(KIND_SENT, self.address, msg, addr)

@@ -22,6 +22,7 @@ The contract:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import queue
@@ -413,12 +414,14 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         """Report the send, then deliver: the recipient's thread reports the receipt,
         which must never come before the send in the team's log (reported after the
         delivery, a send lost that race now and then). A recipient that cannot take it
-        raises ``AddressError`` first and nothing is reported; one that stops between
-        the check and the delivery is one that stopped with the message in its inbox:
-        sent, never received."""
+        raises ``AddressError`` first and nothing is reported. One that stops between the
+        check and the delivery is taken as one that stopped with the message in its
+        inbox: the send stays reported (sent, never received) and no error is raised, so
+        the log and the caller agree."""
         if recipient.is_alive():
             self._channel.emit(KIND_SENT, self._address, msg, recipient)
-            recipient.deliver(msg)
+            with contextlib.suppress(AddressError):
+                recipient.deliver(msg)
         else:
             recipient.deliver(msg)  # raises AddressError, which says why
             self._channel.emit(KIND_SENT, self._address, msg, recipient)

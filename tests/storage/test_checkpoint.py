@@ -1,9 +1,10 @@
-"""WAL checkpoints run on a thread of their own, never inside a commit: the store's
-connection has SQLite's automatic checkpoint off, and a ``Checkpointer`` copies the WAL
-into the file once enough has been committed."""
+"""WAL checkpoints run on a thread of their own: a ``Checkpointer`` copies the WAL into
+the file every MiB committed, so the checkpoint SQLite runs inside a commit (kept as the
+backstop that rewinds the WAL) finds little left to copy, and the WAL stays bounded."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import sqlite3
 import threading
@@ -24,10 +25,22 @@ def events(count: int, size: int) -> list[EncodedEvent]:
     return [(datetime.now(UTC), f'{{"__model__":"n/a","note":"{body}{i}"}}') for i in range(count)]
 
 
-def test_the_store_connection_leaves_checkpoints_to_the_checkpointer(tmp_path: Path) -> None:
-    with SqliteStorage(tmp_path / "team.db") as storage:
+def test_the_wal_stays_bounded_whatever_is_written(tmp_path: Path) -> None:
+    """States are counted as one page each, not their size: SQLite's own checkpoint is
+    what keeps the WAL from growing by everything written (with it off, 60 states of
+    1 MB left a 60 MB WAL)."""
+    path = tmp_path / "team.db"
+    with SqliteStorage(path) as storage:
         (setting,) = storage._driver._live().execute("PRAGMA wal_autocheckpoint").fetchone()
-        assert setting == 0
+        assert setting == 1000
+        team, agent = uuid4(), uuid4()
+        big = '{"__model__":"n/a","blob":"' + "x" * 1_000_000 + '"}'
+        for i in range(30):
+            storage.events.append_encoded(
+                team, events(1, 10), [(agent, "@Big", big.replace("n/a", f"n/a{i}"))]
+            )
+        wal = Path(f"{path}-wal")
+        assert wal.stat().st_size < 16 * 1024 * 1024  # 30 MB written; SQLite's 8 MiB bound
 
 
 def test_commits_past_the_threshold_are_checkpointed_into_the_file(
@@ -76,6 +89,22 @@ def test_a_failing_checkpoint_is_logged_and_tried_again_at_the_next_threshold(
         checkpointer.close()
     checkpointer.committed(100)  # closed: nothing more runs
     assert checkpointer.runs == 2
+
+
+def test_a_store_dropped_without_close_stops_its_checkpoint_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoint, "CHECKPOINT_BYTES", 10)
+    storage = SqliteStorage(tmp_path / "team.db")
+    storage.events.append_packs(uuid4(), [pack_encoded(events(5, 10), '"t"')])
+    checkpointer = storage._driver._checkpointer
+    assert checkpointer.wait_runs(1, 30)
+    thread = checkpointer._thread
+    assert thread is not None and thread.is_alive()
+    del storage
+    gc.collect()
+    thread.join(30)
+    assert not thread.is_alive()
 
 
 def test_the_file_is_whole_after_close_and_reopens(tmp_path: Path) -> None:

@@ -3,11 +3,13 @@
 Why: SQLite's automatic checkpoint runs inside the commit that crosses its threshold
 (1,000 pages). That commit then also copies the whole WAL into the database file and
 syncs it: a busy team's recorder saw one group commit in a few take 20 ms of CPU instead
-of 5, and a caller waiting for that commit waited for the copy too. The store's
-connection turns the automatic checkpoint off (``wal_autocheckpoint=0``) and tells this
+of 5, and a caller waiting for that commit waited for the copy too. The store tells this
 checkpointer what it commits; past :data:`CHECKPOINT_BYTES` the checkpointer runs a
 ``PASSIVE`` checkpoint on its own connection, which waits for no reader and no writer, with
-the GIL released while SQLite copies.
+the GIL released while SQLite copies. SQLite's own checkpoint stays on as the backstop
+that rewinds the WAL (a checkpoint running beside a writer rarely ends with every page
+copied, and without that rewind the WAL grew by what was written); when it fires, this
+thread has copied most of the pages already.
 
 What it does not change: a commit is durable when it returns (the WAL is synced at each
 commit under ``synchronous=FULL``), whether or not a checkpoint has run since. A
@@ -18,17 +20,35 @@ checkpoints when the last connection to the file closes.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 __all__ = ["CHECKPOINT_BYTES", "Checkpointer"]
 
 logger = logging.getLogger("akgentic.storage")
 
-CHECKPOINT_BYTES = 4 * 1024 * 1024
-"""Bytes committed since the last checkpoint after which the next one is run (SQLite's own
-threshold is 1,000 pages: 8 MiB with this store's 8 KiB pages)."""
+CHECKPOINT_BYTES = 1024 * 1024
+"""Bytes committed since the last checkpoint after which the next one is run: well under
+SQLite's own threshold (1,000 pages: 8 MiB with this store's 8 KiB pages), so that little
+is left to copy when that one fires."""
+
+_LIVE: weakref.WeakSet[Checkpointer] = weakref.WeakSet()
+
+
+def _forked() -> None:
+    """A forked child has none of the parent's threads: each checkpointer starts afresh
+    (a new lock, no thread; the next threshold starts one)."""
+    for checkpointer in list(_LIVE):
+        checkpointer._cond = threading.Condition()
+        checkpointer._thread = None
+        checkpointer._due = False
+        checkpointer._pending = 0
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 class Checkpointer:
@@ -48,6 +68,7 @@ class Checkpointer:
         """Checkpoints tried so far, failed ones included (see :meth:`wait_runs`)."""
         self.last_error: str | None = None
         """Why the last checkpoint failed (None: it did not)."""
+        _LIVE.add(self)
 
     def committed(self, size: int) -> None:
         """A write transaction of about ``size`` bytes has committed."""
@@ -102,7 +123,8 @@ class Checkpointer:
             return self._cond.wait_for(lambda: self.runs >= count, timeout)
 
     def close(self, timeout: float = 30.0) -> None:
-        """Stop the thread, after the checkpoint it may be running (idempotent)."""
+        """Stop the thread, after the checkpoint it may be running (idempotent;
+        ``timeout=0``: ask it to stop, do not wait)."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()

@@ -78,7 +78,7 @@ __all__ = [
 MAGIC = b"AKPACK2\n"
 _MAGIC_1 = b"AKPACK1\n"
 """The first layout (still read): addresses by small numbers (``i32``, ``-1`` for none),
-no column apart for the sends' times, the team id in every body."""
+the team id in every body."""
 _HEAD = struct.Struct("<I")
 _LITTLE = sys.byteorder == "little"
 _ENVELOPE = {"sender", "recipient"}  # a set: pydantic-core takes it faster than a frozenset

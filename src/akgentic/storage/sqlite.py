@@ -12,8 +12,9 @@
 - **Threads.** One connection, guarded by a lock: any thread may call any method.
   Rows are decoded after the lock is released.
 - **Checkpoints** of the WAL into the file run on a thread and connection of their own
-  (``akgentic.storage._checkpoint``), not inside whichever commit crosses SQLite's
-  threshold: no commit waits for one.
+  (``akgentic.storage._checkpoint``), every MiB committed, so the one SQLite runs
+  inside the commit that crosses its threshold (kept: it rewinds the WAL) finds little
+  left to copy.
 - **Sequence numbers.** ``BEGIN IMMEDIATE`` (or the lone ``INSERT``, which takes it when
   it starts) takes the database's write lock before the next number is read (one past
   the highest of the rows and the event packs), so
@@ -33,6 +34,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -168,6 +170,8 @@ class _Driver:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._checkpointer = Checkpointer(path, options.busy_timeout)
+        # a store dropped without close() must not leave the thread behind it running
+        weakref.finalize(self, self._checkpointer.close, 0)
         self._txn_bytes = 0  # about what the open write transaction writes
         try:
             self._conn = conn = sqlite3.connect(
@@ -185,7 +189,7 @@ class _Driver:
             if str(mode).lower() != "wal":
                 raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
             conn.execute(f"PRAGMA synchronous={options.synchronous}")
-            conn.execute("PRAGMA wal_autocheckpoint=0")  # the Checkpointer's thread does it
+            conn.execute("PRAGMA wal_autocheckpoint=1000")  # a backstop: see _checkpoint
             try:  # the event insert unpacks its batch with json_each (_INSERT_PACKED)
                 conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
             except sqlite3.OperationalError as exc:

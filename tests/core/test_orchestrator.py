@@ -719,6 +719,15 @@ def test_a_channel_that_fails_its_deadline_does_not_stop_the_clock() -> None:
     assert woken.wait(30)
 
 
+def sends_of(team: Team, content: str) -> list[SentMessage]:
+    """The sends the team's recorder holds of messages with this ``content``."""
+    return [
+        m
+        for m in team.recorder.messages
+        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == content
+    ]
+
+
 class Probe(Akgent[BaseConfig, BaseState]):
     """Takes the probe and signals it has finished with it."""
 
@@ -759,11 +768,7 @@ def test_a_send_is_in_the_log_before_its_receipt_however_the_threads_interleave(
         system.tell(relay, UserMessage(content="relay"))
     assert Probe.handled.wait(30)
     hand_on(system, team.orchestrator, probe, relay)
-    probe_ids = {
-        m.message.id
-        for m in team.recorder.messages
-        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "probe"
-    }
+    probe_ids = {m.message.id for m in sends_of(team, "probe")}
     assert len(probe_ids) == 1
     steps = [
         type(m)
@@ -783,11 +788,7 @@ def test_a_send_to_a_stopped_member_raises_and_is_not_in_the_log(
     with pytest.raises(AddressError, match="stopped"):
         system.tell(gone, UserMessage(content="late"))
     hand_on(system, team.orchestrator)
-    assert not [
-        m
-        for m in team.recorder.messages
-        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "late"
-    ]
+    assert not sends_of(team, "late")
 
 
 def test_a_member_that_stops_between_the_check_and_the_delivery_has_the_send_unreceived(
@@ -802,11 +803,7 @@ def test_a_member_that_stops_between_the_check_and_the_delivery_has_the_send_unr
     monkeypatch.setattr(ActorAddressImpl, "is_alive", lambda self: True)  # the check passed
     system.tell(gone, UserMessage(content="raced"))  # no AddressError: it is reported
     hand_on(system, team.orchestrator)
-    raced = [
-        m
-        for m in team.recorder.messages
-        if isinstance(m, SentMessage) and getattr(m.message, "content", None) == "raced"
-    ]
+    raced = sends_of(team, "raced")
     assert len(raced) == 1
     assert not [
         m

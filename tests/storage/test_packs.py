@@ -72,6 +72,20 @@ class Plain(Message):
     maybe: int | None = None
 
 
+FULL_PLAIN = Plain(
+    text='héllo "quoted"\n',
+    count=-3,
+    flag=True,
+    ref=uuid4(),
+    when=datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC),
+    mode="slow",
+    tags=["x", "é"],
+    table={"k": 1},
+    maybe=None,
+)
+"""A plain message with a value in every kind of field the fast path takes."""
+
+
 class Inner(SerializableModel):
     step: int
     note: str
@@ -200,17 +214,7 @@ def test_both_paths_of_the_encoder_are_exercised() -> None:
 @pytest.mark.parametrize(
     "message",
     [
-        Plain(
-            text='héllo "quoted"\n',
-            count=-3,
-            flag=True,
-            ref=uuid4(),
-            when=datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC),
-            mode="slow",
-            tags=["x", "é"],
-            table={"k": 1},
-            maybe=None,
-        ),
+        FULL_PLAIN,
         Plain(),
         Plain(text="a lone surrogate: \ud800 then é"),
         Rich(ratio=float("inf"), inner=Inner(step=2, note="deep"), text="r"),
@@ -276,19 +280,7 @@ def test_a_pack_decodes_to_exactly_what_the_row_encoders_write(
 @pytest.mark.parametrize(
     "message",
     [
-        Plain(
-            text='héllo "quoted"\n',
-            count=-3,
-            flag=True,
-            ref=uuid4(),
-            when=datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC),
-            mode="slow",
-            tags=["x", "é"],
-            table={"k": 1},
-            maybe=None,
-            team_id=uuid4(),
-            parent_id=uuid4(),
-        ),
+        FULL_PLAIN.model_copy(update={"team_id": uuid4(), "parent_id": uuid4()}),
         Plain(),
     ],
 )

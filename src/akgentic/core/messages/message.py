@@ -32,6 +32,7 @@ _ids = random.Random()  # seeded from os.urandom
 os.register_at_fork(after_in_child=_ids.seed)  # a forked child must not repeat its parent's ids
 
 _CLEAR = ~((0xF << 76) | (0x3 << 62))
+_UNKNOWN = SafeUUID.unknown  # read once: an enum member's lookup is a Python property call
 _SET = (0x4 << 76) | (0x2 << 62)  # version 4, RFC 4122 variant
 
 
@@ -45,7 +46,7 @@ def new_id() -> UUID:
     value = (_ids.getrandbits(128) & _CLEAR) | _SET
     uid = UUID.__new__(UUID)
     object.__setattr__(uid, "int", value)
-    object.__setattr__(uid, "is_safe", SafeUUID.unknown)
+    object.__setattr__(uid, "is_safe", _UNKNOWN)
     return uid
 
 

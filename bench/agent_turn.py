@@ -28,7 +28,10 @@ side. The prompt accounting's own time is also clocked inside the default runs (
 is new, the cache model, building and publishing the event), as a share of the turn.
 Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the ratio is
 the cost of being an actor with a context updater, commands, events and telemetry around
-the same pydantic-ai run). Run: ``python bench/agent_turn.py``.
+the same pydantic-ai run). Then ``--blocks`` blocks of paired turns (:func:`paired`): the
+baseline, the default agent and the agent with accounting off, interleaved turn by turn,
+a ratio per block — the reading to trust on a machine whose speed drifts between runs.
+Run: ``python bench/agent_turn.py``.
 """
 
 from __future__ import annotations
@@ -202,6 +205,49 @@ def akgentic(
     return elapsed
 
 
+def paired(turns: int) -> dict[str, float]:
+    """One block of ``turns`` turns on three sides at once, interleaved turn by turn (the
+    order rotating each turn): the baseline, the default ``BaseAgent`` in a team, and the
+    same with accounting off. Milliseconds per turn on each side.
+
+    Why: a side's whole run takes a second or two, and on a shared machine the speed
+    drifts by a third within seconds, so two runs a few seconds apart can disagree by more
+    than the overhead measured. Turn by turn, every side meets the same drift."""
+    fn = respond(False)
+    agent: Agent[None, str] = Agent(
+        FunctionModel(fn, stream_function=streamed(fn)), tools=[add], instructions="You add."
+    )
+    history: list[ModelMessage] = agent.run_sync("warm-up").all_messages()
+    system = ActorSystem()
+    orchestrator = system.createActor(Orchestrator)
+    cls = type("Bench", (BenchAgent,), {"with_tool": False})
+    members = {}
+    for key, accounting in (("ak", True), ("ak_unaccounted", False)):
+        config = AgentConfig(
+            name=f"@{key}", tools=[Adder()], prompt_accounting={"enabled": accounting}
+        )
+        members[key] = system.createActor(cls, config=config, team_id=orchestrator.team_id)
+        system.ask(members[key], UserMessage(content="warm-up"), timeout=30)
+    spent = {"base": 0.0, "ak": 0.0, "ak_unaccounted": 0.0}
+    sides = list(spent)
+
+    def turn(side: str, i: int) -> None:
+        nonlocal history
+        if side == "base":
+            history = agent.run_sync(f"turn {i}", message_history=history).all_messages()
+        else:
+            system.ask(members[side], UserMessage(content=f"turn {i}"), timeout=30)
+
+    gc.collect()
+    for i in range(turns):
+        for side in sides[i % 3 :] + sides[: i % 3]:
+            start = time.perf_counter()
+            turn(side, i)
+            spent[side] += time.perf_counter() - start
+    system.shutdown(10)
+    return {side: seconds / turns * 1e3 for side, seconds in spent.items()}
+
+
 CPU: dict[str, list[float]] = {}
 """Process CPU seconds per turn, per run (every thread: the agent's, the orchestrator's...)."""
 
@@ -213,6 +259,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--blocks", type=int, default=6, help="blocks of paired turns (0: none)")
     args = parser.parse_args()
     keys = (
         "base",
@@ -294,6 +341,18 @@ def main() -> None:
             f"prompt accounting in {label}: {clocked:.3f} ms clocked in its hook "
             f"({clocked / med[on] * 100:.1f}% of the turn); on - off: {med[on] - med[off]:+.2f} ms"
         )
+    if args.blocks:
+        blocks = [paired(args.turns) for _ in range(args.blocks)]
+        print(
+            f"paired, turn by turn ({args.blocks} blocks of {args.turns} turns, each side's "
+            f"turns interleaved with the others'): ratio to the baseline per block, median"
+        )
+        for label, key in (("default (events)", "ak"), ("accounting off", "ak_unaccounted")):
+            ratios = [block[key] / block["base"] for block in blocks]
+            print(
+                f"  {label:22}{' '.join(f'{r:.2f}' for r in ratios)}"
+                f"   median {statistics.median(ratios):.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -208,7 +208,9 @@ def akgentic(
 def paired(turns: int) -> dict[str, float]:
     """One block of ``turns`` turns on three sides at once, interleaved turn by turn (the
     order rotating each turn): the baseline, the default ``BaseAgent`` in a team, and the
-    same with accounting off. Milliseconds per turn on each side.
+    same with accounting off (both agents members of one team: each turn's context block
+    names one more member than the default rows' lone agent's). Milliseconds per turn on
+    each side.
 
     Why: a side's whole run takes a second or two, and on a shared machine the speed
     drifts by a third within seconds, so two runs a few seconds apart can disagree by more

@@ -32,8 +32,8 @@ _ids = random.Random()  # seeded from os.urandom
 os.register_at_fork(after_in_child=_ids.seed)  # a forked child must not repeat its parent's ids
 
 _CLEAR = ~((0xF << 76) | (0x3 << 62))
-_UNKNOWN = SafeUUID.unknown  # read once: an enum member's lookup is a Python property call
 _SET = (0x4 << 76) | (0x2 << 62)  # version 4, RFC 4122 variant
+_UNKNOWN = SafeUUID.unknown  # read once: an enum member's lookup is a Python property call
 
 
 def new_id() -> UUID:

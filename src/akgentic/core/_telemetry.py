@@ -34,6 +34,8 @@ from typing import Any
 
 import pykka
 
+from akgentic.core.address import AddressError
+
 __all__ = [
     "DEFER_DELAY",
     "DRAIN",
@@ -199,6 +201,26 @@ class TeamChannel:
         self._ref = orchestrator_ref
         if self._pending:
             orchestrator_ref.tell(DRAIN)
+
+    def report_and_deliver(self, sender: Any, msg: Any, recipient: Any) -> None:
+        """Report ``sender``'s send of ``msg``, then deliver it to ``recipient`` (an
+        ``ActorAddress``): the recipient's thread reports the receipt, which must never come
+        before the send in the team's log (reported after the delivery, a send lost that
+        race now and then). A recipient that cannot take it raises ``AddressError`` first
+        and nothing is reported. One that stops between the check and the delivery is taken
+        as one that stopped with the message in its inbox: the send stays reported (sent,
+        never received) and no error is raised, so the log and the caller agree."""
+        if recipient.is_alive():
+            self.emit(KIND_SENT, sender, msg, recipient)
+            # Not contextlib.suppress: on every send, its object and its two calls cost
+            # more than the delivery's own work (bench/README.md).
+            try:  # noqa: SIM105
+                recipient.deliver(msg)
+            except AddressError:  # stopped since: sent, never received
+                pass
+        else:
+            recipient.deliver(msg)  # raises AddressError, which says why
+            self.emit(KIND_SENT, sender, msg, recipient)
 
     def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
         """Queue one record; wake the orchestrator if no wake-up is pending."""

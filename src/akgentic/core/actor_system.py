@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 from akgentic.core._proxy import AskProxy, DeadlockError, TellProxy, current
-from akgentic.core._telemetry import KIND_SENT, NULL_CHANNEL, TeamChannel
+from akgentic.core._telemetry import NULL_CHANNEL, TeamChannel
 from akgentic.core.address import ActorAddress, ActorAddressImpl, AddressError
 from akgentic.core.agent import Akgent, check_actor_class, spawn
 from akgentic.core.agent_config import BaseConfig
@@ -73,16 +73,7 @@ class ExternalContext:
         """Send ``msg`` to ``addr``; replies come back to this context's inbox."""
         msg.init(self.address, addr.team_id, None)
         msg.__dict__["recipient"] = addr
-        channel = self.system._channel_for(addr.team_id)
-        if addr.is_alive():  # reported first: its receipt must never come first in the log
-            channel.emit(KIND_SENT, self.address, msg, addr)
-            try:  # noqa: SIM105 (as Akgent's send: on every tell)
-                addr.deliver(msg)
-            except AddressError:  # stopped since: sent, never received
-                pass
-        else:
-            addr.deliver(msg)  # raises AddressError, which says why: nothing is reported
-            channel.emit(KIND_SENT, self.address, msg, addr)
+        self.system._channel_for(addr.team_id).report_and_deliver(self.address, msg, addr)
 
     def listen(self, timeout: float | None = None) -> Message | None:
         """The next message sent to this context, or None after ``timeout`` seconds."""

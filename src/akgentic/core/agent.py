@@ -407,27 +407,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         Raises ``AddressError`` when ``recipient`` is stopped or a deserialized snapshot.
         """
         self._stamp(recipient, msg)
-        self._report_and_deliver(recipient, msg)
-
-    def _report_and_deliver(self, recipient: ActorAddress, msg: Message) -> None:
-        """Report the send, then deliver: the recipient's thread reports the receipt,
-        which must never come before the send in the team's log (reported after the
-        delivery, a send lost that race now and then). A recipient that cannot take it
-        raises ``AddressError`` first and nothing is reported. One that stops between the
-        check and the delivery is taken as one that stopped with the message in its
-        inbox: the send stays reported (sent, never received) and no error is raised, so
-        the log and the caller agree."""
-        if recipient.is_alive():
-            self._channel.emit(KIND_SENT, self._address, msg, recipient)
-            # Not contextlib.suppress: on every send, its object and its two calls cost
-            # more than the delivery's own work (bench/README.md).
-            try:  # noqa: SIM105
-                recipient.deliver(msg)
-            except AddressError:  # stopped since: sent, never received
-                pass
-        else:
-            recipient.deliver(msg)  # raises AddressError, which says why
-            self._channel.emit(KIND_SENT, self._address, msg, recipient)
+        self._channel.report_and_deliver(self._address, msg, recipient)
 
     def _stamp(self, recipient: ActorAddress, msg: Message) -> None:
         msg.init(self._address, self._team_id, self._current_message)
@@ -457,7 +437,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
             return
         msg.init(self._address, self._team_id, None)
         msg.__dict__["recipient"] = recipient
-        self._report_and_deliver(recipient, msg)
+        self._channel.report_and_deliver(self._address, msg, recipient)
 
     def createActor(
         self,

@@ -29,8 +29,10 @@ is new, the cache model, building and publishing the event), as a share of the t
 Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the ratio is
 the cost of being an actor with a context updater, commands, events and telemetry around
 the same pydantic-ai run). Then ``--blocks`` blocks of paired turns (:func:`paired`): the
-baseline, the default agent and the agent with accounting off, interleaved turn by turn,
-a ratio per block — the reading to trust on a machine whose speed drifts between runs.
+baseline, the streamed baseline, the default agent and the agent with accounting off,
+interleaved turn by turn, a ratio per block — the reading to trust on a machine whose
+speed drifts between runs. ``--history N`` times the blocks N turns into a conversation:
+pydantic-ai's own work per turn grows with the history, the agent's stays about the same.
 Run: ``python bench/agent_turn.py``.
 """
 
@@ -205,12 +207,13 @@ def akgentic(
     return elapsed
 
 
-def paired(turns: int) -> dict[str, float]:
-    """One block of ``turns`` turns on three sides at once, interleaved turn by turn (the
-    order rotating each turn): the baseline, the default ``BaseAgent`` in a team, and the
-    same with accounting off (both agents members of one team: each turn's context block
-    names one more member than the default rows' lone agent's). Milliseconds per turn on
-    each side.
+def paired(turns: int, history: int = 0) -> dict[str, float]:
+    """One block of ``turns`` turns on four sides at once, interleaved turn by turn (the
+    order rotating each turn): the baseline, the streamed baseline, the default
+    ``BaseAgent`` in a team, and the same with accounting off (both agents members of one
+    team: each turn's context block names one more member than the default rows' lone
+    agent's). Milliseconds per turn on each side. ``history``: untimed turns every side
+    takes first, so the block is timed that far into a conversation.
 
     Why: a side's whole run takes a second or two, and on a shared machine the speed
     drifts by a third within seconds, so two runs a few seconds apart can disagree by more
@@ -219,7 +222,14 @@ def paired(turns: int) -> dict[str, float]:
     agent: Agent[None, str] = Agent(
         FunctionModel(fn, stream_function=streamed(fn)), tools=[add], instructions="You add."
     )
-    history: list[ModelMessage] = agent.run_sync("warm-up").all_messages()
+    histories: dict[str, list[ModelMessage]] = {
+        side: agent.run_sync("warm-up").all_messages() for side in ("base", "stream")
+    }
+
+    async def handler(ctx: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator)
     cls = type("Bench", (BenchAgent,), {"with_tool": False})
@@ -230,19 +240,23 @@ def paired(turns: int) -> dict[str, float]:
         )
         members[key] = system.createActor(cls, config=config, team_id=orchestrator.team_id)
         system.ask(members[key], UserMessage(content="warm-up"), timeout=30)
-    spent = {"base": 0.0, "ak": 0.0, "ak_unaccounted": 0.0}
+    spent = {"base": 0.0, "stream": 0.0, "ak": 0.0, "ak_unaccounted": 0.0}
     sides = list(spent)
 
     def turn(side: str, i: int) -> None:
-        nonlocal history
-        if side == "base":
-            history = agent.run_sync(f"turn {i}", message_history=history).all_messages()
+        if side in histories:
+            handlers = {"event_stream_handler": handler} if side == "stream" else {}
+            run = agent.run_sync(f"turn {i}", message_history=histories[side], **handlers)
+            histories[side] = run.all_messages()
         else:
             system.ask(members[side], UserMessage(content=f"turn {i}"), timeout=30)
 
+    for i in range(history):
+        for side in sides:
+            turn(side, -1 - i)
     gc.collect()
     for i in range(turns):
-        for side in sides[i % 3 :] + sides[: i % 3]:
+        for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
             start = time.perf_counter()
             turn(side, i)
             spent[side] += time.perf_counter() - start
@@ -262,6 +276,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--blocks", type=int, default=6, help="blocks of paired turns (0: none)")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="untimed turns each side of a paired block takes first (how far into a "
+        "conversation the block is timed)",
+    )
     args = parser.parse_args()
     keys = (
         "base",
@@ -344,17 +365,24 @@ def main() -> None:
             f"({clocked / med[on] * 100:.1f}% of the turn); on - off: {med[on] - med[off]:+.2f} ms"
         )
     if args.blocks:
-        blocks = [paired(args.turns) for _ in range(args.blocks)]
+        blocks = [paired(args.turns, args.history) for _ in range(args.blocks)]
         print(
             f"paired, turn by turn ({args.blocks} blocks of {args.turns} turns, each side's "
-            f"turns interleaved with the others'): ratio to the baseline per block, median"
+            f"turns interleaved with the others', after {args.history} untimed turns): "
+            f"ratio per block, median; ms per turn of the baseline, median"
         )
-        for label, key in (("default (events)", "ak"), ("accounting off", "ak_unaccounted")):
-            ratios = [block[key] / block["base"] for block in blocks]
+        for label, key, over in (
+            ("default (events)", "ak", "base"),
+            ("accounting off", "ak_unaccounted", "base"),
+            ("streamed baseline", "stream", "base"),
+            ("default / streamed", "ak", "stream"),
+        ):
+            ratios = [block[key] / block[over] for block in blocks]
             print(
                 f"  {label:22}{' '.join(f'{r:.2f}' for r in ratios)}"
                 f"   median {statistics.median(ratios):.2f}"
             )
+        print(f"  baseline turn (ms)    {statistics.median(b['base'] for b in blocks):.2f}")
 
 
 if __name__ == "__main__":

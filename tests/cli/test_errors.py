@@ -209,8 +209,14 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
     )
     nope = tmp_path / "nope.yaml"
     nope.write_text(RESEARCH.read_text().replace("a careful researcher", "a {nope} researcher"))
+    bomb = tmp_path / "bomb.yaml"  # 400 bytes of aliases in aliases: 43 million values
+    bomb.write_text(
+        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
+    )
     for path, complaint in (
         (latin1, "not UTF-8 text (byte 0xfc"),
+        (bomb, "expands to more than 1,000,000 values"),
         (crowd, "headcount: Input should be less than or equal to 100"),
         (nope, "@Worker: prompt.template: placeholder {nope} has no value"),
     ):

@@ -320,6 +320,7 @@ MALFORMED: list[tuple[str, str]] = [
         r"not valid YAML: expected the node content, but found '<stream end>' at line 2",
     ),
     ("default: {text: '{result} {x}'}\n", r"top level\.default steps\[0\]: unknown placeholder"),
+    ("rules: &r [{when: a, text: x, then: *r}]\n", r"not valid YAML: the data contains itself"),
     ("rules: {when: a}\n", r"top level\.rules must be a list"),
 ]
 

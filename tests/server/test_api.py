@@ -67,6 +67,7 @@ def test_create_list_get_rename_delete(served: Served) -> None:
         ({"card": "research", "colour": "red"}, 422, "colour: Extra inputs are not permitted"),
         ({"card": {"name": "x", "entry_point": "@A", "members": []}}, 422, "members"),
         ({"card_yaml": "[1, 2"}, 422, "card_yaml is not valid YAML: expected ',' or ']'"),
+        ({"card_yaml": "a: &a [1, *a]"}, 422, "card_yaml is not valid YAML: the data contains"),
         ({"card": "research", "model": "openai:gpt-5"}, 422, "OPENAI_API_KEY"),
     ],
 )

@@ -175,6 +175,29 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
         TeamCard.from_yaml(human)
 
 
+def test_a_card_of_aliases_in_aliases_is_refused_at_once(tmp_path: Path) -> None:
+    bomb = "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
+        + bomb,
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"{path}: the data expands to more than 1,000,000 values")
+
+
+def test_a_card_holding_itself_is_refused(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path, HEAD + "  - &m {card: {role: A, config: {name: '@A'}}, members: [*m]}\n"
+    )
+    with pytest.raises(TeamCardError, match=r"team\.yaml: the data contains itself"):
+        TeamCard.from_yaml(path)
+
+
 def test_a_card_nested_too_deep_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
     member = "{card: {role: W, config: {name: '@W0'}}}"
     for level in range(1, 300):

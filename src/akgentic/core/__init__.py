@@ -58,6 +58,7 @@ from akgentic.core.serialization import (
     serialize,
 )
 from akgentic.core.user_proxy import UserProxy
+from akgentic.core.yaml_load import YamlShapeError, load_yaml
 from akgentic.core.yaml_problem import yaml_problem
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "UserProxy",
     "WarningError",
     "WarningMessage",
+    "YamlShapeError",
     "address_name",
     "clip",
     "current_actor",
@@ -109,6 +111,7 @@ __all__ = [
     "deserialize",
     "excerpt",
     "is_tool_actor",
+    "load_yaml",
     "register_serializable",
     "serialize",
     "user_data_dir",

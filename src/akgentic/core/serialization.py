@@ -46,10 +46,11 @@ from akgentic.core.excerpt import clip, excerpt
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_VALUES",
     "MODEL_MARKER",
     "SerializableModel",
     "SerializationError",
-    "check_depth",
+    "check_shape",
     "deserialize",
     "is_registered",
     "model_path",
@@ -63,6 +64,9 @@ MODEL_MARKER = "__model__"
 
 MAX_DEPTH = 100
 """The deepest nesting of dicts, lists and models serialized or decoded."""
+
+MAX_VALUES = 1_000_000
+"""The most values data read from a file may expand to (see :func:`check_shape`)."""
 
 T = TypeVar("T", bound=type)
 
@@ -137,21 +141,58 @@ def _too_deep() -> SerializationError:
     )
 
 
-def check_depth(data: Any) -> None:
+def check_shape(data: Any) -> None:
     """:class:`SerializationError` when JSON-like ``data`` (dicts and lists) nests deeper
-    than :data:`MAX_DEPTH`; measured without recursion, so any depth is safe to check."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    than :data:`MAX_DEPTH`, holds itself, or expands to more than :data:`MAX_VALUES`
+    values, a value held in several places counted in each (what YAML aliases nested in
+    aliases build: a few hundred bytes that expand to millions of values).
+
+    Linear in the distinct dicts and lists, without recursion: each is measured once,
+    its depth and expanded size kept by identity, so neither deep nor shared data makes
+    the check itself the cost it guards against."""
+    measured: dict[int, tuple[int, int]] = {}  # id -> (levels, values), while data holds it
+    open_: set[int] = set()  # expanded, not yet measured: the path from the root
+    stack: list[tuple[Iterable[Any], Any, bool]] = []
+    if (top := _children(data)) is not None:
+        stack.append((top, data, False))
     while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children: Iterable[Any] = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        if depth >= MAX_DEPTH:
-            raise _too_deep()
-        stack.extend((child, depth + 1) for child in children)
+        children, value, children_done = stack.pop()
+        key = id(value)
+        if children_done:
+            open_.discard(key)
+            levels, values = 1, 1
+            for child in children:
+                child_levels, child_values = measured.get(id(child), (0, 1))
+                levels = max(levels, child_levels + 1)
+                values += child_values
+            if levels > MAX_DEPTH:
+                raise _too_deep()
+            if values > MAX_VALUES:
+                raise SerializationError(
+                    f"the data expands to more than {MAX_VALUES:,} values (YAML aliases "
+                    f"used inside aliases, over and over?); akgentic refuses it rather "
+                    f"than exhaust memory: write the values out, or use fewer aliases"
+                )
+            measured[key] = (levels, values)
+        elif key not in measured:
+            if key in open_:
+                raise SerializationError(
+                    "the data contains itself (a YAML alias inside its own anchor); "
+                    "akgentic refuses it: write the value out instead"
+                )
+            open_.add(key)
+            stack.append((children, value, True))
+            for child in children:
+                if (grand := _children(child)) is not None:
+                    stack.append((grand, child, False))
+
+
+def _children(value: Any) -> Iterable[Any] | None:
+    if isinstance(value, dict):
+        return value.values()
+    if isinstance(value, list):
+        return value
+    return None
 
 
 def _serialize_key(key: Any) -> str:

@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from akgentic.core import yaml_problem
+from akgentic.core import load_yaml, yaml_problem
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -327,7 +327,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as exc:
         raise ScenarioError(f"scenario {file}: cannot read it: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"scenario {file}: not valid YAML: {yaml_problem(exc)}") from None
     return scenario_from_dict(data, origin=str(file), name=file.stem)

@@ -25,6 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
+from akgentic.core.yaml_load import load_yaml
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
 
@@ -97,7 +98,7 @@ def _is_a_card(file: Path) -> bool:
     if ".scenario." in file.name:
         return False
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = load_yaml(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return True
     return isinstance(data, dict) and ("members" in data or "entry_point" in data)
@@ -130,7 +131,7 @@ def card_from_data(data: dict[str, Any]) -> TeamCard:
 def card_from_yaml(text: str) -> TeamCard:
     """A card posted as YAML text."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CardError(f"card_yaml is not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

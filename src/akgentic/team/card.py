@@ -28,14 +28,13 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from akgentic.core import AgentCard, Message, yaml_problem
+from akgentic.core import AgentCard, Message, YamlShapeError, load_yaml, yaml_problem
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.serialization import (
     MAX_DEPTH,
     SerializableModel,
     SerializationError,
-    check_depth,
     registered_class,
 )
 
@@ -225,13 +224,14 @@ class TeamCard(SerializableModel):
             ) from None
         try:
             node = yaml.compose(text)
-            data = yaml.safe_load(text)
-            check_depth(data)
+            data = load_yaml(text)
+        except YamlShapeError as exc:
+            raise TeamCardError(f"{path}: {exc}") from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
             raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
-        except (RecursionError, SerializationError):
+        except RecursionError:
             raise TeamCardError(
                 f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"
             ) from None

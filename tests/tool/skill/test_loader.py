@@ -80,6 +80,7 @@ def test_directories_are_searched_recursively_in_sorted_order(tmp_path: Path) ->
             "column 12 (while parsing a flow sequence at line 2, column 7)",
         ),
         ("SKILL.md", "---\n- a list\n---\n", "must be a mapping"),
+        ("x.yaml", "name: x\ndescription: &d [*d]\nbody: a\n", "the data contains itself"),
         ("SKILL.md", "---\ndescription: d\n---\nbody", "'name' is missing"),
         ("SKILL.md", "---\nname: 3\ndescription: d\n---\n", "'name' must be text"),
         ("SKILL.md", "---\nname: x\ndescription: ''\n---\n", "description"),

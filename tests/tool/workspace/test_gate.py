@@ -270,3 +270,18 @@ def test_read_only_cards_have_no_write_tools(team: Team) -> None:
         "workspace_read",
         "workspace_view",
     ]
+
+
+def test_an_index_record_of_aliases_in_aliases_reads_as_no_record(gate: WriteGate) -> None:
+    """The index sits in the tree the model's commands write too: a views file that
+    expands to millions of values is ignored (nothing read), not walked for minutes."""
+    gate.mutate(ALICE, WriteFile(path="a.txt", content="one\n"))
+    gate.read(BOB, "a.txt")
+    views = gate.workspace.index_dir / "views" / "t1--Bob.yaml"
+    assert gate.records.load_views(BOB) != {}
+    views.write_text(
+        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
+        + "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
+        + "files: {a.txt: {sha: '0', at: 1.0}}\n"
+    )
+    assert gate.records.load_views(BOB) == {}

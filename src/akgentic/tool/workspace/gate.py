@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from akgentic.core.serialization import SerializationError, check_shape
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.workspace.edit import (
     EditError,
@@ -91,12 +92,16 @@ class GateRefusalError(RetriableError):
 
 
 def read_yaml(path: Path) -> Any:
-    """The YAML document at ``path``, or None when it is missing or unreadable."""
+    """The YAML document at ``path``, or None when it is missing, unreadable, or refused
+    for its shape (aliases that expand to millions of values, data that holds itself:
+    the workspace is written by the commands the model runs, too)."""
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_Loader)
-    except (OSError, yaml.YAMLError):
+            data = yaml.load(handle, Loader=_Loader)
+        check_shape(data)
+    except (OSError, RecursionError, yaml.YAMLError, SerializationError):
         return None
+    return data
 
 
 def write_yaml(path: Path, data: Any) -> None:

@@ -1,0 +1,84 @@
+"""load_yaml refuses YAML whose shape would make whatever walks it next spend minutes or
+never end: aliases nested in aliases, an alias inside its own anchor, nesting past
+MAX_DEPTH; it reads everything else exactly as yaml.safe_load does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from akgentic.core import YamlShapeError, load_yaml
+from akgentic.core.serialization import MAX_VALUES, SerializationError, check_shape
+
+
+def alias_bomb(levels: int, width: int = 9) -> str:
+    """``levels`` anchors, each a list of ``width`` aliases of the one before: a few
+    hundred bytes that expand to ``width ** levels`` values."""
+    first = f"l0: &l0 [{', '.join(['x'] * width)}]\n"
+    return first + "".join(
+        f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * width)}]\n" for n in range(1, levels)
+    )
+
+
+def test_an_alias_bomb_is_refused_with_a_line_that_says_what_to_do() -> None:
+    text = alias_bomb(8)  # 9 ** 8: 43 million values, from under 500 bytes
+    assert len(text) < 500
+    with pytest.raises(YamlShapeError) as refused:
+        load_yaml(text)
+    (line,) = str(refused.value).splitlines()
+    assert f"expands to more than {MAX_VALUES:,} values" in line
+    assert "use fewer aliases" in line
+    assert isinstance(refused.value, yaml.YAMLError)  # every reader's YAML answer carries it
+
+
+@pytest.mark.parametrize("text", ["a: &a [1, *a]", "a: &a {x: *a}", "- &a [[*a]]"])
+def test_data_that_holds_itself_is_refused(text: str) -> None:
+    with pytest.raises(YamlShapeError, match="contains itself"):
+        load_yaml(text)
+
+
+def test_nesting_past_the_bound_is_refused_and_at_the_bound_read() -> None:
+    assert load_yaml("[" * 100 + "]" * 100) is not None
+    with pytest.raises(YamlShapeError, match="nested deeper than 100 levels"):
+        load_yaml("[" * 101 + "]" * 101)
+    with pytest.raises(YamlShapeError, match="too deep to read"):
+        load_yaml("[" * 5000 + "]" * 5000)  # deeper than the parser's own recursion
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: t\nmembers: [{a: 1}, {b: [1, 2.5, null, true]}]\n",
+        "x: &x [1, 2]\ny: [*x, *x]\nz: {k: *x}\n",  # aliases, used a few times: fine
+        alias_bomb(5),  # 59,049 values: within the bound
+        "just text",
+        "",
+    ],
+)
+def test_everything_else_reads_as_safe_load_reads_it(text: str) -> None:
+    assert load_yaml(text) == yaml.safe_load(text)
+
+
+def test_a_syntax_error_is_yamls_own() -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml("[1, 2")
+    assert not isinstance(caught.value, YamlShapeError)
+
+
+def test_values_held_in_several_places_count_in_each() -> None:
+    shared = list(range(999))  # 1,000 values with the list itself
+    check_shape([shared] * 999)  # 999,001 values
+    with pytest.raises(SerializationError, match="expands to more than"):
+        check_shape([shared] * 1001)  # 1,001,001 values
+
+
+def test_shared_values_are_measured_once_at_their_deepest() -> None:
+    leaf: list[Any] = []
+    chain: list[Any] = leaf
+    for _ in range(98):
+        chain = [chain]
+    check_shape({"short": leaf, "long": chain})  # 100 levels from the top at most
+    with pytest.raises(SerializationError, match="nested deeper"):
+        check_shape({"short": leaf, "long": [chain]})

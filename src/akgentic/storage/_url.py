@@ -119,8 +119,13 @@ def _open_sqlite(url: str, create: bool) -> SqliteStorage:
     try:
         options = SqliteOptions.model_validate(raw)
     except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: "
+            + ("unknown option" if e["type"] == "extra_forbidden" else e["msg"])
+            for e in exc.errors()
+        )
         raise ValueError(
-            f"bad options in sqlite URL {url!r}: {exc.errors(include_url=False)}; "
+            f"bad options in sqlite URL {url!r}: {problems}; "
             f"accepted: synchronous=FULL|NORMAL, busy_timeout=SECONDS"
         ) from None
     if not create and not path.exists():

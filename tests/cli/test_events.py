@@ -8,6 +8,10 @@ import sqlite3
 from collections.abc import Callable
 from uuid import UUID
 
+from akgentic.agent import TurnInterrupted
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
+from akgentic.cli.describe import Describer
+from akgentic.core import EventMessage
 from akgentic.storage import open_storage, sqlite_path
 from tests.event_rows import unpack_events
 
@@ -58,6 +62,27 @@ def test_events_from_a_sequence_number(cli: Invoke, storage_url: str) -> None:
         row[1:] == ("ToolCallEvent", "@Worker → use_skill(name=three-points)") for row in everything
     )
     assert cli("events", "research", "--from", str(last + 1)).stdout == ""
+    assert not [text for _, _, text in everything if "UUID(" in text or "=None" in text]
+
+
+def test_the_turn_protocol_reads_as_sentences() -> None:
+    turn = UUID("7c2f5fcc-98ed-4770-bf2d-d3cef182d9c4")
+    describe = Describer().summary
+    lines = [
+        describe(EventMessage(event=event))
+        for event in (
+            TurnStartedEvent(turn_id=turn, agent="@W"),
+            TurnInterruptedEvent(turn_id=turn, agent="@W", by="@Human"),
+            TurnInterrupted(message_id=turn, reason="the team is stopping"),
+            TurnEndedEvent(turn_id=turn, agent="@W", outcome="failed", error="Boom:\n  bad"),
+        )
+    ]
+    assert lines == [
+        "?: turn 7c2f5fcc started",
+        "?: turn 7c2f5fcc cancelled by @Human",
+        "?: message 7c2f5fcc left for a resume to offer again (the team is stopping)",
+        "?: turn 7c2f5fcc failed: Boom: bad",
+    ]
 
 
 def test_a_corrupt_row_is_printed_as_an_error_and_the_rest_goes_on(

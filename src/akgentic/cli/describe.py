@@ -12,8 +12,9 @@ import json
 from typing import Any
 from uuid import UUID
 
-from akgentic.agent import AgentMessage
+from akgentic.agent import AgentMessage, TurnInterrupted
 from akgentic.agent.accounting import PromptAccountingEvent
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.core import (
     ActorAddress,
     CancelMessage,
@@ -214,6 +215,19 @@ class Describer:
             return one_line(f"{who} answers {names}")
         if isinstance(event, TeamStoppingEvent):
             return f"the team is stopping (grace {event.grace_timeout:g}s)"
+        if isinstance(event, TurnStartedEvent):
+            return f"{who}: turn {str(event.turn_id)[:8]} started"
+        if isinstance(event, TurnEndedEvent):
+            failed = f": {one_line(event.error)}" if event.error else ""
+            return one_line(f"{who}: turn {str(event.turn_id)[:8]} {event.outcome}{failed}")
+        if isinstance(event, TurnInterruptedEvent):
+            by = f" by {event.by}" if event.by else ""
+            return f"{who}: turn {str(event.turn_id)[:8]} cancelled{by}"
+        if isinstance(event, TurnInterrupted):
+            why = f" ({event.reason})" if event.reason else ""
+            return one_line(
+                f"{who}: message {str(event.message_id)[:8]} left for a resume to offer again{why}"
+            )
         if isinstance(event, ClosedNotification):
             return f"{who}: conversation {str(event.message_id)[:8]} closed"
         return one_line(f"{who}: {event}")

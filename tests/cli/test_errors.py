@@ -406,3 +406,19 @@ def test_a_skipped_skill_is_one_line_of_the_session_naming_its_file(tmp_path: Pa
         "or ']', but got ':' at line 3, column 12 (while parsing a flow sequence at line 2, "
         "column 7)"
     )
+
+
+def test_a_message_to_no_member_is_refused_before_the_team_starts(
+    cli: Invoke, storage_url: str
+) -> None:
+    result = cli("run", str(RESEARCH), "-m", "@Nobody hello")
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started: no "team ... started" line
+    (line,) = result.stderr.splitlines()
+    assert line == (
+        "error: @Nobody is not a member of this team (members: @Human, @Manager, @Worker): "
+        "address one of them, or leave the name out to write to @Manager"
+    )
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()

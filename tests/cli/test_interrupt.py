@@ -18,12 +18,18 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from akgentic.cli import interrupt
+from akgentic.cli import app, interrupt
+from akgentic.cli import run as run_command
 from akgentic.cli.keyboard import Keyboard
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
 
+from .conftest import RESEARCH
 from .test_watch import ask, watching
 
 
@@ -183,3 +189,32 @@ def test_without_the_console_script_check_never_raises() -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     with interrupt.deferred():
         interrupt.check()
+
+
+def test_ctrl_c_during_the_teams_start_up_stops_it_and_says_how_to_resume(
+    ctrl_c: Callable[[], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pressed while the team starts (deferred to the session's first check): the team is
+    stopped like one interrupted later, the session says how to resume it, and that the
+    message never went out."""
+    started = run_command.intro
+
+    def intro_then_ctrl_c(*args: Any, **kwargs: Any) -> None:
+        started(*args, **kwargs)
+        ctrl_c()
+
+    monkeypatch.setattr(run_command, "intro", intro_then_ctrl_c)
+    url = sqlite_url(tmp_path / "cli.db")
+    result = CliRunner().invoke(
+        app,
+        ["run", str(RESEARCH), "-m", "never sent"],
+        env={"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None},
+    )
+    assert result.exit_code == interrupt.EXIT_INTERRUPTED, result.output
+    storage = open_storage(url)
+    [team] = storage.teams.list()
+    storage.close()
+    assert team.status == TeamStatus.STOPPED
+    lines = result.stdout.splitlines()
+    assert "the message was not sent: never sent" in lines
+    assert f"team research ({str(team.team_id)[:8]}) stopped; resume it with: " in lines[-1]

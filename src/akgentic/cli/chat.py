@@ -17,8 +17,8 @@ them, stops the team, lists the interrupted turns and says how to resume (exit c
 130); a second one exits at once (:mod:`akgentic.cli.interrupt`). The caller runs the
 session within :func:`interrupt.deferred`: the first Ctrl-C reaches it only where it
 checks (its waits, each :data:`interrupt.SLICE`), never inside the framework code the
-main thread runs, and the stops run :func:`interrupt.aside`. One taken before the
-session (the team's start-up) ends the command as it would have there. A team stopped
+main thread runs, and the stops run :func:`interrupt.aside`. One taken during the team's
+start-up stops it the same way, and says that the message was not sent. A team stopped
 from another terminal (``akgentic teams stop``) ends the session: it says so and exits.
 """
 
@@ -34,7 +34,7 @@ from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.cli.describe import one_line, sent_line, text_of
-from akgentic.cli.errors import EXIT_ERROR, explain
+from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
@@ -43,10 +43,10 @@ from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import AddressError, Message, SentMessage
-from akgentic.team import Suggestion, TeamManager, TeamRuntime
+from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
-__all__ = ["ChatOptions", "chat", "intro", "quote", "send_line"]
+__all__ = ["ChatOptions", "chat", "check_addressee", "intro", "quote", "send_line"]
 
 QUIT = ("/quit", "/exit")
 GRACE = 30.0
@@ -64,6 +64,19 @@ class ChatOptions:
     verbose: bool = False
     stream: bool = True
     retry_interrupted: bool = False
+
+
+def check_addressee(card: TeamCard, line: str) -> None:
+    """A :class:`CliError` when ``line`` is addressed to no member of ``card``'s team as it
+    starts: said before the team is created, so a misspelt name leaves no team behind."""
+    addressed = _ADDRESSED.match(line)
+    member = addressed.group(1) if addressed is not None else None
+    names = {*member_names(card.members), *([card.human] if card.human else [])}
+    if member is not None and member not in names:
+        raise CliError(
+            f"{member} is not a member of this team (members: {', '.join(sorted(names))}): "
+            f"address one of them, or leave the name out to write to {card.entry_point}"
+        )
 
 
 def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
@@ -109,7 +122,6 @@ def _chat(
     from_seq: int,
     resume_hint: str,
 ) -> int:
-    interrupt.check()  # one taken during the start-up ends the command there (no session)
     card = runtime.card
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
@@ -128,13 +140,16 @@ def _chat(
     reply: Reply | None = None
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
+    unsent = options.message
     try:
         try:
+            interrupt.check()  # one taken during the start-up stops the team like any other
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
                 retried = runtime.retry_interrupted()
                 view.note(f"delivered {len(retried)} interrupted message(s) again")
             if options.message is not None:
                 message_id, responder = send_line(runtime, options.message)
+                unsent = None
                 reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
             else:
                 assert keyboard is not None
@@ -154,6 +169,8 @@ def _chat(
     if view.usage.requests:
         console.print(Text(f"usage: {view.usage}", style="dim"))
     if cut is not None:
+        if unsent is not None:
+            console.print(Text(f"the message was not sent: {one_line(unsent)}", style="yellow"))
         return _interrupted(console, title, cut, resume_hint)
     console.print(Text(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from akgentic.cli import interrupt, logs
-from akgentic.cli.chat import ChatOptions, chat, intro
+from akgentic.cli.chat import ChatOptions, chat, check_addressee, intro
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import point_card
 from akgentic.cli.options import (
@@ -70,6 +70,8 @@ def run(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         card = TeamCard.from_yaml(team_file)
+        if message is not None:
+            check_addressee(card, message)
         model = point_card(card, model, base_url)
         if mcp_config is not None:
             card.mcp_config = str(mcp_config.resolve())

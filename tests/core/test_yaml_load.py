@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from akgentic.core import YamlShapeError, load_yaml
+from akgentic.core import YamlShapeError, load_yaml, yaml_problem
 from akgentic.core.serialization import MAX_VALUES, SerializationError, check_shape
 
 
@@ -82,3 +82,19 @@ def test_shared_values_are_measured_once_at_their_deepest() -> None:
     check_shape({"short": leaf, "long": chain})  # 100 levels from the top at most
     with pytest.raises(SerializationError, match="nested deeper"):
         check_shape({"short": leaf, "long": [chain]})
+
+
+def test_a_key_written_twice_is_an_error_naming_both_lines() -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml("name: a\nmodel: x\nname: b\n")
+    problem = yaml_problem(caught.value)
+    assert problem.startswith(
+        "found the key 'name' a second time (first at line 1): write it once at line 3, column 1"
+    )
+    with pytest.raises(yaml.YAMLError, match="'x' a second time"):
+        load_yaml("outer: {x: 1, y: 2, x: 3}\n")
+
+
+def test_a_key_a_merge_brought_in_may_be_overridden() -> None:
+    text = "base: &base {model: a, temperature: 0}\nmember: {<<: *base, model: b}\n"
+    assert load_yaml(text)["member"] == {"model": "b", "temperature": 0}

@@ -132,7 +132,7 @@ def exec_finished_text(event: ExecFinishedEvent) -> str:
 def usage_text(requests: int, input_tokens: int, output_tokens: int) -> str:
     """``3 requests, 415 input / 160 output tokens``."""
     plural = "" if requests == 1 else "s"
-    return f"{requests} request{plural}, {input_tokens} input / {output_tokens} output tokens"
+    return f"{requests:,} request{plural}, {input_tokens:,} input / {output_tokens:,} output tokens"
 
 
 def kind_of(message: Message) -> str:

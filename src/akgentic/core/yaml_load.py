@@ -1,5 +1,9 @@
 """load_yaml: the one way akgentic reads YAML that a person or a program wrote.
 
+A key written twice in one mapping is an error that names both lines (PyYAML keeps the
+last one silently: a card's second ``model:`` would win without a word); a key a merge
+(``<<: *base``) brings in may be overridden, as YAML means it to be.
+
 ``yaml.safe_load`` builds no objects but plain ones, yet a few hundred bytes of aliases
 nested in aliases expand to millions of values, and an alias inside its own anchor builds
 data that holds itself: whatever walks the result next (a depth check, validation,
@@ -24,11 +28,34 @@ class YamlShapeError(yaml.YAMLError):
     """YAML that parses but is refused for its shape (see the module docstring)."""
 
 
+class _Loader(yaml.SafeLoader):
+    """The safe loader, refusing a key written twice in one mapping."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        written: dict[str, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if (
+                not isinstance(key_node, yaml.ScalarNode)
+                or key_node.tag == "tag:yaml.org,2002:merge"
+            ):
+                continue
+            first = written.setdefault(key_node.value, key_node)
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    "while reading a mapping",
+                    node.start_mark,
+                    f"found the key {key_node.value!r} a second time (first at line "
+                    f"{first.start_mark.line + 1}): write it once",
+                    key_node.start_mark,
+                )
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(text: str) -> Any:
     """The data of YAML ``text``, read with the safe loader; ``yaml.YAMLError`` when it
     is not YAML, :class:`YamlShapeError` (one too) when it is refused for its shape."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # _Loader is the safe loader
     except RecursionError:
         raise YamlShapeError(
             "the YAML is nested too deep to read; akgentic refuses it: flatten it"

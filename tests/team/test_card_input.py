@@ -205,3 +205,12 @@ def test_a_card_nested_too_deep_is_refused_not_a_recursion_error(tmp_path: Path)
     path = card_file(tmp_path, HEAD.replace("'@A'", "'@W299'") + f"  - {member}\n")
     with pytest.raises(TeamCardError, match=r"team\.yaml: .*nested deeper than 100 levels"):
         TeamCard.from_yaml(path)
+
+
+def test_a_check_of_the_whole_card_reads_as_a_sentence(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path, HEAD.replace("'@A'", "'@Nobody'") + "  - card: {role: A, config: {name: '@A'}}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == f"{path}:1: entry_point '@Nobody' is not a member; members are @A"

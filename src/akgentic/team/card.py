@@ -310,10 +310,12 @@ def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
 
 
 def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
+    """``team.yaml:12: members[0].card.config.name: <what is wrong>``; a check of the whole
+    card names no field, and a validator's words come without pydantic's "Value error, "."""
     node = _node_at(root, loc)
     line = f":{node.start_mark.line + 1}" if node is not None else ""
     field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    return f"{path}{line}: {field or '(top)'}: {msg}"
+    return f"{path}{line}: {f'{field}: ' if field else ''}{msg.removeprefix('Value error, ')}"
 
 
 def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:

@@ -95,6 +95,10 @@ def test_a_key_written_twice_is_an_error_naming_both_lines() -> None:
         load_yaml("outer: {x: 1, y: 2, x: 3}\n")
 
 
+def test_keys_alike_in_text_but_of_other_types_are_two_keys() -> None:
+    assert load_yaml('{1: a, "1": b}') == {1: "a", "1": "b"}
+
+
 def test_a_key_a_merge_brought_in_may_be_overridden() -> None:
     text = "base: &base {model: a, temperature: 0}\nmember: {<<: *base, model: b}\n"
     assert load_yaml(text)["member"] == {"model": "b", "temperature": 0}

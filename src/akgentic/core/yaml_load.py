@@ -1,9 +1,5 @@
 """load_yaml: the one way akgentic reads YAML that a person or a program wrote.
 
-A key written twice in one mapping is an error that names both lines (PyYAML keeps the
-last one silently: a card's second ``model:`` would win without a word); a key a merge
-(``<<: *base``) brings in may be overridden, as YAML means it to be.
-
 ``yaml.safe_load`` builds no objects but plain ones, yet a few hundred bytes of aliases
 nested in aliases expand to millions of values, and an alias inside its own anchor builds
 data that holds itself: whatever walks the result next (a depth check, validation,
@@ -11,6 +7,10 @@ serialization for the store) spends minutes or never ends. :func:`load_yaml` ref
 both, and data nested deeper than ``MAX_DEPTH``, as it reads (:func:`check_shape`, linear
 in what the text holds), with a ``yaml.YAMLError`` — so every reader's existing "not
 valid YAML: ..." answer carries it, on one line.
+
+A key written twice in one mapping is an error too, naming both lines (PyYAML keeps the
+last one silently: a card's second ``model:`` would win without a word); a key a merge
+(``<<: *base``) brings in may be overridden, as YAML means it to be.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ class _Loader(yaml.SafeLoader):
     """The safe loader, refusing a key written twice in one mapping."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        written: dict[str, yaml.Node] = {}
+        written: dict[tuple[str, str], yaml.Node] = {}  # (tag, text): 1 and "1" differ
         for key_node, _ in node.value:
             if (
                 not isinstance(key_node, yaml.ScalarNode)
                 or key_node.tag == "tag:yaml.org,2002:merge"
             ):
                 continue
-            first = written.setdefault(key_node.value, key_node)
+            first = written.setdefault((key_node.tag, key_node.value), key_node)
             if first is not key_node:
                 raise yaml.constructor.ConstructorError(
                     "while reading a mapping",

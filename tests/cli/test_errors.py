@@ -15,6 +15,7 @@ from akgentic.cli import app
 from akgentic.core import serialize
 from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
+from tests.hostile_yaml import alias_bomb
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
 
@@ -209,11 +210,8 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
     )
     nope = tmp_path / "nope.yaml"
     nope.write_text(RESEARCH.read_text().replace("a careful researcher", "a {nope} researcher"))
-    bomb = tmp_path / "bomb.yaml"  # 400 bytes of aliases in aliases: 43 million values
-    bomb.write_text(
-        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
-        + "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
-    )
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(alias_bomb())
     for path, complaint in (
         (latin1, "not UTF-8 text (byte 0xfc"),
         (bomb, "expands to more than 1,000,000 values"),

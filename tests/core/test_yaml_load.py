@@ -11,15 +11,7 @@ import yaml
 
 from akgentic.core import YamlShapeError, load_yaml, yaml_problem
 from akgentic.core.serialization import MAX_VALUES, SerializationError, check_shape
-
-
-def alias_bomb(levels: int, width: int = 9) -> str:
-    """``levels`` anchors, each a list of ``width`` aliases of the one before: a few
-    hundred bytes that expand to ``width ** levels`` values."""
-    first = f"l0: &l0 [{', '.join(['x'] * width)}]\n"
-    return first + "".join(
-        f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * width)}]\n" for n in range(1, levels)
-    )
+from tests.hostile_yaml import alias_bomb
 
 
 def test_an_alias_bomb_is_refused_with_a_line_that_says_what_to_do() -> None:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from akgentic.agent import AgentConfig, PromptTemplate
 from akgentic.core import AgentCard
 from akgentic.team import MemberSpec, TeamCard, TeamCardError
+from tests.hostile_yaml import alias_bomb
 
 HEAD = "name: t\nentry_point: '@A'\nhuman: null\nmembers:\n"
 
@@ -176,14 +177,7 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_card_of_aliases_in_aliases_is_refused_at_once(tmp_path: Path) -> None:
-    bomb = "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
-    path = card_file(
-        tmp_path,
-        HEAD
-        + "  - card: {role: A, config: {name: '@A'}}\n"
-        + "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
-        + bomb,
-    )
+    path = card_file(tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + alias_bomb())
     with pytest.raises(TeamCardError) as refused:
         TeamCard.from_yaml(path)
     (line,) = str(refused.value).splitlines()

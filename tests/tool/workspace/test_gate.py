@@ -27,6 +27,7 @@ from akgentic.tool.workspace import (
     resolve_workspace_path,
 )
 from akgentic.tool.workspace.workspace import KIND_ID
+from tests.hostile_yaml import alias_bomb
 
 from ..conftest import Team
 from .conftest import member_tools
@@ -279,9 +280,5 @@ def test_an_index_record_of_aliases_in_aliases_reads_as_no_record(gate: WriteGat
     gate.read(BOB, "a.txt")
     views = gate.workspace.index_dir / "views" / "t1--Bob.yaml"
     assert gate.records.load_views(BOB) != {}
-    views.write_text(
-        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"
-        + "".join(f"l{n}: &l{n} [{', '.join([f'*l{n - 1}'] * 9)}]\n" for n in range(1, 8))
-        + "files: {a.txt: {sha: '0', at: 1.0}}\n"
-    )
+    views.write_text(alias_bomb() + "files: {a.txt: {sha: '0', at: 1.0}}\n")
     assert gate.records.load_views(BOB) == {}

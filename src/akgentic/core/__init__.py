@@ -19,6 +19,7 @@ from akgentic.core.agent_config import AgentConfig, BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.data_home import user_data_dir
 from akgentic.core.excerpt import clip, cut, excerpt
+from akgentic.core.heap import freeze_import_heap
 from akgentic.core.messages.message import (
     CancelMessage,
     Message,
@@ -110,6 +111,7 @@ __all__ = [
     "cut",
     "deserialize",
     "excerpt",
+    "freeze_import_heap",
     "is_tool_actor",
     "load_yaml",
     "register_serializable",

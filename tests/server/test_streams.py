@@ -8,8 +8,9 @@ import threading
 from urllib.parse import urlparse
 
 import httpx
+import pytest
 
-from akgentic.client import AkgenticClient, parse_sse
+from akgentic.client import AkgenticClient, ServerError, parse_sse
 from akgentic.core import BaseConfig, EventMessage
 from akgentic.storage import EventRecord
 from tests.server.conftest import Served, kind, until
@@ -136,3 +137,27 @@ def test_the_all_teams_stream_carries_every_running_team(served: Served) -> None
     early_seqs = seen.get(str(early.team_id), [])
     assert early_seqs and early_seqs[0] > before - 1  # running before: from the connection on
     assert early_seqs == sorted(set(early_seqs))
+
+
+def test_a_sequence_number_past_any_a_store_holds_is_refused_or_ignored(served: Served) -> None:
+    team = served.client.create_team("turns")
+    huge = str(10**20)
+    with pytest.raises(ServerError) as err:  # it used to be a 500: the column overflowed
+        served.client.request("GET", f"/teams/{team.team_id}/messages", params={"after": huge})
+    assert err.value.status == 422 and "less than or equal to" in err.value.detail
+    with pytest.raises(ServerError) as err:
+        served.client.request("GET", f"/teams/{team.team_id}/events", params={"from_seq": huge})
+    assert err.value.status == 422
+    with httpx.stream(  # an unreadable Last-Event-ID: from where the query says
+        "GET",
+        f"{served.url}/teams/{team.team_id}/events",
+        headers={"Last-Event-ID": huge},
+        params={"heartbeat": 0.2},
+        timeout=30,
+    ) as response:
+        ids = []
+        for event in parse_sse(response.iter_lines()):
+            if event.event in ("", "stopped"):
+                break
+            ids.append(int(event.id or 0))
+    assert ids and ids == list(range(1, len(ids) + 1))

@@ -30,6 +30,7 @@ from akgentic.core import (
     UserMessage,
 )
 from akgentic.storage import (
+    MAX_SEQ,
     CorruptRecordError,
     EventRecord,
     InvalidTransitionError,
@@ -240,6 +241,18 @@ def test_read_honours_range_and_limit(store: StorageBundle) -> None:
     assert store.events.read(uuid4()) == []
     with pytest.raises(ValueError, match="limit"):
         store.events.read(team, limit=-1)
+
+
+def test_read_past_any_number_a_column_holds_finds_nothing_and_does_not_overflow(
+    store: StorageBundle,
+) -> None:
+    team = uuid4()
+    store.events.append_many(team, [msg(str(i)) for i in range(1, 4)])
+    huge = 10**20  # read from a URL: past a signed 64-bit column
+    assert store.events.read(team, from_seq=huge) == []
+    assert store.events.read(team, from_seq=MAX_SEQ) == []
+    assert [r.seq for r in store.events.read(team, from_seq=2, to_seq=huge)] == [2, 3]
+    assert [r.seq for r in store.events.read(team, from_seq=3, limit=huge)] == [3]
 
 
 def test_read_agrees_with_slicing_for_every_range(store: StorageBundle) -> None:

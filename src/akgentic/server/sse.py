@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from uuid import UUID
 
 from akgentic.server.feed import HEARTBEAT, STOPPED, Frame, Hub, Idle
+from akgentic.storage import MAX_SEQ
 
 __all__ = ["all_teams_stream", "parse_last_event_id", "team_stream"]
 
@@ -34,11 +35,15 @@ def _stopped(team_id: UUID) -> bytes:
 
 def parse_last_event_id(value: str | None) -> int | None:
     """The sequence number in a ``Last-Event-ID`` header (``42`` or ``<team>:42``); None
-    when absent or unreadable (the stream then starts where the query says)."""
+    when absent or unreadable, or past any a store can hold (the stream then starts where
+    the query says)."""
     if not value:
         return None
     tail = value.rsplit(":", 1)[-1].strip()
-    return int(tail) if tail.isdigit() else None
+    if not (tail.isascii() and tail.isdigit()) or len(tail) > 19:
+        return None
+    seq = int(tail)
+    return seq if seq < MAX_SEQ else None
 
 
 async def team_stream(

@@ -30,6 +30,7 @@ from akgentic.storage._pack import (
     pack_encoded,
     pack_records,
 )
+from akgentic.storage._rules import MAX_SEQ
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -85,6 +86,7 @@ __all__ = [
     "ACCEPTED_URLS",
     "CATALOG_STATUSES",
     "CATALOG_SURFACES",
+    "MAX_SEQ",
     "AddressIndex",
     "CatalogAuditEntry",
     "CatalogAuditRecord",

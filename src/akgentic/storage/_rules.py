@@ -19,6 +19,7 @@ from akgentic.storage.records import (
 )
 
 __all__ = [
+    "MAX_SEQ",
     "CatalogChanges",
     "check_limit",
     "check_packs",
@@ -60,13 +61,26 @@ def check_packs(packs: Sequence[bytes]) -> list[int]:
     return counts
 
 
-def check_read_range(from_seq: int, to_seq: int | None, limit: int | None) -> int:
-    """Validate read arguments; returns the effective first sequence number (>= 1)."""
+MAX_SEQ = 2**63 - 1
+"""The largest sequence number a store holds (a signed 64-bit column, in SQLite and
+Postgres alike); a read from past it finds nothing, as from any number past the end."""
+
+
+def check_read_range(
+    from_seq: int, to_seq: int | None, limit: int | None
+) -> tuple[int, int | None, int | None]:
+    """Validate read arguments; returns them as a database takes them: the first sequence
+    number (>= 1), the last and the limit, each at most :data:`MAX_SEQ` (a larger number
+    read from a URL must not overflow the column)."""
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0 or None, got {limit}")
     if to_seq is not None and to_seq < 0:
         raise ValueError(f"to_seq must be >= 0 or None, got {to_seq}")
-    return max(from_seq, 1)
+    return (
+        min(max(from_seq, 1), MAX_SEQ),
+        None if to_seq is None else min(to_seq, MAX_SEQ),
+        None if limit is None else min(limit, MAX_SEQ),
+    )
 
 
 def team_not_found(team_id: UUID) -> TeamNotFoundError:

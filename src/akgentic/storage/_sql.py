@@ -441,7 +441,7 @@ class _Events:
         to_seq: int | None = None,
         limit: int | None = None,
     ) -> builtins.list[EventRecord]:
-        start = check_read_range(from_seq, to_seq, limit)
+        start, to_seq, limit = check_read_range(from_seq, to_seq, limit)
         db = self._db
         team = db.uid(team_id)
         bounded = to_seq is not None

@@ -286,7 +286,7 @@ class _Events:
         to_seq: int | None = None,
         limit: int | None = None,
     ) -> list[EventRecord]:
-        start = check_read_range(from_seq, to_seq, limit)
+        start, to_seq, limit = check_read_range(from_seq, to_seq, limit)
         with self._data.locked():
             rows = self._data.events.get(team_id, [])
             stop = len(rows) if to_seq is None else min(to_seq, len(rows))

@@ -21,6 +21,7 @@ from akgentic.core import AddressError, Message, SentMessage
 from akgentic.core.serialization import serialize
 from akgentic.server.context import ServerContext, context
 from akgentic.server.protocol import encode_record
+from akgentic.storage import MAX_SEQ
 from akgentic.team import HostedTeam, read_history, team_usage, tool_state
 
 __all__ = ["router"]
@@ -93,7 +94,9 @@ def interrupt(team_id: UUID, ctx: Ctx) -> Interrupted:
 def history(
     team_id: UUID,
     ctx: Ctx,
-    after: Annotated[int, Query(ge=0, description="Records past this sequence number.")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_SEQ, description="Records past this sequence number.")
+    ] = 0,
     offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Response:

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from akgentic.server.context import ServerContext, context
 from akgentic.server.sse import all_teams_stream, parse_last_event_id, team_stream
+from akgentic.storage import MAX_SEQ
 
 __all__ = ["router"]
 
@@ -26,7 +27,9 @@ _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 async def team_events(
     team_id: UUID,
     ctx: Ctx,
-    from_seq: Annotated[int, Query(ge=1, description="The first sequence number to send.")] = 1,
+    from_seq: Annotated[
+        int, Query(ge=1, le=MAX_SEQ, description="The first sequence number to send.")
+    ] = 1,
     last_event_id: Annotated[str | None, Header(description="Resume after this id.")] = None,
     heartbeat: Annotated[
         float | None,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
+import struct
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -297,3 +299,31 @@ def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> 
     code, _, err = invoke("teams", "resume", short, "--server", served.url, "--model", "test")
     assert code == 1
     assert "error: --model and --base-url do not apply with --server" in err
+
+
+def test_clients_that_leave_mid_backlog_are_let_go_without_a_warning_per_record(
+    tmp_path: Path,
+) -> None:
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}")
+    with serving(["--cards", str(EXAMPLES)], env) as (child, client):
+        team = client.create_team("research")
+        for n in range(6):
+            team.send(f"question {n}")
+        # a backlog of a hundred and more records
+        for backlog, _ in enumerate(team.follow(idle_timeout=60), start=1):
+            if backlog >= 200:
+                break
+        port = int(client.base_url.rsplit(":", 1)[1])
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as gone:
+                gone.sendall(
+                    f"GET /teams/{team.team_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+                )
+                assert gone.recv(16_384)  # the first bytes, then the client is gone (a reset)
+                gone.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        assert next(iter(team.follow(idle_timeout=30))).seq == 1  # the server still streams
+        os.kill(child.proc.pid, signal.SIGINT)
+        code, errors = child.finish(60)
+    assert code == 130, errors
+    logged = errors + "\n".join(child.lines)  # the server's log goes to its stdout
+    assert "socket.send() raised exception" not in logged

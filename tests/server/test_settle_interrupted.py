@@ -52,3 +52,25 @@ def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: st
         manager.shutdown(5)
         system.shutdown()
         storage.close()
+
+
+def test_a_team_not_running_here_lists_its_interrupted_turns_before_a_resume(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'crashed.db'}"
+    team_id = run_child_until_ready(url)  # killed mid-turn: "block please" interrupted
+    storage, system = open_storage(url), ActorSystem()
+    manager = TeamManager(system, storage)
+    server = BackgroundServer(create_app(manager, ServerSettings(port=0)))
+    try:
+        with server, AkgenticClient(server.url) as client:
+            crashed = client.get_team(team_id).refresh()
+            assert not crashed.running and len(crashed.interrupted) == 1  # it used to be []
+            listed = [t for t in client.list_teams() if t.team_id == team_id]
+            assert listed and listed[0].interrupted == []  # a list reads no log
+            resumed = client.resume_team(team_id)
+            assert resumed.refresh().interrupted == crashed.interrupted
+    finally:
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()

@@ -157,7 +157,9 @@ class TeamInfo(BaseModel):
         default=None, description="When the team's last record was written."
     )
     interrupted: list[UUID] = Field(
-        default_factory=list, description="Messages whose turn a crash interrupted."
+        default_factory=list,
+        description="Messages whose turn a crash or a stop interrupted: a resume offers them "
+        "again. Listed for a team running here; for one that is not, by GET /teams/{id} only.",
     )
 
 

@@ -16,7 +16,7 @@ from akgentic.server.posted import PostedCardPolicy
 from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
-from akgentic.team import HostedTeam, TeamManager
+from akgentic.team import HostedTeam, TeamManager, plan_restore
 from akgentic.tool.mcp import MCPTool
 
 __all__ = ["ServerContext", "context"]
@@ -60,6 +60,9 @@ class ServerContext:
         record = self.record(team_id)
         if record.status == TeamStatus.DELETED:
             raise HTTPException(409, f"team {team_id} is deleted")
+        elsewhere = self.manager.running_elsewhere(team_id)
+        if elsewhere is not None:  # a resume here would be refused: say so now
+            raise HTTPException(409, str(elsewhere))
         raise HTTPException(
             409,
             f"team {team_id} is not running in this server "
@@ -67,10 +70,21 @@ class ServerContext:
             f"it with POST /teams/{team_id}/resume",
         )
 
-    def info(self, record: TeamRecord) -> TeamInfo:
+    def info(self, record: TeamRecord, *, read_log: bool = False) -> TeamInfo:
+        """The team as the API shows it. ``interrupted`` lists the turns a resume would offer
+        again: a running team's from its runtime; with ``read_log`` (one team asked for)
+        a team not running here has its log read for them, as ``akgentic teams show``
+        does — a list of teams leaves them out rather than read every log."""
         card: dict[str, Any] = record.card or {}
         runtime = self.manager.get_team(record.team_id)
         last = self.manager.storage.events.last_seq(record.team_id)
+        if runtime is not None:
+            interrupted = [m.id for m in runtime.interrupted]
+        elif read_log and last:
+            plan = plan_restore(self.manager.storage.events.read(record.team_id))
+            interrupted = [m.id for m in plan.interrupted]
+        else:
+            interrupted = []
         return TeamInfo(
             team_id=record.team_id,
             name=record.name,
@@ -83,7 +97,7 @@ class ServerContext:
             human=card.get("human", "@Human"),
             last_seq=last,
             last_activity=_time_of(self.manager.storage, record.team_id, last),
-            interrupted=[m.id for m in runtime.interrupted] if runtime is not None else [],
+            interrupted=interrupted,
         )
 
 

@@ -179,12 +179,15 @@ class Hub:
 
     async def frames(
         self, team_id: UUID, from_seq: int, *, heartbeat: float
-    ) -> AsyncIterator[Frame | Idle]:
-        """Team ``team_id``'s frames from ``from_seq`` on, until the hub closes.
+    ) -> AsyncIterator[list[Frame] | Idle]:
+        """Team ``team_id``'s frames from ``from_seq`` on, in runs (each as the store or
+        the window hands them over, never empty), until the hub closes.
 
-        Between frames: ``STOPPED`` once the team is not running here and every record is
-        read (again after each later stretch of records), and ``HEARTBEAT`` each time
-        ``heartbeat`` seconds pass with nothing new.
+        Between runs: ``STOPPED`` once the team is not running — here or in another
+        process that holds its lease — and every record is read (again after each later
+        stretch of records), and ``HEARTBEAT`` each time ``heartbeat`` seconds pass with
+        nothing new. After each run the event loop gets a turn, so a subscriber that has
+        gone away is noticed before the next run is written to its closed connection.
         """
         feed = self._enter(team_id)
         try:
@@ -195,12 +198,12 @@ class Hub:
                 if frames is None:
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
                 if frames:
-                    for frame in frames:
-                        yield frame
+                    yield frames
                     next_seq = frames[-1].seq + 1
                     said_stopped = False
+                    await asyncio.sleep(0)  # a disconnect is noticed here, not after the log
                     continue
-                if not said_stopped and not self.running(team_id):
+                if not said_stopped and not await asyncio.to_thread(self.running, team_id):
                     # the feed may lag the store once the team has stopped: ask the store
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
                     if not frames:
@@ -213,7 +216,11 @@ class Hub:
             self._leave(feed)
 
     def running(self, team_id: UUID) -> bool:
-        return self.manager.get_team(team_id) is not None
+        """Whether the team runs here, or in another live process holding its lease (whose
+        records reach this feed through the store): either way it is not stopped."""
+        if self.manager.get_team(team_id) is not None:
+            return True
+        return self.manager.running_elsewhere(team_id) is not None
 
     def running_ids(self) -> list[UUID]:
         return [runtime.team_id for runtime in self.manager.running()]

@@ -3,8 +3,9 @@
 Each record is one SSE event: ``id`` is its sequence number (``<team>:<seq>`` on the
 all-teams stream), ``event`` its protocol type, ``data`` the WireEvent JSON on one line.
 A comment line every ``heartbeat`` seconds keeps proxies from closing a quiet stream.
-``event: stopped`` says the team is not running here and everything has been sent; the
-stream stays open and goes on if the team is resumed.
+``event: stopped`` says the team is not running (here, or in another process holding its
+lease) and everything has been sent; the stream stays open and goes on if the team is
+resumed. A run of records the store hands over is one write.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ async def team_stream(
             yield KEEP_ALIVE
         elif item is STOPPED:
             yield _stopped(team_id)
-        elif isinstance(item, Frame):
-            yield _event(item, str(item.seq))
+        elif isinstance(item, list):  # a run of frames, one write
+            yield b"".join(_event(frame, str(frame.seq)) for frame in item)
 
 
 async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
@@ -71,11 +72,12 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
 
     async def pump(team_id: UUID, from_seq: int) -> None:
         async for item in hub.frames(team_id, from_seq, heartbeat=3600.0):
-            if item is not HEARTBEAT:
+            if isinstance(item, list):
+                for frame in item:
+                    await queue.put((team_id, frame))
+                sent[team_id] = item[-1].seq
+            elif item is STOPPED:
                 await queue.put((team_id, item))
-            if isinstance(item, Frame):
-                sent[team_id] = item.seq
-            if item is STOPPED:
                 return
 
     async def attach(opening: bool) -> None:

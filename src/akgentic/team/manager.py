@@ -218,6 +218,19 @@ class TeamManager:
         """The team's lease as stored (None when no process holds one)."""
         return self.storage.leases.inspect(team_resource(team_id))
 
+    def running_elsewhere(self, team_id: UUID) -> TeamRunningElsewhereError | None:
+        """Why the team cannot be run here when another live process runs it (its lease
+        unexpired, its holder not known dead), else None. A team in this process is
+        not elsewhere."""
+        if team_id in self._running:
+            return None
+        lease = self.lease_of(team_id)
+        if lease is None or lease.expired or lease.holder.owner == self.holder.owner:
+            return None
+        if holder_is_gone(lease.holder):
+            return None
+        return TeamRunningElsewhereError(team_id, lease)
+
     # -- creating ---------------------------------------------------------------------------
     def create_team(
         self,

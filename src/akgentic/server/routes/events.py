@@ -37,8 +37,9 @@ async def team_events(
     ] = None,
 ) -> StreamingResponse:
     """The team's log from ``from_seq`` (or past ``Last-Event-ID``) on, then live: no gap
-    and no duplicate. ``event: stopped`` says the team is not running here and all is
-    sent; the stream stays open. A comment line comes every heartbeat."""
+    and no duplicate. ``event: stopped`` says the team is not running (here, or in another
+    process holding its lease) and all is sent; the stream stays open. A comment line
+    comes every heartbeat."""
     ctx.record(team_id)
     resume = parse_last_event_id(last_event_id)
     start = resume + 1 if resume is not None else from_seq

@@ -97,8 +97,10 @@ def list_teams(
 
 @router.get("/{team_id}")
 def get_team(team_id: UUID, ctx: Ctx) -> TeamInfo:
-    """One team: its record, whether it runs here, its last sequence number."""
-    return ctx.info(ctx.record(team_id))
+    """One team: its record, whether it runs here, its last sequence number, and the
+    turns a resume would offer again (``interrupted``; read from its log when it does not
+    run here)."""
+    return ctx.info(ctx.record(team_id), read_log=True)
 
 
 @router.get("/{team_id}/card")

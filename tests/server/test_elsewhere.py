@@ -1,0 +1,60 @@
+"""A team run by another process on the same store, seen from this server: its stream does
+not say ``stopped`` while it runs there, and a message for it is refused with who runs it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from akgentic.client import ServerError, parse_sse
+from akgentic.core import ActorSystem
+from akgentic.storage import LeaseHolder, open_storage, sqlite_url
+from akgentic.team import TeamCard, TeamManager
+from tests.server.conftest import TURNS, Served
+
+
+@pytest.fixture
+def elsewhere(served: Served, tmp_path: Path) -> Iterator[TeamManager]:
+    """Another process's manager over the server's store (its own connection and holder)."""
+    storage, system = open_storage(sqlite_url(tmp_path / "server.db")), ActorSystem()
+    manager = TeamManager(system, storage, holder=LeaseHolder.here(owner="the-other-server"))
+    try:
+        yield manager
+    finally:
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()
+
+
+def kinds_until_quiet(url: str, until_stopped: bool = False) -> list[str]:
+    """The stream's event types up to its first keep-alive (all stored was sent), or up to
+    ``stopped`` with ``until_stopped``."""
+    kinds: list[str] = []
+    with httpx.stream("GET", url, params={"heartbeat": 0.2}, timeout=30) as response:
+        for event in parse_sse(response.iter_lines()):
+            kinds.append(event.event)
+            if event.event == "stopped" or (event.event == "" and not until_stopped):
+                break
+    return kinds
+
+
+def test_a_team_running_in_another_process_is_followed_not_called_stopped(
+    served: Served, elsewhere: TeamManager
+) -> None:
+    team_id = elsewhere.create_team(TeamCard.from_yaml(TURNS)).team_id
+    url = f"{served.url}/teams/{team_id}/events"
+
+    kinds = kinds_until_quiet(url)
+    assert kinds[-1] == "" and "stopped" not in kinds  # it runs: the stream waits for more
+
+    with pytest.raises(ServerError) as err:  # the resume it used to suggest is refused too
+        served.client.request("POST", f"/teams/{team_id}/messages", json={"content": "hi"})
+    assert err.value.status == 409
+    assert "is running in another process" in err.value.detail
+    assert "resume it with" not in err.value.detail
+
+    elsewhere.stop_team(team_id, grace_timeout=5)
+    assert kinds_until_quiet(url, until_stopped=True)[-1] == "stopped"  # now it is

@@ -19,7 +19,10 @@ Memory: growth of traced Python memory per message over 200,000 messages (after 
 warm-up that fills the orchestrator's bounded recent window), for both sides.
 
 Rounds alternate raw/Akgent and the median of each is reported, with the ratio
-Akgent / raw. Run: ``python bench/actors.py`` (``--quick`` for a smoke run).
+Akgent / raw. The process first freezes what its imports left, as the console script does
+(``akgentic.core.freeze_import_heap``: the collector's full passes then walk only what the
+run made, on both sides); ``--thawed`` leaves it unfrozen.
+Run: ``python bench/actors.py`` (``--quick`` for a smoke run).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from akgentic.core import (
     BaseState,
     Message,
     Orchestrator,
+    freeze_import_heap,
 )
 from akgentic.storage import SqliteStorage
 from akgentic.team import EventRecorder
@@ -312,7 +316,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small counts (smoke run)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--thawed",
+        action="store_true",
+        help="leave the imports' heap unfrozen (the console script freezes it)",
+    )
     args = parser.parse_args()
+    if not args.thawed:
+        freeze_import_heap()
     tells = 2_000 if args.quick else 20_000
     trips = 500 if args.quick else 5_000
     total = 20_000 if args.quick else 200_000

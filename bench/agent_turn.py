@@ -33,6 +33,8 @@ baseline, the streamed baseline, the default agent and the agent with accounting
 interleaved turn by turn, a ratio per block — the reading to trust on a machine whose
 speed drifts between runs. ``--history N`` times the blocks N turns into a conversation:
 pydantic-ai's own work per turn grows with the history, the agent's stays about the same.
+The process first freezes what its imports left, as the console script does
+(``akgentic.core.freeze_import_heap``; ``--thawed``: not), for every side alike.
 Run: ``python bench/agent_turn.py``.
 """
 
@@ -51,7 +53,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.agent.accounting import PromptAccounting
-from akgentic.core import ActorSystem, Orchestrator, UserMessage
+from akgentic.core import ActorSystem, Orchestrator, UserMessage, freeze_import_heap
 from akgentic.tool.core import ToolCard
 
 
@@ -283,7 +285,14 @@ def main() -> None:
         help="untimed turns each side of a paired block takes first (how far into a "
         "conversation the block is timed)",
     )
+    parser.add_argument(
+        "--thawed",
+        action="store_true",
+        help="leave the imports' heap unfrozen (the console script freezes it)",
+    )
     args = parser.parse_args()
+    if not args.thawed:
+        freeze_import_heap()
     keys = (
         "base",
         "base_tool",

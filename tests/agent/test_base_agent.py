@@ -22,6 +22,7 @@ from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.core import (
     ActorSystem,
     CancelMessage,
+    ErrorMessage,
     EventMessage,
     UserMessage,
     WarningMessage,
@@ -368,6 +369,25 @@ def test_usage_limits_are_a_soft_stop(system: ActorSystem, team: Team) -> None:
     assert agent.is_alive()
     again = system.ask(agent, UserMessage(content="/stop"), timeout=30)
     assert again.content == "There is no run to cancel."  # type: ignore[attr-defined]
+
+
+def test_a_command_that_fails_answers_what_failed_and_is_reported(
+    system: ActorSystem, team: Team
+) -> None:
+    def unreachable(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ConnectionError("the summary's model cannot be reached")
+
+    script = Script(text("one"))
+    agent = start(system, team, script)
+    for i in range(5):  # more than the six messages /compact keeps
+        system.ask(agent, UserMessage(content=f"round {i}"), timeout=30)
+    script.steps = [unreachable]
+    answer = system.ask(agent, UserMessage(content="/compact"), timeout=30)  # it got none
+    assert isinstance(answer, AgentMessage)
+    assert answer.content.startswith("/compact failed: ConnectionError: ")
+    assert "cannot be reached" in answer.content
+    [error] = team.recorder.wait_for_type(ErrorMessage)
+    assert "command /compact raised" in error.content
 
 
 def test_compact_keeps_tool_pairs_together(system: ActorSystem, team: Team) -> None:

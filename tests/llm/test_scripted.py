@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from akgentic.llm import ScenarioError, ScriptedModel, from_stream_event
+from akgentic.llm import SUMMARY_INSTRUCTIONS, ScenarioError, ScriptedModel, from_stream_event
 from akgentic.llm.events import LlmTextDeltaEvent
 
 SCENARIO = textwrap.dedent(
@@ -231,6 +231,18 @@ def test_calling_an_unknown_tool_is_a_scenario_error(scenario_file: Path) -> Non
     assert str(scenario_file) in message
     assert "roles.assistant.rules[0] steps[0]" in message
     assert "'get_weather'" in message
+
+
+def test_a_summary_request_is_summarised_not_taken_for_the_turns_it_holds(
+    scenario_file: Path,
+) -> None:
+    summarizer = Agent(  # no tools, as /compact asks: the rule's tool call would be an error
+        ScriptedModel.from_file(scenario_file, role="assistant"), instructions=SUMMARY_INSTRUCTIONS
+    )
+    conversation = "What is the weather in Paris today?\n[scripted] sunny in Paris"
+    answer = summarizer.run_sync(conversation).output
+    assert answer == "[scripted] Summary of 2 lines; the last: [scripted] sunny in Paris"
+    assert summarizer.run_sync("  ").output == "[scripted] Summary: nothing was said."
 
 
 def test_unknown_role_is_an_error_listing_roles(scenario_file: Path) -> None:

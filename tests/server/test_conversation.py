@@ -263,3 +263,25 @@ def test_a_stop_lets_the_turn_in_flight_answer_the_person(served: Served) -> Non
         and str(r.message.message_id) == data(answer)["id"]
     ]
     assert [m.sender.name for m in received if m.sender is not None] == ["@Human"]
+
+
+def test_compact_on_the_research_examples_worker_summarises_instead_of_replaying_a_turn(
+    served: Served,
+) -> None:
+    team = served.client.create_team("research")
+    seen: list[EventRecord] = []
+    for n in range(5):  # the worker's history: five turns, each with a tool call
+        team.send(f"topic {n}")
+        seen = until(
+            team,
+            lambda r: kind(r) == "Message" and data(r)["content"].startswith("Here is what"),
+            from_seq=seen[-1].seq + 1 if seen else 1,
+        )
+    command_id = team.command("/compact", to="@Worker")
+    answer = until(
+        team,
+        lambda r: kind(r) == "Message" and data(r)["parentId"] == str(command_id),
+        from_seq=seen[-1].seq + 1,
+    )
+    assert "Error" not in [kind(r) for r in answer]  # the scripted model's ScenarioError
+    assert data(answer[-1])["content"].startswith("Compacted ")

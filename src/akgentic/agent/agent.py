@@ -87,6 +87,7 @@ from akgentic.core import (
 )
 from akgentic.core.agent import ON_STREAM
 from akgentic.llm import (
+    SUMMARY_INSTRUCTIONS,
     ContextReplacedEvent,
     LlmMessageEvent,
     LlmUsageEvent,
@@ -317,7 +318,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             logger.warning("%s: %s carries no text; ignored", self.config.name, type(msg).__name__)
             return
         if text.lstrip().startswith("/"):
-            self._run_command(text.strip(), sender)
+            self._run_command(msg, text.strip(), sender)
             return
         self._run_turn(msg, text, sender)
 
@@ -343,18 +344,23 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return next((a for a in team if a.is_user_proxy), None)
 
     # -- commands -----------------------------------------------------------------------------
-    def _run_command(self, text: str, sender: ActorAddress | None) -> None:
+    def _run_command(self, msg: Message, text: str, sender: ActorAddress | None) -> None:
+        """Run ``/command``; whoever sent it always gets an answer — a command that fails
+        answers what failed, and is reported like any handler's failure."""
+        name = clip(text.split()[0])
         try:
             result = self._commands.dispatch(text)
             if asyncio.iscoroutine(result):
                 result = self._loop.run_until_complete(result)
             answer = "" if result is None else str(result)
         except CommandNotRecognized:
-            name = clip(text.split()[0])
             listing = ", ".join(f"/{n}" for n in self._commands.names())
             answer = f"Unknown command {name}. Commands: {listing}"
         except RetriableError as exc:
             answer = str(exc)
+        except Exception as exc:
+            self._report_failure(exc, msg, f"command {name} raised")
+            answer = f"{name} failed: {type(exc).__name__}: {exc}"
         self._reply(sender, answer)
 
     # -- turns ----------------------------------------------------------------------------------
@@ -549,11 +555,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 content = getattr(part, "content", None)
                 if isinstance(content, str) and not isinstance(part, SystemPromptPart):
                     lines.append(content)
-        summarizer: Agent[None, str] = Agent(
-            self._agent.model,
-            instructions="Summarise this conversation for yourself, keeping decisions, facts "
-            "and open questions. Be brief.",
-        )
+        summarizer: Agent[None, str] = Agent(self._agent.model, instructions=SUMMARY_INSTRUCTIONS)
         result = self._loop.run_until_complete(summarizer.run("\n".join(lines)[-20_000:]))
         return str(result.output)
 

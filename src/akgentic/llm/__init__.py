@@ -6,6 +6,7 @@ The public surface is flat: everything below is importable from ``akgentic.llm``
 """
 
 from akgentic.llm.compaction import (
+    SUMMARY_INSTRUCTIONS,
     compact,
     context_tokens,
     estimate_tokens,
@@ -55,6 +56,7 @@ __all__ = [
     "BASE_URL_ENV",
     "BASE_URL_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
+    "SUMMARY_INSTRUCTIONS",
     "ContextReplacedEvent",
     "LlmEvent",
     "LlmMessageEvent",

@@ -41,6 +41,7 @@ from pydantic_ai.messages import (
 )
 
 __all__ = [
+    "SUMMARY_INSTRUCTIONS",
     "SUMMARY_METADATA_KEY",
     "compact",
     "context_tokens",
@@ -51,6 +52,13 @@ __all__ = [
 
 SUMMARY_METADATA_KEY = "akgentic_summary"
 """The ``CompactionPart.metadata`` key marking a summary written by :func:`compact`."""
+
+SUMMARY_INSTRUCTIONS = (
+    "Summarise this conversation for yourself, keeping decisions, facts and open "
+    "questions. Be brief."
+)
+"""The instructions of the request that writes a summary (the agent's ``/compact``): its
+prompt is the conversation's text, which the scripted model must not take for a turn."""
 
 CHARS_PER_TOKEN = 4
 

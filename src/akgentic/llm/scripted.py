@@ -24,6 +24,11 @@ and the step gives none, valid arguments are generated from the output schema wi
 sends back for a retry (its output failed validation) is a scenario bug and raises
 :class:`ScenarioError` quoting the feedback.
 
+The request that summarises a conversation for an agent's ``/compact`` (its instructions are
+:data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS`) is not a turn: its prompt is the
+conversation, which would match the rules of the turns it holds. It is answered with
+``"[scripted] Summary of N lines; the last: ..."``.
+
 The model says what it is: ``model_name`` is ``scripted:<scenario>``, ``system`` is
 ``scripted``, and the built-in default reply starts with ``[scripted]``. Streaming is supported
 (``request_stream``): text parts arrive word by word, tool calls whole. Usage is estimated at
@@ -61,7 +66,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.usage import RequestUsage
 
-from akgentic.llm.compaction import estimate_tokens
+from akgentic.llm.compaction import SUMMARY_INSTRUCTIONS, estimate_tokens
 from akgentic.llm.scenario import (
     DEFAULT_SCENARIO,
     CompiledReply,
@@ -110,6 +115,25 @@ def _prompt_text(message: ModelRequest) -> str:
         for p in message.parts
         if isinstance(p, UserPromptPart) and not _is_system_note(p)
     )
+
+
+def _asks_for_a_summary(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> bool:
+    """Whether this is the request that summarises a conversation (an agent's ``/compact``,
+    :data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS`): its prompt is the conversation's
+    text, which would match the rules of the turns it summarises."""
+    if any(p.content == SUMMARY_INSTRUCTIONS for p in params.instruction_parts or ()):
+        return True
+    last = messages[-1] if messages else None
+    return isinstance(last, ModelRequest) and last.instructions == SUMMARY_INSTRUCTIONS
+
+
+def _summary(messages: Sequence[ModelMessage]) -> str:
+    last = messages[-1] if messages else None
+    prompt = _prompt_text(last) if isinstance(last, ModelRequest) else ""
+    lines = [line.strip() for line in prompt.splitlines() if line.strip()]
+    if not lines:
+        return "[scripted] Summary: nothing was said."
+    return f"[scripted] Summary of {len(lines)} lines; the last: {lines[-1][:200]}"
 
 
 def _returns_text(message: ModelMessage | None) -> str:
@@ -299,6 +323,8 @@ class ScriptedModel(Model):
     ) -> ModelResponse:
         """The scripted response to ``messages``; pure, but may raise :class:`ScenarioError`."""
         self._check_no_feedback(messages, params)
+        if _asks_for_a_summary(messages, params):
+            return self._response([TextPart(_summary(messages))], messages)
         choice, step_index = self._position(messages)
         step = choice.reply.steps[step_index]
         where = f"{choice.reply.where} steps[{step_index}]"
@@ -342,6 +368,11 @@ class ScriptedModel(Model):
         output = self._output_part(step, params, render, responses_so_far)
         if output is not None:
             parts.append(output)
+        return self._response(parts, messages)
+
+    def _response(
+        self, parts: list[ModelResponsePart], messages: Sequence[ModelMessage]
+    ) -> ModelResponse:
         response = ModelResponse(
             parts=parts,
             model_name=self._model_name,

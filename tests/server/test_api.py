@@ -247,3 +247,26 @@ def test_a_remote_team_says_what_and_where_it_is(served: Served) -> None:
         f"RemoteTeam('shown', team_id='{team.team_id}', status='RUNNING', server='{served.url}')"
     )
     assert repr(served.client) == f"AkgenticClient('{served.url}')"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["evil\u001b]0;pwned\u0007\r\nFAKE-TEAM  RUNNING", "a\nb", "tab\t", "del\u007f", "c1\u0085"],
+)
+def test_a_team_name_with_control_characters_is_refused(served: Served, name: str) -> None:
+    created = httpx.post(f"{served.url}/teams", json={"card": "turns", "name": name})
+    assert created.status_code == 422
+    detail = created.json()["detail"]
+    assert "name: a team name may not contain control characters" in detail
+    assert "use printable text on one line" in detail and "Value error" not in detail
+    assert served.client.list_teams() == []  # refused before a team started
+    team = served.client.create_team("turns", name="plain")
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": name})
+    assert renamed.status_code == 422
+    assert "a team name may not contain control characters" in renamed.json()["detail"]
+    assert served.client.info(team.team_id).name == "plain"
+
+
+def test_a_team_name_may_hold_any_printable_text(served: Served) -> None:
+    team = served.client.create_team("turns", name="Équipe «β» — 研究 #2 🚀")
+    assert served.client.info(team.team_id).name == "Équipe «β» — 研究 #2 🚀"

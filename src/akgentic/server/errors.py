@@ -31,6 +31,11 @@ def _where(loc: Any) -> str:
     return ".".join(parts) or "body"
 
 
+def _said(msg: str) -> str:
+    """A validator's own words, without pydantic's ``Value error, `` in front of them."""
+    return msg.removeprefix("Value error, ")
+
+
 def _body_problem(request: Request, exc: RequestValidationError) -> str | None:
     """What is wrong with a body that is not JSON at all, said plainly: where the JSON
     breaks (line, column), or that it was not sent as JSON."""
@@ -69,10 +74,8 @@ def install_error_handlers(app: FastAPI) -> None:
             }
             for e in exc.errors()
         ]
-        summary = _body_problem(request, exc) or (
-            "the request is not valid: "
-            + ("; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:5]) or "invalid")
-        )
+        said = "; ".join(f"{_where(e['loc'])}: {_said(str(e['msg']))}" for e in errors[:5])
+        summary = _body_problem(request, exc) or f"the request is not valid: {said or 'invalid'}"
         return JSONResponse({"detail": summary, "errors": errors}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)

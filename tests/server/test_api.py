@@ -270,3 +270,12 @@ def test_a_team_name_with_control_characters_is_refused(served: Served, name: st
 def test_a_team_name_may_hold_any_printable_text(served: Served) -> None:
     team = served.client.create_team("turns", name="Équipe «β» — 研究 #2 🚀")
     assert served.client.info(team.team_id).name == "Équipe «β» — 研究 #2 🚀"
+
+
+def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
+    team = served.client.create_team("turns", name="before")
+    served.client.delete_team(team.team_id)
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
+    assert renamed.status_code == 409
+    assert renamed.json()["detail"] == f"team {team.team_id} is deleted and cannot be renamed"
+    assert served.client.info(team.team_id).name == "before"

@@ -279,3 +279,22 @@ def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
     assert renamed.status_code == 409
     assert renamed.json()["detail"] == f"team {team.team_id} is deleted and cannot be renamed"
     assert served.client.info(team.team_id).name == "before"
+
+
+def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served) -> None:
+    json_body = {"Content-Type": "application/json"}
+    not_utf8 = httpx.post(f"{served.url}/teams", content=b'{"card":"\xff\xfe"}', headers=json_body)
+    assert not_utf8.status_code == 422
+    assert not_utf8.json()["detail"] == (
+        "the request body is not UTF-8: byte 0xff at offset 9 cannot be decoded; send the JSON "
+        "encoded as UTF-8 (escape other characters as \\uXXXX)"
+    )
+    for depth in (1_000, 100_000):
+        deep = b'{"card":' + b"[" * depth + b"]" * depth + b"}"
+        nested = httpx.post(f"{served.url}/teams", content=deep, headers=json_body)
+        assert nested.status_code == 422
+        assert nested.json()["detail"] == (
+            "the request body is JSON nested too deeply to read (arrays and objects inside "
+            "one another hundreds of levels deep); send the same data with less nesting"
+        )
+    assert served.client.list_teams() == []

@@ -102,11 +102,23 @@ class ResumeTeam(_Request):
     dismiss_interrupted: bool = False
 
 
+def _some_text(content: str) -> str:
+    """Words for a member: a message with none (empty, or spaces and newlines only) would
+    start a model turn about nothing, so both are refused alike."""
+    if not content.strip():
+        raise ValueError("the message has no text (it is empty or only whitespace): send some text")
+    return content
+
+
 class PostMessage(_Request):
     """The person's words: to the entry point, to ``to`` (a member name), or in answer
     to ``reply_to`` (the id of a message a member sent the person)."""
 
-    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    content: Annotated[
+        str,
+        Field(max_length=MAX_CONTENT, json_schema_extra={"pattern": r"\S"}),
+        AfterValidator(_some_text),
+    ]
     to: str | None = Field(default=None, min_length=1, max_length=200)
     reply_to: UUID | None = None
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import httpx
 
 from akgentic.client import AkgenticClient, parse_sse
 from akgentic.core import BaseConfig, EventMessage
+from akgentic.server import ServerSettings
 from akgentic.storage import EventRecord
 from tests.server.conftest import Served, kind, until
 from tests.server.gate_tool import Emitter, Tick
@@ -136,3 +138,21 @@ def test_the_all_teams_stream_carries_every_running_team(served: Served) -> None
     early_seqs = seen.get(str(early.team_id), [])
     assert early_seqs and early_seqs[0] > before - 1  # running before: from the connection on
     assert early_seqs == sorted(set(early_seqs))
+
+
+def test_the_all_teams_stream_takes_a_heartbeat_as_a_team_s_stream_does(
+    serve_with: Callable[[ServerSettings], Served],
+) -> None:
+    served = serve_with(ServerSettings(port=0, heartbeat=300))
+    for bad in (0.1, 301):
+        refused = httpx.get(f"{served.url}/events", params={"heartbeat": bad})
+        assert (
+            refused.status_code == 422 and "heartbeat: Input should be" in refused.json()["detail"]
+        )
+    # nothing runs: the first thing sent is a keep-alive, after 0.2 s and not the server's 300
+    with httpx.stream(
+        "GET", f"{served.url}/events", params={"heartbeat": 0.2}, timeout=30
+    ) as response:
+        assert response.status_code == 200
+        first = next(iter(parse_sse(response.iter_lines())))
+    assert first.event == "" and first.id is None

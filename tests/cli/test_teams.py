@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from uuid import UUID
@@ -344,3 +345,40 @@ def test_a_resume_after_a_crash_says_so_once(storage_url: str, spawn: Spawn) -> 
     assert "answer: Noted: fine" in resumed.stdout
     [said] = [line for line in resumed.stderr.splitlines() if "pid" in line]
     assert said.startswith("warning: team hanging (") and "did not stop cleanly (pid " in said
+
+
+def test_a_stored_name_with_control_characters_is_shown_escaped(
+    cli: Invoke, storage_url: str, tmp_path: Path
+) -> None:
+    team_id = run_once(cli)
+    forged = "evil\x1b]0;pwned\x07\r\nFAKE-TEAM  RUNNING"
+    # a record an earlier version let through: the store refuses such a name now
+    with sqlite3.connect(tmp_path / "cli.db") as db:
+        db.execute("UPDATE akgentic_teams SET name = ?", (forged,))
+    escaped = "'evil\\x1b]0;pwned\\x07\\r\\nFAKE-TEAM  RUNNING'"
+
+    listed = cli("teams", "list")
+    assert listed.exit_code == 0, listed.output
+    rows = listed.stdout.splitlines()
+    assert len(rows) == 2 and rows[1].startswith(f"{team_id}  {escaped}  STOPPED")
+    shown = cli("teams", "show", str(team_id)[:8])
+    assert shown.exit_code == 0, shown.output
+    assert f"team:     {escaped} ({team_id})" in shown.stdout.splitlines()
+    stopped = cli("teams", "stop", str(team_id))
+    assert stopped.stdout.startswith(f"team {escaped} ({str(team_id)[:8]}) is already stopped")
+    for output in (listed.stdout, shown.stdout, stopped.stdout):
+        assert not any(c in output for c in "\x1b\x07\r")
+
+
+def test_a_card_named_with_control_characters_is_refused_in_one_line(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "evil.yaml"
+    card.write_text(RESEARCH.read_text().replace("name: research", 'name: "evil\\e[31mred"', 1))
+    scenario = RESEARCH.with_name("research.scenario.yaml")
+    (tmp_path / scenario.name).write_bytes(scenario.read_bytes())
+    result = cli("run", str(card), "-m", "hi")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.count("\n") == 1 and "\x1b" not in result.stderr
+    assert "a team name may not contain control characters: '\\x1b' (U+001B)" in result.stderr
+    assert "no teams yet" in cli("teams", "list").stdout

@@ -247,3 +247,54 @@ def test_a_remote_team_says_what_and_where_it_is(served: Served) -> None:
         f"RemoteTeam('shown', team_id='{team.team_id}', status='RUNNING', server='{served.url}')"
     )
     assert repr(served.client) == f"AkgenticClient('{served.url}')"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["evil\u001b]0;pwned\u0007\r\nFAKE-TEAM  RUNNING", "a\nb", "tab\t", "del\u007f", "c1\u0085"],
+)
+def test_a_team_name_with_control_characters_is_refused(served: Served, name: str) -> None:
+    created = httpx.post(f"{served.url}/teams", json={"card": "turns", "name": name})
+    assert created.status_code == 422
+    detail = created.json()["detail"]
+    assert "name: a team name may not contain control characters" in detail
+    assert "use printable text on one line" in detail and "Value error" not in detail
+    assert served.client.list_teams() == []  # refused before a team started
+    team = served.client.create_team("turns", name="plain")
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": name})
+    assert renamed.status_code == 422
+    assert "a team name may not contain control characters" in renamed.json()["detail"]
+    assert served.client.info(team.team_id).name == "plain"
+
+
+def test_a_team_name_may_hold_any_printable_text(served: Served) -> None:
+    team = served.client.create_team("turns", name="Équipe «β» — 研究 #2 🚀")
+    assert served.client.info(team.team_id).name == "Équipe «β» — 研究 #2 🚀"
+
+
+def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
+    team = served.client.create_team("turns", name="before")
+    served.client.delete_team(team.team_id)
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
+    assert renamed.status_code == 409
+    assert renamed.json()["detail"] == f"team {team.team_id} is deleted and cannot be renamed"
+    assert served.client.info(team.team_id).name == "before"
+
+
+def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served) -> None:
+    json_body = {"Content-Type": "application/json"}
+    not_utf8 = httpx.post(f"{served.url}/teams", content=b'{"card":"\xff\xfe"}', headers=json_body)
+    assert not_utf8.status_code == 422
+    assert not_utf8.json()["detail"] == (
+        "the request body is not UTF-8: byte 0xff at offset 9 cannot be decoded; send the JSON "
+        "encoded as UTF-8 (escape other characters as \\uXXXX)"
+    )
+    for depth in (1_000, 100_000):
+        deep = b'{"card":' + b"[" * depth + b"]" * depth + b"}"
+        nested = httpx.post(f"{served.url}/teams", content=deep, headers=json_body)
+        assert nested.status_code == 422
+        assert nested.json()["detail"] == (
+            "the request body is JSON nested too deeply to read (arrays and objects inside "
+            "one another hundreds of levels deep); send the same data with less nesting"
+        )
+    assert served.client.list_teams() == []

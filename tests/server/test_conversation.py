@@ -7,6 +7,7 @@ import json
 import threading
 from typing import Any
 
+import httpx
 import pytest
 
 from akgentic.agent.turn import TurnEndedEvent
@@ -285,3 +286,29 @@ def test_compact_on_the_research_examples_worker_summarises_instead_of_replaying
     )
     assert "Error" not in [kind(r) for r in answer]  # the scripted model's ScenarioError
     assert data(answer[-1])["content"].startswith("Compacted ")
+
+
+def test_the_answer_names_the_member_a_message_went_to(served: Served) -> None:
+    team = served.client.create_team("turns")
+    post = served.client.request
+    sent = post("POST", f"/teams/{team.team_id}/messages", json={"content": "hi", "to": "Boss"})
+    assert sent.status_code == 202 and sent.json()["to"] == "@Boss"
+    message = until(
+        team, lambda r: kind(r) == "Message" and data(r)["id"] == sent.json()["message_id"]
+    )
+    assert data(message[-1])["to"] == "@Boss"
+    command = post("POST", f"/teams/{team.team_id}/commands", json={"command": "/x", "to": "Boss"})
+    assert command.status_code == 202 and command.json()["to"] == "@Boss"
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n\t "])
+def test_a_message_with_no_text_is_refused(served: Served, content: str) -> None:
+    team = served.client.create_team("turns")
+    response = httpx.post(
+        f"{served.url}/teams/{team.team_id}/messages", json={"content": content}, timeout=30
+    )
+    assert response.status_code == 422
+    assert "content: " in response.json()["detail"]
+    assert "send some text" in response.json()["detail"]
+    history = served.storage.events.read(team.team_id)
+    assert not [r for r in history if kind(r) == "Message" and data(r)["from"] == "@Human"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import httpx
@@ -12,6 +13,7 @@ import pytest
 
 from akgentic.client import AkgenticClient, ServerError, parse_sse
 from akgentic.core import BaseConfig, EventMessage
+from akgentic.server import ServerSettings
 from akgentic.storage import EventRecord
 from tests.server.conftest import Served, kind, until
 from tests.server.gate_tool import Emitter, Tick
@@ -161,3 +163,21 @@ def test_a_sequence_number_past_any_a_store_holds_is_refused_or_ignored(served: 
                 break
             ids.append(int(event.id or 0))
     assert ids and ids == list(range(1, len(ids) + 1))
+
+
+def test_the_all_teams_stream_takes_a_heartbeat_as_a_team_s_stream_does(
+    serve_with: Callable[[ServerSettings], Served],
+) -> None:
+    served = serve_with(ServerSettings(port=0, heartbeat=300))
+    for bad in (0.1, 301):
+        refused = httpx.get(f"{served.url}/events", params={"heartbeat": bad})
+        assert (
+            refused.status_code == 422 and "heartbeat: Input should be" in refused.json()["detail"]
+        )
+    # nothing runs: the first thing sent is a keep-alive, after 0.2 s and not the server's 300
+    with httpx.stream(
+        "GET", f"{served.url}/events", params={"heartbeat": 0.2}, timeout=30
+    ) as response:
+        assert response.status_code == 200
+        first = next(iter(parse_sse(response.iter_lines())))
+    assert first.event == "" and first.id is None

@@ -662,6 +662,20 @@ def test_team_update_replaces_given_fields(store: StorageBundle) -> None:
         store.teams.create("bad", metadata=["not", "a", "dict"])  # type: ignore[arg-type]
 
 
+def test_a_team_name_with_control_characters_is_refused(store: StorageBundle) -> None:
+    # a name is printed on terminals (teams list, show): ESC, BEL, CR, LF... would let whoever
+    # names a team retitle a terminal or forge a row
+    for name in ("evil\x1b]0;pwned\x07", "two\nlines", "tab\t", "del\x7f", "c1\x85"):
+        with pytest.raises(ValueError, match="may not contain control characters"):
+            store.teams.create(name)
+    assert store.teams.list() == []
+    team = store.teams.create("plain")
+    with pytest.raises(ValueError, match=r"'\\x1b' \(U\+001B\) at character 2"):
+        store.teams.update(team.team_id, name="a\x1b[31mred")
+    assert store.teams.get(team.team_id) == team
+    assert store.teams.update(team.team_id, name="Équipe «β» 研究").name == "Équipe «β» 研究"
+
+
 def test_purge_removes_the_team_and_everything_kept_for_it(store: StorageBundle) -> None:
     gone = store.teams.create("gone").team_id
     kept = store.teams.create("kept").team_id

@@ -38,7 +38,7 @@ from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
-from akgentic.cli.output import error_console, short_id
+from akgentic.cli.output import error_console, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, RemoteTeam
@@ -93,9 +93,7 @@ def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
     card = runtime.card
     names = [a.name for a in runtime.members() if a.name.startswith("@") and a.name != card.human]
     shown = ", ".join(f"{n} (entry point)" if n == card.entry_point else n for n in names)
-    console.print(
-        Text(f"team {card.name} ({short_id(runtime.team_id)}) {verb}: {shown}", style="dim")
-    )
+    console.print(Text(f"{team_title(card.name, runtime.team_id)} {verb}: {shown}", style="dim"))
 
 
 def chat(
@@ -133,7 +131,7 @@ def _chat(
     )
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
-    title = f"team {card.name} ({short_id(runtime.team_id)})"
+    title = team_title(card.name, runtime.team_id)
     interrupt.at_once = (
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )

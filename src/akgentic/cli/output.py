@@ -14,6 +14,8 @@ from datetime import datetime
 from rich.console import Console
 from rich.text import Text
 
+from akgentic.core.excerpt import excerpt
+
 __all__ = [
     "ASCII",
     "Symbols",
@@ -23,6 +25,7 @@ __all__ = [
     "print_table",
     "short_id",
     "symbols_for",
+    "team_name",
     "team_title",
 ]
 
@@ -65,9 +68,17 @@ def short_id(team_id: object) -> str:
     return str(team_id)[:8]
 
 
+def team_name(name: str) -> str:
+    """A team's name as the CLI prints it: as it is when every character is printable, else
+    quoted with its control characters escaped (``'evil\\x1b]0;...'``, through
+    :func:`~akgentic.core.excerpt.excerpt`) so a name never moves the cursor, retitles the
+    terminal or forges a row. The store refuses such names now; older records may hold one."""
+    return name if name.isprintable() else excerpt(name)
+
+
 def team_title(name: str, team_id: object) -> str:
     """``team research (104b23b9)``: how a line names a team."""
-    return f"team {name} ({short_id(team_id)})"
+    return f"team {team_name(name)} ({short_id(team_id)})"
 
 
 def local_time(moment: datetime | None, *, millis: bool = False) -> str:

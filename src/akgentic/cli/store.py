@@ -21,7 +21,7 @@ from pathlib import Path
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
-from akgentic.cli.output import short_id
+from akgentic.cli.output import short_id, team_name
 from akgentic.core import user_data_dir
 from akgentic.core.serialization import deserialize
 from akgentic.storage import (
@@ -135,7 +135,8 @@ def match_team(
             return live[0]
         if matches:
             shown = ", ".join(
-                f"{short_id(t.team_id)} ({t.name}, {status_label(t)})" for t in matches[:5]
+                f"{short_id(t.team_id)} ({team_name(t.name)}, {status_label(t)})"
+                for t in matches[:5]
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")

@@ -34,7 +34,14 @@ from akgentic.cli.options import (
     TokenOption,
     VerboseOption,
 )
-from akgentic.cli.output import error_console, local_time, out_console, short_id, team_title
+from akgentic.cli.output import (
+    error_console,
+    local_time,
+    out_console,
+    short_id,
+    team_name,
+    team_title,
+)
 from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
 from akgentic.cli.run import resume_hint
 from akgentic.cli.session import team_manager
@@ -125,7 +132,14 @@ def list_teams(
             last = str(bundle.events.last_seq(t.team_id))
             run_by = _holder(leases.get(team_resource(t.team_id)))
             rows.append(
-                (str(t.team_id), t.name, status_label(t), last, local_time(t.updated_at), run_by)
+                (
+                    str(t.team_id),
+                    team_name(t.name),
+                    status_label(t),
+                    last,
+                    local_time(t.updated_at),
+                    run_by,
+                )
             )
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         for n, row in enumerate(rows):
@@ -169,7 +183,7 @@ def show_team(
         except CliError as exc:
             card, problem = None, str(exc)
         fields = [
-            ("team", f"{record.name} ({record.team_id})"),
+            ("team", f"{team_name(record.name)} ({record.team_id})"),
             ("status", status_label(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),

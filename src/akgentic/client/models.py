@@ -8,10 +8,12 @@ a misspelt field is a 422 naming it, never silently ignored.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from akgentic.storage import check_team_name
 
 __all__ = [
     "Accepted",
@@ -33,6 +35,15 @@ __all__ = [
 
 MAX_CONTENT = 200_000
 """Characters one message may carry."""
+
+
+TeamName = Annotated[
+    str,
+    Field(min_length=1, max_length=200, description="The team's title: printable text."),
+    AfterValidator(check_team_name),
+]
+"""A team's name as a request gives it: the store's rule (no control characters), checked
+before anything starts, so a refused name is a 422 and never a team half made."""
 
 
 class _Request(BaseModel):
@@ -63,9 +74,7 @@ class CreateTeam(_Request):
         default=None, description="A registered card name, or a team card as JSON."
     )
     card_yaml: str | None = Field(default=None, max_length=MAX_CONTENT)
-    name: str | None = Field(
-        default=None, min_length=1, max_length=200, description="The team's title."
-    )
+    name: TeamName | None = None
     model: str | None = Field(
         default=None,
         min_length=1,
@@ -83,7 +92,7 @@ class CreateTeam(_Request):
 
 
 class RenameTeam(_Request):
-    name: str = Field(min_length=1, max_length=200)
+    name: TeamName
 
 
 class ResumeTeam(_Request):
@@ -93,11 +102,23 @@ class ResumeTeam(_Request):
     dismiss_interrupted: bool = False
 
 
+def _some_text(content: str) -> str:
+    """Words for a member: a message with none (empty, or spaces and newlines only) would
+    start a model turn about nothing, so both are refused alike."""
+    if not content.strip():
+        raise ValueError("the message has no text (it is empty or only whitespace): send some text")
+    return content
+
+
 class PostMessage(_Request):
     """The person's words: to the entry point, to ``to`` (a member name), or in answer
     to ``reply_to`` (the id of a message a member sent the person)."""
 
-    content: str = Field(min_length=1, max_length=MAX_CONTENT)
+    content: Annotated[
+        str,
+        Field(max_length=MAX_CONTENT, json_schema_extra={"pattern": r"\S"}),
+        AfterValidator(_some_text),
+    ]
     to: str | None = Field(default=None, min_length=1, max_length=200)
     reply_to: UUID | None = None
 

@@ -31,6 +31,11 @@ def _where(loc: Any) -> str:
     return ".".join(parts) or "body"
 
 
+def _said(msg: str) -> str:
+    """A validator's own words, without pydantic's ``Value error, `` in front of them."""
+    return msg.removeprefix("Value error, ")
+
+
 def _body_problem(request: Request, exc: RequestValidationError) -> str | None:
     """What is wrong with a body that is not JSON at all, said plainly: where the JSON
     breaks (line, column), or that it was not sent as JSON."""
@@ -58,6 +63,27 @@ def _body_problem(request: Request, exc: RequestValidationError) -> str | None:
     return None
 
 
+def _unreadable(exc: StarletteHTTPException) -> str | None:
+    """Why FastAPI could not read a JSON body, when it answered only "There was an error
+    parsing the body" (a 400): bytes that are not UTF-8, or JSON nested deeper than the
+    parser goes. None for any other error."""
+    cause = exc.__cause__
+    if exc.status_code != 400:
+        return None
+    if isinstance(cause, UnicodeDecodeError):
+        byte = cause.object[cause.start : cause.start + 1].hex()
+        return (
+            f"the request body is not UTF-8: byte 0x{byte} at offset {cause.start} cannot be "
+            f"decoded; send the JSON encoded as UTF-8 (escape other characters as \\uXXXX)"
+        )
+    if isinstance(cause, RecursionError):
+        return (
+            "the request body is JSON nested too deeply to read (arrays and objects inside "
+            "one another hundreds of levels deep); send the same data with less nesting"
+        )
+    return None
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -69,14 +95,16 @@ def install_error_handlers(app: FastAPI) -> None:
             }
             for e in exc.errors()
         ]
-        summary = _body_problem(request, exc) or (
-            "the request is not valid: "
-            + ("; ".join(f"{_where(e['loc'])}: {e['msg']}" for e in errors[:5]) or "invalid")
-        )
+        said = "; ".join(f"{_where(e['loc'])}: {_said(str(e['msg']))}" for e in errors[:5])
+        summary = _body_problem(request, exc) or f"the request is not valid: {said or 'invalid'}"
         return JSONResponse({"detail": summary, "errors": errors}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        unreadable = _unreadable(exc)
+        if unreadable is not None:  # a 422 like any body that is not valid JSON
+            error = {"loc": ["body"], "msg": unreadable, "type": "json_invalid"}
+            return JSONResponse({"detail": unreadable, "errors": [error]}, status_code=422)
         detail = exc.detail
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"no route {request.method} {request.url.path}; the API is described at /docs"

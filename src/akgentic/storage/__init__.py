@@ -30,7 +30,7 @@ from akgentic.storage._pack import (
     pack_encoded,
     pack_records,
 )
-from akgentic.storage._rules import MAX_SEQ
+from akgentic.storage._rules import MAX_SEQ, check_team_name
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     CorruptRecordError,
@@ -127,6 +127,7 @@ __all__ = [
     "TeamStore",
     "ToolInstanceRecord",
     "WorkingMemoryStore",
+    "check_team_name",
     "corrupt_rows",
     "decode_pack",
     "encode_event",

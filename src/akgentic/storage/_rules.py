@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "check_probe_status",
     "check_read_range",
     "check_surfaces",
+    "check_team_name",
     "check_transition",
     "instance_type_mismatch",
     "readable_status",
@@ -50,6 +52,27 @@ def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus)
             f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "
             f"stays deleted (purge it, or create a new team)"
         )
+
+
+def check_team_name(name: str) -> str:
+    """``name`` when it may name a team; ``ValueError`` saying what is wrong otherwise.
+
+    A team name is printed on terminals (``akgentic teams list``, ``teams show``, every line
+    naming a team): a control character in it (Unicode category Cc: newline, carriage
+    return, tab, ESC, BEL, DEL, the C1 range) would let whoever names a team retitle the
+    terminal, colour it or forge a row. Every store checks a name here when it creates a
+    team or renames one; the API's request models call this same function, so a request is
+    refused before a team starts. Any other text is allowed, emoji and scripts included.
+    Names stored before the rule are still read as they are (the CLI shows them escaped).
+    """
+    for at, char in enumerate(name, start=1):
+        if unicodedata.category(char) == "Cc":
+            raise ValueError(
+                f"a team name may not contain control characters: {char!r} "
+                f"(U+{ord(char):04X}) at character {at}; use printable text on one line "
+                f"(letters, digits, spaces, punctuation, emoji)"
+            )
+    return name
 
 
 def check_packs(packs: Sequence[bytes]) -> list[int]:

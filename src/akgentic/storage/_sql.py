@@ -46,6 +46,7 @@ from akgentic.storage._rules import (
     check_limit,
     check_packs,
     check_read_range,
+    check_team_name,
     check_transition,
     instance_type_mismatch,
     readable_status,
@@ -285,7 +286,7 @@ class _Teams:
         now = db.time(utc_now())
         row = (
             db.uid(team_id),
-            name,
+            check_team_name(name),
             TeamStatus.RUNNING.value,
             now,
             now,
@@ -330,7 +331,7 @@ class _Teams:
     ) -> TeamRecord:
         changes: dict[str, Any] = {}
         if name is not None:
-            changes["name"] = name
+            changes["name"] = check_team_name(name)
         if card is not None:
             changes["card"] = dump_object(card, "card")
         if metadata is not None:

@@ -43,6 +43,7 @@ from akgentic.storage._rules import (
     check_limit,
     check_packs,
     check_read_range,
+    check_team_name,
     check_transition,
     instance_type_mismatch,
     readable_status,
@@ -159,7 +160,7 @@ class _Teams:
         now = iso_time(utc_now())
         row = _TeamRow(
             team_id=team_id or uuid4(),
-            name=name,
+            name=check_team_name(name),
             status=TeamStatus.RUNNING.value,
             created_at=now,
             updated_at=now,
@@ -194,7 +195,7 @@ class _Teams:
     ) -> TeamRecord:
         changes: dict[str, Any] = {}
         if name is not None:
-            changes["name"] = name
+            changes["name"] = check_team_name(name)
         if card is not None:
             changes["card"] = dump_object(card, "card")
         if metadata is not None:

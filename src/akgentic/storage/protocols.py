@@ -69,7 +69,8 @@ class TeamStore(Protocol):
         metadata: dict[str, Any] | None = None,
         team_id: UUID | None = None,
     ) -> TeamRecord:
-        """Record a new RUNNING team (a fresh id unless given); TeamExistsError if taken."""
+        """Record a new RUNNING team (a fresh id unless given); TeamExistsError if taken,
+        ValueError for a name with a control character (``check_team_name``)."""
         ...
 
     def get(self, team_id: UUID) -> TeamRecord | None:
@@ -88,7 +89,8 @@ class TeamStore(Protocol):
         card: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> TeamRecord:
-        """Replace the given fields; TeamNotFoundError when there is no record."""
+        """Replace the given fields; TeamNotFoundError when there is no record, ValueError
+        for a name with a control character (``check_team_name``)."""
         ...
 
     def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:

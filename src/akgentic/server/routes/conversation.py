@@ -17,7 +17,7 @@ from akgentic.client.models import (
     PostMessage,
     ToolStateView,
 )
-from akgentic.core import AddressError, Message, SentMessage
+from akgentic.core import AddressError, Message, SentMessage, address_name
 from akgentic.core.serialization import serialize
 from akgentic.server.context import ServerContext, context
 from akgentic.server.protocol import encode_record
@@ -57,7 +57,9 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
     """The person's words, to the entry point, to ``to``, or in answer to ``reply_to``.
 
     Fire and forget: 202 once the message is committed to the team's log; what the team
-    does comes on the events stream."""
+    does comes on the events stream. The answer's ``to`` is the member it went to, by its
+    address name (``Worker`` is answered as ``@Worker``). Content with no text (empty, or
+    whitespace only) is a 422."""
     runtime = ctx.runtime(team_id)
     try:
         if body.reply_to is not None:
@@ -65,7 +67,8 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
             to = asked.sender.name if asked.sender else runtime.card.entry_point
             return _accepted(runtime, runtime.process_human_input(body.content, asked), to)
         if body.to is not None:
-            return _accepted(runtime, runtime.send_to(body.to, body.content), body.to)
+            to = address_name(body.to)  # 'Worker' is @Worker: answer with the name used
+            return _accepted(runtime, runtime.send_to(to, body.content), to)
         return _accepted(runtime, runtime.send(body.content), runtime.card.entry_point)
     except AddressError as exc:
         raise HTTPException(422, str(exc)) from None
@@ -74,9 +77,9 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
 @router.post("/commands", status_code=202)
 def post_command(team_id: UUID, body: PostCommand, ctx: Ctx) -> Accepted:
     """A ``/command`` for the entry point (or ``to``); its answer comes as a message to the
-    person on the events stream."""
+    person on the events stream. The answer's ``to`` is the member's address name."""
     runtime = ctx.runtime(team_id)
-    to = body.to or runtime.card.entry_point
+    to = address_name(body.to) if body.to else runtime.card.entry_point
     try:
         return _accepted(runtime, runtime.send_to(to, body.command.strip()), to)
     except AddressError as exc:

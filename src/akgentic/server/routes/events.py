@@ -48,8 +48,15 @@ async def team_events(
 
 
 @router.get("/events", response_class=StreamingResponse, responses=_SSE)
-async def all_events(ctx: Ctx) -> StreamingResponse:
+async def all_events(
+    ctx: Ctx,
+    heartbeat: Annotated[
+        float | None,
+        Query(ge=0.2, le=300, description="Seconds between keep-alive comments."),
+    ] = None,
+) -> StreamingResponse:
     """Every record of every team running here, from now on (ids ``<team>:<seq>``); to
-    miss nothing after a reconnect, follow a team's own stream."""
-    stream = all_teams_stream(ctx.live, ctx.settings.heartbeat)
+    miss nothing after a reconnect, follow a team's own stream. A comment line comes every
+    heartbeat (``heartbeat``, as for a team's stream; else the server's)."""
+    stream = all_teams_stream(ctx.live, heartbeat or ctx.settings.heartbeat)
     return StreamingResponse(stream, media_type="text/event-stream", headers=_HEADERS)

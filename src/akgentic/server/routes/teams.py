@@ -111,8 +111,10 @@ def get_card(team_id: UUID, ctx: Ctx) -> dict[str, Any]:
 
 @router.patch("/{team_id}")
 def rename_team(team_id: UUID, body: RenameTeam, ctx: Ctx) -> TeamInfo:
-    """Give the team another title."""
-    ctx.record(team_id)
+    """Give the team another title: printable text (a control character is a 422). A
+    DELETED team is a 409, as for the other verbs: it stays as it was deleted."""
+    if ctx.record(team_id).status == TeamStatus.DELETED:
+        raise HTTPException(409, f"team {team_id} is deleted and cannot be renamed")
     return ctx.info(ctx.manager.storage.teams.update(team_id, name=body.name))
 
 

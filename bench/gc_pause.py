@@ -27,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 CHILD = textwrap.dedent(
     """
@@ -34,7 +35,7 @@ CHILD = textwrap.dedent(
     import akgentic.cli.main  # what the console script imports before it runs a command
     from akgentic.core import freeze_import_heap
     frozen = freeze_import_heap() if sys.argv[1] == "frozen" else 0
-    sys.path.insert(0, "bench")
+    sys.path.insert(0, sys.argv[4])  # this folder: agent_turn's pieces
     from agent_turn import Adder, BenchAgent
     from akgentic.agent import AgentConfig
     from akgentic.core import ActorSystem, Orchestrator, UserMessage
@@ -81,7 +82,15 @@ CHILD = textwrap.dedent(
 
 def child(side: str, turns: int, passes: int) -> dict[str, object]:
     done = subprocess.run(
-        [sys.executable, "-c", "import statistics\n" + CHILD, side, str(turns), str(passes)],
+        [
+            sys.executable,
+            "-c",
+            "import statistics\n" + CHILD,
+            side,
+            str(turns),
+            str(passes),
+            str(Path(__file__).resolve().parent),
+        ],
         capture_output=True,
         text=True,
         check=True,

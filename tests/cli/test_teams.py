@@ -381,4 +381,5 @@ def test_a_card_named_with_control_characters_is_refused_in_one_line(
     assert result.exit_code == 1, result.output
     assert result.stderr.count("\n") == 1 and "\x1b" not in result.stderr
     assert "a team name may not contain control characters: '\\x1b' (U+001B)" in result.stderr
+    assert result.stderr.startswith(f"error: {card}:3: name: ")  # the card's file and line
     assert "no teams yet" in cli("teams", "list").stdout

@@ -13,6 +13,7 @@ from akgentic.client import ServerError, parse_sse
 from akgentic.core import ActorSystem
 from akgentic.storage import LeaseHolder, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
+from tests.server import gate_tool
 from tests.server.conftest import TURNS, Served
 
 
@@ -47,8 +48,15 @@ def test_a_team_running_in_another_process_is_followed_not_called_stopped(
     team_id = elsewhere.create_team(TeamCard.from_yaml(TURNS)).team_id
     url = f"{served.url}/teams/{team_id}/events"
 
+    runtime = elsewhere.get_team(team_id)
+    assert runtime is not None
+    runtime.send("wait please")  # a turn in progress over there, at its gate
+    assert gate_tool.ENTERED.wait(30)
     kinds = kinds_until_quiet(url)
     assert kinds[-1] == "" and "stopped" not in kinds  # it runs: the stream waits for more
+    shown = served.client.get_team(team_id).refresh()
+    assert not shown.running and shown.interrupted == [], shown  # in a turn there, not interrupted
+    gate_tool.OPEN.set()
 
     with pytest.raises(ServerError) as err:  # the resume it used to suggest is refused too
         served.client.request("POST", f"/teams/{team_id}/messages", json={"content": "hi"})

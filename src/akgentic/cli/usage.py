@@ -23,7 +23,7 @@ from akgentic.cli.options import (
     TeamArgument,
     TokenOption,
 )
-from akgentic.cli.output import out_console, short_id
+from akgentic.cli.output import out_console, short_id, team_name
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage
 from akgentic.team import team_usage
@@ -60,7 +60,7 @@ def usage(
             with opened_storage(storage, create=False) as (bundle, _):
                 record = find_team(bundle, team)
                 report = team_usage(bundle, record.team_id, record.name)
-        report.team = f"{record.name} ({short_id(record.team_id)})"
+        report.team = f"{team_name(record.name)} ({short_id(record.team_id)})"
         _print(report, as_json=as_json, breakers=breakers)
 
 

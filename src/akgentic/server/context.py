@@ -31,6 +31,10 @@ class ServerContext:
     rosters: RosterIndex = field(default_factory=RosterIndex)
     mcp_servers: list[MCPTool] = field(default_factory=list)
     """The servers of ``settings.mcp_config``, which every team created here gets."""
+    _interrupted: dict[UUID, tuple[int, list[UUID]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    """Interrupted turns read from the logs of teams that run nowhere, by their last seq."""
 
     @property
     def posted(self) -> PostedCardPolicy:
@@ -80,10 +84,9 @@ class ServerContext:
         last = self.manager.storage.events.last_seq(record.team_id)
         if runtime is not None:
             interrupted = [m.id for m in runtime.interrupted]
-        elif read_log and last:
-            plan = plan_restore(self.manager.storage.events.read(record.team_id))
-            interrupted = [m.id for m in plan.interrupted]
-        else:
+        elif read_log and last and self.manager.running_elsewhere(record.team_id) is None:
+            interrupted = self._interrupted_in_log(record.team_id, last)
+        else:  # a team another process runs is in its turns, not interrupted
             interrupted = []
         return TeamInfo(
             team_id=record.team_id,
@@ -99,6 +102,19 @@ class ServerContext:
             last_activity=_time_of(self.manager.storage, record.team_id, last),
             interrupted=interrupted,
         )
+
+    def _interrupted_in_log(self, team_id: UUID, last: int) -> list[UUID]:
+        """The turns a resume of ``team_id`` would offer again, from its log (read once per
+        ``last`` seq: the log of a team that runs nowhere does not change)."""
+        known = self._interrupted.get(team_id)
+        if known is not None and known[0] == last:
+            return known[1]
+        plan = plan_restore(self.manager.storage.events.read(team_id))
+        found = [m.id for m in plan.interrupted]
+        if len(self._interrupted) >= 1024:
+            self._interrupted.clear()
+        self._interrupted[team_id] = (last, found)
+        return found
 
 
 def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None:

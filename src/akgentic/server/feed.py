@@ -186,8 +186,9 @@ class Hub:
         Between runs: ``STOPPED`` once the team is not running — here or in another
         process that holds its lease — and every record is read (again after each later
         stretch of records), and ``HEARTBEAT`` each time ``heartbeat`` seconds pass with
-        nothing new. After each run the event loop gets a turn, so a subscriber that has
-        gone away is noticed before the next run is written to its closed connection.
+        nothing new. A run is one write for the stream; after each, the event loop gets a
+        turn (runs from the feed's window follow one another without one otherwise), so a
+        subscriber that has gone away is noticed before the next run is written.
         """
         feed = self._enter(team_id)
         try:
@@ -203,7 +204,7 @@ class Hub:
                     said_stopped = False
                     await asyncio.sleep(0)  # a disconnect is noticed here, not after the log
                     continue
-                if not said_stopped and not await asyncio.to_thread(self.running, team_id):
+                if not said_stopped and not await self._running(team_id):
                     # the feed may lag the store once the team has stopped: ask the store
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
                     if not frames:
@@ -215,12 +216,13 @@ class Hub:
         finally:
             self._leave(feed)
 
-    def running(self, team_id: UUID) -> bool:
+    async def _running(self, team_id: UUID) -> bool:
         """Whether the team runs here, or in another live process holding its lease (whose
-        records reach this feed through the store): either way it is not stopped."""
+        records reach this feed through the store): either way it is not stopped. The store
+        is asked, on a thread, only for a team that does not run here."""
         if self.manager.get_team(team_id) is not None:
             return True
-        return self.manager.running_elsewhere(team_id) is not None
+        return await asyncio.to_thread(self.manager.running_elsewhere, team_id) is not None
 
     def running_ids(self) -> list[UUID]:
         return [runtime.team_id for runtime in self.manager.running()]

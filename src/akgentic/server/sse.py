@@ -101,7 +101,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
                 await attach(opening=False)
                 next_scan = loop.time() + RESCAN
             try:
-                team_id, item = await asyncio.wait_for(queue.get(), RESCAN)
+                team_id, item = await asyncio.wait_for(queue.get(), min(RESCAN, heartbeat))
             except TimeoutError:
                 if loop.time() - last_sent >= heartbeat:
                     last_sent = loop.time()

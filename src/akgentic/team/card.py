@@ -37,6 +37,7 @@ from akgentic.core.serialization import (
     SerializationError,
     registered_class,
 )
+from akgentic.storage import check_team_name
 
 __all__ = [
     "MAX_HEADCOUNT",
@@ -147,6 +148,13 @@ class TeamCard(SerializableModel):
         # data never imports what the data names.
         importlib.import_module("akgentic.agent")
         return data
+
+    @field_validator("name")
+    @classmethod
+    def _printable_name(cls, value: str) -> str:
+        """The team takes the card's name: the store's rule, checked here so the error
+        names the card's file and line (a YAML block scalar ends in a newline)."""
+        return check_team_name(value)
 
     @field_validator("profiles", mode="before")
     @classmethod

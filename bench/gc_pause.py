@@ -31,7 +31,7 @@ from pathlib import Path
 
 CHILD = textwrap.dedent(
     """
-    import gc, json, sys, time
+    import gc, json, statistics, sys, time
     import akgentic.cli.main  # what the console script imports before it runs a command
     from akgentic.core import freeze_import_heap
     frozen = freeze_import_heap() if sys.argv[1] == "frozen" else 0
@@ -85,7 +85,7 @@ def child(side: str, turns: int, passes: int) -> dict[str, object]:
         [
             sys.executable,
             "-c",
-            "import statistics\n" + CHILD,
+            CHILD,
             side,
             str(turns),
             str(passes),

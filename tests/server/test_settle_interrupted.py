@@ -5,7 +5,10 @@ them on the running team."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
@@ -18,59 +21,57 @@ from tests.team.crash_cards import SlowStep  # noqa: F401  (the crashed team's t
 from tests.team.test_crash import answers, run_child_until_ready
 
 
-@pytest.mark.parametrize("settle", ["retry", "dismiss"])
-def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: str) -> None:
+@contextmanager
+def crashed_team_served(tmp_path: Path) -> Iterator[tuple[UUID, TeamManager, AkgenticClient]]:
+    """A team whose process was killed mid-turn ("block please" interrupted), and a server
+    over its store (the team not resumed) with a client."""
     url = f"sqlite:///{tmp_path / 'crashed.db'}"
-    team_id = run_child_until_ready(url)  # killed mid-turn: "block please" interrupted
+    team_id = run_child_until_ready(url)
     storage, system = open_storage(url), ActorSystem()
     manager = TeamManager(system, storage)
     server = BackgroundServer(create_app(manager, ServerSettings(port=0)))
     try:
         with server, AkgenticClient(server.url) as client:
-            team = client.resume_team(team_id)  # nobody decided yet
-            [interrupted] = team.refresh().interrupted
-            with pytest.raises(ServerError, match="409: .* is already running"):
-                client.resume_team(team_id)
-            settled = client.resume_team(
-                team_id,
-                retry_interrupted=settle == "retry",
-                dismiss_interrupted=settle == "dismiss",
-            )
-            assert settled.refresh().interrupted == []
-            runtime = manager.get_team(team_id)
-            assert runtime is not None and runtime.interrupted == []
-            for record in team.follow(1, idle_timeout=30):
-                if "[scripted] done: after block" in answers(runtime) and (
-                    settle == "dismiss" or "[scripted] done: block please" in answers(runtime)
-                ):
-                    break
-                assert record.seq >= 1
-            done = answers(runtime)
-            assert ("[scripted] done: block please" in done) == (settle == "retry")
-            assert interrupted not in [m.id for m in runtime.interrupted]
+            yield team_id, manager, client
     finally:
         manager.shutdown(5)
         system.shutdown()
         storage.close()
+
+
+@pytest.mark.parametrize("settle", ["retry", "dismiss"])
+def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: str) -> None:
+    with crashed_team_served(tmp_path) as (team_id, manager, client):
+        team = client.resume_team(team_id)  # nobody decided yet
+        [interrupted] = team.refresh().interrupted
+        with pytest.raises(ServerError, match="409: .* is already running"):
+            client.resume_team(team_id)
+        settled = client.resume_team(
+            team_id,
+            retry_interrupted=settle == "retry",
+            dismiss_interrupted=settle == "dismiss",
+        )
+        assert settled.refresh().interrupted == []
+        runtime = manager.get_team(team_id)
+        assert runtime is not None and runtime.interrupted == []
+        for record in team.follow(1, idle_timeout=30):
+            if "[scripted] done: after block" in answers(runtime) and (
+                settle == "dismiss" or "[scripted] done: block please" in answers(runtime)
+            ):
+                break
+            assert record.seq >= 1
+        done = answers(runtime)
+        assert ("[scripted] done: block please" in done) == (settle == "retry")
+        assert interrupted not in [m.id for m in runtime.interrupted]
 
 
 def test_a_team_not_running_here_lists_its_interrupted_turns_before_a_resume(
     tmp_path: Path,
 ) -> None:
-    url = f"sqlite:///{tmp_path / 'crashed.db'}"
-    team_id = run_child_until_ready(url)  # killed mid-turn: "block please" interrupted
-    storage, system = open_storage(url), ActorSystem()
-    manager = TeamManager(system, storage)
-    server = BackgroundServer(create_app(manager, ServerSettings(port=0)))
-    try:
-        with server, AkgenticClient(server.url) as client:
-            crashed = client.get_team(team_id).refresh()
-            assert not crashed.running and len(crashed.interrupted) == 1  # it used to be []
-            listed = [t for t in client.list_teams() if t.team_id == team_id]
-            assert listed and listed[0].interrupted == []  # a list reads no log
-            resumed = client.resume_team(team_id)
-            assert resumed.refresh().interrupted == crashed.interrupted
-    finally:
-        manager.shutdown(5)
-        system.shutdown()
-        storage.close()
+    with crashed_team_served(tmp_path) as (team_id, _, client):
+        crashed = client.get_team(team_id).refresh()
+        assert not crashed.running and len(crashed.interrupted) == 1  # it used to be []
+        listed = [t for t in client.list_teams() if t.team_id == team_id]
+        assert listed and listed[0].interrupted == []  # a list reads no log
+        resumed = client.resume_team(team_id)
+        assert resumed.refresh().interrupted == crashed.interrupted

@@ -4,6 +4,7 @@ where they land, who talks to them, and one runner per team."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -74,6 +75,11 @@ def test_teams_land_on_both_workers_up_to_the_cap_and_answer_there(
         team.send(f"hello {team.team_id}")
         wait_answer(deployment.storage, team.team_id, f"[scripted] done: hello {team.team_id}", 60)
         assert [m.name for m in team.members()] == ["@Human", "@Boss"]
+    # the worker froze what its imports left, as the console script does (core/heap.py)
+    import ray
+
+    frozen = ray.get(first._host().__ray_call__.remote(lambda host: gc.get_freeze_count()))
+    assert frozen > 10_000
     assert {t.team_id for t in manager.running()} == {first.team_id, second.team_id}
 
     with pytest.raises(NoWorkerError, match="at most 1 per worker"):

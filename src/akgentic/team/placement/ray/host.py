@@ -9,7 +9,9 @@ heartbeat renews the team's lease, and a lease it loses stops the team here.
 Its life:
 
 1. Ray starts it (named ``team-<team id>-<incarnation>``, on the node the placement chose);
-   ``__init__`` imports the card's modules the driver vouched for and queues :meth:`serve`.
+   ``__init__`` imports the card's modules the driver vouched for, freezes what the imports
+   left (:func:`akgentic.core.freeze_import_heap`, as the console script does: a Ray actor
+   has its worker process to itself) and queues :meth:`serve`.
 2. :meth:`claim_slot` takes one of its node's worker slots when teams per worker are capped.
 3. :meth:`create` or :meth:`resume` starts the team; a failure leaves nothing running (the
    driver kills the actor).
@@ -32,7 +34,7 @@ from uuid import UUID
 
 import ray
 
-from akgentic.core import ActorSystem, Message
+from akgentic.core import ActorSystem, Message, freeze_import_heap
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.llm import ModelRoster
 from akgentic.storage import (
@@ -114,6 +116,7 @@ class TeamHost:
         self.ttl = lease_ttl
         self.start_timeout = start_timeout
         self.storage: StorageBundle = open_storage(storage_url)
+        freeze_import_heap()  # after the store's driver is imported, before the team exists
         self.system = ActorSystem()
         self.manager = TeamManager(
             self.system, self.storage, holder=self.holder, lease_ttl=lease_ttl

@@ -235,3 +235,27 @@ def test_what_an_error_quotes_of_the_input_is_capped(registry: CommandRegistry) 
     with pytest.raises(CommandNotRecognized) as unknown:
         registry.dispatch(f"/{huge}")
     assert len(str(unknown.value)) < 1000
+
+
+def test_describe_lists_every_command_s_usage_and_describes_one(
+    registry: CommandRegistry,
+) -> None:
+    assert registry.describe().splitlines() == [
+        "Commands (/help NAME describes one):",
+        "  /switch_model model — Make a roster entry the model in force.",
+        "  /list_models — List the roster.",
+        "  /schedule message [delay=60] [urgent=False] — Schedule a message to yourself.",
+        "  /tag — Tag with any number of labels.",
+    ]
+    assert (
+        registry.describe("switch_model")
+        == registry.describe("/switch_model")
+        == (
+            "/switch_model model\nMake a roster entry the model in force.\n\n"
+            "The key is provider:model."
+        )
+    )
+    with pytest.raises(CommandNotRecognized) as unknown:
+        registry.describe("/nope")
+    assert unknown.value.command == "nope"
+    assert CommandRegistry().describe() == "No commands."

@@ -260,8 +260,8 @@ def _interactive(
     reply: Reply | None = None
     tty = sys.stdin.isatty()
     view.note(
-        f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
-        f"/quit or end of input leaves; Ctrl-C stops the team."
+        f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}, "
+        f"/help lists them); /quit or end of input leaves; Ctrl-C stops the team."
     )
     _suggest(view, runtime.card.suggestions)
     while True:

@@ -179,6 +179,23 @@ class CommandRegistry:
         """Every command's schema, derived from its signature."""
         return [command.descriptor for command in self._commands.values()]
 
+    def describe(self, name: str | None = None) -> str:
+        """What ``/help`` answers: with no ``name``, one line per command (its usage and the
+        first paragraph of its description); with one, that command's usage and docstring.
+        A name nobody registered (``/`` and all) raises :class:`CommandNotRecognized`."""
+        if name:
+            command = self._commands.get(name.removeprefix("/"))
+            if command is None:
+                raise CommandNotRecognized(clip(name.removeprefix("/")), self.names())
+            return "\n".join(filter(None, [command.descriptor.usage, inspect.getdoc(command.fn)]))
+        if not self._commands:
+            return "No commands."
+        lines = ["Commands (/help NAME describes one):"]
+        for described in self.descriptors():
+            summary = " ".join(described.description.split())
+            lines.append(f"  {described.usage}" + (f" — {summary}" if summary else ""))
+        return "\n".join(lines)
+
     def announcement(self) -> CommandsAnnouncedEvent:
         """The event that announces these commands to every frontend."""
         return CommandsAnnouncedEvent(commands=self.descriptors())

@@ -90,14 +90,16 @@ def test_interactive_lines_then_end_of_input(storage_url: str) -> None:
         f"@Human → @Manager: {QUESTION}",
         f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}",
         "@Human → @Manager: /help",
-        next(line for line in out if line.startswith("@Manager → @Human (response): Unknown")),
+        "@Manager → @Human (response): Commands (/help NAME describes one):",
         "@Human → @Worker: report back: cats",
         "⚙ @Worker → use_skill(name=three-points)",
         next(line for line in out if line.startswith("@Worker → @Human (response): [scripted]")),
         "error: @Nobody is not a member of this team (members: @Human, @Manager, @Worker)",
     ]
     assert_in_order(done.stdout, ordered)
-    assert "Commands: /hire_members" in ordered[3]
+    assert "    /hire_members roles — Hire new team members: one per role listed (repeat a " in (
+        done.stdout
+    )
     assert "On cats" in ordered[6]
     assert "stopped; resume it with" in out[-1]
     assert not any(line.startswith("answer:") for line in out)
@@ -214,3 +216,4 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
     )
     failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
     assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")
+

@@ -217,3 +217,20 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
     failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
     assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")
 
+
+def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None:
+    """Text from a person, a model or a tool never reaches the terminal as control codes:
+    ``ESC [2J`` would clear the screen, an OSC sequence retitle it. The live view, the
+    ``answer:`` line and ``events`` print each control character escaped (``\\x1b``)."""
+    hostile = "\x1b]0;owned\x07 \x1b[2J dogs\x9b"
+    result = cli("run", str(RESEARCH), "-m", f"@Worker report back: {hostile}")
+
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x9b" not in result.output
+    shown = "\\x1b]0;owned \\x1b[2J dogs\\x9b"
+    assert f"@Human → @Worker: report back: {shown}" in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1].startswith(f"answer: [scripted] On {shown}: one")
+    team = result.stdout.split("resume it with: akgentic teams resume ")[1].split()[0]
+    events = cli("events", team)
+    assert events.exit_code == 0, events.output
+    assert "\x1b" not in events.output and f"report back: {shown}" in events.stdout

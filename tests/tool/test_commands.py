@@ -259,3 +259,24 @@ def test_describe_lists_every_command_s_usage_and_describes_one(
         registry.describe("/nope")
     assert unknown.value.command == "nope"
     assert CommandRegistry().describe() == "No commands."
+
+
+def test_a_json_argument_needs_no_shell_quoting() -> None:
+    """A JSON array or object is one token as typed — its quotes and spaces kept — alone
+    or after ``name=``; quoted, it is what it was; anything else is shell words."""
+
+    def plan(items: list[dict[str, Any]], note: str = "") -> tuple[list[dict[str, Any]], str]:
+        return items, note
+
+    registry = CommandRegistry()
+    registry.register(plan)
+    item = [{"op": "create", "title": "x y"}]
+    assert registry.dispatch('/plan [{"op": "create", "title": "x y"}]') == (item, "")
+    assert registry.dispatch('/plan items=[{"op": "create", "title": "x y"}] note="a b"') == (
+        item,
+        "a b",
+    )
+    assert registry.dispatch("""/plan '[{"op": "create", "title": "x y"}]'""") == (item, "")
+    assert registry.dispatch("/plan [] '[not json'") == ([], "[not json")
+    with pytest.raises(CommandArgumentError, match="No closing quotation"):
+        registry.dispatch("/plan " + "[1, " * 20_000 + '"')  # JSON-like, nested too deep

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
@@ -280,3 +280,36 @@ def test_a_json_argument_needs_no_shell_quoting() -> None:
     assert registry.dispatch("/plan [] '[not json'") == ([], "[not json")
     with pytest.raises(CommandArgumentError, match="No closing quotation"):
         registry.dispatch("/plan " + "[1, " * 20_000 + '"')  # JSON-like, nested too deep
+
+
+class Circle(BaseModel):
+    kind: Literal["circle"] = "circle"
+    r: float
+
+
+class Square(BaseModel):
+    kind: Literal["square"] = "square"
+    side: float
+
+
+def test_a_type_is_named_without_annotated_metadata_at_any_depth() -> None:
+    """``list[Annotated[Circle | Square, Field(discriminator=...)]]`` reads
+    ``list[Circle | Square]`` in the schema and in an error (it read with its FieldInfo)."""
+
+    def draw(
+        shapes: list[Annotated[Circle | Square, Field(discriminator="kind")]],
+        tags: dict[str, Any] | None = None,
+    ) -> int:
+        return len(shapes)
+
+    registry = CommandRegistry()
+    registry.register(draw)
+    [descriptor] = registry.descriptors()
+    assert [arg.type for arg in descriptor.args] == [
+        "list[Circle | Square]",
+        "dict[str, Any] | None",
+    ]
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch("/draw circle")
+    assert "argument shapes='circle' is not a valid list[Circle | Square] (" in str(info.value)
+    assert registry.dispatch('/draw [{"kind": "square", "side": 2}]') == 1

@@ -71,7 +71,12 @@ def check_addressee(card: TeamCard, line: str) -> None:
     starts: said before the team is created, so a misspelt name leaves no team behind."""
     addressed = _ADDRESSED.match(line)
     member = addressed.group(1) if addressed is not None else None
-    names = {*member_names(card.members), *([card.human] if card.human else [])}
+    names = set(member_names(card.members)) - {card.human}
+    if member is not None and member == card.human:
+        raise CliError(
+            f"{member} is the person writing, not a member: address one of "
+            f"{', '.join(sorted(names))}, or leave the name out to write to {card.entry_point}"
+        )
     if member is not None and member not in names:
         raise CliError(
             f"{member} is not a member of this team (members: {', '.join(sorted(names))}): "

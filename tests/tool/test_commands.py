@@ -313,3 +313,22 @@ def test_a_type_is_named_without_annotated_metadata_at_any_depth() -> None:
         registry.dispatch("/draw circle")
     assert "argument shapes='circle' is not a valid list[Circle | Square] (" in str(info.value)
     assert registry.dispatch('/draw [{"kind": "square", "side": 2}]') == 1
+
+
+def test_a_single_value_where_a_list_is_expected_is_a_list_of_one() -> None:
+    def hire(roles: list[str]) -> list[str]:
+        return roles
+
+    def pick(ids: list[int]) -> list[int]:
+        return ids
+
+    registry = CommandRegistry()
+    registry.register(hire)
+    registry.register(pick)
+    assert registry.dispatch("/hire Reviewer") == ["Reviewer"]
+    assert registry.dispatch('/hire ["Reviewer", "Coder"]') == ["Reviewer", "Coder"]
+    assert registry.dispatch("/pick 3") == [3]
+    with pytest.raises(CommandArgumentError, match=r"ids: Input should be a valid list, got 'x'"):
+        registry.dispatch("/pick x")
+    with pytest.raises(CommandArgumentError, match=r"not a valid list\[str\]"):
+        registry.dispatch('/hire {"a": 1}')  # JSON of another shape is not wrapped

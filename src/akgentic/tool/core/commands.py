@@ -22,6 +22,8 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
   missing, extra or doubly bound arguments are errors.
 - Each value converts to its parameter's annotation (unannotated and ``str`` stay
   text; other types through pydantic, lax, then as JSON: ``3``, ``true``, ``[1, 2]``).
+  A value that is no JSON array or object, where a list is expected, is a list of that
+  one item (``/hire_members Reviewer`` hires one Reviewer).
 
 Bad arguments to a known command raise :class:`CommandArgumentError` — a
 ``RetriableError`` whose message names the command, the problem and the usage line,
@@ -32,6 +34,7 @@ command's coroutine is returned for the caller to await.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
@@ -153,7 +156,8 @@ class _Command:
 
     def convert(self, name: str, raw: str) -> Any:
         """``raw`` as the parameter's type: text as is for ``str``, else pydantic (lax),
-        then JSON. A failure names the item that is wrong when ``raw`` is JSON."""
+        then JSON, then — when ``raw`` is no JSON array or object — as a list of one item.
+        A failure names the item that is wrong when ``raw`` is JSON."""
         adapter = self.parameters.adapter(name)
         if adapter is None or self.parameters.hint(name) is str:
             return raw
@@ -163,6 +167,9 @@ class _Command:
             try:
                 return adapter.validate_json(raw)
             except ValidationError as json_exc:
+                if not raw.lstrip().startswith(("[", "{")):
+                    with contextlib.suppress(ValidationError):
+                        return adapter.validate_python([raw])
                 is_json = not any(e["type"] == "json_invalid" for e in json_exc.errors())
                 reason = explain_validation(json_exc if is_json else exc, name)
                 hint = type_name(self.parameters.hint(name))

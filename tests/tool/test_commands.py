@@ -322,13 +322,17 @@ def test_a_single_value_where_a_list_is_expected_is_a_list_of_one() -> None:
     def pick(ids: list[int]) -> list[int]:
         return ids
 
+    def draw(shapes: list[Circle | Square]) -> int:
+        return len(shapes)
+
     registry = CommandRegistry()
-    registry.register(hire)
-    registry.register(pick)
+    for command in (hire, pick, draw):
+        registry.register(command)
     assert registry.dispatch("/hire Reviewer") == ["Reviewer"]
     assert registry.dispatch('/hire ["Reviewer", "Coder"]') == ["Reviewer", "Coder"]
     assert registry.dispatch("/pick 3") == [3]
     with pytest.raises(CommandArgumentError, match=r"ids: Input should be a valid list, got 'x'"):
         registry.dispatch("/pick x")
     with pytest.raises(CommandArgumentError, match=r"not a valid list\[str\]"):
-        registry.dispatch('/hire {"a": 1}')  # JSON of another shape is not wrapped
+        registry.dispatch('/hire {"a": 1}')  # an object is no role
+    assert registry.dispatch('/draw {"kind": "circle", "r": 1}') == 1  # one object, one item

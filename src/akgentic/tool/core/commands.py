@@ -22,8 +22,9 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
   missing, extra or doubly bound arguments are errors.
 - Each value converts to its parameter's annotation (unannotated and ``str`` stay
   text; other types through pydantic, lax, then as JSON: ``3``, ``true``, ``[1, 2]``).
-  A value that is no JSON array or object, where a list is expected, is a list of that
-  one item (``/hire_members Reviewer`` hires one Reviewer).
+  A value that is no JSON array, where a list is expected, is a list of that one item
+  (``/hire_members Reviewer`` hires one Reviewer; ``/update_planning {"op": ...}`` makes
+  one change).
 
 Bad arguments to a known command raise :class:`CommandArgumentError` — a
 ``RetriableError`` whose message names the command, the problem and the usage line,
@@ -78,6 +79,14 @@ def _json_end(text: str, at: int) -> int | None:
     except (ValueError, RecursionError):  # not JSON; nested too deep to be meant as JSON
         return None
     return end if end == len(text) or text[end].isspace() else None
+
+
+def _json_or_text(raw: str) -> Any:
+    """``raw`` decoded as JSON, or ``raw`` itself when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
 
 
 def split_arguments(text: str) -> list[str]:
@@ -156,7 +165,7 @@ class _Command:
 
     def convert(self, name: str, raw: str) -> Any:
         """``raw`` as the parameter's type: text as is for ``str``, else pydantic (lax),
-        then JSON, then — when ``raw`` is no JSON array or object — as a list of one item.
+        then JSON, then — when ``raw`` is no JSON array — as a list of that one item.
         A failure names the item that is wrong when ``raw`` is JSON."""
         adapter = self.parameters.adapter(name)
         if adapter is None or self.parameters.hint(name) is str:
@@ -167,9 +176,9 @@ class _Command:
             try:
                 return adapter.validate_json(raw)
             except ValidationError as json_exc:
-                if not raw.lstrip().startswith(("[", "{")):
+                if not raw.lstrip().startswith("["):
                     with contextlib.suppress(ValidationError):
-                        return adapter.validate_python([raw])
+                        return adapter.validate_python([_json_or_text(raw)])
                 is_json = not any(e["type"] == "json_invalid" for e in json_exc.errors())
                 reason = explain_validation(json_exc if is_json else exc, name)
                 hint = type_name(self.parameters.hint(name))

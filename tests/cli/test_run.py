@@ -94,7 +94,8 @@ def test_interactive_lines_then_end_of_input(storage_url: str) -> None:
         "@Human → @Worker: report back: cats",
         "⚙ @Worker → use_skill(name=three-points)",
         next(line for line in out if line.startswith("@Worker → @Human (response): [scripted]")),
-        "error: @Nobody is not a member of this team (members: @Manager, @Worker)",
+        "error: @Nobody is not a member of this team (members: @Manager, @Worker); leave the "
+        "name out to write to @Manager",
     ]
     assert_in_order(done.stdout, ordered)
     assert "    /hire_members roles — Hire new team members: one per role listed (repeat a " in (

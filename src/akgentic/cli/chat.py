@@ -291,7 +291,8 @@ def _interactive(
         except AddressError as exc:
             if not runtime.is_running():
                 return reply
-            view.note(f"error: {explain(exc)}", "red")
+            advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
+            view.note(f"error: {explain(exc)}{advice}", "red")
             continue
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":

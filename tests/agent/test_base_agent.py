@@ -146,6 +146,7 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     unknown = system.ask(agent, UserMessage(content="/nope"), timeout=30)
     assert unknown.content.startswith("Unknown command /nope. Commands:")  # type: ignore[attr-defined]
     assert "/clear" in unknown.content and "/compact" in unknown.content  # type: ignore[attr-defined]
+    assert unknown.content.endswith("/help (/help describes them)")  # type: ignore[attr-defined]
     assert script.seen == []
     # the announcement travels on the telemetry stream, which the replies above overtake:
     # wait for it rather than read the recorder at once (it failed under load)
@@ -157,6 +158,29 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     ]
     assert isinstance(announced[0], CommandsAnnouncedEvent)
     assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
+
+
+def test_help_lists_the_commands_and_describes_one(system: ActorSystem, team: Team) -> None:
+    """``/help`` is a command of every agent: the usage of each command it answers, or
+    one command's usage and docstring; a name it does not know is answered as unknown."""
+    script = Script(text("model answer"))
+    agent = start(system, team, script)
+    listing = system.ask(agent, UserMessage(content="/help"), timeout=30).content  # type: ignore[attr-defined]
+    commands = system.proxy_ask(agent, BaseAgent, timeout=30).get_commands()
+    lines = listing.splitlines()
+    assert lines[0] == "Commands (/help NAME describes one):"
+    assert [line.split()[0] for line in lines[1:]] == [f"/{name}" for name in commands]
+    assert "  /stop — Cancel the agent's current run." in lines
+    assert (
+        "  /help [command=None] — List the commands, or describe one: /help, /help NAME." in lines
+    )
+    one = system.ask(agent, UserMessage(content="/help /compact"), timeout=30)
+    assert one.content == (  # type: ignore[attr-defined]
+        "/compact\nSummarise the older part of the conversation to free context."
+    )
+    unknown = system.ask(agent, UserMessage(content="/help nope"), timeout=30)
+    assert unknown.content.startswith("Unknown command /nope. Commands: /")  # type: ignore[attr-defined]
+    assert script.seen == []
 
 
 def test_model_tool_is_never_added_unless_configured(system: ActorSystem, team: Team) -> None:

@@ -414,9 +414,15 @@ def test_a_message_to_no_member_is_refused_before_the_team_starts(
     assert result.stdout == ""  # nothing started: no "team ... started" line
     (line,) = result.stderr.splitlines()
     assert line == (
-        "error: @Nobody is not a member of this team (members: @Human, @Manager, @Worker): "
+        "error: @Nobody is not a member of this team (members: @Manager, @Worker): "
         "address one of them, or leave the name out to write to @Manager"
     )
+    to_self = cli("run", str(RESEARCH), "-m", "@Human hello")
+    assert to_self.exit_code == 1 and to_self.stdout == ""
+    assert to_self.stderr.splitlines() == [
+        "error: @Human is the person writing, not a member: address one of @Manager, @Worker, "
+        "or leave the name out to write to @Manager"
+    ]
     storage = open_storage(storage_url)
     assert storage.teams.list() == []
     storage.close()

@@ -90,14 +90,17 @@ def test_interactive_lines_then_end_of_input(storage_url: str) -> None:
         f"@Human → @Manager: {QUESTION}",
         f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}",
         "@Human → @Manager: /help",
-        next(line for line in out if line.startswith("@Manager → @Human (response): Unknown")),
+        "@Manager → @Human (response): Commands (/help NAME describes one):",
         "@Human → @Worker: report back: cats",
         "⚙ @Worker → use_skill(name=three-points)",
         next(line for line in out if line.startswith("@Worker → @Human (response): [scripted]")),
-        "error: @Nobody is not a member of this team (members: @Human, @Manager, @Worker)",
+        "error: @Nobody is not a member of this team (members: @Manager, @Worker); leave the "
+        "name out to write to @Manager",
     ]
     assert_in_order(done.stdout, ordered)
-    assert "Commands: /hire_members" in ordered[3]
+    assert "    /hire_members roles — Hire new team members: one per role listed (repeat a " in (
+        done.stdout
+    )
     assert "On cats" in ordered[6]
     assert "stopped; resume it with" in out[-1]
     assert not any(line.startswith("answer:") for line in out)
@@ -214,3 +217,21 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
     )
     failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
     assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")
+
+
+def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None:
+    """Text from a person, a model or a tool never reaches the terminal as control codes:
+    ``ESC [2J`` would clear the screen, an OSC sequence retitle it. The live view, the
+    ``answer:`` line and ``events`` print each control character escaped (``\\x1b``)."""
+    hostile = "\x1b]0;owned\x07 \x1b[2J dogs\x9b"
+    result = cli("run", str(RESEARCH), "-m", f"@Worker report back: {hostile}")
+
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x9b" not in result.output
+    shown = "\\x1b]0;owned \\x1b[2J dogs\\x9b"
+    assert f"@Human → @Worker: report back: {shown}" in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1].startswith(f"answer: [scripted] On {shown}: one")
+    team = result.stdout.split("resume it with: akgentic teams resume ")[1].split()[0]
+    events = cli("events", team)
+    assert events.exit_code == 0, events.output
+    assert "\x1b" not in events.output and f"report back: {shown}" in events.stdout

@@ -101,6 +101,42 @@ def test_a_truncated_database_raises_storage_error_naming_it(tmp_path: Path) -> 
             store.close()
 
 
+def test_a_damaged_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """Opening a store writes nothing to a file already at this schema, so a damaged one
+    (a page of its tables overwritten) is refused naming it, byte for byte unchanged."""
+    path = tmp_path / "t.db"
+    team = uuid4()
+    with SqliteStorage(path) as store:
+        store.events.append_many(team, [UserMessage(content="x" * 2000) for _ in range(200)])
+    conn = sqlite3.connect(path)
+    roots = conn.execute(
+        "SELECT rootpage FROM sqlite_master WHERE tbl_name LIKE 'akgentic_event%'"
+    ).fetchall()
+    (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    with path.open("r+b") as f:  # the event tables' and indexes' root pages overwritten
+        for (root,) in roots:
+            f.seek((root - 1) * page_size)
+            f.write(b"\xde\xad" * (page_size // 2))
+    damaged = path.read_bytes()
+    with pytest.raises(StorageError, match=rf"{path}.*malformed"):
+        store = SqliteStorage(path)
+        try:
+            store.events.read(team)
+        finally:
+            store.close()
+    assert path.read_bytes() == damaged
+
+
+def test_opening_an_existing_store_writes_nothing_to_it(tmp_path: Path) -> None:
+    path = tmp_path / "t.db"
+    with SqliteStorage(path) as store:
+        store.events.append(uuid4(), UserMessage(content="kept"))
+    before = path.read_bytes()
+    SqliteStorage(path).close()
+    assert path.read_bytes() == before
+
+
 def test_a_foreign_events_table_is_refused_naming_the_file_and_table(tmp_path: Path) -> None:
     path = tmp_path / "other.db"
     conn = sqlite3.connect(path)

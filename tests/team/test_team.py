@@ -10,10 +10,12 @@ from pydantic import BaseModel
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from akgentic.agent import AgentMessage, BaseAgent
-from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.core import ActorSystem, AddressError, EventMessage, SentMessage
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamCardError, TeamManager, TeamRuntime, replay_tool_states
 from akgentic.tool.core import ToolStateEvent
+
+from ..core.conftest import eventually
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "research.yaml"
 
@@ -350,3 +352,39 @@ def test_a_stop_asked_by_another_process_is_obeyed(tmp_path: Path) -> None:
     finally:
         here.shutdown(10)
         there.shutdown(10)
+
+
+ANALYST = EXAMPLE.parent / "analyst.yaml"
+
+
+def test_the_person_writes_to_members_only_and_is_told_whom_to_address(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """A ``#`` tool actor does not converse (a ``/command`` sent to it went unanswered) and
+    the person cannot write to itself: both are refused, naming the members, and nothing
+    is sent; a name nobody has lists the members, not the tool actors."""
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(ANALYST))
+    eventually(lambda: runtime.member("#PlanningTool") is not None)
+    last = storage.events.last_seq(runtime.team_id)
+
+    with pytest.raises(AddressError) as tool:
+        runtime.send_to("#PlanningTool", "/planning")
+    assert str(tool.value) == (
+        "#PlanningTool is a tool actor, not a member: send its /commands to a member that "
+        "uses it (/help lists a member's commands; members: @Analyst)"
+    )
+    with pytest.raises(AddressError) as person:
+        runtime.send_to("@Human", "hi")
+    assert (
+        str(person.value) == "@Human is the person writing, not a member: address one of @Analyst"
+    )
+    with pytest.raises(AddressError) as nobody:
+        runtime.send_to("@Nobody", "hi")
+    assert str(nobody.value) == "@Nobody is not a member of this team (members: @Analyst)"
+    assert not any(
+        isinstance(r.message, SentMessage) and r.seq > last
+        for r in storage.events.read(runtime.team_id)
+    )
+    manager.stop_team(runtime.team_id)

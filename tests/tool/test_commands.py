@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
@@ -235,3 +235,104 @@ def test_what_an_error_quotes_of_the_input_is_capped(registry: CommandRegistry) 
     with pytest.raises(CommandNotRecognized) as unknown:
         registry.dispatch(f"/{huge}")
     assert len(str(unknown.value)) < 1000
+
+
+def test_describe_lists_every_command_s_usage_and_describes_one(
+    registry: CommandRegistry,
+) -> None:
+    assert registry.describe().splitlines() == [
+        "Commands (/help NAME describes one):",
+        "  /switch_model model — Make a roster entry the model in force.",
+        "  /list_models — List the roster.",
+        "  /schedule message [delay=60] [urgent=False] — Schedule a message to yourself.",
+        "  /tag — Tag with any number of labels.",
+    ]
+    assert (
+        registry.describe("switch_model")
+        == registry.describe("/switch_model")
+        == (
+            "/switch_model model\nMake a roster entry the model in force.\n\n"
+            "The key is provider:model."
+        )
+    )
+    with pytest.raises(CommandNotRecognized) as unknown:
+        registry.describe("/nope")
+    assert unknown.value.command == "nope"
+    assert CommandRegistry().describe() == "No commands."
+
+
+def test_a_json_argument_needs_no_shell_quoting() -> None:
+    """A JSON array or object is one token as typed — its quotes and spaces kept — alone
+    or after ``name=``; quoted, it is what it was; anything else is shell words."""
+
+    def plan(items: list[dict[str, Any]], note: str = "") -> tuple[list[dict[str, Any]], str]:
+        return items, note
+
+    registry = CommandRegistry()
+    registry.register(plan)
+    item = [{"op": "create", "title": "x y"}]
+    assert registry.dispatch('/plan [{"op": "create", "title": "x y"}]') == (item, "")
+    assert registry.dispatch('/plan items=[{"op": "create", "title": "x y"}] note="a b"') == (
+        item,
+        "a b",
+    )
+    assert registry.dispatch("""/plan '[{"op": "create", "title": "x y"}]'""") == (item, "")
+    assert registry.dispatch("/plan [] '[not json'") == ([], "[not json")
+    with pytest.raises(CommandArgumentError, match="No closing quotation"):
+        registry.dispatch("/plan " + "[1, " * 20_000 + '"')  # JSON-like, nested too deep
+
+
+class Circle(BaseModel):
+    kind: Literal["circle"] = "circle"
+    r: float
+
+
+class Square(BaseModel):
+    kind: Literal["square"] = "square"
+    side: float
+
+
+def test_a_type_is_named_without_annotated_metadata_at_any_depth() -> None:
+    """``list[Annotated[Circle | Square, Field(discriminator=...)]]`` reads
+    ``list[Circle | Square]`` in the schema and in an error (it read with its FieldInfo)."""
+
+    def draw(
+        shapes: list[Annotated[Circle | Square, Field(discriminator="kind")]],
+        tags: dict[str, Any] | None = None,
+    ) -> int:
+        return len(shapes)
+
+    registry = CommandRegistry()
+    registry.register(draw)
+    [descriptor] = registry.descriptors()
+    assert [arg.type for arg in descriptor.args] == [
+        "list[Circle | Square]",
+        "dict[str, Any] | None",
+    ]
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch("/draw circle")
+    assert "argument shapes='circle' is not a valid list[Circle | Square] (" in str(info.value)
+    assert registry.dispatch('/draw [{"kind": "square", "side": 2}]') == 1
+
+
+def test_a_single_value_where_a_list_is_expected_is_a_list_of_one() -> None:
+    def hire(roles: list[str]) -> list[str]:
+        return roles
+
+    def pick(ids: list[int]) -> list[int]:
+        return ids
+
+    def draw(shapes: list[Circle | Square]) -> int:
+        return len(shapes)
+
+    registry = CommandRegistry()
+    for command in (hire, pick, draw):
+        registry.register(command)
+    assert registry.dispatch("/hire Reviewer") == ["Reviewer"]
+    assert registry.dispatch('/hire ["Reviewer", "Coder"]') == ["Reviewer", "Coder"]
+    assert registry.dispatch("/pick 3") == [3]
+    with pytest.raises(CommandArgumentError, match=r"ids: Input should be a valid list, got 'x'"):
+        registry.dispatch("/pick x")
+    with pytest.raises(CommandArgumentError, match=r"not a valid list\[str\]"):
+        registry.dispatch('/hire {"a": 1}')  # an object is no role
+    assert registry.dispatch('/draw {"kind": "circle", "r": 1}') == 1  # one object, one item

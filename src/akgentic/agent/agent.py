@@ -279,7 +279,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             """Cancel the run in progress."""
             return "There is no run to cancel."
 
-        for command in (compact, clear, stop):
+        def help(command: str | None = None) -> str:
+            """List the commands, or describe one: /help, /help NAME."""
+            return self._commands.describe(command)
+
+        for command in (compact, clear, stop, help):
             if command.__name__ not in self._commands:
                 self._commands.register(command, owner="BaseAgent")
 
@@ -353,9 +357,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             if asyncio.iscoroutine(result):
                 result = self._loop.run_until_complete(result)
             answer = "" if result is None else str(result)
-        except CommandNotRecognized:
+        except CommandNotRecognized as exc:
             listing = ", ".join(f"/{n}" for n in self._commands.names())
-            answer = f"Unknown command {name}. Commands: {listing}"
+            unknown = name if exc.command == name.removeprefix("/") else f"/{exc.command}"
+            answer = f"Unknown command {unknown}. Commands: {listing} (/help describes them)"
         except RetriableError as exc:
             answer = str(exc)
         except Exception as exc:

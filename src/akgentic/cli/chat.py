@@ -71,7 +71,12 @@ def check_addressee(card: TeamCard, line: str) -> None:
     starts: said before the team is created, so a misspelt name leaves no team behind."""
     addressed = _ADDRESSED.match(line)
     member = addressed.group(1) if addressed is not None else None
-    names = {*member_names(card.members), *([card.human] if card.human else [])}
+    names = set(member_names(card.members)) - {card.human}
+    if member is not None and member == card.human:
+        raise CliError(
+            f"{member} is the person writing, not a member: address one of "
+            f"{', '.join(sorted(names))}, or leave the name out to write to {card.entry_point}"
+        )
     if member is not None and member not in names:
         raise CliError(
             f"{member} is not a member of this team (members: {', '.join(sorted(names))}): "
@@ -260,8 +265,8 @@ def _interactive(
     reply: Reply | None = None
     tty = sys.stdin.isatty()
     view.note(
-        f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}); "
-        f"/quit or end of input leaves; Ctrl-C stops the team."
+        f"Write to {entry} (`@Member text` writes to another member; /commands go to {entry}, "
+        f"/help lists them); /quit or end of input leaves; Ctrl-C stops the team."
     )
     _suggest(view, runtime.card.suggestions)
     while True:
@@ -286,7 +291,8 @@ def _interactive(
         except AddressError as exc:
             if not runtime.is_running():
                 return reply
-            view.note(f"error: {explain(exc)}", "red")
+            advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
+            view.note(f"error: {explain(exc)}{advice}", "red")
             continue
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":

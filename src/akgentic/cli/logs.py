@@ -5,7 +5,8 @@
 what happened, ``--debug`` says where. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once.
+them already, once. A control character in a line is printed escaped
+(:func:`akgentic.cli.output.printable`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from akgentic.cli.output import printable
 from akgentic.core.agent import ON_STREAM
 
 __all__ = ["configure", "show_tracebacks", "stream_shown"]
@@ -29,8 +31,8 @@ class _Lines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         if self.tracebacks:
-            return super().format(record)
-        return self.formatMessage(_plain(record))
+            return printable(super().format(record))
+        return printable(self.formatMessage(_plain(record)))
 
 
 def _plain(record: logging.LogRecord) -> logging.LogRecord:

@@ -3,6 +3,10 @@
 Consoles are made per command so they follow the current ``sys.stdout``/``sys.stderr``
 (test runners swap them). They never wrap lines and never interpret markup in what a team
 said: callers pass :class:`rich.text.Text`. Colours follow the terminal (and ``NO_COLOR``).
+What they print never carries a control character but newline and tab: a model's text, a
+tool's result or a stored row holding ``ESC [2J`` or an OSC sequence would clear the
+screen, retitle the terminal or forge a line; each such character is printed escaped
+(``\x1b``), see :func:`printable`.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from rich.console import Console
 from rich.text import Text
@@ -23,6 +28,7 @@ __all__ = [
     "local_time",
     "out_console",
     "print_table",
+    "printable",
     "short_id",
     "symbols_for",
     "team_name",
@@ -30,14 +36,54 @@ __all__ = [
 ]
 
 
+_KEPT = frozenset("\n\t")
+
+
+def _control(c: str, keep: frozenset[str] = _KEPT) -> bool:
+    return (c < " " or "\x7f" <= c < "\xa0") and c not in keep
+
+
+def printable(text: str, *, keep: frozenset[str] = _KEPT) -> str:
+    """``text`` with each control character (C0, DEL, C1) not in ``keep`` written as its
+    escape, ``\\x1b``: safe to write to a terminal."""
+    if not any(_control(c, keep) for c in text):
+        return text
+    return "".join(f"\\x{ord(c):02x}" if _control(c, keep) else c for c in text)
+
+
+def _printable_text(text: Text) -> Text:
+    """``text`` through :func:`printable`, its style and its spans' styles kept."""
+    plain = text.plain
+    if not any(_control(c) for c in plain):
+        return text
+    starts = [0]  # where each character of ``plain`` starts in the escaped text
+    for c in plain:
+        starts.append(starts[-1] + (4 if _control(c) else 1))
+    safe = Text(printable(plain), style=text.style, end=text.end, no_wrap=text.no_wrap)
+    for span in text.spans:
+        safe.stylize(span.style, starts[span.start], starts[span.end])
+    return safe
+
+
+class _SafeConsole(Console):
+    """A console that prints strings and :class:`Text` through :func:`printable`."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        safe = [
+            _printable_text(o) if isinstance(o, Text) else printable(o) if isinstance(o, str) else o
+            for o in objects
+        ]
+        super().print(*safe, **kwargs)
+
+
 def out_console() -> Console:
     """A console on stdout: the conversation, listings, the ``answer:`` line."""
-    return Console(highlight=False, soft_wrap=True, emoji=False)
+    return _SafeConsole(highlight=False, soft_wrap=True, emoji=False)
 
 
 def error_console() -> Console:
     """A console on stderr: errors and warnings about the command itself."""
-    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    return _SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 @dataclass(frozen=True)

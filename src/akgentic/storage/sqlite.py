@@ -208,7 +208,8 @@ class _Driver:
                         f"{path} has schema version {version}, newer than this akgentic "
                         f"({SCHEMA_VERSION}): upgrade akgentic to open it"
                     )
-                cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                if version != SCHEMA_VERSION:  # setting it unchanged would write the file
+                    cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             self.close()
             raise self._failed(exc) from exc

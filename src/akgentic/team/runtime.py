@@ -25,6 +25,7 @@ from akgentic.core import (
     Orchestrator,
     UserMessage,
     address_name,
+    is_tool_actor,
 )
 from akgentic.core.serialization import SerializableModel
 from akgentic.storage import EventRecord, StorageBundle
@@ -136,12 +137,27 @@ class TeamRuntime:
         return self.send_to(self.card.entry_point, content)
 
     def send_to(self, member: str, content: str) -> UUID:
-        """Send the person's words to ``member`` (e.g. ``"@Worker"``); committed on return."""
+        """Send the person's words to ``member`` (e.g. ``"@Worker"``); committed on return.
+
+        An :class:`AddressError` saying whom to address instead when ``member`` is no
+        member, a ``#`` tool actor (it does not converse: its ``/commands`` go through a
+        member that uses it) or the person (a user proxy) — nothing is sent."""
         target = self.member(member)
-        if target is None:
-            known = ", ".join(sorted(a.name for a in self.members())) or "none"
-            raise AddressError(f"{member} is not a member of this team (members: {known})")
+        if target is None or is_tool_actor(target) or target.is_user_proxy:
+            raise AddressError(self._not_addressable(member, target))
         return self._deliver(target, UserMessage(content=content))
+
+    def _not_addressable(self, name: str, target: ActorAddress | None) -> str:
+        members = [a.name for a in self.members() if not is_tool_actor(a) and not a.is_user_proxy]
+        known = ", ".join(sorted(members)) or "none"
+        if target is None:
+            return f"{name} is not a member of this team (members: {known})"
+        if target.is_user_proxy:
+            return f"{name} is the person writing, not a member: address one of {known}"
+        return (
+            f"{name} is a tool actor, not a member: send its /commands to a member that "
+            f"uses it (/help lists a member's commands; members: {known})"
+        )
 
     def process_human_input(self, content: str, message: Message | None = None) -> UUID:
         """Answer ``message`` (its sender gets the reply) or, without one, the entry point.

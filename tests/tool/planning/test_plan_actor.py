@@ -57,9 +57,17 @@ def test_create_update_delete_and_queries(team: Team) -> None:
 @pytest.mark.parametrize(
     "item, reason",
     [
-        (CreateTask(title="x", dependencies=[9]), "unknown dependencies #9"),
+        (
+            CreateTask(title="x", dependencies=[9]),
+            "unknown dependencies #9: depend only on existing tasks (create them first, then "
+            "update the dependencies). Fix the failed",
+        ),
         (UpdateTask(task_id=1, dependencies=[1]), "cycle (#1 -> #1)"),
-        (UpdateTask(task_id=1, dependencies=[3]), "cycle (#1 -> #3 -> #2 -> #1)"),
+        (
+            UpdateTask(task_id=1, dependencies=[3]),
+            "cycle (#1 -> #3 -> #2 -> #1): a task cannot wait on itself, directly or through "
+            "others. Fix the failed",
+        ),
         (UpdateTask(task_id=7, status=TaskStatus.DONE), "there is no task #7"),
         (DeleteTask(task_id=1), "#2 depend on #1"),
         (DeleteTask(task_id=8), "there is no task #8"),

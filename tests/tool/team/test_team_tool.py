@@ -46,7 +46,7 @@ from akgentic.tool.team import (
 )
 
 from ..conftest import FakeAgent
-from .conftest import Staffed
+from .conftest import Manager, Staffed
 
 
 class RetryError(Exception):
@@ -202,6 +202,24 @@ def test_fire_refusals_list_who_can_be_fired(staffed: Staffed, name: str, why: s
     with pytest.raises(RetriableError, match=f"'{name}' {why}. Members you can fire: @Critic."):
         built["fire_member"](name)
     assert staffed.manager.records()["fired"] == []
+
+
+def test_a_member_cannot_fire_the_member_that_hired_it(staffed: Staffed) -> None:
+    """Firing its parent would stop the agent too, with the parent's branch (a research
+    team's @Worker firing @Manager left nobody): refused, naming whom it can fire."""
+    as_manager = staffed.team.system.proxy_ask(staffed.manager.myAddress, Manager, timeout=30)
+    deputy_address = as_manager.createActor(
+        Manager, config=BaseConfig(name="@Deputy", role="Deputy")
+    )
+    deputy: Any = staffed.team.system.get_actor(deputy_address)
+    built = tools(ToolFactory([TeamTool()], observer=deputy))
+    built["hire_members"](["Critic"])
+    with pytest.raises(
+        RetriableError, match="'@Manager' cannot be fired. Members you can fire: @Critic."
+    ):
+        built["fire_member"]("@Manager")
+    assert deputy.records()["fired"] == []
+    assert "@Manager" in staffed.names() and "@Deputy" in staffed.names()
 
 
 # -- roster and role catalog ---------------------------------------------------------------

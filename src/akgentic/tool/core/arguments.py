@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -143,6 +144,22 @@ def type_name(hint: Any) -> str:
         hint = typing.get_args(hint)[0]
     if hint in (str, Any, inspect.Parameter.empty):
         return "str"
-    if isinstance(hint, type) and not typing.get_args(hint):
+    return _nested_name(hint)
+
+
+def _nested_name(hint: Any) -> str:
+    """:func:`type_name` inside a type: ``Annotated`` metadata dropped at every depth
+    (``list[Annotated[A | B, FieldInfo(...)]]`` reads ``list[A | B]``)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _nested_name(args[0])
+    if hint is type(None):
+        return "None"
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_nested_name(arg) for arg in args)
+    if origin is not None and args and origin is not typing.Literal:
+        inner = ", ".join("..." if arg is Ellipsis else _nested_name(arg) for arg in args)
+        return f"{getattr(origin, '__name__', None) or _nested_name(origin)}[{inner}]"
+    if isinstance(hint, type) and not args:
         return hint.__name__
     return _MODULE_PATH.sub("", str(hint))

@@ -9,8 +9,11 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
 - The text is ``[/]name [token ...]``; the leading ``/`` is optional. ``name`` is the
   first whitespace-separated word. A name nobody registered raises
   :class:`CommandNotRecognized` — the only case that does.
-- The rest is split like a shell line (``shlex``): quotes group, backslash escapes. A
-  text longer than :data:`MAX_COMMAND_CHARS` is refused before it is parsed.
+- The rest is split like a shell line (``shlex``): quotes group, backslash escapes —
+  except that a JSON array or object, alone or after ``name=``, is one token as typed,
+  its quotes and spaces kept (``/update_planning [{"op": "create", "title": "x"}]`` needs
+  no shell quoting). A text longer than :data:`MAX_COMMAND_CHARS` is refused before it
+  is parsed.
 - A token is a *keyword* only when the text before its first ``=`` is a known parameter
   name of the callable (one that may be passed by keyword). Every other token is
   *positional*, ``=`` and all — a value containing ``=`` is never silently swallowed.
@@ -19,6 +22,9 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
   missing, extra or doubly bound arguments are errors.
 - Each value converts to its parameter's annotation (unannotated and ``str`` stay
   text; other types through pydantic, lax, then as JSON: ``3``, ``true``, ``[1, 2]``).
+  A value that is no JSON array, where a list is expected, is a list of that one item
+  (``/hire_members Reviewer`` hires one Reviewer; ``/update_planning {"op": ...}`` makes
+  one change).
 
 Bad arguments to a known command raise :class:`CommandArgumentError` — a
 ``RetriableError`` whose message names the command, the problem and the usage line,
@@ -29,7 +35,11 @@ command's coroutine is returned for the caller to await.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
+import json
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +60,65 @@ _QUOTING = ("'", '"', "\\")
 
 MAX_COMMAND_CHARS = 100_000
 """The longest command text parsed (shell-like splitting is slow on megabytes)."""
+
+_JSON_START = re.compile(r"(?:[A-Za-z_]\w*=)?[\[{]")
+_JSON = json.JSONDecoder()
+_JSON_MISSES = 32
+"""Tokens that look like JSON but are not, after which the rest is read as shell words
+only (each failed attempt may scan to the end: a text of many costs quadratic time)."""
+
+
+def _json_end(text: str, at: int) -> int | None:
+    """Where the JSON array or object starting at ``at`` (after an optional ``name=``)
+    ends, when it is valid and a whole token (whitespace or the end follows); else None."""
+    start = _JSON_START.match(text, at)
+    if start is None:
+        return None
+    try:
+        _, end = _JSON.raw_decode(text, start.end() - 1)
+    except (ValueError, RecursionError):  # not JSON; nested too deep to be meant as JSON
+        return None
+    return end if end == len(text) or text[end].isspace() else None
+
+
+def _json_or_text(raw: str) -> Any:
+    """``raw`` decoded as JSON, or ``raw`` itself when it is not JSON."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def split_arguments(text: str) -> list[str]:
+    """The tokens of a command's arguments: shell words (quotes group, backslash
+    escapes), a JSON array or object as typed. ValueError for an unbalanced quote or a
+    trailing backslash."""
+    if not any(mark in text for mark in (*_QUOTING, "[", "{")):
+        return text.split()  # what shlex would give, without its per-character cost
+    stream = io.StringIO(text)
+    lexer = shlex.shlex(stream, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    tokens: list[str] = []
+    misses = 0  # JSON-looking tokens that were not: past a few, a text is not meant as JSON
+    while True:
+        at = stream.tell()
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if at == len(text):
+            return tokens
+        end = _json_end(text, at) if misses < _JSON_MISSES else None
+        if end is not None:
+            tokens.append(text[at:end])
+            stream.seek(end)
+            continue
+        if _JSON_START.match(text, at) is not None:
+            misses += 1
+        stream.seek(at)
+        token = lexer.get_token()
+        if token is None:
+            return tokens
+        tokens.append(token)
 
 
 def _first_paragraph(fn: Callable[..., Any]) -> str:
@@ -96,7 +165,8 @@ class _Command:
 
     def convert(self, name: str, raw: str) -> Any:
         """``raw`` as the parameter's type: text as is for ``str``, else pydantic (lax),
-        then JSON. A failure names the item that is wrong when ``raw`` is JSON."""
+        then JSON, then — when ``raw`` is no JSON array — as a list of that one item.
+        A failure names the item that is wrong when ``raw`` is JSON."""
         adapter = self.parameters.adapter(name)
         if adapter is None or self.parameters.hint(name) is str:
             return raw
@@ -106,6 +176,9 @@ class _Command:
             try:
                 return adapter.validate_json(raw)
             except ValidationError as json_exc:
+                if not raw.lstrip().startswith("["):
+                    with contextlib.suppress(ValidationError):
+                        return adapter.validate_python([_json_or_text(raw)])
                 is_json = not any(e["type"] == "json_invalid" for e in json_exc.errors())
                 reason = explain_validation(json_exc if is_json else exc, name)
                 hint = type_name(self.parameters.hint(name))
@@ -179,6 +252,23 @@ class CommandRegistry:
         """Every command's schema, derived from its signature."""
         return [command.descriptor for command in self._commands.values()]
 
+    def describe(self, name: str | None = None) -> str:
+        """What ``/help`` answers: with no ``name``, one line per command (its usage and the
+        first paragraph of its description); with one, that command's usage and docstring.
+        A name nobody registered (``/`` and all) raises :class:`CommandNotRecognized`."""
+        if name:
+            command = self._commands.get(name.removeprefix("/"))
+            if command is None:
+                raise CommandNotRecognized(clip(name.removeprefix("/")), self.names())
+            return "\n".join(filter(None, [command.descriptor.usage, inspect.getdoc(command.fn)]))
+        if not self._commands:
+            return "No commands."
+        lines = ["Commands (/help NAME describes one):"]
+        for described in self.descriptors():
+            summary = " ".join(described.description.split())
+            lines.append(f"  {described.usage}" + (f" — {summary}" if summary else ""))
+        return "\n".join(lines)
+
     def announcement(self) -> CommandsAnnouncedEvent:
         """The event that announces these commands to every frontend."""
         return CommandsAnnouncedEvent(commands=self.descriptors())
@@ -209,13 +299,9 @@ class CommandRegistry:
                 f"the command is {len(body)} characters long; at most {MAX_COMMAND_CHARS} "
                 f"are read: pass less at a time"
             )
-        text = rest[0] if rest else ""
-        if not any(mark in text for mark in _QUOTING):
-            tokens = text.split()  # what shlex would give, without its per-character cost
-        else:
-            try:
-                tokens = shlex.split(text)
-            except ValueError as exc:  # an unbalanced quote, a trailing backslash
-                raise command.fail(str(exc)) from None
+        try:
+            tokens = split_arguments(rest[0] if rest else "")
+        except ValueError as exc:  # an unbalanced quote, a trailing backslash
+            raise command.fail(str(exc)) from None
         bound = command.bind(tokens)
         return command.fn(*bound.args, **bound.kwargs)

@@ -80,6 +80,12 @@ class _Refused(Exception):  # noqa: N818 — internal: one item refused, with th
     """One edit cannot be applied; the message says why and what to do."""
 
 
+_REASON_CHARS = 400
+"""The longest reason quoted for one refused item: room for the ids it names and the
+advice after them (at 80 characters, a cycle's or an unknown dependency's advice was cut
+off), while a reason naming thousands of ids stays bounded."""
+
+
 class PlanActor(Akgent[PlanConfig, Plan]):
     """Holds the plan. Every public method runs on the actor's own thread, one at a time."""
 
@@ -179,7 +185,7 @@ class PlanActor(Akgent[PlanConfig, Plan]):
                     deleted.append(item.task_id)
                     done.append(f"deleted #{item.task_id}")
             except _Refused as exc:
-                errors.append(f"item {number} ({_label(item)}): {clip(str(exc))}")
+                errors.append(f"item {number} ({_label(item)}): {clip(str(exc), _REASON_CHARS)}")
         delta = PlanningStateEvent(
             tasks_created=list(created.values()),
             tasks_updated=list(updated.values()),

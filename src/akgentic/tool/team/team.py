@@ -324,7 +324,7 @@ class TeamTool(ToolCard):
             """Remove one member from the team, by name exactly as the roster shows it.
 
             The member stops and leaves the roster; work it had not finished is lost. You
-            cannot fire yourself, a person, or the team's tools.
+            cannot fire yourself, the member that hired you, a person, or the team's tools.
             """
             observer = self._team_observer()
             members = self._ask(lambda o: o.get_team())
@@ -547,11 +547,14 @@ class TeamTool(ToolCard):
 
 
 def _firable(member: ActorAddress, observer: TeamManagementToolObserver) -> bool:
-    """A regular member other than the agent itself: not a tool, a person or the orchestrator."""
+    """A regular member other than the agent itself and its parent (firing it would stop
+    the agent too, with the parent's whole branch — the research team's @Worker firing
+    @Manager left the team with nobody): not a tool, a person or the orchestrator."""
     return not (
         is_tool_actor(member)
         or member.is_user_proxy
         or member == observer.myAddress
+        or member == getattr(observer, "parent", None)
         or member == observer.orchestrator
     )
 

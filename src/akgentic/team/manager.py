@@ -108,6 +108,7 @@ class TeamRunningElsewhereError(LeaseHeldError):
 
     def __init__(self, team_id: UUID, lease: Lease) -> None:
         super().__init__(lease)
+        self.team_id = team_id
         self.args = (
             f"team {team_id} is running in another process: {lease.describe()}; stop it "
             f"there first (its lease expires {LEASE_TTL:g}s after that process dies)",

@@ -21,6 +21,8 @@ from akgentic.tool import (
     ToolObserverGone,
 )
 from akgentic.tool.planning import (
+    TEXT_MAX,
+    TITLE_MAX,
     GetPlanning,
     GetPlanningTask,
     Plan,
@@ -213,6 +215,25 @@ def test_invalid_items_are_a_retriable_error(team: Team) -> None:
     assert "'create', 'update', 'delete'" in str(info.value)
     with pytest.raises(RetriableError, match="title"):
         update([{"op": "create"}])
+
+
+def test_a_title_or_text_past_its_limit_is_refused_and_nothing_changes(team: Team) -> None:
+    """The plan is read back into every member's context: a 99,000-character title was
+    accepted and repeated there."""
+    update = tools_of(team, add_member(team, "@A", PlanningTool()))["update_planning"]
+    update([{"op": "create", "title": "t" * TITLE_MAX, "description": "d" * TEXT_MAX}])
+    before = plan_actor(team).list_tasks()
+    too_long = [
+        {"op": "create", "title": "t" * (TITLE_MAX + 1)},
+        {"op": "update", "task_id": 1, "title": "t" * (TITLE_MAX + 1)},
+        {"op": "update", "task_id": 1, "output": "o" * (TEXT_MAX + 1)},
+        {"op": "create", "title": "x", "description": "d" * (TEXT_MAX + 1)},
+    ]
+    for item in too_long:
+        with pytest.raises(RetriableError, match="at most") as info:
+            update([item])
+        assert len(str(info.value)) < 2_000  # the error does not echo the long text back
+    assert plan_actor(team).list_tasks() == before
 
 
 def test_retry_exception_replaces_retriable_error(team: Team) -> None:

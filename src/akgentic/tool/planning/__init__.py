@@ -7,6 +7,8 @@ team that holds the plan. Every mutation emits a :class:`PlanningStateEvent` del
 
 from akgentic.tool.planning.event import PlanningStateEvent, reduce_planning
 from akgentic.tool.planning.models import (
+    TEXT_MAX,
+    TITLE_MAX,
     CreateTask,
     DeleteTask,
     Plan,
@@ -29,6 +31,8 @@ from akgentic.tool.planning.state import PlanningState, TaskRow
 
 __all__ = [
     "PLANNING_ACTOR_NAME",
+    "TEXT_MAX",
+    "TITLE_MAX",
     "CreateTask",
     "DeleteTask",
     "GetPlanning",

@@ -90,14 +90,21 @@ class TaskTable(dict[int, Task]):
         return core_schema.no_info_after_validator_function(cls, handler(dict[int, Task]))
 
 
+TITLE_MAX = 200
+"""The longest title a task takes: the plan is read back into every member's context."""
+TEXT_MAX = 8_000
+"""The longest description or output a task takes; a longer result belongs in a file
+(the workspace), the task saying where."""
+
+
 class CreateTask(SerializableModel):
     """Create a task. ``owner`` omitted means the calling agent; ``""`` means unassigned."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     op: Literal["create"] = "create"
-    title: str = Field(min_length=1, description="Short imperative title.")
-    description: str = Field(default="", description="What done looks like.")
+    title: str = Field(min_length=1, max_length=TITLE_MAX, description="Short imperative title.")
+    description: str = Field(default="", max_length=TEXT_MAX, description="What done looks like.")
     owner: str | None = Field(default=None, description="Agent name; omitted = you.")
     status: TaskStatus = TaskStatus.TODO
     dependencies: list[int] = Field(
@@ -112,14 +119,16 @@ class UpdateTask(SerializableModel):
 
     op: Literal["update"] = "update"
     task_id: int
-    title: str | None = Field(default=None, min_length=1)
-    description: str | None = None
+    title: str | None = Field(default=None, min_length=1, max_length=TITLE_MAX)
+    description: str | None = Field(default=None, max_length=TEXT_MAX)
     owner: str | None = None
     status: TaskStatus | None = None
     dependencies: list[int] | None = Field(
         default=None, description="Replaces the whole list when given."
     )
-    output: str | None = Field(default=None, description="The result of the task.")
+    output: str | None = Field(
+        default=None, max_length=TEXT_MAX, description="The result of the task."
+    )
 
 
 class DeleteTask(SerializableModel):

@@ -28,6 +28,7 @@ __all__ = [
     "RenameTeam",
     "ResumeTeam",
     "TeamInfo",
+    "TeamNotice",
     "TeamPage",
     "ToolStateView",
     "WireEvent",
@@ -211,6 +212,16 @@ class WireEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     message: dict[str, Any] | None = None
     error: str | None = None
+
+
+class TeamNotice(BaseModel):
+    """The data of an event stream's ``stopped`` and ``deleted`` events: which team.
+
+    ``stopped``: the team is not running and everything is sent (the stream stays open and
+    goes on if the team is resumed). ``deleted``: the team is DELETED (or purged) and
+    everything is sent; it is the stream's last event, and the server closes the stream."""
+
+    team_id: UUID
 
 
 class HistoryPage(BaseModel):

@@ -124,9 +124,12 @@ def delete_team(
     ctx: Ctx,
     purge: Annotated[bool, Query(description="Remove its history too.")] = False,
 ) -> Response:
-    """Stop the team if it runs and mark it DELETED (``purge`` removes its rows)."""
+    """Stop the team if it runs and mark it DELETED (``purge`` removes its rows). Its
+    event streams then send ``event: deleted`` and end (not ``stopped`` on the way), and
+    the all-teams streams send ``event: deleted`` for it."""
     ctx.record(team_id)
-    ctx.manager.delete_team(team_id, purge=purge)
+    with ctx.live.deleting(team_id):
+        ctx.manager.delete_team(team_id, purge=purge)
     ctx.rosters.forget(team_id)
     return Response(status_code=204)
 

@@ -327,3 +327,42 @@ def test_clients_that_leave_mid_backlog_are_let_go_without_a_warning_per_record(
     assert code == 130, errors
     logged = errors + "\n".join(child.lines)  # the server's log goes to its stdout
     assert "socket.send() raised exception" not in logged
+
+
+def test_events_follow_server_says_once_that_the_team_was_deleted_and_exits_1(
+    served: Served,
+) -> None:
+    team = served.client.create_team("turns")
+    team.stop()
+    last = served.storage.events.last_seq(team.team_id)
+    argv = [str(AKGENTIC), "events", str(team.team_id), "--follow", "--server", served.url]
+    child = Child(argv, child_env())
+    try:
+        for _ in range(last):  # every record printed: the stream is open and caught up
+            child.wait_for("")
+        served.client.delete_team(team.team_id)
+        code, errors = child.finish(60)
+    finally:
+        child.stop()
+    assert code == 1, errors
+    assert errors.splitlines() == [
+        f"error: team turns ({str(team.team_id)[:8]}) was deleted on the server"
+    ]
+    assert len(child.lines) == last
+
+
+def test_a_chat_on_a_server_ends_saying_once_that_its_team_was_deleted(served: Served) -> None:
+    child = Child([str(AKGENTIC), "run", str(TURNS), "--server", served.url], child_env())
+    try:
+        child.write("hello")
+        child.wait_for("[scripted] you said hello")
+        [team] = served.client.list_teams()
+        served.client.delete_team(team.team_id)  # the session waits for a typed line
+        code, errors = child.finish(60)
+    finally:
+        child.stop()
+    assert code == 1, errors
+    short = str(team.team_id)[:8]
+    assert errors.splitlines() == [f"error: team turns ({short}) was deleted on the server"]
+    assert not any("resume it with" in line for line in child.lines)  # nothing to resume
+    assert served.client.info(team.team_id).status == "DELETED"

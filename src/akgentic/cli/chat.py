@@ -20,6 +20,8 @@ checks (its waits, each :data:`interrupt.SLICE`), never inside the framework cod
 main thread runs, and the stops run :func:`interrupt.aside`. One taken during the team's
 start-up stops it the same way, and says that the message was not sent. A team stopped
 from another terminal (``akgentic teams stop``) ends the session: it says so and exits.
+A team on a server that is deleted meanwhile (``akgentic teams delete --server``, the
+page, ``DELETE /teams/{id}``) ends it too: one line says so, exit code 1.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
-from akgentic.client import AkgenticClient, RemoteTeam
+from akgentic.client import AkgenticClient, RemoteTeam, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -138,6 +140,7 @@ def _chat(
     reply: Reply | None = None
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
+    deleted = False
     unsent = options.message
     try:
         try:
@@ -152,6 +155,8 @@ def _chat(
             else:
                 assert keyboard is not None
                 last = _interactive(runtime, watch, view, options, keyboard)
+            if watch.deleted:
+                raise TeamDeletedError(runtime.team_id)
             if _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
             elif watch.busy(after=reply or last):
@@ -160,12 +165,17 @@ def _chat(
                     f"Ctrl-C to cancel them)"
                 )
             _stop(manager, runtime, view)
+        except TeamDeletedError:
+            deleted = True  # nothing to stop: the server did
         except KeyboardInterrupt:
             cut = _interrupt(manager, runtime, view)
     finally:
         watch.close()
     if view.usage.requests:
         console.print(Text(f"usage: {view.usage}", style="dim"))
+    if deleted:
+        error_console().print(Text(f"error: {title} was deleted on the server", style="red"))
+        return EXIT_ERROR
     if cut is not None:
         if unsent is not None:
             console.print(Text(f"the message was not sent: {one_line(unsent)}", style="yellow"))

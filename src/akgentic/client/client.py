@@ -17,6 +17,7 @@ reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -154,7 +155,18 @@ class AkgenticClient:
 
     # -- the server ------------------------------------------------------------------------
     def health(self) -> Health:
-        return Health.model_validate(self.request("GET", "/health").json())
+        """The server's health: ``status`` ``ok``, or ``draining`` (a 503: the server is
+        stopping; reads still work, new work is refused). :class:`ServerError` otherwise."""
+        try:
+            response = self._http.request("GET", "/health")
+        except httpx.HTTPError as exc:
+            raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
+        if response.status_code == 503:
+            with contextlib.suppress(ValueError):
+                return Health.model_validate_json(response.content)
+        if response.status_code >= 400:
+            raise ServerError(response.status_code, _detail(response))
+        return Health.model_validate(response.json())
 
     def cards(self) -> list[CardInfo]:
         """The team cards the server knows by name."""

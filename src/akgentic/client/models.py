@@ -52,7 +52,11 @@ class _Request(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    """``GET /health``: ``ok`` (200), or ``draining`` (503): the server is stopping — it
+    stops its teams, refuses new work and still answers reads — and exits once they have
+    stopped."""
+
+    status: Literal["ok", "draining"] = "ok"
     version: str
     teams_running: int
 

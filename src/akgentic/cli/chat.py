@@ -43,7 +43,7 @@ from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
-from akgentic.client import AkgenticClient, RemoteTeam, TeamDeletedError
+from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -68,12 +68,14 @@ class ChatOptions:
     retry_interrupted: bool = False
 
 
-def check_addressee(card: TeamCard, line: str) -> None:
+def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
     """A :class:`CliError` when ``line`` is addressed to no member of ``card``'s team as it
-    starts: said before the team is created, so a misspelt name leaves no team behind."""
+    starts (a card, or a server's description of one): said before the team is created, so
+    a misspelt name leaves no team behind."""
     addressed = _ADDRESSED.match(line)
     member = addressed.group(1) if addressed is not None else None
-    names = {*member_names(card.members), *([card.human] if card.human else [])}
+    members = card.members if isinstance(card, CardInfo) else member_names(card.members)
+    names = {*members, *([card.human] if card.human else [])}
     if member is not None and member not in names:
         raise CliError(
             f"{member} is not a member of this team (members: {', '.join(sorted(names))}): "

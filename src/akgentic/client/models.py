@@ -68,6 +68,7 @@ class CardInfo(BaseModel):
     description: str = ""
     entry_point: str
     members: list[str]
+    human: str | None = Field(default=None, description="The person's proxy, e.g. '@Human'.")
     source: str = Field(description="Where the server read it (a file path, or 'python').")
 
 

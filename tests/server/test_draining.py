@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from pathlib import Path
 
 import httpx
@@ -23,9 +24,19 @@ SHUTTING_DOWN = "the server is shutting down"
 
 
 def _release(fifo: Path) -> None:
-    """Let the held ``hang_step`` return (it reads the FIFO until a writer closes it); an
-    error, never a hang, when nothing reads it (the server is gone)."""
-    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    """Let the held ``hang_step`` return: it opens the FIFO to read and waits for a writer
+    to open and close it. Opening to write waits for that reader (the ToolCall record
+    may come before hang_step opens the FIFO), on a thread: a server that is gone fails
+    the test instead of hanging it."""
+
+    def write() -> None:
+        with open(fifo, "w"):
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(60)
+    assert not writer.is_alive(), "nothing read the FIFO: the held turn is gone"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])

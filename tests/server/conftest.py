@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 
 from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import ActorSystem
@@ -31,6 +32,7 @@ class Served:
     manager: TeamManager
     system: ActorSystem
     client: AkgenticClient
+    app: FastAPI
 
 
 def serve_cards(
@@ -48,7 +50,7 @@ def serve_cards(
     server = BackgroundServer(app).start()
     client = AkgenticClient(server.url, token=settings.token)
     try:
-        yield Served(server.url, storage, manager, system, client)
+        yield Served(server.url, storage, manager, system, client, app)
     finally:
         client.close()
         server.stop()

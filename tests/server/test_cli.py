@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 from typer.testing import CliRunner
 
@@ -327,3 +328,98 @@ def test_clients_that_leave_mid_backlog_are_let_go_without_a_warning_per_record(
     assert code == 130, errors
     logged = errors + "\n".join(child.lines)  # the server's log goes to its stdout
     assert "socket.send() raised exception" not in logged
+
+
+def test_events_follow_server_says_once_that_the_team_was_deleted_and_exits_1(
+    served: Served,
+) -> None:
+    team = served.client.create_team("turns")
+    team.stop()
+    last = served.storage.events.last_seq(team.team_id)
+    argv = [str(AKGENTIC), "events", str(team.team_id), "--follow", "--server", served.url]
+    child = Child(argv, child_env())
+    try:
+        for _ in range(last):  # every record printed: the stream is open and caught up
+            child.wait_for("")
+        served.client.delete_team(team.team_id)
+        code, errors = child.finish(60)
+    finally:
+        child.stop()
+    assert code == 1, errors
+    assert errors.splitlines() == [
+        f"error: team turns ({str(team.team_id)[:8]}) was deleted on the server"
+    ]
+    assert len(child.lines) == last
+
+
+def test_a_chat_on_a_server_ends_saying_once_that_its_team_was_deleted(served: Served) -> None:
+    child = Child([str(AKGENTIC), "run", str(TURNS), "--server", served.url], child_env())
+    try:
+        child.write("hello")
+        child.wait_for("[scripted] you said hello")
+        [team] = served.client.list_teams()
+        served.client.delete_team(team.team_id)  # the session waits for a typed line
+        code, errors = child.finish(60)
+    finally:
+        child.stop()
+    assert code == 1, errors
+    short = str(team.team_id)[:8]
+    assert errors.splitlines() == [f"error: team turns ({short}) was deleted on the server"]
+    assert not any("resume it with" in line for line in child.lines)  # nothing to resume
+    assert served.client.info(team.team_id).status == "DELETED"
+
+
+def test_run_server_starts_the_servers_card_of_that_name_when_there_is_no_such_file(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no file named research here
+    code, out, err = invoke("run", "research", "--server", served.url, "-m", "why actors?")
+    assert code == 0, err
+    assert "started on " + served.url in out
+    assert "answer: Here is what @Worker found: [scripted] On why actors?" in out
+    [team] = served.client.list_teams()
+    assert team.card_name == "research" and team.status == "STOPPED"
+
+
+def test_run_server_with_neither_a_file_nor_a_servers_card_lists_the_servers_cards(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, out, err = invoke("run", "nope", "--server", served.url, "-m", "hi")
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"error: nope: no such card file here, and server {served.url} has no card of that "
+        f"name (its cards: analyst, research, turns): give one of its card names, or the path "
+        f"of a card file to post it (akgentic run path/to/card.yaml --server {served.url})"
+    ]
+    assert served.client.list_teams() == []
+
+
+def test_run_server_checks_a_servers_card_before_it_starts_a_team(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = invoke("run", "research", "--server", served.url, "-m", "@Nobody hi")
+    assert code == 1
+    assert err.startswith("error: @Nobody is not a member of this team (members: @Manager,")
+    code, _, err = invoke(
+        "run", "research", "--server", served.url, "--base-url", "http://127.0.0.1:9/v1"
+    )
+    assert code == 1 and len(err.splitlines()) == 1
+    assert "--base-url changes a card file, not the server's card 'research'" in err
+    assert served.client.list_teams() == []
+
+
+def test_run_server_posts_a_local_file_even_when_a_servers_card_has_its_name(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file here wins over the server's card of the same name: it is posted."""
+    card = yaml.safe_load(TURNS.read_text())
+    card["name"] = "posted-turns"
+    card["members"][0]["card"]["config"]["models"] = "scripted:default"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "turns").write_text(yaml.safe_dump(card))
+    code, _, err = invoke("run", "turns", "--server", served.url, "-m", "hello")
+    assert code == 0, err
+    [team] = served.client.list_teams()
+    assert team.card_name == "posted-turns"

@@ -325,3 +325,18 @@ def test_a_server_with_a_token_asks_for_it(guarded_site: Served, open_tab) -> No
         assert anonymous.request("GET", "/").status_code == 200
     assert tab.errors == []
     assert tab.foreign(guarded_site.url) == []
+
+
+def test_a_deleted_team_says_so_and_its_stream_is_not_reopened(site: Served, open_tab) -> None:
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    site.client.delete_team(team.team_id)
+    expect(page.locator("body")).to_have_attribute("data-stream", "deleted")
+    expect(page.locator("#connection")).to_have_text("team deleted")
+    expect(page.locator("#team-status")).to_have_text("deleted")
+    expect(page.locator("#resume-team")).to_be_hidden()
+    assert len(tab.asked(f"/teams/{team.team_id}/events")) == 1
+    assert tab.errors == []

@@ -20,6 +20,8 @@ checks (its waits, each :data:`interrupt.SLICE`), never inside the framework cod
 main thread runs, and the stops run :func:`interrupt.aside`. One taken during the team's
 start-up stops it the same way, and says that the message was not sent. A team stopped
 from another terminal (``akgentic teams stop``) ends the session: it says so and exits.
+A team on a server that is deleted meanwhile (``akgentic teams delete --server``, the
+page, ``DELETE /teams/{id}``) ends it too: one line says so, exit code 1.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from akgentic.cli.live import LiveView
 from akgentic.cli.output import error_console, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
-from akgentic.client import AkgenticClient, RemoteTeam
+from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -66,12 +68,14 @@ class ChatOptions:
     retry_interrupted: bool = False
 
 
-def check_addressee(card: TeamCard, line: str) -> None:
+def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
     """A :class:`CliError` when ``line`` is addressed to no member of ``card``'s team as it
-    starts: said before the team is created, so a misspelt name leaves no team behind."""
+    starts (a card, or a server's description of one): said before the team is created, so
+    a misspelt name leaves no team behind."""
     addressed = _ADDRESSED.match(line)
     member = addressed.group(1) if addressed is not None else None
-    names = set(member_names(card.members)) - {card.human}
+    members = card.members if isinstance(card, CardInfo) else member_names(card.members)
+    names = set(members) - {card.human}
     if member is not None and member == card.human:
         raise CliError(
             f"{member} is the person writing, not a member: address one of "
@@ -143,6 +147,7 @@ def _chat(
     reply: Reply | None = None
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
+    deleted = False
     unsent = options.message
     try:
         try:
@@ -157,6 +162,8 @@ def _chat(
             else:
                 assert keyboard is not None
                 last = _interactive(runtime, watch, view, options, keyboard)
+            if watch.deleted:
+                raise TeamDeletedError(runtime.team_id)
             if _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
             elif watch.busy(after=reply or last):
@@ -165,12 +172,17 @@ def _chat(
                     f"Ctrl-C to cancel them)"
                 )
             _stop(manager, runtime, view)
+        except TeamDeletedError:
+            deleted = True  # nothing to stop: the server did
         except KeyboardInterrupt:
             cut = _interrupt(manager, runtime, view)
     finally:
         watch.close()
     if view.usage.requests:
         console.print(Text(f"usage: {view.usage}", style="dim"))
+    if deleted:
+        error_console().print(Text(f"error: {title} was deleted on the server", style="red"))
+        return EXIT_ERROR
     if cut is not None:
         if unsent is not None:
             console.print(Text(f"the message was not sent: {one_line(unsent)}", style="yellow"))

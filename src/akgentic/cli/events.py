@@ -7,8 +7,9 @@ new records until Ctrl-C by polling the storage by sequence number, so it works 
 process runs the team. Ctrl-C there only sets an event the poll waits on (the listing
 ends between two reads, cleanly, with exit code 130 as every command's Ctrl-C). With
 ``--server URL`` the records come from that server (its history pages, then its event
-stream). A listing that prints nothing says why on stderr: ``--from`` past the last
-event (and which is the last), or a team with no events yet.
+stream); a team deleted there while ``--follow`` waits on it ends the listing with one
+line saying so, exit code 1. A listing that prints nothing says why on stderr:
+``--from`` past the last event (and which is the last), or a team with no events yet.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.cli.describe import Describer
-from akgentic.cli.errors import EXIT_INTERRUPTED, CliError, reporting
+from akgentic.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     ImportOption,
@@ -36,6 +37,7 @@ from akgentic.cli.options import (
 from akgentic.cli.output import error_console, local_time, out_console, symbols_for, team_title
 from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
+from akgentic.client import TeamDeletedError
 from akgentic.storage import EventRecord, StorageBundle
 
 __all__ = ["events", "read_events"]
@@ -102,8 +104,16 @@ def events(
                     else read_remote(remote, from_seq)
                 )
                 before = read_remote(remote, _context_start(from_seq), to_seq=from_seq - 1)
-                if not _print(rows, earlier=before) and not follow:
-                    _say_why_nothing(from_seq, team_title(record.name, record.team_id), None)
+                title = team_title(record.name, record.team_id)
+                try:
+                    printed = _print(rows, earlier=before)
+                except TeamDeletedError:
+                    error_console().print(
+                        Text(f"error: {title} was deleted on the server", style="red")
+                    )
+                    raise typer.Exit(EXIT_ERROR) from None
+                if not printed and not follow:
+                    _say_why_nothing(from_seq, title, None)
             return
         with opened_storage(storage, create=False) as (bundle, _):
             record = find_team(bundle, team)

@@ -1,7 +1,14 @@
-"""``akgentic run TEAM.yaml``: start a team from its card and talk to it in the terminal."""
+"""``akgentic run TEAM.yaml``: start a team from its card and talk to it in the terminal.
+
+With ``--server URL`` the team runs on that server: ``CARD`` is a card file here (posted
+to the server, which checks what a posted card may reach), else the name of a card the
+server has registered (``akgentic serve --cards``); neither is one line listing the
+server's cards and saying how to post a file.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -29,6 +36,7 @@ from akgentic.cli.output import out_console, short_id
 from akgentic.cli.remote import connected, server_hint
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import default_url, opened_storage
+from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
 __all__ = ["resume_hint", "run"]
@@ -44,7 +52,13 @@ def resume_hint(team_id: object, url: str, imports: list[str] | None = None) -> 
 
 def run(
     team_file: Annotated[
-        Path, typer.Argument(metavar="TEAM.yaml", show_default=False, help="The team card.")
+        Path,
+        typer.Argument(
+            metavar="TEAM.yaml",
+            show_default=False,
+            help="The team card file; with --server, or the name of a card the server has "
+            "(akgentic serve --cards).",
+        ),
     ],
     message: MessageOption = None,
     model: ModelOption = None,
@@ -64,20 +78,22 @@ def run(
     Lines go to the entry point ('@Member text' to another member, '/command' to the
     entry point's commands); /quit or end of input stops the team. With --message, one
     exchange: the answer is printed on a line starting 'answer:'. With --server, the team
-    runs on that server.
+    runs on that server: from the card file (posted), or from the server's card of that
+    name when there is no such file.
     """
     with reporting(debug), interrupt.deferred():
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
+        options = ChatOptions(message, timeout, idle, verbose, stream)
+        if server:
+            remote = RemoteStart(team_file, model, base_url, mcp_config)
+            raise typer.Exit(_run_remote(remote, server, token, options))
         card = TeamCard.from_yaml(team_file)
         if message is not None:
             check_addressee(card, message)
         model = point_card(card, model, base_url)
         if mcp_config is not None:
             card.mcp_config = str(mcp_config.resolve())
-        options = ChatOptions(message, timeout, idle, verbose, stream)
-        if server:
-            raise typer.Exit(_run_remote(card, server, token, model, options))
         with (
             opened_storage(storage) as (bundle, url),
             team_manager(bundle) as manager,
@@ -97,11 +113,56 @@ def run(
     raise typer.Exit(code)
 
 
-def _run_remote(
-    card: TeamCard, url: str, token: str | None, model: str | None, options: ChatOptions
-) -> int:
+@dataclass(frozen=True)
+class RemoteStart:
+    """What ``run --server`` was given to start a team from: ``CARD`` and the options that
+    change a card."""
+
+    ref: Path
+    model: str | None
+    base_url: str | None
+    mcp_config: Path | None
+
+    def card(
+        self, client: AkgenticClient, message: str | None
+    ) -> tuple[TeamCard | str, str | None]:
+        """The card to create the team from — a card file's card (posted), or the name of
+        the server's card — and the ``--model`` to give with it. A :class:`CliError` when
+        ``ref`` is neither, or when an option would change a server's card."""
+        if self.ref.is_file():
+            card = TeamCard.from_yaml(self.ref)
+            if message is not None:
+                check_addressee(card, message)
+            model = point_card(card, self.model, self.base_url)
+            if self.mcp_config is not None:
+                card.mcp_config = str(self.mcp_config.resolve())
+            return card, model
+        name = str(self.ref)
+        cards = client.cards()
+        found = next((c for c in cards if c.name == name), None)
+        if found is None:
+            known = ", ".join(c.name for c in cards)
+            has = f"its cards: {known}" if known else "it has none (akgentic serve --cards PATH)"
+            raise CliError(
+                f"{name}: no such card file here, and server {client.base_url} has no card of "
+                f"that name ({has}): give one of its card names, or the path of a card file to "
+                f"post it (akgentic run path/to/card.yaml --server {client.base_url})"
+            )
+        for option, value in (("--base-url", self.base_url), ("--mcp-config", self.mcp_config)):
+            if value is not None:
+                raise CliError(
+                    f"{option} changes a card file, not the server's card {name!r}: give the "
+                    f"path of a card file to post it with {option}, or leave {option} out"
+                )
+        if message is not None:
+            check_addressee(found, message)
+        return name, self.model
+
+
+def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatOptions) -> int:
     """``run --server``: the same conversation, with the team on the server."""
     with connected(url, token) as client:
+        card, model = remote.card(client, options.message)
         team = client.create_team(card, model=model)
         console = out_console()
         intro(console, team, f"started on {url}")

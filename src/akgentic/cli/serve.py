@@ -3,7 +3,8 @@
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
 Its options are checked before it listens (one ``error:`` line each); a card or skill it
 skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM) stops it gracefully, the teams
-it runs finishing their turns; a second Ctrl-C ends it at once, as in every command.
+it runs finishing their turns while it drains (``/health`` answers 503 ``draining``, new
+work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every command.
 With ``--placement ray`` the teams run on a Ray cluster instead (see
 :mod:`akgentic.cli.placement`), and keep running there.
 """
@@ -180,8 +181,9 @@ def serve(
 
             def stopping() -> None:
                 typer.echo(
-                    "stopping: the teams running here finish their turns in progress; "
-                    "Ctrl-C again to stop at once"
+                    "stopping: the teams running here finish their turns in progress; new "
+                    "work is refused meanwhile (/health answers 503 draining); Ctrl-C again "
+                    "to stop at once"
                 )
 
             with interrupt.quietly() as pressed:

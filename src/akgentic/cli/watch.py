@@ -17,6 +17,9 @@ until the exchange started by one message of the person's ends:
   last message the person got after it, if any;
 - ``stopped``: the team stopped (its log is read to the end);
 - ``timeout``: ``timeout`` seconds passed first.
+
+A team on a server that is deleted meanwhile ends the follower: :meth:`Watch.wait_reply`
+raises :class:`~akgentic.client.TeamDeletedError` and :attr:`Watch.deleted` says so.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from akgentic.cli import interrupt
 from akgentic.cli.describe import name_of, text_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
+from akgentic.client import TeamDeletedError
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -99,12 +103,18 @@ class Watch:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop following: at once while the team runs, else once its log is read to the end
-        (waiting at most ``timeout`` seconds)."""
-        if self.runtime.is_running():
+        (waiting at most ``timeout`` seconds). A follower that has ended (the team stopped,
+        or was deleted) is not asked about the team again."""
+        if not self._ended and self.runtime.is_running():
             self._stop.set()  # else the follower ends by itself at the end of the log
         self._thread.join(timeout)
         self._stop.set()
         self.view.finish()
+
+    @property
+    def deleted(self) -> bool:
+        """Whether the follower ended because the team (on a server) was deleted."""
+        return isinstance(self._failure, TeamDeletedError)
 
     # -- the follower thread ---------------------------------------------------------------
     def _pump(self) -> None:

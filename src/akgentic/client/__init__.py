@@ -7,13 +7,20 @@ against a local team or a server. Needs httpx only (the ``server`` extra has it)
 """
 
 from akgentic.client.catalog import RemoteCatalog
-from akgentic.client.client import AkgenticClient, RemoteTeam, ServerError, decode_event
+from akgentic.client.client import (
+    AkgenticClient,
+    RemoteTeam,
+    ServerError,
+    TeamDeletedError,
+    decode_event,
+)
 from akgentic.client.models import (
     Accepted,
     CardInfo,
     Health,
     MemberInfo,
     TeamInfo,
+    TeamNotice,
     TeamPage,
     WireEvent,
 )
@@ -29,7 +36,9 @@ __all__ = [
     "RemoteTeam",
     "ServerError",
     "SseEvent",
+    "TeamDeletedError",
     "TeamInfo",
+    "TeamNotice",
     "TeamPage",
     "WireEvent",
     "decode_event",

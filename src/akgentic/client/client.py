@@ -10,12 +10,14 @@ A script written against a local team runs unchanged against a server::
 
 :meth:`RemoteTeam.follow` reads the team's SSE stream and decodes each event back into
 an ``EventRecord``; when the connection drops it reconnects with ``Last-Event-ID`` and
-goes on, so nothing is lost or repeated. Any error answer raises :class:`ServerError`
-with the server's reason.
+goes on, so nothing is lost or repeated; a team deleted meanwhile ends it with
+:class:`TeamDeletedError`. Any error answer raises :class:`ServerError` with the server's
+reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -37,6 +39,7 @@ from akgentic.client.models import (
     Interrupted,
     MemberInfo,
     TeamInfo,
+    TeamNotice,
     TeamPage,
     ToolStateView,
     WireEvent,
@@ -47,7 +50,7 @@ from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard
 
-__all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "decode_event"]
+__all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "decode_event"]
 
 RECONNECTS = 20
 """Consecutive failed reconnections after which ``follow`` gives up."""
@@ -60,6 +63,15 @@ class ServerError(Exception):
         super().__init__(f"{status}: {detail}" if status else detail)
         self.status = status
         self.detail = detail
+
+
+class TeamDeletedError(ServerError):
+    """The team followed was deleted: its stream said ``deleted`` after its last record (or
+    the team was purged while followed). ``status`` is 410 (Gone)."""
+
+    def __init__(self, team_id: UUID) -> None:
+        super().__init__(410, f"team {team_id} was deleted")
+        self.team_id = team_id
 
 
 def decode_event(item: WireEvent | dict[str, Any]) -> EventRecord:
@@ -143,7 +155,18 @@ class AkgenticClient:
 
     # -- the server ------------------------------------------------------------------------
     def health(self) -> Health:
-        return Health.model_validate(self.request("GET", "/health").json())
+        """The server's health: ``status`` ``ok``, or ``draining`` (a 503: the server is
+        stopping; reads still work, new work is refused). :class:`ServerError` otherwise."""
+        try:
+            response = self._http.request("GET", "/health")
+        except httpx.HTTPError as exc:
+            raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
+        if response.status_code == 503:
+            with contextlib.suppress(ValueError):
+                return Health.model_validate_json(response.content)
+        if response.status_code >= 400:
+            raise ServerError(response.status_code, _detail(response))
+        return Health.model_validate(response.json())
 
     def cards(self) -> list[CardInfo]:
         """The team cards the server knows by name."""
@@ -334,19 +357,30 @@ class RemoteTeam:
         Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or
         when the team is not running and everything is read (as ``TeamRuntime.follow``;
         ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
-        A dropped connection is resumed from the last event received.
+        A dropped connection is resumed from the last event received. A team that is
+        deleted (the stream's ``deleted`` event, after its last record; or a 404 on a
+        reconnection: purged) raises :class:`TeamDeletedError` once every record is
+        yielded, whatever ``end_when_stopped`` says.
         """
         next_seq = max(from_seq, 1)
         last_news = time.monotonic()
         failures = 0
+        connected = False
         while True:
             params = {"from_seq": next_seq, "heartbeat": heartbeat}
             try:
                 with self.client.stream(self._path("/events"), params=params) as response:
                     if response.status_code >= 400:
                         response.read()
+                        if response.status_code == 404 and connected:
+                            raise TeamDeletedError(self.team_id)
                         raise ServerError(response.status_code, _detail(response))
+                    connected = True
                     for event in parse_sse(response.iter_lines()):
+                        if event.event == "deleted":
+                            raise TeamDeletedError(
+                                TeamNotice.model_validate_json(event.data).team_id
+                            )
                         if event.event and event.event != "stopped":
                             record = decode_event(json.loads(event.data))
                             if record.seq < next_seq:

@@ -28,6 +28,7 @@ __all__ = [
     "RenameTeam",
     "ResumeTeam",
     "TeamInfo",
+    "TeamNotice",
     "TeamPage",
     "ToolStateView",
     "WireEvent",
@@ -51,7 +52,11 @@ class _Request(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"] = "ok"
+    """``GET /health``: ``ok`` (200), or ``draining`` (503): the server is stopping — it
+    stops its teams, refuses new work and still answers reads — and exits once they have
+    stopped."""
+
+    status: Literal["ok", "draining"] = "ok"
     version: str
     teams_running: int
 
@@ -63,6 +68,7 @@ class CardInfo(BaseModel):
     description: str = ""
     entry_point: str
     members: list[str]
+    human: str | None = Field(default=None, description="The person's proxy, e.g. '@Human'.")
     source: str = Field(description="Where the server read it (a file path, or 'python').")
 
 
@@ -211,6 +217,16 @@ class WireEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     message: dict[str, Any] | None = None
     error: str | None = None
+
+
+class TeamNotice(BaseModel):
+    """The data of an event stream's ``stopped`` and ``deleted`` events: which team.
+
+    ``stopped``: the team is not running and everything is sent (the stream stays open and
+    goes on if the team is resumed). ``deleted``: the team is DELETED (or purged) and
+    everything is sent; it is the stream's last event, and the server closes the stream."""
+
+    team_id: UUID
 
 
 class HistoryPage(BaseModel):

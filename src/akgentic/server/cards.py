@@ -154,4 +154,5 @@ def describe(card: TeamCard) -> dict[str, Any]:
         "description": card.description,
         "entry_point": card.entry_point,
         "members": member_names(card.members),
+        "human": card.human,
     }

@@ -19,7 +19,13 @@ from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import HostedTeam, TeamManager, plan_restore
 from akgentic.tool.mcp import MCPTool
 
-__all__ = ["ServerContext", "context"]
+__all__ = ["SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
+
+SHUTTING_DOWN = (
+    "the server is shutting down and accepts no new work (its teams are stopping); "
+    "try again once it is back, or use another server"
+)
+"""The 503 detail of a request that would start work on a draining server."""
 
 
 @dataclass
@@ -31,6 +37,10 @@ class ServerContext:
     rosters: RosterIndex = field(default_factory=RosterIndex)
     mcp_servers: list[MCPTool] = field(default_factory=list)
     """The servers of ``settings.mcp_config``, which every team created here gets."""
+    draining: bool = False
+    """The server is stopping (``akgentic serve``'s first Ctrl-C or SIGTERM): ``/health``
+    answers 503 ``draining`` and what would start work is refused (:func:`accepting_work`);
+    reads go on."""
     _interrupted: dict[UUID, tuple[int, list[UUID]]] = field(
         default_factory=dict, init=False, repr=False
     )
@@ -125,3 +135,11 @@ def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None
 def context(request: Request) -> ServerContext:
     ctx: ServerContext = request.app.state.context
     return ctx
+
+
+def accepting_work(request: Request) -> None:
+    """A route's dependency for requests that start work (create or resume a team, a
+    message, a command): 503 with :data:`SHUTTING_DOWN` (and ``Retry-After``) while the
+    server drains."""
+    if context(request).draining:
+        raise HTTPException(503, SHUTTING_DOWN, headers={"Retry-After": "5"})

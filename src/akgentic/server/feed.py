@@ -23,16 +23,16 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from uuid import UUID
 
 from akgentic.server.protocol import encode_record
-from akgentic.storage import StorageBundle, open_watch
+from akgentic.storage import StorageBundle, TeamStatus, open_watch
 from akgentic.team import TeamManager, TeamRuntime
 
-__all__ = ["HEARTBEAT", "STOPPED", "Frame", "Hub", "Idle", "TeamFeed"]
+__all__ = ["DELETED", "HEARTBEAT", "STOPPED", "Frame", "Hub", "Idle", "TeamFeed"]
 
 logger = logging.getLogger("akgentic.server")
 
@@ -55,9 +55,10 @@ class Idle(Enum):
 
     HEARTBEAT = "heartbeat"
     STOPPED = "stopped"
+    DELETED = "deleted"
 
 
-HEARTBEAT, STOPPED = Idle.HEARTBEAT, Idle.STOPPED
+HEARTBEAT, STOPPED, DELETED = Idle.HEARTBEAT, Idle.STOPPED, Idle.DELETED
 
 
 def encode_batch(storage: StorageBundle, team_id: UUID, from_seq: int) -> list[Frame]:
@@ -94,8 +95,12 @@ class TeamFeed:
                     runtime.recorder.wait_seq(self.head + 1, timeout=1.0)
                 elif not hub.watch.wait_past(self.team_id, self.head, timeout=1.0):
                     continue
+                if self._closed.is_set():
+                    return  # its last subscriber left meanwhile (the store may be closing)
                 frames = encode_batch(storage, self.team_id, self.head + 1)
             except Exception:
+                if self._closed.is_set():
+                    return
                 logger.exception("feed of team %s: reading the store failed", self.team_id)
                 self._closed.wait(hub.poll_interval)
                 continue
@@ -161,6 +166,8 @@ class Hub:
         self.poll_interval = poll_interval
         self.watch = open_watch(self.storage, poll_interval)
         self._feeds: dict[UUID, TeamFeed] = {}
+        self._deleting: set[UUID] = set()  # being deleted by this server (see deleting)
+        self._deletions: set[asyncio.Queue[UUID]] = set()  # the all-teams streams' ears
         self.closed = False
 
     def _enter(self, team_id: UUID) -> TeamFeed:
@@ -181,14 +188,19 @@ class Hub:
         self, team_id: UUID, from_seq: int, *, heartbeat: float
     ) -> AsyncIterator[list[Frame] | Idle]:
         """Team ``team_id``'s frames from ``from_seq`` on, in runs (each as the store or
-        the window hands them over, never empty), until the hub closes.
+        the window hands them over, never empty), until the hub closes or the team is
+        deleted.
 
         Between runs: ``STOPPED`` once the team is not running — here or in another
         process that holds its lease — and every record is read (again after each later
         stretch of records), and ``HEARTBEAT`` each time ``heartbeat`` seconds pass with
-        nothing new. A run is one write for the stream; after each, the event loop gets a
-        turn (runs from the feed's window follow one another without one otherwise), so a
-        subscriber that has gone away is noticed before the next run is written.
+        nothing new. ``DELETED``, last, once the team is DELETED (or purged) and every
+        record is read: a team this server deletes says ``DELETED`` instead of
+        ``STOPPED``; one deleted by another process over the same store says it at the
+        latest one heartbeat after (a stopped team's record is read once per heartbeat).
+        A run is one write for the stream; after each, the event loop gets a turn (runs
+        from the feed's window follow one another without one otherwise), so a subscriber
+        that has gone away is noticed before the next run is written.
         """
         feed = self._enter(team_id)
         try:
@@ -204,17 +216,70 @@ class Hub:
                     said_stopped = False
                     await asyncio.sleep(0)  # a disconnect is noticed here, not after the log
                     continue
-                if not said_stopped and not await self._running(team_id):
+                if team_id in self._deleting:
+                    pass  # stopping on the way to DELETED: neither STOPPED nor DELETED yet
+                elif said_stopped:
+                    if await asyncio.to_thread(self._deleted, team_id):
+                        yield DELETED
+                        return
+                elif not await self._running(team_id):
                     # the feed may lag the store once the team has stopped: ask the store
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
-                    if not frames:
-                        said_stopped = True
-                        yield STOPPED
-                    continue
+                    if frames:
+                        continue
+                    if await asyncio.to_thread(self._deleted, team_id):
+                        yield DELETED
+                        return
+                    said_stopped = True
+                    yield STOPPED
                 if not await feed.wait_past(next_seq - 1, heartbeat):
                     yield HEARTBEAT
         finally:
             self._leave(feed)
+
+    def _deleted(self, team_id: UUID) -> bool:
+        """Whether the store has the team DELETED, or no longer has it (purged)."""
+        try:
+            record = self.storage.teams.get(team_id)
+        except Exception:  # an unreadable record is not a deleted one
+            logger.exception("team %s: reading its record failed", team_id)
+            return False
+        return record is None or record.status == TeamStatus.DELETED
+
+    @contextlib.contextmanager
+    def deleting(self, team_id: UUID) -> Iterator[None]:
+        """Around this server's deletion of ``team_id`` (called on any thread): its streams
+        do not say ``STOPPED`` while it stops on the way to DELETED; once it is deleted
+        they say ``DELETED`` and end, and every all-teams stream says so too."""
+        self._deleting.add(team_id)
+        deleted = False
+        try:
+            yield
+            deleted = True
+        finally:
+            self._deleting.discard(team_id)
+            with contextlib.suppress(RuntimeError):  # the event loop is gone: nobody listens
+                self.loop.call_soon_threadsafe(self._after_deletion, team_id, deleted)
+
+    def _after_deletion(self, team_id: UUID, deleted: bool) -> None:
+        feed = self._feeds.get(team_id)
+        if feed is not None:
+            feed._wake()
+        if deleted:
+            for ear in self._deletions:
+                with contextlib.suppress(asyncio.QueueFull):
+                    ear.put_nowait(team_id)
+
+    @contextlib.contextmanager
+    def deletions(self) -> Iterator[asyncio.Queue[UUID]]:
+        """A queue of the ids of the teams this server deletes from now on (on the event
+        loop), for an all-teams stream."""
+        ear: asyncio.Queue[UUID] = asyncio.Queue(maxsize=10_000)
+        self._deletions.add(ear)
+        try:
+            yield ear
+        finally:
+            self._deletions.discard(ear)
 
     async def _running(self, team_id: UUID) -> bool:
         """Whether the team runs here, or in another live process holding its lease (whose

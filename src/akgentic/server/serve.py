@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 
 import uvicorn
 from fastapi import FastAPI
@@ -144,12 +144,19 @@ def serve(
     runs in this process is stopped gracefully on the way out (teams a ``placement`` runs
     on a cluster keep running there).
 
+    The way out drains: the server goes on listening while its teams stop —
+    ``/health`` answers 503 ``draining``, requests that would start work (create or
+    resume a team, a message, a command) get 503 saying the server is shutting down,
+    reads are answered — and it exits once they have stopped (its event streams end
+    then).
+
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
     skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
-    Ctrl-C: the server stops gracefully once ``stop`` is set (``on_stopping()`` says it
-    began), and SIGTERM stops it the same way; without it, uvicorn handles the signals.
-    A ``settings.mcp_config`` that cannot be used raises ``MCPConfigError`` before the
-    server listens.
+    Ctrl-C: the server drains and stops once ``stop`` is set (``on_stopping()`` says it
+    began: the server is draining by then), and SIGTERM does the same; without it, the
+    first SIGINT or SIGTERM drains and a second SIGINT ends the serving at once (the teams
+    still stop before this returns). A ``settings.mcp_config`` that cannot be used raises
+    ``MCPConfigError`` before the server listens.
     """
     report = on_problem or (lambda line: logger.warning("%s", line))
     cards = CardRegistry()
@@ -159,26 +166,33 @@ def serve(
     system = ActorSystem()
     try:
         manager = TeamManager(system, storage, placement=placement)
+        server: _Server | None = None
         try:
             app = create_app(manager, settings, cards=cards)
             if skills_dir is not None:
                 for problem in load_skills_into(storage, skills_dir):
                     report(f"skill skipped: {problem}")
-            server = _Server(_config(app, settings), app, stop, on_stopping)
+            server = _Server(_config(app, settings), app, stop, on_stopping, manager.shutdown)
             if on_ready is not None:
                 threading.Thread(target=_announce, args=(server, on_ready), daemon=True).start()
             server.run()
         finally:
-            manager.shutdown()
+            if server is None or not server.drained():  # no drain: a failed start, an error
+                manager.shutdown()
     finally:
         system.shutdown()
 
 
 class _Server(uvicorn.Server):
-    """uvicorn that ends the event streams first when it stops (so no stream waits out the
-    grace), and that, given ``stop``, leaves SIGINT to its caller: it stops once ``stop``
-    is set or on SIGTERM, and raises no signal again on its way out (uvicorn re-raises
-    what it caught, which would land in the caller's handler as a second Ctrl-C)."""
+    """uvicorn that drains before it stops, and ends the event streams first when it stops
+    (so no stream waits out the grace).
+
+    Asked to stop (``stop`` set, SIGTERM, or — without ``stop`` — the first SIGINT), it
+    marks the app draining (``ServerContext.draining``), says so (``on_stopping``) and runs
+    ``drain`` (stopping the teams) on a thread, still listening; once ``drain`` returns it
+    stops as uvicorn does. Given ``stop``, it leaves SIGINT to its caller and raises no
+    signal again on its way out (uvicorn re-raises what it caught, which would land in the
+    caller's handler as a second Ctrl-C); without it, a second SIGINT stops it at once."""
 
     def __init__(
         self,
@@ -186,12 +200,39 @@ class _Server(uvicorn.Server):
         app: FastAPI,
         stop: threading.Event | None,
         on_stopping: Callable[[], None] | None,
+        drain: Callable[[], None],
     ) -> None:
         super().__init__(config)
         self._app = app
         self._stop = stop
         self._on_stopping = on_stopping
+        self._drain = drain
+        self._asked = False  # a signal asked it to stop (without ``stop``)
+        self._draining: threading.Thread | None = None
         self._closing = False
+
+    def drained(self) -> bool:
+        """Whether it drained (the teams are stopped); waits for a drain under way."""
+        if self._draining is None:
+            return False
+        self._draining.join()
+        return True
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """uvicorn's signal handler (without ``stop``): the first signal drains, a second
+        SIGINT stops serving at once."""
+        if self._asked and sig == signal.SIGINT:
+            self.should_exit = self.force_exit = True
+        self._captured_signals.append(sig)
+        self._asked = True
+
+    def _drain_then_exit(self) -> None:
+        try:
+            self._drain()
+        except Exception:
+            logger.exception("stopping the teams failed")
+        finally:
+            self.should_exit = True
 
     @contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -210,11 +251,17 @@ class _Server(uvicorn.Server):
             signal.signal(signal.SIGTERM, previous)
 
     async def on_tick(self, counter: int) -> bool:
-        if self._stop is not None and self._stop.is_set():
-            self.should_exit = True
-        if self.should_exit and not self._closing:
-            self._closing = True
+        asked = self._asked or (self._stop is not None and self._stop.is_set())
+        if (asked or self.should_exit) and self._draining is None:
+            ctx: ServerContext = self._app.state.context
+            ctx.draining = True  # before it says so: whoever reads the line finds it draining
             if self._on_stopping is not None:
                 self._on_stopping()
+            self._draining = threading.Thread(
+                target=self._drain_then_exit, name="akgentic-server-drain"
+            )
+            self._draining.start()
+        if self.should_exit and not self._closing:
+            self._closing = True
             _close_streams(self._app)
         return await super().on_tick(counter)

@@ -5,7 +5,10 @@ all-teams stream), ``event`` its protocol type, ``data`` the WireEvent JSON on o
 A comment line every ``heartbeat`` seconds keeps proxies from closing a quiet stream.
 ``event: stopped`` says the team is not running (here, or in another process holding its
 lease) and everything has been sent; the stream stays open and goes on if the team is
-resumed. A run of records the store hands over is one write.
+resumed. ``event: deleted`` says the team is DELETED (or purged) and everything has been
+sent: it is a team stream's last event, and the stream ends. The data of both is a
+:class:`~akgentic.client.models.TeamNotice` (``{"team_id": ...}``). A run of records the
+store hands over is one write.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from uuid import UUID
 
-from akgentic.server.feed import HEARTBEAT, STOPPED, Frame, Hub, Idle
+from akgentic.client.models import TeamNotice
+from akgentic.server.feed import DELETED, HEARTBEAT, STOPPED, Frame, Hub, Idle
 from akgentic.storage import MAX_SEQ
 
 __all__ = ["all_teams_stream", "parse_last_event_id", "team_stream"]
@@ -30,8 +34,10 @@ def _event(frame: Frame, event_id: str) -> bytes:
     return f"id: {event_id}\nevent: {frame.type}\ndata: {frame.data}\n\n".encode()
 
 
-def _stopped(team_id: UUID) -> bytes:
-    return f'event: stopped\ndata: {{"team_id":"{team_id}"}}\n\n'.encode()
+def _notice(item: Idle, team_id: UUID) -> bytes:
+    """``event: stopped`` or ``event: deleted``, with the team's id."""
+    data = TeamNotice(team_id=team_id).model_dump_json()
+    return f"event: {item.value}\ndata: {data}\n\n".encode()
 
 
 def parse_last_event_id(value: str | None) -> int | None:
@@ -50,25 +56,28 @@ def parse_last_event_id(value: str | None) -> int | None:
 async def team_stream(
     hub: Hub, team_id: UUID, from_seq: int, heartbeat: float
 ) -> AsyncIterator[bytes]:
-    """One team's log from ``from_seq`` on, then live, as SSE bytes."""
+    """One team's log from ``from_seq`` on, then live, as SSE bytes; ends after
+    ``event: deleted`` once the team is deleted."""
     yield RETRY
     async for item in hub.frames(team_id, from_seq, heartbeat=heartbeat):
         if item is HEARTBEAT:
             yield KEEP_ALIVE
-        elif item is STOPPED:
-            yield _stopped(team_id)
+        elif item is STOPPED or item is DELETED:
+            yield _notice(item, team_id)
         elif isinstance(item, list):  # a run of frames, one write
             yield b"".join(_event(frame, str(frame.seq)) for frame in item)
 
 
 async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
     """What every team running here records from now on (teams that start later, from
-    their first record). Live only: a reconnecting client follows a team's own stream to
-    miss nothing."""
+    their first record), with ``event: stopped`` when one stops and ``event: deleted``
+    when one is deleted (any team this server deletes, running or not; once per team).
+    Live only: a reconnecting client follows a team's own stream to miss nothing."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[UUID, Frame | Idle]] = asyncio.Queue(maxsize=10_000)
     pumps: dict[UUID, asyncio.Task[None]] = {}
     sent: dict[UUID, int] = {}  # team -> last seq queued for this stream
+    said_deleted: set[UUID] = set()
 
     async def pump(team_id: UUID, from_seq: int) -> None:
         async for item in hub.frames(team_id, from_seq, heartbeat=3600.0):
@@ -76,9 +85,13 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
                 for frame in item:
                     await queue.put((team_id, frame))
                 sent[team_id] = item[-1].seq
-            elif item is STOPPED:
+            elif item is STOPPED or item is DELETED:
                 await queue.put((team_id, item))
                 return
+
+    async def hear_deletions(ear: asyncio.Queue[UUID]) -> None:
+        while True:
+            await queue.put((await ear.get(), DELETED))
 
     async def attach(opening: bool) -> None:
         for team_id in hub.running_ids():
@@ -93,28 +106,34 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
                 pumps[team_id] = asyncio.create_task(pump(team_id, sent[team_id] + 1))
 
     yield RETRY
-    try:
-        await attach(opening=True)
-        next_scan = last_sent = loop.time()
-        while not hub.closed:
-            if loop.time() >= next_scan:
-                await attach(opening=False)
-                next_scan = loop.time() + RESCAN
-            try:
-                team_id, item = await asyncio.wait_for(queue.get(), min(RESCAN, heartbeat))
-            except TimeoutError:
-                if loop.time() - last_sent >= heartbeat:
-                    last_sent = loop.time()
-                    yield KEEP_ALIVE
-                continue
-            last_sent = loop.time()
-            if item is STOPPED:
-                yield _stopped(team_id)
-            elif isinstance(item, Frame):
-                yield _event(item, f"{team_id}:{item.seq}")
-    finally:
-        for task in pumps.values():
-            task.cancel()
-        for task in pumps.values():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+    with hub.deletions() as ear:
+        listener = asyncio.create_task(hear_deletions(ear))
+        try:
+            await attach(opening=True)
+            next_scan = last_sent = loop.time()
+            while not hub.closed:
+                if loop.time() >= next_scan:
+                    await attach(opening=False)
+                    next_scan = loop.time() + RESCAN
+                try:
+                    team_id, item = await asyncio.wait_for(queue.get(), min(RESCAN, heartbeat))
+                except TimeoutError:
+                    if loop.time() - last_sent >= heartbeat:
+                        last_sent = loop.time()
+                        yield KEEP_ALIVE
+                    continue
+                if item is DELETED:
+                    if team_id in said_deleted:
+                        continue  # its pump and the hub both told
+                    said_deleted.add(team_id)
+                last_sent = loop.time()
+                if isinstance(item, Frame):
+                    yield _event(item, f"{team_id}:{item.seq}")
+                elif item is not HEARTBEAT:
+                    yield _notice(item, team_id)
+        finally:
+            for task in [*pumps.values(), listener]:
+                task.cancel()
+            for task in [*pumps.values(), listener]:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task

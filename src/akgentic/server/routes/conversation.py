@@ -3,7 +3,7 @@ tool state, prompt usage."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
@@ -19,7 +19,7 @@ from akgentic.client.models import (
 )
 from akgentic.core import AddressError, Message, SentMessage, address_name
 from akgentic.core.serialization import serialize
-from akgentic.server.context import ServerContext, context
+from akgentic.server.context import ServerContext, accepting_work, context
 from akgentic.server.protocol import encode_record
 from akgentic.storage import MAX_SEQ
 from akgentic.team import HostedTeam, read_history, team_usage, tool_state
@@ -30,6 +30,9 @@ router = APIRouter(prefix="/teams/{team_id}", tags=["conversation"])
 
 Ctx = Annotated[ServerContext, Depends(context)]
 SCAN = 500
+DRAINING: dict[int | str, dict[str, Any]] = {
+    503: {"description": "The server is shutting down: it accepts no new work."}
+}
 
 
 def _accepted(runtime: HostedTeam, message_id: UUID, to: str) -> Accepted:
@@ -52,7 +55,9 @@ def _asked(runtime: HostedTeam, message_id: UUID) -> Message:
     raise HTTPException(422, f"reply_to: no message {message_id} in this team's history")
 
 
-@router.post("/messages", status_code=202)
+@router.post(
+    "/messages", status_code=202, responses=DRAINING, dependencies=[Depends(accepting_work)]
+)
 def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
     """The person's words, to the entry point, to ``to``, or in answer to ``reply_to``.
 
@@ -74,7 +79,9 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
         raise HTTPException(422, str(exc)) from None
 
 
-@router.post("/commands", status_code=202)
+@router.post(
+    "/commands", status_code=202, responses=DRAINING, dependencies=[Depends(accepting_work)]
+)
 def post_command(team_id: UUID, body: PostCommand, ctx: Ctx) -> Accepted:
     """A ``/command`` for the entry point (or ``to``); its answer comes as a message to the
     person on the events stream. The answer's ``to`` is the member's address name."""

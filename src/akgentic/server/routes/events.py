@@ -38,8 +38,9 @@ async def team_events(
 ) -> StreamingResponse:
     """The team's log from ``from_seq`` (or past ``Last-Event-ID``) on, then live: no gap
     and no duplicate. ``event: stopped`` says the team is not running (here, or in another
-    process holding its lease) and all is sent; the stream stays open. A comment line
-    comes every heartbeat."""
+    process holding its lease) and all is sent; the stream stays open. ``event: deleted``
+    says the team is DELETED (or purged) and all is sent: the stream ends after it. A
+    comment line comes every heartbeat."""
     ctx.record(team_id)
     resume = parse_last_event_id(last_event_id)
     start = resume + 1 if resume is not None else from_seq
@@ -55,8 +56,10 @@ async def all_events(
         Query(ge=0.2, le=300, description="Seconds between keep-alive comments."),
     ] = None,
 ) -> StreamingResponse:
-    """Every record of every team running here, from now on (ids ``<team>:<seq>``); to
-    miss nothing after a reconnect, follow a team's own stream. A comment line comes every
-    heartbeat (``heartbeat``, as for a team's stream; else the server's)."""
+    """Every record of every team running here, from now on (ids ``<team>:<seq>``), with
+    ``event: stopped`` when one stops and ``event: deleted`` for each team this server
+    deletes; to miss nothing after a reconnect, follow a team's own stream. A comment
+    line comes every heartbeat (``heartbeat``, as for a team's stream; else the
+    server's)."""
     stream = all_teams_stream(ctx.live, heartbeat or ctx.settings.heartbeat)
     return StreamingResponse(stream, media_type="text/event-stream", headers=_HEADERS)

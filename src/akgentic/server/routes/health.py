@@ -6,6 +6,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
 
 from akgentic.client.models import Health
 from akgentic.server.context import ServerContext, context
@@ -22,7 +23,17 @@ def _version() -> str:
         return "unknown"
 
 
-@router.get("/health")
-def health(ctx: Annotated[ServerContext, Depends(context)]) -> Health:
-    """The server is up; how many teams run in it."""
-    return Health(version=_version(), teams_running=len(ctx.manager.running()))
+@router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "Draining: the server is stopping."}},
+)
+def health(ctx: Annotated[ServerContext, Depends(context)]) -> Health | JSONResponse:
+    """The server is up (200, ``ok``); how many teams run in it. While it stops (``akgentic
+    serve``'s first Ctrl-C or SIGTERM) 503 ``draining``, the same body: it stops its teams,
+    refuses new work and still answers reads, then exits."""
+    body = Health(version=_version(), teams_running=len(ctx.manager.running()))
+    if ctx.draining:
+        body.status = "draining"
+        return JSONResponse(body.model_dump(mode="json"), status_code=503)
+    return body

@@ -17,7 +17,7 @@ from akgentic.client.models import (
     TeamPage,
 )
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
-from akgentic.server.context import ServerContext, context
+from akgentic.server.context import ServerContext, accepting_work, context
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
 from akgentic.team import TeamCard, give_mcp_servers
@@ -46,10 +46,19 @@ def _card(ctx: ServerContext, body: CreateTeam) -> tuple[TeamCard, bool]:
     return card, False
 
 
+DRAINING: dict[int | str, dict[str, Any]] = {
+    503: {"description": "The server is shutting down: it accepts no new work."}
+}
+
+
 @router.post(
     "",
     status_code=201,
-    responses={403: {"description": "A posted card reaching the server host (posted.py)."}},
+    responses={
+        403: {"description": "A posted card reaching the server host (posted.py)."},
+        **DRAINING,
+    },
+    dependencies=[Depends(accepting_work)],
 )
 def create_team(body: CreateTeam, ctx: Ctx) -> TeamInfo:
     """Start a team from a registered card (by name) or a posted one (JSON or YAML).
@@ -124,9 +133,12 @@ def delete_team(
     ctx: Ctx,
     purge: Annotated[bool, Query(description="Remove its history too.")] = False,
 ) -> Response:
-    """Stop the team if it runs and mark it DELETED (``purge`` removes its rows)."""
+    """Stop the team if it runs and mark it DELETED (``purge`` removes its rows). Its
+    event streams then send ``event: deleted`` and end (not ``stopped`` on the way), and
+    the all-teams streams send ``event: deleted`` for it."""
     ctx.record(team_id)
-    ctx.manager.delete_team(team_id, purge=purge)
+    with ctx.live.deleting(team_id):
+        ctx.manager.delete_team(team_id, purge=purge)
     ctx.rosters.forget(team_id)
     return Response(status_code=204)
 
@@ -154,7 +166,7 @@ def stop_team(
     return ctx.info(ctx.record(team_id))
 
 
-@router.post("/{team_id}/resume")
+@router.post("/{team_id}/resume", responses=DRAINING, dependencies=[Depends(accepting_work)])
 def resume_team(
     team_id: UUID, ctx: Ctx, body: Annotated[ResumeTeam | None, Body()] = None
 ) -> TeamInfo:

@@ -155,10 +155,18 @@ function onStatus(current, status, detail) {
     live: "live",
     reconnecting: "connection lost — reconnecting…",
     stopped: "the team is not running",
+    deleted: "team deleted",
     closed: "",
   };
   $("#connection").textContent = words[status] ?? status;
   $("#connection").title = detail || "";
+  if (status === "deleted") {
+    current.model.info = { ...current.model.info, status: "DELETED", running: false };
+    showInfo(current.model.info);
+    schedule("info", "roster");
+    loadTeams();
+    return;
+  }
   if (status === "stopped" || (status === "live" && !current.model.info.running && current.model.lastSeq)) {
     refreshInfo(current);
   }

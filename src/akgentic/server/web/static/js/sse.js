@@ -1,6 +1,7 @@
 // A team's event stream read with fetch (EventSource cannot send the bearer token), and
 // resumed after any drop from the last event id: the server replays the records after
-// it, so nothing is missed and nothing repeats.
+// it, so nothing is missed and nothing repeats. A `deleted` event (the team was deleted:
+// the server closes the stream after it) ends it for good: no reconnection.
 
 const HEARTBEAT = 10; // seconds between keep-alives we ask the server for
 const SILENCE = 3 * HEARTBEAT * 1000; // no byte for this long: the connection is dead
@@ -46,7 +47,8 @@ export class TeamStream {
    * @param api        the Api (for the token)
    * @param path       /teams/{id}/events
    * @param onRecord   (wireEvent) => void, in sequence order, each once
-   * @param onStatus   (status, detail) => void: connecting, live, reconnecting, stopped, closed
+   * @param onStatus   (status, detail) => void: connecting, live, reconnecting, stopped,
+   *                   deleted (last: the stream is over), closed
    */
   constructor({ api, path, onRecord, onStatus }) {
     Object.assign(this, { api, path, onRecord, onStatus });
@@ -116,6 +118,11 @@ export class TeamStream {
   }
 
   dispatch({ id, event, data }) {
+    if (event === "deleted") {
+      this.closed = true; // the server ends the stream: do not reconnect
+      this.onStatus("deleted");
+      return;
+    }
     if (event === "stopped") {
       this.stopped = true;
       this.onStatus("stopped");

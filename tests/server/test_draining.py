@@ -1,0 +1,125 @@
+"""A graceful stop of ``akgentic serve`` drains: from the first Ctrl-C (or SIGTERM) until
+its teams have stopped, the server still listens — ``/health`` answers 503
+``{"status": "draining"}``, what would start work (create or resume a team, a message, a
+command) is a 503 with one line saying the server is shutting down, reads still work —
+and then it exits. The team's turn is held by a FIFO the test opens, never by time."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from akgentic.client import AkgenticClient, ServerError
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
+from tests.cli import hang_tool
+from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.server.conftest import Served, kind
+
+SHUTTING_DOWN = "the server is shutting down"
+
+
+def _release(fifo: Path) -> None:
+    """Let the held ``hang_step`` return: it opens the FIFO to read and waits for a writer
+    to open and close it. Opening to write waits for that reader (the ToolCall record
+    may come before hang_step opens the FIFO), on a thread: a server that is gone fails
+    the test instead of hanging it."""
+
+    def write() -> None:
+        with open(fifo, "w"):
+            pass
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(60)
+    assert not writer.is_alive(), "nothing read the FIFO: the held turn is gone"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_stopping_server_answers_while_its_teams_stop_and_refuses_new_work(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    fifo = tmp_path / "hold"
+    os.mkfifo(fifo)
+    storage = sqlite_url(tmp_path / "serve.db")
+    env = child_env(storage, AKGENTIC_CLI_TEST_HANG=str(fifo))
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    try:
+        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
+        with AkgenticClient(url) as client:
+            assert hang_tool.HangStep  # defined here too, so the team's records decode
+            team = client.create_team("hanging")
+            idle = client.create_team("hanging")
+            idle.stop()
+            team.send("please hang")
+            for record in team.follow(idle_timeout=60):  # until the held tool call
+                if kind(record) == "ToolCall":
+                    break
+            child.proc.send_signal(sig)
+            child.wait_for("stopping: ")  # said once the server drains
+
+            health = httpx.get(f"{url}/health", timeout=30)
+            assert health.status_code == 503
+            assert health.json()["status"] == "draining"
+            assert health.json()["teams_running"] == 1
+            assert client.health().status == "draining"  # the client reads it as a Health
+
+            refused = [
+                lambda: client.create_team("hanging"),
+                lambda: team.send("more work"),
+                lambda: team.command("/compact"),
+                lambda: client.resume_team(idle.team_id),
+            ]
+            for call in refused:
+                with pytest.raises(ServerError) as err:
+                    call()
+                assert err.value.status == 503
+                assert SHUTTING_DOWN in err.value.detail
+                assert "\n" not in err.value.detail
+
+            assert client.info(team.team_id).running  # reads still work
+            assert [t.team_id for t in client.list_teams()] == [idle.team_id, team.team_id]
+            assert team.history(limit=1)
+
+            _release(fifo)
+            code, errors = child.finish(60)
+    finally:
+        child.stop()  # a server still running (a failed test) is killed, held turn and all
+    assert code == 130, errors  # as before: SIGTERM is taken for the first Ctrl-C
+    assert "Traceback" not in errors, errors
+    bundle = open_storage(storage)
+    try:
+        assert bundle.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    finally:
+        bundle.close()
+
+
+def test_a_draining_server_refuses_work_in_one_line_and_answers_reads(served: Served) -> None:
+    """The same, in process: the app's draining state, as ``akgentic serve`` sets it."""
+    team = served.client.create_team("turns")
+    served.app.state.context.draining = True
+    response = httpx.get(f"{served.url}/health", timeout=30)
+    assert response.status_code == 503
+    assert response.json() == {
+        "status": "draining",
+        "version": response.json()["version"],
+        "teams_running": 1,
+    }
+    for method, path, body in [
+        ("POST", "/teams", {"card": "turns"}),
+        ("POST", f"/teams/{team.team_id}/messages", {"content": "hi"}),
+        ("POST", f"/teams/{team.team_id}/commands", {"command": "/compact"}),
+        ("POST", f"/teams/{team.team_id}/resume", {"retry_interrupted": True}),
+    ]:
+        answer = httpx.request(method, f"{served.url}{path}", json=body, timeout=30)
+        assert answer.status_code == 503, (path, answer.text)
+        detail = answer.json()["detail"]
+        assert detail.startswith(SHUTTING_DOWN) and "\n" not in detail
+        assert answer.headers.get("retry-after")
+    assert httpx.get(f"{served.url}/teams/{team.team_id}", timeout=30).status_code == 200
+    assert httpx.get(f"{served.url}/teams", timeout=30).status_code == 200
+    assert served.client.stop_team(team.team_id).status == "STOPPED"  # stopping is not work

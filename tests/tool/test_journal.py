@@ -135,3 +135,27 @@ def test_a_state_that_cannot_be_persisted_fails_the_start_naming_its_field(team:
     assert "keep runtime handles (locks, clients, open files) on the actor" in error.content
     team.drain()
     assert not address.is_alive()
+
+
+def test_a_card_calling_an_actor_that_failed_to_start_is_not_told_the_team_is_stopping(
+    team: Team,
+) -> None:
+    from akgentic.core import ErrorMessage
+    from akgentic.tool import RetriableError
+    from akgentic.tool.core.team_actor import ask_tool_actor
+
+    from .conftest import FakeAgent
+
+    class Caller(FakeAgent):
+        def proxy_ask(self, addr: Any, actor_type: type[Any], timeout: float | None = None) -> Any:
+            return team.system.proxy_ask(addr, actor_type, timeout)
+
+    address = team.proxy.getChildrenOrCreate(LeakyActor, BaseConfig(name="#Leaky"))
+    team.recorder.wait_for(lambda: any(isinstance(m, ErrorMessage) for m in team.recorder.log))
+    team.drain()
+    caller: Any = Caller()
+    with pytest.raises(RetriableError, match=r"has stopped \(the team is shutting down, or it "):
+        ask_tool_actor(
+            caller, address, LeakyActor, lambda a: a.on_start(), what="x", label="#Leaky",
+            timeout=5,
+        )  # fmt: skip

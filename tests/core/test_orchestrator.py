@@ -371,6 +371,14 @@ class Leaver(Akgent[BaseConfig, BaseState]):
         Leaver.met.append(self.myAddress.name)
 
 
+def test_a_tool_actor_name_without_the_prefix_is_refused_with_the_fix(team: Team) -> None:
+    with pytest.raises(
+        ValueError, match=r"^tool actor name 'Tally' must start with '#': name it '#Tally'"
+    ):
+        team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="Tally"))
+    assert [a.name for a in team.proxy.get_team()] == []  # nothing was created
+
+
 def test_tool_actors_stop_in_parallel(system: ActorSystem, team: Team) -> None:
     Leaver.barrier = threading.Barrier(2)
     Leaver.met = []

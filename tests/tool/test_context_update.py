@@ -389,3 +389,54 @@ def test_a_provider_handing_back_its_baseline_renders_nothing(agent: FakeAgent) 
     first = updater.compose_update([])
     assert first is not None and "a: 1" in first
     assert updater.compose_update([first]) is None
+
+
+class Fragile(ContextState):
+    """A state whose rendering has a bug when ``broken``."""
+
+    broken: bool = False
+
+    def render_full(self) -> str:
+        if self.broken:
+            raise KeyError("missing row")
+        return "fragile ok"
+
+    def render_delta(self, previous: Fragile) -> str | None:
+        return self.render_full() if self.broken else None
+
+
+def test_a_provider_that_raises_is_skipped_and_the_others_still_deliver(
+    agent: FakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = Source(a="todo")
+    failing = True
+
+    def broken_board() -> Rows | None:
+        if failing:
+            raise RuntimeError("provider broke")
+        return Rows(rows={"x": "1"})
+
+    updater = make(agent, broken_board, source)
+    history: list[Any] = [updater.compose_update([])]
+    assert history[0] == "**Context update 1**\n\na: todo"
+    assert updater.last_failures == [("broken_board", "RuntimeError: provider broke")]
+    assert "broken_board" in caplog.text and "provider broke" in caplog.text
+    failing = False  # fixed: first seen, so rendered in full; the failure is forgotten
+    assert updater.compose_update(history) == "**Context update 2**\n\nx: 1"
+    assert updater.last_failures == []
+
+
+def test_a_state_that_fails_to_render_keeps_its_baseline(agent: FakeAgent) -> None:
+    state = Fragile()
+
+    def fragile() -> Fragile:
+        return state
+
+    updater = make(agent, fragile)
+    history: list[Any] = [updater.compose_update([])]
+    assert history[0] == "**Context update 1**\n\nfragile ok"
+    baseline = tool_state(agent).context_baselines["fragile"]
+    state = Fragile(broken=True)
+    assert updater.compose_update(history) is None
+    assert updater.last_failures == [("fragile", "KeyError: 'missing row'")]
+    assert tool_state(agent).context_baselines["fragile"] is baseline

@@ -98,3 +98,64 @@ def test_a_journal_needs_a_delta_state(team: Team) -> None:
     address = team.system.createActor(Plain, config=BaseConfig(name="#Plain"))
     with pytest.raises(TypeError, match="persists a DeltaState"):
         team.system.proxy_ask(address, Plain, timeout=30).make()
+
+
+class Handle:
+    """A runtime handle: nothing a state may hold."""
+
+
+class Leaky(DeltaState):
+    items: list[str] = []
+    handle: Any = None
+
+    def apply_delta(self, delta: Added) -> None:
+        self.items.extend(delta.items)
+
+
+class LeakyActor(Akgent[BaseConfig, Leaky]):
+    def on_start(self) -> None:
+        self.state.handle = Handle()
+        self.journal = StateJournal(self)
+
+
+def test_a_state_that_cannot_be_persisted_fails_the_start_naming_its_field(team: Team) -> None:
+    from akgentic.core import ErrorMessage
+
+    address = team.proxy.getChildrenOrCreate(LeakyActor, BaseConfig(name="#Leaky"))
+
+    def errors() -> list[ErrorMessage]:
+        return [m for m in team.recorder.log if isinstance(m, ErrorMessage)]
+
+    team.recorder.wait_for(lambda: bool(errors()))
+    [error] = errors()
+    assert "on_start failed" in error.content
+    assert "#Leaky: Leaky.handle cannot be persisted (cannot serialize a value of type " in (
+        error.content
+    )
+    assert "keep runtime handles (locks, clients, open files) on the actor" in error.content
+    team.drain()
+    assert not address.is_alive()
+
+
+def test_a_card_calling_an_actor_that_failed_to_start_is_not_told_the_team_is_stopping(
+    team: Team,
+) -> None:
+    from akgentic.core import ErrorMessage
+    from akgentic.tool import RetriableError
+    from akgentic.tool.core.team_actor import ask_tool_actor
+
+    from .conftest import FakeAgent
+
+    class Caller(FakeAgent):
+        def proxy_ask(self, addr: Any, actor_type: type[Any], timeout: float | None = None) -> Any:
+            return team.system.proxy_ask(addr, actor_type, timeout)
+
+    address = team.proxy.getChildrenOrCreate(LeakyActor, BaseConfig(name="#Leaky"))
+    team.recorder.wait_for(lambda: any(isinstance(m, ErrorMessage) for m in team.recorder.log))
+    team.drain()
+    caller: Any = Caller()
+    with pytest.raises(RetriableError, match=r"has stopped \(the team is shutting down, or it "):
+        ask_tool_actor(
+            caller, address, LeakyActor, lambda a: a.on_start(), what="x", label="#Leaky",
+            timeout=5,
+        )  # fmt: skip

@@ -416,6 +416,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if self.config.compaction.enabled:
             self._compact(force=False)
         block = self._updater.compose_update([*self._history, body])
+        for key, failure in self._updater.last_failures:
+            self._report(
+                WarningMessage(
+                    content=f"{self.config.name}: context provider {key} failed ({failure}); "
+                    f"this turn goes on without its state",
+                    current_message=msg,
+                )
+            )
         prompt = self._wiring.turn_prompt(body, block, self._updater.last_sections)
         self._turn_sender = sender
         self._cancelled_by = None

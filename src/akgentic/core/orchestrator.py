@@ -501,11 +501,20 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         """Return the live child named ``config.name``, creating it if there is none.
 
         One step on the orchestrator's thread, so concurrent callers get one actor.
-        Asking for a name held by an actor of another class is a ``TypeError``.
+        Asking for a name held by an actor of another class is a ``TypeError``. The name
+        must start with ``#`` (``TOOL_PREFIX``): the teardown stops tool actors after
+        the members that call them, and tells them apart by that prefix alone, so a
+        name without it is a ``ValueError`` saying so.
         """
         name = config.name
         if not name:
             raise ValueError("getChildrenOrCreate needs a config with a name (e.g. '#MyTool')")
+        if not name.startswith(TOOL_PREFIX):
+            raise ValueError(
+                f"tool actor name {name!r} must start with {TOOL_PREFIX!r}: name it "
+                f"{TOOL_PREFIX + name.lstrip('@')!r} (the teardown stops '#' actors after the "
+                f"members that call them)"
+            )
         existing = self._tool_actors.get(name)
         if existing is not None and existing.is_alive():
             if isinstance(existing, ActorAddressImpl) and not issubclass(

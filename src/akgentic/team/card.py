@@ -250,8 +250,8 @@ class TeamCard(SerializableModel):
             try:
                 importlib.import_module(str(module))
             except ImportError as exc:
-                where = _line(path, node, ("imports", index), f"cannot import {module!r}: {exc}")
-                raise TeamCardError(where) from None
+                problem = f"cannot import {module!r}: {exc}{_import_hint(str(module), exc, path)}"
+                raise TeamCardError(_line(path, node, ("imports", index), problem)) from None
         try:
             problems = list(_config_errors(data))
             if problems:
@@ -315,6 +315,23 @@ def walk(
 
 def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
     return "\n".join(_line(path, root, e["loc"], e["msg"]) for e in exc.errors())
+
+
+def _import_hint(module: str, exc: ImportError, card_path: Path) -> str:
+    """What to do when an ``imports`` module's own package is not on ``sys.path``."""
+    top = module.split(".", 1)[0]
+    if not isinstance(exc, ModuleNotFoundError) or exc.name != top:
+        return ""  # found, but it (or one of its own imports) failed: the error says why
+    folder = card_path.resolve().parent
+    if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+        return (
+            f" — {top} is beside this card, but Python looks on sys.path: run akgentic "
+            f"from {folder}, or set PYTHONPATH={folder}"
+        )
+    return (
+        f" — Python looks on sys.path: run from the folder holding {top}, or add that "
+        f"folder to PYTHONPATH"
+    )
 
 
 def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:

@@ -24,6 +24,7 @@ The trap this class is shaped around: never cache a ToolState reference. It read
 
 from __future__ import annotations
 
+import logging
 import re
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,12 +32,15 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
+from akgentic.core.excerpt import clip
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.core.state import ToolState, read_tool_state
 from akgentic.tool.errors import ToolObserverGone
 
 __all__ = ["MARKER_PATTERN", "ContextUpdater", "iter_message_texts", "marker"]
+
+logger = logging.getLogger("akgentic.tool")
 
 ContextProvider = Callable[[], ContextState | None]
 
@@ -117,12 +121,26 @@ class _MarkerScan:
         return seen
 
 
+def _render(state: ContextState, previous: ContextState | None) -> str | None:
+    """``state`` as this turn's text: full when first seen (or its type changed), else
+    what changed since ``previous`` (None when nothing did)."""
+    if previous is None or type(previous) is not type(state):
+        return state.render_full()
+    if state is previous:  # its baseline handed back: a snapshot never changes
+        return None
+    return state.render_delta(previous)
+
+
 class ContextUpdater:
     """Composes the per-turn context block from providers and persisted baselines.
 
     Built by ``ToolFactory.get_context_updater()``. Provider keys are their
     ``__name__`` and must be unique. A provider returning None is skipped and its
-    baseline kept; a provider that raises is a bug, and the error surfaces.
+    baseline kept. Providers never raise; one that does (or whose state fails to
+    render) has a bug, and it must not cost the agent its turn: the error is logged
+    with its traceback, the provider is treated as unavailable for this turn (skipped,
+    its baseline kept, so the next turn that reads it re-states what changed) and
+    :attr:`last_failures` names it.
     """
 
     def __init__(self, observer: ActorToolObserver, providers: Sequence[ContextProvider]) -> None:
@@ -138,6 +156,7 @@ class ContextUpdater:
             seen.add(key)
             self._providers.append((key, provider))
         self._sections: list[tuple[str, str]] = []
+        self._failures: list[tuple[str, str]] = []
         self._scan = _MarkerScan()
 
     @property
@@ -146,6 +165,12 @@ class ContextUpdater:
         ``(provider key, text)`` in block order (empty when it returned None): what each
         provider put in the turn's block, for accounting."""
         return list(self._sections)
+
+    @property
+    def last_failures(self) -> list[tuple[str, str]]:
+        """The providers the last :meth:`compose_update` skipped because they raised, as
+        ``(provider key, "ExceptionType: message")``; empty when none did."""
+        return list(self._failures)
 
     @property
     def provider_names(self) -> list[str]:
@@ -175,23 +200,24 @@ class ContextUpdater:
             baselines = tool_state.context_baselines
 
         sections: list[tuple[str, str]] = []
+        failures: list[tuple[str, str]] = []
         for key, provider in self._providers:
-            state = provider()
-            if state is None:
+            try:
+                state = provider()
+                if state is None:
+                    continue
+                text = _render(state, baselines.get(key))
+            except Exception as exc:  # a provider bug: skip it, keep its baseline
+                logger.error("context provider %s raised; skipped this turn", key, exc_info=exc)
+                failures.append((key, f"{type(exc).__name__}: {clip(str(exc))}"))
                 continue
-            previous = baselines.get(key)
-            if previous is None or type(previous) is not type(state):
-                text: str | None = state.render_full()
-            elif state is previous:  # its baseline handed back: a snapshot never changes
-                text = None
-            else:
-                text = state.render_delta(previous)
             baselines[key] = state
             if text:
                 sections.append((key, text))
         tool_state.context_baselines = baselines
 
         self._sections = sections
+        self._failures = failures
         if not sections:
             return None
         number = max(seq, *visible) + 1 if visible else seq + 1

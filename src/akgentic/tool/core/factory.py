@@ -8,9 +8,14 @@ card does not serve is dropped silently (test the lists, not the declarations).
 
 Tool callables are wrapped once more on the way out:
 
+- each tool is checked when it is handed out (see ``guard.py``): a named function, with
+  a docstring and a type hint on every parameter, or a ``TypeError`` naming the card,
+  the tool and the fix — at team creation, not in a turn;
 - each argument is checked against its annotation before the tool runs (see
   ``arguments.py``): a wrong type is a ``RetriableError`` naming the argument, the item
   and what was expected, never a raw exception from inside the tool;
+- any other exception the tool raises is logged and becomes a ``RetriableError`` naming
+  the tool (framework signals and ``ToolObserverGone`` excepted): nothing raw escapes;
 - ``RetriableError`` becomes ``retry_exception`` (e.g. pydantic-ai's ``ModelRetry``),
   so tool logic stays framework-agnostic;
 - a param's ``instructions`` is appended to the tool's docstring.
@@ -39,6 +44,7 @@ from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater
 from akgentic.tool.core.dependencies import card_label, order_cards
+from akgentic.tool.core.guard import check_tool, passes_through, unexpected_failure
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
 from akgentic.tool.errors import RetriableError, ToolObserverGone
@@ -97,13 +103,19 @@ class ToolFactory:
 
     # -- TOOL_CALL ------------------------------------------------------------------
     def get_tools(self) -> list[Callable[..., Any]]:
-        """Every card's tools, retry-translated and carrying their param's instructions."""
+        """Every card's tools, retry-translated and carrying their param's instructions.
+
+        Raises ``TypeError`` for a tool the model could not use: not a named function,
+        no docstring, a parameter without a type hint (see ``guard.check_tool``).
+        """
         served: list[tuple[Any, ToolCard]] = []
-        for card in self.tool_cards:
+        for index, card in enumerate(self.tool_cards):
             params = _params_by_field(card)
             for fn in card.get_tools():
                 param = param_of(fn) or params.get(getattr(fn, "__name__", ""))
                 instructions = param.instructions if param is not None else None
+                documented = bool((getattr(fn, "__doc__", None) or "").strip() or instructions)
+                check_tool(fn, self._label(index), documented=documented)
                 served.append((self._wrap(fn, instructions), card))
         self._record("tool", served)
         return [fn for fn, _ in served]
@@ -116,8 +128,15 @@ class ToolFactory:
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    bound = parameters.check(args, kwargs)
-                    return await fn(*bound.args, **bound.kwargs)
+                    try:
+                        bound = parameters.check(args, kwargs)
+                        return await fn(*bound.args, **bound.kwargs)
+                    except RetriableError:
+                        raise
+                    except Exception as exc:
+                        if passes_through(exc, retry):
+                            raise
+                        raise unexpected_failure(parameters.name, exc) from exc
                 except RetriableError as exc:
                     if retry is None:
                         raise
@@ -128,8 +147,15 @@ class ToolFactory:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 try:
-                    bound = parameters.check(args, kwargs)
-                    return fn(*bound.args, **bound.kwargs)
+                    try:
+                        bound = parameters.check(args, kwargs)
+                        return fn(*bound.args, **bound.kwargs)
+                    except RetriableError:
+                        raise
+                    except Exception as exc:
+                        if passes_through(exc, retry):
+                            raise
+                        raise unexpected_failure(parameters.name, exc) from exc
                 except RetriableError as exc:
                     if retry is None:
                         raise

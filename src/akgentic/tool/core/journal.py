@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import Field
 
 from akgentic.core import BaseState
-from akgentic.core.serialization import SerializableModel
+from akgentic.core.serialization import SerializableModel, SerializationError, serialize
 from akgentic.tool.core.event import ToolStateEmitter, ToolStateEvent
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ __all__ = [
     "DeltaState",
     "SnapshotPolicy",
     "StateJournal",
+    "check_persistable",
     "fold_deltas",
     "reduce_delta",
     "rows_of",
@@ -81,6 +82,31 @@ def rows_of(model: SerializableModel) -> int:
         if isinstance(value, Sized) and not isinstance(value, str | bytes):
             total += len(value)
     return max(total, 1)
+
+
+def check_persistable(state: BaseState, owner: str) -> None:
+    """Raise ``TypeError`` naming the first field of ``state`` that cannot be serialized.
+
+    A tool actor's state is persisted (snapshots, restore), so every field must
+    round-trip; runtime handles belong on the actor (or in a ``PrivateAttr``).
+    """
+    try:
+        serialize(state)
+    except SerializationError as exc:
+        field = next((n for n in type(state).model_fields if not _serializes(state, n)), None)
+        where = f"{type(state).__name__}.{field}" if field else type(state).__name__
+        raise TypeError(
+            f"{owner}: {where} cannot be persisted ({exc}); keep runtime handles (locks, "
+            f"clients, open files) on the actor or in a PrivateAttr, not in its state"
+        ) from None
+
+
+def _serializes(state: BaseState, field: str) -> bool:
+    try:
+        serialize(getattr(state, field))
+    except SerializationError:
+        return False
+    return True
 
 
 class DeltaGapError(ValueError):
@@ -136,7 +162,9 @@ class StateJournal:
     Keep one per actor (built in ``on_start``: it continues the ``seq`` from the state)
     and call :meth:`record` after every mutation, before the caller hears back (the
     emit-before-return contract); call :meth:`close` from ``on_stop``. The actor's
-    state must be a :class:`DeltaState`.
+    state must be a :class:`DeltaState` that serializes (:func:`check_persistable`),
+    so a state holding a lock or a client fails when the actor starts, naming the
+    field, rather than at its first mutation.
     """
 
     def __init__(
@@ -152,6 +180,7 @@ class StateJournal:
                 f"{type(actor).__name__}'s state is a {type(state).__name__}: a StateJournal "
                 f"persists a DeltaState (one that can apply its own deltas)"
             )
+        check_persistable(state, tool_id or actor.myAddress.name)
         self._actor = actor
         self._emitter = ToolStateEmitter(tool_id or actor.myAddress.name, seq=state.event_seq)
         self._policy = policy or SnapshotPolicy()

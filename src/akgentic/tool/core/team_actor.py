@@ -75,7 +75,8 @@ def ask_tool_actor(
     """``call`` on an ask proxy of the tool actor at ``address``, for a tool callable.
 
     Every failure becomes a ``RetriableError`` that tells the model what to do — a slow
-    actor (retry once), a stopped one (the team is shutting down: do not retry), anything
+    actor (retry once), a stopped one (the team is shutting down, or the actor failed to
+    start: do not retry), anything
     else (retry, report if it persists). ``what`` names the operation, ``label`` the actor
     as the model should read it (e.g. ``"The team plan (#PlanningTool)"``).
     """
@@ -90,8 +91,8 @@ def ask_tool_actor(
         ) from None
     except AddressError:
         raise RetriableError(
-            f"{label} has stopped — the team is shutting down. Do not retry; finish your "
-            f"answer without it."
+            f"{label} has stopped (the team is shutting down, or it failed to start: its "
+            f"error is on the team stream). Do not retry; finish your answer without it."
         ) from None
     except Exception as exc:
         logger.exception("%s failed", what)

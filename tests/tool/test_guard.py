@@ -1,0 +1,127 @@
+"""The factory's guard: tools the model could not use are refused at wiring time, and a
+tool's unexpected exception becomes a retry the model reads."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pydantic_ai.exceptions import CallDeferred, ModelRetry
+
+from akgentic.tool import BaseToolParam, RetriableError, ToolCard, ToolFactory, ToolObserverGone
+
+
+class RetryError(Exception):
+    """Stands in for pydantic-ai's ModelRetry."""
+
+
+class Cards(ToolCard):
+    """A card whose tools are whatever the test puts in ``tools``."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        return list(TOOLS)
+
+
+TOOLS: list[Callable[..., Any]] = []
+
+
+def tools_of(*fns: Callable[..., Any], retry: type[Exception] | None = RetryError) -> list[Any]:
+    TOOLS[:] = fns
+    return ToolFactory([Cards()], retry_exception=retry).get_tools()
+
+
+def test_a_lambda_is_refused_naming_the_card() -> None:
+    with pytest.raises(TypeError, match=r"^Cards.get_tools\(\) returned .*lambda.*named function"):
+        tools_of(lambda key: key)
+
+
+def test_a_tool_without_a_docstring_is_refused_with_the_fix() -> None:
+    def lookup(key: str) -> str:
+        return key
+
+    with pytest.raises(TypeError) as info:
+        tools_of(lookup)
+    message = str(info.value)
+    assert message.startswith("Cards.get_tools(): tool 'lookup' has no docstring: write one")
+    assert "\n" not in message
+
+
+def test_instructions_alone_document_a_tool() -> None:
+    class Lookup(BaseToolParam):
+        pass
+
+    class Documented(ToolCard):
+        lookup: Lookup | bool = Lookup(instructions="Look a key up.")
+
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def lookup(key: str) -> str:
+                return key
+
+            return [lookup]
+
+    [tool] = ToolFactory([Documented()]).get_tools()
+    assert tool.__doc__ == "Look a key up."
+
+
+def test_a_parameter_without_a_type_hint_is_refused() -> None:
+    def lookup(key, limit: int = 3) -> str:  # type: ignore[no-untyped-def]
+        """Look a key up."""
+        return str(key)
+
+    with pytest.raises(TypeError, match=r"tool 'lookup': parameter 'key' has no type hint"):
+        tools_of(lookup)
+
+
+def test_star_args_are_refused() -> None:
+    def lookup(*keys: str) -> str:
+        """Look keys up."""
+        return ",".join(keys)
+
+    with pytest.raises(TypeError, match=r"tool 'lookup' takes \*keys: give it named parameters"):
+        tools_of(lookup)
+
+
+def test_a_plain_exception_becomes_the_retry_exception() -> None:
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return {"a": "1"}[key]
+
+    [tool] = tools_of(lookup)
+    with pytest.raises(RetryError, match=r"^lookup failed \(KeyError: 'zz'\)\. Try again") as info:
+        tool("zz")
+    assert isinstance(info.value.__cause__, RetriableError)
+    [tool] = tools_of(lookup, retry=None)  # no framework: the tool layer's own signal
+    with pytest.raises(RetriableError, match=r"^lookup failed \(KeyError"):
+        tool("zz")
+
+
+def test_an_async_tool_is_guarded_the_same_way() -> None:
+    async def fetch(url: str) -> str:
+        """Fetch a page."""
+        raise ConnectionResetError("peer went away")
+
+    [tool] = tools_of(fetch)
+    with pytest.raises(RetryError, match=r"^fetch failed \(ConnectionResetError: peer went away"):
+        asyncio.run(tool("http://x"))
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [ModelRetry("again"), CallDeferred(), ToolObserverGone("gone")],
+    ids=["ModelRetry", "CallDeferred", "ToolObserverGone"],
+)
+def test_framework_signals_pass_through(signal: Exception) -> None:
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        raise signal
+
+    [tool] = tools_of(lookup)
+    with pytest.raises(type(signal)):
+        tool("a")
+
+
+def test_a_builtin_is_accepted_as_it_is() -> None:
+    [tool] = tools_of(len)
+    assert tool([1, 2]) == 2

@@ -18,6 +18,7 @@ from akgentic.team.manager import (
     TeamManager,
     TeamNotRunningError,
     TeamRunningElsewhereError,
+    TeamStartError,
     team_resource,
 )
 from akgentic.team.mcp import give_mcp_servers
@@ -58,6 +59,7 @@ __all__ = [
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
     "TeamRuntime",
+    "TeamStartError",
     "follow_log",
     "give_mcp_servers",
     "member_names",

@@ -48,9 +48,11 @@ from akgentic.catalog import (
 from akgentic.core import (
     ActorAddress,
     ActorSystem,
+    AddressError,
     Akgent,
     BaseConfig,
     BaseState,
+    ErrorMessage,
     Message,
     Orchestrator,
     OrchestratorConfig,
@@ -101,6 +103,23 @@ logger = logging.getLogger("akgentic.team")
 
 class TeamNotRunningError(LookupError):
     """The team is not running in this process (resume it first)."""
+
+
+class TeamStartError(ValueError):
+    """A member of a new team could not start (its ``on_start`` failed: a tool it cannot
+    wire, a setting it refuses); ``member`` names it. The team is stopped and removed."""
+
+    def __init__(self, card: str, member: str, reason: str) -> None:
+        super().__init__(f"team {card}: {member} could not start: {reason}")
+        self.member = member
+
+
+class _MemberStartError(Exception):
+    """Raised inside :meth:`TeamManager._start`; its reason is read from the team's log."""
+
+    def __init__(self, member: ActorAddress) -> None:
+        super().__init__(member.name)
+        self.member = member
 
 
 class TeamRunningElsewhereError(LeaseHeldError):
@@ -263,12 +282,63 @@ class TeamManager:
         self._lease(team_id)
         try:
             return self._adopt(self._start(card, team_id, metadata))
+        except TeamStartError:  # it never ran: nothing to resume, nothing left behind
+            self._unlease(team_id)
+            self.storage.teams.purge(team_id)
+            raise
         except BaseException:
             self._unlease(team_id)
             raise
 
     def _start(self, card: TeamCard, team_id: UUID, metadata: BaseModel | None) -> TeamRuntime:
+        """Start the team's actors. A failure stops those already started (none is left
+        running unowned); a member whose ``on_start`` failed is a :class:`TeamStartError`
+        with the failure it reported on the team stream."""
         orchestrator, recorder = self._start_orchestrator(card, team_id, None)
+        try:
+            return self._start_members(card, team_id, metadata, orchestrator, recorder)
+        except _MemberStartError as failed:
+            self._abandon(orchestrator)
+            reason = self._start_failure(team_id, failed.member)
+            raise TeamStartError(card.name, failed.member.name, reason) from None
+        except BaseException:
+            self._abandon(orchestrator)
+            raise
+
+    def _abandon(self, orchestrator: ActorAddress) -> None:
+        """Stop a team that did not finish starting; its records are written once it has."""
+        with contextlib.suppress(Exception):
+            self.system.proxy_tell(orchestrator, Orchestrator).stop(5.0)
+            self.system.wait_stopped(orchestrator, 15.0)
+
+    def _start_failure(self, team_id: UUID, member: ActorAddress) -> str:
+        """What ``member`` reported when its start failed (the ``ErrorMessage`` it put on
+        the team stream), without the framing every such report shares."""
+        with contextlib.suppress(Exception):
+            for record in reversed(self.storage.events.read(team_id)):
+                message = record.message
+                if not isinstance(message, ErrorMessage) or message.sender is None:
+                    continue
+                if message.sender.name == member.name:
+                    return str(message.content).split("the actor is stopping: ", 1)[-1]
+        return "its on_start failed (see the log)"
+
+    def _answers(self, member: ActorAddress) -> None:
+        """Return once ``member`` has run its ``on_start`` (an ask queues behind it); a
+        member that failed there has stopped: :class:`_MemberStartError`."""
+        try:
+            self.system.proxy_ask(member, Akgent, timeout=30).get_children()
+        except AddressError:
+            raise _MemberStartError(member) from None
+
+    def _start_members(
+        self,
+        card: TeamCard,
+        team_id: UUID,
+        metadata: BaseModel | None,
+        orchestrator: ActorAddress,
+        recorder: EventRecorder,
+    ) -> TeamRuntime:
         if metadata is not None:
             self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).set_metadata(metadata)
         human = None
@@ -292,6 +362,7 @@ class TeamManager:
             else:
                 creator = self.system.proxy_ask(created[parent], Akgent, timeout=30)
                 created[name] = creator.createActor(actor_class, config=config)
+            self._answers(created[name])
         # durable before it is returned: the members' start records are on disk, so a
         # resume from another process (a take-over) rebuilds the whole roster
         self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_team()  # drains

@@ -1,0 +1,62 @@
+"""A new team whose member cannot start is refused at creation, with that member's own
+reason, and leaves nothing behind: no actor running, no record, no lease."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import uuid4
+
+import pytest
+
+from akgentic.agent import AgentConfig
+from akgentic.core import ActorSystem, AgentCard
+from akgentic.storage import open_storage
+from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamStartError, team_resource
+from akgentic.tool.core import ToolCard
+
+
+class Undocumented(ToolCard):
+    """A card whose tool has no docstring: the agent's factory refuses it at start-up."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def tally(amount: int) -> int:
+            return amount
+
+        return [tally]
+
+
+def member(
+    name: str, *, broken: bool = False, parent: list[MemberSpec] | None = None
+) -> MemberSpec:
+    config = AgentConfig(name=name, role=name[1:], tools=[Undocumented()] if broken else [])
+    card = AgentCard(role=name[1:], agent_class="akgentic.agent.agent.BaseAgent", config=config)
+    return MemberSpec(card=card, members=parent or [])
+
+
+@pytest.mark.parametrize("where", ["root", "hired by another member"])
+def test_a_member_that_cannot_start_is_refused_and_nothing_is_left(
+    storage_url: str, where: str
+) -> None:
+    broken = member("@Counter", broken=True)
+    members = [broken] if where == "root" else [member("@Lead", parent=[broken])]
+    card = TeamCard(name="tally", entry_point=members[0].card.config.name, members=members)
+    system = ActorSystem()
+    storage = open_storage(storage_url)
+    team_id = uuid4()
+    try:
+        manager = TeamManager(system, storage)
+        with pytest.raises(TeamStartError) as info:
+            manager.create_team(card, team_id=team_id)
+        message = str(info.value)
+        assert message.startswith("team tally: @Counter could not start: ")
+        assert "'tally' has no docstring" in message
+        assert "\n" not in message
+        assert info.value.member == "@Counter"
+        assert manager.list_teams() == []  # nothing to list or resume
+        assert manager.running() == []
+        orchestrator = system.get_orchestrator(team_id)  # a stopped team's is forgotten
+        assert orchestrator is None or not orchestrator.is_alive()
+        assert storage.leases.inspect(team_resource(team_id)) is None
+    finally:
+        system.shutdown(10)

@@ -245,6 +245,14 @@ class ActorSystem:
             raise LookupError(f"{addr.name} ({addr.agent_id}) is not running in this system")
         return actor
 
+    def parent_of(self, addr: ActorAddress) -> ActorAddress | None:
+        """The actor that created the one behind ``addr`` (None: created by the system, or
+        not running here). Fixed at creation and read without asking the actor, so it never
+        waits on a busy one."""
+        entry = self._actors.get(addr.agent_id)
+        actor = entry[1]() if entry is not None else None
+        return actor.parent if actor is not None else None
+
     def get_orchestrator(self, team_id: UUID) -> ActorAddress | None:
         """The address of the running orchestrator of ``team_id``, or None."""
         team = self._teams.get(team_id)

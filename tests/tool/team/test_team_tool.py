@@ -222,6 +222,28 @@ def test_a_member_cannot_fire_the_member_that_hired_it(staffed: Staffed) -> None
     assert "@Manager" in staffed.names() and "@Deputy" in staffed.names()
 
 
+def test_nobody_up_the_chain_that_hired_it_can_be_fired_yet_all_are_in_its_report(
+    staffed: Staffed,
+) -> None:
+    """@Manager hires @Deputy, who hires @Critic: @Critic firing either would stop itself
+    with the branch. Refused; the activity report still shows them (they are colleagues)."""
+    system = staffed.team.system
+    as_manager = system.proxy_ask(staffed.manager.myAddress, Manager, timeout=30)
+    deputy = as_manager.createActor(Manager, config=BaseConfig(name="@Deputy", role="Deputy"))
+    as_deputy = system.proxy_ask(deputy, Manager, timeout=30)
+    critic_address = as_deputy.createActor(Manager, config=BaseConfig(name="@Critic", role="C"))
+    critic: Any = system.get_actor(critic_address)
+    built = tools(ToolFactory([TeamTool()], observer=critic))
+    for name in ("@Manager", "@Deputy"):
+        with pytest.raises(RetriableError, match=f"'{name}' cannot be fired"):
+            built["fire_member"](name)
+    assert critic.records()["fired"] == []
+    report = built["team_activity"]()
+    assert "@Manager" in report and "@Deputy" in report
+    assert system.parent_of(critic_address) == deputy
+    assert system.parent_of(staffed.manager.myAddress) is None  # created by the system
+
+
 # -- roster and role catalog ---------------------------------------------------------------
 
 

@@ -324,11 +324,13 @@ class TeamTool(ToolCard):
             """Remove one member from the team, by name exactly as the roster shows it.
 
             The member stops and leaves the roster; work it had not finished is lost. You
-            cannot fire yourself, the member that hired you, a person, or the team's tools.
+            cannot fire yourself, the member that hired you (nor whoever hired it), a person,
+            or the team's tools.
             """
             observer = self._team_observer()
             members = self._ask(lambda o: o.get_team())
-            firable = [m for m in members if _firable(m, observer)]
+            above = _hired_by_chain(observer)
+            firable = [m for m in members if _other_member(m, observer) and m not in above]
             wanted = name.strip()
             target = next((m for m in firable if m.name == wanted), None)
             if target is None:
@@ -519,7 +521,7 @@ class TeamTool(ToolCard):
         observer = self._team_observer()
         members = self._ask(lambda o: o.get_team())
         messages = self._ask(lambda o: o.get_messages(window))
-        others = [m for m in members if _firable(m, observer)]
+        others = [m for m in members if _other_member(m, observer)]
         summaries: dict[UUID, str] = {}
         if summarize is not None:
             over, summarizer = summarize
@@ -546,17 +548,27 @@ class TeamTool(ToolCard):
         return collect_summaries(cache, texts, summarizer.poll_attempts())
 
 
-def _firable(member: ActorAddress, observer: TeamManagementToolObserver) -> bool:
-    """A regular member other than the agent itself and its parent (firing it would stop
-    the agent too, with the parent's whole branch — the research team's @Worker firing
-    @Manager left the team with nobody): not a tool, a person or the orchestrator."""
+def _other_member(member: ActorAddress, observer: TeamManagementToolObserver) -> bool:
+    """A member the agent works beside: not itself, a tool, a person or the orchestrator."""
     return not (
         is_tool_actor(member)
         or member.is_user_proxy
         or member == observer.myAddress
-        or member == getattr(observer, "parent", None)
         or member == observer.orchestrator
     )
+
+
+def _hired_by_chain(observer: TeamManagementToolObserver) -> set[ActorAddress]:
+    """The member that hired the agent, the one that hired that one, and so on up: firing
+    any of them stops the agent with the branch (a research team's @Worker firing @Manager
+    left nobody to talk to)."""
+    system = getattr(observer, "system", None)
+    chain: set[ActorAddress] = set()
+    parent = getattr(observer, "parent", None)
+    while parent is not None and parent not in chain:
+        chain.add(parent)
+        parent = system.parent_of(parent) if system is not None else None
+    return chain
 
 
 def _hire_report(hired: list[ActorAddress], failed: list[str], asked: int, hint: str) -> str:

@@ -36,7 +36,7 @@ def test_a_running_team_is_shown_refused_elsewhere_and_stopped_from_another_term
     assert refused.exit_code == 1
     [line] = refused.stderr.splitlines()
     assert "is running in another process: " + holder in line and "stop it there first" in line
-    assert line.endswith(f"; or from here: akgentic teams stop {short}")
+    assert line.endswith(f"; or from here: akgentic teams stop {short} --storage {storage_url}")
 
     stopped = cli("teams", "stop", short)
     assert stopped.exit_code == 0, stopped.output

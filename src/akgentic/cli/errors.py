@@ -22,7 +22,7 @@ from akgentic.cli.interrupt import EXIT_INTERRUPTED
 from akgentic.cli.output import error_console
 from akgentic.core import AddressError
 from akgentic.storage import StorageError
-from akgentic.team import TeamCardError, TeamRunningElsewhereError
+from akgentic.team import TeamCardError
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "CliError", "explain", "report", "reporting"]
 
@@ -51,8 +51,6 @@ def explain(exc: BaseException) -> str:
         text = str(exc).strip() or type(exc).__name__
         if isinstance(exc, OSError) and exc.strerror and exc.filename:
             text = f"{exc.filename}: {exc.strerror}"
-        if isinstance(exc, TeamRunningElsewhereError):  # it need not be done over there
-            text += f"; or from here: akgentic teams stop {str(exc.team_id)[:8]}"
         return text
     return f"{type(exc).__name__}: {exc} (rerun with --debug to see the traceback)"
 

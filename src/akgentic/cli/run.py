@@ -42,12 +42,17 @@ from akgentic.team import TeamCard
 __all__ = ["resume_hint", "run"]
 
 
-def resume_hint(team_id: object, url: str, imports: list[str] | None = None) -> str:
-    """``resume it with: akgentic teams resume 104b23b9`` (+ ``--storage URL`` when not the
-    default storage, + ``--import M`` for each module the card needs)."""
+def team_command(verb: str, team_id: object, url: str, imports: list[str] | None = None) -> str:
+    """``akgentic teams VERB 104b23b9`` (+ ``--storage URL`` when not the default storage,
+    + ``--import M`` for each module the card needs)."""
     storage = "" if url == default_url() else f" --storage {url}"
     modules = "".join(f" --import {m}" for m in imports or ())
-    return f"resume it with: akgentic teams resume {short_id(team_id)}{storage}{modules}"
+    return f"akgentic teams {verb} {short_id(team_id)}{storage}{modules}"
+
+
+def resume_hint(team_id: object, url: str, imports: list[str] | None = None) -> str:
+    """``resume it with: akgentic teams resume 104b23b9 ...`` (see :func:`team_command`)."""
+    return f"resume it with: {team_command('resume', team_id, url, imports)}"
 
 
 def run(

@@ -43,7 +43,7 @@ from akgentic.cli.output import (
     team_title,
 )
 from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
-from akgentic.cli.run import resume_hint
+from akgentic.cli.run import resume_hint, team_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
     LEGACY_STORE,
@@ -68,6 +68,7 @@ from akgentic.team import (
     RestorePlan,
     ResumeError,
     TeamCard,
+    TeamRunningElsewhereError,
     plan_restore,
     team_resource,
     team_workspaces,
@@ -353,6 +354,9 @@ def resume_team(
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
                     raise CliError(_not_resumed(_title(record), exc, command)) from None
+                except TeamRunningElsewhereError as exc:  # it need not be stopped over there
+                    stop = team_command("stop", record.team_id, url)
+                    raise CliError(f"{exc}; or from here: {stop}") from None
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(

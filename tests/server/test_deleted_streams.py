@@ -66,8 +66,8 @@ def test_deleting_a_running_team_ends_its_stream_with_one_deleted_event(served: 
     team = served.client.create_team("turns")
     reader = Reader(f"{served.url}/teams/{team.team_id}/events")
     assert reader.idle.wait(30)
+    served.client.delete_team(team.team_id)  # the team's stop is not counted against it
     reader.deleted.set()
-    served.client.delete_team(team.team_id)
     reader.join()
     assert reader.ended, f"still open after {KEEP_ALIVES} keep-alives: {reader.notices()}"
     assert reader.kinds[-1] == "deleted"
@@ -83,8 +83,8 @@ def test_deleting_a_stopped_team_ends_its_open_stream(served: Served, purge: boo
     team.stop()
     reader = Reader(f"{served.url}/teams/{team.team_id}/events")
     assert reader.idle.wait(30)
-    reader.deleted.set()
     served.client.delete_team(team.team_id, purge=purge)
+    reader.deleted.set()
     reader.join()
     assert reader.ended, f"still open after {KEEP_ALIVES} keep-alives: {reader.notices()}"
     assert reader.notices() == ["stopped", "deleted"]
@@ -109,8 +109,8 @@ def test_a_team_deleted_by_another_process_ends_its_stream(served: Served) -> No
     team.stop()
     reader = Reader(f"{served.url}/teams/{team.team_id}/events")
     assert reader.idle.wait(30)
-    reader.deleted.set()
     served.storage.teams.delete(team.team_id)
+    reader.deleted.set()
     reader.join()
     assert reader.ended, f"still open after {KEEP_ALIVES} keep-alives: {reader.notices()}"
     assert reader.notices() == ["stopped", "deleted"]

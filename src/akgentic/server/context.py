@@ -19,13 +19,18 @@ from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import HostedTeam, TeamManager, plan_restore
 from akgentic.tool.mcp import MCPTool
 
-__all__ = ["SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
+__all__ = ["DRAINING", "SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
 
 SHUTTING_DOWN = (
     "the server is shutting down and accepts no new work (its teams are stopping); "
     "try again once it is back, or use another server"
 )
 """The 503 detail of a request that would start work on a draining server."""
+
+DRAINING: dict[int | str, dict[str, Any]] = {
+    503: {"description": "The server is shutting down: it accepts no new work."}
+}
+"""The OpenAPI answer of a route guarded by :func:`accepting_work`."""
 
 
 @dataclass

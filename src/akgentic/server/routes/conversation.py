@@ -3,7 +3,7 @@ tool state, prompt usage."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from uuid import UUID
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
@@ -19,7 +19,7 @@ from akgentic.client.models import (
 )
 from akgentic.core import AddressError, Message, SentMessage, address_name
 from akgentic.core.serialization import serialize
-from akgentic.server.context import ServerContext, accepting_work, context
+from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.protocol import encode_record
 from akgentic.storage import MAX_SEQ
 from akgentic.team import HostedTeam, read_history, team_usage, tool_state
@@ -30,9 +30,6 @@ router = APIRouter(prefix="/teams/{team_id}", tags=["conversation"])
 
 Ctx = Annotated[ServerContext, Depends(context)]
 SCAN = 500
-DRAINING: dict[int | str, dict[str, Any]] = {
-    503: {"description": "The server is shutting down: it accepts no new work."}
-}
 
 
 def _accepted(runtime: HostedTeam, message_id: UUID, to: str) -> Accepted:

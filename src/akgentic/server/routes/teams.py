@@ -17,7 +17,7 @@ from akgentic.client.models import (
     TeamPage,
 )
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
-from akgentic.server.context import ServerContext, accepting_work, context
+from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
 from akgentic.team import TeamCard, give_mcp_servers
@@ -44,11 +44,6 @@ def _card(ctx: ServerContext, body: CreateTeam) -> tuple[TeamCard, bool]:
         known = ", ".join(c.name for c, _ in ctx.cards.items()) or "none (akgentic serve --cards)"
         raise HTTPException(422, f"no team card named {body.card!r}; known cards: {known}")
     return card, False
-
-
-DRAINING: dict[int | str, dict[str, Any]] = {
-    503: {"description": "The server is shutting down: it accepts no new work."}
-}
 
 
 @router.post(

@@ -168,6 +168,26 @@ def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None
         there.shutdown(10)
 
 
+def test_a_team_that_starts_after_shutdown_began_is_stopped_not_left_running(
+    storage_url: str,
+) -> None:
+    """A create that passed a server's draining check just before shutdown() listed the
+    running teams must not run on unowned: it is stopped, kept to resume, and said."""
+    system = ActorSystem()
+    try:
+        manager = TeamManager(system, open_storage(storage_url))
+        manager.shutdown(5)
+        with pytest.raises(RuntimeError, match="shutting down: team .* was stopped as it started"):
+            manager.create_team(TeamCard.from_yaml(EXAMPLE))
+        [record] = manager.list_teams()
+        assert record.status == TeamStatus.STOPPED
+        assert manager.lease_of(record.team_id) is None
+        orchestrator = system.get_orchestrator(record.team_id)
+        assert orchestrator is None or not orchestrator.is_alive()
+    finally:
+        system.shutdown(10)
+
+
 def test_a_created_team_is_on_disk_when_create_team_returns(storage_url: str) -> None:
     """A take-over right after creation must rebuild the whole roster: every member's start
     is committed before ``create_team`` returns (the recorder writes on its own thread)."""

@@ -161,6 +161,7 @@ class TeamManager:
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
+        self._adopting = threading.Lock()  # shutdown's list of teams misses no late start
         self._heartbeat = Heartbeat(
             storage.leases,
             lease_ttl,
@@ -169,8 +170,20 @@ class TeamManager:
         )
 
     def _adopt(self, runtime: TeamRuntime) -> TeamRuntime:
-        """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`)."""
-        self._running[runtime.team_id] = runtime
+        """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`). A team
+        that finished starting after :meth:`shutdown` began is stopped, not left running
+        behind its back (RuntimeError)."""
+        with self._adopting:
+            closed = self._closed.is_set()
+            if not closed:
+                self._running[runtime.team_id] = runtime
+        if closed:
+            runtime.stop(5.0)
+            self.storage.teams.set_status(runtime.team_id, TeamStatus.STOPPED)
+            raise RuntimeError(
+                f"this process is shutting down: team {runtime.team_id} was stopped as it "
+                f"started; resume it once the process is back"
+            )
         if self._watcher is None or not self._watcher.is_alive():
             self._watcher = threading.Thread(
                 target=self._watch, name="akgentic-team-watch", daemon=True
@@ -515,8 +528,10 @@ class TeamManager:
     def shutdown(self, grace_timeout: float = 30.0) -> None:
         """Stop every team this manager runs in this process, its status watcher and its
         heartbeat, and close the placement (teams on a cluster keep running there)."""
-        self._closed.set()
-        for team_id in list(self._running):
+        with self._adopting:
+            self._closed.set()
+            running = list(self._running)
+        for team_id in running:
             with contextlib.suppress(LookupError):  # purged meanwhile
                 self.stop_team(team_id, grace_timeout)
         self._heartbeat.close()

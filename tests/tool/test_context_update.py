@@ -440,3 +440,31 @@ def test_a_state_that_fails_to_render_keeps_its_baseline(agent: FakeAgent) -> No
     assert updater.compose_update(history) is None
     assert updater.last_failures == [("fragile", "KeyError: 'missing row'")]
     assert tool_state(agent).context_baselines["fragile"] is baseline
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise ValueError("my __str__ is broken too")
+
+
+def test_a_provider_raising_an_unprintable_exception_costs_only_its_section(
+    agent: FakeAgent, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = Source(a="todo")
+
+    def broken_board() -> Rows | None:
+        raise UnprintableError()
+
+    updater = make(agent, broken_board, source)
+    assert updater.compose_update([]) == "**Context update 1**\n\na: todo"
+    assert updater.last_failures == [("broken_board", "UnprintableError (unprintable)")]
+    assert "broken_board" in caplog.text
+
+
+def test_a_provider_failure_is_named_without_its_secrets(agent: FakeAgent) -> None:
+    def remote_board() -> Rows | None:
+        raise ConnectionError("https://api.x.com/v1/board?token=SECRET789")
+
+    updater = make(agent, remote_board)
+    assert updater.compose_update([]) is None
+    assert updater.last_failures == [("remote_board", "ConnectionError: https://api.x.com/…")]

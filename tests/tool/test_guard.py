@@ -8,9 +8,18 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from pydantic_ai.exceptions import CallDeferred, ModelRetry
+from pydantic_ai.exceptions import (
+    ApprovalRequired,
+    CallDeferred,
+    ModelHTTPError,
+    ModelRetry,
+    ToolFailed,
+    UnexpectedModelBehavior,
+    UserError,
+)
 
 from akgentic.tool import BaseToolParam, RetriableError, ToolCard, ToolFactory, ToolObserverGone
+from akgentic.tool.core.guard import describe_exception, redact
 
 
 class RetryError(Exception):
@@ -109,8 +118,14 @@ def test_an_async_tool_is_guarded_the_same_way() -> None:
 
 @pytest.mark.parametrize(
     "signal",
-    [ModelRetry("again"), CallDeferred(), ToolObserverGone("gone")],
-    ids=["ModelRetry", "CallDeferred", "ToolObserverGone"],
+    [
+        ModelRetry("again"),
+        ToolFailed("no such row"),
+        CallDeferred(metadata={"job": 7}),
+        ApprovalRequired(metadata={"why": "spends money"}),
+        ToolObserverGone("gone"),
+    ],
+    ids=["ModelRetry", "ToolFailed", "CallDeferred", "ApprovalRequired", "ToolObserverGone"],
 )
 def test_framework_signals_pass_through(signal: Exception) -> None:
     def lookup(key: str) -> str:
@@ -118,8 +133,95 @@ def test_framework_signals_pass_through(signal: Exception) -> None:
         raise signal
 
     [tool] = tools_of(lookup)
-    with pytest.raises(type(signal)):
+    with pytest.raises(type(signal)) as info:
         tool("a")
+    assert info.value is signal  # unchanged: same object, metadata and all
+    [tool] = tools_of(lookup, retry=ModelRetry)  # as the agent wires it
+    with pytest.raises(type(signal)) as info:
+        tool("a")
+    assert info.value is signal
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (
+            ModelHTTPError(503, "gpt-nested", body={"error": "overloaded"}),
+            "ModelHTTPError: status_code: 503, model_name: gpt-nested",
+        ),
+        (UserError("nested agent misconfigured"), "UserError: nested agent misconfigured"),
+        (UnexpectedModelBehavior("empty reply"), "UnexpectedModelBehavior: empty reply"),
+    ],
+    ids=["ModelHTTPError", "UserError", "UnexpectedModelBehavior"],
+)
+def test_other_pydantic_ai_errors_are_failures(error: Exception, shown: str) -> None:
+    """A tool running a nested agent: its model/usage errors are the tool's failure."""
+
+    def summarise(text: str) -> str:
+        """Summarise a text with a nested agent."""
+        raise error
+
+    [tool] = tools_of(summarise, retry=ModelRetry)
+    with pytest.raises(ModelRetry) as info:
+        tool("x")
+    assert info.value.message.startswith(f"summarise failed ({shown}")
+    assert info.value.__cause__ is not None and info.value.__cause__.__cause__ is error
+
+
+class UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise ValueError("my __str__ is broken too")
+
+
+def test_an_exception_that_cannot_be_printed_still_becomes_the_retry() -> None:
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        raise UnprintableError()
+
+    [tool] = tools_of(lookup)
+    with pytest.raises(
+        RetryError, match=r"^lookup failed \(UnprintableError \(unprintable\)\)\. Try"
+    ):
+        tool("a")
+
+
+def test_what_the_model_reads_carries_no_secret(caplog: pytest.LogCaptureFixture) -> None:
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        raise ConnectionError(
+            "GET https://api.x.com/v1?api_key=SECRET123 failed; Authorization: Bearer SECRET456"
+        )
+
+    [tool] = tools_of(fetch)
+    with pytest.raises(RetryError) as info:
+        tool("https://api.x.com/v1")
+    told = str(info.value)
+    assert "SECRET" not in told
+    assert "https://api.x.com/…" in told
+    assert "SECRET123" in caplog.text and "SECRET456" in caplog.text  # the log has it all
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("https://u:SECRETpw@db.x.com:5432/app", "https://db.x.com:5432/…"),
+        ("token=SECRET1&other=ok", "token=…&other=ok"),
+        ('{"api_key": "SECRET2", "apiKey": "SECRET3"}', '{"api_key": "…", "apiKey": "…"}'),
+        ("Incorrect key: sk-proj-SECRET4abcdef", "Incorrect key: …"),
+        ("x-api-key: SECRET5, retry", "x-api-key: …, retry"),
+        ("KeyError in row 'zz'", "KeyError in row 'zz'"),
+        ("see https://example.com", "see https://example.com"),
+    ],
+)
+def test_redact(text: str, shown: str) -> None:
+    assert redact(text) == shown
+
+
+def test_describe_exception() -> None:
+    assert describe_exception(KeyError("zz")) == "KeyError: 'zz'"
+    assert describe_exception(RuntimeError()) == "RuntimeError"
+    assert describe_exception(UnprintableError()) == "UnprintableError (unprintable)"
+    assert describe_exception(ValueError("v" * 500)).endswith("… (500 characters)")
 
 
 def test_a_builtin_is_accepted_as_it_is() -> None:

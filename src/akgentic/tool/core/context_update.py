@@ -32,8 +32,8 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
-from akgentic.core.excerpt import clip
 from akgentic.tool.core.context_state import ContextState
+from akgentic.tool.core.guard import describe_exception
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.core.state import ToolState, read_tool_state
 from akgentic.tool.errors import ToolObserverGone
@@ -209,7 +209,7 @@ class ContextUpdater:
                 text = _render(state, baselines.get(key))
             except Exception as exc:  # a provider bug: skip it, keep its baseline
                 logger.error("context provider %s raised; skipped this turn", key, exc_info=exc)
-                failures.append((key, f"{type(exc).__name__}: {clip(str(exc))}"))
+                failures.append((key, describe_exception(exc)))
                 continue
             baselines[key] = state
             if text:

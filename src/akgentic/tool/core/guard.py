@@ -12,28 +12,125 @@ Two contracts the factory enforces on every callable a card hands out on TOOL_CA
 - **At call time** (:func:`unexpected_failure`): a tool that raises anything but a
   ``RetriableError`` has a bug, but the turn must go on. The exception is logged with
   its traceback (for the developer) and becomes a ``RetriableError`` naming the tool and
-  an excerpt of the error (for the model): nothing raw escapes a tool callable.
+  a redacted excerpt of the error (for the model): nothing raw escapes a tool callable.
   :func:`passes_through` names the exceptions that are not failures but signals and
-  are left alone: the framework's own (pydantic-ai's retry, deferral and run-control
-  exceptions) and ``ToolObserverGone`` (the owner is gone: a defined outcome).
+  are left alone: pydantic-ai's tool control flow (``ModelRetry``, ``ToolFailed``,
+  ``CallDeferred``, ``ApprovalRequired``), the configured retry class, our own
+  ``RetriableError`` and ``ToolObserverGone`` (the owner is gone: a defined outcome).
+  Any other pydantic-ai exception (``ModelHTTPError``, ``UnexpectedModelBehavior``,
+  ``UserError``, ... from a tool that runs a nested agent) is a failure like any other.
+
+What the model reads of an exception is :func:`describe_exception`: ``"Type: text"``,
+never raising (an exception whose ``__str__`` fails is ``"Type (unprintable)"``), with
+URLs cut to their scheme and host and anything shaped like a credential (``key=...``,
+``token: ...``, ``Bearer ...``, ``sk-...``) replaced by ``…`` (:func:`redact`). The full
+text, with its traceback, goes to the log only.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
+
+from pydantic_ai import exceptions as pydantic_ai_exceptions
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
 
 from akgentic.core.excerpt import clip
 from akgentic.tool.errors import RetriableError, ToolObserverGone
 
-__all__ = ["check_tool", "passes_through", "unexpected_failure"]
+__all__ = [
+    "CONTROL_FLOW",
+    "check_tool",
+    "describe_exception",
+    "passes_through",
+    "redact",
+    "unexpected_failure",
+]
 
 logger = logging.getLogger("akgentic.tool")
 
-_FRAMEWORK_PACKAGES = ("pydantic_ai",)
-"""Packages whose exceptions raised in a tool are control flow (retry, defer, stop)."""
+_TOOL_FAILED: tuple[type[BaseException], ...] = tuple(
+    getattr(pydantic_ai_exceptions, name)
+    for name in ("ToolFailed",)  # pydantic-ai >= 2: not in every version we accept
+    if hasattr(pydantic_ai_exceptions, name)
+)
+
+CONTROL_FLOW: tuple[type[BaseException], ...] = (
+    ModelRetry,
+    *_TOOL_FAILED,
+    CallDeferred,
+    ApprovalRequired,
+    RetriableError,
+    ToolObserverGone,
+)
+"""Exceptions a tool raises on purpose (retry, terminal failure, defer, approval, owner
+gone): signals the wrapper leaves alone. Everything else is a failure."""
+
+_URL = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)"
+    r"(?:[^\s/?#@'\"<>]*@)?"  # user:password@ — never shown
+    r"(?P<host>[A-Za-z0-9.\-_:\[\]]*)"
+    r"(?P<rest>[^\s'\"<>]*)"
+)
+"""A URL: its scheme and host are kept; credentials, path, query and fragment are not."""
+
+_SECRET_NAME = (
+    r"(?:\b(?:[A-Za-z0-9]+[_\-])*"
+    r"(?:api[_\-]?key|apikey|key|token|secret|passw(?:or)?d|pwd|auth|authorization"
+    r"|credentials?|signature|sig|session|cookie)s?\b"
+    r"|(?-i:\b[a-z][a-zA-Z0-9]*(?:Key|Token|Secret|Password|Auth))\b)"
+)
+_CREDENTIAL = re.compile(
+    # name: value / name=value / "name": "value" (the value may carry a scheme word)
+    rf"(?P<name>{_SECRET_NAME}[\"']?\s*[:=]\s*[\"']?)"
+    r"(?:(?:bearer|basic|digest|token)\s+)?[^\s&,;'\"<>)\]}]+"
+    # Bearer <token> on its own
+    r"|(?P<scheme>\b(?:bearer|basic)\s+)[A-Za-z0-9\-._~+/]+=*"
+    # well-known key shapes: sk-/pk-/rk-..., GitHub, Slack, AWS, Google, JWT
+    r"|\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"
+    r"|\b(?:gh[pousr]_|github_pat_)[A-Za-z0-9_]{10,}"
+    r"|\bxox[a-z]-[A-Za-z0-9\-]{8,}"
+    r"|\bA(?:KI|SI)A[0-9A-Z]{12,}"
+    r"|\bAIza[0-9A-Za-z_\-]{20,}"
+    r"|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
+    re.IGNORECASE,
+)
+"""Something that looks like a credential; only its name (or scheme word) is kept."""
+
+
+def redact(text: str) -> str:
+    """``text`` with URLs cut to ``scheme://host/…`` and credentials replaced by ``…``.
+
+    What an error says about a request can carry its secrets (an API key in a query
+    string, an ``Authorization`` header); a model, a transcript or a UI gets this
+    version, the log gets the original.
+    """
+
+    def url(match: re.Match[str]) -> str:
+        tail = "/…" if match["rest"] else ""
+        return f"{match['scheme']}{match['host']}{tail}"
+
+    def credential(match: re.Match[str]) -> str:
+        return f"{match['name'] or match['scheme'] or ''}…"
+
+    return _CREDENTIAL.sub(credential, _URL.sub(url, text))
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``"Type: text"`` for ``exc``, redacted and clipped; never raises.
+
+    ``"Type"`` when the exception has no text, ``"Type (unprintable)"`` when its
+    ``__str__`` raises (or returns something that is not a string).
+    """
+    name = type(exc).__name__
+    try:
+        text = str(exc)
+        return f"{name}: {clip(redact(text))}" if text else name
+    except Exception:  # its __str__ raised: still named
+        return f"{name} (unprintable)"
 
 
 def check_tool(fn: Callable[..., Any], owner: str, *, documented: bool) -> None:
@@ -72,19 +169,21 @@ def check_tool(fn: Callable[..., Any], owner: str, *, documented: bool) -> None:
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:
-    """Whether ``exc`` raised in a tool is a signal to leave alone rather than a failure."""
-    if isinstance(exc, ToolObserverGone):
+    """Whether ``exc`` raised in a tool is a signal to leave alone rather than a failure:
+    one of :data:`CONTROL_FLOW` or the configured ``retry`` class."""
+    if isinstance(exc, CONTROL_FLOW):
         return True
-    if retry is not None and isinstance(exc, retry):
-        return True
-    module = type(exc).__module__ or ""
-    return module.split(".", 1)[0] in _FRAMEWORK_PACKAGES
+    return retry is not None and isinstance(exc, retry)
 
 
 def unexpected_failure(name: str, exc: Exception) -> RetriableError:
-    """Log ``exc`` (a bug in tool ``name``) and return the retry the model reads instead."""
+    """Log ``exc`` (a bug in tool ``name``) and return the retry the model reads instead.
+
+    The log has the full text and the traceback; the model reads
+    :func:`describe_exception` (redacted, clipped, never raising).
+    """
     logger.error("tool %s raised %s", name, type(exc).__name__, exc_info=exc)
     return RetriableError(
-        f"{name} failed ({type(exc).__name__}: {clip(str(exc))}). Try again; if it fails "
+        f"{name} failed ({describe_exception(exc)}). Try again; if it fails "
         f"again, report that {name} is not working."
     )

@@ -39,9 +39,11 @@ def tally(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 def test_akgentic_run_plays_the_yaml_team_from_its_folder(tmp_path: Path) -> None:
     env = {**os.environ, "AKGENTIC_STORAGE": f"sqlite:///{tmp_path / 'cards.db'}"}
-    command = [sys.executable, "-c", "from akgentic.cli.entry import main; main()"]
+    # the installed console script, as the guide runs it: `python -c` would put the
+    # current folder on sys.path by itself, and hide whether the CLI does
+    akgentic = Path(sys.executable).parent / "akgentic"
     result = subprocess.run(
-        [*command, "run", "tally.yaml", "-m", "count apples"],
+        [str(akgentic), "run", "tally.yaml", "-m", "count apples"],
         capture_output=True,
         text=True,
         timeout=120,

@@ -18,6 +18,18 @@ def test_printable_escapes_c0_del_and_c1_but_newline_and_tab() -> None:
     assert printable("one\ntwo", keep=frozenset()) == "one\\x0atwo"
 
 
+def test_printable_escapes_the_marks_that_reorder_a_line() -> None:
+    """U+202E would show what follows backwards: 'txt.exe' read as 'exe.txt'."""
+    assert printable("file\u202etxt.exe") == "file\\u202etxt.exe"
+    assert printable("a\u2066b\u2069c\u200fd") == "a\\u2066b\\u2069c\\u200fd"
+    assert printable("عربي and עברית") == "عربي and עברית"  # right-to-left text itself stays
+    styled = Text("x\u202ey", style="bold")
+    styled.stylize("italic", 2, 3)
+    safe = _printable_text(styled)
+    assert safe.plain == "x\\u202ey"
+    assert [(span.start, span.end, span.style) for span in safe.spans] == [(7, 8, "italic")]
+
+
 def test_a_console_prints_text_and_strings_escaped_with_their_styles() -> None:
     console = out_console()
     buffer = io.StringIO()

@@ -37,18 +37,26 @@ __all__ = [
 
 
 _KEPT = frozenset("\n\t")
+_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The bidirectional marks, embeddings, overrides and isolates: text that reorders how
+the rest of a line is shown (a reply could make its words read backwards)."""
 
 
 def _control(c: str, keep: frozenset[str] = _KEPT) -> bool:
-    return (c < " " or "\x7f" <= c < "\xa0") and c not in keep
+    return (c < " " or "\x7f" <= c < "\xa0" or c in _BIDI) and c not in keep
+
+
+def _escape(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
 
 
 def printable(text: str, *, keep: frozenset[str] = _KEPT) -> str:
-    """``text`` with each control character (C0, DEL, C1) not in ``keep`` written as its
-    escape, ``\\x1b``: safe to write to a terminal."""
+    """``text`` with each control character (C0, DEL, C1) and bidirectional control not
+    in ``keep`` written as its escape, ``\\x1b``, ``\\u202e``: safe to write to a
+    terminal."""
     if not any(_control(c, keep) for c in text):
         return text
-    return "".join(f"\\x{ord(c):02x}" if _control(c, keep) else c for c in text)
+    return "".join(_escape(c) if _control(c, keep) else c for c in text)
 
 
 def _printable_text(text: Text) -> Text:
@@ -58,7 +66,7 @@ def _printable_text(text: Text) -> Text:
         return text
     starts = [0]  # where each character of ``plain`` starts in the escaped text
     for c in plain:
-        starts.append(starts[-1] + (4 if _control(c) else 1))
+        starts.append(starts[-1] + (len(_escape(c)) if _control(c) else 1))
     safe = Text(printable(plain), style=text.style, end=text.end, no_wrap=text.no_wrap)
     for span in text.spans:
         safe.stylize(span.style, starts[span.start], starts[span.end])

@@ -16,14 +16,15 @@ import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 
 from akgentic.agent import AgentConfig, AgentMessage
-from akgentic.core import ActorSystem, AgentCard, SentMessage, UserMessage
+from akgentic.core import ActorSystem, AgentCard, UserMessage
 from akgentic.storage import open_storage
-from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime
+from akgentic.team import MemberSpec, TeamCard, TeamManager
 from akgentic.team.replay import register_reducer
 from akgentic.tool.core.journal import reduce_delta
 
 from ..agent.conftest import Script, ScriptedAgent
 from ..core.conftest import Team
+from ..team.conftest import answer
 
 CARDS = Path(__file__).resolve().parents[2] / "examples" / "cards"
 
@@ -68,19 +69,6 @@ def counter(tally: Any, name: str = "@Counter", headcount: int = 1) -> MemberSpe
         ),
     )
     return MemberSpec(card=card, headcount=headcount)
-
-
-def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
-    for record in runtime.follow(after + 1, idle_timeout=60):
-        msg = record.message
-        if (
-            isinstance(msg, SentMessage)
-            and isinstance(msg.message, AgentMessage)
-            and msg.recipient is not None
-            and msg.recipient.name == "@Human"
-        ):
-            return record.seq, msg.message.content
-    raise AssertionError("no answer reached @Human")
 
 
 def test_two_agents_share_one_actor_whose_state_a_resume_and_a_replay_rebuild(

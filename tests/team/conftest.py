@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from akgentic.core import ActorSystem
+from akgentic.agent import AgentMessage
+from akgentic.core import ActorSystem, SentMessage
 from akgentic.storage import sqlite_url
+from akgentic.team import TeamRuntime
 
 POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL")
 
@@ -44,3 +46,17 @@ def system() -> Iterator[ActorSystem]:
     actor_system = ActorSystem()
     yield actor_system
     actor_system.shutdown(timeout=10)
+
+
+def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
+    """The next answer the person gets after ``seq`` ``after``: its seq and its text."""
+    for record in runtime.follow(after + 1, idle_timeout=60):
+        msg = record.message
+        if (
+            isinstance(msg, SentMessage)
+            and isinstance(msg.message, AgentMessage)
+            and msg.recipient is not None
+            and msg.recipient.name == "@Human"
+        ):
+            return record.seq, msg.message.content
+    raise AssertionError("no answer reached @Human")

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from akgentic.agent import AgentMessage
-from akgentic.core import ActorSystem, EventMessage, SentMessage, StateChangedMessage
+from akgentic.core import ActorSystem, EventMessage, StateChangedMessage
 from akgentic.storage import open_storage
 from akgentic.team import TeamCard, TeamManager, TeamRuntime, replay_tool_states
 from akgentic.tool.core import ToolStateEvent, fold_deltas
@@ -16,21 +15,10 @@ from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
 from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
 from akgentic.tool.vector_store.vector import local_model_available
 
+from .conftest import answer
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "teams" / "analyst.yaml"
 TOOLS = ("#PlanningTool", "#KnowledgeGraphTool", "#NotificationTool", "#VectorStore")
-
-
-def answer(runtime: TeamRuntime, after: int) -> tuple[int, str]:
-    for record in runtime.follow(after + 1, idle_timeout=60):
-        msg = record.message
-        if (
-            isinstance(msg, SentMessage)
-            and isinstance(msg.message, AgentMessage)
-            and msg.recipient is not None
-            and msg.recipient.name == "@Human"
-        ):
-            return record.seq, msg.message.content
-    raise AssertionError("no answer reached @Human")
 
 
 def wait_for_index(runtime: TeamRuntime, expected: dict[str, set[str]]) -> None:

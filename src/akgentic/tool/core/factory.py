@@ -44,10 +44,10 @@ from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater
 from akgentic.tool.core.dependencies import card_label, order_cards
-from akgentic.tool.core.guard import check_tool, passes_through, unexpected_failure
+from akgentic.tool.core.guard import as_the_model_reads, check_tool
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
-from akgentic.tool.errors import RetriableError, ToolObserverGone
+from akgentic.tool.errors import ToolObserverGone
 
 __all__ = ["ServedKind", "ToolFactory"]
 
@@ -127,39 +127,17 @@ class ToolFactory:
         if inspect.iscoroutinefunction(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    try:
-                        bound = parameters.check(args, kwargs)
-                        return await fn(*bound.args, **bound.kwargs)
-                    except RetriableError:
-                        raise
-                    except Exception as exc:
-                        if passes_through(exc, retry):
-                            raise
-                        raise unexpected_failure(parameters.name, exc) from exc
-                except RetriableError as exc:
-                    if retry is None:
-                        raise
-                    raise retry(str(exc)) from exc
+                with as_the_model_reads(parameters.name, retry):
+                    bound = parameters.check(args, kwargs)
+                    return await fn(*bound.args, **bound.kwargs)
 
             wrapper = async_wrapper
         else:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    try:
-                        bound = parameters.check(args, kwargs)
-                        return fn(*bound.args, **bound.kwargs)
-                    except RetriableError:
-                        raise
-                    except Exception as exc:
-                        if passes_through(exc, retry):
-                            raise
-                        raise unexpected_failure(parameters.name, exc) from exc
-                except RetriableError as exc:
-                    if retry is None:
-                        raise
-                    raise retry(str(exc)) from exc
+                with as_the_model_reads(parameters.name, retry):
+                    bound = parameters.check(args, kwargs)
+                    return fn(*bound.args, **bound.kwargs)
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)

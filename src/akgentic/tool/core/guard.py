@@ -32,7 +32,8 @@ from __future__ import annotations
 import inspect
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pydantic_ai import exceptions as pydantic_ai_exceptions
@@ -43,6 +44,7 @@ from akgentic.tool.errors import RetriableError, ToolObserverGone
 
 __all__ = [
     "CONTROL_FLOW",
+    "as_the_model_reads",
     "check_tool",
     "describe_exception",
     "passes_through",
@@ -187,3 +189,24 @@ def unexpected_failure(name: str, exc: Exception) -> RetriableError:
         f"{name} failed ({describe_exception(exc)}). Try again; if it fails "
         f"again, report that {name} is not working."
     )
+
+
+@contextmanager
+def as_the_model_reads(name: str, retry: type[Exception] | None) -> Iterator[None]:
+    """Around a call of tool ``name``: what escapes it is what the model may read. A
+    :class:`RetriableError` (the tool's own, or :func:`unexpected_failure` for any other
+    exception but the :func:`passes_through` signals) is raised as ``retry`` when one is
+    configured; ``BaseException`` (cancellation, Ctrl-C) is left alone."""
+    try:
+        try:
+            yield
+        except RetriableError:
+            raise
+        except Exception as exc:
+            if passes_through(exc, retry):
+                raise
+            raise unexpected_failure(name, exc) from exc
+    except RetriableError as exc:
+        if retry is None:
+            raise
+        raise retry(str(exc)) from exc

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import random
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
@@ -209,17 +210,22 @@ def akgentic(
     return elapsed
 
 
-def paired(turns: int, history: int = 0) -> dict[str, float]:
+def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
     """One block of ``turns`` turns on four sides at once, interleaved turn by turn (the
-    order rotating each turn): the baseline, the streamed baseline, the default
-    ``BaseAgent`` in a team, and the same with accounting off (both agents members of one
-    team: each turn's context block names one more member than the default rows' lone
-    agent's). Milliseconds per turn on each side. ``history``: untimed turns every side
+    order shuffled each turn, seeded by ``seed``): the baseline, the streamed baseline,
+    the default ``BaseAgent`` in a team, and the same with accounting off (both agents
+    members of one team: each turn's context block names one more member than the default
+    rows' lone agent's). Milliseconds per turn on each side. ``history``: untimed turns every side
     takes first, so the block is timed that far into a conversation.
 
     Why: a side's whole run takes a second or two, and on a shared machine the speed
     drifts by a third within seconds, so two runs a few seconds apart can disagree by more
-    than the overhead measured. Turn by turn, every side meets the same drift."""
+    than the overhead measured. Turn by turn, every side meets the same drift.
+
+    Shuffled, not rotated: rotating keeps the cycle, so each side always runs right after
+    the same other side and inherits what that side left in the caches. Two identical
+    agents as two sides, rotated, read 1.24 and 1.20 of the baseline (8 blocks: the one
+    after the baseline's turn always the slower); shuffled, 1.22 and 1.22."""
     fn = respond(False)
     agent: Agent[None, str] = Agent(
         FunctionModel(fn, stream_function=streamed(fn)), tools=[add], instructions="You add."
@@ -253,12 +259,13 @@ def paired(turns: int, history: int = 0) -> dict[str, float]:
         else:
             system.ask(members[side], UserMessage(content=f"turn {i}"), timeout=30)
 
+    order = random.Random(seed)
     for i in range(history):
         for side in sides:
             turn(side, -1 - i)
     gc.collect()
     for i in range(turns):
-        for side in sides[i % len(sides) :] + sides[: i % len(sides)]:
+        for side in order.sample(sides, len(sides)):
             start = time.perf_counter()
             turn(side, i)
             spent[side] += time.perf_counter() - start
@@ -374,7 +381,7 @@ def main() -> None:
             f"({clocked / med[on] * 100:.1f}% of the turn); on - off: {med[on] - med[off]:+.2f} ms"
         )
     if args.blocks:
-        blocks = [paired(args.turns, args.history) for _ in range(args.blocks)]
+        blocks = [paired(args.turns, args.history, seed) for seed in range(args.blocks)]
         print(
             f"paired, turn by turn ({args.blocks} blocks of {args.turns} turns, each side's "
             f"turns interleaved with the others', after {args.history} untimed turns): "

@@ -23,15 +23,21 @@ answers at once) and the same tool, and both keep the growing conversation:
   offered the very tool the baseline's is and nothing else.
 
 Per tool call: (time of a turn with one tool call) - (time of a turn without), on each
-side. The prompt accounting's own time is also clocked inside the default runs (its
-``after_model_request`` hook, on the agent's thread: cutting the request, counting what
-is new, the cache model, building and publishing the event), as a share of the turn.
+side. The prompt accounting's own time is also clocked inside the default runs: its
+``after_model_request`` hook on the agent's thread (the capture), and the building of its
+records on the orchestrator's thread (``notify_event_later``). A whole run's time ends
+with a query that drains the orchestrator, so the work a team defers is in it.
 Rounds alternate; medians; ratios are akgentic / baseline (lower is better; the ratio is
 the cost of being an actor with a context updater, commands, events and telemetry around
 the same pydantic-ai run). Then ``--blocks`` blocks of paired turns (:func:`paired`): the
-baseline, the streamed baseline, the default agent and the agent with accounting off,
-interleaved turn by turn, a ratio per block — the reading to trust on a machine whose
-speed drifts between runs. ``--history N`` times the blocks N turns into a conversation:
+baseline, the streamed baseline, the default agent, the agent with accounting off and the
+default agent **recorded** (its team's EventRecorder on SQLite), interleaved turn by turn
+in a shuffled order, a ratio per block — the reading to trust on a machine whose speed
+drifts between runs. Each block gives two ratios per side: wall time (what a caller waits
+for a reply; the work a team's background threads do lands on whichever side runs then,
+so it is shared out among the sides) and CPU attributed to the side that caused it (the
+main thread's in its turns, plus its team's threads over the block: the fair reading of
+what recording costs). ``--history N`` times the blocks N turns into a conversation:
 pydantic-ai's own work per turn grows with the history, the agent's stays about the same.
 The process first freezes what its imports left, as the console script does
 (``akgentic.core.freeze_import_heap``; ``--thawed``: not), for every side alike.
@@ -41,11 +47,16 @@ Run: ``python bench/agent_turn.py``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import random
+import shutil
 import statistics
+import tempfile
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic_ai import Agent
@@ -55,6 +66,8 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.agent.accounting import PromptAccounting
 from akgentic.core import ActorSystem, Orchestrator, UserMessage, freeze_import_heap
+from akgentic.storage import SqliteStorage
+from akgentic.team import EventRecorder
 from akgentic.tool.core import ToolCard
 
 
@@ -91,9 +104,11 @@ class Adder(ToolCard):
 
 
 class TimedAccounting(PromptAccounting):
-    """The agent's accounting hook, clocked."""
+    """The agent's accounting, clocked: its hook on the agent's thread (the capture), and
+    each record's build wherever it runs (the orchestrator's thread)."""
 
     spent: ClassVar[list[float]] = []
+    built: ClassVar[list[float]] = []
 
     async def after_model_request(self, ctx: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
@@ -101,6 +116,20 @@ class TimedAccounting(PromptAccounting):
             return await super().after_model_request(ctx, **kwargs)
         finally:
             TimedAccounting.spent.append(time.perf_counter() - start)
+
+    @staticmethod
+    def clocked(publish: Callable[[Any], None]) -> Callable[[Any], None]:
+        def timed(build: Callable[[], Any]) -> None:
+            def run() -> Any:
+                start = time.perf_counter()
+                try:
+                    return build()
+                finally:
+                    TimedAccounting.built.append(time.perf_counter() - start)
+
+            publish(run)
+
+        return timed
 
 
 class BenchAgent(BaseAgent):
@@ -113,7 +142,11 @@ class BenchAgent(BaseAgent):
     def _prompt_accounting(self) -> PromptAccounting:
         base = super()._prompt_accounting()
         return TimedAccounting(
-            base.accountant, base.publish, agent=base.agent, rules=base.rules, clock=base.clock
+            base.accountant,
+            TimedAccounting.clocked(base.publish),
+            agent=base.agent,
+            rules=base.rules,
+            clock=base.clock,
         )
 
 
@@ -195,9 +228,11 @@ def akgentic(
     agent = system.createActor(cls, config=config, team_id=orchestrator.team_id)
     system.ask(agent, UserMessage(content="warm-up"), timeout=30)
     TimedAccounting.spent.clear()
+    TimedAccounting.built.clear()
     start, cpu = _started()
     for i in range(turns):
         system.ask(agent, UserMessage(content=f"turn {i}"), timeout=30)
+    system.proxy_ask(orchestrator, Orchestrator, timeout=600).get_team()  # the deferred work
     elapsed = (time.perf_counter() - start) / turns
     key = "ak" if stream_events and accounting else "ak_quiet" if accounting else "ak_unaccounted"
     key = "ak_lean" if lean else key
@@ -206,17 +241,25 @@ def akgentic(
     )
     system.shutdown(10)
     if accounting and stream_events and not lean:
-        ACCOUNTING["tool" if with_tool else "turn"].append(sum(TimedAccounting.spent) / turns)
+        key = "tool" if with_tool else "turn"
+        ACCOUNTING[key].append(sum(TimedAccounting.spent) / turns)
+        BUILT[key].append(sum(TimedAccounting.built) / turns)
     return elapsed
 
 
 def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
-    """One block of ``turns`` turns on four sides at once, interleaved turn by turn (the
+    """One block of ``turns`` turns on five sides at once, interleaved turn by turn (the
     order shuffled each turn, seeded by ``seed``): the baseline, the streamed baseline,
-    the default ``BaseAgent`` in a team, and the same with accounting off (both agents
-    members of one team: each turn's context block names one more member than the default
-    rows' lone agent's). Milliseconds per turn on each side. ``history``: untimed turns every side
-    takes first, so the block is timed that far into a conversation.
+    the default ``BaseAgent`` in a team, the same with accounting off, and the default
+    agent in a team whose **EventRecorder on a SQLite file** is subscribed (what every
+    team run through ``TeamManager`` has). Each agent is alone in its own team.
+    Milliseconds per turn on each side. ``history``: untimed turns every side takes first,
+    so the block is timed that far into a conversation.
+
+    Each agent side's time also holds what its turns left to do after its last reply: its
+    orchestrator's drain (the events built on its thread — the run's JSON, the accounting —
+    for records no wake-up has drained yet) and, recorded, the wait until every record is
+    committed. Work that a team defers is billed to the block that caused it.
 
     Why: a side's whole run takes a second or two, and on a shared machine the speed
     drifts by a third within seconds, so two runs a few seconds apart can disagree by more
@@ -239,16 +282,27 @@ def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
             pass
 
     system = ActorSystem()
-    orchestrator = system.createActor(Orchestrator)
     cls = type("Bench", (BenchAgent,), {"with_tool": False})
-    members = {}
-    for key, accounting in (("ak", True), ("ak_unaccounted", False)):
+    members: dict[str, Any] = {}
+    orchestrators: dict[str, Any] = {}
+    threads: dict[str, list[int]] = {}  # each agent side's own threads: orchestrator, agent
+    directory = Path(tempfile.mkdtemp(prefix="akgentic-agent-turn-"))
+    storage = SqliteStorage(directory / "team.db")
+    recorder: EventRecorder | None = None
+    for key, accounting in (("ak", True), ("ak_unaccounted", False), ("ak_recorded", True)):
+        before = {t.ident for t in threading.enumerate()}
+        orchestrator = orchestrators[key] = system.createActor(Orchestrator)
+        if key == "ak_recorded":
+            recorder = EventRecorder(storage, orchestrator.team_id)
+            system.proxy_ask(orchestrator, Orchestrator, timeout=30).subscribe(recorder)
         config = AgentConfig(
             name=f"@{key}", tools=[Adder()], prompt_accounting={"enabled": accounting}
         )
         members[key] = system.createActor(cls, config=config, team_id=orchestrator.team_id)
         system.ask(members[key], UserMessage(content="warm-up"), timeout=30)
-    spent = {"base": 0.0, "stream": 0.0, "ak": 0.0, "ak_unaccounted": 0.0}
+        threads[key] = [t.ident for t in threading.enumerate() if t.ident not in before and t.ident]
+    spent = dict.fromkeys(("base", "stream", "ak", "ak_unaccounted", "ak_recorded"), 0.0)
+    cpu = dict.fromkeys(spent, 0.0)
     sides = list(spent)
 
     def turn(side: str, i: int) -> None:
@@ -259,81 +313,85 @@ def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
         else:
             system.ask(members[side], UserMessage(content=f"turn {i}"), timeout=30)
 
+    def settle(side: str) -> None:
+        system.proxy_ask(orchestrators[side], Orchestrator, timeout=600).get_team()  # drains
+        if side == "ak_recorded":
+            assert recorder is not None and recorder.written(600)
+
     order = random.Random(seed)
     for i in range(history):
         for side in sides:
             turn(side, -1 - i)
+    for side in orchestrators:
+        settle(side)
     gc.collect()
+    own = {side: _thread_cpu(idents) for side, idents in threads.items()}
+    whole, main = time.process_time(), time.thread_time()
     for i in range(turns):
         for side in order.sample(sides, len(sides)):
-            start = time.perf_counter()
+            start, on_main = time.perf_counter(), time.thread_time()
             turn(side, i)
             spent[side] += time.perf_counter() - start
+            cpu[side] += time.thread_time() - on_main
+    for side in order.sample(list(orchestrators), len(orchestrators)):
+        start, on_main = time.perf_counter(), time.thread_time()
+        settle(side)
+        spent[side] += time.perf_counter() - start
+        cpu[side] += time.thread_time() - on_main
+    for side, idents in threads.items():
+        cpu[side] += _thread_cpu(idents) - own[side]
+    # what no side's own threads nor the main thread did: the recorder's writer and the
+    # store's checkpoint, which only the recorded side has
+    rest = (time.process_time() - whole) - (time.thread_time() - main)
+    cpu["ak_recorded"] += rest - sum(_thread_cpu(i) - own[s] for s, i in threads.items())
     system.shutdown(10)
-    return {side: seconds / turns * 1e3 for side, seconds in spent.items()}
+    storage.close()
+    shutil.rmtree(directory, ignore_errors=True)
+    out = {side: seconds / turns * 1e3 for side, seconds in spent.items()}
+    out.update({f"cpu_{side}": seconds / turns * 1e3 for side, seconds in cpu.items()})
+    return out
+
+
+def _thread_cpu(idents: list[int]) -> float:
+    """CPU seconds the live threads ``idents`` have used (a thread gone since counts 0)."""
+    total = 0.0
+    for ident in idents:
+        with contextlib.suppress(OSError):  # ProcessLookupError is one
+            total += time.clock_gettime(time.pthread_getcpuclockid(ident))
+    return total
 
 
 CPU: dict[str, list[float]] = {}
 """Process CPU seconds per turn, per run (every thread: the agent's, the orchestrator's...)."""
 
 ACCOUNTING: dict[str, list[float]] = {"turn": [], "tool": []}
-"""Seconds of accounting per turn, per default run (without / with a tool call)."""
+"""Seconds of accounting's hook per turn, per default run (without / with a tool call)."""
+
+BUILT: dict[str, list[float]] = {"turn": [], "tool": []}
+"""Seconds of building the accounting records per turn (the orchestrator's thread)."""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--blocks", type=int, default=6, help="blocks of paired turns (0: none)")
-    parser.add_argument(
-        "--history",
-        type=int,
-        default=0,
-        help="untimed turns each side of a paired block takes first (how far into a "
-        "conversation the block is timed)",
-    )
-    parser.add_argument(
-        "--thawed",
-        action="store_true",
-        help="leave the imports' heap unfrozen (the console script freezes it)",
-    )
-    args = parser.parse_args()
-    if not args.thawed:
-        freeze_import_heap()
-    keys = (
-        "base",
-        "base_tool",
-        "stream",
-        "stream_tool",
-        "shaped",
-        "shaped_tool",
-        "ak",
-        "ak_tool",
-        "ak_quiet",
-        "ak_quiet_tool",
-        "ak_unaccounted",
-        "ak_unaccounted_tool",
-        "ak_lean",
-        "ak_lean_tool",
-    )
+def whole_runs(turns: int, rounds: int, keys: tuple[str, ...]) -> None:
+    """Whole runs of ``turns`` turns per side, ``rounds`` times, sides alternating;
+    medians (the first table)."""
     runs: dict[str, list[float]] = {k: [] for k in keys}
-    for _ in range(args.rounds):
-        runs["base"].append(baseline(args.turns, False))
-        runs["base_tool"].append(baseline(args.turns, True))
-        runs["stream"].append(baseline(args.turns, False, streamed_run=True))
-        runs["stream_tool"].append(baseline(args.turns, True, streamed_run=True))
-        runs["shaped"].append(shaped(args.turns, False))
-        runs["shaped_tool"].append(shaped(args.turns, True))
-        runs["ak"].append(akgentic(args.turns, False, True))
-        runs["ak_tool"].append(akgentic(args.turns, True, True))
-        runs["ak_quiet"].append(akgentic(args.turns, False, False))
-        runs["ak_quiet_tool"].append(akgentic(args.turns, True, False))
-        runs["ak_unaccounted"].append(akgentic(args.turns, False, True, accounting=False))
-        runs["ak_unaccounted_tool"].append(akgentic(args.turns, True, True, accounting=False))
-        runs["ak_lean"].append(akgentic(args.turns, False, True, lean=True))
-        runs["ak_lean_tool"].append(akgentic(args.turns, True, True, lean=True))
+    for _ in range(rounds):
+        runs["base"].append(baseline(turns, False))
+        runs["base_tool"].append(baseline(turns, True))
+        runs["stream"].append(baseline(turns, False, streamed_run=True))
+        runs["stream_tool"].append(baseline(turns, True, streamed_run=True))
+        runs["shaped"].append(shaped(turns, False))
+        runs["shaped_tool"].append(shaped(turns, True))
+        runs["ak"].append(akgentic(turns, False, True))
+        runs["ak_tool"].append(akgentic(turns, True, True))
+        runs["ak_quiet"].append(akgentic(turns, False, False))
+        runs["ak_quiet_tool"].append(akgentic(turns, True, False))
+        runs["ak_unaccounted"].append(akgentic(turns, False, True, accounting=False))
+        runs["ak_unaccounted_tool"].append(akgentic(turns, True, True, accounting=False))
+        runs["ak_lean"].append(akgentic(turns, False, True, lean=True))
+        runs["ak_lean_tool"].append(akgentic(turns, True, True, lean=True))
     med = {k: statistics.median(v) * 1e3 for k, v in runs.items()}
-    print(f"turns per run: {args.turns}, rounds: {args.rounds} (medians, ms)")
+    print(f"turns per run: {turns}, rounds: {rounds} (medians, ms)")
     print(f"{'':44}{'turn':>9}{'ratio':>8}{'per tool call':>15}{'ratio':>8}")
     base_call = med["base_tool"] - med["base"]
     rows = [
@@ -376,10 +434,52 @@ def main() -> None:
         ("tool", "a turn with a tool call (2 requests)", "ak_tool", "ak_unaccounted_tool"),
     ):
         clocked = statistics.median(ACCOUNTING[key]) * 1e3
+        built = statistics.median(BUILT[key]) * 1e3
         print(
-            f"prompt accounting in {label}: {clocked:.3f} ms clocked in its hook "
-            f"({clocked / med[on] * 100:.1f}% of the turn); on - off: {med[on] - med[off]:+.2f} ms"
+            f"prompt accounting in {label}: {clocked:.3f} ms clocked in its hook on the "
+            f"agent's thread ({clocked / med[on] * 100:.1f}% of the turn), {built:.3f} ms "
+            f"building its records on the orchestrator's; on - off: {med[on] - med[off]:+.2f} ms"
         )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of whole runs (0: none)")
+    parser.add_argument("--blocks", type=int, default=6, help="blocks of paired turns (0: none)")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="untimed turns each side of a paired block takes first (how far into a "
+        "conversation the block is timed)",
+    )
+    parser.add_argument(
+        "--thawed",
+        action="store_true",
+        help="leave the imports' heap unfrozen (the console script freezes it)",
+    )
+    args = parser.parse_args()
+    if not args.thawed:
+        freeze_import_heap()
+    keys = (
+        "base",
+        "base_tool",
+        "stream",
+        "stream_tool",
+        "shaped",
+        "shaped_tool",
+        "ak",
+        "ak_tool",
+        "ak_quiet",
+        "ak_quiet_tool",
+        "ak_unaccounted",
+        "ak_unaccounted_tool",
+        "ak_lean",
+        "ak_lean_tool",
+    )
+    if args.rounds:
+        whole_runs(args.turns, args.rounds, keys)
     if args.blocks:
         blocks = [paired(args.turns, args.history, seed) for seed in range(args.blocks)]
         print(
@@ -389,6 +489,7 @@ def main() -> None:
         )
         for label, key, over in (
             ("default (events)", "ak", "base"),
+            ("recorded (SQLite)", "ak_recorded", "base"),
             ("accounting off", "ak_unaccounted", "base"),
             ("streamed baseline", "stream", "base"),
             ("default / streamed", "ak", "stream"),
@@ -399,6 +500,22 @@ def main() -> None:
                 f"   median {statistics.median(ratios):.2f}"
             )
         print(f"  baseline turn (ms)    {statistics.median(b['base'] for b in blocks):.2f}")
+        print(
+            "  CPU per turn, each side's own (the main thread in its turns, plus its team's "
+            "threads over the block: agent, orchestrator; recorded: writer, checkpoint too)"
+        )
+        for label, key in (
+            ("default (events)", "ak"),
+            ("recorded (SQLite)", "ak_recorded"),
+            ("accounting off", "ak_unaccounted"),
+            ("streamed baseline", "stream"),
+        ):
+            ratios = [block[f"cpu_{key}"] / block["cpu_base"] for block in blocks]
+            print(
+                f"  {label:22}{' '.join(f'{r:.2f}' for r in ratios)}"
+                f"   median {statistics.median(ratios):.2f}"
+            )
+        print(f"  baseline CPU (ms)     {statistics.median(b['cpu_base'] for b in blocks):.2f}")
 
 
 if __name__ == "__main__":

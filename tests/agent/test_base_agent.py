@@ -19,6 +19,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.agent.accounting import PromptAccountingEvent, RequestAccountant
 from akgentic.core import (
     ActorSystem,
     CancelMessage,
@@ -35,6 +36,7 @@ from akgentic.llm import (
     UsageLimitsConfig,
     UsageLimitSet,
 )
+from akgentic.llm import events as llm_events
 from akgentic.tool.core import (
     LLM_CONTEXT,
     BaseToolParam,
@@ -120,6 +122,45 @@ def test_a_tool_call_round_trip_with_its_events(system: ActorSystem, team: Team)
         m.event for m in team.recorder.of_type(EventMessage) if isinstance(m.event, ToolCallEvent)
     )
     assert tool_call.tool_name == "add" and tool_call.arguments == {"a": 2, "b": 3}
+
+
+def test_a_runs_messages_and_accounting_are_built_off_the_agents_thread(
+    system: ActorSystem, team: Team, monkeypatch: Any
+) -> None:
+    """The turn's reply does not wait for the run's JSON or its accounting: both are built
+    on the orchestrator's thread (``notify_event_later``), and hold what was sent."""
+    built_on: list[tuple[str, str]] = []
+    encode = llm_events.messages_to_json
+    record = RequestAccountant.record
+
+    def encoding(messages: Any) -> str:
+        built_on.append(("json", threading.current_thread().name))
+        return encode(messages)
+
+    def recording(self: RequestAccountant, capture: Any) -> PromptAccountingEvent:
+        built_on.append(("accounting", threading.current_thread().name))
+        return record(self, capture)
+
+    monkeypatch.setattr(llm_events, "messages_to_json", encoding)
+    monkeypatch.setattr(RequestAccountant, "record", recording)
+    agent = start(system, team, Script(call("add", a=2, b=3), text("five")), tools=[Calc()])
+    reply = system.ask(agent, UserMessage(content="add 2 and 3"), timeout=30)
+    assert isinstance(reply, AgentMessage) and reply.content == "five"
+    run = team.recorder.wait_for_type(
+        EventMessage, where=lambda e: isinstance(e.event, LlmMessageEvent)
+    )[0].event
+    accounted = [
+        e.event
+        for e in team.recorder.wait_for_type(
+            EventMessage, 2, where=lambda e: isinstance(e.event, PromptAccountingEvent)
+        )
+    ]
+    assert sorted(kind for kind, _ in built_on) == ["accounting", "accounting", "json"]
+    assert all(thread.startswith("Orchestrator") for _, thread in built_on), built_on
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    assert run.to_messages() == history  # the run's messages, as they were sent
+    assert [a.request for a in accounted] == [1, 2]
+    assert accounted[1].input_tokens > accounted[0].input_tokens  # the tool's return is new
 
 
 def test_a_retriable_error_reaches_the_model_as_a_retry(system: ActorSystem, team: Team) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -95,6 +96,13 @@ class Echo(Akgent[EchoConfig, CounterState]):
 
     def children(self) -> list[ActorAddress]:
         return self.get_children()
+
+    def publish_later(self, build: Any, label: str) -> None:
+        """An event built later, between two events built now."""
+        self.notify_event(Pong(n=1))
+        self.notify_event_later(build)
+        self.state.label = label
+        self.notify_event(Pong(n=3))
 
     def publish(self, label: str) -> None:
         self.state.label = label
@@ -277,6 +285,49 @@ def test_state_changes_and_events_are_published(system: ActorSystem, team: Team)
     assert isinstance(event.event, Pong) and event.event.sender == echo
     assert event.event.team_id == team.team_id
     assert team.proxy.get_states()[echo.agent_id] == CounterState(label="hello")
+
+
+def test_an_event_built_later_is_built_on_the_orchestrators_thread_in_its_place(
+    system: ActorSystem, team: Team
+) -> None:
+    echo = system.createActor(Echo, team_id=team.team_id)
+    built_on: list[str] = []
+
+    def build() -> Pong:
+        built_on.append(threading.current_thread().name)
+        return Pong(n=2)
+
+    before = datetime.now(UTC)
+    system.proxy_ask(echo, Echo, timeout=30).publish_later(build, "changed after")
+    after = datetime.now(UTC)
+    hand_on(system, team.orchestrator, echo)
+    events = team.recorder.wait_for_type(EventMessage, 3)
+    assert [e.event.n for e in events] == [1, 2, 3]  # its place: the order of the calls
+    later = events[1]
+    assert len(built_on) == 1  # once, though a subscriber and a query both read it
+    assert built_on[0].startswith("Orchestrator"), built_on  # not the actor's thread
+    assert later.sender == echo and later.team_id == team.team_id
+    assert later.event.sender == echo and later.event.team_id == team.team_id
+    assert before <= later.timestamp <= after  # stamped when it was reported
+    assert later.timestamp <= events[2].timestamp
+
+
+def test_an_event_that_cannot_be_built_leaves_a_warning_in_its_place(
+    system: ActorSystem, team: Team, caplog: pytest.LogCaptureFixture
+) -> None:
+    echo = system.createActor(Echo, team_id=team.team_id)
+
+    def build() -> Pong:
+        raise RuntimeError("no encoder today")
+
+    system.proxy_ask(echo, Echo, timeout=30).publish_later(build, "x")
+    hand_on(system, team.orchestrator, echo)
+    events = team.recorder.wait_for_type(EventMessage, 2)
+    assert [e.event.n for e in events] == [1, 3]  # the others are there
+    warning = team.recorder.wait_for_type(WarningMessage)[0]
+    assert warning.sender == echo
+    assert "an event could not be built (RuntimeError: no encoder today)" in warning.content
+    assert "no encoder today" in caplog.text
 
 
 def test_a_published_state_is_a_snapshot(system: ActorSystem, team: Team) -> None:

@@ -39,6 +39,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
@@ -255,7 +256,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
         return PromptAccounting(
             RequestAccountant(self._wiring),
-            self.notify_event,
+            self.notify_event_later,
             agent=self.config.name,
             rules=rules,
             clock=type(self).accounting_clock,
@@ -481,8 +482,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._held_toolsets = stack
 
     def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
+        """Publish the run's messages and usage. The messages' JSON is built on the
+        orchestrator's thread (``notify_event_later``): a finished run's messages are not
+        changed afterwards — the history keeps them as they are, and a later run only
+        reads them — so the turn's reply need not wait for their encoding."""
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
-        self.notify_event(LlmMessageEvent.from_messages(new, run_id=run_id, agent=self.config.name))
+        self.notify_event_later(
+            partial(LlmMessageEvent.from_messages, new, run_id=run_id, agent=self.config.name)
+        )
         self._settle_absorbed()
         model_name = getattr(self._agent.model, "model_name", "")
         self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name))

@@ -43,6 +43,7 @@ __all__ = [
     "KIND_RECEIVED",
     "KIND_REPORT",
     "KIND_SENT",
+    "LaterEvent",
     "TeamChannel",
 ]
 
@@ -53,7 +54,8 @@ KIND_RECEIVED = 1
 KIND_PROCESSED = 2
 """(KIND_PROCESSED, ts, receiver_address, message_id, None)"""
 KIND_REPORT = 3
-"""(KIND_REPORT, ts, sender_address, telemetry_message, None): rare, already built."""
+"""(KIND_REPORT, ts, sender_address, telemetry_message, None): rare, already built — or
+a :class:`LaterEvent`, which the orchestrator builds when it drains the record."""
 
 Record = tuple[int, float, Any, Any, Any]
 
@@ -68,6 +70,18 @@ bounded and the orchestrator's thread stays out of the way."""
 DEFER_DELAY = 0.01
 """Seconds a record may wait in a deferred channel before the orchestrator is woken for
 it (the store then commits it: see the recorder's ``COMMIT_GAP``)."""
+
+
+class LaterEvent:
+    """A domain event reported now and built later, on the orchestrator's thread
+    (``Akgent.notify_event_later``): ``build`` makes the payload, ``parent`` is the
+    message the actor was handling when it reported it."""
+
+    __slots__ = ("build", "parent")
+
+    def __init__(self, build: Any, parent: Any) -> None:
+        self.build = build
+        self.parent = parent
 
 
 class DeferClock:

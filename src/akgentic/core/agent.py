@@ -43,6 +43,7 @@ from akgentic.core._telemetry import (
     KIND_REPORT,
     KIND_SENT,
     NULL_CHANNEL,
+    LaterEvent,
     TeamChannel,
 )
 from akgentic.core.address import ActorAddress, ActorAddressImpl, AddressError
@@ -491,6 +492,24 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         if isinstance(event, Message):
             event.init(self._address, self._team_id, self._current_message)
         self._report(EventMessage(event=event))
+
+    def notify_event_later(self, build: Callable[[], Any]) -> None:
+        """Publish the domain event ``build`` makes, built on the orchestrator's thread
+        when it drains the team's telemetry instead of on this actor's thread.
+
+        For an event that costs its making and that this actor does not read back (a
+        run's messages as JSON, a model request's accounting): the turn does not wait for
+        it, and the orchestrator builds a batch of them in a row. The contract:
+
+        - The event takes its place on the team stream now: its order among this actor's
+          records, its timestamp and its parent message are the call's.
+        - ``build`` is called at most once (never, when the team is gone first), later and
+          on another thread: it must read only what was captured when it was made, never
+          state this actor changes afterwards.
+        - A ``build`` that raises is logged, and a ``WarningMessage`` saying what failed
+          takes the event's place: the stream shows the gap instead of hiding it.
+        """
+        self._channel.emit(KIND_REPORT, self._address, LaterEvent(build, self._current_message))
 
     def notify_state_change(self, state: Any = None) -> None:
         """Publish a snapshot of ``state`` (default: this actor's state)."""

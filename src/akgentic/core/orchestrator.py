@@ -38,6 +38,7 @@ from akgentic.core._telemetry import (
     KIND_RECEIVED,
     KIND_REPORT,
     KIND_SENT,
+    LaterEvent,
     Record,
 )
 from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorAddressProxy
@@ -57,6 +58,7 @@ from akgentic.core.messages.orchestrator import (
     TeamMetadataEvent,
     TeamStoppingEvent,
     TelemetryMessage,
+    WarningMessage,
 )
 from akgentic.core.serialization import SerializableModel
 
@@ -286,7 +288,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             recent.extend(compress(map(itemgetter(3), records), kinds.translate(_SENT_MASK)))
             at = kinds.find(KIND_REPORT)
             while at >= 0:  # rare: starts, stops, states, events, errors
-                self._apply(records[at][3])
+                report = records[at][3]
+                if type(report) is LaterEvent:
+                    report = self._build_later(records[at])
+                    records[at] = (KIND_REPORT, records[at][1], records[at][2], report, None)
+                self._apply(report)
                 at = kinds.find(KIND_REPORT, at + 1)
             if subscribed:  # else nobody to hand them on to: folded and forgotten
                 self._hand_on(records, kinds)
@@ -313,6 +319,28 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 except Exception:
                     logger.exception("subscriber %r failed on a batch", subscriber)
         self._each_subscriber("flush")
+
+    def _build_later(self, record: Record) -> TelemetryMessage:
+        """The ``EventMessage`` of a :class:`LaterEvent` record, stamped as its actor's
+        ``_report`` would have stamped it when it reported it (sender, team, parent, the
+        record's time). A build that raises becomes a ``WarningMessage`` saying so."""
+        _, ts, sender, later, _ = record
+        msg: TelemetryMessage
+        try:
+            event = later.build()
+            if isinstance(event, Message):
+                event.init(sender, self._team_id, later.parent)
+            msg = EventMessage(event=event)
+        except Exception as exc:
+            who = sender.name if sender is not None else "an actor"
+            logger.warning("%s: an event could not be built", who, exc_info=exc)
+            msg = WarningMessage(
+                content=f"{who}: an event could not be built ({type(exc).__name__}: {exc}); "
+                f"it is missing from the team's stream"
+            )
+        msg.init(sender, self._team_id, later.parent)
+        msg.__dict__["timestamp"] = datetime.fromtimestamp(ts, UTC)
+        return msg
 
     def _apply(self, msg: TelemetryMessage) -> None:
         """Fold a reported telemetry message into the views queries read.

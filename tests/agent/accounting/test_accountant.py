@@ -86,6 +86,12 @@ class Setup:
     stamp: Stamp
 
 
+def publish_to(events: list[PromptAccountingEvent]) -> Callable[[Any], None]:
+    """A ``publish`` that builds each record at once (the agent defers it to the
+    orchestrator's thread: ``notify_event_later``)."""
+    return lambda build: events.append(build())
+
+
 def setup(*responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Setup:
     stamp = Stamp()
     factory = ToolFactory([stamp, Adder(), Board()])
@@ -101,7 +107,11 @@ def setup(*responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) 
         return steps.pop(0)(messages, info) if steps else ModelResponse(parts=[TextPart("done")])
 
     accounting = PromptAccounting(
-        RequestAccountant(wiring), events.append, agent="@A", rules=lambda: ANY, clock=lambda: 0.0
+        RequestAccountant(wiring),
+        publish_to(events),
+        agent="@A",
+        rules=lambda: ANY,
+        clock=lambda: 0.0,
     )
     agent: Agent[None, str] = Agent(
         FunctionModel(model),
@@ -247,7 +257,9 @@ def test_nothing_already_counted_is_tokenized_again() -> None:
         FunctionModel(add_then_answer),
         instructions=wiring.system_prompt,
         tools=factory.get_tools(),
-        capabilities=[PromptAccounting(accountant, events.append, agent="@A", rules=lambda: ANY)],
+        capabilities=[
+            PromptAccounting(accountant, publish_to(events), agent="@A", rules=lambda: ANY)
+        ],
     )
     result = agent.run_sync("first")
     once = list(tokenized)
@@ -270,7 +282,7 @@ def test_a_failure_in_accounting_never_breaks_the_run(caplog: pytest.LogCaptureF
     wiring = PromptWiring(ToolFactory([Adder()]))
     events: list[PromptAccountingEvent] = []
     accounting = PromptAccounting(
-        RequestAccountant(wiring), events.append, agent="@A", rules=broken
+        RequestAccountant(wiring), publish_to(events), agent="@A", rules=broken
     )
     agent: Agent[None, str] = Agent(
         FunctionModel(lambda m, i: ModelResponse(parts=[TextPart("fine")])),
@@ -365,7 +377,7 @@ def test_our_count_against_openai_published_samples() -> None:
         "What's the weather like in San Francisco?",
         [weather],
     )
-    event = accountant.account(request, agent="@A", now=0)
+    event = accountant.record(accountant.capture(request, agent="@A", now=0))
     assert event.input_tokens == 118  # the API: 101
     assert event.tool_schema_tokens == 85  # the API renders this tool in 101 - 33 = 68
     assert event.input_tokens - event.tool_schema_tokens == 33  # messages: exact

@@ -8,7 +8,7 @@ provider's own usage beside our count. :func:`usage_report` adds a team's record
 member and per card (``akgentic usage``, ``GET /teams/{id}/usage``). See README.md.
 """
 
-from akgentic.agent.accounting.accountant import RequestAccountant
+from akgentic.agent.accounting.accountant import RequestAccountant, RequestCapture
 from akgentic.agent.accounting.capability import PromptAccounting, PromptAccountingConfig
 from akgentic.agent.accounting.event import PartTokens, PromptAccountingEvent, ProviderUsage
 from akgentic.agent.accounting.prefix_cache import (
@@ -75,6 +75,7 @@ __all__ = [
     "PromptWiring",
     "ProviderUsage",
     "RequestAccountant",
+    "RequestCapture",
     "Segment",
     "Source",
     "UsageReport",

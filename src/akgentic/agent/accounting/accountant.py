@@ -11,6 +11,13 @@ already counted is counted again.
   step's tool returns once, the system prompt and the tool schemas once for the life of
   the agent (while they do not change).
 
+Accounting a request comes in two steps, so the agent's turn only pays for the first:
+:meth:`RequestAccountant.capture` takes what the record needs when the response comes back
+(the messages sent, the parameters, the layouts of the system prompt and of the turn's
+prompt as they were then, the provider's usage, the time); :meth:`RequestAccountant.record`
+counts and models it — later, on any one thread, in the order of the captures (the cache
+model is sequential). A capture reads nothing that the agent changes afterwards.
+
 The whole request is the sum of its segments: each is counted on its own, as the provider
 tokenizes messages on their own, and a segment with several sources (the system prompt,
 the turn's prompt with its context block) is tokenized once and split by where each token
@@ -22,6 +29,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import accumulate, compress, count
 from operator import attrgetter, is_not
 from typing import Any, Generic, TypeVar
@@ -48,10 +56,10 @@ from akgentic.agent.accounting.segments import (
     tool_json,
 )
 from akgentic.agent.accounting.source import CHANNELS, UNATTRIBUTED, Channel, Source
-from akgentic.agent.accounting.wiring import PromptWiring
+from akgentic.agent.accounting.wiring import Layout, PromptWiring
 from akgentic.llm import TokenCounter, token_counter
 
-__all__ = ["RequestAccountant"]
+__all__ = ["RequestAccountant", "RequestCapture"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -108,6 +116,23 @@ def _response_part(part: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+@dataclass(frozen=True, slots=True)
+class RequestCapture:
+    """One model request as :meth:`RequestAccountant.capture` took it: everything its
+    record is made of, fixed when the response came back."""
+
+    messages: tuple[ModelMessage, ...]
+    params: ModelRequestParameters
+    model: str
+    usage: ProviderUsage
+    system_layout: Layout
+    turn_layout: Layout | None
+    rules: PrefixCacheRules | None
+    now: float
+    run_id: str
+    agent: str
+
+
 class RequestAccountant:
     """Accounts one agent's requests; see the module docstring.
 
@@ -158,7 +183,7 @@ class RequestAccountant:
             entry = self._tools.put(key, (schema, counted))
         return entry[1]
 
-    def _system_prompt(self, params: ModelRequestParameters) -> Counted | None:
+    def _system_prompt(self, params: ModelRequestParameters, system: Layout) -> Counted | None:
         parts = [
             p
             for p in params.instruction_parts or ()
@@ -166,7 +191,7 @@ class RequestAccountant:
         ]
         if not parts:
             return None
-        ours, layout = self.wiring.system_layout
+        ours, layout = system
         text = "\n\n".join(part.content for part in parts)  # how pydantic-ai joins them
         if self._system is not None and self._system[0] == text and self._system[1] == layout:
             return self._system[2]
@@ -185,42 +210,51 @@ class RequestAccountant:
         self._system = (text, layout, counted)
         return counted
 
-    def _message(self, message: ModelMessage, new: bool) -> tuple[Counted, ...]:
+    def _message(
+        self, message: ModelMessage, new: bool, turn: Layout | None = None
+    ) -> tuple[Counted, ...]:
+        """``message``'s parts counted; ``turn``: the layout of the turn's prompt, for
+        the new message (its body, context block and sections)."""
         key = (id(message), new)
         entry = self._messages.get(key)
         if entry is None or entry[0] is not message:
             counted = tuple(
-                self._part(message, part, new, index == 0)
+                self._part(message, part, new, index == 0, turn)
                 for index, part in enumerate(message.parts)
             )
             entry = self._messages.put(key, (message, counted))
         return entry[1]
 
-    def _part(self, message: ModelMessage, part: Any, new: bool, first: bool) -> Counted:
+    def _part(
+        self, message: ModelMessage, part: Any, new: bool, first: bool, turn: Layout | None
+    ) -> Counted:
         channel: Channel = "message" if new else "history"
         if isinstance(message, ModelResponse):
             text = _response_part(part)
             return self.count(Segment.single("assistant", text, Source(channel), opens=first))
         role, text = _request_part(part)
-        turn = self.wiring.turn_layout
         if new and isinstance(part, UserPromptPart) and turn is not None and turn[0] == text:
             return self.count(Segment(role, text, turn[1], opens_message=True))
         return self.count(Segment.single(role, text, Source(channel), opens=True))
 
     def _sections(
-        self, messages: Sequence[ModelMessage], params: ModelRequestParameters
+        self,
+        messages: Sequence[ModelMessage],
+        params: ModelRequestParameters,
+        system_layout: Layout,
+        turn_layout: Layout | None,
     ) -> tuple[list[Counted], list[Counted], list[Counted]]:
         """The request in three: tools and system prompt, history, the new message."""
         head = [self._tool(t, output=False) for t in params.function_tools]
         head += [self._tool(t, output=True) for t in params.output_tools]
-        system = self._system_prompt(params)
+        system = self._system_prompt(params, system_layout)
         if system is not None:
             head.append(system)
         last = len(messages) - 1
         ends_new = last >= 0 and isinstance(messages[last], ModelRequest)
         earlier = messages[:last] if ends_new else messages
         history = self._history.extend(earlier, lambda m: self._message(m, False))
-        tail = list(self._message(messages[last], True)) if ends_new else []
+        tail = list(self._message(messages[last], True, turn_layout)) if ends_new else []
         return head, history, tail
 
     def segments(
@@ -228,11 +262,14 @@ class RequestAccountant:
     ) -> list[Counted]:
         """The request in wire order — tools, system prompt, messages — counted. The last
         message, when it is a request, is the new message; the others are history."""
-        head, history, tail = self._sections(messages, params)
+        wiring = self.wiring
+        head, history, tail = self._sections(
+            messages, params, wiring.system_layout, wiring.turn_layout
+        )
         return [*head, *history, *tail]
 
     # -- the record -------------------------------------------------------------------
-    def account(
+    def capture(
         self,
         request_context: ModelRequestContext,
         response: ModelResponse | None = None,
@@ -240,21 +277,48 @@ class RequestAccountant:
         agent: str,
         run_id: str = "",
         now: float,
-    ) -> PromptAccountingEvent:
-        """The record of the request ``request_context`` describes, sent at ``now``."""
-        params = request_context.model_request_parameters
-        head, history, tail = self._sections(request_context.messages, params)
+        rules: PrefixCacheRules | None = None,
+    ) -> RequestCapture:
+        """Take the request ``request_context`` describes, sent at ``now``, for
+        :meth:`record`; ``rules``: the cache's rules for it (None: the ones set). Cheap:
+        nothing is counted, and nothing of this accountant is read or changed."""
+        usage = response.usage if response is not None else None
+        return RequestCapture(
+            messages=tuple(request_context.messages),
+            params=request_context.model_request_parameters,
+            model=getattr(request_context.model, "model_name", "") or "",
+            usage=ProviderUsage(
+                input_tokens=usage.input_tokens if usage else 0,
+                output_tokens=usage.output_tokens if usage else 0,
+                cache_read_tokens=usage.cache_read_tokens if usage else 0,
+                cache_write_tokens=usage.cache_write_tokens if usage else 0,
+            ),
+            system_layout=self.wiring.system_layout,
+            turn_layout=self.wiring.turn_layout,
+            rules=rules,
+            now=now,
+            run_id=run_id,
+            agent=agent,
+        )
+
+    def record(self, capture: RequestCapture) -> PromptAccountingEvent:
+        """The record of a captured request. Call it once per capture, in the order they
+        were taken, from one thread at a time."""
+        if capture.rules is not None:
+            self.cache.rules = capture.rules
+        head, history, tail = self._sections(
+            capture.messages, capture.params, capture.system_layout, capture.turn_layout
+        )
         counted = [*head, *history, *tail]
-        outcome = self.cache.observe(counted, now)
+        outcome = self.cache.observe(counted, capture.now)
         self.requests += 1
         parts = _parts(head, history, tail, outcome.cached)
         framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING
-        usage = response.usage if response is not None else None
         return PromptAccountingEvent(
-            agent=agent,
-            run_id=run_id,
+            agent=capture.agent,
+            run_id=capture.run_id,
             request=self.requests,
-            model=getattr(request_context.model, "model_name", "") or "",
+            model=capture.model,
             encoding=self.counter.encoding,
             exact=self.counter.exact,
             input_tokens=sum(p.tokens for p in parts) + framing,
@@ -266,12 +330,7 @@ class RequestAccountant:
             breaker=outcome.breaker,
             seconds_since_previous=outcome.since_previous,
             cache_rules=self.cache.rules,
-            provider=ProviderUsage(
-                input_tokens=usage.input_tokens if usage else 0,
-                output_tokens=usage.output_tokens if usage else 0,
-                cache_read_tokens=usage.cache_read_tokens if usage else 0,
-                cache_write_tokens=usage.cache_write_tokens if usage else 0,
-            ),
+            provider=capture.usage,
         )
 
 

@@ -6,7 +6,13 @@ filtered the tools, the mailbox has added its messages), so what is accounted is
 sent, and the provider's usage for it is in the response. The record goes on the team
 stream as a :class:`~akgentic.agent.accounting.event.PromptAccountingEvent`.
 
-Accounting is observation: a failure in it is logged and the run goes on untouched.
+The hook only *captures* the request (:meth:`RequestAccountant.capture`: references and
+a few numbers); the record is counted and modelled by a builder it hands to ``publish``,
+which the agent gives to ``notify_event_later`` — so the orchestrator's thread builds the
+records, a batch at a time, and the agent's turn does not wait for them.
+
+Accounting is observation: a failure in it is logged — one in building a record also takes
+the record's place on the stream as a ``WarningMessage`` — and the run goes on untouched.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict
@@ -46,12 +53,15 @@ class PromptAccountingConfig(SerializableModel):
 
 @dataclass(eq=False)
 class PromptAccounting(AbstractCapability[Any]):
-    """Accounts each request of agent ``agent`` with ``accountant`` and ``publish``-es the
-    record. ``rules`` is asked before each request (the model in force may have changed);
-    ``clock`` (seconds) dates requests for the cache's TTL."""
+    """Accounts each request of agent ``agent`` with ``accountant``: ``publish`` receives
+    the builder of each request's record, and must call each builder once, in the order
+    received, on one thread at a time (the agent: ``notify_event_later``; at once:
+    ``lambda build: events.append(build())``). ``rules`` is asked at each request (the
+    model in force may have changed); ``clock`` (seconds) dates requests for the cache's
+    TTL."""
 
     accountant: RequestAccountant
-    publish: Callable[[PromptAccountingEvent], None]
+    publish: Callable[[Callable[[], PromptAccountingEvent]], None]
     agent: str
     rules: Callable[[], PrefixCacheRules]
     clock: Callable[[], float] = time.monotonic
@@ -64,18 +74,18 @@ class PromptAccounting(AbstractCapability[Any]):
         response: ModelResponse,
     ) -> ModelResponse:
         try:
-            self.accountant.cache.rules = self.rules()
-            event = self.accountant.account(
+            capture = self.accountant.capture(
                 request_context,
                 response,
                 agent=self.agent,
                 run_id=ctx.run_id or "",
                 now=self.clock(),
+                rules=self.rules(),
             )
         except Exception:  # observation never breaks the run it observes
             logger.warning("%s: a model request could not be accounted", self.agent, exc_info=True)
             return response
-        self.publish(event)
+        self.publish(partial(self.accountant.record, capture))
         return response
 
     @classmethod

@@ -91,7 +91,8 @@ class StateChangedMessage(TelemetryMessage):
 
 
 class EventMessage(TelemetryMessage):
-    """A domain event published on the team stream (``Akgent.notify_event``)."""
+    """A domain event published on the team stream (``Akgent.notify_event``, or
+    ``notify_event_later``: built on the orchestrator's thread)."""
 
     event: Any
 

@@ -201,6 +201,20 @@ def test_a_command_never_reaches_the_model(system: ActorSystem, team: Team) -> N
     assert {"stop", "clear", "compact"} <= {c.name for c in announced[0].commands}
 
 
+def test_a_commands_answer_says_whether_it_failed(system: ActorSystem, team: Team) -> None:
+    """The answer to an unknown command, or to one that refuses its arguments, is marked
+    ``failed``; a command that ran is not: a client tells them apart without the text."""
+    agent = start(system, team, Script(text("model answer")))
+    answers = {
+        text: system.ask(agent, UserMessage(content=text), timeout=30)
+        for text in ("/help", "/nope", "/help one two", "/help nope", "/stop")
+    }
+    assert all(isinstance(a, AgentMessage) and a.type == "response" for a in answers.values())
+    failed = {text for text, answer in answers.items() if answer.failed}  # type: ignore[attr-defined]
+    assert failed == {"/nope", "/help one two", "/help nope"}
+    assert answers["/help one two"].content.startswith("/help: too many")  # type: ignore[attr-defined]
+
+
 def test_help_lists_the_commands_and_describes_one(system: ActorSystem, team: Team) -> None:
     """``/help`` is a command of every agent: the usage of each command it answers, or
     one command's usage and docstring; a name it does not know is answered as unknown."""
@@ -451,6 +465,7 @@ def test_a_command_that_fails_answers_what_failed_and_is_reported(
     assert isinstance(answer, AgentMessage)
     assert answer.content.startswith("/compact failed: ConnectionError: ")
     assert "cannot be reached" in answer.content
+    assert answer.failed and answer.type == "response"
     [error] = team.recorder.wait_for_type(ErrorMessage)
     assert "command /compact raised" in error.content
 

@@ -155,3 +155,15 @@ def test_a_line_printed_while_the_prompt_waits_goes_above_it_and_the_prompt_foll
         "a note\n"
         "you> after\n"  # (the terminal echoed the person's Enter after the prompt)
     )
+
+
+def test_the_answer_to_a_failed_command_is_red_and_a_result_is_not() -> None:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, force_terminal=True, color_system="standard")
+    live = LiveView(console, human="@Human", known={"@Human", "@Worker"})
+    for content, failed in (("Unknown command /nope.", True), ("Conversation cleared.", False)):
+        answer = AgentMessage(content=content, type="response", failed=failed, sender=WORKER)
+        live.render(record(1, SentMessage(sender=WORKER, recipient=HUMAN, message=answer)))
+    unknown, cleared = buffer.getvalue().splitlines()
+    assert "\x1b[31m" in unknown and "Unknown command /nope." in unknown
+    assert "\x1b[31m" not in cleared and "\x1b[1m" in cleared  # to the person: bold

@@ -235,3 +235,26 @@ def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None
     events = cli("events", team)
     assert events.exit_code == 0, events.output
     assert "\x1b" not in events.output and f"report back: {shown}" in events.stdout
+
+
+def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invoke) -> None:
+    """A script can tell a failed ``/command`` from an answered one: the answer, marked
+    ``failed`` by the agent, is the one ``error:`` line on stderr and the exit code is 1,
+    as for a failed turn; a command that ran still answers and exits 0."""
+    unknown = cli("run", str(RESEARCH), "-m", "/nope")
+
+    assert unknown.exit_code == 1, unknown.output
+    [error] = [line for line in unknown.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Manager: Unknown command /nope. Commands: /")
+    assert error.endswith("(/help describes them)")
+    assert not any(line.startswith("answer:") for line in unknown.stdout.splitlines())
+
+    refused = cli("run", str(RESEARCH), "-m", "/help one two")
+    assert refused.exit_code == 1, refused.output
+    [error] = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Manager: /help: too many")
+
+    helped = cli("run", str(RESEARCH), "-m", "/help")
+    assert helped.exit_code == 0, helped.output
+    assert "answer: Commands (/help NAME describes one):" in helped.stdout.splitlines()
+    assert "error:" not in helped.stderr

@@ -369,6 +369,14 @@ def test_a_chat_on_a_server_ends_saying_once_that_its_team_was_deleted(served: S
     assert served.client.info(team.team_id).status == "DELETED"
 
 
+def test_run_server_exits_1_when_the_command_is_unknown(served: Served) -> None:
+    code, out, err = invoke("run", str(RESEARCH), "--server", served.url, "-m", "/nope")
+    assert code == 1, (out, err)
+    [error] = [line for line in err.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Manager: Unknown command /nope. Commands: /")
+    assert "answer:" not in out
+
+
 def test_run_server_starts_the_servers_card_of_that_name_when_there_is_no_such_file(
     served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

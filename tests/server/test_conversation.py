@@ -127,6 +127,8 @@ def test_answering_a_members_question_and_commands(served: Served) -> None:
         from_seq=answer[-1].seq + 1,
     )[-1]
     assert data(reply)["content"].startswith("Unknown command /nonsense. Commands: ")
+    assert data(reply)["failed"] is True  # a client need not read the wording
+    assert data(asked)["failed"] is False
     names = {m.name: m for m in team.members()}
     assert "stop" in names["@Boss"].commands and names["@Boss"].kind == "agent"
     assert names["@Boss"].usage["requests"] >= 1
@@ -286,6 +288,7 @@ def test_compact_on_the_research_examples_worker_summarises_instead_of_replaying
     )
     assert "Error" not in [kind(r) for r in answer]  # the scripted model's ScenarioError
     assert data(answer[-1])["content"].startswith("Compacted ")
+    assert data(answer[-1])["failed"] is False
 
 
 def test_the_answer_names_the_member_a_message_went_to(served: Served) -> None:

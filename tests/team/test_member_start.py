@@ -13,7 +13,7 @@ from akgentic.agent import AgentConfig
 from akgentic.core import ActorSystem, AgentCard
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamStartError, team_resource
-from akgentic.tool.core import ToolCard
+from akgentic.tool.core import BaseToolParam, ToolCard
 
 
 class Undocumented(ToolCard):
@@ -26,10 +26,29 @@ class Undocumented(ToolCard):
         return [tally]
 
 
+class Reset(BaseToolParam):
+    pass
+
+
+class UndocumentedCommand(ToolCard):
+    """A card whose command has no docstring: ``/help`` could not describe it."""
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        def tally_reset(name: str) -> str:
+            return name
+
+        return {Reset: tally_reset}
+
+
 def member(
-    name: str, *, broken: bool = False, parent: list[MemberSpec] | None = None
+    name: str,
+    *,
+    broken: bool = False,
+    parent: list[MemberSpec] | None = None,
+    card: ToolCard | None = None,
 ) -> MemberSpec:
-    config = AgentConfig(name=name, role=name[1:], tools=[Undocumented()] if broken else [])
+    tools = [card or Undocumented()] if broken else []
+    config = AgentConfig(name=name, role=name[1:], tools=tools)
     card = AgentCard(role=name[1:], agent_class="akgentic.agent.agent.BaseAgent", config=config)
     return MemberSpec(card=card, members=parent or [])
 
@@ -58,5 +77,27 @@ def test_a_member_that_cannot_start_is_refused_and_nothing_is_left(
         orchestrator = system.get_orchestrator(team_id)  # a stopped team's is forgotten
         assert orchestrator is None or not orchestrator.is_alive()
         assert storage.leases.inspect(team_resource(team_id)) is None
+    finally:
+        system.shutdown(10)
+
+
+def test_a_card_with_an_undocumented_command_fails_to_wire_naming_the_card_and_command(
+    storage_url: str,
+) -> None:
+    broken = member("@Counter", broken=True, card=UndocumentedCommand())
+    card = TeamCard(name="tally", entry_point="@Counter", members=[broken])
+    system = ActorSystem()
+    storage = open_storage(storage_url)
+    try:
+        manager = TeamManager(system, storage)
+        with pytest.raises(TeamStartError) as info:
+            manager.create_team(card)
+        message = str(info.value)
+        assert message.startswith("team tally: @Counter could not start: ")
+        assert "UndocumentedCommand.get_commands(): command /tally_reset has no docstring: " in (
+            message
+        )
+        assert "write one" in message and "\n" not in message
+        assert manager.list_teams() == []
     finally:
         system.shutdown(10)

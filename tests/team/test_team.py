@@ -388,3 +388,37 @@ def test_the_person_writes_to_members_only_and_is_told_whom_to_address(
         for r in storage.events.read(runtime.team_id)
     )
     manager.stop_team(runtime.team_id)
+
+
+def test_a_teams_entry_point_cannot_be_fired_by_another_member_nor_after_a_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """@Clerk (the entry point) and @Peer both start with the team: @Peer's fire_member
+    refuses @Clerk, as its answer marked failed says; the orchestrator knows the card's
+    entry point, on a resume too."""
+    from akgentic.agent import AgentConfig
+    from akgentic.core import AgentCard, Orchestrator
+    from akgentic.team import MemberSpec
+
+    def root(name: str) -> MemberSpec:
+        config = AgentConfig(name=name, role=name[1:])
+        return MemberSpec(card=AgentCard(role=name[1:], agent_class=BaseAgent, config=config))
+
+    card = TeamCard(name="desk", entry_point="@Clerk", members=[root("@Clerk"), root("@Peer")])
+    manager = TeamManager(system, open_storage(storage_url))
+    runtime = manager.create_team(card)
+    command = runtime.send_to("@Peer", "/fire_member @Clerk")
+    for record in runtime.follow(1, idle_timeout=60):
+        sent = record.message
+        if isinstance(sent, SentMessage) and sent.message.parent_id == command:
+            break
+    else:
+        raise AssertionError("@Peer did not answer the command")
+    reply = sent.message
+    assert isinstance(reply, AgentMessage) and reply.failed
+    assert reply.content.startswith("@Clerk is the team's entry point, the member the person ")
+    assert runtime.member("@Clerk") is not None
+    manager.stop_team(runtime.team_id)
+    resumed = manager.resume_team(runtime.team_id)
+    orchestrator = system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=30)
+    assert orchestrator.get_entry_point() == "@Clerk"

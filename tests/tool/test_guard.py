@@ -57,6 +57,38 @@ def test_a_tool_without_a_docstring_is_refused_with_the_fix() -> None:
     assert "\n" not in message
 
 
+class Reset(BaseToolParam):
+    pass
+
+
+class Commands(ToolCard):
+    """A card whose one command is whatever the test puts in ``COMMAND``."""
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        return {Reset: COMMAND[0]}
+
+
+COMMAND: list[Callable[..., Any]] = []
+
+
+def test_a_command_without_a_docstring_is_refused_naming_the_card_and_the_fix() -> None:
+    """As for a tool: ``/help`` would list a bare name, so the wiring refuses it."""
+
+    def reset(name: str) -> str:
+        return name
+
+    COMMAND[:] = [reset]
+    factory = ToolFactory([Commands()])
+    for hands_out in (factory.get_command_registry, factory.get_commands):
+        with pytest.raises(TypeError) as info:
+            hands_out()
+        message = str(info.value)
+        assert message.startswith("Commands.get_commands(): command /reset has no docstring: ")
+        assert "write one" in message and "/help" in message and "\n" not in message
+    reset.__doc__ = "Reset the tally ``name``."
+    assert factory.get_command_registry().names() == ["reset"]
+
+
 def test_instructions_alone_document_a_tool() -> None:
     class Lookup(BaseToolParam):
         pass

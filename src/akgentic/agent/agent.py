@@ -11,7 +11,9 @@ prompts and context states of its tool cards. The contract:
   turns: volatile state reaches the model only as the per-turn context block appended at
   the tail of the turn's request.
 - A message whose text starts with ``/`` goes to the command registry, never to the
-  model; the reply goes back to the sender. An unknown command gets the list.
+  model; the reply goes back to the sender. An unknown command gets the list. The reply
+  to a command that is unknown, refuses its arguments or raises is marked
+  ``AgentMessage.failed``.
 - Any other message is a turn. The output is either text (a reply to the sender — the
   person when the sender is a tool actor, such as a reminder from ``#NotificationTool``:
   tool actors do not converse) or an
@@ -327,9 +329,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return
         self._run_turn(msg, text, sender)
 
-    def _reply(self, to: ActorAddress | None, content: str, kind: MessageType = "response") -> None:
-        """Answer ``to``. One that has stopped meanwhile (the team is stopping) still has
-        the answer recorded, for the person to see and a resume to deliver.
+    def _reply(
+        self,
+        to: ActorAddress | None,
+        content: str,
+        kind: MessageType = "response",
+        *,
+        failed: bool = False,
+    ) -> None:
+        """Answer ``to`` (``failed``: the answer reports a failure, see ``AgentMessage``).
+        One that has stopped meanwhile (the team is stopping) still has the answer
+        recorded, for the person to see and a resume to deliver.
 
         A tool actor does not converse: what a message from one asks (a reminder the agent
         set itself, from ``#NotificationTool``) is the agent's own business, and the
@@ -339,7 +349,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             to, kind = self._person(), "notification"
         if to is None:
             return
-        self.send_or_record(to, AgentMessage(content=content, type=kind))
+        self.send_or_record(to, AgentMessage(content=content, type=kind, failed=failed))
 
     def _person(self) -> ActorAddress | None:
         """The team's person (its first user proxy), or None."""
@@ -350,14 +360,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     # -- commands -----------------------------------------------------------------------------
     def _run_command(self, msg: Message, text: str, sender: ActorAddress | None) -> None:
-        """Run ``/command``; whoever sent it always gets an answer — a command that fails
-        answers what failed, and is reported like any handler's failure."""
+        """Run ``/command``; whoever sent it always gets an answer — a command that is
+        unknown, refuses its arguments or raises answers what failed, marked ``failed``;
+        one that raised is also reported like any handler's failure."""
         name = clip(text.split()[0])
+        failed = True
         try:
             result = self._commands.dispatch(text)
             if asyncio.iscoroutine(result):
                 result = self._loop.run_until_complete(result)
             answer = "" if result is None else str(result)
+            failed = False
         except CommandNotRecognized as exc:
             listing = ", ".join(f"/{n}" for n in self._commands.names())
             unknown = name if exc.command == name.removeprefix("/") else f"/{exc.command}"
@@ -367,7 +380,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         except Exception as exc:
             self._report_failure(exc, msg, f"command {name} raised")
             answer = f"{name} failed: {type(exc).__name__}: {exc}"
-        self._reply(sender, answer)
+        self._reply(sender, answer, failed=failed)
 
     # -- turns ----------------------------------------------------------------------------------
     def _run_turn(self, msg: Message, text: str, sender: ActorAddress | None) -> None:

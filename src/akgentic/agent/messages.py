@@ -23,11 +23,17 @@ class AgentMessage(MailboxMessage):
     ``notification`` or an ``acknowledgment`` wants nothing; an ``instruction`` is a
     request the receiver must act on. Being a ``MailboxMessage``, it may be absorbed
     into a run that is already in progress.
+
+    ``failed`` marks a ``response`` that reports a failure rather than a result: the
+    answer to a ``/command`` that is unknown, refused its arguments or raised (the
+    ``content`` says why). A client tells a failed command from a successful one by it,
+    never by the wording.
     """
 
     content: str
     type: MessageType = "request"
     display_type: DisplayType = "ai"
+    failed: bool = False
 
     def rendering(self) -> str:
         who = self.sender.name if self.sender is not None else "someone"

@@ -9,7 +9,9 @@ prompt waits until the exchange ends (see :mod:`akgentic.cli.watch`).
 With ``message`` set, :func:`chat` sends that one message and waits for its answer (or a
 quiet period, bounded by ``timeout``). Either way the team is then stopped gracefully;
 the last lines say how much the models used, how to resume the team and — for one
-exchange — ``answer: <the reply>``.
+exchange — ``answer: <the reply>``, or, when the exchange failed (a failed turn, an
+unknown or failed ``/command``: its answer is marked ``AgentMessage.failed``, no answer
+in time), ``error: <why>`` on stderr and exit code 1.
 
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
@@ -34,6 +36,7 @@ from uuid import UUID
 from rich.console import Console
 from rich.text import Text
 
+from akgentic.agent import AgentMessage
 from akgentic.cli import interrupt
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, CliError, explain
@@ -251,10 +254,13 @@ def quote(message: Message) -> str:
 
 
 def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
-    if reply.message is not None and reply.how not in ("timeout", "failed"):
+    refused = isinstance(reply.message, AgentMessage) and reply.message.failed
+    if reply.message is not None and reply.how not in ("timeout", "failed") and not refused:
         console.print(Text(f"answer: {text_of(reply.message)}"))
         return 0
-    if reply.failure is not None:
+    if refused and reply.message is not None:  # an unknown or failed /command
+        problem = f"{reply.sender or 'the team'}: {one_line(text_of(reply.message), 1000)}"
+    elif reply.failure is not None:
         problem = reply.failure
     elif reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"

@@ -1,6 +1,7 @@
 """The live view: a running team's events printed as they happen.
 
-- Messages: ``@A → @B (type): content`` (messages to the person in bold).
+- Messages: ``@A → @B (type): content`` (messages to the person in bold; the answer to
+  an unknown or failed ``/command`` in red).
 - Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
 - Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
   returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.text import Text
 
+from akgentic.agent import AgentMessage
 from akgentic.cli.describe import (
     Describer,
     call_text,
@@ -152,7 +154,9 @@ class LiveView:
         if isinstance(message, SentMessage):
             self._describer.remember(message)
             to_human = self.human is not None and name_of(message.recipient) == self.human
-            self._line(sent_line(message, m.arrow), "bold" if to_human else "")
+            failed = isinstance(message.message, AgentMessage) and message.message.failed
+            style = "red" if failed else "bold" if to_human else ""
+            self._line(sent_line(message, m.arrow), style)
         elif isinstance(message, EventMessage):
             self._event(who, message)
         elif isinstance(message, ErrorMessage):

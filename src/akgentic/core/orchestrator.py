@@ -218,13 +218,16 @@ class OrchestratorConfig(BaseConfig):
     """An orchestrator's configuration.
 
     ``history_window`` bounds the recent messages and events kept for queries;
-    ``stop_grace_timeout`` is the default grace of :meth:`Orchestrator.stop`.
+    ``stop_grace_timeout`` is the default grace of :meth:`Orchestrator.stop`;
+    ``entry_point`` names the member the person talks to (a team card's
+    ``entry_point``), None when the team has none.
     """
 
     name: str = "@Orchestrator"
     role: str = "Orchestrator"
     history_window: int = 1000
     stop_grace_timeout: float = 30.0
+    entry_point: str | None = None
 
 
 class _TeardownDone(NamedTuple):
@@ -471,6 +474,12 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         """The running members, tool actors included (``is_tool_actor`` tells them apart)."""
         self._drain()
         return list(self._members.values())
+
+    def get_entry_point(self) -> str | None:
+        """The name of the member the person talks to (``OrchestratorConfig.entry_point``),
+        or None when the team has none."""
+        config = self.config
+        return config.entry_point if isinstance(config, OrchestratorConfig) else None
 
     def get_team_member(self, name: str) -> ActorAddress | None:
         """The running member with this address name, or None."""

@@ -15,11 +15,15 @@ transport only serializes. One record, one event: a failed turn is two records (
 | ``ErrorMessage`` / ``WarningMessage`` | ``Error`` / ``Warning`` | message, turnId |
 | ``TurnInterruptedEvent`` | ``Interrupted`` | turnId, agent, by |
 | ``TurnEndedEvent`` | ``End`` | turnId, agent, outcome, error |
-| ``SentMessage`` | ``Message`` | id, from, to, kind, type, content, parentId |
+| ``SentMessage`` | ``Message`` | id, from, to, kind, type, content, parentId, failed |
 | ``ToolStateEvent`` | ``ToolState`` | toolId, seq, kind, delta |
 | ``CommandsAnnouncedEvent`` | ``Commands`` | commands |
 | ``LlmUsageEvent`` | ``Usage`` | model, inputTokens, outputTokens, requests, toolCalls |
 | ``StartMessage`` / ``StopMessage`` | ``MemberStarted`` / ``MemberStopped`` | name, role, agentId |
+
+A ``Message``'s ``failed`` is true for the answer to a ``/command`` that is unknown or
+failed (``AgentMessage.failed``; its ``content`` says why), false otherwise: how a client
+of ``POST /teams/{id}/commands`` tells a failed command from a successful one.
 
 A ``ToolState``'s ``delta`` is its payload as plain JSON (no class markers), so a client
 in any language can fold it with the tool's reducer (``reduce_planning``,
@@ -123,6 +127,7 @@ def protocol_of(message: Message) -> tuple[str, dict[str, Any]]:
             "type": inner.type if isinstance(inner, AgentMessage) else None,
             "content": content if isinstance(content, str) else None,
             "parentId": _id(inner.parent_id),
+            "failed": isinstance(inner, AgentMessage) and inner.failed,
         }
     if isinstance(message, ErrorMessage | WarningMessage):
         current = message.current_message

@@ -389,7 +389,7 @@ class TeamManager:
     ) -> tuple[ActorAddress, EventRecorder]:
         orchestrator = self.system.createActor(
             Orchestrator,
-            config=OrchestratorConfig(),
+            config=OrchestratorConfig(entry_point=card.entry_point),
             team_id=team_id,
             agent_id=agent_id,
             restoring=agent_id is not None,

@@ -15,6 +15,7 @@ from akgentic.core import (
     Akgent,
     BaseConfig,
     Orchestrator,
+    OrchestratorConfig,
     ResultMessage,
     StopMessage,
     StopRecursively,
@@ -45,8 +46,8 @@ from akgentic.tool.team import (
     TeamTool,
 )
 
-from ..conftest import FakeAgent
-from .conftest import Manager, Staffed
+from ..conftest import FakeAgent, Team
+from .conftest import CATALOG, Manager, Staffed
 
 
 class RetryError(Exception):
@@ -242,6 +243,37 @@ def test_nobody_up_the_chain_that_hired_it_can_be_fired_yet_all_are_in_its_repor
     assert "@Manager" in report and "@Deputy" in report
     assert system.parent_of(critic_address) == deputy
     assert system.parent_of(staffed.manager.myAddress) is None  # created by the system
+
+
+def test_nobody_can_fire_the_teams_entry_point_and_the_refusal_says_why(team: Team) -> None:
+    """@Lead, the member the person talks to, and @Peer both start with the team (neither
+    hired the other): @Peer firing @Lead would leave the person nobody to answer them.
+    Refused, saying so and what to do instead; the entry point still fires others."""
+    system = team.system
+    orchestrator = system.createActor(Orchestrator, config=OrchestratorConfig(entry_point="@Lead"))
+    assert system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_entry_point() == "@Lead"
+    system.proxy_ask(orchestrator, Orchestrator, timeout=30).register_agent_profiles(CATALOG)
+    members: dict[str, Any] = {}
+    for name in ("@Lead", "@Peer"):
+        address = system.createActor(
+            Manager, config=BaseConfig(name=name, role=name[1:]), team_id=orchestrator.team_id
+        )
+        members[name] = system.get_actor(address)
+    peer = ToolFactory([TeamTool()], observer=members["@Peer"])
+    built = tools(peer)
+    built["hire_members"](["Critic"])
+    with pytest.raises(RetriableError) as info:
+        built["fire_member"]("@Lead")
+    assert str(info.value) == (
+        "@Lead is the team's entry point, the member the person talks to: firing it would "
+        "leave the person nobody to answer them, so it cannot be fired. If its work should "
+        "change, write to @Lead and say so. Members you can fire: @Critic."
+    )
+    with pytest.raises(RetriableError, match="@Lead is the team's entry point"):
+        peer.get_command_registry().dispatch("/fire_member @Lead")  # a person's command too
+    assert members["@Peer"].records()["fired"] == []
+    lead = tools(ToolFactory([TeamTool()], observer=members["@Lead"]))
+    assert lead["fire_member"]("@Peer").startswith("Fired @Peer (Peer)")
 
 
 # -- roster and role catalog ---------------------------------------------------------------

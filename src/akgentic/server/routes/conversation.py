@@ -81,7 +81,9 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
 )
 def post_command(team_id: UUID, body: PostCommand, ctx: Ctx) -> Accepted:
     """A ``/command`` for the entry point (or ``to``); its answer comes as a message to the
-    person on the events stream. The answer's ``to`` is the member's address name."""
+    person on the events stream (its ``parentId`` is this ``message_id``), with
+    ``failed`` true when the command is unknown or failed. The answer's ``to`` is the
+    member's address name."""
     runtime = ctx.runtime(team_id)
     to = address_name(body.to) if body.to else runtime.card.entry_point
     try:

@@ -10,7 +10,9 @@ Tool callables are wrapped once more on the way out:
 
 - each tool is checked when it is handed out (see ``guard.py``): a named function, with
   a docstring and a type hint on every parameter, or a ``TypeError`` naming the card,
-  the tool and the fix — at team creation, not in a turn;
+  the tool and the fix — at team creation, not in a turn (a command, handed out by
+  ``get_commands`` and ``get_command_registry``, needs a docstring too: ``/help`` shows
+  it);
 - each argument is checked against its annotation before the tool runs (see
   ``arguments.py``): a wrong type is a ``RetriableError`` naming the argument, the item
   and what was expected, never a raw exception from inside the tool;
@@ -44,7 +46,7 @@ from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater
 from akgentic.tool.core.dependencies import card_label, order_cards
-from akgentic.tool.core.guard import as_the_model_reads, check_tool
+from akgentic.tool.core.guard import as_the_model_reads, check_command, check_tool
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
 from akgentic.tool.errors import ToolObserverGone
@@ -203,6 +205,7 @@ class ToolFactory:
         owners: dict[type[BaseToolParam], int] = {}
         for index, card in enumerate(self.tool_cards):
             for param_cls, fn in card.get_commands().items():
+                check_command(fn, self._label(index))
                 if param_cls in owners:
                     raise ValueError(
                         f"command {param_cls.__name__} is provided by both "
@@ -213,10 +216,14 @@ class ToolFactory:
         return commands
 
     def get_command_registry(self) -> CommandRegistry:
-        """A CommandRegistry holding every command under its callable's ``__name__``."""
+        """A CommandRegistry holding every command under its callable's ``__name__``.
+
+        Raises ``TypeError`` for a command without a docstring (see
+        ``guard.check_command``): ``/help`` would have nothing to say about it."""
         registry = CommandRegistry()
         for index, card in enumerate(self.tool_cards):
             for fn in card.get_commands().values():
+                check_command(fn, self._label(index))
                 registry.register(fn, owner=self._label(index))
         return registry
 

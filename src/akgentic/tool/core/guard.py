@@ -45,6 +45,7 @@ from akgentic.tool.errors import RetriableError, ToolObserverGone
 __all__ = [
     "CONTROL_FLOW",
     "as_the_model_reads",
+    "check_command",
     "check_tool",
     "describe_exception",
     "passes_through",
@@ -168,6 +169,25 @@ def check_tool(fn: Callable[..., Any], owner: str, *, documented: bool) -> None:
                 f"(e.g. {param.name}: str) — the model's argument schema is built from "
                 f"the hints"
             )
+
+
+def check_command(fn: Callable[..., Any], owner: str) -> None:
+    """Refuse a command ``/help`` could not describe; ``owner`` names its card.
+
+    A command is registered under its ``__name__`` and described by its docstring (see
+    ``CommandRegistry``); without one, ``/help`` lists a bare name. Raises ``TypeError``
+    with one line saying what to do, as :func:`check_tool` does for a tool."""
+    name = getattr(fn, "__name__", "")
+    if not callable(fn) or not isinstance(name, str) or not name.isidentifier():
+        raise TypeError(
+            f"{owner}.get_commands() returned {fn!r}: a command must be a named function "
+            f"(def my_command(...)) — it is typed as /its_name"
+        )
+    if not (inspect.getdoc(fn) or "").strip():
+        raise TypeError(
+            f"{owner}.get_commands(): command /{name} has no docstring: write one saying "
+            f"what it does — /help shows it to whoever types the command"
+        )
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:

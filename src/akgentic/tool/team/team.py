@@ -324,17 +324,30 @@ class TeamTool(ToolCard):
             """Remove one member from the team, by name exactly as the roster shows it.
 
             The member stops and leaves the roster; work it had not finished is lost. You
-            cannot fire yourself, the member that hired you (nor whoever hired it), a person,
-            or the team's tools.
+            cannot fire yourself, the member that hired you (nor whoever hired it), the
+            team's entry point (the member the person talks to), a person, or the team's
+            tools.
             """
             observer = self._team_observer()
             members = self._ask(lambda o: o.get_team())
+            entry = self._ask(lambda o: o.get_entry_point())
             above = _hired_by_chain(observer)
-            firable = [m for m in members if _other_member(m, observer) and m not in above]
+            firable = [
+                m
+                for m in members
+                if _other_member(m, observer) and m not in above and m.name != entry
+            ]
             wanted = name.strip()
             target = next((m for m in firable if m.name == wanted), None)
             if target is None:
                 listing = ", ".join(m.name for m in firable) or "nobody"
+                if wanted == entry and any(m.name == wanted for m in members):
+                    raise RetriableError(
+                        f"{entry} is the team's entry point, the member the person talks to: "
+                        f"firing it would leave the person nobody to answer them, so it cannot "
+                        f"be fired. If its work should change, write to {entry} and say so. "
+                        f"Members you can fire: {listing}."
+                    )
                 why = (
                     "cannot be fired"
                     if any(m.name == wanted for m in members)

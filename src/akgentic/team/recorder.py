@@ -1,9 +1,13 @@
 """EventRecorder: persistence is a subscriber on the orchestrator that records everything.
 
 Every telemetry record the orchestrator hands on is appended to the team's event log;
-state changes also update the latest-state table, in the same transaction; an agent's
-``LlmMessageEvent``s and ``ContextReplacedEvent``s maintain its working memory (the model
-context). Records arrive a batch at a time (``on_batch``) and are encoded there, on the
+state changes also update the latest-state table, and an agent's ``LlmMessageEvent``s and
+``ContextReplacedEvent``s its working memory (the model context), in the same
+transaction (``MemoryRow``: the items are the messages' JSON as the event encoded them).
+The log comes first: memory the store refuses is written apart afterwards, or logged,
+and never holds the log back (restore reads the log; the memory is a convenience).
+
+Records arrive a batch at a time (``on_batch``) and are encoded there, on the
 orchestrator's thread, as one *event pack* (``akgentic.storage``): the sends and
 receipts of a batch — the three records of every message a team passes — become arrays
 of numbers and each message's body once, built by C-level loops over the batch, never

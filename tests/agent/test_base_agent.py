@@ -130,10 +130,10 @@ def test_a_runs_messages_and_accounting_are_built_off_the_agents_thread(
     """The turn's reply does not wait for the run's JSON or its accounting: both are built
     on the orchestrator's thread (``notify_event_later``), and hold what was sent."""
     built_on: list[tuple[str, str]] = []
-    encode = llm_events.messages_to_json
+    encode = llm_events._items_json
     record = RequestAccountant.record
 
-    def encoding(messages: Any) -> str:
+    def encoding(messages: Any) -> Any:
         built_on.append(("json", threading.current_thread().name))
         return encode(messages)
 
@@ -141,7 +141,7 @@ def test_a_runs_messages_and_accounting_are_built_off_the_agents_thread(
         built_on.append(("accounting", threading.current_thread().name))
         return record(self, capture)
 
-    monkeypatch.setattr(llm_events, "messages_to_json", encoding)
+    monkeypatch.setattr(llm_events, "_items_json", encoding)
     monkeypatch.setattr(RequestAccountant, "record", recording)
     agent = start(system, team, Script(call("add", a=2, b=3), text("five")), tools=[Calc()])
     reply = system.ask(agent, UserMessage(content="add 2 and 3"), timeout=30)

@@ -8,19 +8,27 @@ from typing import Any
 import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    BinaryContent,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
+    SystemPromptPart,
     TextPart,
     TextPartDelta,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from pydantic_ai.usage import RequestUsage, RunUsage
 
 from akgentic.core import SerializableModel, deserialize, serialize
 from akgentic.llm import (
+    ContextReplacedEvent,
     LlmMessageEvent,
     LlmTextDeltaEvent,
     LlmUsageEvent,
@@ -93,6 +101,59 @@ def test_message_event_rebuilds_the_model_context() -> None:
     ret = messages[2].parts[0]
     assert isinstance(ret, ToolReturnPart)
     assert ret.content == {"__model__": "not.a.Class", "x": "go"}
+
+
+def _varied() -> list[ModelMessage]:
+    """Messages with what JSON encoding could treat differently: bytes (base64),
+    non-ASCII and line separators, floats out of JSON's range, nested tool data."""
+    return [
+        ModelRequest(
+            parts=[
+                SystemPromptPart(content="sys"),
+                UserPromptPart(
+                    content=[
+                        "héllo \u2028 \u00e9 ✓",
+                        BinaryContent(data=b"\x00\xff", media_type="image/png"),
+                    ]
+                ),
+            ]
+        ),
+        ModelResponse(parts=[TextPart("x"), ToolCallPart("t", {"a": float("inf"), "b": 1e300})]),
+        ModelRequest(
+            parts=[ToolReturnPart("t", {"raw": b"bytes", "n": float("nan"), "l": [{}]}, "c1")]
+        ),
+    ]
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_messages_json_is_byte_for_byte_what_the_list_adapter_writes(size: int) -> None:
+    """Built from its messages' items, ``messages_json`` is the very text pydantic-ai's
+    ``ModelMessagesTypeAdapter`` writes for the list (what was stored before), and the
+    items it keeps are that list's items, each the JSON of one message."""
+    messages = _varied()[:size]
+    expected = ModelMessagesTypeAdapter.dump_json(messages).decode()
+    run = LlmMessageEvent.from_messages(messages, run_id="r", agent="bot")
+    replaced = ContextReplacedEvent.from_messages(messages, agent="bot")
+    for event in (run, replaced):
+        assert event.messages_json == expected
+        items = event.message_items()
+        assert items is not None and "[" + ",".join(items) + "]" == expected
+        assert [json.loads(item) for item in items] == json.loads(expected)
+
+
+def test_the_items_are_private_and_an_event_from_storage_has_none() -> None:
+    """The items are never stored or sent, do not make an event unequal to itself read
+    back, and are not trusted once ``messages_json`` is reassigned."""
+    event = LlmMessageEvent.from_messages(_varied(), run_id="r", agent="bot")
+    data = serialize(event)
+    assert set(data) == {"__model__", "run_id", "agent", "messages_json"}
+    restored = deserialize(json.loads(json.dumps(data)))
+    assert isinstance(restored, LlmMessageEvent)
+    assert restored == event and event == restored
+    assert restored.message_items() is None
+    assert LlmMessageEvent(run_id="r", agent="b", messages_json="[]").message_items() is None
+    event.messages_json = "[]"
+    assert event.message_items() is None
 
 
 def test_restored_messages_continue_a_conversation() -> None:

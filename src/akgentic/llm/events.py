@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field
+from pydantic import ConfigDict, Field, PrivateAttr, TypeAdapter
 from pydantic_ai.messages import (
     FunctionToolCallEvent,
     FunctionToolResultEvent,
@@ -60,19 +60,73 @@ def messages_to_json(messages: Sequence[ModelMessage]) -> str:
     return ModelMessagesTypeAdapter.dump_json(list(messages)).decode()
 
 
+_MessageAdapter: TypeAdapter[ModelMessage] = TypeAdapter(
+    ModelMessage,
+    config=ConfigDict(defer_build=True, ser_json_bytes="base64", val_json_bytes="base64"),
+)
+"""One message, encoded exactly as ``ModelMessagesTypeAdapter`` encodes each item of its
+list (same configuration): the list's JSON is its items' JSON joined by commas in
+brackets, which a test checks byte for byte."""
+
+
+class _Items:
+    """Each message's JSON text, kept beside an event's ``messages_json`` (a private
+    attribute): the working memory keeps one row per message, and its writer stores
+    these texts instead of decoding the list to encode every item again.
+
+    A cache, not part of the event's value: pydantic compares private attributes in
+    ``==``, and an event built here must still equal the same event decoded from storage
+    (which has none), so it compares equal to any other and to None."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def __eq__(self, other: object) -> bool:
+        return other is None or isinstance(other, _Items)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def of(self, messages_json: str) -> list[str] | None:
+        """The texts while they still make up ``messages_json`` (same length: the field
+        is not frozen, and one reassigned since makes them stale); None otherwise."""
+        texts = self.texts
+        size = sum(map(len, texts)) + max(len(texts) - 1, 0) + 2
+        return texts if size == len(messages_json) else None
+
+
+def _items_json(messages: Sequence[ModelMessage]) -> tuple[str, _Items]:
+    """The messages' JSON (what :func:`messages_to_json` gives), every message encoded
+    once, and each message's text."""
+    texts = [_MessageAdapter.dump_json(message).decode() for message in messages]
+    return "[" + ",".join(texts) + "]", _Items(texts)
+
+
 class LlmMessageEvent(SerializableModel):
     """The pydantic-ai messages of one run, as JSON; enough to rebuild the model's context."""
 
     run_id: str
     agent: str
     messages_json: str = "[]"
+    _items: _Items | None = PrivateAttr(default=None)
 
     @classmethod
     def from_messages(
         cls, messages: Sequence[ModelMessage], *, run_id: str, agent: str
     ) -> LlmMessageEvent:
         """Record ``messages`` (typically ``result.new_messages()``) of run ``run_id``."""
-        return cls(run_id=run_id, agent=agent, messages_json=messages_to_json(messages))
+        text, items = _items_json(messages)
+        event = cls(run_id=run_id, agent=agent, messages_json=text)
+        event._items = items
+        return event
+
+    def message_items(self) -> list[str] | None:
+        """Each message's JSON text, in order, when this event was built from messages
+        (:meth:`from_messages`); None for one decoded from storage or built from its
+        ``messages_json`` (split that instead). Joined by commas in brackets, the items
+        are ``messages_json`` exactly; they are private, never stored or sent."""
+        return None if self._items is None else self._items.of(self.messages_json)
 
     def to_messages(self) -> list[ModelMessage]:
         """The pydantic-ai messages back, ready for ``Agent.run(message_history=...)``."""
@@ -88,10 +142,18 @@ class ContextReplacedEvent(SerializableModel):
 
     agent: str
     messages_json: str = "[]"
+    _items: _Items | None = PrivateAttr(default=None)
 
     @classmethod
     def from_messages(cls, messages: Sequence[ModelMessage], *, agent: str) -> ContextReplacedEvent:
-        return cls(agent=agent, messages_json=messages_to_json(messages))
+        text, items = _items_json(messages)
+        event = cls(agent=agent, messages_json=text)
+        event._items = items
+        return event
+
+    def message_items(self) -> list[str] | None:
+        """Each message's JSON text, as :meth:`LlmMessageEvent.message_items`."""
+        return None if self._items is None else self._items.of(self.messages_json)
 
     def to_messages(self) -> list[ModelMessage]:
         return ModelMessagesTypeAdapter.validate_json(self.messages_json)

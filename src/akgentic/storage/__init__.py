@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from akgentic.storage._codec import (
     EncodedEvent,
+    MemoryRow,
     StateRow,
+    dump_objects,
     encode_event,
     encode_receipt,
     encode_sent,
@@ -106,6 +108,7 @@ __all__ = [
     "LeaseHolder",
     "LeaseLostError",
     "LeaseStore",
+    "MemoryRow",
     "MemoryStorage",
     "PostgresOptions",
     "PostgresStorage",
@@ -130,6 +133,7 @@ __all__ = [
     "check_team_name",
     "corrupt_rows",
     "decode_pack",
+    "dump_objects",
     "encode_event",
     "encode_receipt",
     "encode_sent",

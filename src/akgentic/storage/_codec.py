@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -32,6 +33,7 @@ from akgentic.storage.records import EventRecord, StateRecord, TeamRecord, TeamS
 __all__ = [
     "EncodedEvent",
     "LoadTime",
+    "MemoryRow",
     "StateRow",
     "decode_event",
     "decode_state",
@@ -44,6 +46,7 @@ __all__ = [
     "encode_sent",
     "encode_state",
     "encode_value",
+    "fold_memory",
     "iso_time",
     "load_iso_time",
     "load_object",
@@ -154,6 +157,44 @@ EncodedEvent = tuple[datetime, str]
 StateRow = tuple[UUID, str, str]
 """An agent's latest state for the latest-state table, encoded: agent id, agent name, and
 the state's JSON text (``encode_state``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """A change to an agent's working memory, handed to an append with its events.
+
+    ``items`` are already JSON text, one JSON object each (the recorder has them from
+    the event that caused the change; a store does not parse them again, as it takes a
+    :data:`StateRow`'s text as given). ``replace``: they become the whole memory (a
+    ``ContextReplacedEvent``); otherwise they are added at its end (an
+    ``LlmMessageEvent``)."""
+
+    agent_id: UUID
+    items: Sequence[str]
+    replace: bool = False
+
+
+def fold_memory(rows: Sequence[MemoryRow]) -> dict[UUID, tuple[bool, list[str]]]:
+    """``rows`` applied in order, per agent: whether the memory is cleared first, then
+    the items added — what a store writes, one agent at a time. A replacement drops what
+    the rows before it added. Raises ``TypeError`` for a row that is not a
+    :class:`MemoryRow` or an item that is not text, before anything is changed."""
+    folded: dict[UUID, tuple[bool, list[str]]] = {}
+    for row in rows:
+        if not isinstance(row, MemoryRow):
+            raise TypeError(f"a working memory change must be a MemoryRow, got {row!r:.80}")
+        items = list(row.items)
+        if isinstance(row.items, str | bytes) or not all(isinstance(i, str) for i in items):
+            raise TypeError(
+                f"the working memory items of agent {row.agent_id} must be a list of JSON "
+                f"texts (str)"
+            )
+        if row.replace or row.agent_id not in folded:
+            folded[row.agent_id] = (row.replace, items)
+        else:
+            folded[row.agent_id][1].extend(items)
+    return folded
+
 
 _RECEIPT = (
     '{{"__model__":"{path}","id":"{id}","parent_id":null,"team_id":{team},'

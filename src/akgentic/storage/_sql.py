@@ -30,6 +30,7 @@ from akgentic.core.excerpt import excerpt
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
     EncodedEvent,
+    MemoryRow,
     StateRow,
     decode_event,
     decode_state,
@@ -38,6 +39,7 @@ from akgentic.storage._codec import (
     dump_objects,
     encode_event,
     encode_state,
+    fold_memory,
     load_object,
 )
 from akgentic.storage._pack import decode_pack
@@ -390,15 +392,58 @@ def upsert_states(cur: Cursor, db: Driver, team_id: UUID, states: Sequence[State
     )
 
 
-def _states_with(
-    db: Driver, team_id: UUID, states: Sequence[StateRow]
+def write_memory(
+    cur: Cursor, db: Driver, team_id: UUID, folded: dict[UUID, tuple[bool, builtins.list[str]]]
+) -> None:
+    """Apply folded working-memory changes (``fold_memory``) in the caller's transaction:
+    per agent, under its lock, clear when asked, then add the items after the last one.
+
+    Agents are locked in id order, so two transactions changing the same agents cannot
+    each hold one lock and wait for the other's; every item of every agent is then
+    inserted by one statement."""
+    team = db.uid(team_id)
+    rows: builtins.list[tuple[Any, Any, int, str]] = []
+    for agent_id in sorted(folded):
+        cleared, items = folded[agent_id]
+        if not cleared and not items:
+            continue
+        key = (team, db.uid(agent_id))
+        db.lock_working_memory(cur, team_id, agent_id)
+        if cleared:
+            cur.execute(
+                "DELETE FROM akgentic_working_memory WHERE team_id = ? AND agent_id = ?", key
+            )
+            start = 0
+        else:
+            row = cur.execute(
+                "SELECT COALESCE(MAX(pos), -1) FROM akgentic_working_memory "
+                "WHERE team_id = ? AND agent_id = ?",
+                key,
+            ).fetchone()
+            start = int(row[0]) + 1
+        rows += [(*key, start + i, item) for i, item in enumerate(items)]
+    if rows:
+        cur.executemany(
+            "INSERT INTO akgentic_working_memory (team_id, agent_id, pos, item) "
+            "VALUES (?, ?, ?, ?)",
+            rows,
+        )
+
+
+def _tables_with(
+    db: Driver, team_id: UUID, states: Sequence[StateRow], memory: Sequence[MemoryRow]
 ) -> Callable[[Cursor], None] | None:
-    """The ``also`` of an append: the latest-state rows written in its transaction."""
-    if not states:
+    """The ``also`` of an append: the latest-state and working-memory rows written in its
+    transaction. The memory rows are checked when it runs, after the events are inserted:
+    a bad one rolls them back too (the append is all or nothing)."""
+    if not states and not memory:
         return None
 
     def also(cur: Cursor) -> None:
-        upsert_states(cur, db, team_id, states)
+        if states:
+            upsert_states(cur, db, team_id, states)
+        if memory:
+            write_memory(cur, db, team_id, fold_memory(memory))
 
     return also
 
@@ -418,20 +463,25 @@ class _Events:
         team_id: UUID,
         events: Sequence[EncodedEvent],
         states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> builtins.list[int]:
         if not events:
             return []
-        also = _states_with(self._db, team_id, states)
+        also = _tables_with(self._db, team_id, states, memory)
         first = self._db.insert_events(team_id, list(events), also)
         return list(range(first, first + len(events)))
 
     def append_packs(
-        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+        self,
+        team_id: UUID,
+        packs: Sequence[bytes],
+        states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> builtins.list[int]:
         counts = check_packs(packs)
         if not packs:
             return []
-        also = _states_with(self._db, team_id, states)
+        also = _tables_with(self._db, team_id, states, memory)
         first = self._db.insert_packs(team_id, [bytes(p) for p in packs], counts, also)
         return list(range(first, first + sum(counts)))
 
@@ -528,28 +578,8 @@ class _WorkingMemory:
         self._write(team_id, agent_id, [], clear=True)
 
     def _write(self, team_id: UUID, agent_id: UUID, raws: builtins.list[str], clear: bool) -> None:
-        db = self._db
-        key = (db.uid(team_id), db.uid(agent_id))
-        with db.write() as cur:
-            db.lock_working_memory(cur, team_id, agent_id)
-            if clear:
-                cur.execute(
-                    "DELETE FROM akgentic_working_memory WHERE team_id = ? AND agent_id = ?", key
-                )
-                start = 0
-            else:
-                row = cur.execute(
-                    "SELECT COALESCE(MAX(pos), -1) FROM akgentic_working_memory "
-                    "WHERE team_id = ? AND agent_id = ?",
-                    key,
-                ).fetchone()
-                start = int(row[0]) + 1
-            if raws:
-                cur.executemany(
-                    "INSERT INTO akgentic_working_memory (team_id, agent_id, pos, item) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(*key, start + i, raw) for i, raw in enumerate(raws)],
-                )
+        with self._db.write() as cur:
+            write_memory(cur, self._db, team_id, {agent_id: (clear, raws)})
 
 
 class _Skills:

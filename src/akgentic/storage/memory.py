@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import (
     EncodedEvent,
+    MemoryRow,
     StateRow,
     decode_event,
     decode_state,
@@ -33,6 +34,7 @@ from akgentic.storage._codec import (
     dump_objects,
     encode_event,
     encode_state,
+    fold_memory,
     iso_time,
     load_iso_time,
     load_object,
@@ -251,8 +253,14 @@ class _Events:
         return self.append_encoded(team_id, [encode_event(m) for m in messages])
 
     def append_encoded(
-        self, team_id: UUID, events: Sequence[EncodedEvent], states: Sequence[StateRow] = ()
+        self,
+        team_id: UUID,
+        events: Sequence[EncodedEvent],
+        states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> list[int]:
+        """Everything checked and built first, then stored under the one lock: nothing
+        left to fail half-way, so the append is all or nothing."""
         batch: list[tuple[str, Text]] = [(iso_time(when), raw) for when, raw in events]
         if not batch:
             return []
@@ -261,23 +269,35 @@ class _Events:
             agent_id: _StateRow(agent_name=name, updated_at=now, raw=raw)
             for agent_id, name, raw in states
         }
-        with self._data.locked():
-            rows = self._data.events.setdefault(team_id, [])
+        folded = fold_memory(memory)
+        data = self._data
+        with data.locked():
+            rows = data.events.setdefault(team_id, [])
             first = len(rows) + 1
             rows.extend(batch)
             if latest:
-                self._data.states.setdefault(team_id, {}).update(latest)
+                data.states.setdefault(team_id, {}).update(latest)
+            for agent_id, (cleared, items) in folded.items():
+                key = (team_id, agent_id)
+                if cleared:
+                    data.memory[key] = items
+                else:
+                    data.memory.setdefault(key, []).extend(items)
         return list(range(first, first + len(batch)))
 
     def append_packs(
-        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+        self,
+        team_id: UUID,
+        packs: Sequence[bytes],
+        states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> list[int]:
         """Expanded into their events, stored as ``append_encoded`` stores them: here a
         row costs no more than a pack would, and a pack that does not decode whole is
         refused before anything is stored."""
         check_packs(packs)
         return self.append_encoded(
-            team_id, [event for pack in packs for event in decode_pack(pack)], states
+            team_id, [event for pack in packs for event in decode_pack(pack)], states, memory
         )
 
     def read(

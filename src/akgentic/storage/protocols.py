@@ -33,7 +33,7 @@ from uuid import UUID
 from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
-from akgentic.storage._codec import EncodedEvent, StateRow
+from akgentic.storage._codec import EncodedEvent, MemoryRow, StateRow
 from akgentic.storage.lease import LeaseStore
 from akgentic.storage.records import (
     CatalogAuditEntry,
@@ -121,23 +121,37 @@ class EventLog(Protocol):
         ...
 
     def append_encoded(
-        self, team_id: UUID, events: Sequence[EncodedEvent], states: Sequence[StateRow] = ()
+        self,
+        team_id: UUID,
+        events: Sequence[EncodedEvent],
+        states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> list[int]:
         """``append_many`` for events already encoded (``encode_event``,
         ``encode_receipt``, ``encode_sent``): a writer that encodes off the store's lock,
         or without building the messages, hands their text over as it is. ``states``
         (agent id, name, ``encode_state`` text) become those agents' latest states in
-        the same transaction, so the latest-state table never lags the log it summarises."""
+        the same transaction, so the latest-state table never lags the log it summarises.
+        ``memory`` (:class:`~akgentic.storage.MemoryRow`) changes agents' working memory
+        in that transaction too, applied in order, as ``WorkingMemoryStore.replace`` and
+        ``append`` would (under the same per-agent lock): one commit for a group, not one
+        more per change. All or nothing: a state or memory row the store cannot take
+        (``TypeError`` for one that is not text) leaves the events unstored as well. With
+        no events nothing is stored, ``states`` and ``memory`` included."""
         ...
 
     def append_packs(
-        self, team_id: UUID, packs: Sequence[bytes], states: Sequence[StateRow] = ()
+        self,
+        team_id: UUID,
+        packs: Sequence[bytes],
+        states: Sequence[StateRow] = (),
+        memory: Sequence[MemoryRow] = (),
     ) -> list[int]:
         """``append_encoded`` for event packs (``akgentic.storage._pack``): their events
-        take the next consecutive numbers, in order, in one transaction with ``states``,
-        committed on return; their numbers. Every reader sees them as if appended one by
-        one (the SQL stores keep each pack as one row). An empty pack, or one whose
-        header is damaged, raises ``ValueError`` before anything is stored."""
+        take the next consecutive numbers, in order, in one transaction with ``states``
+        and ``memory``, committed on return; their numbers. Every reader sees them as if
+        appended one by one (the SQL stores keep each pack as one row). An empty pack, or
+        one whose header is damaged, raises ``ValueError`` before anything is stored."""
         ...
 
     def read(

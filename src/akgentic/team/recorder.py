@@ -1,9 +1,13 @@
 """EventRecorder: persistence is a subscriber on the orchestrator that records everything.
 
 Every telemetry record the orchestrator hands on is appended to the team's event log;
-state changes also update the latest-state table, in the same transaction; an agent's
-``LlmMessageEvent``s and ``ContextReplacedEvent``s maintain its working memory (the model
-context). Records arrive a batch at a time (``on_batch``) and are encoded there, on the
+state changes also update the latest-state table, and an agent's ``LlmMessageEvent``s and
+``ContextReplacedEvent``s its working memory (the model context), in the same
+transaction (``MemoryRow``: the items are the messages' JSON as the event encoded them).
+The log comes first: memory the store refuses is written apart afterwards, or logged,
+and never holds the log back (restore reads the log; the memory is a convenience).
+
+Records arrive a batch at a time (``on_batch``) and are encoded there, on the
 orchestrator's thread, as one *event pack* (``akgentic.storage``): the sends and
 receipts of a batch — the three records of every message a team passes — become arrays
 of numbers and each message's body once, built by C-level loops over the batch, never
@@ -51,9 +55,11 @@ from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
     AddressIndex,
     EncodedEvent,
+    MemoryRow,
     StateRow,
     StorageBundle,
     TeamStatus,
+    dump_objects,
     encode_event,
     encode_state,
     encode_value,
@@ -100,6 +106,33 @@ def _latest_states(batch: list[Message]) -> list[StateRow]:
             rows.append((agent_id, name, encode_state(state)))
         except Exception as exc:  # a custom serializer may raise anything
             logger.error("%s's state cannot be stored in the latest-state table: %s", name, exc)
+    return rows
+
+
+def _memory_rows(batch: list[Message]) -> list[MemoryRow]:
+    """The working-memory changes of ``batch``, in order: each ``LlmMessageEvent`` adds
+    its run's messages to its agent's memory, each ``ContextReplacedEvent`` replaces it.
+
+    The items are the messages' JSON as the event encoded them when it was built
+    (``message_items``): nothing is decoded to be encoded again. An event decoded from
+    storage has none, and its ``messages_json`` is split. A change that cannot be encoded
+    is logged and left out: the memory is a convenience, and the log is complete."""
+    rows: list[MemoryRow] = []
+    for msg in batch:
+        sender = msg.sender
+        if not isinstance(msg, EventMessage) or sender is None:
+            continue
+        event = msg.event
+        if isinstance(event, LlmMessageEvent | ContextReplacedEvent):
+            try:
+                items = event.message_items()
+                if items is None:
+                    items = dump_objects(json.loads(event.messages_json), "messages")
+            except Exception:
+                logger.exception("%s's working memory cannot be updated", sender.name)
+                continue
+            replace = isinstance(event, ContextReplacedEvent)
+            rows.append(MemoryRow(sender.agent_id, items, replace))
     return rows
 
 
@@ -289,14 +322,13 @@ class EventRecorder:
                 tables, self._tables = self._tables, []
                 self._idle = False
             try:
-                firsts = self._append(rows, _latest_states(tables))
+                firsts = self._commit(rows, tables)
             except Exception:
                 if self._retry(rows, tables):
                     continue
                 return
             self._last_commit = time.monotonic()
             self._committed_rows(rows, firsts)
-            self._write_tables(tables)
             # not kept while waiting for the next group: under load a group is a whole
             # backlog, and memory per message must stay flat
             del rows, tables, firsts
@@ -304,16 +336,64 @@ class EventRecorder:
                 self._idle = not self._outbox
                 io.notify_all()
 
-    def _append(self, items: list[_Item], states: list[StateRow]) -> list[int]:
+    def _commit(self, items: list[_Item], tables: list[Message]) -> list[int]:
+        """Store a group with the tables beside the log — the latest states and the
+        working memory — in one transaction; the first number of each item.
+
+        The log comes first. Should the group fail with its working memory changes, it
+        is committed again without them (states kept), and the changes are then written
+        one by one as before they rode with the log, each failure logged: memory the
+        store will not take never holds the log back (restore reads the log, the memory
+        is a convenience). Should it fail without them as well, the log is at fault:
+        the exception goes to the caller, which keeps the group for the next try. (An
+        event log that predates ``memory`` refuses the argument with a ``TypeError`` and
+        takes this way too.)"""
+        states, memory = _latest_states(tables), _memory_rows(tables)
+        if not memory:
+            return self._append(items, states)
+        try:
+            return self._append(items, states, memory)
+        except Exception:
+            logger.exception(
+                "team %s: a group could not be committed with its working memory; "
+                "committing the log without it",
+                self._team_id,
+            )
+        firsts = self._append(items, states)
+        self._memory_apart(memory)
+        return firsts
+
+    def _memory_apart(self, rows: list[MemoryRow]) -> None:
+        """Each working-memory change in a transaction of its own, after its events
+        are committed (the way taken when the group would not take them): a change the
+        store refuses is logged and the others are still tried."""
+        memory, team = self._storage.working_memory, self._team_id
+        for row in rows:
+            try:
+                items = [json.loads(item) for item in row.items]
+                if row.replace:
+                    memory.replace(team, row.agent_id, items)
+                else:
+                    memory.append(team, row.agent_id, items)
+            except Exception:
+                logger.exception("team %s: could not update the working memory", team)
+
+    def _append(
+        self, items: list[_Item], states: list[StateRow], memory: list[MemoryRow] | None = None
+    ) -> list[int]:
         """Store a group, in order, in one transaction; the first number of each item.
 
         All rows (a store fed built messages): one ``append_encoded``. Otherwise one
         ``append_packs``, each run of rows among the packs packed on its own — so a
-        failed commit leaves nothing half-written for the retry to write again."""
+        failed commit leaves nothing half-written for the retry to write again. The
+        latest ``states`` and the ``memory`` changes ride in the same transaction
+        (``memory`` is passed only when there is some)."""
         events = self._storage.events
         team = self._team_id
         if not any(isinstance(item, _Pack) for item in items):
             rows = [item[0] for item in items if not isinstance(item, _Pack)]
+            if memory:
+                return events.append_encoded(team, rows, states, memory)
             return events.append_encoded(team, rows, states)
         datas: list[bytes] = []
         run: list[EncodedEvent] = []
@@ -327,7 +407,10 @@ class EventRecorder:
                 run.append(item[0])
         if run:
             datas.append(pack_encoded(run, self._team_json))
-        first = events.append_packs(team, datas, states)[0]
+        if memory:
+            first = events.append_packs(team, datas, states, memory)[0]
+        else:  # not passed when there is none: a log wrapped by one that predates it works
+            first = events.append_packs(team, datas, states)[0]
         firsts: list[int] = []
         for item in items:
             firsts.append(first)
@@ -417,17 +500,6 @@ class EventRecorder:
                 continue
         return None
 
-    def _write_tables(self, batch: list[Message]) -> None:
-        """The working memory beside the log is a convenience (restore reads the log): a
-        failure here is logged and loses nothing."""
-        for msg in batch:
-            sender = msg.sender
-            if isinstance(msg, EventMessage) and sender is not None:
-                try:
-                    self._working_memory(sender.agent_id, msg.event)
-                except Exception:
-                    logger.exception("team %s: could not update the working memory", self._team_id)
-
     def written(self, timeout: float = 60.0) -> bool:
         """Block until everything handed to the writer is committed (and its tables
         written); False after ``timeout``."""
@@ -441,14 +513,6 @@ class EventRecorder:
         writer = self._writer
         if writer is not None:
             writer.join(timeout)
-
-    def _working_memory(self, agent_id: UUID, event: object) -> None:
-        """Keep the agent's working memory: its last replacement, then every later run."""
-        memory = self._storage.working_memory
-        if isinstance(event, LlmMessageEvent):
-            memory.append(self._team_id, agent_id, json.loads(event.messages_json))
-        elif isinstance(event, ContextReplacedEvent):
-            memory.replace(self._team_id, agent_id, json.loads(event.messages_json))
 
     def set_restoring(self, team_id: UUID, restoring: bool) -> None:
         """Replayed history is already in the log: it is not recorded again."""

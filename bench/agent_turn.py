@@ -327,12 +327,18 @@ def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
     gc.collect()
     own = {side: _thread_cpu(idents) for side, idents in threads.items()}
     whole, main = time.process_time(), time.thread_time()
+    pooled = 0.0  # what pydantic-ai's worker threads did in the baselines' turns
     for i in range(turns):
         for side in order.sample(sides, len(sides)):
+            pool = _pool_cpu() if side in histories else 0.0
             start, on_main = time.perf_counter(), time.thread_time()
             turn(side, i)
             spent[side] += time.perf_counter() - start
             cpu[side] += time.thread_time() - on_main
+            if side in histories:  # run_sync calls the model function in a worker thread
+                used = _pool_cpu() - pool
+                cpu[side] += used
+                pooled += used
     for side in order.sample(list(orchestrators), len(orchestrators)):
         start, on_main = time.perf_counter(), time.thread_time()
         settle(side)
@@ -340,9 +346,10 @@ def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
         cpu[side] += time.thread_time() - on_main
     for side, idents in threads.items():
         cpu[side] += _thread_cpu(idents) - own[side]
-    # what no side's own threads nor the main thread did: the recorder's writer and the
-    # store's checkpoint, which only the recorded side has
-    rest = (time.process_time() - whole) - (time.thread_time() - main)
+    # what neither the main thread, nor a side's own threads, nor pydantic-ai's worker
+    # threads did: the recorder's writer, the store's checkpoint and the deferred
+    # channels' clock, which only the recorded side has
+    rest = (time.process_time() - whole) - (time.thread_time() - main) - pooled
     cpu["ak_recorded"] += rest - sum(_thread_cpu(i) - own[s] for s, i in threads.items())
     system.shutdown(10)
     storage.close()
@@ -350,6 +357,13 @@ def paired(turns: int, history: int = 0, seed: int = 0) -> dict[str, float]:
     out = {side: seconds / turns * 1e3 for side, seconds in spent.items()}
     out.update({f"cpu_{side}": seconds / turns * 1e3 for side, seconds in cpu.items()})
     return out
+
+
+def _pool_cpu() -> float:
+    """CPU seconds pydantic-ai's worker threads (anyio's) have used so far."""
+    return _thread_cpu(
+        [t.ident for t in threading.enumerate() if t.ident and t.name.startswith("AnyIO")]
+    )
 
 
 def _thread_cpu(idents: list[int]) -> float:
@@ -501,8 +515,9 @@ def main() -> None:
             )
         print(f"  baseline turn (ms)    {statistics.median(b['base'] for b in blocks):.2f}")
         print(
-            "  CPU per turn, each side's own (the main thread in its turns, plus its team's "
-            "threads over the block: agent, orchestrator; recorded: writer, checkpoint too)"
+            "  CPU per turn, each side's own (the main thread in its turns; the baselines: "
+            "pydantic-ai's worker thread in their turns; an agent: its team's threads over "
+            "the block: agent, orchestrator; recorded: writer, checkpoint, clock too)"
         )
         for label, key in (
             ("default (events)", "ak"),

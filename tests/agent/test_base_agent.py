@@ -25,6 +25,7 @@ from akgentic.core import (
     CancelMessage,
     ErrorMessage,
     EventMessage,
+    Orchestrator,
     UserMessage,
     WarningMessage,
 )
@@ -35,6 +36,7 @@ from akgentic.llm import (
     ToolReturnEvent,
     UsageLimitsConfig,
     UsageLimitSet,
+    count_tokens,
 )
 from akgentic.llm import events as llm_events
 from akgentic.tool.core import (
@@ -161,6 +163,44 @@ def test_a_runs_messages_and_accounting_are_built_off_the_agents_thread(
     assert run.to_messages() == history  # the run's messages, as they were sent
     assert [a.request for a in accounted] == [1, 2]
     assert accounted[1].input_tokens > accounted[0].input_tokens  # the tool's return is new
+
+
+def test_a_tools_object_is_recorded_as_it_was_returned(system: ActorSystem) -> None:
+    """A tool that returns its own object (here the ledger itself) may change it after
+    the run: the run's record and its accounting hold what the model was given. The team
+    has no subscriber, so nothing is built before the query at the end (after the second
+    turn changed the ledger)."""
+    ledger: dict[str, int] = {}
+
+    class Ledger(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def note(key: str) -> dict[str, int]:
+                """Note ``key``; every entry so far (the ledger itself)."""
+                ledger[key] = len(ledger) + 1
+                return ledger
+
+            return [note]
+
+    orchestrator = system.createActor(Orchestrator)
+    script = Script(call("note", key="a"), text("noted"), call("note", key="b"), text("noted"))
+    agent = system.createActor(
+        agent_class(script),
+        config=AgentConfig(name="@Agent", role="Clerk", tools=[Ledger()], stream_events=False),
+        team_id=orchestrator.team_id,
+    )
+    for line in ("note a", "note b"):
+        system.ask(agent, UserMessage(content=line), timeout=30)
+    assert ledger == {"a": 1, "b": 2}
+    events = system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_events()
+    runs = [e.event for e in events if isinstance(e.event, LlmMessageEvent)]
+    first = runs[0].to_messages()
+    returned = [p for m in first for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [p.content for p in returned] == [{"a": 1}]  # not the ledger as it is now
+    accounted = [e.event for e in events if isinstance(e.event, PromptAccountingEvent)]
+    sent = returned[0].model_response_str()
+    assert sent == '{"a":1}'
+    message = [p for p in accounted[1].parts if p.channel == "message"]  # the return
+    assert sum(p.tokens for p in message) == count_tokens(sent)
 
 
 def test_a_retriable_error_reaches_the_model_as_a_retry(system: ActorSystem, team: Team) -> None:

@@ -309,10 +309,11 @@ def test_an_event_built_later_is_built_on_the_orchestrators_thread_in_its_place(
     assert later.sender == echo and later.team_id == team.team_id
     assert later.event.sender == echo and later.event.team_id == team.team_id
     assert before <= later.timestamp <= after  # stamped when it was reported
+    assert later.event.timestamp == later.timestamp  # the event's own too
     assert later.timestamp <= events[2].timestamp
 
 
-def test_an_event_that_cannot_be_built_leaves_a_warning_in_its_place(
+def test_an_event_that_cannot_be_built_leaves_an_error_in_its_place(
     system: ActorSystem, team: Team, caplog: pytest.LogCaptureFixture
 ) -> None:
     echo = system.createActor(Echo, team_id=team.team_id)
@@ -324,9 +325,11 @@ def test_an_event_that_cannot_be_built_leaves_a_warning_in_its_place(
     hand_on(system, team.orchestrator, echo)
     events = team.recorder.wait_for_type(EventMessage, 2)
     assert [e.event.n for e in events] == [1, 3]  # the others are there
-    warning = team.recorder.wait_for_type(WarningMessage)[0]
-    assert warning.sender == echo
-    assert "an event could not be built (RuntimeError: no encoder today)" in warning.content
+    error = team.recorder.wait_for_type(ErrorMessage)[0]
+    assert error.sender == echo
+    assert "an event could not be built (RuntimeError: no encoder today)" in error.content
+    assert "missing from the team's stream" in error.content
+    assert "RuntimeError: no encoder today" in error.traceback
     assert "no encoder today" in caplog.text
 
 

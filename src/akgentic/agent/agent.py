@@ -47,7 +47,7 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 from pydantic_ai import Agent, ModelRetry, RunContext, Tool
-from pydantic_ai.messages import ModelMessage, SystemPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
@@ -126,6 +126,21 @@ def message_text(msg: Message) -> str | None:
     """The text a message carries (its ``content``), or None."""
     content = getattr(msg, "content", None)
     return content if isinstance(content, str) else None
+
+
+_VALUES = (str, int, float, bool, type(None))
+
+
+def _returns_are_values(messages: Sequence[ModelMessage]) -> bool:
+    """Whether every tool return in ``messages`` is a plain value (text, a number, None),
+    which nobody can change afterwards; a tool's object (a dict, a model) is its owner's."""
+    return all(
+        type(part.content) in _VALUES
+        for message in messages
+        if isinstance(message, ModelRequest)
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+    )
 
 
 def is_cancel(msg: Message) -> bool:
@@ -496,13 +511,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def _publish_run(self, new: list[ModelMessage], run_usage: RunUsage) -> None:
         """Publish the run's messages and usage. The messages' JSON is built on the
-        orchestrator's thread (``notify_event_later``): a finished run's messages are not
-        changed afterwards — the history keeps them as they are, and a later run only
-        reads them — so the turn's reply need not wait for their encoding."""
+        orchestrator's thread (``notify_event_later``), so the turn's reply need not wait
+        for their encoding: pydantic-ai does not change a finished run's messages (the
+        history keeps them as they are; a later run reads them through copies). Unless a
+        tool returned an object rather than a plain value: the card that returned it may
+        still change it, so that run is encoded now, as it was returned."""
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
-        self.notify_event_later(
-            partial(LlmMessageEvent.from_messages, new, run_id=run_id, agent=self.config.name)
-        )
+        build = partial(LlmMessageEvent.from_messages, new, run_id=run_id, agent=self.config.name)
+        if _returns_are_values(new):
+            self.notify_event_later(build)
+        else:
+            self.notify_event(build())
         self._settle_absorbed()
         model_name = getattr(self._agent.model, "model_name", "")
         self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name))

@@ -502,12 +502,18 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         it, and the orchestrator builds a batch of them in a row. The contract:
 
         - The event takes its place on the team stream now: its order among this actor's
-          records, its timestamp and its parent message are the call's.
+          records, its timestamp and its parent message are the call's (the event's own
+          too, when it is a ``Message``).
         - ``build`` is called at most once (never, when the team is gone first), later and
           on another thread: it must read only what was captured when it was made, never
-          state this actor changes afterwards.
-        - A ``build`` that raises is logged, and a ``WarningMessage`` saying what failed
+          state this actor changes afterwards. When: at the orchestrator's next drain —
+          within ``DEFER_DELAY`` with an event store subscribed, at once with a live
+          subscriber, and otherwise at the next query or every ``LAZY_BATCH`` records.
+        - A ``build`` that raises is logged, and an ``ErrorMessage`` saying what failed
           takes the event's place: the stream shows the gap instead of hiding it.
+        - Whatever the event holds by reference must not change before it is built:
+          publish with :meth:`notify_event` when it might (a tool's return value that the
+          tool's owner may still modify).
         """
         self._channel.emit(KIND_REPORT, self._address, LaterEvent(build, self._current_message))
 

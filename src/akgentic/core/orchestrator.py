@@ -21,6 +21,7 @@ import contextlib
 import logging
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -48,6 +49,7 @@ from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.messages.message import Message
 from akgentic.core.messages.orchestrator import (
+    ErrorMessage,
     EventMessage,
     ProcessedMessage,
     ReceivedMessage,
@@ -58,7 +60,6 @@ from akgentic.core.messages.orchestrator import (
     TeamMetadataEvent,
     TeamStoppingEvent,
     TelemetryMessage,
-    WarningMessage,
 )
 from akgentic.core.serialization import SerializableModel
 
@@ -326,23 +327,28 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def _build_later(self, record: Record) -> TelemetryMessage:
         """The ``EventMessage`` of a :class:`LaterEvent` record, stamped as its actor's
         ``_report`` would have stamped it when it reported it (sender, team, parent, the
-        record's time). A build that raises becomes a ``WarningMessage`` saying so."""
+        record's time — an event that is itself a ``Message`` too). A build that raises
+        becomes an ``ErrorMessage`` saying what is missing, with the traceback."""
         _, ts, sender, later, _ = record
+        when = datetime.fromtimestamp(ts, UTC)
         msg: TelemetryMessage
         try:
             event = later.build()
             if isinstance(event, Message):
                 event.init(sender, self._team_id, later.parent)
+                event.__dict__["timestamp"] = when
             msg = EventMessage(event=event)
         except Exception as exc:
             who = sender.name if sender is not None else "an actor"
-            logger.warning("%s: an event could not be built", who, exc_info=exc)
-            msg = WarningMessage(
+            logger.error("%s: an event could not be built", who, exc_info=exc)
+            msg = ErrorMessage(
+                content_type="error",
                 content=f"{who}: an event could not be built ({type(exc).__name__}: {exc}); "
-                f"it is missing from the team's stream"
+                f"it is missing from the team's stream",
+                traceback="".join(traceback.format_exception(exc)),
             )
         msg.init(sender, self._team_id, later.parent)
-        msg.__dict__["timestamp"] = datetime.fromtimestamp(ts, UTC)
+        msg.__dict__["timestamp"] = when
         return msg
 
     def _apply(self, msg: TelemetryMessage) -> None:

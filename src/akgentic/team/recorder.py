@@ -353,11 +353,12 @@ class EventRecorder:
             return self._append(items, states)
         try:
             return self._append(items, states, memory)
-        except Exception:
-            logger.exception(
-                "team %s: a group could not be committed with its working memory; "
+        except Exception as exc:  # the traceback comes with the next failure, if any
+            logger.warning(
+                "team %s: a group could not be committed with its working memory (%r); "
                 "committing the log without it",
                 self._team_id,
+                exc,
             )
         firsts = self._append(items, states)
         self._memory_apart(memory)

@@ -127,6 +127,7 @@ class RequestCapture:
     usage: ProviderUsage
     system_layout: Layout
     turn_layout: Layout | None
+    said: tuple[tuple[Role, str], ...] | None
     rules: PrefixCacheRules | None
     now: float
     run_id: str
@@ -160,6 +161,11 @@ class RequestAccountant:
             cache_size
         )
         self._history: _History = _History()
+        # what each request's parts said when it was sent (a capture renders them):
+        # a tool's return value is the tool's object, which its owner may change later
+        self._said: _Bounded[int, tuple[object, tuple[tuple[Role, str], ...]]] = _Bounded(
+            cache_size
+        )
 
     # -- counting ---------------------------------------------------------------------
     def count(self, segment: Segment) -> Counted:
@@ -214,25 +220,36 @@ class RequestAccountant:
         self, message: ModelMessage, new: bool, turn: Layout | None = None
     ) -> tuple[Counted, ...]:
         """``message``'s parts counted; ``turn``: the layout of the turn's prompt, for
-        the new message (its body, context block and sections)."""
+        the new message (its body, context block and sections). A request's parts are
+        read as they were when it was sent, when a capture rendered them then."""
         key = (id(message), new)
         entry = self._messages.get(key)
         if entry is None or entry[0] is not message:
+            said = self._said.get(id(message))
+            texts = said[1] if said is not None and said[0] is message else None
+            if texts is not None and len(texts) != len(message.parts):
+                texts = None
             counted = tuple(
-                self._part(message, part, new, index == 0, turn)
+                self._part(message, part, new, index == 0, turn, texts[index] if texts else None)
                 for index, part in enumerate(message.parts)
             )
             entry = self._messages.put(key, (message, counted))
         return entry[1]
 
     def _part(
-        self, message: ModelMessage, part: Any, new: bool, first: bool, turn: Layout | None
+        self,
+        message: ModelMessage,
+        part: Any,
+        new: bool,
+        first: bool,
+        turn: Layout | None,
+        said: tuple[Role, str] | None = None,
     ) -> Counted:
         channel: Channel = "message" if new else "history"
         if isinstance(message, ModelResponse):
             text = _response_part(part)
             return self.count(Segment.single("assistant", text, Source(channel), opens=first))
-        role, text = _request_part(part)
+        role, text = said if said is not None else _request_part(part)
         if new and isinstance(part, UserPromptPart) and turn is not None and turn[0] == text:
             return self.count(Segment(role, text, turn[1], opens_message=True))
         return self.count(Segment.single(role, text, Source(channel), opens=True))
@@ -281,10 +298,21 @@ class RequestAccountant:
     ) -> RequestCapture:
         """Take the request ``request_context`` describes, sent at ``now``, for
         :meth:`record`; ``rules``: the cache's rules for it (None: the ones set). Cheap:
-        nothing is counted, and nothing of this accountant is read or changed."""
+        nothing is counted, and nothing of this accountant is read or changed. What the
+        record reads that could change afterwards is taken now: the layouts of the
+        prompts, the text of the new message's parts (a tool's return value is its
+        owner's object), the map of the tools' sources (built from the agent's cards)."""
         usage = response.usage if response is not None else None
+        messages = tuple(request_context.messages)
+        last = messages[-1] if messages else None
+        said = (
+            tuple(_request_part(part) for part in last.parts)
+            if isinstance(last, ModelRequest)
+            else None
+        )
+        self.wiring.prepare_tool_sources()
         return RequestCapture(
-            messages=tuple(request_context.messages),
+            messages=messages,
             params=request_context.model_request_parameters,
             model=getattr(request_context.model, "model_name", "") or "",
             usage=ProviderUsage(
@@ -295,6 +323,7 @@ class RequestAccountant:
             ),
             system_layout=self.wiring.system_layout,
             turn_layout=self.wiring.turn_layout,
+            said=said,
             rules=rules,
             now=now,
             run_id=run_id,
@@ -306,6 +335,9 @@ class RequestAccountant:
         were taken, from one thread at a time."""
         if capture.rules is not None:
             self.cache.rules = capture.rules
+        messages = capture.messages
+        if capture.said is not None:
+            self._said.put(id(messages[-1]), (messages[-1], capture.said))
         head, history, tail = self._sections(
             capture.messages, capture.params, capture.system_layout, capture.turn_layout
         )

@@ -211,6 +211,12 @@ class PromptWiring:
             return toolset
         return CardTaggedToolset(wrapped=toolset, card=self._label(self._factory, toolset))
 
+    def prepare_tool_sources(self) -> None:
+        """Build the map of the tools' sources now, on the caller's thread: it is read
+        from the agent's factory and toolsets, and the accountant's ``record``, which
+        only reads the map, runs on the orchestrator's."""
+        self._tool_map()
+
     def _tool_map(self) -> dict[str, Source]:
         if self._tools is None:
             tools: dict[str, Source] = {}

@@ -199,6 +199,11 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     expect(palette).to_be_hidden()
     page.press("#message", "Enter")
     expect(page.locator(".msg.member").last).to_contain_text("Conversation cleared.")
+    expect(page.locator(".msg.member .sent.failed")).to_have_count(0)
+    say(page, "/nope")  # an unknown command: its answer is marked failed, and shown so
+    failed = page.locator(".msg.member").last.locator(".sent.failed")
+    expect(failed).to_contain_text("Unknown command /nope")
+    expect(failed).to_have_attribute("role", "alert")
 
     # the timeline, filtered by member and kind
     show(page, "timeline")

@@ -167,7 +167,7 @@ export class TeamModel {
     }
     const asks = d.to === this.human && d.type === "request";
     const turn = this.open.get(d.from);
-    const part = { kind: asks ? "question" : "message", id: d.id, from: d.from, to: d.to, type: d.type, text: d.content ?? `(${d.kind})`, answer: null };
+    const part = { kind: asks ? "question" : "message", id: d.id, from: d.from, to: d.to, type: d.type, text: d.content ?? `(${d.kind})`, answer: null, failed: Boolean(d.failed) };
     if (turn) {
       const said = turn.parts.filter((p) => p.kind === "text").map((p) => p.text).join("").trim();
       if (!asks && !turn.answered && said && said === part.text.trim()) {

@@ -185,7 +185,9 @@ export class ChatView {
           h("span", { class: "muted" }, `asks ${part.to}: `), h("span", { class: "question-text" }, part.text),
           part.answer ? h("div", { class: "answered" }, "You answered: ", h("q", {}, part.answer)) : h("div", { class: "muted" }, "Waiting for your answer below."));
       case "message":
-        return h("div", { class: "sent" }, h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), part.text);
+        // the answer to an unknown or failed /command is marked failed by the agent
+        return h("div", { class: part.failed ? "sent failed" : "sent", role: part.failed ? "alert" : null },
+          h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), part.text);
       case "error":
         return h("div", { class: "error", role: "alert" }, `${part.level}: ${part.text}`);
       default:

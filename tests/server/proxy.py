@@ -2,7 +2,9 @@
 
 Each of the first ``drops`` connections is cut (both sides closed) once ``cut_after``
 bytes have gone from the server to the client; later connections pass untouched.
-:meth:`cut_open` cuts every connection open now, whenever a test says so.
+:meth:`cut_open` cuts every connection open now, whenever a test says so. A new
+connection is put through to ``upstream_port`` as it is then (a test may point the
+proxy elsewhere), once ``admit`` is set (a test clears it to hold reconnections back).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class DroppingProxy:
         self.port = self._listener.getsockname()[1]
         self._closed = False
         self._open: set[socket.socket] = set()
+        self.admit = threading.Event()
+        self.admit.set()
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -35,6 +39,7 @@ class DroppingProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            self.admit.wait(60)
             upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
             with self._lock:
                 self._open.update((client, upstream))

@@ -16,6 +16,7 @@ from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
 from akgentic.team import TeamCard
 from tests.server.conftest import RESEARCH, TURNS, Served
+from tests.server.stub import StubServer
 
 TOKEN = "s3cret-token-of-some-length"
 
@@ -27,6 +28,37 @@ def test_health_and_cards(served: Served) -> None:
     assert set(cards) == {"research", "analyst", "turns"}
     assert cards["research"].entry_point == "@Manager"
     assert cards["research"].members == ["@Manager", "@Worker"]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "content_type", "said"),
+    [
+        (503, "<h1>Service Unavailable</h1>", "text/html", "503: 503 Service Unavailable"),
+        (503, '{"detail": "maintenance"}', "application/json", "503: maintenance"),
+        (404, "Not Found", "text/plain", "404: 404 Not Found"),
+        (401, '{"detail": "who are you?"}', "application/json", "401: who are you?"),
+    ],
+)
+def test_health_of_something_that_is_not_a_server_is_a_server_error(
+    status: int, body: str, content_type: str, said: str
+) -> None:
+    """Only a draining server's 503 (a Health body) is an answer; any other error answer
+    is a ServerError with the body's detail, or the status line."""
+    with (
+        StubServer(status, body, content_type) as stub,
+        AkgenticClient(stub.url) as client,
+        pytest.raises(ServerError) as err,
+    ):
+        client.health()
+    assert type(err.value) is ServerError and err.value.status == status
+    assert str(err.value) == said
+
+
+def test_health_of_nothing_listening_says_it_cannot_reach_it() -> None:
+    with AkgenticClient("http://127.0.0.1:9") as client, pytest.raises(ServerError) as err:
+        client.health()
+    assert err.value.status == 0
+    assert str(err.value).startswith("cannot reach http://127.0.0.1:9: ")
 
 
 def test_create_list_get_rename_delete(served: Served) -> None:

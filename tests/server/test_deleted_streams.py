@@ -1,9 +1,11 @@
 """A deleted team's streams: its own stream says ``deleted`` (with the team's id) after
 its last record and ends — never ``stopped`` then keep-alives forever — and the
 all-teams stream says ``deleted`` for it; the client's ``follow`` raises
-``TeamDeletedError`` after yielding every record. Nothing sleeps: readers count
-keep-alives (a stream still open after many of them has not ended) and tests wait on
-events with bounds."""
+``TeamDeletedError`` after yielding every record, and on a reconnection too when the
+server says ``team_not_found`` — but never for a 404 from something else (a wrong base
+URL, a proxy), which is a ``ServerError`` saying what to check. Nothing sleeps: readers
+count keep-alives (a stream still open after many of them has not ended) and tests wait
+on events with bounds."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from uuid import UUID
 import httpx
 import pytest
 
-from akgentic.client import TeamDeletedError, parse_sse
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamDeletedError, parse_sse
 from tests.server.conftest import Served, kind, until
+from tests.server.proxy import DroppingProxy
+from tests.server.stub import StubServer
 
 KEEP_ALIVES = 25
 """Keep-alives after the delete after which a stream is taken for one that never ends."""
@@ -177,3 +181,128 @@ def test_follow_yields_every_record_then_raises_team_deleted(served: Served) -> 
     assert failure[0].team_id == team.team_id and failure[0].status == 410
     assert str(team.team_id) in str(failure[0])
     assert isinstance(team.team_id, UUID)
+
+
+@dataclass
+class Follower:
+    """``team.follow`` through a proxy, on a thread: the seqs yielded, what it raised,
+    and an event set once it has yielded the record ``last``."""
+
+    team: RemoteTeam
+    proxy: DroppingProxy
+    last: int
+    got: list[int] = field(default_factory=list)
+    failure: list[BaseException] = field(default_factory=list)
+    caught_up: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self) -> None:
+        with AkgenticClient(self.proxy.url) as client:
+            try:
+                for record in client.get_team(self.team.team_id).follow(end_when_stopped=False):
+                    self.got.append(record.seq)
+                    if record.seq >= self.last:
+                        self.caught_up.set()
+            except BaseException as exc:
+                self.failure.append(exc)
+
+    def join(self) -> None:
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+
+
+def _followed(served: Served) -> tuple[RemoteTeam, DroppingProxy, Follower]:
+    """A stopped team with a turn in its log, followed through a proxy up to its last
+    record (the stream then stays open: ``end_when_stopped=False``)."""
+    team = served.client.create_team("turns")
+    team.send("hello")
+    until(team, lambda r: kind(r) == "End")
+    team.stop()
+    port = httpx.URL(served.url).port
+    assert port is not None
+    proxy = DroppingProxy(port, cut_after=0, drops=0)
+    follower = Follower(team, proxy, served.storage.events.last_seq(team.team_id))
+    assert follower.caught_up.wait(30)
+    return team, proxy, follower
+
+
+def test_a_reconnection_to_a_purged_team_raises_team_deleted(served: Served) -> None:
+    """The connection drops; the team is purged before the client is back: the server's
+    404 says ``team_not_found``, so ``follow`` ends as for a deleted team."""
+    team, proxy, follower = _followed(served)
+    proxy.admit.clear()  # the reconnection waits until the team is gone
+    assert proxy.cut_open() == 2
+    served.client.delete_team(team.team_id, purge=True)
+    proxy.admit.set()
+    follower.join()
+    proxy.close()
+    assert follower.got == list(range(1, follower.last + 1))
+    assert len(follower.failure) == 1, follower.failure
+    failure = follower.failure[0]
+    assert isinstance(failure, TeamDeletedError) and failure.team_id == team.team_id
+
+
+def test_a_reconnection_answered_404_by_something_else_is_an_error_saying_what_to_check(
+    served: Served,
+) -> None:
+    """The connection drops and the address now reaches another server (a proxy's plain
+    404): the team is not taken for deleted; ``follow`` raises a one-line ServerError
+    naming the address to check."""
+    team, proxy, follower = _followed(served)
+    with StubServer(404, "<html><body><h1>404 Not Found</h1></body></html>", "text/html") as stub:
+        proxy.upstream_port = stub.port
+        assert proxy.cut_open() == 2
+        follower.join()
+    proxy.close()
+    assert follower.got == list(range(1, follower.last + 1))
+    assert len(follower.failure) == 1, follower.failure
+    failure = follower.failure[0]
+    assert type(failure) is ServerError and failure.status == 404, failure
+    said = str(failure)
+    assert "\n" not in said
+    assert said == (
+        f"404: {proxy.url}/teams/{team.team_id}/events is no team's event stream (404 Not "
+        f"Found); check that {proxy.url} is the akgentic server's address, with the path "
+        f"prefix a proxy serves it under, and that it is an akgentic server "
+        f"(GET {proxy.url}/health says its version)"
+    )
+    assert served.client.info(team.team_id).status == "STOPPED"  # the team is still there
+
+
+def test_following_under_a_wrong_path_prefix_says_to_check_the_base_url(served: Served) -> None:
+    """A base URL with a path the server does not serve under: the server's own 404 (no
+    such route, no ``team_not_found``) is an error saying to check the base URL."""
+    team = served.client.create_team("turns")
+    with AkgenticClient(f"{served.url}/api") as wrong, pytest.raises(ServerError) as err:
+        next(RemoteTeam(wrong, team.info).follow(idle_timeout=5))
+    assert type(err.value) is ServerError and err.value.status == 404
+    said = str(err.value)
+    assert "\n" not in said
+    assert f"no route GET /api/teams/{team.team_id}/events" in said
+    assert f"check that {served.url}/api is the akgentic server's address" in said
+
+
+def test_the_server_s_404_for_an_unknown_team_carries_the_code_team_not_found(
+    served: Served,
+) -> None:
+    team = served.client.create_team("turns")
+    served.client.delete_team(team.team_id, purge=True)
+    for path in ("", "/events", "/messages", "/members"):
+        response = httpx.get(f"{served.url}/teams/{team.team_id}{path}", timeout=30)
+        assert response.status_code == 404, path
+        assert response.json() == {
+            "detail": f"no team {team.team_id}; list the teams with GET /teams",
+            "code": "team_not_found",
+        }
+    with pytest.raises(ServerError) as err:
+        served.client.info(team.team_id)
+    assert err.value.code == "team_not_found"
+    with pytest.raises(ServerError) as err:  # never followed: an error, not a deletion
+        next(team.follow(idle_timeout=5))
+    assert type(err.value) is ServerError and err.value.code == "team_not_found"
+    assert str(err.value) == f"404: no team {team.team_id}; list the teams with GET /teams"
+    nowhere = httpx.get(f"{served.url}/nowhere", timeout=30).json()
+    assert "code" not in nowhere  # a route the server lacks has no code

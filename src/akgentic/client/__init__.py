@@ -15,8 +15,10 @@ from akgentic.client.client import (
     decode_event,
 )
 from akgentic.client.models import (
+    TEAM_NOT_FOUND,
     Accepted,
     CardInfo,
+    ErrorBody,
     Health,
     MemberInfo,
     TeamInfo,
@@ -27,9 +29,11 @@ from akgentic.client.models import (
 from akgentic.client.sse import SseEvent, parse_sse
 
 __all__ = [
+    "TEAM_NOT_FOUND",
     "Accepted",
     "AkgenticClient",
     "CardInfo",
+    "ErrorBody",
     "Health",
     "MemberInfo",
     "RemoteCatalog",

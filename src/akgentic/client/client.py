@@ -11,8 +11,9 @@ A script written against a local team runs unchanged against a server::
 :meth:`RemoteTeam.follow` reads the team's SSE stream and decodes each event back into
 an ``EventRecord``; when the connection drops it reconnects with ``Last-Event-ID`` and
 goes on, so nothing is lost or repeated; a team deleted meanwhile ends it with
-:class:`TeamDeletedError`. Any error answer raises :class:`ServerError` with the server's
-reason.
+:class:`TeamDeletedError` — known by the server's word (its ``deleted`` event, or the code
+``team_not_found``), never by a bare 404, which may come from a wrong base URL or a proxy.
+Any error answer raises :class:`ServerError` with the server's reason.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -32,6 +33,7 @@ import httpx
 from akgentic.agent.accounting import UsageReport
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
+    TEAM_NOT_FOUND,
     Accepted,
     CardInfo,
     Health,
@@ -57,12 +59,14 @@ RECONNECTS = 20
 
 
 class ServerError(Exception):
-    """The server answered an error (``status``), or could not be reached (``status`` 0)."""
+    """The server answered an error (``status``), or could not be reached (``status`` 0).
+    ``code`` is the answer's stable error code (``ErrorBody.code``), when it has one."""
 
-    def __init__(self, status: int, detail: str) -> None:
+    def __init__(self, status: int, detail: str, code: str | None = None) -> None:
         super().__init__(f"{status}: {detail}" if status else detail)
         self.status = status
         self.detail = detail
+        self.code = code
 
 
 class TeamDeletedError(ServerError):
@@ -126,14 +130,17 @@ class AkgenticClient:
         """The server's tool catalog, with ``CatalogService``'s verbs."""
 
     # -- plumbing --------------------------------------------------------------------------
-    def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """One call; :class:`ServerError` for an error answer or no answer."""
+    def request(
+        self, method: str, path: str, *, allow: Collection[int] = (), **kwargs: Any
+    ) -> httpx.Response:
+        """One call; :class:`ServerError` for no answer, or for an error answer whose
+        status is not in ``allow`` (those the caller reads itself)."""
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
-        if response.status_code >= 400:
-            raise ServerError(response.status_code, _detail(response))
+        if response.status_code >= 400 and response.status_code not in allow:
+            raise _server_error(response)
         return response
 
     def stream(self, path: str, **kwargs: Any) -> Any:
@@ -157,15 +164,11 @@ class AkgenticClient:
     def health(self) -> Health:
         """The server's health: ``status`` ``ok``, or ``draining`` (a 503: the server is
         stopping; reads still work, new work is refused). :class:`ServerError` otherwise."""
-        try:
-            response = self._http.request("GET", "/health")
-        except httpx.HTTPError as exc:
-            raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
+        response = self.request("GET", "/health", allow=(503,))
         if response.status_code == 503:
             with contextlib.suppress(ValueError):
                 return Health.model_validate_json(response.content)
-        if response.status_code >= 400:
-            raise ServerError(response.status_code, _detail(response))
+            raise _server_error(response)  # a 503 that is not a draining server's
         return Health.model_validate(response.json())
 
     def cards(self) -> list[CardInfo]:
@@ -358,9 +361,11 @@ class RemoteTeam:
         when the team is not running and everything is read (as ``TeamRuntime.follow``;
         ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
         A dropped connection is resumed from the last event received. A team that is
-        deleted (the stream's ``deleted`` event, after its last record; or a 404 on a
-        reconnection: purged) raises :class:`TeamDeletedError` once every record is
-        yielded, whatever ``end_when_stopped`` says.
+        deleted (the stream's ``deleted`` event, after its last record; or, on a
+        reconnection, a 404 with the code ``team_not_found``: purged) raises
+        :class:`TeamDeletedError` once every record is yielded, whatever
+        ``end_when_stopped`` says. Any other 404 is no team's stream (a wrong base URL, a
+        proxy, another server): :class:`ServerError` saying what to check.
         """
         next_seq = max(from_seq, 1)
         last_news = time.monotonic()
@@ -372,9 +377,12 @@ class RemoteTeam:
                 with self.client.stream(self._path("/events"), params=params) as response:
                     if response.status_code >= 400:
                         response.read()
-                        if response.status_code == 404 and connected:
+                        error = _server_error(response)
+                        if error.code != TEAM_NOT_FOUND and error.status == 404:
+                            raise _not_a_stream(self.client, response, error)
+                        if error.code == TEAM_NOT_FOUND and connected:
                             raise TeamDeletedError(self.team_id)
-                        raise ServerError(response.status_code, _detail(response))
+                        raise error
                     connected = True
                     for event in parse_sse(response.iter_lines()):
                         if event.event == "deleted":
@@ -411,9 +419,31 @@ class RemoteTeam:
                 return
 
 
-def _detail(response: httpx.Response) -> str:
+def _server_error(response: httpx.Response) -> ServerError:
+    """The :class:`ServerError` of an error answer: the body's ``detail`` and ``code``
+    (an ``ErrorBody``), or the status line when the body is not one (a proxy's page)."""
     try:
-        detail = response.json().get("detail")
-    except (ValueError, AttributeError):
-        detail = None
-    return str(detail) if detail else f"{response.status_code} {response.reason_phrase}"
+        body = response.json()
+    except ValueError:
+        body = None
+    body = body if isinstance(body, dict) else {}
+    detail, code = body.get("detail"), body.get("code")
+    return ServerError(
+        response.status_code,
+        str(detail) if detail else f"{response.status_code} {response.reason_phrase}",
+        code if isinstance(code, str) else None,
+    )
+
+
+def _not_a_stream(
+    client: AkgenticClient, response: httpx.Response, error: ServerError
+) -> ServerError:
+    """A 404 for a team's event stream that does not say the team is gone: the request
+    reached no akgentic route, so the address is what to check (not the team)."""
+    url = response.request.url.copy_with(query=None)
+    return ServerError(
+        404,
+        f"{url} is no team's event stream ({error.detail}); check that {client.base_url} "
+        f"is the akgentic server's address, with the path prefix a proxy serves it under, "
+        f"and that it is an akgentic server (GET {client.base_url}/health says its version)",
+    )

@@ -16,9 +16,11 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from akgentic.storage import check_team_name
 
 __all__ = [
+    "TEAM_NOT_FOUND",
     "Accepted",
     "CardInfo",
     "CreateTeam",
+    "ErrorBody",
     "Health",
     "HistoryPage",
     "Interrupted",
@@ -45,6 +47,24 @@ TeamName = Annotated[
 ]
 """A team's name as a request gives it: the store's rule (no control characters), checked
 before anything starts, so a refused name is a 422 and never a team half made."""
+
+
+TEAM_NOT_FOUND = "team_not_found"
+"""The ``code`` of a 404 that says the server has no team with that id (never created, or
+purged). A client tells it from a 404 of a route the server does not have (a wrong base
+URL, a proxy in between, a server of another version), whose body has no ``code``."""
+
+
+class ErrorBody(BaseModel):
+    """Every error answer's body. ``detail`` says what went wrong and what to do; ``code``,
+    on the errors a client acts on, is stable across versions (the words of ``detail``
+    are not): :data:`TEAM_NOT_FOUND`. A 422 adds ``errors``, one per invalid field."""
+
+    detail: str
+    code: str | None = Field(
+        default=None, description="A stable code: 'team_not_found' (404: no team has this id)."
+    )
+    errors: list[dict[str, Any]] | None = None
 
 
 class _Request(BaseModel):

@@ -9,8 +9,9 @@ from uuid import UUID
 
 from fastapi import HTTPException, Request
 
-from akgentic.client.models import TeamInfo
+from akgentic.client.models import TEAM_NOT_FOUND, TeamInfo
 from akgentic.server.cards import CardRegistry
+from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
 from akgentic.server.posted import PostedCardPolicy
 from akgentic.server.roster import RosterIndex
@@ -65,10 +66,13 @@ class ServerContext:
         return self.hub
 
     def record(self, team_id: UUID) -> TeamRecord:
-        """The team's record; 404 saying how to list the teams."""
+        """The team's record; 404 saying how to list the teams, with the code
+        ``team_not_found`` (a client's sign that the team is gone, not the route)."""
         record = self.manager.storage.teams.get(team_id)
         if record is None:
-            raise HTTPException(404, f"no team {team_id}; list the teams with GET /teams")
+            raise CodedError(
+                404, f"no team {team_id}; list the teams with GET /teams", TEAM_NOT_FOUND
+            )
         return record
 
     def runtime(self, team_id: UUID) -> HostedTeam:

@@ -1,9 +1,11 @@
 """Errors as the API answers them: a 4xx always says why, a 500 never shows a traceback.
 
 Every error body is ``{"detail": "<what went wrong and what to do>"}`` (422s add the
-field ``errors``). A team another process runs is a 409; a placement that cannot act now
-(no worker has room, the team is between two workers) a 503. An unexpected exception is
-logged with its traceback under an error id and answered 500 with that id only.
+field ``errors``; an error a client acts on adds a stable ``code``: ``team_not_found`` on
+the 404 for an unknown team id; see ``akgentic.client.models.ErrorBody``). A team another
+process runs is a 409; a placement that cannot act now (no worker has room, the team is
+between two workers) a 503. An unexpected exception is logged with its traceback under
+an error id and answered 500 with that id only.
 """
 
 from __future__ import annotations
@@ -21,9 +23,19 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
 
-__all__ = ["BodyLimit", "install_error_handlers"]
+__all__ = ["BodyLimit", "CodedError", "install_error_handlers"]
 
 logger = logging.getLogger("akgentic.server")
+
+
+class CodedError(HTTPException):
+    """An error answer whose body carries ``code`` beside ``detail``: for the errors a
+    client tells apart by more than the status (the words of ``detail`` may change, the
+    code does not)."""
+
+    def __init__(self, status_code: int, detail: str, code: str) -> None:
+        super().__init__(status_code, detail)
+        self.code = code
 
 
 def _where(loc: Any) -> str:
@@ -110,7 +122,10 @@ def install_error_handlers(app: FastAPI) -> None:
             detail = f"no route {request.method} {request.url.path}; the API is described at /docs"
         elif exc.status_code == 405 and detail == "Method Not Allowed":
             detail = f"{request.method} is not allowed on {request.url.path}; see /docs"
-        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+        body: dict[str, Any] = {"detail": detail}
+        if isinstance(exc, CodedError):
+            body["code"] = exc.code
+        return JSONResponse(body, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(PlacementError)
     async def unavailable(request: Request, exc: PlacementError) -> JSONResponse:

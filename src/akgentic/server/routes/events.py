@@ -8,6 +8,7 @@ from uuid import UUID
 from fastapi import APIRouter, Depends, Header, Query
 from fastapi.responses import StreamingResponse
 
+from akgentic.client.models import ErrorBody
 from akgentic.server.context import ServerContext, context
 from akgentic.server.sse import all_teams_stream, parse_last_event_id, team_stream
 from akgentic.storage import MAX_SEQ
@@ -20,10 +21,14 @@ Ctx = Annotated[ServerContext, Depends(context)]
 _SSE: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/event-stream": {}}, "description": "An SSE stream."}
 }
+_TEAM_SSE: dict[int | str, dict[str, Any]] = {
+    **_SSE,
+    404: {"model": ErrorBody, "description": "No such team (code 'team_not_found')."},
+}
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-@router.get("/teams/{team_id}/events", response_class=StreamingResponse, responses=_SSE)
+@router.get("/teams/{team_id}/events", response_class=StreamingResponse, responses=_TEAM_SSE)
 async def team_events(
     team_id: UUID,
     ctx: Ctx,
@@ -40,7 +45,8 @@ async def team_events(
     and no duplicate. ``event: stopped`` says the team is not running (here, or in another
     process holding its lease) and all is sent; the stream stays open. ``event: deleted``
     says the team is DELETED (or purged) and all is sent: the stream ends after it. A
-    comment line comes every heartbeat."""
+    comment line comes every heartbeat. A team purged (or never created) is a 404 with
+    the code ``team_not_found``, which a reconnecting client reads as deleted."""
     ctx.record(team_id)
     resume = parse_last_event_id(last_event_id)
     start = resume + 1 if resume is not None else from_seq

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from akgentic.client import AkgenticClient
 from tests.server import gate_tool
@@ -344,4 +344,31 @@ def test_a_deleted_team_says_so_and_its_stream_is_not_reopened(site: Served, ope
     expect(page.locator("#team-status")).to_have_text("deleted")
     expect(page.locator("#resume-team")).to_be_hidden()
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 1
+    assert tab.errors == []
+
+
+def test_a_team_deleted_while_its_stream_was_down_is_shown_deleted(site: Served, open_tab) -> None:
+    """The stream drops, the team is deleted meanwhile: the reconnection's 404 carries the
+    server's code team_not_found, so the page says the team is deleted and stops, instead
+    of retrying a stream that will never come back."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    dropped: list[str] = []
+
+    def first_drops(route: Route) -> None:
+        if dropped:
+            route.continue_()
+            return
+        dropped.append(route.request.url)
+        site.client.delete_team(team.team_id)  # while the page has no stream
+        route.abort()
+
+    page.route(f"**/teams/{team.team_id}/events*", first_drops)
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    expect(page.locator("body")).to_have_attribute("data-stream", "deleted")
+    expect(page.locator("#connection")).to_have_text("team deleted")
+    expect(page.locator("#team-status")).to_have_text("deleted")
+    assert len(dropped) == 1
+    assert len(tab.asked(f"/teams/{team.team_id}/events")) == 2  # the dropped one, the 404
     assert tab.errors == []

@@ -1,7 +1,8 @@
 // A team's event stream read with fetch (EventSource cannot send the bearer token), and
 // resumed after any drop from the last event id: the server replays the records after
 // it, so nothing is missed and nothing repeats. A `deleted` event (the team was deleted:
-// the server closes the stream after it) ends it for good: no reconnection.
+// the server closes the stream after it), or a reconnection answered 404 with the code
+// `team_not_found` (deleted while the stream was down), ends it for good.
 
 const HEARTBEAT = 10; // seconds between keep-alives we ask the server for
 const SILENCE = 3 * HEARTBEAT * 1000; // no byte for this long: the connection is dead
@@ -95,6 +96,7 @@ export class TeamStream {
       this.api.onUnauthorized?.("this server requires a token");
       throw new Error("the server wants a token");
     }
+    if (response.status === 404 && (await this.teamIsGone(response))) return;
     if (!response.ok) throw new Error(`the stream answered ${response.status}`);
     this.onStatus("live");
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -115,6 +117,17 @@ export class TeamStream {
       clearTimeout(watchdog);
     }
     throw new Error("the server closed the stream");
+  }
+
+  /** Whether a 404 says the team no longer exists (deleted while the stream was down:
+   * the server's error code `team_not_found`), which ends the stream like a `deleted`
+   * event. Any other 404 (a proxy's, a route the server lacks) is an error, retried. */
+  async teamIsGone(response) {
+    const body = await response.json().catch(() => null);
+    if (body?.code !== "team_not_found") return false;
+    this.closed = true;
+    this.onStatus("deleted");
+    return true;
   }
 
   dispatch({ id, event, data }) {

@@ -11,7 +11,9 @@ The worked example of docs/custom-cards.md. The team shares one tally board:
 The board lives in ``#Tally``, one actor per team (get-or-create, never
 check-then-create). Its state is a DeltaState: every change is emitted as a
 ``ToolStateEvent`` before the caller hears back, and a resumed team folds those deltas
-back into the same board.
+back into the same board; so does a client that replays the log
+(``TeamRuntime.tool_state("#Tally")``), from the board's last snapshot, with no reducer to
+register.
 
 Run it offline, from this folder (so Python finds this module):
 ``akgentic run tally.yaml -m "count apples"``.

@@ -1,7 +1,8 @@
 """The card of your own in examples/cards (docs/custom-cards.md) works as the guide says:
 from YAML through ``akgentic run``, from Python, shared by two agents through one ``#``
 actor, its context sent as deltas under a byte-identical system prompt, and its actor's
-state rebuilt exactly by a resume and by a replay of its events."""
+state rebuilt exactly by a resume and by a replay of its events (with no reducer
+registered: the state's own ``apply_delta`` folds them)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ from akgentic.agent import AgentConfig, AgentMessage
 from akgentic.core import ActorSystem, AgentCard, UserMessage
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager
-from akgentic.team.replay import register_reducer
-from akgentic.tool.core.journal import reduce_delta
 
 from ..agent.conftest import Script, ScriptedAgent
 from ..core.conftest import Team
@@ -74,9 +73,6 @@ def counter(tally: Any, name: str = "@Counter", headcount: int = 1) -> MemberSpe
 def test_two_agents_share_one_actor_whose_state_a_resume_and_a_replay_rebuild(
     tally: Any, tmp_path: Path
 ) -> None:
-    register_reducer(
-        "#Tally", lambda state, event: reduce_delta(state or tally.TallyState(), event.payload)
-    )
     url = f"sqlite:///{tmp_path / 'team.db'}"
     card = TeamCard(name="tally", entry_point="@Counter-1", members=[counter(tally, headcount=2)])
     manager = TeamManager(ActorSystem(), open_storage(url))
@@ -104,10 +100,15 @@ def test_two_agents_share_one_actor_whose_state_a_resume_and_a_replay_rebuild(
         runtime.send("count apples")
         seq, text = answer(runtime, seq)
         assert text == "[scripted] Counted: apples is now 3."  # the board came back whole
+        # no reducer registered: replay folds the log with TallyState's own apply_delta
         replayed = runtime.tool_state("#Tally")
-        assert replayed.gaps == []
-        assert replayed.states["#Tally"].counts == {"apples": 3, "pears": 2}
-        assert replayed.states["#Tally"].event_seq == 5
+        assert replayed.gaps == [] and replayed.unknown_tools == set()
+        address = runtime.member("#Tally")
+        assert address is not None
+        live = manager.system.get_actor(address).state  # the actor is idle: no turn runs
+        assert replayed.states["#Tally"] == live
+        assert live.counts == {"apples": 3, "pears": 2}
+        assert live.event_seq == replayed.last_seq["#Tally"] == 5
     finally:
         manager.shutdown()
 

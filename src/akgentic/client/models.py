@@ -255,7 +255,7 @@ class HistoryPage(BaseModel):
 
 
 class ToolStateView(BaseModel):
-    """A tool actor's state, rebuilt by replaying the team's log with the tool's reducer."""
+    """A tool actor's state, rebuilt by replaying the team's log (``replay_tool_states``)."""
 
     tool_id: str
     state: dict[str, Any] | None = Field(description="The state, serialized; None if no delta.")

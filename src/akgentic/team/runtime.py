@@ -53,8 +53,9 @@ def read_history(
 
 
 def tool_state(storage: StorageBundle, team_id: UUID, tool_id: str) -> ReplayResult:
-    """``tool_id``'s state (e.g. ``#PlanningTool``) rebuilt by replaying the whole log with
-    its reducer: ``states`` holds it when the tool has one, ``gaps`` any missed delta."""
+    """``tool_id``'s state (e.g. ``#PlanningTool``) rebuilt by replaying the whole log
+    (:func:`replay_tool_states`: its reducer, or its ``DeltaState``'s last snapshot and
+    ``apply_delta``): ``states`` holds it when it can be rebuilt, ``gaps`` any missed delta."""
     replayed = replay_tool_states(storage.events.read(team_id))
     return ReplayResult(
         states={k: v for k, v in replayed.states.items() if k == tool_id},

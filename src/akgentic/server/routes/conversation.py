@@ -124,7 +124,7 @@ def state(
     tool_id: Annotated[str, Path(description="The tool actor, e.g. '#PlanningTool'.")],
     ctx: Ctx,
 ) -> ToolStateView:
-    """A tool actor's state, rebuilt by replaying the team's log with its reducer."""
+    """A tool actor's state, rebuilt by replaying the team's log (``tool_state``)."""
     ctx.record(team_id)
     name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
     replayed = tool_state(ctx.manager.storage, team_id, name)
@@ -132,7 +132,11 @@ def state(
         raise HTTPException(404, f"{name} has published no state in team {team_id}")
     if name in replayed.unknown_tools:
         raise HTTPException(
-            422, f"{name} publishes state, but this server has no reducer to rebuild it"
+            422,
+            f"{name} publishes state, but this server cannot rebuild it: no reducer is "
+            f"registered for it, and the log holds no snapshot of its state this server can "
+            f"decode; import the module that defines that state in the server's process "
+            f"(e.g. through a team card's imports)",
         )
     found = replayed.states.get(name)
     return ToolStateView(

@@ -1,0 +1,147 @@
+"""Replay rebuilds a ``DeltaState`` tool actor's state with no registered reducer: from
+the latest snapshot of its state in the log, with the deltas after it folded on by the
+state's own ``apply_delta`` — exactly, stopping before a missing delta (reported as a
+gap); a snapshot of a class this process does not know is skipped like a corrupt row
+(the one before it serves, else the tool is unknown), and nothing the data names is
+imported; a registered reducer still comes first."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+import pytest
+from pydantic import Field
+
+from akgentic.core import ActorAddress, EventMessage, Message, StateChangedMessage
+from akgentic.core.serialization import SerializableModel, model_path
+from akgentic.storage import StorageBundle, encode_event, open_storage, sqlite_url
+from akgentic.team import Gap, replay_tool_states
+from akgentic.tool.core import DeltaState, ToolStateEvent
+
+SHELF = "#Shelf"
+OWNER = ActorAddress(agent_id=uuid4(), name=SHELF)
+
+
+class Shelved(SerializableModel):
+    items: list[str]
+
+
+class Shelf(DeltaState):
+    items: list[str] = Field(default_factory=list)
+
+    def apply_delta(self, delta: Any) -> None:
+        if not isinstance(delta, Shelved):
+            raise ValueError(f"a Shelf applies Shelved, not {type(delta).__name__}")
+        self.items.extend(delta.items)
+
+
+def delta(seq: int, *items: str, sender: ActorAddress = OWNER) -> EventMessage:
+    event = ToolStateEvent(tool_id=SHELF, seq=seq, payload=Shelved(items=list(items)))
+    return EventMessage(event=event, sender=sender)
+
+
+def snapshot(event_seq: int, *items: str, sender: ActorAddress = OWNER) -> StateChangedMessage:
+    return StateChangedMessage(state=Shelf(items=list(items), event_seq=event_seq), sender=sender)
+
+
+def test_the_last_snapshot_and_the_deltas_after_it_fold_exactly_with_no_reducer() -> None:
+    other = ActorAddress(agent_id=uuid4(), name="#Elsewhere")
+    log: list[Message] = [
+        delta(1, "a"), snapshot(1, "a"),
+        delta(2, "b"), delta(3, "c"),
+        snapshot(3, "a", "b", "c"),  # the latest: deltas 1-3 are in it, not folded again
+        snapshot(9, "not", "mine", sender=other),  # another actor's state
+        delta(4, "d"), delta(5, "e"),
+    ]  # fmt: skip
+    result = replay_tool_states(log)
+    assert result.states == {SHELF: Shelf(items=["a", "b", "c", "d", "e"], event_seq=5)}
+    assert result.last_seq == {SHELF: 5}
+    assert result.gaps == []
+    assert result.unknown_tools == set()
+    assert log[4].state == Shelf(items=["a", "b", "c"], event_seq=3)  # type: ignore[attr-defined]
+
+
+def test_deltas_with_no_snapshot_and_no_reducer_stay_unknown() -> None:
+    result = replay_tool_states([delta(1, "a"), delta(2, "b")])
+    assert result.unknown_tools == {SHELF}
+    assert result.states == {}
+    assert result.last_seq == {SHELF: 2}
+
+
+def test_a_registered_reducer_comes_before_the_snapshot() -> None:
+    def count(state: int | None, event: ToolStateEvent) -> int:
+        return (state or 0) + 1
+
+    result = replay_tool_states([delta(1, "a"), snapshot(1, "a"), delta(2, "b")], {SHELF: count})
+    assert result.states == {SHELF: 2}
+
+
+def test_a_gap_is_reported_and_the_state_stops_before_it_until_a_later_snapshot() -> None:
+    log: list[Message] = [delta(1, "a"), snapshot(1, "a"), delta(2, "b"), delta(4, "d")]
+    result = replay_tool_states(log)
+    assert result.gaps == [Gap(SHELF, 3, 4, 4)]
+    assert result.last_seq == {SHELF: 4}
+    # delta 3 is missing: the state is the one after delta 2, and says so
+    assert result.states == {SHELF: Shelf(items=["a", "b"], event_seq=2)}
+
+    log += [snapshot(4, "a", "b", "c", "d"), delta(5, "e")]  # a snapshot past the gap
+    result = replay_tool_states(log)
+    assert result.gaps == [Gap(SHELF, 3, 4, 4)]  # the log still misses delta 3
+    assert result.states == {SHELF: Shelf(items=["a", "b", "c", "d", "e"], event_seq=5)}
+
+
+MODULE = "replayauto_never_imported"
+"""A module that defines a ``Shelf``, on ``sys.path`` in these tests: importing it would work."""
+
+
+def unregistered(message: StateChangedMessage) -> tuple[datetime, str]:
+    """``message`` as stored, its state's class renamed to ``MODULE``'s (never imported)."""
+    when, raw = encode_event(message)
+    raw = raw.replace(model_path(Shelf), f"{MODULE}.Shelf")
+    assert f'"{MODULE}.Shelf"' in raw
+    return when, raw
+
+
+@pytest.fixture
+def storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> StorageBundle:
+    (tmp_path / f"{MODULE}.py").write_text(
+        "from akgentic.tool.core import DeltaState\n\n\nclass Shelf(DeltaState):\n"
+        "    def apply_delta(self, delta: object) -> None:\n        pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return open_storage(sqlite_url(tmp_path / "team.db"))
+
+
+def test_a_snapshot_of_an_unregistered_class_leaves_the_tool_unknown_and_imports_nothing(
+    storage: StorageBundle,
+) -> None:
+    team = uuid4()
+    storage.events.append(team, delta(1, "a"))
+    storage.events.append_encoded(team, [unregistered(snapshot(1, "a"))])
+    storage.events.append(team, delta(2, "b"))
+
+    records = storage.events.read(team)
+    assert records[1].message is None  # the store refused to decode it
+    result = replay_tool_states(records)
+    assert result.unknown_tools == {SHELF}
+    assert result.states == {}
+    assert result.last_seq == {SHELF: 2}
+    assert MODULE not in sys.modules
+
+
+def test_an_unreadable_latest_snapshot_falls_back_to_the_one_before(
+    storage: StorageBundle,
+) -> None:
+    team = uuid4()
+    storage.events.append_many(team, [delta(1, "a"), snapshot(1, "a"), delta(2, "b")])
+    storage.events.append_encoded(team, [unregistered(snapshot(2, "a", "b"))])
+    storage.events.append(team, delta(3, "c"))
+
+    result = replay_tool_states(storage.events.read(team))
+    assert result.states == {SHELF: Shelf(items=["a", "b", "c"], event_seq=3)}
+    assert result.unknown_tools == set()
+    assert MODULE not in sys.modules

@@ -17,7 +17,7 @@ from akgentic.tool.core import ToolCard
 
 
 @register_tool
-class JiraTool(ToolCard):
+class {class_name}(ToolCard):
     manifest: ClassVar[ToolManifest] = ToolManifest(
         name="{type_name}", description="Read and comment on Jira issues.", access="write"
     )
@@ -52,21 +52,26 @@ def make_distribution(
     root: Path,
     *,
     type_name: str = "jira",
+    class_name: str = "JiraTool",
     entry_point: str | None = None,
     module_source: str | None = None,
 ) -> Distribution:
     """Write ``<package>/__init__.py`` and ``<package>-1.0.dist-info`` under ``root``.
 
     ``entry_point`` is the entry point's value, ``{package}`` standing for the package
-    (default: the package's JiraTool class)."""
+    (default: the package's card class, ``class_name``)."""
     package = f"acme_tools_{uuid.uuid4().hex[:8]}"
     root.mkdir(parents=True, exist_ok=True)
     (root / package).mkdir()
-    source = module_source if module_source is not None else TOOL_MODULE.format(type_name=type_name)
+    source = (
+        module_source
+        if module_source is not None
+        else TOOL_MODULE.format(type_name=type_name, class_name=class_name)
+    )
     (root / package / "__init__.py").write_text(textwrap.dedent(source))
     info = root / f"{package}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 1.0\n")
-    value = (entry_point or "{package}:JiraTool").format(package=package)
+    value = (entry_point or f"{{package}}:{class_name}").format(package=package)
     (info / "entry_points.txt").write_text(f"[akgentic.tools]\n{type_name} = {value}\n")
     return Distribution(root=root, package=package, type_name=type_name)

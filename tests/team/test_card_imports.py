@@ -1,14 +1,17 @@
-"""A team card's ``imports`` that Python cannot find say where to run from."""
+"""A team card's ``imports`` that Python cannot find say where to run from; a card an
+installed distribution declares (an ``akgentic.tools`` entry point) needs no imports."""
 
 from __future__ import annotations
 
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 from akgentic.team import TeamCard
 from akgentic.team.card import TeamCardError
+from tests.catalog.distributions import make_distribution
 
 CARD = (
     "name: t\nentry_point: '@A'\nimports: [{module}]\n"
@@ -47,3 +50,26 @@ def test_a_module_missing_inside_a_found_package_gets_no_path_advice(tmp_path: P
     with pytest.raises(TeamCardError) as info:
         TeamCard.from_yaml(card_file)
     assert str(info.value).endswith("No module named 'akgentic.tool.no_such_card'")
+
+
+def test_a_card_an_installed_distribution_declares_needs_no_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"Jira{uuid.uuid4().hex[:8]}"  # no other test defines it
+    dist = make_distribution(tmp_path / "site", class_name=name)  # jira = <package>:<name>
+    monkeypatch.syspath_prepend(str(dist.root))
+    try:
+        for tool, site in (
+            (name, "https://jira.example"),  # its class name (first: not yet imported)
+            ("{type: jira, site: 'https://jira.acme'}", "https://jira.acme"),  # its entry point
+        ):
+            card_file = tmp_path / "team.yaml"
+            card_file.write_text(
+                "name: t\nentry_point: '@A'\n"
+                f"members:\n  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+            )
+            card = TeamCard.from_yaml(card_file)
+            [jira] = [t for t in card.members[0].card.config.tools if type(t).__name__ == name]
+            assert (type(jira).__module__, jira.site) == (dist.package, site)
+    finally:
+        dist.forget()

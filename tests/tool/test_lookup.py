@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 import types
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from akgentic.tool import ToolCard
 from akgentic.tool.core.lookup import card_class, card_from_data
+from tests.catalog.distributions import Distribution, make_distribution
 
 
 class LookupProbeCard(ToolCard):
@@ -64,3 +68,98 @@ def test_an_attribute_missing_from_an_imported_module_is_named() -> None:
             card_class("akgentic_probe_empty.Zzz")
     finally:
         del sys.modules[module.__name__]
+
+
+# Cards installed distributions declare under the entry-point group ``akgentic.tools``.
+
+Install = Callable[..., Distribution]
+
+
+@pytest.fixture
+def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
+    """Installs throwaway distributions for one test: their folders on sys.path (undone
+    by monkeypatch), their packages dropped from sys.modules after."""
+    made: list[Distribution] = []
+
+    def make(**kwargs: Any) -> Distribution:
+        dist = make_distribution(tmp_path / f"site{len(made)}", **kwargs)
+        monkeypatch.syspath_prepend(str(dist.root))
+        made.append(dist)
+        return dist
+
+    yield make
+    for dist in made:
+        dist.forget()
+
+
+def _unique(stem: str) -> str:
+    """A class name no other test defines (a card class outlives its test's sys.modules)."""
+    return f"{stem}{uuid.uuid4().hex[:8]}"
+
+
+def test_an_entry_point_card_is_found_by_its_name_class_and_path_and_loaded_only_then(
+    install: Install,
+) -> None:
+    name = _unique("Jira")
+    dist = install(class_name=name)
+    assert dist.package not in sys.modules
+    card = card_from_data({"type": "jira", "site": "https://jira.acme"})
+    assert (type(card).__module__, type(card).__name__) == (dist.package, name)
+    assert card.site == "https://jira.acme"  # type: ignore[attr-defined]
+    assert card_class(name) is type(card)
+    assert card_class(f"{dist.package}.{name}") is type(card)
+    assert isinstance(card_from_data(name), type(card))
+
+
+def test_a_module_entry_point_s_declared_card_is_found_by_entry_point_and_class_name(
+    install: Install,
+) -> None:
+    name = _unique("Jira")
+    dist = install(class_name=name, entry_point="{package}")
+    found = card_class(name)  # a bare class name: the module entry points are loaded
+    assert (found.__module__, found.__name__) == (dist.package, name)
+    assert card_class("jira") is found
+
+
+def test_an_entry_point_that_fails_to_load_names_it_its_distribution_and_the_cause(
+    install: Install,
+) -> None:
+    dist = install(module_source="raise RuntimeError('half\\ninstalled')")
+    with pytest.raises(ValueError) as info:
+        card_from_data({"type": "jira"})
+    assert str(info.value) == (
+        f"tool card 'jira': entry point jira = {dist.package}:JiraTool ({dist.package} 1.0) "
+        f"failed to load: RuntimeError: half installed (fix or reinstall that distribution)"
+    )
+
+
+def test_an_entry_point_that_names_no_card_says_so(install: Install) -> None:
+    dist = install(module_source="class Plain:\n    pass\n", entry_point="{package}:Plain")
+    with pytest.raises(ValueError) as info:
+        card_class("jira")
+    assert str(info.value) == (
+        f"'jira' is not a tool card: entry point jira = {dist.package}:Plain ({dist.package} "
+        f"1.0) declares Plain, not a subclass of akgentic.tool.ToolCard (a tools entry names "
+        f"a card class)"
+    )
+
+
+def test_an_unknown_name_lists_the_installed_cards_and_imports_nothing(install: Install) -> None:
+    name = _unique("Jira")
+    dist = install(class_name=name)
+    with pytest.raises(ValueError) as info:
+        card_class("jirra")
+    message = str(info.value)
+    assert message.startswith("unknown tool card 'jirra': did you mean 'jira'?; known cards are ")
+    assert f"; installed (akgentic.tools entry points): jira ({name}) (a card of" in message
+    with pytest.raises(ValueError, match=r"its module 'acme_elsewhere' is not imported"):
+        card_class("acme_elsewhere.JiraTool")
+    assert dist.package not in sys.modules  # no entry point matched: none was loaded
+    assert "acme_elsewhere" not in sys.modules
+
+
+def test_a_broken_module_entry_point_does_not_answer_for_another_name(install: Install) -> None:
+    broken = install(module_source="raise RuntimeError('half installed')", entry_point="{package}")
+    with pytest.raises(ValueError, match=r"^unknown tool card 'NoSuchCard': known cards"):
+        card_class("NoSuchCard")
+    assert broken.package not in sys.modules  # it failed: Python keeps no half module

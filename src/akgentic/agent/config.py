@@ -96,11 +96,13 @@ class CompactionConfig(SerializableModel):
 
 
 def card_class(name: str) -> type[ToolCard]:
-    """The ToolCard subclass named ``name`` (class name or dotted path); never imports.
+    """The ToolCard subclass named ``name`` (class name or dotted path).
 
     Cards register themselves when their module is imported: the shipped ones are
-    imported here; a card of your own needs its module imported first (a team card's
-    ``imports``).
+    imported here; a card an installed distribution declares (an ``akgentic.tools``
+    entry point) is loaded when its name matches; any other card of your own needs its
+    module imported first (a team card's ``imports``). Data never imports a module it
+    names (``akgentic.tool.core.lookup``).
     """
     load_shipped_cards()
     return lookup.card_class(name)

@@ -48,6 +48,9 @@ from typing import Any, ClassVar, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from akgentic.tool.core.installed import is_declared as is_registered_tool
+from akgentic.tool.core.installed import mark_declared
+
 __all__ = [
     "Access",
     "CredentialKind",
@@ -65,8 +68,6 @@ CredentialKind = Literal["api_key", "token", "password"]
 """The kind of secret a type takes (``credential_enc``), shown to the admin who sets it."""
 
 NAME_PATTERN = r"^[a-z][a-z0-9_.-]{0,63}$"
-
-_MARK = "__akgentic_tool__"
 
 T = TypeVar("T", bound=type[Any])
 
@@ -138,13 +139,7 @@ def register_tool(cls: Any = None, *, manifest: ToolManifest | None = None) -> A
         if manifest is not None:
             klass.manifest = manifest
         check_type(klass)
-        setattr(klass, _MARK, True)
+        mark_declared(klass)
         return klass
 
     return declare if cls is None else declare(cls)
-
-
-def is_registered_tool(value: Any) -> bool:
-    """Whether ``value`` is a class declared with :func:`register_tool` itself (a subclass
-    of a declared class is not, until it is declared too)."""
-    return isinstance(value, type) and value.__dict__.get(_MARK, False) is True

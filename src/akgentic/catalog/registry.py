@@ -22,21 +22,26 @@ later is seen at the next start.
 from __future__ import annotations
 
 import importlib
-import inspect
 import logging
 import pkgutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from importlib.metadata import EntryPoint, entry_points
-from types import ModuleType
+from importlib.metadata import EntryPoint
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from akgentic.catalog.errors import ConfigError, UnknownToolError
-from akgentic.catalog.manifest import ToolManifest, check_type, is_registered_tool
+from akgentic.catalog.manifest import ToolManifest, check_type
 from akgentic.tool.core import ToolCard
+from akgentic.tool.core.installed import (
+    ENTRY_POINT_GROUP,
+    declared_in,
+    describe,
+    installed_entry_points,
+    load_entry_point,
+)
 
 __all__ = [
     "CUSTOM_PACKAGE",
@@ -49,7 +54,6 @@ __all__ = [
 
 logger = logging.getLogger("akgentic.catalog")
 
-ENTRY_POINT_GROUP = "akgentic.tools"
 CUSTOM_PACKAGE = "akgentic.catalog.custom"
 
 
@@ -177,30 +181,8 @@ def _path(cls: type[Any]) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-def declared_in(module: ModuleType) -> list[type[Any]]:
-    """The classes ``module`` itself defines and declares with ``@register_tool``."""
-    return [
-        value
-        for _, value in inspect.getmembers(module, is_registered_tool)
-        if value.__module__ == module.__name__
-    ]
-
-
 def _from_entry_point(ep: EntryPoint) -> Iterator[tuple[Any, None]]:
-    loaded = ep.load()
-    if isinstance(loaded, ModuleType):
-        classes = declared_in(loaded)
-        if not classes:
-            raise TypeError(f"module {loaded.__name__} declares no type (@register_tool)")
-        yield from ((cls, None) for cls in classes)
-    else:
-        yield loaded, None
-
-
-def _entry_point_source(ep: EntryPoint) -> str:
-    dist = ep.dist
-    where = f" ({dist.name} {dist.version})" if dist is not None else ""
-    return f"entry point {ep.name} = {ep.value}{where}"
+    yield from ((cls, None) for cls in load_entry_point(ep))
 
 
 def _custom_module_names(package: str) -> list[str]:
@@ -231,8 +213,8 @@ def discover(
 
         registry._collect("akgentic", builtin_types)
     if entry_point_group:
-        for ep in sorted(entry_points(group=entry_point_group), key=lambda e: e.name):
-            registry._collect(_entry_point_source(ep), partial(_from_entry_point, ep))
+        for ep in installed_entry_points(entry_point_group):
+            registry._collect(describe(ep), partial(_from_entry_point, ep))
     for package in custom_packages:
         try:
             names = _custom_module_names(package)

@@ -127,7 +127,8 @@ class TeamCard(SerializableModel):
     imports: list[str] = Field(
         default_factory=list,
         description="Modules to import before the card is read (your own cards, agents, "
-        "messages); honoured in YAML files only, never from stored data.",
+        "messages); honoured in YAML files only, never from stored data. A card an installed "
+        "distribution declares (an akgentic.tools entry point) needs none.",
     )
     mcp_config: str | None = Field(
         default=None,

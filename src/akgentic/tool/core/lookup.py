@@ -9,20 +9,46 @@ toolset's ``cards``):
 - a bare string names a card class built with its defaults;
 - anything else (a card already) is left as is, for the field's own validation.
 
-A card class is found among the subclasses of :class:`ToolCard` already defined in this
-process: lookup never imports. The agent layer imports the shipped card packages first.
+Where a card class is found, in order:
+
+1. among the subclasses of :class:`ToolCard` already defined in this process (the agent
+   layer imports the shipped card packages first; a YAML team card's ``imports`` are
+   imported before it is read);
+2. among the cards installed distributions declare in the entry-point group
+   ``akgentic.tools`` (``jira = "acme_tools.jira:JiraTool"``): a name matches an entry
+   point by the entry point's name (``jira``), by the class it names (``JiraTool``, or
+   its dotted path), or by a class its module declares (``acme = "acme_tools.cards"``;
+   a module's classes are known only once it is loaded, so a class name that matched
+   nothing else loads the module entry points to look among their declared classes).
+   Only a matching entry point is loaded.
+
+The security principle: data picks among the entry points installed distributions
+declare, never imports a module it names. Loading an entry point runs code an installed
+distribution declared (what the catalog's discovery does at start); a dotted path whose
+module is not imported, and which no entry point declares, stays an error.
 """
 
 from __future__ import annotations
 
 import difflib
+import logging
 import sys
-from typing import Any
+from importlib.metadata import EntryPoint
+from typing import Any, cast
 
+from akgentic.core.excerpt import clip
 from akgentic.core.serialization import MODEL_MARKER, deserialize
 from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.installed import (
+    ENTRY_POINT_GROUP,
+    describe,
+    installed_entry_points,
+    load_entry_point,
+)
 
-__all__ = ["card_class", "card_classes", "card_from_data", "unknown_card"]
+__all__ = ["card_class", "card_classes", "card_from_data", "installed_card", "unknown_card"]
+
+logger = logging.getLogger(__name__)
 
 
 def card_classes() -> dict[str, type[ToolCard]]:
@@ -39,21 +65,96 @@ def card_classes() -> dict[str, type[ToolCard]]:
 
 
 def card_class(name: str) -> type[ToolCard]:
-    """The ToolCard subclass named ``name``; otherwise a ValueError saying what to do.
+    """The ToolCard subclass named ``name`` (see the module docstring for where it is
+    looked for); otherwise a ValueError saying what to do.
 
-    The error tells the likely mistake apart: a dotted path whose module was never
-    imported (list it under the team card's ``imports``), a name that is not a card
-    class, a typo (the closest card names), and otherwise lists the known cards.
+    The error tells the likely mistake apart: an entry point that fails to load (naming
+    it, its distribution and the cause), a dotted path whose module was never imported
+    (list it under the team card's ``imports``), a name that is not a card class, a typo
+    (the closest card names), and otherwise lists the known and the installed cards.
     """
-    classes = card_classes()
-    found = classes.get(name)
+    found = card_classes().get(name) or installed_card(name)
     if found is None:
-        raise ValueError(unknown_card(name, classes))
+        raise ValueError(unknown_card(name, card_classes()))
     return found
+
+
+def installed_card(name: str) -> type[ToolCard] | None:
+    """The card an ``akgentic.tools`` entry point declares under ``name``, loading only a
+    matching entry point (see the module docstring); None when none matches. A matching
+    entry point that fails to load, or that names no card, is a one-line ValueError
+    naming it and its distribution."""
+    eps = installed_entry_points()
+    for ep in eps:
+        if ep.name == name:
+            return _card_of(ep, name)
+    module_name, _, attribute = name.rpartition(".")
+    for ep in eps:
+        if ep.attr and name in (_class_name(ep), f"{ep.module}.{ep.attr}"):
+            return _card_of(ep, name)
+        if not ep.attr and module_name and ep.module == module_name:
+            _load(ep, name)  # the module is imported now: unknown_card explains a miss
+            value = getattr(sys.modules.get(ep.module), attribute, None)
+            return value if isinstance(value, type) and issubclass(value, ToolCard) else None
+    if module_name:
+        return None
+    for ep in eps:  # a bare class name: the classes the module entry points declare
+        if not ep.attr:
+            try:
+                loaded = load_entry_point(ep)
+            except Exception as exc:  # not this name's entry point: its failure is not this error
+                logger.warning("tool card %r: skipped %s: %s", name, describe(ep), _cause(exc))
+                continue
+            for cls in loaded:
+                if cls.__name__ == name and issubclass(cls, ToolCard):
+                    return cast("type[ToolCard]", cls)
+    return None
+
+
+def _class_name(ep: EntryPoint) -> str:
+    return ep.attr.rpartition(".")[2]
+
+
+def _card_of(ep: EntryPoint, name: str) -> type[ToolCard]:
+    """The one card ``ep`` declares (``name`` matched it)."""
+    loaded = _load(ep, name)
+    cards = [c for c in loaded if isinstance(c, type) and issubclass(c, ToolCard)]
+    if len(cards) == 1:
+        return cards[0]
+    if not cards:
+        raise ValueError(_not_a_card(ep, name, loaded))
+    names = ", ".join(c.__name__ for c in cards)
+    raise ValueError(
+        f"tool card {name!r}: {describe(ep)} declares several cards ({names}): name one of "
+        f"them by its class name"
+    )
+
+
+def _not_a_card(ep: EntryPoint, name: str, loaded: list[Any]) -> str:
+    what = ", ".join(c.__name__ if isinstance(c, type) else type(c).__name__ for c in loaded)
+    return (
+        f"{name!r} is not a tool card: {describe(ep)} declares {what}, not a subclass of "
+        f"akgentic.tool.ToolCard (a tools entry names a card class)"
+    )
+
+
+def _load(ep: EntryPoint, name: str) -> list[Any]:
+    try:
+        return load_entry_point(ep)
+    except Exception as exc:
+        raise ValueError(
+            f"tool card {name!r}: {describe(ep)} failed to load: {_cause(exc)} "
+            f"(fix or reinstall that distribution)"
+        ) from None
+
+
+def _cause(exc: Exception) -> str:
+    return clip(f"{type(exc).__name__}: {' '.join(str(exc).split())}", 200)
 
 
 def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
     """One line on why ``name`` names no card here, and what to write instead."""
+    eps = installed_entry_points()
     short = sorted(n for n in classes if "." not in n)
     module_name, _, attribute = name.rpartition(".")
     if module_name:
@@ -73,12 +174,20 @@ def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
         near = [n for n in classes if "." in n and n.startswith(module_name + ".")]
         hint = _did_you_mean(name, near) or f"module {module_name!r} has no {attribute!r}"
         return f"unknown tool card {name!r}: {hint}"
-    hint = _did_you_mean(name, short)
+    offered = [ep.name for ep in eps] + [_class_name(ep) for ep in eps if ep.attr]
+    hint = _did_you_mean(name, short + offered)
     known = ", ".join(short) or "none"
     lead = f"unknown tool card {name!r}: " + (f"{hint}; " if hint else "")
+    installed = [f"{ep.name} ({_class_name(ep)})" if ep.attr else ep.name for ep in eps]
+    from_entry_points = (
+        f"; installed ({ENTRY_POINT_GROUP} entry points): {', '.join(installed)}"
+        if installed
+        else ""
+    )
     return (
-        f"{lead}known cards are {known} (a card of your own: its dotted path, with its "
-        f"module under imports)"
+        f"{lead}known cards are {known}{from_entry_points} (a card of your own: its dotted "
+        f"path, with its module under imports, or an {ENTRY_POINT_GROUP} entry point of "
+        f"an installed distribution)"
     )
 
 

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from akgentic.core.serialization import SerializationError
 from akgentic.tool import ToolCard
+from akgentic.tool.core.installed import deserialize_installed
 from akgentic.tool.core.lookup import card_class, card_from_data
 from tests.catalog.distributions import Distribution, make_distribution
 
@@ -163,3 +165,27 @@ def test_a_broken_module_entry_point_does_not_answer_for_another_name(install: I
     with pytest.raises(ValueError, match=r"^unknown tool card 'NoSuchCard': known cards"):
         card_class("NoSuchCard")
     assert broken.package not in sys.modules  # it failed: Python keeps no half module
+
+
+def test_stored_data_naming_an_installed_card_loads_its_entry_point(install: Install) -> None:
+    """What a resume in a new process does with a stored card: the marker names a class no
+    one imported yet, and the entry point whose module holds it is loaded to read it."""
+    name = f"Jira{uuid.uuid4().hex[:8]}"
+    dist = install(class_name=name)
+    stored = {"cards": [{"__model__": f"{dist.package}.{name}", "site": "https://j.acme"}]}
+    assert dist.package not in sys.modules
+    decoded = deserialize_installed(stored)
+    [card] = decoded["cards"]
+    assert (type(card).__name__, card.site) == (name, "https://j.acme")
+
+
+def test_stored_data_naming_no_installed_class_raises_and_imports_nothing(
+    install: Install, unimported: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = install(module_source="raise RuntimeError('half installed')", entry_point="{package}")
+    for path in (f"{unimported}.Tally", f"{broken.package}.Tally"):
+        with pytest.raises(SerializationError, match=f"unknown __model__ '{path}'"):
+            deserialize_installed({"__model__": path})
+    assert unimported not in sys.modules  # data picks among entry points, imports nothing
+    assert f"entry point jira = {broken.package}" in caplog.text  # the broken one: logged
+    assert "RuntimeError: half installed" in caplog.text

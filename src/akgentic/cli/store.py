@@ -23,7 +23,6 @@ from uuid import UUID
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import short_id, team_name
 from akgentic.core import user_data_dir
-from akgentic.core.serialization import deserialize
 from akgentic.storage import (
     MemoryStorage,
     StorageBundle,
@@ -34,6 +33,7 @@ from akgentic.storage import (
     sqlite_url,
 )
 from akgentic.team import TeamCard
+from akgentic.tool.core.installed import deserialize_installed
 
 __all__ = [
     "LEGACY_STORE",
@@ -169,7 +169,7 @@ def stored_card(record: TeamRecord) -> TeamCard:
     if not record.card and record.error is not None:
         raise CliError(f"{record.error}; the record is kept as stored")
     try:
-        card = deserialize(record.card)
+        card = deserialize_installed(record.card)
     except Exception as exc:
         imports = record.card.get("imports") or []
         hint = (

@@ -59,7 +59,7 @@ from akgentic.core import (
     TelemetryBatch,
     serialize,
 )
-from akgentic.core.serialization import SerializationError, deserialize
+from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
     Heartbeat,
@@ -80,6 +80,7 @@ from akgentic.team.recorder import EventRecorder
 from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
 from akgentic.team.workspaces import remove_team_workspaces
+from akgentic.tool.core.installed import deserialize_installed
 
 __all__ = [
     "LEASE_TTL",
@@ -496,7 +497,7 @@ class TeamManager:
         if record.status == TeamStatus.DELETED:
             raise ValueError(f"team {team_id} was deleted and cannot be resumed")
         try:
-            card = deserialize(record.card)
+            card = deserialize_installed(record.card)
         except SerializationError as exc:
             raise SerializationError(f"team {team_id}: its stored team card: {exc}") from exc
         if not isinstance(card, TeamCard):

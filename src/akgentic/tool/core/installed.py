@@ -17,19 +17,32 @@ imports a module that data names.
 from __future__ import annotations
 
 import inspect
+import logging
+from collections.abc import Iterable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
+
+from akgentic.core.serialization import (
+    MODEL_MARKER,
+    SerializationError,
+    deserialize,
+    registered_class,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "declared_in",
     "describe",
+    "deserialize_installed",
     "installed_entry_points",
     "is_declared",
+    "load_declaring",
     "load_entry_point",
     "mark_declared",
 ]
+
+logger = logging.getLogger("akgentic.tool")
 
 ENTRY_POINT_GROUP = "akgentic.tools"
 """The entry-point group under which distributions declare their cards and services."""
@@ -84,3 +97,60 @@ def load_entry_point(ep: EntryPoint) -> list[Any]:
     if not classes:
         raise TypeError(f"module {loaded.__name__} declares no type (@register_tool)")
     return list(classes)
+
+
+def load_declaring(paths: Iterable[str]) -> list[EntryPoint]:
+    """Load the installed entry points whose module holds one of ``paths`` (stored
+    ``__model__`` markers): the classes a stored team's card names, in a process that has
+    not imported the distribution that declares them. A path only picks among declared
+    entry points, as a card's name does in a team card; one that fails to load is logged
+    and skipped (the decoding's own error then names what is missing). Returns the entry
+    points loaded."""
+    modules = {path.rpartition(".")[0] for path in paths}
+    loaded: list[EntryPoint] = []
+    for ep in installed_entry_points():
+        if not any(m == ep.module or m.startswith(f"{ep.module}.") for m in modules):
+            continue
+        try:
+            load_entry_point(ep)
+        except Exception as exc:
+            logger.warning("%s failed to load: %s: %s", describe(ep), type(exc).__name__, exc)
+            continue
+        loaded.append(ep)
+    return loaded
+
+
+def deserialize_installed(data: Any) -> Any:
+    """``deserialize(data)`` of stored data (a team card) that may name classes an
+    installed distribution declares: when some are not registered in this process, the
+    entry points that declare them are loaded (:func:`load_declaring`) and the data is
+    decoded again. Raises what ``deserialize`` raises when that does not help."""
+    try:
+        return deserialize(data)
+    except SerializationError:
+        missing = [path for path in _markers(data) if not _registered(path)]
+        if not missing or not load_declaring(missing):
+            raise
+    return deserialize(data)
+
+
+def _markers(data: Any) -> Iterator[str]:
+    """Every ``__model__`` marker in JSON-like ``data`` (iteratively: no recursion)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            marker = value.get(MODEL_MARKER)
+            if isinstance(marker, str):
+                yield marker
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+
+
+def _registered(path: str) -> bool:
+    try:
+        registered_class(path)
+    except SerializationError:
+        return False
+    return True

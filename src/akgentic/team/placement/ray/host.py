@@ -55,6 +55,7 @@ from akgentic.team.manager import (
 from akgentic.team.placement.local import LocalPlacement
 from akgentic.team.placement.ray.wire import HostError, host_owner
 from akgentic.team.runtime import TeamRuntime
+from akgentic.tool.core.installed import deserialize_installed
 
 __all__ = ["TeamHost", "slot_resource"]
 
@@ -149,7 +150,7 @@ class TeamHost:
     @_answered
     def create(self, card: dict[str, Any], metadata: dict[str, Any] | None) -> None:
         """Record and start the new team ``card`` describes (prepared by the driver)."""
-        team_card = deserialize(card)
+        team_card = deserialize_installed(card)
         if not isinstance(team_card, TeamCard):
             raise ValueError("the placement was given no team card")
         data = deserialize(metadata) if metadata is not None else None

@@ -46,6 +46,7 @@ from akgentic.team.placement.ray.options import RayOptions
 from akgentic.team.placement.ray.revive import Reviver
 from akgentic.team.placement.ray.team import RayTeam
 from akgentic.team.placement.ray.wire import actor_name, answer, node_resources, parse_owner
+from akgentic.tool.core.installed import deserialize_installed
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
@@ -162,7 +163,7 @@ class RayPlacement:
         if record is None:
             raise LookupError(f"no team {team_id} in this storage")
         try:
-            decoded = deserialize(record.require().card)
+            decoded = deserialize_installed(record.require().card)
         except Exception as exc:
             raise ValueError(
                 f"team {team_id}'s card cannot be read here ({exc}); import its card's "

@@ -426,3 +426,73 @@ def test_a_message_to_no_member_is_refused_before_the_team_starts(
     storage = open_storage(storage_url)
     assert storage.teams.list() == []
     storage.close()
+
+
+BOARD_TEAM = """\
+name: board
+entry_point: "@Lead"
+imports: [tests.board_card]
+members:
+  - card:
+      role: Lead
+      config:
+        name: "@Lead"
+        role: Lead
+        models: "scripted:default"
+        tools:
+          - {{type: BoardTool, directory: "{directory}"}}
+"""
+
+
+def test_a_card_whose_tool_actor_cannot_start_fails_the_run_in_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-board"
+    path = tmp_path / "board.yaml"
+    path.write_text(BOARD_TEAM.format(directory=missing))
+    storage = sqlite_url(tmp_path / "x.db")
+    env = child_env(storage)
+
+    plain = run_child([str(AKGENTIC), "run", str(path), "-m", "hi"], env=env)
+    debug = run_child([str(AKGENTIC), "run", str(path), "-m", "hi", "--debug"], env=env)
+
+    assert plain.returncode == debug.returncode == 1
+    assert plain.stdout == ""  # no turn ran
+    assert plain.stderr == (
+        "error: team board: @Lead could not start: ToolActorStartError: BoardTool: its tool "
+        f"actor #Board could not start: FileNotFoundError: [Errno 2] No such file or "
+        f"directory: '{missing}'\n"
+    )
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
+    assert open_storage(storage).teams.list() == []  # nothing left to resume
+
+
+def test_a_resume_whose_tool_actor_cannot_start_says_why_and_keeps_the_team(
+    cli: Invoke, storage_url: str, tmp_path: Path
+) -> None:
+    board = tmp_path / "board"
+    board.mkdir()
+    path = tmp_path / "board.yaml"
+    path.write_text(BOARD_TEAM.format(directory=board))
+    assert cli("run", str(path), "-m", "hi").exit_code == 0
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    short = str(team.team_id)[:8]
+    last = store.events.last_seq(team.team_id)
+    board.rename(tmp_path / "moved")
+
+    refused = cli("teams", "resume", short, "-m", "again", "--import", "tests.board_card")
+
+    assert refused.exit_code == 1
+    assert refused.stdout == ""
+    assert refused.stderr == (
+        f"error: team board ({short}) was not resumed, nothing changed: @Lead could not start: "
+        "ToolActorStartError: BoardTool: its tool actor #Board could not start: "
+        f"FileNotFoundError: [Errno 2] No such file or directory: '{board}'; fix that and "
+        f"resume again: akgentic teams resume {short} --storage {storage_url} --import "
+        "tests.board_card\n"
+    )
+    assert store.events.last_seq(team.team_id) == last
+    (tmp_path / "moved").rename(board)
+    resumed = cli("teams", "resume", short, "-m", "again", "--import", "tests.board_card")
+    assert resumed.exit_code == 0, resumed.output
+    store.close()

@@ -385,7 +385,12 @@ def resume_team(
 
 
 def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
-    """Why a resume failed and the two ways on: fix it, or resume on another model."""
+    """Why a resume failed and the ways on: fix it, or resume on another model (not
+    offered when a member could not start: its cause is not the model)."""
+    if exc.member is not None:
+        return (
+            f"{title} was not resumed, nothing changed: {exc}; fix that and resume again: {command}"
+        )
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, MissingApiKeyError):
         cause = cause.__cause__

@@ -10,6 +10,7 @@ from akgentic.core.address import (
     ActorAddress,
     ActorAddressImpl,
     ActorAddressProxy,
+    ActorStartError,
     AddressError,
     address_name,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "ActorAddress",
     "ActorAddressImpl",
     "ActorAddressProxy",
+    "ActorStartError",
     "ActorSystem",
     "AddressError",
     "AgentCard",

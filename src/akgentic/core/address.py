@@ -4,7 +4,8 @@ An address has three lives, and one class per way it can be obtained:
 
 - :class:`ActorAddressImpl` — *live*: made when the actor is created, it can deliver.
   Once the actor stops it becomes a *stopped* address: its metadata stays readable,
-  ``is_alive()`` is false and delivering raises :class:`AddressError`.
+  ``is_alive()`` is false and delivering raises :class:`AddressError`. It also tells
+  whether the actor's ``on_start`` has run, and why it failed (:meth:`wait_started`).
 - :class:`ActorAddressProxy` — *deserialized*: a snapshot rebuilt from data (storage,
   HTTP, a subscriber's copy). It carries the metadata and cannot deliver.
 
@@ -15,6 +16,7 @@ live address it was taken from.
 from __future__ import annotations
 
 import contextlib
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
@@ -33,9 +35,14 @@ __all__ = [
     "ActorAddress",
     "ActorAddressImpl",
     "ActorAddressProxy",
+    "ActorStartError",
     "AddressError",
     "address_name",
+    "start_failure_text",
 ]
+
+START_FAILURE_CHARS = 400
+"""The longest cause an :class:`ActorStartError` quotes, in characters."""
 
 
 def address_name(name: str) -> str:
@@ -46,6 +53,26 @@ def address_name(name: str) -> str:
 
 class AddressError(RuntimeError):
     """A message cannot be delivered through this address."""
+
+
+class ActorStartError(RuntimeError):
+    """An actor could not start: its constructor or its ``on_start`` raised (it has
+    stopped), or its ``on_start`` did not finish in time. ``actor`` names it, ``reason``
+    says why, on one line (``OSError: [Errno 2] No such file or directory: '/x'``)."""
+
+    def __init__(self, actor: str, reason: str) -> None:
+        super().__init__(f"{actor} could not start: {reason}")
+        self.actor = actor
+        self.reason = reason
+
+
+def start_failure_text(exc: BaseException) -> str:
+    """``exc`` as the cause of a failed start: its class and its words on one line (a
+    pydantic ``ValidationError`` spans several), clipped."""
+    words = " ".join(str(exc).split())
+    return clip(
+        f"{type(exc).__name__}: {words}" if words else type(exc).__name__, START_FAILURE_CHARS
+    )
 
 
 class ActorAddress:
@@ -243,7 +270,7 @@ class ActorAddressImpl(ActorAddress):
     msg)`` goes through the same stamping and telemetry as ``Akgent.send``.
     """
 
-    __slots__ = ("_actor_ref", "_sender")
+    __slots__ = ("_actor_ref", "_sender", "_start_failure", "_started")
 
     def __init__(
         self,
@@ -254,6 +281,29 @@ class ActorAddressImpl(ActorAddress):
         super().__init__(**metadata)
         self._actor_ref = actor_ref
         self._sender = weakref.WeakMethod(sender)
+        self._started = threading.Event()
+        self._start_failure: str | None = None
+
+    def _mark_started(self, failure: str | None) -> None:
+        """Called once by the actor when its ``on_start`` has run (``failure``: why it
+        raised; the actor has stopped by then)."""
+        if failure is not None:
+            self._start_failure = failure
+        self._started.set()
+
+    @property
+    def start_failure(self) -> str | None:
+        """Why the actor's ``on_start`` raised (its class and words, one line), or None."""
+        return self._start_failure
+
+    def wait_started(self, timeout: float | None) -> None:
+        """Return once the actor's ``on_start`` has run, without queueing behind its
+        messages; :class:`ActorStartError` naming the cause when it raised (the actor has
+        stopped), or when it has not finished within ``timeout`` seconds."""
+        if not self._started.wait(timeout):
+            raise ActorStartError(self.name, f"its on_start did not finish within {timeout:g}s")
+        if self._start_failure is not None:
+            raise ActorStartError(self.name, self._start_failure)
 
     def is_alive(self) -> bool:
         return not self._actor_ref.actor_stopped.is_set()

@@ -46,7 +46,12 @@ from akgentic.core._telemetry import (
     LaterEvent,
     TeamChannel,
 )
-from akgentic.core.address import ActorAddress, ActorAddressImpl, AddressError
+from akgentic.core.address import (
+    ActorAddress,
+    ActorAddressImpl,
+    AddressError,
+    start_failure_text,
+)
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.messages.message import CancelMessage, Message, StopRecursively
@@ -290,11 +295,15 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
 
     def _actor_loop_setup(self) -> None:
         current.actor = self
+        failure: str | None = None
         try:
             self.on_start()
         except Exception as exc:
+            failure = start_failure_text(exc)
             self._report_failure(exc, None, "on_start failed; the actor is stopping")
             self._stop()
+        finally:  # once stopped, if it failed: a waiter finds nothing of it left running
+            self._address._mark_started(failure)
 
     def _stop(self) -> None:
         # pykka's order is unregister, mark stopped, on_stop. Ours reports the stop

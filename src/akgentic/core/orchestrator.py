@@ -42,7 +42,13 @@ from akgentic.core._telemetry import (
     LaterEvent,
     Record,
 )
-from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorAddressProxy
+from akgentic.core.address import (
+    ActorAddress,
+    ActorAddressImpl,
+    ActorAddressProxy,
+    ActorStartError,
+    start_failure_text,
+)
 from akgentic.core.agent import Akgent, SpawnSpec
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import BaseConfig
@@ -548,6 +554,12 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         must start with ``#`` (``TOOL_PREFIX``): the teardown stops tool actors after
         the members that call them, and tells them apart by that prefix alone, so a
         name without it is a ``ValueError`` saying so.
+
+        A new actor whose construction raises (its config or state does not validate)
+        is an ``ActorStartError`` naming it and the cause. Its ``on_start`` runs on its
+        own thread after this returns and is never waited for here (it may itself bind
+        another tool actor through this orchestrator): the caller waits, with
+        ``ActorAddressImpl.wait_started`` (``bind_team_actor`` does).
         """
         name = config.name
         if not name:
@@ -568,7 +580,10 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                     f"not a {actor_class.__name__}"
                 )
             return existing
-        address = self.createActor(actor_class, config=config)
+        try:
+            address = self.createActor(actor_class, config=config)
+        except Exception as exc:
+            raise ActorStartError(name, start_failure_text(exc)) from exc
         self._tool_actors[name] = address
         return address
 

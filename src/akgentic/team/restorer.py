@@ -51,6 +51,8 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted, is_cancel
 from akgentic.core import (
     ActorAddress,
+    ActorAddressImpl,
+    AddressError,
     Akgent,
     BaseConfig,
     BaseState,
@@ -85,7 +87,15 @@ logger = logging.getLogger("akgentic.team")
 
 
 class ResumeError(ValueError):
-    """A resume failed; the stored team is unchanged. The message says what to fix."""
+    """A resume failed; the stored team is unchanged. The message says what to fix.
+
+    ``member`` names the member or ``#`` tool actor that could not start, when that is
+    why (its cause is in the message: another model would not help); else None.
+    """
+
+    def __init__(self, message: str, *, member: str | None = None) -> None:
+        super().__init__(message)
+        self.member = member
 
 
 @dataclass
@@ -383,7 +393,10 @@ def _start_members(
             items = plan.contexts.get(member.agent_id)
             if items:
                 history = ModelMessagesTypeAdapter.validate_python(items)
-                system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
+                try:
+                    system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
+                except AddressError:  # its on_start failed: _confirm_started says why
+                    continue
     return addresses, human
 
 
@@ -394,20 +407,26 @@ def _confirm_started(
     recorder: EventRecorder,
     orchestrator: ActorAddress,
 ) -> None:
-    """Every member has run ``on_start`` and is alive; else a ResumeError naming it."""
+    """Every member has run ``on_start`` and is alive; else a ResumeError naming it.
+
+    The agents are checked before the tool actors: an agent that could not wire a
+    ``#`` tool actor that failed to start names the card, the actor and the cause.
+    """
     system = manager.system
-    for member in members:
+    for member in sorted(members, key=lambda m: m.name.startswith("#")):
         address = addresses[member.agent_id]
         try:  # answered only once on_start has run; a member that failed it has stopped
             system.proxy_ask(address, Akgent, timeout=60).get_children()
         except Exception:
-            system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
-            reasons = [
-                str(m.content)
-                for m in recorder.held()
-                if isinstance(m, ErrorMessage)
-                and m.sender is not None
-                and m.sender.agent_id == member.agent_id
-            ]
-            why = reasons[-1] if reasons else "it stopped while starting"
-            raise ResumeError(f"{member.name} could not start: {why}") from None
+            why = address.start_failure if isinstance(address, ActorAddressImpl) else None
+            if why is None:
+                system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
+                reasons = [
+                    str(m.content)
+                    for m in recorder.held()
+                    if isinstance(m, ErrorMessage)
+                    and m.sender is not None
+                    and m.sender.agent_id == member.agent_id
+                ]
+                why = reasons[-1] if reasons else "it stopped while starting"
+            raise ResumeError(f"{member.name} could not start: {why}", member=member.name) from None

@@ -7,10 +7,13 @@ retry exception, so tool logic never imports the LLM framework.
 
 from __future__ import annotations
 
+from akgentic.core import ActorStartError
+
 __all__ = [
     "CommandArgumentError",
     "CommandNotRecognized",
     "RetriableError",
+    "ToolActorStartError",
     "ToolObserverGone",
 ]
 
@@ -53,3 +56,17 @@ class ToolObserverGone(RuntimeError):  # noqa: N818 — the spec's name
     A defined outcome, not a crash: a card holds its observer weakly, so a tool used
     after its owner stopped finds nobody to act through.
     """
+
+
+class ToolActorStartError(ActorStartError):
+    """A card's ``#`` tool actor could not start when an agent wired the card.
+
+    Raised by ``ToolFactory`` at wiring, so the agent's start fails, and with it the
+    team's creation or resume — never a tool call later. ``card`` names the card (as the
+    factory labels it), ``actor`` the tool actor, ``reason`` the cause, all on one line.
+    """
+
+    def __init__(self, card: str, error: ActorStartError) -> None:
+        super().__init__(error.actor, error.reason)
+        self.card = card
+        self.args = (f"{card}: its tool actor {error.actor} could not start: {error.reason}",)

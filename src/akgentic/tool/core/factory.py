@@ -1,7 +1,9 @@
 """ToolFactory: many cards in, agent-ready capabilities out.
 
 Wiring happens once, in the constructor: the cards are put in dependency order and
-the observer is attached to every card, in that order. Each aggregator then walks the
+the observer is attached to every card, in that order. A card whose ``#`` tool actor
+could not start fails there, as a ``ToolActorStartError`` naming the card, the actor
+and the cause. Each aggregator then walks the
 cards in the same order and returns exactly what their hooks return — nothing
 cross-checks a param's ``expose`` against the hooks, so a capability on a channel its
 card does not serve is dropped silently (test the lists, not the declarations).
@@ -40,6 +42,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from akgentic.core import ActorStartError
 from akgentic.tool.core.arguments import Parameters
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.commands import CommandRegistry
@@ -49,7 +52,7 @@ from akgentic.tool.core.dependencies import card_label, order_cards
 from akgentic.tool.core.guard import as_the_model_reads, check_command, check_tool
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
-from akgentic.tool.errors import ToolObserverGone
+from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
 
 __all__ = ["ServedKind", "ToolFactory"]
 
@@ -72,8 +75,11 @@ class ToolFactory:
         self._observer_ref: weakref.ref[Any] | None = None
         if observer is not None:
             self._observer_ref = weakref.ref(observer)
-            for card in self.tool_cards:
-                card.observer(observer)
+            for index, card in enumerate(self.tool_cards):
+                try:
+                    card.observer(observer)
+                except ActorStartError as exc:  # its # actor: name the card that wired it
+                    raise ToolActorStartError(self._label(index), exc) from exc
 
     def _label(self, index: int) -> str:
         return card_label(self.tool_cards, index)

@@ -3,6 +3,12 @@
 A stateful card reaches its ``#`` tool actor through the team's orchestrator, at wiring
 time, so a card on an agent that is not in a team fails at team creation, not at first
 use. Never check-then-create: two agents wiring at once would both create.
+
+Wiring also waits until the actor has started: one whose construction or ``on_start``
+raised (a directory it cannot open, a store it cannot reach, a restored state it
+refuses) fails the wiring with an ``ActorStartError`` naming it and the cause, so the
+agent does not start and neither does its team (or its resume) — no agent is left
+wired to a stopped actor, failing only when a tool is called.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any, TypeVar
 
 from akgentic.core import (
     ActorAddress,
+    ActorAddressImpl,
     AddressError,
     Akgent,
     AskTimeoutError,
@@ -23,7 +30,7 @@ from akgentic.core.excerpt import clip
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["ask_tool_actor", "bind_team_actor", "require_team_observer"]
+__all__ = ["START_TIMEOUT", "ask_tool_actor", "bind_team_actor", "require_team_observer"]
 
 logger = logging.getLogger("akgentic.tool")
 
@@ -49,16 +56,29 @@ def require_team_observer(observer: ToolObserver, card: str, actor: str) -> Acto
     return observer
 
 
+START_TIMEOUT = 30.0
+"""Seconds :func:`bind_team_actor` waits for a tool actor's ``on_start`` (as long as the
+team manager waits for a member's)."""
+
+
 def bind_team_actor(
     observer: ActorToolObserver,
     actor_class: type[Akgent[Any, Any]],
     config: BaseConfig,
     timeout: float,
 ) -> ActorAddress:
-    """The team's tool actor named ``config.name``, created if there is none (one step)."""
+    """The team's tool actor named ``config.name``, created if there is none (one step),
+    once its ``on_start`` has run.
+
+    ``timeout`` bounds the ask to the orchestrator. The wait for the start does not queue
+    behind the actor's messages, and is bounded by :data:`START_TIMEOUT`: an actor that
+    could not start is an ``ActorStartError`` naming it and the cause, raised here.
+    """
     assert observer.orchestrator is not None
     orchestrator: Orchestrator = observer.proxy_ask(observer.orchestrator, Orchestrator, timeout)
     address: ActorAddress = orchestrator.getChildrenOrCreate(actor_class, config)
+    if isinstance(address, ActorAddressImpl):
+        address.wait_started(START_TIMEOUT)
     return address
 
 

@@ -1,0 +1,84 @@
+"""An address tells when its actor's ``on_start`` has run and why it failed: what a card
+waits for before it wires its ``#`` tool actor (``bind_team_actor``)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from pydantic import BaseModel
+
+from akgentic.core import ActorAddressImpl, ActorStartError, Akgent, BaseConfig, BaseState
+
+from .conftest import Team
+
+GATE = threading.Event()
+
+
+class Strict(BaseModel):
+    count: int
+    label: str
+
+
+class Refusing(Akgent[BaseConfig, BaseState]):
+    """Its on_start raises a ValidationError, whose text spans several lines."""
+
+    def on_start(self) -> None:
+        Strict.model_validate({"count": "many"})
+
+
+class Gated(Akgent[BaseConfig, BaseState]):
+    """Its on_start waits for GATE."""
+
+    def on_start(self) -> None:
+        GATE.wait(60)
+
+
+def live(address: object) -> ActorAddressImpl:
+    assert isinstance(address, ActorAddressImpl)
+    return address
+
+
+def test_a_failed_on_start_is_one_line_and_the_actor_has_stopped(team: Team) -> None:
+    address = live(team.proxy.getChildrenOrCreate(Refusing, BaseConfig(name="#Refusing")))
+
+    with pytest.raises(ActorStartError) as info:
+        address.wait_started(30)
+
+    assert not address.is_alive()  # stopped before the waiter was woken
+    assert info.value.actor == "#Refusing"
+    assert info.value.reason == address.start_failure
+    message = str(info.value)
+    assert message.startswith(
+        "#Refusing could not start: ValidationError: 2 validation errors for Strict count "
+        "Input should be a valid integer"
+    )
+    assert "\n" not in message and len(message) < 450  # clipped at START_FAILURE_CHARS
+
+
+class BoardConfig(BaseConfig):
+    directory: str = "."
+
+
+class Board(Akgent[BoardConfig, BaseState]):
+    pass
+
+
+def test_a_construction_that_raises_is_an_actor_start_error(team: Team) -> None:
+    with pytest.raises(ActorStartError) as info:  # a config of the wrong class
+        team.proxy.getChildrenOrCreate(Board, BaseConfig(name="#Board"))
+
+    assert str(info.value) == (
+        "#Board could not start: TypeError: Board is configured by BoardConfig, got a BaseConfig"
+    )
+
+
+def test_wait_started_waits_for_on_start_and_is_bounded(team: Team) -> None:
+    GATE.clear()
+    address = live(team.proxy.getChildrenOrCreate(Gated, BaseConfig(name="#Gated")))
+
+    with pytest.raises(ActorStartError, match=r"^#Gated could not start: its on_start did not "):
+        address.wait_started(0.05)
+    GATE.set()
+    address.wait_started(30)  # started: returns
+    assert address.start_failure is None and address.is_alive()

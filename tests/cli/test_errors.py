@@ -60,6 +60,30 @@ def test_debug_shows_the_traceback_in_a_real_process(tmp_path: Path) -> None:
     assert debug.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
 
 
+def test_debug_shows_a_hostile_value_in_the_traceback_escaped(cli: Invoke, tmp_path: Path) -> None:
+    """A card's key carrying an OSC title, a BEL and ESC [2J reaches the exception's
+    message; with --debug the traceback's lines show it escaped, as the error line does,
+    and stay lines."""
+    text = RESEARCH.read_text()
+    hostile = text.replace(
+        'template: "You are {name}, a careful',
+        '"evil\\e]0;owned\\a\\e[2J": 1\n              template: "You are {name}, a careful',
+    )
+    assert hostile != text
+    path = tmp_path / "team.yaml"
+    path.write_text(hostile)
+
+    result = cli("run", str(path), "--debug")
+
+    assert result.exit_code == 1
+    assert not any(c in result.stderr for c in "\x1b\x07")
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    shown = "prompt.evil\\x1b]0;owned\\x07\\x1b[2J: Extra inputs are not permitted"
+    assert lines[-2].startswith("akgentic.team.card.TeamCardError: ") and lines[-2].endswith(shown)
+    assert lines[-1].startswith("error: ") and lines[-1].endswith(shown)
+
+
 def test_a_missing_card_file(cli: Invoke, tmp_path: Path) -> None:
     result = cli("run", str(tmp_path / "nope.yaml"))
 

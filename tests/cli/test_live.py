@@ -10,7 +10,7 @@ from rich.console import Console
 
 from akgentic.agent import AgentMessage
 from akgentic.cli.describe import Describer
-from akgentic.cli.live import LiveView
+from akgentic.cli.live import ECHO_CHARS, LiveView
 from akgentic.cli.output import ASCII
 from akgentic.core import (
     ActorAddressProxy,
@@ -167,3 +167,17 @@ def test_the_answer_to_a_failed_command_is_red_and_a_result_is_not() -> None:
     unknown, cleared = buffer.getvalue().splitlines()
     assert "\x1b[31m" in unknown and "Unknown command /nope." in unknown
     assert "\x1b[31m" not in cleared and "\x1b[1m" in cleared  # to the person: bold
+
+
+def test_the_persons_own_message_is_echoed_clipped_and_the_teams_are_whole() -> None:
+    live, buffer = view()
+    pasted = "p" * 1_048_576
+    said = AgentMessage(content=pasted, type="request", sender=HUMAN)
+    answer = AgentMessage(content="q" * 2000, type="response", sender=WORKER)
+
+    live.render(record(1, SentMessage(sender=HUMAN, recipient=WORKER, message=said)))
+    live.render(record(2, SentMessage(sender=WORKER, recipient=HUMAN, message=answer)))
+
+    echo, reply = buffer.getvalue().splitlines()
+    assert echo == f"@Human → @Worker (request): {'p' * (ECHO_CHARS - 1)}… (1,048,576 characters)"
+    assert reply == f"@Worker → @Human (response): {'q' * 2000}"

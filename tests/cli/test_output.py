@@ -1,5 +1,6 @@
 """What the CLI's consoles and log lines print: never a control character but newline and
-tab (a model's text holding ``ESC [2J`` would clear the screen)."""
+tab (a model's text holding ``ESC [2J`` would clear the screen), through one helper,
+:func:`printable`, whose contract is tested here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,16 @@ import logging
 from rich.text import Text
 
 from akgentic.cli import logs
-from akgentic.cli.output import _printable_text, out_console, printable
+from akgentic.cli.describe import one_line
+from akgentic.cli.output import (
+    ONE_LINE,
+    SafeText,
+    _printable_text,
+    out_console,
+    print_table,
+    printable,
+    team_name,
+)
 
 
 def test_printable_escapes_c0_del_and_c1_but_newline_and_tab() -> None:
@@ -48,3 +58,53 @@ def test_a_log_line_is_printed_escaped() -> None:
         "akgentic.x", logging.WARNING, __file__, 1, "said %s", ("\x1b[2J",), None
     )
     assert logs._FORMATTER.format(record) == "WARNING akgentic.x: said \\x1b[2J"
+
+
+def test_printable_clips_at_its_limit_saying_how_long_the_text_was() -> None:
+    """A one-line summary or an echo is clipped: at most ``limit - 1`` characters once
+    escaped, ``…`` and the full length; an escape is never cut in two."""
+    line = "x" * 1_048_576
+    assert printable(line, limit=10) == "xxxxxxxxx… (1,048,576 characters)"
+    assert printable("x" * 10, limit=10) == "x" * 10  # what fits is whole
+    assert printable("abcdefgh\x1b[2J", limit=10) == "abcdefgh… (12 characters)"
+    assert printable("ab\x1bcdefghijk", limit=8) == "ab\\x1bc… (12 characters)"
+    assert printable("a\nb" * 5, keep=ONE_LINE, limit=12) == "a\\x0aba\\x0a… (15 characters)"
+
+
+def test_printable_keeps_a_crlf_line_ending_and_escapes_a_lone_carriage_return() -> None:
+    assert printable("one\r\ntwo\rthree") == "one\ntwo\\x0dthree"
+    assert printable("one\r\ntwo", keep=ONE_LINE) == "one\\x0d\\x0atwo"
+
+
+def test_what_printable_returned_passes_through_it_again_unchanged() -> None:
+    for text in ("a\x1b[2J\x07\u202e\r\n\tz", "é" * 300, "\x9b" * 100):
+        for keep, limit in ((ONE_LINE, None), (ONE_LINE, 50), (frozenset("\n\t"), 50)):
+            once = printable(text, keep=keep, limit=limit)
+            assert printable(once, keep=keep) == once
+            assert not any(c in once for c in "\x1b\x07\x9b\u202e\r")
+
+
+def test_a_line_built_by_the_cli_shows_bel_and_carriage_return_escaped() -> None:
+    """rich's ``Text`` drops BEL, BS, VT, FF and CR without a trace: :class:`SafeText`
+    escapes them first, so they are shown (``\\x07``) as every other control is."""
+    console = out_console()
+    buffer = io.StringIO()
+    console.file = buffer
+    console.print(SafeText("ding\x07 back\x08 over\rwrite", style="red"))
+    assert buffer.getvalue() == "ding\\x07 back\\x08 over\\x0dwrite\n"
+
+
+def test_names_cells_and_summaries_go_through_the_same_helper() -> None:
+    """A team name, a table cell and a one-line summary: escaped as :func:`printable`
+    does, on one line; a name and a summary clipped saying how long they were."""
+    forged = "evil\x1b]0;pwned\x07\r\nFAKE-TEAM  RUNNING"
+    assert team_name(forged) == printable(forged, keep=ONE_LINE)
+    assert team_name(forged) == "evil\\x1b]0;pwned\\x07\\x0d\\x0aFAKE-TEAM  RUNNING"
+    assert team_name("n" * 1000) == "n" * 79 + "… (1,000 characters)"
+    assert team_name("research") == "research"
+    assert one_line("say\n  \x1b[2J" + "w" * 500, 20) == "say \\x1b[2Jwwwwwwww… (508 characters)"
+    console = out_console()
+    buffer = io.StringIO()
+    console.file = buffer
+    print_table(console, [("NAME", "X"), ("a\nb\x1b", "1"), ("c", "2")])
+    assert buffer.getvalue().splitlines() == ["NAME        X", "a\\x0ab\\x1b  1", "c           2"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from akgentic.cli.live import ECHO_CHARS
+from akgentic.core import SentMessage
 from akgentic.storage import TeamStatus, open_storage
 
 from .conftest import AKGENTIC, HANG, RESEARCH, Invoke, assert_in_order, child_env, run_child
@@ -222,19 +224,48 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
 def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None:
     """Text from a person, a model or a tool never reaches the terminal as control codes:
     ``ESC [2J`` would clear the screen, an OSC sequence retitle it. The live view, the
-    ``answer:`` line and ``events`` print each control character escaped (``\\x1b``)."""
+    ``answer:`` line and ``events`` print each control character escaped (``\\x1b``), BEL
+    included (rich's ``Text`` would drop it without a trace)."""
     hostile = "\x1b]0;owned\x07 \x1b[2J dogs\x9b"
     result = cli("run", str(RESEARCH), "-m", f"@Worker report back: {hostile}")
 
     assert result.exit_code == 0, result.output
-    assert "\x1b" not in result.output and "\x9b" not in result.output
-    shown = "\\x1b]0;owned \\x1b[2J dogs\\x9b"
+    assert not any(c in result.output for c in "\x1b\x07\x9b")
+    shown = "\\x1b]0;owned\\x07 \\x1b[2J dogs\\x9b"
     assert f"@Human → @Worker: report back: {shown}" in result.stdout.splitlines()
     assert result.stdout.splitlines()[-1].startswith(f"answer: [scripted] On {shown}: one")
     team = result.stdout.split("resume it with: akgentic teams resume ")[1].split()[0]
     events = cli("events", team)
     assert events.exit_code == 0, events.output
     assert "\x1b" not in events.output and f"report back: {shown}" in events.stdout
+
+
+def test_a_pasted_megabyte_line_is_echoed_clipped_and_delivered_whole(
+    cli: Invoke, storage_url: str
+) -> None:
+    """The live view echoes a typed line clipped (saying how long it was); the member gets
+    all of it: @Boss answers ``Noted: <what followed nod>``, every character of it."""
+    body = "".join(f"{n:07d}," for n in range(131_072))[: 1_048_576 - len("nod ")]
+    line = f"nod {body}"
+    assert len(line) == 1_048_576
+
+    result = cli("run", str(HANG), "--idle", "0.3", input=f"{line}\n")
+
+    assert result.exit_code == 0, result.output[-2000:]
+    out = result.stdout.splitlines()
+    echo = f"@Human → @Boss: {line[: ECHO_CHARS - 1]}… (1,048,576 characters)"
+    assert echo in out
+    assert not any(len(row) > 1_000 for row in out if row.startswith("@Human → "))
+    assert f"@Boss → @Human (acknowledgment): Noted: {body}" in out
+    storage = open_storage(storage_url)
+    [team] = storage.teams.list()
+    sent = [
+        r.message.message.content
+        for r in storage.events.read(team.team_id)
+        if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
+    ]
+    storage.close()
+    assert sent == [line]
 
 
 def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invoke) -> None:

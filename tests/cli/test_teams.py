@@ -357,7 +357,7 @@ def test_a_stored_name_with_control_characters_is_shown_escaped(
     # a record an earlier version let through: the store refuses such a name now
     with sqlite3.connect(tmp_path / "cli.db") as db:
         db.execute("UPDATE akgentic_teams SET name = ?", (forged,))
-    escaped = "'evil\\x1b]0;pwned\\x07\\r\\nFAKE-TEAM  RUNNING'"
+    escaped = "evil\\x1b]0;pwned\\x07\\x0d\\x0aFAKE-TEAM  RUNNING"  # as printable writes them
 
     listed = cli("teams", "list")
     assert listed.exit_code == 0, listed.output

@@ -19,12 +19,11 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
 
 from akgentic.catalog import CatalogError, CatalogService, Principal, ToolView
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption
-from akgentic.cli.output import error_console, local_time, out_console, print_table
+from akgentic.cli.output import SafeText, error_console, local_time, out_console, print_table
 from akgentic.cli.store import opened_storage
 from akgentic.storage import CATALOG_SURFACES
 
@@ -123,7 +122,7 @@ def _print_view(view: ToolView) -> None:
         ("source", view.source),
     ]
     for key, value in fields:
-        console.print(Text(f"{key + ':':<12}{value}"))
+        console.print(SafeText(f"{key + ':':<12}{value}"))
 
 
 @catalog_app.command("list", short_help="List the tool types and instances.")
@@ -147,13 +146,13 @@ def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> N
         console = out_console()
         for view in listing.orphaned:
             console.print(
-                Text(
+                SafeText(
                     f"orphaned: {view.name} (type {view.type_name} is not installed; ignored)",
                     style="yellow",
                 )
             )
         for problem in listing.problems:
-            error_console().print(Text(f"warning: {problem}", style="yellow"))
+            error_console().print(SafeText(f"warning: {problem}", style="yellow"))
 
 
 @catalog_app.command("show", short_help="Show a type or instance.")
@@ -165,14 +164,14 @@ def show(name: NameArgument, storage: StorageOption = None, debug: DebugOption =
         console = out_console()
         properties = detail.config_schema.get("properties", {})
         if properties:
-            console.print(Text(f"{'settings:':<12}{', '.join(sorted(properties))}"))
+            console.print(SafeText(f"{'settings:':<12}{', '.join(sorted(properties))}"))
         for tool, schema in sorted(detail.params.items()):
             args = ", ".join(schema.get("properties", {}))
-            console.print(Text(f"{'tool:':<12}{tool}({args})"))
+            console.print(SafeText(f"{'tool:':<12}{tool}({args})"))
 
 
 def _say_enabled(view: ToolView) -> None:
-    out_console().print(Text(f"{view.name}: enabled for {', '.join(view.enabled) or 'none'}"))
+    out_console().print(SafeText(f"{view.name}: enabled for {', '.join(view.enabled) or 'none'}"))
 
 
 @catalog_app.command("enable")
@@ -270,7 +269,9 @@ def configure(
             merge=not replace,
             unset=unset or (),
         )
-        out_console().print(Text(f"{view.name}: config {json.dumps(view.config, sort_keys=True)}"))
+        out_console().print(
+            SafeText(f"{view.name}: config {json.dumps(view.config, sort_keys=True)}")
+        )
 
 
 def _read_secret(from_env: str | None, stdin: bool) -> str:
@@ -307,7 +308,7 @@ def set_credential(
     with _catalog(storage, debug) as catalog:
         secret = None if clear else _read_secret(from_env, stdin)
         view = catalog.set_credential(_principal(), name, secret, type_name=type_name)
-        out_console().print(Text(f"{view.name}: credential {_credential(view)}"))
+        out_console().print(SafeText(f"{view.name}: credential {_credential(view)}"))
 
 
 @catalog_app.command("probe", short_help="Check that a tool's outside service answers.")
@@ -324,7 +325,9 @@ def probe(
     with _catalog(storage, debug) as catalog:
         view, result = catalog.probe(_principal(), name, timeout)
         style = "green" if result.status == "active" else "red"
-        out_console().print(Text(f"{view.name}: {result.status} — {result.detail}", style=style))
+        out_console().print(
+            SafeText(f"{view.name}: {result.status} — {result.detail}", style=style)
+        )
     if result.status != "active":
         raise typer.Exit(1)
 
@@ -345,7 +348,7 @@ def audit(
     with _catalog(storage, debug, create=False) as catalog:
         lines = catalog.audit(_principal(), name, limit)
         if not lines:
-            out_console().print(Text("no catalog changes recorded", style="dim"))
+            out_console().print(SafeText("no catalog changes recorded", style="dim"))
             return
         rows = [("SEQ", "WHEN", "WHO", "ACTION", "TOOL", "DETAIL")]
         for line in lines:
@@ -376,4 +379,4 @@ def remove(
     with _catalog(storage, debug) as catalog:
         if not catalog.remove(_principal(), name, force=force):
             raise CliError(f"no catalog instance {name!r} is stored; see: akgentic catalog list")
-        out_console().print(Text(f"{name}: removed"))
+        out_console().print(SafeText(f"{name}: removed"))

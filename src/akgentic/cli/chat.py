@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from rich.console import Console
-from rich.text import Text
 
 from akgentic.agent import AgentMessage
 from akgentic.cli import interrupt
@@ -43,7 +42,7 @@ from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
-from akgentic.cli.output import error_console, team_title
+from akgentic.cli.output import SafeText, error_console, printable, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
@@ -105,7 +104,9 @@ def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
     card = runtime.card
     names = [a.name for a in runtime.members() if a.name.startswith("@") and a.name != card.human]
     shown = ", ".join(f"{n} (entry point)" if n == card.entry_point else n for n in names)
-    console.print(Text(f"{team_title(card.name, runtime.team_id)} {verb}: {shown}", style="dim"))
+    console.print(
+        SafeText(f"{team_title(card.name, runtime.team_id)} {verb}: {shown}", style="dim")
+    )
 
 
 def chat(
@@ -144,7 +145,7 @@ def _chat(
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
-    interrupt.at_once = (
+    interrupt.at_once = printable(  # written raw by the second Ctrl-C
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )
     reply: Reply | None = None
@@ -182,15 +183,15 @@ def _chat(
     finally:
         watch.close()
     if view.usage.requests:
-        console.print(Text(f"usage: {view.usage}", style="dim"))
+        console.print(SafeText(f"usage: {view.usage}", style="dim"))
     if deleted:
-        error_console().print(Text(f"error: {title} was deleted on the server", style="red"))
+        error_console().print(SafeText(f"error: {title} was deleted on the server", style="red"))
         return EXIT_ERROR
     if cut is not None:
         if unsent is not None:
-            console.print(Text(f"the message was not sent: {one_line(unsent)}", style="yellow"))
+            console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
         return _interrupted(console, title, cut, resume_hint)
-    console.print(Text(f"{title} stopped; {resume_hint}", style="dim"))
+    console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
     return _answer(console, reply, options, runtime)
@@ -232,18 +233,18 @@ def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]
 
 def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
     if cut:
-        console.print(Text(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
+        console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
         for message in cut:
-            console.print(Text(f"  {quote(message)}", style="yellow"))
+            console.print(SafeText(f"  {quote(message)}", style="yellow"))
         console.print(
-            Text(
+            SafeText(
                 f"{resume_hint} --retry-interrupted (deliver them again; a turn may repeat "
                 f"its side effects) or --dismiss-interrupted",
                 style="dim",
             )
         )
     else:
-        console.print(Text(f"{title} stopped; {resume_hint}", style="dim"))
+        console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     return interrupt.EXIT_INTERRUPTED
 
 
@@ -256,7 +257,7 @@ def quote(message: Message) -> str:
 def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
     if reply.message is not None and reply.how not in ("timeout", "failed") and not refused:
-        console.print(Text(f"answer: {text_of(reply.message)}"))
+        console.print(SafeText(f"answer: {text_of(reply.message)}"))
         return 0
     if refused and reply.message is not None:  # an unknown or failed /command
         problem = f"{reply.sender or 'the team'}: {one_line(text_of(reply.message), 1000)}"
@@ -270,7 +271,7 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
         problem = f"the team stopped before answering{why}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
-    error_console().print(Text(f"error: {problem}", style="red"))
+    error_console().print(SafeText(f"error: {problem}", style="red"))
     return EXIT_ERROR
 
 

@@ -15,6 +15,7 @@ from uuid import UUID
 from akgentic.agent import AgentMessage, TurnInterrupted
 from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
+from akgentic.cli.output import ONE_LINE, printable
 from akgentic.core import (
     ActorAddress,
     CancelMessage,
@@ -63,9 +64,9 @@ def name_of(address: ActorAddress | None) -> str:
 
 
 def one_line(text: str, limit: int = 160) -> str:
-    """``text`` on one line (whitespace collapsed), cut at ``limit`` characters with ``…``."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    """``text`` on one line (whitespace collapsed) through :func:`printable`: its controls
+    escaped, clipped at ``limit`` characters (``… (1,234 characters)``)."""
+    return printable(" ".join(text.split()), keep=ONE_LINE, limit=limit)
 
 
 def text_of(message: object) -> str:
@@ -89,11 +90,13 @@ def label_of(message: Message) -> str:
     return f" ({type(message).__name__})"
 
 
-def sent_line(sent: SentMessage, arrow: str = "→") -> str:
-    """``@A → @B (type): content`` for a sent message (content kept whole)."""
+def sent_line(sent: SentMessage, arrow: str = "→", limit: int | None = None) -> str:
+    """``@A → @B (type): content`` for a sent message: the content kept whole, or clipped
+    at ``limit`` characters by :func:`printable` (``… (1,048,576 characters)``)."""
     recipient = sent.recipient or sent.message.recipient
     head = f"{name_of(sent.sender)} {arrow} {name_of(recipient)}{label_of(sent.message)}"
-    return f"{head}: {text_of(sent.message)}"
+    text = text_of(sent.message)
+    return f"{head}: {text if limit is None else printable(text, limit=limit)}"
 
 
 def _value(value: Any) -> str:
@@ -193,8 +196,8 @@ class Describer:
             if event.success:
                 return f"{who}: {event.tool_name} returned"
             return f"{who}: {event.tool_name} {event.outcome}"
-        if isinstance(event, LlmTextDeltaEvent):
-            return f"{who}: {event.delta!r}"
+        if isinstance(event, LlmTextDeltaEvent):  # quoted: its spaces and newlines show
+            return f"{who}: '{printable(event.delta, keep=ONE_LINE, limit=160)}'"
         if isinstance(event, LlmUsageEvent):
             used = usage_text(event.requests, event.input_tokens, event.output_tokens)
             return f"{who}: {used} ({event.model})"

@@ -4,6 +4,9 @@
 an unknown team, a missing API key, a bad storage URL...) becomes ``error: <message>``
 lines and exit code 1; anything else also says to rerun with ``--debug``, which prints
 the traceback first. Ctrl-C becomes exit code 130. Tracebacks are never shown otherwise.
+Both go through :func:`akgentic.cli.output.printable`: an exception's message may quote
+a value from a hostile YAML file or a stored name, and its ESC sequences are shown
+escaped (``\\x1b``), in the ``error:`` lines and in the traceback's lines alike.
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.text import Text
 
 from akgentic.cli import logs
 from akgentic.cli.interrupt import EXIT_INTERRUPTED
-from akgentic.cli.output import error_console
+from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.core import AddressError
 from akgentic.storage import StorageError
 from akgentic.team import TeamCardError
@@ -56,12 +58,14 @@ def explain(exc: BaseException) -> str:
 
 
 def report(exc: BaseException, *, debug: bool = False) -> None:
-    """Print ``exc`` on stderr as ``error:`` lines (after its traceback with ``debug``)."""
-    if debug:
-        traceback.print_exception(exc, file=sys.stderr)
+    """Print ``exc`` on stderr as ``error:`` lines (after its traceback with ``debug``),
+    control characters escaped."""
+    if debug:  # its lines through printable: the message may quote a hostile value
+        sys.stderr.write(printable("".join(traceback.format_exception(exc))))
+        sys.stderr.flush()
     console = error_console()
     for line in explain(exc).splitlines():
-        console.print(Text(f"error: {line}", style="red"))
+        console.print(SafeText(f"error: {line}", style="red"))
 
 
 @contextmanager
@@ -76,7 +80,7 @@ def reporting(debug: bool = False) -> Iterator[None]:
     except (typer.Exit, typer.Abort, typer.TyperException):
         raise
     except KeyboardInterrupt:
-        error_console().print(Text("interrupted", style="yellow"))
+        error_console().print(SafeText("interrupted", style="yellow"))
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as exc:
         report(exc, debug=debug)

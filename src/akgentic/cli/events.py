@@ -21,7 +21,6 @@ from typing import Annotated
 from uuid import UUID
 
 import typer
-from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.cli.describe import Describer
@@ -34,7 +33,14 @@ from akgentic.cli.options import (
     TeamArgument,
     TokenOption,
 )
-from akgentic.cli.output import error_console, local_time, out_console, symbols_for, team_title
+from akgentic.cli.output import (
+    SafeText,
+    error_console,
+    local_time,
+    out_console,
+    symbols_for,
+    team_title,
+)
 from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
 from akgentic.client import TeamDeletedError
@@ -109,7 +115,7 @@ def events(
                     printed = _print(rows, earlier=before)
                 except TeamDeletedError:
                     error_console().print(
-                        Text(f"error: {title} was deleted on the server", style="red")
+                        SafeText(f"error: {title} was deleted on the server", style="red")
                     )
                     raise typer.Exit(EXIT_ERROR) from None
                 if not printed and not follow:
@@ -120,7 +126,7 @@ def events(
             try:
                 stored_card(record)  # when its card does not decode, some events will not either
             except CliError as exc:
-                error_console().print(Text(f"warning: {exc}", style="yellow"))
+                error_console().print(SafeText(f"warning: {exc}", style="yellow"))
             earlier = bundle.events.read(
                 record.team_id, from_seq=_context_start(from_seq), to_seq=from_seq - 1
             )
@@ -146,7 +152,7 @@ def _say_why_nothing(from_seq: int, title: str, last: int | None) -> None:
         text = f"no events from seq {from_seq} on: the log of {title} ends before it"
     else:
         text = f"no events from seq {from_seq} on: the last event of {title} is seq {last}"
-    error_console().print(Text(text, style="yellow"))
+    error_console().print(SafeText(text, style="yellow"))
 
 
 def _context_start(from_seq: int) -> int:
@@ -170,7 +176,7 @@ def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> 
         for row in rows:
             kind, summary = describer.describe(row)
             line = f"{row.seq:>5}  {local_time(row.timestamp, millis=True)}  {kind:<22} {summary}"
-            console.print(Text(line, style="red" if row.message is None else ""))
+            console.print(SafeText(line, style="red" if row.message is None else ""))
             printed += 1
     except KeyboardInterrupt:  # the way to end --follow of a server's team
         raise typer.Exit(EXIT_INTERRUPTED) from None

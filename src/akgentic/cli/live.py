@@ -1,7 +1,8 @@
 """The live view: a running team's events printed as they happen.
 
 - Messages: ``@A → @B (type): content`` (messages to the person in bold; the answer to
-  an unknown or failed ``/command`` in red).
+  an unknown or failed ``/command`` in red). The person's own messages are echoed clipped
+  at :data:`ECHO_CHARS` (``… (1,048,576 characters)``): the team got them whole.
 - Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
 - Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
   returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
@@ -12,7 +13,9 @@
 - With ``verbose``: everything else (receipts, state snapshots, usage, commands...).
 
 :class:`LiveView` is fed by one thread (:meth:`render`) while another may print notes
-(:meth:`note`); a lock keeps lines whole. It also totals the tokens the team used.
+(:meth:`note`); a lock keeps lines whole. It also totals the tokens the team used. Every
+line is a :class:`~akgentic.cli.output.SafeText`: its control characters are shown
+escaped (:func:`~akgentic.cli.output.printable`), whatever console it is given.
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import threading
 from dataclasses import dataclass
 
 from rich.console import Console
-from rich.text import Text
 
 from akgentic.agent import AgentMessage
 from akgentic.cli.describe import (
@@ -35,7 +37,7 @@ from akgentic.cli.describe import (
     text_of,
     usage_text,
 )
-from akgentic.cli.output import symbols_for
+from akgentic.cli.output import SafeText, symbols_for
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -53,7 +55,11 @@ from akgentic.tool.mcp import MCPServerUnavailable
 from akgentic.tool.skill import SkillsSkippedEvent
 from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
-__all__ = ["LiveView", "Usage"]
+__all__ = ["ECHO_CHARS", "LiveView", "Usage"]
+
+ECHO_CHARS = 500
+"""The longest echo of what the person wrote, in characters: their line (a 1 MB paste, say)
+is sent whole, and shown back as its first 499 characters, ``… (1,048,576 characters)``."""
 
 
 @dataclass
@@ -138,7 +144,7 @@ class LiveView:
 
     def _show_prompt(self) -> None:
         if self._prompt and not self._prompt_shown:
-            self.console.print(Text(self._prompt), end="")
+            self.console.print(SafeText(self._prompt), end="")
             self.console.file.flush()
             self._prompt_shown = True
 
@@ -156,7 +162,8 @@ class LiveView:
             to_human = self.human is not None and name_of(message.recipient) == self.human
             failed = isinstance(message.message, AgentMessage) and message.message.failed
             style = "red" if failed else "bold" if to_human else ""
-            self._line(sent_line(message, m.arrow), style)
+            echo = self.human is not None and who == self.human  # the person's own words
+            self._line(sent_line(message, m.arrow, ECHO_CHARS if echo else None), style)
         elif isinstance(message, EventMessage):
             self._event(who, message)
         elif isinstance(message, ErrorMessage):
@@ -224,9 +231,9 @@ class LiveView:
         if self._open != who:
             self._close()
             self._leave_prompt()
-            self.console.print(Text(f"{who} {self.marks.writing} ", style="dim"), end="")
+            self.console.print(SafeText(f"{who} {self.marks.writing} ", style="dim"), end="")
             self._open = who
-        self.console.print(Text(delta.replace("\n", "\n  "), style="dim"), end="")
+        self.console.print(SafeText(delta.replace("\n", "\n  "), style="dim"), end="")
 
     def _close(self) -> None:
         if self._open is not None:
@@ -236,5 +243,5 @@ class LiveView:
     def _line(self, text: str, style: str) -> None:
         self._close()
         self._leave_prompt()
-        self.console.print(Text(text.replace("\n", "\n  "), style=style))
+        self.console.print(SafeText(text.replace("\n", "\n  "), style=style))
         self._show_prompt()

@@ -2,27 +2,38 @@
 
 Consoles are made per command so they follow the current ``sys.stdout``/``sys.stderr``
 (test runners swap them). They never wrap lines and never interpret markup in what a team
-said: callers pass :class:`rich.text.Text`. Colours follow the terminal (and ``NO_COLOR``).
-What they print never carries a control character but newline and tab: a model's text, a
-tool's result or a stored row holding ``ESC [2J`` or an OSC sequence would clear the
-screen, retitle the terminal or forge a line; each such character is printed escaped
-(``\x1b``), see :func:`printable`.
+said: callers pass :class:`SafeText`. Colours follow the terminal (and ``NO_COLOR``).
+
+What the CLI prints never carries a control character but newline and tab: a model's
+text, a tool's result, an exception's message, a person's line or a stored row holding
+``ESC [2J`` or an OSC sequence would clear the screen, retitle the terminal or forge a
+line. One function makes text safe, :func:`printable` (its docstring is the contract:
+controls escaped, ``\\x1b``; long text clipped where a line is a summary). Everything goes
+through it: each :class:`SafeText` (every line the commands print), the consoles (a
+``Text`` or string made elsewhere), team names (:func:`team_name`), table cells
+(:func:`print_table`), the one-line summaries (:func:`akgentic.cli.describe.one_line`),
+the log lines (:mod:`akgentic.cli.logs`) and the ``--debug`` traceback
+(:func:`akgentic.cli.errors.report`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from rich.console import Console
+from rich.style import Style
 from rich.text import Text
 
-from akgentic.core.excerpt import excerpt
+from akgentic.core.excerpt import EXCERPT_CHARS
 
 __all__ = [
     "ASCII",
+    "KEPT",
+    "ONE_LINE",
+    "SafeText",
     "Symbols",
     "error_console",
     "local_time",
@@ -36,13 +47,17 @@ __all__ = [
 ]
 
 
-_KEPT = frozenset("\n\t")
+KEPT: frozenset[str] = frozenset("\n\t")
+"""What :func:`printable` leaves as it is by default: newline and tab (text on several lines)."""
+ONE_LINE: frozenset[str] = frozenset()
+"""``keep=ONE_LINE``: newline and tab escaped too, for a value that must stay on its line (a
+name, a table cell, a one-line summary of raw text)."""
 _BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 """The bidirectional marks, embeddings, overrides and isolates: text that reorders how
 the rest of a line is shown (a reply could make its words read backwards)."""
 
 
-def _control(c: str, keep: frozenset[str] = _KEPT) -> bool:
+def _control(c: str, keep: frozenset[str] = KEPT) -> bool:
     return (c < " " or "\x7f" <= c < "\xa0" or c in _BIDI) and c not in keep
 
 
@@ -50,23 +65,66 @@ def _escape(c: str) -> str:
     return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
 
 
-def printable(text: str, *, keep: frozenset[str] = _KEPT) -> str:
-    """``text`` with each control character (C0, DEL, C1) and bidirectional control not
-    in ``keep`` written as its escape, ``\\x1b``, ``\\u202e``: safe to write to a
-    terminal."""
-    if not any(_control(c, keep) for c in text):
+def _pieces(text: str, keep: frozenset[str]) -> Iterator[str]:
+    """What each character of ``text`` is written as (see :func:`printable`)."""
+    crlf = "\n" in keep
+    for at, c in enumerate(text):
+        if not _control(c, keep):
+            yield c
+        elif crlf and c == "\r" and text[at + 1 : at + 2] == "\n":
+            yield ""  # a CRLF line ending: its newline is kept
+        else:
+            yield _escape(c)
+
+
+def printable(text: str, *, keep: frozenset[str] = KEPT, limit: int | None = None) -> str:
+    """``text`` made safe to write to a terminal: the one way the CLI does it.
+
+    - Each control character (Unicode category Cc: C0, DEL and C1) and each bidirectional
+      control is written as its escape, ``\\x1b``, ``\\x9b``, ``\\u202e``, so an ESC
+      sequence shows as text (``\\x1b[2J``) and does nothing. Newline and tab are kept
+      (``keep``; :data:`ONE_LINE` escapes them too); where newline is kept, a CRLF line
+      ending is a newline, and a lone carriage return is escaped.
+    - With ``limit`` (a one-line summary, an echo), text longer than ``limit`` characters
+      once escaped is clipped: as many whole characters as fit in ``limit - 1``, then
+      ``… (1,048,576 characters)``, the length of ``text``. An escape is never cut.
+
+    Everything else, any script, emoji, right-to-left text, is left as it is, and the
+    result passes through again unchanged: what this returned may be printed through a
+    console that calls it once more."""
+    if (limit is None or len(text) <= limit) and not any(_control(c, keep) for c in text):
         return text
-    return "".join(_escape(c) if _control(c, keep) else c for c in text)
+    pieces: list[str] = []
+    used = 0
+    for piece in _pieces(text, keep):
+        pieces.append(piece)
+        used += len(piece)
+        if limit is not None and used > limit:
+            while pieces and used > limit - 1:
+                used -= len(pieces.pop())
+            pieces.append(f"… ({len(text):,} characters)")
+            break
+    return "".join(pieces)
+
+
+class SafeText(Text):
+    """A :class:`rich.text.Text` whose string went through :func:`printable` first. Every
+    line the CLI prints is built with it: rich's own ``Text`` drops BEL, backspace, VT, FF
+    and carriage return without a trace, so escaping them afterwards is too late."""
+
+    def __init__(self, text: str = "", style: str | Style = "", **kwargs: Any) -> None:
+        super().__init__(printable(text), style, **kwargs)
 
 
 def _printable_text(text: Text) -> Text:
-    """``text`` through :func:`printable`, its style and its spans' styles kept."""
+    """``text`` through :func:`printable`, its style and its spans' styles kept (a ``Text``
+    made elsewhere than by :class:`SafeText`)."""
     plain = text.plain
     if not any(_control(c) for c in plain):
         return text
     starts = [0]  # where each character of ``plain`` starts in the escaped text
-    for c in plain:
-        starts.append(starts[-1] + (len(_escape(c)) if _control(c) else 1))
+    for piece in _pieces(plain, KEPT):
+        starts.append(starts[-1] + len(piece))
     safe = Text(printable(plain), style=text.style, end=text.end, no_wrap=text.no_wrap)
     for span in text.spans:
         safe.stylize(span.style, starts[span.start], starts[span.end])
@@ -123,11 +181,12 @@ def short_id(team_id: object) -> str:
 
 
 def team_name(name: str) -> str:
-    """A team's name as the CLI prints it: as it is when every character is printable, else
-    quoted with its control characters escaped (``'evil\\x1b]0;...'``, through
-    :func:`~akgentic.core.excerpt.excerpt`) so a name never moves the cursor, retitles the
-    terminal or forges a row. The store refuses such names now; older records may hold one."""
-    return name if name.isprintable() else excerpt(name)
+    """A team's name as the CLI prints it: through :func:`printable` on one line
+    (:data:`ONE_LINE`: ``evil\\x1b]0;...\\x0d\\x0aFAKE``) and clipped at
+    :data:`~akgentic.core.excerpt.EXCERPT_CHARS`, so a name never moves the cursor,
+    retitles the terminal, forges a row or fills the screen. The store refuses control
+    characters in a name now; older records may hold some."""
+    return printable(name, keep=ONE_LINE, limit=EXCERPT_CHARS)
 
 
 def team_title(name: str, team_id: object) -> str:
@@ -147,8 +206,11 @@ def local_time(moment: datetime | None, *, millis: bool = False) -> str:
 
 
 def print_table(console: Console, rows: Sequence[Sequence[str]]) -> None:
-    """``rows`` as left-aligned columns two spaces apart, the first (the header) in bold."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for n, row in enumerate(rows):
+    """``rows`` as left-aligned columns two spaces apart, the first (the header) in bold;
+    each cell through :func:`printable` on one line (a newline in a cell would forge a
+    row), before the widths are measured."""
+    cells = [[printable(cell, keep=ONE_LINE) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    for n, row in enumerate(cells):
         line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-        console.print(Text(line.rstrip(), style="bold" if n == 0 else ""))
+        console.print(SafeText(line.rstrip(), style="bold" if n == 0 else ""))

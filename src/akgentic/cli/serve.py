@@ -18,12 +18,11 @@ from typing import Annotated
 
 import typer
 from pydantic import ValidationError
-from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption, TokenOption
-from akgentic.cli.output import error_console
+from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.cli.placement import (
     MaxTeamsOption,
     PlacementOption,
@@ -158,7 +157,7 @@ def serve(
         _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
             again = "" if url == default_url() else f" --storage {url}"
-            interrupt.at_once = (
+            interrupt.at_once = printable(  # written raw by the second Ctrl-C
                 f"interrupted again: stopped at once (the turns in progress were cut); "
                 f"resume a team with: akgentic teams resume TEAM{again}"
             )
@@ -175,8 +174,10 @@ def serve(
 
             def ready(address: str) -> None:
                 typer.echo(
-                    f"akgentic serving on {address} (storage {url}{teams}); open {address}/ "
-                    f"in a browser; API docs at /docs"
+                    printable(
+                        f"akgentic serving on {address} (storage {url}{teams}); open "
+                        f"{address}/ in a browser; API docs at /docs"
+                    )
                 )
 
             def stopping() -> None:
@@ -227,7 +228,7 @@ def _invalid(exc: ValidationError) -> str:
 
 
 def _warn(problem: str) -> None:
-    error_console().print(Text(f"warning: {problem}", style="yellow"))
+    error_console().print(SafeText(f"warning: {problem}", style="yellow"))
 
 
 def _check_can_listen(host: str, port: int) -> None:

@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from akgentic.agent import AgentConfig
 from akgentic.cli import interrupt, logs
@@ -35,9 +34,11 @@ from akgentic.cli.options import (
     VerboseOption,
 )
 from akgentic.cli.output import (
+    SafeText,
     error_console,
     local_time,
     out_console,
+    print_table,
     short_id,
     team_name,
     team_title,
@@ -123,7 +124,9 @@ def list_teams(
         console = out_console()
         if not teams:
             console.print(
-                Text(f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim")
+                SafeText(
+                    f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim"
+                )
             )
             _note_legacy_store(storage)
             return
@@ -142,13 +145,10 @@ def list_teams(
                     run_by,
                 )
             )
-        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-        for n, row in enumerate(rows):
-            line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-            console.print(Text(line.rstrip(), style="bold" if n == 0 else ""))
+        print_table(console, rows)
         for t in teams:
             if t.error is not None:
-                error_console().print(Text(f"warning: {t.error}", style="yellow"))
+                error_console().print(SafeText(f"warning: {t.error}", style="yellow"))
 
 
 def _note_legacy_store(option: str | None) -> None:
@@ -158,7 +158,7 @@ def _note_legacy_store(option: str | None) -> None:
         return
     old = sqlite_url(LEGACY_STORE)
     error_console().print(
-        Text(
+        SafeText(
             f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with "
             f"--storage {old}, or move the file to {default_store()} to make it the default",
             style="yellow",
@@ -196,17 +196,17 @@ def show_team(
         if record.error is not None:
             fields.append(("damaged", record.error))
         for key, value in fields:
-            console.print(Text(f"{key + ':':<10}{value}"))
+            console.print(SafeText(f"{key + ':':<10}{value}"))
         if card is None:
-            console.print(Text(f"card:     {problem}", style="red"))
+            console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
         _show_log(console, plan_restore(bundle.events.read(record.team_id)), record)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
-    console.print(Text(f"{'entry:':<10}{card.entry_point}"))
-    console.print(Text("members:"))
+    console.print(SafeText(f"{'entry:':<10}{card.entry_point}"))
+    console.print(SafeText("members:"))
     depth: dict[str, int] = {}
     for name, spec, parent in walk(card.members):
         depth[name] = depth[parent] + 1 if parent is not None else 0
@@ -216,10 +216,10 @@ def _show_card(console: Console, card: TeamCard) -> None:
             details.append(config.models.active_key)
             if config.tools:
                 details.append("tools: " + ", ".join(type(t).__name__ for t in config.tools))
-        console.print(Text(f"  {'  ' * depth[name]}{name}  " + "  ".join(details)))
+        console.print(SafeText(f"  {'  ' * depth[name]}{name}  " + "  ".join(details)))
     if card.profiles:
         hires = ", ".join(f"{p.config.name or p.role} ({p.role})" for p in card.profiles)
-        console.print(Text(f"{'profiles:':<10}{hires}"))
+        console.print(SafeText(f"{'profiles:':<10}{hires}"))
 
 
 def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
@@ -227,30 +227,30 @@ def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
     running when the log was last written (a running team, here or crashed)."""
     members = ", ".join(m.name for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
-        console.print(Text(f"running when last recorded: {members}"))
+        console.print(SafeText(f"running when last recorded: {members}"))
     elif record.status == TeamStatus.STOPPED:
-        console.print(Text(f"a resume restores: {members}"))
+        console.print(SafeText(f"a resume restores: {members}"))
     else:
-        console.print(Text(f"members when it ended: {members}"))
+        console.print(SafeText(f"members when it ended: {members}"))
     if plan.undelivered:
         console.print(
-            Text(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
+            SafeText(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
         )
     if not plan.interrupted:
-        console.print(Text("interrupted turns: none"))
+        console.print(SafeText("interrupted turns: none"))
     else:
-        console.print(Text(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
+        console.print(SafeText(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
         for message in plan.interrupted:
-            console.print(Text(f"  {quote(message)}", style="yellow"))
+            console.print(SafeText(f"  {quote(message)}", style="yellow"))
         console.print(
-            Text(
+            SafeText(
                 "  resume with --retry-interrupted to deliver them again "
                 "(a turn may repeat its side effects)",
                 style="dim",
             )
         )
     for row in plan.corrupt:
-        console.print(Text(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
+        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
 
 
 # -- stop ----------------------------------------------------------------------------------
@@ -265,26 +265,28 @@ def stop_team(
         if record.status == TeamStatus.DELETED:
             raise CliError(f"{_title(record)} was deleted; there is nothing to stop")
         if record.status == TeamStatus.STOPPED:
-            console.print(Text(f"{_title(record)} is already stopped"))
+            console.print(SafeText(f"{_title(record)} is already stopped"))
             return
         lease = _lease(bundle, record)
         stale = _stale(lease) if lease is not None else ""
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
         if stale:  # a crash: nobody to stop; its log keeps what it was doing
-            console.print(Text(f"{_title(record)} was not running ({stale}); it is now STOPPED"))
             console.print(
-                Text(
+                SafeText(f"{_title(record)} was not running ({stale}); it is now STOPPED")
+            )
+            console.print(
+                SafeText(
                     f"akgentic teams show {short_id(record.team_id)} lists any turn the crash "
                     f"interrupted; teams resume offers them again",
                     style="dim",
                 )
             )
             return
-        console.print(Text(f"{_title(record)} is now STOPPED"))
+        console.print(SafeText(f"{_title(record)} is now STOPPED"))
         if lease is not None:
             console.print(
-                Text(
+                SafeText(
                     f"the process running it ({lease.describe()}) stops it gracefully within "
                     f"a second or so; its session says so and exits",
                     style="dim",
@@ -360,7 +362,7 @@ def resume_team(
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
-                        Text(
+                        SafeText(
                             f"warning: {_title(record)} did not stop cleanly{how}: restored "
                             f"from its log",
                             style="yellow",
@@ -370,7 +372,9 @@ def resume_team(
                 intro(console, runtime, "resumed")
                 if runtime.interrupted and dismiss_interrupted:
                     gone = runtime.dismiss_interrupted()
-                    console.print(Text(f"dismissed {len(gone)} interrupted turn(s)", style="dim"))
+                    console.print(
+                        SafeText(f"dismissed {len(gone)} interrupted turn(s)", style="dim")
+                    )
                 elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
                 code = chat(
@@ -429,9 +433,11 @@ def _resume_remote(
         console = out_console()
         intro(console, runtime, f"resumed on {url}")
         if cut and dismiss:
-            console.print(Text(f"dismissed {len(cut)} interrupted turn(s)", style="dim"))
+            console.print(SafeText(f"dismissed {len(cut)} interrupted turn(s)", style="dim"))
         elif cut and options.retry_interrupted:
-            console.print(Text(f"delivered {len(cut)} interrupted message(s) again", style="dim"))
+            console.print(
+                SafeText(f"delivered {len(cut)} interrupted message(s) again", style="dim")
+            )
         elif cut:
             _warn_interrupted(console, cut)
         return chat(
@@ -449,11 +455,11 @@ def _model(option: str | None) -> str | None:
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:
-    console.print(Text(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
+    console.print(SafeText(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
     for message in messages:
-        console.print(Text(f"  {quote(message)}", style="yellow"))
+        console.print(SafeText(f"  {quote(message)}", style="yellow"))
     console.print(
-        Text(
+        SafeText(
             "  rerun with --retry-interrupted to deliver them again, or "
             "--dismiss-interrupted to give them up",
             style="dim",
@@ -483,7 +489,7 @@ def delete_team(
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED and not purge:
-            console.print(Text(f"{_title(record)} is already deleted (--purge removes it)"))
+            console.print(SafeText(f"{_title(record)} is already deleted (--purge removes it)"))
             return
         if purge and not yes:
             if not sys.stdin.isatty():
@@ -501,8 +507,8 @@ def delete_team(
                 gone += f", and its workspace tree{'s' if len(trees) > 1 else ''} " + ", ".join(
                     str(cell.tree) for cell in trees
                 )
-            console.print(Text(f"{_title(record)} purged: {gone} are gone"))
+            console.print(SafeText(f"{_title(record)} purged: {gone} are gone"))
         else:
             console.print(
-                Text(f"{_title(record)} deleted; its history is kept (--purge removes it)")
+                SafeText(f"{_title(record)} deleted; its history is kept (--purge removes it)")
             )

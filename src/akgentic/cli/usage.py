@@ -3,15 +3,16 @@
 Read from the team's event log (every model request is accounted there), so it works for
 a running team and a stopped one alike, and with ``--server URL`` for a team on a server
 (``GET /teams/{id}/usage``). ``--json`` prints the report as JSON, the same document the
-server returns.
+server returns (ASCII only: a non-ASCII character is written ``\\u...``, so no control
+character reaches the terminal).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from akgentic.agent.accounting import UsageReport, render_usage
 from akgentic.cli.errors import reporting
@@ -23,7 +24,7 @@ from akgentic.cli.options import (
     TeamArgument,
     TokenOption,
 )
-from akgentic.cli.output import out_console, short_id, team_name
+from akgentic.cli.output import SafeText, out_console, short_id, team_name
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage
 from akgentic.team import team_usage
@@ -66,6 +67,8 @@ def usage(
 
 def _print(report: UsageReport, *, as_json: bool, breakers: int) -> None:
     if as_json:
-        typer.echo(report.model_dump_json(indent=2))
+        # JSON's own escapes (a JSON string cannot hold printable's ``\x1b``): every
+        # character past ASCII as ``\u...``, so no C1, DEL or bidi control reaches the terminal
+        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=True))
         return
-    out_console().print(Text(render_usage(report, breakers=breakers)))
+    out_console().print(SafeText(render_usage(report, breakers=breakers)))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, ClassVar
+from uuid import uuid4
 
+import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from akgentic.agent import BaseAgent
+from akgentic.llm import Registration, register_model
 
 from ..core.conftest import system, team  # noqa: F401  (shared fixtures)
 
@@ -54,8 +57,26 @@ class Script:
         return step(messages, info)
 
 
+@pytest.fixture
+def model_key() -> Iterator[Callable[[Script], str]]:
+    """Registers a ``Script`` the public way (``register_model``: a FunctionModel that
+    streams too) and gives its roster key, for a plain BaseAgent's ``AgentConfig(models=)``;
+    every name is unregistered when the test ends."""
+    registrations: list[Registration] = []
+
+    def register(script: Script) -> str:
+        model = FunctionModel(script, stream_function=streamed(script))
+        registrations.append(register_model(f"script-{uuid4().hex[:8]}", model))
+        return registrations[-1].key
+
+    yield register
+    for registration in registrations:
+        registration.unregister()
+
+
 class ScriptedAgent(BaseAgent):
-    """A BaseAgent whose model is the class's ``script`` (set per test)."""
+    """A BaseAgent whose model is the class's ``script`` (set per test): the older way,
+    through the private ``_build_model``; new tests use the ``model_key`` fixture."""
 
     script: ClassVar[Any] = None
 

@@ -17,11 +17,9 @@ from akgentic.tool.core import ToolCard
 from akgentic.tool.skill import SkillEntry, Skills
 
 from ..core.conftest import Team
-from .conftest import Script, ScriptedAgent
+from .conftest import Script
 
-
-def agent_class(script: Script) -> type[BaseAgent]:
-    return type("CardAgent", (ScriptedAgent,), {"script": script})
+ModelKey = Callable[[Script], str]
 
 
 def text(content: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
@@ -32,18 +30,18 @@ def call(tool: str, **args: Any) -> Callable[[list[ModelMessage], AgentInfo], Mo
     return lambda messages, info: ModelResponse(parts=[ToolCallPart(tool, args)])
 
 
-def start(
-    system: ActorSystem, team: Team, script: Script, name: str = "@Agent", **config: Any
-) -> Any:
+def start(system: ActorSystem, team: Team, models: str, name: str = "@Agent", **config: Any) -> Any:
     config.setdefault("stream_events", False)
     return system.createActor(
-        agent_class(script),
-        config=AgentConfig(name=name, role="Lead", **config),
+        BaseAgent,
+        config=AgentConfig(name=name, role="Lead", models=models, **config),
         team_id=team.team_id,
     )
 
 
-def test_hire_and_fire_through_the_team_tool(system: ActorSystem, team: Team) -> None:
+def test_hire_and_fire_through_the_team_tool(
+    system: ActorSystem, team: Team, model_key: ModelKey
+) -> None:
     helper = AgentCard(
         role="Helper",
         agent_class=BaseAgent,
@@ -51,7 +49,7 @@ def test_hire_and_fire_through_the_team_tool(system: ActorSystem, team: Team) ->
     )
     team.proxy.register_agent_profile(helper)
     script = Script(call("hire_members", roles=["Helper"]), text("hired"))
-    lead = start(system, team, script)
+    lead = start(system, team, model_key(script))
     assert system.ask(lead, UserMessage(content="get help"), timeout=30).content == "hired"  # type: ignore[attr-defined]
     hired = team.proxy.get_team_member("@Helper")
     assert hired is not None and hired.is_alive() and hired.role == "Helper"
@@ -63,13 +61,13 @@ def test_hire_and_fire_through_the_team_tool(system: ActorSystem, team: Team) ->
 
 
 def test_an_unknown_role_is_a_retry_listing_the_hireable_roles(
-    system: ActorSystem, team: Team
+    system: ActorSystem, team: Team, model_key: ModelKey
 ) -> None:
     team.proxy.register_agent_profile(
         AgentCard(role="Helper", agent_class=BaseAgent, config=AgentConfig(name="@Helper"))
     )
     script = Script(call("hire_members", roles=["Wizard"]), text("ok"))
-    lead = start(system, team, script)
+    lead = start(system, team, model_key(script))
     system.ask(lead, UserMessage(content="hire a wizard"), timeout=30)
     assert "Helper" in str(script.seen[1][-1]) and "Wizard" in str(script.seen[1][-1])
     assert team.proxy.get_team_member("@Wizard") is None
@@ -112,7 +110,9 @@ def test_a_model_switch_is_persisted_and_restored(system: ActorSystem, team: Tea
     assert [r.key for r in rows if r.active] == ["test:large"]
 
 
-def test_skill_bodies_arrive_on_demand_in_the_same_turn(system: ActorSystem, team: Team) -> None:
+def test_skill_bodies_arrive_on_demand_in_the_same_turn(
+    system: ActorSystem, team: Team, model_key: ModelKey
+) -> None:
     skills = Skills(
         skills=[
             SkillEntry(
@@ -126,14 +126,14 @@ def test_skill_bodies_arrive_on_demand_in_the_same_turn(system: ActorSystem, tea
         return ModelResponse(parts=[TextPart("body seen" if "Under 100 EUR" in returned else "no")])
 
     script = Script(call("use_skill", name="refunds"), answer_with_body)
-    lead = start(system, team, script, tools=[SkillTool(skills=skills)])
+    lead = start(system, team, model_key(script), tools=[SkillTool(skills=skills)])
     assert system.ask(lead, UserMessage(content="refund?"), timeout=30).content == "body seen"  # type: ignore[attr-defined]
     assert "refunds" in (script.infos[0].instructions or "")  # the menu is in the prefix
     assert "Under 100 EUR" not in (script.infos[0].instructions or "")  # the body is not
 
 
 def test_a_message_arriving_mid_run_is_announced_to_the_model(
-    system: ActorSystem, team: Team
+    system: ActorSystem, team: Team, model_key: ModelKey
 ) -> None:
     entered, release = threading.Event(), threading.Event()
 
@@ -148,8 +148,8 @@ def test_a_message_arriving_mid_run_is_announced_to_the_model(
             return [wait]
 
     script = Script(call("wait"), text("done"))
-    lead = start(system, team, script, tools=[Slow()])
-    other = start(system, team, Script(text("unused")), name="@Other")
+    lead = start(system, team, model_key(script), tools=[Slow()])
+    other = start(system, team, model_key(Script(text("unused"))), name="@Other")
     with system.private() as context:
         context.tell(lead, UserMessage(content="go"))
         assert entered.wait(30)

@@ -8,6 +8,7 @@ not by any mark. Commands (for people) are not affected."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -18,7 +19,7 @@ from akgentic.core import ActorSystem, UserMessage
 from akgentic.tool.knowledge_graph import KnowledgeGraphTool
 
 from ..core.conftest import Team
-from .conftest import Script, ScriptedAgent
+from .conftest import Script
 
 SEARCH = {"search_graph", "get_entities"}
 
@@ -41,17 +42,20 @@ def ask(system: ActorSystem, agent: Any, text: str) -> str:
 
 
 def test_graph_search_is_absent_while_the_graph_is_empty_and_returns_once_it_fills(
-    system: ActorSystem, team: Team
+    system: ActorSystem, team: Team, model_key: Callable[[Script], str]
 ) -> None:
     script = Script(
         call("update_graph", entities_to_create=[{"name": "actor model", "entity_type": "idea"}]),
         reply("recorded"),
     )
-    agent_class = type("GraphAgent", (ScriptedAgent,), {"script": script})
     agent = system.createActor(
-        agent_class,
+        BaseAgent,
         config=AgentConfig(
-            name="@Analyst", role="Analyst", stream_events=False, tools=[KnowledgeGraphTool()]
+            name="@Analyst",
+            role="Analyst",
+            models=model_key(script),
+            stream_events=False,
+            tools=[KnowledgeGraphTool()],
         ),
         team_id=team.team_id,
     )
@@ -76,15 +80,15 @@ def test_graph_search_is_absent_while_the_graph_is_empty_and_returns_once_it_fil
 
 
 def test_a_read_only_reviewer_of_an_empty_graph_is_offered_no_graph_tool(
-    system: ActorSystem, team: Team
+    system: ActorSystem, team: Team, model_key: Callable[[Script], str]
 ) -> None:
     script = Script(reply("nothing to read"))
-    agent_class = type("ReviewerAgent", (ScriptedAgent,), {"script": script})
     agent = system.createActor(
-        agent_class,
+        BaseAgent,
         config=AgentConfig(
             name="@Reviewer",
             role="Reviewer",
+            models=model_key(script),
             stream_events=False,
             tools=[KnowledgeGraphTool(read_only=True)],
         ),

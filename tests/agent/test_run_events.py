@@ -13,7 +13,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.core import ActorSystem, EventMessage, UserMessage
-from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
+from akgentic.llm import (
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+    register_model,
+)
 
 from ..core.conftest import Team
 from .conftest import Script, ScriptedAgent
@@ -141,13 +147,9 @@ def test_text_is_published_while_the_model_is_still_answering(
 def test_a_model_that_cannot_stream_still_has_its_events(system: ActorSystem, team: Team) -> None:
     script = Script(lambda m, i: ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})]))
     script.steps.append(text("three"))
-
-    class PlainAgent(BaseAgent):
-        def _build_model(self) -> Any:
-            return FunctionModel(script)
-
-    agent = start(system, team, PlainAgent, tools=[Calc()])
-    reply = system.ask(agent, UserMessage(content="add"), timeout=30)
+    with register_model("plain", FunctionModel(script)) as plain:  # no stream function
+        agent = start(system, team, BaseAgent, tools=[Calc()], models=plain.key)
+        reply = system.ask(agent, UserMessage(content="add"), timeout=30)
     assert isinstance(reply, AgentMessage) and reply.content == "three"
     kinds = [type(e).__name__ for e in run_events(team)]
     assert kinds == ["ToolCallEvent", "ToolReturnEvent", "LlmTextDeltaEvent"]

@@ -1,3 +1,4 @@
 """Shared fixtures for the example tests: an actor system and a bare team."""
 
-from ..core.conftest import system, team  # noqa: F401  (shared fixtures)
+from ..agent.conftest import model_key  # noqa: F401  (shared fixtures)
+from ..core.conftest import system, team  # noqa: F401

@@ -9,19 +9,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 
-from akgentic.agent import AgentConfig, AgentMessage
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.core import ActorSystem, AgentCard, UserMessage
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager
 
-from ..agent.conftest import Script, ScriptedAgent
+from ..agent.conftest import Script
 from ..core.conftest import Team
 from ..team.conftest import answer
 
@@ -128,16 +128,17 @@ def prompt_of(messages: list[ModelMessage]) -> str:
 
 
 def test_the_board_reaches_the_model_as_deltas_under_a_frozen_prompt(
-    tally: Any, system: ActorSystem, team: Team
+    tally: Any, system: ActorSystem, team: Team, model_key: Callable[[Script], str]
 ) -> None:
     script = Script(
         call("tally_add", name="apples"), text("one"),
         call("tally_add", name="pears", amount=3), text("two"),
         text("three"),
     )  # fmt: skip
-    agent_class: type[Any] = type("TallyAgent", (ScriptedAgent,), {"script": script})
-    config = AgentConfig(name="@Counter", role="Counter", tools=[tally.TallyTool()])
-    agent = system.createActor(agent_class, config=config, team_id=team.team_id)
+    config = AgentConfig(
+        name="@Counter", role="Counter", models=model_key(script), tools=[tally.TallyTool()]
+    )
+    agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
     for turn in ("first", "second", "third", "fourth"):
         reply = system.ask(agent, UserMessage(content=turn), timeout=30)
         assert isinstance(reply, AgentMessage)

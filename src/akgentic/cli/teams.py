@@ -56,7 +56,7 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.core import Message
-from akgentic.llm import MissingApiKeyError
+from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
     Lease,
     StorageBundle,
@@ -355,7 +355,9 @@ def resume_team(
                     runtime = manager.resume_team(record.team_id, model=resume_on)
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
-                    raise CliError(_not_resumed(_title(record), exc, command)) from None
+                    raise CliError(
+                        _not_resumed(_title(record), exc, command, card.imports)
+                    ) from None
                 except TeamRunningElsewhereError as exc:  # it need not be stopped over there
                     stop = team_command("stop", record.team_id, url)
                     raise CliError(f"{exc}; or from here: {stop}") from None
@@ -388,24 +390,35 @@ def resume_team(
     raise typer.Exit(code)
 
 
-def _not_resumed(title: str, exc: ResumeError, command: str) -> str:
+def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str]) -> str:
     """Why a resume failed and the ways on: fix it, or resume on another model (not
-    offered when a member could not start: its cause is not the model)."""
-    if exc.member is not None:
-        return (
-            f"{title} was not resumed, nothing changed: {exc}; fix that and resume again: {command}"
-        )
+    offered when a member could not start for a cause that is not its model)."""
     cause: BaseException | None = exc
-    while cause is not None and not isinstance(cause, MissingApiKeyError):
+    while cause is not None and not isinstance(
+        cause, MissingApiKeyError | UnknownRegisteredModelError
+    ):
         cause = cause.__cause__
+    member = str(exc).split(": ", 1)[0]
+    whose = f"{member}'s" if member.startswith("@") else "its"
+    if isinstance(cause, UnknownRegisteredModelError):
+        known = ", ".join(cause.known) or "none"
+        again = command if imports else f"{command} --import MODULE"
+        return (
+            f"{title} was not resumed, nothing changed: {whose} model "
+            f"'registered:{cause.name}' is registered by Python code, which has not run here "
+            f"(registered: {known}): resume with the module that calls register_model: "
+            f"{again}, or on another model: {command} --model SPEC"
+        )
     if isinstance(cause, MissingApiKeyError):
-        member = str(exc).split(": ", 1)[0]
-        whose = f"{member}'s" if member.startswith("@") else "its"
         return (
             f"{title} was not resumed, nothing changed: {whose} model {cause.model_key!r} needs "
             f"an API key in {cause.env_var}, which is not set here: export "
             f"{cause.env_var}=<your key> and resume again, or resume it on another model: "
             f"{command} --model SPEC (scripted:default runs offline)"
+        )
+    if exc.member is not None:
+        return (
+            f"{title} was not resumed, nothing changed: {exc}; fix that and resume again: {command}"
         )
     return (
         f"{title} was not resumed, nothing changed: {exc}; or resume it on another model: "

@@ -42,6 +42,13 @@ from akgentic.llm.providers import (
     build_roster_model,
     require_api_key,
 )
+from akgentic.llm.registry import (
+    ModelFactory,
+    Registration,
+    UnknownRegisteredModelError,
+    register_model,
+    registered_models,
+)
 from akgentic.llm.scenario import Scenario, ScenarioError, load_scenario, scenario_from_dict
 from akgentic.llm.scripted import ScriptedModel
 from akgentic.llm.tokens import TokenCounter, count_tokens, token_counter
@@ -65,8 +72,10 @@ __all__ = [
     "MissingApiKeyError",
     "MissingProviderError",
     "ModelConfig",
+    "ModelFactory",
     "ModelRoster",
     "ProviderName",
+    "Registration",
     "RosterRow",
     "Scenario",
     "ScenarioError",
@@ -75,6 +84,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolReturnEvent",
     "UnknownModelError",
+    "UnknownRegisteredModelError",
     "UsageLimitReached",
     "UsageLimitSet",
     "UsageLimitsConfig",
@@ -90,6 +100,8 @@ __all__ = [
     "from_stream_event",
     "load_scenario",
     "needs_compaction",
+    "register_model",
+    "registered_models",
     "require_api_key",
     "safe_cut",
     "scenario_from_dict",

@@ -36,9 +36,10 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 ProviderName = Literal[
-    "openai", "anthropic", "google", "openai-compatible", "ollama", "scripted", "test"
+    "openai", "anthropic", "google", "openai-compatible", "ollama", "scripted", "test", "registered"
 ]
-"""The providers :func:`akgentic.llm.providers.build_model` knows how to build."""
+"""The providers :func:`akgentic.llm.providers.build_model` knows how to build; ``registered``
+is a model of your own, registered by name (:func:`akgentic.llm.register_model`)."""
 
 DEFAULT_API_KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -46,7 +47,8 @@ DEFAULT_API_KEY_ENV: dict[str, str] = {
     "google": "GOOGLE_API_KEY",
 }
 """The environment variable holding the key when a config names none. The other providers
-(``openai-compatible``, ``ollama``, ``scripted``, ``test``) need no key unless one is named."""
+(``openai-compatible``, ``ollama``, ``scripted``, ``test``, ``registered``) need no key unless
+one is named."""
 
 
 BASE_URL_PROVIDERS = ("openai-compatible", "ollama")
@@ -56,6 +58,10 @@ BASE_URL_PROVIDERS = ("openai-compatible", "ollama")
 BASE_URL_ENV = "OPENAI_BASE_URL"
 """Where an ``openai-compatible`` model without ``base_url`` finds its endpoint — the
 variable the OpenAI client (and so pydantic-ai) reads for ``openai`` models too."""
+
+
+REGISTERED_UNSET = ("base_url", "api_key_env", "temperature", "max_tokens")
+"""The fields a ``registered`` model refuses: its model object is built whole by its owner."""
 
 
 class UnknownModelError(ValueError):
@@ -72,7 +78,9 @@ class ModelConfig(SerializableModel):
     """How to reach one model.
 
     - ``provider`` / ``model``: the pair the roster key is made of. For ``scripted`` the model is
-      the scenario: a path to a YAML file, or ``"default"`` for the built-in echo scenario.
+      the scenario: a path to a YAML file, or ``"default"`` for the built-in echo scenario. For
+      ``registered`` it is the name a model of your own was registered under
+      (:func:`akgentic.llm.register_model`), in the process that runs the team.
     - ``base_url``: the endpoint; required for ``openai-compatible`` (Ollama, vLLM, llama.cpp
       server), optional elsewhere (``ollama`` defaults to its local port).
     - ``api_key_env``: the *name* of the environment variable holding the key, never the key
@@ -94,6 +102,18 @@ class ModelConfig(SerializableModel):
     max_tokens: int | None = Field(default=None, ge=1)
     context_length: int | None = Field(default=None, ge=1)
     fallback_models: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _registered_is_built_whole(self) -> Self:
+        if self.provider != "registered":
+            return self
+        for field in REGISTERED_UNSET:
+            if getattr(self, field) is not None:
+                raise ValueError(
+                    f"model {self.key!r}: {field} does not apply to a registered model (you "
+                    f"build it whole, settings included); remove it"
+                )
+        return self
 
     @property
     def key(self) -> str:

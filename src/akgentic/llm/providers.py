@@ -13,8 +13,10 @@ The contract:
   ``GOOGLE_API_KEY``). Configs store variable names, never keys.
 - Every model is a stock pydantic-ai model: ``OpenAIChatModel`` + ``OpenAIProvider`` for OpenAI
   and any OpenAI-compatible server (Ollama, vLLM, llama.cpp), ``AnthropicModel``,
-  ``GoogleModel``, ``TestModel``, and our :class:`~akgentic.llm.scripted.ScriptedModel`.
-  ``fallback_models`` wraps the chain in pydantic-ai's ``FallbackModel``.
+  ``GoogleModel``, ``TestModel``, and our :class:`~akgentic.llm.scripted.ScriptedModel` — or,
+  for ``registered:<name>``, the model of your own registered under that name
+  (:mod:`akgentic.llm.registry`). ``fallback_models`` wraps the chain in pydantic-ai's
+  ``FallbackModel``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.settings import ModelSettings
 
 from akgentic.llm.config import BASE_URL_ENV, DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
+from akgentic.llm.registry import registered_model
 from akgentic.llm.scripted import ScriptedModel
 
 __all__ = [
@@ -164,6 +167,8 @@ def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Mod
         return _scripted(config, role, base_dir)
     if provider == "test":
         return TestModel(model_name=config.model, settings=_settings(config))
+    if provider == "registered":
+        return registered_model(config.model, role)
     raise ValueError(f"model {config.key!r}: unknown provider {provider!r}")  # pragma: no cover
 
 
@@ -182,7 +187,8 @@ def build_model(
     - ``base_dir`` anchors a relative scenario path (the directory of the team file).
 
     Raises :class:`MissingApiKeyError`, :class:`MissingProviderError`, ``ValueError`` (an
-    ``openai-compatible`` model without ``base_url``, fallbacks without a roster) or
+    ``openai-compatible`` model without ``base_url``, fallbacks without a roster, a
+    ``registered`` name nobody registered: :class:`UnknownRegisteredModelError`) or
     :class:`~akgentic.llm.scenario.ScenarioError` (a malformed scenario): all at build time.
     """
     anchor = Path(base_dir) if base_dir is not None else None

@@ -56,3 +56,20 @@ def test_the_estimate_counts_spans_on_their_own(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setattr(tokens_module, "_encoder", missing)
     assert token_counter().count_spans("12345678abc", [0, 8]) == [2, 1]
+
+
+def test_text_past_what_bpe_openai_encodes_at_once_is_counted_in_pieces() -> None:
+    """bpe-openai refuses a million characters (or 200,000 tokens) in one call; a long
+    conversation is that. Pieces cut before a space count what one encoding would."""
+    counter = token_counter(exact=True)
+    sentence = "The actor model keeps each agent's state on its own thread, 日本語 🙂.\n"
+    text = sentence * 2_000  # ≈ 142,000 characters: cut into pieces, yet encodable at once
+    assert len(text) > tokens_module.PIECE_CHARS
+    assert counter.count(text) == len(counter._encoder.encode_ordinary(text))
+    long = sentence * 16_000  # ≈ 1.1 million characters: refused in one call
+    with pytest.raises(ValueError, match="too long"):
+        counter._encoder.encode_ordinary(long)
+    assert counter.count(long) == 8 * counter.count(text)
+    spans = counter.count_spans(long, [0, 71, len(long) // 2])
+    assert sum(spans) == counter.count(long)
+    assert counter.count("x" * 1_048_576) > 0  # no space to cut at: cut where it must

@@ -50,7 +50,27 @@ class TokenCounter:
     def count(self, text: str) -> int:
         if self._encoder is None:
             return math.ceil(len(text) / 4)
-        return len(self._encoder.encode_ordinary(text))
+        return len(self._encode(text))
+
+    def _encode(self, text: str) -> list[int]:
+        """``text``'s tokens, any length. bpe-openai refuses to encode a million characters,
+        or 200,000 tokens, at once (a long conversation is that); longer text is encoded in
+        pieces of at most :data:`PIECE_CHARS`, each cut just before a space that follows a
+        word, where the encoding splits the text anyway — a count then differs from one
+        encoding of the whole by a token at a cut at most, and only where no such space
+        was found near it."""
+        encode = self._encoder.encode_ordinary
+        if len(text) <= PIECE_CHARS:
+            return list(encode(text))
+        tokens: list[int] = []
+        start = 0
+        while start < len(text):
+            end = min(start + PIECE_CHARS, len(text))
+            if end < len(text):
+                end = _cut_before_space(text, start, end)
+            tokens.extend(encode(text[start:end]))
+            start = end
+        return tokens
 
     def count_spans(self, text: str, starts: Sequence[int]) -> list[int]:
         """The tokens of ``text`` split at the character offsets ``starts`` (ascending, the
@@ -64,7 +84,7 @@ class TokenCounter:
         if self._encoder is None:
             ends = [*starts[1:], len(text)]
             return [math.ceil((end - start) / 4) for start, end in zip(starts, ends, strict=True)]
-        _, offsets = self._encoder.decode_with_offsets(self._encoder.encode_ordinary(text))
+        _, offsets = self._encoder.decode_with_offsets(self._encode(text))
         counts = [0] * len(starts)
         span = 0
         for offset in offsets:
@@ -72,6 +92,21 @@ class TokenCounter:
                 span += 1
             counts[span] += 1
         return counts
+
+
+PIECE_CHARS = 40_000
+"""The most characters encoded at once: at most four tokens a character (a character of
+four UTF-8 bytes, each its own token), under bpe-openai's 200,000 tokens."""
+
+
+def _cut_before_space(text: str, start: int, end: int) -> int:
+    """Where to end the piece ``text[start:end]``: before the last space within its last
+    1,000 characters that follows a non-space (a boundary of the encoding's pre-split),
+    else at ``end``."""
+    at = text.rfind(" ", max(start + 1, end - 1000), end)
+    while at > start and text[at - 1].isspace():
+        at = text.rfind(" ", max(start + 1, end - 1000), at)
+    return at if at > start else end
 
 
 @cache

@@ -361,9 +361,14 @@ def test_a_team_deleted_while_its_stream_was_down_is_shown_deleted(site: Served,
             route.continue_()
             return
         dropped.append(route.request.url)
-        site.client.delete_team(team.team_id)  # while the page has no stream
+        site.client.delete_team(team.team_id, purge=True)  # while the page has no stream
         route.abort()
 
+    answered: list[int] = []
+    page.on(
+        "response",
+        lambda response: answered.append(response.status) if "/events" in response.url else None,
+    )
     page.route(f"**/teams/{team.team_id}/events*", first_drops)
     page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
     expect(page.locator("body")).to_have_attribute("data-stream", "deleted")
@@ -371,4 +376,5 @@ def test_a_team_deleted_while_its_stream_was_down_is_shown_deleted(site: Served,
     expect(page.locator("#team-status")).to_have_text("deleted")
     assert len(dropped) == 1
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 2  # the dropped one, the 404
+    assert answered == [404]  # the purged team: no record left to say "deleted" on a stream
     assert tab.errors == []

@@ -4,12 +4,14 @@ whose shared tool actor cannot start (the directory is gone) for the team and CL
 ``BoardTool(directory=...)`` offers ``board_files()``; its ``#Board`` actor lists the
 directory in ``on_start`` and refuses to start without it. ``BoardTool(directory=...,
 misconfigured=True)`` hands the actor a config of the wrong class: its construction
-fails.
+fails. ``BoardTool(directory=..., slow=True)``: its ``on_start`` waits for
+:data:`RELEASE` (a service that does not answer) before it reads the directory.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, Self
 
@@ -21,16 +23,21 @@ from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 
 BOARD = "#Board"
+RELEASE = threading.Event()
+"""What a slow board's ``on_start`` waits for (a test sets it when it is done)."""
 
 
 class BoardConfig(BaseConfig):
     directory: str
+    slow: bool = False
 
 
 class BoardActor(Akgent[BoardConfig, BaseState]):
     """Holds the names of the files in its directory, read once when it starts."""
 
     def on_start(self) -> None:
+        if self.config.slow:
+            RELEASE.wait(60)
         self._files = sorted(os.listdir(self.config.directory))
 
     def files(self) -> list[str]:
@@ -40,6 +47,7 @@ class BoardActor(Akgent[BoardConfig, BaseState]):
 class BoardTool(ToolCard):
     directory: str
     misconfigured: bool = False
+    slow: bool = False
     _address: ActorAddress | None = PrivateAttr(default=None)
 
     def observer(self, observer: ToolObserver) -> Self:
@@ -48,7 +56,7 @@ class BoardTool(ToolCard):
         config = (
             BaseConfig(name=BOARD)
             if self.misconfigured
-            else BoardConfig(name=BOARD, directory=self.directory)
+            else BoardConfig(name=BOARD, directory=self.directory, slow=self.slow)
         )
         self._address = bind_team_actor(team, BoardActor, config, 10.0)
         return self

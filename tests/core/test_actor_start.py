@@ -82,3 +82,21 @@ def test_wait_started_waits_for_on_start_and_is_bounded(team: Team) -> None:
     GATE.set()
     address.wait_started(30)  # started: returns
     assert address.start_failure is None and address.is_alive()
+
+
+class SelfWaiting(Akgent[BaseConfig, BaseState]):
+    """Its on_start waits for its own start (what binding itself would do)."""
+
+    def on_start(self) -> None:
+        try:
+            live(self.myAddress).wait_started(60)
+        except ActorStartError as exc:
+            self.refused = str(exc)
+
+
+def test_waiting_for_its_own_start_is_refused_at_once(team: Team) -> None:
+    address = live(team.proxy.getChildrenOrCreate(SelfWaiting, BaseConfig(name="#Self")))
+    address.wait_started(30)  # it did not wait its 60 s for itself
+    assert team.system.get_actor(address).refused == (  # type: ignore[attr-defined]
+        "#Self could not start: its on_start waits for its own start: bind it after on_start"
+    )

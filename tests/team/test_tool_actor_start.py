@@ -23,16 +23,17 @@ from akgentic.team import (
     TeamStartError,
     team_resource,
 )
-from tests.board_card import BoardTool
+from akgentic.tool.core import team_actor
+from tests.board_card import RELEASE, BoardTool
 
 from .conftest import answer
 
 
-def board_team(directory: Path, *, misconfigured: bool = False) -> TeamCard:
+def board_team(directory: Path, *, misconfigured: bool = False, slow: bool = False) -> TeamCard:
     """Two agents sharing the ``#Board`` of ``directory``."""
 
     def member(name: str) -> MemberSpec:
-        card = BoardTool(directory=str(directory), misconfigured=misconfigured)
+        card = BoardTool(directory=str(directory), misconfigured=misconfigured, slow=slow)
         config = AgentConfig(name=name, role=name[1:], models="scripted:default", tools=[card])
         agent_card = AgentCard(
             role=name[1:], agent_class="akgentic.agent.agent.BaseAgent", config=config
@@ -67,7 +68,7 @@ def test_a_tool_actor_that_cannot_start_refuses_the_team_and_leaves_nothing(
         else "TypeError: BoardActor is configured by BoardConfig, got a BaseConfig"
     )
     assert message == (
-        "team board: @Lead could not start: ToolActorStartError: BoardTool: its tool actor "
+        "team board: @Lead could not start: BoardTool: its tool actor "
         f"#Board could not start: {cause}"
     )
     assert info.value.member == "@Lead"
@@ -96,7 +97,7 @@ def test_a_resume_whose_tool_actor_cannot_start_is_refused_and_the_team_kept(
         manager.resume_team(team_id)
 
     message = str(info.value)
-    assert message.startswith("@Lead could not start: ToolActorStartError: BoardTool: ")
+    assert message.startswith("@Lead could not start: BoardTool: ")
     assert message.endswith(
         f"its tool actor #Board could not start: FileNotFoundError: [Errno 2] No such file or "
         f"directory: '{board}'"
@@ -112,3 +113,31 @@ def test_a_resume_whose_tool_actor_cannot_start_is_refused_and_the_team_kept(
     assert sorted(a.name for a in resumed.members()) == ["#Board", "@Aide", "@Human", "@Lead"]
     resumed.send("again")
     assert answer(resumed, seq)[0] > seq
+
+
+def test_a_tool_actor_that_does_not_finish_starting_is_named_with_what_to_do(
+    storage_url: str, system: ActorSystem, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``#`` actor whose ``on_start`` waits on a service that does not answer: the
+    agent's wiring gives up after ``START_TIMEOUT`` and the team's start names the tool
+    actor (the team manager waits longer for a member than a member for its tool actor,
+    so it is not reported as a member that did not answer)."""
+    monkeypatch.setattr(team_actor, "START_TIMEOUT", 0.2)
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    team_id = uuid4()
+    RELEASE.clear()
+    try:
+        with pytest.raises(TeamStartError) as info:
+            manager.create_team(board_team(tmp_path, slow=True), team_id=team_id)
+        left = [a for a in system._addresses_in_team(team_id) if a.is_alive()]
+    finally:
+        RELEASE.set()  # the board's on_start returns: its stop, queued behind it, runs
+    assert str(info.value).startswith(
+        "team board: @Lead could not start: BoardTool: its tool actor #Board could not "
+        "start: its on_start did not finish within 0.2s: it may wait on a service that does "
+        "not answer"
+    )
+    assert storage.teams.get(team_id) is None  # it never ran: nothing kept
+    for address in left:
+        assert system.wait_stopped(address, 30)

@@ -258,6 +258,16 @@ class ActorSystem:
         team = self._teams.get(team_id)
         return team[0] if team is not None else None
 
+    def wait_started(self, addr: ActorAddress, timeout: float | None = None) -> None:
+        """Block until the actor behind ``addr`` has run its ``on_start``, without queueing
+        behind its messages: ``ActorStartError`` naming the cause when it raised there (it
+        has stopped) or did not finish within ``timeout``; ``AddressError`` when no such
+        actor runs in this process."""
+        live = addr if isinstance(addr, ActorAddressImpl) else self.get_address(addr.agent_id)
+        if not isinstance(live, ActorAddressImpl):
+            raise AddressError(f"{addr.name} is not an actor running in this process")
+        live.wait_started(timeout)
+
     # -- stopping ---------------------------------------------------------------------------
     def wait_stopped(self, addr: ActorAddress, timeout: float | None = None) -> bool:
         """Block until the actor behind ``addr`` has stopped; False on timeout."""

@@ -25,7 +25,7 @@ import pykka
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from akgentic.core.excerpt import clip, excerpt
+from akgentic.core.excerpt import clip, exception_line, excerpt
 from akgentic.core.serialization import MODEL_MARKER, register_serializable
 
 if TYPE_CHECKING:
@@ -67,12 +67,12 @@ class ActorStartError(RuntimeError):
 
 
 def start_failure_text(exc: BaseException) -> str:
-    """``exc`` as the cause of a failed start: its class and its words on one line (a
-    pydantic ``ValidationError`` spans several), clipped."""
-    words = " ".join(str(exc).split())
-    return clip(
-        f"{type(exc).__name__}: {words}" if words else type(exc).__name__, START_FAILURE_CHARS
-    )
+    """``exc`` as the cause of a failed start, on one line, clipped: its class and words
+    (:func:`~akgentic.core.excerpt.exception_line`) — only its words for an
+    :class:`ActorStartError`, which already say what could not start and why."""
+    if isinstance(exc, ActorStartError):
+        return clip(" ".join(str(exc).split()), START_FAILURE_CHARS)
+    return exception_line(exc, START_FAILURE_CHARS)
 
 
 class ActorAddress:
@@ -299,9 +299,22 @@ class ActorAddressImpl(ActorAddress):
     def wait_started(self, timeout: float | None) -> None:
         """Return once the actor's ``on_start`` has run, without queueing behind its
         messages; :class:`ActorStartError` naming the cause when it raised (the actor has
-        stopped), or when it has not finished within ``timeout`` seconds."""
+        stopped), or when it has not finished within ``timeout`` seconds — at once when
+        asked from the actor's own ``on_start``, which would wait for itself."""
+        if not self._started.is_set():
+            from akgentic.core._proxy import current  # (it imports this module)
+
+            if getattr(current.actor, "actor_ref", None) is self._actor_ref:
+                raise ActorStartError(
+                    self.name, "its on_start waits for its own start: bind it after on_start"
+                )
         if not self._started.wait(timeout):
-            raise ActorStartError(self.name, f"its on_start did not finish within {timeout:g}s")
+            raise ActorStartError(
+                self.name,
+                f"its on_start did not finish within {timeout:g}s: it may wait on a service "
+                f"that does not answer, or on another tool actor that waits for it; see the "
+                f"log, fix the cause, then start again",
+            )
         if self._start_failure is not None:
             raise ActorStartError(self.name, self._start_failure)
 

@@ -295,9 +295,10 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
 
     def _actor_loop_setup(self) -> None:
         current.actor = self
-        failure: str | None = None
+        failure: str | None = "its on_start was interrupted"  # unless it returns or raises
         try:
             self.on_start()
+            failure = None
         except Exception as exc:
             failure = start_failure_text(exc)
             self._report_failure(exc, None, "on_start failed; the actor is stopping")

@@ -10,7 +10,7 @@ note saying how much was left out and how to get less.
 
 from __future__ import annotations
 
-__all__ = ["EXCERPT_CHARS", "clip", "cut", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "clip", "cut", "exception_line", "excerpt"]
 
 EXCERPT_CHARS = 80
 """The longest quotation of a value in an error message, in characters."""
@@ -30,6 +30,18 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     except Exception:  # a value whose repr fails (or recurses too deep) is still named
         text = f"<{type(value).__name__}>"
     return clip(text, limit)
+
+
+def exception_line(exc: BaseException, limit: int = 400) -> str:
+    """``exc`` on one line for a message: its class and its words, whitespace runs (a
+    pydantic ``ValidationError`` spans several lines) made single spaces, through
+    :func:`clip`. An exception whose ``str()`` raises is named by its class."""
+    try:
+        words = " ".join(str(exc).split())
+    except Exception:
+        words = ""
+    name = type(exc).__name__
+    return clip(f"{name}: {words}" if words else name, limit)
 
 
 def cut(text: str, budget: int, hint: str) -> str:

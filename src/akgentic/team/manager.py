@@ -47,6 +47,7 @@ from akgentic.catalog import (
 )
 from akgentic.core import (
     ActorAddress,
+    ActorStartError,
     ActorSystem,
     AddressError,
     Akgent,
@@ -77,6 +78,7 @@ from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.placement.local import LocalPlacement
 from akgentic.team.placement.protocol import HostedTeam, Placement
 from akgentic.team.recorder import EventRecorder
+from akgentic.team.restorer import MEMBER_START_TIMEOUT
 from akgentic.team.runtime import STOPPED_ELSEWHERE, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
 from akgentic.team.workspaces import remove_team_workspaces
@@ -116,11 +118,13 @@ class TeamStartError(ValueError):
 
 
 class _MemberStartError(Exception):
-    """Raised inside :meth:`TeamManager._start`; its reason is read from the team's log."""
+    """Raised inside :meth:`TeamManager._start`: ``reason`` is why (one line), or None
+    when the member could not say (it is then read from the team's log)."""
 
-    def __init__(self, member: ActorAddress) -> None:
+    def __init__(self, member: ActorAddress, reason: str | None = None) -> None:
         super().__init__(member.name)
         self.member = member
+        self.reason = reason
 
 
 class TeamRunningElsewhereError(LeaseHeldError):
@@ -313,7 +317,7 @@ class TeamManager:
             return self._start_members(card, team_id, metadata, orchestrator, recorder)
         except _MemberStartError as failed:
             self._abandon(orchestrator)
-            reason = self._start_failure(team_id, failed.member)
+            reason = failed.reason or self._start_failure(team_id, failed.member)
             raise TeamStartError(card.name, failed.member.name, reason) from None
         except BaseException:
             self._abandon(orchestrator)
@@ -338,10 +342,13 @@ class TeamManager:
         return "its on_start failed (see the log)"
 
     def _answers(self, member: ActorAddress) -> None:
-        """Return once ``member`` has run its ``on_start`` (an ask queues behind it); a
-        member that failed there has stopped: :class:`_MemberStartError`."""
+        """Return once ``member`` has run its ``on_start``; a member that failed there (or
+        did not finish it within :data:`MEMBER_START_TIMEOUT`) is a
+        :class:`_MemberStartError` with why."""
         try:
-            self.system.proxy_ask(member, Akgent, timeout=30).get_children()
+            self.system.wait_started(member, MEMBER_START_TIMEOUT)
+        except ActorStartError as exc:
+            raise _MemberStartError(member, exc.reason) from None
         except AddressError:
             raise _MemberStartError(member) from None
 

@@ -51,7 +51,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted, is_cancel
 from akgentic.core import (
     ActorAddress,
-    ActorAddressImpl,
+    ActorStartError,
     AddressError,
     Akgent,
     BaseConfig,
@@ -84,6 +84,12 @@ if TYPE_CHECKING:
 __all__ = ["RestorePlan", "ResumeError", "plan_restore", "restore"]
 
 logger = logging.getLogger("akgentic.team")
+
+
+MEMBER_START_TIMEOUT = 120.0
+"""Seconds a team's create or resume waits for each member's ``on_start``: longer than a
+member's own waits (each ``#`` tool actor it wires is given ``START_TIMEOUT``), so that a
+slow tool actor is reported as itself, not as a member that did not answer."""
 
 
 class ResumeError(ValueError):
@@ -394,8 +400,9 @@ def _start_members(
             if items:
                 history = ModelMessagesTypeAdapter.validate_python(items)
                 try:
+                    system.wait_started(address, MEMBER_START_TIMEOUT)
                     system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
-                except AddressError:  # its on_start failed: _confirm_started says why
+                except (ActorStartError, AddressError):  # _confirm_started says why
                     continue
     return addresses, human
 
@@ -415,18 +422,23 @@ def _confirm_started(
     system = manager.system
     for member in sorted(members, key=lambda m: m.name.startswith("#")):
         address = addresses[member.agent_id]
-        try:  # answered only once on_start has run; a member that failed it has stopped
-            system.proxy_ask(address, Akgent, timeout=60).get_children()
-        except Exception:
-            why = address.start_failure if isinstance(address, ActorAddressImpl) else None
-            if why is None:
-                system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
-                reasons = [
-                    str(m.content)
-                    for m in recorder.held()
-                    if isinstance(m, ErrorMessage)
-                    and m.sender is not None
-                    and m.sender.agent_id == member.agent_id
-                ]
-                why = reasons[-1] if reasons else "it stopped while starting"
-            raise ResumeError(f"{member.name} could not start: {why}", member=member.name) from None
+        why: str | None = None
+        try:
+            system.wait_started(address, MEMBER_START_TIMEOUT)
+            if address.is_alive():
+                continue
+        except ActorStartError as exc:
+            why = exc.reason
+        except AddressError:
+            pass
+        if why is None:  # it stopped: what it reported, if anything
+            system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
+            reasons = [
+                str(m.content)
+                for m in recorder.held()
+                if isinstance(m, ErrorMessage)
+                and m.sender is not None
+                and m.sender.agent_id == member.agent_id
+            ]
+            why = reasons[-1] if reasons else "it stopped while starting"
+        raise ResumeError(f"{member.name} could not start: {why}", member=member.name) from None

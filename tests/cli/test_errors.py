@@ -464,7 +464,7 @@ members:
         role: Lead
         models: "scripted:default"
         tools:
-          - {{type: BoardTool, directory: "{directory}"}}
+          - {{type: tests.board_card.BoardTool, directory: "{directory}"}}
 """
 
 
@@ -481,7 +481,7 @@ def test_a_card_whose_tool_actor_cannot_start_fails_the_run_in_one_line(tmp_path
     assert plain.returncode == debug.returncode == 1
     assert plain.stdout == ""  # no turn ran
     assert plain.stderr == (
-        "error: team board: @Lead could not start: ToolActorStartError: BoardTool: its tool "
+        "error: team board: @Lead could not start: BoardTool: its tool "
         f"actor #Board could not start: FileNotFoundError: [Errno 2] No such file or "
         f"directory: '{missing}'\n"
     )
@@ -497,7 +497,8 @@ def test_a_resume_whose_tool_actor_cannot_start_says_why_and_keeps_the_team(
     board.mkdir()
     path = tmp_path / "board.yaml"
     path.write_text(BOARD_TEAM.format(directory=board))
-    assert cli("run", str(path), "-m", "hi").exit_code == 0
+    ran = cli("run", str(path), "-m", "hi")
+    assert ran.exit_code == 0, ran.output
     store = open_storage(storage_url)
     [team] = store.teams.list()
     short = str(team.team_id)[:8]
@@ -510,7 +511,7 @@ def test_a_resume_whose_tool_actor_cannot_start_says_why_and_keeps_the_team(
     assert refused.stdout == ""
     assert refused.stderr == (
         f"error: team board ({short}) was not resumed, nothing changed: @Lead could not start: "
-        "ToolActorStartError: BoardTool: its tool actor #Board could not start: "
+        "BoardTool: its tool actor #Board could not start: "
         f"FileNotFoundError: [Errno 2] No such file or directory: '{board}'; fix that and "
         f"resume again: akgentic teams resume {short} --storage {storage_url} --import "
         "tests.board_card\n"

@@ -5,6 +5,8 @@ off unless configured, OpenAPI at /docs."""
 from __future__ import annotations
 
 import re
+import sys
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from akgentic.client import AkgenticClient, ServerError
 from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
 from akgentic.team import TeamCard
+from tests.catalog.distributions import make_distribution
 from tests.server.conftest import RESEARCH, TURNS, Served
 from tests.server.stub import StubServer
 
@@ -330,3 +333,27 @@ def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served)
             "one another hundreds of levels deep); send the same data with less nesting"
         )
     assert served.client.list_teams() == []
+
+
+def test_a_posted_card_does_not_load_an_installed_distribution(
+    served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A card an installed distribution declares is found by a team card on the operator's
+    disk, not by a posted one: the server's posted-card policy knows the fields of the
+    cards it loaded, not of whatever is installed."""
+    name = f"Jira{uuid.uuid4().hex[:8]}"
+    dist = make_distribution(tmp_path / "site", class_name=name)
+    monkeypatch.syspath_prepend(str(dist.root))
+    try:
+        card_yaml = (
+            "name: posted\nentry_point: '@A'\n"
+            "members:\n  - card: {role: A, config: {name: '@A', tools: [jira]}}\n"
+        )
+        response = httpx.post(f"{served.url}/teams", json={"card_yaml": card_yaml}, timeout=30)
+        assert response.status_code == 422
+        detail = response.json()["detail"]
+        assert "unknown tool card 'jira'" in detail
+        assert "a posted card names only the cards the server has loaded" in detail
+        assert dist.package not in sys.modules
+    finally:
+        dist.forget()

@@ -28,6 +28,7 @@ from akgentic.core.serialization import MODEL_MARKER, SerializationError, deseri
 from akgentic.core.yaml_load import load_yaml
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
+from akgentic.tool.core.lookup import defined_cards_only
 
 __all__ = ["CardError", "CardRegistry", "card_from_data", "card_from_yaml", "describe"]
 
@@ -117,11 +118,14 @@ def _check(card: object) -> TeamCard:
 
 
 def card_from_data(data: dict[str, Any]) -> TeamCard:
-    """A card posted as JSON: plain fields, or the framework's serialized form."""
+    """A card posted as JSON: plain fields, or the framework's serialized form. It names
+    only the cards the server has loaded (``defined_cards_only``): posting a card never
+    makes the server load an installed distribution."""
     try:
         if MODEL_MARKER in data:
             return _check(deserialize(data))
-        return _check(TeamCard.model_validate(data))
+        with defined_cards_only():
+            return _check(TeamCard.model_validate(data))
     except ValidationError as exc:
         raise CardError(_explain(exc)) from None
     except SerializationError as exc:

@@ -18,6 +18,7 @@ from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import HostedTeam, TeamManager, plan_restore
+from akgentic.tool.core.installed import load_named_by
 from akgentic.tool.mcp import MCPTool
 
 __all__ = ["DRAINING", "SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
@@ -51,6 +52,9 @@ class ServerContext:
         default_factory=dict, init=False, repr=False
     )
     """Interrupted turns read from the logs of teams that run nowhere, by their last seq."""
+    _classes_loaded: set[UUID] = field(default_factory=set, init=False, repr=False)
+    """Teams whose stored card's classes are loaded (``load_named_by``): a team made of
+    cards an installed distribution declares reads back after the server restarts."""
 
     @property
     def posted(self) -> PostedCardPolicy:
@@ -73,6 +77,9 @@ class ServerContext:
             raise CodedError(
                 404, f"no team {team_id}; list the teams with GET /teams", TEAM_NOT_FOUND
             )
+        if team_id not in self._classes_loaded:  # once: its log names its cards' classes
+            self._classes_loaded.add(team_id)
+            load_named_by(record.card)
         return record
 
     def runtime(self, team_id: UUID) -> HostedTeam:

@@ -23,6 +23,7 @@ from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
 from typing import Any
 
+from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import (
     MODEL_MARKER,
     SerializationError,
@@ -39,6 +40,7 @@ __all__ = [
     "is_declared",
     "load_declaring",
     "load_entry_point",
+    "load_named_by",
     "mark_declared",
 ]
 
@@ -114,22 +116,30 @@ def load_declaring(paths: Iterable[str]) -> list[EntryPoint]:
         try:
             load_entry_point(ep)
         except Exception as exc:
-            logger.warning("%s failed to load: %s: %s", describe(ep), type(exc).__name__, exc)
+            logger.warning("%s failed to load: %s", describe(ep), exception_line(exc))
             continue
         loaded.append(ep)
     return loaded
 
 
+def load_named_by(data: Any) -> list[EntryPoint]:
+    """Load the installed entry points that declare the classes stored ``data`` names
+    (its ``__model__`` markers) and this process has not registered (:func:`load_declaring`):
+    what reading a stored team — its card, its log — needs in a process that has not
+    imported its cards' distributions. Returns the entry points loaded."""
+    missing = [path for path in _markers(data) if not _registered(path)]
+    return load_declaring(missing) if missing else []
+
+
 def deserialize_installed(data: Any) -> Any:
     """``deserialize(data)`` of stored data (a team card) that may name classes an
     installed distribution declares: when some are not registered in this process, the
-    entry points that declare them are loaded (:func:`load_declaring`) and the data is
+    entry points that declare them are loaded (:func:`load_named_by`) and the data is
     decoded again. Raises what ``deserialize`` raises when that does not help."""
     try:
         return deserialize(data)
     except SerializationError:
-        missing = [path for path in _markers(data) if not _registered(path)]
-        if not missing or not load_declaring(missing):
+        if not load_named_by(data):
             raise
     return deserialize(data)
 

@@ -25,7 +25,10 @@ Where a card class is found, in order:
 The security principle: data picks among the entry points installed distributions
 declare, never imports a module it names. Loading an entry point runs code an installed
 distribution declared (what the catalog's discovery does at start); a dotted path whose
-module is not imported, and which no entry point declares, stays an error.
+module is not imported, and which no entry point declares, stays an error. Data from
+further away than the operator's own files — a card posted to a server — finds only the
+cards already defined (:func:`defined_cards_only`): a client may not make the server load
+a distribution, whose card's fields the server's posted-card policy does not know.
 """
 
 from __future__ import annotations
@@ -33,10 +36,13 @@ from __future__ import annotations
 import difflib
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib.metadata import EntryPoint
 from typing import Any, cast
 
-from akgentic.core.excerpt import clip
+from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import MODEL_MARKER, deserialize
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.installed import (
@@ -46,9 +52,29 @@ from akgentic.tool.core.installed import (
     load_entry_point,
 )
 
-__all__ = ["card_class", "card_classes", "card_from_data", "installed_card", "unknown_card"]
+__all__ = [
+    "card_class",
+    "card_classes",
+    "card_from_data",
+    "defined_cards_only",
+    "installed_card",
+    "unknown_card",
+]
 
 logger = logging.getLogger(__name__)
+
+_installed_allowed: ContextVar[bool] = ContextVar("akgentic_installed_cards", default=True)
+
+
+@contextmanager
+def defined_cards_only() -> Iterator[None]:
+    """Within it, a card name finds only the card classes this process has defined, never
+    an installed entry point: how a server reads a card a client posts."""
+    token = _installed_allowed.set(False)
+    try:
+        yield
+    finally:
+        _installed_allowed.reset(token)
 
 
 def card_classes() -> dict[str, type[ToolCard]]:
@@ -73,9 +99,19 @@ def card_class(name: str) -> type[ToolCard]:
     (list it under the team card's ``imports``), a name that is not a card class, a typo
     (the closest card names), and otherwise lists the known and the installed cards.
     """
-    found = card_classes().get(name) or installed_card(name)
+    found = card_classes().get(name)
+    installed = _installed_allowed.get()
+    if found is None and installed:
+        found = installed_card(name)
     if found is None:
-        raise ValueError(unknown_card(name, card_classes()))
+        message = unknown_card(name, card_classes())
+        if not installed:
+            message += (
+                "; a posted card names only the cards the server has loaded (a card an "
+                "installed distribution declares is loaded by a card the operator registers "
+                "with akgentic serve --cards)"
+            )
+        raise ValueError(message)
     return found
 
 
@@ -149,7 +185,7 @@ def _load(ep: EntryPoint, name: str) -> list[Any]:
 
 
 def _cause(exc: Exception) -> str:
-    return clip(f"{type(exc).__name__}: {' '.join(str(exc).split())}", 200)
+    return exception_line(exc, 200)
 
 
 def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:

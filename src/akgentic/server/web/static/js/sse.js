@@ -1,8 +1,8 @@
 // A team's event stream read with fetch (EventSource cannot send the bearer token), and
 // resumed after any drop from the last event id: the server replays the records after
 // it, so nothing is missed and nothing repeats. A `deleted` event (the team was deleted:
-// the server closes the stream after it), or a reconnection answered 404 with the code
-// `team_not_found` (deleted while the stream was down), ends it for good.
+// the server closes the stream after it), or a connection answered 404 with the code
+// `team_not_found` (the team is gone: purged while the stream was down), ends it for good.
 
 const HEARTBEAT = 10; // seconds between keep-alives we ask the server for
 const SILENCE = 3 * HEARTBEAT * 1000; // no byte for this long: the connection is dead

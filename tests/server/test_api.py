@@ -349,11 +349,14 @@ def test_a_posted_card_does_not_load_an_installed_distribution(
             "name: posted\nentry_point: '@A'\n"
             "members:\n  - card: {role: A, config: {name: '@A', tools: [jira]}}\n"
         )
-        response = httpx.post(f"{served.url}/teams", json={"card_yaml": card_yaml}, timeout=30)
-        assert response.status_code == 422
-        detail = response.json()["detail"]
-        assert "unknown tool card 'jira'" in detail
-        assert "a posted card names only the cards the server has loaded" in detail
-        assert dist.package not in sys.modules
+        serialized = serialize(TeamCard.from_yaml(TURNS))  # the framework's form, one
+        serialized["members"][0]["card"]["config"]["tools"] = [{"type": "jira"}]  # tool named
+        for body in ({"card_yaml": card_yaml}, {"card": serialized}):
+            response = httpx.post(f"{served.url}/teams", json=body, timeout=30)
+            assert response.status_code == 422
+            detail = response.json()["detail"]
+            assert "unknown tool card 'jira'" in detail
+            assert "a posted card names only the cards the server has loaded" in detail
+            assert dist.package not in sys.modules
     finally:
         dist.forget()

@@ -23,6 +23,7 @@ from akgentic.team import (
     TeamStartError,
     team_resource,
 )
+from akgentic.team.restorer import MEMBER_START_TIMEOUT
 from akgentic.tool.core import team_actor
 from tests.board_card import RELEASE, BoardTool
 
@@ -122,6 +123,7 @@ def test_a_tool_actor_that_does_not_finish_starting_is_named_with_what_to_do(
     agent's wiring gives up after ``START_TIMEOUT`` and the team's start names the tool
     actor (the team manager waits longer for a member than a member for its tool actor,
     so it is not reported as a member that did not answer)."""
+    assert MEMBER_START_TIMEOUT > team_actor.START_TIMEOUT  # the tool actor is named first
     monkeypatch.setattr(team_actor, "START_TIMEOUT", 0.2)
     storage = open_storage(storage_url)
     manager = TeamManager(system, storage)

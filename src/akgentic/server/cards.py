@@ -119,12 +119,14 @@ def _check(card: object) -> TeamCard:
 
 def card_from_data(data: dict[str, Any]) -> TeamCard:
     """A card posted as JSON: plain fields, or the framework's serialized form. It names
-    only the cards the server has loaded (``defined_cards_only``): posting a card never
-    makes the server load an installed distribution."""
+    only the card classes the server has loaded (``defined_cards_only``): posting a card
+    never makes the server load an installed distribution itself. (A class something
+    else loaded — the catalog's discovery, a stored team read back — is nameable then;
+    see ``akgentic.server.posted`` for what its policy does not check.)"""
     try:
-        if MODEL_MARKER in data:
-            return _check(deserialize(data))
-        with defined_cards_only():
+        with defined_cards_only():  # the serialized form too: its tools may name cards
+            if MODEL_MARKER in data:
+                return _check(deserialize(data))
             return _check(TeamCard.model_validate(data))
     except ValidationError as exc:
         raise CardError(_explain(exc)) from None

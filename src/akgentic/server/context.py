@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -22,6 +24,8 @@ from akgentic.tool.core.installed import load_named_by
 from akgentic.tool.mcp import MCPTool
 
 __all__ = ["DRAINING", "SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
+
+logger = logging.getLogger("akgentic.server")
 
 SHUTTING_DOWN = (
     "the server is shutting down and accepts no new work (its teams are stopping); "
@@ -52,6 +56,7 @@ class ServerContext:
         default_factory=dict, init=False, repr=False
     )
     """Interrupted turns read from the logs of teams that run nowhere, by their last seq."""
+    _classes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _classes_loaded: set[UUID] = field(default_factory=set, init=False, repr=False)
     """Teams whose stored card's classes are loaded (``load_named_by``): a team made of
     cards an installed distribution declares reads back after the server restarts."""
@@ -78,8 +83,13 @@ class ServerContext:
                 404, f"no team {team_id}; list the teams with GET /teams", TEAM_NOT_FOUND
             )
         if team_id not in self._classes_loaded:  # once: its log names its cards' classes
-            self._classes_loaded.add(team_id)
-            load_named_by(record.card)
+            with self._classes_lock:  # a request racing this one waits for the classes
+                if team_id not in self._classes_loaded:
+                    try:
+                        load_named_by(record.card)
+                    except Exception:  # a malformed entry point: the rows say what is missing
+                        logger.warning("team %s: its cards' entry points", team_id, exc_info=True)
+                    self._classes_loaded.add(team_id)
         return record
 
     def runtime(self, team_id: UUID) -> HostedTeam:

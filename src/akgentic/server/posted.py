@@ -39,8 +39,11 @@ server's workspace root — the server's data, not the host's files; a posted ca
 a shared tree (``workspace_id``) as the server's own teams do — and whose
 ``workspace_exec`` commands run in the sandbox only, on its allowlist; catalog instances a
 card names (the operator configured them); the fields of card classes the operator's own
-registered cards imported (a posted card may name them: this policy knows the shipped
-cards' fields). A team is checked when it is created: a resume rebuilds the card the
+registered cards imported, or that were loaded since from installed distributions (the
+catalog's discovery loads every ``akgentic.tools`` entry point, and reading a stored team
+loads those its card names): a posted card may name them, and this policy knows the
+shipped cards' fields only. A posted card never makes the server load a distribution
+itself. A team is checked when it is created: a resume rebuilds the card the
 server accepted then.
 """
 

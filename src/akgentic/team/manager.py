@@ -351,6 +351,8 @@ class TeamManager:
             raise _MemberStartError(member, exc.reason) from None
         except AddressError:
             raise _MemberStartError(member) from None
+        if not member.is_alive():  # started, then stopped: what it reported says why
+            raise _MemberStartError(member)
 
     def _start_members(
         self,

@@ -86,10 +86,11 @@ __all__ = ["RestorePlan", "ResumeError", "plan_restore", "restore"]
 logger = logging.getLogger("akgentic.team")
 
 
-MEMBER_START_TIMEOUT = 120.0
+MEMBER_START_TIMEOUT = 45.0
 """Seconds a team's create or resume waits for each member's ``on_start``: longer than a
-member's own waits (each ``#`` tool actor it wires is given ``START_TIMEOUT``), so that a
-slow tool actor is reported as itself, not as a member that did not answer."""
+member's own wait for a ``#`` tool actor it wires (``START_TIMEOUT``), so that a slow
+tool actor is reported as itself, not as a member that did not answer; shorter than what
+a client waits for ``POST /teams`` (60 s), so the client gets the reason."""
 
 
 class ResumeError(ValueError):

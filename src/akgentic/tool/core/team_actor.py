@@ -57,8 +57,9 @@ def require_team_observer(observer: ToolObserver, card: str, actor: str) -> Acto
 
 
 START_TIMEOUT = 30.0
-"""Seconds :func:`bind_team_actor` waits for a tool actor's ``on_start`` (as long as the
-team manager waits for a member's)."""
+"""Seconds :func:`bind_team_actor` waits for a tool actor's ``on_start`` (less than the
+team manager waits for a member's, ``MEMBER_START_TIMEOUT``: the slow tool actor is
+the one named)."""
 
 
 def bind_team_actor(

@@ -16,6 +16,7 @@ from akgentic.cli.output import (
     ONE_LINE,
     SafeText,
     _printable_text,
+    member_name,
     out_console,
     print_table,
     printable,
@@ -128,6 +129,8 @@ def test_names_cells_and_summaries_go_through_the_same_helper() -> None:
     assert team_name(forged) == "evil\\x1b]0;pwned\\x07\\x0d\\x0aFAKE-TEAM  RUNNING"
     assert team_name("n" * 1000) == "n" * 79 + "… (1,000 characters)"
     assert team_name("research") == "research"
+    assert member_name(forged) == team_name(forged)  # a member's name: the same treatment
+    assert member_name("@Worker") == "@Worker"
     assert one_line("say\n  \x1b[2J" + "w" * 500, 20) == "say \\x1b[2Jwwwwwwww… (508 characters)"
     console = out_console()
     buffer = io.StringIO()

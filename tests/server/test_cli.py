@@ -24,6 +24,7 @@ from akgentic.client import AkgenticClient
 from akgentic.core import SentMessage
 from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
+from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
 from tests.server import gate_tool
@@ -158,31 +159,13 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
     )
 
 
-BOARD_TEAM = """\
-name: board
-entry_point: "@Lead"
-imports: [tests.board_card]
-members:
-  - card:
-      role: Lead
-      config:
-        name: "@Lead"
-        role: Lead
-        models: "scripted:default"
-        tools:
-          - {type: tests.board_card.BoardTool, directory: "DIRECTORY"}
-"""
-
-
 def test_serve_imports_the_modules_named_with_import_before_it_serves(tmp_path: Path) -> None:
     """A posted card may name the classes of a module the operator imported with
     ``--import`` (its ``imports`` are then loaded, not imported by the post): the team is
     created and its card reads back with the module's tool, after a restart too."""
-    from tests.board_card import BoardTool  # the client decodes the card it reads back
-
     board = tmp_path / "board"
     board.mkdir()
-    card_yaml = BOARD_TEAM.replace("DIRECTORY", str(board))
+    card_yaml = BOARD_TEAM.format(directory=board)
     env = child_env(f"sqlite:///{tmp_path / 'serve.db'}")
     with serving(["--import", "tests.board_card"], env) as (child, client):
         answer = client.request("POST", "/teams", json={"card_yaml": card_yaml})

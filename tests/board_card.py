@@ -26,6 +26,22 @@ BOARD = "#Board"
 RELEASE = threading.Event()
 """What a slow board's ``on_start`` waits for (a test sets it when it is done)."""
 
+BOARD_TEAM = """\
+name: board
+entry_point: "@Lead"
+imports: [tests.board_card]
+members:
+  - card:
+      role: Lead
+      config:
+        name: "@Lead"
+        role: Lead
+        models: "scripted:default"
+        tools:
+          - {{type: tests.board_card.BoardTool, directory: "{directory}"}}
+"""
+"""A team of one ``@Lead`` with a ``BoardTool``: ``BOARD_TEAM.format(directory=...)``."""
+
 
 class BoardConfig(BaseConfig):
     directory: str

@@ -15,6 +15,7 @@ from akgentic.cli import app
 from akgentic.core import serialize
 from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
+from tests.board_card import BOARD_TEAM
 from tests.hostile_yaml import alias_bomb
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
@@ -450,22 +451,6 @@ def test_a_message_to_no_member_is_refused_before_the_team_starts(
     storage = open_storage(storage_url)
     assert storage.teams.list() == []
     storage.close()
-
-
-BOARD_TEAM = """\
-name: board
-entry_point: "@Lead"
-imports: [tests.board_card]
-members:
-  - card:
-      role: Lead
-      config:
-        name: "@Lead"
-        role: Lead
-        models: "scripted:default"
-        tools:
-          - {{type: tests.board_card.BoardTool, directory: "{directory}"}}
-"""
 
 
 def test_a_card_whose_tool_actor_cannot_start_fails_the_run_in_one_line(tmp_path: Path) -> None:

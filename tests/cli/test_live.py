@@ -181,3 +181,38 @@ def test_the_persons_own_message_is_echoed_clipped_and_the_teams_are_whole() -> 
     echo, reply = buffer.getvalue().splitlines()
     assert echo == f"@Human → @Worker (request): {'p' * (ECHO_CHARS - 1)}… (1,048,576 characters)"
     assert reply == f"@Worker → @Human (response): {'q' * 2000}"
+
+
+def test_a_hostile_member_name_stays_on_its_line_and_injects_nothing() -> None:
+    """A member named with a newline and ESC sequences (a card or a stored log may hold
+    one) is printed escaped on one line wherever the live view or ``events`` names it: it
+    cannot forge a ``@Boss → @Human`` line or retitle the terminal."""
+    evil = ActorAddressProxy(agent_id=uuid4(), name="@Evil\n@Boss → @Human: \x1b]0;pwned\x07")
+    shown = "@Evil\\x0a@Boss → @Human: \\x1b]0;pwned\\x07"
+    live, out = view()
+    said = AgentMessage(content="hi", type="request")
+    records = [
+        SentMessage(sender=evil, recipient=WORKER, message=said),
+        SentMessage(sender=WORKER, recipient=evil, message=said),
+        event(evil, LlmTextDeltaEvent(run_id="r", delta="typing")),
+        ErrorMessage(sender=evil, content="broke"),
+        StartMessage(sender=evil, config=NotificationDelta()),
+        event(evil, ToolStateEvent(tool_id="#T\r\x1b[2J", seq=1, payload=NotificationDelta())),
+    ]
+    for seq, message in enumerate(records, 1):
+        live.render(record(seq, message))
+    live.finish()
+    assert out.getvalue().splitlines() == [
+        f"{shown} → @Worker (request): hi",
+        f"@Worker → {shown} (request): hi",
+        f"{shown} ✎ typing",
+        f"✗ {shown} error: broke",
+        f"+ {shown} joined",
+        "◆ #T\\x0d\\x1b[2J state changed (NotificationDelta #1)",
+    ]
+    describer = Describer()
+    summaries = [describer.describe(record(seq, m))[1] for seq, m in enumerate(records, 1)]
+    assert summaries[0] == f"{shown} → @Worker (request): hi"
+    assert summaries[3] == f"{shown}: broke"
+    assert summaries[4] == f"{shown} started ()"
+    assert all("\n" not in s and "\x1b" not in s for s in summaries)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import logging
+import sys
 
 from rich.text import Text
 
@@ -15,6 +16,7 @@ from akgentic.cli.output import (
     ONE_LINE,
     SafeText,
     _printable_text,
+    member_name,
     out_console,
     print_table,
     printable,
@@ -60,6 +62,31 @@ def test_a_log_line_is_printed_escaped() -> None:
     assert logs._FORMATTER.format(record) == "WARNING akgentic.x: said \\x1b[2J"
 
 
+def test_a_log_record_is_one_line_whatever_its_message_holds() -> None:
+    """A newline or carriage return in a message would print one record as several lines
+    (or forge one): escaped, the record stays on its line; with ``--debug`` only the
+    traceback after it spans lines."""
+    forged = "first\nWARNING akgentic.fake: forged\r\nthird\rover"
+    record = logging.LogRecord("akgentic.x", logging.WARNING, __file__, 1, "%s", (forged,), None)
+    line = "WARNING akgentic.x: first\\x0aWARNING akgentic.fake: forged\\x0d\\x0athird\\x0dover"
+    assert logs._FORMATTER.format(record) == line
+    try:
+        raise RuntimeError("boom\x1b[2J")
+    except RuntimeError:
+        failed = logging.LogRecord(
+            "akgentic.x", logging.ERROR, __file__, 1, "said\n%s", ("two",), sys.exc_info()
+        )
+    assert logs._FORMATTER.format(failed) == "ERROR akgentic.x: said\\x0atwo"
+    logs.show_tracebacks(True)
+    try:
+        shown = logs._FORMATTER.format(failed).splitlines()
+    finally:
+        logs.show_tracebacks(False)
+    assert shown[0] == "ERROR akgentic.x: said\\x0atwo"
+    assert shown[1] == "Traceback (most recent call last):"
+    assert shown[-1] == "RuntimeError: boom\\x1b[2J"
+
+
 def test_printable_clips_at_its_limit_saying_how_long_the_text_was() -> None:
     """A one-line summary or an echo is clipped: at most ``limit - 1`` characters once
     escaped, ``…`` and the full length; an escape is never cut in two."""
@@ -102,6 +129,8 @@ def test_names_cells_and_summaries_go_through_the_same_helper() -> None:
     assert team_name(forged) == "evil\\x1b]0;pwned\\x07\\x0d\\x0aFAKE-TEAM  RUNNING"
     assert team_name("n" * 1000) == "n" * 79 + "… (1,000 characters)"
     assert team_name("research") == "research"
+    assert member_name(forged) == team_name(forged)  # a member's name: the same treatment
+    assert member_name("@Worker") == "@Worker"
     assert one_line("say\n  \x1b[2J" + "w" * 500, 20) == "say \\x1b[2Jwwwwwwww… (508 characters)"
     console = out_console()
     buffer = io.StringIO()

@@ -385,3 +385,49 @@ def test_a_card_named_with_control_characters_is_refused_in_one_line(
     assert "a team name may not contain control characters: '\\x1b' (U+001B)" in result.stderr
     assert result.stderr.startswith(f"error: {card}:3: name: ")  # the card's file and line
     assert "no teams yet" in cli("teams", "list").stdout
+
+
+EVIL_MEMBER = """\
+name: evil
+entry_point: "@Solo"
+members:
+  - card: {role: Solo, config: {name: "@Solo", role: Solo, models: "scripted:default"}}
+  - card: {role: Helper, config: {name: "@Evil\\nFAKE \\e]0;t\\a", models: "scripted:default"}}
+"""
+
+
+def test_a_member_named_with_control_characters_is_shown_escaped_on_its_line(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    """A member's name from a card or a stored log cannot break a line or reach the
+    terminal as an escape sequence: the session's roster and ``teams show`` print it
+    escaped, on one line."""
+    card = tmp_path / "evil.yaml"
+    card.write_text(EVIL_MEMBER)
+    escaped = "@Evil\\x0aFAKE \\x1b]0;t\\x07"
+
+    ran = cli("run", str(card), "-m", "hi")
+    assert ran.exit_code == 0, ran.output
+    [team_id] = team_ids(cli)
+    intro = f"team evil ({str(team_id)[:8]}) started: @Solo (entry point), {escaped}"
+    assert ran.stdout.splitlines()[0] == intro
+    shown = cli("teams", "show", "evil")
+    assert shown.exit_code == 0, shown.output
+    assert_in_order(
+        shown.stdout,
+        [
+            "members:",
+            "  @Solo  Solo  scripted:default",
+            f"  {escaped}  Helper  scripted:default",
+            f"a resume restores: @Human, @Solo, {escaped}",
+        ],
+    )
+    assert "\nFAKE" not in shown.stdout
+    misaddressed = cli("run", str(card), "-m", "@Nobody hi")
+    assert misaddressed.exit_code == 1
+    assert misaddressed.stderr == (
+        f"error: @Nobody is not a member of this team (members: {escaped}, @Solo): address "
+        f"one of them, or leave the name out to write to @Solo\n"
+    )
+    for output in (ran.stdout, shown.stdout, misaddressed.stderr):
+        assert not any(c in output for c in "\x1b\x07\r")

@@ -57,6 +57,34 @@ def test_health_of_something_that_is_not_a_server_is_a_server_error(
     assert str(err.value) == said
 
 
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("<html><h1>Welcome to the proxy</h1></html>", "text/html"),  # not JSON
+        ('{"status": "UP"}', "application/json"),  # another program's health
+    ],
+)
+def test_a_200_that_is_not_an_akgentic_server_says_to_check_the_base_url(
+    body: str, content_type: str
+) -> None:
+    """A proxy's page or another program answering 200 at the base URL: one line naming
+    the URL and what to check, not a JSONDecodeError or a ValidationError."""
+    with StubServer(200, body, content_type) as stub, AkgenticClient(stub.url) as client:
+        with pytest.raises(ServerError) as err:
+            client.health()
+        assert type(err.value) is ServerError and err.value.status == 200
+        assert str(err.value) == (
+            f"200: {stub.url}/health answered something that is not an akgentic server "
+            f"({content_type}); check that {stub.url} is the akgentic server's address, "
+            f"with the path prefix a proxy serves it under"
+        )
+        if content_type == "text/html":  # every other call reads a body the same way
+            for call in (client.cards, client.list_teams, client.catalog.list):
+                with pytest.raises(ServerError, match="not an akgentic server") as other:
+                    call()
+                assert type(other.value) is ServerError and "\n" not in str(other.value)
+
+
 def test_health_of_nothing_listening_says_it_cannot_reach_it() -> None:
     with AkgenticClient("http://127.0.0.1:9") as client, pytest.raises(ServerError) as err:
         client.health()

@@ -24,6 +24,7 @@ from akgentic.client import AkgenticClient
 from akgentic.core import SentMessage
 from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
+from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
 from tests.server import gate_tool
@@ -155,6 +156,50 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
     )
     assert one_error("--allowed-host", "http://x").startswith(
         "error: invalid --allowed-host: 'http://x' is not a host name"
+    )
+
+
+def test_serve_imports_the_modules_named_with_import_before_it_serves(tmp_path: Path) -> None:
+    """A posted card may name the classes of a module the operator imported with
+    ``--import`` (its ``imports`` are then loaded, not imported by the post): the team is
+    created and its card reads back with the module's tool, after a restart too."""
+    board = tmp_path / "board"
+    board.mkdir()
+    card_yaml = BOARD_TEAM.format(directory=board)
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}")
+    with serving(["--import", "tests.board_card"], env) as (child, client):
+        answer = client.request("POST", "/teams", json={"card_yaml": card_yaml})
+        assert answer.status_code == 201, answer.text
+        team = client.get_team(answer.json()["team_id"])
+        [lead] = team.card.configs()
+        assert [type(t) for t in lead.tools] == [BoardTool]
+        assert [m.name for m in team.members() if m.name.startswith("@")] == ["@Human", "@Lead"]
+        os.kill(child.proc.pid, signal.SIGINT)
+        code, errors = child.finish(60)
+    assert code == 130 and "Traceback" not in errors, errors
+    with serving(["--import", "tests.board_card"], env) as (_, client):  # a restart reads it
+        [stored] = client.list_teams()
+        [lead] = client.get_team(stored.team_id).card.configs()
+        assert [type(t) for t in lead.tools] == [BoardTool]
+
+
+def test_serve_import_of_a_module_that_fails_is_one_line_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "exploding_on_import.py").write_text("raise RuntimeError('no config here')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert one_error("--import", "tests.no_such_module") == (
+        "error: --import tests.no_such_module: cannot import it: "
+        "No module named 'tests.no_such_module'"
+    )
+    assert one_error("--import", "exploding_on_import") == (
+        "error: --import exploding_on_import: importing it failed: RuntimeError: no config "
+        "here (rerun with --debug to see the traceback)"
+    )
+    code, _, err = invoke("serve", "--storage", "memory://", "--import", "nope_xyz", "--debug")
+    assert code == 1 and "Traceback (most recent call last)" in err
+    assert err.splitlines()[-1] == (
+        "error: --import nope_xyz: cannot import it: No module named 'nope_xyz'"
     )
 
 

@@ -42,7 +42,7 @@ from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
-from akgentic.cli.output import SafeText, error_console, printable, team_title
+from akgentic.cli.output import SafeText, error_console, member_name, printable, team_title
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
@@ -78,15 +78,17 @@ def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
     member = addressed.group(1) if addressed is not None else None
     members = card.members if isinstance(card, CardInfo) else member_names(card.members)
     names = set(members) - {card.human}
+    shown = ", ".join(member_name(n) for n in sorted(names))
+    entry = member_name(card.entry_point)
     if member is not None and member == card.human:
         raise CliError(
-            f"{member} is the person writing, not a member: address one of "
-            f"{', '.join(sorted(names))}, or leave the name out to write to {card.entry_point}"
+            f"{member_name(member)} is the person writing, not a member: address one of "
+            f"{shown}, or leave the name out to write to {entry}"
         )
     if member is not None and member not in names:
         raise CliError(
-            f"{member} is not a member of this team (members: {', '.join(sorted(names))}): "
-            f"address one of them, or leave the name out to write to {card.entry_point}"
+            f"{member_name(member)} is not a member of this team (members: {shown}): "
+            f"address one of them, or leave the name out to write to {entry}"
         )
 
 
@@ -103,7 +105,10 @@ def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
     """``team research (104b23b9) started: @Manager (entry point), @Worker``."""
     card = runtime.card
     names = [a.name for a in runtime.members() if a.name.startswith("@") and a.name != card.human]
-    shown = ", ".join(f"{n} (entry point)" if n == card.entry_point else n for n in names)
+    shown = ", ".join(
+        f"{member_name(n)} (entry point)" if n == card.entry_point else member_name(n)
+        for n in names
+    )
     console.print(
         SafeText(f"{team_title(card.name, runtime.team_id)} {verb}: {shown}", style="dim")
     )
@@ -260,7 +265,8 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
         console.print(SafeText(f"answer: {text_of(reply.message)}"))
         return 0
     if refused and reply.message is not None:  # an unknown or failed /command
-        problem = f"{reply.sender or 'the team'}: {one_line(text_of(reply.message), 1000)}"
+        who = member_name(reply.sender) if reply.sender else "the team"
+        problem = f"{who}: {one_line(text_of(reply.message), 1000)}"
     elif reply.failure is not None:
         problem = reply.failure
     elif reply.how == "timeout":
@@ -280,7 +286,7 @@ def _interactive(
 ) -> Reply | None:
     """Lines typed to the team until the person leaves or the team stops; the last
     exchange's ending."""
-    entry = runtime.card.entry_point
+    entry = member_name(runtime.card.entry_point)
     reply: Reply | None = None
     tty = sys.stdin.isatty()
     view.note(

@@ -15,7 +15,7 @@ from uuid import UUID
 from akgentic.agent import AgentMessage, TurnInterrupted
 from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
-from akgentic.cli.output import ONE_LINE, printable
+from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core import (
     ActorAddress,
     CancelMessage,
@@ -55,12 +55,21 @@ __all__ = [
     "sent_line",
     "text_of",
     "usage_text",
+    "who_of",
 ]
 
 
 def name_of(address: ActorAddress | None) -> str:
-    """The actor's name (``@Worker``), or ``?`` when there is none."""
+    """The actor's name (``@Worker``), or ``?`` when there is none: as it is, to compare
+    with other names; a line prints it through :func:`~akgentic.cli.output.member_name`
+    (:func:`who_of`)."""
     return address.name if address is not None else "?"
+
+
+def who_of(address: ActorAddress | None) -> str:
+    """The actor's name as a line prints it: :func:`name_of` through
+    :func:`~akgentic.cli.output.member_name` (escaped, on one line, clipped)."""
+    return member_name(name_of(address))
 
 
 def one_line(text: str, limit: int = 160) -> str:
@@ -94,7 +103,7 @@ def sent_line(sent: SentMessage, arrow: str = "→", limit: int | None = None) -
     """``@A → @B (type): content`` for a sent message: the content kept whole, or clipped
     at ``limit`` characters by :func:`printable` (``… (1,048,576 characters)``)."""
     recipient = sent.recipient or sent.message.recipient
-    head = f"{name_of(sent.sender)} {arrow} {name_of(recipient)}{label_of(sent.message)}"
+    head = f"{who_of(sent.sender)} {arrow} {who_of(recipient)}{label_of(sent.message)}"
     text = text_of(sent.message)
     return f"{head}: {text if limit is None else printable(text, limit=limit)}"
 
@@ -113,23 +122,24 @@ def call_text(event: ToolCallEvent) -> str:
 def change_text(event: WorkspaceChangeEvent) -> str:
     """``@Coder modified app/slug.py (+1 -1)`` for a file a workspace mutation changed."""
     if event.action == "directory":
-        return f"{event.agent} created directory {event.path}/"
+        return f"{member_name(event.agent)} created directory {event.path}/"
     counts = ""
     if event.action != "deleted" and (event.added or event.removed):
         counts = f" (+{event.added} -{event.removed})"
     by = " (by a command)" if event.op == "exec" else ""
-    return f"{event.agent} {event.action} {event.path}{counts}{by}"
+    return f"{member_name(event.agent)} {event.action} {event.path}{counts}{by}"
 
 
 def exec_finished_text(event: ExecFinishedEvent) -> str:
     """How a sandboxed command ended: its exit code and time, or why it never ran."""
     command = one_line(event.command, 80)
+    agent = member_name(event.agent)
     if event.error is not None or event.exit_code is None:
-        return f"{event.agent}'s command did not run: {one_line(event.error or 'unknown', 120)}"
+        return f"{agent}'s command did not run: {one_line(event.error or 'unknown', 120)}"
     if event.timed_out:
-        return f"{event.agent}'s {command} was killed at its budget (exit {event.exit_code})"
+        return f"{agent}'s {command} was killed at its budget (exit {event.exit_code})"
     took = f"{event.duration_seconds:.2f}s"
-    return f"{event.agent}'s {command} ended: exit {event.exit_code} ({took})"
+    return f"{agent}'s {command} ended: exit {event.exit_code} ({took})"
 
 
 def usage_text(requests: int, input_tokens: int, output_tokens: int) -> str:
@@ -163,11 +173,11 @@ class Describer:
         """Note a sent message, for the "received"/"processed" lines that refer to it."""
         inner = sent.message
         noun = inner.type if isinstance(inner, AgentMessage) else "message"
-        self._sent[inner.id] = f"{name_of(sent.sender)}'s {noun}"
+        self._sent[inner.id] = f"{who_of(sent.sender)}'s {noun}"
 
     def summary(self, message: Message) -> str:
         """One line saying what ``message`` records."""
-        who = name_of(message.sender)
+        who = who_of(message.sender)
         if isinstance(message, SentMessage):
             self.remember(message)
             return one_line(sent_line(message, self.arrow))
@@ -177,7 +187,7 @@ class Describer:
             return f"{who} {verb} {what}"
         if isinstance(message, StartMessage):
             cls = (message.sender.agent_class if message.sender else "").rsplit(".", 1)[-1]
-            parent = f" under {message.parent.name}" if message.parent is not None else ""
+            parent = f" under {who_of(message.parent)}" if message.parent is not None else ""
             return f"{who} started ({cls}){parent}"
         if isinstance(message, StopMessage):
             return f"{who} stopped"
@@ -206,11 +216,12 @@ class Describer:
         if isinstance(event, LlmMessageEvent):
             return f"{who}: model context of run {event.run_id[:8]} recorded"
         if isinstance(event, ToolStateEvent):
-            return f"{event.tool_id} state changed (#{event.seq}: {type(event.payload).__name__})"
+            payload = type(event.payload).__name__
+            return f"{member_name(event.tool_id)} state changed (#{event.seq}: {payload})"
         if isinstance(event, WorkspaceChangeEvent):
             return change_text(event)
         if isinstance(event, ExecStartedEvent):
-            return one_line(f"{event.agent} $ {event.command}")
+            return one_line(f"{member_name(event.agent)} $ {event.command}")
         if isinstance(event, ExecFinishedEvent):
             return exec_finished_text(event)
         if isinstance(event, CommandsAnnouncedEvent):
@@ -224,7 +235,7 @@ class Describer:
             failed = f": {one_line(event.error)}" if event.error else ""
             return one_line(f"{who}: turn {str(event.turn_id)[:8]} {event.outcome}{failed}")
         if isinstance(event, TurnInterruptedEvent):
-            by = f" by {event.by}" if event.by else ""
+            by = f" by {member_name(event.by)}" if event.by else ""
             return f"{who}: turn {str(event.turn_id)[:8]} cancelled{by}"
         if isinstance(event, TurnInterrupted):
             why = f" ({event.reason})" if event.reason else ""

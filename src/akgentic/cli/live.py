@@ -37,7 +37,7 @@ from akgentic.cli.describe import (
     text_of,
     usage_text,
 )
-from akgentic.cli.output import SafeText, symbols_for
+from akgentic.cli.output import SafeText, member_name, symbols_for
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -156,13 +156,14 @@ class LiveView:
     # -- rendering -----------------------------------------------------------------------------
     def _render(self, message: Message) -> None:
         m = self.marks
-        who = name_of(message.sender)
+        sender = name_of(message.sender)  # as it is, to compare; ``who`` as printed
+        who = member_name(sender)
         if isinstance(message, SentMessage):
             self._describer.remember(message)
             to_human = self.human is not None and name_of(message.recipient) == self.human
             failed = isinstance(message.message, AgentMessage) and message.message.failed
             style = "red" if failed else "bold" if to_human else ""
-            echo = self.human is not None and who == self.human  # the person's own words
+            echo = self.human is not None and sender == self.human  # the person's own words
             self._line(sent_line(message, m.arrow, ECHO_CHARS if echo else None), style)
         elif isinstance(message, EventMessage):
             self._event(who, message)
@@ -172,21 +173,21 @@ class LiveView:
                 self._line(message.traceback.rstrip(), "dim red")
         elif isinstance(message, WarningMessage):
             self._line(f"{m.warning} {who} warning: {text_of(message)}", "yellow")
-        elif isinstance(message, StartMessage) and self._is_news(who):
-            self.known.add(who)
+        elif isinstance(message, StartMessage) and self._is_news(sender):
+            self.known.add(sender)
             self._line(f"{m.joined} {who} joined", "dim")
-        elif isinstance(message, StopMessage) and self._is_news(who, leaving=True):
+        elif isinstance(message, StopMessage) and self._is_news(sender, leaving=True):
             self._line(f"{m.left} {who} left", "dim")
         elif self.verbose:
             self._line(self._describer.summary(message), "dim")
 
-    def _is_news(self, who: str, *, leaving: bool = False) -> bool:
+    def _is_news(self, name: str, *, leaving: bool = False) -> bool:
         """A member joining or leaving mid-conversation (not at start-up or team stop)."""
         if self.verbose:
             return True
-        if self._stopping or not who.startswith("@"):
+        if self._stopping or not name.startswith("@"):
             return False
-        return (who in self.known) if leaving else (who not in self.known)
+        return (name in self.known) if leaving else (name not in self.known)
 
     def _event(self, who: str, message: EventMessage) -> None:
         m, event = self.marks, message.event
@@ -209,11 +210,14 @@ class LiveView:
                 )
         elif isinstance(event, ToolStateEvent):
             payload = type(event.payload).__name__
-            self._line(f"{m.state} {event.tool_id} state changed ({payload} #{event.seq})", "dim")
+            self._line(
+                f"{m.state} {member_name(event.tool_id)} state changed ({payload} #{event.seq})",
+                "dim",
+            )
         elif isinstance(event, WorkspaceChangeEvent):
             self._line(f"{m.state} {change_text(event)}", "")
         elif isinstance(event, ExecStartedEvent):
-            self._line(f"$ {event.agent} {one_line(event.command, 200)}", "bold")
+            self._line(f"$ {member_name(event.agent)} {one_line(event.command, 200)}", "bold")
         elif isinstance(event, ExecFinishedEvent):
             ok = event.error is None and event.exit_code == 0
             mark = m.ok if ok else m.failed

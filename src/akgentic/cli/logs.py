@@ -5,8 +5,10 @@
 what happened, ``--debug`` says where. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once. A control character in a line is printed escaped
-(:func:`akgentic.cli.output.printable`).
+them already, once. A record is one line whatever its message holds: a newline, a
+carriage return or any other control character in it is printed escaped
+(:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message cannot break its
+line or forge another one; only the ``--debug`` traceback spans lines.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from akgentic.cli.output import printable
+from akgentic.cli.output import ONE_LINE, printable
 from akgentic.core.agent import ON_STREAM
 
 __all__ = ["configure", "show_tracebacks", "stream_shown"]
@@ -25,14 +27,18 @@ _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
 
 class _Lines(logging.Formatter):
-    """A record as one line, or with its traceback when ``tracebacks`` is on."""
+    """A record as one line, followed by its traceback when ``tracebacks`` is on."""
 
     tracebacks = False
 
     def format(self, record: logging.LogRecord) -> str:
-        if self.tracebacks:
-            return printable(super().format(record))
-        return printable(self.formatMessage(_plain(record)))
+        plain = _plain(record)
+        line = printable(self.formatMessage(plain), keep=ONE_LINE)
+        if not self.tracebacks:
+            return line
+        # the line, then the traceback and stack (after a newline the message may have ended)
+        after = super().format(record)[len(self.formatMessage(plain)) :].lstrip("\n")
+        return line + printable(f"\n{after}") if after else line
 
 
 def _plain(record: logging.LogRecord) -> logging.LogRecord:

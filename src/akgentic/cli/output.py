@@ -10,7 +10,8 @@ text, a tool's result, an exception's message, a person's line or a stored row h
 line. One function makes text safe, :func:`printable` (its docstring is the contract:
 controls escaped, ``\\x1b``; long text clipped where a line is a summary). Everything goes
 through it: each :class:`SafeText` (every line the commands print), the consoles (a
-``Text`` or string made elsewhere), team names (:func:`team_name`), table cells
+``Text`` or string made elsewhere), team and member names (:func:`team_name`,
+:func:`member_name`), table cells
 (:func:`print_table`), the one-line summaries (:func:`akgentic.cli.describe.one_line`),
 the log lines (:mod:`akgentic.cli.logs`) and the ``--debug`` traceback
 (:func:`akgentic.cli.errors.report`).
@@ -37,6 +38,7 @@ __all__ = [
     "Symbols",
     "error_console",
     "local_time",
+    "member_name",
     "out_console",
     "print_table",
     "printable",
@@ -186,6 +188,18 @@ def team_name(name: str) -> str:
     :data:`~akgentic.core.excerpt.EXCERPT_CHARS`, so a name never moves the cursor,
     retitles the terminal, forges a row or fills the screen. The store refuses control
     characters in a name now; older records may hold some."""
+    return _name(name)
+
+
+def member_name(name: str) -> str:
+    """A member's (or tool actor's) name as the CLI prints it, as :func:`team_name` does
+    a team's: ``@Worker``; ``@evil\\x0a@Boss → @Human`` on one line, clipped. A name
+    comes from a card or a stored log, which may be hostile: every line that names a
+    member (the roster, ``who said what``, ``teams show``) writes it through here."""
+    return _name(name)
+
+
+def _name(name: str) -> str:
     return printable(name, keep=ONE_LINE, limit=EXCERPT_CHARS)
 
 

@@ -6,7 +6,10 @@ skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM) stops it gracefully,
 it runs finishing their turns while it drains (``/health`` answers 503 ``draining``, new
 work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every command.
 With ``--placement ray`` the teams run on a Ray cluster instead (see
-:mod:`akgentic.cli.placement`), and keep running there.
+:mod:`akgentic.cli.placement`), and keep running there. ``--import MODULE`` imports a
+module first, as ``teams resume`` does: the cards, agents or models it defines can make
+the teams created on the server (a posted card's ``imports``), and the stored teams made
+of them read back.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pydantic import ValidationError
 
 from akgentic.cli import interrupt
 from akgentic.cli.errors import CliError, reporting
-from akgentic.cli.options import DebugOption, StorageOption, TokenOption
+from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
 from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.cli.placement import (
     MaxTeamsOption,
@@ -32,7 +35,7 @@ from akgentic.cli.placement import (
     TeamResourceOption,
     placement_of,
 )
-from akgentic.cli.store import default_url, opened_storage
+from akgentic.cli.store import default_url, import_modules, opened_storage
 
 __all__ = ["serve"]
 
@@ -121,6 +124,7 @@ def serve(
     team_gpus: TeamGpusOption = 0.0,
     team_resources: TeamResourceOption = None,
     max_teams_per_worker: MaxTeamsOption = None,
+    imports: ImportOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
@@ -134,6 +138,7 @@ def serve(
                 f"the server needs the 'server' extra ({exc.name} is missing): "
                 f"pip install 'akgentic[server]'"
             ) from None
+        import_modules(imports)  # before any card is read: a team may be made of its classes
         for path in [*(cards or []), mcp_config, skills_dir]:
             if path is not None and not path.exists():
                 raise CliError(f"{path}: no such file or folder")

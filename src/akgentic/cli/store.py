@@ -150,12 +150,19 @@ def match_team(
 
 def import_modules(modules: list[str] | None) -> None:
     """Import the modules the user named with ``--import`` (stored data never imports
-    anything: a team whose card lists ``imports`` needs them named again to decode)."""
+    anything: a team whose card lists ``imports`` needs them named again to decode). A
+    module that is not found, or fails while it is imported, is a :class:`CliError` naming
+    it (its traceback with ``--debug``)."""
     for module in modules or ():
         try:
             importlib.import_module(module)
         except ImportError as exc:
             raise CliError(f"--import {module}: cannot import it: {exc}") from None
+        except Exception as exc:  # the module's own code failed: say which module
+            raise CliError(
+                f"--import {module}: importing it failed: {type(exc).__name__}: {exc} "
+                f"(rerun with --debug to see the traceback)"
+            ) from exc
 
 
 def status_label(record: TeamRecord) -> str:

@@ -34,11 +34,14 @@ from akgentic.cli.options import (
     VerboseOption,
 )
 from akgentic.cli.output import (
+    ONE_LINE,
     SafeText,
     error_console,
     local_time,
+    member_name,
     out_console,
     print_table,
+    printable,
     short_id,
     team_name,
     team_title,
@@ -205,7 +208,7 @@ def show_team(
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
-    console.print(SafeText(f"{'entry:':<10}{card.entry_point}"))
+    console.print(SafeText(f"{'entry:':<10}{member_name(card.entry_point)}"))
     console.print(SafeText("members:"))
     depth: dict[str, int] = {}
     for name, spec, parent in walk(card.members):
@@ -216,16 +219,19 @@ def _show_card(console: Console, card: TeamCard) -> None:
             details.append(config.models.active_key)
             if config.tools:
                 details.append("tools: " + ", ".join(type(t).__name__ for t in config.tools))
-        console.print(SafeText(f"  {'  ' * depth[name]}{name}  " + "  ".join(details)))
+        line = printable("  ".join([member_name(name), *details]), keep=ONE_LINE)
+        console.print(SafeText(f"  {'  ' * depth[name]}{line}"))
     if card.profiles:
-        hires = ", ".join(f"{p.config.name or p.role} ({p.role})" for p in card.profiles)
+        hires = ", ".join(
+            f"{member_name(p.config.name or p.role)} ({member_name(p.role)})" for p in card.profiles
+        )
         console.print(SafeText(f"{'profiles:':<10}{hires}"))
 
 
 def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
     running when the log was last written (a running team, here or crashed)."""
-    members = ", ".join(m.name for m in plan.members) or "none"
+    members = ", ".join(member_name(m.name) for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
         console.print(SafeText(f"running when last recorded: {members}"))
     elif record.status == TeamStatus.STOPPED:

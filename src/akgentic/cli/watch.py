@@ -33,9 +33,10 @@ from uuid import UUID
 
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli import interrupt
-from akgentic.cli.describe import name_of, text_of
+from akgentic.cli.describe import name_of, text_of, who_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
+from akgentic.cli.output import member_name
 from akgentic.client import TeamDeletedError
 from akgentic.core import (
     ErrorMessage,
@@ -156,7 +157,7 @@ class Watch:
         elif isinstance(message, ErrorMessage):
             handling = message.current_message.id if message.current_message else None
             self._errors.append(
-                (record.seq, f"{name_of(message.sender)}: {text_of(message)}", handling)
+                (record.seq, f"{who_of(message.sender)}: {text_of(message)}", handling)
             )
         elif isinstance(message, StopMessage) and message.sender is not None:
             gone = message.sender.agent_id
@@ -243,4 +244,4 @@ class Watch:
 
 def _said(ended: TurnEndedEvent) -> str:
     """``@Worker: <why>`` for a failed turn, as an ``ErrorMessage`` reads."""
-    return f"{ended.agent}: {ended.error or 'its turn failed, no reason given'}"
+    return f"{member_name(ended.agent)}: {ended.error or 'its turn failed, no reason given'}"

@@ -109,7 +109,7 @@ class RemoteCatalog:
     def _send(self, method: str, path: str, body: BaseModel | None = None, **kwargs: Any) -> Any:
         if body is not None:
             kwargs["json"] = body.model_dump(mode="json", exclude_none=True) | _secret(body)
-        return self.client.request(method, f"/catalog{path}", **kwargs).json()
+        return self.client.request_json(method, f"/catalog{path}", **kwargs)
 
     def list(self) -> CatalogListing:
         """Every type and named instance, the orphaned rows, discovery's problems."""

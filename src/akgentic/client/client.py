@@ -143,6 +143,18 @@ class AkgenticClient:
             raise _server_error(response)
         return response
 
+    def request_json(
+        self, method: str, path: str, *, allow: Collection[int] = (), **kwargs: Any
+    ) -> Any:
+        """:meth:`request`, then the answer's JSON body: the one way a call reads what the
+        server said. A body that is not JSON (a proxy's HTML page, another program at that
+        address) is a one-line :class:`ServerError` saying to check the base URL."""
+        response = self.request(method, path, allow=allow, **kwargs)
+        try:
+            return response.json()
+        except ValueError:
+            raise _not_akgentic(self, response) from None
+
     def stream(self, path: str, **kwargs: Any) -> Any:
         return self._http.stream("GET", path, **kwargs)
 
@@ -163,17 +175,22 @@ class AkgenticClient:
     # -- the server ------------------------------------------------------------------------
     def health(self) -> Health:
         """The server's health: ``status`` ``ok``, or ``draining`` (a 503: the server is
-        stopping; reads still work, new work is refused). :class:`ServerError` otherwise."""
+        stopping; reads still work, new work is refused). :class:`ServerError` otherwise:
+        an error answer, or a 200 that is not an akgentic server's health (a proxy's page,
+        another program's ``/health``) — it says to check the base URL."""
         response = self.request("GET", "/health", allow=(503,))
         if response.status_code == 503:
             with contextlib.suppress(ValueError):
                 return Health.model_validate_json(response.content)
             raise _server_error(response)  # a 503 that is not a draining server's
-        return Health.model_validate(response.json())
+        try:
+            return Health.model_validate_json(response.content)
+        except ValueError:  # not JSON, or not a Health (pydantic's ValidationError)
+            raise _not_akgentic(self, response) from None
 
     def cards(self) -> list[CardInfo]:
         """The team cards the server knows by name."""
-        return [CardInfo.model_validate(c) for c in self.request("GET", "/team-cards").json()]
+        return [CardInfo.model_validate(c) for c in self.request_json("GET", "/team-cards")]
 
     # -- teams (TeamManager's verbs) -----------------------------------------------------------
     def create_team(
@@ -192,7 +209,7 @@ class AkgenticClient:
             body["name"] = name
         if model is not None:
             body["model"] = model
-        info = TeamInfo.model_validate(self.request("POST", "/teams", json=body).json())
+        info = TeamInfo.model_validate(self.request_json("POST", "/teams", json=body))
         return RemoteTeam(self, info)
 
     def get_team(self, team_id: UUID | str) -> RemoteTeam:
@@ -200,7 +217,7 @@ class AkgenticClient:
         return RemoteTeam(self, self.info(team_id))
 
     def info(self, team_id: UUID | str) -> TeamInfo:
-        return TeamInfo.model_validate(self.request("GET", f"/teams/{team_id}").json())
+        return TeamInfo.model_validate(self.request_json("GET", f"/teams/{team_id}"))
 
     def list_teams(
         self, status: TeamStatus | None = None, *, include_deleted: bool = False
@@ -212,13 +229,13 @@ class AkgenticClient:
             params["status"] = status.value
         while True:
             params["offset"] = len(found)
-            page = TeamPage.model_validate(self.request("GET", "/teams", params=params).json())
+            page = TeamPage.model_validate(self.request_json("GET", "/teams", params=params))
             found.extend(page.items)
             if not page.items or len(found) >= page.total:
                 return found
 
     def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
-        data = self.request("PATCH", f"/teams/{team_id}", json={"name": name}).json()
+        data = self.request_json("PATCH", f"/teams/{team_id}", json={"name": name})
         return TeamInfo.model_validate(data)
 
     def stop_team(
@@ -227,13 +244,13 @@ class AkgenticClient:
         """Stop the team gracefully; returns once it has stopped. ``interrupt`` cuts the
         turns in progress at their next step, recorded as interrupted (a resume offers
         them again)."""
-        response = self.request(
+        data = self.request_json(
             "POST",
             f"/teams/{team_id}/stop",
             params={"grace": grace_timeout, "interrupt": interrupt},
             timeout=grace_timeout + 30.0,
         )
-        return TeamInfo.model_validate(response.json())
+        return TeamInfo.model_validate(data)
 
     def resume_team(
         self,
@@ -243,7 +260,7 @@ class AkgenticClient:
         dismiss_interrupted: bool = False,
     ) -> RemoteTeam:
         body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
-        data = self.request("POST", f"/teams/{team_id}/resume", json=body).json()
+        data = self.request_json("POST", f"/teams/{team_id}/resume", json=body)
         return RemoteTeam(self, TeamInfo.model_validate(data))
 
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
@@ -273,7 +290,7 @@ class RemoteTeam:
     def card(self) -> TeamCard:
         """The team's card (fetched once)."""
         if self._card is None:
-            data = self.client.request("GET", self._path("/card")).json()
+            data = self.client.request_json("GET", self._path("/card"))
             card = deserialize(data)
             if not isinstance(card, TeamCard):
                 raise ServerError(0, f"team {self.team_id} has no readable team card")
@@ -290,7 +307,7 @@ class RemoteTeam:
 
     # -- talking to the team ---------------------------------------------------------------
     def _post(self, tail: str, body: dict[str, Any]) -> Accepted:
-        data = self.client.request("POST", self._path(tail), json=body).json()
+        data = self.client.request_json("POST", self._path(tail), json=body)
         return Accepted.model_validate(data)
 
     def send(self, content: str) -> UUID:
@@ -313,7 +330,7 @@ class RemoteTeam:
 
     def interrupt(self) -> list[str]:
         """Cancel the turns in progress; the names of the members told."""
-        data = self.client.request("POST", self._path("/interrupt")).json()
+        data = self.client.request_json("POST", self._path("/interrupt"))
         return Interrupted.model_validate(data).members
 
     def stop(self, grace_timeout: float = 30.0) -> bool:
@@ -322,24 +339,24 @@ class RemoteTeam:
 
     # -- looking at the team ---------------------------------------------------------------
     def members(self) -> list[MemberInfo]:
-        data = self.client.request("GET", self._path("/members")).json()
+        data = self.client.request_json("GET", self._path("/members"))
         return [MemberInfo.model_validate(m) for m in data]
 
     def history(self, after: int = 0, offset: int = 0, limit: int = 100) -> list[EventRecord]:
         params = {"after": after, "offset": offset, "limit": limit}
-        data = self.client.request("GET", self._path("/messages"), params=params).json()
+        data = self.client.request_json("GET", self._path("/messages"), params=params)
         return [decode_event(item) for item in HistoryPage.model_validate(data).items]
 
     def usage(self) -> UsageReport:
         """The team's prompt usage report, as ``akgentic.team.team_usage`` makes it."""
-        data = self.client.request("GET", self._path("/usage")).json()
+        data = self.client.request_json("GET", self._path("/usage"))
         return UsageReport.model_validate(data)
 
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
         path = self._path(f"/state/{name.replace('#', '%23')}")
-        view = ToolStateView.model_validate(self.client.request("GET", path).json())
+        view = ToolStateView.model_validate(self.client.request_json("GET", path))
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
             last_seq={name: view.last_delta},
@@ -432,6 +449,20 @@ def _server_error(response: httpx.Response) -> ServerError:
         response.status_code,
         str(detail) if detail else f"{response.status_code} {response.reason_phrase}",
         code if isinstance(code, str) else None,
+    )
+
+
+def _not_akgentic(client: AkgenticClient, response: httpx.Response) -> ServerError:
+    """A successful answer whose body is not what an akgentic server says: the request
+    reached something else (a proxy's page, another program), so the address is what to
+    check."""
+    url = response.request.url.copy_with(query=None)
+    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    return ServerError(
+        response.status_code,
+        f"{url} answered something that is not an akgentic server ({kind}); check that "
+        f"{client.base_url} is the akgentic server's address, with the path prefix a proxy "
+        f"serves it under",
     )
 
 

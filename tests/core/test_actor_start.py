@@ -3,12 +3,20 @@ waits for before it wires its ``#`` tool actor (``bind_team_actor``)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
 from pydantic import BaseModel
 
-from akgentic.core import ActorAddressImpl, ActorStartError, Akgent, BaseConfig, BaseState
+from akgentic.core import (
+    ActorAddressImpl,
+    ActorStartError,
+    Akgent,
+    BaseConfig,
+    BaseState,
+    StopMessage,
+)
 
 from .conftest import Team
 
@@ -100,3 +108,46 @@ def test_waiting_for_its_own_start_is_refused_at_once(team: Team) -> None:
     assert team.system.get_actor(address).refused == (  # type: ignore[attr-defined]
         "#Self could not start: its on_start waits for its own start: bind it after on_start"
     )
+
+
+class Interrupt(BaseException):
+    """A BaseException of the test's own, not an Exception."""
+
+
+class Exiting(Akgent[BaseConfig, BaseState]):
+    """Its on_start ends with a BaseException: ``sys.exit`` (what a library parsing its
+    arguments does on bad ones), an interrupt, or one of the test's own."""
+
+    def on_start(self) -> None:
+        if self.config.name == "#Exit":
+            sys.exit(3)
+        if self.config.name == "#Interrupt":
+            raise KeyboardInterrupt
+        raise Interrupt("cut short")
+
+
+@pytest.mark.parametrize(
+    ("name", "cause"),
+    [
+        ("#Exit", "SystemExit: 3"),
+        ("#Interrupt", "KeyboardInterrupt"),
+        ("#Own", "Interrupt: cut short"),
+    ],
+)
+def test_an_on_start_ended_by_a_base_exception_stops_every_actor(
+    team: Team, name: str, cause: str
+) -> None:
+    """As pykka does when a message handler raises one: the actor stops (reported,
+    unregistered), then every actor does; a waiter gets the cause."""
+    address = live(team.proxy.getChildrenOrCreate(Exiting, BaseConfig(name=name)))
+
+    with pytest.raises(ActorStartError) as info:
+        address.wait_started(30)
+
+    assert not address.is_alive()  # stopped before the waiter was woken
+    assert team.system.get_address(address.agent_id) is None  # unregistered
+    assert str(info.value) == f"{name} could not start: {cause}"
+    stops = team.recorder.wait_for_type(StopMessage, where=lambda m: m.sender == address)
+    assert len(stops) == 1
+    assert team.system.wait_stopped(team.orchestrator, 30)  # every actor stops
+    team.system.shutdown(timeout=5)  # and the system shuts down cleanly

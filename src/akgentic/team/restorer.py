@@ -302,7 +302,7 @@ def restore(
             system.proxy_tell(orchestrator, Orchestrator).restore_message(msg)
         recorder.hold()  # from here, nothing is written until every member has started
         proxy.end_restoration()
-        addresses, human = _start_members(manager, plan, members, orchestrator)
+        addresses, human = _start_members(manager, plan, members, recorder, orchestrator)
         _confirm_started(manager, members, addresses, recorder, orchestrator)
     except BaseException as exc:
         recorder.discard()
@@ -357,8 +357,17 @@ def _members_to_start(plan: RestorePlan) -> list[Member]:
 
 
 def _start_members(
-    manager: TeamManager, plan: RestorePlan, members: list[Member], orchestrator: ActorAddress
+    manager: TeamManager,
+    plan: RestorePlan,
+    members: list[Member],
+    recorder: EventRecorder,
+    orchestrator: ActorAddress,
 ) -> tuple[dict[UUID, ActorAddress], ActorAddress | None]:
+    """Create every member, giving each agent its context once it has started.
+
+    An agent that does not start is a :class:`ResumeError` at once (its one wait:
+    :func:`_confirm_started` finds it started and does not wait for it again).
+    """
     system = manager.system
     proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
     addresses: dict[UUID, ActorAddress] = {}
@@ -400,10 +409,10 @@ def _start_members(
             items = plan.contexts.get(member.agent_id)
             if items:
                 history = ModelMessagesTypeAdapter.validate_python(items)
+                _raise_unless_started(manager, member, address, recorder, orchestrator)
                 try:
-                    system.wait_started(address, MEMBER_START_TIMEOUT)
                     system.proxy_ask(address, BaseAgent, timeout=60).restore_history(history)
-                except (ActorStartError, AddressError):  # _confirm_started says why
+                except AddressError:  # it stopped since: _confirm_started says why
                     continue
     return addresses, human
 
@@ -420,26 +429,43 @@ def _confirm_started(
     The agents are checked before the tool actors: an agent that could not wire a
     ``#`` tool actor that failed to start names the card, the actor and the cause.
     """
-    system = manager.system
     for member in sorted(members, key=lambda m: m.name.startswith("#")):
         address = addresses[member.agent_id]
-        why: str | None = None
-        try:
-            system.wait_started(address, MEMBER_START_TIMEOUT)
-            if address.is_alive():
-                continue
-        except ActorStartError as exc:
-            why = exc.reason
-        except AddressError:
-            pass
-        if why is None:  # it stopped: what it reported, if anything
-            system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
-            reasons = [
-                str(m.content)
-                for m in recorder.held()
-                if isinstance(m, ErrorMessage)
-                and m.sender is not None
-                and m.sender.agent_id == member.agent_id
-            ]
-            why = reasons[-1] if reasons else "it stopped while starting"
-        raise ResumeError(f"{member.name} could not start: {why}", member=member.name) from None
+        _raise_unless_started(manager, member, address, recorder, orchestrator)
+
+
+def _raise_unless_started(
+    manager: TeamManager,
+    member: Member,
+    address: ActorAddress,
+    recorder: EventRecorder,
+    orchestrator: ActorAddress,
+) -> None:
+    """Return once ``member`` has run its ``on_start`` and is alive; else a
+    :class:`ResumeError` naming it and why.
+
+    Waits at most :data:`MEMBER_START_TIMEOUT`; a member that started returns at once,
+    so a member waited on twice (for its context, then confirmed) costs a resume that
+    time once, and one that does not start fails the resume at its first wait.
+    """
+    system = manager.system
+    why: str | None = None
+    try:
+        system.wait_started(address, MEMBER_START_TIMEOUT)
+        if address.is_alive():
+            return
+    except ActorStartError as exc:
+        why = exc.reason
+    except AddressError:
+        pass
+    if why is None:  # it stopped: what it reported, if anything
+        system.proxy_ask(orchestrator, Orchestrator, timeout=60).get_team()  # drain
+        reasons = [
+            str(m.content)
+            for m in recorder.held()
+            if isinstance(m, ErrorMessage)
+            and m.sender is not None
+            and m.sender.agent_id == member.agent_id
+        ]
+        why = reasons[-1] if reasons else "it stopped while starting"
+    raise ResumeError(f"{member.name} could not start: {why}", member=member.name) from None

@@ -63,6 +63,17 @@ def test_errors_cross_as_the_local_manager_raises_them(
     assert str(local) == str(raised)
 
 
+@pytest.mark.parametrize("member", ["@Writer", "#Board", None])
+def test_a_failed_resume_names_its_member_on_the_driver(member: str | None) -> None:
+    """The member that could not start crosses with the message: a client tells it from
+    a resume another model would fix (``member`` None)."""
+    raised = ResumeError(f"{member} could not start: FileNotFoundError: /x", member=member)
+    local = crossed(raised)
+    assert type(local) is ResumeError
+    assert str(local) == str(raised)
+    assert local.member == member
+
+
 def test_an_unexpected_error_is_a_placement_error_naming_it() -> None:
     local = crossed(RuntimeError("disk on fire"))
     assert isinstance(local, PlacementError)

@@ -3,8 +3,9 @@
 Ray pickles arguments, results and exceptions. Messages and addresses cross as
 akgentic's own serialized form (what the store holds), so a live address never leaves
 its actor system; an error crosses as a :class:`HostError` (``kind``, ``message`` and,
-for a team held elsewhere, the lease) and the driver raises the error the local
-``TeamManager`` would have raised (:meth:`HostError.local`).
+for a team held elsewhere, the lease; for a resume a member failed, the member) and the
+driver raises the error the local ``TeamManager`` would have raised
+(:meth:`HostError.local`).
 """
 
 from __future__ import annotations
@@ -55,16 +56,26 @@ def parse_owner(owner: str) -> tuple[str, str] | None:
 
 
 class HostError(Exception):
-    """An error raised in a team's actor, in a form that pickles (see the module doc)."""
+    """An error raised in a team's actor, in a form that pickles (see the module doc).
+
+    Every field is in ``args``, which is what pickling an exception rebuilds it from.
+    ``member`` is a :class:`ResumeError`'s ``member``: which member could not start.
+    """
 
     def __init__(
-        self, kind: str, message: str, team_id: str = "", lease: dict[str, Any] | None = None
+        self,
+        kind: str,
+        message: str,
+        team_id: str = "",
+        lease: dict[str, Any] | None = None,
+        member: str | None = None,
     ) -> None:
-        super().__init__(kind, message, team_id, lease)
+        super().__init__(kind, message, team_id, lease, member)
         self.kind = kind
         self.message = message
         self.team_id = team_id
         self.lease = lease
+        self.member = member
 
     def __str__(self) -> str:
         return self.message
@@ -74,6 +85,8 @@ class HostError(Exception):
         """``exc`` as it crosses back to the driver."""
         if isinstance(exc, TeamRunningElsewhereError):
             return cls("elsewhere", str(exc), str(team_id), exc.lease.model_dump(mode="json"))
+        if isinstance(exc, ResumeError):
+            return cls("resume", str(exc), str(team_id), member=exc.member)
         for kind, types in _KINDS:
             if isinstance(exc, types):
                 return cls(kind, str(exc), str(team_id))
@@ -83,6 +96,8 @@ class HostError(Exception):
         """The exception the local ``TeamManager`` raises for the same failure."""
         if self.kind == "elsewhere" and self.lease is not None:
             return TeamRunningElsewhereError(UUID(self.team_id), Lease(**self.lease))
+        if self.kind == "resume":
+            return ResumeError(self.message, member=self.member)
         for kind, types in _KINDS:
             if kind == self.kind:
                 error: type[Exception] = types[0] if isinstance(types, tuple) else types

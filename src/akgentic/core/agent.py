@@ -297,30 +297,24 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         """Run ``on_start``; if it raises, stop (reported, unregistered) before a waiter
         of :meth:`ActorAddressImpl.wait_started` gets why.
 
-        A ``BaseException`` that is not an ``Exception`` (``KeyboardInterrupt``,
-        ``SystemExit``) is handled as pykka handles one raised by a message: this actor
-        stops, then every actor is asked to stop (``ActorRegistry.stop_all``). It is not
-        raised on: out of here it would end the thread before pykka's loop answers the
-        asks already queued (they would wait out their timeouts), and in an actor's
-        thread it reaches nothing else. The stop of the others is not waited for: one of
-        them may be waiting for this actor, which answers its inbox only after this
-        returns.
+        A ``BaseException`` that is not an ``Exception`` (``SystemExit`` from a library
+        that parses its arguments, ``KeyboardInterrupt``) is handled the same way: this
+        actor stops and nothing else does. A tool that exits while it starts fails its
+        team's create or resume; it must not stop every other team in the process (a
+        server's). It is not raised on: out of here it would end the thread before pykka's
+        loop answers the asks already queued, which would wait out their timeouts.
         """
         current.actor = self
         failure: str | None = "its on_start failed"  # unless it returns (set when it raises)
-        interrupted = False
         try:
             self.on_start()
             failure = None
         except BaseException as exc:
             failure = start_failure_text(exc)
-            interrupted = not isinstance(exc, Exception)
             self._report_failure(exc, None, "on_start failed; the actor is stopping")
             self._stop()
         finally:  # once stopped, if it failed: a waiter finds nothing of it left running
             self._address._mark_started(failure)
-        if interrupted:
-            pykka.ActorRegistry.stop_all(block=False)
 
     def _stop(self) -> None:
         # pykka's order is unregister, mark stopped, on_stop. Ours reports the stop

@@ -11,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from akgentic.core.serialization import SerializationError
+from akgentic.core.serialization import SerializationError, deserialize, serialize
+from akgentic.team import TeamCard, TeamCardError
 from akgentic.tool import ToolCard
 from akgentic.tool.core.installed import deserialize_installed
-from akgentic.tool.core.lookup import card_class, card_from_data
+from akgentic.tool.core.lookup import card_class, card_from_data, defined_cards_only
 from tests.catalog.distributions import Distribution, make_distribution
+from tests.tool.twins import first, second
 
 
 class LookupProbeCard(ToolCard):
@@ -70,6 +72,58 @@ def test_an_attribute_missing_from_an_imported_module_is_named() -> None:
             card_class("akgentic_probe_empty.Zzz")
     finally:
         del sys.modules[module.__name__]
+
+
+TWINS = "tests.tool.twins.first.LookupTwinCard, tests.tool.twins.second.LookupTwinCard"
+
+
+def test_a_class_name_two_cards_share_names_neither_and_lists_their_dotted_paths() -> None:
+    with pytest.raises(ValueError) as info:
+        card_class("LookupTwinCard")
+    assert str(info.value) == (
+        f"tool card 'LookupTwinCard' is ambiguous: 2 loaded cards have that class name "
+        f"({TWINS}); write the dotted path of the one you mean"
+    )
+    assert card_class("tests.tool.twins.first.LookupTwinCard") is first.LookupTwinCard
+    assert card_class("tests.tool.twins.second.LookupTwinCard") is second.LookupTwinCard
+    stored = serialize(second.LookupTwinCard())  # stored data names the dotted path
+    assert type(deserialize(stored)) is second.LookupTwinCard
+
+
+def test_a_yaml_team_naming_a_shared_class_name_is_refused_in_one_line(tmp_path: Path) -> None:
+    card_file = tmp_path / "team.yaml"
+    text = (
+        "name: t\nentry_point: '@A'\nimports: [tests.tool.twins.first, tests.tool.twins.second]\n"
+        "members:\n  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    card_file.write_text(text.format(tool="LookupTwinCard"))
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(card_file)
+    [line] = str(info.value).splitlines()
+    assert line.endswith(
+        f"tool card 'LookupTwinCard' is ambiguous: 2 loaded cards have that class name "
+        f"({TWINS}); write the dotted path of the one you mean"
+    )
+    card_file.write_text(text.format(tool="{type: tests.tool.twins.second.LookupTwinCard}"))
+    tools = TeamCard.from_yaml(card_file).members[0].card.config.tools
+    assert [type(t) for t in tools if type(t).__name__ == "LookupTwinCard"] == [
+        second.LookupTwinCard
+    ]
+
+
+def test_a_card_defined_again_under_the_same_path_is_not_ambiguous() -> None:
+    """A module reloaded, a class made twice: the later one replaces the earlier, as in
+    the serialization registry; the two never compete for the name."""
+
+    def define() -> type[ToolCard]:
+        class LookupRedefinedCard(ToolCard):
+            pass
+
+        return LookupRedefinedCard
+
+    earlier, later = define(), define()
+    assert earlier is not later
+    assert card_class("LookupRedefinedCard") is later
 
 
 # Cards installed distributions declare under the entry-point group ``akgentic.tools``.
@@ -189,3 +243,37 @@ def test_stored_data_naming_no_installed_class_raises_and_imports_nothing(
     assert unimported not in sys.modules  # data picks among entry points, imports nothing
     assert f"entry point jira = {broken.package}" in caplog.text  # the broken one: logged
     assert "RuntimeError: half installed" in caplog.text
+
+
+POSTED = (
+    "; a posted card names only the cards the server has loaded (a card an installed "
+    "distribution declares is loaded by a card the operator registers with akgentic serve "
+    "--cards)"
+)
+
+
+def test_under_defined_cards_only_an_unknown_name_offers_only_the_loaded_cards(
+    install: Install, unimported: str
+) -> None:
+    """A posted card can use neither an entry point nor an imports line: the message
+    offers what it may name, and how the operator makes a card loadable."""
+    name = _unique("Jira")
+    dist = install(class_name=name)
+    with defined_cards_only(), pytest.raises(ValueError) as info:
+        card_class("jirra")
+    message = str(info.value)
+    assert message.startswith("unknown tool card 'jirra': known cards are ")
+    assert message.endswith(POSTED)
+    known = message.removeprefix("unknown tool card 'jirra': known cards are ")
+    known = known.removesuffix(POSTED).split(", ")
+    assert "LookupProbeCard" in known and "MailboxTool" in known
+    assert first.LookupTwinCard.__module__ + ".LookupTwinCard" in known  # shared: its path
+    assert "LookupTwinCard" not in known
+    assert "akgentic.tools" not in message and "imports" not in message
+    assert name not in message and "did you mean" not in message  # not offered...
+    assert dist.package not in sys.modules  # ...nor loaded
+    with defined_cards_only(), pytest.raises(ValueError) as info:
+        card_class(f"{unimported}.Tally")
+    assert str(info.value) == (
+        f"unknown tool card '{unimported}.Tally': its module '{unimported}' is not loaded" + POSTED
+    )

@@ -354,14 +354,9 @@ def shipped_cards() -> list[type[ToolCard]]:
     load_shipped_cards()
     import akgentic.catalog  # noqa: F401  (CatalogTool, a card naming a catalog instance)
 
-    classes = lookup.card_classes()
+    classes = lookup.card_classes().values()
     return sorted(
-        {
-            c
-            for name, c in classes.items()
-            if "." not in name and c.__module__.startswith("akgentic.")
-        },
-        key=lambda c: c.__name__,
+        {c for c in classes if c.__module__.startswith("akgentic.")}, key=lambda c: c.__name__
     )
 
 

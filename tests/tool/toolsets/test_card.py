@@ -252,13 +252,15 @@ def test_a_card_from_yaml_data_names_its_members_by_type() -> None:
                 "type": "ToolsetCard",
                 "name": "plan",
                 "description": "The task board",
-                "cards": [{"type": "PlanningTool"}, "Films"],
+                # Films by its dotted path: other test modules define a Films card too
+                "cards": [{"type": "PlanningTool"}, f"{__name__}.Films"],
             }
         ],
     )
     [card] = config.tools
     assert isinstance(card, ToolsetCard)
-    assert [type(c).__name__ for c in card.cards] == ["PlanningTool", "Films"]
+    assert type(card.cards[0]).__name__ == "PlanningTool"
+    assert type(card.cards[1]) is Films
     with pytest.raises(ValidationError, match="unknown tool card 'Nope'"):
         ToolsetCard.model_validate({"name": "x", "description": "d", "cards": [{"type": "Nope"}]})
 

@@ -13,7 +13,9 @@ Where a card class is found, in order:
 
 1. among the subclasses of :class:`ToolCard` already defined in this process (the agent
    layer imports the shipped card packages first; a YAML team card's ``imports`` are
-   imported before it is read);
+   imported before it is read). A class name two of them share (a card of your own
+   named like a shipped one) names neither: the error lists their dotted paths, which
+   always work — the first one defined is not silently picked;
 2. among the cards installed distributions declare in the entry-point group
    ``akgentic.tools`` (``jira = "acme_tools.jira:JiraTool"``): a name matches an entry
    point by the entry point's name (``jira``), by the class it names (``JiraTool``, or
@@ -78,13 +80,33 @@ def defined_cards_only() -> Iterator[None]:
 
 
 def card_classes() -> dict[str, type[ToolCard]]:
-    """Every defined ToolCard subclass, by class name and by dotted path."""
+    """Every defined ToolCard subclass by dotted path, and by class name when no other
+    defined card has that class name (an ambiguous class name is left out: see
+    :func:`card_class`)."""
+    return _names()[0]
+
+
+def _names() -> tuple[dict[str, type[ToolCard]], dict[str, list[str]]]:
+    """:func:`card_classes`, and the dotted paths of each class name two or more defined
+    cards share."""
+    by_path = _defined_cards()
+    paths: dict[str, list[str]] = {}
+    for path in sorted(by_path):
+        paths.setdefault(by_path[path].__name__, []).append(path)
+    found = {n: by_path[same[0]] for n, same in paths.items() if len(same) == 1}
+    found.update(by_path)
+    return found, {n: same for n, same in paths.items() if len(same) > 1}
+
+
+def _defined_cards() -> dict[str, type[ToolCard]]:
+    """Every defined ToolCard subclass by its dotted path. A class defined again under
+    the same path (a module reloaded, a test's class made twice) replaces the earlier
+    one, as it does in the serialization registry: the two do not compete for a name."""
     found: dict[str, type[ToolCard]] = {}
     stack: list[type[ToolCard]] = [ToolCard]
     while stack:
         cls = stack.pop()
         for sub in cls.__subclasses__():
-            found.setdefault(sub.__name__, sub)
             found[f"{sub.__module__}.{sub.__qualname__}"] = sub
             stack.append(sub)
     return found
@@ -94,24 +116,25 @@ def card_class(name: str) -> type[ToolCard]:
     """The ToolCard subclass named ``name`` (see the module docstring for where it is
     looked for); otherwise a ValueError saying what to do.
 
-    The error tells the likely mistake apart: an entry point that fails to load (naming
-    it, its distribution and the cause), a dotted path whose module was never imported
-    (list it under the team card's ``imports``), a name that is not a card class, a typo
-    (the closest card names), and otherwise lists the known and the installed cards.
+    A class name two defined cards share names neither: the error lists their dotted
+    paths, one of which the author writes instead. The error tells the likely mistake
+    apart: an entry point that fails to load (naming it, its distribution and the cause),
+    a dotted path whose module was never imported (list it under the team card's
+    ``imports``), a name that is not a card class, a typo (the closest card names), and
+    otherwise lists the cards that may be named.
     """
-    found = card_classes().get(name)
-    installed = _installed_allowed.get()
-    if found is None and installed:
+    classes, ambiguous = _names()
+    same = ambiguous.get(name)
+    if same:
+        raise ValueError(
+            f"tool card {name!r} is ambiguous: {len(same)} loaded cards have that class "
+            f"name ({', '.join(same)}); write the dotted path of the one you mean"
+        )
+    found = classes.get(name)
+    if found is None and _installed_allowed.get():
         found = installed_card(name)
     if found is None:
-        message = unknown_card(name, card_classes())
-        if not installed:
-            message += (
-                "; a posted card names only the cards the server has loaded (a card an "
-                "installed distribution declares is loaded by a card the operator registers "
-                "with akgentic serve --cards)"
-            )
-        raise ValueError(message)
+        raise ValueError(unknown_card(name, classes))
     return found
 
 
@@ -189,12 +212,27 @@ def _cause(exc: Exception) -> str:
 
 
 def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
-    """One line on why ``name`` names no card here, and what to write instead."""
-    eps = installed_entry_points()
-    short = sorted(n for n in classes if "." not in n)
+    """One line on why ``name`` names no card here, and what to write instead.
+
+    Under :func:`defined_cards_only` it offers only what a posted card may name (the
+    cards the server has loaded), and how the operator makes a card loadable: never an
+    entry point or an ``imports`` line, which a posted card cannot use.
+    """
+    if _installed_allowed.get():
+        return _unknown(name, classes, posted=False)
+    return (
+        _unknown(name, classes, posted=True) + "; a posted card names only the cards the "
+        "server has loaded (a card an installed distribution declares is loaded by a card "
+        "the operator registers with akgentic serve --cards)"
+    )
+
+
+def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> str:
     module_name, _, attribute = name.rpartition(".")
     if module_name:
         module = sys.modules.get(module_name)
+        if module is None and posted:
+            return f"unknown tool card {name!r}: its module {module_name!r} is not loaded"
         if module is None:
             return (
                 f"unknown tool card {name!r}: its module {module_name!r} is not imported — "
@@ -210,10 +248,16 @@ def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
         near = [n for n in classes if "." in n and n.startswith(module_name + ".")]
         hint = _did_you_mean(name, near) or f"module {module_name!r} has no {attribute!r}"
         return f"unknown tool card {name!r}: {hint}"
+    names = sorted(  # each card by its class name, or by its dotted path if that is ambiguous
+        {c.__name__ if classes.get(c.__name__) is c else p for p, c in classes.items() if "." in p}
+    )
+    known = ", ".join(names) or "none"
+    eps = [] if posted else installed_entry_points()
     offered = [ep.name for ep in eps] + [_class_name(ep) for ep in eps if ep.attr]
-    hint = _did_you_mean(name, short + offered)
-    known = ", ".join(short) or "none"
+    hint = _did_you_mean(name, names + offered)
     lead = f"unknown tool card {name!r}: " + (f"{hint}; " if hint else "")
+    if posted:
+        return f"{lead}known cards are {known}"
     installed = [f"{ep.name} ({_class_name(ep)})" if ep.attr else ep.name for ep in eps]
     from_entry_points = (
         f"; installed ({ENTRY_POINT_GROUP} entry points): {', '.join(installed)}"

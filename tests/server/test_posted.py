@@ -5,6 +5,9 @@ value — unless the operator allows that reach; registered cards stay trusted."
 
 from __future__ import annotations
 
+import importlib
+import sys
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -328,3 +331,54 @@ def test_a_card_file_posted_from_the_servers_folder_is_accepted(served: Served) 
     with pytest.raises(PostedCardRefusedError) as elsewhere:
         PostedCardPolicy().check(card, posted=True)  # a server with no cards folder
     assert {r.reach for r in elsewhere.value.refused} == {"paths"}
+
+
+LATE_CARD = '''
+from akgentic.tool import ToolCard
+
+
+class {name}(ToolCard):
+    """A card whose module the server imported after it started (as the catalog's
+    discovery or a stored team's read would): its fields could reach anything."""
+
+    url: str = "http://inside.example"
+
+    def get_tools(self):
+        return []
+'''
+
+
+@pytest.mark.parametrize("form", ["named", "serialized"])
+def test_a_posted_card_uses_no_card_class_loaded_after_the_server_started(
+    serve_with: Callable[[ServerSettings], Served],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    form: str,
+) -> None:
+    """A card class the server did not start with is the ``cards`` reach, whichever way
+    the card spells it (its dotted path, or the framework's ``__model__`` form): refused
+    with a 403 naming the field and the class, unless ``--allow-posted cards``."""
+    strict = serve_with(ServerSettings(port=0))
+    lenient = serve_with(ServerSettings(port=0, allow_posted=["cards"]))
+    module = f"late_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(LATE_CARD.format(name="LateCard"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    late = importlib.import_module(module).LateCard  # loaded after both servers started
+
+    tools: list[Any] = [{"type": f"{module}.LateCard"}]
+    body: dict[str, Any] = {"card": probe({"tools": tools})}
+    if form == "serialized":
+        card = TeamCard.model_validate(probe({"tools": [late()]}))
+        body = {"card": serialize(card)}
+    try:
+        detail = refused(strict, body)
+        assert (
+            f"config.tools[0] uses a card class loaded after the server started, whose "
+            f"fields this policy does not know ({module}.LateCard; --allow-posted cards)"
+        ) in detail
+        assert detail.endswith("(akgentic serve --allow-posted cards)")
+
+        assert post(lenient, body).status_code == 201  # the operator allowed it
+        assert post(strict, {"card": probe({"tools": ["PlanningTool"]})}).status_code == 201
+    finally:
+        sys.modules.pop(module, None)

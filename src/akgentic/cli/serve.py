@@ -91,7 +91,8 @@ def serve(
             show_default=False,
             help="Let posted cards (not --cards) reach the server host (repeatable): "
             "'processes' (MCP stdio commands), 'paths' (files outside the cards folders), "
-            "'endpoints' (model and tool URLs, the server's environment variables).",
+            "'endpoints' (model and tool URLs, the server's environment variables), "
+            "'cards' (card classes loaded after the server started).",
         ),
     ] = None,
     allowed_hosts: Annotated[

@@ -36,6 +36,7 @@ from akgentic.server.routes import (
 from akgentic.server.settings import ServerSettings
 from akgentic.server.web import install_page
 from akgentic.team import TeamCard, TeamManager
+from akgentic.tool.core.lookup import card_classes
 from akgentic.tool.mcp import MCPTool
 
 __all__ = ["create_app"]
@@ -67,7 +68,13 @@ def create_app(
         for card in cards:
             registry.add(card)
     servers = MCPTool.from_config(settings.mcp_config) if settings.mcp_config else []
-    ctx = ServerContext(manager=manager, cards=registry, settings=settings, mcp_servers=servers)
+    ctx = ServerContext(
+        manager=manager,
+        cards=registry,
+        settings=settings,
+        mcp_servers=servers,
+        started_cards=frozenset(card_classes().values()),
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -121,8 +121,9 @@ def card_from_data(data: dict[str, Any]) -> TeamCard:
     """A card posted as JSON: plain fields, or the framework's serialized form. It names
     only the card classes the server has loaded (``defined_cards_only``): posting a card
     never makes the server load an installed distribution itself. (A class something
-    else loaded — the catalog's discovery, a stored team read back — is nameable then;
-    see ``akgentic.server.posted`` for what its policy does not check.)"""
+    else loaded since the server started — the catalog's discovery, a stored team read
+    back — is found here, then refused by the posted-card policy: its ``cards`` reach,
+    ``akgentic.server.posted``.)"""
     try:
         with defined_cards_only():  # the serialized form too: its tools may name cards
             if MODEL_MARKER in data:

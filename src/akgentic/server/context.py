@@ -20,6 +20,7 @@ from akgentic.server.roster import RosterIndex
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import HostedTeam, TeamManager, plan_restore
+from akgentic.tool import ToolCard
 from akgentic.tool.core.installed import load_named_by
 from akgentic.tool.mcp import MCPTool
 
@@ -47,6 +48,10 @@ class ServerContext:
     hub: Hub | None = None
     rosters: RosterIndex = field(default_factory=RosterIndex)
     mcp_servers: list[MCPTool] = field(default_factory=list)
+    started_cards: frozenset[type[ToolCard]] | None = None
+    """The card classes defined when the app was made (the shipped ones, and those the
+    operator's ``--cards`` and ``--import`` loaded): a posted card's tools may be of these
+    only, unless ``--allow-posted cards`` (see :mod:`akgentic.server.posted`)."""
     """The servers of ``settings.mcp_config``, which every team created here gets."""
     draining: bool = False
     """The server is stopping (``akgentic serve``'s first Ctrl-C or SIGTERM): ``/health``
@@ -66,7 +71,9 @@ class ServerContext:
         """What posted cards may reach: the settings' ``allow_posted``; the cards folders
         and what the registered cards read."""
         cards = [card for card, _ in self.cards.items()]
-        return PostedCardPolicy.for_cards(self.settings.allow_posted, self.cards.folders(), cards)
+        return PostedCardPolicy.for_cards(
+            self.settings.allow_posted, self.cards.folders(), cards, self.started_cards
+        )
 
     @property
     def live(self) -> Hub:

@@ -38,13 +38,20 @@ What this does not check: workspace trees (``WorkspaceTool``), which live under 
 server's workspace root — the server's data, not the host's files; a posted card may name
 a shared tree (``workspace_id``) as the server's own teams do — and whose
 ``workspace_exec`` commands run in the sandbox only, on its allowlist; catalog instances a
-card names (the operator configured them); the fields of card classes the operator's own
-registered cards imported, or that were loaded since from installed distributions (the
-catalog's discovery loads every ``akgentic.tools`` entry point, and reading a stored team
-loads those its card names): a posted card may name them, and this policy knows the
-shipped cards' fields only. A posted card never makes the server load a distribution
-itself. A team is checked when it is created: a resume rebuilds the card the
-server accepted then.
+card names (the operator configured them); the fields of the card classes the server
+started with beyond the shipped ones (those the operator's ``--cards`` and ``--import``
+loaded: the operator's to vouch for), which this policy does not know.
+
+- ``cards`` — a tool card of a class loaded after the server started: an installed
+  distribution's, loaded since by the catalog's discovery (it loads every
+  ``akgentic.tools`` entry point) or by reading back a stored team made of it. Its fields
+  may reach anything, and this policy knows only the shipped cards'. The classes a server
+  started with are taken once, when its app is made (:attr:`PostedCardPolicy.started`);
+  the JSON form (``__model__``) is checked too, so no spelling of the class gets past.
+  A posted card never makes the server load a distribution itself.
+
+A team is checked when it is created: a resume rebuilds the card the server accepted
+then.
 """
 
 from __future__ import annotations
@@ -60,6 +67,7 @@ from akgentic.agent import AgentConfig
 from akgentic.llm import ModelConfig, ModelRoster
 from akgentic.server.cards import CardError
 from akgentic.team import TeamCard
+from akgentic.tool import ToolCard
 from akgentic.tool.mcp import MCPHTTPConnectionConfig, MCPStdioConnectionConfig
 from akgentic.tool.search import SearchTool
 from akgentic.tool.skill import Skills
@@ -68,13 +76,15 @@ from akgentic.tool.workspace import WorkspaceExec
 
 __all__ = ["REACHES", "PostedCardPolicy", "PostedCardRefusedError", "Reach", "Reaching", "reaching"]
 
-Reach = Literal["processes", "paths", "endpoints"]
+Reach = Literal["processes", "paths", "endpoints", "cards"]
 REACHES: tuple[Reach, ...] = get_args(Reach)
 
 _WHAT: dict[Reach, str] = {
     "processes": "starts a process on the server",
     "paths": "reads a server path outside the cards folders",
     "endpoints": "chooses where the server sends requests or which of its variables it sends",
+    "cards": "uses a card class loaded after the server started, whose fields this policy "
+    "does not know",
 }
 
 SHOWN = 5
@@ -115,26 +125,33 @@ class PostedCardRefusedError(CardError):
 
 @dataclass(frozen=True)
 class PostedCardPolicy:
-    """What posted cards may reach (``allowed``) and where they may read (``folders``:
-    folders and files, resolved)."""
+    """What posted cards may reach (``allowed``), where they may read (``folders``:
+    folders and files, resolved), and the card classes the server started with
+    (``started``: any other is the ``cards`` reach; None: every class passes)."""
 
     allowed: frozenset[Reach] = frozenset()
     folders: tuple[Path, ...] = field(default=())
+    started: frozenset[type[ToolCard]] | None = None
 
     @classmethod
     def for_cards(
-        cls, allowed: Iterable[Reach], folders: Iterable[Path], cards: Iterable[TeamCard]
+        cls,
+        allowed: Iterable[Reach],
+        folders: Iterable[Path],
+        cards: Iterable[TeamCard],
+        started: frozenset[type[ToolCard]] | None = None,
     ) -> PostedCardPolicy:
-        """The policy of a server whose cards folders are ``folders`` and whose registered
-        cards are ``cards``: what those cards read is the operator's too."""
+        """The policy of a server whose cards folders are ``folders``, whose registered
+        cards are ``cards`` (what those cards read is the operator's too) and which
+        started with the card classes ``started``."""
         read = [r.path for card in cards for r in reaching(card) if r.path is not None]
         found = [p.resolve() for p in [*folders, *read]]
-        return cls(frozenset(allowed), tuple(dict.fromkeys(found)))
+        return cls(frozenset(allowed), tuple(dict.fromkeys(found)), started)
 
     def check(self, card: TeamCard, *, posted: bool, model: str | None = None) -> None:
         """Refuse a posted ``card`` reaching further than allowed, and a ``model``
         override (on any card) naming a scenario outside the cards folders."""
-        found = reaching(card) if posted else []
+        found = reaching(card, self.started) if posted else []
         if model is not None:
             found += _model_override(card, model)
         refused = [
@@ -150,29 +167,35 @@ class PostedCardPolicy:
         return any(real.is_relative_to(folder) for folder in self.folders)
 
 
-def reaching(card: TeamCard) -> list[Reaching]:
-    """Every field of ``card`` that reaches the host (see the module docstring)."""
-    return list(_walk(card, "", None))
+def reaching(card: TeamCard, started: frozenset[type[ToolCard]] | None = None) -> list[Reaching]:
+    """Every field of ``card`` that reaches the host (see the module docstring); with
+    ``started``, every tool card of a class not among them too (the ``cards`` reach)."""
+    return list(_walk(card, "", None, started))
 
 
-def _walk(node: Any, where: str, base: str | None) -> Iterator[Reaching]:
+def _walk(
+    node: Any, where: str, base: str | None, started: frozenset[type[ToolCard]] | None
+) -> Iterator[Reaching]:
     """The fields under ``node`` that reach the host; ``base`` is the scenario folder of
     the agent config being walked."""
     if isinstance(node, list | tuple):
         for i, item in enumerate(node):
-            yield from _walk(item, f"{where}[{i}]", base)
+            yield from _walk(item, f"{where}[{i}]", base, started)
         return
     if isinstance(node, dict):
         for key, item in node.items():
-            yield from _walk(item, f"{where}.{key}", base)
+            yield from _walk(item, f"{where}.{key}", base, started)
         return
     if not isinstance(node, BaseModel):
         return
     if isinstance(node, AgentConfig):
         base = node.scenario_dir
+    if started is not None and isinstance(node, ToolCard) and type(node) not in started:
+        cls = type(node)
+        yield Reaching(where, "cards", f"{cls.__module__}.{cls.__qualname__}")
     yield from _fields_of(node, where, base)
     for name in type(node).model_fields:
-        yield from _walk(getattr(node, name), _join(where, name), base)
+        yield from _walk(getattr(node, name), _join(where, name), base, started)
 
 
 def _fields_of(node: BaseModel, where: str, base: str | None) -> Iterator[Reaching]:

@@ -67,7 +67,8 @@ class ServerSettings(BaseModel):
         default_factory=list,
         description="What a posted card may reach on the server host besides its team: "
         "'processes' (MCP stdio commands), 'paths' (files outside the cards folders), "
-        "'endpoints' (model and tool URLs, the server's environment variables).",
+        "'endpoints' (model and tool URLs, the server's environment variables), "
+        "'cards' (card classes loaded after the server started).",
     )
     allowed_hosts: list[str] = Field(
         default_factory=list,

@@ -152,7 +152,8 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
         f"error: {typo}: server 'x': unknown key(s) comand"
     )
     assert one_error("--allow-posted", "everything") == (
-        "error: invalid --allow-posted: input should be 'processes', 'paths', 'endpoints' or 'cards'"
+        "error: invalid --allow-posted: input should be 'processes', 'paths', 'endpoints' "
+        "or 'cards'"
     )
     assert one_error("--allowed-host", "http://x").startswith(
         "error: invalid --allowed-host: 'http://x' is not a host name"

@@ -51,6 +51,8 @@ def test_a_team_held_elsewhere_names_its_holder_on_the_driver() -> None:
         (ResumeError("@Boss: set OPENAI_API_KEY"), ResumeError),
         (AddressError("@Nobody is not a member"), AddressError),
         (ValueError("bad card"), ValueError),
+        (ImportError("pip install 'akgentic[anthropic]'"), ImportError),
+        (ModuleNotFoundError("no module named 'mytools'"), ImportError),
         (LookupError("no team"), LookupError),
         (TimeoutError("not committed"), TimeoutError),
     ],

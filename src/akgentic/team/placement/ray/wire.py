@@ -114,20 +114,20 @@ class HostError(Exception):
         card, member, reason = self.card, self.member, self.reason
         if self.kind == "start" and card is not None and member is not None and reason is not None:
             return TeamStartError(card, member, reason)
-        for kind, types in _KINDS:
+        for kind, error in _KINDS:
             if kind == self.kind:
-                error: type[Exception] = types[0] if isinstance(types, tuple) else types
                 return error(self.message)
         return PlacementError(f"team {self.team_id}: {self.message}")
 
 
 # The order matters: the first kind an exception is an instance of names it.
-_KINDS: list[tuple[str, Any]] = [
+_KINDS: list[tuple[str, type[Exception]]] = [
     ("resume", ResumeError),
     ("address", AddressError),
     ("not-running", TeamNotRunningError),
     ("lookup", LookupError),
-    ("invalid", (ValueError, ImportError)),
+    ("invalid", ValueError),
+    ("import", ImportError),  # a provider's SDK not installed on the worker, say
     ("timeout", TimeoutError),
 ]
 

@@ -110,11 +110,20 @@ class TeamNotRunningError(LookupError):
 
 class TeamStartError(ValueError):
     """A member of a new team could not start (its ``on_start`` failed: a tool it cannot
-    wire, a setting it refuses); ``member`` names it. The team is stopped and removed."""
+    wire, a setting it refuses); ``member`` names it. The team is stopped and removed.
+
+    ``args`` are the constructor's (what pickling rebuilds an exception from), so it
+    pickles whole: a Ray placement may carry it across processes.
+    """
 
     def __init__(self, card: str, member: str, reason: str) -> None:
-        super().__init__(f"team {card}: {member} could not start: {reason}")
+        super().__init__(card, member, reason)
+        self.card = card
         self.member = member
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return f"team {self.card}: {self.member} could not start: {self.reason}"
 
 
 class _MemberStartError(Exception):

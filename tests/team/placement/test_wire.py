@@ -11,7 +11,7 @@ import pytest
 
 from akgentic.core import AddressError
 from akgentic.storage import Lease, LeaseHolder
-from akgentic.team import ResumeError, TeamRunningElsewhereError
+from akgentic.team import ResumeError, TeamRunningElsewhereError, TeamStartError
 from akgentic.team.placement import PlacementError
 from tests.team.placement.conftest import HAS_RAY
 
@@ -51,6 +51,8 @@ def test_a_team_held_elsewhere_names_its_holder_on_the_driver() -> None:
         (ResumeError("@Boss: set OPENAI_API_KEY"), ResumeError),
         (AddressError("@Nobody is not a member"), AddressError),
         (ValueError("bad card"), ValueError),
+        (ImportError("pip install 'akgentic[anthropic]'"), ImportError),
+        (ModuleNotFoundError("no module named 'mytools'"), ImportError),
         (LookupError("no team"), LookupError),
         (TimeoutError("not committed"), TimeoutError),
     ],
@@ -72,6 +74,31 @@ def test_a_failed_resume_names_its_member_on_the_driver(member: str | None) -> N
     assert type(local) is ResumeError
     assert str(local) == str(raised)
     assert local.member == member
+
+
+def test_a_failed_create_names_its_member_on_the_driver() -> None:
+    """A member that could not start fails a create on the driver as it does locally: a
+    TeamStartError, with its message, member, card and reason."""
+    raised = TeamStartError("writers", "@Writer", "FileNotFoundError: /x")
+    local = crossed(raised)
+    assert type(local) is TeamStartError
+    assert (
+        str(local) == str(raised) == "team writers: @Writer could not start: FileNotFoundError: /x"
+    )
+    assert (local.card, local.member, local.reason) == (
+        "writers",
+        "@Writer",
+        "FileNotFoundError: /x",
+    )
+
+
+def test_a_team_start_error_pickles_as_itself() -> None:
+    """Ray may pickle an exception itself: it comes back whole."""
+    raised = TeamStartError("writers", "#Board", "no such board")
+    back = pickle.loads(pickle.dumps(raised))
+    assert type(back) is TeamStartError
+    assert str(back) == str(raised)
+    assert (back.card, back.member, back.reason) == ("writers", "#Board", "no such board")
 
 
 def test_an_unexpected_error_is_a_placement_error_naming_it() -> None:

@@ -3,9 +3,9 @@
 Ray pickles arguments, results and exceptions. Messages and addresses cross as
 akgentic's own serialized form (what the store holds), so a live address never leaves
 its actor system; an error crosses as a :class:`HostError` (``kind``, ``message`` and,
-for a team held elsewhere, the lease; for a resume a member failed, the member) and the
-driver raises the error the local ``TeamManager`` would have raised
-(:meth:`HostError.local`).
+for a team held elsewhere, the lease; for a resume or a create a member failed, the
+member and, for a create, the card and the reason) and the driver raises the error the
+local ``TeamManager`` would have raised (:meth:`HostError.local`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,11 @@ from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from akgentic.core import AddressError
 from akgentic.storage import Lease
-from akgentic.team.manager import TeamNotRunningError, TeamRunningElsewhereError
+from akgentic.team.manager import (
+    TeamNotRunningError,
+    TeamRunningElsewhereError,
+    TeamStartError,
+)
 from akgentic.team.placement.protocol import PlacementError
 from akgentic.team.restorer import ResumeError
 
@@ -59,7 +63,8 @@ class HostError(Exception):
     """An error raised in a team's actor, in a form that pickles (see the module doc).
 
     Every field is in ``args``, which is what pickling an exception rebuilds it from.
-    ``member`` is a :class:`ResumeError`'s ``member``: which member could not start.
+    ``member`` is a :class:`ResumeError`'s or a :class:`TeamStartError`'s ``member``:
+    which member could not start; ``card`` and ``reason`` are a ``TeamStartError``'s.
     """
 
     def __init__(
@@ -69,13 +74,17 @@ class HostError(Exception):
         team_id: str = "",
         lease: dict[str, Any] | None = None,
         member: str | None = None,
+        card: str | None = None,
+        reason: str | None = None,
     ) -> None:
-        super().__init__(kind, message, team_id, lease, member)
+        super().__init__(kind, message, team_id, lease, member, card, reason)
         self.kind = kind
         self.message = message
         self.team_id = team_id
         self.lease = lease
         self.member = member
+        self.card = card
+        self.reason = reason
 
     def __str__(self) -> str:
         return self.message
@@ -87,6 +96,10 @@ class HostError(Exception):
             return cls("elsewhere", str(exc), str(team_id), exc.lease.model_dump(mode="json"))
         if isinstance(exc, ResumeError):
             return cls("resume", str(exc), str(team_id), member=exc.member)
+        if isinstance(exc, TeamStartError):
+            return cls(
+                "start", str(exc), str(team_id), member=exc.member, card=exc.card, reason=exc.reason
+            )
         for kind, types in _KINDS:
             if isinstance(exc, types):
                 return cls(kind, str(exc), str(team_id))
@@ -98,20 +111,23 @@ class HostError(Exception):
             return TeamRunningElsewhereError(UUID(self.team_id), Lease(**self.lease))
         if self.kind == "resume":
             return ResumeError(self.message, member=self.member)
-        for kind, types in _KINDS:
+        card, member, reason = self.card, self.member, self.reason
+        if self.kind == "start" and card is not None and member is not None and reason is not None:
+            return TeamStartError(card, member, reason)
+        for kind, error in _KINDS:
             if kind == self.kind:
-                error: type[Exception] = types[0] if isinstance(types, tuple) else types
                 return error(self.message)
         return PlacementError(f"team {self.team_id}: {self.message}")
 
 
 # The order matters: the first kind an exception is an instance of names it.
-_KINDS: list[tuple[str, Any]] = [
+_KINDS: list[tuple[str, type[Exception]]] = [
     ("resume", ResumeError),
     ("address", AddressError),
     ("not-running", TeamNotRunningError),
     ("lookup", LookupError),
-    ("invalid", (ValueError, ImportError)),
+    ("invalid", ValueError),
+    ("import", ImportError),  # a provider's SDK not installed on the worker, say
     ("timeout", TimeoutError),
 ]
 

@@ -384,7 +384,7 @@ def test_a_posted_card_does_not_load_an_installed_distribution(
             assert response.status_code == 422
             detail = response.json()["detail"]
             assert "unknown tool card 'jira'" in detail
-            assert "a posted card names only the cards the server has loaded" in detail
+            assert "a posted card names only the cards the server started with" in detail
             assert "entry point" not in detail and "imports" not in detail  # it can use neither
             assert dist.package not in sys.modules
     finally:

@@ -355,9 +355,10 @@ def test_a_posted_card_uses_no_card_class_loaded_after_the_server_started(
     monkeypatch: pytest.MonkeyPatch,
     form: str,
 ) -> None:
-    """A card class the server did not start with is the ``cards`` reach, whichever way
-    the card spells it (its dotted path, or the framework's ``__model__`` form): refused
-    with a 403 naming the field and the class, unless ``--allow-posted cards``."""
+    """A card class the server did not start with is not a posted card's, whichever way
+    the card spells it, unless ``--allow-posted cards``: by its dotted path it is not
+    found (422); carried by the framework's ``__model__`` form it is the ``cards`` reach
+    (403 naming the field and the class)."""
     strict = serve_with(ServerSettings(port=0))
     lenient = serve_with(ServerSettings(port=0, allow_posted=["cards"]))
     module = f"late_{uuid.uuid4().hex[:8]}"
@@ -371,12 +372,21 @@ def test_a_posted_card_uses_no_card_class_loaded_after_the_server_started(
         card = TeamCard.model_validate(probe({"tools": [late()]}))
         body = {"card": serialize(card)}
     try:
-        detail = refused(strict, body)
-        assert (
-            f"config.tools[0] uses a card class loaded after the server started, whose "
-            f"fields this policy does not know ({module}.LateCard; --allow-posted cards)"
-        ) in detail
-        assert detail.endswith("(akgentic serve --allow-posted cards)")
+        if form == "named":  # not found among the classes the server started with
+            response = post(strict, body)
+            assert response.status_code == 422, response.text
+            assert (
+                f"unknown tool card '{module}.LateCard': the server did not start with it; "
+                "a posted card names only the cards the server started with"
+            ) in response.json()["detail"]
+        else:  # carried by its __model__: found, and refused by the policy
+            detail = refused(strict, body)
+            assert (
+                f"config.tools[0] uses a card class loaded after the server started, whose "
+                f"fields this policy does not know ({module}.LateCard; --allow-posted cards)"
+            ) in detail
+            assert "or start it with the card class's module (--import MODULE)" in detail
+            assert detail.endswith("(akgentic serve --allow-posted cards)")
 
         assert post(lenient, body).status_code == 201  # the operator allowed it
         assert post(strict, {"card": probe({"tools": ["PlanningTool"]})}).status_code == 201

@@ -50,6 +50,16 @@ def test_a_dotted_path_whose_module_is_not_imported_says_to_list_it(unimported: 
     assert unimported not in sys.modules  # lookup never imports
 
 
+def test_a_card_is_found_through_a_module_that_re_exports_it() -> None:
+    """The public path of a shipped card (its package re-exports it) names it as the
+    path of the submodule that defines it does."""
+    from akgentic.tool.planning import PlanningTool
+
+    assert PlanningTool.__module__ == "akgentic.tool.planning.planning"
+    assert card_class("akgentic.tool.planning.PlanningTool") is PlanningTool
+    assert card_from_data({"type": "akgentic.tool.planning.PlanningTool"}) == PlanningTool()
+
+
 def test_a_class_that_is_not_a_card_is_named_as_such() -> None:
     with pytest.raises(ValueError, match=r"'.*\.NotACard' is not a tool card \(the class NotACard"):
         card_class(f"{__name__}.NotACard")
@@ -246,9 +256,9 @@ def test_stored_data_naming_no_installed_class_raises_and_imports_nothing(
 
 
 POSTED = (
-    "; a posted card names only the cards the server has loaded (a card an installed "
-    "distribution declares is loaded by a card the operator registers with akgentic serve "
-    "--cards)"
+    "; a posted card names only the cards the server started with (the operator adds one "
+    "by starting the server with its module: akgentic serve --import MODULE, or with a "
+    "card that uses it: akgentic serve --cards)"
 )
 
 
@@ -277,3 +287,49 @@ def test_under_defined_cards_only_an_unknown_name_offers_only_the_loaded_cards(
     assert str(info.value) == (
         f"unknown tool card '{unimported}.Tally': its module '{unimported}' is not loaded" + POSTED
     )
+
+
+TWIN = """
+from akgentic.tool import ToolCard
+
+
+class {name}(ToolCard):
+    \"\"\"A card whose class name another module's card shares.\"\"\"
+"""
+
+
+def test_among_the_cards_a_server_started_with_a_later_twin_is_neither_found_nor_ambiguous(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server reads a posted card among the classes it started with: a card of the same
+    class name loaded since (an installed distribution the catalog's discovery loaded)
+    does not make the name ambiguous, and is not found by its own path either."""
+    name = _unique("Twin")
+    early, late = f"early_{name.lower()}", f"late_{name.lower()}"
+    for module in (early, late):
+        (tmp_path / f"{module}.py").write_text(TWIN.format(name=name))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        started_card = getattr(__import__(early), name)
+        started = frozenset(card_class(n) for n in ("LookupProbeCard", name))
+        later_card = getattr(__import__(late), name)
+
+        with defined_cards_only(started):
+            assert card_class(name) is started_card
+            assert card_class(f"{early}.{name}") is started_card
+            with pytest.raises(ValueError) as info:
+                card_class(f"{late}.{name}")
+            assert str(info.value) == (
+                f"unknown tool card '{late}.{name}': the server did not start with it" + POSTED
+            )
+            with pytest.raises(ValueError) as info:
+                card_class("Nope")
+            assert str(info.value) == (
+                f"unknown tool card 'Nope': known cards are LookupProbeCard, {name}" + POSTED
+            )
+        with pytest.raises(ValueError, match=f"tool card '{name}' is ambiguous"):
+            card_class(name)  # anywhere else, both are defined: the author writes a path
+        assert card_class(f"{late}.{name}") is later_card
+    finally:
+        sys.modules.pop(early, None)
+        sys.modules.pop(late, None)

@@ -17,7 +17,7 @@ only name modules the server has already imported; what it may reach on the serv
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from akgentic.core.serialization import MODEL_MARKER, SerializationError, deseri
 from akgentic.core.yaml_load import load_yaml
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
+from akgentic.tool import ToolCard
 from akgentic.tool.core.lookup import defined_cards_only
 
 __all__ = ["CardError", "CardRegistry", "card_from_data", "card_from_yaml", "describe"]
@@ -117,15 +118,18 @@ def _check(card: object) -> TeamCard:
     return card
 
 
-def card_from_data(data: dict[str, Any]) -> TeamCard:
-    """A card posted as JSON: plain fields, or the framework's serialized form. It names
-    only the card classes the server has loaded (``defined_cards_only``): posting a card
-    never makes the server load an installed distribution itself. (A class something
-    else loaded since the server started — the catalog's discovery, a stored team read
-    back — is found here, then refused by the posted-card policy: its ``cards`` reach,
-    ``akgentic.server.posted``.)"""
+def card_from_data(
+    data: dict[str, Any], started: Collection[type[ToolCard]] | None = None
+) -> TeamCard:
+    """A card posted as JSON: plain fields, or the framework's serialized form. Its tools
+    name only the card classes the server started with (``started``, else every class
+    loaded: ``defined_cards_only``): posting a card never makes the server load an
+    installed distribution itself, and a class something else loaded since — the
+    catalog's discovery, a stored team read back — neither answers to a name nor makes
+    one ambiguous. (The serialized form can still carry such a class by its
+    ``__model__``: the posted-card policy refuses it, its ``cards`` reach.)"""
     try:
-        with defined_cards_only():  # the serialized form too: its tools may name cards
+        with defined_cards_only(started):  # the serialized form too: its tools may name cards
             if MODEL_MARKER in data:
                 return _check(deserialize(data))
             return _check(TeamCard.model_validate(data))
@@ -135,15 +139,15 @@ def card_from_data(data: dict[str, Any]) -> TeamCard:
         raise CardError(f"the card does not decode: {exc}") from None
 
 
-def card_from_yaml(text: str) -> TeamCard:
-    """A card posted as YAML text."""
+def card_from_yaml(text: str, started: Collection[type[ToolCard]] | None = None) -> TeamCard:
+    """A card posted as YAML text (``started``: as for :func:`card_from_data`)."""
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
         raise CardError(f"card_yaml is not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):
         raise CardError("card_yaml must be a mapping (name, entry_point, members)")
-    return card_from_data(data)
+    return card_from_data(data, started)
 
 
 def _explain(exc: ValidationError) -> str:

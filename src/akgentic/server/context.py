@@ -48,11 +48,11 @@ class ServerContext:
     hub: Hub | None = None
     rosters: RosterIndex = field(default_factory=RosterIndex)
     mcp_servers: list[MCPTool] = field(default_factory=list)
+    """The servers of ``settings.mcp_config``, which every team created here gets."""
     started_cards: frozenset[type[ToolCard]] | None = None
     """The card classes defined when the app was made (the shipped ones, and those the
     operator's ``--cards`` and ``--import`` loaded): a posted card's tools may be of these
     only, unless ``--allow-posted cards`` (see :mod:`akgentic.server.posted`)."""
-    """The servers of ``settings.mcp_config``, which every team created here gets."""
     draining: bool = False
     """The server is stopping (``akgentic serve``'s first Ctrl-C or SIGTERM): ``/health``
     answers 503 ``draining`` and what would start work is refused (:func:`accepting_work`);
@@ -65,6 +65,13 @@ class ServerContext:
     _classes_loaded: set[UUID] = field(default_factory=set, init=False, repr=False)
     """Teams whose stored card's classes are loaded (``load_named_by``): a team made of
     cards an installed distribution declares reads back after the server restarts."""
+
+    @property
+    def nameable_cards(self) -> frozenset[type[ToolCard]] | None:
+        """The card classes a posted card's tools may name: those the server started
+        with, or every one defined (None) when the operator allows ``--allow-posted
+        cards``."""
+        return None if "cards" in self.settings.allow_posted else self.started_cards
 
     @property
     def posted(self) -> PostedCardPolicy:

@@ -116,10 +116,15 @@ class PostedCardRefusedError(CardError):
         reaches = " ".join(
             f"--allow-posted {r}" for r in REACHES if any(x.reach == r for x in refused)
         )
+        classes = (
+            " or start it with the card class's module (--import MODULE)"
+            if any(x.reach == "cards" for x in refused)
+            else ""
+        )
         super().__init__(
             f"a posted card is data and may not reach the server host: {shown}{more}. "
-            f"Register the card with the server (akgentic serve --cards), or let posted "
-            f"cards do this (akgentic serve {reaches})"
+            f"Register the card with the server (akgentic serve --cards){classes}, or let "
+            f"posted cards do this (akgentic serve {reaches})"
         )
 
 

@@ -34,9 +34,9 @@ def _card(ctx: ServerContext, body: CreateTeam) -> tuple[TeamCard, bool]:
     """The card to start from, and whether it was posted (else it is registered)."""
     try:
         if body.card_yaml is not None:
-            return card_from_yaml(body.card_yaml), True
+            return card_from_yaml(body.card_yaml, ctx.nameable_cards), True
         if isinstance(body.card, dict):
-            return card_from_data(body.card), True
+            return card_from_data(body.card, ctx.nameable_cards), True
     except CardError as exc:
         raise HTTPException(422, str(exc)) from None
     card = ctx.cards.get(str(body.card))

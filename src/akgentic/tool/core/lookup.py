@@ -38,7 +38,7 @@ from __future__ import annotations
 import difflib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from importlib.metadata import EntryPoint
@@ -66,16 +66,24 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _installed_allowed: ContextVar[bool] = ContextVar("akgentic_installed_cards", default=True)
+_among: ContextVar[frozenset[type[ToolCard]] | None] = ContextVar(
+    "akgentic_cards_among", default=None
+)
 
 
 @contextmanager
-def defined_cards_only() -> Iterator[None]:
+def defined_cards_only(among: Collection[type[ToolCard]] | None = None) -> Iterator[None]:
     """Within it, a card name finds only the card classes this process has defined, never
-    an installed entry point: how a server reads a card a client posts."""
+    an installed entry point: how a server reads a card a client posts. With ``among``,
+    only those classes (a server's: the cards it started with), so that a class loaded
+    later — say one of the same class name — neither answers to a name nor makes a
+    name ambiguous."""
     token = _installed_allowed.set(False)
+    among_token = _among.set(None if among is None else frozenset(among))
     try:
         yield
     finally:
+        _among.reset(among_token)
         _installed_allowed.reset(token)
 
 
@@ -99,17 +107,29 @@ def _names() -> tuple[dict[str, type[ToolCard]], dict[str, list[str]]]:
 
 
 def _defined_cards() -> dict[str, type[ToolCard]]:
-    """Every defined ToolCard subclass by its dotted path. A class defined again under
-    the same path (a module reloaded, a test's class made twice) replaces the earlier
-    one, as it does in the serialization registry: the two do not compete for a name."""
+    """Every defined ToolCard subclass by its dotted path (only those of
+    :func:`defined_cards_only`'s ``among``, when given). A class defined again under the
+    same path (a module reloaded, a test's class made twice) replaces the earlier one, as
+    it does in the serialization registry: the two do not compete for a name."""
+    among = _among.get()
     found: dict[str, type[ToolCard]] = {}
     stack: list[type[ToolCard]] = [ToolCard]
     while stack:
         cls = stack.pop()
         for sub in cls.__subclasses__():
-            found[f"{sub.__module__}.{sub.__qualname__}"] = sub
+            if among is None or sub in among:
+                found[f"{sub.__module__}.{sub.__qualname__}"] = sub
             stack.append(sub)
     return found
+
+
+def _exported(name: str, classes: dict[str, type[ToolCard]]) -> type[ToolCard] | None:
+    """The card a dotted path names through a module that re-exports it
+    (``akgentic.tool.planning.PlanningTool`` for the class defined in a submodule), when
+    it is one of ``classes``."""
+    module_name, _, attribute = name.rpartition(".")
+    value = getattr(sys.modules.get(module_name), attribute, None) if module_name else None
+    return value if isinstance(value, type) and value in classes.values() else None
 
 
 def card_class(name: str) -> type[ToolCard]:
@@ -130,7 +150,7 @@ def card_class(name: str) -> type[ToolCard]:
             f"tool card {name!r} is ambiguous: {len(same)} loaded cards have that class "
             f"name ({', '.join(same)}); write the dotted path of the one you mean"
         )
-    found = classes.get(name)
+    found = classes.get(name) or _exported(name, classes)
     if found is None and _installed_allowed.get():
         found = installed_card(name)
     if found is None:
@@ -215,15 +235,15 @@ def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
     """One line on why ``name`` names no card here, and what to write instead.
 
     Under :func:`defined_cards_only` it offers only what a posted card may name (the
-    cards the server has loaded), and how the operator makes a card loadable: never an
+    cards the server started with), and how the operator makes a card nameable: never an
     entry point or an ``imports`` line, which a posted card cannot use.
     """
     if _installed_allowed.get():
         return _unknown(name, classes, posted=False)
     return (
         _unknown(name, classes, posted=True) + "; a posted card names only the cards the "
-        "server has loaded (a card an installed distribution declares is loaded by a card "
-        "the operator registers with akgentic serve --cards)"
+        "server started with (the operator adds one by starting the server with its module: "
+        "akgentic serve --import MODULE, or with a card that uses it: akgentic serve --cards)"
     )
 
 
@@ -239,6 +259,8 @@ def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> 
                 f"list it under the team card's imports (in Python, import it first)"
             )
         value = getattr(module, attribute, None)
+        if isinstance(value, type) and issubclass(value, ToolCard):  # not among: posted
+            return f"unknown tool card {name!r}: the server did not start with it"
         if value is not None:
             what = f"the class {value.__name__}" if isinstance(value, type) else "not a class"
             return (

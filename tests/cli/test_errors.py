@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import sqlite3
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from akgentic.cli import app
+from akgentic.cli import app, logs
 from akgentic.core import serialize
 from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
@@ -83,6 +84,18 @@ def test_debug_shows_a_hostile_value_in_the_traceback_escaped(cli: Invoke, tmp_p
     shown = "prompt.evil\\x1b]0;owned\\x07\\x1b[2J: Extra inputs are not permitted"
     assert lines[-2].startswith("akgentic.team.card.TeamCardError: ") and lines[-2].endswith(shown)
     assert lines[-1].startswith("error: ") and lines[-1].endswith(shown)
+
+
+def test_debug_lasts_for_its_command_only(cli: Invoke, tmp_path: Path) -> None:
+    """A command run in-process with --debug (by a program, a test) leaves log lines
+    without tracebacks and the akgentic logger at its level once it returns, failed or
+    not: the next command, or the program's own logging, is as it was."""
+    akgentic_logger = logging.getLogger("akgentic")
+    level = akgentic_logger.level
+    for args in (("run", str(tmp_path / "nope.yaml"), "--debug"), ("teams", "list", "--debug")):
+        cli(*args)
+        assert logs._FORMATTER.tracebacks is False, args
+        assert akgentic_logger.level == level, args
 
 
 def test_a_missing_card_file(cli: Invoke, tmp_path: Path) -> None:

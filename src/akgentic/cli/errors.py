@@ -71,10 +71,14 @@ def report(exc: BaseException, *, debug: bool = False) -> None:
 @contextmanager
 def reporting(debug: bool = False) -> Iterator[None]:
     """Run a command body: errors become ``error:`` lines and ``typer.Exit(1)``; Ctrl-C
-    becomes ``typer.Exit(130)``. ``debug`` also turns on DEBUG logging for ``akgentic``."""
-    logs.show_tracebacks(debug)
+    becomes ``typer.Exit(130)``. ``debug`` also turns on DEBUG logging for ``akgentic``,
+    for the body only: both are put back after it (a command run in-process, by a test
+    or a program, leaves the next one as it found it)."""
+    shown = logs.show_tracebacks(debug)
+    logger = logging.getLogger("akgentic")
+    level = logger.level
     if debug:
-        logging.getLogger("akgentic").setLevel(logging.DEBUG)
+        logger.setLevel(logging.DEBUG)
     try:
         yield
     except (typer.Exit, typer.Abort, typer.TyperException):
@@ -85,3 +89,6 @@ def reporting(debug: bool = False) -> Iterator[None]:
     except Exception as exc:
         report(exc, debug=debug)
         raise typer.Exit(EXIT_ERROR) from None
+    finally:
+        logs.show_tracebacks(shown)
+        logger.setLevel(level)

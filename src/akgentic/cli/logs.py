@@ -68,9 +68,12 @@ def configure() -> None:
         root.setLevel(logging.WARNING)
 
 
-def show_tracebacks(on: bool) -> None:
-    """``--debug``: log lines carry their traceback (and stream news is not skipped)."""
+def show_tracebacks(on: bool) -> bool:
+    """``--debug``: log lines carry their traceback (and stream news is not skipped).
+    Returns what it was, for whoever sets it for a while to put back."""
+    before = _FORMATTER.tracebacks
     _FORMATTER.tracebacks = on
+    return before
 
 
 @contextmanager

@@ -55,3 +55,49 @@ def test_team_resources_are_names_and_amounts() -> None:
     ):
         placement_of("ray", NOWHERE, resources=["=1"])
     assert placement_of("local", NOWHERE) is None
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]'")
+def test_the_imported_modules_go_to_every_teams_actor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import akgentic.team.placement.ray as ray_placement
+
+    made: list[object] = []
+
+    def placement(url: str, options: object) -> object:
+        made.append(options)
+        return options
+
+    monkeypatch.setattr(ray_placement, "RayPlacement", placement)
+    placement_of("ray", NOWHERE, imports=["json", "csv"])
+    [options] = made
+    assert isinstance(options, ray_placement.RayOptions)
+    assert options.imports == ("json", "csv")
+
+
+def test_serve_hands_its_imports_to_the_placement(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import akgentic.cli.serve as serve_command
+
+    asked: dict[str, object] = {}
+
+    def placement(kind: str, url: str, **options: object) -> None:
+        asked.update(options, kind=kind)
+        raise CliError("placed")  # nothing is served
+
+    monkeypatch.setattr(serve_command, "placement_of", placement)
+    code, err = serve(
+        "--placement",
+        "ray",
+        "--import",
+        "json",
+        "--import",
+        "csv",
+        "--port",
+        "0",
+        "--storage",
+        f"sqlite:///{tmp_path / 'a.db'}",
+    )
+    assert (code, err.strip()) == (1, "error: placed")
+    assert asked["kind"] == "ray"
+    assert asked["imports"] == ["json", "csv"]

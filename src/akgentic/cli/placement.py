@@ -3,7 +3,8 @@
 ``local`` (the default) runs every team in the server's process. ``ray`` runs each team
 in a Ray actor of its own on the cluster ``--ray-address`` names, over the Postgres store
 ``--storage`` names (every worker must reach it); the server creates, drives and follows
-them there, and a team whose worker dies is resumed on another.
+them there, and a team whose worker dies is resumed on another. The modules the command
+imported with ``--import`` are imported by every team's actor too.
 """
 
 from __future__ import annotations
@@ -95,9 +96,12 @@ def placement_of(
     gpus: float = 0.0,
     resources: list[str] | None = None,
     max_teams: int | None = None,
+    imports: list[str] | None = None,
 ) -> Placement | None:
     """The placement ``--placement`` names (None: local), or a :class:`CliError` saying
-    what to change."""
+    what to change. ``imports`` are the modules the command imported (``--import``): a
+    local team has them already; every Ray actor imports them too (they must be
+    importable on the workers)."""
     choice = kind.strip().lower()
     if choice == "local":
         if address or cpus or gpus or resources or max_teams:
@@ -127,6 +131,7 @@ def placement_of(
             num_gpus=gpus,
             resources=_resources(resources or []),
             max_teams_per_worker=max_teams,
+            imports=tuple(imports or ()),
         )
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -8,8 +8,9 @@ work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every
 With ``--placement ray`` the teams run on a Ray cluster instead (see
 :mod:`akgentic.cli.placement`), and keep running there. ``--import MODULE`` imports a
 module first, as ``teams resume`` does: the cards, agents or models it defines can make
-the teams created on the server (a posted card's ``imports``), and the stored teams made
-of them read back.
+the teams created on the server (a posted card's ``imports``, or its classes named with
+no ``imports``), and the stored teams made of them read back. With ``--placement ray``
+every team's actor imports it too (it must be importable on the workers).
 """
 
 from __future__ import annotations
@@ -175,6 +176,7 @@ def serve(
                 gpus=team_gpus,
                 resources=team_resources,
                 max_teams=max_teams_per_worker,
+                imports=imports,
             )
             teams = "" if where is None else "; teams on the Ray cluster"
 

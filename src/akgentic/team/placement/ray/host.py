@@ -9,7 +9,8 @@ heartbeat renews the team's lease, and a lease it loses stops the team here.
 Its life:
 
 1. Ray starts it (named ``team-<team id>-<incarnation>``, on the node the placement chose);
-   ``__init__`` imports the card's modules the driver vouched for, freezes what the imports
+   ``__init__`` imports the modules the driver vouched for (the operator's ``imports``
+   option and the card's: ``host_imports`` in :mod:`.placement`), freezes what the imports
    left (:func:`akgentic.core.freeze_import_heap`, as the console script does: a Ray actor
    has its worker process to itself) and queues :meth:`serve`.
 2. :meth:`claim_slot` takes one of its node's worker slots when teams per worker are capped.
@@ -108,7 +109,7 @@ class TeamHost:
         lease_ttl: float,
         start_timeout: float,
     ) -> None:
-        for module in imports:  # the driver decoded the card with them: it vouches for them
+        for module in imports:  # the driver imported them (and decoded the card): it vouches
             importlib.import_module(module)
         context = ray.get_runtime_context()
         self.team_id = UUID(team_id)

@@ -18,7 +18,8 @@ class RayOptions(BaseModel):
     process, per team): ``num_cpus``, ``num_gpus``, ``memory`` and custom ``resources``
     (``{"tools": 1}`` puts the team on a node started with ``--resources '{"tools": 8}'``).
     ``max_teams_per_worker`` caps the teams one worker node hosts, whoever places them
-    (a slot lease per team in the store).
+    (a slot lease per team in the store). ``imports`` are the modules every team's actor
+    imports besides its card's ``imports`` (``akgentic serve --import``).
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
@@ -73,6 +74,14 @@ class RayOptions(BaseModel):
     )
     max_concurrency: int = Field(
         default=16, ge=4, description="Calls a team's actor serves at once (threads)."
+    )
+    imports: tuple[str, ...] = Field(
+        default=(),
+        description="Modules every team's actor imports before its team starts, besides its "
+        "card's 'imports' (the operator's, as 'akgentic serve --import' names them: a posted "
+        "card may use their classes without listing them). As for a card's, only those the "
+        "placing process has imported are passed on (it vouches for them); each must be "
+        "importable on the workers.",
     )
     runtime_env: dict[str, Any] | None = Field(
         default=None,

@@ -51,9 +51,18 @@ from akgentic.tool.core.installed import deserialize_installed
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
 
-__all__ = ["NoWorkerError", "RayPlacement"]
+__all__ = ["NoWorkerError", "RayPlacement", "host_imports"]
 
 logger = logging.getLogger("akgentic.team.placement")
+
+
+def host_imports(options: RayOptions, card: TeamCard) -> list[str]:
+    """The modules a team's actor imports before its team starts: the options' ``imports``
+    (the operator's ``--import``), then the card's, once each — those this process has
+    imported only. Stored data never imports a module it names: the placing process
+    vouches for what it imported itself (and decoded the card with)."""
+    wanted = dict.fromkeys([*options.imports, *card.imports])
+    return [module for module in wanted if module in sys.modules]
 
 
 class NoWorkerError(PlacementError):
@@ -228,9 +237,13 @@ class RayPlacement:
             options["memory"] = o.memory
         if o.runtime_env is not None:
             options["runtime_env"] = o.runtime_env
-        imports = [m for m in card.imports if m in sys.modules]  # what this process vouches for
         actor = self._host_class.options(**options).remote(
-            self.storage_url, str(team_id), name, imports, o.lease_ttl, o.start_timeout
+            self.storage_url,
+            str(team_id),
+            name,
+            host_imports(o, card),
+            o.lease_ttl,
+            o.start_timeout,
         )
         return cast("ActorHandle[Any]", actor)
 

@@ -197,6 +197,16 @@ def test_serve_import_of_a_module_that_fails_is_one_line_naming_it(
         "error: --import exploding_on_import: importing it failed: RuntimeError: no config "
         "here (rerun with --debug to see the traceback)"
     )
+    (tmp_path / "two_lines_on_import.py").write_text("raise RuntimeError('first\\nsecond')\n")
+    assert one_error("--import", "two_lines_on_import") == (
+        "error: --import two_lines_on_import: importing it failed: RuntimeError: first second "
+        "(rerun with --debug to see the traceback)"
+    )
+    (tmp_path / "a_script.py").write_text("raise SystemExit(4)\n")  # what a script's main does
+    assert one_error("--import", "a_script") == (
+        "error: --import a_script: the module ended the program while imported (SystemExit: 4): "
+        "is it a script? --import names a module of cards, agents or models"
+    )
     code, _, err = invoke("serve", "--storage", "memory://", "--import", "nope_xyz", "--debug")
     assert code == 1 and "Traceback (most recent call last)" in err
     assert err.splitlines()[-1] == (

@@ -78,11 +78,17 @@ def test_a_200_that_is_not_an_akgentic_server_says_to_check_the_base_url(
             f"({content_type}); check that {stub.url} is the akgentic server's address, "
             f"with the path prefix a proxy serves it under"
         )
-        if content_type == "text/html":  # every other call reads a body the same way
-            for call in (client.cards, client.list_teams, client.catalog.list):
-                with pytest.raises(ServerError, match="not an akgentic server") as other:
-                    call()
-                assert type(other.value) is ServerError and "\n" not in str(other.value)
+        team = uuid.uuid4()
+        calls: list[Callable[[], object]] = [
+            client.cards,
+            client.list_teams,
+            client.catalog.list,
+            lambda: client.info(team),
+        ]
+        for call in calls:  # every other call reads a body the same way, JSON or not
+            with pytest.raises(ServerError, match="not an akgentic server") as other:
+                call()
+            assert type(other.value) is ServerError and "\n" not in str(other.value)
 
 
 def test_health_of_nothing_listening_says_it_cannot_reach_it() -> None:

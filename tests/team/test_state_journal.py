@@ -173,8 +173,11 @@ def test_a_missing_delta_with_no_snapshot_after_it_refuses_the_resume_and_change
     snapshots, deltas = plan_records(manager.storage, team_id)
     corrupt(path, team_id, snapshots[-1], deltas[-2])
     last = manager.storage.events.last_seq(team_id)
-    with pytest.raises(ResumeError, match=r"#PlanningTool's state cannot be rebuilt.*missing"):
+    with pytest.raises(
+        ResumeError, match=r"#PlanningTool's state cannot be rebuilt.*missing"
+    ) as failed:
         manager.resume_team(team_id)
+    assert failed.value.member == "#PlanningTool"
     record = manager.storage.teams.get(team_id)
     assert record is not None and record.status is TeamStatus.STOPPED
     assert manager.storage.events.last_seq(team_id) == last  # nothing written

@@ -404,8 +404,7 @@ def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str])
         cause, MissingApiKeyError | UnknownRegisteredModelError
     ):
         cause = cause.__cause__
-    member = str(exc).split(": ", 1)[0]
-    whose = f"{member}'s" if member.startswith("@") else "its"
+    whose = f"{exc.member}'s" if exc.member and exc.member.startswith("@") else "its"
     if isinstance(cause, UnknownRegisteredModelError):
         known = ", ".join(cause.known) or "none"
         again = command if imports else f"{command} --import MODULE"

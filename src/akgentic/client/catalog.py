@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -38,6 +38,8 @@ __all__ = [
     "RemoteCatalog",
     "SetCredential",
 ]
+
+T = TypeVar("T")
 
 Surface = Literal["agents", "api", "cli"]
 TypeName = Field(
@@ -106,33 +108,35 @@ class RemoteCatalog:
     def __init__(self, client: AkgenticClient) -> None:
         self.client = client
 
-    def _send(self, method: str, path: str, body: BaseModel | None = None, **kwargs: Any) -> Any:
+    def _send(
+        self, method: str, path: str, shape: type[T], body: BaseModel | None = None, **kwargs: Any
+    ) -> T:
         if body is not None:
             kwargs["json"] = body.model_dump(mode="json", exclude_none=True) | _secret(body)
-        return self.client.request_json(method, f"/catalog{path}", **kwargs)
+        return self.client.request_json(method, f"/catalog{path}", shape, **kwargs)
 
     def list(self) -> CatalogListing:
         """Every type and named instance, the orphaned rows, discovery's problems."""
-        return CatalogListing.model_validate(self._send("GET", "/tools"))
+        return self._send("GET", "/tools", CatalogListing)
 
     def show(self, name: str) -> ToolDetail:
-        return ToolDetail.model_validate(self._send("GET", f"/tools/{name}"))
+        return self._send("GET", f"/tools/{name}", ToolDetail)
 
     def enable(
         self, name: str, surfaces: Iterable[str] = ("agents",), *, type_name: str | None = None
     ) -> ToolView:
         body = EnableTool.model_validate({"surfaces": list(surfaces), "type_name": type_name})
-        return ToolView.model_validate(self._send("POST", f"/tools/{name}/enable", body))
+        return self._send("POST", f"/tools/{name}/enable", ToolView, body)
 
     def disable(self, name: str, surfaces: Iterable[str] = CATALOG_SURFACES) -> ToolView:
         body = DisableTool.model_validate({"surfaces": list(surfaces)})
-        return ToolView.model_validate(self._send("POST", f"/tools/{name}/disable", body))
+        return self._send("POST", f"/tools/{name}/disable", ToolView, body)
 
     def configure(
         self, name: str, config: dict[str, Any], *, type_name: str | None = None
     ) -> ToolView:
         body = ConfigureTool(config=config, type_name=type_name)
-        return ToolView.model_validate(self._send("PUT", f"/tools/{name}/config", body))
+        return self._send("PUT", f"/tools/{name}/config", ToolView, body)
 
     def set_credential(
         self, name: str, secret: str | None, *, type_name: str | None = None
@@ -140,16 +144,14 @@ class RemoteCatalog:
         """Store ``secret`` (in the request body only); None clears it."""
         if secret is None:
             params = {"type_name": type_name} if type_name else {}
-            data = self._send("DELETE", f"/tools/{name}/credential", params=params)
-        else:
-            body = SetCredential(secret=SecretStr(secret), type_name=type_name)
-            data = self._send("PUT", f"/tools/{name}/credential", body)
-        return ToolView.model_validate(data)
+            return self._send("DELETE", f"/tools/{name}/credential", ToolView, params=params)
+        body = SetCredential(secret=SecretStr(secret), type_name=type_name)
+        return self._send("PUT", f"/tools/{name}/credential", ToolView, body)
 
     def probe(self, name: str, timeout: float | None = None) -> tuple[ToolView, ProbeResult]:
         body = ProbeTool(timeout=timeout)
-        outcome = ProbeOutcome.model_validate(
-            self._send("POST", f"/tools/{name}/probe", body, timeout=(timeout or 10.0) + 30.0)
+        outcome = self._send(
+            "POST", f"/tools/{name}/probe", ProbeOutcome, body, timeout=(timeout or 10.0) + 30.0
         )
         return outcome.tool, outcome.result
 
@@ -172,8 +174,7 @@ class RemoteCatalog:
     ) -> builtins.list[CatalogAuditRecord]:
         """The audit trail, oldest first (of ``name`` only; the last ``limit`` lines)."""
         params = {k: v for k, v in {"name": name, "limit": limit}.items() if v is not None}
-        data = self._send("GET", "/audit", params=params)
-        return [CatalogAuditRecord.model_validate(line) for line in data]
+        return self._send("GET", "/audit", builtins.list[CatalogAuditRecord], params=params)
 
 
 def _secret(body: BaseModel) -> dict[str, Any]:

@@ -25,10 +25,11 @@ import time
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import httpx
+from pydantic import TypeAdapter
 
 from akgentic.agent.accounting import UsageReport
 from akgentic.client.catalog import RemoteCatalog
@@ -53,6 +54,8 @@ from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard
 
 __all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "decode_event"]
+
+T = TypeVar("T")
 
 RECONNECTS = 20
 """Consecutive failed reconnections after which ``follow`` gives up."""
@@ -144,15 +147,23 @@ class AkgenticClient:
         return response
 
     def request_json(
-        self, method: str, path: str, *, allow: Collection[int] = (), **kwargs: Any
-    ) -> Any:
-        """:meth:`request`, then the answer's JSON body: the one way a call reads what the
-        server said. A body that is not JSON (a proxy's HTML page, another program at that
-        address) is a one-line :class:`ServerError` saying to check the base URL."""
+        self,
+        method: str,
+        path: str,
+        shape: type[T],
+        *,
+        allow: Collection[int] = (),
+        **kwargs: Any,
+    ) -> T:
+        """:meth:`request`, then the answer's JSON body read as ``shape`` (a model, or
+        ``list[Model]``, ``dict[str, Any]``): the one way a call reads what the server said.
+        A body that is not JSON, or not of that shape (a proxy's HTML page, another
+        program at that address answering its own JSON), is a one-line
+        :class:`ServerError` saying to check the base URL."""
         response = self.request(method, path, allow=allow, **kwargs)
         try:
-            return response.json()
-        except ValueError:
+            return _adapter(shape).validate_json(response.content)
+        except ValueError:  # not JSON, or not the shape (pydantic's ValidationError)
             raise _not_akgentic(self, response) from None
 
     def stream(self, path: str, **kwargs: Any) -> Any:
@@ -190,7 +201,7 @@ class AkgenticClient:
 
     def cards(self) -> list[CardInfo]:
         """The team cards the server knows by name."""
-        return [CardInfo.model_validate(c) for c in self.request_json("GET", "/team-cards")]
+        return self.request_json("GET", "/team-cards", list[CardInfo])
 
     # -- teams (TeamManager's verbs) -----------------------------------------------------------
     def create_team(
@@ -209,7 +220,7 @@ class AkgenticClient:
             body["name"] = name
         if model is not None:
             body["model"] = model
-        info = TeamInfo.model_validate(self.request_json("POST", "/teams", json=body))
+        info = self.request_json("POST", "/teams", TeamInfo, json=body)
         return RemoteTeam(self, info)
 
     def get_team(self, team_id: UUID | str) -> RemoteTeam:
@@ -217,7 +228,7 @@ class AkgenticClient:
         return RemoteTeam(self, self.info(team_id))
 
     def info(self, team_id: UUID | str) -> TeamInfo:
-        return TeamInfo.model_validate(self.request_json("GET", f"/teams/{team_id}"))
+        return self.request_json("GET", f"/teams/{team_id}", TeamInfo)
 
     def list_teams(
         self, status: TeamStatus | None = None, *, include_deleted: bool = False
@@ -229,14 +240,13 @@ class AkgenticClient:
             params["status"] = status.value
         while True:
             params["offset"] = len(found)
-            page = TeamPage.model_validate(self.request_json("GET", "/teams", params=params))
+            page = self.request_json("GET", "/teams", TeamPage, params=params)
             found.extend(page.items)
             if not page.items or len(found) >= page.total:
                 return found
 
     def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
-        data = self.request_json("PATCH", f"/teams/{team_id}", json={"name": name})
-        return TeamInfo.model_validate(data)
+        return self.request_json("PATCH", f"/teams/{team_id}", TeamInfo, json={"name": name})
 
     def stop_team(
         self, team_id: UUID | str, grace_timeout: float = 30.0, *, interrupt: bool = False
@@ -244,13 +254,13 @@ class AkgenticClient:
         """Stop the team gracefully; returns once it has stopped. ``interrupt`` cuts the
         turns in progress at their next step, recorded as interrupted (a resume offers
         them again)."""
-        data = self.request_json(
+        return self.request_json(
             "POST",
             f"/teams/{team_id}/stop",
+            TeamInfo,
             params={"grace": grace_timeout, "interrupt": interrupt},
             timeout=grace_timeout + 30.0,
         )
-        return TeamInfo.model_validate(data)
 
     def resume_team(
         self,
@@ -260,8 +270,9 @@ class AkgenticClient:
         dismiss_interrupted: bool = False,
     ) -> RemoteTeam:
         body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
-        data = self.request_json("POST", f"/teams/{team_id}/resume", json=body)
-        return RemoteTeam(self, TeamInfo.model_validate(data))
+        return RemoteTeam(
+            self, self.request_json("POST", f"/teams/{team_id}/resume", TeamInfo, json=body)
+        )
 
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
         self.request("DELETE", f"/teams/{team_id}", params={"purge": purge})
@@ -290,7 +301,7 @@ class RemoteTeam:
     def card(self) -> TeamCard:
         """The team's card (fetched once)."""
         if self._card is None:
-            data = self.client.request_json("GET", self._path("/card"))
+            data = self.client.request_json("GET", self._path("/card"), dict[str, Any])
             card = deserialize(data)
             if not isinstance(card, TeamCard):
                 raise ServerError(0, f"team {self.team_id} has no readable team card")
@@ -307,8 +318,7 @@ class RemoteTeam:
 
     # -- talking to the team ---------------------------------------------------------------
     def _post(self, tail: str, body: dict[str, Any]) -> Accepted:
-        data = self.client.request_json("POST", self._path(tail), json=body)
-        return Accepted.model_validate(data)
+        return self.client.request_json("POST", self._path(tail), Accepted, json=body)
 
     def send(self, content: str) -> UUID:
         """To the entry point; the message id once the server committed it."""
@@ -330,8 +340,7 @@ class RemoteTeam:
 
     def interrupt(self) -> list[str]:
         """Cancel the turns in progress; the names of the members told."""
-        data = self.client.request_json("POST", self._path("/interrupt"))
-        return Interrupted.model_validate(data).members
+        return self.client.request_json("POST", self._path("/interrupt"), Interrupted).members
 
     def stop(self, grace_timeout: float = 30.0) -> bool:
         self.info = self.client.stop_team(self.team_id, grace_timeout)
@@ -339,24 +348,22 @@ class RemoteTeam:
 
     # -- looking at the team ---------------------------------------------------------------
     def members(self) -> list[MemberInfo]:
-        data = self.client.request_json("GET", self._path("/members"))
-        return [MemberInfo.model_validate(m) for m in data]
+        return self.client.request_json("GET", self._path("/members"), list[MemberInfo])
 
     def history(self, after: int = 0, offset: int = 0, limit: int = 100) -> list[EventRecord]:
         params = {"after": after, "offset": offset, "limit": limit}
-        data = self.client.request_json("GET", self._path("/messages"), params=params)
-        return [decode_event(item) for item in HistoryPage.model_validate(data).items]
+        page = self.client.request_json("GET", self._path("/messages"), HistoryPage, params=params)
+        return [decode_event(item) for item in page.items]
 
     def usage(self) -> UsageReport:
         """The team's prompt usage report, as ``akgentic.team.team_usage`` makes it."""
-        data = self.client.request_json("GET", self._path("/usage"))
-        return UsageReport.model_validate(data)
+        return self.client.request_json("GET", self._path("/usage"), UsageReport)
 
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
         path = self._path(f"/state/{name.replace('#', '%23')}")
-        view = ToolStateView.model_validate(self.client.request_json("GET", path))
+        view = self.client.request_json("GET", path, ToolStateView)
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
             last_seq={name: view.last_delta},
@@ -450,6 +457,17 @@ def _server_error(response: httpx.Response) -> ServerError:
         str(detail) if detail else f"{response.status_code} {response.reason_phrase}",
         code if isinstance(code, str) else None,
     )
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(shape: type[T]) -> TypeAdapter[T]:
+    """The reader of ``shape``, made once (a ``TypeAdapter`` builds a validator)."""
+    adapter = _ADAPTERS.get(shape)
+    if adapter is None:
+        adapter = _ADAPTERS[shape] = TypeAdapter(shape)
+    return adapter
 
 
 def _not_akgentic(client: AkgenticClient, response: httpx.Response) -> ServerError:

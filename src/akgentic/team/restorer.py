@@ -276,7 +276,8 @@ def restore(
             raise ResumeError(
                 f"{member.name}'s state cannot be rebuilt from the log: "
                 f"{plan.unrebuilt[member.agent_id]} (see the corrupt rows logged above). "
-                f"Nothing was changed; repair the log from a backup before resuming"
+                f"Nothing was changed; repair the log from a backup before resuming",
+                member=member.name,
             )
     # The log is the record: states and contexts come from it, so a crash between the
     # log and the convenience tables (latest states, working memory) loses nothing.
@@ -293,7 +294,7 @@ def restore(
         try:
             check_config_models(member.name, member.config, states.get(member.agent_id))
         except ValueError as exc:
-            raise ResumeError(str(exc)) from exc
+            raise ResumeError(str(exc), member=member.name) from exc
 
     orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
     try:

@@ -122,7 +122,6 @@ class HostError(Exception):
 
 # The order matters: the first kind an exception is an instance of names it.
 _KINDS: list[tuple[str, type[Exception]]] = [
-    ("resume", ResumeError),
     ("address", AddressError),
     ("not-running", TeamNotRunningError),
     ("lookup", LookupError),

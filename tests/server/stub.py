@@ -16,9 +16,13 @@ class StubServer:
         self, status: int, body: str = "Not Found", content_type: str = "text/plain"
     ) -> None:
         payload = body.encode()
+        self.requests = 0
+        """How many GETs it answered."""
+        stub = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                stub.requests += 1
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))

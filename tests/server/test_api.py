@@ -13,7 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from akgentic.client import AkgenticClient, ServerError
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError
+from akgentic.client import client as client_module
+from akgentic.client.models import TeamInfo
 from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
 from akgentic.team import TeamCard
@@ -76,7 +78,8 @@ def test_a_200_that_is_not_an_akgentic_server_says_to_check_the_base_url(
         assert str(err.value) == (
             f"200: {stub.url}/health answered something that is not an akgentic server "
             f"({content_type}); check that {stub.url} is the akgentic server's address, "
-            f"with the path prefix a proxy serves it under"
+            f"with the path prefix a proxy serves it under, and that its version is this "
+            f"client's (GET /health says it)"
         )
         team = uuid.uuid4()
         calls: list[Callable[[], object]] = [
@@ -89,6 +92,60 @@ def test_a_200_that_is_not_an_akgentic_server_says_to_check_the_base_url(
             with pytest.raises(ServerError, match="not an akgentic server") as other:
                 call()
             assert type(other.value) is ServerError and "\n" not in str(other.value)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        ("<html><h1>Welcome to the proxy</h1></html>", "text/html"),  # a proxy's page
+        ("event: record\ndata: nope\n\n", "text/event-stream"),  # a frame that is not JSON
+        ('id: 1\nevent: record\ndata: {"x": 1}\n\n', "text/event-stream"),  # nor an event
+        ('event: deleted\ndata: {"x": 1}\n\n', "text/event-stream"),
+    ],
+)
+def test_a_stream_that_is_not_an_akgentic_servers_is_one_line_saying_so(
+    body: str, content_type: str
+) -> None:
+    """Following a team at an address that answers 200 with something else: one
+    ``ServerError`` naming the URL and what to check, at the first answer."""
+    with StubServer(200, body, content_type) as stub, AkgenticClient(stub.url) as client:
+        team = RemoteTeam(client, _info())
+        with pytest.raises(ServerError) as err:
+            list(team.follow(idle_timeout=30))
+        assert type(err.value) is ServerError and err.value.status == 200
+        assert str(err.value).startswith(
+            f"200: {stub.url}/teams/{team.team_id}/events answered something that is not an "
+            f"akgentic server ({content_type}); check that {stub.url} is the akgentic server's"
+        )
+        assert "\n" not in str(err.value) and stub.requests == 1
+
+
+def test_a_stream_that_ends_before_a_word_is_retried_with_a_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream closed at once, again and again (a proxy swallowing it), is retried as a
+    dropped connection is — backing off, up to ``RECONNECTS`` times — not at once and
+    forever."""
+    monkeypatch.setattr(client_module, "RECONNECTS", 2)
+    with StubServer(200, "", "text/event-stream") as stub, AkgenticClient(stub.url) as client:
+        team = RemoteTeam(client, _info())
+        with pytest.raises(ServerError, match="the event stream keeps failing: the stream "):
+            list(team.follow(idle_timeout=30))
+        assert stub.requests == 3
+
+
+def _info() -> TeamInfo:
+    return TeamInfo.model_validate(
+        {
+            "team_id": str(uuid.uuid4()),
+            "name": "t",
+            "card_name": "t",
+            "status": "RUNNING",
+            "running": True,
+            "created_at": None,
+            "updated_at": None,
+        }
+    )
 
 
 def test_health_of_nothing_listening_says_it_cannot_reach_it() -> None:

@@ -60,6 +60,30 @@ def test_a_card_is_found_through_a_module_that_re_exports_it() -> None:
     assert card_from_data({"type": "akgentic.tool.planning.PlanningTool"}) == PlanningTool()
 
 
+def test_a_name_never_runs_a_modules_getattr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module's ``__getattr__`` may import or raise (pydantic's lazy names do both): a
+    name read from data is looked up in the module's namespace only, so a posted
+    ``pydantic.BaseSettings`` is an unknown card, not a 500 nor an import."""
+    lazy = types.ModuleType("lazy_names_module")
+
+    def refuse(name: str) -> object:
+        raise RuntimeError(f"{name} was asked for")
+
+    lazy.__getattr__ = refuse  # type: ignore[method-assign]
+    monkeypatch.setitem(sys.modules, "lazy_names_module", lazy)
+    for posted in (False, True):
+        with pytest.raises(ValueError) as info:
+            if posted:
+                with defined_cards_only():
+                    card_class("lazy_names_module.Anything")
+            else:
+                card_class("lazy_names_module.Anything")
+        assert str(info.value).startswith(
+            "unknown tool card 'lazy_names_module.Anything': module 'lazy_names_module' has "
+            "no 'Anything'"
+        )
+
+
 def test_a_class_that_is_not_a_card_is_named_as_such() -> None:
     with pytest.raises(ValueError, match=r"'.*\.NotACard' is not a tool card \(the class NotACard"):
         card_class(f"{__name__}.NotACard")
@@ -258,7 +282,8 @@ def test_stored_data_naming_no_installed_class_raises_and_imports_nothing(
 POSTED = (
     "; a posted card names only the cards the server started with (the operator adds one "
     "by starting the server with its module: akgentic serve --import MODULE, or with a "
-    "card that uses it: akgentic serve --cards)"
+    "card that uses it: --cards; or lets posted cards use every loaded one: --allow-posted "
+    "cards)"
 )
 
 

@@ -404,7 +404,8 @@ def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str])
         cause, MissingApiKeyError | UnknownRegisteredModelError
     ):
         cause = cause.__cause__
-    whose = f"{exc.member}'s" if exc.member and exc.member.startswith("@") else "its"
+    named = exc.member or str(exc).split(": ", 1)[0]  # a model's failure: "@Name: ..."
+    whose = f"{named}'s" if named.startswith("@") else "its"
     if isinstance(cause, UnknownRegisteredModelError):
         known = ", ".join(cause.known) or "none"
         again = command if imports else f"{command} --import MODULE"

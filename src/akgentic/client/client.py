@@ -407,14 +407,22 @@ class RemoteTeam:
                         if error.code == TEAM_NOT_FOUND and connected:
                             raise TeamDeletedError(self.team_id)
                         raise error
+                    if _content_type(response) != "text/event-stream":
+                        response.read()  # a proxy's page, another program: not a stream
+                        raise _not_akgentic(self.client, response)
                     connected = True
-                    for event in parse_sse(response.iter_lines()):
-                        if event.event == "deleted":
-                            raise TeamDeletedError(
-                                TeamNotice.model_validate_json(event.data).team_id
-                            )
-                        if event.event and event.event != "stopped":
-                            record = decode_event(json.loads(event.data))
+                    heard: list[str] = []  # its first line, a heartbeat's comment included
+                    for event in parse_sse(_noting(response.iter_lines(), heard)):
+                        try:
+                            if event.event == "deleted":
+                                gone = TeamNotice.model_validate_json(event.data).team_id
+                                raise TeamDeletedError(gone)
+                            record = None
+                            if event.event and event.event != "stopped":
+                                record = decode_event(json.loads(event.data))
+                        except ValueError:  # not JSON, or not an event (ValidationError)
+                            raise _not_akgentic(self.client, response) from None
+                        if record is not None:
                             if record.seq < next_seq:
                                 continue  # never repeat one, whatever the server sends
                             failures = 0
@@ -430,6 +438,8 @@ class RemoteTeam:
                             and time.monotonic() - last_news >= idle_timeout
                         ):
                             return
+                if not heard:  # closed before a word, not even a heartbeat: back off
+                    raise httpx.RemoteProtocolError("the stream ended before its first event")
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 failures += 1
                 if failures > RECONNECTS:
@@ -441,6 +451,14 @@ class RemoteTeam:
                 continue
             if stop is not None and stop.is_set():
                 return
+
+
+def _noting(lines: Iterator[str], heard: list[str]) -> Iterator[str]:
+    """``lines``, keeping the first in ``heard``: whether a stream said anything at all."""
+    for line in lines:
+        if not heard:
+            heard.append(line)
+        yield line
 
 
 def _server_error(response: httpx.Response) -> ServerError:
@@ -473,15 +491,20 @@ def _adapter(shape: type[T]) -> TypeAdapter[T]:
 def _not_akgentic(client: AkgenticClient, response: httpx.Response) -> ServerError:
     """A successful answer whose body is not what an akgentic server says: the request
     reached something else (a proxy's page, another program), so the address is what to
-    check."""
+    check — or a server of another version."""
     url = response.request.url.copy_with(query=None)
-    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    kind = _content_type(response) or "no content type"
     return ServerError(
         response.status_code,
         f"{url} answered something that is not an akgentic server ({kind}); check that "
         f"{client.base_url} is the akgentic server's address, with the path prefix a proxy "
-        f"serves it under",
+        f"serves it under, and that its version is this client's (GET /health says it)",
     )
+
+
+def _content_type(response: httpx.Response) -> str:
+    kind: str = response.headers.get("content-type", "")
+    return kind.split(";")[0].strip().lower()
 
 
 def _not_a_stream(

@@ -46,8 +46,10 @@ loaded: the operator's to vouch for), which this policy does not know.
   distribution's, loaded since by the catalog's discovery (it loads every
   ``akgentic.tools`` entry point) or by reading back a stored team made of it. Its fields
   may reach anything, and this policy knows only the shipped cards'. The classes a server
-  started with are taken once, when its app is made (:attr:`PostedCardPolicy.started`);
-  the JSON form (``__model__``) is checked too, so no spelling of the class gets past.
+  started with are taken once, when its app is made (:attr:`PostedCardPolicy.started`).
+  A card that names such a class is not even read (the server reads names among the
+  classes it started with: a 422); this check catches the one spelling that carries the
+  class itself, the framework's JSON form (``__model__``).
   A posted card never makes the server load a distribution itself.
 
 A team is checked when it is created: a resume rebuilds the card the server accepted

@@ -294,7 +294,7 @@ def restore(
         try:
             check_config_models(member.name, member.config, states.get(member.agent_id))
         except ValueError as exc:
-            raise ResumeError(str(exc), member=member.name) from exc
+            raise ResumeError(str(exc)) from exc  # another model would help: no member
 
     orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
     try:

@@ -42,6 +42,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from importlib.metadata import EntryPoint
+from types import ModuleType
 from typing import Any, cast
 
 from akgentic.core.excerpt import exception_line
@@ -128,7 +129,8 @@ def _exported(name: str, classes: dict[str, type[ToolCard]]) -> type[ToolCard] |
     (``akgentic.tool.planning.PlanningTool`` for the class defined in a submodule), when
     it is one of ``classes``."""
     module_name, _, attribute = name.rpartition(".")
-    value = getattr(sys.modules.get(module_name), attribute, None) if module_name else None
+    module = sys.modules.get(module_name) if module_name else None
+    value = _attribute(module, attribute)
     return value if isinstance(value, type) and value in classes.values() else None
 
 
@@ -173,7 +175,7 @@ def installed_card(name: str) -> type[ToolCard] | None:
             return _card_of(ep, name)
         if not ep.attr and module_name and ep.module == module_name:
             _load(ep, name)  # the module is imported now: unknown_card explains a miss
-            value = getattr(sys.modules.get(ep.module), attribute, None)
+            value = _attribute(sys.modules.get(ep.module), attribute)
             return value if isinstance(value, type) and issubclass(value, ToolCard) else None
     if module_name:
         return None
@@ -243,8 +245,15 @@ def unknown_card(name: str, classes: dict[str, type[ToolCard]]) -> str:
     return (
         _unknown(name, classes, posted=True) + "; a posted card names only the cards the "
         "server started with (the operator adds one by starting the server with its module: "
-        "akgentic serve --import MODULE, or with a card that uses it: akgentic serve --cards)"
+        "akgentic serve --import MODULE, or with a card that uses it: --cards; or lets posted "
+        "cards use every loaded one: --allow-posted cards)"
     )
+
+
+def _attribute(module: Any, attribute: str) -> Any:
+    """``module``'s own ``attribute``, or None: read from its namespace, so that a name
+    from data never runs a module's ``__getattr__`` (which may import, or raise)."""
+    return vars(module).get(attribute) if isinstance(module, ModuleType) else None
 
 
 def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> str:
@@ -258,8 +267,8 @@ def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> 
                 f"unknown tool card {name!r}: its module {module_name!r} is not imported — "
                 f"list it under the team card's imports (in Python, import it first)"
             )
-        value = getattr(module, attribute, None)
-        if isinstance(value, type) and issubclass(value, ToolCard):  # not among: posted
+        value = _attribute(module, attribute)
+        if posted and isinstance(value, type) and issubclass(value, ToolCard):  # not among
             return f"unknown tool card {name!r}: the server did not start with it"
         if value is not None:
             what = f"the class {value.__name__}" if isinstance(value, type) else "not a class"

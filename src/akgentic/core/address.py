@@ -25,6 +25,7 @@ import pykka
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.excerpt import clip, exception_line, excerpt
 from akgentic.core.serialization import MODEL_MARKER, register_serializable
 
@@ -59,6 +60,8 @@ class ActorStartError(RuntimeError):
     """An actor could not start: its constructor or its ``on_start`` raised (it has
     stopped), or its ``on_start`` did not finish in time. ``actor`` names it, ``reason``
     says why, on one line (``OSError: [Errno 2] No such file or directory: '/x'``)."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, actor: str, reason: str) -> None:
         super().__init__(f"{actor} could not start: {reason}")

@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -66,6 +67,8 @@ REGISTERED_UNSET = ("base_url", "api_key_env", "temperature", "max_tokens")
 
 class UnknownModelError(ValueError):
     """A roster key that is not in the roster; the message lists the keys that are."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, key: str, known: list[str]) -> None:
         self.key = key

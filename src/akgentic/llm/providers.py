@@ -29,6 +29,7 @@ from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.settings import ModelSettings
 
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.llm.config import BASE_URL_ENV, DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
 from akgentic.llm.registry import registered_model
 from akgentic.llm.scripted import ScriptedModel
@@ -52,6 +53,8 @@ OFFLINE_HINT = "or run offline on the scripted model ('scripted:default')"
 class MissingApiKeyError(ValueError):
     """The environment variable holding a model's API key is unset or empty."""
 
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
+
     def __init__(self, config: ModelConfig, env_var: str) -> None:
         self.model_key = config.key
         self.env_var = env_var
@@ -64,6 +67,8 @@ class MissingApiKeyError(ValueError):
 
 class MissingProviderError(ImportError):
     """The pydantic-ai extra a provider needs is not installed; the message names it."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, config: ModelConfig, extra: str, cause: ImportError) -> None:
         self.model_key = config.key

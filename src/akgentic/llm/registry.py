@@ -39,6 +39,8 @@ from types import TracebackType
 
 from pydantic_ai.models import Model
 
+from akgentic.core.error_pickle import reduce_by_fields
+
 __all__ = [
     "REGISTERED_PROVIDER",
     "ModelFactory",
@@ -61,6 +63,8 @@ _models: dict[str, tuple[Model | ModelFactory, Registration]] = {}
 
 class UnknownRegisteredModelError(ValueError):
     """No model is registered under a name a config uses; the message lists those that are."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name

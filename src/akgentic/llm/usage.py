@@ -27,6 +27,7 @@ from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.usage import RunUsage, UsageLimits
 
 from akgentic.core import WarningError
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -102,6 +103,8 @@ class UsageLimitReached(WarningError):  # noqa: N818 -- the spec's name
     ``"per_run"`` or ``"lifetime"``, ``value`` the configured limit and ``used`` the usage that
     reached it (when known).
     """
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, limit: LimitName, scope: Scope, value: int, used: int | None) -> None:
         self.limit = limit

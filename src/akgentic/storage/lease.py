@@ -41,6 +41,7 @@ from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.storage.errors import StorageError
 
 __all__ = [
@@ -103,6 +104,8 @@ class LeaseError(StorageError):
 class LeaseHeldError(LeaseError):
     """Another holder's lease on the resource has not expired; ``lease`` names it."""
 
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
+
     def __init__(self, lease: Lease) -> None:
         super().__init__(f"{lease.resource} is held by {lease.describe()}")
         self.lease = lease
@@ -110,6 +113,8 @@ class LeaseHeldError(LeaseError):
 
 class LeaseLostError(LeaseError):
     """The owner no longer holds the lease; ``lease`` is the current one, if any."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, resource: str, owner: str, lease: Lease | None) -> None:
         now = f"now held by {lease.describe()}" if lease is not None else "released"

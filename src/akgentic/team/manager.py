@@ -60,6 +60,7 @@ from akgentic.core import (
     TelemetryBatch,
     serialize,
 )
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
@@ -138,6 +139,8 @@ class _MemberStartError(Exception):
 
 class TeamRunningElsewhereError(LeaseHeldError):
     """Another live process holds the team's lease; ``lease`` names it."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, team_id: UUID, lease: Lease) -> None:
         super().__init__(lease)

@@ -8,6 +8,7 @@ retry exception, so tool logic never imports the LLM framework.
 from __future__ import annotations
 
 from akgentic.core import ActorStartError
+from akgentic.core.error_pickle import reduce_by_fields
 
 __all__ = [
     "CommandArgumentError",
@@ -42,6 +43,8 @@ class CommandNotRecognized(LookupError):  # noqa: N818 — the spec's name
     (that is :class:`CommandArgumentError`), so a caller can fall back to treating the
     text as an ordinary message.
     """
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
     def __init__(self, command: str, known: list[str]) -> None:
         self.command = command

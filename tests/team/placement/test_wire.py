@@ -4,15 +4,17 @@ on the driver, the very error a local TeamManager raises (no cluster needed)."""
 from __future__ import annotations
 
 import pickle
+import threading
 from datetime import UTC, datetime
 from uuid import uuid4
 
 import pytest
 
 from akgentic.core import AddressError
-from akgentic.storage import Lease, LeaseHolder
+from akgentic.storage import Lease, LeaseHolder, TeamNotFoundError
 from akgentic.team import ResumeError, TeamRunningElsewhereError, TeamStartError
 from akgentic.team.placement import PlacementError
+from tests.core.test_error_pickle import ERRORS, OwnLookupError, fields
 from tests.team.placement.conftest import HAS_RAY
 
 pytestmark = pytest.mark.skipif(not HAS_RAY, reason="ray is not installed: pip install -e '.[dev]'")
@@ -63,6 +65,38 @@ def test_errors_cross_as_the_local_manager_raises_them(
     local = crossed(raised)
     assert type(local) is expected
     assert str(local) == str(raised)
+
+
+@pytest.mark.parametrize("raised", ERRORS, ids=lambda e: type(e).__name__)
+def test_akgentics_errors_cross_as_themselves(raised: Exception) -> None:
+    """``except TeamNotFoundError`` (or CorruptRecordError, UnknownModelError...) works on
+    the driver as in process: same class, message and fields."""
+    assert fields(crossed(raised)) == fields(raised)
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"),
+    [
+        (OwnLookupError("no such row"), LookupError),
+        (KeyError("row"), LookupError),
+        (FileNotFoundError("/x"), PlacementError),
+    ],
+)
+def test_an_error_not_akgentics_falls_back_on_its_base_type(
+    raised: Exception, expected: type[Exception]
+) -> None:
+    """A class of a card's own module is never rebuilt on the driver: its base type."""
+    local = crossed(raised)
+    assert type(local) is expected
+    assert str(raised) in str(local)
+
+
+def test_an_akgentic_error_that_does_not_pickle_falls_back_on_its_base_type() -> None:
+    raised = TeamNotFoundError("no team 1f0c")
+    raised.lock = threading.Lock()  # type: ignore[attr-defined]
+    local = crossed(raised)
+    assert type(local) is LookupError
+    assert str(local) == "no team 1f0c"
 
 
 @pytest.mark.parametrize("member", ["@Writer", "#Board", None])

@@ -2,10 +2,11 @@
 
 Ray pickles arguments, results and exceptions. Messages and addresses cross as
 akgentic's own serialized form (what the store holds), so a live address never leaves
-its actor system; an error crosses as a :class:`HostError` (``kind``, ``message`` and,
-for a team held elsewhere, the lease; for a resume or a create a member failed, the
-member and, for a create, the card and the reason) and the driver raises the error the
-local ``TeamManager`` would have raised (:meth:`HostError.local`).
+its actor system; an error crosses as a :class:`HostError` and the driver raises the
+error the local ``TeamManager`` would have raised (:meth:`HostError.local`): one of
+akgentic's own comes back as itself, class, message and fields (pickled, and rebuilt
+only as akgentic's: :mod:`akgentic.core.error_pickle`); any other as its base type
+(``LookupError``, ``ValueError``...) with its message, or a ``PlacementError`` naming it.
 """
 
 from __future__ import annotations
@@ -18,14 +19,9 @@ from ray import ObjectRef
 from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
 
 from akgentic.core import AddressError
-from akgentic.storage import Lease
-from akgentic.team.manager import (
-    TeamNotRunningError,
-    TeamRunningElsewhereError,
-    TeamStartError,
-)
+from akgentic.core.error_pickle import dump_error, load_error
+from akgentic.team.manager import TeamNotRunningError
 from akgentic.team.placement.protocol import PlacementError
-from akgentic.team.restorer import ResumeError
 
 __all__ = [
     "HostError",
@@ -62,29 +58,21 @@ def parse_owner(owner: str) -> tuple[str, str] | None:
 class HostError(Exception):
     """An error raised in a team's actor, in a form that pickles (see the module doc).
 
-    Every field is in ``args``, which is what pickling an exception rebuilds it from.
-    ``member`` is a :class:`ResumeError`'s or a :class:`TeamStartError`'s ``member``:
-    which member could not start; ``card`` and ``reason`` are a ``TeamStartError``'s.
+    ``error`` is the error itself, pickled, when it is one of akgentic's
+    (:func:`~akgentic.core.error_pickle.dump_error`): the driver rebuilds it whole, with
+    its class and fields. ``kind`` names the base type it falls back on otherwise (an
+    error of a card's own module, say), raised with ``message``. Every field is in
+    ``args``, which is what pickling an exception rebuilds it from.
     """
 
     def __init__(
-        self,
-        kind: str,
-        message: str,
-        team_id: str = "",
-        lease: dict[str, Any] | None = None,
-        member: str | None = None,
-        card: str | None = None,
-        reason: str | None = None,
+        self, kind: str, message: str, team_id: str = "", error: bytes | None = None
     ) -> None:
-        super().__init__(kind, message, team_id, lease, member, card, reason)
+        super().__init__(kind, message, team_id, error)
         self.kind = kind
         self.message = message
         self.team_id = team_id
-        self.lease = lease
-        self.member = member
-        self.card = card
-        self.reason = reason
+        self.error = error
 
     def __str__(self) -> str:
         return self.message
@@ -92,35 +80,26 @@ class HostError(Exception):
     @classmethod
     def of(cls, exc: BaseException, team_id: UUID) -> HostError:
         """``exc`` as it crosses back to the driver."""
-        if isinstance(exc, TeamRunningElsewhereError):
-            return cls("elsewhere", str(exc), str(team_id), exc.lease.model_dump(mode="json"))
-        if isinstance(exc, ResumeError):
-            return cls("resume", str(exc), str(team_id), member=exc.member)
-        if isinstance(exc, TeamStartError):
-            return cls(
-                "start", str(exc), str(team_id), member=exc.member, card=exc.card, reason=exc.reason
-            )
+        error = dump_error(exc)
         for kind, types in _KINDS:
             if isinstance(exc, types):
-                return cls(kind, str(exc), str(team_id))
-        return cls("error", f"{type(exc).__name__}: {exc}", str(team_id))
+                return cls(kind, str(exc), str(team_id), error)
+        return cls("error", f"{type(exc).__name__}: {exc}", str(team_id), error)
 
     def local(self) -> Exception:
-        """The exception the local ``TeamManager`` raises for the same failure."""
-        if self.kind == "elsewhere" and self.lease is not None:
-            return TeamRunningElsewhereError(UUID(self.team_id), Lease(**self.lease))
-        if self.kind == "resume":
-            return ResumeError(self.message, member=self.member)
-        card, member, reason = self.card, self.member, self.reason
-        if self.kind == "start" and card is not None and member is not None and reason is not None:
-            return TeamStartError(card, member, reason)
+        """The exception the local ``TeamManager`` raises for the same failure: the error
+        itself when it is akgentic's, else its base type with its message."""
+        rebuilt = load_error(self.error) if self.error is not None else None
+        if isinstance(rebuilt, Exception):
+            return rebuilt
         for kind, error in _KINDS:
             if kind == self.kind:
                 return error(self.message)
         return PlacementError(f"team {self.team_id}: {self.message}")
 
 
-# The order matters: the first kind an exception is an instance of names it.
+# What an error that is not akgentic's (or does not pickle) falls back on; the order
+# matters: the first kind an exception is an instance of names it.
 _KINDS: list[tuple[str, type[Exception]]] = [
     ("address", AddressError),
     ("not-running", TeamNotRunningError),

@@ -29,6 +29,21 @@ def hang_in_a_turn(spawn: Spawn, storage_url: str, hang: str) -> Child:
     return child
 
 
+def assert_the_cut_turn_is_retried(cli: Invoke) -> None:
+    """The stored team is STOPPED with the cut turn listed, and a resume retries it."""
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(
+        shown.stdout,
+        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
+    )
+    retried = cli(
+        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
+    )
+    assert retried.exit_code == 0, retried.output
+    assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
+    assert "answer: [scripted] done: go on" in retried.stdout
+
+
 def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume(
     cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
 ) -> None:
@@ -53,16 +68,7 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
     assert "Traceback" not in errors and "Error" not in errors, errors
 
-    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
-    assert_in_order(
-        shown.stdout,
-        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
-    )
-    retried = cli(
-        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
-    )
-    assert retried.exit_code == 0, retried.output
-    assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
+    assert_the_cut_turn_is_retried(cli)
 
 
 def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
@@ -150,16 +156,7 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
         "without waiting for it" in errors.splitlines()
     ), errors
     assert "Traceback" not in errors
-    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
-    assert_in_order(
-        shown.stdout,
-        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
-    )
-    retried = cli(
-        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
-    )
-    assert retried.exit_code == 0, retried.output
-    assert "answer: [scripted] done: go on" in retried.stdout
+    assert_the_cut_turn_is_retried(cli)
 
 
 def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(

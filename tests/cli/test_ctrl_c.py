@@ -29,6 +29,21 @@ def hang_in_a_turn(spawn: Spawn, storage_url: str, hang: str) -> Child:
     return child
 
 
+def assert_the_cut_turn_is_retried(cli: Invoke) -> None:
+    """The stored team is STOPPED with the cut turn listed, and a resume retries it."""
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert_in_order(
+        shown.stdout,
+        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
+    )
+    retried = cli(
+        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
+    )
+    assert retried.exit_code == 0, retried.output
+    assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
+    assert "answer: [scripted] done: go on" in retried.stdout
+
+
 def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume(
     cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
 ) -> None:
@@ -53,16 +68,7 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
     assert "Traceback" not in errors and "Error" not in errors, errors
 
-    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
-    assert_in_order(
-        shown.stdout,
-        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
-    )
-    retried = cli(
-        "teams", "resume", "hanging", "--retry-interrupted", "-m", "go on", "--import", HANG_MODULE
-    )
-    assert retried.exit_code == 0, retried.output
-    assert "@Boss → @Human (response): [scripted] done: please hang" in retried.stdout
+    assert_the_cut_turn_is_retried(cli)
 
 
 def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
@@ -126,6 +132,31 @@ def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spa
     assert "answer: [scripted] done: go on" in resumed.stdout
     again = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(again.stdout, ["interrupted turns: 1", "  @Human → @Boss: please hang"])
+
+
+def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    """One Ctrl-C while a tool call never returns: once the grace (30s) runs out the team
+    is stopped without that member, the session ends as usual, and the command exits by
+    itself — saying whom it leaves behind — instead of waiting for it again (the actor
+    system's shutdown used to give it another 10s, silently)."""
+    child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress")
+    child.wait_for(") stopped; 1 interrupted turn(s):", timeout=120)  # after the grace
+    hint = child.wait_for("--retry-interrupted")
+    code, errors = child.finish(timeout=60)
+
+    assert code == 130
+    assert hint.startswith("resume it with: akgentic teams resume ")
+    assert (
+        "warning: @Boss is stuck in a call that has not returned (a tool call?); exiting "
+        "without waiting for it" in errors.splitlines()
+    ), errors
+    assert "Traceback" not in errors
+    assert_the_cut_turn_is_retried(cli)
 
 
 def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from uuid import uuid4
 
 import pytest
@@ -24,6 +25,18 @@ class Shout(Akgent[BaseConfig, BaseState]):
     def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
         assert sender is not None
         self.send(sender, ResultMessage(content=msg.content.upper()))
+
+
+_entered = threading.Semaphore(0)
+_release = threading.Event()
+
+
+class Stuck(Akgent[BaseConfig, BaseState]):
+    """Its handler does not return until the test releases it (a tool call that hangs)."""
+
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        _entered.release()
+        _release.wait()
 
 
 class Silent(Akgent[BaseConfig, BaseState]):
@@ -93,3 +106,20 @@ def test_shutdown_stops_every_actor() -> None:
     loner = system.createActor(Shout)
     system.shutdown(timeout=5)
     assert not orchestrator.is_alive() and not member.is_alive() and not loner.is_alive()
+
+
+def test_shutdown_waits_once_for_all_and_returns_the_actors_still_running() -> None:
+    system = ActorSystem()
+    stuck = [system.createActor(Stuck, config=BaseConfig(name=f"@S{i}")) for i in range(3)]
+    done = system.createActor(Shout)
+    for actor in stuck:
+        system.tell(actor, UserMessage(content="hang"))
+    for _ in stuck:
+        assert _entered.acquire(timeout=30)
+    try:
+        left = system.shutdown(timeout=1.0)
+        assert left == stuck  # who is still running, for the caller to say
+        assert not done.is_alive()
+    finally:
+        _release.set()
+    assert all(actor.wait_stopped(30) for actor in stuck)  # the stop asked for still holds

@@ -123,3 +123,36 @@ def test_a_draining_server_refuses_work_in_one_line_and_answers_reads(served: Se
     assert httpx.get(f"{served.url}/teams/{team.team_id}", timeout=30).status_code == 200
     assert httpx.get(f"{served.url}/teams", timeout=30).status_code == 200
     assert served.client.stop_team(team.team_id).status == "STOPPED"  # stopping is not work
+
+
+def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
+    tmp_path: Path,
+) -> None:
+    """A tool call that never returns: once the team has had its grace the server stops
+    it without that member, logs one line naming whom it leaves behind, and exits with
+    no further wait for it."""
+    storage = sqlite_url(tmp_path / "serve.db")
+    env = child_env(storage, AKGENTIC_CLI_TEST_HANG="1")  # the tool call never returns
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    try:
+        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
+        with AkgenticClient(url) as client:
+            assert hang_tool.HangStep  # defined here too, so the team's records decode
+            team = client.create_team("hanging")
+            team.send("please hang")
+            for record in team.follow(idle_timeout=60):  # until the held tool call
+                if kind(record) == "ToolCall":
+                    break
+            child.proc.send_signal(signal.SIGTERM)
+            code, errors = child.finish(120)  # the team's grace (30s), then the exit
+    finally:
+        child.stop()
+    assert code == 130, errors
+    left = [line for line in errors.splitlines() if "has not returned" in line]
+    assert len(left) == 1 and "@Boss still inside a call" in left[0], errors
+    assert "Traceback" not in errors, errors
+    bundle = open_storage(storage)
+    try:
+        assert bundle.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    finally:
+        bundle.close()

@@ -6,6 +6,11 @@ the turns are cut at a step boundary and reported). One that escapes to here —
 during the team's start-up, raised once the start-up returns (``interrupt.deferred``)
 — skips the graceful stop: the actor system is shut down at once (the log shows any
 turn in progress as interrupted, and ``akgentic teams resume`` offers to retry it).
+
+Once the teams have had their grace, a member still running is inside a call that has
+not returned (a tool call that never ends): the command says so on one line and ends
+without waiting for it (its thread does not hold up the exit). The team's records are
+already written: the team stopped without it.
 """
 
 from __future__ import annotations
@@ -13,14 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from akgentic.core import ActorSystem
+from akgentic.cli.output import SafeText, error_console, member_name
+from akgentic.core import ActorAddress, ActorSystem
 from akgentic.storage import StorageBundle
 from akgentic.team import TeamManager
 
 __all__ = ["team_manager"]
 
 HURRIED = 1.0
-"""Seconds an interrupted command gives its teams to stop."""
+"""Seconds an interrupted command gives its teams to stop; and what is left of the
+actor system once the teams have had their grace (waiting longer only delays the exit)."""
 
 
 @contextmanager
@@ -28,17 +35,31 @@ def team_manager(storage: StorageBundle) -> Iterator[TeamManager]:
     """A :class:`TeamManager` over ``storage`` with its own ``ActorSystem``."""
     system = ActorSystem()
     manager = TeamManager(system, storage)
-    hurried = False
+    graced = False  # the teams have had their time to stop (or a Ctrl-C cut it short)
     try:
         yield manager
     except KeyboardInterrupt:
-        hurried = True
+        graced = True
         raise
     finally:
-        if hurried:
-            system.shutdown(HURRIED)
-        else:
-            try:
+        try:
+            if not graced:
                 manager.shutdown()
-            finally:
-                system.shutdown()
+                graced = True
+        finally:
+            _say_left(system.shutdown(HURRIED) if graced else system.shutdown())
+
+
+def _say_left(left: list[ActorAddress]) -> None:
+    """One line naming the actors still running (see the module docstring), if any."""
+    if not left:
+        return
+    names = ", ".join(member_name(address.name) for address in left)
+    verb, them = ("is", "it") if len(left) == 1 else ("are", "them")
+    error_console().print(
+        SafeText(
+            f"warning: {names} {verb} stuck in a call that has not returned (a tool call?); "
+            f"exiting without waiting for {them}",
+            style="yellow",
+        )
+    )

@@ -23,7 +23,7 @@ from uuid import UUID
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import short_id, team_name
 from akgentic.core import user_data_dir
-from akgentic.core.excerpt import exception_line
+from akgentic.core.excerpt import exception_line, exception_words
 from akgentic.storage import (
     MemoryStorage,
     StorageBundle,
@@ -96,7 +96,7 @@ def opened_storage(
     except ValueError as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a driver's words may span lines: one line here
-        raise CliError(f"cannot open storage {url}: {_words(exc)}") from exc
+        raise CliError(f"cannot open storage {url}: {exception_words(exc)}") from exc
     try:
         yield storage, url
     finally:
@@ -158,7 +158,7 @@ def import_modules(modules: list[str] | None) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            raise CliError(f"--import {module}: cannot import it: {_words(exc)}") from None
+            raise CliError(f"--import {module}: cannot import it: {exception_words(exc)}") from None
         except SystemExit as exc:  # a script, not a module of cards (Ctrl-C: interrupted)
             raise CliError(
                 f"--import {module}: the module ended the program while imported "
@@ -170,10 +170,6 @@ def import_modules(modules: list[str] | None) -> None:
                 f"--import {module}: importing it failed: {exception_line(exc)} "
                 f"(rerun with --debug to see the traceback)"
             ) from exc
-
-
-def _words(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
 
 
 def status_label(record: TeamRecord) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -275,8 +276,16 @@ class ActorSystem:
             return self.get_address(addr.agent_id) is None
         return addr.wait_stopped(timeout)
 
-    def shutdown(self, timeout: float = 10.0) -> None:
-        """Stop every team gracefully (within ``timeout``), then every remaining actor."""
+    def shutdown(self, timeout: float = 10.0) -> list[ActorAddress]:
+        """Stop every team gracefully (within ``timeout``), then every remaining actor
+        (within ``timeout`` too, all of them together); returns the actors still running
+        then, which is never waited for again.
+
+        An actor still running is inside a call that has not returned (a tool call that
+        never ends): nothing stops it but its process's end, which its thread (a daemon)
+        does not hold up. A caller that has already given its teams their grace passes a
+        short ``timeout`` (waiting longer only delays the exit), and may say who was left.
+        """
         from akgentic.core.orchestrator import Orchestrator
 
         with self._lock:
@@ -290,6 +299,8 @@ class ActorSystem:
             remaining = [entry[0] for entry in self._actors.values()]
         for address in remaining:
             address.request_stop()
+        deadline = time.monotonic() + timeout
         for address in remaining:
-            address.wait_stopped(timeout)
+            address.wait_stopped(max(0.0, deadline - time.monotonic()))
         self._default.close()
+        return [address for address in remaining if address.is_alive()]

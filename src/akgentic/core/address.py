@@ -26,7 +26,7 @@ from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from akgentic.core.error_pickle import reduce_by_fields
-from akgentic.core.excerpt import clip, exception_line, excerpt
+from akgentic.core.excerpt import clip, exception_line, exception_words, excerpt
 from akgentic.core.serialization import MODEL_MARKER, register_serializable
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def start_failure_text(exc: BaseException) -> str:
     (:func:`~akgentic.core.excerpt.exception_line`) — only its words for an
     :class:`ActorStartError`, which already say what could not start and why."""
     if isinstance(exc, ActorStartError):
-        return clip(" ".join(str(exc).split()), START_FAILURE_CHARS)
+        return clip(exception_words(exc), START_FAILURE_CHARS)
     return exception_line(exc, START_FAILURE_CHARS)
 
 

@@ -10,7 +10,7 @@ note saying how much was left out and how to get less.
 
 from __future__ import annotations
 
-__all__ = ["EXCERPT_CHARS", "clip", "cut", "exception_line", "excerpt"]
+__all__ = ["EXCERPT_CHARS", "clip", "cut", "exception_line", "exception_words", "excerpt"]
 
 EXCERPT_CHARS = 80
 """The longest quotation of a value in an error message, in characters."""
@@ -32,14 +32,21 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     return clip(text, limit)
 
 
-def exception_line(exc: BaseException, limit: int = 400) -> str:
-    """``exc`` on one line for a message: its class and its words, whitespace runs (a
-    pydantic ``ValidationError`` spans several lines) made single spaces, through
-    :func:`clip`. An exception whose ``str()`` raises is named by its class."""
+def exception_words(exc: BaseException) -> str:
+    """``exc``'s words on one line, whitespace runs (a pydantic ``ValidationError``, a
+    database driver's message span several lines) made single spaces; empty when its
+    ``str()`` raises. Not clipped: for a message that already names what failed."""
     try:
-        words = " ".join(str(exc).split())
+        return " ".join(str(exc).split())
     except Exception:
-        words = ""
+        return ""
+
+
+def exception_line(exc: BaseException, limit: int = 400) -> str:
+    """``exc`` on one line for a message: its class and its words
+    (:func:`exception_words`), through :func:`clip`. An exception whose ``str()`` raises
+    is named by its class."""
+    words = exception_words(exc)
     name = type(exc).__name__
     return clip(f"{name}: {words}" if words else name, limit)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import yaml
 
+from akgentic.core.excerpt import exception_words
+
 __all__ = ["yaml_problem"]
 
 
@@ -18,7 +20,7 @@ def yaml_problem(exc: yaml.YAMLError, *, first_line: int = 1) -> str:
     sequence at line 1, column 7)``. ``first_line`` is the file's line number of the
     text's first line (a YAML front matter after a ``---`` line starts at 2)."""
     if not isinstance(exc, yaml.MarkedYAMLError):
-        return " ".join(str(exc).split())
+        return exception_words(exc)
 
     def at(mark: yaml.Mark | None) -> str:
         if mark is None:

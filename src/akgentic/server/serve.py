@@ -27,6 +27,9 @@ __all__ = ["BackgroundServer", "bound_url", "load_skills_into", "serve"]
 
 logger = logging.getLogger("akgentic.server")
 
+_LEFT_WAIT = 1.0
+"""Seconds the actor system waits for what is left once the teams have stopped."""
+
 SHUTDOWN_GRACE = 3
 """Seconds open connections (event streams) get when the server stops."""
 
@@ -164,6 +167,7 @@ def serve(
     for problem in cards.problems:
         report(problem)
     system = ActorSystem()
+    graced = False  # the teams have had their grace: drained, or shut down here
     try:
         manager = TeamManager(system, storage, placement=placement)
         server: _Server | None = None
@@ -179,8 +183,18 @@ def serve(
         finally:
             if server is None or not server.drained():  # no drain: a failed start, an error
                 manager.shutdown()
+            graced = True
     finally:
-        system.shutdown()
+        # once the teams have had their grace, an actor still running is inside a call
+        # that never returns, and waiting longer only delays the exit
+        left = system.shutdown(_LEFT_WAIT) if graced else system.shutdown()
+        if left:
+            names = ", ".join(address.name for address in left)
+            logger.warning(
+                "%s still inside a call that has not returned (a tool call?); "
+                "exiting without waiting for it",
+                names,
+            )
 
 
 class _Server(uvicorn.Server):

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
+from urllib.parse import quote
 from uuid import UUID
 
 import httpx
@@ -228,7 +229,7 @@ class AkgenticClient:
         return RemoteTeam(self, self.info(team_id))
 
     def info(self, team_id: UUID | str) -> TeamInfo:
-        return self.request_json("GET", f"/teams/{team_id}", TeamInfo)
+        return self.request_json("GET", team_path(team_id), TeamInfo)
 
     def list_teams(
         self, status: TeamStatus | None = None, *, include_deleted: bool = False
@@ -246,7 +247,7 @@ class AkgenticClient:
                 return found
 
     def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
-        return self.request_json("PATCH", f"/teams/{team_id}", TeamInfo, json={"name": name})
+        return self.request_json("PATCH", team_path(team_id), TeamInfo, json={"name": name})
 
     def stop_team(
         self, team_id: UUID | str, grace_timeout: float = 30.0, *, interrupt: bool = False
@@ -256,7 +257,7 @@ class AkgenticClient:
         them again)."""
         return self.request_json(
             "POST",
-            f"/teams/{team_id}/stop",
+            team_path(team_id, "/stop"),
             TeamInfo,
             params={"grace": grace_timeout, "interrupt": interrupt},
             timeout=grace_timeout + 30.0,
@@ -271,11 +272,11 @@ class AkgenticClient:
     ) -> RemoteTeam:
         body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
         return RemoteTeam(
-            self, self.request_json("POST", f"/teams/{team_id}/resume", TeamInfo, json=body)
+            self, self.request_json("POST", team_path(team_id, "/resume"), TeamInfo, json=body)
         )
 
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
-        self.request("DELETE", f"/teams/{team_id}", params={"purge": purge})
+        self.request("DELETE", team_path(team_id), params={"purge": purge})
 
 
 class RemoteTeam:
@@ -295,7 +296,7 @@ class RemoteTeam:
         )
 
     def _path(self, tail: str = "") -> str:
-        return f"/teams/{self.team_id}{tail}"
+        return team_path(self.team_id, tail)
 
     @property
     def card(self) -> TeamCard:
@@ -362,7 +363,7 @@ class RemoteTeam:
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
-        path = self._path(f"/state/{name.replace('#', '%23')}")
+        path = self._path(f"/state/{path_segment(name)}")
         view = self.client.request_json("GET", path, ToolStateView)
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
@@ -451,6 +452,20 @@ class RemoteTeam:
                 continue
             if stop is not None and stop.is_set():
                 return
+
+
+def path_segment(value: object) -> str:
+    """``value`` (a team id, a tool's name) as one segment of a URL path: percent-encoded,
+    ``.`` and ``..`` included, so a value from elsewhere (a form, a file) never reaches
+    another route (``../catalog/tools/x``), adds a query (``?force=true``) or is cut short
+    (``#``). The server decodes it back."""
+    encoded = quote(str(value), safe="")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
+
+
+def team_path(team_id: UUID | str, tail: str = "") -> str:
+    """The path of a team's route: ``/teams/<id>`` then ``tail`` (a fixed path)."""
+    return f"/teams/{path_segment(team_id)}{tail}"
 
 
 def _noting(lines: Iterator[str], heard: list[str]) -> Iterator[str]:

@@ -61,6 +61,11 @@ T = TypeVar("T")
 RECONNECTS = 20
 """Consecutive failed reconnections after which ``follow`` gives up."""
 
+SILENCE = 10.0
+"""Seconds past its heartbeat after which ``follow`` takes a stream that says nothing, not
+even a keep-alive, for a dead connection (a wedged server, a link gone quiet) and
+reconnects — rather than wait out the client's whole timeout."""
+
 
 class ServerError(Exception):
     """The server answered an error (``status``), or could not be reached (``status`` 0).
@@ -127,6 +132,8 @@ class AkgenticClient:
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        """Seconds a call may take (a stream's reads: see :meth:`RemoteTeam.follow`)."""
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
@@ -385,7 +392,10 @@ class RemoteTeam:
         Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or
         when the team is not running and everything is read (as ``TeamRuntime.follow``;
         ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
-        A dropped connection is resumed from the last event received. A team that is
+        A dropped connection is resumed from the last event received — a stream silent
+        for ``heartbeat`` + :data:`SILENCE` seconds counts as dropped — up to
+        :data:`RECONNECTS` times in a row, or until ``idle_timeout`` has passed with
+        nothing new: then :class:`ServerError` (status 0) says why. A team that is
         deleted (the stream's ``deleted`` event, after its last record; or, on a
         reconnection, a 404 with the code ``team_not_found``: purged) raises
         :class:`TeamDeletedError` once every record is yielded, whatever
@@ -396,10 +406,13 @@ class RemoteTeam:
         last_news = time.monotonic()
         failures = 0
         connected = False
+        timeout = httpx.Timeout(self.client.timeout, read=heartbeat + SILENCE)
         while True:
             params = {"from_seq": next_seq, "heartbeat": heartbeat}
             try:
-                with self.client.stream(self._path("/events"), params=params) as response:
+                with self.client.stream(
+                    self._path("/events"), params=params, timeout=timeout
+                ) as response:
                     if response.status_code >= 400:
                         response.read()
                         error = _server_error(response)
@@ -445,6 +458,12 @@ class RemoteTeam:
                 failures += 1
                 if failures > RECONNECTS:
                     raise ServerError(0, f"the event stream keeps failing: {exc}") from None
+                if idle_timeout is not None and time.monotonic() - last_news >= idle_timeout:
+                    raise ServerError(
+                        0,
+                        f"the event stream failed and nothing new came for {idle_timeout:g}s: "
+                        f"{exc or type(exc).__name__}",
+                    ) from None
                 if stop is not None and stop.wait(min(0.05 * failures, 1.0)):
                     return
                 if stop is None:

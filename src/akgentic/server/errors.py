@@ -20,6 +20,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from akgentic.client.models import TEAM_NOT_FOUND
+from akgentic.storage import TeamNotFoundError
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
 
@@ -131,6 +133,13 @@ def install_error_handlers(app: FastAPI) -> None:
     async def unavailable(request: Request, exc: PlacementError) -> JSONResponse:
         # no worker has room, or the team is between two workers: try again later
         return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    @app.exception_handler(TeamNotFoundError)
+    async def gone(request: Request, exc: TeamNotFoundError) -> JSONResponse:
+        # purged between the route's look and the manager's (another process, a racing
+        # request): the 404 of any team the server does not have
+        detail = f"{exc}; list the teams with GET /teams"
+        return JSONResponse({"detail": detail, "code": TEAM_NOT_FOUND}, status_code=404)
 
     @app.exception_handler(TeamRunningElsewhereError)
     async def elsewhere(request: Request, exc: TeamRunningElsewhereError) -> JSONResponse:

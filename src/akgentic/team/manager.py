@@ -69,6 +69,7 @@ from akgentic.storage import (
     LeaseHolder,
     LeaseLostError,
     StorageBundle,
+    TeamNotFoundError,
     TeamRecord,
     TeamStatus,
     holder_is_gone,
@@ -452,7 +453,7 @@ class TeamManager:
     def record(self, team_id: UUID) -> TeamRecord:
         record = self.storage.teams.get(team_id)
         if record is None:
-            raise LookupError(f"no team {team_id} in this storage")
+            raise TeamNotFoundError(f"no team {team_id} in this storage")
         return record
 
     # -- stopping, resuming, deleting ------------------------------------------------------------

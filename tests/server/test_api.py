@@ -4,6 +4,7 @@ off unless configured, OpenAPI at /docs."""
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import threading
@@ -242,6 +243,38 @@ def test_errors_say_why_and_never_show_a_traceback(
     assert crashed.status_code == 500
     assert "internal error" in crashed.json()["detail"]
     assert "Traceback" not in crashed.text and "simulated" not in crashed.text
+
+
+def test_an_unexpected_error_is_logged_once_under_its_id(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 500 is one record of ``akgentic.server`` naming its error id (the CLI prints it as
+    one line, its traceback only with --debug) — not also uvicorn's "Exception in ASGI
+    application" with the whole traceback, printed whatever --debug says."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep(logging.DEBUG)
+    watched = [logging.getLogger(name) for name in ("uvicorn.error", "akgentic.server")]
+    for logger in watched:
+        logger.addHandler(keep)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated failure deep inside")
+
+    monkeypatch.setattr(served.manager, "list_teams", broken)
+    try:
+        crashed = httpx.get(f"{served.url}/teams")
+    finally:
+        for logger in watched:
+            logger.removeHandler(keep)
+    assert crashed.status_code == 500
+    error_id = crashed.json()["detail"].split()[2].rstrip(";")
+    said = [(r.name, r.getMessage()) for r in records if r.levelno >= logging.ERROR]
+    assert said == [("akgentic.server", f"error {error_id} on GET /teams")], said
 
 
 def test_request_bodies_are_limited(serve_with: Callable[[ServerSettings], Served]) -> None:

@@ -25,7 +25,7 @@ from akgentic.storage import TeamNotFoundError
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
 
-__all__ = ["BodyLimit", "CodedError", "install_error_handlers"]
+__all__ = ["BodyLimit", "CodedError", "Crashes", "install_error_handlers"]
 
 logger = logging.getLogger("akgentic.server")
 
@@ -147,12 +147,50 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:
-        error_id = secrets.token_hex(4)
-        logger.error("error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
-        return JSONResponse(
-            {"detail": f"internal error {error_id}; the server's log has the details"},
-            status_code=500,
-        )
+        return _crashed(request, exc)
+
+
+def _crashed(request: Request, exc: Exception) -> JSONResponse:
+    """The 500 of an unexpected exception: logged once with its traceback under an error
+    id, answered with that id only."""
+    error_id = secrets.token_hex(4)
+    logger.error("error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+    return JSONResponse(
+        {"detail": f"internal error {error_id}; the server's log has the details"},
+        status_code=500,
+    )
+
+
+class Crashes:
+    """Answers an unexpected exception with :func:`_crashed`'s 500 and ends it there.
+
+    Starlette's handler for ``Exception`` answers from its outermost middleware and then
+    raises the exception again for the server to log: uvicorn's "Exception in ASGI
+    application" and the whole traceback, a second record of the problem printed whatever
+    ``--debug`` says. Installed outermost of the app's middleware, this answers first; an
+    exception after the answer began (a stream's) goes on to the server, which alone can
+    end that response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def noted(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted)
+        except Exception as exc:
+            if started:
+                raise
+            await _crashed(Request(scope), exc)(scope, receive, send)
 
 
 class BodyLimit:

@@ -48,7 +48,7 @@ from akgentic.client.models import (
     ToolStateView,
     WireEvent,
 )
-from akgentic.client.sse import parse_sse
+from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage import EventRecord, TeamStatus
@@ -426,7 +426,7 @@ class RemoteTeam:
                         raise _not_akgentic(self.client, response)
                     connected = True
                     heard: list[str] = []  # its first line, a heartbeat's comment included
-                    for event in parse_sse(_noting(response.iter_lines(), heard)):
+                    for event in parse_sse(_noting(sse_lines(response.iter_text()), heard)):
                         try:
                             if event.event == "deleted":
                                 gone = TeamNotice.model_validate_json(event.data).team_id

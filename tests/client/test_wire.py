@@ -56,3 +56,13 @@ def test_a_class_this_process_lacks_is_an_error_record_not_an_exception() -> Non
     assert record.error is not None and "somewhere.Mystery" in record.error
     corrupt = decode_event({**data, "message": None, "error": "bad row"})
     assert corrupt.error == "bad row"
+
+
+def test_sse_lines_end_at_cr_lf_or_crlf_only_wherever_the_chunks_are_cut() -> None:
+    from akgentic.client import sse_lines
+
+    text = 'data: {"t":"a\u2028b\u2029c\x85d\x0be\x1cf"}\r\n\r\nid: 2\rdata: x\n\n: c\r'
+    expected = ['data: {"t":"a\u2028b\u2029c\x85d\x0be\x1cf"}', "", "id: 2", "data: x", ""]
+    expected += [": c"]
+    for cut in range(len(text) + 1):  # every split in two chunks, a CRLF's included
+        assert list(sse_lines([text[:cut], text[cut:]])) == expected, cut

@@ -4,10 +4,13 @@ off unless configured, OpenAPI at /docs."""
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -242,6 +245,38 @@ def test_errors_say_why_and_never_show_a_traceback(
     assert "Traceback" not in crashed.text and "simulated" not in crashed.text
 
 
+def test_an_unexpected_error_is_logged_once_under_its_id(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 500 is one record of ``akgentic.server`` naming its error id (the CLI prints it as
+    one line, its traceback only with --debug) — not also uvicorn's "Exception in ASGI
+    application" with the whole traceback, printed whatever --debug says."""
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    keep = Keep(logging.DEBUG)
+    watched = [logging.getLogger(name) for name in ("uvicorn.error", "akgentic.server")]
+    for logger in watched:
+        logger.addHandler(keep)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("simulated failure deep inside")
+
+    monkeypatch.setattr(served.manager, "list_teams", broken)
+    try:
+        crashed = httpx.get(f"{served.url}/teams")
+    finally:
+        for logger in watched:
+            logger.removeHandler(keep)
+    assert crashed.status_code == 500
+    error_id = crashed.json()["detail"].split()[2].rstrip(";")
+    said = [(r.name, r.getMessage()) for r in records if r.levelno >= logging.ERROR]
+    assert said == [("akgentic.server", f"error {error_id} on GET /teams")], said
+
+
 def test_request_bodies_are_limited(serve_with: Callable[[ServerSettings], Served]) -> None:
     served = serve_with(ServerSettings(port=0, max_body_bytes=2048))
     big = {"card": "turns", "name": "x" * 4000}
@@ -452,3 +487,66 @@ def test_a_posted_card_does_not_load_an_installed_distribution(
             assert dist.package not in sys.modules
     finally:
         dist.forget()
+
+
+class _Silent:
+    """An event stream that opens (200, ``text/event-stream``, one ``retry`` line) and then
+    says nothing, not even a keep-alive: a wedged server, or a connection gone quiet."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+        self.done = threading.Event()
+        silent = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                silent.opened += 1
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                self.wfile.write(b"retry: 2000\n\n")
+                self.wfile.flush()
+                silent.done.wait(60)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.done.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def test_a_silent_stream_is_a_dropped_connection_and_idle_timeout_bounds_the_follow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A stream that stops saying anything (no record, no keep-alive past its heartbeat)
+    is taken for a dead connection and reconnected; ``follow(idle_timeout=...)`` then
+    ends within about that time with a ServerError saying why — it used to block on each
+    read for the client's whole timeout (60 s), twenty times over."""
+    monkeypatch.setattr(client_module, "SILENCE", 0.3, raising=False)
+    silent = _Silent()
+    outcome: list[BaseException] = []
+    try:
+        with AkgenticClient(silent.url) as client:
+            team = RemoteTeam(client, _info())
+
+            def follow() -> None:
+                try:
+                    list(team.follow(idle_timeout=1.0, heartbeat=0.2))
+                except ServerError as exc:
+                    outcome.append(exc)
+
+            reader = threading.Thread(target=follow, daemon=True)
+            reader.start()
+            reader.join(20)
+            assert not reader.is_alive(), "follow still blocked on a silent stream"
+    finally:
+        silent.close()
+    assert outcome and "nothing new came for 1s" in str(outcome[0]), outcome
+    assert silent.opened >= 2  # the silence was read as a drop: it reconnected

@@ -306,3 +306,27 @@ def test_the_server_s_404_for_an_unknown_team_carries_the_code_team_not_found(
     assert str(err.value) == f"404: no team {team.team_id}; list the teams with GET /teams"
     nowhere = httpx.get(f"{served.url}/nowhere", timeout=30).json()
     assert "code" not in nowhere  # a route the server lacks has no code
+
+
+def test_a_team_purged_while_its_stop_waits_is_a_404_not_a_500(served: Served) -> None:
+    """``akgentic teams delete --purge`` (another process) while this server stops the team:
+    the stop, waiting for the turn in progress, finds the team gone — a 404 with the code
+    ``team_not_found``, as for any purged team, not a 500 (the manager's LookupError)."""
+    from tests.server import gate_tool
+
+    team = served.client.create_team("turns")
+    team.send("wait please")
+    assert gate_tool.ENTERED.wait(30)
+    answers: list[httpx.Response] = []
+    path = f"/teams/{team.team_id}/stop"
+    stopper = threading.Thread(
+        target=lambda: answers.append(served.client.request("POST", path, allow=(404, 500)))
+    )
+    stopper.start()
+    until(team, lambda r: kind(r) == "TeamStoppingEvent")  # the stop waits for the turn
+    served.storage.teams.purge(team.team_id)
+    gate_tool.OPEN.set()
+    stopper.join(60)
+    assert answers, "the stop did not answer"
+    assert answers[0].status_code == 404, answers[0].text
+    assert answers[0].json()["code"] == "team_not_found"

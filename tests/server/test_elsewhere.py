@@ -3,8 +3,10 @@ not say ``stopped`` while it runs there, and a message for it is refused with wh
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -66,3 +68,41 @@ def test_a_team_running_in_another_process_is_followed_not_called_stopped(
 
     elsewhere.stop_team(team_id, grace_timeout=5)
     assert kinds_until_quiet(url, until_stopped=True)[-1] == "stopped"  # now it is
+
+
+def test_a_second_resume_while_one_is_under_way_keeps_the_lease(
+    served: Served, elsewhere: TeamManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two resumes of one team racing in this server (a double click, a retry): one runs
+    it, the other is a 409 — and the loser leaves the winner's lease alone, so another
+    process over the store is still refused the team (it used to release it: both ran)."""
+    from akgentic.team import restorer
+
+    team = served.client.create_team("research")
+    served.client.stop_team(team.team_id, grace_timeout=5)
+    entered, release = threading.Event(), threading.Event()
+    real = restorer.restore
+
+    def held_restore(*args: Any, **kwargs: Any) -> Any:
+        if not entered.is_set():  # the first resume waits inside, the second races it
+            entered.set()
+            assert release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(restorer, "restore", held_restore)
+    first: list[object] = []
+    racer = threading.Thread(target=lambda: first.append(served.client.resume_team(team.team_id)))
+    racer.start()
+    try:
+        assert entered.wait(30)
+        second = served.client.request(
+            "POST", f"/teams/{team.team_id}/resume", allow=(409,), timeout=10
+        )
+    finally:
+        release.set()
+        racer.join(30)
+    assert second.status_code == 409, second.text
+    assert first and served.client.get_team(team.team_id).is_running()
+    lease = served.manager.lease_of(team.team_id)
+    assert lease is not None and lease.holder.owner == served.manager.holder.owner
+    assert elsewhere.running_elsewhere(team.team_id) is not None

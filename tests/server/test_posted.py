@@ -291,8 +291,12 @@ def test_a_refusal_names_every_field_and_flag(served: Served, tmp_path: Path) ->
 
 
 def test_a_model_override_names_no_scenario_outside_the_cards_folders(served: Served) -> None:
-    detail = refused(served, {"card": "research", "model": "scripted:/etc/passwd"})
+    response = post(served, {"card": "research", "model": "scripted:/etc/passwd"})
+    assert response.status_code == 403 and not served.client.list_teams(), response.text
+    detail = response.json()["detail"]
     assert "model reads a server path outside the cards folders (scripted:/etc/passwd;" in detail
+    assert detail.startswith("the request's model may not reach")  # the card is registered:
+    assert "posted card" not in detail and "--cards" not in detail  # nothing to register
     beside = post(served, {"card": "research", "model": "scripted:research.scenario.yaml"})
     assert beside.status_code == 201, beside.text  # relative to the registered card's folder
 

@@ -181,3 +181,24 @@ def test_the_all_teams_stream_takes_a_heartbeat_as_a_team_s_stream_does(
         assert response.status_code == 200
         first = next(iter(parse_sse(response.iter_lines())))
     assert first.event == "" and first.id is None
+
+
+def test_text_with_unicode_line_separators_is_followed_like_any_other(served: Served) -> None:
+    """An SSE line ends at CR, LF or CRLF only. Text holding U+2028, U+2029 or U+0085 — a
+    paste from a PDF, a model's output — travels raw inside the JSON of ``data``; ``follow``
+    used to split lines as ``str.splitlines`` does, cut the frame there, and end with
+    "not an akgentic server"."""
+    from akgentic.core import SentMessage
+
+    team = served.client.create_team("research")
+    text = "one\u2028two\u2029three\x85four"
+    team.send(text)
+    seen = until(
+        team,
+        lambda r: (
+            isinstance(r.message, SentMessage)
+            and getattr(r.message.message, "content", None) == text
+        ),
+        timeout=30,
+    )
+    assert all(r.message is not None for r in seen), [r.error for r in seen]

@@ -26,7 +26,7 @@ from akgentic.client.models import (
     TeamPage,
     WireEvent,
 )
-from akgentic.client.sse import SseEvent, parse_sse
+from akgentic.client.sse import SseEvent, parse_sse, sse_lines
 
 __all__ = [
     "TEAM_NOT_FOUND",
@@ -47,4 +47,5 @@ __all__ = [
     "WireEvent",
     "decode_event",
     "parse_sse",
+    "sse_lines",
 ]

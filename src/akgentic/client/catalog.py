@@ -120,23 +120,23 @@ class RemoteCatalog:
         return self._send("GET", "/tools", CatalogListing)
 
     def show(self, name: str) -> ToolDetail:
-        return self._send("GET", f"/tools/{name}", ToolDetail)
+        return self._send("GET", _tool(name), ToolDetail)
 
     def enable(
         self, name: str, surfaces: Iterable[str] = ("agents",), *, type_name: str | None = None
     ) -> ToolView:
         body = EnableTool.model_validate({"surfaces": list(surfaces), "type_name": type_name})
-        return self._send("POST", f"/tools/{name}/enable", ToolView, body)
+        return self._send("POST", _tool(name, "/enable"), ToolView, body)
 
     def disable(self, name: str, surfaces: Iterable[str] = CATALOG_SURFACES) -> ToolView:
         body = DisableTool.model_validate({"surfaces": list(surfaces)})
-        return self._send("POST", f"/tools/{name}/disable", ToolView, body)
+        return self._send("POST", _tool(name, "/disable"), ToolView, body)
 
     def configure(
         self, name: str, config: dict[str, Any], *, type_name: str | None = None
     ) -> ToolView:
         body = ConfigureTool(config=config, type_name=type_name)
-        return self._send("PUT", f"/tools/{name}/config", ToolView, body)
+        return self._send("PUT", _tool(name, "/config"), ToolView, body)
 
     def set_credential(
         self, name: str, secret: str | None, *, type_name: str | None = None
@@ -144,14 +144,14 @@ class RemoteCatalog:
         """Store ``secret`` (in the request body only); None clears it."""
         if secret is None:
             params = {"type_name": type_name} if type_name else {}
-            return self._send("DELETE", f"/tools/{name}/credential", ToolView, params=params)
+            return self._send("DELETE", _tool(name, "/credential"), ToolView, params=params)
         body = SetCredential(secret=SecretStr(secret), type_name=type_name)
-        return self._send("PUT", f"/tools/{name}/credential", ToolView, body)
+        return self._send("PUT", _tool(name, "/credential"), ToolView, body)
 
     def probe(self, name: str, timeout: float | None = None) -> tuple[ToolView, ProbeResult]:
         body = ProbeTool(timeout=timeout)
         outcome = self._send(
-            "POST", f"/tools/{name}/probe", ProbeOutcome, body, timeout=(timeout or 10.0) + 30.0
+            "POST", _tool(name, "/probe"), ProbeOutcome, body, timeout=(timeout or 10.0) + 30.0
         )
         return outcome.tool, outcome.result
 
@@ -162,7 +162,7 @@ class RemoteCatalog:
 
         params = {"force": "true"} if force else None
         try:
-            self.client.request("DELETE", f"/catalog/tools/{name}", params=params)
+            self.client.request("DELETE", "/catalog" + _tool(name), params=params)
         except ServerError as exc:
             if exc.status == 404:
                 return False
@@ -175,6 +175,14 @@ class RemoteCatalog:
         """The audit trail, oldest first (of ``name`` only; the last ``limit`` lines)."""
         params = {k: v for k, v in {"name": name, "limit": limit}.items() if v is not None}
         return self._send("GET", "/audit", builtins.list[CatalogAuditRecord], params=params)
+
+
+def _tool(name: str, tail: str = "") -> str:
+    """The path of an instance's (or type's) route under ``/catalog``: the name as one
+    segment (:func:`~akgentic.client.client.path_segment`), then ``tail``."""
+    from akgentic.client.client import path_segment
+
+    return f"/tools/{path_segment(name)}{tail}"
 
 
 def _secret(body: BaseModel) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
+from urllib.parse import quote
 from uuid import UUID
 
 import httpx
@@ -47,7 +48,7 @@ from akgentic.client.models import (
     ToolStateView,
     WireEvent,
 )
-from akgentic.client.sse import parse_sse
+from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage import EventRecord, TeamStatus
@@ -59,6 +60,11 @@ T = TypeVar("T")
 
 RECONNECTS = 20
 """Consecutive failed reconnections after which ``follow`` gives up."""
+
+SILENCE = 10.0
+"""Seconds past its heartbeat after which ``follow`` takes a stream that says nothing, not
+even a keep-alive, for a dead connection (a wedged server, a link gone quiet) and
+reconnects — rather than wait out the client's whole timeout."""
 
 
 class ServerError(Exception):
@@ -126,6 +132,8 @@ class AkgenticClient:
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        """Seconds a call may take (a stream's reads: see :meth:`RemoteTeam.follow`)."""
         self._http = httpx.Client(
             base_url=self.base_url, headers=headers, timeout=timeout, transport=transport
         )
@@ -228,7 +236,7 @@ class AkgenticClient:
         return RemoteTeam(self, self.info(team_id))
 
     def info(self, team_id: UUID | str) -> TeamInfo:
-        return self.request_json("GET", f"/teams/{team_id}", TeamInfo)
+        return self.request_json("GET", team_path(team_id), TeamInfo)
 
     def list_teams(
         self, status: TeamStatus | None = None, *, include_deleted: bool = False
@@ -246,7 +254,7 @@ class AkgenticClient:
                 return found
 
     def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
-        return self.request_json("PATCH", f"/teams/{team_id}", TeamInfo, json={"name": name})
+        return self.request_json("PATCH", team_path(team_id), TeamInfo, json={"name": name})
 
     def stop_team(
         self, team_id: UUID | str, grace_timeout: float = 30.0, *, interrupt: bool = False
@@ -256,7 +264,7 @@ class AkgenticClient:
         them again)."""
         return self.request_json(
             "POST",
-            f"/teams/{team_id}/stop",
+            team_path(team_id, "/stop"),
             TeamInfo,
             params={"grace": grace_timeout, "interrupt": interrupt},
             timeout=grace_timeout + 30.0,
@@ -271,11 +279,11 @@ class AkgenticClient:
     ) -> RemoteTeam:
         body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
         return RemoteTeam(
-            self, self.request_json("POST", f"/teams/{team_id}/resume", TeamInfo, json=body)
+            self, self.request_json("POST", team_path(team_id, "/resume"), TeamInfo, json=body)
         )
 
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
-        self.request("DELETE", f"/teams/{team_id}", params={"purge": purge})
+        self.request("DELETE", team_path(team_id), params={"purge": purge})
 
 
 class RemoteTeam:
@@ -295,7 +303,7 @@ class RemoteTeam:
         )
 
     def _path(self, tail: str = "") -> str:
-        return f"/teams/{self.team_id}{tail}"
+        return team_path(self.team_id, tail)
 
     @property
     def card(self) -> TeamCard:
@@ -362,7 +370,7 @@ class RemoteTeam:
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
-        path = self._path(f"/state/{name.replace('#', '%23')}")
+        path = self._path(f"/state/{path_segment(name)}")
         view = self.client.request_json("GET", path, ToolStateView)
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
@@ -384,7 +392,10 @@ class RemoteTeam:
         Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or
         when the team is not running and everything is read (as ``TeamRuntime.follow``;
         ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
-        A dropped connection is resumed from the last event received. A team that is
+        A dropped connection is resumed from the last event received — a stream silent
+        for ``heartbeat`` + :data:`SILENCE` seconds counts as dropped — up to
+        :data:`RECONNECTS` times in a row, or until ``idle_timeout`` has passed with
+        nothing new: then :class:`ServerError` (status 0) says why. A team that is
         deleted (the stream's ``deleted`` event, after its last record; or, on a
         reconnection, a 404 with the code ``team_not_found``: purged) raises
         :class:`TeamDeletedError` once every record is yielded, whatever
@@ -395,10 +406,13 @@ class RemoteTeam:
         last_news = time.monotonic()
         failures = 0
         connected = False
+        timeout = httpx.Timeout(self.client.timeout, read=heartbeat + SILENCE)
         while True:
             params = {"from_seq": next_seq, "heartbeat": heartbeat}
             try:
-                with self.client.stream(self._path("/events"), params=params) as response:
+                with self.client.stream(
+                    self._path("/events"), params=params, timeout=timeout
+                ) as response:
                     if response.status_code >= 400:
                         response.read()
                         error = _server_error(response)
@@ -412,7 +426,7 @@ class RemoteTeam:
                         raise _not_akgentic(self.client, response)
                     connected = True
                     heard: list[str] = []  # its first line, a heartbeat's comment included
-                    for event in parse_sse(_noting(response.iter_lines(), heard)):
+                    for event in parse_sse(_noting(sse_lines(response.iter_text()), heard)):
                         try:
                             if event.event == "deleted":
                                 gone = TeamNotice.model_validate_json(event.data).team_id
@@ -444,6 +458,12 @@ class RemoteTeam:
                 failures += 1
                 if failures > RECONNECTS:
                     raise ServerError(0, f"the event stream keeps failing: {exc}") from None
+                if idle_timeout is not None and time.monotonic() - last_news >= idle_timeout:
+                    raise ServerError(
+                        0,
+                        f"the event stream failed and nothing new came for {idle_timeout:g}s: "
+                        f"{exc or type(exc).__name__}",
+                    ) from None
                 if stop is not None and stop.wait(min(0.05 * failures, 1.0)):
                     return
                 if stop is None:
@@ -451,6 +471,20 @@ class RemoteTeam:
                 continue
             if stop is not None and stop.is_set():
                 return
+
+
+def path_segment(value: object) -> str:
+    """``value`` (a team id, a tool's name) as one segment of a URL path: percent-encoded,
+    ``.`` and ``..`` included, so a value from elsewhere (a form, a file) never reaches
+    another route (``../catalog/tools/x``), adds a query (``?force=true``) or is cut short
+    (``#``). The server decodes it back."""
+    encoded = quote(str(value), safe="")
+    return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
+
+
+def team_path(team_id: UUID | str, tail: str = "") -> str:
+    """The path of a team's route: ``/teams/<id>`` then ``tail`` (a fixed path)."""
+    return f"/teams/{path_segment(team_id)}{tail}"
 
 
 def _noting(lines: Iterator[str], heard: list[str]) -> Iterator[str]:

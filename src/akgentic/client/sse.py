@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["SseEvent", "parse_sse"]
+__all__ = ["SseEvent", "parse_sse", "sse_lines"]
+
+_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -42,3 +45,23 @@ def parse_sse(lines: Iterable[str]) -> Iterator[SseEvent]:
             data.append(value)
         elif field == "id":
             event_id = value
+
+
+def sse_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of a stream's text (without their breaks), as SSE ends them: at CRLF, LF
+    or CR only — not at the other characters ``str.splitlines`` (and httpx's
+    ``iter_lines``) break at (U+2028, U+2029, U+0085...), which an event's JSON carries
+    raw inside its strings. A CR at the end of a chunk waits for the next: it may be the
+    first half of a CRLF."""
+    buffer = ""
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        for found in _BREAK.finditer(buffer):
+            if found.group() == "\r" and found.end() == len(buffer):
+                break
+            yield buffer[start : found.start()]
+            start = found.end()
+        buffer = buffer[start:]
+    if buffer:
+        yield buffer.removesuffix("\r")

@@ -22,7 +22,7 @@ from fastapi_offline import FastAPIOffline
 from akgentic.server.auth import require_token
 from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
-from akgentic.server.errors import BodyLimit, install_error_handlers
+from akgentic.server.errors import BodyLimit, Crashes, install_error_handlers
 from akgentic.server.feed import Hub
 from akgentic.server.hosts import HostCheck, allowed_hosts
 from akgentic.server.routes import (
@@ -111,6 +111,7 @@ def create_app(
     hosts = allowed_hosts(settings)
     if hosts is not None:
         app.add_middleware(HostCheck, allowed=hosts)
+    app.add_middleware(Crashes)  # outermost: a 500 is logged once (errors.py)
     return app
 
 

@@ -20,10 +20,12 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from akgentic.client.models import TEAM_NOT_FOUND
+from akgentic.storage import TeamNotFoundError
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
 
-__all__ = ["BodyLimit", "CodedError", "install_error_handlers"]
+__all__ = ["BodyLimit", "CodedError", "Crashes", "install_error_handlers"]
 
 logger = logging.getLogger("akgentic.server")
 
@@ -132,18 +134,63 @@ def install_error_handlers(app: FastAPI) -> None:
         # no worker has room, or the team is between two workers: try again later
         return JSONResponse({"detail": str(exc)}, status_code=503)
 
+    @app.exception_handler(TeamNotFoundError)
+    async def gone(request: Request, exc: TeamNotFoundError) -> JSONResponse:
+        # purged between the route's look and the manager's (another process, a racing
+        # request): the 404 of any team the server does not have
+        detail = f"{exc}; list the teams with GET /teams"
+        return JSONResponse({"detail": detail, "code": TEAM_NOT_FOUND}, status_code=404)
+
     @app.exception_handler(TeamRunningElsewhereError)
     async def elsewhere(request: Request, exc: TeamRunningElsewhereError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception) -> JSONResponse:
-        error_id = secrets.token_hex(4)
-        logger.error("error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
-        return JSONResponse(
-            {"detail": f"internal error {error_id}; the server's log has the details"},
-            status_code=500,
-        )
+        return _crashed(request, exc)
+
+
+def _crashed(request: Request, exc: Exception) -> JSONResponse:
+    """The 500 of an unexpected exception: logged once with its traceback under an error
+    id, answered with that id only."""
+    error_id = secrets.token_hex(4)
+    logger.error("error %s on %s %s", error_id, request.method, request.url.path, exc_info=exc)
+    return JSONResponse(
+        {"detail": f"internal error {error_id}; the server's log has the details"},
+        status_code=500,
+    )
+
+
+class Crashes:
+    """Answers an unexpected exception with :func:`_crashed`'s 500 and ends it there.
+
+    Starlette's handler for ``Exception`` answers from its outermost middleware and then
+    raises the exception again for the server to log: uvicorn's "Exception in ASGI
+    application" and the whole traceback, a second record of the problem printed whatever
+    ``--debug`` says. Installed outermost of the app's middleware, this answers first; an
+    exception after the answer began (a stream's) goes on to the server, which alone can
+    end that response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def noted(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noted)
+        except Exception as exc:
+            if started:
+                raise
+            await _crashed(Request(scope), exc)(scope, receive, send)
 
 
 class BodyLimit:

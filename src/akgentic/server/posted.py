@@ -111,7 +111,9 @@ class Reaching:
 class PostedCardRefusedError(CardError):
     """A posted card (or model override) reaching past the team further than allowed."""
 
-    def __init__(self, refused: Sequence[Reaching]) -> None:
+    def __init__(self, refused: Sequence[Reaching], *, posted: bool = True) -> None:
+        """``posted``: the card was posted; else only the request's ``model`` override of a
+        registered card reaches (the message then does not ask to register the card)."""
         self.refused = list(refused)
         shown = "; ".join(str(r) for r in refused[:SHOWN])
         more = f" (and {len(refused) - SHOWN} more)" if len(refused) > SHOWN else ""
@@ -123,6 +125,13 @@ class PostedCardRefusedError(CardError):
             if any(x.reach == "cards" for x in refused)
             else ""
         )
+        if not posted:
+            super().__init__(
+                f"the request's model may not reach the server host: {shown}{more}. Give a "
+                f"model without a server path (a scenario in the card's folder), or let "
+                f"requests do this (akgentic serve {reaches})"
+            )
+            return
         super().__init__(
             f"a posted card is data and may not reach the server host: {shown}{more}. "
             f"Register the card with the server (akgentic serve --cards){classes}, or let "
@@ -167,7 +176,7 @@ class PostedCardPolicy:
             if r.reach not in self.allowed and not (r.path is not None and self._inside(r.path))
         ]
         if refused:
-            raise PostedCardRefusedError(refused)
+            raise PostedCardRefusedError(refused, posted=posted)
 
     def _inside(self, path: Path) -> bool:
         real = path.resolve()

@@ -70,6 +70,7 @@ from akgentic.storage import (
     LeaseHolder,
     LeaseLostError,
     StorageBundle,
+    TeamNotFoundError,
     TeamRecord,
     TeamStatus,
     holder_is_gone,
@@ -179,6 +180,7 @@ class TeamManager:
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
         self._adopting = threading.Lock()  # shutdown's list of teams misses no late start
+        self._resuming: set[UUID] = set()  # teams a resume here is starting (under _adopting)
         self._heartbeat = Heartbeat(
             storage.leases,
             lease_ttl,
@@ -454,7 +456,7 @@ class TeamManager:
     def record(self, team_id: UUID) -> TeamRecord:
         record = self.storage.teams.get(team_id)
         if record is None:
-            raise LookupError(f"no team {team_id} in this storage")
+            raise TeamNotFoundError(f"no team {team_id} in this storage")
         return record
 
     # -- stopping, resuming, deleting ------------------------------------------------------------
@@ -510,10 +512,22 @@ class TeamManager:
 
     def _resume_here(self, team_id: UUID, model: str | ModelRoster | None) -> TeamRuntime:
         """:meth:`resume_team` in this process."""
+        with self._adopting:  # one resume of a team at a time in this process
+            if self._local_team(team_id) is not None or team_id in self._resuming:
+                raise ValueError(f"team {team_id} is already running (or resuming) in this process")
+            self._resuming.add(team_id)
+        try:
+            return self._resume_claimed(team_id, model)
+        finally:
+            with self._adopting:
+                self._resuming.discard(team_id)
+
+    def _resume_claimed(self, team_id: UUID, model: str | ModelRoster | None) -> TeamRuntime:
+        """:meth:`_resume_here` once no other resume of the team runs in this process: the
+        lease is this process's whichever resume takes it, so a second one racing the
+        first would release the first's lease when its own restore fails."""
         from akgentic.team.restorer import restore
 
-        if self._local_team(team_id) is not None:
-            raise ValueError(f"team {team_id} is already running in this process")
         record = self.record(team_id).require()  # a damaged row: CorruptRecordError
         if record.status == TeamStatus.DELETED:
             raise ValueError(f"team {team_id} was deleted and cannot be resumed")

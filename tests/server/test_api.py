@@ -137,6 +137,15 @@ def test_a_stream_that_ends_before_a_word_is_retried_with_a_limit(
         assert stub.requests == 3
 
 
+def test_follow_rides_out_a_server_restart_of_a_minute_and_backs_off() -> None:
+    """Reconnections start quick (a blip) and back off to a few seconds apart, so a follow
+    outlives a server that is down for a minute and does not hammer it meanwhile."""
+    waits = [client_module.reconnect_wait(n) for n in range(1, client_module.RECONNECTS + 1)]
+    assert waits[0] <= 0.1
+    assert waits == sorted(waits) and max(waits) == client_module.RECONNECT_WAIT_MAX
+    assert sum(waits) >= 60
+
+
 def _info() -> TeamInfo:
     return TeamInfo.model_validate(
         {

@@ -59,7 +59,12 @@ __all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "d
 T = TypeVar("T")
 
 RECONNECTS = 20
-"""Consecutive failed reconnections after which ``follow`` gives up."""
+"""Consecutive failed reconnections after which ``follow`` gives up: with
+:func:`reconnect_wait` between them, about a minute and a quarter — long enough to ride
+out a server's restart."""
+
+RECONNECT_WAIT_MAX = 5.0
+"""The longest wait between two reconnections of ``follow``."""
 
 SILENCE = 10.0
 """Seconds past its heartbeat after which ``follow`` takes a stream that says nothing, not
@@ -464,13 +469,20 @@ class RemoteTeam:
                         f"the event stream failed and nothing new came for {idle_timeout:g}s: "
                         f"{exc or type(exc).__name__}",
                     ) from None
-                if stop is not None and stop.wait(min(0.05 * failures, 1.0)):
+                if stop is not None and stop.wait(reconnect_wait(failures)):
                     return
                 if stop is None:
-                    time.sleep(min(0.05 * failures, 1.0))
+                    time.sleep(reconnect_wait(failures))
                 continue
             if stop is not None and stop.is_set():
                 return
+
+
+def reconnect_wait(failures: int) -> float:
+    """Seconds ``follow`` waits before its reconnection after ``failures`` failed ones in
+    a row: from 50 ms, doubling, at most :data:`RECONNECT_WAIT_MAX` — quick after a blip,
+    and no hammering of a server that is down."""
+    return float(min(0.05 * 2 ** min(failures - 1, 16), RECONNECT_WAIT_MAX))
 
 
 def path_segment(value: object) -> str:

@@ -196,6 +196,19 @@ def test_create_list_get_rename_delete(served: Served) -> None:
     assert err.value.status == 404 and "GET /teams" in err.value.detail
 
 
+@pytest.mark.parametrize("grace", ["nan", "inf", "-1", "301"])
+def test_a_stop_grace_out_of_range_says_why(served: Served, grace: str) -> None:
+    team = served.client.create_team("research")
+    response = httpx.post(
+        f"{served.url}/teams/{team.team_id}/stop", params={"grace": grace}, timeout=30
+    )
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    says = "finite number" if grace in ("nan", "inf") else "300" if grace == "301" else "0"
+    assert "grace" in detail and says in detail and "\n" not in detail, detail
+    assert served.client.info(team.team_id).running  # nothing stopped
+
+
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [

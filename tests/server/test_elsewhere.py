@@ -102,6 +102,8 @@ def test_a_second_resume_while_one_is_under_way_keeps_the_lease(
         release.set()
         racer.join(30)
     assert second.status_code == 409, second.text
+    detail = second.json()["detail"]
+    assert detail == f"team {team.team_id} is already running (or resuming) in this process"
     assert first and served.client.get_team(team.team_id).is_running()
     lease = served.manager.lease_of(team.team_id)
     assert lease is not None and lease.holder.owner == served.manager.holder.owner

@@ -142,7 +142,9 @@ def delete_team(
 def stop_team(
     team_id: UUID,
     ctx: Ctx,
-    grace: Annotated[float, Query(ge=0, le=300, description="Seconds turns get to end.")] = 30,
+    grace: Annotated[
+        float, Query(ge=0, le=300, allow_inf_nan=False, description="Seconds turns get to end.")
+    ] = 30,
     interrupt: Annotated[
         bool, Query(description="Cut the turns in progress at their next step first.")
     ] = False,
@@ -184,7 +186,11 @@ def resume_team(
     try:
         runtime = runtime or ctx.manager.resume_team(team_id)
     except ValueError as exc:
-        raise HTTPException(409, f"team {team_id} cannot be resumed: {exc}") from None
+        said = str(exc)  # named already when the manager says why ("team … is running")
+        named = said.startswith(f"team {team_id} ")
+        detail = said if named else f"team {team_id} cannot be resumed: {said}"
+        raise HTTPException(409, detail) from None
+
     if options.retry_interrupted:
         runtime.retry_interrupted()
     elif options.dismiss_interrupted:

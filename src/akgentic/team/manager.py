@@ -29,6 +29,7 @@ process stalled past its expiry and another took it over) stops recording and st
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -432,7 +433,8 @@ class TeamManager:
             agent_id=agent_id,
             restoring=agent_id is not None,
         )
-        recorder = EventRecorder(self.storage, team_id)
+        fence = functools.partial(self._heartbeat.confirm, team_resource(team_id))
+        recorder = EventRecorder(self.storage, team_id, fence)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
         proxy.subscribe(_ReleaseOnStop(self, team_id))

@@ -30,7 +30,20 @@ class SlowStep(ToolCard):
         return [slow_step]
 
 
-def crash_card() -> TeamCard:
+class StartGate(ToolCard):
+    """Holds its agent's start (``on_start`` builds the tools) for ever when
+    AKGENTIC_CRASH_BLOCK is set, after printing ``READY <team id>``: how the crash
+    test kills a process in the middle of a team's creation."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        if os.environ.get("AKGENTIC_CRASH_BLOCK"):
+            print(f"READY {self.get_observer().team_id}", flush=True)
+            threading.Event().wait()
+        return []
+
+
+def crash_card(*, gated_helper: bool = False) -> TeamCard:
+    """@Boss; with ``gated_helper``, then @Helper, whose start :class:`StartGate` holds."""
     config = AgentConfig(
         name="@Boss",
         role="Boss",
@@ -39,15 +52,23 @@ def crash_card() -> TeamCard:
         prompt=PromptTemplate(template="You are {name}."),
         tools=[SlowStep()],
     )
+    members = [
+        MemberSpec(
+            card=AgentCard(role="Boss", agent_class="akgentic.agent.agent.BaseAgent", config=config)
+        )
+    ]
+    if gated_helper:
+        helper = config.model_copy(update={"name": "@Helper", "tools": [StartGate()]})
+        members.append(
+            MemberSpec(
+                card=AgentCard(
+                    role="Boss", agent_class="akgentic.agent.agent.BaseAgent", config=helper
+                )
+            )
+        )
     return TeamCard(
         name="crash",
         entry_point="@Boss",
-        members=[
-            MemberSpec(
-                card=AgentCard(
-                    role="Boss", agent_class="akgentic.agent.agent.BaseAgent", config=config
-                )
-            )
-        ],
+        members=members,
         imports=["tests.team.crash_cards"],
     )

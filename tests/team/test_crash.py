@@ -144,3 +144,26 @@ def test_a_cancel_of_a_process_that_died_never_cuts_a_turn_after_the_resume(
     again = plan_restore(storage.events.read(team_id))
     assert [getattr(m, "content", None) for m in again.interrupted] == ["block please"]
     assert again.undelivered == []
+
+
+def test_a_team_killed_while_it_was_being_created_resumes_whole(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Killed before every member had started (@Helper's start held): the team is
+    stored and RUNNING, its log knows only the members that started. The resume starts
+    the card's members the log never saw, so the team answers."""
+    team_id = run_child_until_ready(storage_url, "starting")
+    storage = open_storage(storage_url)
+    assert storage.teams.get(team_id).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    assert "@Helper" not in {m.name for m in plan_restore(storage.events.read(team_id)).members}
+
+    manager = TeamManager(system, storage)
+    runtime = manager.resume_team(team_id)
+
+    assert runtime.member("@Boss") is not None and runtime.member("@Helper") is not None
+    runtime.send("hello")
+    wait_for_answer(runtime, "[scripted] done: hello")
+    manager.stop_team(team_id)
+    again = manager.resume_team(team_id)  # the fresh members are on the log: once each
+    assert sorted(m.name for m in again.members()) == ["@Boss", "@Helper", "@Human"]
+    manager.stop_team(team_id)

@@ -34,6 +34,7 @@ from akgentic.team import (
 )
 
 from .gated import Gate, GatedStep
+from .placement.lab import wait_until
 from .test_crash import run_child_until_ready
 from .test_team import EXAMPLE, final_answer
 
@@ -224,6 +225,38 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: st
         resumed.send("still mine?")
         assert final_answer(resumed).startswith("Here is what @Worker found")
         taker.stop_team(runtime.team_id)
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)
+
+
+def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_url: str) -> None:
+    """A process paused longer than its lease (SIGSTOP, a suspended laptop, a VM pause)
+    whose team was taken over meanwhile wakes before its next heartbeat: what it then
+    does is not written into the log the new holder now writes."""
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        # renewed every 60 s, lasting 0.2 s: past 0.2 s it is as if paused
+        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0.2, watch_interval=60)
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        lease = stalled.lease_of
+        wait_until(lambda: lease(runtime.team_id).expired, 10, "the lease expired")  # type: ignore[union-attr]
+        taker = TeamManager(there, open_storage(storage_url))
+        resumed = taker.resume_team(runtime.team_id)
+
+        runtime.commit_timeout = 5.0
+        with pytest.raises(TimeoutError):  # not accepted: never committed
+            runtime.send("from the paused holder")
+        assert here.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        log = taker.storage.events.read(runtime.team_id)
+        assert not any(
+            isinstance(r.message, SentMessage)
+            and getattr(r.message.message, "content", None) == "from the paused holder"
+            for r in log
+        )
+        assert taker.lease_of(runtime.team_id).holder == taker.holder  # type: ignore[union-attr]
+        taker.stop_team(resumed.team_id)
     finally:
         here.shutdown(10)
         there.shutdown(10)

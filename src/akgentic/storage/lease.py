@@ -34,6 +34,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar, Protocol, runtime_checkable
@@ -182,6 +183,11 @@ class Heartbeat:
     ``on_lost(resource, error)`` (from the heartbeat's thread); any other failure (the
     store unreachable) is logged and retried at the next beat — if the lease expires
     meanwhile and someone takes it, that next renewal reports it lost.
+
+    ``confirm(resource)`` is for a writer about to write what the lease guards: a
+    process paused past its lease (SIGSTOP, a suspended machine) may wake with its lease
+    taken over before its next beat, so a lease not renewed for half its ttl is renewed
+    there and then.
     """
 
     def __init__(
@@ -197,6 +203,7 @@ class Heartbeat:
         self.interval = interval if interval is not None else max(self.ttl / 3, 0.01)
         self._on_lost = on_lost
         self._kept: dict[str, str] = {}
+        self._renewed: dict[str, float] = {}  # resource -> time.monotonic() of its renewal
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -205,6 +212,7 @@ class Heartbeat:
         """Renew ``owner``'s lease on ``resource`` from now on."""
         with self._lock:
             self._kept[resource] = owner
+            self._renewed[resource] = time.monotonic()  # kept once acquired
             if self._thread is None and not self._closed.is_set():
                 self._thread = threading.Thread(
                     target=self._run, name="akgentic-lease-heartbeat", daemon=True
@@ -215,6 +223,7 @@ class Heartbeat:
         """Stop renewing ``resource`` (releasing it is the caller's)."""
         with self._lock:
             self._kept.pop(resource, None)
+            self._renewed.pop(resource, None)
 
     def kept(self) -> dict[str, str]:
         """The leases renewed: resource -> owner."""
@@ -224,18 +233,51 @@ class Heartbeat:
     def beat(self) -> None:
         """Renew every kept lease once, now (the thread calls this every interval)."""
         for resource, owner in self.kept().items():
-            try:
-                self._leases.renew(resource, owner, self.ttl)
-            except LeaseLostError as lost:
-                with self._lock:
-                    if self._kept.get(resource) == owner:
-                        del self._kept[resource]
-                try:
-                    self._on_lost(resource, lost)
-                except Exception:
-                    logger.exception("lease %s: the on_lost callback failed", resource)
-            except Exception:
-                logger.exception("lease %s: renewal failed; retrying", resource)
+            self._renew(resource, owner)
+
+    def confirm(self, resource: str) -> bool:
+        """False when the lease on ``resource`` turns out lost; then ``on_lost`` is
+        called, from a thread of its own (the caller may be what it stops). True at once
+        while the last renewal is under half the ttl old, else once renewed now; True
+        too for a resource not kept (released, or already reported lost) and when the
+        store cannot be reached (the write it guards fails as well)."""
+        with self._lock:
+            owner, renewed = self._kept.get(resource), self._renewed.get(resource, 0.0)
+        if owner is None or time.monotonic() - renewed < self.ttl / 2:
+            return True
+        return self._renew(resource, owner, report=self._report_apart)
+
+    def _renew(
+        self, resource: str, owner: str, report: Callable[[str, LeaseLostError], None] | None = None
+    ) -> bool:
+        """Renew one lease; False (dropped, reported) when it is lost."""
+        try:
+            self._leases.renew(resource, owner, self.ttl)
+        except LeaseLostError as lost:
+            with self._lock:
+                if self._kept.get(resource) == owner:
+                    del self._kept[resource]
+                    self._renewed.pop(resource, None)
+            (report or self._report)(resource, lost)
+            return False
+        except Exception:
+            logger.exception("lease %s: renewal failed; retrying", resource)
+            return True
+        with self._lock:
+            if self._kept.get(resource) == owner:
+                self._renewed[resource] = time.monotonic()
+        return True
+
+    def _report(self, resource: str, lost: LeaseLostError) -> None:
+        try:
+            self._on_lost(resource, lost)
+        except Exception:
+            logger.exception("lease %s: the on_lost callback failed", resource)
+
+    def _report_apart(self, resource: str, lost: LeaseLostError) -> None:
+        threading.Thread(
+            target=self._report, args=(resource, lost), name="akgentic-lease-lost", daemon=True
+        ).start()
 
     def close(self) -> None:
         """Stop the thread (the leases are not released)."""

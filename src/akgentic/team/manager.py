@@ -29,6 +29,7 @@ process stalled past its expiry and another took it over) stops recording and st
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -378,16 +379,38 @@ class TeamManager:
     ) -> TeamRuntime:
         if metadata is not None:
             self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).set_metadata(metadata)
+        human = self._start_card_members(card, team_id, {}, skip=set())
+        # durable before it is returned: the members' start records are on disk, so a
+        # resume from another process (a take-over) rebuilds the whole roster
+        self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_team()  # drains
+        recorder.flush()
+        if not recorder.written(TeamRuntime.commit_timeout):
+            logger.warning("team %s: its creation is not yet on disk", team_id)
+        return TeamRuntime(team_id, card, self.system, self.storage, orchestrator, recorder, human)
+
+    def _start_card_members(
+        self, card: TeamCard, team_id: UUID, created: dict[str, ActorAddress], skip: set[str]
+    ) -> ActorAddress | None:
+        """Create the card's person proxy and members whose names are not in ``skip``,
+        parents first, each once the one before has run its ``on_start``
+        (:class:`_MemberStartError` if it failed). ``created`` names the members already
+        running (a parent may be one) and gains the new ones. Returns the person's proxy
+        when it was created here.
+
+        A new team starts them all; a resume starts those a crash in the team's creation
+        left unstarted (the log never saw them).
+        """
         human = None
-        if card.human:
+        if card.human and card.human not in skip:
             human = self.system.createActor(
                 HumanProxy,
                 config=HumanProxyConfig(name=card.human, default_recipient=card.entry_point),
                 team_id=team_id,
             )
-        created: dict[str, ActorAddress] = {}
         skills = stored_skill_rows(self.storage.skills)
         for name, spec, parent in walk(card.members):
+            if name in skip:
+                continue
             config = spec.card.get_config_copy()
             config.name = name
             give_stored_skills(config, skills)
@@ -400,13 +423,7 @@ class TeamManager:
                 creator = self.system.proxy_ask(created[parent], Akgent, timeout=30)
                 created[name] = creator.createActor(actor_class, config=config)
             self._answers(created[name])
-        # durable before it is returned: the members' start records are on disk, so a
-        # resume from another process (a take-over) rebuilds the whole roster
-        self.system.proxy_ask(orchestrator, Orchestrator, timeout=30).get_team()  # drains
-        recorder.flush()
-        if not recorder.written(TeamRuntime.commit_timeout):
-            logger.warning("team %s: its creation is not yet on disk", team_id)
-        return TeamRuntime(team_id, card, self.system, self.storage, orchestrator, recorder, human)
+        return human
 
     def _start_orchestrator(
         self, card: TeamCard, team_id: UUID, agent_id: UUID | None
@@ -418,7 +435,8 @@ class TeamManager:
             agent_id=agent_id,
             restoring=agent_id is not None,
         )
-        recorder = EventRecorder(self.storage, team_id)
+        fence = functools.partial(self._heartbeat.confirm, team_resource(team_id))
+        recorder = EventRecorder(self.storage, team_id, fence)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
         proxy.subscribe(_ReleaseOnStop(self, team_id))
@@ -608,9 +626,12 @@ def override_models(card: TeamCard, spec: str | ModelRoster) -> None:
             config.models = roster.model_copy(deep=True)
 
 
-def check_models(card: TeamCard) -> None:
-    """Build every member's models once: a missing key or scenario fails here, clearly."""
+def check_models(card: TeamCard, skip: set[str] | None = None) -> None:
+    """Build every member's models once (but those named in ``skip``): a missing key or
+    scenario fails here, clearly."""
     for name, spec, _ in walk(card.members):
+        if skip and name in skip:
+            continue
         config = spec.card.config
         if isinstance(config, AgentConfig) and not config.role:
             config = config.model_copy(update={"role": spec.card.role})

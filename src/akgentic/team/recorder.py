@@ -34,7 +34,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -185,8 +185,13 @@ class EventRecorder:
     """Records may reach it by the batch: nobody reads them before a query or a stop,
     which drain the orchestrator's queue first, or a commit a caller waits for."""
 
-    def __init__(self, storage: StorageBundle, team_id: UUID) -> None:
+    def __init__(
+        self, storage: StorageBundle, team_id: UUID, fence: Callable[[], bool] | None = None
+    ) -> None:
         self._storage = storage
+        # asked before each commit: False when this process no longer holds the team
+        # (its lease was taken over): the group and all that follows are not written
+        self._fence = fence
         self._team_id = team_id
         self._buffer: list[Message | _Item] = []
         self._batch: TelemetryBatch | None = None
@@ -321,6 +326,19 @@ class EventRecorder:
                 rows, self._outbox, self._outbox_events = self._outbox, [], 0
                 tables, self._tables = self._tables, []
                 self._idle = False
+            if self._fence is not None and not self._fence():
+                logger.error(
+                    "team %s: another process runs it now (its lease was taken over): "
+                    "%d records not written",
+                    self._team_id,
+                    _events_in(rows),
+                )
+                self._discarded = True
+                with io:
+                    self._outbox, self._tables, self._outbox_events = [], [], 0
+                    self._idle = True
+                    io.notify_all()
+                continue
             try:
                 firsts = self._commit(rows, tables)
             except Exception:

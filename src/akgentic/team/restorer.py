@@ -15,7 +15,8 @@ for queries; restore trusts the log alone. Restoring:
 2. re-creates the members, parents first and tool actors before the agents that use
    them, each with its own id, name, configuration and latest state, flagged
    ``restoring`` so that ``on_start`` knows;
-3. gives each agent back its model context;
+3. gives each agent back its model context, and starts the members of the card that
+   never started (a crash cut the team's creation: the log has none of their records);
 4. delivers again every message that was sent to a member but never received (it was
    accepted, so it is not lost) — except a cancel (``CancelMessage``, ``/stop``): it was
    aimed at the run in progress when it was sent, a run of the process that stopped, and
@@ -121,6 +122,9 @@ class RestorePlan:
     orchestrator_id: UUID | None = None
     members: list[Member] = field(default_factory=list)
     """Running members, in the order they started (parents before children)."""
+    ever_started: set[str] = field(default_factory=set)
+    """The name of every member that ever started (running or not): a member of the card
+    missing here never did, because a crash cut the team's creation."""
     undelivered: list[Message] = field(default_factory=list)
     """Sent to a running member, never received (cancels aside: see the module docstring)."""
     interrupted: list[Message] = field(default_factory=list)
@@ -173,6 +177,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
                     # The orchestrator's own start precedes any subscriber: its id is
                     # known from the members it created.
                     plan.orchestrator_id = parent.agent_id
+                plan.ever_started.add(sender.name)
                 started[sender.agent_id] = Member(
                     agent_id=sender.agent_id,
                     name=sender.name,
@@ -264,7 +269,7 @@ def restore(
 
     Raises :class:`ResumeError` (the stored team unchanged) when a member cannot start.
     """
-    from akgentic.team.manager import check_config_models
+    from akgentic.team.manager import _MemberStartError, check_config_models, check_models
 
     storage, system = manager.storage, manager.system
     records = storage.events.read(team_id)
@@ -295,6 +300,10 @@ def restore(
             check_config_models(member.name, member.config, states.get(member.agent_id))
         except ValueError as exc:
             raise ResumeError(str(exc)) from exc  # another model would help: no member
+    try:  # the card's members a crash in its creation left unstarted: started below
+        check_models(card, skip=plan.ever_started)
+    except ValueError as exc:
+        raise ResumeError(str(exc)) from exc
 
     orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
     try:
@@ -304,6 +313,12 @@ def restore(
         recorder.hold()  # from here, nothing is written until every member has started
         proxy.end_restoration()
         addresses, human = _start_members(manager, plan, members, recorder, orchestrator)
+        created = {m.name: addresses[m.agent_id] for m in members}
+        try:
+            human = manager._start_card_members(card, team_id, created, plan.ever_started) or human
+        except _MemberStartError as failed:
+            why = failed.reason or "its on_start failed (see the log)"
+            raise ResumeError(f"{failed.member.name} could not start: {why}") from None
         _confirm_started(manager, members, addresses, recorder, orchestrator)
     except BaseException as exc:
         recorder.discard()

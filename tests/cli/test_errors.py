@@ -169,6 +169,24 @@ def test_a_bad_model_spec_and_a_bad_storage_url(cli: Invoke) -> None:
     assert url.stderr.startswith("error: unsupported storage URL (scheme 'ftp'); accepted: ")
 
 
+def test_a_file_path_as_storage_is_answered_with_its_url(cli: Invoke, tmp_path: Path) -> None:
+    """``--storage teams.db`` (a path, the likeliest slip) names the URL to write instead."""
+    absolute = cli("teams", "list", "--storage", str(tmp_path / "teams.db"))
+    relative = cli("run", str(RESEARCH), "-m", "hi", "--storage", "teams.db")
+
+    assert absolute.exit_code == relative.exit_code == 1
+    [line] = absolute.stderr.splitlines()
+    assert line.startswith(
+        f"error: storage {str(tmp_path / 'teams.db')!r} is a path, not a URL: for a SQLite "
+        f"file there, give {sqlite_url(tmp_path / 'teams.db')} (accepted: memory://"
+    )
+    assert relative.stderr.startswith(
+        "error: storage 'teams.db' is a path, not a URL: for a SQLite file there, give "
+        "sqlite:///teams.db (accepted: "
+    )
+    assert not (tmp_path / "teams.db").exists()
+
+
 def test_an_empty_message_and_a_bad_option(cli: Invoke) -> None:
     empty = cli("run", str(RESEARCH), "--message", " ")
     usage = cli("events", "x", "--from", "0")

@@ -27,6 +27,7 @@ from .conftest import (
 )
 
 HANG_MODULE = "tests.cli.hang_tool"
+DELEGATE = HANG.with_name("delegate.yaml")
 Spawn = Callable[[list[str], dict[str, str]], Child]
 
 
@@ -304,6 +305,38 @@ def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(shown.stdout, ["status:   STOPPED", "interrupted turns: none"])
     assert "accepted, not yet received" not in shown.stdout  # the person received it
+
+
+def test_a_graceful_stop_keeps_what_a_finishing_turn_sends_to_a_member_it_ended(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """The stop ends @Worker (idle) while @Boss's turn is in a tool call; the turn then
+    delegates to @Worker. It is not failed for naming a member that is gone: the request
+    is kept, undelivered, and the resume delivers it — the person gets the answer."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(DELEGATE), "--verbose"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write("the job")
+    child.wait_for("⚙ @Boss → hang_step(label=the job)")
+
+    assert cli("teams", "stop", "delegating").exit_code == 0
+    child.wait_for("the team is stopping (grace")
+    with open(release, "w"):  # the tool call returns; the turn goes on to delegate
+        pass
+    child.wait_for("@Boss → @Worker (request): do the job")
+    child.wait_for("stopped: it was stopped from elsewhere (akgentic teams stop)")
+    code, errors = child.finish()
+
+    assert code == 0, errors
+    assert errors == ""
+    shown = cli("teams", "show", "delegating", "--import", HANG_MODULE)
+    assert "accepted, not yet received: 1 (delivered on resume)" in shown.stdout
+    resumed = cli("teams", "resume", "delegating", "--import", HANG_MODULE, input="")
+    assert resumed.exit_code == 0, resumed.output
+    assert "@Boss → @Human (response): @Worker says: [scripted] done" in resumed.stdout
 
 
 def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:

@@ -20,6 +20,7 @@ from tests.board_card import BOARD_TEAM
 from tests.hostile_yaml import alias_bomb
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
+from .test_teams import run_once
 
 
 def misspelt_card(tmp_path: Path) -> tuple[Path, int]:
@@ -296,6 +297,28 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     listed = cli("teams", "list")
     assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
     assert listed.stderr == ""
+
+
+def test_a_resume_of_a_team_whose_status_is_garbled_says_how_to_repair_it(
+    cli: Invoke, storage_url: str
+) -> None:
+    """The resume refuses a damaged row; for a status, ``teams stop`` repairs it: said."""
+    team = run_once(cli)
+    conn = sqlite3.connect(sqlite_path(storage_url))
+    conn.execute("UPDATE akgentic_teams SET status = 'WEIRD'")
+    conn.commit()
+    conn.close()
+    short = str(team)[:8]
+
+    refused = cli("teams", "resume", short, "-m", "again")
+
+    assert refused.exit_code == 1
+    [line] = refused.stderr.splitlines()
+    assert line.endswith(
+        f"; repair it with: akgentic teams stop {short} --storage {storage_url}, then resume it"
+    )
+    assert cli("teams", "stop", short).exit_code == 0
+    assert cli("teams", "resume", short, "-m", "again").exit_code == 0
 
 
 # -- every command, against real failures: one `error:` line that says what to do ---------

@@ -358,6 +358,9 @@ def resume_team(
             card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
+                stop = team_command("stop", record.team_id, url)
+                raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
             hint = resume_hint(record.team_id, url, card.imports)
             # the session shows every event from from_seq: log lines it shows are skipped

@@ -20,6 +20,7 @@ from tests.board_card import BOARD_TEAM
 from tests.hostile_yaml import alias_bomb
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
+from .test_teams import run_once
 
 
 def misspelt_card(tmp_path: Path) -> tuple[Path, int]:
@@ -169,6 +170,24 @@ def test_a_bad_model_spec_and_a_bad_storage_url(cli: Invoke) -> None:
     assert url.stderr.startswith("error: unsupported storage URL (scheme 'ftp'); accepted: ")
 
 
+def test_a_file_path_as_storage_is_answered_with_its_url(cli: Invoke, tmp_path: Path) -> None:
+    """``--storage teams.db`` (a path, the likeliest slip) names the URL to write instead."""
+    absolute = cli("teams", "list", "--storage", str(tmp_path / "teams.db"))
+    relative = cli("run", str(RESEARCH), "-m", "hi", "--storage", "teams.db")
+
+    assert absolute.exit_code == relative.exit_code == 1
+    [line] = absolute.stderr.splitlines()
+    assert line.startswith(
+        f"error: storage {str(tmp_path / 'teams.db')!r} is a path, not a URL: for a SQLite "
+        f"file there, give {sqlite_url(tmp_path / 'teams.db')} (accepted: memory://"
+    )
+    assert relative.stderr.startswith(
+        "error: storage 'teams.db' is a path, not a URL: for a SQLite file there, give "
+        "sqlite:///teams.db (accepted: "
+    )
+    assert not (tmp_path / "teams.db").exists()
+
+
 def test_an_empty_message_and_a_bad_option(cli: Invoke) -> None:
     empty = cli("run", str(RESEARCH), "--message", " ")
     usage = cli("events", "x", "--from", "0")
@@ -278,6 +297,28 @@ def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage
     listed = cli("teams", "list")
     assert [line.split()[2] for line in listed.stdout.splitlines()[1:]] == ["STOPPED"]
     assert listed.stderr == ""
+
+
+def test_a_resume_of_a_team_whose_status_is_garbled_says_how_to_repair_it(
+    cli: Invoke, storage_url: str
+) -> None:
+    """The resume refuses a damaged row; for a status, ``teams stop`` repairs it: said."""
+    team = run_once(cli)
+    conn = sqlite3.connect(sqlite_path(storage_url))
+    conn.execute("UPDATE akgentic_teams SET status = 'WEIRD'")
+    conn.commit()
+    conn.close()
+    short = str(team)[:8]
+
+    refused = cli("teams", "resume", short, "-m", "again")
+
+    assert refused.exit_code == 1
+    [line] = refused.stderr.splitlines()
+    assert line.endswith(
+        f"; repair it with: akgentic teams stop {short} --storage {storage_url}, then resume it"
+    )
+    assert cli("teams", "stop", short).exit_code == 0
+    assert cli("teams", "resume", short, "-m", "again").exit_code == 0
 
 
 # -- every command, against real failures: one `error:` line that says what to do ---------

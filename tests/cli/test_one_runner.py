@@ -74,3 +74,33 @@ def test_a_failed_resume_changes_nothing_and_says_what_to_fix(
     again = cli("teams", "resume", short, "--model", "scripted:default", "-m", "and then?")
     assert again.exit_code == 0, again.output
     assert "\nanswer: [scripted] This is akgentic's offline scripted model" in again.stdout
+
+
+def test_a_purge_of_a_team_another_process_runs_is_refused_and_loses_nothing(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    """Purging a team under a live ``run`` would remove its rows while it writes them (the
+    session then offers to resume a team that no longer exists): refused, naming the
+    process and how to stop it; once stopped, the purge goes through."""
+    child = spawn([str(AKGENTIC), "run", str(RESEARCH)], child_env(storage_url))
+    started = child.wait_for("started: @Manager (entry point), @Worker")
+    match = re.match(r"team research \((\w{8})\) started", started)
+    assert match, started
+    short = match[1]
+
+    refused = cli("teams", "delete", short, "--purge", "--yes")
+
+    assert refused.exit_code == 1
+    [line] = refused.stderr.splitlines()
+    assert f"is running in another process: pid {child.proc.pid} on host " in line
+    assert line.endswith(f"; or from here: akgentic teams stop {short} --storage {storage_url}")
+    assert "RUNNING" in cli("teams", "show", short).stdout
+    child.write("still there?")
+    child.wait_for("@Manager → @Human (response): ")
+
+    assert cli("teams", "stop", short).exit_code == 0
+    child.wait_for(f"team research ({short}) stopped; resume it with")
+    assert child.finish()[0] == 0
+    purged = cli("teams", "delete", short, "--purge", "--yes")
+    assert purged.exit_code == 0, purged.output
+    assert f"team research ({short}) purged" in purged.stdout

@@ -27,6 +27,7 @@ from .conftest import (
 )
 
 HANG_MODULE = "tests.cli.hang_tool"
+DELEGATE = HANG.with_name("delegate.yaml")
 Spawn = Callable[[list[str], dict[str, str]], Child]
 
 
@@ -276,25 +277,33 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     )
 
 
+def stopped_in_a_tool_call(
+    cli: Invoke, spawn: Spawn, storage_url: str, tmp_path: Path, card: Path, line: str
+) -> Child:
+    """``run CARD``, ``line`` typed: @Boss's turn waits in hang_step while ``teams stop``
+    starts the graceful stop, then the tool call returns and the turn goes on."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(card), "--verbose"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write(line)
+    child.wait_for(f"⚙ @Boss → hang_step(label={line})")
+    stopped = cli("teams", "stop", TeamCard.from_yaml(card).name)
+    assert stopped.exit_code == 0, stopped.output
+    child.wait_for("the team is stopping (grace")  # the session has begun the graceful stop
+    with open(release, "w"):  # the tool call returns; the turn goes on
+        pass
+    return child
+
+
 def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
     cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
 ) -> None:
     """A graceful stop from another terminal while a turn is in a tool call: the turn
     finishes, and its answer reaches the person before the session ends."""
-    release = tmp_path / "release"
-    os.mkfifo(release)
-    child = spawn(
-        [str(AKGENTIC), "run", str(HANG), "--verbose"],
-        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
-    )
-    child.write("please hang")
-    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
-
-    stopped = cli("teams", "stop", "hanging")
-    assert stopped.exit_code == 0, stopped.output
-    child.wait_for("the team is stopping (grace")  # the session has begun the graceful stop
-    with open(release, "w"):  # the tool call returns; the turn goes on to its answer
-        pass
+    child = stopped_in_a_tool_call(cli, spawn, storage_url, tmp_path, HANG, "please hang")
     child.wait_for("@Boss → @Human (response): [scripted] done: please hang")
     child.wait_for("stopped: it was stopped from elsewhere (akgentic teams stop)")
     code, errors = child.finish()
@@ -304,6 +313,26 @@ def test_teams_stop_lets_the_turn_in_flight_answer_the_person(
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(shown.stdout, ["status:   STOPPED", "interrupted turns: none"])
     assert "accepted, not yet received" not in shown.stdout  # the person received it
+
+
+def test_a_graceful_stop_keeps_what_a_finishing_turn_sends_to_a_member_it_ended(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """The stop ends @Worker (idle) while @Boss's turn is in a tool call; the turn then
+    delegates to @Worker. It is not failed for naming a member that is gone: the request
+    is kept, undelivered, and the resume delivers it — the person gets the answer."""
+    child = stopped_in_a_tool_call(cli, spawn, storage_url, tmp_path, DELEGATE, "the job")
+    child.wait_for("@Boss → @Worker (request): do the job")
+    child.wait_for("stopped: it was stopped from elsewhere (akgentic teams stop)")
+    code, errors = child.finish()
+
+    assert code == 0, errors
+    assert errors == ""
+    shown = cli("teams", "show", "delegating", "--import", HANG_MODULE)
+    assert "accepted, not yet received: 1 (delivered on resume)" in shown.stdout
+    resumed = cli("teams", "resume", "delegating", "--import", HANG_MODULE, input="")
+    assert resumed.exit_code == 0, resumed.output
+    assert "@Boss → @Human (response): @Worker says: [scripted] done" in resumed.stdout
 
 
 def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:

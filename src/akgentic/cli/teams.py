@@ -99,6 +99,12 @@ def _holder(lease: Lease | None) -> str:
     return f"nobody ({stale})" if stale else lease.describe()
 
 
+def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str) -> CliError:
+    """A team another process runs: who, and that it need not be stopped over there."""
+    stop = team_command("stop", record.team_id, url)
+    return CliError(f"{exc}; or from here: {stop}")
+
+
 def _stale(lease: Lease) -> str:
     """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
     if holder_is_gone(lease.holder):  # known for sure, however long ago it died
@@ -352,6 +358,9 @@ def resume_team(
             card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
+                stop = team_command("stop", record.team_id, url)
+                raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
             hint = resume_hint(record.team_id, url, card.imports)
             # the session shows every event from from_seq: log lines it shows are skipped
@@ -364,9 +373,8 @@ def resume_team(
                     raise CliError(
                         _not_resumed(_title(record), exc, command, card.imports)
                     ) from None
-                except TeamRunningElsewhereError as exc:  # it need not be stopped over there
-                    stop = team_command("stop", record.team_id, url)
-                    raise CliError(f"{exc}; or from here: {stop}") from None
+                except TeamRunningElsewhereError as exc:
+                    raise _elsewhere(exc, record, url) from None
                 if record.status == TeamStatus.RUNNING:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
@@ -504,7 +512,7 @@ def delete_team(
 ) -> None:
     """Mark a team DELETED (its history is kept), or remove it with --purge: its history
     and its own workspace trees."""
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED and not purge:
@@ -519,7 +527,10 @@ def delete_team(
             typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
         trees = team_workspaces(record.team_id) if purge else []
         with team_manager(bundle) as manager:
-            manager.delete_team(record.team_id, purge=purge)
+            try:
+                manager.delete_team(record.team_id, purge=purge)
+            except TeamRunningElsewhereError as exc:
+                raise _elsewhere(exc, record, url) from None
         if purge:
             gone = "its record and history"
             if trees:

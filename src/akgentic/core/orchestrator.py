@@ -252,6 +252,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         window = spec.config.history_window if isinstance(spec.config, OrchestratorConfig) else 1000
         self._members: dict[UUID, ActorAddress] = {}
         self._by_name: dict[str, ActorAddress] = {}
+        self._stopped_by_name: dict[str, ActorAddress] = {}  # ended by the graceful stop
         self._reserved: set[str] = set()
         self._snapshots: dict[int, ActorAddressProxy] = {}  # by agent_id.int
         self._states: dict[UUID, SerializableModel] = {}
@@ -377,6 +378,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 self._members.pop(sender.agent_id, None)
                 if self._by_name.get(sender.name) == sender:
                     del self._by_name[sender.name]
+                    if self._stopping:
+                        self._stopped_by_name[sender.name] = sender
                 self._states.pop(sender.agent_id, None)
                 self._snapshots.pop(sender.agent_id.int, None)
         elif isinstance(msg, StateChangedMessage):
@@ -494,9 +497,14 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         return config.entry_point if isinstance(config, OrchestratorConfig) else None
 
     def get_team_member(self, name: str) -> ActorAddress | None:
-        """The running member with this address name, or None."""
+        """The running member with this address name, or None.
+
+        While the team stops gracefully, a member the stop has already ended (it had
+        nothing left to do) is still found: a turn finishing meanwhile may address it,
+        and its message must not fail that turn — ``send_or_record`` records it
+        undelivered, and a restore of the team delivers it."""
         self._drain()
-        return self._by_name.get(name)
+        return self._by_name.get(name) or self._stopped_by_name.get(name)
 
     def get_messages(self, limit: int | None = None) -> list[Message]:
         """The most recent messages sent in the team, oldest first (bounded window)."""

@@ -10,7 +10,7 @@ another file is refused with the spelling of each reading (see :func:`sqlite_pat
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from pydantic import ValidationError
@@ -171,5 +171,9 @@ def open_storage(url: str, *, create: bool = True) -> StorageBundle:
         return _open_sqlite(url, create)
     if scheme in ("postgresql", "postgres"):
         return _open_postgres(url)
-    shown: Any = f"scheme {scheme!r}" if scheme else "no scheme"
-    raise ValueError(f"unsupported storage URL ({shown}); accepted: {ACCEPTED_URLS}")
+    if not scheme:  # a file's path, the likeliest slip: the URL that names that file
+        raise ValueError(
+            f"storage {url!r} is a path, not a URL: for a SQLite file there, give "
+            f"{sqlite_url(Path(url).expanduser())} (accepted: {ACCEPTED_URLS})"
+        )
+    raise ValueError(f"unsupported storage URL (scheme {scheme!r}); accepted: {ACCEPTED_URLS}")

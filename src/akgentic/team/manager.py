@@ -569,9 +569,16 @@ class TeamManager:
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
         """Stop the team if it runs, then mark it DELETED. ``purge`` removes its rows and
-        its own workspace trees (see :mod:`akgentic.team.workspaces`)."""
+        its own workspace trees (see :mod:`akgentic.team.workspaces`).
+
+        A team another live process runs is marked DELETED, which that process notices and
+        obeys; a purge of it is refused (:class:`TeamRunningElsewhereError`): its rows would
+        go while that process still writes them, and its session would offer to resume a
+        team that no longer exists. Stop it first, then purge."""
         if self.get_team(team_id) is not None:
             self.stop_team(team_id)
+        elif purge and (elsewhere := self.running_elsewhere(team_id)) is not None:
+            raise elsewhere
         self.record(team_id)
         if purge:
             self.storage.teams.purge(team_id)

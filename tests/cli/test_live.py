@@ -6,9 +6,11 @@ import io
 from datetime import UTC, datetime
 from uuid import uuid4
 
+import pytest
 from rich.console import Console
 
 from akgentic.agent import AgentMessage
+from akgentic.cli import logs
 from akgentic.cli.describe import Describer
 from akgentic.cli.live import ECHO_CHARS, LiveView
 from akgentic.cli.output import ASCII
@@ -49,10 +51,10 @@ def event(sender: ActorAddressProxy, payload: object) -> EventMessage:
     return EventMessage(sender=sender, event=payload)
 
 
-def view(*, ascii_only: bool = False) -> tuple[LiveView, io.StringIO]:
+def view(*, ascii_only: bool = False, verbose: bool = False) -> tuple[LiveView, io.StringIO]:
     buffer = io.StringIO()
     console = Console(file=buffer, width=40, soft_wrap=True, highlight=False)
-    live = LiveView(console, human="@Human", known={"@Human", "@Worker"})
+    live = LiveView(console, human="@Human", known={"@Human", "@Worker"}, verbose=verbose)
     if ascii_only:
         live.marks = ASCII
     return live, buffer
@@ -104,6 +106,22 @@ def test_streamed_text_errors_warnings_tool_state_and_joins() -> None:
         "✗ event 99 could not be read: team x, event seq 99: cannot decode the stored payload",
     ]
     assert str(live.usage) == "2 requests, 10 input / 5 output tokens"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_members_traceback_is_printed_with_debug_only(debug: bool) -> None:
+    """``-v`` shows every event, a member's error as its one line; its traceback comes
+    with ``--debug``, as every traceback the CLI prints."""
+    live, out = view(verbose=True)
+    before = logs.show_tracebacks(debug)
+    try:
+        live.render(record(1, ErrorMessage(sender=WORKER, content="it broke", traceback="Tb!")))
+        live.finish()
+    finally:
+        logs.show_tracebacks(before)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "✗ @Worker error: it broke"
+    assert ("Tb!" in lines) is debug
 
 
 def test_ascii_marks_when_the_output_is_not_unicode() -> None:

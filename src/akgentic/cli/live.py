@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from rich.console import Console
 
 from akgentic.agent import AgentMessage
+from akgentic.cli import logs
 from akgentic.cli.describe import (
     Describer,
     call_text,
@@ -169,7 +170,7 @@ class LiveView:
             self._event(who, message)
         elif isinstance(message, ErrorMessage):
             self._line(f"{m.failed} {who} error: {text_of(message)}", "red")
-            if self.verbose and message.traceback:
+            if message.traceback and logs.tracebacks_shown():  # --debug, as for any error
                 self._line(message.traceback.rstrip(), "dim red")
         elif isinstance(message, WarningMessage):
             self._line(f"{m.warning} {who} warning: {text_of(message)}", "yellow")

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from akgentic.cli.output import ONE_LINE, printable
 from akgentic.core.agent import ON_STREAM
 
-__all__ = ["configure", "show_tracebacks", "stream_shown"]
+__all__ = ["configure", "show_tracebacks", "stream_shown", "tracebacks_shown"]
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -74,6 +74,11 @@ def show_tracebacks(on: bool) -> bool:
     before = _FORMATTER.tracebacks
     _FORMATTER.tracebacks = on
     return before
+
+
+def tracebacks_shown() -> bool:
+    """Whether ``--debug`` is on: tracebacks are printed (a log line's, a member's error's)."""
+    return _FORMATTER.tracebacks
 
 
 @contextmanager

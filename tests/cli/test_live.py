@@ -11,9 +11,10 @@ from rich.console import Console
 
 from akgentic.agent import AgentMessage
 from akgentic.cli import logs
-from akgentic.cli.describe import Describer
+from akgentic.cli.describe import Describer, last_exchange
 from akgentic.cli.live import ECHO_CHARS, LiveView
 from akgentic.cli.output import ASCII
+from akgentic.cli.teams import _show_exchange
 from akgentic.core import (
     ActorAddressProxy,
     ErrorMessage,
@@ -23,6 +24,7 @@ from akgentic.core import (
     ReceivedMessage,
     SentMessage,
     StartMessage,
+    UserMessage,
     WarningMessage,
 )
 from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolReturnEvent
@@ -234,3 +236,49 @@ def test_a_hostile_member_name_stays_on_its_line_and_injects_nothing() -> None:
     assert summaries[3] == f"{shown}: broke"
     assert summaries[4] == f"{shown} started ()"
     assert all("\n" not in s and "\x1b" not in s for s in summaries)
+
+
+def test_the_last_exchange_is_the_person_s_last_message_and_the_answers_to_them_after_it() -> None:
+    first = UserMessage(content="first", sender=HUMAN)
+    second = UserMessage(content="second\x1b]0;t\x07", sender=HUMAN)
+    answers = [
+        AgentMessage(content=f"answer {n}", type="response", sender=WORKER) for n in range(7)
+    ]
+    log = [
+        record(1, SentMessage(sender=HUMAN, recipient=WORKER, message=first)),
+        record(2, SentMessage(sender=WORKER, recipient=HUMAN, message=answers[0])),
+        record(3, SentMessage(sender=HUMAN, recipient=WORKER, message=second)),
+        record(4, SentMessage(sender=WORKER, recipient=PLANNER, message=answers[1])),  # not to them
+        record(5, None, error="undecodable"),
+        *(
+            record(5 + n, SentMessage(sender=WORKER, recipient=HUMAN, message=answers[n]))
+            for n in range(1, 7)
+        ),
+    ]
+
+    exchange = last_exchange(log, "@Human")
+
+    assert [sent.message for sent in exchange] == [second, *answers[1:]]
+    assert last_exchange(log[:4], "@Human") == []  # unanswered: listed as interrupted instead
+    buffer = io.StringIO()
+    _show_exchange(Console(file=buffer, width=40, soft_wrap=True), exchange, "last exchange:")
+    assert buffer.getvalue().splitlines() == [
+        "last exchange:",
+        "  @Human → @Worker: second\\x1b]0;t\\x07",
+        "  ... 1 earlier answer(s): akgentic events lists them",
+        *(f"  @Worker → @Human (response): answer {n}" for n in range(2, 7)),
+    ]
+
+
+def test_a_long_answer_in_the_last_exchange_is_clipped_on_one_line() -> None:
+    answer = AgentMessage(content="word\n" * 100, type="response", sender=WORKER)
+    log = [
+        record(1, SentMessage(sender=HUMAN, recipient=WORKER, message=UserMessage(content="hi"))),
+        record(2, SentMessage(sender=WORKER, recipient=HUMAN, message=answer)),
+    ]
+    buffer = io.StringIO()
+    _show_exchange(
+        Console(file=buffer, width=40, soft_wrap=True), last_exchange(log, "@Human"), "x"
+    )
+    shown = buffer.getvalue().splitlines()
+    assert len(shown) == 3 and shown[2].endswith("… (528 characters)")

@@ -460,3 +460,54 @@ def test_a_member_named_with_control_characters_is_shown_escaped_on_its_line(
     )
     for output in (ran.stdout, shown.stdout, misaddressed.stderr):
         assert not any(c in output for c in "\x1b\x07\r")
+
+
+def test_an_answer_a_crash_kept_from_the_screen_is_shown_by_show_and_resume(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    """The log holds the team's answer, the person may never have seen it (a crash between
+    its record and its print): ``teams show`` and the resume show their last exchange.
+    The child is killed once it printed the answer, so the answer is surely recorded; the
+    team's turn ended, so nothing is listed as interrupted."""
+    child = spawn([str(AKGENTIC), "run", str(HANG)], child_env(storage_url))
+    child.write("nod fine")
+    child.wait_for("@Boss → @Human (acknowledgment): Noted: fine")
+    child.stop()  # killed with the team RUNNING, its answer recorded
+    exchange = ["  @Human → @Boss: nod fine", "  @Boss → @Human (acknowledgment): Noted: fine"]
+
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert shown.exit_code == 0, shown.output
+    assert_in_order(
+        shown.stdout,
+        ["status:   RUNNING", "interrupted turns: none", "last exchange:", *exchange],
+    )
+
+    resumed = cli(
+        "teams", "resume", "hanging", "-m", "nod again", "--idle", "0.3", "--import", HANG_MODULE
+    )
+    assert resumed.exit_code == 0, resumed.output
+    assert "did not stop cleanly (pid " in resumed.stderr
+    assert_in_order(
+        resumed.stdout,
+        [
+            "last exchange before the crash:",
+            *exchange,
+            "@Human → @Boss: nod again",
+            "answer: Noted: again",
+        ],
+    )
+    assert "interrupted" not in resumed.stdout
+
+    # that session stopped cleanly: the next resume has nothing to recover
+    clean = cli("teams", "resume", "hanging", "-m", "nod once more", "--import", HANG_MODULE)
+    assert clean.exit_code == 0, clean.output
+    assert "last exchange" not in clean.stdout and "Noted: again" not in clean.stdout
+    assert_in_order(
+        cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout,
+        [
+            "status:   STOPPED",
+            "last exchange:",
+            "  @Human → @Boss: nod once more",
+            "  @Boss → @Human (acknowledgment): Noted: once more",
+        ],
+    )

@@ -9,6 +9,7 @@ so that "received" and "processed" lines can say which message they mean.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
@@ -50,6 +51,7 @@ __all__ = [
     "exec_finished_text",
     "kind_of",
     "label_of",
+    "last_exchange",
     "name_of",
     "one_line",
     "sent_line",
@@ -106,6 +108,23 @@ def sent_line(sent: SentMessage, arrow: str = "→", limit: int | None = None) -
     head = f"{who_of(sent.sender)} {arrow} {who_of(recipient)}{label_of(sent.message)}"
     text = text_of(sent.message)
     return f"{head}: {text if limit is None else printable(text, limit=limit)}"
+
+
+def last_exchange(records: Iterable[EventRecord], human: str) -> list[SentMessage]:
+    """The person's last message in ``records`` and the messages sent to them after it, in
+    log order: what a crash may have kept from their screen (the log holds an answer the
+    CLI never printed). Empty when nothing answered that message: a turn the crash cut is
+    listed as interrupted instead."""
+    exchange: list[SentMessage] = []
+    for record in records:
+        message = record.message
+        if not isinstance(message, SentMessage):
+            continue
+        if name_of(message.sender) == human:
+            exchange = [message]
+        elif exchange and name_of(message.recipient or message.message.recipient) == human:
+            exchange.append(message)
+    return exchange if len(exchange) > 1 else []
 
 
 def _value(value: Any) -> str:

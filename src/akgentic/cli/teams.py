@@ -16,6 +16,7 @@ from rich.console import Console
 from akgentic.agent import AgentConfig
 from akgentic.cli import interrupt, logs
 from akgentic.cli.chat import ChatOptions, chat, intro, quote
+from akgentic.cli.describe import last_exchange, one_line, sent_line
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import model_for_resume
 from akgentic.cli.options import (
@@ -43,6 +44,7 @@ from akgentic.cli.output import (
     print_table,
     printable,
     short_id,
+    symbols_for,
     team_name,
     team_title,
 )
@@ -58,7 +60,7 @@ from akgentic.cli.store import (
     status_label,
     stored_card,
 )
-from akgentic.core import Message
+from akgentic.core import Message, SentMessage
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
     Lease,
@@ -80,6 +82,10 @@ from akgentic.team import (
 from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
+
+LAST_ANSWERS = 5
+"""The most answers a "last exchange" block shows (the latest ones); ``akgentic events``
+lists them all."""
 
 
 def _title(record: TeamRecord) -> str:
@@ -182,8 +188,8 @@ def show_team(
     storage: StorageOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Show a team: its record, who runs it, its card's members, its last seq and
-    interrupted turns."""
+    """Show a team: its record, who runs it, its card's members, its last seq, the person's
+    last exchange and interrupted turns."""
     with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         import_modules(imports)
         record = find_team(bundle, team)
@@ -210,7 +216,10 @@ def show_team(
             console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(console, plan_restore(bundle.events.read(record.team_id)), record)
+        records = bundle.events.read(record.team_id)
+        _show_log(console, plan_restore(records), record)
+        if card is not None and card.human is not None:
+            _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -265,6 +274,25 @@ def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
         console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
 
 
+def _show_exchange(console: Console, exchange: list[SentMessage], heading: str) -> None:
+    """The person's last message and its answers (see :func:`last_exchange`), one line
+    each as the live view prints them, clipped; at most :data:`LAST_ANSWERS` answers.
+    Nothing when nothing answered it."""
+    if not exchange:
+        return
+    arrow = symbols_for(console).arrow
+    asked, answers = exchange[0], exchange[1:]
+    console.print(SafeText(heading))
+    console.print(SafeText(f"  {one_line(sent_line(asked, arrow))}"))
+    if len(answers) > LAST_ANSWERS:
+        earlier = len(answers) - LAST_ANSWERS
+        console.print(
+            SafeText(f"  ... {earlier} earlier answer(s): akgentic events lists them", style="dim")
+        )
+    for answer in answers[-LAST_ANSWERS:]:
+        console.print(SafeText(f"  {one_line(sent_line(answer, arrow))}", style="bold"))
+
+
 # -- stop ----------------------------------------------------------------------------------
 def stop_team(
     team: TeamArgument, storage: StorageOption = None, debug: DebugOption = False
@@ -289,8 +317,8 @@ def stop_team(
             )
             console.print(
                 SafeText(
-                    f"akgentic teams show {short_id(record.team_id)} lists any turn the crash "
-                    f"interrupted; teams resume offers them again",
+                    f"akgentic teams show {short_id(record.team_id)} shows the last exchange "
+                    f"and lists any turn the crash interrupted; teams resume offers them again",
                     style="dim",
                 )
             )
@@ -363,6 +391,13 @@ def resume_team(
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
             hint = resume_hint(record.team_id, url, card.imports)
+            crashed = record.status == TeamStatus.RUNNING  # or running elsewhere: refused below
+            # what the person may never have seen: read before the resume writes to the log
+            exchange = (
+                last_exchange(bundle.events.read(record.team_id), card.human)
+                if crashed and card.human is not None
+                else []
+            )
             # the session shows every event from from_seq: log lines it shows are skipped
             with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
@@ -375,7 +410,7 @@ def resume_team(
                     ) from None
                 except TeamRunningElsewhereError as exc:
                     raise _elsewhere(exc, record, url) from None
-                if record.status == TeamStatus.RUNNING:
+                if crashed:
                     how = f" ({_stale(lease)})" if lease is not None else ""
                     error_console().print(
                         SafeText(
@@ -386,6 +421,7 @@ def resume_team(
                     )
                 console = out_console()
                 intro(console, runtime, "resumed")
+                _show_exchange(console, exchange, "last exchange before the crash:")
                 if runtime.interrupted and dismiss_interrupted:
                     gone = runtime.dismiss_interrupted()
                     console.print(

@@ -1,4 +1,5 @@
-"""SIGTERM, SIGHUP and a closed output in a real ``akgentic`` process, taken as Ctrl-C.
+"""SIGTERM, SIGHUP and a closed output in a real ``akgentic`` process, taken as Ctrl-C
+(the first SIGTERM's graceful stop: ``test_ctrl_c``).
 
 SIGTERM (``kill PID``, a service manager) and SIGHUP (the terminal closed) stop the team
 as the first Ctrl-C does — the turn cut at its next step, the team stopped, the resume
@@ -14,36 +15,14 @@ import pty
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from .conftest import AKGENTIC, HANG, Invoke, child_env
 from .test_ctrl_c import HANG_MODULE, Spawn, assert_the_cut_turn_is_retried, hang_in_a_turn
-
-
-def test_sigterm_stops_the_team_as_ctrl_c_does(
-    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
-) -> None:
-    release = tmp_path / "release"
-    os.mkfifo(release)
-    child = hang_in_a_turn(spawn, storage_url, str(release))
-
-    child.proc.send_signal(signal.SIGTERM)
-    child.wait_for("interrupted by SIGTERM: cancelling the turns in progress at their next step")
-    child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # delivered
-    with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
-        pass
-    child.wait_for(") stopped; 1 interrupted turn(s):")
-    child.wait_for("  @Human → @Boss: please hang")
-    hint = child.wait_for("--retry-interrupted")
-    code, errors = child.finish()
-
-    assert code == 143  # 128 + SIGTERM
-    assert hint.startswith("resume it with: akgentic teams resume ")
-    assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
-    assert "Traceback" not in errors and "Error" not in errors, errors
-    assert_the_cut_turn_is_retried(cli)
 
 
 def test_a_second_signal_after_sigterm_exits_at_once(
@@ -59,6 +38,29 @@ def test_a_second_signal_after_sigterm_exits_at_once(
 
     assert code == 143  # the first signal's
     assert "interrupted again: stopped at once (the turns in progress were cut)" in errors
+
+
+@contextmanager
+def held_exchange(
+    storage_url: str, release: Path, stdout: int, **env: str
+) -> Iterator[subprocess.Popen[str]]:
+    """``akgentic run hang.yaml -m "please hang"`` writing to ``stdout``, its turn held in
+    its tool call until ``release`` (a FIFO) is opened; killed on the way out if still
+    running."""
+    proc = subprocess.Popen(
+        [str(AKGENTIC), "run", str(HANG), "-m", "please hang"],
+        env=child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release), **env),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
 
 
 class Terminal:
@@ -105,16 +107,7 @@ def test_sighup_stops_the_team_as_ctrl_c_does_though_the_terminal_is_gone(
     release = tmp_path / "release"
     os.mkfifo(release)
     terminal = Terminal()
-    env = child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release), NO_COLOR="1")
-    proc = subprocess.Popen(
-        [str(AKGENTIC), "run", str(HANG), "-m", "please hang"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=terminal.slave,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with held_exchange(storage_url, release, terminal.slave, NO_COLOR="1") as proc:
         terminal.start()
         terminal.wait_for("⚙ @Boss → hang_step(label=please hang)")
 
@@ -125,10 +118,6 @@ def test_sighup_stops_the_team_as_ctrl_c_does_though_the_terminal_is_gone(
         with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
             pass
         _, errors = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
 
     assert proc.returncode == 129, errors  # 128 + SIGHUP
     assert "Traceback" not in errors and "Exception ignored" not in errors, errors
@@ -144,16 +133,7 @@ def test_a_closed_output_stops_the_team_quietly(
     team stored STOPPED."""
     release = tmp_path / "release"
     os.mkfifo(release)
-    env = child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release))
-    proc = subprocess.Popen(
-        [str(AKGENTIC), "run", str(HANG), "-m", "please hang"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with held_exchange(storage_url, release, subprocess.PIPE) as proc:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         for line in proc.stdout:
@@ -165,10 +145,6 @@ def test_a_closed_output_stops_the_team_quietly(
         with open(release, "w"):  # the turn goes on, and the session writes
             pass
         _, errors = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
 
     assert first.startswith("team hanging (")
     assert proc.returncode == 141, errors  # 128 + SIGPIPE

@@ -14,6 +14,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from .conftest import AKGENTIC, HANG, Child, Invoke, assert_in_order, child_env
 
 HANG_MODULE = "tests.cli.hang_tool"
@@ -44,15 +46,28 @@ def assert_the_cut_turn_is_retried(cli: Invoke) -> None:
     assert "answer: [scripted] done: go on" in retried.stdout
 
 
+@pytest.mark.parametrize(
+    ("sent", "said", "exit_code"),
+    [
+        (signal.SIGINT, "interrupted", 130),
+        (signal.SIGTERM, "interrupted by SIGTERM", 143),  # kill PID: taken as Ctrl-C
+    ],
+)
 def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume(
-    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+    cli: Invoke,
+    storage_url: str,
+    spawn: Spawn,
+    tmp_path: Path,
+    sent: signal.Signals,
+    said: str,
+    exit_code: int,
 ) -> None:
     release = tmp_path / "release"
     os.mkfifo(release)
     child = hang_in_a_turn(spawn, storage_url, str(release))
 
-    child.proc.send_signal(signal.SIGINT)
-    child.wait_for("interrupted: cancelling the turns in progress at their next step")
+    child.proc.send_signal(sent)
+    child.wait_for(f"{said}: cancelling the turns in progress at their next step")
     child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # delivered
     with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
         pass
@@ -61,7 +76,7 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     hint = child.wait_for("--retry-interrupted")
     code, errors = child.finish()
 
-    assert code == 130
+    assert code == exit_code
     assert stopped.startswith("team hanging (")
     assert hint.startswith("resume it with: akgentic teams resume ")
     assert f"--import {HANG_MODULE} --retry-interrupted" in hint

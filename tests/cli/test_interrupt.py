@@ -37,12 +37,14 @@ from .test_watch import ask, watching
 def ctrl_c() -> Iterator[Callable[[], None]]:
     """The console script's SIGINT handler, for this test; yields how to press Ctrl-C once
     (a second press would end the process, as it should)."""
-    previous = signal.getsignal(signal.SIGINT)
+    taken = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # what install takes over
+    previous = {signum: signal.getsignal(signum) for signum in taken}
     interrupt.install()
     try:
         yield lambda: signal.raise_signal(signal.SIGINT)
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 class _CtrlCOnEnter(threading.Condition):

@@ -16,19 +16,23 @@ in time), ``error: <why>`` on stderr and exit code 1.
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
 them, stops the team, lists the interrupted turns and says how to resume (exit code
-130); a second one exits at once (:mod:`akgentic.cli.interrupt`). The caller runs the
-session within :func:`interrupt.deferred`: the first Ctrl-C reaches it only where it
-checks (its waits, each :data:`interrupt.SLICE`), never inside the framework code the
-main thread runs, and the stops run :func:`interrupt.aside`. One taken during the team's
-start-up stops it the same way, and says that the message was not sent. A team stopped
-from another terminal (``akgentic teams stop``) ends the session: it says so and exits.
-A team on a server that is deleted meanwhile (``akgentic teams delete --server``, the
-page, ``DELETE /teams/{id}``) ends it too: one line says so, exit code 1.
+130); a second one exits at once (:mod:`akgentic.cli.interrupt`). SIGTERM and SIGHUP
+are taken as Ctrl-C (exit codes 143 and 129), and so is an output whose reader went (a
+closed pipe, a hung-up terminal: exit code 141, what is left to print goes nowhere).
+The caller runs the session within :func:`interrupt.deferred`: the first Ctrl-C reaches
+it only where it checks (its waits, each :data:`interrupt.SLICE`), never inside the
+framework code the main thread runs, and the stops run :func:`interrupt.aside`. One
+taken during the team's start-up stops it the same way, and says that the message was
+not sent. A team stopped from another terminal (``akgentic teams stop``) ends the
+session: it says so and exits. A team on a server that is deleted meanwhile (``akgentic
+teams delete --server``, the page, ``DELETE /teams/{id}``) ends it too: one line says
+so, exit code 1.
 """
 
 from __future__ import annotations
 
 import re
+import signal
 import sys
 from dataclasses import dataclass
 from uuid import UUID
@@ -42,7 +46,14 @@ from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
 from akgentic.cli.keyboard import ENDED, Keyboard
 from akgentic.cli.live import LiveView
-from akgentic.cli.output import SafeText, error_console, member_name, printable, team_title
+from akgentic.cli.output import (
+    SafeText,
+    error_console,
+    member_name,
+    printable,
+    team_title,
+    write_out,
+)
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
@@ -213,10 +224,10 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     or on its server); the turns a resume would offer again."""
     view.answered()  # no prompt any more
     if sys.stdout.isatty():
-        print()  # off the prompt line (or the line being written) the ^C left
+        write_out("\n")  # off the prompt line (or the line being written) the ^C left
     view.note(
-        f"interrupted: cancelling the turns in progress at their next step and stopping the "
-        f"team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
+        f"{_interrupted_by()}: cancelling the turns in progress at their next step and "
+        f"stopping the team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
         "yellow",
     )
     try:
@@ -229,6 +240,15 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     except Exception as exc:
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []
+
+
+def _interrupted_by() -> str:
+    """``interrupted`` (Ctrl-C), ``interrupted by SIGTERM`` (or SIGHUP, SIGPIPE: the
+    output's reader went)."""
+    cause = interrupt.cause()
+    if cause in (0, signal.SIGINT):
+        return "interrupted"
+    return f"interrupted by {signal.Signals(cause).name}"
 
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:
@@ -250,7 +270,7 @@ def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: 
         )
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
-    return interrupt.EXIT_INTERRUPTED
+    return interrupt.exit_code()
 
 
 def quote(message: Message) -> str:
@@ -299,11 +319,11 @@ def _interactive(
         view.answered()
         if typed is ENDED:  # the team stopped under us (stopped from elsewhere, lease lost)
             if tty:
-                print()  # off the prompt line
+                write_out("\n")  # off the prompt line
             return reply
         if typed is None:
             if tty:
-                print()
+                write_out("\n")
             return reply
         assert isinstance(typed, str)
         line = typed.strip()

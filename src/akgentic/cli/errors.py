@@ -3,7 +3,8 @@
 :func:`reporting` wraps a command. An exception the user can act on (a bad team card,
 an unknown team, a missing API key, a bad storage URL...) becomes ``error: <message>``
 lines and exit code 1; anything else also says to rerun with ``--debug``, which prints
-the traceback first. Ctrl-C becomes exit code 130. Tracebacks are never shown otherwise.
+the traceback first. Ctrl-C becomes exit code 130 (SIGTERM 143, SIGHUP 129, a closed
+output 141, silently: :mod:`akgentic.cli.interrupt`). Tracebacks are never shown otherwise.
 Both go through :func:`akgentic.cli.output.printable`: an exception's message may quote
 a value from a hostile YAML file or a stored name, and its ESC sequences are shown
 escaped (``\\x1b``), in the ``error:`` lines and in the traceback's lines alike.
@@ -12,6 +13,7 @@ escaped (``\\x1b``), in the ``error:`` lines and in the traceback's lines alike.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Iterator
@@ -19,7 +21,7 @@ from contextlib import contextmanager
 
 import typer
 
-from akgentic.cli import logs
+from akgentic.cli import interrupt, logs
 from akgentic.cli.interrupt import EXIT_INTERRUPTED
 from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.core import AddressError
@@ -71,7 +73,8 @@ def report(exc: BaseException, *, debug: bool = False) -> None:
 @contextmanager
 def reporting(debug: bool = False) -> Iterator[None]:
     """Run a command body: errors become ``error:`` lines and ``typer.Exit(1)``; Ctrl-C
-    becomes ``typer.Exit(130)``. ``debug`` also turns on DEBUG logging for ``akgentic``,
+    (or SIGTERM, SIGHUP, a closed output) becomes ``typer.Exit(128 + the signal's
+    number)``. ``debug`` also turns on DEBUG logging for ``akgentic``,
     for the body only: both are put back after it (a command run in-process, by a test
     or a program, leaves the next one as it found it)."""
     shown = logs.show_tracebacks(debug)
@@ -84,8 +87,9 @@ def reporting(debug: bool = False) -> Iterator[None]:
     except (typer.Exit, typer.Abort, typer.TyperException):
         raise
     except KeyboardInterrupt:
-        error_console().print(SafeText("interrupted", style="yellow"))
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        if interrupt.cause() != signal.SIGPIPE:  # a closed output ends it quietly
+            error_console().print(SafeText("interrupted", style="yellow"))
+        raise typer.Exit(interrupt.exit_code()) from None
     except Exception as exc:
         report(exc, debug=debug)
         raise typer.Exit(EXIT_ERROR) from None

@@ -24,7 +24,7 @@ import typer
 
 from akgentic.cli import interrupt
 from akgentic.cli.describe import Describer
-from akgentic.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, CliError, reporting
+from akgentic.cli.errors import EXIT_ERROR, CliError, reporting
 from akgentic.cli.options import (
     DebugOption,
     ImportOption,
@@ -137,7 +137,7 @@ def events(
                 )
                 printed = _print(rows, earlier=earlier)
             if ctrl_c.is_set():
-                raise typer.Exit(EXIT_INTERRUPTED)
+                raise typer.Exit(interrupt.exit_code())
             if not printed and not follow:
                 last = bundle.events.last_seq(record.team_id)
                 _say_why_nothing(from_seq, team_title(record.name, record.team_id), last)
@@ -179,5 +179,5 @@ def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> 
             console.print(SafeText(line, style="red" if row.message is None else ""))
             printed += 1
     except KeyboardInterrupt:  # the way to end --follow of a server's team
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        raise typer.Exit(interrupt.exit_code()) from None
     return printed

@@ -1,7 +1,9 @@
 """Ctrl-C, the same in every command: the first one asks, the second one exits at once.
 
 :func:`install` (the console script does it first thing, before the framework is
-imported) replaces Python's SIGINT handler:
+imported) replaces Python's handlers of SIGINT, SIGTERM and SIGHUP (the terminal closed,
+``kill PID``, a service manager stopping the command): the three are taken alike — a
+"Ctrl-C" below is any of them:
 
 - the **first** Ctrl-C raises ``KeyboardInterrupt`` in the main thread, as usual — each
   command turns it into its graceful way out (``reporting`` prints ``interrupted``) — or,
@@ -12,8 +14,18 @@ imported) replaces Python's SIGINT handler:
   :func:`check`, which the session's waits call every :data:`SLICE` seconds (the typed
   line, the reply, a stop run :func:`aside`), and the block's end;
 - the **second** one prints :data:`at_once` (set by the command: what was cut, how to
-  resume) and ends the process with exit code 130 there and then (``os._exit``: nothing
-  waits, not a thread stuck in a tool call, not the interpreter's shutdown).
+  resume) and ends the process there and then (``os._exit``: nothing waits, not a thread
+  stuck in a tool call, not the interpreter's shutdown).
+
+The exit code names the first signal, 128 + its number (:func:`exit_code`): 130 after
+Ctrl-C, 143 after SIGTERM, 129 after SIGHUP. A SIGTERM or SIGHUP that the process was
+started ignoring (``nohup``) stays ignored.
+
+Output whose reader is gone — a closed pipe (``akgentic run ... | head -1``), a hung-up
+terminal — is :func:`output_lost`: the descriptor is pointed at ``/dev/null`` (what is
+left to write goes nowhere, nothing fails, no "Exception ignored" at exit) and, when
+nothing stopped the command yet, it is taken as a first Ctrl-C by SIGPIPE: the command
+stops as gracefully, silently, with exit code 141 (as a Unix tool killed by SIGPIPE).
 
 Never a traceback. Off the console script (a test's in-process runner) nothing is
 installed and Python's own handling stays (:func:`check` then never raises).
@@ -35,9 +47,12 @@ __all__ = [
     "SLICE",
     "aside",
     "at_once",
+    "cause",
     "check",
     "deferred",
+    "exit_code",
     "install",
+    "output_lost",
     "pressed",
     "quietly",
     "report_and_exit",
@@ -53,32 +68,74 @@ at_once = "interrupted again: stopped at once"
 SLICE = 0.1
 """Seconds a wait of the main thread inside :func:`deferred` goes without a :func:`check`."""
 
-_state = {"count": 0}
+_TAKEN = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+"""The signals :func:`install` takes as Ctrl-C (no SIGHUP on Windows)."""
+_PIPE = int(getattr(signal, "SIGPIPE", 13))
+"""SIGPIPE's number, the cause :func:`output_lost` records (POSIX's, on Windows too)."""
+
+_state = {"count": 0, "signal": 0}
 _quiet: list[threading.Event] = []
 
 
 def install() -> None:
-    """Take over SIGINT for this process (main thread only; a no-op elsewhere); the count
-    of :func:`pressed` starts again."""
+    """Take over SIGINT, SIGTERM and SIGHUP for this process (main thread only; a no-op
+    elsewhere; one the process started ignoring stays ignored, but SIGINT); the count of
+    :func:`pressed` starts again."""
     if threading.current_thread() is threading.main_thread():
-        _state["count"] = 0
-        signal.signal(signal.SIGINT, _handle)
+        _state["count"] = _state["signal"] = 0
+        for signum in _TAKEN:
+            if signum == signal.SIGINT or signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, _handle)
 
 
 def pressed() -> int:
-    """How many times Ctrl-C was pressed since :func:`install`."""
+    """How many times Ctrl-C (or SIGTERM, SIGHUP, a lost output) came since :func:`install`."""
     return _state["count"]
+
+
+def cause() -> int:
+    """The number of the first signal taken (SIGPIPE's for a lost output); 0 before any."""
+    return _state["signal"]
+
+
+def exit_code() -> int:
+    """The exit code of a command a signal stopped: 128 + the first signal's number (130
+    for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP, 141 for a lost output); 130 when none was
+    taken (Python's own ``KeyboardInterrupt``, off the console script)."""
+    return 128 + (_state["signal"] or int(signal.SIGINT))
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
     _state["count"] += 1
     if _state["count"] > 1:
         _write(f"\n{at_once}\n")
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(exit_code())
+    _state["signal"] = signum
     if _quiet:
         _quiet[-1].set()
         return
     raise KeyboardInterrupt
+
+
+def output_lost(fd: int) -> None:
+    """The reader of ``fd`` (1 or 2) is gone (a closed pipe, a hung-up terminal): from now
+    on it writes to ``/dev/null``. When no signal came yet, this is the first "Ctrl-C"
+    (cause SIGPIPE): inside :func:`quietly` it sets the event; in the main thread outside
+    it raises ``KeyboardInterrupt``; in another thread it is only recorded (the command's
+    output goes nowhere until it ends)."""
+    with suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    if _state["count"]:
+        return  # already stopping: the rest of the way out writes nowhere
+    _state["count"], _state["signal"] = 1, _PIPE
+    if _quiet:
+        _quiet[-1].set()
+    elif threading.current_thread() is threading.main_thread():
+        raise KeyboardInterrupt
 
 
 @contextmanager
@@ -137,9 +194,10 @@ def aside(call: Callable[[], T]) -> T:
 
 
 def report_and_exit() -> NoReturn:
-    """Ctrl-C before the command started (the imports): ``interrupted``, exit 130."""
+    """Ctrl-C (or SIGTERM, SIGHUP) before the command started (the imports):
+    ``interrupted``, exit 128 + the signal's number."""
     _write("interrupted\n")
-    raise SystemExit(EXIT_INTERRUPTED)
+    raise SystemExit(exit_code())
 
 
 def _write(text: str) -> None:

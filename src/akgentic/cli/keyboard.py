@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Final
 
 from akgentic.cli import interrupt
+from akgentic.cli.output import write_out
 
 __all__ = ["ENDED", "Keyboard"]
 
@@ -89,7 +90,10 @@ class Keyboard:
                     return
                 continue
             while "\n" not in buffered:
-                chunk = os.read(fd, 65536)
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # EIO: the terminal hung up — the end of the input
+                    chunk = b""
                 if not chunk:
                     buffered += decoder.decode(b"", final=True)
                     break
@@ -106,8 +110,7 @@ class Keyboard:
 
 
 def _write(prompt: str) -> None:
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
+    write_out(prompt)
 
 
 def _descriptor() -> int | None:

@@ -19,6 +19,7 @@ the log lines (:mod:`akgentic.cli.logs`) and the ``--debug`` traceback
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +29,7 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
+from akgentic.cli import interrupt
 from akgentic.core.excerpt import EXCERPT_CHARS
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "symbols_for",
     "team_name",
     "team_title",
+    "write_out",
 ]
 
 
@@ -134,14 +137,35 @@ def _printable_text(text: Text) -> Text:
 
 
 class _SafeConsole(Console):
-    """A console that prints strings and :class:`Text` through :func:`printable`."""
+    """A console that prints strings and :class:`Text` through :func:`printable`, and
+    whose output's reader may go: a closed pipe or a hung-up terminal is
+    :func:`akgentic.cli.interrupt.output_lost` (the command stops as a signal stops it),
+    never rich's ``SystemExit(1)`` nor an ``OSError`` in the middle of a stop."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         safe = [
             _printable_text(o) if isinstance(o, Text) else printable(o) if isinstance(o, str) else o
             for o in objects
         ]
-        super().print(*safe, **kwargs)
+        try:
+            super().print(*safe, **kwargs)
+        except OSError:  # EIO: the terminal hung up (a broken pipe is on_broken_pipe)
+            del self._buffer[:]
+            self.on_broken_pipe()
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True  # nothing more to write: rich drops what is printed
+        interrupt.output_lost(2 if self.stderr else 1)
+
+
+def write_out(text: str) -> None:
+    """Write ``text`` raw on stdout (a prompt, the newline off it), flushed; a reader that
+    is gone is :func:`akgentic.cli.interrupt.output_lost`, as for the consoles."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError:
+        interrupt.output_lost(1)
 
 
 def out_console() -> Console:

@@ -2,7 +2,8 @@
 
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
 Its options are checked before it listens (one ``error:`` line each); a card or skill it
-skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM) stops it gracefully, the teams
+skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM, or SIGHUP: the terminal it
+was started in closed) stops it gracefully, the teams
 it runs finishing their turns while it drains (``/health`` answers 503 ``draining``, new
 work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every command.
 With ``--placement ray`` the teams run on a Ray cluster instead (see
@@ -26,7 +27,7 @@ from pydantic import ValidationError
 from akgentic.cli import interrupt
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
-from akgentic.cli.output import SafeText, error_console, printable
+from akgentic.cli.output import SafeText, error_console, printable, write_out
 from akgentic.cli.placement import (
     MaxTeamsOption,
     PlacementOption,
@@ -181,18 +182,18 @@ def serve(
             teams = "" if where is None else "; teams on the Ray cluster"
 
             def ready(address: str) -> None:
-                typer.echo(
+                write_out(
                     printable(
                         f"akgentic serving on {address} (storage {url}{teams}); open "
-                        f"{address}/ in a browser; API docs at /docs"
+                        f"{address}/ in a browser; API docs at /docs\n"
                     )
                 )
 
             def stopping() -> None:
-                typer.echo(
+                write_out(
                     "stopping: the teams running here finish their turns in progress; new "
                     "work is refused meanwhile (/health answers 503 draining); Ctrl-C again "
-                    "to stop at once"
+                    "to stop at once\n"
                 )
 
             with interrupt.quietly() as pressed:

@@ -24,7 +24,7 @@ from akgentic.cli.options import (
     TeamArgument,
     TokenOption,
 )
-from akgentic.cli.output import SafeText, member_name, out_console, short_id, team_name
+from akgentic.cli.output import SafeText, member_name, out_console, short_id, team_name, write_out
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage
 from akgentic.team import team_usage
@@ -69,7 +69,7 @@ def _print(report: UsageReport, *, as_json: bool, breakers: int) -> None:
     if as_json:
         # JSON's own escapes (a JSON string cannot hold printable's ``\x1b``): every
         # character past ASCII as ``\u...``, so no C1, DEL or bidi control reaches the terminal
-        typer.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=True))
+        write_out(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=True) + "\n")
         return
     members = [m.model_copy(update={"name": member_name(m.name)}) for m in report.members]
     shown = report.model_copy(update={"members": members})  # each name on its line

@@ -42,23 +42,26 @@ class StartGate(ToolCard):
         return []
 
 
-def crash_card(*, gated_helper: bool = False) -> TeamCard:
-    """@Boss; with ``gated_helper``, then @Helper, whose start :class:`StartGate` holds."""
+def crash_card(*, held_start: bool = False) -> TeamCard:
+    """@Boss; with ``held_start``, @Boss's start is held by :class:`StartGate` and @Helper
+    comes after it (a team's members start one after the other), so the log of a process
+    killed then never holds @Helper, whatever its recorder managed to commit."""
+    gate = [StartGate()] if held_start else []
     config = AgentConfig(
         name="@Boss",
         role="Boss",
         models=ModelRoster(models=[ModelConfig(provider="scripted", model="crash.scenario.yaml")]),
         scenario_dir=str(HERE),
         prompt=PromptTemplate(template="You are {name}."),
-        tools=[SlowStep()],
+        tools=[SlowStep(), *gate],
     )
     members = [
         MemberSpec(
             card=AgentCard(role="Boss", agent_class="akgentic.agent.agent.BaseAgent", config=config)
         )
     ]
-    if gated_helper:
-        helper = config.model_copy(update={"name": "@Helper", "tools": [StartGate()]})
+    if held_start:
+        helper = config.model_copy(update={"name": "@Helper", "tools": []})
         members.append(
             MemberSpec(
                 card=AgentCard(

@@ -4,7 +4,7 @@ Prints ``READY <team_id>`` once: one turn finished, a second is blocked inside i
 call (the call is on the log), and a third message is accepted and waiting.
 
 With ``starting`` as second argument, the process is caught in the team's creation
-instead: @Helper's start blocks (``StartGate`` prints READY), @Boss has started.
+instead: @Boss's start blocks (``StartGate`` prints READY), @Helper is not created yet.
 
 With ``ctrl-c`` as second argument, the team is then stopped as a first Ctrl-C stops it
 (``TeamRuntime.interrupt_and_stop``: an interrupting ``CancelMessage`` to every member,
@@ -35,7 +35,7 @@ def wait_for(runtime: TeamRuntime, predicate: object) -> None:
 def main(url: str, how: str = "") -> None:
     manager = TeamManager(ActorSystem(), open_storage(url))
     if how == "starting":
-        manager.create_team(crash_card(gated_helper=True))  # never returns: StartGate
+        manager.create_team(crash_card(held_start=True))  # never returns: StartGate
     runtime = manager.create_team(crash_card())
     runtime.send("first task")
     wait_for(

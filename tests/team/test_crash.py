@@ -149,9 +149,9 @@ def test_a_cancel_of_a_process_that_died_never_cuts_a_turn_after_the_resume(
 def test_a_team_killed_while_it_was_being_created_resumes_whole(
     storage_url: str, system: ActorSystem
 ) -> None:
-    """Killed before every member had started (@Helper's start held): the team is
-    stored and RUNNING, its log knows only the members that started. The resume starts
-    the card's members the log never saw, so the team answers."""
+    """Killed before every member had started (@Boss's start held, @Helper not created
+    yet): the team is stored and RUNNING, its log knows at most the members created
+    before. The resume starts the card's members the log never saw, so the team answers."""
     team_id = run_child_until_ready(storage_url, "starting")
     storage = open_storage(storage_url)
     assert storage.teams.get(team_id).status == TeamStatus.RUNNING  # type: ignore[union-attr]

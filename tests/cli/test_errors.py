@@ -219,6 +219,30 @@ def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) ->
     assert line.startswith(f"error: cannot open storage {sqlite_url(path)}: {path}: file is not")
 
 
+def test_a_store_locked_by_a_long_write_says_how_to_wait_longer(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    open_storage(sqlite_url(path)).close()
+    url = sqlite_url(path) + "?busy_timeout=0.05"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long write transaction
+    holder.execute("DELETE FROM akgentic_teams")
+    try:
+        result = CliRunner().invoke(
+            app, ["teams", "list"], env={"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
+        )
+    finally:
+        holder.rollback()
+        holder.close()
+
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.endswith(
+        f"{path}: database is locked: another process holds the file (this one waited its "
+        f"busy_timeout, 0.05 s); retry, or wait longer: add ?busy_timeout=SECONDS to the "
+        f"storage URL, as in --storage '{sqlite_url(path)}?busy_timeout=120'"
+    ), line
+
+
 def test_a_damaged_team_is_reported_and_the_others_still_list(
     cli: Invoke, storage_url: str
 ) -> None:

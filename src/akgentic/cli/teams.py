@@ -52,6 +52,7 @@ from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
     LEGACY_STORE,
     default_store,
+    default_url,
     find_team,
     import_modules,
     opened_storage,
@@ -66,6 +67,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    sqlite_path,
     sqlite_url,
 )
 from akgentic.team import (
@@ -73,9 +75,11 @@ from akgentic.team import (
     ResumeError,
     TeamCard,
     TeamRunningElsewhereError,
+    UnreadableLogError,
     plan_restore,
     team_resource,
     team_workspaces,
+    unreadable_log,
 )
 from akgentic.team.card import walk
 
@@ -210,7 +214,14 @@ def show_team(
             console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(console, plan_restore(bundle.events.read(record.team_id)), record)
+        plan = plan_restore(bundle.events.read(record.team_id))
+        why = unreadable_log(plan, card) if card is not None else None
+        if why is not None:
+            console.print(
+                SafeText(f"log:      unreadable, a resume refuses it: {why}", style="red")
+            )
+        else:
+            _show_log(console, plan, record)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -368,6 +379,8 @@ def resume_team(
                 lease = _lease(bundle, record)
                 try:
                     runtime = manager.resume_team(record.team_id, model=resume_on)
+                except UnreadableLogError as exc:
+                    raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
                     raise CliError(
@@ -402,6 +415,18 @@ def resume_team(
                     resume_hint=hint,
                 )
     raise typer.Exit(code)
+
+
+def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: str) -> str:
+    """A resume refused for a log whose damage hides the team: where the store is, and
+    the ways on (a backup; ``akgentic events`` shows what still reads)."""
+    store = sqlite_path(url) if url.startswith("sqlite") else url
+    storage = "" if url == default_url() else f" --storage {url}"
+    return (
+        f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "
+        f"restore the store {store} from a backup (see what still reads with: akgentic "
+        f"events {short_id(record.team_id)}{storage})"
+    )
 
 
 def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str]) -> str:

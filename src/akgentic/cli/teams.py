@@ -215,13 +215,7 @@ def show_team(
         else:
             _show_card(console, card)
         plan = plan_restore(bundle.events.read(record.team_id))
-        why = unreadable_log(plan, card) if card is not None else None
-        if why is not None:
-            console.print(
-                SafeText(f"log:      unreadable, a resume refuses it: {why}", style="red")
-            )
-        else:
-            _show_log(console, plan, record)
+        _show_log(console, plan, record, unreadable_log(plan, card) if card is not None else None)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -245,9 +239,24 @@ def _show_card(console: Console, card: TeamCard) -> None:
         console.print(SafeText(f"{'profiles:':<10}{hires}"))
 
 
-def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+def _show_log(
+    console: Console, plan: RestorePlan, record: TeamRecord, unreadable: str | None
+) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
-    running when the log was last written (a running team, here or crashed)."""
+    running when the log was last written (a running team, here or crashed); for a log
+    whose damage hides the team (``unreadable``: why), that a resume refuses it."""
+    if unreadable is not None:
+        console.print(
+            SafeText(f"log:      unreadable, a resume refuses it: {unreadable}", style="red")
+        )
+    else:
+        _show_members(console, plan, record)
+    for row in plan.corrupt:
+        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
+
+
+def _show_members(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+    """The members and turns of a log a resume can restore (see :func:`_show_log`)."""
     members = ", ".join(member_name(m.name) for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
         console.print(SafeText(f"running when last recorded: {members}"))
@@ -272,8 +281,6 @@ def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
                 style="dim",
             )
         )
-    for row in plan.corrupt:
-        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
 
 
 # -- stop ----------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from akgentic.core import serialize
 from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
 from tests.board_card import BOARD_TEAM
+from tests.event_rows import unpack_events
 from tests.hostile_yaml import alias_bomb
 
 from .conftest import AKGENTIC, RESEARCH, Invoke, child_env, run_child
@@ -217,6 +218,30 @@ def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) ->
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"error: cannot open storage {sqlite_url(path)}: {path}: file is not")
+
+
+def test_a_store_locked_by_a_long_write_says_how_to_wait_longer(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    open_storage(sqlite_url(path)).close()
+    url = sqlite_url(path) + "?busy_timeout=0.05"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process's long write transaction
+    holder.execute("DELETE FROM akgentic_teams")
+    try:
+        result = CliRunner().invoke(
+            app, ["teams", "list"], env={"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
+        )
+    finally:
+        holder.rollback()
+        holder.close()
+
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.endswith(
+        f"{path}: database is locked: another process holds the file (this one waited its "
+        f"busy_timeout, 0.05 s); retry, or wait longer: add ?busy_timeout=SECONDS to the "
+        f"storage URL, as in --storage '{sqlite_url(path)}?busy_timeout=120'"
+    ), line
 
 
 def test_a_damaged_team_is_reported_and_the_others_still_list(
@@ -560,3 +585,90 @@ def test_a_resume_whose_tool_actor_cannot_start_says_why_and_keeps_the_team(
     resumed = cli("teams", "resume", short, "-m", "again", "--import", "tests.board_card")
     assert resumed.exit_code == 0, resumed.output
     store.close()
+
+
+# -- an unreadable event log: a resume refuses it, the stored team unchanged ------------------
+
+
+def stored_rows(path: Path) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as db:
+        return [
+            *db.execute("SELECT * FROM akgentic_teams ORDER BY team_id"),
+            *db.execute("SELECT * FROM akgentic_event_packs ORDER BY team_id, first_seq"),
+            *db.execute("SELECT * FROM akgentic_events ORDER BY team_id, seq"),
+        ]
+
+
+def test_a_team_whose_whole_log_is_unreadable_is_not_resumed(cli: Invoke, storage_url: str) -> None:
+    team_id = run_once(cli)
+    path = sqlite_path(storage_url)
+    with sqlite3.connect(path) as db:
+        assert db.execute("UPDATE akgentic_event_packs SET data = x'00ff13'").rowcount > 0
+    before = stored_rows(path)
+
+    shown = cli("teams", "show", "research")
+    resumed = cli("teams", "resume", "research", "-m", "hello?")
+
+    assert shown.exit_code == 0, shown.output
+    assert "a resume restores" not in shown.stdout
+    assert "log:      unreadable, a resume refuses it: none of its " in shown.stdout
+    assert resumed.exit_code == 1, resumed.output
+    assert resumed.stdout == ""
+    (line,) = resumed.stderr.splitlines()
+    assert line.startswith(
+        f"error: team research ({str(team_id)[:8]}) was not resumed, nothing changed: its event "
+        f"log is unreadable: none of its "
+    ), line
+    assert line.endswith(
+        f"restore the store {path} from a backup (see what still reads with: akgentic events "
+        f"{str(team_id)[:8]} --storage {storage_url})"
+    ), line
+    assert stored_rows(path) == before
+
+
+def test_a_log_hiding_a_members_start_is_not_resumed_but_one_with_a_bad_event_is(
+    cli: Invoke, storage_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    team_id = run_once(cli)
+    path = sqlite_path(storage_url)
+    unpack_events(path, team_id)
+    with sqlite3.connect(path) as db:
+        rows = list(
+            db.execute(
+                "SELECT seq, payload FROM akgentic_events WHERE team_id = ? ORDER BY seq",
+                (str(team_id),),
+            )
+        )
+        starts = [
+            seq
+            for seq, payload in rows
+            if payload.startswith('{"__model__":"akgentic.core.messages.orchestrator.StartMessage"')
+            and json.loads(payload)["sender"]["name"] == "@Worker"
+        ]
+        last = rows[-1][0]
+        for seq in (starts[0], last - 1, last):
+            db.execute(
+                "UPDATE akgentic_events SET payload = '{' WHERE team_id = ? AND seq = ?",
+                (str(team_id), seq),
+            )
+
+    refused = cli("teams", "resume", "research", "-m", "hello?")
+    assert refused.exit_code == 1, refused.output
+    assert (
+        f"its event log is unreadable: 3 of its events cannot be read (seq {starts[0]}-{last}), "
+        f"and no readable one starts @Worker: their start may be among them;"
+    ) in refused.stderr
+
+    with sqlite3.connect(path) as db:  # the start read again: two bad events are skipped
+        db.execute(
+            "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = ?",
+            (dict(rows)[starts[0]], str(team_id), starts[0]),
+        )
+    with caplog.at_level(logging.ERROR, logger="akgentic"):
+        resumed = cli("teams", "resume", "research", "-m", "hello?")
+    assert resumed.exit_code == 0, resumed.output
+    skipped = [r.getMessage() for r in caplog.records if "skipped on restore" in r.getMessage()]
+    assert len(skipped) == 1, skipped
+    assert skipped[0].startswith(
+        f"team {team_id}: 2 unreadable event(s) skipped on restore (seq {last - 1}-{last}); "
+    )

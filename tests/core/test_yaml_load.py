@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 import yaml
 
-from akgentic.core import YamlShapeError, load_yaml, yaml_problem
+from akgentic.core import (
+    MAX_YAML_BYTES,
+    YamlShapeError,
+    YamlTooLargeError,
+    check_yaml_size,
+    load_yaml,
+    yaml_problem,
+)
 from akgentic.core.serialization import MAX_VALUES, SerializationError, check_shape
 from tests.hostile_yaml import alias_bomb
 
@@ -94,3 +101,21 @@ def test_keys_alike_in_text_but_of_other_types_are_two_keys() -> None:
 def test_a_key_a_merge_brought_in_may_be_overridden() -> None:
     text = "base: &base {model: a, temperature: 0}\nmember: {<<: *base, model: b}\n"
     assert load_yaml(text)["member"] == {"model": "b", "temperature": 0}
+
+
+def test_yaml_over_the_size_limit_is_refused_unparsed_with_size_and_limit() -> None:
+    text = "[" * (MAX_YAML_BYTES + 1)  # parsed, it would be "nested too deep"
+    with pytest.raises(YamlTooLargeError) as refused:
+        load_yaml(text)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"{MAX_YAML_BYTES + 1:,} bytes (4.0 MiB), over akgentic's 4 MiB limit")
+    assert "make it smaller" in line
+    assert isinstance(refused.value, yaml.YAMLError)  # every reader's YAML answer carries it
+
+
+def test_the_size_limit_counts_utf8_bytes_not_characters() -> None:
+    text = "# " + "é" * (MAX_YAML_BYTES // 2)  # fewer characters than the limit, more bytes
+    assert len(text) < MAX_YAML_BYTES
+    with pytest.raises(YamlTooLargeError, match="over akgentic's 4 MiB limit"):
+        load_yaml(text)
+    check_yaml_size(MAX_YAML_BYTES)  # at the limit: read

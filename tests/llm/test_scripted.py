@@ -12,7 +12,13 @@ from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 
-from akgentic.llm import SUMMARY_INSTRUCTIONS, ScenarioError, ScriptedModel, from_stream_event
+from akgentic.llm import (
+    SUMMARY_INSTRUCTIONS,
+    ScenarioError,
+    ScriptedModel,
+    from_stream_event,
+    load_scenario,
+)
 from akgentic.llm.events import LlmTextDeltaEvent
 
 SCENARIO = textwrap.dedent(
@@ -354,3 +360,15 @@ def test_missing_scenario_file(tmp_path: Path) -> None:
 def test_literal_braces_are_doubled() -> None:
     model = ScriptedModel.from_dict({"default": {"text": '[scripted] {{"echo": "{message}"}}'}})
     assert Agent(model).run_sync("hi").output == '[scripted] {"echo": "hi"}'
+
+
+def test_a_scenario_file_over_the_size_limit_is_refused_before_it_is_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "huge.scenario.yaml"
+    with path.open("wb") as file:
+        file.truncate(5 * 1024 * 1024)  # sparse: written in no time
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"scenario {path}: 5,242,880 bytes (5.0 MiB), over akgentic's 4 MiB")

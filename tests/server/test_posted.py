@@ -396,3 +396,15 @@ def test_a_posted_card_uses_no_card_class_loaded_after_the_server_started(
         assert post(strict, {"card": probe({"tools": ["PlanningTool"]})}).status_code == 201
     finally:
         sys.modules.pop(module, None)
+
+
+def test_posted_card_yaml_over_the_yaml_size_limit_is_refused_unparsed() -> None:
+    """The server's body limit (1 MiB by default) binds first; past a raised --max-body,
+    the YAML limit still does, with the same words as a card file's."""
+    from akgentic.core import MAX_YAML_BYTES
+    from akgentic.server.cards import CardError, card_from_yaml
+
+    with pytest.raises(CardError) as refused:
+        card_from_yaml("[" * (MAX_YAML_BYTES + 1))
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"card_yaml: {MAX_YAML_BYTES + 1:,} bytes (4.0 MiB), over akgentic's")

@@ -208,3 +208,14 @@ def test_a_check_of_the_whole_card_reads_as_a_sentence(tmp_path: Path) -> None:
     with pytest.raises(TeamCardError) as refused:
         TeamCard.from_yaml(path)
     assert str(refused.value) == f"{path}:1: entry_point '@Nobody' is not a member; members are @A"
+
+
+def test_a_card_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = card_file(tmp_path, HEAD + "description: ")
+    with path.open("r+b") as file:
+        file.truncate(50 * 1024 * 1024)  # a 50 MiB description (sparse: written in no time)
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"{path}: 52,428,800 bytes (50.0 MiB), over akgentic's 4 MiB limit")
+    assert line.endswith("make it smaller (keep long text out of it) or split it")

@@ -18,8 +18,8 @@ from pydantic import Field
 
 from akgentic.core import ActorAddress, EventMessage, Message, StateChangedMessage
 from akgentic.core.serialization import SerializableModel, model_path
-from akgentic.storage import StorageBundle, encode_event, open_storage, sqlite_url
-from akgentic.team import Gap, replay_tool_states
+from akgentic.storage import EventRecord, StorageBundle, encode_event, open_storage, sqlite_url
+from akgentic.team import Gap, TeamCard, plan_restore, replay_tool_states, unreadable_log
 from akgentic.tool.core import DeltaState, ToolStateEvent
 
 SHELF = "#Shelf"
@@ -145,3 +145,16 @@ def test_an_unreadable_latest_snapshot_falls_back_to_the_one_before(
     assert result.states == {SHELF: Shelf(items=["a", "b", "c"], event_seq=3)}
     assert result.unknown_tools == set()
     assert MODULE not in sys.modules
+
+
+def test_an_empty_log_restores_and_one_none_of_whose_events_reads_is_refused() -> None:
+    """A team created and never used has an empty log: nothing hides it. A log with
+    events none of which reads hides who ran: a resume would start the card anew."""
+    card = TeamCard.from_yaml(Path(__file__).parents[2] / "examples" / "teams" / "research.yaml")
+    assert unreadable_log(plan_restore([]), card) is None
+    team_id = uuid4()
+    torn = [
+        EventRecord(team_id=team_id, seq=seq, timestamp=None, message=None, error="torn", raw="{")
+        for seq in (1, 2, 3)
+    ]
+    assert unreadable_log(plan_restore(torn), card) == "none of its 3 events can be read (seq 1-3)"

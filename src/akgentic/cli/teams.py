@@ -54,6 +54,7 @@ from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
     LEGACY_STORE,
     default_store,
+    default_url,
     find_team,
     import_modules,
     opened_storage,
@@ -68,6 +69,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    sqlite_path,
     sqlite_url,
 )
 from akgentic.team import (
@@ -75,9 +77,11 @@ from akgentic.team import (
     ResumeError,
     TeamCard,
     TeamRunningElsewhereError,
+    UnreadableLogError,
     plan_restore,
     team_resource,
     team_workspaces,
+    unreadable_log,
 )
 from akgentic.team.card import walk
 
@@ -217,7 +221,8 @@ def show_team(
         else:
             _show_card(console, card)
         records = bundle.events.read(record.team_id)
-        _show_log(console, plan_restore(records), record)
+        plan = plan_restore(records)
+        _show_log(console, plan, record, unreadable_log(plan, card) if card is not None else None)
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
@@ -243,9 +248,24 @@ def _show_card(console: Console, card: TeamCard) -> None:
         console.print(SafeText(f"{'profiles:':<10}{hires}"))
 
 
-def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+def _show_log(
+    console: Console, plan: RestorePlan, record: TeamRecord, unreadable: str | None
+) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
-    running when the log was last written (a running team, here or crashed)."""
+    running when the log was last written (a running team, here or crashed); for a log
+    whose damage hides the team (``unreadable``: why), that a resume refuses it."""
+    if unreadable is not None:
+        console.print(
+            SafeText(f"log:      unreadable, a resume refuses it: {unreadable}", style="red")
+        )
+    else:
+        _show_members(console, plan, record)
+    for row in plan.corrupt:
+        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
+
+
+def _show_members(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
+    """The members and turns of a log a resume can restore (see :func:`_show_log`)."""
     members = ", ".join(member_name(m.name) for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
         console.print(SafeText(f"running when last recorded: {members}"))
@@ -270,8 +290,6 @@ def _show_log(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
                 style="dim",
             )
         )
-    for row in plan.corrupt:
-        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
 
 
 def _show_exchange(console: Console, exchange: list[SentMessage], heading: str) -> None:
@@ -403,6 +421,8 @@ def resume_team(
                 lease = _lease(bundle, record)
                 try:
                     runtime = manager.resume_team(record.team_id, model=resume_on)
+                except UnreadableLogError as exc:
+                    raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:
                     command = hint.removeprefix("resume it with: ")
                     raise CliError(
@@ -438,6 +458,18 @@ def resume_team(
                     resume_hint=hint,
                 )
     raise typer.Exit(code)
+
+
+def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: str) -> str:
+    """A resume refused for a log whose damage hides the team: where the store is, and
+    the ways on (a backup; ``akgentic events`` shows what still reads)."""
+    store = sqlite_path(url) if url.startswith("sqlite") else url
+    storage = "" if url == default_url() else f" --storage {url}"
+    return (
+        f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "
+        f"restore the store {store} from a backup (see what still reads with: akgentic "
+        f"events {short_id(record.team_id)}{storage})"
+    )
 
 
 def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str]) -> str:

@@ -60,10 +60,17 @@ from akgentic.core.serialization import (
     serialize,
 )
 from akgentic.core.user_proxy import UserProxy
-from akgentic.core.yaml_load import YamlShapeError, load_yaml
+from akgentic.core.yaml_load import (
+    MAX_YAML_BYTES,
+    YamlShapeError,
+    YamlTooLargeError,
+    check_yaml_size,
+    load_yaml,
+)
 from akgentic.core.yaml_problem import yaml_problem
 
 __all__ = [
+    "MAX_YAML_BYTES",
     "ActorAddress",
     "ActorAddressImpl",
     "ActorAddressProxy",
@@ -107,7 +114,9 @@ __all__ = [
     "WarningError",
     "WarningMessage",
     "YamlShapeError",
+    "YamlTooLargeError",
     "address_name",
+    "check_yaml_size",
     "clip",
     "current_actor",
     "cut",

@@ -11,6 +11,13 @@ valid YAML: ..." answer carries it, on one line.
 A key written twice in one mapping is an error too, naming both lines (PyYAML keeps the
 last one silently: a card's second ``model:`` would win without a word); a key a merge
 (``<<: *base``) brings in may be overridden, as YAML means it to be.
+
+YAML larger than ``MAX_YAML_BYTES`` (4 MiB) is refused before it is parsed
+(:class:`YamlTooLargeError`): PyYAML's safe loader is pure Python, and a card with a 50 MB
+description holds it for minutes at hundreds of MB before any answer. A file reader checks
+the file's size first (:func:`check_yaml_size`), so such a file is not even read; the
+server's request bodies are capped lower still (``--max-body``, 1 MiB by default), so a
+posted ``card_yaml`` meets this limit only where the operator raised that one past it.
 """
 
 from __future__ import annotations
@@ -21,11 +28,30 @@ import yaml
 
 from akgentic.core.serialization import SerializationError, check_shape
 
-__all__ = ["YamlShapeError", "load_yaml"]
+__all__ = ["MAX_YAML_BYTES", "YamlShapeError", "YamlTooLargeError", "check_yaml_size", "load_yaml"]
+
+MAX_YAML_BYTES = 4 * 1024 * 1024
+"""The largest YAML akgentic parses (a card, a scenario, a skill's frontmatter): far past
+any real card, well short of what keeps the pure-Python loader busy for long."""
 
 
 class YamlShapeError(yaml.YAMLError):
     """YAML that parses but is refused for its shape (see the module docstring)."""
+
+
+class YamlTooLargeError(YamlShapeError):
+    """YAML refused unparsed for its size (over ``MAX_YAML_BYTES``); its words say the
+    size, the limit and what to do, for a reader to put after the file's name."""
+
+
+def check_yaml_size(size: int) -> None:
+    """Refuse YAML of ``size`` bytes over ``MAX_YAML_BYTES`` (:class:`YamlTooLargeError`)."""
+    if size > MAX_YAML_BYTES:
+        raise YamlTooLargeError(
+            f"{size:,} bytes ({size / 1024 / 1024:.1f} MiB), over akgentic's "
+            f"{MAX_YAML_BYTES // 1024 // 1024} MiB limit for YAML: make it smaller (keep long "
+            f"text out of it) or split it"
+        )
 
 
 class _Loader(yaml.SafeLoader):
@@ -53,7 +79,10 @@ class _Loader(yaml.SafeLoader):
 
 def load_yaml(text: str) -> Any:
     """The data of YAML ``text``, read with the safe loader; ``yaml.YAMLError`` when it
-    is not YAML, :class:`YamlShapeError` (one too) when it is refused for its shape."""
+    is not YAML, :class:`YamlShapeError` (one too) when it is refused for its shape,
+    :class:`YamlTooLargeError` (one too), unparsed, when it is over ``MAX_YAML_BYTES``."""
+    if len(text) > MAX_YAML_BYTES // 4:  # at most 4 bytes a character: smaller is in bounds
+        check_yaml_size(len(text.encode("utf-8", errors="surrogatepass")))
     try:
         data = yaml.load(text, Loader=_Loader)  # _Loader is the safe loader
     except RecursionError:

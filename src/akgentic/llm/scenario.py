@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from akgentic.core import load_yaml, yaml_problem
+from akgentic.core import YamlTooLargeError, check_yaml_size, load_yaml, yaml_problem
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -323,9 +323,12 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a YAML (or JSON) scenario file; a missing or malformed one is a ScenarioError."""
     file = Path(path)
     try:
+        check_yaml_size(file.stat().st_size)  # before reading: see akgentic.core.yaml_load
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"scenario {file}: cannot read it: {exc}") from exc
+    except YamlTooLargeError as exc:
+        raise ScenarioError(f"scenario {file}: {exc}") from None
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:

@@ -25,7 +25,7 @@ import yaml
 from pydantic import ValidationError
 
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
-from akgentic.core.yaml_load import load_yaml
+from akgentic.core.yaml_load import YamlTooLargeError, check_yaml_size, load_yaml
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
 from akgentic.tool import ToolCard
@@ -100,6 +100,7 @@ def _is_a_card(file: Path) -> bool:
     if ".scenario." in file.name:
         return False
     try:
+        check_yaml_size(file.stat().st_size)  # too large: a card, refused when read
         data = load_yaml(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return True
@@ -143,6 +144,8 @@ def card_from_yaml(text: str, started: Collection[type[ToolCard]] | None = None)
     """A card posted as YAML text (``started``: as for :func:`card_from_data`)."""
     try:
         data = load_yaml(text)
+    except YamlTooLargeError as exc:
+        raise CardError(f"card_yaml: {exc}") from None
     except yaml.YAMLError as exc:
         raise CardError(f"card_yaml is not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(data, dict):

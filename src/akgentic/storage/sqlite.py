@@ -140,10 +140,15 @@ _HINTS = {
         ": the file is damaged (truncated or overwritten). Restore it from a backup, or "
         "salvage its rows with the sqlite3 shell's .recover into a new file"
     ),
-    "locked": ": another process holds the file; retry, or raise busy_timeout",
+    "locked": (
+        ": another process holds the file (this one waited its busy_timeout, {timeout:g} s); "
+        "retry, or wait longer: add ?busy_timeout=SECONDS to the storage URL, as in "
+        "--storage '{url}?busy_timeout=120'"
+    ),
     "unable to open": ": check that the folder exists and is writable",
 }
-"""Advice appended to SQLite's message, by a phrase of it."""
+"""Advice appended to SQLite's message, by a phrase of it (``{timeout}``: the store's
+busy_timeout; ``{url}``: its sqlite URL)."""
 
 
 class SqliteOptions(BaseModel):
@@ -167,6 +172,7 @@ class _Driver:
 
     def __init__(self, path: Path, options: SqliteOptions) -> None:
         self._path = path
+        self._busy_timeout = options.busy_timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._checkpointer = Checkpointer(path, options.busy_timeout)
@@ -219,8 +225,11 @@ class _Driver:
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         """SQLite's error as ours, naming the file and, when we know it, what to do."""
+        from akgentic.storage._url import sqlite_url  # _url imports this module
+
         text = str(exc)
         hint = next((h for key, h in _HINTS.items() if key in text), "")
+        hint = hint.format(timeout=self._busy_timeout, url=sqlite_url(self._path))
         return StorageError(f"{self._path}: {text}{hint}")
 
     def _live(self) -> sqlite3.Connection:

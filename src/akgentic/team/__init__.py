@@ -25,7 +25,13 @@ from akgentic.team.mcp import give_mcp_servers
 from akgentic.team.placement import HostedTeam, LocalPlacement, Placement
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
-from akgentic.team.restorer import RestorePlan, ResumeError, plan_restore
+from akgentic.team.restorer import (
+    RestorePlan,
+    ResumeError,
+    UnreadableLogError,
+    plan_restore,
+    unreadable_log,
+)
 from akgentic.team.runtime import (
     STOPPED_ELSEWHERE,
     InterruptedTurnsDismissed,
@@ -60,6 +66,7 @@ __all__ = [
     "TeamRunningElsewhereError",
     "TeamRuntime",
     "TeamStartError",
+    "UnreadableLogError",
     "follow_log",
     "give_mcp_servers",
     "member_names",
@@ -72,5 +79,6 @@ __all__ = [
     "team_usage",
     "team_workspaces",
     "tool_state",
+    "unreadable_log",
     "walk",
 ]

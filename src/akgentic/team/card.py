@@ -28,7 +28,15 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from akgentic.core import AgentCard, Message, YamlShapeError, load_yaml, yaml_problem
+from akgentic.core import (
+    AgentCard,
+    Message,
+    YamlShapeError,
+    YamlTooLargeError,
+    check_yaml_size,
+    load_yaml,
+    yaml_problem,
+)
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.serialization import (
@@ -220,7 +228,10 @@ class TeamCard(SerializableModel):
         """Read a card from a YAML file; errors name the file, the line and the field."""
         path = Path(path)
         try:
+            check_yaml_size(path.stat().st_size)  # before reading: see akgentic.core.yaml_load
             raw = path.read_bytes()
+        except YamlTooLargeError as exc:
+            raise TeamCardError(f"{path}: {exc}") from None
         except OSError as exc:
             raise TeamCardError(f"{path}: cannot read the team card: {exc.strerror}") from None
         try:

@@ -37,6 +37,12 @@ if one fails, the team is torn down with nothing written, so the stored roster, 
 and interrupted turns are exactly as they were, and the next attempt sees the same log.
 ``model`` resumes every agent on another model (a roster spec); the restored members'
 start records carry it, so later resumes keep it.
+
+Unreadable events are skipped (one ERROR line names how many and which seqs), unless
+their damage hides the team (:func:`unreadable_log`: none reads, or none that reads starts
+a member of the card): then the resume is refused (:class:`UnreadableLogError`), nothing
+started — the card's members would otherwise start anew, as after a crash in the team's
+creation, beside what the log can no longer say.
 """
 
 from __future__ import annotations
@@ -72,7 +78,7 @@ from akgentic.core import (
 from akgentic.core.agent import actor_class_for
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent, ModelRoster
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
-from akgentic.team.card import TeamCard
+from akgentic.team.card import TeamCard, member_names
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
 from akgentic.tool.core import ToolStateEvent
@@ -82,7 +88,15 @@ if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
     from akgentic.team.recorder import EventRecorder
 
-__all__ = ["RestorePlan", "ResumeError", "plan_restore", "restore"]
+__all__ = [
+    "RestorePlan",
+    "ResumeError",
+    "UnreadableLogError",
+    "plan_restore",
+    "restore",
+    "skipped_summary",
+    "unreadable_log",
+]
 
 logger = logging.getLogger("akgentic.team")
 
@@ -113,6 +127,11 @@ class Member:
     agent_class: str
     config: BaseConfig
     parent: UUID | None
+
+
+class UnreadableLogError(ResumeError):
+    """The team's log has events, but damage hides the team in it (see
+    :func:`unreadable_log`): a resume refused it, the stored team unchanged."""
 
 
 @dataclass
@@ -222,6 +241,47 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     return plan
 
 
+def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
+    """Why the log cannot restore the team, when damage hides the team in it; else None.
+
+    A log with events none of which reads says nothing of who ran; a card member no
+    readable event starts, in a log with unreadable events, may have its start among
+    them — started anew it would lose its state and its turns. An empty log (a team
+    created and never used) and one only a crash in the team's creation cut (no
+    unreadable event) restore as before.
+    """
+    if not plan.corrupt:
+        return None
+    if not plan.replay:
+        return f"none of its {len(plan.corrupt)} events can be read ({skipped_range(plan)})"
+    unseen = [name for name in member_names(card.members) if name not in plan.ever_started]
+    if unseen:
+        return (
+            f"{len(plan.corrupt)} of its events cannot be read ({skipped_range(plan)}), and "
+            f"no readable one starts {', '.join(unseen)}: their start may be among them"
+        )
+    return None
+
+
+def skipped_range(plan: RestorePlan) -> str:
+    """The sequence numbers of the log's unreadable events, as ``seq 4-9``."""
+    seqs = [row.seq for row in plan.corrupt if row.seq is not None]
+    if not seqs:
+        return "seq unknown"
+    low, high = min(seqs), max(seqs)
+    return f"seq {low}" if low == high else f"seq {low}-{high}"
+
+
+def skipped_summary(team_id: UUID, plan: RestorePlan) -> str | None:
+    """One line for the unreadable events a restore skips (None when there are none)."""
+    if not plan.corrupt:
+        return None
+    return (
+        f"team {team_id}: {len(plan.corrupt)} unreadable event(s) skipped on restore "
+        f"({skipped_range(plan)}); the first: {plan.corrupt[0].reason}"
+    )
+
+
 def _fold_state(plan: RestorePlan, member: Member) -> None:
     """A ``DeltaState`` member's state: its last readable snapshot (else the empty state)
     with the deltas after it folded on. A missing delta is recorded in ``unrebuilt``."""
@@ -274,13 +334,15 @@ def restore(
     storage, system = manager.storage, manager.system
     records = storage.events.read(team_id)
     plan = plan_restore(records)
-    for row in plan.corrupt:
-        logger.error("team %s: event %s skipped on restore: %s", team_id, row.seq, row.reason)
+    if (why := unreadable_log(plan, card)) is not None:
+        raise UnreadableLogError(why)
+    if (skipped := skipped_summary(team_id, plan)) is not None:
+        logger.error("%s", skipped)
     for member in plan.members:
         if member.agent_id in plan.unrebuilt:
             raise ResumeError(
                 f"{member.name}'s state cannot be rebuilt from the log: "
-                f"{plan.unrebuilt[member.agent_id]} (see the corrupt rows logged above). "
+                f"{plan.unrebuilt[member.agent_id]} (see the unreadable events logged above). "
                 f"Nothing was changed; repair the log from a backup before resuming",
                 member=member.name,
             )

@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
-from akgentic.core import load_yaml, yaml_problem
+from akgentic.core import YamlTooLargeError, load_yaml, yaml_problem
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.skill.tool import SkillEntry, SkillRow
 
@@ -233,6 +233,8 @@ def _frontmatter(text: str) -> tuple[str, str]:
 def _mapping(text: str, what: str, *, first_line: int = 1) -> dict[str, Any]:
     try:
         data = load_yaml(text)
+    except YamlTooLargeError as exc:
+        raise SkillFileError(f"{what}: {exc}") from None
     except yaml.YAMLError as exc:
         problem = yaml_problem(exc, first_line=first_line)
         raise SkillFileError(f"{what} is not valid YAML: {problem}") from None

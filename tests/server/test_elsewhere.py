@@ -3,6 +3,7 @@ not say ``stopped`` while it runs there, and a message for it is refused with wh
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,3 +109,24 @@ def test_a_second_resume_while_one_is_under_way_keeps_the_lease(
     lease = served.manager.lease_of(team.team_id)
     assert lease is not None and lease.holder.owner == served.manager.holder.owner
     assert elsewhere.running_elsewhere(team.team_id) is not None
+
+
+def test_a_resume_of_a_team_whose_log_is_unreadable_says_to_restore_the_store(
+    served: Served, tmp_path: Path
+) -> None:
+    """Every event overwritten: the resume is a 409 saying the log is unreadable and the
+    ways on (a backup; the events route shows what still reads); the team is unchanged."""
+    team = served.client.create_team("research")
+    served.client.stop_team(team.team_id)
+    with sqlite3.connect(tmp_path / "server.db") as db:
+        assert db.execute("UPDATE akgentic_event_packs SET data = x'00ff13'").rowcount > 0
+    answer = served.client.request(
+        "POST", f"/teams/{team.team_id}/resume", allow=(409,), timeout=30
+    )
+    assert answer.status_code == 409, answer.text
+    detail = answer.json()["detail"]
+    assert detail.startswith(f"team {team.team_id} cannot be resumed, nothing changed: its ")
+    assert "event log is unreadable: none of its " in detail
+    assert f"from a backup (GET /teams/{team.team_id}/events shows what still reads)" in detail
+    assert "\n" not in detail
+    assert served.client.info(team.team_id).status == "STOPPED"

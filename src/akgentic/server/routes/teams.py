@@ -20,7 +20,7 @@ from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
-from akgentic.team import TeamCard, give_mcp_servers
+from akgentic.team import TeamCard, UnreadableLogError, give_mcp_servers
 
 __all__ = ["router"]
 
@@ -185,6 +185,13 @@ def resume_team(
         raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
     try:
         runtime = runtime or ctx.manager.resume_team(team_id)
+    except UnreadableLogError as exc:
+        raise HTTPException(
+            409,
+            f"team {team_id} cannot be resumed, nothing changed: its event log is unreadable: "
+            f"{exc}; restore the server's store from a backup (GET /teams/{team_id}/events "
+            "shows what still reads)",
+        ) from None
     except ValueError as exc:
         said = str(exc)  # named already when the manager says why ("team … is running")
         named = said.startswith(f"team {team_id} ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import sqlite3
@@ -170,3 +171,40 @@ def test_a_garbled_time_and_a_payload_that_is_not_utf8_are_shown_and_the_rest_go
     )
     assert [seq for seq, _, _ in rows("\n".join(lines[3:]))] == list(range(4, last + 1))
     assert "corrupt: event seq 2: " in shown.stdout and "corrupt: event seq 3: " in shown.stdout
+
+
+def test_json_lines_carry_whole_messages_and_say_which_rows_are_corrupt(
+    cli: Invoke, storage_url: str
+) -> None:
+    """``--json``: one JSON object per event, the message whole (a long text is not clipped
+    as the summary is), ASCII only (an escape sequence stays text), a corrupt row as null
+    with its reason."""
+    asked = "why? " * 80 + "\x1b[31mred"
+    result = cli("run", str(RESEARCH), "-m", asked)
+    assert result.exit_code == 0, result.output
+    storage = open_storage(storage_url)
+    [team] = storage.teams.list()
+    last = storage.events.last_seq(team.team_id)
+    storage.close()
+    unpack_events(sqlite_path(storage_url), team.team_id)
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
+        db.execute(
+            "UPDATE akgentic_events SET payload = ? WHERE team_id = ? AND seq = 3",
+            ('{"__model__": "nowhere.Thing"}', str(team.team_id)),
+        )
+
+    listed = cli("events", "research", "--json")
+
+    assert listed.exit_code == 0, listed.output
+    assert listed.stdout.isascii() and "\x1b" not in listed.stdout
+    lines = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [line["seq"] for line in lines] == list(range(1, last + 1))
+    corrupt = lines[2]
+    assert corrupt["message"] is None and "nowhere.Thing" in corrupt["error"]
+    contents = [
+        line["message"].get("message", {}).get("content")
+        for line in lines
+        if line["message"] is not None
+    ]
+    assert asked in contents  # the person's message, whole
+    assert all(line["timestamp"] for line in lines if line["message"] is not None)

@@ -8,12 +8,14 @@ process runs the team. Ctrl-C there only sets an event the poll waits on (the li
 ends between two reads, cleanly, with exit code 130 as every command's Ctrl-C). With
 ``--server URL`` the records come from that server (its history pages, then its event
 stream); a team deleted there while ``--follow`` waits on it ends the listing with one
-line saying so, exit code 1. A listing that prints nothing says why on stderr:
+line saying so, exit code 1. ``--json`` prints each record as one line of JSON instead, its message whole (the summary
+clips a long text). A listing that prints nothing says why on stderr:
 ``--from`` past the last event (and which is the last), or a team with no events yet.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
@@ -40,10 +42,12 @@ from akgentic.cli.output import (
     out_console,
     symbols_for,
     team_title,
+    write_out,
 )
 from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
 from akgentic.client import TeamDeletedError
+from akgentic.core.serialization import serialize
 from akgentic.storage import EventRecord, StorageBundle
 
 __all__ = ["events", "read_events"]
@@ -91,6 +95,12 @@ def events(
         float,
         typer.Option("--interval", min=0.01, metavar="SECONDS", help="Poll interval of --follow."),
     ] = 0.25,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="One JSON object per event, its whole message (for jq, a long answer)."
+        ),
+    ] = False,
     imports: ImportOption = None,
     storage: StorageOption = None,
     server: ServerOption = None,
@@ -112,7 +122,7 @@ def events(
                 before = read_remote(remote, _context_start(from_seq), to_seq=from_seq - 1)
                 title = team_title(record.name, record.team_id)
                 try:
-                    printed = _print(rows, earlier=before)
+                    printed = _print(rows, earlier=before, as_json=as_json)
                 except TeamDeletedError:
                     error_console().print(
                         SafeText(f"error: {title} was deleted on the server", style="red")
@@ -135,7 +145,7 @@ def events(
                 rows = read_events(
                     bundle, record.team_id, from_seq, follow=follow, interval=interval, stop=ctrl_c
                 )
-                printed = _print(rows, earlier=earlier)
+                printed = _print(rows, earlier=earlier, as_json=as_json)
             if ctrl_c.is_set():
                 raise typer.Exit(interrupt.exit_code())
             if not printed and not follow:
@@ -160,13 +170,25 @@ def _context_start(from_seq: int) -> int:
     return max(1, from_seq - CONTEXT_WINDOW)
 
 
-def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> int:
+def _print(
+    rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = (), *, as_json: bool = False
+) -> int:
     """Print ``rows``, described as the whole log would describe them; how many were printed.
 
     A line that refers to an earlier message ("@Manager received @Human's message") needs
     that message's send, which may lie before ``--from``: the ``earlier`` records (up to
-    ``CONTEXT_WINDOW`` of them) are read for it and not printed.
+    ``CONTEXT_WINDOW`` of them) are read for it and not printed. ``as_json``: each row is
+    one line of JSON (:func:`_json_line`) instead: nothing clipped, nothing to escape.
     """
+    if as_json:
+        printed = 0
+        try:
+            for row in rows:
+                write_out(_json_line(row) + "\n")
+                printed += 1
+        except KeyboardInterrupt:
+            raise typer.Exit(interrupt.exit_code()) from None
+        return printed
     console = out_console()
     describer = Describer(symbols_for(console).arrow)
     for row in earlier:
@@ -181,3 +203,19 @@ def _print(rows: Iterable[EventRecord], earlier: Iterable[EventRecord] = ()) -> 
     except KeyboardInterrupt:  # the way to end --follow of a server's team
         raise typer.Exit(interrupt.exit_code()) from None
     return printed
+
+
+def _json_line(row: EventRecord) -> str:
+    """``row`` as one line of JSON: ``seq``, ``timestamp`` (ISO 8601, UTC, or null),
+    ``message`` (the message as stored: its ``__model__`` and fields, or null when the row
+    cannot be decoded) and ``error`` (why not, or null). ASCII only: a hostile text cannot
+    reach the terminal as a control sequence."""
+    return json.dumps(
+        {
+            "seq": row.seq,
+            "timestamp": None if row.timestamp is None else row.timestamp.isoformat(),
+            "message": None if row.message is None else serialize(row.message),
+            "error": row.error,
+        },
+        separators=(",", ":"),
+    )

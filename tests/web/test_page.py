@@ -378,3 +378,28 @@ def test_a_team_deleted_while_its_stream_was_down_is_shown_deleted(site: Served,
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 2  # the dropped one, the 404
     assert answered == [404]  # the purged team: no record left to say "deleted" on a stream
     assert tab.errors == []
+
+
+def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> None:
+    """The one-line reason of a refused message stays on screen while the page refreshes
+    the team list and the roster in the background (their success is no answer to what
+    the person did); the person's next action that succeeds clears it."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    page.evaluate("() => { document.querySelector('#message').value = 'y'.repeat(200001); }")
+    page.press("#message", "Enter")
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("the request is not valid: content")
+    assert len(page.input_value("#message")) == 200001  # kept, to be shortened
+    # the team stopped elsewhere: the page refreshes its status, roster and team list
+    team.stop()
+    expect(page.locator(f"#team-list [data-team='{team.team_id}'] .badge")).to_have_text("stopped")
+    expect(page.locator("#team-status")).to_have_text("stopped")
+    expect(flash).to_contain_text("the request is not valid: content")
+    page.click("#resume-team")  # an action of the person's own, which succeeds
+    expect(page.locator("#team-status")).to_have_text("running")
+    expect(flash).to_be_hidden()
+    assert tab.errors == []

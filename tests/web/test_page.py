@@ -403,3 +403,33 @@ def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> N
     expect(page.locator("#team-status")).to_have_text("running")
     expect(flash).to_be_hidden()
     assert tab.errors == []
+
+
+def direction(page: Page, selector: str) -> str:
+    """The direction the browser lays ``selector``'s text out in."""
+    return str(page.locator(selector).evaluate("e => e.matches(':dir(rtl)') ? 'rtl' : 'ltr'"))
+
+
+def test_right_to_left_text_reads_right_to_left(site: Served, open_tab) -> None:
+    """Arabic or Hebrew — a team's name, what the person types and says — is laid out
+    right to left, each text by its own first strong letter (dir=auto); text that starts
+    in a left-to-right script stays left to right."""
+    name = "فريق البحث"
+    team = site.client.create_team("studio", name=name)
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    expect(page.locator("#team-name")).to_have_text(name)
+    assert direction(page, "#team-name") == "rtl"
+    assert direction(page, f"#team-list [data-team='{team.team_id}'] .team-name") == "rtl"
+    page.fill("#message", "שלום עולם")
+    assert direction(page, "#message") == "rtl"  # typed where a right-to-left reader expects
+    page.press("#message", "Enter")
+    said = page.locator(".msg.human .text").last
+    expect(said).to_have_text("שלום עולם")
+    assert direction(page, ".msg.human .text") == "rtl"
+    reply = page.locator(".turn[data-agent='@Lead'] .text").last
+    expect(reply).to_have_text("[scripted] Noted: שלום עולם.")
+    assert direction(page, ".turn[data-agent='@Lead'] .text") == "ltr"  # starts in Latin
+    assert tab.errors == []

@@ -433,3 +433,25 @@ def test_right_to_left_text_reads_right_to_left(site: Served, open_tab) -> None:
     expect(reply).to_have_text("[scripted] Noted: שלום עולם.")
     assert direction(page, ".turn[data-agent='@Lead'] .text") == "ltr"  # starts in Latin
     assert tab.errors == []
+
+
+def test_a_team_created_from_the_keyboard_is_ready_to_talk_to(site: Served, open_tab) -> None:
+    """Create a team with the keyboard: the focus lands in its message box (not on the
+    form's button, hidden in the drawer on a narrow screen), so typing talks to it."""
+    for width in (1280, 390):
+        tab: Tab = open_tab(width=width)
+        page = tab.page
+        page.goto(site.url)
+        expect(page.locator("#new-card option")).to_have_text(["studio"])
+        if width < 760:
+            page.focus("#nav-toggle")
+            page.keyboard.press("Enter")  # the drawer, its first field focused
+        page.focus("#new-team button[type=submit]")
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(re.compile(r"#/teams/[0-9a-f-]{36}/chat$"))
+        live(page)
+        expect(page.locator("#message")).to_be_focused()
+        page.keyboard.type("hello")
+        page.keyboard.press("Enter")
+        expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+        assert tab.errors == []

@@ -59,6 +59,12 @@ const actions = {
     if (!info) return false;
     await loadTeams();
     location.hash = `#/teams/${info.team_id}/chat`;
+    // ready to talk to: the focus goes to its message box (the route opening the same
+    // team waits for this opening), not left on the form's button
+    await openTeam(info.team_id);
+    if (session?.id !== info.team_id) return true;
+    showView("chat");
+    $("#message").focus();
     return true;
   },
   send: (content, to) => attempt(() => api.post(team(session.id, "messages"), { content, to })),

@@ -302,6 +302,7 @@ def test_a_narrow_screen_and_the_keyboard_alone(site: Served, open_tab, screensh
     page.focus("#nav-toggle")
     page.keyboard.press("Enter")
     expect(page.locator("#sidebar")).to_be_visible()
+    expect(page.locator("#new-card")).to_be_focused()  # the drawer's first field
     expect(page.locator(f"#team-list [data-team='{team.team_id}']")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.locator("#sidebar")).to_be_hidden()
@@ -446,6 +447,7 @@ def test_a_team_created_from_the_keyboard_is_ready_to_talk_to(site: Served, open
         if width < 760:
             page.focus("#nav-toggle")
             page.keyboard.press("Enter")  # the drawer, its first field focused
+            expect(page.locator("#new-card")).to_be_focused()
         page.focus("#new-team button[type=submit]")
         page.keyboard.press("Enter")
         expect(page).to_have_url(re.compile(r"#/teams/[0-9a-f-]{36}/chat$"))

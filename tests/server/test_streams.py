@@ -202,3 +202,29 @@ def test_text_with_unicode_line_separators_is_followed_like_any_other(served: Se
         timeout=30,
     )
     assert all(r.message is not None for r in seen), [r.error for r in seen]
+
+
+def test_a_team_stopping_says_stopped_at_once_not_a_heartbeat_later(served: Served) -> None:
+    """A stream reads a stopping team's last record while the team still counts as
+    running here (its orchestrator writes that record, then dies): it says ``stopped`` as
+    soon as the team has gone, not a heartbeat later (the web page said "live" beside a
+    stopped team for 10 s, about every other stop)."""
+    team = served.client.create_team("turns")
+    notices: list[str] = []
+    live = threading.Event()
+
+    def read() -> None:
+        url = f"{served.url}/teams/{team.team_id}/events"
+        with httpx.stream("GET", url, params={"heartbeat": 300}, timeout=60) as response:
+            for event in parse_sse(response.iter_lines()):
+                live.set()
+                if event.event == "stopped":
+                    notices.append(event.event)
+                    return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert live.wait(30)
+    team.stop()
+    reader.join(20)
+    assert notices == ["stopped"], "no 'stopped' within 20 s (the heartbeat is 300 s)"

@@ -302,6 +302,7 @@ def test_a_narrow_screen_and_the_keyboard_alone(site: Served, open_tab, screensh
     page.focus("#nav-toggle")
     page.keyboard.press("Enter")
     expect(page.locator("#sidebar")).to_be_visible()
+    expect(page.locator("#new-card")).to_be_focused()  # the drawer's first field
     expect(page.locator(f"#team-list [data-team='{team.team_id}']")).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.locator("#sidebar")).to_be_hidden()
@@ -378,3 +379,81 @@ def test_a_team_deleted_while_its_stream_was_down_is_shown_deleted(site: Served,
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 2  # the dropped one, the 404
     assert answered == [404]  # the purged team: no record left to say "deleted" on a stream
     assert tab.errors == []
+
+
+def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> None:
+    """The one-line reason of a refused message stays on screen while the page refreshes
+    the team list and the roster in the background (their success is no answer to what
+    the person did); the person's next action that succeeds clears it."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    page.evaluate("() => { document.querySelector('#message').value = 'y'.repeat(200001); }")
+    page.press("#message", "Enter")
+    flash = page.locator("#flash")
+    expect(flash).to_contain_text("the request is not valid: content")
+    assert len(page.input_value("#message")) == 200001  # kept, to be shortened
+    # the team stopped elsewhere: the page refreshes its status, roster and team list
+    team.stop()
+    expect(page.locator(f"#team-list [data-team='{team.team_id}'] .badge")).to_have_text("stopped")
+    expect(page.locator("#team-status")).to_have_text("stopped")
+    expect(flash).to_contain_text("the request is not valid: content")
+    page.click("#resume-team")  # an action of the person's own, which succeeds
+    expect(page.locator("#team-status")).to_have_text("running")
+    expect(flash).to_be_hidden()
+    assert tab.errors == []
+
+
+def direction(page: Page, selector: str) -> str:
+    """The direction the browser lays ``selector``'s text out in."""
+    return str(page.locator(selector).evaluate("e => e.matches(':dir(rtl)') ? 'rtl' : 'ltr'"))
+
+
+def test_right_to_left_text_reads_right_to_left(site: Served, open_tab) -> None:
+    """Arabic or Hebrew — a team's name, what the person types and says — is laid out
+    right to left, each text by its own first strong letter (dir=auto); text that starts
+    in a left-to-right script stays left to right."""
+    name = "فريق البحث"
+    team = site.client.create_team("studio", name=name)
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    expect(page.locator("#team-name")).to_have_text(name)
+    assert direction(page, "#team-name") == "rtl"
+    assert direction(page, f"#team-list [data-team='{team.team_id}'] .team-name") == "rtl"
+    page.fill("#message", "שלום עולם")
+    assert direction(page, "#message") == "rtl"  # typed where a right-to-left reader expects
+    page.press("#message", "Enter")
+    said = page.locator(".msg.human .text").last
+    expect(said).to_have_text("שלום עולם")
+    assert direction(page, ".msg.human .text") == "rtl"
+    reply = page.locator(".turn[data-agent='@Lead'] .text").last
+    expect(reply).to_have_text("[scripted] Noted: שלום עולם.")
+    assert direction(page, ".turn[data-agent='@Lead'] .text") == "ltr"  # starts in Latin
+    assert tab.errors == []
+
+
+def test_a_team_created_from_the_keyboard_is_ready_to_talk_to(site: Served, open_tab) -> None:
+    """Create a team with the keyboard: the focus lands in its message box (not on the
+    form's button, hidden in the drawer on a narrow screen), so typing talks to it."""
+    for width in (1280, 390):
+        tab: Tab = open_tab(width=width)
+        page = tab.page
+        page.goto(site.url)
+        expect(page.locator("#new-card option")).to_have_text(["studio"])
+        if width < 760:
+            page.focus("#nav-toggle")
+            page.keyboard.press("Enter")  # the drawer, its first field focused
+            expect(page.locator("#new-card")).to_be_focused()
+        page.focus("#new-team button[type=submit]")
+        page.keyboard.press("Enter")
+        expect(page).to_have_url(re.compile(r"#/teams/[0-9a-f-]{36}/chat$"))
+        live(page)
+        expect(page.locator("#message")).to_be_focused()
+        page.keyboard.type("hello")
+        page.keyboard.press("Enter")
+        expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+        assert tab.errors == []

@@ -8,8 +8,9 @@ process runs the team. Ctrl-C there only sets an event the poll waits on (the li
 ends between two reads, cleanly, with exit code 130 as every command's Ctrl-C). With
 ``--server URL`` the records come from that server (its history pages, then its event
 stream); a team deleted there while ``--follow`` waits on it ends the listing with one
-line saying so, exit code 1. ``--json`` prints each record as one line of JSON instead, its message whole (the summary
-clips a long text). A listing that prints nothing says why on stderr:
+line saying so, exit code 1. ``--json`` prints each record as one line of JSON instead, its
+message whole (the summary clips a long text). A listing that prints nothing says why on
+stderr:
 ``--from`` past the last event (and which is the last), or a team with no events yet.
 """
 

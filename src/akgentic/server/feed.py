@@ -88,13 +88,25 @@ class TeamFeed:
     # -- the feed's thread ---------------------------------------------------------------------
     def _run(self) -> None:
         storage, hub = self.hub.storage, self.hub
+        ran_here = False
         while not self._closed.is_set():
             try:
                 runtime = hub.manager.get_team(self.team_id)
                 if isinstance(runtime, TeamRuntime):
+                    ran_here = True
                     runtime.recorder.wait_seq(self.head + 1, timeout=1.0)
-                elif not hub.watch.wait_past(self.team_id, self.head, timeout=1.0):
-                    continue
+                else:
+                    if ran_here:
+                        # it stopped here: a subscriber that read its last record while it
+                        # still ran waits for a record that will not come; wake it to say
+                        # STOPPED now, not a heartbeat later
+                        ran_here = False
+                        try:
+                            hub.loop.call_soon_threadsafe(self._wake)
+                        except RuntimeError:  # the event loop is gone: the server has stopped
+                            return
+                    if not hub.watch.wait_past(self.team_id, self.head, timeout=1.0):
+                        continue
                 if self._closed.is_set():
                     return  # its last subscriber left meanwhile (the store may be closing)
                 frames = encode_batch(storage, self.team_id, self.head + 1)

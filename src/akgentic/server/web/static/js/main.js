@@ -25,22 +25,32 @@ let frame = 0;
 const dirty = new Set();
 
 // -- feedback ---------------------------------------------------------------------------
-function flash(message) {
+// The flash says why the last thing failed. The reason an action of the person's was
+// refused stays until their next action succeeds: the page's own refreshes in the
+// background (the team list, the roster, the tool states) answer nothing they did, so
+// their success clears only a failure of their own (the server was unreachable...).
+let flashed = null; // "action" or "background": whose failure the flash shows
+
+function flash(message, by = null) {
   const box = $("#flash");
   box.textContent = message;
   box.hidden = !message;
+  flashed = message ? by : null;
 }
 
-async function attempt(work) {
+async function attempt(work, { background = false } = {}) {
   try {
     const result = await work();
-    flash("");
+    if (!(background && flashed === "action")) flash("");
     return result ?? true;
   } catch (error) {
-    flash(error instanceof ApiError ? error.detail : String(error));
+    flash(error instanceof ApiError ? error.detail : String(error), background ? "background" : "action");
     return false;
   }
 }
+
+/** attempt() for what the page does by itself, not for something the person did. */
+const refresh = (work) => attempt(work, { background: true });
 
 // -- actions ----------------------------------------------------------------------------
 const actions = {
@@ -49,6 +59,12 @@ const actions = {
     if (!info) return false;
     await loadTeams();
     location.hash = `#/teams/${info.team_id}/chat`;
+    // ready to talk to: the focus goes to its message box (the route opening the same
+    // team waits for this opening), not left on the form's button
+    await openTeam(info.team_id);
+    if (session?.id !== info.team_id) return true;
+    showView("chat");
+    $("#message").focus();
     return true;
   },
   send: (content, to) => attempt(() => api.post(team(session.id, "messages"), { content, to })),
@@ -101,14 +117,14 @@ function draw() {
 
 // -- the team list ----------------------------------------------------------------------------
 async function loadTeams() {
-  const page = await attempt(() => api.get("/teams?limit=200"));
+  const page = await refresh(() => api.get("/teams?limit=200"));
   if (!page) return;
   teams = page.items;
   teamsView.render(teams, session?.id);
 }
 
 async function loadCards() {
-  const cards = await attempt(() => api.get("/team-cards"));
+  const cards = await refresh(() => api.get("/team-cards"));
   if (cards) teamsView.setCards(cards);
 }
 
@@ -119,7 +135,7 @@ function closeTeam() {
 }
 
 async function loadMembers(current) {
-  const members = await attempt(() => api.get(team(current.id, "members")));
+  const members = await refresh(() => api.get(team(current.id, "members")));
   if (!members || session !== current) return;
   current.model.members = members;
   chat.setMembers(members, current.model.info.entry_point);
@@ -127,7 +143,7 @@ async function loadMembers(current) {
 }
 
 async function refreshInfo(current) {
-  const info = await attempt(() => api.get(team(current.id)));
+  const info = await refresh(() => api.get(team(current.id)));
   if (!info || session !== current) return;
   current.model.info = info;
   showInfo(info);
@@ -225,8 +241,8 @@ async function loadTeam(id) {
   // the tool states first: the stream's deltas are folded onto them
   await Promise.all([
     loadMembers(current),
-    attempt(() => current.mirrors[PLANNING].load()),
-    attempt(() => current.mirrors[GRAPH].load()),
+    refresh(() => current.mirrors[PLANNING].load()),
+    refresh(() => current.mirrors[GRAPH].load()),
   ]);
   if (session !== current) return;
   current.stream = new TeamStream({

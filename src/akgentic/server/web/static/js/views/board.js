@@ -40,12 +40,12 @@ export class BoardView {
       this.columns.append(h("section", { class: "column", dataset: { status }, "aria-label": `${title}: ${mine.length}` },
         h("h3", {}, title, h("span", { class: "count" }, String(mine.length))),
         h("ul", {}, mine.map((task) => h("li", { class: "task", dataset: { task: task.id }, tabindex: 0 },
-          h("div", { class: "task-title" }, h("span", { class: "muted" }, `#${task.id} `), task.title),
+          h("div", { class: "task-title" }, h("span", { class: "muted" }, `#${task.id} `), h("bdi", {}, task.title)),
           h("div", { class: "task-meta" },
             h("span", { class: "owner" }, task.owner || "unassigned"),
             task.dependencies?.length ? h("span", { class: "muted" }, ` · after ${task.dependencies.map((d) => `#${d}`).join(", ")}`) : null),
-          task.description ? h("p", { class: "muted" }, cut(task.description, 200)) : null,
-          task.output ? h("p", { class: "output" }, cut(task.output, 200)) : null,
+          task.description ? h("p", { class: "muted", dir: "auto" }, cut(task.description, 200)) : null,
+          task.output ? h("p", { class: "output", dir: "auto" }, cut(task.output, 200)) : null,
         ))),
       ));
     }

@@ -112,7 +112,7 @@ export class ChatView {
   renderQuestions() {
     clear(this.questions);
     for (const question of this.model.pendingQuestions()) {
-      const field = h("input", { type: "text", required: true, "aria-label": `Your answer to ${question.from}`, autocomplete: "off" });
+      const field = h("input", { type: "text", dir: "auto", required: true, "aria-label": `Your answer to ${question.from}`, autocomplete: "off" });
       const form = h("form", {
         class: "question-form",
         dataset: { question: question.id },
@@ -121,7 +121,7 @@ export class ChatView {
           if (field.value.trim() && (await this.actions.answer(question.id, field.value.trim()))) field.value = "";
         },
       },
-        h("p", {}, h("strong", {}, question.from), " asks you: ", h("span", { class: "question-text" }, question.text)),
+        h("p", {}, h("strong", {}, question.from), " asks you: ", h("span", { class: "question-text", dir: "auto" }, question.text)),
         h("div", { class: "row" }, field, h("button", { type: "submit" }, "Answer")),
       );
       this.questions.append(form);
@@ -134,7 +134,7 @@ export class ChatView {
         return h("li", { class: "msg human", dataset: { seq: item.seq } },
           h("div", { class: "who" }, `You → ${item.to}`, item.answers ? h("span", { class: "muted" }, ` answering “${item.answers}”`) : null,
             h("time", { datetime: item.time }, clock(item.time))),
-          h("div", { class: item.text.startsWith("/") ? "text command" : "text" }, item.text));
+          h("div", { class: item.text.startsWith("/") ? "text command" : "text", dir: "auto" }, item.text));
       case "turn":
         return this.renderTurn(item);
       case "message":
@@ -169,7 +169,7 @@ export class ChatView {
   renderPart(part) {
     switch (part.kind) {
       case "text":
-        return h("div", { class: "text", dataset: { chunks: part.chunks } }, part.text);
+        return h("div", { class: "text", dir: "auto", dataset: { chunks: part.chunks } }, part.text);
       case "tool": {
         const status = part.result ? part.result.outcome : "running…";
         const details = h("details", { class: `tool ${part.result ? (part.result.success ? "ok" : "failed") : "running"}`, open: part.open, dataset: { tool: part.name } },
@@ -182,12 +182,12 @@ export class ChatView {
       }
       case "question":
         return h("div", { class: "question", dataset: { question: part.id } },
-          h("span", { class: "muted" }, `asks ${part.to}: `), h("span", { class: "question-text" }, part.text),
-          part.answer ? h("div", { class: "answered" }, "You answered: ", h("q", {}, part.answer)) : h("div", { class: "muted" }, "Waiting for your answer below."));
+          h("span", { class: "muted" }, `asks ${part.to}: `), h("span", { class: "question-text", dir: "auto" }, part.text),
+          part.answer ? h("div", { class: "answered" }, "You answered: ", h("q", { dir: "auto" }, part.answer)) : h("div", { class: "muted" }, "Waiting for your answer below."));
       case "message":
         // the answer to an unknown or failed /command is marked failed by the agent
         return h("div", { class: part.failed ? "sent failed" : "sent", role: part.failed ? "alert" : null },
-          h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), part.text);
+          h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), h("bdi", {}, part.text));
       case "error":
         return h("div", { class: "error", role: "alert" }, `${part.level}: ${part.text}`);
       default:

@@ -51,7 +51,7 @@ export class TeamsView {
       const current = team.team_id === currentId;
       this.list.append(h("li", { dataset: { team: team.team_id } },
         h("a", { href: `#/teams/${team.team_id}/chat`, "aria-current": current ? "page" : false, class: current ? "current" : "" },
-          h("span", { class: "team-name" }, team.name),
+          h("span", { class: "team-name", dir: "auto" }, team.name),
           h("span", { class: `badge ${team.status.toLowerCase()}` }, team.running ? "running" : team.status.toLowerCase()),
           h("span", { class: "muted small", title: team.last_activity || "" }, `${team.card_name} · ${ago(team.last_activity)}`))));
     }

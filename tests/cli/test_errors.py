@@ -171,6 +171,17 @@ def test_a_bad_model_spec_and_a_bad_storage_url(cli: Invoke) -> None:
     assert url.stderr.startswith("error: unsupported storage URL (scheme 'ftp'); accepted: ")
 
 
+def test_an_unknown_model_provider_is_one_line(cli: Invoke) -> None:
+    done = cli("run", str(RESEARCH), "-m", "hi", "--model", "nosuchprovider:xyz")
+
+    assert done.exit_code == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith(
+        "error: unknown model provider 'nosuchprovider' in 'nosuchprovider:xyz'; known "
+        "providers: openai, anthropic,"
+    )
+
+
 def test_a_file_path_as_storage_is_answered_with_its_url(cli: Invoke, tmp_path: Path) -> None:
     """``--storage teams.db`` (a path, the likeliest slip) names the URL to write instead."""
     absolute = cli("teams", "list", "--storage", str(tmp_path / "teams.db"))

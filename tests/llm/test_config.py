@@ -44,6 +44,24 @@ def test_from_spec_splits_on_first_colon() -> None:
     )
 
 
+def test_from_spec_names_the_known_providers_on_one_line() -> None:
+    """Not pydantic's literal_error text: the words --model and a server's ``model`` show."""
+    with pytest.raises(ValueError) as err:
+        ModelRoster.from_spec("scripted:default, nosuchprovider:xyz")
+    assert not isinstance(err.value, ValidationError)
+    assert str(err.value) == (
+        "unknown model provider 'nosuchprovider' in 'nosuchprovider:xyz'; known providers: "
+        "openai, anthropic, google, openai-compatible, ollama, scripted, test, registered; "
+        "e.g. 'openai:gpt-5.2' or 'scripted:default'"
+    )
+
+
+def test_a_roster_spec_in_a_mapping_says_the_same() -> None:
+    with pytest.raises(ValidationError) as err:
+        ModelRoster.model_validate({"models": ["acme:m"]})
+    assert "unknown model provider 'acme' in 'acme:m'; known providers: openai," in str(err.value)
+
+
 @pytest.mark.parametrize("spec", ["gpt-5.2", ":gpt", "openai:", ""])
 def test_from_spec_needs_provider_and_model(spec: str) -> None:
     with pytest.raises(ValueError, match="provider:model"):

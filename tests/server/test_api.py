@@ -253,7 +253,7 @@ def test_errors_say_why_and_never_show_a_traceback(
     )
     assert garbled.status_code == 422 and "not valid" in garbled.json()["detail"]
     bad_id = httpx.get(f"{url}/teams/not-a-uuid")
-    assert bad_id.status_code == 422 and "team_id" in bad_id.json()["detail"]
+    assert bad_id.status_code == 422 and "is not a team id" in bad_id.json()["detail"]
     bad_query = httpx.get(f"{url}/teams", params={"limit": 0})
     assert bad_query.status_code == 422 and "limit" in bad_query.json()["detail"]
 

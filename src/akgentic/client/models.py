@@ -155,10 +155,22 @@ class PostMessage(_Request):
         return self
 
 
+def _a_command(command: str) -> str:
+    """A command as a person types it: ``/`` then its name, no space between (the page
+    sends whatever starts with ``/``, so the refusal says what a command looks like)."""
+    if len(command) < 2 or command[0] != "/" or command[1].isspace():
+        raise ValueError("a command is '/' and its name, with no space between, e.g. /help")
+    return command
+
+
 class PostCommand(_Request):
     """A ``/command`` for a member (the entry point unless ``to`` names another)."""
 
-    command: str = Field(min_length=2, max_length=MAX_CONTENT, pattern=r"^/\S")
+    command: Annotated[
+        str,
+        Field(max_length=MAX_CONTENT, json_schema_extra={"minLength": 2, "pattern": r"^/\S"}),
+        AfterValidator(_a_command),
+    ]
     to: str | None = Field(default=None, min_length=1, max_length=200)
 
 

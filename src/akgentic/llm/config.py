@@ -16,11 +16,12 @@ The contract:
 from __future__ import annotations
 
 import logging
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self, get_args
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from akgentic.core.error_pickle import reduce_by_fields
+from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -125,11 +126,21 @@ class ModelConfig(SerializableModel):
 
     @classmethod
     def from_spec(cls, spec: str, **fields: object) -> ModelConfig:
-        """Parse ``"provider:model"`` (split on the first colon); ``fields`` sets the rest."""
+        """Parse ``"provider:model"`` (split on the first colon); ``fields`` sets the rest.
+
+        A spec that does not read so, or names a provider not in :data:`ProviderName`, is a
+        ``ValueError`` of one line saying what would do — the words ``--model``, a server's
+        ``model`` and a card's ``models: [spec]`` all answer with."""
         provider, sep, model = spec.strip().partition(":")
         if not sep or not provider or not model:
             raise ValueError(
-                f"model spec {spec!r} must read 'provider:model', e.g. 'openai:gpt-5.2' or "
+                f"model spec {excerpt(spec)} must read 'provider:model', e.g. 'openai:gpt-5.2' "
+                f"or 'scripted:default'"
+            )
+        if provider not in get_args(ProviderName):
+            raise ValueError(
+                f"unknown model provider {excerpt(provider)} in {excerpt(spec)}; known "
+                f"providers: {', '.join(get_args(ProviderName))}; e.g. 'openai:gpt-5.2' or "
                 f"'scripted:default'"
             )
         return cls.model_validate({"provider": provider, "model": model, **fields})

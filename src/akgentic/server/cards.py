@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
 from akgentic.core.yaml_load import YamlTooLargeError, check_yaml_size, load_yaml
 from akgentic.core.yaml_problem import yaml_problem
+from akgentic.server.errors import validation_words
 from akgentic.team import TeamCard, TeamCardError, member_names
 from akgentic.tool import ToolCard
 from akgentic.tool.core.lookup import defined_cards_only
@@ -135,8 +136,12 @@ def card_from_data(
                 return _check(deserialize(data))
             return _check(TeamCard.model_validate(data))
     except ValidationError as exc:
-        raise CardError(_explain(exc)) from None
+        raise CardError(f"the card is not valid: {validation_words(exc)}") from None
     except SerializationError as exc:
+        cause = exc.__cause__  # a class's validation, said as the plain form's would be
+        if isinstance(cause, ValidationError):
+            said = f"{cause.title}: {validation_words(cause)}"
+            raise CardError(f"the card does not decode: {said}") from None
         raise CardError(f"the card does not decode: {exc}") from None
 
 
@@ -151,15 +156,6 @@ def card_from_yaml(text: str, started: Collection[type[ToolCard]] | None = None)
     if not isinstance(data, dict):
         raise CardError("card_yaml must be a mapping (name, entry_point, members)")
     return card_from_data(data, started)
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(p) for p in error["loc"]) or "(top)"
-        parts.append(f"{where}: {error['msg']}")
-    more = f" (and {exc.error_count() - 5} more)" if exc.error_count() > 5 else ""
-    return "the card is not valid: " + "; ".join(parts) + more
 
 
 def describe(card: TeamCard) -> dict[str, Any]:

@@ -1,0 +1,107 @@
+"""A ``detail`` reads as words for a person — the web page shows it verbatim, the CLI and
+the client too: an unknown model provider, a malformed command, a malformed team id and a
+pydantic error from deep inside say what to do on one line, never pydantic's own text
+(its title line, ``[type=…]``, a link to errors.pydantic.dev)."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from akgentic.core.serialization import serialize
+from akgentic.team import TeamCard
+from tests.server.conftest import TURNS, Served
+
+KNOWN = "openai, anthropic, google, openai-compatible, ollama, scripted, test, registered"
+
+
+def _said(response: httpx.Response, status: int = 422) -> str:
+    assert response.status_code == status, response.text
+    detail = response.json()["detail"]
+    assert isinstance(detail, str) and "\n" not in detail
+    assert "pydantic" not in detail and "[type=" not in detail and "validation error" not in detail
+    return detail
+
+
+def test_an_unknown_model_provider_names_the_known_ones(served: Served) -> None:
+    body = {"card": "research", "model": "nosuchprovider:xyz"}
+    detail = _said(httpx.post(f"{served.url}/teams", json=body, timeout=30))
+    assert detail == (
+        "the team cannot start: unknown model provider 'nosuchprovider' in "
+        f"'nosuchprovider:xyz'; known providers: {KNOWN}; e.g. 'openai:gpt-5.2' or "
+        "'scripted:default'"
+    )
+    assert served.client.list_teams() == []  # nothing started
+
+
+def test_a_roster_the_model_validators_refuse_is_one_line(served: Served) -> None:
+    """A ``ValidationError`` raised inside the manager (a ``ValueError``) reaches the
+    ``detail`` as ``field: message``."""
+    body = {"card": "research", "model": "scripted:default, scripted:default"}
+    detail = _said(httpx.post(f"{served.url}/teams", json=body, timeout=30))
+    assert detail == (
+        "the team cannot start: models: model 'scripted:default' is listed twice; roster "
+        "keys are unique"
+    )
+
+
+def test_a_posted_cards_model_spec_says_the_validators_words(served: Served) -> None:
+    """A validator's own words, without pydantic's ``Value error, `` before them."""
+    config = {"name": "@A", "models": "acme:x"}
+    member = {
+        "card": {"role": "A", "agent_class": "akgentic.agent.agent.BaseAgent", "config": config}
+    }
+    card = {"name": "x", "entry_point": "@A", "members": [member]}
+    detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
+    assert detail == (
+        "the card is not valid: members.0.card.models: unknown model provider 'acme' in "
+        f"'acme:x'; known providers: {KNOWN}; e.g. 'openai:gpt-5.2' or 'scripted:default'"
+    )
+
+
+def test_a_serialized_card_that_does_not_validate_is_one_line(served: Served) -> None:
+    """The framework's serialized form: its class's validation, not "stored … does not
+    validate: 1 validation error for …" with pydantic's lines and link."""
+    card = serialize(TeamCard.from_yaml(TURNS))
+    card["members"][0]["card"]["config"]["models"]["models"][0]["temperature"] = 9
+    detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
+    assert detail == (
+        "the card does not decode: ModelConfig: temperature: Input should be less than or "
+        "equal to 2"
+    )
+
+
+@pytest.mark.parametrize("command", ["/ spaced", "/", "help", "/\tx"])
+def test_a_malformed_command_says_what_a_command_is(served: Served, command: str) -> None:
+    url = f"{served.url}/teams/{uuid.uuid4()}/commands"
+    detail = _said(httpx.post(url, json={"command": command}, timeout=30))
+    assert detail == (
+        "the request is not valid: command: a command is '/' and its name, with no space "
+        "between, e.g. /help"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "quoted"),
+    [
+        ("/teams/not-a-uuid", "'not-a-uuid'"),
+        ("/teams/12345/members", "'12345'"),
+        ("/teams/%1b%5b31mred/events", "'\\x1b[31mred'"),
+        (f"/teams/{'x' * 200}", f"'{'x' * 78}… (202 characters)"),
+    ],
+)
+def test_a_malformed_team_id_is_quoted_and_points_at_the_list(
+    served: Served, path: str, quoted: str
+) -> None:
+    detail = _said(httpx.get(f"{served.url}{path}", timeout=30))
+    assert detail == f"{quoted} is not a team id (a UUID); list the teams with GET /teams"
+
+
+def test_a_malformed_team_id_comes_before_the_bodys_problems(served: Served) -> None:
+    """No team to send the message to: fixing the body would not help."""
+    response = httpx.post(f"{served.url}/teams/nope/messages", json={"content": ""}, timeout=30)
+    detail = _said(response)
+    assert detail == "'nope' is not a team id (a UUID); list the teams with GET /teams"
+    assert {tuple(e["loc"]) for e in response.json()["errors"]} >= {("path", "team_id")}

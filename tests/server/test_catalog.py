@@ -109,7 +109,7 @@ def test_every_refusal_is_a_4xx_with_its_reason(
         (lambda: catalog.set_credential("web_search", "  "), 422, "an empty credential"),
         (lambda: catalog.probe("planning"), 409, "planning has no outside exit to probe"),
         (lambda: catalog.enable("east", type_name="nope"), 404, "no tool type 'nope'"),
-        (lambda: catalog.show("Not-A-Name"), 422, "path.name: String should match pattern"),
+        (lambda: catalog.show("Not-A-Name"), 422, "'Not-A-Name' is not a tool name (a lower-case"),
     ]
     for call, status, reason in cases:
         with pytest.raises(ServerError) as refused:

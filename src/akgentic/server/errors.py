@@ -80,15 +80,23 @@ def said_by(exc: BaseException) -> str:
     return exception_words(exc)
 
 
-def _team_id_problem(errors: list[dict[str, Any]]) -> str | None:
-    """What a path with a malformed team id says: the value (quoted, clipped) and where
-    the team ids are. None when the team id is fine."""
+_PATH_WORDS = {
+    "team_id": "is not a team id (a UUID); list the teams with GET /teams",
+    "name": (
+        "is not a tool name (a lower-case letter, then up to 63 of a-z, 0-9, '_', '.', '-'); "
+        "list the tools with GET /catalog/tools"
+    ),
+}
+"""What a malformed value of a path parameter is said to be, and where the good ones are."""
+
+
+def _path_problem(errors: list[dict[str, Any]]) -> str | None:
+    """What a path with a malformed id or name says: the value (quoted, clipped), what it
+    should be and where to find one. None when the path is fine."""
     for error in errors:
-        if tuple(error.get("loc", ())) == ("path", "team_id"):
-            return (
-                f"{excerpt(error.get('input'))} is not a team id (a UUID); list the teams "
-                f"with GET /teams"
-            )
+        loc = tuple(error.get("loc", ()))
+        if len(loc) == 2 and loc[0] == "path" and loc[1] in _PATH_WORDS:
+            return f"{excerpt(error.get('input'))} {_PATH_WORDS[str(loc[1])]}"
     return None
 
 
@@ -153,7 +161,7 @@ def install_error_handlers(app: FastAPI) -> None:
         ]
         said = "; ".join(f"{_where(e['loc'])}: {_said(str(e['msg']))}" for e in errors[:5])
         summary = (
-            _team_id_problem(list(exc.errors()))  # no team to send the rest to: say this first
+            _path_problem(list(exc.errors()))  # no team to send the rest to: say this first
             or _body_problem(request, exc)
             or f"the request is not valid: {said or 'invalid'}"
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -191,6 +192,37 @@ def test_heartbeat_renews_and_reports_a_lost_lease(store: StorageBundle) -> None
         assert beat.kept() == {}
     finally:
         beat.close()
+
+
+def test_a_lease_found_lost_is_never_confirmed_until_dropped(store: StorageBundle) -> None:
+    """The heartbeat finds the lease lost and reports it: from then on ``confirm`` says
+    False (a writer asking before ``on_lost`` has reached it must not write), until the
+    lease is dropped or kept again."""
+    lost: list[str] = []
+    beat = Heartbeat(store.leases, ttl=TTL, on_lost=lambda r, e: lost.append(r))
+    try:
+        store.leases.acquire("team/b", holder("one"), ttl=0)
+        beat.keep("team/b", "one")
+        store.leases.acquire("team/b", holder("two"), TTL)  # expired: taken over
+        beat.beat()
+        assert lost == ["team/b"]
+        assert beat.confirm("team/b") is False
+        assert beat.confirm("team/b") is False  # still, however often it is asked
+        beat.drop("team/b")
+        assert beat.confirm("team/b") is True  # released: nothing to guard
+    finally:
+        beat.close()
+
+
+def test_a_lease_ages_on_a_clock_that_counts_a_suspended_machine() -> None:
+    """After a laptop or VM sleeps, the lease has aged on the store's clock: the age
+    ``confirm`` reads must count that sleep (``CLOCK_BOOTTIME``), which the monotonic
+    clock does not."""
+    from akgentic.storage import lease as lease_module
+
+    if not hasattr(time, "CLOCK_BOOTTIME"):
+        pytest.skip("no CLOCK_BOOTTIME on this platform: the monotonic clock is used")
+    assert lease_module._clock() == pytest.approx(time.clock_gettime(time.CLOCK_BOOTTIME), abs=1)
 
 
 def test_a_holder_on_this_host_whose_pid_is_gone_is_known_dead() -> None:

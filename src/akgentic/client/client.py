@@ -50,6 +50,7 @@ from akgentic.client.models import (
 )
 from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
+from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard
@@ -487,10 +488,14 @@ def reconnect_wait(failures: int) -> float:
 
 def path_segment(value: object) -> str:
     """``value`` (a team id, a tool's name) as one segment of a URL path: percent-encoded,
-    ``.`` and ``..`` included, so a value from elsewhere (a form, a file) never reaches
-    another route (``../catalog/tools/x``), adds a query (``?force=true``) or is cut short
-    (``#``). The server decodes it back."""
-    encoded = quote(str(value), safe="")
+    ``.`` and ``..`` included, so a value from elsewhere (a form, a file) never adds a
+    query (``?force=true``) or is cut short (``#``). A value holding ``/`` is refused
+    (``ValueError``): servers decode ``%2F`` before they route, so it would reach another
+    route (``x/credential``), and no team id or tool name holds one."""
+    text = str(value)
+    if "/" in text:
+        raise ValueError(f"{excerpt(text)} holds a '/': no team id or tool name does")
+    encoded = quote(text, safe="")
     return encoded.replace(".", "%2E") if encoded in (".", "..") else encoded
 
 

@@ -174,6 +174,16 @@ def holder_is_gone(holder: LeaseHolder) -> bool:
     return False
 
 
+def _clock() -> float:
+    """Seconds on a clock that counts a suspended machine's sleep (``CLOCK_BOOTTIME`` on
+    Linux; ``time.monotonic`` does not count it), so a lease's age is its age on the
+    store's clock too after a laptop or VM wakes up. Monotonic where there is none."""
+    return time.clock_gettime(_BOOTTIME) if _BOOTTIME is not None else time.monotonic()
+
+
+_BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)
+
+
 class Heartbeat:
     """Renews leases from one daemon thread, every ``interval`` seconds (``ttl / 3``);
     the thread ends when no lease is left to renew, and the next ``keep`` starts another.
@@ -203,7 +213,8 @@ class Heartbeat:
         self.interval = interval if interval is not None else max(self.ttl / 3, 0.01)
         self._on_lost = on_lost
         self._kept: dict[str, str] = {}
-        self._renewed: dict[str, float] = {}  # resource -> time.monotonic() of its renewal
+        self._renewed: dict[str, float] = {}  # resource -> _clock() of its renewal
+        self._lost: set[str] = set()  # reported lost and not dropped since: never confirmed
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -212,7 +223,8 @@ class Heartbeat:
         """Renew ``owner``'s lease on ``resource`` from now on."""
         with self._lock:
             self._kept[resource] = owner
-            self._renewed[resource] = time.monotonic()  # kept once acquired
+            self._renewed[resource] = _clock()  # kept once acquired
+            self._lost.discard(resource)
             if self._thread is None and not self._closed.is_set():
                 self._thread = threading.Thread(
                     target=self._run, name="akgentic-lease-heartbeat", daemon=True
@@ -224,6 +236,7 @@ class Heartbeat:
         with self._lock:
             self._kept.pop(resource, None)
             self._renewed.pop(resource, None)
+            self._lost.discard(resource)
 
     def kept(self) -> dict[str, str]:
         """The leases renewed: resource -> owner."""
@@ -239,11 +252,15 @@ class Heartbeat:
         """False when the lease on ``resource`` turns out lost; then ``on_lost`` is
         called, from a thread of its own (the caller may be what it stops). True at once
         while the last renewal is under half the ttl old, else once renewed now; True
-        too for a resource not kept (released, or already reported lost) and when the
-        store cannot be reached (the write it guards fails as well)."""
+        too for a resource not kept (released, or never kept) and when the store cannot
+        be reached (the write it guards fails as well). False, always, for a lease found
+        lost until it is dropped or kept again: the writer may ask between the heartbeat's
+        finding and ``on_lost`` reaching it."""
         with self._lock:
+            if resource in self._lost:
+                return False
             owner, renewed = self._kept.get(resource), self._renewed.get(resource, 0.0)
-        if owner is None or time.monotonic() - renewed < self.ttl / 2:
+        if owner is None or _clock() - renewed < self.ttl / 2:
             return True
         return self._renew(resource, owner, report=self._report_apart)
 
@@ -258,6 +275,7 @@ class Heartbeat:
                 if self._kept.get(resource) == owner:
                     del self._kept[resource]
                     self._renewed.pop(resource, None)
+                    self._lost.add(resource)
             (report or self._report)(resource, lost)
             return False
         except Exception:
@@ -265,7 +283,7 @@ class Heartbeat:
             return True
         with self._lock:
             if self._kept.get(resource) == owner:
-                self._renewed[resource] = time.monotonic()
+                self._renewed[resource] = _clock()
         return True
 
     def _report(self, resource: str, lost: LeaseLostError) -> None:

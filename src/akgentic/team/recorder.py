@@ -326,7 +326,8 @@ class EventRecorder:
                 rows, self._outbox, self._outbox_events = self._outbox, [], 0
                 tables, self._tables = self._tables, []
                 self._idle = False
-            if self._fence is not None and not self._fence():
+            # once discarded, never written again: a group handed over meanwhile included
+            if self._discarded or (self._fence is not None and not self._fence()):
                 logger.error(
                     "team %s: another process runs it now (its lease was taken over): "
                     "%d records not written",

@@ -149,7 +149,7 @@ def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
         child.stop()
     assert code == 130, errors
     left = [line for line in errors.splitlines() if "has not returned" in line]
-    assert len(left) == 1 and "@Boss still inside a call" in left[0], errors
+    assert len(left) == 1 and "@Boss is stuck in a call that has not returned" in left[0], errors
     assert "Traceback" not in errors, errors
     bundle = open_storage(storage)
     try:

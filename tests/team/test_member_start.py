@@ -101,3 +101,24 @@ def test_a_card_with_an_undocumented_command_fails_to_wire_naming_the_card_and_c
         assert manager.list_teams() == []
     finally:
         system.shutdown(10)
+
+
+def test_a_resume_starts_no_unstarted_child_of_a_parent_stopped_since() -> None:
+    """A crash cut the team's creation before @Child started; @Parent started and was
+    stopped later: a resume does not start @Child (it would have gone with its parent),
+    and says nothing of a missing parent."""
+    system = ActorSystem()
+    manager = TeamManager(system, open_storage("memory://"))
+    try:
+        card = TeamCard(
+            name="tree",
+            entry_point="@Parent",
+            members=[member("@Parent", parent=[member("@Child")])],
+        )
+        created: dict[str, Any] = {}
+        started = {"@Human", "@Parent"}  # what the log saw start
+        human = manager._start_card_members(card, uuid4(), created, skip=started)
+        assert human is None and created == {}
+    finally:
+        manager.shutdown()
+        system.shutdown()

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from akgentic.cli.output import SafeText, error_console, member_name
-from akgentic.core import ActorAddress, ActorSystem
+from akgentic.core import ActorAddress, ActorSystem, left_behind
 from akgentic.storage import StorageBundle
 from akgentic.team import TeamManager
 
@@ -52,14 +52,6 @@ def team_manager(storage: StorageBundle) -> Iterator[TeamManager]:
 
 def _say_left(left: list[ActorAddress]) -> None:
     """One line naming the actors still running (see the module docstring), if any."""
-    if not left:
-        return
-    names = ", ".join(member_name(address.name) for address in left)
-    verb, them = ("is", "it") if len(left) == 1 else ("are", "them")
-    error_console().print(
-        SafeText(
-            f"warning: {names} {verb} stuck in a call that has not returned (a tool call?); "
-            f"exiting without waiting for {them}",
-            style="yellow",
-        )
-    )
+    if left:
+        text = f"warning: {left_behind(left, member_name)}"
+        error_console().print(SafeText(text, style="yellow"))

@@ -5,7 +5,7 @@ See ``docs/core.md`` for the contract in prose.
 """
 
 from akgentic.core._proxy import AskTimeoutError, DeadlockError, current_actor
-from akgentic.core.actor_system import ActorSystem, ExternalContext
+from akgentic.core.actor_system import ActorSystem, ExternalContext, left_behind
 from akgentic.core.address import (
     ActorAddress,
     ActorAddressImpl,
@@ -124,6 +124,7 @@ __all__ = [
     "excerpt",
     "freeze_import_heap",
     "is_tool_actor",
+    "left_behind",
     "load_yaml",
     "register_serializable",
     "serialize",

@@ -13,7 +13,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
@@ -26,7 +26,7 @@ from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.messages.message import Message
 
-__all__ = ["ActorSystem", "ExternalContext", "InboxAddress"]
+__all__ = ["ActorSystem", "ExternalContext", "InboxAddress", "left_behind"]
 
 A = TypeVar("A")
 
@@ -304,3 +304,15 @@ class ActorSystem:
             address.wait_stopped(max(0.0, deadline - time.monotonic()))
         self._default.close()
         return [address for address in remaining if address.is_alive()]
+
+
+def left_behind(left: Sequence[ActorAddress], name: Callable[[str], str] = str) -> str:
+    """What a process says of the actors :meth:`ActorSystem.shutdown` left running (each
+    inside a call that has not returned) as it exits without them: one line, their
+    names through ``name`` (the CLI escapes them)."""
+    names = ", ".join(name(address.name) for address in left)
+    verb, them = ("is", "it") if len(left) == 1 else ("are", "them")
+    return (
+        f"{names} {verb} stuck in a call that has not returned (a tool call?); "
+        f"exiting without waiting for {them}"
+    )

@@ -99,7 +99,9 @@ def _own_class(module_name: str, qualname: str) -> type | None:
         f"{module_name}.{qualname}"
     ):
         return None
-    if value in VALUE_TYPES or (issubclass(value, PurePath) and module_name.startswith("pathlib")):
+    if value in VALUE_TYPES or (
+        issubclass(value, PurePath) and module_name in ("pathlib", "pathlib._local")
+    ):
         return value
     return value if _is_own(value, *_ROOTS) else None
 

@@ -15,7 +15,7 @@ from types import FrameType, TracebackType
 import uvicorn
 from fastapi import FastAPI
 
-from akgentic.core import ActorSystem
+from akgentic.core import ActorSystem, left_behind
 from akgentic.server.app import create_app
 from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
@@ -189,12 +189,7 @@ def serve(
         # that never returns, and waiting longer only delays the exit
         left = system.shutdown(_LEFT_WAIT) if graced else system.shutdown()
         if left:
-            names = ", ".join(address.name for address in left)
-            logger.warning(
-                "%s still inside a call that has not returned (a tool call?); "
-                "exiting without waiting for it",
-                names,
-            )
+            logger.warning("%s", left_behind(left))
 
 
 class _Server(uvicorn.Server):

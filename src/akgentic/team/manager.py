@@ -398,7 +398,8 @@ class TeamManager:
         when it was created here.
 
         A new team starts them all; a resume starts those a crash in the team's creation
-        left unstarted (the log never saw them).
+        left unstarted (the log never saw them) — but not one whose parent is no longer
+        running (it started, and was stopped since): the child would have gone with it.
         """
         human = None
         if card.human and card.human not in skip:
@@ -409,7 +410,7 @@ class TeamManager:
             )
         skills = stored_skill_rows(self.storage.skills)
         for name, spec, parent in walk(card.members):
-            if name in skip:
+            if name in skip or (parent is not None and parent not in created):
                 continue
             config = spec.card.get_config_copy()
             config.name = name

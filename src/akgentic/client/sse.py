@@ -55,9 +55,10 @@ def sse_lines(chunks: Iterable[str]) -> Iterator[str]:
     first half of a CRLF."""
     buffer = ""
     for chunk in chunks:
+        scan = max(len(buffer) - 1, 0)  # what was scanned had no break but a last CR
         buffer += chunk
         start = 0
-        for found in _BREAK.finditer(buffer):
+        for found in _BREAK.finditer(buffer, scan):
             if found.group() == "\r" and found.end() == len(buffer):
                 break
             yield buffer[start : found.start()]

@@ -10,11 +10,12 @@ import os
 import signal
 import threading
 from pathlib import Path
+from uuid import UUID
 
 import httpx
 import pytest
 
-from akgentic.client import AkgenticClient, ServerError
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
@@ -39,26 +40,50 @@ def _release(fifo: Path) -> None:
     assert not writer.is_alive(), "nothing read the FIFO: the held turn is gone"
 
 
+def serve_hang_card(tmp_path: Path, hang: str) -> tuple[Child, str, str]:
+    """``akgentic serve`` of the hang card in a child (``hang``: what its tool call waits
+    for), its store in ``tmp_path``: the child, its URL and the storage URL."""
+    storage = sqlite_url(tmp_path / "serve.db")
+    env = child_env(storage, AKGENTIC_CLI_TEST_HANG=hang)
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    try:
+        said = child.wait_for("akgentic serving on ")
+    except BaseException:
+        child.stop()
+        raise
+    return child, said.split("serving on ")[1].split()[0], storage
+
+
+def until_the_tool_call(team: RemoteTeam) -> None:
+    """Follow ``team`` until its turn is inside the held tool call."""
+    for record in team.follow(idle_timeout=60):
+        if kind(record) == "ToolCall":
+            return
+
+
+def assert_stored_stopped(storage: str, team_id: UUID) -> None:
+    bundle = open_storage(storage)
+    try:
+        assert bundle.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    finally:
+        bundle.close()
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_a_stopping_server_answers_while_its_teams_stop_and_refuses_new_work(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
     fifo = tmp_path / "hold"
     os.mkfifo(fifo)
-    storage = sqlite_url(tmp_path / "serve.db")
-    env = child_env(storage, AKGENTIC_CLI_TEST_HANG=str(fifo))
-    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    child, url, storage = serve_hang_card(tmp_path, str(fifo))
     try:
-        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
         with AkgenticClient(url) as client:
             assert hang_tool.HangStep  # defined here too, so the team's records decode
             team = client.create_team("hanging")
             idle = client.create_team("hanging")
             idle.stop()
             team.send("please hang")
-            for record in team.follow(idle_timeout=60):  # until the held tool call
-                if kind(record) == "ToolCall":
-                    break
+            until_the_tool_call(team)
             child.proc.send_signal(sig)
             child.wait_for("stopping: ")  # said once the server drains
 
@@ -91,11 +116,7 @@ def test_a_stopping_server_answers_while_its_teams_stop_and_refuses_new_work(
         child.stop()  # a server still running (a failed test) is killed, held turn and all
     assert code == 130, errors  # as before: SIGTERM is taken for the first Ctrl-C
     assert "Traceback" not in errors, errors
-    bundle = open_storage(storage)
-    try:
-        assert bundle.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
-    finally:
-        bundle.close()
+    assert_stored_stopped(storage, team.team_id)
 
 
 def test_a_draining_server_refuses_work_in_one_line_and_answers_reads(served: Served) -> None:
@@ -131,18 +152,13 @@ def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
     """A tool call that never returns: once the team has had its grace the server stops
     it without that member, logs one line naming whom it leaves behind, and exits with
     no further wait for it."""
-    storage = sqlite_url(tmp_path / "serve.db")
-    env = child_env(storage, AKGENTIC_CLI_TEST_HANG="1")  # the tool call never returns
-    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    child, url, storage = serve_hang_card(tmp_path, "1")  # the tool call never returns
     try:
-        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
         with AkgenticClient(url) as client:
             assert hang_tool.HangStep  # defined here too, so the team's records decode
             team = client.create_team("hanging")
             team.send("please hang")
-            for record in team.follow(idle_timeout=60):  # until the held tool call
-                if kind(record) == "ToolCall":
-                    break
+            until_the_tool_call(team)
             child.proc.send_signal(signal.SIGTERM)
             code, errors = child.finish(120)  # the team's grace (30s), then the exit
     finally:
@@ -151,8 +167,4 @@ def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
     left = [line for line in errors.splitlines() if "has not returned" in line]
     assert len(left) == 1 and "@Boss is stuck in a call that has not returned" in left[0], errors
     assert "Traceback" not in errors, errors
-    bundle = open_storage(storage)
-    try:
-        assert bundle.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
-    finally:
-        bundle.close()
+    assert_stored_stopped(storage, team.team_id)

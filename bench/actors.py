@@ -19,7 +19,9 @@ Memory: growth of traced Python memory per message over 200,000 messages (after 
 warm-up that fills the orchestrator's bounded recent window), for both sides.
 
 Rounds alternate raw/Akgent and the median of each is reported, with the ratio
-Akgent / raw. The process first freezes what its imports left, as the console script does
+Akgent / raw; for the recorder, the spread of the per-round ratios too (a round's
+recorded run against that round's raw run), since a median alone hides how often a
+target is missed on a noisy machine. The process first freezes what its imports left, as the console script does
 (``akgentic.core.freeze_import_heap``: the collector's full passes then walk only what the
 run made, on both sides); ``--thawed`` leaves it unfrozen.
 Run: ``python bench/actors.py`` (``--quick`` for a smoke run).
@@ -312,6 +314,18 @@ def memory_per_message(run: Callable[[int], Any], total: int, chunk: int) -> tup
     return (marks[0] - before) / total, (marks[1] - marks[0]) / total
 
 
+def spread(recorded: list[float], raw: list[float], target: float = 0.7) -> str:
+    """The per-round ratios' range and quartiles, and how many rounds reach ``target``."""
+    ratios = sorted(a / b for a, b in zip(recorded, raw, strict=True))
+    quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+    reached = sum(r >= target for r in ratios)
+    return (
+        f"min {ratios[0]:.2f}  q1 {quartiles[0]:.2f}  median {quartiles[1]:.2f}  "
+        f"q3 {quartiles[2]:.2f}  max {ratios[-1]:.2f}  ({reached} of {len(ratios)} rounds "
+        f">= {target})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small counts (smoke run)")
@@ -367,6 +381,13 @@ def main() -> None:
     ]
     for label, key, base in rows:
         print(f"{label:34}{med[key]:>14,.0f}{med[key] / med[base]:>14.2f}")
+    print("per-round ratios, until committed (each round's recorded run / that round's raw")
+    print("run: slow spells of the machine hit both sides of a round alike):")
+    for label, key, base in (
+        ("tell", "rec_tell_c", "raw_tell"),
+        ("round trip", "rec_rt_c", "raw_rt"),
+    ):
+        print(f"  {label:12}{spread(results[key], results[base])}")
     print(f"subscriber received {subscribed.subscriber.count:,} telemetry messages")
     # CPU: every thread of the process, until the last message is handled and (with a
     # subscriber) everything handed on is done — less swayed by other load than wall time

@@ -17,6 +17,8 @@
   concurrent appenders to one team — in any process — take turns, and a failed batch
   gives its numbers back (no gaps). Appends to different teams do not wait for each
   other.
+- **Fenced appends** read the lease row ``FOR SHARE`` in that same statement: a take-over
+  waits for the append to commit, or, committed first, makes it store nothing.
 - **Schema.** Created on open, idempotently, under an advisory lock (so processes
   starting together do not race), in ``schema`` (default ``public``; created if
   missing). Payloads are ``TEXT``, not ``JSONB``: the store returns exactly what it

@@ -21,6 +21,8 @@
   numbering is race-free across threads, connections and processes, and a rolled-back
   batch leaves no gap. A writer waits up to ``busy_timeout`` seconds for another
   process' transaction.
+- **Fenced appends** check the lease in the insert statement itself, under that write
+  lock: no take-over commits between the check and the rows.
 
 The schema is created on open (idempotent; ``PRAGMA user_version`` records it). A file
 that is not a SQLite database, a damaged one, or one whose tables of our names another

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from uuid import UUID, uuid4
 
 import pytest
@@ -45,32 +45,24 @@ def events(team: UUID, count: int = 2) -> list[EncodedEvent]:
     return [encode_event(UserMessage(content=f"m{i}", team_id=team)) for i in range(count)]
 
 
-Append = Callable[[StorageBundle, UUID, Fence, Sequence[StateRow], Sequence[MemoryRow]], list[int]]
-
-
-def as_rows(
+def append(
     store: StorageBundle,
     team: UUID,
     fence: Fence,
-    states: Sequence[StateRow],
-    memory: Sequence[MemoryRow],
+    states: Sequence[StateRow] = (),
+    memory: Sequence[MemoryRow] = (),
+    *,
+    packed: bool,
 ) -> list[int]:
+    """Two events, as rows (``append_encoded``) or as one pack (``append_packs``)."""
+    if packed:
+        pack = pack_encoded(events(team), encode_value(team))
+        return store.events.append_packs(team, [pack], states, memory, fence=fence)
     return store.events.append_encoded(team, events(team), states, memory, fence=fence)
 
 
-def as_pack(
-    store: StorageBundle,
-    team: UUID,
-    fence: Fence,
-    states: Sequence[StateRow],
-    memory: Sequence[MemoryRow],
-) -> list[int]:
-    pack = pack_encoded(events(team), encode_value(team))
-    return store.events.append_packs(team, [pack], states, memory, fence=fence)
-
-
 # with tables beside the log, or without (the SQL stores' one-statement way)
-APPENDS = pytest.mark.parametrize("append", [as_rows, as_pack], ids=["rows", "pack"])
+APPENDS = pytest.mark.parametrize("packed", [False, True], ids=["rows", "pack"])
 TABLES = pytest.mark.parametrize("tables", [False, True], ids=["log-only", "with-tables"])
 
 
@@ -83,38 +75,37 @@ def tables_of(agent: UUID, on: bool) -> tuple[list[StateRow], list[MemoryRow]]:
 @APPENDS
 @TABLES
 def test_a_fenced_append_is_refused_once_another_owner_took_the_lease(
-    store: StorageBundle, append: Append, tables: bool
+    store: StorageBundle, packed: bool, tables: bool
 ) -> None:
     team, agent = uuid4(), uuid4()
     resource = f"team/{team}"
     states, memory = tables_of(agent, tables)
     store.leases.acquire(resource, holder("one"), ttl=0)  # expired at once
     mine = Fence(resource=resource, owner="one")
-    assert append(store, team, mine, [], []) == [1, 2]  # expired, nobody took it: still mine
+    assert append(store, team, mine, packed=packed) == [1, 2]  # expired, nobody took it: still mine
     store.leases.acquire(resource, holder("two"), TTL)  # taken over (as after a pause)
 
     with pytest.raises(LeaseLostError) as info:
-        append(store, team, mine, states, memory)
+        append(store, team, mine, states, memory, packed=packed)
     assert info.value.resource == resource and info.value.owner == "one"
     assert info.value.lease is not None and info.value.lease.holder.owner == "two"
     assert store.events.last_seq(team) == 2  # nothing of the group: no event, state, memory
     assert store.states.load_states(team) == {}
     assert store.working_memory.get(team, agent) == []
     # the new holder appends on, with no gap
-    assert append(store, team, Fence(resource=resource, owner="two"), states, memory) == [3, 4]
+    two = Fence(resource=resource, owner="two")
+    assert append(store, team, two, states, memory, packed=packed) == [3, 4]
     assert store.working_memory.get(team, agent) == ([{"k": 1}] if tables else [])
 
 
 @APPENDS
-def test_a_fenced_append_of_a_released_lease_is_refused(
-    store: StorageBundle, append: Append
-) -> None:
+def test_a_fenced_append_of_a_released_lease_is_refused(store: StorageBundle, packed: bool) -> None:
     team = uuid4()
     resource = f"team/{team}"
     store.leases.acquire(resource, holder("one"), TTL)
     store.leases.release(resource, "one")
     with pytest.raises(LeaseLostError, match="released") as info:
-        append(store, team, Fence(resource=resource, owner="one"), [], [])
+        append(store, team, Fence(resource=resource, owner="one"), packed=packed)
     assert info.value.lease is None
     assert store.events.last_seq(team) == 0
 
@@ -146,15 +137,17 @@ def test_a_take_over_committing_while_a_fenced_append_runs_refuses_it(
     store.leases.acquire(resource, holder("one"), TTL)
     outcome: list[BaseException | list[int]] = []
 
-    def append() -> None:
+    def write() -> None:
         try:
             outcome.append(
-                as_pack(store, team, Fence(resource=resource, owner="one"), states, memory)
+                append(
+                    store, team, Fence(resource=resource, owner="one"), states, memory, packed=True
+                )
             )
         except BaseException as exc:
             outcome.append(exc)
 
-    writer = threading.Thread(target=append)
+    writer = threading.Thread(target=write)
     with taker._driver.write() as cur:  # type: ignore[attr-defined]
         # a take-over, not committed yet (acquire's own update, as take_over does it)
         cur.execute("UPDATE akgentic_leases SET owner = ? WHERE resource = ?", ("two", resource))

@@ -9,17 +9,20 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
+from uuid import uuid4
 
 import pytest
 
+from akgentic.core import UserMessage
 from akgentic.storage import (
+    Fence,
     Heartbeat,
     LeaseHeldError,
     LeaseHolder,
     LeaseLostError,
     LeaseStore,
     StorageBundle,
+    encode_event,
     holder_is_gone,
 )
 from tests.storage.conftest import Backend
@@ -194,35 +197,36 @@ def test_heartbeat_renews_and_reports_a_lost_lease(store: StorageBundle) -> None
         beat.close()
 
 
-def test_a_lease_found_lost_is_never_confirmed_until_dropped(store: StorageBundle) -> None:
-    """The heartbeat finds the lease lost and reports it: from then on ``confirm`` says
-    False (a writer asking before ``on_lost`` has reached it must not write), until the
-    lease is dropped or kept again."""
-    lost: list[str] = []
-    beat = Heartbeat(store.leases, ttl=TTL, on_lost=lambda r, e: lost.append(r))
+def test_a_lease_a_writer_found_lost_is_dropped_and_reported_once(store: StorageBundle) -> None:
+    """A writer whose fenced append was refused tells ``lost``: the lease is no longer
+    renewed, ``on_lost`` hears it once — from a thread of its own, as the writer may be
+    what it stops — and neither a second ``lost`` nor the next beat reports it again."""
+    reported: list[tuple[str, LeaseLostError, threading.Thread]] = []
+    heard = threading.Event()
+
+    def on_lost(resource: str, error: LeaseLostError) -> None:
+        reported.append((resource, error, threading.current_thread()))
+        heard.set()
+
+    beat = Heartbeat(store.leases, ttl=TTL, on_lost=on_lost)
     try:
         store.leases.acquire("team/b", holder("one"), ttl=0)
         beat.keep("team/b", "one")
         store.leases.acquire("team/b", holder("two"), TTL)  # expired: taken over
+        team, fence = uuid4(), Fence(resource="team/b", owner="one")
+        late = encode_event(UserMessage(content="late", team_id=team))
+        with pytest.raises(LeaseLostError) as refused:
+            store.events.append_encoded(team, [late], fence=fence)
+        beat.lost(refused.value)
+        assert heard.wait(30)
+        assert beat.kept() == {}
+        beat.lost(refused.value)
         beat.beat()
-        assert lost == ["team/b"]
-        assert beat.confirm("team/b") is False
-        assert beat.confirm("team/b") is False  # still, however often it is asked
-        beat.drop("team/b")
-        assert beat.confirm("team/b") is True  # released: nothing to guard
+        [(resource, error, thread)] = reported
+        assert resource == "team/b" and error is refused.value
+        assert thread is not threading.current_thread()
     finally:
         beat.close()
-
-
-def test_a_lease_ages_on_a_clock_that_counts_a_suspended_machine() -> None:
-    """After a laptop or VM sleeps, the lease has aged on the store's clock: the age
-    ``confirm`` reads must count that sleep (``CLOCK_BOOTTIME``), which the monotonic
-    clock does not."""
-    from akgentic.storage import lease as lease_module
-
-    if not hasattr(time, "CLOCK_BOOTTIME"):
-        pytest.skip("no CLOCK_BOOTTIME on this platform: the monotonic clock is used")
-    assert lease_module._clock() == pytest.approx(time.clock_gettime(time.CLOCK_BOOTTIME), abs=1)
 
 
 def test_a_holder_on_this_host_whose_pid_is_gone_is_known_dead() -> None:

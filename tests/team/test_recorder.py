@@ -23,7 +23,7 @@ from akgentic.core import (
     SentMessage,
     UserMessage,
 )
-from akgentic.storage import open_storage
+from akgentic.storage import Fence, LeaseHolder, LeaseLostError, open_storage
 from akgentic.team import EventRecorder
 from akgentic.team import recorder as recorder_module
 
@@ -229,3 +229,36 @@ def test_a_failed_commit_of_rows_and_packs_together_writes_each_event_once(
     sent = [type(m.message) for m in messages if isinstance(m, SentMessage)]
     assert sent == [UserMessage, ResultMessage]  # the ping and its answer, once each
     assert len({m.id for m in messages}) == len(messages)
+
+
+def test_a_group_the_store_refuses_for_a_lost_lease_is_not_written_nor_any_after(
+    storage_url: str,
+) -> None:
+    """The team's lease is taken over between the recorder's last commit and its next
+    (as while this process was paused): the store refuses that group whole, the recorder
+    is told once (``on_lost``) and writes nothing more, not even once the lease is free."""
+    storage = open_storage(storage_url)
+    team = uuid4()
+    resource = f"team/{team}"
+    storage.leases.acquire(resource, LeaseHolder(owner="one", host="box", pid=1), 60)
+    lost: list[LeaseLostError] = []
+    recorder = EventRecorder(storage, team, Fence(resource=resource, owner="one"), lost.append)
+    first, second, third = (UserMessage(content=str(i), team_id=team) for i in range(3))
+    recorder.on_message(first)
+    recorder.flush()
+    assert recorder.wait_seq(1, 30)  # held: written
+    storage.leases.acquire(
+        resource, LeaseHolder(owner="two", host="box", pid=2), 60, take_over="one"
+    )
+    recorder.on_message(second)
+    recorder.flush()
+    assert recorder.written(30)  # handled: refused, not kept for a retry
+    [refused] = lost
+    assert refused.lease is not None and refused.lease.holder.owner == "two"
+    storage.leases.release(resource, "two")
+    recorder.on_message(third)
+    recorder.flush()
+    assert recorder.written(30)
+    recorder.on_stop(team)
+    assert [r.require() for r in storage.events.read(team)] == [first]
+    assert len(lost) == 1 and recorder.last_seq == 1

@@ -102,13 +102,15 @@ def test_restore_trusts_the_log_when_the_tables_beside_it_fall_behind(
 
     rows_only, packs_only = storage.events.append_encoded, storage.events.append_packs
 
-    def no_states(team_id: Any, events: Any, states: Any = (), memory: Any = ()) -> list[int]:
-        return rows_only(team_id, events)  # the latest states and memory never reach theirs
+    def no_states(
+        team_id: Any, events: Any, states: Any = (), memory: Any = (), fence: Any = None
+    ) -> list[int]:
+        return rows_only(team_id, events, fence=fence)  # states and memory never reach theirs
 
     def packs_without_states(
-        team_id: Any, packs: Any, states: Any = (), memory: Any = ()
+        team_id: Any, packs: Any, states: Any = (), memory: Any = (), fence: Any = None
     ) -> list[int]:
-        return packs_only(team_id, packs)
+        return packs_only(team_id, packs, fence=fence)
 
     monkeypatch.setattr(storage.states, "save_state", broken)
     monkeypatch.setattr(storage.events, "append_encoded", no_states)

@@ -233,11 +233,13 @@ def test_a_failing_store_delays_records_and_loses_none(
     real = storage.events.append_packs  # what the recorder commits its batches with
     failures = {"left": 1}
 
-    def flaky(team_id: object, packs: list[bytes], states: object = ()) -> list[int]:
+    def flaky(
+        team_id: object, packs: list[bytes], states: object = (), fence: object = None
+    ) -> list[int]:
         if failures["left"]:
             failures["left"] -= 1
             raise OSError("disk full (simulated)")
-        return real(team_id, packs, states)  # type: ignore[arg-type]
+        return real(team_id, packs, states, fence=fence)  # type: ignore[arg-type]
 
     monkeypatch.setattr(storage.events, "append_packs", flaky)
     runtime.send("why actors?")  # its first batch fails, and is committed with the next

@@ -76,12 +76,14 @@ def _refusing_memory(append: Any, refused: list[Any] | None = None) -> Any:
     """``append`` (an event log's ``append_encoded`` or ``append_packs``) refusing any
     group that carries working-memory changes, as a store whose memory table is gone."""
 
-    def appending(team_id: Any, events: Any, states: Any = (), memory: Any = ()) -> Any:
+    def appending(
+        team_id: Any, events: Any, states: Any = (), memory: Any = (), fence: Any = None
+    ) -> Any:
         if memory:
             if refused is not None:
                 refused.append(memory)
             raise OSError("working memory table unavailable (simulated)")
-        return append(team_id, events, states)
+        return append(team_id, events, states, fence=fence)
 
     return appending
 

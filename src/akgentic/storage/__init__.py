@@ -45,6 +45,7 @@ from akgentic.storage.errors import (
     TeamNotFoundError,
 )
 from akgentic.storage.lease import (
+    Fence,
     Heartbeat,
     Lease,
     LeaseError,
@@ -99,6 +100,7 @@ __all__ = [
     "EventLog",
     "EventRecord",
     "EventWatch",
+    "Fence",
     "Heartbeat",
     "InstanceTypeError",
     "InvalidTransitionError",

@@ -56,6 +56,7 @@ from akgentic.storage._rules import (
 )
 from akgentic.storage._sql_lease import SqlLeases
 from akgentic.storage.errors import StorageError, TeamExistsError
+from akgentic.storage.lease import Fence
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -132,13 +133,18 @@ class Driver(Protocol):
         team_id: UUID,
         rows: builtins.list[tuple[datetime, str]],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         """Store ``rows`` (timestamp, payload) as the team's next events; the first number.
 
         One transaction, committed on return. Numbering must be race-free against every
         other writer of the same store (threads, connections, processes) and a failed
         insert must give its numbers back (no gaps). ``also``, when given, runs in that
-        same transaction after the rows (the latest-state rows that go with them)."""
+        same transaction after the rows (the latest-state rows that go with them).
+        ``fence``, when given, is checked in that transaction, race-free against a
+        concurrent take-over of the lease: when its owner does not hold the lease,
+        nothing is stored (``also`` does not run) and ``fence_refused``'s
+        ``LeaseLostError`` is raised."""
         ...
 
     def insert_packs(
@@ -147,12 +153,13 @@ class Driver(Protocol):
         packs: list[bytes],
         counts: list[int],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         """Store each pack (holding ``counts[i]`` events) as one row of
         ``akgentic_event_packs``, numbered as the team's next events, in order, in one
         transaction; the first number. The rules of :meth:`insert_events` hold: the
-        numbering is shared with the rows, race-free, gap-free, and ``also`` runs in the
-        same transaction."""
+        numbering is shared with the rows, race-free, gap-free, and ``also`` and
+        ``fence`` are as there."""
         ...
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
@@ -464,11 +471,13 @@ class _Events:
         events: Sequence[EncodedEvent],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> builtins.list[int]:
         if not events:
             return []
         also = _tables_with(self._db, team_id, states, memory)
-        first = self._db.insert_events(team_id, list(events), also)
+        first = self._db.insert_events(team_id, list(events), also, fence)
         return list(range(first, first + len(events)))
 
     def append_packs(
@@ -477,12 +486,14 @@ class _Events:
         packs: Sequence[bytes],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> builtins.list[int]:
         counts = check_packs(packs)
         if not packs:
             return []
         also = _tables_with(self._db, team_id, states, memory)
-        first = self._db.insert_packs(team_id, [bytes(p) for p in packs], counts, also)
+        first = self._db.insert_packs(team_id, [bytes(p) for p in packs], counts, also, fence)
         return list(range(first, first + sum(counts)))
 
     def read(

@@ -6,6 +6,10 @@ expiry by one clock. ``acquire`` is a single ``INSERT ... ON CONFLICT DO UPDATE 
 WHERE ... RETURNING``: the row is taken only when it is free, expired, the caller's, or
 the named ``take_over`` owner's — decided and written in one statement, under the row's
 lock, so two acquirers never both win.
+
+A fenced append (:class:`~akgentic.storage.lease.Fence`) is each backend's: the
+condition "the owner holds the lease" rides in its insert statement, and a statement that
+inserted nothing because of it reports the loss with :func:`fence_refused`.
 """
 
 from __future__ import annotations
@@ -15,12 +19,19 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from akgentic.storage.lease import Lease, LeaseHeldError, LeaseHolder, LeaseLostError, check_ttl
+from akgentic.storage.lease import (
+    Fence,
+    Lease,
+    LeaseHeldError,
+    LeaseHolder,
+    LeaseLostError,
+    check_ttl,
+)
 
 if TYPE_CHECKING:
-    from akgentic.storage._sql import Driver
+    from akgentic.storage._sql import Cursor, Driver
 
-__all__ = ["SqlLeases"]
+__all__ = ["SqlLeases", "fence_refused"]
 
 _COLUMNS = "resource, owner, host, pid, since, renewed_at, expires_at"
 
@@ -92,6 +103,16 @@ class SqlLeases:
                 (len(prefix), prefix),
             ).fetchall()
         return [_lease(row) for row in rows]
+
+
+def fence_refused(cur: Cursor, db: Driver, fence: Fence) -> LeaseLostError:
+    """The error of an append ``fence`` refused, naming the lease as ``cur`` sees it now
+    (read on the caller's cursor: inside its transaction, or under its lock)."""
+    row = cur.execute(
+        f"SELECT {_COLUMNS}, expires_at <= {db.epoch_now} FROM akgentic_leases WHERE resource = ?",
+        (fence.resource,),
+    ).fetchone()
+    return LeaseLostError(fence.resource, fence.owner, None if row is None else _lease(row))
 
 
 def _lease(row: Sequence[Any]) -> Lease:

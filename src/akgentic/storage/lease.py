@@ -21,6 +21,13 @@ shares the teams shares their leases. The contract:
   (:func:`holder_is_gone`: on this host, its pid no longer runs) — still atomically:
   it succeeds only while that owner is the holder.
 - ``ttl`` is in seconds, ``>= 0``; a lease acquired with ``ttl=0`` is expired at once.
+- A **fence** (:class:`Fence`: resource and owner) makes a write conditional on the
+  lease: the event log's ``append_encoded`` and ``append_packs`` check, inside the very
+  transaction that appends, that the owner still holds the lease — an expired one
+  nobody has taken still counts, as for ``renew`` — and otherwise store nothing and
+  raise :class:`LeaseLostError`. A holder paused at any point (SIGSTOP, a suspended
+  machine) therefore never writes into a log another holder has taken over: the check
+  and the write are one.
 
 :class:`Heartbeat` keeps leases alive from one thread and reports the ones lost. A
 crashed holder stops renewing, so its lease expires: that is how a crash is told from
@@ -34,7 +41,6 @@ import logging
 import os
 import socket
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar, Protocol, runtime_checkable
@@ -46,6 +52,7 @@ from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.storage.errors import StorageError
 
 __all__ = [
+    "Fence",
     "Heartbeat",
     "Lease",
     "LeaseError",
@@ -98,6 +105,16 @@ class Lease(BaseModel):
         return f"{self.holder.describe()} since {since}"
 
 
+class Fence(BaseModel):
+    """A write's condition: ``owner`` still holds the lease on ``resource`` (expired or
+    not, as long as nobody else took it), checked in the write's own transaction."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
+
+    resource: str = Field(min_length=1)
+    owner: str = Field(min_length=1)
+
+
 class LeaseError(StorageError):
     """Base of the lease errors."""
 
@@ -113,7 +130,8 @@ class LeaseHeldError(LeaseError):
 
 
 class LeaseLostError(LeaseError):
-    """The owner no longer holds the lease; ``lease`` is the current one, if any."""
+    """``owner`` no longer holds the lease on ``resource``; ``lease`` is the current one,
+    if any. Raised by ``renew``, and by a fenced append that stored nothing."""
 
     __reduce__ = reduce_by_fields  # its __init__ builds args from fields
 
@@ -121,6 +139,7 @@ class LeaseLostError(LeaseError):
         now = f"now held by {lease.describe()}" if lease is not None else "released"
         super().__init__(f"{resource}: the lease of owner {owner} was lost ({now})")
         self.resource = resource
+        self.owner = owner
         self.lease = lease
 
 
@@ -174,16 +193,6 @@ def holder_is_gone(holder: LeaseHolder) -> bool:
     return False
 
 
-def _clock() -> float:
-    """Seconds on a clock that counts a suspended machine's sleep (``CLOCK_BOOTTIME`` on
-    Linux; ``time.monotonic`` does not count it), so a lease's age is its age on the
-    store's clock too after a laptop or VM wakes up. Monotonic where there is none."""
-    return time.clock_gettime(_BOOTTIME) if _BOOTTIME is not None else time.monotonic()
-
-
-_BOOTTIME: int | None = getattr(time, "CLOCK_BOOTTIME", None)
-
-
 class Heartbeat:
     """Renews leases from one daemon thread, every ``interval`` seconds (``ttl / 3``);
     the thread ends when no lease is left to renew, and the next ``keep`` starts another.
@@ -194,10 +203,9 @@ class Heartbeat:
     store unreachable) is logged and retried at the next beat — if the lease expires
     meanwhile and someone takes it, that next renewal reports it lost.
 
-    ``confirm(resource)`` is for a writer about to write what the lease guards: a
-    process paused past its lease (SIGSTOP, a suspended machine) may wake with its lease
-    taken over before its next beat, so a lease not renewed for half its ttl is renewed
-    there and then.
+    A writer that finds the lease lost first (its fenced write refused: see
+    :class:`Fence`) tells :meth:`lost`, which drops and reports it the same way: the
+    loss is reported once, whoever finds it.
     """
 
     def __init__(
@@ -213,8 +221,6 @@ class Heartbeat:
         self.interval = interval if interval is not None else max(self.ttl / 3, 0.01)
         self._on_lost = on_lost
         self._kept: dict[str, str] = {}
-        self._renewed: dict[str, float] = {}  # resource -> _clock() of its renewal
-        self._lost: set[str] = set()  # reported lost and not dropped since: never confirmed
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -223,8 +229,6 @@ class Heartbeat:
         """Renew ``owner``'s lease on ``resource`` from now on."""
         with self._lock:
             self._kept[resource] = owner
-            self._renewed[resource] = _clock()  # kept once acquired
-            self._lost.discard(resource)
             if self._thread is None and not self._closed.is_set():
                 self._thread = threading.Thread(
                     target=self._run, name="akgentic-lease-heartbeat", daemon=True
@@ -235,8 +239,6 @@ class Heartbeat:
         """Stop renewing ``resource`` (releasing it is the caller's)."""
         with self._lock:
             self._kept.pop(resource, None)
-            self._renewed.pop(resource, None)
-            self._lost.discard(resource)
 
     def kept(self) -> dict[str, str]:
         """The leases renewed: resource -> owner."""
@@ -248,54 +250,42 @@ class Heartbeat:
         for resource, owner in self.kept().items():
             self._renew(resource, owner)
 
-    def confirm(self, resource: str) -> bool:
-        """False when the lease on ``resource`` turns out lost; then ``on_lost`` is
-        called, from a thread of its own (the caller may be what it stops). True at once
-        while the last renewal is under half the ttl old, else once renewed now; True
-        too for a resource not kept (released, or never kept) and when the store cannot
-        be reached (the write it guards fails as well). False, always, for a lease found
-        lost until it is dropped or kept again: the writer may ask between the heartbeat's
-        finding and ``on_lost`` reaching it."""
-        with self._lock:
-            if resource in self._lost:
-                return False
-            owner, renewed = self._kept.get(resource), self._renewed.get(resource, 0.0)
-        if owner is None or _clock() - renewed < self.ttl / 2:
-            return True
-        return self._renew(resource, owner, report=self._report_apart)
+    def lost(self, error: LeaseLostError) -> None:
+        """A writer found ``error.owner``'s lease on ``error.resource`` lost: stop
+        renewing it and call ``on_lost``, from a thread of its own (the writer may be
+        what it stops). Nothing when the lease is no longer kept for that owner (dropped,
+        or already reported)."""
+        if self._forget(error.resource, error.owner):
+            threading.Thread(
+                target=self._report,
+                args=(error.resource, error),
+                name="akgentic-lease-lost",
+                daemon=True,
+            ).start()
 
-    def _renew(
-        self, resource: str, owner: str, report: Callable[[str, LeaseLostError], None] | None = None
-    ) -> bool:
-        """Renew one lease; False (dropped, reported) when it is lost."""
+    def _forget(self, resource: str, owner: str) -> bool:
+        """Stop renewing ``owner``'s lease; False when it was not kept for that owner."""
+        with self._lock:
+            if self._kept.get(resource) != owner:
+                return False
+            del self._kept[resource]
+            return True
+
+    def _renew(self, resource: str, owner: str) -> None:
+        """Renew one lease; dropped and reported when it is lost."""
         try:
             self._leases.renew(resource, owner, self.ttl)
         except LeaseLostError as lost:
-            with self._lock:
-                if self._kept.get(resource) == owner:
-                    del self._kept[resource]
-                    self._renewed.pop(resource, None)
-                    self._lost.add(resource)
-            (report or self._report)(resource, lost)
-            return False
+            if self._forget(resource, owner):  # else dropped meanwhile, or reported
+                self._report(resource, lost)
         except Exception:
             logger.exception("lease %s: renewal failed; retrying", resource)
-            return True
-        with self._lock:
-            if self._kept.get(resource) == owner:
-                self._renewed[resource] = _clock()
-        return True
 
     def _report(self, resource: str, lost: LeaseLostError) -> None:
         try:
             self._on_lost(resource, lost)
         except Exception:
             logger.exception("lease %s: the on_lost callback failed", resource)
-
-    def _report_apart(self, resource: str, lost: LeaseLostError) -> None:
-        threading.Thread(
-            target=self._report, args=(resource, lost), name="akgentic-lease-lost", daemon=True
-        ).start()
 
     def close(self) -> None:
         """Stop the thread (the leases are not released)."""

@@ -52,7 +52,14 @@ from akgentic.storage._rules import (
     team_not_found,
 )
 from akgentic.storage.errors import StorageClosedError, TeamExistsError
-from akgentic.storage.lease import Lease, LeaseHeldError, LeaseHolder, LeaseLostError, check_ttl
+from akgentic.storage.lease import (
+    Fence,
+    Lease,
+    LeaseHeldError,
+    LeaseHolder,
+    LeaseLostError,
+    check_ttl,
+)
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -145,6 +152,14 @@ class _Data:
     def close(self) -> None:
         with self._lock:
             self.closed = True
+
+    def check_fence(self, fence: Fence) -> None:
+        """Inside ``locked()``: LeaseLostError unless ``fence.owner`` holds the lease
+        (expired or not: an expired lease nobody took is still its holder's)."""
+        row = self.leases.get(fence.resource)
+        if row is None or row.holder.owner != fence.owner:
+            lease = None if row is None else row.lease(fence.resource, time.time())
+            raise LeaseLostError(fence.resource, fence.owner, lease)
 
 
 class _Teams:
@@ -258,9 +273,12 @@ class _Events:
         events: Sequence[EncodedEvent],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> list[int]:
         """Everything checked and built first, then stored under the one lock: nothing
-        left to fail half-way, so the append is all or nothing."""
+        left to fail half-way, so the append is all or nothing. The ``fence`` is checked
+        under that lock too (leases live under it)."""
         batch: list[tuple[str, Text]] = [(iso_time(when), raw) for when, raw in events]
         if not batch:
             return []
@@ -272,6 +290,8 @@ class _Events:
         folded = fold_memory(memory)
         data = self._data
         with data.locked():
+            if fence is not None:
+                data.check_fence(fence)
             rows = data.events.setdefault(team_id, [])
             first = len(rows) + 1
             rows.extend(batch)
@@ -291,13 +311,19 @@ class _Events:
         packs: Sequence[bytes],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> list[int]:
         """Expanded into their events, stored as ``append_encoded`` stores them: here a
         row costs no more than a pack would, and a pack that does not decode whole is
         refused before anything is stored."""
         check_packs(packs)
         return self.append_encoded(
-            team_id, [event for pack in packs for event in decode_pack(pack)], states, memory
+            team_id,
+            [event for pack in packs for event in decode_pack(pack)],
+            states,
+            memory,
+            fence=fence,
         )
 
     def read(

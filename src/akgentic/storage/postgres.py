@@ -17,6 +17,8 @@
   concurrent appenders to one team — in any process — take turns, and a failed batch
   gives its numbers back (no gaps). Appends to different teams do not wait for each
   other.
+- **Fenced appends** read the lease row ``FOR SHARE`` in that same statement: a take-over
+  waits for the append to commit, or, committed first, makes it store nothing.
 - **Schema.** Created on open, idempotently, under an advisory lock (so processes
   starting together do not race), in ``schema`` (default ``public``; created if
   missing). Payloads are ``TEXT``, not ``JSONB``: the store returns exactly what it
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
@@ -44,7 +46,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._codec import text_or_bytes, to_utc
 from akgentic.storage._sql import Cursor, SqlStorage, check_tables
+from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
+from akgentic.storage.lease import Fence
 
 __all__ = ["EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
 
@@ -107,10 +111,14 @@ EVENTS_CHANNEL = "akgentic_events"
 # counter row (locked until commit) by the ``count`` events appended, insert them
 # numbered from it and notify the followers (delivered at commit). If the insert fails,
 # the counter bump and the notification roll back with it. Rows and event packs share
-# the counter.
+# the counter. Fenced (the second form of each), the counter is bumped only from a row
+# of ``fence``: the lease row while the fence's owner holds it, locked ``FOR SHARE``
+# until commit. A take-over (an update of that row) waits for the append to commit; one
+# that committed first changed the owner, which the lock's recheck of the row sees: then
+# no counter row, nothing inserted, no notification, and no row comes back.
 _APPEND = """
-WITH counter AS (
-    INSERT INTO akgentic_team_seq (team_id, last_seq) VALUES (%(team)b, %(count)b)
+WITH {fence}counter AS (
+    INSERT INTO akgentic_team_seq (team_id, last_seq) {source}
     ON CONFLICT (team_id) DO UPDATE
     SET last_seq = akgentic_team_seq.last_seq + excluded.last_seq
     RETURNING last_seq
@@ -120,25 +128,38 @@ SELECT last_seq, pg_notify('akgentic_events', %(team)b::text || ':' || last_seq:
 FROM counter
 """
 
-_INSERT_EVENTS = _APPEND.format(
-    insert="""
+_OPEN = {"fence": "", "source": "VALUES (%(team)b, %(count)b)"}
+_FENCED = {
+    "fence": "fence AS (SELECT 1 FROM akgentic_leases WHERE resource = %(resource)b "
+    "AND owner = %(owner)b FOR SHARE), ",
+    "source": "SELECT %(team)b, %(count)b FROM fence",
+}
+
+_EVENTS = """
     INSERT INTO akgentic_events (team_id, seq, ts, payload)
     SELECT %(team)b, counter.last_seq - %(count)b + batch.ord, batch.ts, batch.payload
     FROM counter,
          unnest(%(times)b::timestamptz[], %(payloads)b::text[])
              WITH ORDINALITY AS batch(ts, payload, ord)"""
-)
 
-_INSERT_PACKS = _APPEND.format(
-    insert="""
+_PACKS = """
     INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data)
     SELECT %(team)b, counter.last_seq - %(count)b + batch.start,
            counter.last_seq - %(count)b + batch.stop, batch.data
     FROM counter,
          unnest(%(starts)b::bigint[], %(stops)b::bigint[], %(packs)b::bytea[])
              AS batch(start, stop, data)"""
-)
 """Each pack numbered ``start`` to ``stop`` (1-based, within the ``count`` appended)."""
+
+_INSERT_EVENTS = {
+    False: _APPEND.format(insert=_EVENTS, **_OPEN),
+    True: _APPEND.format(insert=_EVENTS, **_FENCED),
+}
+_INSERT_PACKS = {
+    False: _APPEND.format(insert=_PACKS, **_OPEN),
+    True: _APPEND.format(insert=_PACKS, **_FENCED),
+}
+"""The statements, by whether the append is fenced."""
 
 
 class PostgresOptions(BaseModel):
@@ -298,12 +319,13 @@ class _Driver:
         team_id: UUID,
         rows: list[tuple[datetime, str]],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         params = {
             "times": [to_utc(ts) for ts, _ in rows],
             "payloads": [raw for _, raw in rows],
         }
-        return self._append(_INSERT_EVENTS, team_id, len(rows), params, also)
+        return self._append(_INSERT_EVENTS, team_id, len(rows), params, also, fence)
 
     def insert_packs(
         self,
@@ -311,6 +333,7 @@ class _Driver:
         packs: list[bytes],
         counts: list[int],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         starts, stops, at = [], [], 1
         for count in counts:
@@ -318,25 +341,32 @@ class _Driver:
             stops.append(at + count - 1)
             at += count
         params = {"starts": starts, "stops": stops, "packs": packs}
-        return self._append(_INSERT_PACKS, team_id, sum(counts), params, also)
+        return self._append(_INSERT_PACKS, team_id, sum(counts), params, also, fence)
 
     def _append(
         self,
-        statement: str,
+        statements: dict[bool, str],
         team_id: UUID,
         count: int,
         params: dict[str, Any],
         also: Callable[[Cursor], None] | None,
+        fence: Fence | None,
     ) -> int:
-        """Run an :data:`_APPEND` statement for ``count`` events; the first number."""
+        """Run an :data:`_APPEND` statement for ``count`` events (its fenced form when
+        there is a ``fence``); the first number."""
         params = {"team": team_id, "count": count, **params}
+        if fence is not None:
+            params.update(resource=fence.resource, owner=fence.owner)
+        statement = statements[fence is not None]
         with self._lock:
             conn = self._live()
-            if also is None:  # one statement: its own transaction
-                row = conn.execute(statement, params).fetchone()
-            else:
-                with conn.transaction(), conn.cursor() as cur:
-                    row = cur.execute(statement, params).fetchone()
+            # without ``also``, one statement: its own transaction (autocommit)
+            txn: AbstractContextManager[Any] = nullcontext() if also is None else conn.transaction()
+            with txn, conn.cursor() as cur:
+                row = cur.execute(statement, params).fetchone()
+                if row is None and fence is not None:  # nothing stored (``also`` neither)
+                    raise fence_refused(_PgCursor(cur), self, fence)
+                if also is not None:
                     also(_PgCursor(cur))
         if row is None:  # the statement always returns the counter's row
             raise StorageError(f"team {team_id}: the event insert returned no sequence number")

@@ -20,6 +20,10 @@ the same contract tests. The rules, stated once here:
   with.
 - **Leases.** ``leases`` (:class:`~akgentic.storage.lease.LeaseStore`): who holds a
   resource and until when; acquisition is one atomic statement (see ``lease.py``).
+  ``append_encoded`` and ``append_packs`` take a ``fence``
+  (:class:`~akgentic.storage.lease.Fence`): the append, its states and its memory are
+  stored only if the fence's owner holds the lease when the transaction commits —
+  checked inside it — else nothing is and ``LeaseLostError`` is raised.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from pydantic import BaseModel
 
 from akgentic.core.messages.message import Message
 from akgentic.storage._codec import EncodedEvent, MemoryRow, StateRow
-from akgentic.storage.lease import LeaseStore
+from akgentic.storage.lease import Fence, LeaseStore
 from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
@@ -126,6 +130,8 @@ class EventLog(Protocol):
         events: Sequence[EncodedEvent],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> list[int]:
         """``append_many`` for events already encoded (``encode_event``,
         ``encode_receipt``, ``encode_sent``): a writer that encodes off the store's lock,
@@ -137,7 +143,13 @@ class EventLog(Protocol):
         ``append`` would (under the same per-agent lock): one commit for a group, not one
         more per change. All or nothing: a state or memory row the store cannot take
         (``TypeError`` for one that is not text) leaves the events unstored as well. With
-        no events nothing is stored, ``states`` and ``memory`` included."""
+        no events nothing is stored, ``states`` and ``memory`` included.
+
+        With a ``fence``, the transaction first makes sure the fence's owner holds its
+        lease (an expired lease nobody took still counts); if not, nothing is stored and
+        :class:`~akgentic.storage.lease.LeaseLostError` names the lease as it now is. On
+        a backend shared by processes the check holds against a concurrent take-over: the
+        take-over waits for the append, or the append sees it."""
         ...
 
     def append_packs(
@@ -146,12 +158,15 @@ class EventLog(Protocol):
         packs: Sequence[bytes],
         states: Sequence[StateRow] = (),
         memory: Sequence[MemoryRow] = (),
+        *,
+        fence: Fence | None = None,
     ) -> list[int]:
         """``append_encoded`` for event packs (``akgentic.storage._pack``): their events
         take the next consecutive numbers, in order, in one transaction with ``states``
-        and ``memory``, committed on return; their numbers. Every reader sees them as if
-        appended one by one (the SQL stores keep each pack as one row). An empty pack, or
-        one whose header is damaged, raises ``ValueError`` before anything is stored."""
+        and ``memory`` (under ``fence``, as there), committed on return; their numbers.
+        Every reader sees them as if appended one by one (the SQL stores keep each pack
+        as one row). An empty pack, or one whose header is damaged, raises
+        ``ValueError`` before anything is stored."""
         ...
 
     def read(

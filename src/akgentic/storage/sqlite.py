@@ -21,6 +21,8 @@
   numbering is race-free across threads, connections and processes, and a rolled-back
   batch leaves no gap. A writer waits up to ``busy_timeout`` seconds for another
   process' transaction.
+- **Fenced appends** check the lease in the insert statement itself, under that write
+  lock: no take-over commits between the check and the rows.
 
 The schema is created on open (idempotent; ``PRAGMA user_version`` records it). A file
 that is not a SQLite database, a damaged one, or one whose tables of our names another
@@ -47,7 +49,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from akgentic.storage._checkpoint import Checkpointer
 from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
 from akgentic.storage._sql import Cursor, SqlStorage, check_tables, team_head
+from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
+from akgentic.storage.lease import Fence
 
 __all__ = ["SqliteOptions", "SqliteStorage"]
 
@@ -101,23 +105,34 @@ _SCHEMA = (
 )
 
 
+_FENCE = "EXISTS (SELECT 1 FROM akgentic_leases WHERE resource = ?{} AND owner = ?{})"
+"""The condition of a fenced insert: the owner holds the lease (expired or not). It is
+read by the insert itself, under the database's write lock that the insert takes before
+it reads anything, so no take-over commits between the check and the rows; SQLite runs
+an uncorrelated subquery once per statement, not once per row."""
+
 _INSERT_PACKED = """
 INSERT INTO akgentic_events (team_id, seq, ts, payload)
 SELECT ?1, ?2 + key,
        rtrim(CAST(substr(?3, ?4 * key + 1, ?4) AS TEXT)),
        CAST(substr(?5, (value >> 32) + 1, value & 4294967295) AS TEXT)
-FROM json_each(?6)
+FROM json_each(?6){fence}
 """
 """A batch of events in one statement. ``?3``: the rows' times, each padded to ``?4``
 bytes; ``?5``: their UTF-8 payloads end to end; ``?6``: a JSON array with one integer per
 row, its payload's start offset shifted left 32 bits or'ed with its length. Row ``key``
-(0, 1, ...) is numbered ``?2 + key``: JSON arrays are walked in order."""
+(0, 1, ...) is numbered ``?2 + key``: JSON arrays are walked in order. Fenced (the
+second form), ``?7`` and ``?8`` are the fence's resource and owner, and no row is
+inserted unless the fence holds."""
+
+_INSERT_PACKED_OPEN = _INSERT_PACKED.format(fence="")
+_INSERT_PACKED_FENCED = _INSERT_PACKED.format(fence=" WHERE " + _FENCE.format(7, 8))
 
 _INSERT_PACKS = """
 WITH head(next) AS (SELECT max(
     COALESCE((SELECT MAX(seq) FROM akgentic_events WHERE team_id = ?1), 0),
     COALESCE((SELECT last_seq FROM akgentic_event_packs WHERE team_id = ?1
-              ORDER BY first_seq DESC LIMIT 1), 0)) + 1)
+              ORDER BY first_seq DESC LIMIT 1), 0)) + 1{fence})
 INSERT INTO akgentic_event_packs (team_id, first_seq, last_seq, data)
 SELECT ?1, next + json_extract(value, '$[2]'), next + json_extract(value, '$[3]'),
        substr(?2, json_extract(value, '$[0]') + 1, json_extract(value, '$[1]'))
@@ -128,7 +143,11 @@ FROM json_each(?3), head ORDER BY key
 ``?3``: a JSON array with one ``[start, length, first, last]`` per pack, its bytes' place
 in ``?2`` and its first and last numbers as offsets from the next number. An ``INSERT``
 takes the write lock before it reads anything, so on its own (autocommit) it numbers as
-race-free as ``BEGIN IMMEDIATE`` does."""
+race-free as ``BEGIN IMMEDIATE`` does. Fenced (the second form), ``head`` has no row
+unless the fence (``?4``, ``?5``) holds, and nothing is inserted."""
+
+_INSERT_PACKS_OPEN = _INSERT_PACKS.format(fence="")
+_INSERT_PACKS_FENCED = _INSERT_PACKS.format(fence=" WHERE " + _FENCE.format(4, 5))
 
 _FIRST_OF_ROW = "SELECT first_seq FROM akgentic_event_packs WHERE rowid = ?"
 
@@ -286,6 +305,7 @@ class _Driver:
         team_id: UUID,
         rows: list[tuple[datetime, str]],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         """Append ``rows`` under the next numbers, in one transaction, with one INSERT.
 
@@ -308,10 +328,13 @@ class _Driver:
         for payload in payloads:
             spans.append(start << 32 | len(payload))
             start += len(payload)
+        blob = b"".join(payloads)
+        statement = _INSERT_PACKED_OPEN if fence is None else _INSERT_PACKED_FENCED
+        fenced = () if fence is None else (fence.resource, fence.owner)
         with self.write() as cur:
             first = team_head(cur, tid) + 1
-            blob = b"".join(payloads)
-            cur.execute(_INSERT_PACKED, (tid, first, texts, width, blob, json.dumps(spans)))
+            params = (tid, first, texts, width, blob, json.dumps(spans), *fenced)
+            self._insert(cur, statement, params, fence)
             self._txn_bytes += len(texts) + len(blob)
             if also is not None:
                 also(cur)
@@ -323,6 +346,7 @@ class _Driver:
         packs: list[bytes],
         counts: list[int],
         also: Callable[[Cursor], None] | None = None,
+        fence: Fence | None = None,
     ) -> int:
         """One row per pack, numbered as :meth:`insert_events` numbers, in one statement.
 
@@ -341,25 +365,40 @@ class _Driver:
             start += len(pack)
             offset += count
         blob = b"".join(packs)
-        params = (tid, blob, json.dumps(spans))
+        statement = _INSERT_PACKS_OPEN if fence is None else _INSERT_PACKS_FENCED
+        fenced = () if fence is None else (fence.resource, fence.owner)
+        params = (tid, blob, json.dumps(spans), *fenced)
         if also is None:
             with self._lock:
                 conn = self._live()
                 if not conn.in_transaction:  # (always, unless a failed write left one)
                     try:
-                        last = conn.execute(_INSERT_PACKS, params).lastrowid
+                        last = self._insert(conn.cursor(), statement, params, fence).lastrowid
                         (first_of_last,) = conn.execute(_FIRST_OF_ROW, (last,)).fetchone()
                     except sqlite3.Error as exc:
                         raise self._failed(exc) from exc
                     self._checkpointer.committed(PAGE_SIZE + len(blob))
                     return int(first_of_last) - spans[-1][2]
         with self.write() as cur:
-            last = cast(sqlite3.Cursor, cur.execute(_INSERT_PACKS, params)).lastrowid
+            last = self._insert(cur, statement, params, fence).lastrowid
             (first_of_last,) = cur.execute(_FIRST_OF_ROW, (last,)).fetchone()
             self._txn_bytes += len(blob)
             if also is not None:
                 also(cur)
         return int(first_of_last) - spans[-1][2]
+
+    def _insert(
+        self, cur: Cursor, statement: str, params: tuple[Any, ...], fence: Fence | None
+    ) -> sqlite3.Cursor:
+        """Run an insert of events (never none); ``fence_refused`` when it was fenced and
+        inserted nothing. Counted by the connection's ``total_changes`` (this thread
+        holds it): ``rowcount`` stays -1 for a statement that starts with ``WITH``."""
+        conn = self._live()
+        before = conn.total_changes
+        inserted = cast(sqlite3.Cursor, cur.execute(statement, params))
+        if fence is not None and conn.total_changes == before:
+            raise fence_refused(cur, self, fence)
+        return inserted
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""

@@ -23,13 +23,14 @@ expired — the holder crashed — or the holder ran on this host and its pid is
 The manager watches the stored status of the teams it runs: a team another process
 marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval``, and
 its runtime says so (``TeamRuntime.stop_reason``). A team whose lease was lost (this
-process stalled past its expiry and another took it over) stops recording and stops.
+process stalled past its expiry and another took it over) stops recording and stops:
+its recorder commits under the lease's ``Fence``, so the store refuses the first group
+written after the take-over, whenever the stall fell.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import threading
 from pathlib import Path
@@ -65,6 +66,7 @@ from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
+    Fence,
     Heartbeat,
     Lease,
     LeaseHeldError,
@@ -436,8 +438,8 @@ class TeamManager:
             agent_id=agent_id,
             restoring=agent_id is not None,
         )
-        fence = functools.partial(self._heartbeat.confirm, team_resource(team_id))
-        recorder = EventRecorder(self.storage, team_id, fence)
+        fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
+        recorder = EventRecorder(self.storage, team_id, fence, self._heartbeat.lost)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
         proxy.subscribe(_ReleaseOnStop(self, team_id))

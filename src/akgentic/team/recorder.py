@@ -7,6 +7,13 @@ transaction (``MemoryRow``: the items are the messages' JSON as the event encode
 The log comes first: memory the store refuses is written apart afterwards, or logged,
 and never holds the log back (restore reads the log; the memory is a convenience).
 
+A team run under a lease is recorded under a *fence* (``Fence``: the team's lease and
+this process's owner id): the store appends a group only if the lease is still this
+process's, checked inside the transaction that appends it. A process paused anywhere
+(SIGSTOP, a suspended machine) and taken over meanwhile has its next commit refused
+whole; from then on it writes nothing, and ``on_lost`` is told (the manager stops the
+team).
+
 Records arrive a batch at a time (``on_batch``) and are encoded there, on the
 orchestrator's thread, as one *event pack* (``akgentic.storage``): the sends and
 receipts of a batch — the three records of every message a team passes — become arrays
@@ -55,6 +62,8 @@ from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
     AddressIndex,
     EncodedEvent,
+    Fence,
+    LeaseLostError,
     MemoryRow,
     StateRow,
     StorageBundle,
@@ -186,12 +195,18 @@ class EventRecorder:
     which drain the orchestrator's queue first, or a commit a caller waits for."""
 
     def __init__(
-        self, storage: StorageBundle, team_id: UUID, fence: Callable[[], bool] | None = None
+        self,
+        storage: StorageBundle,
+        team_id: UUID,
+        fence: Fence | None = None,
+        on_lost: Callable[[LeaseLostError], None] | None = None,
     ) -> None:
         self._storage = storage
-        # asked before each commit: False when this process no longer holds the team
-        # (its lease was taken over): the group and all that follows are not written
+        # the condition of every commit, checked by the store inside its transaction:
+        # this process still holds the team's lease. A commit it refuses stores nothing,
+        # and neither that group nor any that follows is written; ``on_lost`` is told
         self._fence = fence
+        self._on_lost = on_lost
         self._team_id = team_id
         self._buffer: list[Message | _Item] = []
         self._batch: TelemetryBatch | None = None
@@ -327,21 +342,16 @@ class EventRecorder:
                 tables, self._tables = self._tables, []
                 self._idle = False
             # once discarded, never written again: a group handed over meanwhile included
-            if self._discarded or (self._fence is not None and not self._fence()):
-                logger.error(
-                    "team %s: another process runs it now (its lease was taken over): "
-                    "%d records not written",
-                    self._team_id,
-                    _events_in(rows),
-                )
-                self._discarded = True
-                with io:
-                    self._outbox, self._tables, self._outbox_events = [], [], 0
-                    self._idle = True
-                    io.notify_all()
+            if self._discarded:
+                self._not_written(rows)
                 continue
             try:
                 firsts = self._commit(rows, tables)
+            except LeaseLostError as lost:  # the store refused it: nothing was written
+                self._not_written(rows)
+                if self._on_lost is not None:
+                    self._on_lost(lost)
+                continue
             except Exception:
                 if self._retry(rows, tables):
                     continue
@@ -354,6 +364,21 @@ class EventRecorder:
             with io:
                 self._idle = not self._outbox
                 io.notify_all()
+
+    def _not_written(self, rows: list[_Item]) -> None:
+        """The team is another process's now (its lease was taken over): drop ``rows``
+        and everything queued, and write nothing more, ever."""
+        logger.error(
+            "team %s: another process runs it now (its lease was taken over): "
+            "%d records not written",
+            self._team_id,
+            _events_in(rows),
+        )
+        self._discarded = True
+        with self._io:
+            self._outbox, self._tables, self._outbox_events = [], [], 0
+            self._idle = True
+            self._io.notify_all()
 
     def _commit(self, items: list[_Item], tables: list[Message]) -> list[int]:
         """Store a group with the tables beside the log — the latest states and the
@@ -372,6 +397,8 @@ class EventRecorder:
             return self._append(items, states)
         try:
             return self._append(items, states, memory)
+        except LeaseLostError:  # refused whole, memory or not
+            raise
         except Exception as exc:  # the traceback comes with the next failure, if any
             logger.warning(
                 "team %s: a group could not be committed with its working memory (%r); "
@@ -410,11 +437,13 @@ class EventRecorder:
         (``memory`` is passed only when there is some)."""
         events = self._storage.events
         team = self._team_id
+        # the fence, when there is one (a log that predates it works unfenced)
+        fenced: dict[str, Any] = {} if self._fence is None else {"fence": self._fence}
         if not any(isinstance(item, _Pack) for item in items):
             rows = [item[0] for item in items if not isinstance(item, _Pack)]
             if memory:
-                return events.append_encoded(team, rows, states, memory)
-            return events.append_encoded(team, rows, states)
+                return events.append_encoded(team, rows, states, memory, **fenced)
+            return events.append_encoded(team, rows, states, **fenced)
         datas: list[bytes] = []
         run: list[EncodedEvent] = []
         for item in items:
@@ -428,9 +457,9 @@ class EventRecorder:
         if run:
             datas.append(pack_encoded(run, self._team_json))
         if memory:
-            first = events.append_packs(team, datas, states, memory)[0]
+            first = events.append_packs(team, datas, states, memory, **fenced)[0]
         else:  # not passed when there is none: a log wrapped by one that predates it works
-            first = events.append_packs(team, datas, states)[0]
+            first = events.append_packs(team, datas, states, **fenced)[0]
         firsts: list[int] = []
         for item in items:
             firsts.append(first)

@@ -3,9 +3,10 @@
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
 Its options are checked before it listens (one ``error:`` line each); a card or skill it
 skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM, or SIGHUP: the terminal it
-was started in closed) stops it gracefully, the teams
-it runs finishing their turns while it drains (``/health`` answers 503 ``draining``, new
-work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every command.
+was started in closed) stops it gracefully, the teams it runs finishing their turns
+while it drains (``/health`` answers 503 ``draining``, new work is a 503, reads are
+answered); a second one ends it at once, and the exit code is 128 + the first signal's
+number (130, 143, 129), as in every command (:mod:`akgentic.cli.interrupt`).
 With ``--placement ray`` the teams run on a Ray cluster instead (see
 :mod:`akgentic.cli.placement`), and keep running there. ``--import MODULE`` imports a
 module first, as ``teams resume`` does: the cards, agents or models it defines can make

@@ -26,7 +26,7 @@ import typer
 from pydantic import ValidationError
 
 from akgentic.cli import interrupt
-from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.errors import CliError, invalid_options, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
 from akgentic.cli.output import SafeText, error_console, printable, write_out
 from akgentic.cli.placement import (
@@ -162,7 +162,7 @@ def serve(
         except InsecureServerError as exc:
             raise CliError(str(exc)) from None
         except ValidationError as exc:
-            raise CliError(_invalid(exc)) from None
+            raise invalid_options(exc, OPTIONS) from None
         _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
             again = "" if url == default_url() else f" --storage {url}"
@@ -223,18 +223,6 @@ OPTIONS = {
     "allowed_hosts": "--allowed-host",
     "mcp_config": "--mcp-config",
 }
-
-
-def _invalid(exc: ValidationError) -> str:
-    """One line for the settings' validation errors, naming the options (never a value:
-    one may be the token)."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        loc = error["loc"]
-        option = OPTIONS.get(str(loc[0]), str(loc[0])) if loc else "an option"
-        msg = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{option}: {msg[:1].lower()}{msg[1:]}")
-    return "invalid " + "; ".join(parts)
 
 
 def _warn(problem: str) -> None:

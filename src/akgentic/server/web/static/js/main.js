@@ -64,15 +64,16 @@ let retrying = 0;
 api.onReachable = (reachable) => {
   document.body.dataset.server = reachable ? "reachable" : "unreachable";
   teamsView.known = reachable;
-  teamsView.render(teams, session?.id);
-  if (session) showInfo(session.model.info);
   showConnection();
   clearInterval(retrying);
   retrying = 0;
   if (!reachable) {
+    teamsView.render(teams, session?.id);
+    if (session) showInfo(session.model.info);
     retrying = setInterval(() => loadTeams(), RETRY_EVERY);
     return;
   }
+  // the statuses come back with the server's answers, not from what it said before
   if (flashed === "background") flash("");
   if (session) refreshInfo(session);
   else loadTeams();

@@ -95,7 +95,7 @@ def test_a_config_that_does_not_validate_is_refused_and_nothing_is_stored(
 ) -> None:
     with pytest.raises(ConfigError, match="labl: Extra inputs are not permitted"):
         catalog.configure(ADMIN, "vault", {"labl": "typo"})
-    with pytest.raises(ConfigError, match="url: Value error, must be an http"):
+    with pytest.raises(ConfigError, match="vector.qdrant does not validate: url: must be an http"):
         catalog.configure(ADMIN, "vector.qdrant", {"url": "qdrant:6333"})
     assert catalog.storage.catalog.list() == [] and catalog.audit(ADMIN) == []
 

@@ -182,6 +182,44 @@ def test_an_unknown_model_provider_is_one_line(cli: Invoke) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--base-url", "http://127.0.0.1:9/v1"]],
+    ids=["model", "model-and-base-url"],
+)
+def test_a_model_spec_that_lists_a_model_twice_is_one_line(cli: Invoke, extra: list[str]) -> None:
+    """The roster's validator refuses it (a pydantic error, not a ``ValueError`` of the
+    spec's parser): one line in its own words, without pydantic's title, type or link,
+    and not blamed on ``--base-url``."""
+    spec = "openai-compatible:m, openai-compatible:m"
+    line = one_error_line(cli, "run", str(RESEARCH), "-m", "hi", "--model", spec, *extra)
+    assert line == "models: model 'openai-compatible:m' is listed twice: list each model once"
+
+
+def test_any_pydantic_error_a_command_lets_out_is_one_line() -> None:
+    """``explain``: whatever ``ValidationError`` escapes a command, one line naming each
+    field, a validator's words without pydantic's ``Value error, ``."""
+    from pydantic import BaseModel, ValidationError, field_validator
+
+    from akgentic.cli.errors import explain
+
+    class Settings(BaseModel):
+        port: int
+        url: str
+
+        @field_validator("url")
+        @classmethod
+        def _http(cls, value: str) -> str:
+            raise ValueError("must be an http:// URL")
+
+    with pytest.raises(ValidationError) as refused:
+        Settings.model_validate({"port": "x", "url": "ftp://h"})
+    assert explain(refused.value) == (
+        "port: Input should be a valid integer, unable to parse string as an integer; "
+        "url: must be an http:// URL"
+    )
+
+
 def test_a_file_path_as_storage_is_answered_with_its_url(cli: Invoke, tmp_path: Path) -> None:
     """``--storage teams.db`` (a path, the likeliest slip) names the URL to write instead."""
     absolute = cli("teams", "list", "--storage", str(tmp_path / "teams.db"))
@@ -439,6 +477,9 @@ def test_catalog_refusals(cli: Invoke) -> None:
     )
     assert one_error_line(cli, "catalog", "configure", "web_search", "--json", "{bad").startswith(
         "--json"
+    )
+    assert one_error_line(cli, "catalog", "configure", "vector.qdrant", "--set", "url=q:1") == (
+        "config of vector.qdrant does not validate: url: must be an http:// or https:// URL"
     )
 
 

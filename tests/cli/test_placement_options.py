@@ -51,7 +51,7 @@ def test_team_resources_are_names_and_amounts() -> None:
     with pytest.raises(CliError, match="--team-resource gpu=lots: write NAME=AMOUNT"):
         placement_of("ray", NOWHERE, resources=["gpu=lots"])
     with pytest.raises(
-        CliError, match="invalid Ray placement options: resources: Value error, a custom resource "
+        CliError, match="^invalid --team-resource: a custom resource needs a name and an amount"
     ):
         placement_of("ray", NOWHERE, resources=["=1"])
     assert placement_of("local", NOWHERE) is None

@@ -58,8 +58,8 @@ def test_a_failed_on_start_is_one_line_and_the_actor_has_stopped(team: Team) -> 
     assert info.value.reason == address.start_failure
     message = str(info.value)
     assert message.startswith(
-        "#Refusing could not start: ValidationError: 2 validation errors for Strict count "
-        "Input should be a valid integer"
+        "#Refusing could not start: ValidationError for Strict: count: Input should be a "
+        "valid integer"
     )
     assert "\n" not in message and len(message) < 450  # clipped at START_FAILURE_CHARS
 

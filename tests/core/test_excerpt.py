@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from akgentic.core.excerpt import exception_line, exception_words
+import pytest
+from pydantic import BaseModel, ValidationError, field_validator, model_validator
+
+from akgentic.core.excerpt import (
+    exception_line,
+    exception_words,
+    validation_words,
+    validator_words,
+)
 
 
 class UnprintableError(Exception):
@@ -19,3 +27,53 @@ def test_an_exception_s_words_are_one_line_and_its_line_names_its_class() -> Non
 def test_an_exception_whose_str_raises_has_no_words_and_is_named_by_its_class() -> None:
     assert exception_words(UnprintableError()) == ""
     assert exception_line(UnprintableError()) == "UnprintableError"
+
+
+class Settings(BaseModel):
+    port: int = 0
+    url: str = ""
+    hosts: list[str] = []
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        raise ValueError("must be an http:// URL")
+
+    @field_validator("hosts")
+    @classmethod
+    def _some(cls, value: list[str]) -> list[str]:
+        if not value:  # an assert here would carry pytest's rewritten explanation
+            raise AssertionError("name one host at least")
+        return value
+
+    @model_validator(mode="after")
+    def _whole(self) -> Settings:
+        raise ValueError("a port needs a URL")
+
+
+def refusal(**fields: object) -> ValidationError:
+    with pytest.raises(ValidationError) as refused:
+        Settings.model_validate(fields)
+    return refused.value
+
+
+def test_a_pydantic_error_is_one_line_in_the_validators_own_words() -> None:
+    """The one wording of a ``ValidationError`` every surface shows: each field and its
+    message, no title, ``[type=…]``, input or link, no ``Value error, `` or ``Assertion
+    failed, `` before a validator's words."""
+    exc = refusal(port="x", url="ftp://h", hosts=[])
+    said = (
+        "port: Input should be a valid integer, unable to parse string as an integer; "
+        "url: must be an http:// URL; hosts: name one host at least"
+    )
+    assert validation_words(exc) == exception_words(exc) == said
+    assert exception_line(exc) == f"ValidationError for Settings: {said}"
+    assert validation_words(refusal(), top="(config)") == "(config): a port needs a URL"
+    assert validator_words("Value error, x") == validator_words("Assertion failed, x") == "x"
+
+
+def test_many_pydantic_errors_are_the_first_few_and_a_count() -> None:
+    exc = refusal(port="x", url="u", hosts=[])
+    assert validation_words(exc, limit=1) == (
+        "port: Input should be a valid integer, unable to parse string as an integer (and 2 more)"
+    )

@@ -103,7 +103,7 @@ def test_every_refusal_is_a_4xx_with_its_reason(
     catalog = admin.client.catalog
     cases: list[tuple[Callable[[], object], int, str]] = [
         (lambda: catalog.show("jira"), 404, "no tool type or catalog instance is called 'jira'"),
-        (lambda: catalog.configure("vector.qdrant", {"url": "ftp://x"}), 422, "url: Value error"),
+        (lambda: catalog.configure("vector.qdrant", {"url": "ftp://x"}), 422, "url: must be an"),
         (lambda: catalog.configure("vector.qdrant", {"port": 1}), 422, "port: Extra inputs"),
         (lambda: catalog.set_credential("planning", "k"), 422, "planning takes no credential"),
         (lambda: catalog.set_credential("web_search", "  "), 422, "an empty credential"),

@@ -27,6 +27,7 @@ from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.core.conftest import eventually
 from tests.server import gate_tool
 from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
 
@@ -279,7 +280,42 @@ def test_serve_gives_every_team_the_servers_of_its_mcp_config(tmp_path: Path) ->
         )
 
 
-def test_a_second_ctrl_c_on_serve_stops_at_once_without_a_traceback(tmp_path: Path) -> None:
+def _healthy(url: str) -> bool:
+    """Whether ``url``'s ``/health`` answers ``ok`` (a refused connection is a no)."""
+    try:
+        return bool(httpx.get(f"{url}/health", timeout=5).json().get("status") == "ok")
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_serve_exits_with_128_plus_the_signal_that_stopped_it(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """As ``run`` and ``teams resume`` do: a service manager's SIGTERM is 143, not 130."""
+    child = Child([str(AKGENTIC), "serve", "--port", "0"], child_env(sqlite_url(tmp_path / "s.db")))
+    try:
+        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
+        eventually(lambda: _healthy(url), timeout=60)
+        child.proc.send_signal(sig)
+        child.wait_for("stopping: the teams running here finish their turns in progress")
+        exit_code, errors = child.finish(60)
+    finally:
+        child.stop()
+    assert exit_code == code, errors
+    assert errors.splitlines() == ["interrupted"], errors
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
+)
+def test_a_second_signal_on_serve_stops_at_once_without_a_traceback(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
     env = child_env(f"sqlite:///{tmp_path / 'serve.db'}", AKGENTIC_CLI_TEST_HANG="1")
     with serving(["--cards", str(HANG)], env) as (child, client):
         assert hang_tool.HangStep  # defined here too, so the team's records decode
@@ -288,11 +324,11 @@ def test_a_second_ctrl_c_on_serve_stops_at_once_without_a_traceback(tmp_path: Pa
         for record in team.follow(idle_timeout=60):  # until the tool call that never returns
             if kind(record) == "ToolCall":
                 break
-        child.proc.send_signal(signal.SIGINT)
+        child.proc.send_signal(sig)
         child.wait_for("stopping: the teams running here finish their turns in progress")
-        child.proc.send_signal(signal.SIGINT)
-        code, errors = child.finish(60)
-    assert code == 130
+        child.proc.send_signal(sig)
+        exit_code, errors = child.finish(60)
+    assert exit_code == code, errors
     assert "interrupted again: stopped at once (the turns in progress were cut)" in errors
     assert "Traceback" not in errors and "Error" not in errors, errors
 

@@ -42,8 +42,8 @@ def test_a_roster_the_model_validators_refuse_is_one_line(served: Served) -> Non
     body = {"card": "research", "model": "scripted:default, scripted:default"}
     detail = _said(httpx.post(f"{served.url}/teams", json=body, timeout=30))
     assert detail == (
-        "the team cannot start: models: model 'scripted:default' is listed twice; roster "
-        "keys are unique"
+        "the team cannot start: models: model 'scripted:default' is listed twice: list "
+        "each model once"
     )
 
 

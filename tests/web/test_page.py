@@ -3,8 +3,8 @@
 Create a team from a card, talk to it and see the reply stream in, see the plan and the
 graph change without a reload, answer a member's question, interrupt a turn, use the
 /commands palette, filter the timeline, reload and find the same page; resume after a
-dropped connection; a narrow screen and the keyboard alone; a server with a token. No
-request leaves the server's origin.
+dropped connection, and a server out of reach then back; a narrow screen and the
+keyboard alone; a server with a token. No request leaves the server's origin.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from urllib.parse import urlparse
 from playwright.sync_api import Page, Route, expect
 
 from akgentic.client import AkgenticClient
+from akgentic.server import ServerSettings
 from tests.server import gate_tool
-from tests.server.conftest import Served
+from tests.server.conftest import Served, serve_cards
 from tests.server.proxy import DroppingProxy
-from tests.web.conftest import TOKEN, Tab
+from tests.web.conftest import STUDIO, TOKEN, Tab
 
 expect.set_options(timeout=30_000)
 
@@ -457,3 +458,46 @@ def test_a_team_created_from_the_keyboard_is_ready_to_talk_to(site: Served, open
         page.keyboard.press("Enter")
         expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
         assert tab.errors == []
+
+
+def test_a_server_out_of_reach_is_said_plainly_and_the_page_recovers_by_itself(
+    tmp_path: Path, open_tab
+) -> None:
+    """The server stops under an open team: the page says it cannot reach the server and
+    retries (never the browser's "Failed to fetch"), and shows the team's status as
+    unknown rather than the "running" it last saw; a server started again on the same
+    port brings the real status back without a reload."""
+    first = serve_cards(tmp_path, ServerSettings(port=0), cards=(STUDIO,))
+    served = next(first)
+    port = urlparse(served.url).port
+    assert port is not None
+    team = served.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{served.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    badge = page.locator(f"#team-list [data-team='{team.team_id}'] .badge")
+    expect(page.locator("#team-status")).to_have_text("running")
+    expect(badge).to_have_text("running")
+
+    first.close()  # the server stops (its teams too): the page has no one to ask
+    expect(page.locator("#connection")).to_have_text("cannot reach the server — retrying…")
+    expect(page.locator("#team-status")).to_have_text("unknown")
+    expect(page.locator("body")).to_have_attribute("data-server", "unreachable")
+    expect(badge).to_have_text("unknown")
+    expect(page.locator("#stop-team")).to_be_hidden()
+    assert "Failed to fetch" not in page.locator("body").inner_text()
+
+    again = serve_cards(tmp_path, ServerSettings(port=port), cards=(STUDIO,))
+    next(again)
+    try:
+        expect(page.locator("#team-status")).to_have_text("stopped")  # what it is now
+        expect(page.locator("body")).to_have_attribute("data-server", "reachable")
+        expect(badge).to_have_text("stopped")
+        expect(page.locator("#resume-team")).to_be_visible()
+        expect(page.locator("#connection")).not_to_have_text("cannot reach the server — retrying…")
+        expect(page.locator("#flash")).to_be_hidden()
+        assert "Failed to fetch" not in page.locator("body").inner_text()
+        assert tab.errors == []
+    finally:
+        again.close()

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from akgentic.catalog.errors import ConfigError, UnknownToolError
 from akgentic.catalog.manifest import ToolManifest, check_type
+from akgentic.core.excerpt import validation_words
 from akgentic.tool.core import ToolCard
 from akgentic.tool.core.installed import (
     ENTRY_POINT_GROUP,
@@ -85,10 +86,7 @@ class ToolType:
         try:
             return self.cls.model_validate(config)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or '(config)'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
+            problems = validation_words(exc, top="(config)")
             raise ConfigError(f"config of {self.name} does not validate: {problems}") from None
 
     def config_schema(self) -> dict[str, Any]:

@@ -3,8 +3,12 @@
 :func:`reporting` wraps a command. An exception the user can act on (a bad team card,
 an unknown team, a missing API key, a bad storage URL...) becomes ``error: <message>``
 lines and exit code 1; anything else also says to rerun with ``--debug``, which prints
-the traceback first. Ctrl-C becomes exit code 130 (SIGTERM 143, SIGHUP 129, a closed
-output 141, silently: :mod:`akgentic.cli.interrupt`). Tracebacks are never shown otherwise.
+the traceback first. A pydantic ``ValidationError`` that escapes a command (an option's
+value a model refused) is one line in the words a server's ``detail`` uses
+(:func:`akgentic.core.excerpt.exception_words`), never pydantic's title, ``[type=…]`` or
+link; options a command validates together are named by :func:`invalid_options`. Ctrl-C
+becomes exit code 130 (SIGTERM 143, SIGHUP 129, a closed output 141, silently:
+:mod:`akgentic.cli.interrupt`). Tracebacks are never shown otherwise.
 Both go through :func:`akgentic.cli.output.printable`: an exception's message may quote
 a value from a hostile YAML file or a stored name, and its ESC sequences are shown
 escaped (``\\x1b``), in the ``error:`` lines and in the traceback's lines alike.
@@ -16,19 +20,29 @@ import logging
 import signal
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 import typer
+from pydantic import ValidationError
 
 from akgentic.cli import interrupt, logs
 from akgentic.cli.interrupt import EXIT_INTERRUPTED
 from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.core import AddressError
+from akgentic.core.excerpt import exception_words, validator_words
 from akgentic.storage import StorageError
 from akgentic.team import TeamCardError
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "CliError", "explain", "report", "reporting"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "CliError",
+    "explain",
+    "invalid_options",
+    "report",
+    "reporting",
+]
 
 EXIT_ERROR = 1
 
@@ -51,6 +65,8 @@ class CliError(Exception):
 def explain(exc: BaseException) -> str:
     """The message for ``exc``: its own words when the user can act on them, else its type
     and words with a pointer to ``--debug``."""
+    if isinstance(exc, ValidationError):
+        return exception_words(exc)
     if isinstance(exc, (CliError, *_EXPECTED)):
         text = str(exc).strip() or type(exc).__name__
         if isinstance(exc, OSError) and exc.strerror and exc.filename:
@@ -68,6 +84,19 @@ def report(exc: BaseException, *, debug: bool = False) -> None:
     console = error_console()
     for line in explain(exc).splitlines():
         console.print(SafeText(f"error: {line}", style="red"))
+
+
+def invalid_options(exc: ValidationError, options: Mapping[str, str]) -> CliError:
+    """The one line of a model built from a command's options that refused them:
+    ``invalid --port: …; --token: …``, each field named by its option in ``options`` and
+    said in a validator's own words (never a value: one may be a token)."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        option = options.get(str(loc[0]), str(loc[0])) if loc else "an option"
+        said = validator_words(error["msg"])
+        parts.append(f"{option}: {said[:1].lower()}{said[1:]}")
+    return CliError("invalid " + "; ".join(parts))
 
 
 @contextmanager

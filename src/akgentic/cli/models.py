@@ -24,8 +24,9 @@ def _clean(value: str | None) -> str | None:
 
 
 def _roster(model: str, base_url: str) -> ModelRoster:
+    roster = ModelRoster.from_spec(model)  # its errors name the spec, not --base-url
     try:
-        return ModelRoster.from_spec(model).with_base_url(base_url)
+        return roster.with_base_url(base_url)
     except ValueError as exc:
         raise CliError(f"--base-url: {exc}") from None
 

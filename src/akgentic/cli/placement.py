@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from akgentic.cli.errors import CliError
+from akgentic.cli.errors import CliError, invalid_options
 from akgentic.team import Placement
 
 __all__ = [
@@ -86,6 +86,16 @@ MaxTeamsOption = Annotated[
     ),
 ]
 
+_OPTIONS = {
+    "address": "--ray-address",
+    "num_cpus": "--team-cpus",
+    "num_gpus": "--team-gpus",
+    "resources": "--team-resource",
+    "max_teams_per_worker": "--max-teams-per-worker",
+    "imports": "--import",
+}
+"""The option each field of ``RayOptions`` comes from, as an error names it."""
+
 
 def placement_of(
     kind: str,
@@ -134,8 +144,7 @@ def placement_of(
             imports=tuple(imports or ()),
         )
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise CliError(f"invalid Ray placement options: {problems}") from None
+        raise invalid_options(exc, _OPTIONS) from None
     try:
         return RayPlacement(storage_url, options)
     except ConnectionError as exc:

@@ -3,9 +3,10 @@
 Listens on 127.0.0.1:8080 by default. Off loopback it refuses to start without a token.
 Its options are checked before it listens (one ``error:`` line each); a card or skill it
 skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM, or SIGHUP: the terminal it
-was started in closed) stops it gracefully, the teams
-it runs finishing their turns while it drains (``/health`` answers 503 ``draining``, new
-work is a 503, reads are answered); a second Ctrl-C ends it at once, as in every command.
+was started in closed) stops it gracefully, the teams it runs finishing their turns
+while it drains (``/health`` answers 503 ``draining``, new work is a 503, reads are
+answered); a second one ends it at once, and the exit code is 128 + the first signal's
+number (130, 143, 129), as in every command (:mod:`akgentic.cli.interrupt`).
 With ``--placement ray`` the teams run on a Ray cluster instead (see
 :mod:`akgentic.cli.placement`), and keep running there. ``--import MODULE`` imports a
 module first, as ``teams resume`` does: the cards, agents or models it defines can make
@@ -25,7 +26,7 @@ import typer
 from pydantic import ValidationError
 
 from akgentic.cli import interrupt
-from akgentic.cli.errors import CliError, reporting
+from akgentic.cli.errors import CliError, invalid_options, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
 from akgentic.cli.output import SafeText, error_console, printable, write_out
 from akgentic.cli.placement import (
@@ -161,7 +162,7 @@ def serve(
         except InsecureServerError as exc:
             raise CliError(str(exc)) from None
         except ValidationError as exc:
-            raise CliError(_invalid(exc)) from None
+            raise invalid_options(exc, OPTIONS) from None
         _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
             again = "" if url == default_url() else f" --storage {url}"
@@ -222,18 +223,6 @@ OPTIONS = {
     "allowed_hosts": "--allowed-host",
     "mcp_config": "--mcp-config",
 }
-
-
-def _invalid(exc: ValidationError) -> str:
-    """One line for the settings' validation errors, naming the options (never a value:
-    one may be the token)."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        loc = error["loc"]
-        option = OPTIONS.get(str(loc[0]), str(loc[0])) if loc else "an option"
-        msg = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{option}: {msg[:1].lower()}{msg[1:]}")
-    return "invalid " + "; ".join(parts)
 
 
 def _warn(problem: str) -> None:

@@ -193,7 +193,7 @@ class ModelRoster(SerializableModel):
         seen: set[str] = set()
         for config in models:
             if config.key in seen:
-                raise ValueError(f"model {config.key!r} is listed twice; roster keys are unique")
+                raise ValueError(f"model {config.key!r} is listed twice: list each model once")
             seen.add(config.key)
         return models
 

@@ -42,6 +42,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from akgentic.core import YamlTooLargeError, check_yaml_size, load_yaml, yaml_problem
+from akgentic.core.excerpt import validator_words
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -196,7 +197,8 @@ def _format_errors(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
         loc = ".".join(str(p) for p in error["loc"])
-        parts.append(f"{loc}: {error['msg']}" if loc else error["msg"])
+        said = validator_words(error["msg"])
+        parts.append(f"{loc}: {said}" if loc else said)
     return "; ".join(parts)
 
 

@@ -24,10 +24,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
 from akgentic.core.yaml_load import YamlTooLargeError, check_yaml_size, load_yaml
 from akgentic.core.yaml_problem import yaml_problem
-from akgentic.server.errors import validation_words
 from akgentic.team import TeamCard, TeamCardError, member_names
 from akgentic.tool import ToolCard
 from akgentic.tool.core.lookup import defined_cards_only

@@ -6,8 +6,9 @@ the 404 for an unknown team id; see ``akgentic.client.models.ErrorBody``). A tea
 process runs is a 409; a placement that cannot act now (no worker has room, the team is
 between two workers) a 503. An unexpected exception is logged with its traceback under
 an error id and answered 500 with that id only. A ``detail`` is one line in the
-project's words: a pydantic error as ``field.path: message`` (:func:`said_by`), never its
-``[type=…]`` or link, and a malformed team id in a path as the value it was.
+project's words: a pydantic error as ``field.path: message``
+(:func:`akgentic.core.excerpt.exception_words`, as the CLI says it), never its ``[type=…]``
+or link, and a malformed team id in a path as the value it was.
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ from typing import Any
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from akgentic.client.models import TEAM_NOT_FOUND
-from akgentic.core.excerpt import exception_words, excerpt
+from akgentic.core.excerpt import excerpt, validator_words
 from akgentic.storage import TeamNotFoundError
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
@@ -34,8 +34,6 @@ __all__ = [
     "CodedError",
     "Crashes",
     "install_error_handlers",
-    "said_by",
-    "validation_words",
 ]
 
 logger = logging.getLogger("akgentic.server")
@@ -54,30 +52,6 @@ class CodedError(HTTPException):
 def _where(loc: Any) -> str:
     parts = [str(p) for p in loc if p != "body"] if isinstance(loc, list | tuple) else [str(loc)]
     return ".".join(parts) or "body"
-
-
-def _said(msg: str) -> str:
-    """A validator's own words, without pydantic's ``Value error, `` in front of them."""
-    return msg.removeprefix("Value error, ")
-
-
-def validation_words(exc: ValidationError, limit: int = 5) -> str:
-    """A pydantic ``ValidationError`` as a ``detail`` says it: ``field.path: message``
-    parts on one line (the first ``limit``, and how many more), without pydantic's title
-    line, ``[type=…, input_value=…]`` or link to its site."""
-    found = exc.errors(include_url=False)
-    parts = [f"{'.'.join(map(str, e['loc'])) or '(top)'}: {_said(e['msg'])}" for e in found]
-    more = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
-    return "; ".join(parts[:limit]) + more
-
-
-def said_by(exc: BaseException) -> str:
-    """An exception's words for a ``detail``, on one line: :func:`validation_words` for a
-    ``ValidationError`` (a ``ValueError`` too, so a route that answers a ``ValueError``
-    with its words would show pydantic's whole text), its own words otherwise."""
-    if isinstance(exc, ValidationError):
-        return validation_words(exc)
-    return exception_words(exc)
 
 
 _PATH_WORDS = {
@@ -159,7 +133,9 @@ def install_error_handlers(app: FastAPI) -> None:
             }
             for e in exc.errors()
         ]
-        said = "; ".join(f"{_where(e['loc'])}: {_said(str(e['msg']))}" for e in errors[:5])
+        said = "; ".join(
+            f"{_where(e['loc'])}: {validator_words(str(e['msg']))}" for e in errors[:5]
+        )
         summary = (
             _path_problem(list(exc.errors()))  # no team to send the rest to: say this first
             or _body_problem(request, exc)

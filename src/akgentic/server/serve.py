@@ -156,7 +156,9 @@ def serve(
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
     skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
     Ctrl-C: the server drains and stops once ``stop`` is set (``on_stopping()`` says it
-    began: the server is draining by then), and SIGTERM does the same; without it, the
+    began: the server is draining by then), and SIGTERM does the same unless the caller
+    has a handler of its own for it (``akgentic serve``'s, which sets ``stop`` and keeps
+    the signal for its exit code, 143); without it, the
     first SIGINT or SIGTERM drains and a second SIGINT ends the serving at once (the teams
     still stop before this returns). A ``settings.mcp_config`` that cannot be used raises
     ``MCPConfigError`` before the server listens.
@@ -199,9 +201,10 @@ class _Server(uvicorn.Server):
     Asked to stop (``stop`` set, SIGTERM, or — without ``stop`` — the first SIGINT), it
     marks the app draining (``ServerContext.draining``), says so (``on_stopping``) and runs
     ``drain`` (stopping the teams) on a thread, still listening; once ``drain`` returns it
-    stops as uvicorn does. Given ``stop``, it leaves SIGINT to its caller and raises no
-    signal again on its way out (uvicorn re-raises what it caught, which would land in the
-    caller's handler as a second Ctrl-C); without it, a second SIGINT stops it at once."""
+    stops as uvicorn does. Given ``stop``, it leaves SIGINT (and a SIGTERM the caller
+    handles) to its caller and raises no signal again on its way out (uvicorn re-raises
+    what it caught, which would land in the caller's handler as a second Ctrl-C); without
+    it, a second SIGINT stops it at once."""
 
     def __init__(
         self,
@@ -252,6 +255,9 @@ class _Server(uvicorn.Server):
             return
         if threading.current_thread() is not threading.main_thread():
             yield
+            return
+        if callable(signal.getsignal(signal.SIGTERM)):
+            yield  # the caller's own handler (akgentic serve's sets ``stop``, keeps the signal)
             return
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
         try:

@@ -15,6 +15,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 from pydantic import ValidationError
 
+from akgentic.core.excerpt import validator_words
 from akgentic.storage.errors import StorageNotFoundError
 from akgentic.storage.memory import MemoryStorage
 from akgentic.storage.sqlite import SqliteOptions, SqliteStorage
@@ -121,7 +122,7 @@ def _open_sqlite(url: str, create: bool) -> SqliteStorage:
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc']))}: "
-            + ("unknown option" if e["type"] == "extra_forbidden" else e["msg"])
+            + ("unknown option" if e["type"] == "extra_forbidden" else validator_words(e["msg"]))
             for e in exc.errors()
         )
         raise ValueError(

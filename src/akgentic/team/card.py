@@ -39,6 +39,7 @@ from akgentic.core import (
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
+from akgentic.core.excerpt import validator_words
 from akgentic.core.serialization import (
     MAX_DEPTH,
     SerializableModel,
@@ -352,7 +353,7 @@ def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) ->
     node = _node_at(root, loc)
     line = f":{node.start_mark.line + 1}" if node is not None else ""
     field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
-    return f"{path}{line}: {f'{field}: ' if field else ''}{msg.removeprefix('Value error, ')}"
+    return f"{path}{line}: {f'{field}: ' if field else ''}{validator_words(msg)}"
 
 
 def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:

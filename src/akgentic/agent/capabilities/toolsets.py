@@ -39,6 +39,7 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, FunctionToolset
 
+from akgentic.core.excerpt import validation_words
 from akgentic.tool.core import ContextState, RetriableError
 from akgentic.tool.toolsets import (
     TOOLSET_TIMEOUT,
@@ -200,10 +201,7 @@ class DynamicToolsets(AbstractCapability[Any]):
 def _problems(error: ValidationError | ModelRetry) -> str:
     if isinstance(error, ModelRetry):
         return error.message
-    return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
-        for e in error.errors(include_url=False)
-    )
+    return validation_words(error, top="arguments")
 
 
 def dynamic_toolsets(

@@ -16,9 +16,9 @@ from akgentic.client.models import (
     TeamInfo,
     TeamPage,
 )
+from akgentic.core.excerpt import exception_words
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
-from akgentic.server.errors import said_by
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
 from akgentic.team import TeamCard, UnreadableLogError, give_mcp_servers
@@ -74,7 +74,7 @@ def create_team(body: CreateTeam, ctx: Ctx) -> TeamInfo:
     try:
         runtime = ctx.manager.create_team(card, model=body.model)
     except (ValueError, ImportError) as exc:
-        raise HTTPException(422, f"the team cannot start: {said_by(exc)}") from None
+        raise HTTPException(422, f"the team cannot start: {exception_words(exc)}") from None
     storage = ctx.manager.storage
     if body.name is not None:
         storage.teams.update(runtime.team_id, name=body.name)
@@ -194,7 +194,7 @@ def resume_team(
             "shows what still reads)",
         ) from None
     except ValueError as exc:
-        said = said_by(exc)  # named already when the manager says why ("team … is running")
+        said = exception_words(exc)  # named already when the manager says why ("team … is running")
         named = said.startswith(f"team {team_id} ")
         detail = said if named else f"team {team_id} cannot be resumed: {said}"
         raise HTTPException(409, detail) from None

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from akgentic.core.excerpt import excerpt
+from akgentic.core.excerpt import excerpt, validator_words
 from akgentic.tool.errors import RetriableError
 
 __all__ = ["Parameters", "explain_validation", "type_name"]
@@ -62,7 +62,8 @@ def explain_validation(exc: ValidationError, name: str) -> str:
     errors = exc.errors(include_url=False)
     for error in errors[:_SHOWN_ERRORS]:
         where = _location(name, tuple(error["loc"]))
-        problems.append(f"{where}: {error['msg']}, got {excerpt(error.get('input'))}")
+        said = validator_words(error["msg"])
+        problems.append(f"{where}: {said}, got {excerpt(error.get('input'))}")
     if len(errors) > _SHOWN_ERRORS:
         problems.append(f"and {len(errors) - _SHOWN_ERRORS} more")
     return "; ".join(problems)

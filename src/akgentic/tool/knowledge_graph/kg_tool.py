@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
-from akgentic.core.excerpt import excerpt
+from akgentic.core.excerpt import excerpt, validation_words
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -329,7 +329,7 @@ class KnowledgeGraphTool(ToolCard):
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+    return validation_words(exc)
 
 
 def render_view(view: GraphView) -> str:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
+from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
@@ -233,7 +234,5 @@ def _in_folder(cwd: Any, folder: Path) -> Any:
 
 def _reason(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: {e['msg']}" for e in exc.errors()
-        )
+        return validation_words(exc, top="entry")
     return str(exc)

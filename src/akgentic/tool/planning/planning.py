@@ -28,7 +28,7 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
-from akgentic.core.excerpt import excerpt
+from akgentic.core.excerpt import excerpt, validation_words
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -260,9 +260,7 @@ class PlanningTool(ToolCard):
             try:
                 parsed = _ITEMS.validate_python(items)
             except ValidationError as exc:
-                problems = "; ".join(
-                    f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-                )
+                problems = validation_words(exc)
                 raise RetriableError(
                     f"update_planning: invalid items ({problems}). Each item needs op = "
                     f"create | update | delete and that op's fields."

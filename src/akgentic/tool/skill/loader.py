@@ -41,6 +41,7 @@ import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
 from akgentic.core import YamlTooLargeError, load_yaml, yaml_problem
+from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.skill.tool import SkillEntry, SkillRow
 
@@ -215,9 +216,7 @@ def parse_skill_file(path: Path) -> SkillEntry:
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-    )
+    return validation_words(exc)
 
 
 def _frontmatter(text: str) -> tuple[str, str]:

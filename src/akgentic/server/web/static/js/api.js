@@ -3,6 +3,10 @@
 
 const TOKEN_KEY = "akgentic.token";
 
+/** What a request says when no answer came at all (the server is stopped, the network
+ * is down): the browser's own words ("Failed to fetch") tell a person nothing. */
+export const UNREACHABLE = "cannot reach the server (is it running?)";
+
 export class ApiError extends Error {
   constructor(status, detail) {
     super(detail);
@@ -15,6 +19,16 @@ export class Api {
   constructor() {
     this.token = sessionStorage.getItem(TOKEN_KEY) || null;
     this.onUnauthorized = null; // (detail) => void
+    this.onReachable = null; // (reachable) => void, when it changes
+    this.reachable = true; // whether the server answered the last request or stream
+  }
+
+  /** A request (or the event stream's connection) got an answer, or none at all: a
+   * change is told to onReachable. */
+  noteReachable(reachable) {
+    if (reachable === this.reachable) return;
+    this.reachable = reachable;
+    this.onReachable?.(reachable);
   }
 
   setToken(token) {
@@ -38,9 +52,11 @@ export class Api {
     let response;
     try {
       response = await fetch(path, init);
-    } catch (error) {
-      throw new ApiError(0, `cannot reach the server: ${error.message}`);
+    } catch {
+      this.noteReachable(false);
+      throw new ApiError(0, UNREACHABLE);
     }
+    this.noteReachable(true);
     if (response.ok) return response.status === 204 ? null : response.json();
     const detail = await reason(response);
     if (response.status === 401 && this.onUnauthorized) this.onUnauthorized(detail);

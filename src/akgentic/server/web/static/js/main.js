@@ -16,11 +16,14 @@ import { TimelineView } from "./views/timeline.js";
 
 const VIEWS = ["chat", "board", "graph", "roster", "timeline"];
 const TEAMS_EVERY = 15000; // ms between looks at the team list
+const RETRY_EVERY = 2000; // ms between looks while the server cannot be reached
+const OFFLINE = "cannot reach the server — retrying…";
 
 const api = new Api();
 let teams = [];
 let session = null; // {id, model, stream, mirrors}
 let view = "chat";
+let streamStatus = ["", ""]; // the open team's stream: its status and why
 let frame = 0;
 const dirty = new Set();
 
@@ -44,9 +47,51 @@ async function attempt(work, { background = false } = {}) {
     if (!(background && flashed === "action")) flash("");
     return result ?? true;
   } catch (error) {
+    // a refresh that found no server: the connection line says so already
+    if (background && !api.reachable) return false;
     flash(error instanceof ApiError ? error.detail : String(error), background ? "background" : "action");
     return false;
   }
+}
+
+// -- the server out of reach --------------------------------------------------------------
+// No answer at all (the server stopped, the network down): the page says so, claims no
+// status it cannot know (the badges read "unknown"), and looks again every RETRY_EVERY
+// ms — the open team's stream retries by itself — until an answer brings the statuses
+// back.
+let retrying = 0;
+
+api.onReachable = (reachable) => {
+  document.body.dataset.server = reachable ? "reachable" : "unreachable";
+  teamsView.known = reachable;
+  showConnection();
+  clearInterval(retrying);
+  retrying = 0;
+  if (!reachable) {
+    teamsView.render(teams, session?.id);
+    if (session) showInfo(session.model.info);
+    retrying = setInterval(() => loadTeams(), RETRY_EVERY);
+    return;
+  }
+  // the statuses come back with the server's answers, not from what it said before
+  if (flashed === "background") flash("");
+  if (session) refreshInfo(session);
+  else loadTeams();
+};
+
+function showConnection() {
+  const [status, detail] = streamStatus;
+  const words = {
+    connecting: "connecting…",
+    live: "live",
+    reconnecting: "connection lost — reconnecting…",
+    stopped: "the team is not running",
+    deleted: "team deleted",
+    closed: "",
+  };
+  const offline = !api.reachable;
+  $("#connection").textContent = offline ? OFFLINE : (words[status] ?? status);
+  $("#connection").title = offline ? "" : detail || "";
 }
 
 /** attempt() for what the page does by itself, not for something the person did. */
@@ -132,6 +177,8 @@ async function loadCards() {
 function closeTeam() {
   session?.stream?.close();
   session = null;
+  streamStatus = ["", ""];
+  showConnection();
 }
 
 async function loadMembers(current) {
@@ -157,25 +204,20 @@ function showInfo(info) {
   $("#team-title").textContent = info.name;
   document.title = `${info.name} · akgentic`;
   const status = $("#team-status");
-  status.textContent = info.running ? "running" : info.status.toLowerCase();
-  status.className = `badge ${info.running ? "running" : info.status.toLowerCase()}`;
-  $("#stop-team").hidden = !info.running;
-  $("#resume-team").hidden = info.running || info.status === "DELETED";
+  const known = api.reachable; // what the server said last may no longer hold
+  const word = !known ? "unknown" : info.running ? "running" : info.status.toLowerCase();
+  status.textContent = word;
+  status.className = `badge ${word}`;
+  status.title = known ? "" : "the server cannot be reached: the team's status is not known";
+  $("#stop-team").hidden = !known || !info.running;
+  $("#resume-team").hidden = !known || info.running || info.status === "DELETED";
 }
 
 function onStatus(current, status, detail) {
   if (session !== current) return;
   document.body.dataset.stream = status;
-  const words = {
-    connecting: "connecting…",
-    live: "live",
-    reconnecting: "connection lost — reconnecting…",
-    stopped: "the team is not running",
-    deleted: "team deleted",
-    closed: "",
-  };
-  $("#connection").textContent = words[status] ?? status;
-  $("#connection").title = detail || "";
+  streamStatus = [status, detail];
+  showConnection();
   if (status === "deleted") {
     current.model.info = { ...current.model.info, status: "DELETED", running: false };
     showInfo(current.model.info);

@@ -4,6 +4,8 @@
 // the server closes the stream after it), or a connection answered 404 with the code
 // `team_not_found` (the team is gone: purged while the stream was down), ends it for good.
 
+import { UNREACHABLE } from "./api.js";
+
 const HEARTBEAT = 10; // seconds between keep-alives we ask the server for
 const SILENCE = 3 * HEARTBEAT * 1000; // no byte for this long: the connection is dead
 
@@ -91,7 +93,15 @@ export class TeamStream {
     const headers = this.api.headers({ Accept: "text/event-stream" });
     if (this.lastSeq > 0) headers["Last-Event-ID"] = String(this.lastSeq);
     const url = `${this.path}?from_seq=${this.lastSeq + 1}&heartbeat=${HEARTBEAT}`;
-    const response = await fetch(url, { headers, signal: controller.signal, cache: "no-store" });
+    let response;
+    try {
+      response = await fetch(url, { headers, signal: controller.signal, cache: "no-store" });
+    } catch (error) {
+      if (this.closed) throw error;
+      this.api.noteReachable(false); // no answer at all: the server is down or out of reach
+      throw new Error(UNREACHABLE);
+    }
+    this.api.noteReachable(true);
     if (response.status === 401) {
       this.api.onUnauthorized?.("this server requires a token");
       throw new Error("the server wants a token");

@@ -13,6 +13,7 @@ export class TeamsView {
     this.model = root.querySelector("#new-model");
     this.note = root.querySelector("#new-team-note");
     this.actions = actions; // {create}
+    this.known = true; // false while the server cannot be reached: no status is shown as known
     this.form.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!this.card.value) return;
@@ -49,10 +50,11 @@ export class TeamsView {
     if (!teams.length) this.list.append(h("li", { class: "muted" }, "No team yet."));
     for (const team of teams) {
       const current = team.team_id === currentId;
+      const status = !this.known ? "unknown" : team.running ? "running" : team.status.toLowerCase();
       this.list.append(h("li", { dataset: { team: team.team_id } },
         h("a", { href: `#/teams/${team.team_id}/chat`, "aria-current": current ? "page" : false, class: current ? "current" : "" },
           h("span", { class: "team-name", dir: "auto" }, team.name),
-          h("span", { class: `badge ${team.status.toLowerCase()}` }, team.running ? "running" : team.status.toLowerCase()),
+          h("span", { class: `badge ${this.known ? team.status.toLowerCase() : "unknown"}` }, status),
           h("span", { class: "muted small", title: team.last_activity || "" }, `${team.card_name} · ${ago(team.last_activity)}`))));
     }
     if (focused) this.list.querySelector(`[data-team="${CSS.escape(focused)}"] a`)?.focus();

@@ -21,9 +21,9 @@ warm-up that fills the orchestrator's bounded recent window), for both sides.
 Rounds alternate raw/Akgent and the median of each is reported, with the ratio
 Akgent / raw; for the recorder, the spread of the per-round ratios too (a round's
 recorded run against that round's raw run), since a median alone hides how often a
-target is missed on a noisy machine. The process first freezes what its imports left, as the console script does
-(``akgentic.core.freeze_import_heap``: the collector's full passes then walk only what the
-run made, on both sides); ``--thawed`` leaves it unfrozen.
+target is missed on a noisy machine. The process first freezes what its imports left, as
+the console script does (``akgentic.core.freeze_import_heap``: the collector's full passes
+then walk only what the run made, on both sides); ``--thawed`` leaves it unfrozen.
 Run: ``python bench/actors.py`` (``--quick`` for a smoke run).
 """
 

@@ -363,6 +363,18 @@ def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_run
     )
 
 
+def test_a_crashed_team_is_deleted(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
+    """Its process is gone (its lease stays behind): nobody runs it, so it is no team
+    "running in another process"."""
+    kill_in_a_turn(spawn, storage_url)
+
+    deleted = cli("teams", "delete", "hanging")
+
+    assert deleted.exit_code == 0, deleted.output
+    assert "deleted; its history is kept" in deleted.stdout
+    assert "DELETED" in cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout
+
+
 def test_a_resume_after_a_crash_says_so_once(storage_url: str, spawn: Spawn) -> None:
     """The console script: its warning line, and no log line repeating it."""
     kill_in_a_turn(spawn, storage_url)

@@ -4,6 +4,7 @@ stopped — is recorded, so that a resume delivers it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from akgentic.core import (
     StopMessage,
     TeamStoppingEvent,
 )
+from akgentic.core.agent import LEFT_BEHIND
 from akgentic.storage import EventRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
 
@@ -150,3 +152,67 @@ def test_an_answer_to_a_member_that_stopped_first_is_kept_and_delivered_on_resum
         )
         manager.stop_team(runtime.team_id)
         assert plan_restore(storage.events.read(runtime.team_id)).undelivered == []
+
+
+def boss_of_a_busy_worker() -> TeamCard:
+    """@Manager, and @Worker as its child (hired by it): @Worker's turn waits at the gate."""
+    boss = member("@Manager", gated=False)
+    boss.members = [member("@Worker", gated=True)]
+    return TeamCard(name="hierarchy", entry_point="@Manager", members=[boss])
+
+
+def test_a_parent_outlasts_its_busy_child_and_passes_its_answer_on(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """A member is stopped only once its children have: @Manager takes the answer of the
+    turn @Worker finishes during the stop, and the person gets it (a parent stopped
+    first sat in its own stop, waiting for the child, and never read the answer)."""
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        runtime = manager.create_team(boss_of_a_busy_worker())
+        runtime.send("please block")
+        assert Gate.entered.wait(60)  # @Worker is inside its tool call, @Manager is idle
+        thread = stop_in_the_background(manager, runtime)
+        until(runtime, stopping)
+        Gate.release.set()
+        thread.join(60)
+        assert not thread.is_alive()
+
+        records = storage.events.read(runtime.team_id)
+        [answer] = sent_to(records, "@Human")
+        assert answer.content == "[scripted] the worker says: [scripted] did block"
+        stops = [
+            r.message.sender.name
+            for r in records
+            if isinstance(r.message, StopMessage) and r.message.sender is not None
+        ]
+        assert stops.index("@Worker") < stops.index("@Manager") < stops.index("@Human")
+        plan = plan_restore(records)
+        assert plan.interrupted == [] and plan.undelivered == []
+
+
+def test_a_grace_that_runs_out_names_the_member_still_running_once(
+    storage_url: str, system: ActorSystem, caplog: pytest.LogCaptureFixture
+) -> None:
+    """@Worker is still in its tool call when the grace ends: one warning names it — not
+    @Human, whose turn to stop had not come, nor @Manager — flagged LEFT_BEHIND (the
+    CLI says it itself); @Manager, stopped then, does not wait for its child past the
+    grace (it used to wait 10s more and log its own warning)."""
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        runtime = manager.create_team(boss_of_a_busy_worker())
+        runtime.send("please block")
+        assert Gate.entered.wait(60)
+        boss = next(m for m in runtime.members() if m.name == "@Manager")
+        with caplog.at_level(logging.INFO, logger="akgentic"):
+            manager.stop_team(runtime.team_id, grace_timeout=0.5)
+            assert system.wait_stopped(boss, 5)  # within the grace's end, not 10s after
+
+        warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        [warning] = warnings
+        said = warning.getMessage()
+        assert "the grace of 0.5s ran out with @Worker still running" in said, said
+        assert "@Human" not in said and "@Manager" not in said
+        assert getattr(warning, LEFT_BEHIND) is True

@@ -5,10 +5,12 @@
 what happened, ``--debug`` says where. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once. A record is one line whatever its message holds: a newline, a
-carriage return or any other control character in it is printed escaped
-(:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message cannot break its
-line or forge another one; only the ``--debug`` traceback spans lines.
+them already, once; and so is a team's report that its stop grace ran out with members
+still running (:data:`akgentic.core.agent.LEFT_BEHIND`): the session names them itself,
+on one ``warning:`` line, as it exits without them. A record is one line whatever its
+message holds: a newline, a carriage return or any other control character in it is
+printed escaped (:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message
+cannot break its line or forge another one; only the ``--debug`` traceback spans lines.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from akgentic.cli.output import ONE_LINE, printable
-from akgentic.core.agent import ON_STREAM
+from akgentic.core.agent import LEFT_BEHIND, ON_STREAM
 
 __all__ = ["configure", "show_tracebacks", "stream_shown", "tracebacks_shown"]
 
@@ -50,7 +52,8 @@ def _plain(record: logging.LogRecord) -> logging.LogRecord:
 
 class _NotOnStream(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return _FORMATTER.tracebacks or not getattr(record, ON_STREAM, False)
+        said = getattr(record, ON_STREAM, False) or getattr(record, LEFT_BEHIND, False)
+        return _FORMATTER.tracebacks or not said
 
 
 _FORMATTER = _Lines(_FORMAT)

@@ -81,6 +81,28 @@ def stop_in_the_background(
     return thread
 
 
+def stopped_at_the_gate(
+    manager: TeamManager, runtime: TeamRuntime, how: str = "stop_team"
+) -> list[EventRecord]:
+    """Stop the team while a turn waits at the gate, open it once the stop has begun;
+    the team's log once it has stopped."""
+    thread = stop_in_the_background(manager, runtime, how)
+    until(runtime, stopping)
+    Gate.release.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    return manager.storage.events.read(runtime.team_id)
+
+
+def stops_of(records: list[EventRecord]) -> list[str]:
+    """Who stopped, in the order the log says."""
+    return [
+        r.message.sender.name
+        for r in records
+        if isinstance(r.message, StopMessage) and r.message.sender is not None
+    ]
+
+
 @pytest.mark.parametrize("how", ["stop_team", "shutdown"])
 def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
     storage_url: str, system: ActorSystem, how: str
@@ -92,13 +114,8 @@ def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
         runtime = manager.create_team(card)
         runtime.send("please block")
         assert Gate.entered.wait(60)  # the turn is inside its tool call
-        thread = stop_in_the_background(manager, runtime, how)
-        until(runtime, stopping)
-        Gate.release.set()
-        thread.join(60)
-        assert not thread.is_alive()
+        records = stopped_at_the_gate(manager, runtime, how)
 
-        records = storage.events.read(runtime.team_id)
         [answer] = sent_to(records, "@Human")
         assert answer.content == "[scripted] done: block"
         received = [r.message for r in records if isinstance(r.message, ReceivedMessage)]
@@ -106,11 +123,7 @@ def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
             m.message_id == answer.id and m.sender is not None and m.sender.name == "@Human"
             for m in received
         )  # the person got it before the proxy stopped
-        stops = [
-            r.message.sender.name
-            for r in records
-            if isinstance(r.message, StopMessage) and r.message.sender is not None
-        ]
+        stops = stops_of(records)
         assert stops.index("@Boss") < stops.index("@Human")
         plan = plan_restore(records)
         assert plan.interrupted == [] and plan.undelivered == []
@@ -173,20 +186,11 @@ def test_a_parent_outlasts_its_busy_child_and_passes_its_answer_on(
         runtime = manager.create_team(boss_of_a_busy_worker())
         runtime.send("please block")
         assert Gate.entered.wait(60)  # @Worker is inside its tool call, @Manager is idle
-        thread = stop_in_the_background(manager, runtime)
-        until(runtime, stopping)
-        Gate.release.set()
-        thread.join(60)
-        assert not thread.is_alive()
+        records = stopped_at_the_gate(manager, runtime)
 
-        records = storage.events.read(runtime.team_id)
         [answer] = sent_to(records, "@Human")
         assert answer.content == "[scripted] the worker says: [scripted] did block"
-        stops = [
-            r.message.sender.name
-            for r in records
-            if isinstance(r.message, StopMessage) and r.message.sender is not None
-        ]
+        stops = stops_of(records)
         assert stops.index("@Worker") < stops.index("@Manager") < stops.index("@Human")
         plan = plan_restore(records)
         assert plan.interrupted == [] and plan.undelivered == []

@@ -156,8 +156,9 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
     is stopped without that member, the session ends as usual, and the command exits by
     itself — saying whom it leaves behind, on one ``warning:`` line — instead of waiting
     for it again (the actor system's shutdown used to give it another 10s, silently).
-    The team's own report of the grace running out is that line's: not printed as log
-    lines besides (they named @Human too, whose turn to stop had not come)."""
+    That line is the team's report of its grace running out, in the CLI's format: no
+    raw log lines (they named @Human too, whose turn to stop had not come), and the
+    exit does not name the member again."""
     child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
 
     child.proc.send_signal(signal.SIGINT)
@@ -169,8 +170,8 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
     assert code == 130
     assert hint.startswith("resume it with: akgentic teams resume ")
     assert errors.splitlines() == [
-        "warning: @Boss is stuck in a call that has not returned (a tool call?); exiting "
-        "without waiting for it"
+        "warning: the grace of 30s ran out with @Boss still running (in a tool call that "
+        "never ends?); the team stopped without it"
     ], errors
     assert_the_cut_turn_is_retried(cli)
 

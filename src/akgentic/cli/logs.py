@@ -5,9 +5,10 @@
 what happened, ``--debug`` says where. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once; and so is a team's report that its stop grace ran out with members
-still running (:data:`akgentic.core.agent.LEFT_BEHIND`): the session names them itself,
-on one ``warning:`` line, as it exits without them. A record is one line whatever its
+them already, once. A team's report that its stop grace ran out with members still
+running (:data:`akgentic.core.agent.LEFT_BEHIND`) is then the CLI's own ``warning:``
+line, and the session does not name them again as it exits without them
+(:func:`left_said`). A record is one line whatever its
 message holds: a newline, a carriage return or any other control character in it is
 printed escaped (:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message
 cannot break its line or forge another one; only the ``--debug`` traceback spans lines.
@@ -20,10 +21,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from akgentic.cli.output import ONE_LINE, printable
-from akgentic.core.agent import LEFT_BEHIND, ON_STREAM
+from akgentic.cli.output import ONE_LINE, member_name, printable
+from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
 
-__all__ = ["configure", "show_tracebacks", "stream_shown", "tracebacks_shown"]
+__all__ = ["configure", "left_said", "show_tracebacks", "stream_shown", "tracebacks_shown"]
+
+_left_said: set[str] = set()  # the members a grace-ran-out line named (see left_said)
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -32,8 +35,13 @@ class _Lines(logging.Formatter):
     """A record as one line, followed by its traceback when ``tracebacks`` is on."""
 
     tracebacks = False
+    session = False  # a session shows its team (stream_shown): a team's report is its own
 
     def format(self, record: logging.LogRecord) -> str:
+        report = getattr(record, LEFT_BEHIND, None)
+        if self.session and isinstance(report, GraceRanOut):  # the CLI's own line
+            _left_said.update(report.names)
+            return printable(f"warning: {report.says(member_name)}", keep=ONE_LINE)
         plain = _plain(record)
         line = printable(self.formatMessage(plain), keep=ONE_LINE)
         if not self.tracebacks:
@@ -52,8 +60,7 @@ def _plain(record: logging.LogRecord) -> logging.LogRecord:
 
 class _NotOnStream(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        said = getattr(record, ON_STREAM, False) or getattr(record, LEFT_BEHIND, False)
-        return _FORMATTER.tracebacks or not said
+        return _FORMATTER.tracebacks or not getattr(record, ON_STREAM, False)
 
 
 _FORMATTER = _Lines(_FORMAT)
@@ -84,11 +91,23 @@ def tracebacks_shown() -> bool:
     return _FORMATTER.tracebacks
 
 
+def left_said() -> set[str]:
+    """The members a ``warning: the grace of ... ran out`` line named since the last call
+    (the call forgets them): the team stopped without them, which a command exiting
+    without them need not say again."""
+    said = set(_left_said)
+    _left_said.difference_update(said)
+    return said
+
+
 @contextmanager
 def stream_shown() -> Iterator[None]:
-    """While a team's stream is printed: skip the log lines it prints already."""
+    """While a team's stream is printed: skip the log lines it prints already, and say
+    the team's grace running out as the CLI's own ``warning:`` line."""
     _HANDLER.addFilter(_SKIP_STREAMED)
+    _FORMATTER.session = True
     try:
         yield
     finally:
+        _FORMATTER.session = False
         _HANDLER.removeFilter(_SKIP_STREAMED)

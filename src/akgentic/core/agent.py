@@ -31,7 +31,7 @@ import typing
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 from uuid import UUID, uuid4
 
 import pykka
@@ -70,7 +70,14 @@ from akgentic.core.serialization import SerializableModel, model_path
 if typing.TYPE_CHECKING:
     from akgentic.core.actor_system import ActorSystem
 
-__all__ = ["LEFT_BEHIND", "ON_STREAM", "Akgent", "WarningError", "actor_class_for"]
+__all__ = [
+    "LEFT_BEHIND",
+    "ON_STREAM",
+    "Akgent",
+    "GraceRanOut",
+    "WarningError",
+    "actor_class_for",
+]
 
 logger = logging.getLogger("akgentic.core")
 
@@ -79,9 +86,28 @@ ON_STREAM = "akgentic_on_stream"
 as an ``ErrorMessage``: a program that shows the stream (the CLI) may skip the line."""
 
 LEFT_BEHIND = "akgentic_left_behind"
-"""Set on the log record of a team whose stop grace ran out with members still running: a
-program that says itself whom it leaves behind (what ``ActorSystem.shutdown`` returns:
-the CLI's ``warning:`` line) may skip the line."""
+"""Set on the log record of a team whose stop grace ran out with members still running, to
+a :class:`GraceRanOut`: a program may say it in its own format (the CLI's ``warning:``
+line, its names escaped), and not again when it exits without them."""
+
+
+class GraceRanOut(NamedTuple):
+    """A team's stop grace ran out with ``names`` still running (asked to stop, inside a
+    call that has not returned): the team stopped without them."""
+
+    grace: float
+    names: tuple[str, ...]
+
+    def says(self, name: Callable[[str], str] = str) -> str:
+        """``the grace of 30s ran out with @Worker still running (...); the team stopped
+        without it``, each name through ``name`` (the CLI escapes them)."""
+        names = ", ".join(name(n) for n in self.names)
+        them = "it" if len(self.names) == 1 else "them"
+        return (
+            f"the grace of {self.grace:g}s ran out with {names} still running (in a tool call "
+            f"that never ends?); the team stopped without {them}"
+        )
+
 
 ConfigType = TypeVar("ConfigType", bound=BaseConfig)
 StateType = TypeVar("StateType", bound=BaseState)

@@ -49,7 +49,7 @@ from akgentic.core.address import (
     ActorStartError,
     start_failure_text,
 )
-from akgentic.core.agent import LEFT_BEHIND, Akgent, SpawnSpec
+from akgentic.core.agent import LEFT_BEHIND, Akgent, GraceRanOut, SpawnSpec
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
@@ -701,14 +701,9 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                     member.request_stop()
                 if still:
                     forced = True
+                    report = GraceRanOut(grace, tuple(still))
                     logger.warning(
-                        "team %s: the grace of %ss ran out with %s still running (in a call "
-                        "that has not returned?); it stopped without %s",
-                        self._team_id,
-                        f"{grace:g}",
-                        ", ".join(still),
-                        "it" if len(still) == 1 else "them",
-                        extra={LEFT_BEHIND: True},
+                        "team %s: %s", self._team_id, report.says(), extra={LEFT_BEHIND: report}
                     )
                 break
             due = self._due_to_stop(regular)

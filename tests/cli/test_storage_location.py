@@ -162,8 +162,8 @@ def test_teams_of_an_earlier_version_in_this_folder_are_pointed_at(tmp_path: Pat
     assert result.exit_code == 0, result.output
     note = " ".join(result.stderr.split())
     assert note.startswith(
-        "note: .akgentic/akgentic.db here holds teams of an earlier akgentic: list them with "
-        "--storage sqlite:///.akgentic/akgentic.db, or move the file to "
+        "note: .akgentic/akgentic.db here holds teams of an earlier akgentic: list them with: "
+        "akgentic teams list --storage sqlite:///.akgentic/akgentic.db, or move the file to "
     )
     store = open_storage(sqlite_url(legacy), create=False)  # still there, untouched
     assert store.teams.list() == []

@@ -132,13 +132,15 @@ def chat(
     *,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code.
+    ``resume`` is the command that resumes the team, None when nothing keeps it (a
+    ``memory://`` storage): the last lines say so instead.
 
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once."""
-    return _chat(manager, runtime, options, console, from_seq, resume_hint)
+    return _chat(manager, runtime, options, console, from_seq, resume)
 
 
 def _chat(
@@ -147,9 +149,10 @@ def _chat(
     options: ChatOptions,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     card = runtime.card
+    resume_hint = _resume_hint(resume)
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
         console,
@@ -206,7 +209,7 @@ def _chat(
     if cut is not None:
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
-        return _interrupted(console, title, cut, resume_hint)
+        return _interrupted(console, title, cut, resume)
     console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
@@ -256,18 +259,28 @@ def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]
     return interrupted_turns(team)
 
 
-def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
+NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with this process"
+"""What replaces the resume hint when there is nothing to resume."""
+
+
+def _resume_hint(resume: str | None) -> str:
+    """``resume it with: COMMAND``, or :data:`NOT_KEPT`."""
+    return f"resume it with: {resume}" if resume is not None else NOT_KEPT
+
+
+def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
+    resume_hint = _resume_hint(resume)
     if cut:
         console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
         for message in cut:
             console.print(SafeText(f"  {quote(message)}", style="yellow"))
-        console.print(
-            SafeText(
-                f"{resume_hint} --retry-interrupted (deliver them again; a turn may repeat "
-                f"its side effects) or --dismiss-interrupted",
-                style="dim",
-            )
+        again = (
+            " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+            "--dismiss-interrupted"
+            if resume is not None
+            else ""
         )
+        console.print(SafeText(f"{resume_hint}{again}", style="dim"))
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     return interrupt.exit_code()

@@ -46,6 +46,7 @@ __all__ = [
     "opened_storage",
     "resolve_url",
     "status_label",
+    "storage_option",
     "stored_card",
 ]
 
@@ -66,6 +67,12 @@ def default_store() -> Path:
 def default_url() -> str:
     """``sqlite:////<the user's data folder>/akgentic.db``."""
     return sqlite_url(default_store())
+
+
+def storage_option(url: str) -> list[str]:
+    """``["--storage", url]`` for a suggested command line, or nothing when ``url`` is the
+    default storage (found from anywhere without it)."""
+    return [] if url == default_url() else ["--storage", url]
 
 
 def resolve_url(option: str | None) -> str:

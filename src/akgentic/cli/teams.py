@@ -37,6 +37,7 @@ from akgentic.cli.options import (
 from akgentic.cli.output import (
     ONE_LINE,
     SafeText,
+    command_line,
     error_console,
     local_time,
     member_name,
@@ -48,17 +49,17 @@ from akgentic.cli.output import (
     team_name,
     team_title,
 )
-from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
-from akgentic.cli.run import resume_hint, team_command
+from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_command
+from akgentic.cli.run import team_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
     LEGACY_STORE,
     default_store,
-    default_url,
     find_team,
     import_modules,
     opened_storage,
     status_label,
+    storage_option,
     stored_card,
 )
 from akgentic.core import Message, SentMessage
@@ -178,8 +179,9 @@ def _note_legacy_store(option: str | None) -> None:
     old = sqlite_url(LEGACY_STORE)
     error_console().print(
         SafeText(
-            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with "
-            f"--storage {old}, or move the file to {default_store()} to make it the default",
+            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with: "
+            f"{command_line('teams', 'list', '--storage', old)}, or move the file to "
+            f"{default_store()} to make it the default",
             style="yellow",
         )
     )
@@ -408,7 +410,7 @@ def resume_team(
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
-            hint = resume_hint(record.team_id, url, card.imports)
+            command = team_command("resume", record.team_id, url, card.imports)
             crashed = record.status == TeamStatus.RUNNING  # or running elsewhere: refused below
             # what the person may never have seen: read before the resume writes to the log
             exchange = (
@@ -424,7 +426,6 @@ def resume_team(
                 except UnreadableLogError as exc:
                     raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:
-                    command = hint.removeprefix("resume it with: ")
                     raise CliError(
                         _not_resumed(_title(record), exc, command, card.imports)
                     ) from None
@@ -455,7 +456,7 @@ def resume_team(
                     options,
                     console=console,
                     from_seq=from_seq,
-                    resume_hint=hint,
+                    resume=command,
                 )
     raise typer.Exit(code)
 
@@ -464,11 +465,10 @@ def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: st
     """A resume refused for a log whose damage hides the team: where the store is, and
     the ways on (a backup; ``akgentic events`` shows what still reads)."""
     store = sqlite_path(url) if url.startswith("sqlite") else url
-    storage = "" if url == default_url() else f" --storage {url}"
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
     return (
         f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "
-        f"restore the store {store} from a backup (see what still reads with: akgentic "
-        f"events {short_id(record.team_id)}{storage})"
+        f"restore the store {store} from a backup (see what still reads with: {events})"
     )
 
 
@@ -541,7 +541,7 @@ def _resume_remote(
             options,
             console=console,
             from_seq=from_seq,
-            resume_hint=server_hint(record.team_id, url),
+            resume=server_command(record.team_id, url),
         )
 
 

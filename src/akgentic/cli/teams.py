@@ -88,6 +88,9 @@ from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
 
+ABOUT_CHARS = 400
+"""The most characters ``teams show`` prints of a card's description (then ``… (N
+characters)``, as other long fields)."""
 LAST_ANSWERS = 5
 """The most answers a "last exchange" block shows (the latest ones); ``akgentic events``
 lists them all."""
@@ -212,8 +215,8 @@ def show_team(
             ("last seq", str(bundle.events.last_seq(record.team_id))),
             ("run by", _holder(_lease(bundle, record)) or "no process"),
         ]
-        if card is not None and card.description:
-            fields.insert(1, ("about", card.description))
+        if card is not None and card.description:  # clipped: a card may hold megabytes
+            fields.insert(1, ("about", one_line(card.description, ABOUT_CHARS)))
         if record.error is not None:
             fields.append(("damaged", record.error))
         for key, value in fields:

@@ -180,8 +180,12 @@ def import_modules(modules: list[str] | None) -> None:
 
 
 def status_label(record: TeamRecord) -> str:
-    """The team's status, or ``DAMAGED`` when the store could not read it."""
-    return record.status.value if record.status is not None else "DAMAGED"
+    """The team's status, or ``DAMAGED`` when the store could not read its record whole
+    (its status, card, metadata or a time: a resume refuses it until it is repaired or
+    restored; ``record.error`` says what)."""
+    if record.error is not None or record.status is None:
+        return "DAMAGED"
+    return record.status.value
 
 
 def stored_card(record: TeamRecord) -> TeamCard:

@@ -100,6 +100,15 @@ def _title(record: TeamRecord) -> str:
     return team_title(record.name, record.team_id)
 
 
+def _status(record: TeamRecord) -> str:
+    """``STOPPED``; ``DAMAGED (stored status: STOPPED)`` when the status reads but another
+    field does not; ``DAMAGED``."""
+    label = status_label(record)
+    if label == "DAMAGED" and record.status is not None:
+        return f"{label} (stored status: {record.status.value})"
+    return label
+
+
 def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
     return bundle.leases.inspect(team_resource(record.team_id))
 
@@ -209,7 +218,7 @@ def show_team(
             card, problem = None, str(exc)
         fields = [
             ("team", f"{team_name(record.name)} ({record.team_id})"),
-            ("status", status_label(record)),
+            ("status", _status(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", str(bundle.events.last_seq(record.team_id))),
@@ -406,9 +415,11 @@ def resume_team(
             raise typer.Exit(_resume_remote(team, server, token, options, dismiss_interrupted))
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
-            card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            if record.error is not None and (record.status is not None or not record.card):
+                raise CliError(_damaged(record, url))  # a resume reads the record whole
+            card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
@@ -464,10 +475,27 @@ def resume_team(
     raise typer.Exit(code)
 
 
+def _store(url: str) -> str:
+    """The store to restore from a backup: a SQLite file's path, else its URL."""
+    return str(sqlite_path(url)) if url.startswith("sqlite") else url
+
+
+def _damaged(record: TeamRecord, url: str) -> str:
+    """A resume refused for a record the store could not read whole (its card, metadata,
+    a time; its status alone is repaired by a stop): what is damaged, and the ways on."""
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
+    delete = team_command("delete", record.team_id, url)
+    return (
+        f"{record.error}; the record is kept as stored, and a resume needs it whole: restore "
+        f"the store {_store(url)} from a backup to resume the team; its history still reads "
+        f"with: {events}; remove the team with: {delete}"
+    )
+
+
 def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: str) -> str:
     """A resume refused for a log whose damage hides the team: where the store is, and
     the ways on (a backup; ``akgentic events`` shows what still reads)."""
-    store = sqlite_path(url) if url.startswith("sqlite") else url
+    store = _store(url)
     events = command_line("events", short_id(record.team_id), *storage_option(url))
     return (
         f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "

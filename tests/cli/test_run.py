@@ -218,8 +218,8 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
         result.stdout,
         ["@Human → @Boss: go on", "@Boss → @Human (response): [scripted] done: go on"],
     )
-    failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
-    assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")
+    failed = [line for line in result.stdout.splitlines() if "no_such_tool" in line]
+    assert len(failed) == 1 and failed[0].startswith("✗ @Boss error: ")  # said once
 
 
 def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None:

@@ -213,7 +213,7 @@ def _chat(
     console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
-    return _answer(console, reply, options, runtime)
+    return _answer(console, reply, options, runtime, view)
 
 
 def _stop_reason(runtime: TeamHandle) -> str | None:
@@ -292,7 +292,12 @@ def quote(message: Message) -> str:
     return one_line(sent_line(sent))
 
 
-def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
+def _answer(
+    console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle, view: LiveView
+) -> int:
+    """The ``answer:`` line (exit code 0), or the ``error:`` line on stderr (1) — left out
+    when the live view printed that failure already on the terminal the person reads (a
+    redirected output still gets it, for a script)."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
     if reply.message is not None and reply.how not in ("timeout", "failed") and not refused:
         console.print(SafeText(f"answer: {text_of(reply.message)}"))
@@ -310,7 +315,8 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
         problem = f"the team stopped before answering{why}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
-    error_console().print(SafeText(f"error: {problem}", style="red"))
+    if not (console.is_terminal and view.shown(problem)):
+        error_console().print(SafeText(f"error: {problem}", style="red"))
     return EXIT_ERROR
 
 
@@ -355,7 +361,7 @@ def _interactive(
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
             return reply
-        if reply.how == "failed":
+        if reply.how == "failed" and not view.shown(reply.failure or ""):
             view.note(f"error: {reply.failure}", "red")
         elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")

@@ -31,6 +31,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     open_storage,
+    sqlite_path,
     sqlite_url,
 )
 from akgentic.team import TeamCard
@@ -103,11 +104,32 @@ def opened_storage(
     except ValueError as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a driver's words may span lines: one line here
-        raise CliError(f"cannot open storage {url}: {exception_words(exc)}") from exc
+        raise CliError(
+            _file_in_the_way(url) or f"cannot open storage {url}: {exception_words(exc)}"
+        ) from exc
     try:
         yield storage, url
     finally:
         storage.close()
+
+
+def _file_in_the_way(url: str) -> str | None:
+    """Why a SQLite store cannot be made where ``url`` says when a folder on its path is a
+    file (``sqlite:////tmp/notes.yaml/x.db``), and what to do; None otherwise."""
+    if not url.lower().startswith("sqlite:"):
+        return None
+    try:
+        path = sqlite_path(url)
+    except ValueError:
+        return None
+    file = next((p for p in reversed(path.parents) if p.is_file()), None)
+    if file is None:
+        return None
+    return (
+        f"cannot open storage {url}: {file} is a file, not a folder, so no store can go "
+        f"under it: give the store a path in a folder (for instance "
+        f"{sqlite_url(file.parent / path.name)})"
+    )
 
 
 def find_team(storage: StorageBundle, ref: str) -> TeamRecord:

@@ -357,6 +357,7 @@ def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_run
     assert first.startswith("team hanging (") and "was not running (pid " in first
     assert first.endswith("that process is gone); it is now STOPPED")
     assert second.startswith("akgentic teams show ") and "lists any turn the crash" in second
+    assert f" --storage {storage_url} shows the last exchange" in second  # not the default
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(
         shown.stdout,

@@ -154,7 +154,7 @@ class RemoteStart:
             raise CliError(
                 f"{name}: no such card file here, and server {client.base_url} has no card of "
                 f"that name ({has}): give one of its card names, or the path of a card file to "
-                f"post it (akgentic run path/to/card.yaml --server {client.base_url})"
+                f"post it ({command_line('run', 'path/to/card.yaml', '--server', client.base_url)})"
             )
         for option, value in (("--base-url", self.base_url), ("--mcp-config", self.mcp_config)):
             if value is not None:

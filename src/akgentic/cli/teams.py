@@ -331,7 +331,7 @@ def stop_team(
 ) -> None:
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
     notices within a second, stops it gracefully and exits."""
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED:
@@ -349,7 +349,7 @@ def stop_team(
             )
             console.print(
                 SafeText(
-                    f"akgentic teams show {short_id(record.team_id)} shows the last exchange "
+                    f"{team_command('show', record.team_id, url)} shows the last exchange "
                     f"and lists any turn the crash interrupted; teams resume offers them again",
                     style="dim",
                 )

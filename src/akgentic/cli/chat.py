@@ -132,13 +132,15 @@ def chat(
     *,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code.
+    ``resume`` is the command that resumes the team, None when nothing keeps it (a
+    ``memory://`` storage): the last lines say so instead.
 
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once."""
-    return _chat(manager, runtime, options, console, from_seq, resume_hint)
+    return _chat(manager, runtime, options, console, from_seq, resume)
 
 
 def _chat(
@@ -147,9 +149,10 @@ def _chat(
     options: ChatOptions,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     card = runtime.card
+    resume_hint = _resume_hint(resume)
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
         console,
@@ -206,11 +209,11 @@ def _chat(
     if cut is not None:
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
-        return _interrupted(console, title, cut, resume_hint)
+        return _interrupted(console, title, cut, resume)
     console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
-    return _answer(console, reply, options, runtime)
+    return _answer(console, reply, options, runtime, view)
 
 
 def _stop_reason(runtime: TeamHandle) -> str | None:
@@ -256,18 +259,28 @@ def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]
     return interrupted_turns(team)
 
 
-def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
+NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with this process"
+"""What replaces the resume hint when there is nothing to resume."""
+
+
+def _resume_hint(resume: str | None) -> str:
+    """``resume it with: COMMAND``, or :data:`NOT_KEPT`."""
+    return f"resume it with: {resume}" if resume is not None else NOT_KEPT
+
+
+def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
+    resume_hint = _resume_hint(resume)
     if cut:
         console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
         for message in cut:
             console.print(SafeText(f"  {quote(message)}", style="yellow"))
-        console.print(
-            SafeText(
-                f"{resume_hint} --retry-interrupted (deliver them again; a turn may repeat "
-                f"its side effects) or --dismiss-interrupted",
-                style="dim",
-            )
+        again = (
+            " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+            "--dismiss-interrupted"
+            if resume is not None
+            else ""
         )
+        console.print(SafeText(f"{resume_hint}{again}", style="dim"))
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     return interrupt.exit_code()
@@ -279,7 +292,12 @@ def quote(message: Message) -> str:
     return one_line(sent_line(sent))
 
 
-def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle) -> int:
+def _answer(
+    console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle, view: LiveView
+) -> int:
+    """The ``answer:`` line (exit code 0), or the ``error:`` line on stderr (1) — left out
+    when the live view printed that failure already on the terminal the person reads (a
+    redirected output still gets it, for a script)."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
     if reply.message is not None and reply.how not in ("timeout", "failed") and not refused:
         console.print(SafeText(f"answer: {text_of(reply.message)}"))
@@ -297,7 +315,8 @@ def _answer(console: Console, reply: Reply, options: ChatOptions, runtime: TeamH
         problem = f"the team stopped before answering{why}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
-    error_console().print(SafeText(f"error: {problem}", style="red"))
+    if not (console.is_terminal and view.shown(problem)):
+        error_console().print(SafeText(f"error: {problem}", style="red"))
     return EXIT_ERROR
 
 
@@ -342,7 +361,7 @@ def _interactive(
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
             return reply
-        if reply.how == "failed":
+        if reply.how == "failed" and not view.shown(reply.failure or ""):
             view.note(f"error: {reply.failure}", "red")
         elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")

@@ -87,6 +87,30 @@ def test_other_records_are_a_line_each_in_the_cli_format_said_once(stderr: io.St
     ]
 
 
+def test_a_line_is_news_again_once_its_quiet_time_is_over(stderr: io.StringIO) -> None:
+    """Said once within ``QUIET_FOR``; the same failure later (its time set back here, as
+    if that long had passed) is said again: a session of hours hides no later incident."""
+    team = logging.getLogger(TEAM)
+    team.warning("team %s: slow", 1)
+    team.warning("team %s: slow", 1)
+    logs._HANDLER.said["warning: team 1: slow"] -= logs.QUIET_FOR + 1
+    team.warning("team %s: slow", 1)
+
+    assert stderr.getvalue().splitlines() == ["warning: team 1: slow"] * 2
+
+
+def test_serve_says_every_record(stderr: io.StringIO) -> None:
+    """A server's log is read by counting: ``say_each_time`` leaves no repeat out, and
+    remembers nothing for it."""
+    logs.say_each_time()
+    team = logging.getLogger(TEAM)
+    for _ in range(3):
+        team.error("team %s: request failed", 1)
+
+    assert stderr.getvalue().splitlines() == ["error: team 1: request failed"] * 3
+    assert logs._HANDLER.said == {}
+
+
 def test_with_debug_every_record_is_printed_whole(stderr: io.StringIO) -> None:
     before = logs.show_tracebacks(True)
     try:

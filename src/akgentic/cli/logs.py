@@ -6,8 +6,9 @@ a repeated condition said once; the full records only with ``--debug``.
 ``warning: <message>`` or ``error: <message>`` (an exception the record carries is named
 after it, ``: StorageError: …``; its traceback is left out), and:
 
-- a line said once is not said again in the same command: a failure retried every
-  second is news once;
+- a line is not said again within :data:`QUIET_FOR` seconds of saying it: a failure
+  retried every second is news once, and the same failure an hour later is news again
+  (``serve`` says every record: :func:`say_each_time`, an operator counts them);
 - a store that is busy — locked by another process, whatever record says so (a lease
   renewal, an event log batch, the working memory) — is one line, :data:`STORE_BUSY`,
   that says what happens and what to do; when a write goes through at last (a record
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -39,9 +41,11 @@ from akgentic.core.excerpt import exception_line
 from akgentic.storage import RECOVERED
 
 __all__ = [
+    "QUIET_FOR",
     "STORE_BUSY",
     "STORE_FREE",
     "configure",
+    "say_each_time",
     "show_tracebacks",
     "stream_shown",
     "tracebacks_shown",
@@ -57,6 +61,10 @@ STORE_BUSY = (
 """The one line for every record that says the store is locked, until it is free again."""
 STORE_FREE = "note: the store is free again; what was kept is written, nothing was lost"
 """The line when a write goes through after :data:`STORE_BUSY`."""
+
+QUIET_FOR = 60.0
+"""Seconds within which a line said is not said again (see the module docstring)."""
+_SAID_KEPT = 256  # lines remembered before those said longer ago than QUIET_FOR are dropped
 
 _BUSY_WORDS = (
     "database is locked",
@@ -126,7 +134,8 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
 
     def __init__(self) -> None:
         super().__init__(sys.stderr)
-        self.said: set[str] = set()
+        self.said: dict[str, float] = {}  # a line, when it was said (monotonic)
+        self.quiet_for: float | None = QUIET_FOR
         self.busy = False
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -134,14 +143,28 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
             super().emit(record)
             return
         line = self._line(record)
-        if line is None or line in self.said:
+        if line is None or self._said_lately(line):
             return
-        self.said.add(line)
         try:
             self.stream.write(line + self.terminator)
             self.flush()
         except Exception:
             self.handleError(record)
+
+    def _said_lately(self, line: str) -> bool:
+        """Whether ``line`` was said within ``quiet_for`` seconds; else it is noted as said
+        now. The table keeps only lines said within that time."""
+        quiet = self.quiet_for
+        if quiet is None:
+            return False
+        now = time.monotonic()
+        last = self.said.get(line)
+        if last is not None and now - last < quiet:
+            return True
+        if len(self.said) > _SAID_KEPT:
+            self.said = {k: t for k, t in self.said.items() if now - t < quiet}
+        self.said[line] = now
+        return False
 
     def _line(self, record: logging.LogRecord) -> str | None:
         """What to print for ``record``, or None: nothing."""
@@ -149,8 +172,8 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
             if not self.busy:
                 return None
             self.busy = False
-            self.said.discard(STORE_BUSY)  # a later lock is news again
-            self.said.discard(STORE_FREE)
+            self.said.pop(STORE_BUSY, None)  # a later lock is news again
+            self.said.pop(STORE_FREE, None)
             return STORE_FREE
         if record.levelno < logging.WARNING:
             return None
@@ -183,7 +206,14 @@ def configure() -> None:
     if framework.level == logging.NOTSET or framework.level > logging.INFO:
         framework.setLevel(logging.INFO)
     _HANDLER.said.clear()
+    _HANDLER.quiet_for = QUIET_FOR
     _HANDLER.busy = False
+
+
+def say_each_time() -> None:
+    """Every record is said, a repeat too (``serve``: a server's log is read by counting
+    what happened, and runs for days)."""
+    _HANDLER.quiet_for = None
 
 
 def show_tracebacks(on: bool) -> bool:

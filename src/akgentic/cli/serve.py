@@ -25,7 +25,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from akgentic.cli import interrupt
+from akgentic.cli import interrupt, logs
 from akgentic.cli.errors import CliError, invalid_options, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
 from akgentic.cli.output import SafeText, command_line, error_console, printable, write_out
@@ -133,6 +133,7 @@ def serve(
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
     (SSE). The web page is at /, the API documentation at /docs."""
+    logs.say_each_time()  # a server's log is read by counting what happened: no repeat left out
     with reporting(debug):
         try:
             from akgentic.server import InsecureServerError, ServerSettings

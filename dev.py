@@ -48,7 +48,7 @@ def ensure_environment() -> None:
     if not PYTHON.exists():
         print("creating .venv ...", flush=True)
         venv.create(VENV, with_pip=True)
-    print("installing akgentic[dev] into .venv (about a minute the first time)", flush=True)
+    print("installing akgentic[dev] into .venv (a few minutes the first time)", flush=True)
     code = pip_install(PYTHON, ["-e", f"{ROOT}[dev]"])
     if code != 0:
         raise SystemExit(code)
@@ -71,8 +71,9 @@ _EVERY = 20
 
 def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
     """``python -m pip install ARGS`` showing what pip is doing — the step, the package,
-    how many so far — on one redrawn line in a terminal (a line per step, and every
-    20 packages, in a log), not a minute of silence; pip's own output is shown only
+    how many so far — on one redrawn line in a terminal; in a log, a line when a step
+    (collecting, downloading, building, installing) first comes, and every 20 packages
+    — not a line per package, not minutes of silence. pip's own output is shown only
     when it fails. Returns pip's exit code."""
     start = time.monotonic()
     tty = out.isatty()
@@ -83,7 +84,7 @@ def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
     assert pip.stdout is not None
     seen: list[str] = []
     packages = 0
-    last_step = ""
+    steps_said: set[str] = set()  # a log says each step once (pip alternates them)
     shown = 0
     for raw in pip.stdout:
         line = raw.strip()
@@ -105,9 +106,9 @@ def pip_install(python: Path, args: list[str], out: TextIO = sys.stdout) -> int:
         if tty:
             out.write("\r" + text[:100].ljust(shown))
             shown = len(text[:100])
-        elif step != last_step or (step in _COUNTED and packages % _EVERY == 0):
+        elif step not in steps_said or (step in _COUNTED and packages % _EVERY == 0):
             out.write(text + "\n")
-        last_step = step
+        steps_said.add(step)
         out.flush()
     code = pip.wait()
     if tty and shown:

@@ -7,6 +7,7 @@ import logging
 import socket
 import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 
 from akgentic.cli import app, logs
 from akgentic.core import serialize
-from akgentic.storage import open_storage, sqlite_path, sqlite_url
+from akgentic.storage import TeamStatus, open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
 from tests.board_card import BOARD_TEAM
 from tests.event_rows import unpack_events
@@ -326,6 +327,41 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
 
     assert cli("teams", "delete", str(bad), "--purge", "--yes").exit_code == 0
     assert [line.split()[0] for line in cli("teams", "list").stdout.splitlines()[1:]] == [str(good)]
+
+
+@pytest.mark.parametrize("field", ["card", "metadata"])
+def test_a_team_whose_card_or_metadata_is_damaged_is_listed_damaged_and_says_what_to_do(
+    cli: Invoke, storage_url: str, field: str
+) -> None:
+    """Only its card (or metadata) unreadable, its status fine: listed DAMAGED as
+    docs/operations.md says (a resume refuses it), and the resume's one line ends with
+    the ways on: a backup, the history that still reads, deleting it."""
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    storage = open_storage(storage_url)
+    bad = storage.teams.create("bad", card=card).team_id
+    storage.teams.set_status(bad, TeamStatus.STOPPED)
+    storage.close()
+    with closing(sqlite3.connect(sqlite_path(storage_url))) as conn, conn:
+        conn.execute(f"UPDATE akgentic_teams SET {field} = '{{not a card'")
+
+    listed = cli("teams", "list")
+    assert listed.exit_code == 0, listed.output
+    assert [line.split()[:3] for line in listed.stdout.splitlines()[1:]] == [
+        [str(bad), "bad", "DAMAGED"]
+    ]
+    shown = cli("teams", "show", str(bad))
+    assert "status:   DAMAGED (stored status: STOPPED)" in shown.stdout
+
+    resumed = cli("teams", "resume", str(bad), "-m", "hi")
+    assert resumed.exit_code == 1
+    (line,) = resumed.stderr.splitlines()
+    short = str(bad)[:8]
+    assert line.startswith(f"error: team {bad}: {field}: the stored value is not valid JSON")
+    assert f"restore the store {sqlite_path(storage_url)} from a backup" in line
+    assert f"akgentic events {short} --storage {storage_url}" in line
+    assert line.endswith(
+        f"remove the team with: akgentic teams delete {short} --storage {storage_url}"
+    )
 
 
 def test_a_broken_card_is_one_error_line_before_anything_starts(

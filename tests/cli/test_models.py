@@ -5,7 +5,12 @@ that was tried, the variable to set — on one ``error:`` line, the traceback on
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
+import re
 import socket
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -118,6 +123,30 @@ def test_a_refused_connection_names_the_host_on_one_line(
     assert "Traceback (most recent call last)" in debug.stderr
     assert "pydantic_ai.exceptions.ModelConnectionError" in debug.stderr
     assert debug.stderr.splitlines()[-1] == expected
+
+
+def test_on_a_terminal_an_unreachable_model_is_said_once(
+    storage_url: str, closed_port: int
+) -> None:
+    """The live view's ``✗ @Manager error: cannot reach ...`` line is the one line the
+    person reads on a terminal: the ending ``error:`` line does not say it again (a
+    redirected output still gets it on stderr, as the test above shows)."""
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    argv = [str(AKGENTIC), "run", str(RESEARCH), "--model", LOCAL, "--base-url", url, "-m", "hi"]
+    main, side = pty.openpty()
+    with subprocess.Popen(
+        argv, env=child_env(storage_url), stdin=subprocess.DEVNULL, stdout=side, stderr=side
+    ) as child:
+        os.close(side)
+        shown = b""
+        with contextlib.suppress(OSError):  # EIO: the child closed the terminal
+            while chunk := os.read(main, 65536):
+                shown += chunk
+        os.close(main)
+        assert child.wait(timeout=120) == 1
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode())
+    said = [line for line in text.splitlines() if "cannot reach" in line]
+    assert len(said) == 1 and said[0].startswith(f"✗ @Manager error: cannot reach model '{LOCAL}'")
 
 
 def test_a_refused_key_names_its_variable(storage_url: str) -> None:

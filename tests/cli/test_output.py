@@ -59,7 +59,7 @@ def test_a_log_line_is_printed_escaped() -> None:
     record = logging.LogRecord(
         "akgentic.x", logging.WARNING, __file__, 1, "said %s", ("\x1b[2J",), None
     )
-    assert logs._FORMATTER.format(record) == "WARNING akgentic.x: said \\x1b[2J"
+    assert logs._FORMATTER.format(record) == "warning: said \\x1b[2J"
 
 
 def test_a_log_record_is_one_line_whatever_its_message_holds() -> None:
@@ -68,7 +68,7 @@ def test_a_log_record_is_one_line_whatever_its_message_holds() -> None:
     traceback after it spans lines."""
     forged = "first\nWARNING akgentic.fake: forged\r\nthird\rover"
     record = logging.LogRecord("akgentic.x", logging.WARNING, __file__, 1, "%s", (forged,), None)
-    line = "WARNING akgentic.x: first\\x0aWARNING akgentic.fake: forged\\x0d\\x0athird\\x0dover"
+    line = "warning: first\\x0aWARNING akgentic.fake: forged\\x0d\\x0athird\\x0dover"
     assert logs._FORMATTER.format(record) == line
     try:
         raise RuntimeError("boom\x1b[2J")
@@ -76,7 +76,7 @@ def test_a_log_record_is_one_line_whatever_its_message_holds() -> None:
         failed = logging.LogRecord(
             "akgentic.x", logging.ERROR, __file__, 1, "said\n%s", ("two",), sys.exc_info()
         )
-    assert logs._FORMATTER.format(failed) == "ERROR akgentic.x: said\\x0atwo"
+    assert logs._FORMATTER.format(failed) == "error: said\\x0atwo: RuntimeError: boom\\x1b[2J"
     logs.show_tracebacks(True)
     try:
         shown = logs._FORMATTER.format(failed).splitlines()

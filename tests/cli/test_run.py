@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
 from akgentic.cli.live import ECHO_CHARS
 from akgentic.core import SentMessage
-from akgentic.storage import TeamStatus, open_storage
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
 
 from .conftest import AKGENTIC, HANG, RESEARCH, Invoke, assert_in_order, child_env, run_child
 
@@ -217,8 +218,8 @@ def test_after_a_failed_turn_the_session_goes_on(cli: Invoke) -> None:
         result.stdout,
         ["@Human → @Boss: go on", "@Boss → @Human (response): [scripted] done: go on"],
     )
-    failed = [line for line in result.stdout.splitlines() if line.startswith("error: ")]
-    assert len(failed) == 1 and failed[0].startswith("error: @Boss: ")
+    failed = [line for line in result.stdout.splitlines() if "no_such_tool" in line]
+    assert len(failed) == 1 and failed[0].startswith("✗ @Boss error: ")  # said once
 
 
 def test_control_characters_a_team_says_are_printed_escaped(cli: Invoke) -> None:
@@ -289,3 +290,38 @@ def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invok
     assert helped.exit_code == 0, helped.output
     assert "answer: Commands (/help NAME describes one):" in helped.stdout.splitlines()
     assert "error:" not in helped.stderr
+
+
+def test_the_resume_hint_is_quoted_for_a_shell(tmp_path: Path) -> None:
+    """A storage URL with a query (``?`` is a glob: zsh says "no matches found") is quoted
+    in the hint, so the hint pasted into a shell resumes the team."""
+    url = sqlite_url(tmp_path / "x.db") + "?busy_timeout=3"
+    done = run_child(
+        [str(AKGENTIC), "run", str(RESEARCH), "-m", QUESTION, "--storage", url], env=child_env()
+    )
+
+    assert done.returncode == 0, done.stderr
+    [hint] = [line for line in done.stdout.splitlines() if "resume it with: " in line]
+    command = hint.split("resume it with: ")[1]
+    assert command.endswith(f" --storage '{url}'")
+    words = shlex.split(command)
+    assert words[:3] == ["akgentic", "teams", "resume"] and words[-2:] == ["--storage", url]
+    shown = run_child([str(AKGENTIC), *words[1:2], "show", *words[3:]], env=child_env())
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("team:     research (")
+
+
+def test_an_in_memory_team_gets_no_resume_hint(cli: Invoke) -> None:
+    """``memory://`` keeps nothing once the process ends: no hint to resume what is gone,
+    but a line that says the team was not kept."""
+    result = cli("run", str(RESEARCH), "-m", QUESTION, "--storage", "memory://")
+
+    assert result.exit_code == 0, result.output
+    assert "resume it with" not in result.output
+    assert any(
+        line.endswith(
+            "stopped; the team was not kept: an in-memory storage (memory://) ends "
+            "with this process"
+        )
+        for line in result.stdout.splitlines()
+    )

@@ -162,9 +162,26 @@ def test_teams_of_an_earlier_version_in_this_folder_are_pointed_at(tmp_path: Pat
     assert result.exit_code == 0, result.output
     note = " ".join(result.stderr.split())
     assert note.startswith(
-        "note: .akgentic/akgentic.db here holds teams of an earlier akgentic: list them with "
-        "--storage sqlite:///.akgentic/akgentic.db, or move the file to "
+        "note: .akgentic/akgentic.db here holds teams of an earlier akgentic: list them with: "
+        "akgentic teams list --storage sqlite:///.akgentic/akgentic.db, or move the file to "
     )
     store = open_storage(sqlite_url(legacy), create=False)  # still there, untouched
     assert store.teams.list() == []
     store.close()
+
+
+def test_a_store_under_a_file_says_the_file_is_not_a_folder(tmp_path: Path) -> None:
+    """``sqlite:////tmp/notes.yaml/x.db`` where notes.yaml is a file: one line naming the
+    file as not a folder and what to give instead, not ``[Errno 17] File exists``."""
+    notes = tmp_path / "notes.yaml"
+    notes.write_text("x")
+    url = sqlite_url(notes / "deeper" / "x.db")
+    result = invoke("run", str(RESEARCH), "-m", "hi", "--storage", url, cwd=tmp_path)
+
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: cannot open storage {url}: {notes} is a file, not a folder, so no store can "
+        f"go under it: give the store a path in a folder (for instance "
+        f"{sqlite_url(tmp_path / 'x.db')})\n"
+    )
+    assert notes.read_text() == "x"

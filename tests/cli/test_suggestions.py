@@ -24,7 +24,7 @@ EXPECTED = {  # what each suggestion must show, in the order it shows it
     "search actor": [
         "⚙ @Analyst → search_graph(query=actor)",
         "@Analyst → @Human (response): [scripted] Found:",
-        "- actor model (concept)",
+        "- actor model for concurrency (concept)",
     ],
     "remind me in 5 seconds to stretch": [
         "⚙ @Analyst → notify_me_in(delay_seconds=5",
@@ -67,3 +67,22 @@ def test_with_a_message_no_suggestions_are_printed(storage_url: str) -> None:
     assert done.returncode == 0, done.stderr
     assert "Try:" not in done.stdout
     assert done.stdout.splitlines()[-1].startswith("answer: [scripted] Planned two tasks")
+
+
+def test_a_second_study_in_the_same_team_records_its_topic_too(storage_url: str) -> None:
+    """Each study records its own concept: the second one's update_graph returns, not
+    ``✗ @Analyst update_graph retried`` (entity already exists)."""
+    from .conftest import run_child
+
+    done = run_child(
+        [str(AKGENTIC), "run", str(ANALYST), "--idle", "1"],
+        env=child_env(storage_url),
+        input="study alpha\nstudy beta\nsearch actor\n",
+    )
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("✗")]
+    assert lines.count("✓ @Analyst update_graph returned") == 2
+    for topic in ("alpha", "beta"):  # scores vary with the embeddings extra
+        assert any(line.startswith(f"  - actor model for {topic} (concept)") for line in lines)

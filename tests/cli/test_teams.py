@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from uuid import UUID
 
 import pytest
 
 from akgentic.core import serialize
-from akgentic.storage import TeamStatus, open_storage
+from akgentic.storage import TeamStatus, open_storage, sqlite_path
 from akgentic.team import TeamCard, team_workspaces
 
 from .conftest import (
@@ -421,6 +422,7 @@ def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_run
     assert first.startswith("team hanging (") and "was not running (pid " in first
     assert first.endswith("that process is gone); it is now STOPPED")
     assert second.startswith("akgentic teams show ") and "lists any turn the crash" in second
+    assert f" --storage {storage_url} shows the last exchange" in second  # not the default
     shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
     assert_in_order(
         shown.stdout,
@@ -588,3 +590,20 @@ def test_an_answer_a_crash_kept_from_the_screen_is_shown_by_show_and_resume(
             "  @Boss → @Human (acknowledgment): Noted: once more",
         ],
     )
+
+
+def test_show_clips_a_huge_description(cli: Invoke, storage_url: str) -> None:
+    """A card whose description is a 2 MB line: ``about:`` shows its start and its length,
+    as other long fields are clipped, not 2 MB of output."""
+    team_id = run_once(cli)
+    huge = "word " * 400_000
+    with closing(sqlite3.connect(sqlite_path(storage_url))) as db, db:
+        db.execute("UPDATE akgentic_teams SET card = json_set(card, '$.description', ?)", (huge,))
+
+    result = cli("teams", "show", str(team_id))
+
+    assert result.exit_code == 0, result.output
+    [about] = [line for line in result.stdout.splitlines() if line.startswith("about:")]
+    assert about.startswith("about:    word word ")
+    assert about.endswith("… (1,999,999 characters)") and len(about) < 500
+    assert len(result.stdout) < 5_000

@@ -182,7 +182,10 @@ def test_tool_state_deltas_are_plain_json_a_client_folds_onto_the_state(
     assert folded.tasks == team.tool_state("#PlanningTool").states["#PlanningTool"].tasks
     graph = next(d for d in deltas if d["toolId"] == "#KnowledgeGraphTool")
     assert graph["kind"] == "KnowledgeGraphStateEvent"
-    assert {e["name"] for e in graph["delta"]["entities_added"]} == {"actors", "actor model"}
+    assert {e["name"] for e in graph["delta"]["entities_added"]} == {
+        "actors",
+        "actor model for actors",
+    }
 
 
 def test_a_team_says_when_it_last_did_something(served: Served) -> None:

@@ -78,7 +78,10 @@ def test_plan_graph_index_and_notifications_survive_stop_and_resume(
     before = tool_states(system, runtime)
     assert set(before) == set(TOOLS)
     assert len(before["#PlanningTool"]["tasks"]) == 2
-    assert set(before["#KnowledgeGraphTool"]["entities"]) == {"concurrency", "actor model"}
+    assert set(before["#KnowledgeGraphTool"]["entities"]) == {
+        "concurrency",
+        "actor model for concurrency",
+    }
     assert [p["content"] for p in before["#NotificationTool"]["pending"]] == [
         "check progress on concurrency"
     ]

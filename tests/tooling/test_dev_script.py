@@ -11,6 +11,8 @@ import zipfile
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -67,6 +69,40 @@ def test_pip_install_shows_each_step_as_it_goes(tmp_path: Path) -> None:
     )
     assert lines[-1].startswith("  done in ") and lines[-1].endswith("(3 packages)")
     assert (tmp_path / "t" / "akg_top" / "__init__.py").is_file()
+
+
+class _FakePip:
+    """What ``subprocess.Popen`` gives for pip: its lines, then exit code 0."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.stdout = iter(lines)
+
+    def wait(self) -> int:
+        return 0
+
+
+def test_a_log_gets_a_line_per_step_and_every_20_packages_not_one_per_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pip alternates Collecting and Downloading for each of 45 packages: a log (not a
+    terminal) gets a line when each step first comes and one every 20 packages."""
+    pip = [f"{line}\n" for n in range(45) for line in (f"Collecting p{n}", f"Downloading p{n}.whl")]
+    pip.append("Installing collected packages: " + ", ".join(f"p{n}" for n in range(45)) + "\n")
+    dev = dev_module()
+    monkeypatch.setattr(dev.subprocess, "Popen", lambda *a, **k: _FakePip(pip))
+    out = io.StringIO()
+
+    assert dev.pip_install(Path(sys.executable), ["anything"], out) == 0
+
+    steps = [line.split()[:2] for line in out.getvalue().splitlines()]
+    assert steps == [
+        ["collecting", "p0"],
+        ["downloading", "p0.whl"],
+        ["collecting", "p19"],
+        ["collecting", "p39"],
+        ["installing", "45"],
+        ["done", "in"],
+    ]
 
 
 def test_an_install_with_nothing_new_still_shows_its_steps() -> None:

@@ -134,13 +134,15 @@ def chat(
     *,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     """Talk to ``runtime`` (see the module docstring), stop it, and return the exit code.
+    ``resume`` is the command that resumes the team, None when nothing keeps it (a
+    ``memory://`` storage): the last lines say so instead.
 
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once."""
-    return _chat(manager, runtime, options, console, from_seq, resume_hint)
+    return _chat(manager, runtime, options, console, from_seq, resume)
 
 
 def _chat(
@@ -149,9 +151,10 @@ def _chat(
     options: ChatOptions,
     console: Console,
     from_seq: int,
-    resume_hint: str,
+    resume: str | None,
 ) -> int:
     card = runtime.card
+    resume_hint = _resume_hint(resume)
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
         console,
@@ -210,11 +213,11 @@ def _chat(
     if cut is not None:
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
-        return _interrupted(console, title, cut, resume_hint)
+        return _interrupted(console, title, cut, resume)
     console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
-    return _answer(console, reply, options, runtime, resume_hint)
+    return _answer(console, reply, options, runtime, view, resume_hint)
 
 
 def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
@@ -272,18 +275,28 @@ def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]
     return interrupted_turns(team)
 
 
-def _interrupted(console: Console, title: str, cut: list[Message], resume_hint: str) -> int:
+NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with this process"
+"""What replaces the resume hint when there is nothing to resume."""
+
+
+def _resume_hint(resume: str | None) -> str:
+    """``resume it with: COMMAND``, or :data:`NOT_KEPT`."""
+    return f"resume it with: {resume}" if resume is not None else NOT_KEPT
+
+
+def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
+    resume_hint = _resume_hint(resume)
     if cut:
         console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
         for message in cut:
             console.print(SafeText(f"  {quote(message)}", style="yellow"))
-        console.print(
-            SafeText(
-                f"{resume_hint} --retry-interrupted (deliver them again; a turn may repeat "
-                f"its side effects) or --dismiss-interrupted",
-                style="dim",
-            )
+        again = (
+            " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+            "--dismiss-interrupted"
+            if resume is not None
+            else ""
         )
+        console.print(SafeText(f"{resume_hint}{again}", style="dim"))
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     return interrupt.exit_code()
@@ -296,11 +309,18 @@ def quote(message: Message) -> str:
 
 
 def _answer(
-    console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle, resume_hint: str
+    console: Console,
+    reply: Reply,
+    options: ChatOptions,
+    runtime: TeamHandle,
+    view: LiveView,
+    resume_hint: str,
 ) -> int:
-    """``answer: ...`` (exit code 0), or ``error: ...`` on stderr (exit code 1). A team
-    that stopped while the exchange still had work left has not answered, whatever the
-    person got meanwhile (an acknowledgment): the resume carries the work on."""
+    """The ``answer:`` line (exit code 0), or the ``error:`` line on stderr (1) — left out
+    when the live view printed that failure already on the terminal the person reads (a
+    redirected output still gets it, for a script). A team that stopped while the
+    exchange still had work left has not answered, whatever the person got meanwhile (an
+    acknowledgment): the resume carries the work on."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
     unanswered = reply.how in ("timeout", "failed") or reply.owed
     if reply.message is not None and not unanswered and not refused:
@@ -326,7 +346,8 @@ def _answer(
             problem += f"; the work on it waits: to get the answer, {resume_hint}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
-    error_console().print(SafeText(f"error: {problem}", style="red"))
+    if not (console.is_terminal and view.shown(problem)):
+        error_console().print(SafeText(f"error: {problem}", style="red"))
     return EXIT_ERROR
 
 
@@ -371,7 +392,7 @@ def _interactive(
         reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
         if reply.how == "stopped":
             return reply
-        if reply.how == "failed":
+        if reply.how == "failed" and not view.shown(reply.failure or ""):
             view.note(f"error: {reply.failure}", "red")
         elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")

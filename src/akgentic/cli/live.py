@@ -105,6 +105,7 @@ class LiveView:
         self._stopping = False
         self._prompt: str | None = None  # the prompt waiting for the person, if any
         self._prompt_shown = False  # ...and whether it is on the current line
+        self._errors: list[str] = []  # ``@Member: text`` of each error line printed
 
     # -- for callers -------------------------------------------------------------------------
     def render(self, record: EventRecord) -> None:
@@ -154,6 +155,14 @@ class LiveView:
             self.console.print()  # off the prompt's line
             self._prompt_shown = False
 
+    def shown(self, failure: str) -> bool:
+        """Whether ``failure`` (``@Member: why``, an exchange's ending) was printed already
+        as that member's error line (``✗ @Member error: ...why...``): said once, not again."""
+        who, _, why = failure.partition(": ")
+        return bool(why) and any(
+            line.startswith(f"{who}: ") and why in line for line in self._errors
+        )
+
     # -- rendering -----------------------------------------------------------------------------
     def _render(self, message: Message) -> None:
         m = self.marks
@@ -169,6 +178,7 @@ class LiveView:
         elif isinstance(message, EventMessage):
             self._event(who, message)
         elif isinstance(message, ErrorMessage):
+            self._errors.append(f"{who}: {text_of(message)}")
             self._line(f"{m.failed} {who} error: {text_of(message)}", "red")
             if message.traceback and logs.tracebacks_shown():  # --debug, as for any error
                 self._line(message.traceback.rstrip(), "dim red")

@@ -1,8 +1,24 @@
-"""The framework's log lines in a terminal: one line each, the traceback only with --debug.
+"""The framework's log records in a terminal: one ``warning:`` or ``error:`` line each,
+a repeated condition said once; the full records only with ``--debug``.
 
-:func:`configure` installs one stderr handler (``LEVEL name: message``). Without
-``--debug`` (:func:`show_tracebacks`) a record's traceback is left out — the line says
-what happened, ``--debug`` says where. While a session shows a team's stream
+:func:`configure` installs one stderr handler. Without ``--debug``
+(:func:`show_tracebacks`) a record at WARNING or above is a line in the CLI's own format,
+``warning: <message>`` or ``error: <message>`` (an exception the record carries is named
+after it, ``: StorageError: …``; its traceback is left out), and:
+
+- a line is not said again within :data:`QUIET_FOR` seconds of saying it: a failure
+  retried every second is news once, and the same failure an hour later is news again
+  (``serve`` says every record: :func:`say_each_time`, an operator counts them);
+- a store that is busy — locked by another process, whatever record says so (a lease
+  renewal, an event log batch, the working memory) — is one line, :data:`STORE_BUSY`,
+  that says what happens and what to do; when a write goes through at last (a record
+  flagged :data:`akgentic.storage.RECOVERED`) one ``note:`` line says so,
+  :data:`STORE_FREE`, and a later lock is said again;
+- records below WARNING are not shown (the ``akgentic`` loggers log at INFO under the
+  CLI, for the records flagged RECOVERED).
+
+With ``--debug`` every record is printed whole: ``LEVEL name: message`` and its
+traceback, each record, each time. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
 them already, once. A team's report that its stop grace ran out with members still
@@ -18,21 +34,57 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
+from akgentic.core.excerpt import exception_line
+from akgentic.storage import RECOVERED
 
-__all__ = ["configure", "left_said", "show_tracebacks", "stream_shown", "tracebacks_shown"]
+__all__ = [
+    "QUIET_FOR",
+    "STORE_BUSY",
+    "STORE_FREE",
+    "configure",
+    "left_said",
+    "say_each_time",
+    "show_tracebacks",
+    "stream_shown",
+    "tracebacks_shown",
+]
 
 _left_said: set[str] = set()  # the members a grace-ran-out line named (see left_said)
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
+STORE_BUSY = (
+    "warning: the store is busy (another process holds it locked); what the team writes "
+    "is kept and retried, nothing is lost so far; if this lasts, end that process's "
+    "transaction (a sqlite3 shell, a backup, another program) and keep this one running"
+)
+"""The one line for every record that says the store is locked, until it is free again."""
+STORE_FREE = "note: the store is free again; what was kept is written, nothing was lost"
+"""The line when a write goes through after :data:`STORE_BUSY`."""
+
+QUIET_FOR = 60.0
+"""Seconds within which a line said is not said again (see the module docstring)."""
+_SAID_KEPT = 256  # lines remembered before those said longer ago than QUIET_FOR are dropped
+
+_BUSY_WORDS = (
+    "database is locked",
+    "database is busy",
+    "database table is locked",
+    "lock timeout",
+    "could not obtain lock",
+)
+"""How SQLite and PostgreSQL say another connection holds what a write needs."""
+
 
 class _Lines(logging.Formatter):
-    """A record as one line, followed by its traceback when ``tracebacks`` is on."""
+    """A record as the CLI's one line; with ``tracebacks`` on (``--debug``), the whole
+    record: ``LEVEL name: message``, then its traceback."""
 
     tracebacks = False
     session = False  # a session shows its team (stream_shown): a team's report is its own
@@ -43,12 +95,23 @@ class _Lines(logging.Formatter):
             _left_said.update(report.names)
             return printable(f"warning: {report.says(member_name)}", keep=ONE_LINE)
         plain = _plain(record)
-        line = printable(self.formatMessage(plain), keep=ONE_LINE)
         if not self.tracebacks:
-            return line
+            return printable(_said(record, plain.message), keep=ONE_LINE)
+        line = printable(self.formatMessage(plain), keep=ONE_LINE)
         # the line, then the traceback and stack (after a newline the message may have ended)
         after = super().format(record)[len(self.formatMessage(plain)) :].lstrip("\n")
         return line + printable(f"\n{after}") if after else line
+
+
+def _said(record: logging.LogRecord, message: str) -> str:
+    """``warning: <message>`` (``error:`` from ERROR up; ``note:`` below WARNING), the
+    exception the record carries named after it."""
+    exc = record.exc_info[1] if record.exc_info else None
+    if exc is not None:
+        message = f"{message}: {exception_line(exc)}"
+    if record.levelno >= logging.ERROR:
+        return f"error: {message}"
+    return f"warning: {message}" if record.levelno >= logging.WARNING else f"note: {message}"
 
 
 def _plain(record: logging.LogRecord) -> logging.LogRecord:
@@ -58,29 +121,116 @@ def _plain(record: logging.LogRecord) -> logging.LogRecord:
     return copy
 
 
+def _store_busy(record: logging.LogRecord) -> bool:
+    """Whether ``record`` says a write failed because another connection holds the store:
+    by the exception it carries, or one among its arguments, or a cause of either."""
+    found = [record.exc_info[1]] if record.exc_info else []
+    args = record.args if isinstance(record.args, tuple) else ()
+    found += [a for a in args if isinstance(a, BaseException)]
+    seen: set[int] = set()
+    while found:
+        exc = found.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        if any(words in str(exc).lower() for words in _BUSY_WORDS):
+            return True
+        found += [exc.__cause__, exc.__context__]
+    return False
+
+
+class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
+    """The CLI's stderr handler: each record through :class:`_Lines`; without
+    ``--debug``, what was said is not said again (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+        self.said: dict[str, float] = {}  # a line, when it was said (monotonic)
+        self.quiet_for: float | None = QUIET_FOR
+        self.busy = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if _FORMATTER.tracebacks:
+            super().emit(record)
+            return
+        line = self._line(record)
+        if line is None or self._said_lately(line):
+            return
+        try:
+            self.stream.write(line + self.terminator)
+            self.flush()
+        except Exception:
+            self.handleError(record)
+
+    def _said_lately(self, line: str) -> bool:
+        """Whether ``line`` was said within ``quiet_for`` seconds; else it is noted as said
+        now. The table keeps only lines said within that time."""
+        quiet = self.quiet_for
+        if quiet is None:
+            return False
+        now = time.monotonic()
+        last = self.said.get(line)
+        if last is not None and now - last < quiet:
+            return True
+        if len(self.said) > _SAID_KEPT:
+            self.said = {k: t for k, t in self.said.items() if now - t < quiet}
+        self.said[line] = now
+        return False
+
+    def _line(self, record: logging.LogRecord) -> str | None:
+        """What to print for ``record``, or None: nothing."""
+        if getattr(record, RECOVERED, False):
+            if not self.busy:
+                return None
+            self.busy = False
+            self.said.pop(STORE_BUSY, None)  # a later lock is news again
+            self.said.pop(STORE_FREE, None)
+            return STORE_FREE
+        if record.levelno < logging.WARNING:
+            return None
+        if _store_busy(record):
+            self.busy = True
+            return STORE_BUSY
+        return self.format(record)
+
+
 class _NotOnStream(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         return _FORMATTER.tracebacks or not getattr(record, ON_STREAM, False)
 
 
 _FORMATTER = _Lines(_FORMAT)
-_HANDLER = logging.StreamHandler(sys.stderr)
+_HANDLER = _Terminal()
 _HANDLER.setFormatter(_FORMATTER)
 _SKIP_STREAMED = _NotOnStream()
 
 
 def configure() -> None:
-    """Send WARNING and above to stderr, one line per record (idempotent)."""
+    """Send the framework's WARNING and above to stderr, one line per record, and let its
+    RECOVERED records reach the handler (INFO); what was said is forgotten (idempotent)."""
     root = logging.getLogger()
     if _HANDLER not in root.handlers:
         root.addHandler(_HANDLER)
     if root.level == logging.NOTSET or root.level > logging.WARNING:
         root.setLevel(logging.WARNING)
+    framework = logging.getLogger("akgentic")
+    if framework.level == logging.NOTSET or framework.level > logging.INFO:
+        framework.setLevel(logging.INFO)
+    _HANDLER.said.clear()
+    _HANDLER.quiet_for = QUIET_FOR
+    _HANDLER.busy = False
+
+
+def say_each_time() -> None:
+    """Every record is said, a repeat too (``serve``: a server's log is read by counting
+    what happened, and runs for days)."""
+    _HANDLER.quiet_for = None
 
 
 def show_tracebacks(on: bool) -> bool:
-    """``--debug``: log lines carry their traceback (and stream news is not skipped).
-    Returns what it was, for whoever sets it for a while to put back."""
+    """``--debug``: log records are printed whole, with their traceback, each time (and
+    stream news is not skipped). Returns what it was, for whoever sets it for a while to
+    put back."""
     before = _FORMATTER.tracebacks
     _FORMATTER.tracebacks = on
     return before

@@ -19,6 +19,7 @@ the log lines (:mod:`akgentic.cli.logs`) and the ``--debug`` traceback
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "ONE_LINE",
     "SafeText",
     "Symbols",
+    "command_line",
     "error_console",
     "local_time",
     "member_name",
@@ -199,6 +201,14 @@ ASCII = Symbols(arrow="->", tool="*", ok="ok", failed="x", state="#", writing=".
 def symbols_for(console: Console) -> Symbols:
     """Unicode marks when ``console`` writes UTF-8, ASCII ones otherwise."""
     return Symbols() if console.encoding.lower().startswith("utf") else ASCII
+
+
+def command_line(*words: object) -> str:
+    """``akgentic WORDS...``: a command the CLI suggests, each word quoted for a POSIX
+    shell where it needs it (:func:`shlex.quote`), so it can be pasted as it is — a
+    storage URL's ``?busy_timeout=3`` would otherwise be a glob (zsh: "no matches
+    found"). Every suggested command line is built here."""
+    return " ".join(["akgentic", *(shlex.quote(str(w)) for w in words)])
 
 
 def short_id(team_id: object) -> str:

@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
-from akgentic.cli.output import short_id
+from akgentic.cli.output import command_line, short_id
 from akgentic.cli.store import match_team
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamInfo
 from akgentic.core import Message
 from akgentic.storage import EventRecord, TeamRecord, TeamStatus
 from akgentic.team import plan_restore
 
-__all__ = ["connected", "find_remote_team", "interrupted_turns", "read_remote", "server_hint"]
+__all__ = ["connected", "find_remote_team", "interrupted_turns", "read_remote", "server_command"]
 
 PAGE = 500
 """Records asked for at once."""
@@ -77,6 +77,6 @@ def interrupted_turns(team: RemoteTeam) -> list[Message]:
     return plan_restore(list(read_remote(team))).interrupted
 
 
-def server_hint(team_id: UUID, url: str) -> str:
-    """``resume it with: akgentic teams resume 104b23b9 --server URL``."""
-    return f"resume it with: akgentic teams resume {short_id(team_id)} --server {url}"
+def server_command(team_id: UUID, url: str) -> str:
+    """``akgentic teams resume 104b23b9 --server URL``: how to resume a server's team."""
+    return command_line("teams", "resume", short_id(team_id), "--server", url)

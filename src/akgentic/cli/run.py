@@ -32,27 +32,30 @@ from akgentic.cli.options import (
     TokenOption,
     VerboseOption,
 )
-from akgentic.cli.output import out_console, short_id
-from akgentic.cli.remote import connected, server_hint
+from akgentic.cli.output import command_line, out_console, short_id
+from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
-from akgentic.cli.store import default_url, opened_storage
+from akgentic.cli.store import opened_storage, storage_option
 from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
-__all__ = ["resume_hint", "run"]
+__all__ = ["resume_command", "run", "team_command"]
 
 
 def team_command(verb: str, team_id: object, url: str, imports: list[str] | None = None) -> str:
     """``akgentic teams VERB 104b23b9`` (+ ``--storage URL`` when not the default storage,
-    + ``--import M`` for each module the card needs)."""
-    storage = "" if url == default_url() else f" --storage {url}"
-    modules = "".join(f" --import {m}" for m in imports or ())
-    return f"akgentic teams {verb} {short_id(team_id)}{storage}{modules}"
+    + ``--import M`` for each module the card needs), quoted for a shell
+    (:func:`command_line`)."""
+    modules = [word for m in imports or () for word in ("--import", m)]
+    return command_line("teams", verb, short_id(team_id), *storage_option(url), *modules)
 
 
-def resume_hint(team_id: object, url: str, imports: list[str] | None = None) -> str:
-    """``resume it with: akgentic teams resume 104b23b9 ...`` (see :func:`team_command`)."""
-    return f"resume it with: {team_command('resume', team_id, url, imports)}"
+def resume_command(team_id: object, url: str, imports: list[str] | None = None) -> str | None:
+    """The command that resumes the team (see :func:`team_command`); None for a
+    ``memory://`` storage, which ends with this process: there is nothing to resume."""
+    if url.partition("://")[0].lower() == "memory":
+        return None
+    return team_command("resume", team_id, url, imports)
 
 
 def run(
@@ -113,7 +116,7 @@ def run(
                 options,
                 console=console,
                 from_seq=1,
-                resume_hint=resume_hint(runtime.team_id, url, card.imports),
+                resume=resume_command(runtime.team_id, url, card.imports),
             )
     raise typer.Exit(code)
 
@@ -151,7 +154,7 @@ class RemoteStart:
             raise CliError(
                 f"{name}: no such card file here, and server {client.base_url} has no card of "
                 f"that name ({has}): give one of its card names, or the path of a card file to "
-                f"post it (akgentic run path/to/card.yaml --server {client.base_url})"
+                f"post it ({command_line('run', 'path/to/card.yaml', '--server', client.base_url)})"
             )
         for option, value in (("--base-url", self.base_url), ("--mcp-config", self.mcp_config)):
             if value is not None:
@@ -177,5 +180,5 @@ def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatO
             options,
             console=console,
             from_seq=1,
-            resume_hint=server_hint(team.team_id, url),
+            resume=server_command(team.team_id, url),
         )

@@ -25,10 +25,10 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from akgentic.cli import interrupt
+from akgentic.cli import interrupt, logs
 from akgentic.cli.errors import CliError, invalid_options, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
-from akgentic.cli.output import SafeText, error_console, printable, write_out
+from akgentic.cli.output import SafeText, command_line, error_console, printable, write_out
 from akgentic.cli.placement import (
     MaxTeamsOption,
     PlacementOption,
@@ -38,7 +38,7 @@ from akgentic.cli.placement import (
     TeamResourceOption,
     placement_of,
 )
-from akgentic.cli.store import default_url, import_modules, opened_storage
+from akgentic.cli.store import import_modules, opened_storage, storage_option
 
 __all__ = ["serve"]
 
@@ -133,6 +133,7 @@ def serve(
 ) -> None:
     """Serve teams over HTTP: create them from cards, talk to them, follow their events
     (SSE). The web page is at /, the API documentation at /docs."""
+    logs.say_each_time()  # a server's log is read by counting what happened: no repeat left out
     with reporting(debug):
         try:
             from akgentic.server import InsecureServerError, ServerSettings
@@ -165,10 +166,10 @@ def serve(
             raise invalid_options(exc, OPTIONS) from None
         _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
-            again = "" if url == default_url() else f" --storage {url}"
+            again = command_line("teams", "resume", "TEAM", *storage_option(url))
             interrupt.at_once = printable(  # written raw by the second Ctrl-C
                 f"interrupted again: stopped at once (the turns in progress were cut); "
-                f"resume a team with: akgentic teams resume TEAM{again}"
+                f"resume a team with: {again}"
             )
             where = placement_of(
                 placement,

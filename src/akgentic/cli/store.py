@@ -31,6 +31,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     open_storage,
+    sqlite_path,
     sqlite_url,
 )
 from akgentic.team import TeamCard
@@ -46,6 +47,7 @@ __all__ = [
     "opened_storage",
     "resolve_url",
     "status_label",
+    "storage_option",
     "stored_card",
 ]
 
@@ -66,6 +68,12 @@ def default_store() -> Path:
 def default_url() -> str:
     """``sqlite:////<the user's data folder>/akgentic.db``."""
     return sqlite_url(default_store())
+
+
+def storage_option(url: str) -> list[str]:
+    """``["--storage", url]`` for a suggested command line, or nothing when ``url`` is the
+    default storage (found from anywhere without it)."""
+    return [] if url == default_url() else ["--storage", url]
 
 
 def resolve_url(option: str | None) -> str:
@@ -96,11 +104,32 @@ def opened_storage(
     except ValueError as exc:
         raise CliError(str(exc)) from None
     except Exception as exc:  # a driver's words may span lines: one line here
-        raise CliError(f"cannot open storage {url}: {exception_words(exc)}") from exc
+        raise CliError(
+            _file_in_the_way(url) or f"cannot open storage {url}: {exception_words(exc)}"
+        ) from exc
     try:
         yield storage, url
     finally:
         storage.close()
+
+
+def _file_in_the_way(url: str) -> str | None:
+    """Why a SQLite store cannot be made where ``url`` says when a folder on its path is a
+    file (``sqlite:////tmp/notes.yaml/x.db``), and what to do; None otherwise."""
+    if not url.lower().startswith("sqlite:"):
+        return None
+    try:
+        path = sqlite_path(url)
+    except ValueError:
+        return None
+    file = next((p for p in reversed(path.parents) if p.is_file()), None)
+    if file is None:
+        return None
+    return (
+        f"cannot open storage {url}: {file} is a file, not a folder, so no store can go "
+        f"under it: give the store a path in a folder (for instance "
+        f"{sqlite_url(file.parent / path.name)})"
+    )
 
 
 def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
@@ -173,8 +202,12 @@ def import_modules(modules: list[str] | None) -> None:
 
 
 def status_label(record: TeamRecord) -> str:
-    """The team's status, or ``DAMAGED`` when the store could not read it."""
-    return record.status.value if record.status is not None else "DAMAGED"
+    """The team's status, or ``DAMAGED`` when the store could not read its record whole
+    (its status, card, metadata or a time: a resume refuses it until it is repaired or
+    restored; ``record.error`` says what)."""
+    if record.error is not None or record.status is None:
+        return "DAMAGED"
+    return record.status.value
 
 
 def stored_card(record: TeamRecord) -> TeamCard:

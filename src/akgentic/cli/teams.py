@@ -37,6 +37,7 @@ from akgentic.cli.options import (
 from akgentic.cli.output import (
     ONE_LINE,
     SafeText,
+    command_line,
     error_console,
     local_time,
     member_name,
@@ -48,17 +49,17 @@ from akgentic.cli.output import (
     team_name,
     team_title,
 )
-from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_hint
-from akgentic.cli.run import resume_hint, team_command
+from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, server_command
+from akgentic.cli.run import team_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
     LEGACY_STORE,
     default_store,
-    default_url,
     find_team,
     import_modules,
     opened_storage,
     status_label,
+    storage_option,
     stored_card,
 )
 from akgentic.core import Message, SentMessage
@@ -87,6 +88,9 @@ from akgentic.team.card import walk
 
 __all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
 
+ABOUT_CHARS = 400
+"""The most characters ``teams show`` prints of a card's description (then ``… (N
+characters)``, as other long fields)."""
 LAST_ANSWERS = 5
 """The most answers a "last exchange" block shows (the latest ones); ``akgentic events``
 lists them all."""
@@ -94,6 +98,15 @@ lists them all."""
 
 def _title(record: TeamRecord) -> str:
     return team_title(record.name, record.team_id)
+
+
+def _status(record: TeamRecord) -> str:
+    """``STOPPED``; ``DAMAGED (stored status: STOPPED)`` when the status reads but another
+    field does not; ``DAMAGED``."""
+    label = status_label(record)
+    if label == "DAMAGED" and record.status is not None:
+        return f"{label} (stored status: {record.status.value})"
+    return label
 
 
 def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
@@ -178,8 +191,9 @@ def _note_legacy_store(option: str | None) -> None:
     old = sqlite_url(LEGACY_STORE)
     error_console().print(
         SafeText(
-            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with "
-            f"--storage {old}, or move the file to {default_store()} to make it the default",
+            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with: "
+            f"{command_line('teams', 'list', '--storage', old)}, or move the file to "
+            f"{default_store()} to make it the default",
             style="yellow",
         )
     )
@@ -204,14 +218,14 @@ def show_team(
             card, problem = None, str(exc)
         fields = [
             ("team", f"{team_name(record.name)} ({record.team_id})"),
-            ("status", status_label(record)),
+            ("status", _status(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", str(bundle.events.last_seq(record.team_id))),
             ("run by", _holder(_lease(bundle, record)) or "no process"),
         ]
-        if card is not None and card.description:
-            fields.insert(1, ("about", card.description))
+        if card is not None and card.description:  # clipped: a card may hold megabytes
+            fields.insert(1, ("about", one_line(card.description, ABOUT_CHARS)))
         if record.error is not None:
             fields.append(("damaged", record.error))
         for key, value in fields:
@@ -317,7 +331,7 @@ def stop_team(
 ) -> None:
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
     notices within a second, stops it gracefully and exits."""
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         record = find_team(bundle, team)
         console = out_console()
         if record.status == TeamStatus.DELETED:
@@ -335,7 +349,7 @@ def stop_team(
             )
             console.print(
                 SafeText(
-                    f"akgentic teams show {short_id(record.team_id)} shows the last exchange "
+                    f"{team_command('show', record.team_id, url)} shows the last exchange "
                     f"and lists any turn the crash interrupted; teams resume offers them again",
                     style="dim",
                 )
@@ -401,14 +415,16 @@ def resume_team(
             raise typer.Exit(_resume_remote(team, server, token, options, dismiss_interrupted))
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
-            card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status == TeamStatus.DELETED:
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            if record.error is not None and (record.status is not None or not record.card):
+                raise CliError(_damaged(record, url))  # a resume reads the record whole
+            card = stored_card(record)  # a card that does not decode: a clear error, first
             if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
-            hint = resume_hint(record.team_id, url, card.imports)
+            command = team_command("resume", record.team_id, url, card.imports)
             crashed = record.status == TeamStatus.RUNNING  # or running elsewhere: refused below
             # what the person may never have seen: read before the resume writes to the log
             exchange = (
@@ -424,7 +440,6 @@ def resume_team(
                 except UnreadableLogError as exc:
                     raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:
-                    command = hint.removeprefix("resume it with: ")
                     raise CliError(
                         _not_resumed(_title(record), exc, command, card.imports)
                     ) from None
@@ -455,20 +470,36 @@ def resume_team(
                     options,
                     console=console,
                     from_seq=from_seq,
-                    resume_hint=hint,
+                    resume=command,
                 )
     raise typer.Exit(code)
+
+
+def _store(url: str) -> str:
+    """The store to restore from a backup: a SQLite file's path, else its URL."""
+    return str(sqlite_path(url)) if url.startswith("sqlite") else url
+
+
+def _damaged(record: TeamRecord, url: str) -> str:
+    """A resume refused for a record the store could not read whole (its card, metadata,
+    a time; its status alone is repaired by a stop): what is damaged, and the ways on."""
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
+    delete = team_command("delete", record.team_id, url)
+    return (
+        f"{record.error}; the record is kept as stored, and a resume needs it whole: restore "
+        f"the store {_store(url)} from a backup to resume the team; its history still reads "
+        f"with: {events}; remove the team with: {delete}"
+    )
 
 
 def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: str) -> str:
     """A resume refused for a log whose damage hides the team: where the store is, and
     the ways on (a backup; ``akgentic events`` shows what still reads)."""
-    store = sqlite_path(url) if url.startswith("sqlite") else url
-    storage = "" if url == default_url() else f" --storage {url}"
+    store = _store(url)
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
     return (
         f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "
-        f"restore the store {store} from a backup (see what still reads with: akgentic "
-        f"events {short_id(record.team_id)}{storage})"
+        f"restore the store {store} from a backup (see what still reads with: {events})"
     )
 
 
@@ -541,7 +572,7 @@ def _resume_remote(
             options,
             console=console,
             from_seq=from_seq,
-            resume_hint=server_hint(record.team_id, url),
+            resume=server_command(record.team_id, url),
         )
 
 

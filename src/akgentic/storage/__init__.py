@@ -35,6 +35,7 @@ from akgentic.storage._pack import (
 from akgentic.storage._rules import MAX_SEQ, check_team_name
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
+    RECOVERED,
     CorruptRecordError,
     InstanceTypeError,
     InvalidTransitionError,
@@ -90,6 +91,7 @@ __all__ = [
     "CATALOG_STATUSES",
     "CATALOG_SURFACES",
     "MAX_SEQ",
+    "RECOVERED",
     "AddressIndex",
     "CatalogAuditEntry",
     "CatalogAuditRecord",

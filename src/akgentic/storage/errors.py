@@ -8,6 +8,7 @@ for calls that cannot be honoured at all.
 from __future__ import annotations
 
 __all__ = [
+    "RECOVERED",
     "CorruptRecordError",
     "InstanceTypeError",
     "InvalidTransitionError",
@@ -17,6 +18,12 @@ __all__ = [
     "TeamExistsError",
     "TeamNotFoundError",
 ]
+
+
+RECOVERED = "akgentic_recovered"
+"""Set on an INFO log record (``extra={RECOVERED: True}``) that says a write which had
+failed and been logged (a lease renewal, a batch of the event log) went through at last:
+a program that shows the failures once (the CLI) can say the condition ended."""
 
 
 class StorageError(Exception):

@@ -49,7 +49,7 @@ from uuid import uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.core.error_pickle import reduce_by_fields
-from akgentic.storage.errors import StorageError
+from akgentic.storage.errors import RECOVERED, StorageError
 
 __all__ = [
     "Fence",
@@ -221,6 +221,7 @@ class Heartbeat:
         self.interval = interval if interval is not None else max(self.ttl / 3, 0.01)
         self._on_lost = on_lost
         self._kept: dict[str, str] = {}
+        self._failed: dict[str, int] = {}  # renewals that failed in a row, by resource
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
@@ -276,10 +277,21 @@ class Heartbeat:
         try:
             self._leases.renew(resource, owner, self.ttl)
         except LeaseLostError as lost:
+            self._failed.pop(resource, None)
             if self._forget(resource, owner):  # else dropped meanwhile, or reported
                 self._report(resource, lost)
         except Exception:
+            self._failed[resource] = self._failed.get(resource, 0) + 1
             logger.exception("lease %s: renewal failed; retrying", resource)
+        else:
+            failed = self._failed.pop(resource, 0)
+            if failed:
+                logger.info(
+                    "lease %s: renewed again after %d failed tries",
+                    resource,
+                    failed,
+                    extra={RECOVERED: True},
+                )
 
     def _report(self, resource: str, lost: LeaseLostError) -> None:
         try:

@@ -60,6 +60,7 @@ from akgentic.core import (
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
+    RECOVERED,
     AddressIndex,
     EncodedEvent,
     Fence,
@@ -232,6 +233,7 @@ class EventRecorder:
         self._closing = False
         self._urgent = 0  # callers waiting for a commit: the writer does not pace
         self._last_commit = 0.0
+        self._failed = 0  # commits that failed in a row (the writer's own count)
 
     # -- EventSubscriber -------------------------------------------------------------------
     def on_message(self, msg: Message) -> None:
@@ -354,8 +356,18 @@ class EventRecorder:
                 continue
             except Exception:
                 if self._retry(rows, tables):
+                    self._failed += 1
                     continue
                 return
+            if self._failed:
+                logger.info(
+                    "team %s: the event log took the kept records after %d failed tries; "
+                    "nothing was lost",
+                    self._team_id,
+                    self._failed,
+                    extra={RECOVERED: True},
+                )
+                self._failed = 0
             self._last_commit = time.monotonic()
             self._committed_rows(rows, firsts)
             # not kept while waiting for the next group: under load a group is a whole
@@ -400,6 +412,7 @@ class EventRecorder:
         except LeaseLostError:  # refused whole, memory or not
             raise
         except Exception as exc:  # the traceback comes with the next failure, if any
+            self._failed += 1  # a failed try: its success is said (see _write_loop)
             logger.warning(
                 "team %s: a group could not be committed with its working memory (%r); "
                 "committing the log without it",

@@ -1,0 +1,152 @@
+"""The framework's log records as the CLI prints them: one ``warning:``/``error:`` line
+each, a repeated condition said once, a locked store said in words with what to do, and
+when it is free again; with ``--debug`` every record whole."""
+
+from __future__ import annotations
+
+import io
+import logging
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from akgentic.cli import logs
+from akgentic.storage import Heartbeat, LeaseHolder, StorageError
+from akgentic.storage.sqlite import SqliteStorage
+
+TEAM = "akgentic.team"
+
+
+@pytest.fixture
+def stderr() -> Iterator[io.StringIO]:
+    """What the CLI's handler writes, as ``akgentic`` (the console script) configures it."""
+    root, framework = logging.getLogger(), logging.getLogger("akgentic")
+    levels = root.level, framework.level
+    buffer = io.StringIO()
+    before = logs._HANDLER.setStream(buffer)
+    logs.configure()
+    try:
+        yield buffer
+    finally:
+        root.removeHandler(logs._HANDLER)
+        root.setLevel(levels[0])
+        framework.setLevel(levels[1])
+        logs._HANDLER.setStream(before)
+
+
+def _locked() -> StorageError:
+    try:
+        raise StorageError(
+            "/tmp/x.db: database is locked: another process holds the file (this one waited "
+            "its busy_timeout, 3 s); retry, or wait longer"
+        )
+    except StorageError as exc:
+        return exc
+
+
+def test_a_locked_store_is_one_line_whatever_says_it_then_one_when_it_is_free(
+    stderr: io.StringIO,
+) -> None:
+    """The records a locked store causes during a run — a lease renewal, a batch with its
+    working memory, the event log's batch, each retried — are one line that says what
+    happens and what to do; the first write that goes through says it is free again; a
+    later lock is news again."""
+    team = logging.getLogger(TEAM)
+    for _ in range(3):
+        exc = _locked()
+        logging.getLogger("akgentic.storage").error(
+            "lease %s: renewal failed; retrying", "team/x", exc_info=exc
+        )
+        team.warning("team %s: a group could not be committed with its working memory (%r)", 1, exc)
+        team.error("team %s: the event log refused a batch; it is kept", 1, exc_info=exc)
+    team.info("team 1: took the kept records", extra={"akgentic_recovered": True})
+    team.info("a recovery said once", extra={"akgentic_recovered": True})
+    team.info("team 1 is STOPPED in storage: stopping it")  # below WARNING: not shown
+    team.error("team %s: the event log refused a batch; it is kept", 1, exc_info=_locked())
+
+    assert stderr.getvalue().splitlines() == [logs.STORE_BUSY, logs.STORE_FREE, logs.STORE_BUSY]
+    assert logs.STORE_BUSY.startswith("warning: the store is busy (another process holds it")
+    assert "nothing is lost" in logs.STORE_BUSY
+
+
+def test_other_records_are_a_line_each_in_the_cli_format_said_once(stderr: io.StringIO) -> None:
+    team = logging.getLogger(TEAM)
+    try:
+        raise OSError("disk full")
+    except OSError:
+        for _ in range(2):
+            team.exception("team %s: could not update the working memory", 1)
+    team.warning("team %s: slow", 1)
+    team.warning("team %s: slow", 1)
+
+    assert stderr.getvalue().splitlines() == [
+        "error: team 1: could not update the working memory: OSError: disk full",
+        "warning: team 1: slow",
+    ]
+
+
+def test_a_line_is_news_again_once_its_quiet_time_is_over(stderr: io.StringIO) -> None:
+    """Said once within ``QUIET_FOR``; the same failure later (its time set back here, as
+    if that long had passed) is said again: a session of hours hides no later incident."""
+    team = logging.getLogger(TEAM)
+    team.warning("team %s: slow", 1)
+    team.warning("team %s: slow", 1)
+    logs._HANDLER.said["warning: team 1: slow"] -= logs.QUIET_FOR + 1
+    team.warning("team %s: slow", 1)
+
+    assert stderr.getvalue().splitlines() == ["warning: team 1: slow"] * 2
+
+
+def test_serve_says_every_record(stderr: io.StringIO) -> None:
+    """A server's log is read by counting: ``say_each_time`` leaves no repeat out, and
+    remembers nothing for it."""
+    logs.say_each_time()
+    team = logging.getLogger(TEAM)
+    for _ in range(3):
+        team.error("team %s: request failed", 1)
+
+    assert stderr.getvalue().splitlines() == ["error: team 1: request failed"] * 3
+    assert logs._HANDLER.said == {}
+
+
+def test_with_debug_every_record_is_printed_whole(stderr: io.StringIO) -> None:
+    before = logs.show_tracebacks(True)
+    try:
+        for _ in range(2):
+            logging.getLogger("akgentic.storage").error(
+                "lease %s: renewal failed; retrying", "team/x", exc_info=_locked()
+            )
+    finally:
+        logs.show_tracebacks(before)
+
+    lines = stderr.getvalue().splitlines()
+    heads = [line for line in lines if line.startswith("ERROR akgentic.storage: ")]
+    assert heads == ["ERROR akgentic.storage: lease team/x: renewal failed; retrying"] * 2
+    assert "Traceback (most recent call last):" in lines
+
+
+def test_a_heartbeat_on_a_locked_store_says_so_once_then_that_it_is_free(
+    stderr: io.StringIO, tmp_path: Path
+) -> None:
+    """The real records: a SQLite store another connection holds with BEGIN EXCLUSIVE;
+    the heartbeat's renewals fail, then one goes through once it is released."""
+    path = tmp_path / "x.db"
+    store = SqliteStorage(path, busy_timeout=0.05)
+    beat = Heartbeat(store.leases, ttl=60.0, on_lost=lambda *_: None)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        store.leases.acquire("team/x", LeaseHolder(owner="one", host="box", pid=1), 60.0)
+        beat.keep("team/x", "one")
+        other.execute("BEGIN EXCLUSIVE")
+        beat.beat()
+        beat.beat()
+        other.execute("COMMIT")
+        beat.beat()
+    finally:
+        beat.close()
+        other.close()
+        store.close()
+
+    assert stderr.getvalue().splitlines() == [logs.STORE_BUSY, logs.STORE_FREE]

@@ -141,6 +141,19 @@ class Child:
             if needle in line:
                 return line
 
+    def output(self, timeout: float = 60.0) -> str:
+        """Everything it wrote on stdout, once its output has ended (fails after
+        ``timeout``)."""
+        while True:
+            try:
+                line = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                pytest.fail(f"its output did not end within {timeout}s; got: {self.lines}")
+            if line is None:
+                self._queue.put(None)  # ended: a later call returns at once
+                return "\n".join(self.lines)
+            self.lines.append(line)
+
     def dump_threads(self) -> str:
         """A hung child's threads, as faulthandler prints them on SIGABRT (the child runs
         with PYTHONFAULTHANDLER=1), and whatever else it wrote on stderr."""

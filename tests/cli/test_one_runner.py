@@ -76,19 +76,21 @@ def test_a_failed_resume_changes_nothing_and_says_what_to_fix(
     assert "\nanswer: [scripted] This is akgentic's offline scripted model" in again.stdout
 
 
-def test_a_purge_of_a_team_another_process_runs_is_refused_and_loses_nothing(
-    cli: Invoke, storage_url: str, spawn: Spawn
+@pytest.mark.parametrize("how", [[], ["--purge", "--yes"]], ids=["delete", "purge"])
+def test_a_delete_of_a_team_another_process_runs_is_refused_and_loses_nothing(
+    cli: Invoke, storage_url: str, spawn: Spawn, how: list[str]
 ) -> None:
-    """Purging a team under a live ``run`` would remove its rows while it writes them (the
-    session then offers to resume a team that no longer exists): refused, naming the
-    process and how to stop it; once stopped, the purge goes through."""
+    """Deleting a team under a live ``run`` — marked DELETED, or purged — would leave that
+    process writing into a deleted team (or rows that are gone), and its session would
+    offer a resume that cannot be: refused, naming the process and how to stop it; once
+    stopped, the delete goes through."""
     child = spawn([str(AKGENTIC), "run", str(RESEARCH)], child_env(storage_url))
     started = child.wait_for("started: @Manager (entry point), @Worker")
     match = re.match(r"team research \((\w{8})\) started", started)
     assert match, started
     short = match[1]
 
-    refused = cli("teams", "delete", short, "--purge", "--yes")
+    refused = cli("teams", "delete", short, *how)
 
     assert refused.exit_code == 1
     [line] = refused.stderr.splitlines()
@@ -101,6 +103,7 @@ def test_a_purge_of_a_team_another_process_runs_is_refused_and_loses_nothing(
     assert cli("teams", "stop", short).exit_code == 0
     child.wait_for(f"team research ({short}) stopped; resume it with")
     assert child.finish()[0] == 0
-    purged = cli("teams", "delete", short, "--purge", "--yes")
-    assert purged.exit_code == 0, purged.output
-    assert f"team research ({short}) purged" in purged.stdout
+    done = cli("teams", "delete", short, *how)
+    assert done.exit_code == 0, done.output
+    said = "purged" if how else "deleted; its history is kept"
+    assert f"team research ({short}) {said}" in done.stdout

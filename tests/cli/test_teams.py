@@ -29,6 +29,7 @@ from .conftest import (
 
 HANG_MODULE = "tests.cli.hang_tool"
 DELEGATE = HANG.with_name("delegate.yaml")
+BUSY = HANG.with_name("busy_worker.yaml")
 Spawn = Callable[[list[str], dict[str, str]], Child]
 
 
@@ -279,18 +280,29 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
 
 
 def stopped_in_a_tool_call(
-    cli: Invoke, spawn: Spawn, storage_url: str, tmp_path: Path, card: Path, line: str
+    cli: Invoke,
+    spawn: Spawn,
+    storage_url: str,
+    tmp_path: Path,
+    card: Path,
+    line: str,
+    *,
+    message: bool = False,
+    busy: str = "@Boss",
 ) -> Child:
-    """``run CARD``, ``line`` typed: @Boss's turn waits in hang_step while ``teams stop``
-    starts the graceful stop, then the tool call returns and the turn goes on."""
+    """``run CARD``, ``line`` typed (or given with ``-m``: ``message``): ``busy``'s turn
+    waits in hang_step while ``teams stop`` starts the graceful stop, then the tool call
+    returns and the turn goes on."""
     release = tmp_path / "release"
     os.mkfifo(release)
+    one = ["-m", line] if message else []
     child = spawn(
-        [str(AKGENTIC), "run", str(card), "--verbose"],
+        [str(AKGENTIC), "run", str(card), "--verbose", *one],
         child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
     )
-    child.write(line)
-    child.wait_for(f"⚙ @Boss → hang_step(label={line})")
+    if not message:
+        child.write(line)
+    child.wait_for(f"⚙ {busy} → hang_step(label=")
     stopped = cli("teams", "stop", TeamCard.from_yaml(card).name)
     assert stopped.exit_code == 0, stopped.output
     child.wait_for("the team is stopping (grace")  # the session has begun the graceful stop
@@ -336,6 +348,59 @@ def test_a_graceful_stop_keeps_what_a_finishing_turn_sends_to_a_member_it_ended(
     assert "@Boss → @Human (response): @Worker says: [scripted] done" in resumed.stdout
 
 
+def test_run_m_stopped_from_elsewhere_with_the_answer_owed_says_so_not_the_acknowledgment(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """``run -m`` of a team stopped while its answer is still owed: @Boss's turn, ending
+    during the stop, delegates to @Worker (stopped first) and acknowledges. The
+    acknowledgment is no answer (it was printed as one, exit code 0): one ``error:``
+    line says the team stopped before answering and how to get the answer; the request
+    left for the resume is listed."""
+    child = stopped_in_a_tool_call(
+        cli, spawn, storage_url, tmp_path, DELEGATE, "the job", message=True
+    )
+    code, errors = child.finish()
+    out = child.output()
+
+    assert code == 1, out
+    short = out.split("team delegating (", 1)[1][:8]
+    assert errors.splitlines() == [
+        "error: the team stopped before answering: it was stopped from elsewhere (akgentic "
+        "teams stop); the work on it waits: to get the answer, resume it with: akgentic "
+        f"teams resume {short} --storage {storage_url} --import {HANG_MODULE}"
+    ]
+    assert "answer:" not in out
+    assert_in_order(
+        out,
+        [
+            "@Boss → @Human (acknowledgment): On it",
+            "1 message waits for the next resume, which delivers it:",
+            "  @Boss → @Worker (request): do the job",
+        ],
+    )
+    resumed = cli("teams", "resume", short, "--import", HANG_MODULE, input="")
+    assert resumed.exit_code == 0, resumed.output
+    assert "@Boss → @Human (response): @Worker says: [scripted] done" in resumed.stdout
+
+
+def test_a_stop_waits_for_a_busy_child_and_run_m_prints_the_answer_it_relays(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """``teams stop`` while @Worker (@Manager's child) is in a tool call: @Manager is not
+    stopped under it, takes its answer and passes it on; ``run -m`` prints it."""
+    child = stopped_in_a_tool_call(
+        cli, spawn, storage_url, tmp_path, BUSY, "question", message=True, busy="@Worker"
+    )
+    child.wait_for("@Manager → @Human (response): @Worker found: [scripted] done: question")
+    child.wait_for("answer: @Worker found: [scripted] done: question")
+    code, errors = child.finish()
+
+    assert code == 0, errors
+    assert errors == ""
+    shown = cli("teams", "show", "busy", "--import", HANG_MODULE)
+    assert "accepted, not yet received" not in shown.stdout
+
+
 def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:
     child = spawn(
         [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1")
@@ -363,6 +428,18 @@ def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_run
         shown.stdout,
         ["status:   STOPPED", "run by:   no process", "interrupted turns: 1"],
     )
+
+
+def test_a_crashed_team_is_deleted(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
+    """Its process is gone (its lease stays behind): nobody runs it, so it is no team
+    "running in another process"."""
+    kill_in_a_turn(spawn, storage_url)
+
+    deleted = cli("teams", "delete", "hanging")
+
+    assert deleted.exit_code == 0, deleted.output
+    assert "deleted; its history is kept" in deleted.stdout
+    assert "DELETED" in cli("teams", "show", "hanging", "--import", HANG_MODULE).stdout
 
 
 def test_a_resume_after_a_crash_says_so_once(storage_url: str, spawn: Spawn) -> None:

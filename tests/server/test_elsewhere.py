@@ -71,6 +71,24 @@ def test_a_team_running_in_another_process_is_followed_not_called_stopped(
     assert kinds_until_quiet(url, until_stopped=True)[-1] == "stopped"  # now it is
 
 
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_delete_of_a_team_another_process_runs_is_a_409_and_changes_nothing(
+    served: Served, elsewhere: TeamManager, purge: bool
+) -> None:
+    team_id = elsewhere.create_team(TeamCard.from_yaml(TURNS)).team_id
+
+    with pytest.raises(ServerError) as err:
+        served.client.delete_team(team_id, purge=purge)
+
+    assert err.value.status == 409
+    assert "is running in another process" in err.value.detail
+    assert served.client.get_team(team_id).info.status == "RUNNING"
+    runtime = elsewhere.get_team(team_id)
+    assert runtime is not None and runtime.stop_reason is None  # not told to stop
+    elsewhere.stop_team(team_id, grace_timeout=5)
+    served.client.delete_team(team_id, purge=purge)  # stopped: it goes
+
+
 def test_a_second_resume_while_one_is_under_way_keeps_the_lease(
     served: Served, elsewhere: TeamManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,6 +4,7 @@ stopped — is recorded, so that a resume delivers it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from akgentic.core import (
     StopMessage,
     TeamStoppingEvent,
 )
+from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
 from akgentic.storage import EventRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
 
@@ -79,6 +81,28 @@ def stop_in_the_background(
     return thread
 
 
+def stopped_at_the_gate(
+    manager: TeamManager, runtime: TeamRuntime, how: str = "stop_team"
+) -> list[EventRecord]:
+    """Stop the team while a turn waits at the gate, open it once the stop has begun;
+    the team's log once it has stopped."""
+    thread = stop_in_the_background(manager, runtime, how)
+    until(runtime, stopping)
+    Gate.release.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    return manager.storage.events.read(runtime.team_id)
+
+
+def stops_of(records: list[EventRecord]) -> list[str]:
+    """Who stopped, in the order the log says."""
+    return [
+        r.message.sender.name
+        for r in records
+        if isinstance(r.message, StopMessage) and r.message.sender is not None
+    ]
+
+
 @pytest.mark.parametrize("how", ["stop_team", "shutdown"])
 def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
     storage_url: str, system: ActorSystem, how: str
@@ -90,13 +114,8 @@ def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
         runtime = manager.create_team(card)
         runtime.send("please block")
         assert Gate.entered.wait(60)  # the turn is inside its tool call
-        thread = stop_in_the_background(manager, runtime, how)
-        until(runtime, stopping)
-        Gate.release.set()
-        thread.join(60)
-        assert not thread.is_alive()
+        records = stopped_at_the_gate(manager, runtime, how)
 
-        records = storage.events.read(runtime.team_id)
         [answer] = sent_to(records, "@Human")
         assert answer.content == "[scripted] done: block"
         received = [r.message for r in records if isinstance(r.message, ReceivedMessage)]
@@ -104,11 +123,7 @@ def test_a_graceful_stop_lets_the_turn_in_flight_answer_the_person(
             m.message_id == answer.id and m.sender is not None and m.sender.name == "@Human"
             for m in received
         )  # the person got it before the proxy stopped
-        stops = [
-            r.message.sender.name
-            for r in records
-            if isinstance(r.message, StopMessage) and r.message.sender is not None
-        ]
+        stops = stops_of(records)
         assert stops.index("@Boss") < stops.index("@Human")
         plan = plan_restore(records)
         assert plan.interrupted == [] and plan.undelivered == []
@@ -150,3 +165,58 @@ def test_an_answer_to_a_member_that_stopped_first_is_kept_and_delivered_on_resum
         )
         manager.stop_team(runtime.team_id)
         assert plan_restore(storage.events.read(runtime.team_id)).undelivered == []
+
+
+def boss_of_a_busy_worker() -> TeamCard:
+    """@Manager, and @Worker as its child (hired by it): @Worker's turn waits at the gate."""
+    boss = member("@Manager", gated=False)
+    boss.members = [member("@Worker", gated=True)]
+    return TeamCard(name="hierarchy", entry_point="@Manager", members=[boss])
+
+
+def test_a_parent_outlasts_its_busy_child_and_passes_its_answer_on(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """A member is stopped only once its children have: @Manager takes the answer of the
+    turn @Worker finishes during the stop, and the person gets it (a parent stopped
+    first sat in its own stop, waiting for the child, and never read the answer)."""
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        runtime = manager.create_team(boss_of_a_busy_worker())
+        runtime.send("please block")
+        assert Gate.entered.wait(60)  # @Worker is inside its tool call, @Manager is idle
+        records = stopped_at_the_gate(manager, runtime)
+
+        [answer] = sent_to(records, "@Human")
+        assert answer.content == "[scripted] the worker says: [scripted] did block"
+        stops = stops_of(records)
+        assert stops.index("@Worker") < stops.index("@Manager") < stops.index("@Human")
+        plan = plan_restore(records)
+        assert plan.interrupted == [] and plan.undelivered == []
+
+
+def test_a_grace_that_runs_out_names_the_member_still_running_once(
+    storage_url: str, system: ActorSystem, caplog: pytest.LogCaptureFixture
+) -> None:
+    """@Worker is still in its tool call when the grace ends: one warning names it — not
+    @Human, whose turn to stop had not come, nor @Manager — flagged LEFT_BEHIND (the
+    CLI says it in its own format); @Manager, stopped then, does not wait for its child past the
+    grace (it used to wait 10s more and log its own warning)."""
+    for _ in gate():
+        storage = open_storage(storage_url)
+        manager = TeamManager(system, storage)
+        runtime = manager.create_team(boss_of_a_busy_worker())
+        runtime.send("please block")
+        assert Gate.entered.wait(60)
+        boss = next(m for m in runtime.members() if m.name == "@Manager")
+        with caplog.at_level(logging.INFO, logger="akgentic"):
+            manager.stop_team(runtime.team_id, grace_timeout=0.5)
+            assert system.wait_stopped(boss, 5)  # within the grace's end, not 10s after
+
+        warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        [warning] = warnings
+        report = GraceRanOut(0.5, ("@Worker",))
+        assert getattr(warning, LEFT_BEHIND) == report
+        assert warning.getMessage() == f"team {runtime.team_id}: {report.says()}"
+        assert report.says().startswith("the grace of 0.5s ran out with @Worker still running")

@@ -3,9 +3,11 @@ at a time (a lease with a heartbeat), and Ctrl-C reports the turns it cut as int
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -148,12 +150,24 @@ def test_resume_on_another_model(storage_url: str, system: ActorSystem) -> None:
 # -- one process runs a team at a time --------------------------------------------------------
 
 
-def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None:
+@contextlib.contextmanager
+def two_processes(storage_url: str) -> Iterator[tuple[TeamManager, TeamManager]]:
+    """Two managers over one store, each with its own actor system: the second stands
+    for another process."""
     here, there = ActorSystem(), ActorSystem()
     try:
-        first = TeamManager(here, open_storage(storage_url))
+        yield (
+            TeamManager(here, open_storage(storage_url)),
+            TeamManager(there, open_storage(storage_url)),
+        )
+    finally:
+        here.shutdown(10)
+        there.shutdown(10)
+
+
+def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None:
+    with two_processes(storage_url) as (first, second):
         runtime = first.create_team(TeamCard.from_yaml(EXAMPLE))
-        second = TeamManager(there, open_storage(storage_url))  # stands for another process
         with pytest.raises(TeamRunningElsewhereError) as info:
             second.resume_team(runtime.team_id)
         assert info.value.lease.holder == first.holder
@@ -165,6 +179,39 @@ def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None
         lease = second.lease_of(resumed.team_id)
         assert lease is not None and lease.holder == second.holder
         second.stop_team(runtime.team_id)
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_delete_of_a_team_another_process_runs_is_refused_and_changes_nothing(
+    storage_url: str, purge: bool
+) -> None:
+    """A plain delete as a purge: the process running the team would go on writing into a
+    DELETED team, and its session would offer a resume that a DELETED team refuses."""
+    with two_processes(storage_url) as (first, second):
+        runtime = first.create_team(TeamCard.from_yaml(EXAMPLE))
+        with pytest.raises(TeamRunningElsewhereError) as info:
+            second.delete_team(runtime.team_id, purge=purge)
+        assert info.value.lease.holder == first.holder
+        assert second.record(runtime.team_id).status == TeamStatus.RUNNING
+        assert runtime.orchestrator.is_alive() and runtime.stop_reason is None
+        first.stop_team(runtime.team_id)
+        second.delete_team(runtime.team_id, purge=purge)  # stopped: it goes
+        if purge:
+            assert second.storage.teams.get(runtime.team_id) is None
+        else:
+            assert second.record(runtime.team_id).status == TeamStatus.DELETED
+
+
+def test_a_team_whose_process_is_gone_is_deleted(storage_url: str) -> None:
+    """A crash leaves the lease behind; once it has expired nobody runs the team."""
+    here, there = ActorSystem(), ActorSystem()
+    try:
+        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0)
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        assert stalled.lease_of(runtime.team_id).expired  # type: ignore[union-attr]
+        other = TeamManager(there, open_storage(storage_url))
+        other.delete_team(runtime.team_id)
+        assert other.record(runtime.team_id).status == TeamStatus.DELETED
     finally:
         here.shutdown(10)
         there.shutdown(10)

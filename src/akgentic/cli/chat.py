@@ -8,10 +8,12 @@ prompt waits until the exchange ends (see :mod:`akgentic.cli.watch`).
 
 With ``message`` set, :func:`chat` sends that one message and waits for its answer (or a
 quiet period, bounded by ``timeout``). Either way the team is then stopped gracefully;
-the last lines say how much the models used, how to resume the team and — for one
-exchange — ``answer: <the reply>``, or, when the exchange failed (a failed turn, an
-unknown or failed ``/command``: its answer is marked ``AgentMessage.failed``, no answer
-in time), ``error: <why>`` on stderr and exit code 1.
+the last lines say how much the models used, which messages wait for the next resume
+(sent to a member that had stopped), how to resume the team and — for one exchange —
+``answer: <the reply>``, or, when the exchange failed (a failed turn, an unknown or
+failed ``/command``: its answer is marked ``AgentMessage.failed``, no answer in time, the
+team stopped with the exchange's work left: an acknowledgment is no answer),
+``error: <why>`` on stderr and exit code 1.
 
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
@@ -203,6 +205,8 @@ def _chat(
         watch.close()
     if view.usage.requests:
         console.print(SafeText(f"usage: {view.usage}", style="dim"))
+    if not deleted:
+        _say_waiting(console, watch.waiting())
     if deleted:
         error_console().print(SafeText(f"error: {title} was deleted on the server", style="red"))
         return EXIT_ERROR
@@ -213,7 +217,19 @@ def _chat(
     console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
-    return _answer(console, reply, options, runtime, view)
+    return _answer(console, reply, options, runtime, view, resume_hint)
+
+
+def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
+    """The messages left for the next resume to deliver (sent to a member that had
+    stopped), one line each."""
+    if not waiting:
+        return
+    many = len(waiting) > 1
+    said = f"{len(waiting)} message{'s wait' if many else ' waits'} for the next resume"
+    console.print(SafeText(f"{said}, which delivers {'them' if many else 'it'}:", style="yellow"))
+    for sent in waiting:
+        console.print(SafeText(f"  {quote(sent.message)}", style="yellow"))
 
 
 def _stop_reason(runtime: TeamHandle) -> str | None:
@@ -293,13 +309,21 @@ def quote(message: Message) -> str:
 
 
 def _answer(
-    console: Console, reply: Reply, options: ChatOptions, runtime: TeamHandle, view: LiveView
+    console: Console,
+    reply: Reply,
+    options: ChatOptions,
+    runtime: TeamHandle,
+    view: LiveView,
+    resume_hint: str,
 ) -> int:
     """The ``answer:`` line (exit code 0), or the ``error:`` line on stderr (1) — left out
     when the live view printed that failure already on the terminal the person reads (a
-    redirected output still gets it, for a script)."""
+    redirected output still gets it, for a script). A team that stopped while the
+    exchange still had work left has not answered, whatever the person got meanwhile (an
+    acknowledgment): the resume carries the work on."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
-    if reply.message is not None and reply.how not in ("timeout", "failed") and not refused:
+    unanswered = reply.how in ("timeout", "failed") or reply.owed
+    if reply.message is not None and not unanswered and not refused:
         console.print(SafeText(f"answer: {text_of(reply.message)}"))
         return 0
     if refused and reply.message is not None:  # an unknown or failed /command
@@ -313,6 +337,13 @@ def _answer(
         reason = _stop_reason(runtime)
         why = f": {reason}" if reason else ""
         problem = f"the team stopped before answering{why}"
+        if reply.owed == "cut":
+            problem += (
+                f"; a turn the answer needs was cut: to get the answer, {resume_hint} "
+                f"--retry-interrupted"
+            )
+        elif reply.owed == "waiting":
+            problem += f"; the work on it waits: to get the answer, {resume_hint}"
     else:
         problem = f"the team went quiet for {options.idle:g}s without writing to the human"
     if not (console.is_terminal and view.shown(problem)):

@@ -21,10 +21,13 @@ With ``--debug`` every record is printed whole: ``LEVEL name: message`` and its
 traceback, each record, each time. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once. A record is one line whatever its message holds: a newline, a
-carriage return or any other control character in it is printed escaped
-(:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message cannot break its
-line or forge another one; only the ``--debug`` traceback spans lines.
+them already, once. A team's report that its stop grace ran out with members still
+running (:data:`akgentic.core.agent.LEFT_BEHIND`) is then the CLI's own ``warning:``
+line, and the session does not name them again as it exits without them
+(:func:`left_said`). A record is one line whatever its
+message holds: a newline, a carriage return or any other control character in it is
+printed escaped (:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message
+cannot break its line or forge another one; only the ``--debug`` traceback spans lines.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from akgentic.cli.output import ONE_LINE, printable
-from akgentic.core.agent import ON_STREAM
+from akgentic.cli.output import ONE_LINE, member_name, printable
+from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
 from akgentic.core.excerpt import exception_line
 from akgentic.storage import RECOVERED
 
@@ -45,11 +48,14 @@ __all__ = [
     "STORE_BUSY",
     "STORE_FREE",
     "configure",
+    "left_said",
     "say_each_time",
     "show_tracebacks",
     "stream_shown",
     "tracebacks_shown",
 ]
+
+_left_said: set[str] = set()  # the members a grace-ran-out line named (see left_said)
 
 _FORMAT = "%(levelname)s %(name)s: %(message)s"
 
@@ -81,8 +87,13 @@ class _Lines(logging.Formatter):
     record: ``LEVEL name: message``, then its traceback."""
 
     tracebacks = False
+    session = False  # a session shows its team (stream_shown): a team's report is its own
 
     def format(self, record: logging.LogRecord) -> str:
+        report = getattr(record, LEFT_BEHIND, None)
+        if self.session and isinstance(report, GraceRanOut):  # the CLI's own line
+            _left_said.update(report.names)
+            return printable(f"warning: {report.says(member_name)}", keep=ONE_LINE)
         plain = _plain(record)
         if not self.tracebacks:
             return printable(_said(record, plain.message), keep=ONE_LINE)
@@ -230,11 +241,23 @@ def tracebacks_shown() -> bool:
     return _FORMATTER.tracebacks
 
 
+def left_said() -> set[str]:
+    """The members a ``warning: the grace of ... ran out`` line named since the last call
+    (the call forgets them): the team stopped without them, which a command exiting
+    without them need not say again."""
+    said = set(_left_said)
+    _left_said.difference_update(said)
+    return said
+
+
 @contextmanager
 def stream_shown() -> Iterator[None]:
-    """While a team's stream is printed: skip the log lines it prints already."""
+    """While a team's stream is printed: skip the log lines it prints already, and say
+    the team's grace running out as the CLI's own ``warning:`` line."""
     _HANDLER.addFilter(_SKIP_STREAMED)
+    _FORMATTER.session = True
     try:
         yield
     finally:
+        _FORMATTER.session = False
         _HANDLER.removeFilter(_SKIP_STREAMED)

@@ -8,9 +8,10 @@ during the team's start-up, raised once the start-up returns (``interrupt.deferr
 turn in progress as interrupted, and ``akgentic teams resume`` offers to retry it).
 
 Once the teams have had their grace, a member still running is inside a call that has
-not returned (a tool call that never ends): the command says so on one line and ends
-without waiting for it (its thread does not hold up the exit). The team's records are
-already written: the team stopped without it.
+not returned (a tool call that never ends): the command says so on one line — unless the
+team's own ``warning:`` line, as its grace ran out, named it already (:mod:`logs`) —
+and ends without waiting for it (its thread does not hold up the exit). The team's
+records are already written: the team stopped without it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from akgentic.cli import logs
 from akgentic.cli.output import SafeText, error_console, member_name
 from akgentic.core import ActorAddress, ActorSystem, left_behind
 from akgentic.storage import StorageBundle
@@ -35,6 +37,7 @@ def team_manager(storage: StorageBundle) -> Iterator[TeamManager]:
     """A :class:`TeamManager` over ``storage`` with its own ``ActorSystem``."""
     system = ActorSystem()
     manager = TeamManager(system, storage)
+    logs.left_said()  # another command's (in one process: tests) is not this one's
     graced = False  # the teams have had their time to stop (or a Ctrl-C cut it short)
     try:
         yield manager
@@ -51,7 +54,10 @@ def team_manager(storage: StorageBundle) -> Iterator[TeamManager]:
 
 
 def _say_left(left: list[ActorAddress]) -> None:
-    """One line naming the actors still running (see the module docstring), if any."""
+    """One line naming the actors still running (see the module docstring), if any and
+    not named already."""
+    said = logs.left_said()
+    left = [address for address in left if address.name not in said]
     if left:
         text = f"warning: {left_behind(left, member_name)}"
         error_console().print(SafeText(text, style="yellow"))

@@ -15,7 +15,11 @@ until the exchange started by one message of the person's ends:
   recipient stopped: it waits on the log for a resume) and every message received has
   been processed — and nothing was recorded for ``idle`` seconds; the reply is then the
   last message the person got after it, if any;
-- ``stopped``: the team stopped (its log is read to the end);
+- ``stopped``: the team stopped (its log is read to the end); the reply's ``owed`` says
+  whether the exchange still had work left then — ``cut``: a turn it caused had not
+  ended (a resume lists it as interrupted); ``waiting``: a message it caused was not
+  received (a resume delivers it) — the last message the person got (an
+  acknowledgment) is then not its answer;
 - ``timeout``: ``timeout`` seconds passed first.
 
 A team on a server that is deleted meanwhile ends the follower: :meth:`Watch.wait_reply`
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
+from akgentic.agent import is_cancel
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli import interrupt
 from akgentic.cli.describe import name_of, text_of, who_of
@@ -64,6 +69,9 @@ class Reply:
     sender: str | None = None
     failure: str | None = None
     """``@Worker: <what went wrong>``: the last failure in the exchange, if any."""
+    owed: Literal["", "cut", "waiting"] = ""
+    """``stopped``: the work the exchange still had when the team stopped (see the module
+    docstring); "" when none."""
 
 
 class Watch:
@@ -89,7 +97,8 @@ class Watch:
         self._seq_of: dict[UUID, int] = {}  # message id -> seq of its SentMessage
         self._parent: dict[UUID, UUID | None] = {}  # message id -> parent message id
         self._to_human: list[tuple[int, SentMessage]] = []
-        self._unreceived: dict[UUID, UUID] = {}  # sent, not yet received -> recipient id
+        self._unreceived: dict[UUID, SentMessage] = {}  # sent to a member, not yet received
+        self._waiting: dict[UUID, SentMessage] = {}  # sent to a member that stopped first
         self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
         self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
@@ -143,14 +152,17 @@ class Watch:
             recipient = message.recipient
             if self.human is not None and name_of(recipient) == self.human:
                 self._to_human.append((record.seq, message))  # the person takes no turn
-            elif recipient is not None and recipient.agent_id not in self._gone:
-                self._unreceived[message.message.id] = recipient.agent_id
+            elif recipient is not None and recipient.agent_id in self._gone:
+                self._waiting[message.message.id] = message
+            elif recipient is not None:
+                self._unreceived[message.message.id] = message
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
             self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
             if message.event.outcome == "failed":
                 self._failed[message.event.turn_id] = message.event
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
+            self._waiting.pop(message.message_id, None)
             self._in_turn.add(message.message_id)
         elif isinstance(message, ProcessedMessage):
             self._in_turn.discard(message.message_id)
@@ -162,7 +174,8 @@ class Watch:
         elif isinstance(message, StopMessage) and message.sender is not None:
             gone = message.sender.agent_id
             self._gone.add(gone)
-            self._unreceived = {m: r for m, r in self._unreceived.items() if r != gone}
+            for left in [m for m, s in self._unreceived.items() if _to(s) == gone]:
+                self._waiting[left] = self._unreceived.pop(left)
         elif isinstance(message, StartMessage) and message.sender is not None:
             self._gone.discard(message.sender.agent_id)  # restored under its id
 
@@ -214,11 +227,28 @@ class Watch:
                         return Reply("failed", latest[0], caused[-1].agent, _said(caused[-1]))
                     return Reply("quiet", *latest)
                 if self._ended:
-                    return Reply("stopped", latest[0], latest[1], failure)
+                    owed = self._owes(message_id)
+                    return Reply("stopped", latest[0], latest[1], failure, owed)
                 if now >= deadline:
                     return Reply("timeout", latest[0], latest[1], failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
                 self._cond.wait(min(max(wake - now, 0.01), interrupt.SLICE))
+
+    def waiting(self) -> list[SentMessage]:
+        """The messages sent to a member that stopped before it received them, as far as
+        the log read so far says: they wait on the log, and a resume delivers them (not
+        a cancel: it dies with the run it was aimed at)."""
+        with self._cond:
+            return [s for s in self._waiting.values() if not is_cancel(s.message)]
+
+    def _owes(self, message_id: UUID) -> Literal["", "cut", "waiting"]:
+        """``cut`` when a turn the exchange ``message_id`` caused has not ended, else
+        ``waiting`` when a message it caused is not received yet, else ""."""
+        if any(self._descends(m, message_id) for m in self._in_turn):
+            return "cut"
+        if any(self._descends(m, message_id) for m in [*self._unreceived, *self._waiting]):
+            return "waiting"
+        return ""
 
     def _failure_in(self, message_id: UUID, seq: int | None) -> str | None:
         """The last failure recorded after ``seq`` while a member handled ``message_id`` or
@@ -240,6 +270,10 @@ class Watch:
             seen.add(current)
             current = self._parent.get(current)
         return False
+
+
+def _to(sent: SentMessage) -> UUID | None:
+    return sent.recipient.agent_id if sent.recipient is not None else None
 
 
 def _said(ended: TurnEndedEvent) -> str:

@@ -159,6 +159,7 @@ class TeamChannel:
         "_revision",
         "_revision_lock",
         "_scheduled",
+        "stop_deadline",
     )
 
     def __init__(self) -> None:
@@ -171,6 +172,10 @@ class TeamChannel:
         self._ref: pykka.ActorRef[Any] | None = None
         self._revision = 0
         self._revision_lock = threading.Lock()
+        self.stop_deadline: float | None = None
+        """When the team's graceful stop gives up (``time.monotonic()``), once it has
+        begun (``Orchestrator.stop``): how long a member that stops waits for its
+        children. None while the team runs."""
 
     @property
     def revision(self) -> int:

@@ -25,12 +25,13 @@ from __future__ import annotations
 import copy
 import logging
 import queue
+import time
 import traceback
 import typing
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 from uuid import UUID, uuid4
 
 import pykka
@@ -69,13 +70,44 @@ from akgentic.core.serialization import SerializableModel, model_path
 if typing.TYPE_CHECKING:
     from akgentic.core.actor_system import ActorSystem
 
-__all__ = ["ON_STREAM", "Akgent", "WarningError", "actor_class_for"]
+__all__ = [
+    "LEFT_BEHIND",
+    "ON_STREAM",
+    "Akgent",
+    "GraceRanOut",
+    "WarningError",
+    "actor_class_for",
+]
 
 logger = logging.getLogger("akgentic.core")
 
 ON_STREAM = "akgentic_on_stream"
 """Set on a log record (``extra={ON_STREAM: True}``) whose news is also on the team stream
 as an ``ErrorMessage``: a program that shows the stream (the CLI) may skip the line."""
+
+LEFT_BEHIND = "akgentic_left_behind"
+"""Set on the log record of a team whose stop grace ran out with members still running, to
+a :class:`GraceRanOut`: a program may say it in its own format (the CLI's ``warning:``
+line, its names escaped), and not again when it exits without them."""
+
+
+class GraceRanOut(NamedTuple):
+    """A team's stop grace ran out with ``names`` still running (asked to stop, inside a
+    call that has not returned): the team stopped without them."""
+
+    grace: float
+    names: tuple[str, ...]
+
+    def says(self, name: Callable[[str], str] = str) -> str:
+        """``the grace of 30s ran out with @Worker still running (...); the team stopped
+        without it``, each name through ``name`` (the CLI escapes them)."""
+        names = ", ".join(name(n) for n in self.names)
+        them = "it" if len(self.names) == 1 else "them"
+        return (
+            f"the grace of {self.grace:g}s ran out with {names} still running (in a tool call "
+            f"that never ends?); the team stopped without {them}"
+        )
+
 
 ConfigType = TypeVar("ConfigType", bound=BaseConfig)
 StateType = TypeVar("StateType", bound=BaseState)
@@ -136,7 +168,9 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     use_daemon_thread = True
 
     stop_timeout: ClassVar[float] = 10.0
-    """How long ``stop()`` waits for each child before giving up on it."""
+    """How long ``stop()`` waits for its children before giving up on them, when its
+    team is not stopping (a member fired, an actor stopped alone); in a team's graceful
+    stop it waits as long as the team's grace lasts (``TeamChannel.stop_deadline``)."""
 
     config_class: ClassVar[type[BaseConfig]] = BaseConfig
     """Resolved from the ``ConfigType`` argument; the config built when none is given."""
@@ -336,11 +370,17 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         """Last words, after the StopMessage and before anyone sees the actor stopped."""
 
     def _stop_children(self) -> None:
+        """Stop the children and wait for them: within the team's grace when the team is
+        stopping — whose end the team reports, naming who was still running — else
+        within :attr:`stop_timeout`, saying which child it went on without."""
         children = [c for c in self._children.values() if c.is_alive()]
         for child in children:
             child.request_stop()
+        team_deadline = self._channel.stop_deadline
+        deadline = time.monotonic() + self.stop_timeout if team_deadline is None else team_deadline
         for child in children:
-            if not child.wait_stopped(self.stop_timeout):
+            stopped = child.wait_stopped(max(0.0, deadline - time.monotonic()))
+            if not stopped and team_deadline is None:
                 logger.warning(
                     "%s: child %s did not stop within %ss; going on without it",
                     self._address.name,

@@ -49,7 +49,7 @@ from akgentic.core.address import (
     ActorStartError,
     start_failure_text,
 )
-from akgentic.core.agent import Akgent, SpawnSpec
+from akgentic.core.agent import LEFT_BEHIND, Akgent, GraceRanOut, SpawnSpec
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
@@ -655,18 +655,21 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
     def stop(self, grace_timeout: float | None = None) -> None:
         """Stop the team gracefully; returns at once (wait with ``ActorSystem.wait_stopped``).
 
-        Announces ``TeamStoppingEvent``, stops the regular members — the user proxies
-        last, once no other regular member runs, so that the answers of the turns the
-        members finish reach the person — then, once none remains, stops the ``#`` tool
-        actors in parallel, each once the transient
-        workers that report to it have finished, then itself. When ``grace_timeout`` runs out
-        with members still running, the backstop stops the tool actors and the
-        orchestrator anyway and logs who was still running.
+        Announces ``TeamStoppingEvent``, stops the regular members from the leaves up — a
+        member once none of its children runs, so that it takes what the turns its
+        children finish send it and passes it on; the user proxies last, once no other
+        regular member runs, so that the answers reach the person — then, once none
+        remains, stops the ``#`` tool actors in parallel, each once the transient workers
+        that report to it have finished, then itself. When ``grace_timeout`` runs out
+        with members still running, the backstop stops the rest and the tool actors and
+        the orchestrator anyway, and logs once who was still running (flagged
+        :data:`LEFT_BEHIND`).
         """
         if self._stopping:
             return
         self._stopping = True
         grace = self.config.stop_grace_timeout if grace_timeout is None else grace_timeout
+        self._channel.stop_deadline = time.monotonic() + grace  # the members' waits too
         self.notify_event(TeamStoppingEvent(team_id=self._team_id, grace_timeout=grace))
         self._drain()
         self._each_subscriber("on_stop_request", self._team_id)
@@ -683,34 +686,52 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
 
     def _teardown(self, grace: float) -> None:
         """Two-phase stop, off the orchestrator's thread so members may still ask it."""
-        deadline = time.monotonic() + grace
+        deadline = self._channel.stop_deadline or time.monotonic() + grace
+        asked: set[UUID] = set()  # the members asked to stop so far
         forced = False
         while True:
             regular = [m for m in self._live_members() if not is_tool_actor(m)]
             if not regular:
                 break
-            others = [m for m in regular if not m.is_user_proxy]
-            if others:  # the person hears the answers of the turns being finished
-                regular = others
-            for member in regular:
-                member.request_stop()
-            for member in regular:
-                member.wait_stopped(max(0.0, deadline - time.monotonic()))
             if time.monotonic() >= deadline:
-                still = [m.name for m in self._live_members() if not is_tool_actor(m)]
+                # who was asked and is still running: a call that has not returned; a
+                # parent or a user proxy waiting for its turn to stop is asked now
+                still = [m.name for m in regular if m.agent_id in asked]
+                for member in regular:
+                    member.request_stop()
                 if still:
                     forced = True
+                    report = GraceRanOut(grace, tuple(still))
                     logger.warning(
-                        "team %s: grace of %ss ran out; still running: %s. Stopping the "
-                        "tool actors anyway (backstop).",
-                        self._team_id,
-                        grace,
-                        ", ".join(still),
+                        "team %s: %s", self._team_id, report.says(), extra={LEFT_BEHIND: report}
                     )
                 break
+            due = self._due_to_stop(regular)
+            for member in due:
+                if member.agent_id not in asked:
+                    asked.add(member.agent_id)
+                    member.request_stop()
+            for member in due:
+                member.wait_stopped(max(0.0, deadline - time.monotonic()))
         self._stop_tool_actors(deadline)
         with contextlib.suppress(pykka.ActorDeadError):  # already stopped by someone else
             self.actor_ref.tell(_TeardownDone(forced))
+
+    def _due_to_stop(self, regular: list[ActorAddressImpl]) -> list[ActorAddressImpl]:
+        """The running regular members to stop now: those none of whose children runs
+        (a parent takes what its children's last turns send it); the user proxies once
+        no other member runs."""
+        others = [m for m in regular if not m.is_user_proxy]
+        if not others:
+            return regular
+        parents: set[UUID] = set()
+        for member in others:
+            actor = self._system._actor_of(member.agent_id)
+            parent = actor.parent if actor is not None else None  # set once, at its start
+            if parent is not None:
+                parents.add(parent.agent_id)
+        leaves = [m for m in others if m.agent_id not in parents]
+        return leaves or others
 
     def _stop_tool_actors(self, deadline: float) -> None:
         """Phase two: the ``#`` tool actors, in parallel.
@@ -757,7 +778,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
 
     def _finish_stop(self, forced: bool) -> None:
         if forced:
-            logger.warning("team %s stopped by the backstop", self._team_id)
+            logger.info("team %s stopped by the backstop", self._team_id)
         super().stop()
 
     def _before_stopped(self) -> None:

@@ -571,16 +571,18 @@ class TeamManager:
         return self._adopt(runtime)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
-        """Stop the team if it runs, then mark it DELETED. ``purge`` removes its rows and
-        its own workspace trees (see :mod:`akgentic.team.workspaces`).
+        """Stop the team if it runs here, then mark it DELETED. ``purge`` removes its rows
+        and its own workspace trees (see :mod:`akgentic.team.workspaces`).
 
-        A team another live process runs is marked DELETED, which that process notices and
-        obeys; a purge of it is refused (:class:`TeamRunningElsewhereError`): its rows would
-        go while that process still writes them, and its session would offer to resume a
-        team that no longer exists. Stop it first, then purge."""
+        A team another live process runs is refused (:class:`TeamRunningElsewhereError`),
+        deleted or purged alike: that process would go on writing events into a team
+        marked DELETED (or into rows that are gone), and its session would offer to resume
+        a team that can no longer be resumed. Stop it first (:meth:`stop_team`), then
+        delete it. A team whose process is gone (its lease expired, its pid dead) is not
+        running anywhere: it is deleted."""
         if self.get_team(team_id) is not None:
             self.stop_team(team_id)
-        elif purge and (elsewhere := self.running_elsewhere(team_id)) is not None:
+        elif (elsewhere := self.running_elsewhere(team_id)) is not None:
             raise elsewhere
         self.record(team_id)
         if purge:

@@ -196,13 +196,17 @@ def test_a_parent_outlasts_its_busy_child_and_passes_its_answer_on(
         assert plan.interrupted == [] and plan.undelivered == []
 
 
+@pytest.mark.parametrize("grace", [0.5, 0.0])
 def test_a_grace_that_runs_out_names_the_member_still_running_once(
-    storage_url: str, system: ActorSystem, caplog: pytest.LogCaptureFixture
+    storage_url: str, system: ActorSystem, caplog: pytest.LogCaptureFixture, grace: float
 ) -> None:
     """@Worker is still in its tool call when the grace ends: one warning names it — not
     @Human, whose turn to stop had not come, nor @Manager — flagged LEFT_BEHIND (the
     CLI says it in its own format); @Manager, stopped then, does not wait for its child past the
-    grace (it used to wait 10s more and log its own warning)."""
+    grace (it used to wait 10s more and log its own warning). With a grace of 0, or one
+    that ends before anyone's turn to stop came, the members asked only then are given the
+    backstop, and the stuck one is still named (nobody was, and the stop left them all
+    running)."""
     for _ in gate():
         storage = open_storage(storage_url)
         manager = TeamManager(system, storage)
@@ -211,12 +215,12 @@ def test_a_grace_that_runs_out_names_the_member_still_running_once(
         assert Gate.entered.wait(60)
         boss = next(m for m in runtime.members() if m.name == "@Manager")
         with caplog.at_level(logging.INFO, logger="akgentic"):
-            manager.stop_team(runtime.team_id, grace_timeout=0.5)
+            manager.stop_team(runtime.team_id, grace_timeout=grace)
             assert system.wait_stopped(boss, 5)  # within the grace's end, not 10s after
 
         warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
         [warning] = warnings
-        report = GraceRanOut(0.5, ("@Worker",))
+        report = GraceRanOut(grace, ("@Worker",))
         assert getattr(warning, LEFT_BEHIND) == report
         assert warning.getMessage() == f"team {runtime.team_id}: {report.says()}"
-        assert report.says().startswith("the grace of 0.5s ran out with @Worker still running")
+        assert report.says().startswith(f"the grace of {grace:g}s ran out with @Worker still")

@@ -237,6 +237,11 @@ class OrchestratorConfig(BaseConfig):
     entry_point: str | None = None
 
 
+_BACKSTOP = 1.0
+"""Seconds a member asked to stop only when the grace ran out (or a tool actor) is given
+before the stop goes on without it: an idle one stops in far less."""
+
+
 class _TeardownDone(NamedTuple):
     forced: bool
 
@@ -694,11 +699,16 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             if not regular:
                 break
             if time.monotonic() >= deadline:
-                # who was asked and is still running: a call that has not returned; a
-                # parent or a user proxy waiting for its turn to stop is asked now
-                still = [m.name for m in regular if m.agent_id in asked]
+                # the grace is over: whoever was not asked yet (a parent, a user proxy
+                # waiting for its turn; everyone, with a grace of 0) is asked now and has
+                # the backstop to stop; who still runs then is in a call that has not
+                # returned, and is named
                 for member in regular:
                     member.request_stop()
+                backstop = time.monotonic() + _BACKSTOP
+                for member in regular:
+                    member.wait_stopped(max(0.0, backstop - time.monotonic()))
+                still = [m.name for m in regular if m.is_alive()]
                 if still:
                     forced = True
                     report = GraceRanOut(grace, tuple(still))
@@ -754,7 +764,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
 
         def stop_after_its_workers(holder: ActorAddressImpl) -> None:
             for worker in awaited[holder.agent_id]:
-                worker.wait_stopped(max(deadline - time.monotonic(), 1.0))
+                worker.wait_stopped(max(deadline - time.monotonic(), _BACKSTOP))
             holder.request_stop()
 
         waiting = []
@@ -772,7 +782,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                 holder.request_stop()
         for thread in waiting:
             thread.join()
-        backstop = max(deadline - time.monotonic(), 1.0)
+        backstop = max(deadline - time.monotonic(), _BACKSTOP)
         for tool in holders:
             tool.wait_stopped(backstop)
 

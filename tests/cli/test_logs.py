@@ -99,6 +99,42 @@ def test_a_line_is_news_again_once_its_quiet_time_is_over(stderr: io.StringIO) -
     assert stderr.getvalue().splitlines() == ["warning: team 1: slow"] * 2
 
 
+def test_a_record_that_cannot_be_said_never_raises_into_the_code_that_logs(
+    stderr: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library's record with arguments its format lacks, or an exception whose ``str``
+    fails: the handler reports its own error (logging's ``handleError``) and the caller —
+    a recorder's writer thread, say — goes on."""
+
+    class UnprintableError(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no words")
+
+    def record(name: str, msg: str, args: tuple[object, ...], exc: BaseException | None) -> None:
+        info = (type(exc), exc, None) if exc is not None else None
+        made = logging.LogRecord(name, logging.WARNING, __file__, 1, msg, args, info)
+        logs._HANDLER.handle(made)  # the handler alone (pytest's own would raise first)
+
+    reported: list[logging.LogRecord] = []
+    monkeypatch.setattr(logs._HANDLER, "handleError", reported.append)
+    record("httpx", "bad %s %s", (1,), None)
+    record(TEAM, "team %s: could not write", (1,), UnprintableError())
+    record(TEAM, "team %s: still said", (1,), None)
+
+    assert [r.name for r in reported] == ["httpx", TEAM]
+    assert stderr.getvalue().splitlines() == ["warning: team 1: still said"]
+
+
+def test_the_said_table_stays_bounded_and_keeps_the_latest(stderr: io.StringIO) -> None:
+    team = logging.getLogger(TEAM)
+    for n in range(1000):
+        team.warning("team %s: slow", n)
+    team.warning("team %s: slow", 999)  # said lately: left out
+
+    assert len(logs._HANDLER.said) <= logs._SAID_KEPT + 1
+    assert len(stderr.getvalue().splitlines()) == 1000
+
+
 def test_serve_says_every_record(stderr: io.StringIO) -> None:
     """A server's log is read by counting: ``say_each_time`` leaves no repeat out, and
     remembers nothing for it."""

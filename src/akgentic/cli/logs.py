@@ -70,7 +70,7 @@ STORE_FREE = "note: the store is free again; what was kept is written, nothing w
 
 QUIET_FOR = 60.0
 """Seconds within which a line said is not said again (see the module docstring)."""
-_SAID_KEPT = 256  # lines remembered before those said longer ago than QUIET_FOR are dropped
+_SAID_KEPT = 256  # lines remembered; past that the older half is forgotten
 
 _BUSY_WORDS = (
     "database is locked",
@@ -153,10 +153,10 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
         if _FORMATTER.tracebacks:
             super().emit(record)
             return
-        line = self._line(record)
-        if line is None or self._said_lately(line):
-            return
-        try:
+        try:  # a handler never raises into the code that logs (a writer thread, say)
+            line = self._line(record)
+            if line is None or self._said_lately(line):
+                return
             self.stream.write(line + self.terminator)
             self.flush()
         except Exception:
@@ -172,8 +172,9 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
         last = self.said.get(line)
         if last is not None and now - last < quiet:
             return True
-        if len(self.said) > _SAID_KEPT:
-            self.said = {k: t for k, t in self.said.items() if now - t < quiet}
+        if len(self.said) > _SAID_KEPT:  # forget the older half (a dict keeps its order)
+            self.said = dict(list(self.said.items())[_SAID_KEPT // 2 :])
+        self.said.pop(line, None)  # to the end: the order is the order of saying
         self.said[line] = now
         return False
 

@@ -262,3 +262,21 @@ def test_a_group_the_store_refuses_for_a_lost_lease_is_not_written_nor_any_after
     recorder.on_stop(team)
     assert [r.require() for r in storage.events.read(team)] == [first]
     assert len(lost) == 1 and recorder.last_seq == 1
+
+
+def test_an_event_log_that_cannot_check_a_lease_is_refused_at_the_start(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log whose appends take no ``fence`` would refuse every commit of a leased team
+    with a ``TypeError``, retried forever: the recorder says so when it is made."""
+    storage = open_storage(storage_url)
+    real = storage.events.append_packs
+
+    def no_fence(team_id: Any, packs: Any, states: Any = (), memory: Any = ()) -> Any:
+        return real(team_id, packs, states, memory)
+
+    monkeypatch.setattr(storage.events, "append_packs", no_fence)
+    fence = Fence(resource="team/x", owner="one")
+    with pytest.raises(TypeError, match=r"append_packs takes no fence=: the event log of a team"):
+        EventRecorder(storage, uuid4(), fence)
+    EventRecorder(storage, uuid4())  # unfenced, the same log is fine

@@ -36,6 +36,7 @@ more, ever — so a resume that fails half-way leaves the stored team exactly as
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -188,6 +189,22 @@ GROUP_EVENTS = 5_000
 """A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
 
 
+def _check_takes_fence(events: Any) -> None:
+    """Raise ``TypeError`` now, in words, when an event log cannot check a lease in its
+    appends: a leased team's commits would all be refused by it, and retried forever."""
+    for name in ("append_encoded", "append_packs"):
+        try:
+            parameters = inspect.signature(getattr(events, name)).parameters.values()
+        except (AttributeError, TypeError, ValueError):  # not there, or not inspectable
+            continue
+        if not any(p.name == "fence" or p.kind is p.VAR_KEYWORD for p in parameters):
+            raise TypeError(
+                f"{type(events).__name__}.{name} takes no fence=: the event log of a team "
+                f"run under a lease must check it in the append "
+                f"(akgentic.storage.EventLog.{name})"
+            )
+
+
 class EventRecorder:
     """Records one team's stream into a storage bundle (an ``EventSubscriber``)."""
 
@@ -202,6 +219,8 @@ class EventRecorder:
         fence: Fence | None = None,
         on_lost: Callable[[LeaseLostError], None] | None = None,
     ) -> None:
+        if fence is not None:
+            _check_takes_fence(storage.events)
         self._storage = storage
         # the condition of every commit, checked by the store inside its transaction:
         # this process still holds the team's lease. A commit it refuses stores nothing,
@@ -437,6 +456,7 @@ class EventRecorder:
                     memory.append(team, row.agent_id, items)
             except Exception:
                 logger.exception("team %s: could not update the working memory", team)
+                self._failed = 0  # something was lost: the next commit does not say otherwise
 
     def _append(
         self, items: list[_Item], states: list[StateRow], memory: list[MemoryRow] | None = None
@@ -450,7 +470,7 @@ class EventRecorder:
         (``memory`` is passed only when there is some)."""
         events = self._storage.events
         team = self._team_id
-        # the fence, when there is one (a log that predates it works unfenced)
+        # the fence, when there is one (checked at the start: the log takes it)
         fenced: dict[str, Any] = {} if self._fence is None else {"fence": self._fence}
         if not any(isinstance(item, _Pack) for item in items):
             rows = [item[0] for item in items if not isinstance(item, _Pack)]

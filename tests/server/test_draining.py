@@ -168,3 +168,30 @@ def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
     assert len(left) == 1 and "@Boss is stuck in a call that has not returned" in left[0], errors
     assert "Traceback" not in errors, errors
     assert_stored_stopped(storage, team.team_id)
+
+
+@pytest.mark.parametrize("handled", [False, True], ids=["embedder", "akgentic-serve"])
+def test_sigterm_drains_unless_the_caller_says_its_handler_does(handled: bool) -> None:
+    """An application embedding ``serve(stop=...)`` may have a SIGTERM handler of its own
+    (one that logs, say): SIGTERM still sets ``stop`` — only ``sigterm_handled`` (what
+    ``akgentic serve`` passes) leaves SIGTERM to the caller."""
+    import uvicorn
+    from fastapi import FastAPI
+
+    from akgentic.server.serve import _Server
+
+    stop = threading.Event()
+    heard: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: heard.append(signum))
+    try:
+        server = _Server(
+            uvicorn.Config(FastAPI()), FastAPI(), stop, None, lambda: None, sigterm_handled=handled
+        )
+        with server.capture_signals():
+            handler = signal.getsignal(signal.SIGTERM)
+            assert callable(handler)
+            handler(signal.SIGTERM, None)
+        assert stop.is_set() is not handled
+        assert heard == ([signal.SIGTERM] if handled else [])
+    finally:
+        signal.signal(signal.SIGTERM, previous)

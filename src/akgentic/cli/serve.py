@@ -209,6 +209,7 @@ def serve(
                     stop=pressed,
                     on_stopping=stopping,
                     placement=where,
+                    sigterm_handled=True,  # interrupt.install's handler sets ``pressed``
                 )
             if pressed.is_set():
                 raise KeyboardInterrupt

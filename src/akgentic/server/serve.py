@@ -142,6 +142,7 @@ def serve(
     stop: threading.Event | None = None,
     on_stopping: Callable[[], None] | None = None,
     placement: Placement | None = None,
+    sigterm_handled: bool = False,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
     runs in this process is stopped gracefully on the way out (teams a ``placement`` runs
@@ -156,9 +157,9 @@ def serve(
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
     skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
     Ctrl-C: the server drains and stops once ``stop`` is set (``on_stopping()`` says it
-    began: the server is draining by then), and SIGTERM does the same unless the caller
-    has a handler of its own for it (``akgentic serve``'s, which sets ``stop`` and keeps
-    the signal for its exit code, 143); without it, the
+    began: the server is draining by then), and SIGTERM does the same unless
+    ``sigterm_handled`` says the caller's own handler sets ``stop`` on SIGTERM
+    (``akgentic serve``'s, which keeps the signal for its exit code, 143); without it, the
     first SIGINT or SIGTERM drains and a second SIGINT ends the serving at once (the teams
     still stop before this returns). A ``settings.mcp_config`` that cannot be used raises
     ``MCPConfigError`` before the server listens.
@@ -178,7 +179,14 @@ def serve(
             if skills_dir is not None:
                 for problem in load_skills_into(storage, skills_dir):
                     report(f"skill skipped: {problem}")
-            server = _Server(_config(app, settings), app, stop, on_stopping, manager.shutdown)
+            server = _Server(
+                _config(app, settings),
+                app,
+                stop,
+                on_stopping,
+                manager.shutdown,
+                sigterm_handled=sigterm_handled,
+            )
             if on_ready is not None:
                 threading.Thread(target=_announce, args=(server, on_ready), daemon=True).start()
             server.run()
@@ -213,8 +221,11 @@ class _Server(uvicorn.Server):
         stop: threading.Event | None,
         on_stopping: Callable[[], None] | None,
         drain: Callable[[], None],
+        *,
+        sigterm_handled: bool = False,
     ) -> None:
         super().__init__(config)
+        self._sigterm_handled = sigterm_handled
         self._app = app
         self._stop = stop
         self._on_stopping = on_stopping
@@ -256,8 +267,8 @@ class _Server(uvicorn.Server):
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        if callable(signal.getsignal(signal.SIGTERM)):
-            yield  # the caller's own handler (akgentic serve's sets ``stop``, keeps the signal)
+        if self._sigterm_handled:
+            yield  # the caller's own handler sets ``stop`` (akgentic serve's keeps the signal)
             return
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: stop.set())
         try:

@@ -1,0 +1,103 @@
+"""Commands that run no agent start without importing the agents (akgentic.cli.lazy).
+
+Each case runs the console script's entry in a child interpreter (this test run has
+imported everything already) and says whether ``pydantic_ai`` — the model layer, the
+biggest share of the framework's imports — got imported. No timing is asserted: what is
+imported is the cause of a slow start, and it is exact.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.core import TyperGroup
+from typer.testing import CliRunner
+
+from akgentic.cli import app
+from akgentic.cli.lazy import Lazy, LazyGroup
+
+from .conftest import child_env, run_child
+
+CHILD = """
+import contextlib, io, sys
+from akgentic.cli import entry
+sys.argv = ["akgentic", *sys.argv[1:]]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    entry.main()
+print("pydantic_ai" in sys.modules)
+"""
+
+COMMANDS = {
+    (): ["run", "events", "usage", "serve", "teams", "catalog"],
+    ("teams",): ["list", "show", "stop", "resume", "delete"],
+    ("catalog",): [
+        "list",
+        "show",
+        "enable",
+        "disable",
+        "configure",
+        "set-credential",
+        "probe",
+        "audit",
+        "remove",
+    ],
+}
+"""Every group's subcommands, in the order its --help lists them (as before they were lazy)."""
+
+
+def imports_pydantic_ai(tmp_path: Path, *argv: str) -> bool:
+    env = child_env(AKGENTIC_STORAGE=f"sqlite:///{tmp_path / 'start.db'}")
+    done = run_child([sys.executable, "-c", CHILD, *argv], env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()[-1] == "True"
+
+
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["--help"], ["teams", "--help"], []], ids=" ".join
+)
+def test_a_command_that_runs_no_agent_does_not_import_pydantic_ai(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    assert imports_pydantic_ai(tmp_path, *argv) is False
+
+
+def test_a_command_imports_what_it_runs(tmp_path: Path) -> None:
+    assert imports_pydantic_ai(tmp_path, "run", "--help") is True
+
+
+@pytest.mark.parametrize("path", list(COMMANDS), ids=lambda p: " ".join(p) or "akgentic")
+def test_help_lists_every_subcommand_as_before(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    listing = result.stdout.split("Commands:\n", 1)[1]
+    assert re.findall(r"^  (\S+)  ", listing, re.M) == COMMANDS[path]
+
+
+def test_a_lazy_group_s_short_help_is_its_help() -> None:
+    """The table says a group's short help (its parent's --help lists it without importing
+    it): it is the group's own help, not a second wording of it."""
+    root = typer.main.get_command(app)
+    assert isinstance(root, LazyGroup)
+    groups = {name: c for name, c in root.commands.items() if isinstance(c, TyperGroup)}
+    assert sorted(groups) == ["catalog", "teams"]
+    for name, group in groups.items():
+        assert group.help == root.lazy[name].short_help, name
+
+
+def test_ctrl_c_during_a_command_s_imports_is_interrupted_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def interrupted(name: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("akgentic.cli.lazy.importlib.import_module", interrupted)
+    root = app.info.cls
+    assert root is not None and issubclass(root, LazyGroup)
+    monkeypatch.setitem(root.lazy, "later", Lazy("akgentic.cli.run:run", "Not yet imported."))
+    result = CliRunner().invoke(app, ["later", "--help"])
+    assert result.exit_code == 130
+    assert result.exception is not None and isinstance(result.exception, SystemExit)

@@ -19,15 +19,20 @@ from typer.testing import CliRunner
 
 from akgentic.cli import app
 from akgentic.cli.lazy import Lazy, LazyGroup
+from akgentic.core.serialization import serialize
+from akgentic.storage import open_storage, sqlite_url
+from akgentic.team import TeamCard
 
-from .conftest import child_env, run_child
+from .conftest import RESEARCH, child_env, run_child
 
 CHILD = """
 import contextlib, io, sys
 from akgentic.cli import entry
 sys.argv = ["akgentic", *sys.argv[1:]]
-with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
     entry.main()
+print(out.getvalue())
 print("pydantic_ai" in sys.modules)
 """
 
@@ -49,20 +54,34 @@ COMMANDS = {
 """Every group's subcommands, in the order its --help lists them (as before they were lazy)."""
 
 
-def imports_pydantic_ai(tmp_path: Path, *argv: str) -> bool:
-    env = child_env(AKGENTIC_STORAGE=f"sqlite:///{tmp_path / 'start.db'}")
+def run_entry(tmp_path: Path, *argv: str) -> tuple[str, bool]:
+    """``akgentic ARGV...`` in a child: what it printed, and whether it imported pydantic-ai."""
+    env = child_env(AKGENTIC_STORAGE=sqlite_url(tmp_path / "start.db"))
     done = run_child([sys.executable, "-c", CHILD, *argv], env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    return done.stdout.split()[-1] == "True"
+    printed, imported = done.stdout.rstrip("\n").rsplit("\n", 1)
+    return printed, imported == "True"
 
 
-@pytest.mark.parametrize(
-    "argv", [["--version"], ["--help"], ["teams", "--help"], []], ids=" ".join
-)
+def imports_pydantic_ai(tmp_path: Path, *argv: str) -> bool:
+    return run_entry(tmp_path, *argv)[1]
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["teams", "--help"], []], ids=" ".join)
 def test_a_command_that_runs_no_agent_does_not_import_pydantic_ai(
     tmp_path: Path, argv: list[str]
 ) -> None:
     assert imports_pydantic_ai(tmp_path, *argv) is False
+
+
+def test_teams_list_reads_records_and_leases_only(tmp_path: Path) -> None:
+    """A card names the members' classes (the agent layer): ``teams list`` never reads one."""
+    storage = open_storage(sqlite_url(tmp_path / "start.db"))
+    team_id = storage.teams.create("research", card=serialize(TeamCard.from_yaml(RESEARCH))).team_id
+    storage.close()
+    printed, imported = run_entry(tmp_path, "teams", "list")
+    assert f"{team_id}  research  RUNNING" in printed
+    assert imported is False
 
 
 def test_a_command_imports_what_it_runs(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ class _Root(LazyGroup):
 
 class _Teams(LazyGroup):
     lazy = {
-        "list": Lazy("akgentic.cli.teams:list_teams", "List the teams and who runs them."),
+        "list": Lazy("akgentic.cli.teams_list:list_teams", "List the teams and who runs them."),
         "show": Lazy("akgentic.cli.teams:show_team", "Show a team: record, members, log."),
         "stop": Lazy("akgentic.cli.teams:stop_team", "Stop a team, wherever it runs."),
         "resume": Lazy(

@@ -1,9 +1,9 @@
 """Commands that run no agent start without importing the agents (akgentic.cli.lazy).
 
 Each case runs the console script's entry in a child interpreter (this test run has
-imported everything already) and says whether ``pydantic_ai`` — the model layer, the
-biggest share of the framework's imports — got imported. No timing is asserted: what is
-imported is the cause of a slow start, and it is exact.
+imported everything already) and says which of ``pydantic_ai`` — the model layer, the
+biggest share of the framework's imports — and ``akgentic.core`` got imported. No timing
+is asserted: what is imported is the cause of a slow start, and it is exact.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from akgentic.cli import app
-from akgentic.cli.lazy import Lazy, LazyGroup
+from akgentic.cli.lazy import LazyGroup
 from akgentic.core.serialization import serialize
 from akgentic.storage import open_storage, sqlite_url
 from akgentic.team import TeamCard
@@ -33,7 +33,7 @@ out = io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
     entry.main()
 print(out.getvalue())
-print("pydantic_ai" in sys.modules)
+print(",".join(m for m in ("pydantic_ai", "akgentic.core") if m in sys.modules) or "-")
 """
 
 COMMANDS = {
@@ -54,24 +54,19 @@ COMMANDS = {
 """Every group's subcommands, in the order its --help lists them (as before they were lazy)."""
 
 
-def run_entry(tmp_path: Path, *argv: str) -> tuple[str, bool]:
-    """``akgentic ARGV...`` in a child: what it printed, and whether it imported pydantic-ai."""
+def run_entry(tmp_path: Path, *argv: str) -> tuple[str, set[str]]:
+    """``akgentic ARGV...`` in a child: what it printed, and which of pydantic-ai (the model
+    layer) and ``akgentic.core`` (the actors, under every layer) it imported."""
     env = child_env(AKGENTIC_STORAGE=sqlite_url(tmp_path / "start.db"))
     done = run_child([sys.executable, "-c", CHILD, *argv], env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     printed, imported = done.stdout.rstrip("\n").rsplit("\n", 1)
-    return printed, imported == "True"
-
-
-def imports_pydantic_ai(tmp_path: Path, *argv: str) -> bool:
-    return run_entry(tmp_path, *argv)[1]
+    return printed, set(imported.split(",")) - {"-"}
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["teams", "--help"], []], ids=" ".join)
-def test_a_command_that_runs_no_agent_does_not_import_pydantic_ai(
-    tmp_path: Path, argv: list[str]
-) -> None:
-    assert imports_pydantic_ai(tmp_path, *argv) is False
+def test_version_and_help_import_no_framework(tmp_path: Path, argv: list[str]) -> None:
+    assert run_entry(tmp_path, *argv)[1] == set()
 
 
 def test_teams_list_reads_records_and_leases_only(tmp_path: Path) -> None:
@@ -81,11 +76,11 @@ def test_teams_list_reads_records_and_leases_only(tmp_path: Path) -> None:
     storage.close()
     printed, imported = run_entry(tmp_path, "teams", "list")
     assert f"{team_id}  research  RUNNING" in printed
-    assert imported is False
+    assert imported == {"akgentic.core"}
 
 
 def test_a_command_imports_what_it_runs(tmp_path: Path) -> None:
-    assert imports_pydantic_ai(tmp_path, "run", "--help") is True
+    assert run_entry(tmp_path, "run", "--help")[1] == {"pydantic_ai", "akgentic.core"}
 
 
 @pytest.mark.parametrize("path", list(COMMANDS), ids=lambda p: " ".join(p) or "akgentic")
@@ -105,18 +100,3 @@ def test_a_lazy_group_s_short_help_is_its_help() -> None:
     assert sorted(groups) == ["catalog", "teams"]
     for name, group in groups.items():
         assert group.help == root.lazy[name].short_help, name
-
-
-def test_ctrl_c_during_a_command_s_imports_is_interrupted_not_a_traceback(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def interrupted(name: str) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr("akgentic.cli.lazy.importlib.import_module", interrupted)
-    root = app.info.cls
-    assert root is not None and issubclass(root, LazyGroup)
-    monkeypatch.setitem(root.lazy, "later", Lazy("akgentic.cli.run:run", "Not yet imported."))
-    result = CliRunner().invoke(app, ["later", "--help"])
-    assert result.exit_code == 130
-    assert result.exception is not None and isinstance(result.exception, SystemExit)

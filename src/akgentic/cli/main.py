@@ -22,8 +22,7 @@ from typing import Annotated
 
 import typer
 
-from akgentic.cli import logs
-from akgentic.cli.lazy import Lazy, LazyGroup
+from akgentic.cli.lazy import Lazy, LazyGroup, after_imports
 
 __all__ = ["app", "main"]
 
@@ -105,8 +104,16 @@ def quiet_pydantic_ai() -> None:
 def main() -> None:
     """The console script: modules in the current directory are importable (as with
     ``python -m``: a team card's ``imports`` and ``--import`` may name them), the
-    framework's warnings go to stderr, then the command runs."""
+    framework's warnings go to stderr once the command's modules are imported (the
+    handler, :mod:`akgentic.cli.logs`, imports the core: ``--version`` and ``--help`` need
+    it not), then the command runs."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    logs.configure()
+    after_imports(_configure_logs)
     app()
+
+
+def _configure_logs() -> None:
+    from akgentic.cli import logs
+
+    logs.configure()

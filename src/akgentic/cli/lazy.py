@@ -3,9 +3,10 @@
 A command's module imports what it runs — the team, agent and tool layers, pydantic-ai —
 about a second of imports. A :class:`LazyGroup` names its subcommands in a table,
 ``name → Lazy("module:attr", short help)``, and imports a subcommand's module only when
-that subcommand is looked up (:meth:`LazyGroup.get_command`: to run it, or to print its
-own ``--help``). Its ``commands`` is that table (:class:`_Commands`): listing the names,
-typer's "did you mean" and a walk over every command work as on a plain group. The
+that subcommand is looked up (to run it, or to print its own ``--help``): its
+``commands`` is that table (:class:`_Commands`), each command made on first read, so
+typer's look-up, its "did you mean" and a walk over every command work as on a plain
+group. The
 group's own ``--help`` lists every subcommand with the short help of the table, importing
 none of them (:meth:`LazyGroup.format_commands`).
 
@@ -15,9 +16,10 @@ and short help, as ``app.command(name, short_help=...)`` would) or a ``typer.Typ
 ``cls=`` a :class:`LazyGroup`).
 
 When a group resolves a command that is not lazy itself — the command about to run, or a
-group whose commands are all imported — the imports are over: the ``after_imports`` hook
-given to :func:`after_imports` runs then, once (the console script freezes the heap
-there, :func:`akgentic.core.freeze_import_heap`), before the command starts. A Ctrl-C
+group whose commands are all imported — the imports are over: the hooks given to
+:func:`after_imports` run then, once each, before the command starts (the console
+script's: freeze the heap, :func:`akgentic.core.freeze_import_heap`, and set up the log
+handler, :mod:`akgentic.cli.logs`; neither is needed by ``--help``). A Ctrl-C
 during a command's imports ends it as one before any command started: ``interrupted``,
 exit 130 (:func:`akgentic.cli.interrupt.report_and_exit`), never a traceback.
 """
@@ -66,6 +68,7 @@ class Lazy:
             found = getattr(importlib.import_module(module), attr)
         except KeyboardInterrupt:  # as before any command started: never a traceback
             interrupt.report_and_exit()
+        # pretty_exceptions_short: typer's default, the app's (its pretty exceptions are off)
         if isinstance(found, typer.Typer):
             return get_group_from_info(
                 TyperInfo(found, name=name, short_help=self.short_help),

@@ -63,11 +63,12 @@ def test_a_cycle_made_after_the_freeze_is_still_collected() -> None:
 
 
 def test_the_console_script_freezes_the_heap_before_the_command_runs() -> None:
+    # once the command's module is imported (akgentic.cli.lazy), before it parses its options
     (frozen,) = run_child(
         """
         import contextlib, gc, io, sys
         from akgentic.cli import entry
-        sys.argv = ["akgentic", "--help"]
+        sys.argv = ["akgentic", "teams", "list", "--help"]
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
             entry.main()
         print(gc.get_freeze_count())

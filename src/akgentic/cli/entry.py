@@ -1,11 +1,12 @@
 """The console script ``akgentic`` (and ``python -m akgentic.cli``): Ctrl-C first.
 
 This module is small on purpose: Ctrl-C is taken over (:mod:`akgentic.cli.interrupt`)
-before the framework is imported (:mod:`akgentic.cli.main`, which takes a while), so an
-interrupt during the start-up imports ends the command with ``interrupted`` and exit
-code 130, never a traceback. Once imported, the heap is frozen
+before anything else is imported, so an interrupt during the start-up imports ends the
+command with ``interrupted`` and exit code 130, never a traceback. The command's own
+module — the framework, which takes a while — is imported when the command is resolved
+(:mod:`akgentic.cli.lazy`); then, before it runs, the heap is frozen
 (:func:`akgentic.core.freeze_import_heap`): the collector's full passes in a session or a
-server then walk what its teams made, not the ≈ 130,000 objects of the imports.
+server walk what its teams made, not the ≈ 130,000 objects of the imports.
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ __all__ = ["main"]
 
 
 def main() -> None:
-    """Take over Ctrl-C, import the command, freeze what the imports left, run the command
-    (see :func:`akgentic.cli.main.main`)."""
+    """Take over Ctrl-C, import the command line, run the command: its imports done, the
+    heap is frozen (see :func:`akgentic.cli.main.main`)."""
     interrupt.install()
     try:
+        from akgentic.cli.lazy import after_imports
         from akgentic.cli.main import main as run_command
-        from akgentic.core import freeze_import_heap
-
-        freeze_import_heap()
     except KeyboardInterrupt:
         interrupt.report_and_exit()
+    after_imports(_freeze_import_heap)
     run_command()
+
+
+def _freeze_import_heap() -> None:
+    from akgentic.core import freeze_import_heap
+
+    freeze_import_heap()

@@ -32,7 +32,6 @@ from akgentic.cli.output import SafeText, error_console, printable
 from akgentic.core import AddressError
 from akgentic.core.excerpt import exception_words, validator_words
 from akgentic.storage import StorageError
-from akgentic.team import TeamCardError
 
 __all__ = [
     "EXIT_ERROR",
@@ -47,8 +46,7 @@ __all__ = [
 EXIT_ERROR = 1
 
 _EXPECTED: tuple[type[BaseException], ...] = (
-    TeamCardError,
-    ValueError,
+    ValueError,  # a TeamCardError too (not imported: it would import the team layer)
     LookupError,
     ImportError,
     StorageError,

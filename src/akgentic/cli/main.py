@@ -7,6 +7,10 @@
 - ``akgentic serve [--host] [--port] [--cards PATH]`` — see :mod:`akgentic.cli.serve`;
   ``run`` and ``events`` take ``--server URL`` to work with a server's teams.
 - ``akgentic catalog list|show|enable|disable|...`` — see :mod:`akgentic.cli.catalog`.
+
+Each subcommand is named in a table and its module imported only when it is used
+(:mod:`akgentic.cli.lazy`): ``--version``, ``--help`` and a group's ``--help`` import none
+of the framework. A command's short help is written in the table, once.
 """
 
 from __future__ import annotations
@@ -18,17 +22,39 @@ from typing import Annotated
 
 import typer
 
-from akgentic.cli import logs
-from akgentic.cli.catalog import catalog_app
-from akgentic.cli.events import events
-from akgentic.cli.run import run
-from akgentic.cli.serve import serve
-from akgentic.cli.teams import delete_team, list_teams, resume_team, show_team, stop_team
-from akgentic.cli.usage import usage
+from akgentic.cli.lazy import Lazy, LazyGroup, after_imports
 
 __all__ = ["app", "main"]
 
+
+class _Root(LazyGroup):
+    lazy = {
+        "run": Lazy("akgentic.cli.run:run", "Run a team in the terminal and talk to it."),
+        "events": Lazy("akgentic.cli.events:events", "Print a team's events, one line each."),
+        "usage": Lazy("akgentic.cli.usage:usage", "Show where a team's input tokens went."),
+        "serve": Lazy("akgentic.cli.serve:serve", "Serve teams over HTTP, with a web page."),
+        "teams": Lazy("akgentic.cli.main:teams_app", "List, show, stop, resume and delete teams."),
+        "catalog": Lazy(
+            "akgentic.cli.catalog:catalog_app",
+            "The tool catalog: which tools may be used, and where.",
+        ),
+    }
+
+
+class _Teams(LazyGroup):
+    lazy = {
+        "list": Lazy("akgentic.cli.teams_list:list_teams", "List the teams and who runs them."),
+        "show": Lazy("akgentic.cli.teams:show_team", "Show a team: record, members, log."),
+        "stop": Lazy("akgentic.cli.teams:stop_team", "Stop a team, wherever it runs."),
+        "resume": Lazy(
+            "akgentic.cli.teams:resume_team", "Restore a team from its log; talk to it."
+        ),
+        "delete": Lazy("akgentic.cli.teams:delete_team", "Mark a team DELETED, or --purge it."),
+    }
+
+
 app = typer.Typer(
+    cls=_Root,
     name="akgentic",
     help="Run teams of LLM agents in the terminal, and manage the teams you keep.",
     no_args_is_help=True,
@@ -38,23 +64,12 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 teams_app = typer.Typer(
+    cls=_Teams,
     help="List, show, stop, resume and delete teams.",
     rich_markup_mode=None,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-app.command("run", short_help="Run a team in the terminal and talk to it.")(run)
-app.command("events", short_help="Print a team's events, one line each.")(events)
-app.command("usage", short_help="Show where a team's input tokens went.")(usage)
-app.command("serve", short_help="Serve teams over HTTP, with a web page.")(serve)
-teams_app.command("list", short_help="List the teams and who runs them.")(list_teams)
-teams_app.command("show", short_help="Show a team: record, members, log.")(show_team)
-teams_app.command("stop", short_help="Stop a team, wherever it runs.")(stop_team)
-teams_app.command("resume", short_help="Restore a team from its log; talk to it.")(resume_team)
-teams_app.command("delete", short_help="Mark a team DELETED, or --purge it.")(delete_team)
-app.add_typer(teams_app, name="teams")
-app.add_typer(catalog_app, name="catalog")
 
 
 def _version(value: bool) -> None:
@@ -89,8 +104,16 @@ def quiet_pydantic_ai() -> None:
 def main() -> None:
     """The console script: modules in the current directory are importable (as with
     ``python -m``: a team card's ``imports`` and ``--import`` may name them), the
-    framework's warnings go to stderr, then the command runs."""
+    framework's warnings go to stderr once the command's modules are imported (the
+    handler, :mod:`akgentic.cli.logs`, imports the core: ``--version`` and ``--help`` need
+    it not), then the command runs."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    logs.configure()
+    after_imports(_configure_logs)
     app()
+
+
+def _configure_logs() -> None:
+    from akgentic.cli import logs
+
+    logs.configure()

@@ -18,6 +18,7 @@ import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
@@ -34,8 +35,9 @@ from akgentic.storage import (
     sqlite_path,
     sqlite_url,
 )
-from akgentic.team import TeamCard
-from akgentic.tool.core.installed import deserialize_installed
+
+if TYPE_CHECKING:
+    from akgentic.team import TeamCard
 
 __all__ = [
     "LEGACY_STORE",
@@ -212,7 +214,12 @@ def status_label(record: TeamRecord) -> str:
 
 def stored_card(record: TeamRecord) -> TeamCard:
     """The team card stored with ``record``; :class:`CliError` when it cannot be decoded —
-    naming the card's ``imports`` to pass with ``--import`` when it has some."""
+    naming the card's ``imports`` to pass with ``--import`` when it has some. (The team
+    and tool layers are imported here, by the commands that read a card: ``teams list``
+    does not.)"""
+    from akgentic.team import TeamCard
+    from akgentic.tool.core.installed import deserialize_installed
+
     if not record.card and record.error is not None:
         raise CliError(f"{record.error}; the record is kept as stored")
     try:

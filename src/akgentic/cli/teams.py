@@ -1,4 +1,5 @@
-"""``akgentic teams list | show | stop | resume | delete``: the teams of a storage.
+"""``akgentic teams show | stop | resume | delete``: the teams of a storage (``list``:
+:mod:`akgentic.cli.teams_list`).
 
 TEAM is a team's id, a unique prefix of it, or its name when unique (see :mod:`store`).
 ``resume`` restores the team in this process (with ``--server``, on that server) and then
@@ -42,7 +43,6 @@ from akgentic.cli.output import (
     local_time,
     member_name,
     out_console,
-    print_table,
     printable,
     short_id,
     symbols_for,
@@ -53,8 +53,6 @@ from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, 
 from akgentic.cli.run import team_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
-    LEGACY_STORE,
-    default_store,
     find_team,
     import_modules,
     opened_storage,
@@ -62,6 +60,7 @@ from akgentic.cli.store import (
     storage_option,
     stored_card,
 )
+from akgentic.cli.teams_list import runner, stale_reason
 from akgentic.core import Message, SentMessage
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
@@ -69,9 +68,7 @@ from akgentic.storage import (
     StorageBundle,
     TeamRecord,
     TeamStatus,
-    holder_is_gone,
     sqlite_path,
-    sqlite_url,
 )
 from akgentic.team import (
     RestorePlan,
@@ -86,7 +83,7 @@ from akgentic.team import (
 )
 from akgentic.team.card import walk
 
-__all__ = ["delete_team", "list_teams", "resume_team", "show_team", "stop_team"]
+__all__ = ["delete_team", "resume_team", "show_team", "stop_team"]
 
 ABOUT_CHARS = 400
 """The most characters ``teams show`` prints of a card's description (then ``… (N
@@ -113,90 +110,10 @@ def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
     return bundle.leases.inspect(team_resource(record.team_id))
 
 
-def _holder(lease: Lease | None) -> str:
-    """Who runs the team, for ``list`` and ``show``: ``pid 4242 on host box since ...``,
-    or ``nobody (...)`` saying why its last holder no longer does."""
-    if lease is None:
-        return ""
-    stale = _stale(lease)
-    return f"nobody ({stale})" if stale else lease.describe()
-
-
 def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str) -> CliError:
     """A team another process runs: who, and that it need not be stopped over there."""
     stop = team_command("stop", record.team_id, url)
     return CliError(f"{exc}; or from here: {stop}")
-
-
-def _stale(lease: Lease) -> str:
-    """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
-    if holder_is_gone(lease.holder):  # known for sure, however long ago it died
-        return f"{lease.describe()}; that process is gone"
-    if lease.expired:
-        return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
-    return ""
-
-
-# -- list ----------------------------------------------------------------------------------
-def list_teams(
-    everything: Annotated[bool, typer.Option("--all", "-a", help="Include DELETED teams.")] = False,
-    status: Annotated[
-        TeamStatus | None,
-        typer.Option("--status", case_sensitive=False, help="Only teams in this status."),
-    ] = None,
-    storage: StorageOption = None,
-    debug: DebugOption = False,
-) -> None:
-    """List the teams, oldest first: id, name, status, events, last update, the process
-    running it."""
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
-        teams = bundle.teams.list(status)
-        if status is None and not everything:
-            teams = [t for t in teams if t.status != TeamStatus.DELETED]
-        console = out_console()
-        if not teams:
-            console.print(
-                SafeText(
-                    f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim"
-                )
-            )
-            _note_legacy_store(storage)
-            return
-        leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
-        rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
-        for t in teams:
-            last = str(bundle.events.last_seq(t.team_id))
-            run_by = _holder(leases.get(team_resource(t.team_id)))
-            rows.append(
-                (
-                    str(t.team_id),
-                    team_name(t.name),
-                    status_label(t),
-                    last,
-                    local_time(t.updated_at),
-                    run_by,
-                )
-            )
-        print_table(console, rows)
-        for t in teams:
-            if t.error is not None:
-                error_console().print(SafeText(f"warning: {t.error}", style="yellow"))
-
-
-def _note_legacy_store(option: str | None) -> None:
-    """Teams an earlier version kept under this folder (``.akgentic/akgentic.db``) are not
-    in the per-user default store: say where they are and how to reach or move them."""
-    if (option or "").strip() or not LEGACY_STORE.is_file():
-        return
-    old = sqlite_url(LEGACY_STORE)
-    error_console().print(
-        SafeText(
-            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with: "
-            f"{command_line('teams', 'list', '--storage', old)}, or move the file to "
-            f"{default_store()} to make it the default",
-            style="yellow",
-        )
-    )
 
 
 # -- show ----------------------------------------------------------------------------------
@@ -222,7 +139,7 @@ def show_team(
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", str(bundle.events.last_seq(record.team_id))),
-            ("run by", _holder(_lease(bundle, record)) or "no process"),
+            ("run by", runner(_lease(bundle, record)) or "no process"),
         ]
         if card is not None and card.description:  # clipped: a card may hold megabytes
             fields.insert(1, ("about", one_line(card.description, ABOUT_CHARS)))
@@ -340,7 +257,7 @@ def stop_team(
             console.print(SafeText(f"{_title(record)} is already stopped"))
             return
         lease = _lease(bundle, record)
-        stale = _stale(lease) if lease is not None else ""
+        stale = stale_reason(lease) if lease is not None else ""
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
         if stale:  # a crash: nobody to stop; its log keeps what it was doing
@@ -446,7 +363,7 @@ def resume_team(
                 except TeamRunningElsewhereError as exc:
                     raise _elsewhere(exc, record, url) from None
                 if crashed:
-                    how = f" ({_stale(lease)})" if lease is not None else ""
+                    how = f" ({stale_reason(lease)})" if lease is not None else ""
                     error_console().print(
                         SafeText(
                             f"warning: {_title(record)} did not stop cleanly{how}: restored "

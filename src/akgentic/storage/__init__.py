@@ -55,6 +55,7 @@ from akgentic.storage.lease import (
     LeaseLostError,
     LeaseStore,
     holder_is_gone,
+    team_resource,
 )
 from akgentic.storage.memory import MemoryStorage
 from akgentic.storage.protocols import (
@@ -151,6 +152,7 @@ __all__ = [
     "pack_records",
     "sqlite_path",
     "sqlite_url",
+    "team_resource",
 ]
 
 

@@ -44,7 +44,7 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ClassVar, Protocol, runtime_checkable
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -62,6 +62,7 @@ __all__ = [
     "LeaseStore",
     "check_ttl",
     "holder_is_gone",
+    "team_resource",
 ]
 
 logger = logging.getLogger("akgentic.storage")
@@ -175,6 +176,12 @@ def check_ttl(ttl: float) -> float:
     if not ttl >= 0:
         raise ValueError(f"a lease ttl is a number of seconds >= 0, got {ttl!r}")
     return float(ttl)
+
+
+def team_resource(team_id: UUID) -> str:
+    """The lease resource of a team: ``team/<id>`` (here, beside the leases, so a reader of
+    them — ``akgentic teams list`` — need not import the team layer)."""
+    return f"team/{team_id}"
 
 
 def holder_is_gone(holder: LeaseHolder) -> bool:

@@ -77,6 +77,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    team_resource,
 )
 from akgentic.team.card import TeamCard, walk
 from akgentic.team.mcp import attach_mcp_servers
@@ -99,11 +100,6 @@ __all__ = [
 
 LEASE_TTL = 30.0
 """Seconds a team's lease lasts without a heartbeat (renewed every third of it)."""
-
-
-def team_resource(team_id: UUID) -> str:
-    """The lease resource of a team: ``team/<id>``."""
-    return f"team/{team_id}"
 
 
 logger = logging.getLogger("akgentic.team")

@@ -1,0 +1,107 @@
+"""``akgentic teams list``: the teams of a storage and who runs them, from their records.
+
+A module of its own, apart from :mod:`akgentic.cli.teams`, because it reads records and
+leases only — never a card or an event — so it imports no team, agent or model layer:
+listing the teams is quick (the commands are imported when used, :mod:`akgentic.cli.lazy`).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from akgentic.cli.errors import reporting
+from akgentic.cli.options import DebugOption, StorageOption
+from akgentic.cli.output import (
+    SafeText,
+    command_line,
+    error_console,
+    local_time,
+    out_console,
+    print_table,
+    team_name,
+)
+from akgentic.cli.store import LEGACY_STORE, default_store, opened_storage, status_label
+from akgentic.storage import Lease, TeamStatus, holder_is_gone, sqlite_url, team_resource
+
+__all__ = ["list_teams", "runner", "stale_reason"]
+
+
+def list_teams(
+    everything: Annotated[bool, typer.Option("--all", "-a", help="Include DELETED teams.")] = False,
+    status: Annotated[
+        TeamStatus | None,
+        typer.Option("--status", case_sensitive=False, help="Only teams in this status."),
+    ] = None,
+    storage: StorageOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """List the teams, oldest first: id, name, status, events, last update, the process
+    running it."""
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
+        teams = bundle.teams.list(status)
+        if status is None and not everything:
+            teams = [t for t in teams if t.status != TeamStatus.DELETED]
+        console = out_console()
+        if not teams:
+            console.print(
+                SafeText(
+                    f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim"
+                )
+            )
+            _note_legacy_store(storage)
+            return
+        leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
+        rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
+        for t in teams:
+            last = str(bundle.events.last_seq(t.team_id))
+            run_by = runner(leases.get(team_resource(t.team_id)))
+            rows.append(
+                (
+                    str(t.team_id),
+                    team_name(t.name),
+                    status_label(t),
+                    last,
+                    local_time(t.updated_at),
+                    run_by,
+                )
+            )
+        print_table(console, rows)
+        for t in teams:
+            if t.error is not None:
+                error_console().print(SafeText(f"warning: {t.error}", style="yellow"))
+
+
+def _note_legacy_store(option: str | None) -> None:
+    """Teams an earlier version kept under this folder (``.akgentic/akgentic.db``) are not
+    in the per-user default store: say where they are and how to reach or move them."""
+    if (option or "").strip() or not LEGACY_STORE.is_file():
+        return
+    old = sqlite_url(LEGACY_STORE)
+    error_console().print(
+        SafeText(
+            f"note: {LEGACY_STORE} here holds teams of an earlier akgentic: list them with: "
+            f"{command_line('teams', 'list', '--storage', old)}, or move the file to "
+            f"{default_store()} to make it the default",
+            style="yellow",
+        )
+    )
+
+
+def runner(lease: Lease | None) -> str:
+    """Who runs the team, for ``list`` and ``show``: ``pid 4242 on host box since ...``,
+    or ``nobody (...)`` saying why its last holder no longer does."""
+    if lease is None:
+        return ""
+    stale = stale_reason(lease)
+    return f"nobody ({stale})" if stale else lease.describe()
+
+
+def stale_reason(lease: Lease) -> str:
+    """Why ``lease``'s holder no longer runs the team (a crash), or "" while it does."""
+    if holder_is_gone(lease.holder):  # known for sure, however long ago it died
+        return f"{lease.describe()}; that process is gone"
+    if lease.expired:
+        return f"{lease.describe()}; its lease expired at {lease.expires_at:%H:%M:%S} UTC"
+    return ""

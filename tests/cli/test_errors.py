@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from akgentic.cli import app, logs
+from akgentic.cli.errors import usage_words
 from akgentic.core import serialize
 from akgentic.storage import TeamStatus, open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
@@ -246,6 +247,56 @@ def test_an_empty_message_and_a_bad_option(cli: Invoke) -> None:
     assert empty.exit_code == 1
     assert empty.stderr == "error: --message needs some text\n"
     assert usage.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["run", "--bogus"],
+            "error: no such option: --bogus (Possible options: --verbose) "
+            "(see: akgentic run --help)",
+        ),
+        (
+            ["teams", "shw"],
+            "error: no such command 'shw'. Did you mean 'show'? (see: akgentic teams --help)",
+        ),
+        (["events"], "error: missing argument 'TEAM' (see: akgentic events --help)"),
+        (["nope"], "error: no such command 'nope' (see: akgentic --help)"),
+    ],
+)
+def test_a_command_line_the_parser_refuses_is_one_line(
+    tmp_path: Path, argv: list[str], line: str
+) -> None:
+    """The console script, as a user runs it: click's usage block, hint and ``Error:``
+    line are one ``error:`` line that says where the help is; the exit code stays 2."""
+    result = run_child(
+        [str(AKGENTIC), *argv], env=child_env(sqlite_url(tmp_path / "teams.db")), cwd=tmp_path
+    )
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [line]
+    assert result.stdout == ""
+
+
+def test_a_bad_option_value_is_one_line_with_the_option_named(tmp_path: Path) -> None:
+    result = run_child(
+        [str(AKGENTIC), "serve", "--port", "x"],
+        env=child_env(sqlite_url(tmp_path / "teams.db")),
+        cwd=tmp_path,
+    )
+
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: invalid value for '--port'")
+    assert line.endswith("(see: akgentic serve --help)")
+
+
+def test_usage_words() -> None:
+    assert usage_words("Missing argument 'X'.", "akgentic run") == (
+        "missing argument 'X' (see: akgentic run --help)"
+    )
+    assert usage_words("URL is\nbad", None) == "URL is bad"
 
 
 def test_retry_and_dismiss_are_exclusive(cli: Invoke) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "invalid_options",
     "report",
     "reporting",
+    "usage_words",
 ]
 
 EXIT_ERROR = 1
@@ -95,6 +96,20 @@ def invalid_options(exc: ValidationError, options: Mapping[str, str]) -> CliErro
         said = validator_words(error["msg"])
         parts.append(f"{option}: {said[:1].lower()}{said[1:]}")
     return CliError("invalid " + "; ".join(parts))
+
+
+def usage_words(message: str, command_path: str | None) -> str:
+    """A command line the parser refused, in one line: its own words (first letter and
+    last full stop as an ``error:`` line has them) and, for a usage error, where the
+    command's help is (``command_path``) — not click's usage block, its hint line and its
+    ``Error:`` line."""
+    words = " ".join(message.split())
+    if words[:1].isupper() and not words[1:2].isupper():
+        words = words[:1].lower() + words[1:]
+    words = words.removesuffix(".")
+    if command_path:
+        words += f" (see: {command_path} --help)"
+    return words
 
 
 @contextmanager

@@ -21,6 +21,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer._click.utils import PacifyFlushWrapper
 
 from akgentic.cli.lazy import Lazy, LazyGroup, after_imports
 
@@ -110,7 +112,34 @@ def main() -> None:
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     after_imports(_configure_logs)
-    app()
+    sys.exit(_run_app())
+
+
+def _run_app() -> int:
+    """Run the command line as click's standalone mode would, but a command line click
+    refuses (an unknown option or command, a missing argument, a bad value) is one
+    ``error:`` line that says where the help is (:func:`akgentic.cli.errors.usage_words`),
+    as every other error of the CLI is; the exit code is click's (2 for a usage error)."""
+    try:
+        code = app(standalone_mode=False)  # a command's Exit (Ctrl-C's too) comes back
+    except NoArgsIsHelpError as exc:  # a group named alone: its help, as ever
+        exc.show()
+        return exc.exit_code
+    except ClickException as exc:
+        from akgentic.cli.errors import CliError, report, usage_words
+
+        context = exc.ctx if isinstance(exc, UsageError) else None
+        path = context.command_path if context is not None else None
+        report(CliError(usage_words(exc.format_message(), path)))
+        return exc.exit_code
+    except typer.Abort:  # end of input at a prompt
+        typer.echo("Aborted!", err=True)
+        return 1
+    except BrokenPipeError:  # as click's standalone mode: a closed output ends it quietly
+        sys.stdout = PacifyFlushWrapper(sys.stdout)
+        sys.stderr = PacifyFlushWrapper(sys.stderr)
+        return 1
+    return code if isinstance(code, int) else 0
 
 
 def _configure_logs() -> None:

@@ -378,14 +378,32 @@ class _WorkingMemory:
         where = f"working memory of agent {agent_id} in team {team_id}"
         return [load_object(raw, f"{where}, item {i}") for i, raw in enumerate(raws)]
 
-    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+    def replace(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         raws = dump_objects(items, "items")
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             self._data.memory[(team_id, agent_id)] = raws
 
-    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+    def append(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         raws = dump_objects(items, "items")
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             self._data.memory.setdefault((team_id, agent_id), []).extend(raws)
 
     def clear(self, team_id: UUID, agent_id: UUID) -> None:

@@ -110,21 +110,26 @@ def test_a_fenced_append_of_a_released_lease_is_refused(store: StorageBundle, pa
     assert store.events.last_seq(team) == 0
 
 
-def _waiting_on_a_lock(backend: Backend) -> int:
-    """How many sessions of the test database wait for a row lock now."""
-    watcher = backend.another()
+def _backend_pid(store: StorageBundle) -> int:
+    """The Postgres session of ``store``'s connection."""
+    return int(store._driver._live().info.backend_pid)  # type: ignore[attr-defined]
+
+
+def _waits_for(watcher: StorageBundle, session: int, holder: int) -> bool:
+    """Whether Postgres session ``session`` waits for a lock session ``holder`` holds: no
+    other session, of this test or any other client, counts."""
     with watcher._driver.read() as cur:  # type: ignore[attr-defined]
-        row = cur.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE wait_event_type = 'Lock' AND datname = current_database()"
-        ).fetchone()
-    return int(row[0])
+        row = cur.execute("SELECT ?::int = ANY(pg_blocking_pids(?::int))", (holder, session))
+        return bool(row.fetchone()[0])
 
 
 def _during_a_take_over(backend: Backend, resource: str, write: Callable[[], object]) -> object:
-    """What ``write`` (owner "one"'s fenced write) returned or raised, run while another
-    connection's take-over of ``resource`` by "two" is in flight, not committed yet: it
-    waits for that take-over (the lease row's lock), which then commits."""
+    """What ``write`` (owner "one"'s fenced write on ``backend.store``) returned or
+    raised, run while another connection's take-over of ``resource`` by "two" is in
+    flight, not committed yet: it waits for that take-over (the lease row's lock), which
+    then commits."""
+    taker, watcher = backend.another(), backend.another()
+    writer_session, taker_session = _backend_pid(backend.store), _backend_pid(taker)
     outcome: list[object] = []
 
     def run() -> None:
@@ -134,12 +139,13 @@ def _during_a_take_over(backend: Backend, resource: str, write: Callable[[], obj
             outcome.append(exc)
 
     writer = threading.Thread(target=run)
-    with backend.another()._driver.write() as cur:  # type: ignore[attr-defined]
+    with taker._driver.write() as cur:  # type: ignore[attr-defined]
         # a take-over, not committed yet (acquire's own update, as take_over does it)
         cur.execute("UPDATE akgentic_leases SET owner = ? WHERE resource = ?", ("two", resource))
         writer.start()
         deadline = time.monotonic() + 30
-        while not outcome and _waiting_on_a_lock(backend) == 0:  # blocked, or (wrongly) done
+        # blocked by the take-over, or (wrongly) done
+        while not outcome and not _waits_for(watcher, writer_session, taker_session):
             assert time.monotonic() < deadline, "the fenced write neither waited nor ended"
             time.sleep(0.01)
     writer.join(30)

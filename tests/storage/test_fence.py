@@ -23,6 +23,7 @@ from akgentic.storage import (
     MemoryRow,
     StateRow,
     StorageBundle,
+    TeamStatus,
     encode_event,
     encode_state,
     encode_value,
@@ -262,3 +263,41 @@ def test_a_take_over_committing_while_a_fenced_memory_change_runs_refuses_it(
     assert isinstance(result, LeaseLostError), result
     assert result.lease is not None and result.lease.holder.owner == "two"
     assert store.working_memory.get(team, agent) == [{"k": 1}]
+
+
+# -- a team's status, marked by the process that runs it, under the same fence -----------------
+
+
+def test_a_fenced_status_change_is_refused_once_another_owner_took_the_lease(
+    store: StorageBundle,
+) -> None:
+    team = store.teams.create("fenced").team_id
+    resource = f"team/{team}"
+    store.leases.acquire(resource, holder("one"), ttl=0)  # expired at once
+    mine = Fence(resource=resource, owner="one")
+    store.teams.set_status(team, TeamStatus.STOPPED, fence=mine)  # nobody took it: mine
+    store.leases.acquire(resource, holder("two"), TTL)  # taken over, and run again there
+    store.teams.set_status(team, TeamStatus.RUNNING, fence=Fence(resource=resource, owner="two"))
+
+    with pytest.raises(LeaseLostError) as info:
+        store.teams.set_status(team, TeamStatus.STOPPED, fence=mine)
+    assert info.value.lease is not None and info.value.lease.holder.owner == "two"
+    assert store.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_take_over_committing_while_a_fenced_status_change_runs_refuses_it(
+    backend: Backend,
+) -> None:
+    """Postgres: the status change reads the lease row ``FOR SHARE`` first in its
+    transaction, as the working memory's does."""
+    _skip_unless_postgres(backend)
+    store = backend.store
+    team = store.teams.create("fenced").team_id
+    resource = f"team/{team}"
+    store.leases.acquire(resource, holder("one"), TTL)
+    mine = Fence(resource=resource, owner="one")
+    result = _during_a_take_over(
+        backend, resource, lambda: store.teams.set_status(team, TeamStatus.STOPPED, fence=mine)
+    )
+    assert isinstance(result, LeaseLostError), result
+    assert store.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]

@@ -25,7 +25,7 @@ from akgentic.core import (
     UserMessage,
 )
 from akgentic.llm import ContextReplacedEvent
-from akgentic.storage import Fence, LeaseHolder, LeaseLostError, open_storage
+from akgentic.storage import Fence, LeaseHolder, LeaseLostError, TeamStatus, open_storage
 from akgentic.team import EventRecorder
 from akgentic.team import recorder as recorder_module
 
@@ -312,6 +312,29 @@ def test_a_memory_change_written_apart_after_a_take_over_is_not_written(
     assert recorder.written(30)
     recorder.on_stop(team)
     assert storage.events.last_seq(team) == 1 and len(lost) == 1
+
+
+def test_a_graceful_stop_after_a_take_over_does_not_mark_the_new_holder_s_team_stopped(
+    storage_url: str,
+) -> None:
+    """A stop requested, then the process paused and the team taken over and run again
+    elsewhere: with nothing left to commit, the stop's STOPPED mark is what the old
+    holder would write last. It is refused under the fence (the new holder's watcher
+    would stop its team), and the recorder is told the lease was lost."""
+    storage = open_storage(storage_url)
+    team = storage.teams.create("taken").team_id
+    resource = f"team/{team}"
+    storage.leases.acquire(resource, LeaseHolder(owner="one", host="box", pid=1), 60)
+    lost: list[LeaseLostError] = []
+    recorder = EventRecorder(storage, team, Fence(resource=resource, owner="one"), lost.append)
+    recorder.on_stop_request(team)
+    storage.leases.acquire(
+        resource, LeaseHolder(owner="two", host="box", pid=2), 60, take_over="one"
+    )
+    recorder.on_stop(team)
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    [refused] = lost
+    assert refused.lease is not None and refused.lease.holder.owner == "two"
 
 
 def test_an_event_log_that_cannot_check_a_lease_is_refused_at_the_start(

@@ -353,20 +353,28 @@ class _Teams:
             changes["metadata"] = dump_object(metadata, "metadata")
         return self._change(team_id, changes, None)
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
         status = TeamStatus(status)
-        return self._change(team_id, {"status": status.value}, status)
+        return self._change(team_id, {"status": status.value}, status, fence)
 
     def delete(self, team_id: UUID) -> TeamRecord:
         return self.set_status(team_id, TeamStatus.DELETED)
 
     def _change(
-        self, team_id: UUID, changes: dict[str, Any], status: TeamStatus | None
+        self,
+        team_id: UUID,
+        changes: dict[str, Any],
+        status: TeamStatus | None,
+        fence: Fence | None = None,
     ) -> TeamRecord:
         db = self._db
         changes["updated_at"] = db.time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in changes)
         with db.write() as cur:
+            if fence is not None:
+                db.check_fence(cur, fence)
             current = cur.execute(
                 "SELECT status FROM akgentic_teams WHERE team_id = ?", (db.uid(team_id),)
             ).fetchone()

@@ -10,7 +10,7 @@ lock, so two acquirers never both win.
 A fenced append (:class:`~akgentic.storage.lease.Fence`) is each backend's: the
 condition "the owner holds the lease" rides in its insert statement, and a statement that
 inserted nothing because of it reports the loss with :func:`fence_refused`. A fenced
-working-memory change checks the same condition first in its transaction
+working-memory or status change checks the same condition first in its transaction
 (``Driver.check_fence``), and reports a loss the same way.
 """
 

@@ -219,14 +219,20 @@ class _Teams:
             changes["metadata"] = dump_object(metadata, "metadata")
         return self._change(team_id, changes)
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
-        return self._change(team_id, {"status": TeamStatus(status)})
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
+        return self._change(team_id, {"status": TeamStatus(status)}, fence)
 
     def delete(self, team_id: UUID) -> TeamRecord:
         return self.set_status(team_id, TeamStatus.DELETED)
 
-    def _change(self, team_id: UUID, changes: dict[str, Any]) -> TeamRecord:
+    def _change(
+        self, team_id: UUID, changes: dict[str, Any], fence: Fence | None = None
+    ) -> TeamRecord:
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             row = self._data.teams.get(team_id)
             if row is None:
                 raise team_not_found(team_id)

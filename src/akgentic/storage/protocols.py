@@ -24,7 +24,7 @@ the same contract tests. The rules, stated once here:
   (:class:`~akgentic.storage.lease.Fence`): the append, its states and its memory are
   stored only if the fence's owner holds the lease when the transaction commits —
   checked inside it — else nothing is and ``LeaseLostError`` is raised. So do the
-  working memory's ``replace`` and ``append``.
+  working memory's ``replace`` and ``append``, and ``teams.set_status``.
 """
 
 from __future__ import annotations
@@ -98,9 +98,14 @@ class TeamStore(Protocol):
         for a name with a control character (``check_team_name``)."""
         ...
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
         """Move the team to ``status``. RUNNING and STOPPED go both ways; DELETED is
-        terminal (InvalidTransitionError). TeamNotFoundError when there is no record."""
+        terminal (InvalidTransitionError). TeamNotFoundError when there is no record.
+        With a ``fence``, only while its owner holds the lease, checked first in the
+        same transaction (as ``WorkingMemoryStore.replace``): else nothing changes and
+        :class:`~akgentic.storage.lease.LeaseLostError` is raised."""
         ...
 
     def delete(self, team_id: UUID) -> TeamRecord:

@@ -473,6 +473,7 @@ class EventRecorder:
                 else:
                     memory.append(team, row.agent_id, items, **fenced)
             except LeaseLostError as lost:
+                logger.error("team %s: its working memory was not updated: %s", team, lost)
                 self._failed = 0  # something was lost: the next commit does not say otherwise
                 return lost
             except Exception:
@@ -629,13 +630,20 @@ class EventRecorder:
     def on_stop(self, team_id: UUID) -> None:
         """Everything handed on is committed before this returns (the orchestrator is
         not seen stopped before its last record is on disk). A graceful stop marks the
-        team STOPPED; a crash leaves it RUNNING."""
+        team STOPPED, under the fence (a team taken over meanwhile is its new holder's
+        to mark: the loss is then handled as a refused commit's); a crash leaves it
+        RUNNING."""
         self.flush()
         self._close_writer()
         if self._stop_requested and not self._discarded:
-            record = self._storage.teams.get(team_id)
+            teams = self._storage.teams
+            record = teams.get(team_id)
             if record is not None and record.status == TeamStatus.RUNNING:
-                self._storage.teams.set_status(team_id, TeamStatus.STOPPED)
+                try:
+                    teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
+                except LeaseLostError as lost:
+                    logger.error("team %s: not marked STOPPED: %s", team_id, lost)
+                    self._lost(lost, [])
 
     # -- all or nothing ---------------------------------------------------------------------
     def hold(self) -> None:

@@ -292,6 +292,28 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: st
         taker.stop_team(runtime.team_id)
 
 
+def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts_down(
+    storage_url: str,
+) -> None:
+    """The team stopped here when its lease was lost; it runs in the process that took it
+    over. This process' shutdown stops the teams it runs: not that one, whose status it
+    would mark STOPPED (and the new holder's watcher would then stop it)."""
+    with (
+        process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
+        process(storage_url, watch_interval=0.05) as taker,
+    ):
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        resumed = taker.resume_team(runtime.team_id)
+        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        stalled.shutdown(10)
+        assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
+        resumed.send("still mine?")  # not stopped by its watcher meanwhile
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        assert resumed.orchestrator.is_alive() and resumed.stop_reason is None
+        taker.stop_team(runtime.team_id)
+
+
 def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_url: str) -> None:
     """A process paused longer than its lease (SIGSTOP, a suspended laptop, a VM pause)
     whose team was taken over meanwhile wakes before its next heartbeat: what it then

@@ -261,10 +261,15 @@ class TeamManager:
             logger.exception("team %s: could not release its lease", team_id)
 
     def _lease_lost(self, resource: str, error: LeaseLostError) -> None:
-        """Another process took the team over: stop recording into its log, and stop."""
+        """Another process took the team over: stop recording into its log, and stop.
+        The team is no longer one this process runs: :meth:`shutdown` leaves it alone
+        (its ``stop_team`` would mark the new holder's team STOPPED)."""
         for team_id, runtime in list(self._running.items()):
             if team_resource(team_id) == resource:
                 logger.error("team %s: %s; stopping it here", team_id, error)
+                with self._adopting:
+                    if self._running.get(team_id) is runtime:
+                        del self._running[team_id]
                 runtime.recorder.discard()
                 runtime.stop_reason = f"its lease was lost ({error})"
                 runtime.stop()

@@ -314,6 +314,29 @@ def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts
         taker.stop_team(runtime.team_id)
 
 
+def test_a_team_taken_over_while_it_is_stopped_here_is_not_marked_stopped_there(
+    storage_url: str,
+) -> None:
+    """Stopped here after a pause past its lease, taken over meanwhile: the stop finds
+    the lease lost, and the status stays the new holder's (RUNNING, or its watcher would
+    stop the team there)."""
+    with (
+        process(storage_url, lease_ttl=0.2, watch_interval=60) as stalled,
+        process(storage_url, watch_interval=0.05) as taker,
+    ):
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        lease = stalled.lease_of
+        wait_until(lambda: lease(runtime.team_id).expired, 10, "the lease expired")  # type: ignore[union-attr]
+        resumed = taker.resume_team(runtime.team_id)
+        stalled.stop_team(runtime.team_id)
+        assert not runtime.orchestrator.is_alive()
+        assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
+        resumed.send("still mine?")  # not stopped by its watcher meanwhile
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        assert resumed.stop_reason is None
+        taker.stop_team(runtime.team_id)
+
+
 def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_url: str) -> None:
     """A process paused longer than its lease (SIGSTOP, a suspended laptop, a VM pause)
     whose team was taken over meanwhile wakes before its next heartbeat: what it then

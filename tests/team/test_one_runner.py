@@ -7,7 +7,7 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -59,11 +59,28 @@ def snapshot(storage: StorageBundle, runtime_or_id: Any) -> tuple[Any, ...]:
     )
 
 
+@pytest.fixture
+def new_manager(system: ActorSystem) -> Iterator[Callable[[StorageBundle], TeamManager]]:
+    """``TeamManager(system, storage)``, each shut down after the test (before the
+    system is: this fixture's teardown runs first)."""
+    made: list[TeamManager] = []
+
+    def make(storage: StorageBundle) -> TeamManager:
+        made.append(TeamManager(system, storage))
+        return made[-1]
+
+    yield make
+    for manager in made:
+        manager.shutdown(10)
+
+
 # -- a failed resume leaves the stored team exactly as it was ---------------------------------
 
 
 def test_a_resume_without_its_models_key_changes_nothing_and_says_what_to_set(
-    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+    storage_url: str,
+    new_manager: Callable[[StorageBundle], TeamManager],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     team_id = run_child_until_ready(storage_url)  # killed mid-turn: one turn interrupted
     storage = open_storage(storage_url)
@@ -75,7 +92,7 @@ def test_a_resume_without_its_models_key_changes_nothing_and_says_what_to_set(
         ["after block"],
     )
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    manager = TeamManager(system, storage)
+    manager = new_manager(storage)
 
     for _ in range(2):  # and again: every failed attempt sees the same team
         with pytest.raises(ResumeError, match=r"@Boss: .*OPENAI_API_KEY") as failed:
@@ -107,10 +124,10 @@ def keeper_card() -> TeamCard:
 
 
 def test_a_member_failing_to_start_undoes_the_whole_resume(
-    storage_url: str, system: ActorSystem
+    storage_url: str, new_manager: Callable[[StorageBundle], TeamManager]
 ) -> None:
     storage = open_storage(storage_url)
-    manager = TeamManager(system, storage)
+    manager = new_manager(storage)
     runtime = manager.create_team(keeper_card())
     runtime.send("why actors?")
     final_answer(runtime)
@@ -129,9 +146,11 @@ def test_a_member_failing_to_start_undoes_the_whole_resume(
     manager.stop_team(runtime.team_id)
 
 
-def test_resume_on_another_model(storage_url: str, system: ActorSystem) -> None:
+def test_resume_on_another_model(
+    storage_url: str, system: ActorSystem, new_manager: Callable[[StorageBundle], TeamManager]
+) -> None:
     storage = open_storage(storage_url)
-    manager = TeamManager(system, storage)
+    manager = new_manager(storage)
     runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
     manager.stop_team(runtime.team_id)
     resumed = manager.resume_team(runtime.team_id, model="test:resumed")
@@ -151,18 +170,27 @@ def test_resume_on_another_model(storage_url: str, system: ActorSystem) -> None:
 
 
 @contextlib.contextmanager
+def process(storage_url: str, **options: Any) -> Iterator[TeamManager]:
+    """A manager with an actor system and a handle on the store of its own: another
+    process, as far as the store can tell. On exit the manager is shut down (its teams,
+    its status watcher, its heartbeat), then its system."""
+    system = ActorSystem()
+    try:
+        manager = TeamManager(system, open_storage(storage_url), **options)
+        try:
+            yield manager
+        finally:
+            manager.shutdown(10)
+    finally:
+        system.shutdown(10)
+
+
+@contextlib.contextmanager
 def two_processes(storage_url: str) -> Iterator[tuple[TeamManager, TeamManager]]:
     """Two managers over one store, each with its own actor system: the second stands
     for another process."""
-    here, there = ActorSystem(), ActorSystem()
-    try:
-        yield (
-            TeamManager(here, open_storage(storage_url)),
-            TeamManager(there, open_storage(storage_url)),
-        )
-    finally:
-        here.shutdown(10)
-        there.shutdown(10)
+    with process(storage_url) as first, process(storage_url) as second:
+        yield first, second
 
 
 def test_a_second_process_is_refused_naming_the_holder(storage_url: str) -> None:
@@ -204,17 +232,11 @@ def test_a_delete_of_a_team_another_process_runs_is_refused_and_changes_nothing(
 
 def test_a_team_whose_process_is_gone_is_deleted(storage_url: str) -> None:
     """A crash leaves the lease behind; once it has expired nobody runs the team."""
-    here, there = ActorSystem(), ActorSystem()
-    try:
-        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0)
+    with process(storage_url, lease_ttl=0) as stalled, process(storage_url) as other:
         runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
         assert stalled.lease_of(runtime.team_id).expired  # type: ignore[union-attr]
-        other = TeamManager(there, open_storage(storage_url))
         other.delete_team(runtime.team_id)
         assert other.record(runtime.team_id).status == TeamStatus.DELETED
-    finally:
-        here.shutdown(10)
-        there.shutdown(10)
 
 
 def test_a_team_that_starts_after_shutdown_began_is_stopped_not_left_running(
@@ -240,9 +262,7 @@ def test_a_team_that_starts_after_shutdown_began_is_stopped_not_left_running(
 def test_a_created_team_is_on_disk_when_create_team_returns(storage_url: str) -> None:
     """A take-over right after creation must rebuild the whole roster: every member's start
     is committed before ``create_team`` returns (the recorder writes on its own thread)."""
-    system = ActorSystem()
-    try:
-        manager = TeamManager(system, open_storage(storage_url))
+    with process(storage_url) as manager:
         runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
         reader = open_storage(storage_url)
         started = {
@@ -252,49 +272,89 @@ def test_a_created_team_is_on_disk_when_create_team_returns(storage_url: str) ->
         }
         assert {"@Manager", "@Worker", "@Human"} <= started
         manager.stop_team(runtime.team_id)
-    finally:
-        system.shutdown(10)
 
 
 def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: str) -> None:
-    here, there = ActorSystem(), ActorSystem()
-    try:
-        # a holder whose lease is never renewed for long: as if its process had hung
-        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0, watch_interval=0.05)
+    # a holder whose lease is never renewed for long: as if its process had hung
+    with (
+        process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
+        process(storage_url) as taker,
+    ):
         runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
         assert stalled.lease_of(runtime.team_id).expired  # type: ignore[union-attr]
-        taker = TeamManager(there, open_storage(storage_url))
         resumed = taker.resume_team(runtime.team_id)  # expired: taken over
         assert taker.lease_of(runtime.team_id).holder == taker.holder  # type: ignore[union-attr]
         # the old holder learns it at its next beat: it stops, recording nothing more
-        assert here.wait_stopped(runtime.orchestrator, 30)
+        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
         assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
         resumed.send("still mine?")
         assert final_answer(resumed).startswith("Here is what @Worker found")
         taker.stop_team(runtime.team_id)
-    finally:
-        here.shutdown(10)
-        there.shutdown(10)
+
+
+def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts_down(
+    storage_url: str,
+) -> None:
+    """The team stopped here when its lease was lost; it runs in the process that took it
+    over. This process' shutdown stops the teams it runs: not that one, whose status it
+    would mark STOPPED (and the new holder's watcher would then stop it)."""
+    with (
+        process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
+        process(storage_url, watch_interval=0.05) as taker,
+    ):
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        resumed = taker.resume_team(runtime.team_id)
+        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        stalled.shutdown(10)
+        assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
+        resumed.send("still mine?")  # not stopped by its watcher meanwhile
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        assert resumed.orchestrator.is_alive() and resumed.stop_reason is None
+        taker.stop_team(runtime.team_id)
+
+
+def test_a_team_taken_over_while_it_is_stopped_here_is_not_marked_stopped_there(
+    storage_url: str,
+) -> None:
+    """Stopped here after a pause past its lease, taken over meanwhile: the stop finds
+    the lease lost, and the status stays the new holder's (RUNNING, or its watcher would
+    stop the team there)."""
+    with (
+        process(storage_url, lease_ttl=0.2, watch_interval=60) as stalled,
+        process(storage_url, watch_interval=0.05) as taker,
+    ):
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        lease = stalled.lease_of
+        wait_until(lambda: lease(runtime.team_id).expired, 10, "the lease expired")  # type: ignore[union-attr]
+        resumed = taker.resume_team(runtime.team_id)
+        stalled.stop_team(runtime.team_id)
+        assert not runtime.orchestrator.is_alive()
+        assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
+        resumed.send("still mine?")  # not stopped by its watcher meanwhile
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        assert resumed.stop_reason is None
+        taker.stop_team(runtime.team_id)
 
 
 def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_url: str) -> None:
     """A process paused longer than its lease (SIGSTOP, a suspended laptop, a VM pause)
     whose team was taken over meanwhile wakes before its next heartbeat: what it then
     does is not written into the log the new holder now writes."""
-    here, there = ActorSystem(), ActorSystem()
-    try:
-        # renewed every 60 s, lasting 0.2 s: past 0.2 s it is as if paused
-        stalled = TeamManager(here, open_storage(storage_url), lease_ttl=0.2, watch_interval=60)
+    # renewed every 60 s, lasting 0.2 s: past 0.2 s it is as if paused
+    with (
+        process(storage_url, lease_ttl=0.2, watch_interval=60) as stalled,
+        process(storage_url) as taker,
+    ):
         runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
         lease = stalled.lease_of
         wait_until(lambda: lease(runtime.team_id).expired, 10, "the lease expired")  # type: ignore[union-attr]
-        taker = TeamManager(there, open_storage(storage_url))
         resumed = taker.resume_team(runtime.team_id)
 
         runtime.commit_timeout = 5.0
         with pytest.raises(TimeoutError):  # not accepted: never committed
             runtime.send("from the paused holder")
-        assert here.wait_stopped(runtime.orchestrator, 30)
+        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
         assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
         log = taker.storage.events.read(runtime.team_id)
         assert not any(
@@ -304,24 +364,16 @@ def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_u
         )
         assert taker.lease_of(runtime.team_id).holder == taker.holder  # type: ignore[union-attr]
         taker.stop_team(resumed.team_id)
-    finally:
-        here.shutdown(10)
-        there.shutdown(10)
 
 
 def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
     url = sqlite_url(tmp_path / "shared.db")
-    here, there = ActorSystem(), ActorSystem()
-    try:
-        runner = TeamManager(here, open_storage(url), watch_interval=0.05)
+    with process(url, watch_interval=0.05) as runner, process(url) as other:
         runtime = runner.create_team(TeamCard.from_yaml(EXAMPLE))
-        TeamManager(there, open_storage(url)).stop_team(runtime.team_id)
-        assert here.wait_stopped(runtime.orchestrator, 30)
+        other.stop_team(runtime.team_id)
+        assert runner.system.wait_stopped(runtime.orchestrator, 30)
         assert runtime.stop_reason == "it was stopped from elsewhere (akgentic teams stop)"
         assert runner.lease_of(runtime.team_id) is None  # released once it stopped
-    finally:
-        here.shutdown(10)
-        there.shutdown(10)
 
 
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------
@@ -340,12 +392,12 @@ def blocking_card() -> TeamCard:
 
 
 def test_interrupt_cuts_the_turn_at_a_step_and_a_resume_offers_it_again(
-    storage_url: str, system: ActorSystem
+    storage_url: str, new_manager: Callable[[StorageBundle], TeamManager]
 ) -> None:
     Gate.entered.clear()
     Gate.release.clear()
     storage = open_storage(storage_url)
-    manager = TeamManager(system, storage)
+    manager = new_manager(storage)
     runtime: TeamRuntime = manager.create_team(blocking_card())
     message_id = runtime.send("please block")
     assert Gate.entered.wait(60)  # the turn is inside its tool call

@@ -15,6 +15,7 @@ from akgentic.core import (
     BaseConfig,
     BaseState,
     ErrorMessage,
+    EventMessage,
     Message,
     Orchestrator,
     ProcessedMessage,
@@ -23,7 +24,8 @@ from akgentic.core import (
     SentMessage,
     UserMessage,
 )
-from akgentic.storage import Fence, LeaseHolder, LeaseLostError, open_storage
+from akgentic.llm import ContextReplacedEvent
+from akgentic.storage import Fence, LeaseHolder, LeaseLostError, TeamStatus, open_storage
 from akgentic.team import EventRecorder
 from akgentic.team import recorder as recorder_module
 
@@ -262,6 +264,77 @@ def test_a_group_the_store_refuses_for_a_lost_lease_is_not_written_nor_any_after
     recorder.on_stop(team)
     assert [r.require() for r in storage.events.read(team)] == [first]
     assert len(lost) == 1 and recorder.last_seq == 1
+
+
+def test_a_memory_change_written_apart_after_a_take_over_is_not_written(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group the store would not take with its working memory is committed without it,
+    and the memory is written apart after. The lease is taken over between the two (as
+    while this process was paused): the memory change is refused under the same fence,
+    the recorder is told once (``on_lost``) and writes nothing more."""
+    storage = open_storage(storage_url)
+    team, agent = uuid4(), uuid4()
+    resource = f"team/{team}"
+    storage.leases.acquire(resource, LeaseHolder(owner="one", host="box", pid=1), 60)
+    storage.working_memory.replace(team, agent, [{"kept": 1}])
+    real = storage.events.append_encoded
+
+    def memory_refused_then_taken_over(
+        team_id: Any, events: Any, states: Any = (), memory: Any = (), fence: Any = None
+    ) -> list[int]:
+        if memory:
+            raise OSError("working memory table unavailable (simulated)")
+        seqs = real(team_id, events, states, fence=fence)
+        storage.leases.acquire(
+            resource, LeaseHolder(owner="two", host="box", pid=2), 60, take_over="one"
+        )
+        return seqs
+
+    monkeypatch.setattr(storage.events, "append_encoded", memory_refused_then_taken_over)
+    lost: list[LeaseLostError] = []
+    recorder = EventRecorder(storage, team, Fence(resource=resource, owner="one"), lost.append)
+    compacted = EventMessage(
+        event=ContextReplacedEvent(agent="@A", messages_json='[{"compacted": 2}]'),
+        sender=ActorAddress(agent_id=agent, name="@A"),
+        team_id=team,
+    )
+    recorder.on_message(compacted)
+    recorder.flush()
+    assert recorder.written(30)
+    [refused] = lost
+    assert refused.lease is not None and refused.lease.holder.owner == "two"
+    assert storage.working_memory.get(team, agent) == [{"kept": 1}]  # not the old holder's
+    assert [r.require().id for r in storage.events.read(team)] == [compacted.id]
+    assert recorder.last_seq == 1  # the log was this process's when it was committed
+    recorder.on_message(UserMessage(content="after", team_id=team))
+    recorder.flush()
+    assert recorder.written(30)
+    recorder.on_stop(team)
+    assert storage.events.last_seq(team) == 1 and len(lost) == 1
+
+
+def test_a_graceful_stop_after_a_take_over_does_not_mark_the_new_holder_s_team_stopped(
+    storage_url: str,
+) -> None:
+    """A stop requested, then the process paused and the team taken over and run again
+    elsewhere: with nothing left to commit, the stop's STOPPED mark is what the old
+    holder would write last. It is refused under the fence (the new holder's watcher
+    would stop its team), and the recorder is told the lease was lost."""
+    storage = open_storage(storage_url)
+    team = storage.teams.create("taken").team_id
+    resource = f"team/{team}"
+    storage.leases.acquire(resource, LeaseHolder(owner="one", host="box", pid=1), 60)
+    lost: list[LeaseLostError] = []
+    recorder = EventRecorder(storage, team, Fence(resource=resource, owner="one"), lost.append)
+    recorder.on_stop_request(team)
+    storage.leases.acquire(
+        resource, LeaseHolder(owner="two", host="box", pid=2), 60, take_over="one"
+    )
+    recorder.on_stop(team)
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    [refused] = lost
+    assert refused.lease is not None and refused.lease.holder.owner == "two"
 
 
 def test_an_event_log_that_cannot_check_a_lease_is_refused_at_the_start(

@@ -166,6 +166,12 @@ class Driver(Protocol):
         """Inside a write transaction: serialize writers of one agent's working memory."""
         ...
 
+    def check_fence(self, cur: Cursor, fence: Fence) -> None:
+        """Inside a write transaction: ``fence_refused``'s ``LeaseLostError`` unless the
+        fence's owner holds the lease, read as the backend's fenced inserts read it, so
+        that no take-over commits between this check and the transaction's commit."""
+        ...
+
 
 _TEAM_COLUMNS = "team_id, name, status, created_at, updated_at, card, metadata"
 _SKILL_COLUMNS = "name, description, content, source, updated_at"
@@ -347,20 +353,28 @@ class _Teams:
             changes["metadata"] = dump_object(metadata, "metadata")
         return self._change(team_id, changes, None)
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
         status = TeamStatus(status)
-        return self._change(team_id, {"status": status.value}, status)
+        return self._change(team_id, {"status": status.value}, status, fence)
 
     def delete(self, team_id: UUID) -> TeamRecord:
         return self.set_status(team_id, TeamStatus.DELETED)
 
     def _change(
-        self, team_id: UUID, changes: dict[str, Any], status: TeamStatus | None
+        self,
+        team_id: UUID,
+        changes: dict[str, Any],
+        status: TeamStatus | None,
+        fence: Fence | None = None,
     ) -> TeamRecord:
         db = self._db
         changes["updated_at"] = db.time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in changes)
         with db.write() as cur:
+            if fence is not None:
+                db.check_fence(cur, fence)
             current = cur.execute(
                 "SELECT status FROM akgentic_teams WHERE team_id = ?", (db.uid(team_id),)
             ).fetchone()
@@ -577,19 +591,44 @@ class _WorkingMemory:
         where = f"working memory of agent {agent_id} in team {team_id}"
         return [load_object(row[0], f"{where}, item {i}") for i, row in enumerate(rows)]
 
-    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
-        self._write(team_id, agent_id, dump_objects(items, "items"), clear=True)
+    def replace(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        self._write(team_id, agent_id, dump_objects(items, "items"), True, fence)
 
-    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+    def append(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         raws = dump_objects(items, "items")
         if raws:
-            self._write(team_id, agent_id, raws, clear=False)
+            self._write(team_id, agent_id, raws, False, fence)
 
     def clear(self, team_id: UUID, agent_id: UUID) -> None:
-        self._write(team_id, agent_id, [], clear=True)
+        self._write(team_id, agent_id, [], True, None)
 
-    def _write(self, team_id: UUID, agent_id: UUID, raws: builtins.list[str], clear: bool) -> None:
+    def _write(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        raws: builtins.list[str],
+        clear: bool,
+        fence: Fence | None,
+    ) -> None:
+        """One transaction: the ``fence`` checked first (its lease held until the commit),
+        then the change."""
         with self._db.write() as cur:
+            if fence is not None:
+                self._db.check_fence(cur, fence)
             write_memory(cur, self._db, team_id, {agent_id: (clear, raws)})
 
 

@@ -9,7 +9,9 @@ lock, so two acquirers never both win.
 
 A fenced append (:class:`~akgentic.storage.lease.Fence`) is each backend's: the
 condition "the owner holds the lease" rides in its insert statement, and a statement that
-inserted nothing because of it reports the loss with :func:`fence_refused`.
+inserted nothing because of it reports the loss with :func:`fence_refused`. A fenced
+working-memory or status change checks the same condition first in its transaction
+(``Driver.check_fence``), and reports a loss the same way.
 """
 
 from __future__ import annotations

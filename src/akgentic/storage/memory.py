@@ -219,14 +219,20 @@ class _Teams:
             changes["metadata"] = dump_object(metadata, "metadata")
         return self._change(team_id, changes)
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
-        return self._change(team_id, {"status": TeamStatus(status)})
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
+        return self._change(team_id, {"status": TeamStatus(status)}, fence)
 
     def delete(self, team_id: UUID) -> TeamRecord:
         return self.set_status(team_id, TeamStatus.DELETED)
 
-    def _change(self, team_id: UUID, changes: dict[str, Any]) -> TeamRecord:
+    def _change(
+        self, team_id: UUID, changes: dict[str, Any], fence: Fence | None = None
+    ) -> TeamRecord:
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             row = self._data.teams.get(team_id)
             if row is None:
                 raise team_not_found(team_id)
@@ -378,14 +384,32 @@ class _WorkingMemory:
         where = f"working memory of agent {agent_id} in team {team_id}"
         return [load_object(raw, f"{where}, item {i}") for i, raw in enumerate(raws)]
 
-    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+    def replace(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         raws = dump_objects(items, "items")
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             self._data.memory[(team_id, agent_id)] = raws
 
-    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
+    def append(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
         raws = dump_objects(items, "items")
         with self._data.locked():
+            if fence is not None:
+                self._data.check_fence(fence)
             self._data.memory.setdefault((team_id, agent_id), []).extend(raws)
 
     def clear(self, team_id: UUID, agent_id: UUID) -> None:

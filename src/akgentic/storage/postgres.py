@@ -18,7 +18,8 @@
   gives its numbers back (no gaps). Appends to different teams do not wait for each
   other.
 - **Fenced appends** read the lease row ``FOR SHARE`` in that same statement: a take-over
-  waits for the append to commit, or, committed first, makes it store nothing.
+  waits for the append to commit, or, committed first, makes it store nothing. A fenced
+  working-memory change reads it so first in its transaction.
 - **Schema.** Created on open, idempotently, under an advisory lock (so processes
   starting together do not race), in ``schema`` (default ``public``; created if
   missing). Payloads are ``TEXT``, not ``JSONB``: the store returns exactly what it
@@ -128,10 +129,14 @@ SELECT last_seq, pg_notify('akgentic_events', %(team)b::text || ':' || last_seq:
 FROM counter
 """
 
+_FENCE = "SELECT 1 FROM akgentic_leases WHERE resource = {} AND owner = {} FOR SHARE"
+"""The lease row while the fence's owner holds it, locked until commit: a fenced
+append's ``fence`` (below), and a fenced working-memory change's check
+(:meth:`_Driver.check_fence`)."""
+
 _OPEN = {"fence": "", "source": "VALUES (%(team)b, %(count)b)"}
 _FENCED = {
-    "fence": "fence AS (SELECT 1 FROM akgentic_leases WHERE resource = %(resource)b "
-    "AND owner = %(owner)b FOR SHARE), ",
+    "fence": f"fence AS ({_FENCE.format('%(resource)b', '%(owner)b')}), ",
     "source": "SELECT %(team)b, %(count)b FROM fence",
 }
 
@@ -378,6 +383,12 @@ class _Driver:
             "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
             (f"akgentic.working_memory:{team_id}:{agent_id}",),
         )
+
+    def check_fence(self, cur: Cursor, fence: Fence) -> None:
+        """:data:`_FENCE`, first in the caller's transaction: a take-over waits for its
+        commit, or, committed first, leaves no row (the lock's recheck sees the owner)."""
+        if cur.execute(_FENCE.format("?", "?"), (fence.resource, fence.owner)).fetchone() is None:
+            raise fence_refused(cur, self, fence)
 
     def listener(self) -> psycopg.Connection[Any]:
         """A new connection of its own, listening on :data:`EVENTS_CHANNEL`."""

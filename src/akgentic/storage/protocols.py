@@ -23,7 +23,8 @@ the same contract tests. The rules, stated once here:
   ``append_encoded`` and ``append_packs`` take a ``fence``
   (:class:`~akgentic.storage.lease.Fence`): the append, its states and its memory are
   stored only if the fence's owner holds the lease when the transaction commits —
-  checked inside it — else nothing is and ``LeaseLostError`` is raised.
+  checked inside it — else nothing is and ``LeaseLostError`` is raised. So do the
+  working memory's ``replace`` and ``append``, and ``teams.set_status``.
 """
 
 from __future__ import annotations
@@ -97,9 +98,14 @@ class TeamStore(Protocol):
         for a name with a control character (``check_team_name``)."""
         ...
 
-    def set_status(self, team_id: UUID, status: TeamStatus) -> TeamRecord:
+    def set_status(
+        self, team_id: UUID, status: TeamStatus, *, fence: Fence | None = None
+    ) -> TeamRecord:
         """Move the team to ``status``. RUNNING and STOPPED go both ways; DELETED is
-        terminal (InvalidTransitionError). TeamNotFoundError when there is no record."""
+        terminal (InvalidTransitionError). TeamNotFoundError when there is no record.
+        With a ``fence``, only while its owner holds the lease, checked first in the
+        same transaction (as ``WorkingMemoryStore.replace``): else nothing changes and
+        :class:`~akgentic.storage.lease.LeaseLostError` is raised."""
         ...
 
     def delete(self, team_id: UUID) -> TeamRecord:
@@ -211,12 +217,29 @@ class WorkingMemoryStore(Protocol):
         """The items in order; an empty list when there are none."""
         ...
 
-    def replace(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
-        """Make ``items`` the whole working memory (one transaction)."""
+    def replace(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Make ``items`` the whole working memory (one transaction). With a ``fence``,
+        only while its owner holds the lease, checked in that transaction as
+        ``EventLog.append_encoded`` checks it: else nothing changes and
+        :class:`~akgentic.storage.lease.LeaseLostError` is raised."""
         ...
 
-    def append(self, team_id: UUID, agent_id: UUID, items: Sequence[dict[str, Any]]) -> None:
-        """Add ``items`` at the end (one transaction)."""
+    def append(
+        self,
+        team_id: UUID,
+        agent_id: UUID,
+        items: Sequence[dict[str, Any]],
+        *,
+        fence: Fence | None = None,
+    ) -> None:
+        """Add ``items`` at the end (one transaction; under ``fence`` as ``replace``)."""
         ...
 
     def clear(self, team_id: UUID, agent_id: UUID) -> None:

@@ -22,7 +22,8 @@
   batch leaves no gap. A writer waits up to ``busy_timeout`` seconds for another
   process' transaction.
 - **Fenced appends** check the lease in the insert statement itself, under that write
-  lock: no take-over commits between the check and the rows.
+  lock: no take-over commits between the check and the rows. A fenced working-memory
+  change checks it first in its transaction, under the same lock.
 
 The schema is created on open (idempotent; ``PRAGMA user_version`` records it). A file
 that is not a SQLite database, a damaged one, or one whose tables of our names another
@@ -402,6 +403,16 @@ class _Driver:
 
     def lock_working_memory(self, cur: Cursor, team_id: UUID, agent_id: UUID) -> None:
         """Nothing to do: BEGIN IMMEDIATE already holds the database's write lock."""
+
+    def check_fence(self, cur: Cursor, fence: Fence) -> None:
+        """The fenced inserts' condition (:data:`_FENCE`), on its own: BEGIN IMMEDIATE
+        already holds the database's write lock, so the lease stays as read here until
+        the transaction commits."""
+        (held,) = cur.execute(
+            "SELECT " + _FENCE.format("", ""), (fence.resource, fence.owner)
+        ).fetchone()
+        if not held:
+            raise fence_refused(cur, self, fence)
 
     def close(self) -> None:
         self._checkpointer.close()

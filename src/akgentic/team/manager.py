@@ -25,7 +25,9 @@ marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval
 its runtime says so (``TeamRuntime.stop_reason``). A team whose lease was lost (this
 process stalled past its expiry and another took it over) stops recording and stops:
 its recorder commits under the lease's ``Fence``, so the store refuses the first group
-written after the take-over, whenever the stall fell.
+written after the take-over, whenever the stall fell; its working memory and its
+STOPPED mark are written under the fence too, and this process leaves the team (its
+status is the new holder's).
 """
 
 from __future__ import annotations
@@ -257,10 +259,15 @@ class TeamManager:
             logger.exception("team %s: could not release its lease", team_id)
 
     def _lease_lost(self, resource: str, error: LeaseLostError) -> None:
-        """Another process took the team over: stop recording into its log, and stop."""
+        """Another process took the team over: stop recording into its log, and stop.
+        The team is no longer one this process runs: :meth:`shutdown` leaves it alone
+        (its ``stop_team`` would mark the new holder's team STOPPED)."""
         for team_id, runtime in list(self._running.items()):
             if team_resource(team_id) == resource:
                 logger.error("team %s: %s; stopping it here", team_id, error)
+                with self._adopting:
+                    if self._running.get(team_id) is runtime:
+                        del self._running[team_id]
                 runtime.recorder.discard()
                 runtime.stop_reason = f"its lease was lost ({error})"
                 runtime.stop()
@@ -482,14 +489,36 @@ class TeamManager:
         marked STOPPED, which the process running it (if any) notices and obeys; the lease
         of a process that crashed is cleared (nobody runs the team)."""
         team = self.get_team(team_id)
+        ran_here = self._local_team(team_id) is not None
         if team is not None:
             team.stop(grace_timeout)  # its lease is released once it has stopped
             self._running.pop(team_id, None)
         record = self.record(team_id)
         if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
-            self.storage.teams.set_status(team_id, TeamStatus.STOPPED)
+            self._mark_stopped(team_id, ran_here)
         if team is None:
             self._clear_stale_lease(team_id)
+
+    def _mark_stopped(self, team_id: UUID, ran_here: bool) -> None:
+        """Mark the team STOPPED, its own stop having not. One that ran here is marked
+        under this process's fence: taken over meanwhile (found lost while it stopped),
+        it is the new holder's, which would stop it on seeing STOPPED; its lease
+        released by its stop (nobody holds it), it is marked as any other team is."""
+        teams = self.storage.teams
+        if ran_here:
+            fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
+            try:
+                teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+                return
+            except LeaseLostError as lost:
+                if lost.lease is not None:
+                    logger.info(
+                        "team %s is %s's now: not marked STOPPED here",
+                        team_id,
+                        lost.lease.describe(),
+                    )
+                    return
+        teams.set_status(team_id, TeamStatus.STOPPED)
 
     def _clear_stale_lease(self, team_id: UUID) -> None:
         """Release the lease of a holder that is gone (expired, or its pid on this host no

@@ -9,10 +9,10 @@ and never holds the log back (restore reads the log; the memory is a convenience
 
 A team run under a lease is recorded under a *fence* (``Fence``: the team's lease and
 this process's owner id): the store appends a group only if the lease is still this
-process's, checked inside the transaction that appends it. A process paused anywhere
-(SIGSTOP, a suspended machine) and taken over meanwhile has its next commit refused
-whole; from then on it writes nothing, and ``on_lost`` is told (the manager stops the
-team).
+process's, checked inside the transaction that appends it (and so is a working-memory
+change written apart from its group). A process paused anywhere (SIGSTOP, a suspended
+machine) and taken over meanwhile has its next write refused whole; from then on it
+writes nothing, and ``on_lost`` is told (the manager stops the team).
 
 Records arrive a batch at a time (``on_batch``) and are encoded there, on the
 orchestrator's thread, as one *event pack* (``akgentic.storage``): the sends and
@@ -224,8 +224,9 @@ class EventRecorder:
         self._storage = storage
         # the condition of every commit, checked by the store inside its transaction:
         # this process still holds the team's lease. A commit it refuses stores nothing,
-        # and neither that group nor any that follows is written; ``on_lost`` is told
-        self._fence = fence
+        # and neither that group nor any that follows is written; ``on_lost`` is told.
+        # Passed as ``fence=`` only when there is one: a store that predates it works
+        self._fenced: dict[str, Any] = {} if fence is None else {"fence": fence}
         self._on_lost = on_lost
         self._team_id = team_id
         self._buffer: list[Message | _Item] = []
@@ -367,11 +368,9 @@ class EventRecorder:
                 self._not_written(rows)
                 continue
             try:
-                firsts = self._commit(rows, tables)
-            except LeaseLostError as lost:  # the store refused it: nothing was written
-                self._not_written(rows)
-                if self._on_lost is not None:
-                    self._on_lost(lost)
+                firsts, lost = self._commit(rows, tables)
+            except LeaseLostError as refused:  # the store refused it: nothing was written
+                self._lost(refused, rows)
                 continue
             except Exception:
                 if self._retry(rows, tables):
@@ -389,6 +388,9 @@ class EventRecorder:
                 self._failed = 0
             self._last_commit = time.monotonic()
             self._committed_rows(rows, firsts)
+            if lost is not None:  # the log was written; a memory change after it was refused
+                self._lost(lost, [])
+                continue
             # not kept while waiting for the next group: under load a group is a whole
             # backlog, and memory per message must stay flat
             del rows, tables, firsts
@@ -399,35 +401,50 @@ class EventRecorder:
     def _not_written(self, rows: list[_Item]) -> None:
         """The team is another process's now (its lease was taken over): drop ``rows``
         and everything queued, and write nothing more, ever."""
+        self._discarded = True
+        with self._io:
+            dropped = _events_in(rows) + self._outbox_events
+            self._outbox, self._tables, self._outbox_events = [], [], 0
+            self._idle = True
+            self._io.notify_all()
         logger.error(
             "team %s: another process runs it now (its lease was taken over): "
             "%d records not written",
             self._team_id,
-            _events_in(rows),
+            dropped,
         )
-        self._discarded = True
-        with self._io:
-            self._outbox, self._tables, self._outbox_events = [], [], 0
-            self._idle = True
-            self._io.notify_all()
 
-    def _commit(self, items: list[_Item], tables: list[Message]) -> list[int]:
+    def _lost(self, lost: LeaseLostError, rows: list[_Item]) -> None:
+        """A write the store refused under the fence: the lease is lost. Nothing more is
+        written (``rows`` neither), and ``on_lost`` is told (the manager stops the team)
+        before the writer is seen idle: whoever waits for it finds the loss reported."""
+        self._discarded = True
+        if self._on_lost is not None:
+            self._on_lost(lost)
+        self._not_written(rows)
+
+    def _commit(
+        self, items: list[_Item], tables: list[Message]
+    ) -> tuple[list[int], LeaseLostError | None]:
         """Store a group with the tables beside the log — the latest states and the
-        working memory — in one transaction; the first number of each item.
+        working memory — in one transaction; the first number of each item, and the
+        lease's loss when it was found only after the log was committed.
 
         The log comes first. Should the group fail with its working memory changes, it
         is committed again without them (states kept), and the changes are then written
         one by one as before they rode with the log, each failure logged: memory the
         store will not take never holds the log back (restore reads the log, the memory
-        is a convenience). Should it fail without them as well, the log is at fault:
-        the exception goes to the caller, which keeps the group for the next try. (An
-        event log that predates ``memory`` refuses the argument with a ``TypeError`` and
-        takes this way too.)"""
+        is a convenience). Those writes are fenced as the log's: one the store refuses
+        for a lost lease stops them, and that loss is returned with the log's numbers.
+        Should the group fail without them as well, the log is at fault: the exception
+        goes to the caller, which keeps the group for the next try. (An event log that
+        predates ``memory`` refuses the argument with a ``TypeError`` and takes this way
+        too.)"""
         states, memory = _latest_states(tables), _memory_rows(tables)
         if not memory:
-            return self._append(items, states)
+            return self._append(items, states), None
         try:
-            return self._append(items, states, memory)
+            return self._append(items, states, memory), None
         except LeaseLostError:  # refused whole, memory or not
             raise
         except Exception as exc:  # the traceback comes with the next failure, if any
@@ -439,24 +456,30 @@ class EventRecorder:
                 exc,
             )
         firsts = self._append(items, states)
-        self._memory_apart(memory)
-        return firsts
+        return firsts, self._memory_apart(memory)
 
-    def _memory_apart(self, rows: list[MemoryRow]) -> None:
+    def _memory_apart(self, rows: list[MemoryRow]) -> LeaseLostError | None:
         """Each working-memory change in a transaction of its own, after its events
-        are committed (the way taken when the group would not take them): a change the
-        store refuses is logged and the others are still tried."""
-        memory, team = self._storage.working_memory, self._team_id
+        are committed (the way taken when the group would not take them), under the
+        log's fence: a change the store refuses is logged and the others are still
+        tried, unless it was refused for a lost lease — then none is, and the loss is
+        returned."""
+        memory, team, fenced = self._storage.working_memory, self._team_id, self._fenced
         for row in rows:
             try:
                 items = [json.loads(item) for item in row.items]
                 if row.replace:
-                    memory.replace(team, row.agent_id, items)
+                    memory.replace(team, row.agent_id, items, **fenced)
                 else:
-                    memory.append(team, row.agent_id, items)
+                    memory.append(team, row.agent_id, items, **fenced)
+            except LeaseLostError as lost:
+                logger.error("team %s: its working memory was not updated: %s", team, lost)
+                self._failed = 0  # something was lost: the next commit does not say otherwise
+                return lost
             except Exception:
                 logger.exception("team %s: could not update the working memory", team)
                 self._failed = 0  # something was lost: the next commit does not say otherwise
+        return None
 
     def _append(
         self, items: list[_Item], states: list[StateRow], memory: list[MemoryRow] | None = None
@@ -470,8 +493,7 @@ class EventRecorder:
         (``memory`` is passed only when there is some)."""
         events = self._storage.events
         team = self._team_id
-        # the fence, when there is one (checked at the start: the log takes it)
-        fenced: dict[str, Any] = {} if self._fence is None else {"fence": self._fence}
+        fenced = self._fenced  # checked at the start: the log takes it
         if not any(isinstance(item, _Pack) for item in items):
             rows = [item[0] for item in items if not isinstance(item, _Pack)]
             if memory:
@@ -608,13 +630,20 @@ class EventRecorder:
     def on_stop(self, team_id: UUID) -> None:
         """Everything handed on is committed before this returns (the orchestrator is
         not seen stopped before its last record is on disk). A graceful stop marks the
-        team STOPPED; a crash leaves it RUNNING."""
+        team STOPPED, under the fence (a team taken over meanwhile is its new holder's
+        to mark: the loss is then handled as a refused commit's); a crash leaves it
+        RUNNING."""
         self.flush()
         self._close_writer()
         if self._stop_requested and not self._discarded:
-            record = self._storage.teams.get(team_id)
+            teams = self._storage.teams
+            record = teams.get(team_id)
             if record is not None and record.status == TeamStatus.RUNNING:
-                self._storage.teams.set_status(team_id, TeamStatus.STOPPED)
+                try:
+                    teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
+                except LeaseLostError as lost:
+                    logger.error("team %s: not marked STOPPED: %s", team_id, lost)
+                    self._lost(lost, [])
 
     # -- all or nothing ---------------------------------------------------------------------
     def hold(self) -> None:

@@ -350,6 +350,27 @@ def test_an_event_log_that_cannot_check_a_lease_is_refused_at_the_start(
 
     monkeypatch.setattr(storage.events, "append_packs", no_fence)
     fence = Fence(resource="team/x", owner="one")
-    with pytest.raises(TypeError, match=r"append_packs takes no fence=: the event log of a team"):
+    with pytest.raises(TypeError, match=r"append_packs takes no fence=: the stores of a team"):
         EventRecorder(storage, uuid4(), fence)
     EventRecorder(storage, uuid4())  # unfenced, the same log is fine
+
+
+@pytest.mark.parametrize(
+    ("part", "name"),
+    [("working_memory", "replace"), ("working_memory", "append"), ("teams", "set_status")],
+)
+def test_a_store_beside_the_log_that_cannot_check_a_lease_is_refused_at_the_start(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, part: str, name: str
+) -> None:
+    """The working memory a group could not take is written apart, and a graceful stop
+    marks the team STOPPED, both under the fence: a store whose method takes no
+    ``fence`` would drop the memory change or fail the stop with a ``TypeError``."""
+    storage = open_storage(storage_url)
+
+    def no_fence(team_id: Any, *args: Any) -> None:
+        raise AssertionError("not called")
+
+    monkeypatch.setattr(getattr(storage, part), name, no_fence)
+    with pytest.raises(TypeError, match=rf"\.{name} takes no fence=: the stores of a team"):
+        EventRecorder(storage, uuid4(), Fence(resource="team/x", owner="one"))
+    EventRecorder(storage, uuid4())

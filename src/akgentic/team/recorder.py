@@ -189,19 +189,33 @@ GROUP_EVENTS = 5_000
 """A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
 
 
-def _check_takes_fence(events: Any) -> None:
-    """Raise ``TypeError`` now, in words, when an event log cannot check a lease in its
-    appends: a leased team's commits would all be refused by it, and retried forever."""
-    for name in ("append_encoded", "append_packs"):
+_FENCED = (
+    ("events", "append_encoded", "EventLog"),
+    ("events", "append_packs", "EventLog"),
+    ("working_memory", "replace", "WorkingMemoryStore"),
+    ("working_memory", "append", "WorkingMemoryStore"),
+    ("teams", "set_status", "TeamStore"),
+)
+"""The store methods a leased team's recorder calls with ``fence=``: (bundle attribute,
+method, protocol)."""
+
+
+def _check_takes_fence(storage: StorageBundle) -> None:
+    """Raise ``TypeError`` now, in words, when a store the recorder writes to cannot check
+    a lease in its transaction: a leased team's commits would all be refused by it, and
+    retried forever (the log), or dropped (a memory change written apart), or fail the
+    stop (the STOPPED mark)."""
+    for part, name, protocol in _FENCED:
+        store = getattr(storage, part, None)
         try:
-            parameters = inspect.signature(getattr(events, name)).parameters.values()
+            parameters = inspect.signature(getattr(store, name)).parameters.values()
         except (AttributeError, TypeError, ValueError):  # not there, or not inspectable
             continue
         if not any(p.name == "fence" or p.kind is p.VAR_KEYWORD for p in parameters):
             raise TypeError(
-                f"{type(events).__name__}.{name} takes no fence=: the event log of a team "
-                f"run under a lease must check it in the append "
-                f"(akgentic.storage.EventLog.{name})"
+                f"{type(store).__name__}.{name} takes no fence=: the stores of a team "
+                f"run under a lease must check it in the same transaction "
+                f"(akgentic.storage.{protocol}.{name})"
             )
 
 
@@ -220,7 +234,7 @@ class EventRecorder:
         on_lost: Callable[[LeaseLostError], None] | None = None,
     ) -> None:
         if fence is not None:
-            _check_takes_fence(storage.events)
+            _check_takes_fence(storage)
         self._storage = storage
         # the condition of every commit, checked by the store inside its transaction:
         # this process still holds the team's lease. A commit it refuses stores nothing,

@@ -338,9 +338,61 @@ def test_an_unknown_team_on_a_server_says_how_to_list_the_servers_teams(served: 
         code, _, err = invoke(command, "zzzz", "--server", served.url)
         assert code == 1
         assert err.strip() == (
-            f"error: no team matches 'zzzz'; list the teams with: GET {served.url}/teams "
-            f"(the page {served.url}/ shows them too)"
+            f"error: no team matches 'zzzz'; list the teams with: akgentic teams list "
+            f"--server {served.url} (the page {served.url}/ shows them too)"
         )
+
+
+def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served) -> None:
+    """Every team command takes --server (env AKGENTIC_SERVER), not only run, resume,
+    events and usage: a user with the variable set reaches the server's teams."""
+    url = served.url
+    running = served.client.create_team("research", name="live")
+    code, _, err = invoke("run", str(RESEARCH), "--server", served.url, "-m", "why actors?")
+    assert code == 0, err
+    [done] = [t for t in served.client.list_teams() if t.team_id != running.team_id]
+
+    code, listing, err = invoke("teams", "list", "--server", served.url)
+    assert code == 0, err
+    rows = {line.split()[0]: line.split() for line in listing.splitlines()[1:]}
+    assert rows[str(running.team_id)][1:3] == ["live", "RUNNING"]
+    assert rows[str(running.team_id)][-2:] == ["this", "server"]
+    assert rows[str(done.team_id)][1:3] == ["research", "STOPPED"]
+    assert rows[str(done.team_id)][3] == str(done.last_seq)
+
+    code, shown, err = invoke("teams", "show", "live", "--server", served.url)
+    assert code == 0, err
+    assert f"team:     live ({running.team_id})" in shown
+    assert "status:   RUNNING" in shown
+    assert "@Manager" in shown and "@Worker" in shown  # its members, from the server
+
+    code, stopped, err = invoke("teams", "stop", str(running.team_id)[:8], "--server", served.url)
+    assert code == 0, err
+    assert stopped.strip() == f"team live ({str(running.team_id)[:8]}) is now STOPPED"
+    assert served.client.info(running.team_id).status == "STOPPED"
+
+    code, deleted, err = invoke("teams", "delete", "live", "--server", served.url)
+    assert code == 0, err
+    assert "deleted; its history is kept" in deleted
+    code, listing, err = invoke("teams", "list", "--server", served.url)
+    assert str(running.team_id) not in listing and str(done.team_id) in listing
+    code, listing, err = invoke("teams", "list", "--all", "--server", served.url)
+    rows = {line.split()[0]: line.split() for line in listing.splitlines()[1:]}
+    assert rows[str(running.team_id)][1:3] == ["live", "DELETED"]
+
+    code, _, err = invoke("teams", "delete", "research", "--purge", "--server", served.url)
+    assert code == 1
+    assert err.strip() == (
+        f"error: --purge removes team research ({str(done.team_id)[:8]}) and all its "
+        f"history for good; with no terminal to ask, confirm with --yes"
+    )
+    code, purged, err = invoke("teams", "delete", "research", "--purge", "-y", "--server", url)
+    assert code == 0, err
+    assert purged.strip() == f"team research ({str(done.team_id)[:8]}) purged from {url}"
+    assert served.storage.teams.get(done.team_id) is None
+
+    code, _, err = invoke("teams", "list", "--server", "http://127.0.0.1:9")
+    assert code == 1 and err.startswith("error: server http://127.0.0.1:9: cannot reach")
 
 
 def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries_it(

@@ -54,7 +54,10 @@ def _record(info: TeamInfo) -> TeamRecord:
 def find_remote_team(client: AkgenticClient, ref: str) -> TeamRecord:
     """The server's team that ``ref`` names (id, id prefix or name), as ``find_team``."""
     teams = client.list_teams(include_deleted=True)
-    listing = f"GET {client.base_url}/teams (the page {client.base_url}/ shows them too)"
+    listing = (
+        f"{command_line('teams', 'list', '--server', client.base_url)} "
+        f"(the page {client.base_url}/ shows them too)"
+    )
     return match_team(ref, [_record(t) for t in teams], listing)
 
 

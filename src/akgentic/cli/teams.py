@@ -8,7 +8,6 @@ talks to it as ``run`` does.
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -61,6 +60,7 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.cli.teams_list import runner, stale_reason
+from akgentic.cli.teams_remote import confirm_purge, delete_remote, show_remote, stop_remote
 from akgentic.core import Message, SentMessage
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
@@ -121,10 +121,16 @@ def show_team(
     team: TeamArgument,
     imports: ImportOption = None,
     storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Show a team: its record, who runs it, its card's members, its last seq, the person's
-    last exchange and interrupted turns."""
+    last exchange and interrupted turns. With --server, that server's team."""
+    if server:
+        with reporting(debug):
+            show_remote(server, token, team)
+        return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
         import_modules(imports)
         record = find_team(bundle, team)
@@ -244,10 +250,19 @@ def _show_exchange(console: Console, exchange: list[SentMessage], heading: str) 
 
 # -- stop ----------------------------------------------------------------------------------
 def stop_team(
-    team: TeamArgument, storage: StorageOption = None, debug: DebugOption = False
+    team: TeamArgument,
+    storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
+    debug: DebugOption = False,
 ) -> None:
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
-    notices within a second, stops it gracefully and exits."""
+    notices within a second, stops it gracefully and exits. With --server, that server
+    stops its team gracefully."""
+    if server:
+        with reporting(debug):
+            stop_remote(server, token, team)
+        return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         record = find_team(bundle, team)
         console = out_console()
@@ -524,10 +539,16 @@ def delete_team(
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before purging.")] = False,
     storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Mark a team DELETED (its history is kept), or remove it with --purge: its history
-    and its own workspace trees."""
+    and its own workspace trees. With --server, that server's team."""
+    if server:
+        with reporting(debug):
+            delete_remote(server, token, team, purge=purge, yes=yes)
+        return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         record = find_team(bundle, team)
         console = out_console()
@@ -535,12 +556,7 @@ def delete_team(
             console.print(SafeText(f"{_title(record)} is already deleted (--purge removes it)"))
             return
         if purge and not yes:
-            if not sys.stdin.isatty():
-                raise CliError(
-                    f"--purge removes {_title(record)} and all its history for good; with no "
-                    f"terminal to ask, confirm with --yes"
-                )
-            typer.confirm(f"Remove {_title(record)} and all its history?", abort=True)
+            confirm_purge(_title(record))
         trees = team_workspaces(record.team_id) if purge else []
         with team_manager(bundle) as manager:
             try:

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from akgentic.cli.errors import reporting
-from akgentic.cli.options import DebugOption, StorageOption
+from akgentic.cli.options import DebugOption, ServerOption, StorageOption, TokenOption
 from akgentic.cli.output import (
     SafeText,
     command_line,
@@ -35,10 +35,18 @@ def list_teams(
         typer.Option("--status", case_sensitive=False, help="Only teams in this status."),
     ] = None,
     storage: StorageOption = None,
+    server: ServerOption = None,
+    token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
     """List the teams, oldest first: id, name, status, events, last update, the process
-    running it."""
+    running it. With --server, that server's teams."""
+    if server:
+        with reporting(debug):
+            from akgentic.cli.teams_remote import list_remote  # the client: only for a server
+
+            list_remote(server, token, everything=everything, status=status)
+        return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         teams = bundle.teams.list(status)
         if status is None and not everything:

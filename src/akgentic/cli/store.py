@@ -14,6 +14,7 @@ what matched and what to type instead.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +55,7 @@ __all__ = [
     "status_label",
     "storage_option",
     "stored_card",
+    "unmade_on_failure",
 ]
 
 STORE_FILE = "akgentic.db"
@@ -116,6 +118,32 @@ def opened_storage(
         yield storage, url
     finally:
         storage.close()
+
+
+@contextmanager
+def unmade_on_failure(option: str | None) -> Iterator[None]:
+    """Around a command that may create the SQLite store ``option`` names (see
+    :func:`resolve_url`): when the command fails, the store file and the folders it made
+    for it are removed again, so a refused command leaves nothing behind. A store that
+    existed before is never touched; a URL that names no file changes nothing."""
+    url = resolve_url(option)
+    try:
+        path = sqlite_path(url) if url.lower().startswith("sqlite:") else None
+    except ValueError:
+        path = None
+    if path is None or path.exists():
+        yield
+        return
+    folders = [folder for folder in path.parents if not folder.exists()]
+    try:
+        yield
+    except BaseException:
+        for made in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+            made.unlink(missing_ok=True)
+        for folder in folders:  # deepest first
+            with contextlib.suppress(OSError):  # not empty: something else is in it now
+                folder.rmdir()
+        raise
 
 
 def _file_in_the_way(url: str) -> str | None:

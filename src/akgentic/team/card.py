@@ -13,7 +13,7 @@ YAML's folder; see ``akgentic.team.mcp``), and what a newcomer might type first
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
-name — and YAML errors name the file, the line and the field::
+name, a member name (or ``entry_point``, ``human``) without its ``@`` — and YAML errors name the file, the line and the field::
 
     team.yaml:12: members[0].card.config.prompt.tempalte: Extra inputs are not permitted
 """

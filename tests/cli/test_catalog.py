@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from akgentic.catalog import SecretBox
+from akgentic.cli import app
 from akgentic.storage import open_storage
 from tests.catalog.distributions import make_distribution
 from tests.catalog.loopback import free_port, serving
@@ -263,3 +265,20 @@ def test_a_type_from_an_installed_distribution_is_listed_then_orphaned_when_remo
     assert "error: catalog instance 'jira' is orphaned" in refused.stderr
     removed = run_child([str(AKGENTIC), "catalog", "remove", "jira"], env=without)
     assert removed.stdout == "jira: removed\n"
+
+
+def test_a_refused_change_creates_no_store_and_an_accepted_one_does(tmp_path: Path) -> None:
+    """``enable nosuch`` fails: the store and the folders it would live in are not left
+    behind; ``enable planning`` makes them."""
+    store = tmp_path / "new" / "deep" / "store.db"
+    runner = CliRunner()
+    env = {"AKGENTIC_STORAGE": f"sqlite:///{store}", "AKGENTIC_MODEL": None}
+
+    refused = runner.invoke(app, ["catalog", "enable", "nosuch"], env=env)
+    assert refused.exit_code == 1
+    assert "no tool type or catalog instance is called 'nosuch'" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
+
+    done = runner.invoke(app, ["catalog", "enable", "planning"], env=env)
+    assert done.exit_code == 0, done.output
+    assert store.is_file()

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -413,6 +414,55 @@ def test_a_team_whose_card_or_metadata_is_damaged_is_listed_damaged_and_says_wha
     assert line.endswith(
         f"remove the team with: akgentic teams delete {short} --storage {storage_url}"
     )
+
+
+@pytest.mark.parametrize(
+    ("stored", "problem", "listed"),
+    [
+        (
+            {"__model__": "akgentic.team.card.TeamCard"},
+            "'s team card has no name, entry_point, members",
+            "DAMAGED",
+        ),
+        ({}, " has no team card", "DAMAGED"),
+        (
+            "@Nobody",
+            "'s team card fails the card checks: card: entry_point '@Nobody' is not a member; "
+            "members are @Manager, @Worker",
+            "STOPPED",  # only the full checks see it: teams list does not import them
+        ),
+    ],
+    ids=["no-fields", "empty", "entry-point"],
+)
+def test_a_stored_card_that_fails_the_checks_says_what_to_do_on_one_line(
+    cli: Invoke, storage_url: str, stored: Any, problem: str, listed: str
+) -> None:
+    """JSON that reads but is no valid card: the resume's one line says so and the ways on,
+    as for a card that is not JSON; ``show`` says the same; ``list`` flags what it can."""
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    if stored == "@Nobody":
+        stored = {**card, "entry_point": "@Nobody"}
+    storage = open_storage(storage_url)
+    bad = storage.teams.create("bad", card=card).team_id
+    storage.teams.set_status(bad, TeamStatus.STOPPED)
+    storage.close()
+    with closing(sqlite3.connect(sqlite_path(storage_url))) as conn, conn:
+        conn.execute("UPDATE akgentic_teams SET card = ?", (json.dumps(stored),))
+
+    listed_rows = cli("teams", "list").stdout.splitlines()[1:]
+    assert [row.split()[:3] for row in listed_rows] == [[str(bad), "bad", listed]]
+    short = str(bad)[:8]
+    resumed = cli("teams", "resume", str(bad), "-m", "hi")
+    assert resumed.exit_code == 1
+    (line,) = resumed.stderr.splitlines()
+    assert line.startswith(f"error: team {short}{problem}; the record is kept as stored")
+    assert f"restore the store {sqlite_path(storage_url)} from a backup" in line
+    assert line.endswith(
+        f"remove the team with: akgentic teams delete {short} --storage {storage_url}"
+    )
+    shown = cli("teams", "show", str(bad))
+    assert shown.exit_code == 0, shown.output
+    assert f"card:     team {short}{problem}; the record is kept" in shown.stdout
 
 
 def test_a_broken_card_is_one_error_line_before_anything_starts(

@@ -372,3 +372,14 @@ def test_a_scenario_file_over_the_size_limit_is_refused_before_it_is_read(
         load_scenario(path)
     (line,) = str(refused.value).splitlines()
     assert line.startswith(f"scenario {path}: 5,242,880 bytes (5.0 MiB), over akgentic's 4 MiB")
+
+
+def test_a_scenario_that_is_not_utf8_names_the_file_and_the_fix(tmp_path: Path) -> None:
+    """As a team card that is not UTF-8: the file, the line, the byte, and what to do."""
+    path = tmp_path / "bin.scen.yaml"
+    path.write_bytes(b"name: x\n\x9a\x01")
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == (
+        f"scenario {path}:2: not UTF-8 text (byte 0x9a at offset 8): save the scenario as UTF-8"
+    )

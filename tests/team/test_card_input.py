@@ -219,3 +219,33 @@ def test_a_card_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path)
     (line,) = str(refused.value).splitlines()
     assert line.startswith(f"{path}: 52,428,800 bytes (50.0 MiB), over akgentic's 4 MiB limit")
     assert line.endswith("make it smaller (keep long text out of it) or split it")
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (HEAD.replace("'@A'", "A") + "  - card: {role: A, config: {name: '@A'}}\n", "entry_point"),
+        (HEAD.replace("null", "Human") + "  - card: {role: A, config: {name: '@A'}}\n", "human"),
+        (HEAD + "  - card: {role: A, config: {name: A}}\n", "members[0].card"),
+        (
+            HEAD
+            + "  - card: {role: A, config: {name: '@A'}}\n"
+            + "profiles:\n  - {role: B, config: {name: A}}\n",
+            "profiles",
+        ),
+    ],
+    ids=["entry_point", "human", "member", "profile"],
+)
+def test_a_member_name_without_at_is_refused_saying_how_to_write_it(
+    tmp_path: Path, text: str, field: str
+) -> None:
+    """The team addresses its members as @Name: a name without it would never be reached."""
+    path = card_file(tmp_path, text)
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    (line,) = str(refused.value).splitlines()
+    assert re.fullmatch(
+        rf"{path}:\d+: {re.escape(field)}: name '(A|Human)' must start with @ "
+        rf"\(write '@(A|Human)'\)",
+        line,
+    )

@@ -122,3 +122,23 @@ def test_the_all_extra_names_every_optional_feature_but_the_embedder() -> None:
     assert 'pip install -e ".[all]"' in readme
     for extra in named - {"vector", "vector_search"}:
         assert f"`{extra}`" in readme.split("## Install", 1)[1].split("\n## ", 1)[0], extra
+
+
+def test_each_field_has_a_whole_meaning_of_its_own() -> None:
+    """A field's meaning is its own and ends as a sentence: not its class's description
+    repeated on every field, nor a list's opening (``provider``:) or one item of it (...;)."""
+    table: list[tuple[str, str]] = []
+    tables = [table]
+    for line in reference.render().splitlines():
+        if line.startswith("#"):
+            table = []
+            tables.append(table)
+        elif line.startswith("| `"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            table.append((cells[0], cells[3]))
+    for rows in tables:
+        meanings = [meaning for _, meaning in rows if meaning]
+        shared = {m for m in meanings if meanings.count(m) > 1}
+        assert not shared, [field for field, meaning in rows if meaning in shared]
+        cut = [field for field, meaning in rows if meaning.endswith((":", ";", ","))]
+        assert not cut, cut

@@ -145,8 +145,14 @@ class AgentConfig(BaseConfig):
     prompt: PromptTemplate = Field(default_factory=PromptTemplate)
     models: ModelRoster = Field(default_factory=lambda: ModelRoster.from_spec("scripted:default"))
     tools: list[ToolCard] = Field(default_factory=list)
-    usage_limits: UsageLimitsConfig = Field(default_factory=UsageLimitsConfig)
-    compaction: CompactionConfig = Field(default_factory=CompactionConfig)
+    usage_limits: UsageLimitsConfig = Field(
+        default_factory=UsageLimitsConfig,
+        description="Spending limits: requests and tokens per run and over the agent's life.",
+    )
+    compaction: CompactionConfig = Field(
+        default_factory=CompactionConfig,
+        description="When and how the conversation is summarised to fit the model's window.",
+    )
     stream_events: bool = True
     stream_text_interval: float = Field(default=0.05, ge=0)
     scenario_dir: str | None = None

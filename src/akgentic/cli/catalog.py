@@ -10,6 +10,7 @@ environment variable named with ``--from-env``.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -24,7 +25,7 @@ from akgentic.catalog import CatalogError, CatalogService, Principal, ToolView
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.options import DebugOption, StorageOption
 from akgentic.cli.output import SafeText, error_console, local_time, out_console, print_table
-from akgentic.cli.store import opened_storage
+from akgentic.cli.store import opened_storage, unmade_on_failure
 from akgentic.storage import CATALOG_SURFACES
 
 __all__ = ["catalog_app"]
@@ -72,8 +73,13 @@ def _principal() -> Principal:
 @contextmanager
 def _catalog(storage: str | None, debug: bool, *, create: bool = True) -> Iterator[CatalogService]:
     """The catalog of the storage; catalog refusals become ``error:`` lines. ``create=False``
-    for the commands that only read: a store that does not exist is not created."""
-    with reporting(debug), opened_storage(storage, create=create) as (bundle, _):
+    for the commands that only read: a store that does not exist is not created; nor is
+    it by a command that fails (``enable nosuch``)."""
+    with (
+        reporting(debug),
+        unmade_on_failure(storage) if create else contextlib.nullcontext(),
+        opened_storage(storage, create=create) as (bundle, _),
+    ):
         try:
             yield CatalogService(bundle)
         except CatalogError as exc:

@@ -14,6 +14,7 @@ what matched and what to type instead.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,7 +25,8 @@ from uuid import UUID
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import short_id, team_name
 from akgentic.core import user_data_dir
-from akgentic.core.excerpt import exception_line, exception_words
+from akgentic.core.excerpt import exception_line, exception_words, validation_words
+from akgentic.core.serialization import MODEL_MARKER
 from akgentic.storage import (
     MemoryStorage,
     StorageBundle,
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEGACY_STORE",
+    "DamagedCardError",
+    "card_problem",
     "default_store",
     "default_url",
     "find_team",
@@ -51,6 +55,7 @@ __all__ = [
     "status_label",
     "storage_option",
     "stored_card",
+    "unmade_on_failure",
 ]
 
 STORE_FILE = "akgentic.db"
@@ -113,6 +118,32 @@ def opened_storage(
         yield storage, url
     finally:
         storage.close()
+
+
+@contextmanager
+def unmade_on_failure(option: str | None) -> Iterator[None]:
+    """Around a command that may create the SQLite store ``option`` names (see
+    :func:`resolve_url`): when the command fails, the store file and the folders it made
+    for it are removed again, so a refused command leaves nothing behind. A store that
+    existed before is never touched; a URL that names no file changes nothing."""
+    url = resolve_url(option)
+    try:
+        path = sqlite_path(url) if url.lower().startswith("sqlite:") else None
+    except ValueError:
+        path = None
+    if path is None or path.exists():
+        yield
+        return
+    folders = [folder for folder in path.parents if not folder.exists()]
+    try:
+        yield
+    except BaseException:
+        for made in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
+            made.unlink(missing_ok=True)
+        for folder in folders:  # deepest first
+            with contextlib.suppress(OSError):  # not empty: something else is in it now
+                folder.rmdir()
+        raise
 
 
 def _file_in_the_way(url: str) -> str | None:
@@ -203,28 +234,67 @@ def import_modules(modules: list[str] | None) -> None:
             ) from exc
 
 
+TEAM_CARD_MODEL = "akgentic.team.card.TeamCard"
+"""The ``__model__`` marker of a stored team card."""
+CARD_REQUIRES = ("name", "entry_point", "members")
+"""The fields a team card cannot go without (``TeamCard``'s required ones), checked on the
+stored JSON so that ``teams list`` tells a broken card without the agent layer."""
+
+
+class DamagedCardError(CliError):
+    """A stored team card that decodes to no valid team card (it fails the card checks, or
+    is no card at all): the record must be restored from a backup to resume the team."""
+
+
+def card_problem(record: TeamRecord) -> str | None:
+    """What makes the stored card plainly no team card — no ``TeamCard`` marker, or a
+    required field missing or empty — or None. A shape check of the JSON only (the full
+    checks need the agent layer, which ``teams list`` does not import): a card that passes
+    it may still fail them, which ``show`` and ``resume`` say."""
+    card = record.card
+    if not card and record.error is not None:
+        return None  # unreadable: record.error says why
+    if card.get(MODEL_MARKER) != TEAM_CARD_MODEL:
+        return f"team {short_id(record.team_id)} has no team card"
+    missing = [field for field in CARD_REQUIRES if not card.get(field)]
+    if missing:
+        return f"team {short_id(record.team_id)}'s team card has no {', '.join(missing)}"
+    return None
+
+
 def status_label(record: TeamRecord) -> str:
     """The team's status, or ``DAMAGED`` when the store could not read its record whole
-    (its status, card, metadata or a time: a resume refuses it until it is repaired or
-    restored; ``record.error`` says what)."""
-    if record.error is not None or record.status is None:
+    (its status, card, metadata or a time) or its card is plainly no team card
+    (:func:`card_problem`): a resume refuses it until it is repaired or restored;
+    ``record.error`` or the card problem says what."""
+    if record.error is not None or record.status is None or card_problem(record) is not None:
         return "DAMAGED"
     return record.status.value
 
 
 def stored_card(record: TeamRecord) -> TeamCard:
     """The team card stored with ``record``; :class:`CliError` when it cannot be decoded —
-    naming the card's ``imports`` to pass with ``--import`` when it has some. (The team
-    and tool layers are imported here, by the commands that read a card: ``teams list``
-    does not.)"""
+    naming the card's ``imports`` to pass with ``--import`` when it has some —,
+    :class:`DamagedCardError` when it decodes to no valid team card. (The team and tool
+    layers are imported here, by the commands that read a card: ``teams list`` does
+    not.)"""
+    from pydantic import ValidationError
+
     from akgentic.team import TeamCard
     from akgentic.tool.core.installed import deserialize_installed
 
     if not record.card and record.error is not None:
         raise CliError(f"{record.error}; the record is kept as stored")
+    if (problem := card_problem(record)) is not None:
+        raise DamagedCardError(problem)
     try:
         card = deserialize_installed(record.card)
     except Exception as exc:
+        if isinstance(exc.__cause__, ValidationError):  # decoded, and refused by the checks
+            checks = validation_words(exc.__cause__, top="card")
+            raise DamagedCardError(
+                f"team {short_id(record.team_id)}'s team card fails the card checks: {checks}"
+            ) from None
         imports = record.card.get("imports") or []
         hint = (
             f"; its card imports {', '.join(map(str, imports))}: rerun with "
@@ -233,8 +303,9 @@ def stored_card(record: TeamRecord) -> TeamCard:
             else ""
         )
         raise CliError(
-            f"team {short_id(record.team_id)} has an unreadable team card: {exc}{hint}"
+            f"team {short_id(record.team_id)} has an unreadable team card: "
+            f"{exception_words(exc)}{hint}"
         ) from None
     if not isinstance(card, TeamCard):
-        raise CliError(f"team {short_id(record.team_id)} has no team card")
+        raise DamagedCardError(f"team {short_id(record.team_id)} has no team card")
     return card

@@ -52,6 +52,7 @@ from akgentic.cli.remote import connected, find_remote_team, interrupted_turns, 
 from akgentic.cli.run import team_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
+    DamagedCardError,
     find_team,
     import_modules,
     opened_storage,
@@ -131,12 +132,14 @@ def show_team(
         with reporting(debug):
             show_remote(server, token, team)
         return
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, _):
+    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
         import_modules(imports)
         record = find_team(bundle, team)
         console = out_console()
         try:
             card: TeamCard | None = stored_card(record)
+        except DamagedCardError as exc:
+            card, problem = None, _damaged(record, url, str(exc))
         except CliError as exc:
             card, problem = None, str(exc)
         fields = [
@@ -351,7 +354,10 @@ def resume_team(
                 raise CliError(f"{_title(record)} was deleted and cannot be resumed")
             if record.error is not None and (record.status is not None or not record.card):
                 raise CliError(_damaged(record, url))  # a resume reads the record whole
-            card = stored_card(record)  # a card that does not decode: a clear error, first
+            try:  # a card that does not decode: a clear error, first
+                card = stored_card(record)
+            except DamagedCardError as exc:
+                raise CliError(_damaged(record, url, str(exc))) from None
             if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
@@ -412,13 +418,15 @@ def _store(url: str) -> str:
     return str(sqlite_path(url)) if url.startswith("sqlite") else url
 
 
-def _damaged(record: TeamRecord, url: str) -> str:
+def _damaged(record: TeamRecord, url: str, problem: str | None = None) -> str:
     """A resume refused for a record the store could not read whole (its card, metadata,
-    a time; its status alone is repaired by a stop): what is damaged, and the ways on."""
+    a time; its status alone is repaired by a stop) or whose card is no valid team card
+    (``problem``): what is damaged, and the ways on."""
     events = command_line("events", short_id(record.team_id), *storage_option(url))
     delete = team_command("delete", record.team_id, url)
     return (
-        f"{record.error}; the record is kept as stored, and a resume needs it whole: restore "
+        f"{problem or record.error}; the record is kept as stored, and a resume needs it "
+        f"whole: restore "
         f"the store {_store(url)} from a backup to resume the team; its history still reads "
         f"with: {events}; remove the team with: {delete}"
     )

@@ -22,7 +22,13 @@ from akgentic.cli.output import (
     print_table,
     team_name,
 )
-from akgentic.cli.store import LEGACY_STORE, default_store, opened_storage, status_label
+from akgentic.cli.store import (
+    LEGACY_STORE,
+    card_problem,
+    default_store,
+    opened_storage,
+    status_label,
+)
 from akgentic.storage import Lease, TeamStatus, holder_is_gone, sqlite_url, team_resource
 
 __all__ = ["list_teams", "runner", "stale_reason"]
@@ -77,8 +83,8 @@ def list_teams(
             )
         print_table(console, rows)
         for t in teams:
-            if t.error is not None:
-                error_console().print(SafeText(f"warning: {t.error}", style="yellow"))
+            if (problem := t.error or card_problem(t)) is not None:
+                error_console().print(SafeText(f"warning: {problem}", style="yellow"))
 
 
 def _note_legacy_store(option: str | None) -> None:

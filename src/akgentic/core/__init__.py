@@ -62,10 +62,12 @@ from akgentic.core.serialization import (
 from akgentic.core.user_proxy import UserProxy
 from akgentic.core.yaml_load import (
     MAX_YAML_BYTES,
+    NotUtf8Error,
     YamlShapeError,
     YamlTooLargeError,
     check_yaml_size,
     load_yaml,
+    yaml_text,
 )
 from akgentic.core.yaml_problem import yaml_problem
 
@@ -91,6 +93,7 @@ __all__ = [
     "EventSubscriber",
     "ExternalContext",
     "Message",
+    "NotUtf8Error",
     "NotificationMessage",
     "Orchestrator",
     "OrchestratorConfig",
@@ -130,4 +133,5 @@ __all__ = [
     "serialize",
     "user_data_dir",
     "yaml_problem",
+    "yaml_text",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
 from akgentic.core.serialization import SerializableModel
 
@@ -21,8 +21,12 @@ class BaseConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    name: str = ""
-    role: str = ""
+    name: str = Field(
+        default="",
+        description="The actor's address name (@Writer); in a team card, empty means @ and "
+        "its role.",
+    )
+    role: str = Field(default="", description="What the actor does in its team (Writer).")
 
 
 AgentConfig = BaseConfig

@@ -42,7 +42,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from akgentic.core.excerpt import clip, excerpt
+from akgentic.core.excerpt import clip, excerpt, validation_words
 
 __all__ = [
     "MAX_DEPTH",
@@ -329,7 +329,7 @@ def _decode_model(path: str, fields: dict[str, Any]) -> Any:
     except SerializationError:
         raise
     except ValidationError as exc:
-        reason = clip(str(exc), 2000)
+        reason = clip(validation_words(exc), 2000)  # one line: pydantic's dump spans many
         raise SerializationError(f"stored {path} does not validate: {reason}") from exc
     except Exception as exc:  # a class's own decoder or validator: anything, but reported
         reason = clip(str(exc) or type(exc).__name__, 400)

@@ -28,7 +28,15 @@ import yaml
 
 from akgentic.core.serialization import SerializationError, check_shape
 
-__all__ = ["MAX_YAML_BYTES", "YamlShapeError", "YamlTooLargeError", "check_yaml_size", "load_yaml"]
+__all__ = [
+    "MAX_YAML_BYTES",
+    "NotUtf8Error",
+    "YamlShapeError",
+    "YamlTooLargeError",
+    "check_yaml_size",
+    "load_yaml",
+    "yaml_text",
+]
 
 MAX_YAML_BYTES = 4 * 1024 * 1024
 """The largest YAML akgentic parses (a card, a scenario, a skill's frontmatter): far past
@@ -52,6 +60,29 @@ def check_yaml_size(size: int) -> None:
             f"{MAX_YAML_BYTES // 1024 // 1024} MiB limit for YAML: make it smaller (keep long "
             f"text out of it) or split it"
         )
+
+
+class NotUtf8Error(ValueError):
+    """A YAML file whose bytes are not UTF-8 text; ``line`` is where the first bad byte is,
+    the words say which byte and what to do, for a reader to put after the file's name."""
+
+    def __init__(self, line: int, words: str) -> None:
+        super().__init__(words)
+        self.line = line
+
+
+def yaml_text(raw: bytes, what: str) -> str:
+    """A YAML file's bytes as text; :class:`NotUtf8Error` saying to save the ``what`` (a
+    card, a scenario) as UTF-8 when they are not — a person who saved it as Latin-1 or
+    pointed at a binary file learns the fix, not the codec's words."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8Error(
+            raw[: exc.start].count(b"\n") + 1,
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}): save the "
+            f"{what} as UTF-8",
+        ) from None
 
 
 class _Loader(yaml.SafeLoader):

@@ -98,12 +98,27 @@ class ModelConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    provider: ProviderName
-    model: str = Field(min_length=1)
+    provider: ProviderName = Field(
+        description="Who serves the model; with ``model``, the roster key ``provider:model``."
+    )
+    model: str = Field(
+        min_length=1,
+        description="The model's name; for ``scripted``, a scenario file or ``default`` (the "
+        "echo scenario); for ``registered``, the name register_model gave it.",
+    )
     base_url: str | None = None
     api_key_env: str | None = None
-    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
-    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description="The sampling temperature of every request (None: the provider's).",
+    )
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="The most tokens a response may hold (None: the provider's limit).",
+    )
     context_length: int | None = Field(default=None, ge=1)
     fallback_models: list[str] = Field(default_factory=list)
 

@@ -41,7 +41,14 @@ from typing import Any, ClassVar, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from akgentic.core import YamlTooLargeError, check_yaml_size, load_yaml, yaml_problem
+from akgentic.core import (
+    NotUtf8Error,
+    YamlTooLargeError,
+    check_yaml_size,
+    load_yaml,
+    yaml_problem,
+    yaml_text,
+)
 from akgentic.core.excerpt import validator_words
 
 __all__ = [
@@ -326,11 +333,13 @@ def load_scenario(path: str | Path) -> Scenario:
     file = Path(path)
     try:
         check_yaml_size(file.stat().st_size)  # before reading: see akgentic.core.yaml_load
-        text = file.read_text(encoding="utf-8")
+        text = yaml_text(file.read_bytes(), "scenario")
     except OSError as exc:
         raise ScenarioError(f"scenario {file}: cannot read it: {exc}") from exc
     except YamlTooLargeError as exc:
         raise ScenarioError(f"scenario {file}: {exc}") from None
+    except NotUtf8Error as exc:
+        raise ScenarioError(f"scenario {file}:{exc.line}: {exc}") from None
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:

@@ -92,8 +92,14 @@ class UsageLimitsConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    per_run: UsageLimitSet = Field(default_factory=lambda: UsageLimitSet(requests=50))
-    lifetime: UsageLimitSet = Field(default_factory=UsageLimitSet)
+    per_run: UsageLimitSet = Field(
+        default_factory=lambda: UsageLimitSet(requests=50),
+        description="The limits of one run (one message answered); None in a field: unlimited.",
+    )
+    lifetime: UsageLimitSet = Field(
+        default_factory=UsageLimitSet,
+        description="The limits over the agent's whole life; None in a field: unlimited.",
+    )
 
 
 class UsageLimitReached(WarningError):  # noqa: N818 -- the spec's name

@@ -13,7 +13,8 @@ YAML's folder; see ``akgentic.team.mcp``), and what a newcomer might type first
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
-name — and YAML errors name the file, the line and the field::
+name, a member name (or ``entry_point``, ``human``) without its ``@`` — and YAML errors
+name the file, the line and the field::
 
     team.yaml:12: members[0].card.config.prompt.tempalte: Extra inputs are not permitted
 """
@@ -31,11 +32,13 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator, model_
 from akgentic.core import (
     AgentCard,
     Message,
+    NotUtf8Error,
     YamlShapeError,
     YamlTooLargeError,
     check_yaml_size,
     load_yaml,
     yaml_problem,
+    yaml_text,
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
@@ -55,6 +58,7 @@ __all__ = [
     "Suggestion",
     "TeamCard",
     "TeamCardError",
+    "check_member_name",
     "member_names",
     "team_size",
     "walk",
@@ -95,6 +99,13 @@ class MemberSpec(SerializableModel):
     def _default_agent_class(cls, value: Any) -> Any:  # BaseAgent, unless the card says
         if isinstance(value, dict) and "agent_class" not in value:
             return {**value, "agent_class": DEFAULT_AGENT_CLASS}
+        return value
+
+    @field_validator("card")
+    @classmethod
+    def _member_name_has_at(cls, value: AgentCard) -> AgentCard:
+        if value.config.name:  # empty: named @role
+            check_member_name(value.config.name)
         return value
 
 
@@ -166,6 +177,19 @@ class TeamCard(SerializableModel):
         names the card's file and line (a YAML block scalar ends in a newline)."""
         return check_team_name(value)
 
+    @field_validator("entry_point", "human")
+    @classmethod
+    def _names_a_member(cls, value: str | None) -> str | None:
+        return value if value is None else check_member_name(value)
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_names_have_at(cls, value: list[AgentCard]) -> list[AgentCard]:
+        for profile in value:
+            if profile.config.name:
+                check_member_name(profile.config.name)
+        return value
+
     @field_validator("profiles", mode="before")
     @classmethod
     def _default_profile_class(cls, value: Any) -> Any:
@@ -236,13 +260,9 @@ class TeamCard(SerializableModel):
         except OSError as exc:
             raise TeamCardError(f"{path}: cannot read the team card: {exc.strerror}") from None
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            row = raw[: exc.start].count(b"\n") + 1
-            raise TeamCardError(
-                f"{path}:{row}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset "
-                f"{exc.start}): save the card as UTF-8"
-            ) from None
+            text = yaml_text(raw, "card")
+        except NotUtf8Error as exc:
+            raise TeamCardError(f"{path}:{exc.line}: {exc}") from None
         try:
             node = yaml.compose(text)
             data = load_yaml(text)
@@ -300,6 +320,15 @@ class TeamCard(SerializableModel):
             if getattr(config, "scenario_dir", "unset") is None:
                 config.scenario_dir = str(base.resolve())
             resolve_skill_folders(config, base)
+
+
+def check_member_name(name: str) -> str:
+    """``name`` when it is a member's address name: the team addresses its members as
+    ``@Name`` (``akgentic.core.address.address_name``: ``#`` is a tool actor's), so a name
+    without the ``@`` would be created but never reached; a ``ValueError`` otherwise."""
+    if not name.startswith("@"):
+        raise ValueError(f"name {name!r} must start with @ (write {'@' + name.lstrip('#')!r})")
+    return name
 
 
 def team_size(members: list[MemberSpec]) -> int:

@@ -143,7 +143,7 @@ def _docstring_bullets(cls: type) -> dict[str, str]:
         )
         for names, text in pattern.findall(doc):
             for name in re.findall(r"``(\w+)``", names):
-                found[name] = " ".join(text.split())
+                found[name] = _sentence(text)
     return found
 
 
@@ -180,10 +180,18 @@ def _prose(cls: type, names: list[str]) -> dict[str, str]:
         doc = inspect.cleandoc(klass.__dict__.get("__doc__") or "")
         for block in re.split(r"\n\s*\n|\n\s*[-*]\s", doc):
             for sentence in re.split(r"(?<=\.)\s+(?=[A-Z`(])", " ".join(block.split())):
+                if sentence.endswith(":"):  # introduces what follows: explains nothing
+                    continue
                 for name in names:
                     if name not in found and f"``{name}``" in sentence:
                         found[name] = sentence
     return found
+
+
+def _sentence(text: str) -> str:
+    """A bullet's text on one line, ended as a sentence: a list's items end in ``;``."""
+    text = " ".join(text.split())
+    return f"{text[:-1]}." if text.endswith((";", ",")) else text
 
 
 def _meanings(model: type[BaseModel]) -> dict[str, str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelResponse
 from pydantic_ai.models import ModelRequestContext
@@ -47,8 +47,12 @@ class PromptAccountingConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    enabled: bool = True
-    cache: PrefixCacheRules | None = None
+    enabled: bool = Field(default=True, description="Whether model requests are accounted.")
+    cache: PrefixCacheRules | None = Field(
+        default=None,
+        description="The prefix-cache rules modelled; None: the published rules of the "
+        "provider of the model in force.",
+    )
 
 
 @dataclass(eq=False)

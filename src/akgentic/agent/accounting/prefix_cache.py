@@ -62,10 +62,19 @@ class PrefixCacheRules(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = "custom"
-    min_prefix_tokens: int = Field(default=1024, ge=0)
-    ttl_seconds: float = Field(default=300.0, gt=0)
-    block_tokens: int = Field(default=1, ge=1)
+    name: str = Field(default="custom", description="Whose rules they are (a provider).")
+    min_prefix_tokens: int = Field(
+        default=1024, ge=0, description="The shortest prefix cached, in tokens."
+    )
+    ttl_seconds: float = Field(
+        default=300.0, gt=0, description="How long an unused prefix stays cached, in seconds."
+    )
+    block_tokens: int = Field(
+        default=1,
+        ge=1,
+        description="A prefix is served in whole blocks of this many tokens (OpenAI: 128; "
+        "1: any length).",
+    )
 
     def describe(self) -> str:
         blocks = f", {self.block_tokens}-token blocks" if self.block_tokens > 1 else ""

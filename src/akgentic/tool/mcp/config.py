@@ -56,8 +56,18 @@ class MCPConnectionConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    connect_timeout: float = Field(default=10.0, gt=0)
-    call_timeout: float = Field(default=60.0, gt=0)
+    connect_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds the start may take (spawn and MCP handshake); past it, the agent "
+        "goes without the server.",
+    )
+    call_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds each request to the server may take, a tool call included; past "
+        "it, the model reads a tool error.",
+    )
 
     def describe(self) -> str:
         """One line saying where the server is (for errors and the team stream)."""
@@ -100,7 +110,12 @@ class MCPHTTPConnectionConfig(MCPConnectionConfig):
     transport: Literal["streamable-http", "sse"] = "streamable-http"
     url: str = Field(pattern=r"^(https?://|\$\{)")
     headers: dict[str, str] = Field(default_factory=dict)
-    sse_read_timeout: float = Field(default=300.0, gt=0)
+    sse_read_timeout: float = Field(
+        default=300.0,
+        gt=0,
+        description="Seconds the SSE event stream may stay silent; with sse, at least "
+        "call_timeout (answers arrive on that stream).",
+    )
 
     @model_validator(mode="after")
     def _sse_outlasts_a_call(self) -> MCPHTTPConnectionConfig:

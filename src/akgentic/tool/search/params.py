@@ -39,10 +39,20 @@ class WebSearch(BaseToolParam):
     restrict or exclude sites. ``max_chars`` cuts each snippet, with a note.
     """
 
-    max_results: int = Field(default=5, ge=0, le=20)
-    search_depth: SearchDepth = "basic"
-    topic: SearchTopic = "general"
-    time_range: TimeRange | None = None
+    max_results: int = Field(
+        default=5, ge=0, le=20, description="Results per search, 0-20 (Tavily's default 5)."
+    )
+    search_depth: SearchDepth = Field(
+        default="basic",
+        description="Latency against relevance: advanced is more relevant and costs two credits.",
+    )
+    topic: SearchTopic = Field(
+        default="general",
+        description="What to search: general, or news (favours recent mainstream reporting).",
+    )
+    time_range: TimeRange | None = Field(
+        default=None, description="Only results published in this range (None: any time)."
+    )
     include_domains: list[str] = Field(default_factory=list)
     exclude_domains: list[str] = Field(default_factory=list)
     max_chars: int = Field(default=1_000, ge=100)
@@ -73,9 +83,13 @@ class WebCrawl(BaseToolParam):
     ``max_breadth`` (links per page) 1-500, ``limit`` (pages in all) from 1.
     """
 
-    max_depth: int = Field(default=1, ge=1, le=5)
-    max_breadth: int = Field(default=20, ge=1, le=500)
-    limit: int = Field(default=20, ge=1)
+    max_depth: int = Field(
+        default=1, ge=1, le=5, description="How many links deep from url the walk goes, 1-5."
+    )
+    max_breadth: int = Field(
+        default=20, ge=1, le=500, description="The most links followed from one page, 1-500."
+    )
+    limit: int = Field(default=20, ge=1, description="The most pages read in all.")
     chunks_per_source: int = Field(default=3, ge=1, le=5)
     extract_depth: CrawlExtractDepth = "basic"
     allow_external: bool = False

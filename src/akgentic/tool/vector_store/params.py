@@ -78,10 +78,29 @@ class EmbeddingConfig(SerializableModel):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
 
-    provider: EmbeddingProvider | None = None
-    model: str | None = None
-    base_url: str | None = None
-    instance: str | None = Field(default=None, min_length=1, max_length=64)
+    provider: EmbeddingProvider | None = Field(
+        default=None,
+        description="Which embedder: None (automatic: local MiniLM when installed, else "
+        "OpenAI when OPENAI_API_KEY is set, else none), local, openai, openai-compatible, or "
+        "none (keyword-only).",
+    )
+    model: str | None = Field(
+        default=None,
+        description="The embedding model (else AKGENTIC_EMBEDDING_MODEL, else the provider's "
+        "default: text-embedding-3-small for the OpenAI kinds).",
+    )
+    base_url: str | None = Field(
+        default=None,
+        description="The endpoint of openai-compatible (else AKGENTIC_EMBEDDING_BASE_URL); "
+        "not a secret: keys are never fields.",
+    )
+    instance: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="A catalog instance of an embeddings endpoint instead (its URL, model and "
+        "key are the catalog's); excludes the three fields above.",
+    )
 
     @model_validator(mode="after")
     def _instance_says_it_all(self) -> EmbeddingConfig:

@@ -213,19 +213,35 @@ class WorkspaceExec(BaseToolParam):
 
     - ``timeout_seconds``, ``memory_mb``, ``max_processes``, ``max_output_chars`` — the
       run's bounds (a command killed at its budget answers ``exit_code: 124``);
-    - ``network`` — False (default): the command has no network at all;
+    - ``network`` — False (default): the command has no network at all; True: it may reach
+      the network;
     - ``cold_start_seconds`` — how long a backend that is not ready yet may take to start,
       before the run's own budget begins;
     - ``poll_attempts`` — ``-1`` wait the run out (default), ``N`` look N x
       ``poll_delay_seconds`` then hand back a run id, ``0`` hand back the run id at once;
+    - ``poll_delay_seconds`` — the seconds between two looks at a run;
     - ``allowed_commands`` — the programs a command line may start (default: the sandbox's
       :data:`~akgentic.tool.sandbox.ALLOWED_COMMANDS`).
     """
 
-    timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
-    memory_mb: int = Field(default=1024, ge=32, le=65536)
-    max_processes: int = Field(default=64, ge=4, le=4096)
-    max_output_chars: int = Field(default=30_000, ge=1_000, le=1_000_000)
+    timeout_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        le=3600,
+        description="The run's time budget; a command killed at it answers exit_code 124.",
+    )
+    memory_mb: int = Field(
+        default=1024, ge=32, le=65536, description="The run's memory budget, in MiB."
+    )
+    max_processes: int = Field(
+        default=64, ge=4, le=4096, description="The most processes the run may have at once."
+    )
+    max_output_chars: int = Field(
+        default=30_000,
+        ge=1_000,
+        le=1_000_000,
+        description="The most characters of output kept from the run.",
+    )
     network: bool = False
     cold_start_seconds: float = Field(default=20.0, gt=0, le=600)
     poll_attempts: int = Field(default=-1, ge=-1)

@@ -137,8 +137,8 @@ def test_the_grace_report_says_what_each_member_left_running_was_inside() -> Non
         "the grace of 30s ran out with @A, @B still running (in a model request that has not "
         "been answered); the team stopped without them"
     )
-    mixed = GraceRanOut(30, ("@A", "@B"), ("a tool call that has not returned", None))
+    mixed = GraceRanOut(30, ("@A", "@B"), ("a tool call that has not ended", None))
     assert mixed.says() == (
-        "the grace of 30s ran out with @A (in a tool call that has not returned), @B (in a "
+        "the grace of 30s ran out with @A (in a tool call that has not ended), @B (in a "
         "tool call that never ends?) still running; the team stopped without them"
     )

@@ -561,7 +561,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return None
         if self._boundary.requesting:
             return "a model request that has not been answered"
-        return "a tool call that has not returned"
+        return "a tool call that has not ended"
 
     def _hold_toolsets(self) -> None:
         """Enter the cards' toolsets on the first turn and hold them until the agent stops,

@@ -106,7 +106,7 @@ class GraceRanOut(NamedTuple):
 
     def says(self, name: Callable[[str], str] = str) -> str:
         """``the grace of 30s ran out with @Worker still running (in a tool call that has not
-        returned); the team stopped without it``, each name through ``name`` (the CLI
+        ended); the team stopped without it``, each name through ``name`` (the CLI
         escapes them)."""
         inside = [
             self.inside[i] if i < len(self.inside) and self.inside[i] else _INSIDE_UNKNOWN

@@ -171,7 +171,7 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
     assert hint.startswith("resume it with: akgentic teams resume ")
     assert errors.splitlines() == [
         "warning: the grace of 30s ran out with @Boss still running (in a tool call that "
-        "never ends?); the team stopped without it"
+        "has not ended); the team stopped without it"
     ], errors
     assert_the_cut_turn_is_retried(cli)
 

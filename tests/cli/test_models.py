@@ -193,3 +193,30 @@ def test_a_resume_without_the_key_says_which_and_changes_nothing(
     store.close()
     offline = cli("teams", "resume", short, "--model", "scripted:default", "-m", "hello")
     assert offline.exit_code == 0, offline.output
+
+
+def test_a_timeout_cuts_the_model_request_in_flight_and_keeps_the_turn(cli: Invoke) -> None:
+    """No answer within --timeout while the model is still answering: the turn is cut as
+    by a Ctrl-C — at once, not after the stop's grace of 30s — and kept as interrupted."""
+    from tests.examples.openai_compatible import Stall
+    from tests.examples.openai_compatible import serve as serve_held
+
+    stall = Stall()  # the answer's first word, then nothing until the test ends
+    with serve_held(lambda body: ("Hello there.", None), stall=stall) as (url, _):
+        done = cli(
+            "run", str(RESEARCH), "--model", LOCAL, "--base-url", url, "-m", "hi", "--timeout", "1"
+        )
+    assert done.exit_code == 1, done.output
+    out = done.stdout.splitlines()
+    assert any(line.startswith("no answer within 1s: cancelling the turns") for line in out)
+    cut = out.index(next(line for line in out if line.endswith("stopped; 1 interrupted turn(s):")))
+    assert out[cut + 1] == "  @Human → @Manager: hi"
+    assert out[cut + 2].endswith(
+        "--retry-interrupted (deliver them again; a turn may repeat "
+        "its side effects) or --dismiss-interrupted"
+    )
+    assert (
+        done.stderr.splitlines()[-1]
+        == "error: no answer within 1s (raise it with --timeout SECONDS)"
+    )
+    assert "grace" not in done.output

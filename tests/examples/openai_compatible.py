@@ -4,11 +4,14 @@ It speaks the real wire format (JSON and server-sent events), so the real OpenAI
 and pydantic-ai's OpenAI model talk to it exactly as they would to Ollama or vLLM. Its
 "model" plays the manager/worker example by looking at the request: which tools are
 offered and what the last message says — or whatever ``decide`` a test passes to
-:func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error.
+:func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error,
+``html=True`` with a web page (a URL that is no OpenAI-compatible API), and ``stall`` (a
+:class:`Stall`) holds its answers back until the test releases them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +26,23 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
     return ""
+
+
+class Stall:
+    """Holds the server's answers back until ``release`` is set (at the latest when
+    :func:`serve` ends): a streamed text after its first word, any other before it starts
+    (an endpoint that does not answer). ``arrived`` is set once a request is held."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+
+    def hold(self) -> None:
+        self.arrived.set()
+        self.release.wait(120)
+
+
+PAGE = b"<!doctype html><html><body><h1>Welcome</h1></body></html>"
 
 
 Decision = tuple[str | None, tuple[str, dict[str, Any]] | None]
@@ -69,6 +89,14 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(body)  # type: ignore[attr-defined]
         fail: int | None = self.server.fail  # type: ignore[attr-defined]
+        stall: Stall | None = self.server.stall  # type: ignore[attr-defined]
+        if self.server.html:  # type: ignore[attr-defined]
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+            return
         if fail is not None:
             error = json.dumps({"error": {"message": f"refused ({fail})", "type": "test"}})
             self.send_response(fail)
@@ -78,6 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(error.encode())
             return
         text, call = self.server.decide(body)  # type: ignore[attr-defined]
+        if stall is not None and not (text and body.get("stream")):
+            stall.hold()  # nothing at all until released
         usage = {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19}
         tool_calls = (
             [
@@ -113,9 +143,17 @@ class _Handler(BaseHTTPRequestHandler):
                     "usage": usage,
                 },
             ]
-            for chunk in chunks:
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
+            if stall is not None and text:  # the first word now, the rest once released
+                first, _, rest = text.partition(" ")
+                head = {**chunks[0], "choices": [{"index": 0, "delta": {"content": first}}]}
+                self.wfile.write(f"data: {json.dumps(head)}\n\n".encode())
+                self.wfile.flush()
+                delta["content"] = " " + rest
+                stall.hold()
+            with contextlib.suppress(OSError):  # a client that gave up has gone
+                for chunk in chunks:
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
             return
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool_calls:
@@ -133,12 +171,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        with contextlib.suppress(OSError):  # a client that gave up has gone
+            self.wfile.write(data)
 
 
 @contextmanager
 def serve(
-    decide: Callable[[dict[str, Any]], Decision] = decide, fail: int | None = None
+    decide: Callable[[dict[str, Any]], Decision] = decide,
+    fail: int | None = None,
+    *,
+    html: bool = False,
+    stall: Stall | None = None,
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
     requests it has received."""
@@ -146,10 +189,14 @@ def serve(
     server.requests = []  # type: ignore[attr-defined]
     server.decide = decide  # type: ignore[attr-defined]
     server.fail = fail  # type: ignore[attr-defined]
+    server.html = html  # type: ignore[attr-defined]
+    server.stall = stall  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", server.requests  # type: ignore[attr-defined]
     finally:
+        if stall is not None:
+            stall.release.set()
         server.shutdown()
         server.server_close()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import ModelAPIError
+from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
 
 from akgentic.llm import ModelConfig, build_model, describe_model_failure
 from tests.examples.openai_compatible import serve
@@ -57,3 +58,45 @@ def test_an_http_error_says_what_it_means(
 def test_anything_else_is_not_a_model_failure() -> None:
     assert describe_model_failure(ValueError("no")) is None
     assert describe_model_failure(ConnectionRefusedError()) is None
+
+
+def test_a_refused_request_that_sent_no_key_says_so_and_where_one_goes() -> None:
+    with serve(fail=401) as (url, _):
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        text = describe_model_failure(failure_of(config), config)
+    assert text is not None
+    assert text.startswith(f"model 'openai-compatible:m' at {url}/chat/completions wants an")
+    assert text.endswith(
+        "and none was sent: set `api_key_env` on the model to the environment variable holding it"
+    )
+
+
+async def streamed_failure(config: ModelConfig) -> Exception:
+    with pytest.raises(Exception) as info:
+        async with Agent(build_model(config)).run_stream("hi") as result:
+            await result.get_output()
+    return info.value
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_base_url_that_answers_with_a_web_page_is_named_with_the_check_to_make(
+    stream: bool,
+) -> None:
+    with serve(html=True) as (url, _):
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        if stream:
+            exc: Exception = asyncio.run(streamed_failure(config))
+        else:
+            with pytest.raises(Exception) as info:
+                Agent(build_model(config)).run_sync("hi")
+            exc = info.value
+        text = describe_model_failure(exc, config)
+    assert text is not None and "\n" not in text
+    assert text.startswith(f"model 'openai-compatible:m' at {url} did not answer as an ")
+    assert f"is {url} an OpenAI-compatible API (not a web page)?" in text
+
+
+def test_a_model_failing_its_output_checks_is_not_blamed_on_the_url() -> None:
+    config = ModelConfig(provider="openai-compatible", model="m", base_url="http://h/v1")
+    exc = UnexpectedModelBehavior("Exceeded maximum output retries (1)")
+    assert describe_model_failure(exc, config) is None

@@ -220,7 +220,7 @@ def test_a_grace_that_runs_out_names_the_member_still_running_once(
 
         warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
         [warning] = warnings
-        report = GraceRanOut(grace, ("@Worker",))
+        report = GraceRanOut(grace, ("@Worker",), ("a tool call that has not ended",))
         assert getattr(warning, LEFT_BEHIND) == report
         assert warning.getMessage() == f"team {runtime.team_id}: {report.says()}"
         assert report.says().startswith(f"the grace of {grace:g}s ran out with @Worker still")

@@ -23,8 +23,9 @@ prompts and context states of its tool cards. The contract:
   stopping) is recorded as sent (``send_or_record``), and a resume delivers it.
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
-  An *interrupting* cancel (the team is stopping: Ctrl-C) also closes the agent to new
-  turns; the turn it cut and each message it then declines are published as
+  An *interrupting* cancel (the team is stopping: Ctrl-C, or its stop grace ran out)
+  also cuts a model request in flight at once (never a tool call), and closes the agent
+  to new turns; the turn it cut and each message it then declines are published as
   ``TurnInterrupted`` (no reply is sent), so a resume offers them again.
 - Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
   enough to rebuild the context on restore), tool calls and returns, text deltas (batched,
@@ -35,6 +36,7 @@ prompts and context states of its tool cards. The contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import time
@@ -46,7 +48,8 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
-from pydantic_ai import Agent, ModelRetry, RunContext, Tool
+from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
+from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, ToolReturnPart
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
@@ -176,6 +179,21 @@ def offered_tools(tools: Sequence[Any]) -> list[Any]:
     return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
 
 
+class _Inbox(queue.Queue[Any]):
+    """An inspectable inbox (the mailbox and cancellation look into it) that calls
+    ``on_interrupt`` when an interrupting cancel is put in — on the sender's thread, for
+    the agent's own thread may be waiting for a model that nothing else would wake."""
+
+    on_interrupt: Callable[[], None] | None = None
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        super().put(item, block, timeout)
+        message = getattr(item, "message", None)
+        hook = self.on_interrupt
+        if hook is not None and isinstance(message, CancelMessage) and message.interrupt:
+            hook()
+
+
 class BaseAgent(Akgent[AgentConfig, AgentState]):
     """An LLM agent; see the module docstring for the contract."""
 
@@ -196,6 +214,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._absorbed: list[UUID] = []
         self._cancelled_by: Message | None = None
         self._interrupted = False  # the team is stopping: no new turn
+        self._run_token: CancellationToken | None = None  # the run in progress's
+        self._in_turn = False
+        self._boundary = CancelAtStepBoundary(self._cancel_requested)
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
         self._base_dir = Path(self.config.scenario_dir) if self.config.scenario_dir else None
@@ -230,7 +251,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         # the agent's own hooks, fused: pydantic-ai's dispatch costs per capability
         own: list[Any] = [
             on_the_agent_thread(),
-            CancelAtStepBoundary(self._cancel_requested),
+            self._boundary,
             MailboxCapability(self, mailbox_card),
         ]
         if self.config.stream_events:
@@ -256,6 +277,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         )
         self._agent.output_validator(self._check_recipients)
         self.notify_event(self._commands.announcement())
+        cast("_Inbox", self.actor_inbox).on_interrupt = self._interrupt_arrived
 
     def _build_model(self) -> Any:
         return build_roster_model(self._roster, role=self.config.role, base_dir=self._base_dir)
@@ -459,41 +481,87 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._hold_toolsets()
         run_usage = RunUsage()
         start = len(self._history)
+        self._run_token = CancellationToken()
+        self._in_turn = True
         try:
             with self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
                     self._agent.run(
-                        prompt, message_history=self._history, usage_limits=limits, usage=run_usage
+                        prompt,
+                        message_history=self._history,
+                        usage_limits=limits,
+                        usage=run_usage,
+                        cancellation_token=self._run_token,
                     )
                 )
         except RunInterruptedError as interrupted:
-            self._history = list(interrupted.messages)
-            self._publish_run(self._history[start:], run_usage)
-            canceller = self._cancelled_by.sender if self._cancelled_by else None
-            self.notify_event(
-                TurnInterruptedEvent(
-                    turn_id=msg.id,
-                    agent=self.config.name,
-                    by=canceller.name if canceller is not None else None,
-                )
-            )
-            if self._interrupted:  # the team is stopping: reported, resumable, no reply
-                self._report_interrupted(msg)
-                return False
-            self._reply(sender, "The run was cancelled.", "notification")
-            if canceller is not None and canceller != sender:
-                self._reply(canceller, "The run was cancelled.", "acknowledgment")
-            return False
+            return self._cut(msg, sender, interrupted.messages, start, run_usage)
+        except RunCancelled as cut:  # an interrupt cut the model request in flight
+            self._cancel_requested()  # takes the interrupting cancel out of the inbox
+            self._interrupted = True
+            return self._cut(msg, sender, cut.all_messages(), start, run_usage)
         except UsageLimitReached as exc:
             self._save_usage()
             self._reply(sender, f"I had to stop: {exc}", "notification")
             raise
         finally:
             self._turn_sender = None
+            self._run_token = None
+            self._in_turn = False
+            self._boundary.requesting = False
         self._history = list(result.all_messages())
         self._publish_run(list(result.new_messages()), run_usage)
         self._route(result.output, sender)
         return True
+
+    def _cut(
+        self,
+        msg: Message,
+        sender: ActorAddress | None,
+        messages: Sequence[ModelMessage],
+        start: int,
+        run_usage: RunUsage,
+    ) -> bool:
+        """A cancel stopped the run: keep and publish what it completed (``messages``), say
+        so; when the team is stopping, report the turn interrupted (resumable), no reply."""
+        self._history = list(messages)
+        self._publish_run(self._history[start:], run_usage)
+        canceller = self._cancelled_by.sender if self._cancelled_by else None
+        self.notify_event(
+            TurnInterruptedEvent(
+                turn_id=msg.id,
+                agent=self.config.name,
+                by=canceller.name if canceller is not None else None,
+            )
+        )
+        if self._interrupted:
+            self._report_interrupted(msg)
+            return False
+        self._reply(sender, "The run was cancelled.", "notification")
+        if canceller is not None and canceller != sender:
+            self._reply(canceller, "The run was cancelled.", "acknowledgment")
+        return False
+
+    def _interrupt_arrived(self) -> None:
+        """On the sender's thread: have the agent's loop cut a model request in flight."""
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the agent has stopped
+            self._loop.call_soon_threadsafe(self._cut_model_request)
+
+    def _cut_model_request(self) -> None:
+        """On the run's loop, so ``requesting`` is exact: an interrupt found the run waiting
+        for the model; cancel the run (pydantic-ai tears the request down and ends the run
+        with ``RunCancelled``, keeping what it completed). Anywhere else — a tool call, no
+        run at all — the next step boundary (or the next turn) sees the cancel instead."""
+        if self._boundary.requesting and self._run_token is not None:
+            self._run_token.cancel()
+
+    def busy_with(self) -> str | None:
+        """What the turn in progress is inside now (read by a team whose stop grace ran out)."""
+        if not self._in_turn:
+            return None
+        if self._boundary.requesting:
+            return "a model request that has not been answered"
+        return "a tool call that has not ended"
 
     def _hold_toolsets(self) -> None:
         """Enter the cards' toolsets on the first turn and hold them until the agent stops,
@@ -616,7 +684,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def _create_actor_inbox() -> Any:
         """An inspectable inbox: the mailbox and cancellation read and take waiting
         messages out of order (``Akgent``'s default cannot be looked into)."""
-        return queue.Queue()
+        return _Inbox()
 
     def _inbox(self) -> queue.Queue[Any]:
         return cast("queue.Queue[Any]", self.actor_inbox)
@@ -710,4 +778,19 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             except Exception as exc:
                 logger.warning("%s: closing its toolsets failed: %r", self.config.name, exc)
         if loop is not None and not loop.is_closed():
-            loop.close()
+            _close_loop(loop)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the agent's loop as ``asyncio.run`` would: the tasks still pending on it (an
+    async generator's ``aclose`` that a cut stream left scheduled) cancelled and awaited,
+    the async generators shut down, then closed — asyncio logs no "Task was destroyed"."""
+    try:
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        loop.close()

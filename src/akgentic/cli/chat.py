@@ -7,7 +7,9 @@ to another member when the line starts with its name (``@Worker do this`` →
 prompt waits until the exchange ends (see :mod:`akgentic.cli.watch`).
 
 With ``message`` set, :func:`chat` sends that one message and waits for its answer (or a
-quiet period, bounded by ``timeout``). Either way the team is then stopped gracefully;
+quiet period, bounded by ``timeout``; when the timeout runs out with turns in progress,
+they are cut as by a Ctrl-C — a model request in flight at once — listed as interrupted
+and kept for ``--retry-interrupted``). Either way the team is then stopped gracefully;
 the last lines say how much the models used, which messages wait for the next resume
 (sent to a member that had stopped), how to resume the team and — for one exchange —
 ``answer: <the reply>``, or, when the exchange failed (a failed turn, an unknown or
@@ -172,6 +174,7 @@ def _chat(
     reply: Reply | None = None
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
+    timed_out: list[Message] | None = None  # the turns cut when the timeout ran out
     deleted = False
     unsent = options.message
     try:
@@ -191,12 +194,20 @@ def _chat(
                 raise TeamDeletedError(runtime.team_id)
             if _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
+            elif reply is not None and reply.how == "timeout" and watch.busy(after=reply):
+                view.note(
+                    f"no answer within {options.timeout:g}s: cancelling the turns in progress "
+                    f"at their next step and stopping the team (up to {GRACE:g}s)",
+                    "yellow",
+                )
+                timed_out = _cut_turns(manager, runtime, view)
             elif watch.busy(after=reply or last):
                 view.note(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
                 )
-            _stop(manager, runtime, view)
+            if timed_out is None:
+                _stop(manager, runtime, view)
         except TeamDeletedError:
             deleted = True  # nothing to stop: the server did
         except KeyboardInterrupt:
@@ -214,7 +225,10 @@ def _chat(
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
         return _interrupted(console, title, cut, resume)
-    console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
+    if timed_out:
+        _list_interrupted(console, title, timed_out, resume)
+    else:
+        console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     if reply is None:
         return 0
     return _answer(console, reply, options, runtime, view, resume_hint)
@@ -249,6 +263,12 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
         f"stopping the team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
         "yellow",
     )
+    return _cut_turns(manager, runtime, view)
+
+
+def _cut_turns(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
+    """Cancel the turns at their next step (a model request in flight at once), wait, stop
+    the team (here, or on its server); the turns a resume would offer again."""
     try:
         if isinstance(manager, TeamManager):
             team_id = runtime.team_id
@@ -284,19 +304,24 @@ def _resume_hint(resume: str | None) -> str:
     return f"resume it with: {resume}" if resume is not None else NOT_KEPT
 
 
+def _list_interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
+    """``… stopped; N interrupted turn(s):``, one line each, and how to deliver them again."""
+    console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
+    for message in cut:
+        console.print(SafeText(f"  {quote(message)}", style="yellow"))
+    again = (
+        " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+        "--dismiss-interrupted"
+        if resume is not None
+        else ""
+    )
+    console.print(SafeText(f"{_resume_hint(resume)}{again}", style="dim"))
+
+
 def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
     resume_hint = _resume_hint(resume)
     if cut:
-        console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
-        for message in cut:
-            console.print(SafeText(f"  {quote(message)}", style="yellow"))
-        again = (
-            " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
-            "--dismiss-interrupted"
-            if resume is not None
-            else ""
-        )
-        console.print(SafeText(f"{resume_hint}{again}", style="dim"))
+        _list_interrupted(console, title, cut, resume)
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
     return interrupt.exit_code()

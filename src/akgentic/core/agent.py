@@ -91,22 +91,35 @@ a :class:`GraceRanOut`: a program may say it in its own format (the CLI's ``warn
 line, its names escaped), and not again when it exits without them."""
 
 
+_INSIDE_UNKNOWN = "a tool call that never ends?"
+"""What a member left running was inside when it did not say (``Akgent.busy_with``)."""
+
+
 class GraceRanOut(NamedTuple):
     """A team's stop grace ran out with ``names`` still running (asked to stop, inside a
-    call that has not returned): the team stopped without them."""
+    call that has not returned): the team stopped without them. ``inside`` says, name by
+    name, what each was inside when it could tell (``Akgent.busy_with``)."""
 
     grace: float
     names: tuple[str, ...]
+    inside: tuple[str | None, ...] = ()
 
     def says(self, name: Callable[[str], str] = str) -> str:
-        """``the grace of 30s ran out with @Worker still running (...); the team stopped
-        without it``, each name through ``name`` (the CLI escapes them)."""
-        names = ", ".join(name(n) for n in self.names)
+        """``the grace of 30s ran out with @Worker still running (in a tool call that has not
+        ended); the team stopped without it``, each name through ``name`` (the CLI
+        escapes them)."""
+        inside = [
+            self.inside[i] if i < len(self.inside) and self.inside[i] else _INSIDE_UNKNOWN
+            for i in range(len(self.names))
+        ]
         them = "it" if len(self.names) == 1 else "them"
-        return (
-            f"the grace of {self.grace:g}s ran out with {names} still running (in a tool call "
-            f"that never ends?); the team stopped without {them}"
-        )
+        if len(set(inside)) == 1:
+            names = ", ".join(name(n) for n in self.names)
+            still = f"{names} still running (in {inside[0]})"
+        else:
+            each = ", ".join(f"{name(n)} (in {i})" for n, i in zip(self.names, inside, strict=True))
+            still = f"{each} still running"
+        return f"the grace of {self.grace:g}s ran out with {still}; the team stopped without {them}"
 
 
 ConfigType = TypeVar("ConfigType", bound=BaseConfig)
@@ -312,6 +325,12 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
     @property
     def system(self) -> ActorSystem:
         return self._system
+
+    def busy_with(self) -> str | None:
+        """What this actor is inside now, when it can tell (``"a model request that has not
+        been answered"``); None: it does not say. Read from another thread — a team whose stop grace
+        ran out names it — so it reads a field, never waits."""
+        return None
 
     def reports_to(self) -> list[ActorAddress]:
         """Where a transient worker's result goes: its parent, by default.

@@ -47,13 +47,14 @@ from akgentic.core.address import (
     ActorAddressImpl,
     ActorAddressProxy,
     ActorStartError,
+    AddressError,
     start_failure_text,
 )
 from akgentic.core.agent import LEFT_BEHIND, Akgent, GraceRanOut, SpawnSpec
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
-from akgentic.core.messages.message import Message
+from akgentic.core.messages.message import CancelMessage, Message
 from akgentic.core.messages.orchestrator import (
     ErrorMessage,
     EventMessage,
@@ -699,19 +700,22 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             if not regular:
                 break
             if time.monotonic() >= deadline:
-                # the grace is over: whoever was not asked yet (a parent, a user proxy
-                # waiting for its turn; everyone, with a grace of 0) is asked now and has
-                # the backstop to stop; who still runs then is in a call that has not
-                # returned, and is named
+                # the grace is over: each turn still running is interrupted (a model
+                # request in flight is cut at once, the turn kept for a resume), whoever
+                # was not asked yet (a parent, a user proxy waiting for its turn; everyone,
+                # with a grace of 0) is asked now, and all have the backstop to stop; who
+                # still runs then is in a call that has not returned, and is named
+                self._interrupt_turns(regular, grace)
                 for member in regular:
                     member.request_stop()
                 backstop = time.monotonic() + _BACKSTOP
                 for member in regular:
                     member.wait_stopped(max(0.0, backstop - time.monotonic()))
-                still = [m.name for m in regular if m.is_alive()]
-                if still:
+                left = [m for m in regular if m.is_alive()]
+                if left:
                     forced = True
-                    report = GraceRanOut(grace, tuple(still))
+                    names = tuple(m.name for m in left)
+                    report = GraceRanOut(grace, names, tuple(self._busy_with(m) for m in left))
                     logger.warning(
                         "team %s: %s", self._team_id, report.says(), extra={LEFT_BEHIND: report}
                     )
@@ -726,6 +730,22 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._stop_tool_actors(deadline)
         with contextlib.suppress(pykka.ActorDeadError):  # already stopped by someone else
             self.actor_ref.tell(_TeardownDone(forced))
+
+    def _interrupt_turns(self, regular: list[ActorAddressImpl], grace: float) -> None:
+        """The grace ran out: tell each member still running (not a user proxy) an
+        interrupting ``CancelMessage``, as Ctrl-C does, so that its turn ends as
+        interrupted — resumable — rather than left behind."""
+        reason = f"the team's stop grace of {grace:g}s ran out"
+        for member in regular:
+            if member.is_user_proxy:
+                continue
+            with contextlib.suppress(AddressError):
+                self._address.send(member, CancelMessage(reason=reason, interrupt=True))
+
+    def _busy_with(self, member: ActorAddressImpl) -> str | None:
+        """What ``member`` says it is inside (``Akgent.busy_with``), if it can be asked."""
+        actor = self._system._actor_of(member.agent_id)
+        return actor.busy_with() if actor is not None else None
 
     def _due_to_stop(self, regular: list[ActorAddressImpl]) -> list[ActorAddressImpl]:
         """The running regular members to stop now: those none of whose children runs

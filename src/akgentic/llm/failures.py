@@ -5,7 +5,10 @@ categories, whose own words ("Connection error.") name neither the server that w
 nor what to change. :func:`describe_model_failure` turns one into a sentence a person can
 act on: the model, the URL the request went to (read from the HTTP client's request in
 the exception's causes, so it is the one really tried), what happened, and the setting
-to check. Anything that is not a model request failure gives ``None``.
+to check — a refused key names the variable it was read from, or says that none was
+sent. An endpoint of the user's choosing whose answer is no chat completion at all (a
+web page: ``--base-url`` pointing at a site, not at its API) is said as such, naming the
+URL. Anything that is not a model request failure gives ``None``.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from pydantic_ai.exceptions import (
     ModelNotFoundError,
     ModelRateLimitError,
     ModelTimeoutError,
+    UnexpectedModelBehavior,
 )
 
-from akgentic.llm.config import ModelConfig
+from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig
 from akgentic.llm.providers import api_key_env
 
 __all__ = ["describe_model_failure"]
@@ -70,10 +74,48 @@ def _transport_reason(exc: BaseException) -> str:
     return str(deepest).strip() or type(deepest).__name__
 
 
+_NOT_AN_API = (
+    "Invalid response from",  # a plain request answered with no JSON (a web page)
+    "Streamed response ended without content or tool calls",  # a stream with no event
+)
+"""How pydantic-ai's OpenAI model says that the answer was no chat completion at all."""
+
+
+def _not_an_api(exc: UnexpectedModelBehavior, config: ModelConfig | None) -> str | None:
+    """The line for an endpoint of the user's choosing that answered with something other
+    than an OpenAI-compatible chat completion; None for any other unexpected behaviour (a
+    model that keeps failing its output's checks is the model's, not the URL's)."""
+    if config is None or not (config.base_url or config.provider in BASE_URL_PROVIDERS):
+        return None
+    if not exc.message.startswith(_NOT_AN_API):
+        return None
+    url = config.base_url or f"the URL in {BASE_URL_ENV}"
+    return (
+        f"model {config.key!r} at {url} did not answer as an OpenAI-compatible API "
+        f"({exc.message}): is {url} an OpenAI-compatible API (not a web page)? Its base URL "
+        f"usually ends in /v1 (akgentic run --base-url URL, or {BASE_URL_ENV})"
+    )
+
+
+def _refused_key(config: ModelConfig | None, detail: str) -> str:
+    """What to say of a refused key: the variable it came from, or that none was sent."""
+    variable = api_key_env(config) if config is not None else None
+    if variable is not None:
+        return f"refused the key in {variable} ({detail}): check the key"
+    if config is not None:
+        return (
+            f"wants an API key ({detail}) and none was sent: set `api_key_env` on the model "
+            f"to the environment variable holding it"
+        )
+    return f"refused its API key ({detail}): check the key"
+
+
 def describe_model_failure(exc: BaseException, config: ModelConfig | None = None) -> str | None:
     """One line saying what went wrong with a model request and what to do; ``None`` when
     ``exc`` is not a failed model request. ``config`` (the model in force) names the key's
     variable and the endpoint when the exception does not carry the URL."""
+    if isinstance(exc, UnexpectedModelBehavior):
+        return _not_an_api(exc, config)
     if not isinstance(exc, ModelAPIError):
         return None
     name = config.key if config is not None else exc.model_name
@@ -88,9 +130,7 @@ def describe_model_failure(exc: BaseException, config: ModelConfig | None = None
     status = f"HTTP {exc.status_code}: " if isinstance(exc, ModelHTTPError) else ""
     detail = f"{status}{exc.message}".strip()
     if isinstance(exc, ModelAuthenticationError):
-        variable = api_key_env(config) if config is not None else None
-        key = f"the key in {variable}" if variable else "its API key"
-        return f"model {name!r}{at} refused {key} ({detail}): check the key"
+        return f"model {name!r}{at} {_refused_key(config, detail)}"
     if isinstance(exc, ModelNotFoundError):
         return (
             f"the server{at} does not serve model {name!r} ({detail}): check the model "

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic_ai import CallToolsNode
 from pydantic_ai.capabilities import AbstractCapability, UseThreadExecutor
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
@@ -82,9 +82,15 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
     one). The boundaries are: before the tools the model asked for run, and before the
     model is asked again. The run ends with :class:`RunInterruptedError`, carrying every
     completed step.
+
+    ``requesting`` is True from the boundary before a model request until its response is
+    in: the one stretch of a run that an interrupt may cut where it is (a tool call is
+    never cut: its side effects and its result must not part). The agent reads it on the
+    run's own loop, so it is exact there.
     """
 
     requested: Callable[[], bool]
+    requesting: bool = False
 
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         if isinstance(node, CallToolsNode) and self.requested():
@@ -94,9 +100,21 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
+        self.requesting = True  # first: a cancel put in after the check below finds it set
         if self.requested():
+            self.requesting = False
             raise RunInterruptedError(list(request_context.messages))
         return request_context
+
+    async def after_model_request(
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: ModelResponse,
+    ) -> ModelResponse:
+        self.requesting = False
+        return response
 
     @classmethod
     def get_serialization_name(cls) -> str | None:

@@ -1,0 +1,144 @@
+"""A stop cuts a model request in flight: Ctrl-C (an interrupting stop) at once, a graceful
+stop once its grace runs out; the turn is kept as interrupted, for a resume to offer again,
+and the agent's event loop closes without asyncio complaining of a task left pending."""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Iterator
+from uuid import UUID
+
+import pytest
+
+from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
+from akgentic.agent.turn import TurnInterruptedEvent
+from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage
+from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
+from akgentic.llm import ModelRoster
+from akgentic.storage import StorageBundle, open_storage
+from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
+from tests.examples.openai_compatible import Stall, serve
+
+
+def solo_card(url: str) -> TeamCard:
+    """One member, @A, on an OpenAI-compatible endpoint at ``url``."""
+    roster = ModelRoster.from_spec("openai-compatible:m").with_base_url(url)
+    config = AgentConfig(name="@A", role="A", models=roster)
+    card = AgentCard(role="A", agent_class=BaseAgent, config=config)
+    return TeamCard(name="solo", entry_point="@A", members=[MemberSpec(card=card)])
+
+
+@pytest.fixture
+def manager(system: ActorSystem, storage_url: str) -> Iterator[TeamManager]:
+    made = TeamManager(system, open_storage(storage_url))
+    yield made
+    made.shutdown(10)
+
+
+def interrupted_events(storage: StorageBundle, team_id: UUID) -> tuple[list[UUID], list[UUID]]:
+    """The turns the log reports cut (``TurnInterruptedEvent``) and interrupted
+    (``TurnInterrupted``: a resume offers them again)."""
+    events = [
+        r.message.event for r in storage.events.read(team_id) if isinstance(r.message, EventMessage)
+    ]
+    cut = [e.turn_id for e in events if isinstance(e, TurnInterruptedEvent)]
+    kept = [e.message_id for e in events if isinstance(e, TurnInterrupted)]
+    return cut, kept
+
+
+def start_stalled_turn(manager: TeamManager, url: str, stall: Stall) -> tuple[TeamRuntime, UUID]:
+    runtime: TeamRuntime = manager.create_team(solo_card(url))
+    message_id = runtime.send("hi")
+    assert stall.arrived.wait(60)  # the model request is in flight, its answer held back
+    return runtime, message_id
+
+
+def test_ctrl_c_cuts_a_model_request_in_flight_and_keeps_the_turn(
+    manager: TeamManager, caplog: pytest.LogCaptureFixture
+) -> None:
+    stall = Stall()  # never released while the team runs: an endpoint that never answers
+    with serve(stall=stall) as (url, _), caplog.at_level(logging.WARNING):
+        runtime, message_id = start_stalled_turn(manager, url, stall)
+        cut = manager.interrupt_team(runtime.team_id, grace_timeout=60)
+        gc.collect()  # a task the loop left pending is reported when collected
+    assert [m.id for m in cut] == [message_id]
+    assert interrupted_events(manager.storage, runtime.team_id) == ([message_id], [message_id])
+    assert [r for r in caplog.records if hasattr(r, LEFT_BEHIND)] == []  # it stopped in time
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    resumed = manager.resume_team(runtime.team_id)  # nothing lost: offered again
+    assert [m.id for m in resumed.interrupted] == [message_id]
+    manager.stop_team(runtime.team_id)
+
+
+def test_a_run_cancelled_after_a_stream_leaves_no_task_pending_at_the_stop(
+    manager: TeamManager, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A ``/stop`` mid-stream (not an interrupt: the stream is read to its end) cancels the
+    run at the step boundary after it; the team's stop then closes the agent's loop, and
+    asyncio has no task left pending on it to complain of (the stream's ``aclose``)."""
+    stall = Stall()
+    with (
+        serve(lambda body: ("Hello there, person.", None), stall=stall) as (url, requests),
+        caplog.at_level(logging.WARNING),
+    ):
+        runtime, message_id = start_stalled_turn(manager, url, stall)
+        member = runtime.member("@A")
+        assert member is not None
+        runtime.system.tell(member, CancelMessage(reason="enough"))
+        stall.release.set()
+        for record in runtime.follow(1, idle_timeout=60):
+            event = getattr(record.message, "event", None)
+            if isinstance(event, TurnInterruptedEvent):
+                break
+        manager.stop_team(runtime.team_id)
+        gc.collect()  # a task the loop left pending is reported when collected
+    assert all(r.get("stream") for r in requests)
+    assert interrupted_events(manager.storage, runtime.team_id)[0] == [message_id]
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+def test_ctrl_c_mid_stream_logs_no_asyncio_error_and_reports_the_turn_interrupted(
+    manager: TeamManager, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The answer's first words are in, the rest held back: the stream is cut mid-way."""
+    stall = Stall()
+    with (
+        serve(lambda body: ("Hello there, person.", None), stall=stall) as (url, requests),
+        caplog.at_level(logging.WARNING),
+    ):
+        runtime, message_id = start_stalled_turn(manager, url, stall)
+        cut = manager.interrupt_team(runtime.team_id, grace_timeout=60)
+        gc.collect()
+    assert all(r.get("stream") for r in requests)
+    assert [m.id for m in cut] == [message_id]
+    assert interrupted_events(manager.storage, runtime.team_id)[1] == [message_id]
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+def test_a_graceful_stop_cuts_a_model_request_left_when_its_grace_runs_out(
+    manager: TeamManager, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No Ctrl-C: the stop waits for the turn its grace long, then cuts the request still
+    in flight, and the turn is kept as interrupted rather than the member left behind."""
+    stall = Stall()
+    with serve(stall=stall) as (url, _), caplog.at_level(logging.WARNING):
+        runtime, message_id = start_stalled_turn(manager, url, stall)
+        manager.stop_team(runtime.team_id, grace_timeout=0.2)
+    assert interrupted_events(manager.storage, runtime.team_id) == ([message_id], [message_id])
+    assert [r for r in caplog.records if hasattr(r, LEFT_BEHIND)] == []
+    plan = plan_restore(manager.storage.events.read(runtime.team_id))
+    assert [m.id for m in plan.interrupted] == [message_id]
+
+
+def test_the_grace_report_says_what_each_member_left_running_was_inside() -> None:
+    same = GraceRanOut(30, ("@A", "@B"), ("a model request that has not been answered",) * 2)
+    assert same.says() == (
+        "the grace of 30s ran out with @A, @B still running (in a model request that has not "
+        "been answered); the team stopped without them"
+    )
+    mixed = GraceRanOut(30, ("@A", "@B"), ("a tool call that has not ended", None))
+    assert mixed.says() == (
+        "the grace of 30s ran out with @A (in a tool call that has not ended), @B (in a "
+        "tool call that never ends?) still running; the team stopped without them"
+    )

@@ -146,6 +146,27 @@ def test_a_team_that_goes_quiet_answers_with_its_last_message(cli: Invoke) -> No
     assert result.stdout.splitlines()[-1] == "answer: Noted: the plan"
 
 
+NOHUMAN = HANG.with_name("nohuman.yaml")
+"""A ``human: null`` card: the person writes as ``@System``, and @A answers ``@System``."""
+
+
+def test_without_a_human_the_response_to_the_sender_is_the_answer(cli: Invoke) -> None:
+    result = cli("run", str(NOHUMAN), "-m", "hi", "--idle", "20", "--timeout", "15")
+
+    assert result.exit_code == 0, result.output
+    assert "@A → @System (response): hello from @A" in result.stdout
+    assert result.stdout.splitlines()[-1] == "answer: hello from @A"
+    assert "waiting for the turns in progress" not in result.stdout  # nothing was left to do
+
+
+def test_without_a_human_each_line_gets_its_answer_and_end_of_input_leaves(cli: Invoke) -> None:
+    result = cli("run", str(NOHUMAN), "--idle", "20", "--timeout", "15", input="hi\nhi again\n")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("@A → @System (response): hello from @A") == 2
+    assert "no answer" not in result.output
+
+
 BANNER = "pydantic-ai v"
 """The first line of pydantic-ai's first-run banner (``pydantic-ai v2.68.0 • Python ...``)."""
 

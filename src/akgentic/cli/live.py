@@ -36,6 +36,7 @@ from akgentic.cli.describe import (
     one_line,
     sent_line,
     text_of,
+    to_person,
     usage_text,
 )
 from akgentic.cli.output import SafeText, member_name, symbols_for
@@ -170,7 +171,7 @@ class LiveView:
         who = member_name(sender)
         if isinstance(message, SentMessage):
             self._describer.remember(message)
-            to_human = self.human is not None and name_of(message.recipient) == self.human
+            to_human = to_person(message, self.human)
             failed = isinstance(message.message, AgentMessage) and message.message.failed
             style = "red" if failed else "bold" if to_human else ""
             echo = self.human is not None and sender == self.human  # the person's own words

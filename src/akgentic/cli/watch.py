@@ -4,9 +4,10 @@ A thread reads ``runtime.follow(from_seq)`` and hands each record to the live vi
 updates what it knows of the conversation. :meth:`Watch.wait_reply` blocks the caller
 until the exchange started by one message of the person's ends:
 
-- ``answer``: the member it was sent to sent the person a ``response`` that descends from
-  it (following ``parent_id`` from message to message: a reply, or the reply to the
-  delegation it caused...);
+- ``answer``: the member it was sent to sent the person (the human proxy; with none, the
+  outside caller, ``@System``: :func:`~akgentic.cli.describe.to_person`) a ``response``
+  that descends from it (following ``parent_id`` from message to message: a reply, or
+  the reply to the delegation it caused...);
 - ``failed``: the turn it started ended failed (``TurnEndedEvent``), at once; or a turn
   it caused (a delegation) failed, or a member's handler failed (``ErrorMessage``) while
   handling what it caused, and then nothing was left to do — the reply's ``failure``
@@ -38,7 +39,7 @@ from uuid import UUID
 from akgentic.agent import is_cancel
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli import interrupt
-from akgentic.cli.describe import name_of, text_of, who_of
+from akgentic.cli.describe import name_of, text_of, to_person, who_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import member_name
@@ -150,7 +151,7 @@ class Watch:
             self._seq_of[message.message.id] = record.seq
             self._parent[message.message.id] = message.message.parent_id
             recipient = message.recipient
-            if self.human is not None and name_of(recipient) == self.human:
+            if to_person(message, self.human):
                 self._to_human.append((record.seq, message))  # the person takes no turn
             elif recipient is not None and recipient.agent_id in self._gone:
                 self._waiting[message.message.id] = message

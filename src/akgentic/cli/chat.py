@@ -170,6 +170,7 @@ def _chat(
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )
     reply: Reply | None = None
+    asked: tuple[UUID, str] | None = None  # the one exchange's message id and responder
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
     deleted = False
@@ -181,9 +182,9 @@ def _chat(
                 retried = runtime.retry_interrupted()
                 view.note(f"delivered {len(retried)} interrupted message(s) again")
             if options.message is not None:
-                message_id, responder = send_line(runtime, options.message)
+                asked = send_line(runtime, options.message)
                 unsent = None
-                reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
+                reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
                 last = _interactive(runtime, watch, view, options, keyboard)
@@ -213,11 +214,23 @@ def _chat(
     if cut is not None:
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
-        return _interrupted(console, title, cut, resume)
-    console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
-    if reply is None:
+        _stopped(console, title, cut, resume)
+        return interrupt.exit_code()
+    _stopped(console, title, _cut_turns(manager, runtime) if watch.cut() else [], resume)
+    if reply is None or asked is None:
         return 0
+    if reply.how == "timeout":  # an answer that came while the team stopped counts
+        reply = watch.answered(*asked) or reply
     return _answer(console, reply, options, runtime, view, resume_hint)
+
+
+def _cut_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
+    """The turns the team's stop cut (a resume lists them as interrupted), here or on its
+    server."""
+    if isinstance(manager, TeamManager):
+        return manager.interrupted_turns(runtime.team_id)
+    assert isinstance(runtime, RemoteTeam)
+    return interrupted_turns(runtime)
 
 
 def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
@@ -272,7 +285,7 @@ def _interrupted_by() -> str:
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:
     client.stop_team(team.team_id, GRACE, interrupt=True)
-    return interrupted_turns(team)
+    return _cut_turns(client, team)
 
 
 NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with this process"
@@ -284,7 +297,9 @@ def _resume_hint(resume: str | None) -> str:
     return f"resume it with: {resume}" if resume is not None else NOT_KEPT
 
 
-def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
+def _stopped(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
+    """The session's last lines: the team stopped, the turns its stop cut (after Ctrl-C, or
+    a graceful stop whose grace ran out), and how to resume it (retrying them, or not)."""
     resume_hint = _resume_hint(resume)
     if cut:
         console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
@@ -299,7 +314,6 @@ def _interrupted(console: Console, title: str, cut: list[Message], resume: str |
         console.print(SafeText(f"{resume_hint}{again}", style="dim"))
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
-    return interrupt.exit_code()
 
 
 def quote(message: Message) -> str:

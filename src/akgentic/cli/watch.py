@@ -204,15 +204,10 @@ class Watch:
                     raise self._failure
                 now = time.monotonic()
                 seq = self._seq_of.get(message_id)
-                after = [m for s, m in self._to_human if seq is not None and s > seq]
-                for sent in after:
-                    inner = sent.message
-                    if (
-                        name_of(sent.sender) == responder
-                        and getattr(inner, "type", "") == "response"
-                        and self._descends(inner.id, message_id)
-                    ):
-                        return Reply("answer", inner, responder)
+                after = self._after(seq)
+                answer = self._answer_in(after, message_id, responder)
+                if answer is not None:
+                    return answer
                 failed = self._failed.get(message_id)
                 if failed is not None:
                     return Reply("failed", None, failed.agent, _said(failed))
@@ -234,6 +229,38 @@ class Watch:
                     return Reply("timeout", latest[0], latest[1], failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
                 self._cond.wait(min(max(wake - now, 0.01), interrupt.SLICE))
+
+    def answered(self, message_id: UUID, responder: str) -> Reply | None:
+        """The ``answer`` to the exchange ``message_id`` started, if the log read so far
+        holds it: how an answer that came while the team stopped (after the wait's
+        ``timeout``) still counts, once :meth:`close` has read the log to its end."""
+        with self._cond:
+            after = self._after(self._seq_of.get(message_id))
+            return self._answer_in(after, message_id, responder)
+
+    def _after(self, seq: int | None) -> list[SentMessage]:
+        """The messages to the person recorded after ``seq`` (none while it is unknown)."""
+        return [m for s, m in self._to_human if seq is not None and s > seq]
+
+    def _answer_in(
+        self, after: list[SentMessage], message_id: UUID, responder: str
+    ) -> Reply | None:
+        for sent in after:
+            inner = sent.message
+            if (
+                name_of(sent.sender) == responder
+                and getattr(inner, "type", "") == "response"
+                and self._descends(inner.id, message_id)
+            ):
+                return Reply("answer", inner, responder)
+        return None
+
+    def cut(self) -> bool:
+        """Whether a turn had not ended when the log read so far ends: once the team has
+        stopped and :meth:`close` read its log to the end, a turn the stop cut (a resume
+        lists it as interrupted)."""
+        with self._cond:
+            return bool(self._in_turn)
 
     def waiting(self) -> list[SentMessage]:
         """The messages sent to a member that stopped before it received them, as far as

@@ -537,12 +537,17 @@ class TeamManager:
         """Cancel the team's turns at their next step boundary, wait for them, stop the
         team (status STOPPED) and return every turn a resume would list as interrupted
         (see :meth:`TeamRuntime.interrupt`)."""
-        from akgentic.team.restorer import plan_restore
-
         team = self.get_team(team_id)
         if team is not None:
             team.interrupt_and_stop(grace_timeout)
         self.stop_team(team_id, grace_timeout)
+        return self.interrupted_turns(team_id)
+
+    def interrupted_turns(self, team_id: UUID) -> list[Message]:
+        """The turns a resume of the team would list as interrupted (received, never
+        processed), read from its log: after a stop, the ones it cut."""
+        from akgentic.team.restorer import plan_restore
+
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
     def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> HostedTeam:

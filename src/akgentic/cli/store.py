@@ -203,12 +203,16 @@ def import_modules(modules: list[str] | None) -> None:
             ) from exc
 
 
+DAMAGED = "DAMAGED"
+"""The status shown for a record the store could not read whole (:func:`status_label`)."""
+
+
 def status_label(record: TeamRecord) -> str:
     """The team's status, or ``DAMAGED`` when the store could not read its record whole
     (its status, card, metadata or a time: a resume refuses it until it is repaired or
     restored; ``record.error`` says what)."""
     if record.error is not None or record.status is None:
-        return "DAMAGED"
+        return DAMAGED
     return record.status.value
 
 

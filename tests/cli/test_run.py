@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from akgentic.cli.live import ECHO_CHARS
+from akgentic.cli.live import LINE_CHARS
 from akgentic.core import SentMessage
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 
@@ -275,7 +275,7 @@ def test_a_pasted_megabyte_line_is_echoed_clipped_and_delivered_whole(
 
     assert result.exit_code == 0, result.output[-2000:]
     out = result.stdout.splitlines()
-    echo = f"@Human → @Boss: {line[: ECHO_CHARS - 1]}… (1,048,576 characters)"
+    echo = f"@Human → @Boss: {line[: LINE_CHARS - 1]}… (1,048,576 characters)"
     assert echo in out
     assert not any(len(row) > 1_000 for row in out if row.startswith("@Human → "))
     assert f"@Boss → @Human (acknowledgment): Noted: {body}" in out

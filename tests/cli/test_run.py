@@ -307,6 +307,12 @@ def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invok
     [error] = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     assert error.startswith("error: @Manager: /help: too many")
 
+    asked = cli("run", str(RESEARCH), "-m", "/help nosuch")  # about a command nobody has
+    assert asked.exit_code == 1, asked.output
+    [error] = [line for line in asked.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Manager: /help: no command named nosuch; commands: /")
+    assert error.endswith(", /help (/help NAME describes one)")
+
     helped = cli("run", str(RESEARCH), "-m", "/help")
     assert helped.exit_code == 0, helped.output
     assert "answer: Commands (/help NAME describes one):" in helped.stdout.splitlines()

@@ -60,6 +60,7 @@ from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
+from akgentic.storage import LeaseLostError
 from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
@@ -190,14 +191,17 @@ def _chat(
                 last = _interactive(runtime, watch, view, options, keyboard)
             if watch.deleted:
                 raise TeamDeletedError(runtime.team_id)
-            if _stop_reason(runtime) is not None:
+            if _taken_over(runtime, title) is not None:
+                pass  # not this process's team any more: a stop would stop the new holder's
+            elif _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
             elif watch.busy(after=reply or last):
                 view.note(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
                 )
-            _stop(manager, runtime, view)
+            if _taken_over(runtime, title) is None:
+                _stop(manager, runtime, view)
         except TeamDeletedError:
             deleted = True  # nothing to stop: the server did
         except KeyboardInterrupt:
@@ -206,6 +210,10 @@ def _chat(
         watch.close()
     if view.usage.requests:
         console.print(SafeText(f"usage: {view.usage}", style="dim"))
+    taken = _taken_over(runtime, title)
+    if taken is not None and cut is None:
+        error_console().print(SafeText(f"error: {taken}", style="red"))
+        return EXIT_ERROR
     if not deleted:
         _say_waiting(console, watch.waiting())
     if deleted:
@@ -243,6 +251,22 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
     console.print(SafeText(f"{said}, which delivers {'them' if many else 'it'}:", style="yellow"))
     for sent in waiting:
         console.print(SafeText(f"  {quote(sent.message)}", style="yellow"))
+
+
+def _taken_over(runtime: TeamHandle, title: str) -> str | None:
+    """``team NAME (ID) was taken over by another process (pid N on host H); ...`` once
+    this process lost the team's lease (a team running here); None otherwise. The
+    session then says only that: the team and its log are the other process's."""
+    lost = _lost(runtime)
+    if lost is None:
+        return None
+    who = f" ({lost.lease.holder.describe()})" if lost.lease is not None else ""
+    return f"{title} was taken over by another process{who}; this session stopped"
+
+
+def _lost(runtime: TeamHandle) -> LeaseLostError | None:
+    """The loss of the lease of a team running here (see ``TeamRuntime.lease_lost``)."""
+    return runtime.lease_lost if isinstance(runtime, TeamRuntime) else None
 
 
 def _stop_reason(runtime: TeamHandle) -> str | None:
@@ -398,7 +422,7 @@ def _interactive(
         try:
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
-            if not runtime.is_running():
+            if not runtime.is_running() or _lost(runtime) is not None:
                 return reply
             advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
             view.note(f"error: {explain(exc)}{advice}", "red")

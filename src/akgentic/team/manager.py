@@ -68,6 +68,7 @@ from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
+    LEASE_LOST,
     Fence,
     Heartbeat,
     Lease,
@@ -264,11 +265,13 @@ class TeamManager:
         (its ``stop_team`` would mark the new holder's team STOPPED)."""
         for team_id, runtime in list(self._running.items()):
             if team_resource(team_id) == resource:
-                logger.error("team %s: %s; stopping it here", team_id, error)
+                logger.error(
+                    "team %s: %s; stopping it here", team_id, error, extra={LEASE_LOST: True}
+                )
                 with self._adopting:
                     if self._running.get(team_id) is runtime:
                         del self._running[team_id]
-                runtime.recorder.discard()
+                runtime.recorder.discard(error)
                 runtime.stop_reason = f"its lease was lost ({error})"
                 runtime.stop()
 

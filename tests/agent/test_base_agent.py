@@ -274,7 +274,7 @@ def test_help_lists_the_commands_and_describes_one(system: ActorSystem, team: Te
         "/compact\nSummarise the older part of the conversation to free context."
     )
     unknown = system.ask(agent, UserMessage(content="/help nope"), timeout=30)
-    assert unknown.content.startswith("Unknown command /nope. Commands: /")  # type: ignore[attr-defined]
+    assert unknown.content.startswith("/help: no command named nope; commands: /")  # type: ignore[attr-defined]
     assert script.seen == []
 
 

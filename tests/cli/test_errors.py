@@ -367,6 +367,11 @@ def test_a_damaged_team_is_reported_and_the_others_still_list(
     assert rows == [[str(good), "good", "RUNNING"], [str(bad), "bad", "DAMAGED"]]
     (warning,) = listed.stderr.splitlines()
     assert warning.startswith(f"warning: team {bad}: the stored status 'garbage'")
+    damaged = cli("teams", "list", "--status", "damaged")  # the status the list shows
+    assert damaged.exit_code == 0, damaged.output
+    assert [line.split()[:3] for line in damaged.stdout.splitlines()[1:]] == [
+        [str(bad), "bad", "DAMAGED"]
+    ]
 
     shown = cli("teams", "show", str(bad))
     assert shown.exit_code == 0, shown.output

@@ -12,7 +12,7 @@ from rich.console import Console
 from akgentic.agent import AgentMessage
 from akgentic.cli import logs
 from akgentic.cli.describe import Describer, last_exchange
-from akgentic.cli.live import ECHO_CHARS, LiveView
+from akgentic.cli.live import LINE_CHARS, LiveView
 from akgentic.cli.output import ASCII
 from akgentic.cli.teams import _show_exchange
 from akgentic.core import (
@@ -199,8 +199,23 @@ def test_the_persons_own_message_is_echoed_clipped_and_the_teams_are_whole() -> 
     live.render(record(2, SentMessage(sender=WORKER, recipient=HUMAN, message=answer)))
 
     echo, reply = buffer.getvalue().splitlines()
-    assert echo == f"@Human → @Worker (request): {'p' * (ECHO_CHARS - 1)}… (1,048,576 characters)"
+    assert echo == f"@Human → @Worker (request): {'p' * (LINE_CHARS - 1)}… (1,048,576 characters)"
     assert reply == f"@Worker → @Human (response): {'q' * 2000}"
+
+
+def test_a_paste_a_member_passes_on_is_clipped_as_the_echo_is_and_whole_with_verbose() -> None:
+    boss = ActorAddressProxy(agent_id=uuid4(), name="@Boss")
+    pasted = AgentMessage(content="p" * 1_048_576, type="request", sender=boss)
+    passed = record(1, SentMessage(sender=boss, recipient=WORKER, message=pasted))
+    clipped = f"@Boss → @Worker (request): {'p' * (LINE_CHARS - 1)}… (1,048,576 characters)"
+
+    live, buffer = view()
+    live.render(passed)
+    assert buffer.getvalue().splitlines() == [clipped]
+
+    live, buffer = view(verbose=True)
+    live.render(passed)
+    assert buffer.getvalue().splitlines() == [f"@Boss → @Worker (request): {'p' * 1_048_576}"]
 
 
 def test_a_hostile_member_name_stays_on_its_line_and_injects_nothing() -> None:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Callable
+from uuid import uuid4
 
 import pytest
 
-from .conftest import AKGENTIC, RESEARCH, Child, Invoke, child_env
+from akgentic.core import ActorAddressProxy, SentMessage, UserMessage
+from akgentic.storage import LeaseHolder, TeamStatus, open_storage, team_resource
+
+from .conftest import AKGENTIC, HANG, RESEARCH, Child, Invoke, child_env
 from .test_teams import run_once
 
 Spawn = Callable[[list[str], dict[str, str]], Child]
@@ -107,3 +111,44 @@ def test_a_delete_of_a_team_another_process_runs_is_refused_and_loses_nothing(
     assert done.exit_code == 0, done.output
     said = "purged" if how else "deleted; its history is kept"
     assert f"team research ({short}) {said}" in done.stdout
+
+
+def test_a_session_whose_team_is_taken_over_says_so_in_one_line_and_shows_nothing_of_it(
+    storage_url: str, spawn: Spawn
+) -> None:
+    """Another process took the lease (as after a SIGSTOP longer than its time to live)
+    and wrote to the log: the session's next write finds the lease lost. It shows none of
+    the other process's records, says so in one line, and leaves the team alone (it is
+    the other process's now: not marked STOPPED)."""
+    child = spawn([str(AKGENTIC), "run", str(HANG)], child_env(storage_url))
+    started = child.wait_for("started: @Boss (entry point)")
+    child.wait_for("Write to @Boss")
+    storage = open_storage(storage_url)
+    try:
+        [team] = storage.teams.list()
+        resource = team_resource(team.team_id)
+        lease = storage.leases.inspect(resource)
+        assert lease is not None
+        thief = LeaseHolder(owner="thief", host="elsewhere", pid=4242)
+        storage.leases.acquire(resource, thief, 60, take_over=lease.holder.owner)
+        human, boss = (
+            ActorAddressProxy(agent_id=uuid4(), name=name) for name in ("@Human", "@Boss")
+        )
+        said = UserMessage(content="from B")
+        storage.events.append(team.team_id, SentMessage(sender=human, recipient=boss, message=said))
+
+        child.write("nod from A")
+        code, errors = child.finish()
+        output = child.output()
+
+        title = started.split(" started")[0]
+        assert code == 1, errors
+        assert errors.splitlines() == [
+            f"error: {title} was taken over by another process (pid 4242 on host "
+            f"elsewhere); this session stopped"
+        ]
+        assert "from B" not in output
+        record = storage.teams.get(team.team_id)
+        assert record is not None and record.status == TeamStatus.RUNNING
+    finally:
+        storage.close()

@@ -6,7 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from akgentic.cli.live import ECHO_CHARS
+from akgentic.cli.live import LINE_CHARS
 from akgentic.core import SentMessage
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 
@@ -146,6 +146,27 @@ def test_a_team_that_goes_quiet_answers_with_its_last_message(cli: Invoke) -> No
     assert result.stdout.splitlines()[-1] == "answer: Noted: the plan"
 
 
+NOHUMAN = HANG.with_name("nohuman.yaml")
+"""A ``human: null`` card: the person writes as ``@System``, and @A answers ``@System``."""
+
+
+def test_without_a_human_the_response_to_the_sender_is_the_answer(cli: Invoke) -> None:
+    result = cli("run", str(NOHUMAN), "-m", "hi", "--idle", "20", "--timeout", "15")
+
+    assert result.exit_code == 0, result.output
+    assert "@A → @System (response): hello from @A" in result.stdout
+    assert result.stdout.splitlines()[-1] == "answer: hello from @A"
+    assert "waiting for the turns in progress" not in result.stdout  # nothing was left to do
+
+
+def test_without_a_human_each_line_gets_its_answer_and_end_of_input_leaves(cli: Invoke) -> None:
+    result = cli("run", str(NOHUMAN), "--idle", "20", "--timeout", "15", input="hi\nhi again\n")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("@A → @System (response): hello from @A") == 2
+    assert "no answer" not in result.output
+
+
 BANNER = "pydantic-ai v"
 """The first line of pydantic-ai's first-run banner (``pydantic-ai v2.68.0 • Python ...``)."""
 
@@ -254,7 +275,7 @@ def test_a_pasted_megabyte_line_is_echoed_clipped_and_delivered_whole(
 
     assert result.exit_code == 0, result.output[-2000:]
     out = result.stdout.splitlines()
-    echo = f"@Human → @Boss: {line[: ECHO_CHARS - 1]}… (1,048,576 characters)"
+    echo = f"@Human → @Boss: {line[: LINE_CHARS - 1]}… (1,048,576 characters)"
     assert echo in out
     assert not any(len(row) > 1_000 for row in out if row.startswith("@Human → "))
     assert f"@Boss → @Human (acknowledgment): Noted: {body}" in out
@@ -285,6 +306,12 @@ def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invok
     assert refused.exit_code == 1, refused.output
     [error] = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     assert error.startswith("error: @Manager: /help: too many")
+
+    asked = cli("run", str(RESEARCH), "-m", "/help nosuch")  # about a command nobody has
+    assert asked.exit_code == 1, asked.output
+    [error] = [line for line in asked.stderr.splitlines() if line.startswith("error:")]
+    assert error.startswith("error: @Manager: /help: no command named nosuch; commands: /")
+    assert error.endswith(", /help (/help NAME describes one)")
 
     helped = cli("run", str(RESEARCH), "-m", "/help")
     assert helped.exit_code == 0, helped.output

@@ -69,6 +69,22 @@ def test_list_shows_every_team_and_hides_deleted_ones(cli: Invoke) -> None:
     assert [line.split()[0] for line in only_deleted[1:]] == [str(first)]
 
 
+def test_an_empty_list_of_a_store_with_teams_says_what_filtered_them_out(
+    cli: Invoke, storage_url: str
+) -> None:
+    """Not "no teams yet": the store has teams, the filter let none through."""
+    team = run_once(cli)
+    every = f"list them all with: akgentic teams list --all --storage {storage_url}"
+
+    assert cli("teams", "list", "--status", "DELETED").stdout.strip() == (
+        f"no teams match --status DELETED (1 team in {storage_url}; {every})"
+    )
+    assert cli("teams", "delete", str(team)[:8]).exit_code == 0
+    assert cli("teams", "list").stdout.strip() == (
+        f"no teams but deleted ones (1 team in {storage_url}; {every})"
+    )
+
+
 def test_show_prints_the_record_the_members_the_last_seq_and_no_interruption(
     cli: Invoke, storage_url: str
 ) -> None:

@@ -16,6 +16,7 @@ import pytest
 from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
 from akgentic.core import (
     ActorSystem,
+    AddressError,
     AgentCard,
     Akgent,
     BaseConfig,
@@ -352,8 +353,9 @@ def test_a_holder_paused_past_its_lease_writes_nothing_once_taken_over(storage_u
         resumed = taker.resume_team(runtime.team_id)
 
         runtime.commit_timeout = 5.0
-        with pytest.raises(TimeoutError):  # not accepted: never committed
-            runtime.send("from the paused holder")
+        with pytest.raises(AddressError, match="was taken over by another process"):
+            runtime.send("from the paused holder")  # not accepted: never committed
+        assert runtime.lease_lost is not None
         assert stalled.system.wait_stopped(runtime.orchestrator, 30)
         assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
         log = taker.storage.events.read(runtime.team_id)

@@ -410,8 +410,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             failed = False
         except CommandNotRecognized as exc:
             listing = ", ".join(f"/{n}" for n in self._commands.names())
-            unknown = name if exc.command == name.removeprefix("/") else f"/{exc.command}"
-            answer = f"Unknown command {unknown}. Commands: {listing} (/help describes them)"
+            if exc.command == name.removeprefix("/"):  # the command typed
+                answer = f"Unknown command {name}. Commands: {listing} (/help describes them)"
+            else:  # the one a command was asked about (/help NAME)
+                answer = (
+                    f"{name}: no command named {exc.command}; commands: {listing} "
+                    f"(/help NAME describes one)"
+                )
         except RetriableError as exc:
             answer = str(exc)
         except Exception as exc:

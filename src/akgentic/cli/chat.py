@@ -62,6 +62,7 @@ from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
+from akgentic.storage import LeaseLostError
 from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
@@ -172,6 +173,7 @@ def _chat(
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
     )
     reply: Reply | None = None
+    asked: tuple[UUID, str] | None = None  # the one exchange's message id and responder
     last: Reply | None = None  # the last exchange of an interactive session
     cut: list[Message] | None = None
     timed_out: list[Message] | None = None  # the turns cut when the timeout ran out
@@ -184,15 +186,17 @@ def _chat(
                 retried = runtime.retry_interrupted()
                 view.note(f"delivered {len(retried)} interrupted message(s) again")
             if options.message is not None:
-                message_id, responder = send_line(runtime, options.message)
+                asked = send_line(runtime, options.message)
                 unsent = None
-                reply = watch.wait_reply(message_id, responder, options.timeout, options.idle)
+                reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
                 last = _interactive(runtime, watch, view, options, keyboard)
             if watch.deleted:
                 raise TeamDeletedError(runtime.team_id)
-            if _stop_reason(runtime) is not None:
+            if _taken_over(runtime, title) is not None:
+                pass  # not this process's team any more: a stop would stop the new holder's
+            elif _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
             elif reply is not None and reply.how == "timeout" and watch.busy(after=reply):
                 view.note(
@@ -206,7 +210,7 @@ def _chat(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
                 )
-            if timed_out is None:
+            if timed_out is None and _taken_over(runtime, title) is None:
                 _stop(manager, runtime, view)
         except TeamDeletedError:
             deleted = True  # nothing to stop: the server did
@@ -216,6 +220,10 @@ def _chat(
         watch.close()
     if view.usage.requests:
         console.print(SafeText(f"usage: {view.usage}", style="dim"))
+    taken = _taken_over(runtime, title)
+    if taken is not None and cut is None:
+        error_console().print(SafeText(f"error: {taken}", style="red"))
+        return EXIT_ERROR
     if not deleted:
         _say_waiting(console, watch.waiting())
     if deleted:
@@ -224,14 +232,25 @@ def _chat(
     if cut is not None:
         if unsent is not None:
             console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
-        return _interrupted(console, title, cut, resume)
-    if timed_out:
-        _list_interrupted(console, title, timed_out, resume)
-    else:
-        console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
-    if reply is None:
+        _stopped(console, title, cut, resume)
+        return interrupt.exit_code()
+    if timed_out is None and watch.cut():  # the graceful stop's grace cut turns
+        timed_out = _interrupted_turns(manager, runtime)
+    _stopped(console, title, timed_out or [], resume)
+    if reply is None or asked is None:
         return 0
+    if reply.how == "timeout":  # an answer that came while the team stopped counts
+        reply = watch.answered(*asked) or reply
     return _answer(console, reply, options, runtime, view, resume_hint)
+
+
+def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
+    """The turns the team's stop cut (a resume lists them as interrupted), here or on its
+    server."""
+    if isinstance(manager, TeamManager):
+        return manager.interrupted_turns(runtime.team_id)
+    assert isinstance(runtime, RemoteTeam)
+    return interrupted_turns(runtime)
 
 
 def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
@@ -244,6 +263,22 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
     console.print(SafeText(f"{said}, which delivers {'them' if many else 'it'}:", style="yellow"))
     for sent in waiting:
         console.print(SafeText(f"  {quote(sent.message)}", style="yellow"))
+
+
+def _taken_over(runtime: TeamHandle, title: str) -> str | None:
+    """``team NAME (ID) was taken over by another process (pid N on host H); ...`` once
+    this process lost the team's lease (a team running here); None otherwise. The
+    session then says only that: the team and its log are the other process's."""
+    lost = _lost(runtime)
+    if lost is None:
+        return None
+    who = f" ({lost.lease.holder.describe()})" if lost.lease is not None else ""
+    return f"{title} was taken over by another process{who}; this session stopped"
+
+
+def _lost(runtime: TeamHandle) -> LeaseLostError | None:
+    """The loss of the lease of a team running here (see ``TeamRuntime.lease_lost``)."""
+    return runtime.lease_lost if isinstance(runtime, TeamRuntime) else None
 
 
 def _stop_reason(runtime: TeamHandle) -> str | None:
@@ -292,7 +327,7 @@ def _interrupted_by() -> str:
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:
     client.stop_team(team.team_id, GRACE, interrupt=True)
-    return interrupted_turns(team)
+    return _interrupted_turns(client, team)
 
 
 NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with this process"
@@ -318,13 +353,14 @@ def _list_interrupted(console: Console, title: str, cut: list[Message], resume: 
     console.print(SafeText(f"{_resume_hint(resume)}{again}", style="dim"))
 
 
-def _interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> int:
+def _stopped(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
+    """The session's last lines: the team stopped, the turns its stop cut (after Ctrl-C, or
+    a graceful stop whose grace ran out), and how to resume it (retrying them, or not)."""
     resume_hint = _resume_hint(resume)
     if cut:
         _list_interrupted(console, title, cut, resume)
     else:
         console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
-    return interrupt.exit_code()
 
 
 def quote(message: Message) -> str:
@@ -409,7 +445,7 @@ def _interactive(
         try:
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
-            if not runtime.is_running():
+            if not runtime.is_running() or _lost(runtime) is not None:
                 return reply
             advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
             view.note(f"error: {explain(exc)}{advice}", "red")

@@ -18,6 +18,7 @@ from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core import (
+    EXTERNAL_ROLE,
     ActorAddress,
     CancelMessage,
     ClosedNotification,
@@ -56,6 +57,7 @@ __all__ = [
     "one_line",
     "sent_line",
     "text_of",
+    "to_person",
     "usage_text",
     "who_of",
 ]
@@ -99,6 +101,16 @@ def label_of(message: Message) -> str:
     if isinstance(message, UserMessage):
         return ""
     return f" ({type(message).__name__})"
+
+
+def to_person(sent: SentMessage, human: str | None) -> bool:
+    """Whether ``sent`` goes to the person: to the card's ``human`` proxy, or to the outside
+    caller that wrote to a team without one (``@System``, a ``human: null`` card). Either
+    takes no turn: nothing receives it in the team."""
+    recipient = sent.recipient or sent.message.recipient
+    if recipient is None:
+        return False
+    return (human is not None and recipient.name == human) or recipient.role == EXTERNAL_ROLE
 
 
 def sent_line(sent: SentMessage, arrow: str = "→", limit: int | None = None) -> str:

@@ -1,8 +1,11 @@
 """The live view: a running team's events printed as they happen.
 
 - Messages: ``@A → @B (type): content`` (messages to the person in bold; the answer to
-  an unknown or failed ``/command`` in red). The person's own messages are echoed clipped
-  at :data:`ECHO_CHARS` (``… (1,048,576 characters)``): the team got them whole.
+  an unknown or failed ``/command`` in red). Every message but those to the person — the
+  person's own echoed, the members' to one another — is clipped at :data:`LINE_CHARS`
+  (``… (1,048,576 characters)``): a 1 MB paste a member passes on shows as one short line
+  each time; the team got it whole, and ``verbose`` shows it whole. What the person is
+  sent (the answer) is printed whole.
 - Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
 - Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
   returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
@@ -36,6 +39,7 @@ from akgentic.cli.describe import (
     one_line,
     sent_line,
     text_of,
+    to_person,
     usage_text,
 )
 from akgentic.cli.output import SafeText, member_name, symbols_for
@@ -56,11 +60,13 @@ from akgentic.tool.mcp import MCPServerUnavailable
 from akgentic.tool.skill import SkillsSkippedEvent
 from akgentic.tool.workspace import ExecFinishedEvent, ExecStartedEvent, WorkspaceChangeEvent
 
-__all__ = ["ECHO_CHARS", "LiveView", "Usage"]
+__all__ = ["LINE_CHARS", "LiveView", "Usage"]
 
-ECHO_CHARS = 500
-"""The longest echo of what the person wrote, in characters: their line (a 1 MB paste, say)
-is sent whole, and shown back as its first 499 characters, ``… (1,048,576 characters)``."""
+LINE_CHARS = 500
+"""The longest message body the live view prints, in characters, but for the messages to
+the person (see the module docstring): the person's line (a 1 MB paste, say) is sent
+whole, and shown — echoed, or passed on by a member — as its first 499 characters,
+``… (1,048,576 characters)``."""
 
 
 @dataclass
@@ -170,11 +176,11 @@ class LiveView:
         who = member_name(sender)
         if isinstance(message, SentMessage):
             self._describer.remember(message)
-            to_human = self.human is not None and name_of(message.recipient) == self.human
+            to_human = to_person(message, self.human)
             failed = isinstance(message.message, AgentMessage) and message.message.failed
             style = "red" if failed else "bold" if to_human else ""
-            echo = self.human is not None and sender == self.human  # the person's own words
-            self._line(sent_line(message, m.arrow, ECHO_CHARS if echo else None), style)
+            whole = to_human or self.verbose
+            self._line(sent_line(message, m.arrow, None if whole else LINE_CHARS), style)
         elif isinstance(message, EventMessage):
             self._event(who, message)
         elif isinstance(message, ErrorMessage):

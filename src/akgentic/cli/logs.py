@@ -21,13 +21,15 @@ With ``--debug`` every record is printed whole: ``LEVEL name: message`` and its
 traceback, each record, each time. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
-them already, once. A team's report that its stop grace ran out with members still
-running (:data:`akgentic.core.agent.LEFT_BEHIND`) is then the CLI's own ``warning:``
-line, and the session does not name them again as it exits without them
-(:func:`left_said`). A record is one line whatever its
-message holds: a newline, a carriage return or any other control character in it is
-printed escaped (:func:`akgentic.cli.output.printable` with ``ONE_LINE``), so a message
-cannot break its line or forge another one; only the ``--debug`` traceback spans lines.
+them already, once; so are the records of a lost lease
+(:data:`akgentic.storage.LEASE_LOST`): the session says it in one line of its own. A
+team's report that its stop grace ran out with members still running
+(:data:`akgentic.core.agent.LEFT_BEHIND`) is then the CLI's own ``warning:`` line, and
+the session does not name them again as it exits without them (:func:`left_said`). A
+record is one line whatever its message holds: a newline, a carriage return or any
+other control character in it is printed escaped (:func:`akgentic.cli.output.printable`
+with ``ONE_LINE``), so a message cannot break its line or forge another one; only the
+``--debug`` traceback spans lines.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from contextlib import contextmanager
 from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
 from akgentic.core.excerpt import exception_line
-from akgentic.storage import RECOVERED
+from akgentic.storage import LEASE_LOST, RECOVERED
 
 __all__ = [
     "QUIET_FOR",
@@ -197,7 +199,8 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
 
 class _NotOnStream(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return _FORMATTER.tracebacks or not getattr(record, ON_STREAM, False)
+        said = getattr(record, ON_STREAM, False) or getattr(record, LEASE_LOST, False)
+        return _FORMATTER.tracebacks or not said
 
 
 _FORMATTER = _Lines(_FORMAT)

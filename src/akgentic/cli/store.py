@@ -234,6 +234,10 @@ def import_modules(modules: list[str] | None) -> None:
             ) from exc
 
 
+DAMAGED = "DAMAGED"
+"""The status shown for a record the store could not read whole (:func:`status_label`)."""
+
+
 TEAM_CARD_MODEL = "akgentic.team.card.TeamCard"
 """The ``__model__`` marker of a stored team card."""
 CARD_REQUIRES = ("name", "entry_point", "members")
@@ -268,7 +272,7 @@ def status_label(record: TeamRecord) -> str:
     (:func:`card_problem`): a resume refuses it until it is repaired or restored;
     ``record.error`` or the card problem says what."""
     if record.error is not None or record.status is None or card_problem(record) is not None:
-        return "DAMAGED"
+        return DAMAGED
     return record.status.value
 
 

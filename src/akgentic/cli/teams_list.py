@@ -7,6 +7,7 @@ listing the teams is quick (the commands are imported when used, :mod:`akgentic.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -23,22 +24,45 @@ from akgentic.cli.output import (
     team_name,
 )
 from akgentic.cli.store import (
+    DAMAGED,
     LEGACY_STORE,
     card_problem,
     default_store,
     opened_storage,
     status_label,
+    storage_option,
 )
-from akgentic.storage import Lease, TeamStatus, holder_is_gone, sqlite_url, team_resource
+from akgentic.storage import (
+    Lease,
+    TeamRecord,
+    TeamStatus,
+    holder_is_gone,
+    sqlite_url,
+    team_resource,
+)
 
-__all__ = ["list_teams", "runner", "stale_reason"]
+__all__ = ["ShownStatus", "list_teams", "runner", "stale_reason"]
+
+
+class ShownStatus(StrEnum):
+    """A status as the list shows it, what ``--status`` filters on: a stored one, or
+    DAMAGED (a record the store could not read whole: :func:`status_label`)."""
+
+    RUNNING = TeamStatus.RUNNING.value
+    STOPPED = TeamStatus.STOPPED.value
+    DELETED = TeamStatus.DELETED.value
+    DAMAGED = DAMAGED
 
 
 def list_teams(
     everything: Annotated[bool, typer.Option("--all", "-a", help="Include DELETED teams.")] = False,
     status: Annotated[
-        TeamStatus | None,
-        typer.Option("--status", case_sensitive=False, help="Only teams in this status."),
+        ShownStatus | None,
+        typer.Option(
+            "--status",
+            case_sensitive=False,
+            help="Only teams in this status (as listed: DAMAGED too).",
+        ),
     ] = None,
     storage: StorageOption = None,
     server: ServerOption = None,
@@ -54,16 +78,16 @@ def list_teams(
             list_remote(server, token, everything=everything, status=status)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
-        teams = bundle.teams.list(status)
-        if status is None and not everything:
-            teams = [t for t in teams if t.status != TeamStatus.DELETED]
+        stored = bundle.teams.list()
+        if status is not None:
+            teams = [t for t in stored if status_label(t) == status]
+        elif not everything:
+            teams = [t for t in stored if t.status != TeamStatus.DELETED]
+        else:
+            teams = stored
         console = out_console()
         if not teams:
-            console.print(
-                SafeText(
-                    f"no teams yet in {url}; start one with: akgentic run TEAM.yaml", style="dim"
-                )
-            )
+            console.print(SafeText(_none_listed(stored, status, url), style="dim"))
             _note_legacy_store(storage)
             return
         leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
@@ -85,6 +109,17 @@ def list_teams(
         for t in teams:
             if (problem := t.error or card_problem(t)) is not None:
                 error_console().print(SafeText(f"warning: {problem}", style="yellow"))
+
+
+def _none_listed(stored: list[TeamRecord], status: ShownStatus | None, url: str) -> str:
+    """Why the list is empty, true of the store: no teams at all, or none that the filter
+    (``--status``, or leaving the deleted ones out) lets through — and how to list them."""
+    if not stored:
+        return f"no teams yet in {url}; start one with: akgentic run TEAM.yaml"
+    which = f"match --status {status.value}" if status is not None else "but deleted ones"
+    every = command_line("teams", "list", "--all", *storage_option(url))
+    count = f"{len(stored)} team{'s' if len(stored) > 1 else ''}"
+    return f"no teams {which} ({count} in {url}; list them all with: {every})"
 
 
 def _note_legacy_store(option: str | None) -> None:

@@ -34,17 +34,17 @@ from akgentic.storage import TeamStatus
 __all__ = ["confirm_purge", "delete_remote", "list_remote", "show_remote", "stop_remote"]
 
 
-def list_remote(
-    url: str, token: str | None, *, everything: bool, status: TeamStatus | None
-) -> None:
-    """The server's teams, oldest first, in ``teams list``'s columns."""
+def list_remote(url: str, token: str | None, *, everything: bool, status: str | None) -> None:
+    """The server's teams, oldest first, in ``teams list``'s columns; ``status`` filters
+    on the status shown (DAMAGED too), as on a store."""
     with connected(url, token) as client:
-        deleted = everything or status == TeamStatus.DELETED
-        teams = client.list_teams(status, include_deleted=deleted)
+        teams = client.list_teams(include_deleted=everything or status is not None)
+    if status is not None:
+        teams = [t for t in teams if t.status == status]
     teams.sort(key=lambda t: (t.created_at is None, t.created_at))
     console = out_console()
     if not teams:
-        which = f"in status {status.value} " if status is not None else ""
+        which = f"in status {status} " if status is not None else ""
         console.print(SafeText(f"no teams {which}on {url}", style="dim"))
         return
     rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]

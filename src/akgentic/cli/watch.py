@@ -4,9 +4,10 @@ A thread reads ``runtime.follow(from_seq)`` and hands each record to the live vi
 updates what it knows of the conversation. :meth:`Watch.wait_reply` blocks the caller
 until the exchange started by one message of the person's ends:
 
-- ``answer``: the member it was sent to sent the person a ``response`` that descends from
-  it (following ``parent_id`` from message to message: a reply, or the reply to the
-  delegation it caused...);
+- ``answer``: the member it was sent to sent the person (the human proxy; with none, the
+  outside caller, ``@System``: :func:`~akgentic.cli.describe.to_person`) a ``response``
+  that descends from it (following ``parent_id`` from message to message: a reply, or
+  the reply to the delegation it caused...);
 - ``failed``: the turn it started ended failed (``TurnEndedEvent``), at once; or a turn
   it caused (a delegation) failed, or a member's handler failed (``ErrorMessage``) while
   handling what it caused, and then nothing was left to do — the reply's ``failure``
@@ -38,7 +39,7 @@ from uuid import UUID
 from akgentic.agent import is_cancel
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli import interrupt
-from akgentic.cli.describe import name_of, text_of, who_of
+from akgentic.cli.describe import name_of, text_of, to_person, who_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import member_name
@@ -150,7 +151,7 @@ class Watch:
             self._seq_of[message.message.id] = record.seq
             self._parent[message.message.id] = message.message.parent_id
             recipient = message.recipient
-            if self.human is not None and name_of(recipient) == self.human:
+            if to_person(message, self.human):
                 self._to_human.append((record.seq, message))  # the person takes no turn
             elif recipient is not None and recipient.agent_id in self._gone:
                 self._waiting[message.message.id] = message
@@ -203,15 +204,10 @@ class Watch:
                     raise self._failure
                 now = time.monotonic()
                 seq = self._seq_of.get(message_id)
-                after = [m for s, m in self._to_human if seq is not None and s > seq]
-                for sent in after:
-                    inner = sent.message
-                    if (
-                        name_of(sent.sender) == responder
-                        and getattr(inner, "type", "") == "response"
-                        and self._descends(inner.id, message_id)
-                    ):
-                        return Reply("answer", inner, responder)
+                after = self._after(seq)
+                answer = self._answer_in(after, message_id, responder)
+                if answer is not None:
+                    return answer
                 failed = self._failed.get(message_id)
                 if failed is not None:
                     return Reply("failed", None, failed.agent, _said(failed))
@@ -233,6 +229,38 @@ class Watch:
                     return Reply("timeout", latest[0], latest[1], failure)
                 wake = deadline if self._working() or seq is None else min(deadline, quiet_at)
                 self._cond.wait(min(max(wake - now, 0.01), interrupt.SLICE))
+
+    def answered(self, message_id: UUID, responder: str) -> Reply | None:
+        """The ``answer`` to the exchange ``message_id`` started, if the log read so far
+        holds it: how an answer that came while the team stopped (after the wait's
+        ``timeout``) still counts, once :meth:`close` has read the log to its end."""
+        with self._cond:
+            after = self._after(self._seq_of.get(message_id))
+            return self._answer_in(after, message_id, responder)
+
+    def _after(self, seq: int | None) -> list[SentMessage]:
+        """The messages to the person recorded after ``seq`` (none while it is unknown)."""
+        return [m for s, m in self._to_human if seq is not None and s > seq]
+
+    def _answer_in(
+        self, after: list[SentMessage], message_id: UUID, responder: str
+    ) -> Reply | None:
+        for sent in after:
+            inner = sent.message
+            if (
+                name_of(sent.sender) == responder
+                and getattr(inner, "type", "") == "response"
+                and self._descends(inner.id, message_id)
+            ):
+                return Reply("answer", inner, responder)
+        return None
+
+    def cut(self) -> bool:
+        """Whether a turn had not ended when the log read so far ends: once the team has
+        stopped and :meth:`close` read its log to the end, a turn the stop cut (a resume
+        lists it as interrupted)."""
+        with self._cond:
+            return bool(self._in_turn)
 
     def waiting(self) -> list[SentMessage]:
         """The messages sent to a member that stopped before it received them, as far as

@@ -5,7 +5,7 @@ See ``docs/core.md`` for the contract in prose.
 """
 
 from akgentic.core._proxy import AskTimeoutError, DeadlockError, current_actor
-from akgentic.core.actor_system import ActorSystem, ExternalContext, left_behind
+from akgentic.core.actor_system import EXTERNAL_ROLE, ActorSystem, ExternalContext, left_behind
 from akgentic.core.address import (
     ActorAddress,
     ActorAddressImpl,
@@ -72,6 +72,7 @@ from akgentic.core.yaml_load import (
 from akgentic.core.yaml_problem import yaml_problem
 
 __all__ = [
+    "EXTERNAL_ROLE",
     "MAX_YAML_BYTES",
     "ActorAddress",
     "ActorAddressImpl",

@@ -26,7 +26,11 @@ from akgentic.core.agent_config import BaseConfig
 from akgentic.core.agent_state import BaseState
 from akgentic.core.messages.message import Message
 
-__all__ = ["ActorSystem", "ExternalContext", "InboxAddress", "left_behind"]
+__all__ = ["EXTERNAL_ROLE", "ActorSystem", "ExternalContext", "InboxAddress", "left_behind"]
+
+EXTERNAL_ROLE = "External"
+"""The role of an :class:`InboxAddress`: a caller outside the actor world (``@System``, a
+private inbox). It takes no turn: a message to it is never received by a member."""
 
 A = TypeVar("A")
 
@@ -62,7 +66,7 @@ class ExternalContext:
         self.system = system
         self.inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self.closed = False
-        self.address = InboxAddress(self, agent_id=uuid4(), name=name, role="External")
+        self.address = InboxAddress(self, agent_id=uuid4(), name=name, role=EXTERNAL_ROLE)
         system._externals[self.address.agent_id] = self.address
 
     def close(self) -> None:

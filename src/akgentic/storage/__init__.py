@@ -35,6 +35,7 @@ from akgentic.storage._pack import (
 from akgentic.storage._rules import MAX_SEQ, check_team_name
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
+    LEASE_LOST,
     RECOVERED,
     CorruptRecordError,
     InstanceTypeError,
@@ -91,6 +92,7 @@ __all__ = [
     "ACCEPTED_URLS",
     "CATALOG_STATUSES",
     "CATALOG_SURFACES",
+    "LEASE_LOST",
     "MAX_SEQ",
     "RECOVERED",
     "AddressIndex",

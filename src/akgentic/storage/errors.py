@@ -8,6 +8,7 @@ for calls that cannot be honoured at all.
 from __future__ import annotations
 
 __all__ = [
+    "LEASE_LOST",
     "RECOVERED",
     "CorruptRecordError",
     "InstanceTypeError",
@@ -24,6 +25,11 @@ RECOVERED = "akgentic_recovered"
 """Set on an INFO log record (``extra={RECOVERED: True}``) that says a write which had
 failed and been logged (a lease renewal, a batch of the event log) went through at last:
 a program that shows the failures once (the CLI) can say the condition ended."""
+
+LEASE_LOST = "akgentic_lease_lost"
+"""Set on a log record (``extra={LEASE_LOST: True}``) that says this process lost a team's
+lease (another process took the team over) and what that cost: a program that tells the
+person in its own words (the CLI session) may skip the line."""
 
 
 class StorageError(Exception):

@@ -68,6 +68,7 @@ from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
+    LEASE_LOST,
     Fence,
     Heartbeat,
     Lease,
@@ -264,11 +265,13 @@ class TeamManager:
         (its ``stop_team`` would mark the new holder's team STOPPED)."""
         for team_id, runtime in list(self._running.items()):
             if team_resource(team_id) == resource:
-                logger.error("team %s: %s; stopping it here", team_id, error)
+                logger.error(
+                    "team %s: %s; stopping it here", team_id, error, extra={LEASE_LOST: True}
+                )
                 with self._adopting:
                     if self._running.get(team_id) is runtime:
                         del self._running[team_id]
-                runtime.recorder.discard()
+                runtime.recorder.discard(error)
                 runtime.stop_reason = f"its lease was lost ({error})"
                 runtime.stop()
 
@@ -537,12 +540,17 @@ class TeamManager:
         """Cancel the team's turns at their next step boundary, wait for them, stop the
         team (status STOPPED) and return every turn a resume would list as interrupted
         (see :meth:`TeamRuntime.interrupt`)."""
-        from akgentic.team.restorer import plan_restore
-
         team = self.get_team(team_id)
         if team is not None:
             team.interrupt_and_stop(grace_timeout)
         self.stop_team(team_id, grace_timeout)
+        return self.interrupted_turns(team_id)
+
+    def interrupted_turns(self, team_id: UUID) -> list[Message]:
+        """The turns a resume of the team would list as interrupted (received, never
+        processed), read from its log: after a stop, the ones it cut."""
+        from akgentic.team.restorer import plan_restore
+
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
     def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> HostedTeam:

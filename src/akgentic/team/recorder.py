@@ -61,6 +61,7 @@ from akgentic.core import (
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
+    LEASE_LOST,
     RECOVERED,
     AddressIndex,
     EncodedEvent,
@@ -250,6 +251,9 @@ class EventRecorder:
         self._restoring = False
         self._held = False
         self._discarded = False
+        self.lost: LeaseLostError | None = None
+        """Why nothing more is recorded when the lease was lost (another process took the
+        team over); None while it is held."""
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
@@ -421,11 +425,14 @@ class EventRecorder:
             self._outbox, self._tables, self._outbox_events = [], [], 0
             self._idle = True
             self._io.notify_all()
+        with self._cond:  # whoever waits for a commit: none comes
+            self._cond.notify_all()
         logger.error(
             "team %s: another process runs it now (its lease was taken over): "
             "%d records not written",
             self._team_id,
             dropped,
+            extra={LEASE_LOST: True},
         )
 
     def _lost(self, lost: LeaseLostError, rows: list[_Item]) -> None:
@@ -433,6 +440,7 @@ class EventRecorder:
         written (``rows`` neither), and ``on_lost`` is told (the manager stops the team)
         before the writer is seen idle: whoever waits for it finds the loss reported."""
         self._discarded = True
+        self.lost = self.lost or lost
         if self._on_lost is not None:
             self._on_lost(lost)
         self._not_written(rows)
@@ -686,19 +694,24 @@ class EventRecorder:
             self._hand_over()
         self.written()
 
-    def discard(self) -> None:
-        """Drop what was held and record nothing more (the team's store stays as it was)."""
+    def discard(self, lost: LeaseLostError | None = None) -> None:
+        """Drop what was held and record nothing more (the team's store stays as it was);
+        ``lost``: because the lease was lost (kept in :attr:`lost`)."""
         with self._lock:
             self._discarded = True
+            self.lost = self.lost or lost
             self._buffer = []
         with self._io:
             self._outbox, self._tables = [], []
             self._outbox_events = 0
+        with self._cond:  # whoever waits for a commit: none comes
+            self._cond.notify_all()
         self._close_writer()
 
     # -- for callers ---------------------------------------------------------------------------
     def wait_committed(self, message_id: UUID, timeout: float = 10.0) -> int | None:
-        """The sequence number of the message once committed; None after ``timeout``."""
+        """The sequence number of the message once committed; None after ``timeout``, or
+        at once when nothing more is written (the lease was lost: it never will be)."""
         with self._cond:
             seq = self._seq_of(message_id)
             if seq is not None:
@@ -710,7 +723,7 @@ class EventRecorder:
                 seq = self._seq_of(message_id)
                 if seq is not None:
                     found.append(seq)
-                return seq is not None
+                return seq is not None or self._discarded
 
             self._cond.wait_for(committed, timeout)
             return found[0] if found else None

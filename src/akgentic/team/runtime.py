@@ -28,7 +28,7 @@ from akgentic.core import (
     is_tool_actor,
 )
 from akgentic.core.serialization import SerializableModel
-from akgentic.storage import EventRecord, StorageBundle
+from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
 from akgentic.team.replay import ReplayResult, replay_tool_states
@@ -74,6 +74,7 @@ def follow_log(
     ended: Callable[[int], bool],
     stop: threading.Event | None = None,
     idle_timeout: float | None = None,
+    upto: Callable[[], int] | None = None,
 ) -> Iterator[EventRecord]:
     """A team's records from ``from_seq`` on: what the store has, then what comes.
 
@@ -82,10 +83,15 @@ def follow_log(
     recorder of a team running here, an :class:`~akgentic.storage.EventWatch` otherwise);
     ``ended(next_seq)`` says the team has stopped and its log ends before ``next_seq``.
     Ends then, when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new.
+    ``upto()``, when given, is the last record to yield for now (a record past it is
+    read again once ``wait_past`` says the log went past it).
     """
     next_seq = max(from_seq, 1)
     while True:
         batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
+        if upto is not None:
+            last = upto()
+            batch = [record for record in batch if record.seq <= last]
         for record in batch:
             yield record
             next_seq = record.seq + 1
@@ -131,6 +137,13 @@ class TeamRuntime:
     stop_reason: str | None = None
     """Why the team stopped when nobody in this process asked it to (another process
     stopped it: :data:`STOPPED_ELSEWHERE`; its lease was lost); None otherwise."""
+
+    @property
+    def lease_lost(self) -> LeaseLostError | None:
+        """Set once this process lost the team's lease (another process took the team
+        over): nothing more is recorded, the team stops here, and its log goes on
+        without this process."""
+        return self.recorder.lost
 
     # -- talking to the team ------------------------------------------------------------------
     def send(self, content: str) -> UUID:
@@ -178,6 +191,11 @@ class TeamRuntime:
         else:
             self.system.tell(target, msg)
         if self.recorder.wait_committed(msg.id, self.commit_timeout) is None:
+            if self.lease_lost is not None:
+                raise AddressError(
+                    f"team {self.team_id} was taken over by another process: the message "
+                    f"was not kept"
+                )
             raise TimeoutError(
                 f"message {msg.id} was delivered but not committed within {self.commit_timeout}s"
             )
@@ -269,7 +287,9 @@ class TeamRuntime:
         """The team's events from ``from_seq`` on, in order: the stored ones, then live ones.
 
         Ends when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new, or
-        when the team has stopped and everything is read.
+        when the team has stopped and everything is read. Only what this runtime's
+        recorder committed is followed: once another process took the team over (its
+        lease lost), what that process writes to the log is not this runtime's.
         """
         return follow_log(
             self.storage,
@@ -281,6 +301,7 @@ class TeamRuntime:
             ),
             stop=stop,
             idle_timeout=idle_timeout,
+            upto=lambda: self.recorder.last_seq,
         )
 
     def _wait_past(self, seq: int, stop: threading.Event | None, timeout: float) -> bool:

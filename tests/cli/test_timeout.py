@@ -1,0 +1,69 @@
+"""``run -m ... --timeout``: what the timeout's ending says, waiting on output, never on time.
+
+After the timeout the turns in progress are cut as by a Ctrl-C (a model request in flight
+at once, a tool call let finish) and listed as interrupted; the team is then stopped.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from akgentic.cli import chat
+
+from .conftest import AKGENTIC, HANG, Invoke, child_env
+from .test_ctrl_c import Spawn
+
+
+def test_the_timeout_cuts_a_turn_at_its_next_step_and_lists_it(
+    storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """When ``--timeout`` runs out the turns in progress are cut as by a Ctrl-C: a tool call
+    is let finish (its side effects and its result stay together), the turn then stops at
+    its next step and is kept for ``--retry-interrupted``; the command says so and exits 1."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG), "-m", "slow", "--timeout", "1"],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.wait_for("no answer within 1s: cancelling the turns in progress at their next step")
+    with open(release, "w"):  # the tool call returns: the turn stops at its next step
+        pass
+    output = child.output()
+    code, errors = child.finish()
+
+    assert code == 1, errors
+    assert "(response): [scripted] done: slow" not in output
+    lines = output.splitlines()
+    assert lines[-3].endswith(") stopped; 1 interrupted turn(s):")
+    assert lines[-2] == "  @Human → @Boss: slow"
+    assert "--retry-interrupted" in lines[-1]
+    assert "error: no answer within 1s" in errors
+    assert "ran out" not in output + errors  # cut at its next step, not by the grace
+
+
+def test_a_turn_the_stop_after_the_timeout_cut_is_listed_as_after_ctrl_c(
+    cli: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    monkeypatch.setenv("AKGENTIC_CLI_TEST_HANG", str(release))
+    monkeypatch.setattr(chat, "GRACE", 0.2)  # the turn waits on the FIFO: the grace runs out
+    try:
+        result = cli("run", str(HANG), "-m", "slow", "--timeout", "1")
+    finally:  # let the hung tool call return (its reader holds the FIFO open)
+        os.close(os.open(release, os.O_WRONLY | os.O_NONBLOCK))
+
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-3].endswith(") stopped; 1 interrupted turn(s):")
+    assert lines[-2] == "  @Human → @Boss: slow"
+    assert lines[-1].startswith("resume it with: akgentic teams resume ")
+    assert lines[-1].endswith(
+        "--retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+        "--dismiss-interrupted"
+    )
+    assert "error: no answer within 1s" in result.stderr

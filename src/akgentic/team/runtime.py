@@ -88,7 +88,7 @@ def follow_log(
         batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
         for record in batch:
             yield record
-            next_seq = record.seq + 1
+            next_seq = record.last + 1
         if batch:
             continue
         if stop is not None and stop.is_set():

@@ -206,3 +206,40 @@ def test_a_new_file_has_8k_pages_and_an_existing_file_keeps_its_own(tmp_path: Pa
     conn = sqlite3.connect(tmp_path / "old.db")
     assert conn.execute("PRAGMA page_size").fetchone() == (4096,)
     conn.close()
+
+
+def test_a_store_in_use_opens_and_reads_beside_another_process_write_transaction(
+    tmp_path: Path,
+) -> None:
+    """Opening a file whose schema is current writes nothing, so it takes no write lock:
+    with another connection inside ``BEGIN IMMEDIATE`` (another process appending), a
+    reader opens and lists at once, even with no busy_timeout to wait in."""
+    path = tmp_path / "s.db"
+    store = SqliteStorage(path)
+    team = store.teams.create("busy")
+    store.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        reader = SqliteStorage(path, busy_timeout=0)
+        try:
+            assert [t.team_id for t in reader.teams.list()] == [team.team_id]
+            assert reader.events.last_seq(team.team_id) == 0
+        finally:
+            reader.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_a_file_without_our_tables_still_gets_them_on_open(tmp_path: Path) -> None:
+    """The schema is created when a table of it is missing (at the current version too)."""
+    path = tmp_path / "s.db"
+    SqliteStorage(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE akgentic_skills")
+    store = SqliteStorage(path, busy_timeout=0)
+    try:
+        assert store.skills.list() == []
+    finally:
+        store.close()

@@ -35,6 +35,7 @@ in a column is handed to the decoders as bytes, so only its row is reported.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import threading
 import weakref
@@ -104,6 +105,9 @@ _SCHEMA = (
         pid INTEGER NOT NULL, since REAL NOT NULL, renewed_at REAL NOT NULL,
         expires_at REAL NOT NULL)""",
 )
+_SCHEMA_NAMES = frozenset(re.findall(r"IF NOT EXISTS (\w+)", " ".join(_SCHEMA)))
+"""The tables and indexes :data:`_SCHEMA` makes: a file holding them all (at
+:data:`SCHEMA_VERSION`) is opened without writing."""
 
 
 _FENCE = "EXISTS (SELECT 1 FROM akgentic_leases WHERE resource = ?{} AND owner = ?{})"
@@ -224,24 +228,42 @@ class _Driver:
                     "functions akgentic needs; use a Python built with SQLite 3.38 or "
                     "newer (or with JSON1 enabled)"
                 ) from exc
-            with self.write() as cur:
-                for statement in _SCHEMA:
-                    cur.execute(statement)
-                check_tables(cur, str(path))
-                (version,) = cur.execute("PRAGMA user_version").fetchone()
-                if version > SCHEMA_VERSION:
-                    raise StorageError(
-                        f"{path} has schema version {version}, newer than this akgentic "
-                        f"({SCHEMA_VERSION}): upgrade akgentic to open it"
-                    )
-                if version != SCHEMA_VERSION:  # setting it unchanged would write the file
-                    cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if self._schema_current():  # a store in use: opened without the write lock
+                with self.read() as cur:
+                    check_tables(cur, str(path))
+            else:
+                with self.write() as cur:
+                    for statement in _SCHEMA:
+                        cur.execute(statement)
+                    check_tables(cur, str(path))
+                    if self._check_version(cur) != SCHEMA_VERSION:  # unchanged: no write
+                        cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             self.close()
             raise self._failed(exc) from exc
         except BaseException:
             self.close()
             raise
+
+    def _schema_current(self) -> bool:
+        """Whether the file holds every table and index of :data:`_SCHEMA` at this
+        version, read without a transaction: then opening writes nothing, and a reader
+        (``teams list``) does not wait behind another process's write transaction, as
+        the ``BEGIN IMMEDIATE`` of the schema's creation would. Raises for a newer file."""
+        with self.read() as cur:
+            version = self._check_version(cur)
+            names = {row[0] for row in cur.execute("SELECT name FROM sqlite_master").fetchall()}
+        return version == SCHEMA_VERSION and names >= _SCHEMA_NAMES
+
+    def _check_version(self, cur: Cursor) -> int:
+        """The file's schema version; :class:`StorageError` when newer than this code's."""
+        (version,) = cur.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"{self._path} has schema version {version}, newer than this akgentic "
+                f"({SCHEMA_VERSION}): upgrade akgentic to open it"
+            )
+        return int(version)
 
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         """SQLite's error as ours, naming the file and, when we know it, what to do."""

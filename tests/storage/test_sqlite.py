@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from uuid import uuid4
@@ -10,6 +11,7 @@ import pytest
 
 from akgentic.core import UserMessage
 from akgentic.storage import SqliteStorage, StorageError
+from akgentic.storage.sqlite import readonly_hint
 
 _SYNC = {1: "NORMAL", 2: "FULL"}
 
@@ -243,3 +245,58 @@ def test_a_file_without_our_tables_still_gets_them_on_open(tmp_path: Path) -> No
         assert store.skills.list() == []
     finally:
         store.close()
+
+
+def test_a_readonly_database_says_which_of_file_and_folder_to_make_writable(
+    tmp_path: Path,
+) -> None:
+    """The wording by permissions (tested as any user: root writes everywhere)."""
+    path = tmp_path / "s.db"
+    assert readonly_hint(path, False, True) == (
+        f": the file is read-only: make it writable (chmod u+w {path}), or choose another --storage"
+    )
+    assert readonly_hint(path, True, False) == (
+        f": its folder {tmp_path} is read-only, and SQLite must create its s.db-wal and "
+        "s.db-shm files beside it: make the folder writable, or copy the file to a writable "
+        "folder and give that file as --storage"
+    )
+    store = SqliteStorage(path)
+    try:
+        error = store._driver._failed(  # type: ignore[attr-defined]
+            sqlite3.OperationalError("attempt to write a readonly database")
+        )
+    finally:
+        store.close()
+    assert str(error) == (
+        f"{path}: attempt to write a readonly database: make the file and its folder "
+        "writable, or choose another --storage"
+    )
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="running as root: file permissions are not enforced for root"
+)
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_readonly_store_is_one_error_naming_what_to_make_writable(
+    tmp_path: Path, what: str
+) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "s.db"
+    SqliteStorage(path).close()
+    for extra in folder.glob("s.db-*"):
+        extra.unlink()
+    target = folder if what == "folder" else path
+    target.chmod(0o555 if what == "folder" else 0o444)
+    try:
+        with pytest.raises(StorageError) as caught:
+            store = SqliteStorage(path)
+            try:
+                store.teams.create("x")
+            finally:
+                store.close()
+    finally:
+        target.chmod(0o755 if what == "folder" else 0o644)
+    expected = "its folder" if what == "folder" else "the file is read-only"
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)

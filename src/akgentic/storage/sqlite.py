@@ -35,6 +35,7 @@ in a column is handed to the decoders as bytes, so only its row is reported.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -175,6 +176,25 @@ _HINTS = {
 busy_timeout; ``{url}``: its sqlite URL)."""
 
 
+def readonly_hint(path: Path, file_writable: bool, folder_writable: bool) -> str:
+    """What to do about SQLite's "attempt to write a readonly database" for the file at
+    ``path``, by which of it and its folder this process may write: a read-only file; or a
+    writable file in a read-only folder, where SQLite cannot create the ``-wal`` and
+    ``-shm`` files it keeps beside the database (even to read it in WAL mode)."""
+    if not file_writable:
+        return (
+            f": the file is read-only: make it writable (chmod u+w {path}), or choose "
+            "another --storage"
+        )
+    if not folder_writable:
+        return (
+            f": its folder {path.parent} is read-only, and SQLite must create its "
+            f"{path.name}-wal and {path.name}-shm files beside it: make the folder writable, "
+            "or copy the file to a writable folder and give that file as --storage"
+        )
+    return ": make the file and its folder writable, or choose another --storage"
+
+
 class SqliteOptions(BaseModel):
     """Options of a SQLite store (also read from a URL's query: ``?synchronous=NORMAL``)."""
 
@@ -271,6 +291,9 @@ class _Driver:
 
         text = str(exc)
         hint = next((h for key, h in _HINTS.items() if key in text), "")
+        if "readonly" in text:
+            path = self._path
+            hint = readonly_hint(path, os.access(path, os.W_OK), os.access(path.parent, os.W_OK))
         hint = hint.format(timeout=self._busy_timeout, url=sqlite_url(self._path))
         return StorageError(f"{self._path}: {text}{hint}")
 

@@ -322,20 +322,26 @@ def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) ->
 
 
 def test_a_store_locked_by_a_long_write_says_how_to_wait_longer(tmp_path: Path) -> None:
+    """A command that writes (a delete) waits its busy_timeout; one that reads does not
+    wait at all (``teams list`` reads beside the write transaction)."""
     path = tmp_path / "locked.db"
-    open_storage(sqlite_url(path)).close()
+    store = open_storage(sqlite_url(path))
+    store.teams.create("locked")
+    store.close()
     url = sqlite_url(path) + "?busy_timeout=0.05"
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process's long write transaction
-    holder.execute("DELETE FROM akgentic_teams")
+    holder.execute("DELETE FROM akgentic_leases")
+    env = {"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
     try:
-        result = CliRunner().invoke(
-            app, ["teams", "list"], env={"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
-        )
+        listed = CliRunner().invoke(app, ["teams", "list"], env=env)
+        result = CliRunner().invoke(app, ["teams", "delete", "locked"], env=env)
     finally:
         holder.rollback()
         holder.close()
 
+    assert listed.exit_code == 0, listed.output
+    assert "locked" in listed.stdout
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
     assert line.endswith(

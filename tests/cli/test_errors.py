@@ -323,20 +323,26 @@ def test_a_storage_file_of_random_bytes_is_one_line_naming_it(tmp_path: Path) ->
 
 
 def test_a_store_locked_by_a_long_write_says_how_to_wait_longer(tmp_path: Path) -> None:
+    """A command that writes (a delete) waits its busy_timeout; one that reads does not
+    wait at all (``teams list`` reads beside the write transaction)."""
     path = tmp_path / "locked.db"
-    open_storage(sqlite_url(path)).close()
+    store = open_storage(sqlite_url(path))
+    store.teams.create("locked")
+    store.close()
     url = sqlite_url(path) + "?busy_timeout=0.05"
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process's long write transaction
-    holder.execute("DELETE FROM akgentic_teams")
+    holder.execute("DELETE FROM akgentic_leases")
+    env = {"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
     try:
-        result = CliRunner().invoke(
-            app, ["teams", "list"], env={"AKGENTIC_STORAGE": url, "AKGENTIC_MODEL": None}
-        )
+        listed = CliRunner().invoke(app, ["teams", "list"], env=env)
+        result = CliRunner().invoke(app, ["teams", "delete", "locked"], env=env)
     finally:
         holder.rollback()
         holder.close()
 
+    assert listed.exit_code == 0, listed.output
+    assert "locked" in listed.stdout
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
     assert line.endswith(
@@ -805,18 +811,73 @@ def test_a_team_whose_whole_log_is_unreadable_is_not_resumed(cli: Invoke, storag
 
     assert shown.exit_code == 0, shown.output
     assert "a resume restores" not in shown.stdout
-    assert "log:      unreadable, a resume refuses it: none of its " in shown.stdout
+    assert "log:      unreadable, a resume refuses it: its numbering cannot be vouched for: " in (
+        shown.stdout
+    )
+    with sqlite3.connect(path) as db:
+        packs = db.execute("SELECT COUNT(*) FROM akgentic_event_packs").fetchone()[0]
+    corrupt = [line for line in shown.stdout.splitlines() if line.startswith("corrupt: ")]
+    assert len(corrupt) == packs  # one line per damaged pack, not one per event
     assert resumed.exit_code == 1, resumed.output
     assert resumed.stdout == ""
     (line,) = resumed.stderr.splitlines()
     assert line.startswith(
         f"error: team research ({str(team_id)[:8]}) was not resumed, nothing changed: its event "
-        f"log is unreadable: none of its "
+        f"log is unreadable: its numbering cannot be vouched for: "
     ), line
     assert line.endswith(
         f"restore the store {path} from a backup (see what still reads with: akgentic events "
         f"{str(team_id)[:8]} --storage {storage_url})"
     ), line
+    assert stored_rows(path) == before
+
+
+@pytest.mark.parametrize(
+    ("damage", "seqs"),
+    [
+        ("UPDATE akgentic_event_packs SET last_seq = 100000000 WHERE first_seq = {first}", None),
+        ("DELETE FROM akgentic_event_packs WHERE first_seq = {first}", "missing from the log"),
+    ],
+    ids=["claimed-range", "gap"],
+)
+def test_a_log_with_a_damaged_pack_range_or_a_gap_is_said_once_and_not_resumed(
+    cli: Invoke, storage_url: str, damage: str, seqs: str | None
+) -> None:
+    """A pack row claiming a hundred million numbers, or a pack row deleted: ``events``
+    prints one CORRUPT line for the range, ``teams show`` one corrupt line and a last seq
+    it does not vouch for, and a resume refuses the log (nothing written), in bounded
+    memory and time (the claimed range is never walked one number at a time)."""
+    run_once(cli)
+    path = sqlite_path(storage_url)
+    with sqlite3.connect(path) as db:
+        firsts, lasts = zip(
+            *db.execute("SELECT first_seq, last_seq FROM akgentic_event_packs ORDER BY first_seq"),
+            strict=True,
+        )
+        first = firsts[len(firsts) // 2]
+        end = lasts[len(firsts) // 2]
+        assert db.execute(damage.format(first=first)).rowcount == 1
+    high = 100000000 if seqs is None else end
+    before = stored_rows(path)
+
+    listed = cli("events", "research")
+    shown = cli("teams", "show", "research")
+    resumed = cli("teams", "resume", "research", "-m", "hello?")
+
+    assert listed.exit_code == 0, listed.output
+    corrupt = [line for line in listed.stdout.splitlines() if "CORRUPT" in line]
+    assert len(corrupt) == 1, corrupt
+    assert corrupt[0].split()[0] == str(first)
+    assert f"event seqs {first} to {high}: " in corrupt[0]
+    assert seqs is None or seqs in corrupt[0]
+    assert shown.exit_code == 0, shown.output
+    (line,) = [line for line in shown.stdout.splitlines() if line.startswith("corrupt: ")]
+    assert line.startswith(f"corrupt: event seqs {first}-{high}: ")
+    assert "not vouched for" in shown.stdout
+    assert resumed.exit_code == 1, resumed.output
+    (error,) = resumed.stderr.splitlines()
+    assert "its event log is unreadable: its numbering cannot be vouched for: " in error
+    assert error.endswith(f"--storage {storage_url})"), error
     assert stored_rows(path) == before
 
 

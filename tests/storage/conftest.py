@@ -53,6 +53,9 @@ class Backend:
     write_raw_pack: Callable[[UUID, int, bytes], None] | None = None
     """Overwrite the bytes of the event pack stored from a first seq; None where packs
     are not kept as such (the memory backend stores their events)."""
+    raw_sql: Callable[[str, tuple[object, ...]], None] | None = None
+    """Run one statement (``?`` placeholders) changing exactly one row behind the store's
+    back; None for the memory backend."""
     opened: list[StorageBundle] = field(default_factory=list)
 
     def another(self) -> StorageBundle:
@@ -120,6 +123,7 @@ def _sqlite(path: Path) -> Iterator[Backend]:
             "UPDATE akgentic_event_packs SET data = ? WHERE team_id = ? AND first_seq = ?",
             (data, str(team), first),
         ),
+        raw_sql=write,
     )
     yield backend
     for store in (backend.store, *backend.opened):
@@ -197,6 +201,7 @@ def _postgres(url: str, name: str) -> Iterator[Backend]:
             "UPDATE akgentic_event_packs SET data = %s WHERE team_id = %s AND first_seq = %s",
             (data, team, first),
         ),
+        raw_sql=lambda statement, params: write(statement.replace("?", "%s"), params),
     )
     try:
         yield backend

@@ -548,28 +548,81 @@ def test_a_stored_pack_that_does_not_decode_gives_error_records(backend: Backend
     for damage in (pack[:-1], b"not a pack", pack[: len(MAGIC) + 2], b""):
         backend.write_raw_pack(team, 4, damage)
         records = store.events.read(team)
-        assert [r.seq for r in records] == list(range(1, 14))
-        failures = corrupt_rows(records)
-        assert [f.seq for f in failures] == list(range(4, 11))
-        for failure in failures:
-            assert str(team) in failure.reason and f"event seq {failure.seq}" in failure.reason
-            assert "event pack of seqs 4 to 10" in failure.reason
-        assert all(r.ok for r in records if not 4 <= r.seq <= 10)
+        assert [(r.seq, r.last) for r in records] == [(1, 1), (2, 2), (3, 3), (4, 10)] + [
+            (seq, seq) for seq in range(11, 14)
+        ]
+        (failure,) = corrupt_rows(records)  # one for the pack, not one per number
+        assert (failure.seq, failure.through) == (4, 10)
+        assert f"team {team}, event seqs 4 to 10: " in failure.reason
+        assert "the stored event pack numbered 4 to 10 cannot be read" in failure.reason
+        assert all(r.ok for r in records if r.seq != 4)
         inside = store.events.read(team, from_seq=6, to_seq=7)
-        assert [(r.seq, r.ok) for r in inside] == [(6, False), (7, False)]
+        assert [(r.seq, r.through, r.ok) for r in inside] == [(6, 7, False)]
         assert store.events.last_seq(team) == 13
 
 
-def test_a_pack_numbered_for_another_count_gives_error_records(backend: Backend) -> None:
+def test_a_pack_numbered_for_another_count_gives_one_error_record(backend: Backend) -> None:
     """A pack row whose numbers do not match its events is damage, not a short read."""
     if backend.write_raw_pack is None:
         pytest.skip("the memory backend stores a pack's events, decoded on the way in")
     team = uuid4()
     backend.store.events.append_packs(team, [busy(team, 1).pack()])  # 1-7
     backend.write_raw_pack(team, 1, busy(team, 2).pack())  # 13 events under 1-7
-    records = backend.store.events.read(team)
-    assert [r.seq for r in records] == list(range(1, 8))
-    assert all(r.error and "holds 13 events but is numbered for 7" in r.error for r in records)
+    (record,) = backend.store.events.read(team)
+    assert (record.seq, record.through) == (1, 7)
+    assert record.error and "holds 13 events but is numbered for 7" in record.error
+
+
+def test_a_pack_claiming_a_huge_range_is_one_record_read_in_bounded_time(
+    backend: Backend,
+) -> None:
+    """A damaged ``last_seq`` claims a hundred million numbers: a read gives one record
+    for them (never one per number), a reader paging by ``last`` goes past them in one
+    step, and nothing after them is lost."""
+    if backend.raw_sql is None:
+        pytest.skip("the memory backend stores a pack's events, decoded on the way in")
+    store, team = backend.store, uuid4()
+    store.events.append_packs(team, [busy(team, 1).pack()])  # 1-7
+    store.events.append_packs(team, [busy(team, 1).pack()])  # 8-14
+    backend.raw_sql(
+        "UPDATE akgentic_event_packs SET last_seq = ? WHERE team_id = ? AND first_seq = ?",
+        (100_000_000, str(team) if backend.name == "sqlite" else team, 8),
+    )
+    records = store.events.read(team)
+    assert [(r.seq, r.last, r.ok) for r in records[-2:]] == [(7, 7, True), (8, 100_000_000, False)]
+    assert len(records) == 8
+    assert records[-1].error and "holds 7 events but is numbered for 99999993" in records[-1].error
+    paged = store.events.read(team, from_seq=8, limit=500)
+    assert [(r.seq, r.last) for r in paged] == [(8, 100_000_000)]
+    assert store.events.read(team, from_seq=paged[-1].last + 1, limit=500) == []
+
+
+def test_a_gap_in_the_numbers_is_one_error_record(backend: Backend) -> None:
+    """Numbers are dense from 1: a pack row deleted behind the store's back leaves a gap,
+    read as one record naming the missing range, within ``from_seq``/``limit``."""
+    if backend.raw_sql is None:
+        pytest.skip("the memory backend keeps no rows to delete")
+    store, team = backend.store, uuid4()
+    for _ in range(3):
+        store.events.append_packs(team, [busy(team, 1).pack()])  # 1-7, 8-14, 15-21
+    backend.raw_sql(
+        "DELETE FROM akgentic_event_packs WHERE team_id = ? AND first_seq = ?",
+        (str(team) if backend.name == "sqlite" else team, 8),
+    )
+    records = store.events.read(team)
+    assert [r.seq for r in records] == [*range(1, 9), *range(15, 22)]
+    (gap,) = corrupt_rows(records)
+    assert (gap.seq, gap.through) == (8, 14)
+    assert gap.reason.startswith(f"team {team}, event seqs 8 to 14: missing from the log")
+    assert [(r.seq, r.last) for r in store.events.read(team, from_seq=10, limit=2)] == [
+        (10, 14),
+        (15, 15),
+    ]
+    assert [(r.seq, r.last) for r in store.events.read(team, from_seq=6, limit=3)] == [
+        (6, 6),
+        (7, 7),
+        (8, 14),
+    ]
 
 
 def test_concurrent_pack_and_row_writers_get_unique_gap_free_numbers(backend: Backend) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from uuid import uuid4
@@ -10,6 +11,7 @@ import pytest
 
 from akgentic.core import UserMessage
 from akgentic.storage import SqliteStorage, StorageError
+from akgentic.storage.sqlite import readonly_hint
 
 _SYNC = {1: "NORMAL", 2: "FULL"}
 
@@ -206,3 +208,95 @@ def test_a_new_file_has_8k_pages_and_an_existing_file_keeps_its_own(tmp_path: Pa
     conn = sqlite3.connect(tmp_path / "old.db")
     assert conn.execute("PRAGMA page_size").fetchone() == (4096,)
     conn.close()
+
+
+def test_a_store_in_use_opens_and_reads_beside_another_process_write_transaction(
+    tmp_path: Path,
+) -> None:
+    """Opening a file whose schema is current writes nothing, so it takes no write lock:
+    with another connection inside ``BEGIN IMMEDIATE`` (another process appending), a
+    reader opens and lists at once, even with no busy_timeout to wait in."""
+    path = tmp_path / "s.db"
+    store = SqliteStorage(path)
+    team = store.teams.create("busy")
+    store.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        reader = SqliteStorage(path, busy_timeout=0)
+        try:
+            assert [t.team_id for t in reader.teams.list()] == [team.team_id]
+            assert reader.events.last_seq(team.team_id) == 0
+        finally:
+            reader.close()
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+def test_a_file_without_our_tables_still_gets_them_on_open(tmp_path: Path) -> None:
+    """The schema is created when a table of it is missing (at the current version too)."""
+    path = tmp_path / "s.db"
+    SqliteStorage(path).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE akgentic_skills")
+    store = SqliteStorage(path, busy_timeout=0)
+    try:
+        assert store.skills.list() == []
+    finally:
+        store.close()
+
+
+def test_a_readonly_database_says_which_of_file_and_folder_to_make_writable(
+    tmp_path: Path,
+) -> None:
+    """The wording by permissions (tested as any user: root writes everywhere)."""
+    path = tmp_path / "s.db"
+    assert readonly_hint(path, False, True) == (
+        f": the file is read-only: make it writable (chmod u+w {path}), or choose another --storage"
+    )
+    assert readonly_hint(path, True, False) == (
+        f": its folder {tmp_path} is read-only, and SQLite must create its s.db-wal and "
+        "s.db-shm files beside it: make the folder writable, or copy the file to a writable "
+        "folder and give that file as --storage"
+    )
+    store = SqliteStorage(path)
+    try:
+        error = store._driver._failed(  # type: ignore[attr-defined]
+            sqlite3.OperationalError("attempt to write a readonly database")
+        )
+    finally:
+        store.close()
+    assert str(error) == (
+        f"{path}: attempt to write a readonly database: make the file and its folder "
+        "writable, or choose another --storage"
+    )
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="running as root: file permissions are not enforced for root"
+)
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_readonly_store_is_one_error_naming_what_to_make_writable(
+    tmp_path: Path, what: str
+) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "s.db"
+    SqliteStorage(path).close()
+    for extra in folder.glob("s.db-*"):
+        extra.unlink()
+    target = folder if what == "folder" else path
+    target.chmod(0o555 if what == "folder" else 0o444)
+    try:
+        with pytest.raises(StorageError) as caught:
+            store = SqliteStorage(path)
+            try:
+                store.teams.create("x")
+            finally:
+                store.close()
+    finally:
+        target.chmod(0o755 if what == "folder" else 0o644)
+    expected = "its folder" if what == "folder" else "the file is read-only"
+    assert expected in str(caught.value)
+    assert "\n" not in str(caught.value)

@@ -73,7 +73,7 @@ def read_events(
         batch = storage.events.read(team_id, from_seq=next_seq, limit=BATCH)
         for record in batch:
             yield record
-            next_seq = record.seq + 1
+            next_seq = record.last + 1
         if len(batch) == BATCH:
             continue
         if not follow or stop.wait(interval):

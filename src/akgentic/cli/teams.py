@@ -142,12 +142,14 @@ def show_team(
             card, problem = None, _damaged(record, url, str(exc))
         except CliError as exc:
             card, problem = None, str(exc)
+        records = bundle.events.read(record.team_id)
+        plan = plan_restore(records)
         fields = [
             ("team", f"{team_name(record.name)} ({record.team_id})"),
             ("status", _status(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
-            ("last seq", str(bundle.events.last_seq(record.team_id))),
+            ("last seq", _last_seq(bundle.events.last_seq(record.team_id), plan)),
             ("run by", runner(_lease(bundle, record)) or "no process"),
         ]
         if card is not None and card.description:  # clipped: a card may hold megabytes
@@ -160,11 +162,17 @@ def show_team(
             console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        records = bundle.events.read(record.team_id)
-        plan = plan_restore(records)
         _show_log(console, plan, record, unreadable_log(plan, card) if card is not None else None)
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
+
+
+def _last_seq(last: int, plan: RestorePlan) -> str:
+    """The team's last seq as stored; in a log whose numbering is damaged (a damaged pack
+    or a gap) it is a claim, and said so."""
+    if any(row.through is not None for row in plan.corrupt):
+        return f"{last} as stored, not vouched for: a run of numbers cannot be read (see below)"
+    return str(last)
 
 
 def _show_card(console: Console, card: TeamCard) -> None:
@@ -201,7 +209,9 @@ def _show_log(
     else:
         _show_members(console, plan, record)
     for row in plan.corrupt:
-        console.print(SafeText(f"corrupt: event seq {row.seq}: {row.reason}", style="red"))
+        many = row.through not in (None, row.seq)
+        seqs = f"seqs {row.seq}-{row.through}" if many else f"seq {row.seq}"
+        console.print(SafeText(f"corrupt: event {seqs}: {row.reason}", style="red"))
 
 
 def _show_members(console: Console, plan: RestorePlan, record: TeamRecord) -> None:

@@ -48,6 +48,9 @@ class Frame:
     seq: int
     type: str
     data: str
+    last: int
+    """The last number the record stands for (``EventRecord.last``: past ``seq`` for a
+    damaged pack or a gap)."""
 
 
 class Idle(Enum):
@@ -63,7 +66,7 @@ HEARTBEAT, STOPPED, DELETED = Idle.HEARTBEAT, Idle.STOPPED, Idle.DELETED
 
 def encode_batch(storage: StorageBundle, team_id: UUID, from_seq: int) -> list[Frame]:
     return [
-        Frame(record.seq, *encode_record(record))
+        Frame(record.seq, *encode_record(record), record.last)
         for record in storage.events.read(team_id, from_seq=from_seq, limit=BATCH)
     ]
 
@@ -119,7 +122,7 @@ class TeamFeed:
             if frames:
                 with self._lock:
                     self._window.extend(frames)
-                    self.head = frames[-1].seq
+                    self.head = frames[-1].last
                 try:
                     hub.loop.call_soon_threadsafe(self._wake)
                 except RuntimeError:  # the event loop is gone: the server has stopped
@@ -141,8 +144,13 @@ class TeamFeed:
         with self._lock:
             if from_seq > self.head:
                 return []
-            if not self._window or self._window[0].seq > from_seq:
-                return None
+            window = self._window
+            if (
+                not window
+                or window[0].seq > from_seq
+                or window[-1].last - window[0].seq >= len(window)
+            ):
+                return None  # starts later, or holds a run of numbers: not indexed by number
             start = from_seq - self._window[0].seq
             return [self._window[i] for i in range(start, min(start + BATCH, len(self._window)))]
 
@@ -224,7 +232,7 @@ class Hub:
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
                 if frames:
                     yield frames
-                    next_seq = frames[-1].seq + 1
+                    next_seq = frames[-1].last + 1
                     said_stopped = False
                     await asyncio.sleep(0)  # a disconnect is noticed here, not after the log
                     continue

@@ -121,7 +121,7 @@ class RosterIndex:
                 for record in batch:
                     if record.message is not None:
                         roster.fold(record.message)
-                    roster.seq = record.seq
+                    roster.seq = record.last
             return {
                 agent_id: MemberView(
                     f.name, f.role, f.model, tuple(f.commands), f.busy, dict(f.usage)

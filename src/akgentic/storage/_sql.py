@@ -237,11 +237,13 @@ range's start, along the primary key."""
 
 
 def _pack_events(
-    db: Driver, team_id: UUID, first: int, last: int, data: Any, lo: int, hi: int
+    db: Driver, team_id: UUID, first: int, last: int, data: Any, lo: int, hi: int, room: int | None
 ) -> builtins.list[EventRecord]:
-    """The records of events ``lo`` to ``hi`` of the pack numbered ``first`` to ``last``,
-    each decoded as its row would be (its time through the backend's conversion). A pack
-    that does not decode gives a record with ``error`` per number, never an exception."""
+    """The records of events ``lo`` to ``hi`` (at most ``room`` of them) of the pack
+    numbered ``first`` to ``last``, each decoded as its row would be (its time through the
+    backend's conversion). A pack that does not decode, or whose contents do not fill the
+    range it is numbered for, is one record for ``lo`` to ``hi`` (``EventRecord.through``):
+    its stored range may be the damage, so nothing here is sized by it."""
     try:
         events = decode_pack(data)
         if len(events) != last - first + 1:
@@ -249,19 +251,10 @@ def _pack_events(
                 f"it holds {len(events)} events but is numbered for {last - first + 1}"
             )
     except Exception as exc:  # ValueError; a value of the wrong type may raise anything
-        raw = excerpt(data)
-        reason = f"cannot decode the stored event pack of seqs {first} to {last}: {exc}"
-        return [
-            EventRecord(
-                team_id=team_id,
-                seq=seq,
-                timestamp=None,
-                message=None,
-                error=f"team {team_id}, event seq {seq}: {reason}",
-                raw=raw,
-            )
-            for seq in range(lo, hi + 1)
-        ]
+        reason = f"the stored event pack numbered {first} to {last} cannot be read: {exc}"
+        return [_span(team_id, lo, hi, reason, excerpt(data))]
+    if room is not None:
+        hi = min(hi, lo + room - 1)
     time, load_time = db.time, db.load_time
     return [
         decode_event(team_id, seq, time(stamp), text, load_time)
@@ -269,6 +262,55 @@ def _pack_events(
             range(lo, hi + 1), events[lo - first : hi - first + 1], strict=True
         )
     ]
+
+
+def _span(team_id: UUID, lo: int, hi: int, reason: str, raw: str = "") -> EventRecord:
+    """One error record standing for event numbers ``lo`` to ``hi``."""
+    seqs = f"event seq {lo}" if lo == hi else f"event seqs {lo} to {hi}"
+    return EventRecord(
+        team_id=team_id,
+        seq=lo,
+        through=hi,
+        timestamp=None,
+        message=None,
+        error=f"team {team_id}, {seqs}: {reason}",
+        raw=raw,
+    )
+
+
+GAP_REASON = "missing from the log (a gap in its numbering: rows were deleted or lost)"
+"""Why a gap record cannot be read."""
+
+
+def _records(
+    db: Driver,
+    team_id: UUID,
+    rows: Sequence[Any],
+    start: int,
+    to_seq: int | None,
+    limit: int | None,
+) -> builtins.list[EventRecord]:
+    """The records of ``rows`` (``_READ_EVENTS``'s, in number order) from ``start`` on, at
+    most ``limit``. Numbers are dense from 1: where the next row starts past the number
+    expected, the numbers between are one gap record (``EventRecord.through``)."""
+    records: builtins.list[EventRecord] = []
+    expected = start
+    for first, last, ts, raw, data in rows:
+        first, last = int(first), int(last)
+        if first > expected:
+            if limit is not None and len(records) >= limit:
+                break
+            records.append(_span(team_id, expected, first - 1, GAP_REASON))
+        room = None if limit is None else limit - len(records)
+        if room is not None and room <= 0:
+            break
+        expected = max(expected, last + 1)
+        if data is None:
+            records.append(decode_event(team_id, first, ts, raw, db.load_time))
+            continue
+        lo, hi = max(first, start), last if to_seq is None else min(last, to_seq)
+        records += _pack_events(db, team_id, first, last, data, lo, hi, room)
+    return records
 
 
 class _Teams:
@@ -532,20 +574,7 @@ class _Events:
             params.append(limit)
         with db.read() as cur:
             rows = cur.execute(sql, params).fetchall()
-        records: builtins.list[EventRecord] = []
-        for first, last, ts, raw, data in rows:
-            room = None if limit is None else limit - len(records)
-            if room is not None and room <= 0:
-                break
-            if data is None:
-                records.append(decode_event(team_id, int(first), ts, raw, db.load_time))
-                continue
-            first, last = int(first), int(last)
-            lo, hi = max(first, start), last if to_seq is None else min(last, to_seq)
-            if room is not None:
-                hi = min(hi, lo + room - 1)
-            records += _pack_events(db, team_id, first, last, data, lo, hi)
-        return records
+        return _records(db, team_id, rows, start, to_seq, limit)
 
     def last_seq(self, team_id: UUID) -> int:
         with self._db.read() as cur:

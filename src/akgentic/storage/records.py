@@ -96,6 +96,13 @@ class EventRecord(_Record):
     be read). Exactly one of ``message`` and ``error`` is set: ``error`` names the team,
     the sequence number and why the row could not be decoded (its time, or its ``raw``
     text: not UTF-8 — then shown with the bad bytes escaped —, not JSON, not a message).
+
+    ``through``, set only on an error record, makes it stand for the whole run of numbers
+    ``seq`` to ``through`` that cannot be read one by one: a damaged event pack (its
+    range as stored, which may be a damaged claim itself) or a gap (numbers the log
+    lacks). One record, whatever the range's length: a reader's memory and time never
+    follow a number a damaged row claims. Such a record means the log's numbering
+    cannot be trusted there (``numbering_damaged``).
     """
 
     team_id: UUID
@@ -104,6 +111,17 @@ class EventRecord(_Record):
     message: Message | None
     error: str | None = None
     raw: str
+    through: int | None = None
+
+    @property
+    def last(self) -> int:
+        """The last number this record stands for: a reader paging on goes on after it."""
+        return self.seq if self.through is None else self.through
+
+    @property
+    def numbering_damaged(self) -> bool:
+        """Whether this record is a damaged pack or a gap (see ``through``)."""
+        return self.through is not None
 
     @property
     def ok(self) -> bool:
@@ -237,6 +255,8 @@ class DecodeFailure(_Record):
     team_id: UUID
     kind: Literal["event", "state", "team"]
     seq: int | None = None
+    through: int | None = None
+    """Set for a run of event numbers (a damaged pack or a gap): see ``EventRecord``."""
     agent_id: UUID | None = None
     reason: str
     raw: str
@@ -264,6 +284,7 @@ def corrupt_rows(
                     team_id=record.team_id,
                     kind="event",
                     seq=record.seq,
+                    through=record.through,
                     reason=record.error,
                     raw=record.raw,
                 )

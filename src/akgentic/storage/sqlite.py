@@ -35,6 +35,8 @@ in a column is handed to the decoders as bytes, so only its row is reported.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 import threading
 import weakref
@@ -104,6 +106,9 @@ _SCHEMA = (
         pid INTEGER NOT NULL, since REAL NOT NULL, renewed_at REAL NOT NULL,
         expires_at REAL NOT NULL)""",
 )
+_SCHEMA_NAMES = frozenset(re.findall(r"IF NOT EXISTS (\w+)", " ".join(_SCHEMA)))
+"""The tables and indexes :data:`_SCHEMA` makes: a file holding them all (at
+:data:`SCHEMA_VERSION`) is opened without writing."""
 
 
 _FENCE = "EXISTS (SELECT 1 FROM akgentic_leases WHERE resource = ?{} AND owner = ?{})"
@@ -171,6 +176,25 @@ _HINTS = {
 busy_timeout; ``{url}``: its sqlite URL)."""
 
 
+def readonly_hint(path: Path, file_writable: bool, folder_writable: bool) -> str:
+    """What to do about SQLite's "attempt to write a readonly database" for the file at
+    ``path``, by which of it and its folder this process may write: a read-only file; or a
+    writable file in a read-only folder, where SQLite cannot create the ``-wal`` and
+    ``-shm`` files it keeps beside the database (even to read it in WAL mode)."""
+    if not file_writable:
+        return (
+            f": the file is read-only: make it writable (chmod u+w {path}), or choose "
+            "another --storage"
+        )
+    if not folder_writable:
+        return (
+            f": its folder {path.parent} is read-only, and SQLite must create its "
+            f"{path.name}-wal and {path.name}-shm files beside it: make the folder writable, "
+            "or copy the file to a writable folder and give that file as --storage"
+        )
+    return ": make the file and its folder writable, or choose another --storage"
+
+
 class SqliteOptions(BaseModel):
     """Options of a SQLite store (also read from a URL's query: ``?synchronous=NORMAL``)."""
 
@@ -224,18 +248,16 @@ class _Driver:
                     "functions akgentic needs; use a Python built with SQLite 3.38 or "
                     "newer (or with JSON1 enabled)"
                 ) from exc
-            with self.write() as cur:
-                for statement in _SCHEMA:
-                    cur.execute(statement)
-                check_tables(cur, str(path))
-                (version,) = cur.execute("PRAGMA user_version").fetchone()
-                if version > SCHEMA_VERSION:
-                    raise StorageError(
-                        f"{path} has schema version {version}, newer than this akgentic "
-                        f"({SCHEMA_VERSION}): upgrade akgentic to open it"
-                    )
-                if version != SCHEMA_VERSION:  # setting it unchanged would write the file
-                    cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            if self._schema_current():  # a store in use: opened without the write lock
+                with self.read() as cur:
+                    check_tables(cur, str(path))
+            else:
+                with self.write() as cur:
+                    for statement in _SCHEMA:
+                        cur.execute(statement)
+                    check_tables(cur, str(path))
+                    if self._check_version(cur) != SCHEMA_VERSION:  # unchanged: no write
+                        cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:
             self.close()
             raise self._failed(exc) from exc
@@ -243,12 +265,35 @@ class _Driver:
             self.close()
             raise
 
+    def _schema_current(self) -> bool:
+        """Whether the file holds every table and index of :data:`_SCHEMA` at this
+        version, read without a transaction: then opening writes nothing, and a reader
+        (``teams list``) does not wait behind another process's write transaction, as
+        the ``BEGIN IMMEDIATE`` of the schema's creation would. Raises for a newer file."""
+        with self.read() as cur:
+            version = self._check_version(cur)
+            names = {row[0] for row in cur.execute("SELECT name FROM sqlite_master").fetchall()}
+        return version == SCHEMA_VERSION and names >= _SCHEMA_NAMES
+
+    def _check_version(self, cur: Cursor) -> int:
+        """The file's schema version; :class:`StorageError` when newer than this code's."""
+        (version,) = cur.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"{self._path} has schema version {version}, newer than this akgentic "
+                f"({SCHEMA_VERSION}): upgrade akgentic to open it"
+            )
+        return int(version)
+
     def _failed(self, exc: sqlite3.Error) -> StorageError:
         """SQLite's error as ours, naming the file and, when we know it, what to do."""
         from akgentic.storage._url import sqlite_url  # _url imports this module
 
         text = str(exc)
         hint = next((h for key, h in _HINTS.items() if key in text), "")
+        if "readonly" in text:
+            path = self._path
+            hint = readonly_hint(path, os.access(path, os.W_OK), os.access(path.parent, os.W_OK))
         hint = hint.format(timeout=self._busy_timeout, url=sqlite_url(self._path))
         return StorageError(f"{self._path}: {text}{hint}")
 

@@ -39,10 +39,11 @@ and interrupted turns are exactly as they were, and the next attempt sees the sa
 start records carry it, so later resumes keep it.
 
 Unreadable events are skipped (one ERROR line names how many and which seqs), unless
-their damage hides the team (:func:`unreadable_log`: none reads, or none that reads starts
-a member of the card): then the resume is refused (:class:`UnreadableLogError`), nothing
-started — the card's members would otherwise start anew, as after a crash in the team's
-creation, beside what the log can no longer say.
+their damage hides the team or its numbering (:func:`unreadable_log`: none reads, none
+that reads starts a member of the card, or a damaged event pack or a gap): then the
+resume is refused (:class:`UnreadableLogError`), nothing started — the card's members
+would otherwise start anew, as after a crash in the team's creation, beside what the log
+can no longer say.
 """
 
 from __future__ import annotations
@@ -244,7 +245,10 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
 def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
     """Why the log cannot restore the team, when damage hides the team in it; else None.
 
-    A log with events none of which reads says nothing of who ran; a card member no
+    A log with a damaged event pack or a gap (a run of numbers that cannot be read one by
+    one: ``EventRecord.through``) is refused whole: the numbers it claims or lacks may be
+    the damage, and a resumed team would number its new events after a number nobody can
+    vouch for. A log with events none of which reads says nothing of who ran; a card member no
     readable event starts, in a log with unreadable events, may have its start among
     them — started anew it would lose its state and its turns. An empty log (a team
     created and never used) and one only a crash in the team's creation cut (no
@@ -252,6 +256,11 @@ def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
     """
     if not plan.corrupt:
         return None
+    runs = [row for row in plan.corrupt if row.through is not None]
+    if runs:
+        return f"its numbering cannot be vouched for: {runs[0].reason}" + (
+            f" (and {len(runs) - 1} more run(s) of numbers like it)" if len(runs) > 1 else ""
+        )
     if not plan.replay:
         return f"none of its {len(plan.corrupt)} events can be read ({skipped_range(plan)})"
     unseen = [name for name in member_names(card.members) if name not in plan.ever_started]
@@ -265,7 +274,7 @@ def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
 
 def skipped_range(plan: RestorePlan) -> str:
     """The sequence numbers of the log's unreadable events, as ``seq 4-9``."""
-    seqs = [row.seq for row in plan.corrupt if row.seq is not None]
+    seqs = [seq for row in plan.corrupt for seq in (row.seq, row.through) if seq is not None]
     if not seqs:
         return "seq unknown"
     low, high = min(seqs), max(seqs)

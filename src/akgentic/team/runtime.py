@@ -94,7 +94,7 @@ def follow_log(
             batch = [record for record in batch if record.seq <= last]
         for record in batch:
             yield record
-            next_seq = record.seq + 1
+            next_seq = record.last + 1
         if batch:
             continue
         if stop is not None and stop.is_set():

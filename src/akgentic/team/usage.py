@@ -27,5 +27,5 @@ def team_usage(storage: StorageBundle, team_id: UUID, team: str = "") -> UsageRe
         events += accounting_events(record.message for record in batch if record.ok)
         if len(batch) < BATCH:
             break
-        next_seq = batch[-1].seq + 1
+        next_seq = batch[-1].last + 1
     return usage_report(events, team=team or str(team_id))

@@ -315,6 +315,29 @@ def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts
         taker.stop_team(runtime.team_id)
 
 
+def test_a_stop_asked_here_after_the_loss_is_known_leaves_the_new_holders_team_running(
+    storage_url: str,
+) -> None:
+    """The session's Ctrl-C comes after this process learned its lease was lost (the team
+    no longer among the ones it runs): the stop is the new holder's business, and its
+    STOPPED mark, fenced, is refused — not written over the new holder's RUNNING."""
+    with (
+        process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
+        process(storage_url, watch_interval=0.05) as taker,
+    ):
+        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+        resumed = taker.resume_team(runtime.team_id)
+        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
+        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        stalled.interrupt_team(runtime.team_id, grace_timeout=1)
+        stalled.stop_team(runtime.team_id)
+        assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
+        resumed.send("still mine?")  # not stopped by its watcher meanwhile
+        assert final_answer(resumed).startswith("Here is what @Worker found")
+        assert resumed.stop_reason is None
+        taker.stop_team(runtime.team_id)
+
+
 def test_a_team_taken_over_while_it_is_stopped_here_is_not_marked_stopped_there(
     storage_url: str,
 ) -> None:

@@ -215,7 +215,8 @@ def _chat(
         except TeamDeletedError:
             deleted = True  # nothing to stop: the server did
         except KeyboardInterrupt:
-            cut = _interrupt(manager, runtime, view)
+            if _lost(runtime) is None:  # else the team is another process's: not ours to stop
+                cut = _interrupt(manager, runtime, view)
     finally:
         watch.close()
     if view.usage.requests:

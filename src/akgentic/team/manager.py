@@ -178,6 +178,8 @@ class TeamManager:
         self.holder = holder or LeaseHolder.here()
         """Who this manager is in the teams' leases (this process, a fresh owner id)."""
         self._running: dict[UUID, TeamRuntime] = {}
+        # teams whose lease this process lost (taken over): another's now, whatever it asks
+        self._lost: set[UUID] = set()
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -269,6 +271,7 @@ class TeamManager:
                     "team %s: %s; stopping it here", team_id, error, extra={LEASE_LOST: True}
                 )
                 with self._adopting:
+                    self._lost.add(team_id)
                     if self._running.get(team_id) is runtime:
                         del self._running[team_id]
                 runtime.recorder.discard(error)
@@ -492,7 +495,9 @@ class TeamManager:
         marked STOPPED, which the process running it (if any) notices and obeys; the lease
         of a process that crashed is cleared (nobody runs the team)."""
         team = self.get_team(team_id)
-        ran_here = self._local_team(team_id) is not None
+        # a team taken over from here is marked under the fence too (refused: it is the
+        # new holder's), however this process learned of the loss
+        ran_here = self._local_team(team_id) is not None or team_id in self._lost
         if team is not None:
             team.stop(grace_timeout)  # its lease is released once it has stopped
             self._running.pop(team_id, None)

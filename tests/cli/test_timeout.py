@@ -7,6 +7,9 @@ at once, a tool call let finish) and listed as interrupted; the team is then sto
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,21 @@ from akgentic.cli import chat
 
 from .conftest import AKGENTIC, HANG, Invoke, child_env
 from .test_ctrl_c import Spawn
+
+
+@contextmanager
+def released(fifo: Path) -> Iterator[None]:
+    """Let a ``hang_step`` blocked on ``fifo`` return, whenever it opens it — or never
+    start, on a machine so busy that the timeout cut the turn before its tool call: a
+    writer waits for the reader on a thread, and is let go at the end if none came."""
+    writer = threading.Thread(target=lambda: open(fifo, "w").close(), daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        if writer.is_alive():  # no reader came: be the reader, so the writer returns
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+        writer.join(10)
 
 
 def test_the_timeout_cuts_a_turn_at_its_next_step_and_lists_it(
@@ -30,10 +48,9 @@ def test_the_timeout_cuts_a_turn_at_its_next_step_and_lists_it(
         child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
     )
     child.wait_for("no answer within 1s: cancelling the turns in progress at their next step")
-    with open(release, "w"):  # the tool call returns: the turn stops at its next step
-        pass
-    output = child.output()
-    code, errors = child.finish()
+    with released(release):  # the tool call returns (if it started): the turn stops
+        output = child.output()
+        code, errors = child.finish()
 
     assert code == 1, errors
     assert "(response): [scripted] done: slow" not in output

@@ -597,6 +597,30 @@ def test_a_pack_claiming_a_huge_range_is_one_record_read_in_bounded_time(
     assert store.events.read(team, from_seq=paged[-1].last + 1, limit=500) == []
 
 
+def test_rows_under_a_damaged_packs_claimed_range_are_not_read_twice(
+    backend: Backend,
+) -> None:
+    """A damaged ``last_seq`` claims numbers that later rows hold: the claim is one record,
+    and the rows under it are not read again after it (no number twice, in order)."""
+    if backend.raw_sql is None:
+        pytest.skip("the memory backend stores a pack's events, decoded on the way in")
+    store, team = backend.store, uuid4()
+    for _ in range(4):
+        store.events.append_packs(team, [busy(team, 1).pack()])  # 1-7, 8-14, 15-21, 22-28
+    backend.raw_sql(
+        "UPDATE akgentic_event_packs SET last_seq = ? WHERE team_id = ? AND first_seq = ?",
+        (1_000_000, str(team) if backend.name == "sqlite" else team, 8),
+    )
+    for start in (1, 8, 10):
+        records = store.events.read(team, from_seq=start)
+        numbers = [n for r in records for n in (r.seq, r.last)]
+        assert numbers == sorted(numbers), start
+        assert records[-1].last == 1_000_000 and not records[-1].ok
+        assert [r.seq for r in records if r.ok] == list(range(start, 8))
+    # read from a row's own pack on, past the claim's start: that row is what it holds
+    assert [r.seq for r in store.events.read(team, from_seq=20)] == list(range(20, 29))
+
+
 def test_a_gap_in_the_numbers_is_one_error_record(backend: Backend) -> None:
     """Numbers are dense from 1: a pack row deleted behind the store's back leaves a gap,
     read as one record naming the missing range, within ``from_seq``/``limit``."""

@@ -292,7 +292,9 @@ def _records(
 ) -> builtins.list[EventRecord]:
     """The records of ``rows`` (``_READ_EVENTS``'s, in number order) from ``start`` on, at
     most ``limit``. Numbers are dense from 1: where the next row starts past the number
-    expected, the numbers between are one gap record (``EventRecord.through``)."""
+    expected, the numbers between are one gap record (``EventRecord.through``); a row
+    that a damaged pack's claimed range covers is left out (the claim's record stands for
+    it), so no number is read twice and records stay in order."""
     records: builtins.list[EventRecord] = []
     expected = start
     for first, last, ts, raw, data in rows:
@@ -301,14 +303,17 @@ def _records(
             if limit is not None and len(records) >= limit:
                 break
             records.append(_span(team_id, expected, first - 1, GAP_REASON))
+        if last < expected:  # under a damaged pack's claim, already read as its record
+            continue
         room = None if limit is None else limit - len(records)
         if room is not None and room <= 0:
             break
-        expected = max(expected, last + 1)
+        lo = max(first, expected)  # a row partly under such a claim: the rest of it
+        expected = last + 1
         if data is None:
             records.append(decode_event(team_id, first, ts, raw, db.load_time))
             continue
-        lo, hi = max(first, start), last if to_seq is None else min(last, to_seq)
+        hi = last if to_seq is None else min(last, to_seq)
         records += _pack_events(db, team_id, first, last, data, lo, hi, room)
     return records
 

@@ -65,7 +65,7 @@ async def team_stream(
         elif item is STOPPED or item is DELETED:
             yield _notice(item, team_id)
         elif isinstance(item, list):  # a run of frames, one write
-            yield b"".join(_event(frame, str(frame.seq)) for frame in item)
+            yield b"".join(_event(frame, str(frame.last)) for frame in item)
 
 
 async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
@@ -84,7 +84,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
             if isinstance(item, list):
                 for frame in item:
                     await queue.put((team_id, frame))
-                sent[team_id] = item[-1].seq
+                sent[team_id] = item[-1].last
             elif item is STOPPED or item is DELETED:
                 await queue.put((team_id, item))
                 return

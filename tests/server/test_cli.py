@@ -391,6 +391,13 @@ def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served)
     assert purged.strip() == f"team research ({str(done.team_id)[:8]}) purged from {url}"
     assert served.storage.teams.get(done.team_id) is None
 
+    for command in (["list"], ["show", "x"], ["stop", "x"], ["delete", "x", "--purge", "-y"]):
+        code, _, err = invoke("teams", *command, "--server", url, "--storage", "memory://")
+        assert code == 1
+        assert err.strip() == (
+            f"error: --server {url} and --storage memory:// name two places (either may come "
+            f"from AKGENTIC_SERVER / AKGENTIC_STORAGE): give one"
+        )
     code, _, err = invoke("teams", "list", "--server", "http://127.0.0.1:9")
     assert code == 1 and err.startswith("error: server http://127.0.0.1:9: cannot reach")
 

@@ -61,7 +61,13 @@ from akgentic.cli.store import (
     stored_card,
 )
 from akgentic.cli.teams_list import runner, stale_reason
-from akgentic.cli.teams_remote import confirm_purge, delete_remote, show_remote, stop_remote
+from akgentic.cli.teams_remote import (
+    confirm_purge,
+    delete_remote,
+    one_place,
+    show_remote,
+    stop_remote,
+)
 from akgentic.core import Message, SentMessage
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
@@ -130,6 +136,7 @@ def show_team(
     last exchange and interrupted turns. With --server, that server's team."""
     if server:
         with reporting(debug):
+            one_place(server, storage)
             show_remote(server, token, team)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
@@ -274,6 +281,7 @@ def stop_team(
     stops its team gracefully."""
     if server:
         with reporting(debug):
+            one_place(server, storage)
             stop_remote(server, token, team)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
@@ -565,6 +573,7 @@ def delete_team(
     and its own workspace trees. With --server, that server's team."""
     if server:
         with reporting(debug):
+            one_place(server, storage)
             delete_remote(server, token, team, purge=purge, yes=yes)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):

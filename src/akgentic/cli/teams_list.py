@@ -73,8 +73,9 @@ def list_teams(
     running it. With --server, that server's teams."""
     if server:
         with reporting(debug):
-            from akgentic.cli.teams_remote import list_remote  # the client: only for a server
+            from akgentic.cli.teams_remote import list_remote, one_place  # only for a server
 
+            one_place(server, storage)
             list_remote(server, token, everything=everything, status=status)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):

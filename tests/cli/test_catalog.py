@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from akgentic.catalog import SecretBox
 from akgentic.cli import app
-from akgentic.storage import open_storage
+from akgentic.cli.store import unmade_on_failure
+from akgentic.storage import open_storage, sqlite_url
 from tests.catalog.distributions import make_distribution
 from tests.catalog.loopback import free_port, serving
 from tests.cli.conftest import AKGENTIC, Invoke, child_env, run_child
@@ -282,3 +283,17 @@ def test_a_refused_change_creates_no_store_and_an_accepted_one_does(tmp_path: Pa
     done = runner.invoke(app, ["catalog", "enable", "planning"], env=env)
     assert done.exit_code == 0, done.output
     assert store.is_file()
+
+
+def test_a_store_another_process_wrote_to_meanwhile_is_not_removed(tmp_path: Path) -> None:
+    """A refused command removes the store it made only while it holds nothing: one that
+    another process created and wrote to meanwhile stays whole."""
+    url = sqlite_url(tmp_path / "store.db")
+    with pytest.raises(RuntimeError, match="this command failed"), unmade_on_failure(url):
+        theirs = open_storage(url)  # as another process would, in the same moment
+        theirs.teams.create("theirs")
+        theirs.close()
+        raise RuntimeError("this command failed")
+    kept = open_storage(url)
+    assert [t.name for t in kept.teams.list()] == ["theirs"]
+    kept.close()

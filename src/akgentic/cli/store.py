@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,12 +139,27 @@ def unmade_on_failure(option: str | None) -> Iterator[None]:
     try:
         yield
     except BaseException:
+        if _holds_rows(path):  # another process made the store meanwhile and wrote to it
+            raise
         for made in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm", "-journal"))):
             made.unlink(missing_ok=True)
         for folder in folders:  # deepest first
             with contextlib.suppress(OSError):  # not empty: something else is in it now
                 folder.rmdir()
         raise
+
+
+def _holds_rows(path: Path) -> bool:
+    """Whether the SQLite file at ``path`` holds a row in any table (its WAL read too), or
+    cannot be read: either way it is not an empty store this command may remove."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            tables = [
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            ]
+            return any(db.execute(f'SELECT 1 FROM "{t}" LIMIT 1').fetchone() for t in tables)
+    except sqlite3.Error:
+        return path.exists()
 
 
 def _file_in_the_way(url: str) -> str | None:

@@ -438,8 +438,8 @@ def test_a_team_whose_card_or_metadata_is_damaged_is_listed_damaged_and_says_wha
         ({}, " has no team card", "DAMAGED"),
         (
             "@Nobody",
-            "'s team card fails the card checks: card: entry_point '@Nobody' is not a member; "
-            "members are @Manager, @Worker",
+            "'s team card fails this version's card checks: card: entry_point '@Nobody' is "
+            "not a member; members are @Manager, @Worker",
             "STOPPED",  # only the full checks see it: teams list does not import them
         ),
     ],

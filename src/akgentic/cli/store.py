@@ -262,8 +262,10 @@ stored JSON so that ``teams list`` tells a broken card without the agent layer."
 
 
 class DamagedCardError(CliError):
-    """A stored team card that decodes to no valid team card (it fails the card checks, or
-    is no card at all): the record must be restored from a backup to resume the team."""
+    """A stored team card that decodes to no valid team card: no card at all (the record
+    must be restored from a backup to resume the team), or one that fails this version's
+    card checks (stored by an earlier version, whose checks were looser: the message names
+    what fails them)."""
 
 
 def card_problem(record: TeamRecord) -> str | None:
@@ -313,7 +315,8 @@ def stored_card(record: TeamRecord) -> TeamCard:
         if isinstance(exc.__cause__, ValidationError):  # decoded, and refused by the checks
             checks = validation_words(exc.__cause__, top="card")
             raise DamagedCardError(
-                f"team {short_id(record.team_id)}'s team card fails the card checks: {checks}"
+                f"team {short_id(record.team_id)}'s team card fails this version's card "
+                f"checks: {checks}"
             ) from None
         imports = record.card.get("imports") or []
         hint = (

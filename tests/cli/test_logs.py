@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from akgentic.cli import logs
-from akgentic.storage import Heartbeat, LeaseHolder, StorageError
+from akgentic.storage import LEASE_LOST, Heartbeat, LeaseHolder, StorageError
 from akgentic.storage.sqlite import SqliteStorage
 
 TEAM = "akgentic.team"
@@ -186,3 +186,25 @@ def test_a_heartbeat_on_a_locked_store_says_so_once_then_that_it_is_free(
         store.close()
 
     assert stderr.getvalue().splitlines() == [logs.STORE_BUSY, logs.STORE_FREE]
+
+
+def test_a_lost_lease_the_session_said_is_not_said_again_as_the_team_stops_after_it(
+    stderr: io.StringIO,
+) -> None:
+    """The recorder reports the records it dropped as the team shuts down, after the
+    session ended: once the session said the loss in its own line, that report is not a
+    second line; before that (a loss during a stop) it is the only word, and is said."""
+    lost = "team T: another process runs it now (its lease was taken over): 3 records not written"
+    with logs.stream_shown():
+        logging.getLogger(TEAM).error("%s", lost, extra={LEASE_LOST: True})
+    logging.getLogger(TEAM).error("%s", lost, extra={LEASE_LOST: True})
+    assert stderr.getvalue().splitlines() == [f"error: {lost}"]
+
+    logs.configure()  # a new command: nothing said yet
+    stderr.truncate(0)
+    stderr.seek(0)
+    with logs.stream_shown():
+        logs.lease_loss_said()
+    logging.getLogger(TEAM).error("%s", lost, extra={LEASE_LOST: True})
+    logging.getLogger(TEAM).error("team T: the disk is full")
+    assert stderr.getvalue().splitlines() == ["error: team T: the disk is full"]

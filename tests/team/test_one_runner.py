@@ -459,3 +459,33 @@ def test_interrupt_cuts_the_turn_at_a_step_and_a_resume_offers_it_again(
     manager.stop_team(runtime.team_id)
     plan = plan_restore(storage.events.read(runtime.team_id))
     assert plan.interrupted == []  # retried: no longer interrupted
+
+
+def test_the_interrupts_cancelled_call_comes_once_every_turn_would_be_cut_at_its_next_step(
+    storage_url: str, new_manager: Callable[[StorageBundle], TeamManager]
+) -> None:
+    """``interrupt_team(cancelled=)`` is called once every member has its cancel (the CLI
+    says "cancelling the turns" then): a tool call let go from that call returns into a
+    turn that is cut at its next step, never answered, however late the call ran."""
+    Gate.entered.clear()
+    Gate.release.clear()
+    storage = open_storage(storage_url)
+    manager = new_manager(storage)
+    runtime: TeamRuntime = manager.create_team(blocking_card())
+    message_id = runtime.send("please block")
+    assert Gate.entered.wait(60)  # the turn is inside its tool call
+    calls: list[bool] = []
+
+    def cancelled() -> None:
+        calls.append(runtime.is_running())  # before the wait for the stop
+        Gate.release.set()
+
+    cut = manager.interrupt_team(runtime.team_id, grace_timeout=60, cancelled=cancelled)
+    assert calls == [True]
+    assert [m.id for m in cut] == [message_id]
+    answers = [
+        r.message
+        for r in storage.events.read(runtime.team_id)
+        if isinstance(r.message, SentMessage) and r.message.recipient.name == "@Human"  # type: ignore[union-attr]
+    ]
+    assert answers == []

@@ -38,13 +38,14 @@ from __future__ import annotations
 import re
 import signal
 import sys
+import threading
 from dataclasses import dataclass
 from uuid import UUID
 
 from rich.console import Console
 
 from akgentic.agent import AgentMessage
-from akgentic.cli import interrupt
+from akgentic.cli import interrupt, logs
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
@@ -199,12 +200,13 @@ def _chat(
             elif _stop_reason(runtime) is not None:
                 view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
             elif reply is not None and reply.how == "timeout" and watch.busy(after=reply):
-                view.note(
+                timed_out = _cut_turns(
+                    manager,
+                    runtime,
+                    view,
                     f"no answer within {options.timeout:g}s: cancelling the turns in progress "
                     f"at their next step and stopping the team (up to {GRACE:g}s)",
-                    "yellow",
                 )
-                timed_out = _cut_turns(manager, runtime, view)
             elif watch.busy(after=reply or last):
                 view.note(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
@@ -224,6 +226,7 @@ def _chat(
     taken = _taken_over(runtime, title)
     if taken is not None and cut is None:
         error_console().print(SafeText(f"error: {taken}", style="red"))
+        logs.lease_loss_said()  # the recorder reports its dropped records as the team stops
         return EXIT_ERROR
     if not deleted:
         _say_waiting(console, watch.waiting())
@@ -294,25 +297,43 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     view.answered()  # no prompt any more
     if sys.stdout.isatty():
         write_out("\n")  # off the prompt line (or the line being written) the ^C left
-    view.note(
+    return _cut_turns(
+        manager,
+        runtime,
+        view,
         f"{_interrupted_by()}: cancelling the turns in progress at their next step and "
         f"stopping the team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
-        "yellow",
     )
-    return _cut_turns(manager, runtime, view)
 
 
-def _cut_turns(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
-    """Cancel the turns at their next step (a model request in flight at once), wait, stop
-    the team (here, or on its server); the turns a resume would offer again."""
+def _cut_turns(
+    manager: TeamKeeper, runtime: TeamHandle, view: LiveView, saying: str
+) -> list[Message]:
+    """Cancel the turns at their next step (a model request in flight at once), say
+    ``saying``, wait, stop the team (here, or on its server); the turns a resume would
+    offer again. A team here is told first, so that what is said is already true: a turn
+    that takes a step after the line is cut."""
+    once = threading.Lock()  # said by the call's thread, or here if it fails first
+
+    def say() -> None:
+        if once.acquire(blocking=False):
+            view.note(saying, "yellow")
+
     try:
         if isinstance(manager, TeamManager):
             team_id = runtime.team_id
-            return interrupt.aside(lambda: manager.interrupt_team(team_id, grace_timeout=GRACE))
+            return interrupt.aside(
+                lambda: manager.interrupt_team(team_id, grace_timeout=GRACE, cancelled=say)
+            )
         assert isinstance(manager, AkgenticClient) and isinstance(runtime, RemoteTeam)
         client, remote = manager, runtime
+        say()  # the server is told in the same request that waits for the stop
         return interrupt.aside(lambda: _interrupt_remote(client, remote))
+    except KeyboardInterrupt:
+        say()  # Ctrl-C again before the team was told: the first one is still said
+        raise
     except Exception as exc:
+        say()
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []
 

@@ -22,7 +22,8 @@ traceback, each record, each time. While a session shows a team's stream
 (:func:`stream_shown`), records flagged :data:`akgentic.core.agent.ON_STREAM` — a
 handler that failed, a model that could not be reached — are skipped: the stream prints
 them already, once; so are the records of a lost lease
-(:data:`akgentic.storage.LEASE_LOST`): the session says it in one line of its own. A
+(:data:`akgentic.storage.LEASE_LOST`): the session says it in one line of its own, and
+once it has, those records are skipped for good (:func:`lease_loss_said`). A
 team's report that its stop grace ran out with members still running
 (:data:`akgentic.core.agent.LEFT_BEHIND`) is then the CLI's own ``warning:`` line, and
 the session does not name them again as it exits without them (:func:`left_said`). A
@@ -50,6 +51,7 @@ __all__ = [
     "STORE_BUSY",
     "STORE_FREE",
     "configure",
+    "lease_loss_said",
     "left_said",
     "say_each_time",
     "show_tracebacks",
@@ -203,10 +205,18 @@ class _NotOnStream(logging.Filter):
         return _FORMATTER.tracebacks or not said
 
 
+class _LossSaid(logging.Filter):
+    """Skips a lost lease's records once the session said the loss (see lease_loss_said)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _FORMATTER.tracebacks or not getattr(record, LEASE_LOST, False)
+
+
 _FORMATTER = _Lines(_FORMAT)
 _HANDLER = _Terminal()
 _HANDLER.setFormatter(_FORMATTER)
 _SKIP_STREAMED = _NotOnStream()
+_SKIP_LOSS_SAID = _LossSaid()
 
 
 def configure() -> None:
@@ -220,6 +230,7 @@ def configure() -> None:
     framework = logging.getLogger("akgentic")
     if framework.level == logging.NOTSET or framework.level > logging.INFO:
         framework.setLevel(logging.INFO)
+    _HANDLER.removeFilter(_SKIP_LOSS_SAID)
     _HANDLER.said.clear()
     _HANDLER.quiet_for = QUIET_FOR
     _HANDLER.busy = False
@@ -252,6 +263,13 @@ def left_said() -> set[str]:
     said = set(_left_said)
     _left_said.difference_update(said)
     return said
+
+
+def lease_loss_said() -> None:
+    """The session said, in its own line, that its team was taken over: the records of
+    that loss are skipped from now on (until :func:`configure`), also those logged after
+    the session, as the team shuts down (the recorder counts the records it dropped)."""
+    _HANDLER.addFilter(_SKIP_LOSS_SAID)
 
 
 @contextmanager

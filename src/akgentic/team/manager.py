@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import UUID, uuid4
@@ -541,13 +542,22 @@ class TeamManager:
             return  # taken meanwhile by a live process
         self.storage.leases.release(resource, self.holder.owner)
 
-    def interrupt_team(self, team_id: UUID, grace_timeout: float = 30.0) -> list[Message]:
+    def interrupt_team(
+        self,
+        team_id: UUID,
+        grace_timeout: float = 30.0,
+        *,
+        cancelled: Callable[[], None] | None = None,
+    ) -> list[Message]:
         """Cancel the team's turns at their next step boundary, wait for them, stop the
         team (status STOPPED) and return every turn a resume would list as interrupted
-        (see :meth:`TeamRuntime.interrupt`)."""
+        (see :meth:`TeamRuntime.cancel_turns`). ``cancelled`` is called once every member
+        has its cancel, before the wait: what a caller says then is already true."""
         team = self.get_team(team_id)
         if team is not None:
-            team.interrupt_and_stop(grace_timeout)
+            team.cancel_turns()
+        if cancelled is not None:
+            cancelled()
         self.stop_team(team_id, grace_timeout)
         return self.interrupted_turns(team_id)
 

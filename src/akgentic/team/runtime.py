@@ -327,23 +327,29 @@ class TeamRuntime:
 
     # -- stopping --------------------------------------------------------------------------------
     def interrupt_and_stop(self, grace_timeout: float = 30.0) -> bool:
-        """Ctrl-C: cancel every turn at its next step boundary, then stop gracefully.
+        """Ctrl-C: cancel every turn at its next step boundary (:meth:`cancel_turns`), then
+        stop gracefully, waiting for them (bounded by ``grace_timeout``). True once the
+        team has stopped."""
+        self.cancel_turns()
+        return self.stop(grace_timeout)
 
-        Each regular member is told an interrupting ``CancelMessage``: an agent cuts its
-        run at the next step boundary and starts no new turn, reporting the turns it cut
-        or declined as interrupted (``TurnInterrupted``), so that a resume offers them
-        again. The graceful stop then waits for them (bounded by ``grace_timeout``).
-        True once the team has stopped.
-        """
+    def cancel_turns(self) -> list[str]:
+        """Tell each regular member an interrupting ``CancelMessage``: an agent cuts its run
+        at the next step boundary (a model request in flight at once) and starts no new
+        turn, reporting the turns it cut or declined as interrupted (``TurnInterrupted``),
+        so that a resume offers them again. When this returns, every cancel is in its
+        member's inbox: a step the member takes from then on is cut. The names told."""
         if not self.orchestrator.is_alive():
-            return True
+            return []
         cancel_reason = "the team is stopping (interrupted)"
+        told = []
         for member in self.members():
             if member.name.startswith("#") or member.is_user_proxy:
                 continue
             with contextlib.suppress(AddressError):
                 self.system.tell(member, CancelMessage(reason=cancel_reason, interrupt=True))
-        return self.stop(grace_timeout)
+                told.append(member.name)
+        return told
 
     def stop(self, grace_timeout: float = 30.0) -> bool:
         """Stop the team gracefully; True once it has stopped (status STOPPED)."""

@@ -257,9 +257,9 @@ class TeamHost:
         return True
 
     @_answered
-    def interrupt_and_stop(self, grace_timeout: float) -> bool:
+    def cancel_turns(self) -> list[str]:
         team = self.team
-        return team.interrupt_and_stop(grace_timeout) if team is not None else True
+        return team.cancel_turns() if team is not None else []
 
     # -- living and ending --------------------------------------------------------------------
     def serve(self) -> None:

@@ -206,9 +206,13 @@ class RayTeam:
         """Stop the team gracefully (STOPPED); True once it has stopped."""
         return self._stopping("stop", grace_timeout)
 
-    def interrupt_and_stop(self, grace_timeout: float = 30.0) -> bool:
-        """Cancel every turn at its next step boundary, then stop gracefully."""
-        return self._stopping("interrupt_and_stop", grace_timeout)
+    def cancel_turns(self) -> list[str]:
+        """Cancel every turn at its next step boundary (the members told, once each has
+        the cancel in its inbox); none when the team no longer runs there."""
+        try:
+            return list(self._call("cancel_turns"))
+        except TeamUnreachableError:
+            return []
 
     def _stopping(self, method: str, grace_timeout: float) -> bool:
         try:

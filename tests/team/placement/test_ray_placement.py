@@ -28,6 +28,7 @@ from tests.team.placement.conftest import (
     Lab,
     answers,
     needs_cluster,
+    tool_called,
     wait_answer,
     wait_until,
 )
@@ -105,6 +106,36 @@ def test_teams_land_on_both_workers_up_to_the_cap_and_answer_there(
         "the worker stops the team and gives its lease back",
     )
     wait_until(lambda: not team_actors(deployment.namespace, second.team_id), 30, "its actor ends")
+
+
+def test_an_interrupt_cuts_a_turn_held_on_a_worker_at_its_next_step(
+    lab: Lab, deployment: Deployment
+) -> None:
+    """Ctrl-C on a team a Ray worker runs: every member has its cancel when the
+    ``cancelled`` call comes (the CLI says "cancelling the turns" then), so the tool call
+    let go there returns into a turn cut at its next step; the turn is listed as
+    interrupted, never answered, and the team is STOPPED."""
+    manager = deployment.manager()
+    team = manager.create_team(gate_card())
+    held = f"hold {team.team_id}"
+    message_id = team.send(held)
+    wait_until(
+        lambda: tool_called(deployment.storage, team.team_id, held),
+        60,
+        "the held turn is inside its tool call",
+    )
+    opened: list[bool] = []
+
+    def cancelled() -> None:
+        opened.append(team.is_running())
+        deployment.open_gate(held)
+
+    cut = manager.interrupt_team(team.team_id, grace_timeout=60, cancelled=cancelled)
+    assert opened == [True]
+    assert [m.id for m in cut] == [message_id]
+    assert answers(deployment.storage, team.team_id) == []
+    record = deployment.storage.teams.get(team.team_id)
+    assert record is not None and record.status == TeamStatus.STOPPED
 
 
 def test_a_message_sent_from_another_process_is_answered_on_a_worker(

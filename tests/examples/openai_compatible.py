@@ -31,11 +31,13 @@ def _text(content: Any) -> str:
 class Stall:
     """Holds the server's answers back until ``release`` is set (at the latest when
     :func:`serve` ends): a streamed text after its first word, any other before it starts
-    (an endpoint that does not answer). ``arrived`` is set once a request is held."""
+    (an endpoint that does not answer). ``arrived`` is set once a request is held. Only the
+    requests ``holds`` picks (its JSON body) are held; by default, every one."""
 
-    def __init__(self) -> None:
+    def __init__(self, holds: Callable[[dict[str, Any]], bool] = lambda body: True) -> None:
         self.arrived = threading.Event()
         self.release = threading.Event()
+        self.holds = holds
 
     def hold(self) -> None:
         self.arrived.set()
@@ -90,6 +92,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.requests.append(body)  # type: ignore[attr-defined]
         fail: int | None = self.server.fail  # type: ignore[attr-defined]
         stall: Stall | None = self.server.stall  # type: ignore[attr-defined]
+        if stall is not None and not stall.holds(body):
+            stall = None
         if self.server.html:  # type: ignore[attr-defined]
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")

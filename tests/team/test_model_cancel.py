@@ -5,17 +5,20 @@ and the agent's event loop closes without asyncio complaining of a task left pen
 from __future__ import annotations
 
 import gc
+import json
 import logging
 from collections.abc import Iterator
+from typing import Any
 from uuid import UUID
 
 import pytest
 
-from akgentic.agent import AgentConfig, BaseAgent, TurnInterrupted
-from akgentic.agent.turn import TurnInterruptedEvent
-from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent, TurnInterrupted
+from akgentic.agent.config import CompactionConfig
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent
+from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage, SentMessage
 from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
-from akgentic.llm import ModelRoster
+from akgentic.llm import SUMMARY_INSTRUCTIONS, ContextReplacedEvent, ModelRoster
 from akgentic.storage import StorageBundle, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
 from tests.examples.openai_compatible import Stall, serve
@@ -142,3 +145,87 @@ def test_the_grace_report_says_what_each_member_left_running_was_inside() -> Non
         "the grace of 30s ran out with @A (in a tool call that has not ended), @B (in a "
         "tool call that never ends?) still running; the team stopped without them"
     )
+
+
+# -- a compaction's model request is cut as a turn's is ----------------------------------------
+
+
+def compacting_card(url: str) -> TeamCard:
+    """@A with a context window so small that every turn after the first compacts first."""
+    roster = ModelRoster.from_spec("openai-compatible:m", context_length=5).with_base_url(url)
+    config = AgentConfig(
+        name="@A", role="A", models=roster, compaction=CompactionConfig(keep_last=1)
+    )
+    card = AgentCard(role="A", agent_class=BaseAgent, config=config)
+    return TeamCard(name="compacting", entry_point="@A", members=[MemberSpec(card=card)])
+
+
+def asks_for_a_summary(body: dict[str, Any]) -> bool:
+    return SUMMARY_INSTRUCTIONS in json.dumps(body)
+
+
+def events_of(storage: StorageBundle, team_id: UUID) -> list[Any]:
+    return [
+        r.message.event for r in storage.events.read(team_id) if isinstance(r.message, EventMessage)
+    ]
+
+
+def start_stalled_compaction(manager: TeamManager, url: str, stall: Stall, text: str) -> Any:
+    """A team whose first turn is answered; then ``text``, whose compaction's summary
+    request is held. Returns the runtime and ``text``'s message id."""
+    runtime = manager.create_team(compacting_card(url))
+    first = runtime.send("first")
+    for record in runtime.follow(1, idle_timeout=60):
+        event = getattr(record.message, "event", None)
+        if isinstance(event, TurnEndedEvent) and event.turn_id == first:
+            assert event.outcome == "completed"
+            break
+    message_id = runtime.send(text)
+    assert stall.arrived.wait(60)  # the summary's request is in flight, its answer held back
+    member = runtime.member("@A")
+    assert member is not None
+    agent = runtime.system._actor_of(member.agent_id)
+    assert agent is not None
+    assert agent.busy_with() == "a model request that has not been answered"
+    return runtime, message_id
+
+
+def test_ctrl_c_cuts_a_compactions_model_request_and_keeps_the_turn(
+    manager: TeamManager, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The compaction before a turn asks the model for a summary that never comes: Ctrl-C
+    cuts it at once, the history stays as it was, and the turn is kept as interrupted."""
+    stall = Stall(holds=asks_for_a_summary)
+    with (
+        serve(lambda body: ("Noted.", None), stall=stall) as (url, requests),
+        caplog.at_level(logging.WARNING),
+    ):
+        runtime, message_id = start_stalled_compaction(manager, url, stall, "second")
+        cut = manager.interrupt_team(runtime.team_id, grace_timeout=60)
+        gc.collect()
+    assert [m.id for m in cut] == [message_id]
+    assert interrupted_events(manager.storage, runtime.team_id) == ([message_id], [message_id])
+    assert [r for r in caplog.records if hasattr(r, LEFT_BEHIND)] == []  # it stopped in time
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    events = events_of(manager.storage, runtime.team_id)
+    assert not [e for e in events if isinstance(e, ContextReplacedEvent)]  # nothing replaced
+    assert [asks_for_a_summary(r) for r in requests] == [False, True]  # the turn never asked
+    resumed = manager.resume_team(runtime.team_id)  # nothing lost: offered again
+    assert [m.id for m in resumed.interrupted] == [message_id]
+    manager.stop_team(runtime.team_id)
+
+
+def test_ctrl_c_cuts_a_compact_command_which_says_so_and_changes_nothing(
+    manager: TeamManager,
+) -> None:
+    stall = Stall(holds=asks_for_a_summary)
+    with serve(lambda body: ("Noted.", None), stall=stall) as (url, _):
+        runtime, message_id = start_stalled_compaction(manager, url, stall, "/compact")
+        cut = manager.interrupt_team(runtime.team_id, grace_timeout=60)
+    assert cut == []  # answered: nothing to offer again
+    records = manager.storage.events.read(runtime.team_id)
+    sent = [r.message.message for r in records if isinstance(r.message, SentMessage)]
+    answers = [m.content for m in sent if isinstance(m, AgentMessage) and m.parent_id == message_id]
+    assert answers == ["The compaction was cut short (the team is stopping): nothing changed."]
+    events = events_of(manager.storage, runtime.team_id)
+    assert not [e for e in events if isinstance(e, ContextReplacedEvent)]

@@ -24,9 +24,10 @@ prompts and context states of its tool cards. The contract:
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
   An *interrupting* cancel (the team is stopping: Ctrl-C, or its stop grace ran out)
-  also cuts a model request in flight at once (never a tool call), and closes the agent
-  to new turns; the turn it cut and each message it then declines are published as
-  ``TurnInterrupted`` (no reply is sent), so a resume offers them again.
+  also cuts a model request in flight at once (never a tool call; a compaction's summary
+  request too, the history left as it was), and closes the agent to new turns; the turn
+  it cut and each message it then declines are published as ``TurnInterrupted`` (no
+  reply is sent), so a resume offers them again.
 - Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
   enough to rebuild the context on restore), tool calls and returns, text deltas (batched,
   see ``AgentConfig.stream_text_interval``), usage — framed by the turn protocol
@@ -51,6 +52,7 @@ from uuid import UUID
 from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, ToolReturnPart
+from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
@@ -214,8 +216,6 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._absorbed: list[UUID] = []
         self._cancelled_by: Message | None = None
         self._interrupted = False  # the team is stopping: no new turn
-        self._run_token: CancellationToken | None = None  # the run in progress's
-        self._in_turn = False
         self._boundary = CancelAtStepBoundary(self._cancel_requested)
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
@@ -304,7 +304,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def _register_builtin_commands(self) -> None:
         def compact() -> str:
             """Summarise the older part of the conversation to free context."""
-            return self._compact(force=True)
+            answer = self._compact(force=True)
+            if answer is None:
+                return "The compaction was cut short (the team is stopping): nothing changed."
+            return answer
 
         def clear() -> str:
             """Forget the conversation (the system prompt and tools stay)."""
@@ -469,8 +472,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         body = msg.rendering() if isinstance(msg, MailboxMessage) else text
         if not isinstance(msg, MailboxMessage) and sender is not None:
             body = f"Message from {sender.name}:\n{text}"
-        if self.config.compaction.enabled:
-            self._compact(force=False)
+        self._cancelled_by = None
+        if self.config.compaction.enabled and self._compact(force=False) is None:
+            return self._say_cut(msg, sender)  # the history is as it was
         block = self._updater.compose_update([*self._history, body])
         for key, failure in self._updater.last_failures:
             self._report(
@@ -482,28 +486,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             )
         prompt = self._wiring.turn_prompt(body, block, self._updater.last_sections)
         self._turn_sender = sender
-        self._cancelled_by = None
         self._hold_toolsets()
         run_usage = RunUsage()
         start = len(self._history)
-        self._run_token = CancellationToken()
-        self._in_turn = True
         try:
-            with self._usage.track(run_usage) as limits:
+            with self._boundary.scope() as token, self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
                     self._agent.run(
                         prompt,
                         message_history=self._history,
                         usage_limits=limits,
                         usage=run_usage,
-                        cancellation_token=self._run_token,
+                        cancellation_token=token,
                     )
                 )
         except RunInterruptedError as interrupted:
             return self._cut(msg, sender, interrupted.messages, start, run_usage)
         except RunCancelled as cut:  # an interrupt cut the model request in flight
-            self._cancel_requested()  # takes the interrupting cancel out of the inbox
-            self._interrupted = True
+            self._was_cut()
             return self._cut(msg, sender, cut.all_messages(), start, run_usage)
         except UsageLimitReached as exc:
             self._save_usage()
@@ -511,9 +511,6 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             raise
         finally:
             self._turn_sender = None
-            self._run_token = None
-            self._in_turn = False
-            self._boundary.requesting = False
         self._history = list(result.all_messages())
         self._publish_run(list(result.new_messages()), run_usage)
         self._route(result.output, sender)
@@ -527,10 +524,15 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         start: int,
         run_usage: RunUsage,
     ) -> bool:
-        """A cancel stopped the run: keep and publish what it completed (``messages``), say
-        so; when the team is stopping, report the turn interrupted (resumable), no reply."""
+        """A cancel stopped the run: keep and publish what it completed (``messages``), and
+        say so (:meth:`_say_cut`)."""
         self._history = list(messages)
         self._publish_run(self._history[start:], run_usage)
+        return self._say_cut(msg, sender)
+
+    def _say_cut(self, msg: Message, sender: ActorAddress | None) -> bool:
+        """A cancel cut the turn on ``msg``: say so; when the team is stopping, report the
+        turn interrupted (resumable), no reply."""
         canceller = self._cancelled_by.sender if self._cancelled_by else None
         self.notify_event(
             TurnInterruptedEvent(
@@ -548,21 +550,21 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return False
 
     def _interrupt_arrived(self) -> None:
-        """On the sender's thread: have the agent's loop cut a model request in flight."""
+        """On the sender's thread: have the agent's loop cut a model request in flight
+        (``CancelAtStepBoundary.interrupt``: there, ``requesting`` is exact). A cut run ends
+        with ``RunCancelled``, keeping what it completed."""
         with contextlib.suppress(RuntimeError):  # the loop is closed: the agent has stopped
-            self._loop.call_soon_threadsafe(self._cut_model_request)
+            self._loop.call_soon_threadsafe(self._boundary.interrupt)
 
-    def _cut_model_request(self) -> None:
-        """On the run's loop, so ``requesting`` is exact: an interrupt found the run waiting
-        for the model; cancel the run (pydantic-ai tears the request down and ends the run
-        with ``RunCancelled``, keeping what it completed). Anywhere else — a tool call, no
-        run at all — the next step boundary (or the next turn) sees the cancel instead."""
-        if self._boundary.requesting and self._run_token is not None:
-            self._run_token.cancel()
+    def _was_cut(self) -> None:
+        """An interrupt cut a model request: the team is stopping."""
+        self._cancel_requested()  # takes the interrupting cancel out of the inbox
+        self._interrupted = True
 
     def busy_with(self) -> str | None:
-        """What the turn in progress is inside now (read by a team whose stop grace ran out)."""
-        if not self._in_turn:
+        """What the turn (or ``/compact``) in progress is inside now (read by a team whose
+        stop grace ran out)."""
+        if self._boundary.token is None:
             return None
         if self._boundary.requesting:
             return "a model request that has not been answered"
@@ -653,7 +655,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return output
 
     # -- compaction -------------------------------------------------------------------------------
-    def _compact(self, *, force: bool) -> str:
+    def _compact(self, *, force: bool) -> str | None:
+        """Summarise the older part of the history (``force``: whatever its size), and say
+        what was done; None when an interrupt cut the summary's model request short — the
+        history is then as it was."""
         roster_entry = self._roster.active_config
         window = roster_entry.context_length
         if not self._history:
@@ -664,24 +669,36 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         ):
             return "No compaction needed."
         before = len(self._history)
-        self._replace_history(
-            compact(self._history, self._summarize, keep_last=self.config.compaction.keep_last)
-        )
+        try:
+            with self._boundary.scope() as token:
+                summarize = partial(self._summarize, token=token)
+                compacted = compact(
+                    self._history, summarize, keep_last=self.config.compaction.keep_last
+                )
+        except RunCancelled:
+            self._was_cut()
+            return None
+        self._replace_history(compacted)
         return f"Compacted {before} messages into {len(self._history)}."
 
     def _replace_history(self, messages: list[ModelMessage]) -> None:
         self._history = messages
         self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
 
-    def _summarize(self, messages: list[ModelMessage]) -> str:
+    def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
         lines = []
         for message in messages:
             for part in message.parts:
                 content = getattr(part, "content", None)
                 if isinstance(content, str) and not isinstance(part, SystemPromptPart):
                     lines.append(content)
-        summarizer: Agent[None, str] = Agent(self._agent.model, instructions=SUMMARY_INSTRUCTIONS)
-        result = self._loop.run_until_complete(summarizer.run("\n".join(lines)[-20_000:]))
+        summarizer: Agent[None, str] = Agent(
+            self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
+            instructions=SUMMARY_INSTRUCTIONS,
+        )
+        result = self._loop.run_until_complete(
+            summarizer.run("\n".join(lines)[-20_000:], cancellation_token=token)
+        )
         return str(result.output)
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------

@@ -7,15 +7,19 @@ agent and hold its bound methods, and never block.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor, Future
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pydantic_ai import CallToolsNode
+from pydantic_ai import CallToolsNode, CancellationToken
 from pydantic_ai.capabilities import AbstractCapability, UseThreadExecutor
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.models import Model, ModelRequestContext, ModelRequestParameters, StreamedResponse
+from pydantic_ai.models.wrapper import WrapperModel
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
@@ -76,21 +80,79 @@ class RunInterruptedError(Exception):
 
 @dataclass
 class CancelAtStepBoundary(AbstractCapability[Any]):
-    """At each step boundary, asks whether a cancel has arrived; if so, stops the run.
+    """At each step boundary, asks whether a cancel has arrived; if so, stops the run. And
+    cuts a model request in flight when an interrupt arrives (the team is stopping).
 
     ``requested`` is the agent's check (it purges the cancel from the inbox when it finds
     one). The boundaries are: before the tools the model asked for run, and before the
     model is asked again. The run ends with :class:`RunInterruptedError`, carrying every
     completed step.
 
-    ``requesting`` is True from the boundary before a model request until its response is
-    in: the one stretch of a run that an interrupt may cut where it is (a tool call is
-    never cut: its side effects and its result must not part). The agent reads it on the
-    run's own loop, so it is exact there.
+    The cut: the runs made inside :meth:`scope` are given its token (``cancellation_token=``)
+    and their model wrapped (:meth:`cuttable`; this capability does it for the agent's own
+    runs). ``requesting`` is True while the model request proper is in flight — not while
+    any capability's hook around it runs: a hook cut half-way (accounting half recorded)
+    would be worse than waiting for the next boundary. That is the one stretch of a run an
+    interrupt cuts where it is; a tool call is never cut (its side effects and its result
+    must not part). :meth:`interrupt` is called on the runs' loop, so ``requesting`` is
+    exact there.
     """
 
     requested: Callable[[], bool]
     requesting: bool = False
+    token: CancellationToken | None = None
+    """The token of the scope in progress (None: no run is in progress)."""
+    interrupted: bool = False
+    """An interrupt has arrived: the team is stopping, for good."""
+
+    @contextmanager
+    def scope(self) -> Iterator[CancellationToken]:
+        """A stretch whose runs :meth:`interrupt` may cut: give them the token it yields."""
+        self.token = CancellationToken()
+        try:
+            yield self.token
+        finally:
+            self.token = None
+
+    def interrupt(self) -> None:
+        """On the runs' loop: an interrupt arrived. Cuts the model request in flight; a
+        model request that goes out later is cut as it starts (the step boundary before it
+        looked into the inbox before the interrupt was put in). Anywhere else — a tool call,
+        a hook, no run at all — the next step boundary (or the next turn) sees the cancel."""
+        self.interrupted = True
+        self._cut()
+
+    def _cut(self) -> None:
+        if self.requesting and self.token is not None:
+            self.token.cancel()  # pydantic-ai tears the request down: RunCancelled
+
+    @asynccontextmanager
+    async def in_flight(self) -> AsyncIterator[None]:
+        """Around the model request proper (see :meth:`cuttable`). A request cut — at once
+        when the interrupt came before it went out — never ends otherwise: pydantic-ai
+        passes the cut from the run's task to the one making the request a loop turn or two
+        later, and a request answered meanwhile would carry it into the hooks after it."""
+        self.requesting = True
+        try:
+            if self.interrupted:  # it came past the last step boundary: cut this request
+                self._cut()
+            await self._landing()
+            yield
+            await self._landing()
+        finally:
+            self.requesting = False
+
+    async def _landing(self) -> None:
+        """Once the request is cut: wait for the cut to reach it (it ends the wait)."""
+        if self.token is not None and self.token.cancelled:
+            await asyncio.get_running_loop().create_future()
+
+    def cuttable(self, model: Model) -> Model:
+        """``model``, its requests in flight cut by :meth:`interrupt`."""
+        return _CuttableModel(model, self)
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        return self.cuttable(model)
 
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         if isinstance(node, CallToolsNode) and self.requested():
@@ -100,22 +162,43 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        self.requesting = True  # first: a cancel put in after the check below finds it set
         if self.requested():
-            self.requesting = False
             raise RunInterruptedError(list(request_context.messages))
         return request_context
-
-    async def after_model_request(
-        self,
-        ctx: RunContext[Any],
-        *,
-        request_context: ModelRequestContext,
-        response: ModelResponse,
-    ) -> ModelResponse:
-        self.requesting = False
-        return response
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
+
+
+class _CuttableModel(WrapperModel):
+    """``wrapped``, each request (plain or streamed) marked in flight on ``boundary``."""
+
+    def __init__(self, wrapped: Model, boundary: CancelAtStepBoundary) -> None:
+        super().__init__(wrapped)
+        self._boundary = boundary
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        async with self._boundary.in_flight():
+            return await self.wrapped.request(messages, model_settings, model_request_parameters)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: RunContext[Any] | None = None,
+    ) -> AsyncIterator[StreamedResponse]:
+        async with (
+            self._boundary.in_flight(),
+            self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream,
+        ):
+            yield stream

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import socket
+import sys
 from collections.abc import Callable
 from uuid import uuid4
 
@@ -14,7 +15,7 @@ import pytest
 from akgentic.core import ActorAddressProxy, SentMessage, UserMessage
 from akgentic.storage import LeaseHolder, TeamStatus, open_storage, team_resource
 
-from .conftest import AKGENTIC, HANG, RESEARCH, Child, Invoke, child_env
+from .conftest import AKGENTIC, HANG, RESEARCH, Child, Invoke, child_env, run_child
 from .test_teams import run_once
 
 Spawn = Callable[[list[str], dict[str, str]], Child]
@@ -150,5 +151,53 @@ def test_a_session_whose_team_is_taken_over_says_so_in_one_line_and_shows_nothin
         assert "from B" not in output
         record = storage.teams.get(team.team_id)
         assert record is not None and record.status == TeamStatus.RUNNING
+    finally:
+        storage.close()
+
+
+STEALING_SEND = """
+import sys
+from akgentic.cli import chat
+from akgentic.storage import LeaseHolder, open_storage, team_resource
+
+sent, url = chat.send_line, sys.argv[1]
+
+def send_line(runtime, line):
+    # another process takes the team over as the message is sent
+    storage = open_storage(url)
+    resource = team_resource(runtime.team_id)
+    lease = storage.leases.inspect(resource)
+    thief = LeaseHolder(owner="thief", host="elsewhere", pid=4242)
+    storage.leases.acquire(resource, thief, 60, take_over=lease.holder.owner)
+    storage.close()
+    return sent(runtime, line)
+
+chat.send_line = send_line
+sys.argv = ["akgentic", "run", *sys.argv[2:]]
+from akgentic.cli.entry import main
+main()
+"""
+
+
+def test_a_one_message_run_whose_team_is_taken_over_during_the_send_says_so_in_one_line(
+    storage_url: str,
+) -> None:
+    """``run -m``: the lease is taken over as the message is sent, so the send itself
+    finds it lost. The session says what a loss found later says, in the same one line
+    and nothing else on stderr, and leaves the team to the other process."""
+    argv = [sys.executable, "-c", STEALING_SEND, storage_url, str(HANG), "-m", "nod from A"]
+    done = run_child(argv, env=child_env(storage_url))
+
+    assert done.returncode == 1, done.stderr
+    storage = open_storage(storage_url)
+    try:
+        [team] = storage.teams.list()
+        title = f"team hanging ({str(team.team_id)[:8]})"
+        assert done.stderr.splitlines() == [
+            f"error: {title} was taken over by another process (pid 4242 on host "
+            f"elsewhere); this session stopped"
+        ]
+        assert f"{title} started: @Boss (entry point)" in done.stdout
+        assert team.status == TeamStatus.RUNNING  # the other process's now: not stopped
     finally:
         storage.close()

@@ -187,9 +187,10 @@ def _chat(
                 retried = runtime.retry_interrupted()
                 view.note(f"delivered {len(retried)} interrupted message(s) again")
             if options.message is not None:
-                asked = send_line(runtime, options.message)
-                unsent = None
-                reply = watch.wait_reply(*asked, options.timeout, options.idle)
+                asked = _send_unless_taken_over(runtime, options.message)
+                if asked is not None:
+                    unsent = None
+                    reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
                 last = _interactive(runtime, watch, view, options, keyboard)
@@ -267,6 +268,18 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
     console.print(SafeText(f"{said}, which delivers {'them' if many else 'it'}:", style="yellow"))
     for sent in waiting:
         console.print(SafeText(f"  {quote(sent.message)}", style="yellow"))
+
+
+def _send_unless_taken_over(runtime: TeamHandle, line: str) -> tuple[UUID, str] | None:
+    """:func:`send_line`; None when the send found the team's lease lost (another
+    process took the team over as it was sent): the session then says so as for a loss
+    found later (:func:`_taken_over`), not as a failed send."""
+    try:
+        return send_line(runtime, line)
+    except AddressError:
+        if _lost(runtime) is None:
+            raise
+        return None
 
 
 def _taken_over(runtime: TeamHandle, title: str) -> str | None:

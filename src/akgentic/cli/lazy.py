@@ -6,9 +6,10 @@ about a second of imports. A :class:`LazyGroup` names its subcommands in a table
 that subcommand is looked up (to run it, or to print its own ``--help``): its
 ``commands`` is that table (:class:`_Commands`), each command made on first read, so
 typer's look-up, its "did you mean" and a walk over every command work as on a plain
-group. The
-group's own ``--help`` lists every subcommand with the short help of the table, importing
-none of them (:meth:`LazyGroup.format_commands`).
+group. A command registered the ordinary way (``@app.command``) works beside them, after
+them; one under a name of the table is refused (``TypeError``), never silently dropped.
+The group's own ``--help`` lists every subcommand with the short help of the table,
+importing none of them (:meth:`LazyGroup.format_commands`).
 
 A table's ``attr`` is a command function (typer makes it a command, with the table's name
 and short help, as ``app.command(name, short_help=...)`` would) or a ``typer.Typer``
@@ -44,12 +45,17 @@ __all__ = ["Lazy", "LazyGroup", "after_imports"]
 Command = Any  # typer's own copy of click's Command (not exported under a stable name)
 
 _hooks: list[Callable[[], object]] = []
+_given: set[Callable[[], object]] = set()
 
 
 def after_imports(hook: Callable[[], object]) -> None:
     """Run ``hook`` once the command about to run is imported (see the module docstring).
-    The console script's, not a test's in-process runner's: it is set for the process."""
-    _hooks.append(hook)
+    The console script's, not a test's in-process runner's: it is set for the process, and
+    runs once in it — given again (the console script's ``main`` called twice in one
+    process), it is not added again."""
+    if hook not in _given:
+        _given.add(hook)
+        _hooks.append(hook)
 
 
 @dataclass(frozen=True)
@@ -92,11 +98,18 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands = _Commands(self)
+        self.commands = _Commands(self, self.commands)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        """The ``Commands:`` section from the table: nothing is imported to print it."""
+        """The ``Commands:`` section: the table's, then the commands registered the
+        ordinary way (their short help as typer's group says it); no lazy one is imported
+        to print it."""
+        assert isinstance(self.commands, _Commands)
+        plain = [(name, c) for name, c in self.commands.plain.items() if not c.hidden]
         rows = [(name, entry.short_help) for name, entry in self.lazy.items()]
+        if plain:  # typer's width for a short help: 3 times the spacing past the names
+            limit = formatter.width - 6 - max(map(len, [*self.lazy, *self.commands.plain]))
+            rows += [(name, c.get_short_help_str(limit)) for name, c in plain]
         if rows:
             with formatter.section(_("Commands")):
                 formatter.write_dl(rows)
@@ -113,25 +126,41 @@ class LazyGroup(TyperGroup):
 
 class _Commands(MutableMapping[str, Command]):
     """A :class:`LazyGroup`'s ``commands``: the names of its table, each command imported
-    the first time it is read."""
+    the first time it is read, then the commands registered the ordinary way
+    (``@app.command``, ``add_command``: :attr:`plain`). A name both claim is refused
+    (``TypeError``) when the group is made or the command added: one of them would never
+    run."""
 
-    def __init__(self, group: LazyGroup) -> None:
+    def __init__(self, group: LazyGroup, plain: MutableMapping[str, Command]) -> None:
         self._group = group
         self._loaded: dict[str, Command] = {}
+        self.plain: dict[str, Command] = {}
+        for name, command in plain.items():
+            self[name] = command
 
     def __getitem__(self, name: str) -> Command:
+        if name in self.plain:
+            return self.plain[name]
         if name not in self._loaded:
             self._loaded[name] = self._group.lazy[name].load(name, self._group)
         return self._loaded[name]
 
     def __setitem__(self, name: str, command: Command) -> None:
-        raise TypeError(f"{type(self._group).__name__}: add {name!r} to its lazy table")
+        if name in self._group.lazy:
+            raise TypeError(
+                f"{type(self._group).__name__}: {name!r} is in its lazy table already; "
+                f"a command registered under that name too would never run"
+            )
+        self.plain[name] = command
 
     def __delitem__(self, name: str) -> None:
-        raise TypeError(f"{type(self._group).__name__}: commands are fixed by its table")
+        if name in self._group.lazy:
+            raise TypeError(f"{type(self._group).__name__}: its lazy table's commands are fixed")
+        del self.plain[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._group.lazy)
+        yield from self._group.lazy
+        yield from self.plain
 
     def __len__(self) -> int:
-        return len(self._group.lazy)
+        return len(self._group.lazy) + len(self.plain)

@@ -71,7 +71,7 @@ def read_remote(
         yield from (row for row in page if to_seq is None or row.seq <= to_seq)
         if len(page) < PAGE:
             return
-        after = page[-1].seq
+        after = page[-1].last  # past a range record (a damaged pack, a gap)
 
 
 def interrupted_turns(team: RemoteTeam) -> list[Message]:

@@ -9,8 +9,9 @@ A script written against a local team runs unchanged against a server::
         ...
 
 :meth:`RemoteTeam.follow` reads the team's SSE stream and decodes each event back into
-an ``EventRecord``; when the connection drops it reconnects with ``Last-Event-ID`` and
-goes on, so nothing is lost or repeated; a team deleted meanwhile ends it with
+an ``EventRecord``; when the connection drops it reconnects and goes on after the last
+number received (a record standing for a range — a damaged pack, a gap — is past its
+``last``), so nothing is lost or repeated; a team deleted meanwhile ends it with
 :class:`TeamDeletedError` — known by the server's word (its ``deleted`` event, or the code
 ``team_not_found``), never by a bare 404, which may come from a wrong base URL or a proxy.
 Any error answer raises :class:`ServerError` with the server's reason.
@@ -119,6 +120,7 @@ def decode_event(item: WireEvent | dict[str, Any]) -> EventRecord:
         message=message,
         error=error if message is None else None,
         raw=raw,
+        through=wire.through if message is None else None,
     )
 
 
@@ -446,7 +448,7 @@ class RemoteTeam:
                             if record.seq < next_seq:
                                 continue  # never repeat one, whatever the server sends
                             failures = 0
-                            next_seq = record.seq + 1
+                            next_seq = record.last + 1  # past a range record
                             last_news = time.monotonic()
                             yield record
                         if stop is not None and stop.is_set():

@@ -244,6 +244,10 @@ class WireEvent(BaseModel):
     team_id: UUID
     time: datetime | None
     """None when the stored time cannot be read (a damaged row)."""
+    through: int | None = None
+    """Set on a ``Corrupt`` record that stands for the numbers ``seq`` to ``through`` (a
+    damaged event pack, a gap: ``EventRecord.through``); a reader goes on after it. An
+    older server leaves it out."""
     type: str
     sender: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)

@@ -154,12 +154,14 @@ def protocol_of(message: Message) -> tuple[str, dict[str, Any]]:
 
 def encode_record(record: EventRecord) -> tuple[str, str]:
     """``(type, JSON text of the WireEvent)`` for ``record``; the stored text is spliced in
-    as it is, not decoded and encoded again."""
+    as it is, not decoded and encoded again. ``through`` carries the range a damaged
+    pack's or a gap's record stands for, so a client pages on after its last number."""
     message = record.message
     head: dict[str, Any] = {
         "seq": record.seq,
         "team_id": str(record.team_id),
         "time": record.timestamp.isoformat() if record.timestamp is not None else None,
+        "through": record.through,
     }
     if message is None:
         head.update(type="Corrupt", sender=None, data={}, message=None, error=record.error)

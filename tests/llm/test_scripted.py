@@ -374,6 +374,13 @@ def test_a_scenario_file_over_the_size_limit_is_refused_before_it_is_read(
     assert line.startswith(f"scenario {path}: 5,242,880 bytes (5.0 MiB), over akgentic's 4 MiB")
 
 
+def test_a_scenario_whose_size_says_nothing_is_read_only_up_to_the_limit() -> None:
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario("/dev/zero")
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("scenario /dev/zero: more than 4,194,304 bytes (4.0 MiB), over")
+
+
 def test_a_scenario_that_is_not_utf8_names_the_file_and_the_fix(tmp_path: Path) -> None:
     """As a team card that is not UTF-8: the file, the line, the byte, and what to do."""
     path = tmp_path / "bin.scen.yaml"

@@ -221,6 +221,15 @@ def test_a_card_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path)
     assert line.endswith("make it smaller (keep long text out of it) or split it")
 
 
+def test_a_card_whose_size_says_nothing_is_read_only_up_to_the_limit() -> None:
+    """A device (or a FIFO, a ``/proc`` file) says its size is 0: ``/dev/zero`` given as
+    a card is refused once past the limit, instead of filling the memory."""
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml("/dev/zero")
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith("/dev/zero: more than 4,194,304 bytes (4.0 MiB), over akgentic's")
+
+
 @pytest.mark.parametrize(
     ("text", "field"),
     [

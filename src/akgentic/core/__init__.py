@@ -67,6 +67,7 @@ from akgentic.core.yaml_load import (
     YamlTooLargeError,
     check_yaml_size,
     load_yaml,
+    read_yaml_file,
     yaml_text,
 )
 from akgentic.core.yaml_problem import yaml_problem
@@ -130,6 +131,7 @@ __all__ = [
     "is_tool_actor",
     "left_behind",
     "load_yaml",
+    "read_yaml_file",
     "register_serializable",
     "serialize",
     "user_data_dir",

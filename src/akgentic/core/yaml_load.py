@@ -14,14 +14,18 @@ last one silently: a card's second ``model:`` would win without a word); a key a
 
 YAML larger than ``MAX_YAML_BYTES`` (4 MiB) is refused before it is parsed
 (:class:`YamlTooLargeError`): PyYAML's safe loader is pure Python, and a card with a 50 MB
-description holds it for minutes at hundreds of MB before any answer. A file reader checks
-the file's size first (:func:`check_yaml_size`), so such a file is not even read; the
+description holds it for minutes at hundreds of MB before any answer. A file is read through
+:func:`read_yaml_file`, which checks its size first, so such a file is not even read,
+and reads at most one byte past the limit whatever the size says (a device, a FIFO or a
+``/proc`` file says 0: ``/dev/zero`` given as a card must not fill the memory); the
 server's request bodies are capped lower still (``--max-body``, 1 MiB by default), so a
 posted ``card_yaml`` meets this limit only where the operator raised that one past it.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -35,6 +39,7 @@ __all__ = [
     "YamlTooLargeError",
     "check_yaml_size",
     "load_yaml",
+    "read_yaml_file",
     "yaml_text",
 ]
 
@@ -52,14 +57,28 @@ class YamlTooLargeError(YamlShapeError):
     size, the limit and what to do, for a reader to put after the file's name."""
 
 
-def check_yaml_size(size: int) -> None:
-    """Refuse YAML of ``size`` bytes over ``MAX_YAML_BYTES`` (:class:`YamlTooLargeError`)."""
+def check_yaml_size(size: int, *, at_least: bool = False) -> None:
+    """Refuse YAML of ``size`` bytes over ``MAX_YAML_BYTES`` (:class:`YamlTooLargeError`);
+    ``at_least``: ``size`` is as far as it was read (it goes on)."""
     if size > MAX_YAML_BYTES:
+        said = f"more than {MAX_YAML_BYTES:,} bytes" if at_least else f"{size:,} bytes"
         raise YamlTooLargeError(
-            f"{size:,} bytes ({size / 1024 / 1024:.1f} MiB), over akgentic's "
+            f"{said} ({size / 1024 / 1024:.1f} MiB), over akgentic's "
             f"{MAX_YAML_BYTES // 1024 // 1024} MiB limit for YAML: make it smaller (keep long "
             f"text out of it) or split it"
         )
+
+
+def read_yaml_file(path: Path) -> bytes:
+    """The bytes of a YAML file, refused (:class:`YamlTooLargeError`) over
+    ``MAX_YAML_BYTES`` before it is read when its size says so, and read at most one byte
+    past the limit otherwise: a device, a FIFO or a ``/proc`` file says its size is 0.
+    ``OSError`` as opening or reading it raises."""
+    with path.open("rb") as file:
+        check_yaml_size(os.fstat(file.fileno()).st_size)
+        data = file.read(MAX_YAML_BYTES + 1)
+    check_yaml_size(len(data), at_least=True)
+    return data
 
 
 class NotUtf8Error(ValueError):

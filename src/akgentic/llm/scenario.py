@@ -44,8 +44,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from akgentic.core import (
     NotUtf8Error,
     YamlTooLargeError,
-    check_yaml_size,
     load_yaml,
+    read_yaml_file,
     yaml_problem,
     yaml_text,
 )
@@ -332,8 +332,7 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read a YAML (or JSON) scenario file; a missing or malformed one is a ScenarioError."""
     file = Path(path)
     try:
-        check_yaml_size(file.stat().st_size)  # before reading: see akgentic.core.yaml_load
-        text = yaml_text(file.read_bytes(), "scenario")
+        text = yaml_text(read_yaml_file(file), "scenario")
     except OSError as exc:
         raise ScenarioError(f"scenario {file}: cannot read it: {exc}") from exc
     except YamlTooLargeError as exc:

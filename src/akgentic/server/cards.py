@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
-from akgentic.core.yaml_load import YamlTooLargeError, check_yaml_size, load_yaml
+from akgentic.core.yaml_load import YamlTooLargeError, load_yaml, read_yaml_file
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
 from akgentic.tool import ToolCard
@@ -101,8 +101,7 @@ def _is_a_card(file: Path) -> bool:
     if ".scenario." in file.name:
         return False
     try:
-        check_yaml_size(file.stat().st_size)  # too large: a card, refused when read
-        data = load_yaml(file.read_text(encoding="utf-8"))
+        data = load_yaml(read_yaml_file(file).decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return True
     return isinstance(data, dict) and ("members" in data or "entry_point" in data)

@@ -35,8 +35,8 @@ from akgentic.core import (
     NotUtf8Error,
     YamlShapeError,
     YamlTooLargeError,
-    check_yaml_size,
     load_yaml,
+    read_yaml_file,
     yaml_problem,
     yaml_text,
 )
@@ -253,8 +253,7 @@ class TeamCard(SerializableModel):
         """Read a card from a YAML file; errors name the file, the line and the field."""
         path = Path(path)
         try:
-            check_yaml_size(path.stat().st_size)  # before reading: see akgentic.core.yaml_load
-            raw = path.read_bytes()
+            raw = read_yaml_file(path)
         except YamlTooLargeError as exc:
             raise TeamCardError(f"{path}: {exc}") from None
         except OSError as exc:

@@ -391,8 +391,18 @@ def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served)
     assert purged.strip() == f"team research ({str(done.team_id)[:8]}) purged from {url}"
     assert served.storage.teams.get(done.team_id) is None
 
-    for command in (["list"], ["show", "x"], ["stop", "x"], ["delete", "x", "--purge", "-y"]):
-        code, _, err = invoke("teams", *command, "--server", url, "--storage", "memory://")
+    both_places = (
+        ["teams", "list"],
+        ["teams", "show", "x"],
+        ["teams", "stop", "x"],
+        ["teams", "delete", "x", "--purge", "-y"],
+        ["teams", "resume", "x", "-m", "hi"],
+        ["run", "research", "-m", "hi"],
+        ["events", "x"],
+        ["usage", "x"],
+    )
+    for command in both_places:  # none of them picks one of the two silently
+        code, _, err = invoke(*command, "--server", url, "--storage", "memory://")
         assert code == 1
         assert err.strip() == (
             f"error: --server {url} and --storage memory:// name two places (either may come "

@@ -47,6 +47,7 @@ from akgentic.cli.output import (
 )
 from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
+from akgentic.cli.teams_remote import one_place
 from akgentic.client import TeamDeletedError
 from akgentic.core.serialization import serialize
 from akgentic.storage import EventRecord, StorageBundle
@@ -112,6 +113,7 @@ def events(
     with reporting(debug):
         import_modules(imports)
         if server:
+            one_place(server, storage)
             with connected(server, token) as client:
                 record = find_remote_team(client, team)
                 remote = client.get_team(record.team_id)

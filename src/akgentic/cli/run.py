@@ -36,6 +36,7 @@ from akgentic.cli.output import command_line, out_console, short_id
 from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import opened_storage, storage_option
+from akgentic.cli.teams_remote import one_place
 from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
@@ -94,6 +95,7 @@ def run(
             raise CliError("--message needs some text")
         options = ChatOptions(message, timeout, idle, verbose, stream)
         if server:
+            one_place(server, storage)
             remote = RemoteStart(team_file, model, base_url, mcp_config)
             raise typer.Exit(_run_remote(remote, server, token, options))
         card = TeamCard.from_yaml(team_file)

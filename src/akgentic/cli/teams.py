@@ -360,6 +360,7 @@ def resume_team(
         import_modules(imports)
         options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
         if server:
+            one_place(server, storage)
             if _model(model) is not None or base_url:
                 raise CliError(
                     "--model and --base-url do not apply with --server: a server resumes a "

@@ -267,7 +267,7 @@ def test_help_lists_the_commands_and_describes_one(system: ActorSystem, team: Te
     assert [line.split()[0] for line in lines[1:]] == [f"/{name}" for name in commands]
     assert "  /stop — Cancel the agent's current run." in lines
     assert (
-        "  /help [command=None] — List the commands, or describe one: /help, /help NAME." in lines
+        "  /help [command] — List the commands, or describe one: /help, /help NAME." in lines
     )
     one = system.ask(agent, UserMessage(content="/help /compact"), timeout=30)
     assert one.content == (  # type: ignore[attr-defined]

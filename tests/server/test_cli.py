@@ -390,6 +390,12 @@ def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served)
     assert code == 0, err
     assert purged.strip() == f"team research ({str(done.team_id)[:8]}) purged from {url}"
     assert served.storage.teams.get(done.team_id) is None
+    code, listing, err = invoke("teams", "list", "--server", url)  # only the deleted one left
+    assert code == 0, err
+    assert listing.strip() == (
+        f"no teams but deleted ones (1 team on {url}; list them all with: akgentic teams "
+        f"list --all --server {url})"
+    )
 
     both_places = (
         ["teams", "list"],

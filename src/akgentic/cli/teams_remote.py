@@ -20,6 +20,7 @@ import typer
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import (
     SafeText,
+    command_line,
     local_time,
     member_name,
     out_console,
@@ -52,18 +53,32 @@ def one_place(server: str, storage: str | None) -> None:
         )
 
 
+def _none_listed(stored: int, status: str | None, url: str) -> str:
+    """Why the server's list is empty, as a store's says it: no teams at all, or none the
+    filter lets through (``--status``, or leaving the deleted ones out), and how to list
+    them."""
+    if not stored:
+        start = command_line("run", "TEAM.yaml", "--server", url)
+        return f"no teams yet on {url}; start one with: {start}"
+    which = f"match --status {status}" if status is not None else "but deleted ones"
+    every = command_line("teams", "list", "--all", "--server", url)
+    count = f"{stored} team{'s' if stored > 1 else ''}"
+    return f"no teams {which} ({count} on {url}; list them all with: {every})"
+
+
 def list_remote(url: str, token: str | None, *, everything: bool, status: str | None) -> None:
     """The server's teams, oldest first, in ``teams list``'s columns; ``status`` filters
     on the status shown (DAMAGED too), as on a store."""
     with connected(url, token) as client:
-        teams = client.list_teams(include_deleted=everything or status is not None)
+        stored = client.list_teams(include_deleted=True)
     if status is not None:
-        teams = [t for t in teams if t.status == status]
+        teams = [t for t in stored if t.status == status]
+    else:
+        teams = [t for t in stored if everything or t.status != TeamStatus.DELETED.value]
     teams.sort(key=lambda t: (t.created_at is None, t.created_at))
     console = out_console()
     if not teams:
-        which = f"in status {status} " if status is not None else ""
-        console.print(SafeText(f"no teams {which}on {url}", style="dim"))
+        console.print(SafeText(_none_listed(len(stored), status, url), style="dim"))
         return
     rows = [("ID", "NAME", "STATUS", "EVENTS", "UPDATED", "RUNNER")]
     for t in teams:
@@ -97,10 +112,11 @@ def show_remote(url: str, token: str | None, ref: str) -> None:
     ]
     if info.entry_point is not None:
         fields.append(("entry", member_name(info.entry_point)))
-    if info.interrupted:
-        fields.append(("interrupted", f"{len(info.interrupted)} turn(s); a resume offers them"))
     for key, value in fields:
         console.print(SafeText(f"{key + ':':<10}{value}"))
+    if info.interrupted:  # as a store's team says it
+        count = len(info.interrupted)
+        console.print(SafeText(f"interrupted turns: {count}; a resume offers them", style="yellow"))
     if members:
         console.print(SafeText("members:"))
         for member in members:

@@ -80,10 +80,16 @@ class CommandDescriptor(SerializableModel):
 
     @property
     def usage(self) -> str:
-        """``/name arg [opt=default]`` — the line error messages quote."""
+        """``/name arg [opt=default]`` — the line error messages quote (``[opt]`` when the
+        default is None: left out, it is not given)."""
         parts = [f"/{self.name}"]
         for arg in self.args:
-            parts.append(arg.name if arg.required else f"[{arg.name}={arg.default!r}]")
+            if arg.required:
+                parts.append(arg.name)
+            elif arg.default is None:
+                parts.append(f"[{arg.name}]")
+            else:
+                parts.append(f"[{arg.name}={arg.default!r}]")
         return " ".join(parts)
 
 

@@ -118,6 +118,26 @@ def test_a_nonexistent_agent_class_is_named(tmp_path: Path) -> None:
     assert "Extra inputs" not in message
 
 
+@pytest.mark.parametrize(
+    "named", ["collections.OrderedDict", "os.system", "akgentic.core.ActorSystem"]
+)
+def test_an_agent_class_that_is_defined_but_no_actor_says_so(tmp_path: Path, named: str) -> None:
+    """Defined in this process, and not an Akgent class: importing it would not help."""
+    path = card_file(
+        tmp_path,
+        HEAD
+        + f"  - card:\n      role: A\n      agent_class: {named}\n"
+        + "      config: {name: '@A', models: 'scripted:default', prompt: {template: hi}}\n",
+    )
+    with pytest.raises(TeamCardError) as caught:
+        TeamCard.from_yaml(path)
+    (message,) = str(caught.value).splitlines()
+    assert message.endswith(
+        f"agent_class '{named}' is not an Akgent class: name a subclass of akgentic.core.Akgent "
+        f"(in a team card, akgentic.agent.BaseAgent by default)"
+    )
+
+
 def test_a_profile_naming_a_nonexistent_class_is_refused(tmp_path: Path) -> None:
     path = card_file(
         tmp_path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, ClassVar
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
@@ -27,6 +28,13 @@ def agent_class_problem(path: str) -> str | None:
     try:
         actor_class_for(path)
     except LookupError:
+        module, _, name = path.rpartition(".")
+        found = getattr(sys.modules.get(module), name, None) if module else None
+        if found is not None:  # defined, and not an actor class: importing will not help
+            return (
+                f"agent_class {excerpt(path)} is not an Akgent class: name a subclass of "
+                f"akgentic.core.Akgent (in a team card, akgentic.agent.BaseAgent by default)"
+            )
         return _undefined(path)
     return None
 

@@ -87,6 +87,18 @@ def test_a_file_of_random_bytes_is_refused_naming_it(tmp_path: Path) -> None:
     assert path.read_bytes() == bytes(range(256)) * 64  # left as it was
 
 
+def test_a_folder_given_as_the_file_says_so(tmp_path: Path) -> None:
+    """Not "check that the folder exists and is writable": it does, and is."""
+    folder = tmp_path / "store.db"
+    folder.mkdir()
+    with pytest.raises(StorageError) as caught:
+        SqliteStorage(folder)
+    assert str(caught.value) == (
+        f"{folder}: unable to open database file: it is a folder, not a file: give a file's "
+        f"path (in that folder, say)"
+    )
+
+
 def test_a_truncated_database_raises_storage_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     team = uuid4()

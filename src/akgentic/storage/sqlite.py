@@ -294,6 +294,8 @@ class _Driver:
         if "readonly" in text:
             path = self._path
             hint = readonly_hint(path, os.access(path, os.W_OK), os.access(path.parent, os.W_OK))
+        elif "unable to open" in text and self._path.is_dir():
+            hint = ": it is a folder, not a file: give a file's path (in that folder, say)"
         hint = hint.format(timeout=self._busy_timeout, url=sqlite_url(self._path))
         return StorageError(f"{self._path}: {text}{hint}")
 

@@ -266,9 +266,7 @@ def test_help_lists_the_commands_and_describes_one(system: ActorSystem, team: Te
     assert lines[0] == "Commands (/help NAME describes one):"
     assert [line.split()[0] for line in lines[1:]] == [f"/{name}" for name in commands]
     assert "  /stop — Cancel the agent's current run." in lines
-    assert (
-        "  /help [command] — List the commands, or describe one: /help, /help NAME." in lines
-    )
+    assert "  /help [command] — List the commands, or describe one: /help, /help NAME." in lines
     one = system.ask(agent, UserMessage(content="/help /compact"), timeout=30)
     assert one.content == (  # type: ignore[attr-defined]
         "/compact\nSummarise the older part of the conversation to free context."

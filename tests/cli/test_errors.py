@@ -467,13 +467,20 @@ def test_a_stored_card_that_fails_the_checks_says_what_to_do_on_one_line(
     assert resumed.exit_code == 1
     (line,) = resumed.stderr.splitlines()
     assert line.startswith(f"error: team {short}{problem}; the record is kept as stored")
-    assert f"restore the store {sqlite_path(storage_url)} from a backup" in line
+    if listed == "DAMAGED":  # no card at all: only a backup brings it back
+        assert f"restore the store {sqlite_path(storage_url)} from a backup" in line
+    else:  # a backup holds the same card: the version that stored it, or a new team
+        assert "backup" not in line
+        assert (
+            "resume the team with the akgentic version that stored it, or start a new team" in line
+        )
     assert line.endswith(
         f"remove the team with: akgentic teams delete {short} --storage {storage_url}"
     )
     shown = cli("teams", "show", str(bad))
     assert shown.exit_code == 0, shown.output
     assert f"card:     team {short}{problem}; the record is kept" in shown.stdout
+    assert "a resume restores" not in shown.stdout  # it refuses the card
 
 
 def test_a_broken_card_is_one_error_line_before_anything_starts(

@@ -411,9 +411,24 @@ def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served)
         code, _, err = invoke(*command, "--server", url, "--storage", "memory://")
         assert code == 1
         assert err.strip() == (
-            f"error: --server {url} and --storage memory:// name two places (either may come "
-            f"from AKGENTIC_SERVER / AKGENTIC_STORAGE): give one"
+            f"error: --server {url} and --storage memory:// name two places (given the same "
+            f"way: both on the command line, or both from AKGENTIC_SERVER / "
+            f"AKGENTIC_STORAGE): give one"
         )
+    # given apart, the command line wins over the environment, as a flag over its variable
+    both_from_env = {"AKGENTIC_SERVER": url, "AKGENTIC_STORAGE": "memory://"}
+    result = CliRunner().invoke(app, ["teams", "list"], env=both_from_env)
+    assert result.exit_code == 1 and "name two places (given the same way" in result.stderr
+    server_from_env = {"AKGENTIC_SERVER": url, "AKGENTIC_STORAGE": None}
+    result = CliRunner().invoke(
+        app, ["teams", "list", "--storage", "memory://"], env=server_from_env
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("no teams yet in memory://")  # the store, not the server
+    store_from_env = {"AKGENTIC_SERVER": None, "AKGENTIC_STORAGE": "memory://"}
+    result = CliRunner().invoke(app, ["teams", "list", "--server", url], env=store_from_env)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("no teams but deleted ones")  # the server's
     code, _, err = invoke("teams", "list", "--server", "http://127.0.0.1:9")
     assert code == 1 and err.startswith("error: server http://127.0.0.1:9: cannot reach")
 

@@ -35,6 +35,7 @@ from akgentic.cli.options import (
     StorageOption,
     TeamArgument,
     TokenOption,
+    one_place,
 )
 from akgentic.cli.output import (
     SafeText,
@@ -47,7 +48,6 @@ from akgentic.cli.output import (
 )
 from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
-from akgentic.cli.teams_remote import one_place
 from akgentic.client import TeamDeletedError
 from akgentic.core.serialization import serialize
 from akgentic.storage import EventRecord, StorageBundle
@@ -112,8 +112,8 @@ def events(
     """Print a team's events: seq, time, kind and a one-line summary."""
     with reporting(debug):
         import_modules(imports)
+        server = one_place(server, storage)
         if server:
-            one_place(server, storage)
             with connected(server, token) as client:
                 record = find_remote_team(client, team)
                 remote = client.get_team(record.team_id)

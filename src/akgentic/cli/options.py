@@ -25,6 +25,7 @@ __all__ = [
     "TimeoutOption",
     "TokenOption",
     "VerboseOption",
+    "one_place",
 ]
 
 
@@ -152,3 +153,29 @@ TokenOption = Annotated[
         help="The server's bearer token (a server off loopback requires one).",
     ),
 ]
+
+
+def one_place(server: str | None, storage: str | None) -> str | None:
+    """The server a command works with, or None: this machine's storage.
+
+    Given both a server and a store, the one on the command line wins over the one from
+    the environment (``AKGENTIC_SERVER`` / ``AKGENTIC_STORAGE``), as any option's flag wins
+    over its variable. Both on the command line, or both from the environment, are
+    refused: which teams were meant cannot be told, and a ``delete --purge`` of the wrong
+    ones is for good."""
+    if not server or not storage:
+        return server or None
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    context = get_current_context(silent=True)
+    if context is not None:
+        typed = ParameterSource.COMMANDLINE
+        server_typed = context.get_parameter_source("server") == typed
+        if server_typed != (context.get_parameter_source("storage") == typed):
+            return server if server_typed else None
+    raise CliError(
+        f"--server {server} and --storage {storage} name two places (given the same way: "
+        f"both on the command line, or both from AKGENTIC_SERVER / AKGENTIC_STORAGE): "
+        f"give one"
+    )

@@ -31,12 +31,12 @@ from akgentic.cli.options import (
     TimeoutOption,
     TokenOption,
     VerboseOption,
+    one_place,
 )
 from akgentic.cli.output import command_line, out_console, short_id
 from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import opened_storage, storage_option
-from akgentic.cli.teams_remote import one_place
 from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
@@ -94,8 +94,8 @@ def run(
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         options = ChatOptions(message, timeout, idle, verbose, stream)
+        server = one_place(server, storage)
         if server:
-            one_place(server, storage)
             remote = RemoteStart(team_file, model, base_url, mcp_config)
             raise typer.Exit(_run_remote(remote, server, token, options))
         card = TeamCard.from_yaml(team_file)

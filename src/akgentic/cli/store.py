@@ -264,8 +264,12 @@ stored JSON so that ``teams list`` tells a broken card without the agent layer."
 class DamagedCardError(CliError):
     """A stored team card that decodes to no valid team card: no card at all (the record
     must be restored from a backup to resume the team), or one that fails this version's
-    card checks (stored by an earlier version, whose checks were looser: the message names
-    what fails them)."""
+    card checks (``outdated``: stored by an earlier version, whose checks were looser; a
+    backup holds the same card; the message names what fails them)."""
+
+    def __init__(self, message: str, *, outdated: bool = False) -> None:
+        super().__init__(message)
+        self.outdated = outdated
 
 
 def card_problem(record: TeamRecord) -> str | None:
@@ -316,7 +320,8 @@ def stored_card(record: TeamRecord) -> TeamCard:
             checks = validation_words(exc.__cause__, top="card")
             raise DamagedCardError(
                 f"team {short_id(record.team_id)}'s team card fails this version's card "
-                f"checks: {checks}"
+                f"checks: {checks}",
+                outdated=True,
             ) from None
         imports = record.card.get("imports") or []
         hint = (

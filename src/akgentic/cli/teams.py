@@ -33,6 +33,7 @@ from akgentic.cli.options import (
     TimeoutOption,
     TokenOption,
     VerboseOption,
+    one_place,
 )
 from akgentic.cli.output import (
     ONE_LINE,
@@ -64,7 +65,6 @@ from akgentic.cli.teams_list import runner, stale_reason
 from akgentic.cli.teams_remote import (
     confirm_purge,
     delete_remote,
-    one_place,
     show_remote,
     stop_remote,
 )
@@ -134,9 +134,10 @@ def show_team(
 ) -> None:
     """Show a team: its record, who runs it, its card's members, its last seq, the person's
     last exchange and interrupted turns. With --server, that server's team."""
+    with reporting(debug):
+        server = one_place(server, storage)
     if server:
         with reporting(debug):
-            one_place(server, storage)
             show_remote(server, token, team)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
@@ -146,7 +147,8 @@ def show_team(
         try:
             card: TeamCard | None = stored_card(record)
         except DamagedCardError as exc:
-            card, problem = None, _damaged(record, url, str(exc))
+            ways = _outdated if exc.outdated else _damaged
+            card, problem = None, ways(record, url, str(exc))
         except CliError as exc:
             card, problem = None, str(exc)
         records = bundle.events.read(record.team_id)
@@ -169,7 +171,9 @@ def show_team(
             console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(console, plan, record, unreadable_log(plan, card) if card is not None else None)
+        _show_log(
+            console, plan, record, unreadable_log(plan, card) if card is not None else None, card
+        )
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
@@ -204,7 +208,11 @@ def _show_card(console: Console, card: TeamCard) -> None:
 
 
 def _show_log(
-    console: Console, plan: RestorePlan, record: TeamRecord, unreadable: str | None
+    console: Console,
+    plan: RestorePlan,
+    record: TeamRecord,
+    unreadable: str | None,
+    card: TeamCard | None,
 ) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
     running when the log was last written (a running team, here or crashed); for a log
@@ -214,19 +222,22 @@ def _show_log(
             SafeText(f"log:      unreadable, a resume refuses it: {unreadable}", style="red")
         )
     else:
-        _show_members(console, plan, record)
+        _show_members(console, plan, record, resumable=card is not None)
     for row in plan.corrupt:
         many = row.through not in (None, row.seq)
         seqs = f"seqs {row.seq}-{row.through}" if many else f"seq {row.seq}"
         console.print(SafeText(f"corrupt: event {seqs}: {row.reason}", style="red"))
 
 
-def _show_members(console: Console, plan: RestorePlan, record: TeamRecord) -> None:
-    """The members and turns of a log a resume can restore (see :func:`_show_log`)."""
+def _show_members(
+    console: Console, plan: RestorePlan, record: TeamRecord, *, resumable: bool
+) -> None:
+    """The members and turns of a log a resume can restore (see :func:`_show_log`);
+    not ``resumable`` (its card is refused), only who they were."""
     members = ", ".join(member_name(m.name) for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
         console.print(SafeText(f"running when last recorded: {members}"))
-    elif record.status == TeamStatus.STOPPED:
+    elif record.status == TeamStatus.STOPPED and resumable:
         console.print(SafeText(f"a resume restores: {members}"))
     else:
         console.print(SafeText(f"members when it ended: {members}"))
@@ -279,9 +290,10 @@ def stop_team(
     """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
     notices within a second, stops it gracefully and exits. With --server, that server
     stops its team gracefully."""
+    with reporting(debug):
+        server = one_place(server, storage)
     if server:
         with reporting(debug):
-            one_place(server, storage)
             stop_remote(server, token, team)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
@@ -359,8 +371,8 @@ def resume_team(
         resume_on = model_for_resume(model, base_url)
         import_modules(imports)
         options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
+        server = one_place(server, storage)
         if server:
-            one_place(server, storage)
             if _model(model) is not None or base_url:
                 raise CliError(
                     "--model and --base-url do not apply with --server: a server resumes a "
@@ -376,6 +388,8 @@ def resume_team(
             try:  # a card that does not decode: a clear error, first
                 card = stored_card(record)
             except DamagedCardError as exc:
+                if exc.outdated:
+                    raise CliError(_outdated(record, url, str(exc))) from None
                 raise CliError(_damaged(record, url, str(exc))) from None
             if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
                 stop = team_command("stop", record.team_id, url)
@@ -448,6 +462,19 @@ def _damaged(record: TeamRecord, url: str, problem: str | None = None) -> str:
         f"whole: restore "
         f"the store {_store(url)} from a backup to resume the team; its history still reads "
         f"with: {events}; remove the team with: {delete}"
+    )
+
+
+def _outdated(record: TeamRecord, url: str, problem: str) -> str:
+    """A resume refused for a card an earlier version stored and this one's checks refuse:
+    a backup holds the same card, so the ways on are the version that stored it, or a new
+    team from the card corrected."""
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
+    delete = team_command("delete", record.team_id, url)
+    return (
+        f"{problem}; the record is kept as stored: resume the team with the akgentic version "
+        f"that stored it, or start a new team from its card corrected (akgentic run "
+        f"TEAM.yaml); its history still reads with: {events}; remove the team with: {delete}"
     )
 
 
@@ -572,9 +599,10 @@ def delete_team(
 ) -> None:
     """Mark a team DELETED (its history is kept), or remove it with --purge: its history
     and its own workspace trees. With --server, that server's team."""
+    with reporting(debug):
+        server = one_place(server, storage)
     if server:
         with reporting(debug):
-            one_place(server, storage)
             delete_remote(server, token, team, purge=purge, yes=yes)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):

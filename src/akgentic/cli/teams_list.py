@@ -13,7 +13,13 @@ from typing import Annotated
 import typer
 
 from akgentic.cli.errors import reporting
-from akgentic.cli.options import DebugOption, ServerOption, StorageOption, TokenOption
+from akgentic.cli.options import (
+    DebugOption,
+    ServerOption,
+    StorageOption,
+    TokenOption,
+    one_place,
+)
 from akgentic.cli.output import (
     SafeText,
     command_line,
@@ -71,11 +77,12 @@ def list_teams(
 ) -> None:
     """List the teams, oldest first: id, name, status, events, last update, the process
     running it. With --server, that server's teams."""
+    with reporting(debug):
+        server = one_place(server, storage)
     if server:
         with reporting(debug):
-            from akgentic.cli.teams_remote import list_remote, one_place  # only for a server
+            from akgentic.cli.teams_remote import list_remote  # only for a server
 
-            one_place(server, storage)
             list_remote(server, token, everything=everything, status=status)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):

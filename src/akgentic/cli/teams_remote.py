@@ -36,21 +36,9 @@ __all__ = [
     "confirm_purge",
     "delete_remote",
     "list_remote",
-    "one_place",
     "show_remote",
     "stop_remote",
 ]
-
-
-def one_place(server: str, storage: str | None) -> None:
-    """Refuse a command given both a server and a store (``AKGENTIC_SERVER`` and
-    ``AKGENTIC_STORAGE`` count): which teams it meant cannot be told, and a ``delete
-    --purge`` of the wrong one is for good."""
-    if storage:
-        raise CliError(
-            f"--server {server} and --storage {storage} name two places (either may come "
-            f"from AKGENTIC_SERVER / AKGENTIC_STORAGE): give one"
-        )
 
 
 def _none_listed(stored: int, status: str | None, url: str) -> str:

@@ -23,11 +23,11 @@ from akgentic.cli.options import (
     StorageOption,
     TeamArgument,
     TokenOption,
+    one_place,
 )
 from akgentic.cli.output import SafeText, member_name, out_console, short_id, team_name, write_out
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.cli.store import find_team, import_modules, opened_storage
-from akgentic.cli.teams_remote import one_place
 from akgentic.team import team_usage
 
 __all__ = ["usage"]
@@ -54,8 +54,8 @@ def usage(
     modelled prompt cache served, and what broke the cache most."""
     with reporting(debug):
         import_modules(imports)
+        server = one_place(server, storage)
         if server:
-            one_place(server, storage)
             with connected(server, token) as client:
                 record = find_remote_team(client, team)
                 report = client.get_team(record.team_id).usage()

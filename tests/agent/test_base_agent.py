@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     RetryPromptPart,
@@ -20,6 +22,7 @@ from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.agent.accounting import PromptAccountingEvent, RequestAccountant
+from akgentic.agent.cut import CUT_NOTE
 from akgentic.core import (
     ActorSystem,
     CancelMessage,
@@ -392,6 +395,19 @@ def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: 
     assert len(script.seen) == 1  # the second model request never happened
     history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
     assert any(isinstance(p, ToolReturnPart) for m in history for p in m.parts)
+    [run] = team.recorder.wait_for_type(
+        EventMessage, where=lambda e: isinstance(e.event, LlmMessageEvent)
+    )
+    assert isinstance(run.event, LlmMessageEvent)  # the log keeps what memory keeps
+    assert json.loads(run.event.messages_json) == ModelMessagesTypeAdapter.dump_python(
+        history, mode="json"
+    )
+    script.steps = [text("again, then")]
+    system.ask(agent, UserMessage(content="go"), timeout=30)  # the same question, retried
+    *earlier, note, asked = script.seen[-1]  # the cut turn closed out, the question apart
+    assert isinstance(note, ModelResponse) and note.text == CUT_NOTE
+    assert [type(p) for p in asked.parts] == [UserPromptPart]
+    assert any(isinstance(p, ToolReturnPart) for m in earlier for p in m.parts)
 
 
 class Board(ContextState):

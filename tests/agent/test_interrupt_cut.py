@@ -11,12 +11,13 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import RunContext
 
 from akgentic.agent import AgentConfig, TurnInterrupted
+from akgentic.agent.cut import CUT_NOTE
 from akgentic.agent.turn import TurnEndedEvent, TurnOutcome
 from akgentic.core import ActorAddress, ActorSystem, CancelMessage, EventMessage, UserMessage
 from akgentic.tool.core import ToolCard
@@ -132,9 +133,11 @@ def test_an_interrupt_during_another_capabilitys_after_hook_waits_for_the_step_b
     assert isinstance(kept.event, TurnInterrupted) and kept.event.reason
     assert ctrl_c.agent is not None
     history = system.proxy_ask(ctrl_c.agent, ScriptedAgent, timeout=30).get_history()
-    response = history[-1]  # the model's answer is kept, its call not run
+    response, closed, note = history[-3:]  # the model's answer is kept, its call not run
     assert isinstance(response, ModelResponse)
     assert [p.tool_name for p in response.parts if isinstance(p, ToolCallPart)] == ["work"]
+    assert [p.outcome for p in closed.parts if isinstance(p, ToolReturnPart)] == ["interrupted"]
+    assert isinstance(note, ModelResponse) and note.text == CUT_NOTE  # the turn closed out
 
 
 def test_a_model_request_that_goes_out_after_an_interrupt_is_cut_as_it_starts(
@@ -155,6 +158,8 @@ def test_a_model_request_that_goes_out_after_an_interrupt_is_cut_as_it_starts(
     cls = type("TestAgent", (HookedAgent,), {"model": model, "hooks": Hooks(ctrl_c)})
     assert one_turn(team, ctrl_c, cls, stream_events=False) == "interrupted"
     assert asked == []  # cut as it went out: the model was never asked
+    assert ctrl_c.agent is not None  # and the prompt is not kept for the next run
+    assert system.proxy_ask(ctrl_c.agent, ScriptedAgent, timeout=30).get_history() == []
 
 
 def test_a_cut_request_answered_before_the_cut_reaches_it_runs_no_hook_after_it(

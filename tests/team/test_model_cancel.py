@@ -12,16 +12,17 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent, TurnInterrupted
 from akgentic.agent.config import CompactionConfig
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent
 from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage, SentMessage
 from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
-from akgentic.llm import SUMMARY_INSTRUCTIONS, ContextReplacedEvent, ModelRoster
+from akgentic.llm import SUMMARY_INSTRUCTIONS, ContextReplacedEvent, LlmMessageEvent, ModelRoster
 from akgentic.storage import StorageBundle, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
-from tests.examples.openai_compatible import Stall, serve
+from tests.examples.openai_compatible import Stall, last_text, serve
 
 
 def solo_card(url: str) -> TeamCard:
@@ -229,3 +230,84 @@ def test_ctrl_c_cuts_a_compact_command_which_says_so_and_changes_nothing(
     assert answers == ["The compaction was cut short (the team is stopping): nothing changed."]
     events = events_of(manager.storage, runtime.team_id)
     assert not [e for e in events if isinstance(e, ContextReplacedEvent)]
+
+
+# -- a cut turn the model never answered leaves no trace in what the model is sent -----------
+
+
+def user_texts(body: dict[str, Any]) -> list[str]:
+    """The user messages a model request carried, in order."""
+    return [last_text({"messages": [m]}) for m in body["messages"] if m.get("role") == "user"]
+
+
+def answered_turn(runtime: TeamRuntime, message_id: UUID) -> None:
+    """Wait for the turn on ``message_id`` to complete (a cut one before it does not)."""
+    for record in runtime.follow(1, idle_timeout=60):
+        event = getattr(record.message, "event", None)
+        ended = isinstance(event, TurnEndedEvent) and event.turn_id == message_id
+        if ended and event.outcome == "completed":
+            return
+    raise AssertionError(f"the turn on {message_id} never completed")
+
+
+def cut_unanswered(manager: TeamManager, url: str, stall: Stall) -> tuple[UUID, UUID]:
+    """A team whose turn on QUESTION-ONE is cut (Ctrl-C) before the model answered a word,
+    stopped; the model answers every later request. Returns the team's and the message's ids."""
+    runtime: TeamRuntime = manager.create_team(solo_card(url))
+    message_id = runtime.send("QUESTION-ONE")
+    assert stall.arrived.wait(60)
+    assert [m.id for m in manager.interrupt_team(runtime.team_id, grace_timeout=60)] == [message_id]
+    stall.release.set()  # the endpoint answers from now on
+    return runtime.team_id, message_id
+
+
+def test_a_retried_turn_the_model_never_answered_sends_the_question_once(
+    manager: TeamManager,
+) -> None:
+    stall = Stall()
+    with serve(lambda body: ("Noted.", None), stall=stall) as (url, requests):
+        team_id, message_id = cut_unanswered(manager, url, stall)
+        events = events_of(manager.storage, team_id)
+        assert not [e for e in events if isinstance(e, LlmMessageEvent)]  # nothing kept
+        resumed = manager.resume_team(team_id)
+        assert isinstance(resumed, TeamRuntime)
+        assert resumed.retry_interrupted() == [message_id]
+        answered_turn(resumed, message_id)
+        manager.stop_team(team_id)
+    asked = [t for t in user_texts(requests[-1]) if "QUESTION-ONE" in t]
+    assert len(asked) == 1 and asked[0].startswith("Message from @Human:\nQUESTION-ONE")
+
+
+def test_a_dismissed_turn_the_model_never_answered_is_not_sent_to_the_model(
+    manager: TeamManager,
+) -> None:
+    stall = Stall()
+    with serve(lambda body: ("Hello there, person.", None), stall=stall) as (url, requests):
+        team_id, _ = cut_unanswered(manager, url, stall)  # cut mid-stream: a word was in
+        resumed = manager.resume_team(team_id)
+        assert isinstance(resumed, TeamRuntime)
+        resumed.dismiss_interrupted()
+        new_id = resumed.send("QUESTION-TWO")
+        answered_turn(resumed, new_id)
+        manager.stop_team(team_id)
+    said = user_texts(requests[-1])
+    assert [t for t in said if "QUESTION-ONE" in t] == []
+    assert [t for t in said if "QUESTION-TWO" in t] != []
+    assert "Hello" not in json.dumps(requests[-1]["messages"])  # nor the half-streamed word
+
+
+def test_a_resume_leaves_out_a_cut_turns_prompt_that_an_older_log_kept(
+    manager: TeamManager,
+) -> None:
+    """A log written before the agent stopped publishing a cut turn's unanswered prompt
+    has it as a run of its own: the context a resume rebuilds leaves it out."""
+    stall = Stall()
+    with serve(lambda body: ("Noted.", None), stall=stall) as (url, _):
+        team_id, _ = cut_unanswered(manager, url, stall)
+    records = manager.storage.events.read(team_id)
+    cut = next(r for r in records if isinstance(getattr(r.message, "event", None), TurnEndedEvent))
+    assert isinstance(cut.message, EventMessage)
+    prompt = ModelRequest(parts=[UserPromptPart("Message from @Human:\nQUESTION-ONE")])
+    old = LlmMessageEvent.from_messages([prompt], run_id="", agent="@A")
+    kept = cut.model_copy(update={"message": cut.message.model_copy(update={"event": old})})
+    assert plan_restore([*records, kept]).contexts == plan_restore(records).contexts == {}

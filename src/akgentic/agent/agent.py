@@ -72,6 +72,7 @@ from akgentic.agent.capabilities import (
     on_the_agent_thread,
 )
 from akgentic.agent.config import AgentConfig, AgentState
+from akgentic.agent.cut import kept_of_cut
 from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, TurnInterrupted
 from akgentic.agent.turn import (
     TurnEndedEvent,
@@ -524,10 +525,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         start: int,
         run_usage: RunUsage,
     ) -> bool:
-        """A cancel stopped the run: keep and publish what it completed (``messages``), and
-        say so (:meth:`_say_cut`)."""
-        self._history = list(messages)
-        self._publish_run(self._history[start:], run_usage)
+        """A cancel stopped the run (``messages``: its history, the turn's from ``start``):
+        keep and publish what :func:`kept_of_cut` keeps of the turn — nothing when the model
+        completed no step, so the prompt is not carried into the next run — and say so
+        (:meth:`_say_cut`)."""
+        kept = kept_of_cut(messages[start:])
+        self._history = [*messages[:start], *kept]
+        self._publish_run(kept, run_usage)
         return self._say_cut(msg, sender)
 
     def _say_cut(self, msg: Message, sender: ActorAddress | None) -> bool:
@@ -593,9 +597,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         still change it, so that run is encoded now, as it was returned."""
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
         build = partial(LlmMessageEvent.from_messages, new, run_id=run_id, agent=self.config.name)
-        if _returns_are_values(new):
+        if new and _returns_are_values(new):
             self.notify_event_later(build)
-        else:
+        elif new:  # (none: a cut turn that kept nothing publishes only its usage)
             self.notify_event(build())
         self._settle_absorbed()
         model_name = getattr(self._agent.model, "model_name", "")

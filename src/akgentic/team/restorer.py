@@ -313,11 +313,20 @@ def _fold_state(plan: RestorePlan, member: Member) -> None:
 
 
 def _follow_context(contexts: dict[UUID, list[dict[str, Any]]], agent: UUID, event: Any) -> None:
-    """An agent's context is its last replacement followed by every later run."""
+    """An agent's context is its last replacement followed by every later run — but not a
+    run the model never answered (a cut turn, as a log written before the agent stopped
+    publishing those has it): its prompt alone would be merged into the next request."""
     if isinstance(event, LlmMessageEvent):
-        contexts.setdefault(agent, []).extend(json.loads(event.messages_json))
+        messages = json.loads(event.messages_json)
+        if any(_complete_response(m) for m in messages):
+            contexts.setdefault(agent, []).extend(messages)
     elif isinstance(event, ContextReplacedEvent):
         contexts[agent] = json.loads(event.messages_json)
+
+
+def _complete_response(message: dict[str, Any]) -> bool:
+    """A model response that was not cut short (an older log's have no ``state``)."""
+    return message.get("kind") == "response" and message.get("state", "complete") == "complete"
 
 
 def _is_orchestrator(path: str) -> bool:

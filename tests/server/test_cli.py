@@ -9,6 +9,7 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -613,3 +614,39 @@ def test_run_server_posts_a_local_file_even_when_a_servers_card_has_its_name(
     assert code == 0, err
     [team] = served.client.list_teams()
     assert team.card_name == "posted-turns"
+
+
+def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(
+    served: Served,
+) -> None:
+    """``run -m --server`` whose team the server stops (cutting the turns in progress, as
+    ``teams stop --server`` of a stuck team ends up doing): the error says why the team
+    stopped and to resume it with --retry-interrupted; the cut turn is listed."""
+    argv = [str(AKGENTIC), "run", str(TURNS), "--server", served.url, "-m", "wait here"]
+    child = Child(argv, child_env())
+    try:
+        assert gate_tool.ENTERED.wait(60)
+        [team] = served.client.list_teams()
+        stopper = threading.Thread(
+            target=lambda: served.client.stop_team(team.team_id, 30, interrupt=True), daemon=True
+        )
+        stopper.start()
+        child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
+        gate_tool.OPEN.set()  # the tool call returns: its step boundary finds the cancel
+        out = child.output()
+        code, errors = child.finish()
+        stopper.join(60)
+    finally:
+        child.stop()
+
+    assert code == 1, errors
+    short = str(team.team_id)[:8]
+    assert errors.splitlines() == [
+        "error: the team stopped before answering: it was stopped on the server (akgentic "
+        "teams stop --server, or its page); a turn the answer needs was cut: to get the "
+        f"answer, resume it with: akgentic teams resume {short} --server {served.url} "
+        "--retry-interrupted"
+    ]
+    last = out.splitlines()[-3:]
+    assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn(s):"
+    assert last[1] == "  @Human → @Boss: wait here"

@@ -186,6 +186,8 @@ def _chat(
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
                 retried = runtime.retry_interrupted()
                 view.note(f"delivered {len(retried)} interrupted message(s) again")
+            if options.retry_interrupted:  # a stop waits for the retried turns: read them
+                watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:
                 asked = _send_unless_taken_over(runtime, options.message)
                 if asked is not None:
@@ -198,8 +200,8 @@ def _chat(
                 raise TeamDeletedError(runtime.team_id)
             if _taken_over(runtime, title) is not None:
                 pass  # not this process's team any more: a stop would stop the new holder's
-            elif _stop_reason(runtime) is not None:
-                view.note(f"{title} stopped: {_stop_reason(runtime)}", "yellow")
+            elif _stop_reason(runtime, watch) is not None:
+                view.note(f"{title} stopped: {_stop_reason(runtime, watch)}", "yellow")
             elif reply is not None and reply.how == "timeout" and watch.busy(after=reply):
                 timed_out = _cut_turns(
                     manager,
@@ -246,7 +248,7 @@ def _chat(
         return 0
     if reply.how == "timeout":  # an answer that came while the team stopped counts
         reply = watch.answered(*asked) or reply
-    return _answer(console, reply, options, runtime, view, resume_hint)
+    return _answer(console, reply, options, _stop_reason(runtime, watch), view, resume_hint)
 
 
 def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
@@ -256,6 +258,14 @@ def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message
         return manager.interrupted_turns(runtime.team_id)
     assert isinstance(runtime, RemoteTeam)
     return interrupted_turns(runtime)
+
+
+def _last_seq(manager: TeamKeeper, runtime: TeamHandle) -> int:
+    """The seq of the last record of the team's log (here, or on its server)."""
+    if isinstance(manager, TeamManager):
+        return manager.storage.events.last_seq(runtime.team_id)
+    assert isinstance(runtime, RemoteTeam)
+    return runtime.refresh().last_seq
 
 
 def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
@@ -298,10 +308,17 @@ def _lost(runtime: TeamHandle) -> LeaseLostError | None:
     return runtime.lease_lost if isinstance(runtime, TeamRuntime) else None
 
 
-def _stop_reason(runtime: TeamHandle) -> str | None:
-    """Why a team running here stopped when this session did not stop it (None: it did, or
-    the team is on a server)."""
-    return runtime.stop_reason if isinstance(runtime, TeamRuntime) else None
+STOPPED_ON_SERVER = "it was stopped on the server (akgentic teams stop --server, or its page)"
+"""Why a team on a server stopped under the session: only the server knows who did it."""
+
+
+def _stop_reason(runtime: TeamHandle, watch: Watch) -> str | None:
+    """Why the team stopped when this session did not stop it (None: it did, or it runs):
+    its runtime's reason here; on a server, :data:`STOPPED_ON_SERVER` once ``watch`` saw
+    it stop (asked before the session stops it, or of an exchange the stop ended)."""
+    if isinstance(runtime, TeamRuntime):
+        return runtime.stop_reason
+    return STOPPED_ON_SERVER if watch.team_stopped else None
 
 
 def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:
@@ -408,7 +425,7 @@ def _answer(
     console: Console,
     reply: Reply,
     options: ChatOptions,
-    runtime: TeamHandle,
+    reason: str | None,
     view: LiveView,
     resume_hint: str,
 ) -> int:
@@ -416,7 +433,7 @@ def _answer(
     when the live view printed that failure already on the terminal the person reads (a
     redirected output still gets it, for a script). A team that stopped while the
     exchange still had work left has not answered, whatever the person got meanwhile (an
-    acknowledgment): the resume carries the work on."""
+    acknowledgment): the resume carries the work on; ``reason`` says why it stopped."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
     unanswered = reply.how in ("timeout", "failed") or reply.owed
     if reply.message is not None and not unanswered and not refused:
@@ -430,7 +447,6 @@ def _answer(
     elif reply.how == "timeout":
         problem = f"no answer within {options.timeout:g}s (raise it with --timeout SECONDS)"
     elif reply.how == "stopped":
-        reason = _stop_reason(runtime)
         why = f": {reason}" if reason else ""
         problem = f"the team stopped before answering{why}"
         if reply.owed == "cut":

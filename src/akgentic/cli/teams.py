@@ -78,6 +78,7 @@ from akgentic.storage import (
     sqlite_path,
 )
 from akgentic.team import (
+    STOP_GRACE,
     RestorePlan,
     ResumeError,
     TeamCard,
@@ -117,8 +118,16 @@ def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
     return bundle.leases.inspect(team_resource(record.team_id))
 
 
-def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str) -> CliError:
-    """A team another process runs: who, and that it need not be stopped over there."""
+def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str, verb: str) -> CliError:
+    """A team another process runs: who, and that it need not be stopped over there — or,
+    when it is marked STOPPED already, that it is stopping (its process waits for the turns
+    in progress, then lets it go): ``verb`` it (resume, delete) once it has stopped."""
+    if record.status == TeamStatus.STOPPED:
+        return CliError(
+            f"{_title(record)} is stopping: the process running it ({exc.lease.describe()}) "
+            f"waits for the turns in progress (up to {STOP_GRACE:g}s); {verb} it once it "
+            f"has stopped"
+        )
     stop = team_command("stop", record.team_id, url)
     return CliError(f"{exc}; or from here: {stop}")
 
@@ -324,8 +333,9 @@ def stop_team(
         if lease is not None:
             console.print(
                 SafeText(
-                    f"the process running it ({lease.describe()}) stops it gracefully within "
-                    f"a second or so; its session says so and exits",
+                    f"the process running it ({lease.describe()}) notices within a second "
+                    f"or so and stops it gracefully: it waits for the turns in progress (up "
+                    f"to {STOP_GRACE:g}s), then its session says so and exits",
                     style="dim",
                 )
             )
@@ -415,7 +425,7 @@ def resume_team(
                         _not_resumed(_title(record), exc, command, card.imports)
                     ) from None
                 except TeamRunningElsewhereError as exc:
-                    raise _elsewhere(exc, record, url) from None
+                    raise _elsewhere(exc, record, url, "resume") from None
                 if crashed:
                     how = f" ({stale_reason(lease)})" if lease is not None else ""
                     error_console().print(
@@ -618,7 +628,7 @@ def delete_team(
             try:
                 manager.delete_team(record.team_id, purge=purge)
             except TeamRunningElsewhereError as exc:
-                raise _elsewhere(exc, record, url) from None
+                raise _elsewhere(exc, record, url, "delete") from None
         if purge:
             gone = "its record and history"
             if trees:

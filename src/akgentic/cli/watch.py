@@ -18,9 +18,9 @@ until the exchange started by one message of the person's ends:
   last message the person got after it, if any;
 - ``stopped``: the team stopped (its log is read to the end); the reply's ``owed`` says
   whether the exchange still had work left then — ``cut``: a turn it caused had not
-  ended (a resume lists it as interrupted); ``waiting``: a message it caused was not
-  received (a resume delivers it) — the last message the person got (an
-  acknowledgment) is then not its answer;
+  ended, or ended interrupted (the stop cut it; a resume lists it as interrupted);
+  ``waiting``: a message it caused was not received (a resume delivers it) — the last
+  message the person got (an acknowledgment) is then not its answer;
 - ``timeout``: ``timeout`` seconds passed first.
 
 A team on a server that is deleted meanwhile ends the follower: :meth:`Watch.wait_reply`
@@ -102,10 +102,13 @@ class Watch:
         self._waiting: dict[UUID, SentMessage] = {}  # sent to a member that stopped first
         self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
+        self._cut: set[UUID] = set()  # turns that ended "interrupted": a stop cut them
         self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
         self._errors: list[tuple[int, str, UUID | None]] = []  # seq, "who: what", handling
         self._last_record = time.monotonic()
+        self._read_to = from_seq - 1  # the seq of the last record read
         self._ended = False
+        self._team_stopped = False
         self._failure: BaseException | None = None
 
     def start(self) -> Watch:
@@ -127,6 +130,13 @@ class Watch:
         """Whether the follower ended because the team (on a server) was deleted."""
         return isinstance(self._failure, TeamDeletedError)
 
+    @property
+    def team_stopped(self) -> bool:
+        """Whether the follower ended by itself: the team stopped and its log was read to
+        the end (not deleted, not closed while the team ran)."""
+        with self._cond:
+            return self._team_stopped
+
     # -- the follower thread ---------------------------------------------------------------
     def _pump(self) -> None:
         try:
@@ -135,6 +145,7 @@ class Watch:
                 with self._cond:
                     self._track(record)
                     self._cond.notify_all()
+            self._team_stopped = not self._stop.is_set()
         except BaseException as exc:  # handed to the waiting caller
             self._failure = exc
         finally:
@@ -146,6 +157,7 @@ class Watch:
 
     def _track(self, record: EventRecord) -> None:
         self._last_record = time.monotonic()
+        self._read_to = record.seq
         message = record.message
         if isinstance(message, SentMessage):
             self._seq_of[message.message.id] = record.seq
@@ -161,6 +173,8 @@ class Watch:
             self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
             if message.event.outcome == "failed":
                 self._failed[message.event.turn_id] = message.event
+            elif message.event.outcome == "interrupted":  # a stop (or the page) cut it
+                self._cut.add(message.event.turn_id)
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
             self._waiting.pop(message.message_id, None)
@@ -191,6 +205,20 @@ class Watch:
 
     def _working(self, done: UUID | None = None) -> bool:
         return bool(self._unreceived or self._in_turn - {done})
+
+    def catch_up(self, seq: int, timeout: float) -> None:
+        """Block until the log read so far reaches ``seq`` (or the follower ended, or
+        ``timeout`` seconds passed): how a caller that had messages sent another way than
+        :meth:`wait_reply` (a retry of interrupted turns) makes :meth:`busy` count them.
+        Ctrl-C interrupts the wait, as :meth:`wait_reply`'s."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not self._ended and self._read_to < seq:
+                interrupt.check()
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._cond.wait(min(left, interrupt.SLICE))
 
     def wait_reply(self, message_id: UUID, responder: str, timeout: float, idle: float) -> Reply:
         """Block until the exchange ``message_id`` started ends; see the module docstring.
@@ -256,11 +284,11 @@ class Watch:
         return None
 
     def cut(self) -> bool:
-        """Whether a turn had not ended when the log read so far ends: once the team has
-        stopped and :meth:`close` read its log to the end, a turn the stop cut (a resume
-        lists it as interrupted)."""
+        """Whether a turn ended interrupted, or had not ended, when the log read so far
+        ends: once the team has stopped and :meth:`close` read its log to the end, a turn
+        the stop cut (a resume lists it as interrupted) — at its grace's end, say."""
         with self._cond:
-            return bool(self._in_turn)
+            return bool(self._in_turn or self._cut)
 
     def waiting(self) -> list[SentMessage]:
         """The messages sent to a member that stopped before it received them, as far as
@@ -272,7 +300,7 @@ class Watch:
     def _owes(self, message_id: UUID) -> Literal["", "cut", "waiting"]:
         """``cut`` when a turn the exchange ``message_id`` caused has not ended, else
         ``waiting`` when a message it caused is not received yet, else ""."""
-        if any(self._descends(m, message_id) for m in self._in_turn):
+        if any(self._descends(m, message_id) for m in self._in_turn | self._cut):
             return "cut"
         if any(self._descends(m, message_id) for m in [*self._unreceived, *self._waiting]):
             return "waiting"

@@ -15,6 +15,7 @@ from akgentic.team.card import (
 )
 from akgentic.team.manager import (
     LEASE_TTL,
+    STOP_GRACE,
     TeamManager,
     TeamNotRunningError,
     TeamRunningElsewhereError,
@@ -48,6 +49,7 @@ load_shipped_cards()
 __all__ = [
     "LEASE_TTL",
     "STOPPED_ELSEWHERE",
+    "STOP_GRACE",
     "EventRecorder",
     "Gap",
     "HostedTeam",

@@ -96,6 +96,7 @@ from akgentic.tool.core.installed import deserialize_installed
 
 __all__ = [
     "LEASE_TTL",
+    "STOP_GRACE",
     "TeamManager",
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
@@ -104,6 +105,9 @@ __all__ = [
 
 LEASE_TTL = 30.0
 """Seconds a team's lease lasts without a heartbeat (renewed every third of it)."""
+STOP_GRACE = 30.0
+"""Seconds the turns in progress get to end when a team this process runs is stopped from
+elsewhere (marked STOPPED in its storage); a turn still running then is cut."""
 
 
 logger = logging.getLogger("akgentic.team")
@@ -233,7 +237,7 @@ class TeamManager:
                 if record is not None and record.status != TeamStatus.RUNNING:
                     logger.info("team %s is %s in storage: stopping it", team_id, record.status)
                     runtime.stop_reason = STOPPED_ELSEWHERE
-                    runtime.stop()
+                    runtime.stop(STOP_GRACE)
 
     # -- leases ---------------------------------------------------------------------------------
     def _lease(self, team_id: UUID) -> None:

@@ -1,0 +1,170 @@
+"""Turns a stop cuts are listed, however the stop came: the grace of a graceful stop that
+runs out (the session's own, or one asked from another terminal) cuts a model request in
+flight, and the session says so as after Ctrl-C. The model is an OpenAI-compatible
+server that accepts the connection and never answers; nothing sleeps: a test waits for
+the model's connection, or a line."""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from akgentic.cli import chat
+from akgentic.cli.live import LiveView
+from akgentic.cli.watch import Watch
+from akgentic.storage import EventRecord, TeamStatus, open_storage
+from akgentic.team import manager
+
+from .conftest import AKGENTIC, HANG, RESEARCH, Invoke, assert_in_order, child_env
+from .test_ctrl_c import HANG_MODULE, Spawn
+
+MODEL = "openai-compatible:foo"
+RETRY_HINT = (
+    "--retry-interrupted (deliver them again; a turn may repeat its side effects) or "
+    "--dismiss-interrupted"
+)
+
+
+@pytest.fixture
+def silent_model() -> Iterator[socket.socket]:
+    """A loopback server that accepts connections (its backlog does) and never answers."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield sock
+
+
+def base_url(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+
+def assert_lists_the_cut_turn(stdout: str, line: str) -> None:
+    """The session's last lines list the cut turn and how to retry it."""
+    last = stdout.splitlines()[-3:]
+    assert re.fullmatch(r"team research \(\w{8}\) stopped; 1 interrupted turn\(s\):", last[0])
+    assert last[1] == f"  @Human → @Manager: {line}"
+    assert last[2].startswith("resume it with: akgentic teams resume ")
+    assert last[2].endswith(RETRY_HINT)
+
+
+def test_a_turn_the_grace_of_quit_cuts_is_listed_and_a_retry_of_it_too(
+    cli: Invoke, silent_model: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/quit`` while a turn waits for its model: the graceful stop's grace runs out and
+    the turn is cut (it ended "interrupted"); it is listed as after Ctrl-C. A resume that
+    retries it, its input ended at once, waits for it (said) and lists it again."""
+    monkeypatch.setattr(chat, "GRACE", 0.2)
+    url = base_url(silent_model)
+
+    run = cli("run", str(RESEARCH), "--timeout", "1", "--model", MODEL, "--base-url", url,
+              input="q1\n/quit\n")  # fmt: skip
+
+    assert run.exit_code == 0, run.output
+    assert "no answer within 1s; the team goes on" in run.stdout
+    assert_lists_the_cut_turn(run.stdout, "q1")
+    short = run.stdout.split("team research (", 1)[1][:8]
+    assert "interrupted turns: 1" in cli("teams", "show", short).stdout
+
+    # the session's follower is held until the session asks it to read the retried turn:
+    # the "waiting for the turns" line does not depend on which thread runs first
+    asked = threading.Event()
+    render, catch_up = LiveView.render, Watch.catch_up
+
+    def held_render(view: LiveView, record: EventRecord) -> None:
+        asked.wait(30)
+        render(view, record)
+
+    def asking(watch: Watch, seq: int, timeout: float) -> None:
+        asked.set()
+        catch_up(watch, seq, timeout)
+
+    monkeypatch.setattr(LiveView, "render", held_render)
+    monkeypatch.setattr(Watch, "catch_up", asking)
+    retried = cli("teams", "resume", short, "--retry-interrupted", input="")
+
+    assert retried.exit_code == 0, retried.output
+    assert_in_order(
+        retried.stdout,
+        [
+            "delivered 1 interrupted message(s) again",
+            "stopping the team: waiting for the turns in progress (up to 0.2s; Ctrl-C to "
+            "cancel them)",
+        ],
+    )
+    assert_lists_the_cut_turn(retried.stdout, "q1")
+
+
+def test_run_m_stopped_from_elsewhere_mid_request_says_why_and_how_to_get_the_answer(
+    cli: Invoke, storage_url: str, silent_model: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run -m`` whose team is marked STOPPED (as ``teams stop`` does) while its turn
+    waits for the model: the grace runs out, the turn is cut; the error says why the team
+    stopped and to resume it with --retry-interrupted."""
+    monkeypatch.setattr(manager, "STOP_GRACE", 0.2)
+    store = open_storage(storage_url)
+    held: list[socket.socket] = []  # the model's connection, open (unanswered) to the end
+
+    def stop_once_asked() -> None:
+        silent_model.settimeout(60)
+        held.append(silent_model.accept()[0])  # the turn's model request: in progress
+        [team] = store.teams.list()
+        store.teams.set_status(team.team_id, TeamStatus.STOPPED)
+
+    stopper = threading.Thread(target=stop_once_asked, daemon=True)
+    stopper.start()
+    try:
+        run = cli("run", str(RESEARCH), "-m", "q1", "--model", MODEL, "--base-url",
+                  base_url(silent_model))  # fmt: skip
+    finally:
+        stopper.join(60)
+        store.close()
+        for connection in held:
+            connection.close()
+
+    assert run.exit_code == 1, run.output
+    short = run.stdout.split("team research (", 1)[1][:8]
+    assert run.stderr.splitlines() == [
+        "error: the team stopped before answering: it was stopped from elsewhere (akgentic "
+        "teams stop); a turn the answer needs was cut: to get the answer, resume it with: "
+        f"akgentic teams resume {short} --storage {storage_url} --retry-interrupted"
+    ]
+    assert_lists_the_cut_turn(run.stdout, "q1")
+
+
+def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    """``teams stop`` of a team mid-turn says its process waits for the turns in progress
+    (up to the grace); a resume meanwhile says the team is stopping (not to stop it)."""
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1")
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")  # a tool call that never returns
+    [team] = (store := open_storage(storage_url)).teams.list()
+    store.close()
+    short = str(team.team_id)[:8]
+
+    stopped = cli("teams", "stop", short)
+    resumed = cli("teams", "resume", short, "--import", HANG_MODULE)
+
+    assert stopped.exit_code == 0, stopped.output
+    said = stopped.stdout.splitlines()[-1]
+    assert said.startswith(f"the process running it (pid {child.proc.pid} on host ")
+    assert said.endswith(
+        "notices within a second or so and stops it gracefully: it waits for the turns in "
+        "progress (up to 30s), then its session says so and exits"
+    )
+    assert resumed.exit_code == 1
+    [line] = resumed.stderr.splitlines()
+    assert line.startswith(
+        f"error: team hanging ({short}) is stopping: the process running it (pid "
+        f"{child.proc.pid} on host "
+    )
+    assert line.endswith(
+        "waits for the turns in progress (up to 30s); resume it once it has stopped"
+    )

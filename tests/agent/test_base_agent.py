@@ -22,7 +22,7 @@ from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.agent.accounting import PromptAccountingEvent, RequestAccountant
-from akgentic.agent.cut import CUT_NOTE
+from akgentic.agent.cut import CANCEL_NOTE
 from akgentic.core import (
     ActorSystem,
     CancelMessage,
@@ -405,7 +405,7 @@ def test_cancellation_mid_run_stops_at_the_next_step(system: ActorSystem, team: 
     script.steps = [text("again, then")]
     system.ask(agent, UserMessage(content="go"), timeout=30)  # the same question, retried
     *earlier, note, asked = script.seen[-1]  # the cut turn closed out, the question apart
-    assert isinstance(note, ModelResponse) and note.text == CUT_NOTE
+    assert isinstance(note, ModelResponse) and note.text == CANCEL_NOTE  # the team goes on
     assert [type(p) for p in asked.parts] == [UserPromptPart]
     assert any(isinstance(p, ToolReturnPart) for m in earlier for p in m.parts)
 

@@ -180,3 +180,43 @@ def test_a_cut_request_answered_before_the_cut_reaches_it_runs_no_hook_after_it(
     cls = type("TestAgent", (HookedAgent,), {"model": model, "hooks": hooks})
     assert one_turn(team, ctrl_c, cls, stream_events=False) == "interrupted"
     assert hooks.seen == []  # the hook after the request never ran
+
+
+def test_a_turn_cut_after_a_history_pydantic_ai_merges_keeps_no_prompt_of_it(
+    system: ActorSystem, team: Team
+) -> None:
+    """A compaction's summary is a request before the first request it kept: pydantic-ai
+    merges the two as the run starts, so its messages are one shorter than the history it
+    was given. A turn cut before the model answered still leaves nothing of itself: its
+    prompt is not split off one message late and kept."""
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    async def never_answers(messages: list[Any], info: Any) -> ModelResponse:
+        await asyncio.wait_for(asyncio.Event().wait(), 30)
+        return ModelResponse(parts=[TextPart("too late")])
+
+    ctrl_c = CtrlC(system)
+    cls = type("TestAgent", (HookedAgent,), {"model": FunctionModel(never_answers)})
+    cls.hooks = Hooks(ctrl_c)  # the interrupt comes before the request goes out
+    settings = AgentConfig(name="@Agent", role="Assistant", stream_events=False)
+    ctrl_c.agent = team.system.createActor(cls, config=settings, team_id=team.team_id)
+    agent = system.proxy_ask(ctrl_c.agent, ScriptedAgent, timeout=30)
+    agent.restore_history(
+        [
+            ModelRequest(parts=[UserPromptPart(content="summary of before")]),
+            ModelRequest(parts=[UserPromptPart(content="earlier question")]),
+            ModelResponse(parts=[TextPart("earlier answer")]),
+        ]
+    )
+    team.system.tell(ctrl_c.agent, UserMessage(content="the cut question"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert ended.event.outcome == "interrupted"  # type: ignore[attr-defined]
+    said = [
+        part.content
+        for message in agent.get_history()
+        for part in message.parts
+        if isinstance(part, UserPromptPart)
+    ]
+    assert said == ["summary of before", "earlier question"]

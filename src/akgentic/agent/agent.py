@@ -51,7 +51,13 @@ from uuid import UUID
 
 from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
 from pydantic_ai.exceptions import RunCancelled
-from pydantic_ai.messages import ModelMessage, ModelRequest, SystemPromptPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    SystemPromptPart,
+    ToolReturnPart,
+    repair_messages,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
@@ -180,6 +186,16 @@ def offered_tools(tools: Sequence[Any]) -> list[Any]:
         return check
 
     return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
+
+
+def _as_runs_hold(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """``messages`` as a run holds them: pydantic-ai merges adjacent requests (a
+    compaction's summary and the first request it kept) before the run starts. Kept so,
+    a cut turn's own messages begin at the history's length (``_take_turn``'s ``start``):
+    split anywhere else, the prompt of a turn the model never answered stayed in the
+    history. A run's own messages are so already; what replaces the history is made so
+    here, once (not every turn: it walks the whole history)."""
+    return repair_messages(messages, repair_last_response=False)
 
 
 class _Inbox(queue.Queue[Any]):
@@ -342,7 +358,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def restore_history(self, messages: Sequence[ModelMessage]) -> None:
         """Replace the model context (restore from ``LlmMessageEvent``s)."""
-        self._history = list(messages)
+        self._history = _as_runs_hold(messages)
 
     def get_commands(self) -> list[str]:
         return self._commands.names()
@@ -489,7 +505,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._turn_sender = sender
         self._hold_toolsets()
         run_usage = RunUsage()
-        start = len(self._history)
+        start = len(self._history)  # the history is kept as runs hold it: see _as_runs_hold
         try:
             with self._boundary.scope() as token, self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
@@ -529,7 +545,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         keep and publish what :func:`kept_of_cut` keeps of the turn — nothing when the model
         completed no step, so the prompt is not carried into the next run — and say so
         (:meth:`_say_cut`)."""
-        kept = kept_of_cut(messages[start:])
+        kept = kept_of_cut(messages[start:], stopping=self._interrupted)
         self._history = [*messages[:start], *kept]
         self._publish_run(kept, run_usage)
         return self._say_cut(msg, sender)
@@ -686,8 +702,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return f"Compacted {before} messages into {len(self._history)}."
 
     def _replace_history(self, messages: list[ModelMessage]) -> None:
-        self._history = messages
-        self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
+        self._history = _as_runs_hold(messages)
+        self.notify_event(ContextReplacedEvent.from_messages(self._history, agent=self.config.name))
 
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
         lines = []

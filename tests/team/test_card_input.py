@@ -134,7 +134,7 @@ def test_an_agent_class_that_is_defined_but_no_actor_says_so(tmp_path: Path, nam
     (message,) = str(caught.value).splitlines()
     assert message.endswith(
         f"agent_class '{named}' is not an Akgent class: name a subclass of akgentic.core.Akgent "
-        f"(in a team card, akgentic.agent.BaseAgent by default)"
+        f"(in a team card, akgentic.agent.agent.BaseAgent by default)"
     )
 
 
@@ -277,4 +277,20 @@ def test_a_member_name_without_at_is_refused_saying_how_to_write_it(
         rf"{path}:\d+: {re.escape(field)}: name '(A|Human)' must start with @ "
         rf"\(write '@(A|Human)'\)",
         line,
+    )
+
+
+def test_an_agent_class_named_by_a_re_export_says_which_path_to_give(tmp_path: Path) -> None:
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      agent_class: akgentic.agent.BaseAgent\n"
+        + "      config: {name: '@A', models: 'scripted:default', prompt: {template: hi}}\n",
+    )
+    with pytest.raises(TeamCardError) as caught:
+        TeamCard.from_yaml(path)
+    (message,) = str(caught.value).splitlines()
+    assert message.endswith(
+        "agent_class 'akgentic.agent.BaseAgent' names BaseAgent by another module's path: give "
+        "the path of the module that defines it, akgentic.agent.agent.BaseAgent"
     )

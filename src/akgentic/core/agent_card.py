@@ -23,17 +23,23 @@ def _undefined(path: object) -> str:
 
 def agent_class_problem(path: str) -> str | None:
     """Why no actor class can be found under ``path`` (never imports), or None."""
-    from akgentic.core.agent import actor_class_for
+    from akgentic.core.agent import Akgent, actor_class_for
 
     try:
         actor_class_for(path)
     except LookupError:
         module, _, name = path.rpartition(".")
         found = getattr(sys.modules.get(module), name, None) if module else None
+        if isinstance(found, type) and issubclass(found, Akgent):  # a re-export's path
+            return (
+                f"agent_class {excerpt(path)} names {found.__name__} by another module's "
+                f"path: give the path of the module that defines it, {model_path(found)}"
+            )
         if found is not None:  # defined, and not an actor class: importing will not help
             return (
                 f"agent_class {excerpt(path)} is not an Akgent class: name a subclass of "
-                f"akgentic.core.Akgent (in a team card, akgentic.agent.BaseAgent by default)"
+                f"akgentic.core.Akgent (in a team card, akgentic.agent.agent.BaseAgent by "
+                f"default)"
             )
         return _undefined(path)
     return None

@@ -12,7 +12,7 @@ from uuid import UUID, uuid4
 
 from rich.console import Console
 
-from akgentic.agent import AgentMessage
+from akgentic.agent import AgentMessage, TurnInterrupted
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
@@ -155,5 +155,54 @@ def test_a_message_to_a_member_that_stopped_is_not_work_in_progress() -> None:
     try:
         assert watch.wait_reply(message.id, "@Boss", timeout=60, idle=0).how == "quiet"
         assert not watch.busy()
+    finally:
+        watch.close()
+
+
+def cut_turn(by: ActorAddressProxy, turn: UUID, *, stopping: bool) -> list[Message]:
+    """A turn ended "interrupted": by the team's stop (``TurnInterrupted``: a resume lists
+    it), or by a cancel (a /stop, the page's button: the team goes on)."""
+    event = TurnEndedEvent(turn_id=turn, agent=by.name, outcome="interrupted")
+    ended_cut: list[Message] = [EventMessage(sender=by, event=event)]
+    if stopping:
+        kept = TurnInterrupted(message_id=turn, reason="the team is stopping")
+        ended_cut.append(EventMessage(sender=by, event=kept))
+    return [*ended_cut, ProcessedMessage(message_id=turn, sender=by)]
+
+
+def test_only_a_turn_the_stop_cut_is_cut_not_one_a_cancel_cut() -> None:
+    """The session lists (and sends to ``--retry-interrupted``) the turns a resume would
+    offer: those the team's stop cut, not one a cancel cut while the team went on."""
+    for stopping in (False, True):
+        message, asked = ask("hello")
+        received = ReceivedMessage(message_id=message.id, sender=BOSS)
+        messages = [asked, received, *cut_turn(BOSS, message.id, stopping=stopping)]
+        watch = watching(messages)
+        try:
+            watch.catch_up(len(messages), timeout=60)
+            assert watch.cut() is stopping
+        finally:
+            watch.close()
+
+
+def test_catching_up_past_a_range_record_reads_to_its_end() -> None:
+    """A damaged pack (or a gap) is one record for its range: the log read so far reaches
+    the range's end, so a catch-up to the log's last number does not wait for ever."""
+    _, asked = ask("hello")
+    recorded = Recorded([asked])
+    damaged = EventRecord(
+        team_id=TEAM, seq=2, timestamp=None, message=None, error="damaged", raw="", through=9
+    )
+    recorded.records.append(damaged)
+    console = Console(file=io.StringIO(), width=100)
+    view = LiveView(console, human="@Human", known={"@Human", "@Boss", "@Worker"})
+    watch = Watch(recorded, view, 1).start()  # type: ignore[arg-type]
+    try:
+        done = threading.Event()
+        catching = threading.Thread(
+            target=lambda: (watch.catch_up(9, 600), done.set()), daemon=True
+        )
+        catching.start()
+        assert done.wait(60)  # reached at once: not after the 600 s bound
     finally:
         watch.close()

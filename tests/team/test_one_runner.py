@@ -489,3 +489,21 @@ def test_the_interrupts_cancelled_call_comes_once_every_turn_would_be_cut_at_its
         if isinstance(r.message, SentMessage) and r.message.recipient.name == "@Human"  # type: ignore[union-attr]
     ]
     assert answers == []
+
+
+def test_a_cancelled_call_that_fails_still_leaves_the_team_stopped(
+    storage_url: str, new_manager: Callable[[StorageBundle], TeamManager]
+) -> None:
+    """The members are closed to new turns once told: whatever the caller's call does
+    (its output's pipe broken, say), the team is stopped, its failure raised after."""
+    storage = open_storage(storage_url)
+    manager = new_manager(storage)
+    runtime: TeamRuntime = manager.create_team(blocking_card())
+
+    def cancelled() -> None:
+        raise BrokenPipeError("the output's reader went")
+
+    with pytest.raises(BrokenPipeError):
+        manager.interrupt_team(runtime.team_id, grace_timeout=60, cancelled=cancelled)
+    assert storage.teams.get(runtime.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    assert not runtime.is_running()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 from uuid import UUID
 
-from akgentic.agent import is_cancel
+from akgentic.agent import TurnInterrupted, is_cancel
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.cli import interrupt
 from akgentic.cli.describe import name_of, text_of, to_person, who_of
@@ -102,7 +102,7 @@ class Watch:
         self._waiting: dict[UUID, SentMessage] = {}  # sent to a member that stopped first
         self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
-        self._cut: set[UUID] = set()  # turns that ended "interrupted": a stop cut them
+        self._cut: set[UUID] = set()  # turns a stop cut (TurnInterrupted): a resume lists them
         self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
         self._errors: list[tuple[int, str, UUID | None]] = []  # seq, "who: what", handling
         self._last_record = time.monotonic()
@@ -157,7 +157,7 @@ class Watch:
 
     def _track(self, record: EventRecord) -> None:
         self._last_record = time.monotonic()
-        self._read_to = record.seq
+        self._read_to = record.last  # a range record (a damaged pack, a gap) reads to its end
         message = record.message
         if isinstance(message, SentMessage):
             self._seq_of[message.message.id] = record.seq
@@ -173,8 +173,10 @@ class Watch:
             self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
             if message.event.outcome == "failed":
                 self._failed[message.event.turn_id] = message.event
-            elif message.event.outcome == "interrupted":  # a stop (or the page) cut it
-                self._cut.add(message.event.turn_id)
+        elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterrupted):
+            # the team's stop cut it (or it never started): a resume lists it; a cancel's
+            # cut (a /stop, the page's button; the team goes on) is not one
+            self._cut.add(message.event.message_id)
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
             self._waiting.pop(message.message_id, None)

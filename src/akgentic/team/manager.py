@@ -558,11 +558,13 @@ class TeamManager:
         (see :meth:`TeamRuntime.cancel_turns`). ``cancelled`` is called once every member
         has its cancel, before the wait: what a caller says then is already true."""
         team = self.get_team(team_id)
-        if team is not None:
-            team.cancel_turns()
-        if cancelled is not None:
-            cancelled()
-        self.stop_team(team_id, grace_timeout)
+        try:
+            if team is not None:
+                team.cancel_turns()
+            if cancelled is not None:
+                cancelled()
+        finally:  # whatever the caller's call did: the team closed to turns must stop
+            self.stop_team(team_id, grace_timeout)
         return self.interrupted_turns(team_id)
 
     def interrupted_turns(self, team_id: UUID) -> list[Message]:

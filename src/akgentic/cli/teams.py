@@ -465,26 +465,28 @@ def _damaged(record: TeamRecord, url: str, problem: str | None = None) -> str:
     """A resume refused for a record the store could not read whole (its card, metadata,
     a time; its status alone is repaired by a stop) or whose card is no valid team card
     (``problem``): what is damaged, and the ways on."""
-    events = command_line("events", short_id(record.team_id), *storage_option(url))
-    delete = team_command("delete", record.team_id, url)
     return (
         f"{problem or record.error}; the record is kept as stored, and a resume needs it "
-        f"whole: restore "
-        f"the store {_store(url)} from a backup to resume the team; its history still reads "
-        f"with: {events}; remove the team with: {delete}"
+        f"whole: restore the store {_store(url)} from a backup to resume the team; "
+        f"{_kept_ways(record, url)}"
     )
+
+
+def _kept_ways(record: TeamRecord, url: str) -> str:
+    """The ways on that a refused resume leaves: reading the history, removing the team."""
+    events = command_line("events", short_id(record.team_id), *storage_option(url))
+    delete = team_command("delete", record.team_id, url)
+    return f"its history still reads with: {events}; remove the team with: {delete}"
 
 
 def _outdated(record: TeamRecord, url: str, problem: str) -> str:
     """A resume refused for a card an earlier version stored and this one's checks refuse:
     a backup holds the same card, so the ways on are the version that stored it, or a new
     team from the card corrected."""
-    events = command_line("events", short_id(record.team_id), *storage_option(url))
-    delete = team_command("delete", record.team_id, url)
     return (
         f"{problem}; the record is kept as stored: resume the team with the akgentic version "
         f"that stored it, or start a new team from its card corrected (akgentic run "
-        f"TEAM.yaml); its history still reads with: {events}; remove the team with: {delete}"
+        f"TEAM.yaml); {_kept_ways(record, url)}"
     )
 
 

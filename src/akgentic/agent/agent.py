@@ -188,16 +188,6 @@ def offered_tools(tools: Sequence[Any]) -> list[Any]:
     return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
 
 
-def _as_runs_hold(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
-    """``messages`` as a run holds them: pydantic-ai merges adjacent requests (a
-    compaction's summary and the first request it kept) before the run starts. Kept so,
-    a cut turn's own messages begin at the history's length (``_take_turn``'s ``start``):
-    split anywhere else, the prompt of a turn the model never answered stayed in the
-    history. A run's own messages are so already; what replaces the history is made so
-    here, once (not every turn: it walks the whole history)."""
-    return repair_messages(messages, repair_last_response=False)
-
-
 class _Inbox(queue.Queue[Any]):
     """An inspectable inbox (the mailbox and cancellation look into it) that calls
     ``on_interrupt`` when an interrupting cancel is put in — on the sender's thread, for
@@ -358,7 +348,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def restore_history(self, messages: Sequence[ModelMessage]) -> None:
         """Replace the model context (restore from ``LlmMessageEvent``s)."""
-        self._history = _as_runs_hold(messages)
+        self._history = list(messages)
 
     def get_commands(self) -> list[str]:
         return self._commands.names()
@@ -505,7 +495,6 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._turn_sender = sender
         self._hold_toolsets()
         run_usage = RunUsage()
-        start = len(self._history)  # the history is kept as runs hold it: see _as_runs_hold
         try:
             with self._boundary.scope() as token, self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
@@ -518,10 +507,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     )
                 )
         except RunInterruptedError as interrupted:
-            return self._cut(msg, sender, interrupted.messages, start, run_usage)
+            return self._cut(msg, sender, interrupted.messages, run_usage)
         except RunCancelled as cut:  # an interrupt cut the model request in flight
             self._was_cut()
-            return self._cut(msg, sender, cut.all_messages(), start, run_usage)
+            return self._cut(msg, sender, cut.all_messages(), run_usage)
         except UsageLimitReached as exc:
             self._save_usage()
             self._reply(sender, f"I had to stop: {exc}", "notification")
@@ -538,15 +527,18 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         msg: Message,
         sender: ActorAddress | None,
         messages: Sequence[ModelMessage],
-        start: int,
         run_usage: RunUsage,
     ) -> bool:
-        """A cancel stopped the run (``messages``: its history, the turn's from ``start``):
+        """A cancel stopped the run (``messages``: its history, the turn's own at the end):
         keep and publish what :func:`kept_of_cut` keeps of the turn — nothing when the model
         completed no step, so the prompt is not carried into the next run — and say so
         (:meth:`_say_cut`)."""
+        # pydantic-ai starts a run from the history cleaned (adjacent requests merged, as
+        # a compaction's summary and the request after it): the turn's own messages begin
+        # where that ends, not at the history's own length
+        start = len(repair_messages(self._history, repair_last_response=False))
         kept = kept_of_cut(messages[start:], stopping=self._interrupted)
-        self._history = [*messages[:start], *kept]
+        self._history = [*self._history, *kept]  # as a resume rebuilds it from the log
         self._publish_run(kept, run_usage)
         return self._say_cut(msg, sender)
 
@@ -702,8 +694,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return f"Compacted {before} messages into {len(self._history)}."
 
     def _replace_history(self, messages: list[ModelMessage]) -> None:
-        self._history = _as_runs_hold(messages)
-        self.notify_event(ContextReplacedEvent.from_messages(self._history, agent=self.config.name))
+        self._history = messages
+        self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
 
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
         lines = []

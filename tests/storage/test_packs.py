@@ -705,6 +705,34 @@ def test_sqlite_keeps_a_pack_as_one_row_and_reopens_with_it(tmp_path: Path) -> N
         assert again.events.append_packs(team, [pack])[0] == pack_count(pack) + 1
 
 
+def test_sqlite_numbers_a_writers_next_packs_in_their_one_insert_and_checks_it(
+    tmp_path: Path,
+) -> None:
+    """After its first append, a writer's packs go in one statement numbered from where
+    its last append ended (nothing read back: each statement costs the writer a wait for
+    the GIL under load); when another writer appended meanwhile, that statement inserts
+    nothing and the usual way numbers after the other's events."""
+    path, team = tmp_path / "packs.db", uuid4()
+    pack = busy(team, 1).pack()
+    size = pack_count(pack)
+    statements: list[str] = []
+    with SqliteStorage(path) as mine, SqliteStorage(path) as other:
+        conn = mine._driver._live()  # type: ignore[attr-defined]
+        conn.set_trace_callback(statements.append)
+        assert mine.events.append_packs(team, [pack]) == list(range(1, size + 1))
+        first = len(statements)
+        assert mine.events.append_packs(team, [pack, pack]) == list(range(size + 1, 3 * size + 1))
+        assert len(statements) - first == 1  # the insert alone
+        assert other.events.append(team, Plain(text="between")) == 3 * size + 1
+        before = len(statements)
+        assert mine.events.append_packs(team, [pack])[0] == 3 * size + 2
+        assert len(statements) - before == 3  # refused where it expected, then the usual way
+        assert mine.events.append_packs(team, [pack])[0] == 4 * size + 2
+        records = mine.events.read(team)
+        assert [r.seq for r in records] == list(range(1, 5 * size + 2))
+        assert not corrupt_rows(records)
+
+
 def test_a_sqlite_file_made_before_packs_gains_their_table(tmp_path: Path) -> None:
     path, team = tmp_path / "old.db", uuid4()
     with SqliteStorage(path) as store:

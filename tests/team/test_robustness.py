@@ -23,7 +23,15 @@ from akgentic.core import (
     TeamStoppingEvent,
     serialize,
 )
-from akgentic.storage import CorruptRecordError, TeamStatus, open_storage, sqlite_url
+from akgentic.storage import (
+    CorruptRecordError,
+    LeaseHolder,
+    LeaseLostError,
+    StorageError,
+    TeamStatus,
+    open_storage,
+    sqlite_url,
+)
 from akgentic.team import TeamCard, TeamManager
 
 from .test_team import EXAMPLE, final_answer
@@ -199,3 +207,61 @@ def test_a_damaged_team_record_fails_resume_naming_the_team(
     with pytest.raises(CorruptRecordError, match=rf"team {runtime.team_id}: .*'garbage'"):
         manager.resume_team(runtime.team_id)
     assert storage.events.last_seq(runtime.team_id) > 0  # the history is untouched
+
+
+def test_a_resume_whose_running_mark_fails_stops_the_team_and_gives_its_lease_back(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
+    manager = TeamManager(system, storage)
+    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    manager.stop_team(team_id)
+    mark = storage.teams.set_status
+
+    def refused(team: Any, status: TeamStatus, **fenced: Any) -> None:
+        if status is TeamStatus.RUNNING:
+            raise StorageError("the disk is full")
+        mark(team, status, **fenced)
+
+    monkeypatch.setattr(storage.teams, "set_status", refused)
+    with pytest.raises(StorageError, match="the disk is full"):
+        manager.resume_team(team_id)
+    # restored, then stopped: not left running unowned, nor holding the team's lease
+    orchestrator = system.get_orchestrator(team_id)
+    assert orchestrator is None or system.wait_stopped(orchestrator, 10)
+    assert manager.get_team(team_id) is None and manager.lease_of(team_id) is None
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.STOPPED
+
+    monkeypatch.undo()
+    resumed = manager.resume_team(team_id)
+    assert sorted(a.name for a in resumed.members()) == ["@Human", "@Manager", "@Worker"]
+    assert storage.teams.get(team_id).status is TeamStatus.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_team_taken_over_while_it_was_restored_is_not_marked_running_by_the_resume(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
+    manager = TeamManager(system, storage)
+    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    manager.stop_team(team_id)
+    mark = storage.teams.set_status
+    resource = f"team/{team_id}"
+    other = LeaseHolder(owner="another-process", host="elsewhere", pid=4242)
+
+    def taken_over_first(team: Any, status: TeamStatus, **fenced: Any) -> None:
+        if status is TeamStatus.RUNNING:  # as after a pause: this process's lease is gone
+            storage.leases.release(resource, manager.holder.owner)
+            storage.leases.acquire(resource, other, 60.0)
+        mark(team, status, **fenced)
+
+    monkeypatch.setattr(storage.teams, "set_status", taken_over_first)
+    with pytest.raises(LeaseLostError):
+        manager.resume_team(team_id)
+    orchestrator = system.get_orchestrator(team_id)
+    assert orchestrator is None or system.wait_stopped(orchestrator, 10)
+    lease = manager.lease_of(team_id)
+    assert lease is not None and lease.holder.owner == "another-process"  # left to its holder
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.STOPPED  # neither mark is ours

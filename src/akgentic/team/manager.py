@@ -25,9 +25,10 @@ marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval
 its runtime says so (``TeamRuntime.stop_reason``). A team whose lease was lost (this
 process stalled past its expiry and another took it over) stops recording and stops:
 its recorder commits under the lease's ``Fence``, so the store refuses the first group
-written after the take-over, whenever the stall fell; its working memory and its
-STOPPED mark are written under the fence too, and this process leaves the team (its
-status is the new holder's).
+written after the take-over, whenever the stall fell; its working memory, its
+STOPPED mark and a resume's RUNNING mark are written under the fence too, and this
+process leaves the team (its status is the new holder's). A resume whose RUNNING mark
+fails stops the team it restored and gives its lease back: never running unowned.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ class TeamManager:
                 self._running[runtime.team_id] = runtime
         if closed:
             runtime.stop(5.0)
-            self.storage.teams.set_status(runtime.team_id, TeamStatus.STOPPED)
+            self._mark_stopped(runtime.team_id, ran_here=True)
             raise RuntimeError(
                 f"this process is shutting down: team {runtime.team_id} was stopped as it "
                 f"started; resume it once the process is back"
@@ -618,8 +619,18 @@ class TeamManager:
         self._lease(team_id)
         try:
             runtime = restore(self, card, team_id, model=model)
-            self.storage.teams.set_status(team_id, TeamStatus.RUNNING)
         except BaseException:
+            self._unlease(team_id)
+            raise
+        fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
+        try:
+            self.storage.teams.set_status(team_id, TeamStatus.RUNNING, fence=fence)
+        except BaseException:
+            # restored and running, but not marked so (the store refused, or another
+            # process took the team over meanwhile): stopped here rather than left
+            # running unowned, its lease given back; its log says it ran and stopped
+            with contextlib.suppress(Exception):
+                runtime.stop(5.0)
             self._unlease(team_id)
             raise
         return self._adopt(runtime)

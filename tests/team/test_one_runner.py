@@ -293,6 +293,17 @@ def test_an_expired_lease_is_taken_over_and_its_old_holder_stops(storage_url: st
         taker.stop_team(runtime.team_id)
 
 
+def taken_over(stalled: TeamManager, taker: TeamManager) -> tuple[TeamRuntime, TeamRuntime]:
+    """A team created by ``stalled`` (whose lease expires at once) and resumed by
+    ``taker``: the first runtime, stopped once ``stalled`` learned of the loss, and the
+    one that runs it now."""
+    runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
+    resumed = taker.resume_team(runtime.team_id)
+    assert stalled.system.wait_stopped(runtime.orchestrator, 30)
+    assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+    return runtime, resumed
+
+
 def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts_down(
     storage_url: str,
 ) -> None:
@@ -303,10 +314,7 @@ def test_a_process_whose_team_was_taken_over_leaves_it_running_there_as_it_shuts
         process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
         process(storage_url, watch_interval=0.05) as taker,
     ):
-        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
-        resumed = taker.resume_team(runtime.team_id)
-        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
-        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        runtime, resumed = taken_over(stalled, taker)
         stalled.shutdown(10)
         assert taker.record(runtime.team_id).status == TeamStatus.RUNNING
         resumed.send("still mine?")  # not stopped by its watcher meanwhile
@@ -325,10 +333,7 @@ def test_a_stop_asked_here_after_the_loss_is_known_leaves_the_new_holders_team_r
         process(storage_url, lease_ttl=0, watch_interval=0.05) as stalled,
         process(storage_url, watch_interval=0.05) as taker,
     ):
-        runtime = stalled.create_team(TeamCard.from_yaml(EXAMPLE))
-        resumed = taker.resume_team(runtime.team_id)
-        assert stalled.system.wait_stopped(runtime.orchestrator, 30)
-        assert runtime.stop_reason is not None and "lease was lost" in runtime.stop_reason
+        runtime, resumed = taken_over(stalled, taker)
         stalled.interrupt_team(runtime.team_id, grace_timeout=1)
         stalled.stop_team(runtime.team_id)
         assert taker.record(runtime.team_id).status == TeamStatus.RUNNING

@@ -21,6 +21,12 @@ from typer.testing import CliRunner
 
 from akgentic.agent import AgentMessage
 from akgentic.cli import app
+from akgentic.cli.chat import (
+    SERVER_GONE,
+    SERVER_SHUTTING_DOWN,
+    STOPPED_ON_SERVER,
+    server_stop_reason,
+)
 from akgentic.client import AkgenticClient
 from akgentic.core import SentMessage
 from akgentic.storage import sqlite_url
@@ -614,6 +620,26 @@ def test_run_server_posts_a_local_file_even_when_a_servers_card_has_its_name(
     assert code == 0, err
     [team] = served.client.list_teams()
     assert team.card_name == "posted-turns"
+
+
+def test_a_session_on_a_server_says_a_team_stopped_by_the_servers_shutdown_stopped_so(
+    served: Served,
+) -> None:
+    """Only the server knows why a team stopped under a ``--server`` session; its health
+    tells a stop asked of it (the server runs on) from its own shutdown (draining), and a
+    server that no longer answers from both."""
+    assert server_stop_reason(served.client) == STOPPED_ON_SERVER
+    context = served.app.state.context
+    context.draining = True  # as serve's first Ctrl-C or SIGTERM sets it, before the stops
+    try:
+        assert server_stop_reason(served.client) == SERVER_SHUTTING_DOWN
+    finally:
+        context.draining = False
+    with socket.socket() as probe:  # a port nothing listens on any more
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    with AkgenticClient(f"http://127.0.0.1:{closed}") as gone:
+        assert server_stop_reason(gone) == SERVER_GONE
 
 
 def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(

@@ -40,6 +40,7 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass
+from typing import cast
 from uuid import UUID
 
 from rich.console import Console
@@ -61,10 +62,10 @@ from akgentic.cli.output import (
 )
 from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
-from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, TeamDeletedError
+from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, ServerError, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.storage import LeaseLostError
-from akgentic.team import Suggestion, TeamCard, TeamManager, TeamRuntime
+from akgentic.team import HostedTeam, Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
 __all__ = ["ChatOptions", "chat", "check_addressee", "intro", "quote", "send_line"]
@@ -309,16 +310,37 @@ def _lost(runtime: TeamHandle) -> LeaseLostError | None:
 
 
 STOPPED_ON_SERVER = "it was stopped on the server (akgentic teams stop --server, or its page)"
-"""Why a team on a server stopped under the session: only the server knows who did it."""
+"""Why a team on a server stopped under the session, the server running on: only the
+server knows who did it."""
+SERVER_SHUTTING_DOWN = "the server is shutting down, and its teams stop with it"
+"""Why it stopped when the server answers its health as draining."""
+SERVER_GONE = "the server stopped answering (it shut down, or it cannot be reached)"
+"""Why it stopped when the server no longer answers at all."""
+
+
+def server_stop_reason(client: AkgenticClient) -> str:
+    """Why a team on the server at ``client`` stopped, the session having not stopped it:
+    the server's own shutdown (its health says it is draining, or nothing answers), or
+    else a stop asked of the server (:data:`STOPPED_ON_SERVER`)."""
+    try:
+        health = client.health()
+    except ServerError:
+        return SERVER_GONE
+    return SERVER_SHUTTING_DOWN if health.status == "draining" else STOPPED_ON_SERVER
 
 
 def _stop_reason(runtime: TeamHandle, watch: Watch) -> str | None:
     """Why the team stopped when this session did not stop it (None: it did, or it runs):
-    its runtime's reason here; on a server, :data:`STOPPED_ON_SERVER` once ``watch`` saw
-    it stop (asked before the session stops it, or of an exchange the stop ended)."""
-    if isinstance(runtime, TeamRuntime):
-        return runtime.stop_reason
-    return STOPPED_ON_SERVER if watch.team_stopped else None
+    its runtime's reason here; on a server, :func:`server_stop_reason` once ``watch`` saw
+    it stop (asked before the session stops it, or of an exchange the stop ended), asked
+    once, so that every line of the session gives the same reason."""
+    if not isinstance(runtime, RemoteTeam):  # a manager's team, here or on a cluster
+        return cast(HostedTeam, runtime).stop_reason
+    if not watch.team_stopped:
+        return None
+    if watch.stop_reason is None:
+        watch.stop_reason = server_stop_reason(runtime.client)
+    return watch.stop_reason
 
 
 def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:

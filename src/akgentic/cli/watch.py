@@ -110,6 +110,9 @@ class Watch:
         self._ended = False
         self._team_stopped = False
         self._failure: BaseException | None = None
+        self.stop_reason: str | None = None
+        """Why the team stopped, once the session found out (kept: every line it prints
+        gives the same reason)."""
 
     def start(self) -> Watch:
         self._thread.start()

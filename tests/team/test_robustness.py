@@ -265,3 +265,63 @@ def test_a_team_taken_over_while_it_was_restored_is_not_marked_running_by_the_re
     assert lease is not None and lease.holder.owner == "another-process"  # left to its holder
     record = storage.teams.get(team_id)
     assert record is not None and record.status is TeamStatus.STOPPED  # neither mark is ours
+
+
+def _stopped_mark_refused_once(
+    storage: Any, monkeypatch: pytest.MonkeyPatch, then: Any = None
+) -> None:
+    """The team's own STOPPED mark (its recorder's, as it stops) fails once; ``then`` runs
+    right after the manager's own fenced try that follows, as another process would."""
+    mark = storage.teams.set_status
+    fenced_marks: list[Any] = []
+
+    def refused_once(team: Any, status: TeamStatus, **fenced: Any) -> None:
+        if status is not TeamStatus.STOPPED or "fence" not in fenced:
+            return mark(team, status, **fenced)
+        fenced_marks.append(team)
+        if len(fenced_marks) == 1:
+            raise StorageError("the disk is full")
+        try:
+            return mark(team, status, **fenced)
+        finally:
+            if then is not None and len(fenced_marks) == 2:
+                then(team)
+
+    monkeypatch.setattr(storage.teams, "set_status", refused_once)
+
+
+def test_a_stopped_mark_left_to_the_manager_is_written_and_its_lease_given_back(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
+    manager = TeamManager(system, storage)
+    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    _stopped_mark_refused_once(storage, monkeypatch)
+    manager.stop_team(team_id)
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.STOPPED
+    assert manager.lease_of(team_id) is None  # taken for the mark, given back
+
+
+def test_a_resume_elsewhere_between_the_stop_and_its_mark_is_left_running(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop released the lease; another process resumed the team before the manager
+    marked it STOPPED: the mark is not written over its RUNNING (its watcher would stop
+    the team it just resumed)."""
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
+    manager = TeamManager(system, storage)
+    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    mark = storage.teams.set_status
+    other = LeaseHolder(owner="another-process", host="elsewhere", pid=4242)
+
+    def resumed_elsewhere(team: Any) -> None:
+        storage.leases.acquire(f"team/{team}", other, 60.0)
+        mark(team, TeamStatus.RUNNING)
+
+    _stopped_mark_refused_once(storage, monkeypatch, then=resumed_elsewhere)
+    manager.stop_team(team_id)
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.RUNNING
+    lease = manager.lease_of(team_id)
+    assert lease is not None and lease.holder.owner == "another-process"

@@ -516,23 +516,36 @@ class TeamManager:
     def _mark_stopped(self, team_id: UUID, ran_here: bool) -> None:
         """Mark the team STOPPED, its own stop having not. One that ran here is marked
         under this process's fence: taken over meanwhile (found lost while it stopped),
-        it is the new holder's, which would stop it on seeing STOPPED; its lease
-        released by its stop (nobody holds it), it is marked as any other team is."""
+        it is the new holder's, which would stop it on seeing STOPPED. Its lease released
+        by its stop (nobody holds it), the lease is taken again for the mark and given
+        back: a resume by another process that comes in between holds it, and its
+        RUNNING team is left alone — never check-then-write."""
         teams = self.storage.teams
-        if ran_here:
-            fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
-            try:
-                teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+        if not ran_here:
+            teams.set_status(team_id, TeamStatus.STOPPED)
+            return
+        resource = team_resource(team_id)
+        fence = Fence(resource=resource, owner=self.holder.owner)
+        try:
+            teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+            return
+        except LeaseLostError as lost:
+            if lost.lease is not None:
+                logger.info(
+                    "team %s is %s's now: not marked STOPPED here", team_id, lost.lease.describe()
+                )
                 return
-            except LeaseLostError as lost:
-                if lost.lease is not None:
-                    logger.info(
-                        "team %s is %s's now: not marked STOPPED here",
-                        team_id,
-                        lost.lease.describe(),
-                    )
-                    return
-        teams.set_status(team_id, TeamStatus.STOPPED)
+        try:
+            self.storage.leases.acquire(resource, self.holder, self._heartbeat.ttl)
+        except LeaseHeldError as held:
+            logger.info(
+                "team %s is %s's now: not marked STOPPED here", team_id, held.lease.describe()
+            )
+            return
+        try:
+            teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+        finally:
+            self._unlease(team_id)
 
     def _clear_stale_lease(self, team_id: UUID) -> None:
         """Release the lease of a holder that is gone (expired, or its pid on this host no

@@ -325,3 +325,27 @@ def test_a_resume_elsewhere_between_the_stop_and_its_mark_is_left_running(
     assert record is not None and record.status is TeamStatus.RUNNING
     lease = manager.lease_of(team_id)
     assert lease is not None and lease.holder.owner == "another-process"
+
+
+def test_a_resume_here_between_the_stop_and_its_mark_keeps_its_lease_and_status(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same as above within one process: its leases share an owner, so the mark
+    cannot tell the resume's lease from its own; it leaves a team resumed here alone."""
+    storage = open_storage(sqlite_url(tmp_path / "team.db"))
+    manager = TeamManager(system, storage)
+    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    resumed: list[Any] = []
+    _stopped_mark_refused_once(
+        storage, monkeypatch, then=lambda team: resumed.append(manager.resume_team(team))
+    )
+    manager.stop_team(team_id)
+    record = storage.teams.get(team_id)
+    assert record is not None and record.status is TeamStatus.RUNNING
+    lease = manager.lease_of(team_id)
+    assert lease is not None and lease.holder == manager.holder
+    [runtime] = resumed
+    assert manager.get_team(team_id) is runtime and runtime.orchestrator.is_alive()
+    monkeypatch.undo()
+    manager.stop_team(team_id)
+    assert storage.teams.get(team_id).status is TeamStatus.STOPPED  # type: ignore[union-attr]

@@ -208,7 +208,10 @@ class TeamManager:
                 self._running[runtime.team_id] = runtime
         if closed:
             runtime.stop(5.0)
-            self._mark_stopped(runtime.team_id, ran_here=True)
+            with contextlib.suppress(LookupError):  # purged meanwhile: nothing to mark
+                if self.record(runtime.team_id).status in (TeamStatus.RUNNING, None):
+                    # its own stop did not mark it; the team is this start's (claimed)
+                    self._mark_stopped(runtime.team_id, ran_here=True, claimed=True)
             raise RuntimeError(
                 f"this process is shutting down: team {runtime.team_id} was stopped as it "
                 f"started; resume it once the process is back"
@@ -513,13 +516,16 @@ class TeamManager:
         if team is None:
             self._clear_stale_lease(team_id)
 
-    def _mark_stopped(self, team_id: UUID, ran_here: bool) -> None:
+    def _mark_stopped(self, team_id: UUID, ran_here: bool, claimed: bool = False) -> None:
         """Mark the team STOPPED, its own stop having not. One that ran here is marked
         under this process's fence: taken over meanwhile (found lost while it stopped),
         it is the new holder's, which would stop it on seeing STOPPED. Its lease released
         by its stop (nobody holds it), the lease is taken again for the mark and given
         back: a resume by another process that comes in between holds it, and its
-        RUNNING team is left alone — never check-then-write."""
+        RUNNING team is left alone — never check-then-write. A resume in this process
+        would hold a lease of the same owner: the team is claimed against one meanwhile
+        (as a resume claims it), unless the caller has it ``claimed`` already (a start
+        that is stopping it)."""
         teams = self.storage.teams
         if not ran_here:
             teams.set_status(team_id, TeamStatus.STOPPED)
@@ -535,15 +541,33 @@ class TeamManager:
                     "team %s is %s's now: not marked STOPPED here", team_id, lost.lease.describe()
                 )
                 return
+        if claimed:
+            self._mark_under_lease(team_id, fence)
+            return
+        with self._adopting:  # the lease is this process's whoever takes it: no resume here
+            if self._local_team(team_id) is not None or team_id in self._resuming:
+                return  # a resume here runs it again: it is that resume's to mark
+            self._resuming.add(team_id)
         try:
-            self.storage.leases.acquire(resource, self.holder, self._heartbeat.ttl)
+            self._mark_under_lease(team_id, fence)
+        finally:
+            with self._adopting:
+                self._resuming.discard(team_id)
+
+    def _mark_under_lease(self, team_id: UUID, fence: Fence) -> None:
+        """:meth:`_mark_stopped` once its lease is free: taken for the mark, given back."""
+        try:
+            self.storage.leases.acquire(fence.resource, self.holder, self._heartbeat.ttl)
         except LeaseHeldError as held:
             logger.info(
                 "team %s is %s's now: not marked STOPPED here", team_id, held.lease.describe()
             )
             return
         try:
-            teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+            self.storage.teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
+        except LeaseLostError as lost:  # taken over since (a stall past the lease's life)
+            holder = lost.lease.describe() if lost.lease is not None else "nobody"
+            logger.info("team %s is %s's now: not marked STOPPED here", team_id, holder)
         finally:
             self._unlease(team_id)
 
@@ -642,9 +666,11 @@ class TeamManager:
             # restored and running, but not marked so (the store refused, or another
             # process took the team over meanwhile): stopped here rather than left
             # running unowned, its lease given back; its log says it ran and stopped
+            stopped = False
             with contextlib.suppress(Exception):
-                runtime.stop(5.0)
-            self._unlease(team_id)
+                stopped = runtime.stop(5.0)
+            if stopped:  # else its stop gives the lease back once done (_ReleaseOnStop)
+                self._unlease(team_id)
             raise
         return self._adopt(runtime)
 

@@ -396,7 +396,7 @@ def main() -> None:
     print(
         "recorded tell, from the last message handled until the last record is committed: "
         f"median {statistics.median(t for t, _ in tails) * 1e3:.1f} ms "
-        f"(rounds {min(t for t, _ in tails) * 1e3:.1f} to {max(t for t, _ in tails) * 1e3:.1f}), "
+        f"(floods {min(t for t, _ in tails) * 1e3:.1f} to {max(t for t, _ in tails) * 1e3:.1f}), "
         f"beside a median {statistics.median(e for _, e in tails) * 1e3:.0f} ms of telling"
     )
     print(f"subscriber received {subscribed.subscriber.count:,} telemetry messages")

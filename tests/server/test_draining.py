@@ -195,3 +195,45 @@ def test_sigterm_drains_unless_the_caller_says_its_handler_does(handled: bool) -
         assert heard == ([signal.SIGTERM] if handled else [])
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_a_session_whose_server_shuts_down_says_so_and_ends_without_waiting_it_out(
+    tmp_path: Path,
+) -> None:
+    """``akgentic run --server`` on a team the server stops as it shuts down: the stream
+    says the team stopped before the server goes (its last records, then ``stopped``), so
+    the session ends at once, saying why — not after its reconnections to a server that
+    is gone have failed, with a failed stop of a team the server already stopped."""
+    fifo = tmp_path / "hold"
+    os.mkfifo(fifo)
+    server, url, storage = serve_hang_card(tmp_path, str(fifo))
+    session = Child([str(AKGENTIC), "run", str(HANG), "--server", url], child_env())
+    try:
+        session.wait_for("Write to @Boss")
+        session.write("please hang")
+        session.wait_for("hang_step")  # the turn is inside the held tool call
+        server.proc.send_signal(signal.SIGTERM)
+        server.wait_for("stopping: ")  # draining: the team has its grace
+        _release(fifo)
+        code, errors = server.finish(60)
+        assert code == 143, errors
+        out = session.output(120)  # the session ends by itself: its team stopped
+        session_code, session_errors = session.finish(30)
+    finally:
+        session.stop()
+        server.stop()
+    assert session_code == 0, session_errors
+    [said] = [line for line in out.splitlines() if " stopped: " in line]
+    assert said.endswith(
+        "stopped: the server is shutting down, and its teams stop with it"
+    ) or said.endswith(
+        "stopped: the server stopped answering (it shut down, or it cannot be reached)"
+    )
+    assert "did not stop cleanly" not in out + session_errors
+    assert "Traceback" not in session_errors
+    bundle = open_storage(storage)
+    try:
+        [team] = bundle.teams.list()
+    finally:
+        bundle.close()
+    assert_stored_stopped(storage, team.team_id)  # the server stopped it as it shut down

@@ -201,8 +201,8 @@ def _chat(
                 raise TeamDeletedError(runtime.team_id)
             if _taken_over(runtime, title) is not None:
                 pass  # not this process's team any more: a stop would stop the new holder's
-            elif _stop_reason(runtime, watch) is not None:
-                view.note(f"{title} stopped: {_stop_reason(runtime, watch)}", "yellow")
+            elif (reason := _stop_reason(runtime, watch)) is not None:
+                view.note(f"{title} stopped: {reason}", "yellow")
             elif reply is not None and reply.how == "timeout" and watch.busy(after=reply):
                 timed_out = _cut_turns(
                     manager,
@@ -216,7 +216,11 @@ def _chat(
                     f"stopping the team: waiting for the turns in progress (up to {GRACE:g}s; "
                     f"Ctrl-C to cancel them)"
                 )
-            if timed_out is None and _taken_over(runtime, title) is None:
+            if (
+                timed_out is None
+                and _taken_over(runtime, title) is None
+                and not _server_down(watch)
+            ):
                 _stop(manager, runtime, view)
         except TeamDeletedError:
             deleted = True  # nothing to stop: the server did
@@ -316,6 +320,8 @@ SERVER_SHUTTING_DOWN = "the server is shutting down, and its teams stop with it"
 """Why it stopped when the server answers its health as draining."""
 SERVER_GONE = "the server stopped answering (it shut down, or it cannot be reached)"
 """Why it stopped when the server no longer answers at all."""
+STOPPED_ON_CLUSTER = "it was stopped on its cluster (akgentic teams stop, or its worker ended)"
+"""Why a cluster-hosted team stopped under the session when its host no longer says."""
 
 
 def server_stop_reason(client: AkgenticClient) -> str:
@@ -324,23 +330,36 @@ def server_stop_reason(client: AkgenticClient) -> str:
     else a stop asked of the server (:data:`STOPPED_ON_SERVER`)."""
     try:
         health = client.health()
-    except ServerError:
-        return SERVER_GONE
+    except ServerError as exc:  # an answer that is an error: the server is there
+        return SERVER_GONE if exc.status == 0 else STOPPED_ON_SERVER
     return SERVER_SHUTTING_DOWN if health.status == "draining" else STOPPED_ON_SERVER
+
+
+def _server_down(watch: Watch) -> bool:
+    """Whether the team's server shut down under the session: it stopped the team itself,
+    and a stop asked of it now could only fail."""
+    return watch.stop_reason in (SERVER_SHUTTING_DOWN, SERVER_GONE)
 
 
 def _stop_reason(runtime: TeamHandle, watch: Watch) -> str | None:
     """Why the team stopped when this session did not stop it (None: it did, or it runs):
-    its runtime's reason here; on a server, :func:`server_stop_reason` once ``watch`` saw
-    it stop (asked before the session stops it, or of an exchange the stop ended), asked
-    once, so that every line of the session gives the same reason."""
-    if not isinstance(runtime, RemoteTeam):  # a manager's team, here or on a cluster
-        return cast(HostedTeam, runtime).stop_reason
-    if not watch.team_stopped:
+    its runtime's reason here; once ``watch`` saw it stop (asked before the session stops
+    it, or of an exchange the stop ended), :func:`server_stop_reason` on a server, and on
+    a cluster its host's reason or :data:`STOPPED_ON_CLUSTER`. Kept once known, so that
+    every line of the session gives the same reason."""
+    if watch.stop_reason is not None:
+        return watch.stop_reason
+    reason: str | None
+    if isinstance(runtime, TeamRuntime):
+        reason = runtime.stop_reason  # set by whatever stopped it here
+    elif not watch.team_stopped:
         return None
-    if watch.stop_reason is None:
-        watch.stop_reason = server_stop_reason(runtime.client)
-    return watch.stop_reason
+    elif isinstance(runtime, RemoteTeam):
+        reason = server_stop_reason(runtime.client)
+    else:  # on a cluster: its host may be gone with it
+        reason = cast(HostedTeam, runtime).stop_reason or STOPPED_ON_CLUSTER
+    watch.stop_reason = reason
+    return reason
 
 
 def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list[Message]:

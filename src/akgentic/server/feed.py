@@ -209,7 +209,8 @@ class Hub:
     ) -> AsyncIterator[list[Frame] | Idle]:
         """Team ``team_id``'s frames from ``from_seq`` on, in runs (each as the store or
         the window hands them over, never empty), until the hub closes or the team is
-        deleted.
+        deleted. As the hub closes (the server stops), what is left of a stopped team's
+        log and ``STOPPED`` come last (:meth:`_closing_words`).
 
         Between runs: ``STOPPED`` once the team is not running — here or in another
         process that holds its lease — and every record is read (again after each later
@@ -254,8 +255,24 @@ class Hub:
                     yield STOPPED
                 if not await feed.wait_past(next_seq - 1, heartbeat):
                     yield HEARTBEAT
+            if self.closed and not said_stopped and team_id not in self._deleting:
+                async for last in self._closing_words(team_id, next_seq):
+                    yield last
         finally:
             self._leave(feed)
+
+    async def _closing_words(
+        self, team_id: UUID, next_seq: int
+    ) -> AsyncIterator[list[Frame] | Idle]:
+        """As the server stops (the hub closes after its teams were stopped): the records
+        its stop wrote that the stream has not sent yet, then ``STOPPED`` for a team that
+        no longer runs. Without them a client learned the team stopped only by failing to
+        reconnect to a server that was gone, for as long as it tries."""
+        frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
+        if frames:
+            yield frames
+        if not await self._running(team_id):
+            yield STOPPED
 
     def _deleted(self, team_id: UUID) -> bool:
         """Whether the store has the team DELETED, or no longer has it (purged)."""

@@ -413,7 +413,9 @@ class _Driver:
         every time (see :meth:`insert_events`). ``executemany`` paid that per pack, and a
         transaction of four statements paid it a dozen times: a group commit took 50 to
         150 ms under load. Alone, the ``INSERT`` is its own transaction (synced like any
-        commit) and the first number is read back by the last row's ``rowid``."""
+        commit). The first number is the one this driver expects (:meth:`_insert_at`), or,
+        for its first append and after an expectation the insert refused, read back by
+        the last row's ``rowid``."""
         tid = str(team_id)
         spans: list[list[int]] = []
         start = offset = 0

@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -27,6 +28,7 @@ from akgentic.storage import (
     CorruptRecordError,
     LeaseHolder,
     LeaseLostError,
+    StorageBundle,
     StorageError,
     TeamStatus,
     open_storage,
@@ -209,13 +211,23 @@ def test_a_damaged_team_record_fails_resume_naming_the_team(
     assert storage.events.last_seq(runtime.team_id) > 0  # the history is untouched
 
 
-def test_a_resume_whose_running_mark_fails_stops_the_team_and_gives_its_lease_back(
-    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def a_team(
+    tmp_path: Path, system: ActorSystem, stopped: bool = False
+) -> tuple[StorageBundle, TeamManager, UUID]:
+    """The example team created (and ``stopped``) by a manager over SQLite in ``tmp_path``:
+    the store, the manager and the team's id."""
     storage = open_storage(sqlite_url(tmp_path / "team.db"))
     manager = TeamManager(system, storage)
     team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
-    manager.stop_team(team_id)
+    if stopped:
+        manager.stop_team(team_id)
+    return storage, manager, team_id
+
+
+def test_a_resume_whose_running_mark_fails_stops_the_team_and_gives_its_lease_back(
+    tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage, manager, team_id = a_team(tmp_path, system, stopped=True)
     mark = storage.teams.set_status
 
     def refused(team: Any, status: TeamStatus, **fenced: Any) -> None:
@@ -242,10 +254,7 @@ def test_a_resume_whose_running_mark_fails_stops_the_team_and_gives_its_lease_ba
 def test_a_team_taken_over_while_it_was_restored_is_not_marked_running_by_the_resume(
     tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    storage = open_storage(sqlite_url(tmp_path / "team.db"))
-    manager = TeamManager(system, storage)
-    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
-    manager.stop_team(team_id)
+    storage, manager, team_id = a_team(tmp_path, system, stopped=True)
     mark = storage.teams.set_status
     resource = f"team/{team_id}"
     other = LeaseHolder(owner="another-process", host="elsewhere", pid=4242)
@@ -293,9 +302,7 @@ def _stopped_mark_refused_once(
 def test_a_stopped_mark_left_to_the_manager_is_written_and_its_lease_given_back(
     tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    storage = open_storage(sqlite_url(tmp_path / "team.db"))
-    manager = TeamManager(system, storage)
-    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    storage, manager, team_id = a_team(tmp_path, system)
     _stopped_mark_refused_once(storage, monkeypatch)
     manager.stop_team(team_id)
     record = storage.teams.get(team_id)
@@ -309,9 +316,7 @@ def test_a_resume_elsewhere_between_the_stop_and_its_mark_is_left_running(
     """The stop released the lease; another process resumed the team before the manager
     marked it STOPPED: the mark is not written over its RUNNING (its watcher would stop
     the team it just resumed)."""
-    storage = open_storage(sqlite_url(tmp_path / "team.db"))
-    manager = TeamManager(system, storage)
-    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    storage, manager, team_id = a_team(tmp_path, system)
     mark = storage.teams.set_status
     other = LeaseHolder(owner="another-process", host="elsewhere", pid=4242)
 
@@ -332,9 +337,7 @@ def test_a_resume_here_between_the_stop_and_its_mark_keeps_its_lease_and_status(
 ) -> None:
     """The same as above within one process: its leases share an owner, so the mark
     cannot tell the resume's lease from its own; it leaves a team resumed here alone."""
-    storage = open_storage(sqlite_url(tmp_path / "team.db"))
-    manager = TeamManager(system, storage)
-    team_id = manager.create_team(TeamCard.from_yaml(EXAMPLE)).team_id
+    storage, manager, team_id = a_team(tmp_path, system)
     resumed: list[Any] = []
     _stopped_mark_refused_once(
         storage, monkeypatch, then=lambda team: resumed.append(manager.resume_team(team))

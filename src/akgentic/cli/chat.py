@@ -247,7 +247,11 @@ def _chat(
         _stopped(console, title, cut, resume)
         return interrupt.exit_code()
     if timed_out is None and watch.cut():  # the graceful stop's grace cut turns
-        timed_out = _interrupted_turns(manager, runtime)
+        try:
+            timed_out = _interrupted_turns(manager, runtime)
+        except ServerError:  # its server is gone with it: the resume lists them
+            if not _server_down(watch):
+                raise
     _stopped(console, title, timed_out or [], resume)
     if reply is None or asked is None:
         return 0

@@ -266,13 +266,22 @@ class Hub:
     ) -> AsyncIterator[list[Frame] | Idle]:
         """As the server stops (the hub closes after its teams were stopped): the records
         its stop wrote that the stream has not sent yet, then ``STOPPED`` for a team that
-        no longer runs. Without them a client learned the team stopped only by failing to
-        reconnect to a server that was gone, for as long as it tries."""
-        frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
-        if frames:
-            yield frames
-        if not await self._running(team_id):
-            yield STOPPED
+        no longer runs (``DELETED`` for one deleted meanwhile; nothing for one a cluster
+        still runs). Without them a client learned the team stopped only by failing to
+        reconnect to a server that was gone, for as long as it tries. Best effort: a store
+        or placement closed first ends the stream without them."""
+        try:
+            while frames := await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq):
+                yield frames
+                next_seq = frames[-1].last + 1
+            if await asyncio.to_thread(self._deleted, team_id):
+                yield DELETED
+            elif not await self._running(team_id):
+                yield STOPPED
+        except Exception:  # the store or the placement closed first: the stream just ends
+            logger.debug(
+                "team %s: the stream's closing words were cut short", team_id, exc_info=True
+            )
 
     def _deleted(self, team_id: UUID) -> bool:
         """Whether the store has the team DELETED, or no longer has it (purged)."""

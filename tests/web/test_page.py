@@ -396,11 +396,18 @@ def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> N
     flash = page.locator("#flash")
     expect(flash).to_contain_text("the request is not valid: content")
     assert len(page.input_value("#message")) == 200001  # kept, to be shortened
-    # the team stopped elsewhere: the page refreshes its status, roster and team list
-    team.stop()
+    # the team stopped elsewhere: the page refreshes its status, roster and team list —
+    # and a refresh that fails (the roster, here) does not replace the person's reason
+    page.route(
+        "**/members",
+        lambda route: route.fulfill(status=500, json={"detail": "the roster is unreadable"}),
+    )
+    with page.expect_response(lambda r: r.url.endswith("/members") and r.status == 500):
+        team.stop()
     expect(page.locator(f"#team-list [data-team='{team.team_id}'] .badge")).to_have_text("stopped")
     expect(page.locator("#team-status")).to_have_text("stopped")
     expect(flash).to_contain_text("the request is not valid: content")
+    page.unroute("**/members")
     page.click("#resume-team")  # an action of the person's own, which succeeds
     expect(page.locator("#team-status")).to_have_text("running")
     expect(flash).to_be_hidden()

@@ -47,8 +47,9 @@ async function attempt(work, { background = false } = {}) {
     if (!(background && flashed === "action")) flash("");
     return result ?? true;
   } catch (error) {
-    // a refresh that found no server: the connection line says so already
-    if (background && !api.reachable) return false;
+    // a refresh that found no server: the connection line says so already; nor does a
+    // refresh's failure replace the reason an action of the person's was refused
+    if (background && (!api.reachable || flashed === "action")) return false;
     flash(error instanceof ApiError ? error.detail : String(error), background ? "background" : "action");
     return false;
   }

@@ -352,3 +352,28 @@ def test_a_resume_here_between_the_stop_and_its_mark_keeps_its_lease_and_status(
     monkeypatch.undo()
     manager.stop_team(team_id)
     assert storage.teams.get(team_id).status is TeamStatus.STOPPED  # type: ignore[union-attr]
+
+
+def test_a_stop_that_ends_after_a_resume_here_leaves_the_resumed_team_its_lease(
+    tmp_path: Path, system: ActorSystem
+) -> None:
+    """A team whose stop outlasted its wait ends later; meanwhile the team was resumed
+    here, under a lease of the same owner. The late end gives back only the lease its own
+    team ran under, so the resumed team keeps its own."""
+    storage, manager, team_id = a_team(tmp_path, system)
+    first = manager.get_team(team_id)
+    assert first is not None
+    [late_end] = [
+        s
+        for s in system.get_actor(first.orchestrator)._subscribers
+        if type(s).__name__ == "_ReleaseOnStop"
+    ]
+    manager.stop_team(team_id)
+    resumed = manager.resume_team(team_id)
+    late_end.on_stop(team_id)  # the first team's end, arriving only now
+    lease = manager.lease_of(team_id)
+    assert lease is not None and lease.holder == manager.holder
+    assert manager.get_team(team_id) is resumed and resumed.orchestrator.is_alive()
+    manager.stop_team(team_id)  # the resumed team's own end gives its lease back
+    assert manager.lease_of(team_id) is None
+    assert storage.teams.get(team_id).status is TeamStatus.STOPPED  # type: ignore[union-attr]

@@ -34,6 +34,7 @@ fails stops the team it restored and gives its lease back: never running unowned
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 from collections.abc import Callable
@@ -191,6 +192,10 @@ class TeamManager:
         self._closed = threading.Event()
         self._adopting = threading.Lock()  # shutdown's list of teams misses no late start
         self._resuming: set[UUID] = set()  # teams a resume here is starting (under _adopting)
+        # which taking of each team's lease is this process's latest (see _took_lease)
+        self._lease_turns: dict[UUID, int] = {}
+        self._next_turn = itertools.count(1)
+        self._lease_lock = threading.Lock()
         self._heartbeat = Heartbeat(
             storage.leases,
             lease_ttl,
@@ -245,24 +250,43 @@ class TeamManager:
 
     # -- leases ---------------------------------------------------------------------------------
     def _lease(self, team_id: UUID) -> None:
-        """Hold the team's lease (and keep it alive); TeamRunningElsewhereError if held."""
+        """Hold the team's lease (and keep it alive); TeamRunningElsewhereError if held.
+        Each taking gets a turn: the team started under it gives back only that one
+        (:meth:`_unlease_turn`)."""
         resource = team_resource(team_id)
         leases, ttl = self.storage.leases, self._heartbeat.ttl
-        try:
-            leases.acquire(resource, self.holder, ttl)
-        except LeaseHeldError as held:
-            gone = held.lease.holder
-            if not holder_is_gone(gone):
-                raise TeamRunningElsewhereError(team_id, held.lease) from None
-            # a recovery, not a fault: the CLI and the server's record tell the person
-            logger.info("team %s: its last holder (%s) is gone", team_id, gone.describe())
+        with self._lease_lock:
             try:
-                leases.acquire(resource, self.holder, ttl, take_over=gone.owner)
-            except LeaseHeldError as again:
-                raise TeamRunningElsewhereError(team_id, again.lease) from None
+                leases.acquire(resource, self.holder, ttl)
+            except LeaseHeldError as held:
+                gone = held.lease.holder
+                if not holder_is_gone(gone):
+                    raise TeamRunningElsewhereError(team_id, held.lease) from None
+                # a recovery, not a fault: the CLI and the server's record tell the person
+                logger.info("team %s: its last holder (%s) is gone", team_id, gone.describe())
+                try:
+                    leases.acquire(resource, self.holder, ttl, take_over=gone.owner)
+                except LeaseHeldError as again:
+                    raise TeamRunningElsewhereError(team_id, again.lease) from None
+            self._lease_turns[team_id] = next(self._next_turn)
         self._heartbeat.keep(resource, self.holder.owner)
 
     def _unlease(self, team_id: UUID) -> None:
+        with self._lease_lock:
+            self._release(team_id)
+
+    def _unlease_turn(self, team_id: UUID, turn: int) -> None:
+        """Give the lease back if it is still the one taken at ``turn``. Every taking in
+        this process has the same owner, so the store cannot tell them apart: a team
+        whose stop finished late (past a timed-out wait) must not release the lease a
+        later resume here took meanwhile — the resumed team would run on unleased."""
+        with self._lease_lock:
+            if self._lease_turns.get(team_id) == turn:
+                self._release(team_id)
+
+    def _release(self, team_id: UUID) -> None:
+        """Release the lease (under ``_lease_lock``: no taking interleaves)."""
+        self._lease_turns.pop(team_id, None)
         resource = team_resource(team_id)
         self._heartbeat.drop(resource)
         try:
@@ -456,11 +480,11 @@ class TeamManager:
             agent_id=agent_id,
             restoring=agent_id is not None,
         )
-        fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
-        recorder = EventRecorder(self.storage, team_id, fence, self._heartbeat.lost)
+        recorder = EventRecorder(self.storage, team_id, self._fence(team_id), self._heartbeat.lost)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
-        proxy.subscribe(_ReleaseOnStop(self, team_id))
+        # the lease this start runs under: the taking just before it (_lease)
+        proxy.subscribe(_ReleaseOnStop(self, team_id, self._lease_turns.get(team_id, 0)))
         profiles = [profile.model_copy(deep=True) for profile in card.profiles]
         skills = stored_skill_rows(self.storage.skills)
         for profile in profiles:
@@ -530,16 +554,13 @@ class TeamManager:
         if not ran_here:
             teams.set_status(team_id, TeamStatus.STOPPED)
             return
-        resource = team_resource(team_id)
-        fence = Fence(resource=resource, owner=self.holder.owner)
+        fence = self._fence(team_id)
         try:
             teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
             return
         except LeaseLostError as lost:
             if lost.lease is not None:
-                logger.info(
-                    "team %s is %s's now: not marked STOPPED here", team_id, lost.lease.describe()
-                )
+                self._not_marked(team_id, lost.lease)
                 return
         if claimed:
             self._mark_under_lease(team_id, fence)
@@ -556,20 +577,29 @@ class TeamManager:
 
     def _mark_under_lease(self, team_id: UUID, fence: Fence) -> None:
         """:meth:`_mark_stopped` once its lease is free: taken for the mark, given back."""
-        try:
-            self.storage.leases.acquire(fence.resource, self.holder, self._heartbeat.ttl)
-        except LeaseHeldError as held:
-            logger.info(
-                "team %s is %s's now: not marked STOPPED here", team_id, held.lease.describe()
-            )
-            return
+        with self._lease_lock:
+            try:
+                self.storage.leases.acquire(fence.resource, self.holder, self._heartbeat.ttl)
+            except LeaseHeldError as held:
+                self._not_marked(team_id, held.lease)
+                return
+            self._lease_turns[team_id] = next(self._next_turn)  # a late stop leaves it
         try:
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
         except LeaseLostError as lost:  # taken over since (a stall past the lease's life)
-            holder = lost.lease.describe() if lost.lease is not None else "nobody"
-            logger.info("team %s is %s's now: not marked STOPPED here", team_id, holder)
+            self._not_marked(team_id, lost.lease)
         finally:
             self._unlease(team_id)
+
+    @staticmethod
+    def _not_marked(team_id: UUID, lease: Lease | None) -> None:
+        holder = lease.describe() if lease is not None else "nobody"
+        logger.info("team %s is %s's now: not marked STOPPED here", team_id, holder)
+
+    def _fence(self, team_id: UUID) -> Fence:
+        """This process's fence on the team: a write under it is refused once another
+        process holds the team's lease."""
+        return Fence(resource=team_resource(team_id), owner=self.holder.owner)
 
     def _clear_stale_lease(self, team_id: UUID) -> None:
         """Release the lease of a holder that is gone (expired, or its pid on this host no
@@ -659,9 +689,8 @@ class TeamManager:
         except BaseException:
             self._unlease(team_id)
             raise
-        fence = Fence(resource=team_resource(team_id), owner=self.holder.owner)
         try:
-            self.storage.teams.set_status(team_id, TeamStatus.RUNNING, fence=fence)
+            self.storage.teams.set_status(team_id, TeamStatus.RUNNING, fence=self._fence(team_id))
         except BaseException:
             # restored and running, but not marked so (the store refused, or another
             # process took the team over meanwhile): stopped here rather than left
@@ -710,11 +739,13 @@ class TeamManager:
 
 class _ReleaseOnStop:
     """Subscribed after the recorder: once the team has stopped — its last records
-    written, before anyone waiting sees its orchestrator stopped — the lease goes."""
+    written, before anyone waiting sees its orchestrator stopped — the lease goes, unless
+    a later start of the team here took it meanwhile (a stop that outlasted its wait)."""
 
-    def __init__(self, manager: TeamManager, team_id: UUID) -> None:
+    def __init__(self, manager: TeamManager, team_id: UUID, turn: int) -> None:
         self._manager = manager
         self._team_id = team_id
+        self._turn = turn  # which taking of the lease this team runs under
 
     def on_message(self, msg: Message) -> None:
         return None
@@ -731,7 +762,7 @@ class _ReleaseOnStop:
         return None
 
     def on_stop(self, team_id: UUID) -> None:
-        self._manager._unlease(self._team_id)
+        self._manager._unlease_turn(self._team_id, self._turn)
 
 
 def override_models(card: TeamCard, spec: str | ModelRoster) -> None:

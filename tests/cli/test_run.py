@@ -352,3 +352,15 @@ def test_an_in_memory_team_gets_no_resume_hint(cli: Invoke) -> None:
         )
         for line in result.stdout.splitlines()
     )
+
+
+def test_run_imports_what_import_names_and_its_resume_line_carries_it_on(cli: Invoke) -> None:
+    """``--import`` on ``run`` imports a module before the card is read; the resume line
+    names the card's own modules, then the ones given that the card does not name."""
+    result = cli("run", str(HANG), "-m", "hi", "--import", "tests.board_card")
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.stdout.splitlines() if "resume it with:" in line]
+    assert line.endswith("--import tests.cli.hang_tool --import tests.board_card")
+    result = cli("run", str(RESEARCH), "-m", "hi", "--import", "tests.no_such_module")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: --import tests.no_such_module: ")

@@ -671,8 +671,47 @@ def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_th
         "error: the team stopped before answering: it was stopped on the server (akgentic "
         "teams stop --server, or its page); a turn the answer needs was cut: to get the "
         f"answer, resume it with: akgentic teams resume {short} --server {served.url} "
-        "--retry-interrupted"
+        f"--import {gate_tool.__name__} --retry-interrupted"  # the card's module, carried on
     ]
     last = out.splitlines()[-3:]
     assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn(s):"
     assert last[1] == "  @Human → @Boss: wait here"
+
+
+def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_starting(
+    tmp_path: Path,
+) -> None:
+    """A session reads its team's messages, so it needs the modules the server's card is
+    built from: without them it starts nothing and says which ``--import`` to add; with
+    them it runs, and its resume line carries them on."""
+    cards = tmp_path / "cards"
+    cards.mkdir()
+    for source in (HANG, HANG.with_name("hang.scenario.yaml")):
+        (cards / source.name).write_text(source.read_text())
+    env = child_env(f"sqlite:///{tmp_path / 'serve.db'}")
+    serve = ["--cards", str(cards), "--import", hang_tool.__name__]
+    with serving(serve, env) as (_, client):
+        [info] = client.cards()
+        assert info.imports == [hang_tool.__name__]
+        session = [str(AKGENTIC), "run", "hanging", "--server", client.base_url, "-m", "hi"]
+
+        refused = Child(session, env)
+        code, errors = refused.finish(60)
+        assert code == 1 and refused.output() == ""
+        assert errors.splitlines() == [
+            f"error: the server's card 'hanging' is built from classes of {hang_tool.__name__}, "
+            f"which this session needs to read its team's messages: add --import "
+            f"{hang_tool.__name__} (the module must be installed here too)"
+        ]
+        assert client.list_teams() == []  # nothing was started
+
+        ran = Child([*session, "--import", hang_tool.__name__], env)
+        code, errors = ran.finish(60)
+        out = ran.output()
+        assert code == 0, errors
+        assert "answer: [scripted] done: hi" in out
+        [team] = client.list_teams()
+        assert (
+            f"resume it with: akgentic teams resume {str(team.team_id)[:8]} --server "
+            f"{client.base_url} --import {hang_tool.__name__}" in out
+        )

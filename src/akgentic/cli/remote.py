@@ -7,7 +7,7 @@ the server's own reason.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from uuid import UUID
 
@@ -80,6 +80,8 @@ def interrupted_turns(team: RemoteTeam) -> list[Message]:
     return plan_restore(list(read_remote(team))).interrupted
 
 
-def server_command(team_id: UUID, url: str) -> str:
-    """``akgentic teams resume 104b23b9 --server URL``: how to resume a server's team."""
-    return command_line("teams", "resume", short_id(team_id), "--server", url)
+def server_command(team_id: UUID, url: str, imports: Sequence[str] = ()) -> str:
+    """``akgentic teams resume 104b23b9 --server URL`` (+ ``--import M`` for each module
+    the team's messages need): how to resume a server's team."""
+    modules = [word for m in imports for word in ("--import", m)]
+    return command_line("teams", "resume", short_id(team_id), "--server", url, *modules)

@@ -8,9 +8,10 @@ server's cards and saying how to post a file.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NamedTuple
 
 import typer
 
@@ -22,6 +23,7 @@ from akgentic.cli.options import (
     BaseUrlOption,
     DebugOption,
     IdleOption,
+    ImportOption,
     McpConfigOption,
     MessageOption,
     ModelOption,
@@ -36,7 +38,7 @@ from akgentic.cli.options import (
 from akgentic.cli.output import command_line, out_console, short_id
 from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
-from akgentic.cli.store import opened_storage, storage_option
+from akgentic.cli.store import import_modules, opened_storage, storage_option
 from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
@@ -78,6 +80,7 @@ def run(
     idle: IdleOption = 5.0,
     verbose: VerboseOption = False,
     stream: StreamOption = True,
+    imports: ImportOption = None,
     server: ServerOption = None,
     token: TokenOption = None,
     debug: DebugOption = False,
@@ -93,10 +96,11 @@ def run(
     with reporting(debug), interrupt.deferred():
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
+        import_modules(imports)
         options = ChatOptions(message, timeout, idle, verbose, stream)
         server = one_place(server, storage)
         if server:
-            remote = RemoteStart(team_file, model, base_url, mcp_config)
+            remote = RemoteStart(team_file, model, base_url, mcp_config, imports or [])
             raise typer.Exit(_run_remote(remote, server, token, options))
         card = TeamCard.from_yaml(team_file)
         if message is not None:
@@ -118,27 +122,41 @@ def run(
                 options,
                 console=console,
                 from_seq=1,
-                resume=resume_command(runtime.team_id, url, card.imports),
+                resume=resume_command(runtime.team_id, url, needed(card.imports, imports)),
             )
     raise typer.Exit(code)
 
 
+def needed(card_imports: list[str], imported: list[str] | None) -> list[str]:
+    """The modules a later session of the team imports: the card's, then the ones this
+    session was told to (``--import``) that the card does not name."""
+    return [*card_imports, *(m for m in imported or () if m not in card_imports)]
+
+
+class Chosen(NamedTuple):
+    """The card ``run --server`` starts a team from, with what goes with it."""
+
+    card: TeamCard | str  # a card file's card (posted), or the name of the server's card
+    model: str | None  # the --model to give with it
+    imports: list[str]  # the modules the team's messages need, for the resume command
+
+
 @dataclass(frozen=True)
 class RemoteStart:
-    """What ``run --server`` was given to start a team from: ``CARD`` and the options that
-    change a card."""
+    """What ``run --server`` was given to start a team from: ``CARD``, the options that
+    change a card, and the modules imported with ``--import``."""
 
     ref: Path
     model: str | None
     base_url: str | None
     mcp_config: Path | None
+    imports: list[str]
 
-    def card(
-        self, client: AkgenticClient, message: str | None
-    ) -> tuple[TeamCard | str, str | None]:
-        """The card to create the team from — a card file's card (posted), or the name of
-        the server's card — and the ``--model`` to give with it. A :class:`CliError` when
-        ``ref`` is neither, or when an option would change a server's card."""
+    def card(self, client: AkgenticClient, message: str | None) -> Chosen:
+        """The card to create the team from. A :class:`CliError` when ``ref`` is neither
+        a card file nor the name of a server's card, when an option would change a
+        server's card, or when the server's card needs modules this session has not
+        imported (it could not read the team's messages: nothing is started)."""
         if self.ref.is_file():
             card = TeamCard.from_yaml(self.ref)
             if message is not None:
@@ -146,7 +164,7 @@ class RemoteStart:
             model = point_card(card, self.model, self.base_url)
             if self.mcp_config is not None:
                 card.mcp_config = str(self.mcp_config.resolve())
-            return card, model
+            return Chosen(card, model, needed(card.imports, self.imports))
         name = str(self.ref)
         cards = client.cards()
         found = next((c for c in cards if c.name == name), None)
@@ -164,16 +182,24 @@ class RemoteStart:
                     f"{option} changes a card file, not the server's card {name!r}: give the "
                     f"path of a card file to post it with {option}, or leave {option} out"
                 )
+        missing = [m for m in found.imports if m not in sys.modules]
+        if missing:
+            flags = " ".join(f"--import {m}" for m in missing)
+            raise CliError(
+                f"the server's card {name!r} is built from classes of {', '.join(missing)}, "
+                f"which this session needs to read its team's messages: add {flags} (the "
+                f"module must be installed here too)"
+            )
         if message is not None:
             check_addressee(found, message)
-        return name, self.model
+        return Chosen(name, self.model, needed(found.imports, self.imports))
 
 
 def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatOptions) -> int:
     """``run --server``: the same conversation, with the team on the server."""
     with connected(url, token) as client:
-        card, model = remote.card(client, options.message)
-        team = client.create_team(card, model=model)
+        chosen = remote.card(client, options.message)
+        team = client.create_team(chosen.card, model=chosen.model)
         console = out_console()
         intro(console, team, f"started on {url}")
         return chat(
@@ -182,5 +208,5 @@ def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatO
             options,
             console=console,
             from_seq=1,
-            resume=server_command(team.team_id, url),
+            resume=server_command(team.team_id, url, chosen.imports),
         )

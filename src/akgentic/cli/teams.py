@@ -388,7 +388,9 @@ def resume_team(
                     "--model and --base-url do not apply with --server: a server resumes a "
                     "team on its card's models"
                 )
-            raise typer.Exit(_resume_remote(team, server, token, options, dismiss_interrupted))
+            raise typer.Exit(
+                _resume_remote(team, server, token, options, dismiss_interrupted, imports or [])
+            )
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
             if record.status == TeamStatus.DELETED:
@@ -538,10 +540,16 @@ def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str])
 
 
 def _resume_remote(
-    team: str, url: str, token: str | None, options: ChatOptions, dismiss: bool
+    team: str,
+    url: str,
+    token: str | None,
+    options: ChatOptions,
+    dismiss: bool,
+    imports: list[str],
 ) -> int:
     """``teams resume --server``: the server rebuilds its team from its log; this session
-    talks to it there, as ``run --server`` does."""
+    talks to it there, as ``run --server`` does (``imports``: its ``--import`` modules,
+    which the next resume needs too)."""
     with connected(url, token) as client:
         record = find_remote_team(client, team)
         if record.status == TeamStatus.DELETED:
@@ -570,7 +578,7 @@ def _resume_remote(
             options,
             console=console,
             from_seq=from_seq,
-            resume=server_command(record.team_id, url),
+            resume=server_command(record.team_id, url, imports),
         )
 
 

@@ -90,6 +90,11 @@ class CardInfo(BaseModel):
     members: list[str]
     human: str | None = Field(default=None, description="The person's proxy, e.g. '@Human'.")
     source: str = Field(description="Where the server read it (a file path, or 'python').")
+    imports: list[str] = Field(
+        default_factory=list,
+        description="The modules its classes live in (the card's 'imports'): a client "
+        "reading its team's messages imports them first, as the server did.",
+    )
 
 
 class CreateTeam(_Request):

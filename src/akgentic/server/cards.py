@@ -164,4 +164,5 @@ def describe(card: TeamCard) -> dict[str, Any]:
         "entry_point": card.entry_point,
         "members": member_names(card.members),
         "human": card.human,
+        "imports": list(card.imports),
     }

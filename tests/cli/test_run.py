@@ -356,11 +356,16 @@ def test_an_in_memory_team_gets_no_resume_hint(cli: Invoke) -> None:
 
 def test_run_imports_what_import_names_and_its_resume_line_carries_it_on(cli: Invoke) -> None:
     """``--import`` on ``run`` imports a module before the card is read; the resume line
-    names the card's own modules, then the ones given that the card does not name."""
-    result = cli("run", str(HANG), "-m", "hi", "--import", "tests.board_card")
+    names the card's own modules, then the others given, each once."""
+    given = ["tests.board_card", "tests.cli.hang_tool", "tests.board_card"]
+    result = cli("run", str(HANG), "-m", "hi", *(w for m in given for w in ("--import", m)))
     assert result.exit_code == 0, result.output
     [line] = [line for line in result.stdout.splitlines() if "resume it with:" in line]
-    assert line.endswith("--import tests.cli.hang_tool --import tests.board_card")
+    command = line.split("resume it with: akgentic ", 1)[1]
+    assert command.endswith("--import tests.cli.hang_tool --import tests.board_card")
+    again = cli(*command.split(), "-m", "again")  # a resume's own line carries them on too
+    assert again.exit_code == 0, again.output
+    assert f"resume it with: akgentic {command}" in again.stdout
     result = cli("run", str(RESEARCH), "-m", "hi", "--import", "tests.no_such_module")
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith("error: --import tests.no_such_module: ")

@@ -695,14 +695,15 @@ def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_sta
         assert info.imports == [hang_tool.__name__]
         session = [str(AKGENTIC), "run", "hanging", "--server", client.base_url, "-m", "hi"]
 
-        refused = Child(session, env)
-        code, errors = refused.finish(60)
-        assert code == 1 and refused.output() == ""
-        assert errors.splitlines() == [
+        refusal = [
             f"error: the server's card 'hanging' is built from classes of {hang_tool.__name__}, "
             f"which this session needs to read its team's messages: add --import "
             f"{hang_tool.__name__} (the module must be installed here too)"
         ]
+        refused = Child(session, env)
+        code, errors = refused.finish(60)
+        assert code == 1 and refused.output() == ""
+        assert errors.splitlines() == refusal
         assert client.list_teams() == []  # nothing was started
 
         ran = Child([*session, "--import", hang_tool.__name__], env)
@@ -711,7 +712,25 @@ def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_sta
         assert code == 0, errors
         assert "answer: [scripted] done: hi" in out
         [team] = client.list_teams()
-        assert (
+        assert team.imports == [hang_tool.__name__]
+        line = (
             f"resume it with: akgentic teams resume {str(team.team_id)[:8]} --server "
-            f"{client.base_url} --import {hang_tool.__name__}" in out
+            f"{client.base_url} --import {hang_tool.__name__}"
         )
+        assert line in out
+
+        # a resume reads the team's log: the same refusal before anything is resumed
+        short = str(team.team_id)[:8]
+        resume = [str(AKGENTIC), "teams", "resume", short, "--server", client.base_url]
+        resume += ["-m", "again"]
+        refused = Child(resume, env)
+        code, errors = refused.finish(60)
+        assert code == 1 and errors.splitlines() == refusal
+        assert client.get_team(team.team_id).info.status == "STOPPED"
+        # given twice (by the card, by --import), carried on once
+        resumed = Child([*resume, "--import", hang_tool.__name__], env)
+        code, errors = resumed.finish(60)
+        assert code == 0, errors
+        out = resumed.output()
+        assert "answer: [scripted] done: again" in out
+        assert out.count(f"{line}\n") == 1 and f"{line} --import" not in out

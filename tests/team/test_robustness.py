@@ -33,8 +33,10 @@ from akgentic.storage import (
     TeamStatus,
     open_storage,
     sqlite_url,
+    team_resource,
 )
 from akgentic.team import TeamCard, TeamManager
+from akgentic.team.manager import _ReleaseOnStop
 
 from .test_team import EXAMPLE, final_answer
 
@@ -366,13 +368,14 @@ def test_a_stop_that_ends_after_a_resume_here_leaves_the_resumed_team_its_lease(
     [late_end] = [
         s
         for s in system.get_actor(first.orchestrator)._subscribers
-        if type(s).__name__ == "_ReleaseOnStop"
+        if isinstance(s, _ReleaseOnStop)
     ]
     manager.stop_team(team_id)
     resumed = manager.resume_team(team_id)
     late_end.on_stop(team_id)  # the first team's end, arriving only now
     lease = manager.lease_of(team_id)
     assert lease is not None and lease.holder == manager.holder
+    assert team_resource(team_id) in manager._heartbeat.kept()  # and it is kept alive
     assert manager.get_team(team_id) is resumed and resumed.orchestrator.is_alive()
     manager.stop_team(team_id)  # the resumed team's own end gives its lease back
     assert manager.lease_of(team_id) is None

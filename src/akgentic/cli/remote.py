@@ -13,7 +13,7 @@ from uuid import UUID
 
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import command_line, short_id
-from akgentic.cli.store import match_team
+from akgentic.cli.store import import_flags, match_team
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamInfo
 from akgentic.core import Message
 from akgentic.storage import EventRecord, TeamRecord, TeamStatus
@@ -83,5 +83,6 @@ def interrupted_turns(team: RemoteTeam) -> list[Message]:
 def server_command(team_id: UUID, url: str, imports: Sequence[str] = ()) -> str:
     """``akgentic teams resume 104b23b9 --server URL`` (+ ``--import M`` for each module
     the team's messages need): how to resume a server's team."""
-    modules = [word for m in imports for word in ("--import", m)]
-    return command_line("teams", "resume", short_id(team_id), "--server", url, *modules)
+    return command_line(
+        "teams", "resume", short_id(team_id), "--server", url, *import_flags(imports)
+    )

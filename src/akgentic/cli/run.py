@@ -8,7 +8,6 @@ server's cards and saying how to post a file.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, NamedTuple
@@ -38,7 +37,14 @@ from akgentic.cli.options import (
 from akgentic.cli.output import command_line, out_console, short_id
 from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
-from akgentic.cli.store import import_modules, opened_storage, storage_option
+from akgentic.cli.store import (
+    import_flags,
+    import_modules,
+    missing_imports,
+    opened_storage,
+    resume_imports,
+    storage_option,
+)
 from akgentic.client import AkgenticClient
 from akgentic.team import TeamCard
 
@@ -49,8 +55,9 @@ def team_command(verb: str, team_id: object, url: str, imports: list[str] | None
     """``akgentic teams VERB 104b23b9`` (+ ``--storage URL`` when not the default storage,
     + ``--import M`` for each module the card needs), quoted for a shell
     (:func:`command_line`)."""
-    modules = [word for m in imports or () for word in ("--import", m)]
-    return command_line("teams", verb, short_id(team_id), *storage_option(url), *modules)
+    return command_line(
+        "teams", verb, short_id(team_id), *storage_option(url), *import_flags(imports or ())
+    )
 
 
 def resume_command(team_id: object, url: str, imports: list[str] | None = None) -> str | None:
@@ -122,15 +129,9 @@ def run(
                 options,
                 console=console,
                 from_seq=1,
-                resume=resume_command(runtime.team_id, url, needed(card.imports, imports)),
+                resume=resume_command(runtime.team_id, url, resume_imports(card.imports, imports)),
             )
     raise typer.Exit(code)
-
-
-def needed(card_imports: list[str], imported: list[str] | None) -> list[str]:
-    """The modules a later session of the team imports: the card's, then the ones this
-    session was told to (``--import``) that the card does not name."""
-    return [*card_imports, *(m for m in imported or () if m not in card_imports)]
 
 
 class Chosen(NamedTuple):
@@ -164,7 +165,7 @@ class RemoteStart:
             model = point_card(card, self.model, self.base_url)
             if self.mcp_config is not None:
                 card.mcp_config = str(self.mcp_config.resolve())
-            return Chosen(card, model, needed(card.imports, self.imports))
+            return Chosen(card, model, resume_imports(card.imports, self.imports))
         name = str(self.ref)
         cards = client.cards()
         found = next((c for c in cards if c.name == name), None)
@@ -182,17 +183,10 @@ class RemoteStart:
                     f"{option} changes a card file, not the server's card {name!r}: give the "
                     f"path of a card file to post it with {option}, or leave {option} out"
                 )
-        missing = [m for m in found.imports if m not in sys.modules]
-        if missing:
-            flags = " ".join(f"--import {m}" for m in missing)
-            raise CliError(
-                f"the server's card {name!r} is built from classes of {', '.join(missing)}, "
-                f"which this session needs to read its team's messages: add {flags} (the "
-                f"module must be installed here too)"
-            )
+        missing_imports(name, found.imports)
         if message is not None:
             check_addressee(found, message)
-        return Chosen(name, self.model, needed(found.imports, self.imports))
+        return Chosen(name, self.model, resume_imports(found.imports, self.imports))
 
 
 def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatOptions) -> int:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import sqlite3
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,10 +50,13 @@ __all__ = [
     "default_store",
     "default_url",
     "find_team",
+    "import_flags",
     "import_modules",
     "match_team",
+    "missing_imports",
     "opened_storage",
     "resolve_url",
+    "resume_imports",
     "status_label",
     "storage_option",
     "stored_card",
@@ -248,6 +252,31 @@ def import_modules(modules: list[str] | None) -> None:
                 f"--import {module}: importing it failed: {exception_line(exc)} "
                 f"(rerun with --debug to see the traceback)"
             ) from exc
+
+
+def resume_imports(card_imports: Iterable[str], imported: Iterable[str] | None) -> list[str]:
+    """The modules a later session of a team imports: its card's, then the others this
+    session was told to import (``--import``), each once, in that order."""
+    return list(dict.fromkeys([*card_imports, *(imported or ())]))
+
+
+def import_flags(modules: Iterable[str]) -> list[str]:
+    """``--import M`` for each of ``modules``: the words a printed command carries."""
+    return [word for module in modules for word in ("--import", module)]
+
+
+def missing_imports(card_name: str, modules: Iterable[str]) -> None:
+    """A :class:`CliError` when a server's card is built from classes of modules this
+    session has not imported: it could not read its team's messages, so nothing is
+    started. Never imported here on the card's word: what is imported is the person's
+    choice (``--import``)."""
+    missing = [m for m in modules if m not in sys.modules]
+    if missing:
+        raise CliError(
+            f"the server's card {card_name!r} is built from classes of {', '.join(missing)}, "
+            f"which this session needs to read its team's messages: add "
+            f"{' '.join(import_flags(missing))} (the module must be installed here too)"
+        )
 
 
 DAMAGED = "DAMAGED"

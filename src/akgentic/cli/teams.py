@@ -56,7 +56,9 @@ from akgentic.cli.store import (
     DamagedCardError,
     find_team,
     import_modules,
+    missing_imports,
     opened_storage,
+    resume_imports,
     status_label,
     storage_option,
     stored_card,
@@ -407,7 +409,8 @@ def resume_team(
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
             from_seq = bundle.events.last_seq(record.team_id) + 1
-            command = team_command("resume", record.team_id, url, card.imports)
+            modules = resume_imports(card.imports, imports)
+            command = team_command("resume", record.team_id, url, modules)
             crashed = record.status == TeamStatus.RUNNING  # or running elsewhere: refused below
             # what the person may never have seen: read before the resume writes to the log
             exchange = (
@@ -555,6 +558,8 @@ def _resume_remote(
         if record.status == TeamStatus.DELETED:
             raise CliError(f"{_title(record)} was deleted and cannot be resumed")
         stored = client.get_team(record.team_id)
+        missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
+        modules = resume_imports(stored.info.imports, imports)
         from_seq = stored.info.last_seq + 1
         cut = interrupted_turns(stored)
         runtime = client.resume_team(
@@ -578,7 +583,7 @@ def _resume_remote(
             options,
             console=console,
             from_seq=from_seq,
-            resume=server_command(record.team_id, url, imports),
+            resume=server_command(record.team_id, url, modules),
         )
 
 

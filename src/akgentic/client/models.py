@@ -225,6 +225,11 @@ class TeamInfo(BaseModel):
         description="Messages whose turn a crash or a stop interrupted: a resume offers them "
         "again. Listed for a team running here; for one that is not, by GET /teams/{id} only.",
     )
+    imports: list[str] = Field(
+        default_factory=list,
+        description="The modules its card names in 'imports': a Python client imports them "
+        "(--import) to read the team's messages. Not the modules the server imported for it.",
+    )
 
 
 class TeamPage(BaseModel):

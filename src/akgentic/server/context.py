@@ -151,6 +151,7 @@ class ServerContext:
             last_seq=last,
             last_activity=_time_of(self.manager.storage, record.team_id, last),
             interrupted=interrupted,
+            imports=[m for m in card.get("imports") or () if isinstance(m, str)],
         )
 
     def _interrupted_in_log(self, team_id: UUID, last: int) -> list[UUID]:

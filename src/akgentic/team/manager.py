@@ -192,7 +192,7 @@ class TeamManager:
         self._closed = threading.Event()
         self._adopting = threading.Lock()  # shutdown's list of teams misses no late start
         self._resuming: set[UUID] = set()  # teams a resume here is starting (under _adopting)
-        # which taking of each team's lease is this process's latest (see _took_lease)
+        # which taking of each team's lease is this process's latest (see _lease)
         self._lease_turns: dict[UUID, int] = {}
         self._next_turn = itertools.count(1)
         self._lease_lock = threading.Lock()
@@ -249,10 +249,10 @@ class TeamManager:
                     runtime.stop(STOP_GRACE)
 
     # -- leases ---------------------------------------------------------------------------------
-    def _lease(self, team_id: UUID) -> None:
+    def _lease(self, team_id: UUID) -> int:
         """Hold the team's lease (and keep it alive); TeamRunningElsewhereError if held.
-        Each taking gets a turn: the team started under it gives back only that one
-        (:meth:`_unlease_turn`)."""
+        Returns the taking's turn: whoever took it gives back that one only
+        (:meth:`_unlease_turn`), so a late stop never releases a later taking's lease."""
         resource = team_resource(team_id)
         leases, ttl = self.storage.leases, self._heartbeat.ttl
         with self._lease_lock:
@@ -268,31 +268,25 @@ class TeamManager:
                     leases.acquire(resource, self.holder, ttl, take_over=gone.owner)
                 except LeaseHeldError as again:
                     raise TeamRunningElsewhereError(team_id, again.lease) from None
-            self._lease_turns[team_id] = next(self._next_turn)
-        self._heartbeat.keep(resource, self.holder.owner)
-
-    def _unlease(self, team_id: UUID) -> None:
-        with self._lease_lock:
-            self._release(team_id)
+            turn = self._lease_turns[team_id] = next(self._next_turn)
+            self._heartbeat.keep(resource, self.holder.owner)
+        return turn
 
     def _unlease_turn(self, team_id: UUID, turn: int) -> None:
         """Give the lease back if it is still the one taken at ``turn``. Every taking in
         this process has the same owner, so the store cannot tell them apart: a team
         whose stop finished late (past a timed-out wait) must not release the lease a
         later resume here took meanwhile — the resumed team would run on unleased."""
-        with self._lease_lock:
-            if self._lease_turns.get(team_id) == turn:
-                self._release(team_id)
-
-    def _release(self, team_id: UUID) -> None:
-        """Release the lease (under ``_lease_lock``: no taking interleaves)."""
-        self._lease_turns.pop(team_id, None)
-        resource = team_resource(team_id)
-        self._heartbeat.drop(resource)
-        try:
-            self.storage.leases.release(resource, self.holder.owner)
-        except Exception:  # it expires by itself
-            logger.exception("team %s: could not release its lease", team_id)
+        with self._lease_lock:  # no taking interleaves
+            if self._lease_turns.get(team_id) != turn:
+                return
+            del self._lease_turns[team_id]
+            resource = team_resource(team_id)
+            self._heartbeat.drop(resource)
+            try:
+                self.storage.leases.release(resource, self.holder.owner)
+            except Exception:  # it expires by itself
+                logger.exception("team %s: could not release its lease", team_id)
 
     def _lease_lost(self, resource: str, error: LeaseLostError) -> None:
         """Another process took the team over: stop recording into its log, and stop.
@@ -356,22 +350,24 @@ class TeamManager:
         check_models(card)
         check_catalog_tools(card, self.catalog)
         self.storage.teams.create(card.name, card=serialize(card), team_id=team_id)
-        self._lease(team_id)
+        turn = self._lease(team_id)
         try:
-            return self._adopt(self._start(card, team_id, metadata))
+            return self._adopt(self._start(card, team_id, metadata, turn))
         except TeamStartError:  # it never ran: nothing to resume, nothing left behind
-            self._unlease(team_id)
+            self._unlease_turn(team_id, turn)
             self.storage.teams.purge(team_id)
             raise
         except BaseException:
-            self._unlease(team_id)
+            self._unlease_turn(team_id, turn)
             raise
 
-    def _start(self, card: TeamCard, team_id: UUID, metadata: BaseModel | None) -> TeamRuntime:
+    def _start(
+        self, card: TeamCard, team_id: UUID, metadata: BaseModel | None, turn: int
+    ) -> TeamRuntime:
         """Start the team's actors. A failure stops those already started (none is left
         running unowned); a member whose ``on_start`` failed is a :class:`TeamStartError`
         with the failure it reported on the team stream."""
-        orchestrator, recorder = self._start_orchestrator(card, team_id, None)
+        orchestrator, recorder = self._start_orchestrator(card, team_id, None, turn)
         try:
             return self._start_members(card, team_id, metadata, orchestrator, recorder)
         except _MemberStartError as failed:
@@ -471,8 +467,10 @@ class TeamManager:
         return human
 
     def _start_orchestrator(
-        self, card: TeamCard, team_id: UUID, agent_id: UUID | None
+        self, card: TeamCard, team_id: UUID, agent_id: UUID | None, turn: int
     ) -> tuple[ActorAddress, EventRecorder]:
+        """The team's orchestrator, its recorder subscribed, and the release of the lease
+        taken at ``turn`` (:meth:`_lease`) once the team has stopped."""
         orchestrator = self.system.createActor(
             Orchestrator,
             config=OrchestratorConfig(entry_point=card.entry_point),
@@ -483,8 +481,7 @@ class TeamManager:
         recorder = EventRecorder(self.storage, team_id, self._fence(team_id), self._heartbeat.lost)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
-        # the lease this start runs under: the taking just before it (_lease)
-        proxy.subscribe(_ReleaseOnStop(self, team_id, self._lease_turns.get(team_id, 0)))
+        proxy.subscribe(_ReleaseOnStop(self, team_id, turn))
         profiles = [profile.model_copy(deep=True) for profile in card.profiles]
         skills = stored_skill_rows(self.storage.skills)
         for profile in profiles:
@@ -583,16 +580,17 @@ class TeamManager:
             except LeaseHeldError as held:
                 self._not_marked(team_id, held.lease)
                 return
-            self._lease_turns[team_id] = next(self._next_turn)  # a late stop leaves it
+            turn = self._lease_turns[team_id] = next(self._next_turn)  # a late stop leaves it
         try:
             self.storage.teams.set_status(team_id, TeamStatus.STOPPED, fence=fence)
         except LeaseLostError as lost:  # taken over since (a stall past the lease's life)
             self._not_marked(team_id, lost.lease)
         finally:
-            self._unlease(team_id)
+            self._unlease_turn(team_id, turn)
 
     @staticmethod
     def _not_marked(team_id: UUID, lease: Lease | None) -> None:
+        """Log that the team is another holder's (``lease``): its mark is theirs to make."""
         holder = lease.describe() if lease is not None else "nobody"
         logger.info("team %s is %s's now: not marked STOPPED here", team_id, holder)
 
@@ -683,11 +681,11 @@ class TeamManager:
         if model is not None:
             card = card.model_copy(deep=True)
             override_models(card, model)  # the profiles hired from now on
-        self._lease(team_id)
+        turn = self._lease(team_id)
         try:
-            runtime = restore(self, card, team_id, model=model)
+            runtime = restore(self, card, team_id, model=model, lease_turn=turn)
         except BaseException:
-            self._unlease(team_id)
+            self._unlease_turn(team_id, turn)
             raise
         try:
             self.storage.teams.set_status(team_id, TeamStatus.RUNNING, fence=self._fence(team_id))
@@ -699,7 +697,7 @@ class TeamManager:
             with contextlib.suppress(Exception):
                 stopped = runtime.stop(5.0)
             if stopped:  # else its stop gives the lease back once done (_ReleaseOnStop)
-                self._unlease(team_id)
+                self._unlease_turn(team_id, turn)
             raise
         return self._adopt(runtime)
 

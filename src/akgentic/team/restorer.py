@@ -342,8 +342,11 @@ def restore(
     team_id: UUID,
     *,
     model: str | ModelRoster | None = None,
+    lease_turn: int,
 ) -> TeamRuntime:
     """Rebuild ``team_id`` in ``manager``'s actor system; see the module docstring.
+    ``lease_turn``: the taking of the team's lease the restored team runs under (its stop
+    gives that one back).
 
     Raises :class:`ResumeError` (the stored team unchanged) when a member cannot start.
     """
@@ -385,7 +388,9 @@ def restore(
     except ValueError as exc:
         raise ResumeError(str(exc)) from exc
 
-    orchestrator, recorder = manager._start_orchestrator(card, team_id, plan.orchestrator_id)
+    orchestrator, recorder = manager._start_orchestrator(
+        card, team_id, plan.orchestrator_id, lease_turn
+    )
     try:
         proxy = system.proxy_ask(orchestrator, Orchestrator, timeout=60)
         for msg in plan.replay:

@@ -220,3 +220,24 @@ def test_a_timeout_cuts_the_model_request_in_flight_and_keeps_the_turn(cli: Invo
         == "error: no answer within 1s (raise it with --timeout SECONDS)"
     )
     assert "grace" not in done.output
+
+
+def test_a_scenario_file_in_model_is_read_from_the_current_folder_and_kept_for_a_resume(
+    cli: Invoke, storage_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "mine.yaml").write_text(
+        'name: mine\nroles:\n  "*": {default: {text: "from my folder"}}\n'
+    )
+    monkeypatch.chdir(here)  # not the card's folder (examples/teams)
+    done = cli("run", str(RESEARCH), "--model", "scripted:mine.yaml", "-m", "ping")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines()[-1] == "answer: from my folder"
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    store.close()
+    monkeypatch.chdir(tmp_path)  # the team kept the file's absolute path
+    again = cli("teams", "resume", str(team.team_id)[:8], "-m", "again")
+    assert again.exit_code == 0, again.output
+    assert again.stdout.splitlines()[-1] == "answer: from my folder"

@@ -5,9 +5,16 @@
 On ``teams resume`` it goes with ``--model`` — the restored members keep the models
 (and endpoints) they were created with, which ``--model`` replaces. Either way the URL
 is stored with the team's models, so a later resume needs neither flag again.
+
+A scenario file in ``--model`` (``scripted:./my.yaml``) is a path typed on the command
+line, so it is read from the current folder, as any other path there; a card's own
+``models`` read theirs from the card's folder. The team keeps the absolute path, so a
+resume from another folder plays the same file. (With ``--server`` the server reads it.)
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from akgentic.agent import AgentConfig
 from akgentic.cli.errors import CliError
@@ -16,11 +23,29 @@ from akgentic.team import TeamCard
 from akgentic.team.card import walk
 from akgentic.team.manager import override_models
 
-__all__ = ["model_for_resume", "point_card"]
+__all__ = ["local_model", "model_for_resume", "point_card"]
 
 
 def _clean(value: str | None) -> str | None:
     return (value or "").strip() or None
+
+
+def local_model(model: str | None) -> str | None:
+    """``--model`` for a team of this process: each relative ``scripted:`` scenario made
+    absolute from the current folder (``scripted:default`` is the built-in scenario, not a
+    file). A server reads the files it plays from its own folders, so ``--server`` sends
+    ``--model`` as typed."""
+    model = _clean(model)
+    if model is None:
+        return None
+    parts = []
+    for part in (p.strip() for p in model.split(",")):
+        provider, sep, name = part.partition(":")
+        is_file = provider == "scripted" and sep and name not in ("", "default")
+        if is_file and not Path(name).is_absolute():
+            part = f"scripted:{Path.cwd() / name}"
+        parts.append(part)
+    return ", ".join(parts)
 
 
 def _roster(model: str, base_url: str) -> ModelRoster:
@@ -59,7 +84,7 @@ def point_card(card: TeamCard, model: str | None, base_url: str | None) -> str |
 
 def model_for_resume(model: str | None, base_url: str | None) -> str | ModelRoster | None:
     """``--model`` (with ``--base-url``) as ``TeamManager.resume_team`` takes it."""
-    model, url = _clean(model), _clean(base_url)
+    model, url = local_model(model), _clean(base_url)
     if url is None:
         return model
     if model is None:

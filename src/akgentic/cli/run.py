@@ -17,7 +17,7 @@ import typer
 from akgentic.cli import interrupt, logs
 from akgentic.cli.chat import ChatOptions, chat, check_addressee, intro
 from akgentic.cli.errors import CliError, reporting
-from akgentic.cli.models import point_card
+from akgentic.cli.models import local_model, point_card
 from akgentic.cli.options import (
     BaseUrlOption,
     DebugOption,
@@ -112,7 +112,7 @@ def run(
         card = TeamCard.from_yaml(team_file)
         if message is not None:
             check_addressee(card, message)
-        model = point_card(card, model, base_url)
+        model = point_card(card, local_model(model), base_url)
         if mcp_config is not None:
             card.mcp_config = str(mcp_config.resolve())
         with (

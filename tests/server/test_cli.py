@@ -33,7 +33,7 @@ from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
-from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.cli.conftest import AKGENTIC, HANG, Child, assert_resume_hints, child_env
 from tests.core.conftest import eventually
 from tests.server import gate_tool
 from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
@@ -464,7 +464,7 @@ def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries
     assert stopped.startswith("team turns (")
     [team] = served.client.list_teams()
     short = str(team.team_id)[:8]
-    assert hint.startswith(f"resume it with: akgentic teams resume {short} --server {served.url}")
+    assert hint.startswith(f"akgentic teams resume {short} --server {served.url}")
     assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
     assert "Traceback" not in errors
     assert team.status == "STOPPED"
@@ -673,9 +673,10 @@ def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_th
         f"answer, resume it with: akgentic teams resume {short} --server {served.url} "
         f"--import {gate_tool.__name__} --retry-interrupted"  # the card's module, carried on
     ]
-    last = out.splitlines()[-3:]
+    last = out.splitlines()[-6:]
     assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn(s):"
     assert last[1] == "  @Human → @Boss: wait here"
+    assert_resume_hints(last[2:], f"akgentic teams resume {short} --server {served.url} ")
 
 
 def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_starting(

@@ -436,18 +436,28 @@ def _resume_hint(resume: str | None) -> str:
     return f"resume it with: {resume}" if resume is not None else NOT_KEPT
 
 
+RETRY_WORDS = "to resume it delivering them again (a turn may repeat its side effects):"
+DISMISS_WORDS = "to resume it giving them up:"
+"""What each resume command after a list of interrupted turns does, said on the line
+before it: the command's own line is pasted into a shell as it is."""
+
+
 def _list_interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
-    """``… stopped; N interrupted turn(s):``, one line each, and how to deliver them again."""
+    """``… stopped; N interrupted turn(s):``, one line each, and how to resume: each
+    command on a line of its own (pasted into a shell as it is), what it does on the line
+    before it."""
     console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
     for message in cut:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
-    again = (
-        " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
-        "--dismiss-interrupted"
-        if resume is not None
-        else ""
-    )
-    console.print(SafeText(f"{_resume_hint(resume)}{again}", style="dim"))
+    if resume is None:
+        console.print(SafeText(NOT_KEPT, style="dim"))
+        return
+    for words, flag in (
+        (RETRY_WORDS, "--retry-interrupted"),
+        (DISMISS_WORDS, "--dismiss-interrupted"),
+    ):
+        console.print(SafeText(words, style="dim"))
+        console.print(SafeText(f"{resume} {flag}", style="dim"))
 
 
 def _stopped(console: Console, title: str, cut: list[Message], resume: str | None) -> None:

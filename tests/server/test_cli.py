@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from uuid import UUID
 
 import httpx
 import pytest
@@ -642,16 +643,17 @@ def test_a_session_on_a_server_says_a_team_stopped_by_the_servers_shutdown_stopp
         assert server_stop_reason(gone) == SERVER_GONE
 
 
-def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(
-    served: Served,
-) -> None:
-    """``run -m --server`` whose team the server stops (cutting the turns in progress, as
-    ``teams stop --server`` of a stuck team ends up doing): the error says why the team
-    stopped and to resume it with --retry-interrupted; the cut turn is listed."""
-    argv = [str(AKGENTIC), "run", str(TURNS), "--server", served.url, "-m", "wait here"]
-    child = Child(argv, child_env())
+def _cut_on_the_server(
+    served: Served, child: Child, typed: str | None = None
+) -> tuple[UUID, str, int, str]:
+    """Once the turn of ``child``'s session is held in its tool call (the person typing
+    ``typed`` meanwhile), the server stops the team, cutting the turn (as ``teams stop
+    --server`` of a stuck team ends up doing); the team's id, the session's output, exit
+    code and errors."""
     try:
         assert gate_tool.ENTERED.wait(60)
+        if typed is not None:
+            child.write(typed)  # in the pipe: the session takes no line meanwhile
         [team] = served.client.list_teams()
         stopper = threading.Thread(
             target=lambda: served.client.stop_team(team.team_id, 30, interrupt=True), daemon=True
@@ -664,9 +666,20 @@ def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_th
         stopper.join(60)
     finally:
         child.stop()
+    return team.team_id, out, code, errors
+
+
+def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(
+    served: Served,
+) -> None:
+    """``run -m --server`` whose team the server stops (cutting the turns in progress, as
+    ``teams stop --server`` of a stuck team ends up doing): the error says why the team
+    stopped and to resume it with --retry-interrupted; the cut turn is listed."""
+    argv = [str(AKGENTIC), "run", str(TURNS), "--server", served.url, "-m", "wait here"]
+    team_id, out, code, errors = _cut_on_the_server(served, Child(argv, child_env()))
 
     assert code == 1, errors
-    short = str(team.team_id)[:8]
+    short = str(team_id)[:8]
     assert errors.splitlines() == [
         "error: the team stopped before answering: it was stopped on the server (akgentic "
         "teams stop --server, or its page); a turn the answer needs was cut: to get the "
@@ -735,3 +748,18 @@ def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_sta
         out = resumed.output()
         assert "answer: [scripted] done: again" in out
         assert out.count(f"{line}\n") == 1 and f"{line} --import" not in out
+
+
+def test_a_line_typed_while_a_team_on_a_server_works_is_said_unsent_when_the_server_stops_it(
+    served: Served,
+) -> None:
+    """As without a server: the session ends (the server stopped the team) before it took
+    the line typed meanwhile, and says so; the line the team got is not reported."""
+    child = Child([str(AKGENTIC), "run", str(TURNS), "--server", served.url], child_env())
+    child.write("wait here")
+    _, out, code, errors = _cut_on_the_server(served, child, typed="typed meanwhile")
+
+    assert code == 0, errors
+    assert "stopped: it was stopped on the server" in out
+    unsent = [line for line in out.splitlines() if line.startswith("the message was not sent")]
+    assert unsent == ["the message was not sent: typed meanwhile"]

@@ -27,10 +27,12 @@ The caller runs the session within :func:`interrupt.deferred`: the first Ctrl-C 
 it only where it checks (its waits, each :data:`interrupt.SLICE`), never inside the
 framework code the main thread runs, and the stops run :func:`interrupt.aside`. One
 taken during the team's start-up stops it the same way, and says that the message was
-not sent. A team stopped from another terminal (``akgentic teams stop``) ends the
-session: it says so and exits. A team on a server that is deleted meanwhile (``akgentic
-teams delete --server``, the page, ``DELETE /teams/{id}``) ends it too: one line says
-so, exit code 1.
+not sent; so does a line typed while the team was working that the session had not
+taken when it ended (Ctrl-C, a signal, a stop from elsewhere): ``the message was not
+sent: <the line>``, never lost without a word. A team stopped from another terminal
+(``akgentic teams stop``) ends the session: it says so and exits. A team on a server
+that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELETE
+/teams/{id}``) ends it too: one line says so, exit code 1.
 """
 
 from __future__ import annotations
@@ -181,6 +183,7 @@ def _chat(
     timed_out: list[Message] | None = None  # the turns cut when the timeout ran out
     deleted = False
     unsent = options.message
+    refused: list[str] = []  # lines the team stopped before they could be sent
     try:
         try:
             interrupt.check()  # one taken during the start-up stops the team like any other
@@ -196,7 +199,7 @@ def _chat(
                     reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
-                last = _interactive(runtime, watch, view, options, keyboard)
+                last = _interactive(runtime, watch, view, options, keyboard, refused)
             if watch.deleted:
                 raise TeamDeletedError(runtime.team_id)
             if _taken_over(runtime, title) is not None:
@@ -229,8 +232,11 @@ def _chat(
                 cut = _interrupt(manager, runtime, view)
     finally:
         watch.close()
+    left = [unsent] if unsent is not None else [*refused, *_typed_left(keyboard)]
     if view.usage.requests:
         console.print(SafeText(f"usage: {view.usage}", style="dim"))
+    for line in left:
+        console.print(SafeText(f"the message was not sent: {one_line(line)}", style="yellow"))
     taken = _taken_over(runtime, title)
     if taken is not None and cut is None:
         error_console().print(SafeText(f"error: {taken}", style="red"))
@@ -242,8 +248,6 @@ def _chat(
         error_console().print(SafeText(f"error: {title} was deleted on the server", style="red"))
         return EXIT_ERROR
     if cut is not None:
-        if unsent is not None:
-            console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
         _stopped(console, title, cut, resume)
         return interrupt.exit_code()
     if timed_out is None and watch.cut():  # the graceful stop's grace cut turns
@@ -518,11 +522,24 @@ def _answer(
     return EXIT_ERROR
 
 
+def _typed_left(keyboard: Keyboard | None) -> list[str]:
+    """The lines typed that the session ending leaves unsent (typed while the team was
+    working): what the person meant to say, not blank lines or a ``/quit``."""
+    if keyboard is None:
+        return []
+    return [line.strip() for line in keyboard.left() if line.strip() and line.strip() not in QUIT]
+
+
 def _interactive(
-    runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions, keyboard: Keyboard
+    runtime: TeamHandle,
+    watch: Watch,
+    view: LiveView,
+    options: ChatOptions,
+    keyboard: Keyboard,
+    refused: list[str],
 ) -> Reply | None:
     """Lines typed to the team until the person leaves or the team stops; the last
-    exchange's ending."""
+    exchange's ending. A line the team stopped before taking goes into ``refused``."""
     entry = member_name(runtime.card.entry_point)
     reply: Reply | None = None
     tty = sys.stdin.isatty()
@@ -552,6 +569,7 @@ def _interactive(
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
             if not runtime.is_running() or _lost(runtime) is not None:
+                refused.append(line)
                 return reply
             advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
             view.note(f"error: {explain(exc)}{advice}", "red")

@@ -297,25 +297,36 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("sig", "code"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ("sig", "said", "code"),
+    [
+        (signal.SIGINT, "Ctrl-C", 130),
+        (signal.SIGTERM, "SIGTERM", 143),
+        (signal.SIGHUP, "SIGHUP", 129),
+    ],
     ids=["ctrl-c", "sigterm", "sighup"],
 )
-def test_serve_exits_with_128_plus_the_signal_that_stopped_it(
-    tmp_path: Path, sig: signal.Signals, code: int
+def test_serve_exits_with_128_plus_the_signal_that_stopped_it_saying_so(
+    tmp_path: Path, sig: signal.Signals, said: str, code: int
 ) -> None:
-    """As ``run`` and ``teams resume`` do: a service manager's SIGTERM is 143, not 130."""
-    child = Child([str(AKGENTIC), "serve", "--port", "0"], child_env(sqlite_url(tmp_path / "s.db")))
+    """As ``run`` and ``teams resume`` do: a service manager's SIGTERM is 143, not 130.
+    The last line says what stopped the server, and what became of its teams."""
+    url = sqlite_url(tmp_path / "s.db")
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--storage", url], child_env())
     try:
-        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
-        eventually(lambda: _healthy(url), timeout=60)
+        served = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
+        eventually(lambda: _healthy(served), timeout=60)
         child.proc.send_signal(sig)
         child.wait_for("stopping: the teams running here finish their turns in progress")
+        last = child.output().splitlines()[-1]
         exit_code, errors = child.finish(60)
     finally:
         child.stop()
     assert exit_code == code, errors
-    assert errors.splitlines() == ["interrupted"], errors
+    assert errors == ""
+    assert last == (
+        f"server stopped ({said}); the teams it ran stopped with it: resume one with: "
+        f"akgentic teams resume TEAM --storage {url}"
+    )
 
 
 @pytest.mark.parametrize(

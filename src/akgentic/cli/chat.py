@@ -38,7 +38,6 @@ that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELET
 from __future__ import annotations
 
 import re
-import signal
 import sys
 import threading
 from dataclasses import dataclass
@@ -420,10 +419,8 @@ def _cut_turns(
 def _interrupted_by() -> str:
     """``interrupted`` (Ctrl-C), ``interrupted by SIGTERM`` (or SIGHUP, SIGPIPE: the
     output's reader went)."""
-    cause = interrupt.cause()
-    if cause in (0, signal.SIGINT):
-        return "interrupted"
-    return f"interrupted by {signal.Signals(cause).name}"
+    cause = interrupt.cause_name()
+    return "interrupted" if cause == "Ctrl-C" else f"interrupted by {cause}"
 
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:

@@ -57,6 +57,15 @@ def assert_in_order(text: str, expected: list[str]) -> None:
         at = lines.index(line, at) + 1
 
 
+def assert_resume_hints(lines: list[str], command: str) -> None:
+    """``lines`` are the two ways to resume a team whose stop cut turns: what each does,
+    then the command (``command`` and its flag) on a line of its own, pasted as it is."""
+    assert lines[0] == "to resume it delivering them again (a turn may repeat its side effects):"
+    assert lines[1].startswith(command) and lines[1].endswith(" --retry-interrupted"), lines
+    assert lines[2] == "to resume it giving them up:"
+    assert lines[3] == lines[1].removesuffix("--retry-interrupted") + "--dismiss-interrupted"
+
+
 def child_env(
     storage_url: str | None = None, *, repo_on_path: bool = True, **extra: str
 ) -> dict[str, str]:

@@ -4,6 +4,9 @@ process in the middle of a turn); otherwise it returns at once.
 
 ``AKGENTIC_CLI_TEST_HANG=1`` blocks for ever; a path to a FIFO blocks until the test opens
 that FIFO for writing and closes it (how a test lets the call return, without a sleep).
+``AKGENTIC_CLI_TEST_STOP_GRACE=SECONDS`` shortens the grace a stop from another process
+(``akgentic teams stop``) gives the turns in progress, so that a test of such a stop
+does not wait the default's 30s for a call that never returns.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from akgentic.team import manager
 from akgentic.tool.core import ToolCard
 
 _NEVER = threading.Event()
+if grace := os.environ.get("AKGENTIC_CLI_TEST_STOP_GRACE"):
+    manager.STOP_GRACE = float(grace)
 
 
 class HangStep(ToolCard):

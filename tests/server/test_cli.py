@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from uuid import UUID
 
 import httpx
 import pytest
@@ -33,7 +34,7 @@ from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
-from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.cli.conftest import AKGENTIC, HANG, Child, assert_resume_hints, child_env
 from tests.core.conftest import eventually
 from tests.server import gate_tool
 from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
@@ -296,25 +297,36 @@ def _healthy(url: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("sig", "code"),
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ("sig", "said", "code"),
+    [
+        (signal.SIGINT, "Ctrl-C", 130),
+        (signal.SIGTERM, "SIGTERM", 143),
+        (signal.SIGHUP, "SIGHUP", 129),
+    ],
     ids=["ctrl-c", "sigterm", "sighup"],
 )
-def test_serve_exits_with_128_plus_the_signal_that_stopped_it(
-    tmp_path: Path, sig: signal.Signals, code: int
+def test_serve_exits_with_128_plus_the_signal_that_stopped_it_saying_so(
+    tmp_path: Path, sig: signal.Signals, said: str, code: int
 ) -> None:
-    """As ``run`` and ``teams resume`` do: a service manager's SIGTERM is 143, not 130."""
-    child = Child([str(AKGENTIC), "serve", "--port", "0"], child_env(sqlite_url(tmp_path / "s.db")))
+    """As ``run`` and ``teams resume`` do: a service manager's SIGTERM is 143, not 130.
+    The last line says what stopped the server, and what became of its teams."""
+    url = sqlite_url(tmp_path / "s.db")
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--storage", url], child_env())
     try:
-        url = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
-        eventually(lambda: _healthy(url), timeout=60)
+        served = child.wait_for("akgentic serving on ").split("serving on ")[1].split()[0]
+        eventually(lambda: _healthy(served), timeout=60)
         child.proc.send_signal(sig)
         child.wait_for("stopping: the teams running here finish their turns in progress")
+        last = child.output().splitlines()[-1]
         exit_code, errors = child.finish(60)
     finally:
         child.stop()
     assert exit_code == code, errors
-    assert errors.splitlines() == ["interrupted"], errors
+    assert errors == ""
+    assert last == (
+        f"server stopped ({said}); the teams it ran stopped with it: resume one with: "
+        f"akgentic teams resume TEAM --storage {url}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -464,7 +476,7 @@ def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries
     assert stopped.startswith("team turns (")
     [team] = served.client.list_teams()
     short = str(team.team_id)[:8]
-    assert hint.startswith(f"resume it with: akgentic teams resume {short} --server {served.url}")
+    assert hint.startswith(f"akgentic teams resume {short} --server {served.url}")
     assert not any("@Boss → @Human" in line for line in child.lines)  # cut, not answered
     assert "Traceback" not in errors
     assert team.status == "STOPPED"
@@ -642,16 +654,17 @@ def test_a_session_on_a_server_says_a_team_stopped_by_the_servers_shutdown_stopp
         assert server_stop_reason(gone) == SERVER_GONE
 
 
-def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(
-    served: Served,
-) -> None:
-    """``run -m --server`` whose team the server stops (cutting the turns in progress, as
-    ``teams stop --server`` of a stuck team ends up doing): the error says why the team
-    stopped and to resume it with --retry-interrupted; the cut turn is listed."""
-    argv = [str(AKGENTIC), "run", str(TURNS), "--server", served.url, "-m", "wait here"]
-    child = Child(argv, child_env())
+def _cut_on_the_server(
+    served: Served, child: Child, typed: str | None = None
+) -> tuple[UUID, str, int, str]:
+    """Once the turn of ``child``'s session is held in its tool call (the person typing
+    ``typed`` meanwhile), the server stops the team, cutting the turn (as ``teams stop
+    --server`` of a stuck team ends up doing); the team's id, the session's output, exit
+    code and errors."""
     try:
         assert gate_tool.ENTERED.wait(60)
+        if typed is not None:
+            child.write(typed)  # in the pipe: the session takes no line meanwhile
         [team] = served.client.list_teams()
         stopper = threading.Thread(
             target=lambda: served.client.stop_team(team.team_id, 30, interrupt=True), daemon=True
@@ -664,18 +677,30 @@ def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_th
         stopper.join(60)
     finally:
         child.stop()
+    return team.team_id, out, code, errors
+
+
+def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_the_answer(
+    served: Served,
+) -> None:
+    """``run -m --server`` whose team the server stops (cutting the turns in progress, as
+    ``teams stop --server`` of a stuck team ends up doing): the error says why the team
+    stopped and to resume it with --retry-interrupted; the cut turn is listed."""
+    argv = [str(AKGENTIC), "run", str(TURNS), "--server", served.url, "-m", "wait here"]
+    team_id, out, code, errors = _cut_on_the_server(served, Child(argv, child_env()))
 
     assert code == 1, errors
-    short = str(team.team_id)[:8]
+    short = str(team_id)[:8]
     assert errors.splitlines() == [
         "error: the team stopped before answering: it was stopped on the server (akgentic "
         "teams stop --server, or its page); a turn the answer needs was cut: to get the "
         f"answer, resume it with: akgentic teams resume {short} --server {served.url} "
         f"--import {gate_tool.__name__} --retry-interrupted"  # the card's module, carried on
     ]
-    last = out.splitlines()[-3:]
+    last = out.splitlines()[-6:]
     assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn(s):"
     assert last[1] == "  @Human → @Boss: wait here"
+    assert_resume_hints(last[2:], f"akgentic teams resume {short} --server {served.url} ")
 
 
 def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_starting(
@@ -734,3 +759,18 @@ def test_run_server_of_a_card_built_from_a_module_asks_for_its_import_before_sta
         out = resumed.output()
         assert "answer: [scripted] done: again" in out
         assert out.count(f"{line}\n") == 1 and f"{line} --import" not in out
+
+
+def test_a_line_typed_while_a_team_on_a_server_works_is_said_unsent_when_the_server_stops_it(
+    served: Served,
+) -> None:
+    """As without a server: the session ends (the server stopped the team) before it took
+    the line typed meanwhile, and says so; the line the team got is not reported."""
+    child = Child([str(AKGENTIC), "run", str(TURNS), "--server", served.url], child_env())
+    child.write("wait here")
+    _, out, code, errors = _cut_on_the_server(served, child, typed="typed meanwhile")
+
+    assert code == 0, errors
+    assert "stopped: it was stopped on the server" in out
+    unsent = [line for line in out.splitlines() if line.startswith("the message was not sent")]
+    assert unsent == ["the message was not sent: typed meanwhile"]

@@ -27,16 +27,17 @@ The caller runs the session within :func:`interrupt.deferred`: the first Ctrl-C 
 it only where it checks (its waits, each :data:`interrupt.SLICE`), never inside the
 framework code the main thread runs, and the stops run :func:`interrupt.aside`. One
 taken during the team's start-up stops it the same way, and says that the message was
-not sent. A team stopped from another terminal (``akgentic teams stop``) ends the
-session: it says so and exits. A team on a server that is deleted meanwhile (``akgentic
-teams delete --server``, the page, ``DELETE /teams/{id}``) ends it too: one line says
-so, exit code 1.
+not sent; so does a line typed while the team was working that the session had not
+taken when it ended (Ctrl-C, a signal, a stop from elsewhere): ``the message was not
+sent: <the line>``, never lost without a word. A team stopped from another terminal
+(``akgentic teams stop``) ends the session: it says so and exits. A team on a server
+that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELETE
+/teams/{id}``) ends it too: one line says so, exit code 1.
 """
 
 from __future__ import annotations
 
 import re
-import signal
 import sys
 import threading
 from dataclasses import dataclass
@@ -181,6 +182,7 @@ def _chat(
     timed_out: list[Message] | None = None  # the turns cut when the timeout ran out
     deleted = False
     unsent = options.message
+    refused: list[str] = []  # lines the team stopped before they could be sent
     try:
         try:
             interrupt.check()  # one taken during the start-up stops the team like any other
@@ -196,7 +198,7 @@ def _chat(
                     reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
-                last = _interactive(runtime, watch, view, options, keyboard)
+                last = _interactive(runtime, watch, view, options, keyboard, refused)
             if watch.deleted:
                 raise TeamDeletedError(runtime.team_id)
             if _taken_over(runtime, title) is not None:
@@ -229,8 +231,11 @@ def _chat(
                 cut = _interrupt(manager, runtime, view)
     finally:
         watch.close()
+    left = [unsent] if unsent is not None else [*refused, *_typed_left(keyboard)]
     if view.usage.requests:
         console.print(SafeText(f"usage: {view.usage}", style="dim"))
+    for line in left:
+        console.print(SafeText(f"the message was not sent: {one_line(line)}", style="yellow"))
     taken = _taken_over(runtime, title)
     if taken is not None and cut is None:
         error_console().print(SafeText(f"error: {taken}", style="red"))
@@ -242,8 +247,6 @@ def _chat(
         error_console().print(SafeText(f"error: {title} was deleted on the server", style="red"))
         return EXIT_ERROR
     if cut is not None:
-        if unsent is not None:
-            console.print(SafeText(f"the message was not sent: {one_line(unsent)}", style="yellow"))
         _stopped(console, title, cut, resume)
         return interrupt.exit_code()
     if timed_out is None and watch.cut():  # the graceful stop's grace cut turns
@@ -416,10 +419,8 @@ def _cut_turns(
 def _interrupted_by() -> str:
     """``interrupted`` (Ctrl-C), ``interrupted by SIGTERM`` (or SIGHUP, SIGPIPE: the
     output's reader went)."""
-    cause = interrupt.cause()
-    if cause in (0, signal.SIGINT):
-        return "interrupted"
-    return f"interrupted by {signal.Signals(cause).name}"
+    cause = interrupt.cause_name()
+    return "interrupted" if cause == "Ctrl-C" else f"interrupted by {cause}"
 
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:
@@ -436,18 +437,28 @@ def _resume_hint(resume: str | None) -> str:
     return f"resume it with: {resume}" if resume is not None else NOT_KEPT
 
 
+RETRY_WORDS = "to resume it delivering them again (a turn may repeat its side effects):"
+DISMISS_WORDS = "to resume it giving them up:"
+"""What each resume command after a list of interrupted turns does, said on the line
+before it: the command's own line is pasted into a shell as it is."""
+
+
 def _list_interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
-    """``… stopped; N interrupted turn(s):``, one line each, and how to deliver them again."""
+    """``… stopped; N interrupted turn(s):``, one line each, and how to resume: each
+    command on a line of its own (pasted into a shell as it is), what it does on the line
+    before it."""
     console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
     for message in cut:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
-    again = (
-        " --retry-interrupted (deliver them again; a turn may repeat its side effects) or "
-        "--dismiss-interrupted"
-        if resume is not None
-        else ""
-    )
-    console.print(SafeText(f"{_resume_hint(resume)}{again}", style="dim"))
+    if resume is None:
+        console.print(SafeText(NOT_KEPT, style="dim"))
+        return
+    for words, flag in (
+        (RETRY_WORDS, "--retry-interrupted"),
+        (DISMISS_WORDS, "--dismiss-interrupted"),
+    ):
+        console.print(SafeText(words, style="dim"))
+        console.print(SafeText(f"{resume} {flag}", style="dim"))
 
 
 def _stopped(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
@@ -508,11 +519,24 @@ def _answer(
     return EXIT_ERROR
 
 
+def _typed_left(keyboard: Keyboard | None) -> list[str]:
+    """The lines typed that the session ending leaves unsent (typed while the team was
+    working): what the person meant to say, not blank lines or a ``/quit``."""
+    if keyboard is None:
+        return []
+    return [line.strip() for line in keyboard.left() if line.strip() and line.strip() not in QUIT]
+
+
 def _interactive(
-    runtime: TeamHandle, watch: Watch, view: LiveView, options: ChatOptions, keyboard: Keyboard
+    runtime: TeamHandle,
+    watch: Watch,
+    view: LiveView,
+    options: ChatOptions,
+    keyboard: Keyboard,
+    refused: list[str],
 ) -> Reply | None:
     """Lines typed to the team until the person leaves or the team stops; the last
-    exchange's ending."""
+    exchange's ending. A line the team stopped before taking goes into ``refused``."""
     entry = member_name(runtime.card.entry_point)
     reply: Reply | None = None
     tty = sys.stdin.isatty()
@@ -542,6 +566,7 @@ def _interactive(
             message_id, responder = send_line(runtime, line)
         except AddressError as exc:
             if not runtime.is_running() or _lost(runtime) is not None:
+                refused.append(line)
                 return reply
             advice = f"; leave the name out to write to {entry}" if _ADDRESSED.match(line) else ""
             view.note(f"error: {explain(exc)}{advice}", "red")

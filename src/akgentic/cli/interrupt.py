@@ -100,6 +100,13 @@ def cause() -> int:
     return _state["signal"]
 
 
+def cause_name() -> str:
+    """The first signal taken, as the person knows it: ``Ctrl-C`` (also before any, as
+    :func:`exit_code` counts it), else its name (``SIGTERM``, ``SIGHUP``, ``SIGPIPE``)."""
+    taken = _state["signal"]
+    return "Ctrl-C" if taken in (0, signal.SIGINT) else signal.Signals(taken).name
+
+
 def exit_code() -> int:
     """The exit code of a command a signal stopped: 128 + the first signal's number (130
     for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP, 141 for a lost output); 130 when none was

@@ -6,14 +6,18 @@ prompt never appears while the team is still answering. It reads the file descri
 with ``os.read``, never through Python's buffered ``sys.stdin``: a thread left blocked
 in a read when the session ends holds no lock the interpreter's shutdown would wait
 for. (A replaced ``sys.stdin`` without a descriptor — a test runner — is read by lines.)
+As the session ends, :meth:`Keyboard.left` gives the lines typed that it never took (typed
+while the team was working), so that none is lost without a word.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import queue
+import select
 import sys
 import threading
 from collections.abc import Callable
@@ -38,7 +42,8 @@ class Keyboard:
     """Lines from standard input on demand; see the module docstring."""
 
     def __init__(self) -> None:
-        self._asks: queue.Queue[None] = queue.Queue()
+        self._asks: queue.Queue[bool] = queue.Queue()  # True: what is there, without waiting
+        self._drained: queue.Queue[list[str]] = queue.Queue()
         self._lines: queue.Queue[str | _Ended | None] = queue.Queue()
         self._pending = False
         self._ended = False
@@ -60,7 +65,7 @@ class Keyboard:
             if prompt:
                 (show or _write)(prompt)
             self._pending = True
-            self._asks.put(None)
+            self._asks.put(False)
         while True:
             try:
                 item = self._lines.get(timeout=interrupt.SLICE)
@@ -76,37 +81,97 @@ class Keyboard:
         self._ended = True
         self._lines.put(ENDED)
 
+    def left(self) -> list[str]:
+        """The lines typed that no :meth:`line` took — queued, or still in standard input
+        (typed while the team was working), read without waiting — in order: what a
+        session ending now leaves unsent. Called as the session ends. A line being waited
+        for (the prompt shown) that has not come is no line: there is nothing to read."""
+        lines: list[str] = []
+        answered = False  # the read asked for gave its line (or the end of the input)
+        while True:
+            try:
+                item = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, str):
+                lines.append(item)
+            answered = answered or not isinstance(item, _Ended)
+        if self._pending and not answered:
+            return lines  # the thread reads the input: what it holds is not a line yet
+        self._pending = False
+        self._asks.put(True)
+        with contextlib.suppress(queue.Empty):  # reading without waiting takes no time
+            lines += self._drained.get(timeout=_DRAIN_BOUND)
+        return lines
+
     # -- the reading thread ----------------------------------------------------------------
     def _read(self) -> None:
-        fd = _descriptor()
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        buffered = ""
+        source = _Input(_descriptor())
         while True:
-            self._asks.get()
-            if fd is None:
-                text = sys.stdin.readline()
-                self._lines.put(text.rstrip("\n") if text else None)
-                if not text:
-                    return
-                continue
-            while "\n" not in buffered:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:  # EIO: the terminal hung up — the end of the input
-                    chunk = b""
-                if not chunk:
-                    buffered += decoder.decode(b"", final=True)
-                    break
-                buffered += decoder.decode(chunk)
-            if "\n" in buffered:
-                line, buffered = buffered.split("\n", 1)
-                self._lines.put(line)
-            elif buffered:
-                line, buffered = buffered, ""
-                self._lines.put(line)  # the last line had no newline
+            if self._asks.get():
+                self._drained.put(source.available())
             else:
-                self._lines.put(None)
-                return
+                self._lines.put(source.next())
+
+
+_DRAIN_BOUND = 5.0
+"""Seconds :meth:`Keyboard.left` waits for the reading thread, which does not block."""
+
+
+class _Input:
+    """Standard input split into lines, read by one thread: waiting for the next line, or
+    taking what is already there without waiting."""
+
+    def __init__(self, fd: int | None) -> None:
+        self._fd = fd
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffered = ""
+        self._ended = False
+
+    def next(self) -> str | None:
+        """The next line (the last one may have no newline); None at the end of the input,
+        and ever after."""
+        if self._fd is None:
+            text = "" if self._ended else sys.stdin.readline()
+            self._ended = not text
+            return text.rstrip("\n") if text else None
+        while "\n" not in self._buffered and not self._ended:
+            self._take(self._fd)
+        return self._split()
+
+    def available(self) -> list[str]:
+        """The lines already in the input (a last one without its newline too), read
+        without waiting; none from a replaced ``sys.stdin`` without a descriptor, which
+        cannot say whether a read would wait."""
+        while self._fd is not None and not self._ended and _readable(self._fd):
+            self._take(self._fd)
+        lines: list[str] = []
+        while (line := self._split()) is not None:
+            lines.append(line)
+        return lines
+
+    def _take(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the terminal hung up — the end of the input
+            chunk = b""
+        self._buffered += self._decoder.decode(chunk, final=not chunk)
+        self._ended = not chunk
+
+    def _split(self) -> str | None:
+        if "\n" in self._buffered:
+            line, self._buffered = self._buffered.split("\n", 1)
+            return line
+        line, self._buffered = self._buffered, ""
+        return line or None
+
+
+def _readable(fd: int) -> bool:
+    """Whether reading ``fd`` now would not wait."""
+    try:
+        return bool(select.select([fd], [], [], 0)[0])
+    except (OSError, ValueError):  # a descriptor select cannot watch: read nothing more
+        return False
 
 
 def _write(prompt: str) -> None:

@@ -6,7 +6,8 @@ skips is a ``warning:`` line. The first Ctrl-C (or SIGTERM, or SIGHUP: the termi
 was started in closed) stops it gracefully, the teams it runs finishing their turns
 while it drains (``/health`` answers 503 ``draining``, new work is a 503, reads are
 answered); a second one ends it at once, and the exit code is 128 + the first signal's
-number (130, 143, 129), as in every command (:mod:`akgentic.cli.interrupt`).
+number (130, 143, 129), as in every command (:mod:`akgentic.cli.interrupt`); its last
+line says which signal stopped it and what became of its teams.
 With ``--placement ray`` the teams run on a Ray cluster instead (see
 :mod:`akgentic.cli.placement`), and keep running there. ``--import MODULE`` imports a
 module first, as ``teams resume`` does: the cards, agents or models it defines can make
@@ -212,7 +213,8 @@ def serve(
                     sigterm_handled=True,  # interrupt.install's handler sets ``pressed``
                 )
             if pressed.is_set():
-                raise KeyboardInterrupt
+                write_out(printable(f"{_stopped_by_signal(where is not None, again)}\n"))
+                raise typer.Exit(interrupt.exit_code())
 
 
 OPTIONS = {
@@ -225,6 +227,17 @@ OPTIONS = {
     "allowed_hosts": "--allowed-host",
     "mcp_config": "--mcp-config",
 }
+
+
+def _stopped_by_signal(on_cluster: bool, again: str) -> str:
+    """The server's last line once a signal stopped it: which one, and where its teams are
+    (stopped with it, resumable; or running on in the cluster, as a drain leaves them)."""
+    teams = (
+        "its teams run on in the Ray cluster"
+        if on_cluster
+        else f"the teams it ran stopped with it: resume one with: {again}"
+    )
+    return f"server stopped ({interrupt.cause_name()}); {teams}"
 
 
 def _warn(problem: str) -> None:

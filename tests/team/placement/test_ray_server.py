@@ -100,8 +100,10 @@ def test_serve_with_the_ray_placement_runs_a_team_on_the_cluster(
             "the team stopped by 'run' gives its lease back",
         )
         os.kill(child.proc.pid, signal.SIGINT)
+        last = child.output(60).splitlines()[-1]
         code, errors = child.finish(60)
         assert code in (0, 130), errors
         assert "Traceback" not in errors
+        assert last == "server stopped (Ctrl-C); its teams run on in the Ray cluster"
     finally:
         child.stop()

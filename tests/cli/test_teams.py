@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import os
+import pty
+import signal
 import sqlite3
+import subprocess
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from uuid import UUID
 
 import pytest
+from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.models.function import FunctionModel
 
 from akgentic.core import serialize
+from akgentic.llm import register_model
 from akgentic.storage import TeamStatus, open_storage, sqlite_path
 from akgentic.team import TeamCard, team_workspaces
 
@@ -623,3 +629,124 @@ def test_show_clips_a_huge_description(cli: Invoke, storage_url: str) -> None:
     assert about.startswith("about:    word word ")
     assert about.endswith("… (1,999,999 characters)") and len(about) < 500
     assert len(result.stdout) < 5_000
+
+
+def test_a_turn_another_process_is_on_is_in_progress_not_interrupted(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """``show`` of a team a live process runs, or is stopping, lists its turn as in
+    progress (no hint to retry it); a second ``stop`` says the team is stopping. Once the
+    turn has ended and the process let the team go, nothing is in progress."""
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    show = ("teams", "show", "hanging", "--import", HANG_MODULE)
+
+    running = cli(*show)
+    assert running.exit_code == 0, running.output
+    assert_in_order(
+        running.stdout,
+        ["status:   RUNNING", "turns in progress: 1", "  @Human → @Boss: please hang"],
+    )
+    assert "interrupted" not in running.stdout and "--retry-interrupted" not in running.stdout
+
+    assert cli("teams", "stop", "hanging").exit_code == 0
+    again = cli("teams", "stop", "hanging")
+    assert again.exit_code == 0, again.output
+    [said] = again.stdout.splitlines()
+    assert said.startswith("team hanging (")
+    assert ") is stopping: the process running it (pid " in said
+    assert said.endswith("waits for the turns in progress (up to 30s); nothing more to do")
+    stopping = cli(*show)
+    assert_in_order(
+        stopping.stdout,
+        [
+            "status:   STOPPED",
+            "turns in progress: 1 (the stop waits for them, up to 30s)",
+            "  @Human → @Boss: please hang",
+        ],
+    )
+    assert "--retry-interrupted" not in stopping.stdout
+
+    with open(release, "w"):  # the tool call returns; the turn ends, the stop completes
+        pass
+    code, errors = child.finish()
+    assert code == 0, errors
+    stopped = cli(*show)
+    assert_in_order(stopped.stdout, ["status:   STOPPED", "interrupted turns: none"])
+    assert cli("teams", "stop", "hanging").stdout.endswith(") is already stopped\n")
+
+
+def test_a_resume_short_of_a_registered_model_says_its_module_must_be_importable(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "solo.yaml"
+    card.write_text(
+        "name: solo\n"
+        "entry_point: '@Analyst'\n"
+        "members:\n"
+        "  - card:\n"
+        "      role: Analyst\n"
+        "      config: {name: '@Analyst', role: Analyst, models: 'registered:cli-fake'}\n"
+    )
+    answers = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("hi there")]))
+    with register_model("cli-fake", answers):
+        ran = cli("run", str(card), "-m", "hello")
+    assert ran.exit_code == 0, ran.output
+
+    resumed = cli("teams", "resume", "solo", "-m", "again")
+
+    assert resumed.exit_code == 1
+    [line] = resumed.stderr.splitlines()
+    assert "resume with the module that calls register_model: akgentic teams resume " in line
+    assert (
+        " --import MODULE (importable from here: run it from the module's folder or put that "
+        "folder on PYTHONPATH), or on another model: "
+    ) in line
+
+
+@pytest.mark.parametrize(("answer", "code"), [("n", 1), ("ctrl-c", 130)])
+def test_a_purge_not_confirmed_says_nothing_was_purged(
+    cli: Invoke, storage_url: str, answer: str, code: int
+) -> None:
+    """At the prompt of ``delete --purge`` (a terminal), a no is one line and exit code
+    1, Ctrl-C the same line as interrupted and 130 (as Ctrl-C anywhere): the team stays."""
+    team_id = run_once(cli)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [str(AKGENTIC), "teams", "delete", "research", "--purge"],
+        env=child_env(storage_url, NO_COLOR="1"),
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(slave)
+    try:
+        shown = b""
+        while b"and all its history? [y/N]:" not in shown:  # the prompt (EOF: the child ended)
+            chunk = os.read(master, 4096)
+            assert chunk, shown
+            shown += chunk
+        if answer == "n":
+            os.write(master, b"n\n")
+        else:
+            proc.send_signal(signal.SIGINT)
+        _, errors = proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+    assert proc.returncode == code, errors
+    short = str(team_id)[:8]
+    kept = f"nothing purged: team research ({short}) is kept"
+    said = errors.removeprefix(" ")  # the prompt's last space: Python's input writes it there
+    assert said.splitlines() == [kept if answer == "n" else f"interrupted: {kept}"]
+    assert status_of(storage_url, team_id) == TeamStatus.STOPPED

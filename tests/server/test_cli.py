@@ -7,11 +7,12 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import struct
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from uuid import UUID
 
@@ -774,3 +775,64 @@ def test_a_line_typed_while_a_team_on_a_server_works_is_said_unsent_when_the_ser
     assert "stopped: it was stopped on the server" in out
     unsent = [line for line in out.splitlines() if line.startswith("the message was not sent")]
     assert unsent == ["the message was not sent: typed meanwhile"]
+
+
+def test_teams_matching_a_name_on_a_server_are_listed_with_the_servers_statuses(
+    served: Served, tmp_path: Path
+) -> None:
+    """A server's records carry no card: among teams a name matches, each is shown with
+    the status the server says (a damaged one DAMAGED), not called damaged for want of
+    a card."""
+    running = served.client.create_team("research", name="twin")
+    stopped = served.client.create_team("research", name="twin")
+    served.client.stop_team(stopped.team_id)
+    damaged = served.client.create_team("research", name="twin")
+    served.client.stop_team(damaged.team_id)
+    with closing(sqlite3.connect(tmp_path / "server.db")) as conn, conn:  # the served store
+        conn.execute(
+            "UPDATE akgentic_teams SET status = 'garbage' WHERE team_id = ?",
+            (str(damaged.team_id),),
+        )
+
+    code, _, err = invoke("teams", "show", "twin", "--server", served.url)
+
+    assert code == 1
+    shown = {
+        f"{str(running.team_id)[:8]} (twin, RUNNING)",
+        f"{str(stopped.team_id)[:8]} (twin, STOPPED)",
+        f"{str(damaged.team_id)[:8]} (twin, DAMAGED)",
+    }
+    [line] = err.splitlines()
+    assert line.startswith("error: 3 teams are named 'twin': ")
+    for team in shown:
+        assert team in line
+    assert line.endswith("; give more of the id")
+
+
+def test_a_stop_of_a_team_its_server_is_stopping_says_it_is_stopping(
+    served: Served, tmp_path: Path
+) -> None:
+    """Marked STOPPED in the store (``teams stop`` without ``--server``), the team is
+    stopped by the server that runs it, which waits for its turn in progress: a stop
+    through the server meanwhile says so — not that it is stopped already."""
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)
+    store = sqlite_url(tmp_path / "server.db")
+    short = str(team.team_id)[:8]
+    try:
+        code, _, err = invoke("teams", "stop", short, "--storage", store)
+        assert code == 0, err
+        code, out, err = invoke("teams", "stop", short, "--server", served.url)
+    finally:
+        gate_tool.OPEN.set()  # the turn ends; the server's stop completes
+
+    assert code == 0, err
+    assert out == (
+        f"team turns ({short}) is stopping on {served.url}: the server waits for the turns "
+        f"in progress; nothing more to do\n"
+    )
+    eventually(lambda: not served.client.info(team.team_id).running)
+    code, out, err = invoke("teams", "stop", short, "--server", served.url)
+    assert code == 0, err
+    assert out == f"team turns ({short}) is already stopped\n"

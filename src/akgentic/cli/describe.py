@@ -33,6 +33,7 @@ from akgentic.core import (
     StopMessage,
     TeamStoppingEvent,
     UserMessage,
+    counted,
 )
 from akgentic.llm import (
     LlmMessageEvent,
@@ -175,8 +176,8 @@ def exec_finished_text(event: ExecFinishedEvent) -> str:
 
 def usage_text(requests: int, input_tokens: int, output_tokens: int) -> str:
     """``3 requests, 415 input / 160 output tokens``."""
-    plural = "" if requests == 1 else "s"
-    return f"{requests:,} request{plural}, {input_tokens:,} input / {output_tokens:,} output tokens"
+    tokens = f"{input_tokens:,} input / {output_tokens:,} output tokens"
+    return f"{counted(requests, 'request')}, {tokens}"
 
 
 def kind_of(message: Message) -> str:

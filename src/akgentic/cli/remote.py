@@ -13,7 +13,7 @@ from uuid import UUID
 
 from akgentic.cli.errors import CliError
 from akgentic.cli.output import command_line, short_id
-from akgentic.cli.store import import_flags, match_team
+from akgentic.cli.store import DAMAGED, import_flags, match_team
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamInfo
 from akgentic.core import Message
 from akgentic.storage import EventRecord, TeamRecord, TeamStatus
@@ -42,23 +42,29 @@ def connected(url: str, token: str | None) -> Iterator[AkgenticClient]:
 
 
 def _record(info: TeamInfo) -> TeamRecord:
+    """The server's team as a record (no card: the server keeps it); one the server says
+    is DAMAGED has no status, as a store's record whose status does not read."""
+    damaged = info.status == DAMAGED
     return TeamRecord(
         team_id=info.team_id,
         name=info.name,
-        status=TeamStatus(info.status),
+        status=None if damaged else TeamStatus(info.status),
         created_at=info.created_at,
         updated_at=info.updated_at,
+        error=f"team {info.team_id}'s record is damaged on the server" if damaged else None,
     )
 
 
 def find_remote_team(client: AkgenticClient, ref: str) -> TeamRecord:
-    """The server's team that ``ref`` names (id, id prefix or name), as ``find_team``."""
+    """The server's team that ``ref`` names (id, id prefix or name), as ``find_team``;
+    among several that match, each with the status the server says."""
     teams = client.list_teams(include_deleted=True)
     listing = (
         f"{command_line('teams', 'list', '--server', client.base_url)} "
         f"(the page {client.base_url}/ shows them too)"
     )
-    return match_team(ref, [_record(t) for t in teams], listing)
+    said = {t.team_id: t.status for t in teams}
+    return match_team(ref, [_record(t) for t in teams], listing, lambda r: said[r.team_id])
 
 
 def read_remote(

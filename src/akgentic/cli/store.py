@@ -18,7 +18,7 @@ import contextlib
 import importlib
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -196,10 +196,16 @@ def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
 
 
 def match_team(
-    ref: str, teams: TeamRecord | list[TeamRecord], listing: str = "akgentic teams list"
+    ref: str,
+    teams: TeamRecord | list[TeamRecord],
+    listing: str = "akgentic teams list",
+    label: Callable[[TeamRecord], str] | None = None,
 ) -> TeamRecord:
     """The one of ``teams`` that ``ref`` names (or ``teams`` itself: an exact match);
-    ``listing`` is how the user lists them."""
+    ``listing`` is how the user lists them; ``label`` how a team's status is shown among
+    several that match (a store's: :func:`status_label`; a server's records carry no card,
+    so it says their status as the server does)."""
+    label = label or status_label
     ref = ref.strip()
     if not ref:
         raise CliError("name a team: its id, a prefix of its id, or its name")
@@ -218,8 +224,7 @@ def match_team(
             return live[0]
         if matches:
             shown = ", ".join(
-                f"{short_id(t.team_id)} ({team_name(t.name)}, {status_label(t)})"
-                for t in matches[:5]
+                f"{short_id(t.team_id)} ({team_name(t.name)}, {label(t)})" for t in matches[:5]
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")

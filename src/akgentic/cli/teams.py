@@ -125,13 +125,17 @@ def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str, ver
     when it is marked STOPPED already, that it is stopping (its process waits for the turns
     in progress, then lets it go): ``verb`` it (resume, delete) once it has stopped."""
     if record.status == TeamStatus.STOPPED:
-        return CliError(
-            f"{_title(record)} is stopping: the process running it ({exc.lease.describe()}) "
-            f"waits for the turns in progress (up to {STOP_GRACE:g}s); {verb} it once it "
-            f"has stopped"
-        )
+        return CliError(f"{_stopping(record, exc.lease)}; {verb} it once it has stopped")
     stop = team_command("stop", record.team_id, url)
     return CliError(f"{exc}; or from here: {stop}")
+
+
+def _stopping(record: TeamRecord, lease: Lease) -> str:
+    """A team marked STOPPED that the live process holding ``lease`` is still stopping."""
+    return (
+        f"{_title(record)} is stopping: the process running it ({lease.describe()}) "
+        f"waits for the turns in progress (up to {STOP_GRACE:g}s)"
+    )
 
 
 # -- show ----------------------------------------------------------------------------------
@@ -164,13 +168,14 @@ def show_team(
             card, problem = None, str(exc)
         records = bundle.events.read(record.team_id)
         plan = plan_restore(records)
+        lease = _lease(bundle, record)
         fields = [
             ("team", f"{team_name(record.name)} ({record.team_id})"),
             ("status", _status(record)),
             ("created", local_time(record.created_at)),
             ("updated", local_time(record.updated_at)),
             ("last seq", _last_seq(bundle.events.last_seq(record.team_id), plan)),
-            ("run by", runner(_lease(bundle, record)) or "no process"),
+            ("run by", runner(lease) or "no process"),
         ]
         if card is not None and card.description:  # clipped: a card may hold megabytes
             fields.insert(1, ("about", one_line(card.description, ABOUT_CHARS)))
@@ -182,9 +187,9 @@ def show_team(
             console.print(SafeText(f"card:     {problem}", style="red"))
         else:
             _show_card(console, card)
-        _show_log(
-            console, plan, record, unreadable_log(plan, card) if card is not None else None, card
-        )
+        live = lease is not None and not stale_reason(lease)
+        unreadable = unreadable_log(plan, card) if card is not None else None
+        _show_log(console, plan, record, unreadable, card, live=live)
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
@@ -224,16 +229,20 @@ def _show_log(
     record: TeamRecord,
     unreadable: str | None,
     card: TeamCard | None,
+    *,
+    live: bool,
 ) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
     running when the log was last written (a running team, here or crashed); for a log
-    whose damage hides the team (``unreadable``: why), that a resume refuses it."""
+    whose damage hides the team (``unreadable``: why), that a resume refuses it. ``live``:
+    a live process holds the team (see :func:`_show_turns`)."""
     if unreadable is not None:
         console.print(
             SafeText(f"log:      unreadable, a resume refuses it: {unreadable}", style="red")
         )
     else:
         _show_members(console, plan, record, resumable=card is not None)
+        _show_turns(console, plan, record, live=live)
     for row in plan.corrupt:
         many = row.through not in (None, row.seq)
         seqs = f"seqs {row.seq}-{row.through}" if many else f"seq {row.seq}"
@@ -243,8 +252,8 @@ def _show_log(
 def _show_members(
     console: Console, plan: RestorePlan, record: TeamRecord, *, resumable: bool
 ) -> None:
-    """The members and turns of a log a resume can restore (see :func:`_show_log`);
-    not ``resumable`` (its card is refused), only who they were."""
+    """The members of a log a resume can restore (see :func:`_show_log`); not
+    ``resumable`` (its card is refused), only who they were."""
     members = ", ".join(member_name(m.name) for m in plan.members) or "none"
     if record.status == TeamStatus.RUNNING:
         console.print(SafeText(f"running when last recorded: {members}"))
@@ -256,7 +265,20 @@ def _show_members(
         console.print(
             SafeText(f"accepted, not yet received: {len(plan.undelivered)} (delivered on resume)")
         )
-    if not plan.interrupted:
+
+
+def _show_turns(console: Console, plan: RestorePlan, record: TeamRecord, *, live: bool) -> None:
+    """The turns the log shows received and not finished. A team a live process holds
+    (``live``: running, or stopping: marked STOPPED, its process waiting for them) is in
+    them — in progress, nothing to retry; any other team's were interrupted, and a resume
+    offers them again."""
+    if live and plan.interrupted:
+        wait = f" (the stop waits for them, up to {STOP_GRACE:g}s)"
+        stopping = wait if record.status == TeamStatus.STOPPED else ""
+        console.print(SafeText(f"turns in progress: {len(plan.interrupted)}{stopping}"))
+        for message in plan.interrupted:
+            console.print(SafeText(f"  {quote(message)}"))
+    elif not plan.interrupted:
         console.print(SafeText("interrupted turns: none"))
     else:
         console.print(SafeText(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
@@ -312,11 +334,14 @@ def stop_team(
         console = out_console()
         if record.status == TeamStatus.DELETED:
             raise CliError(f"{_title(record)} was deleted; there is nothing to stop")
-        if record.status == TeamStatus.STOPPED:
-            console.print(SafeText(f"{_title(record)} is already stopped"))
-            return
         lease = _lease(bundle, record)
         stale = stale_reason(lease) if lease is not None else ""
+        if record.status == TeamStatus.STOPPED:
+            if lease is not None and not stale:  # asked already: its process is on it
+                console.print(SafeText(f"{_stopping(record, lease)}; nothing more to do"))
+            else:
+                console.print(SafeText(f"{_title(record)} is already stopped"))
+            return
         with team_manager(bundle) as manager:
             manager.stop_team(record.team_id)
         if stale:  # a crash: nobody to stop; its log keeps what it was doing
@@ -523,7 +548,8 @@ def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str])
             f"{title} was not resumed, nothing changed: {whose} model "
             f"'registered:{cause.name}' is registered by Python code, which has not run here "
             f"(registered: {known}): resume with the module that calls register_model: "
-            f"{again}, or on another model: {command} --model SPEC"
+            f"{again} (importable from here: run it from the module's folder or put that "
+            f"folder on PYTHONPATH), or on another model: {command} --model SPEC"
         )
     if isinstance(cause, MissingApiKeyError):
         return (
@@ -647,9 +673,8 @@ def delete_team(
         if purge:
             gone = "its record and history"
             if trees:
-                gone += f", and its workspace tree{'s' if len(trees) > 1 else ''} " + ", ".join(
-                    str(cell.tree) for cell in trees
-                )
+                tree = "workspace tree" if len(trees) == 1 else "workspace trees"
+                gone += f", and its {tree} " + ", ".join(str(cell.tree) for cell in trees)
             console.print(SafeText(f"{_title(record)} purged: {gone} are gone"))
         else:
             console.print(

@@ -38,6 +38,7 @@ from akgentic.cli.store import (
     status_label,
     storage_option,
 )
+from akgentic.core import counted
 from akgentic.storage import (
     Lease,
     TeamRecord,
@@ -126,7 +127,7 @@ def _none_listed(stored: list[TeamRecord], status: ShownStatus | None, url: str)
         return f"no teams yet in {url}; start one with: akgentic run TEAM.yaml"
     which = f"match --status {status.value}" if status is not None else "but deleted ones"
     every = command_line("teams", "list", "--all", *storage_option(url))
-    count = f"{len(stored)} team{'s' if len(stored) > 1 else ''}"
+    count = counted(len(stored), "team")
     return f"no teams {which} ({count} in {url}; list them all with: {every})"
 
 

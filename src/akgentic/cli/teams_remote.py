@@ -17,10 +17,12 @@ import sys
 
 import typer
 
-from akgentic.cli.errors import CliError
+from akgentic.cli import interrupt
+from akgentic.cli.errors import EXIT_ERROR, CliError
 from akgentic.cli.output import (
     SafeText,
     command_line,
+    error_console,
     local_time,
     member_name,
     out_console,
@@ -30,6 +32,7 @@ from akgentic.cli.output import (
 )
 from akgentic.cli.remote import connected, find_remote_team
 from akgentic.client import AkgenticClient, ServerError
+from akgentic.core import counted
 from akgentic.storage import TeamStatus
 
 __all__ = [
@@ -50,8 +53,7 @@ def _none_listed(stored: int, status: str | None, url: str) -> str:
         return f"no teams yet on {url}; start one with: {start}"
     which = f"match --status {status}" if status is not None else "but deleted ones"
     every = command_line("teams", "list", "--all", "--server", url)
-    count = f"{stored} team{'s' if stored > 1 else ''}"
-    return f"no teams {which} ({count} on {url}; list them all with: {every})"
+    return f"no teams {which} ({counted(stored, 'team')} on {url}; list them all with: {every})"
 
 
 def list_remote(url: str, token: str | None, *, everything: bool, status: str | None) -> None:
@@ -121,7 +123,15 @@ def stop_remote(url: str, token: str | None, ref: str) -> None:
         if record.status == TeamStatus.DELETED:
             raise CliError(f"{title} was deleted; there is nothing to stop")
         if record.status == TeamStatus.STOPPED:
-            out_console().print(SafeText(f"{title} is already stopped"))
+            if client.info(record.team_id).running:  # asked already: the server is on it
+                out_console().print(
+                    SafeText(
+                        f"{title} is stopping on {url}: the server waits for the turns in "
+                        f"progress; nothing more to do"
+                    )
+                )
+            else:
+                out_console().print(SafeText(f"{title} is already stopped"))
             return
         info = client.stop_team(record.team_id)
     out_console().print(SafeText(f"{team_title(info.name, info.team_id)} is now {info.status}"))
@@ -147,13 +157,27 @@ def delete_remote(url: str, token: str | None, ref: str, *, purge: bool, yes: bo
 
 def confirm_purge(title: str) -> None:
     """Ask before ``--purge`` removes a team for good (a store's or a server's); with no
-    terminal to ask, refuse in one line that says to confirm with ``--yes``."""
+    terminal to ask, refuse in one line that says to confirm with ``--yes``.
+
+    An answer other than yes ends the command with one line, ``nothing purged``: exit
+    code 1 for a no or the end of input (as an end of input at any prompt), and 128 + the
+    signal's number for Ctrl-C (SIGTERM, SIGHUP), as a Ctrl-C anywhere else."""
     if not sys.stdin.isatty():
         raise CliError(
             f"--purge removes {title} and all its history for good; with no terminal to ask, "
             f"confirm with --yes"
         )
-    typer.confirm(f"Remove {title} and all its history?", abort=True)
+    try:
+        if typer.confirm(f"Remove {title} and all its history?"):
+            return
+    except typer.Abort:  # Ctrl-C or the end of input: the prompt's line is left open
+        typer.echo()
+    kept = f"nothing purged: {title} is kept"
+    if interrupt.cause():  # a signal the console script's handler took
+        error_console().print(SafeText(f"interrupted: {kept}", style="yellow"))
+        raise typer.Exit(interrupt.exit_code())
+    error_console().print(SafeText(kept))
+    raise typer.Exit(EXIT_ERROR)
 
 
 def _delete(client: AkgenticClient, team_id: object, purge: bool, title: str) -> None:

@@ -60,6 +60,7 @@ from akgentic.core.serialization import (
     serialize,
 )
 from akgentic.core.user_proxy import UserProxy
+from akgentic.core.words import counted
 from akgentic.core.yaml_load import (
     MAX_YAML_BYTES,
     NotUtf8Error,
@@ -123,6 +124,7 @@ __all__ = [
     "address_name",
     "check_yaml_size",
     "clip",
+    "counted",
     "current_actor",
     "cut",
     "deserialize",

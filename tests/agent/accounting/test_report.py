@@ -169,3 +169,10 @@ def test_records_are_picked_out_of_a_log() -> None:
     [first, *_] = sample()
     messages = [EventMessage(event=first), EventMessage(event="something else"), object()]
     assert accounting_events(messages) == [first]
+
+
+def test_one_request_is_said_in_the_singular() -> None:
+    [first, *_] = sample()
+    lines = render_usage(usage_report([first], team="docs")).splitlines()
+    assert lines[0].startswith("team docs: 1 model request, 757 input tokens, ")
+    assert lines[3].startswith("@Writer (openai:gpt-5.2): 1 request, 757 input tokens, ")

@@ -25,6 +25,7 @@ from pydantic import Field
 from akgentic.agent.accounting.event import PromptAccountingEvent, ProviderUsage
 from akgentic.agent.accounting.source import CHANNELS, Channel
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 
 __all__ = [
     "BreakerUsage",
@@ -211,7 +212,7 @@ def _pct(rate: float) -> str:
 def _breaker_line(b: BreakerUsage) -> str:
     what = f"{b.channel} {b.card}".strip() + (f": {b.name}" if b.name and b.name != b.card else "")
     times = "once" if b.breaks == 1 else f"{b.breaks} times"
-    return f"{what} ({b.change}): {times}, {b.lost_tokens:,} tokens after the break"
+    return f"{what} ({b.change}): {times}, {counted(b.lost_tokens, 'token')} after the break"
 
 
 def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
@@ -221,8 +222,9 @@ def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
         return f"team {report.team}: no model request has been accounted yet"
     p = report.provider
     lines = [
-        f"team {report.team}: {report.requests:,} model requests, {report.input_tokens:,} input "
-        f"tokens, {_pct(report.hit_rate)} from the modelled prefix cache, "
+        f"team {report.team}: {counted(report.requests, 'model request')}, "
+        f"{counted(report.input_tokens, 'input token')}, {_pct(report.hit_rate)} from the "
+        f"modelled prefix cache, "
         f"{report.tool_schema_tokens_per_request:,.0f} tool-schema tokens per request",
         f"provider reported: {p.input_tokens:,} input ({p.cache_read_tokens:,} cache read, "
         f"{p.cache_write_tokens:,} cache write), {p.output_tokens:,} output",
@@ -230,7 +232,8 @@ def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
     for m in report.members:
         lines += [
             "",
-            f"{m.name} ({m.model}): {m.requests:,} requests, {m.input_tokens:,} input tokens, "
+            f"{m.name} ({m.model}): {counted(m.requests, 'request')}, "
+            f"{counted(m.input_tokens, 'input token')}, "
             f"{_pct(m.hit_rate)} cached, {m.tool_schema_tokens_per_request:,.0f} tool-schema "
             f"tokens per request",
             f"  cache model: {m.cache_rules}; counted in {m.encoding}",

@@ -196,6 +196,28 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
         TeamCard.from_yaml(human)
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("1" * 5000, "an integer of 5,000 digits, more than the 4,300 Python reads"),
+        ("2001-13-45", "'2001-13-45' is not a valid timestamp (month must be in 1..12)"),
+        ('"\\U00110000"', "this escape names no character"),
+        ("a\x00b", "character #x0000 is not allowed in YAML"),
+    ],
+)
+def test_a_value_python_cannot_read_names_the_file_and_the_line(
+    tmp_path: Path, value: str, says: str
+) -> None:
+    path = card_file(
+        tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + f"x: {value}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"{path}:6: not valid YAML: {says}")
+    assert "at line 6, column " in line
+
+
 def test_a_card_of_aliases_in_aliases_is_refused_at_once(tmp_path: Path) -> None:
     path = card_file(tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + alias_bomb())
     with pytest.raises(TeamCardError) as refused:

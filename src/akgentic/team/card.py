@@ -44,7 +44,6 @@ from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.excerpt import validator_words
 from akgentic.core.serialization import (
-    MAX_DEPTH,
     SerializableModel,
     SerializationError,
     registered_class,
@@ -263,7 +262,6 @@ class TeamCard(SerializableModel):
         except NotUtf8Error as exc:
             raise TeamCardError(f"{path}:{exc.line}: {exc}") from None
         try:
-            node = yaml.compose(text)
             data = load_yaml(text)
         except YamlShapeError as exc:
             raise TeamCardError(f"{path}: {exc}") from None
@@ -271,10 +269,7 @@ class TeamCard(SerializableModel):
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
             raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
-        except RecursionError:
-            raise TeamCardError(
-                f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"
-            ) from None
+        node = yaml.compose(text)  # the text read: its lines, for the errors that follow
         if not isinstance(data, dict):
             raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
         imports = data.get("imports") or []

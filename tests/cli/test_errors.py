@@ -592,6 +592,16 @@ def test_serve_with_cards_that_do_not_exist(cli: Invoke, tmp_path: Path) -> None
     assert line == f"{tmp_path / 'nope'}: no such file or folder"
 
 
+def test_serve_with_a_card_file_that_cannot_be_read_refuses_to_start(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "long.yaml"
+    card.write_text(RESEARCH.read_text() + "max_turns: " + "1" * 5000 + "\n")
+    line = one_error_line(cli, "serve", "--port", "0", "--cards", str(card))
+    assert line.startswith(f"{card}:")
+    assert "not valid YAML: an integer of 5,000 digits, more than the 4,300 Python reads" in line
+
+
 @pytest.mark.parametrize(
     "command",
     [["run", str(RESEARCH), "-m", "hi"], ["events", "research"], ["usage", "research"]],

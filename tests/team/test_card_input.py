@@ -3,7 +3,9 @@ line, the member and the field — never at start-up, never a raw exception."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -270,6 +272,29 @@ def test_a_card_whose_size_says_nothing_is_read_only_up_to_the_limit() -> None:
         TeamCard.from_yaml("/dev/zero")
     (line,) = str(refused.value).splitlines()
     assert line.startswith("/dev/zero: more than 4,194,304 bytes (4.0 MiB), over akgentic's")
+
+
+def test_a_fifo_given_as_a_card_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Opened as a file is, a FIFO waits for a writer, deaf to Ctrl-C."""
+    fifo = tmp_path / "team.yaml"
+    os.mkfifo(fifo)
+    said: list[str] = []
+
+    def read() -> None:
+        try:
+            TeamCard.from_yaml(fifo)
+        except TeamCardError as exc:
+            said.append(str(exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(30)
+    if reader.is_alive():  # waiting for a writer: give it one, so the test ends (and fails)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(30)
+    assert said == [
+        f"{fifo}: cannot read the team card: a FIFO, not a file: name the YAML file itself"
+    ]
 
 
 @pytest.mark.parametrize(

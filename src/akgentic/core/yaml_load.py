@@ -30,7 +30,9 @@ posted ``card_yaml`` meets this limit only where the operator raised that one pa
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -80,11 +82,19 @@ def check_yaml_size(size: int, *, at_least: bool = False) -> None:
 def read_yaml_file(path: Path) -> bytes:
     """The bytes of a YAML file, refused (:class:`YamlTooLargeError`) over
     ``MAX_YAML_BYTES`` before it is read when its size says so, and read at most one byte
-    past the limit otherwise: a device, a FIFO or a ``/proc`` file says its size is 0.
-    ``OSError`` as opening or reading it raises."""
-    with path.open("rb") as file:
-        check_yaml_size(os.fstat(file.fileno()).st_size)
-        data = file.read(MAX_YAML_BYTES + 1)
+    past the limit otherwise: a device or a ``/proc`` file says its size is 0. ``OSError``
+    as opening or reading it raises, and for a FIFO: opened as a file is, it would wait
+    for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a FIFO in a cards folder)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "a FIFO, not a file: name the YAML file itself")
+        os.set_blocking(fd, True)
+        with open(fd, "rb", closefd=False) as file:  # the fd is closed below
+            check_yaml_size(os.fstat(fd).st_size)
+            data = file.read(MAX_YAML_BYTES + 1)
+    finally:
+        os.close(fd)
     check_yaml_size(len(data), at_least=True)
     return data
 

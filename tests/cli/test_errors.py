@@ -592,6 +592,34 @@ def test_serve_with_cards_that_do_not_exist(cli: Invoke, tmp_path: Path) -> None
     assert line == f"{tmp_path / 'nope'}: no such file or folder"
 
 
+def test_serve_with_a_card_file_that_cannot_be_read_refuses_to_start(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    card = tmp_path / "long.yaml"
+    card.write_text(RESEARCH.read_text() + "max_turns: " + "1" * 5000 + "\n")
+    line = one_error_line(cli, "serve", "--port", "0", "--cards", str(card))
+    assert line.startswith(f"{card}:")
+    assert "not valid YAML: an integer of 5,000 digits, more than the 4,300 Python reads" in line
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://256.1.1.1:1", "invalid IPv4 address: '256.1.1.1'"),
+        ("http://", "it names no host"),
+        ("localhost:8080", "it does not start with http:// or https://"),
+        ("http://127.0.0.1:99999", "the port must be 1 to 65535, not 99999"),
+    ],
+)
+def test_a_server_url_that_is_not_one_says_the_form_expected(
+    cli: Invoke, url: str, why: str
+) -> None:
+    line = one_error_line(cli, "teams", "list", "--server", url)
+    assert line == (
+        f"{url!r} is not a server URL ({why}): give it as http://HOST:PORT (or https://HOST:PORT)"
+    )
+
+
 @pytest.mark.parametrize(
     "command",
     [["run", str(RESEARCH), "-m", "hi"], ["events", "research"], ["usage", "research"]],

@@ -119,3 +119,46 @@ def test_the_size_limit_counts_utf8_bytes_not_characters() -> None:
     with pytest.raises(YamlTooLargeError, match="over akgentic's 4 MiB limit"):
         load_yaml(text)
     check_yaml_size(MAX_YAML_BYTES)  # at the limit: read
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (
+            "1" * 5000,
+            "an integer of 5,000 digits, more than the 4,300 Python reads: write a "
+            "shorter number, or quote it to make it text",
+        ),
+        ("2001-13-45", "'2001-13-45' is not a valid timestamp (month must be in 1..12)"),
+        ("2001-12-14t21:59:43.10+99:00", "is not a valid timestamp (offset must be"),
+        ('!!int ""', "'' is not a valid int: correct it, or quote it to make it text"),
+        ("!!timestamp abc", "'abc' is not a valid timestamp: correct it"),
+        ("!!bool abc", "'abc' is not a valid bool: correct it"),
+        ("!!set [1]", "expected a mapping node, but found sequence"),
+    ],
+)
+def test_a_value_python_cannot_build_is_a_yaml_error_at_its_line(value: str, says: str) -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml(f"name: t\nmax_turns: {value}\n")
+    (line,) = yaml_problem(caught.value).splitlines()
+    assert says in line
+    assert "at line 2, column 12" in line
+    assert "set_int_max_str_digits" not in line and "NoneType" not in line
+
+
+def test_a_character_yaml_does_not_allow_is_marked_at_its_line_and_column() -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml("name: t\nnotes: a\x01b\n")
+    assert yaml_problem(caught.value) == (
+        "character #x0001 is not allowed in YAML (special characters are not allowed): "
+        "remove it at line 2, column 9"
+    )
+
+
+@pytest.mark.parametrize("escape", ["\\U00110000", "\\Uffffffff"])
+def test_an_escape_past_the_last_character_is_a_yaml_error_at_its_line(escape: str) -> None:
+    with pytest.raises(yaml.YAMLError) as caught:
+        load_yaml(f'name: t\nnotes: "a{escape}"\n')
+    assert yaml_problem(caught.value).startswith(
+        "this escape names no character (\\U0010FFFF is the last one): correct it at line 2"
+    )

@@ -219,6 +219,18 @@ def test_a_stop_grace_out_of_range_says_why(served: Served, grace: str) -> None:
         ({"card": {"name": "x", "entry_point": "@A", "members": []}}, 422, "members"),
         ({"card_yaml": "[1, 2"}, 422, "card_yaml is not valid YAML: expected ',' or ']'"),
         ({"card_yaml": "a: &a [1, *a]"}, 422, "card_yaml is not valid YAML: the data contains"),
+        (
+            {"card_yaml": "name: x\nmax_turns: " + "1" * 5000},
+            422,
+            "card_yaml is not valid YAML: an integer of 5,000 digits, more than the 4,300 "
+            "Python reads: write a shorter number, or quote it to make it text at line 2",
+        ),
+        (
+            {"card_yaml": "a: 2001-13-45"},
+            422,
+            "card_yaml is not valid YAML: '2001-13-45' is not a valid timestamp",
+        ),
+        ({"card_yaml": "a: !!set [1]"}, 422, "card_yaml is not valid YAML: expected a mapping"),
         ({"card": "research", "model": "openai:gpt-5"}, 422, "OPENAI_API_KEY"),
     ],
 )
@@ -480,6 +492,13 @@ def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served)
             "the request body is JSON nested too deeply to read (arrays and objects inside "
             "one another hundreds of levels deep); send the same data with less nesting"
         )
+    long = b'{"card": {"name": "x", "max_turns": ' + b"1" * 5000 + b"}}"
+    number = httpx.post(f"{served.url}/teams", content=long, headers=json_body)
+    assert number.status_code == 422
+    assert number.json()["detail"] == (
+        "the request body holds a number of more than 4,300 digits, longer than Python reads; "
+        "send a shorter number, or it as a string"
+    )
     assert served.client.list_teams() == []
 
 

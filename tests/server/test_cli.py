@@ -231,6 +231,7 @@ def test_serve_reads_team_cards_only_and_warns_once_per_skipped_card(tmp_path: P
     (cards / "tidy.yaml").write_text(tidy)
     (cards / "sub" / "nested.yaml").write_text(tidy.replace("tidy", "nested"))
     (cards / "broken.yaml").write_text("name: broken\nmembers: []\n")
+    (cards / "long.yaml").write_text(tidy.replace("tidy", "long") + "x: " + "1" * 5000 + "\n")
     (cards / "skill.yaml").write_text("name: a-skill\ndescription: A skill.\ncontent: Be brief.\n")
     (cards / "notes.yml").write_text("- a list\n- not a card\n")
     (cards / "x.scenario.yaml").write_text("default: {text: hi}\n")
@@ -250,9 +251,12 @@ def test_serve_reads_team_cards_only_and_warns_once_per_skipped_card(tmp_path: P
         code, errors = child.finish(60)
     assert code == 130 and "Traceback" not in errors
     warnings = [line for line in errors.splitlines() if "warning" in line.lower()]
-    assert len(warnings) == 1, errors
+    assert len(warnings) == 2, errors
     assert warnings[0].startswith(f"warning: card skipped: {cards / 'broken.yaml'}:")
     assert "entry_point: Field required" in warnings[0]
+    assert warnings[1].startswith(
+        f"warning: card skipped: {cards / 'long.yaml'}:4: not valid YAML: an integer of 5,000"
+    )
 
 
 def test_serve_gives_every_team_the_servers_of_its_mcp_config(tmp_path: Path) -> None:

@@ -52,6 +52,31 @@ def test_a_module_missing_inside_a_found_package_gets_no_path_advice(tmp_path: P
     assert str(info.value).endswith("No module named 'akgentic.tool.no_such_card'")
 
 
+@pytest.mark.parametrize(
+    ("module", "says"),
+    [
+        ("akgentic_card_boom", "cannot import 'akgentic_card_boom': RuntimeError: boom"),
+        ("akgentic_card_unclosed", "cannot import 'akgentic_card_unclosed': SyntaxError: "),
+        ("''", "cannot import '': ValueError: Empty module name"),
+        ("'.x'", "cannot import '.x': TypeError: the 'package' argument is required"),
+    ],
+)
+def test_a_module_that_fails_as_it_runs_or_a_name_that_is_no_module_is_the_cards_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, says: str
+) -> None:
+    """Whatever an import raises is the card's one line: a cards folder's server skips the
+    card instead of stopping on it."""
+    (tmp_path / "akgentic_card_boom.py").write_text("raise RuntimeError('boom')\n")
+    (tmp_path / "akgentic_card_unclosed.py").write_text("x = (\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    card_file = tmp_path / "team.yaml"
+    card_file.write_text(CARD.format(module=module))
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(card_file)
+    (line,) = str(info.value).splitlines()
+    assert line.startswith(f"{card_file}:3: imports[0]: {says}")
+
+
 def test_a_card_an_installed_distribution_declares_needs_no_imports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,7 +3,9 @@ line, the member and the field — never at start-up, never a raw exception."""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -196,6 +198,28 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
         TeamCard.from_yaml(human)
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("1" * 5000, "an integer of 5,000 digits, more than the 4,300 Python reads"),
+        ("2001-13-45", "'2001-13-45' is not a valid timestamp (month must be in 1..12)"),
+        ('"\\U00110000"', "this escape names no character"),
+        ("a\x00b", "character #x0000 is not allowed in YAML"),
+    ],
+)
+def test_a_value_python_cannot_read_names_the_file_and_the_line(
+    tmp_path: Path, value: str, says: str
+) -> None:
+    path = card_file(
+        tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + f"x: {value}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    (line,) = str(refused.value).splitlines()
+    assert line.startswith(f"{path}:6: not valid YAML: {says}")
+    assert "at line 6, column " in line
+
+
 def test_a_card_of_aliases_in_aliases_is_refused_at_once(tmp_path: Path) -> None:
     path = card_file(tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + alias_bomb())
     with pytest.raises(TeamCardError) as refused:
@@ -248,6 +272,29 @@ def test_a_card_whose_size_says_nothing_is_read_only_up_to_the_limit() -> None:
         TeamCard.from_yaml("/dev/zero")
     (line,) = str(refused.value).splitlines()
     assert line.startswith("/dev/zero: more than 4,194,304 bytes (4.0 MiB), over akgentic's")
+
+
+def test_a_fifo_given_as_a_card_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Opened as a file is, a FIFO waits for a writer, deaf to Ctrl-C."""
+    fifo = tmp_path / "team.yaml"
+    os.mkfifo(fifo)
+    said: list[str] = []
+
+    def read() -> None:
+        try:
+            TeamCard.from_yaml(fifo)
+        except TeamCardError as exc:
+            said.append(str(exc))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(30)
+    if reader.is_alive():  # waiting for a writer: give it one, so the test ends (and fails)
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(30)
+    assert said == [
+        f"{fifo}: cannot read the team card: a FIFO, not a file: name the YAML file itself"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,7 @@ from akgentic.client.models import (
 )
 from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
-from akgentic.core.excerpt import excerpt
+from akgentic.core.excerpt import exception_words, excerpt
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard
@@ -92,6 +92,31 @@ class TeamDeletedError(ServerError):
     def __init__(self, team_id: UUID) -> None:
         super().__init__(410, f"team {team_id} was deleted")
         self.team_id = team_id
+
+
+def _server_url(url: str) -> str:
+    """``url`` when it can name a server (``http://HOST:PORT``, ``https://...``, a path
+    after it allowed); a ``ValueError`` saying what is wrong and the form expected
+    otherwise — at once, not as "cannot reach" (or httpx's ``InvalidURL``) at the first
+    call: ``http://`` names no host, ``http://256.1.1.1`` no address."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        why = exception_words(exc)
+        why = why[:1].lower() + why[1:]
+    else:
+        if parsed.scheme not in ("http", "https"):
+            why = "it does not start with http:// or https://"
+        elif not parsed.host:
+            why = "it names no host"
+        elif parsed.port is not None and not 0 < parsed.port < 65536:
+            why = f"the port must be 1 to 65535, not {parsed.port}"
+        else:
+            return url
+    raise ValueError(
+        f"{excerpt(url)} is not a server URL ({why}): give it as http://HOST:PORT "
+        f"(or https://HOST:PORT)"
+    )
 
 
 def decode_event(item: WireEvent | dict[str, Any]) -> EventRecord:
@@ -139,7 +164,7 @@ class AkgenticClient:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.base_url = base_url.rstrip("/")
+        self.base_url = _server_url(base_url).rstrip("/")
         self.timeout = timeout
         """Seconds a call may take (a stream's reads: see :meth:`RemoteTeam.follow`)."""
         self._http = httpx.Client(

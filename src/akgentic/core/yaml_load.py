@@ -12,6 +12,12 @@ A key written twice in one mapping is an error too, naming both lines (PyYAML ke
 last one silently: a card's second ``model:`` would win without a word); a key a merge
 (``<<: *base``) brings in may be overridden, as YAML means it to be.
 
+A value PyYAML parses but cannot build — an integer longer than Python converts (5,000
+digits), a date that is no date (``2001-13-45``), an explicit tag on a value not of that
+type (``!!int abc``) — and a character YAML does not allow (a NUL, binary junk) are
+``yaml.YAMLError`` too, marked with their line and column, never the constructor's or the
+reader's own exception: every reader's YAML answer says them on one line.
+
 YAML larger than ``MAX_YAML_BYTES`` (4 MiB) is refused before it is parsed
 (:class:`YamlTooLargeError`): PyYAML's safe loader is pure Python, and a card with a 50 MB
 description holds it for minutes at hundreds of MB before any answer. A file is read through
@@ -24,13 +30,17 @@ posted ``card_yaml`` meets this limit only where the operator raised that one pa
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from akgentic.core.serialization import SerializationError, check_shape
+from akgentic.core.excerpt import exception_words, excerpt
+from akgentic.core.serialization import MAX_DEPTH, SerializationError, check_shape
 
 __all__ = [
     "MAX_YAML_BYTES",
@@ -72,11 +82,19 @@ def check_yaml_size(size: int, *, at_least: bool = False) -> None:
 def read_yaml_file(path: Path) -> bytes:
     """The bytes of a YAML file, refused (:class:`YamlTooLargeError`) over
     ``MAX_YAML_BYTES`` before it is read when its size says so, and read at most one byte
-    past the limit otherwise: a device, a FIFO or a ``/proc`` file says its size is 0.
-    ``OSError`` as opening or reading it raises."""
-    with path.open("rb") as file:
-        check_yaml_size(os.fstat(file.fileno()).st_size)
-        data = file.read(MAX_YAML_BYTES + 1)
+    past the limit otherwise: a device or a ``/proc`` file says its size is 0. ``OSError``
+    as opening or reading it raises, and for a FIFO: opened as a file is, it would wait
+    for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a FIFO in a cards folder)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "a FIFO, not a file: name the YAML file itself")
+        os.set_blocking(fd, True)
+        with open(fd, "rb", closefd=False) as file:  # the fd is closed below
+            check_yaml_size(os.fstat(fd).st_size)
+            data = file.read(MAX_YAML_BYTES + 1)
+    finally:
+        os.close(fd)
     check_yaml_size(len(data), at_least=True)
     return data
 
@@ -109,7 +127,8 @@ class _Loader(yaml.SafeLoader):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         written: dict[tuple[str, str], yaml.Node] = {}  # (tag, text): 1 and "1" differ
-        for key_node, _ in node.value:
+        pairs = node.value if isinstance(node, yaml.MappingNode) else []  # else super refuses
+        for key_node, _ in pairs:
             if (
                 not isinstance(key_node, yaml.ScalarNode)
                 or key_node.tag == "tag:yaml.org,2002:merge"
@@ -126,6 +145,65 @@ class _Loader(yaml.SafeLoader):
                 )
         return super().construct_mapping(node, deep=deep)
 
+    def scan_flow_scalar_non_spaces(self, double: bool, start_mark: yaml.Mark) -> list[Any]:
+        """A quoted scalar's text; an escape past the last character (``"\\U00110000"``:
+        the scanner's ``chr()`` raises) is a ``ScannerError`` marked where it is."""
+        try:
+            return super().scan_flow_scalar_non_spaces(double, start_mark)
+        except (OverflowError, ValueError):
+            raise yaml.scanner.ScannerError(
+                "while scanning a double-quoted scalar",
+                start_mark,
+                "this escape names no character (\\U0010FFFF is the last one): correct it",
+                self.get_mark(),
+            ) from None
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """The value of ``node``; a value the safe constructors cannot build (they raise
+        what Python's ``int``, ``datetime``, ``base64`` raise) is a ``ConstructorError``
+        marked where it is written."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ArithmeticError, AttributeError, LookupError, TypeError, ValueError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, _unbuildable(node, exc), node.start_mark
+            ) from None
+
+
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _unbuildable(node: yaml.Node, exc: Exception) -> str:
+    """What is wrong with a value the constructor could not build, and what to do."""
+    kind = str(node.tag).rsplit(":", 1)[-1]
+    if not isinstance(node, yaml.ScalarNode):
+        return f"cannot read this {kind}: {exception_words(exc)}"
+    digits = sum(c.isdigit() for c in node.value)
+    limit = sys.get_int_max_str_digits()
+    if node.tag == _INT_TAG and 0 < limit < digits:
+        return (
+            f"an integer of {digits:,} digits, more than the {limit:,} Python reads: write a "
+            f"shorter number, or quote it to make it text"
+        )
+    why = f" ({exception_words(exc)})" if type(exc) is ValueError else ""  # else Python's own
+    return (
+        f"{excerpt(node.value, 60)} is not a valid {kind}{why}: correct it, or quote it to "
+        f"make it text"
+    )
+
+
+def _reader_error(text: str, exc: yaml.reader.ReaderError) -> yaml.MarkedYAMLError:
+    """A character YAML does not allow, marked at its line and column (the reader's own
+    words give a character offset in ``"<unicode string>"``)."""
+    at = exc.position
+    line = text.count("\n", 0, at)
+    column = at - (text.rfind("\n", 0, at) + 1)
+    what = exc.character if isinstance(exc.character, int) else ord(exc.character)
+    return yaml.MarkedYAMLError(
+        problem=f"character #x{what:04x} is not allowed in YAML ({exc.reason}): remove it",
+        problem_mark=yaml.Mark("<text>", at, line, column, None, 0),  # no snippet
+    )
+
 
 def load_yaml(text: str) -> Any:
     """The data of YAML ``text``, read with the safe loader; ``yaml.YAMLError`` when it
@@ -135,9 +213,12 @@ def load_yaml(text: str) -> Any:
         check_yaml_size(len(text.encode("utf-8", errors="surrogatepass")))
     try:
         data = yaml.load(text, Loader=_Loader)  # _Loader is the safe loader
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(text, exc) from None
     except RecursionError:
         raise YamlShapeError(
-            "the YAML is nested too deep to read; akgentic refuses it: flatten it"
+            f"the YAML is nested deeper than {MAX_DEPTH} levels, too deep to read; akgentic "
+            f"refuses it: flatten it"
         ) from None
     try:
         check_shape(data)

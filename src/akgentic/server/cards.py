@@ -5,8 +5,11 @@ Registered cards come from the operator: YAML files (or folders of them) named a
 honoured: the operator wrote them. A folder is read at its top level only: its ``*.yaml`` /
 ``*.yml`` files that are team cards (a mapping with ``members`` or ``entry_point``), so the
 scenarios, skills, ``mcp.json`` files and subfolders kept beside the cards are passed over
-without a word. A broken card is reported once in :attr:`CardRegistry.problems` and
-skipped; a duplicate name is reported too and the first one wins.
+without a word. A folder's broken card is reported once in :attr:`CardRegistry.problems`
+and skipped, so one bad file does not keep the others from being served; a card file named
+itself is one the operator asked for, so when it cannot be read (or the path is not there)
+:meth:`CardRegistry.load` raises :class:`TeamCardError` instead. A duplicate name is
+reported and the first one wins.
 
 A posted card is data from the network: it is validated, never imports anything, and may
 only name modules the server has already imported; what it may reach on the server is
@@ -61,21 +64,21 @@ class CardRegistry:
 
     def load(self, paths: Iterable[str | Path]) -> None:
         """Register the cards of these YAML files and folders (see the module docstring),
-        reporting what was skipped in :attr:`problems`."""
+        reporting a folder's skipped files in :attr:`problems`; :class:`TeamCardError`
+        when a path is not there or a file named here is not a card that reads."""
         for path in map(Path, paths):
             if not path.exists():
-                self.problems.append(f"{path}: no such file or folder")
-                continue
+                raise TeamCardError(f"{path}: no such file or folder")
             if not path.is_dir():
-                files = [path]
-            else:
-                self._folders.append(path.resolve())
-                files = [f for f in sorted(path.glob("*.y*ml")) if _is_a_card(f)]
-                if not files:
-                    self.problems.append(
-                        f"{path}: no team card in this folder (a team card is a YAML "
-                        f"mapping with members and entry_point)"
-                    )
+                self.add(TeamCard.from_yaml(path), str(path))
+                continue
+            self._folders.append(path.resolve())
+            files = [f for f in sorted(path.glob("*.y*ml")) if _is_a_card(f)]
+            if not files:
+                self.problems.append(
+                    f"{path}: no team card in this folder (a team card is a YAML "
+                    f"mapping with members and entry_point)"
+                )
             for file in files:
                 try:
                     self.add(TeamCard.from_yaml(file), str(file))

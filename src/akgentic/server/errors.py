@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import sys
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -103,8 +104,9 @@ def _body_problem(request: Request, exc: RequestValidationError) -> str | None:
 
 def _unreadable(exc: StarletteHTTPException) -> str | None:
     """Why FastAPI could not read a JSON body, when it answered only "There was an error
-    parsing the body" (a 400): bytes that are not UTF-8, or JSON nested deeper than the
-    parser goes. None for any other error."""
+    parsing the body" (a 400): bytes that are not UTF-8, JSON nested deeper than the
+    parser goes, or a number longer than Python converts (``sys.get_int_max_str_digits``).
+    None for any other error."""
     cause = exc.__cause__
     if exc.status_code != 400:
         return None
@@ -118,6 +120,11 @@ def _unreadable(exc: StarletteHTTPException) -> str | None:
         return (
             "the request body is JSON nested too deeply to read (arrays and objects inside "
             "one another hundreds of levels deep); send the same data with less nesting"
+        )
+    if isinstance(cause, ValueError) and "int_max_str_digits" in str(cause):  # Python's words
+        return (
+            f"the request body holds a number of more than {sys.get_int_max_str_digits():,} "
+            f"digits, longer than Python reads; send a shorter number, or it as a string"
         )
     return None
 

@@ -162,7 +162,9 @@ def serve(
     (``akgentic serve``'s, which keeps the signal for its exit code, 143); without it, the
     first SIGINT or SIGTERM drains and a second SIGINT ends the serving at once (the teams
     still stop before this returns). A ``settings.mcp_config`` that cannot be used raises
-    ``MCPConfigError`` before the server listens.
+    ``MCPConfigError`` before the server listens, and a card file named in ``card_paths``
+    that cannot be read (or a path that is not there) ``TeamCardError``: the operator
+    asked for it by name (a folder's broken card is skipped, through ``on_problem``).
     """
     report = on_problem or (lambda line: logger.warning("%s", line))
     cards = CardRegistry()

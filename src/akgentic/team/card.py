@@ -42,9 +42,8 @@ from akgentic.core import (
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
-from akgentic.core.excerpt import validator_words
+from akgentic.core.excerpt import exception_line, validator_words
 from akgentic.core.serialization import (
-    MAX_DEPTH,
     SerializableModel,
     SerializationError,
     registered_class,
@@ -263,7 +262,6 @@ class TeamCard(SerializableModel):
         except NotUtf8Error as exc:
             raise TeamCardError(f"{path}:{exc.line}: {exc}") from None
         try:
-            node = yaml.compose(text)
             data = load_yaml(text)
         except YamlShapeError as exc:
             raise TeamCardError(f"{path}: {exc}") from None
@@ -271,19 +269,14 @@ class TeamCard(SerializableModel):
             mark = getattr(exc, "problem_mark", None)
             line = f":{mark.line + 1}" if mark is not None else ""
             raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
-        except RecursionError:
-            raise TeamCardError(
-                f"{path}: the card is nested deeper than {MAX_DEPTH} levels: flatten it"
-            ) from None
+        node = yaml.compose(text)  # the text read: its lines, for the errors that follow
         if not isinstance(data, dict):
             raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
         imports = data.get("imports") or []
         for index, module in enumerate(imports if isinstance(imports, list) else []):
-            try:
-                importlib.import_module(str(module))
-            except ImportError as exc:
-                problem = f"cannot import {module!r}: {exc}{_import_hint(str(module), exc, path)}"
-                raise TeamCardError(_line(path, node, ("imports", index), problem)) from None
+            problem = _import_problem(str(module), path)
+            if problem is not None:
+                raise TeamCardError(_line(path, node, ("imports", index), problem))
         try:
             problems = list(_config_errors(data))
             if problems:
@@ -356,6 +349,21 @@ def walk(
 
 def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
     return "\n".join(_line(path, root, e["loc"], e["msg"]) for e in exc.errors())
+
+
+def _import_problem(module: str, card_path: Path) -> str | None:
+    """Why ``module`` (a card's ``imports`` entry) does not import, None when it does. An
+    import runs the module's code, which may raise anything (a ``SyntaxError``, its own
+    ``RuntimeError``), and a name like ``""`` or ``".x"`` is refused with a ``ValueError``
+    or a ``TypeError``: each is the card's error, never one escaping its reader (a cards
+    folder's server would stop on it instead of skipping the card)."""
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        return f"cannot import {module!r}: {exc}{_import_hint(module, exc, card_path)}"
+    except Exception as exc:
+        return f"cannot import {module!r}: {exception_line(exc)}"
+    return None
 
 
 def _import_hint(module: str, exc: ImportError, card_path: Path) -> str:

@@ -87,11 +87,12 @@ def read_yaml_file(path: Path) -> bytes:
     for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a FIFO in a cards folder)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
     try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if stat.S_ISFIFO(status.st_mode):
             raise OSError(errno.EINVAL, "a FIFO, not a file: name the YAML file itself")
+        check_yaml_size(status.st_size)
         os.set_blocking(fd, True)
         with open(fd, "rb", closefd=False) as file:  # the fd is closed below
-            check_yaml_size(os.fstat(fd).st_size)
             data = file.read(MAX_YAML_BYTES + 1)
     finally:
         os.close(fd)

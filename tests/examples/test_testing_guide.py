@@ -57,4 +57,5 @@ def test_the_yaml_team_runs_and_a_resume_without_its_module_says_to_import(tmp_p
     error = without.stderr.strip()
     assert "\n" not in error and "nothing changed" in error
     assert "@Analyst's model 'registered:my-scripted'" in error and "(registered: none)" in error
-    assert f"{' '.join(resume)}, or on another model" in error  # with --import fake_models
+    again = f"{' '.join(resume)} (importable from here: "  # with --import fake_models
+    assert again in error and ", or on another model" in error

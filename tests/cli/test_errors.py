@@ -949,7 +949,7 @@ def test_a_log_hiding_a_members_start_is_not_resumed_but_one_with_a_bad_event_is
     assert refused.exit_code == 1, refused.output
     assert (
         f"its event log is unreadable: 3 of its events cannot be read (seq {starts[0]}-{last}), "
-        f"and no readable one starts @Worker: their start may be among them;"
+        f"and no readable one starts @Worker: its start may be among them;"
     ) in refused.stderr
 
     with sqlite3.connect(path) as db:  # the start read again: two bad events are skipped
@@ -963,5 +963,5 @@ def test_a_log_hiding_a_members_start_is_not_resumed_but_one_with_a_bad_event_is
     skipped = [r.getMessage() for r in caplog.records if "skipped on restore" in r.getMessage()]
     assert len(skipped) == 1, skipped
     assert skipped[0].startswith(
-        f"team {team_id}: 2 unreadable event(s) skipped on restore (seq {last - 1}-{last}); "
+        f"team {team_id}: 2 unreadable events skipped on restore (seq {last - 1}-{last}); "
     )

@@ -280,7 +280,7 @@ def test_the_last_exchange_is_the_person_s_last_message_and_the_answers_to_them_
     assert buffer.getvalue().splitlines() == [
         "last exchange:",
         "  @Human → @Worker: second\\x1b]0;t\\x07",
-        "  ... 1 earlier answer(s): akgentic events lists them",
+        "  ... 1 earlier answer: akgentic events lists it",
         *(f"  @Worker → @Human (response): answer {n}" for n in range(2, 7)),
     ]
 

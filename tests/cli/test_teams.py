@@ -271,10 +271,10 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     assert_in_order(
         resumed.stdout,
         [
-            "1 turn(s) were interrupted:",
+            "1 turn was interrupted:",
             "  @Human → @Boss: please hang",
-            "  rerun with --retry-interrupted to deliver them again, or "
-            "--dismiss-interrupted to give them up",
+            "  rerun with --retry-interrupted to deliver it again, or "
+            "--dismiss-interrupted to give it up",
             "@Boss → @Human (acknowledgment): Noted: fine",
             "answer: Noted: fine",
         ],
@@ -430,6 +430,22 @@ def kill_in_a_turn(spawn: Spawn, storage_url: str) -> None:
     child.write("please hang")
     child.wait_for("⚙ @Boss → hang_step(label=please hang)")
     child.stop()  # killed in the middle of the turn
+
+
+def test_a_resume_dismissing_the_turn_a_crash_interrupted_says_so_in_the_singular(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    kill_in_a_turn(spawn, storage_url)
+
+    resumed = cli(
+        "teams", "resume", "hanging", "--dismiss-interrupted", "-m", "nod fine",
+        "--import", HANG_MODULE,
+    )  # fmt: skip
+
+    assert resumed.exit_code == 0, resumed.output
+    assert "dismissed 1 interrupted turn" in resumed.stdout.splitlines()
+    shown = cli("teams", "show", "hanging", "--import", HANG_MODULE)
+    assert "interrupted turns: none" in shown.stdout.splitlines()
 
 
 def test_teams_stop_of_a_crashed_team_says_it_was_not_running_and_clears_its_runner(
@@ -667,7 +683,7 @@ def test_a_turn_another_process_is_on_is_in_progress_not_interrupted(
         stopping.stdout,
         [
             "status:   STOPPED",
-            "turns in progress: 1 (the stop waits for them, up to 30s)",
+            "turns in progress: 1 (the stop waits for it, up to 30s)",
             "  @Human → @Boss: please hang",
         ],
     )
@@ -680,6 +696,64 @@ def test_a_turn_another_process_is_on_is_in_progress_not_interrupted(
     stopped = cli(*show)
     assert_in_order(stopped.stdout, ["status:   STOPPED", "interrupted turns: none"])
     assert cli("teams", "stop", "hanging").stdout.endswith(") is already stopped\n")
+
+
+def test_a_turn_a_crash_left_is_interrupted_not_in_progress_while_the_resumed_team_runs(
+    cli: Invoke, storage_url: str, spawn: Spawn, tmp_path: Path
+) -> None:
+    """Killed in a turn, then resumed with neither --retry-interrupted nor
+    --dismiss-interrupted: while the resumed team runs, ``show`` lists its own turn as in
+    progress and the one the crash left as interrupted, with what can be done about it
+    (the next resume offers it again: a live team cannot be resumed), and so while it
+    stops. Once it has stopped, the crash's turn is interrupted, as every resume says."""
+    kill_in_a_turn(spawn, storage_url)
+    release = tmp_path / "release"
+    os.mkfifo(release)
+    resumed = spawn(
+        [str(AKGENTIC), "teams", "resume", "hanging", "--import", HANG_MODULE],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG=str(release)),
+    )
+    resumed.wait_for("1 turn was interrupted:")
+    resumed.write("hang again")
+    resumed.wait_for("⚙ @Boss → hang_step(label=hang again)")
+    show = ("teams", "show", "hanging", "--import", HANG_MODULE)
+
+    running = cli(*show)
+
+    assert running.exit_code == 0, running.output
+    lines = running.stdout.splitlines()
+    stop = f"akgentic teams stop {str(team_ids(cli)[0])[:8]} --storage {storage_url}"
+    turns = lines[lines.index("turns in progress: 1") :][:5]
+    assert turns == [
+        "turns in progress: 1",
+        "  @Human → @Boss: hang again",
+        "interrupted turns: 1 (not in progress)",
+        "  @Human → @Boss: please hang",
+        f"  the next resume offers it again, once the team has stopped ({stop}): "
+        "--retry-interrupted delivers it again, --dismiss-interrupted gives it up",
+    ]
+
+    assert cli("teams", "stop", "hanging").exit_code == 0
+    stopping = cli(*show).stdout.splitlines()
+    turns = stopping[stopping.index("turns in progress: 1 (the stop waits for it, up to 30s)") :]
+    assert turns[1:5] == [
+        "  @Human → @Boss: hang again",
+        "interrupted turns: 1 (not in progress)",
+        "  @Human → @Boss: please hang",
+        "  the next resume offers it again, once the team has stopped: "
+        "--retry-interrupted delivers it again, --dismiss-interrupted gives it up",
+    ]
+
+    with open(release, "w"):  # the tool call returns; the turn ends, the stop completes
+        pass
+    code, errors = resumed.finish()
+    assert code == 0, errors
+    stopped = cli(*show)
+    assert_in_order(
+        stopped.stdout,
+        ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
+    )
+    assert "resume with --retry-interrupted to deliver it again" in stopped.stdout
 
 
 def test_a_resume_short_of_a_registered_model_says_its_module_must_be_importable(

@@ -491,7 +491,7 @@ def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries
     )
     assert code == 0, err
     assert f"team turns ({short}) resumed on {served.url}" in out
-    assert "delivered 1 interrupted message(s) again" in out
+    assert "delivered 1 interrupted message again" in out
     assert "@Boss → @Human (response): [scripted] done: here" in out
     assert "answer: [scripted] you said hello;" in out
     assert f"resume it with: akgentic teams resume {short} --server {served.url}" in out

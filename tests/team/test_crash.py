@@ -117,6 +117,26 @@ def test_an_interrupted_turn_can_be_dismissed_for_good(
     manager.stop_team(team_id)
 
 
+def test_a_turn_a_crash_left_is_not_in_progress_in_the_team_resumed_without_a_choice(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Resumed with neither a retry nor a dismissal (the Python API's ``resume_team``
+    asks for none): the turn the crash cut stays interrupted on the log, and it is no
+    turn the running team is on — its member started again since it was received."""
+    team_id = run_child_until_ready(storage_url)
+    storage = open_storage(storage_url)
+    before = plan_restore(storage.events.read(team_id))  # the crashed run's own view
+    assert [getattr(m, "content", None) for m in before.in_progress] == ["block please"]
+
+    manager = TeamManager(system, storage)
+    runtime = manager.resume_team(team_id)
+    wait_for_answer(runtime, "[scripted] done: after block")
+    plan = plan_restore(storage.events.read(team_id))
+    assert [getattr(m, "content", None) for m in plan.interrupted] == ["block please"]
+    assert plan.in_progress == []
+    manager.stop_team(team_id)
+
+
 def test_a_cancel_of_a_process_that_died_never_cuts_a_turn_after_the_resume(
     storage_url: str, system: ActorSystem
 ) -> None:

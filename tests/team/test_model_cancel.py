@@ -16,7 +16,7 @@ from pydantic_ai.messages import ModelRequest, UserPromptPart
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent, TurnInterrupted
 from akgentic.agent.config import CompactionConfig
-from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage, SentMessage
 from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
 from akgentic.llm import SUMMARY_INSTRUCTIONS, ContextReplacedEvent, LlmMessageEvent, ModelRoster
@@ -276,6 +276,33 @@ def test_a_retried_turn_the_model_never_answered_sends_the_question_once(
         manager.stop_team(team_id)
     asked = [t for t in user_texts(requests[-1]) if "QUESTION-ONE" in t]
     assert len(asked) == 1 and asked[0].startswith("Message from @Human:\nQUESTION-ONE")
+
+
+def test_a_retried_cut_turn_is_interrupted_again_until_it_ends(manager: TeamManager) -> None:
+    """A turn the stop cut is processed (its agent ended it as interrupted); retried after
+    the resume, it is received again: until the retried turn ends, the log has it in
+    progress — and interrupted, so that a crash then leaves it for the next resume."""
+    stall = Stall()
+    with serve(lambda body: ("Noted.", None), stall=stall) as (url, _):
+        runtime, message_id = start_stalled_turn(manager, url, stall)
+        manager.interrupt_team(runtime.team_id, grace_timeout=60)
+        stall.arrived.clear()
+        resumed = manager.resume_team(runtime.team_id)
+        assert isinstance(resumed, TeamRuntime)
+        after = manager.storage.events.last_seq(runtime.team_id)
+        assert resumed.retry_interrupted() == [message_id]
+        assert stall.arrived.wait(60)  # the retried turn's model request is held
+        for record in resumed.follow(after + 1, idle_timeout=60):
+            event = getattr(record.message, "event", None)
+            if isinstance(event, TurnStartedEvent) and event.turn_id == message_id:
+                break
+        plan = plan_restore(manager.storage.events.read(runtime.team_id))
+        assert [m.id for m in plan.interrupted] == [message_id]
+        assert [m.id for m in plan.in_progress] == [message_id]
+        stall.release.set()
+        answered_turn(resumed, message_id)
+        manager.stop_team(runtime.team_id)
+    assert plan_restore(manager.storage.events.read(runtime.team_id)).interrupted == []
 
 
 def test_a_dismissed_turn_the_model_never_answered_is_not_sent_to_the_model(

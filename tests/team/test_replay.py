@@ -11,7 +11,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from pydantic import Field
@@ -20,6 +20,7 @@ from akgentic.core import ActorAddress, EventMessage, Message, StateChangedMessa
 from akgentic.core.serialization import SerializableModel, model_path
 from akgentic.storage import EventRecord, StorageBundle, encode_event, open_storage, sqlite_url
 from akgentic.team import Gap, TeamCard, plan_restore, replay_tool_states, unreadable_log
+from akgentic.team.restorer import skipped_summary
 from akgentic.tool.core import DeltaState, ToolStateEvent
 
 SHELF = "#Shelf"
@@ -158,3 +159,43 @@ def test_an_empty_log_restores_and_one_none_of_whose_events_reads_is_refused() -
         for seq in (1, 2, 3)
     ]
     assert unreadable_log(plan_restore(torn), card) == "none of its 3 events can be read (seq 1-3)"
+
+
+def torn(team_id: UUID, seq: int, through: int | None = None) -> EventRecord:
+    """An event record the store could not read (``through``: a damaged run of numbers)."""
+    return EventRecord(
+        team_id=team_id,
+        seq=seq,
+        timestamp=None,
+        message=None,
+        error="torn",
+        raw="{",
+        through=through,
+    )
+
+
+def test_why_a_log_is_unreadable_counts_in_words_that_agree() -> None:
+    """One unreadable event, one more damaged run: said in the singular."""
+    card = TeamCard.from_yaml(Path(__file__).parents[2] / "examples" / "teams" / "research.yaml")
+    team_id = uuid4()
+    assert unreadable_log(plan_restore([torn(team_id, 1)]), card) == (
+        "its one event cannot be read (seq 1)"
+    )
+    runs = [torn(team_id, 1, 3), torn(team_id, 5, 6)]
+    assert unreadable_log(plan_restore(runs), card) == (
+        "its numbering cannot be vouched for: torn (and 1 more run of numbers like it)"
+    )
+    three = [*runs, torn(team_id, 8, 9)]
+    assert unreadable_log(plan_restore(three), card) == (
+        "its numbering cannot be vouched for: torn (and 2 more runs of numbers like it)"
+    )
+
+
+def test_the_skipped_events_line_counts_in_words_that_agree() -> None:
+    team_id = uuid4()
+    one = skipped_summary(team_id, plan_restore([torn(team_id, 4)]))
+    assert one == f"team {team_id}: 1 unreadable event skipped on restore (seq 4); the first: torn"
+    two = skipped_summary(team_id, plan_restore([torn(team_id, 4), torn(team_id, 7)]))
+    assert two == (
+        f"team {team_id}: 2 unreadable events skipped on restore (seq 4-7); the first: torn"
+    )

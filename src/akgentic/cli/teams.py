@@ -71,6 +71,7 @@ from akgentic.cli.teams_remote import (
     stop_remote,
 )
 from akgentic.core import Message, SentMessage
+from akgentic.core.words import counted
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
 from akgentic.storage import (
     Lease,
@@ -189,7 +190,7 @@ def show_team(
             _show_card(console, card)
         live = lease is not None and not stale_reason(lease)
         unreadable = unreadable_log(plan, card) if card is not None else None
-        _show_log(console, plan, record, unreadable, card, live=live)
+        _show_log(console, plan, record, unreadable, card, url, live=live)
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
@@ -229,6 +230,7 @@ def _show_log(
     record: TeamRecord,
     unreadable: str | None,
     card: TeamCard | None,
+    url: str,
     *,
     live: bool,
 ) -> None:
@@ -242,7 +244,7 @@ def _show_log(
         )
     else:
         _show_members(console, plan, record, resumable=card is not None)
-        _show_turns(console, plan, record, live=live)
+        _show_turns(console, plan, record, url, live=live)
     for row in plan.corrupt:
         many = row.through not in (None, row.seq)
         seqs = f"seqs {row.seq}-{row.through}" if many else f"seq {row.seq}"
@@ -267,30 +269,53 @@ def _show_members(
         )
 
 
-def _show_turns(console: Console, plan: RestorePlan, record: TeamRecord, *, live: bool) -> None:
+def _show_turns(
+    console: Console, plan: RestorePlan, record: TeamRecord, url: str, *, live: bool
+) -> None:
     """The turns the log shows received and not finished. A team a live process holds
-    (``live``: running, or stopping: marked STOPPED, its process waiting for them) is in
-    them — in progress, nothing to retry; any other team's were interrupted, and a resume
-    offers them again."""
-    if live and plan.interrupted:
-        wait = f" (the stop waits for them, up to {STOP_GRACE:g}s)"
+    (``live``: running, or stopping: marked STOPPED, its process waiting for them) is on
+    those its members received since they last started (``plan.in_progress``): nothing to
+    retry. The others were interrupted — any team's when no process holds it; a live
+    team's from an earlier run (a resume that neither retried nor dismissed them) or cut
+    by its stop — and the next resume offers them again."""
+    in_progress = plan.in_progress if live else []
+    on = {m.id for m in in_progress}
+    interrupted = [m for m in plan.interrupted if m.id not in on]
+    if in_progress:
+        wait = f" (the stop waits for {_them(len(in_progress))}, up to {STOP_GRACE:g}s)"
         stopping = wait if record.status == TeamStatus.STOPPED else ""
-        console.print(SafeText(f"turns in progress: {len(plan.interrupted)}{stopping}"))
-        for message in plan.interrupted:
+        console.print(SafeText(f"turns in progress: {len(in_progress)}{stopping}"))
+        for message in in_progress:
             console.print(SafeText(f"  {quote(message)}"))
-    elif not plan.interrupted:
-        console.print(SafeText("interrupted turns: none"))
-    else:
-        console.print(SafeText(f"interrupted turns: {len(plan.interrupted)}", style="yellow"))
-        for message in plan.interrupted:
-            console.print(SafeText(f"  {quote(message)}", style="yellow"))
-        console.print(
-            SafeText(
-                "  resume with --retry-interrupted to deliver them again "
-                "(a turn may repeat its side effects)",
-                style="dim",
-            )
+    if not interrupted:
+        if not in_progress:
+            console.print(SafeText("interrupted turns: none"))
+        return
+    earlier = " (not in progress)" if live else ""
+    console.print(SafeText(f"interrupted turns: {len(interrupted)}{earlier}", style="yellow"))
+    for message in interrupted:
+        console.print(SafeText(f"  {quote(message)}", style="yellow"))
+    hint = _interrupted_hint(record, url, _them(len(interrupted)), live=live)
+    console.print(SafeText(f"  {hint}", style="dim"))
+
+
+def _interrupted_hint(record: TeamRecord, url: str, them: str, *, live: bool) -> str:
+    """What the person can do about a team's interrupted turns: a resume offers them, but
+    a team a live process holds cannot be resumed (``teams resume`` is refused) until it
+    has stopped."""
+    if not live:
+        return (
+            f"resume with --retry-interrupted to deliver {them} again "
+            "(a turn may repeat its side effects)"
         )
+    if record.status == TeamStatus.STOPPED:  # stopping: its process lets it go soon
+        when = "once the team has stopped"
+    else:
+        when = f"once the team has stopped ({team_command('stop', record.team_id, url)})"
+    return (
+        f"the next resume offers {them} again, {when}: --retry-interrupted delivers {them} "
+        f"again, --dismiss-interrupted gives {them} up"
+    )
 
 
 def _show_exchange(console: Console, exchange: list[SentMessage], heading: str) -> None:
@@ -306,7 +331,11 @@ def _show_exchange(console: Console, exchange: list[SentMessage], heading: str) 
     if len(answers) > LAST_ANSWERS:
         earlier = len(answers) - LAST_ANSWERS
         console.print(
-            SafeText(f"  ... {earlier} earlier answer(s): akgentic events lists them", style="dim")
+            SafeText(
+                f"  ... {counted(earlier, 'earlier answer')}: akgentic events lists "
+                f"{_them(earlier)}",
+                style="dim",
+            )
         )
     for answer in answers[-LAST_ANSWERS:]:
         console.print(SafeText(f"  {one_line(sent_line(answer, arrow))}", style="bold"))
@@ -471,7 +500,7 @@ def resume_team(
                 if runtime.interrupted and dismiss_interrupted:
                     gone = runtime.dismiss_interrupted()
                     console.print(
-                        SafeText(f"dismissed {len(gone)} interrupted turn(s)", style="dim")
+                        SafeText(f"dismissed {counted(len(gone), 'interrupted turn')}", style="dim")
                     )
                 elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
@@ -596,10 +625,12 @@ def _resume_remote(
         console = out_console()
         intro(console, runtime, f"resumed on {url}")
         if cut and dismiss:
-            console.print(SafeText(f"dismissed {len(cut)} interrupted turn(s)", style="dim"))
+            console.print(
+                SafeText(f"dismissed {counted(len(cut), 'interrupted turn')}", style="dim")
+            )
         elif cut and options.retry_interrupted:
             console.print(
-                SafeText(f"delivered {len(cut)} interrupted message(s) again", style="dim")
+                SafeText(f"delivered {counted(len(cut), 'interrupted message')} again", style="dim")
             )
         elif cut:
             _warn_interrupted(console, cut)
@@ -618,16 +649,23 @@ def _model(option: str | None) -> str | None:
 
 
 def _warn_interrupted(console: Console, messages: list[Message]) -> None:
-    console.print(SafeText(f"{len(messages)} turn(s) were interrupted:", style="yellow"))
+    were = "was" if len(messages) == 1 else "were"
+    console.print(SafeText(f"{counted(len(messages), 'turn')} {were} interrupted:", style="yellow"))
     for message in messages:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
+    them = _them(len(messages))
     console.print(
         SafeText(
-            "  rerun with --retry-interrupted to deliver them again, or "
-            "--dismiss-interrupted to give them up",
+            f"  rerun with --retry-interrupted to deliver {them} again, or "
+            f"--dismiss-interrupted to give {them} up",
             style="dim",
         )
     )
+
+
+def _them(count: int) -> str:
+    """The pronoun for ``count`` things just counted: ``it`` for one, else ``them``."""
+    return "it" if count == 1 else "them"
 
 
 # -- delete --------------------------------------------------------------------------------

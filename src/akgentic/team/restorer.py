@@ -25,7 +25,12 @@ for queries; restore trusts the log alone. Restoring:
    never processed — or cut by the team's stop (``TurnInterrupted``: Ctrl-C) — as
    *interrupted* (``TeamRuntime.interrupted``) — re-running it could repeat side
    effects, so retrying is the caller's decision (``TeamRuntime.retry_interrupted``);
-   a turn received again later (retried) or dismissed is no longer interrupted.
+   a retried turn (received again) stays interrupted until it is processed, so a crash
+   in the retry leaves it for the next resume; a dismissed one is interrupted no longer.
+   A resume that settles neither leaves them on the log as they were: while the resumed
+   team runs, :func:`plan_restore` tells them (``interrupted``) from the turns it is on
+   (``in_progress``: received since their member's latest start — a restore writes each
+   member's start again).
 
 Transient workers (tool actors created by other actors, such as deferred workers) are
 not re-created: their work was in flight and their owners ask again.
@@ -77,6 +82,7 @@ from akgentic.core import (
     TeamStoppingEvent,
 )
 from akgentic.core.agent import actor_class_for
+from akgentic.core.words import counted
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent, ModelRoster
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
 from akgentic.team.card import TeamCard, member_names
@@ -148,7 +154,14 @@ class RestorePlan:
     undelivered: list[Message] = field(default_factory=list)
     """Sent to a running member, never received (cancels aside: see the module docstring)."""
     interrupted: list[Message] = field(default_factory=list)
-    """Received by a running member, never processed."""
+    """Received by a running member and not processed since its latest receipt (a retry
+    receives it again), or cut by the team's stop; not dismissed: what a resume offers."""
+    in_progress: list[Message] = field(default_factory=list)
+    """Those of ``interrupted`` not processed since their latest receipt, received since
+    their recipient's latest start: while a live process holds the team, the turns it is
+    on. The others were interrupted even then: cut by the team's stop, or received before
+    their recipient started again (an earlier run's: the resume since neither retried nor
+    dismissed them). A team no process holds is on none: all of ``interrupted`` were."""
     corrupt: list[DecodeFailure] = field(default_factory=list)
     """Rows that could not be decoded (reported, skipped)."""
     replay: list[Message] = field(default_factory=list)
@@ -168,13 +181,14 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     """Read a team's log into a :class:`RestorePlan` (pure: no actor is touched)."""
     plan = RestorePlan(corrupt=corrupt_rows(records))
     started: dict[UUID, Member] = {}
+    last_start: dict[UUID, int] = {}  # each member's latest start, as a record's index
     sent: dict[UUID, Message] = {}
-    received: set[UUID] = set()
-    processed: set[UUID] = set()
+    received: dict[UUID, int] = {}  # each message's latest receipt, as a record's index
+    processed: dict[UUID, int] = {}  # each message's latest processing, as a record's index
     stopping = False  # inside a graceful stop, the members' stops are the teardown's
     dismissed: set[UUID] = set()
     cut: set[UUID] = set()  # turns the team's stop cut (TurnInterrupted), not retried since
-    for record in records:
+    for index, record in enumerate(records):
         msg = record.message
         if msg is None:
             continue
@@ -198,6 +212,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
                     # known from the members it created.
                     plan.orchestrator_id = parent.agent_id
                 plan.ever_started.add(sender.name)
+                last_start[sender.agent_id] = index
                 started[sender.agent_id] = Member(
                     agent_id=sender.agent_id,
                     name=sender.name,
@@ -222,10 +237,10 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif isinstance(msg, SentMessage):
             sent[msg.message.id] = msg.message
         elif isinstance(msg, ReceivedMessage):
-            received.add(msg.message_id)
+            received[msg.message_id] = index
             cut.discard(msg.message_id)  # received again: retried
         elif isinstance(msg, ProcessedMessage):
-            processed.add(msg.message_id)
+            processed[msg.message_id] = index
     plan.members = list(started.values())
     for member in plan.members:
         _fold_state(plan, member)
@@ -237,8 +252,13 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         if message_id not in received:
             if not is_cancel(message):  # a cancel dies with the run it was aimed at
                 plan.undelivered.append(message)
-        elif (message_id not in processed or message_id in cut) and message_id not in dismissed:
-            plan.interrupted.append(message)
+        elif message_id not in dismissed:
+            # not processed since its latest receipt: a retry receives it again
+            unfinished = processed.get(message_id, -1) < received[message_id]
+            if unfinished or message_id in cut:
+                plan.interrupted.append(message)
+            if unfinished and received[message_id] > last_start[recipient.agent_id]:
+                plan.in_progress.append(message)
     return plan
 
 
@@ -259,15 +279,20 @@ def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
     runs = [row for row in plan.corrupt if row.through is not None]
     if runs:
         return f"its numbering cannot be vouched for: {runs[0].reason}" + (
-            f" (and {len(runs) - 1} more run(s) of numbers like it)" if len(runs) > 1 else ""
+            f" (and {counted(len(runs) - 1, 'more run')} of numbers like it)"
+            if len(runs) > 1
+            else ""
         )
     if not plan.replay:
-        return f"none of its {len(plan.corrupt)} events can be read ({skipped_range(plan)})"
+        unread = len(plan.corrupt)
+        which = "its one event cannot" if unread == 1 else f"none of its {unread:,} events can"
+        return f"{which} be read ({skipped_range(plan)})"
     unseen = [name for name in member_names(card.members) if name not in plan.ever_started]
     if unseen:
         return (
             f"{len(plan.corrupt)} of its events cannot be read ({skipped_range(plan)}), and "
-            f"no readable one starts {', '.join(unseen)}: their start may be among them"
+            f"no readable one starts {', '.join(unseen)}: "
+            f"{'its' if len(unseen) == 1 else 'their'} start may be among them"
         )
     return None
 
@@ -286,7 +311,7 @@ def skipped_summary(team_id: UUID, plan: RestorePlan) -> str | None:
     if not plan.corrupt:
         return None
     return (
-        f"team {team_id}: {len(plan.corrupt)} unreadable event(s) skipped on restore "
+        f"team {team_id}: {counted(len(plan.corrupt), 'unreadable event')} skipped on restore "
         f"({skipped_range(plan)}); the first: {plan.corrupt[0].reason}"
     )
 

@@ -109,6 +109,12 @@ def test_summary_renders_totals_types_and_roots() -> None:
     )
 
 
+def test_summary_totals_say_one_entity_and_one_relation_in_the_singular() -> None:
+    assert summary(2).render_full().splitlines()[0] == "Knowledge graph: 2 entities, 1 relation."
+    one = KnowledgeGraphSummaryState(entity_count=1, type_counts={"company": 1})
+    assert one.render_full().splitlines()[0] == "Knowledge graph: 1 entity, 0 relations."
+
+
 def test_summary_delta_names_what_changed() -> None:
     before = summary(3)
     assert before.render_delta(before) is None

@@ -74,6 +74,21 @@ def test_list_glob_and_grep(tools: Tools) -> None:
         grep("def (")
 
 
+@pytest.mark.parametrize("pattern", [".", "./", ".//"])
+def test_a_glob_of_the_root_itself_says_what_to_send_instead(tools: Tools, pattern: str) -> None:
+    """pathlib's glob raises IndexError / AttributeError on a pattern with no component."""
+    with pytest.raises(RetriableError, match=r"names the workspace root itself.*'\*\*/\*'"):
+        tools["workspace_glob"](pattern)
+
+
+def test_sizes_and_line_counts_say_one_in_the_singular(tools: Tools) -> None:
+    tools["workspace_write"]("one.txt", "x")
+    assert tools["workspace_list"]("one.txt") == "one.txt (1 byte)"
+    assert "one.txt (1 byte)" in tools["workspace_list"]().splitlines()
+    with pytest.raises(RetriableError, match="one.txt has 1 line; start_line 5"):
+        tools["workspace_read"]("one.txt", start_line=5)
+
+
 def test_symlinks_out_of_the_tree_are_listed_as_unreachable(team: Team, tools: Tools) -> None:
     os.symlink("/etc", tree_of(team) / "etc_link")
     assert "etc_link -> (outside: unreachable)" in tools["workspace_list"]()

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import excerpt
+from akgentic.core.words import counted
 from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
@@ -386,16 +387,16 @@ class _Tracker:
 
 def _summary(delta: KnowledgeGraphStateEvent, present: list[str]) -> str:
     parts = [
-        f"{len(items)} {label}"
-        for label, items in (
-            ("entities added", delta.entities_added),
-            ("entities modified", delta.entities_modified),
-            ("entities removed", delta.entities_removed),
-            ("relations added", delta.relations_added),
-            ("relations removed", delta.relations_removed),
+        f"{counted(len(items), noun, plural)} {verb}"
+        for noun, plural, verb, items in (
+            ("entity", "entities", "added", delta.entities_added),
+            ("entity", "entities", "modified", delta.entities_modified),
+            ("entity", "entities", "removed", delta.entities_removed),
+            ("relation", None, "added", delta.relations_added),
+            ("relation", None, "removed", delta.relations_removed),
         )
         if items
     ]
     if present:
-        parts.append(f"{len(present)} relations already present")
+        parts.append(f"{counted(len(present), 'relation')} already present")
     return ", ".join(parts) if parts else "nothing changed"

@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 from akgentic.tool.core import ContextState
 from akgentic.tool.knowledge_graph.models import Entity
 
@@ -55,7 +56,10 @@ class KnowledgeGraphSummaryState(ContextState):
     more_roots: int = 0
 
     def _totals(self) -> str:
-        return f"{self.entity_count} entities, {self.relation_count} relations"
+        return (
+            f"{counted(self.entity_count, 'entity', 'entities')}, "
+            f"{counted(self.relation_count, 'relation')}"
+        )
 
     def render_full(self) -> str:
         """The whole summary; ``""`` for an empty graph."""

@@ -457,7 +457,7 @@ def _summary(mutation: Mutation, changes: Sequence[FileChange]) -> str:
         if change.action == "deleted":
             parts.append(f"deleted {change.path}")
         elif change.action == "created":
-            parts.append(f"created {change.path} ({change.added} lines)")
+            parts.append(f"created {change.path} ({counted(change.added, 'line')})")
         else:
             parts.append(f"modified {change.path} (+{change.added} -{change.removed} lines)")
     verb = {

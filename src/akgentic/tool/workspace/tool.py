@@ -49,6 +49,7 @@ from pydantic import (
 )
 
 from akgentic.core import ActorAddress, Orchestrator, clip, excerpt
+from akgentic.core.words import counted
 from akgentic.tool.core import (
     COMMAND,
     TOOL_CALL,
@@ -501,7 +502,7 @@ class WorkspaceTool(ToolCard):
             )
             if first > total:
                 raise RetriableError(
-                    f"{rel} has {total} lines; start_line {start_line} is past its end"
+                    f"{rel} has {counted(total, 'line')}; start_line {start_line} is past its end"
                 )
             head = f"{rel} (lines {first}-{last} of {total})"
             more = (
@@ -525,7 +526,7 @@ class WorkspaceTool(ToolCard):
             real, rel = card._resolve(path)
             if not real.is_dir():
                 try:
-                    return f"{rel} ({real.stat().st_size} bytes)"
+                    return f"{rel} ({counted(real.stat().st_size, 'byte')})"
                 except OSError as exc:
                     raise path_error(exc, path) from None
             lines: list[str] = []
@@ -550,6 +551,11 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError("give a glob pattern such as '**/*.py'")
             if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
                 raise path_error(PathEscapeError(pattern), pattern)
+            if not Path(pattern).parts:  # '.', './': pathlib's glob fails on no component
+                raise RetriableError(
+                    f"{excerpt(pattern)} names the workspace root itself, not paths in it; "
+                    "use '*' for the root's entries or '**/*' for everything"
+                )
             try:
                 found = sorted(fs.root.glob(pattern))
             except (ValueError, OSError) as exc:
@@ -859,4 +865,4 @@ def _list_into(
                 size = entry.stat().st_size
             except OSError:
                 size = 0
-            lines.append(f"{indent}{entry.name} ({size} bytes)")
+            lines.append(f"{indent}{entry.name} ({counted(size, 'byte')})")

@@ -81,6 +81,11 @@ def test_a_glob_of_the_root_itself_says_what_to_send_instead(tools: Tools, patte
         tools["workspace_glob"](pattern)
 
 
+def test_a_glob_of_hundreds_of_components_is_refused_not_a_recursion_error(tools: Tools) -> None:
+    with pytest.raises(RetriableError, match="Invalid glob pattern 'a/a/a/.*maximum recursion"):
+        tools["workspace_glob"]("a/" * 300 + "*")
+
+
 def test_sizes_and_line_counts_say_one_in_the_singular(tools: Tools) -> None:
     tools["workspace_write"]("one.txt", "x")
     assert tools["workspace_list"]("one.txt") == "one.txt (1 byte)"

@@ -558,7 +558,7 @@ class WorkspaceTool(ToolCard):
                 )
             try:
                 found = sorted(fs.root.glob(pattern))
-            except (ValueError, OSError) as exc:
+            except (ValueError, OSError, RecursionError) as exc:  # Recursion: 100s of parts
                 raise RetriableError(
                     f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
                 ) from None

@@ -314,7 +314,7 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 """UTF-8 continuation bytes: a byte string's characters are its bytes less these."""
 
 
-def _characters(data: bytes) -> int:
+def _characters(data: bytes | bytearray) -> int:
     """How many UTF-8 characters ``data`` holds (its lead bytes), at C speed."""
     return len(data.translate(None, _CONTINUATION))
 

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, cast
@@ -506,7 +508,7 @@ class WorkspaceTool(ToolCard):
                 )
             head = f"{rel} (lines {first}-{last} of {total})"
             more = (
-                f"\n[… {total - last} more lines: read on with start_line={last + 1}]"
+                f"\n[… {counted(total - last, 'more line')}: read on with start_line={last + 1}]"
                 if last < total
                 else ""
             )
@@ -562,7 +564,8 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(
                     f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
                 ) from None
-            paths = []
+            paths: list[str] = []
+            seen: set[str] = set()
             for item in found:
                 if is_staging_name(item.name):
                     continue
@@ -570,7 +573,11 @@ class WorkspaceTool(ToolCard):
                     real = fs.resolve(fs.relative(item))
                 except (OSError, ValueError):
                     continue
-                paths.append(fs.relative(real) + ("/" if real.is_dir() else ""))
+                shown = fs.relative(real) + ("/" if real.is_dir() else "")
+                if shown in seen:  # a symlink inside the tree, to a path already listed
+                    continue
+                seen.add(shown)
+                paths.append(shown)
                 if len(paths) >= cap:
                     break
             if not paths:
@@ -830,11 +837,24 @@ class WorkspaceTool(ToolCard):
 
 
 def _read_bytes(real: Path, path: str) -> bytes:
-    """The bytes of a resolved file; an OS error worded by the error table."""
+    """The bytes of a resolved regular file; an OS error worded by the error table.
+
+    Opened without blocking and checked on the open descriptor: a FIFO (a command in the
+    sandbox can make one) would otherwise block the read, and the agent, for ever."""
     try:
-        return real.read_bytes()
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise path_error(exc, path) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RetriableError(
+                f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
+                f"files can be read"
+            )
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise path_error(exc, path) from None
 
 
 def _list_into(
@@ -850,7 +870,11 @@ def _list_into(
         if is_staging_name(entry.name):
             continue
         if entry.is_symlink():
-            target = Path(entry.resolve())
+            try:
+                target = Path(entry.resolve())
+            except (OSError, RuntimeError):  # a loop: RuntimeError before Python 3.13
+                lines.append(f"{indent}{entry.name} -> (a symlink loop: unreachable)")
+                continue
             inside = target == root or target.is_relative_to(root)
             lines.append(
                 f"{indent}{entry.name} -> {'(inside)' if inside else '(outside: unreachable)'}"

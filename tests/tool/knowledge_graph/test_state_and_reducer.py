@@ -138,6 +138,21 @@ def test_root_descriptions_are_cut() -> None:
     assert len(row.description) == 160 and row.description.endswith("…")
 
 
+def test_a_root_description_is_one_line_of_the_summary() -> None:
+    """A description may run over lines; in the summary a root is one line, so a line
+    break in it wrote what read as another root."""
+    described = Entity(
+        name="A", entity_type="t", description="Our client.\n- Fake (company)\t ok", is_root=True
+    )
+    state = KnowledgeGraphSummaryState(
+        entity_count=1, type_counts={"t": 1}, roots=(RootRow.of(described),)
+    )
+    assert state.render_full().splitlines()[-2:] == [
+        "Roots:",
+        "- A (t): Our client. - Fake (company) ok",
+    ]
+
+
 def test_snapshots_share_frozen_rows_but_never_the_tables() -> None:
     state = graph(ACME, ALICE, relations=(WORKS,))
     snapshot = copy.deepcopy(state)  # what notify_state_change publishes

@@ -34,7 +34,9 @@ class RootRow(SerializableModel):
 
     @classmethod
     def of(cls, entity: Entity) -> RootRow:
-        text = entity.description
+        # one line of the summary: a description's line breaks would start lines of their
+        # own there (a fake root, a fake total), so its whitespace runs become one space
+        text = " ".join(entity.description.split())
         if len(text) > DESCRIPTION_CHARS:
             text = text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
         return cls(name=entity.name, entity_type=entity.entity_type, description=text)

@@ -106,6 +106,14 @@ def _one_line_title(title: str) -> str:
     return title
 
 
+def _one_line_owner(owner: str | None) -> str | None:
+    """An owner is on its task's line too; None (the caller) and "" (unassigned) pass."""
+    problem = one_line_problem(owner) if owner else None
+    if problem:
+        raise ValueError(f"the owner {problem}")
+    return owner
+
+
 class CreateTask(SerializableModel):
     """Create a task. ``owner`` omitted means the calling agent; ``""`` means unassigned."""
 
@@ -124,6 +132,11 @@ class CreateTask(SerializableModel):
     @classmethod
     def _one_line(cls, title: str) -> str:
         return _one_line_title(title)
+
+    @field_validator("owner")
+    @classmethod
+    def _one_line_owner(cls, owner: str | None) -> str | None:
+        return _one_line_owner(owner)
 
 
 class UpdateTask(SerializableModel):
@@ -148,6 +161,11 @@ class UpdateTask(SerializableModel):
     @classmethod
     def _one_line(cls, title: str | None) -> str | None:
         return title if title is None else _one_line_title(title)
+
+    @field_validator("owner")
+    @classmethod
+    def _one_line_owner(cls, owner: str | None) -> str | None:
+        return _one_line_owner(owner)
 
 
 class DeleteTask(SerializableModel):

@@ -92,7 +92,7 @@ def test_a_search_instance_s_key_reaches_tavily_and_no_stored_byte_holds_it(
     manager.shutdown()
 
     assert probed.status == "active" and probed.detail.startswith("Tavily accepted the key")
-    assert text.startswith('[scripted] Web search "actor model": 2 result(s).')
+    assert text.startswith('[scripted] Web search "actor model": 2 results.')
     assert [(path, auth) for path, _, auth in tavily.requests] == [
         ("/usage", f"Bearer {TAVILY_KEY}"),
         ("/search", f"Bearer {TAVILY_KEY}"),
@@ -114,7 +114,7 @@ def test_an_mcp_instance_s_server_reaches_the_agent(
     catalog.enable(ADMIN, "calc")
     view, probed = catalog.probe(ADMIN, "calc", timeout=20)
     assert (view.status, view.type_name) == ("active", "mcp")
-    assert probed.detail.startswith("MCP server 'calc' serves 6 tool(s): add, greet")
+    assert probed.detail.startswith("MCP server 'calc' serves 6 tools: add, greet")
 
     runtime = manager.create_team(TeamCard.from_yaml(DATA / "mcp.yaml"))
     runtime.send("add two and three")

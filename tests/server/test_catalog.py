@@ -161,7 +161,7 @@ def test_an_instance_enabled_over_http_serves_a_team_the_server_runs(
         and r.message.recipient is not None
         and r.message.recipient.name == "@Human"
     )
-    assert reply.startswith('[scripted] Web search "actor model": 2 result(s).')
+    assert reply.startswith('[scripted] Web search "actor model": 2 results.')
     assert [auth for _, _, auth in tavily.requests] == [f"Bearer {KEY}"]
     assert KEY not in str(team.card.model_dump())
 

@@ -159,7 +159,7 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
     assert one_error("--skills-dir", str(a_file)) == f"error: --skills-dir {a_file}: not a folder"
     assert one_error("--mcp-config", str(bad)).startswith(f"error: {bad}: not valid JSON: ")
     assert one_error("--mcp-config", str(typo)).startswith(
-        f"error: {typo}: server 'x': unknown key(s) comand"
+        f"error: {typo}: server 'x': 1 unknown key comand"
     )
     assert one_error("--allow-posted", "everything") == (
         "error: invalid --allow-posted: input should be 'processes', 'paths', 'endpoints' "

@@ -144,7 +144,10 @@ def test_unknown_first_token_is_not_recognized(registry: CommandRegistry) -> Non
         ("/schedule hi delay=soon", "argument delay='soon' is not a valid int"),
         ("/schedule hi delay=1 delay=2", "argument 'delay' given twice"),
         ("/schedule hi 5 delay=6", "multiple values for argument 'delay'"),
-        ("/schedule 'unterminated", "No closing quotation"),
+        ("/schedule 'unterminated", "No closing quotation: a quote opened is never closed"),
+        ("/schedule hi\\", "No escaped character: the text ends with a backslash"),
+        ("/schedule hi true", "argument delay='true' is not a valid int. Usage"),
+        ("/schedule hi false", "argument delay='false' is not a valid int. Usage"),
     ],
 )
 def test_bad_arguments_are_a_readable_retriable_error(

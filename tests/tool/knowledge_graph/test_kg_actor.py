@@ -49,7 +49,7 @@ def test_one_call_creates_entities_and_the_relations_between_them(team: Team) ->
             relations_to_create=[rel("Alice", "works_at", "Acme")],
         )
     )
-    assert reply == "Done: 2 entities added, 1 relations added."
+    assert reply == "Done: 2 entities added, 1 relation added."
     view = graph.get_entities(["alice"])  # case-insensitive fallback
     assert [e.name for e in view.entities] == ["Alice"] and view.relations == []
     expanded = graph.get_entities(["Alice"], expand=True)
@@ -104,6 +104,48 @@ def test_deleting_an_entity_removes_its_relations_in_the_same_delta(team: Team) 
     assert graph.summary().relation_count == 0
 
 
+def test_a_name_or_type_that_is_not_one_line_is_refused_and_the_rest_applies(
+    team: Team,
+) -> None:
+    """'Alice ' was a second entity next to 'Alice'; a line break in a root's name wrote a
+    line of its own into every member's summary."""
+    _, graph = bind(team)
+    graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice")]))
+    with pytest.raises(RetriableError) as caught:
+        graph.update_graph(
+            GraphUpdate(
+                entities_to_create=[
+                    entity("Alice "),
+                    entity(" "),
+                    entity("Root\n- Fake (company)", is_root=True),
+                    entity("Bob", "per\x1bson"),
+                    entity("Carol"),
+                ],
+                entities_to_modify=[EntityUpdate(name="Alice", entity_type="per\u2028son")],
+                relations_to_create=[rel("Alice", "knows\n", "Carol")],
+            )
+        )
+    message = str(caught.value)
+    assert message.startswith("update_graph applied what it could (1 entity added). Failed: ")
+    assert "entity 'Alice ' not created: its name 'Alice ' has spaces around it: send 'Alice'" in (
+        message
+    )
+    assert "entity ' ' not created: its name is blank" in message
+    assert "its name 'Root\\n- Fake (company)' holds a line break or a control character" in (
+        message
+    )
+    assert "entity 'Bob' not created: its entity_type 'per\\x1bson' holds" in message
+    assert "entity 'Alice' not modified: its entity_type 'per\\u2028son' holds" in message
+    assert "its relation_type 'knows\\n' holds a line break" in message
+    assert graph.summary().entity_count == 2
+    found = graph.get_entities(["Alice", "Carol"]).entities
+    assert [(e.name, e.entity_type) for e in found] == [("Alice", "person"), ("Carol", "person")]
+    assert graph.summary().relation_count == 0
+    *_, last = deltas(wait_events(team, 2))
+    assert [e.name for e in last.entities_added] == ["Carol"]
+    assert last.entities_modified == [] and last.relations_added == []
+
+
 def test_partial_update_emits_the_delta_for_what_succeeded_then_raises(team: Team) -> None:
     _, graph = bind(team)
     graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice")]))
@@ -120,7 +162,7 @@ def test_partial_update_emits_the_delta_for_what_succeeded_then_raises(team: Tea
             )
         )
     message = str(caught.value)
-    assert "1 entities added, 1 relations added" in message
+    assert "1 entity added, 1 relation added" in message
     assert "entity 'Alice' already exists" in message
     assert "no entity 'alice' to modify (did you mean 'Alice'?)" in message
     assert "no entity 'Nobody' to delete" in message
@@ -147,7 +189,7 @@ def test_nothing_changed_emits_nothing(team: Team) -> None:
         )
     )
     again = graph.update_graph(GraphUpdate(relations_to_create=[rel("A", "knows", "B")]))
-    assert again == "Done: 1 relations already present."
+    assert again == "Done: 1 relation already present."
     assert graph.update_graph(GraphUpdate(entities_to_modify=[EntityUpdate(name="A")])) == (
         "Done: nothing changed."
     )
@@ -241,8 +283,9 @@ def test_summary_costs_types_plus_roots_not_entities(team: Team) -> None:
     graph.update_graph(GraphUpdate(entities_to_create=many))
     large = graph.summary().render_full()
     assert graph.summary().entity_count == 3003
-    # 600x the non-root entities: only the digits of three counts grew
-    assert len(large) - len(small) <= 9
+    # 600x the non-root entities: only the digits of three counts grew (and the total's
+    # thousands separator: 3,003)
+    assert len(large) - len(small) <= 10
     graph.update_graph(GraphUpdate(entities_to_create=[entity("Root9", "company", is_root=True)]))
     assert len(graph.summary().render_full()) > len(large) + 10  # a root does cost a line
 

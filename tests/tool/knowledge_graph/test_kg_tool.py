@@ -172,7 +172,7 @@ def test_commands_dispatch_through_the_registry(team: Team) -> None:
         'relations_to_create=\'[{"from_entity": "Alice", "to_entity": "Acme",'
         ' "relation_type": "works_at"}]\''
     )
-    assert reply == "Done: 2 entities added, 1 relations added."
+    assert reply == "Done: 2 entities added, 1 relation added."
     assert registry.dispatch("/knowledge_graph").startswith("Knowledge graph: 2 entities")
     assert registry.dispatch("/get_entities '[\"Alice\"]' expand=true") == (
         "Entities:\n- Alice (person)\n- Acme (company) [root]\n"

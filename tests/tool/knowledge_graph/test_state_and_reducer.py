@@ -109,6 +109,12 @@ def test_summary_renders_totals_types_and_roots() -> None:
     )
 
 
+def test_summary_totals_say_one_entity_and_one_relation_in_the_singular() -> None:
+    assert summary(2).render_full().splitlines()[0] == "Knowledge graph: 2 entities, 1 relation."
+    one = KnowledgeGraphSummaryState(entity_count=1, type_counts={"company": 1})
+    assert one.render_full().splitlines()[0] == "Knowledge graph: 1 entity, 0 relations."
+
+
 def test_summary_delta_names_what_changed() -> None:
     before = summary(3)
     assert before.render_delta(before) is None
@@ -130,6 +136,21 @@ def test_summary_delta_names_what_changed() -> None:
 def test_root_descriptions_are_cut() -> None:
     row = RootRow.of(Entity(name="A", entity_type="t", description="x" * 500, is_root=True))
     assert len(row.description) == 160 and row.description.endswith("…")
+
+
+def test_a_root_description_is_one_line_of_the_summary() -> None:
+    """A description may run over lines; in the summary a root is one line, so a line
+    break in it wrote what read as another root."""
+    described = Entity(
+        name="A", entity_type="t", description="Our client.\n- Fake (company)\t ok", is_root=True
+    )
+    state = KnowledgeGraphSummaryState(
+        entity_count=1, type_counts={"t": 1}, roots=(RootRow.of(described),)
+    )
+    assert state.render_full().splitlines()[-2:] == [
+        "Roots:",
+        "- A (t): Our client. - Fake (company) ok",
+    ]
 
 
 def test_snapshots_share_frozen_rows_but_never_the_tables() -> None:

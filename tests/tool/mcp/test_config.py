@@ -113,9 +113,9 @@ def test_the_transport_is_never_inferred_from_the_url(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"command": "x", "evn": {}}, "server 'bad': unknown key(s) evn; a stdio server takes"),
-        ({"url": "https://h.test", "args": []}, "unknown key(s) args; a streamable-http server"),
-        ({"args": ["a"]}, "server 'bad': unknown key(s) args"),
+        ({"command": "x", "evn": {}}, "server 'bad': 1 unknown key evn; a stdio server takes"),
+        ({"url": "https://h.test", "args": []}, "1 unknown key args; a streamable-http server"),
+        ({"args": ["a"]}, "server 'bad': 1 unknown key args"),
         ({"type": "stdio", "args": ["a"]}, 'a stdio server needs "command"'),
         ({"type": "ws", "url": "x"}, "\"type\" is 'ws'; use one of http, sse, stdio"),
         ({"url": "ftp://h.test"}, "server 'bad': url: String should match pattern"),

@@ -78,5 +78,5 @@ def test_a_card_without_mcp_config_is_left_alone(tmp_path: Path) -> None:
 def test_an_unreadable_mcp_config_fails_team_creation_naming_the_file(tmp_path: Path) -> None:
     card = TeamCard.from_yaml(write_team(tmp_path))
     (tmp_path / "servers" / "mcp.json").write_text('{"mcpServers": {"x": {"cmd": "a"}}}')
-    with pytest.raises(MCPConfigError, match=r"mcp\.json: server 'x': unknown key\(s\) cmd"):
+    with pytest.raises(MCPConfigError, match=r"mcp\.json: server 'x': 1 unknown key cmd"):
         attach_mcp_servers(card)

@@ -103,7 +103,8 @@ def test_partial_update_emits_what_succeeded_before_raising(team: Team) -> None:
             "@A",
         )
     message = str(caught.value)
-    assert "applied 2 of 4" in message and "created #2" in message and "updated #1" in message
+    assert "applied 2 of 4 items (" in message
+    assert "created #2" in message and "updated #1" in message
     assert "item 2 (update #5): there is no task #5" in message
     assert "item 4 (delete #9): there is no task #9" in message
     # The event is already on the stream when the caller gets the exception: the

@@ -77,8 +77,23 @@ def test_bounded_output_keeps_head_and_tail_and_says_how_much_it_left_out() -> N
     text, omitted = out.text()
     assert text.startswith("HEAD") and text.endswith("TAIL")
     assert omitted == 20_008 - 1000
-    assert f"[… {omitted} characters of output omitted …]" in text
+    assert f"[… {omitted:,} characters of output omitted …]" in text
     assert len(text) < 1100
+
+
+def test_bounded_output_counts_what_it_left_out_in_characters_not_bytes() -> None:
+    out = BoundedOutput(1000)
+    out.feed("é".encode() * 3000)  # two bytes each
+    text, omitted = out.text()
+    assert omitted == 2000
+    assert text.count("é") == 1000 and "\ufffd" not in text
+    assert "[… 2,000 characters of output omitted …]" in text
+
+
+def test_bounded_output_says_one_character_in_the_singular() -> None:
+    out = BoundedOutput(10)
+    out.feed(b"x" * 11)
+    assert out.text() == ("xxxx\n[… 1 character of output omitted …]\nxxxxxx", 1)
 
 
 def test_bounded_output_under_the_cap_is_kept_whole() -> None:

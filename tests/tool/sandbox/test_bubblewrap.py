@@ -215,7 +215,7 @@ def test_output_past_the_cap_is_cut_in_the_middle_with_a_note(
     assert result.exit_code == 0
     assert result.output.startswith("1\n2\n3\n") and result.output.rstrip().endswith("100000")
     assert result.truncated_chars > 500_000
-    assert f"[… {result.truncated_chars} characters of output omitted …]" in result.output
+    assert f"[… {result.truncated_chars:,} characters of output omitted …]" in result.output
 
 
 def test_started_hands_over_a_kill_that_ends_the_run(bwrap: BubblewrapBackend, tree: Path) -> None:

@@ -38,7 +38,7 @@ def tools(card: SearchTool) -> dict[str, Callable[..., Any]]:
 def test_web_search_cites_every_url_and_sends_the_cards_defaults(tavily: FakeTavily) -> None:
     card = SearchTool(api_base_url=tavily.url, web_search=WebSearch(max_results=2, topic="news"))
     answer = tools(card)["web_search"]("actor model")
-    assert answer.splitlines()[0] == 'Web search "actor model": 2 result(s).'
+    assert answer.splitlines()[0] == 'Web search "actor model": 2 results.'
     assert "[1] Actors 0 — https://actors.example/intro" in answer
     assert "[2] Actors 1 — https://actors.example/history" in answer
     assert "Carl Hewitt in 1973" in answer
@@ -80,7 +80,7 @@ def test_web_fetch_returns_the_passages_for_the_query_and_lists_failures(
     answer = tools(card)["web_fetch"](
         ["https://actors.example/intro", "https://nowhere.example/"], "how do actors talk"
     )
-    assert answer.splitlines()[0] == 'Fetched 1 page(s) for "how do actors talk".'
+    assert answer.splitlines()[0] == 'Fetched 1 page for "how do actors talk".'
     assert "[1] https://actors.example/intro\nAn actor handles one message" in answer
     assert "only by messages." in answer and "Supervisors" not in answer  # 2 chunks
     assert "[failed] https://nowhere.example/: Failed to fetch url" in answer
@@ -99,7 +99,7 @@ def test_a_long_page_is_cut_with_a_note(tavily: FakeTavily) -> None:
 def test_web_crawl_sends_crawl_instructions_as_tavilys_instructions(tavily: FakeTavily) -> None:
     card = SearchTool(api_base_url=tavily.url, web_crawl=WebCrawl(max_depth=2, limit=2))
     answer = tools(card)["web_crawl"]("https://actors.example", "only history pages")
-    assert answer.splitlines()[0] == "Crawled https://actors.example: 2 page(s)."
+    assert answer.splitlines()[0] == "Crawled https://actors.example: 2 pages."
     assert "[2] https://actors.example/history" in answer
     [(path, body, _)] = tavily.requests
     assert path == "/crawl" and body["instructions"] == "only history pages"

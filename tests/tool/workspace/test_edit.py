@@ -194,7 +194,7 @@ def test_creating_deleting_and_the_missing_final_newline() -> None:
     ("patch", "says"),
     [
         ("just some text\n", "no file in the patch"),
-        ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n", "short by 1 old and 1 new"),
+        ("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n", "short by 1 old and 1 new line; check"),
         ("@@ -1 +1 @@\n-a\n+b\n", "a hunk before any"),
         ("--- a/x\n+++ b/x\n@@ -1 +1 @@\n*a\n+b\n", "must start with"),
     ],

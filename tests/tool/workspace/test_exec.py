@@ -149,6 +149,14 @@ def test_long_output_comes_back_cut_with_a_note(
     assert "characters of output omitted" in answer and answer.rstrip().endswith("50000")
 
 
+@pytest.mark.parametrize("run_id", ["\x00", "ab\x00cd", "\ud800", "..", "a/b", "x" * 65])
+def test_a_run_id_that_is_no_file_name_is_no_such_run(team: Team, run_id: str) -> None:
+    """A NUL or a lone surrogate reached the filesystem, which raised instead of answering."""
+    tools = coder(team)
+    with pytest.raises(RetriableError, match="There is no run .* in this workspace; check the id"):
+        tools["workspace_exec_result"](run_id)
+
+
 def test_with_no_backend_exec_says_it_is_unavailable_and_why(
     team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,7 +147,8 @@ def test_what_an_agent_read_is_kept_on_the_tree_not_in_memory(gate: WriteGate) -
 def test_a_directory_delete_needs_recursive_and_checks_every_file_read(gate: WriteGate) -> None:
     gate.mutate(ALICE, WriteFile(path="d/x.txt", content="x\n"))
     gate.mutate(ALICE, WriteFile(path="d/e/y.txt", content="y\n"))
-    with pytest.raises(RetriableError, match="recursive=true"):
+    directory = "d is a directory with 2 files in it; delete it with recursive=true"
+    with pytest.raises(RetriableError, match=directory):
         gate.mutate(BOB, DeleteFile(path="d"))
     gate.read(BOB, "d/e/y.txt")
     gate.mutate(ALICE, WriteFile(path="d/e/y.txt", content="y2\n"))

@@ -111,6 +111,6 @@ def test_the_card_commits_through_the_actor_and_says_so(team: Team) -> None:
     member = add_member(team, "@Writer", WorkspaceTool(git_journal=True))
     tools = tools_of(team, member)
     answer = tools["workspace_write"]("README.md", "# hello\n")
-    assert answer.startswith("Wrote: created README.md (1 lines). (journal ")
+    assert answer.startswith("Wrote: created README.md (1 line). (journal ")
     workspace = card_of(team, member).workspace
     assert log(workspace)[-1][0::2] == ("@Writer", "write README.md")

@@ -6,6 +6,7 @@ import io
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,11 +75,77 @@ def test_list_glob_and_grep(tools: Tools) -> None:
         grep("def (")
 
 
+@pytest.mark.parametrize("pattern", [".", "./", ".//"])
+def test_a_glob_of_the_root_itself_says_what_to_send_instead(tools: Tools, pattern: str) -> None:
+    """pathlib's glob raises IndexError / AttributeError on a pattern with no component."""
+    with pytest.raises(RetriableError, match=r"names the workspace root itself.*'\*\*/\*'"):
+        tools["workspace_glob"](pattern)
+
+
+def test_a_glob_of_hundreds_of_components_is_refused_not_a_recursion_error(tools: Tools) -> None:
+    with pytest.raises(RetriableError, match="Invalid glob pattern 'a/a/a/.*maximum recursion"):
+        tools["workspace_glob"]("a/" * 300 + "*")
+
+
+def test_sizes_and_line_counts_say_one_in_the_singular(tools: Tools) -> None:
+    tools["workspace_write"]("one.txt", "x")
+    assert tools["workspace_list"]("one.txt") == "one.txt (1 byte)"
+    assert "one.txt (1 byte)" in tools["workspace_list"]().splitlines()
+    with pytest.raises(RetriableError, match="one.txt has 1 line; start_line 5"):
+        tools["workspace_read"]("one.txt", start_line=5)
+
+
 def test_symlinks_out_of_the_tree_are_listed_as_unreachable(team: Team, tools: Tools) -> None:
     os.symlink("/etc", tree_of(team) / "etc_link")
     assert "etc_link -> (outside: unreachable)" in tools["workspace_list"]()
     with pytest.raises(RetriableError, match="Path escapes workspace root"):
         tools["workspace_read"]("etc_link/passwd")
+
+
+def test_a_fifo_in_the_tree_is_refused_never_read(team: Team, tools: Tools) -> None:
+    """A command in the sandbox can make a FIFO: reading it blocked the agent for ever.
+
+    The read runs on its own thread, so that without the fix the test fails (the thread
+    is still blocked when the join gives up) instead of hanging the suite."""
+    os.mkfifo(tree_of(team) / "pipe.png")
+    said: list[str] = []
+
+    def read(tool: str) -> None:
+        try:
+            tools[tool]("pipe.png")
+        except RetriableError as exc:
+            said.append(str(exc))
+
+    for tool in ("workspace_read", "workspace_view"):
+        reader = threading.Thread(target=read, args=(tool,), daemon=True)
+        reader.start()
+        reader.join(60)
+        assert not reader.is_alive(), f"{tool} blocked on a FIFO"
+    assert (
+        said
+        == ["'pipe.png' is not a regular file (a pipe, socket or device): only files can be read"]
+        * 2
+    )
+
+
+def test_a_symlink_loop_is_listed_as_unreachable(team: Team, tools: Tools) -> None:
+    os.symlink("loop2", tree_of(team) / "loop1")
+    os.symlink("loop1", tree_of(team) / "loop2")
+    listing = tools["workspace_list"]().splitlines()
+    assert "loop1 -> (a symlink loop: unreachable)" in listing
+    assert "loop2 -> (a symlink loop: unreachable)" in listing
+
+
+def test_a_glob_lists_a_path_once_even_with_a_symlink_to_it(team: Team, tools: Tools) -> None:
+    os.symlink("README.md", tree_of(team) / "LINK.md")
+    assert tools["workspace_glob"]("*.md").splitlines() == ["README.md"]
+
+
+def test_a_read_cut_one_line_short_says_1_more_line(tools: Tools) -> None:
+    tools["workspace_write"]("two.txt", "a\nb\n")
+    assert tools["workspace_read"]("two.txt", end_line=1).splitlines()[-1] == (
+        "[… 1 more line: read on with start_line=2]"
+    )
 
 
 def test_an_os_refusal_is_not_worded_as_a_path_escape(

@@ -61,6 +61,12 @@ _QUOTING = ("'", '"', "\\")
 MAX_COMMAND_CHARS = 100_000
 """The longest command text parsed (shell-like splitting is slow on megabytes)."""
 
+_SHLEX_WORDING = {
+    "No closing quotation": "No closing quotation: a quote opened is never closed",
+    "No escaped character": "No escaped character: the text ends with a backslash",
+}
+"""shlex's two errors, said so that whoever typed the command sees what to fix."""
+
 _JSON_START = re.compile(r"(?:[A-Za-z_]\w*=)?[\[{]")
 _JSON = json.JSONDecoder()
 _JSON_MISSES = 32
@@ -174,7 +180,7 @@ class _Command:
             return adapter.validate_python(raw)
         except ValidationError as exc:
             try:
-                return adapter.validate_json(raw)
+                value = adapter.validate_json(raw)
             except ValidationError as json_exc:
                 if not raw.lstrip().startswith("["):
                     with contextlib.suppress(ValidationError):
@@ -185,6 +191,11 @@ class _Command:
                 raise self.fail(
                     f"argument {name}={excerpt(raw)} is not a valid {hint} ({reason})"
                 ) from None
+            if raw.strip() in ("true", "false") and not isinstance(value, bool):
+                # lax pydantic reads JSON true as 1: '/planning_task true' showed task #1
+                hint = type_name(self.parameters.hint(name))
+                raise self.fail(f"argument {name}={excerpt(raw)} is not a valid {hint}") from None
+            return value
 
     def bind(self, tokens: list[str]) -> inspect.BoundArguments:
         positional: list[str] = []
@@ -302,6 +313,6 @@ class CommandRegistry:
         try:
             tokens = split_arguments(rest[0] if rest else "")
         except ValueError as exc:  # an unbalanced quote, a trailing backslash
-            raise command.fail(str(exc)) from None
+            raise command.fail(_SHLEX_WORDING.get(str(exc), str(exc))) from None
         bound = command.bind(tokens)
         return command.fn(*bound.args, **bound.kwargs)

@@ -25,7 +25,9 @@ from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import excerpt
+from akgentic.core.words import counted
 from akgentic.tool.core.journal import StateJournal
+from akgentic.tool.core.one_line import one_line_problem
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
 from akgentic.tool.knowledge_graph.models import (
@@ -213,7 +215,10 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         errors: list[str] = []
         present: list[str] = []
         for entity in update.entities_to_create:
-            if entity.name in self.state.entities:
+            refused = _not_one_line(name=entity.name, entity_type=entity.entity_type)
+            if refused:
+                errors.append(f"entity {excerpt(entity.name)} not created: {refused}")
+            elif entity.name in self.state.entities:
                 errors.append(
                     f"entity {excerpt(entity.name)} already exists: change it with "
                     f"entities_to_modify"
@@ -245,7 +250,10 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
             key = relation_key(relation)
             ends = dict.fromkeys((relation.from_entity, relation.to_entity))
             absent = [n for n in ends if n not in self.state.entities]
-            if absent:
+            refused = _not_one_line(relation_type=relation.relation_type)
+            if refused:
+                errors.append(f"cannot relate {relation.render()}: {refused}")
+            elif absent:
                 errors.append(
                     f"cannot relate {relation.render()}: no entity "
                     + ", ".join(f"{excerpt(n)}{self._hint(n)}" for n in absent)
@@ -282,6 +290,10 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         current = self.state.entities.get(change.name)
         if current is None:
             return f"there is no entity {excerpt(change.name)} to modify{self._hint(change.name)}"
+        if change.entity_type is not None:
+            refused = _not_one_line(entity_type=change.entity_type)
+            if refused:
+                return f"entity {excerpt(change.name)} not modified: {refused}"
         observations = list(current.observations)
         absent = [o for o in change.remove_observations if o not in observations]
         if absent:
@@ -384,18 +396,28 @@ class _Tracker:
         )
 
 
+def _not_one_line(**fields: str) -> str | None:
+    """Why a name or type is not one line of the graph's summary (the first field that
+    is not), or None. Checked on what comes in only: a stored graph is never refused."""
+    for field, value in fields.items():
+        problem = one_line_problem(value)
+        if problem:
+            return f"its {field} {problem}"
+    return None
+
+
 def _summary(delta: KnowledgeGraphStateEvent, present: list[str]) -> str:
     parts = [
-        f"{len(items)} {label}"
-        for label, items in (
-            ("entities added", delta.entities_added),
-            ("entities modified", delta.entities_modified),
-            ("entities removed", delta.entities_removed),
-            ("relations added", delta.relations_added),
-            ("relations removed", delta.relations_removed),
+        f"{counted(len(items), noun, plural)} {verb}"
+        for noun, plural, verb, items in (
+            ("entity", "entities", "added", delta.entities_added),
+            ("entity", "entities", "modified", delta.entities_modified),
+            ("entity", "entities", "removed", delta.entities_removed),
+            ("relation", None, "added", delta.relations_added),
+            ("relation", None, "removed", delta.relations_removed),
         )
         if items
     ]
     if present:
-        parts.append(f"{len(present)} relations already present")
+        parts.append(f"{counted(len(present), 'relation')} already present")
     return ", ".join(parts) if parts else "nothing changed"

@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 from akgentic.tool.core import ContextState
 from akgentic.tool.knowledge_graph.models import Entity
 
@@ -33,7 +34,9 @@ class RootRow(SerializableModel):
 
     @classmethod
     def of(cls, entity: Entity) -> RootRow:
-        text = entity.description
+        # one line of the summary: a description's line breaks would start lines of their
+        # own there (a fake root, a fake total), so its whitespace runs become one space
+        text = " ".join(entity.description.split())
         if len(text) > DESCRIPTION_CHARS:
             text = text[: DESCRIPTION_CHARS - 1].rstrip() + "…"
         return cls(name=entity.name, entity_type=entity.entity_type, description=text)
@@ -55,7 +58,10 @@ class KnowledgeGraphSummaryState(ContextState):
     more_roots: int = 0
 
     def _totals(self) -> str:
-        return f"{self.entity_count} entities, {self.relation_count} relations"
+        return (
+            f"{counted(self.entity_count, 'entity', 'entities')}, "
+            f"{counted(self.relation_count, 'relation')}"
+        )
 
     def render_full(self) -> str:
         """The whole summary; ``""`` for an empty graph."""

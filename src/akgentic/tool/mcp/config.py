@@ -29,6 +29,7 @@ from pydantic import ConfigDict, Field, ValidationError, model_validator
 
 from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 
 __all__ = [
     "PYTHON_VARIABLE",
@@ -218,8 +219,8 @@ def _connection(name: str, entry: Any, folder: Path) -> MCPConnectionConfig:
     unknown = sorted(set(entry) - allowed)
     if unknown:
         raise ValueError(
-            f"unknown key(s) {', '.join(unknown)}; a {transport} server takes "
-            f"{', '.join(sorted(allowed))}"
+            f"{counted(len(unknown), 'unknown key')} {', '.join(unknown)}; "
+            f"a {transport} server takes {', '.join(sorted(allowed))}"
         )
     if transport == "stdio":
         if "command" not in entry:

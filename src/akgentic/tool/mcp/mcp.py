@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import anyio
 from pydantic import Field, field_validator
 
+from akgentic.core.words import counted
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.mcp.config import (
@@ -167,7 +168,8 @@ class MCPTool(ToolCard):
                 f"{start_failure(connection, exc)}"
             ) from None
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-        return f"MCP server {self.server_name!r} serves {len(names)} tool(s): {shown or 'none'}"
+        served = counted(len(names), "tool")
+        return f"MCP server {self.server_name!r} serves {served}: {shown or 'none'}"
 
     def _report(self, server: str, line: str) -> None:
         observer = self.observer_or_none()

@@ -9,11 +9,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
-from pydantic import ConfigDict, Field, GetCoreSchemaHandler
+from pydantic import ConfigDict, Field, GetCoreSchemaHandler, field_validator
 from pydantic_core import core_schema
 
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.journal import DeltaState
+from akgentic.tool.core.one_line import one_line_problem
 
 if TYPE_CHECKING:
     from akgentic.tool.planning.event import PlanningStateEvent
@@ -97,6 +98,22 @@ TEXT_MAX = 8_000
 (the workspace), the task saying where."""
 
 
+def _one_line_title(title: str) -> str:
+    """A title is one line of every member's plan: refused when it is not one line."""
+    problem = one_line_problem(title)
+    if problem:
+        raise ValueError(f"the title {problem}")
+    return title
+
+
+def _one_line_owner(owner: str | None) -> str | None:
+    """An owner is on its task's line too; None (the caller) and "" (unassigned) pass."""
+    problem = one_line_problem(owner) if owner else None
+    if problem:
+        raise ValueError(f"the owner {problem}")
+    return owner
+
+
 class CreateTask(SerializableModel):
     """Create a task. ``owner`` omitted means the calling agent; ``""`` means unassigned."""
 
@@ -110,6 +127,16 @@ class CreateTask(SerializableModel):
     dependencies: list[int] = Field(
         default_factory=list, description="Ids of existing tasks to finish first."
     )
+
+    @field_validator("title")
+    @classmethod
+    def _one_line(cls, title: str) -> str:
+        return _one_line_title(title)
+
+    @field_validator("owner")
+    @classmethod
+    def _one_line_owner(cls, owner: str | None) -> str | None:
+        return _one_line_owner(owner)
 
 
 class UpdateTask(SerializableModel):
@@ -129,6 +156,16 @@ class UpdateTask(SerializableModel):
     output: str | None = Field(
         default=None, max_length=TEXT_MAX, description="The result of the task."
     )
+
+    @field_validator("title")
+    @classmethod
+    def _one_line(cls, title: str | None) -> str | None:
+        return title if title is None else _one_line_title(title)
+
+    @field_validator("owner")
+    @classmethod
+    def _one_line_owner(cls, owner: str | None) -> str | None:
+        return _one_line_owner(owner)
 
 
 class DeleteTask(SerializableModel):

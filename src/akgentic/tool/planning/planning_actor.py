@@ -21,6 +21,7 @@ from pydantic import Field
 
 from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import clip
+from akgentic.core.words import counted
 from akgentic.tool.core.journal import StateJournal
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.planning.event import PlanningStateEvent
@@ -196,9 +197,10 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         summary = "; ".join(done) if done else "nothing applied"
         if errors:
             raise RetriableError(
-                f"update_planning applied {len(items) - len(errors)} of {len(items)} "
-                f"item(s) ({summary}). Failed: " + "; ".join(errors) + ". Fix the failed "
-                "items and send only those again."
+                f"update_planning applied {len(items) - len(errors)} of "
+                f"{counted(len(items), 'item')} ({summary}). Failed: "
+                + "; ".join(errors)
+                + ". Fix the failed items and send only those again."
             )
         return f"Done: {summary}."
 

@@ -45,6 +45,7 @@ from pydantic import ConfigDict, Field
 
 from akgentic.core import excerpt
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 
 __all__ = [
     "ALLOWED_COMMANDS",
@@ -309,11 +310,21 @@ def sandbox_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+_CONTINUATION = bytes(range(0x80, 0xC0))
+"""UTF-8 continuation bytes: a byte string's characters are its bytes less these."""
+
+
+def _characters(data: bytes | bytearray) -> int:
+    """How many UTF-8 characters ``data`` holds (its lead bytes), at C speed."""
+    return len(data.translate(None, _CONTINUATION))
+
+
 class BoundedOutput:
     """Keeps the head and the tail of a stream up to ``cap`` characters, counts the rest.
 
     Memory stays bounded whatever the command prints: the middle is discarded as it
-    arrives, never buffered.
+    arrives, never buffered — counted in characters as it goes, so the note says how
+    many characters were left out, not how many bytes.
     """
 
     def __init__(self, cap: int) -> None:
@@ -336,15 +347,18 @@ class BoundedOutput:
             self._tail.extend(chunk)
             excess = len(self._tail) - self._tail_cap * 4
             if excess > 0:
+                self._dropped += _characters(self._tail[:excess])
                 del self._tail[:excess]
-                self._dropped += excess
 
     def text(self) -> tuple[str, int]:
-        """The kept text and how many characters were left out (bytes, for the discarded)."""
+        """The kept text and how many characters were left out."""
         with self._lock:
             head = self._head.decode("utf-8", errors="replace")
-            tail = self._tail.decode("utf-8", errors="replace")
+            kept = bytes(self._tail)
             dropped = self._dropped
+        if dropped:  # the tail may start inside a character whose lead byte was dropped
+            kept = kept.lstrip(_CONTINUATION)
+        tail = kept.decode("utf-8", errors="replace")
         if not dropped and len(head) + len(tail) <= self.cap:
             return head + tail, 0
         kept_head, rest = head[: self._head_cap], head[self._head_cap :] + tail
@@ -352,7 +366,7 @@ class BoundedOutput:
         omitted = len(rest) - len(kept_tail) + dropped
         if not omitted:
             return kept_head + kept_tail, 0
-        note = f"\n[… {omitted} characters of output omitted …]\n"
+        note = f"\n[… {counted(omitted, 'character')} of output omitted …]\n"
         return kept_head + note + kept_tail, omitted
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from akgentic.core.excerpt import clip, cut
+from akgentic.core.words import counted
 
 __all__ = ["render_crawl", "render_fetch", "render_search"]
 
@@ -22,7 +23,7 @@ def _block(index: int, url: str, title: str, body: str) -> str:
 
 def render_search(query: str, response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
-    lines = [f'Web search "{clip(query)}": {len(results)} result(s).']
+    lines = [f'Web search "{clip(query)}": {counted(len(results), "result")}.']
     if response.get("answer"):
         lines.append(f"Answer: {response['answer']}")
     for index, result in enumerate(results, 1):
@@ -34,7 +35,7 @@ def render_search(query: str, response: dict[str, Any], budget: int) -> str:
 def render_fetch(query: str, response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
     failed = response.get("failed_results") or []
-    lines = [f'Fetched {len(results)} page(s) for "{clip(query)}".']
+    lines = [f'Fetched {counted(len(results), "page")} for "{clip(query)}".']
     hint = "narrow the query or lower chunks_per_source"
     for index, result in enumerate(results, 1):
         body = cut(str(result.get("raw_content") or ""), budget, hint)
@@ -48,7 +49,7 @@ def render_fetch(query: str, response: dict[str, Any], budget: int) -> str:
 def render_crawl(response: dict[str, Any], budget: int) -> str:
     results = response.get("results") or []
     base = response.get("base_url", "")
-    lines = [f"Crawled {clip(str(base))}: {len(results)} page(s)."]
+    lines = [f"Crawled {clip(str(base))}: {counted(len(results), 'page')}."]
     hint = "narrow crawl_instructions or lower chunks_per_source"
     for index, result in enumerate(results, 1):
         body = cut(str(result.get("raw_content") or ""), budget, hint)

@@ -33,6 +33,8 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from akgentic.core.words import counted
+
 __all__ = [
     "STRATEGIES",
     "EditError",
@@ -415,7 +417,7 @@ def parse_patch(text: str) -> list[FilePatch]:
             if hunk is not None and (remaining_old or remaining_new):
                 raise PatchError(
                     f"line {number}: the previous hunk is short by {remaining_old} old and "
-                    f"{remaining_new} new line(s); check its @@ counts"
+                    f"{counted(remaining_new, 'new line')}; check its @@ counts"
                 )
             old_start, old_count, new_start, new_count = (
                 int(match.group(1)),
@@ -462,7 +464,8 @@ def parse_patch(text: str) -> list[FilePatch]:
         index += 1
     if hunk is not None and (remaining_old or remaining_new):
         raise PatchError(
-            f"the last hunk is short by {remaining_old} old and {remaining_new} new line(s); "
+            f"the last hunk is short by {remaining_old} old and "
+            f"{counted(remaining_new, 'new line')}; "
             f"check its @@ counts"
         )
     if not patches:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import threading
 import time
 from enum import StrEnum
@@ -140,6 +141,12 @@ def load_run(path: Path) -> ExecRun | None:
         return None
 
 
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a run id may be: a file name of ordinary characters (ours are 12 hex digits).
+Anything else — a NUL, a lone surrogate, a path — names no run, and is never handed to
+the filesystem (which would raise, not answer "no such run")."""
+
+
 class RunBook:
     """The run records under ``<leaf>.index/runs`` (pruned to the newest 200)."""
 
@@ -150,7 +157,7 @@ class RunBook:
         write_yaml(self.dir / f"{run.run_id}.yaml", run.model_dump(mode="json"))
 
     def load(self, run_id: str) -> ExecRun | None:
-        if not run_id or "/" in run_id or run_id.startswith("."):
+        if _RUN_ID.fullmatch(run_id) is None:
             return None
         return load_run(self.dir / f"{run_id}.yaml")
 

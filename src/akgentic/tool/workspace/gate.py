@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from akgentic.core.serialization import SerializationError, check_shape
+from akgentic.core.words import counted
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.workspace.edit import (
     EditError,
@@ -376,8 +377,8 @@ class WriteGate:
                 and not mutation.recursive
             ):
                 raise RetriableError(
-                    f"{root_rel} is a directory with {len(targets) - 1} file(s) in it; delete "
-                    f"it with recursive=true to remove it and everything inside"
+                    f"{root_rel} is a directory with {counted(len(targets) - 1, 'file')} in it; "
+                    "delete it with recursive=true to remove it and everything inside"
                 )
             return {rel: None for rel in targets if current[rel] is not None}
         if isinstance(mutation, EditFile):
@@ -456,7 +457,7 @@ def _summary(mutation: Mutation, changes: Sequence[FileChange]) -> str:
         if change.action == "deleted":
             parts.append(f"deleted {change.path}")
         elif change.action == "created":
-            parts.append(f"created {change.path} ({change.added} lines)")
+            parts.append(f"created {change.path} ({counted(change.added, 'line')})")
         else:
             parts.append(f"modified {change.path} (+{change.added} -{change.removed} lines)")
     verb = {

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, cast
@@ -49,6 +51,7 @@ from pydantic import (
 )
 
 from akgentic.core import ActorAddress, Orchestrator, clip, excerpt
+from akgentic.core.words import counted
 from akgentic.tool.core import (
     COMMAND,
     TOOL_CALL,
@@ -501,11 +504,11 @@ class WorkspaceTool(ToolCard):
             )
             if first > total:
                 raise RetriableError(
-                    f"{rel} has {total} lines; start_line {start_line} is past its end"
+                    f"{rel} has {counted(total, 'line')}; start_line {start_line} is past its end"
                 )
             head = f"{rel} (lines {first}-{last} of {total})"
             more = (
-                f"\n[… {total - last} more lines: read on with start_line={last + 1}]"
+                f"\n[… {counted(total - last, 'more line')}: read on with start_line={last + 1}]"
                 if last < total
                 else ""
             )
@@ -525,7 +528,7 @@ class WorkspaceTool(ToolCard):
             real, rel = card._resolve(path)
             if not real.is_dir():
                 try:
-                    return f"{rel} ({real.stat().st_size} bytes)"
+                    return f"{rel} ({counted(real.stat().st_size, 'byte')})"
                 except OSError as exc:
                     raise path_error(exc, path) from None
             lines: list[str] = []
@@ -550,13 +553,19 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError("give a glob pattern such as '**/*.py'")
             if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
                 raise path_error(PathEscapeError(pattern), pattern)
+            if not Path(pattern).parts:  # '.', './': pathlib's glob fails on no component
+                raise RetriableError(
+                    f"{excerpt(pattern)} names the workspace root itself, not paths in it; "
+                    "use '*' for the root's entries or '**/*' for everything"
+                )
             try:
                 found = sorted(fs.root.glob(pattern))
-            except (ValueError, OSError) as exc:
+            except (ValueError, OSError, RecursionError) as exc:  # Recursion: 100s of parts
                 raise RetriableError(
                     f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
                 ) from None
-            paths = []
+            paths: list[str] = []
+            seen: set[str] = set()
             for item in found:
                 if is_staging_name(item.name):
                     continue
@@ -564,7 +573,11 @@ class WorkspaceTool(ToolCard):
                     real = fs.resolve(fs.relative(item))
                 except (OSError, ValueError):
                     continue
-                paths.append(fs.relative(real) + ("/" if real.is_dir() else ""))
+                shown = fs.relative(real) + ("/" if real.is_dir() else "")
+                if shown in seen:  # a symlink inside the tree, to a path already listed
+                    continue
+                seen.add(shown)
+                paths.append(shown)
                 if len(paths) >= cap:
                     break
             if not paths:
@@ -824,11 +837,24 @@ class WorkspaceTool(ToolCard):
 
 
 def _read_bytes(real: Path, path: str) -> bytes:
-    """The bytes of a resolved file; an OS error worded by the error table."""
+    """The bytes of a resolved regular file; an OS error worded by the error table.
+
+    Opened without blocking and checked on the open descriptor: a FIFO (a command in the
+    sandbox can make one) would otherwise block the read, and the agent, for ever."""
     try:
-        return real.read_bytes()
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         raise path_error(exc, path) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RetriableError(
+                f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
+                f"files can be read"
+            )
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise path_error(exc, path) from None
 
 
 def _list_into(
@@ -844,7 +870,11 @@ def _list_into(
         if is_staging_name(entry.name):
             continue
         if entry.is_symlink():
-            target = Path(entry.resolve())
+            try:
+                target = Path(entry.resolve())
+            except (OSError, RuntimeError):  # a loop: RuntimeError before Python 3.13
+                lines.append(f"{indent}{entry.name} -> (a symlink loop: unreachable)")
+                continue
             inside = target == root or target.is_relative_to(root)
             lines.append(
                 f"{indent}{entry.name} -> {'(inside)' if inside else '(outside: unreachable)'}"
@@ -859,4 +889,4 @@ def _list_into(
                 size = entry.stat().st_size
             except OSError:
                 size = 0
-            lines.append(f"{indent}{entry.name} ({size} bytes)")
+            lines.append(f"{indent}{entry.name} ({counted(size, 'byte')})")

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+from akgentic.core.words import counted
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.params import env_value
 from akgentic.tool.vector_store.protocol import (
@@ -235,7 +236,7 @@ class WeaviateBackend:
         errors = getattr(result, "errors", None)
         if errors:
             first = next(iter(errors.values()))
-            raise RuntimeError(f"Weaviate refused {len(errors)} object(s): {first}")
+            raise RuntimeError(f"Weaviate refused {counted(len(errors), 'object')}: {first}")
 
     def delete(
         self, collection: str, team_id: str, ref_ids: Sequence[str], tenant: str = ""

@@ -94,3 +94,15 @@ def test_help_at_80_columns_cuts_nothing(path: tuple[str, ...]) -> None:
             first = " ".join(summary.split()).split(". ")[0].rstrip(".")
             assert re.search(rf"^\s+{re.escape(name)}\s", listing, re.M), name
             assert flat(first) in flat(listing), (name, first)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=lambda p: " ".join(p) or "akgentic")
+def test_every_value_is_named_by_a_metavar(path: tuple[str, ...]) -> None:
+    # an option that takes a value names it (`--port PORT`, not typer's `--port <int
+    # range>`), unless it lists its choices; the usage line brackets an argument once
+    command = command_at(path)
+    for param in command.params:
+        if hasattr(param, "is_flag") and not param.is_flag and not param.type_descriptor.is_choice:
+            assert param.metavar, param.opts
+    usage = help_text(path).split("\n\n", 1)[0]
+    assert "[[" not in usage and "{{" not in usage, usage

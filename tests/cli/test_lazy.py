@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
-from akgentic.cli import lazy, logs
+from akgentic.cli import interrupt, lazy, logs
 from akgentic.cli.lazy import Lazy, LazyGroup
 from akgentic.cli.main import main
 
@@ -76,3 +78,52 @@ def test_main_called_twice_in_one_process_configures_the_logs_once(
             main()
         assert ended.value.code == 0
     assert configured == [None]  # ``teams list`` resolved: the hook ran, once
+
+
+@pytest.fixture
+def installed() -> Iterator[None]:
+    """The console script's signal handlers, for this test (its count of Ctrl-C at 0)."""
+    taken = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.getsignal(signum) for signum in taken}
+    interrupt.install()
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _load_with(monkeypatch: pytest.MonkeyPatch, import_module: Callable[[str], None]) -> None:
+    monkeypatch.setattr(lazy.importlib, "import_module", import_module)
+    group = typer.main.get_command(_app())
+    Lazy("tests.cli.test_lazy:lazy_command", "Run it.").load("lazy", group)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("installed")
+def test_ctrl_c_that_an_import_turned_into_its_own_error_is_still_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic-core, building a model's validator while the framework is imported, turns
+    # a KeyboardInterrupt raised inside its work into its own SchemaError: the command
+    # must still end as interrupted (130), not with that error's traceback
+    def import_module(name: str) -> None:
+        try:
+            signal.raise_signal(signal.SIGINT)  # the installed handler raises, as on Ctrl-C
+        except KeyboardInterrupt:
+            raise RuntimeError("Error building 'model' validator: KeyboardInterrupt") from None
+
+    with pytest.raises(SystemExit) as exited:
+        _load_with(monkeypatch, import_module)
+    assert exited.value.code == 130
+    assert capfd.readouterr().err == "interrupted\n"
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_import_that_fails_with_no_interrupt_fails_as_it_did(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def import_module(name: str) -> None:
+        raise RuntimeError("a broken module")
+
+    with pytest.raises(RuntimeError, match="a broken module"):
+        _load_with(monkeypatch, import_module)

@@ -185,3 +185,21 @@ def test_a_store_under_a_file_says_the_file_is_not_a_folder(tmp_path: Path) -> N
         f"{sqlite_url(tmp_path / 'x.db')})\n"
     )
     assert notes.read_text() == "x"
+
+
+def test_the_help_without_a_home_folder_shows_a_url_to_fill_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no home folder to find: the help's default is a URL with $XDG_DATA_HOME to fill in,
+    # which, filled in with an absolute folder, is the store that folder gives
+    from akgentic.cli import options
+    from akgentic.cli.errors import CliError
+
+    def no_home() -> str:
+        raise CliError("cannot find your home folder")
+
+    monkeypatch.setattr(options, "default_url", no_home)
+    shown = options._default_store()
+    assert "$XDG_DATA_HOME" in shown
+    filled = shown.replace("$XDG_DATA_HOME", "/data")
+    assert filled == sqlite_url(Path("/data") / "akgentic" / "akgentic.db")

@@ -342,10 +342,11 @@ def probe(
 def audit(
     name: Annotated[
         str | None,
-        typer.Argument(metavar="[NAME]", show_default=False, help="Only this instance."),
+        typer.Argument(metavar="NAME", show_default=False, help="Only this instance."),
     ] = None,
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", min=0, help="Only the last N lines.")
+        int | None,
+        typer.Option("--limit", "-n", min=0, metavar="N", help="Only the last N lines."),
     ] = None,
     storage: StorageOption = None,
     debug: DebugOption = False,

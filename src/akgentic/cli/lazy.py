@@ -74,6 +74,13 @@ class Lazy:
             found = getattr(importlib.import_module(module), attr)
         except KeyboardInterrupt:  # as before any command started: never a traceback
             interrupt.report_and_exit()
+        except Exception:
+            # a Ctrl-C that lands inside a C extension's work comes out as that
+            # extension's own error (pydantic-core building a validator: a SchemaError
+            # that quotes the KeyboardInterrupt): it is still the interrupt
+            if interrupt.pressed():
+                interrupt.report_and_exit()
+            raise
         # pretty_exceptions_short: typer's default, the app's (its pretty exceptions are off)
         if isinstance(found, typer.Typer):
             return get_group_from_info(

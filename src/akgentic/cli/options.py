@@ -34,7 +34,7 @@ def _default_store() -> str:
     try:
         return default_url()
     except CliError:  # no home folder: the help still says where it would be
-        return "sqlite:////$XDG_DATA_HOME/akgentic/akgentic.db"
+        return "sqlite:///$XDG_DATA_HOME/akgentic/akgentic.db"  # the folder is absolute
 
 
 StorageOption = Annotated[

@@ -47,11 +47,15 @@ __all__ = ["serve"]
 def serve(
     host: Annotated[
         str,
-        typer.Option("--host", envvar="AKGENTIC_HOST", help="The address to listen on."),
+        typer.Option(
+            "--host", envvar="AKGENTIC_HOST", metavar="HOST", help="The address to listen on."
+        ),
     ] = "127.0.0.1",
     port: Annotated[
         int,
-        typer.Option("--port", envvar="AKGENTIC_PORT", min=0, max=65535, help="The port."),
+        typer.Option(
+            "--port", envvar="AKGENTIC_PORT", min=0, max=65535, metavar="PORT", help="The port."
+        ),
     ] = 8080,
     storage: StorageOption = None,
     token: TokenOption = None,

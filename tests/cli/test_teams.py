@@ -754,6 +754,7 @@ def test_a_turn_a_crash_left_is_interrupted_not_in_progress_while_the_resumed_te
         ["status:   STOPPED", "interrupted turns: 1", "  @Human → @Boss: please hang"],
     )
     assert "resume with --retry-interrupted to deliver it again" in stopped.stdout
+    assert "or --dismiss-interrupted to give it up" in stopped.stdout
 
 
 def test_a_resume_short_of_a_registered_model_says_its_module_must_be_importable(

@@ -306,7 +306,7 @@ def _interrupted_hint(record: TeamRecord, url: str, them: str, *, live: bool) ->
     if not live:
         return (
             f"resume with --retry-interrupted to deliver {them} again "
-            "(a turn may repeat its side effects)"
+            f"(a turn may repeat its side effects), or --dismiss-interrupted to give {them} up"
         )
     if record.status == TeamStatus.STOPPED:  # stopping: its process lets it go soon
         when = "once the team has stopped"

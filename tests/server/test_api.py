@@ -373,6 +373,33 @@ def test_cors_is_off_unless_configured(
     assert "access-control-allow-origin" not in other.headers
 
 
+def test_cors_lets_an_allowed_page_send_every_method_the_api_has(
+    serve_with: Callable[[ServerSettings], Served],
+) -> None:
+    """The catalog's ``PUT`` (config, credential) included: a preflight for any method
+    a route answers is allowed, else the page's call fails in the browser alone."""
+    on = serve_with(ServerSettings(port=0, cors_origins=["http://page.example"]))
+    spec = httpx.get(f"{on.url}/openapi.json").json()["paths"]
+    methods = {method.upper() for operations in spec.values() for method in operations}
+    assert "PUT" in methods
+    for method in sorted(methods):
+        preflight = {"Origin": "http://page.example", "Access-Control-Request-Method": method}
+        answer = httpx.options(f"{on.url}/catalog/tools/mcp/config", headers=preflight)
+        assert answer.status_code == 200, (method, answer.text)
+        assert method in answer.headers["access-control-allow-methods"]
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:3000/", "http://page.example/app", "page.example", "not a url"]
+)
+def test_a_cors_origin_a_browser_never_sends_is_refused(origin: str) -> None:
+    """A browser's ``Origin`` is scheme://host[:port]: an origin with a path or a trailing
+    '/' would never match, leaving CORS off without a word."""
+    with pytest.raises(ValueError, match="is not an origin"):
+        ServerSettings(cors_origins=[origin])
+    assert ServerSettings(cors_origins=["http://localhost:3000", "https://[::1]:8443", "*"])
+
+
 def test_openapi_at_docs(served: Served) -> None:
     docs = httpx.get(f"{served.url}/docs")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()

@@ -168,6 +168,9 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
     assert one_error("--allowed-host", "http://x").startswith(
         "error: invalid --allowed-host: 'http://x' is not a host name"
     )
+    assert one_error("--cors-origin", "http://localhost:3000/").startswith(
+        "error: invalid --cors-origin: 'http://localhost:3000/' is not an origin"
+    )
 
 
 def test_serve_imports_the_modules_named_with_import_before_it_serves(tmp_path: Path) -> None:

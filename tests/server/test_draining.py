@@ -237,3 +237,16 @@ def test_a_session_whose_server_shuts_down_says_so_and_ends_without_waiting_it_o
     finally:
         bundle.close()
     assert_stored_stopped(storage, team.team_id)  # the server stopped it as it shut down
+
+
+def test_a_head_probe_of_health_gets_the_status_a_get_gets(served: Served) -> None:
+    """Load balancers and probes (``curl -I``) often ask ``HEAD /health``: 200 while the
+    server serves, 503 while it drains, as ``GET`` (not a 405)."""
+    up = httpx.head(f"{served.url}/health", timeout=30)
+    assert (up.status_code, up.content) == (200, b"")
+    served.app.state.context.draining = True
+    try:
+        draining = httpx.head(f"{served.url}/health", timeout=30)
+    finally:
+        served.app.state.context.draining = False
+    assert (draining.status_code, draining.content) == (503, b"")

@@ -93,3 +93,27 @@ def test_the_roster_shows_the_model_a_switch_put_in_force(
     )[-1]
     assert reply.message.message.content == f"Switched to {other}."  # type: ignore[union-attr]
     assert by_name(team.members())["@Pilot"].model == other
+
+
+def test_a_team_stopped_before_any_turn_lists_every_member_of_its_run(served: Served) -> None:
+    """A stopped team's roster is its last run's, read from its log: the person and the
+    agents that never took a turn (they saved no state) are on it, with their kinds."""
+    team = served.client.create_team("research")
+    running = [(m.name, m.kind, m.role) for m in team.members()]
+    assert team.stop() is True
+    stopped = [(m.name, m.kind, m.role) for m in team.members()]
+    assert stopped == running
+    assert ("@Human", "human", "Human") in stopped
+    assert {"@Manager", "@Worker"} <= {name for name, _, _ in stopped}
+
+
+def test_a_member_fired_before_the_stop_is_not_on_the_stopped_teams_roster(
+    served: Served,
+) -> None:
+    """A member that stopped before the team's own stop (fired) left the team: the stopped
+    team's roster, like a resume, leaves it out; the others stay on it."""
+    team = served.client.create_team("research")
+    team.command("/fire_member @Worker")
+    until(team, lambda r: kind(r) == "MemberStopped" and r.message.sender.name == "@Worker")  # type: ignore[union-attr]
+    assert team.stop() is True
+    assert [m.name for m in team.members()] == ["@Human", "@Manager"]

@@ -52,6 +52,11 @@ dropped connection with `Last-Event-ID` and misses nothing. Send the server's to
 """
 
 
+CORS_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
+"""Every method the routes answer (the catalog's ``PUT`` too): what a page on an allowed
+origin may send (``tests/server/test_api.py`` checks it against the OpenAPI paths)."""
+
+
 def create_app(
     manager: TeamManager,
     settings: ServerSettings | None = None,
@@ -104,7 +109,7 @@ def create_app(
         app.add_middleware(
             CORSMiddleware,
             allow_origins=settings.cors_origins,
-            allow_methods=["GET", "POST", "PATCH", "DELETE"],
+            allow_methods=CORS_METHODS,
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

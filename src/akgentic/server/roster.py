@@ -3,9 +3,10 @@ in a turn now.
 
 The roster route must answer while members work: asking a busy agent would wait for its
 turn to end (an actor handles one message at a time). So it never asks an agent; it folds
-the team's log instead — ``StartMessage`` (role, model roster), ``State`` (the model a
-``/switch_model`` put in force, the usage so far), ``Commands``, and the turn protocol's
-started/ended — the same records every client sees, so what the roster says agrees with
+the team's log instead — ``StartMessage`` (role, kind, model roster), ``StopMessage``
+(a member that left: fired, or stopped outside the team's own stop), ``State`` (the model
+a ``/switch_model`` put in force, the usage so far), ``Commands``, and the turn
+protocol's started/ended — the same records every client sees, so what the roster says agrees with
 the stream a client has read up to the same record. Each team's fold is kept and
 advanced from where it stopped, so a request reads only the records appended since.
 """
@@ -18,13 +19,28 @@ from uuid import UUID
 
 from akgentic.agent import AgentConfig, AgentState
 from akgentic.agent.turn import TurnEndedEvent, TurnStartedEvent
-from akgentic.core import EventMessage, Message, StartMessage, StateChangedMessage, StopMessage
+from akgentic.core import (
+    ActorAddress,
+    EventMessage,
+    Message,
+    StartMessage,
+    StateChangedMessage,
+    StopMessage,
+    TeamStoppingEvent,
+)
 from akgentic.storage import StorageBundle
 from akgentic.tool.core import CommandsAnnouncedEvent
 
-__all__ = ["MemberFacts", "MemberView", "RosterIndex", "TeamRoster"]
+__all__ = ["MemberFacts", "MemberView", "RosterIndex", "TeamRoster", "member_kind"]
 
 BATCH = 500
+
+
+def member_kind(address: ActorAddress) -> str:
+    """``human`` (the user proxy), ``tool`` (a ``#`` tool actor) or ``agent``."""
+    if address.is_user_proxy:
+        return "human"
+    return "tool" if address.name.startswith("#") else "agent"
 
 
 @dataclass
@@ -33,12 +49,17 @@ class MemberFacts:
 
     name: str
     role: str
+    kind: str
+    """``human`` (the user proxy), ``tool`` (a ``#`` tool actor) or ``agent``."""
     model: str | None = None
     commands: list[str] = field(default_factory=list)
     turns: set[UUID] = field(default_factory=set)
     """Turns started and not yet ended: the member is busy while this is not empty."""
     usage: dict[str, int] = field(default_factory=dict)
     """Its lifetime usage, as its latest state says (saved before its turn's end)."""
+    present: bool = True
+    """In the team: false once it stopped outside a stop of the whole team (fired); the
+    stops of the team's own stop leave it in, as a resume starts it again."""
 
     @property
     def busy(self) -> bool:
@@ -51,10 +72,12 @@ class MemberView:
 
     name: str
     role: str
+    kind: str
     model: str | None
     commands: tuple[str, ...]
     busy: bool
     usage: dict[str, int]
+    present: bool
 
 
 @dataclass
@@ -63,12 +86,19 @@ class TeamRoster:
 
     seq: int = 0
     members: dict[UUID, MemberFacts] = field(default_factory=dict)
+    stopping: bool = False
+    """The team's own stop has begun (``TeamStoppingEvent``): the members' stops that
+    follow do not take them out of the team (as the restorer reads them)."""
 
     def fold(self, message: Message) -> None:
         sender = message.sender
         if sender is None:
             return
+        if isinstance(message, EventMessage) and isinstance(message.event, TeamStoppingEvent):
+            self.stopping = True
+            return
         if isinstance(message, StartMessage):
+            self.stopping = False  # started again: a resume
             config = message.config
             model = config.models.active_key if isinstance(config, AgentConfig) else None
             before = self.members.get(sender.agent_id)
@@ -77,6 +107,7 @@ class TeamRoster:
             self.members[sender.agent_id] = MemberFacts(
                 sender.name,
                 sender.role,
+                member_kind(sender),
                 before.model if before and before.model else model,
                 usage=before.usage if before else {},
             )
@@ -86,6 +117,7 @@ class TeamRoster:
             return
         if isinstance(message, StopMessage):
             facts.turns.clear()
+            facts.present = self.stopping
         elif isinstance(message, StateChangedMessage) and isinstance(message.state, AgentState):
             facts.model = message.state.tool_state.active_model or facts.model
             facts.usage = dict(message.state.lifetime_usage)
@@ -124,7 +156,14 @@ class RosterIndex:
                     roster.seq = record.last
             return {
                 agent_id: MemberView(
-                    f.name, f.role, f.model, tuple(f.commands), f.busy, dict(f.usage)
+                    f.name,
+                    f.role,
+                    f.kind,
+                    f.model,
+                    tuple(f.commands),
+                    f.busy,
+                    dict(f.usage),
+                    f.present,
                 )
                 for agent_id, f in roster.members.items()
             }

@@ -21,6 +21,10 @@ __all__ = ["InsecureServerError", "ServerSettings", "is_loopback"]
 
 
 _HOST_NAME = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$")
+_ORIGIN = re.compile(
+    r"^[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$"
+)
+"""An origin as a browser sends it (``Origin``): scheme, host, optional port, no path."""
 
 
 class InsecureServerError(ValueError):
@@ -81,6 +85,19 @@ class ServerSettings(BaseModel):
         description="An mcp.json (Claude Desktop format) whose servers every agent of every "
         "team created here gets; read when the app is built.",
     )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        """An origin the browser's ``Origin`` header can equal (or ``*``): one with a path
+        or a trailing ``/`` would never match, and CORS would stay off for it silently."""
+        for origin in origins:
+            if origin != "*" and not _ORIGIN.match(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: give scheme://host[:port] as a browser "
+                    f"sends it, without a path or a trailing '/' (e.g. http://localhost:3000)"
+                )
+        return origins
 
     @field_validator("allowed_hosts")
     @classmethod

@@ -28,6 +28,31 @@ KEEP_ALIVE = b": keep-alive\n\n"
 RETRY = b"retry: 2000\n\n"
 RESCAN = 1.0
 """Seconds between looks for newly running teams on the all-teams stream."""
+QUEUED_BYTES = 4 * 1024 * 1024
+"""Bytes of records an all-teams stream holds for its client beyond the one being
+written: its pumps wait while they are queued. A client that stops reading holds this
+much, not every record every team writes meanwhile (records are up to hundreds of KB);
+nothing is lost, the pumps go on by sequence number once it reads again."""
+
+
+class _Budget:
+    """The bytes an all-teams stream has queued and not yet written (on the event loop)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._freed = asyncio.Event()
+
+    async def take(self, size: int) -> None:
+        """Wait until ``size`` more fits (anything fits an empty queue), then count it."""
+        while self.used and self.used + size > self.limit:
+            self._freed.clear()
+            await self._freed.wait()
+        self.used += size
+
+    def give(self, size: int) -> None:
+        self.used -= size
+        self._freed.set()
 
 
 def _event(frame: Frame, event_id: str) -> bytes:
@@ -75,6 +100,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
     Live only: a reconnecting client follows a team's own stream to miss nothing."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[UUID, Frame | Idle]] = asyncio.Queue(maxsize=10_000)
+    budget = _Budget(QUEUED_BYTES)
     pumps: dict[UUID, asyncio.Task[None]] = {}
     sent: dict[UUID, int] = {}  # team -> last seq queued for this stream
     said_deleted: set[UUID] = set()
@@ -83,6 +109,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
         async for item in hub.frames(team_id, from_seq, heartbeat=3600.0):
             if isinstance(item, list):
                 for frame in item:
+                    await budget.take(len(frame.data))
                     await queue.put((team_id, frame))
                 sent[team_id] = item[-1].last
             elif item is STOPPED or item is DELETED:
@@ -128,6 +155,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
                     said_deleted.add(team_id)
                 last_sent = loop.time()
                 if isinstance(item, Frame):
+                    budget.give(len(item.data))
                     yield _event(item, f"{team_id}:{item.seq}")
                 elif item is not HEARTBEAT:
                     yield _notice(item, team_id)

@@ -23,6 +23,7 @@ def _version() -> str:
         return "unknown"
 
 
+@router.head("/health", response_model=Health, include_in_schema=False)  # a probe: the status
 @router.get(
     "/health",
     response_model=Health,
@@ -31,7 +32,8 @@ def _version() -> str:
 def health(ctx: Annotated[ServerContext, Depends(context)]) -> Health | JSONResponse:
     """The server is up (200, ``ok``); how many teams run in it. While it stops (``akgentic
     serve``'s first Ctrl-C or SIGTERM) 503 ``draining``, the same body: it stops its teams,
-    refuses new work and still answers reads, then exits."""
+    refuses new work and still answers reads, then exits. ``HEAD`` answers the same status
+    without the body: a load balancer's or an orchestrator's probe may use either."""
     body = Health(version=_version(), teams_running=len(ctx.manager.running()))
     if ctx.draining:
         body.status = "draining"

@@ -20,6 +20,7 @@ from akgentic.core.excerpt import exception_words
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.posted import PostedCardRefusedError
+from akgentic.server.roster import member_kind
 from akgentic.storage import TeamStatus
 from akgentic.team import TeamCard, UnreadableLogError, give_mcp_servers
 
@@ -212,7 +213,9 @@ def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
     whether they are in a turn now, and the tokens they used (their latest state).
 
     Read from the team's log and stored states, never by asking a member: it answers at
-    once while members work."""
+    once while members work. A team not running here lists the members of its last run
+    (the person and tool actors included; a member fired is not), the ones a resume
+    starts again."""
     ctx.record(team_id)
     storage = ctx.manager.storage
     runtime = ctx.manager.get_team(team_id)
@@ -237,25 +240,13 @@ def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
             usage=seen.usage if seen and seen.usage else saved.get(agent_id, {}),
         )
 
-    if runtime is None:
+    if runtime is None:  # the members of its last run, as its log says (a resume starts them)
         return [
-            info(s.agent_name, s.agent_id, "", _kind(s.agent_name, isinstance(s.state, AgentState)))
-            for s in states.values()
+            info(seen.name, agent_id, seen.role, seen.kind)
+            for agent_id, seen in facts.items()
+            if seen.present
         ]
     return [
-        info(
-            address.name,
-            address.agent_id,
-            address.role,
-            "human"
-            if address.is_user_proxy
-            else _kind(address.name, not address.name.startswith("#")),
-        )
+        info(address.name, address.agent_id, address.role, member_kind(address))
         for address in runtime.members()
     ]
-
-
-def _kind(name: str, agent: bool) -> Any:
-    if name.startswith("#"):
-        return "tool"
-    return "agent" if agent else "human"

@@ -121,7 +121,7 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     show(page, "graph")
     expect(page.locator("#graph-svg .node[data-entity='the page']")).to_be_visible()
     expect(page.locator("#graph-svg .edge text")).to_have_text("describes")
-    expect(page.locator("#graph-counts")).to_have_text("2 entities, 1 relations")
+    expect(page.locator("#graph-counts")).to_have_text("2 entities, 1 relation")
     page.fill("#graph-search", "helper")  # an observation of the report
     expect(page.locator("#graph-list li")).to_have_text(["the page report document"])
     expect(page.locator("#graph-svg .node.hit")).to_have_count(1)

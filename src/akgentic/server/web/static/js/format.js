@@ -21,6 +21,12 @@ export function count(n) {
   return (n || 0).toLocaleString();
 }
 
+/** `n` (thousands separated) and `noun`, in the plural unless `n` is 1: `noun` + "s",
+ * or `plural` for a noun that does not take an "s" (as akgentic.core.words.counted). */
+export function counted(n, noun, plural) {
+  return `${count(n)} ${n === 1 ? noun : plural ?? `${noun}s`}`;
+}
+
 export function cut(text, max = 160) {
   const flat = String(text ?? "").replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -60,7 +66,7 @@ export function summary(event) {
     case "Commands":
       return (d.commands || []).map((c) => `/${c.name}`).join(" ");
     case "Usage":
-      return `${d.model}: ${count(d.inputTokens)} in, ${count(d.outputTokens)} out, ${d.requests} requests`;
+      return `${d.model}: ${count(d.inputTokens)} in, ${count(d.outputTokens)} out, ${counted(d.requests, "request")}`;
     case "MemberStarted":
     case "MemberStopped":
       return `${d.name} (${d.role})`;

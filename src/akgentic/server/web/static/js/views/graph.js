@@ -3,7 +3,7 @@
 // same graph for the keyboard and for screen readers; choosing an entity shows it in full.
 
 import { clear, h, s } from "../dom.js";
-import { cut } from "../format.js";
+import { counted, cut } from "../format.js";
 import { forceLayout } from "../layout.js";
 
 const PALETTE = ["#2f6fde", "#d9480f", "#2b8a3e", "#9c36b5", "#e67700", "#0b7285", "#c2255c", "#5c940d"];
@@ -54,7 +54,7 @@ export class GraphView {
     this.positions = forceLayout(names, edges, this.positions);
     const query = this.search.value.trim();
     const hits = new Set(names.filter((name) => matches(entities.get(name), query)));
-    this.counts.textContent = `${entities.size} entities, ${relations.size} relations${query ? `; ${hits.size} match “${query}”` : ""}`;
+    this.counts.textContent = `${counted(entities.size, "entity", "entities")}, ${counted(relations.size, "relation")}${query ? `; ${hits.size} match “${query}”` : ""}`;
     this.draw(entities, edges, hits, query);
     this.drawList(names, entities, hits);
     this.drawDetails(entities, [...relations.values()]);

@@ -2,7 +2,7 @@
 // the tokens it used (the Usage events of the stream, per member) and its commands.
 
 import { clear, h } from "../dom.js";
-import { count } from "../format.js";
+import { count, counted } from "../format.js";
 
 export class RosterView {
   constructor(root, actions) {
@@ -42,7 +42,7 @@ export class RosterView {
         h("td", { class: "num" }, used ? count(used.inputTokens) : ""),
         h("td", { class: "num" }, used ? count(used.outputTokens) : ""),
         h("td", { class: "commands" }, commands.length
-          ? h("details", {}, h("summary", {}, `${commands.length} commands`),
+          ? h("details", {}, h("summary", {}, counted(commands.length, "command")),
             h("ul", {}, commands.map((c) => h("li", { title: c.description || "" }, h("code", {}, `/${c.name}`)))))
           : ""),
       ));

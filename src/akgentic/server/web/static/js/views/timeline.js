@@ -3,7 +3,7 @@
 // asked for. Only the newest rows that pass the filters are drawn.
 
 import { clear, h } from "../dom.js";
-import { clock, summary } from "../format.js";
+import { clock, counted, summary } from "../format.js";
 import { isBookkeeping } from "../model.js";
 
 const SHOWN = 500;
@@ -60,6 +60,6 @@ export class TimelineView {
         h("span", { class: "type" }, event.type),
         h("span", { class: "summary" }, summary(event))));
     }
-    this.status.textContent = matched > SHOWN ? `The newest ${SHOWN} of ${matched} records.` : `${matched} records.`;
+    this.status.textContent = matched > SHOWN ? `The newest ${SHOWN} of ${matched} records.` : `${counted(matched, "record")}.`;
   }
 }

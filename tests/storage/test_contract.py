@@ -7,6 +7,7 @@ The ``backend`` fixture (conftest) runs each test on memory, SQLite and — when
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -674,6 +675,30 @@ def test_a_team_name_with_control_characters_is_refused(store: StorageBundle) ->
         store.teams.update(team.team_id, name="a\x1b[31mred")
     assert store.teams.get(team.team_id) == team
     assert store.teams.update(team.team_id, name="Équipe «β» 研究").name == "Équipe «β» 研究"
+
+
+def test_a_team_name_that_breaks_a_line_reorders_text_or_is_blank_is_refused(
+    store: StorageBundle,
+) -> None:
+    # a line separator breaks the row as a newline does; a bidi override makes it read
+    # other than it is; spaces alone name nothing a person can tell apart
+    refused = {
+        "two\u2028lines": "line or paragraph separators: '\\u2028' (U+2028) at character 4",
+        "para\u2029": "line or paragraph separators",
+        "invoice\u202egpj.exe": "bidirectional text controls: '\\u202e' (U+202E)",
+        "\u2066isolated\u2069": "bidirectional text controls",
+        "   ": "may not be blank",
+        "\u3000": "may not be blank",
+    }
+    for name, words in refused.items():
+        with pytest.raises(ValueError, match=re.escape(words)):
+            store.teams.create(name)
+    assert store.teams.list() == []
+    team = store.teams.create("plain")
+    with pytest.raises(ValueError, match="may not be blank"):
+        store.teams.update(team.team_id, name=" ")
+    assert store.teams.get(team.team_id) == team
+    assert store.teams.update(team.team_id, name="שלום team").name == "שלום team"
 
 
 def test_purge_removes_the_team_and_everything_kept_for_it(store: StorageBundle) -> None:

@@ -54,24 +54,46 @@ def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus)
         )
 
 
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""The characters that reorder the text around them (embeddings, overrides, isolates,
+marks): in a name they make a row of a listing read other than it is."""
+
+
 def check_team_name(name: str) -> str:
     """``name`` when it may name a team; ``ValueError`` saying what is wrong otherwise.
 
     A team name is printed on terminals (``akgentic teams list``, ``teams show``, every line
     naming a team): a control character in it (Unicode category Cc: newline, carriage
     return, tab, ESC, BEL, DEL, the C1 range) would let whoever names a team retitle the
-    terminal, colour it or forge a row. Every store checks a name here when it creates a
-    team or renames one; the API's request models call this same function, so a request is
-    refused before a team starts. Any other text is allowed, emoji and scripts included.
-    Names stored before the rule are still read as they are (the CLI shows them escaped).
+    terminal, colour it or forge a row; a line or paragraph separator (U+2028, U+2029)
+    breaks the line as a newline does; a bidirectional control (U+202E...) makes the row
+    read other than it is. A name of spaces alone names nothing a person can tell apart.
+    Every store checks a name here when it creates a team or renames one; the API's
+    request models call this same function, so a request is refused before a team starts.
+    Any other text is allowed, emoji and scripts included. Names stored before the rule
+    are still read as they are (the CLI shows them escaped).
     """
     for at, char in enumerate(name, start=1):
-        if unicodedata.category(char) == "Cc":
-            raise ValueError(
-                f"a team name may not contain control characters: {char!r} "
-                f"(U+{ord(char):04X}) at character {at}; use printable text on one line "
-                f"(letters, digits, spaces, punctuation, emoji)"
-            )
+        category = unicodedata.category(char)
+        if category == "Cc":
+            what = "control characters"
+        elif category in ("Zl", "Zp"):
+            what = "line or paragraph separators"
+        elif char in _BIDI_CONTROLS:
+            what = "bidirectional text controls"
+        else:
+            continue
+        raise ValueError(
+            f"a team name may not contain {what}: {char!r} (U+{ord(char):04X}) at "
+            f"character {at}; use printable text on one line (letters, digits, spaces, "
+            f"punctuation, emoji)"
+        )
+    if name and not name.strip():
+        raise ValueError(
+            "a team name may not be blank (spaces alone): give it a word, or no name at all"
+        )
     return name
 
 

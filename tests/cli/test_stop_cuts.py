@@ -93,7 +93,7 @@ def test_a_turn_the_grace_of_quit_cuts_is_listed_and_a_retry_of_it_too(
     assert_in_order(
         retried.stdout,
         [
-            "delivered 1 interrupted message(s) again",
+            "delivered 1 interrupted message again",
             "stopping the team: waiting for the turns in progress (up to 0.2s; Ctrl-C to "
             "cancel them)",
         ],

@@ -49,7 +49,7 @@ def base_url(sock: socket.socket) -> str:
 def assert_lists_the_cut_turn(stdout: str, line: str) -> None:
     """The session's last lines list the cut turn and how to retry it."""
     last = stdout.splitlines()[-6:]
-    assert re.fullmatch(r"team research \(\w{8}\) stopped; 1 interrupted turn\(s\):", last[0])
+    assert re.fullmatch(r"team research \(\w{8}\) stopped; 1 interrupted turn:", last[0])
     assert last[1] == f"  @Human → @Manager: {line}"
     assert_resume_hints(last[2:], "akgentic teams resume ")
 

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import (
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -464,27 +465,34 @@ def test_context_deltas_go_to_the_tail_and_the_prefix_stays_identical(
     assert "You keep an eye on the board." in next(iter(instructions)) or ""
 
 
+@pytest.mark.parametrize(
+    ("names", "told"),
+    [
+        (["@Nobody"], "Unknown recipient: @Nobody."),
+        (["@Nobody", "@Noone"], "Unknown recipients: @Nobody, @Noone."),
+    ],
+)
 def test_an_unknown_recipient_is_an_error_the_model_is_told_about(
-    system: ActorSystem, team: Team
+    system: ActorSystem, team: Team, names: list[str], told: str
 ) -> None:
     from akgentic.agent import AgentReply
 
-    def reply_to(name: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    def reply_to(*names: str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
         def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             tool = info.output_tools[0].name
-            args = {"messages": [{"to": name, "content": "hi", "type": "notification"}]}
-            return ModelResponse(parts=[ToolCallPart(tool, args)])
+            sent = [{"to": name, "content": "hi", "type": "notification"} for name in names]
+            return ModelResponse(parts=[ToolCallPart(tool, {"messages": sent})])
 
         return respond
 
-    script = Script(reply_to("@Nobody"), reply_to("@External"))
+    script = Script(reply_to(*names), reply_to("@External"))
     agent = start(system, team, script)
     with system.private() as context:
         context.tell(agent, UserMessage(content="say hi to someone"))
         reply = context.listen(30)
     assert isinstance(reply, AgentMessage) and reply.type == "notification"
     retry = str(script.seen[1][-1])
-    assert "Unknown recipient(s): @Nobody" in retry and "hire" in retry
+    assert told in retry and "hire" in retry
     assert AgentReply.model_json_schema()["required"] == ["messages"]
     assert [a.name for a in team.proxy.get_team()] == ["@Agent"]  # nobody was hired
 

@@ -71,7 +71,7 @@ def test_ctrl_c_cancels_the_turn_at_a_step_stops_the_team_and_says_how_to_resume
     child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")  # delivered
     with open(release, "w"):  # the tool call returns: its step boundary finds the cancel
         pass
-    stopped = child.wait_for(") stopped; 1 interrupted turn(s):")
+    stopped = child.wait_for(") stopped; 1 interrupted turn:")
     child.wait_for("  @Human → @Boss: please hang")
     hints = child.output().splitlines()[-4:]
     code, errors = child.finish()
@@ -110,7 +110,7 @@ def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
     child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
     with open(release, "w"):
         pass
-    child.wait_for(") stopped; 1 interrupted turn(s):")
+    child.wait_for(") stopped; 1 interrupted turn:")
     child.wait_for("  @Human → @Boss: please hang")
     child.wait_for("--retry-interrupted")
     code, errors = child.finish()
@@ -163,7 +163,7 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for("interrupted: cancelling the turns in progress")
-    child.wait_for(") stopped; 1 interrupted turn(s):", timeout=120)  # after the grace
+    child.wait_for(") stopped; 1 interrupted turn:", timeout=120)  # after the grace
     hint = child.wait_for("--retry-interrupted")
     code, errors = child.finish(timeout=60)
 

@@ -209,7 +209,7 @@ def test_a_timeout_cuts_the_model_request_in_flight_and_keeps_the_turn(cli: Invo
     assert done.exit_code == 1, done.output
     out = done.stdout.splitlines()
     assert any(line.startswith("no answer within 1s: cancelling the turns") for line in out)
-    cut = out.index(next(line for line in out if line.endswith("stopped; 1 interrupted turn(s):")))
+    cut = out.index(next(line for line in out if line.endswith("stopped; 1 interrupted turn:")))
     assert out[cut + 1] == "  @Human → @Manager: hi"
     assert_resume_hints(out[cut + 2 : cut + 6], "akgentic teams resume ")
     assert (

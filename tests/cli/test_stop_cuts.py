@@ -49,7 +49,7 @@ def base_url(sock: socket.socket) -> str:
 def assert_lists_the_cut_turn(stdout: str, line: str) -> None:
     """The session's last lines list the cut turn and how to retry it."""
     last = stdout.splitlines()[-6:]
-    assert re.fullmatch(r"team research \(\w{8}\) stopped; 1 interrupted turn\(s\):", last[0])
+    assert re.fullmatch(r"team research \(\w{8}\) stopped; 1 interrupted turn:", last[0])
     assert last[1] == f"  @Human → @Manager: {line}"
     assert_resume_hints(last[2:], "akgentic teams resume ")
 
@@ -93,7 +93,7 @@ def test_a_turn_the_grace_of_quit_cuts_is_listed_and_a_retry_of_it_too(
     assert_in_order(
         retried.stdout,
         [
-            "delivered 1 interrupted message(s) again",
+            "delivered 1 interrupted message again",
             "stopping the team: waiting for the turns in progress (up to 0.2s; Ctrl-C to "
             "cancel them)",
         ],

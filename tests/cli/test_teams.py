@@ -287,7 +287,7 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     assert retried.stderr == ""
     # the note comes from the command, the activity from the live view's thread: either
     # may print first, so the note is looked for on its own
-    assert "delivered 1 interrupted message(s) again" in retried.stdout.splitlines()
+    assert "delivered 1 interrupted message again" in retried.stdout.splitlines()
     assert_in_order(
         retried.stdout,
         [

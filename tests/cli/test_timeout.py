@@ -55,7 +55,7 @@ def test_the_timeout_cuts_a_turn_at_its_next_step_and_lists_it(
     assert code == 1, errors
     assert "(response): [scripted] done: slow" not in output
     lines = output.splitlines()
-    assert lines[-6].endswith(") stopped; 1 interrupted turn(s):")
+    assert lines[-6].endswith(") stopped; 1 interrupted turn:")
     assert lines[-5] == "  @Human → @Boss: slow"
     assert_resume_hints(lines[-4:], "akgentic teams resume ")
     assert "error: no answer within 1s" in errors
@@ -76,7 +76,7 @@ def test_a_turn_the_stop_after_the_timeout_cut_is_listed_as_after_ctrl_c(
 
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
-    assert lines[-6].endswith(") stopped; 1 interrupted turn(s):")
+    assert lines[-6].endswith(") stopped; 1 interrupted turn:")
     assert lines[-5] == "  @Human → @Boss: slow"
     assert_resume_hints(lines[-4:], "akgentic teams resume ")
     assert "error: no answer within 1s" in result.stderr

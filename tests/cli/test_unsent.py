@@ -60,7 +60,7 @@ def test_lines_typed_while_the_team_works_are_said_unsent_after_a_signal(
     unsent = [line for line in out.splitlines() if line.startswith(NOT_SENT)]
     assert unsent == [f"{NOT_SENT}typed while it works", f"{NOT_SENT}@Boss and this one"]
     assert out.splitlines().index(unsent[-1]) < out.splitlines().index(
-        next(line for line in out.splitlines() if ") stopped; 1 interrupted turn(s):" in line)
+        next(line for line in out.splitlines() if ") stopped; 1 interrupted turn:" in line)
     )
 
 

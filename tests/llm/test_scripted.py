@@ -330,7 +330,8 @@ MALFORMED: list[tuple[str, str]] = [
         r"roles\.writer\.rules\[0\] steps\[0\]: unknown placeholder \{2\}",
     ),
     ("roles:\n  writer: [1, 2]\n", r"roles\.writer must be a mapping"),
-    ("roles:\n  writer: {rulez: []}\n", r"roles\.writer has unknown field\(s\) rulez"),
+    ("roles:\n  writer: {rulez: []}\n", r"roles\.writer has an unknown field rulez;"),
+    ("roles:\n  writer: {rulez: [], dflt: {}}\n", r"roles\.writer has unknown fields dflt, rulez;"),
     ("roles: {}\n", r"`roles` must map role names"),
     ("- just\n- a list\n", r"expected a mapping at the top"),
     (

@@ -473,7 +473,7 @@ def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries
         child.wait_for("interrupted: cancelling the turns in progress at their next step")
         child.wait_for("→ @Boss (CancelMessage): the team is stopping (interrupted)")
         gate_tool.OPEN.set()  # the tool call returns: its step boundary finds the cancel
-        stopped = child.wait_for(") stopped; 1 interrupted turn(s):")
+        stopped = child.wait_for(") stopped; 1 interrupted turn:")
         child.wait_for("  @Human → @Boss: wait here")
         hint = child.wait_for("--retry-interrupted")
         code, errors = child.finish()
@@ -706,7 +706,7 @@ def test_run_m_server_of_a_team_stopped_on_the_server_says_why_and_how_to_get_th
         f"--import {gate_tool.__name__} --retry-interrupted"  # the card's module, carried on
     ]
     last = out.splitlines()[-6:]
-    assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn(s):"
+    assert last[0] == f"team turns ({short}) stopped; 1 interrupted turn:"
     assert last[1] == "  @Human → @Boss: wait here"
     assert_resume_hints(last[2:], f"akgentic teams resume {short} --server {served.url} ")
 

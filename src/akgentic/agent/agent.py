@@ -659,8 +659,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             ]
             if unknown:
                 members = ", ".join(self._member_names()) or "nobody else yet"
+                which = "Unknown recipient" if len(unknown) == 1 else "Unknown recipients"
                 raise ModelRetry(
-                    f"Unknown recipient(s): {', '.join(unknown)}. Current members: {members}. "
+                    f"{which}: {', '.join(unknown)}. Current members: {members}. "
                     f"Address current members only; to add one, hire through the team tools "
                     f"first."
                 )

@@ -65,6 +65,7 @@ from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, ServerError, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
+from akgentic.core.words import counted
 from akgentic.storage import LeaseLostError
 from akgentic.team import HostedTeam, Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
@@ -188,7 +189,7 @@ def _chat(
             interrupt.check()  # one taken during the start-up stops the team like any other
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
                 retried = runtime.retry_interrupted()
-                view.note(f"delivered {len(retried)} interrupted message(s) again")
+                view.note(f"delivered {counted(len(retried), 'interrupted message')} again")
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:
@@ -444,10 +445,11 @@ before it: the command's own line is pasted into a shell as it is."""
 
 
 def _list_interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
-    """``… stopped; N interrupted turn(s):``, one line each, and how to resume: each
-    command on a line of its own (pasted into a shell as it is), what it does on the line
-    before it."""
-    console.print(SafeText(f"{title} stopped; {len(cut)} interrupted turn(s):", style="yellow"))
+    """``… stopped; N interrupted turns:`` (``1 interrupted turn:``), one line each, and
+    how to resume: each command on a line of its own (pasted into a shell as it is), what
+    it does on the line before it."""
+    turns = counted(len(cut), "interrupted turn")
+    console.print(SafeText(f"{title} stopped; {turns}:", style="yellow"))
     for message in cut:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
     if resume is None:

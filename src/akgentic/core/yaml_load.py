@@ -67,36 +67,43 @@ class YamlTooLargeError(YamlShapeError):
     size, the limit and what to do, for a reader to put after the file's name."""
 
 
-def check_yaml_size(size: int, *, at_least: bool = False) -> None:
-    """Refuse YAML of ``size`` bytes over ``MAX_YAML_BYTES`` (:class:`YamlTooLargeError`);
-    ``at_least``: ``size`` is as far as it was read (it goes on)."""
+TOO_LARGE_FIX = "make it smaller (keep long text out of it) or split it"
+"""What to do with YAML over the limit, unless the reader knows better (a skill file's
+long text is its content: it is split into skills, not kept out)."""
+
+
+def check_yaml_size(
+    size: int, *, at_least: bool = False, what: str = "YAML", fix: str = TOO_LARGE_FIX
+) -> None:
+    """Refuse ``what`` of ``size`` bytes over ``MAX_YAML_BYTES`` (:class:`YamlTooLargeError`
+    saying ``fix``); ``at_least``: ``size`` is as far as it was read (it goes on)."""
     if size > MAX_YAML_BYTES:
         said = f"more than {MAX_YAML_BYTES:,} bytes" if at_least else f"{size:,} bytes"
         raise YamlTooLargeError(
             f"{said} ({size / 1024 / 1024:.1f} MiB), over akgentic's "
-            f"{MAX_YAML_BYTES // 1024 // 1024} MiB limit for YAML: make it smaller (keep long "
-            f"text out of it) or split it"
+            f"{MAX_YAML_BYTES // 1024 // 1024} MiB limit for {what}: {fix}"
         )
 
 
-def read_yaml_file(path: Path) -> bytes:
-    """The bytes of a YAML file, refused (:class:`YamlTooLargeError`) over
-    ``MAX_YAML_BYTES`` before it is read when its size says so, and read at most one byte
-    past the limit otherwise: a device or a ``/proc`` file says its size is 0. ``OSError``
-    as opening or reading it raises, and for a FIFO: opened as a file is, it would wait
-    for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a FIFO in a cards folder)."""
+def read_yaml_file(path: Path, *, what: str = "YAML", fix: str = TOO_LARGE_FIX) -> bytes:
+    """The bytes of a YAML file, refused (:class:`YamlTooLargeError`, its words naming
+    ``what`` and ``fix``) over ``MAX_YAML_BYTES`` before it is read when its size says so,
+    and read at most one byte past the limit otherwise: a device or a ``/proc`` file says
+    its size is 0. ``OSError`` as opening or reading it raises, and for a FIFO: opened as
+    a file is, it would wait for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a
+    FIFO in a cards folder)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
     try:
         status = os.fstat(fd)
         if stat.S_ISFIFO(status.st_mode):
             raise OSError(errno.EINVAL, "a FIFO, not a file: name the YAML file itself")
-        check_yaml_size(status.st_size)
+        check_yaml_size(status.st_size, what=what, fix=fix)
         os.set_blocking(fd, True)
         with open(fd, "rb", closefd=False) as file:  # the fd is closed below
             data = file.read(MAX_YAML_BYTES + 1)
     finally:
         os.close(fd)
-    check_yaml_size(len(data), at_least=True)
+    check_yaml_size(len(data), at_least=True, what=what, fix=fix)
     return data
 
 

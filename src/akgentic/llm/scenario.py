@@ -286,8 +286,9 @@ def _compile_role(
         )
     unknown = set(raw) - set(RoleScript.model_fields)
     if unknown:
+        fields = "an unknown field" if len(unknown) == 1 else "unknown fields"
         raise ScenarioError(
-            f"scenario {origin}: {path} has unknown field(s) "
+            f"scenario {origin}: {path} has {fields} "
             f"{', '.join(sorted(map(str, unknown)))}; a role holds `rules` and `default`"
         )
     rules_raw = raw.get("rules") or []

@@ -104,12 +104,16 @@ def test_a_broken_file_is_reported_and_skipped(
 
 def test_unreadable_and_missing_paths_are_reported(tmp_path: Path) -> None:
     binary = tmp_path / "bad.yaml"
-    binary.write_bytes(b"\xff\xfe\x00name")
-    result = load_skills([binary, tmp_path / "missing"])
-    assert result.skills == []
-    assert [e.reason.split(":")[0] for e in result.errors] == [
-        "cannot be read",
-        "no such file or directory",
+    binary.write_bytes(b"name: x\n\xff\xfe\x00name")
+    good = write(tmp_path, "good/SKILL.md", SKILL_MD)
+    result = load_skills([binary, tmp_path / "missing", good])
+    assert [s.name for s in result.skills] == ["refund-policy"]
+    assert result.errors == [
+        LoadError(
+            path=str(binary),
+            reason="line 2: not UTF-8 text (byte 0xff at offset 8): save the skill file as UTF-8",
+        ),
+        LoadError(path=str(tmp_path / "missing"), reason="no such file or directory"),
     ]
 
 

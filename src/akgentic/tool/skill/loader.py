@@ -32,6 +32,8 @@ own skills and the store's rows are named after nothing: the first of them wins)
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable, Iterator
 from os import PathLike
 from pathlib import Path
@@ -40,7 +42,14 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import ConfigDict, Field, ValidationError
 
-from akgentic.core import YamlTooLargeError, load_yaml, yaml_problem
+from akgentic.core import (
+    NotUtf8Error,
+    YamlTooLargeError,
+    load_yaml,
+    read_yaml_file,
+    yaml_problem,
+    yaml_text,
+)
 from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.skill.tool import SkillEntry, SkillRow
@@ -57,6 +66,8 @@ __all__ = [
 
 SKILL_FILE = "SKILL.md"
 YAML_SUFFIXES = (".yaml", ".yml")
+TOO_LARGE = "make its content shorter, or split it into several skills"
+"""What to do with a skill file over the YAML reader's size limit."""
 
 
 class LoadError(SerializableModel):
@@ -168,26 +179,78 @@ def _named_after(path: Path, name: str) -> bool:
 
 
 def _files(paths: Iterable[str | PathLike[str]], result: LoadResult) -> Iterator[Path]:
+    """The skill files under ``paths``, each checked to be a regular file: a directory's
+    ``SKILL.md``, ``*.yaml`` and ``*.yml`` (a FIFO, a socket or a device of such a name is
+    reported too, not skipped silently: the person put it there as a skill)."""
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            yield from sorted(
+        found = (
+            sorted(
                 p
                 for p in path.rglob("*")
-                if p.is_file() and (p.name == SKILL_FILE or p.suffix in YAML_SUFFIXES)
+                if (p.name == SKILL_FILE or p.suffix in YAML_SUFFIXES) and not _is_dir(p)
             )
-        elif path.is_file():
-            yield path
-        else:
-            result.errors.append(LoadError(path=str(path), reason="no such file or directory"))
+            if _is_dir(path)
+            else [path]
+        )
+        for file in found:
+            problem = _not_a_file(file)
+            if problem is None:
+                yield file
+            else:
+                result.errors.append(LoadError(path=str(file), reason=problem))
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory (following links); False when it cannot be told,
+    the path then being reported as the file it was named as."""
+    try:
+        return stat.S_ISDIR(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` is no skill file to read — missing, unreadable, or not a regular file
+    (reading a FIFO or a terminal would wait for a writer) — or None when it is one."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"is a link to {os.readlink(path)}, which does not exist: fix or remove it"
+        return "no such file or directory"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((words for test, words in _KINDS if test(mode)), "not a regular file")
+    return (
+        f"is {kind}, not a file: a skill is a regular {SKILL_FILE}, .md, .yaml or .yml file; "
+        f"name one (or its folder), or move this out of the skills folder"
+    )
 
 
 def parse_skill_file(path: Path) -> SkillEntry:
-    """One file as a skill; :class:`SkillFileError` (whose message is the reason) otherwise."""
+    """One file as a skill; :class:`SkillFileError` (whose message is the reason) otherwise.
+
+    Read as the project reads YAML (:func:`read_yaml_file`): a file over its 4 MiB limit
+    is refused before it is read, and a FIFO put in its place is refused, not waited on."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkillFileError(f"cannot be read: {exc}") from None
+        text = yaml_text(read_yaml_file(path, what="a skill file", fix=TOO_LARGE), "skill file")
+    except YamlTooLargeError as exc:
+        raise SkillFileError(f"is too large: {exc}") from None
+    except NotUtf8Error as exc:
+        raise SkillFileError(f"line {exc.line}: {exc}") from None
+    except OSError as exc:
+        raise SkillFileError(f"cannot be read: {exc.strerror or exc}") from None
     if path.suffix in YAML_SUFFIXES:
         fields = _mapping(text, "the file")
         body = fields.get("body")

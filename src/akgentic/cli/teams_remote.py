@@ -19,6 +19,7 @@ import typer
 
 from akgentic.cli import interrupt
 from akgentic.cli.errors import EXIT_ERROR, CliError
+from akgentic.cli.keyboard import Keyboard
 from akgentic.cli.output import (
     SafeText,
     command_line,
@@ -161,16 +162,34 @@ def confirm_purge(title: str) -> None:
 
     An answer other than yes ends the command with one line, ``nothing purged``: exit
     code 1 for a no or the end of input (as an end of input at any prompt), and 128 + the
-    signal's number for Ctrl-C (SIGTERM, SIGHUP), as a Ctrl-C anywhere else."""
+    signal's number for Ctrl-C (SIGTERM, SIGHUP), as a Ctrl-C anywhere else.
+
+    The answer is read by a :class:`Keyboard`, not ``input()``: a Ctrl-C that lands
+    between ``input()``'s last look at the signals and its read is not seen until a line
+    is typed (the process sits at the prompt, deaf to the first Ctrl-C); the keyboard's
+    wait wakes every :data:`interrupt.SLICE` seconds, so the signal is taken there."""
     if not sys.stdin.isatty():
         raise CliError(
             f"--purge removes {title} and all its history for good; with no terminal to ask, "
             f"confirm with --yes"
         )
+    keyboard = Keyboard()
+    prompt = f"Remove {title} and all its history? [y/N]: "
+    answer: str | None = ""
     try:
-        if typer.confirm(f"Remove {title} and all its history?"):
-            return
-    except typer.Abort:  # Ctrl-C or the end of input: the prompt's line is left open
+        while True:
+            line = keyboard.line(prompt)
+            answer = line.strip().lower() if isinstance(line, str) else None
+            if answer in ("y", "yes"):
+                return
+            if answer in (None, "", "n", "no"):
+                break
+            prompt = "answer y or n: "
+    except KeyboardInterrupt:  # the prompt's line is left open
+        typer.echo()
+    finally:
+        keyboard.end()
+    if answer is None:  # the end of input: the prompt's line is left open
         typer.echo()
     kept = f"nothing purged: {title} is kept"
     if interrupt.cause():  # a signal the console script's handler took

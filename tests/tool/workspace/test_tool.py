@@ -123,7 +123,10 @@ def test_a_fifo_in_the_tree_is_refused_never_read(team: Team, tools: Tools) -> N
         assert not reader.is_alive(), f"{tool} blocked on a FIFO"
     assert (
         said
-        == ["'pipe.png' is not a regular file (a pipe, socket or device): only files can be read"]
+        == [
+            "'pipe.png' is not a regular file (a pipe, socket or device): only regular files "
+            "can be read or changed"
+        ]
         * 2
     )
 

@@ -14,6 +14,7 @@ from akgentic.tool import (
     CommandNotRecognized,
     CommandRegistry,
     CommandsAnnouncedEvent,
+    RestOfLine,
     RetriableError,
 )
 
@@ -339,3 +340,48 @@ def test_a_single_value_where_a_list_is_expected_is_a_list_of_one() -> None:
     with pytest.raises(CommandArgumentError, match=r"not a valid list\[str\]"):
         registry.dispatch('/hire {"a": 1}')  # an object is no role
     assert registry.dispatch('/draw {"kind": "circle", "r": 1}') == 1  # one object, one item
+
+
+def note(delay: float, content: RestOfLine) -> tuple[float, str]:
+    """Schedule a note."""
+    return (delay, content)
+
+
+@pytest.mark.parametrize(
+    ("text", "content"),
+    [
+        ("/note 60 check the build", "check the build"),
+        ("/note 60   check  the build  ", "check  the build"),
+        ("/note 60 don't forget", "don't forget"),
+        ('/note 60 "check the build"', "check the build"),
+        ("/note 60 content=check the build", "check the build"),
+        ("/note 60 content='check the build'", "check the build"),
+        ("/note 60 [1, 2] {x}", "[1, 2] {x}"),
+        ("/note delay=60 check the build", "check the build"),
+    ],
+)
+def test_a_rest_of_line_argument_takes_the_rest_as_typed(text: str, content: str) -> None:
+    registry = CommandRegistry()
+    registry.register(note)
+    assert registry.dispatch(text) == (60.0, content)
+
+
+def test_a_rest_of_line_argument_is_shown_and_still_required() -> None:
+    registry = CommandRegistry()
+    registry.register(note)
+    (described,) = registry.descriptors()
+    assert described.usage == "/note delay content..."
+    assert [a.rest_of_line for a in described.args] == [False, True]
+    with pytest.raises(CommandArgumentError, match="missing a required argument: 'content'"):
+        registry.dispatch("/note 60")
+    with pytest.raises(CommandArgumentError, match="argument 'content' given twice|multiple"):
+        registry.dispatch("/note content=a 60")
+    assert registry.call("note", 5, "as a call") == (5.0, "as a call")
+
+
+def test_only_a_last_parameter_may_take_the_rest_of_the_line() -> None:
+    def bad(content: RestOfLine, delay: float) -> None:
+        """Misdeclared."""
+
+    with pytest.raises(ValueError, match="only its last parameter"):
+        CommandRegistry().register(bad)

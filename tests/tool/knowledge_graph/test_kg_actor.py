@@ -180,6 +180,34 @@ def test_partial_update_emits_the_delta_for_what_succeeded_then_raises(team: Tea
     assert not (delta.entities_modified or delta.entities_removed or delta.relations_removed)
 
 
+def test_a_name_listed_twice_is_one_request_and_one_problem(team: Team) -> None:
+    """Deleting a missing name twice said the same error twice; deleting a present one
+    twice deleted it, then called the second listing an error."""
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity("A"), entity("B"), entity("C")],
+            relations_to_create=[rel("A", "knows", "B")],
+        )
+    )
+    with pytest.raises(RetriableError) as caught:
+        graph.update_graph(
+            GraphUpdate(
+                entities_to_delete=["Nobody", "C", "Nobody", "C"],
+                relations_to_delete=[rel("A", "knows", "B"), rel("A", "knows", "B")],
+                relations_to_create=[rel("A", "likes", "Zed"), rel("A", "likes", "Zed")],
+            )
+        )
+    assert str(caught.value) == (
+        "update_graph applied what it could (1 entity removed, 1 relation removed). Failed: "
+        "there is no entity 'Nobody' to delete; cannot relate A -[likes]-> Zed: no entity "
+        "'Zed' (create it in entities_to_create). Fix those parts and send only them again."
+    )
+    assert graph.update_graph(
+        GraphUpdate(entities_to_delete=["B", "B"], relations_to_delete=[])
+    ) == ("Done: 1 entity removed.")
+
+
 def test_nothing_changed_emits_nothing(team: Team) -> None:
     _, graph = bind(team)
     graph.update_graph(

@@ -23,6 +23,10 @@ PNG = base64.b64decode(
 
 app = MCPServer("akgentic-test")
 
+_WIRE = [1]
+"""The descriptor of the client's pipe: stdio serving moves the protocol off fd 1 (which
+then writes to stderr), so ``main`` keeps a duplicate of it for ``garble``."""
+
 
 @app.tool()
 def add(a: int, b: int) -> int:
@@ -63,6 +67,13 @@ def crash() -> str:
 
 
 @app.tool()
+def garble() -> str:
+    """Writes one line that is not UTF-8 to stdout (the client's pipe), then answers."""
+    os.write(_WIRE[0], b"\xff\xfe not UTF-8\n")
+    return "garbled"
+
+
+@app.tool()
 async def hang() -> str:
     """Never answers."""
     await anyio.sleep_forever()
@@ -76,6 +87,7 @@ def main() -> None:
             handle.write(str(os.getpid()))
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":
+        _WIRE[0] = os.dup(1)
         app.run()
         return
     import uvicorn

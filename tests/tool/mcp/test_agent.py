@@ -157,10 +157,40 @@ def test_a_server_that_never_answers_times_out_and_the_agent_goes_on(
     card = MCPTool(name="calc", connection=stdio(call_timeout=3))
     agent = start(system, team, script, card)
     assert ask(system, agent, "hang") == (
-        "got: MCP server 'calc' did not answer calc__hang within 3s; the call was abandoned."
+        "got: MCP server 'calc' did not answer calc__hang within 3s; its connection was "
+        "restarted and the call did not complete. Call it again if you still need it."
     )
     script.steps = [call("calc__add", a=4, b=4), say_result]
     assert ask(system, agent, "add") == "got: 8"
+
+
+def test_a_line_that_is_not_utf8_costs_one_call_and_the_connection_recovers(
+    system: ActorSystem, team: Team, tmp_path: Path
+) -> None:
+    """One undecodable line stopped the ``mcp`` client's reader: every later call on the
+    connection waited its full call_timeout, until the agent restarted. Now the call that
+    timed out restarts the connection, says so, and the next call is answered."""
+    pid_file = tmp_path / "pid"
+    card = MCPTool(
+        name="calc", connection=stdio(call_timeout=5, stdio_env={"MCP_PID_FILE": str(pid_file)})
+    )
+    script = Script(call("calc__garble"), say_result, call("calc__add", a=2, b=3), say_result)
+    agent = start(system, team, script, card)
+    assert ask(system, agent, "garble") == (
+        "got: MCP server 'calc' did not answer calc__garble within 5s; its connection was "
+        "restarted and the call did not complete. Call it again if you still need it."
+    )
+    [garbled] = script.seen[1][-1].parts  # a RetriableError, as the model reads it
+    assert isinstance(garbled, ToolReturnPart) and garbled.outcome == "retried"
+    restarted = int(pid_file.read_text())  # the server started again writes its pid again
+    assert ask(system, agent, "add") == "got: 5"
+    [event] = settled(team, 2)
+    assert event.message == (
+        f"MCP server 'calc' ({card.connection.describe()}) did not answer calc__garble "
+        f"within 5s; its connection was restarted."
+    )
+    stop(system, agent)
+    assert not pid_alive(restarted)
 
 
 def test_an_error_the_server_reports_is_read_by_the_model_as_a_retry(

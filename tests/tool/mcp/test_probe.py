@@ -20,13 +20,15 @@ def test_the_probe_lists_the_stdio_server_s_tools_and_stops_it(
     monkeypatch.setenv("PID_FILE", str(pid_file))
     card = MCPTool(name="calc", connection=stdio(stdio_env={"MCP_PID_FILE": "${PID_FILE}"}))
     detail = card.probe(timeout=20)
-    assert detail == ("MCP server 'calc' serves 6 tools: add, greet, picture, refuse, crash, hang")
+    assert detail == (
+        "MCP server 'calc' serves 7 tools: add, greet, picture, refuse, crash, garble, hang"
+    )
     assert not pid_alive(int(pid_file.read_text()))  # the look is over: the process is gone
 
 
 def test_the_probe_reaches_a_streamable_http_server(http_url: str) -> None:
     detail = MCPTool(name="web", connection=http(http_url)).probe(timeout=20)
-    assert detail.startswith("MCP server 'web' serves 6 tools: add, greet")
+    assert detail.startswith("MCP server 'web' serves 7 tools: add, greet")
 
 
 def test_a_command_that_fails_is_the_probe_s_error(tmp_path: Path) -> None:

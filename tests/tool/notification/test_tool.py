@@ -250,6 +250,26 @@ def test_people_list_and_cancel_through_commands(harness: Harness) -> None:
         registry.dispatch("/notify_me_in 10 hello")  # TOOL_CALL only by default
 
 
+def test_a_person_schedules_a_note_typed_without_quotes(harness: Harness) -> None:
+    """``/notify_me_in 60 check the build`` said "too many positional arguments"."""
+    alice = harness.owner("@Alice")
+    card = NotificationTool(register_notification=RegisterNotification(expose={COMMAND}))
+    registry = harness.wire(alice, card).get_command_registry()
+    registry.dispatch("/notify_me_in 60 check the build")
+    registry.dispatch("/notify_me_in 60 don't forget  the tests")
+    registry.dispatch('/notify_me_in 60 "quoted, as before"')
+    assert sorted(e.content for e in harness.actor.pending()) == [
+        "check the build",
+        "don't forget  the tests",
+        "quoted, as before",
+    ]
+    assert registry.describe("notify_me_in").splitlines()[0] == (
+        "/notify_me_in delay_seconds content..."
+    )
+    with pytest.raises(RetriableError, match="missing a required argument: 'content'"):
+        registry.dispatch("/notify_me_in 60")
+
+
 def test_a_custom_class_is_recorded_on_the_entry(harness: Harness) -> None:
     tools = harness.tools(
         harness.owner("@Alice"), NotificationTool(message_class=model_path(Reminder))

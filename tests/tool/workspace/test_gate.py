@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -283,3 +284,66 @@ def test_an_index_record_of_aliases_in_aliases_reads_as_no_record(gate: WriteGat
     assert gate.records.load_views(BOB) != {}
     views.write_text(alias_bomb() + "files: {a.txt: {sha: '0', at: 1.0}}\n")
     assert gate.records.load_views(BOB) == {}
+
+
+# -- what a path names when it is not a regular file ----------------------------------------------
+
+
+def test_deleting_a_symlink_removes_the_link_and_never_its_target(gate: WriteGate) -> None:
+    """It deleted the link's target, left a dangling link, and said "deleted a.txt"."""
+    gate.mutate(ALICE, WriteFile(path="b.txt", content="keep me\n"))
+    os.symlink("b.txt", gate.fs.root / "a.txt")
+    outcome = gate.mutate(ALICE, DeleteFile(path="a.txt"))
+    assert (
+        outcome.summary
+        == "Deleted the symlink a.txt (it pointed to 'b.txt', which is left as it is)."
+    )
+    assert [(c.path, c.action) for c in outcome.changes] == [("a.txt", "deleted")]
+    assert not os.path.lexists(gate.fs.root / "a.txt")
+    assert (gate.fs.root / "b.txt").read_text() == "keep me\n"
+
+
+def test_deleting_a_symlink_to_a_folder_leaves_the_folder_whole(gate: WriteGate) -> None:
+    gate.mutate(ALICE, WriteFile(path="sub/inner.txt", content="inner\n"))
+    os.symlink("sub", gate.fs.root / "link")
+    outcome = gate.mutate(ALICE, DeleteFile(path="link", recursive=True))
+    assert outcome.summary.startswith("Deleted the symlink link (it pointed to 'sub'")
+    assert not os.path.lexists(gate.fs.root / "link")
+    assert (gate.fs.root / "sub" / "inner.txt").read_text() == "inner\n"
+
+
+def test_a_write_through_a_link_in_the_tree_changes_its_target_and_says_so(
+    gate: WriteGate,
+) -> None:
+    """A write follows a link inside the tree (as an editor does) and names the file it
+    changed; the link stays a link. A link out of the tree is refused (the path rule)."""
+    gate.mutate(ALICE, WriteFile(path="b.txt", content="one\n"))
+    os.symlink("b.txt", gate.fs.root / "a.txt")
+    outcome = gate.mutate(ALICE, WriteFile(path="a.txt", content="two\n"))
+    assert outcome.summary == "Wrote: modified b.txt (+1 -1 lines)."
+    assert os.readlink(gate.fs.root / "a.txt") == "b.txt"
+    assert (gate.fs.root / "b.txt").read_text() == "two\n"
+
+
+def test_a_fifo_is_not_a_file_to_edit_or_replace_but_may_be_deleted(gate: WriteGate) -> None:
+    """An edit said "File not found"; a write silently replaced the pipe with a file."""
+    fifo = gate.fs.root / "pipe"
+    os.mkfifo(fifo)
+    not_a_file = (
+        "'pipe' is not a regular file (a pipe, socket or device): only regular files can be "
+        "read or changed"
+    )
+    for mutation in (
+        edit("pipe", "a", "b"),
+        WriteFile(path="pipe", content="text\n"),
+        PatchFiles(patch="--- a/pipe\n+++ b/pipe\n@@ -1 +1 @@\n-a\n+b\n"),
+    ):
+        with pytest.raises(RetriableError) as refused:
+            gate.mutate(ALICE, mutation)
+        assert str(refused.value) == not_a_file
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    with pytest.raises(RetriableError, match="^'pipe' is not a regular file"):
+        gate.read(ALICE, "pipe")
+    outcome = gate.mutate(ALICE, DeleteFile(path="pipe"))
+    assert outcome.summary == "Deleted pipe (a pipe, not a regular file)."
+    assert not os.path.lexists(fifo)

@@ -4,12 +4,14 @@ changes belong to nobody; without git it is off, said once."""
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from akgentic.tool.workspace import (
+    DeleteFile,
     GateRefusalError,
     GitJournal,
     Identity,
@@ -114,3 +116,14 @@ def test_the_card_commits_through_the_actor_and_says_so(team: Team) -> None:
     assert answer.startswith("Wrote: created README.md (1 line). (journal ")
     workspace = card_of(team, member).workspace
     assert log(workspace)[-1][0::2] == ("@Writer", "write README.md")
+
+
+def test_deleting_a_symlink_is_journalled_as_its_agent(workspace: WorkspacePath) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="b.md", content="b\n"), journal)
+    os.symlink("b.md", workspace.tree / "a.md")  # made by a command: out of band
+    outcome = gate.mutate(BOB, DeleteFile(path="a.md"), journal)
+    assert outcome.commit is not None
+    assert [m for _, _, m in log(workspace)][-2:] == ["out-of-band changes", "delete a.md"]
+    assert log(workspace)[-1][0] == "@Bob"
+    assert (workspace.tree / "b.md").read_text() == "b\n"

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 from akgentic.core import ErrorMessage
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.workspace import (
+    DeleteFile,
     Filesystem,
     Identity,
     InvalidPathError,
@@ -256,3 +257,18 @@ def test_the_named_escapes_are_refused_with_the_error_tables_message(
     assert fs.resolve("link_in/inner.txt") == fs.root / "sub" / "inner.txt"
     assert fs.resolve("sub/../sub/./inner.txt") == fs.root / "sub" / "inner.txt"
     assert fs.resolve("") == fs.root == fs.resolve(".")
+
+
+def test_deleting_any_link_removes_the_link_only(
+    hostile_tree: tuple[Filesystem, Path, WriteGate],
+) -> None:
+    """A link is deleted where it is, never followed: out of the tree, to a folder inside
+    it, or to nothing at all — what it points to is left as it is."""
+    fs, outside, gate = hostile_tree
+    for path in ("link_out", "link_in", "rel_out", "dangling", "sub/file_out"):
+        outcome = gate.mutate(ME, DeleteFile(path=path, recursive=True))
+        assert outcome.summary.startswith(f"Deleted the symlink {path} (it pointed to "), path
+        assert not os.path.lexists(fs.root / path), path
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "secret"
+    assert (fs.root / "sub" / "inner.txt").read_text() == "inner"

@@ -123,7 +123,10 @@ def test_a_fifo_in_the_tree_is_refused_never_read(team: Team, tools: Tools) -> N
         assert not reader.is_alive(), f"{tool} blocked on a FIFO"
     assert (
         said
-        == ["'pipe.png' is not a regular file (a pipe, socket or device): only files can be read"]
+        == [
+            "'pipe.png' is not a regular file (a pipe, socket or device): only regular files "
+            "can be read or changed"
+        ]
         * 2
     )
 
@@ -262,3 +265,13 @@ def test_exec_tool_is_refused_pointing_at_the_real_workspace_tool() -> None:
 
     assert Exported(workspace_exec=True).workspace_exec is not False
     assert tools_of is not None  # the re-exported helper module stays importable
+
+
+def test_workspace_delete_of_a_symlink_says_so_and_keeps_the_target(
+    team: Team, tools: Tools
+) -> None:
+    os.symlink("README.md", tree_of(team) / "a.txt")
+    said = tools["workspace_delete"]("a.txt")
+    assert said == "Deleted the symlink a.txt (it pointed to 'README.md', which is left as it is)."
+    assert not os.path.lexists(tree_of(team) / "a.txt")
+    assert (tree_of(team) / "README.md").read_text() == "# App\nRun main().\n"

@@ -7,7 +7,7 @@ deliberately not on this façade: import it directly.
 from akgentic.tool.core.availability import offer_predicate, offer_while, offered_now
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
-from akgentic.tool.core.commands import CommandRegistry
+from akgentic.tool.core.commands import CommandRegistry, RestOfLine
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater, iter_message_texts, marker
 from akgentic.tool.core.dependencies import order_cards
@@ -66,6 +66,7 @@ __all__ = [
     "ContextUpdater",
     "DeltaGapError",
     "DeltaState",
+    "RestOfLine",
     "RetriableError",
     "SnapshotPolicy",
     "StateJournal",

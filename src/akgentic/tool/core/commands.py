@@ -18,6 +18,11 @@ The grammar of :meth:`CommandRegistry.dispatch`, exactly:
   name of the callable (one that may be passed by keyword). Every other token is
   *positional*, ``=`` and all — a value containing ``=`` is never silently swallowed.
   So ``/switch_model key=openai:gpt-5.2`` binds the whole token to ``model``.
+- A last parameter annotated :data:`RestOfLine` takes the rest of the line: after as
+  many tokens as there are parameters before it, the text that remains is that argument
+  as typed — quotes, apostrophes and spacing kept (``/notify_me_in 60 check the build``).
+  A remainder that is one quoted token is unquoted (``"check the build"``), and one
+  starting ``name=`` binds by name, as any keyword does.
 - Positional tokens bind in signature order, then keywords, with Python's rules:
   missing, extra or doubly bound arguments are errors.
 - Each value converts to its parameter's annotation (unannotated and ``str`` stay
@@ -42,7 +47,7 @@ import json
 import re
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import ValidationError
 
@@ -51,7 +56,7 @@ from akgentic.tool.core.arguments import Parameters, explain_validation, type_na
 from akgentic.tool.core.event import CommandArg, CommandDescriptor, CommandsAnnouncedEvent
 from akgentic.tool.errors import CommandArgumentError, CommandNotRecognized, RetriableError
 
-__all__ = ["MAX_COMMAND_CHARS", "CommandRegistry"]
+__all__ = ["MAX_COMMAND_CHARS", "CommandRegistry", "RestOfLine"]
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _VARIADIC_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
@@ -72,6 +77,21 @@ _JSON = json.JSONDecoder()
 _JSON_MISSES = 32
 """Tokens that look like JSON but are not, after which the rest is read as shell words
 only (each failed attempt may scan to the end: a text of many costs quadratic time)."""
+
+
+class _RestOfLineMark:
+    """The mark :data:`RestOfLine` carries; one instance, compared by identity."""
+
+    def __repr__(self) -> str:
+        return "REST_OF_LINE"
+
+
+_REST_OF_LINE = _RestOfLineMark()
+
+RestOfLine = Annotated[str, _REST_OF_LINE]
+"""A command's last ``str`` parameter that takes the rest of the typed line, so a person
+types ``/notify_me_in 60 check the build`` without quotes (see the module docstring).
+To a tool call it is a plain ``str``."""
 
 
 def _json_end(text: str, at: int) -> int | None:
@@ -99,8 +119,18 @@ def split_arguments(text: str) -> list[str]:
     """The tokens of a command's arguments: shell words (quotes group, backslash
     escapes), a JSON array or object as typed. ValueError for an unbalanced quote or a
     trailing backslash."""
+    return _split(text, None)[0]
+
+
+def _split(text: str, head: int | None) -> tuple[list[str], str]:
+    """:func:`split_arguments`, stopping after ``head`` tokens (None: never): the tokens,
+    and the text after them as typed, stripped (what a :data:`RestOfLine` receives)."""
     if not any(mark in text for mark in (*_QUOTING, "[", "{")):
-        return text.split()  # what shlex would give, without its per-character cost
+        # what shlex would give, without its per-character cost
+        if head is None:
+            return text.split(), ""
+        parts = text.split(None, head)
+        return parts[:head], (parts[head].strip() if len(parts) > head else "")
     stream = io.StringIO(text)
     lexer = shlex.shlex(stream, posix=True)
     lexer.whitespace_split = True
@@ -112,7 +142,9 @@ def split_arguments(text: str) -> list[str]:
         while at < len(text) and text[at].isspace():
             at += 1
         if at == len(text):
-            return tokens
+            return tokens, ""
+        if head is not None and len(tokens) == head:
+            return tokens, text[at:].rstrip()
         end = _json_end(text, at) if misses < _JSON_MISSES else None
         if end is not None:
             tokens.append(text[at:end])
@@ -123,8 +155,19 @@ def split_arguments(text: str) -> list[str]:
         stream.seek(at)
         token = lexer.get_token()
         if token is None:
-            return tokens
+            return tokens, ""
         tokens.append(token)
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without its quotes when it is one quoted shell token, else as typed."""
+    if not text.startswith(("'", '"')):
+        return text
+    try:
+        tokens = split_arguments(text)
+    except ValueError:  # an apostrophe that opens no quotation: words as typed
+        return text
+    return tokens[0] if len(tokens) == 1 else text
 
 
 def _first_paragraph(fn: Callable[..., Any]) -> str:
@@ -144,9 +187,30 @@ class _Command:
         self.keywords = {
             p.name for p in self.signature.parameters.values() if p.kind in _KEYWORD_KINDS
         }
+        self.rest = self._rest_of_line()
         self.descriptor = CommandDescriptor(
             name=name, description=_first_paragraph(fn), args=self._args()
         )
+
+    def _rest_of_line(self) -> tuple[int, str] | None:
+        """(how many parameters come before it, its name) of the :data:`RestOfLine`
+        parameter; None when there is none. ValueError when one is not last."""
+        params = list(self.signature.parameters.values())
+        marked = [
+            i
+            for i, p in enumerate(params)
+            if _REST_OF_LINE in getattr(self.parameters.hint(p.name), "__metadata__", ())
+        ]
+        if not marked:
+            return None
+        index = marked[0]
+        by_either = params[index].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        if marked != [len(params) - 1] or not by_either:
+            raise ValueError(
+                f"command /{self.name}: only its last parameter, taken by position or by "
+                f"name, may be RestOfLine"
+            )
+        return index, params[index].name
 
     def _args(self) -> list[CommandArg]:
         args: list[CommandArg] = []
@@ -161,7 +225,11 @@ class _Command:
             hint = self.parameters.hint(param.name)
             args.append(
                 CommandArg(
-                    name=param.name, type=type_name(hint), required=required, default=default
+                    name=param.name,
+                    type=type_name(hint),
+                    required=required,
+                    default=default,
+                    rest_of_line=self.rest is not None and self.rest[1] == param.name,
                 )
             )
         return args
@@ -197,9 +265,20 @@ class _Command:
                 raise self.fail(f"argument {name}={excerpt(raw)} is not a valid {hint}") from None
             return value
 
-    def bind(self, tokens: list[str]) -> inspect.BoundArguments:
+    def parse(self, text: str) -> inspect.BoundArguments:
+        """The arguments typed after the command's name, split and bound (the grammar)."""
+        try:
+            tokens, tail = _split(text, None if self.rest is None else self.rest[0])
+        except ValueError as exc:  # an unbalanced quote, a trailing backslash
+            raise self.fail(_SHLEX_WORDING.get(str(exc), str(exc))) from None
+        return self.bind(tokens, tail)
+
+    def bind(self, tokens: list[str], tail: str = "") -> inspect.BoundArguments:
         positional: list[str] = []
         keywords: dict[str, str] = {}
+        if tail and self.rest is not None:
+            name = self.rest[1]
+            keywords[name] = _unquoted(tail.removeprefix(f"{name}="))
         for token in tokens:
             key, sep, value = token.partition("=")
             if sep and key in self.keywords:
@@ -310,9 +389,5 @@ class CommandRegistry:
                 f"the command is {len(body)} characters long; at most {MAX_COMMAND_CHARS} "
                 f"are read: pass less at a time"
             )
-        try:
-            tokens = split_arguments(rest[0] if rest else "")
-        except ValueError as exc:  # an unbalanced quote, a trailing backslash
-            raise command.fail(_SHLEX_WORDING.get(str(exc), str(exc))) from None
-        bound = command.bind(tokens)
+        bound = command.parse(rest[0] if rest else "")
         return command.fn(*bound.args, **bound.kwargs)

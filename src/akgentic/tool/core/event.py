@@ -62,13 +62,15 @@ class CommandArg(SerializableModel):
     """One parameter of a command, as derived from the callable's signature.
 
     ``default`` is the parameter's default when it is a JSON scalar, else its repr;
-    it is only meaningful when ``required`` is False.
+    it is only meaningful when ``required`` is False. ``rest_of_line``: the argument
+    takes the rest of the typed line (``RestOfLine``), unquoted.
     """
 
     name: str
     type: str = "str"
     required: bool = True
     default: str | int | float | bool | None = None
+    rest_of_line: bool = False
 
 
 class CommandDescriptor(SerializableModel):
@@ -84,7 +86,9 @@ class CommandDescriptor(SerializableModel):
         default is None: left out, it is not given)."""
         parts = [f"/{self.name}"]
         for arg in self.args:
-            if arg.required:
+            if arg.rest_of_line:
+                parts.append(f"{arg.name}..." if arg.required else f"[{arg.name}...]")
+            elif arg.required:
                 parts.append(arg.name)
             elif arg.default is None:
                 parts.append(f"[{arg.name}]")

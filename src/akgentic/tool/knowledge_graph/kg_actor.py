@@ -230,14 +230,18 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
             error = self._modify(change, tracker)
             if error:
                 errors.append(error)
+        # a name (or relation) listed twice is deleted once: the second listing is the
+        # same request, not a second problem
+        doomed: dict[str, Relation] = {}
         for relation in update.relations_to_delete:
-            key = relation_key(relation)
+            doomed.setdefault(relation_key(relation), relation)
+        for key, relation in doomed.items():
             if key not in self.state.relations:
                 errors.append(f"there is no relation {relation.render()} to delete")
             else:
                 tracker.relation(key)
                 self._drop_relation(key)
-        for name in update.entities_to_delete:
+        for name in dict.fromkeys(update.entities_to_delete):
             if name not in self.state.entities:
                 errors.append(f"there is no entity {excerpt(name)} to delete{self._hint(name)}")
                 continue
@@ -271,7 +275,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         if errors:
             raise RetriableError(
                 f"update_graph applied what it could ({summary}). Failed: "
-                + "; ".join(errors)
+                + "; ".join(dict.fromkeys(errors))  # each problem once
                 + ". Fix those parts and send only them again."
             )
         return f"Done: {summary}."

@@ -13,10 +13,18 @@ agent that lives for days needs from it, and nothing else:
   on without that server until it restarts.
 - **A server that dies is a tool error the model reads.** A call on a closed connection
   (a crash) is answered with ``ToolFailed`` naming the server; the connection is closed
-  and opened again, once, at the next entry (the next turn). A call past
-  ``call_timeout`` is answered the same way, and the connection stays. Errors the server
-  itself reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments
-  (clipped to ``MAX_ERROR_CHARS``: a server may echo a megabyte it was sent).
+  and opened again, once, at the next entry (the next turn). Errors the server itself
+  reports stay pydantic-ai's ``ModelRetry``, so the model corrects its arguments (clipped
+  to ``MAX_ERROR_CHARS``: a server may echo a megabyte it was sent).
+- **A call past ``call_timeout``** over HTTP is a ``ToolFailed`` saying it was abandoned;
+  each request is its own, so the connection stays. Over stdio the connection is
+  restarted there and then, and the model reads a ``ModelRetry`` (what ``RetriableError``
+  becomes for it) saying the server did not answer in time and the connection was
+  restarted: a stdio connection that missed an answer may never deliver another (the
+  ``mcp`` client's reader stops on one line that is not UTF-8, and every later call would
+  wait its full timeout, until the agent restarted).
+- **A result that is not valid MCP** (``content`` not a list, say) is a ``ToolFailed``
+  saying so; the server is alive and the connection stays.
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
@@ -34,9 +42,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO
 
 import anyio
+from pydantic import ValidationError
 from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset
@@ -92,6 +101,9 @@ class MCPServerToolset(AbstractToolset[Any]):
     _open: bool = field(default=False, repr=False)
     _failure: str | None = field(default=None, repr=False)
     _restarts: int = field(default=0, repr=False)
+    _opened: int = field(default=0, repr=False)
+    """How many times the connection was opened: a call that fails on an earlier one must
+    not close the one opened since."""
 
     # -- identity ---------------------------------------------------------------------
     @property
@@ -151,6 +163,7 @@ class MCPServerToolset(AbstractToolset[Any]):
             )
             return
         self._open = True
+        self._opened += 1
 
     async def _close(self) -> None:
         if not self._open or self.wrapped is None:
@@ -160,6 +173,15 @@ class MCPServerToolset(AbstractToolset[Any]):
             await self.wrapped.__aexit__(None, None, None)
         except Exception as exc:  # a dead server may fail to close cleanly
             logger.debug("MCP server %r did not close cleanly: %r", self.server, exc)
+
+    async def _restart(self, why: str) -> None:
+        """Close the connection and open it again now (a failed start is reported as one)."""
+        await self._close()
+        await self._start()
+        if self._open:
+            self._unavailable(
+                f"MCP server {self.server!r} ({self.where}) {why}; its connection was restarted."
+            )
 
     async def _lost(self, reason: str) -> None:
         """The connection died: close it; the next entry opens it again, once."""
@@ -202,16 +224,14 @@ class MCPServerToolset(AbstractToolset[Any]):
                 f"MCP server {self.server!r} is not running, so {name} did not run. "
                 f"Go on without it."
             )
+        opened = self._opened
         try:
             result = await self.wrapped.call_tool(name, tool_args, ctx, tool)
             return _bounded(result, self.max_result_chars, name)
         except (ModelRetry, ToolFailed) as exc:
             code = _mcp_code(exc.__cause__)
             if code == _REQUEST_TIMEOUT:
-                raise ToolFailed(
-                    f"MCP server {self.server!r} did not answer {name} within "
-                    f"{self._call_timeout():g}s; the call was abandoned."
-                ) from exc
+                await self._timed_out(name, opened)
             if code != _CONNECTION_CLOSED:
                 said = exc.message if isinstance(exc, ToolFailed) else str(exc)
                 if len(said) <= MAX_ERROR_CHARS:
@@ -219,11 +239,42 @@ class MCPServerToolset(AbstractToolset[Any]):
                 raise type(exc)(clip(said, MAX_ERROR_CHARS)) from exc
             reason = clip(str(exc) or "connection closed", MAX_ERROR_CHARS)
         except Exception as exc:  # transport failures are the model's to read
+            invalid = _not_mcp(exc)
+            if invalid is not None:
+                raise ToolFailed(
+                    f"MCP server {self.server!r} sent a result for {name} that is not valid MCP "
+                    f"({invalid}), so there is no answer to read. The server is still running."
+                ) from None
             reason = _reason(exc, self._call_timeout())
+        if opened != self._opened:  # the connection it ran on was already replaced
+            raise ToolFailed(
+                f"MCP server {self.server!r}'s connection was restarted while {name} ran "
+                f"({reason}); the call did not complete. Call it again if you still need it."
+            )
         await self._lost(reason)
         raise ToolFailed(
             f"MCP server {self.server!r} stopped while running {name} ({reason}); the call "
             f"did not complete and the server's tools are unavailable for now."
+        )
+
+    async def _timed_out(self, name: str, opened: int) -> NoReturn:
+        """A call got no answer within ``call_timeout``: say so — and over stdio, restart
+        the connection first (see the module docstring), unless a call beside this one
+        already did."""
+        late = f"MCP server {self.server!r} did not answer {name} within {self._call_timeout():g}s"
+        if not isinstance(self.connection, MCPStdioConnectionConfig):
+            raise ToolFailed(f"{late}; the call was abandoned.")
+        if opened == self._opened and self._open:
+            await self._restart(f"did not answer {name} within {self._call_timeout():g}s")
+        if not self._open:
+            raise ToolFailed(
+                f"{late}, and its connection could not be restarted "
+                f"({self._failure or 'it was closed'}): its tools are unavailable. Go on "
+                f"without them."
+            )
+        raise ModelRetry(
+            f"{late}; its connection was restarted and the call did not complete. Call it "
+            f"again if you still need it."
         )
 
     def _call_timeout(self) -> float:
@@ -246,6 +297,20 @@ def _bounded(result: Any, budget: int, name: str) -> Any:
 def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
     """The tool, re-pointed at ``owner`` so its calls come through the lifecycle."""
     return replace(tool, toolset=owner)
+
+
+def _not_mcp(exc: BaseException) -> str | None:
+    """What is wrong with a result that does not validate as MCP, or None when ``exc``
+    (or the first leaf of its groups) is something else."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if not isinstance(exc, ValidationError):
+        return None
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return clip(f"{exc.title}: {exc}", MAX_ERROR_CHARS)
+    where = ".".join(str(part) for part in errors[0]["loc"]) or "the result"
+    return clip(f"{exc.title}: {where}: {errors[0]['msg']}", MAX_ERROR_CHARS)
 
 
 def _mcp_code(error: BaseException | None) -> int | None:

@@ -34,6 +34,7 @@ from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.serialization import model_path
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels
+from akgentic.tool.core.commands import RestOfLine
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, serve
 from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
@@ -174,7 +175,7 @@ class NotificationTool(ToolCard):
     def _build_register(self) -> Callable[..., str]:
         card = self
 
-        def notify_me_in(delay_seconds: float, content: str) -> str:
+        def notify_me_in(delay_seconds: float, content: RestOfLine) -> str:
             """Schedule a message to yourself, delivered after ``delay_seconds`` seconds.
 
             Use it to come back to something later: check a long-running result, or

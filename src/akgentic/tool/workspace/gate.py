@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import Any
 
 import yaml
 
+from akgentic.core import excerpt
 from akgentic.core.serialization import SerializationError, check_shape
 from akgentic.core.words import counted
 from akgentic.tool.errors import RetriableError
@@ -66,6 +68,7 @@ from akgentic.tool.workspace.models import (
     WriteFile,
     content_sha,
     line_counts,
+    read_regular,
     refusal_changed,
     refusal_deleted,
     refusal_unread,
@@ -227,7 +230,7 @@ class WriteGate:
 
     def read(self, identity: Identity, rel: str) -> bytes:
         """Read ``rel`` and remember it as seen (FileNotFoundError when it does not exist)."""
-        data = self.fs.resolve(rel).read_bytes()
+        data = read_regular(self.fs.resolve(rel), rel)
         self.observe(identity, rel, content_sha(data))
         return data
 
@@ -277,11 +280,15 @@ class WriteGate:
             targets = {self.fs.relative(self.fs.resolve(r)): self.fs.resolve(r) for r in rels}
             return targets
         assert isinstance(mutation, WriteFile | EditFile | DeleteFile)
+        if isinstance(mutation, DeleteFile):
+            named = self.fs.entry(mutation.path)  # a link is deleted, never followed
+            if _not_a_file(named):
+                return {self.fs.relative(named): named}
         path = self.fs.resolve(mutation.path)
         rel = self.fs.relative(path)
         if rel == ".":
             raise RetriableError("That path is the workspace itself; name a file inside it.")
-        if isinstance(mutation, DeleteFile) and path.is_dir() and not path.is_symlink():
+        if isinstance(mutation, DeleteFile) and path.is_dir():
             files = {self.fs.relative(p): p for p in self.fs.iter_files(path)}
             return {rel: path, **files}
         return {rel: path}
@@ -289,8 +296,12 @@ class WriteGate:
     def _apply(
         self, identity: Identity, mutation: Mutation, targets: dict[str, Path]
     ) -> MutationOutcome:
+        if isinstance(mutation, DeleteFile) and len(targets) == 1:
+            [(rel, named)] = targets.items()
+            if _not_a_file(named):  # checked again under the lock
+                return self._remove_entry(identity, rel, named)
         views = self.records.load_views(identity)
-        current = {rel: (p.read_bytes() if p.is_file() else None) for rel, p in targets.items()}
+        current = {rel: _current(p, rel) for rel, p in targets.items()}
         failure: RetriableError | None = None
         try:
             proposed = self._compute(mutation, targets, current)
@@ -327,6 +338,25 @@ class WriteGate:
             changes.append(FileChange(path=rel, action=action, added=added, removed=removed))
         self.records.save_views(identity, views)
         return MutationOutcome(op=mutation.op, changes=changes, summary=_summary(mutation, changes))
+
+    def _remove_entry(self, identity: Identity, rel: str, named: Path) -> MutationOutcome:
+        """Delete the symlink, pipe, socket or device ``named`` itself: it holds no content
+        of its own, so nothing the gate guards is destroyed (a link's target stays)."""
+        what = _kind_of(named)
+        if what == "symlink":
+            where = os.readlink(named)
+            detail = f"the symlink {rel} (it pointed to {excerpt(where)}, which is left as it is)"
+        else:
+            detail = f"{rel} ({what}, not a regular file)"
+        named.unlink()
+        self.records.set_last_write(
+            rel, LastWrite(agent=identity.name, team=identity.team, op="delete", sha=None)
+        )
+        return MutationOutcome(
+            op="delete",
+            changes=[FileChange(path=rel, action="deleted")],
+            summary=f"Deleted {detail}.",
+        )
 
     def _check(
         self,
@@ -431,6 +461,36 @@ class WriteGate:
         changes = [] if existed else [FileChange(path=rel, action="directory")]
         summary = f"{rel}/ already exists." if existed else f"Created directory {rel}/."
         return MutationOutcome(op="mkdir", changes=changes, summary=summary)
+
+
+def _kind_of(named: Path) -> str:
+    """What the entry at ``named`` is, unfollowed: symlink, a pipe, a socket, a device..."""
+    mode = os.lstat(named).st_mode
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
+def _not_a_file(named: Path) -> bool:
+    """Whether ``named`` (unfollowed) exists and is neither a regular file nor a folder."""
+    try:
+        mode = os.lstat(named).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _current(path: Path, rel: str) -> bytes | None:
+    """What a mutation would replace at ``path``: its bytes, or None when nothing (or a
+    folder) is there; a ``RetriableError`` when it is a pipe, socket or device — the model
+    named something that is not a file, and replacing it would lose it silently."""
+    if not os.path.lexists(path) or path.is_dir():
+        return None
+    return read_regular(path, rel)
 
 
 def _text_or_none(data: bytes | None) -> str | None:

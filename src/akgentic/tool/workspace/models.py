@@ -15,12 +15,15 @@ from __future__ import annotations
 import difflib
 import errno
 import hashlib
+import os
+import stat
 import time
+from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from akgentic.core import BaseConfig, clip
+from akgentic.core import BaseConfig, clip, excerpt
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store import VectorStoreParam
@@ -48,6 +51,7 @@ __all__ = [
     "content_sha",
     "diff_text",
     "path_error",
+    "read_regular",
     "refusal_changed",
     "refusal_deleted",
     "refusal_unread",
@@ -312,3 +316,28 @@ def path_error(exc: Exception, path: str) -> RetriableError:
             f"again; report it if it persists."
         )
     return RetriableError(f"{path}: {exc}")
+
+
+def read_regular(real: Path, path: str) -> bytes:
+    """The bytes of the regular file at ``real`` (resolved from ``path``, as the model named
+    it); a ``RetriableError`` worded by :func:`path_error` otherwise.
+
+    The one check that a path names a file: opened without blocking and checked on the
+    open descriptor, because a FIFO (a command in the sandbox can make one) would block a
+    plain read, and the agent, for ever — and replacing one would silently swap a thing
+    that is not a file for a file. Reads and mutations both go through it.
+    """
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise path_error(exc, path) from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise RetriableError(
+                f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
+                f"regular files can be read or changed"
+            )
+        try:
+            return handle.read()
+        except OSError as exc:
+            raise path_error(exc, path) from None

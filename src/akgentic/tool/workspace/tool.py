@@ -34,9 +34,7 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import os
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self, cast
@@ -99,6 +97,7 @@ from akgentic.tool.workspace.models import (
     WriteFile,
     content_sha,
     path_error,
+    read_regular,
 )
 from akgentic.tool.workspace.readers import (
     IMAGE_EXTENSIONS,
@@ -491,7 +490,7 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(
                     f"{rel} is a directory; use workspace_list to see what is in it"
                 )
-            data = _read_bytes(real, path)
+            data = read_regular(real, path)
             try:
                 text = reader.extract(rel, data)
             except ValueError as exc:
@@ -644,7 +643,7 @@ class WorkspaceTool(ToolCard):
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
                     f"workspace_read for text and documents"
                 )
-            data = _read_bytes(real, path)
+            data = read_regular(real, path)
             try:
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side
@@ -834,27 +833,6 @@ class WorkspaceTool(ToolCard):
             return render_run(run)
 
         return [workspace_exec, attach_param(workspace_exec_result, param)]
-
-
-def _read_bytes(real: Path, path: str) -> bytes:
-    """The bytes of a resolved regular file; an OS error worded by the error table.
-
-    Opened without blocking and checked on the open descriptor: a FIFO (a command in the
-    sandbox can make one) would otherwise block the read, and the agent, for ever."""
-    try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise path_error(exc, path) from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RetriableError(
-                f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
-                f"files can be read"
-            )
-        try:
-            return handle.read()
-        except OSError as exc:
-            raise path_error(exc, path) from None
 
 
 def _list_into(

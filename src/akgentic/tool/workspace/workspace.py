@@ -303,6 +303,33 @@ class Filesystem:
         that is not valid Unicode, names longer than 255 bytes or paths longer than 4096,
         and staging names. ``""`` and ``"."`` are the tree itself.
         """
+        real = Path(os.path.realpath(self.root.joinpath(*self._parts(path))))
+        self._inside(real, path)
+        return real
+
+    def entry(self, path: str) -> Path:
+        """The location of the entry ``path`` names, its last name *not* followed.
+
+        What a delete acts on: a symlink named by the agent is the link itself, never
+        its target (which may be a directory of files, or outside the tree). The
+        folders above it are resolved and must be inside the tree, by :meth:`resolve`'s
+        rules; ``""`` and ``"."`` are the tree itself.
+        """
+        parts = self._parts(path)
+        if not parts:
+            return self.root
+        parent = Path(os.path.realpath(self.root.joinpath(*parts[:-1])))
+        self._inside(parent, path)
+        return parent / parts[-1]
+
+    def _inside(self, real: Path, path: str) -> None:
+        if real != self.root and not real.is_relative_to(self.root):
+            raise PathEscapeError(path)
+
+    @staticmethod
+    def _parts(path: str) -> list[str]:
+        """The names of ``path``, ``.`` dropped and ``..`` applied; the errors of
+        :meth:`resolve` for anything a workspace path may not be."""
         if not isinstance(path, str):
             raise InvalidPathError(f"a path is text, got {type(path).__name__}")
         if "\x00" in path:
@@ -329,10 +356,7 @@ class Filesystem:
             if is_staging_name(part):
                 raise InvalidPathError(f"{part!r} is a staging file name; choose another name")
             stack.append(part)
-        real = Path(os.path.realpath(self.root.joinpath(*stack)))
-        if real != self.root and not real.is_relative_to(self.root):
-            raise PathEscapeError(path)
-        return real
+        return stack
 
     def relative(self, path: Path) -> str:
         """``path`` (inside the tree) as the agent names it: POSIX, relative, ``.`` for the root."""

@@ -56,6 +56,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     SystemPromptPart,
     ToolReturnPart,
+    UserPromptPart,
     repair_messages,
 )
 from pydantic_ai.models import Model
@@ -152,6 +153,17 @@ def _returns_are_values(messages: Sequence[ModelMessage]) -> bool:
         if isinstance(message, ModelRequest)
         for part in message.parts
         if isinstance(part, ToolReturnPart)
+    )
+
+
+def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
+    """Whether ``history`` holds ``prompt`` as a user prompt (looked for from the end:
+    after a run that kept the turn, it is among the last messages)."""
+    return any(
+        isinstance(part, UserPromptPart) and part.content == prompt
+        for message in reversed(history)
+        if isinstance(message, ModelRequest)
+        for part in message.parts
     )
 
 
@@ -482,6 +494,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._cancelled_by = None
         if self.config.compaction.enabled and self._compact(force=False) is None:
             return self._say_cut(msg, sender)  # the history is as it was
+        undo = self._context_checkpoint()
         block = self._updater.compose_update([*self._history, body])
         for key, failure in self._updater.last_failures:
             self._report(
@@ -492,6 +505,33 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 )
             )
         prompt = self._wiring.turn_prompt(body, block, self._updater.last_sections)
+        try:
+            return self._run_prompt(msg, prompt, sender)
+        finally:
+            if block is not None and not _carries(self._history, prompt):
+                undo()  # the block never reached the history: compose it again next turn
+
+    def _context_checkpoint(self) -> Callable[[], None]:
+        """What the context baselines are now, as a callable that puts them back.
+
+        ``compose_update`` records its block as delivered. A turn that keeps nothing of its
+        prompt (a failed model request, a cut before any step) did not deliver it; putting
+        the baselines back makes the next turn's block the delta since the last one the
+        history does carry. Left as they are, the updater's trust gate would find the
+        marker missing and send a full snapshot, every unchanged section again.
+        """
+        tool_state = self.state.tool_state
+        baselines, seq = dict(tool_state.context_baselines), tool_state.context_update_seq
+
+        def undo() -> None:
+            current = self.state.tool_state  # read again: a restore replaces the state
+            current.context_baselines, current.context_update_seq = baselines, seq
+            self.state.notify_state_change()
+
+        return undo
+
+    def _run_prompt(self, msg: Message, prompt: str, sender: ActorAddress | None) -> bool:
+        """Run the model on the turn's ``prompt``; False when a cancel interrupted the run."""
         self._turn_sender = sender
         self._hold_toolsets()
         run_usage = RunUsage()

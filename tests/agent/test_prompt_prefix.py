@@ -1,19 +1,22 @@
 """The prompt prefix as the model receives it, request after request: a turn whose prompt
 never reached the history (its model request failed) leaves the context baselines as they
 were, so the next turn's block is the delta since the last block the history carries — not
-a full snapshot that sends every unchanged section again."""
+a full snapshot that sends every unchanged section again; and a card's system prompt text
+that was not there at start-up (team metadata set later) arrives once, on a later turn."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from pydantic import BaseModel
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo
 
-from akgentic.agent import AgentConfig
+from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.agent.turn import TurnEndedEvent
-from akgentic.core import ActorAddress, ActorSystem, EventMessage, UserMessage
+from akgentic.core import ActorAddress, ActorSystem, EventMessage, Orchestrator, UserMessage
 from akgentic.tool.core import ContextState, ToolCard
+from akgentic.tool.metadata import MetadataTool, RenderMetadata
 
 from ..core.conftest import Team
 from .conftest import Script, ScriptedAgent
@@ -97,3 +100,39 @@ def test_a_failed_turn_does_not_turn_the_next_block_into_a_full_snapshot(
     assert "Team members:" not in third
     # the history the third request starts with is the first turn's, byte for byte
     assert script.seen[2][: len(script.seen[0]) + 1] == [*script.seen[0], script.seen[2][1]]
+
+
+class Engagement(BaseModel):
+    client: str
+
+
+def test_team_metadata_set_after_start_reaches_the_prompt_once_on_a_later_turn(
+    system: ActorSystem, team: Team
+) -> None:
+    """Seed 004: a degraded metadata render caches nothing, so metadata that arrives just
+    after start-up still produces its block on a later turn; once rendered, the block is a
+    snapshot — a later set_metadata leaves the prompt as it is."""
+    script = Script(reply)
+    cls = type("MetadataAgent", (ScriptedAgent,), {"script": script})
+    agent = system.createActor(
+        cls,
+        config=AgentConfig(
+            name="@Agent",
+            role="Assistant",
+            tools=[MetadataTool(render_metadata=RenderMetadata(template="Client: {client}."))],
+            stream_events=False,
+        ),
+        team_id=team.team_id,
+    )
+    orchestrator = system.proxy_ask(team.orchestrator, Orchestrator, timeout=10)
+    assert turn(system, team, agent, "one", 1) == "completed"
+    orchestrator.set_metadata(Engagement(client="Acme"))
+    assert turn(system, team, agent, "two", 2) == "completed"
+    orchestrator.set_metadata(Engagement(client="Globex"))
+    assert turn(system, team, agent, "three", 3) == "completed"
+
+    first, second, third = (info.instructions or "" for info in script.infos)
+    assert "Client:" not in first
+    assert second.endswith("Client: Acme.") and second.startswith(first)
+    assert third == second  # the snapshot holds
+    assert system.proxy_ask(agent, BaseAgent, timeout=10).get_system_prompt() == second

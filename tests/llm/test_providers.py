@@ -24,6 +24,7 @@ from akgentic.llm import (
     build_model,
     build_roster_model,
 )
+from akgentic.llm.providers import model_settings
 
 
 @pytest.fixture(autouse=True)
@@ -221,3 +222,17 @@ def test_roster_switch_then_build(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(build_roster_model(roster), ScriptedModel)
     roster.switch("test:t")
     assert isinstance(build_roster_model(roster), TestModel)
+
+
+def test_an_anthropic_model_is_built_with_its_prompt_cache_on() -> None:
+    """Anthropic serves nothing from cache without a cache_control breakpoint: the frozen
+    system prompt gets one and the conversation's end the automatic one; OpenAI and Gemini
+    cache by themselves and get no such setting."""
+    anthropic = model_settings(ModelConfig(provider="anthropic", model="claude-sonnet-4-5"))
+    assert anthropic is not None
+    assert anthropic.get("anthropic_cache") is True
+    assert anthropic.get("anthropic_cache_instructions") is True
+    tuned = model_settings(ModelConfig(provider="anthropic", model="m", temperature=0.2))
+    assert tuned is not None and tuned.get("temperature") == 0.2
+    assert tuned.get("anthropic_cache") is True
+    assert model_settings(ModelConfig(provider="openai", model="gpt-4o")) is None

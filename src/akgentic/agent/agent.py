@@ -9,7 +9,8 @@ prompts and context states of its tool cards. The contract:
   and ``/stop``, announced as ``CommandsAnnouncedEvent``), the ``ContextUpdater`` and the
   system prompt. The system prompt is rendered **once** and stays byte-identical across
   turns: volatile state reaches the model only as the per-turn context block appended at
-  the tail of the turn's request.
+  the tail of the turn's request. The one change: a card's text that was not there yet
+  (team metadata set after start-up) joins it at the next turn, once.
 - A message whose text starts with ``/`` goes to the command registry, never to the
   model; the reply goes back to the sender. An unknown command gets the list. The reply
   to a command that is unknown, refuses its arguments or raises is marked
@@ -56,6 +57,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     SystemPromptPart,
     ToolReturnPart,
+    UserPromptPart,
     repair_messages,
 )
 from pydantic_ai.models import Model
@@ -152,6 +154,17 @@ def _returns_are_values(messages: Sequence[ModelMessage]) -> bool:
         if isinstance(message, ModelRequest)
         for part in message.parts
         if isinstance(part, ToolReturnPart)
+    )
+
+
+def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
+    """Whether ``history`` holds ``prompt`` as a user prompt (looked for from the end:
+    after a run that kept the turn, it is among the last messages)."""
+    return any(
+        isinstance(part, UserPromptPart) and part.content == prompt
+        for message in reversed(history)
+        if isinstance(message, ModelRequest)
+        for part in message.parts
     )
 
 
@@ -273,6 +286,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         # runtime toolsets (MCP servers) name their card in the accounting; held for life
         self._run_toolsets = [self._wiring.tagged(t) for t in toolsets]
         self._held_toolsets: AsyncExitStack | None = None
+        self._built_prompt = self._system_prompt
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
             output_type=[str, AgentReply],
@@ -339,7 +353,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     # -- what tests and tools may read ----------------------------------------------------
     def get_system_prompt(self) -> str:
-        """The system prompt, rendered once at start-up."""
+        """The system prompt, rendered once at start-up (and completed once by a card's
+        text that was not there yet)."""
         return self._system_prompt
 
     def get_history(self) -> list[ModelMessage]:
@@ -482,6 +497,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._cancelled_by = None
         if self.config.compaction.enabled and self._compact(force=False) is None:
             return self._say_cut(msg, sender)  # the history is as it was
+        if self._wiring.complete_system_prompt():  # a card's content arrived: once
+            self._system_prompt = self._wiring.system_prompt
+        undo = self._context_checkpoint()
         block = self._updater.compose_update([*self._history, body])
         for key, failure in self._updater.last_failures:
             self._report(
@@ -492,11 +510,49 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 )
             )
         prompt = self._wiring.turn_prompt(body, block, self._updater.last_sections)
+        try:
+            return self._run_prompt(msg, prompt, sender)
+        finally:
+            if block is not None and not _carries(self._history, prompt):
+                undo()  # the block never reached the history: compose it again next turn
+
+    def _instructions(self) -> contextlib.AbstractContextManager[object]:
+        """The run's system prompt: the one the agent was built with, unless a card's
+        content arrived since (:meth:`PromptWiring.complete_system_prompt`)."""
+        if self._system_prompt == self._built_prompt:
+            return contextlib.nullcontext()
+        return self._agent.override(instructions=self._system_prompt)
+
+    def _context_checkpoint(self) -> Callable[[], None]:
+        """What the context baselines are now, as a callable that puts them back.
+
+        ``compose_update`` records its block as delivered. A turn that keeps nothing of its
+        prompt (a failed model request, a cut before any step) did not deliver it; putting
+        the baselines back makes the next turn's block the delta since the last one the
+        history does carry. Left as they are, the updater's trust gate would find the
+        marker missing and send a full snapshot, every unchanged section again.
+        """
+        tool_state = self.state.tool_state
+        baselines, seq = dict(tool_state.context_baselines), tool_state.context_update_seq
+
+        def undo() -> None:
+            current = self.state.tool_state  # read again: a restore replaces the state
+            current.context_baselines, current.context_update_seq = baselines, seq
+            self.state.notify_state_change()
+
+        return undo
+
+    def _run_prompt(self, msg: Message, prompt: str, sender: ActorAddress | None) -> bool:
+        """Run the model on the turn's ``prompt``; False when a cancel interrupted the run."""
         self._turn_sender = sender
         self._hold_toolsets()
         run_usage = RunUsage()
         try:
-            with self._boundary.scope() as token, self._usage.track(run_usage) as limits:
+            with (
+                self._boundary.scope() as token,
+                self._usage.track(run_usage) as limits,
+                self._instructions(),
+            ):
                 result = self._loop.run_until_complete(
                     self._agent.run(
                         prompt,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 from pydantic_ai.models import Model
 from pydantic_ai.models.fallback import FallbackModel
@@ -99,8 +100,23 @@ def require_api_key(config: ModelConfig) -> str | None:
     return key
 
 
-def _settings(config: ModelConfig) -> ModelSettings | None:
-    settings = ModelSettings()
+PROMPT_CACHE_SETTINGS: dict[str, ModelSettings] = {
+    # Anthropic caches only up to a cache_control breakpoint, and sends none by default:
+    # without these no request is ever served from cache. One breakpoint closes the frozen
+    # system prompt (the tools before it included), so a compaction or /clear keeps it
+    # cached; the automatic one follows the conversation's end, so each request reuses the
+    # whole previous one. OpenAI and Gemini cache the prefix by themselves.
+    "anthropic": cast(
+        "ModelSettings", {"anthropic_cache": True, "anthropic_cache_instructions": True}
+    ),
+}
+"""The settings that turn a provider's prompt cache on, where it is not on by itself."""
+
+
+def model_settings(config: ModelConfig) -> ModelSettings | None:
+    """The settings a model of ``config`` is built with: its provider's prompt-cache
+    settings (:data:`PROMPT_CACHE_SETTINGS`), ``temperature`` and ``max_tokens`` when set."""
+    settings = ModelSettings(**PROMPT_CACHE_SETTINGS.get(config.provider, {}))
     if config.temperature is not None:
         settings["temperature"] = config.temperature
     if config.max_tokens is not None:
@@ -116,7 +132,7 @@ def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> M
         # Local servers ignore the key, but the OpenAI client insists on one.
         api_key = "not-needed"
     provider = OpenAIProvider(base_url=base_url, api_key=api_key)
-    return OpenAIChatModel(config.model, provider=provider, settings=_settings(config))
+    return OpenAIChatModel(config.model, provider=provider, settings=model_settings(config))
 
 
 def _anthropic(config: ModelConfig) -> Model:
@@ -126,7 +142,7 @@ def _anthropic(config: ModelConfig) -> Model:
     except ImportError as exc:
         raise MissingProviderError(config, "anthropic", exc) from exc
     provider = AnthropicProvider(api_key=require_api_key(config), base_url=config.base_url)
-    return AnthropicModel(config.model, provider=provider, settings=_settings(config))
+    return AnthropicModel(config.model, provider=provider, settings=model_settings(config))
 
 
 def _google(config: ModelConfig) -> Model:
@@ -136,16 +152,16 @@ def _google(config: ModelConfig) -> Model:
     except ImportError as exc:
         raise MissingProviderError(config, "google", exc) from exc
     provider = GoogleProvider(api_key=require_api_key(config), base_url=config.base_url)
-    return GoogleModel(config.model, provider=provider, settings=_settings(config))
+    return GoogleModel(config.model, provider=provider, settings=model_settings(config))
 
 
 def _scripted(config: ModelConfig, role: str | None, base_dir: Path | None) -> Model:
     if config.model == "default":
-        return ScriptedModel.default(role=role, settings=_settings(config))
+        return ScriptedModel.default(role=role, settings=model_settings(config))
     path = Path(config.model)
     if base_dir is not None and not path.is_absolute():
         path = base_dir / path
-    return ScriptedModel.from_file(path, role=role, settings=_settings(config))
+    return ScriptedModel.from_file(path, role=role, settings=model_settings(config))
 
 
 def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Model:
@@ -171,7 +187,7 @@ def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Mod
     if provider == "scripted":
         return _scripted(config, role, base_dir)
     if provider == "test":
-        return TestModel(model_name=config.model, settings=_settings(config))
+        return TestModel(model_name=config.model, settings=model_settings(config))
     if provider == "registered":
         return registered_model(config.model, role)
     raise ValueError(f"model {config.key!r}: unknown provider {provider!r}")  # pragma: no cover

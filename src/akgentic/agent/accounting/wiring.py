@@ -20,7 +20,7 @@ A part nothing claims is named :data:`~akgentic.agent.accounting.source.UNATTRIB
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -102,6 +102,7 @@ class PromptWiring:
         self._toolsets = toolsets
         self._system: Layout = ("", ())
         self._system_parts: list[tuple[Source, str]] = []
+        self._entries: list[tuple[Source, str, Callable[[], str] | None]] = []
         self._turn: Layout | None = None
         self._tools: dict[str, Source] | None = None
         self._sets: dict[str, tuple[str, dict[str, str]]] = {}
@@ -123,20 +124,39 @@ class PromptWiring:
     def render_system_prompt(self, *, prompt: str, backstory: str = "") -> str:
         """The agent's system prompt, rendered once: its own ``prompt``, its ``backstory``
         (when set), every card's SYSTEM_PROMPT text that is not empty, the toolset catalog;
-        joined by blank lines. Each part is recorded with its card."""
-        parts: list[tuple[Source, str]] = [(Source("system_prompt", AGENT, "prompt"), prompt)]
+        joined by blank lines. Each part is recorded with its card. A card's renderer that
+        gives nothing yet is kept for :meth:`complete_system_prompt`."""
+        entries: list[tuple[Source, str, Callable[[], str] | None]] = [
+            (Source("system_prompt", AGENT, "prompt"), prompt, None)
+        ]
         if backstory:
-            parts.append((Source("system_prompt", AGENT, "backstory"), backstory))
+            entries.append((Source("system_prompt", AGENT, "backstory"), backstory, None))
         for renderer in self._factory.get_system_prompts():
-            text = renderer()
-            if text:
-                name = getattr(renderer, "__name__", "")
-                card = self._label(self._factory, renderer)
-                parts.append((Source("system_prompt", card, name), text))
+            name = getattr(renderer, "__name__", "")
+            card = self._label(self._factory, renderer)
+            entries.append((Source("system_prompt", card, name), renderer(), renderer))
         if self._toolsets is not None:
-            parts.append((Source("system_prompt", TOOLSETS, "catalog"), self._toolsets.catalog()))
-        self.set_system_parts(parts)
+            catalog = self._toolsets.catalog()
+            entries.append((Source("system_prompt", TOOLSETS, "catalog"), catalog, None))
+        self._entries = entries
+        self.set_system_parts([(source, text) for source, text, _ in entries if text])
         return self.system_prompt
+
+    def complete_system_prompt(self) -> bool:
+        """Ask again the renderers that gave nothing (a card whose content was not there
+        yet: team metadata set after the agent started); True when one now gives text,
+        and the system prompt then has it, in its place. A renderer that gave text is
+        never asked again: the prompt changes only by what was missing, once."""
+        changed = False
+        for index, (source, text, renderer) in enumerate(self._entries):
+            if renderer is not None and not text:
+                text = renderer()
+                if text:
+                    self._entries[index] = (source, text, renderer)
+                    changed = True
+        if changed:
+            self.set_system_parts([(source, text) for source, text, _ in self._entries if text])
+        return changed
 
     def set_system_parts(self, parts: Sequence[tuple[Source, str]]) -> None:
         """Record the system prompt as these parts (a caller that renders its own)."""

@@ -145,7 +145,9 @@ def test_metadata_set_after_start_degrades_then_renders(
     factory = ToolFactory([card()], observer=member)  # no metadata yet: wiring is fine
     with caplog.at_level(logging.WARNING, logger="akgentic.tool.metadata.tool"):
         assert prompt(factory) == ""  # degraded: empty block, nothing cached
+        assert prompt(factory) == ""  # each turn asks again, and says so once, not each turn
     assert "holds no metadata yet" in caplog.text
+    assert [r.levelno for r in caplog.records] == [logging.WARNING]
     assert "holds no metadata yet" in factory.get_command_registry().dispatch("team_metadata")
     team.proxy.set_metadata(Engagement(fiscal_year=2026, engagement="Audit"))
     assert prompt(factory) == "Team context\n\nFiscal year: 2026. Engagement: Audit."

@@ -118,6 +118,9 @@ class MetadataTool(ToolCard):
     render_metadata: RenderMetadata | bool = False
 
     _block: str | None = PrivateAttr(default=None)
+    _said_missing: bool = PrivateAttr(default=False)
+    """Whether the log was told the block has nothing to render yet: a turn asks again
+    while it has none (its block joins at a later turn), and says so once, not each turn."""
 
     _NO_TEMPLATE: ClassVar[str] = (
         "render_metadata=True has no template to render: pass "
@@ -199,7 +202,9 @@ class MetadataTool(ToolCard):
             return _Rendered(None, "the agent is gone or was never wired")
         metadata, reason = self._fetch(observer)
         if metadata is None:
-            logger.warning("MetadataTool: nothing rendered yet: %s", reason)
+            level = logging.DEBUG if self._said_missing else logging.WARNING
+            self._said_missing = True
+            logger.log(level, "MetadataTool: nothing rendered yet: %s", reason)
             return _Rendered(None, reason)
         unknown = _unknown(param.template, metadata)
         if unknown:

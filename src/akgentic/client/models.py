@@ -223,7 +223,9 @@ class TeamInfo(BaseModel):
     interrupted: list[UUID] = Field(
         default_factory=list,
         description="Messages whose turn a crash or a stop interrupted: a resume offers them "
-        "again. Listed for a team running here; for one that is not, by GET /teams/{id} only.",
+        "again. Listed for a team running here; for one that is not, by GET /teams/{id} only. "
+        "Never a turn a live team is on: for a team another process runs, the turns an "
+        "earlier run left, which its next resume offers once it has stopped.",
     )
     imports: list[str] = Field(
         default_factory=list,

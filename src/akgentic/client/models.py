@@ -239,6 +239,12 @@ class TeamPage(BaseModel):
     total: int
     offset: int
     limit: int
+    next: str | None = Field(
+        default=None,
+        description="While more teams follow: the cursor to pass as 'after' for the next "
+        "page (a team created or deleted meanwhile neither repeats nor hides an entry, as "
+        "an offset would). None on the last page.",
+    )
 
 
 class WireEvent(BaseModel):

@@ -501,6 +501,47 @@ def test_ctrl_c_of_run_server_lists_the_cut_turn_and_teams_resume_server_retries
     assert served.client.info(team.team_id).status == "STOPPED"
 
 
+@pytest.mark.parametrize("settle", ["--dismiss-interrupted", "--retry-interrupted"])
+def test_teams_resume_server_of_a_running_team_settles_and_counts_only_its_interrupted_turns(
+    served: Served, settle: str
+) -> None:
+    """A team the server runs, resumed there without settling the turn its stop cut, is
+    on a new turn: ``teams resume --server`` with either flag says one turn settled — the
+    server's own ``interrupted`` — not the turn in progress too (its log alone lists
+    both), and the turn in progress goes on to its answer."""
+    team = served.client.create_team("turns")
+    cut = team.send("wait one")
+    assert gate_tool.ENTERED.wait(60)
+    cancelled = gate_tool.OPEN.set  # the cancels are in: the tool call returns, is cut
+    served.manager.interrupt_team(team.team_id, 30, cancelled=cancelled)
+    gate_tool.ENTERED.clear()
+    gate_tool.OPEN.clear()
+    resumed = served.client.resume_team(team.team_id)  # nobody decided yet
+    resumed.send("wait two")
+    assert gate_tool.ENTERED.wait(60)
+    assert resumed.refresh().interrupted == [cut]
+    short = str(team.team_id)[:8]
+    argv = [str(AKGENTIC), "teams", "resume", short, "--server", served.url, settle]
+    argv += ["--import", gate_tool.__name__, "-m", "hello"]
+    child = Child(argv, child_env())
+    try:
+        said = child.wait_for(" interrupted ")
+        gate_tool.OPEN.set()  # the turn in progress goes on
+        out = child.output()
+        code, errors = child.finish()
+    finally:
+        child.stop()
+
+    assert code == 0, errors
+    if settle == "--dismiss-interrupted":
+        assert said == "dismissed 1 interrupted turn"
+    else:
+        assert said == "delivered 1 interrupted message again"
+        assert "@Boss → @Human (response): [scripted] done: one" in out
+    assert "@Boss → @Human (response): [scripted] done: two" in out
+    assert "answer: [scripted] you said hello;" in out
+
+
 def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> None:
     team = served.client.create_team("turns")
     short = str(team.team_id)[:8]

@@ -148,3 +148,38 @@ def test_a_resume_of_a_team_whose_log_is_unreadable_says_to_restore_the_store(
     assert f"from a backup (GET /teams/{team.team_id}/events shows what still reads)" in detail
     assert "\n" not in detail
     assert served.client.info(team.team_id).status == "STOPPED"
+
+
+def test_a_team_another_process_runs_lists_an_earlier_runs_interrupted_turn_not_its_own(
+    served: Served, elsewhere: TeamManager
+) -> None:
+    """``GET /teams/{id}`` of a team another process resumed without settling a cut turn,
+    while it is on a new one: ``interrupted`` is the cut turn only (it used to be empty,
+    hiding it; the log alone would list the turn in progress too). Once this server runs
+    the team, the same: its runtime's list, not the turn it is on."""
+    team_id = elsewhere.create_team(TeamCard.from_yaml(TURNS)).team_id
+    runtime = elsewhere.get_team(team_id)
+    assert runtime is not None
+    cut = runtime.send("wait one")
+    assert gate_tool.ENTERED.wait(30)
+    assert [m.id for m in elsewhere.interrupt_team(team_id, 30, cancelled=gate_tool.OPEN.set)] == [
+        cut
+    ]
+    gate_tool.ENTERED.clear()
+    gate_tool.OPEN.clear()
+    resumed = elsewhere.resume_team(team_id)  # nobody decided: the cut turn stays listed
+    resumed.send("wait two")  # a turn in progress over there, at its gate
+    assert gate_tool.ENTERED.wait(30)
+
+    shown = served.client.get_team(team_id).refresh()
+    assert not shown.running and shown.interrupted == [cut], shown
+
+    gate_tool.OPEN.set()
+    elsewhere.stop_team(team_id, grace_timeout=30)
+    gate_tool.ENTERED.clear()
+    gate_tool.OPEN.clear()
+    here = served.client.resume_team(team_id)
+    here.send("wait three")
+    assert gate_tool.ENTERED.wait(30)
+    assert here.refresh().interrupted == [cut]
+    gate_tool.OPEN.set()

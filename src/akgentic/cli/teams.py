@@ -607,7 +607,11 @@ def _resume_remote(
 ) -> int:
     """``teams resume --server``: the server rebuilds its team from its log; this session
     talks to it there, as ``run --server`` does (``imports``: its ``--import`` modules,
-    which the next resume needs too)."""
+    which the next resume needs too).
+
+    The turns said settled (or warned of) are those the server lists as interrupted
+    (``TeamInfo.interrupted``), the ones its resume settles, quoted from its log: a team
+    already running there is on turns the log alone cannot tell from interrupted ones."""
     with connected(url, token) as client:
         record = find_remote_team(client, team)
         if record.status == TeamStatus.DELETED:
@@ -616,7 +620,8 @@ def _resume_remote(
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
         from_seq = stored.info.last_seq + 1
-        cut = interrupted_turns(stored)
+        listed = set(stored.info.interrupted)
+        cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
         runtime = client.resume_team(
             record.team_id,
             retry_interrupted=options.retry_interrupted,

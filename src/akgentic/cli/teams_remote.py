@@ -107,7 +107,8 @@ def show_remote(url: str, token: str | None, ref: str) -> None:
         console.print(SafeText(f"{key + ':':<10}{value}"))
     if info.interrupted:  # as a store's team says it
         count = len(info.interrupted)
-        console.print(SafeText(f"interrupted turns: {count}; a resume offers them", style="yellow"))
+        said = f"interrupted turns: {count}; the next resume offers them"
+        console.print(SafeText(said, style="yellow"))
     if members:
         console.print(SafeText("members:"))
         for member in members:

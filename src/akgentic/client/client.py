@@ -73,6 +73,9 @@ SILENCE = 10.0
 even a keep-alive, for a dead connection (a wedged server, a link gone quiet) and
 reconnects — rather than wait out the client's whole timeout."""
 
+TEAMS_PAGE = 500
+"""Teams ``list_teams`` asks for per page (the most the server gives)."""
+
 
 class ServerError(Exception):
     """The server answered an error (``status``), or could not be reached (``status`` 0).
@@ -274,17 +277,23 @@ class AkgenticClient:
     def list_teams(
         self, status: TeamStatus | None = None, *, include_deleted: bool = False
     ) -> list[TeamInfo]:
-        """Every team, newest first (read page by page)."""
+        """Every team, newest first, each once: read page by page, each page from the
+        cursor the one before gave (``next``), so a team created or deleted meanwhile
+        neither repeats an entry nor hides one. A server older than the cursor gives none:
+        its pages are read by offset, as before."""
         found: list[TeamInfo] = []
-        params: dict[str, Any] = {"limit": 500, "include_deleted": include_deleted}
+        params: dict[str, Any] = {"limit": TEAMS_PAGE, "include_deleted": include_deleted}
         if status is not None:
             params["status"] = status.value
         while True:
-            params["offset"] = len(found)
             page = self.request_json("GET", "/teams", TeamPage, params=params)
             found.extend(page.items)
-            if not page.items or len(found) >= page.total:
+            if page.next is not None:
+                params["after"] = page.next
+            elif "next" in page.model_fields_set or not page.items or len(found) >= page.total:
                 return found
+            else:  # an older server: no cursor
+                params["offset"] = len(found)
 
     def rename_team(self, team_id: UUID | str, name: str) -> TeamInfo:
         return self.request_json("PATCH", team_path(team_id), TeamInfo, json={"name": name})

@@ -223,7 +223,9 @@ class TeamInfo(BaseModel):
     interrupted: list[UUID] = Field(
         default_factory=list,
         description="Messages whose turn a crash or a stop interrupted: a resume offers them "
-        "again. Listed for a team running here; for one that is not, by GET /teams/{id} only.",
+        "again. Listed for a team running here; for one that is not, by GET /teams/{id} only. "
+        "Never a turn a live team is on: for a team another process runs, the turns an "
+        "earlier run left, which its next resume offers once it has stopped.",
     )
     imports: list[str] = Field(
         default_factory=list,
@@ -237,6 +239,12 @@ class TeamPage(BaseModel):
     total: int
     offset: int
     limit: int
+    next: str | None = Field(
+        default=None,
+        description="While more teams follow: the cursor to pass as 'after' for the next "
+        "page (a team created or deleted meanwhile neither repeats nor hides an entry, as "
+        "an offset would). None on the last page.",
+    )
 
 
 class WireEvent(BaseModel):

@@ -57,10 +57,11 @@ class ServerContext:
     """The server is stopping (``akgentic serve``'s first Ctrl-C or SIGTERM): ``/health``
     answers 503 ``draining`` and what would start work is refused (:func:`accepting_work`);
     reads go on."""
-    _interrupted: dict[UUID, tuple[int, list[UUID]]] = field(
+    _interrupted: dict[UUID, tuple[int, bool, list[UUID]]] = field(
         default_factory=dict, init=False, repr=False
     )
-    """Interrupted turns read from the logs of teams that run nowhere, by their last seq."""
+    """Interrupted turns read from the logs of teams not running here, by their last seq
+    and whether another live process held them (a crash changes that, not the log)."""
     _classes_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _classes_loaded: set[UUID] = field(default_factory=set, init=False, repr=False)
     """Teams whose stored card's classes are loaded (``load_named_by``): a team made of
@@ -128,15 +129,17 @@ class ServerContext:
         """The team as the API shows it. ``interrupted`` lists the turns a resume would offer
         again: a running team's from its runtime; with ``read_log`` (one team asked for)
         a team not running here has its log read for them, as ``akgentic teams show``
-        does — a list of teams leaves them out rather than read every log."""
+        does — a list of teams leaves them out rather than read every log. Never the
+        turns a live team is on: a team another process runs lists only those an earlier
+        run left (see :meth:`_interrupted_in_log`)."""
         card: dict[str, Any] = record.card or {}
         runtime = self.manager.get_team(record.team_id)
         last = self.manager.storage.events.last_seq(record.team_id)
-        if runtime is not None:
+        if runtime is not None:  # those its resume left unsettled, never a turn taken since
             interrupted = [m.id for m in runtime.interrupted]
-        elif read_log and last and self.manager.running_elsewhere(record.team_id) is None:
+        elif read_log and last:
             interrupted = self._interrupted_in_log(record.team_id, last)
-        else:  # a team another process runs is in its turns, not interrupted
+        else:
             interrupted = []
         return TeamInfo(
             team_id=record.team_id,
@@ -156,15 +159,20 @@ class ServerContext:
 
     def _interrupted_in_log(self, team_id: UUID, last: int) -> list[UUID]:
         """The turns a resume of ``team_id`` would offer again, from its log (read once per
-        ``last`` seq: the log of a team that runs nowhere does not change)."""
+        ``last`` seq). A team another live process holds is on the turns its members
+        received since they last started (``RestorePlan.in_progress``): those are left out,
+        and what is listed are the turns an earlier run left, which the next resume
+        offers (a team no process holds is on none: its ``in_progress`` are interrupted)."""
+        live = self.manager.running_elsewhere(team_id) is not None
         known = self._interrupted.get(team_id)
-        if known is not None and known[0] == last:
-            return known[1]
+        if known is not None and known[:2] == (last, live):
+            return known[2]
         plan = plan_restore(self.manager.storage.events.read(team_id))
-        found = [m.id for m in plan.interrupted]
+        on = {m.id for m in plan.in_progress} if live else set()
+        found = [m.id for m in plan.interrupted if m.id not in on]
         if len(self._interrupted) >= 1024:
             self._interrupted.clear()
-        self._interrupted[team_id] = (last, found)
+        self._interrupted[team_id] = (last, live, found)
         return found
 
 

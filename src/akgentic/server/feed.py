@@ -14,6 +14,10 @@ reads each new batch once, encodes it once
 (:func:`~akgentic.server.protocol.encode_record`) and wakes the subscribers on the event
 loop, so a hundred subscribers cost one read and one encoding per batch. A feed lives
 while it has subscribers.
+
+Nothing on the event loop reads the store (nor asks the placement, which may read it):
+each such read of a subscriber's is on a thread, so a slow store holds up the stream that
+waits for it, not every stream and request the loop serves.
 """
 
 from __future__ import annotations
@@ -74,13 +78,15 @@ def encode_batch(storage: StorageBundle, team_id: UUID, from_seq: int) -> list[F
 class TeamFeed:
     """The live tail of one team's log; see the module docstring."""
 
-    def __init__(self, hub: Hub, team_id: UUID) -> None:
+    def __init__(self, hub: Hub, team_id: UUID, head: int) -> None:
+        """``head``: the team's last seq in the store (read off the event loop): the feed
+        reads from the next one."""
         self.hub = hub
         self.team_id = team_id
         self.subscribers = 0
         self._window: deque[Frame] = deque(maxlen=WINDOW)
         self._lock = threading.Lock()
-        self.head = hub.storage.events.last_seq(team_id)
+        self.head = head
         self._moved = asyncio.Event()
         self._closed = threading.Event()
         self._thread = threading.Thread(
@@ -190,10 +196,15 @@ class Hub:
         self._deletions: set[asyncio.Queue[UUID]] = set()  # the all-teams streams' ears
         self.closed = False
 
-    def _enter(self, team_id: UUID) -> TeamFeed:
+    async def _enter(self, team_id: UUID) -> TeamFeed:
+        """The team's feed, made when it has none: its head is read on a thread, and
+        another subscriber may have made one meanwhile (then that one is shared)."""
         feed = self._feeds.get(team_id)
         if feed is None or feed.closed:
-            feed = self._feeds[team_id] = TeamFeed(self, team_id)
+            head = await asyncio.to_thread(self.storage.events.last_seq, team_id)
+            feed = self._feeds.get(team_id)
+            if feed is None or feed.closed:
+                feed = self._feeds[team_id] = TeamFeed(self, team_id, head)
         feed.subscribers += 1
         return feed
 
@@ -223,7 +234,7 @@ class Hub:
         from the feed's window follow one another without one otherwise), so a subscriber
         that has gone away is noticed before the next run is written.
         """
-        feed = self._enter(team_id)
+        feed = await self._enter(team_id)
         try:
             next_seq = max(from_seq, 1)
             said_stopped = False
@@ -243,7 +254,7 @@ class Hub:
                     if await asyncio.to_thread(self._deleted, team_id):
                         yield DELETED
                         return
-                elif not await self._running(team_id):
+                elif not await asyncio.to_thread(self._running, team_id):
                     # the feed may lag the store once the team has stopped: ask the store
                     frames = await asyncio.to_thread(encode_batch, self.storage, team_id, next_seq)
                     if frames:
@@ -276,7 +287,7 @@ class Hub:
                 next_seq = frames[-1].last + 1
             if await asyncio.to_thread(self._deleted, team_id):
                 yield DELETED
-            elif not await self._running(team_id):
+            elif not await asyncio.to_thread(self._running, team_id):
                 yield STOPPED
         except Exception:  # the store or the placement closed first: the stream just ends
             logger.debug(
@@ -327,15 +338,18 @@ class Hub:
         finally:
             self._deletions.discard(ear)
 
-    async def _running(self, team_id: UUID) -> bool:
+    def _running(self, team_id: UUID) -> bool:
         """Whether the team runs here, or in another live process holding its lease (whose
-        records reach this feed through the store): either way it is not stopped. The store
-        is asked, on a thread, only for a team that does not run here."""
+        records reach this feed through the store): either way it is not stopped. It may
+        read the store (leases; a placement on a cluster answers even "here" from them):
+        called on a thread, never on the event loop."""
         if self.manager.get_team(team_id) is not None:
             return True
-        return await asyncio.to_thread(self.manager.running_elsewhere, team_id) is not None
+        return self.manager.running_elsewhere(team_id) is not None
 
     def running_ids(self) -> list[UUID]:
+        """The teams running here. It may read the store (a placement on a cluster reads
+        its leases): called on a thread, never on the event loop."""
         return [runtime.team_id for runtime in self.manager.running()]
 
     def close(self) -> None:

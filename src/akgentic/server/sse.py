@@ -121,7 +121,7 @@ async def all_teams_stream(hub: Hub, heartbeat: float) -> AsyncIterator[bytes]:
             await queue.put((await ear.get(), DELETED))
 
     async def attach(opening: bool) -> None:
-        for team_id in hub.running_ids():
+        for team_id in await asyncio.to_thread(hub.running_ids):
             task = pumps.get(team_id)
             if task is None or task.done():
                 if team_id not in sent:  # running when the stream opened: from now on

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -47,7 +48,7 @@ async def team_events(
     says the team is DELETED (or purged) and all is sent: the stream ends after it. A
     comment line comes every heartbeat. A team purged (or never created) is a 404 with
     the code ``team_not_found``, which a reconnecting client reads as deleted."""
-    ctx.record(team_id)
+    await asyncio.to_thread(ctx.record, team_id)  # a store read: never on the event loop
     resume = parse_last_event_id(last_event_id)
     start = resume + 1 if resume is not None else from_seq
     stream = team_stream(ctx.live, team_id, start, heartbeat or ctx.settings.heartbeat)

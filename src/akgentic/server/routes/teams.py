@@ -19,6 +19,7 @@ from akgentic.client.models import (
 from akgentic.core.excerpt import exception_words
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
+from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.server.roster import member_kind
 from akgentic.storage import TeamStatus
@@ -85,19 +86,44 @@ def create_team(body: CreateTeam, ctx: Ctx) -> TeamInfo:
 @router.get("")
 def list_teams(
     ctx: Ctx,
-    offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    offset: Annotated[
+        int, Query(ge=0, le=1_000_000, description="Teams to skip (after the cursor, if any).")
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     status: Annotated[TeamStatus | None, Query(description="Only teams in this status.")] = None,
     include_deleted: bool = False,
+    after: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="The 'next' of the page before: this page lists the teams after "
+            "it. Unlike an offset, a team created or deleted meanwhile neither repeats an "
+            "entry nor hides one.",
+        ),
+    ] = None,
 ) -> TeamPage:
-    """A page of the teams, newest first (deleted ones only when asked)."""
+    """A page of the teams, newest first (deleted ones only when asked). ``next`` is the
+    cursor of the page's last team while more follow: pass it as ``after`` for the next
+    page (see :mod:`akgentic.server.paging`). ``total`` counts every team listed, the
+    pages before the cursor's too."""
     records = ctx.manager.list_teams(status)
     if status is None and not include_deleted:
         records = [r for r in records if r.status != TeamStatus.DELETED]
-    records.reverse()
+    records = newest_first(records)
+    total = len(records)
+    if after is not None:
+        try:
+            records = listed_after(records, parse_cursor(after))
+        except ValueError as exc:
+            raise HTTPException(422, str(exc)) from None
     page = records[offset : offset + limit]
+    more = offset + limit < len(records)
     return TeamPage(
-        items=[ctx.info(r) for r in page], total=len(records), offset=offset, limit=limit
+        items=[ctx.info(r) for r in page],
+        total=total,
+        offset=offset,
+        limit=limit,
+        next=cursor_of(page[-1]) if page and more else None,
     )
 
 

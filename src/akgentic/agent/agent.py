@@ -225,13 +225,16 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     toolset_clock: ClassVar[Callable[[], float]] = time.monotonic
     """The clock (seconds) toolset activation reads; a test subclass injects its own."""
 
-    accounting_clock: ClassVar[Callable[[], float]] = time.monotonic
-    """The clock (seconds) prompt accounting dates requests with (the cache's TTL)."""
+    accounting_clock: ClassVar[Callable[[], float]] = time.time
+    """The clock (seconds) prompt accounting dates requests with (the cache's TTL): the
+    wall clock, as the last request before a resume is dated by its response's timestamp
+    (a monotonic clock does not survive the process)."""
 
     # -- start-up -----------------------------------------------------------------------
     def on_start(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._history: list[ModelMessage] = []
+        self._accountant: RequestAccountant | None = None
         self._turn_sender: ActorAddress | None = None
         self._absorbed: list[UUID] = []
         self._cancelled_by: Message | None = None
@@ -314,8 +317,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             entry = self._roster.active_config
             return self.config.prompt_accounting.cache or rules_for(entry.provider, entry.model)
 
+        self._accountant = RequestAccountant(self._wiring)
         return PromptAccounting(
-            RequestAccountant(self._wiring),
+            self._accountant,
             self.notify_event_later,
             agent=self.config.name,
             rules=rules,
@@ -362,8 +366,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return list(self._history)
 
     def restore_history(self, messages: Sequence[ModelMessage]) -> None:
-        """Replace the model context (restore from ``LlmMessageEvent``s)."""
+        """Replace the model context (restore from ``LlmMessageEvent``s); the prompt
+        accounting compares the next request with the last one before the stop."""
         self._history = list(messages)
+        if self._accountant is not None:
+            self._accountant.resume(self._history)
 
     def get_commands(self) -> list[str]:
         return self._commands.names()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -84,6 +85,7 @@ class Setup:
     agent: Agent[None, str]
     infos: list[AgentInfo]
     stamp: Stamp
+    accountant: RequestAccountant
 
 
 def publish_to(events: list[PromptAccountingEvent]) -> Callable[[Any], None]:
@@ -92,7 +94,10 @@ def publish_to(events: list[PromptAccountingEvent]) -> Callable[[Any], None]:
     return lambda build: events.append(build())
 
 
-def setup(*responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) -> Setup:
+def setup(
+    *responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse],
+    clock: Callable[[], float] = lambda: 0.0,
+) -> Setup:
     stamp = Stamp()
     factory = ToolFactory([stamp, Adder(), Board()])
     wiring = PromptWiring(factory)
@@ -106,12 +111,9 @@ def setup(*responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) 
         infos.append(info)
         return steps.pop(0)(messages, info) if steps else ModelResponse(parts=[TextPart("done")])
 
+    accountant = RequestAccountant(wiring)
     accounting = PromptAccounting(
-        RequestAccountant(wiring),
-        publish_to(events),
-        agent="@A",
-        rules=lambda: ANY,
-        clock=lambda: 0.0,
+        accountant, publish_to(events), agent="@A", rules=lambda: ANY, clock=clock
     )
     agent: Agent[None, str] = Agent(
         FunctionModel(model),
@@ -119,7 +121,7 @@ def setup(*responses: Callable[[list[ModelMessage], AgentInfo], ModelResponse]) 
         tools=factory.get_tools(),
         capabilities=[accounting],
     )
-    return Setup(wiring, events, agent, infos, stamp)
+    return Setup(wiring, events, agent, infos, stamp, accountant)
 
 
 def call_add(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -221,6 +223,42 @@ def test_a_card_whose_system_prompt_changes_is_named_as_the_breaker() -> None:
         "house_rules",
     )
     assert second.breaker.change == "changed"
+
+
+def restored_turn(history: list[ModelMessage], now: float) -> PromptAccountingEvent:
+    """A fresh agent (as a resume starts one) given ``history``, its clock at ``now``:
+    the record of its first request."""
+    s = setup(clock=lambda: now)
+    s.accountant.resume(history)
+    s.agent.run_sync(s.wiring.turn_prompt("second", None), message_history=history)
+    assert s.accountant.requests == 1
+    return s.events[0]
+
+
+def test_a_resumed_accountant_compares_with_the_last_request_before_the_stop() -> None:
+    s = setup(call_add)
+    history = s.agent.run_sync(s.wiring.turn_prompt("first", None)).all_messages()
+    last = s.events[-1]
+    answered = history[-1]
+    assert isinstance(answered, ModelResponse)
+    at = answered.timestamp.timestamp()
+    warm = restored_turn(history, now=at + 60)
+    assert warm.shared_prefix_tokens == last.input_tokens - REPLY_PRIMING
+    assert (warm.breaker, warm.cache_status) == (None, "hit")
+    assert warm.seconds_since_previous == pytest.approx(60)
+    # the recorded time far in the past: the provider's cache has let the prefix go
+    answered.timestamp = answered.timestamp - timedelta(hours=2)
+    late = restored_turn(history, now=at)
+    assert late.shared_prefix_tokens == warm.shared_prefix_tokens
+    assert (late.cached_tokens, late.cache_status) == (0, "expired")
+    assert late.seconds_since_previous == pytest.approx(7200)
+
+
+def test_a_restored_context_without_a_response_leaves_the_first_request_cold() -> None:
+    s = setup()
+    s.accountant.resume([ModelRequest.user_text_prompt("never answered")])
+    s.agent.run_sync(s.wiring.turn_prompt("first", None))
+    assert (s.events[0].cache_status, s.events[0].shared_prefix_tokens) == ("cold", 0)
 
 
 def test_the_provider_usage_is_reported_beside_our_count() -> None:

@@ -166,6 +166,27 @@ class RequestAccountant:
         self._said: _Bounded[int, tuple[object, tuple[tuple[Role, str], ...]]] = _Bounded(
             cache_size
         )
+        # the last request before a resume, compared with the first after it (resume)
+        self._resumed: tuple[tuple[ModelMessage, ...], float] | None = None
+
+    def resume(self, history: Sequence[ModelMessage]) -> None:
+        """Take the model context a resume restored: the last request before the stop is
+        its messages up to its last response (which answered them), sent when that
+        response was stamped (its ``timestamp``, wall-clock seconds). The next record
+        compares its request with that one instead of calling it ``cold``, under the TTL
+        of the rules in force — so the clock requests are dated with must be the wall
+        clock too. Its tools and system prompt are taken to be the next request's own:
+        the agent rebuilds them from the same card and restored state."""
+        last = next(
+            (i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], ModelResponse)),
+            None,
+        )
+        if last is None or not any(isinstance(m, ModelRequest) for m in history[:last]):
+            self._resumed = None
+            return
+        response = history[last]
+        assert isinstance(response, ModelResponse)
+        self._resumed = (tuple(history[:last]), response.timestamp.timestamp())
 
     # -- counting ---------------------------------------------------------------------
     def count(self, segment: Segment) -> Counted:
@@ -338,6 +359,11 @@ class RequestAccountant:
         messages = capture.messages
         if capture.said is not None:
             self._said.put(id(messages[-1]), (messages[-1], capture.said))
+        resumed, self._resumed = self._resumed, None
+        if resumed is not None and not self.cache.has_previous:
+            before, at = resumed
+            sent = self._sections(before, capture.params, capture.system_layout, None)
+            self.cache.seed([c for section in sent for c in section], at)
         head, history, tail = self._sections(
             capture.messages, capture.params, capture.system_layout, capture.turn_layout
         )

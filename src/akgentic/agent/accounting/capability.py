@@ -62,13 +62,14 @@ class PromptAccounting(AbstractCapability[Any]):
     received, on one thread at a time (the agent: ``notify_event_later``; at once:
     ``lambda build: events.append(build())``). ``rules`` is asked at each request (the
     model in force may have changed); ``clock`` (seconds) dates requests for the cache's
-    TTL."""
+    TTL: the wall clock by default, as the last request before a resume is dated by its
+    response's timestamp (:meth:`RequestAccountant.resume`)."""
 
     accountant: RequestAccountant
     publish: Callable[[Callable[[], PromptAccountingEvent]], None]
     agent: str
     rules: Callable[[], PrefixCacheRules]
-    clock: Callable[[], float] = time.monotonic
+    clock: Callable[[], float] = time.time
 
     async def after_model_request(
         self,

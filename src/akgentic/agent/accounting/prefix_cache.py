@@ -183,6 +183,17 @@ class PrefixCacheModel:
         """Forget the previous request (the next one is ``cold``)."""
         self._previous = None
 
+    @property
+    def has_previous(self) -> bool:
+        """Whether a request was observed (or given by :meth:`seed`) to compare the next with."""
+        return self._previous is not None
+
+    def seed(self, counted: Sequence[Counted], at: float) -> None:
+        """Take ``counted``, sent at ``at`` (seconds, on the clock :meth:`observe` is given),
+        as the previous request without modelling it: the last request before a resume,
+        so the first one after it is compared with it, not ``cold``."""
+        self._previous = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=at)
+
     def observe(self, counted: Sequence[Counted], now: float) -> CacheOutcome:
         """Model request ``counted`` (its segments in wire order) sent at ``now`` (seconds)."""
         current = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=now)

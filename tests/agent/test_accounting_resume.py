@@ -1,0 +1,112 @@
+"""Prompt accounting across a stop and a resume of a team: the first request after the
+resume is compared with the last one before the stop (the restored context is its
+prefix), not called ``cold`` — a hit when the gap is within the cache's TTL, ``expired``
+when it is not (the clock injected: no waiting)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import ClassVar
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from akgentic.agent import AgentConfig, BaseAgent
+from akgentic.agent.accounting import (
+    REPLY_PRIMING,
+    PrefixCacheRules,
+    PromptAccountingConfig,
+    PromptAccountingEvent,
+    accounting_events,
+)
+from akgentic.core import AgentCard
+from akgentic.llm import register_model
+from akgentic.team import MemberSpec, TeamCard, TeamManager
+
+from ..team import test_registered_models
+from ..team.conftest import answer
+
+manager = test_registered_models.manager  # a TeamManager on a SQLite store (the fixture)
+
+RULES = PrefixCacheRules(name="test", min_prefix_tokens=0, ttl_seconds=300)
+
+
+class ClockedAgent(BaseAgent):
+    """A BaseAgent whose accounting clock is the wall clock moved by ``offset`` seconds."""
+
+    offset: ClassVar[float] = 0.0
+
+    @staticmethod
+    def accounting_clock() -> float:
+        return time.time() + ClockedAgent.offset
+
+
+def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    return ModelResponse(parts=[TextPart(f"answer {len(messages)}")])
+
+
+def solo() -> TeamCard:
+    analyst = AgentCard(
+        role="Analyst",
+        agent_class=f"{__name__}.ClockedAgent",
+        config=AgentConfig(
+            name="@Analyst",
+            role="Analyst",
+            models="registered:accounting-llm",
+            prompt_accounting=PromptAccountingConfig(cache=RULES),
+        ),
+    )
+    return TeamCard(name="solo", entry_point="@Analyst", members=[MemberSpec(card=analyst)])
+
+
+@pytest.fixture(autouse=True)
+def wall_clock() -> Iterator[None]:
+    yield
+    ClockedAgent.offset = 0.0
+
+
+def turn_stop_resume_turn(manager: TeamManager, gap: float) -> list[PromptAccountingEvent]:
+    """A turn, a stop, a resume ``gap`` seconds later (by the agent's clock), a turn: the
+    agent's accounting records, in order."""
+    with register_model("accounting-llm", FunctionModel(respond)):
+        runtime = manager.create_team(solo())
+        runtime.send("first question")
+        answer(runtime, 0)
+        team_id = runtime.team_id
+        manager.stop_team(team_id)
+        ClockedAgent.offset = gap
+        resumed = manager.resume_team(team_id)
+        seq = resumed.recorder.last_seq
+        resumed.send("second question")
+        answer(resumed, seq)
+        manager.stop_team(team_id)
+    records = manager.storage.events.read(team_id, from_seq=1, limit=10_000)
+    events = accounting_events(record.message for record in records if record.ok)
+    return [event for event in events if event.agent == "@Analyst"]
+
+
+def test_the_first_request_after_a_quick_resume_is_served_the_prefix_before_the_stop(
+    manager: TeamManager,
+) -> None:
+    before, after = turn_stop_resume_turn(manager, gap=0.0)
+    assert before.cache_status == "cold"
+    whole = before.input_tokens - REPLY_PRIMING  # the request before, all of it a prefix
+    assert after.shared_prefix_tokens == whole
+    assert after.breaker is None
+    assert after.cache_status == "hit"
+    assert after.cached_tokens == whole
+    assert after.seconds_since_previous is not None
+
+
+def test_the_first_request_after_a_resume_past_the_ttl_is_expired(
+    manager: TeamManager,
+) -> None:
+    before, after = turn_stop_resume_turn(manager, gap=3600.0)
+    assert after.shared_prefix_tokens == before.input_tokens - REPLY_PRIMING
+    assert after.breaker is None
+    assert after.cache_status == "expired"
+    assert after.cached_tokens == 0
+    assert after.seconds_since_previous is not None
+    assert after.seconds_since_previous > RULES.ttl_seconds

@@ -374,3 +374,31 @@ def test_a_store_beside_the_log_that_cannot_check_a_lease_is_refused_at_the_star
     with pytest.raises(TypeError, match=rf"\.{name} takes no fence=: the stores of a team"):
         EventRecorder(storage, uuid4(), Fence(resource="team/x", owner="one"))
     EventRecorder(storage, uuid4())
+
+
+@pytest.mark.usefixtures("slow_gap")
+def test_a_stop_whose_commit_fails_once_tries_again_and_loses_nothing(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store fails a commit as the team stops (a Postgres connection dropped, a disk
+    full for a moment): the stop's records are kept and tried again, as while running —
+    not dropped because the recorder is closing."""
+    storage = open_storage(storage_url)
+    team = uuid4()
+    recorder = EventRecorder(storage, team)
+    messages = [UserMessage(content=str(i), team_id=team) for i in range(3)]
+    real = storage.events.append_encoded
+    calls = {"n": 0}
+
+    def fails_once(*args: Any, **kwargs: Any) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("connection dropped (simulated)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.events, "append_encoded", fails_once)
+    for message in messages:
+        recorder.on_message(message)
+    recorder.on_stop(team)  # the first commit is the stop's, and it fails
+    assert calls["n"] == 2
+    assert [r.require() for r in storage.events.read(team)] == messages

@@ -189,6 +189,12 @@ kept waiting by this: they make the writer go now."""
 GROUP_EVENTS = 5_000
 """A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
 
+CLOSING_TRIES_FOR = 30.0
+"""Seconds a stopping recorder keeps trying to commit its last records when the store
+fails them (a dropped connection, a disk full for a moment), a second apart: the stop's
+records — often the answer of the last turn — are delayed like any other, and dropped
+(logged) only when the store stays down past this. Below the writer's join timeout."""
+
 
 _FENCED = (
     ("events", "append_encoded", "EventLog"),
@@ -269,6 +275,7 @@ class EventRecorder:
         self._writer: threading.Thread | None = None
         self._idle = True
         self._closing = False
+        self._closing_at = 0.0  # when the stop began: it tries for CLOSING_TRIES_FOR
         self._urgent = 0  # callers waiting for a commit: the writer does not pace
         self._last_commit = 0.0
         self._failed = 0  # commits that failed in a row (the writer's own count)
@@ -572,11 +579,12 @@ class EventRecorder:
 
     def _retry(self, rows: list[_Item], tables: list[Message]) -> bool:
         """After a failed commit: put the rows back at the front, in order, and wait for
-        more (or a second) before the next try. False when the recorder is closing: the
-        rows cannot be written, and that is logged."""
+        more (or a second) before the next try. A closing recorder tries again too, a
+        second apart; False once it has tried for :data:`CLOSING_TRIES_FOR`: the rows
+        cannot be written, and that is logged."""
         team, io = self._team_id, self._io
         with io:
-            if self._closing:
+            if self._closing and time.monotonic() - self._closing_at >= CLOSING_TRIES_FOR:
                 logger.error("team %s: %d records could not be written", team, len(rows))
                 self._outbox, self._tables, self._idle = [], [], True
                 self._outbox_events = 0
@@ -588,8 +596,9 @@ class EventRecorder:
             self._tables[:0] = tables
             self._idle = True
             io.notify_all()
-            waiting = len(self._outbox)
-            io.wait_for(lambda: self._closing or len(self._outbox) > waiting, 1.0)
+            waiting, closing = len(self._outbox), self._closing
+            # a stop beginning ends the pause (it tries at once); during one, a second
+            io.wait_for(lambda: self._closing != closing or len(self._outbox) > waiting, 1.0)
             return True
 
     def _committed_rows(self, items: list[_Item], firsts: list[int]) -> None:
@@ -634,6 +643,8 @@ class EventRecorder:
 
     def _close_writer(self, timeout: float = 60.0) -> None:
         with self._io:
+            if not self._closing:
+                self._closing_at = time.monotonic()
             self._closing = True
             self._io.notify_all()
         writer = self._writer

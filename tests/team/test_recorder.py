@@ -3,6 +3,7 @@ yet nobody who waits for a commit is kept waiting, and a stop writes everything.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from uuid import uuid4
 
@@ -402,3 +403,40 @@ def test_a_stop_whose_commit_fails_once_tries_again_and_loses_nothing(
     recorder.on_stop(team)  # the first commit is the stop's, and it fails
     assert calls["n"] == 2
     assert [r.require() for r in storage.events.read(team)] == messages
+
+
+def test_a_store_down_is_not_said_to_refuse_the_working_memory(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A group with a working-memory change fails because the store is down (a disk full,
+    a dropped connection), with its memory and without: nothing was committed, so the
+    user is not told the log was committed without its memory — only that the group is
+    kept; the next try commits it whole, memory with it."""
+    storage = open_storage(storage_url)
+    team, agent = uuid4(), uuid4()
+    recorder = EventRecorder(storage, team)
+    compacted = EventMessage(
+        event=ContextReplacedEvent(agent="@A", messages_json='[{"compacted": 2}]'),
+        sender=ActorAddress(agent_id=agent, name="@A"),
+        team_id=team,
+    )
+    real = storage.events.append_encoded
+    calls = {"n": 0}
+
+    def down_twice(*args: Any, **kwargs: Any) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] <= 2:  # with its memory, then without: the store is down
+            raise OSError("database or disk is full (simulated)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.events, "append_encoded", down_twice)
+    with caplog.at_level(logging.WARNING, "akgentic.team"):
+        recorder.on_message(compacted)
+        recorder.flush()
+        assert recorder.written(30)
+    assert calls["n"] == 3
+    assert "committed without it" not in caplog.text
+    assert "it is kept" in caplog.text
+    assert [r.require() for r in storage.events.read(team)] == [compacted]
+    assert storage.working_memory.get(team, agent) == [{"compacted": 2}]
+    recorder.on_stop(team)

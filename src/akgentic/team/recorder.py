@@ -463,7 +463,8 @@ class EventRecorder:
         is committed again without them (states kept), and the changes are then written
         one by one as before they rode with the log, each failure logged: memory the
         store will not take never holds the log back (restore reads the log, the memory
-        is a convenience). Those writes are fenced as the log's: one the store refuses
+        is a convenience); that is said once the log is committed — a store that fails
+        both commits is down, and the caller says the group is kept. Those writes are fenced as the log's: one the store refuses
         for a lost lease stops them, and that loss is returned with the log's numbers.
         Should the group fail without them as well, the log is at fault: the exception
         goes to the caller, which keeps the group for the next try. (An event log that
@@ -477,14 +478,15 @@ class EventRecorder:
         except LeaseLostError:  # refused whole, memory or not
             raise
         except Exception as exc:  # the traceback comes with the next failure, if any
-            self._failed += 1  # a failed try: its success is said (see _write_loop)
-            logger.warning(
-                "team %s: a group could not be committed with its working memory (%r); "
-                "committing the log without it",
-                self._team_id,
-                exc,
-            )
-        firsts = self._append(items, states)
+            refused = exc
+        firsts = self._append(items, states)  # failing too: the store is down, not the memory
+        self._failed += 1  # a failed try: its success is said (see _write_loop)
+        logger.warning(
+            "team %s: a group could not be committed with its working memory (%r); "
+            "the log was committed without it",
+            self._team_id,
+            refused,
+        )
         return firsts, self._memory_apart(memory)
 
     def _memory_apart(self, rows: list[MemoryRow]) -> LeaseLostError | None:

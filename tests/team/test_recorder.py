@@ -440,3 +440,29 @@ def test_a_store_down_is_not_said_to_refuse_the_working_memory(
     assert [r.require() for r in storage.events.read(team)] == [compacted]
     assert storage.working_memory.get(team, agent) == [{"compacted": 2}]
     recorder.on_stop(team)
+
+
+def test_a_stop_the_store_cannot_mark_says_so_in_one_line_and_raises_nothing(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log is committed but the STOPPED mark fails (the disk filled up between): the
+    stop goes on, the team stays RUNNING in storage — a resume treats it as a crash —
+    and one ERROR line says so, naming the store's error (not the subscriber's repr)."""
+    storage = open_storage(storage_url)
+    team = storage.teams.create("unmarked").team_id
+    recorder = EventRecorder(storage, team)
+    message = UserMessage(content="kept", team_id=team)
+    recorder.on_message(message)
+    recorder.on_stop_request(team)
+
+    def disk_full(*args: Any, **kwargs: Any) -> None:
+        raise OSError("database or disk is full (simulated)")
+
+    monkeypatch.setattr(storage.teams, "set_status", disk_full)
+    with caplog.at_level(logging.ERROR, "akgentic.team"):
+        recorder.on_stop(team)
+    assert [r.require() for r in storage.events.read(team)] == [message]
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    [line] = [r.getMessage() for r in caplog.records]
+    assert "not marked STOPPED (OSError: database or disk is full (simulated))" in line
+    assert "as after a crash" in line

@@ -58,6 +58,7 @@ from akgentic.core import (
     StateChangedMessage,
     TelemetryBatch,
 )
+from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
@@ -463,11 +464,11 @@ class EventRecorder:
         is committed again without them (states kept), and the changes are then written
         one by one as before they rode with the log, each failure logged: memory the
         store will not take never holds the log back (restore reads the log, the memory
-        is a convenience); that is said once the log is committed — a store that fails
-        both commits is down, and the caller says the group is kept. Those writes are fenced as the log's: one the store refuses
+        is a convenience). Those writes are fenced as the log's: one the store refuses
         for a lost lease stops them, and that loss is returned with the log's numbers.
-        Should the group fail without them as well, the log is at fault: the exception
-        goes to the caller, which keeps the group for the next try. (An event log that
+        Should the group fail without them as well, the log is at fault (the store is
+        down, not the memory: nothing is said of the memory): the exception goes to the
+        caller, which says the group is kept for the next try. (An event log that
         predates ``memory`` refuses the argument with a ``TypeError`` and takes this way
         too.)"""
         states, memory = _latest_states(tables), _memory_rows(tables)
@@ -671,14 +672,25 @@ class EventRecorder:
         self.flush()
         self._close_writer()
         if self._stop_requested and not self._discarded:
-            teams = self._storage.teams
-            record = teams.get(team_id)
-            if record is not None and record.status == TeamStatus.RUNNING:
-                try:
-                    teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
-                except LeaseLostError as lost:
-                    logger.error("team %s: not marked STOPPED: %s", team_id, lost)
-                    self._lost(lost, [])
+            try:
+                self._mark_stopped(team_id)
+            except LeaseLostError as lost:
+                logger.error("team %s: not marked STOPPED: %s", team_id, lost)
+                self._lost(lost, [])
+            except Exception as exc:  # the store is down: the team reads as crashed
+                logger.error(
+                    "team %s: not marked STOPPED (%s); it stays RUNNING in storage, and "
+                    "a resume restores it from its log as after a crash",
+                    team_id,
+                    exception_line(exc),
+                )
+
+    def _mark_stopped(self, team_id: UUID) -> None:
+        """STOPPED, under the fence, if the store still has the team RUNNING."""
+        teams = self._storage.teams
+        record = teams.get(team_id)
+        if record is not None and record.status == TeamStatus.RUNNING:
+            teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
 
     # -- all or nothing ---------------------------------------------------------------------
     def hold(self) -> None:

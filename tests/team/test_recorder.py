@@ -3,6 +3,7 @@ yet nobody who waits for a commit is kept waiting, and a stop writes everything.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from uuid import uuid4
 
@@ -374,3 +375,94 @@ def test_a_store_beside_the_log_that_cannot_check_a_lease_is_refused_at_the_star
     with pytest.raises(TypeError, match=rf"\.{name} takes no fence=: the stores of a team"):
         EventRecorder(storage, uuid4(), Fence(resource="team/x", owner="one"))
     EventRecorder(storage, uuid4())
+
+
+@pytest.mark.usefixtures("slow_gap")
+def test_a_stop_whose_commit_fails_once_tries_again_and_loses_nothing(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store fails a commit as the team stops (a Postgres connection dropped, a disk
+    full for a moment): the stop's records are kept and tried again, as while running —
+    not dropped because the recorder is closing."""
+    storage = open_storage(storage_url)
+    team = uuid4()
+    recorder = EventRecorder(storage, team)
+    messages = [UserMessage(content=str(i), team_id=team) for i in range(3)]
+    real = storage.events.append_encoded
+    calls = {"n": 0}
+
+    def fails_once(*args: Any, **kwargs: Any) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("connection dropped (simulated)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.events, "append_encoded", fails_once)
+    for message in messages:
+        recorder.on_message(message)
+    recorder.on_stop(team)  # the first commit is the stop's, and it fails
+    assert calls["n"] == 2
+    assert [r.require() for r in storage.events.read(team)] == messages
+
+
+def test_a_store_down_is_not_said_to_refuse_the_working_memory(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A group with a working-memory change fails because the store is down (a disk full,
+    a dropped connection), with its memory and without: nothing was committed, so the
+    user is not told the log was committed without its memory — only that the group is
+    kept; the next try commits it whole, memory with it."""
+    storage = open_storage(storage_url)
+    team, agent = uuid4(), uuid4()
+    recorder = EventRecorder(storage, team)
+    compacted = EventMessage(
+        event=ContextReplacedEvent(agent="@A", messages_json='[{"compacted": 2}]'),
+        sender=ActorAddress(agent_id=agent, name="@A"),
+        team_id=team,
+    )
+    real = storage.events.append_encoded
+    calls = {"n": 0}
+
+    def down_twice(*args: Any, **kwargs: Any) -> list[int]:
+        calls["n"] += 1
+        if calls["n"] <= 2:  # with its memory, then without: the store is down
+            raise OSError("database or disk is full (simulated)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.events, "append_encoded", down_twice)
+    with caplog.at_level(logging.WARNING, "akgentic.team"):
+        recorder.on_message(compacted)
+        recorder.flush()
+        assert recorder.written(30)
+    assert calls["n"] == 3
+    assert "committed without it" not in caplog.text
+    assert "it is kept" in caplog.text
+    assert [r.require() for r in storage.events.read(team)] == [compacted]
+    assert storage.working_memory.get(team, agent) == [{"compacted": 2}]
+    recorder.on_stop(team)
+
+
+def test_a_stop_the_store_cannot_mark_says_so_in_one_line_and_raises_nothing(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log is committed but the STOPPED mark fails (the disk filled up between): the
+    stop goes on, the team stays RUNNING in storage — a resume treats it as a crash —
+    and one ERROR line says so, naming the store's error (not the subscriber's repr)."""
+    storage = open_storage(storage_url)
+    team = storage.teams.create("unmarked").team_id
+    recorder = EventRecorder(storage, team)
+    message = UserMessage(content="kept", team_id=team)
+    recorder.on_message(message)
+    recorder.on_stop_request(team)
+
+    def disk_full(*args: Any, **kwargs: Any) -> None:
+        raise OSError("database or disk is full (simulated)")
+
+    monkeypatch.setattr(storage.teams, "set_status", disk_full)
+    with caplog.at_level(logging.ERROR, "akgentic.team"):
+        recorder.on_stop(team)
+    assert [r.require() for r in storage.events.read(team)] == [message]
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    [line] = [r.getMessage() for r in caplog.records]
+    assert "not marked STOPPED (OSError: database or disk is full (simulated))" in line
+    assert "as after a crash" in line

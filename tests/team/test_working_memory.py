@@ -137,7 +137,7 @@ def test_a_store_that_refuses_the_memory_with_the_log_still_commits_the_log(
         histories = _histories(system, runtime)
         manager.stop_team(runtime.team_id)
     assert refused
-    assert "committing the log without it" in caplog.text
+    assert "the log was committed without it" in caplog.text
     _check(storage, runtime.team_id, histories)
 
 

@@ -58,6 +58,7 @@ from akgentic.core import (
     StateChangedMessage,
     TelemetryBatch,
 )
+from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
@@ -189,6 +190,12 @@ kept waiting by this: they make the writer go now."""
 GROUP_EVENTS = 5_000
 """A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
 
+CLOSING_TRIES_FOR = 30.0
+"""Seconds a stopping recorder keeps trying to commit its last records when the store
+fails them (a dropped connection, a disk full for a moment), a second apart: the stop's
+records — often the answer of the last turn — are delayed like any other, and dropped
+(logged) only when the store stays down past this. Below the writer's join timeout."""
+
 
 _FENCED = (
     ("events", "append_encoded", "EventLog"),
@@ -269,6 +276,7 @@ class EventRecorder:
         self._writer: threading.Thread | None = None
         self._idle = True
         self._closing = False
+        self._closing_at = 0.0  # when the stop began: it tries for CLOSING_TRIES_FOR
         self._urgent = 0  # callers waiting for a commit: the writer does not pace
         self._last_commit = 0.0
         self._failed = 0  # commits that failed in a row (the writer's own count)
@@ -458,8 +466,9 @@ class EventRecorder:
         store will not take never holds the log back (restore reads the log, the memory
         is a convenience). Those writes are fenced as the log's: one the store refuses
         for a lost lease stops them, and that loss is returned with the log's numbers.
-        Should the group fail without them as well, the log is at fault: the exception
-        goes to the caller, which keeps the group for the next try. (An event log that
+        Should the group fail without them as well, the log is at fault (the store is
+        down, not the memory: nothing is said of the memory): the exception goes to the
+        caller, which says the group is kept for the next try. (An event log that
         predates ``memory`` refuses the argument with a ``TypeError`` and takes this way
         too.)"""
         states, memory = _latest_states(tables), _memory_rows(tables)
@@ -470,14 +479,15 @@ class EventRecorder:
         except LeaseLostError:  # refused whole, memory or not
             raise
         except Exception as exc:  # the traceback comes with the next failure, if any
-            self._failed += 1  # a failed try: its success is said (see _write_loop)
-            logger.warning(
-                "team %s: a group could not be committed with its working memory (%r); "
-                "committing the log without it",
-                self._team_id,
-                exc,
-            )
-        firsts = self._append(items, states)
+            refused = exc
+        firsts = self._append(items, states)  # failing too: the store is down, not the memory
+        self._failed += 1  # a failed try: its success is said (see _write_loop)
+        logger.warning(
+            "team %s: a group could not be committed with its working memory (%r); "
+            "the log was committed without it",
+            self._team_id,
+            refused,
+        )
         return firsts, self._memory_apart(memory)
 
     def _memory_apart(self, rows: list[MemoryRow]) -> LeaseLostError | None:
@@ -572,11 +582,12 @@ class EventRecorder:
 
     def _retry(self, rows: list[_Item], tables: list[Message]) -> bool:
         """After a failed commit: put the rows back at the front, in order, and wait for
-        more (or a second) before the next try. False when the recorder is closing: the
-        rows cannot be written, and that is logged."""
+        more (or a second) before the next try. A closing recorder tries again too, a
+        second apart; False once it has tried for :data:`CLOSING_TRIES_FOR`: the rows
+        cannot be written, and that is logged."""
         team, io = self._team_id, self._io
         with io:
-            if self._closing:
+            if self._closing and time.monotonic() - self._closing_at >= CLOSING_TRIES_FOR:
                 logger.error("team %s: %d records could not be written", team, len(rows))
                 self._outbox, self._tables, self._idle = [], [], True
                 self._outbox_events = 0
@@ -588,8 +599,9 @@ class EventRecorder:
             self._tables[:0] = tables
             self._idle = True
             io.notify_all()
-            waiting = len(self._outbox)
-            io.wait_for(lambda: self._closing or len(self._outbox) > waiting, 1.0)
+            waiting, closing = len(self._outbox), self._closing
+            # a stop beginning ends the pause (it tries at once); during one, a second
+            io.wait_for(lambda: self._closing != closing or len(self._outbox) > waiting, 1.0)
             return True
 
     def _committed_rows(self, items: list[_Item], firsts: list[int]) -> None:
@@ -634,6 +646,8 @@ class EventRecorder:
 
     def _close_writer(self, timeout: float = 60.0) -> None:
         with self._io:
+            if not self._closing:
+                self._closing_at = time.monotonic()
             self._closing = True
             self._io.notify_all()
         writer = self._writer
@@ -658,14 +672,25 @@ class EventRecorder:
         self.flush()
         self._close_writer()
         if self._stop_requested and not self._discarded:
-            teams = self._storage.teams
-            record = teams.get(team_id)
-            if record is not None and record.status == TeamStatus.RUNNING:
-                try:
-                    teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
-                except LeaseLostError as lost:
-                    logger.error("team %s: not marked STOPPED: %s", team_id, lost)
-                    self._lost(lost, [])
+            try:
+                self._mark_stopped(team_id)
+            except LeaseLostError as lost:
+                logger.error("team %s: not marked STOPPED: %s", team_id, lost)
+                self._lost(lost, [])
+            except Exception as exc:  # the store is down: the team reads as crashed
+                logger.error(
+                    "team %s: not marked STOPPED (%s); it stays RUNNING in storage, and "
+                    "a resume restores it from its log as after a crash",
+                    team_id,
+                    exception_line(exc),
+                )
+
+    def _mark_stopped(self, team_id: UUID) -> None:
+        """STOPPED, under the fence, if the store still has the team RUNNING."""
+        teams = self._storage.teams
+        record = teams.get(team_id)
+        if record is not None and record.status == TeamStatus.RUNNING:
+            teams.set_status(team_id, TeamStatus.STOPPED, **self._fenced)
 
     # -- all or nothing ---------------------------------------------------------------------
     def hold(self) -> None:

@@ -847,3 +847,24 @@ def test_a_purge_confirmed_at_the_prompt_removes_the_team(cli: Invoke, storage_u
 
     assert returncode == 0, errors
     assert status_of(storage_url, team_id) is None
+
+
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("--retry-interrupted", "no interrupted turn to deliver again"),
+        ("--dismiss-interrupted", "no interrupted turn to dismiss"),
+    ],
+)
+def test_a_resume_asked_to_settle_turns_when_none_was_interrupted_says_so(
+    cli: Invoke, flag: str, said: str
+) -> None:
+    """The flag is answered, not ignored in silence (it said "delivered 0 interrupted
+    messages again", and nothing for a dismiss)."""
+    short = str(run_once(cli))[:8]
+
+    resumed = cli("teams", "resume", short, flag, input="")
+
+    assert resumed.exit_code == 0, resumed.output
+    assert said in resumed.stdout
+    assert "interrupted messages again" not in resumed.stdout

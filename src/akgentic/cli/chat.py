@@ -70,9 +70,22 @@ from akgentic.storage import LeaseLostError
 from akgentic.team import HostedTeam, Suggestion, TeamCard, TeamManager, TeamRuntime
 from akgentic.team.card import member_names
 
-__all__ = ["ChatOptions", "chat", "check_addressee", "intro", "quote", "send_line"]
+__all__ = [
+    "NONE_TO_DISMISS",
+    "NONE_TO_RETRY",
+    "ChatOptions",
+    "chat",
+    "check_addressee",
+    "intro",
+    "quote",
+    "send_line",
+]
 
 QUIT = ("/quit", "/exit")
+NONE_TO_RETRY = "no interrupted turn to deliver again"
+NONE_TO_DISMISS = "no interrupted turn to dismiss"
+"""What a resume with --retry-interrupted / --dismiss-interrupted says when the team has
+no interrupted turn: the flag is answered, not ignored in silence."""
 GRACE = 30.0
 """Seconds a graceful stop gives the turns in progress."""
 _ADDRESSED = re.compile(r"^(@[\w.-]+)[:,]?\s+(\S.*)$", re.DOTALL)
@@ -189,7 +202,11 @@ def _chat(
             interrupt.check()  # one taken during the start-up stops the team like any other
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
                 retried = runtime.retry_interrupted()
-                view.note(f"delivered {counted(len(retried), 'interrupted message')} again")
+                view.note(
+                    f"delivered {counted(len(retried), 'interrupted message')} again"
+                    if retried
+                    else NONE_TO_RETRY
+                )
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from akgentic.agent import AgentConfig
 from akgentic.cli import interrupt, logs
-from akgentic.cli.chat import ChatOptions, chat, intro, quote
+from akgentic.cli.chat import NONE_TO_DISMISS, NONE_TO_RETRY, ChatOptions, chat, intro, quote
 from akgentic.cli.describe import last_exchange, one_line, sent_line
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import model_for_resume
@@ -502,6 +502,8 @@ def resume_team(
                     console.print(
                         SafeText(f"dismissed {counted(len(gone), 'interrupted turn')}", style="dim")
                     )
+                elif dismiss_interrupted:
+                    console.print(SafeText(NONE_TO_DISMISS, style="dim"))
                 elif runtime.interrupted and not retry_interrupted:
                     _warn_interrupted(console, runtime.interrupted)
                 code = chat(
@@ -639,6 +641,10 @@ def _resume_remote(
             )
         elif cut:
             _warn_interrupted(console, cut)
+        elif dismiss:
+            console.print(SafeText(NONE_TO_DISMISS, style="dim"))
+        elif options.retry_interrupted:
+            console.print(SafeText(NONE_TO_RETRY, style="dim"))
         return chat(
             client,
             runtime,

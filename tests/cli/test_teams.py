@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 from collections.abc import Callable
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 from uuid import UUID
 
@@ -18,8 +19,8 @@ from pydantic_ai.models.function import FunctionModel
 
 from akgentic.core import serialize
 from akgentic.llm import register_model
-from akgentic.storage import TeamStatus, open_storage, sqlite_path
-from akgentic.team import TeamCard, team_workspaces
+from akgentic.storage import Lease, LeaseHolder, TeamStatus, open_storage, sqlite_path
+from akgentic.team import TeamCard, TeamManager, TeamRunningElsewhereError, team_workspaces
 
 from .conftest import (
     AKGENTIC,
@@ -868,3 +869,37 @@ def test_a_resume_asked_to_settle_turns_when_none_was_interrupted_says_so(
     assert resumed.exit_code == 0, resumed.output
     assert said in resumed.stdout
     assert "interrupted messages again" not in resumed.stdout
+
+
+def test_the_loser_of_a_race_to_resume_is_told_the_team_runs_not_that_it_is_stopping(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two resumes of a STOPPED team at once: the one that loses the lease must not say the
+    team "is stopping" (what the record it read before the attempt suggested): the winner
+    has it RUNNING by then."""
+    team_id = run_once(cli)
+    now = datetime.now(UTC)
+    winner = Lease(
+        resource=f"team/{team_id}",
+        holder=LeaseHolder(owner="winner", host="box-2", pid=4242),
+        since=now,
+        renewed_at=now,
+        expires_at=now,
+        expired=False,
+    )
+
+    def lose_the_race(self: TeamManager, team: UUID, **kwargs: object) -> None:
+        storage = open_storage(storage_url)
+        try:  # the other process won: it marked the team RUNNING and holds its lease
+            storage.teams.set_status(team, TeamStatus.RUNNING)
+        finally:
+            storage.close()
+        raise TeamRunningElsewhereError(team, winner)
+
+    monkeypatch.setattr(TeamManager, "resume_team", lose_the_race)
+    lost = cli("teams", "resume", str(team_id)[:8], "-m", "again")
+
+    assert lost.exit_code == 1
+    [line] = lost.stderr.splitlines()
+    assert "is running in another process: pid 4242 on host box-2" in line
+    assert "is stopping" not in line

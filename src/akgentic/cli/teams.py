@@ -121,10 +121,17 @@ def _lease(bundle: StorageBundle, record: TeamRecord) -> Lease | None:
     return bundle.leases.inspect(team_resource(record.team_id))
 
 
-def _elsewhere(exc: TeamRunningElsewhereError, record: TeamRecord, url: str, verb: str) -> CliError:
+def _elsewhere(
+    exc: TeamRunningElsewhereError, bundle: StorageBundle, record: TeamRecord, url: str, verb: str
+) -> CliError:
     """A team another process runs: who, and that it need not be stopped over there — or,
     when it is marked STOPPED already, that it is stopping (its process waits for the turns
-    in progress, then lets it go): ``verb`` it (resume, delete) once it has stopped."""
+    in progress, then lets it go): ``verb`` it (resume, delete) once it has stopped.
+
+    The status is read again: ``record`` was read before the attempt, and a STOPPED team
+    that another process resumed meanwhile (it won the race for the lease) runs, it is
+    not stopping."""
+    record = bundle.teams.get(record.team_id) or record
     if record.status == TeamStatus.STOPPED:
         return CliError(f"{_stopping(record, exc.lease)}; {verb} it once it has stopped")
     stop = team_command("stop", record.team_id, url)
@@ -484,7 +491,7 @@ def resume_team(
                         _not_resumed(_title(record), exc, command, card.imports)
                     ) from None
                 except TeamRunningElsewhereError as exc:
-                    raise _elsewhere(exc, record, url, "resume") from None
+                    raise _elsewhere(exc, bundle, record, url, "resume") from None
                 if crashed:
                     how = f" ({stale_reason(lease)})" if lease is not None else ""
                     error_console().print(
@@ -718,7 +725,7 @@ def delete_team(
             try:
                 manager.delete_team(record.team_id, purge=purge)
             except TeamRunningElsewhereError as exc:
-                raise _elsewhere(exc, record, url, "delete") from None
+                raise _elsewhere(exc, bundle, record, url, "delete") from None
         if purge:
             gone = "its record and history"
             if trees:

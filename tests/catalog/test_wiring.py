@@ -114,7 +114,7 @@ def test_an_mcp_instance_s_server_reaches_the_agent(
     catalog.enable(ADMIN, "calc")
     view, probed = catalog.probe(ADMIN, "calc", timeout=20)
     assert (view.status, view.type_name) == ("active", "mcp")
-    assert probed.detail.startswith("MCP server 'calc' serves 6 tools: add, greet")
+    assert probed.detail.startswith("MCP server 'calc' serves 7 tools: add, greet")
 
     runtime = manager.create_team(TeamCard.from_yaml(DATA / "mcp.yaml"))
     runtime.send("add two and three")

@@ -335,6 +335,22 @@ def test_duplicate_context_provider_names_raise_naming_both_cards(agent: FakeAge
         factory.get_context_updater()  # the same check, through the updater's path
 
 
+def test_two_cards_serving_one_tool_name_raise_naming_both_cards() -> None:
+    def tool_card(label: str) -> type[ToolCard]:
+        def get_tools(self: ToolCard) -> list[Callable[..., Any]]:
+            def lookup(key: str) -> str:
+                """Look ``key`` up."""
+                return key
+
+            return [lookup]
+
+        return type(label, (ToolCard,), {"get_tools": get_tools})
+
+    factory = ToolFactory([tool_card("Left")(), tool_card("Right")()])
+    with pytest.raises(ValueError, match="tool 'lookup' is provided by both Left and Right"):
+        factory.get_tools()
+
+
 def test_two_cards_of_one_class_are_told_apart_by_position(agent: FakeAgent) -> None:
     factory = ToolFactory([BoardCard(), BoardCard()], observer=agent)
     with pytest.raises(ValueError, match=r"BoardCard \(tool_cards\[0\]\) and BoardCard \(tool"):
@@ -364,11 +380,14 @@ def test_context_updater_is_built_over_the_factory_providers(agent: FakeAgent) -
 
 
 class Other(ToolCard):
+    tool_name: str = "other"  # two Others serve two tools: one name would be a clash
+
     def get_tools(self) -> list[Callable[..., Any]]:
         def other() -> str:
             """Another tool."""
             return "other"
 
+        other.__name__ = self.tool_name
         return [other]
 
     def get_system_prompts(self) -> list[Callable[[], str]]:
@@ -380,7 +399,7 @@ class Other(ToolCard):
 
 def test_each_item_handed_out_names_the_card_that_served_it() -> None:
     board, other = BoardCard(), Other()
-    factory = ToolFactory([board, other, Other()])
+    factory = ToolFactory([board, other, Other(tool_name="another")])
     tools = factory.get_tools()
     prompts = factory.get_system_prompts()
     states = factory.get_context_states()

@@ -24,7 +24,6 @@ from typing import Any, Self
 
 from pydantic import Field, PrivateAttr, field_validator
 from pydantic_ai import ModelRetry
-from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from akgentic.tool.core.card import ToolCard
@@ -116,14 +115,12 @@ class ToolsetCard(ToolCard):
         """One ToolGroup: the members' tools and toolsets, named ``<set>_<verb>``."""
         members = self.members()
         inner: list[AbstractToolset[Any]] = []
-        tools = members.get_tools()
+        try:  # two members' tools sharing a name: the factory names both members
+            tools = members.get_tools()
+        except ValueError as exc:
+            raise ValueError(f"toolset {self.name!r}: {exc}") from None
         if tools:
-            try:
-                inner.append(FunctionToolset(tools))
-            except UserError as exc:  # two members' tools share a name
-                raise ValueError(
-                    f"toolset {self.name!r}: {exc}; rename one, or move it to another toolset"
-                ) from None
+            inner.append(FunctionToolset(tools))
         inner.extend(members.get_toolsets())
         group: ToolGroup = tool_group(self.name, self.description, inner)
         return [group]

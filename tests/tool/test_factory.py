@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 import typing
 import warnings
 from collections.abc import Callable
@@ -422,3 +423,30 @@ def test_the_record_follows_the_last_call_of_each_aggregator() -> None:
     assert factory.card_of(second[0]) is factory.tool_cards[0]
     assert factory.card_of(first[0]) is None
     assert factory.served("context_state") == []  # not asked yet
+
+
+def test_a_return_the_model_cannot_receive_is_a_retry_naming_the_tool() -> None:
+    class Returns(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def handle(kind: str) -> Any:
+                """Return a value of ``kind``."""
+                values: dict[str, Any] = {
+                    "lock": threading.Lock(),
+                    "bytes": b"\xff\x00",
+                    "model": Note(),
+                    "data": {"a": [1, 2.5, None]},
+                }
+                return values[kind]
+
+            return [handle]
+
+    [handle] = ToolFactory([Returns()], retry_exception=RetryError).get_tools()
+    with pytest.raises(RetryError) as caught:
+        handle(kind="lock")
+    assert str(caught.value) == (
+        "handle failed (TypeError: returned a lock; return str, a model or JSON data). Try "
+        "again; if it fails again, report that handle is not working."
+    )
+    assert handle(kind="bytes") == b"\xff\x00"
+    assert handle(kind="model") == Note()
+    assert handle(kind="data") == {"a": [1, 2.5, None]}

@@ -20,6 +20,7 @@ Tool callables are wrapped once more on the way out:
   and what was expected, never a raw exception from inside the tool;
 - any other exception the tool raises is logged and becomes a ``RetriableError`` naming
   the tool (framework signals and ``ToolObserverGone`` excepted): nothing raw escapes;
+  so does a return value pydantic-ai could not serialize for the model (``check_return``);
 - ``RetriableError`` becomes ``retry_exception`` (e.g. pydantic-ai's ``ModelRetry``),
   so tool logic stays framework-agnostic;
 - a runtime toolset (``get_toolsets``) gets the same two translations around its
@@ -51,7 +52,12 @@ from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater
 from akgentic.tool.core.dependencies import card_label, order_cards
-from akgentic.tool.core.guard import as_the_model_reads, check_command, check_tool
+from akgentic.tool.core.guard import (
+    as_the_model_reads,
+    check_command,
+    check_return,
+    check_tool,
+)
 from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
@@ -150,7 +156,7 @@ class ToolFactory:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with as_the_model_reads(parameters.name, retry):
                     bound = parameters.check(args, kwargs)
-                    return await fn(*bound.args, **bound.kwargs)
+                    return check_return(await fn(*bound.args, **bound.kwargs))
 
             wrapper = async_wrapper
         else:
@@ -158,7 +164,7 @@ class ToolFactory:
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with as_the_model_reads(parameters.name, retry):
                     bound = parameters.check(args, kwargs)
-                    return fn(*bound.args, **bound.kwargs)
+                    return check_return(fn(*bound.args, **bound.kwargs))
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)

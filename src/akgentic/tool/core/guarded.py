@@ -25,7 +25,7 @@ from pydantic_ai import ModelRetry
 from pydantic_ai.tools import RunContext
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
 
-from akgentic.tool.core.guard import as_the_model_reads
+from akgentic.tool.core.guard import as_the_model_reads, check_return
 
 __all__ = ["GuardedToolset", "guarded"]
 
@@ -40,7 +40,7 @@ class GuardedToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         with as_the_model_reads(name, self.retry):
-            return await super().call_tool(name, tool_args, ctx, tool)
+            return check_return(await super().call_tool(name, tool_args, ctx, tool))
 
 
 def guarded(toolset: Any, retry: type[Exception] | None) -> Any:

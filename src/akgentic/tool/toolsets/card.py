@@ -30,7 +30,7 @@ from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.dependencies import matches_dependency
 from akgentic.tool.core.factory import ToolFactory
-from akgentic.tool.core.lookup import card_from_data
+from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
 from akgentic.tool.toolsets.group import ToolGroup, tool_group
@@ -77,7 +77,7 @@ class ToolsetCard(ToolCard):
     @field_validator("cards", mode="before")
     @classmethod
     def _cards_from_data(cls, value: Any) -> Any:
-        return [card_from_data(item) for item in value] if isinstance(value, list) else value
+        return cards_from_data(value) if isinstance(value, list) else value
 
     @field_validator("cards")
     @classmethod

@@ -37,9 +37,11 @@ from akgentic.tool.core import (
     Channels,
     DeltaState,
     StateJournal,
+    ask_tool_actor,
+    bind_team_actor,
+    require_team_observer,
     serve,
 )
-from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 
 TALLY = "#Tally"
 """The tool actor's name: ``#`` makes the teardown stop it after the agents that call it."""

@@ -61,6 +61,19 @@ def test_ask_raises_a_clear_timeout(system: ActorSystem) -> None:
         system.ask(silent, UserMessage(content="hello?"), timeout=0.05)
 
 
+class Quitter(Akgent[BaseConfig, BaseState]):
+    """Stops itself on a message, without replying (an agent whose start failed)."""
+
+    def receiveMsg_UserMessage(self, msg: UserMessage, sender: ActorAddress | None) -> None:
+        self.stop()
+
+
+def test_ask_of_an_actor_that_stops_without_replying_fails_at_once(system: ActorSystem) -> None:
+    quitter = system.createActor(Quitter, config=BaseConfig(name="@Quitter"))
+    with pytest.raises(AddressError, match="@Quitter stopped before replying to UserMessage"):
+        system.ask(quitter, UserMessage(content="bye"))  # no timeout: it used to wait for ever
+
+
 def test_private_contexts_do_not_share_replies(system: ActorSystem) -> None:
     shout = system.createActor(Shout)
     with system.private() as first, system.private() as second:

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 import pytest
 
-from akgentic.core import ActorStartError, AddressError
+from akgentic.core import ActorNameTakenError, ActorStartError, AddressError
 from akgentic.core._proxy import AskTimeoutError
 from akgentic.core.error_pickle import dump_error, load_error
 from akgentic.core.serialization import SerializationError
@@ -59,6 +59,7 @@ ERRORS: list[BaseException] = [
     AskTimeoutError("@Writer did not answer in 5s"),
     AddressError("@Nobody is not a member"),
     ActorStartError("#Board", "OSError: [Errno 2] No such file or directory: '/x'"),
+    ActorNameTakenError("#Board", "#Board is already a Shelf, not a Drawer"),
     ToolActorStartError("Board", ActorStartError("#Board", "OSError: no /x")),
     ResumeError("@Writer could not start: OSError: no /x", member="@Writer"),
     TeamStartError("writers", "@Writer", "OSError: no /x"),

@@ -13,6 +13,7 @@ import pytest
 from akgentic.core import (
     ActorAddress,
     ActorAddressImpl,
+    ActorStartError,
     ActorSystem,
     AddressError,
     AgentCard,
@@ -130,7 +131,9 @@ def test_get_children_or_create_is_race_free(system: ActorSystem, team: Team) ->
 
 def test_get_children_or_create_refuses_bad_requests(system: ActorSystem, team: Team) -> None:
     team.proxy.getChildrenOrCreate(ToolActor, BaseConfig(name="#Tool"))
-    with pytest.raises(TypeError, match="#Tool is already a ToolActor, not a Member"):
+    with pytest.raises(TypeError, match="#Tool is already a ToolActor, not a Member: one '#'"):
+        team.proxy.getChildrenOrCreate(Member, BaseConfig(name="#Tool"))
+    with pytest.raises(ActorStartError, match="give one of the two actors another name"):
         team.proxy.getChildrenOrCreate(Member, BaseConfig(name="#Tool"))
     with pytest.raises(ValueError, match="needs a config with a name"):
         team.proxy.getChildrenOrCreate(ToolActor, BaseConfig())

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from akgentic.core import Akgent, BaseConfig, EventMessage
+import pytest
+
+from akgentic.core import ActorNameTakenError, Akgent, BaseConfig, BaseState, EventMessage
 from akgentic.core.address import ActorAddress
 from akgentic.core.serialization import SerializableModel, deserialize, serialize
 from akgentic.tool import (
@@ -18,6 +20,8 @@ from akgentic.tool import (
     ToolStateEmitter,
     ToolStateEvent,
 )
+from akgentic.tool.core import bind_team_actor, require_team_observer
+from akgentic.tool.errors import ToolActorStartError
 
 from .conftest import AgentStateWithTools, Team
 
@@ -113,3 +117,36 @@ def test_tool_state_events_reach_the_team_stream_with_their_payload_class(team: 
     stored = deserialize(serialize(event))
     assert isinstance(stored.payload, Delta) and stored.payload.added == ["a"]
     assert stored.sender.name == "#Graph"
+
+
+class Shelf(Akgent[BaseConfig, BaseState]):
+    """One ``#`` actor class."""
+
+
+class Drawer(Akgent[BaseConfig, BaseState]):
+    """Another, wrongly bound under the same name."""
+
+
+def binding(actor_class: type[Akgent[Any, Any]], label: str) -> ToolCard:
+    def observer(self: ToolCard, observer: ToolObserver) -> ToolCard:
+        ToolCard.observer(self, observer)
+        team = require_team_observer(observer, label, "#Store")
+        bind_team_actor(team, actor_class, BaseConfig(name="#Store"), 30.0)
+        return self
+
+    return type(label, (ToolCard,), {"observer": observer})()
+
+
+def test_two_cards_binding_one_name_to_two_classes_fail_naming_the_card(team: Team) -> None:
+    address = team.system.createActor(
+        Worker, config=BaseConfig(name="@W"), team_id=team.orchestrator.team_id
+    )
+    actor = team.system.get_actor(address)
+    ToolFactory([binding(Shelf, "ShelfCard")], observer=actor)
+    with pytest.raises(ToolActorStartError) as caught:
+        ToolFactory([binding(Drawer, "DrawerCard")], observer=actor)
+    assert isinstance(caught.value.__cause__, ActorNameTakenError)  # a TypeError too
+    assert str(caught.value) == (
+        "DrawerCard: its tool actor #Store could not start: #Store is already a Shelf, not "
+        "a Drawer: one '#' name is one actor class; give one of the two actors another name"
+    )

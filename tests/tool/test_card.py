@@ -187,3 +187,14 @@ def test_observer_protocols_are_runtime_checkable(agent: FakeAgent) -> None:
     assert not isinstance(events_only, ActorToolObserver)
     assert isinstance(agent, ActorToolObserver)
     assert not isinstance(BaseToolParam(), ToolObserver)
+
+
+def test_what_docs_custom_cards_teaches_is_on_the_core_facade() -> None:
+    """A card author binds and calls its ``#`` actor with these three; the page teaching
+    it names no private module, so the façade carries them."""
+    import akgentic.tool.core as core
+    from akgentic.tool.core import team_actor
+
+    for name in ("bind_team_actor", "ask_tool_actor", "require_team_observer"):
+        assert name in core.__all__
+        assert getattr(core, name) is getattr(team_actor, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import threading
 import typing
 import warnings
 from collections.abc import Callable
@@ -335,6 +336,22 @@ def test_duplicate_context_provider_names_raise_naming_both_cards(agent: FakeAge
         factory.get_context_updater()  # the same check, through the updater's path
 
 
+def test_two_cards_serving_one_tool_name_raise_naming_both_cards() -> None:
+    def tool_card(label: str) -> type[ToolCard]:
+        def get_tools(self: ToolCard) -> list[Callable[..., Any]]:
+            def lookup(key: str) -> str:
+                """Look ``key`` up."""
+                return key
+
+            return [lookup]
+
+        return type(label, (ToolCard,), {"get_tools": get_tools})
+
+    factory = ToolFactory([tool_card("Left")(), tool_card("Right")()])
+    with pytest.raises(ValueError, match="tool 'lookup' is provided by both Left and Right"):
+        factory.get_tools()
+
+
 def test_two_cards_of_one_class_are_told_apart_by_position(agent: FakeAgent) -> None:
     factory = ToolFactory([BoardCard(), BoardCard()], observer=agent)
     with pytest.raises(ValueError, match=r"BoardCard \(tool_cards\[0\]\) and BoardCard \(tool"):
@@ -364,11 +381,14 @@ def test_context_updater_is_built_over_the_factory_providers(agent: FakeAgent) -
 
 
 class Other(ToolCard):
+    tool_name: str = "other"  # two Others serve two tools: one name would be a clash
+
     def get_tools(self) -> list[Callable[..., Any]]:
         def other() -> str:
             """Another tool."""
             return "other"
 
+        other.__name__ = self.tool_name
         return [other]
 
     def get_system_prompts(self) -> list[Callable[[], str]]:
@@ -380,7 +400,7 @@ class Other(ToolCard):
 
 def test_each_item_handed_out_names_the_card_that_served_it() -> None:
     board, other = BoardCard(), Other()
-    factory = ToolFactory([board, other, Other()])
+    factory = ToolFactory([board, other, Other(tool_name="another")])
     tools = factory.get_tools()
     prompts = factory.get_system_prompts()
     states = factory.get_context_states()
@@ -403,3 +423,30 @@ def test_the_record_follows_the_last_call_of_each_aggregator() -> None:
     assert factory.card_of(second[0]) is factory.tool_cards[0]
     assert factory.card_of(first[0]) is None
     assert factory.served("context_state") == []  # not asked yet
+
+
+def test_a_return_the_model_cannot_receive_is_a_retry_naming_the_tool() -> None:
+    class Returns(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def handle(kind: str) -> Any:
+                """Return a value of ``kind``."""
+                values: dict[str, Any] = {
+                    "lock": threading.Lock(),
+                    "bytes": b"\xff\x00",
+                    "model": Note(),
+                    "data": {"a": [1, 2.5, None]},
+                }
+                return values[kind]
+
+            return [handle]
+
+    [handle] = ToolFactory([Returns()], retry_exception=RetryError).get_tools()
+    with pytest.raises(RetryError) as caught:
+        handle(kind="lock")
+    assert str(caught.value) == (
+        "handle failed (TypeError: returned a lock; return str, a model or JSON data). Try "
+        "again; if it fails again, report that handle is not working."
+    )
+    assert handle(kind="bytes") == b"\xff\x00"
+    assert handle(kind="model") == Note()
+    assert handle(kind="data") == {"a": [1, 2.5, None]}

@@ -59,6 +59,10 @@ class InboxAddress(ActorAddress):
         self._context.inbox.put(msg)
 
 
+_ALIVE_CHECK = 0.1
+"""How often (seconds) a waiting ask checks that its recipient is still alive."""
+
+
 class ExternalContext:
     """A reply inbox with an address: what ``tell`` stamps as the sender."""
 
@@ -90,7 +94,10 @@ class ExternalContext:
     def ask(self, addr: ActorAddress, msg: Message, timeout: float | None = None) -> Message:
         """Send ``msg`` and wait for the first message sent back.
 
-        Raises ``TimeoutError`` when nothing comes back within ``timeout`` seconds.
+        Raises ``TimeoutError`` when nothing comes back within ``timeout`` seconds, and
+        ``AddressError`` as soon as ``addr`` has stopped without replying (its ``on_start``
+        failed, its handler stopped it): an ask never waits out its timeout — or, with
+        none, for ever — on an actor that can no longer answer.
         """
         me = current.actor
         if me is not None and isinstance(addr, ActorAddressImpl) and me.actor_ref is addr.actor_ref:
@@ -99,12 +106,25 @@ class ExternalContext:
                 f"for the very thread that is asking"
             )
         self.tell(addr, msg)
-        reply = self.listen(timeout)
-        if reply is None:
-            raise TimeoutError(
-                f"no reply from {addr.name} to {type(msg).__name__} within {timeout}s"
-            )
-        return reply
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = _ALIVE_CHECK if deadline is None else deadline - time.monotonic()
+            reply = self.listen(max(0.0, min(left, _ALIVE_CHECK)))
+            if reply is not None:
+                return reply
+            if not addr.is_alive():
+                reply = self.listen(0)  # a reply sent just before it stopped
+                if reply is not None:
+                    return reply
+                failure = getattr(addr, "start_failure", None)
+                why = f": it could not start ({failure})" if failure else ""
+                raise AddressError(
+                    f"{addr.name} stopped before replying to {type(msg).__name__}{why}"
+                )
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"no reply from {addr.name} to {type(msg).__name__} within {timeout}s"
+                )
 
 
 class ActorSystem:

@@ -36,6 +36,7 @@ __all__ = [
     "ActorAddress",
     "ActorAddressImpl",
     "ActorAddressProxy",
+    "ActorNameTakenError",
     "ActorStartError",
     "AddressError",
     "address_name",
@@ -67,6 +68,15 @@ class ActorStartError(RuntimeError):
         super().__init__(f"{actor} could not start: {reason}")
         self.actor = actor
         self.reason = reason
+
+
+class ActorNameTakenError(ActorStartError, TypeError):
+    """A ``#`` tool actor was asked for under a name a live actor of another class holds
+    (two cards binding one name to two actor classes). A ``TypeError`` too: it is a
+    wiring mistake, and an ``ActorStartError`` so that the factory names the card."""
+
+    def __init__(self, actor: str, reason: str) -> None:
+        super().__init__(actor, reason)
 
 
 def start_failure_text(exc: BaseException) -> str:

@@ -46,6 +46,7 @@ from akgentic.core.address import (
     ActorAddress,
     ActorAddressImpl,
     ActorAddressProxy,
+    ActorNameTakenError,
     ActorStartError,
     AddressError,
     start_failure_text,
@@ -564,7 +565,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         """Return the live child named ``config.name``, creating it if there is none.
 
         One step on the orchestrator's thread, so concurrent callers get one actor.
-        Asking for a name held by an actor of another class is a ``TypeError``. The name
+        Asking for a name held by an actor of another class is an ``ActorNameTakenError`` (a
+        ``TypeError`` and an ``ActorStartError``, so a card's wiring names the card). The name
         must start with ``#`` (``TOOL_PREFIX``): the teardown stops tool actors after
         the members that call them, and tells them apart by that prefix alone, so a
         name without it is a ``ValueError`` saying so.
@@ -589,9 +591,11 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             if isinstance(existing, ActorAddressImpl) and not issubclass(
                 existing.actor_ref.actor_class, actor_class
             ):
-                raise TypeError(
-                    f"{name} is already a {existing.actor_ref.actor_class.__name__}, "
-                    f"not a {actor_class.__name__}"
+                held = existing.actor_ref.actor_class.__name__
+                raise ActorNameTakenError(
+                    name,
+                    f"{name} is already a {held}, not a {actor_class.__name__}: one '#' name "
+                    f"is one actor class; give one of the two actors another name",
                 )
             return existing
         try:

@@ -207,4 +207,4 @@ def test_distinct_servers_and_rewiring_the_same_card_are_accepted() -> None:
     a, b = MCPTool(name="a", connection=stdio()), MCPTool(name="b", connection=stdio())
     factory = ToolFactory([a, b], observer=observer)
     ToolFactory([a, b], observer=observer)  # the same cards again: not a collision
-    assert [t.server for t in factory.get_toolsets()] == ["a", "b"]
+    assert [t.wrapped.server for t in factory.get_toolsets()] == ["a", "b"]

@@ -295,3 +295,16 @@ def test_the_group_enters_and_exits_its_member_toolsets() -> None:
 
     asyncio.run(enter_and_exit())
     assert entered == ["in", "out"]
+
+
+def test_a_member_given_as_data_that_does_not_validate_is_named_by_its_position() -> None:
+    with pytest.raises(ValidationError) as caught:
+        ToolsetCard.model_validate(
+            {
+                "name": "web",
+                "description": "d",
+                "cards": [{"type": "SearchTool"}, {"type": "SearchTool", "bogus": 1}],
+            }
+        )
+    [error] = caught.value.errors()
+    assert (error["loc"], error["type"]) == (("cards", 1, "bogus"), "extra_forbidden")

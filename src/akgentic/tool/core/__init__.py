@@ -41,6 +41,7 @@ from akgentic.tool.core.params import (
     serve,
 )
 from akgentic.tool.core.state import ToolState, read_tool_state
+from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 from akgentic.tool.errors import (
     CommandArgumentError,
     CommandNotRecognized,
@@ -79,7 +80,9 @@ __all__ = [
     "ToolStateEmitter",
     "ToolStateEvent",
     "ToolsetActivityObserver",
+    "ask_tool_actor",
     "attach_param",
+    "bind_team_actor",
     "fold_deltas",
     "iter_message_texts",
     "marker",
@@ -90,6 +93,7 @@ __all__ = [
     "order_cards",
     "param_of",
     "read_tool_state",
+    "require_team_observer",
     "resolve_param",
     "serve",
 ]

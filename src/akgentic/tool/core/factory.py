@@ -20,8 +20,11 @@ Tool callables are wrapped once more on the way out:
   and what was expected, never a raw exception from inside the tool;
 - any other exception the tool raises is logged and becomes a ``RetriableError`` naming
   the tool (framework signals and ``ToolObserverGone`` excepted): nothing raw escapes;
+  so does a return value pydantic-ai could not serialize for the model (``check_return``);
 - ``RetriableError`` becomes ``retry_exception`` (e.g. pydantic-ai's ``ModelRetry``),
   so tool logic stays framework-agnostic;
+- a runtime toolset (``get_toolsets``) gets the same two translations around its
+  ``call_tool`` (see ``guarded.py``), so a toolset's tool keeps the rule too;
 - a param's ``instructions`` is appended to the tool's docstring.
 
 The wrapper keeps name, docstring, signature and (resolved) annotations, so the
@@ -49,7 +52,13 @@ from akgentic.tool.core.commands import CommandRegistry
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater
 from akgentic.tool.core.dependencies import card_label, order_cards
-from akgentic.tool.core.guard import as_the_model_reads, check_command, check_tool
+from akgentic.tool.core.guard import (
+    as_the_model_reads,
+    check_command,
+    check_return,
+    check_tool,
+)
+from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
 from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
@@ -114,16 +123,26 @@ class ToolFactory:
         """Every card's tools, retry-translated and carrying their param's instructions.
 
         Raises ``TypeError`` for a tool the model could not use: not a named function,
-        no docstring, a parameter without a type hint (see ``guard.check_tool``).
+        no docstring, a parameter without a type hint (see ``guard.check_tool``); and
+        ``ValueError`` naming both cards for two tools sharing a name (the model calls a
+        tool by its name: one of them could never be called).
         """
         served: list[tuple[Any, ToolCard]] = []
+        owners: dict[str, int] = {}
         for index, card in enumerate(self.tool_cards):
             params = _params_by_field(card)
             for fn in card.get_tools():
-                param = param_of(fn) or params.get(getattr(fn, "__name__", ""))
+                name = getattr(fn, "__name__", "")
+                param = param_of(fn) or params.get(name)
                 instructions = param.instructions if param is not None else None
                 documented = bool((getattr(fn, "__doc__", None) or "").strip() or instructions)
                 check_tool(fn, self._label(index), documented=documented)
+                if name in owners:
+                    raise ValueError(
+                        f"tool {name!r} is provided by both {self._label(owners[name])} and "
+                        f"{self._label(index)}: rename one, or turn it off on one card"
+                    )
+                owners[name] = index
                 served.append((self._wrap(fn, instructions), card))
         self._record("tool", served)
         return [fn for fn, _ in served]
@@ -137,7 +156,7 @@ class ToolFactory:
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with as_the_model_reads(parameters.name, retry):
                     bound = parameters.check(args, kwargs)
-                    return await fn(*bound.args, **bound.kwargs)
+                    return check_return(await fn(*bound.args, **bound.kwargs))
 
             wrapper = async_wrapper
         else:
@@ -145,7 +164,7 @@ class ToolFactory:
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with as_the_model_reads(parameters.name, retry):
                     bound = parameters.check(args, kwargs)
-                    return fn(*bound.args, **bound.kwargs)
+                    return check_return(fn(*bound.args, **bound.kwargs))
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)
@@ -235,8 +254,13 @@ class ToolFactory:
 
     # -- toolsets --------------------------------------------------------------------
     def get_toolsets(self) -> list[Any]:
-        """Every card's runtime toolset objects, handed over as is."""
-        served = [(t, card) for card in self.tool_cards for t in card.get_toolsets()]
+        """Every card's runtime toolset objects, each in a ``GuardedToolset``: a
+        ``RetriableError`` (or any raw exception) from a toolset's tool reaches the model
+        as a retry, as one from a function tool does (see ``guarded.py``)."""
+        retry = self.retry_exception
+        served = [
+            (guarded(t, retry), card) for card in self.tool_cards for t in card.get_toolsets()
+        ]
         self._record("toolset", served)
         return [toolset for toolset, _ in served]
 

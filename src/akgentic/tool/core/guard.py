@@ -38,6 +38,8 @@ from typing import Any
 
 from pydantic_ai import exceptions as pydantic_ai_exceptions
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry
+from pydantic_ai.messages import tool_return_ta
+from pydantic_core import PydanticSerializationError
 
 from akgentic.core.excerpt import clip
 from akgentic.tool.errors import RetriableError, ToolObserverGone
@@ -46,6 +48,7 @@ __all__ = [
     "CONTROL_FLOW",
     "as_the_model_reads",
     "check_command",
+    "check_return",
     "check_tool",
     "describe_exception",
     "passes_through",
@@ -188,6 +191,23 @@ def check_command(fn: Callable[..., Any], owner: str) -> None:
             f"{owner}.get_commands(): command /{name} has no docstring: write one saying "
             f"what it does — /help shows it to whoever types the command"
         )
+
+
+def check_return(value: Any) -> Any:
+    """``value``, a tool's return, once it is known to serialize the way pydantic-ai
+    sends it to the model (its own serializer); else a ``TypeError`` saying what to
+    return instead. Raised inside :func:`as_the_model_reads`, it is a bug like any
+    other: logged, and a retry naming the tool for the model — never a turn that ends
+    with no answer because the reply could not be built."""
+    if isinstance(value, str):
+        return value
+    try:
+        tool_return_ta.dump_json(value, by_alias=True)
+    except PydanticSerializationError as exc:
+        raise TypeError(
+            f"returned a {type(value).__name__}; return str, a model or JSON data"
+        ) from exc
+    return value
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:

@@ -45,6 +45,9 @@ from importlib.metadata import EntryPoint
 from types import ModuleType
 from typing import Any, cast
 
+from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
 from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import MODEL_MARKER, deserialize
 from akgentic.tool.core.card import ToolCard
@@ -59,6 +62,7 @@ __all__ = [
     "card_class",
     "card_classes",
     "card_from_data",
+    "cards_from_data",
     "defined_cards_only",
     "installed_card",
     "unknown_card",
@@ -317,3 +321,25 @@ def card_from_data(item: Any) -> Any:
     if isinstance(item, str):
         return card_class(item)()
     return item
+
+
+def cards_from_data(items: list[Any]) -> list[Any]:
+    """A card list, each item through :func:`card_from_data`. A card that does not
+    validate keeps its position in the error: ``tools[1].max_amount``, not
+    ``tools.max_amount`` (which of two cards of one type is wrong)."""
+    cards: list[Any] = []
+    for index, item in enumerate(items):
+        try:
+            cards.append(card_from_data(item))
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False)
+            details: list[InitErrorDetails] = [
+                {
+                    "type": PydanticCustomError(e["type"], e["msg"]),
+                    "loc": (index, *e["loc"]),
+                    "input": e["input"],
+                }
+                for e in errors
+            ]
+            raise ValidationError.from_exception_data(exc.title, details) from None
+    return cards

@@ -24,14 +24,13 @@ from typing import Any, Self
 
 from pydantic import Field, PrivateAttr, field_validator
 from pydantic_ai import ModelRetry
-from pydantic_ai.exceptions import UserError
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.dependencies import matches_dependency
 from akgentic.tool.core.factory import ToolFactory
-from akgentic.tool.core.lookup import card_from_data
+from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
 from akgentic.tool.toolsets.group import ToolGroup, tool_group
@@ -78,7 +77,7 @@ class ToolsetCard(ToolCard):
     @field_validator("cards", mode="before")
     @classmethod
     def _cards_from_data(cls, value: Any) -> Any:
-        return [card_from_data(item) for item in value] if isinstance(value, list) else value
+        return cards_from_data(value) if isinstance(value, list) else value
 
     @field_validator("cards")
     @classmethod
@@ -116,14 +115,12 @@ class ToolsetCard(ToolCard):
         """One ToolGroup: the members' tools and toolsets, named ``<set>_<verb>``."""
         members = self.members()
         inner: list[AbstractToolset[Any]] = []
-        tools = members.get_tools()
+        try:  # two members' tools sharing a name: the factory names both members
+            tools = members.get_tools()
+        except ValueError as exc:
+            raise ValueError(f"toolset {self.name!r}: {exc}") from None
         if tools:
-            try:
-                inner.append(FunctionToolset(tools))
-            except UserError as exc:  # two members' tools share a name
-                raise ValueError(
-                    f"toolset {self.name!r}: {exc}; rename one, or move it to another toolset"
-                ) from None
+            inner.append(FunctionToolset(tools))
         inner.extend(members.get_toolsets())
         group: ToolGroup = tool_group(self.name, self.description, inner)
         return [group]

@@ -25,7 +25,9 @@ from typing import Any
 
 from pydantic_ai.exceptions import UserError
 from pydantic_ai.tools import RunContext, ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool, WrapperToolset
+from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool
+
+from akgentic.tool.core.guarded import GuardedToolset
 
 __all__ = ["TOOLSET_METADATA", "ToolGroup", "group_tool_name", "tool_group", "toolset_of"]
 
@@ -48,8 +50,11 @@ def toolset_of(tool_def: ToolDefinition) -> str | None:
 
 
 @dataclass
-class ToolGroup(WrapperToolset[Any]):
-    """The tools of one toolset: ``name``, ``description`` and the wrapped member toolset."""
+class ToolGroup(GuardedToolset):
+    """The tools of one toolset: ``name``, ``description`` and the wrapped member toolset.
+
+    A ``GuardedToolset``: a call that raises reaches the model as a retry (its members'
+    are guarded by their own factory already; the group is handed out as is)."""
 
     name: str
     description: str

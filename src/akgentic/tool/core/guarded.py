@@ -1,0 +1,52 @@
+"""GuardedToolset: a runtime toolset's calls held to the rule every tool callable keeps.
+
+A card's ``get_tools()`` callables are wrapped by the factory so that nothing raw
+escapes them (see ``guard.py``). A card's ``get_toolsets()`` objects (an MCP server's,
+a ``FunctionToolset`` a card built itself, a toolset of the card's own) call their tools
+through ``call_tool``, which that wrapper never sees: a ``RetriableError`` raised there
+would end the turn instead of reaching the model. ``ToolFactory.get_toolsets()`` wraps
+every toolset it hands out in this class, so every toolset gets the same translation as
+a function tool, in one place:
+
+- a ``RetriableError`` becomes ``retry`` (pydantic-ai's ``ModelRetry`` unless the factory
+  names another class): the model reads it and tries again;
+- any other exception (the :func:`~akgentic.tool.core.guard.passes_through` signals
+  excepted) is logged and becomes that retry too, naming the tool.
+
+A subclass (``ToolGroup``) is guarded already and is handed out as is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import ModelRetry
+from pydantic_ai.tools import RunContext
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool, WrapperToolset
+
+from akgentic.tool.core.guard import as_the_model_reads, check_return
+
+__all__ = ["GuardedToolset", "guarded"]
+
+
+@dataclass
+class GuardedToolset(WrapperToolset[Any]):
+    """``wrapped``, its every tool call seen through ``as_the_model_reads``."""
+
+    retry: type[Exception] = field(default=ModelRetry, kw_only=True)
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        with as_the_model_reads(name, self.retry):
+            return check_return(await super().call_tool(name, tool_args, ctx, tool))
+
+
+def guarded(toolset: Any, retry: type[Exception] | None) -> Any:
+    """``toolset`` wrapped in a :class:`GuardedToolset` (one already guarded, or an object
+    that is not a pydantic-ai toolset, is returned as is). ``retry`` None means
+    pydantic-ai's ``ModelRetry``: a toolset is a pydantic-ai object, so its retry is."""
+    if isinstance(toolset, GuardedToolset) or not isinstance(toolset, AbstractToolset):
+        return toolset
+    return GuardedToolset(wrapped=toolset, retry=retry or ModelRetry)

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+from pydantic import ValidationError
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 
@@ -161,3 +163,17 @@ def test_a_message_arriving_mid_run_is_announced_to_the_model(
     second_request = script.seen[1][-1]
     assert isinstance(second_request, ModelRequest)
     assert "urgent news" in str(second_request) and "read_mailbox" in str(second_request)
+
+
+def test_a_tool_card_given_as_data_that_does_not_validate_is_named_by_its_position() -> None:
+    """Which of two cards of one type is wrong: ``tools.1.bogus``, not ``tools.bogus``."""
+    with pytest.raises(ValidationError) as caught:
+        AgentConfig.model_validate(
+            {
+                "name": "@A",
+                "role": "A",
+                "tools": [{"type": "SearchTool"}, {"type": "SearchTool", "bogus": 1}],
+            }
+        )
+    [error] = caught.value.errors()
+    assert (error["loc"], error["type"]) == (("tools", 1, "bogus"), "extra_forbidden")

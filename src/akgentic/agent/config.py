@@ -180,7 +180,7 @@ class AgentConfig(BaseConfig):
         if not isinstance(value, list):
             return value
         load_shipped_cards()
-        return [lookup.card_from_data(item) for item in value]
+        return lookup.cards_from_data(value)
 
 
 class AgentState(BaseState):

@@ -94,6 +94,16 @@ def run_child(
     )
 
 
+def signals_at_their_defaults() -> None:
+    """A spawned command's ``preexec_fn``: SIGTERM and SIGHUP start at their defaults.
+
+    The CLI keeps a signal the process was started ignoring ignored (``nohup``), and a
+    child inherits what is ignored: a suite started under ``nohup`` would hand every child
+    an ignored SIGHUP, and the tests that send one would wait for nothing."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 class Child:
     """A running subprocess whose stdout lines are read by a thread."""
 
@@ -105,6 +115,7 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=signals_at_their_defaults,
         )
         self.lines: list[str] = []
         self.errors: list[str] = []

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AKGENTIC, HANG, Invoke, child_env
+from .conftest import AKGENTIC, HANG, Invoke, child_env, signals_at_their_defaults
 from .test_ctrl_c import HANG_MODULE, Spawn, assert_the_cut_turn_is_retried, hang_in_a_turn
 
 
@@ -54,6 +54,7 @@ def held_exchange(
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=signals_at_their_defaults,
     )
     try:
         yield proc

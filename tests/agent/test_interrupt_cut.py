@@ -7,6 +7,7 @@ as its answer comes runs no hook after it."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -16,10 +17,11 @@ from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.tools import RunContext
 
-from akgentic.agent import AgentConfig, TurnInterrupted
+from akgentic.agent import AgentConfig, AgentMessage, TurnInterrupted
 from akgentic.agent.cut import CUT_NOTE
 from akgentic.agent.turn import TurnEndedEvent, TurnOutcome
 from akgentic.core import ActorAddress, ActorSystem, CancelMessage, EventMessage, UserMessage
+from akgentic.llm import LlmUsageEvent
 from akgentic.tool.core import ToolCard
 
 from ..core.conftest import Team
@@ -138,6 +140,11 @@ def test_an_interrupt_during_another_capabilitys_after_hook_waits_for_the_step_b
     assert [p.tool_name for p in response.parts if isinstance(p, ToolCallPart)] == ["work"]
     assert [p.outcome for p in closed.parts if isinstance(p, ToolReturnPart)] == ["interrupted"]
     assert isinstance(note, ModelResponse) and note.text == CUT_NOTE  # the turn closed out
+    # it kept a step: a turn taken, its one answered request recorded
+    usage = [m.event for m in team.recorder.of_type(EventMessage)]
+    assert [u.requests for u in usage if isinstance(u, LlmUsageEvent)] == [1]
+    actor = system.get_actor(ctrl_c.agent)
+    assert isinstance(actor, HookedAgent) and actor.state.turns == 1
 
 
 def test_a_model_request_that_goes_out_after_an_interrupt_is_cut_as_it_starts(
@@ -220,3 +227,44 @@ def test_a_turn_cut_after_a_history_pydantic_ai_merges_keeps_no_prompt_of_it(
         if isinstance(part, UserPromptPart)
     ]
     assert said == ["summary of before", "earlier question"]
+
+
+def test_a_turn_cut_before_the_model_answered_counts_no_turn_and_records_no_usage(
+    system: ActorSystem, team: Team
+) -> None:
+    """A turn the team's stop cut while its only model request was in flight kept nothing
+    (not even its prompt), and the provider never answered it: the agent's turn count and
+    its usage stay as the turn before left them — no ``LlmUsageEvent`` says it ran, and a
+    usage summary (``usage: N requests``) does not count it."""
+    in_flight = threading.Event()
+
+    async def answers_then_hangs(messages: list[Any], info: Any) -> ModelResponse:
+        if any("first" in str(m) for m in messages[-1:]):
+            return ModelResponse(parts=[TextPart("first answer")])
+        in_flight.set()
+        await asyncio.wait_for(asyncio.Event().wait(), 30)  # answered only by the cut
+        return ModelResponse(parts=[TextPart("too late")])
+
+    ctrl_c = CtrlC(system)
+    cls = type("TestAgent", (HookedAgent,), {"model": FunctionModel(answers_then_hangs)})
+    cls.hooks = Hooks()
+    settings = AgentConfig(name="@Agent", role="Assistant", stream_events=False)
+    ctrl_c.agent = team.system.createActor(cls, config=settings, team_id=team.team_id)
+    reply = system.ask(ctrl_c.agent, UserMessage(content="first"), timeout=30)
+    assert isinstance(reply, AgentMessage) and reply.content == "first answer"
+    actor = system.get_actor(ctrl_c.agent)
+    assert isinstance(actor, HookedAgent)
+    used = dict(actor.state.lifetime_usage)
+    assert actor.state.turns == 1 and used["requests"] == 1
+
+    team.system.tell(ctrl_c.agent, UserMessage(content="second"))
+    assert in_flight.wait(30)
+    ctrl_c()
+    ended = team.recorder.wait_for_type(
+        EventMessage, 2, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert [m.event.outcome for m in ended] == ["completed", "interrupted"]  # type: ignore[attr-defined]
+    usage = [m.event for m in team.recorder.of_type(EventMessage)]
+    assert [u.requests for u in usage if isinstance(u, LlmUsageEvent)] == [1]  # the first's
+    assert actor.state.turns == 1  # the cut turn kept nothing: not a turn taken
+    assert actor.state.lifetime_usage == used

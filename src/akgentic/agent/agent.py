@@ -665,17 +665,26 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         for their encoding: pydantic-ai does not change a finished run's messages (the
         history keeps them as they are; a later run reads them through copies). Unless a
         tool returned an object rather than a plain value: the card that returned it may
-        still change it, so that run is encoded now, as it was returned."""
+        still change it, so that run is encoded now, as it was returned.
+
+        A cut turn that kept nothing (``new`` empty: the model completed no step) is not a
+        turn taken — ``AgentState.turns`` counts the turns the history holds — and a run
+        that used nothing the framework knows of (its one request cut before the provider
+        answered: no request counted, no token reported) publishes no usage, so a usage
+        summary does not count it. Whatever usage a cut run did report is published."""
         run_id = next((m.run_id for m in new if getattr(m, "run_id", None)), "") or ""
         build = partial(LlmMessageEvent.from_messages, new, run_id=run_id, agent=self.config.name)
         if new and _returns_are_values(new):
             self.notify_event_later(build)
-        elif new:  # (none: a cut turn that kept nothing publishes only its usage)
+        elif new:
             self.notify_event(build())
         self._settle_absorbed()
-        model_name = getattr(self._agent.model, "model_name", "")
-        self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name))
-        self.state.turns += 1
+        if run_usage.has_values():
+            model_name = getattr(self._agent.model, "model_name", "")
+            usage = LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name)
+            self.notify_event(usage)
+        if new:
+            self.state.turns += 1
         self._save_usage()
 
     def _save_usage(self) -> None:

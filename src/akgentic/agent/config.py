@@ -188,6 +188,8 @@ class AgentState(BaseState):
 
     ``tool_state`` is the tool layer's persisted slot (context baselines, the model in
     force); ``lifetime_usage`` keeps lifetime usage limits honest across restarts.
+    ``turns`` counts the turns the history holds: a cut turn that kept nothing (the model
+    completed no step) is not one, nor is a failed one.
     """
 
     backstory: str = ""

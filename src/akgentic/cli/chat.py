@@ -13,9 +13,10 @@ and kept for ``--retry-interrupted``). Either way the team is then stopped grace
 the last lines say how much the models used, which messages wait for the next resume
 (sent to a member that had stopped), how to resume the team and — for one exchange —
 ``answer: <the reply>``, or, when the exchange failed (a failed turn, an unknown or
-failed ``/command``: its answer is marked ``AgentMessage.failed``, no answer in time, the
-team stopped with the exchange's work left: an acknowledgment is no answer),
-``error: <why>`` on stderr and exit code 1.
+failed ``/command``: its answer is marked ``AgentMessage.failed``, its turn cut by a
+cancel from elsewhere — the page's interrupt button — which keeps nothing to retry, no
+answer in time, the team stopped with the exchange's work left: an acknowledgment is no
+answer), ``error: <why>`` on stderr and exit code 1.
 
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
@@ -278,7 +279,13 @@ def _chat(
         return 0
     if reply.how == "timeout":  # an answer that came while the team stopped counts
         reply = watch.answered(*asked) or reply
-    return _answer(console, reply, options, _stop_reason(runtime, watch), view, resume_hint)
+    listed = (  # whether a turn of the exchange is kept for a retry (None: unknown)
+        None
+        if timed_out is None and watch.cut()
+        else any(watch.caused(m.id, asked[0]) for m in timed_out or [])
+    )
+    reason = _stop_reason(runtime, watch)
+    return _answer(console, reply, options, reason, view, resume_hint, listed=listed)
 
 
 def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
@@ -503,20 +510,33 @@ def _answer(
     reason: str | None,
     view: LiveView,
     resume_hint: str,
+    *,
+    listed: bool | None,
 ) -> int:
     """The ``answer:`` line (exit code 0), or the ``error:`` line on stderr (1) — left out
     when the live view printed that failure already on the terminal the person reads (a
     redirected output still gets it, for a script). A team that stopped while the
     exchange still had work left has not answered, whatever the person got meanwhile (an
-    acknowledgment): the resume carries the work on; ``reason`` says why it stopped."""
+    acknowledgment): the resume carries the work on; ``reason`` says why it stopped.
+
+    ``--retry-interrupted`` is offered unless no turn of the exchange is ``listed`` as
+    interrupted (among the turns the team's log has a resume offer again; None: they
+    could not be read, its server gone). A turn a cancel cut while the team went on (the
+    page's interrupt button, a ``/stop`` from another client) is not listed — nothing of
+    it is kept to retry — so the line says it was cut, by whom, and how to ask again."""
     refused = isinstance(reply.message, AgentMessage) and reply.message.failed
-    unanswered = reply.how in ("timeout", "failed") or reply.owed
+    unanswered = reply.how in ("timeout", "failed", "cut") or reply.owed
     if reply.message is not None and not unanswered and not refused:
         console.print(SafeText(f"answer: {text_of(reply.message)}"))
         return 0
     if refused and reply.message is not None:  # an unknown or failed /command
         who = member_name(reply.sender) if reply.sender else "the team"
         problem = f"{who}: {one_line(text_of(reply.message), 1000)}"
+    elif reply.how == "cut":
+        problem = reply.failure or "its turn was cut before it answered"
+        if reason:
+            problem += f"; then the team stopped: {reason}"
+        problem += _ask_again(resume_hint)
     elif reply.failure is not None:
         problem = reply.failure
     elif reply.how == "timeout":
@@ -524,11 +544,13 @@ def _answer(
     elif reply.how == "stopped":
         why = f": {reason}" if reason else ""
         problem = f"the team stopped before answering{why}"
-        if reply.owed == "cut":
+        if reply.owed == "cut" and listed is not False:
             problem += (
                 f"; a turn the answer needs was cut: to get the answer, {resume_hint} "
                 f"--retry-interrupted"
             )
+        elif reply.owed == "cut":
+            problem += "; a turn the answer needs was cut" + _ask_again(resume_hint)
         elif reply.owed == "waiting":
             problem += f"; the work on it waits: to get the answer, {resume_hint}"
     else:
@@ -536,6 +558,14 @@ def _answer(
     if not (console.is_terminal and view.shown(problem)):
         error_console().print(SafeText(f"error: {problem}", style="red"))
     return EXIT_ERROR
+
+
+def _ask_again(resume_hint: str) -> str:
+    """``; nothing of it is kept to retry: to ask again, resume it with: COMMAND -m
+    MESSAGE`` (a team not kept: only that nothing is kept)."""
+    if resume_hint == NOT_KEPT:
+        return "; nothing of it is kept to retry"
+    return f"; nothing of it is kept to retry: to ask again, {resume_hint} -m MESSAGE"
 
 
 def _typed_left(keyboard: Keyboard | None) -> list[str]:
@@ -597,6 +627,8 @@ def _interactive(
             view.note(f"error: {reply.failure}", "red")
         elif reply.how == "timeout":
             view.note(f"no answer within {options.timeout:g}s; the team goes on", "yellow")
+        elif reply.how == "cut":
+            view.note(f"{reply.failure}; the team goes on", "yellow")
 
 
 def _suggest(view: LiveView, suggestions: list[Suggestion]) -> None:

@@ -8,6 +8,12 @@ until the exchange started by one message of the person's ends:
   outside caller, ``@System``: :func:`~akgentic.cli.describe.to_person`) a ``response``
   that descends from it (following ``parent_id`` from message to message: a reply, or
   the reply to the delegation it caused...);
+- ``cut``: the turn it started ended cut by a cancel while the team went on (the page's
+  interrupt button, a ``/stop`` from another client: ``TurnInterruptedEvent`` then an
+  ``interrupted`` end, with no ``TurnInterrupted``), at once; or, with nothing left to do
+  (or the team stopped) and no answer, a turn it caused was — the reply's ``failure``
+  says whose turn and who cut it. A cancel's cut is not listed as interrupted: nothing
+  of it is kept for ``--retry-interrupted``;
 - ``failed``: the turn it started ended failed (``TurnEndedEvent``), at once; or a turn
   it caused (a delegation) failed, or a member's handler failed (``ErrorMessage``) while
   handling what it caused, and then nothing was left to do — the reply's ``failure``
@@ -37,7 +43,7 @@ from typing import Literal
 from uuid import UUID
 
 from akgentic.agent import TurnInterrupted, is_cancel
-from akgentic.agent.turn import TurnEndedEvent
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent
 from akgentic.cli import interrupt
 from akgentic.cli.describe import name_of, text_of, to_person, who_of
 from akgentic.cli.handle import TeamHandle
@@ -58,7 +64,7 @@ from akgentic.storage import EventRecord
 
 __all__ = ["Reply", "Watch"]
 
-Ending = Literal["answer", "failed", "quiet", "stopped", "timeout"]
+Ending = Literal["answer", "cut", "failed", "quiet", "stopped", "timeout"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,8 @@ class Watch:
         self._gone: set[UUID] = set()  # members that stopped (a message to one waits)
         self._in_turn: set[UUID] = set()  # received, not yet processed
         self._cut: set[UUID] = set()  # turns a stop cut (TurnInterrupted): a resume lists them
+        self._cut_by: dict[UUID, str | None] = {}  # turn id -> who cut it (TurnInterruptedEvent)
+        self._cancelled: dict[UUID, str] = {}  # turn id -> "@W's turn was cut ...": a cancel's
         self._failed: dict[UUID, TurnEndedEvent] = {}  # turn id (its message) -> failed End
         self._errors: list[tuple[int, str, UUID | None]] = []  # seq, "who: what", handling
         self._last_record = time.monotonic()
@@ -173,13 +181,20 @@ class Watch:
             elif recipient is not None:
                 self._unreceived[message.message.id] = message
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
-            self._in_turn.discard(message.event.turn_id)  # over: only its receipt follows
-            if message.event.outcome == "failed":
-                self._failed[message.event.turn_id] = message.event
+            ended = message.event
+            self._in_turn.discard(ended.turn_id)  # over: only its receipt follows
+            if ended.outcome == "failed":
+                self._failed[ended.turn_id] = ended
+            elif ended.outcome == "interrupted" and ended.turn_id not in self._cut:
+                by = self._cut_by.pop(ended.turn_id, None)
+                self._cancelled[ended.turn_id] = self._cut_text(ended.agent, by)
+        elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterruptedEvent):
+            self._cut_by[message.event.turn_id] = message.event.by
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterrupted):
             # the team's stop cut it (or it never started): a resume lists it; a cancel's
             # cut (a /stop, the page's button; the team goes on) is not one
             self._cut.add(message.event.message_id)
+            self._cut_by.pop(message.event.message_id, None)
         elif isinstance(message, ReceivedMessage):
             self._unreceived.pop(message.message_id, None)
             self._waiting.pop(message.message_id, None)
@@ -244,6 +259,9 @@ class Watch:
                 failed = self._failed.get(message_id)
                 if failed is not None:
                     return Reply("failed", None, failed.agent, _said(failed))
+                cancelled = self._cancelled.get(message_id)
+                if cancelled is not None:
+                    return Reply("cut", None, None, cancelled)
                 last = after[-1] if after else None
                 latest = (last.message, name_of(last.sender)) if last else (None, None)
                 failure = self._failure_in(message_id, seq)
@@ -254,9 +272,15 @@ class Watch:
                     caused = [e for t, e in self._failed.items() if self._descends(t, message_id)]
                     if caused:
                         return Reply("failed", latest[0], caused[-1].agent, _said(caused[-1]))
+                    cut = self._cancelled_in(message_id)
+                    if cut is not None:
+                        return Reply("cut", latest[0], latest[1], cut)
                     return Reply("quiet", *latest)
                 if self._ended:
                     owed = self._owes(message_id)
+                    cut = self._cancelled_in(message_id)
+                    if not owed and failure is None and cut is not None:
+                        return Reply("cut", latest[0], latest[1], cut)
                     return Reply("stopped", latest[0], latest[1], failure, owed)
                 if now >= deadline:
                     return Reply("timeout", latest[0], latest[1], failure)
@@ -301,6 +325,33 @@ class Watch:
         a cancel: it dies with the run it was aimed at)."""
         with self._cond:
             return [s for s in self._waiting.values() if not is_cancel(s.message)]
+
+    def caused(self, message_id: UUID, ancestor: UUID) -> bool:
+        """Whether the message ``message_id`` descends from ``ancestor`` (is it, or was
+        caused by it: a reply, a delegation...), as far as the log read so far says."""
+        with self._cond:
+            return self._descends(message_id, ancestor)
+
+    def _cut_text(self, agent: str, by: str | None) -> str:
+        """``@W's turn was cut before it answered: <who cut it>`` for a turn a cancel cut
+        while the team went on. The person's own cancel did not come from this session,
+        which sends none: it came from another client of the team."""
+        if by is not None and by == self.human:
+            who = (
+                f"interrupted from another client (the web page's interrupt button, or a "
+                f"/stop sent as {member_name(by)} elsewhere)"
+            )
+        elif by is not None:
+            who = f"{member_name(by)} cancelled it"
+        else:
+            who = "a cancel stopped it"
+        return f"{member_name(agent)}'s turn was cut before it answered: {who}"
+
+    def _cancelled_in(self, message_id: UUID) -> str | None:
+        """What cut the last turn ``message_id`` caused that a cancel cut (the team going
+        on), if any."""
+        cut = [text for t, text in self._cancelled.items() if self._descends(t, message_id)]
+        return cut[-1] if cut else None
 
     def _owes(self, message_id: UUID) -> Literal["", "cut", "waiting"]:
         """``cut`` when a turn the exchange ``message_id`` caused has not ended, else

@@ -21,6 +21,7 @@ from akgentic.core import serialize
 from akgentic.llm import register_model
 from akgentic.storage import Lease, LeaseHolder, TeamStatus, open_storage, sqlite_path
 from akgentic.team import TeamCard, TeamManager, TeamRunningElsewhereError, team_workspaces
+from tests.team.test_crash import run_child_until_ready
 
 from .conftest import (
     AKGENTIC,
@@ -697,6 +698,28 @@ def test_a_turn_another_process_is_on_is_in_progress_not_interrupted(
     stopped = cli(*show)
     assert_in_order(stopped.stdout, ["status:   STOPPED", "interrupted turns: none"])
     assert cli("teams", "stop", "hanging").stdout.endswith(") is already stopped\n")
+
+
+def test_a_resume_that_retries_redoes_the_interrupted_turn_before_the_message_behind_it(
+    cli: Invoke, storage_url: str
+) -> None:
+    """Killed while "block please" ran, with "after block" queued behind it: ``teams resume
+    --retry-interrupted`` redoes the interrupted turn first, in its place; the message
+    sent after it is answered after it."""
+    team_id = run_child_until_ready(storage_url)
+
+    retried = cli("teams", "resume", str(team_id)[:8], "--retry-interrupted", "-m", "later")
+
+    assert retried.exit_code == 0, retried.output
+    assert "delivered 1 interrupted message again" in retried.stdout.splitlines()
+    assert_in_order(
+        retried.stdout,
+        [
+            "@Boss → @Human (response): [scripted] done: block please",
+            "@Boss → @Human (response): [scripted] done: after block",
+            "answer: [scripted] done: later",
+        ],
+    )
 
 
 def test_a_turn_a_crash_left_is_interrupted_not_in_progress_while_the_resumed_team_runs(

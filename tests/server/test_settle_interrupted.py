@@ -75,3 +75,30 @@ def test_a_team_not_running_here_lists_its_interrupted_turns_before_a_resume(
         assert listed and listed[0].interrupted == []  # a list reads no log
         resumed = client.resume_team(team_id)
         assert resumed.refresh().interrupted == crashed.interrupted
+
+
+@pytest.mark.parametrize("settle", ["retry", "dismiss"])
+def test_a_resume_that_settles_redoes_the_interrupted_turn_in_its_place_or_drops_it(
+    tmp_path: Path, settle: str
+) -> None:
+    """The crashed team resumed with its choice made (``"after block"`` was queued behind
+    the interrupted ``"block please"``): a retry redoes the interrupted turn first, before
+    the message queued behind it; a dismissal drops it, and the queued one is answered."""
+    with crashed_team_served(tmp_path) as (team_id, manager, client):
+        resumed = client.resume_team(
+            team_id,
+            retry_interrupted=settle == "retry",
+            dismiss_interrupted=settle == "dismiss",
+        )
+        assert resumed.refresh().interrupted == []
+        runtime = manager.get_team(team_id)
+        assert runtime is not None and runtime.interrupted == []
+        for _ in resumed.follow(1, idle_timeout=30):
+            if "[scripted] done: after block" in answers(runtime):
+                break
+        redone = ["[scripted] done: block please"] if settle == "retry" else []
+        assert answers(runtime) == [
+            "[scripted] done: first task",
+            *redone,
+            "[scripted] done: after block",
+        ]

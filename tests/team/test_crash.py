@@ -12,7 +12,7 @@ from uuid import UUID
 from akgentic.agent import AgentMessage, AgentState, BaseAgent, TurnInterrupted
 from akgentic.core import ActorSystem, EventMessage, SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
-from akgentic.team import TeamManager, TeamRuntime, plan_restore
+from akgentic.team import RestorePlan, TeamManager, TeamRuntime, plan_restore
 
 from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
 
@@ -98,6 +98,43 @@ def test_a_killed_team_resumes_with_nothing_lost(storage_url: str, system: Actor
     assert answers(runtime).count("[scripted] done: first task") == 1
     manager.stop_team(team_id)
     assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+
+
+def test_a_resume_that_retries_redoes_the_interrupted_turn_before_the_message_behind_it(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Killed while "block please" ran, with "after block" queued behind it: resumed with
+    ``retry_interrupted``, the interrupted turn is redone first, in its place — the person
+    gets its answer before the one to the message sent after it (a retry after the resume
+    came after the queued message)."""
+    team_id = run_child_until_ready(storage_url)
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+
+    runtime = manager.resume_team(team_id, retry_interrupted=True)
+
+    assert isinstance(runtime, TeamRuntime)
+    assert runtime.interrupted == []  # retried: nothing left to decide
+    assert [getattr(m, "content", None) for m in runtime.retried] == ["block please"]
+    wait_for_answer(runtime, "[scripted] done: block please")
+    wait_for_answer(runtime, "[scripted] done: after block")
+    assert answers(runtime) == [
+        "[scripted] done: first task",
+        "[scripted] done: block please",
+        "[scripted] done: after block",
+    ]
+    manager.stop_team(team_id)
+    assert plan_restore(storage.events.read(team_id)).interrupted == []  # done: settled
+
+
+def test_a_resume_delivers_the_retried_turns_first_in_their_original_order() -> None:
+    """What a resume delivers again: the interrupted turns (when retried) in their order,
+    then the undelivered messages; without a retry, the undelivered ones alone."""
+    first, second, queued = (UserMessage(content=c) for c in ("first", "second", "queued"))
+    plan = RestorePlan(interrupted=[first, second], undelivered=[queued])
+
+    assert plan.deliveries(retry_interrupted=True) == [first, second, queued]
+    assert plan.deliveries(retry_interrupted=False) == [queued]
 
 
 def test_an_interrupted_turn_can_be_dismissed_for_good(

@@ -102,6 +102,9 @@ class ChatOptions:
     verbose: bool = False
     stream: bool = True
     retry_interrupted: bool = False
+    """The team was resumed with ``retry_interrupted``: its resume delivered the interrupted
+    turns again (before the messages queued behind them); the session says how many and
+    reads them before it stops the team."""
 
 
 def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
@@ -202,7 +205,7 @@ def _chat(
         try:
             interrupt.check()  # one taken during the start-up stops the team like any other
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
-                retried = runtime.retry_interrupted()
+                retried = runtime.retried  # by the resume: before the messages queued behind
                 view.note(
                     f"delivered {counted(len(retried), 'interrupted message')} again"
                     if retried

@@ -483,7 +483,9 @@ def resume_team(
             with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
                 try:
-                    runtime = manager.resume_team(record.team_id, model=resume_on)
+                    runtime = manager.resume_team(
+                        record.team_id, model=resume_on, retry_interrupted=retry_interrupted
+                    )
                 except UnreadableLogError as exc:
                     raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:

@@ -640,30 +640,45 @@ class TeamManager:
 
         return plan_restore(self.storage.events.read(team_id)).interrupted
 
-    def resume_team(self, team_id: UUID, *, model: str | ModelRoster | None = None) -> HostedTeam:
+    def resume_team(
+        self,
+        team_id: UUID,
+        *,
+        model: str | ModelRoster | None = None,
+        retry_interrupted: bool = False,
+    ) -> HostedTeam:
         """Rebuild a stopped (or crashed) team from its event log, where the placement
         runs teams; see ``restorer``.
 
-        ``model`` (a roster spec, or a roster) resumes every agent on that model. All or nothing: a
+        ``model`` (a roster spec, or a roster) resumes every agent on that model.
+        ``retry_interrupted`` delivers the turns the crash (or stop) interrupted again,
+        first, in their original order, then the messages queued behind them: each turn is
+        redone in its place (a turn may repeat its side effects). Without it they are
+        listed in ``interrupted``, for the caller to retry (after the queued messages) or
+        dismiss. All or nothing: a
         resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
         team exactly as it was (roster, status, interrupted turns); a team another live
         process runs raises :class:`TeamRunningElsewhereError`.
         """
-        return self.placement.resume(self, team_id, model)
+        return self.placement.resume(self, team_id, model, retry_interrupted=retry_interrupted)
 
-    def _resume_here(self, team_id: UUID, model: str | ModelRoster | None) -> TeamRuntime:
+    def _resume_here(
+        self, team_id: UUID, model: str | ModelRoster | None, retry_interrupted: bool = False
+    ) -> TeamRuntime:
         """:meth:`resume_team` in this process."""
         with self._adopting:  # one resume of a team at a time in this process
             if self._local_team(team_id) is not None or team_id in self._resuming:
                 raise ValueError(f"team {team_id} is already running (or resuming) in this process")
             self._resuming.add(team_id)
         try:
-            return self._resume_claimed(team_id, model)
+            return self._resume_claimed(team_id, model, retry_interrupted)
         finally:
             with self._adopting:
                 self._resuming.discard(team_id)
 
-    def _resume_claimed(self, team_id: UUID, model: str | ModelRoster | None) -> TeamRuntime:
+    def _resume_claimed(
+        self, team_id: UUID, model: str | ModelRoster | None, retry_interrupted: bool
+    ) -> TeamRuntime:
         """:meth:`_resume_here` once no other resume of the team runs in this process: the
         lease is this process's whichever resume takes it, so a second one racing the
         first would release the first's lease when its own restore fails."""
@@ -683,7 +698,14 @@ class TeamManager:
             override_models(card, model)  # the profiles hired from now on
         turn = self._lease(team_id)
         try:
-            runtime = restore(self, card, team_id, model=model, lease_turn=turn)
+            runtime = restore(
+                self,
+                card,
+                team_id,
+                model=model,
+                lease_turn=turn,
+                retry_interrupted=retry_interrupted,
+            )
         except BaseException:
             self._unlease_turn(team_id, turn)
             raise

@@ -24,9 +24,14 @@ for queries; restore trusts the log alone. Restoring:
    turn is reported as interrupted, below); and reports every message whose turn was received but
    never processed — or cut by the team's stop (``TurnInterrupted``: Ctrl-C) — as
    *interrupted* (``TeamRuntime.interrupted``) — re-running it could repeat side
-   effects, so retrying is the caller's decision (``TeamRuntime.retry_interrupted``);
-   a retried turn (received again) stays interrupted until it is processed, so a crash
-   in the retry leaves it for the next resume; a dismissed one is interrupted no longer.
+   effects, so retrying is the caller's decision, best made at the resume
+   (``retry_interrupted=True``): the interrupted turns are then delivered again first,
+   in their original order, before the undelivered messages that were queued behind
+   them (:meth:`RestorePlan.deliveries`), so each is redone in its place, not after
+   what was sent after it (``TeamRuntime.retry_interrupted`` on the resumed team
+   retries them later, after those); a retried turn (received again) stays
+   interrupted until it is processed, so a crash in the retry leaves it for the next
+   resume; a dismissed one is interrupted no longer.
    A resume that settles neither leaves them on the log as they were: while the resumed
    team runs, :func:`plan_restore` tells them (``interrupted``) from the turns it is on
    (``in_progress``: received since their member's latest start — a restore writes each
@@ -175,6 +180,18 @@ class RestorePlan:
     """Members whose state the log cannot rebuild (a delta is missing), and why."""
     contexts: dict[UUID, list[dict[str, Any]]] = field(default_factory=dict)
     """Each agent's model context (pydantic-ai messages as JSON), as the log has it."""
+
+    def deliveries(self, *, retry_interrupted: bool) -> list[Message]:
+        """The messages a resume delivers again, in the order it delivers them.
+
+        Always the undelivered ones. With ``retry_interrupted``, the interrupted turns
+        come first, in their original order: each was received before the messages its
+        recipient had queued behind it were, so redone first it is redone in its place —
+        the person who sent "a" then "b" gets "a" answered before "b", as if the crash had
+        not happened. Without it, the undelivered ones alone (the interrupted turns wait
+        for the caller's decision)."""
+        retried = self.interrupted if retry_interrupted else []
+        return [*retried, *self.undelivered]
 
 
 def plan_restore(records: list[EventRecord]) -> RestorePlan:
@@ -368,10 +385,13 @@ def restore(
     *,
     model: str | ModelRoster | None = None,
     lease_turn: int,
+    retry_interrupted: bool = False,
 ) -> TeamRuntime:
     """Rebuild ``team_id`` in ``manager``'s actor system; see the module docstring.
     ``lease_turn``: the taking of the team's lease the restored team runs under (its stop
-    gives that one back).
+    gives that one back). ``retry_interrupted`` delivers the interrupted turns again
+    before the undelivered messages (:meth:`RestorePlan.deliveries`): the runtime lists
+    none as interrupted, and those it delivered again in ``retried``.
 
     Raises :class:`ResumeError` (the stored team unchanged) when a member cannot start.
     """
@@ -442,13 +462,17 @@ def restore(
     runtime = TeamRuntime(
         team_id, card, system, storage, orchestrator, recorder, human, interrupted=[]
     )
-    for msg in plan.undelivered:
+    interrupted = [
+        m for m in plan.interrupted if m.recipient is not None and m.recipient.agent_id in addresses
+    ]
+    for msg in plan.deliveries(retry_interrupted=retry_interrupted):
         target = addresses.get(msg.recipient.agent_id) if msg.recipient else None
         if target is not None:
             runtime._redeliver(target, msg)
-    runtime.interrupted = [
-        m for m in plan.interrupted if m.recipient is not None and m.recipient.agent_id in addresses
-    ]
+    if retry_interrupted:
+        runtime.retried = interrupted
+    else:
+        runtime.interrupted = interrupted
     return runtime
 
 

@@ -131,6 +131,10 @@ class TeamRuntime:
     interrupted: list[Message] = field(default_factory=list)
     """Messages whose turn a crash interrupted (received, never processed); see
     :meth:`retry_interrupted`."""
+    retried: list[Message] = field(default_factory=list)
+    """The interrupted turns the resume that built this runtime delivered again
+    (``resume_team(..., retry_interrupted=True)``), in the order it delivered them: before
+    the messages queued behind them. Empty otherwise."""
 
     commit_timeout: float = 30.0
 
@@ -202,7 +206,13 @@ class TeamRuntime:
         return msg.id
 
     def retry_interrupted(self) -> list[UUID]:
-        """Deliver the interrupted messages again, as new turns; returns their ids."""
+        """Deliver the interrupted messages again, as new turns; returns their ids.
+
+        This settles the turns of a team already running: they are delivered now, after
+        whatever the team has received since its resume (the messages the resume
+        delivered again included). To redo them in their original place, before the
+        messages that were queued behind them, ask at the resume instead
+        (``TeamManager.resume_team(..., retry_interrupted=True)``)."""
         retried = []
         for msg in self.interrupted:
             recipient = msg.recipient

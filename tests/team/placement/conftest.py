@@ -84,7 +84,10 @@ class Deployment:
     def options(self, **fields: Any) -> Any:
         from akgentic.team.placement.ray import RayOptions
 
-        env = {"PYTHONPATH": str(ROOT), "AKGENTIC_GATE_DIR": str(self.gates)}
+        # the tree under test's sources first: a worktree's actors run its akgentic, not
+        # the one the venv has installed (another checkout's)
+        path = os.pathsep.join([str(ROOT / "src"), str(ROOT)])
+        env = {"PYTHONPATH": path, "AKGENTIC_GATE_DIR": str(self.gates)}
         defaults: dict[str, Any] = {
             "namespace": self.namespace,
             "resources": {WORKER: 1},

@@ -1,6 +1,6 @@
 """A worker node lost mid-turn: its teams resume on the other node from the store, and no
-accepted message is lost — the one in progress is delivered again, the ones waiting
-behind it are delivered, each answered once.
+accepted message is lost — the one in progress is delivered again, then the ones waiting
+behind it are delivered, each answered once, in the order they were sent.
 
 ``AKGENTIC_RAY_TRIALS`` trials (20 by default, as the issue asks); each adds a fresh node,
 places two teams there, holds a turn of each inside a tool, queues a second message behind
@@ -125,8 +125,8 @@ def one_trial(
             f"trial {trial}: every accepted message of team {team.team_id} is processed",
         )
         said = answers(deployment.storage, team.team_id)
-        assert sorted(said) == sorted(
-            f"[scripted] done: {what} {trial} {team.team_id}" for what in ("after", "hold")
-        ), said
+        assert said == [  # the retried turn first, in its place: before the one behind it
+            f"[scripted] done: {what} {trial} {team.team_id}" for what in ("hold", "after")
+        ], said
         reviving.stop_team(team.team_id)
     return resumed

@@ -198,21 +198,25 @@ def resume_team(
     """Rebuild a stopped (or crashed) team from its log and run it here.
 
     Turns a crash interrupted are listed in ``interrupted``; ``retry_interrupted``
-    delivers them again (a turn may repeat its side effects), ``dismiss_interrupted``
-    gives them up for good. On a team already running — resumed on another worker after
-    its worker was lost, say — either settles the turns it lists as interrupted."""
+    delivers them again (a turn may repeat its side effects) first, in their original
+    order, before the messages queued behind them; ``dismiss_interrupted`` gives them up
+    for good. On a team already running — resumed on another worker after its worker was
+    lost, say — either settles the turns it lists as interrupted (retried, they come
+    after what the running team has received since)."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")
     record = ctx.record(team_id)
-    runtime = ctx.manager.get_team(team_id)
+    running = ctx.manager.get_team(team_id)
     settle = options.retry_interrupted or options.dismiss_interrupted
-    if runtime is not None and not settle:
+    if running is not None and not settle:
         raise HTTPException(409, f"team {team_id} is already running")
     if record.status == TeamStatus.DELETED:
         raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
     try:
-        runtime = runtime or ctx.manager.resume_team(team_id)
+        runtime = running or ctx.manager.resume_team(
+            team_id, retry_interrupted=options.retry_interrupted
+        )
     except UnreadableLogError as exc:
         raise HTTPException(
             409,
@@ -226,7 +230,7 @@ def resume_team(
         detail = said if named else f"team {team_id} cannot be resumed: {said}"
         raise HTTPException(409, detail) from None
 
-    if options.retry_interrupted:
+    if options.retry_interrupted and running is not None:  # a resume retried them already
         runtime.retry_interrupted()
     elif options.dismiss_interrupted:
         runtime.dismiss_interrupted()

@@ -30,9 +30,13 @@ class LocalPlacement:
         return manager._create_here(card, team_id, metadata)
 
     def resume(
-        self, manager: TeamManager, team_id: UUID, model: str | ModelRoster | None
+        self,
+        manager: TeamManager,
+        team_id: UUID,
+        model: str | ModelRoster | None,
+        retry_interrupted: bool = False,
     ) -> HostedTeam:
-        return manager._resume_here(team_id, model)
+        return manager._resume_here(team_id, model, retry_interrupted)
 
     def find(self, manager: TeamManager, team_id: UUID) -> HostedTeam | None:
         return manager._local_team(team_id)

@@ -117,9 +117,15 @@ class Placement(Protocol):
         ...
 
     def resume(
-        self, manager: TeamManager, team_id: UUID, model: str | ModelRoster | None
+        self,
+        manager: TeamManager,
+        team_id: UUID,
+        model: str | ModelRoster | None,
+        retry_interrupted: bool = False,
     ) -> HostedTeam:
-        """Rebuild a stopped (or crashed) team from its log, and run it."""
+        """Rebuild a stopped (or crashed) team from its log, and run it.
+        ``retry_interrupted``: its interrupted turns are delivered again first, before
+        the messages queued behind them (``TeamManager.resume_team``)."""
         ...
 
     def find(self, manager: TeamManager, team_id: UUID) -> HostedTeam | None:

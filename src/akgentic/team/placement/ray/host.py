@@ -163,7 +163,9 @@ class TeamHost:
     def resume(
         self, model: str | ModelRoster | None, take_over: str | None, retry_interrupted: bool
     ) -> list[dict[str, Any]]:
-        """Restore the team from its log here; the interrupted turns, serialized.
+        """Restore the team from its log here; the interrupted turns, serialized (none
+        with ``retry_interrupted``: the restore delivers them again, before the messages
+        queued behind them).
 
         ``take_over`` names the owner of a lease whose holder the placement knows is gone
         (its node or actor is dead): the lease is taken from that owner only, atomically —
@@ -176,13 +178,13 @@ class TeamHost:
             except LeaseHeldError as held:
                 raise TeamRunningElsewhereError(self.team_id, held.lease) from None
         try:
-            runtime = self.manager.resume_team(self.team_id, model=model)
+            runtime = self.manager.resume_team(
+                self.team_id, model=model, retry_interrupted=retry_interrupted
+            )
         except BaseException:
             self.storage.leases.release(resource, self.holder.owner)
             raise
         assert isinstance(runtime, TeamRuntime)
-        if retry_interrupted:
-            runtime.retry_interrupted()
         self._run(runtime)
         return [serialize(m) for m in runtime.interrupted]
 

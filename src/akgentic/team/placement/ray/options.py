@@ -61,8 +61,8 @@ class RayOptions(BaseModel):
     retry_interrupted: bool = Field(
         default=False,
         description="When a team is revived, deliver again the turns the lost worker had "
-        "in progress (a turn may repeat its side effects); else they are listed as "
-        "interrupted, as after a local crash.",
+        "in progress, first, before the messages queued behind them (a turn may repeat its "
+        "side effects); else they are listed as interrupted, as after a local crash.",
     )
     start_timeout: float = Field(
         default=120.0,

@@ -104,13 +104,17 @@ class RayPlacement:
         return RayTeam(self, team_id, card)
 
     def resume(
-        self, manager: TeamManager, team_id: UUID, model: str | ModelRoster | None
+        self,
+        manager: TeamManager,
+        team_id: UUID,
+        model: str | ModelRoster | None,
+        retry_interrupted: bool = False,
     ) -> HostedTeam:
         lease = self.storage.leases.inspect(team_resource(team_id))
         if lease is not None and not lease.expired and not holder_is_gone(lease.holder):
             raise TeamRunningElsewhereError(team_id, lease)  # the actor would say the same
         card = self.card_of(team_id)
-        self._start(team_id, card, lambda host: host.resume.remote(model, None, False))
+        self._start(team_id, card, lambda host: host.resume.remote(model, None, retry_interrupted))
         return RayTeam(self, team_id, card)
 
     def find(self, manager: TeamManager, team_id: UUID) -> HostedTeam | None:

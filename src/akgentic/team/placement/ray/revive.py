@@ -7,7 +7,8 @@ from the store), when Ray reports its node dead, when its actor no longer exists
 its holder ran on this host and its pid is gone. An orphan is resumed on a live worker
 from the store, as a local restore does: accepted messages never received are delivered
 again, turns in progress are listed as interrupted (or retried, with
-``RayOptions.retry_interrupted``). The new actor takes the lease from the lost owner
+``RayOptions.retry_interrupted``: delivered again first, before the messages queued
+behind them). The new actor takes the lease from the lost owner
 only, in one atomic statement, so of several placements reviving one team exactly one
 wins; and a stalled worker that wakes up finds its lease gone at its next renewal and
 stops its team.

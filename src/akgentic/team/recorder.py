@@ -64,6 +64,7 @@ from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
     LEASE_LOST,
     RECOVERED,
+    WRITE_FAILED,
     AddressIndex,
     EncodedEvent,
     Fence,
@@ -409,7 +410,7 @@ class EventRecorder:
                     "nothing was lost",
                     self._team_id,
                     self._failed,
-                    extra={RECOVERED: True},
+                    extra={RECOVERED: f"team {self._team_id}"},
                 )
                 self._failed = 0
             self._last_commit = time.monotonic()
@@ -593,7 +594,11 @@ class EventRecorder:
                 self._outbox_events = 0
                 io.notify_all()
                 return False
-            logger.exception("team %s: the event log refused a batch; it is kept", team)
+            logger.exception(
+                "team %s: the event log refused a batch; it is kept",
+                team,
+                extra={WRITE_FAILED: f"team {team}"},
+            )
             self._outbox[:0] = rows
             self._outbox_events += _events_in(rows)
             self._tables[:0] = tables

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import logging
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,23 +25,6 @@ from akgentic.storage.sqlite import SqliteStorage
 from akgentic.team import EventRecorder
 
 TEAM = "akgentic.team"
-
-
-@pytest.fixture
-def stderr() -> Iterator[io.StringIO]:
-    """What the CLI's handler writes, as ``akgentic`` (the console script) configures it."""
-    root, framework = logging.getLogger(), logging.getLogger("akgentic")
-    levels = root.level, framework.level
-    buffer = io.StringIO()
-    before = logs._HANDLER.setStream(buffer)
-    logs.configure()
-    try:
-        yield buffer
-    finally:
-        root.removeHandler(logs._HANDLER)
-        root.setLevel(levels[0])
-        framework.setLevel(levels[1])
-        logs._HANDLER.setStream(before)
 
 
 def _locked() -> StorageError:

@@ -4,8 +4,6 @@ MAX_DEPTH; it reads everything else exactly as yaml.safe_load does."""
 
 from __future__ import annotations
 
-import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -182,26 +180,6 @@ def test_a_device_named_as_a_yaml_file_is_refused_from_its_status_unopened(
         read_yaml_file(Path(device))
     assert refused.value.strerror == "a character device, not a file: name the YAML file itself"
     assert opened == []
-
-
-def test_a_fifo_named_as_a_yaml_file_is_refused_not_waited_on(tmp_path: Path) -> None:
-    fifo = tmp_path / "team.yaml"
-    os.mkfifo(fifo)
-    said: list[str | None] = []
-
-    def read() -> None:
-        try:
-            read_yaml_file(fifo)
-        except OSError as exc:
-            said.append(exc.strerror)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(30)
-    if reader.is_alive():  # waiting for a writer: give it one, so the test ends (and fails)
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        reader.join(30)
-    assert said == ["a FIFO, not a file: name the YAML file itself"]
 
 
 def test_a_folder_named_as_a_yaml_file_is_said_to_be_one(tmp_path: Path) -> None:

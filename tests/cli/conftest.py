@@ -8,6 +8,8 @@ wait on output lines, with a bound.
 from __future__ import annotations
 
 import contextlib
+import io
+import logging
 import os
 import queue
 import signal
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from akgentic.cli import app
+from akgentic.cli import app, logs
 from akgentic.storage import sqlite_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,6 +48,24 @@ def cli(storage_url: str) -> Invoke:
         return runner.invoke(app, list(args), input=input, env=env)
 
     return invoke
+
+
+@pytest.fixture
+def stderr() -> Iterator[io.StringIO]:
+    """What the CLI's log handler writes, as ``akgentic`` (the console script) configures
+    it: its ``warning:``/``error:``/``note:`` lines (in-process runs do not configure it)."""
+    root, framework = logging.getLogger(), logging.getLogger("akgentic")
+    levels = root.level, framework.level
+    buffer = io.StringIO()
+    before = logs._HANDLER.setStream(buffer)
+    logs.configure()
+    try:
+        yield buffer
+    finally:
+        root.removeHandler(logs._HANDLER)
+        root.setLevel(levels[0])
+        framework.setLevel(levels[1])
+        logs._HANDLER.setStream(before)
 
 
 def assert_in_order(text: str, expected: list[str]) -> None:

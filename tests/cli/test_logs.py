@@ -7,33 +7,24 @@ from __future__ import annotations
 import io
 import logging
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from akgentic.cli import logs
-from akgentic.storage import LEASE_LOST, Heartbeat, LeaseHolder, StorageError
+from akgentic.core import UserMessage
+from akgentic.storage import (
+    LEASE_LOST,
+    RECOVERED,
+    WRITE_FAILED,
+    Heartbeat,
+    LeaseHolder,
+    StorageError,
+)
 from akgentic.storage.sqlite import SqliteStorage
+from akgentic.team import EventRecorder
 
 TEAM = "akgentic.team"
-
-
-@pytest.fixture
-def stderr() -> Iterator[io.StringIO]:
-    """What the CLI's handler writes, as ``akgentic`` (the console script) configures it."""
-    root, framework = logging.getLogger(), logging.getLogger("akgentic")
-    levels = root.level, framework.level
-    buffer = io.StringIO()
-    before = logs._HANDLER.setStream(buffer)
-    logs.configure()
-    try:
-        yield buffer
-    finally:
-        root.removeHandler(logs._HANDLER)
-        root.setLevel(levels[0])
-        framework.setLevel(levels[1])
-        logs._HANDLER.setStream(before)
 
 
 def _locked() -> StorageError:
@@ -186,6 +177,67 @@ def test_a_heartbeat_on_a_locked_store_says_so_once_then_that_it_is_free(
         store.close()
 
     assert stderr.getvalue().splitlines() == [logs.STORE_BUSY, logs.STORE_FREE]
+
+
+def test_a_store_that_refused_writes_for_another_reason_says_once_it_takes_them_again(
+    stderr: io.StringIO, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real records: a recorder whose store refuses its batches (a disk full, a
+    read-only file: no lock) says so, then — once the kept records are committed — one
+    ``note:`` line that they are written; a later failure is news again, and so is its
+    end."""
+    store = SqliteStorage(tmp_path / "x.db")
+    team = store.teams.create("full").team_id
+    recorder = EventRecorder(store, team)
+    real = store.events.append_encoded
+    refusals = {"left": 2}
+
+    def disk_full(*args: object, **kwargs: object) -> list[int]:
+        if refusals["left"]:
+            refusals["left"] -= 1
+            raise OSError("database or disk is full (simulated)")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store.events, "append_encoded", disk_full)
+    try:
+        for spell in range(2):
+            refusals["left"] = 2 - spell
+            recorder.on_message(UserMessage(content=f"kept {spell}", team_id=team))
+            recorder.flush()
+            assert recorder.written(30)
+        recorder.on_stop(team)
+    finally:
+        store.close()
+
+    refused = (
+        f"error: team {team}: the event log refused a batch; it is kept: "
+        f"OSError: database or disk is full (simulated)"
+    )
+    assert stderr.getvalue().splitlines() == [refused, logs.STORE_BACK] * 2
+    assert logs.STORE_BACK == (
+        "note: the store takes writes again; what was kept is written, nothing was lost"
+    )
+
+
+def test_the_store_is_said_to_take_writes_again_once_every_failed_write_went_through(
+    stderr: io.StringIO,
+) -> None:
+    """A lease renewal and the event log both fail; the renewal goes through first: no
+    line yet (the log's records are still kept), then one line once the log's do. A
+    recovery of a write whose failure was never said says nothing."""
+    storage, team = logging.getLogger("akgentic.storage"), logging.getLogger(TEAM)
+    team.info("team 2: took the kept records", extra={RECOVERED: "team 2"})
+    for _ in range(2):
+        storage.error("lease team/1: renewal failed", extra={WRITE_FAILED: "lease team/1"})
+        team.error("team 1: the event log refused a batch", extra={WRITE_FAILED: "team 1"})
+    storage.info("lease team/1: renewed again", extra={RECOVERED: "lease team/1"})
+    assert stderr.getvalue().splitlines() == [
+        "error: lease team/1: renewal failed",
+        "error: team 1: the event log refused a batch",
+    ]
+    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
+    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
+    assert stderr.getvalue().splitlines()[2:] == [logs.STORE_BACK]
 
 
 def test_a_lost_lease_the_session_said_is_not_said_again_as_the_team_stops_after_it(

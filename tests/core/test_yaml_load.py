@@ -4,6 +4,7 @@ MAX_DEPTH; it reads everything else exactly as yaml.safe_load does."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +16,10 @@ from akgentic.core import (
     YamlTooLargeError,
     check_yaml_size,
     load_yaml,
+    read_yaml_file,
     yaml_problem,
 )
+from akgentic.core import yaml_load as yaml_load_module
 from akgentic.core.serialization import MAX_VALUES, SerializationError, check_shape
 from tests.hostile_yaml import alias_bomb
 
@@ -162,3 +165,23 @@ def test_an_escape_past_the_last_character_is_a_yaml_error_at_its_line(escape: s
     assert yaml_problem(caught.value).startswith(
         "this escape names no character (\\U0010FFFF is the last one): correct it at line 2"
     )
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_a_device_named_as_a_yaml_file_is_refused_from_its_status_unopened(
+    device: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A character device (``/dev/tty`` would wait for a line, ``/dev/zero`` never ends, a
+    device's open may act by itself) is refused before anything opens it, in words that
+    say what it is and what to name instead."""
+    opened: list[object] = []
+    monkeypatch.setattr(yaml_load_module.os, "open", lambda *a, **k: opened.append(a) or -1)
+    with pytest.raises(OSError) as refused:
+        read_yaml_file(Path(device))
+    assert refused.value.strerror == "a character device, not a file: name the YAML file itself"
+    assert opened == []
+
+
+def test_a_folder_named_as_a_yaml_file_is_said_to_be_one(tmp_path: Path) -> None:
+    with pytest.raises(IsADirectoryError):
+        read_yaml_file(tmp_path)

@@ -410,15 +410,18 @@ def test_posted_card_yaml_over_the_yaml_size_limit_is_refused_unparsed() -> None
     assert line.startswith(f"card_yaml: {MAX_YAML_BYTES + 1:,} bytes (4.0 MiB), over akgentic's")
 
 
-def test_a_cards_folder_entry_whose_size_says_nothing_is_skipped_not_read_whole(
+def test_a_cards_folder_entry_that_is_a_device_is_skipped_not_read(
     tmp_path: Path,
 ) -> None:
-    """A link to ``/dev/zero`` in a cards folder (its size says 0) is read only up to the
-    YAML limit and skipped with a line, instead of filling the server's memory."""
+    """A link to ``/dev/zero`` in a cards folder (its size says 0, and it never ends) is
+    skipped with a line, unread, instead of filling the server's memory."""
     folder = tmp_path / "cards"
     folder.mkdir()
     (folder / "zero.yaml").symlink_to("/dev/zero")
     registry = CardRegistry()
     registry.load([folder])
     [problem] = registry.problems
-    assert problem.startswith(f"card skipped: {folder / 'zero.yaml'}: more than 4,194,304 bytes")
+    assert problem == (
+        f"card skipped: {folder / 'zero.yaml'}: cannot read the team card: a character "
+        f"device, not a file: name the YAML file itself"
+    )

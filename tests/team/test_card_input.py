@@ -265,13 +265,16 @@ def test_a_card_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Path)
     assert line.endswith("make it smaller (keep long text out of it) or split it")
 
 
-def test_a_card_whose_size_says_nothing_is_read_only_up_to_the_limit() -> None:
-    """A device (or a FIFO, a ``/proc`` file) says its size is 0: ``/dev/zero`` given as
-    a card is refused once past the limit, instead of filling the memory."""
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_given_as_a_card_is_refused_unread(device: str) -> None:
+    """A device says its size is 0: ``/dev/zero`` given as a card would fill the memory,
+    ``/dev/tty`` wait for a line; it is refused from its status, before it is opened."""
     with pytest.raises(TeamCardError) as refused:
-        TeamCard.from_yaml("/dev/zero")
-    (line,) = str(refused.value).splitlines()
-    assert line.startswith("/dev/zero: more than 4,194,304 bytes (4.0 MiB), over akgentic's")
+        TeamCard.from_yaml(device)
+    assert str(refused.value) == (
+        f"{device}: cannot read the team card: a character device, not a file: name the "
+        f"YAML file itself"
+    )
 
 
 def test_a_fifo_given_as_a_card_is_refused_not_waited_on(tmp_path: Path) -> None:

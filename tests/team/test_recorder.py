@@ -4,6 +4,7 @@ yet nobody who waits for a commit is kept waiting, and a stop writes everything.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 from uuid import uuid4
 
@@ -466,3 +467,48 @@ def test_a_stop_the_store_cannot_mark_says_so_in_one_line_and_raises_nothing(
     [line] = [r.getMessage() for r in caplog.records]
     assert "not marked STOPPED (OSError: database or disk is full (simulated))" in line
     assert "as after a crash" in line
+
+
+def test_a_stop_the_store_keeps_refusing_says_what_it_waits_for_then_what_was_lost(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store refuses every write (a disk full) as the team stops: a line says the
+    stop waits for the records not yet saved, and — once it gave up — one says how many
+    were lost, why, what a resume then finds and what to do first."""
+    storage = open_storage(storage_url)
+    team = uuid4()
+    recorder = EventRecorder(storage, team)
+    refused = threading.Event()  # the writer said the refusal: it is counted, and kept
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "refused a batch" in record.getMessage():
+                refused.set()
+
+    def disk_full(*args: Any, **kwargs: Any) -> list[int]:
+        raise OSError("database or disk is full (simulated)")
+
+    monkeypatch.setattr(storage.events, "append_encoded", disk_full)
+    monkeypatch.setattr(recorder_module, "CLOSING_TRIES_FOR", 0.2)
+    said_it = Said()
+    logging.getLogger("akgentic.team").addHandler(said_it)
+    try:
+        with caplog.at_level(logging.WARNING, "akgentic.team"):
+            for n in range(2):
+                recorder.on_message(UserMessage(content=str(n), team_id=team))
+            recorder.flush()
+            assert refused.wait(30)
+            recorder.on_stop(team)
+    finally:
+        logging.getLogger("akgentic.team").removeHandler(said_it)
+    said = [r.getMessage() for r in caplog.records if "refused a batch" not in r.getMessage()]
+    assert said == [
+        f"team {team}: stopping with 2 records not yet saved (the store refuses them): "
+        f"trying for up to 0.2s more",
+        f"team {team}: 2 records not saved: the store still refused them (OSError: database "
+        f"or disk is full (simulated)) after 0.2s of tries as the team stopped, and they are "
+        f"lost; the stored log ends before them, so a resume goes on from there without them "
+        f"(the last exchange may be missing): free the store (disk space, permissions, a "
+        f"process holding it) before resuming",
+    ]
+    assert storage.events.read(team) == []

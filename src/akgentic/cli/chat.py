@@ -33,7 +33,10 @@ taken when it ended (Ctrl-C, a signal, a stop from elsewhere): ``the message was
 sent: <the line>``, never lost without a word. A team stopped from another terminal
 (``akgentic teams stop``) ends the session: it says so and exits. A team on a server
 that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELETE
-/teams/{id}``) ends it too: one line says so, exit code 1.
+/teams/{id}``) ends it too: one line says so, exit code 1. A store that refuses writes (a
+disk full, a read-only file) does not end it: a line not saved within :data:`SAVE_WAIT`
+is said (:data:`NOT_SAVED_YET`) and waited on as any other — the team works on it, its
+records are kept in memory, and what it does shows once the store takes them.
 """
 
 from __future__ import annotations
@@ -68,7 +71,14 @@ from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, ServerError, T
 from akgentic.core import AddressError, Message, SentMessage
 from akgentic.core.words import counted
 from akgentic.storage import LeaseLostError
-from akgentic.team import HostedTeam, Suggestion, TeamCard, TeamManager, TeamRuntime
+from akgentic.team import (
+    HostedTeam,
+    NotCommittedError,
+    Suggestion,
+    TeamCard,
+    TeamManager,
+    TeamRuntime,
+)
 from akgentic.team.card import member_names
 
 __all__ = [
@@ -89,6 +99,14 @@ NONE_TO_DISMISS = "no interrupted turn to dismiss"
 no interrupted turn: the flag is answered, not ignored in silence."""
 GRACE = 30.0
 """Seconds a graceful stop gives the turns in progress."""
+SAVE_WAIT = 5.0
+"""Seconds a line sent to a team running here waits to be saved before the session says
+the store has not taken it yet (:data:`NOT_SAVED_YET`) and waits on for its answer."""
+NOT_SAVED_YET = (
+    "the message was delivered, but the store has not saved it yet: the team works on it, "
+    "and what it does is kept in memory and saved once the store takes writes again (it "
+    "shows here then); the session goes on"
+)
 _ADDRESSED = re.compile(r"^(@[\w.-]+)[:,]?\s+(\S.*)$", re.DOTALL)
 
 
@@ -138,6 +156,18 @@ def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
     return runtime.send(line), runtime.card.entry_point
 
 
+def _send(runtime: TeamHandle, line: str, view: LiveView) -> tuple[UUID, str]:
+    """:func:`send_line`; a line delivered but not saved in time (the store refuses
+    writes) is said (:data:`NOT_SAVED_YET`) and waited on as any other: its records are
+    kept, and its answer shows once the store takes them."""
+    try:
+        return send_line(runtime, line)
+    except NotCommittedError as exc:
+        view.note(NOT_SAVED_YET, "yellow")
+        addressed = _ADDRESSED.match(line)
+        return exc.message_id, addressed.group(1) if addressed else runtime.card.entry_point
+
+
 def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
     """``team research (104b23b9) started: @Manager (entry point), @Worker``."""
     card = runtime.card
@@ -165,8 +195,13 @@ def chat(
     ``memory://`` storage): the last lines say so instead.
 
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
-    live view prints the members' failures and warnings, once."""
-    return _chat(manager, runtime, options, console, from_seq, resume)
+    live view prints the members' failures and warnings, once. A session whose team
+    stopped with records its store still refused (lost: the recorder's ``error:`` line
+    says so) exits 1, whatever it got."""
+    code = _chat(manager, runtime, options, console, from_seq, resume)
+    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.unsaved:
+        return EXIT_ERROR
+    return code
 
 
 def _chat(
@@ -187,6 +222,8 @@ def _chat(
         verbose=options.verbose,
         stream=options.stream,
     )
+    if isinstance(runtime, TeamRuntime):  # a store that refuses writes is said soon
+        runtime.commit_timeout = SAVE_WAIT
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
@@ -214,7 +251,7 @@ def _chat(
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:
-                asked = _send_unless_taken_over(runtime, options.message)
+                asked = _send_unless_taken_over(runtime, options.message, view)
                 if asked is not None:
                     unsent = None
                     reply = watch.wait_reply(*asked, options.timeout, options.idle)
@@ -320,12 +357,14 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
         console.print(SafeText(f"  {quote(sent.message)}", style="yellow"))
 
 
-def _send_unless_taken_over(runtime: TeamHandle, line: str) -> tuple[UUID, str] | None:
-    """:func:`send_line`; None when the send found the team's lease lost (another
+def _send_unless_taken_over(
+    runtime: TeamHandle, line: str, view: LiveView
+) -> tuple[UUID, str] | None:
+    """:func:`_send`; None when the send found the team's lease lost (another
     process took the team over as it was sent): the session then says so as for a loss
     found later (:func:`_taken_over`), not as a failed send."""
     try:
-        return send_line(runtime, line)
+        return _send(runtime, line, view)
     except AddressError:
         if _lost(runtime) is None:
             raise
@@ -615,7 +654,7 @@ def _interactive(
         if line in QUIT:
             return reply
         try:
-            message_id, responder = send_line(runtime, line)
+            message_id, responder = _send(runtime, line, view)
         except AddressError as exc:
             if not runtime.is_running() or _lost(runtime) is not None:
                 refused.append(line)

@@ -11,9 +11,13 @@ after it, ``: StorageError: …``; its traceback is left out), and:
   (``serve`` says every record: :func:`say_each_time`, an operator counts them);
 - a store that is busy — locked by another process, whatever record says so (a lease
   renewal, an event log batch, the working memory) — is one line, :data:`STORE_BUSY`,
-  that says what happens and what to do; when a write goes through at last (a record
-  flagged :data:`akgentic.storage.RECOVERED`) one ``note:`` line says so,
-  :data:`STORE_FREE`, and a later lock is said again;
+  that says what happens and what to do;
+- a write that failed for any other reason (a disk full, a read-only file, a dropped
+  connection: a record flagged :data:`akgentic.storage.WRITE_FAILED`) is its own line;
+- when the writes that failed all went through at last (each a record flagged
+  :data:`akgentic.storage.RECOVERED`, with the key its failures carried) one ``note:``
+  line says so — :data:`STORE_FREE` after a lock, :data:`STORE_BACK` otherwise — once,
+  and a later failure is said again;
 - records below WARNING are not shown (the ``akgentic`` loggers log at INFO under the
   CLI, for the records flagged RECOVERED).
 
@@ -44,10 +48,11 @@ from contextlib import contextmanager
 from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
 from akgentic.core.excerpt import exception_line
-from akgentic.storage import LEASE_LOST, RECOVERED
+from akgentic.storage import LEASE_LOST, RECOVERED, WRITE_FAILED
 
 __all__ = [
     "QUIET_FOR",
+    "STORE_BACK",
     "STORE_BUSY",
     "STORE_FREE",
     "configure",
@@ -71,6 +76,9 @@ STORE_BUSY = (
 """The one line for every record that says the store is locked, until it is free again."""
 STORE_FREE = "note: the store is free again; what was kept is written, nothing was lost"
 """The line when a write goes through after :data:`STORE_BUSY`."""
+STORE_BACK = "note: the store takes writes again; what was kept is written, nothing was lost"
+"""The line when the writes that failed otherwise (a disk full, a read-only file, a
+dropped connection) all went through."""
 
 QUIET_FOR = 60.0
 """Seconds within which a line said is not said again (see the module docstring)."""
@@ -151,7 +159,9 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
         super().__init__(sys.stderr)
         self.said: dict[str, float] = {}  # a line, when it was said (monotonic)
         self.quiet_for: float | None = QUIET_FOR
-        self.busy = False
+        self.busy = False  # STORE_BUSY was said, and no write went through since
+        self.failing: set[object] = set()  # the keys of the writes failed and kept
+        self.failures: set[str] = set()  # the lines that said them
 
     def emit(self, record: logging.LogRecord) -> None:
         if _FORMATTER.tracebacks:
@@ -184,19 +194,40 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
 
     def _line(self, record: logging.LogRecord) -> str | None:
         """What to print for ``record``, or None: nothing."""
-        if getattr(record, RECOVERED, False):
-            if not self.busy:
-                return None
-            self.busy = False
-            self.said.pop(STORE_BUSY, None)  # a later lock is news again
-            self.said.pop(STORE_FREE, None)
-            return STORE_FREE
+        recovered = getattr(record, RECOVERED, False)
+        if recovered:
+            return self._recovered(recovered)
         if record.levelno < logging.WARNING:
             return None
+        failed = getattr(record, WRITE_FAILED, None)
+        if failed is not None:
+            self.failing.add(failed)
         if _store_busy(record):
             self.busy = True
             return STORE_BUSY
-        return self.format(record)
+        line = self.format(record)
+        if failed is not None:
+            self.failures.add(line)
+        return line
+
+    def _recovered(self, key: object) -> str | None:
+        """The line once a write that had failed went through (``key``: what its
+        failures carried; ``True``: whatever failed): none while another kept write
+        still fails, or when no failure was said; else :data:`STORE_FREE` after a lock,
+        :data:`STORE_BACK` otherwise — and the failures said are news again."""
+        said = self.busy or bool(self.failing)
+        if key is True:
+            self.failing.clear()
+        else:
+            self.failing.discard(key)
+        if not said or self.failing:
+            return None
+        line = STORE_FREE if self.busy else STORE_BACK
+        self.busy = False
+        for forgotten in (STORE_BUSY, STORE_FREE, STORE_BACK, *self.failures):
+            self.said.pop(forgotten, None)
+        self.failures.clear()
+        return line
 
 
 class _NotOnStream(logging.Filter):
@@ -234,6 +265,8 @@ def configure() -> None:
     _HANDLER.said.clear()
     _HANDLER.quiet_for = QUIET_FOR
     _HANDLER.busy = False
+    _HANDLER.failing.clear()
+    _HANDLER.failures.clear()
 
 
 def say_each_time() -> None:

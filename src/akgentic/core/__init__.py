@@ -69,6 +69,7 @@ from akgentic.core.yaml_load import (
     YamlTooLargeError,
     check_yaml_size,
     load_yaml,
+    not_a_file,
     read_yaml_file,
     yaml_text,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "is_tool_actor",
     "left_behind",
     "load_yaml",
+    "not_a_file",
     "read_yaml_file",
     "register_serializable",
     "serialize",

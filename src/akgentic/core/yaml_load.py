@@ -22,8 +22,10 @@ YAML larger than ``MAX_YAML_BYTES`` (4 MiB) is refused before it is parsed
 (:class:`YamlTooLargeError`): PyYAML's safe loader is pure Python, and a card with a 50 MB
 description holds it for minutes at hundreds of MB before any answer. A file is read through
 :func:`read_yaml_file`, which checks its size first, so such a file is not even read,
-and reads at most one byte past the limit whatever the size says (a device, a FIFO or a
-``/proc`` file says 0: ``/dev/zero`` given as a card must not fill the memory); the
+and reads at most one byte past the limit whatever the size says (a ``/proc`` file says
+0); anything but a regular file — a FIFO, a socket, a device such as ``/dev/tty`` or
+``/dev/zero`` — is refused from its status before it is opened (:func:`not_a_file`), as
+reading it would wait for a writer or never end; the
 server's request bodies are capped lower still (``--max-body``, 1 MiB by default), so a
 posted ``card_yaml`` meets this limit only where the operator raised that one past it.
 """
@@ -49,6 +51,7 @@ __all__ = [
     "YamlTooLargeError",
     "check_yaml_size",
     "load_yaml",
+    "not_a_file",
     "read_yaml_file",
     "yaml_text",
 ]
@@ -85,18 +88,49 @@ def check_yaml_size(
         )
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_file(mode: int) -> str | None:
+    """What a file of status mode ``mode`` is when it is neither a regular file nor a
+    folder — ``a FIFO``, ``a socket``, ``a character device`` (a terminal, ``/dev/zero``),
+    ``a block device`` — or None: reading such a thing waits for a writer or never ends."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
+
+
+def _refuse_unless_regular(mode: int) -> None:
+    """``OSError`` unless ``mode`` is a regular file's: a folder's is ``EISDIR`` (the
+    words reading it would give), anything else says what it is (:func:`not_a_file`)."""
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    kind = not_a_file(mode)
+    if kind is not None:
+        raise OSError(errno.EINVAL, f"{kind}, not a file: name the YAML file itself")
+
+
 def read_yaml_file(path: Path, *, what: str = "YAML", fix: str = TOO_LARGE_FIX) -> bytes:
     """The bytes of a YAML file, refused (:class:`YamlTooLargeError`, its words naming
     ``what`` and ``fix``) over ``MAX_YAML_BYTES`` before it is read when its size says so,
-    and read at most one byte past the limit otherwise: a device or a ``/proc`` file says
-    its size is 0. ``OSError`` as opening or reading it raises, and for a FIFO: opened as
-    a file is, it would wait for a writer, deaf to Ctrl-C (``akgentic run fifo.yaml``, a
-    FIFO in a cards folder)."""
+    and read at most one byte past the limit otherwise: a ``/proc`` file says its size is
+    0. ``OSError`` as opening or reading it raises, and for anything but a regular file —
+    a FIFO, a socket, a device (``/dev/tty``, ``/dev/zero``), said by its status before
+    it is opened: opened as a file is, a FIFO waits for a writer and a terminal for a
+    line, deaf to Ctrl-C (``akgentic run /dev/tty``, a FIFO in a cards folder), and a
+    device's open may act by itself. The open does not wait either (``O_NONBLOCK``), and
+    what it opened is checked again: a FIFO put in the file's place meanwhile is refused
+    the same way."""
+    _refuse_unless_regular(os.stat(path).st_mode)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
     try:
         status = os.fstat(fd)
-        if stat.S_ISFIFO(status.st_mode):
-            raise OSError(errno.EINVAL, "a FIFO, not a file: name the YAML file itself")
+        _refuse_unless_regular(status.st_mode)
         check_yaml_size(status.st_size, what=what, fix=fix)
         os.set_blocking(fd, True)
         with open(fd, "rb", closefd=False) as file:  # the fd is closed below

@@ -335,7 +335,7 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         text = yaml_text(read_yaml_file(file), "scenario")
     except OSError as exc:
-        raise ScenarioError(f"scenario {file}: cannot read it: {exc}") from exc
+        raise ScenarioError(f"scenario {file}: cannot read it: {exc.strerror or exc}") from exc
     except YamlTooLargeError as exc:
         raise ScenarioError(f"scenario {file}: {exc}") from None
     except NotUtf8Error as exc:

@@ -37,6 +37,7 @@ from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqli
 from akgentic.storage.errors import (
     LEASE_LOST,
     RECOVERED,
+    WRITE_FAILED,
     CorruptRecordError,
     InstanceTypeError,
     InvalidTransitionError,
@@ -95,6 +96,7 @@ __all__ = [
     "LEASE_LOST",
     "MAX_SEQ",
     "RECOVERED",
+    "WRITE_FAILED",
     "AddressIndex",
     "CatalogAuditEntry",
     "CatalogAuditRecord",

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "LEASE_LOST",
     "RECOVERED",
+    "WRITE_FAILED",
     "CorruptRecordError",
     "InstanceTypeError",
     "InvalidTransitionError",
@@ -21,10 +22,17 @@ __all__ = [
 ]
 
 
+WRITE_FAILED = "akgentic_write_failed"
+"""Set on a log record (``extra={WRITE_FAILED: key}``) that says a write failed and what
+it held is kept to be tried again (a lease renewal, a batch of the event log); ``key``
+names what is retried (``"lease team/…"``, ``"team …"``). The record flagged
+:data:`RECOVERED` with the same key says it went through at last."""
+
 RECOVERED = "akgentic_recovered"
-"""Set on an INFO log record (``extra={RECOVERED: True}``) that says a write which had
+"""Set on an INFO log record (``extra={RECOVERED: key}``) that says a write which had
 failed and been logged (a lease renewal, a batch of the event log) went through at last:
-a program that shows the failures once (the CLI) can say the condition ended."""
+a program that shows the failures once (the CLI) can say the condition ended. ``key`` is
+the one its failures carried as :data:`WRITE_FAILED` (``True``: whatever failed)."""
 
 LEASE_LOST = "akgentic_lease_lost"
 """Set on a log record (``extra={LEASE_LOST: True}``) that says this process lost a team's

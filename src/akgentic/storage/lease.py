@@ -49,7 +49,7 @@ from uuid import UUID, uuid4
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.core.error_pickle import reduce_by_fields
-from akgentic.storage.errors import RECOVERED, StorageError
+from akgentic.storage.errors import RECOVERED, WRITE_FAILED, StorageError
 
 __all__ = [
     "Fence",
@@ -289,7 +289,11 @@ class Heartbeat:
                 self._report(resource, lost)
         except Exception:
             self._failed[resource] = self._failed.get(resource, 0) + 1
-            logger.exception("lease %s: renewal failed; retrying", resource)
+            logger.exception(
+                "lease %s: renewal failed; retrying",
+                resource,
+                extra={WRITE_FAILED: f"lease {resource}"},
+            )
         else:
             failed = self._failed.pop(resource, 0)
             if failed:
@@ -297,7 +301,7 @@ class Heartbeat:
                     "lease %s: renewed again after %d failed tries",
                     resource,
                     failed,
-                    extra={RECOVERED: True},
+                    extra={RECOVERED: f"lease {resource}"},
                 )
 
     def _report(self, resource: str, lost: LeaseLostError) -> None:

@@ -36,6 +36,7 @@ from akgentic.team.restorer import (
 from akgentic.team.runtime import (
     STOPPED_ELSEWHERE,
     InterruptedTurnsDismissed,
+    NotCommittedError,
     TeamRuntime,
     follow_log,
     read_history,
@@ -56,6 +57,7 @@ __all__ = [
     "InterruptedTurnsDismissed",
     "LocalPlacement",
     "MemberSpec",
+    "NotCommittedError",
     "Placement",
     "ReplayResult",
     "RestorePlan",

@@ -60,10 +60,12 @@ from akgentic.core import (
 )
 from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import SerializationError
+from akgentic.core.words import counted
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent
 from akgentic.storage import (
     LEASE_LOST,
     RECOVERED,
+    WRITE_FAILED,
     AddressIndex,
     EncodedEvent,
     Fence,
@@ -261,6 +263,9 @@ class EventRecorder:
         self.lost: LeaseLostError | None = None
         """Why nothing more is recorded when the lease was lost (another process took the
         team over); None while it is held."""
+        self.unsaved = 0
+        """How many records the store still refused when the stop gave up on them (after
+        :data:`CLOSING_TRIES_FOR`): lost, and logged as such."""
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
@@ -398,9 +403,8 @@ class EventRecorder:
             except LeaseLostError as refused:  # the store refused it: nothing was written
                 self._lost(refused, rows)
                 continue
-            except Exception:
-                if self._retry(rows, tables):
-                    self._failed += 1
+            except Exception as exc:
+                if self._retry(rows, tables, exc):
                     continue
                 return
             if self._failed:
@@ -409,7 +413,7 @@ class EventRecorder:
                     "nothing was lost",
                     self._team_id,
                     self._failed,
-                    extra={RECOVERED: True},
+                    extra={RECOVERED: f"team {self._team_id}"},
                 )
                 self._failed = 0
             self._last_commit = time.monotonic()
@@ -580,20 +584,37 @@ class EventRecorder:
                 with self._io:
                     self._urgent -= 1
 
-    def _retry(self, rows: list[_Item], tables: list[Message]) -> bool:
-        """After a failed commit: put the rows back at the front, in order, and wait for
-        more (or a second) before the next try. A closing recorder tries again too, a
-        second apart; False once it has tried for :data:`CLOSING_TRIES_FOR`: the rows
-        cannot be written, and that is logged."""
+    def _retry(self, rows: list[_Item], tables: list[Message], failure: Exception) -> bool:
+        """After a failed commit (``failure``): put the rows back at the front, in order,
+        and wait for more (or a second) before the next try. A closing recorder tries
+        again too, a second apart; False once it has tried for :data:`CLOSING_TRIES_FOR`:
+        the rows cannot be written, and that is logged — what was lost, why, and what a
+        resume then finds."""
         team, io = self._team_id, self._io
         with io:
             if self._closing and time.monotonic() - self._closing_at >= CLOSING_TRIES_FOR:
-                logger.error("team %s: %d records could not be written", team, len(rows))
+                self.unsaved += _events_in(rows) + self._outbox_events
+                logger.error(
+                    "team %s: %s not saved: the store still refused them (%s) after %gs of "
+                    "tries as the team stopped, and they are lost; the stored log ends "
+                    "before them, so a resume goes on from there without them (the last "
+                    "exchange may be missing): free the store (disk space, permissions, a "
+                    "process holding it) before resuming",
+                    team,
+                    counted(self.unsaved, "record"),
+                    exception_line(failure),
+                    CLOSING_TRIES_FOR,
+                )
                 self._outbox, self._tables, self._idle = [], [], True
                 self._outbox_events = 0
                 io.notify_all()
                 return False
-            logger.exception("team %s: the event log refused a batch; it is kept", team)
+            logger.exception(
+                "team %s: the event log refused a batch; it is kept",
+                team,
+                extra={WRITE_FAILED: f"team {team}"},
+            )
+            self._failed += 1  # counted before the pause: a stop beginning in it sees it
             self._outbox[:0] = rows
             self._outbox_events += _events_in(rows)
             self._tables[:0] = tables
@@ -645,9 +666,21 @@ class EventRecorder:
             return self._io.wait_for(lambda: not self._outbox and self._idle, timeout)
 
     def _close_writer(self, timeout: float = 60.0) -> None:
+        """Commit what is handed over, then end the writer. When the store is refusing
+        writes as this begins, that is said first: the stop waits for it for up to
+        :data:`CLOSING_TRIES_FOR`, and what it still refuses then is lost."""
         with self._io:
             if not self._closing:
                 self._closing_at = time.monotonic()
+                pending = self._outbox_events
+                if self._failed and pending and not self._discarded:
+                    logger.warning(
+                        "team %s: stopping with %s not yet saved (the store refuses them): "
+                        "trying for up to %gs more",
+                        self._team_id,
+                        counted(pending, "record"),
+                        CLOSING_TRIES_FOR,
+                    )
             self._closing = True
             self._io.notify_all()
         writer = self._writer

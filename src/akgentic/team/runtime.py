@@ -36,6 +36,7 @@ from akgentic.team.replay import ReplayResult, replay_tool_states
 __all__ = [
     "STOPPED_ELSEWHERE",
     "InterruptedTurnsDismissed",
+    "NotCommittedError",
     "TeamRuntime",
     "follow_log",
     "read_history",
@@ -110,6 +111,17 @@ STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
 """``TeamRuntime.stop_reason`` when another process marked the team STOPPED."""
 
 
+class NotCommittedError(TimeoutError):
+    """A message was delivered (the team works on it) but the store did not commit it in
+    time — a disk full, a read-only file, a dropped connection: the recorder keeps it, with
+    what the team does after it, in memory and commits them once the store takes writes
+    again. ``message_id`` is the message's id, to wait for its answer as for any other."""
+
+    def __init__(self, message_id: UUID, timeout: float) -> None:
+        super().__init__(f"message {message_id} was delivered but not committed within {timeout}s")
+        self.message_id = message_id
+
+
 class InterruptedTurnsDismissed(SerializableModel):
     """Event payload: these interrupted turns will not be retried (``dismiss_interrupted``);
     a later restore no longer reports them."""
@@ -137,6 +149,8 @@ class TeamRuntime:
     the messages queued behind them. Empty otherwise."""
 
     commit_timeout: float = 30.0
+    """Seconds a send waits for its message to be committed before it raises
+    :class:`NotCommittedError` (the message is delivered, and kept to be committed)."""
 
     stop_reason: str | None = None
     """Why the team stopped when nobody in this process asked it to (another process
@@ -200,9 +214,7 @@ class TeamRuntime:
                     f"team {self.team_id} was taken over by another process: the message "
                     f"was not kept"
                 )
-            raise TimeoutError(
-                f"message {msg.id} was delivered but not committed within {self.commit_timeout}s"
-            )
+            raise NotCommittedError(msg.id, self.commit_timeout)
         return msg.id
 
     def retry_interrupted(self) -> list[UUID]:

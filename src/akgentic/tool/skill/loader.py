@@ -46,6 +46,7 @@ from akgentic.core import (
     NotUtf8Error,
     YamlTooLargeError,
     load_yaml,
+    not_a_file,
     read_yaml_file,
     yaml_problem,
     yaml_text,
@@ -210,14 +211,6 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def _not_a_file(path: Path) -> str | None:
     """Why ``path`` is no skill file to read — missing, unreadable, or not a regular file
     (reading a FIFO or a terminal would wait for a writer) — or None when it is one."""
@@ -231,7 +224,7 @@ def _not_a_file(path: Path) -> str | None:
         return f"cannot be read: {exc.strerror}"
     if stat.S_ISREG(mode):
         return None
-    kind = next((words for test, words in _KINDS if test(mode)), "not a regular file")
+    kind = "a folder" if stat.S_ISDIR(mode) else not_a_file(mode)
     return (
         f"is {kind}, not a file: a skill is a regular {SKILL_FILE}, .md, .yaml or .yml file; "
         f"name one (or its folder), or move this out of the skills folder"

@@ -42,7 +42,7 @@ import functools
 import inspect
 import typing
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from akgentic.core import ActorStartError
@@ -240,15 +240,38 @@ class ToolFactory:
                 commands[param_cls] = fn
         return commands
 
-    def get_command_registry(self) -> CommandRegistry:
+    def get_command_registry(
+        self,
+        reserved: Mapping[str, str] | None = None,
+        *,
+        registrars: Mapping[str, type[ToolCard]] | None = None,
+    ) -> CommandRegistry:
         """A CommandRegistry holding every command under its callable's ``__name__``.
 
+        ``reserved`` maps the names a caller keeps for itself (the agent's built-in
+        ``/help``, the chat's ``/quit``) to what they are: a card command with one of
+        them would replace the built-in or be shadowed by it, whichever came first.
+        ``registrars`` names the one card class that registers a reserved name on its
+        holder's behalf (MailboxTool registers the agent's ``/stop``).
+
         Raises ``TypeError`` for a command without a docstring (see
-        ``guard.check_command``): ``/help`` would have nothing to say about it."""
+        ``guard.check_command``): ``/help`` would have nothing to say about it; and
+        ``ValueError`` naming the card and the command for one that takes a reserved
+        name, or naming both cards for two giving one name — never silent shadowing."""
         registry = CommandRegistry()
+        taken = reserved or {}
+        delegated = registrars or {}
         for index, card in enumerate(self.tool_cards):
             for fn in card.get_commands().values():
                 check_command(fn, self._label(index))
+                name = getattr(fn, "__name__", "")
+                registrar = delegated.get(name)
+                if name in taken and not (registrar is not None and isinstance(card, registrar)):
+                    names = ", ".join(f"/{n}" for n in taken)
+                    raise ValueError(
+                        f"{self._label(index)}'s command /{name} has the name of {taken[name]}: "
+                        f"rename the command (names taken: {names})"
+                    )
                 registry.register(fn, owner=self._label(index))
         return registry
 

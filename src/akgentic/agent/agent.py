@@ -265,7 +265,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             if not any(isinstance(card, default) for card in cards):
                 cards.append(default())
         self._cards = cards
-        self._factory = ToolFactory(tool_cards=cards, observer=self, retry_exception=ModelRetry)
+        self._factory = ToolFactory(
+            tool_cards=cards,
+            observer=self,
+            retry_exception=ModelRetry,
+            tool_timeout=self.config.tool_timeout,
+        )
         # ToolsetCards' groups: activated per conversation (none configured: nothing at all)
         self._toolsets, toolsets = dynamic_toolsets(
             self._factory.get_toolsets(), clock=type(self).toolset_clock
@@ -393,6 +398,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def get_commands(self) -> list[str]:
         return self._commands.names()
+
+    @property
+    def tool_timeout(self) -> float | None:
+        """Seconds each tool call may take (``AgentConfig.tool_timeout``): read by a card
+        that wires cards of its own (a ToolsetCard's members), to hold them to it too."""
+        return self.config.tool_timeout
 
     def active_toolsets(self) -> frozenset[str]:
         """The toolsets active in this conversation now (ToolsetActivityObserver)."""

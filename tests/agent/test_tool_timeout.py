@@ -109,6 +109,26 @@ def test_a_toolset_member_is_held_to_the_agents_bound(system: ActorSystem, team:
     assert answer.startswith("hang took longer than 0.2s")  # the member's own name
 
 
+class AsksItself(ToolCard):
+    """A sync tool that asks its own agent: on its bounded thread, still a DeadlockError."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def ask_myself() -> str:
+            """Ask the agent something."""
+            observer: Any = self.get_observer()
+            return str(observer.proxy_ask(observer.myAddress, BaseAgent).get_commands())
+
+        return [ask_myself]
+
+
+def test_a_bounded_sync_tool_still_acts_as_its_agent(system: ActorSystem, team: Team) -> None:
+    """Its own thread acts for the agent: asking itself fails at once, as on the agent's
+    thread (not a wait for the bound)."""
+    script = Script(call("ask_myself"), echo_the_retry)
+    answer = ask(system, team, script, [AsksItself()])
+    assert answer.startswith("ask_myself failed (DeadlockError: @Agent asked itself")
+
+
 def test_the_bound_is_generous_by_default_and_positive_or_none() -> None:
     assert AgentConfig(name="@A", role="R").tool_timeout == 300.0
     assert AgentConfig(name="@A", role="R", tool_timeout=None).tool_timeout is None

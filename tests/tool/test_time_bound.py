@@ -98,7 +98,7 @@ def test_a_sync_tool_runs_as_the_calling_actor() -> None:
         assert the_tool(who, bound=60)() == "me"
         assert current_actor() is actor
     assert current_actor() is None
-    assert seen == [(actor, "akgentic-tool-who")]
+    assert seen == [(actor, "akgentic-tool")]
 
 
 def test_no_bound_calls_a_sync_tool_on_the_callers_thread() -> None:

@@ -8,10 +8,11 @@ every function tool to the bound:
 
 - an **async** tool is awaited under ``asyncio.timeout``: past the bound it is cancelled
   (its ``finally`` blocks run) and :class:`ToolTimeoutError` is raised;
-- a **sync** tool runs on a thread of its own while the calling thread (the agent's)
-  waits for it, at most the bound. That thread acts for the caller's actor
-  (:func:`akgentic.core.acting_for`: an ask of itself is still a ``DeadlockError``, a
-  send still carries the message being handled) and sees the caller's context variables.
+- a **sync** tool runs on a daemon thread (pooled: reused once a call has ended) while
+  the calling thread (the agent's) waits for it, at most the bound. That thread acts for
+  the caller's actor (:func:`akgentic.core.acting_for`: an ask of itself is still a
+  ``DeadlockError``, a send still carries the message being handled) and sees the
+  caller's context variables.
   **A thread cannot be killed**: past the bound the call is abandoned, not stopped — it
   runs on in the background, its result and its exception dropped, and whatever it does
   then happens beside the agent's next steps. Its thread is a daemon: it never holds up a
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import queue
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -57,6 +59,37 @@ def tool_timeout_of(observer: object) -> float | None:
     that wires cards of its own (a ToolsetCard's members); None when it holds none."""
     seconds = getattr(observer, "tool_timeout", None)
     return float(seconds) if isinstance(seconds, int | float) else None
+
+
+class _Worker:
+    """A daemon thread that runs one call at a time, back in the idle pool once its call
+    has ended (an abandoned call keeps it out until then). Reused, for a thread started
+    per call costs more than many a tool does."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="akgentic-tool", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+            with _POOL_LOCK:
+                if len(_IDLE) >= _MAX_IDLE:
+                    return
+                _IDLE.append(self)
+
+
+_IDLE: list[_Worker] = []
+_POOL_LOCK = threading.Lock()
+_MAX_IDLE = 16
+"""Idle workers kept for reuse; one more ends when its call does."""
+
+
+def _worker() -> _Worker:
+    with _POOL_LOCK:
+        if _IDLE:
+            return _IDLE.pop()
+    return _Worker()
 
 
 class ToolTimeoutError(RetriableError):
@@ -90,7 +123,7 @@ async def await_within(seconds: float | None, name: str, call: Awaitable[T]) -> 
 
 
 def call_within(seconds: float | None, name: str, fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` on a daemon thread acting for the caller's actor, waited for at most
+    """``fn(*args)`` on a pooled daemon thread acting for the caller's actor, waited for at most
     ``seconds`` (None: called here, unbounded); past it :class:`ToolTimeoutError`, the thread
     left running (see the module docstring). What ``fn`` raises is raised here."""
     if seconds is None:
@@ -109,7 +142,7 @@ def call_within(seconds: float | None, name: str, fn: Callable[..., T], *args: A
         finally:
             done.set()
 
-    threading.Thread(target=run, name=f"akgentic-tool-{name}", daemon=True).start()
+    _worker().jobs.put(run)
     if not done.wait(seconds):
         logger.warning(
             "%s took longer than %gs: the model was told; its thread runs on in the "

@@ -362,6 +362,56 @@ def test_two_cards_of_one_class_are_told_apart_by_position(agent: FakeAgent) -> 
         factory.get_command_registry()
 
 
+def command_card(label: str, name: str) -> ToolCard:
+    """A card of its own class (``label``) giving one command named ``name``."""
+    param = type(f"{label}Param", (BaseToolParam,), {})
+
+    def get_commands(self: ToolCard) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        def command() -> str:
+            """Answer."""
+            return label
+
+        command.__name__ = name
+        return {param: command}
+
+    card: ToolCard = type(label, (ToolCard,), {"get_commands": get_commands})()
+    return card
+
+
+def test_a_card_command_named_like_a_reserved_one_is_an_error_naming_card_and_command() -> None:
+    factory = ToolFactory([command_card("Wiper", "clear")])
+    reserved = {"clear": "the agent's built-in /clear", "help": "the agent's built-in /help"}
+    with pytest.raises(ValueError) as caught:
+        factory.get_command_registry(reserved=reserved)
+    assert str(caught.value) == (
+        "Wiper's command /clear has the name of the agent's built-in /clear: rename the "
+        "command (names taken: /clear, /help)"
+    )
+    assert factory.get_command_registry().names() == ["clear"]  # nothing reserved: fine
+
+
+def test_a_reserved_name_is_open_to_its_registrar_card_only() -> None:
+    stopper = command_card("Stopper", "stop")
+    reserved = {"stop": "the agent's built-in /stop"}
+    registry = ToolFactory([stopper]).get_command_registry(
+        reserved=reserved, registrars={"stop": type(stopper)}
+    )
+    assert registry.names() == ["stop"]
+    other = ToolFactory([command_card("Other", "stop")])
+    with pytest.raises(ValueError, match="Other's command /stop has the name of the agent's"):
+        other.get_command_registry(reserved=reserved, registrars={"stop": type(stopper)})
+
+
+def test_two_cards_giving_one_command_is_an_error_naming_both_and_the_fix() -> None:
+    factory = ToolFactory([command_card("Left", "tally"), command_card("Right", "tally")])
+    with pytest.raises(ValueError) as caught:
+        factory.get_command_registry(reserved={"clear": "the agent's built-in /clear"})
+    assert str(caught.value) == (
+        "command /tally is registered twice: by Left and by Right; rename the command on "
+        "one of them"
+    )
+
+
 def test_context_updater_needs_an_actor_observer() -> None:
     with pytest.raises(ValueError, match="needs an observer"):
         ToolFactory([BoardCard()]).get_context_updater()

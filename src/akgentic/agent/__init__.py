@@ -4,7 +4,7 @@
 context states of its tool cards; ``HumanProxy`` is the person in the team.
 """
 
-from akgentic.agent.agent import BaseAgent, is_cancel
+from akgentic.agent.agent import BUILTIN_COMMANDS, CHAT_COMMANDS, BaseAgent, is_cancel
 from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
 from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
 from akgentic.agent.messages import (
@@ -16,6 +16,8 @@ from akgentic.agent.messages import (
 )
 
 __all__ = [
+    "BUILTIN_COMMANDS",
+    "CHAT_COMMANDS",
     "AgentConfig",
     "AgentMessage",
     "AgentReply",

@@ -129,11 +129,27 @@ from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
 from akgentic.tool.team import TeamTool
 
-__all__ = ["BaseAgent", "is_cancel"]
+__all__ = ["BUILTIN_COMMANDS", "CHAT_COMMANDS", "BaseAgent", "is_cancel"]
 
 logger = logging.getLogger("akgentic.agent")
 
 _USAGE_FIELDS = ("requests", "tool_calls", "input_tokens", "output_tokens")
+
+BUILTIN_COMMANDS = ("compact", "clear", "stop", "help")
+"""The commands every agent answers itself: no card may give one of these names — but
+MailboxTool, which registers ``/stop`` (the agent's vocabulary and enforcement either way)."""
+
+CHAT_COMMANDS = ("quit", "exit")
+"""The commands a chat keeps for itself (``akgentic chat`` leaves on ``/quit`` and
+``/exit``): a card command of one of these names would never reach the agent from there,
+so no card may give one either."""
+
+
+def _reserved_commands() -> dict[str, str]:
+    """Each name a card command may not take, with what holds it (for the error)."""
+    reserved = {name: f"the agent's built-in /{name}" for name in BUILTIN_COMMANDS}
+    reserved.update({name: f"the chat's /{name} (it leaves the chat)" for name in CHAT_COMMANDS})
+    return reserved
 
 
 def message_text(msg: Message) -> str | None:
@@ -249,7 +265,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             if not any(isinstance(card, default) for card in cards):
                 cards.append(default())
         self._cards = cards
-        self._factory = ToolFactory(tool_cards=cards, observer=self, retry_exception=ModelRetry)
+        self._factory = ToolFactory(
+            tool_cards=cards,
+            observer=self,
+            retry_exception=ModelRetry,
+            tool_timeout=self.config.tool_timeout,
+        )
         # ToolsetCards' groups: activated per conversation (none configured: nothing at all)
         self._toolsets, toolsets = dynamic_toolsets(
             self._factory.get_toolsets(), clock=type(self).toolset_clock
@@ -259,7 +280,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if self._toolsets is not None:
             states += self._toolsets.context_states()
         self._updater = ContextUpdater(self, states)
-        self._commands: CommandRegistry = self._factory.get_command_registry()
+        # a card's command never takes a built-in's name: one would hide the other
+        self._commands: CommandRegistry = self._factory.get_command_registry(
+            reserved=_reserved_commands(), registrars={"stop": MailboxTool}
+        )
         self._register_builtin_commands()
         self._system_prompt = self._render_system_prompt()
         used = self.state.lifetime_usage
@@ -351,8 +375,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             """List the commands, or describe one: /help, /help NAME."""
             return self._commands.describe(command)
 
-        for command in (compact, clear, stop, help):
-            if command.__name__ not in self._commands:
+        for command in (compact, clear, stop, help):  # BUILTIN_COMMANDS, kept from the cards
+            if command.__name__ not in self._commands:  # only /stop, from MailboxTool
                 self._commands.register(command, owner="BaseAgent")
 
     # -- what tests and tools may read ----------------------------------------------------
@@ -374,6 +398,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def get_commands(self) -> list[str]:
         return self._commands.names()
+
+    @property
+    def tool_timeout(self) -> float | None:
+        """Seconds each tool call may take (``AgentConfig.tool_timeout``): read by a card
+        that wires cards of its own (a ToolsetCard's members), to hold them to it too."""
+        return self.config.tool_timeout
 
     def active_toolsets(self) -> frozenset[str]:
         """The toolsets active in this conversation now (ToolsetActivityObserver)."""

@@ -14,6 +14,7 @@ from akgentic.core.agent_state import BaseState
 from akgentic.core.serialization import SerializableModel
 from akgentic.llm import ModelRoster, UsageLimitsConfig
 from akgentic.tool.core import ToolCard, ToolState, lookup
+from akgentic.tool.core.time_bound import DEFAULT_TOOL_TIMEOUT
 
 __all__ = [
     "AgentConfig",
@@ -132,6 +133,11 @@ class AgentConfig(BaseConfig):
     - ``tools``: its tool cards. In YAML a card is ``{type: PlanningTool, ...fields}``.
       BaseAgent adds TeamTool and MailboxTool when they are not listed.
     - ``usage_limits``, ``compaction``: spending limits and context compaction.
+    - ``tool_timeout``: seconds a tool call may take (300 by default; ``null``: no bound).
+      Past it the model reads that the tool took too long and the turn goes on; an async
+      tool is cancelled, a sync one abandoned on its thread (a thread cannot be killed:
+      see ``akgentic.tool.core.time_bound``). It bounds function tools, a toolset's
+      members included; an MCP server's calls keep the server connection's own timeout.
     - ``stream_events``: publish text deltas while the model works, and the calls and
       returns of each tool step (a model that cannot stream has its text published in
       one piece when it answers).
@@ -152,6 +158,12 @@ class AgentConfig(BaseConfig):
     compaction: CompactionConfig = Field(
         default_factory=CompactionConfig,
         description="When and how the conversation is summarised to fit the model's window.",
+    )
+    tool_timeout: float | None = Field(
+        default=DEFAULT_TOOL_TIMEOUT,
+        gt=0,
+        description="Seconds a tool call may take before the model is told it took too "
+        "long and the turn goes on; null: no bound.",
     )
     stream_events: bool = True
     stream_text_interval: float = Field(default=0.05, ge=0)

@@ -50,7 +50,7 @@ from uuid import UUID
 
 from rich.console import Console
 
-from akgentic.agent import AgentMessage
+from akgentic.agent import CHAT_COMMANDS, AgentMessage
 from akgentic.cli import interrupt, logs
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, CliError, explain
@@ -92,7 +92,7 @@ __all__ = [
     "send_line",
 ]
 
-QUIT = ("/quit", "/exit")
+QUIT = tuple(f"/{name}" for name in CHAT_COMMANDS)
 NONE_TO_RETRY = "no interrupted turn to deliver again"
 NONE_TO_DISMISS = "no interrupted turn to dismiss"
 """What a resume with --retry-interrupted / --dismiss-interrupted says when the team has

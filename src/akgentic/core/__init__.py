@@ -4,7 +4,7 @@ The public surface is flat: everything below is importable from ``akgentic.core`
 See ``docs/core.md`` for the contract in prose.
 """
 
-from akgentic.core._proxy import AskTimeoutError, DeadlockError, current_actor
+from akgentic.core._proxy import AskTimeoutError, DeadlockError, acting_for, current_actor
 from akgentic.core.actor_system import EXTERNAL_ROLE, ActorSystem, ExternalContext, left_behind
 from akgentic.core.address import (
     ActorAddress,
@@ -124,6 +124,7 @@ __all__ = [
     "WarningMessage",
     "YamlShapeError",
     "YamlTooLargeError",
+    "acting_for",
     "address_name",
     "check_yaml_size",
     "clip",

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import inspect
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FunctionType
 from typing import Any, NamedTuple
 
@@ -26,6 +28,7 @@ __all__ = [
     "DeadlockError",
     "MethodCall",
     "TellProxy",
+    "acting_for",
     "current",
     "current_actor",
 ]
@@ -65,6 +68,24 @@ current = _Current()
 def current_actor() -> Any:
     """The actor whose thread is running this code, or None outside any actor."""
     return current.actor
+
+
+@contextmanager
+def acting_for(actor: Any) -> Iterator[None]:
+    """Run the block on this thread as ``actor``'s own, then give the thread its own back.
+
+    For a call an actor's thread hands to another thread and waits for (a tool call held
+    to a time bound): inside it, an ask of ``actor`` is still a ``DeadlockError`` and a
+    send still carries the message being handled, as on the actor's thread. ``None``
+    leaves the thread as it is.
+    """
+    previous = current.actor
+    if actor is not None:
+        current.actor = actor
+    try:
+        yield
+    finally:
+        current.actor = previous
 
 
 _kind_cache: dict[tuple[type, str], bool | None] = {}

@@ -109,6 +109,7 @@ tools:
   - {type: WorkspaceTool, git_journal: true}
 usage_limits: {per_run: {requests: 20}}
 compaction: {threshold: 0.7}
+tool_timeout: 900   # seconds a tool call may take (300 by default)
 """,
 }
 """Examples written by hand where a model has required fields; each is validated."""

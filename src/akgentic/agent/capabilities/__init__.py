@@ -49,6 +49,9 @@ class InlineExecutor(Executor):
     agent (hire through it, switch its model, ask other actors as it), so they must run on
     the agent's own thread, one at a time — where ``DeadlockError`` can also see an agent
     asking itself. The run is already on that thread; this executor keeps the tools there.
+    A tool held to a time bound (``AgentConfig.tool_timeout``) is moved to a thread of its
+    own by its factory wrapper, acting for the agent while this thread waits for it
+    (``akgentic.tool.core.time_bound``).
     """
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:

@@ -319,7 +319,7 @@ class CommandRegistry:
         if existing is not None:
             raise ValueError(
                 f"command /{key} is registered twice: by {existing.owner or '?'} "
-                f"and by {owner or '?'}"
+                f"and by {owner or '?'}; rename the command on one of them"
             )
         self._commands[key] = _Command(key, fn, owner)
 

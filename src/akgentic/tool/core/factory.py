@@ -25,7 +25,11 @@ Tool callables are wrapped once more on the way out:
   so tool logic stays framework-agnostic;
 - a runtime toolset (``get_toolsets``) gets the same two translations around its
   ``call_tool`` (see ``guarded.py``), so a toolset's tool keeps the rule too;
-- a param's ``instructions`` is appended to the tool's docstring.
+- a param's ``instructions`` is appended to the tool's docstring;
+- each call is held to ``tool_timeout`` seconds when one is given (see
+  ``time_bound.py``): past it the model reads that the tool took too long and the turn
+  goes on (an async tool is cancelled; a sync tool, run on a thread of its own for that,
+  is abandoned — a thread cannot be killed).
 
 The wrapper keeps name, docstring, signature and (resolved) annotations, so the
 framework can still build the tool's schema, and an async tool stays async.
@@ -42,7 +46,7 @@ import functools
 import inspect
 import typing
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from akgentic.core import ActorStartError
@@ -61,6 +65,7 @@ from akgentic.tool.core.guard import (
 from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
+from akgentic.tool.core.time_bound import await_within, call_within
 from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
 
 __all__ = ["ServedKind", "ToolFactory"]
@@ -77,9 +82,11 @@ class ToolFactory:
         tool_cards: Sequence[ToolCard],
         observer: ToolObserver | None = None,
         retry_exception: type[Exception] | None = None,
+        tool_timeout: float | None = None,
     ) -> None:
         self.tool_cards: list[ToolCard] = order_cards(list(tool_cards))
         self.retry_exception = retry_exception
+        self.tool_timeout = tool_timeout  # seconds a tool call may take; None: no bound
         self._served: dict[ServedKind, dict[int, tuple[Any, ToolCard]]] = {}
         self._observer_ref: weakref.ref[Any] | None = None
         if observer is not None:
@@ -149,22 +156,26 @@ class ToolFactory:
 
     def _wrap(self, fn: Callable[..., Any], instructions: str | None) -> Callable[..., Any]:
         retry = self.retry_exception
+        seconds = self.tool_timeout
         parameters = Parameters(fn)
+        name = parameters.name
         wrapper: Callable[..., Any]
         if inspect.iscoroutinefunction(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                with as_the_model_reads(parameters.name, retry):
+                with as_the_model_reads(name, retry):
                     bound = parameters.check(args, kwargs)
-                    return check_return(await fn(*bound.args, **bound.kwargs))
+                    call = fn(*bound.args, **bound.kwargs)
+                    return check_return(await await_within(seconds, name, call))
 
             wrapper = async_wrapper
         else:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
-                with as_the_model_reads(parameters.name, retry):
+                with as_the_model_reads(name, retry):
                     bound = parameters.check(args, kwargs)
-                    return check_return(fn(*bound.args, **bound.kwargs))
+                    call = functools.partial(fn, *bound.args, **bound.kwargs)
+                    return check_return(call_within(seconds, name, call))
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)
@@ -240,15 +251,38 @@ class ToolFactory:
                 commands[param_cls] = fn
         return commands
 
-    def get_command_registry(self) -> CommandRegistry:
+    def get_command_registry(
+        self,
+        reserved: Mapping[str, str] | None = None,
+        *,
+        registrars: Mapping[str, type[ToolCard]] | None = None,
+    ) -> CommandRegistry:
         """A CommandRegistry holding every command under its callable's ``__name__``.
 
+        ``reserved`` maps the names a caller keeps for itself (the agent's built-in
+        ``/help``, the chat's ``/quit``) to what they are: a card command with one of
+        them would replace the built-in or be shadowed by it, whichever came first.
+        ``registrars`` names the one card class that registers a reserved name on its
+        holder's behalf (MailboxTool registers the agent's ``/stop``).
+
         Raises ``TypeError`` for a command without a docstring (see
-        ``guard.check_command``): ``/help`` would have nothing to say about it."""
+        ``guard.check_command``): ``/help`` would have nothing to say about it; and
+        ``ValueError`` naming the card and the command for one that takes a reserved
+        name, or naming both cards for two giving one name — never silent shadowing."""
         registry = CommandRegistry()
+        taken = reserved or {}
+        delegated = registrars or {}
         for index, card in enumerate(self.tool_cards):
             for fn in card.get_commands().values():
                 check_command(fn, self._label(index))
+                name = getattr(fn, "__name__", "")
+                registrar = delegated.get(name)
+                if name in taken and not (registrar is not None and isinstance(card, registrar)):
+                    names = ", ".join(f"/{n}" for n in taken)
+                    raise ValueError(
+                        f"{self._label(index)}'s command /{name} has the name of {taken[name]}: "
+                        f"rename the command (names taken: {names})"
+                    )
                 registry.register(fn, owner=self._label(index))
         return registry
 

@@ -12,7 +12,8 @@ COMMANDs are served as if the member were listed on its own: they cost nothing p
 and dropping them silently would be the channel system's known failure mode.
 
 Wiring: the members are wired through a ToolFactory of their own (same observer,
-``ModelRetry`` as the retry exception, their ``depends_on`` ordered among themselves);
+``ModelRetry`` as the retry exception, the observer's ``tool_timeout``, their
+``depends_on`` ordered among themselves);
 a member dependency on a card outside the set becomes the toolset card's own dependency.
 """
 
@@ -33,6 +34,7 @@ from akgentic.tool.core.factory import ToolFactory
 from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
+from akgentic.tool.core.time_bound import tool_timeout_of
 from akgentic.tool.toolsets.group import ToolGroup, tool_group
 
 __all__ = ["TOOLSET_NAME", "ToolsetCard"]
@@ -93,7 +95,12 @@ class ToolsetCard(ToolCard):
     # -- wiring --------------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
         super().observer(observer)
-        self._members = ToolFactory(self.cards, observer=observer, retry_exception=ModelRetry)
+        self._members = ToolFactory(
+            self.cards,
+            observer=observer,
+            retry_exception=ModelRetry,
+            tool_timeout=tool_timeout_of(observer),  # the agent's bound, as for its own tools
+        )
         return self
 
     def members(self) -> ToolFactory:

@@ -200,7 +200,9 @@ def resume_team(
     Turns a crash interrupted are listed in ``interrupted``; ``retry_interrupted``
     delivers them again (a turn may repeat its side effects), ``dismiss_interrupted``
     gives them up for good. On a team already running — resumed on another worker after
-    its worker was lost, say — either settles the turns it lists as interrupted."""
+    its worker was lost, say — either settles the turns it lists as interrupted. A team
+    being stopped (here or elsewhere) is resumed once its stop has finished; a stop that
+    does not finish in time is a 409 saying so."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")
@@ -208,7 +210,9 @@ def resume_team(
     runtime = ctx.manager.get_team(team_id)
     settle = options.retry_interrupted or options.dismiss_interrupted
     if runtime is not None and not settle:
-        raise HTTPException(409, f"team {team_id} is already running")
+        if not ctx.manager.stopping(team_id):
+            raise HTTPException(409, f"team {team_id} is already running")
+        runtime = None  # stopping here: the resume waits for the stop, then resumes it
     if record.status == TeamStatus.DELETED:
         raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
     try:

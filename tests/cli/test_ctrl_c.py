@@ -176,6 +176,33 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
     assert_the_cut_turn_is_retried(cli)
 
 
+def test_a_tool_call_stuck_in_a_pool_thread_does_not_hold_the_exit(
+    storage_url: str, spawn: Spawn
+) -> None:
+    """One Ctrl-C while a tool call waits for ever on a ``ThreadPoolExecutor``'s thread (one
+    the interpreter's exit joins): once the grace runs out the team is stopped without
+    @Boss, and the process ends with 130, naming the thread it did not wait for — it sat
+    at its exit for ever, joining that thread."""
+    child = spawn(
+        [str(AKGENTIC), "run", str(HANG)],
+        child_env(storage_url, AKGENTIC_CLI_TEST_HANG="pool", AKGENTIC_CLI_TEST_GRACE="0.5"),
+    )
+    child.write("please hang")
+    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for(") stopped; 1 interrupted turn:")
+    code, errors = child.finish(timeout=60)
+
+    assert code == 130, errors
+    assert errors.splitlines() == [
+        "warning: the grace of 0.5s ran out with @Boss still running (in a tool call that "
+        "has not ended); the team stopped without it",
+        "warning: exiting without waiting for 1 thread still running (hang-pool_0; a call "
+        "that has not returned?)",
+    ], errors
+
+
 def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(
     storage_url: str, spawn: Spawn
 ) -> None:

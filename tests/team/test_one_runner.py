@@ -24,8 +24,15 @@ from akgentic.core import (
     EventMessage,
     SentMessage,
     StartMessage,
+    TeamStoppingEvent,
 )
-from akgentic.storage import StorageBundle, TeamStatus, open_storage, sqlite_url
+from akgentic.storage import (
+    StorageBundle,
+    TeamStatus,
+    open_storage,
+    sqlite_url,
+    stopping_resource,
+)
 from akgentic.team import (
     MemberSpec,
     ResumeError,
@@ -33,9 +40,12 @@ from akgentic.team import (
     TeamManager,
     TeamRunningElsewhereError,
     TeamRuntime,
+    TeamStillStoppingError,
     plan_restore,
 )
+from akgentic.team import manager as manager_module
 
+from .conftest import answer
 from .gated import Gate, GatedStep
 from .placement.lab import wait_until
 from .test_crash import run_child_until_ready
@@ -404,6 +414,123 @@ def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
         assert runner.system.wait_stopped(runtime.orchestrator, 30)
         assert runtime.stop_reason == "it was stopped from elsewhere (akgentic teams stop)"
         assert runner.lease_of(runtime.team_id) is None  # released once it stopped
+
+
+# -- a resume that lands while the team stops waits for the stop -------------------------------
+
+
+def resume_in_the_background(
+    resumer: TeamManager, team_id: Any, monkeypatch: pytest.MonkeyPatch
+) -> tuple[threading.Thread, list[Any], threading.Event]:
+    """``resumer.resume_team(team_id)`` on a thread: what it returned or raised, and an
+    event set once it has looked whether a stop is in progress (read the team's stop
+    marker) or has ended."""
+    outcome: list[Any] = []
+    progress = threading.Event()
+    leases = resumer.storage.leases
+    inspect = leases.inspect
+
+    def spy(resource: str) -> Any:
+        try:
+            return inspect(resource)
+        finally:
+            if resource == stopping_resource(team_id):
+                progress.set()
+
+    monkeypatch.setattr(leases, "inspect", spy)
+
+    def resume() -> None:
+        try:
+            outcome.append(resumer.resume_team(team_id))
+        except Exception as exc:
+            outcome.append(exc)
+        finally:
+            progress.set()
+
+    thread = threading.Thread(target=resume)
+    thread.start()
+    return thread, outcome, progress
+
+
+@pytest.mark.parametrize("where", ["another process", "this process"])
+def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The stop is held in its grace by a turn at the gate: a resume then — from another
+    process on the same store, or from the one stopping it — waits for the stop (it was
+    refused: running elsewhere, or already running here) and, once the turn has ended
+    and the team is STOPPED, resumes it."""
+    Gate.entered.clear()
+    Gate.release.clear()
+    try:
+        with process(storage_url) as first, process(storage_url) as second:
+            resumer = second if where == "another process" else first
+            runtime = first.create_team(blocking_card())
+            team_id = runtime.team_id
+            runtime.send("please block")
+            assert Gate.entered.wait(60)  # the turn is inside its tool call
+            stopping = threading.Thread(target=first.stop_team, args=(team_id,))
+            stopping.start()
+            for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
+                msg = record.message
+                if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
+                    break
+            resuming, outcome, progress = resume_in_the_background(resumer, team_id, monkeypatch)
+            assert progress.wait(60)
+            assert outcome == []  # neither refused nor resumed: waiting for the stop
+            Gate.release.set()
+            stopping.join(60)
+            resuming.join(60)
+            assert not stopping.is_alive() and not resuming.is_alive()
+
+            [resumed] = outcome
+            assert isinstance(resumed, TeamRuntime), resumed
+            assert resumed is not runtime and resumed.is_running()
+            assert resumer.lease_of(team_id).holder == resumer.holder  # type: ignore[union-attr]
+            assert resumer.record(team_id).status == TeamStatus.RUNNING
+            assert resumer.storage.leases.inspect(stopping_resource(team_id)) is None
+            assert resumer.get_team(team_id) is resumed
+            after = resumer.storage.events.last_seq(team_id)
+            resumed.send("please go on")  # the gate is open: it answers
+            assert answer(resumed, after)[1] == "[scripted] done: go on"
+            resumer.stop_team(team_id)
+    finally:
+        Gate.release.set()
+
+
+def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop that outlasts its grace and margin (here, a margin of 0 and a turn held
+    past the grace's end): the resume waiting for it gives up once they are over, saying
+    who is still stopping the team and what to do; nothing changed in the store."""
+    monkeypatch.setattr(manager_module, "STOP_MARGIN", 0.0)
+    Gate.entered.clear()
+    Gate.release.clear()
+    try:
+        with process(storage_url) as first, process(storage_url) as second:
+            runtime = first.create_team(blocking_card())
+            team_id = runtime.team_id
+            runtime.send("please block")
+            assert Gate.entered.wait(60)
+            first.storage.leases.acquire(stopping_resource(team_id), first.holder, 0.5)
+            # what a stop with a grace of 0.5s says, while the turn holds it for ever
+            with pytest.raises(TeamStillStoppingError) as refused:
+                second.resume_team(team_id)
+            said = str(refused.value)
+            assert said.startswith(f"team {team_id} is still stopping in another process (pid ")
+            assert said.endswith(
+                "a member there has not ended its turn; resume it once that process has "
+                "stopped it, or end that process"
+            )
+            assert "\n" not in said
+            assert refused.value.lease.holder == first.holder
+            assert second.get_team(team_id) is None
+            assert second.record(team_id).status == TeamStatus.RUNNING
+            assert second.lease_of(team_id).holder == first.holder  # type: ignore[union-attr]
+            Gate.release.set()  # the turn ends: the shutdown stops the team at once
+    finally:
+        Gate.release.set()
 
 
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------

@@ -338,13 +338,21 @@ def test_a_resume_here_between_the_stop_and_its_mark_keeps_its_lease_and_status(
     tmp_path: Path, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The same as above within one process: its leases share an owner, so the mark
-    cannot tell the resume's lease from its own; it leaves a team resumed here alone."""
+    cannot tell the resume's lease from its own. A resume here asked then waits for the
+    stop to end, its mark written, and then resumes the team: RUNNING, its lease kept."""
     storage, manager, team_id = a_team(tmp_path, system)
     resumed: list[Any] = []
-    _stopped_mark_refused_once(
-        storage, monkeypatch, then=lambda team: resumed.append(manager.resume_team(team))
-    )
+    resuming: list[threading.Thread] = []
+
+    def resume(team: Any) -> None:
+        resuming.append(threading.Thread(target=lambda: resumed.append(manager.resume_team(team))))
+        resuming[0].start()
+
+    _stopped_mark_refused_once(storage, monkeypatch, then=resume)
     manager.stop_team(team_id)
+    [thread] = resuming
+    thread.join(60)
+    assert not thread.is_alive()
     record = storage.teams.get(team_id)
     assert record is not None and record.status is TeamStatus.RUNNING
     lease = manager.lease_of(team_id)

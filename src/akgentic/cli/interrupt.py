@@ -27,6 +27,11 @@ left to write goes nowhere, nothing fails, no "Exception ignored" at exit) and, 
 nothing stopped the command yet, it is taken as a first Ctrl-C by SIGPIPE: the command
 stops as gracefully, silently, with exit code 141 (as a Unix tool killed by SIGPIPE).
 
+However the command ended, :func:`leave` ends the process without waiting for a thread
+the interpreter's exit would join for ever — one that is not a daemon, or a pool's
+(``ThreadPoolExecutor``, ``asyncio.to_thread``) stuck in a tool call that never returns:
+it names them on one line and ends with the command's code.
+
 Never a traceback. Off the console script (a test's in-process runner) nothing is
 installed and Python's own handling stays (:func:`check` then never raises).
 """
@@ -37,6 +42,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from types import FrameType
@@ -52,6 +58,7 @@ __all__ = [
     "deferred",
     "exit_code",
     "install",
+    "leave",
     "output_lost",
     "pressed",
     "quietly",
@@ -67,6 +74,10 @@ at_once = "interrupted again: stopped at once"
 
 SLICE = 0.1
 """Seconds a wait of the main thread inside :func:`deferred` goes without a :func:`check`."""
+
+LEAVE_WAIT = 1.0
+"""Seconds :func:`leave` gives the threads still running when the command is over (one
+finishing its work ends in far less) before the process ends without them."""
 
 _TAKEN = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
@@ -205,6 +216,42 @@ def report_and_exit() -> NoReturn:
     ``interrupted``, exit 128 + the signal's number."""
     _write("interrupted\n")
     raise SystemExit(exit_code())
+
+
+def leave(code: int) -> None:
+    """The command is over (exit ``code``): return when no thread but daemons and this one
+    runs after :data:`LEAVE_WAIT`, so the interpreter exits as usual; else say which on
+    one line and end the process now with ``code`` (``os._exit``, output flushed).
+
+    A thread that is not a daemon and never ends — or a pool's thread (``concurrent.futures``
+    joins its workers at exit, daemons or not): a tool call stuck there, which a team's
+    stop left behind — would otherwise hold the exit for ever. The team
+    has been stopped and its records written before the command returned: nothing waits
+    for that thread but the join."""
+    from concurrent.futures import thread as pools
+
+    deadline = time.monotonic() + LEAVE_WAIT
+    here = threading.current_thread()
+    joined = set(getattr(pools, "_threads_queues", {}))  # what the pools' atexit joins
+    held = []
+    for thread in threading.enumerate():
+        if thread is here or (thread.daemon and thread not in joined):
+            continue
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            held.append(thread.name)
+    if not held:
+        return
+    from akgentic.core.words import counted
+
+    names = ", ".join(held)
+    _write(
+        f"warning: exiting without waiting for {counted(len(held), 'thread')} still running "
+        f"({names}; a call that has not returned?)\n"
+    )
+    with suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def _write(text: str) -> None:

@@ -24,6 +24,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer._click.utils import PacifyFlushWrapper
 
+from akgentic.cli import interrupt
 from akgentic.cli.lazy import Lazy, LazyGroup, after_imports
 
 __all__ = ["app", "main"]
@@ -112,7 +113,13 @@ def main() -> None:
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     after_imports(_configure_logs)
-    sys.exit(_run_app())
+    try:
+        code = _run_app()
+    except SystemExit as exit:  # a command that ends the process itself
+        interrupt.leave(exit.code if isinstance(exit.code, int) else int(exit.code is not None))
+        raise
+    interrupt.leave(code)  # a thread stuck in a tool call does not hold the exit
+    sys.exit(code)
 
 
 def _run_app() -> int:

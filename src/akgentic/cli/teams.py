@@ -86,6 +86,7 @@ from akgentic.team import (
     ResumeError,
     TeamCard,
     TeamRunningElsewhereError,
+    TeamStillStoppingError,
     UnreadableLogError,
     plan_restore,
     team_resource,
@@ -131,6 +132,8 @@ def _elsewhere(
     The status is read again: ``record`` was read before the attempt, and a STOPPED team
     that another process resumed meanwhile (it won the race for the lease) runs, it is
     not stopping."""
+    if isinstance(exc, TeamStillStoppingError):  # the resume waited for it: it says so
+        return CliError(str(exc))
     record = bundle.teams.get(record.team_id) or record
     if record.status == TeamStatus.STOPPED:
         return CliError(f"{_stopping(record, exc.lease)}; {verb} it once it has stopped")

@@ -57,6 +57,7 @@ from akgentic.storage.lease import (
     LeaseLostError,
     LeaseStore,
     holder_is_gone,
+    stopping_resource,
     team_resource,
 )
 from akgentic.storage.memory import MemoryStorage
@@ -156,6 +157,7 @@ __all__ = [
     "pack_records",
     "sqlite_path",
     "sqlite_url",
+    "stopping_resource",
     "team_resource",
 ]
 

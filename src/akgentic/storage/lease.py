@@ -62,6 +62,7 @@ __all__ = [
     "LeaseStore",
     "check_ttl",
     "holder_is_gone",
+    "stopping_resource",
     "team_resource",
 ]
 
@@ -182,6 +183,14 @@ def team_resource(team_id: UUID) -> str:
     """The lease resource of a team: ``team/<id>`` (here, beside the leases, so a reader of
     them — ``akgentic teams list`` — need not import the team layer)."""
     return f"team/{team_id}"
+
+
+def stopping_resource(team_id: UUID) -> str:
+    """The lease resource that says a team's stop is in progress: ``stopping/team/<id>``,
+    held by the process stopping it from the stop's start until it has stopped (its
+    expiry bounds the stop: the grace and a margin). Outside ``team/``: a list of the
+    teams' leases does not see it."""
+    return f"stopping/{team_resource(team_id)}"
 
 
 def holder_is_gone(holder: LeaseHolder) -> bool:

@@ -20,6 +20,7 @@ from akgentic.team.manager import (
     TeamNotRunningError,
     TeamRunningElsewhereError,
     TeamStartError,
+    TeamStillStoppingError,
     team_resource,
 )
 from akgentic.team.mcp import give_mcp_servers
@@ -70,6 +71,7 @@ __all__ = [
     "TeamRunningElsewhereError",
     "TeamRuntime",
     "TeamStartError",
+    "TeamStillStoppingError",
     "UnreadableLogError",
     "follow_log",
     "give_mcp_servers",

@@ -20,6 +20,11 @@ renewed by a heartbeat: a second process asking to resume it gets
 :class:`TeamRunningElsewhereError` naming the holder (host, pid, since), unless the lease
 expired — the holder crashed — or the holder ran on this host and its pid is gone.
 
+A stop says in the store that it is in progress (a lease on
+:func:`~akgentic.storage.stopping_resource`, held for its grace and a margin, released
+once the team has stopped): a resume that lands while a team is stopping, in any
+process, waits for the stop to finish, then takes the team (see :meth:`resume_team`).
+
 The manager watches the stored status of the teams it runs: a team another process
 marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval``, and
 its runtime says so (``TeamRuntime.stop_reason``). A team whose lease was lost (this
@@ -37,9 +42,10 @@ import contextlib
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel
@@ -83,6 +89,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    stopping_resource,
     team_resource,
 )
 from akgentic.team.card import TeamCard, walk
@@ -102,6 +109,7 @@ __all__ = [
     "TeamManager",
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
+    "TeamStillStoppingError",
     "team_resource",
 ]
 
@@ -110,6 +118,15 @@ LEASE_TTL = 30.0
 STOP_GRACE = 30.0
 """Seconds the turns in progress get to end when a team this process runs is stopped from
 elsewhere (marked STOPPED in its storage); a turn still running then is cut."""
+STOP_MARGIN = 15.0
+"""Seconds a stop may take past its grace: the members left running are given up on, the
+tool actors stop, the last records are written. A resume that finds the team stopping
+waits for the stop that long past its grace at most (see :meth:`TeamManager.resume_team`)."""
+RESUME_WAIT = STOP_GRACE + STOP_MARGIN
+"""The longest a resume waits for a stop in progress (a stop given a longer grace is
+still stopping then: the resume is refused, saying so), within a client's timeout."""
+RESUME_POLL = 0.1
+"""Seconds between two looks at the store of a resume waiting for a stop to finish."""
 
 
 logger = logging.getLogger("akgentic.team")
@@ -161,6 +178,30 @@ class TeamRunningElsewhereError(LeaseHeldError):
         )
 
 
+class TeamStillStoppingError(TeamRunningElsewhereError):
+    """A resume waited for the team's stop in progress (in another process, ``lease``
+    names it) and the stop did not finish in time: a member there is still in its turn."""
+
+    __reduce__ = reduce_by_fields
+
+    def __init__(self, team_id: UUID, lease: Lease, waited: float) -> None:
+        super().__init__(team_id, lease)
+        self.waited = waited
+        self.args = (
+            f"team {team_id} is still stopping in another process ({lease.describe()}) "
+            f"after {waited:.0f}s of waiting: a member there has not ended its turn; resume "
+            f"it once that process has stopped it, or end that process",
+        )
+
+
+class _StopWait(NamedTuple):
+    """A resume waiting for the team's stop: since when, until when, for which holder."""
+
+    began: float
+    deadline: float
+    owner: str
+
+
 class TeamManager:
     """Teams of one ``ActorSystem`` over one storage bundle."""
 
@@ -192,6 +233,8 @@ class TeamManager:
         self._closed = threading.Event()
         self._adopting = threading.Lock()  # shutdown's list of teams misses no late start
         self._resuming: set[UUID] = set()  # teams a resume here is starting (under _adopting)
+        self._marking: set[UUID] = set()  # of those, the ones a stop here is marking STOPPED
+        self._stops_here: dict[UUID, int] = {}  # teams stop_team is stopping (how many calls)
         # which taking of each team's lease is this process's latest (see _lease)
         self._lease_turns: dict[UUID, int] = {}
         self._next_turn = itertools.count(1)
@@ -207,6 +250,7 @@ class TeamManager:
         """Run ``runtime`` here, and watch its stored status (see :meth:`_watch`). A team
         that finished starting after :meth:`shutdown` began is stopped, not left running
         behind its back (RuntimeError)."""
+        runtime.on_stopping = lambda grace: self._stopping(runtime.team_id, grace)
         with self._adopting:
             closed = self._closed.is_set()
             if not closed:
@@ -528,14 +572,24 @@ class TeamManager:
         # a team taken over from here is marked under the fence too (refused: it is the
         # new holder's), however this process learned of the loss
         ran_here = self._local_team(team_id) is not None or team_id in self._lost
-        if team is not None:
-            team.stop(grace_timeout)  # its lease is released once it has stopped
-            self._running.pop(team_id, None)
-        record = self.record(team_id)
-        if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten here
-            self._mark_stopped(team_id, ran_here)
-        if team is None:
-            self._clear_stale_lease(team_id)
+        with self._adopting:  # a resume here waits for this stop to end, its mark too
+            self._stops_here[team_id] = self._stops_here.get(team_id, 0) + 1
+        try:
+            if team is not None:
+                team.stop(grace_timeout)  # its lease is released once it has stopped
+                with self._adopting:
+                    if self._running.get(team_id) is team:
+                        del self._running[team_id]
+            record = self.record(team_id)
+            if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten
+                self._mark_stopped(team_id, ran_here)
+            if team is None:
+                self._clear_stale_lease(team_id)
+        finally:
+            with self._adopting:
+                self._stops_here[team_id] -= 1
+                if not self._stops_here[team_id]:
+                    del self._stops_here[team_id]
 
     def _mark_stopped(self, team_id: UUID, ran_here: bool, claimed: bool = False) -> None:
         """Mark the team STOPPED, its own stop having not. One that ran here is marked
@@ -566,11 +620,13 @@ class TeamManager:
             if self._local_team(team_id) is not None or team_id in self._resuming:
                 return  # a resume here runs it again: it is that resume's to mark
             self._resuming.add(team_id)
+            self._marking.add(team_id)  # a resume here meanwhile waits for the mark
         try:
             self._mark_under_lease(team_id, fence)
         finally:
             with self._adopting:
                 self._resuming.discard(team_id)
+                self._marking.discard(team_id)
 
     def _mark_under_lease(self, team_id: UUID, fence: Fence) -> None:
         """:meth:`_mark_stopped` once its lease is free: taken for the mark, given back."""
@@ -659,17 +715,29 @@ class TeamManager:
         resume that fails raises ``ResumeError`` saying what to fix and leaves the stored
         team exactly as it was (roster, status, interrupted turns); a team another live
         process runs raises :class:`TeamRunningElsewhereError`.
+
+        A team being stopped — here or in another process, from its stop's start until
+        it is marked STOPPED and let go (:meth:`stopping`) — is waited for, then resumed:
+        as long as that stop may take (its grace and :data:`STOP_MARGIN`), at most
+        :data:`RESUME_WAIT`; a stop still going on then is
+        :class:`TeamStillStoppingError` (``ValueError`` in this process), saying so.
         """
         return self.placement.resume(self, team_id, model, retry_interrupted=retry_interrupted)
 
     def _resume_here(
         self, team_id: UUID, model: str | ModelRoster | None, retry_interrupted: bool = False
     ) -> TeamRuntime:
-        """:meth:`resume_team` in this process."""
-        with self._adopting:  # one resume of a team at a time in this process
-            if self._local_team(team_id) is not None or team_id in self._resuming:
-                raise ValueError(f"team {team_id} is already running (or resuming) in this process")
-            self._resuming.add(team_id)
+        """:meth:`resume_team` in this process. A team this process is stopping (its stop
+        started, or its STOPPED mark being written) is waited for, as one another process
+        stops (:meth:`_await_stop`)."""
+        wait: _StopWait | None = None
+        while True:
+            with self._adopting:  # one resume of a team at a time in this process
+                busy = self._resuming.union(self._stops_here)
+                if self._local_team(team_id) is None and team_id not in busy:
+                    self._resuming.add(team_id)
+                    break
+            wait = self._await_stop(team_id, wait, None)
         try:
             return self._resume_claimed(team_id, model, retry_interrupted)
         finally:
@@ -696,7 +764,7 @@ class TeamManager:
         if model is not None:
             card = card.model_copy(deep=True)
             override_models(card, model)  # the profiles hired from now on
-        turn = self._lease(team_id)
+        turn = self._lease_once_stopped(team_id)
         try:
             runtime = restore(
                 self,
@@ -722,6 +790,102 @@ class TeamManager:
                 self._unlease_turn(team_id, turn)
             raise
         return self._adopt(runtime)
+
+    def _lease_once_stopped(self, team_id: UUID) -> int:
+        """:meth:`_lease` for a resume: a team another process is stopping — its stop
+        started (:func:`~akgentic.storage.stopping_resource` held), or it is marked
+        STOPPED and its process still holds it — is waited for (:meth:`_await_stop`), then
+        leased here; a team running elsewhere is :class:`TeamRunningElsewhereError` at
+        once."""
+        wait: _StopWait | None = None
+        while True:
+            try:
+                return self._lease(team_id)
+            except TeamRunningElsewhereError as held:
+                wait = self._await_stop(team_id, wait, held)
+
+    def _await_stop(
+        self, team_id: UUID, wait: _StopWait | None, held: TeamRunningElsewhereError | None
+    ) -> _StopWait:
+        """Wait a moment (:data:`RESUME_POLL`) for the team's stop in progress — here when
+        ``held`` is None, else in the process ``held`` names — and return the wait, for
+        the next look (None at the first look: it lasts as long as the stop may still
+        take, :meth:`_stopping_for`). A team not stopping raises ``held`` (running
+        elsewhere) or ``ValueError`` (running here); a stop past its time raises
+        :class:`TeamStillStoppingError` (or ``ValueError`` here), one line saying what
+        to do."""
+        now = time.monotonic()
+        owner = held.lease.holder.owner if held is not None else self.holder.owner
+        # here, a STOPPED status says a stop only of a team still running here (its
+        # watcher's): another resume here is starting it, not stopping it
+        holds = held is not None or self._local_team(team_id) is not None
+        left = self._stopping_for(team_id, holds)
+        if left is None and (team_id in self._marking or team_id in self._stops_here):
+            left = STOP_MARGIN  # stopped here, being marked STOPPED
+        if wait is None or wait.owner != owner:  # a first look, or another holder now
+            if left is None:
+                if held is not None:
+                    raise held
+                raise ValueError(f"team {team_id} is already running (or resuming) in this process")
+            wait = _StopWait(now, now + min(left, RESUME_WAIT), owner)
+        # the stopping holder still holds it (its marker may have just run out): until
+        # the wait's end, it is still stopping
+        if now >= wait.deadline:
+            if held is not None:
+                raise TeamStillStoppingError(team_id, held.lease, now - wait.began)
+            raise ValueError(
+                f"team {team_id} is still stopping in this process after "
+                f"{now - wait.began:.0f}s of waiting: a member has not ended its turn; "
+                f"resume it once it has stopped"
+            )
+        self._closed.wait(min(RESUME_POLL, wait.deadline - now))
+        return wait
+
+    def stopping(self, team_id: UUID) -> bool:
+        """Whether a stop of the team is in progress, in this process or another: a
+        resume now waits for it (:meth:`resume_team`)."""
+        with self._adopting:
+            here = team_id in self._marking or team_id in self._stops_here
+        held = self._local_team(team_id) is not None or self.running_elsewhere(team_id) is not None
+        return here or self._stopping_for(team_id, held) is not None
+
+    def _stopping_for(self, team_id: UUID, held: bool) -> float | None:
+        """How long the team's stop in progress may still take at most (seconds), or None
+        when no stop of it is in progress: its stop marker is held (the stop's grace and
+        :data:`STOP_MARGIN` from its start), or — when a process still holds it
+        (``held``) — it is marked STOPPED (:data:`STOP_GRACE`, the grace its watcher
+        gives it, and the margin)."""
+        try:
+            marker = self.storage.leases.inspect(stopping_resource(team_id))
+            if marker is not None and not marker.expired:
+                return (marker.expires_at - marker.renewed_at).total_seconds()
+            record = self.storage.teams.get(team_id)
+        except Exception:  # an unreadable store: nothing says it is stopping
+            logger.exception("team %s: could not read whether it is stopping", team_id)
+            return None
+        if held and record is not None and record.status == TeamStatus.STOPPED:
+            return STOP_GRACE + STOP_MARGIN
+        return None
+
+    def _stopping(self, team_id: UUID, grace: float) -> None:
+        """The team's stop starts here: say so in the store (its stop marker, held for the
+        grace and :data:`STOP_MARGIN`, released once it has stopped), so that a resume
+        meanwhile, from any process, waits for it rather than being refused."""
+        try:
+            self.storage.leases.acquire(
+                stopping_resource(team_id), self.holder, grace + STOP_MARGIN
+            )
+        except LeaseHeldError:  # an earlier stop's elsewhere, never released: it expires
+            pass
+        except Exception:  # the stop goes on; a resume meanwhile is refused, as before
+            logger.exception("team %s: could not record that it is stopping", team_id)
+
+    def _stopped(self, team_id: UUID) -> None:
+        """The team's stop has finished: its stop marker goes."""
+        try:
+            self.storage.leases.release(stopping_resource(team_id), self.holder.owner)
+        except Exception:  # it expires by itself
+            logger.exception("team %s: could not release its stop marker", team_id)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:
         """Stop the team if it runs here, then mark it DELETED. ``purge`` removes its rows
@@ -783,6 +947,7 @@ class _ReleaseOnStop:
 
     def on_stop(self, team_id: UUID) -> None:
         self._manager._unlease_turn(self._team_id, self._turn)
+        self._manager._stopped(self._team_id)  # after the lease: no gap a resume reads as running
 
 
 def override_models(card: TeamCard, spec: str | ModelRoster) -> None:

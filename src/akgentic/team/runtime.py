@@ -156,6 +156,11 @@ class TeamRuntime:
     """Why the team stopped when nobody in this process asked it to (another process
     stopped it: :data:`STOPPED_ELSEWHERE`; its lease was lost); None otherwise."""
 
+    on_stopping: Callable[[float], None] | None = field(default=None, repr=False)
+    """Called with the grace as :meth:`stop` starts the team's stop (once): the manager
+    says in the store that the stop is in progress, so that a resume meanwhile waits for
+    it instead of being refused. Never raises."""
+
     @property
     def lease_lost(self) -> LeaseLostError | None:
         """Set once this process lost the team's lease (another process took the team
@@ -377,5 +382,8 @@ class TeamRuntime:
         """Stop the team gracefully; True once it has stopped (status STOPPED)."""
         if not self.orchestrator.is_alive():
             return True
+        on_stopping, self.on_stopping = self.on_stopping, None  # the first stop's grace holds
+        if on_stopping is not None and self.lease_lost is None:  # a lost team is another's
+            on_stopping(grace_timeout)
         self.system.proxy_tell(self.orchestrator, Orchestrator).stop(grace_timeout)
         return self.system.wait_stopped(self.orchestrator, grace_timeout + 10.0)

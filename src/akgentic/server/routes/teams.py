@@ -202,13 +202,17 @@ def resume_team(
     order, before the messages queued behind them; ``dismiss_interrupted`` gives them up
     for good. On a team already running — resumed on another worker after its worker was
     lost, say — either settles the turns it lists as interrupted (retried, they come
-    after what the running team has received since)."""
+    after what the running team has received since). A team being stopped (here or
+    elsewhere) is resumed once its stop has finished; a stop that does not finish in time
+    is a 409 saying so."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")
     record = ctx.record(team_id)
     running = ctx.manager.get_team(team_id)
     settle = options.retry_interrupted or options.dismiss_interrupted
+    if running is not None and ctx.manager.stopping(team_id):
+        running = None  # stopping here: the resume waits for the stop, then resumes it
     if running is not None and not settle:
         raise HTTPException(409, f"team {team_id} is already running")
     if record.status == TeamStatus.DELETED:

@@ -1,0 +1,83 @@
+"""A resume asked of the server while it stops the same team (``POST /teams/{id}/stop``
+still waiting for a turn) waits for that stop, then resumes the team: it was a 409
+"already running" although a moment later it would have worked."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from akgentic.client import AkgenticClient
+from akgentic.core import EventMessage, TeamStoppingEvent
+from akgentic.storage import EventRecord, stopping_resource
+from tests.server import gate_tool
+from tests.server.conftest import Served, until
+
+
+def stop_started(record: EventRecord) -> bool:
+    msg = record.message
+    return isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent)
+
+
+def in_a_thread(call: Any, outcome: list[Any], done: threading.Event) -> threading.Thread:
+    """``call()`` on a thread: what it returned or raised goes to ``outcome``, then
+    ``done`` is set."""
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except Exception as exc:
+            outcome.append(exc)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_a_resume_while_the_server_stops_the_team_waits_for_the_stop_then_resumes_it(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    stopper, resumer = AkgenticClient(served.url), AkgenticClient(served.url)
+    try:
+        stopped: list[Any] = []
+        stopping = in_a_thread(lambda: stopper.stop_team(team.team_id), stopped, threading.Event())
+        until(team, stop_started)
+
+        looked = threading.Event()  # the resume looked whether a stop is in progress
+        leases = served.manager.storage.leases
+        inspect = leases.inspect
+
+        def spy(resource: str) -> Any:
+            try:
+                return inspect(resource)
+            finally:
+                if resource == stopping_resource(team.team_id):
+                    looked.set()
+
+        monkeypatch.setattr(leases, "inspect", spy)
+        resumed: list[Any] = []
+        resuming = in_a_thread(lambda: resumer.resume_team(team.team_id), resumed, looked)
+        assert looked.wait(60)
+        assert resumed == []  # neither refused nor resumed: waiting for the stop
+
+        gate_tool.OPEN.set()
+        stopping.join(90)
+        resuming.join(90)
+        assert not stopping.is_alive() and not resuming.is_alive()
+        assert [info.status for info in stopped] == ["STOPPED"]
+        [remote] = resumed
+        assert remote.team_id == team.team_id, remote
+        info = served.client.info(team.team_id)
+        assert info.status == "RUNNING" and info.running
+        assert served.manager.get_team(team.team_id) is not None
+    finally:
+        gate_tool.OPEN.set()
+        stopper.close()
+        resumer.close()

@@ -252,7 +252,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._history: list[ModelMessage] = []
         self._accountant: RequestAccountant | None = None
         self._turn_sender: ActorAddress | None = None
-        self._absorbed: list[UUID] = []
+        self._absorbed: list[Any] = []  # the inbox envelopes the run in progress absorbed
         self._cancelled_by: Message | None = None
         self._interrupted = False  # the team is stopping: no new turn
         self._boundary = CancelAtStepBoundary(self._cancel_requested)
@@ -606,7 +606,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return self._cut(msg, sender, cut.all_messages(), run_usage)
         except UsageLimitReached as exc:
             self._save_usage()
+            self._return_absorbed()
             self._reply(sender, f"I had to stop: {exc}", "notification")
+            raise
+        except BaseException:
+            self._return_absorbed()
             raise
         finally:
             self._turn_sender = None
@@ -631,6 +635,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         # where that ends, not at the history's own length
         start = len(repair_messages(self._history, repair_last_response=False))
         kept = kept_of_cut(messages[start:], stopping=self._interrupted)
+        if not kept:  # nothing of the run is kept, nor what it absorbed: back they go
+            self._return_absorbed()
         self._history = [*self._history, *kept]  # as a resume rebuilds it from the log
         self._publish_run(kept, run_usage)
         return self._say_cut(msg, sender)
@@ -857,28 +863,42 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def consume_mailbox(self, ids: Sequence[UUID]) -> list[Message]:
         """Take the waiting messages with these ids out of the inbox, oldest first."""
         wanted = set(ids)
-        taken: list[Message] = []
+        taken: list[Any] = []
         inbox = self._inbox()
         with inbox.mutex:
             keep = []
             for envelope in inbox.queue:
                 msg = envelope.message
                 if isinstance(msg, Message) and msg.id in wanted:
-                    taken.append(msg)
+                    taken.append(envelope)
                 else:
                     keep.append(envelope)
             inbox.queue.clear()
             inbox.queue.extend(keep)
-        for msg in taken:  # processed when the run that absorbed it is recorded
-            self.report_received(msg.id)
-        self._absorbed.extend(m.id for m in taken)
-        return taken
+        for envelope in taken:  # processed when the run that absorbed it is recorded
+            self.report_received(envelope.message.id)
+        self._absorbed.extend(taken)
+        return [envelope.message for envelope in taken]
 
     def _settle_absorbed(self) -> None:
         """The absorbed messages are processed once their run is on the team stream (a
         crash before that leaves them received-not-processed: reported as interrupted)."""
-        for message_id in self._absorbed:
-            self.report_processed(message_id)
+        for envelope in self._absorbed:
+            self.report_processed(envelope.message.id)
+        self._absorbed = []
+
+    def _return_absorbed(self) -> None:
+        """The run failed (a model request refused, a limit reached): its history is not
+        kept, so neither is what it absorbed. The absorbed messages go back to the front
+        of the inbox, in the order they came, to be taken as turns of their own next —
+        never marked processed by a later run that never read them, their senders left
+        without an answer."""
+        if not self._absorbed:
+            return
+        inbox = self._inbox()
+        with inbox.mutex:
+            inbox.queue.extendleft(reversed(self._absorbed))
+            inbox.not_empty.notify()
         self._absorbed = []
 
     # -- the team (TeamManagementToolObserver) ----------------------------------------------

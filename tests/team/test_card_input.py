@@ -341,3 +341,34 @@ def test_an_agent_class_named_by_a_re_export_says_which_path_to_give(tmp_path: P
         "agent_class 'akgentic.agent.BaseAgent' names BaseAgent by another module's path: give "
         "the path of the module that defines it, akgentic.agent.agent.BaseAgent"
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "says"),
+    [
+        (
+            "{type: PlanningTool, get_planning: {bogus: 1}}",
+            "tools[0].get_planning.bogus: Extra inputs are not permitted",
+        ),
+        (
+            "{type: PlanningTool, get_planning: 'yes please'}",
+            "tools[0].get_planning: Input should be true or false, or a mapping of "
+            "GetPlanning's fields",
+        ),
+        (
+            "{type: MCPTool, connection: {stdio_command: 3}}",
+            "tools[0].connection.stdio_command: Input should be a valid string",
+        ),
+    ],
+)
+def test_a_value_of_several_shapes_is_said_wrong_once_in_the_shape_written(
+    tmp_path: Path, tool: str, says: str
+) -> None:
+    # a capability is `Param | bool`, an MCP connection stdio | HTTP: pydantic refuses
+    # the value once per shape, naming each shape's class in the path
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == f"{path}:5: members[0].card.config.{says}"

@@ -42,7 +42,7 @@ from akgentic.core import (
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
-from akgentic.core.excerpt import exception_line, validator_words
+from akgentic.core.excerpt import exception_line, union_errors, validator_words
 from akgentic.core.serialization import (
     SerializableModel,
     SerializationError,
@@ -283,7 +283,7 @@ class TeamCard(SerializableModel):
                 raise TeamCardError("\n".join(_line(path, node, loc, msg) for loc, msg in problems))
             card = cls.model_validate(data)
         except ValidationError as exc:
-            raise TeamCardError(_explain(path, node, exc)) from None
+            raise TeamCardError(_explain(path, node, exc, data)) from None
         card.resolve_paths(path.parent)
         return card
 
@@ -347,8 +347,11 @@ def walk(
             yield from walk(spec.members, name)
 
 
-def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
-    return "\n".join(_line(path, root, e["loc"], e["msg"]) for e in exc.errors())
+def _explain(path: Path, root: yaml.Node | None, exc: ValidationError, data: Any) -> str:
+    """One line per error; a value that may take several shapes (``Param | bool``) is
+    said wrong in the shape it was written in, not once per shape (:func:`union_errors`)."""
+    found = union_errors(exc.errors(), data)
+    return "\n".join(_line(path, root, loc, msg) for loc, msg in found)
 
 
 def _import_problem(module: str, card_path: Path) -> str | None:
@@ -424,8 +427,8 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:
-            for error in exc.errors():
-                yield (*loc, "config", *error["loc"]), error["msg"]
+            for where, msg in union_errors(exc.errors(), card["config"]):
+                yield (*loc, "config", *where), msg
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:

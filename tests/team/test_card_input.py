@@ -105,6 +105,21 @@ def test_prompt_params_fill_placeholders_and_python_cards_are_checked_too() -> N
         AgentConfig(name="@B", prompt=PromptTemplate(template="{name} on {topic}"))
 
 
+def test_a_prompt_written_as_text_is_its_template_and_is_checked(tmp_path: Path) -> None:
+    assert AgentConfig(name="@A", prompt="You are {name}.").prompt == PromptTemplate(
+        template="You are {name}."
+    )
+    path = card_file(
+        tmp_path,
+        HEAD + "  - card: {role: A, config: {name: '@A', prompt: 'You are {name} on {topic}.'}}\n",
+    )
+    with pytest.raises(TeamCardError, match=r"@A: prompt.template: placeholder \{topic\}"):
+        TeamCard.from_yaml(path)
+    path.write_text(HEAD + "  - card: {role: A, config: {name: '@A', prompt: 'You are {name}.'}}\n")
+    (member,) = TeamCard.from_yaml(path).members
+    assert member.card.config.prompt.render(name="@A", role="A") == "You are @A."
+
+
 def test_a_nonexistent_agent_class_is_named(tmp_path: Path) -> None:
     path = card_file(
         tmp_path,

@@ -387,3 +387,28 @@ def test_a_value_of_several_shapes_is_said_wrong_once_in_the_shape_written(
     with pytest.raises(TeamCardError) as refused:
         TeamCard.from_yaml(path)
     assert str(refused.value) == f"{path}:5: members[0].card.config.{says}"
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("", "the file is empty"),
+        ("# nothing yet\n", "the file is empty"),
+        ("- a\n", "it holds a list"),
+    ],
+)
+def test_a_card_that_is_no_mapping_says_what_it_holds(tmp_path: Path, text: str, what: str) -> None:
+    path = card_file(tmp_path, text)
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == (
+        f"{path}: {what}: a team card is a mapping of name, entry_point and members "
+        f"(see docs/team-cards.md)"
+    )
+
+
+def test_a_team_too_big_without_headcounts_says_to_list_fewer(tmp_path: Path) -> None:
+    members = "".join(f"  - card: {{role: R{i}, config: {{name: '@A{i}'}}}}\n" for i in range(1001))
+    path = card_file(tmp_path, HEAD.replace("'@A'", "'@A0'") + members)
+    with pytest.raises(TeamCardError, match=r"1001 members; .* or list fewer members\)"):
+        TeamCard.from_yaml(path)

@@ -222,7 +222,7 @@ class TeamCard(SerializableModel):
         if size > MAX_TEAM_SIZE:
             raise ValueError(
                 f"the members' tree creates {size} members; a team has at most "
-                f"{MAX_TEAM_SIZE} (lower the headcounts)"
+                f"{MAX_TEAM_SIZE} (lower the headcounts, or list fewer members)"
             )
         names = member_names(self.members)
         seen: set[str] = set()
@@ -271,7 +271,11 @@ class TeamCard(SerializableModel):
             raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
         node = yaml.compose(text)  # the text read: its lines, for the errors that follow
         if not isinstance(data, dict):
-            raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
+            what = "the file is empty" if data is None else f"it holds a {_yaml_kind(data)}"
+            raise TeamCardError(
+                f"{path}: {what}: a team card is a mapping of name, entry_point and members "
+                f"(see docs/team-cards.md)"
+            )
         imports = data.get("imports") or []
         for index, module in enumerate(imports if isinstance(imports, list) else []):
             problem = _import_problem(str(module), path)
@@ -312,6 +316,15 @@ class TeamCard(SerializableModel):
             if getattr(config, "scenario_dir", "unset") is None:
                 config.scenario_dir = str(base.resolve())
             resolve_skill_folders(config, base)
+
+
+def _yaml_kind(data: object) -> str:
+    """What a YAML document that is no mapping holds, in YAML's words."""
+    if isinstance(data, list):
+        return "list"
+    if isinstance(data, str):
+        return "string"
+    return "single value"
 
 
 def check_member_name(name: str) -> str:

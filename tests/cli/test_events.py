@@ -6,12 +6,16 @@ import json
 import re
 import signal
 import sqlite3
+import threading
 from collections.abc import Callable
 from uuid import UUID
+
+import pytest
 
 from akgentic.agent import TurnInterrupted
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.cli.describe import Describer
+from akgentic.cli.events import TeamGoneError, read_events
 from akgentic.core import EventMessage
 from akgentic.storage import open_storage, sqlite_path
 from tests.event_rows import unpack_events
@@ -208,3 +212,30 @@ def test_json_lines_carry_whole_messages_and_say_which_rows_are_corrupt(
     ]
     assert asked in contents  # the person's message, whole
     assert all(line["timestamp"] for line in lines if line["message"] is not None)
+
+
+@pytest.mark.parametrize(("how", "said"), [("delete", "deleted"), ("purge", "purged")])
+def test_follow_ends_when_the_team_is_deleted_under_it(how: str, said: str) -> None:
+    storage = open_storage("memory://")
+    team = storage.teams.create("t")
+    stop = threading.Event()
+    backstop = threading.Timer(10, stop.set)  # without the check, follow waits for ever
+    backstop.start()
+    try:
+        follow = read_events(storage, team.team_id, follow=True, interval=0.01, stop=stop)
+        getattr(storage.teams, how)(team.team_id)
+        with pytest.raises(TeamGoneError, match=said):
+            list(follow)
+    finally:
+        backstop.cancel()
+        storage.close()
+
+
+def test_events_follow_of_a_deleted_team_is_one_error_line(cli: Invoke, storage_url: str) -> None:
+    team_id, last = run_once(cli, storage_url)
+    assert cli("teams", "delete", str(team_id)).exit_code == 0
+    result = cli("events", str(team_id), "--follow", "--from", str(last), "--interval", "0.01")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: team research ({str(team_id)[:8]}) was deleted"
+    ]

@@ -17,6 +17,7 @@ import typer
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
+import akgentic
 from akgentic.cli import app
 from akgentic.cli.lazy import LazyGroup
 from akgentic.core.serialization import serialize
@@ -100,3 +101,10 @@ def test_a_lazy_group_s_short_help_is_its_help() -> None:
     assert sorted(groups) == ["catalog", "teams"]
     for name, group in groups.items():
         assert group.help == root.lazy[name].short_help, name
+
+
+def test_python_dash_m_akgentic_is_the_command() -> None:
+    # the package's name is what a person tries when the console script is not on PATH
+    done = run_child([sys.executable, "-m", "akgentic", "--version"], env=child_env())
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.strip().endswith(akgentic.__version__)

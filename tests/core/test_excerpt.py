@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import BaseModel, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from akgentic.core.excerpt import (
     exception_line,
     exception_words,
+    union_errors,
     validation_words,
     validator_words,
 )
@@ -77,3 +78,49 @@ def test_many_pydantic_errors_are_the_first_few_and_a_count() -> None:
     assert validation_words(exc, limit=1) == (
         "port: Input should be a valid integer, unable to parse string as an integer (and 2 more)"
     )
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    size: int = 1
+
+
+class Knob(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    shape: Shape | bool = True
+    shapes: list[Shape | bool] = []
+
+
+def union_refusal(data: dict[str, object]) -> list[tuple[tuple[object, ...], str]]:
+    with pytest.raises(ValidationError) as caught:
+        Knob.model_validate(data)
+    return union_errors(caught.value.errors(), data)
+
+
+def test_a_union_s_errors_are_those_of_the_shape_the_value_was_written_in() -> None:
+    # pydantic says it twice: shape.Shape.sise (extra) and shape.bool (not a boolean)
+    assert union_refusal({"shape": {"sise": 2}}) == [
+        (("shape", "sise"), "Extra inputs are not permitted")
+    ]
+    assert union_refusal({"shapes": [True, {"size": "big"}]}) == [
+        (
+            ("shapes", 1, "size"),
+            "Input should be a valid integer, unable to parse string as an integer",
+        )
+    ]
+
+
+def test_a_value_of_no_shape_a_union_takes_is_one_error_naming_every_shape() -> None:
+    assert union_refusal({"shape": "maybe"}) == [
+        (("shape",), "Input should be true or false, or a mapping of Shape's fields")
+    ]
+
+
+def test_errors_outside_unions_keep_their_place_and_words() -> None:
+    data = {"shape": 3, "extra": 1}
+    with pytest.raises(ValidationError) as caught:
+        Knob.model_validate(data)
+    assert union_errors(caught.value.errors(), data) == [
+        (("shape",), "Input should be true or false, or a mapping of Shape's fields"),
+        (("extra",), "Extra inputs are not permitted"),
+    ]

@@ -33,3 +33,12 @@ def test_lines_counted_from_where_the_text_starts_in_its_file() -> None:
 
 def test_a_problem_without_context() -> None:
     assert problem_of("a: b: c\n") == ("mapping values are not allowed here at line 1, column 5")
+
+
+def test_a_tab_says_yaml_indents_with_spaces() -> None:
+    # PyYAML's own words name the character but not the rule a person broke
+    assert problem_of("name: x\nmembers:\n\t- a\n") == (
+        "found character '\\t' that cannot start any token at line 3, column 1 "
+        "(while scanning for the next token): YAML indents with spaces, never tabs: "
+        "replace the tab with spaces"
+    )

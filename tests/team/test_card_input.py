@@ -105,6 +105,21 @@ def test_prompt_params_fill_placeholders_and_python_cards_are_checked_too() -> N
         AgentConfig(name="@B", prompt=PromptTemplate(template="{name} on {topic}"))
 
 
+def test_a_prompt_written_as_text_is_its_template_and_is_checked(tmp_path: Path) -> None:
+    assert AgentConfig(name="@A", prompt="You are {name}.").prompt == PromptTemplate(
+        template="You are {name}."
+    )
+    path = card_file(
+        tmp_path,
+        HEAD + "  - card: {role: A, config: {name: '@A', prompt: 'You are {name} on {topic}.'}}\n",
+    )
+    with pytest.raises(TeamCardError, match=r"@A: prompt.template: placeholder \{topic\}"):
+        TeamCard.from_yaml(path)
+    path.write_text(HEAD + "  - card: {role: A, config: {name: '@A', prompt: 'You are {name}.'}}\n")
+    (member,) = TeamCard.from_yaml(path).members
+    assert member.card.config.prompt.render(name="@A", role="A") == "You are @A."
+
+
 def test_a_nonexistent_agent_class_is_named(tmp_path: Path) -> None:
     path = card_file(
         tmp_path,
@@ -344,3 +359,59 @@ def test_an_agent_class_named_by_a_re_export_says_which_path_to_give(tmp_path: P
         "agent_class 'akgentic.agent.BaseAgent' names BaseAgent by another module's path: give "
         "the path of the module that defines it, akgentic.agent.agent.BaseAgent"
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "says"),
+    [
+        (
+            "{type: PlanningTool, get_planning: {bogus: 1}}",
+            "tools[0].get_planning.bogus: Extra inputs are not permitted",
+        ),
+        (
+            "{type: PlanningTool, get_planning: 'yes please'}",
+            "tools[0].get_planning: Input should be true or false, or a mapping of "
+            "GetPlanning's fields",
+        ),
+        (
+            "{type: MCPTool, connection: {stdio_command: 3}}",
+            "tools[0].connection.stdio_command: Input should be a valid string",
+        ),
+    ],
+)
+def test_a_value_of_several_shapes_is_said_wrong_once_in_the_shape_written(
+    tmp_path: Path, tool: str, says: str
+) -> None:
+    # a capability is `Param | bool`, an MCP connection stdio | HTTP: pydantic refuses
+    # the value once per shape, naming each shape's class in the path
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == f"{path}:5: members[0].card.config.{says}"
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("", "the file is empty"),
+        ("# nothing yet\n", "the file is empty"),
+        ("- a\n", "it holds a list"),
+    ],
+)
+def test_a_card_that_is_no_mapping_says_what_it_holds(tmp_path: Path, text: str, what: str) -> None:
+    path = card_file(tmp_path, text)
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == (
+        f"{path}: {what}: a team card is a mapping of name, entry_point and members "
+        f"(see docs/team-cards.md)"
+    )
+
+
+def test_a_team_too_big_without_headcounts_says_to_list_fewer(tmp_path: Path) -> None:
+    members = "".join(f"  - card: {{role: R{i}, config: {{name: '@A{i}'}}}}\n" for i in range(1001))
+    path = card_file(tmp_path, HEAD.replace("'@A'", "'@A0'") + members)
+    with pytest.raises(TeamCardError, match=r"1001 members; .* or list fewer members\)"):
+        TeamCard.from_yaml(path)

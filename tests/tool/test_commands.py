@@ -144,6 +144,10 @@ def test_unknown_first_token_is_not_recognized(registry: CommandRegistry) -> Non
         ("/switch_model a b", "too many positional arguments"),
         ("/schedule hi delay=soon", "argument delay='soon' is not a valid int"),
         ("/schedule hi delay=1 delay=2", "argument 'delay' given twice"),
+        # a name that is no argument, not its value refused as the next argument's
+        ("/schedule hi dealy=5", "unknown argument 'dealy' (its arguments: message, delay, "),
+        ("/schedule hi urgnet=true", "unknown argument 'urgnet' (its arguments: "),
+        ("/list_models verbose=1", "unknown argument 'verbose' (it takes none)"),
         ("/schedule hi 5 delay=6", "multiple values for argument 'delay'"),
         ("/schedule 'unterminated", "No closing quotation: a quote opened is never closed"),
         ("/schedule hi\\", "No escaped character: the text ends with a backslash"),

@@ -127,7 +127,8 @@ def load_shipped_cards() -> None:
 class AgentConfig(BaseConfig):
     """How a BaseAgent is built.
 
-    - ``prompt``: its instructions (rendered once into the system prefix).
+    - ``prompt``: its instructions (rendered once into the system prefix); a string
+      such as ``"You are {name}."`` is accepted as the template.
     - ``models``: the model roster (``"scripted:default"`` by default: the offline model);
       a spec string such as ``"openai:gpt-5.2, scripted:default"`` is accepted.
     - ``tools``: its tool cards. In YAML a card is ``{type: PlanningTool, ...fields}``.
@@ -178,6 +179,15 @@ class AgentConfig(BaseConfig):
             who = self.name or (f"@{self.role}" if self.role else "this agent")
             raise ValueError(f"{who}: prompt.template: {exc}") from None
         return self
+
+    @field_validator("prompt", mode="before")
+    @classmethod
+    def _prompt_from_text(cls, value: Any) -> Any:
+        """``prompt: "You are {name}."``, the first thing a person writes, is the
+        template: refusing it as "not a PromptTemplate" taught nothing."""
+        if isinstance(value, str):
+            return {"template": value}
+        return value
 
     @field_validator("models", mode="before")
     @classmethod

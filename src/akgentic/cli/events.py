@@ -8,7 +8,8 @@ process runs the team. Ctrl-C there only sets an event the poll waits on (the li
 ends between two reads, cleanly, with exit code 130 as every command's Ctrl-C). With
 ``--server URL`` the records come from that server (its history pages, then its event
 stream); a team deleted there while ``--follow`` waits on it ends the listing with one
-line saying so, exit code 1. ``--json`` prints each record as one line of JSON instead, its
+line saying so, exit code 1 — as does a team of this machine's store deleted (or purged)
+while it waits. ``--json`` prints each record as one line of JSON instead, its
 message whole (the summary clips a long text). A listing that prints nothing says why on
 stderr:
 ``--from`` past the last event (and which is the last), or a team with no events yet.
@@ -50,9 +51,9 @@ from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
 from akgentic.client import TeamDeletedError
 from akgentic.core.serialization import serialize
-from akgentic.storage import EventRecord, StorageBundle
+from akgentic.storage import EventRecord, StorageBundle, TeamStatus
 
-__all__ = ["events", "read_events"]
+__all__ = ["TeamGoneError", "events", "read_events"]
 
 BATCH = 500
 
@@ -67,7 +68,9 @@ def read_events(
     stop: threading.Event | None = None,
 ) -> Iterator[EventRecord]:
     """The team's records from ``from_seq`` on, in order; with ``follow``, then each new one
-    as it is committed (checked every ``interval`` seconds) until ``stop`` is set."""
+    as it is committed (checked every ``interval`` seconds) until ``stop`` is set, or
+    :class:`TeamGoneError` once the team is deleted or purged (nothing more will come: a
+    follow would wait on it for ever)."""
     next_seq = max(from_seq, 1)
     stop = stop or threading.Event()
     while True:
@@ -77,8 +80,16 @@ def read_events(
             next_seq = record.last + 1
         if len(batch) == BATCH:
             continue
+        if follow and not batch:  # idle: is there still a team to wait on?
+            team = storage.teams.get(team_id)
+            if team is None or team.status is TeamStatus.DELETED:
+                raise TeamGoneError("purged" if team is None else "deleted")
         if not follow or stop.wait(interval):
             return
+
+
+class TeamGoneError(Exception):
+    """The team a ``--follow`` waits on was deleted (its record kept) or purged."""
 
 
 CONTEXT_WINDOW = 5000
@@ -148,7 +159,12 @@ def events(
                 rows = read_events(
                     bundle, record.team_id, from_seq, follow=follow, interval=interval, stop=ctrl_c
                 )
-                printed = _print(rows, earlier=earlier, as_json=as_json)
+                try:
+                    printed = _print(rows, earlier=earlier, as_json=as_json)
+                except TeamGoneError as gone:
+                    title = team_title(record.name, record.team_id)
+                    error_console().print(SafeText(f"error: {title} was {gone}", style="red"))
+                    raise typer.Exit(EXIT_ERROR) from None
             if ctrl_c.is_set():
                 raise typer.Exit(interrupt.exit_code())
             if not printed and not follow:

@@ -11,9 +11,16 @@ A pydantic ``ValidationError`` is worded here too, once for every surface (the C
 ``error:`` line, a server's ``detail``, a tool's refusal): :func:`validation_words`,
 ``field.path: message`` on one line, a validator's own words without pydantic's
 ``Value error, `` (:func:`validator_words`), never its title, ``[type=…]`` or link.
+A value that may take several shapes (a card's ``Param | bool`` capability, an MCP
+connection) fails in every shape it was tried as; :func:`union_errors` keeps the errors
+of the shape it was written in.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -24,6 +31,7 @@ __all__ = [
     "exception_line",
     "exception_words",
     "excerpt",
+    "union_errors",
     "validation_words",
     "validator_words",
 ]
@@ -108,3 +116,130 @@ def cut(text: str, budget: int, hint: str) -> str:
     if len(text) <= budget:
         return text
     return f"{text[:budget].rstrip()}\n[cut: {len(text) - budget:,} more characters; {hint}]"
+
+
+_TAG = re.compile(r"[A-Z]\w*|bool|int|float|str|bytes|none|\w[\w-]*\[.*\]")
+"""How pydantic labels the branch of a union in an error's ``loc``: a model's class name
+(``GetPlanning``), a scalar type (``bool``) or a wrapped one
+(``function-after[check(), MCPHTTPConnectionConfig]``). A card's fields are snake_case."""
+
+_KINDS = {
+    "bool": "true or false",
+    "int": "a whole number",
+    "float": "a number",
+    "str": "a string",
+    "bytes": "a string",
+    "none": "null",
+}
+
+
+def _kind(tag: str) -> str:
+    """What a union branch's tag says the value should be, in words."""
+    if tag in _KINDS:
+        return _KINDS[tag]
+    if "[" in tag:
+        head, _, inner = tag.partition("[")
+        if head in ("list", "set", "frozenset", "tuple"):
+            return "a list"
+        if head == "dict":
+            return "a mapping"
+        return _kind(inner.rstrip("]").split(",")[-1].strip())
+    return f"a mapping of {tag}'s fields"
+
+
+def _mapping_last(kind: str) -> bool:
+    """Scalars first: ``true or false, or a mapping of GetPlanning's fields``."""
+    return kind.startswith("a mapping")
+
+
+def _tags(loc: tuple[Any, ...], data: Any, kind: str) -> tuple[bool, ...]:
+    """Which parts of ``loc`` are union tags rather than keys and indexes of ``data``: a
+    part that looks like a tag and is not a key where it stands (the last part of a
+    ``missing`` or ``extra_forbidden`` error is always a key: the field it names)."""
+    found: list[bool] = []
+    value: Any = data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        in_map = isinstance(value, Mapping) and part in value
+        in_list = isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
+        if in_map or in_list:
+            value, tag = value[part], False
+        else:
+            tag = (
+                isinstance(part, str)
+                and _TAG.fullmatch(part) is not None
+                and not (last and kind in ("missing", "extra_forbidden"))
+            )
+            if not tag:
+                value = None
+        found.append(tag)
+    return tuple(found)
+
+
+def union_errors(
+    errors: Iterable[Mapping[str, Any]], data: Any
+) -> list[tuple[tuple[Any, ...], str]]:
+    """``(loc, msg)`` of pydantic ``errors`` (of validating ``data``), each union's
+    errors narrowed to the shape the value was written in, and the union's tags taken out
+    of ``loc`` (they are no field a person wrote).
+
+    A union reports an error for each branch: ``get_planning: {bogus: 1}`` is refused as
+    a ``GetPlanning`` (``bogus`` is not a field) and as a ``bool`` (a mapping is not a
+    boolean). A branch that refused the value's very kind (a mapping for a ``bool``) is
+    left out when another got further; of those that got further, the ones with the
+    fewest errors stay. When every branch refused its kind, one error says every kind the
+    value may have: ``Input should be true or false, or a mapping of GetPlanning's
+    fields``."""
+    pending = [
+        (tuple(e["loc"]), _tags(tuple(e["loc"]), data, str(e.get("type", ""))), e) for e in errors
+    ]
+    return _narrow(pending)
+
+
+def _narrow(
+    pending: list[tuple[tuple[Any, ...], tuple[bool, ...], Mapping[str, Any]]],
+) -> list[tuple[tuple[Any, ...], str]]:
+    """:func:`union_errors` on errors whose tags are known: the outermost union of each
+    site first, then (its tag taken out) the unions inside the branches kept."""
+    out: list[tuple[tuple[Any, ...], str]] = []
+    groups: dict[tuple[Any, ...], dict[str, list[Any]]] = {}
+    order: list[tuple[str, Any]] = []  # errors and union sites, in pydantic's order
+    for loc, tags, error in pending:
+        if True not in tags:
+            order.append(("error", (loc, str(error["msg"]))))
+            continue
+        at = tags.index(True)
+        prefix = loc[:at]
+        if prefix not in groups:
+            groups[prefix] = {}
+            order.append(("union", prefix))
+        groups[prefix].setdefault(str(loc[at]), []).append((loc, tags, error))
+    for what, item in order:
+        if what == "error":
+            out.append(item)
+            continue
+        prefix = item
+        branches = groups[prefix]
+        at = len(prefix)
+
+        def refused_kind(found: list[Any], at: int = at) -> bool:
+            return all(
+                len(loc) == at + 1 and str(e.get("type", "")).endswith(("_type", "_parsing"))
+                for loc, _, e in found
+            )
+
+        further = {tag: found for tag, found in branches.items() if not refused_kind(found)}
+        if not further:
+            kinds = sorted(dict.fromkeys(_kind(tag) for tag in branches), key=_mapping_last)
+            shown = ", or ".join(kinds)
+            out.append((prefix, f"Input should be {shown}"))
+            continue
+        fewest = min(len(found) for found in further.values())
+        kept = [
+            (loc[:at] + loc[at + 1 :], tags[:at] + tags[at + 1 :], e)
+            for found in further.values()
+            if len(found) == fewest
+            for loc, tags, e in found
+        ]
+        out.extend(_narrow(kept))
+    return out

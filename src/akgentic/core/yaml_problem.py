@@ -31,4 +31,6 @@ def yaml_problem(exc: yaml.YAMLError, *, first_line: int = 1) -> str:
     text = f"{problem}{at(exc.problem_mark)}"
     if exc.problem and exc.context:
         text += f" ({exc.context}{at(exc.context_mark)})"
+    if "'\\t'" in problem:  # PyYAML's words for a tab where a token starts
+        text += ": YAML indents with spaces, never tabs: replace the tab with spaces"
     return text

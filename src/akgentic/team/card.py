@@ -42,7 +42,7 @@ from akgentic.core import (
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
-from akgentic.core.excerpt import exception_line, validator_words
+from akgentic.core.excerpt import exception_line, union_errors, validator_words
 from akgentic.core.serialization import (
     SerializableModel,
     SerializationError,
@@ -222,7 +222,7 @@ class TeamCard(SerializableModel):
         if size > MAX_TEAM_SIZE:
             raise ValueError(
                 f"the members' tree creates {size} members; a team has at most "
-                f"{MAX_TEAM_SIZE} (lower the headcounts)"
+                f"{MAX_TEAM_SIZE} (lower the headcounts, or list fewer members)"
             )
         names = member_names(self.members)
         seen: set[str] = set()
@@ -271,7 +271,11 @@ class TeamCard(SerializableModel):
             raise TeamCardError(f"{path}{line}: not valid YAML: {yaml_problem(exc)}") from None
         node = yaml.compose(text)  # the text read: its lines, for the errors that follow
         if not isinstance(data, dict):
-            raise TeamCardError(f"{path}: a team card is a mapping (name, entry_point, members)")
+            what = "the file is empty" if data is None else f"it holds a {_yaml_kind(data)}"
+            raise TeamCardError(
+                f"{path}: {what}: a team card is a mapping of name, entry_point and members "
+                f"(see docs/team-cards.md)"
+            )
         imports = data.get("imports") or []
         for index, module in enumerate(imports if isinstance(imports, list) else []):
             problem = _import_problem(str(module), path)
@@ -283,7 +287,7 @@ class TeamCard(SerializableModel):
                 raise TeamCardError("\n".join(_line(path, node, loc, msg) for loc, msg in problems))
             card = cls.model_validate(data)
         except ValidationError as exc:
-            raise TeamCardError(_explain(path, node, exc)) from None
+            raise TeamCardError(_explain(path, node, exc, data)) from None
         card.resolve_paths(path.parent)
         return card
 
@@ -312,6 +316,15 @@ class TeamCard(SerializableModel):
             if getattr(config, "scenario_dir", "unset") is None:
                 config.scenario_dir = str(base.resolve())
             resolve_skill_folders(config, base)
+
+
+def _yaml_kind(data: object) -> str:
+    """What a YAML document that is no mapping holds, in YAML's words."""
+    if isinstance(data, list):
+        return "list"
+    if isinstance(data, str):
+        return "string"
+    return "single value"
 
 
 def check_member_name(name: str) -> str:
@@ -347,8 +360,11 @@ def walk(
             yield from walk(spec.members, name)
 
 
-def _explain(path: Path, root: yaml.Node | None, exc: ValidationError) -> str:
-    return "\n".join(_line(path, root, e["loc"], e["msg"]) for e in exc.errors())
+def _explain(path: Path, root: yaml.Node | None, exc: ValidationError, data: Any) -> str:
+    """One line per error; a value that may take several shapes (``Param | bool``) is
+    said wrong in the shape it was written in, not once per shape (:func:`union_errors`)."""
+    found = union_errors(exc.errors(), data)
+    return "\n".join(_line(path, root, loc, msg) for loc, msg in found)
 
 
 def _import_problem(module: str, card_path: Path) -> str | None:
@@ -424,8 +440,8 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:
-            for error in exc.errors():
-                yield (*loc, "config", *error["loc"]), error["msg"]
+            for where, msg in union_errors(exc.errors(), card["config"]):
+                yield (*loc, "config", *where), msg
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:

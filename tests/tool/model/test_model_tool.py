@@ -228,8 +228,11 @@ def test_list_models_command_takes_no_argument(roster: RosterAgent) -> None:
     assert registry.dispatch("/list_models").startswith(LISTING_HEADER)
     (listing,) = [d for d in registry.descriptors() if d.name == "list_models"]
     assert listing.args == []
-    for text in ("/list_models anthropic:claude-x", "/list_models model=anthropic:claude-x"):
-        with pytest.raises(RetriableError, match="too many positional arguments") as info:
+    for text, problem in (
+        ("/list_models anthropic:claude-x", "too many positional arguments"),
+        ("/list_models model=anthropic:claude-x", r"unknown argument 'model' \(it takes none\)"),
+    ):
+        with pytest.raises(RetriableError, match=problem) as info:
             registry.dispatch(text)
         assert "Usage: /list_models" in str(info.value)
     assert roster.switched == []  # an argument never reaches the roster as a switch

@@ -288,16 +288,32 @@ class _Command:
             else:
                 positional.append(token)
         try:
-            bound = self.signature.bind(*positional, **keywords)
-        except TypeError as exc:
-            raise self.fail(str(exc)) from None
-        for name, value in list(bound.arguments.items()):
-            kind = self.signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
-                bound.arguments[name] = tuple(self.convert(name, item) for item in value)
-            elif kind is not inspect.Parameter.VAR_KEYWORD:
-                bound.arguments[name] = self.convert(name, value)
+            try:
+                bound = self.signature.bind(*positional, **keywords)
+            except TypeError as exc:
+                raise self.fail(str(exc)) from None
+            for name, value in list(bound.arguments.items()):
+                kind = self.signature.parameters[name].kind
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    bound.arguments[name] = tuple(self.convert(name, item) for item in value)
+                elif kind is not inspect.Parameter.VAR_KEYWORD:
+                    bound.arguments[name] = self.convert(name, value)
+        except CommandArgumentError:
+            self._unknown_keyword(positional)
+            raise
         return bound
+
+    def _unknown_keyword(self, positional: list[str]) -> None:
+        """When the arguments did not bind, a ``name=value`` among those taken by
+        position whose name is no argument is the mistake to name: ``/pending_notification
+        bogus=1`` said ``all='bogus=1' is not a valid bool``. (Such a token binds by
+        position when it fits: ``/search_planning a=b`` searches for ``a=b``.)"""
+        for token in positional:
+            key, sep, _ = token.partition("=")
+            if sep and key.isidentifier() and key not in self.keywords:
+                names = [n for n in self.signature.parameters if n in self.keywords]
+                takes = f"its arguments: {', '.join(names)}" if names else "it takes none"
+                raise self.fail(f"unknown argument {key!r} ({takes})") from None
 
 
 class CommandRegistry:

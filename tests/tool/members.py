@@ -8,6 +8,7 @@ keyword-only default a package's conftest turns on by importing it).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -112,6 +113,43 @@ class ConceptEmbedder:
         return out
 
 
+class LoadingEmbedder(ConceptEmbedder):
+    """A :class:`ConceptEmbedder` with a model to load first, as the local MiniLM has: not
+    ``ready`` until loaded; ``warm_up`` and the first ``embed`` load it, once, under one
+    lock — a load held until ``gate`` is set. ``warm_ups`` counts the warm-up calls."""
+
+    def __init__(self, concepts: dict[str, tuple[str, ...]]) -> None:
+        super().__init__(concepts)
+        self.gate = threading.Event()
+        self.loading = threading.Event()  # a load has begun (and is held on the gate)
+        self.warm_ups = 0
+        self._count = threading.Lock()
+        self._lock = threading.Lock()
+        self._loaded = False
+
+    @property
+    def ready(self) -> bool:
+        return self._loaded
+
+    def warm_up(self) -> None:
+        with self._count:
+            self.warm_ups += 1
+        with self._lock:
+            self._load()
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self.loading.set()
+            if not self.gate.wait(60):
+                raise TimeoutError("the test never let the model load")
+            self._loaded = True
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        with self._lock:
+            self._load()
+        return super().embed(texts, timeout)
+
+
 @pytest.fixture(autouse=True)
 def no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keyword-only unless a test installs an embedder."""
@@ -119,9 +157,12 @@ def no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def install_embedder(
-    monkeypatch: pytest.MonkeyPatch, concepts: dict[str, tuple[str, ...]]
+    monkeypatch: pytest.MonkeyPatch,
+    concepts: dict[str, tuple[str, ...]],
+    kind: type[ConceptEmbedder] = ConceptEmbedder,
 ) -> ConceptEmbedder:
-    """Make the vector store embed with a :class:`ConceptEmbedder` over ``concepts``."""
-    embedder = ConceptEmbedder(concepts)
+    """Make the vector store embed with a ``kind`` of :class:`ConceptEmbedder` over
+    ``concepts``."""
+    embedder = kind(concepts)
     monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: embedder)
     return embedder

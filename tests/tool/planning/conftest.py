@@ -18,6 +18,7 @@ from akgentic.tool.planning import PLANNING_ACTOR_NAME, PlanActor, PlanningState
 from ..conftest import Team
 from ..members import (  # noqa: F401  (re-exported to the tests, and the autouse fixture)
     ConceptEmbedder,
+    LoadingEmbedder,
     Member,
     MemberConfig,
     add_member,
@@ -71,3 +72,12 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
 @pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[ConceptEmbedder]:
     yield install_embedder(monkeypatch, CONCEPTS)
+
+
+@pytest.fixture
+def loading_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[LoadingEmbedder]:
+    """A concept embedder whose model load is held until the test sets its ``gate``."""
+    embedder = install_embedder(monkeypatch, CONCEPTS, LoadingEmbedder)
+    assert isinstance(embedder, LoadingEmbedder)
+    yield embedder
+    embedder.gate.set()  # a load the test left held ends

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from akgentic.core import Akgent, BaseConfig
+from akgentic.core import Akgent, BaseConfig, Orchestrator
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import (
     COMMAND,
@@ -39,6 +39,7 @@ from akgentic.tool.vector_store import VectorStoreConfigError, VectorStoreParam
 from ..conftest import AgentStateWithTools, EventObserver, Team
 from .conftest import (
     ConceptEmbedder,
+    LoadingEmbedder,
     add_member,
     collected,
     deltas,
@@ -335,6 +336,42 @@ def test_hybrid_search_finds_meaning_beyond_keywords(
     assert all(score < 0.1 for score in scores[1:])  # the rest: the bottom of the cosine set
     # The keyword side still counts: an exact word wins over a vague meaning.
     assert tools["search_planning"]("draft").startswith("- #2")
+
+
+def test_a_model_still_loading_never_holds_the_teams_stop(
+    team: Team, loading_embedder: LoadingEmbedder
+) -> None:
+    """The warm-up of a local model that takes long to load (sentence-transformers: tens
+    of seconds on a loaded machine) is abandoned by a stop: the member carrying the card
+    and the plan's actor used to wait for it as their child, for the team's whole grace,
+    and then the actor system's shutdown left it running — what the CLI names as "stuck
+    in a call"."""
+    member = add_member(team, "@A", PlanningTool())
+    tools_of(team, member)  # wired: the card's index and the plan actor's are bound
+    assert loading_embedder.loading.wait(30)  # the warm-up is loading, and held
+
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(20.0)
+    assert team.system.wait_stopped(team.orchestrator, 60)
+    left = team.system.shutdown(1.0)
+
+    assert not loading_embedder.ready  # the team stopped while the load was still held
+    assert left == []  # nothing running, nothing for the CLI to call "stuck in a call"
+
+
+def test_one_warm_up_per_embedder_and_the_first_search_waits_for_the_load(
+    team: Team, loading_embedder: LoadingEmbedder
+) -> None:
+    """Two members carrying the card (each card's index, and the plan actor's) share one
+    warm-up of the process's one embedder; the first embedding waits for that load."""
+    tools = tools_of(team, add_member(team, "@A", PlanningTool()))
+    other = tools_of(team, add_member(team, "@B", PlanningTool()))
+    assert loading_embedder.loading.wait(30)
+    tools["update_planning"]([{"op": "create", "title": "Prepare the budget"}])
+
+    loading_embedder.gate.set()
+    # "financial forecast" shares no word with the task: only the embeddings connect it
+    eventually(lambda: other["search_planning"]("financial forecast").startswith("- #1"))
+    assert loading_embedder.warm_ups == 1
 
 
 def test_without_embeddings_search_is_keyword_only(team: Team) -> None:

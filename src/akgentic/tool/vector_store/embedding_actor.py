@@ -39,8 +39,8 @@ Apply = Callable[["EmbeddingWorker", list[list[float]] | None, str | None], None
 class EmbeddingJob:
     """One job for one worker, passed in-process.
 
-    ``texts`` are embedded by ``embedder`` (no texts and an embedder: load the model,
-    a warm-up; no embedder: nothing to embed, just ``apply``). ``apply(worker,
+    ``texts`` are embedded by ``embedder`` (no texts or no embedder: nothing to embed,
+    just ``apply``). ``apply(worker,
     vectors, error)`` then runs on the worker's thread with the vectors, or None and
     the error text.
     """
@@ -52,7 +52,7 @@ class EmbeddingJob:
 
 class EmbeddingWorkerConfig(BaseConfig):
     """A worker's config: ``store`` is the ``#VectorStore`` its rows are written to (None
-    when there is none: a query, a warm-up, a cluster backend)."""
+    when there is none: a query, a cluster backend)."""
 
     store: ActorAddress | None = None
 
@@ -77,12 +77,7 @@ class EmbeddingWorker(DeferredWorker[str, list[list[float]]]):
         if not isinstance(job, EmbeddingJob):
             raise TypeError(f"EmbeddingWorker embeds an EmbeddingJob, got {type(job).__name__}")
         embedder = job.embedder
-        if embedder is None:
-            return []
-        if not job.texts:
-            warm_up = getattr(embedder, "warm_up", None)
-            if callable(warm_up):
-                warm_up()
+        if embedder is None or not job.texts:
             return []
         vectors = embedder.embed(list(job.texts), timeout=timeout)
         if len(vectors) != len(job.texts):

@@ -48,6 +48,8 @@ The contract:
   of respawning a worker per call.
 - ``available`` is False when no embedder could be resolved (or the in-memory backend
   lacks numpy): the consumer is keyword-only, ``upsert`` and ``similar`` do nothing.
+- ``bind`` starts loading a model that is not loaded yet on a daemon thread, once per
+  embedder at a time; no stop waits for it, and the first embedding waits for the load.
 """
 
 from __future__ import annotations
@@ -500,13 +502,17 @@ class SemanticIndex:
         slot.fill(vector, error)
 
     def _warm_up(self) -> None:
-        """Load a local model in a worker now, so the first ``similar`` is not the one paying."""
+        """Load a local model now, so the first ``similar`` is not the one paying.
+
+        On a daemon thread, once per embedder at a time (see :func:`_start_warm_up`):
+        never an actor, which its consumer's stop would wait for.
+        """
         embedder = self._embedder
         if embedder is None or getattr(embedder, "ready", True):
             return
-        self._spawn(EmbeddingJob(texts=(), embedder=embedder, apply=_ignore), suffix="warmup")
+        _start_warm_up(embedder)
 
-    def _spawn(self, job: EmbeddingJob, suffix: str | None = None, *, writes: bool = False) -> bool:
+    def _spawn(self, job: EmbeddingJob, *, writes: bool = False) -> bool:
         """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure.
 
         ``writes``: the job writes to the ``#VectorStore``, which then stops after it.
@@ -515,7 +521,7 @@ class SemanticIndex:
         if observer is None:
             logger.info("the consumer of %s is gone; dropping a job", self.collection)
             return False
-        request_id = uuid4().hex[:12] if suffix is None else f"{suffix}-{uuid4().hex[:8]}"
+        request_id = uuid4().hex[:12]
         config = EmbeddingWorkerConfig(
             name=f"#embed-{self.collection}-{request_id}",
             role="EmbeddingWorker",
@@ -552,10 +558,47 @@ def _on_own_thread(observer: ActorToolObserver) -> bool:
     return current_actor() is observer
 
 
-def _ignore(
-    _worker: EmbeddingWorker, _vectors: list[list[float]] | None, _error: str | None
-) -> None:
-    return None
+_warming: set[int] = set()
+"""The embedders (by ``id``) whose warm-up thread runs; each thread holds its embedder."""
+_warming_lock = threading.Lock()
+
+
+def _start_warm_up(embedder: EmbeddingService) -> None:
+    """Load ``embedder``'s model on a daemon thread, unless one is loading it already.
+
+    The embedder is cached per process, so every index over it — a card's and its team
+    actor's, every member's — shares this one load. Not an ``EmbeddingWorker``: a worker
+    is its consumer's child, and a stop waits for its children — a model still loading
+    (sentence-transformers takes tens of seconds on a loaded machine) held a member's stop
+    for the team's whole grace, then was named as stuck. Nobody waits for a warm-up: the
+    first embedding waits for the load itself (the embedder loads once, under its lock),
+    so a stop or the process's exit abandons this thread and loses nothing.
+    """
+    warm_up = getattr(embedder, "warm_up", None)
+    if not callable(warm_up):
+        return
+    key = id(embedder)
+    with _warming_lock:
+        if key in _warming:
+            return
+        _warming.add(key)
+
+    def load() -> None:
+        try:
+            warm_up()
+        except Exception as exc:  # the first embedding tries again, and says so
+            logger.warning("warming up %s failed: %r", embedder.name, exc)
+        finally:
+            with _warming_lock:
+                _warming.discard(key)
+
+    name = f"akgentic-embed-warmup-{embedder.name}"
+    try:
+        threading.Thread(target=load, name=name, daemon=True).start()
+    except RuntimeError as exc:  # no thread to spare (or the interpreter is exiting)
+        with _warming_lock:
+            _warming.discard(key)
+        logger.warning("could not warm up %s: %r", embedder.name, exc)
 
 
 def _named(observer: Any, name: str, what: str, hook: str) -> Any:

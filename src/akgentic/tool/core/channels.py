@@ -19,12 +19,21 @@ __all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels"]
 
 
 class Channels(StrEnum):
-    """How a capability is surfaced. Values are the strings persisted payloads carry."""
+    """How a capability is surfaced. Values are the strings persisted payloads carry.
+
+    A value is read whatever its case (``expose: [TOOL_CALL, COMMAND]`` in a card, as the
+    docs name the channels): the member stored is the canonical one."""
 
     TOOL_CALL = "tool_call"
     SYSTEM_PROMPT = "system_prompt"
     LLM_CONTEXT = "llm_context"
     COMMAND = "command"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Channels | None:
+        if isinstance(value, str):
+            return next((c for c in cls if c.value == value.lower()), None)
+        return None
 
 
 TOOL_CALL = Channels.TOOL_CALL

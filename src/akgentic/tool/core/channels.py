@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels"]
+__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels", "invocation"]
 
 
 class Channels(StrEnum):
@@ -40,3 +40,14 @@ TOOL_CALL = Channels.TOOL_CALL
 SYSTEM_PROMPT = Channels.SYSTEM_PROMPT
 LLM_CONTEXT = Channels.LLM_CONTEXT
 COMMAND = Channels.COMMAND
+
+
+def invocation(name: str, channel: Channels, args: str | None = None) -> str:
+    """How whoever is on ``channel`` calls capability ``name`` (with ``args``), for a text
+    that tells them to: a person types ``/name args`` (COMMAND), the model calls
+    ``name(args)`` — ``name`` alone without ``args``. A card that serves one capability on
+    both channels builds its callable per channel, so each says the call its reader
+    makes."""
+    if channel == COMMAND:
+        return f"/{name}" if args is None else f"/{name} {args}"
+    return name if args is None else f"{name}({args})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -191,7 +192,12 @@ def test_delete_keeps_the_history_and_purge_removes_it(cli: Invoke, storage_url:
     assert "@Human → @Manager: why?" in cli("events", short).stdout
     refused = cli("teams", "resume", short)
     assert refused.exit_code == 1
-    assert refused.stderr == f"error: team research ({short}) was deleted and cannot be resumed\n"
+    where = shlex.join(["--storage", storage_url])  # what a deleted team leaves to do
+    assert refused.stderr == (
+        f"error: team research ({short}) was deleted and cannot be resumed: start a new team "
+        f"from its card with: akgentic run TEAM.yaml {where}; its history still reads with: "
+        f"akgentic events {short} {where}\n"
+    )
 
     unasked = cli("teams", "delete", short, "--purge")  # no terminal to ask: --yes or nothing
     assert unasked.exit_code == 1

@@ -406,6 +406,14 @@ def test_teams_list_show_stop_and_delete_work_on_a_servers_teams(served: Served)
     code, listing, err = invoke("teams", "list", "--all", "--server", served.url)
     rows = {line.split()[0]: line.split() for line in listing.splitlines()[1:]}
     assert rows[str(running.team_id)][1:3] == ["live", "DELETED"]
+    code, _, err = invoke("teams", "resume", "live", "--server", served.url)
+    assert code == 1
+    live = str(running.team_id)[:8]
+    assert err.strip() == (
+        f"error: team live ({live}) was deleted and cannot be resumed: start a new team from "
+        f"its card with: akgentic run TEAM.yaml --server {served.url}; its history still "
+        f"reads with: akgentic events {live} --server {served.url}"
+    )
 
     code, _, err = invoke("teams", "delete", "research", "--purge", "--server", served.url)
     assert code == 1

@@ -415,3 +415,23 @@ def test_a_team_too_big_without_headcounts_says_to_list_fewer(tmp_path: Path) ->
     path = card_file(tmp_path, HEAD.replace("'@A'", "'@A0'") + members)
     with pytest.raises(TeamCardError, match=r"1001 members; .* or list fewer members\)"):
         TeamCard.from_yaml(path)
+
+
+def test_channel_names_are_read_whatever_their_case(tmp_path: Path) -> None:
+    """The docs name the channels ``TOOL_CALL``, ``COMMAND``: a card may too; what is kept
+    is the canonical channel."""
+    from akgentic.tool import COMMAND, TOOL_CALL
+    from akgentic.tool.notification import NotificationTool
+
+    tool = (
+        "{type: NotificationTool, cancel_notification: {expose: [COMMAND]},"
+        " pending_notification: {expose: [Tool_Call, command]}}"
+    )
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    (notes,) = TeamCard.from_yaml(path).members[0].card.config.tools
+    assert isinstance(notes, NotificationTool)
+    assert notes.cancel_notification.expose == {COMMAND}  # type: ignore[union-attr]
+    assert notes.pending_notification.expose == {TOOL_CALL, COMMAND}  # type: ignore[union-attr]
+    assert notes.model_dump(mode="json")["cancel_notification"]["expose"] == ["command"]

@@ -269,6 +269,30 @@ def test_describe_lists_every_command_s_usage_and_describes_one(
     assert CommandRegistry().describe() == "No commands."
 
 
+def test_help_shows_a_docstring_s_literals_as_a_person_reads_them() -> None:
+    """Docstrings double their backquotes (reStructuredText); ``/help`` and the commands a
+    frontend lists show a person single ones."""
+
+    def remind(delay_seconds: float) -> str:
+        """Remind me after ``delay_seconds`` (see :class:`~akgentic.x.Notes`).
+
+        Cancel with ``cancel_notification``."""
+        return ""
+
+    registry = CommandRegistry()
+    registry.register(remind)
+    assert registry.describe().splitlines()[1] == (
+        "  /remind delay_seconds — Remind me after `delay_seconds` (see `Notes`)."
+    )
+    assert registry.describe("remind") == (
+        "/remind delay_seconds\nRemind me after `delay_seconds` (see `Notes`).\n\n"
+        "Cancel with `cancel_notification`."
+    )
+    assert registry.descriptors()[0].description == (
+        "Remind me after `delay_seconds` (see `Notes`)."
+    )
+
+
 def test_a_json_argument_needs_no_shell_quoting() -> None:
     """A JSON array or object is one token as typed — its quotes and spaces kept — alone
     or after ``name=``; quoted, it is what it was; anything else is shell words."""

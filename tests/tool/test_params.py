@@ -94,3 +94,8 @@ def test_normalizer_leaves_other_values_for_the_field_to_judge() -> None:
 def test_params_round_trip(param: Any) -> None:
     assert deserialize(serialize(param)) == param
     assert type(param).model_validate(param.model_dump(mode="json")) == param
+
+
+def test_a_moved_param_rewrites_system_prompt_in_any_case() -> None:
+    assert GetPlanning.model_validate({"expose": ["SYSTEM_PROMPT"]}).expose == {LLM_CONTEXT}
+    assert Unmoved.model_validate({"expose": ["System_Prompt"]}).expose == {SYSTEM_PROMPT}

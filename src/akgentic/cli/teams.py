@@ -460,7 +460,7 @@ def resume_team(
         with opened_storage(storage, create=False) as (bundle, url):
             record = find_team(bundle, team)
             if record.status == TeamStatus.DELETED:
-                raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+                raise CliError(_deleted(_title(record), record.team_id, storage_option(url)))
             if record.error is not None and (record.status is not None or not record.card):
                 raise CliError(_damaged(record, url))  # a resume reads the record whole
             try:  # a card that does not decode: a clear error, first
@@ -542,6 +542,18 @@ def _damaged(record: TeamRecord, url: str, problem: str | None = None) -> str:
         f"{problem or record.error}; the record is kept as stored, and a resume needs it "
         f"whole: restore the store {_store(url)} from a backup to resume the team; "
         f"{_kept_ways(record, url)}"
+    )
+
+
+def _deleted(title: str, team_id: object, where: list[str]) -> str:
+    """A resume refused for a deleted team, and the ways on: a deleted team keeps its
+    history (until ``teams delete --purge``), so its log still reads, and its card starts a
+    new team. ``where``: the ``--storage``/``--server`` words the suggestions need."""
+    events = command_line("events", short_id(team_id), *where)
+    start = command_line("run", "TEAM.yaml", *where)
+    return (
+        f"{title} was deleted and cannot be resumed: start a new team from its card with: "
+        f"{start}; its history still reads with: {events}"
     )
 
 
@@ -629,7 +641,8 @@ def _resume_remote(
     with connected(url, token) as client:
         record = find_remote_team(client, team)
         if record.status == TeamStatus.DELETED:
-            raise CliError(f"{_title(record)} was deleted and cannot be resumed")
+            title = team_title(record.name, record.team_id)
+            raise CliError(_deleted(title, record.team_id, ["--server", url]))
         stored = client.get_team(record.team_id)
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)

@@ -6,10 +6,22 @@ report rendered as text), so that no line says ``1 model requests``.
 
 from __future__ import annotations
 
-__all__ = ["counted"]
+import re
+
+__all__ = ["counted", "plain_literals"]
+
+_ROLE = re.compile(r":\w+:`~?([^`]+)`")
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` (thousands separated) and ``noun``, in the plural unless ``count`` is 1:
     ``noun`` + ``s``, or ``plural`` for a noun that does not take an ``s``."""
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def plain_literals(text: str) -> str:
+    """``text`` (a docstring) as a person reads it: a reStructuredText literal (a word
+    between doubled backquotes) and a role (``:class:`~a.B```) become Markdown code, the
+    word between single backquotes (a role keeps its last dotted part)."""
+    text = _ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1]}`", text)
+    return text.replace("``", "`")

@@ -38,6 +38,7 @@ from pydantic.fields import FieldInfo
 from akgentic.agent import AgentConfig
 from akgentic.agent.config import load_shipped_cards
 from akgentic.core import AgentCard, BaseConfig
+from akgentic.core.words import plain_literals
 from akgentic.team.card import MemberSpec, Suggestion, TeamCard
 from akgentic.tool.core import ToolCard, lookup
 from akgentic.tool.core.params import BaseToolParam
@@ -283,12 +284,7 @@ def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
 # -- the page ---------------------------------------------------------------------------------
 def _cell(text: str) -> str:
     """Text for a table cell: reStructuredText literals as Markdown code, no pipes."""
-    return _markdown(text).replace("|", "\\|").replace("\n", " ")
-
-
-def _markdown(text: str) -> str:
-    text = re.sub(r":\w+:`~?([^`]+)`", lambda m: f"`{m.group(1).split('.')[-1]}`", text)
-    return text.replace("``", "`")
+    return plain_literals(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _table(model: type[BaseModel], documented: set[type]) -> list[str]:
@@ -337,7 +333,7 @@ def _section(
     example: list[str] | None,
     heading: str | None = None,
 ) -> list[str]:
-    lines = [f"{'#' * level} {heading or model.__name__}", "", _markdown(_summary(model)), ""]
+    lines = [f"{'#' * level} {heading or model.__name__}", "", plain_literals(_summary(model)), ""]
     lines += _table(model, documented)
     if example:
         lines += ["", *example]

@@ -179,6 +179,31 @@ def test_refused_switch_leaves_the_record_and_lists_the_keys(roster: RosterAgent
     assert roster.state.tool_state.active_model is None
 
 
+def test_when_the_roster_does_not_read_a_refused_switch_names_the_listing_call() -> None:
+    """As its reader makes it: the model calls list_models, a person types /list_models."""
+
+    class Unlisted(RosterAgent):
+        def switch_model(self, key: str) -> str:
+            self.keys = []  # the roster breaks between the switch and the listing
+            return super().switch_model(key)
+
+        def list_model_rows(self) -> list[ModelRow]:
+            if not self.keys:
+                raise RuntimeError("roster gone")
+            return super().list_model_rows()
+
+    agent = Unlisted(ROSTER)  # held: a card holds its observer weakly
+    (_, switch_model) = Factory([ModelTool()], observer=agent).get_tools()
+    with pytest.raises(RetriableError) as called:
+        switch_model("mistral:large")
+    assert str(called.value).endswith(". list_models lists the keys you can use.")
+    agent = Unlisted(ROSTER)
+    registry = Factory([ModelTool()], observer=agent).get_command_registry()
+    with pytest.raises(RetriableError) as typed:
+        registry.dispatch("/switch_model mistral:large")
+    assert str(typed.value).endswith(". /list_models lists the keys you can use.")
+
+
 def test_the_record_is_read_through_the_observer_every_call(roster: RosterAgent) -> None:
     (_, switch_model) = Factory([ModelTool()], observer=roster).get_tools()
     replaced = type(roster.state)()  # a restore replaces the state wholesale

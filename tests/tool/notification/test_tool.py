@@ -217,8 +217,9 @@ def test_only_the_owner_may_cancel(harness: Harness) -> None:
     assert entry.id in bob["pending_notification"](all=True)  # bob can see it...
     with pytest.raises(RetriableError, match="belongs to @Alice"):
         bob["cancel_notification"](entry.id)  # ...but not cancel it
-    with pytest.raises(RetriableError, match="no pending notification 'nope'"):
+    with pytest.raises(RetriableError, match="no pending notification 'nope'") as unknown:
         alice["cancel_notification"]("nope")
+    assert str(unknown.value).endswith(" pending_notification lists your ids.")
     assert harness.actor.pending() == [entry]
     assert alice["cancel_notification"](entry.id).startswith(f"Cancelled notification {entry.id}")
     assert harness.actor.pending() == []
@@ -248,6 +249,31 @@ def test_people_list_and_cancel_through_commands(harness: Harness) -> None:
     assert "Cancelled" in registry.dispatch(f"/cancel_notification {alices.id}")
     with pytest.raises(CommandNotRecognized):
         registry.dispatch("/notify_me_in 10 hello")  # TOOL_CALL only by default
+
+
+def test_a_person_is_told_the_commands_to_type_not_the_model_s_calls(harness: Harness) -> None:
+    """``/cancel_notification nosuch`` told a person to "Call pending_notification()"."""
+    alice = harness.owner("@Alice")
+    card = NotificationTool(
+        max_pending=1, register_notification=RegisterNotification(expose={TOOL_CALL, COMMAND})
+    )
+    registry = harness.wire(alice, card).get_command_registry()
+    with pytest.raises(RetriableError) as unknown:
+        registry.dispatch("/cancel_notification nosuch")
+    assert str(unknown.value).endswith(
+        "it was delivered, cancelled, or never scheduled. /pending_notification lists your ids."
+    )
+    scheduled = registry.dispatch("/notify_me_in 60 check the build")
+    (entry,) = harness.actor.pending()
+    assert scheduled.endswith(f"Cancel it with /cancel_notification {entry.id}.")
+    with pytest.raises(RetriableError, match="cancel one with /cancel_notification, or wait"):
+        registry.dispatch("/notify_me_in 60 another")
+    tools = harness.tools(harness.owner("@Bob"), card.model_copy())
+    assert tools["notify_me_in"](60, "bob's").endswith(
+        f"Cancel it with cancel_notification({harness.actor.pending()[-1].id!r})."
+    )
+    with pytest.raises(RetriableError, match="cancel one with cancel_notification, or wait"):
+        tools["notify_me_in"](60, "bob's second")
 
 
 def test_a_person_schedules_a_note_typed_without_quotes(harness: Harness) -> None:

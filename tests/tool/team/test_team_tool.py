@@ -145,11 +145,16 @@ def test_an_unknown_role_is_retriable_and_lists_the_hireable_roles(staffed: Staf
         hire(["Poet"])
     assert str(info.value) == (
         "Hired nobody of 1. Not hired: 'Poet' — not in the catalog. Hireable roles: Writer, "
-        "Critic. Call hire_members with roles from that list."
+        "Critic. Try hire_members again with roles from that list."
     )
     assert isinstance(info.value.__cause__, RetriableError)
     with pytest.raises(RetryError, match="at least one role"):
         hire([])
+    with pytest.raises(RetriableError) as typed:  # a person is told the command to type
+        wired(staffed).get_command_registry().dispatch("/hire_members Poet")
+    assert str(typed.value).endswith(
+        "Hireable roles: Writer, Critic. Try /hire_members again with roles from that list."
+    )
 
 
 def test_the_param_restricts_what_may_be_hired(staffed: Staffed) -> None:

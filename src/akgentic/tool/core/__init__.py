@@ -6,7 +6,14 @@ deliberately not on this façade: import it directly.
 
 from akgentic.tool.core.availability import offer_predicate, offer_while, offered_now
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
+from akgentic.tool.core.channels import (
+    COMMAND,
+    LLM_CONTEXT,
+    SYSTEM_PROMPT,
+    TOOL_CALL,
+    Channels,
+    invocation,
+)
 from akgentic.tool.core.commands import CommandRegistry, RestOfLine
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.context_update import ContextUpdater, iter_message_texts, marker
@@ -84,6 +91,7 @@ __all__ = [
     "attach_param",
     "bind_team_actor",
     "fold_deltas",
+    "invocation",
     "iter_message_texts",
     "marker",
     "normalize_system_prompt_to_llm_context",

@@ -15,19 +15,39 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels"]
+__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels", "invocation"]
 
 
 class Channels(StrEnum):
-    """How a capability is surfaced. Values are the strings persisted payloads carry."""
+    """How a capability is surfaced. Values are the strings persisted payloads carry.
+
+    A value is read whatever its case (``expose: [TOOL_CALL, COMMAND]`` in a card, as the
+    docs name the channels): the member stored is the canonical one."""
 
     TOOL_CALL = "tool_call"
     SYSTEM_PROMPT = "system_prompt"
     LLM_CONTEXT = "llm_context"
     COMMAND = "command"
 
+    @classmethod
+    def _missing_(cls, value: object) -> Channels | None:
+        if isinstance(value, str):
+            return next((c for c in cls if c.value == value.lower()), None)
+        return None
+
 
 TOOL_CALL = Channels.TOOL_CALL
 SYSTEM_PROMPT = Channels.SYSTEM_PROMPT
 LLM_CONTEXT = Channels.LLM_CONTEXT
 COMMAND = Channels.COMMAND
+
+
+def invocation(name: str, channel: Channels, args: str | None = None) -> str:
+    """How whoever is on ``channel`` calls capability ``name`` (with ``args``), for a text
+    that tells them to: a person types ``/name args`` (COMMAND), the model calls
+    ``name(args)`` — ``name`` alone without ``args``. A card that serves one capability on
+    both channels builds its callable per channel, so each says the call its reader
+    makes."""
+    if channel == COMMAND:
+        return f"/{name}" if args is None else f"/{name} {args}"
+    return name if args is None else f"{name}({args})"

@@ -52,6 +52,7 @@ from typing import Annotated, Any
 from pydantic import ValidationError
 
 from akgentic.core.excerpt import clip, excerpt
+from akgentic.core.words import plain_literals
 from akgentic.tool.core.arguments import Parameters, explain_validation, type_name
 from akgentic.tool.core.event import CommandArg, CommandDescriptor, CommandsAnnouncedEvent
 from akgentic.tool.errors import CommandArgumentError, CommandNotRecognized, RetriableError
@@ -170,9 +171,14 @@ def _unquoted(text: str) -> str:
     return tokens[0] if len(tokens) == 1 else text
 
 
+def _help_text(fn: Callable[..., Any]) -> str:
+    """``fn``'s docstring as a person reads it (``/help``, a frontend's command list):
+    single backquotes where the docstring, written for Sphinx, doubles them."""
+    return plain_literals(inspect.getdoc(fn) or "")
+
+
 def _first_paragraph(fn: Callable[..., Any]) -> str:
-    doc = inspect.getdoc(fn) or ""
-    return doc.split("\n\n", 1)[0].strip()
+    return _help_text(fn).split("\n\n", 1)[0].strip()
 
 
 class _Command:
@@ -366,7 +372,7 @@ class CommandRegistry:
             command = self._commands.get(name.removeprefix("/"))
             if command is None:
                 raise CommandNotRecognized(clip(name.removeprefix("/")), self.names())
-            return "\n".join(filter(None, [command.descriptor.usage, inspect.getdoc(command.fn)]))
+            return "\n".join(filter(None, [command.descriptor.usage, _help_text(command.fn)]))
         if not self._commands:
             return "No commands."
         lines = ["Commands (/help NAME describes one):"]

@@ -56,7 +56,8 @@ class BaseToolParam(SerializableModel):
 
     ``instructions`` is appended to the tool's docstring at factory time: guidance
     injected by configuration without touching source. ``expose`` is the set of
-    channels the capability is offered on; a capability is served on a channel only
+    channels the capability is offered on, named in any case (``TOOL_CALL`` or
+    ``tool_call``); a capability is served on a channel only
     when the card's hook for that channel builds it (see :func:`serve`). Unknown
     fields are an error naming the field.
     """
@@ -139,4 +140,4 @@ def normalize_system_prompt_to_llm_context(value: Any) -> Any:
 
 
 def _is_system_prompt(item: object) -> bool:
-    return item == SYSTEM_PROMPT or item == SYSTEM_PROMPT.value
+    return isinstance(item, str) and item.lower() == SYSTEM_PROMPT.value

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Self, cast
 
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels, invocation
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, resolve_param, serve
@@ -133,7 +133,7 @@ class ModelTool(ToolCard):
         if serve(self.list_models, ListModels, TOOL_CALL) is not None:
             tools.append(self._build_list_models())
         if serve(self.switch_model, SwitchModel, TOOL_CALL) is not None:
-            tools.append(self._build_switch_model())
+            tools.append(self._build_switch_model(TOOL_CALL))
         return tools
 
     def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
@@ -141,7 +141,7 @@ class ModelTool(ToolCard):
         if serve(self.list_models, ListModels, COMMAND) is not None:
             commands[ListModels] = self._build_list_models()
         if serve(self.switch_model, SwitchModel, COMMAND) is not None:
-            commands[SwitchModel] = self._build_switch_model()
+            commands[SwitchModel] = self._build_switch_model(COMMAND)
         return commands
 
     def get_context_states(self) -> list[Callable[[], ContextState | None]]:
@@ -172,7 +172,7 @@ class ModelTool(ToolCard):
 
         return list_models
 
-    def _build_switch_model(self) -> Callable[[str], str]:
+    def _build_switch_model(self, channel: Channels) -> Callable[[str], str]:
         def switch_model(model: str) -> str:
             """Switch the model that serves your next requests.
 
@@ -186,7 +186,8 @@ class ModelTool(ToolCard):
                 confirmation = observer.switch_model(key)
             except Exception as exc:
                 raise RetriableError(
-                    f"Cannot switch to {excerpt(key)}: {clip(str(exc))}. {self._known_keys_hint()}"
+                    f"Cannot switch to {excerpt(key)}: {clip(str(exc))}. "
+                    f"{self._known_keys_hint(channel)}"
                 ) from exc
             tool_state.active_model = key
             notify = getattr(observer.state, "notify_state_change", None)
@@ -196,11 +197,13 @@ class ModelTool(ToolCard):
 
         return switch_model
 
-    def _known_keys_hint(self) -> str:
+    def _known_keys_hint(self, channel: Channels) -> str:
+        """The keys a refused switch may use; when the roster does not read, the call that
+        lists them, as ``channel``'s reader makes it (``/list_models`` for a person)."""
         try:
             keys = [row.key for row in self._model_observer().list_model_rows()]
         except Exception:
-            return "Call list_models to see the keys you can use."
+            return f"{invocation('list_models', channel)} lists the keys you can use."
         if not keys:
             return "The roster is empty: there is no model to switch to."
         return f"Use one of: {', '.join(keys)}."

@@ -144,11 +144,14 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
         content: str,
         message_class: str,
         max_pending: int | None = None,
+        cancelling: str = "cancel_notification",
     ) -> PendingNotification:
         """Schedule ``content`` for ``owner``, due ``delay_seconds`` from :meth:`now`.
 
         ``max_pending`` caps the owner's pending entries (None: no cap); reaching it
-        raises RetriableError. A negative delay is a ValueError (callers validate).
+        raises RetriableError, which names ``cancelling``: how the caller cancels one (a
+        person types ``/cancel_notification``). A negative delay is a ValueError (callers
+        validate).
         """
         if delay_seconds < 0:
             raise ValueError(f"delay_seconds must be >= 0, got {delay_seconds}")
@@ -157,7 +160,7 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
             if mine >= max_pending:
                 raise RetriableError(
                     f"you already have {mine} pending notifications, the most this tool "
-                    f"allows: cancel one with cancel_notification, or wait for one to be "
+                    f"allows: cancel one with {cancelling}, or wait for one to be "
                     f"delivered, before scheduling another"
                 )
         now = self.now()
@@ -179,17 +182,24 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
         ]
         return sorted(entries, key=lambda e: e.due_at)
 
-    def cancel(self, owner: ActorAddress, notification_id: str) -> PendingNotification:
+    def cancel(
+        self,
+        owner: ActorAddress,
+        notification_id: str,
+        listing: str = "pending_notification",
+    ) -> PendingNotification:
         """Cancel ``owner``'s entry ``notification_id`` and return it.
 
         Only the owner may cancel: another agent's id, like an unknown one, raises
-        RetriableError — listing widens to the team, cancel authority never does.
+        RetriableError — listing widens to the team, cancel authority never does. An
+        unknown id's error names ``listing``: how the caller lists its ids (a person
+        types ``/pending_notification``).
         """
         entry = next((e for e in self.state.pending if e.id == notification_id), None)
         if entry is None:
             raise RetriableError(
                 f"there is no pending notification {excerpt(notification_id)}: it was delivered, "
-                f"cancelled, or never scheduled. Call pending_notification() for your ids."
+                f"cancelled, or never scheduled. {listing} lists your ids."
             )
         if entry.owner.agent_id != owner.agent_id:
             raise RetriableError(

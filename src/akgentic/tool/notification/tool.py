@@ -33,7 +33,7 @@ from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.serialization import model_path
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels
+from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
 from akgentic.tool.core.commands import RestOfLine
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, serve
@@ -172,7 +172,9 @@ class NotificationTool(ToolCard):
             ) from None
 
     # -- capabilities -------------------------------------------------------------------
-    def _build_register(self) -> Callable[..., str]:
+    # Each builder takes the channel it builds for: a reply or an error names the next
+    # call as its reader makes it (``/cancel_notification ID`` to a person).
+    def _build_register(self, channel: Channels) -> Callable[..., str]:
         card = self
 
         def notify_me_in(delay_seconds: float, content: RestOfLine) -> str:
@@ -205,11 +207,20 @@ class NotificationTool(ToolCard):
                 )
             _, path = card._wiring()
             entry: PendingNotification = card._call(
-                lambda actor, me: actor.register(me, delay_seconds, content, path, card.max_pending)
+                lambda actor, me: actor.register(
+                    me,
+                    delay_seconds,
+                    content,
+                    path,
+                    card.max_pending,
+                    invocation("cancel_notification", channel),
+                )
             )
+            arg = entry.id if channel == COMMAND else repr(entry.id)
             return (
                 f"Scheduled notification {entry.id}: due at {_when(entry)} "
-                f"(in {delay_seconds:g} s). Cancel it with cancel_notification({entry.id!r})."
+                f"(in {delay_seconds:g} s). Cancel it with "
+                f"{invocation('cancel_notification', channel, arg)}."
             )
 
         # The model only knows the cap the docstring teaches it.
@@ -219,7 +230,7 @@ class NotificationTool(ToolCard):
         )
         return notify_me_in
 
-    def _build_pending(self) -> Callable[..., str]:
+    def _build_pending(self, channel: Channels) -> Callable[..., str]:
         card = self
 
         def pending_notification(all: bool = False) -> str:
@@ -248,7 +259,7 @@ class NotificationTool(ToolCard):
 
         return pending_notification
 
-    def _build_cancel(self) -> Callable[..., str]:
+    def _build_cancel(self, channel: Channels) -> Callable[..., str]:
         card = self
 
         def cancel_notification(id: str) -> str:
@@ -256,14 +267,19 @@ class NotificationTool(ToolCard):
 
             Only the agent that scheduled a notification may cancel it.
             """
-            entry: PendingNotification = card._call(lambda actor, me: actor.cancel(me, id.strip()))
+            listing = invocation("pending_notification", channel)
+            entry: PendingNotification = card._call(
+                lambda actor, me: actor.cancel(me, id.strip(), listing)
+            )
             return f"Cancelled notification {entry.id} (was due {_when(entry)})."
 
         return cancel_notification
 
     def _capabilities(
         self,
-    ) -> list[tuple[BaseToolParam | bool, type[BaseToolParam], Callable[[], Callable[..., str]]]]:
+    ) -> list[
+        tuple[BaseToolParam | bool, type[BaseToolParam], Callable[[Channels], Callable[..., str]]]
+    ]:
         return [
             (self.register_notification, RegisterNotification, self._build_register),
             (self.pending_notification, PendingNotifications, self._build_pending),
@@ -276,7 +292,7 @@ class NotificationTool(ToolCard):
         for value, param_cls, build in self._capabilities():
             param = serve(value, param_cls, TOOL_CALL)
             if param is not None:
-                tools.append(attach_param(build(), param))
+                tools.append(attach_param(build(TOOL_CALL), param))
         return tools
 
     def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
@@ -285,5 +301,5 @@ class NotificationTool(ToolCard):
         for value, param_cls, build in self._capabilities():
             param = serve(value, param_cls, COMMAND)
             if param is not None:
-                commands[param_cls] = attach_param(build(), param)
+                commands[param_cls] = attach_param(build(COMMAND), param)
         return commands

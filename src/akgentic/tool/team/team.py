@@ -44,7 +44,7 @@ from akgentic.core.agent_card import AgentCard
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels, invocation
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, resolve_param, serve
@@ -209,10 +209,11 @@ class TeamTool(ToolCard):
     )
     _COMMAND_FIELDS: ClassVar[tuple[str, ...]] = (*_TOOL_FIELDS, "team_roster", "role_catalog")
 
-    def _build(self, field: str, param: Any) -> Callable[..., Any]:
-        """The one builder of a capability, shared by every hook that serves it."""
+    def _build(self, field: str, param: Any, channel: Channels) -> Callable[..., Any]:
+        """The one builder of a capability, shared by every hook that serves it
+        (``channel``: the one it is built for, for a text that names a call)."""
         builders: dict[str, Callable[[Any], Callable[..., Any]]] = {
-            "hire_members": self._build_hire,
+            "hire_members": lambda p: self._build_hire(p, channel),
             "fire_member": self._build_fire,
             "role_profile": self._build_role_profile,
             "get_team_activity": self._build_activity,
@@ -227,7 +228,7 @@ class TeamTool(ToolCard):
         served: list[tuple[type[BaseToolParam], Callable[..., Any]]] = []
         for field, cls in self._CAPABILITIES:
             if field in fields and (param := serve(getattr(self, field), cls, channel)):
-                served.append((cls, self._build(field, param)))
+                served.append((cls, self._build(field, param, channel)))
         return served
 
     def get_tools(self) -> list[Callable[..., Any]]:
@@ -262,7 +263,7 @@ class TeamTool(ToolCard):
             hireable.append(profile.role)
         return hireable
 
-    def _build_hire(self, param: HireMembers) -> Callable[[list[str]], str]:
+    def _build_hire(self, param: HireMembers, channel: Channels) -> Callable[[list[str]], str]:
         def hire_members(roles: list[str]) -> str:
             """Hire new team members: one per role listed (repeat a role to hire several).
 
@@ -292,7 +293,8 @@ class TeamTool(ToolCard):
                     hired.append(outcome)
             report = _hire_report(hired, failed, len(roles), hint)
             if not hired:
-                raise RetriableError(f"{report} Call hire_members with roles from that list.")
+                again = invocation("hire_members", channel)
+                raise RetriableError(f"{report} Try {again} again with roles from that list.")
             return report
 
         return hire_members

@@ -503,6 +503,20 @@ def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
     assert served.client.info(team.team_id).name == "before"
 
 
+def test_a_deleted_team_cannot_be_resumed_and_the_refusal_says_what_to_do(
+    served: Served,
+) -> None:
+    team = served.client.create_team("turns", name="gone")
+    served.client.delete_team(team.team_id)
+    resumed = httpx.post(f"{served.url}/teams/{team.team_id}/resume")
+    assert resumed.status_code == 409
+    assert resumed.json()["detail"] == (
+        f"team {team.team_id} is deleted and cannot be resumed: start a new team from its "
+        f"card (POST /teams); its history still reads at GET /teams/{team.team_id}/events"
+    )
+    assert httpx.get(f"{served.url}/teams/{team.team_id}/events").status_code == 200
+
+
 def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served) -> None:
     json_body = {"Content-Type": "application/json"}
     not_utf8 = httpx.post(f"{served.url}/teams", content=b'{"card":"\xff\xfe"}', headers=json_body)

@@ -216,7 +216,11 @@ def resume_team(
     if running is not None and not settle:
         raise HTTPException(409, f"team {team_id} is already running")
     if record.status == TeamStatus.DELETED:
-        raise HTTPException(409, f"team {team_id} is deleted and cannot be resumed")
+        raise HTTPException(
+            409,
+            f"team {team_id} is deleted and cannot be resumed: start a new team from its card "
+            f"(POST /teams); its history still reads at GET /teams/{team_id}/events",
+        )
     try:
         runtime = running or ctx.manager.resume_team(
             team_id, retry_interrupted=options.retry_interrupted

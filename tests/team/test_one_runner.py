@@ -36,6 +36,7 @@ from akgentic.storage import (
 from akgentic.team import (
     MemberSpec,
     ResumeError,
+    StopWait,
     TeamCard,
     TeamManager,
     TeamRunningElsewhereError,
@@ -458,13 +459,16 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
 ) -> None:
     """The stop is held in its grace by a turn at the gate: a resume then — from another
     process on the same store, or from the one stopping it — waits for the stop (it was
-    refused: running elsewhere, or already running here) and, once the turn has ended
-    and the team is STOPPED, resumes it."""
+    refused: running elsewhere, or already running here), telling ``on_stop_wait`` once
+    as its wait begins, and, once the turn has ended and the team is STOPPED, resumes
+    it."""
     Gate.entered.clear()
     Gate.release.clear()
     try:
         with process(storage_url) as first, process(storage_url) as second:
             resumer = second if where == "another process" else first
+            notices: list[StopWait] = []
+            resumer.on_stop_wait = notices.append
             runtime = first.create_team(blocking_card())
             team_id = runtime.team_id
             runtime.send("please block")
@@ -482,6 +486,8 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
             stopping.join(60)
             resuming.join(60)
             assert not stopping.is_alive() and not resuming.is_alive()
+            # who stops it, and for how long at most: a stop's grace (30s) and margin
+            assert notices == [StopWait(team_id, first.holder, manager_module.RESUME_WAIT)]
 
             [resumed] = outcome
             assert isinstance(resumed, TeamRuntime), resumed

@@ -202,6 +202,17 @@ class _StopWait(NamedTuple):
     owner: str
 
 
+class StopWait(NamedTuple):
+    """What :attr:`TeamManager.on_stop_wait` is told when a resume begins to wait for the
+    team's stop in progress."""
+
+    team_id: UUID
+    holder: LeaseHolder
+    """The process stopping the team (this manager's own holder when it is this one)."""
+    up_to: float
+    """How long the resume waits for it at most (seconds)."""
+
+
 class TeamManager:
     """Teams of one ``ActorSystem`` over one storage bundle."""
 
@@ -225,6 +236,10 @@ class TeamManager:
         bind_catalog(actor_system, self.catalog)
         self.holder = holder or LeaseHolder.here()
         """Who this manager is in the teams' leases (this process, a fresh owner id)."""
+        self.on_stop_wait: Callable[[StopWait], None] | None = None
+        """Called when a resume begins to wait for the team's stop in progress (up to
+        :data:`RESUME_WAIT`, in silence otherwise): a front end says so. It must not block;
+        what it raises is logged, the resume goes on."""
         self._running: dict[UUID, TeamRuntime] = {}
         # teams whose lease this process lost (taken over): another's now, whatever it asks
         self._lost: set[UUID] = set()
@@ -827,7 +842,10 @@ class TeamManager:
                 if held is not None:
                     raise held
                 raise ValueError(f"team {team_id} is already running (or resuming) in this process")
-            wait = _StopWait(now, now + min(left, RESUME_WAIT), owner)
+            up_to = min(left, RESUME_WAIT)
+            wait = _StopWait(now, now + up_to, owner)
+            holder = held.lease.holder if held is not None else self.holder
+            self._tell_stop_wait(StopWait(team_id, holder, up_to))
         # the stopping holder still holds it (its marker may have just run out): until
         # the wait's end, it is still stopping
         if now >= wait.deadline:
@@ -840,6 +858,15 @@ class TeamManager:
             )
         self._closed.wait(min(RESUME_POLL, wait.deadline - now))
         return wait
+
+    def _tell_stop_wait(self, notice: StopWait) -> None:
+        """:attr:`on_stop_wait`, if set: a failing one does not fail the resume."""
+        if self.on_stop_wait is None:
+            return
+        try:
+            self.on_stop_wait(notice)
+        except Exception:
+            logger.exception("team %s: on_stop_wait failed", notice.team_id)
 
     def stopping(self, team_id: UUID) -> bool:
         """Whether a stop of the team is in progress, in this process or another: a

@@ -27,6 +27,8 @@ from akgentic.core import (
     TeamStoppingEvent,
 )
 from akgentic.storage import (
+    Fence,
+    LeaseHolder,
     StorageBundle,
     TeamStatus,
     open_storage,
@@ -43,6 +45,7 @@ from akgentic.team import (
     TeamRuntime,
     TeamStillStoppingError,
     plan_restore,
+    team_resource,
 )
 from akgentic.team import manager as manager_module
 
@@ -537,6 +540,32 @@ def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
             Gate.release.set()  # the turn ends: the shutdown stops the team at once
     finally:
         Gate.release.set()
+
+
+def test_a_resume_waiting_on_a_stopped_team_that_its_holder_resumes_meanwhile_is_refused(
+    storage_url: str,
+) -> None:
+    """A STOPPED team another process holds looks as if that process were stopping it: a
+    resume waits. Once that process has it RUNNING (its own resume had leased it, its
+    restore not done), the wait ends at once, refused as running there — not after the
+    whole wait, as if still stopping (two resumes racing each other)."""
+    with process(storage_url) as first, process(storage_url) as second:
+        team_id = first.create_team(blocking_card()).team_id
+        first.stop_team(team_id)
+        rival = LeaseHolder.here()  # a resume elsewhere: leased, restoring
+        second.storage.leases.acquire(team_resource(team_id), rival, 30)
+        # as the wait begins, the rival's restore ends: RUNNING under its lease
+        second.on_stop_wait = lambda notice: second.storage.teams.set_status(
+            team_id,
+            TeamStatus.RUNNING,
+            fence=Fence(resource=team_resource(team_id), owner=rival.owner),
+        )
+        with pytest.raises(TeamRunningElsewhereError) as refused:
+            second.resume_team(team_id)
+        assert not isinstance(refused.value, TeamStillStoppingError)
+        assert refused.value.lease.holder == rival
+        assert second.get_team(team_id) is None
+        second.storage.leases.release(team_resource(team_id), rival.owner)
 
 
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------

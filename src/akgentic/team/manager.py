@@ -195,11 +195,13 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
 
 
 class _StopWait(NamedTuple):
-    """A resume waiting for the team's stop: since when, until when, for which holder."""
+    """A resume waiting for the team's stop: since when, until when, for which holder;
+    ``by_status``: only its STOPPED status said it was stopping (no stop marker)."""
 
     began: float
     deadline: float
     owner: str
+    by_status: bool = False
 
 
 class StopWait(NamedTuple):
@@ -843,9 +845,14 @@ class TeamManager:
                     raise held
                 raise ValueError(f"team {team_id} is already running (or resuming) in this process")
             up_to = min(left, RESUME_WAIT)
-            wait = _StopWait(now, now + up_to, owner)
+            by_status = held is not None and self._stop_marker(team_id) is None
+            wait = _StopWait(now, now + up_to, owner, by_status)
             holder = held.lease.holder if held is not None else self.holder
             self._tell_stop_wait(StopWait(team_id, holder, up_to))
+        elif held is not None and left is None and wait.by_status:
+            # STOPPED no more, and no stop started: that holder resumed it (a resume racing
+            # this one had leased it, its restore not yet done), it runs it
+            raise held
         # the stopping holder still holds it (its marker may have just run out): until
         # the wait's end, it is still stopping
         if now >= wait.deadline:
@@ -875,6 +882,15 @@ class TeamManager:
             here = team_id in self._marking or team_id in self._stops_here
         held = self._local_team(team_id) is not None or self.running_elsewhere(team_id) is not None
         return here or self._stopping_for(team_id, held) is not None
+
+    def _stop_marker(self, team_id: UUID) -> Lease | None:
+        """The team's live stop marker, if any (an unreadable store: none)."""
+        try:
+            marker = self.storage.leases.inspect(stopping_resource(team_id))
+        except Exception:
+            logger.exception("team %s: could not read whether it is stopping", team_id)
+            return None
+        return marker if marker is not None and not marker.expired else None
 
     def _stopping_for(self, team_id: UUID, held: bool) -> float | None:
         """How long the team's stop in progress may still take at most (seconds), or None

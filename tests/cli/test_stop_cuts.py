@@ -16,11 +16,10 @@ import pytest
 from akgentic.cli import chat
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
-from akgentic.core import EventMessage, TeamStoppingEvent
 from akgentic.storage import EventRecord, TeamStatus, open_storage
 from akgentic.team import StopWait, TeamManager, manager
 from tests.team.gated import Gate, gate
-from tests.team.test_one_runner import blocking_card, process
+from tests.team.test_one_runner import process, stop_held_at_the_gate
 
 from .conftest import (
     AKGENTIC,
@@ -203,17 +202,8 @@ def test_a_resume_that_waits_for_a_stop_elsewhere_says_so_as_its_wait_begins(
     monkeypatch.setattr(TeamManager, "_tell_stop_wait", said_then_open)
     for _ in gate():
         with process(storage_url) as first:
-            runtime = first.create_team(blocking_card())
+            runtime, stopping = stop_held_at_the_gate(first)
             team_id = runtime.team_id
-            runtime.send("please block")
-            assert Gate.entered.wait(60)  # the turn is inside its tool call
-            stopping = threading.Thread(target=first.stop_team, args=(team_id,))
-            stopping.start()
-            for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
-                msg = record.message
-                if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
-                    break
-
             resumed = cli("teams", "resume", str(team_id)[:8], input="")
             stopping.join(60)
 

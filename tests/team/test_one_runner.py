@@ -423,6 +423,21 @@ def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
 # -- a resume that lands while the team stops waits for the stop -------------------------------
 
 
+def stop_held_at_the_gate(manager: TeamManager) -> tuple[TeamRuntime, threading.Thread]:
+    """A team of ``manager`` whose turn is at the gate, stopped on a thread: the team and
+    the thread, once the stop has started (held in its grace until the gate opens)."""
+    runtime = manager.create_team(blocking_card())
+    runtime.send("please block")
+    assert Gate.entered.wait(60)  # the turn is inside its tool call
+    stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
+    stopping.start()
+    for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
+        msg = record.message
+        if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
+            break
+    return runtime, stopping
+
+
 def resume_in_the_background(
     resumer: TeamManager, team_id: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[threading.Thread, list[Any], threading.Event]:
@@ -472,16 +487,8 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
             resumer = second if where == "another process" else first
             notices: list[StopWait] = []
             resumer.on_stop_wait = notices.append
-            runtime = first.create_team(blocking_card())
+            runtime, stopping = stop_held_at_the_gate(first)
             team_id = runtime.team_id
-            runtime.send("please block")
-            assert Gate.entered.wait(60)  # the turn is inside its tool call
-            stopping = threading.Thread(target=first.stop_team, args=(team_id,))
-            stopping.start()
-            for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
-                msg = record.message
-                if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
-                    break
             resuming, outcome, progress = resume_in_the_background(resumer, team_id, monkeypatch)
             assert progress.wait(60)
             assert outcome == []  # neither refused nor resumed: waiting for the stop

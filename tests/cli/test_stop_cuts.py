@@ -17,7 +17,9 @@ from akgentic.cli import chat
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
 from akgentic.storage import EventRecord, TeamStatus, open_storage
-from akgentic.team import manager
+from akgentic.team import StopWait, TeamManager, manager
+from tests.team.gated import Gate, gate
+from tests.team.test_one_runner import process, stop_held_at_the_gate
 
 from .conftest import (
     AKGENTIC,
@@ -142,8 +144,9 @@ def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
     cli: Invoke, storage_url: str, spawn: Spawn
 ) -> None:
     """``teams stop`` of a team mid-turn says its process waits for the turns in progress
-    (up to the grace); a resume meanwhile waits for that stop to end (the grace runs out
-    on a tool call that never returns; a grace of 1s here), then resumes the team."""
+    (up to the grace); a resume meanwhile says it waits for that stop, waits for it to end
+    (the grace runs out on a tool call that never returns; a grace of 1s here), then
+    resumes the team and offers the turn the stop cut again."""
     child = spawn(
         [str(AKGENTIC), "run", str(HANG)],
         child_env(storage_url, AKGENTIC_CLI_TEST_HANG="1", AKGENTIC_CLI_TEST_STOP_GRACE="1"),
@@ -165,5 +168,50 @@ def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
         "progress (up to 30s), then its session says so and exits"
     )
     assert resumed.exit_code == 0, resumed.output  # it was refused: "is stopping"
-    assert resumed.stdout.startswith(f"team hanging ({short}) resumed: @Boss (entry point)")
+    said = resumed.stdout.splitlines()
+    # the child's stop holds the team for its grace (1s), cut on the tool call: waited for
+    assert re.fullmatch(
+        rf"team hanging \({short}\) is stopping in process {child.proc.pid} on host \S+: "
+        r"waiting for its stop \(up to \d+s\)",
+        said[0],
+    )
+    assert said[1].startswith(f"team hanging ({short}) resumed: @Boss (entry point)")
+    # the turn the stop cut (received, never processed) is offered again
+    assert said[2:5] == [
+        "1 turn was interrupted:",
+        "  @Human → @Boss: please hang",
+        "  rerun with --retry-interrupted to deliver it again, or --dismiss-interrupted to "
+        "give it up",
+    ]
     child.finish(60)  # its session ended once its team had stopped, before the resume
+
+
+def test_a_resume_that_waits_for_a_stop_elsewhere_says_so_as_its_wait_begins(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop held in its grace by a turn at the gate (another process, as far as the
+    store can tell): ``teams resume`` meanwhile says who is stopping the team and how
+    long it waits at most, before the wait (the gate opens only once it is said), then
+    resumes the team once the stop has ended."""
+    tell = TeamManager._tell_stop_wait
+
+    def said_then_open(manager: TeamManager, notice: StopWait) -> None:
+        tell(manager, notice)
+        Gate.release.set()  # the turn ends, the stop with it: the resume goes on
+
+    monkeypatch.setattr(TeamManager, "_tell_stop_wait", said_then_open)
+    for _ in gate():
+        with process(storage_url) as first:
+            runtime, stopping = stop_held_at_the_gate(first)
+            team_id = runtime.team_id
+            resumed = cli("teams", "resume", str(team_id)[:8], input="")
+            stopping.join(60)
+
+    assert resumed.exit_code == 0, resumed.output
+    short = str(team_id)[:8]
+    holder = first.holder
+    assert resumed.stdout.splitlines()[:2] == [
+        f"team blocking ({short}) is stopping in process {holder.pid} on host {holder.host}: "
+        f"waiting for its stop (up to {manager.RESUME_WAIT:g}s)",
+        f"team blocking ({short}) resumed: @Boss (entry point)",
+    ]

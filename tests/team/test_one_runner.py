@@ -27,6 +27,8 @@ from akgentic.core import (
     TeamStoppingEvent,
 )
 from akgentic.storage import (
+    Fence,
+    LeaseHolder,
     StorageBundle,
     TeamStatus,
     open_storage,
@@ -36,12 +38,14 @@ from akgentic.storage import (
 from akgentic.team import (
     MemberSpec,
     ResumeError,
+    StopWait,
     TeamCard,
     TeamManager,
     TeamRunningElsewhereError,
     TeamRuntime,
     TeamStillStoppingError,
     plan_restore,
+    team_resource,
 )
 from akgentic.team import manager as manager_module
 
@@ -419,6 +423,21 @@ def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
 # -- a resume that lands while the team stops waits for the stop -------------------------------
 
 
+def stop_held_at_the_gate(manager: TeamManager) -> tuple[TeamRuntime, threading.Thread]:
+    """A team of ``manager`` whose turn is at the gate, stopped on a thread: the team and
+    the thread, once the stop has started (held in its grace until the gate opens)."""
+    runtime = manager.create_team(blocking_card())
+    runtime.send("please block")
+    assert Gate.entered.wait(60)  # the turn is inside its tool call
+    stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
+    stopping.start()
+    for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
+        msg = record.message
+        if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
+            break
+    return runtime, stopping
+
+
 def resume_in_the_background(
     resumer: TeamManager, team_id: Any, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[threading.Thread, list[Any], threading.Event]:
@@ -458,23 +477,18 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
 ) -> None:
     """The stop is held in its grace by a turn at the gate: a resume then — from another
     process on the same store, or from the one stopping it — waits for the stop (it was
-    refused: running elsewhere, or already running here) and, once the turn has ended
-    and the team is STOPPED, resumes it."""
+    refused: running elsewhere, or already running here), telling ``on_stop_wait`` once
+    as its wait begins, and, once the turn has ended and the team is STOPPED, resumes
+    it."""
     Gate.entered.clear()
     Gate.release.clear()
     try:
         with process(storage_url) as first, process(storage_url) as second:
             resumer = second if where == "another process" else first
-            runtime = first.create_team(blocking_card())
+            notices: list[StopWait] = []
+            resumer.on_stop_wait = notices.append
+            runtime, stopping = stop_held_at_the_gate(first)
             team_id = runtime.team_id
-            runtime.send("please block")
-            assert Gate.entered.wait(60)  # the turn is inside its tool call
-            stopping = threading.Thread(target=first.stop_team, args=(team_id,))
-            stopping.start()
-            for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
-                msg = record.message
-                if isinstance(msg, EventMessage) and isinstance(msg.event, TeamStoppingEvent):
-                    break
             resuming, outcome, progress = resume_in_the_background(resumer, team_id, monkeypatch)
             assert progress.wait(60)
             assert outcome == []  # neither refused nor resumed: waiting for the stop
@@ -482,6 +496,8 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
             stopping.join(60)
             resuming.join(60)
             assert not stopping.is_alive() and not resuming.is_alive()
+            # who stops it, and for how long at most: a stop's grace (30s) and margin
+            assert notices == [StopWait(team_id, first.holder, manager_module.RESUME_WAIT)]
 
             [resumed] = outcome
             assert isinstance(resumed, TeamRuntime), resumed
@@ -531,6 +547,32 @@ def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
             Gate.release.set()  # the turn ends: the shutdown stops the team at once
     finally:
         Gate.release.set()
+
+
+def test_a_resume_waiting_on_a_stopped_team_that_its_holder_resumes_meanwhile_is_refused(
+    storage_url: str,
+) -> None:
+    """A STOPPED team another process holds looks as if that process were stopping it: a
+    resume waits. Once that process has it RUNNING (its own resume had leased it, its
+    restore not done), the wait ends at once, refused as running there — not after the
+    whole wait, as if still stopping (two resumes racing each other)."""
+    with process(storage_url) as first, process(storage_url) as second:
+        team_id = first.create_team(blocking_card()).team_id
+        first.stop_team(team_id)
+        rival = LeaseHolder.here()  # a resume elsewhere: leased, restoring
+        second.storage.leases.acquire(team_resource(team_id), rival, 30)
+        # as the wait begins, the rival's restore ends: RUNNING under its lease
+        second.on_stop_wait = lambda notice: second.storage.teams.set_status(
+            team_id,
+            TeamStatus.RUNNING,
+            fence=Fence(resource=team_resource(team_id), owner=rival.owner),
+        )
+        with pytest.raises(TeamRunningElsewhereError) as refused:
+            second.resume_team(team_id)
+        assert not isinstance(refused.value, TeamStillStoppingError)
+        assert refused.value.lease.holder == rival
+        assert second.get_team(team_id) is None
+        second.storage.leases.release(team_resource(team_id), rival.owner)
 
 
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------

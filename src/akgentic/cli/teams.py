@@ -84,6 +84,7 @@ from akgentic.team import (
     STOP_GRACE,
     RestorePlan,
     ResumeError,
+    StopWait,
     TeamCard,
     TeamRunningElsewhereError,
     TeamStillStoppingError,
@@ -485,6 +486,10 @@ def resume_team(
             # the session shows every event from from_seq: log lines it shows are skipped
             with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
+                console = out_console()
+                manager.on_stop_wait = lambda wait: console.print(
+                    SafeText(_stop_wait_line(record, wait), style="dim")
+                )
                 try:
                     runtime = manager.resume_team(
                         record.team_id, model=resume_on, retry_interrupted=retry_interrupted
@@ -506,7 +511,6 @@ def resume_team(
                             style="yellow",
                         )
                     )
-                console = out_console()
                 intro(console, runtime, "resumed")
                 _show_exchange(console, exchange, "last exchange before the crash:")
                 if runtime.interrupted and dismiss_interrupted:
@@ -527,6 +531,16 @@ def resume_team(
                     resume=command,
                 )
     raise typer.Exit(code)
+
+
+def _stop_wait_line(record: TeamRecord, wait: StopWait) -> str:
+    """What a resume says as it begins to wait for the team's stop in another process (it
+    would wait up to that long in silence)."""
+    holder = wait.holder
+    return (
+        f"{_title(record)} is stopping in process {holder.pid} on host {holder.host}: waiting "
+        f"for its stop (up to {round(wait.up_to, 1):g}s)"
+    )
 
 
 def _store(url: str) -> str:

@@ -16,6 +16,7 @@ from akgentic.team.card import (
 from akgentic.team.manager import (
     LEASE_TTL,
     STOP_GRACE,
+    StopWait,
     TeamManager,
     TeamNotRunningError,
     TeamRunningElsewhereError,
@@ -63,6 +64,7 @@ __all__ = [
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
+    "StopWait",
     "Suggestion",
     "TeamCard",
     "TeamCardError",

@@ -195,11 +195,24 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
 
 
 class _StopWait(NamedTuple):
-    """A resume waiting for the team's stop: since when, until when, for which holder."""
+    """A resume waiting for the team's stop: since when, until when, for which holder;
+    ``by_status``: only its STOPPED status said it was stopping (no stop marker)."""
 
     began: float
     deadline: float
     owner: str
+    by_status: bool = False
+
+
+class StopWait(NamedTuple):
+    """What :attr:`TeamManager.on_stop_wait` is told when a resume begins to wait for the
+    team's stop in progress."""
+
+    team_id: UUID
+    holder: LeaseHolder
+    """The process stopping the team (this manager's own holder when it is this one)."""
+    up_to: float
+    """How long the resume waits for it at most (seconds)."""
 
 
 class TeamManager:
@@ -225,6 +238,10 @@ class TeamManager:
         bind_catalog(actor_system, self.catalog)
         self.holder = holder or LeaseHolder.here()
         """Who this manager is in the teams' leases (this process, a fresh owner id)."""
+        self.on_stop_wait: Callable[[StopWait], None] | None = None
+        """Called when a resume begins to wait for the team's stop in progress (up to
+        :data:`RESUME_WAIT`, in silence otherwise): a front end says so. It must not block;
+        what it raises is logged, the resume goes on."""
         self._running: dict[UUID, TeamRuntime] = {}
         # teams whose lease this process lost (taken over): another's now, whatever it asks
         self._lost: set[UUID] = set()
@@ -827,7 +844,15 @@ class TeamManager:
                 if held is not None:
                     raise held
                 raise ValueError(f"team {team_id} is already running (or resuming) in this process")
-            wait = _StopWait(now, now + min(left, RESUME_WAIT), owner)
+            up_to = min(left, RESUME_WAIT)
+            by_status = held is not None and self._stop_marker(team_id) is None
+            wait = _StopWait(now, now + up_to, owner, by_status)
+            holder = held.lease.holder if held is not None else self.holder
+            self._tell_stop_wait(StopWait(team_id, holder, up_to))
+        elif held is not None and left is None and wait.by_status:
+            # STOPPED no more, and no stop started: that holder resumed it (a resume racing
+            # this one had leased it, its restore not yet done), it runs it
+            raise held
         # the stopping holder still holds it (its marker may have just run out): until
         # the wait's end, it is still stopping
         if now >= wait.deadline:
@@ -841,6 +866,15 @@ class TeamManager:
         self._closed.wait(min(RESUME_POLL, wait.deadline - now))
         return wait
 
+    def _tell_stop_wait(self, notice: StopWait) -> None:
+        """:attr:`on_stop_wait`, if set: a failing one does not fail the resume."""
+        if self.on_stop_wait is None:
+            return
+        try:
+            self.on_stop_wait(notice)
+        except Exception:
+            logger.exception("team %s: on_stop_wait failed", notice.team_id)
+
     def stopping(self, team_id: UUID) -> bool:
         """Whether a stop of the team is in progress, in this process or another: a
         resume now waits for it (:meth:`resume_team`)."""
@@ -848,6 +882,15 @@ class TeamManager:
             here = team_id in self._marking or team_id in self._stops_here
         held = self._local_team(team_id) is not None or self.running_elsewhere(team_id) is not None
         return here or self._stopping_for(team_id, held) is not None
+
+    def _stop_marker(self, team_id: UUID) -> Lease | None:
+        """The team's live stop marker, if any (an unreadable store: none)."""
+        try:
+            marker = self.storage.leases.inspect(stopping_resource(team_id))
+        except Exception:
+            logger.exception("team %s: could not read whether it is stopping", team_id)
+            return None
+        return marker if marker is not None and not marker.expired else None
 
     def _stopping_for(self, team_id: UUID, held: bool) -> float | None:
         """How long the team's stop in progress may still take at most (seconds), or None

@@ -284,3 +284,46 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_resume_while_the_team_stops_on_its_worker_waits_for_the_stop_then_resumes_it(
+    deployment: Deployment,
+) -> None:
+    """The stop is held in its grace by a turn at the gate on the worker: a resume then,
+    from the driver, waits for the stop (it was refused: running elsewhere), saying so to
+    ``on_stop_wait``, and resumes the team on the cluster once the stop has ended."""
+    from akgentic.team.placement.ray import RayTeam
+
+    manager = deployment.manager()
+    team = manager.create_team(gate_card())
+    team_id = team.team_id
+    team.send("hold on")
+    wait_until(lambda: tool_called(deployment.storage, team_id, "hold on"), 60, "in the tool")
+    worker = holder(deployment, team_id)
+    stopping = threading.Thread(target=team.stop)
+    stopping.start()
+    wait_until(lambda: manager.stopping(team_id), 60, "the stop has started on the worker")
+    notices: list[Any] = []
+    manager.on_stop_wait = notices.append
+    outcome: list[Any] = []
+
+    def resume() -> None:
+        try:
+            outcome.append(manager.resume_team(team_id))
+        except Exception as exc:
+            outcome.append(exc)
+
+    resuming = threading.Thread(target=resume)
+    resuming.start()
+    wait_until(lambda: notices or outcome, 60, "the resume waits for the stop")
+    assert outcome == []  # neither refused nor resumed: waiting
+    deployment.open_gate("hold on")
+    stopping.join(60)
+    resuming.join(90)
+    assert not stopping.is_alive() and not resuming.is_alive()
+
+    [resumed] = outcome
+    assert isinstance(resumed, RayTeam), resumed
+    assert [notice.holder for notice in notices] == [worker]  # the worker stopping it
+    resumed.send("after")
+    wait_answer(deployment.storage, team_id, "[scripted] done: after", 60)

@@ -110,9 +110,16 @@ class RayPlacement:
         model: str | ModelRoster | None,
         retry_interrupted: bool = False,
     ) -> HostedTeam:
-        lease = self.storage.leases.inspect(team_resource(team_id))
-        if lease is not None and not lease.expired and not holder_is_gone(lease.holder):
-            raise TeamRunningElsewhereError(team_id, lease)  # the actor would say the same
+        """A team whose live holder is stopping it (on a worker, or in another process) is
+        waited for as a local resume waits (:meth:`TeamManager._await_stop`: said to
+        ``on_stop_wait``, at most ``RESUME_WAIT``); one it runs is refused at once (the
+        actor would say the same)."""
+        wait = None
+        while True:
+            lease = self.storage.leases.inspect(team_resource(team_id))
+            if lease is None or lease.expired or holder_is_gone(lease.holder):
+                break
+            wait = manager._await_stop(team_id, wait, TeamRunningElsewhereError(team_id, lease))
         card = self.card_of(team_id)
         self._start(team_id, card, lambda host: host.resume.remote(model, None, retry_interrupted))
         return RayTeam(self, team_id, card)

@@ -169,15 +169,19 @@ def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
     )
     assert resumed.exit_code == 0, resumed.output  # it was refused: "is stopping"
     said = resumed.stdout.splitlines()
-    # the child's stop holds the team for its grace (1s), cut on the tool call: waited for
-    assert re.fullmatch(
+    # the child's stop holds the team for its grace (1s), cut on the tool call: waited
+    # for, and said so when the resume began within it (the deterministic check of that
+    # line is the test below: here a busy machine may start the resume after the stop)
+    waiting = re.fullmatch(
         rf"team hanging \({short}\) is stopping in process {child.proc.pid} on host \S+: "
         r"waiting for its stop \(up to \d+s\)",
         said[0],
     )
-    assert said[1].startswith(f"team hanging ({short}) resumed: @Boss (entry point)")
+    if waiting:
+        said = said[1:]
+    assert said[0].startswith(f"team hanging ({short}) resumed: @Boss (entry point)")
     # the turn the stop cut (received, never processed) is offered again
-    assert said[2:5] == [
+    assert said[1:4] == [
         "1 turn was interrupted:",
         "  @Human → @Boss: please hang",
         "  rerun with --retry-interrupted to deliver it again, or --dismiss-interrupted to "

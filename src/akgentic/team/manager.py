@@ -898,15 +898,17 @@ class TeamManager:
         :data:`STOP_MARGIN` from its start), or — when a process still holds it
         (``held``) — it is marked STOPPED (:data:`STOP_GRACE`, the grace its watcher
         gives it, and the margin)."""
+        marker = self._stop_marker(team_id)
+        if marker is not None:
+            return (marker.expires_at - marker.renewed_at).total_seconds()
+        if not held:  # a STOPPED status says a stop only while a process still holds it
+            return None
         try:
-            marker = self.storage.leases.inspect(stopping_resource(team_id))
-            if marker is not None and not marker.expired:
-                return (marker.expires_at - marker.renewed_at).total_seconds()
             record = self.storage.teams.get(team_id)
         except Exception:  # an unreadable store: nothing says it is stopping
             logger.exception("team %s: could not read whether it is stopping", team_id)
             return None
-        if held and record is not None and record.status == TeamStatus.STOPPED:
+        if record is not None and record.status == TeamStatus.STOPPED:
             return STOP_GRACE + STOP_MARGIN
         return None
 

@@ -86,3 +86,14 @@ def test_a_second_study_in_the_same_team_records_its_topic_too(storage_url: str)
     assert lines.count("✓ @Analyst update_graph returned") == 2
     for topic in ("alpha", "beta"):  # scores vary with the embeddings extra
         assert any(line.startswith(f"  - actor model for {topic} (concept)") for line in lines)
+
+
+def test_a_reminder_of_one_second_is_said_in_the_singular(storage_url: str) -> None:
+    from .conftest import run_child
+
+    done = run_child(
+        [str(AKGENTIC), "run", str(ANALYST), "-m", "remind me in 1 second to stretch"],
+        env=child_env(storage_url),
+    )
+    assert done.returncode == 0, done.stderr
+    assert "answer: [scripted] I will remind you in 1 second to stretch." in done.stdout

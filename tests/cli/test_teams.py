@@ -294,8 +294,12 @@ def test_a_killed_team_shows_its_interrupted_turn_and_resumes(
     assert retried.exit_code == 0, retried.output
     assert retried.stderr == ""
     # the note comes from the command, the activity from the live view's thread: either
-    # may print first, so the note is looked for on its own
-    assert "delivered 1 interrupted message again" in retried.stdout.splitlines()
+    # may print first, so the note is looked for on its own; "nod fine", answered by the
+    # resume before, was taken on after the interrupted turn: it is redone out of order
+    assert (
+        "delivered 1 interrupted message again out of order: after 1 newer message its "
+        "recipient had taken on since"
+    ) in retried.stdout.splitlines()
     assert_in_order(
         retried.stdout,
         [
@@ -724,6 +728,34 @@ def test_a_resume_that_retries_redoes_the_interrupted_turn_before_the_message_be
             "@Boss → @Human (response): [scripted] done: block please",
             "@Boss → @Human (response): [scripted] done: after block",
             "answer: [scripted] done: later",
+        ],
+    )
+
+
+def test_a_resume_that_retries_a_turn_the_team_went_on_without_says_it_is_out_of_order(
+    cli: Invoke, storage_url: str
+) -> None:
+    """Resumed once without a decision, the team answered "after block" and "later" (both
+    sent after the interrupted "block please"); a later ``--retry-interrupted`` redoes it
+    after them, and its line says so rather than claim it was redone in its place."""
+    team_id = run_child_until_ready(storage_url)
+    short = str(team_id)[:8]
+    went_on = cli("teams", "resume", short, "-m", "later")
+    assert went_on.exit_code == 0, went_on.output
+    assert "answer: [scripted] done: later" in went_on.stdout
+
+    retried = cli("teams", "resume", short, "--retry-interrupted", "-m", "last")
+
+    assert retried.exit_code == 0, retried.output
+    assert (
+        "delivered 1 interrupted message again out of order: after 2 newer messages its "
+        "recipient had taken on since"
+    ) in retried.stdout.splitlines()
+    assert_in_order(
+        retried.stdout,
+        [
+            "@Boss → @Human (response): [scripted] done: block please",
+            "answer: [scripted] done: last",
         ],
     )
 

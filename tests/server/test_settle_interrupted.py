@@ -52,6 +52,8 @@ def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: st
             dismiss_interrupted=settle == "dismiss",
         )
         assert settled.refresh().interrupted == []
+        # "after block", queued behind it, was redelivered by the plain resume: taken on first
+        assert settled.info.out_of_order == ({interrupted: 1} if settle == "retry" else {})
         runtime = manager.get_team(team_id)
         assert runtime is not None and runtime.interrupted == []
         for record in team.follow(1, idle_timeout=30):
@@ -91,6 +93,7 @@ def test_a_resume_that_settles_redoes_the_interrupted_turn_in_its_place_or_drops
             dismiss_interrupted=settle == "dismiss",
         )
         assert resumed.refresh().interrupted == []
+        assert resumed.info.out_of_order == {}  # redone in its place
         runtime = manager.get_team(team_id)
         assert runtime is not None and runtime.interrupted == []
         for _ in resumed.follow(1, idle_timeout=30):

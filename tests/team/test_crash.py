@@ -7,10 +7,10 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from akgentic.agent import AgentMessage, AgentState, BaseAgent, TurnInterrupted
-from akgentic.core import ActorSystem, EventMessage, SentMessage, UserMessage
+from akgentic.core import ActorAddress, ActorSystem, EventMessage, SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
 from akgentic.team import RestorePlan, TeamManager, TeamRuntime, plan_restore
 
@@ -92,9 +92,12 @@ def test_a_killed_team_resumes_with_nothing_lost(storage_url: str, system: Actor
     assert [getattr(m, "content", None) for m in runtime.interrupted] == ["block please"]
     # the message that was accepted but never received is delivered again
     wait_for_answer(runtime, "[scripted] done: after block")
-    # and the interrupted one can be retried
-    runtime.retry_interrupted()
+    # and the interrupted one can be retried: after it, and said to be out of its place
+    [block] = runtime.interrupted
+    assert runtime.retry_interrupted() == [block.id]
+    assert runtime.out_of_order == {block.id: 1}  # "after block" was taken on first
     wait_for_answer(runtime, "[scripted] done: block please")
+    assert answers(runtime)[1:] == ["[scripted] done: after block", "[scripted] done: block please"]
     assert answers(runtime).count("[scripted] done: first task") == 1
     manager.stop_team(team_id)
     assert storage.teams.get(team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
@@ -116,6 +119,7 @@ def test_a_resume_that_retries_redoes_the_interrupted_turn_before_the_message_be
     assert isinstance(runtime, TeamRuntime)
     assert runtime.interrupted == []  # retried: nothing left to decide
     assert [getattr(m, "content", None) for m in runtime.retried] == ["block please"]
+    assert runtime.out_of_order == {}  # redone in its place
     wait_for_answer(runtime, "[scripted] done: block please")
     wait_for_answer(runtime, "[scripted] done: after block")
     assert answers(runtime) == [
@@ -125,6 +129,52 @@ def test_a_resume_that_retries_redoes_the_interrupted_turn_before_the_message_be
     ]
     manager.stop_team(team_id)
     assert plan_restore(storage.events.read(team_id)).interrupted == []  # done: settled
+
+
+def test_a_turn_an_earlier_run_left_unsettled_is_retried_out_of_order_and_said_so(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Resumed without a decision, the team answered "after block" (queued behind the
+    interrupted "block please") and was stopped; a later resume with ``retry_interrupted``
+    cannot redo "block please" before an answer given already: it redoes it, and says it
+    is out of order."""
+    team_id = run_child_until_ready(storage_url)
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    first = manager.resume_team(team_id)
+    assert isinstance(first, TeamRuntime)
+    [block] = first.interrupted
+    wait_for_answer(first, "[scripted] done: after block")
+    manager.stop_team(team_id)
+
+    runtime = manager.resume_team(team_id, retry_interrupted=True)
+
+    assert isinstance(runtime, TeamRuntime)
+    assert [m.id for m in runtime.retried] == [block.id]
+    assert runtime.out_of_order == {block.id: 1}
+    wait_for_answer(runtime, "[scripted] done: block please")
+    manager.stop_team(team_id)
+
+
+def test_a_retried_turn_is_out_of_order_after_what_its_recipient_took_on_since() -> None:
+    """What comes before an interrupted turn delivered again now: the messages its
+    recipient received after it (other retried turns aside: they keep their order) and,
+    on a running team (``waiting``), those in its inbox — not another member's."""
+    boss, helper = (ActorAddress(agent_id=uuid4(), name=n) for n in ("@Boss", "@Helper"))
+    first, second, newer, queued, elsewhere = (
+        UserMessage(content=c, recipient=boss) for c in ("first", "second", "newer", "queued", "x")
+    )
+    elsewhere.recipient = helper
+    plan = RestorePlan(
+        interrupted=[first, second],
+        undelivered=[queued, elsewhere],
+        received_after={first.id: [second.id, newer.id], second.id: [newer.id]},
+    )
+
+    assert plan.overtaken([first, second], waiting=False) == {first.id: 1, second.id: 1}
+    assert plan.overtaken([first, second], waiting=True) == {first.id: 2, second.id: 2}
+    assert plan.overtaken([first], waiting=False) == {first.id: 2}  # second is no retry now
+    assert RestorePlan(interrupted=[first]).overtaken([first], waiting=True) == {}
 
 
 def test_a_resume_delivers_the_retried_turns_first_in_their_original_order() -> None:

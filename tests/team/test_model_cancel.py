@@ -272,6 +272,7 @@ def test_a_retried_turn_the_model_never_answered_sends_the_question_once(
         resumed = manager.resume_team(team_id)
         assert isinstance(resumed, TeamRuntime)
         assert resumed.retry_interrupted() == [message_id]
+        assert resumed.out_of_order == {}  # nothing taken on since (its cancel is no turn)
         answered_turn(resumed, message_id)
         manager.stop_team(team_id)
     asked = [t for t in user_texts(requests[-1]) if "QUESTION-ONE" in t]

@@ -89,6 +89,7 @@ __all__ = [
     "check_addressee",
     "intro",
     "quote",
+    "retried_note",
     "send_line",
 ]
 
@@ -97,6 +98,23 @@ NONE_TO_RETRY = "no interrupted turn to deliver again"
 NONE_TO_DISMISS = "no interrupted turn to dismiss"
 """What a resume with --retry-interrupted / --dismiss-interrupted says when the team has
 no interrupted turn: the flag is answered, not ignored in silence."""
+
+
+def retried_note(retried: int, out_of_order: dict[UUID, int]) -> str:
+    """What a resume with --retry-interrupted says it did: how many turns it delivered
+    again and, of those a resume could not redo in their place (the team had gone on
+    without them: ``TeamRuntime.out_of_order``), how many and after how many newer
+    messages — never a reordering the person is not told of."""
+    said = f"delivered {counted(retried, 'interrupted message')} again"
+    if not out_of_order:
+        return said
+    late = len(out_of_order)
+    which = "" if late == retried else f", {late} of them"
+    whose = "its recipient" if late == 1 else "their recipients"
+    newer = counted(sum(out_of_order.values()), "newer message")
+    return f"{said}{which} out of order: after {newer} {whose} had taken on since"
+
+
 GRACE = 30.0
 """Seconds a graceful stop gives the turns in progress."""
 SAVE_WAIT = 5.0
@@ -244,9 +262,7 @@ def _chat(
             if options.retry_interrupted and isinstance(runtime, TeamRuntime):
                 retried = runtime.retried  # by the resume: before the messages queued behind
                 view.note(
-                    f"delivered {counted(len(retried), 'interrupted message')} again"
-                    if retried
-                    else NONE_TO_RETRY
+                    retried_note(len(retried), runtime.out_of_order) if retried else NONE_TO_RETRY
                 )
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)

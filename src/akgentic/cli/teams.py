@@ -15,7 +15,15 @@ from rich.console import Console
 
 from akgentic.agent import AgentConfig
 from akgentic.cli import interrupt, logs
-from akgentic.cli.chat import NONE_TO_DISMISS, NONE_TO_RETRY, ChatOptions, chat, intro, quote
+from akgentic.cli.chat import (
+    NONE_TO_DISMISS,
+    NONE_TO_RETRY,
+    ChatOptions,
+    chat,
+    intro,
+    quote,
+    retried_note,
+)
 from akgentic.cli.describe import last_exchange, one_line, sent_line
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import model_for_resume
@@ -675,9 +683,8 @@ def _resume_remote(
                 SafeText(f"dismissed {counted(len(cut), 'interrupted turn')}", style="dim")
             )
         elif cut and options.retry_interrupted:
-            console.print(
-                SafeText(f"delivered {counted(len(cut), 'interrupted message')} again", style="dim")
-            )
+            late = {i: n for i, n in runtime.info.out_of_order.items() if i in listed}
+            console.print(SafeText(retried_note(len(cut), late), style="dim"))
         elif cut:
             _warn_interrupted(console, cut)
         elif dismiss:

@@ -227,6 +227,14 @@ class TeamInfo(BaseModel):
         "Never a turn a live team is on: for a team another process runs, the turns an "
         "earlier run left, which its next resume offers once it has stopped.",
     )
+    out_of_order: dict[UUID, int] = Field(
+        default_factory=dict,
+        description="For a team running here: the interrupted turns this run delivered again "
+        "(retry_interrupted) that could not be redone in their place, each with how many "
+        "newer messages its recipient had taken on before it (answered first). A resume "
+        "redoes them before the messages queued behind them; a turn the team went on "
+        "without (retried on a running team, or left unsettled by an earlier run) comes after.",
+    )
     imports: list[str] = Field(
         default_factory=list,
         description="The modules its card names in 'imports': a Python client imports them "

@@ -135,8 +135,10 @@ class ServerContext:
         card: dict[str, Any] = record.card or {}
         runtime = self.manager.get_team(record.team_id)
         last = self.manager.storage.events.last_seq(record.team_id)
+        out_of_order: dict[UUID, int] = {}
         if runtime is not None:  # those its resume left unsettled, never a turn taken since
             interrupted = [m.id for m in runtime.interrupted]
+            out_of_order = runtime.out_of_order
         elif read_log and last:
             interrupted = self._interrupted_in_log(record.team_id, last)
         else:
@@ -154,6 +156,7 @@ class ServerContext:
             last_seq=last,
             last_activity=_time_of(self.manager.storage, record.team_id, last),
             interrupted=interrupted,
+            out_of_order=out_of_order,
             imports=[m for m in card.get("imports") or () if isinstance(m, str)],
         )
 

@@ -29,9 +29,11 @@ for queries; restore trusts the log alone. Restoring:
    in their original order, before the undelivered messages that were queued behind
    them (:meth:`RestorePlan.deliveries`), so each is redone in its place, not after
    what was sent after it (``TeamRuntime.retry_interrupted`` on the resumed team
-   retries them later, after those); a retried turn (received again) stays
-   interrupted until it is processed, so a crash in the retry leaves it for the next
-   resume; a dismissed one is interrupted no longer.
+   retries them later, after those; a turn the team went on without — left unsettled
+   by an earlier run, or retried on a running team — cannot be redone in its place, and
+   ``TeamRuntime.out_of_order`` says so: :meth:`RestorePlan.overtaken`); a retried turn
+   (received again) stays interrupted until it is processed, so a crash in the retry
+   leaves it for the next resume; a dismissed one is interrupted no longer.
    A resume that settles neither leaves them on the log as they were: while the resumed
    team runs, :func:`plan_restore` tells them (``interrupted``) from the turns it is on
    (``in_progress``: received since their member's latest start — a restore writes each
@@ -167,6 +169,10 @@ class RestorePlan:
     on. The others were interrupted even then: cut by the team's stop, or received before
     their recipient started again (an earlier run's: the resume since neither retried nor
     dismissed them). A team no process holds is on none: all of ``interrupted`` were."""
+    received_after: dict[UUID, list[UUID]] = field(default_factory=dict)
+    """For each of ``interrupted``: the messages its recipient received after it (after its
+    latest receipt), cancels aside — newer turns the team took on since (see
+    :meth:`overtaken`)."""
     corrupt: list[DecodeFailure] = field(default_factory=list)
     """Rows that could not be decoded (reported, skipped)."""
     replay: list[Message] = field(default_factory=list)
@@ -193,6 +199,29 @@ class RestorePlan:
         retried = self.interrupted if retry_interrupted else []
         return [*retried, *self.undelivered]
 
+    def overtaken(self, turns: list[Message], *, waiting: bool) -> dict[UUID, int]:
+        """Those of the interrupted ``turns`` that delivered again now would not be redone in
+        their place: each one's id, with how many newer messages come before it — those its
+        recipient received after it (``turns`` themselves aside: they are delivered again in
+        their order) and, with ``waiting`` (a team running: its undelivered messages are in
+        its members' inboxes), those waiting for it. A resume delivers the undelivered ones
+        after the retried turns (:meth:`deliveries`): it counts only the received ones, which
+        a turn an earlier run left unsettled has (the team went on without it)."""
+        retried = {m.id for m in turns}
+        late: dict[UUID, int] = {}
+        for turn in turns:
+            recipient = turn.recipient.agent_id if turn.recipient is not None else None
+            ahead = [i for i in self.received_after.get(turn.id, []) if i not in retried]
+            if waiting:
+                ahead += [
+                    m.id
+                    for m in self.undelivered
+                    if m.recipient is not None and m.recipient.agent_id == recipient
+                ]
+            if ahead:
+                late[turn.id] = len(ahead)
+        return late
+
 
 def plan_restore(records: list[EventRecord]) -> RestorePlan:
     """Read a team's log into a :class:`RestorePlan` (pure: no actor is touched)."""
@@ -205,6 +234,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     stopping = False  # inside a graceful stop, the members' stops are the teardown's
     dismissed: set[UUID] = set()
     cut: set[UUID] = set()  # turns the team's stop cut (TurnInterrupted), not retried since
+    receipts: dict[UUID, list[tuple[int, UUID]]] = {}  # each actor's receipts: (index, id)
     for index, record in enumerate(records):
         msg = record.message
         if msg is None:
@@ -256,6 +286,8 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif isinstance(msg, ReceivedMessage):
             received[msg.message_id] = index
             cut.discard(msg.message_id)  # received again: retried
+            if sender is not None:
+                receipts.setdefault(sender.agent_id, []).append((index, msg.message_id))
         elif isinstance(msg, ProcessedMessage):
             processed[msg.message_id] = index
     plan.members = list(started.values())
@@ -274,9 +306,22 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
             unfinished = processed.get(message_id, -1) < received[message_id]
             if unfinished or message_id in cut:
                 plan.interrupted.append(message)
+                since = received[message_id]
+                later = (
+                    i
+                    for at, i in receipts.get(recipient.agent_id, [])
+                    if at > since and i != message_id and not _a_cancel(sent.get(i))
+                )
+                plan.received_after[message_id] = list(dict.fromkeys(later))
             if unfinished and received[message_id] > last_start[recipient.agent_id]:
                 plan.in_progress.append(message)
     return plan
+
+
+def _a_cancel(message: Message | None) -> bool:
+    """A cancel aimed at a turn is no turn of its own: received after the turn it cuts, it
+    does not overtake it."""
+    return message is not None and is_cancel(message)
 
 
 def unreadable_log(plan: RestorePlan, card: TeamCard) -> str | None:
@@ -391,7 +436,8 @@ def restore(
     ``lease_turn``: the taking of the team's lease the restored team runs under (its stop
     gives that one back). ``retry_interrupted`` delivers the interrupted turns again
     before the undelivered messages (:meth:`RestorePlan.deliveries`): the runtime lists
-    none as interrupted, and those it delivered again in ``retried``.
+    none as interrupted, those it delivered again in ``retried``, and those of them
+    that newer turns overtook in ``out_of_order`` (:meth:`RestorePlan.overtaken`).
 
     Raises :class:`ResumeError` (the stored team unchanged) when a member cannot start.
     """
@@ -471,6 +517,7 @@ def restore(
             runtime._redeliver(target, msg)
     if retry_interrupted:
         runtime.retried = interrupted
+        runtime.out_of_order = plan.overtaken(interrupted, waiting=False)
     else:
         runtime.interrupted = interrupted
     return runtime

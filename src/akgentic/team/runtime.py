@@ -147,6 +147,12 @@ class TeamRuntime:
     """The interrupted turns the resume that built this runtime delivered again
     (``resume_team(..., retry_interrupted=True)``), in the order it delivered them: before
     the messages queued behind them. Empty otherwise."""
+    out_of_order: dict[UUID, int] = field(default_factory=dict)
+    """Of the interrupted turns this run delivered again (its resume's ``retried``, or
+    :meth:`retry_interrupted`'s), those not redone in their place: each one's id, with how
+    many newer messages its recipient took on before it (received, or waiting in its
+    inbox), which are answered first. A turn the team went on without cannot be put back
+    before them: it is redone all the same, and said to be out of order here."""
 
     commit_timeout: float = 30.0
     """Seconds a send waits for its message to be committed before it raises
@@ -226,10 +232,17 @@ class TeamRuntime:
         """Deliver the interrupted messages again, as new turns; returns their ids.
 
         This settles the turns of a team already running: they are delivered now, after
-        whatever the team has received since its resume (the messages the resume
-        delivered again included). To redo them in their original place, before the
-        messages that were queued behind them, ask at the resume instead
-        (``TeamManager.resume_team(..., retry_interrupted=True)``)."""
+        whatever their recipients have received since (the messages the resume delivered
+        again included) or have waiting; those that thereby lose their place are listed in
+        :attr:`out_of_order`, with how many messages come first. To redo them in their
+        original place, before the messages that were queued behind them, ask at the
+        resume instead (``TeamManager.resume_team(..., retry_interrupted=True)``)."""
+        from akgentic.team.restorer import plan_restore
+
+        late: dict[UUID, int] = {}
+        if self.interrupted:  # read before they are delivered: what is ahead of them now
+            plan = plan_restore(self.storage.events.read(self.team_id))
+            late = plan.overtaken(self.interrupted, waiting=True)
         retried = []
         for msg in self.interrupted:
             recipient = msg.recipient
@@ -237,6 +250,8 @@ class TeamRuntime:
             if target is None:
                 continue
             retried.append(self._redeliver(target, msg))
+            if msg.id in late:
+                self.out_of_order[msg.id] = late[msg.id]
         self.interrupted = []
         return retried
 

@@ -137,6 +137,17 @@ def test_an_interrupt_cuts_a_turn_held_on_a_worker_at_its_next_step(
     record = deployment.storage.teams.get(team.team_id)
     assert record is not None and record.status == TeamStatus.STOPPED
 
+    # resumed undecided, the team answers a newer message first: the cut turn retried on
+    # the running team comes after it, and the worker says so
+    resumed = manager.resume_team(team.team_id)
+    assert [m.id for m in resumed.interrupted] == [message_id]
+    resumed.send("later")
+    wait_answer(deployment.storage, team.team_id, "[scripted] done: later", 120)
+    assert resumed.retry_interrupted() == [message_id]
+    assert resumed.out_of_order == {message_id: 1}
+    wait_answer(deployment.storage, team.team_id, f"[scripted] done: {held}", 120)
+    manager.stop_team(team.team_id)
+
 
 def test_a_message_sent_from_another_process_is_answered_on_a_worker(
     lab: Lab, deployment: Deployment

@@ -201,10 +201,11 @@ def resume_team(
     delivers them again (a turn may repeat its side effects) first, in their original
     order, before the messages queued behind them; ``dismiss_interrupted`` gives them up
     for good. On a team already running — resumed on another worker after its worker was
-    lost, say — either settles the turns it lists as interrupted (retried, they come
-    after what the running team has received since). A team being stopped (here or
-    elsewhere) is resumed once its stop has finished; a stop that does not finish in time
-    is a 409 saying so."""
+    lost, say — either settles the turns it lists as interrupted: retried, they come
+    after what their recipients have taken on since, and ``out_of_order`` lists those that
+    thereby lost their place (as it lists a resume's retry of a turn an earlier run left).
+    A team being stopped (here or elsewhere) is resumed once its stop has finished; a stop
+    that does not finish in time is a 409 saying so."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")

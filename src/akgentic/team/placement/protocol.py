@@ -63,6 +63,12 @@ class HostedTeam(Protocol):
         ...
 
     @property
+    def out_of_order(self) -> dict[UUID, int]:
+        """The interrupted turns this run delivered again out of their place, each with how
+        many newer messages came before it (``TeamRuntime.out_of_order``)."""
+        ...
+
+    @property
     def stop_reason(self) -> str | None:
         """Why the team stopped when nobody asked it here (None otherwise)."""
         ...

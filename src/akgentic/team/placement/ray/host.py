@@ -231,6 +231,11 @@ class TeamHost:
         return [serialize(m) for m in team.interrupted] if team is not None else []
 
     @_answered
+    def out_of_order(self) -> dict[str, int]:
+        team = self.team
+        return {str(i): n for i, n in team.out_of_order.items()} if team is not None else {}
+
+    @_answered
     def retry_interrupted(self) -> list[str]:
         return [str(i) for i in self._team().retry_interrupted()]
 

@@ -140,6 +140,11 @@ class RayTeam:
         """The turns a crash interrupted, as the team's actor has them."""
         return [m for m in map(deserialize, self._call("interrupted")) if isinstance(m, Message)]
 
+    @property
+    def out_of_order(self) -> dict[UUID, int]:
+        """The retried turns the team's actor redid out of their place."""
+        return {UUID(i): n for i, n in self._call("out_of_order").items()}
+
     def retry_interrupted(self) -> list[UUID]:
         return [UUID(i) for i in self._call("retry_interrupted")]
 

@@ -10,12 +10,14 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from akgentic.cli import chat
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
+from akgentic.core import CancelMessage, Orchestrator, SentMessage
 from akgentic.storage import EventRecord, TeamStatus, open_storage
 from akgentic.team import StopWait, TeamManager, manager
 from tests.team.gated import Gate, gate
@@ -219,3 +221,66 @@ def test_a_resume_that_waits_for_a_stop_elsewhere_says_so_as_its_wait_begins(
         f"waiting for its stop (up to {manager.RESUME_WAIT:g}s)",
         f"team blocking ({short}) resumed: @Boss (entry point)",
     ]
+
+
+def test_a_resume_that_waited_for_a_stop_shows_nothing_of_that_stop(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop (of another process, as far as the store can tell) whose grace runs out
+    while a resume waits for it: the cancel the grace's end sends the turn — held until the
+    resume has begun to wait — and the rest of that stop are written during the wait, and
+    are the past. The resumed session shows none of it (it showed the cancel's "grace ran
+    out" line, and listed the turn that stop cut as cut by its own stop), and does not take
+    the team, RUNNING when it looked, for one that crashed."""
+    told = threading.Event()
+    tell, cut = TeamManager._tell_stop_wait, Orchestrator._interrupt_turns
+
+    def told_then_set(manager: TeamManager, notice: StopWait) -> None:
+        tell(manager, notice)
+        told.set()
+
+    def cut_once_waited_for(orchestrator: Orchestrator, regular: list[Any], grace: float) -> None:
+        assert told.wait(60)  # the resume waits for this stop
+        cut(orchestrator, regular, grace)
+        Gate.release.set()  # the tool call returns: the turn ends, cut by the cancel
+
+    monkeypatch.setattr(TeamManager, "_tell_stop_wait", told_then_set)
+    monkeypatch.setattr(Orchestrator, "_interrupt_turns", cut_once_waited_for)
+    for _ in gate():
+        with process(storage_url) as first:
+            runtime, stopping = stop_held_at_the_gate(first, grace=0.5)
+            team_id = runtime.team_id
+            resumed = cli("teams", "resume", str(team_id)[:8], input="")
+            stopping.join(60)
+            log = first.storage.events.read(team_id)
+
+    assert resumed.exit_code == 0, resumed.output
+    # the stop's cancel is in the log, written while the resume waited
+    assert [
+        r.message.message.reason
+        for r in log
+        if isinstance(r.message, SentMessage) and isinstance(r.message.message, CancelMessage)
+    ] == ["the team's stop grace of 0.5s ran out"]
+    short = str(team_id)[:8]
+    holder = first.holder
+    said = resumed.stdout.splitlines()
+    assert re.fullmatch(  # how long: what is left of the stop's grace and margin
+        rf"team blocking \({short}\) is stopping in process {holder.pid} on host "
+        rf"{re.escape(holder.host)}: waiting for its stop \(up to [\d.]+s\)",
+        said[0],
+    )
+    assert said[1:5] == [
+        f"team blocking ({short}) resumed: @Boss (entry point)",
+        "1 turn was interrupted:",
+        "  @Human → @Boss: please block",
+        "  rerun with --retry-interrupted to deliver it again, or --dismiss-interrupted to "
+        "give it up",
+    ]
+    assert "ran out" not in resumed.stdout
+    assert "@Orchestrator" not in resumed.stdout
+    # the session's own stop cut nothing: the turn is still offered, for the next resume
+    assert said[-1] == (
+        f"team blocking ({short}) stopped; resume it with: akgentic teams resume {short} "
+        f"--storage {storage_url}"
+    )
+    assert "did not stop cleanly" not in resumed.stderr

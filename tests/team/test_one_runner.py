@@ -24,6 +24,7 @@ from akgentic.core import (
     EventMessage,
     SentMessage,
     StartMessage,
+    StopMessage,
     TeamStoppingEvent,
 )
 from akgentic.storage import (
@@ -423,13 +424,16 @@ def test_a_team_stopped_from_elsewhere_says_so(tmp_path: Any) -> None:
 # -- a resume that lands while the team stops waits for the stop -------------------------------
 
 
-def stop_held_at_the_gate(manager: TeamManager) -> tuple[TeamRuntime, threading.Thread]:
-    """A team of ``manager`` whose turn is at the gate, stopped on a thread: the team and
-    the thread, once the stop has started (held in its grace until the gate opens)."""
+def stop_held_at_the_gate(
+    manager: TeamManager, grace: float = 30.0
+) -> tuple[TeamRuntime, threading.Thread]:
+    """A team of ``manager`` whose turn is at the gate, stopped on a thread (with
+    ``grace``): the team and the thread, once the stop has started (held in its grace
+    until the gate opens)."""
     runtime = manager.create_team(blocking_card())
     runtime.send("please block")
     assert Gate.entered.wait(60)  # the turn is inside its tool call
-    stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
+    stopping = threading.Thread(target=manager.stop_team, args=(runtime.team_id, grace))
     stopping.start()
     for record in runtime.follow(1, idle_timeout=60):  # until the stop has started
         msg = record.message
@@ -507,6 +511,12 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
             assert resumer.storage.leases.inspect(stopping_resource(team_id)) is None
             assert resumer.get_team(team_id) is resumed
             after = resumer.storage.events.last_seq(team_id)
+            # the resumed run's records come after what the stop wrote while it waited
+            logged = {r.seq: r.message for r in resumer.storage.events.read(team_id)}
+            stop_ended, resumed_began = logged[resumed.first_seq - 1], logged[resumed.first_seq]
+            assert isinstance(stop_ended, StopMessage)
+            assert stop_ended.sender is not None and stop_ended.sender.name == "@Orchestrator"
+            assert isinstance(resumed_began, StartMessage)
             resumed.send("please go on")  # the gate is open: it answers
             assert answer(resumed, after)[1] == "[scripted] done: go on"
             resumer.stop_team(team_id)

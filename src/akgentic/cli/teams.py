@@ -95,6 +95,7 @@ from akgentic.team import (
     StopWait,
     TeamCard,
     TeamRunningElsewhereError,
+    TeamRuntime,
     TeamStillStoppingError,
     UnreadableLogError,
     plan_restore,
@@ -481,23 +482,28 @@ def resume_team(
             if record.status is None:  # unreadable: a stop rewrites it (the rest is kept)
                 stop = team_command("stop", record.team_id, url)
                 raise CliError(f"{record.error}; repair it with: {stop}, then resume it")
-            from_seq = bundle.events.last_seq(record.team_id) + 1
             modules = resume_imports(card.imports, imports)
             command = team_command("resume", record.team_id, url, modules)
-            crashed = record.status == TeamStatus.RUNNING  # or running elsewhere: refused below
+            # crashed, stopping (waited for below) or running elsewhere (refused below)
+            running = record.status == TeamStatus.RUNNING
             # what the person may never have seen: read before the resume writes to the log
             exchange = (
                 last_exchange(bundle.events.read(record.team_id), card.human)
-                if crashed and card.human is not None
+                if running and card.human is not None
                 else []
             )
-            # the session shows every event from from_seq: log lines it shows are skipped
+            # the session shows every event the resumed team writes: log lines it shows
+            # are skipped
             with team_manager(bundle) as manager, logs.stream_shown():
                 lease = _lease(bundle, record)
                 console = out_console()
-                manager.on_stop_wait = lambda wait: console.print(
-                    SafeText(_stop_wait_line(record, wait), style="dim")
-                )
+                waited: list[StopWait] = []  # a stop in progress the resume waited for
+
+                def waiting(wait: StopWait) -> None:
+                    waited.append(wait)
+                    console.print(SafeText(_stop_wait_line(record, wait), style="dim"))
+
+                manager.on_stop_wait = waiting
                 try:
                     runtime = manager.resume_team(
                         record.team_id, model=resume_on, retry_interrupted=retry_interrupted
@@ -510,6 +516,12 @@ def resume_team(
                     ) from None
                 except TeamRunningElsewhereError as exc:
                     raise _elsewhere(exc, bundle, record, url, "resume") from None
+                assert isinstance(runtime, TeamRuntime)  # this command's manager runs it here
+                # from the resume's first record, not the log's end before it: the stop it
+                # waited for wrote its last records meanwhile (the cancel of a grace that
+                # ran out), and they are the past
+                from_seq = runtime.first_seq
+                crashed = running and not waited  # a stop waited for has ended, not crashed
                 if crashed:
                     how = f" ({stale_reason(lease)})" if lease is not None else ""
                     error_console().print(

@@ -273,6 +273,10 @@ class EventRecorder:
         self._remembered = 0
         self._cond = threading.Condition()
         self.last_seq = storage.events.last_seq(team_id)
+        self.first_seq = self.last_seq + 1
+        """The seq of the first record this recorder writes: the log's end when it was
+        made, the team's lease taken (a resume has waited for the stop before it), before
+        the team it records wrote anything."""
         # the writer's queue: rows handed on and not yet committed, in order
         self._io = threading.Condition()
         self._outbox: list[_Item] = []

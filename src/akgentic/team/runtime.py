@@ -168,6 +168,14 @@ class TeamRuntime:
     it instead of being refused. Never raises."""
 
     @property
+    def first_seq(self) -> int:
+        """The seq of the first record this run of the team wrote (its creation, or the
+        resume that built this runtime): ``follow(first_seq)`` shows what this run does and
+        nothing of the runs before it — nor of a stop in progress that the resume waited
+        for, which wrote its last records (the cancel of a grace that ran out) meanwhile."""
+        return self.recorder.first_seq
+
+    @property
     def lease_lost(self) -> LeaseLostError | None:
         """Set once this process lost the team's lease (another process took the team
         over): nothing more is recorded, the team stops here, and its log goes on

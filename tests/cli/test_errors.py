@@ -19,6 +19,7 @@ from akgentic.cli.errors import usage_words
 from akgentic.core import serialize
 from akgentic.storage import TeamStatus, open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
+from akgentic.tool.vector_store import backend_names
 from tests.board_card import BOARD_TEAM
 from tests.event_rows import unpack_events
 from tests.hostile_yaml import alias_bomb
@@ -509,6 +510,63 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
         assert result.stdout == ""
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"error: {path}:") and complaint in line, line
+
+
+ANALYST = RESEARCH.parent / "analyst.yaml"
+
+
+@pytest.mark.parametrize(
+    ("tool", "setting", "field", "complaint"),
+    [
+        (
+            "PlanningTool",
+            "vector_store: {backend: faiss}",
+            "members[0].card.config.tools[0].vector_store.backend",
+            "unknown vector store backend 'faiss': use one of {backends}, leave it out for "
+            "the default, or register your own (register_backend) in a module imported first",
+        ),
+        (
+            "NotificationTool",
+            "message_class: acme.messages.Reminder",
+            "members[0].card.config.tools[2].message_class",
+            "NotificationTool message_class 'acme.messages.Reminder' names no class defined "
+            "in this process: import the module that defines it first (a YAML card lists it "
+            "under imports) and name that module (module.QualName, not a re-export), or "
+            "leave message_class out for the default",
+        ),
+    ],
+)
+def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_read(
+    cli: Invoke,
+    storage_url: str,
+    tmp_path: Path,
+    tool: str,
+    setting: str,
+    field: str,
+    complaint: str,
+) -> None:
+    """Refused when the card is read, on one line naming the file, line, field, the value
+    and what to do — not first by the member that wires it once the team starts."""
+    text = ANALYST.read_text()
+    bad = text.replace(f"- type: {tool}\n", f"- type: {tool}\n            {setting}\n")
+    assert bad != text
+    path = tmp_path / "analyst.yaml"
+    path.write_text(bad)
+    (path.parent / "analyst.scenario.yaml").write_bytes(
+        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    )
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if setting.split(":")[0] in row)
+
+    result = cli("run", str(path), "-m", "hi")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started
+    backends = ", ".join(backend_names())  # the built-in three, and any a test registered
+    said = complaint.format(backends=backends)
+    assert result.stderr == f"error: {path}:{line}: {field}: {said}\n"
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()
 
 
 def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage_url: str) -> None:

@@ -6,6 +6,7 @@ import json
 import logging
 import socket
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -16,9 +17,11 @@ from typer.testing import CliRunner
 
 from akgentic.cli import app, logs
 from akgentic.cli.errors import usage_words
+from akgentic.core import serialization as registry
 from akgentic.core import serialize
 from akgentic.storage import TeamStatus, open_storage, sqlite_path, sqlite_url
 from akgentic.team import TeamCard
+from akgentic.tool.vector_store import backend_names
 from tests.board_card import BOARD_TEAM
 from tests.event_rows import unpack_events
 from tests.hostile_yaml import alias_bomb
@@ -509,6 +512,127 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
         assert result.stdout == ""
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"error: {path}:") and complaint in line, line
+
+
+ANALYST = RESEARCH.parent / "analyst.yaml"
+
+
+@pytest.mark.parametrize(
+    ("tool", "setting", "field", "complaint"),
+    [
+        (
+            "PlanningTool",
+            "vector_store: {backend: faiss}",
+            "members[0].card.config.tools[0].vector_store.backend",
+            "unknown vector store backend 'faiss': use one of {backends}, leave it out for "
+            "the default, or register your own (register_backend) in a module imported first",
+        ),
+        (
+            "NotificationTool",
+            "message_class: acme.messages.Reminder",
+            "members[0].card.config.tools[2].message_class",
+            "NotificationTool message_class 'acme.messages.Reminder' names no class defined "
+            "in this process: import the module that defines it first (a YAML card lists it "
+            "under imports) and name that module (module.QualName, not a re-export), or "
+            "leave message_class out for the default",
+        ),
+    ],
+)
+def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_read(
+    cli: Invoke,
+    storage_url: str,
+    tmp_path: Path,
+    tool: str,
+    setting: str,
+    field: str,
+    complaint: str,
+) -> None:
+    """Refused when the card is read, on one line naming the file, line, field, the value
+    and what to do — not first by the member that wires it once the team starts."""
+    text = ANALYST.read_text()
+    bad = text.replace(f"- type: {tool}\n", f"- type: {tool}\n            {setting}\n")
+    assert bad != text
+    path = tmp_path / "analyst.yaml"
+    path.write_text(bad)
+    (path.parent / "analyst.scenario.yaml").write_bytes(
+        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    )
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if setting.split(":")[0] in row)
+
+    result = cli("run", str(path), "-m", "hi")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started
+    backends = ", ".join(backend_names())  # the built-in three, and any a test registered
+    said = complaint.format(backends=backends)
+    assert result.stderr == f"error: {path}:{line}: {field}: {said}\n"
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()
+
+
+@pytest.mark.parametrize(
+    ("edit", "complaint"),
+    [
+        (
+            (
+                "- type: NotificationTool\n",
+                "- type: NotificationTool\n            message_class: stored_reminders.Reminder\n",
+            ),
+            "message_class: NotificationTool message_class 'stored_reminders.Reminder' names "
+            "no class defined in this process",
+        ),
+        (
+            ("entry_point:", "message_types: [stored_reminders.Reminder]\nentry_point:"),
+            "message_types: message type 'stored_reminders.Reminder' is not defined",
+        ),
+    ],
+    ids=["message_class", "message_types"],
+)
+def test_a_stored_card_naming_a_class_of_its_imports_says_to_import_them(
+    cli: Invoke,
+    storage_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    edit: tuple[str, str],
+    complaint: str,
+) -> None:
+    """Read without the modules its card imports, a card naming a class they define fails
+    its checks: the line says to pass them with --import, not that an older version stored
+    it; with them, the card reads."""
+    (tmp_path / "stored_reminders.py").write_text(
+        "from akgentic.core import UserMessage\n\n\nclass Reminder(UserMessage):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    text = (
+        ANALYST.read_text()
+        .replace(*edit)
+        .replace("entry_point:", "imports: [stored_reminders]\nentry_point:", 1)
+    )
+    (tmp_path / "team.yaml").write_text(text)
+    card = TeamCard.from_yaml(tmp_path / "team.yaml")  # imports stored_reminders
+    storage = open_storage(storage_url)
+    team = storage.teams.create("reminders", card=serialize(card)).team_id
+    storage.teams.set_status(team, TeamStatus.STOPPED)
+    storage.close()
+    monkeypatch.delitem(sys.modules, "stored_reminders")  # a new process: not imported
+    monkeypatch.delitem(registry._registry, "stored_reminders.Reminder")
+    short = str(team)[:8]
+
+    resumed = cli("teams", "resume", short, "-m", "hi")
+
+    assert resumed.exit_code == 1
+    (line,) = resumed.stderr.splitlines()
+    assert line.startswith(
+        f"error: team {short}'s team card fails its checks without the modules it imports: "
+        f"{complaint}"
+    )
+    assert line.endswith(
+        "; its card imports stored_reminders: rerun with --import stored_reminders"
+    )
+    shown = cli("teams", "show", short, "--import", "stored_reminders")
+    assert shown.exit_code == 0 and "reminders" in shown.stdout
+    assert "fails" not in shown.stdout, shown.stdout
 
 
 def test_stopping_a_team_whose_status_is_garbled_repairs_it(cli: Invoke, storage_url: str) -> None:

@@ -333,11 +333,12 @@ def status_label(record: TeamRecord) -> str:
 
 
 def stored_card(record: TeamRecord) -> TeamCard:
-    """The team card stored with ``record``; :class:`CliError` when it cannot be decoded —
-    naming the card's ``imports`` to pass with ``--import`` when it has some —,
-    :class:`DamagedCardError` when it decodes to no valid team card. (The team and tool
-    layers are imported here, by the commands that read a card: ``teams list`` does
-    not.)"""
+    """The team card stored with ``record``; :class:`CliError` when it cannot be decoded,
+    or fails the checks while a module the card imports is not imported (the checks of a
+    class it defines: a ``message_types`` entry, a ``message_class``) — naming the card's
+    ``imports`` to pass with ``--import`` —, :class:`DamagedCardError` when it decodes to
+    no valid team card. (The team and tool layers are imported here, by the commands that
+    read a card: ``teams list`` does not.)"""
     from pydantic import ValidationError
 
     from akgentic.team import TeamCard
@@ -350,13 +351,6 @@ def stored_card(record: TeamRecord) -> TeamCard:
     try:
         card = deserialize_installed(record.card)
     except Exception as exc:
-        if isinstance(exc.__cause__, ValidationError):  # decoded, and refused by the checks
-            checks = validation_words(exc.__cause__, top="card")
-            raise DamagedCardError(
-                f"team {short_id(record.team_id)}'s team card fails this version's card "
-                f"checks: {checks}",
-                outdated=True,
-            ) from None
         imports = record.card.get("imports") or []
         hint = (
             f"; its card imports {', '.join(map(str, imports))}: rerun with "
@@ -364,6 +358,18 @@ def stored_card(record: TeamRecord) -> TeamCard:
             if imports
             else ""
         )
+        if isinstance(exc.__cause__, ValidationError):  # decoded, and refused by the checks
+            checks = validation_words(exc.__cause__, top="card")
+            if any(str(m) not in sys.modules for m in imports):  # checks of what they define
+                raise CliError(
+                    f"team {short_id(record.team_id)}'s team card fails its checks without "
+                    f"the modules it imports: {checks}{hint}"
+                ) from None
+            raise DamagedCardError(
+                f"team {short_id(record.team_id)}'s team card fails this version's card "
+                f"checks: {checks}",
+                outdated=True,
+            ) from None
         raise CliError(
             f"team {short_id(record.team_id)} has an unreadable team card: "
             f"{exception_words(exc)}{hint}"

@@ -100,8 +100,8 @@ def test_a_registered_message_class_with_content_resolves() -> None:
 @pytest.mark.parametrize(
     ("path", "problem"),
     [
-        ("akgentic.core.messages.UserMessage", "not registered"),  # a re-export path
-        ("acme.messages.Nowhere", "not registered"),
+        ("akgentic.core.messages.UserMessage", "names no class defined"),  # a re-export path
+        ("acme.messages.Nowhere", "names no class defined"),
         ("akgentic.core.address.ActorAddress", "not a subclass of akgentic.core.Message"),
         (model_path(NeedsPriority), "cannot be built from content"),
         (model_path(Echo), "does not keep the text"),

@@ -40,7 +40,7 @@ def names(fns: Any) -> list[str]:
 def test_the_card_round_trips_and_refuses_unknown_fields() -> None:
     card = NotificationTool(
         max_delay_seconds=60,
-        message_class="acme.messages.Reminder",
+        message_class=model_path(Reminder),
         cancel_notification=CancelNotification(expose={COMMAND}),
     )
     assert deserialize(serialize(card)) == card
@@ -103,10 +103,21 @@ def test_every_agent_binds_the_same_singleton(team: Team) -> None:
     assert team.proxy.get_team_member("#NotificationTool") == first
 
 
-def test_a_bad_message_class_fails_the_wiring(harness: Harness) -> None:
-    alice = harness.owner("@Alice")
-    with pytest.raises(ValueError, match="acme.Nowhere"):
-        harness.wire(alice, NotificationTool(message_class="acme.Nowhere"))
+def test_a_bad_message_class_is_refused_as_the_card_is_built() -> None:
+    """Not first when an agent wires the card (its team starting): the field, the value
+    and what to do."""
+    with pytest.raises(ValidationError) as info:
+        NotificationTool(message_class="acme.Nowhere")
+    (error,) = info.value.errors()
+    assert error["loc"] == ("message_class",)
+    assert error["msg"] == (
+        "Value error, NotificationTool message_class 'acme.Nowhere' names no class defined in "
+        "this process: import the module that defines it first (a YAML card lists it under "
+        "imports) and name that module (module.QualName, not a re-export), or leave "
+        "message_class out for the default"
+    )
+    with pytest.raises(ValidationError, match="not a subclass of akgentic.core.Message"):
+        NotificationTool(message_class="akgentic.core.address.ActorAddress")
 
 
 def test_wiring_needs_an_actor_in_a_team() -> None:

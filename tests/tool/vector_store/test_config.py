@@ -8,6 +8,7 @@ import threading
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool.vector_store import (
@@ -24,6 +25,7 @@ from akgentic.tool.vector_store import (
     get_backend,
     get_client,
     register_backend,
+    registry,
 )
 from akgentic.tool.vector_store import client as client_module
 from akgentic.tool.vector_store.protocol import check_collection_name, point_id
@@ -53,6 +55,27 @@ def test_param_forbids_unknown_fields_and_bad_values() -> None:
         VectorStoreParam(collection="has space")
     with pytest.raises(ValueError, match="backend"):
         VectorStoreParam(backend=" ")
+
+
+def test_param_refuses_a_backend_no_one_registered_as_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Not first when a consumer binds it (the team starting): the field, the value, the
+    names accepted and what to do, on one line."""
+    with pytest.raises(ValidationError) as info:
+        VectorStoreParam(backend="faiss")
+    (error,) = info.value.errors()
+    assert error["loc"] == ("backend",)
+    assert error["msg"] == (
+        "Value error, unknown vector store backend 'faiss': use one of "
+        f"{', '.join(backend_names())}, leave it out for the default, or register your own "
+        "(register_backend) in a module imported first"
+    )
+    later = BackendSpec(
+        name="test-later", factory=lambda config: InMemoryBackend(), persists_in_actor_state=False
+    )
+    monkeypatch.setitem(registry._backends, later.name, later)  # registered for this test only
+    assert VectorStoreParam(backend="test-later").backend == "test-later"  # once registered
 
 
 def test_backend_resolves_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

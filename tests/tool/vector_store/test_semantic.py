@@ -349,9 +349,8 @@ def test_a_configured_weaviate_becomes_the_default_without_connecting(
     assert isinstance(index._store, WeaviateBackend)
 
 
-def test_an_unknown_backend_or_collection_fails_at_wiring(agent: FakeAgent) -> None:
-    with pytest.raises(VectorStoreConfigError, match="unknown vector store backend"):
-        SemanticIndex.bind(VectorStoreParam(backend="faiss"), agent, "notes")  # type: ignore[arg-type]
+def test_an_unknown_collection_fails_at_wiring(agent: FakeAgent) -> None:
+    # (an unknown backend is refused as the param is built: test_config)
     with pytest.raises(VectorStoreConfigError, match="collection"):
         SemanticIndex.bind(None, agent, "not valid!")  # type: ignore[arg-type]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from akgentic.tool.core import COMMAND, TOOL_CALL
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import (
     ALLOWED_COMMANDS,
@@ -34,7 +35,16 @@ from akgentic.tool.workspace.execution import ExecLease, RunBook
 from akgentic.tool.workspace.gate import write_yaml
 
 from ..conftest import Team
-from .conftest import Tools, add_member, card_of, events_of, eventually, tools_of, wait_events
+from .conftest import (
+    Tools,
+    add_member,
+    card_of,
+    events_of,
+    eventually,
+    factory_of,
+    tools_of,
+    wait_events,
+)
 
 # -- for real, in bubblewrap ---------------------------------------------------------------------
 
@@ -233,6 +243,55 @@ def test_poll_attempts_zero_hands_back_a_run_id_and_the_result_comes_later(
     ]
     with pytest.raises(RetriableError, match="There is no run 'nope' in this workspace"):
         tools["workspace_exec_result"]("nope")
+
+
+def test_as_commands_exec_and_its_result_name_what_a_person_types(
+    team: Team, held: HeldBackend
+) -> None:
+    """Exposed on COMMAND, a person starts a run with /workspace_exec and reads it with
+    /workspace_exec_result: every answer naming the way to the outcome names that
+    command, while the model's tools keep naming their call."""
+    card = WorkspaceTool(
+        workspace_exec=WorkspaceExec(
+            expose={TOOL_CALL, COMMAND}, poll_attempts=0, poll_delay_seconds=0.05
+        )
+    )
+    member = add_member(team, "@Coder", card)
+    commands = factory_of(team, member).get_command_registry()
+    assert {"workspace_exec", "workspace_exec_result"} <= set(commands.names())
+    assert "/workspace_exec_result." in commands.describe("workspace_exec")
+
+    started = commands.dispatch("/workspace_exec make build --jobs 2")
+    run = run_id_of(started)
+    assert started == (
+        f"Started (run id {run}). Ask for the outcome with /workspace_exec_result {run}."
+    )
+    held.running.wait(10)
+    assert (card_of(team, member).workspace.tree / "held.txt").read_text() == "make build --jobs 2"
+    with pytest.raises(RetriableError) as busy:
+        commands.dispatch("/workspace_exec make other")
+    assert str(busy.value).endswith(
+        f"Wait for it with /workspace_exec_result {run}, or try again after."
+    )
+    still = commands.dispatch(f"/workspace_exec_result {run}")
+    assert still.startswith(f"$ make build --jobs 2\nstill running (run id {run}, ")
+    assert still.endswith(f"Ask again with /workspace_exec_result {run}.")
+
+    tools = tools_of(team, member)  # the model's: its call, not a /command
+    assert tools["workspace_exec_result"](run).endswith(
+        f'Ask again with workspace_exec_result(run_id="{run}").'
+    )
+    with pytest.raises(RetriableError) as busy:
+        tools["workspace_exec"]("make other")
+    assert f'Wait for it with workspace_exec_result(run_id="{run}")' in str(busy.value)
+
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    assert commands.dispatch(f"/workspace_exec_result {run}").splitlines()[-3:] == [
+        "--- output ---",
+        "ran make build --jobs 2",
+        "--- files changed: held.txt",
+    ]
 
 
 def test_a_positive_poll_budget_looks_that_long_then_hands_back_the_run_id(

@@ -9,7 +9,8 @@
 - :class:`NotificationDelta` and :func:`apply_notification_event` /
   :func:`replay_notification_state` — the delta the singleton emits for every change,
   and the pure reducer that rebuilds the state from those deltas.
-- :func:`resolve_message_class` — the ``message_class`` contract, checked at wiring time.
+- :func:`resolve_message_class` — the ``message_class`` contract, checked when the card
+  is built (a YAML card: when it is read).
 """
 
 from __future__ import annotations
@@ -228,9 +229,10 @@ def resolve_message_class(path: str) -> type[Message]:
         cls = registered_class(path)
     except SerializationError:
         raise ValueError(
-            f"NotificationTool message_class {path!r} is not registered for serialization: "
-            f"import the module that defines it before wiring the card (resolution never "
-            f"imports), and name the defining module (module.QualName), not a re-export"
+            f"NotificationTool message_class {path!r} names no class defined in this "
+            f"process: import the module that defines it first (a YAML card lists it under "
+            f"imports) and name that module (module.QualName, not a re-export), or leave "
+            f"message_class out for the default"
         ) from None
     if not (isinstance(cls, type) and issubclass(cls, Message)):
         raise ValueError(

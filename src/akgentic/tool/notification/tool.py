@@ -13,11 +13,11 @@ Three capabilities, one param each, each served on the channels in its ``expose`
 As commands, a person types ``/pending_notification [all=true]`` and
 ``/cancel_notification <id>`` on an agent's command surface, and acts *as that agent*.
 
-The card binds the team's ``#NotificationTool`` singleton at wiring time
-(``getChildrenOrCreate``) and resolves its ``message_class`` there too, so a bad path
-fails the wiring, next to the mistake. Every failure a tool call can meet reaches the
-model as a ``RetriableError``; a card used after its agent stopped raises
-``ToolObserverGone``, the framework's defined outcome.
+A ``message_class`` that breaks the contract is refused when the card is built (a YAML
+card: when it is read, naming its line), never first when the team starts. The card binds
+the team's ``#NotificationTool`` singleton at wiring time (``getChildrenOrCreate``).
+Every failure a tool call can meet reaches the model as a ``RetriableError``; a card used
+after its agent stopped raises ``ToolObserverGone``, the framework's defined outcome.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, cast
 
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.core.excerpt import clip, excerpt
@@ -91,7 +91,9 @@ class NotificationTool(ToolCard):
       a longer one is refused with a RetriableError naming the cap.
     - ``max_pending`` — the most pending notes one agent may hold at once (default 20).
     - ``message_class`` — the registered path of the class notes are delivered as,
-      built as ``message_class(content=...)``; see :func:`resolve_message_class`.
+      built as ``message_class(content=...)``; see :func:`resolve_message_class`. Its
+      module is imported first (a YAML card lists it under ``imports``): a path that
+      breaks the contract is refused when the card is built.
       None (the default) means ``akgentic.agent.messages.AgentMessage`` when the agent
       layer has registered it, else ``akgentic.core.messages.UserMessage``.
     - the three capabilities, each ``Param | bool`` (False removes it).
@@ -111,12 +113,20 @@ class NotificationTool(ToolCard):
     _actor_address: ActorAddress | None = PrivateAttr(default=None)
     _message_class_path: str | None = PrivateAttr(default=None)
 
+    @field_validator("message_class")
+    @classmethod
+    def _message_class_meets_the_contract(cls, value: str | None) -> str | None:
+        if value is not None:
+            resolve_message_class(value)  # ValueError saying what to do
+        return value
+
     # -- wiring -----------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
-        """Resolve the message class and bind the team's ``#NotificationTool``.
+        """Resolve the message class (checked when the card was built) and bind the
+        team's ``#NotificationTool``.
 
-        Raises ValueError for a ``message_class`` that does not meet the contract, and
-        TypeError / ValueError for an observer that is not an actor in a team.
+        Raises ValueError when the default class breaks the contract, and TypeError /
+        ValueError for an observer that is not an actor in a team.
         """
         super().observer(observer)
         team = require_team_observer(observer, "NotificationTool", "#NotificationTool")

@@ -6,7 +6,8 @@ is wired (:meth:`akgentic.tool.vector_store.SemanticIndex.bind`).
 
 Rules:
 
-- Both models are serializable configuration and forbid unknown fields.
+- Both models are serializable configuration and forbid unknown fields; a ``backend``
+  no backend is registered under is refused as the param is built, like an unknown field.
 - Infrastructure is never a field: cluster URLs and API keys are read from the
   environment at wiring time (``AKGENTIC_WEAVIATE_URL``, ``AKGENTIC_QDRANT_URL``,
   ``OPENAI_API_KEY``, …; an exported-but-empty variable counts as unset), or from a
@@ -120,7 +121,8 @@ class VectorStoreParam(SerializableModel):
     """A consumer card's vector-store configuration.
 
     - ``backend`` — a registered backend name (``"inmemory"``, ``"qdrant"``,
-      ``"weaviate"``, or one you registered). None resolves at wiring time to the
+      ``"weaviate"``, or one you registered); any other name is refused when the param
+      is built. None resolves at wiring time to the
       ``cluster``'s backend when one is named, else ``"weaviate"`` when
       ``AKGENTIC_WEAVIATE_URL`` is set, else ``"inmemory"``. Naming ``"weaviate"``
       without the URL fails at wiring with a clear error — it never degrades to a
@@ -149,9 +151,17 @@ class VectorStoreParam(SerializableModel):
 
     @field_validator("backend")
     @classmethod
-    def _backend_is_a_name(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
+    def _backend_is_registered(cls, value: Any) -> Any:
+        """A name no backend is registered under is refused when the card is built (a YAML
+        card: when it is read, naming its line), not when its team starts. A backend of
+        your own is registered by a module imported first (a YAML card's ``imports``)."""
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
             raise ValueError("backend must be a backend name or None (automatic)")
+        from akgentic.tool.vector_store.registry import get_backend  # registry imports us
+
+        get_backend(value)  # VectorStoreConfigError, a ValueError: the names registered
         return value
 
     def resolved_backend(self) -> str:

@@ -93,7 +93,9 @@ def get_backend(name: str) -> BackendSpec:
         known = sorted(_backends)
     if spec is None:
         raise VectorStoreConfigError(
-            f"unknown vector store backend {name!r}; registered backends: {', '.join(known)}"
+            f"unknown vector store backend {name!r}: use one of {', '.join(known)}, leave it "
+            f"out for the default, or register your own (register_backend) in a module "
+            f"imported first"
         )
     return spec
 

@@ -260,8 +260,9 @@ class SemanticIndex:
         team-scoped: the shared ``workspace_chunks`` rows carry ``""`` and are bounded by
         their mandatory ``tenant`` (the tree) instead — never reaped by team.
 
-        Raises :class:`VectorStoreConfigError` for an unknown backend, a missing
-        cluster URL or a named instance the catalog refuses, and ``ImportError`` (with
+        Raises :class:`VectorStoreConfigError` for a missing cluster URL, a named
+        instance the catalog refuses, or a ``config`` naming an unknown backend (a
+        param naming one was refused when it was built), and ``ImportError`` (with
         the install command) for a cluster backend whose client is not installed.
         """
         param = param if param is not None else VectorStoreParam()

@@ -25,7 +25,9 @@ buys more looking, never more running.
 
 **The record** of every run is YAML under ``<leaf>.index/runs`` — readable by
 ``workspace_exec_result`` from any process — and :func:`render_run` is the one formatter
-every finished run is shown through.
+every finished run is shown through. A text that says how to ask for a run's outcome
+says it to its reader: the call to the model, the ``/command`` to a person
+(:func:`result_call`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import ClassVar
 from pydantic import ConfigDict, Field
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import ExecLimits, ExecResult
 from akgentic.tool.workspace.gate import read_yaml, write_yaml
@@ -56,6 +59,7 @@ __all__ = [
     "RunStatus",
     "load_run",
     "render_run",
+    "result_call",
     "run_finished",
     "signal_run",
     "wait_run",
@@ -126,6 +130,14 @@ class ExecBudget(SerializableModel):
         return min(self.poll_attempts * self.poll_delay_seconds, whole)
 
 
+def result_call(run_id: str, channel: Channels) -> str:
+    """How whoever is on ``channel`` asks for run ``run_id``'s outcome:
+    ``workspace_exec_result(run_id="…")`` for the model, ``/workspace_exec_result …`` for a
+    person (:func:`~akgentic.tool.core.channels.invocation`)."""
+    args = run_id if channel == COMMAND else f'run_id="{run_id}"'
+    return invocation("workspace_exec_result", channel, args)
+
+
 class LeaseBusyError(RetriableError):
     """The tree's exec lease is held by a live run; the message says by whom and until when."""
 
@@ -179,10 +191,11 @@ class ExecLease:
         """The run the lease record names, if any."""
         return load_run(self.record_path)
 
-    def acquire(self, run: ExecRun) -> int:
+    def acquire(self, run: ExecRun, channel: Channels = TOOL_CALL) -> int:
         """Take the lease for ``run``; the flock's descriptor (hand it to :meth:`release`).
 
-        Raises :class:`LeaseBusyError` when a live run holds it.
+        Raises :class:`LeaseBusyError` when a live run holds it, saying how to wait for
+        that run in the words of whoever is on ``channel``.
         """
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -190,7 +203,7 @@ class ExecLease:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise LeaseBusyError(self._busy_message()) from None
+            raise LeaseBusyError(self._busy_message(channel)) from None
         stale = self.holder()
         if stale is not None and stale.run_id != run.run_id and not stale.done:
             stale.status = RunStatus.RECLAIMED
@@ -200,7 +213,7 @@ class ExecLease:
         write_yaml(self.record_path, run.model_dump(mode="json"))
         return fd
 
-    def _busy_message(self) -> str:
+    def _busy_message(self, channel: Channels) -> str:
         holder = self.holder()
         if holder is None:
             return "The workspace is busy running another command. Try again in a moment."
@@ -215,7 +228,7 @@ class ExecLease:
         return (
             f"The workspace is busy: {holder.agent} is running `{holder.command}` (run "
             f"{holder.run_id}), which must end within {left:.0f}s. Wait for it with "
-            f'workspace_exec_result(run_id="{holder.run_id}"), or try again after.'
+            f"{result_call(holder.run_id, channel)}, or try again after."
         )
 
     def rebase(self, run: ExecRun) -> None:
@@ -271,15 +284,16 @@ def wait_run(book: RunBook, run_id: str, seconds: float) -> ExecRun | None:
     return book.load(run_id)
 
 
-def render_run(run: ExecRun) -> str:
-    """A run as the model reads it — the one formatter every finished run goes through."""
+def render_run(run: ExecRun, channel: Channels = TOOL_CALL) -> str:
+    """A run as whoever is on ``channel`` reads it — the one formatter every run goes
+    through; a run still going says how that reader asks again."""
     lines = [f"$ {run.command}"]
     if run.status in (RunStatus.STARTING, RunStatus.RUNNING):
         elapsed = time.time() - (run.started_at or run.created_at)
         left = max(0.0, run.deadline - time.time()) if run.deadline else 0.0
         lines.append(
             f"still running (run id {run.run_id}, {elapsed:.0f}s so far, at most {left:.0f}s "
-            f'more). Ask again with workspace_exec_result(run_id="{run.run_id}").'
+            f"more). Ask again with {result_call(run.run_id, channel)}."
         )
         return "\n".join(lines)
     if run.status == RunStatus.RECLAIMED:

@@ -19,6 +19,10 @@ capability (default)       callable(s), all on TOOL_CALL by default
 ``workspace_exec`` (off)   ``workspace_exec`` and ``workspace_exec_result``
 =========================  ==========================================================
 
+``workspace_exec`` exposed on COMMAND serves both of its callables as commands
+(``/workspace_exec <command line>``, ``/workspace_exec_result <run id>``), and what they
+answer names the ``/command`` a person types where the model's answer names its call.
+
 ``read_only=True`` serves the first six only. Reads run on the agent's own thread and tell
 ``#Workspace-…`` what was read; mutations ask it (the closure needs the verdict); exec asks
 it to start the run and then waits on the agent's thread, bounded by the budget.
@@ -56,9 +60,11 @@ from akgentic.tool.core import (
     ActorToolObserver,
     BaseToolParam,
     Channels,
+    RestOfLine,
     ToolCard,
     ToolObserver,
     attach_param,
+    invocation,
     resolve_param,
     serve,
 )
@@ -77,6 +83,7 @@ from akgentic.tool.workspace.execution import (
     ExecRun,
     RunBook,
     render_run,
+    result_call,
     wait_run,
 )
 from akgentic.tool.workspace.journal import Identity
@@ -270,6 +277,12 @@ class WorkspaceExec(BaseToolParam):
         )
 
 
+class WorkspaceExecResult(BaseToolParam):
+    """``/workspace_exec_result <run id>``: the key of the second command ``WorkspaceExec``
+    serves when it exposes COMMAND (a person reads the outcome of a run by its id, as the
+    model does with the tool). Not a card field: ``workspace_exec`` configures both."""
+
+
 _PARAMS: dict[str, type[BaseToolParam]] = {
     "workspace_read": WorkspaceRead,
     "workspace_list": WorkspaceList,
@@ -438,7 +451,14 @@ class WorkspaceTool(ToolCard):
         return [fn for name, param in self._served(TOOL_CALL) for fn in self._build(name, param)]
 
     def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
-        return {type(param): self._build(name, param)[0] for name, param in self._served(COMMAND)}
+        commands: dict[type[BaseToolParam], Callable[..., Any]] = {}
+        for name, param in self._served(COMMAND):
+            if isinstance(param, WorkspaceExec):  # both, in the words of a person
+                run, result = self._workspace_exec_fn(param, COMMAND)
+                commands[type(param)], commands[WorkspaceExecResult] = run, result
+            else:
+                commands[type(param)] = self._build(name, param)[0]
+        return commands
 
     # -- shared steps -----------------------------------------------------------------------------
     def _resolve(self, path: str) -> tuple[Path, str]:
@@ -781,20 +801,15 @@ class WorkspaceTool(ToolCard):
         return [workspace_mkdir]
 
     # -- exec -------------------------------------------------------------------------------------
-    def _workspace_exec_fn(self, param: WorkspaceExec) -> list[Callable[..., Any]]:
+    def _workspace_exec_fn(
+        self, param: WorkspaceExec, channel: Channels = TOOL_CALL
+    ) -> list[Callable[..., Any]]:
+        """``workspace_exec`` and ``workspace_exec_result`` for whoever is on ``channel``:
+        their docstrings and answers name the model's call or the person's ``/command``."""
         card, budget, allowed = self, param.budget(), param.allowlist()
         poll_delay = param.poll_delay_seconds
 
-        def workspace_exec(command: str) -> str:
-            """Run a command line in the sandbox, the workspace as its working directory.
-
-            Programs may be chained with |, &&, || and ; and output redirected with > —
-            only programs on the allowlist may run. The sandbox has no network and only
-            the workspace is writable. Answers the exit code and the output (cut in the
-            middle when long); a command killed at its time budget answers exit_code 124.
-            If it is still running when the wait ends, you get a run id for
-            workspace_exec_result.
-            """
+        def workspace_exec(command: RestOfLine) -> str:
             try:
                 validate_command(command, allowed)
             except CommandRefusedError as exc:
@@ -806,7 +821,7 @@ class WorkspaceTool(ToolCard):
                 observer,
                 actor,
                 WorkspaceActor,
-                lambda a: a.exec_start(identity, command, budget, card.git_journal),
+                lambda a: a.exec_start(identity, command, budget, card.git_journal, channel),
                 what="workspace_exec",
                 label=f"The workspace ({card.workspace.actor_name})",
                 timeout=ASK_TIMEOUT,
@@ -815,13 +830,22 @@ class WorkspaceTool(ToolCard):
             if budget.poll_attempts == 0:
                 return (
                     f"Started (run id {run.run_id}). Ask for the outcome with "
-                    f'workspace_exec_result(run_id="{run.run_id}").'
+                    f"{result_call(run.run_id, channel)}."
                 )
             final = wait_run(book, run.run_id, budget.wait_seconds())
-            return render_run(final if final is not None else run)
+            return render_run(final if final is not None else run, channel)
+
+        workspace_exec.__doc__ = (
+            "Run a command line in the sandbox, the workspace as its working directory.\n\n"
+            "Programs may be chained with |, &&, || and ; and output redirected with > —\n"
+            "only programs on the allowlist may run. The sandbox has no network and only\n"
+            "the workspace is writable. Answers the exit code and the output (cut in the\n"
+            "middle when long); a command killed at its time budget answers exit_code 124.\n"
+            "If it is still running when the wait ends, you get a run id for\n"
+            f"{invocation('workspace_exec_result', channel)}."
+        )
 
         def workspace_exec_result(run_id: str) -> str:
-            """The outcome of a command started by workspace_exec, by its run id."""
             book = RunBook(card.workspace.index_dir)
             run = book.load(run_id.strip())
             if run is None:
@@ -830,8 +854,12 @@ class WorkspaceTool(ToolCard):
                 )
             if not run.done:
                 run = wait_run(book, run.run_id, poll_delay) or run
-            return render_run(run)
+            return render_run(run, channel)
 
+        workspace_exec_result.__doc__ = (
+            f"The outcome of a command started by {invocation('workspace_exec', channel)}, "
+            "by its run id."
+        )
         return [workspace_exec, attach_param(workspace_exec_result, param)]
 
 

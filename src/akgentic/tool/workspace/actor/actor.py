@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable
 
 from akgentic.core import Akgent, BaseConfig, BaseState
+from akgentic.tool.core.channels import TOOL_CALL, Channels
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import SandboxBackend, resolve_backend
 from akgentic.tool.vector_store import SemanticIndex
@@ -146,11 +147,17 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         return self._backend
 
     def exec_start(
-        self, identity: Identity, command: str, budget: ExecBudget, journal: bool = False
+        self,
+        identity: Identity,
+        command: str,
+        budget: ExecBudget,
+        journal: bool = False,
+        channel: Channels = TOOL_CALL,
     ) -> ExecRun:
         """Lease the tree and start ``command`` on a worker thread (asked); the run's record.
 
-        Raises ``RetriableError`` when exec is unavailable or a live run holds the tree.
+        Raises ``RetriableError`` when exec is unavailable or a live run holds the tree
+        (saying how to wait for that run to whoever is on ``channel``).
         """
         backend = self._resolve_backend()
         now = time.time()
@@ -164,7 +171,7 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             deadline=now + budget.cold_start_seconds + REPORT_MARGIN_SECONDS,
             timeout_seconds=budget.limits.timeout_seconds,
         )
-        fd = self._lease.acquire(run)
+        fd = self._lease.acquire(run, channel)
         handle = LeaseHandle(self._lease, fd, run.run_id)
         if journal:  # what was there before the run is not the run's: it is nobody's
             self._journal_step(lambda j: j.commit_out_of_band())

@@ -159,7 +159,12 @@ def test_unknown_backend_names_the_known_ones() -> None:
         get_backend("pinecone")
 
 
-def test_register_a_backend_of_your_own() -> None:
+def test_register_a_backend_of_your_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    from akgentic.tool.vector_store import registry
+
+    # the registry is the process's: this test's backend goes with the test
+    registry._ensure_builtins()  # registered for good before the copy is taken
+    monkeypatch.setattr(registry, "_backends", dict(registry._backends))
     spec = BackendSpec(
         name="test-custom", factory=lambda config: InMemoryBackend(), persists_in_actor_state=False
     )

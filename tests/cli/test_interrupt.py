@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from akgentic.cli import run as run_command
 from akgentic.cli.keyboard import Keyboard
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 
-from .conftest import RESEARCH
+from .conftest import RESEARCH, child_env
 from .test_watch import ask, watching
 
 
@@ -220,3 +221,27 @@ def test_ctrl_c_during_the_teams_start_up_stops_it_and_says_how_to_resume(
     lines = result.stdout.splitlines()
     assert "the message was not sent: never sent" in lines
     assert f"team research ({str(team.team_id)[:8]}) stopped; resume it with: " in lines[-1]
+
+
+def test_the_second_ctrl_c_prints_words_made_then_or_the_plain_ones_when_that_fails() -> None:
+    """``at_once`` may be a function, called by the second Ctrl-C (what is lost is known
+    only then); one that fails still ends the process with the plain words, not a
+    traceback, with the first signal's exit code."""
+    script = """
+import signal
+from akgentic.cli import interrupt
+interrupt.install()
+interrupt.at_once = lambda: {words}
+with interrupt.quietly():
+    signal.raise_signal(signal.SIGINT)
+    signal.raise_signal(signal.SIGINT)
+"""
+    for words, said in (('"made now"', "made now"), ("1 / 0", interrupt.AT_ONCE)):
+        ended = subprocess.run(
+            [sys.executable, "-c", script.format(words=words)],
+            env=child_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (ended.returncode, ended.stderr) == (130, f"\n{said}\n")

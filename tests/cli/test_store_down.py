@@ -5,18 +5,22 @@ saved yet, and its answer shows once the store takes the kept records."""
 from __future__ import annotations
 
 import io
-from typing import Any
+import signal
+import sys
+from collections.abc import Callable
 
 import pytest
 
 from akgentic.cli import chat
 from akgentic.core import SentMessage, UserMessage
-from akgentic.storage import open_storage
-from akgentic.storage._sql import _Events
+from akgentic.storage import TeamStatus, open_storage
 from akgentic.team import recorder as recorder_module
 
-from .conftest import RESEARCH, Invoke
+from .conftest import RESEARCH, Child, Invoke, child_env
+from .store_down import refuse_writes
 from .test_run import FINDINGS, QUESTION
+
+Spawn = Callable[[list[str], dict[str, str]], Child]
 
 
 def test_a_line_the_store_does_not_save_in_time_is_said_and_the_session_goes_on(
@@ -26,7 +30,7 @@ def test_a_line_the_store_does_not_save_in_time_is_said_and_the_session_goes_on(
     waits for it to be saved: the session says so and waits for the answer, which shows
     once the store takes the kept records — nothing is lost, and the session ends as
     usual (not on 'delivered but not committed')."""
-    _store_down_while_sending(monkeypatch, back_after=True)
+    refuse_writes(monkeypatch.setattr, back_after=True)
     monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
 
     result = cli("run", str(RESEARCH), "--timeout", "60", input=f"{QUESTION}\n/quit\n")
@@ -57,7 +61,7 @@ def test_a_session_that_ends_with_records_the_store_still_refuses_says_what_was_
     """The store refuses every write from the first line on; the person leaves (/quit):
     the stop says it waits for the records not yet saved, then what was lost and what to
     do, and the session exits 1 — not 0 as if everything were kept."""
-    _store_down_while_sending(monkeypatch, back_after=False)
+    refuse_writes(monkeypatch.setattr, back_after=False)
     monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
     monkeypatch.setattr(recorder_module, "CLOSING_TRIES_FOR", 0.3)
 
@@ -74,26 +78,98 @@ def test_a_session_that_ends_with_records_the_store_still_refuses_says_what_was_
     )
 
 
-def _store_down_while_sending(monkeypatch: pytest.MonkeyPatch, *, back_after: bool) -> None:
-    """The store refuses every event-log write from the first line sent on: until that
-    send gave up waiting for it to be saved (``back_after``), or for good."""
-    down = {"on": False}
-    for name in ("append_packs", "append_encoded"):
-        real = getattr(_Events, name)
+def test_a_team_whose_stop_lost_records_is_left_as_after_a_crash_and_its_resume_says_so(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    """The store refuses the log's writes, not the team's status: the stop that lost
+    records does not mark the team STOPPED (its log lacks its end), so its resume says it
+    did not stop cleanly and restores it from its log — not as a clean stop."""
+    refuse_writes(monkeypatch.setattr, back_after=False)
+    monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
+    monkeypatch.setattr(recorder_module, "CLOSING_TRIES_FOR", 0.3)
 
-        def refusing(self: _Events, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
-            if down["on"]:
-                raise OSError("database or disk is full (simulated)")
-            return _real(self, *args, **kwargs)
+    ended = cli("run", str(RESEARCH), "--timeout", "1", input=f"{QUESTION}\n/quit\n")
+    assert ended.exit_code == 1, ended.output
+    monkeypatch.undo()  # the store takes writes again
 
-        monkeypatch.setattr(_Events, name, refusing)
-    sent = chat.send_line
+    storage = open_storage(storage_url)
+    try:
+        [team] = storage.teams.list()
+    finally:
+        storage.close()
+    assert team.status == TeamStatus.RUNNING
+    resumed = cli("teams", "resume", str(team.team_id), "-m", "go on", "--idle", "0.3")
+    assert resumed.exit_code == 0, resumed.output
+    assert f"team research ({str(team.team_id)[:8]}) did not stop cleanly: restored from " in (
+        resumed.stderr
+    )
 
-    def send_while_down(runtime: Any, line: str) -> Any:
-        down["on"] = True
-        try:
-            return sent(runtime, line)
-        finally:
-            down["on"] = not back_after
 
-    monkeypatch.setattr(chat, "send_line", send_while_down)
+def _spawn_store_down(spawn: Spawn, storage_url: str, *args: str, **env: str) -> Child:
+    """``akgentic ARGS...`` in a process of its own whose store refuses the log's writes
+    from the first line sent on (:mod:`tests.cli.store_down`; its stderr on its stdout)."""
+    return spawn(
+        [sys.executable, "-m", "tests.cli.store_down", *args],
+        child_env(storage_url, **env),
+    )
+
+
+def test_ctrl_c_while_a_line_waits_to_be_saved_stops_the_team_and_says_what_was_lost(
+    storage_url: str, spawn: Spawn
+) -> None:
+    """Ctrl-C while the one exchange's line waits to be saved (a store refusing writes) is
+    taken then, as anywhere in the session — not once the wait is over: the team stops,
+    the records the store still refuses are said lost with what to do, and the line is
+    not said unsent (it was delivered). Exit code 130."""
+    child = _spawn_store_down(
+        spawn,
+        storage_url,
+        *("run", str(RESEARCH), "-m", QUESTION),
+        AKGENTIC_CLI_TEST_SAVE_WAIT="600",  # the wait outlasts the test: only Ctrl-C ends it
+        AKGENTIC_CLI_TEST_CLOSING_TRIES="0.5",
+    )
+    child.wait_for("the event log refused a batch; it is kept")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress", timeout=30)
+    output = child.output()
+    code, _ = child.finish()
+
+    assert code == 130, output
+    [lost] = [x for x in output.splitlines() if " not saved: the store still refused them" in x]
+    assert lost.startswith("error: team ") and lost.endswith(" before resuming"), lost
+    assert "the message was not sent" not in output
+    assert "Traceback" not in output
+
+
+def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lost(
+    storage_url: str, spawn: Spawn
+) -> None:
+    """The stop waits for the store to take the records it refuses; a second Ctrl-C cuts
+    that wait short, and still says in one line how many records are lost and what to
+    do (exit code 130, not a silent exit)."""
+    child = _spawn_store_down(
+        spawn,
+        storage_url,
+        *("run", str(RESEARCH), "--timeout", "1"),
+        AKGENTIC_CLI_TEST_SAVE_WAIT="0.3",
+        AKGENTIC_CLI_TEST_CLOSING_TRIES="600",  # the stop's tries outlast the test
+    )
+    child.write(QUESTION)
+    child.wait_for(chat.NOT_SAVED_YET)
+    child.wait_for("no answer within 1s; the team goes on")
+    child.write("/quit")
+    child.wait_for("records not yet saved (the store refuses them): trying for up to 600s")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress")
+    child.proc.send_signal(signal.SIGINT)
+    output = child.output()
+    code, _ = child.finish()
+
+    assert code == 130, output
+    lines = output.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("interrupted again: stopped at once"))
+    [lost] = lines[at + 1 : at + 2] or ["(no line)"]  # the line after it
+    assert lost.startswith("error: team ") and lost.endswith(" before resuming"), output
+    assert " records not saved: the store refused them, and they are lost as the process " in (lost)

@@ -472,12 +472,16 @@ def test_a_stop_the_store_cannot_mark_says_so_in_one_line_and_raises_nothing(
 def test_a_stop_the_store_keeps_refusing_says_what_it_waits_for_then_what_was_lost(
     storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """The store refuses every write (a disk full) as the team stops: a line says the
-    stop waits for the records not yet saved, and — once it gave up — one says how many
-    were lost, why, what a resume then finds and what to do first."""
+    """The store refuses every write to the log (a disk full) as the team stops: a line
+    says the stop waits for the records not yet saved (counted meanwhile: what ending the
+    process at once would lose), and — once it gave up — one says how many were lost,
+    why, what a resume then finds and what to do first. The team is not marked STOPPED,
+    though its status still takes writes: its log lacks its end, and its resume must say
+    it did not stop cleanly."""
     storage = open_storage(storage_url)
-    team = uuid4()
+    team = storage.teams.create("losing").team_id
     recorder = EventRecorder(storage, team)
+    recorder.on_stop_request(team)
     refused = threading.Event()  # the writer said the refusal: it is counted, and kept
 
     class Said(logging.Handler):
@@ -498,6 +502,7 @@ def test_a_stop_the_store_keeps_refusing_says_what_it_waits_for_then_what_was_lo
                 recorder.on_message(UserMessage(content=str(n), team_id=team))
             recorder.flush()
             assert refused.wait(30)
+            assert recorder.refused() == 2
             recorder.on_stop(team)
     finally:
         logging.getLogger("akgentic.team").removeHandler(said_it)
@@ -507,8 +512,8 @@ def test_a_stop_the_store_keeps_refusing_says_what_it_waits_for_then_what_was_lo
         f"trying for up to 0.2s more",
         f"team {team}: 2 records not saved: the store still refused them (OSError: database "
         f"or disk is full (simulated)) after 0.2s of tries as the team stopped, and they are "
-        f"lost; the stored log ends before them, so a resume goes on from there without them "
-        f"(the last exchange may be missing): free the store (disk space, permissions, a "
-        f"process holding it) before resuming",
+        f"lost; {recorder_module.LOSS_ADVICE}",
     ]
     assert storage.events.read(team) == []
+    assert (recorder.unsaved, recorder.refused()) == (2, 0)
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]

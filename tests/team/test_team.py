@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -424,3 +426,42 @@ def test_a_teams_entry_point_cannot_be_fired_by_another_member_nor_after_a_resum
     resumed = manager.resume_team(runtime.team_id)
     orchestrator = system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=30)
     assert orchestrator.get_entry_point() == "@Clerk"
+
+
+def test_an_interrupt_while_the_stop_writes_the_last_records_asks_nothing_of_the_team(
+    storage_url: str, system: ActorSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refuses the log's writes as the team stops: while the stop tries to
+    write its last records (its members stopped, its orchestrator busy with them until
+    the tries end), cancelling the turns — a Ctrl-C then — cancels nothing and asks the
+    orchestrator nothing (it would answer only once the tries are over: the Ctrl-C was
+    said 50 s late). The store taking writes again, the stop ends as usual."""
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(TeamCard.from_yaml(EXAMPLE))
+    runtime.send("why actors?")
+    final_answer(runtime)
+    down = threading.Event()
+    down.set()
+    for name in ("append_packs", "append_encoded"):
+        real = getattr(storage.events, name)
+
+        def refusing(*args: object, _real: Callable[..., list[int]] = real, **kw: object) -> Any:
+            if down.is_set():
+                raise OSError("database or disk is full (simulated)")
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(storage.events, name, refusing)
+    stop = threading.Thread(target=manager.stop_team, args=(runtime.team_id,))
+    stop.start()
+    eventually(lambda: runtime.recorder.closing)
+
+    def asked() -> list[object]:
+        raise AssertionError("the orchestrator was asked for its members")
+
+    monkeypatch.setattr(runtime, "members", asked)
+    assert runtime.cancel_turns() == []
+    down.clear()
+    stop.join(60)
+    assert not stop.is_alive()
+    assert storage.teams.get(runtime.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]

@@ -21,9 +21,11 @@ answer), ``error: <why>`` on stderr and exit code 1.
 Ctrl-C, wherever the session is (at the prompt, waiting for an answer, stopping):
 the first one cancels the turns in progress at their next step boundary, waits for
 them, stops the team, lists the interrupted turns and says how to resume (exit code
-130); a second one exits at once (:mod:`akgentic.cli.interrupt`). SIGTERM and SIGHUP
-are taken as Ctrl-C (exit codes 143 and 129), and so is an output whose reader went (a
-closed pipe, a hung-up terminal: exit code 141, what is left to print goes nowhere).
+130); a second one exits at once (:mod:`akgentic.cli.interrupt`), saying how many
+records a store that refuses writes had not taken, which are lost, and what to do.
+SIGTERM and SIGHUP are taken as Ctrl-C (exit codes 143 and 129), and so is an output
+whose reader went (a closed pipe, a hung-up terminal: exit code 141, what is left to
+print goes nowhere).
 The caller runs the session within :func:`interrupt.deferred`: the first Ctrl-C reaches
 it only where it checks (its waits, each :data:`interrupt.SLICE`), never inside the
 framework code the main thread runs, and the stops run :func:`interrupt.aside`. One
@@ -36,7 +38,10 @@ that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELET
 /teams/{id}``) ends it too: one line says so, exit code 1. A store that refuses writes (a
 disk full, a read-only file) does not end it: a line not saved within :data:`SAVE_WAIT`
 is said (:data:`NOT_SAVED_YET`) and waited on as any other — the team works on it, its
-records are kept in memory, and what it does shows once the store takes them.
+records are kept in memory, and what it does shows once the store takes them (a Ctrl-C
+while it waits to be saved is taken then). A stop that finally loses records (the store
+still refusing them) says how many and what to do, and the session exits 1 (or with its
+signal's code); the team is then left as after a crash, not marked STOPPED.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ from __future__ import annotations
 import re
 import sys
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 from uuid import UUID
@@ -80,6 +87,7 @@ from akgentic.team import (
     TeamRuntime,
 )
 from akgentic.team.card import member_names
+from akgentic.team.recorder import LOSS_ADVICE
 
 __all__ = [
     "NONE_TO_DISMISS",
@@ -174,16 +182,32 @@ def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
     return runtime.send(line), runtime.card.entry_point
 
 
-def _send(runtime: TeamHandle, line: str, view: LiveView) -> tuple[UUID, str]:
-    """:func:`send_line`; a line delivered but not saved in time (the store refuses
-    writes) is said (:data:`NOT_SAVED_YET`) and waited on as any other: its records are
-    kept, and its answer shows once the store takes them."""
+def _send(
+    runtime: TeamHandle, line: str, view: LiveView, delivered: Callable[[], None] | None = None
+) -> tuple[UUID, str]:
+    """:func:`send_line`, ``delivered`` called once the line is delivered; a line not
+    saved in time (the store refuses writes) is said (:data:`NOT_SAVED_YET`) and waited
+    on as any other: its records are kept, and its answer shows once the store takes them.
+
+    A team here waits for the save a slice at a time (its ``commit_timeout``, set by the
+    session), the rest of :data:`SAVE_WAIT` here, checking for Ctrl-C: one then stops the
+    team as anywhere else (the line is delivered: not said unsent)."""
     try:
-        return send_line(runtime, line)
+        sent = send_line(runtime, line)
     except NotCommittedError as exc:
-        view.note(NOT_SAVED_YET, "yellow")
+        if delivered is not None:
+            delivered()
+        waited = time.monotonic() + SAVE_WAIT - cast(TeamRuntime, runtime).commit_timeout
+        while not cast(TeamRuntime, runtime).saved(exc.message_id, interrupt.SLICE):
+            interrupt.check()
+            if time.monotonic() >= waited:
+                view.note(NOT_SAVED_YET, "yellow")
+                break
         addressed = _ADDRESSED.match(line)
         return exc.message_id, addressed.group(1) if addressed else runtime.card.entry_point
+    if delivered is not None:
+        delivered()
+    return sent
 
 
 def intro(console: Console, runtime: TeamHandle, verb: str) -> None:
@@ -240,13 +264,16 @@ def _chat(
         verbose=options.verbose,
         stream=options.stream,
     )
-    if isinstance(runtime, TeamRuntime):  # a store that refuses writes is said soon
-        runtime.commit_timeout = SAVE_WAIT
+    if isinstance(runtime, TeamRuntime):  # the rest of SAVE_WAIT is waited by _send
+        runtime.commit_timeout = interrupt.SLICE
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
-    interrupt.at_once = printable(  # written raw by the second Ctrl-C
+    at_once = printable(  # written raw by the second Ctrl-C
         f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
+    )
+    interrupt.at_once = (
+        (lambda: _ended_at_once(at_once, runtime)) if isinstance(runtime, TeamRuntime) else at_once
     )
     reply: Reply | None = None
     asked: tuple[UUID, str] | None = None  # the one exchange's message id and responder
@@ -256,6 +283,11 @@ def _chat(
     deleted = False
     unsent = options.message
     refused: list[str] = []  # lines the team stopped before they could be sent
+
+    def delivered() -> None:  # before its save is waited for: a Ctrl-C may come then
+        nonlocal unsent
+        unsent = None
+
     try:
         try:
             interrupt.check()  # one taken during the start-up stops the team like any other
@@ -267,9 +299,10 @@ def _chat(
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:
-                asked = _send_unless_taken_over(runtime, options.message, view)
-                if asked is not None:
-                    unsent = None
+                asked = _send_unless_taken_over(runtime, options.message, view, delivered)
+                if asked is None:  # taken over as it was sent: not kept, whether delivered
+                    unsent = options.message
+                else:
                     reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
@@ -344,6 +377,21 @@ def _chat(
     return _answer(console, reply, options, reason, view, resume_hint, listed=listed)
 
 
+def _ended_at_once(said: str, runtime: TeamRuntime) -> str:
+    """What the second Ctrl-C prints (``said``), and — when the store still refuses
+    records the process keeps, which ending now loses — one ``error:`` line: how many,
+    and what to do (the line a stop that gives up on them logs). Called in the signal
+    handler: it only reads."""
+    refused = runtime.recorder.refused()
+    if not refused:
+        return said
+    lost = printable(
+        f"error: team {runtime.team_id}: {counted(refused, 'record')} not saved: the store "
+        f"refused them, and they are lost as the process ends at once; {LOSS_ADVICE}"
+    )
+    return f"{said}\n{lost}"
+
+
 def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
     """The turns the team's stop cut (a resume lists them as interrupted), here or on its
     server."""
@@ -374,13 +422,13 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
 
 
 def _send_unless_taken_over(
-    runtime: TeamHandle, line: str, view: LiveView
+    runtime: TeamHandle, line: str, view: LiveView, delivered: Callable[[], None]
 ) -> tuple[UUID, str] | None:
     """:func:`_send`; None when the send found the team's lease lost (another
     process took the team over as it was sent): the session then says so as for a loss
     found later (:func:`_taken_over`), not as a failed send."""
     try:
-        return _send(runtime, line, view)
+        return _send(runtime, line, view, delivered)
     except AddressError:
         if _lost(runtime) is None:
             raise

@@ -49,6 +49,7 @@ from types import FrameType
 from typing import NoReturn, TypeVar
 
 __all__ = [
+    "AT_ONCE",
     "EXIT_INTERRUPTED",
     "SLICE",
     "aside",
@@ -69,8 +70,12 @@ T = TypeVar("T")
 
 EXIT_INTERRUPTED = 130
 
-at_once = "interrupted again: stopped at once"
-"""What the second Ctrl-C prints before the process ends (a command may say more)."""
+AT_ONCE = "interrupted again: stopped at once"
+at_once: str | Callable[[], str] = AT_ONCE
+"""What the second Ctrl-C prints before the process ends (a command may say more), or
+what makes it then: what is lost may be known only at that moment (records a store
+refuses). Called in the signal handler: it must only read; should it fail,
+:data:`AT_ONCE` is printed."""
 
 SLICE = 0.1
 """Seconds a wait of the main thread inside :func:`deferred` goes without a :func:`check`."""
@@ -128,13 +133,23 @@ def exit_code() -> int:
 def _handle(signum: int, frame: FrameType | None) -> None:
     _state["count"] += 1
     if _state["count"] > 1:
-        _write(f"\n{at_once}\n")
+        _write(f"\n{_at_once()}\n")
         os._exit(exit_code())
     _state["signal"] = signum
     if _quiet:
         _quiet[-1].set()
         return
     raise KeyboardInterrupt
+
+
+def _at_once() -> str:
+    """:data:`at_once`'s words (made now when it is a function)."""
+    if isinstance(at_once, str):
+        return at_once
+    try:
+        return at_once()
+    except Exception:  # the process ends now whatever: with the plain words
+        return AT_ONCE
 
 
 def output_lost(fd: int) -> None:

@@ -245,6 +245,9 @@ class TeamManager:
         self._running: dict[UUID, TeamRuntime] = {}
         # teams whose lease this process lost (taken over): another's now, whatever it asks
         self._lost: set[UUID] = set()
+        # teams whose stop here lost records the store refused: not marked STOPPED (their
+        # log lacks their end), by whichever stop_team comes (under _adopting)
+        self._unsaved: set[UUID] = set()
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -584,7 +587,9 @@ class TeamManager:
     def stop_team(self, team_id: UUID, grace_timeout: float = 30.0) -> None:
         """Stop a running team gracefully (status STOPPED). A team not running here is
         marked STOPPED, which the process running it (if any) notices and obeys; the lease
-        of a process that crashed is cleared (nobody runs the team)."""
+        of a process that crashed is cleared (nobody runs the team). A team whose stop
+        here lost records the store refused stays RUNNING (see ``EventRecorder.on_stop``):
+        its resume says it did not stop cleanly."""
         team = self.get_team(team_id)
         # a team taken over from here is marked under the fence too (refused: it is the
         # new holder's), however this process learned of the loss
@@ -595,10 +600,14 @@ class TeamManager:
             if team is not None:
                 team.stop(grace_timeout)  # its lease is released once it has stopped
                 with self._adopting:
+                    if isinstance(team, TeamRuntime) and team.recorder.unsaved:  # lost
+                        self._unsaved.add(team_id)
                     if self._running.get(team_id) is team:
                         del self._running[team_id]
             record = self.record(team_id)
-            if record.status in (TeamStatus.RUNNING, None):  # None: unreadable, rewritten
+            with self._adopting:  # else its log lacks its end: left RUNNING, as after a crash
+                clean = team_id not in self._unsaved
+            if clean and record.status in (TeamStatus.RUNNING, None):  # None: rewritten
                 self._mark_stopped(team_id, ran_here)
             if team is None:
                 self._clear_stale_lease(team_id)
@@ -753,6 +762,7 @@ class TeamManager:
                 busy = self._resuming.union(self._stops_here)
                 if self._local_team(team_id) is None and team_id not in busy:
                     self._resuming.add(team_id)
+                    self._unsaved.discard(team_id)  # its next stop is its own
                     break
             wait = self._await_stop(team_id, wait, None)
         try:

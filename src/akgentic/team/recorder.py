@@ -42,7 +42,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -82,7 +82,7 @@ from akgentic.storage import (
     pack_records,
 )
 
-__all__ = ["EventRecorder"]
+__all__ = ["LOSS_ADVICE", "EventRecorder"]
 
 
 def _encoded(msg: Message) -> EncodedEvent:
@@ -172,7 +172,7 @@ _Item = _Encoded | _Pack
 _ID_INT = attrgetter("id.int")
 
 
-def _events_in(items: list[_Item]) -> int:
+def _events_in(items: Iterable[Message | _Item]) -> int:
     return sum(item.size if isinstance(item, _Pack) else 1 for item in items)
 
 
@@ -191,6 +191,15 @@ kept waiting by this: they make the writer go now."""
 
 GROUP_EVENTS = 5_000
 """A group of this many events is committed without waiting out :data:`COMMIT_GAP`."""
+
+LOSS_ADVICE = (
+    "the stored log ends before them, and the team is left as after a crash (not marked "
+    "STOPPED): a resume says it did not stop cleanly and restores it from its log, without "
+    "them (the last exchange may be missing); free the store (disk space, permissions, a "
+    "process holding it) before resuming"
+)
+"""What a loss of records the store refused means and what to do, said wherever the
+loss is (the stop giving up on them, a process ended at once while they were kept)."""
 
 CLOSING_TRIES_FOR = 30.0
 """Seconds a stopping recorder keeps trying to commit its last records when the store
@@ -281,6 +290,7 @@ class EventRecorder:
         self._io = threading.Condition()
         self._outbox: list[_Item] = []
         self._outbox_events = 0  # how many events the outbox holds (a pack holds many)
+        self._taken = 0  # how many events the writer took from it and is committing
         self._tables: list[Message] = []  # their messages, for the tables beside the log
         self._writer: threading.Thread | None = None
         self._idle = True
@@ -396,6 +406,7 @@ class EventRecorder:
                     io.notify_all()
                     return
                 rows, self._outbox, self._outbox_events = self._outbox, [], 0
+                self._taken = _events_in(rows)
                 tables, self._tables = self._tables, []
                 self._idle = False
             # once discarded, never written again: a group handed over meanwhile included
@@ -429,6 +440,7 @@ class EventRecorder:
             # backlog, and memory per message must stay flat
             del rows, tables, firsts
             with io:
+                self._taken = 0
                 self._idle = not self._outbox
                 io.notify_all()
 
@@ -439,6 +451,7 @@ class EventRecorder:
         with self._io:
             dropped = _events_in(rows) + self._outbox_events
             self._outbox, self._tables, self._outbox_events = [], [], 0
+            self._taken = 0
             self._idle = True
             self._io.notify_all()
         with self._cond:  # whoever waits for a commit: none comes
@@ -600,27 +613,28 @@ class EventRecorder:
                 self.unsaved += _events_in(rows) + self._outbox_events
                 logger.error(
                     "team %s: %s not saved: the store still refused them (%s) after %gs of "
-                    "tries as the team stopped, and they are lost; the stored log ends "
-                    "before them, so a resume goes on from there without them (the last "
-                    "exchange may be missing): free the store (disk space, permissions, a "
-                    "process holding it) before resuming",
+                    "tries as the team stopped, and they are lost; %s",
                     team,
                     counted(self.unsaved, "record"),
                     exception_line(failure),
                     CLOSING_TRIES_FOR,
+                    LOSS_ADVICE,
                 )
                 self._outbox, self._tables, self._idle = [], [], True
-                self._outbox_events = 0
+                self._outbox_events = self._taken = 0
                 io.notify_all()
                 return False
+            # counted before it is said (refused() counts what is kept from then on) and
+            # before the pause: a stop beginning in it sees it
+            self._failed += 1
             logger.exception(
                 "team %s: the event log refused a batch; it is kept",
                 team,
                 extra={WRITE_FAILED: f"team {team}"},
             )
-            self._failed += 1  # counted before the pause: a stop beginning in it sees it
             self._outbox[:0] = rows
             self._outbox_events += _events_in(rows)
+            self._taken = 0
             self._tables[:0] = tables
             self._idle = True
             io.notify_all()
@@ -662,6 +676,22 @@ class EventRecorder:
             except ValueError:
                 continue
         return None
+
+    @property
+    def closing(self) -> bool:
+        """Whether the team's stop is writing its last records (its members have all
+        stopped; the orchestrator answers nothing until they are written, which takes up
+        to :data:`CLOSING_TRIES_FOR` while the store refuses them)."""
+        return self._closing
+
+    def refused(self) -> int:
+        """How many records are kept in memory because the store refuses them (0 while it
+        takes them): what the process would lose if it ended now. Read without a lock —
+        a signal handler asks it, maybe on the thread that holds one — so a count taken
+        as the writer moves rows may be off by that group."""
+        if not self._failed:
+            return 0
+        return self._outbox_events + self._taken + _events_in(list(self._buffer))
 
     def written(self, timeout: float = 60.0) -> bool:
         """Block until everything handed to the writer is committed (and its tables
@@ -705,10 +735,11 @@ class EventRecorder:
         not seen stopped before its last record is on disk). A graceful stop marks the
         team STOPPED, under the fence (a team taken over meanwhile is its new holder's
         to mark: the loss is then handled as a refused commit's); a crash leaves it
-        RUNNING."""
+        RUNNING, and so does a stop that lost records (:attr:`unsaved`): the log does not
+        hold the team's end, and a resume must not take it for a clean stop."""
         self.flush()
         self._close_writer()
-        if self._stop_requested and not self._discarded:
+        if self._stop_requested and not self._discarded and not self.unsaved:
             try:
                 self._mark_stopped(team_id)
             except LeaseLostError as lost:

@@ -227,14 +227,21 @@ class TeamRuntime:
             self.system.proxy_ask(self.human, HumanProxy, timeout=10).send(target, msg)
         else:
             self.system.tell(target, msg)
-        if self.recorder.wait_committed(msg.id, self.commit_timeout) is None:
-            if self.lease_lost is not None:
-                raise AddressError(
-                    f"team {self.team_id} was taken over by another process: the message "
-                    f"was not kept"
-                )
+        if not self.saved(msg.id, self.commit_timeout):
             raise NotCommittedError(msg.id, self.commit_timeout)
         return msg.id
+
+    def saved(self, message_id: UUID, timeout: float) -> bool:
+        """Whether the message ``message_id`` (delivered) is committed, waiting up to
+        ``timeout``: a caller may wait on in slices after :class:`NotCommittedError`. An
+        :class:`AddressError` once the lease was lost: it never will be."""
+        if self.recorder.wait_committed(message_id, timeout) is not None:
+            return True
+        if self.lease_lost is not None:
+            raise AddressError(
+                f"team {self.team_id} was taken over by another process: the message was not kept"
+            )
+        return False
 
     def retry_interrupted(self) -> list[UUID]:
         """Deliver the interrupted messages again, as new turns; returns their ids.
@@ -388,8 +395,10 @@ class TeamRuntime:
         at the next step boundary (a model request in flight at once) and starts no new
         turn, reporting the turns it cut or declined as interrupted (``TurnInterrupted``),
         so that a resume offers them again. When this returns, every cancel is in its
-        member's inbox: a step the member takes from then on is cut. The names told."""
-        if not self.orchestrator.is_alive():
+        member's inbox: a step the member takes from then on is cut. The names told: none
+        once the members have stopped (the stop writing the team's last records: its
+        orchestrator, asked for them, would answer only once they are written)."""
+        if not self.orchestrator.is_alive() or self.recorder.closing:
             return []
         cancel_reason = "the team is stopping (interrupted)"
         told = []

@@ -10,17 +10,16 @@ import re
 import socket
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 from akgentic.cli import chat
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
-from akgentic.core import CancelMessage, Orchestrator, SentMessage
+from akgentic.core import CancelMessage, SentMessage
 from akgentic.storage import EventRecord, TeamStatus, open_storage
 from akgentic.team import StopWait, TeamManager, manager
-from tests.team.gated import Gate, gate
+from tests.team.gated import Gate, cut_once_a_resume_waits, gate
 from tests.team.test_one_runner import process, stop_held_at_the_gate
 
 from .conftest import (
@@ -232,20 +231,7 @@ def test_a_resume_that_waited_for_a_stop_shows_nothing_of_that_stop(
     are the past. The resumed session shows none of it (it showed the cancel's "grace ran
     out" line, and listed the turn that stop cut as cut by its own stop), and does not take
     the team, RUNNING when it looked, for one that crashed."""
-    told = threading.Event()
-    tell, cut = TeamManager._tell_stop_wait, Orchestrator._interrupt_turns
-
-    def told_then_set(manager: TeamManager, notice: StopWait) -> None:
-        tell(manager, notice)
-        told.set()
-
-    def cut_once_waited_for(orchestrator: Orchestrator, regular: list[Any], grace: float) -> None:
-        assert told.wait(60)  # the resume waits for this stop
-        cut(orchestrator, regular, grace)
-        Gate.release.set()  # the tool call returns: the turn ends, cut by the cancel
-
-    monkeypatch.setattr(TeamManager, "_tell_stop_wait", told_then_set)
-    monkeypatch.setattr(Orchestrator, "_interrupt_turns", cut_once_waited_for)
+    cut_once_a_resume_waits(monkeypatch, Gate.release.set)
     for _ in gate():
         with process(storage_url) as first:
             runtime, stopping = stop_held_at_the_gate(first, grace=0.5)

@@ -30,7 +30,7 @@ from akgentic.cli.chat import (
     server_stop_reason,
 )
 from akgentic.client import AkgenticClient
-from akgentic.core import SentMessage
+from akgentic.core import CancelMessage, SentMessage
 from akgentic.storage import sqlite_url
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
@@ -38,7 +38,9 @@ from tests.cli import hang_tool
 from tests.cli.conftest import AKGENTIC, HANG, Child, assert_resume_hints, child_env
 from tests.core.conftest import eventually
 from tests.server import gate_tool
-from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind
+from tests.server.conftest import REPO, RESEARCH, TURNS, Served, kind, until
+from tests.server.test_resume_while_stopping import stop_started
+from tests.team.gated import cut_once_a_resume_waits
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
@@ -551,6 +553,74 @@ def test_teams_resume_server_of_a_running_team_settles_and_counts_only_its_inter
         assert "@Boss → @Human (response): [scripted] done: one" in out
     assert "@Boss → @Human (response): [scripted] done: two" in out
     assert "answer: [scripted] you said hello;" in out
+
+
+WARNED = [
+    "1 turn was interrupted:",
+    "  @Human → @Boss: wait here",
+    "  rerun with --retry-interrupted to deliver it again, or --dismiss-interrupted to give it up",
+]
+
+
+@pytest.mark.parametrize(
+    ("settle", "said_then"),
+    [
+        ((), WARNED),
+        (("--retry-interrupted",), ["delivered 1 interrupted message again"]),
+        (("--dismiss-interrupted",), ["dismissed 1 interrupted turn"]),
+    ],
+    ids=["undecided", "retry", "dismiss"],
+)
+def test_teams_resume_server_that_waited_for_a_stop_shows_nothing_of_that_stop(
+    served: Served,
+    monkeypatch: pytest.MonkeyPatch,
+    settle: tuple[str, ...],
+    said_then: list[str],
+) -> None:
+    """``teams resume --server`` while the server stops the team: the server's resume
+    waits for the stop, whose grace runs out meanwhile — its cancel, held until the resume
+    waits, and the turn it cuts are written after the session looked at the log, and are
+    the past. The session starts at the resumed run's first record (``first_seq``), and
+    warns of that turn, which the resume offers again: from its look before the resume, it
+    showed the cancel's "grace ran out" line, listed the turn that stop cut as cut by its
+    own stop, and said nothing of it as the resume began (with ``--retry-interrupted``,
+    that there was none to deliver again, while the resume did)."""
+    told = cut_once_a_resume_waits(monkeypatch, gate_tool.OPEN.set)
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id, 0.5))
+    stopping.start()
+    try:
+        until(team, stop_started)
+        short = str(team.team_id)[:8]
+        argv = ["teams", "resume", short, "--server", served.url, *settle]
+        code, out, err = invoke(*argv, input="")
+    finally:
+        gate_tool.OPEN.set()
+        told.set()
+        stopping.join(90)
+
+    assert code == 0, err
+    log = served.storage.events.read(team.team_id)
+    cancels = [
+        r.message.message.reason
+        for r in log
+        if isinstance(r.message, SentMessage) and isinstance(r.message.message, CancelMessage)
+    ]
+    assert cancels == ["the team's stop grace of 0.5s ran out"]  # written while it waited
+    said = out.splitlines()
+    assert said[: 1 + len(said_then)] == [
+        f"team turns ({short}) resumed on {served.url}: @Boss (entry point)",
+        *said_then,
+    ]
+    assert "ran out" not in out
+    assert "@Orchestrator" not in out
+    # the session's own stop cut nothing (the turn, unsettled, is offered to the next resume)
+    assert said[-1] == (
+        f"team turns ({short}) stopped; resume it with: akgentic teams resume {short} "
+        f"--server {served.url} --import {gate_tool.__name__}"
+    )
 
 
 def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> None:

@@ -203,9 +203,11 @@ def test_a_team_says_when_it_last_did_something(served: Served) -> None:
 
 def test_stop_then_resume_through_the_api(served: Served) -> None:
     team = served.client.create_team("turns")
+    assert team.info.first_seq == 1  # its run began the log
     first = team.send("hello")
     until(team, ended(first))
     assert team.stop() is True
+    assert team.info.first_seq is None  # no run here
     with pytest.raises(ServerError) as err:
         team.send("anyone?")
     assert err.value.status == 409 and f"POST /teams/{team.team_id}/resume" in err.value.detail
@@ -213,6 +215,7 @@ def test_stop_then_resume_through_the_api(served: Served) -> None:
     assert records and records[-1].seq == served.storage.events.last_seq(team.team_id)
     resumed = served.client.resume_team(team.team_id)
     assert resumed.info.running and resumed.info.status == "RUNNING"
+    assert resumed.info.first_seq == records[-1].seq + 1  # the resumed run's first record
     again = resumed.send("hello again")
     done = until(resumed, ended(again), from_seq=records[-1].seq + 1)
     assert data(done[-1])["outcome"] == "completed"

@@ -1,6 +1,7 @@
 """A resume asked of the server while it stops the same team (``POST /teams/{id}/stop``
 still waiting for a turn) waits for that stop, then resumes the team: it was a 409
-"already running" although a moment later it would have worked."""
+"already running" although a moment later it would have worked. Its answer's
+``first_seq`` is where the resumed run began, after what the stop wrote meanwhile."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 
 from akgentic.client import AkgenticClient
-from akgentic.core import EventMessage, TeamStoppingEvent
+from akgentic.core import EventMessage, StartMessage, StopMessage, TeamStoppingEvent
 from akgentic.storage import EventRecord, stopping_resource
 from tests.server import gate_tool
 from tests.server.conftest import Served, until
@@ -66,6 +67,7 @@ def test_a_resume_while_the_server_stops_the_team_waits_for_the_stop_then_resume
         resuming = in_a_thread(lambda: resumer.resume_team(team.team_id), resumed, looked)
         assert looked.wait(60)
         assert resumed == []  # neither refused nor resumed: waiting for the stop
+        waited_at = served.manager.storage.events.last_seq(team.team_id)
 
         gate_tool.OPEN.set()
         stopping.join(90)
@@ -76,6 +78,14 @@ def test_a_resume_while_the_server_stops_the_team_waits_for_the_stop_then_resume
         assert remote.team_id == team.team_id, remote
         info = served.client.info(team.team_id)
         assert info.status == "RUNNING" and info.running
+        # the resumed run began after the stop's last records, written while it waited
+        began = remote.info.first_seq
+        assert began is not None and began > waited_at + 1
+        logged = {r.seq: r.message for r in served.manager.storage.events.read(team.team_id)}
+        stop_ended, resumed_began = logged[began - 1], logged[began]
+        assert isinstance(stop_ended, StopMessage)
+        assert stop_ended.sender is not None and stop_ended.sender.name == "@Orchestrator"
+        assert isinstance(resumed_began, StartMessage)
         assert served.manager.get_team(team.team_id) is not None
     finally:
         gate_tool.OPEN.set()

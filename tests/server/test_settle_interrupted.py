@@ -51,6 +51,8 @@ def test_a_running_team_settles_its_interrupted_turns(tmp_path: Path, settle: st
             retry_interrupted=settle == "retry",
             dismiss_interrupted=settle == "dismiss",
         )
+        # a settle starts no run: the answer's first_seq is the run's, from before it
+        assert settled.info.first_seq == team.info.first_seq
         assert settled.refresh().interrupted == []
         # "after block", queued behind it, was redelivered by the plain resume: taken on first
         assert settled.info.out_of_order == ({interrupted: 1} if settle == "retry" else {})

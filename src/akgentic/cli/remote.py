@@ -80,10 +80,11 @@ def read_remote(
         after = page[-1].last  # past a range record (a damaged pack, a gap)
 
 
-def interrupted_turns(team: RemoteTeam) -> list[Message]:
+def interrupted_turns(team: RemoteTeam, to_seq: int | None = None) -> list[Message]:
     """The turns a resume of ``team`` would offer again, read from the server's log as
-    ``teams show`` reads a local one."""
-    return plan_restore(list(read_remote(team))).interrupted
+    ``teams show`` reads a local one (up to ``to_seq``: those a resume that began after
+    it offered)."""
+    return plan_restore(list(read_remote(team, to_seq=to_seq))).interrupted
 
 
 def server_command(team_id: UUID, url: str, imports: Sequence[str] = ()) -> str:

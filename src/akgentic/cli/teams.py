@@ -671,7 +671,10 @@ def _resume_remote(
 
     The turns said settled (or warned of) are those the server lists as interrupted
     (``TeamInfo.interrupted``), the ones its resume settles, quoted from its log: a team
-    already running there is on turns the log alone cannot tell from interrupted ones."""
+    already running there is on turns the log alone cannot tell from interrupted ones.
+    The session shows what happens from the resume on: from the resumed run's first record
+    (``TeamInfo.first_seq``), nothing of a stop the server's resume waited for — whose cut
+    turns, written after the first look, are among those the resume settled or offers."""
     with connected(url, token) as client:
         record = find_remote_team(client, team)
         if record.status == TeamStatus.DELETED:
@@ -680,7 +683,7 @@ def _resume_remote(
         stored = client.get_team(record.team_id)
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
-        from_seq = stored.info.last_seq + 1
+        looked = stored.info.last_seq  # the log's end before the resume
         listed = set(stored.info.interrupted)
         cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
         runtime = client.resume_team(
@@ -688,6 +691,15 @@ def _resume_remote(
             retry_interrupted=options.retry_interrupted,
             dismiss_interrupted=dismiss,
         )
+        # the session shows the run the resume began, from its first record; a team
+        # already running (its turns settled) began before this look
+        began = runtime.info.first_seq
+        from_seq = began if began is not None and began > looked else looked + 1
+        if from_seq > looked + 1:
+            # a stop in progress the resume waited for wrote its last records after this
+            # look (the cancel of a grace that ran out, the turns it cut): they are the
+            # past, and the turns the resume settled or offers are those of the log then
+            cut = interrupted_turns(runtime, to_seq=from_seq - 1)
         console = out_console()
         intro(console, runtime, f"resumed on {url}")
         if cut and dismiss:
@@ -695,7 +707,8 @@ def _resume_remote(
                 SafeText(f"dismissed {counted(len(cut), 'interrupted turn')}", style="dim")
             )
         elif cut and options.retry_interrupted:
-            late = {i: n for i, n in runtime.info.out_of_order.items() if i in listed}
+            ids = {m.id for m in cut}
+            late = {i: n for i, n in runtime.info.out_of_order.items() if i in ids}
             console.print(SafeText(retried_note(len(cut), late), style="dim"))
         elif cut:
             _warn_interrupted(console, cut)

@@ -235,6 +235,17 @@ class TeamInfo(BaseModel):
         "redoes them before the messages queued behind them; a turn the team went on "
         "without (retried on a running team, or left unsettled by an earlier run) comes after.",
     )
+    first_seq: int | None = Field(
+        default=None,
+        description="For a team running here: the seq of the first record its current run "
+        "wrote (its creation, or the resume that started it); what that run does is from "
+        "there on. A resume that waited for a stop in progress begins after that stop's last "
+        "records (the cancel of a grace that ran out, the turn it cut), so following the "
+        "answer of POST /teams/{id}/resume from first_seq shows nothing of that stop. A "
+        "resume of a team already running (settling its interrupted turns) starts no run: "
+        "its first_seq is that run's, from before the resume. None for a team not running "
+        "here.",
+    )
     imports: list[str] = Field(
         default_factory=list,
         description="The modules its card names in 'imports': a Python client imports them "

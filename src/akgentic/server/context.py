@@ -157,6 +157,7 @@ class ServerContext:
             last_activity=_time_of(self.manager.storage, record.team_id, last),
             interrupted=interrupted,
             out_of_order=out_of_order,
+            first_seq=runtime.first_seq if runtime is not None else None,
             imports=[m for m in card.get("imports") or () if isinstance(m, str)],
         )
 

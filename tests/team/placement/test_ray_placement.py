@@ -139,7 +139,9 @@ def test_an_interrupt_cuts_a_turn_held_on_a_worker_at_its_next_step(
 
     # resumed undecided, the team answers a newer message first: the cut turn retried on
     # the running team comes after it, and the worker says so
+    stopped_at = deployment.storage.events.last_seq(team.team_id)
     resumed = manager.resume_team(team.team_id)
+    assert resumed.first_seq == stopped_at + 1  # the worker's run, from its first record
     assert [m.id for m in resumed.interrupted] == [message_id]
     resumed.send("later")
     wait_answer(deployment.storage, team.team_id, "[scripted] done: later", 120)

@@ -205,7 +205,9 @@ def resume_team(
     after what their recipients have taken on since, and ``out_of_order`` lists those that
     thereby lost their place (as it lists a resume's retry of a turn an earlier run left).
     A team being stopped (here or elsewhere) is resumed once its stop has finished; a stop
-    that does not finish in time is a 409 saying so."""
+    that does not finish in time is a 409 saying so. ``first_seq`` in the answer is the seq
+    of the resumed run's first record: the records that stop wrote while the resume waited
+    come before it (on a team already running, it is that run's, from before the resume)."""
     options = body or ResumeTeam()
     if options.retry_interrupted and options.dismiss_interrupted:
         raise HTTPException(422, "give at most one of retry_interrupted and dismiss_interrupted")

@@ -69,6 +69,12 @@ class HostedTeam(Protocol):
         ...
 
     @property
+    def first_seq(self) -> int:
+        """The seq of the first record this run of the team wrote (``TeamRuntime.first_seq``):
+        what it did is from there on, nothing of a stop a resume waited for."""
+        ...
+
+    @property
     def stop_reason(self) -> str | None:
         """Why the team stopped when nobody asked it here (None otherwise)."""
         ...

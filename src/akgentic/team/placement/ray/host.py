@@ -236,6 +236,15 @@ class TeamHost:
         return {str(i): n for i, n in team.out_of_order.items()} if team is not None else {}
 
     @_answered
+    def first_seq(self) -> int:
+        """The seq of the run's first record: asked while the team starts, once it has."""
+        self._started.wait(self.start_timeout)
+        team = self.team
+        if team is None:
+            raise TeamNotRunningError(f"team {self.team_id} is not running in this worker")
+        return team.first_seq
+
+    @_answered
     def retry_interrupted(self) -> list[str]:
         return [str(i) for i in self._team().retry_interrupted()]
 

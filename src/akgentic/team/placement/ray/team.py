@@ -145,6 +145,12 @@ class RayTeam:
         """The retried turns the team's actor redid out of their place."""
         return {UUID(i): n for i, n in self._call("out_of_order").items()}
 
+    @property
+    def first_seq(self) -> int:
+        """The seq of the first record the team's run on its worker wrote (a revival on
+        another worker begins a new run)."""
+        return int(self._call("first_seq"))
+
     def retry_interrupted(self) -> list[UUID]:
         return [UUID(i) for i in self._call("retry_interrupted")]
 

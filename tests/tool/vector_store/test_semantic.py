@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -37,6 +37,7 @@ from akgentic.tool.vector_store import (
 from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
 
 from ..conftest import FakeAgent, Team
+from ..members import LoadingEmbedder
 from .conftest import FailingEmbedder, FakeEmbedder, GatedEmbedder
 
 
@@ -502,3 +503,49 @@ def test_a_row_in_flight_at_teardown_lands_before_the_store_stops(team: Team) ->
     ]
     assert isinstance(published[-1], VectorStoreState)
     assert [row.ref_id for row in published[-1].collections["notes"].values()] == ["late"]
+
+
+# -- a model still loading -------------------------------------------------------------------
+
+
+@pytest.fixture
+def loading() -> Iterator[LoadingEmbedder]:
+    """An embedder whose model load (started by ``bind``) is held until ``gate`` is set."""
+    embedder = LoadingEmbedder({"greeting": ("hello", "hi")})
+    yield embedder
+    embedder.gate.set()  # a load the test left held ends
+
+
+def test_a_row_written_while_the_model_loads_is_indexed_once_it_loaded(
+    team: Team, loading: LoadingEmbedder
+) -> None:
+    notes, _ = start_notes(team, embedder=loading)
+    assert loading.loading.wait(30)  # bind started the load, and it is held
+    assert notes.add("n1", "hello world") == "queued"
+    loading.gate.set()
+    wait_workers_stopped(team, 1)
+    team.recorder.wait_for(lambda: persisted_rows(team) == 1)
+    assert texts_in_store(team) == {"n1": "hello world"}
+    assert list(notes.search("hi", 1)) == ["n1"]  # by meaning: no word in common
+    assert loading.warm_ups == 1
+
+
+def test_a_stop_is_never_held_by_a_write_or_a_query_waiting_for_the_load(
+    team: Team, loading: LoadingEmbedder
+) -> None:
+    """Their workers (children of the consumer; a write's reports to ``#VectorStore``)
+    used to wait for the load in ``embed``, and every stop on the way with them, for the
+    team's grace. Here the grace outlasts the wait: the stop must end while the load is
+    still held."""
+    quick = VectorStoreParam(backend="inmemory", query_timeout=0.1)
+    notes, _ = start_notes(team, embedder=loading, param=quick)
+    assert loading.loading.wait(30)
+    assert notes.add("n1", "hello world") == "queued"
+    assert notes.search("hello", 3) == {}  # the degraded answer while the model loads
+
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(300.0)
+    assert team.system.wait_stopped(team.orchestrator, 30)
+    left = team.system.shutdown(1.0)
+
+    assert not loading.ready  # the team stopped while the load was still held
+    assert left == []

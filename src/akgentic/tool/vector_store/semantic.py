@@ -49,7 +49,11 @@ The contract:
 - ``available`` is False when no embedder could be resolved (or the in-memory backend
   lacks numpy): the consumer is keyword-only, ``upsert`` and ``similar`` do nothing.
 - ``bind`` starts loading a model that is not loaded yet on a daemon thread, once per
-  embedder at a time; no stop waits for it, and the first embedding waits for the load.
+  embedder at a time (:func:`start_warm_up`); no stop waits for it. A job that needs an
+  embedding while the model loads waits for the load *without a worker*: it is started
+  when the load ends (by the orchestrator, off the consumer's thread), so no actor —
+  and no stop waiting for its children — is held by a load. A team stopped meanwhile
+  drops the job (the row is not indexed, as for any write abandoned by a stop).
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ from akgentic.tool.vector_store.vector import (
     EmbeddingService,
     VectorEntry,
     get_embedding_service,
+    start_warm_up,
 )
 
 if TYPE_CHECKING:
@@ -373,12 +378,14 @@ class SemanticIndex:
                 )
                 self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
 
+        def release() -> None:
+            for ref, seq, _, _ in stamped:
+                self._sequencer.done(ref, seq)
+
         job = EmbeddingJob(
             texts=tuple(t for _, _, t, _ in stamped), embedder=self._embedder, apply=apply
         )
-        if not self._spawn(job, writes=True):
-            for ref, seq, _, _ in stamped:
-                self._sequencer.done(ref, seq)
+        self._spawn(job, release, writes=True)
 
     def delete(self, ref_id: str) -> None:
         """Remove ``ref_id``; returns at once (a tell, or a worker for a cluster)."""
@@ -415,8 +422,8 @@ class SemanticIndex:
                 lambda: store.delete(self.collection, self.team_id, [ref_id], self.tenant),
             )
 
-        if not self._spawn(EmbeddingJob(texts=(), embedder=None, apply=apply)):
-            self._sequencer.done(ref_id, seq)
+        job = EmbeddingJob(texts=(), embedder=None, apply=apply)
+        self._spawn(job, lambda: self._sequencer.done(ref_id, seq))
 
     def similar(self, query: str, k: int) -> dict[str, float]:
         """``ref_id -> cosine`` of the ``k`` rows nearest ``query``; ``{}`` when degraded."""
@@ -475,8 +482,9 @@ class SemanticIndex:
                 embedder=self._embedder,
                 apply=lambda _w, vectors, error: self._query_done(query, slot, vectors, error),
             )
-            if not self._spawn(job):
-                self._query_done(query, slot, None, "the embedding worker could not start")
+            self._spawn(
+                job, lambda: self._query_done(query, slot, None, "no embedding worker started")
+            )
         attempts = max(1, math.ceil(self.query_timeout / self.poll_step))
         return poll_deferred(lambda: slot.wait(self.poll_step), attempts=attempts, delay=0.0)
 
@@ -504,19 +512,35 @@ class SemanticIndex:
     def _warm_up(self) -> None:
         """Load a local model now, so the first ``similar`` is not the one paying.
 
-        On a daemon thread, once per embedder at a time (see :func:`_start_warm_up`):
+        On a daemon thread, once per embedder at a time (see :func:`start_warm_up`):
         never an actor, which its consumer's stop would wait for.
         """
-        embedder = self._embedder
-        if embedder is None or getattr(embedder, "ready", True):
-            return
-        _start_warm_up(embedder)
+        if self._embedder is not None:
+            start_warm_up(self._embedder)
 
-    def _spawn(self, job: EmbeddingJob, *, writes: bool = False) -> bool:
-        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure.
+    def _spawn(
+        self, job: EmbeddingJob, failed: Callable[[], None], *, writes: bool = False
+    ) -> None:
+        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``, or ``failed()``.
 
-        ``writes``: the job writes to the ``#VectorStore``, which then stops after it.
+        A job to embed with a model still loading waits for the load on the loading
+        thread, not in a worker: a worker is an actor whose stop (and its parent's) would
+        wait for the load; it is started once the load ends. ``writes``: the job writes to
+        the ``#VectorStore``, which then stops after it.
         """
+
+        def start() -> None:
+            if not self._start_worker(job, writes):
+                failed()
+
+        embedder = job.embedder
+        if embedder is not None and job.texts and not getattr(embedder, "ready", True):
+            start_warm_up(embedder, then=start)
+        else:
+            start()
+
+    def _start_worker(self, job: EmbeddingJob, writes: bool) -> bool:
+        """Start the worker and tell it ``job``; False, with a warning, when it cannot."""
         observer = self._observer_ref()
         if observer is None:
             logger.info("the consumer of %s is gone; dropping a job", self.collection)
@@ -556,49 +580,6 @@ def _on_own_thread(observer: ActorToolObserver) -> bool:
     instead, on the orchestrator's own thread.
     """
     return current_actor() is observer
-
-
-_warming: set[int] = set()
-"""The embedders (by ``id``) whose warm-up thread runs; each thread holds its embedder."""
-_warming_lock = threading.Lock()
-
-
-def _start_warm_up(embedder: EmbeddingService) -> None:
-    """Load ``embedder``'s model on a daemon thread, unless one is loading it already.
-
-    The embedder is cached per process, so every index over it — a card's and its team
-    actor's, every member's — shares this one load. Not an ``EmbeddingWorker``: a worker
-    is its consumer's child, and a stop waits for its children — a model still loading
-    (sentence-transformers takes tens of seconds on a loaded machine) held a member's stop
-    for the team's whole grace, then was named as stuck. Nobody waits for a warm-up: the
-    first embedding waits for the load itself (the embedder loads once, under its lock),
-    so a stop or the process's exit abandons this thread and loses nothing.
-    """
-    warm_up = getattr(embedder, "warm_up", None)
-    if not callable(warm_up):
-        return
-    key = id(embedder)
-    with _warming_lock:
-        if key in _warming:
-            return
-        _warming.add(key)
-
-    def load() -> None:
-        try:
-            warm_up()
-        except Exception as exc:  # the first embedding tries again, and says so
-            logger.warning("warming up %s failed: %r", embedder.name, exc)
-        finally:
-            with _warming_lock:
-                _warming.discard(key)
-
-    name = f"akgentic-embed-warmup-{embedder.name}"
-    try:
-        threading.Thread(target=load, name=name, daemon=True).start()
-    except RuntimeError as exc:  # no thread to spare (or the interpreter is exiting)
-        with _warming_lock:
-            _warming.discard(key)
-        logger.warning("could not warm up %s: %r", embedder.name, exc)
 
 
 def _named(observer: Any, name: str, what: str, hook: str) -> Any:

@@ -53,7 +53,11 @@ The contract:
   embedding while the model loads waits for the load *without a worker*: it is started
   when the load ends (by the orchestrator, off the consumer's thread), so no actor —
   and no stop waiting for its children — is held by a load. A team stopped meanwhile
-  drops the job (the row is not indexed, as for any write abandoned by a stop).
+  drops the job, as it drops any write it abandons; the next start reconciles.
+- ``reconcile(rows)`` — called by a consumer starting with restored rows — indexes the
+  rows the store lacks and deletes the ones it holds for nothing (a write or a delete a
+  stop or a crash dropped), without embedding a row already indexed: one id listing
+  (``VectorStore.ref_ids``) in a worker when nothing is missing.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
@@ -145,12 +149,35 @@ class _Sequencer:
         self._write_lock = threading.Lock()
         self._latest: dict[str, int] = {}
         self._counter = itertools.count(1)
+        self._watches: list[set[str]] = []
 
     def next(self, ref_id: str) -> int:
         with self._seq_lock:
-            seq = next(self._counter)
-            self._latest[ref_id] = seq
-            return seq
+            return self._stamp(ref_id)
+
+    def _stamp(self, ref_id: str) -> int:
+        seq = next(self._counter)
+        self._latest[ref_id] = seq
+        for touched in self._watches:
+            touched.add(ref_id)
+        return seq
+
+    def watch(self) -> set[str]:
+        """A set every ref stamped from now on is added to, until :meth:`unwatch`."""
+        touched: set[str] = set()
+        with self._seq_lock:
+            self._watches.append(touched)
+        return touched
+
+    def unwatch(self, touched: set[str]) -> None:
+        with self._seq_lock:
+            self._watches = [w for w in self._watches if w is not touched]
+
+    def next_untouched(self, ref_id: str, touched: set[str]) -> int | None:
+        """Stamp ``ref_id`` unless a write stamped it since ``touched`` was watched (that
+        write is newer than what the watcher saw); None then. One step, under the lock."""
+        with self._seq_lock:
+            return None if ref_id in touched else self._stamp(ref_id)
 
     def _is_latest(self, ref_id: str, seq: int) -> bool:
         with self._seq_lock:
@@ -356,6 +383,59 @@ class SemanticIndex:
         stamped = [
             (ref, self._sequencer.next(ref), text, dict(meta or {})) for ref, text, meta in rows
         ]
+        self._embed_rows(stamped)
+
+    def reconcile(self, rows: Mapping[str, tuple[str, dict[str, Any] | None]]) -> None:
+        """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
+        row the consumer holds): index the ones it lacks, delete the ones it holds for
+        nothing. Returns at once; a worker lists the store's ref ids.
+
+        What a consumer calls when it starts with restored (or seeded) state: a write
+        whose embedding a stop, a crash or a model still loading dropped left its row
+        unindexed, and a lost delete left a row for nothing — the rows persist with the
+        state, the index with the store. Rows already indexed are not embedded again:
+        when nothing is missing this costs one id listing and no embedding. A write
+        made after this call wins: a row written or deleted since is left to that write.
+        A stop during the embeddings may drop them again; the next start reconciles.
+        """
+        if not self.available:
+            return
+        source = dict(rows)
+        touched = self._sequencer.watch()
+
+        def apply(
+            worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
+        ) -> None:
+            try:
+                held = self._held(worker)
+            except Exception as exc:
+                self._sequencer.unwatch(touched)
+                logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
+                return
+            try:
+                for ref in sorted(held - source.keys()):
+                    seq = self._sequencer.next_untouched(ref, touched)
+                    if seq is not None:
+                        remove = functools.partial(self._remove, worker, ref)
+                        self._sequencer.apply(ref, seq, remove)
+                missing = []
+                for ref in sorted(source.keys() - held):
+                    seq = self._sequencer.next_untouched(ref, touched)
+                    if seq is not None:
+                        text, meta = source[ref]
+                        missing.append((ref, seq, text, dict(meta or {})))
+            finally:
+                self._sequencer.unwatch(touched)
+            if missing:
+                logger.info("indexing %d rows %s lacked", len(missing), self.collection)
+                self._embed_rows(missing)
+
+        job = EmbeddingJob(texts=(), embedder=None, apply=apply)
+        self._spawn(job, lambda: self._sequencer.unwatch(touched), writes=True)
+
+    def _embed_rows(self, stamped: list[tuple[str, int, str, dict[str, Any]]]) -> None:
+        """Embed ``(ref_id, seq, text, metadata)`` rows in one worker and write each one
+        whose stamp is still its ref's latest."""
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
@@ -440,6 +520,26 @@ class SemanticIndex:
         return {hit.ref_id: hit.score for hit in hits}
 
     # -- internals -------------------------------------------------------------------
+    def _held(self, worker: EmbeddingWorker) -> set[str]:
+        """The ref ids the store holds for this scope; on the worker's thread."""
+        if self._store_address is not None:
+            store: Any = worker.proxy_ask(
+                self._store_address, VectorStoreActor, timeout=worker.timeout
+            )
+            held: set[str] = store.ref_ids(self.collection, self.team_id, self.tenant)
+            return held
+        assert self._store is not None
+        return self._store.ref_ids(self.collection, self.team_id, self.tenant)
+
+    def _remove(self, worker: EmbeddingWorker, ref_id: str) -> None:
+        """Delete ``ref_id``'s row; on the worker's thread, under the sequencer's write lock."""
+        if self._store_address is not None:
+            worker.proxy_tell(self._store_address, VectorStoreActor).delete(
+                self.collection, self.team_id, [ref_id], self.tenant
+            )
+        elif self._store is not None:
+            self._store.delete(self.collection, self.team_id, [ref_id], self.tenant)
+
     def _write(self, worker: EmbeddingWorker, entries: list[VectorEntry]) -> None:
         """On the worker's thread, under the sequencer's write lock."""
         if self._store_address is not None:

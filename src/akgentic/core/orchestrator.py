@@ -620,6 +620,17 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._tool_actors[config.name] = address
         return address
 
+    def restore_children(
+        self,
+        children: list[tuple[type[Akgent[Any, Any]], BaseConfig, UUID, BaseState | None]],
+    ) -> list[ActorAddress]:
+        """:meth:`restore_child` each ``(actor_class, config, agent_id, state)``, in one
+        message: a restored tool actor whose ``on_start`` binds another (``#PlanningTool``
+        binds ``#VectorStore``) asks ``getChildrenOrCreate`` of this mailbox, so its ask is
+        answered only once every tool actor is back — never with a fresh, empty actor
+        created before the restored one, which then ran beside it under the same name."""
+        return [self.restore_child(*child) for child in children]
+
     # -- profiles -----------------------------------------------------------------------
     def register_agent_profile(self, profile: AgentCard) -> None:
         """Make ``profile`` hireable by role (a later one replaces the same role)."""

@@ -570,16 +570,26 @@ def _start_members(
     addresses: dict[UUID, ActorAddress] = {}
     human: ActorAddress | None = None
     skills = stored_skill_rows(manager.storage.skills)  # the store, not the log, has them
-    for member in members:
-        actor_class = actor_class_for(member.agent_class)
-        state = plan.states.get(member.agent_id)
+
+    def config_of(member: Member) -> Any:
         config = member.config.model_copy(deep=True)
         give_stored_skills(config, skills)
+        return config
+
+    tools = [m for m in members if m.name.startswith("#")]
+    restored = proxy.restore_children(  # in one message: see Orchestrator.restore_children
+        [
+            (actor_class_for(m.agent_class), config_of(m), m.agent_id, plan.states.get(m.agent_id))
+            for m in tools
+        ]
+    )
+    addresses.update(zip((m.agent_id for m in tools), restored, strict=True))
+    for member in members:
         if member.name.startswith("#"):
-            addresses[member.agent_id] = proxy.restore_child(
-                actor_class, config, member.agent_id, state
-            )
             continue
+        actor_class = actor_class_for(member.agent_class)
+        state = plan.states.get(member.agent_id)
+        config = config_of(member)
         parent = addresses.get(member.parent) if member.parent else None
         if parent is not None:
             creator = system.proxy_ask(parent, Akgent, timeout=60)

@@ -358,6 +358,28 @@ def test_a_model_still_loading_never_holds_the_teams_stop(
     assert left == []  # nothing running, nothing for the CLI to call "stuck in a call"
 
 
+def test_a_task_written_while_the_model_loads_never_holds_the_teams_stop(
+    team: Team, loading_embedder: LoadingEmbedder
+) -> None:
+    """A write's embedding waits for a model still loading without a worker: the worker,
+    a child of ``#PlanningTool`` reporting to ``#VectorStore``, used to wait for the load
+    in its ``embed``, and those actors' stops with it — the team's whole grace. Here the
+    grace outlasts the wait: the stop must end while the load is still held."""
+    card = PlanningTool(vector_store=VectorStoreParam(query_timeout=0.1))
+    tools = tools_of(team, add_member(team, "@A", card))
+    assert loading_embedder.loading.wait(30)  # the warm-up is loading, and held
+    tools["update_planning"]([{"op": "create", "title": "Prepare the budget"}])
+    # a query too (a worker of its own): keyword-only while the model loads
+    assert tools["search_planning"]("budget").startswith("- #1")
+
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(300.0)
+    assert team.system.wait_stopped(team.orchestrator, 30)
+    left = team.system.shutdown(1.0)
+
+    assert not loading_embedder.ready  # the team stopped while the load was still held
+    assert left == []
+
+
 def test_one_warm_up_per_embedder_and_the_first_search_waits_for_the_load(
     team: Team, loading_embedder: LoadingEmbedder
 ) -> None:

@@ -103,6 +103,24 @@ def test_list_collections_names_the_consumers_collections(store: VectorStore) ->
     assert names == [A, B]
 
 
+def test_ref_ids_names_the_rows_of_one_scope_only(store: VectorStore) -> None:
+    assert store.ref_ids("contract_nowhere", TEAM) == set()  # unknown collection
+    store.upsert(A, TEAM, [entry("a1", unit(1, 0)), entry("a2", unit(0, 1))])
+    store.upsert(A, TEAM, [entry("t1", unit(1, 0))], tenant="t")
+    store.upsert(A, OTHER, [entry("o1", unit(1, 0))])
+    store.upsert(B, TEAM, [entry("b1", unit(1, 0))])
+    store.delete(A, TEAM, ["a2"])
+    assert store.ref_ids(A, TEAM) == {"a1"}
+    assert store.ref_ids(A, TEAM, tenant="t") == {"t1"}
+    assert store.ref_ids(A, OTHER) == {"o1"}
+    assert store.ref_ids(B, TEAM) == {"b1"}
+
+
+def test_ref_ids_lists_past_one_page(store: VectorStore) -> None:
+    store.upsert(A, TEAM, [entry(f"r{i}", unit(1, i / 2000)) for i in range(1500)])
+    assert store.ref_ids(A, TEAM) == {f"r{i}" for i in range(1500)}
+
+
 def test_k_bounds_the_answer(store: VectorStore) -> None:
     store.upsert(A, TEAM, [entry(f"r{i}", unit(1, i / 10, 0)) for i in range(6)])
     assert len(store.query(A, TEAM, unit(1, 0, 0), k=2)) == 2

@@ -46,6 +46,7 @@ def test_minilm_embeds_384_dims_offline_and_ranks_a_paraphrase_first(
     assert path is not None
     service = LocalEmbeddingService(path)  # a fresh load, under the network ban
     assert not service.ready
+    service.warm_up()  # the load, here: embed's timeout would bound the wait for it
     query, paraphrase, unrelated = service.embed(
         [
             "The meeting has been moved to Thursday afternoon.",

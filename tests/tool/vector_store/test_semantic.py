@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from akgentic.core import (
 from akgentic.tool.core import ToolStateEvent, fold_deltas
 from akgentic.tool.vector_store import (
     STORE_ACTOR_NAME,
+    EmbeddingJob,
     EmbeddingService,
     EmbeddingWorker,
     QdrantBackend,
@@ -37,6 +38,7 @@ from akgentic.tool.vector_store import (
 from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
 
 from ..conftest import FakeAgent, Team
+from ..members import LoadingEmbedder
 from .conftest import FailingEmbedder, FakeEmbedder, GatedEmbedder
 
 
@@ -70,6 +72,9 @@ class NotesActor(Akgent[BaseConfig, BaseState]):
 
     def search(self, query: str, k: int) -> dict[str, float]:
         return self.index.similar(query, k)
+
+    def reconcile(self, rows: dict[str, str]) -> None:
+        self.index.reconcile({ref: (text, None) for ref, text in rows.items()})
 
     def ping(self) -> str:
         return "pong"
@@ -501,3 +506,135 @@ def test_a_row_in_flight_at_teardown_lands_before_the_store_stops(team: Team) ->
     ]
     assert isinstance(published[-1], VectorStoreState)
     assert [row.ref_id for row in published[-1].collections["notes"].values()] == ["late"]
+
+
+# -- a model still loading -------------------------------------------------------------------
+
+
+@pytest.fixture
+def loading() -> Iterator[LoadingEmbedder]:
+    """An embedder whose model load (started by ``bind``) is held until ``gate`` is set."""
+    embedder = LoadingEmbedder({"greeting": ("hello", "hi")})
+    yield embedder
+    embedder.gate.set()  # a load the test left held ends
+
+
+def test_a_row_written_while_the_model_loads_is_indexed_once_it_loaded(
+    team: Team, loading: LoadingEmbedder
+) -> None:
+    notes, _ = start_notes(team, embedder=loading)
+    assert loading.loading.wait(30)  # bind started the load, and it is held
+    assert notes.add("n1", "hello world") == "queued"
+    loading.gate.set()
+    wait_workers_stopped(team, 1)
+    team.recorder.wait_for(lambda: persisted_rows(team) == 1)
+    assert texts_in_store(team) == {"n1": "hello world"}
+    assert list(notes.search("hi", 1)) == ["n1"]  # by meaning: no word in common
+    assert loading.warm_ups == 1
+
+
+def test_a_stop_is_never_held_by_a_write_or_a_query_waiting_for_the_load(
+    team: Team, loading: LoadingEmbedder
+) -> None:
+    """Their workers (children of the consumer; a write's reports to ``#VectorStore``)
+    used to wait for the load in ``embed``, and every stop on the way with them, for the
+    team's grace. Here the grace outlasts the wait: the stop must end while the load is
+    still held."""
+    quick = VectorStoreParam(backend="inmemory", query_timeout=0.1)
+    notes, _ = start_notes(team, embedder=loading, param=quick)
+    assert loading.loading.wait(30)
+    assert notes.add("n1", "hello world") == "queued"
+    assert notes.search("hello", 3) == {}  # the degraded answer while the model loads
+
+    team.system.proxy_tell(team.orchestrator, Orchestrator).stop(300.0)
+    assert team.system.wait_stopped(team.orchestrator, 30)
+    left = team.system.shutdown(1.0)
+
+    assert not loading.ready  # the team stopped while the load was still held
+    assert left == []
+
+
+# -- reconcile: what a consumer with restored rows does on start -------------------------------
+
+
+def embedded(embedder: FakeEmbedder) -> list[str]:
+    return [text for texts, _ in embedder.calls for text in texts]
+
+
+def test_reconcile_indexes_what_the_store_lacks_and_deletes_what_it_holds_for_nothing(
+    team: Team, tmp_path: Any
+) -> None:
+    config = VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
+    embedder = FakeEmbedder()
+    notes, _ = start_notes(
+        team,
+        embedder=embedder,
+        param=VectorStoreParam(backend="qdrant", query_timeout=30.0),
+        config=config,
+    )
+    store = QdrantBackend(config)
+    try:
+        notes.add("kept", "alpha beta")
+        notes.add("stale", "a row whose delete was lost")
+        wait_workers_stopped(team, 2)
+        before = len(embedded(embedder))
+
+        notes.reconcile({"kept": "alpha beta", "missing": "gamma delta"})
+        team.recorder.wait_for(
+            lambda: (
+                store.ref_ids("notes", str(team.orchestrator.team_id))
+                == {
+                    "kept",
+                    "missing",
+                }
+            )
+        )
+
+        assert embedded(embedder)[before:] == ["gamma delta"]  # only the missing row
+        assert next(iter(notes.search("gamma delta", 2))) == "missing"
+    finally:
+        close_client(store.key)
+
+
+def test_reconcile_with_nothing_missing_lists_once_and_embeds_nothing(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = FakeEmbedder()
+    notes, _ = start_notes(team, embedder=embedder)
+    notes.add("a", "alpha")
+    wait_workers_stopped(team, 1)
+    jobs: list[EmbeddingJob] = []
+    spawn = SemanticIndex._spawn
+
+    def spy(self: SemanticIndex, job: EmbeddingJob, *args: Any, **kwargs: Any) -> None:
+        jobs.append(job)
+        spawn(self, job, *args, **kwargs)
+
+    monkeypatch.setattr(SemanticIndex, "_spawn", spy)
+    notes.reconcile({"a": "alpha"})
+    wait_workers_stopped(team, 2)  # the listing worker: an embedding job starts before it stops
+    assert [job.texts for job in jobs] == [()]  # the listing only: nothing to embed
+    assert embedded(embedder) == ["alpha"]
+
+
+def test_a_write_after_reconcile_began_wins_over_its_older_text(team: Team) -> None:
+    embedder = GatedEmbedder(hold={"old text"})
+    notes, _ = start_notes(team, embedder=embedder)
+    notes.reconcile({"r": "old text"})  # the text the restored state held
+    embedder.wait_entered("old text")  # listed, found missing, embedding: held
+    notes.add("r", "new text")
+    wait_workers_stopped(team, 2)  # the listing worker, then the write's
+    assert texts_in_store(team) == {"r": "new text"}
+    embedder.gate.set()
+    wait_workers_stopped(team, 3)  # the reconcile's embedding ended, and wrote nothing
+    assert texts_in_store(team) == {"r": "new text"}
+
+
+def test_reconcile_does_nothing_without_a_semantic_index(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spawned: list[Any] = []
+    monkeypatch.setattr(SemanticIndex, "_spawn", lambda self, *a, **k: spawned.append(a))
+    notes, _ = start_notes(team, embedder=None)
+    notes.reconcile({"a": "alpha"})
+    assert spawned == []

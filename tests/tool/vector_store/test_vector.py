@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+import types
 import warnings
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from akgentic.core.serialization import deserialize, serialize
+from akgentic.tool import RetriableError
 from akgentic.tool.vector_store import (
+    EmbedderLoading,
     EmbeddingConfig,
     LocalEmbeddingService,
     OpenAIEmbeddingService,
@@ -17,6 +25,7 @@ from akgentic.tool.vector_store import (
     get_embedding_service,
 )
 from akgentic.tool.vector_store import vector as vector_module
+from akgentic.tool.vector_store.vector import start_warm_up
 
 # -- VectorEntry ----------------------------------------------------------------------------
 
@@ -217,3 +226,107 @@ def test_openai_service_hands_its_timeout_to_the_client(monkeypatch: pytest.Monk
     assert call["timeout"] == 2.5 and call["model"] == "m"
     assert call["input"] == ["a", " ", "c"]  # an empty text is not sent empty
     assert service.embed([]) == []
+
+
+# -- the local model: a load held on a gate, never a real model ------------------------------
+
+
+class HeldModel:
+    """``sentence_transformers`` as :class:`LocalEmbeddingService` imports it, with a model
+    whose load is held until ``gate`` is set (``loading`` says one began) and fails with
+    ``fail`` when it is set; ``loads`` counts the loads."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.loading = threading.Event()
+        self.fail: Exception | None = None
+        self.loads = 0
+        held = self
+
+        class SentenceTransformer:
+            def __init__(self, path: str, local_files_only: bool = False) -> None:
+                assert local_files_only  # never a hub
+                held.loads += 1
+                held.loading.set()
+                if not held.gate.wait(60):
+                    raise TimeoutError("the test never let the model load")
+                if held.fail is not None:
+                    raise held.fail
+
+            def get_embedding_dimension(self) -> int:
+                return 2
+
+            def encode(self, texts: list[str], **kwargs: Any) -> list[list[float]]:
+                return [[float(len(text)), 1.0] for text in texts]
+
+        self.module = types.ModuleType("sentence_transformers")
+        self.module.SentenceTransformer = SentenceTransformer  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def held_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[HeldModel]:
+    held = HeldModel()
+    monkeypatch.setitem(sys.modules, "sentence_transformers", held.module)
+    yield held
+    held.gate.set()  # a load the test left held ends
+
+
+def in_thread(call: Callable[[], Any]) -> Future[Any]:
+    """``call()`` on a daemon thread: a test waits for its outcome, bounded, even when the
+    call itself would block for ever."""
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(call())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
+
+
+def test_an_embed_waits_for_a_loading_model_no_longer_than_its_timeout(
+    held_model: HeldModel, tmp_path: Path
+) -> None:
+    service = LocalEmbeddingService(tmp_path, model_name="held")
+    assert start_warm_up(service)  # as SemanticIndex.bind does
+    assert held_model.loading.wait(30)
+
+    call = in_thread(lambda: service.embed(["hello"], timeout=0.05))
+    # the gate stays closed: an embed that waited for the load unbounded would never end
+    with pytest.raises(EmbedderLoading, match=r"local:held is still loading .*try again"):
+        call.result(timeout=30)
+    assert isinstance(call.exception(), RetriableError)  # in a tool: the model retries
+
+    held_model.gate.set()
+    assert service.embed(["hello"], timeout=30) == [[5.0, 1.0]]
+    assert held_model.loads == 1 and service.ready and service.dimension == 2
+
+
+def test_an_embed_without_a_timeout_waits_for_the_load_it_starts(
+    held_model: HeldModel, tmp_path: Path
+) -> None:
+    service = LocalEmbeddingService(tmp_path, model_name="held")
+    call = in_thread(lambda: service.embed(["hey"]))
+    assert held_model.loading.wait(30)  # the embed started the load, on a thread of its own
+    assert not call.done()
+    held_model.gate.set()
+    assert call.result(timeout=30) == [[3.0, 1.0]]
+    assert held_model.loads == 1
+
+
+def test_a_failed_load_fails_the_embed_at_once_and_the_next_embed_loads_again(
+    held_model: HeldModel, tmp_path: Path
+) -> None:
+    service = LocalEmbeddingService(tmp_path, model_name="held")
+    held_model.fail = OSError("no model in this directory")
+    held_model.gate.set()
+    # not an EmbedderLoading after its timeout: the load failed, and the error says why
+    with pytest.raises(RuntimeError, match="loading local:held failed: OSError: no model in"):
+        service.embed(["a"], timeout=60)
+    assert not service.ready
+
+    held_model.fail = None
+    assert service.embed(["ab"], timeout=30) == [[2.0, 1.0]]
+    assert held_model.loads == 2

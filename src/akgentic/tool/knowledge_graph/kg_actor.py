@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from typing import Any
 
 from pydantic import Field
 
@@ -78,18 +79,28 @@ def entity_text(entity: Entity) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _indexed(entity: Entity) -> tuple[str, dict[str, Any]]:
+    """An entity's row in the semantic index: its text and metadata."""
+    return entity_text(entity), {"type": entity.entity_type}
+
+
 class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
     """Holds the graph. Every public method runs on the actor's thread, one at a time."""
 
     def on_start(self) -> None:
         self._journal = StateJournal(self)
         # Indexing side only (fire-and-forget upserts; queries embed on the caller's
-        # thread). Rows persist with the store, so a restored graph does not re-embed.
+        # thread). Rows persist with the store: a restored graph embeds only the entities
+        # the store lacks (a write whose embedding a stop or a crash dropped) and drops
+        # the rows of entities gone meanwhile.
         self._index: SemanticIndex | None = None
         try:
             self._index = SemanticIndex.bind(self.config.vector_store, self, KG_COLLECTION)
         except Exception:  # the shared actor degrades to keyword-only, it never dies of it
             logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+        entities = self.state.entities
+        if self._index is not None and (self.restoring or entities):
+            self._index.reconcile({name: _indexed(e) for name, e in entities.items()})
         self._adjacent: dict[str, set[str]] = {}
         self._type_counts: Counter[str] = Counter()
         self._roots: set[str] = set()
@@ -285,7 +296,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         if self._index is None:
             return
         for entity in [*delta.entities_added, *delta.entities_modified]:
-            self._index.upsert(entity.name, entity_text(entity), {"type": entity.entity_type})
+            self._index.upsert(entity.name, *_indexed(entity))
         for name in delta.entities_removed:
             self._index.delete(name)
 

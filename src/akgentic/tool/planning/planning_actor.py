@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import Field
 
@@ -77,6 +78,11 @@ def task_text(task: Task) -> str:
     return "\n".join(part for part in (task.title, task.description, task.output) if part)
 
 
+def _indexed(task: Task) -> tuple[str, dict[str, Any]]:
+    """A task's row in the semantic index: its text and metadata."""
+    return task_text(task), {"owner": task.owner, "status": task.status.value}
+
+
 class _Refused(Exception):  # noqa: N818 — internal: one item refused, with the reason
     """One edit cannot be applied; the message says why and what to do."""
 
@@ -94,13 +100,16 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         self._journal = StateJournal(self)
         # Indexing side only: upsert/delete are fire-and-forget (a worker embeds), so
         # the plan never waits on an embedder. Queries embed on the caller's thread.
-        # The rows persist with the store (#VectorStore state, or the cluster), so a
-        # restored plan does not re-embed.
+        # The rows persist with the store (#VectorStore state, or the cluster): a
+        # restored plan embeds only the tasks the store lacks (a write whose embedding a
+        # stop or a crash dropped) and drops the rows of tasks gone meanwhile.
         self._index: SemanticIndex | None = None
         try:
             self._index = SemanticIndex.bind(self.config.vector_store, self, PLANNING_COLLECTION)
         except Exception:  # the shared actor degrades to keyword-only, it never dies of it
             logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+        if self._index is not None and (self.restoring or self.state.tasks):
+            self._index.reconcile({str(t.id): _indexed(t) for t in self.state.tasks.values()})
 
     # -- queries ---------------------------------------------------------------------
     def get_task(self, task_id: int) -> TaskView | None:
@@ -217,8 +226,7 @@ class PlanActor(Akgent[PlanConfig, Plan]):
             return
         for task in [*delta.tasks_created, *delta.tasks_updated]:
             if task.id not in delta.tasks_deleted:
-                meta = {"owner": task.owner, "status": task.status.value}
-                self._index.upsert(str(task.id), task_text(task), meta)
+                self._index.upsert(str(task.id), *_indexed(task))
         for task_id in delta.tasks_deleted:
             self._index.delete(str(task_id))
 

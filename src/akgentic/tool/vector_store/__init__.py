@@ -32,6 +32,7 @@ from akgentic.tool.vector_store.registry import (
 )
 from akgentic.tool.vector_store.semantic import SemanticIndex
 from akgentic.tool.vector_store.vector import (
+    EmbedderLoading,
     EmbeddingService,
     LocalEmbeddingService,
     OpenAIEmbeddingService,
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_ALPHA",
     "STORE_ACTOR_NAME",
     "BackendSpec",
+    "EmbedderLoading",
     "EmbeddingConfig",
     "EmbeddingJob",
     "EmbeddingService",

@@ -96,6 +96,10 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
         """The collections this store holds."""
         return self._backend.list_collections()
 
+    def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]:
+        """The ref ids held for that collection, team and tenant."""
+        return self._backend.ref_ids(collection, team_id, tenant)
+
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""
         return self._backend.count(collection, team_id)

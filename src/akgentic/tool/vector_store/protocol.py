@@ -85,6 +85,9 @@ class VectorStore(Protocol):
       collection this store manages and returns how many it removed.
     - ``list_collections`` names the collections this store manages (the consumer's
       names, without any backend prefix).
+    - ``ref_ids`` names the ref ids it holds for (collection, team, tenant) — ids only, no
+      vector or text — and an empty set for an unknown collection: how a consumer finds
+      the rows its store is missing (or holds for nothing) without re-embedding any.
     - A cluster backend takes its client from the shared cache (``client.get_client``)
       and never opens or closes one of its own.
     """
@@ -109,6 +112,8 @@ class VectorStore(Protocol):
     def delete_by_team(self, team_id: str) -> int: ...
 
     def list_collections(self) -> list[str]: ...
+
+    def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]: ...
 
 
 class VectorStoreConfig(SerializableModel):

@@ -49,7 +49,15 @@ The contract:
 - ``available`` is False when no embedder could be resolved (or the in-memory backend
   lacks numpy): the consumer is keyword-only, ``upsert`` and ``similar`` do nothing.
 - ``bind`` starts loading a model that is not loaded yet on a daemon thread, once per
-  embedder at a time; no stop waits for it, and the first embedding waits for the load.
+  embedder at a time (:func:`start_warm_up`); no stop waits for it. A job that needs an
+  embedding while the model loads waits for the load *without a worker*: it is started
+  when the load ends (by the orchestrator, off the consumer's thread), so no actor —
+  and no stop waiting for its children — is held by a load. A team stopped meanwhile
+  drops the job, as it drops any write it abandons; the next start reconciles.
+- ``reconcile(rows)`` — called by a consumer starting with restored rows — indexes the
+  rows the store lacks and deletes the ones it holds for nothing (a write or a delete a
+  stop or a crash dropped), without embedding a row already indexed: one id listing
+  (``VectorStore.ref_ids``) in a worker when nothing is missing.
 """
 
 from __future__ import annotations
@@ -62,7 +70,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
@@ -88,6 +96,7 @@ from akgentic.tool.vector_store.vector import (
     EmbeddingService,
     VectorEntry,
     get_embedding_service,
+    start_warm_up,
 )
 
 if TYPE_CHECKING:
@@ -140,12 +149,35 @@ class _Sequencer:
         self._write_lock = threading.Lock()
         self._latest: dict[str, int] = {}
         self._counter = itertools.count(1)
+        self._watches: list[set[str]] = []
 
     def next(self, ref_id: str) -> int:
         with self._seq_lock:
-            seq = next(self._counter)
-            self._latest[ref_id] = seq
-            return seq
+            return self._stamp(ref_id)
+
+    def _stamp(self, ref_id: str) -> int:
+        seq = next(self._counter)
+        self._latest[ref_id] = seq
+        for touched in self._watches:
+            touched.add(ref_id)
+        return seq
+
+    def watch(self) -> set[str]:
+        """A set every ref stamped from now on is added to, until :meth:`unwatch`."""
+        touched: set[str] = set()
+        with self._seq_lock:
+            self._watches.append(touched)
+        return touched
+
+    def unwatch(self, touched: set[str]) -> None:
+        with self._seq_lock:
+            self._watches = [w for w in self._watches if w is not touched]
+
+    def next_untouched(self, ref_id: str, touched: set[str]) -> int | None:
+        """Stamp ``ref_id`` unless a write stamped it since ``touched`` was watched (that
+        write is newer than what the watcher saw); None then. One step, under the lock."""
+        with self._seq_lock:
+            return None if ref_id in touched else self._stamp(ref_id)
 
     def _is_latest(self, ref_id: str, seq: int) -> bool:
         with self._seq_lock:
@@ -352,6 +384,59 @@ class SemanticIndex:
         stamped = [
             (ref, self._sequencer.next(ref), text, dict(meta or {})) for ref, text, meta in rows
         ]
+        self._embed_rows(stamped)
+
+    def reconcile(self, rows: Mapping[str, tuple[str, dict[str, Any] | None]]) -> None:
+        """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
+        row the consumer holds): index the ones it lacks, delete the ones it holds for
+        nothing. Returns at once; a worker lists the store's ref ids.
+
+        What a consumer calls when it starts with restored (or seeded) state: a write
+        whose embedding a stop, a crash or a model still loading dropped left its row
+        unindexed, and a lost delete left a row for nothing — the rows persist with the
+        state, the index with the store. Rows already indexed are not embedded again:
+        when nothing is missing this costs one id listing and no embedding. A write
+        made after this call wins: a row written or deleted since is left to that write.
+        A stop during the embeddings may drop them again; the next start reconciles.
+        """
+        if not self.available:
+            return
+        source = dict(rows)
+        touched = self._sequencer.watch()
+
+        def apply(
+            worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
+        ) -> None:
+            try:
+                held = self._held(worker)
+            except Exception as exc:
+                self._sequencer.unwatch(touched)
+                logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
+                return
+            try:
+                for ref in sorted(held - source.keys()):
+                    seq = self._sequencer.next_untouched(ref, touched)
+                    if seq is not None:
+                        remove = functools.partial(self._remove, worker, ref)
+                        self._sequencer.apply(ref, seq, remove)
+                missing = []
+                for ref in sorted(source.keys() - held):
+                    seq = self._sequencer.next_untouched(ref, touched)
+                    if seq is not None:
+                        text, meta = source[ref]
+                        missing.append((ref, seq, text, dict(meta or {})))
+            finally:
+                self._sequencer.unwatch(touched)
+            if missing:
+                logger.info("indexing %d rows %s lacked", len(missing), self.collection)
+                self._embed_rows(missing)
+
+        job = EmbeddingJob(texts=(), embedder=None, apply=apply)
+        self._spawn(job, lambda: self._sequencer.unwatch(touched), writes=True)
+
+    def _embed_rows(self, stamped: list[tuple[str, int, str, dict[str, Any]]]) -> None:
+        """Embed ``(ref_id, seq, text, metadata)`` rows in one worker and write each one
+        whose stamp is still its ref's latest."""
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
@@ -374,12 +459,14 @@ class SemanticIndex:
                 )
                 self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
 
+        def release() -> None:
+            for ref, seq, _, _ in stamped:
+                self._sequencer.done(ref, seq)
+
         job = EmbeddingJob(
             texts=tuple(t for _, _, t, _ in stamped), embedder=self._embedder, apply=apply
         )
-        if not self._spawn(job, writes=True):
-            for ref, seq, _, _ in stamped:
-                self._sequencer.done(ref, seq)
+        self._spawn(job, release, writes=True)
 
     def delete(self, ref_id: str) -> None:
         """Remove ``ref_id``; returns at once (a tell, or a worker for a cluster)."""
@@ -416,8 +503,8 @@ class SemanticIndex:
                 lambda: store.delete(self.collection, self.team_id, [ref_id], self.tenant),
             )
 
-        if not self._spawn(EmbeddingJob(texts=(), embedder=None, apply=apply)):
-            self._sequencer.done(ref_id, seq)
+        job = EmbeddingJob(texts=(), embedder=None, apply=apply)
+        self._spawn(job, lambda: self._sequencer.done(ref_id, seq))
 
     def similar(self, query: str, k: int) -> dict[str, float]:
         """``ref_id -> cosine`` of the ``k`` rows nearest ``query``; ``{}`` when degraded."""
@@ -434,6 +521,26 @@ class SemanticIndex:
         return {hit.ref_id: hit.score for hit in hits}
 
     # -- internals -------------------------------------------------------------------
+    def _held(self, worker: EmbeddingWorker) -> set[str]:
+        """The ref ids the store holds for this scope; on the worker's thread."""
+        if self._store_address is not None:
+            store: Any = worker.proxy_ask(
+                self._store_address, VectorStoreActor, timeout=worker.timeout
+            )
+            held: set[str] = store.ref_ids(self.collection, self.team_id, self.tenant)
+            return held
+        assert self._store is not None
+        return self._store.ref_ids(self.collection, self.team_id, self.tenant)
+
+    def _remove(self, worker: EmbeddingWorker, ref_id: str) -> None:
+        """Delete ``ref_id``'s row; on the worker's thread, under the sequencer's write lock."""
+        if self._store_address is not None:
+            worker.proxy_tell(self._store_address, VectorStoreActor).delete(
+                self.collection, self.team_id, [ref_id], self.tenant
+            )
+        elif self._store is not None:
+            self._store.delete(self.collection, self.team_id, [ref_id], self.tenant)
+
     def _write(self, worker: EmbeddingWorker, entries: list[VectorEntry]) -> None:
         """On the worker's thread, under the sequencer's write lock."""
         if self._store_address is not None:
@@ -476,8 +583,9 @@ class SemanticIndex:
                 embedder=self._embedder,
                 apply=lambda _w, vectors, error: self._query_done(query, slot, vectors, error),
             )
-            if not self._spawn(job):
-                self._query_done(query, slot, None, "the embedding worker could not start")
+            self._spawn(
+                job, lambda: self._query_done(query, slot, None, "no embedding worker started")
+            )
         attempts = max(1, math.ceil(self.query_timeout / self.poll_step))
         return poll_deferred(lambda: slot.wait(self.poll_step), attempts=attempts, delay=0.0)
 
@@ -505,19 +613,35 @@ class SemanticIndex:
     def _warm_up(self) -> None:
         """Load a local model now, so the first ``similar`` is not the one paying.
 
-        On a daemon thread, once per embedder at a time (see :func:`_start_warm_up`):
+        On a daemon thread, once per embedder at a time (see :func:`start_warm_up`):
         never an actor, which its consumer's stop would wait for.
         """
-        embedder = self._embedder
-        if embedder is None or getattr(embedder, "ready", True):
-            return
-        _start_warm_up(embedder)
+        if self._embedder is not None:
+            start_warm_up(self._embedder)
 
-    def _spawn(self, job: EmbeddingJob, *, writes: bool = False) -> bool:
-        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``; False on failure.
+    def _spawn(
+        self, job: EmbeddingJob, failed: Callable[[], None], *, writes: bool = False
+    ) -> None:
+        """Start ``#embed-<collection>-<request_id>`` and tell it ``job``, or ``failed()``.
 
-        ``writes``: the job writes to the ``#VectorStore``, which then stops after it.
+        A job to embed with a model still loading waits for the load on the loading
+        thread, not in a worker: a worker is an actor whose stop (and its parent's) would
+        wait for the load; it is started once the load ends. ``writes``: the job writes to
+        the ``#VectorStore``, which then stops after it.
         """
+
+        def start() -> None:
+            if not self._start_worker(job, writes):
+                failed()
+
+        embedder = job.embedder
+        if embedder is not None and job.texts and not getattr(embedder, "ready", True):
+            start_warm_up(embedder, then=start)
+        else:
+            start()
+
+    def _start_worker(self, job: EmbeddingJob, writes: bool) -> bool:
+        """Start the worker and tell it ``job``; False, with a warning, when it cannot."""
         observer = self._observer_ref()
         if observer is None:
             logger.info("the consumer of %s is gone; dropping a job", self.collection)
@@ -557,49 +681,6 @@ def _on_own_thread(observer: ActorToolObserver) -> bool:
     instead, on the orchestrator's own thread.
     """
     return current_actor() is observer
-
-
-_warming: set[int] = set()
-"""The embedders (by ``id``) whose warm-up thread runs; each thread holds its embedder."""
-_warming_lock = threading.Lock()
-
-
-def _start_warm_up(embedder: EmbeddingService) -> None:
-    """Load ``embedder``'s model on a daemon thread, unless one is loading it already.
-
-    The embedder is cached per process, so every index over it — a card's and its team
-    actor's, every member's — shares this one load. Not an ``EmbeddingWorker``: a worker
-    is its consumer's child, and a stop waits for its children — a model still loading
-    (sentence-transformers takes tens of seconds on a loaded machine) held a member's stop
-    for the team's whole grace, then was named as stuck. Nobody waits for a warm-up: the
-    first embedding waits for the load itself (the embedder loads once, under its lock),
-    so a stop or the process's exit abandons this thread and loses nothing.
-    """
-    warm_up = getattr(embedder, "warm_up", None)
-    if not callable(warm_up):
-        return
-    key = id(embedder)
-    with _warming_lock:
-        if key in _warming:
-            return
-        _warming.add(key)
-
-    def load() -> None:
-        try:
-            warm_up()
-        except Exception as exc:  # the first embedding tries again, and says so
-            logger.warning("warming up %s failed: %r", embedder.name, exc)
-        finally:
-            with _warming_lock:
-                _warming.discard(key)
-
-    name = f"akgentic-embed-warmup-{embedder.name}"
-    try:
-        threading.Thread(target=load, name=name, daemon=True).start()
-    except RuntimeError as exc:  # no thread to spare (or the interpreter is exiting)
-        with _warming_lock:
-            _warming.discard(key)
-        logger.warning("could not warm up %s: %r", embedder.name, exc)
 
 
 def _named(observer: Any, name: str, what: str, hook: str) -> Any:

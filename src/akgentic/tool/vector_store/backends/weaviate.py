@@ -296,6 +296,25 @@ class WeaviateBackend:
         hits.sort(key=lambda hit: (-hit.score, hit.ref_id))
         return hits
 
+    def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]:
+        """The scope's ref ids: the collection's cursor iterator, ids and scope only.
+
+        Weaviate's cursor takes no filter, so the scope is matched here: one pass over the
+        collection's ``ref_id``/``team_id``/``tenant`` properties, no vector, no text.
+        """
+        handle = self._collection(collection, create=False)
+        if handle is None:
+            return set()
+        team, scope = _scope(team_id), _scope(tenant)
+        found: set[str] = set()
+        for obj in handle.iterator(
+            include_vector=False, return_properties=["ref_id", "team_id", "tenant"]
+        ):
+            props = obj.properties
+            if props.get("team_id") == team and props.get("tenant") == scope:
+                found.add(str(props.get("ref_id", "")))
+        return found
+
     def delete_by_team(self, team_id: str) -> int:
         from weaviate.classes.query import Filter
 

@@ -1,0 +1,284 @@
+"""A resumed plan or graph indexes what its vector store lacks, and only that.
+
+A write made while the embedding model loads waits for the load without a worker; a
+team stopped meanwhile drops it (so does a crash between a write and its embedding).
+The row is in the restored state but not in the store, so the consumer (``#PlanningTool``,
+``#KnowledgeGraphTool``) reconciles on start: it lists the ref ids the store holds, embeds
+the missing rows, deletes the rows held for nothing — and embeds nothing else.
+
+Real teams, stopped and resumed from a real (SQLite) store; the in-memory vector store
+is restored with the team. The embedders are fakes: one whose load is held on an Event
+for the first team's whole life, a ready one (counting what it embeds) for the resume —
+as a new process would have.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akgentic.core import ActorAddress, ActorSystem, Orchestrator
+from akgentic.storage import open_storage, sqlite_url
+from akgentic.team import TeamManager, TeamRuntime
+from akgentic.tool.knowledge_graph import (
+    KG_ACTOR_NAME,
+    KnowledgeGraphActor,
+    KnowledgeGraphConfig,
+)
+from akgentic.tool.knowledge_graph.kg_actor import KG_COLLECTION
+from akgentic.tool.knowledge_graph.models import Entity, GraphQuery, GraphUpdate, SearchMode
+from akgentic.tool.planning import (
+    PLANNING_ACTOR_NAME,
+    CreateTask,
+    DeleteTask,
+    PlanActor,
+    PlanConfig,
+)
+from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
+from akgentic.tool.vector_store import STORE_ACTOR_NAME, SemanticIndex, VectorEntry
+from akgentic.tool.vector_store import semantic as semantic_module
+from akgentic.tool.vector_store.actor import VectorStoreActor
+from tests.core.conftest import eventually
+from tests.tool.members import ConceptEmbedder, LoadingEmbedder
+
+from .crash_cards import crash_card
+
+CONCEPTS = {"greeting": ("hello", "hi", "greet"), "money": ("budget", "cost", "spend")}
+
+
+class CountingEmbedder(ConceptEmbedder):
+    """A ready :class:`ConceptEmbedder` that records every text it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(CONCEPTS)
+        self.embedded: list[str] = []
+        self._record = threading.Lock()
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        with self._record:
+            self.embedded.extend(texts)
+        return super().embed(texts, timeout)
+
+
+class Embedders:
+    """What ``get_embedding_service`` answers: the embedder last installed."""
+
+    def __init__(self) -> None:
+        self.current: Any = None
+        self.loading = LoadingEmbedder(CONCEPTS)
+
+    def use(self, embedder: Any) -> Any:
+        self.current = embedder
+        return embedder
+
+
+@pytest.fixture
+def embedders(monkeypatch: pytest.MonkeyPatch) -> Iterator[Embedders]:
+    found = Embedders()
+    monkeypatch.setattr(semantic_module, "get_embedding_service", lambda config=None: found.current)
+    yield found
+    found.loading.gate.set()  # only now, the system shut down: the held load ends
+
+
+@pytest.fixture
+def system(embedders: Embedders) -> Iterator[ActorSystem]:
+    """Shut down before ``embedders`` lets the held load end (and drop its jobs)."""
+    actor_system = ActorSystem()
+    yield actor_system
+    actor_system.shutdown(timeout=10)
+
+
+@pytest.fixture
+def manager(system: ActorSystem, tmp_path: Path) -> TeamManager:
+    return TeamManager(system, open_storage(sqlite_url(tmp_path / "team.db")))
+
+
+def tool_actor(runtime: TeamRuntime, actor_class: type, config: Any) -> ActorAddress:
+    orchestrator = runtime.system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
+    address: ActorAddress = orchestrator.getChildrenOrCreate(actor_class, config)
+    return address
+
+
+def held(runtime: TeamRuntime, collection: str) -> set[str]:
+    """The ref ids the team's #VectorStore holds in ``collection``."""
+    address = runtime.member(STORE_ACTOR_NAME)
+    if address is None:
+        return set()
+    store: Any = runtime.system.proxy_ask(address, VectorStoreActor, timeout=30)
+    ids: set[str] = store.ref_ids(collection, str(runtime.team_id), "")
+    return ids
+
+
+def similar(runtime: TeamRuntime, consumer: str, collection: str, query: str) -> dict[str, float]:
+    """``query``'s nearest rows, through a SemanticIndex as a card binds one."""
+    address = runtime.member(consumer)
+    assert address is not None
+    index = SemanticIndex.bind(None, runtime.system.get_actor(address), collection)
+    return index.similar(query, 5)
+
+
+def stop_while_loading(
+    manager: TeamManager, runtime: TeamRuntime, embedders: Embedders, collection: str
+) -> None:
+    """Stop the team with the model load still held: the writes' embeddings are dropped."""
+    assert held(runtime, collection) == set()  # nothing indexed yet
+    manager.stop_team(runtime.team_id)
+    assert not embedders.loading.ready
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+def test_a_plan_written_while_the_model_loaded_is_indexed_on_resume(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    embedders.use(embedders.loading)
+    runtime = manager.create_team(crash_card())
+    plan: Any = system.proxy_ask(
+        tool_actor(runtime, PlanActor, PlanConfig()), PlanActor, timeout=30
+    )
+    assert embedders.loading.loading.wait(30)  # bind started the load, and it is held
+    plan.update_planning(
+        [
+            CreateTask(title="Say hello to the new client"),
+            CreateTask(title="Review the budget"),
+            CreateTask(title="Greet the visitors"),
+        ],
+        "@Boss",
+    )
+    plan.update_planning([DeleteTask(task_id=3)], "@Boss")  # deleted, never indexed
+    stop_while_loading(manager, runtime, embedders, PLANNING_COLLECTION)
+
+    ready = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: held(resumed, PLANNING_COLLECTION) == {"1", "2"})
+
+    assert sorted(ready.embedded) == ["Review the budget", "Say hello to the new client"]
+    semantic = similar(resumed, PLANNING_ACTOR_NAME, PLANNING_COLLECTION, "hi")
+    assert next(iter(semantic)) == "1"  # by meaning: no word in common
+    address = resumed.member(PLANNING_ACTOR_NAME)
+    assert address is not None
+    plan = system.proxy_ask(address, PlanActor, timeout=30)
+    assert [hit.task.id for hit in plan.search("hi", 1, semantic)] == [1]
+
+
+def test_a_resumed_plan_with_nothing_missing_embeds_nothing_and_drops_a_stale_row(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    """A row held for no task (its delete was lost) is removed; no task is embedded again
+    — the stale row's removal shows the reconcile ran before the count is read."""
+    first = embedders.use(CountingEmbedder())
+    runtime = manager.create_team(crash_card())
+    plan: Any = system.proxy_ask(
+        tool_actor(runtime, PlanActor, PlanConfig()), PlanActor, timeout=30
+    )
+    plan.update_planning([CreateTask(title="Say hello"), CreateTask(title="Cut costs")], "@Boss")
+    eventually(lambda: held(runtime, PLANNING_COLLECTION) == {"1", "2"})
+    assert len(first.embedded) == 2
+    store_address = runtime.member(STORE_ACTOR_NAME)
+    assert store_address is not None
+    store: Any = system.proxy_ask(store_address, VectorStoreActor, timeout=30)
+    stale = VectorEntry(ref_id="9", text="a task deleted since", vector=[0.05, 1.0, 0.0])
+    store.upsert(PLANNING_COLLECTION, str(runtime.team_id), [stale], "")
+    manager.stop_team(runtime.team_id)
+
+    again = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: held(resumed, PLANNING_COLLECTION) == {"1", "2"})
+
+    assert again.embedded == []
+
+
+# -- the knowledge graph -----------------------------------------------------------------------
+
+
+def test_a_graph_written_while_the_model_loaded_is_indexed_on_resume(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    embedders.use(embedders.loading)
+    runtime = manager.create_team(crash_card())
+    address = tool_actor(runtime, KnowledgeGraphActor, KnowledgeGraphConfig())
+    graph: Any = system.proxy_ask(address, KnowledgeGraphActor, timeout=30)
+    assert embedders.loading.loading.wait(30)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[
+                Entity(name="Welcome", entity_type="ritual", description="say hello"),
+                Entity(name="Ledger", entity_type="file", description="the budget"),
+                Entity(name="Gone", entity_type="file", description="greet"),
+            ]
+        )
+    )
+    graph.update_graph(GraphUpdate(entities_to_delete=["Gone"]))  # deleted, never indexed
+    stop_while_loading(manager, runtime, embedders, KG_COLLECTION)
+
+    ready = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: held(resumed, KG_COLLECTION) == {"Welcome", "Ledger"})
+
+    assert len(ready.embedded) == 2
+    semantic = similar(resumed, KG_ACTOR_NAME, KG_COLLECTION, "hi")
+    assert next(iter(semantic)) == "Welcome"
+    graph_address = resumed.member(KG_ACTOR_NAME)
+    assert graph_address is not None
+    graph = system.proxy_ask(graph_address, KnowledgeGraphActor, timeout=30)
+    view = graph.search(GraphQuery(query="hi", mode=SearchMode.SEMANTIC), semantic)
+    assert view.entities[0].name == "Welcome"
+
+
+# -- the restore of the tool actors ------------------------------------------------------------
+
+
+def test_a_consumer_restored_before_its_store_binds_the_restored_store(
+    manager: TeamManager,
+    system: ActorSystem,
+    embedders: Embedders,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``#PlanningTool``'s ``on_start`` binds ``#VectorStore`` (``getChildrenOrCreate``).
+    Restored one message at a time, ``#PlanningTool`` could start before ``#VectorStore``
+    was restored: its bind created a fresh, empty one, the restore then a second, and the
+    plan wrote to the first while the team's rows lived in the second. Here the restorer
+    is held after a restored consumer has started, for as long as that start takes."""
+    from akgentic.team import restorer
+
+    embedders.use(CountingEmbedder())
+    runtime = manager.create_team(crash_card())
+    plan: Any = system.proxy_ask(
+        tool_actor(runtime, PlanActor, PlanConfig()), PlanActor, timeout=30
+    )
+    plan.update_planning([CreateTask(title="Say hello")], "@Boss")
+    eventually(lambda: held(runtime, PLANNING_COLLECTION) == {"1"})
+    manager.stop_team(runtime.team_id)
+
+    started: list[ActorAddress] = []
+    restore_child = Orchestrator.restore_child
+
+    def restore_and_note(self: Orchestrator, actor_class: type, *args: Any) -> ActorAddress:
+        address = restore_child(self, actor_class, *args)
+        if actor_class is PlanActor:
+            started.append(address)
+        return address
+
+    give = restorer.give_stored_skills
+
+    def give_once_the_plan_started(config: Any, rows: Any) -> None:
+        for address in started:  # restored already: let its on_start bind what it binds
+            address.wait_started(30)  # type: ignore[attr-defined]
+        give(config, rows)
+
+    monkeypatch.setattr(Orchestrator, "restore_child", restore_and_note)
+    monkeypatch.setattr(restorer, "give_stored_skills", give_once_the_plan_started)
+    resumed = manager.resume_team(runtime.team_id)
+
+    stores = [m for m in resumed.members() if m.name == STORE_ACTOR_NAME]
+    assert len(stores) == 1
+    assert held(resumed, PLANNING_COLLECTION) == {"1"}  # the restored store, bound by the plan
+    address = resumed.member(PLANNING_ACTOR_NAME)
+    assert address is not None
+    index = system.get_actor(address)._index
+    assert index is not None and index.store_address == stores[0]

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from akgentic.cli import chat
+from akgentic.cli import chat, interrupt
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
-from akgentic.storage import EventRecord, TeamStatus, open_storage
+from akgentic.storage import EventRecord, TeamStatus, open_storage, team_resource
 from akgentic.team import StopWait, TeamManager, manager
 from tests.team.gated import Gate, gate
 from tests.team.test_one_runner import process, stop_held_at_the_gate
@@ -219,3 +219,40 @@ def test_a_resume_that_waits_for_a_stop_elsewhere_says_so_as_its_wait_begins(
         f"waiting for its stop (up to {manager.RESUME_WAIT:g}s)",
         f"team blocking ({short}) resumed: @Boss (entry point)",
     ]
+
+
+def test_ctrl_c_ends_a_resume_waiting_for_a_stop_elsewhere_at_once_nothing_resumed(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while ``teams resume`` waits for another process's stop (held in its grace
+    by a turn at the gate, which stays closed): the resume gives up there and then —
+    ``interrupted``, exit 130 — rather than waiting out the stop (up to 45s) and resuming
+    the team only to stop it again. Nothing is leased or written: the team is the other
+    process's, still stopping. The Ctrl-C comes as the wait begins (the signal handler's
+    part: the pending event that the CLI's safe points raise)."""
+    tell = TeamManager._tell_stop_wait
+
+    def said_then_ctrl_c(manager: TeamManager, notice: StopWait) -> None:
+        tell(manager, notice)
+        interrupt._quiet[-1].set()  # what the first Ctrl-C does inside interrupt.deferred
+
+    monkeypatch.setattr(TeamManager, "_tell_stop_wait", said_then_ctrl_c)
+    for _ in gate():
+        with process(storage_url) as first:
+            runtime, stopping = stop_held_at_the_gate(first)
+            team_id = runtime.team_id
+            last = first.storage.events.last_seq(team_id)
+            resumed = cli("teams", "resume", str(team_id)[:8], input="")
+            still_stopping = stopping.is_alive()
+            lease = first.storage.leases.inspect(team_resource(team_id))
+            written = first.storage.events.last_seq(team_id)
+            Gate.release.set()
+            stopping.join(60)
+
+    assert resumed.exit_code == interrupt.EXIT_INTERRUPTED, resumed.output
+    assert still_stopping  # the resume did not wait for the stop's end
+    assert "waiting for its stop" in resumed.stdout
+    assert "resumed" not in resumed.stdout
+    assert resumed.stderr.strip() == "interrupted"
+    assert lease is not None and lease.holder == first.holder
+    assert written == last

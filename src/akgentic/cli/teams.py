@@ -490,6 +490,7 @@ def resume_team(
                 manager.on_stop_wait = lambda wait: console.print(
                     SafeText(_stop_wait_line(record, wait), style="dim")
                 )
+                manager.stop_wait_check = interrupt.check  # Ctrl-C ends the wait
                 try:
                     runtime = manager.resume_team(
                         record.team_id, model=resume_on, retry_interrupted=retry_interrupted

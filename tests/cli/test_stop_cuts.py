@@ -165,7 +165,8 @@ def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
     assert said.startswith(f"the process running it (pid {child.proc.pid} on host ")
     assert said.endswith(
         "notices within a second or so and stops it gracefully: it waits for the turns in "
-        "progress (up to 30s), then its session says so and exits"
+        "progress (up to 30s), then says so: a run or resume session exits, a server "
+        "serves on"
     )
     assert resumed.exit_code == 0, resumed.output  # it was refused: "is stopping"
     said = resumed.stdout.splitlines()

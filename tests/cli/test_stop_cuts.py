@@ -13,11 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from akgentic.cli import chat
+from akgentic.cli import chat, interrupt
 from akgentic.cli.live import LiveView
 from akgentic.cli.watch import Watch
 from akgentic.core import CancelMessage, SentMessage
-from akgentic.storage import EventRecord, TeamStatus, open_storage
+from akgentic.storage import EventRecord, TeamStatus, open_storage, team_resource
 from akgentic.team import StopWait, TeamManager, manager
 from tests.team.gated import Gate, cut_once_a_resume_waits, gate
 from tests.team.test_one_runner import process, stop_held_at_the_gate
@@ -166,7 +166,8 @@ def test_teams_stop_and_resume_of_a_team_mid_turn_say_it_waits_for_the_turns(
     assert said.startswith(f"the process running it (pid {child.proc.pid} on host ")
     assert said.endswith(
         "notices within a second or so and stops it gracefully: it waits for the turns in "
-        "progress (up to 30s), then its session says so and exits"
+        "progress (up to 30s), then says so: a run or resume session exits, a server "
+        "serves on"
     )
     assert resumed.exit_code == 0, resumed.output  # it was refused: "is stopping"
     said = resumed.stdout.splitlines()
@@ -270,3 +271,40 @@ def test_a_resume_that_waited_for_a_stop_shows_nothing_of_that_stop(
         f"--storage {storage_url}"
     )
     assert "did not stop cleanly" not in resumed.stderr
+
+
+def test_ctrl_c_ends_a_resume_waiting_for_a_stop_elsewhere_at_once_nothing_resumed(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while ``teams resume`` waits for another process's stop (held in its grace
+    by a turn at the gate, which stays closed): the resume gives up there and then —
+    ``interrupted``, exit 130 — rather than waiting out the stop (up to 45s) and resuming
+    the team only to stop it again. Nothing is leased or written: the team is the other
+    process's, still stopping. The Ctrl-C comes as the wait begins (the signal handler's
+    part: the pending event that the CLI's safe points raise)."""
+    tell = TeamManager._tell_stop_wait
+
+    def said_then_ctrl_c(manager: TeamManager, notice: StopWait) -> None:
+        tell(manager, notice)
+        interrupt._quiet[-1].set()  # what the first Ctrl-C does inside interrupt.deferred
+
+    monkeypatch.setattr(TeamManager, "_tell_stop_wait", said_then_ctrl_c)
+    for _ in gate():
+        with process(storage_url) as first:
+            runtime, stopping = stop_held_at_the_gate(first)
+            team_id = runtime.team_id
+            last = first.storage.events.last_seq(team_id)
+            resumed = cli("teams", "resume", str(team_id)[:8], input="")
+            still_stopping = stopping.is_alive()
+            lease = first.storage.leases.inspect(team_resource(team_id))
+            written = first.storage.events.last_seq(team_id)
+            Gate.release.set()
+            stopping.join(60)
+
+    assert resumed.exit_code == interrupt.EXIT_INTERRUPTED, resumed.output
+    assert still_stopping  # the resume did not wait for the stop's end
+    assert "waiting for its stop" in resumed.stdout
+    assert "resumed" not in resumed.stdout
+    assert resumed.stderr.strip() == "interrupted"
+    assert lease is not None and lease.holder == first.holder
+    assert written == last

@@ -369,9 +369,9 @@ def stop_team(
     token: TokenOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Stop a team: mark it STOPPED; the process running it (another terminal's `run`)
-    notices within a second, stops it gracefully and exits. With --server, that server
-    stops its team gracefully."""
+    """Stop a team: mark it STOPPED; the process running it (another terminal's `run`,
+    or a server over the same store) notices within a second and stops it gracefully; a
+    session exits then. With --server, that server stops its team gracefully."""
     with reporting(debug):
         server = one_place(server, storage)
     if server:
@@ -411,7 +411,8 @@ def stop_team(
                 SafeText(
                     f"the process running it ({lease.describe()}) notices within a second "
                     f"or so and stops it gracefully: it waits for the turns in progress (up "
-                    f"to {STOP_GRACE:g}s), then its session says so and exits",
+                    f"to {STOP_GRACE:g}s), then says so: a run or resume session exits, a "
+                    f"server serves on",
                     style="dim",
                 )
             )
@@ -504,6 +505,7 @@ def resume_team(
                     console.print(SafeText(_stop_wait_line(record, wait), style="dim"))
 
                 manager.on_stop_wait = waiting
+                manager.stop_wait_check = interrupt.check  # Ctrl-C ends the wait
                 try:
                     runtime = manager.resume_team(
                         record.team_id, model=resume_on, retry_interrupted=retry_interrupted

@@ -242,6 +242,12 @@ class TeamManager:
         """Called when a resume begins to wait for the team's stop in progress (up to
         :data:`RESUME_WAIT`, in silence otherwise): a front end says so. It must not block;
         what it raises is logged, the resume goes on."""
+        self.stop_wait_check: Callable[[], None] | None = None
+        """Called at each look (every :data:`RESUME_POLL`) of a resume waiting for the
+        team's stop in progress, on the resuming thread, holding no lock: what it raises
+        ends the wait and the resume, nothing leased and nothing written — how the CLI's
+        Ctrl-C (:func:`akgentic.cli.interrupt.check`) gives up a resume without waiting
+        out another process's stop."""
         self._running: dict[UUID, TeamRuntime] = {}
         # teams whose lease this process lost (taken over): another's now, whatever it asks
         self._lost: set[UUID] = set()
@@ -873,6 +879,8 @@ class TeamManager:
                 f"{now - wait.began:.0f}s of waiting: a member has not ended its turn; "
                 f"resume it once it has stopped"
             )
+        if self.stop_wait_check is not None:
+            self.stop_wait_check()
         self._closed.wait(min(RESUME_POLL, wait.deadline - now))
         return wait
 

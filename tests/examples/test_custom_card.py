@@ -7,6 +7,7 @@ registered: the state's own ``apply_delta`` folds them)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -162,3 +163,21 @@ def test_the_card_round_trips_and_refuses_unknown_fields(tally: Any) -> None:
     assert deserialize(serialize(card)) == card
     with pytest.raises(ValueError, match="max_amont"):
         tally.TallyTool(max_amont=5)
+
+
+def test_the_yaml_teams_suggestions_are_read_whole(tally: Any) -> None:
+    # an unquoted ` #` starts a YAML comment: the "Try:" line would stop at "the team's"
+    card = TeamCard.from_yaml(CARDS / "tally.yaml")
+    shows = [s.shows for s in card.suggestions]
+    assert (
+        shows[0] == "tally_add on the team's #Tally actor, and the board in the next turn's context"
+    )
+
+
+def test_the_guides_yaml_team_loads_as_written(tally: Any, tmp_path: Path) -> None:
+    guide = CARDS.parents[1] / "docs" / "custom-cards.md"
+    (block,) = re.findall(r"```yaml\n(.*?)```", guide.read_text(), re.S)
+    (tmp_path / "team.yaml").write_text(block)
+    card = TeamCard.from_yaml(tmp_path / "team.yaml")
+    (tool,) = card.members[0].card.config.tools
+    assert isinstance(tool, tally.TallyTool) and tool.max_amount == 10

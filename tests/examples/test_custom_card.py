@@ -174,10 +174,26 @@ def test_the_yaml_teams_suggestions_are_read_whole(tally: Any) -> None:
     )
 
 
+GUIDE = CARDS.parents[1] / "docs" / "custom-cards.md"
+
+
+def guide_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", GUIDE.read_text(), re.S)
+
+
 def test_the_guides_yaml_team_loads_as_written(tally: Any, tmp_path: Path) -> None:
-    guide = CARDS.parents[1] / "docs" / "custom-cards.md"
-    (block,) = re.findall(r"```yaml\n(.*?)```", guide.read_text(), re.S)
+    (block,) = guide_blocks("yaml")
     (tmp_path / "team.yaml").write_text(block)
     card = TeamCard.from_yaml(tmp_path / "team.yaml")
     (tool,) = card.members[0].card.config.tools
     assert isinstance(tool, tally.TallyTool) and tool.max_amount == 10
+
+
+def test_the_guides_state_actor_and_card_run_as_copied(tally: Any) -> None:
+    # sections 1 and 2, pasted into one module in order: every name they use is imported
+    # there, and the card they build has the example's fields
+    module = "\n".join(guide_blocks("python")[:2])
+    namespace: dict[str, Any] = {"__name__": "guide_tally"}
+    exec(compile(module, str(GUIDE), "exec"), namespace)
+    assert namespace["TallyTool"].model_fields.keys() == tally.TallyTool.model_fields.keys()
+    assert {"_ask", "observer"} <= set(vars(namespace["TallyTool"]))

@@ -236,3 +236,18 @@ def test_an_anthropic_model_is_built_with_its_prompt_cache_on() -> None:
     assert tuned is not None and tuned.get("temperature") == 0.2
     assert tuned.get("anthropic_cache") is True
     assert model_settings(ModelConfig(provider="openai", model="gpt-4o")) is None
+
+
+def test_a_missing_relative_scenario_names_the_folder_searched_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a config built in Python has no scenario_dir: the current folder is searched
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError) as info:
+        build_model(ModelConfig(provider="scripted", model="tally.scenario.yaml"))
+    message = str(info.value)
+    assert f"no such file in {tmp_path}" in message and "\n" not in message
+    assert "set scenario_dir, or run from the folder that holds it" in message
+    (tmp_path / "tally.scenario.yaml").write_text("rules: []\ndefault: {text: hi}\n")
+    found = build_model(ModelConfig(provider="scripted", model="tally.scenario.yaml"))
+    assert isinstance(found, ScriptedModel)

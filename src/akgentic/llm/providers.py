@@ -33,6 +33,7 @@ from pydantic_ai.settings import ModelSettings
 from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.llm.config import BASE_URL_ENV, DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
 from akgentic.llm.registry import registered_model
+from akgentic.llm.scenario import ScenarioError
 from akgentic.llm.scripted import ScriptedModel
 
 __all__ = [
@@ -159,8 +160,17 @@ def _scripted(config: ModelConfig, role: str | None, base_dir: Path | None) -> M
     if config.model == "default":
         return ScriptedModel.default(role=role, settings=model_settings(config))
     path = Path(config.model)
-    if base_dir is not None and not path.is_absolute():
-        path = base_dir / path
+    if not path.is_absolute():
+        # a relative scenario is read from the card's folder (``scenario_dir``), else the
+        # current one: a missing one says which folder was searched and how to name another
+        anchor = base_dir if base_dir is not None else Path.cwd()
+        path = path if base_dir is None else base_dir / path
+        if not (anchor / config.model).exists():
+            raise ScenarioError(
+                f"scenario {config.model}: no such file in {anchor} (a relative scenario is "
+                "read from the agent's scenario_dir, else the current folder): give its "
+                "absolute path, set scenario_dir, or run from the folder that holds it"
+            )
     return ScriptedModel.from_file(path, role=role, settings=model_settings(config))
 
 

@@ -4,7 +4,9 @@ A write made while the embedding model loads waits for the load without a worker
 team stopped meanwhile drops it (so does a crash between a write and its embedding).
 The row is in the restored state but not in the store, so the consumer (``#PlanningTool``,
 ``#KnowledgeGraphTool``) reconciles on start: it lists the ref ids the store holds, embeds
-the missing rows, deletes the rows held for nothing — and embeds nothing else.
+the missing rows, deletes the rows held for nothing — and embeds nothing else. A
+workspace's start pass does the same over its tree's chunks (a chunk's id carries its
+text's digest): an unchanged tree embeds nothing, a changed file only its changed chunks.
 
 Real teams, stopped and resumed from a real (SQLite) store; the in-memory vector store
 is restored with the team. The embedders are fakes: one whose load is held on an Event
@@ -23,7 +25,7 @@ import pytest
 
 from akgentic.core import ActorAddress, ActorSystem, Orchestrator
 from akgentic.storage import open_storage, sqlite_url
-from akgentic.team import TeamManager, TeamRuntime
+from akgentic.team import TeamCard, TeamManager, TeamRuntime
 from akgentic.tool.knowledge_graph import (
     KG_ACTOR_NAME,
     KnowledgeGraphActor,
@@ -42,8 +44,16 @@ from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
 from akgentic.tool.vector_store import STORE_ACTOR_NAME, SemanticIndex, VectorEntry
 from akgentic.tool.vector_store import semantic as semantic_module
 from akgentic.tool.vector_store.actor import VectorStoreActor
+from akgentic.tool.workspace import WORKSPACE_COLLECTION, WorkspaceTool
+from akgentic.tool.workspace.actor import WorkspaceActor
+from akgentic.tool.workspace.actor.indexer import IndexWorker
+from akgentic.tool.workspace.journal import Identity
+from akgentic.tool.workspace.models import WriteFile, content_sha
+from akgentic.tool.workspace.search import chunk_ref, chunk_text
+from akgentic.tool.workspace.workspace import WorkspacePath
 from tests.core.conftest import eventually
 from tests.tool.members import ConceptEmbedder, LoadingEmbedder
+from tests.tool.workspace.conftest import workspaces_root  # noqa: F401  (autouse: the trees' root)
 
 from .crash_cards import crash_card
 
@@ -103,13 +113,17 @@ def tool_actor(runtime: TeamRuntime, actor_class: type, config: Any) -> ActorAdd
     return address
 
 
-def held(runtime: TeamRuntime, collection: str) -> set[str]:
-    """The ref ids the team's #VectorStore holds in ``collection``."""
+def held(
+    runtime: TeamRuntime, collection: str, *, team: str | None = None, tenant: str = ""
+) -> set[str]:
+    """The ref ids the team's #VectorStore holds in ``collection`` (for the team's rows,
+    unless ``team`` says otherwise, and ``tenant``)."""
     address = runtime.member(STORE_ACTOR_NAME)
     if address is None:
         return set()
     store: Any = runtime.system.proxy_ask(address, VectorStoreActor, timeout=30)
-    ids: set[str] = store.ref_ids(collection, str(runtime.team_id), "")
+    scope = str(runtime.team_id) if team is None else team
+    ids: set[str] = store.ref_ids(collection, scope, tenant)
     return ids
 
 
@@ -282,3 +296,162 @@ def test_a_consumer_restored_before_its_store_binds_the_restored_store(
     assert address is not None
     index = system.get_actor(address)._index
     assert index is not None and index.store_address == stores[0]
+
+
+# -- the workspace -----------------------------------------------------------------------------
+
+
+def workspace_card() -> TeamCard:
+    """:func:`crash_card` whose @Boss also carries a WorkspaceTool (its ``#Workspace-…``)."""
+    card = crash_card()
+    config = card.members[0].card.config
+    config.tools = [*config.tools, WorkspaceTool()]
+    return card
+
+
+def workspace_of(runtime: TeamRuntime) -> WorkspacePath:
+    (address,) = [m for m in runtime.members() if m.name.startswith("#Workspace-")]
+    workspace: WorkspacePath = runtime.system.get_actor(address).config.workspace
+    return workspace
+
+
+def workspace_held(runtime: TeamRuntime, workspace: WorkspacePath) -> set[str]:
+    """The chunk ids the team's #VectorStore holds for the tree (team "", tenant the tree)."""
+    return held(runtime, WORKSPACE_COLLECTION, team="", tenant=workspace.name)
+
+
+def refs_of(rel: str, content: str) -> set[str]:
+    return {chunk_ref(rel, i, c.text) for i, c in enumerate(chunk_text(content))}
+
+
+DOCS = {
+    "hello.md": "Say hello to the new client.\n",
+    "budget.md": "\n".join(f"The budget line {i}" for i in range(60)) + "\n",  # two chunks
+    "old.md": "Greet the visitors.\n",
+}
+STALE = "gone.md#0-000000000000"
+"""A row held for no chunk: its removal shows the start's reconcile ran."""
+
+
+def indexed_team(
+    manager: TeamManager, embedders: Embedders
+) -> tuple[TeamRuntime, WorkspacePath, CountingEmbedder]:
+    """A workspace team whose tree holds :data:`DOCS`, all indexed, then a stale row
+    added to the store, and stopped."""
+    first = embedders.use(CountingEmbedder())
+    runtime = manager.create_team(workspace_card())
+    workspace = workspace_of(runtime)
+    for rel, content in DOCS.items():
+        (workspace.tree / rel).write_text(content)
+    manager.stop_team(runtime.team_id)  # the next start's pass indexes them
+    runtime = manager.resume_team(runtime.team_id)
+    every = set().union(*(refs_of(rel, content) for rel, content in DOCS.items()))
+    eventually(lambda: workspace_held(runtime, workspace) == every)
+    assert len(first.embedded) == len(every)
+    store_address = runtime.member(STORE_ACTOR_NAME)
+    assert store_address is not None
+    store: Any = runtime.system.proxy_ask(store_address, VectorStoreActor, timeout=30)
+    stale = VectorEntry(ref_id=STALE, text="a chunk removed since", vector=[0.05, 1.0, 0.0])
+    store.upsert(WORKSPACE_COLLECTION, "", [stale], workspace.name)
+    manager.stop_team(runtime.team_id)
+    return runtime, workspace, first
+
+
+def test_a_resumed_workspace_embeds_no_unchanged_document(
+    manager: TeamManager, embedders: Embedders
+) -> None:
+    runtime, workspace, _ = indexed_team(manager, embedders)
+
+    again = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    # Until the stale row is gone (the reconcile ran) — or anything was embedded again.
+    eventually(lambda: STALE not in workspace_held(resumed, workspace) or bool(again.embedded))
+
+    assert again.embedded == []
+    every = set().union(*(refs_of(rel, content) for rel, content in DOCS.items()))
+    assert workspace_held(resumed, workspace) == every
+
+
+def test_a_resumed_workspace_embeds_a_changed_file_only_and_drops_a_removed_one(
+    manager: TeamManager, embedders: Embedders
+) -> None:
+    """While the team was stopped, one chunk of ``budget.md`` changed (its other chunk
+    did not) and ``old.md`` was removed: only the changed chunk is embedded, and the rows
+    of the old text and of the removed file are deleted."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    changed = DOCS["budget.md"].replace("The budget line 59", "The cost line 59")
+    (workspace.tree / "budget.md").write_text(changed)
+    (workspace.tree / "old.md").unlink()
+
+    again = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    expected = refs_of("hello.md", DOCS["hello.md"]) | refs_of("budget.md", changed)
+    # Until the store is in step — or more than the one changed chunk was embedded.
+    eventually(lambda: workspace_held(resumed, workspace) == expected or len(again.embedded) > 1)
+
+    (text,) = [c.text for c in chunk_text(changed) if "The cost line 59" in c.text]
+    assert again.embedded == [text]
+    (new_chunk,) = refs_of("budget.md", changed) - refs_of("budget.md", DOCS["budget.md"])
+    assert new_chunk in workspace_held(resumed, workspace)
+
+
+def test_a_resumed_workspace_embeds_an_unchanged_chunk_the_store_lost(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    """A chunk whose embedding a stop or a crash dropped (its file unchanged, its record
+    on the tree) is missing from the store: the next start embeds it, and only it."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    (lost,) = refs_of("hello.md", DOCS["hello.md"])
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: STALE not in workspace_held(resumed, workspace))
+    store_address = resumed.member(STORE_ACTOR_NAME)
+    assert store_address is not None
+    store: Any = system.proxy_ask(store_address, VectorStoreActor, timeout=30)
+    store.delete(WORKSPACE_COLLECTION, "", [lost], workspace.name)
+    manager.stop_team(resumed.team_id)
+
+    again = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: lost in workspace_held(resumed, workspace))
+
+    assert again.embedded == [DOCS["hello.md"].rstrip("\n")]
+
+
+def test_a_mutation_during_the_start_pass_wins_over_what_the_pass_read(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass reads ``hello.md`` (unchanged), then is held converting ``slow.md``; an
+    agent rewrites ``hello.md`` meanwhile. The pass's report, at its end, must not bring
+    back the old text's row nor delete the new one."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    (workspace.tree / "slow.md").write_text("Review the spending.\n")
+    held_pass = threading.Event()
+    produce = IndexWorker.produce
+
+    def held_on_slow(self: IndexWorker, key: str, payload: Any, timeout: float) -> Any:
+        if key == "slow.md":
+            held_pass.wait(30)
+        return produce(self, key, payload, timeout)
+
+    monkeypatch.setattr(IndexWorker, "produce", held_on_slow)
+    embedders.use(CountingEmbedder())
+    try:
+        resumed = manager.resume_team(runtime.team_id)
+        (address,) = [m for m in resumed.members() if m.name.startswith("#Workspace-")]
+        actor: Any = system.proxy_ask(address, WorkspaceActor, timeout=30)
+        identity = Identity(name="@Boss", team=str(resumed.team_id))
+        actor.observe(identity, "hello.md", content_sha(DOCS["hello.md"].encode()))
+        rewritten = "Say hi to the new client.\n"
+        actor.mutate(identity, WriteFile(path="hello.md", content=rewritten))
+        eventually(lambda: refs_of("hello.md", rewritten) <= workspace_held(resumed, workspace))
+    finally:
+        held_pass.set()
+    eventually(lambda: STALE not in workspace_held(resumed, workspace))  # the pass reported
+
+    expected = set().union(
+        refs_of("hello.md", rewritten),
+        refs_of("budget.md", DOCS["budget.md"]),
+        refs_of("old.md", DOCS["old.md"]),
+        refs_of("slow.md", "Review the spending.\n"),
+    )
+    eventually(lambda: workspace_held(resumed, workspace) == expected)

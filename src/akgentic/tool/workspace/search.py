@@ -44,6 +44,7 @@ __all__ = [
     "DocumentIndex",
     "SearchHit",
     "chunk_ref",
+    "chunk_refs",
     "chunk_text",
     "split_ref",
 ]
@@ -86,15 +87,28 @@ class SearchHit(SerializableModel):
     text: str
 
 
-def chunk_ref(rel: str, index: int) -> str:
-    """The vector row id of chunk ``index`` of ``rel``."""
-    return f"{rel}#{index}"
+def chunk_ref(rel: str, index: int, text: str) -> str:
+    """The vector row id of chunk ``index`` of ``rel`` whose text is ``text``.
+
+    The id carries a digest of the text, so a row is held under its id only while it is
+    this text's embedding: a chunk whose text changed is a new id, missing from the store,
+    and its old row is held for nothing — which is all the start's reconcile pass
+    (``SemanticIndex.reconcile``) needs to know to embed only what changed.
+    """
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return f"{rel}#{index}-{digest}"
+
+
+def chunk_refs(rel: str, record: DocRecord) -> list[str]:
+    """The vector row ids of ``record``'s chunks, in order."""
+    return [chunk_ref(rel, i, chunk.text) for i, chunk in enumerate(record.chunks)]
 
 
 def split_ref(ref: str) -> tuple[str, int] | None:
     """``(rel, index)`` of a chunk ref, or None when it is not one."""
-    rel, _, number = ref.rpartition("#")
-    return (rel, int(number)) if rel and number.isdigit() else None
+    rel, _, tail = ref.rpartition("#")
+    number, _, digest = tail.partition("-")
+    return (rel, int(number)) if rel and number.isdigit() and digest else None
 
 
 def chunk_text(text: str) -> list[DocChunk]:
@@ -241,9 +255,9 @@ class DocumentIndex:
         """The best ``limit`` chunks for ``query``, best first (hybrid, or keyword-only)."""
         records = self.current()
         texts = {
-            chunk_ref(rel, i): chunk.text
+            ref: chunk.text
             for rel, r in records.items()
-            for i, chunk in enumerate(r.chunks)
+            for ref, chunk in zip(chunk_refs(rel, r), r.chunks, strict=True)
         }
         keyword = keyword_scores(query, texts)
         cosines = {ref: v for ref, v in (semantic or {}).items() if ref in texts}

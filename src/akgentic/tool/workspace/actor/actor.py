@@ -23,6 +23,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from akgentic.core import Akgent, BaseConfig, BaseState
 from akgentic.tool.core.channels import TOOL_CALL, Channels
@@ -54,7 +55,7 @@ from akgentic.tool.workspace.models import (
     WorkspaceConfig,
     path_error,
 )
-from akgentic.tool.workspace.search import WORKSPACE_COLLECTION, DocRecord, chunk_ref
+from akgentic.tool.workspace.search import WORKSPACE_COLLECTION, DocRecord, chunk_refs
 from akgentic.tool.workspace.workspace import get_workspace
 
 __all__ = ["WorkspaceActor"]
@@ -75,6 +76,9 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         self._active: dict[str, tuple[Identity, bool, LeaseHandle]] = {}
         self._backend: SandboxBackend | None = None
         self._index: SemanticIndex | None = None
+        self._since_pass: dict[str, DocRecord | None] | None = None
+        """While the start pass runs, what a mutation's ``indexed`` reported: newer than it
+        (one record per document at most; None once the pass reported)."""
         if self.config.search:
             try:
                 self._index = SemanticIndex.bind(
@@ -86,6 +90,7 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
                 )
             except Exception:  # the tree's actor degrades to keyword-only, never dies of it
                 logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
+            self._since_pass = {}
             self._reindex(None)
 
     def on_stop(self) -> None:
@@ -276,22 +281,46 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         except Exception as exc:
             logger.warning("%s: could not start an index worker: %r", self.myAddress.name, exc)
 
-    def indexed(self, rel: str, record: DocRecord | None, stale_chunks: int) -> None:
-        """A worker's report: keep the vector rows of ``rel`` in step with its record."""
+    def indexed(self, rel: str, record: DocRecord | None, stale: list[str]) -> None:
+        """A worker's report of a changed path: embed ``rel``'s chunks (its record, None
+        when it is gone) and delete the ``stale`` rows its previous record had."""
+        if self._since_pass is not None:
+            self._since_pass[rel] = record
         index = self._index
         if index is None or not index.available:
             return
-        kept = len(record.chunks) if record is not None else 0
         if record is not None:
-            index.upsert_many(
-                [
-                    (
-                        chunk_ref(rel, i),
-                        c.text,
-                        {"path": rel, "start_line": c.start_line, "end_line": c.end_line},
-                    )
-                    for i, c in enumerate(record.chunks)
-                ]
-            )
-        for i in range(kept, stale_chunks):
-            index.delete(chunk_ref(rel, i))
+            rows = _chunk_rows(rel, record)
+            index.upsert_many([(ref, text, meta) for ref, (text, meta) in rows.items()])
+        for ref in stale:
+            index.delete(ref)
+
+    def reconciled(self, records: dict[str, DocRecord]) -> None:
+        """The start pass's report, every record of the tree: bring the store in step.
+
+        A chunk's row id carries its text's digest (``chunk_ref``), so the store lacks
+        exactly the chunks that are new or changed — or whose embedding a stop or a crash
+        dropped — and holds for nothing those of changed and removed documents: the index's
+        reconcile embeds the former only and deletes the latter. A start over an unchanged,
+        indexed tree embeds nothing. A document a mutation re-indexed while the pass ran
+        counts as that mutation left it: the pass may have read it before.
+        """
+        since, self._since_pass = self._since_pass or {}, None
+        index = self._index
+        if index is None or not index.available:
+            return
+        current = {**records, **since}
+        rows: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        for rel, record in current.items():
+            if record is None:
+                continue
+            rows.update(_chunk_rows(rel, record))
+        index.reconcile(rows)
+
+
+def _chunk_rows(rel: str, record: DocRecord) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """``ref_id -> (text, metadata)`` of ``record``'s chunks, as the store keeps them."""
+    return {
+        ref: (c.text, {"path": rel, "start_line": c.start_line, "end_line": c.end_line})
+        for ref, c in zip(chunk_refs(rel, record), record.chunks, strict=True)
+    }

@@ -4,8 +4,11 @@ Spawned by the workspace actor as ``#index-<leaf>-<id>`` (a tool actor, by the t
 invariant), told one :class:`IndexJob`, and stopped by itself. For each path it builds the
 document's record (MarkItDown for PDF/DOCX/XLSX/PPTX — the slow part), stores it on the
 tree (or removes the record of a file that is gone), and **reports to the workspace
-actor's mailbox** (``indexed``), which keeps the vector rows in step. ``paths=None`` is a
-reconcile pass over the whole tree: every file, and every record whose file is gone.
+actor's mailbox**, which keeps the vector rows in step: ``indexed`` for each path given.
+``paths=None`` is a reconcile pass over the whole tree — every file, and every record
+whose file is gone — reported once, at its end (``reconciled``, every record the tree
+holds): an unchanged file keeps its record without being read, and the actor embeds only
+the chunks the store lacks.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any, ClassVar
 
 from akgentic.core import ActorAddress, AddressError
 from akgentic.tool.core.deferred import DeferredWorker
-from akgentic.tool.workspace.search import DocRecord, DocumentIndex
+from akgentic.tool.workspace.search import DocRecord, DocumentIndex, chunk_refs
 from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath
 
 __all__ = ["IndexJob", "IndexWorker"]
@@ -58,6 +61,7 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
             else:
                 stored = {}
                 paths = list(job.paths or ())
+            records: dict[str, DocRecord] = {}
             for rel in paths:
                 previous = stored.get(rel) if reconcile else index.load(rel)
                 record = self._current(index, rel, previous, reconcile)
@@ -66,8 +70,15 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
                         index.remove(rel)
                 elif record is not previous:
                     index.save(record)
-                stale = len(previous.chunks) if previous is not None else 0
+                if reconcile:
+                    if record is not None:
+                        records[rel] = record
+                    continue
+                kept = set(chunk_refs(rel, record)) if record is not None else set()
+                stale = [r for r in chunk_refs(rel, previous) if r not in kept] if previous else []
                 owner.indexed(rel, record, stale)
+            if reconcile:
+                owner.reconciled(records)
         except AddressError:
             logger.info("%s: the workspace actor is gone; stopping", self.myAddress.name)
         except Exception:

@@ -13,6 +13,7 @@ import pytest
 from akgentic.client import AkgenticClient
 from akgentic.core import EventMessage, StartMessage, StopMessage, TeamStoppingEvent
 from akgentic.storage import EventRecord, stopping_resource
+from akgentic.team import TeamRuntime
 from tests.server import gate_tool
 from tests.server.conftest import Served, until
 
@@ -81,12 +82,17 @@ def test_a_resume_while_the_server_stops_the_team_waits_for_the_stop_then_resume
         # the resumed run began after the stop's last records, written while it waited
         began = remote.info.first_seq
         assert began is not None and began > waited_at + 1
+        running = served.manager.get_team(team.team_id)
+        assert isinstance(running, TeamRuntime)
+        # the resume answers before its run's first records are committed: wait for them
+        first = next(iter(running.follow(began, idle_timeout=60)))
+        assert first.seq == began
+        resumed_began = first.message
         logged = {r.seq: r.message for r in served.manager.storage.events.read(team.team_id)}
-        stop_ended, resumed_began = logged[began - 1], logged[began]
+        stop_ended = logged[began - 1]
         assert isinstance(stop_ended, StopMessage)
         assert stop_ended.sender is not None and stop_ended.sender.name == "@Orchestrator"
         assert isinstance(resumed_began, StartMessage)
-        assert served.manager.get_team(team.team_id) is not None
     finally:
         gate_tool.OPEN.set()
         stopper.close()

@@ -511,14 +511,15 @@ def test_a_resume_while_the_team_stops_waits_for_the_stop_then_resumes_it(
             assert resumer.storage.leases.inspect(stopping_resource(team_id)) is None
             assert resumer.get_team(team_id) is resumed
             after = resumer.storage.events.last_seq(team_id)
-            # the resumed run's records come after what the stop wrote while it waited
+            resumed.send("please go on")  # the gate is open: it answers
+            assert answer(resumed, after)[1] == "[scripted] done: go on"
+            # the resumed run's records come after what the stop wrote while it waited (read
+            # once its answer is committed: the log is committed in order, so its start is)
             logged = {r.seq: r.message for r in resumer.storage.events.read(team_id)}
             stop_ended, resumed_began = logged[resumed.first_seq - 1], logged[resumed.first_seq]
             assert isinstance(stop_ended, StopMessage)
             assert stop_ended.sender is not None and stop_ended.sender.name == "@Orchestrator"
             assert isinstance(resumed_began, StartMessage)
-            resumed.send("please go on")  # the gate is open: it answers
-            assert answer(resumed, after)[1] == "[scripted] done: go on"
             resumer.stop_team(team_id)
     finally:
         Gate.release.set()

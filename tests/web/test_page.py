@@ -508,3 +508,76 @@ def test_a_server_out_of_reach_is_said_plainly_and_the_page_recovers_by_itself(
         assert tab.errors == []
     finally:
         again.close()
+
+
+def _held_until(page: Page, held: list[Route], count: int) -> None:
+    """Wait (the page's event loop turning) until ``count`` requests are held."""
+    for _ in range(600):
+        if len(held) >= count:
+            return
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(done))")
+    raise AssertionError(f"{len(held)} request(s) held, not {count}")
+
+
+def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
+    """Enter empties the message box at once: a second Enter while the first message is on
+    its way sends nothing (the message is said once), and the box is free for the next."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    held: list[Route] = []
+    page.route("**/messages", lambda route: held.append(route))
+    page.fill("#message", "hello")
+    page.press("#message", "Enter")
+    expect(page.locator("#message")).to_have_value("")  # before the server answered
+    page.press("#message", "Enter")
+    _held_until(page, held, 1)
+    held[0].continue_()
+    page.unroute("**/messages")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+    say(page, "after")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: after.")
+    assert page.locator(".msg.human .text").all_inner_texts() == ["hello", "after"]
+    assert len(held) == 1
+    assert tab.errors == []
+
+
+def test_a_refused_message_comes_back_before_what_was_typed_since(site: Served, open_tab) -> None:
+    """A message the server refuses returns to the box, ahead of what the person began to
+    type while it was on its way, with the reason on screen: nothing typed is lost."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    held: list[Route] = []
+    page.route("**/messages", lambda route: held.append(route))
+    say(page, "first")
+    page.locator("#message").press_sequentially("second")
+    _held_until(page, held, 1)
+    held[0].fulfill(status=422, json={"detail": "the request is not valid: content"})
+    expect(page.locator("#flash")).to_have_text("the request is not valid: content")
+    expect(page.locator("#message")).to_have_value("first\nsecond")
+    expect(page.locator(".msg.human")).to_have_count(0)
+
+
+def test_a_long_word_from_a_member_wraps_in_the_chat(site: Served, open_tab) -> None:
+    """A word wider than the chat (a URL, a hash) in what a member sends wraps inside its
+    bubble: the conversation never needs scrolling sideways."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    word = "x" * 3000
+    say(page, f"ask {word}")
+    expect(page.locator(".question-form .question-text")).to_have_text(f"Which {word} do you prefer?")
+    expect(page.locator(".turn .question .question-text")).to_have_text(f"Which {word} do you prefer?")
+    wide = page.evaluate(
+        """() => ["#chat-log", "#questions", "#main"].map((s) => document.querySelector(s))
+            .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id)"""
+    )
+    assert wide == []
+    assert tab.errors == []

@@ -51,11 +51,9 @@ export class ChatView {
   }
 
   async submit() {
-    const text = this.input.value.trim();
-    if (!text || !this.model) return;
+    if (!this.model) return;
     const to = this.recipient.value || undefined;
-    const ok = text.startsWith("/") ? await this.actions.command(text, to) : await this.actions.send(text, to);
-    if (ok) this.input.value = "";
+    await sendFrom(this.input, (text) => (text.startsWith("/") ? this.actions.command(text, to) : this.actions.send(text, to)));
     this.input.focus();
   }
 
@@ -118,7 +116,7 @@ export class ChatView {
         dataset: { question: question.id },
         onsubmit: async (event) => {
           event.preventDefault();
-          if (field.value.trim() && (await this.actions.answer(question.id, field.value.trim()))) field.value = "";
+          await sendFrom(field, (text) => this.actions.answer(question.id, text));
         },
       },
         h("p", {}, h("strong", {}, question.from), " asks you: ", h("span", { class: "question-text", dir: "auto" }, question.text)),
@@ -194,6 +192,17 @@ export class ChatView {
         return null;
     }
   }
+}
+
+/** Send what a field holds, emptying it at once: a second Enter while the request is on
+ * its way finds nothing to send (no message twice), and the person can type the next one.
+ * A refused text comes back into the field (before anything typed since), to be fixed. */
+async function sendFrom(field, send) {
+  const typed = field.value;
+  const text = typed.trim();
+  if (!text) return;
+  field.value = "";
+  if (!(await send(text))) field.value = field.value ? `${typed}\n${field.value}` : typed;
 }
 
 const FOCUSABLE = "summary, button, input, a[href], [tabindex]";

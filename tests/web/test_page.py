@@ -581,3 +581,23 @@ def test_a_long_word_from_a_member_wraps_in_the_chat(site: Served, open_tab) -> 
     )
     assert wide == []
     assert tab.errors == []
+
+
+def test_a_long_team_title_wraps_in_its_heading(site: Served, open_tab) -> None:
+    """A title of one long word (the form takes 200 characters) wraps in the team's
+    heading, on a wide screen and a narrow one: the page never scrolls sideways."""
+    name = "N" * 200
+    team = site.client.create_team("studio", name=name)
+    for width in (1280, 390):
+        tab: Tab = open_tab(width=width)
+        page = tab.page
+        page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+        live(page)
+        expect(page.locator("#team-name")).to_have_text(name)
+        fits(page)
+        sideways = page.evaluate(
+            "() => ['#main', '#team'].map((s) => document.querySelector(s))"
+            ".filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id)"
+        )
+        assert sideways == []
+        assert tab.errors == []

@@ -180,6 +180,8 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     gate_tool.OPEN.set()
     expect(running).to_have_attribute("data-outcome", "interrupted")
     expect(running.locator(".who .badge")).to_have_text("interrupted by @Human")
+    # whom the interrupt reached stays said while the turn's records stream in
+    expect(page.locator("#composer-note")).to_have_text("Interrupt sent to @Lead, @Helper.")
     expect(page.locator(".notice.info").last).to_have_text(
         "@Helper asked to stop its turn (by @Human)"
     )
@@ -345,6 +347,8 @@ def test_a_deleted_team_says_so_and_its_stream_is_not_reopened(site: Served, ope
     expect(page.locator("#connection")).to_have_text("team deleted")
     expect(page.locator("#team-status")).to_have_text("deleted")
     expect(page.locator("#resume-team")).to_be_hidden()
+    expect(page.locator("#message")).to_be_disabled()
+    expect(page.locator("#composer-note")).to_have_text("This team is deleted.")  # no resume
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 1
     assert tab.errors == []
 

@@ -118,7 +118,7 @@ const actions = {
   answer: (replyTo, content) => attempt(() => api.post(team(session.id, "messages"), { content, reply_to: replyTo })),
   async interrupt() {
     const told = await attempt(() => api.post(team(session.id, "interrupt")));
-    if (told && told.members) $("#composer-note").textContent = `Interrupt sent to ${told.members.join(", ") || "nobody"}.`;
+    if (told && told.members) chat.tell(`Interrupt sent to ${told.members.join(", ") || "nobody"}.`);
   },
   chatWith(name) {
     location.hash = `#/teams/${session.id}/chat`;

@@ -21,6 +21,7 @@ export class ChatView {
     this.interrupt = root.querySelector("#interrupt");
     this.notice = root.querySelector("#composer-note");
     this.nodes = new Map(); // chat item -> its <li>
+    this.told = ""; // what the page said about the person's last action, until their next
     this.palette = new Palette(this.input, root.querySelector("#palette"), () => this.commands());
     root.querySelector("#commands-button").addEventListener("click", () => this.palette.toggle());
     this.input.addEventListener("keydown", (event) => {
@@ -42,6 +43,7 @@ export class ChatView {
     clear(this.log);
     clear(this.questions);
     this.input.value = "";
+    this.told = "";
     this.update({ all: true });
   }
 
@@ -52,6 +54,7 @@ export class ChatView {
 
   async submit() {
     if (!this.model) return;
+    this.told = "";
     const to = this.recipient.value || undefined;
     await sendFrom(this.input, (text) => (text.startsWith("/") ? this.actions.command(text, to) : this.actions.send(text, to)));
     this.input.focus();
@@ -68,6 +71,13 @@ export class ChatView {
       this.recipient.append(h("option", { value: name }, name === entryPoint ? `${name} (entry point)` : name));
     }
     this.recipient.value = agents.includes(current) ? current : entryPoint || agents[0] || "";
+  }
+
+  /** Say what came of an action under the composer (the interrupt: whom it reached); it
+   * stays while the team's records stream in, until the person sends something. */
+  tell(text) {
+    this.told = text;
+    if (this.model) this.renderState();
   }
 
   chatWith(name) {
@@ -102,9 +112,12 @@ export class ChatView {
     for (const control of [this.input, this.recipient, this.form.querySelector("[type=submit]")]) {
       control.disabled = !running;
     }
+    const status = model.info.status.toLowerCase();
     this.notice.textContent = running
-      ? ""
-      : `This team is ${model.info.status.toLowerCase()}: resume it to talk to it.`;
+      ? this.told
+      : status === "deleted"
+        ? "This team is deleted."
+        : `This team is ${status}: resume it to talk to it.`;
   }
 
   renderQuestions() {

@@ -605,3 +605,22 @@ def test_a_long_team_title_wraps_in_its_heading(site: Served, open_tab) -> None:
         )
         assert sideways == []
         assert tab.errors == []
+
+
+def test_a_double_click_on_stop_or_resume_asks_once(site: Served, open_tab) -> None:
+    """Stop and Resume are disabled until the server answered and the status is read
+    back: a double click stops or resumes the team once (a second resume is refused by
+    the server, and its refusal would flash on screen)."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    for verb, status in (("stop", "stopped"), ("resume", "running")):
+        with page.expect_response(lambda r, v=verb: f"/{team.team_id}/{v}" in r.url):
+            page.dblclick(f"#{verb}-team")
+        expect(page.locator("#team-status")).to_have_text(status)
+    expect(page.locator("#message")).to_be_enabled()
+    assert [len(tab.asked(f"/{team.team_id}/{verb}")) for verb in ("stop", "resume")] == [1, 1]
+    expect(page.locator("#flash")).to_be_hidden()
+    assert tab.errors == []

@@ -363,14 +363,23 @@ function toggleNav(open = !document.body.classList.contains("nav-open")) {
 }
 $("#nav-toggle").addEventListener("click", () => toggleNav());
 
-$("#stop-team").addEventListener("click", async () => {
+/** Stop or resume the open team. The button is disabled until the server answers and the
+ * status is read back: a double click asks once (a second resume would be refused, a
+ * second stop would wait its grace again). */
+async function teamAction(button, path) {
   const current = session;
-  if (current && (await attempt(() => api.post(`${team(current.id, "stop")}?grace=10`)))) refreshInfo(current);
-});
-$("#resume-team").addEventListener("click", async () => {
-  const current = session;
-  if (current && (await attempt(() => api.post(team(current.id, "resume"))))) refreshInfo(current);
-});
+  if (!current) return;
+  button.disabled = true;
+  try {
+    if (await attempt(() => api.post(path(current.id)))) await refreshInfo(current);
+  } finally {
+    button.disabled = false;
+  }
+}
+$("#stop-team").addEventListener("click", (event) =>
+  teamAction(event.currentTarget, (id) => `${team(id, "stop")}?grace=10`),
+);
+$("#resume-team").addEventListener("click", (event) => teamAction(event.currentTarget, (id) => team(id, "resume")));
 
 // -- the token -----------------------------------------------------------------------------------
 const dialog = $("#token-dialog");

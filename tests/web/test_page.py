@@ -523,16 +523,23 @@ def _held_until(page: Page, held: list[Route], count: int) -> None:
     raise AssertionError(f"{len(held)} request(s) held, not {count}")
 
 
-def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
-    """Enter empties the message box at once: a second Enter while the first message is on
-    its way sends nothing (the message is said once), and the box is free for the next."""
+def holding_messages(site: Served, page: Page) -> list[Route]:
+    """A new studio team open and live on ``page``, whose messages are held (not sent on)
+    in the list returned, for the test to continue or answer."""
     team = site.client.create_team("studio")
-    tab: Tab = open_tab()
-    page = tab.page
     page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
     live(page)
     held: list[Route] = []
     page.route("**/messages", lambda route: held.append(route))
+    return held
+
+
+def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
+    """Enter empties the message box at once: a second Enter while the first message is on
+    its way sends nothing (the message is said once), and the box is free for the next."""
+    tab = open_tab()
+    page = tab.page
+    held = holding_messages(site, page)
     page.fill("#message", "hello")
     page.press("#message", "Enter")
     expect(page.locator("#message")).to_have_value("")  # before the server answered
@@ -551,13 +558,9 @@ def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
 def test_a_refused_message_comes_back_before_what_was_typed_since(site: Served, open_tab) -> None:
     """A message the server refuses returns to the box, ahead of what the person began to
     type while it was on its way, with the reason on screen: nothing typed is lost."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    tab = open_tab()
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
-    held: list[Route] = []
-    page.route("**/messages", lambda route: held.append(route))
+    held = holding_messages(site, page)
     say(page, "first")
     page.locator("#message").press_sequentially("second")
     _held_until(page, held, 1)
@@ -577,8 +580,9 @@ def test_a_long_word_from_a_member_wraps_in_the_chat(site: Served, open_tab) -> 
     live(page)
     word = "x" * 3000
     say(page, f"ask {word}")
-    expect(page.locator(".question-form .question-text")).to_have_text(f"Which {word} do you prefer?")
-    expect(page.locator(".turn .question .question-text")).to_have_text(f"Which {word} do you prefer?")
+    asked = f"Which {word} do you prefer?"
+    expect(page.locator(".question-form .question-text")).to_have_text(asked)
+    expect(page.locator(".turn .question .question-text")).to_have_text(asked)
     wide = page.evaluate(
         """() => ["#chat-log", "#questions", "#main"].map((s) => document.querySelector(s))
             .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id)"""

@@ -628,3 +628,24 @@ def test_a_double_click_on_stop_or_resume_asks_once(site: Served, open_tab) -> N
     assert [len(tab.asked(f"/{team.team_id}/{verb}")) for verb in ("stop", "resume")] == [1, 1]
     expect(page.locator("#flash")).to_be_hidden()
     assert tab.errors == []
+
+
+def test_stop_and_resume_from_the_keyboard_keep_the_focus(site: Served, open_tab) -> None:
+    """Stop pressed with the keyboard hides itself: the focus goes to Resume; Resume
+    pressed hides itself: the focus goes to the message box, ready to talk again."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(page)
+    page.focus("#stop-team")
+    page.keyboard.press("Enter")
+    expect(page.locator("#team-status")).to_have_text("stopped")
+    expect(page.locator("#resume-team")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#team-status")).to_have_text("running")
+    expect(page.locator("#message")).to_be_focused()
+    page.keyboard.type("back")
+    page.keyboard.press("Enter")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: back.")
+    assert tab.errors == []

@@ -365,8 +365,9 @@ $("#nav-toggle").addEventListener("click", () => toggleNav());
 
 /** Stop or resume the open team. The button is disabled until the server answers and the
  * status is read back: a double click asks once (a second resume would be refused, a
- * second stop would wait its grace again). */
-async function teamAction(button, path) {
+ * second stop would wait its grace again). The button then hides; the keyboard's focus,
+ * which was on it, goes to what comes next (`then`), not back to the top of the page. */
+async function teamAction(button, path, then) {
   const current = session;
   if (!current) return;
   button.disabled = true;
@@ -375,11 +376,18 @@ async function teamAction(button, path) {
   } finally {
     button.disabled = false;
   }
+  const lost = document.activeElement === button || document.activeElement === document.body;
+  if (session === current && button.hidden && lost) then().focus();
 }
 $("#stop-team").addEventListener("click", (event) =>
-  teamAction(event.currentTarget, (id) => `${team(id, "stop")}?grace=10`),
+  teamAction(event.currentTarget, (id) => `${team(id, "stop")}?grace=10`, () => $("#resume-team")),
 );
-$("#resume-team").addEventListener("click", (event) => teamAction(event.currentTarget, (id) => team(id, "resume")));
+$("#resume-team").addEventListener("click", (event) =>
+  teamAction(event.currentTarget, (id) => team(id, "resume"), () => {
+    chat.renderState(); // the composer enabled now, not at the next frame
+    return $("#message");
+  }),
+);
 
 // -- the token -----------------------------------------------------------------------------------
 const dialog = $("#token-dialog");

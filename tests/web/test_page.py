@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from playwright.sync_api import Page, Route, expect
 
-from akgentic.client import AkgenticClient
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.server import ServerSettings
 from tests.server import gate_tool
 from tests.server.conftest import Served, serve_cards
@@ -57,6 +57,15 @@ def fits(page: Page) -> None:
               .map((e) => e.id || e.className || e.tagName).slice(0, 5)]"""
     )
     assert wide[0] <= wide[1], wide
+
+
+def studio_tab(site: Served, open_tab) -> tuple[RemoteTeam, Tab]:
+    """A new studio team, open on its chat in a new tab, its stream live."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    tab.page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(tab.page)
+    return team, tab
 
 
 def views_text(page: Page) -> dict[str, str]:
@@ -337,11 +346,8 @@ def test_a_server_with_a_token_asks_for_it(guarded_site: Served, open_tab) -> No
 
 
 def test_a_deleted_team_says_so_and_its_stream_is_not_reopened(site: Served, open_tab) -> None:
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    team, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     site.client.delete_team(team.team_id)
     expect(page.locator("body")).to_have_attribute("data-stream", "deleted")
     expect(page.locator("#connection")).to_have_text("team deleted")
@@ -390,11 +396,8 @@ def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> N
     """The one-line reason of a refused message stays on screen while the page refreshes
     the team list and the roster in the background (their success is no answer to what
     the person did); the person's next action that succeeds clears it."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    team, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     page.evaluate("() => { document.querySelector('#message').value = 'y'.repeat(200001); }")
     page.press("#message", "Enter")
     flash = page.locator("#flash")
@@ -523,12 +526,9 @@ def _held_until(page: Page, held: list[Route], count: int) -> None:
     raise AssertionError(f"{len(held)} request(s) held, not {count}")
 
 
-def holding_messages(site: Served, page: Page) -> list[Route]:
-    """A new studio team open and live on ``page``, whose messages are held (not sent on)
-    in the list returned, for the test to continue or answer."""
-    team = site.client.create_team("studio")
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
+def holding_messages(page: Page) -> list[Route]:
+    """The messages ``page`` posts from now on, held (not sent on) in the list returned,
+    for the test to continue or answer."""
     held: list[Route] = []
     page.route("**/messages", lambda route: held.append(route))
     return held
@@ -537,9 +537,9 @@ def holding_messages(site: Served, page: Page) -> list[Route]:
 def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
     """Enter empties the message box at once: a second Enter while the first message is on
     its way sends nothing (the message is said once), and the box is free for the next."""
-    tab = open_tab()
+    _, tab = studio_tab(site, open_tab)
     page = tab.page
-    held = holding_messages(site, page)
+    held = holding_messages(page)
     page.fill("#message", "hello")
     page.press("#message", "Enter")
     expect(page.locator("#message")).to_have_value("")  # before the server answered
@@ -558,9 +558,9 @@ def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
 def test_a_refused_message_comes_back_before_what_was_typed_since(site: Served, open_tab) -> None:
     """A message the server refuses returns to the box, ahead of what the person began to
     type while it was on its way, with the reason on screen: nothing typed is lost."""
-    tab = open_tab()
+    _, tab = studio_tab(site, open_tab)
     page = tab.page
-    held = holding_messages(site, page)
+    held = holding_messages(page)
     say(page, "first")
     page.locator("#message").press_sequentially("second")
     _held_until(page, held, 1)
@@ -573,11 +573,8 @@ def test_a_refused_message_comes_back_before_what_was_typed_since(site: Served, 
 def test_a_long_word_from_a_member_wraps_in_the_chat(site: Served, open_tab) -> None:
     """A word wider than the chat (a URL, a hash) in what a member sends wraps inside its
     bubble: the conversation never needs scrolling sideways."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    _, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     word = "x" * 3000
     say(page, f"ask {word}")
     asked = f"Which {word} do you prefer?"
@@ -615,11 +612,8 @@ def test_a_double_click_on_stop_or_resume_asks_once(site: Served, open_tab) -> N
     """Stop and Resume are disabled until the server answered and the status is read
     back: a double click stops or resumes the team once (a second resume is refused by
     the server, and its refusal would flash on screen)."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    team, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     for verb, status in (("stop", "stopped"), ("resume", "running")):
         with page.expect_response(lambda r, v=verb: f"/{team.team_id}/{v}" in r.url):
             page.dblclick(f"#{verb}-team")
@@ -633,11 +627,8 @@ def test_a_double_click_on_stop_or_resume_asks_once(site: Served, open_tab) -> N
 def test_stop_and_resume_from_the_keyboard_keep_the_focus(site: Served, open_tab) -> None:
     """Stop pressed with the keyboard hides itself: the focus goes to Resume; Resume
     pressed hides itself: the focus goes to the message box, ready to talk again."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    _, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     page.focus("#stop-team")
     page.keyboard.press("Enter")
     expect(page.locator("#team-status")).to_have_text("stopped")

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from playwright.sync_api import Page, Route, expect
 
-from akgentic.client import AkgenticClient
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.server import ServerSettings
 from tests.server import gate_tool
 from tests.server.conftest import Served, serve_cards
@@ -57,6 +57,15 @@ def fits(page: Page) -> None:
               .map((e) => e.id || e.className || e.tagName).slice(0, 5)]"""
     )
     assert wide[0] <= wide[1], wide
+
+
+def studio_tab(site: Served, open_tab) -> tuple[RemoteTeam, Tab]:
+    """A new studio team, open on its chat in a new tab, its stream live."""
+    team = site.client.create_team("studio")
+    tab: Tab = open_tab()
+    tab.page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+    live(tab.page)
+    return team, tab
 
 
 def views_text(page: Page) -> dict[str, str]:
@@ -180,6 +189,8 @@ def test_a_team_from_its_card_to_a_reload(site: Served, open_tab, screenshots: P
     gate_tool.OPEN.set()
     expect(running).to_have_attribute("data-outcome", "interrupted")
     expect(running.locator(".who .badge")).to_have_text("interrupted by @Human")
+    # whom the interrupt reached stays said while the turn's records stream in
+    expect(page.locator("#composer-note")).to_have_text("Interrupt sent to @Lead, @Helper.")
     expect(page.locator(".notice.info").last).to_have_text(
         "@Helper asked to stop its turn (by @Human)"
     )
@@ -335,16 +346,15 @@ def test_a_server_with_a_token_asks_for_it(guarded_site: Served, open_tab) -> No
 
 
 def test_a_deleted_team_says_so_and_its_stream_is_not_reopened(site: Served, open_tab) -> None:
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    team, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     site.client.delete_team(team.team_id)
     expect(page.locator("body")).to_have_attribute("data-stream", "deleted")
     expect(page.locator("#connection")).to_have_text("team deleted")
     expect(page.locator("#team-status")).to_have_text("deleted")
     expect(page.locator("#resume-team")).to_be_hidden()
+    expect(page.locator("#message")).to_be_disabled()
+    expect(page.locator("#composer-note")).to_have_text("This team is deleted.")  # no resume
     assert len(tab.asked(f"/teams/{team.team_id}/events")) == 1
     assert tab.errors == []
 
@@ -386,11 +396,8 @@ def test_an_error_stays_until_the_person_acts_again(site: Served, open_tab) -> N
     """The one-line reason of a refused message stays on screen while the page refreshes
     the team list and the roster in the background (their success is no answer to what
     the person did); the person's next action that succeeds clears it."""
-    team = site.client.create_team("studio")
-    tab: Tab = open_tab()
+    team, tab = studio_tab(site, open_tab)
     page = tab.page
-    page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
-    live(page)
     page.evaluate("() => { document.querySelector('#message').value = 'y'.repeat(200001); }")
     page.press("#message", "Enter")
     flash = page.locator("#flash")
@@ -508,3 +515,128 @@ def test_a_server_out_of_reach_is_said_plainly_and_the_page_recovers_by_itself(
         assert tab.errors == []
     finally:
         again.close()
+
+
+def _held_until(page: Page, held: list[Route], count: int) -> None:
+    """Wait (the page's event loop turning) until ``count`` requests are held."""
+    for _ in range(600):
+        if len(held) >= count:
+            return
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(done))")
+    raise AssertionError(f"{len(held)} request(s) held, not {count}")
+
+
+def holding_messages(page: Page) -> list[Route]:
+    """The messages ``page`` posts from now on, held (not sent on) in the list returned,
+    for the test to continue or answer."""
+    held: list[Route] = []
+    page.route("**/messages", lambda route: held.append(route))
+    return held
+
+
+def test_enter_twice_sends_a_message_once(site: Served, open_tab) -> None:
+    """Enter empties the message box at once: a second Enter while the first message is on
+    its way sends nothing (the message is said once), and the box is free for the next."""
+    _, tab = studio_tab(site, open_tab)
+    page = tab.page
+    held = holding_messages(page)
+    page.fill("#message", "hello")
+    page.press("#message", "Enter")
+    expect(page.locator("#message")).to_have_value("")  # before the server answered
+    page.press("#message", "Enter")
+    _held_until(page, held, 1)
+    held[0].continue_()
+    page.unroute("**/messages")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: hello.")
+    say(page, "after")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: after.")
+    assert page.locator(".msg.human .text").all_inner_texts() == ["hello", "after"]
+    assert len(held) == 1
+    assert tab.errors == []
+
+
+def test_a_refused_message_comes_back_before_what_was_typed_since(site: Served, open_tab) -> None:
+    """A message the server refuses returns to the box, ahead of what the person began to
+    type while it was on its way, with the reason on screen: nothing typed is lost."""
+    _, tab = studio_tab(site, open_tab)
+    page = tab.page
+    held = holding_messages(page)
+    say(page, "first")
+    page.locator("#message").press_sequentially("second")
+    _held_until(page, held, 1)
+    held[0].fulfill(status=422, json={"detail": "the request is not valid: content"})
+    expect(page.locator("#flash")).to_have_text("the request is not valid: content")
+    expect(page.locator("#message")).to_have_value("first\nsecond")
+    expect(page.locator(".msg.human")).to_have_count(0)
+
+
+def test_a_long_word_from_a_member_wraps_in_the_chat(site: Served, open_tab) -> None:
+    """A word wider than the chat (a URL, a hash) in what a member sends wraps inside its
+    bubble: the conversation never needs scrolling sideways."""
+    _, tab = studio_tab(site, open_tab)
+    page = tab.page
+    word = "x" * 3000
+    say(page, f"ask {word}")
+    asked = f"Which {word} do you prefer?"
+    expect(page.locator(".question-form .question-text")).to_have_text(asked)
+    expect(page.locator(".turn .question .question-text")).to_have_text(asked)
+    wide = page.evaluate(
+        """() => ["#chat-log", "#questions", "#main"].map((s) => document.querySelector(s))
+            .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id)"""
+    )
+    assert wide == []
+    assert tab.errors == []
+
+
+def test_a_long_team_title_wraps_in_its_heading(site: Served, open_tab) -> None:
+    """A title of one long word (the form takes 200 characters) wraps in the team's
+    heading, on a wide screen and a narrow one: the page never scrolls sideways."""
+    name = "N" * 200
+    team = site.client.create_team("studio", name=name)
+    for width in (1280, 390):
+        tab: Tab = open_tab(width=width)
+        page = tab.page
+        page.goto(f"{site.url}/#/teams/{team.team_id}/chat")
+        live(page)
+        expect(page.locator("#team-name")).to_have_text(name)
+        fits(page)
+        sideways = page.evaluate(
+            "() => ['#main', '#team'].map((s) => document.querySelector(s))"
+            ".filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id)"
+        )
+        assert sideways == []
+        assert tab.errors == []
+
+
+def test_a_double_click_on_stop_or_resume_asks_once(site: Served, open_tab) -> None:
+    """Stop and Resume are disabled until the server answered and the status is read
+    back: a double click stops or resumes the team once (a second resume is refused by
+    the server, and its refusal would flash on screen)."""
+    team, tab = studio_tab(site, open_tab)
+    page = tab.page
+    for verb, status in (("stop", "stopped"), ("resume", "running")):
+        with page.expect_response(lambda r, v=verb: f"/{team.team_id}/{v}" in r.url):
+            page.dblclick(f"#{verb}-team")
+        expect(page.locator("#team-status")).to_have_text(status)
+    expect(page.locator("#message")).to_be_enabled()
+    assert [len(tab.asked(f"/{team.team_id}/{verb}")) for verb in ("stop", "resume")] == [1, 1]
+    expect(page.locator("#flash")).to_be_hidden()
+    assert tab.errors == []
+
+
+def test_stop_and_resume_from_the_keyboard_keep_the_focus(site: Served, open_tab) -> None:
+    """Stop pressed with the keyboard hides itself: the focus goes to Resume; Resume
+    pressed hides itself: the focus goes to the message box, ready to talk again."""
+    _, tab = studio_tab(site, open_tab)
+    page = tab.page
+    page.focus("#stop-team")
+    page.keyboard.press("Enter")
+    expect(page.locator("#team-status")).to_have_text("stopped")
+    expect(page.locator("#resume-team")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#team-status")).to_have_text("running")
+    expect(page.locator("#message")).to_be_focused()
+    page.keyboard.type("back")
+    page.keyboard.press("Enter")
+    expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: back.")
+    assert tab.errors == []

@@ -118,7 +118,7 @@ const actions = {
   answer: (replyTo, content) => attempt(() => api.post(team(session.id, "messages"), { content, reply_to: replyTo })),
   async interrupt() {
     const told = await attempt(() => api.post(team(session.id, "interrupt")));
-    if (told && told.members) $("#composer-note").textContent = `Interrupt sent to ${told.members.join(", ") || "nobody"}.`;
+    if (told && told.members) chat.tell(`Interrupt sent to ${told.members.join(", ") || "nobody"}.`);
   },
   chatWith(name) {
     location.hash = `#/teams/${session.id}/chat`;
@@ -363,14 +363,31 @@ function toggleNav(open = !document.body.classList.contains("nav-open")) {
 }
 $("#nav-toggle").addEventListener("click", () => toggleNav());
 
-$("#stop-team").addEventListener("click", async () => {
+/** Stop or resume the open team. The button is disabled until the server answers and the
+ * status is read back: a double click asks once (a second resume would be refused, a
+ * second stop would wait its grace again). The button then hides; the keyboard's focus,
+ * which was on it, goes to what comes next (`then`), not back to the top of the page. */
+async function teamAction(button, path, then) {
   const current = session;
-  if (current && (await attempt(() => api.post(`${team(current.id, "stop")}?grace=10`)))) refreshInfo(current);
-});
-$("#resume-team").addEventListener("click", async () => {
-  const current = session;
-  if (current && (await attempt(() => api.post(team(current.id, "resume"))))) refreshInfo(current);
-});
+  if (!current) return;
+  button.disabled = true;
+  try {
+    if (await attempt(() => api.post(path(current.id)))) await refreshInfo(current);
+  } finally {
+    button.disabled = false;
+  }
+  const lost = document.activeElement === button || document.activeElement === document.body;
+  if (session === current && button.hidden && lost) then().focus();
+}
+$("#stop-team").addEventListener("click", (event) =>
+  teamAction(event.currentTarget, (id) => `${team(id, "stop")}?grace=10`, () => $("#resume-team")),
+);
+$("#resume-team").addEventListener("click", (event) =>
+  teamAction(event.currentTarget, (id) => team(id, "resume"), () => {
+    chat.renderState(); // the composer enabled now, not at the next frame
+    return $("#message");
+  }),
+);
 
 // -- the token -----------------------------------------------------------------------------------
 const dialog = $("#token-dialog");

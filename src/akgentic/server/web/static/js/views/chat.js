@@ -21,6 +21,7 @@ export class ChatView {
     this.interrupt = root.querySelector("#interrupt");
     this.notice = root.querySelector("#composer-note");
     this.nodes = new Map(); // chat item -> its <li>
+    this.told = ""; // what the page said about the person's last action, until their next
     this.palette = new Palette(this.input, root.querySelector("#palette"), () => this.commands());
     root.querySelector("#commands-button").addEventListener("click", () => this.palette.toggle());
     this.input.addEventListener("keydown", (event) => {
@@ -42,6 +43,7 @@ export class ChatView {
     clear(this.log);
     clear(this.questions);
     this.input.value = "";
+    this.told = "";
     this.update({ all: true });
   }
 
@@ -51,11 +53,10 @@ export class ChatView {
   }
 
   async submit() {
-    const text = this.input.value.trim();
-    if (!text || !this.model) return;
+    if (!this.model) return;
+    this.told = "";
     const to = this.recipient.value || undefined;
-    const ok = text.startsWith("/") ? await this.actions.command(text, to) : await this.actions.send(text, to);
-    if (ok) this.input.value = "";
+    await sendFrom(this.input, (text) => (text.startsWith("/") ? this.actions.command(text, to) : this.actions.send(text, to)));
     this.input.focus();
   }
 
@@ -70,6 +71,13 @@ export class ChatView {
       this.recipient.append(h("option", { value: name }, name === entryPoint ? `${name} (entry point)` : name));
     }
     this.recipient.value = agents.includes(current) ? current : entryPoint || agents[0] || "";
+  }
+
+  /** Say what came of an action under the composer (the interrupt: whom it reached); it
+   * stays while the team's records stream in, until the person sends something. */
+  tell(text) {
+    this.told = text;
+    if (this.model) this.renderState();
   }
 
   chatWith(name) {
@@ -104,9 +112,12 @@ export class ChatView {
     for (const control of [this.input, this.recipient, this.form.querySelector("[type=submit]")]) {
       control.disabled = !running;
     }
+    const status = model.info.status.toLowerCase();
     this.notice.textContent = running
-      ? ""
-      : `This team is ${model.info.status.toLowerCase()}: resume it to talk to it.`;
+      ? this.told
+      : status === "deleted"
+        ? "This team is deleted."
+        : `This team is ${status}: resume it to talk to it.`;
   }
 
   renderQuestions() {
@@ -118,7 +129,7 @@ export class ChatView {
         dataset: { question: question.id },
         onsubmit: async (event) => {
           event.preventDefault();
-          if (field.value.trim() && (await this.actions.answer(question.id, field.value.trim()))) field.value = "";
+          await sendFrom(field, (text) => this.actions.answer(question.id, text));
         },
       },
         h("p", {}, h("strong", {}, question.from), " asks you: ", h("span", { class: "question-text", dir: "auto" }, question.text)),
@@ -194,6 +205,17 @@ export class ChatView {
         return null;
     }
   }
+}
+
+/** Send what a field holds, emptying it at once: a second Enter while the request is on
+ * its way finds nothing to send (no message twice), and the person can type the next one.
+ * A refused text comes back into the field (before anything typed since), to be fixed. */
+async function sendFrom(field, send) {
+  const typed = field.value;
+  const text = typed.trim();
+  if (!text) return;
+  field.value = "";
+  if (!(await send(text))) field.value = field.value ? `${typed}\n${field.value}` : typed;
 }
 
 const FOCUSABLE = "summary, button, input, a[href], [tabindex]";

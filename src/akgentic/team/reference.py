@@ -19,6 +19,7 @@ checks the page.
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import json
@@ -153,25 +154,33 @@ def _attribute_docstrings(cls: type) -> dict[str, str]:
     """``{field: text}`` from string literals right under annotated fields."""
     found: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
-        if not (isinstance(klass, type) and issubclass(klass, BaseModel)):
-            continue
-        try:
-            source = textwrap.dedent(inspect.getsource(klass))
-        except (OSError, TypeError):
-            continue
-        body = ast.parse(source).body[0]
-        if not isinstance(body, ast.ClassDef):
-            continue
-        items = body.body
-        for node, following in itertools.pairwise(items):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(following, ast.Expr)
-                and isinstance(following.value, ast.Constant)
-                and isinstance(following.value.value, str)
-            ):
-                found[node.target.id] = " ".join(following.value.value.split())
+        if isinstance(klass, type) and issubclass(klass, BaseModel):
+            found.update(_own_attribute_docstrings(klass))
+    return found
+
+
+@functools.cache
+def _own_attribute_docstrings(klass: type[BaseModel]) -> dict[str, str]:
+    """:func:`_attribute_docstrings` of one class's own body, read once a process: a base
+    (``SerializableModel``, ``BaseToolParam``) is in most models' MRO, and reading a
+    class's source tokenizes its whole file. Callers only read the result."""
+    found: dict[str, str] = {}
+    try:
+        source = textwrap.dedent(inspect.getsource(klass))
+    except (OSError, TypeError):
+        return found
+    body = ast.parse(source).body[0]
+    if not isinstance(body, ast.ClassDef):
+        return found
+    for node, following in itertools.pairwise(body.body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            found[node.target.id] = " ".join(following.value.value.split())
     return found
 
 

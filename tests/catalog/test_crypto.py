@@ -75,7 +75,11 @@ def test_a_missing_key_says_how_to_make_one() -> None:
         assert "secrets.token_hex(32)" in str(caught.value)
 
 
-@pytest.mark.parametrize("text", ["short", "zz" * 32, base64.b64encode(os.urandom(16)).decode()])
+@pytest.mark.parametrize(
+    "text",
+    ["short", "zz" * 32, base64.b64encode(os.urandom(16)).decode()],
+    ids=["short", "hex-not-base64", "16-bytes"],  # stable names: test processes must agree
+)
 def test_a_malformed_key_is_refused_without_echoing_it(text: str) -> None:
     with pytest.raises(SecretKeyError, match="must be a 32-byte key") as caught:
         SecretBox.from_env({SECRET_KEY_ENV: text})

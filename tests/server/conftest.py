@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import ActorSystem
 from akgentic.server import BackgroundServer, CardRegistry, ServerSettings, create_app
-from akgentic.storage import EventRecord, StorageBundle, open_storage, sqlite_url
+from akgentic.storage import EventRecord, LeaseHolder, StorageBundle, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
 from tests.server import gate_tool
 
@@ -54,6 +54,19 @@ def serve_cards(
     finally:
         client.close()
         server.stop()
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()
+
+
+def manager_elsewhere(folder: Path) -> Iterator[TeamManager]:
+    """Another process's manager over the store ``serve_cards(folder, ...)`` serves: its
+    own connection and lease holder, so the server sees its teams run elsewhere."""
+    storage, system = open_storage(sqlite_url(folder / "server.db")), ActorSystem()
+    manager = TeamManager(system, storage, holder=LeaseHolder.here(owner="the-other-server"))
+    try:
+        yield manager
+    finally:
         manager.shutdown(5)
         system.shutdown()
         storage.close()

@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from uuid import UUID
 
 import httpx
 import pytest
 
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamDeletedError, parse_sse
+from akgentic.storage import open_storage, sqlite_url
 from tests.server.conftest import Served, kind, until
 from tests.server.proxy import DroppingProxy
 from tests.server.stub import StubServer
@@ -118,6 +120,31 @@ def test_a_team_deleted_by_another_process_ends_its_stream(served: Served) -> No
     reader.join()
     assert reader.ended, f"still open after {KEEP_ALIVES} keep-alives: {reader.notices()}"
     assert reader.notices() == ["stopped", "deleted"]
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_team_deleted_through_another_store_handle_ends_its_stream_before_a_heartbeat(
+    served: Served, tmp_path: Path, purge: bool
+) -> None:
+    """Deleted (or purged) by another process, which writes no record: the stream says
+    ``deleted`` and ends at once — not at its next keep-alive, minutes away here."""
+    team = served.client.create_team("turns")
+    team.stop()
+    reader = Reader(f"{served.url}/teams/{team.team_id}/events", {"heartbeat": 300})
+    assert reader.idle.wait(30)  # "stopped": everything stored was sent
+    other = open_storage(sqlite_url(tmp_path / "server.db"))  # another process's handle
+    try:
+        if purge:
+            assert other.teams.purge(team.team_id)
+        else:
+            other.teams.delete(team.team_id)
+    finally:
+        other.close()
+    reader.thread.join(30)  # well before the keep-alive that ended it before
+    assert not reader.thread.is_alive(), f"still open: {reader.kinds}"
+    assert reader.ended and reader.notices() == ["stopped", "deleted"], reader.kinds
+    assert reader.kinds[-1] == "deleted"
+    assert json.loads(reader.data[-1]) == {"team_id": str(team.team_id)}
 
 
 def test_the_all_teams_stream_says_deleted_once_for_each_deleted_team(served: Served) -> None:

@@ -13,24 +13,15 @@ import httpx
 import pytest
 
 from akgentic.client import ServerError, parse_sse
-from akgentic.core import ActorSystem
-from akgentic.storage import LeaseHolder, open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
 from tests.server import gate_tool
-from tests.server.conftest import TURNS, Served
+from tests.server.conftest import TURNS, Served, manager_elsewhere
 
 
 @pytest.fixture
 def elsewhere(served: Served, tmp_path: Path) -> Iterator[TeamManager]:
     """Another process's manager over the server's store (its own connection and holder)."""
-    storage, system = open_storage(sqlite_url(tmp_path / "server.db")), ActorSystem()
-    manager = TeamManager(system, storage, holder=LeaseHolder.here(owner="the-other-server"))
-    try:
-        yield manager
-    finally:
-        manager.shutdown(5)
-        system.shutdown()
-        storage.close()
+    yield from manager_elsewhere(tmp_path)
 
 
 def kinds_until_quiet(url: str, until_stopped: bool = False) -> list[str]:

@@ -12,8 +12,10 @@ another process or on a Ray cluster over a shared Postgres wakes it through ``LI
 NOTIFY``; on another store it reads ``last_seq`` every ``poll_interval`` seconds. It
 reads each new batch once, encodes it once
 (:func:`~akgentic.server.protocol.encode_record`) and wakes the subscribers on the event
-loop, so a hundred subscribers cost one read and one encoding per batch. A feed lives
-while it has subscribers.
+loop, so a hundred subscribers cost one read and one encoding per batch. A deletion by
+another process writes no record: while the team does not run here, the thread reads its
+record after each :data:`DELETION_CHECK` seconds without one, and wakes the subscribers
+to say DELETED once it is deleted or purged. A feed lives while it has subscribers.
 
 Nothing on the event loop reads the store (nor asks the placement, which may read it):
 each such read of a subscriber's is on a thread, so a slow store holds up the stream that
@@ -43,6 +45,10 @@ logger = logging.getLogger("akgentic.server")
 BATCH = 500
 WINDOW = 5_000
 """Encoded records a feed keeps for subscribers that are slightly behind."""
+DELETION_CHECK = 1.0
+"""Seconds without a record after which a feed of a team not running here reads its
+record, to learn that another process deleted (or purged) it: a deletion writes no record
+for the watch to wake it."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,7 @@ class TeamFeed:
     def _run(self) -> None:
         storage, hub = self.hub.storage, self.hub
         ran_here = False
+        told_deleted = False
         while not self._closed.is_set():
             try:
                 runtime = hub.manager.get_team(self.team_id)
@@ -114,7 +121,16 @@ class TeamFeed:
                             hub.loop.call_soon_threadsafe(self._wake)
                         except RuntimeError:  # the event loop is gone: the server has stopped
                             return
-                    if not hub.watch.wait_past(self.team_id, self.head, timeout=1.0):
+                    if not hub.watch.wait_past(self.team_id, self.head, timeout=DELETION_CHECK):
+                        # no record for a while: another process may have deleted (or
+                        # purged) the team, which writes none; its subscribers, waiting
+                        # for a record, are woken to say DELETED now, not a heartbeat later
+                        if not told_deleted and hub._deleted(self.team_id):
+                            told_deleted = True
+                            try:
+                                hub.loop.call_soon_threadsafe(self._wake)
+                            except RuntimeError:  # the event loop is gone: the server stopped
+                                return
                         continue
                 if self._closed.is_set():
                     return  # its last subscriber left meanwhile (the store may be closing)
@@ -228,8 +244,9 @@ class Hub:
         stretch of records), and ``HEARTBEAT`` each time ``heartbeat`` seconds pass with
         nothing new. ``DELETED``, last, once the team is DELETED (or purged) and every
         record is read: a team this server deletes says ``DELETED`` instead of
-        ``STOPPED``; one deleted by another process over the same store says it at the
-        latest one heartbeat after (a stopped team's record is read once per heartbeat).
+        ``STOPPED``; one deleted by another process over the same store says it within
+        about :data:`DELETION_CHECK` seconds (the feed's thread reads its record when no
+        record came for that long, and wakes its subscribers).
         A run is one write for the stream; after each, the event loop gets a turn (runs
         from the feed's window follow one another without one otherwise), so a subscriber
         that has gone away is noticed before the next run is written.

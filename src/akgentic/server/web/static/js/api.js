@@ -70,6 +70,10 @@ export class Api {
   post(path, body) {
     return this.request("POST", path, body);
   }
+
+  delete(path) {
+    return this.request("DELETE", path);
+  }
 }
 
 async function reason(response) {

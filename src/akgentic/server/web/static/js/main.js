@@ -212,6 +212,7 @@ function showInfo(info) {
   status.title = known ? "" : "the server cannot be reached: the team's status is not known";
   $("#stop-team").hidden = !known || !info.running;
   $("#resume-team").hidden = !known || info.running || info.status === "DELETED";
+  $("#delete-team").hidden = !known || info.status === "DELETED";
 }
 
 function onStatus(current, status, detail) {
@@ -268,6 +269,7 @@ async function loadTeam(id) {
     location.hash = "";
     return;
   }
+  $("#no-team-note").textContent = "";
   const model = new TeamModel(info);
   const current = (session = { id, model, stream: null, mirrors: {} });
   current.mirrors[PLANNING] = new ToolMirror(api, id, PLANNING, () => schedule("board"));
@@ -281,12 +283,15 @@ async function loadTeam(id) {
   board.bind(current.mirrors[PLANNING]);
   graph.bind(current.mirrors[GRAPH]);
   teamsView.render(teams, id);
-  // the tool states first: the stream's deltas are folded onto them
-  await Promise.all([
-    loadMembers(current),
-    refresh(() => current.mirrors[PLANNING].load()),
-    refresh(() => current.mirrors[GRAPH].load()),
-  ]);
+  // the tool states first: the stream's deltas are folded onto them. Only a tool the
+  // roster lists has a state to ask for (a team without #PlanningTool has no board: asking
+  // would be a 404); a mirror not loaded folds the stream's deltas from the first.
+  await loadMembers(current);
+  if (session !== current) return;
+  const tools = new Set(current.model.members.map((member) => member.name));
+  await Promise.all(
+    [PLANNING, GRAPH].filter((tool) => tools.has(tool)).map((tool) => refresh(() => current.mirrors[tool].load())),
+  );
   if (session !== current) return;
   current.stream = new TeamStream({
     api,
@@ -388,6 +393,45 @@ $("#resume-team").addEventListener("click", (event) =>
     return $("#message");
   }),
 );
+
+// -- deleting a team --------------------------------------------------------------------------------
+// Delete asks first (the dialog says what it does), then purges the team: the server stops
+// it if it runs here and removes it with its records. A refusal — a team another live
+// process runs is a 409 naming that process — flashes the server's words and leaves the
+// team as it was. Deleted, the team leaves the list and the page goes back to no team.
+const deleteDialog = $("#delete-dialog");
+let asked = null; // the session the dialog names: only that team is deleted
+$("#delete-team").addEventListener("click", () => {
+  if (!session) return;
+  asked = session;
+  $("#delete-name").textContent = session.model.info.name;
+  deleteDialog.returnValue = "";
+  deleteDialog.showModal();
+});
+deleteDialog.addEventListener("close", () => {
+  if (deleteDialog.returnValue === "delete" && asked === session) deleteTeam(asked);
+  asked = null;
+});
+
+async function deleteTeam(current) {
+  const button = $("#delete-team");
+  button.disabled = true;
+  const deleted = await attempt(() => api.delete(`${team(current.id)}?purge=true`));
+  button.disabled = false;
+  if (!deleted) {
+    if (session === current) button.focus();
+    return;
+  }
+  teams = teams.filter((t) => t.team_id !== current.id);
+  $("#no-team-note").textContent = `The team “${current.model.info.name}” was deleted.`;
+  if (session === current) {
+    location.hash = ""; // route() closes it and shows no team
+    $("#main").focus();
+  } else {
+    teamsView.render(teams, session?.id);
+  }
+  await loadTeams();
+}
 
 // -- the token -----------------------------------------------------------------------------------
 const dialog = $("#token-dialog");

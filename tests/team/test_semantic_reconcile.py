@@ -49,7 +49,7 @@ from akgentic.tool.workspace.actor import WorkspaceActor
 from akgentic.tool.workspace.actor.indexer import IndexWorker
 from akgentic.tool.workspace.journal import Identity
 from akgentic.tool.workspace.models import WriteFile, content_sha
-from akgentic.tool.workspace.search import chunk_ref, chunk_text
+from akgentic.tool.workspace.search import DocumentIndex, chunk_ref, chunk_text
 from akgentic.tool.workspace.workspace import WorkspacePath
 from tests.core.conftest import eventually
 from tests.tool.members import ConceptEmbedder, LoadingEmbedder
@@ -357,10 +357,34 @@ def indexed_team(
     return runtime, workspace, first
 
 
+class Reconciles:
+    """What the start pass hands ``SemanticIndex.reconcile_ids`` (the ids), and which
+    chunks' text the reconcile then reads back from the tree's records
+    (``DocumentIndex.read_chunk_rows``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ids: list[set[str]] = []
+        self.read: list[list[str]] = []
+        reconcile_ids = SemanticIndex.reconcile_ids
+        read_chunk_rows = DocumentIndex.read_chunk_rows
+
+        def record_ids(index: SemanticIndex, ids: Any, fetch: Any, **kwargs: Any) -> None:
+            self.ids.append(set(ids))
+            reconcile_ids(index, ids, fetch, **kwargs)
+
+        def record_reads(docs: DocumentIndex, refs: Any) -> Any:
+            self.read.append(list(refs))
+            return read_chunk_rows(docs, refs)
+
+        monkeypatch.setattr(SemanticIndex, "reconcile_ids", record_ids)
+        monkeypatch.setattr(DocumentIndex, "read_chunk_rows", record_reads)
+
+
 def test_a_resumed_workspace_embeds_no_unchanged_document(
-    manager: TeamManager, embedders: Embedders
+    manager: TeamManager, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runtime, workspace, _ = indexed_team(manager, embedders)
+    reconciles = Reconciles(monkeypatch)
 
     again = embedders.use(CountingEmbedder())
     resumed = manager.resume_team(runtime.team_id)
@@ -368,6 +392,9 @@ def test_a_resumed_workspace_embeds_no_unchanged_document(
     eventually(lambda: STALE not in workspace_held(resumed, workspace) or bool(again.embedded))
 
     assert again.embedded == []
+    every = set().union(*(refs_of(rel, content) for rel, content in DOCS.items()))
+    assert reconciles.ids == [every]  # the pass hands over ids, and reads no chunk's text
+    assert reconciles.read == []
     every = set().union(*(refs_of(rel, content) for rel, content in DOCS.items()))
     assert workspace_held(resumed, workspace) == every
 
@@ -396,10 +423,14 @@ def test_a_resumed_workspace_embeds_a_changed_file_only_and_drops_a_removed_one(
 
 
 def test_a_resumed_workspace_embeds_an_unchanged_chunk_the_store_lost(
-    manager: TeamManager, system: ActorSystem, embedders: Embedders
+    manager: TeamManager,
+    system: ActorSystem,
+    embedders: Embedders,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A chunk whose embedding a stop or a crash dropped (its file unchanged, its record
-    on the tree) is missing from the store: the next start embeds it, and only it."""
+    on the tree) is missing from the store: the next start embeds it, and only it — and
+    reads back from the tree the text of that chunk alone."""
     runtime, workspace, _ = indexed_team(manager, embedders)
     (lost,) = refs_of("hello.md", DOCS["hello.md"])
     resumed = manager.resume_team(runtime.team_id)
@@ -409,12 +440,29 @@ def test_a_resumed_workspace_embeds_an_unchanged_chunk_the_store_lost(
     store: Any = system.proxy_ask(store_address, VectorStoreActor, timeout=30)
     store.delete(WORKSPACE_COLLECTION, "", [lost], workspace.name)
     manager.stop_team(resumed.team_id)
+    reconciles = Reconciles(monkeypatch)
 
     again = embedders.use(CountingEmbedder())
     resumed = manager.resume_team(runtime.team_id)
     eventually(lambda: lost in workspace_held(resumed, workspace))
 
     assert again.embedded == [DOCS["hello.md"].rstrip("\n")]
+    assert reconciles.read == [[lost]]
+
+
+def hold_the_pass_at(monkeypatch: pytest.MonkeyPatch, rel: str) -> threading.Event:
+    """Hold every indexing worker reading ``rel`` until the returned event is set (the
+    start pass walks the tree in order: what comes before ``rel`` is done by then)."""
+    held = threading.Event()
+    produce = IndexWorker.produce
+
+    def held_at(self: IndexWorker, key: str, payload: Any, timeout: float) -> Any:
+        if key == rel:
+            held.wait(60)
+        return produce(self, key, payload, timeout)
+
+    monkeypatch.setattr(IndexWorker, "produce", held_at)
+    return held
 
 
 def test_a_mutation_during_the_start_pass_wins_over_what_the_pass_read(
@@ -425,15 +473,7 @@ def test_a_mutation_during_the_start_pass_wins_over_what_the_pass_read(
     back the old text's row nor delete the new one."""
     runtime, workspace, _ = indexed_team(manager, embedders)
     (workspace.tree / "slow.md").write_text("Review the spending.\n")
-    held_pass = threading.Event()
-    produce = IndexWorker.produce
-
-    def held_on_slow(self: IndexWorker, key: str, payload: Any, timeout: float) -> Any:
-        if key == "slow.md":
-            held_pass.wait(30)
-        return produce(self, key, payload, timeout)
-
-    monkeypatch.setattr(IndexWorker, "produce", held_on_slow)
+    held_pass = hold_the_pass_at(monkeypatch, "slow.md")
     embedders.use(CountingEmbedder())
     try:
         resumed = manager.resume_team(runtime.team_id)
@@ -455,3 +495,67 @@ def test_a_mutation_during_the_start_pass_wins_over_what_the_pass_read(
         refs_of("slow.md", "Review the spending.\n"),
     )
     eventually(lambda: workspace_held(resumed, workspace) == expected)
+
+
+def test_a_changed_document_is_found_by_meaning_before_the_start_pass_ends(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass walks the tree in order: ``budget.md`` changed while the team was stopped,
+    and the pass is then held converting ``zz.md``. The changed chunk is embedded and found
+    by meaning while the pass is held (its end — the stale row's removal — has not come),
+    and the end embeds nothing more."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    changed = DOCS["budget.md"].replace("The budget line 59", "The cost line 59")
+    (workspace.tree / "budget.md").write_text(changed)
+    (workspace.tree / "zz.md").write_text("The last file of the walk.\n")
+    (new_chunk,) = refs_of("budget.md", changed) - refs_of("budget.md", DOCS["budget.md"])
+    held_pass = hold_the_pass_at(monkeypatch, "zz.md")
+    again = embedders.use(CountingEmbedder())
+    try:
+        resumed = manager.resume_team(runtime.team_id)
+        eventually(lambda: new_chunk in workspace_held(resumed, workspace))
+        (address,) = [m for m in resumed.members() if m.name.startswith("#Workspace-")]
+        index = SemanticIndex.bind(
+            None,
+            system.get_actor(address),
+            WORKSPACE_COLLECTION,
+            tenant=workspace.name,
+            team_id="",
+        )
+        assert new_chunk in index.similar("spend", 10)  # by meaning: no word in common
+        assert STALE in workspace_held(resumed, workspace)  # the pass has not ended
+    finally:
+        held_pass.set()
+    expected = set().union(
+        refs_of("hello.md", DOCS["hello.md"]),
+        refs_of("budget.md", changed),
+        refs_of("old.md", DOCS["old.md"]),
+        refs_of("zz.md", "The last file of the walk.\n"),
+    )
+    eventually(lambda: workspace_held(resumed, workspace) == expected)
+
+    (text,) = [c.text for c in chunk_text(changed) if "The cost line 59" in c.text]
+    chunks = [t for t in again.embedded if t != "spend"]  # the query's embedding aside
+    assert sorted(chunks) == sorted([text, "The last file of the walk."])
+
+
+def test_a_failed_start_pass_is_forgotten_and_leaves_the_store_as_it_is(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pass fails reading the tree's records: it says so, the actor stops noting
+    writes for it, and nothing is embedded or deleted (the next start reconciles)."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+
+    def unreadable(docs: DocumentIndex) -> Any:
+        raise OSError("the records are unreadable")
+
+    monkeypatch.setattr(DocumentIndex, "records", unreadable)
+    again = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    (address,) = [m for m in resumed.members() if m.name.startswith("#Workspace-")]
+    actor = system.get_actor(address)
+    eventually(lambda: actor._since_pass is None)  # the pass reported that it failed
+
+    assert actor._watch is None
+    assert STALE in workspace_held(resumed, workspace)
+    assert again.embedded == []

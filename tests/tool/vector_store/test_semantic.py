@@ -76,6 +76,9 @@ class NotesActor(Akgent[BaseConfig, BaseState]):
     def reconcile(self, rows: dict[str, str]) -> None:
         self.index.reconcile({ref: (text, None) for ref, text in rows.items()})
 
+    def reconcile_ids(self, ids: list[str], fetch: Any) -> None:
+        self.index.reconcile_ids(ids, fetch)
+
     def ping(self) -> str:
         return "pong"
 
@@ -628,6 +631,74 @@ def test_a_write_after_reconcile_began_wins_over_its_older_text(team: Team) -> N
     embedder.gate.set()
     wait_workers_stopped(team, 3)  # the reconcile's embedding ended, and wrote nothing
     assert texts_in_store(team) == {"r": "new text"}
+
+
+class RecordingRows:
+    """A consumer's rows kept out of the reconcile: it asks for them by id; every ask is
+    recorded (and ``fail`` makes one raise)."""
+
+    def __init__(self, rows: dict[str, str], fail: bool = False) -> None:
+        self.rows = rows
+        self.fail = fail
+        self.asked: list[list[str]] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, refs: Any) -> dict[str, tuple[str, dict[str, Any] | None]]:
+        with self._lock:
+            self.asked.append(list(refs))
+        if self.fail:
+            raise OSError("the rows are unreadable")
+        return {ref: (self.rows[ref], None) for ref in refs if ref in self.rows}
+
+
+def test_reconcile_ids_reads_only_the_missing_rows_a_batch_at_a_time(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Handed ids, the reconcile asks for the text of the rows the store lacks alone — never
+    a held row's — two at a time, the next batch only once the previous one is embedded; an
+    id the rows no longer hold is skipped."""
+    monkeypatch.setattr(SemanticIndex, "reconcile_batch", 2)
+    embedder = GatedEmbedder(hold={"gamma"})
+    notes, _ = start_notes(team, embedder=embedder)
+    embedder.gate.set()
+    notes.add("a", "alpha")
+    notes.add("b", "beta")
+    wait_workers_stopped(team, 2)
+    embedder.gate.clear()
+    rows = RecordingRows({"a": "alpha", "b": "beta", "c": "gamma", "d": "delta", "f": "phi"})
+
+    notes.reconcile_ids(["a", "b", "c", "d", "e", "f"], rows)
+    embedder.wait_entered("gamma")  # the first batch is embedding: held
+    assert rows.asked == [["c", "d"]]  # not the held rows, and no second batch yet
+    embedder.gate.set()
+    wait_workers_stopped(team, 5)  # the two writes, the listing and the two batches
+
+    assert texts_in_store(team) == {
+        "a": "alpha",
+        "b": "beta",
+        "c": "gamma",
+        "d": "delta",
+        "f": "phi",
+    }
+    assert rows.asked == [["c", "d"], ["e", "f"]]
+    assert [texts for texts, _ in embedder.calls[2:]] == [["gamma", "delta"], ["phi"]]
+
+
+def test_reconcile_ids_whose_rows_cannot_be_read_embeds_nothing_and_frees_them(
+    team: Team,
+) -> None:
+    """A failed read leaves the missing rows unindexed (the next start tries again) and
+    their ids free: a later write of one is applied."""
+    embedder = FakeEmbedder()
+    notes, _ = start_notes(team, embedder=embedder)
+    rows = RecordingRows({"c": "gamma"}, fail=True)
+    notes.reconcile_ids(["c"], rows)
+    wait_workers_stopped(team, 1)  # the listing worker, which asked for the rows
+    assert rows.asked == [["c"]]
+    notes.add("c", "gamma again")
+    wait_workers_stopped(team, 2)
+    assert texts_in_store(team) == {"c": "gamma again"}
+    assert embedded(embedder) == ["gamma again"]
 
 
 def test_reconcile_does_nothing_without_a_semantic_index(

@@ -30,7 +30,7 @@ from akgentic.tool.vector_store.registry import (
     get_backend,
     register_backend,
 )
-from akgentic.tool.vector_store.semantic import SemanticIndex
+from akgentic.tool.vector_store.semantic import SemanticIndex, WriteWatch
 from akgentic.tool.vector_store.vector import (
     EmbedderLoading,
     EmbeddingService,
@@ -64,6 +64,7 @@ __all__ = [
     "VectorStoreConfigError",
     "VectorStoreParam",
     "WeaviateBackend",
+    "WriteWatch",
     "backend_names",
     "close_all",
     "close_client",

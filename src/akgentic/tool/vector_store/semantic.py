@@ -57,7 +57,9 @@ The contract:
 - ``reconcile(rows)`` — called by a consumer starting with restored rows — indexes the
   rows the store lacks and deletes the ones it holds for nothing (a write or a delete a
   stop or a crash dropped), without embedding a row already indexed: one id listing
-  (``VectorStore.ref_ids``) in a worker when nothing is missing.
+  (``VectorStore.ref_ids``) in a worker when nothing is missing. ``reconcile_ids(ids,
+  fetch)`` is the same for a consumer whose rows are not in memory: it holds the ids,
+  and reads only the missing rows' text, a bounded batch at a time.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 from uuid import uuid4
 
@@ -102,7 +104,7 @@ from akgentic.tool.vector_store.vector import (
 if TYPE_CHECKING:
     from akgentic.tool.vector_store.protocol import SearchHit
 
-__all__ = ["AUTO", "SemanticIndex"]
+__all__ = ["AUTO", "Fetch", "Row", "SemanticIndex", "WriteWatch"]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
 
@@ -111,6 +113,13 @@ class _Auto:
     def __repr__(self) -> str:
         return "AUTO"
 
+
+Row = tuple[str, dict[str, Any] | None]
+"""A row as a consumer gives it: ``(text, metadata)``."""
+
+Fetch = Callable[[Sequence[str]], Mapping[str, Row]]
+"""``ref_ids -> {ref_id: row}``: the rows :meth:`SemanticIndex.reconcile_ids` must embed,
+read when it needs them (an id left out is skipped)."""
 
 AUTO: Final = _Auto()
 """``bind(embedder=AUTO)``: resolve the embedder from ``param.embedding``."""
@@ -215,6 +224,19 @@ def _sequencer(scope: tuple[str, ...]) -> _Sequencer:
         return found
 
 
+class WriteWatch:
+    """The rows written from the moment :meth:`SemanticIndex.watch` was called: a later
+    ``reconcile_ids(..., since=watch)`` leaves them to those writes. ``close`` ends it
+    (the reconcile does, after its listing); closing twice is harmless."""
+
+    def __init__(self, sequencer: _Sequencer) -> None:
+        self._sequencer = sequencer
+        self.touched = sequencer.watch()
+
+    def close(self) -> None:
+        self._sequencer.unwatch(self.touched)
+
+
 class SemanticIndex:
     """One collection of the team's vector store, seen by one consumer.
 
@@ -229,6 +251,9 @@ class SemanticIndex:
 
     poll_step: ClassVar[float] = 0.05
     """Granularity of the bounded wait in :meth:`similar`."""
+
+    reconcile_batch: ClassVar[int] = 64
+    """Most rows :meth:`reconcile_ids` fetches and embeds at once (one worker each)."""
 
     def __init__(
         self,
@@ -386,23 +411,44 @@ class SemanticIndex:
         ]
         self._embed_rows(stamped)
 
-    def reconcile(self, rows: Mapping[str, tuple[str, dict[str, Any] | None]]) -> None:
+    def reconcile(self, rows: Mapping[str, Row]) -> None:
         """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
-        row the consumer holds): index the ones it lacks, delete the ones it holds for
-        nothing. Returns at once; a worker lists the store's ref ids.
+        row the consumer holds): :meth:`reconcile_ids` over rows already in memory."""
+        source = dict(rows)
+        self.reconcile_ids(source, lambda refs: {ref: source[ref] for ref in refs})
+
+    def watch(self) -> WriteWatch:
+        """Start noting the rows written from now on, for a later :meth:`reconcile_ids`
+        whose ids were gathered meanwhile (a consumer's start pass): those writes win."""
+        return WriteWatch(self._sequencer)
+
+    def reconcile_ids(
+        self, ids: Iterable[str], fetch: Fetch, *, since: WriteWatch | None = None
+    ) -> None:
+        """Bring the store in step with ``ids`` (every row id the consumer holds): index
+        the ones it lacks, delete the ones it holds for nothing. Returns at once; a worker
+        lists the store's ref ids.
 
         What a consumer calls when it starts with restored (or seeded) state: a write
         whose embedding a stop, a crash or a model still loading dropped left its row
         unindexed, and a lost delete left a row for nothing — the rows persist with the
-        state, the index with the store. Rows already indexed are not embedded again:
-        when nothing is missing this costs one id listing and no embedding. A write
-        made after this call wins: a row written or deleted since is left to that write.
-        A stop during the embeddings may drop them again; the next start reconciles.
+        state, the index with the store. Only ids are held until the listing: ``fetch``
+        is asked for the ``(text, metadata)`` of the missing rows alone, at most
+        :attr:`reconcile_batch` ids a call, one batch after the previous one is embedded
+        — so a consumer whose rows live elsewhere (a tree's records) never holds them all.
+        An id ``fetch`` leaves out is skipped (its row changed since: a newer write covers
+        it). Rows already indexed are not embedded again: when nothing is missing this
+        costs one id listing and no embedding. A write made after this call — or after
+        ``since`` was taken, which this call closes — wins: that row is left to that
+        write. A stop during the embeddings may drop them again; the next start reconciles.
         """
         if not self.available:
+            if since is not None:
+                since.close()
             return
-        source = dict(rows)
-        touched = self._sequencer.watch()
+        wanted = frozenset(ids)
+        watch = since if since is not None else self.watch()
+        touched = watch.touched
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
@@ -410,33 +456,77 @@ class SemanticIndex:
             try:
                 held = self._held(worker)
             except Exception as exc:
-                self._sequencer.unwatch(touched)
+                watch.close()
                 logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
                 return
+            missing: list[tuple[str, int]] = []
             try:
-                for ref in sorted(held - source.keys()):
+                for ref in sorted(held - wanted):
                     seq = self._sequencer.next_untouched(ref, touched)
                     if seq is not None:
                         remove = functools.partial(self._remove, worker, ref)
                         self._sequencer.apply(ref, seq, remove)
-                missing = []
-                for ref in sorted(source.keys() - held):
+                for ref in sorted(wanted - held):
                     seq = self._sequencer.next_untouched(ref, touched)
                     if seq is not None:
-                        text, meta = source[ref]
-                        missing.append((ref, seq, text, dict(meta or {})))
+                        missing.append((ref, seq))
             finally:
-                self._sequencer.unwatch(touched)
+                watch.close()
             if missing:
                 logger.info("indexing %d rows %s lacked", len(missing), self.collection)
-                self._embed_rows(missing)
+                self._embed_missing(missing, fetch)
 
         job = EmbeddingJob(texts=(), embedder=None, apply=apply)
-        self._spawn(job, lambda: self._sequencer.unwatch(touched), writes=True)
+        self._spawn(job, watch.close, writes=True)
 
-    def _embed_rows(self, stamped: list[tuple[str, int, str, dict[str, Any]]]) -> None:
+    def _embed_missing(self, pending: list[tuple[str, int]], fetch: Fetch) -> None:
+        """Fetch and embed the next :attr:`reconcile_batch` of ``pending`` (stamped ids),
+        the rest once it is embedded; every stamp not written is released."""
+        while pending:
+            batch, pending = pending[: self.reconcile_batch], pending[self.reconcile_batch :]
+            try:
+                found = fetch([ref for ref, _ in batch])
+            except Exception as exc:
+                logger.warning("reading rows of %s to index failed: %r", self.collection, exc)
+                self._release([*batch, *pending])
+                return
+            stamped: list[tuple[str, int, str, dict[str, Any]]] = []
+            for ref, seq in batch:
+                row = found.get(ref)
+                if row is None:  # changed since the listing: a newer write covers it
+                    self._sequencer.done(ref, seq)
+                else:
+                    stamped.append((ref, seq, row[0], dict(row[1] or {})))
+            if stamped:
+                self._embed_rows(stamped, functools.partial(self._embed_next, pending, fetch))
+                return
+
+    def _embed_next(self, pending: list[tuple[str, int]], fetch: Fetch, ok: bool) -> None:
+        """After a batch: the next one, or — its embedding failed — none (released, left to
+        the next start, rather than failing once a batch)."""
+        if ok:
+            self._embed_missing(pending, fetch)
+        else:
+            if pending:
+                logger.warning("%d rows of %s left unindexed", len(pending), self.collection)
+            self._release(pending)
+
+    def _release(self, pending: list[tuple[str, int]]) -> None:
+        """Release the stamps of ``pending`` rows that will not be written."""
+        for ref, seq in pending:
+            self._sequencer.done(ref, seq)
+
+    def _embed_rows(
+        self,
+        stamped: list[tuple[str, int, str, dict[str, Any]]],
+        then: Callable[[bool], None] | None = None,
+    ) -> None:
         """Embed ``(ref_id, seq, text, metadata)`` rows in one worker and write each one
-        whose stamp is still its ref's latest."""
+        whose stamp is still its ref's latest; then ``then(ok)`` (ok: they were embedded)."""
+
+        def after(ok: bool) -> None:
+            if then is not None:
+                then(ok)
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
@@ -447,6 +537,7 @@ class SemanticIndex:
                 logger.warning(
                     "embedding %d rows of %s failed: %s", len(stamped), self.collection, error
                 )
+                after(False)
                 return
             for (ref, seq, text, meta), vector in zip(stamped, vectors, strict=True):
                 entry = VectorEntry(
@@ -458,10 +549,12 @@ class SemanticIndex:
                     tenant=self.tenant,
                 )
                 self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
+            after(True)
 
         def release() -> None:
             for ref, seq, _, _ in stamped:
                 self._sequencer.done(ref, seq)
+            after(False)
 
         job = EmbeddingJob(
             texts=tuple(t for _, _, t, _ in stamped), embedder=self._embedder, apply=apply

@@ -24,8 +24,9 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -45,6 +46,7 @@ __all__ = [
     "SearchHit",
     "chunk_ref",
     "chunk_refs",
+    "chunk_rows",
     "chunk_text",
     "split_ref",
 ]
@@ -102,6 +104,14 @@ def chunk_ref(rel: str, index: int, text: str) -> str:
 def chunk_refs(rel: str, record: DocRecord) -> list[str]:
     """The vector row ids of ``record``'s chunks, in order."""
     return [chunk_ref(rel, i, chunk.text) for i, chunk in enumerate(record.chunks)]
+
+
+def chunk_rows(rel: str, record: DocRecord) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """``ref_id -> (text, metadata)`` of ``record``'s chunks, as the vector store keeps them."""
+    return {
+        ref: (c.text, {"path": rel, "start_line": c.start_line, "end_line": c.end_line})
+        for ref, c in zip(chunk_refs(rel, record), record.chunks, strict=True)
+    }
 
 
 def split_ref(ref: str) -> tuple[str, int] | None:
@@ -165,17 +175,37 @@ class DocumentIndex:
 
     def stored(self) -> dict[str, DocRecord]:
         """Every stored record, by path."""
-        out: dict[str, DocRecord] = {}
+        return {record.path: record for record in self.records()}
+
+    def records(self) -> Iterator[DocRecord]:
+        """Every stored record, one at a time (a caller keeping less than a record — the
+        start pass keeps a summary — never holds the tree's text)."""
         if not self.dir.is_dir():
-            return out
+            return
         for file in sorted(self.dir.glob("*.yaml")):
             data = read_yaml(file)
             if isinstance(data, dict):
                 try:
-                    record = DocRecord.model_validate(data)
+                    yield DocRecord.model_validate(data)
                 except ValueError:
                     continue
-                out[record.path] = record
+
+    def read_chunk_rows(self, refs: Sequence[str]) -> dict[str, tuple[str, dict[str, Any] | None]]:
+        """``ref -> (text, metadata)`` of the chunks ``refs`` name, read from the stored
+        records (each record once); a ref its record no longer holds — the document changed
+        or went since the ref was taken — is left out."""
+        wanted: dict[str, list[tuple[str, int]]] = {}
+        for ref in refs:
+            parts = split_ref(ref)
+            if parts is not None:
+                wanted.setdefault(parts[0], []).append((ref, parts[1]))
+        out: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        for rel, named in wanted.items():
+            record = self.load(rel)
+            if record is None:
+                continue
+            rows = chunk_rows(rel, record)
+            out.update((ref, rows[ref]) for ref, _ in named if ref in rows)
         return out
 
     # -- building -------------------------------------------------------------------------------

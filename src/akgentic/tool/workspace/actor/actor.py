@@ -23,13 +23,12 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from akgentic.core import Akgent, BaseConfig, BaseState
 from akgentic.tool.core.channels import TOOL_CALL, Channels
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import SandboxBackend, resolve_backend
-from akgentic.tool.vector_store import SemanticIndex
+from akgentic.tool.vector_store import SemanticIndex, WriteWatch
 from akgentic.tool.workspace.actor.indexer import IndexJob, IndexWorker
 from akgentic.tool.workspace.actor.runner import ExecRunner, LeaseHandle
 from akgentic.tool.workspace.event import (
@@ -55,7 +54,13 @@ from akgentic.tool.workspace.models import (
     WorkspaceConfig,
     path_error,
 )
-from akgentic.tool.workspace.search import WORKSPACE_COLLECTION, DocRecord, chunk_refs
+from akgentic.tool.workspace.search import (
+    WORKSPACE_COLLECTION,
+    DocRecord,
+    DocumentIndex,
+    chunk_refs,
+    chunk_rows,
+)
 from akgentic.tool.workspace.workspace import get_workspace
 
 __all__ = ["WorkspaceActor"]
@@ -76,9 +81,15 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         self._active: dict[str, tuple[Identity, bool, LeaseHandle]] = {}
         self._backend: SandboxBackend | None = None
         self._index: SemanticIndex | None = None
-        self._since_pass: dict[str, DocRecord | None] | None = None
-        """While the start pass runs, what a mutation's ``indexed`` reported: newer than it
-        (one record per document at most; None once the pass reported)."""
+        self._since_pass: dict[str, list[str]] | None = None
+        """While the start pass runs, the chunk ids a mutation's ``indexed`` reported for a
+        document: newer than what the pass read (None once the pass reported)."""
+        self._early: dict[str, list[str]] = {}
+        """While the start pass runs, the chunk ids it embedded early (``refreshed``), by
+        document: a mutation of that document deletes those its text no longer has."""
+        self._watch: WriteWatch | None = None
+        """While the start pass runs, the rows written since it began: its reconcile leaves
+        them to those writes (an early embedding still in flight is not embedded twice)."""
         if self.config.search:
             try:
                 self._index = SemanticIndex.bind(
@@ -91,9 +102,12 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             except Exception:  # the tree's actor degrades to keyword-only, never dies of it
                 logger.exception("%s: no semantic index; keyword search only", self.myAddress.name)
             self._since_pass = {}
+            if self._index is not None and self._index.available:
+                self._watch = self._index.watch()
             self._reindex(None)
 
     def on_stop(self) -> None:
+        self._end_pass()
         for _identity, _journal, handle in list(self._active.values()):
             if handle.kill is not None:
                 handle.kill()
@@ -284,43 +298,66 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
     def indexed(self, rel: str, record: DocRecord | None, stale: list[str]) -> None:
         """A worker's report of a changed path: embed ``rel``'s chunks (its record, None
         when it is gone) and delete the ``stale`` rows its previous record had."""
+        kept = chunk_refs(rel, record) if record is not None else []
         if self._since_pass is not None:
-            self._since_pass[rel] = record
+            self._since_pass[rel] = kept
+            keep = {*kept, *stale}
+            stale = [*stale, *(r for r in self._early.pop(rel, []) if r not in keep)]
         index = self._index
         if index is None or not index.available:
             return
         if record is not None:
-            rows = _chunk_rows(rel, record)
+            rows = chunk_rows(rel, record)
             index.upsert_many([(ref, text, meta) for ref, (text, meta) in rows.items()])
         for ref in stale:
             index.delete(ref)
 
-    def reconciled(self, records: dict[str, DocRecord]) -> None:
-        """The start pass's report, every record of the tree: bring the store in step.
+    def refreshed(self, rel: str, record: DocRecord, before: list[str]) -> None:
+        """The start pass stored a new or changed document (told, as it walks): embed its
+        chunks that ``before`` — its previous record's ids — lacks, now rather than at the
+        pass's end. Its old rows wait for that end (``reconciled``); a mutation of the
+        document reported already is newer than what the pass read, and wins."""
+        index = self._index
+        if self._since_pass is None or rel in self._since_pass:
+            return
+        if index is None or not index.available:
+            return
+        known = set(before)
+        rows = {ref: row for ref, row in chunk_rows(rel, record).items() if ref not in known}
+        if rows:
+            self._early[rel] = list(rows)
+            index.upsert_many([(ref, text, meta) for ref, (text, meta) in rows.items()])
+
+    def reconciled(self, refs: dict[str, list[str]] | None) -> None:
+        """The start pass's report, every chunk id of the tree by document (None: the pass
+        failed, and the store is left as it is until the next start): bring the store in
+        step.
 
         A chunk's row id carries its text's digest (``chunk_ref``), so the store lacks
         exactly the chunks that are new or changed — or whose embedding a stop or a crash
         dropped — and holds for nothing those of changed and removed documents: the index's
-        reconcile embeds the former only and deletes the latter. A start over an unchanged,
-        indexed tree embeds nothing. A document a mutation re-indexed while the pass ran
-        counts as that mutation left it: the pass may have read it before.
+        reconcile embeds the former only, reading their text back from the tree's records a
+        batch at a time, and deletes the latter. A start over an unchanged, indexed tree
+        embeds nothing. A document a mutation re-indexed while the pass ran counts as that
+        mutation left it: the pass may have read it before; and a row written since the
+        pass began (a mutation's, or the pass's own early embedding) is left to that write.
         """
-        since, self._since_pass = self._since_pass or {}, None
+        since, watch = self._since_pass or {}, self._watch
+        self._watch = None
+        self._end_pass()
         index = self._index
-        if index is None or not index.available:
+        if refs is None or index is None or not index.available:
+            if watch is not None:
+                watch.close()
             return
-        current = {**records, **since}
-        rows: dict[str, tuple[str, dict[str, Any] | None]] = {}
-        for rel, record in current.items():
-            if record is None:
-                continue
-            rows.update(_chunk_rows(rel, record))
-        index.reconcile(rows)
+        ids = {ref for chunk_ids in {**refs, **since}.values() for ref in chunk_ids}
+        fetch = DocumentIndex(self.config.workspace, self._fs).read_chunk_rows
+        index.reconcile_ids(ids, fetch, since=watch)
 
-
-def _chunk_rows(rel: str, record: DocRecord) -> dict[str, tuple[str, dict[str, Any] | None]]:
-    """``ref_id -> (text, metadata)`` of ``record``'s chunks, as the store keeps them."""
-    return {
-        ref: (c.text, {"path": rel, "start_line": c.start_line, "end_line": c.end_line})
-        for ref, c in zip(chunk_refs(rel, record), record.chunks, strict=True)
-    }
+    def _end_pass(self) -> None:
+        """Forget what the start pass kept (it reported, failed, or the actor stops)."""
+        self._since_pass = None
+        self._early = {}
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None

@@ -5,10 +5,12 @@ invariant), told one :class:`IndexJob`, and stopped by itself. For each path it 
 document's record (MarkItDown for PDF/DOCX/XLSX/PPTX — the slow part), stores it on the
 tree (or removes the record of a file that is gone), and **reports to the workspace
 actor's mailbox**, which keeps the vector rows in step: ``indexed`` for each path given.
-``paths=None`` is a reconcile pass over the whole tree — every file, and every record
-whose file is gone — reported once, at its end (``reconciled``, every record the tree
-holds): an unchanged file keeps its record without being read, and the actor embeds only
-the chunks the store lacks.
+``paths=None`` is the start pass over the whole tree — every file, and every record whose
+file is gone. It holds chunk ids, never the tree's text: an unchanged file keeps its
+record without being read; a new or changed one is reported as soon as it is stored
+(``refreshed``: its new chunks are embedded then); and at its end every chunk id the tree
+holds is reported once (``reconciled``), for the actor to embed only the chunks the store
+lacks and delete the rows of removed documents and old chunks.
 """
 
 from __future__ import annotations
@@ -54,31 +56,24 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
         try:
             index = DocumentIndex(job.workspace, Filesystem(job.workspace.tree))
             owner = self.proxy_tell(job.owner, WorkspaceActor)
-            reconcile = job.paths is None
-            if reconcile:
-                stored = index.stored()
-                paths = sorted({rel for rel, _ in index.documents()} | set(stored))
-            else:
-                stored = {}
-                paths = list(job.paths or ())
-            records: dict[str, DocRecord] = {}
-            for rel in paths:
-                previous = stored.get(rel) if reconcile else index.load(rel)
-                record = self._current(index, rel, previous, reconcile)
+            if job.paths is None:
+                try:
+                    self._pass(index, owner)
+                except Exception:
+                    owner.reconciled(None)  # the actor forgets the pass; the next start redoes it
+                    raise
+                return
+            for rel in job.paths:
+                previous = index.load(rel)
+                record = self._build(index, rel)
                 if record is None:
                     if previous is not None:
                         index.remove(rel)
-                elif record is not previous:
+                else:
                     index.save(record)
-                if reconcile:
-                    if record is not None:
-                        records[rel] = record
-                    continue
                 kept = set(chunk_refs(rel, record)) if record is not None else set()
                 stale = [r for r in chunk_refs(rel, previous) if r not in kept] if previous else []
                 owner.indexed(rel, record, stale)
-            if reconcile:
-                owner.reconciled(records)
         except AddressError:
             logger.info("%s: the workspace actor is gone; stopping", self.myAddress.name)
         except Exception:
@@ -86,16 +81,42 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
         finally:
             self.stop()
 
-    def _current(
-        self, index: DocumentIndex, rel: str, previous: DocRecord | None, reconcile: bool
-    ) -> DocRecord | None:
-        if reconcile and previous is not None:
-            try:
-                stat = index.fs.resolve(rel).stat()
-            except (OSError, ValueError):
-                return None
-            if (stat.st_size, stat.st_mtime_ns) == (previous.size, previous.mtime_ns):
-                return previous  # unchanged since it was indexed
+    def _pass(self, index: DocumentIndex, owner: Any) -> None:
+        """The start pass over the whole tree, holding each document's chunk ids only.
+
+        A file whose size and mtime match its record is not read. A new or changed one is
+        re-read, stored and reported at once (``refreshed``), so its new chunks are
+        searchable by meaning before the pass ends. At the end, the ids of every chunk
+        (``reconciled``): the actor's reconcile embeds what the store still lacks, reading
+        those chunks' text back from the records, and deletes what it holds for nothing.
+        """
+        known: dict[str, tuple[int, int, list[str]]] = {
+            record.path: (record.size, record.mtime_ns, chunk_refs(record.path, record))
+            for record in index.records()
+        }
+        refs: dict[str, list[str]] = {}
+        for rel in sorted({rel for rel, _ in index.documents()} | set(known)):
+            before = known.pop(rel, None)
+            if before is not None:
+                try:
+                    stat = index.fs.resolve(rel).stat()
+                except (OSError, ValueError):
+                    index.remove(rel)
+                    continue
+                if (stat.st_size, stat.st_mtime_ns) == before[:2]:
+                    refs[rel] = before[2]  # unchanged since it was indexed
+                    continue
+            record = self._build(index, rel)
+            if record is None:
+                if before is not None:
+                    index.remove(rel)
+                continue
+            index.save(record)
+            refs[rel] = chunk_refs(rel, record)
+            owner.refreshed(rel, record, before[2] if before is not None else [])
+        owner.reconciled(refs)
+
+    def _build(self, index: DocumentIndex, rel: str) -> DocRecord | None:
         try:
             return self.produce(rel, index, self.timeout)
         except Exception as exc:

@@ -35,6 +35,7 @@ from akgentic.cli.chat import (
 from akgentic.client import AkgenticClient
 from akgentic.core import CancelMessage, SentMessage
 from akgentic.storage import sqlite_url
+from akgentic.team import StopWait
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
@@ -680,6 +681,37 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
     info = served.client.info(team.team_id)
     assert info.status == "STOPPED" and not info.running  # no resume was asked
     assert info.stopping is None
+
+
+def test_teams_resume_server_gives_up_on_a_stop_past_its_time_in_one_line(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop the server says goes on past the time it gave (here, one that never ends,
+    given 1s): ``teams resume --server`` says it waits, then gives up once that time is
+    over, in one line saying who is still stopping the team and what to do, as the server's
+    resume would; it never asked the resume (the team, running on, is left alone)."""
+    team = served.client.create_team("turns")
+    holder = served.manager.holder
+    monkeypatch.setattr(
+        served.manager, "stop_in_progress", lambda team_id: StopWait(team_id, holder, 1.0)
+    )
+    short = str(team.team_id)[:8]
+    began = team.info.first_seq
+
+    code, out, err = invoke("teams", "resume", short, "--server", served.url)
+
+    assert code == 1
+    assert out.splitlines() == [
+        f"team turns ({short}) is stopping in process {holder.pid} on host {holder.host}: "
+        f"waiting for its stop (up to 1s)"
+    ]
+    assert err.splitlines() == [
+        f"error: team turns ({short}) is still stopping in process {holder.pid} on host "
+        f"{holder.host} after 1s of waiting: a member there has not ended its turn; resume it "
+        f"once that process has stopped it"
+    ]
+    info = served.client.info(team.team_id)
+    assert info.running and info.first_seq == began  # the same run: no resume was asked
 
 
 def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> None:

@@ -8,10 +8,12 @@ import shlex
 import signal
 import sqlite3
 import subprocess
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -21,8 +23,15 @@ from pydantic_ai.models.function import FunctionModel
 from akgentic.core import serialize
 from akgentic.llm import register_model
 from akgentic.storage import Lease, LeaseHolder, TeamStatus, open_storage, sqlite_path
-from akgentic.team import TeamCard, TeamManager, TeamRunningElsewhereError, team_workspaces
+from akgentic.team import (
+    TeamCard,
+    TeamManager,
+    TeamRunningElsewhereError,
+    restorer,
+    team_workspaces,
+)
 from tests.team.test_crash import run_child_until_ready
+from tests.team.test_one_runner import process
 
 from .conftest import (
     AKGENTIC,
@@ -963,4 +972,47 @@ def test_the_loser_of_a_race_to_resume_is_told_the_team_runs_not_that_it_is_stop
     assert lost.exit_code == 1
     [line] = lost.stderr.splitlines()
     assert "is running in another process: pid 4242 on host box-2" in line
+    assert "is stopping" not in line
+
+
+def test_two_resumes_racing_for_a_stopped_team_the_loser_never_says_it_is_stopping(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process resumes a STOPPED team (leased, its restore held until this
+    command's resume has looked): ``teams resume`` here does not say that process "is
+    stopping" the team and wait for its stop (nobody stops it); it ends with one line,
+    the team running in that process."""
+    team_id = run_once(cli)
+    restore, await_stop = restorer.restore, TeamManager._await_stop
+    restoring, looked = threading.Event(), threading.Event()
+
+    with process(storage_url) as first:
+
+        def restore_once_looked(manager: TeamManager, *args: Any, **kwargs: Any) -> Any:
+            if manager is first:
+                restoring.set()  # leased, restoring
+                assert looked.wait(60)
+            return restore(manager, *args, **kwargs)
+
+        def look(manager: TeamManager, *args: Any) -> Any:
+            try:
+                return await_stop(manager, *args)
+            finally:
+                if manager is not first:  # this command's resume has looked
+                    looked.set()
+
+        monkeypatch.setattr(restorer, "restore", restore_once_looked)
+        monkeypatch.setattr(TeamManager, "_await_stop", look)
+        winner = threading.Thread(target=first.resume_team, args=(team_id,))
+        winner.start()
+        assert restoring.wait(60)
+        lost = cli("teams", "resume", str(team_id)[:8], "-m", "again")
+        winner.join(60)
+        first.stop_team(team_id)
+
+    assert lost.exit_code == 1, lost.output
+    assert lost.stdout == ""  # no "is stopping ...: waiting for its stop" line
+    [line] = lost.stderr.splitlines()
+    holder = first.holder
+    assert f"is running in another process: pid {holder.pid} on host {holder.host}" in line
     assert "is stopping" not in line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -14,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import httpx
@@ -22,7 +24,8 @@ import yaml
 from typer.testing import CliRunner
 
 from akgentic.agent import AgentMessage
-from akgentic.cli import app
+from akgentic.cli import app, interrupt
+from akgentic.cli import teams as cli_teams
 from akgentic.cli.chat import (
     SERVER_GONE,
     SERVER_SHUTTING_DOWN,
@@ -32,6 +35,7 @@ from akgentic.cli.chat import (
 from akgentic.client import AkgenticClient
 from akgentic.core import CancelMessage, SentMessage
 from akgentic.storage import sqlite_url
+from akgentic.team import StopWait
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
@@ -577,15 +581,25 @@ def test_teams_resume_server_that_waited_for_a_stop_shows_nothing_of_that_stop(
     settle: tuple[str, ...],
     said_then: list[str],
 ) -> None:
-    """``teams resume --server`` while the server stops the team: the server's resume
-    waits for the stop, whose grace runs out meanwhile — its cancel, held until the resume
-    waits, and the turn it cuts are written after the session looked at the log, and are
-    the past. The session starts at the resumed run's first record (``first_seq``), and
-    warns of that turn, which the resume offers again: from its look before the resume, it
-    showed the cancel's "grace ran out" line, listed the turn that stop cut as cut by its
-    own stop, and said nothing of it as the resume began (with ``--retry-interrupted``,
-    that there was none to deliver again, while the resume did)."""
+    """``teams resume --server`` while the server stops the team: the command says it
+    waits for the stop (the server's ``stopping``), as a local resume does, and waits for
+    it, whose grace runs out meanwhile — its cancel, held until the wait is said, and the
+    turn it cuts are written after the session looked at the log, and are the past. The
+    session starts at the resumed run's first record (``first_seq``), and warns of that
+    turn, which the resume offers again: from its look before the resume, it showed the
+    cancel's "grace ran out" line, listed the turn that stop cut as cut by its own stop,
+    and said nothing of it as the resume began (with ``--retry-interrupted``, that there
+    was none to deliver again, while the resume did)."""
     told = cut_once_a_resume_waits(monkeypatch, gate_tool.OPEN.set)
+    say = cli_teams._stop_wait_line
+
+    def said_then_told(*args: Any) -> str:  # the wait here, not the server's: said
+        try:
+            return say(*args)
+        finally:
+            told.set()
+
+    monkeypatch.setattr(cli_teams, "_stop_wait_line", said_then_told)
     team = served.client.create_team("turns")
     team.send("wait here")
     assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
@@ -610,7 +624,12 @@ def test_teams_resume_server_that_waited_for_a_stop_shows_nothing_of_that_stop(
     ]
     assert cancels == ["the team's stop grace of 0.5s ran out"]  # written while it waited
     said = out.splitlines()
-    assert said[: 1 + len(said_then)] == [
+    assert re.fullmatch(  # the server's own stop: its process; its grace (0.5s) and margin
+        rf"team turns \({short}\) is stopping in process {os.getpid()} on host "
+        rf"{re.escape(socket.gethostname())}: waiting for its stop \(up to 15\.5s\)",
+        said[0],
+    )
+    assert said[1 : 2 + len(said_then)] == [
         f"team turns ({short}) resumed on {served.url}: @Boss (entry point)",
         *said_then,
     ]
@@ -621,6 +640,78 @@ def test_teams_resume_server_that_waited_for_a_stop_shows_nothing_of_that_stop(
         f"team turns ({short}) stopped; resume it with: akgentic teams resume {short} "
         f"--server {served.url} --import {gate_tool.__name__}"
     )
+
+
+def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while ``teams resume --server`` waits for the server's stop of the team (held
+    in its grace by a turn at the gate, which stays closed): the command gives up there and
+    then — one line, ``interrupted``, exit 130 — as a local resume does, rather than
+    hanging until the stop ends. The resume was never asked: once the stop has ended, the
+    team is STOPPED and the server does not run it. The Ctrl-C comes as the wait is said
+    (the signal handler's part: the pending event that the CLI's safe points raise)."""
+    say = cli_teams._stop_wait_line
+
+    def said_then_ctrl_c(*args: Any) -> str:
+        try:
+            return say(*args)
+        finally:
+            interrupt._quiet[-1].set()  # what the first Ctrl-C does inside interrupt.deferred
+
+    monkeypatch.setattr(cli_teams, "_stop_wait_line", said_then_ctrl_c)
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
+    stopping.start()
+    try:
+        until(team, stop_started)
+        code, out, err = invoke("teams", "resume", str(team.team_id)[:8], "--server", served.url)
+        still_stopping = stopping.is_alive()
+    finally:
+        gate_tool.OPEN.set()
+        stopping.join(90)
+
+    assert code == interrupt.EXIT_INTERRUPTED, err
+    assert still_stopping  # the command did not wait for the stop's end
+    [said] = out.splitlines()
+    assert "is stopping in process" in said and "waiting for its stop" in said
+    assert err.strip() == "interrupted"
+    info = served.client.info(team.team_id)
+    assert info.status == "STOPPED" and not info.running  # no resume was asked
+    assert info.stopping is None
+
+
+def test_teams_resume_server_gives_up_on_a_stop_past_its_time_in_one_line(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop the server says goes on past the time it gave (here, one that never ends,
+    given 1s): ``teams resume --server`` says it waits, then gives up once that time is
+    over, in one line saying who is still stopping the team and what to do, as the server's
+    resume would; it never asked the resume (the team, running on, is left alone)."""
+    team = served.client.create_team("turns")
+    holder = served.manager.holder
+    monkeypatch.setattr(
+        served.manager, "stop_in_progress", lambda team_id: StopWait(team_id, holder, 1.0)
+    )
+    short = str(team.team_id)[:8]
+    began = team.info.first_seq
+
+    code, out, err = invoke("teams", "resume", short, "--server", served.url)
+
+    assert code == 1
+    assert out.splitlines() == [
+        f"team turns ({short}) is stopping in process {holder.pid} on host {holder.host}: "
+        f"waiting for its stop (up to 1s)"
+    ]
+    assert err.splitlines() == [
+        f"error: team turns ({short}) is still stopping in process {holder.pid} on host "
+        f"{holder.host} after 1s of waiting: a member there has not ended its turn; resume it "
+        f"once that process has stopped it"
+    ]
+    info = served.client.info(team.team_id)
+    assert info.running and info.first_seq == began  # the same run: no resume was asked
 
 
 def test_teams_resume_server_refuses_what_a_server_cannot_do(served: Served) -> None:

@@ -5,12 +5,14 @@ still waiting for a turn) waits for that stop, then resumes the team: it was a 4
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 from typing import Any
 
 import pytest
 
-from akgentic.client import AkgenticClient
+from akgentic.client import AkgenticClient, StopInProgress
 from akgentic.core import EventMessage, StartMessage, StopMessage, TeamStoppingEvent
 from akgentic.storage import EventRecord, stopping_resource
 from akgentic.team import TeamRuntime
@@ -97,3 +99,32 @@ def test_a_resume_while_the_server_stops_the_team_waits_for_the_stop_then_resume
         gate_tool.OPEN.set()
         stopper.close()
         resumer.close()
+
+
+def test_a_team_being_stopped_says_who_stops_it_and_how_long_a_resume_would_wait(
+    served: Served,
+) -> None:
+    """``GET /teams/{id}`` of a team the server is stopping (a turn at the gate holds the
+    stop in its grace): ``stopping`` names the server's process and how long a resume
+    asked now would wait at most (the grace of 2s and the margin); null before the stop,
+    once it has ended, and in a page of teams."""
+    team = served.client.create_team("turns")
+    assert served.client.info(team.team_id).stopping is None
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)
+    stopped: list[Any] = []
+    stopping = in_a_thread(
+        lambda: served.client.stop_team(team.team_id, 2), stopped, threading.Event()
+    )
+    try:
+        until(team, stop_started)
+        stop = served.client.info(team.team_id).stopping
+        listed = {t.team_id: t for t in served.client.list_teams()}[team.team_id]
+    finally:
+        gate_tool.OPEN.set()
+        stopping.join(90)
+
+    assert stop == StopInProgress(pid=os.getpid(), host=socket.gethostname(), up_to=17.0)
+    assert listed.stopping is None
+    assert [info.status for info in stopped] == ["STOPPED"]
+    assert served.client.info(team.team_id).stopping is None

@@ -46,6 +46,7 @@ from akgentic.team import (
     TeamRuntime,
     TeamStillStoppingError,
     plan_restore,
+    restorer,
     team_resource,
 )
 from akgentic.team import manager as manager_module
@@ -560,20 +561,22 @@ def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
         Gate.release.set()
 
 
-def test_a_resume_waiting_on_a_stopped_team_that_its_holder_resumes_meanwhile_is_refused(
+def test_a_resume_of_a_stopped_team_another_process_took_since_waits_for_it_in_silence(
     storage_url: str,
 ) -> None:
-    """A STOPPED team another process holds looks as if that process were stopping it: a
-    resume waits. Once that process has it RUNNING (its own resume had leased it, its
-    restore not done), the wait ends at once, refused as running there — not after the
-    whole wait, as if still stopping (two resumes racing each other)."""
+    """A STOPPED team another process leased after its mark is being resumed there (its
+    restore not done), not stopped: a resume here waits in silence — ``on_stop_wait`` is
+    never told "stopping" — and once that process has it RUNNING, the wait ends at once,
+    refused as running there, not after the whole wait as if still stopping."""
     with process(storage_url) as first, process(storage_url) as second:
         team_id = first.create_team(blocking_card()).team_id
         first.stop_team(team_id)
         rival = LeaseHolder.here()  # a resume elsewhere: leased, restoring
         second.storage.leases.acquire(team_resource(team_id), rival, 30)
-        # as the wait begins, the rival's restore ends: RUNNING under its lease
-        second.on_stop_wait = lambda notice: second.storage.teams.set_status(
+        notices: list[StopWait] = []
+        second.on_stop_wait = notices.append
+        # as the wait looks, the rival's restore ends: RUNNING under its lease
+        second.stop_wait_check = lambda: second.storage.teams.set_status(
             team_id,
             TeamStatus.RUNNING,
             fence=Fence(resource=team_resource(team_id), owner=rival.owner),
@@ -582,8 +585,59 @@ def test_a_resume_waiting_on_a_stopped_team_that_its_holder_resumes_meanwhile_is
             second.resume_team(team_id)
         assert not isinstance(refused.value, TeamStillStoppingError)
         assert refused.value.lease.holder == rival
+        assert notices == []
+        assert not second.stopping(team_id)
         assert second.get_team(team_id) is None
         second.storage.leases.release(team_resource(team_id), rival.owner)
+
+
+def test_the_loser_of_two_resumes_racing_for_a_stopped_team_is_never_told_it_is_stopping(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes resume one STOPPED team at once: the first leases it and restores
+    it (held at the restore until the second has looked); the second, refused the lease,
+    is not told that the first "is stopping" the team (nobody stops it), nor does
+    ``stopping`` say so meanwhile: it waits for the first's resume to decide, then is
+    refused as running there. The first's resume is whole."""
+    restore = restorer.restore
+    restoring, looked = threading.Event(), threading.Event()
+
+    with process(storage_url) as first, process(storage_url) as second:
+
+        def restore_once_looked(manager: TeamManager, *args: Any, **kwargs: Any) -> Any:
+            if manager is first:
+                restoring.set()  # leased, restoring
+                assert looked.wait(60)
+            return restore(manager, *args, **kwargs)
+
+        monkeypatch.setattr(restorer, "restore", restore_once_looked)
+        team_id = first.create_team(blocking_card()).team_id
+        first.stop_team(team_id)
+        notices: list[StopWait] = []
+        second.on_stop_wait = notices.append
+        said_stopping: list[bool] = []
+
+        def look() -> None:  # each look of the second's wait
+            said_stopping.append(second.stopping(team_id))
+            looked.set()
+
+        second.stop_wait_check = look
+        outcome: list[Any] = []
+        winner = threading.Thread(target=lambda: outcome.append(first.resume_team(team_id)))
+        winner.start()
+        assert restoring.wait(60)
+        with pytest.raises(TeamRunningElsewhereError) as refused:
+            second.resume_team(team_id)
+        winner.join(60)
+
+        assert not isinstance(refused.value, TeamStillStoppingError)
+        assert refused.value.lease.holder == first.holder
+        assert notices == []
+        assert said_stopping and not any(said_stopping)
+        [resumed] = outcome
+        assert isinstance(resumed, TeamRuntime) and resumed.is_running()
+        assert second.record(team_id).status == TeamStatus.RUNNING
+        first.stop_team(team_id)
 
 
 # -- Ctrl-C: cut at a step boundary, reported as interrupted ----------------------------------

@@ -61,6 +61,7 @@ __all__ = [
     "install",
     "leave",
     "output_lost",
+    "pause",
     "pressed",
     "quietly",
     "report_and_exit",
@@ -197,6 +198,18 @@ def check() -> None:
     if _quiet and _quiet[-1].is_set() and threading.current_thread() is threading.main_thread():
         _quiet[-1].clear()
         raise KeyboardInterrupt
+
+
+def pause(seconds: float) -> None:
+    """Wait ``seconds`` in the main thread (a poll's interval), cut short by the first
+    Ctrl-C that :func:`deferred` (or :func:`quietly`) takes, which is raised then, as
+    :func:`check` raises it."""
+    check()
+    if _quiet and threading.current_thread() is threading.main_thread():
+        _quiet[-1].wait(seconds)
+    else:
+        time.sleep(seconds)
+    check()
 
 
 def aside(call: Callable[[], T]) -> T:

@@ -8,6 +8,8 @@ talks to it as ``run`` does.
 
 from __future__ import annotations
 
+import time
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -78,6 +80,7 @@ from akgentic.cli.teams_remote import (
     show_remote,
     stop_remote,
 )
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import Message, SentMessage
 from akgentic.core.words import counted
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
@@ -502,7 +505,9 @@ def resume_team(
 
                 def waiting(wait: StopWait) -> None:
                     waited.append(wait)
-                    console.print(SafeText(_stop_wait_line(record, wait), style="dim"))
+                    holder = wait.holder
+                    line = _stop_wait_line(_title(record), holder.pid, holder.host, wait.up_to)
+                    console.print(SafeText(line, style="dim"))
 
                 manager.on_stop_wait = waiting
                 manager.stop_wait_check = interrupt.check  # Ctrl-C ends the wait
@@ -555,14 +560,43 @@ def resume_team(
     raise typer.Exit(code)
 
 
-def _stop_wait_line(record: TeamRecord, wait: StopWait) -> str:
-    """What a resume says as it begins to wait for the team's stop in another process (it
-    would wait up to that long in silence)."""
-    holder = wait.holder
+def _stop_wait_line(title: str, pid: int, host: str, up_to: float) -> str:
+    """What a resume says as it begins to wait for the team's stop in process ``pid`` on
+    ``host`` (another, or a server) — up to ``up_to`` seconds, in silence otherwise."""
     return (
-        f"{_title(record)} is stopping in process {holder.pid} on host {holder.host}: waiting "
-        f"for its stop (up to {round(wait.up_to, 1):g}s)"
+        f"{title} is stopping in process {pid} on host {host}: waiting for its stop (up to "
+        f"{round(up_to, 1):g}s)"
     )
+
+
+REMOTE_STOP_POLL = 0.2
+"""Seconds between two looks of ``teams resume --server`` at a team the server says is
+stopping (``TeamInfo.stopping``)."""
+
+
+def _await_remote_stop(client: AkgenticClient, title: str, team: RemoteTeam) -> RemoteTeam:
+    """``teams resume --server`` of a team that is stopping (``team.info.stopping``):
+    say so as a local resume does, then look again until the stop has ended, and return
+    the team as it is then. The wait is this command's, not the server's: Ctrl-C ends it
+    at once (``interrupted``, nothing resumed — the resume was not asked yet); a stop
+    still going on after the time it was given is one line saying so, as the server's
+    resume would say after its own wait."""
+    stop, began, deadline = None, 0.0, 0.0
+    while (now_stopping := team.info.stopping) is not None:
+        now = time.monotonic()
+        if stop is None or (now_stopping.pid, now_stopping.host) != (stop.pid, stop.host):
+            stop, began, deadline = now_stopping, now, now + now_stopping.up_to  # another stop
+            line = _stop_wait_line(title, stop.pid, stop.host, stop.up_to)
+            out_console().print(SafeText(line, style="dim"))
+        elif now >= deadline:
+            raise CliError(
+                f"{title} is still stopping in process {stop.pid} on host {stop.host} after "
+                f"{now - began:.0f}s of waiting: a member there has not ended its turn; resume "
+                f"it once that process has stopped it"
+            )
+        interrupt.pause(min(REMOTE_STOP_POLL, max(deadline - now, 0.0)))
+        team = interrupt.aside(partial(client.get_team, team.team_id))
+    return team
 
 
 def _store(url: str) -> str:
@@ -685,6 +719,8 @@ def _resume_remote(
         stored = client.get_team(record.team_id)
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
+        # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume after
+        stored = _await_remote_stop(client, team_title(record.name, record.team_id), stored)
         looked = stored.info.last_seq  # the log's end before the resume
         listed = set(stored.info.interrupted)
         cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []

@@ -29,6 +29,7 @@ __all__ = [
     "PostMessage",
     "RenameTeam",
     "ResumeTeam",
+    "StopInProgress",
     "TeamInfo",
     "TeamNotice",
     "TeamPage",
@@ -205,6 +206,17 @@ class MemberInfo(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
 
 
+class StopInProgress(BaseModel):
+    """A stop of a team in progress: a resume asked now waits for it (at most ``up_to``)."""
+
+    pid: int = Field(description="The process stopping the team (the server's own when it is).")
+    host: str = Field(description="The host that process runs on.")
+    up_to: float = Field(
+        description="How long a resume asked now would wait for the stop at most (seconds): "
+        "past it, the resume is a 409 saying the team is still stopping."
+    )
+
+
 class TeamInfo(BaseModel):
     team_id: UUID
     name: str
@@ -250,6 +262,16 @@ class TeamInfo(BaseModel):
         default_factory=list,
         description="The modules its card names in 'imports': a Python client imports them "
         "(--import) to read the team's messages. Not the modules the server imported for it.",
+    )
+    stopping: StopInProgress | None = Field(
+        default=None,
+        description="For one team asked for (GET /teams/{id}): its stop in progress — by this "
+        "server, or by another process over the same store — which a resume asked now waits "
+        "for (POST /teams/{id}/resume answers once it has ended): who stops it, how long the "
+        "resume would wait at most. A client says so, and may wait for it to be null before "
+        "asking the resume (its own wait, which it can give up on). Null when no stop is in "
+        "progress (a team another process is resuming is not stopping), and in a page of "
+        "teams.",
     )
 
 

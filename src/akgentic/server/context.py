@@ -11,7 +11,7 @@ from uuid import UUID
 
 from fastapi import HTTPException, Request
 
-from akgentic.client.models import TEAM_NOT_FOUND, TeamInfo
+from akgentic.client.models import TEAM_NOT_FOUND, StopInProgress, TeamInfo
 from akgentic.server.cards import CardRegistry
 from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
@@ -159,7 +159,16 @@ class ServerContext:
             out_of_order=out_of_order,
             first_seq=runtime.first_seq if runtime is not None else None,
             imports=[m for m in card.get("imports") or () if isinstance(m, str)],
+            stopping=self._stop_in_progress(record.team_id) if read_log else None,
         )
+
+    def _stop_in_progress(self, team_id: UUID) -> StopInProgress | None:
+        """The team's stop in progress (:meth:`TeamManager.stop_in_progress`), as the API
+        shows it: what a client says and waits for before it asks for a resume."""
+        stop = self.manager.stop_in_progress(team_id)
+        if stop is None:
+            return None
+        return StopInProgress(pid=stop.holder.pid, host=stop.holder.host, up_to=stop.up_to)
 
     def _interrupted_in_log(self, team_id: UUID, last: int) -> list[UUID]:
         """The turns a resume of ``team_id`` would offer again, from its log (read once per

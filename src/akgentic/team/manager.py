@@ -44,8 +44,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel
@@ -127,6 +128,12 @@ RESUME_WAIT = STOP_GRACE + STOP_MARGIN
 still stopping then: the resume is refused, saying so), within a client's timeout."""
 RESUME_POLL = 0.1
 """Seconds between two looks at the store of a resume waiting for a stop to finish."""
+CLOCK_SLACK = timedelta(seconds=1)
+"""How close to a team's STOPPED mark a lease taken on it still counts as taken after it
+(a resume's, not the stopping holder's): the store keeps a lease's times to the
+millisecond, by the database's clock (Postgres), and the mark's by its writer's. Too
+generous errs on the safe side: a holder taken for a resume is not said to be stopping
+the team until its stop marker says so."""
 
 
 logger = logging.getLogger("akgentic.team")
@@ -196,12 +203,15 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
 
 class _StopWait(NamedTuple):
     """A resume waiting for the team's stop: since when, until when, for which holder;
-    ``by_status``: only its STOPPED status said it was stopping (no stop marker)."""
+    ``by_status``: only its STOPPED status said it was stopping (no stop marker);
+    ``told``: :attr:`TeamManager.on_stop_wait` was told (not while the holder is one that
+    took the team after it was marked STOPPED: a resume there, not a stop)."""
 
     began: float
     deadline: float
     owner: str
     by_status: bool = False
+    told: bool = True
 
 
 class StopWait(NamedTuple):
@@ -846,32 +856,48 @@ class TeamManager:
         take, :meth:`_stopping_for`). A team not stopping raises ``held`` (running
         elsewhere) or ``ValueError`` (running here); a stop past its time raises
         :class:`TeamStillStoppingError` (or ``ValueError`` here), one line saying what
-        to do."""
+        to do.
+
+        A STOPPED team whose holder took its lease after the mark is being resumed there
+        (a resume racing this one, its restore not done), not stopped: the wait goes on in
+        silence (:attr:`on_stop_wait` is not told) until that holder decides — it runs the
+        team (``held`` raised), lets it go (leased here), or begins to stop it after all
+        (told then)."""
         now = time.monotonic()
-        owner = held.lease.holder.owner if held is not None else self.holder.owner
+        lease = held.lease if held is not None else None
+        owner = lease.holder.owner if lease is not None else self.holder.owner
         # here, a STOPPED status says a stop only of a team still running here (its
         # watcher's): another resume here is starting it, not stopping it
         holds = held is not None or self._local_team(team_id) is not None
-        left = self._stopping_for(team_id, holds)
+        left = self._stopping_for(team_id, holds, lease)
         if left is None and (team_id in self._marking or team_id in self._stops_here):
             left = STOP_MARGIN  # stopped here, being marked STOPPED
+        resuming = (
+            left is None and lease is not None and self._held_for(team_id, lease) == "resuming"
+        )
         if wait is None or wait.owner != owner:  # a first look, or another holder now
-            if left is None:
+            if left is None and not resuming:
                 if held is not None:
                     raise held
                 raise ValueError(f"team {team_id} is already running (or resuming) in this process")
-            up_to = min(left, RESUME_WAIT)
-            by_status = held is not None and self._stop_marker(team_id) is None
-            wait = _StopWait(now, now + up_to, owner, by_status)
-            holder = held.lease.holder if held is not None else self.holder
-            self._tell_stop_wait(StopWait(team_id, holder, up_to))
-        elif held is not None and left is None and wait.by_status:
+            wait = _StopWait(now, now + RESUME_WAIT, owner, told=False)
+        elif (
+            held is not None and left is None and not resuming and (wait.by_status or not wait.told)
+        ):
             # STOPPED no more, and no stop started: that holder resumed it (a resume racing
             # this one had leased it, its restore not yet done), it runs it
             raise held
+        if left is not None and not wait.told:  # a stop in progress: said as the wait for it begins
+            up_to = min(left, RESUME_WAIT)
+            by_status = held is not None and self._stop_marker(team_id) is None
+            wait = _StopWait(wait.began, now + up_to, owner, by_status)
+            holder = lease.holder if lease is not None else self.holder
+            self._tell_stop_wait(StopWait(team_id, holder, up_to))
         # the stopping holder still holds it (its marker may have just run out): until
         # the wait's end, it is still stopping
         if now >= wait.deadline:
+            if held is not None and not wait.told:  # its resume there took that long
+                raise held
             if held is not None:
                 raise TeamStillStoppingError(team_id, held.lease, now - wait.began)
             raise ValueError(
@@ -896,10 +922,25 @@ class TeamManager:
     def stopping(self, team_id: UUID) -> bool:
         """Whether a stop of the team is in progress, in this process or another: a
         resume now waits for it (:meth:`resume_team`)."""
+        return self.stop_in_progress(team_id) is not None
+
+    def stop_in_progress(self, team_id: UUID) -> StopWait | None:
+        """The team's stop in progress, in this process or another — who stops it, and
+        how long a resume now would wait for it at most — or None when none is (a team
+        another process took after it was marked STOPPED is being resumed there, not
+        stopped)."""
         with self._adopting:
             here = team_id in self._marking or team_id in self._stops_here
-        held = self._local_team(team_id) is not None or self.running_elsewhere(team_id) is not None
-        return here or self._stopping_for(team_id, held) is not None
+        local = self._local_team(team_id) is not None
+        elsewhere = None if local else self.running_elsewhere(team_id)
+        lease = elsewhere.lease if elsewhere is not None else None
+        left = self._stopping_for(team_id, local or lease is not None, lease)
+        if left is None and here:
+            left = STOP_MARGIN  # stopped here, being marked STOPPED
+        if left is None:
+            return None
+        holder = lease.holder if lease is not None else self.holder
+        return StopWait(team_id, holder, min(left, RESUME_WAIT))
 
     def _stop_marker(self, team_id: UUID) -> Lease | None:
         """The team's live stop marker, if any (an unreadable store: none)."""
@@ -910,25 +951,39 @@ class TeamManager:
             return None
         return marker if marker is not None and not marker.expired else None
 
-    def _stopping_for(self, team_id: UUID, held: bool) -> float | None:
+    def _stopping_for(self, team_id: UUID, held: bool, lease: Lease | None = None) -> float | None:
         """How long the team's stop in progress may still take at most (seconds), or None
         when no stop of it is in progress: its stop marker is held (the stop's grace and
         :data:`STOP_MARGIN` from its start), or — when a process still holds it
-        (``held``) — it is marked STOPPED (:data:`STOP_GRACE`, the grace its watcher
-        gives it, and the margin)."""
+        (``held``: ``lease`` when another process does) — it is marked STOPPED
+        (:data:`STOP_GRACE`, the grace its watcher gives it, and the margin), unless that
+        process took it after the mark (:meth:`_held_for`)."""
         marker = self._stop_marker(team_id)
         if marker is not None:
             return (marker.expires_at - marker.renewed_at).total_seconds()
-        if not held:  # a STOPPED status says a stop only while a process still holds it
-            return None
-        try:
-            record = self.storage.teams.get(team_id)
-        except Exception:  # an unreadable store: nothing says it is stopping
-            logger.exception("team %s: could not read whether it is stopping", team_id)
-            return None
-        if record is not None and record.status == TeamStatus.STOPPED:
+        if held and self._held_for(team_id, lease) == "stopping":
             return STOP_GRACE + STOP_MARGIN
         return None
+
+    def _held_for(
+        self, team_id: UUID, lease: Lease | None
+    ) -> Literal["stopping", "resuming"] | None:
+        """What a STOPPED team's holder (``lease``; None: this process, which runs it) holds
+        it for: ``stopping`` (it held the team when it was marked: its watcher stops it),
+        ``resuming`` (it took the lease after the mark, within
+        :data:`CLOCK_SLACK`: a resume of its own, its restore not done); None when the
+        team is not STOPPED (or the store does not read: nothing says it is stopping)."""
+        try:
+            record = self.storage.teams.get(team_id)
+        except Exception:
+            logger.exception("team %s: could not read whether it is stopping", team_id)
+            return None
+        if record is None or record.status != TeamStatus.STOPPED:
+            return None
+        marked = record.updated_at
+        if lease is not None and marked is not None and lease.since >= marked - CLOCK_SLACK:
+            return "resuming"
+        return "stopping"
 
     def _stopping(self, team_id: UUID, grace: float) -> None:
         """The team's stop starts here: say so in the store (its stop marker, held for the

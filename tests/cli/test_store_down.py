@@ -5,6 +5,7 @@ saved yet, and its answer shows once the store takes the kept records."""
 from __future__ import annotations
 
 import io
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -145,9 +146,11 @@ def test_ctrl_c_while_a_line_waits_to_be_saved_stops_the_team_and_says_what_was_
 def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lost(
     storage_url: str, spawn: Spawn
 ) -> None:
-    """The stop waits for the store to take the records it refuses; a second Ctrl-C cuts
-    that wait short, and still says in one line how many records are lost and what to
-    do (exit code 130, not a silent exit)."""
+    """The stop waits for the store to take the records it refuses. The first Ctrl-C then
+    says so — the turns have ended, how many records the stop is saving, how much
+    longer it tries, that Ctrl-C again loses them — not that it cancels the turns; a
+    second Ctrl-C cuts that wait short, and still says in one line how many records
+    are lost and what to do (exit code 130, not a silent exit)."""
     child = _spawn_store_down(
         spawn,
         storage_url,
@@ -162,13 +165,20 @@ def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lo
     child.wait_for("records not yet saved (the store refuses them): trying for up to 600s")
 
     child.proc.send_signal(signal.SIGINT)
-    child.wait_for("interrupted: cancelling the turns in progress")
+    child.wait_for("interrupted: the turns have ended; the team's stop is saving its last ")
     child.proc.send_signal(signal.SIGINT)
     output = child.output()
     code, _ = child.finish()
 
     assert code == 130, output
     lines = output.splitlines()
+    [first] = [x for x in lines if x.startswith("interrupted: ")]
+    assert re.fullmatch(
+        r"interrupted: the turns have ended; the team's stop is saving its last \d+ records?, "
+        r"which the store refuses: it tries for up to \d+s more \(Ctrl-C again to stop at "
+        r"once and lose them\)",
+        first,
+    ), first
     at = next(i for i, x in enumerate(lines) if x.startswith("interrupted again: stopped at once"))
     [lost] = lines[at + 1 : at + 2] or ["(no line)"]  # the line after it
     assert lost.startswith("error: team ") and lost.endswith(" before resuming"), output

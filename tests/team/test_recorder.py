@@ -517,3 +517,39 @@ def test_a_stop_the_store_keeps_refusing_says_what_it_waits_for_then_what_was_lo
     assert storage.events.read(team) == []
     assert (recorder.unsaved, recorder.refused()) == (2, 0)
     assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+
+
+def test_a_stop_whose_last_commit_outlasts_its_wait_is_not_marked_stopped(
+    storage_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stop's last commit does not return (a store that hangs) within the stop's wait
+    for the writer: its records may still be lost, so the team is not marked STOPPED —
+    it stays RUNNING, said in one line — and the outcome says so (``end_saved``)."""
+    storage = open_storage(storage_url)
+    team = storage.teams.create("hanging").team_id
+    recorder = EventRecorder(storage, team)
+    recorder.on_stop_request(team)
+    inside, release = threading.Event(), threading.Event()
+    real = storage.events.append_encoded
+
+    def hangs(*args: Any, **kwargs: Any) -> list[int]:
+        inside.set()
+        assert release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage.events, "append_encoded", hangs)
+    close = EventRecorder._close_writer
+    # the wait for the writer runs out only once its commit is inside the store
+    monkeypatch.setattr(
+        EventRecorder, "_close_writer", lambda self: close(self, 0.0 if inside.wait(30) else 60)
+    )
+    recorder.on_message(UserMessage(content="hanging", team_id=team))
+    try:
+        with caplog.at_level(logging.ERROR, "akgentic.team"):
+            recorder.on_stop(team)
+    finally:
+        release.set()
+    assert recorder.end_saved is False and recorder.unsaved == 0
+    assert storage.teams.get(team).status == TeamStatus.RUNNING  # type: ignore[union-attr]
+    [line] = [r.getMessage() for r in caplog.records]
+    assert "not marked STOPPED: its last records were still being written" in line

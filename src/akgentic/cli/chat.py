@@ -238,10 +238,10 @@ def chat(
 
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once. A session whose team
-    stopped with records its store still refused (lost: the recorder's ``error:`` line
-    says so) exits 1, whatever it got."""
+    stopped with records its store still refused (lost, or maybe lost: the recorder's
+    ``error:`` line says so, ``EventRecorder.end_saved``) exits 1, whatever it got."""
     code = _chat(manager, runtime, options, console, from_seq, resume)
-    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.unsaved:
+    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.end_saved is False:
         return EXIT_ERROR
     return code
 
@@ -506,12 +506,33 @@ def _interrupt(manager: TeamKeeper, runtime: TeamHandle, view: LiveView) -> list
     view.answered()  # no prompt any more
     if sys.stdout.isatty():
         write_out("\n")  # off the prompt line (or the line being written) the ^C left
-    return _cut_turns(
-        manager,
-        runtime,
-        view,
-        f"{_interrupted_by()}: cancelling the turns in progress at their next step and "
-        f"stopping the team (up to {GRACE:g}s; Ctrl-C again to stop at once)",
+    return _cut_turns(manager, runtime, view, _interrupt_words(runtime))
+
+
+def _interrupt_words(runtime: TeamHandle) -> str:
+    """What the first Ctrl-C says it does. Once the team's stop is writing its last
+    records (here: its members have all stopped) there is no turn left to cancel: it
+    says the stop waits for them, and — when the store refuses them — how many, how much
+    longer the stop tries, and that a second Ctrl-C loses them (whose line then says so,
+    with what to do: :func:`_ended_at_once`)."""
+    by = _interrupted_by()
+    recorder = runtime.recorder if isinstance(runtime, TeamRuntime) else None
+    left = recorder.tries_left() if recorder is not None else None
+    if recorder is None or left is None:
+        return (
+            f"{by}: cancelling the turns in progress at their next step and stopping the "
+            f"team (up to {GRACE:g}s; Ctrl-C again to stop at once)"
+        )
+    refused = recorder.refused()
+    if not refused:
+        return (
+            f"{by}: the turns have ended; the team's stop is saving its last records "
+            f"(Ctrl-C again to stop at once)"
+        )
+    return (
+        f"{by}: the turns have ended; the team's stop is saving its last "
+        f"{counted(refused, 'record')}, which the store refuses: it tries for up to "
+        f"{left:.0f}s more (Ctrl-C again to stop at once and lose them)"
     )
 
 

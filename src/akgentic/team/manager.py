@@ -261,8 +261,10 @@ class TeamManager:
         self._running: dict[UUID, TeamRuntime] = {}
         # teams whose lease this process lost (taken over): another's now, whatever it asks
         self._lost: set[UUID] = set()
-        # teams whose stop here lost records the store refused: not marked STOPPED (their
-        # log lacks their end), by whichever stop_team comes (under _adopting)
+        # teams whose stop here lost records the store refused, or had not ended when
+        # stop_team stopped waiting (records may still be lost): not marked STOPPED here
+        # (their log may lack their end), by whichever stop_team comes — a stop that ends
+        # with all its records written is marked by its recorder (under _adopting)
         self._unsaved: set[UUID] = set()
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
@@ -292,9 +294,9 @@ class TeamManager:
             if not closed:
                 self._running[runtime.team_id] = runtime
         if closed:
-            runtime.stop(5.0)
+            saved = runtime.stop(5.0) and runtime.recorder.end_saved  # else: as stop_team
             with contextlib.suppress(LookupError):  # purged meanwhile: nothing to mark
-                if self.record(runtime.team_id).status in (TeamStatus.RUNNING, None):
+                if saved and self.record(runtime.team_id).status in (TeamStatus.RUNNING, None):
                     # its own stop did not mark it; the team is this start's (claimed)
                     self._mark_stopped(runtime.team_id, ran_here=True, claimed=True)
             raise RuntimeError(
@@ -605,7 +607,15 @@ class TeamManager:
         marked STOPPED, which the process running it (if any) notices and obeys; the lease
         of a process that crashed is cleared (nobody runs the team). A team whose stop
         here lost records the store refused stays RUNNING (see ``EventRecorder.on_stop``):
-        its resume says it did not stop cleanly."""
+        its resume says it did not stop cleanly.
+
+        A team run here is marked only once its stop has ended with every record written
+        (``EventRecorder.end_saved``), which only its recorder knows, and only once the
+        orchestrator has stopped. A stop still writing its last records when the wait
+        for it ends (``TeamRuntime.stop`` is False) is not marked here, whatever this
+        call or a later one sees: records may yet be lost, and a STOPPED mark would tell
+        a resume the log holds the team's end. Its recorder marks it STOPPED once they
+        are all written, and leaves it RUNNING (as after a crash) if they are not."""
         team = self.get_team(team_id)
         # a team taken over from here is marked under the fence too (refused: it is the
         # new holder's), however this process learned of the loss
@@ -614,10 +624,10 @@ class TeamManager:
             self._stops_here[team_id] = self._stops_here.get(team_id, 0) + 1
         try:
             if team is not None:
-                team.stop(grace_timeout)  # its lease is released once it has stopped
+                stopped = team.stop(grace_timeout)  # its lease goes once it has stopped
                 with self._adopting:
-                    if isinstance(team, TeamRuntime) and team.recorder.unsaved:  # lost
-                        self._unsaved.add(team_id)
+                    if isinstance(team, TeamRuntime) and not (stopped and team.recorder.end_saved):
+                        self._unsaved.add(team_id)  # lost, or may yet be: not marked here
                     if self._running.get(team_id) is team:
                         del self._running[team_id]
             record = self.record(team_id)

@@ -275,6 +275,13 @@ class EventRecorder:
         self.unsaved = 0
         """How many records the store still refused when the stop gave up on them (after
         :data:`CLOSING_TRIES_FOR`): lost, and logged as such."""
+        self.end_saved: bool | None = None
+        """Whether the team's stop wrote everything it was handed (what :meth:`discard`
+        dropped was never to be written): None until its outcome is known — its
+        :meth:`on_stop` has not returned, and records may still be lost — False when
+        some were lost (:attr:`unsaved`) or may still be (its writer outlasted its wait).
+        Only True lets the team be marked STOPPED: whoever marks it after a stop reads
+        this once the orchestrator is seen stopped (after :meth:`on_stop` returned)."""
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
@@ -684,6 +691,14 @@ class EventRecorder:
         to :data:`CLOSING_TRIES_FOR` while the store refuses them)."""
         return self._closing
 
+    def tries_left(self) -> float | None:
+        """Seconds the team's stop still tries to write its last records to a store that
+        refuses them (:data:`CLOSING_TRIES_FOR` from when it began; it gives up at its
+        next refused try after that); None while the team is not stopping."""
+        if not self._closing:
+            return None
+        return max(0.0, self._closing_at + CLOSING_TRIES_FOR - time.monotonic())
+
     def refused(self) -> int:
         """How many records are kept in memory because the store refuses them (0 while it
         takes them): what the process would lose if it ended now. Read without a lock —
@@ -704,8 +719,8 @@ class EventRecorder:
         writes as this begins, that is said first: the stop waits for it for up to
         :data:`CLOSING_TRIES_FOR`, and what it still refuses then is lost."""
         with self._io:
-            if not self._closing:
-                self._closing_at = time.monotonic()
+            if not self._closing:  # closing once said: a Ctrl-C then finds it so
+                self._closing_at, self._closing = time.monotonic(), True
                 pending = self._outbox_events
                 if self._failed and pending and not self._discarded:
                     logger.warning(
@@ -715,7 +730,6 @@ class EventRecorder:
                         counted(pending, "record"),
                         CLOSING_TRIES_FOR,
                     )
-            self._closing = True
             self._io.notify_all()
         writer = self._writer
         if writer is not None:
@@ -735,11 +749,23 @@ class EventRecorder:
         not seen stopped before its last record is on disk). A graceful stop marks the
         team STOPPED, under the fence (a team taken over meanwhile is its new holder's
         to mark: the loss is then handled as a refused commit's); a crash leaves it
-        RUNNING, and so does a stop that lost records (:attr:`unsaved`): the log does not
-        hold the team's end, and a resume must not take it for a clean stop."""
+        RUNNING, and so does a stop that lost records (:attr:`unsaved`) or whose writer
+        was still at them when the wait for it ran out (a commit that does not return):
+        the log may not hold the team's end, and a resume must not take it for a clean
+        stop. The outcome is :attr:`end_saved`."""
         self.flush()
         self._close_writer()
-        if self._stop_requested and not self._discarded and not self.unsaved:
+        writer = self._writer
+        ended = writer is None or not writer.is_alive()
+        if not ended:
+            logger.error(
+                "team %s: not marked STOPPED: its last records were still being written "
+                "when the stop stopped waiting for them; it stays RUNNING in storage, and a "
+                "resume restores it from its log as after a crash",
+                team_id,
+            )
+        self.end_saved = ended and not self.unsaved
+        if self._stop_requested and not self._discarded and self.end_saved:
             try:
                 self._mark_stopped(team_id)
             except LeaseLostError as lost:

@@ -110,6 +110,11 @@ def follow_log(
 STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
 """``TeamRuntime.stop_reason`` when another process marked the team STOPPED."""
 
+STOP_SLACK = 10.0
+"""Seconds :meth:`TeamRuntime.stop` waits past the grace (the members left running given
+up on, the tool actors stopped, the last records written), and past the recorder's last
+try when the store refuses them."""
+
 
 class NotCommittedError(TimeoutError):
     """A message was delivered (the team works on it) but the store did not commit it in
@@ -411,11 +416,22 @@ class TeamRuntime:
         return told
 
     def stop(self, grace_timeout: float = 30.0) -> bool:
-        """Stop the team gracefully; True once it has stopped (status STOPPED)."""
+        """Stop the team gracefully; True once it has stopped — its recorder's outcome
+        then known (``recorder.end_saved``: whether it may be marked STOPPED).
+
+        It waits for the grace and a margin (:data:`STOP_SLACK`), and past them only
+        while the stop is writing the team's last records to a store that refuses them,
+        as long as the recorder still tries (``recorder.tries_left``): whether any are
+        lost is known only then. False when it has not stopped even so: the caller must
+        not mark the team STOPPED — its recorder, which alone learns whether the team's
+        end reached the log, marks it once it knows (``EventRecorder.on_stop``)."""
         if not self.orchestrator.is_alive():
             return True
         on_stopping, self.on_stopping = self.on_stopping, None  # the first stop's grace holds
         if on_stopping is not None and self.lease_lost is None:  # a lost team is another's
             on_stopping(grace_timeout)
         self.system.proxy_tell(self.orchestrator, Orchestrator).stop(grace_timeout)
-        return self.system.wait_stopped(self.orchestrator, grace_timeout + 10.0)
+        if self.system.wait_stopped(self.orchestrator, grace_timeout + STOP_SLACK):
+            return True
+        left = self.recorder.tries_left()  # None: its last records not yet being written
+        return left is not None and self.system.wait_stopped(self.orchestrator, left + STOP_SLACK)

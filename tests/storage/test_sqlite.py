@@ -6,6 +6,7 @@ import os
 import shutil
 import sqlite3
 import sys
+import threading
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -412,6 +413,7 @@ def test_readers_open_a_writable_store_as_before_and_never_create_one(tmp_path: 
 
 _READ_THEN_WRITE = """
 import sys
+import threading
 from akgentic.storage import StorageError, open_storage
 store = open_storage(sys.argv[1], read_only=True)
 print(type(store).__name__, store.read_only, [t.name for t in store.teams.list()])
@@ -482,3 +484,35 @@ def test_a_read_only_folder_holding_commits_in_a_wal_without_its_shm_is_refused_
         "read-only and holds s.db-wal, commits SQLite cannot read without a s.db-shm file "
         "beside it: copy s.db and s.db-wal to a writable folder and give that file as --storage"
     )
+
+
+def test_a_read_does_not_wait_behind_a_write_transaction_of_the_same_store(
+    tmp_path: Path,
+) -> None:
+    """A long group commit held every reader of the store; now a read runs beside it and
+    sees the last commit, not the transaction still open. (Bounded waits: without this,
+    the read would wait until the writer let go.)"""
+    store = SqliteStorage(tmp_path / "s.db")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold_a_transaction_open() -> None:
+        with store._driver.write() as cur:
+            cur.execute("INSERT INTO akgentic_skills VALUES ('held', '', '', 'test', '2026-01-01')")
+            inside.set()
+            release.wait(60)
+
+    writer = threading.Thread(target=hold_a_transaction_open)
+    listed: list[list[str]] = []
+    reader = threading.Thread(target=lambda: listed.append([s.name for s in store.skills.list()]))
+    try:
+        writer.start()
+        assert inside.wait(60)
+        reader.start()
+        reader.join(30)
+        assert listed == [[]]
+    finally:
+        release.set()
+        writer.join(60)
+        reader.join(60)
+    assert [s.name for s in store.skills.list()] == ["held"]
+    store.close()

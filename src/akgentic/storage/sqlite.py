@@ -9,8 +9,11 @@
   power cut, not only a crash of the process. ``synchronous=NORMAL`` skips that sync (it
   survives a process crash; the last commits may be lost if the machine loses power) for
   more single-append throughput; ``append_many`` pays one sync per batch either way.
-- **Threads.** One connection, guarded by a lock: any thread may call any method.
-  Rows are decoded after the lock is released.
+- **Threads.** Two connections, each guarded by a lock of its own: one writes, one
+  reads, and any thread may call any method. A read does not wait behind this store's
+  write transaction (a group commit): in WAL mode it reads the last commit meanwhile.
+  Each read is one statement, so one snapshot (the ``Driver`` contract). Rows are
+  decoded after the lock is released.
 - **Checkpoints** of the WAL into the file run on a thread and connection of their own
   (``akgentic.storage._checkpoint``), every MiB committed, so the one SQLite runs
   inside the commit that crosses its threshold (kept: it rewinds the WAL) finds little
@@ -264,8 +267,10 @@ class _Driver:
         self._path = path
         self._read_only = read_only
         self._busy_timeout = options.busy_timeout
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the writing connection's
         self._conn: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
         self._checkpointer = Checkpointer(path, options.busy_timeout)
         # a store dropped without close() must not leave the thread behind it running
         weakref.finalize(self, self._checkpointer.close, 0)
@@ -274,14 +279,8 @@ class _Driver:
         """Each team's next number as this driver's last pack insert left it (see
         ``_insert_at``): an expectation, checked by the insert that relies on it."""
         try:
-            self._conn = conn = sqlite3.connect(
-                _read_only_uri(path) if read_only else path,
-                timeout=options.busy_timeout,
-                isolation_level=None,  # autocommit: transactions are explicit
-                check_same_thread=False,  # the lock below serializes use
-                uri=read_only,
-            )
-            conn.text_factory = text_or_bytes
+            target = _read_only_uri(path) if read_only else str(path)
+            self._conn = conn = self._connect(target, options.busy_timeout, read_only)
             if not read_only:  # the file as it is: these would write it
                 # a new file only (an existing one keeps its own): the event log is rows of
                 # ~1 KB appended in batches, and 8 KiB pages cost SQLite ~1 µs less per row
@@ -300,6 +299,7 @@ class _Driver:
                     "functions akgentic needs; use a Python built with SQLite 3.38 or "
                     "newer (or with JSON1 enabled)"
                 ) from exc
+            self._reader = self._connect(target, options.busy_timeout, read_only)
             if self._schema_current():  # a store in use: opened without the write lock
                 with self.read() as cur:
                     check_tables(cur, str(path))
@@ -323,6 +323,20 @@ class _Driver:
         except BaseException:
             self.close()
             raise
+
+    @staticmethod
+    def _connect(target: str, busy_timeout: float, uri: bool) -> sqlite3.Connection:
+        """A connection to the file (``target``: its path, or with ``uri`` a ``file:`` URI),
+        in autocommit, for any thread (the lock beside it serializes its use)."""
+        conn = sqlite3.connect(
+            target,
+            timeout=busy_timeout,
+            isolation_level=None,  # autocommit: transactions are explicit
+            check_same_thread=False,
+            uri=uri,
+        )
+        conn.text_factory = text_or_bytes
+        return conn
 
     def _schema_current(self) -> bool:
         """Whether the file holds every table and index of :data:`_SCHEMA` at this
@@ -402,8 +416,12 @@ class _Driver:
 
     @contextmanager
     def read(self) -> Iterator[Cursor]:
-        with self._lock:
-            cur = self._live().cursor()
+        """A cursor of the reading connection: not behind a write transaction of this
+        store (see the module notes)."""
+        with self._read_lock:
+            if self._reader is None:
+                raise StorageClosedError("this SqliteStorage is closed")
+            cur = self._reader.cursor()
             try:
                 yield cur
             except sqlite3.Error as exc:
@@ -573,6 +591,10 @@ class _Driver:
 
     def close(self) -> None:
         self._checkpointer.close()
+        with self._read_lock:  # first: the writer, last to close, folds the WAL in
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 
 from akgentic.core import UserMessage
-from akgentic.storage import SqliteStorage, StorageError
+from akgentic.storage import (
+    LeaseHolder,
+    SqliteStorage,
+    StorageError,
+    StorageNotFoundError,
+    open_storage,
+    sqlite_url,
+)
 from akgentic.storage.sqlite import readonly_hint
+from tests.read_only import read_only_run
+from tests.storage.test_packs import busy
 
 _SYNC = {1: "NORMAL", 2: "FULL"}
 
@@ -267,6 +281,11 @@ def test_a_readonly_database_says_which_of_file_and_folder_to_make_writable(
     assert readonly_hint(path, False, True) == (
         f": the file is read-only: make it writable (chmod u+w {path}), or choose another --storage"
     )
+    assert readonly_hint(path, False, False) == (
+        f": the file and its folder {tmp_path} are read-only: copy the file to a writable "
+        "folder and give that file as --storage (commands that only read, such as akgentic "
+        "teams list, read it where it is)"
+    )
     assert readonly_hint(path, True, False) == (
         f": its folder {tmp_path} is read-only, and SQLite must create its s.db-wal and "
         "s.db-shm files beside it: make the folder writable, or copy the file to a writable "
@@ -312,3 +331,188 @@ def test_a_readonly_store_is_one_error_naming_what_to_make_writable(
     expected = "its folder" if what == "folder" else "the file is read-only"
     assert expected in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+# -- read-only stores (a backup, a read-only mount) --------------------------------------
+
+
+KEPT = UserMessage(content="kept")
+
+
+def _store_with_a_team(path: Path) -> UUID:
+    """A store at ``path`` holding one team with one event (:data:`KEPT`); its id. Closed:
+    SQLite folds the WAL in and removes the ``-wal`` and ``-shm`` files, as a copied
+    backup has none."""
+    with SqliteStorage(path) as store:
+        team = store.teams.create("backup", card={"k": 1}).team_id
+        store.events.append(team, KEPT)
+    return team
+
+
+def test_a_store_opened_read_only_reads_and_refuses_every_write_writing_nothing(
+    tmp_path: Path,
+) -> None:
+    """Through SQLite's ``mode=ro`` connection, as a read-only file is opened; the refusal
+    comes before SQLite is asked, for the transactions and the lone pack insert alike."""
+    path = tmp_path / "s.db"
+    team = _store_with_a_team(path)
+    before = path.read_bytes()
+    pack = busy(team).pack()
+    writes: list[Callable[[SqliteStorage], object]] = [
+        lambda s: s.teams.create("new"),
+        lambda s: s.events.append(team, UserMessage(content="lost?")),
+        lambda s: s.events.append_packs(team, [pack]),
+        lambda s: s.leases.acquire("team/a", LeaseHolder(owner="o", host="h", pid=1), 30),
+        lambda s: s.skills.remove("any"),
+    ]
+    with SqliteStorage(path, read_only=True) as store:
+        assert store.read_only and "read_only=True" in repr(store)
+        assert [t.name for t in store.teams.list()] == ["backup"]
+        assert [r.require().id for r in store.events.read(team)] == [KEPT.id]
+        for write in writes:
+            with pytest.raises(StorageError) as caught:
+                write(store)
+            assert str(caught.value).startswith(f"{path}: opened read-only, nothing was written")
+            assert "\n" not in str(caught.value)
+        assert store.events.last_seq(team) == 1
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_store_whose_tables_are_not_this_versions_is_refused_saying_what_to_do(
+    tmp_path: Path,
+) -> None:
+    """Its tables cannot be brought up to date where it may not be written."""
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE akgentic_teams (team_id TEXT PRIMARY KEY)")
+        conn.execute("PRAGMA user_version=1")
+        conn.commit()
+    with pytest.raises(StorageError) as caught:
+        SqliteStorage(path, read_only=True)
+    assert str(caught.value) == (
+        f"{path}: opened read-only, and its tables are not this akgentic's (an older "
+        "akgentic made them, or none did): copy the file to a writable folder and give that "
+        "file as --storage (opening it there brings its tables up to date)"
+    )
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (1,)
+
+
+def test_readers_open_a_writable_store_as_before_and_never_create_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    _store_with_a_team(path)
+    store = open_storage(sqlite_url(path), read_only=True)
+    try:
+        assert isinstance(store, SqliteStorage) and not store.read_only
+    finally:
+        store.close()
+    with pytest.raises(StorageNotFoundError):
+        open_storage(sqlite_url(tmp_path / "none" / "s.db"), read_only=True)
+    assert not (tmp_path / "none").exists()
+
+
+_READ_THEN_WRITE = """
+import sys
+import threading
+from akgentic.storage import StorageError, open_storage
+store = open_storage(sys.argv[1], read_only=True)
+print(type(store).__name__, store.read_only, [t.name for t in store.teams.list()])
+try:
+    store.teams.create("new")
+except StorageError as exc:
+    print(exc)
+store.close()
+"""
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_store_this_process_may_not_write_is_read_and_a_write_refused(
+    tmp_path: Path, what: str, journal: str
+) -> None:
+    """A read-only mount (even root may not write it): in a read-only folder SQLite can
+    make no ``-shm`` file to read a WAL-mode file by, and a read-only file in rollback
+    mode (a ``VACUUM INTO`` backup) refused the switch to WAL mode on open."""
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    path = folder / "s.db"
+    _store_with_a_team(path)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(f"PRAGMA journal_mode={journal}")
+    before = sorted(p.name for p in folder.iterdir()), path.read_bytes()
+    done = read_only_run(
+        [folder if what == "folder" else path],
+        [sys.executable, "-c", _READ_THEN_WRITE, sqlite_url(path)],
+    )
+    assert done.returncode == 0, done.stderr
+    listed, refused = done.stdout.splitlines()
+    assert listed == "SqliteStorage True ['backup']"
+    hint = readonly_hint(path, False, what == "file")  # a folder's mount holds the file too
+    assert refused == f"{path}: opened read-only, nothing was written{hint}"
+    if what == "folder":
+        assert (sorted(p.name for p in folder.iterdir()), path.read_bytes()) == before
+    else:  # SQLite may make its -wal and -shm files beside the file
+        assert path.read_bytes() == before[1]
+
+
+def test_a_read_only_folder_holding_commits_in_a_wal_without_its_shm_is_refused_saying_so(
+    tmp_path: Path,
+) -> None:
+    """SQLite cannot read a ``-wal`` without a ``-shm`` it may make, and opening the file
+    without its WAL (``immutable``) would hide those commits: refused, naming the files."""
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    path = folder / "s.db"
+    _store_with_a_team(path)
+    writer = SqliteStorage(path)  # open: its commits stay in the WAL
+    try:
+        writer.teams.create("only in the wal")
+        wal = path.with_name("s.db-wal")
+        copied = tmp_path / "copy"
+        copied.mkdir()
+        shutil.copy(path, copied / "s.db")
+        shutil.copy(wal, copied / "s.db-wal")
+    finally:
+        writer.close()
+    done = read_only_run(
+        [copied], [sys.executable, "-c", _READ_THEN_WRITE, sqlite_url(copied / "s.db")]
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"akgentic.storage.errors.StorageError: {copied / 's.db'}: its folder {copied} is "
+        "read-only and holds s.db-wal, commits SQLite cannot read without a s.db-shm file "
+        "beside it: copy s.db and s.db-wal to a writable folder and give that file as --storage"
+    )
+
+
+def test_a_read_does_not_wait_behind_a_write_transaction_of_the_same_store(
+    tmp_path: Path,
+) -> None:
+    """A long group commit held every reader of the store; now a read runs beside it and
+    sees the last commit, not the transaction still open. (Bounded waits: without this,
+    the read would wait until the writer let go.)"""
+    store = SqliteStorage(tmp_path / "s.db")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold_a_transaction_open() -> None:
+        with store._driver.write() as cur:
+            cur.execute("INSERT INTO akgentic_skills VALUES ('held', '', '', 'test', '2026-01-01')")
+            inside.set()
+            release.wait(60)
+
+    writer = threading.Thread(target=hold_a_transaction_open)
+    listed: list[list[str]] = []
+    reader = threading.Thread(target=lambda: listed.append([s.name for s in store.skills.list()]))
+    try:
+        writer.start()
+        assert inside.wait(60)
+        reader.start()
+        reader.join(30)
+        assert listed == [[]]
+    finally:
+        release.set()
+        writer.join(60)
+        reader.join(60)
+    assert [s.name for s in store.skills.list()] == ["held"]
+    store.close()

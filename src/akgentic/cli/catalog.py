@@ -73,12 +73,13 @@ def _principal() -> Principal:
 @contextmanager
 def _catalog(storage: str | None, debug: bool, *, create: bool = True) -> Iterator[CatalogService]:
     """The catalog of the storage; catalog refusals become ``error:`` lines. ``create=False``
-    for the commands that only read: a store that does not exist is not created; nor is
-    it by a command that fails (``enable nosuch``)."""
+    for the commands that only read: a store that does not exist is not created (nor is
+    it by a command that fails: ``enable nosuch``), and one they may not write is opened
+    read-only."""
     with (
         reporting(debug),
         unmade_on_failure(storage) if create else contextlib.nullcontext(),
-        opened_storage(storage, create=create) as (bundle, _),
+        opened_storage(storage, create=create, read_only=not create) as (bundle, _),
     ):
         try:
             yield CatalogService(bundle)

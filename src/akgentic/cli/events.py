@@ -145,7 +145,7 @@ def events(
                 if not printed and not follow:
                     _say_why_nothing(from_seq, title, None)
             return
-        with opened_storage(storage, create=False) as (bundle, _):
+        with opened_storage(storage, read_only=True) as (bundle, _):
             record = find_team(bundle, team)
             try:
                 stored_card(record)  # when its card does not decode, some events will not either

@@ -4,7 +4,8 @@ The storage URL is ``--storage`` or ``AKGENTIC_STORAGE``; by default it is the S
 file ``akgentic.db`` in the user's akgentic data folder (``~/.local/share/akgentic`` on
 Linux; see :func:`akgentic.core.user_data_dir`), one store per user whatever the
 working directory. Commands that only read (``teams list``, ``events``...) never create
-a store: where none exists yet they see an empty one.
+a store: where none exists yet they see an empty one; one they may not write (a backup,
+a read-only mount) they open read-only.
 
 A team is named on the command line by its full id, a unique prefix of its id, or its
 name when only one team has it. When a name or prefix matches several teams and only one
@@ -98,7 +99,7 @@ def resolve_url(option: str | None) -> str:
 
 @contextmanager
 def opened_storage(
-    option: str | None, *, create: bool = True
+    option: str | None, *, create: bool = True, read_only: bool = False
 ) -> Iterator[tuple[StorageBundle, str]]:
     """The storage bundle named by ``option`` (see :func:`resolve_url`) and its URL; closed
     on exit. A URL that cannot be opened is a :class:`CliError` naming it.
@@ -106,11 +107,15 @@ def opened_storage(
     ``create=False`` is for commands that only read (or act on teams that must already
     exist): a SQLite file that does not exist is neither created nor its folder made —
     the command sees an empty store (no teams yet).
+
+    ``read_only=True`` is for commands that only read (it implies ``create=False``): a
+    SQLite store this process may not write (a backup, a read-only mount) is opened
+    read-only rather than refused (see :func:`~akgentic.storage.open_storage`).
     """
     url = resolve_url(option)
     storage: StorageBundle
     try:
-        storage = open_storage(url, create=create)
+        storage = open_storage(url, create=create, read_only=read_only)
     except StorageNotFoundError:
         storage = MemoryStorage()  # nothing stored there yet, and nothing is created
     except ValueError as exc:

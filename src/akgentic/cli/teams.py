@@ -179,7 +179,7 @@ def show_team(
         with reporting(debug):
             show_remote(server, token, team)
         return
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
+    with reporting(debug), opened_storage(storage, read_only=True) as (bundle, url):
         import_modules(imports)
         record = find_team(bundle, team)
         console = out_console()

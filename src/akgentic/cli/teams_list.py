@@ -86,7 +86,7 @@ def list_teams(
 
             list_remote(server, token, everything=everything, status=status)
         return
-    with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
+    with reporting(debug), opened_storage(storage, read_only=True) as (bundle, url):
         stored = bundle.teams.list()
         if status is not None:
             teams = [t for t in stored if status_label(t) == status]

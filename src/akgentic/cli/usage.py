@@ -60,7 +60,7 @@ def usage(
                 record = find_remote_team(client, team)
                 report = client.get_team(record.team_id).usage()
         else:
-            with opened_storage(storage, create=False) as (bundle, _):
+            with opened_storage(storage, read_only=True) as (bundle, _):
                 record = find_team(bundle, team)
                 report = team_usage(bundle, record.team_id, record.name)
         report.team = f"{team_name(record.name)} ({short_id(record.team_id)})"

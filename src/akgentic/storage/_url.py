@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from akgentic.core.excerpt import validator_words
 from akgentic.storage.errors import StorageNotFoundError
 from akgentic.storage.memory import MemoryStorage
-from akgentic.storage.sqlite import SqliteOptions, SqliteStorage
+from akgentic.storage.sqlite import SqliteOptions, SqliteStorage, may_write
 
 if TYPE_CHECKING:
     from akgentic.storage.protocols import StorageBundle
@@ -112,7 +112,7 @@ def _refuse_old_absolute(url: str, raw: str, here: Path) -> None:
         )
 
 
-def _open_sqlite(url: str, create: bool) -> SqliteStorage:
+def _open_sqlite(url: str, create: bool, read_only: bool) -> SqliteStorage:
     path = sqlite_path(url)
     raw = _query(url.partition("?")[2], "sqlite URL")
     if "synchronous" in raw:
@@ -131,7 +131,12 @@ def _open_sqlite(url: str, create: bool) -> SqliteStorage:
         ) from None
     if not create and not path.exists():
         raise StorageNotFoundError(f"{path} does not exist (nothing is stored there yet)")
-    return SqliteStorage(path, synchronous=options.synchronous, busy_timeout=options.busy_timeout)
+    return SqliteStorage(
+        path,
+        synchronous=options.synchronous,
+        busy_timeout=options.busy_timeout,
+        read_only=read_only and not may_write(path),
+    )
 
 
 def _open_postgres(url: str) -> StorageBundle:
@@ -148,7 +153,7 @@ def _open_postgres(url: str) -> StorageBundle:
     return PostgresStorage(conninfo, schema=schema)
 
 
-def open_storage(url: str, *, create: bool = True) -> StorageBundle:
+def open_storage(url: str, *, create: bool = True, read_only: bool = False) -> StorageBundle:
     """Open the storage bundle a URL names; the schema is created when missing.
 
     Accepted: ``memory://``, ``sqlite:///rel/path.db`` (three slashes: relative to the
@@ -159,7 +164,11 @@ def open_storage(url: str, *, create: bool = True) -> StorageBundle:
 
     ``create=False`` is for readers: a SQLite file that does not exist raises
     :class:`~akgentic.storage.StorageNotFoundError` instead of being created, with its
-    folders.
+    folders. ``read_only=True`` is for callers that only read (it implies
+    ``create=False``): a SQLite file this process may not write, or in a folder it may
+    not write (a backup, a read-only mount), is opened read-only instead of refused — a
+    write through it raises :class:`~akgentic.storage.StorageError` saying what to do,
+    having written nothing; one it may write opens as usual.
     """
     if not isinstance(url, str):
         raise TypeError(f"a storage URL is a string, got {type(url).__name__}")
@@ -169,7 +178,7 @@ def open_storage(url: str, *, create: bool = True) -> StorageBundle:
             raise ValueError(f"memory:// takes no path or options, got {url!r}")
         return MemoryStorage()
     if scheme == "sqlite":
-        return _open_sqlite(url, create)
+        return _open_sqlite(url, create and not read_only, read_only)
     if scheme in ("postgresql", "postgres"):
         return _open_postgres(url)
     if not scheme:  # a file's path, the likeliest slip: the URL that names that file

@@ -9,8 +9,11 @@
   power cut, not only a crash of the process. ``synchronous=NORMAL`` skips that sync (it
   survives a process crash; the last commits may be lost if the machine loses power) for
   more single-append throughput; ``append_many`` pays one sync per batch either way.
-- **Threads.** One connection, guarded by a lock: any thread may call any method.
-  Rows are decoded after the lock is released.
+- **Threads.** Two connections, each guarded by a lock of its own: one writes, one
+  reads, and any thread may call any method. A read does not wait behind this store's
+  write transaction (a group commit): in WAL mode it reads the last commit meanwhile.
+  Each read is one statement, so one snapshot (the ``Driver`` contract). Rows are
+  decoded after the lock is released.
 - **Checkpoints** of the WAL into the file run on a thread and connection of their own
   (``akgentic.storage._checkpoint``), every MiB committed, so the one SQLite runs
   inside the commit that crosses its threshold (kept: it rewinds the WAL) finds little
@@ -30,6 +33,15 @@ that is not a SQLite database, a damaged one, or one whose tables of our names a
 program made, raises :class:`StorageError` naming the file — at open, or on the first
 call that reaches the damage; SQLite's own errors never escape. Text that is not UTF-8
 in a column is handed to the decoders as bytes, so only its row is reported.
+
+**Read-only** (``read_only=True``: a backup, a read-only mount; ``open_storage`` chooses it
+for callers that only read when this process may not write the file or its folder): the
+connection is SQLite's ``mode=ro``, nothing is written on open, and a write raises
+:class:`StorageError` before SQLite is asked (nothing written). In WAL mode SQLite reads
+through the ``-shm`` file beside the database; in a read-only folder where none exists
+it cannot make one, so the file is opened ``immutable`` (no locks, no WAL: no process is
+writing it, or it would have made the ``-shm``), unless a ``-wal`` holding commits is
+there — those SQLite cannot read without the ``-shm``, and that is refused, saying so.
 """
 
 from __future__ import annotations
@@ -45,6 +57,7 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
+from urllib.parse import quote
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -186,7 +199,14 @@ def readonly_hint(path: Path, file_writable: bool, folder_writable: bool) -> str
     """What to do about SQLite's "attempt to write a readonly database" for the file at
     ``path``, by which of it and its folder this process may write: a read-only file; or a
     writable file in a read-only folder, where SQLite cannot create the ``-wal`` and
-    ``-shm`` files it keeps beside the database (even to read it in WAL mode)."""
+    ``-shm`` files it keeps beside the database; or both (a read-only mount). Commands
+    that only read open such a file read-only (``open_storage(read_only=True)``)."""
+    if not file_writable and not folder_writable:
+        return (
+            f": the file and its folder {path.parent} are read-only: copy the file to a "
+            "writable folder and give that file as --storage (commands that only read, "
+            "such as akgentic teams list, read it where it is)"
+        )
     if not file_writable:
         return (
             f": the file is read-only: make it writable (chmod u+w {path}), or choose "
@@ -199,6 +219,29 @@ def readonly_hint(path: Path, file_writable: bool, folder_writable: bool) -> str
             "or copy the file to a writable folder and give that file as --storage"
         )
     return ": make the file and its folder writable, or choose another --storage"
+
+
+def may_write(path: Path) -> bool:
+    """Whether this process may write the file at ``path`` and its folder (SQLite makes
+    its ``-wal`` and ``-shm`` files there): a read-only mount refuses even root."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str:
+    """The URI SQLite opens ``path`` read-only by (see the module notes): ``mode=ro``,
+    and ``immutable`` in a read-only folder without a ``-shm`` file; :class:`StorageError`
+    when such a folder holds a ``-wal`` with commits, which SQLite could not read."""
+    uri = f"file:{quote(path.absolute().as_posix(), safe='/')}?mode=ro"
+    shm, wal = (path.with_name(path.name + suffix) for suffix in ("-shm", "-wal"))
+    if os.access(path.parent, os.W_OK) or shm.exists():
+        return uri
+    if wal.exists() and wal.stat().st_size > 0:
+        raise StorageError(
+            f"{path}: its folder {path.parent} is read-only and holds {wal.name}, commits "
+            f"SQLite cannot read without a {shm.name} file beside it: copy {path.name} and "
+            f"{wal.name} to a writable folder and give that file as --storage"
+        )
+    return uri + "&immutable=1"
 
 
 class SqliteOptions(BaseModel):
@@ -220,11 +263,14 @@ class _Driver:
     )
     epoch_now = "((julianday('now') - 2440587.5) * 86400.0)"  # one value per statement
 
-    def __init__(self, path: Path, options: SqliteOptions) -> None:
+    def __init__(self, path: Path, options: SqliteOptions, read_only: bool = False) -> None:
         self._path = path
+        self._read_only = read_only
         self._busy_timeout = options.busy_timeout
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the writing connection's
         self._conn: sqlite3.Connection | None = None
+        self._read_lock = threading.Lock()
+        self._reader: sqlite3.Connection | None = None
         self._checkpointer = Checkpointer(path, options.busy_timeout)
         # a store dropped without close() must not leave the thread behind it running
         weakref.finalize(self, self._checkpointer.close, 0)
@@ -233,22 +279,18 @@ class _Driver:
         """Each team's next number as this driver's last pack insert left it (see
         ``_insert_at``): an expectation, checked by the insert that relies on it."""
         try:
-            self._conn = conn = sqlite3.connect(
-                path,
-                timeout=options.busy_timeout,
-                isolation_level=None,  # autocommit: transactions are explicit
-                check_same_thread=False,  # the lock below serializes use
-            )
-            conn.text_factory = text_or_bytes
-            # a new file only (an existing one keeps its own): the event log is rows of
-            # ~1 KB appended in batches, and 8 KiB pages cost SQLite ~1 µs less per row
-            # than the default 4 KiB (bench/storage.py)
-            conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
-            if str(mode).lower() != "wal":
-                raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
-            conn.execute(f"PRAGMA synchronous={options.synchronous}")
-            conn.execute("PRAGMA wal_autocheckpoint=1000")  # a backstop: see _checkpoint
+            target = _read_only_uri(path) if read_only else str(path)
+            self._conn = conn = self._connect(target, options.busy_timeout, read_only)
+            if not read_only:  # the file as it is: these would write it
+                # a new file only (an existing one keeps its own): the event log is rows of
+                # ~1 KB appended in batches, and 8 KiB pages cost SQLite ~1 µs less per row
+                # than the default 4 KiB (bench/storage.py)
+                conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
+                (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                if str(mode).lower() != "wal":
+                    raise StorageError(f"{path}: SQLite refused WAL mode (journal_mode={mode})")
+                conn.execute(f"PRAGMA synchronous={options.synchronous}")
+                conn.execute("PRAGMA wal_autocheckpoint=1000")  # a backstop: see _checkpoint
             try:  # the event insert unpacks its batch with json_each (_INSERT_PACKED)
                 conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
             except sqlite3.OperationalError as exc:
@@ -257,9 +299,17 @@ class _Driver:
                     "functions akgentic needs; use a Python built with SQLite 3.38 or "
                     "newer (or with JSON1 enabled)"
                 ) from exc
+            self._reader = self._connect(target, options.busy_timeout, read_only)
             if self._schema_current():  # a store in use: opened without the write lock
                 with self.read() as cur:
                     check_tables(cur, str(path))
+            elif read_only:
+                raise StorageError(
+                    f"{path}: opened read-only, and its tables are not this akgentic's (an "
+                    "older akgentic made them, or none did): copy the file to a writable "
+                    "folder and give that file as --storage (opening it there brings its "
+                    "tables up to date)"
+                )
             else:
                 with self.write() as cur:
                     for statement in _SCHEMA:
@@ -273,6 +323,20 @@ class _Driver:
         except BaseException:
             self.close()
             raise
+
+    @staticmethod
+    def _connect(target: str, busy_timeout: float, uri: bool) -> sqlite3.Connection:
+        """A connection to the file (``target``: its path, or with ``uri`` a ``file:`` URI),
+        in autocommit, for any thread (the lock beside it serializes its use)."""
+        conn = sqlite3.connect(
+            target,
+            timeout=busy_timeout,
+            isolation_level=None,  # autocommit: transactions are explicit
+            check_same_thread=False,
+            uri=uri,
+        )
+        conn.text_factory = text_or_bytes
+        return conn
 
     def _schema_current(self) -> bool:
         """Whether the file holds every table and index of :data:`_SCHEMA` at this
@@ -301,10 +365,11 @@ class _Driver:
         text = str(exc)
         hint = next((h for key, h in _HINTS.items() if key in text), "")
         if "readonly" in text:
-            path = self._path
-            hint = readonly_hint(path, os.access(path, os.W_OK), os.access(path.parent, os.W_OK))
+            hint = self._readonly_hint()
         elif "unable to open" in text and self._path.is_dir():
             hint = ": it is a folder, not a file: give a file's path (in that folder, say)"
+        elif "unable to open" in text and self._path.is_file() and not may_write(self._path):
+            hint = self._readonly_hint()  # a read-only folder: no -wal or -shm can be made
         hint = hint.format(timeout=self._busy_timeout, url=sqlite_url(self._path))
         return StorageError(f"{self._path}: {text}{hint}")
 
@@ -313,10 +378,25 @@ class _Driver:
             raise StorageClosedError("this SqliteStorage is closed")
         return self._conn
 
+    def _writable(self) -> sqlite3.Connection:
+        """The connection, for a write; a store opened read-only refuses it here, before
+        SQLite is asked: nothing is written, and the line says what to do."""
+        conn = self._live()
+        if self._read_only:
+            raise StorageError(
+                f"{self._path}: opened read-only, nothing was written{self._readonly_hint()}"
+            )
+        return conn
+
+    def _readonly_hint(self) -> str:
+        """:func:`readonly_hint` for this file, by what this process may write now."""
+        path = self._path
+        return readonly_hint(path, os.access(path, os.W_OK), os.access(path.parent, os.W_OK))
+
     @contextmanager
     def write(self) -> Iterator[Cursor]:
         with self._lock:
-            conn = self._live()
+            conn = self._writable()
             cur = conn.cursor()
             try:
                 cur.execute("BEGIN IMMEDIATE")  # waits up to busy_timeout for other writers
@@ -336,8 +416,12 @@ class _Driver:
 
     @contextmanager
     def read(self) -> Iterator[Cursor]:
-        with self._lock:
-            cur = self._live().cursor()
+        """A cursor of the reading connection: not behind a write transaction of this
+        store (see the module notes)."""
+        with self._read_lock:
+            if self._reader is None:
+                raise StorageClosedError("this SqliteStorage is closed")
+            cur = self._reader.cursor()
             try:
                 yield cur
             except sqlite3.Error as exc:
@@ -429,7 +513,7 @@ class _Driver:
         params = (tid, blob, json.dumps(spans), *fenced)
         if also is None:
             with self._lock:
-                conn = self._live()
+                conn = self._writable()
                 if not conn.in_transaction:  # (always, unless a failed write left one)
                     try:
                         first = self._insert_at(conn, tid, params, fence)
@@ -507,6 +591,10 @@ class _Driver:
 
     def close(self) -> None:
         self._checkpointer.close()
+        with self._read_lock:  # first: the writer, last to close, folds the WAL in
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
         with self._lock:
             if self._conn is not None:
                 self._conn.close()
@@ -517,7 +605,9 @@ class SqliteStorage(SqlStorage):
     """A :class:`~akgentic.storage.StorageBundle` in one SQLite file (see module notes).
 
     ``SqliteStorage("teams.db")`` or ``open_storage("sqlite:///abs/path/teams.db")``.
-    The file and its parent directories are created when missing.
+    The file and its parent directories are created when missing. ``read_only=True``
+    opens an existing file read-only, writing nothing, and refuses writes (see the
+    module notes).
     """
 
     def __init__(
@@ -526,11 +616,14 @@ class SqliteStorage(SqlStorage):
         *,
         synchronous: Literal["FULL", "NORMAL"] = "FULL",
         busy_timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         self.options = SqliteOptions(synchronous=synchronous, busy_timeout=busy_timeout)
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._driver = _Driver(self.path, self.options)
+        self.read_only = read_only
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._driver = _Driver(self.path, self.options, read_only)
         super().__init__(self._driver)
 
     def close(self) -> None:
@@ -544,7 +637,8 @@ class SqliteStorage(SqlStorage):
         self.close()
 
     def __repr__(self) -> str:
-        return f"SqliteStorage({str(self.path)!r}, synchronous={self.options.synchronous!r})"
+        ro = ", read_only=True" if self.read_only else ""
+        return f"SqliteStorage({str(self.path)!r}, synchronous={self.options.synchronous!r}{ro})"
 
 
 if TYPE_CHECKING:  # the type checker proves the bundle honours the protocols

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -13,8 +14,10 @@ import pytest
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.client import RemoteTeam, ServerError
 from akgentic.core import EventMessage, ReceivedMessage, TeamStoppingEvent
+from akgentic.core.serialization import deserialize
 from akgentic.server.protocol import protocol_of
 from akgentic.storage import EventRecord
+from akgentic.tool.knowledge_graph import GraphState
 from akgentic.tool.planning import Plan, PlanningStateEvent, reduce_planning
 from tests.server import gate_tool
 from tests.server.conftest import Served, kind, until
@@ -160,7 +163,39 @@ def test_tool_state_is_rebuilt_from_the_log(served: Served) -> None:
     assert replayed.gaps == [] and replayed.last_seq["#PlanningTool"] >= 1
     with pytest.raises(ServerError) as err:
         team.tool_state("#NoSuchTool")
-    assert err.value.status == 404 and "published no state" in err.value.detail
+    assert err.value.status == 404 and "has no tool actor #NoSuchTool" in err.value.detail
+
+
+def test_a_tool_that_has_published_nothing_yet_answers_the_state_it_starts_from(
+    served: Served,
+) -> None:
+    """A fresh team's #PlanningTool and #KnowledgeGraphTool: 200, an empty plan and graph,
+    ``last_delta`` 0 (the stream's first delta folds on it); a stopped team's the same,
+    from its log. A tool the team does not have stays a 404, in the API's error body."""
+    team = served.client.create_team("analyst")
+    get = served.client.request
+    for tool, empty in (("#PlanningTool", Plan()), ("#KnowledgeGraphTool", GraphState())):
+        view = get("GET", f"/teams/{team.team_id}/state/{quote(tool)}").json()
+        assert view["tool_id"] == tool and view["last_delta"] == 0 and view["gaps"] == []
+        assert deserialize(view["state"]) == empty
+        assert team.tool_state(tool).last_seq == {tool: 0}
+
+    turns = served.client.create_team("turns")  # no planning tool
+    for team_id in (turns.team_id, team.team_id):
+        answer = httpx.get(f"{served.url}/teams/{team_id}/state/%23NoSuchTool", timeout=30)
+        assert answer.status_code == 404
+        said = answer.json()["detail"]
+        assert said == (
+            f"team {team_id} has no tool actor #NoSuchTool (its tool actors are the members "
+            f"of kind 'tool' in GET /teams/{team_id}/members)"
+        )
+    with pytest.raises(ServerError) as err:
+        turns.tool_state("#PlanningTool")
+    assert err.value.status == 404 and "has no tool actor #PlanningTool" in err.value.detail
+
+    assert team.stop()  # not running here: the roster is read from its log
+    view = get("GET", f"/teams/{team.team_id}/state/%23PlanningTool").json()
+    assert view["last_delta"] == 0 and deserialize(view["state"]) == Plan()
 
 
 def test_tool_state_deltas_are_plain_json_a_client_folds_onto_the_state(

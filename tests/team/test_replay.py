@@ -19,9 +19,24 @@ from pydantic import Field
 from akgentic.core import ActorAddress, EventMessage, Message, StateChangedMessage
 from akgentic.core.serialization import SerializableModel, model_path
 from akgentic.storage import EventRecord, StorageBundle, encode_event, open_storage, sqlite_url
-from akgentic.team import Gap, TeamCard, plan_restore, replay_tool_states, unreadable_log
+from akgentic.team import (
+    Gap,
+    TeamCard,
+    initial_state,
+    plan_restore,
+    replay_tool_states,
+    unreadable_log,
+)
 from akgentic.team.restorer import skipped_summary
 from akgentic.tool.core import DeltaState, ToolStateEvent
+from akgentic.tool.knowledge_graph import GraphState
+from akgentic.tool.planning import (
+    PLANNING_ACTOR_NAME,
+    Plan,
+    PlanningStateEvent,
+    Task,
+    reduce_planning,
+)
 
 SHELF = "#Shelf"
 OWNER = ActorAddress(agent_id=uuid4(), name=SHELF)
@@ -71,6 +86,20 @@ def test_deltas_with_no_snapshot_and_no_reducer_stay_unknown() -> None:
     assert result.unknown_tools == {SHELF}
     assert result.states == {}
     assert result.last_seq == {SHELF: 2}
+
+
+def test_a_shipped_tool_starts_from_the_state_its_first_delta_folds_onto() -> None:
+    """``initial_state``: what a tool with no delta yet is (the state endpoint answers it);
+    replaying the first delta gives that state with the delta folded on. A tool this
+    package does not ship has none to tell."""
+    empty = initial_state(PLANNING_ACTOR_NAME)
+    assert empty == Plan() and empty.event_seq == 0
+    assert initial_state("#KnowledgeGraphTool") == GraphState()
+    created = PlanningStateEvent(tasks_created=[Task(id=1, title="first")])
+    first = ToolStateEvent(tool_id=PLANNING_ACTOR_NAME, seq=1, payload=created)
+    replayed = replay_tool_states([EventMessage(event=first, sender=OWNER)])
+    assert replayed.states[PLANNING_ACTOR_NAME] == reduce_planning(empty, created)
+    assert initial_state(SHELF) is None
 
 
 def test_a_registered_reducer_comes_before_the_snapshot() -> None:

@@ -3,8 +3,10 @@
 Delete asks first, saying what it does, then purges the team: it leaves the list and the
 page, and the API no longer has it. A team another live process runs is refused by the
 server (409): the page shows the server's words and keeps the team. A team without
-``#PlanningTool`` / ``#KnowledgeGraphTool`` is opened without asking for their state: no
-404 on the network, no error in the console.
+``#PlanningTool`` / ``#KnowledgeGraphTool`` is opened without asking for their state (no
+404 on the network, no error in the console), and its board and graph tabs say it has
+none. A fresh studio team, whose tools have published nothing yet, gets their empty state
+(no 404 either), and its first task folds onto it.
 """
 
 from __future__ import annotations
@@ -115,15 +117,9 @@ def test_a_delete_the_server_refuses_shows_its_reason_and_keeps_the_team(
     assert tab.errors == []
 
 
-def test_a_team_without_the_plan_and_graph_tools_is_opened_without_a_404(
-    site: Site, open_tab
-) -> None:
-    """Its roster lists neither tool actor: the page does not ask for their state (each
-    ask was a 404 in the console); a studio team, which has both, still gets both asked."""
-    served = site.served
-    team_id = served.manager.create_team(TeamCard.from_yaml(TURNS)).team_id
-    tab: Tab = open_tab()
-    page = tab.page
+def troubles(page: Any) -> tuple[list[str], list[str]]:
+    """What goes wrong on ``page`` from now on: the answers of 400 and more, and the
+    console's errors and warnings (a failed request is one there too)."""
     failed: list[str] = []
     console: list[str] = []
 
@@ -137,11 +133,36 @@ def test_a_team_without_the_plan_and_graph_tools_is_opened_without_a_404(
 
     page.on("response", answered)
     page.on("console", logged)
+    return failed, console
+
+
+def test_a_team_without_the_plan_and_graph_tools_says_so_without_a_404(
+    site: Site, open_tab
+) -> None:
+    """Its roster lists neither tool actor: the page does not ask for their state (each
+    ask was a 404 in the console), and the board and graph tabs say the team has none; a
+    studio team, which has both, gets both asked and neither line."""
+    served = site.served
+    team_id = served.manager.create_team(TeamCard.from_yaml(TURNS)).team_id
+    tab: Tab = open_tab()
+    page = tab.page
+    failed, console = troubles(page)
     with page.expect_response(lambda r: r.url.endswith(f"/teams/{team_id}/members")):
         page.goto(f"{served.url}/#/teams/{team_id}/chat")
     live(page)
-    for view in ("board", "graph", "roster"):
-        show(page, view)
+    show(page, "board")
+    expect(page.locator("#board-absent")).to_have_text(
+        "This team has no planning board (#PlanningTool)."
+    )
+    expect(page.locator("#board-columns")).to_be_hidden()
+    expect(page.locator("#board-owner")).to_be_hidden()
+    show(page, "graph")
+    expect(page.locator("#graph-absent")).to_have_text(
+        "This team has no knowledge graph (#KnowledgeGraphTool)."
+    )
+    expect(page.locator("#graph-svg")).to_be_hidden()
+    expect(page.locator("#graph-search")).to_be_hidden()
+    show(page, "roster")
     expect(page.locator("#roster-body [data-member='@Boss']")).to_be_visible()
     assert failed == [] and console == []
     assert tab.asked("/state/") == []
@@ -154,3 +175,36 @@ def test_a_team_without_the_plan_and_graph_tools_is_opened_without_a_404(
         "%23PlanningTool",
         "%23KnowledgeGraphTool",
     }
+    for view in ("board", "graph"):
+        show(page, view)
+        expect(page.locator(f"#{view}-absent")).to_be_hidden()
+    expect(page.locator("#graph-svg")).to_be_visible()
+
+
+def test_a_fresh_studio_team_opens_without_a_404_and_folds_its_first_task(
+    site: Site, open_tab
+) -> None:
+    """Its tools have published nothing yet: their state answers the empty plan and graph
+    (``last_delta`` 0), no 404 and nothing in the console; the task planned later comes as
+    the first delta, folded onto that empty plan: it shows on the board, once."""
+    served = site.served
+    studio = served.client.create_team("studio")
+    tab: Tab = open_tab()
+    page = tab.page
+    failed, console = troubles(page)
+    states: list[Any] = []
+    page.on("response", lambda r: states.append(r) if "/state/" in r.url else None)
+    page.goto(f"{served.url}/#/teams/{studio.team_id}/board")
+    live(page)
+    expect(page.locator(".empty-board")).to_be_visible()
+    assert sorted((r.status, r.json()["last_delta"]) for r in states) == [(200, 0), (200, 0)]
+
+    studio.send("plan the board")  # the board stays open: the task comes on the stream
+    task = page.locator(".column[data-status='todo'] .task")
+    expect(task).to_have_count(1)
+    expect(task).to_contain_text("#1 Research the board")
+    expect(page.locator(".task")).to_have_count(2)
+    expect(page.locator(".empty-board")).to_have_count(0)
+    assert len(states) == 2  # folded on the snapshot: no fresh one was needed
+    assert failed == [] and console == []
+    assert tab.errors == []

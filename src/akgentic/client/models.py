@@ -333,7 +333,12 @@ class ToolStateView(BaseModel):
     """A tool actor's state, rebuilt by replaying the team's log (``replay_tool_states``)."""
 
     tool_id: str
-    state: dict[str, Any] | None = Field(description="The state, serialized; None if no delta.")
+    state: dict[str, Any] | None = Field(
+        description=(
+            "The state, serialized. Before the tool's first delta, the state it starts from "
+            "(an empty plan or graph), or None for a tool the server does not ship."
+        )
+    )
     last_delta: int = Field(description="The last delta number folded in (0: none yet).")
     gaps: list[dict[str, int]] = Field(
         default_factory=list, description="Deltas that were missed (the state may be wrong)."

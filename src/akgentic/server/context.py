@@ -6,7 +6,7 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from fastapi import HTTPException, Request
@@ -16,7 +16,7 @@ from akgentic.server.cards import CardRegistry
 from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
 from akgentic.server.posted import PostedCardPolicy
-from akgentic.server.roster import RosterIndex
+from akgentic.server.roster import RosterIndex, member_kind
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle, TeamRecord, TeamStatus
 from akgentic.team import HostedTeam, TeamManager, plan_restore
@@ -38,6 +38,16 @@ DRAINING: dict[int | str, dict[str, Any]] = {
     503: {"description": "The server is shutting down: it accepts no new work."}
 }
 """The OpenAPI answer of a route guarded by :func:`accepting_work`."""
+
+
+class ListedMember(NamedTuple):
+    """A member as the roster lists it (:meth:`ServerContext.listed_members`)."""
+
+    name: str
+    agent_id: UUID
+    role: str
+    kind: str
+    """``human``, ``tool`` or ``agent`` (:func:`~akgentic.server.roster.member_kind`)."""
 
 
 @dataclass
@@ -106,6 +116,21 @@ class ServerContext:
                         logger.warning("team %s: its cards' entry points", team_id, exc_info=True)
                     self._classes_loaded.add(team_id)
         return record
+
+    def listed_members(self, team_id: UUID) -> list[ListedMember]:
+        """The members the roster (``GET /teams/{id}/members``) lists: a team running
+        here, its running members (tool actors included), as its orchestrator says; else
+        its last run's, as its log says (the ones a resume starts; a member fired is not
+        one). Whether a team has a tool actor is read here too, so both agree."""
+        runtime = self.manager.get_team(team_id)
+        if runtime is None:
+            facts = self.rosters.read(self.manager.storage, team_id)
+            return [
+                ListedMember(m.name, agent_id, m.role, m.kind)
+                for agent_id, m in facts.items()
+                if m.present
+            ]
+        return [ListedMember(a.name, a.agent_id, a.role, member_kind(a)) for a in runtime.members()]
 
     def runtime(self, team_id: UUID) -> HostedTeam:
         """The team running here; 404 or 409 (saying how to resume it) otherwise."""

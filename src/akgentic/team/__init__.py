@@ -27,7 +27,13 @@ from akgentic.team.manager import (
 from akgentic.team.mcp import give_mcp_servers
 from akgentic.team.placement import HostedTeam, LocalPlacement, Placement
 from akgentic.team.recorder import EventRecorder
-from akgentic.team.replay import Gap, ReplayResult, register_reducer, replay_tool_states
+from akgentic.team.replay import (
+    Gap,
+    ReplayResult,
+    initial_state,
+    register_reducer,
+    replay_tool_states,
+)
 from akgentic.team.restorer import (
     RestorePlan,
     ResumeError,
@@ -77,6 +83,7 @@ __all__ = [
     "UnreadableLogError",
     "follow_log",
     "give_mcp_servers",
+    "initial_state",
     "member_names",
     "plan_restore",
     "read_history",

@@ -34,7 +34,14 @@ from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.core.journal import DeltaState, fold_deltas, reduce_delta
 
-__all__ = ["Gap", "Reducer", "ReplayResult", "register_reducer", "replay_tool_states"]
+__all__ = [
+    "Gap",
+    "Reducer",
+    "ReplayResult",
+    "initial_state",
+    "register_reducer",
+    "replay_tool_states",
+]
 
 Reducer = Callable[[Any, ToolStateEvent], Any]
 """``reducer(state_or_None, event) -> new state``: pure, applied in ``seq`` order."""
@@ -61,6 +68,28 @@ def _shipped_reducers() -> dict[str, Reducer]:
             state or VectorStoreState(), event.payload
         ),
     }
+
+
+def initial_state(tool_id: str) -> Any | None:
+    """The state a shipped tool actor starts from, before its first delta (an empty plan,
+    an empty graph...; its ``event_seq``, where it has one, is 0): the state its reducer
+    folds the first delta onto. None for a tool this package does not ship (its first
+    snapshot in the log is the first state a consumer can know)."""
+    from akgentic.tool.knowledge_graph import KG_ACTOR_NAME, GraphState
+    from akgentic.tool.notification import NotificationState
+    from akgentic.tool.notification.models import NOTIFICATION_TOOL_NAME
+    from akgentic.tool.planning import PLANNING_ACTOR_NAME, Plan
+    from akgentic.tool.vector_store.actor import STORE_ACTOR_NAME
+    from akgentic.tool.vector_store.backends.inmemory import VectorStoreState
+
+    starts: dict[str, type[Any]] = {
+        PLANNING_ACTOR_NAME: Plan,
+        KG_ACTOR_NAME: GraphState,
+        NOTIFICATION_TOOL_NAME: NotificationState,
+        STORE_ACTOR_NAME: VectorStoreState,
+    }
+    start = starts.get(tool_id)
+    return start() if start is not None else None
 
 
 def register_reducer(tool_id: str, reducer: Reducer) -> None:

@@ -22,7 +22,7 @@ from akgentic.core.serialization import serialize
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.protocol import encode_record
 from akgentic.storage import MAX_SEQ
-from akgentic.team import HostedTeam, read_history, team_usage, tool_state
+from akgentic.team import HostedTeam, initial_state, read_history, team_usage, tool_state
 
 __all__ = ["router"]
 
@@ -124,12 +124,27 @@ def state(
     tool_id: Annotated[str, Path(description="The tool actor, e.g. '#PlanningTool'.")],
     ctx: Ctx,
 ) -> ToolStateView:
-    """A tool actor's state, rebuilt by replaying the team's log (``tool_state``)."""
+    """A tool actor's state, rebuilt by replaying the team's log (``tool_state``).
+
+    A tool actor of the team that has published nothing yet answers the state it starts
+    from (``initial_state``: an empty plan, an empty graph; ``None`` for a tool this
+    package does not ship) with ``last_delta`` 0, so a client folds the stream's deltas
+    onto it from the first: a fresh team's tools are no 404. A tool the team does not
+    have (its roster does not list it) is a 404."""
     ctx.record(team_id)
     name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
     replayed = tool_state(ctx.manager.storage, team_id, name)
     if name not in replayed.last_seq:
-        raise HTTPException(404, f"{name} has published no state in team {team_id}")
+        if not any(m.name == name and m.kind == "tool" for m in ctx.listed_members(team_id)):
+            raise HTTPException(
+                404,
+                f"team {team_id} has no tool actor {name} (its tool actors are the members "
+                f"of kind 'tool' in GET /teams/{team_id}/members)",
+            )
+        empty = initial_state(name)
+        return ToolStateView(
+            tool_id=name, state=serialize(empty) if empty is not None else None, last_delta=0
+        )
     if name in replayed.unknown_tools:
         raise HTTPException(
             422,

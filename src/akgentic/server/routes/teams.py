@@ -21,7 +21,6 @@ from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
 from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
-from akgentic.server.roster import member_kind
 from akgentic.storage import TeamStatus
 from akgentic.team import TeamCard, UnreadableLogError, give_mcp_servers
 
@@ -281,13 +280,4 @@ def members(team_id: UUID, ctx: Ctx) -> list[MemberInfo]:
             usage=seen.usage if seen and seen.usage else saved.get(agent_id, {}),
         )
 
-    if runtime is None:  # the members of its last run, as its log says (a resume starts them)
-        return [
-            info(seen.name, agent_id, seen.role, seen.kind)
-            for agent_id, seen in facts.items()
-            if seen.present
-        ]
-    return [
-        info(address.name, address.agent_id, address.role, member_kind(address))
-        for address in runtime.members()
-    ]
+    return [info(*member) for member in ctx.listed_members(team_id)]

@@ -187,6 +187,12 @@ async function loadMembers(current) {
   if (!members || session !== current) return;
   current.model.members = members;
   chat.setMembers(members, current.model.info.entry_point);
+  const names = new Set(members.map((member) => member.name));
+  for (const [tool, panel] of [[PLANNING, "board"], [GRAPH, "graph"]]) {
+    const mirror = current.mirrors[tool];
+    if (mirror.present !== names.has(tool)) schedule(panel);
+    mirror.present = names.has(tool);
+  }
   schedule("roster", "chat");
 }
 
@@ -288,9 +294,8 @@ async function loadTeam(id) {
   // would be a 404); a mirror not loaded folds the stream's deltas from the first.
   await loadMembers(current);
   if (session !== current) return;
-  const tools = new Set(current.model.members.map((member) => member.name));
   await Promise.all(
-    [PLANNING, GRAPH].filter((tool) => tools.has(tool)).map((tool) => refresh(() => current.mirrors[tool].load())),
+    [PLANNING, GRAPH].filter((tool) => current.mirrors[tool].present).map((tool) => refresh(() => current.mirrors[tool].load())),
   );
   if (session !== current) return;
   current.stream = new TeamStream({

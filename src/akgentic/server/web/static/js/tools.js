@@ -103,6 +103,7 @@ export class ToolMirror {
     this.kind = KINDS[toolId];
     this.value = this.kind.empty();
     this.lastDelta = 0;
+    this.present = null; // the roster lists the tool actor: true, false, or null (not read yet)
     this.pending = []; // deltas that arrive while a snapshot is on its way
     this.loading = null;
     this.snapshots = 0;
@@ -115,7 +116,8 @@ export class ToolMirror {
         this.value = this.kind.fromState(view.state);
         this.lastDelta = view.last_delta;
       } catch (error) {
-        if (error.status !== 404) throw error; // 404: no delta yet, the state is empty
+        // 404: the team has the tool no more (a tool with no delta yet answers its empty state)
+        if (error.status !== 404) throw error;
         this.value = this.kind.empty();
         this.lastDelta = 0;
       } finally {
@@ -128,6 +130,11 @@ export class ToolMirror {
       this.onChange(this);
     })();
     return this.loading;
+  }
+
+  /** The team has no such tool and none of its deltas came: its view says so. */
+  get absent() {
+    return this.present === false && this.lastDelta === 0;
   }
 
   /** Fold one ToolState event's data ({toolId, seq, kind, delta}). */

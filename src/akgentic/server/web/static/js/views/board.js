@@ -15,6 +15,7 @@ export class BoardView {
   constructor(root) {
     this.columns = root.querySelector("#board-columns");
     this.owner = root.querySelector("#board-owner");
+    this.absent = root.querySelector("#board-absent");
     this.owner.addEventListener("change", () => this.update());
   }
 
@@ -26,6 +27,11 @@ export class BoardView {
 
   update() {
     if (!this.mirror) return;
+    const absent = this.mirror.absent; // no #PlanningTool: the line saying so, nothing else
+    this.absent.hidden = !absent;
+    this.owner.parentElement.hidden = absent;
+    this.columns.hidden = absent;
+    if (absent) return;
     const tasks = [...this.mirror.value.tasks.values()].sort((a, b) => a.id - b.id);
     const owners = [...new Set(tasks.map((t) => t.owner || ""))].sort();
     const chosen = this.owner.value;

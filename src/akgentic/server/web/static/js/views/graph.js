@@ -28,6 +28,7 @@ export class GraphView {
     this.details = root.querySelector("#graph-details");
     this.search = root.querySelector("#graph-search");
     this.counts = root.querySelector("#graph-counts");
+    this.absent = root.querySelector("#graph-absent");
     this.positions = new Map();
     this.selected = null;
     this.search.addEventListener("input", () => this.update());
@@ -48,6 +49,11 @@ export class GraphView {
 
   update() {
     if (!this.mirror) return;
+    const absent = this.mirror.absent; // no #KnowledgeGraphTool: the line saying so, nothing else
+    this.absent.hidden = !absent;
+    this.search.parentElement.hidden = absent;
+    this.svg.parentElement.hidden = absent;
+    if (absent) return;
     const { entities, relations } = this.mirror.value;
     const names = [...entities.keys()].sort();
     const edges = [...relations.values()].map((r) => ({ source: r.from_entity, target: r.to_entity, type: r.relation_type }));

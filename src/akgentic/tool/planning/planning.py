@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Self, TypeVar, cast
+from typing import Annotated, Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
@@ -56,6 +56,7 @@ from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam
 __all__ = [
     "ASK_TIMEOUT",
     "CONTEXT_TIMEOUT",
+    "SEARCH_LIMIT_MAX",
     "GetPlanning",
     "GetPlanningTask",
     "PlanningTool",
@@ -75,6 +76,14 @@ CONTEXT_TIMEOUT = 5.0
 """Seconds the context provider waits; past it the provider returns None (never raises)."""
 
 _ITEMS: TypeAdapter[list[PlanningItem]] = TypeAdapter(list[PlanningItem])
+
+SEARCH_LIMIT_MAX = 100
+"""Most hits one ``search_planning`` returns (the graph's ``search_graph`` has the same)."""
+
+SearchLimit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)]
+"""How many hits a search returns: ``/search_planning x limit=0`` (or ``-5``) said "No
+task matches" of a plan that has matching tasks; the bound makes it the command's usage
+error, and the model sees it in the tool's schema."""
 
 
 class GetPlanning(BaseToolParam):
@@ -103,11 +112,12 @@ class UpdatePlanning(BaseToolParam):
 class SearchPlanning(BaseToolParam):
     """Find tasks by words (hybrid with embeddings): ``search_planning``.
 
-    ``limit`` — the default number of results of the callable.
+    ``limit`` — the default number of results of the callable: 1 to 100, as the
+    callable's own ``limit`` is.
     """
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
-    limit: int = 10
+    limit: int = Field(default=10, ge=1, le=SEARCH_LIMIT_MAX)
 
 
 class PlanningTool(ToolCard):
@@ -273,7 +283,7 @@ class PlanningTool(ToolCard):
     def _search_fn(self, default_limit: int) -> Callable[..., str]:
         card = self
 
-        def search_planning(query: str, limit: int = default_limit) -> str:
+        def search_planning(query: str, limit: SearchLimit = default_limit) -> str:
             """Find tasks of the team plan by words (and by meaning when embeddings are on)."""
             if not query.strip():
                 raise RetriableError("search_planning needs a query: words the task is about.")

@@ -40,6 +40,20 @@ def assert_research_exchange(stdout: str) -> None:
     assert any("stopped; resume it with: akgentic teams resume" in line for line in lines)
 
 
+def what_the_person_sent(storage_url: str) -> list[str]:
+    """What @Human sent, as the store keeps it, of the one team in the store."""
+    storage = open_storage(storage_url)
+    try:
+        [team] = storage.teams.list()
+        return [
+            r.message.message.content
+            for r in storage.events.read(team.team_id)
+            if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
+        ]
+    finally:
+        storage.close()
+
+
 def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
     result = cli("run", str(RESEARCH), "--message", QUESTION)
 
@@ -281,15 +295,7 @@ def test_a_pasted_megabyte_line_is_echoed_clipped_and_delivered_whole(
     assert echo in out
     assert not any(len(row) > 1_000 for row in out if row.startswith("@Human → "))
     assert f"@Boss → @Human (acknowledgment): Noted: {body}" in out
-    storage = open_storage(storage_url)
-    [team] = storage.teams.list()
-    sent = [
-        r.message.message.content
-        for r in storage.events.read(team.team_id)
-        if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
-    ]
-    storage.close()
-    assert sent == [line]
+    assert what_the_person_sent(storage_url) == [line]
 
 
 @pytest.mark.parametrize("typed", ["caf\udce9", "caf\ud800"])
@@ -305,15 +311,7 @@ def test_a_message_whose_bytes_are_not_utf8_is_answered(
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[-1].startswith("answer: Here is what @Worker found: ")
     assert "On caf\ufffd: one" in result.stdout.splitlines()[-1]
-    storage = open_storage(storage_url)
-    [team] = storage.teams.list()
-    sent = [
-        r.message.message.content
-        for r in storage.events.read(team.team_id)
-        if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
-    ]
-    storage.close()
-    assert sent == ["caf\ufffd"]
+    assert what_the_person_sent(storage_url) == ["caf\ufffd"]
 
 
 def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invoke) -> None:

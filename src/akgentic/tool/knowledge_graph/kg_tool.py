@@ -56,6 +56,7 @@ from akgentic.tool.knowledge_graph.kg_actor import (
 from akgentic.tool.knowledge_graph.models import (
     Entity,
     EntityUpdate,
+    GraphLimit,
     GraphQuery,
     GraphUpdate,
     GraphView,
@@ -297,7 +298,7 @@ class KnowledgeGraphTool(ToolCard):
         def search_graph(
             query: str,
             mode: SearchMode = SearchMode.HYBRID,
-            limit: int = 10,
+            limit: GraphLimit = 10,
             entity_type: str | None = None,
             expand: bool = False,
         ) -> str:

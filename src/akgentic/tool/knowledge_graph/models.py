@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 
 from pydantic import ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
@@ -25,6 +25,7 @@ __all__ = [
     "Entity",
     "EntityTable",
     "EntityUpdate",
+    "GraphLimit",
     "GraphQuery",
     "GraphState",
     "GraphUpdate",
@@ -144,6 +145,11 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
+GraphLimit = Annotated[int, Field(ge=1, le=100)]
+"""How many hits one graph search returns; ``search_graph``'s own ``limit`` is one too,
+so ``/search_graph x limit=0`` is the command's usage error, as any bad argument is."""
+
+
 class GraphQuery(SerializableModel):
     """A search over the graph.
 
@@ -155,7 +161,7 @@ class GraphQuery(SerializableModel):
 
     query: str
     mode: SearchMode = SearchMode.HYBRID
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: GraphLimit = 10
     entity_type: str | None = None
     expand: bool = False
 

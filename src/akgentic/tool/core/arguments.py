@@ -23,18 +23,26 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from akgentic.core.excerpt import excerpt, validator_words
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["Parameters", "explain_validation", "type_name"]
+__all__ = ["SEARCH_LIMIT_MAX", "Parameters", "SearchLimit", "explain_validation", "type_name"]
 
 _UNCHECKED: tuple[Any, ...] = (Any, inspect.Parameter.empty, object)
 _MODULE_PATH = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 _SHOWN_ERRORS = 3
+
+SEARCH_LIMIT_MAX = 100
+"""Most hits one search of a team's shared state returns (the plan's, the graph's)."""
+
+SearchLimit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)]
+"""A search's ``limit``, in its callable's signature: out of bounds it is the command's
+usage error (``/search_planning x limit=0`` answered "No task matches" of a plan with
+matching tasks), and the model sees the bounds in the tool's schema."""
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.journal import DeltaState
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ __all__ = [
     "Entity",
     "EntityTable",
     "EntityUpdate",
-    "GraphLimit",
     "GraphQuery",
     "GraphState",
     "GraphUpdate",
@@ -145,11 +145,6 @@ class SearchMode(StrEnum):
     HYBRID = "hybrid"
 
 
-GraphLimit = Annotated[int, Field(ge=1, le=100)]
-"""How many hits one graph search returns; ``search_graph``'s own ``limit`` is one too,
-so ``/search_graph x limit=0`` is the command's usage error, as any bad argument is."""
-
-
 class GraphQuery(SerializableModel):
     """A search over the graph.
 
@@ -161,7 +156,7 @@ class GraphQuery(SerializableModel):
 
     query: str
     mode: SearchMode = SearchMode.HYBRID
-    limit: GraphLimit = 10
+    limit: SearchLimit = 10
     entity_type: str | None = None
     expand: bool = False
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar, cast
 
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
@@ -42,6 +42,7 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.team_actor import (
     ask_tool_actor,
     bind_team_actor,
@@ -56,7 +57,6 @@ from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam
 __all__ = [
     "ASK_TIMEOUT",
     "CONTEXT_TIMEOUT",
-    "SEARCH_LIMIT_MAX",
     "GetPlanning",
     "GetPlanningTask",
     "PlanningTool",
@@ -76,14 +76,6 @@ CONTEXT_TIMEOUT = 5.0
 """Seconds the context provider waits; past it the provider returns None (never raises)."""
 
 _ITEMS: TypeAdapter[list[PlanningItem]] = TypeAdapter(list[PlanningItem])
-
-SEARCH_LIMIT_MAX = 100
-"""Most hits one ``search_planning`` returns (the graph's ``search_graph`` has the same)."""
-
-SearchLimit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)]
-"""How many hits a search returns: ``/search_planning x limit=0`` (or ``-5``) said "No
-task matches" of a plan that has matching tasks; the bound makes it the command's usage
-error, and the model sees it in the tool's schema."""
 
 
 class GetPlanning(BaseToolParam):
@@ -117,7 +109,7 @@ class SearchPlanning(BaseToolParam):
     """
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
-    limit: int = Field(default=10, ge=1, le=SEARCH_LIMIT_MAX)
+    limit: SearchLimit = 10
 
 
 class PlanningTool(ToolCard):

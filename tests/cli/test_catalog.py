@@ -185,6 +185,9 @@ def test_bad_input_gets_one_error_line(cli: Invoke) -> None:
         assert result.output.startswith(expected), (args, result.output)
         assert "Traceback" not in result.output
     assert cli("catalog", "audit").output == "no catalog changes recorded\n"
+    assert cli("catalog", "audit", "web_serch").output == (
+        "no catalog changes recorded for 'web_serch' (akgentic catalog list names the tools)\n"
+    )
 
 
 def configured(cli: Invoke, *args: str) -> dict[str, object]:

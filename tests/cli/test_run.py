@@ -6,6 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from akgentic.cli.live import LINE_CHARS
 from akgentic.core import SentMessage
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
@@ -36,6 +38,20 @@ def assert_research_exchange(stdout: str) -> None:
     assert lines[-1] == f"answer: Here is what @Worker found: {FINDINGS}"
     assert any(line.startswith("usage: 4 requests") for line in lines)
     assert any("stopped; resume it with: akgentic teams resume" in line for line in lines)
+
+
+def what_the_person_sent(storage_url: str) -> list[str]:
+    """What @Human sent, as the store keeps it, of the one team in the store."""
+    storage = open_storage(storage_url)
+    try:
+        [team] = storage.teams.list()
+        return [
+            r.message.message.content
+            for r in storage.events.read(team.team_id)
+            if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
+        ]
+    finally:
+        storage.close()
 
 
 def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
@@ -279,15 +295,23 @@ def test_a_pasted_megabyte_line_is_echoed_clipped_and_delivered_whole(
     assert echo in out
     assert not any(len(row) > 1_000 for row in out if row.startswith("@Human → "))
     assert f"@Boss → @Human (acknowledgment): Noted: {body}" in out
-    storage = open_storage(storage_url)
-    [team] = storage.teams.list()
-    sent = [
-        r.message.message.content
-        for r in storage.events.read(team.team_id)
-        if isinstance(r.message, SentMessage) and r.message.sender.name == "@Human"
-    ]
-    storage.close()
-    assert sent == [line]
+    assert what_the_person_sent(storage_url) == [line]
+
+
+@pytest.mark.parametrize("typed", ["caf\udce9", "caf\ud800"])
+def test_a_message_whose_bytes_are_not_utf8_is_answered(
+    cli: Invoke, storage_url: str, typed: str
+) -> None:
+    """``-m`` in a Latin-1 shell: Python hands the byte 0xe9 over as the lone surrogate
+    U+DCE9 (a Windows command line may hold another kind), which no model request can
+    encode. The message is read as a typed line is, each such character U+FFFD, and
+    answered — not a turn failed on a serialization error."""
+    result = cli("run", str(RESEARCH), "-m", typed)
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1].startswith("answer: Here is what @Worker found: ")
+    assert "On caf\ufffd: one" in result.stdout.splitlines()[-1]
+    assert what_the_person_sent(storage_url) == ["caf\ufffd"]
 
 
 def test_an_unknown_or_failed_command_exits_1_with_its_one_line_error(cli: Invoke) -> None:

@@ -12,8 +12,9 @@ import pytest
 from pydantic import ValidationError
 
 from akgentic.agent import AgentConfig, PromptTemplate
-from akgentic.core import AgentCard
-from akgentic.team import MemberSpec, TeamCard, TeamCardError
+from akgentic.core import ActorSystem, AgentCard, BaseConfig
+from akgentic.storage import open_storage
+from akgentic.team import MemberSpec, TeamCard, TeamCardError, TeamManager
 from tests.hostile_yaml import alias_bomb
 
 HEAD = "name: t\nentry_point: '@A'\nhuman: null\nmembers:\n"
@@ -153,6 +154,27 @@ def test_an_agent_class_that_is_defined_but_no_actor_says_so(tmp_path: Path, nam
         f"agent_class '{named}' is not an Akgent class: name a subclass of akgentic.core.Akgent "
         f"(in a team card, akgentic.agent.agent.BaseAgent by default)"
     )
+
+
+def test_a_member_without_config_starts_on_its_agent_classs_defaults(tmp_path: Path) -> None:
+    """``card: {role: A}`` read as a plain ``BaseConfig``, which ``BaseAgent`` refused only
+    as the member started (``TypeError: BaseAgent is configured by AgentConfig``), a
+    stored team left behind; it is the class's defaults, as ``config: {}`` is. A card
+    naming a class defined later still waits for it."""
+    path = card_file(tmp_path, HEAD + "  - card: {role: A}\nprofiles:\n  - role: B\n")
+
+    card = TeamCard.from_yaml(path)
+
+    assert type(card.members[0].card.config) is AgentConfig
+    assert type(card.profiles[0].config) is AgentConfig
+    assert type(AgentCard(role="L", agent_class="nowhere.Later").config) is BaseConfig
+    system = ActorSystem()
+    manager = TeamManager(system, open_storage("memory://"))
+    try:
+        runtime = manager.create_team(card)
+        assert [a.name for a in runtime.members() if a.name == "@A"] == ["@A"]
+    finally:
+        manager.shutdown()
 
 
 def test_a_profile_naming_a_nonexistent_class_is_refused(tmp_path: Path) -> None:

@@ -347,6 +347,25 @@ def test_a_type_is_named_without_annotated_metadata_at_any_depth() -> None:
     assert registry.dispatch('/draw [{"kind": "square", "side": 2}]') == 1
 
 
+def test_an_item_without_the_field_that_names_its_kind_says_which_field() -> None:
+    """pydantic's words for a tagged-union item without its tag, ``Unable to extract tag
+    using discriminator 'kind'``, name no remedy: the error says the item has no
+    ``kind`` and what that field is for."""
+
+    def draw(shapes: list[Annotated[Circle | Square, Field(discriminator="kind")]]) -> int:
+        return len(shapes)
+
+    registry = CommandRegistry()
+    registry.register(draw)
+    with pytest.raises(CommandArgumentError) as info:
+        registry.dispatch('/draw [{"side": 2}]')
+
+    assert (
+        "(shapes[0]: has no 'kind', the field that says which kind of item it is, got {'side': 2})"
+    ) in str(info.value)
+    assert "Unable to extract tag" not in str(info.value)
+
+
 def test_a_single_value_where_a_list_is_expected_is_a_list_of_one() -> None:
     def hire(roles: list[str]) -> list[str]:
         return roles

@@ -356,7 +356,9 @@ def audit(
     with _catalog(storage, debug, create=False) as catalog:
         lines = catalog.audit(_principal(), name, limit)
         if not lines:
-            out_console().print(SafeText("no catalog changes recorded", style="dim"))
+            # named: say of what, so a misspelt name does not read as "nothing changed"
+            of = f" for {name!r} (akgentic catalog list names the tools)" if name else ""
+            out_console().print(SafeText(f"no catalog changes recorded{of}", style="dim"))
             return
         rows = [("SEQ", "WHEN", "WHO", "ACTION", "TOOL", "DETAIL")]
         for line in lines:

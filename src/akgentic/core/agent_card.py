@@ -79,8 +79,16 @@ class AgentCard(SerializableModel):
     @model_validator(mode="before")
     @classmethod
     def _config_of_the_agent_class(cls, data: Any) -> Any:
-        """A config given as data is validated by the agent class's own config class."""
-        if not isinstance(data, dict) or not isinstance(data.get("config"), dict):
+        """A config given as data is validated by the agent class's own config class.
+
+        An omitted config is that class's defaults, as ``config: {}`` is — when the class
+        is defined (a card may name one defined later): left to the field's default, it
+        was a plain ``BaseConfig``, which ``BaseAgent`` refused only as the member
+        started, after its team was created and stored."""
+        if not isinstance(data, dict):
+            return data
+        omitted = "config" not in data
+        if not omitted and not isinstance(data["config"], dict):
             return data
         agent_class = data.get("agent_class")
         path = model_path(agent_class) if isinstance(agent_class, type) else agent_class
@@ -91,10 +99,12 @@ class AgentCard(SerializableModel):
         try:
             config_class = actor_class_for(path).config_class
         except LookupError:
+            if omitted:  # nothing to read yet: the team card names the missing class
+                return data
             # config given as data needs its class to be read: say which class is missing
             # rather than report the fields the base config does not know
             raise ValueError(_undefined(path)) from None
-        return {**data, "config": config_class.model_validate(data["config"])}
+        return {**data, "config": config_class.model_validate(data.get("config", {}))}
 
     def agent_class_problem(self) -> str | None:
         """Why :meth:`get_agent_class` would fail, or None. A card alone may name a class

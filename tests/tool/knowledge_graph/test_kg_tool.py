@@ -160,6 +160,23 @@ def test_context_state_is_the_summary_and_arrives_as_deltas(team: Team) -> None:
     assert isinstance(provider(), KnowledgeGraphSummaryState)
 
 
+@pytest.mark.parametrize("limit", ["0", "101"])
+def test_a_search_limit_out_of_bounds_is_the_commands_usage_error(team: Team, limit: str) -> None:
+    """``/search_graph x limit=0`` answered ``search_graph: invalid arguments (...)``,
+    without the usage line every other bad argument of a command ends with."""
+    registry = factory_of(
+        team, add_member(team, "@Lead", KnowledgeGraphTool())
+    ).get_command_registry()
+
+    with pytest.raises(RetriableError) as refused:
+        registry.dispatch(f"/search_graph acme limit={limit}")
+
+    assert str(refused.value).startswith(f"/search_graph: argument limit='{limit}' ")
+    assert str(refused.value).endswith(
+        "Usage: /search_graph query [mode='hybrid'] [limit=10] [entity_type] [expand=False]"
+    )
+
+
 def test_commands_dispatch_through_the_registry(team: Team) -> None:
     registry = factory_of(
         team, add_member(team, "@Lead", KnowledgeGraphTool())
@@ -184,7 +201,7 @@ def test_commands_dispatch_through_the_registry(team: Team) -> None:
     assert registry.dispatch("/search_graph nothing-like-it mode=keyword") == (
         "Nothing matches 'nothing-like-it'."
     )
-    with pytest.raises(RetriableError, match="search_graph: invalid arguments"):
+    with pytest.raises(RetriableError, match="/search_graph: argument limit='0' "):
         registry.dispatch("/search_graph acme limit=0")
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from akgentic.core import Akgent, BaseConfig, Orchestrator
 from akgentic.core.serialization import deserialize, serialize
@@ -185,6 +186,24 @@ def test_search_limit_param_is_the_default_of_the_callable(team: Team) -> None:
     import inspect
 
     assert inspect.signature(tools["search_planning"]).parameters["limit"].default == 3
+
+
+@pytest.mark.parametrize("limit", ["0", "-5", "101"])
+def test_a_search_limit_out_of_bounds_is_a_usage_error_not_no_match(team: Team, limit: str) -> None:
+    """``/search_planning scope limit=0`` said "No task matches 'scope'" of a plan whose
+    task #1 is Scope: a limit outside 1..100 is the command's usage error, and a card
+    cannot make it the default either."""
+    registry = factory_of(team, add_member(team, "@Lead", PlanningTool())).get_command_registry()
+    registry.dispatch('/update_planning [{"op": "create", "title": "Scope"}]')
+
+    with pytest.raises(RetriableError) as refused:
+        registry.dispatch(f"/search_planning scope limit={limit}")
+
+    assert str(refused.value).startswith(f"/search_planning: argument limit='{limit}' ")
+    assert str(refused.value).endswith("Usage: /search_planning query [limit=10]")
+    assert registry.dispatch("/search_planning scope limit=1").startswith("- #1 [todo] Scope")
+    with pytest.raises(ValidationError):
+        SearchPlanning(limit=int(limit))
 
 
 def test_commands_dispatch_through_the_registry(team: Team) -> None:

@@ -23,18 +23,26 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from akgentic.core.excerpt import excerpt, validator_words
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["Parameters", "explain_validation", "type_name"]
+__all__ = ["SEARCH_LIMIT_MAX", "Parameters", "SearchLimit", "explain_validation", "type_name"]
 
 _UNCHECKED: tuple[Any, ...] = (Any, inspect.Parameter.empty, object)
 _MODULE_PATH = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
 _SHOWN_ERRORS = 3
+
+SEARCH_LIMIT_MAX = 100
+"""Most hits one search of a team's shared state returns (the plan's, the graph's)."""
+
+SearchLimit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX)]
+"""A search's ``limit``, in its callable's signature: out of bounds it is the command's
+usage error (``/search_planning x limit=0`` answered "No task matches" of a plan with
+matching tasks), and the model sees the bounds in the tool's schema."""
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -62,11 +70,21 @@ def explain_validation(exc: ValidationError, name: str) -> str:
     errors = exc.errors(include_url=False)
     for error in errors[:_SHOWN_ERRORS]:
         where = _location(name, tuple(error["loc"]))
-        said = validator_words(error["msg"])
+        said = _said(error)
         problems.append(f"{where}: {said}, got {excerpt(error.get('input'))}")
     if len(errors) > _SHOWN_ERRORS:
         problems.append(f"and {len(errors) - _SHOWN_ERRORS} more")
     return "; ".join(problems)
+
+
+def _said(error: Any) -> str:
+    """One error's words. pydantic says of an item that lacks the field choosing its kind
+    in a tagged union ``Unable to extract tag using discriminator 'op'``: whoever typed
+    ``/update_planning [{"title": "x"}]`` learns nothing from it."""
+    if error["type"] == "union_tag_not_found":
+        field = error.get("ctx", {}).get("discriminator", "the field")
+        return f"has no {field}, the field that says which kind of item it is"
+    return validator_words(error["msg"])
 
 
 class Parameters:

@@ -42,6 +42,7 @@ from akgentic.tool.core import (
     offer_while,
     serve,
 )
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.team_actor import (
     ask_tool_actor,
     bind_team_actor,
@@ -297,7 +298,7 @@ class KnowledgeGraphTool(ToolCard):
         def search_graph(
             query: str,
             mode: SearchMode = SearchMode.HYBRID,
-            limit: int = 10,
+            limit: SearchLimit = 10,
             entity_type: str | None = None,
             expand: bool = False,
         ) -> str:

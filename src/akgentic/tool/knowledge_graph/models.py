@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, GetCoreSchemaHandler
 from pydantic_core import core_schema
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.journal import DeltaState
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ class GraphQuery(SerializableModel):
 
     query: str
     mode: SearchMode = SearchMode.HYBRID
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: SearchLimit = 10
     entity_type: str | None = None
     expand: bool = False
 

@@ -42,6 +42,7 @@ from akgentic.tool.core import (
     normalize_system_prompt_to_llm_context,
     serve,
 )
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.team_actor import (
     ask_tool_actor,
     bind_team_actor,
@@ -103,11 +104,12 @@ class UpdatePlanning(BaseToolParam):
 class SearchPlanning(BaseToolParam):
     """Find tasks by words (hybrid with embeddings): ``search_planning``.
 
-    ``limit`` — the default number of results of the callable.
+    ``limit`` — the default number of results of the callable: 1 to 100, as the
+    callable's own ``limit`` is.
     """
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
-    limit: int = 10
+    limit: SearchLimit = 10
 
 
 class PlanningTool(ToolCard):
@@ -273,7 +275,7 @@ class PlanningTool(ToolCard):
     def _search_fn(self, default_limit: int) -> Callable[..., str]:
         card = self
 
-        def search_planning(query: str, limit: int = default_limit) -> str:
+        def search_planning(query: str, limit: SearchLimit = default_limit) -> str:
             """Find tasks of the team plan by words (and by meaning when embeddings are on)."""
             if not query.strip():
                 raise RetriableError("search_planning needs a query: words the task is about.")

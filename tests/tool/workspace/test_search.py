@@ -14,8 +14,15 @@ from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store import STORE_ACTOR_NAME, VectorStoreActor
 from akgentic.tool.workspace import WORKSPACE_COLLECTION, DocumentIndex, WorkspaceTool
 from akgentic.tool.workspace import readers as readers_module
+from akgentic.tool.workspace import search as search_module
+from akgentic.tool.workspace.gate import write_yaml
 from akgentic.tool.workspace.search import chunk_text
-from akgentic.tool.workspace.workspace import Filesystem
+from akgentic.tool.workspace.workspace import (
+    KIND_ID,
+    Filesystem,
+    WorkspacePath,
+    resolve_workspace_path,
+)
 
 from ..conftest import Team
 from .conftest import ConceptEmbedder, add_member, card_of, eventually, tool_address, tools_of
@@ -220,3 +227,139 @@ def test_without_the_docs_extra_a_document_read_says_how_to_install_it(
         RetriableError, match=r"needs the 'docs' extra: pip install 'akgentic\[docs\]'"
     ):
         tools["workspace_read"]("memo.docx")
+
+
+# -- what a search reads ---------------------------------------------------------------------------
+
+
+class ReadCounter:
+    """Counts, per path, the record files loaded and the documents re-read by searches."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.records: list[str] = []
+        self.built: list[str] = []
+        read_yaml, build = search_module.read_yaml, DocumentIndex.build
+
+        def counted_read(path: Path) -> object:
+            self.records.append(path.name)
+            return read_yaml(path)
+
+        def counted_build(docs: DocumentIndex, rel: str, *, convert: bool) -> object:
+            self.built.append(rel)
+            return build(docs, rel, convert=convert)
+
+        monkeypatch.setattr(search_module, "read_yaml", counted_read)
+        monkeypatch.setattr(DocumentIndex, "build", counted_build)
+
+    def take(self) -> tuple[int, list[str]]:
+        """(records loaded, documents re-read) since the last take."""
+        out = (len(self.records), sorted(self.built))
+        self.records, self.built = [], []
+        return out
+
+
+def _indexed_tree(tmp_path: Path, files: dict[str, str]) -> tuple[WorkspacePath, Filesystem]:
+    """A tree holding ``files``, each with its stored record (as the indexer leaves it)."""
+    workspace = resolve_workspace_path(kind=KIND_ID, leaf="reads", root=tmp_path)
+    fs = Filesystem(workspace.tree)
+    docs = DocumentIndex(workspace, fs)
+    for rel, text in files.items():
+        path = workspace.tree / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        record = docs.build(rel, convert=False)
+        assert record is not None
+        docs.save(record)
+    return workspace, fs
+
+
+def _search(workspace: WorkspacePath, fs: Filesystem, query: str) -> list[tuple[str, str]]:
+    """``(path, text)`` of every hit, through a new index — as the card searches."""
+    return [(h.path, h.text) for h in DocumentIndex(workspace, fs).search(query, 10)]
+
+
+def test_a_second_search_of_an_unchanged_tree_reads_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {f"notes/n{i}.md": f"Note {i} about the orchard.\n" for i in range(5)}
+    workspace, fs = _indexed_tree(tmp_path, files)
+    reads = ReadCounter(monkeypatch)
+    assert len(_search(workspace, fs, "orchard")) == 5
+    assert reads.take() == (5, [])  # the first search loads each record once
+    assert len(_search(workspace, fs, "orchard")) == 5
+    assert reads.take() == (0, [])  # the second: none, and no document re-read
+    # A change behind the tool's back (a command, another process): that document only.
+    (workspace.tree / "notes/n2.md").write_text("Note 2 is now about the vineyard.\n")
+    assert _search(workspace, fs, "vineyard") == [
+        ("notes/n2.md", "Note 2 is now about the vineyard.")
+    ]
+    assert reads.take() == (1, ["notes/n2.md"])
+    assert _search(workspace, fs, "vineyard") == [
+        ("notes/n2.md", "Note 2 is now about the vineyard.")
+    ]
+    assert reads.take() == (0, [])  # chunked once, kept until it changes again
+    # The indexer stores its record: the next search takes that record, nothing else.
+    docs = DocumentIndex(workspace, fs)
+    record = docs.build("notes/n2.md", convert=True)
+    assert record is not None
+    docs.save(record)
+    reads.take()
+    assert [p for p, _ in _search(workspace, fs, "vineyard")] == ["notes/n2.md"]
+    assert reads.take() == (1, [])
+
+
+def test_a_record_stored_behind_the_search_is_taken_next(tmp_path: Path) -> None:
+    """Another process's indexer replaces a record (its document unchanged): what search
+    kept is keyed on the record file too, so the next search takes the new record."""
+    workspace, fs = _indexed_tree(tmp_path, {"memo.md": "placeholder\n"})
+    assert _search(workspace, fs, "placeholder") == [("memo.md", "placeholder")]
+    docs = DocumentIndex(workspace, fs)
+    record = docs.load("memo.md")
+    assert record is not None
+    rewritten = record.model_copy(update={"chunks": chunk_text("invoice")})
+    write_yaml(docs._file("memo.md"), rewritten.model_dump(mode="json"))  # not through save()
+    assert _search(workspace, fs, "invoice") == [("memo.md", "invoice")]
+    assert _search(workspace, fs, "placeholder") == []
+
+
+def test_an_edit_within_one_clock_tick_is_found(tmp_path: Path) -> None:
+    """Two writes of one size in one mtime tick: the tool's write replaces the file (a new
+    inode), so what the first search kept of it is not taken for the second text."""
+    workspace, fs = _indexed_tree(tmp_path, {"fruit.md": "apples\n"})
+    path = workspace.tree / "fruit.md"
+    fs.write(path, b"pears and plums\n")  # not indexed yet: chunked on the spot, kept
+    assert _search(workspace, fs, "pears") == [("fruit.md", "pears and plums")]
+    tick = path.stat()
+    fs.write(path, b"figs and grapes\n")  # same size, and (forced) the same mtime
+    os.utime(path, ns=(tick.st_atime_ns, tick.st_mtime_ns))
+    assert _search(workspace, fs, "figs") == [("fruit.md", "figs and grapes")]
+
+
+def test_a_removed_document_is_gone_from_the_next_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace, fs = _indexed_tree(tmp_path, {"a.md": "apples here\n", "b.md": "apples there\n"})
+    assert [p for p, _ in _search(workspace, fs, "apples")] == ["a.md", "b.md"]
+    (workspace.tree / "a.md").unlink()  # its record is still stored: the file decides
+    reads = ReadCounter(monkeypatch)
+    assert [p for p, _ in _search(workspace, fs, "apples")] == ["b.md"]
+    assert reads.take() == (0, [])
+    DocumentIndex(workspace, fs).remove("a.md")
+    assert [p for p, _ in _search(workspace, fs, "apples")] == ["b.md"]
+
+
+def test_search_through_the_tool_sees_every_change_at_once(team: Team) -> None:
+    tools = tools_of(team, add_member(team, "@Author", WorkspaceTool()))
+    tools["workspace_write"]("fruit.md", "We grow apples in the north orchard.\n")
+    tools["workspace_write"]("keep.md", "The orchard gate is green.\n")
+    assert tools["workspace_search"]("apples").startswith("fruit.md:1-1")
+    tools["workspace_edit"]("fruit.md", "apples", "quinces")  # through the tool
+    assert tools["workspace_search"]("apples") == "No passage matches 'apples'."
+    assert "We grow quinces in the north orchard." in tools["workspace_search"]("quinces")
+    _write_bytes(team, "fruit.md", b"Now the north orchard grows medlars.\n")  # behind it
+    assert tools["workspace_search"]("quinces") == "No passage matches 'quinces'."
+    assert "grows medlars" in tools["workspace_search"]("medlars")
+    tools["workspace_read"]("fruit.md")  # the gate deletes only what was seen
+    tools["workspace_delete"]("fruit.md")
+    assert tools["workspace_search"]("medlars") == "No passage matches 'medlars'."
+    assert tools["workspace_search"]("orchard").startswith("keep.md:1-1")

@@ -17,14 +17,31 @@ Search is never stale for text files: :meth:`DocumentIndex.current` takes the st
 record of a file only while its size and modification time still match, and chunks the
 file on the spot otherwise (the indexing worker will store it). Converted documents are
 only searched once a worker has converted them.
+
+Search does not re-read the tree's records either. What :meth:`DocumentIndex.current`
+settled for a document is kept in memory, in one cache per tree shared by every
+``DocumentIndex`` of the process (the card's, the indexing worker's), and taken again
+only while the document's identity (inode, size, mtime) *and* its record file's are still
+those it was settled under (a write through the tool replaces the file, so even an edit
+of the same size within one clock tick is a new inode): a second search over an unchanged tree reads
+no record and re-reads no file; a document changed through the tool, by a command, or by
+another process is settled afresh — that document alone. :meth:`DocumentIndex.save` and
+:meth:`DocumentIndex.remove` drop the document's entry, so a record the indexer stores is
+what the next search takes. Memory is bounded: at most :data:`CACHED_TREES` trees (least
+recently searched dropped first), each holding what one search of it holds anyway — the
+records of its current documents (at most ``MAX_SEARCH_FILES``); a document that leaves
+the tree leaves the cache at the next search.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +55,7 @@ from akgentic.tool.workspace.readers import DocumentReader
 from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath
 
 __all__ = [
+    "CACHED_TREES",
     "CHUNK_LINES",
     "WORKSPACE_COLLECTION",
     "DocChunk",
@@ -140,6 +158,79 @@ def chunk_text(text: str) -> list[DocChunk]:
     return chunks
 
 
+CACHED_TREES = 16
+"""How many trees' settled documents a process keeps (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """What search takes for one document, and the state it was settled under.
+
+    ``source`` is the document's ``(inode, size, mtime_ns)``; ``stored`` its record
+    file's (None: no record file) — taken *before* the record was read, so a record
+    replaced meanwhile is settled again next time. ``record`` is None
+    for a file that is not searchable (a binary, too large)."""
+
+    source: tuple[int, int, int]
+    stored: tuple[int, int, int] | None
+    record: DocRecord | None
+    refs: tuple[str, ...]
+
+
+class _TreeCache:
+    """One tree's settled documents, by path; every access under the lock (searches run
+    on the agents' threads, the indexer stores on its worker's)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[str, _Settled] = {}
+
+    def get(self, rel: str) -> _Settled | None:
+        with self._lock:
+            return self._entries.get(rel)
+
+    def put(self, rel: str, settled: _Settled) -> None:
+        with self._lock:
+            self._entries[rel] = settled
+
+    def drop(self, rel: str) -> None:
+        with self._lock:
+            self._entries.pop(rel, None)
+
+    def keep_only(self, rels: set[str]) -> None:
+        with self._lock:
+            for rel in [r for r in self._entries if r not in rels]:
+                del self._entries[rel]
+
+
+_TREES: OrderedDict[Path, _TreeCache] = OrderedDict()
+_TREES_LOCK = threading.Lock()
+
+
+def _tree_cache(docs_dir: Path) -> _TreeCache:
+    """The process's cache for the tree whose records are under ``docs_dir``."""
+    with _TREES_LOCK:
+        cache = _TREES.get(docs_dir)
+        if cache is None:
+            cache = _TREES[docs_dir] = _TreeCache()
+            while len(_TREES) > CACHED_TREES:
+                _TREES.popitem(last=False)
+        else:
+            _TREES.move_to_end(docs_dir)
+        return cache
+
+
+def _identity(stat: os.stat_result) -> tuple[int, int, int]:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _file_identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        return _identity(path.stat())
+    except OSError:
+        return None
+
+
 class DocumentIndex:
     """The tree's document records and the search over them; see the module docstring."""
 
@@ -150,6 +241,7 @@ class DocumentIndex:
         self.fs = fs
         self.reader = reader or DocumentReader()
         self.dir = workspace.index_dir / "docs"
+        self._cache = _tree_cache(self.dir)
 
     # -- records ------------------------------------------------------------------------------
     def _file(self, rel: str) -> Path:
@@ -166,16 +258,16 @@ class DocumentIndex:
         return record if record.path == rel else None
 
     def save(self, record: DocRecord) -> None:
+        """Store ``record``; the next search takes it (its settled entry is dropped)."""
         write_yaml(self._file(record.path), record.model_dump(mode="json"))
+        self._cache.drop(record.path)
 
     def remove(self, rel: str) -> DocRecord | None:
+        """Remove ``rel``'s record (its settled entry too); the record it was, if any."""
         record = self.load(rel)
         self._file(rel).unlink(missing_ok=True)
+        self._cache.drop(rel)
         return record
-
-    def stored(self) -> dict[str, DocRecord]:
-        """Every stored record, by path."""
-        return {record.path: record for record in self.records()}
 
     def records(self) -> Iterator[DocRecord]:
         """Every stored record, one at a time (a caller keeping less than a record — the
@@ -261,34 +353,54 @@ class DocumentIndex:
 
     def current(self) -> dict[str, DocRecord]:
         """A record for every searchable document as it is *now* (see the module docstring)."""
-        stored = self.stored()
-        out: dict[str, DocRecord] = {}
+        return {rel: s.record for rel, s in self._settled() if s.record is not None}
+
+    def _settled(self) -> list[tuple[str, _Settled]]:
+        """Every document of the tree, settled: from the cache while the document and its
+        record file are as they were, afresh otherwise (see the module docstring)."""
+        out: list[tuple[str, _Settled]] = []
         for rel, stat in self.documents():
-            record = stored.get(rel)
-            if record is not None and (record.size, record.mtime_ns) == (
-                stat.st_size,
-                stat.st_mtime_ns,
-            ):
-                out[rel] = record
-                continue
-            fresh = self.build(rel, convert=False)
-            if fresh is not None:
-                out[rel] = fresh
-            elif record is not None and record.converted:
-                out[rel] = record  # a converted document not re-converted yet: last known text
+            source = _identity(stat)
+            stored = _file_identity(self._file(rel))
+            settled = self._cache.get(rel)
+            if settled is None or (settled.source, settled.stored) != (source, stored):
+                record = self._settle(rel, stat)
+                refs = tuple(chunk_refs(rel, record)) if record is not None else ()
+                settled = _Settled(source=source, stored=stored, record=record, refs=refs)
+                self._cache.put(rel, settled)
+            out.append((rel, settled))
+        self._cache.keep_only({rel for rel, _ in out})
         return out
+
+    def _settle(self, rel: str, stat: os.stat_result) -> DocRecord | None:
+        """``rel``'s stored record while it still describes the file, else the file chunked
+        now — or, for a converted document not re-converted yet, its last known text."""
+        record = self.load(rel)
+        if record is not None and (record.size, record.mtime_ns) == (
+            stat.st_size,
+            stat.st_mtime_ns,
+        ):
+            return record
+        fresh = self.build(rel, convert=False)
+        if fresh is not None:
+            return fresh
+        if record is not None and record.converted:
+            return record
+        return None
 
     # -- searching ------------------------------------------------------------------------------
     def search(
         self, query: str, limit: int, semantic: dict[str, float] | None = None, alpha: float = 0.7
     ) -> list[SearchHit]:
         """The best ``limit`` chunks for ``query``, best first (hybrid, or keyword-only)."""
-        records = self.current()
-        texts = {
-            ref: chunk.text
-            for rel, r in records.items()
-            for ref, chunk in zip(chunk_refs(rel, r), r.chunks, strict=True)
-        }
+        records: dict[str, DocRecord] = {}
+        texts: dict[str, str] = {}
+        for rel, settled in self._settled():
+            if settled.record is not None:
+                records[rel] = settled.record
+                texts.update(
+                    zip(settled.refs, (c.text for c in settled.record.chunks), strict=True)
+                )
         keyword = keyword_scores(query, texts)
         cosines = {ref: v for ref, v in (semantic or {}).items() if ref in texts}
         if cosines:

@@ -54,15 +54,19 @@ if shutil.which(CHROMIUM) is None:
     )
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
+    """Playwright's sync driver, for one test module only: while it lives, its event loop
+    counts as running on the main thread (a greenlet runs it), so ``asyncio.run`` and
+    pydantic-ai's ``run_sync`` fail in any test the same process runs meanwhile — as a
+    test process of ``pytest -n`` runs the next module's tests after this one's."""
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """One chromium for the run; Playwright gives it a fresh, empty user-data dir."""
+    """One chromium per test module; Playwright gives it a fresh, empty user-data dir."""
     launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
     yield launched
     launched.close()

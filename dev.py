@@ -35,7 +35,8 @@ MAIN_JOB = [
 
 COMMANDS = {
     "run": ["-m", "akgentic.cli"],
-    "test": ["-m", "pytest", "-q"],
+    # one test process per core, each taking whole files (a module's fixtures set up once)
+    "test": ["-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile"],
     "docs": ["-m", "akgentic.team.reference", "--write", str(ROOT / "docs" / "team-cards.md")],
 }
 

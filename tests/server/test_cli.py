@@ -683,6 +683,56 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
     assert info.stopping is None
 
 
+def test_ctrl_c_ends_a_teams_resume_server_whose_resume_met_a_stop_begun_since_its_look(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop that begins between ``teams resume --server``'s look (no stop in progress)
+    and its resume (held in its grace by a turn at the gate, which stays closed): the
+    server does not wait for it in silence — the resume is refused at once (code
+    ``team_stopping``) and the command says it waits for that stop, where Ctrl-C ends it:
+    one line, ``interrupted``, exit 130. The server resumes nothing behind the person's
+    back: once the stop has ended, the team is STOPPED and not running."""
+    say = cli_teams._stop_wait_line
+
+    def said_then_ctrl_c(*args: Any) -> str:
+        try:
+            return say(*args)
+        finally:
+            interrupt._quiet[-1].set()  # what the first Ctrl-C does inside interrupt.deferred
+
+    monkeypatch.setattr(cli_teams, "_stop_wait_line", said_then_ctrl_c)
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
+    resume = AkgenticClient.resume_team
+
+    def stop_then_resume(client: AkgenticClient, *args: Any, **kwargs: Any) -> Any:
+        stopping.start()  # after the command looked: it saw no stop in progress
+        until(team, stop_started)
+        return resume(client, *args, **kwargs)
+
+    monkeypatch.setattr(AkgenticClient, "resume_team", stop_then_resume)
+    short = str(team.team_id)[:8]
+    try:
+        code, out, err = invoke("teams", "resume", short, "--server", served.url)
+        still_stopping = stopping.is_alive()
+    finally:
+        gate_tool.OPEN.set()
+        if stopping.is_alive() or stopping.ident is not None:
+            stopping.join(90)
+
+    assert code == interrupt.EXIT_INTERRUPTED, out + err
+    assert still_stopping  # the command did not wait for the stop's end
+    [said] = out.splitlines()
+    assert said.startswith(f"team turns ({short}) is stopping in process {os.getpid()} on host ")
+    assert said.endswith(": waiting for its stop (up to 45s)")
+    assert err.strip() == "interrupted"
+    info = served.client.info(team.team_id)
+    assert info.status == "STOPPED" and not info.running  # nothing resumed behind its back
+    assert info.stopping is None
+
+
 def test_teams_resume_server_gives_up_on_a_stop_past_its_time_in_one_line(
     served: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:

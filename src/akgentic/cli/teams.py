@@ -83,7 +83,7 @@ from akgentic.cli.teams_remote import (
     show_remote,
     stop_remote,
 )
-from akgentic.client import AkgenticClient, RemoteTeam
+from akgentic.client import TEAM_STOPPING, AkgenticClient, RemoteTeam, ServerError
 from akgentic.core import Message, SentMessage
 from akgentic.core.words import counted
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
@@ -741,16 +741,28 @@ def _resume_remote(
         stored = client.get_team(record.team_id)
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
-        # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume after
-        stored = _await_remote_stop(client, team_title(record.name, record.team_id), stored)
-        looked = stored.info.last_seq  # the log's end before the resume
-        listed = set(stored.info.interrupted)
-        cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
-        runtime = client.resume_team(
-            record.team_id,
-            retry_interrupted=options.retry_interrupted,
-            dismiss_interrupted=dismiss,
-        )
+        title = team_title(record.name, record.team_id)
+        while True:
+            # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume
+            # after — which the server refuses at once (not waiting for it in silence)
+            # when a stop has begun since this look: waited for here in turn
+            stored = _await_remote_stop(client, title, stored)
+            looked = stored.info.last_seq  # the log's end before the resume
+            listed = set(stored.info.interrupted)
+            cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
+            try:
+                runtime = client.resume_team(
+                    record.team_id,
+                    retry_interrupted=options.retry_interrupted,
+                    dismiss_interrupted=dismiss,
+                    wait_for_stop=False,
+                )
+            except ServerError as exc:
+                if exc.code != TEAM_STOPPING:
+                    raise
+                stored = interrupt.aside(partial(client.get_team, record.team_id))
+                continue
+            break
         # the session shows the run the resume began, from its first record; a team
         # already running (its turns settled) began before this look
         began = runtime.info.first_seq

@@ -149,8 +149,9 @@ def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lo
     """The stop waits for the store to take the records it refuses. The first Ctrl-C then
     says so — the turns have ended, how many records the stop is saving, how much
     longer it tries, that Ctrl-C again loses them — not that it cancels the turns; a
-    second Ctrl-C cuts that wait short, and still says in one line how many records
-    are lost and what to do (exit code 130, not a silent exit)."""
+    second Ctrl-C cuts that wait short, says that is what it cut (not turns: they had
+    ended), and still says in one line how many records are lost and what to do (exit
+    code 130, not a silent exit)."""
     child = _spawn_store_down(
         spawn,
         storage_url,
@@ -180,6 +181,10 @@ def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lo
         first,
     ), first
     at = next(i for i, x in enumerate(lines) if x.startswith("interrupted again: stopped at once"))
+    assert lines[at].startswith(  # no turn was running: none was cut
+        "interrupted again: stopped at once (the turns had ended; the team's stop was saving "
+        "its last records); resume it with: "
+    ), lines[at]
     [lost] = lines[at + 1 : at + 2] or ["(no line)"]  # the line after it
     assert lost.startswith("error: team ") and lost.endswith(" before resuming"), output
     assert " records not saved: the store refused them, and they are lost as the process " in (lost)

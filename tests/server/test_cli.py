@@ -32,7 +32,7 @@ from akgentic.cli.chat import (
     STOPPED_ON_SERVER,
     server_stop_reason,
 )
-from akgentic.client import AkgenticClient
+from akgentic.client import AkgenticClient, RemoteTeam
 from akgentic.core import CancelMessage, SentMessage
 from akgentic.storage import sqlite_url
 from akgentic.team import StopWait
@@ -642,15 +642,10 @@ def test_teams_resume_server_that_waited_for_a_stop_shows_nothing_of_that_stop(
     )
 
 
-def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
-    served: Served, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Ctrl-C while ``teams resume --server`` waits for the server's stop of the team (held
-    in its grace by a turn at the gate, which stays closed): the command gives up there and
-    then — one line, ``interrupted``, exit 130 — as a local resume does, rather than
-    hanging until the stop ends. The resume was never asked: once the stop has ended, the
-    team is STOPPED and the server does not run it. The Ctrl-C comes as the wait is said
-    (the signal handler's part: the pending event that the CLI's safe points raise)."""
+def ctrl_c_once_a_stop_wait_is_said(served: Served, monkeypatch: pytest.MonkeyPatch) -> RemoteTeam:
+    """A team on the server with a turn at the gate (which holds its stop in its grace);
+    a Ctrl-C comes as ``teams resume --server`` says it waits for a stop (the signal
+    handler's part: the pending event that the CLI's safe points raise)."""
     say = cli_teams._stop_wait_line
 
     def said_then_ctrl_c(*args: Any) -> str:
@@ -662,7 +657,20 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
     monkeypatch.setattr(cli_teams, "_stop_wait_line", said_then_ctrl_c)
     team = served.client.create_team("turns")
     team.send("wait here")
-    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    assert gate_tool.ENTERED.wait(60)
+    return team
+
+
+def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while ``teams resume --server`` waits for the server's stop of the team (held
+    in its grace by a turn at the gate, which stays closed): the command gives up there and
+    then — one line, ``interrupted``, exit 130 — as a local resume does, rather than
+    hanging until the stop ends. The resume was never asked: once the stop has ended, the
+    team is STOPPED and the server does not run it. The Ctrl-C comes as the wait is said
+    (the signal handler's part: the pending event that the CLI's safe points raise)."""
+    team = ctrl_c_once_a_stop_wait_is_said(served, monkeypatch)
     stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
     stopping.start()
     try:
@@ -680,6 +688,45 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
     assert err.strip() == "interrupted"
     info = served.client.info(team.team_id)
     assert info.status == "STOPPED" and not info.running  # no resume was asked
+    assert info.stopping is None
+
+
+def test_ctrl_c_ends_a_teams_resume_server_whose_resume_met_a_stop_begun_since_its_look(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop that begins between ``teams resume --server``'s look (no stop in progress)
+    and its resume (held in its grace by a turn at the gate, which stays closed): the
+    server does not wait for it in silence — the resume is refused at once (code
+    ``team_stopping``) and the command says it waits for that stop, where Ctrl-C ends it:
+    one line, ``interrupted``, exit 130. The server resumes nothing behind the person's
+    back: once the stop has ended, the team is STOPPED and not running."""
+    team = ctrl_c_once_a_stop_wait_is_said(served, monkeypatch)
+    stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
+    resume = AkgenticClient.resume_team
+
+    def stop_then_resume(client: AkgenticClient, *args: Any, **kwargs: Any) -> Any:
+        stopping.start()  # after the command looked: it saw no stop in progress
+        until(team, stop_started)
+        return resume(client, *args, **kwargs)
+
+    monkeypatch.setattr(AkgenticClient, "resume_team", stop_then_resume)
+    short = str(team.team_id)[:8]
+    try:
+        code, out, err = invoke("teams", "resume", short, "--server", served.url)
+        still_stopping = stopping.is_alive()
+    finally:
+        gate_tool.OPEN.set()
+        if stopping.is_alive() or stopping.ident is not None:
+            stopping.join(90)
+
+    assert code == interrupt.EXIT_INTERRUPTED, out + err
+    assert still_stopping  # the command did not wait for the stop's end
+    [said] = out.splitlines()
+    assert said.startswith(f"team turns ({short}) is stopping in process {os.getpid()} on host ")
+    assert said.endswith(": waiting for its stop (up to 45s)")
+    assert err.strip() == "interrupted"
+    info = served.client.info(team.team_id)
+    assert info.status == "STOPPED" and not info.running  # nothing resumed behind its back
     assert info.stopping is None
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from akgentic.client import AkgenticClient, StopInProgress
+from akgentic.client import TEAM_STOPPING, AkgenticClient, ServerError, StopInProgress
 from akgentic.core import EventMessage, StartMessage, StopMessage, TeamStoppingEvent
 from akgentic.storage import EventRecord, stopping_resource
 from akgentic.team import TeamRuntime
@@ -128,3 +128,37 @@ def test_a_team_being_stopped_says_who_stops_it_and_how_long_a_resume_would_wait
     assert listed.stopping is None
     assert [info.status for info in stopped] == ["STOPPED"]
     assert served.client.info(team.team_id).stopping is None
+
+
+def test_a_resume_asked_not_to_wait_for_a_stop_is_refused_at_once_with_a_code(
+    served: Served,
+) -> None:
+    """``wait_for_stop: false`` (what ``teams resume --server`` asks, waiting itself, so
+    its person can give the wait up): a resume while the server stops the team is a 409
+    at once, code ``team_stopping``, while the stop still holds at the gate — and nothing
+    is resumed: once the stop has ended, the team is STOPPED, not running."""
+    team = served.client.create_team("turns")
+    team.send("wait here")
+    assert gate_tool.ENTERED.wait(60)  # the turn holds the stop in its grace
+    stopped: list[Any] = []
+    stopping = in_a_thread(
+        lambda: served.client.stop_team(team.team_id), stopped, threading.Event()
+    )
+    try:
+        until(team, stop_started)
+        with pytest.raises(ServerError) as refused:
+            served.client.resume_team(team.team_id, wait_for_stop=False)
+        still_stopping = stopping.is_alive()
+    finally:
+        gate_tool.OPEN.set()
+        stopping.join(90)
+
+    assert (refused.value.status, refused.value.code) == (409, TEAM_STOPPING)
+    assert refused.value.detail == (
+        f"team {team.team_id} is stopping, nothing resumed: ask again once its stop has ended "
+        f"(GET /teams/{team.team_id}: stopping is null)"
+    )
+    assert still_stopping  # refused at once, not once the stop had ended
+    assert [info.status for info in stopped] == ["STOPPED"]
+    info = served.client.info(team.team_id)
+    assert info.status == "STOPPED" and not info.running

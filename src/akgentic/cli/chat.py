@@ -269,11 +269,10 @@ def _chat(
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
-    at_once = printable(  # written raw by the second Ctrl-C
-        f"interrupted again: stopped at once (the turns in progress were cut); {resume_hint}"
-    )
     interrupt.at_once = (
-        (lambda: _ended_at_once(at_once, runtime)) if isinstance(runtime, TeamRuntime) else at_once
+        (lambda: _ended_at_once(resume_hint, runtime))
+        if isinstance(runtime, TeamRuntime)
+        else _at_once(TURNS_CUT, resume_hint)
     )
     reply: Reply | None = None
     asked: tuple[UUID, str] | None = None  # the one exchange's message id and responder
@@ -377,12 +376,29 @@ def _chat(
     return _answer(console, reply, options, reason, view, resume_hint, listed=listed)
 
 
-def _ended_at_once(said: str, runtime: TeamRuntime) -> str:
-    """What the second Ctrl-C prints (``said``), and — when the store still refuses
-    records the process keeps, which ending now loses — one ``error:`` line: how many,
+TURNS_CUT = "the turns in progress were cut"
+CLOSING_CUT = "the turns had ended; the team's stop was saving its last records"
+"""What a second Ctrl-C cut: the turns in progress, or — its members all stopped — the
+team's stop writing its last records."""
+
+
+def _at_once(cut: str, resume_hint: str) -> str:
+    """The second Ctrl-C's line (written raw: made printable): what it ``cut``, how to
+    resume."""
+    return printable(f"interrupted again: stopped at once ({cut}); {resume_hint}")
+
+
+def _ended_at_once(resume_hint: str, runtime: TeamRuntime) -> str:
+    """What the second Ctrl-C prints: what it cut — the turns in progress, or, once the
+    team's stop is writing its last records (its members have all stopped: no turn is
+    left to cut), that write — and how to resume; then, when the store still refuses
+    records the process keeps, which ending now loses, one ``error:`` line: how many,
     and what to do (the line a stop that gives up on them logs). Called in the signal
     handler: it only reads."""
-    refused = runtime.recorder.refused()
+    recorder = runtime.recorder
+    closing = recorder.tries_left() is not None  # None: its last records not yet being written
+    said = _at_once(CLOSING_CUT if closing else TURNS_CUT, resume_hint)
+    refused = recorder.refused()
     if not refused:
         return said
     lost = printable(

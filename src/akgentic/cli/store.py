@@ -32,6 +32,7 @@ from akgentic.core.excerpt import exception_line, exception_words, validation_wo
 from akgentic.core.serialization import MODEL_MARKER
 from akgentic.storage import (
     MemoryStorage,
+    SqliteStorage,
     StorageBundle,
     StorageNotFoundError,
     TeamRecord,
@@ -56,10 +57,13 @@ __all__ = [
     "match_team",
     "missing_imports",
     "opened_storage",
+    "read_only",
+    "read_only_words",
     "resolve_url",
     "resume_imports",
     "status_label",
     "storage_option",
+    "store_name",
     "stored_card",
     "unmade_on_failure",
 ]
@@ -128,6 +132,25 @@ def opened_storage(
         yield storage, url
     finally:
         storage.close()
+
+
+def read_only(storage: StorageBundle) -> bool:
+    """Whether ``storage`` was opened read-only (``opened_storage(read_only=True)`` of a
+    store this process may not write: a backup, a read-only mount). A command that reads
+    it then suggests no command that writes it (``teams resume``, ``stop``, ``delete``,
+    ``run``): that command would be refused (see :func:`read_only_words`)."""
+    return isinstance(storage, SqliteStorage) and storage.read_only
+
+
+def read_only_words(url: str, doing: str) -> str:
+    """What a read command says instead of a command that writes the read-only store
+    ``url`` names: ``doing`` (``resuming the team``) needs a writable copy of it."""
+    return f"{doing} needs a writable copy of the store {store_name(url)} (it is read-only here)"
+
+
+def store_name(url: str) -> str:
+    """The store as the person knows it: a SQLite file's path, else its URL."""
+    return str(sqlite_path(url)) if url.startswith("sqlite") else url
 
 
 @contextmanager

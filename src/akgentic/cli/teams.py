@@ -68,9 +68,12 @@ from akgentic.cli.store import (
     import_modules,
     missing_imports,
     opened_storage,
+    read_only,
+    read_only_words,
     resume_imports,
     status_label,
     storage_option,
+    store_name,
     stored_card,
 )
 from akgentic.cli.teams_list import runner, stale_reason
@@ -80,7 +83,7 @@ from akgentic.cli.teams_remote import (
     show_remote,
     stop_remote,
 )
-from akgentic.client import AkgenticClient, RemoteTeam
+from akgentic.client import TEAM_STOPPING, AkgenticClient, RemoteTeam, ServerError
 from akgentic.core import Message, SentMessage
 from akgentic.core.words import counted
 from akgentic.llm import MissingApiKeyError, UnknownRegisteredModelError
@@ -89,7 +92,6 @@ from akgentic.storage import (
     StorageBundle,
     TeamRecord,
     TeamStatus,
-    sqlite_path,
 )
 from akgentic.team import (
     STOP_GRACE,
@@ -183,11 +185,12 @@ def show_team(
         import_modules(imports)
         record = find_team(bundle, team)
         console = out_console()
+        writable = not read_only(bundle)  # else: no write command to suggest
         try:
             card: TeamCard | None = stored_card(record)
         except DamagedCardError as exc:
             ways = _outdated if exc.outdated else _damaged
-            card, problem = None, ways(record, url, str(exc))
+            card, problem = None, ways(record, url, str(exc), writable=writable)
         except CliError as exc:
             card, problem = None, str(exc)
         records = bundle.events.read(record.team_id)
@@ -213,7 +216,7 @@ def show_team(
             _show_card(console, card)
         live = lease is not None and not stale_reason(lease)
         unreadable = unreadable_log(plan, card) if card is not None else None
-        _show_log(console, plan, record, unreadable, card, url, live=live)
+        _show_log(console, plan, record, unreadable, card, url, live=live, writable=writable)
         if card is not None and card.human is not None:
             _show_exchange(console, last_exchange(records, card.human), "last exchange:")
 
@@ -256,18 +259,20 @@ def _show_log(
     url: str,
     *,
     live: bool,
+    writable: bool,
 ) -> None:
     """What the log says: the members a resume brings back (a stopped team), or those
     running when the log was last written (a running team, here or crashed); for a log
     whose damage hides the team (``unreadable``: why), that a resume refuses it. ``live``:
-    a live process holds the team (see :func:`_show_turns`)."""
+    a live process holds the team; ``writable``: the store is not read-only here (see
+    :func:`_show_turns`)."""
     if unreadable is not None:
         console.print(
             SafeText(f"log:      unreadable, a resume refuses it: {unreadable}", style="red")
         )
     else:
         _show_members(console, plan, record, resumable=card is not None)
-        _show_turns(console, plan, record, url, live=live)
+        _show_turns(console, plan, record, url, live=live, writable=writable)
     for row in plan.corrupt:
         many = row.through not in (None, row.seq)
         seqs = f"seqs {row.seq}-{row.through}" if many else f"seq {row.seq}"
@@ -293,7 +298,13 @@ def _show_members(
 
 
 def _show_turns(
-    console: Console, plan: RestorePlan, record: TeamRecord, url: str, *, live: bool
+    console: Console,
+    plan: RestorePlan,
+    record: TeamRecord,
+    url: str,
+    *,
+    live: bool,
+    writable: bool,
 ) -> None:
     """The turns the log shows received and not finished. A team a live process holds
     (``live``: running, or stopping: marked STOPPED, its process waiting for them) is on
@@ -318,14 +329,23 @@ def _show_turns(
     console.print(SafeText(f"interrupted turns: {len(interrupted)}{earlier}", style="yellow"))
     for message in interrupted:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
-    hint = _interrupted_hint(record, url, _them(len(interrupted)), live=live)
+    hint = _interrupted_hint(record, url, _them(len(interrupted)), live=live, writable=writable)
     console.print(SafeText(f"  {hint}", style="dim"))
 
 
-def _interrupted_hint(record: TeamRecord, url: str, them: str, *, live: bool) -> str:
+def _interrupted_hint(
+    record: TeamRecord, url: str, them: str, *, live: bool, writable: bool = True
+) -> str:
     """What the person can do about a team's interrupted turns: a resume offers them, but
     a team a live process holds cannot be resumed (``teams resume`` is refused) until it
-    has stopped."""
+    has stopped, nor one of a store read-only here (not ``writable``), which a resume
+    (or a stop) would write."""
+    if not writable:
+        return (
+            f"a resume offers {them} again (--retry-interrupted delivers {them} again, "
+            f"--dismiss-interrupted gives {them} up): "
+            f"{read_only_words(url, 'resuming the team')}"
+        )
     if not live:
         return (
             f"resume with --retry-interrupted to deliver {them} again "
@@ -599,19 +619,17 @@ def _await_remote_stop(client: AkgenticClient, title: str, team: RemoteTeam) -> 
     return team
 
 
-def _store(url: str) -> str:
-    """The store to restore from a backup: a SQLite file's path, else its URL."""
-    return str(sqlite_path(url)) if url.startswith("sqlite") else url
-
-
-def _damaged(record: TeamRecord, url: str, problem: str | None = None) -> str:
+def _damaged(
+    record: TeamRecord, url: str, problem: str | None = None, *, writable: bool = True
+) -> str:
     """A resume refused for a record the store could not read whole (its card, metadata,
     a time; its status alone is repaired by a stop) or whose card is no valid team card
-    (``problem``): what is damaged, and the ways on."""
+    (``problem``): what is damaged, and the ways on (``writable``: see
+    :func:`_kept_ways`)."""
     return (
         f"{problem or record.error}; the record is kept as stored, and a resume needs it "
-        f"whole: restore the store {_store(url)} from a backup to resume the team; "
-        f"{_kept_ways(record, url)}"
+        f"whole: restore the store {store_name(url)} from a backup to resume the team; "
+        f"{_kept_ways(record, url, writable=writable)}"
     )
 
 
@@ -627,28 +645,32 @@ def _deleted(title: str, team_id: object, where: list[str]) -> str:
     )
 
 
-def _kept_ways(record: TeamRecord, url: str) -> str:
-    """The ways on that a refused resume leaves: reading the history, removing the team."""
+def _kept_ways(record: TeamRecord, url: str, *, writable: bool = True) -> str:
+    """The ways on that a refused resume leaves: reading the history, removing the team —
+    which a store read-only here (not ``writable``) refuses: said instead."""
     events = command_line("events", short_id(record.team_id), *storage_option(url))
+    if not writable:
+        removing = read_only_words(url, "resuming or removing the team")
+        return f"its history still reads with: {events}; {removing}"
     delete = team_command("delete", record.team_id, url)
     return f"its history still reads with: {events}; remove the team with: {delete}"
 
 
-def _outdated(record: TeamRecord, url: str, problem: str) -> str:
+def _outdated(record: TeamRecord, url: str, problem: str, *, writable: bool = True) -> str:
     """A resume refused for a card an earlier version stored and this one's checks refuse:
     a backup holds the same card, so the ways on are the version that stored it, or a new
-    team from the card corrected."""
+    team from the card corrected (``writable``: see :func:`_kept_ways`)."""
     return (
         f"{problem}; the record is kept as stored: resume the team with the akgentic version "
         f"that stored it, or start a new team from its card corrected (akgentic run "
-        f"TEAM.yaml); {_kept_ways(record, url)}"
+        f"TEAM.yaml); {_kept_ways(record, url, writable=writable)}"
     )
 
 
 def _unreadable(title: str, exc: UnreadableLogError, record: TeamRecord, url: str) -> str:
     """A resume refused for a log whose damage hides the team: where the store is, and
     the ways on (a backup; ``akgentic events`` shows what still reads)."""
-    store = _store(url)
+    store = store_name(url)
     events = command_line("events", short_id(record.team_id), *storage_option(url))
     return (
         f"{title} was not resumed, nothing changed: its event log is unreadable: {exc}; "
@@ -719,16 +741,28 @@ def _resume_remote(
         stored = client.get_team(record.team_id)
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
-        # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume after
-        stored = _await_remote_stop(client, team_title(record.name, record.team_id), stored)
-        looked = stored.info.last_seq  # the log's end before the resume
-        listed = set(stored.info.interrupted)
-        cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
-        runtime = client.resume_team(
-            record.team_id,
-            retry_interrupted=options.retry_interrupted,
-            dismiss_interrupted=dismiss,
-        )
+        title = team_title(record.name, record.team_id)
+        while True:
+            # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume
+            # after — which the server refuses at once (not waiting for it in silence)
+            # when a stop has begun since this look: waited for here in turn
+            stored = _await_remote_stop(client, title, stored)
+            looked = stored.info.last_seq  # the log's end before the resume
+            listed = set(stored.info.interrupted)
+            cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
+            try:
+                runtime = client.resume_team(
+                    record.team_id,
+                    retry_interrupted=options.retry_interrupted,
+                    dismiss_interrupted=dismiss,
+                    wait_for_stop=False,
+                )
+            except ServerError as exc:
+                if exc.code != TEAM_STOPPING:
+                    raise
+                stored = interrupt.aside(partial(client.get_team, record.team_id))
+                continue
+            break
         # the session shows the run the resume began, from its first record; a team
         # already running (its turns settled) began before this look
         began = runtime.info.first_seq

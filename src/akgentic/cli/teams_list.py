@@ -35,6 +35,8 @@ from akgentic.cli.store import (
     card_problem,
     default_store,
     opened_storage,
+    read_only,
+    read_only_words,
     status_label,
     storage_option,
 )
@@ -96,7 +98,8 @@ def list_teams(
             teams = stored
         console = out_console()
         if not teams:
-            console.print(SafeText(_none_listed(stored, status, url), style="dim"))
+            said = _none_listed(stored, status, url, writable=not read_only(bundle))
+            console.print(SafeText(said, style="dim"))
             _note_legacy_store(storage)
             return
         leases = {lease.resource: lease for lease in bundle.leases.list("team/")}
@@ -120,9 +123,14 @@ def list_teams(
                 error_console().print(SafeText(f"warning: {problem}", style="yellow"))
 
 
-def _none_listed(stored: list[TeamRecord], status: ShownStatus | None, url: str) -> str:
+def _none_listed(
+    stored: list[TeamRecord], status: ShownStatus | None, url: str, *, writable: bool
+) -> str:
     """Why the list is empty, true of the store: no teams at all, or none that the filter
-    (``--status``, or leaving the deleted ones out) lets through — and how to list them."""
+    (``--status``, or leaving the deleted ones out) lets through — and how to list them.
+    An empty store read-only here (not ``writable``) is not said to take a new team."""
+    if not stored and not writable:
+        return f"no teams in {url}; {read_only_words(url, 'starting one')}"
     if not stored:
         return f"no teams yet in {url}; start one with: akgentic run TEAM.yaml"
     which = f"match --status {status.value}" if status is not None else "but deleted ones"

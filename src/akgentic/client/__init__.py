@@ -16,6 +16,7 @@ from akgentic.client.client import (
 )
 from akgentic.client.models import (
     TEAM_NOT_FOUND,
+    TEAM_STOPPING,
     Accepted,
     CardInfo,
     ErrorBody,
@@ -31,6 +32,7 @@ from akgentic.client.sse import SseEvent, parse_sse, sse_lines
 
 __all__ = [
     "TEAM_NOT_FOUND",
+    "TEAM_STOPPING",
     "Accepted",
     "AkgenticClient",
     "CardInfo",

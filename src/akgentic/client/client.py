@@ -318,8 +318,17 @@ class AkgenticClient:
         *,
         retry_interrupted: bool = False,
         dismiss_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> RemoteTeam:
-        body = {"retry_interrupted": retry_interrupted, "dismiss_interrupted": dismiss_interrupted}
+        """Resume the team on the server. A team being stopped is resumed once its stop
+        has ended — or, not ``wait_for_stop``, refused at once: :class:`ServerError` 409,
+        ``code`` ``TEAM_STOPPING`` (the caller waits, and can give up, then asks
+        again)."""
+        body = {
+            "retry_interrupted": retry_interrupted,
+            "dismiss_interrupted": dismiss_interrupted,
+            "wait_for_stop": wait_for_stop,
+        }
         return RemoteTeam(
             self, self.request_json("POST", team_path(team_id, "/resume"), TeamInfo, json=body)
         )

@@ -17,6 +17,7 @@ from akgentic.storage import check_team_name
 
 __all__ = [
     "TEAM_NOT_FOUND",
+    "TEAM_STOPPING",
     "Accepted",
     "CardInfo",
     "CreateTeam",
@@ -54,16 +55,24 @@ TEAM_NOT_FOUND = "team_not_found"
 """The ``code`` of a 404 that says the server has no team with that id (never created, or
 purged). A client tells it from a 404 of a route the server does not have (a wrong base
 URL, a proxy in between, a server of another version), whose body has no ``code``."""
+TEAM_STOPPING = "team_stopping"
+"""The code of a resume's 409 (``ResumeTeam.wait_for_stop`` false) for a team whose stop is
+in progress: nothing was resumed; ask again once ``TeamInfo.stopping`` is null."""
 
 
 class ErrorBody(BaseModel):
     """Every error answer's body. ``detail`` says what went wrong and what to do; ``code``,
     on the errors a client acts on, is stable across versions (the words of ``detail``
-    are not): :data:`TEAM_NOT_FOUND`. A 422 adds ``errors``, one per invalid field."""
+    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`. A 422 adds ``errors``, one per
+    invalid field."""
 
     detail: str
     code: str | None = Field(
-        default=None, description="A stable code: 'team_not_found' (404: no team has this id)."
+        default=None,
+        description=(
+            "A stable code: 'team_not_found' (404: no team has this id), 'team_stopping' "
+            "(409: a resume asked not to wait for the team's stop in progress)."
+        ),
     )
     errors: list[dict[str, Any]] | None = None
 
@@ -132,6 +141,14 @@ class ResumeTeam(_Request):
 
     retry_interrupted: bool = False
     dismiss_interrupted: bool = False
+    wait_for_stop: bool = Field(
+        default=True,
+        description=(
+            "A team being stopped is resumed once its stop has ended (true), or refused at "
+            "once: 409 with code 'team_stopping' (false), for a client that waits itself "
+            "(GET /teams/{id}: stopping) and can give the wait up."
+        ),
+    )
 
 
 def _some_text(content: str) -> str:

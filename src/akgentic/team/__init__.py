@@ -22,6 +22,7 @@ from akgentic.team.manager import (
     TeamRunningElsewhereError,
     TeamStartError,
     TeamStillStoppingError,
+    TeamStoppingError,
     team_resource,
 )
 from akgentic.team.mcp import give_mcp_servers
@@ -80,6 +81,7 @@ __all__ = [
     "TeamRuntime",
     "TeamStartError",
     "TeamStillStoppingError",
+    "TeamStoppingError",
     "UnreadableLogError",
     "follow_log",
     "give_mcp_servers",

@@ -111,6 +111,7 @@ __all__ = [
     "TeamNotRunningError",
     "TeamRunningElsewhereError",
     "TeamStillStoppingError",
+    "TeamStoppingError",
     "team_resource",
 ]
 
@@ -199,6 +200,21 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
             f"after {waited:.0f}s of waiting: a member there has not ended its turn; resume "
             f"it once that process has stopped it, or end that process",
         )
+
+
+class TeamStoppingError(ValueError):
+    """A resume asked not to wait for a stop (``resume_team(wait_for_stop=False)``) found
+    the team being stopped (here or in another process): nothing was leased or written;
+    the caller waits for the stop as it chooses (``stop_in_progress``) and asks again."""
+
+    __reduce__ = reduce_by_fields
+
+    def __init__(self, team_id: UUID) -> None:
+        super().__init__(
+            f"team {team_id} is stopping: resume it once its stop has ended (its stop in "
+            f"progress says for how long at most)"
+        )
+        self.team_id = team_id
 
 
 class _StopWait(NamedTuple):
@@ -754,6 +770,7 @@ class TeamManager:
         *,
         model: str | ModelRoster | None = None,
         retry_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> HostedTeam:
         """Rebuild a stopped (or crashed) team from its event log, where the placement
         runs teams; see ``restorer``.
@@ -772,12 +789,22 @@ class TeamManager:
         it is marked STOPPED and let go (:meth:`stopping`) — is waited for, then resumed:
         as long as that stop may take (its grace and :data:`STOP_MARGIN`), at most
         :data:`RESUME_WAIT`; a stop still going on then is
-        :class:`TeamStillStoppingError` (``ValueError`` in this process), saying so.
+        :class:`TeamStillStoppingError` (``ValueError`` in this process), saying so. Not
+        ``wait_for_stop`` (a caller whose person must be able to give up the wait: the
+        server's client), it is :class:`TeamStoppingError` at once, nothing leased or
+        written — at whichever look finds the stop, so no stop that begins while the
+        resume starts is waited out either.
         """
-        return self.placement.resume(self, team_id, model, retry_interrupted=retry_interrupted)
+        return self.placement.resume(
+            self, team_id, model, retry_interrupted=retry_interrupted, wait_for_stop=wait_for_stop
+        )
 
     def _resume_here(
-        self, team_id: UUID, model: str | ModelRoster | None, retry_interrupted: bool = False
+        self,
+        team_id: UUID,
+        model: str | ModelRoster | None,
+        retry_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> TeamRuntime:
         """:meth:`resume_team` in this process. A team this process is stopping (its stop
         started, or its STOPPED mark being written) is waited for, as one another process
@@ -790,15 +817,19 @@ class TeamManager:
                     self._resuming.add(team_id)
                     self._unsaved.discard(team_id)  # its next stop is its own
                     break
-            wait = self._await_stop(team_id, wait, None)
+            wait = self._await_stop(team_id, wait, None, wait_for_stop)
         try:
-            return self._resume_claimed(team_id, model, retry_interrupted)
+            return self._resume_claimed(team_id, model, retry_interrupted, wait_for_stop)
         finally:
             with self._adopting:
                 self._resuming.discard(team_id)
 
     def _resume_claimed(
-        self, team_id: UUID, model: str | ModelRoster | None, retry_interrupted: bool
+        self,
+        team_id: UUID,
+        model: str | ModelRoster | None,
+        retry_interrupted: bool,
+        wait_for_stop: bool = True,
     ) -> TeamRuntime:
         """:meth:`_resume_here` once no other resume of the team runs in this process: the
         lease is this process's whichever resume takes it, so a second one racing the
@@ -817,7 +848,7 @@ class TeamManager:
         if model is not None:
             card = card.model_copy(deep=True)
             override_models(card, model)  # the profiles hired from now on
-        turn = self._lease_once_stopped(team_id)
+        turn = self._lease_once_stopped(team_id, wait_for_stop)
         try:
             runtime = restore(
                 self,
@@ -844,7 +875,7 @@ class TeamManager:
             raise
         return self._adopt(runtime)
 
-    def _lease_once_stopped(self, team_id: UUID) -> int:
+    def _lease_once_stopped(self, team_id: UUID, wait_for_stop: bool = True) -> int:
         """:meth:`_lease` for a resume: a team another process is stopping — its stop
         started (:func:`~akgentic.storage.stopping_resource` held), or it is marked
         STOPPED and its process still holds it — is waited for (:meth:`_await_stop`), then
@@ -855,10 +886,14 @@ class TeamManager:
             try:
                 return self._lease(team_id)
             except TeamRunningElsewhereError as held:
-                wait = self._await_stop(team_id, wait, held)
+                wait = self._await_stop(team_id, wait, held, wait_for_stop)
 
     def _await_stop(
-        self, team_id: UUID, wait: _StopWait | None, held: TeamRunningElsewhereError | None
+        self,
+        team_id: UUID,
+        wait: _StopWait | None,
+        held: TeamRunningElsewhereError | None,
+        wait_for_stop: bool = True,
     ) -> _StopWait:
         """Wait a moment (:data:`RESUME_POLL`) for the team's stop in progress — here when
         ``held`` is None, else in the process ``held`` names — and return the wait, for
@@ -872,7 +907,9 @@ class TeamManager:
         (a resume racing this one, its restore not done), not stopped: the wait goes on in
         silence (:attr:`on_stop_wait` is not told) until that holder decides — it runs the
         team (``held`` raised), lets it go (leased here), or begins to stop it after all
-        (told then)."""
+        (told then). Not ``wait_for_stop``, a stop in progress raises
+        :class:`TeamStoppingError` instead of being waited for (a resume racing this one is
+        still waited for: it is no stop)."""
         now = time.monotonic()
         lease = held.lease if held is not None else None
         owner = lease.holder.owner if lease is not None else self.holder.owner
@@ -897,6 +934,8 @@ class TeamManager:
             # STOPPED no more, and no stop started: that holder resumed it (a resume racing
             # this one had leased it, its restore not yet done), it runs it
             raise held
+        if left is not None and not wait_for_stop:
+            raise TeamStoppingError(team_id)
         if left is not None and not wait.told:  # a stop in progress: said as the wait for it begins
             up_to = min(left, RESUME_WAIT)
             by_status = held is not None and self._stop_marker(team_id) is None

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Body, Depends, HTTPException, Query, Response
 
 from akgentic.agent import AgentState
 from akgentic.client.models import (
+    TEAM_STOPPING,
     CreateTeam,
     MemberInfo,
     RenameTeam,
@@ -19,10 +20,11 @@ from akgentic.client.models import (
 from akgentic.core.excerpt import exception_words
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
+from akgentic.server.errors import CodedError
 from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
 from akgentic.storage import TeamStatus
-from akgentic.team import TeamCard, UnreadableLogError, give_mcp_servers
+from akgentic.team import TeamCard, TeamStoppingError, UnreadableLogError, give_mcp_servers
 
 __all__ = ["router"]
 
@@ -204,7 +206,10 @@ def resume_team(
     after what their recipients have taken on since, and ``out_of_order`` lists those that
     thereby lost their place (as it lists a resume's retry of a turn an earlier run left).
     A team being stopped (here or elsewhere) is resumed once its stop has finished; a stop
-    that does not finish in time is a 409 saying so. ``first_seq`` in the answer is the seq
+    that does not finish in time is a 409 saying so; not ``wait_for_stop``, a stop in
+    progress is a 409 at once, code ``team_stopping``, nothing resumed: the client waits
+    (``stopping`` of GET /teams/{id}), as its person may give up, and asks again — a stop
+    that begins while it asks is never waited out in silence. ``first_seq`` in the answer is the seq
     of the resumed run's first record: the records that stop wrote while the resume waited
     come before it (on a team already running, it is that run's, from before the resume)."""
     options = body or ResumeTeam()
@@ -225,8 +230,17 @@ def resume_team(
         )
     try:
         runtime = running or ctx.manager.resume_team(
-            team_id, retry_interrupted=options.retry_interrupted
+            team_id,
+            retry_interrupted=options.retry_interrupted,
+            wait_for_stop=options.wait_for_stop,
         )
+    except TeamStoppingError:
+        raise CodedError(
+            409,
+            f"team {team_id} is stopping, nothing resumed: ask again once its stop has ended "
+            f"(GET /teams/{team_id}: stopping is null)",
+            TEAM_STOPPING,
+        ) from None
     except UnreadableLogError as exc:
         raise HTTPException(
             409,

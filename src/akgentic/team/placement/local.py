@@ -35,8 +35,9 @@ class LocalPlacement:
         team_id: UUID,
         model: str | ModelRoster | None,
         retry_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> HostedTeam:
-        return manager._resume_here(team_id, model, retry_interrupted)
+        return manager._resume_here(team_id, model, retry_interrupted, wait_for_stop)
 
     def find(self, manager: TeamManager, team_id: UUID) -> HostedTeam | None:
         return manager._local_team(team_id)

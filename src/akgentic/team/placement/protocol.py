@@ -134,10 +134,12 @@ class Placement(Protocol):
         team_id: UUID,
         model: str | ModelRoster | None,
         retry_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> HostedTeam:
         """Rebuild a stopped (or crashed) team from its log, and run it.
         ``retry_interrupted``: its interrupted turns are delivered again first, before
-        the messages queued behind them (``TeamManager.resume_team``)."""
+        the messages queued behind them; not ``wait_for_stop``: a stop in progress is
+        ``TeamStoppingError`` at once, not waited for (``TeamManager.resume_team``)."""
         ...
 
     def find(self, manager: TeamManager, team_id: UUID) -> HostedTeam | None:

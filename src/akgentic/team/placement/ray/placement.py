@@ -109,17 +109,19 @@ class RayPlacement:
         team_id: UUID,
         model: str | ModelRoster | None,
         retry_interrupted: bool = False,
+        wait_for_stop: bool = True,
     ) -> HostedTeam:
         """A team whose live holder is stopping it (on a worker, or in another process) is
         waited for as a local resume waits (:meth:`TeamManager._await_stop`: said to
-        ``on_stop_wait``, at most ``RESUME_WAIT``); one it runs is refused at once (the
-        actor would say the same)."""
+        ``on_stop_wait``, at most ``RESUME_WAIT``; not ``wait_for_stop``: refused at
+        once); one it runs is refused at once (the actor would say the same)."""
         wait = None
         while True:
             lease = self.storage.leases.inspect(team_resource(team_id))
             if lease is None or lease.expired or holder_is_gone(lease.holder):
                 break
-            wait = manager._await_stop(team_id, wait, TeamRunningElsewhereError(team_id, lease))
+            held = TeamRunningElsewhereError(team_id, lease)
+            wait = manager._await_stop(team_id, wait, held, wait_for_stop)
         card = self.card_of(team_id)
         self._start(team_id, card, lambda host: host.resume.remote(model, None, retry_interrupted))
         return RayTeam(self, team_id, card)

@@ -571,6 +571,38 @@ def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_r
     storage.close()
 
 
+def test_a_tool_card_listed_twice_in_a_member_is_refused_as_the_card_is_read(
+    cli: Invoke, storage_url: str, tmp_path: Path
+) -> None:
+    """Not at team start as a raw ValueError with the team left in storage: one line
+    naming the file, the member, the card's position and what to do."""
+    text = ANALYST.read_text()
+    bad = text.replace(
+        "- type: NotificationTool\n", "- type: NotificationTool\n          - type: PlanningTool\n"
+    )
+    assert bad != text
+    path = tmp_path / "analyst.yaml"
+    path.write_text(bad)
+    (path.parent / "analyst.scenario.yaml").write_bytes(
+        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    )
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if "- type: PlanningTool" in row)
+
+    result = cli("run", str(path), "-m", "hi")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started
+    assert result.stderr == (
+        f"error: {path}:{line}: members[0].card.config.tools: @Analyst: tools[3] (PlanningTool) "
+        "turns on get_planning, get_planning_task, update_planning, search_planning again, as "
+        "tools[0] (PlanningTool) does: a member has each capability once. Remove the duplicate "
+        "card, or turn those off on one of them (get_planning: false)\n"
+    )
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()
+
+
 @pytest.mark.parametrize(
     ("edit", "complaint"),
     [

@@ -418,8 +418,9 @@ def render() -> str:
         "",
         "An agent's `tools:` lists cards as `{type: Name, field: value...}` (a bare name "
         "takes every default). A capability field (`Param | bool`) is on with `true`, off "
-        "with `false`, or set with a mapping of its param's fields. Each card's README "
-        "beside its code (`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
+        "with `false`, or set with a mapping of its param's fields. A member has each "
+        "capability once: two cards turning the same one on (a card listed twice) are "
+        "refused as the card is read. Each card's README beside its code (`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
         "",
     ]
     for card in cards:

@@ -425,7 +425,8 @@ def render() -> str:
         "takes every default). A capability field (`Param | bool`) is on with `true`, off "
         "with `false`, or set with a mapping of its param's fields. A member has each "
         "capability once: two cards turning the same one on (a card listed twice) are "
-        "refused as the card is read. Each card's README beside its code (`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
+        "refused as the card is read. Each card's README beside its code "
+        "(`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
         "",
     ]
     for card in cards:

@@ -28,8 +28,8 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
-from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.core.excerpt import excerpt, validation_words
+from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,

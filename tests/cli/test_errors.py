@@ -517,6 +517,21 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
 ANALYST = RESEARCH.parent / "analyst.yaml"
 
 
+def edited_analyst(tmp_path: Path, old: str, new: str, needle: str) -> tuple[Path, int]:
+    """analyst.yaml with ``old`` replaced by ``new``, beside its scenario; the file and
+    the line of its first row holding ``needle``."""
+    text = ANALYST.read_text()
+    bad = text.replace(old, new)
+    assert bad != text
+    path = tmp_path / "analyst.yaml"
+    path.write_text(bad)
+    (path.parent / "analyst.scenario.yaml").write_bytes(
+        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    )
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if needle in row)
+    return path, line
+
+
 @pytest.mark.parametrize(
     ("tool", "setting", "field", "complaint"),
     [
@@ -549,15 +564,12 @@ def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_r
 ) -> None:
     """Refused when the card is read, on one line naming the file, line, field, the value
     and what to do — not first by the member that wires it once the team starts."""
-    text = ANALYST.read_text()
-    bad = text.replace(f"- type: {tool}\n", f"- type: {tool}\n            {setting}\n")
-    assert bad != text
-    path = tmp_path / "analyst.yaml"
-    path.write_text(bad)
-    (path.parent / "analyst.scenario.yaml").write_bytes(
-        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    path, line = edited_analyst(
+        tmp_path,
+        f"- type: {tool}\n",
+        f"- type: {tool}\n            {setting}\n",
+        setting.split(":")[0],
     )
-    line = next(n for n, row in enumerate(bad.splitlines(), 1) if setting.split(":")[0] in row)
 
     result = cli("run", str(path), "-m", "hi")
 
@@ -576,17 +588,12 @@ def test_a_tool_card_listed_twice_in_a_member_is_refused_as_the_card_is_read(
 ) -> None:
     """Not at team start as a raw ValueError with the team left in storage: one line
     naming the file, the member, the card's position and what to do."""
-    text = ANALYST.read_text()
-    bad = text.replace(
-        "- type: NotificationTool\n", "- type: NotificationTool\n          - type: PlanningTool\n"
+    path, line = edited_analyst(
+        tmp_path,
+        "- type: NotificationTool\n",
+        "- type: NotificationTool\n          - type: PlanningTool\n",
+        "- type: PlanningTool",
     )
-    assert bad != text
-    path = tmp_path / "analyst.yaml"
-    path.write_text(bad)
-    (path.parent / "analyst.scenario.yaml").write_bytes(
-        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
-    )
-    line = next(n for n, row in enumerate(bad.splitlines(), 1) if "- type: PlanningTool" in row)
 
     result = cli("run", str(path), "-m", "hi")
 

@@ -177,3 +177,44 @@ def test_a_tool_card_given_as_data_that_does_not_validate_is_named_by_its_positi
         )
     [error] = caught.value.errors()
     assert (error["loc"], error["type"]) == (("tools", 1, "bogus"), "extra_forbidden")
+
+
+def test_a_card_listed_twice_is_refused_as_the_config_is_built_naming_member_and_position() -> None:
+    """Two PlanningTools would serve get_planning twice; the factory refuses that only when
+    the team starts. The config refuses it at once, saying which card and what to do."""
+    with pytest.raises(ValidationError) as caught:
+        AgentConfig.model_validate(
+            {
+                "name": "@A",
+                "role": "A",
+                "tools": [
+                    {"type": "PlanningTool"},
+                    {"type": "SearchTool"},
+                    {"type": "PlanningTool"},
+                ],
+            }
+        )
+    [error] = caught.value.errors()
+    assert error["loc"] == ("tools",)
+    assert error["msg"] == (
+        "Value error, @A: tools[2] (PlanningTool) turns on get_planning, get_planning_task, "
+        "update_planning, search_planning again, as tools[0] (PlanningTool) does: a member "
+        "has each capability once. Remove the duplicate card, or turn those off on one of "
+        "them (get_planning: false)"
+    )
+
+
+def test_two_cards_of_one_type_sharing_no_capability_are_one_members_tools() -> None:
+    """The rule is per capability, not per card type: split between two cards, each
+    capability is still served once."""
+    config = AgentConfig.model_validate(
+        {
+            "name": "@A",
+            "role": "A",
+            "tools": [
+                {"type": "SearchTool", "web_fetch": False, "web_crawl": False},
+                {"type": "SearchTool", "web_search": False},
+            ],
+        }
+    )
+    assert [type(card).__name__ for card in config.tools] == ["SearchTool", "SearchTool"]

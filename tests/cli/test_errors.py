@@ -517,6 +517,21 @@ def test_a_broken_card_is_one_error_line_before_anything_starts(
 ANALYST = RESEARCH.parent / "analyst.yaml"
 
 
+def edited_analyst(tmp_path: Path, old: str, new: str, needle: str) -> tuple[Path, int]:
+    """analyst.yaml with ``old`` replaced by ``new``, beside its scenario; the file and
+    the line of its first row holding ``needle``."""
+    text = ANALYST.read_text()
+    bad = text.replace(old, new)
+    assert bad != text
+    path = tmp_path / "analyst.yaml"
+    path.write_text(bad)
+    (path.parent / "analyst.scenario.yaml").write_bytes(
+        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    )
+    line = next(n for n, row in enumerate(bad.splitlines(), 1) if needle in row)
+    return path, line
+
+
 @pytest.mark.parametrize(
     ("tool", "setting", "field", "complaint"),
     [
@@ -549,15 +564,12 @@ def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_r
 ) -> None:
     """Refused when the card is read, on one line naming the file, line, field, the value
     and what to do — not first by the member that wires it once the team starts."""
-    text = ANALYST.read_text()
-    bad = text.replace(f"- type: {tool}\n", f"- type: {tool}\n            {setting}\n")
-    assert bad != text
-    path = tmp_path / "analyst.yaml"
-    path.write_text(bad)
-    (path.parent / "analyst.scenario.yaml").write_bytes(
-        ANALYST.with_name("analyst.scenario.yaml").read_bytes()
+    path, line = edited_analyst(
+        tmp_path,
+        f"- type: {tool}\n",
+        f"- type: {tool}\n            {setting}\n",
+        setting.split(":")[0],
     )
-    line = next(n for n, row in enumerate(bad.splitlines(), 1) if setting.split(":")[0] in row)
 
     result = cli("run", str(path), "-m", "hi")
 
@@ -566,6 +578,33 @@ def test_a_card_naming_an_unknown_backend_or_message_class_is_refused_as_it_is_r
     backends = ", ".join(backend_names())  # the built-in three, and any a test registered
     said = complaint.format(backends=backends)
     assert result.stderr == f"error: {path}:{line}: {field}: {said}\n"
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()
+
+
+def test_a_tool_card_listed_twice_in_a_member_is_refused_as_the_card_is_read(
+    cli: Invoke, storage_url: str, tmp_path: Path
+) -> None:
+    """Not at team start as a raw ValueError with the team left in storage: one line
+    naming the file, the member, the card's position and what to do."""
+    path, line = edited_analyst(
+        tmp_path,
+        "- type: NotificationTool\n",
+        "- type: NotificationTool\n          - type: PlanningTool\n",
+        "- type: PlanningTool",
+    )
+
+    result = cli("run", str(path), "-m", "hi")
+
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started
+    assert result.stderr == (
+        f"error: {path}:{line}: members[0].card.config.tools: @Analyst: tools[3] (PlanningTool) "
+        "turns on get_planning, get_planning_task, update_planning, search_planning again, as "
+        "tools[0] (PlanningTool) does: a member has each capability once. Remove the duplicate "
+        "card, or turn those off on one of them (get_planning: false)\n"
+    )
     storage = open_storage(storage_url)
     assert storage.teams.list() == []
     storage.close()

@@ -69,6 +69,21 @@ def test_one_exchange_in_process(cli: Invoke, storage_url: str) -> None:
     storage.close()
 
 
+def test_a_card_run_through_a_link_reads_its_scenarios_beside_the_real_card(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    """``ln -s examples/teams/research.yaml link.yaml``: the run reads the scripted
+    scenarios kept beside research.yaml, not ``no such file in`` the link's folder."""
+    link = tmp_path / "link.yaml"
+    link.symlink_to(RESEARCH)
+
+    result = cli("run", str(link), "--message", QUESTION)
+
+    assert result.exit_code == 0, result.output
+    assert_research_exchange(result.stdout)
+    assert result.stderr == ""
+
+
 def test_one_exchange_with_the_console_script_and_the_default_storage(
     tmp_path: Path, data_home: Path
 ) -> None:

@@ -457,3 +457,33 @@ def test_channel_names_are_read_whatever_their_case(tmp_path: Path) -> None:
     assert notes.cancel_notification.expose == {COMMAND}  # type: ignore[union-attr]
     assert notes.pending_notification.expose == {TOOL_CALL, COMMAND}  # type: ignore[union-attr]
     assert notes.model_dump(mode="json")["cancel_notification"]["expose"] == ["command"]
+
+
+def test_a_card_reached_through_a_link_reads_its_files_beside_the_real_card(
+    tmp_path: Path,
+) -> None:
+    """A card kept in a repository and linked from elsewhere: its scenarios, its
+    mcp_config and its skill folders are the files beside the card, not beside the link
+    (which read ``scenario …: no such file in <the link's folder>``)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    card_file(
+        repo,
+        HEAD.replace("members:", "mcp_config: servers/mcp.json\nmembers:")
+        + "  - card:\n      role: A\n      config:\n        name: '@A'\n"
+        "        tools:\n          - type: SkillTool\n            skills: {folders: [skills]}\n",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = elsewhere / "link.yaml"
+    link.symlink_to(repo / "team.yaml")
+
+    card = TeamCard.from_yaml(link)
+
+    real = repo.resolve()
+    config = card.members[0].card.config
+    assert isinstance(config, AgentConfig)
+    assert config.scenario_dir == str(real)
+    assert card.mcp_config == str(real / "servers" / "mcp.json")
+    [skill_card] = config.tools
+    assert skill_card.skills.folders == [str(real / "skills")]  # type: ignore[attr-defined]

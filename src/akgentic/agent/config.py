@@ -6,7 +6,7 @@ import importlib
 import string
 from typing import Any, ClassVar
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from akgentic.agent.accounting.capability import PromptAccountingConfig
 from akgentic.core.agent_config import BaseConfig
@@ -14,6 +14,7 @@ from akgentic.core.agent_state import BaseState
 from akgentic.core.serialization import SerializableModel
 from akgentic.llm import ModelRoster, UsageLimitsConfig
 from akgentic.tool.core import ToolCard, ToolState, lookup
+from akgentic.tool.core.dependencies import repeated_capabilities
 from akgentic.tool.core.time_bound import DEFAULT_TOOL_TIMEOUT
 
 __all__ = [
@@ -203,6 +204,17 @@ class AgentConfig(BaseConfig):
             return value
         load_shipped_cards()
         return lookup.cards_from_data(value)
+
+    @field_validator("tools")
+    @classmethod
+    def _each_capability_once(cls, tools: list[ToolCard], info: ValidationInfo) -> list[ToolCard]:
+        """A card listed twice is refused as the card is read, naming the member: the
+        factory would refuse it too, but only once the team starts."""
+        problem = repeated_capabilities(tools)
+        if problem is not None:
+            who = info.data.get("name") or "this agent"
+            raise ValueError(f"{who}: {problem}")
+        return tools
 
 
 class AgentState(BaseState):

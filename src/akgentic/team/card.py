@@ -288,7 +288,8 @@ class TeamCard(SerializableModel):
             card = cls.model_validate(data)
         except ValidationError as exc:
             raise TeamCardError(_explain(path, node, exc, data)) from None
-        card.resolve_paths(path.parent)
+        # the real file's folder: a card linked from elsewhere reads the files beside it
+        card.resolve_paths(path.resolve().parent)
         return card
 
     def configs(self) -> list[Any]:
@@ -306,8 +307,8 @@ class TeamCard(SerializableModel):
 
     def resolve_paths(self, base: Path) -> None:
         """Relative scenario paths in member configs, a relative ``mcp_config`` and relative
-        skill folders are relative to ``base`` (the YAML's folder) unless a config names
-        its own ``scenario_dir``."""
+        skill folders are relative to ``base`` (the folder of the YAML file, a symbolic link
+        followed to the file it names) unless a config names its own ``scenario_dir``."""
         from akgentic.team.skills import resolve_skill_folders
 
         if self.mcp_config and not Path(self.mcp_config).is_absolute():

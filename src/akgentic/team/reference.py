@@ -397,6 +397,11 @@ def render() -> str:
         "model below refuses unknown fields, naming the file, the line and the field. Each "
         "example is checked against its model when this page is generated.",
         "",
+        "A relative path a card holds (`mcp_config`, a `scripted:` scenario, a SkillTool "
+        "folder) is read from the card file's folder. A card reached through a symbolic "
+        "link reads them from the folder of the file the link points to, so a card kept in "
+        "a repository and linked from elsewhere finds the files kept beside it.",
+        "",
         "- [TeamCard](#teamcard), [Suggestion](#suggestion), [MemberSpec](#memberspec), "
         "[AgentCard](#agentcard), [AgentConfig](#agentconfig)",
         "- parts: " + ", ".join(f"[{p.__name__}](#{_anchor(p)})" for p in team_parts),
@@ -418,8 +423,10 @@ def render() -> str:
         "",
         "An agent's `tools:` lists cards as `{type: Name, field: value...}` (a bare name "
         "takes every default). A capability field (`Param | bool`) is on with `true`, off "
-        "with `false`, or set with a mapping of its param's fields. Each card's README "
-        "beside its code (`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
+        "with `false`, or set with a mapping of its param's fields. A member has each "
+        "capability once: two cards turning the same one on (a card listed twice) are "
+        "refused as the card is read. Each card's README beside its code "
+        "(`src/akgentic/tool/<card>/README.md`) tells how it behaves.",
         "",
     ]
     for card in cards:

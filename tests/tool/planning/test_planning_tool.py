@@ -208,6 +208,7 @@ def test_a_search_limit_out_of_bounds_is_a_usage_error_not_no_match(team: Team, 
 
 def test_commands_dispatch_through_the_registry(team: Team) -> None:
     registry = factory_of(team, add_member(team, "@Lead", PlanningTool())).get_command_registry()
+    factory_of(team, add_member(team, "@Other"))  # on the team once its on_start ran
     created = registry.dispatch(
         '/update_planning \'[{"op": "create", "title": "Scope"}, '
         '{"op": "create", "title": "Plan", "owner": "@Other", "dependencies": [1]}]\''
@@ -294,6 +295,32 @@ def test_an_owner_that_is_not_one_line_is_refused_and_unassigned_still_works(
             update([item])
     [task] = plan_actor(team).list_tasks()
     assert task.owner == ""
+
+
+def test_an_owner_who_is_not_on_the_team_is_refused_naming_the_members(team: Team) -> None:
+    """``owner: @Nobody`` made a task no one would ever see as theirs; the plan matches
+    owners ignoring ``@`` and case, and so does this check."""
+    update = tools_of(team, add_member(team, "@Lead", PlanningTool()))["update_planning"]
+    factory_of(team, add_member(team, "@Writer"))  # on the team once its on_start ran
+    update([{"op": "create", "title": "Draft", "owner": "writer"}])
+    for item in (
+        {"op": "create", "title": "b", "owner": "@Nobody"},
+        {"op": "update", "task_id": 1, "owner": "@Nobody"},
+    ):
+        with pytest.raises(RetriableError) as caught:
+            update([{"op": "create", "title": "mine"}, item])
+        assert str(caught.value).endswith(
+            "Failed: item 2 ("
+            + ("create 'b'" if item["op"] == "create" else "update #1")
+            + "): owner '@Nobody' is not on the team: name one of @Lead, @Writer, or \"\" "
+            "to leave the task unassigned. Fix the failed items and send only those again."
+        )
+    update([{"op": "update", "task_id": 1, "owner": ""}])
+    assert [(t.title, t.owner) for t in plan_actor(team).list_tasks()] == [
+        ("Draft", ""),
+        ("mine", "@Lead"),
+        ("mine", "@Lead"),
+    ]
 
 
 def test_retry_exception_replaces_retriable_error(team: Team) -> None:

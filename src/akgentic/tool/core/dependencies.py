@@ -8,11 +8,14 @@ naming the cards — never a silently arbitrary order.
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Sequence
 
 from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.params import BaseToolParam
 
-__all__ = ["card_label", "matches_dependency", "order_cards"]
+__all__ = ["card_label", "matches_dependency", "order_cards", "repeated_capabilities"]
 
 
 def card_label(cards: Sequence[ToolCard], index: int) -> str:
@@ -21,6 +24,48 @@ def card_label(cards: Sequence[ToolCard], index: int) -> str:
     if sum(type(card).__name__ == name for card in cards) > 1:
         return f"{name} (tool_cards[{index}])"
     return name
+
+
+def _capabilities(card: ToolCard) -> dict[type[BaseToolParam], str]:
+    """The capabilities ``card`` turns on (each a ``name: Param | bool`` field that is not
+    False), by param class, each with its field name."""
+    found: dict[type[BaseToolParam], str] = {}
+    for name, field in type(card).model_fields.items():
+        annotation = field.annotation
+        union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        for option in typing.get_args(annotation) if union else (annotation,):
+            if isinstance(option, type) and issubclass(option, BaseToolParam):
+                if getattr(card, name) is not False:
+                    found[option] = name
+                break
+    return found
+
+
+def repeated_capabilities(cards: Sequence[ToolCard]) -> str | None:
+    """Why ``cards`` cannot be one member's tools, or None when they can.
+
+    A member has each capability once: two cards turning the same one on would serve
+    two tools, commands or context providers of one name, which the factory refuses at
+    wiring, i.e. only once the team starts. This says it from the card alone, so a card
+    file is refused as it is read. Capabilities a card names only when it wires (an MCP
+    server's tools, a toolset's members) are left to the factory.
+    """
+    seen: dict[type[BaseToolParam], int] = {}
+    for index, card in enumerate(cards):
+        capabilities = _capabilities(card)
+        first = next((seen[p] for p in capabilities if p in seen), None)
+        if first is not None:
+            shared = [name for param, name in capabilities.items() if seen.get(param) == first]
+            kind = type(card).__name__
+            return (
+                f"tools[{index}] ({kind}) turns on {', '.join(shared)} again, as "
+                f"tools[{first}] ({type(cards[first]).__name__}) does: a member has each "
+                f"capability once. Remove the duplicate card, or turn those off on one of "
+                f"them ({shared[0]}: false)"
+            )
+        for param in capabilities:
+            seen.setdefault(param, index)
+    return None
 
 
 def matches_dependency(card: ToolCard, dependency: str | type[ToolCard]) -> bool:

@@ -29,6 +29,7 @@ from pydantic import Field, PrivateAttr, TypeAdapter, ValidationError, field_val
 
 from akgentic.core import ActorAddress
 from akgentic.core.excerpt import excerpt, validation_words
+from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -49,7 +50,7 @@ from akgentic.tool.core.team_actor import (
     require_team_observer,
 )
 from akgentic.tool.errors import RetriableError
-from akgentic.tool.planning.models import PlanningItem, TaskView
+from akgentic.tool.planning.models import CreateTask, PlanningItem, TaskView, UpdateTask
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION, PlanActor, PlanConfig
 from akgentic.tool.planning.state import PlanningState, TaskRow
 from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam
@@ -252,9 +253,10 @@ class PlanningTool(ToolCard):
         def update_planning(items: list[PlanningItem]) -> str:
             """Create, update and delete tasks of the team plan, in one call.
 
-            Each item has an ``op``: ``create`` (title, description, owner — omitted
-            means you —, status, dependencies), ``update`` (task_id and only the fields
-            to change; ``output`` records the result) or ``delete`` (task_id).
+            Each item has an ``op``: ``create`` (title, description, owner — a team
+            member; omitted means you —, status, dependencies), ``update`` (task_id and
+            only the fields to change; ``output`` records the result) or ``delete``
+            (task_id).
             Statuses: todo, in_progress, done, blocked. Dependencies are ids of existing
             tasks and may not form a cycle. Items apply in order; those that fail are
             reported while the others stay applied.
@@ -268,9 +270,31 @@ class PlanningTool(ToolCard):
                     f"create | update | delete and that op's fields."
                 ) from None
             caller = card._actor_observer().myAddress.name
-            return card._ask("update_planning", lambda plan: plan.update_planning(parsed, caller))
+            named = any(isinstance(item, CreateTask | UpdateTask) and item.owner for item in parsed)
+            members = card._member_names() if named else None
+            return card._ask(
+                "update_planning", lambda plan: plan.update_planning(parsed, caller, members)
+            )
 
         return update_planning
+
+    def _member_names(self) -> list[str]:
+        """The names a task may be owned by: the team's members now (people included;
+        not its tool actors or its orchestrator), asked of the orchestrator."""
+        observer = self._actor_observer()
+        orchestrator = observer.orchestrator
+        if orchestrator is None:  # wiring refused an observer in no team
+            raise RuntimeError("PlanningTool is not wired: build it through ToolFactory")
+        team = ask_tool_actor(
+            observer,
+            orchestrator,
+            Orchestrator,
+            lambda o: o.get_team(),
+            what="update_planning",
+            label="The team's orchestrator",
+            timeout=ASK_TIMEOUT,
+        )
+        return [a.name for a in team if not is_tool_actor(a) and a != orchestrator]
 
     def _search_fn(self, default_limit: int) -> Callable[..., str]:
         card = self

@@ -164,10 +164,15 @@ class PlanActor(Akgent[PlanConfig, Plan]):
 
     # -- the mutation ----------------------------------------------------------------
     def update_planning(
-        self, items: Sequence[CreateTask | UpdateTask | DeleteTask], caller: str
+        self,
+        items: Sequence[CreateTask | UpdateTask | DeleteTask],
+        caller: str,
+        members: Sequence[str] | None = None,
     ) -> str:
         """Apply ``items`` in order, as ``caller``; return what was done.
 
+        ``members`` are the names an owner an item names may take (the card asks the
+        team's orchestrator); an item naming anyone else is refused. None: not checked.
         Applies every item it can. Before returning — or raising ``RetriableError``
         naming each refused item — it publishes the state and emits the delta.
         """
@@ -178,6 +183,8 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         errors: list[str] = []
         for number, item in enumerate(items, 1):
             try:
+                if not isinstance(item, DeleteTask) and item.owner and members is not None:
+                    _on_the_team(item.owner, members)
                 if isinstance(item, CreateTask):
                     task = self._create(item, caller)
                     created[task.id] = task
@@ -308,6 +315,15 @@ class PlanActor(Akgent[PlanConfig, Plan]):
             for nxt in tasks[current].dependencies:
                 stack.append((nxt, [*path, nxt]))
         return []
+
+
+def _on_the_team(owner: str, members: Sequence[str]) -> None:
+    """Refuse an owner who is none of ``members`` (matched as the plan matches owners)."""
+    if not any(same_agent(owner, member) for member in members):
+        raise _Refused(
+            f"owner {clip(owner, 80)!r} is not on the team: name one of "
+            f'{", ".join(members) or "no one"}, or "" to leave the task unassigned'
+        )
 
 
 def _label(item: CreateTask | UpdateTask | DeleteTask) -> str:

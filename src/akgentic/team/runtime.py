@@ -29,6 +29,7 @@ from akgentic.core import (
 )
 from akgentic.core.serialization import SerializableModel
 from akgentic.core.surrogates import replace_lone_surrogates
+from akgentic.core.words import did_you_mean
 from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
@@ -208,7 +209,9 @@ class TeamRuntime:
         members = [a.name for a in self.members() if not is_tool_actor(a) and not a.is_user_proxy]
         known = ", ".join(sorted(members)) or "none"
         if target is None:
-            return f"{name} is not a member of this team (members: {known})"
+            near = did_you_mean(name, sorted(members))
+            near += " " if near else ""
+            return f"{name} is not a member of this team ({near}members: {known})"
         if target.is_user_proxy:
             return f"{name} is the person writing, not a member: address one of {known}"
         return (

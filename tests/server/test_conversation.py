@@ -365,24 +365,20 @@ def test_a_lone_surrogate_in_a_message_or_command_is_answered_and_resumed(
     nothing can encode: it arrives as U+FFFD, so the turn is answered, its run is in the
     log, and the team resumes from that log and goes on."""
     team = served.client.create_team("turns")
-    posted = httpx.post(
-        f"{served.url}/teams/{team.team_id}/messages",
-        content=b'{"content": "caf\\udce9 ok"}',
-        headers={"content-type": "application/json"},
-        timeout=30,
-    )
+
+    def post(tail: str, body: bytes) -> httpx.Response:  # the JSON as written, escapes kept
+        headers = {"content-type": "application/json"}
+        url = f"{served.url}/teams/{team.team_id}{tail}"
+        return httpx.post(url, content=body, headers=headers, timeout=30)
+
+    posted = post("/messages", b'{"content": "caf\\udce9 ok"}')
     assert posted.status_code == 202, posted.text
     first = until(team, ended(posted.json()["message_id"]))
     assert data(first[-1])["outcome"] == "completed"
     assert "Error" not in [kind(r) for r in first]  # every event was built and kept
     said = [data(r)["content"] for r in first if kind(r) == "Message"]
     assert said[0] == "caf\ufffd ok" and said[-1].startswith("[scripted] you said caf\ufffd ok")
-    command = httpx.post(
-        f"{served.url}/teams/{team.team_id}/commands",
-        content=b'{"command": "/help \\udce9"}',
-        headers={"content-type": "application/json"},
-        timeout=30,
-    )
+    command = post("/commands", b'{"command": "/help \\udce9"}')
     assert command.status_code == 202, command.text
     sent = team.send("d\udce9j\xe0 vu")  # the client: no encoding error
     second = until(team, ended(sent), from_seq=first[-1].seq + 1)

@@ -5,21 +5,23 @@ run's order, without pydantic-ai streaming the run."""
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
-from akgentic.core import ActorSystem, EventMessage, UserMessage
+from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
 from akgentic.llm import (
+    LlmMessageEvent,
     LlmTextDeltaEvent,
     LlmUsageEvent,
     ToolCallEvent,
     ToolReturnEvent,
     register_model,
 )
+from akgentic.tool.core import ToolCard
 
 from ..core.conftest import Team
 from .conftest import Script, ScriptedAgent
@@ -162,3 +164,42 @@ def test_a_turn_with_events_off_publishes_none(system: ActorSystem, team: Team) 
     reply = system.ask(agent, UserMessage(content="add"), timeout=30)
     assert isinstance(reply, AgentMessage) and reply.content == "three"
     assert run_events(team) == []
+
+
+class Loose(ToolCard):
+    """Returns text decoded loosely: a lone surrogate, as ``"\\udce9"`` in JSON makes."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def read_text() -> str:
+            """The text."""
+            return "caf\udce9"
+
+        def read_data() -> dict[str, list[str]]:
+            """The data."""
+            return {"names": ["d\udce9j\u00e0"]}
+
+        return [read_text, read_data]
+
+
+def test_a_tool_returning_a_lone_surrogate_does_not_break_the_turn(
+    system: ActorSystem, team: Team
+) -> None:
+    def read_both(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(
+            parts=[
+                ToolCallPart("read_text", {}, tool_call_id="c1"),
+                ToolCallPart("read_data", {}, tool_call_id="c2"),
+            ]
+        )
+
+    agent = start(system, team, scripted(Script(read_both, text("read"))), tools=[Loose()])
+    reply = system.ask(agent, UserMessage(content="read"), timeout=30)
+    assert isinstance(reply, AgentMessage) and reply.content == "read"
+    returns = [e for e in run_events(team) if isinstance(e, ToolReturnEvent)]
+    assert [(e.success, e.content) for e in returns] == [
+        (True, "caf\ufffd"),
+        (True, '{"names":["d\ufffdj\u00e0"]}'),
+    ]
+    # the run's messages were built for the stream (and so for the log a resume reads)
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
+    assert team.recorder.of_type(ErrorMessage) == []

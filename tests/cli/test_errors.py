@@ -930,6 +930,44 @@ def test_a_message_to_no_member_is_refused_before_the_team_starts(
     storage.close()
 
 
+def test_a_name_alone_or_in_the_wrong_case_says_what_to_write(
+    cli: Invoke, storage_url: str
+) -> None:
+    """``-m "@Worker"`` would send the text ``@Worker`` to the entry point, and
+    ``@worker`` is @Worker mistyped: both are refused before the team starts, in one line
+    saying what to write instead."""
+    alone = cli("run", str(RESEARCH), "-m", "@Worker")
+    assert alone.exit_code == 1 and alone.stdout == ""
+    assert alone.stderr.splitlines() == [
+        "error: a message goes after the name: @Worker <your message>, e.g. @Worker what is next?"
+    ]
+    lower = cli("run", str(RESEARCH), "-m", "@worker hi")
+    assert lower.exit_code == 1 and lower.stdout == ""
+    assert lower.stderr.splitlines() == [
+        "error: @worker is not a member of this team (did you mean '@Worker'? members: "
+        "@Manager, @Worker): address one of them, or leave the name out to write to @Manager"
+    ]
+    storage = open_storage(storage_url)
+    assert storage.teams.list() == []
+    storage.close()
+
+
+def test_in_a_session_a_name_alone_or_in_the_wrong_case_is_not_sent(cli: Invoke) -> None:
+    """Typed in a session, the same two lines are said, not sent, and the session goes on."""
+    result = cli("run", str(RESEARCH), input="@Worker\n@worker hi\n/quit\n")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert (
+        "error: a message goes after the name: @Worker <your message>, e.g. @Worker what "
+        "is next?" in lines
+    )
+    assert (
+        "error: @worker is not a member of this team (did you mean '@Worker'? members: "
+        "@Manager, @Worker); leave the name out to write to @Manager" in lines
+    )
+    assert not [line for line in lines if line.startswith("@Human →")]  # nothing was sent
+
+
 def test_a_card_whose_tool_actor_cannot_start_fails_the_run_in_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-board"
     path = tmp_path / "board.yaml"

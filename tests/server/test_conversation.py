@@ -356,3 +356,42 @@ def test_a_message_with_no_text_is_refused(served: Served, content: str) -> None
     assert "send some text" in response.json()["detail"]
     history = served.storage.events.read(team.team_id)
     assert not [r for r in history if kind(r) == "Message" and data(r)["from"] == "@Human"]
+
+
+def test_a_lone_surrogate_in_a_message_or_command_is_answered_and_resumed(
+    served: Served,
+) -> None:
+    """``"\\udce9"`` in a body's JSON (or given to the client) is a lone surrogate, which
+    nothing can encode: it arrives as U+FFFD, so the turn is answered, its run is in the
+    log, and the team resumes from that log and goes on."""
+    team = served.client.create_team("turns")
+
+    def post(tail: str, body: bytes) -> httpx.Response:  # the JSON as written, escapes kept
+        headers = {"content-type": "application/json"}
+        url = f"{served.url}/teams/{team.team_id}{tail}"
+        return httpx.post(url, content=body, headers=headers, timeout=30)
+
+    posted = post("/messages", b'{"content": "caf\\udce9 ok"}')
+    assert posted.status_code == 202, posted.text
+    first = until(team, ended(posted.json()["message_id"]))
+    assert data(first[-1])["outcome"] == "completed"
+    assert "Error" not in [kind(r) for r in first]  # every event was built and kept
+    said = [data(r)["content"] for r in first if kind(r) == "Message"]
+    assert said[0] == "caf\ufffd ok" and said[-1].startswith("[scripted] you said caf\ufffd ok")
+    command = post("/commands", b'{"command": "/help \\udce9"}')
+    assert command.status_code == 202, command.text
+    sent = team.send("d\udce9j\xe0 vu")  # the client: no encoding error
+    second = until(team, ended(sent), from_seq=first[-1].seq + 1)
+    assert data(second[-1])["outcome"] == "completed"
+    assert "Error" not in [kind(r) for r in second]
+    hosted = served.manager.get_team(team.team_id)  # in process: the same words
+    assert hosted is not None
+    third = until(team, ended(hosted.send("na\udcefve")), from_seq=second[-1].seq + 1)
+    assert data(third[-1])["outcome"] == "completed"
+    assert "Error" not in [kind(r) for r in third]
+    assert team.stop() is True
+    resumed = served.client.resume_team(team.team_id)
+    again = resumed.send("hello again")
+    done = until(resumed, ended(again), from_seq=third[-1].seq + 1)
+    assert data(done[-1])["outcome"] == "completed"
+    assert "Error" not in [kind(r) for r in done]

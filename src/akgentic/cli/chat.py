@@ -76,7 +76,7 @@ from akgentic.cli.remote import interrupted_turns
 from akgentic.cli.watch import Reply, Watch
 from akgentic.client import AkgenticClient, CardInfo, RemoteTeam, ServerError, TeamDeletedError
 from akgentic.core import AddressError, Message, SentMessage
-from akgentic.core.words import counted
+from akgentic.core.words import counted, did_you_mean
 from akgentic.storage import LeaseLostError
 from akgentic.team import (
     HostedTeam,
@@ -134,6 +134,17 @@ NOT_SAVED_YET = (
     "shows here then); the session goes on"
 )
 _ADDRESSED = re.compile(r"^(@[\w.-]+)[:,]?\s+(\S.*)$", re.DOTALL)
+_NAME_ONLY = re.compile(r"^(@[\w.-]+)[:,]?$")
+
+
+def _name_only(line: str) -> str | None:
+    """What to write instead when ``line`` is a member's name and nothing else: sent as
+    it is, the entry point would get the text ``@Worker`` to answer."""
+    alone = _NAME_ONLY.match(line)
+    if alone is None:
+        return None
+    name = member_name(alone.group(1))
+    return f"a message goes after the name: {name} <your message>, e.g. {name} what is next?"
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,9 @@ def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
     """A :class:`CliError` when ``line`` is addressed to no member of ``card``'s team as it
     starts (a card, or a server's description of one): said before the team is created, so
     a misspelt name leaves no team behind."""
+    name_only = _name_only(line)
+    if name_only is not None:
+        raise CliError(name_only)
     addressed = _ADDRESSED.match(line)
     member = addressed.group(1) if addressed is not None else None
     members = card.members if isinstance(card, CardInfo) else member_names(card.members)
@@ -167,14 +181,20 @@ def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
             f"{shown}, or leave the name out to write to {entry}"
         )
     if member is not None and member not in names:
+        near = did_you_mean(member, sorted(names))
         raise CliError(
-            f"{member_name(member)} is not a member of this team (members: {shown}): "
+            f"{member_name(member)} is not a member of this team "
+            f"({near + ' ' if near else ''}members: {shown}): "
             f"address one of them, or leave the name out to write to {entry}"
         )
 
 
 def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
-    """Send one typed line; returns the accepted message's id and who should answer it."""
+    """Send one typed line; returns the accepted message's id and who should answer it.
+    A member's name alone is an :class:`AddressError` saying to write a message after it."""
+    name_only = _name_only(line)
+    if name_only is not None:
+        raise AddressError(name_only)
     addressed = _ADDRESSED.match(line)
     if addressed is not None:
         member, text = addressed.groups()

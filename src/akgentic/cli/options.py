@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated
 
@@ -10,6 +9,7 @@ import typer
 
 from akgentic.cli.errors import CliError
 from akgentic.cli.store import default_url
+from akgentic.core.surrogates import replace_lone_surrogates
 
 __all__ = [
     "BaseUrlOption",
@@ -62,20 +62,13 @@ TeamArgument = Annotated[
 ]
 
 
-_NOT_A_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
-"""The lone surrogates that stand for no undecodable byte (those are U+DC80..U+DCFF)."""
-
-
 def _typed_text(text: str | None) -> str | None:
     """``text`` from the command line as the keyboard reads a typed line: bytes that are
     not UTF-8 (a Latin-1 shell) each become U+FFFD. Python hands such argv bytes over as
     lone surrogates, which no model request can encode: the message was stored, then its
     turn failed with a serialization error instead of being answered. (A lone surrogate
     of another kind, as a Windows command line may hold, becomes U+FFFD too.)"""
-    if text is None:
-        return None
-    text = _NOT_A_BYTE.sub("\ufffd", text)
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return None if text is None else replace_lone_surrogates(text)
 
 
 MessageOption = Annotated[

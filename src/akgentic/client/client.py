@@ -53,6 +53,7 @@ from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
 from akgentic.core.excerpt import exception_words, excerpt
 from akgentic.core.serialization import deserialize, serialize
+from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard
 
@@ -376,8 +377,11 @@ class RemoteTeam:
         return self.refresh().running
 
     # -- talking to the team ---------------------------------------------------------------
-    def _post(self, tail: str, body: dict[str, Any]) -> Accepted:
-        return self.client.request_json("POST", self._path(tail), Accepted, json=body)
+    def _post(self, tail: str, body: dict[str, str]) -> Accepted:
+        """Post ``body``, its text as the server takes it: a lone surrogate (which no
+        request body can encode) as U+FFFD, so the message is sent, not an encoding error."""
+        sound = {key: replace_lone_surrogates(value) for key, value in body.items()}
+        return self.client.request_json("POST", self._path(tail), Accepted, json=sound)
 
     def send(self, content: str) -> UUID:
         """To the entry point; the message id once the server committed it."""

@@ -11,8 +11,9 @@ from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import check_team_name
 
 __all__ = [
@@ -151,6 +152,13 @@ class ResumeTeam(_Request):
     )
 
 
+def _encodable(value: Any) -> Any:
+    """A body's text with its lone surrogates as U+FFFD (``"\\udce9"`` in the JSON):
+    pydantic would refuse it with words no person understands, and a message holding
+    one could never be answered (:mod:`akgentic.core.surrogates`)."""
+    return replace_lone_surrogates(value) if isinstance(value, str) else value
+
+
 def _some_text(content: str) -> str:
     """Words for a member: a message with none (empty, or spaces and newlines only) would
     start a model turn about nothing, so both are refused alike."""
@@ -166,6 +174,7 @@ class PostMessage(_Request):
     content: Annotated[
         str,
         Field(max_length=MAX_CONTENT, json_schema_extra={"pattern": r"\S"}),
+        BeforeValidator(_encodable),
         AfterValidator(_some_text),
     ]
     to: str | None = Field(default=None, min_length=1, max_length=200)
@@ -192,6 +201,7 @@ class PostCommand(_Request):
     command: Annotated[
         str,
         Field(max_length=MAX_CONTENT, json_schema_extra={"minLength": 2, "pattern": r"^/\S"}),
+        BeforeValidator(_encodable),
         AfterValidator(_a_command),
     ]
     to: str | None = Field(default=None, min_length=1, max_length=200)

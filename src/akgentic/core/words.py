@@ -1,14 +1,16 @@
 """Counts in the words a person reads: ``1 model request``, ``4 model requests``.
 
 One helper for every layer that writes a count into a line (the CLI's output, a usage
-report rendered as text), so that no line says ``1 model requests``.
+report rendered as text), so that no line says ``1 model requests``; and one for every
+refusal of a name that is almost right (:func:`did_you_mean`).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 
-__all__ = ["counted", "plain_literals"]
+__all__ = ["counted", "did_you_mean", "plain_literals"]
 
 _ROLE = re.compile(r":\w+:`~?([^`]+)`")
 
@@ -17,6 +19,16 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     """``count`` (thousands separated) and ``noun``, in the plural unless ``count`` is 1:
     ``noun`` + ``s``, or ``plural`` for a noun that does not take an ``s``."""
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
+def did_you_mean(name: str, candidates: list[str]) -> str:
+    """``did you mean 'X'?`` for the candidates ``name`` was meant to be — those it
+    matches ignoring case (``@worker`` for ``@Worker``), else the closest spellings —
+    or ``""`` when none is near."""
+    folded = name.casefold()
+    near = [c for c in candidates if c.casefold() == folded]
+    near = near or difflib.get_close_matches(name, candidates, n=2, cutoff=0.75)
+    return "did you mean " + " or ".join(repr(c) for c in near) + "?" if near else ""
 
 
 def plain_literals(text: str) -> str:

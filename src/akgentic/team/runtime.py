@@ -28,6 +28,8 @@ from akgentic.core import (
     is_tool_actor,
 )
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.surrogates import replace_lone_surrogates
+from akgentic.core.words import did_you_mean
 from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
@@ -201,13 +203,15 @@ class TeamRuntime:
         target = self.member(member)
         if target is None or is_tool_actor(target) or target.is_user_proxy:
             raise AddressError(self._not_addressable(member, target))
-        return self._deliver(target, UserMessage(content=content))
+        return self._deliver(target, UserMessage(content=replace_lone_surrogates(content)))
 
     def _not_addressable(self, name: str, target: ActorAddress | None) -> str:
         members = [a.name for a in self.members() if not is_tool_actor(a) and not a.is_user_proxy]
         known = ", ".join(sorted(members)) or "none"
         if target is None:
-            return f"{name} is not a member of this team (members: {known})"
+            near = did_you_mean(name, sorted(members))
+            near += " " if near else ""
+            return f"{name} is not a member of this team ({near}members: {known})"
         if target.is_user_proxy:
             return f"{name} is the person writing, not a member: address one of {known}"
         return (
@@ -225,6 +229,7 @@ class TeamRuntime:
         target = self.system.get_address(message.sender.agent_id)
         if target is None:
             raise AddressError(f"{message.sender.name} is no longer running")
+        content = replace_lone_surrogates(content)
         return self._deliver(target, UserMessage(content=content, parent_id=message.id))
 
     def _deliver(self, target: ActorAddress, msg: Message) -> UUID:

@@ -30,6 +30,7 @@ text, with its traceback, goes to the log only.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -42,6 +43,7 @@ from pydantic_ai.messages import tool_return_ta
 from pydantic_core import PydanticSerializationError
 
 from akgentic.core.excerpt import clip
+from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.tool.errors import RetriableError, ToolObserverGone
 
 __all__ = [
@@ -198,16 +200,37 @@ def check_return(value: Any) -> Any:
     sends it to the model (its own serializer); else a ``TypeError`` saying what to
     return instead. Raised inside :func:`as_the_model_reads`, it is a bug like any
     other: logged, and a retry naming the tool for the model — never a turn that ends
-    with no answer because the reply could not be built."""
+    with no answer because the reply could not be built.
+
+    Text with a lone surrogate (a file or an answer decoded loosely, ``"\\udce9"`` in a
+    server's JSON) is not a bug of the tool: every one becomes U+FFFD here, where each
+    tool's output enters the model's context — left in, neither the next model request
+    nor the run's events could be encoded, and the turn (and its resume) would fail. A
+    return that is not text then comes back as the JSON data the model reads."""
     if isinstance(value, str):
-        return value
+        return replace_lone_surrogates(value)
     try:
         tool_return_ta.dump_json(value, by_alias=True)
     except PydanticSerializationError as exc:
-        raise TypeError(
-            f"returned a {type(value).__name__}; return str, a model or JSON data"
-        ) from exc
+        sound = _without_lone_surrogates(value)
+        if sound is None:
+            raise TypeError(
+                f"returned a {type(value).__name__}; return str, a model or JSON data"
+            ) from exc
+        return sound
     return value
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` as the JSON data the model reads, its lone surrogates as U+FFFD; None
+    when it does not serialize for another reason (or holds no lone surrogate)."""
+    try:
+        data = tool_return_ta.dump_python(value, mode="json", by_alias=True)
+    except PydanticSerializationError:
+        return None
+    text = json.dumps(data, ensure_ascii=False)
+    sound = replace_lone_surrogates(text)  # only inside JSON strings: it stays JSON
+    return None if sound == text else json.loads(sound)
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:

@@ -35,7 +35,6 @@ a distribution, whose card's fields the server's posted-card policy does not kno
 
 from __future__ import annotations
 
-import difflib
 import logging
 import sys
 from collections.abc import Collection, Iterator
@@ -50,6 +49,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import MODEL_MARKER, deserialize
+from akgentic.core.words import did_you_mean
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.installed import (
     ENTRY_POINT_GROUP,
@@ -281,7 +281,7 @@ def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> 
                 f"akgentic.tool.ToolCard): a tools entry names a card class"
             )
         near = [n for n in classes if "." in n and n.startswith(module_name + ".")]
-        hint = _did_you_mean(name, near) or f"module {module_name!r} has no {attribute!r}"
+        hint = did_you_mean(name, near) or f"module {module_name!r} has no {attribute!r}"
         return f"unknown tool card {name!r}: {hint}"
     names = sorted(  # each card by its class name, or by its dotted path if that is ambiguous
         {c.__name__ if classes.get(c.__name__) is c else p for p, c in classes.items() if "." in p}
@@ -289,7 +289,7 @@ def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> 
     known = ", ".join(names) or "none"
     eps = [] if posted else installed_entry_points()
     offered = [ep.name for ep in eps] + [_class_name(ep) for ep in eps if ep.attr]
-    hint = _did_you_mean(name, names + offered)
+    hint = did_you_mean(name, names + offered)
     lead = f"unknown tool card {name!r}: " + (f"{hint}; " if hint else "")
     if posted:
         return f"{lead}known cards are {known}"
@@ -304,11 +304,6 @@ def _unknown(name: str, classes: dict[str, type[ToolCard]], *, posted: bool) -> 
         f"path, with its module under imports, or an {ENTRY_POINT_GROUP} entry point of "
         f"an installed distribution)"
     )
-
-
-def _did_you_mean(name: str, candidates: list[str]) -> str:
-    close = difflib.get_close_matches(name, candidates, n=2, cutoff=0.75)
-    return "did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
 
 
 def card_from_data(item: Any) -> Any:

@@ -12,6 +12,7 @@ from uuid import UUID
 from fastapi import HTTPException, Request
 
 from akgentic.client.models import TEAM_NOT_FOUND, StopInProgress, TeamInfo
+from akgentic.core import AddressError
 from akgentic.server.cards import CardRegistry
 from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
@@ -128,16 +129,23 @@ class ServerContext:
         """The members the roster (``GET /teams/{id}/members``) lists: a team running
         here, its running members (tool actors included), as its orchestrator says; else
         its last run's, as its log says (the ones a resume starts; a member fired is not
-        one). Whether a team has a tool actor is read here too, so both agree."""
+        one) — as for a team that stops while its orchestrator is asked (another client's
+        stop or delete got there first). Whether a team has a tool actor is read here
+        too, so both agree."""
         runtime = self.manager.get_team(team_id)
-        if runtime is None:
-            facts = self.rosters.read(self.manager.storage, team_id)
-            return [
-                ListedMember(m.name, agent_id, m.role, m.kind)
-                for agent_id, m in facts.items()
-                if m.present
-            ]
-        return [ListedMember(a.name, a.agent_id, a.role, member_kind(a)) for a in runtime.members()]
+        if runtime is not None:
+            try:
+                running = runtime.members()
+            except AddressError:  # it stopped meanwhile: its log has the run that ended
+                pass
+            else:
+                return [ListedMember(a.name, a.agent_id, a.role, member_kind(a)) for a in running]
+        facts = self.rosters.read(self.manager.storage, team_id)
+        return [
+            ListedMember(m.name, agent_id, m.role, m.kind)
+            for agent_id, m in facts.items()
+            if m.present
+        ]
 
     def runtime(self, team_id: UUID) -> HostedTeam:
         """The team running here; 404 or 409 (saying how to resume it) otherwise."""

@@ -373,6 +373,36 @@ def test_cors_is_off_unless_configured(
     assert "access-control-allow-origin" not in other.headers
 
 
+@pytest.mark.parametrize(
+    ("origin", "method", "headers", "refused"),
+    [
+        ("http://evil.example", "POST", None, "origin"),
+        ("http://page.example", "TRACE", None, "method"),
+        ("http://page.example", "GET", "x-custom", "headers"),
+    ],
+)
+def test_a_refused_cors_preflight_says_why_as_json(
+    serve_with: Callable[[ServerSettings], Served],
+    origin: str,
+    method: str,
+    headers: str | None,
+    refused: str,
+) -> None:
+    on = serve_with(ServerSettings(port=0, cors_origins=["http://page.example"]))
+    preflight = {"Origin": origin, "Access-Control-Request-Method": method}
+    if headers:
+        preflight["Access-Control-Request-Headers"] = headers
+    answer = httpx.options(f"{on.url}/teams", headers=preflight)
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == (
+        f"this server refuses the cross-origin request ({refused} not allowed) from "
+        f"'{origin}': a page's origin is allowed with akgentic serve --cors-origin; its "
+        "methods may be DELETE, GET, HEAD, PATCH, POST, PUT and its headers Authorization, "
+        "Content-Type, Last-Event-ID"
+    )
+    assert "access-control-allow-methods" in answer.headers  # Starlette's headers kept
+
+
 def test_cors_lets_an_allowed_page_send_every_method_the_api_has(
     serve_with: Callable[[ServerSettings], Served],
 ) -> None:

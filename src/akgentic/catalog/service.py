@@ -26,6 +26,7 @@ The rules it keeps (seed 001):
 from __future__ import annotations
 
 import builtins
+import math
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -214,6 +215,13 @@ class CatalogService:
                     f"(stored: {have})"
                 )
             config = {**{k: v for k, v in stored.items() if k not in gone}, **config}
+        odd = _not_finite(config)
+        if odd is not None:
+            raise ConfigError(
+                f"config of {name} does not validate: {odd[0]}: {odd[1]} is not a number JSON "
+                f"holds (the store could not keep it, nor a client read it back); give a "
+                f"finite number"
+            )
         found.validate_config(config)
         audit = self._entry(principal, "configure", config=config)
         return self._changed(
@@ -439,3 +447,24 @@ class CatalogService:
             f"catalog tool {name!r} is not enabled for {surface}: "
             f"akgentic catalog enable {name} --surface {surface}"
         )
+
+
+def _not_finite(value: Any, where: str = "") -> tuple[str, str] | None:
+    """The first float in a config (dicts, lists, scalars) that is NaN or infinite, as
+    (its dotted path, how JSON text spells it): Python's JSON reads ``NaN`` and
+    ``Infinity``, and a bound such as ``gt=0`` lets infinity through, but JSON holds
+    neither — stored, the config is no longer JSON; answered back, it reads as null.
+    None when every number is finite."""
+    if isinstance(value, float) and not math.isfinite(value):
+        said = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+        return where or "config", said
+    items: Iterable[tuple[Any, Any]] = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    for key, item in items:
+        found = _not_finite(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None

@@ -662,3 +662,34 @@ def test_a_silent_stream_is_a_dropped_connection_and_idle_timeout_bounds_the_fol
         silent.close()
     assert outcome and "nothing new came for 1s" in str(outcome[0]), outcome
     assert silent.opened >= 2  # the silence was read as a drop: it reconnected
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            b'{"card": {"name": "t", "entry_point": "@A", "max_turns": Infinity, "members": []}}',
+            "max_turns: Infinity",
+        ),
+        (
+            b'{"card_yaml": "name: t\\nentry_point: \\"@A\\"\\nmembers:\\n  - card:\\n      '
+            b'role: A\\n      config: {name: \\"@A\\", tool_timeout: -.inf}\\n"}',
+            "members.0.card.config.tool_timeout: -Infinity",
+        ),
+        (b'{"card": {"name": "t", "x": [1, NaN]}}', "x.1: NaN"),
+    ],
+)
+def test_a_posted_card_with_a_number_json_does_not_hold_is_refused(
+    served: Served, body: bytes, said: str
+) -> None:
+    """Python's JSON reads NaN and Infinity, YAML .inf: a card holding one was stored as
+    text that is not JSON (a Postgres jsonb column refuses it) and read back as null."""
+    created = httpx.post(
+        f"{served.url}/teams", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert created.status_code == 422, created.text
+    assert created.json()["detail"] == (
+        f"the card is not valid: {said} is not a number JSON holds (the server could not "
+        "store the card); give a finite number"
+    )
+    assert served.client.list_teams() == []

@@ -26,7 +26,6 @@ The rules it keeps (seed 001):
 from __future__ import annotations
 
 import builtins
-import math
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -47,6 +46,7 @@ from akgentic.catalog.manifest import NAME_PATTERN
 from akgentic.catalog.probe import DEFAULT_PROBE_TIMEOUT, ProbeResult, run_probe
 from akgentic.catalog.records import CatalogListing, Principal, ToolDetail, ToolView
 from akgentic.catalog.registry import ToolRegistry, ToolType, discover
+from akgentic.core.serialization import non_finite
 from akgentic.storage import (
     CATALOG_SURFACES,
     CatalogAuditEntry,
@@ -215,7 +215,7 @@ class CatalogService:
                     f"(stored: {have})"
                 )
             config = {**{k: v for k, v in stored.items() if k not in gone}, **config}
-        odd = _not_finite(config)
+        odd = non_finite(config)
         if odd is not None:
             raise ConfigError(
                 f"config of {name} does not validate: {odd[0]}: {odd[1]} is not a number JSON "
@@ -447,24 +447,3 @@ class CatalogService:
             f"catalog tool {name!r} is not enabled for {surface}: "
             f"akgentic catalog enable {name} --surface {surface}"
         )
-
-
-def _not_finite(value: Any, where: str = "") -> tuple[str, str] | None:
-    """The first float in a config (dicts, lists, scalars) that is NaN or infinite, as
-    (its dotted path, how JSON text spells it): Python's JSON reads ``NaN`` and
-    ``Infinity``, and a bound such as ``gt=0`` lets infinity through, but JSON holds
-    neither — stored, the config is no longer JSON; answered back, it reads as null.
-    None when every number is finite."""
-    if isinstance(value, float) and not math.isfinite(value):
-        said = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-        return where or "config", said
-    items: Iterable[tuple[Any, Any]] = ()
-    if isinstance(value, dict):
-        items = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    for key, item in items:
-        found = _not_finite(item, f"{where}.{key}" if where else str(key))
-        if found is not None:
-            return found
-    return None

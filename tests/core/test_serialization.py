@@ -28,7 +28,7 @@ from akgentic.core import (
     serialize,
 )
 from akgentic.core.address import ActorAddress
-from akgentic.core.serialization import MODEL_MARKER
+from akgentic.core.serialization import MODEL_MARKER, non_finite
 
 
 class Color(Enum):
@@ -265,3 +265,15 @@ def test_what_an_error_quotes_of_the_data_is_capped() -> None:
     with pytest.raises(SerializationError) as caught:
         deserialize({MODEL_MARKER: "akgentic.core.address.ActorAddress", "agent_id": huge})
     assert len(str(caught.value)) < 1000
+
+
+def test_non_finite_names_the_first_number_json_does_not_hold_at_any_depth() -> None:
+    assert non_finite({"a": [1, 2.5, {"b": "inf"}], "c": None}) is None
+    assert non_finite({"a": [1, {"b": float("inf")}], "c": float("nan")}) == ("a.1.b", "Infinity")
+    assert non_finite([float("-inf")]) == ("0", "-Infinity")
+    assert non_finite(float("nan")) == ("(the value itself)", "NaN")
+    deep: list[object] = [float("nan")]
+    for _ in range(5000):  # deeper than Python recurses: walked without recursion
+        deep = [deep]
+    found = non_finite(deep)
+    assert found is not None and found[1] == "NaN" and found[0].count(".") == 5000

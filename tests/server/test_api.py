@@ -373,6 +373,36 @@ def test_cors_is_off_unless_configured(
     assert "access-control-allow-origin" not in other.headers
 
 
+@pytest.mark.parametrize(
+    ("origin", "method", "headers", "refused"),
+    [
+        ("http://evil.example", "POST", None, "origin"),
+        ("http://page.example", "TRACE", None, "method"),
+        ("http://page.example", "GET", "x-custom", "headers"),
+    ],
+)
+def test_a_refused_cors_preflight_says_why_as_json(
+    serve_with: Callable[[ServerSettings], Served],
+    origin: str,
+    method: str,
+    headers: str | None,
+    refused: str,
+) -> None:
+    on = serve_with(ServerSettings(port=0, cors_origins=["http://page.example"]))
+    preflight = {"Origin": origin, "Access-Control-Request-Method": method}
+    if headers:
+        preflight["Access-Control-Request-Headers"] = headers
+    answer = httpx.options(f"{on.url}/teams", headers=preflight)
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == (
+        f"this server refuses the cross-origin request ({refused} not allowed) from "
+        f"'{origin}': a page's origin is allowed with akgentic serve --cors-origin; its "
+        "methods may be DELETE, GET, HEAD, PATCH, POST, PUT and its headers Authorization, "
+        "Content-Type, Last-Event-ID"
+    )
+    assert "access-control-allow-methods" in answer.headers  # Starlette's headers kept
+
+
 def test_cors_lets_an_allowed_page_send_every_method_the_api_has(
     serve_with: Callable[[ServerSettings], Served],
 ) -> None:
@@ -632,3 +662,34 @@ def test_a_silent_stream_is_a_dropped_connection_and_idle_timeout_bounds_the_fol
         silent.close()
     assert outcome and "nothing new came for 1s" in str(outcome[0]), outcome
     assert silent.opened >= 2  # the silence was read as a drop: it reconnected
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            b'{"card": {"name": "t", "entry_point": "@A", "max_turns": Infinity, "members": []}}',
+            "max_turns: Infinity",
+        ),
+        (
+            b'{"card_yaml": "name: t\\nentry_point: \\"@A\\"\\nmembers:\\n  - card:\\n      '
+            b'role: A\\n      config: {name: \\"@A\\", tool_timeout: -.inf}\\n"}',
+            "members.0.card.config.tool_timeout: -Infinity",
+        ),
+        (b'{"card": {"name": "t", "x": [1, NaN]}}', "x.1: NaN"),
+    ],
+)
+def test_a_posted_card_with_a_number_json_does_not_hold_is_refused(
+    served: Served, body: bytes, said: str
+) -> None:
+    """Python's JSON reads NaN and Infinity, YAML .inf: a card holding one was stored as
+    text that is not JSON (a Postgres jsonb column refuses it) and read back as null."""
+    created = httpx.post(
+        f"{served.url}/teams", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert created.status_code == 422, created.text
+    assert created.json()["detail"] == (
+        f"the card is not valid: {said} is not a number JSON holds (the server could not "
+        "store the card); give a finite number"
+    )
+    assert served.client.list_teams() == []

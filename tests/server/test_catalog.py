@@ -133,6 +133,32 @@ def test_every_refusal_is_a_4xx_with_its_reason(
     anonymous.close()
 
 
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [("Infinity", "Infinity"), ("-Infinity", "-Infinity"), ("NaN", "NaN")],
+)
+def test_a_config_number_json_does_not_hold_is_refused_and_nothing_is_stored(
+    served: Served, value: str, said: str
+) -> None:
+    """Python's JSON reads NaN and Infinity, JSON has neither: Infinity passed a ``gt=0``
+    bound, was stored as text that is not JSON and answered back as null."""
+    served.client.catalog.configure("notification", {"max_delay_seconds": 60})
+    body = '{"config": {"max_delay_seconds": ' + value + "}}"
+    answer = httpx.put(
+        f"{served.url}/catalog/tools/notification/config",
+        content=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert answer.status_code == 422
+    assert answer.json()["detail"] == (
+        f"config of notification does not validate: max_delay_seconds: {said} is not a "
+        "number JSON holds (the store could not keep it, nor a client read it back); give a "
+        "finite number"
+    )
+    assert served.client.catalog.show("notification").config == {"max_delay_seconds": 60}
+    assert [e.action for e in served.client.catalog.audit(name="notification")] == ["configure"]
+
+
 def test_without_a_token_the_principal_is_loopback(served: Served) -> None:
     served.client.catalog.enable("planning")
     [line] = served.client.catalog.audit()

@@ -117,3 +117,26 @@ def test_a_member_fired_before_the_stop_is_not_on_the_stopped_teams_roster(
     until(team, lambda r: kind(r) == "MemberStopped" and r.message.sender.name == "@Worker")  # type: ignore[union-attr]
     assert team.stop() is True
     assert [m.name for m in team.members()] == ["@Human", "@Manager"]
+
+
+def test_a_team_stopping_while_its_roster_is_read_lists_its_last_runs_members(
+    served: Served,
+) -> None:
+    """A stop from another client that lands while the roster is read (the orchestrator
+    is gone before it answers who the members are): the roster of the run that just
+    ended, from its log — not a 500."""
+    team = served.client.create_team("research")
+    running = [(m.name, m.kind, m.role) for m in team.members()]
+    runtime = served.manager.get_team(team.team_id)
+    assert runtime is not None
+    read = runtime.members
+
+    def stopped_first() -> object:
+        served.manager.stop_team(team.team_id, 5)
+        return read()
+
+    runtime.members = stopped_first  # type: ignore[method-assign]
+    raced = [(m.name, m.kind, m.role) for m in team.members()]
+    assert raced == running
+    assert all(not m.busy for m in team.members())
+    assert served.client.info(team.team_id).status == "STOPPED"

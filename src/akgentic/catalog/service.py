@@ -46,6 +46,7 @@ from akgentic.catalog.manifest import NAME_PATTERN
 from akgentic.catalog.probe import DEFAULT_PROBE_TIMEOUT, ProbeResult, run_probe
 from akgentic.catalog.records import CatalogListing, Principal, ToolDetail, ToolView
 from akgentic.catalog.registry import ToolRegistry, ToolType, discover
+from akgentic.core.serialization import non_finite
 from akgentic.storage import (
     CATALOG_SURFACES,
     CatalogAuditEntry,
@@ -214,6 +215,13 @@ class CatalogService:
                     f"(stored: {have})"
                 )
             config = {**{k: v for k, v in stored.items() if k not in gone}, **config}
+        odd = non_finite(config)
+        if odd is not None:
+            raise ConfigError(
+                f"config of {name} does not validate: {odd[0]}: {odd[1]} is not a number JSON "
+                f"holds (the store could not keep it, nor a client read it back); give a "
+                f"finite number"
+            )
         found.validate_config(config)
         audit = self._entry(principal, "configure", config=config)
         return self._changed(

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import threading
 from collections.abc import Callable, Iterable
 from datetime import date, datetime, time, timedelta
@@ -54,6 +55,7 @@ __all__ = [
     "deserialize",
     "is_registered",
     "model_path",
+    "non_finite",
     "register_serializable",
     "registered_class",
     "serialize",
@@ -139,6 +141,34 @@ def _too_deep() -> SerializationError:
         f"the data is nested deeper than {MAX_DEPTH} levels (dicts, lists and models); "
         f"akgentic refuses it rather than exhaust the stack: flatten it"
     )
+
+
+def non_finite(data: Any) -> tuple[str, str] | None:
+    """The first number in JSON-like ``data`` (dicts, lists, scalars) that JSON does not
+    hold — NaN or an infinity — as (its dotted path, how JSON text spells it: ``NaN``,
+    ``Infinity``, ``-Infinity``); None when every number is finite.
+
+    Python's ``json`` reads ``NaN`` and ``Infinity`` (and YAML ``.nan``, ``.inf``), and a
+    bound such as ``gt=0`` lets infinity through; kept, such data is no longer JSON (a
+    Postgres ``jsonb`` column refuses it) and reads back as null. Without recursion:
+    data as deep as a parser gives is walked. Bound the data's shape first
+    (:func:`check_shape`) when it may hold one value in many places."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            said = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+            return where or "(the value itself)", said
+        if isinstance(value, dict):
+            items: Iterable[tuple[Any, Any]] = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        stack.extend(
+            (item, f"{where}.{key}" if where else str(key)) for key, item in reversed(list(items))
+        )
+    return None
 
 
 def check_shape(data: Any) -> None:

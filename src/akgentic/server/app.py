@@ -17,7 +17,10 @@ from contextlib import asynccontextmanager
 
 from fastapi import Depends, FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
+from starlette.datastructures import Headers
+from starlette.responses import Response
 
 from akgentic.server.auth import require_token
 from akgentic.server.cards import CardRegistry
@@ -55,6 +58,33 @@ dropped connection with `Last-Event-ID` and misses nothing. Send the server's to
 CORS_METHODS = ["DELETE", "GET", "HEAD", "PATCH", "POST", "PUT"]
 """Every method the routes answer (the catalog's ``PUT`` too): what a page on an allowed
 origin may send (``tests/server/test_api.py`` checks it against the OpenAPI paths)."""
+
+CORS_HEADERS = ["Authorization", "Content-Type", "Last-Event-ID"]
+"""The request headers a page on an allowed origin may send."""
+
+
+class Cors(CORSMiddleware):
+    """Starlette's CORS, its refused preflight said as every error of the API is: a JSON
+    ``detail`` naming what was refused and what is allowed, not the plain text "Disallowed
+    CORS origin" (a browser reads only the status; a person reading its network panel,
+    or a client that is no browser, reads this)."""
+
+    def preflight_response(self, request_headers: Headers) -> Response:
+        answer = super().preflight_response(request_headers)
+        if answer.status_code != 400:
+            return answer
+        refused = bytes(answer.body).decode().removeprefix("Disallowed CORS ")
+        origin = request_headers.get("origin", "")
+        detail = (
+            f"this server refuses the cross-origin request ({refused} not allowed) from "
+            f"{origin!r}: a page's origin is allowed with akgentic serve --cors-origin; its "
+            f"methods may be {', '.join(CORS_METHODS)} and its headers "
+            f"{', '.join(CORS_HEADERS)}"
+        )
+        kept = {
+            k: v for k, v in answer.headers.items() if k not in ("content-length", "content-type")
+        }
+        return JSONResponse({"detail": detail}, status_code=400, headers=kept)
 
 
 def create_app(
@@ -107,10 +137,10 @@ def create_app(
     install_page(app)
     if settings.cors_origins:
         app.add_middleware(
-            CORSMiddleware,
+            Cors,
             allow_origins=settings.cors_origins,
             allow_methods=CORS_METHODS,
-            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+            allow_headers=CORS_HEADERS,
         )
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     hosts = allowed_hosts(settings)

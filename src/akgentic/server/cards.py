@@ -28,7 +28,12 @@ import yaml
 from pydantic import ValidationError
 
 from akgentic.core.excerpt import validation_words
-from akgentic.core.serialization import MODEL_MARKER, SerializationError, deserialize
+from akgentic.core.serialization import (
+    MODEL_MARKER,
+    SerializationError,
+    deserialize,
+    non_finite,
+)
 from akgentic.core.yaml_load import YamlTooLargeError, load_yaml, read_yaml_file
 from akgentic.core.yaml_problem import yaml_problem
 from akgentic.team import TeamCard, TeamCardError, member_names
@@ -131,7 +136,15 @@ def card_from_data(
     installed distribution itself, and a class something else loaded since — the
     catalog's discovery, a stored team read back — neither answers to a name nor makes
     one ambiguous. (The serialized form can still carry such a class by its
-    ``__model__``: the posted-card policy refuses it, its ``cards`` reach.)"""
+    ``__model__``: the posted-card policy refuses it, its ``cards`` reach.) A number
+    JSON does not hold (NaN, Infinity, which Python's JSON and YAML read) is refused:
+    the stored card would no longer be JSON."""
+    odd = non_finite(data)
+    if odd is not None:
+        raise CardError(
+            f"the card is not valid: {odd[0]}: {odd[1]} is not a number JSON holds (the "
+            f"server could not store the card); give a finite number"
+        )
     try:
         with defined_cards_only(started):  # the serialized form too: its tools may name cards
             if MODEL_MARKER in data:

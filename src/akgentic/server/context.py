@@ -12,6 +12,7 @@ from uuid import UUID
 from fastapi import HTTPException, Request
 
 from akgentic.client.models import TEAM_NOT_FOUND, StopInProgress, TeamInfo
+from akgentic.core import AddressError
 from akgentic.server.cards import CardRegistry
 from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
@@ -24,7 +25,14 @@ from akgentic.tool import ToolCard
 from akgentic.tool.core.installed import load_named_by
 from akgentic.tool.mcp import MCPTool
 
-__all__ = ["DRAINING", "SHUTTING_DOWN", "ServerContext", "accepting_work", "context"]
+__all__ = [
+    "DRAINING",
+    "SHUTTING_DOWN",
+    "ServerContext",
+    "accepting_work",
+    "context",
+    "deleted_team",
+]
 
 logger = logging.getLogger("akgentic.server")
 
@@ -121,16 +129,23 @@ class ServerContext:
         """The members the roster (``GET /teams/{id}/members``) lists: a team running
         here, its running members (tool actors included), as its orchestrator says; else
         its last run's, as its log says (the ones a resume starts; a member fired is not
-        one). Whether a team has a tool actor is read here too, so both agree."""
+        one) — as for a team that stops while its orchestrator is asked (another client's
+        stop or delete got there first). Whether a team has a tool actor is read here
+        too, so both agree."""
         runtime = self.manager.get_team(team_id)
-        if runtime is None:
-            facts = self.rosters.read(self.manager.storage, team_id)
-            return [
-                ListedMember(m.name, agent_id, m.role, m.kind)
-                for agent_id, m in facts.items()
-                if m.present
-            ]
-        return [ListedMember(a.name, a.agent_id, a.role, member_kind(a)) for a in runtime.members()]
+        if runtime is not None:
+            try:
+                running = runtime.members()
+            except AddressError:  # it stopped meanwhile: its log has the run that ended
+                pass
+            else:
+                return [ListedMember(a.name, a.agent_id, a.role, member_kind(a)) for a in running]
+        facts = self.rosters.read(self.manager.storage, team_id)
+        return [
+            ListedMember(m.name, agent_id, m.role, m.kind)
+            for agent_id, m in facts.items()
+            if m.present
+        ]
 
     def runtime(self, team_id: UUID) -> HostedTeam:
         """The team running here; 404 or 409 (saying how to resume it) otherwise."""
@@ -139,7 +154,7 @@ class ServerContext:
             return runtime
         record = self.record(team_id)
         if record.status == TeamStatus.DELETED:
-            raise HTTPException(409, f"team {team_id} is deleted")
+            raise deleted_team(team_id)
         elsewhere = self.manager.running_elsewhere(team_id)
         if elsewhere is not None:  # a resume here would be refused: say so now
             raise HTTPException(409, str(elsewhere))
@@ -148,6 +163,24 @@ class ServerContext:
             f"team {team_id} is not running in this server "
             f"({record.status.value if record.status else 'DAMAGED'}); resume "
             f"it with POST /teams/{team_id}/resume",
+        )
+
+    def undelivered(self, team_id: UUID, runtime: HostedTeam, error: Exception) -> HTTPException:
+        """The answer to a message or command ``runtime`` could not deliver (an
+        ``AddressError``): a 422 when the address was wrong (no such member, the person, a
+        tool actor); a 409 when the team stopped, is stopping or was deleted while the
+        message was on its way — a stop or a delete from another request got there first,
+        no fault of the client's. Either way nothing was sent; the 409 says how to send
+        it again. A team purged meanwhile is the 404 of any team the server lacks."""
+        moved = self.manager.get_team(team_id) is not runtime or not runtime.is_running()
+        if not moved and not self.manager.stopping(team_id):
+            return HTTPException(422, str(error))
+        if self.record(team_id).status == TeamStatus.DELETED:
+            return deleted_team(team_id)
+        return HTTPException(
+            409,
+            f"team {team_id} stopped while the message was on its way, so nothing was sent; "
+            f"resume it with POST /teams/{team_id}/resume, then send the message again",
         )
 
     def info(self, record: TeamRecord, *, read_log: bool = False) -> TeamInfo:
@@ -217,6 +250,16 @@ class ServerContext:
 def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None:
     found = storage.events.read(team_id, seq, seq, limit=1) if seq else []
     return found[0].timestamp if found else None
+
+
+def deleted_team(team_id: UUID) -> HTTPException:
+    """The 409 of a verb a DELETED team takes no more (a message, a command, an interrupt,
+    a stop): what to do instead, and where its history still reads."""
+    return HTTPException(
+        409,
+        f"team {team_id} is deleted and runs no more: start a new team from its card "
+        f"(POST /teams); its history still reads at GET /teams/{team_id}/messages",
+    )
 
 
 def context(request: Request) -> ServerContext:

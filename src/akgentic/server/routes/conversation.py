@@ -61,7 +61,8 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
     Fire and forget: 202 once the message is committed to the team's log; what the team
     does comes on the events stream. The answer's ``to`` is the member it went to, by its
     address name (``Worker`` is answered as ``@Worker``). Content with no text (empty, or
-    whitespace only) is a 422."""
+    whitespace only) is a 422, as is an address that is no member; a team that stops
+    (or is deleted) while the message is on its way is a 409: nothing was sent."""
     runtime = ctx.runtime(team_id)
     try:
         if body.reply_to is not None:
@@ -73,7 +74,7 @@ def post_message(team_id: UUID, body: PostMessage, ctx: Ctx) -> Accepted:
             return _accepted(runtime, runtime.send_to(to, body.content), to)
         return _accepted(runtime, runtime.send(body.content), runtime.card.entry_point)
     except AddressError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise ctx.undelivered(team_id, runtime, exc) from None
 
 
 @router.post(
@@ -89,7 +90,7 @@ def post_command(team_id: UUID, body: PostCommand, ctx: Ctx) -> Accepted:
     try:
         return _accepted(runtime, runtime.send_to(to, body.command.strip()), to)
     except AddressError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise ctx.undelivered(team_id, runtime, exc) from None
 
 
 @router.post("/interrupt", status_code=202)

@@ -19,7 +19,13 @@ from akgentic.client.models import (
 )
 from akgentic.core.excerpt import exception_words
 from akgentic.server.cards import CardError, card_from_data, card_from_yaml
-from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
+from akgentic.server.context import (
+    DRAINING,
+    ServerContext,
+    accepting_work,
+    context,
+    deleted_team,
+)
 from akgentic.server.errors import CodedError
 from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
@@ -184,7 +190,7 @@ def stop_team(
     instead: each is recorded as interrupted, for a resume to offer again."""
     record = ctx.record(team_id)
     if record.status == TeamStatus.DELETED:
-        raise HTTPException(409, f"team {team_id} is deleted")
+        raise deleted_team(team_id)
     if interrupt:
         ctx.manager.interrupt_team(team_id, grace_timeout=grace)
     else:

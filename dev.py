@@ -35,8 +35,9 @@ MAIN_JOB = [
 
 COMMANDS = {
     "run": ["-m", "akgentic.cli"],
-    # one test process per core, each taking whole files (a module's fixtures set up once)
-    "test": ["-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile"],
+    # one test process per core, each taking whole files (a module's fixtures set up once);
+    # a test process that dies ends the run (a replaced one could leave the run waiting)
+    "test": ["-m", "pytest", "-q", "-n", "auto", "--dist", "loadfile", "--max-worker-restart", "0"],
     "docs": ["-m", "akgentic.team.reference", "--write", str(ROOT / "docs" / "team-cards.md")],
 }
 

@@ -33,9 +33,9 @@ from akgentic.cli.chat import (
     server_stop_reason,
 )
 from akgentic.client import AkgenticClient, RemoteTeam
-from akgentic.core import CancelMessage, SentMessage
+from akgentic.core import ActorSystem, CancelMessage, SentMessage
 from akgentic.storage import sqlite_url
-from akgentic.team import StopWait
+from akgentic.team import StopWait, TeamManager
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
@@ -1103,3 +1103,34 @@ def test_a_stop_of_a_team_its_server_is_stopping_says_it_is_stopping(
     code, out, err = invoke("teams", "stop", short, "--server", served.url)
     assert code == 0, err
     assert out == f"team turns ({short}) is already stopped\n"
+
+
+def test_a_second_signal_on_serve_says_no_turn_was_cut_when_no_team_runs_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second Ctrl-C said 'the turns in progress were cut' whatever ran: also on a
+    server with no team running here (all stopped, or on a cluster). It reads the
+    server's own teams now; what it says of a running team's turns, or of a stop saving
+    its last records, is ``chat.ended_at_once``'s (tests/cli/test_store_down.py)."""
+    import akgentic.server
+
+    monkeypatch.setattr(interrupt, "at_once", interrupt.at_once)  # the command sets it
+    said: list[str] = []
+
+    def serving_no_team(bundle: Any, settings: Any, **options: Any) -> None:
+        system = ActorSystem()
+        manager = TeamManager(system, bundle)
+        try:
+            options["on_manager"](manager)
+            said.append(interrupt._at_once())  # what a second Ctrl-C would print now
+        finally:
+            manager.shutdown()
+            system.shutdown()
+
+    monkeypatch.setattr(akgentic.server, "serve", serving_no_team)
+    code, _, err = invoke("serve", "--port", "0", "--storage", sqlite_url(tmp_path / "s.db"))
+    assert code == 0, err
+    assert said == [
+        "interrupted again: stopped at once (no team was running here); resume a team with: "
+        f"akgentic teams resume TEAM --storage {sqlite_url(tmp_path / 's.db')}"
+    ]

@@ -21,6 +21,8 @@ from uuid import UUID
 import httpx
 import pytest
 import yaml
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
 from akgentic.agent import AgentMessage
@@ -32,10 +34,13 @@ from akgentic.cli.chat import (
     STOPPED_ON_SERVER,
     server_stop_reason,
 )
-from akgentic.client import AkgenticClient, RemoteTeam
-from akgentic.core import CancelMessage, SentMessage
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError
+from akgentic.client.models import ResumeTeam, TeamInfo
+from akgentic.core import ActorSystem, CancelMessage, SentMessage
+from akgentic.server.routes.teams import Ctx
+from akgentic.server.routes.teams import resume_team as resume_route
 from akgentic.storage import sqlite_url
-from akgentic.team import StopWait
+from akgentic.team import StopWait, TeamManager
 from akgentic.tool.mcp import MCPTool
 from tests.board_card import BOARD_TEAM, BoardTool  # the client decodes the cards read back
 from tests.cli import hang_tool
@@ -1103,3 +1108,70 @@ def test_a_stop_of_a_team_its_server_is_stopping_says_it_is_stopping(
     code, out, err = invoke("teams", "stop", short, "--server", served.url)
     assert code == 0, err
     assert out == f"team turns ({short}) is already stopped\n"
+
+
+def test_a_second_signal_on_serve_says_no_turn_was_cut_when_no_team_runs_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second Ctrl-C said 'the turns in progress were cut' whatever ran: also on a
+    server with no team running here (all stopped, or on a cluster). It reads the
+    server's own teams now; what it says of a running team's turns, or of a stop saving
+    its last records, is ``chat.ended_at_once``'s (tests/cli/test_store_down.py)."""
+    import akgentic.server
+
+    monkeypatch.setattr(interrupt, "at_once", interrupt.at_once)  # the command sets it
+    said: list[str] = []
+
+    def serving_no_team(bundle: Any, settings: Any, **options: Any) -> None:
+        system = ActorSystem()
+        manager = TeamManager(system, bundle)
+        try:
+            options["on_manager"](manager)
+            said.append(interrupt._at_once())  # what a second Ctrl-C would print now
+        finally:
+            manager.shutdown()
+            system.shutdown()
+
+    monkeypatch.setattr(akgentic.server, "serve", serving_no_team)
+    code, _, err = invoke("serve", "--port", "0", "--storage", sqlite_url(tmp_path / "s.db"))
+    assert code == 0, err
+    assert said == [
+        "interrupted again: stopped at once (no team was running here); resume a team with: "
+        f"akgentic teams resume TEAM --storage {sqlite_url(tmp_path / 's.db')}"
+    ]
+
+
+class _ResumeBeforeWaitForStop(BaseModel):
+    """``ResumeTeam`` as a server older than ``wait_for_stop`` has it (extra fields
+    forbidden, as every request body)."""
+
+    model_config = ConfigDict(extra="forbid")
+    retry_interrupted: bool = False
+    dismiss_interrupted: bool = False
+
+
+def test_teams_resume_on_a_server_older_than_wait_for_stop_resumes_without_it(
+    served: Served,
+) -> None:
+    """``teams resume --server`` asks ``wait_for_stop: false``; a server from before that
+    field refused the body (422, an extra field) and the resume failed. Refused so, it
+    asks again without the field, as the older CLI did. Another 422 is said as before."""
+    old = APIRouter()
+    asked: list[_ResumeBeforeWaitForStop] = []
+
+    @old.post("/teams/{team_id}/resume")
+    def resume_as_before(team_id: UUID, ctx: Ctx, body: _ResumeBeforeWaitForStop) -> TeamInfo:
+        asked.append(body)
+        return resume_route(team_id, ctx, ResumeTeam(**body.model_dump()))
+
+    served.app.router.routes.insert(0, old.routes[0])  # in front of today's route
+    team = served.client.create_team("research")
+    served.client.stop_team(team.team_id)
+    code, out, err = invoke("teams", "resume", str(team.team_id), "--server", served.url)
+    assert (code, err) == (0, ""), out + err
+    assert asked == [_ResumeBeforeWaitForStop()]
+    with pytest.raises(ServerError) as refused:  # a 422 that is not about the field
+        served.client.resume_team(
+            team.team_id, retry_interrupted=True, dismiss_interrupted=True, wait_for_stop=False
+        )
+    assert refused.value.status == 422 and "wait_for_stop" not in str(refused.value)

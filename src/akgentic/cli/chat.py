@@ -50,7 +50,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 from uuid import UUID
@@ -95,6 +95,7 @@ __all__ = [
     "ChatOptions",
     "chat",
     "check_addressee",
+    "ended_at_once",
     "intro",
     "quote",
     "retried_note",
@@ -290,7 +291,7 @@ def _chat(
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
     interrupt.at_once = (
-        (lambda: _ended_at_once(resume_hint, runtime))
+        (lambda: ended_at_once(resume_hint, [runtime]))
         if isinstance(runtime, TeamRuntime)
         else _at_once(TURNS_CUT, resume_hint)
     )
@@ -398,8 +399,11 @@ def _chat(
 
 TURNS_CUT = "the turns in progress were cut"
 CLOSING_CUT = "the turns had ended; the team's stop was saving its last records"
-"""What a second Ctrl-C cut: the turns in progress, or — its members all stopped — the
-team's stop writing its last records."""
+CLOSINGS_CUT = "the turns had ended; the teams' stops were saving their last records"
+NOTHING_CUT = "no team was running here"
+"""What a second Ctrl-C cut: the turns in progress, or — their members all stopped — the
+teams' stops writing their last records; or nothing (a server whose teams run elsewhere,
+or had all stopped)."""
 
 
 def _at_once(cut: str, resume_hint: str) -> str:
@@ -408,24 +412,32 @@ def _at_once(cut: str, resume_hint: str) -> str:
     return printable(f"interrupted again: stopped at once ({cut}); {resume_hint}")
 
 
-def _ended_at_once(resume_hint: str, runtime: TeamRuntime) -> str:
-    """What the second Ctrl-C prints: what it cut — the turns in progress, or, once the
+def ended_at_once(resume_hint: str, runtimes: Sequence[TeamRuntime]) -> str:
+    """What the second Ctrl-C prints: what it cut — the turns in progress, or, once every
     team's stop is writing its last records (its members have all stopped: no turn is
-    left to cut), that write — and how to resume; then, when the store still refuses
-    records the process keeps, which ending now loses, one ``error:`` line: how many,
-    and what to do (the line a stop that gives up on them logs). Called in the signal
-    handler: it only reads."""
-    recorder = runtime.recorder
-    closing = recorder.tries_left() is not None  # None: its last records not yet being written
-    said = _at_once(CLOSING_CUT if closing else TURNS_CUT, resume_hint)
-    refused = recorder.refused()
-    if not refused:
-        return said
-    lost = printable(
-        f"error: team {runtime.team_id}: {counted(refused, 'record')} not saved: the store "
-        f"refused them, and they are lost as the process ends at once; {LOSS_ADVICE}"
-    )
-    return f"{said}\n{lost}"
+    left to cut), that write, or nothing when no team runs here — and how to resume;
+    then, for each team whose store still refuses records the process keeps, which ending
+    now loses, one ``error:`` line: how many, and what to do (the line a stop that gives
+    up on them logs). Called in the signal handler: it only reads."""
+    closing = [r.recorder.tries_left() is not None for r in runtimes]  # None: not yet
+    if not runtimes:
+        cut = NOTHING_CUT
+    elif not all(closing):
+        cut = TURNS_CUT
+    else:
+        cut = CLOSING_CUT if len(runtimes) == 1 else CLOSINGS_CUT
+    lines = [_at_once(cut, resume_hint)]
+    for runtime in runtimes:
+        refused = runtime.recorder.refused()
+        if refused:
+            lines.append(
+                printable(
+                    f"error: team {runtime.team_id}: {counted(refused, 'record')} not saved: "
+                    f"the store refused them, and they are lost as the process ends at once; "
+                    f"{LOSS_ADVICE}"
+                )
+            )
+    return "\n".join(lines)
 
 
 def _interrupted_turns(manager: TeamKeeper, runtime: TeamHandle) -> list[Message]:
@@ -550,7 +562,7 @@ def _interrupt_words(runtime: TeamHandle) -> str:
     records (here: its members have all stopped) there is no turn left to cancel: it
     says the stop waits for them, and — when the store refuses them — how many, how much
     longer the stop tries, and that a second Ctrl-C loses them (whose line then says so,
-    with what to do: :func:`_ended_at_once`)."""
+    with what to do: :func:`ended_at_once`)."""
     by = _interrupted_by()
     recorder = runtime.recorder if isinstance(runtime, TeamRuntime) else None
     left = recorder.tries_left() if recorder is not None else None

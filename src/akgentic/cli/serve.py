@@ -27,6 +27,7 @@ import typer
 from pydantic import ValidationError
 
 from akgentic.cli import interrupt, logs
+from akgentic.cli.chat import ended_at_once
 from akgentic.cli.errors import CliError, invalid_options, reporting
 from akgentic.cli.options import DebugOption, ImportOption, StorageOption, TokenOption
 from akgentic.cli.output import SafeText, command_line, error_console, printable, write_out
@@ -40,6 +41,7 @@ from akgentic.cli.placement import (
     placement_of,
 )
 from akgentic.cli.store import import_modules, opened_storage, storage_option
+from akgentic.team import TeamManager
 
 __all__ = ["serve"]
 
@@ -172,9 +174,10 @@ def serve(
         _check_can_listen(host, port)
         with opened_storage(storage) as (bundle, url):
             again = command_line("teams", "resume", "TEAM", *storage_option(url))
-            interrupt.at_once = printable(  # written raw by the second Ctrl-C
-                f"interrupted again: stopped at once (the turns in progress were cut); "
-                f"resume a team with: {again}"
+            hosts: list[TeamManager] = []  # the server's, once it exists
+            interrupt.at_once = lambda: ended_at_once(  # what the second Ctrl-C cut
+                f"resume a team with: {again}",
+                [team for manager in hosts for team in manager.local_teams()],
             )
             where = placement_of(
                 placement,
@@ -213,6 +216,7 @@ def serve(
                     on_problem=_warn,
                     stop=pressed,
                     on_stopping=stopping,
+                    on_manager=hosts.append,
                     placement=where,
                     sigterm_handled=True,  # interrupt.install's handler sets ``pressed``
                 )

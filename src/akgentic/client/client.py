@@ -89,6 +89,18 @@ class ServerError(Exception):
         self.code = code
 
 
+def _unknown_field(response: httpx.Response, field: str) -> bool:
+    """Whether a 422 refuses the body's ``field`` as one the server's model does not know
+    (``extra_forbidden``): a server older than the field."""
+    try:
+        errors = response.json().get("errors") or []
+        return any(
+            e.get("type") == "extra_forbidden" and e.get("loc", [])[-1:] == [field] for e in errors
+        )
+    except (ValueError, AttributeError, TypeError):  # not an akgentic server's 422
+        return False
+
+
 class TeamDeletedError(ServerError):
     """The team followed was deleted: its stream said ``deleted`` after its last record (or
     the team was purged while followed). ``status`` is 410 (Gone)."""
@@ -205,7 +217,10 @@ class AkgenticClient:
         A body that is not JSON, or not of that shape (a proxy's HTML page, another
         program at that address answering its own JSON), is a one-line
         :class:`ServerError` saying to check the base URL."""
-        response = self.request(method, path, allow=allow, **kwargs)
+        return self.read_json(self.request(method, path, allow=allow, **kwargs), shape)
+
+    def read_json(self, response: httpx.Response, shape: type[T]) -> T:
+        """``response``'s JSON body read as ``shape``, as :meth:`request_json` reads it."""
         try:
             return _adapter(shape).validate_json(response.content)
         except ValueError:  # not JSON, or not the shape (pydantic's ValidationError)
@@ -324,15 +339,21 @@ class AkgenticClient:
         """Resume the team on the server. A team being stopped is resumed once its stop
         has ended — or, not ``wait_for_stop``, refused at once: :class:`ServerError` 409,
         ``code`` ``TEAM_STOPPING`` (the caller waits, and can give up, then asks
-        again)."""
-        body = {
+        again). A server older than ``wait_for_stop`` refuses the field (a 422 naming it as
+        an extra field): the resume is asked again without it, waiting as that server does."""
+        path = team_path(team_id, "/resume")
+        body: dict[str, bool] = {
             "retry_interrupted": retry_interrupted,
             "dismiss_interrupted": dismiss_interrupted,
             "wait_for_stop": wait_for_stop,
         }
-        return RemoteTeam(
-            self, self.request_json("POST", team_path(team_id, "/resume"), TeamInfo, json=body)
-        )
+        response = self.request("POST", path, allow=(422,), json=body)
+        if response.status_code == 422:
+            if not _unknown_field(response, "wait_for_stop"):
+                raise _server_error(response)
+            del body["wait_for_stop"]
+            response = self.request("POST", path, json=body)
+        return RemoteTeam(self, self.read_json(response, TeamInfo))
 
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
         self.request("DELETE", team_path(team_id), params={"purge": purge})

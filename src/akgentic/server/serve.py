@@ -143,6 +143,7 @@ def serve(
     on_stopping: Callable[[], None] | None = None,
     placement: Placement | None = None,
     sigterm_handled: bool = False,
+    on_manager: Callable[[TeamManager], None] | None = None,
 ) -> None:
     """Run the server in this thread until interrupted (``akgentic serve``); every team it
     runs in this process is stopped gracefully on the way out (teams a ``placement`` runs
@@ -165,6 +166,8 @@ def serve(
     ``MCPConfigError`` before the server listens, and a card file named in ``card_paths``
     that cannot be read (or a path that is not there) ``TeamCardError``: the operator
     asked for it by name (a folder's broken card is skipped, through ``on_problem``).
+    ``on_manager(manager)`` is handed the manager that runs the teams once it exists (the
+    CLI's second Ctrl-C reads its teams to say what it cut).
     """
     report = on_problem or (lambda line: logger.warning("%s", line))
     cards = CardRegistry()
@@ -175,6 +178,8 @@ def serve(
     graced = False  # the teams have had their grace: drained, or shut down here
     try:
         manager = TeamManager(system, storage, placement=placement)
+        if on_manager is not None:
+            on_manager(manager)
         server: _Server | None = None
         try:
             app = create_app(manager, settings, cards=cards)

@@ -604,8 +604,8 @@ class TeamManager:
             return None
         return runtime
 
-    def _local_teams(self) -> list[TeamRuntime]:
-        """The teams running in this process."""
+    def local_teams(self) -> list[TeamRuntime]:
+        """The teams running in this process (not those its placement runs elsewhere)."""
         return [r for r in list(self._running.values()) if self._local_team(r.team_id) is r]
 
     def list_teams(self, status: TeamStatus | None = None) -> list[TeamRecord]:

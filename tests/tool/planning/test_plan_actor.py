@@ -121,6 +121,27 @@ def test_partial_update_emits_what_succeeded_before_raising(team: Team) -> None:
     assert delta.tasks_deleted == []
 
 
+def test_an_update_repeating_the_owner_of_a_member_who_left_is_accepted(team: Team) -> None:
+    """The model repeats ``owner`` while it only moves the status; that owner may have been
+    fired since. Only an owner the task does not have yet must be on the team."""
+    _, plan = bind(team)
+    plan.update_planning(
+        [CreateTask(title="Draft", owner="@Writer")], "@Lead", ["@Lead", "@Writer"]
+    )
+    left = ["@Lead"]  # @Writer was fired
+    done = UpdateTask(task_id=1, owner="writer", status=TaskStatus.DONE)
+    assert plan.update_planning([done], "@Lead", left) == "Done: updated #1."
+    assert plan.get_task(1).task.status is TaskStatus.DONE
+    for item in (
+        UpdateTask(task_id=1, owner="@Ghost"),
+        CreateTask(title="b", owner="@Writer"),
+        UpdateTask(task_id=9, owner="@Writer"),
+    ):
+        with pytest.raises(RetriableError, match="is not on the team: name one of @Lead,"):
+            plan.update_planning([item], "@Lead", left)
+    assert plan.get_task(1).task.owner == "@Writer"
+
+
 def test_nothing_changed_emits_nothing_and_keeps_seq(team: Team) -> None:
     _, plan = bind(team)
     plan.update_planning([CreateTask(title="a")], "@A")

@@ -43,7 +43,7 @@ class LocalPlacement:
         return manager._local_team(team_id)
 
     def running(self, manager: TeamManager) -> list[HostedTeam]:
-        return list(manager._local_teams())
+        return list(manager.local_teams())
 
     def close(self) -> None:
         return None

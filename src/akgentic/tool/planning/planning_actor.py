@@ -173,6 +173,8 @@ class PlanActor(Akgent[PlanConfig, Plan]):
 
         ``members`` are the names an owner an item names may take (the card asks the
         team's orchestrator); an item naming anyone else is refused. None: not checked.
+        An update repeating the owner its task already has is not checked: that owner may
+        have left since, and the item changes only the status or output of their task.
         Applies every item it can. Before returning — or raising ``RetriableError``
         naming each refused item — it publishes the state and emits the delta.
         """
@@ -183,8 +185,9 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         errors: list[str] = []
         for number, item in enumerate(items, 1):
             try:
-                if not isinstance(item, DeleteTask) and item.owner and members is not None:
-                    _on_the_team(item.owner, members)
+                owner = self._new_owner(item)
+                if owner and members is not None:
+                    _on_the_team(owner, members)
                 if isinstance(item, CreateTask):
                     task = self._create(item, caller)
                     created[task.id] = task
@@ -219,6 +222,13 @@ class PlanActor(Akgent[PlanConfig, Plan]):
                 + ". Fix the failed items and send only those again."
             )
         return f"Done: {summary}."
+
+    def _new_owner(self, item: CreateTask | UpdateTask | DeleteTask) -> str | None:
+        """The owner ``item`` names when its task does not have it yet, else None ("" too)."""
+        if isinstance(item, DeleteTask) or not item.owner:
+            return None
+        task = self.state.tasks.get(item.task_id) if isinstance(item, UpdateTask) else None
+        return None if task and same_agent(task.owner, item.owner) else item.owner
 
     def _publish(self, delta: PlanningStateEvent) -> None:
         """Record the delta (and a snapshot when due) before the caller hears back."""
@@ -260,6 +270,8 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         if task is None:
             raise _Refused(f"there is no task #{item.task_id}")
         changes = item.model_dump(exclude={"op", "task_id"}, exclude_none=True)
+        if item.owner and self._new_owner(item) is None:  # the same owner, spelled any way
+            changes.pop("owner", None)
         if item.dependencies is not None:
             changes["dependencies"] = self._known(item.dependencies)
             cycle = self._cycle(task.id, changes["dependencies"])

@@ -911,23 +911,27 @@ def test_a_skipped_skill_is_one_line_of_the_session_naming_its_file(tmp_path: Pa
 def test_a_message_to_no_member_is_refused_before_the_team_starts(
     cli: Invoke, storage_url: str
 ) -> None:
-    result = cli("run", str(RESEARCH), "-m", "@Nobody hello")
-    assert result.exit_code == 1
-    assert result.stdout == ""  # nothing started: no "team ... started" line
-    (line,) = result.stderr.splitlines()
-    assert line == (
+    assert _refused_before_start(cli, storage_url, "@Nobody hello") == (
         "error: @Nobody is not a member of this team (members: @Manager, @Worker): "
         "address one of them, or leave the name out to write to @Manager"
     )
-    to_self = cli("run", str(RESEARCH), "-m", "@Human hello")
-    assert to_self.exit_code == 1 and to_self.stdout == ""
-    assert to_self.stderr.splitlines() == [
+    assert _refused_before_start(cli, storage_url, "@Human hello") == (
         "error: @Human is the person writing, not a member: address one of @Manager, @Worker, "
         "or leave the name out to write to @Manager"
-    ]
+    )
+
+
+def _refused_before_start(cli: Invoke, storage_url: str, message: str) -> str:
+    """The one stderr line of ``run -m message``, refused before any team started (exit 1,
+    nothing on stdout, no team in the store)."""
+    result = cli("run", str(RESEARCH), "-m", message)
+    assert result.exit_code == 1
+    assert result.stdout == ""  # nothing started: no "team ... started" line
+    (line,) = result.stderr.splitlines()
     storage = open_storage(storage_url)
     assert storage.teams.list() == []
     storage.close()
+    return line
 
 
 def test_a_name_alone_or_in_the_wrong_case_says_what_to_write(
@@ -936,20 +940,13 @@ def test_a_name_alone_or_in_the_wrong_case_says_what_to_write(
     """``-m "@Worker"`` would send the text ``@Worker`` to the entry point, and
     ``@worker`` is @Worker mistyped: both are refused before the team starts, in one line
     saying what to write instead."""
-    alone = cli("run", str(RESEARCH), "-m", "@Worker")
-    assert alone.exit_code == 1 and alone.stdout == ""
-    assert alone.stderr.splitlines() == [
+    assert _refused_before_start(cli, storage_url, "@Worker") == (
         "error: a message goes after the name: @Worker <your message>, e.g. @Worker what is next?"
-    ]
-    lower = cli("run", str(RESEARCH), "-m", "@worker hi")
-    assert lower.exit_code == 1 and lower.stdout == ""
-    assert lower.stderr.splitlines() == [
+    )
+    assert _refused_before_start(cli, storage_url, "@worker hi") == (
         "error: @worker is not a member of this team (did you mean '@Worker'? members: "
         "@Manager, @Worker): address one of them, or leave the name out to write to @Manager"
-    ]
-    storage = open_storage(storage_url)
-    assert storage.teams.list() == []
-    storage.close()
+    )
 
 
 def test_in_a_session_a_name_alone_or_in_the_wrong_case_is_not_sent(cli: Invoke) -> None:

@@ -12,6 +12,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import httpx
 import pytest
@@ -21,6 +23,7 @@ from akgentic.client import client as client_module
 from akgentic.client.models import TeamInfo
 from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
+from akgentic.server.context import deleted_team
 from akgentic.team import TeamCard
 from tests.catalog.distributions import make_distribution
 from tests.server.conftest import RESEARCH, TURNS, Served
@@ -540,11 +543,27 @@ def test_a_deleted_team_cannot_be_resumed_and_the_refusal_says_what_to_do(
     served.client.delete_team(team.team_id)
     resumed = httpx.post(f"{served.url}/teams/{team.team_id}/resume")
     assert resumed.status_code == 409
-    assert resumed.json()["detail"] == (
-        f"team {team.team_id} is deleted and cannot be resumed: start a new team from its "
-        f"card (POST /teams); its history still reads at GET /teams/{team.team_id}/events"
-    )
-    assert httpx.get(f"{served.url}/teams/{team.team_id}/events").status_code == 200
+    assert resumed.json()["detail"] == deleted_team(team.team_id).detail
+    assert "start a new team from its card (POST /teams)" in resumed.json()["detail"]
+    assert httpx.get(f"{served.url}/teams/{team.team_id}/messages").status_code == 200
+
+
+def test_a_resume_a_delete_overtakes_says_what_to_do_as_for_a_deleted_team(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    team = served.client.create_team("turns", name="raced")
+    served.client.stop_team(team.team_id)
+    resume = served.manager.resume_team
+
+    def deleted_first(team_id: UUID, **options: Any) -> Any:
+        served.manager.delete_team(team_id)  # the DELETE lands after the route's own look
+        return resume(team_id, **options)
+
+    monkeypatch.setattr(served.manager, "resume_team", deleted_first)
+    resumed = httpx.post(f"{served.url}/teams/{team.team_id}/resume")
+    assert resumed.status_code == 409
+    assert resumed.json()["detail"] == deleted_team(team.team_id).detail
+    assert served.client.info(team.team_id).status == "DELETED"
 
 
 def test_a_body_json_cannot_read_says_why_as_malformed_json_does(served: Served) -> None:

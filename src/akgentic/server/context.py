@@ -254,7 +254,7 @@ def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None
 
 def deleted_team(team_id: UUID) -> HTTPException:
     """The 409 of a verb a DELETED team takes no more (a message, a command, an interrupt,
-    a stop): what to do instead, and where its history still reads."""
+    a stop, a resume): what to do instead, and where its history still reads."""
     return HTTPException(
         409,
         f"team {team_id} is deleted and runs no more: start a new team from its card "

@@ -229,11 +229,7 @@ def resume_team(
     if running is not None and not settle:
         raise HTTPException(409, f"team {team_id} is already running")
     if record.status == TeamStatus.DELETED:
-        raise HTTPException(
-            409,
-            f"team {team_id} is deleted and cannot be resumed: start a new team from its card "
-            f"(POST /teams); its history still reads at GET /teams/{team_id}/events",
-        )
+        raise deleted_team(team_id)
     try:
         runtime = running or ctx.manager.resume_team(
             team_id,
@@ -255,6 +251,8 @@ def resume_team(
             "shows what still reads)",
         ) from None
     except ValueError as exc:
+        if ctx.record(team_id).status == TeamStatus.DELETED:  # a DELETE got there first
+            raise deleted_team(team_id) from None
         said = exception_words(exc)  # named already when the manager says why ("team … is running")
         named = said.startswith(f"team {team_id} ")
         detail = said if named else f"team {team_id} cannot be resumed: {said}"

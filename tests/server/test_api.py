@@ -212,6 +212,33 @@ def test_a_stop_grace_out_of_range_says_why(served: Served, grace: str) -> None:
     assert served.client.info(team.team_id).running  # nothing stopped
 
 
+@pytest.mark.parametrize("body", [b'{"grace": 1}', b'{"interrupt": true}', b"[1]", b"grace=1"])
+def test_a_stop_refuses_a_body_it_would_ignore_and_says_where_grace_goes(
+    served: Served, body: bytes
+) -> None:
+    team = served.client.create_team("turns")
+    stopped = httpx.post(
+        f"{served.url}/teams/{team.team_id}/stop",
+        content=body,
+        headers={"Content-Type": "application/json"},
+    )
+    assert stopped.status_code == 422
+    assert stopped.json()["detail"] == (
+        f"POST /teams/{team.team_id}/stop takes no body, nothing was stopped: give grace and "
+        f"interrupt as query parameters (POST /teams/{team.team_id}/stop?grace=1&interrupt=true)"
+    )
+    assert served.client.info(team.team_id).running
+
+
+@pytest.mark.parametrize("body", [b"", b"{}", b" null "])
+def test_a_stop_with_an_empty_body_stops_with_its_query_grace(served: Served, body: bytes) -> None:
+    team = served.client.create_team("turns")
+    stopped = httpx.post(
+        f"{served.url}/teams/{team.team_id}/stop", params={"grace": 1}, content=body, timeout=30
+    )
+    assert stopped.status_code == 200 and stopped.json()["status"] == "STOPPED"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [

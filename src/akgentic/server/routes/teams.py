@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from uuid import UUID
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Query, Response
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, Response
 
 from akgentic.agent import AgentState
 from akgentic.client.models import (
@@ -173,7 +174,24 @@ def delete_team(
     return Response(status_code=204)
 
 
-@router.post("/{team_id}/stop")
+async def no_body(team_id: UUID, request: Request) -> None:
+    """Refuse a body ``POST /teams/{id}/stop`` would ignore: its options are query
+    parameters, and a ``{"grace": 1}`` sent as JSON would stop the team with the default
+    grace, unsaid. A blank body, ``{}`` or ``null`` gives nothing and is taken."""
+    sent = (await request.body()).strip()
+    try:
+        nothing = not sent or json.loads(sent) in (None, {})
+    except ValueError:
+        nothing = False
+    if not nothing:
+        raise HTTPException(
+            422,
+            f"POST /teams/{team_id}/stop takes no body, nothing was stopped: give grace and "
+            f"interrupt as query parameters (POST /teams/{team_id}/stop?grace=1&interrupt=true)",
+        )
+
+
+@router.post("/{team_id}/stop", dependencies=[Depends(no_body)])
 def stop_team(
     team_id: UUID,
     ctx: Ctx,

@@ -33,7 +33,7 @@ from akgentic.core.words import did_you_mean
 from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import EventRecorder
-from akgentic.team.replay import ReplayResult, replay_tool_states
+from akgentic.team.replay import ReplayResult, initial_state, replay_tool_states
 
 __all__ = [
     "STOPPED_ELSEWHERE",
@@ -55,17 +55,36 @@ def read_history(
     return storage.events.read(team_id, from_seq=start, limit=max(limit, 0))
 
 
-def tool_state(storage: StorageBundle, team_id: UUID, tool_id: str) -> ReplayResult:
+def tool_state(
+    storage: StorageBundle,
+    team_id: UUID,
+    tool_id: str,
+    members: Callable[[], list[ActorAddress]] | None = None,
+) -> ReplayResult:
     """``tool_id``'s state (e.g. ``#PlanningTool``) rebuilt by replaying the whole log
     (:func:`replay_tool_states`: its reducer, or its ``DeltaState``'s last snapshot and
-    ``apply_delta``): ``states`` holds it when it can be rebuilt, ``gaps`` any missed delta."""
+    ``apply_delta``): ``states`` holds it when it can be rebuilt, ``gaps`` any missed delta.
+
+    A tool actor that has published nothing yet, but that ``members()`` (the running
+    team's roster) lists, has the state it starts from (:func:`initial_state`; none for
+    a tool this package does not ship) and ``last_seq`` 0 — what the server's
+    ``GET /teams/{id}/state/{tool}`` answers, so a local and a remote team agree. Without
+    ``members``, or when the team has stopped, such a tool has empty results, as one the
+    team does not have."""
     replayed = replay_tool_states(storage.events.read(team_id))
-    return ReplayResult(
+    result = ReplayResult(
         states={k: v for k, v in replayed.states.items() if k == tool_id},
         last_seq={k: v for k, v in replayed.last_seq.items() if k == tool_id},
         gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
         unknown_tools=replayed.unknown_tools & {tool_id},
     )
+    if tool_id not in result.last_seq and members is not None:
+        with contextlib.suppress(AddressError):  # stopped meanwhile: no roster to ask
+            if any(is_tool_actor(a) and a.name == tool_id for a in members()):
+                start = initial_state(tool_id)
+                result.states = {} if start is None else {tool_id: start}
+                result.last_seq = {tool_id: 0}
+    return result
 
 
 def follow_log(
@@ -329,8 +348,9 @@ class TeamRuntime:
         return read_history(self.storage, self.team_id, after, offset, limit)
 
     def tool_state(self, tool_id: str) -> ReplayResult:
-        """A tool actor's state rebuilt from the log (see :func:`tool_state`)."""
-        return tool_state(self.storage, self.team_id, tool_id)
+        """A tool actor's state rebuilt from the log (see :func:`tool_state`): one the team
+        has that published nothing yet is the state it starts from, as the server says."""
+        return tool_state(self.storage, self.team_id, tool_id, self.members)
 
     # -- looking at the team ---------------------------------------------------------------
     @property

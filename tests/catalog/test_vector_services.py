@@ -79,13 +79,18 @@ def test_a_named_service_the_catalog_refuses_fails_creation_naming_the_member(
     card = TeamCard.from_yaml(DATA / "planner.yaml")
     with pytest.raises(
         ValueError,
-        match="^@Planner: catalog tool 'embeddings.openai_compatible' is not enabled for agents",
+        match="^@Planner: PlanningTool's vector_store.embedding.instance: catalog tool "
+        "'embeddings.openai_compatible' is not enabled for agents",
     ):
         manager.create_team(card)
     clustered = card.model_copy(deep=True)
     [tool] = clustered.members[0].card.config.tools  # type: ignore[attr-defined]
-    tool.vector_store = VectorStoreParam(cluster="east")
-    with pytest.raises(ValueError, match="^@Planner: no tool type or catalog instance .*'east'"):
+    tool.vector_store = VectorStoreParam(cluster="http://127.0.0.1:6333")  # a URL, by mistake
+    with pytest.raises(
+        ValueError,
+        match="^@Planner: PlanningTool's vector_store.cluster: no tool type or catalog "
+        "instance is called 'http://127.0.0.1:6333'",
+    ):
         manager.create_team(clustered)
     assert storage.teams.list() == []
 

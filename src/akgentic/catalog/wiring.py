@@ -143,14 +143,20 @@ def catalog_tools(tools: Iterable[Any]) -> list[CatalogTool]:
     return [tool for tool in tools if isinstance(tool, CatalogTool)]
 
 
-def named_services(tools: Iterable[Any]) -> list[str]:
-    """The catalog services ``tools`` (an agent config's cards) name: a consumer card's
-    vector cluster (``vector_store.cluster``) and embeddings endpoint
-    (``vector_store.embedding.instance``), in order, once each."""
-    names: list[str | None] = []
+def named_services(tools: Iterable[Any]) -> list[tuple[str, str]]:
+    """``(field, name)`` of each catalog service ``tools`` (an agent config's cards)
+    name, in order, each name once: a consumer card's vector cluster
+    (``PlanningTool's vector_store.cluster``) and embeddings endpoint
+    (``… vector_store.embedding.instance``). The field is said with the name so that a
+    refused instance names the line of the card to fix, not only the value."""
+    found: dict[str, str] = {}
     for tool in tools:
         param = getattr(tool, "vector_store", None)
-        if isinstance(param, VectorStoreParam):
-            names.append(param.cluster)
-            names.append(param.embedding.instance if param.embedding is not None else None)
-    return list(dict.fromkeys(n for n in names if n))
+        if not isinstance(param, VectorStoreParam):
+            continue
+        card = f"{type(tool).__name__}'s vector_store"
+        embedding = param.embedding.instance if param.embedding is not None else None
+        for field, name in ((".cluster", param.cluster), (".embedding.instance", embedding)):
+            if name:
+                found.setdefault(name, card + field)
+    return [(field, name) for name, field in found.items()]

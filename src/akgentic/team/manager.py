@@ -1167,7 +1167,10 @@ def check_catalog_tools(card: TeamCard, catalog: CatalogService) -> None:
         try:
             for tool in catalog_tools(tools):
                 catalog.resolve_card(tool.instance)
-            for service in named_services(tools):
-                catalog.resolve(service, "agents")
         except CatalogError as exc:
             raise ValueError(f"{name}: {exc}") from exc
+        for field, service in named_services(tools):
+            try:
+                catalog.resolve(service, "agents")
+            except CatalogError as exc:
+                raise ValueError(f"{name}: {field}: {exc}") from exc

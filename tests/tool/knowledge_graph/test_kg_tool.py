@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import COMMAND, LLM_CONTEXT, TOOL_CALL, RetriableError
@@ -261,3 +262,10 @@ def test_card_round_trips(team: Team) -> None:
         "expose": ["system_prompt", "command"],
     }
     assert deserialize(stored).expose == {LLM_CONTEXT, COMMAND}
+
+
+def test_a_negative_max_roots_is_refused_as_the_card_is_built() -> None:
+    """``max_roots: -1`` used to be taken, and the summary then listed no root at all."""
+    assert GetKnowledgeGraph(max_roots=0).max_roots == 0  # counts only: a choice
+    with pytest.raises(ValidationError, match="max_roots\n  Input should be greater than or"):
+        KnowledgeGraphTool.model_validate({"get_knowledge_graph": {"max_roots": -1}})

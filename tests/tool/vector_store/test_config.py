@@ -51,8 +51,14 @@ def test_param_forbids_unknown_fields_and_bad_values() -> None:
         VectorStoreParam(weaviate_url="http://x")  # type: ignore[call-arg]
     with pytest.raises(ValueError):
         VectorStoreParam(hybrid_alpha=1.5)
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError,
+        match="invalid collection name 'has space': use letters, digits and '_', starting "
+        "with a letter",
+    ):
         VectorStoreParam(collection="has space")
+    with pytest.raises(ValueError, match="valid string"):
+        VectorStoreParam(collection=3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="backend"):
         VectorStoreParam(backend=" ")
 

@@ -91,11 +91,13 @@ CONTEXT_TIMEOUT = 5.0
 class GetKnowledgeGraph(BaseToolParam):
     """The graph summary as LLM_CONTEXT state (and the ``/knowledge_graph`` command).
 
-    ``max_roots`` — how many root entities the summary lists; the rest are counted.
+    ``max_roots`` — how many root entities the summary lists (0: none, only counted);
+    the rest are counted. A negative number is refused when the card is built: it would
+    list no root and say nothing of the mistake.
     """
 
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
-    max_roots: int = 30
+    max_roots: int = Field(default=30, ge=0)
     _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
 
 

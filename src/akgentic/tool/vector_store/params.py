@@ -144,7 +144,7 @@ class VectorStoreParam(SerializableModel):
 
     backend: str | None = None
     cluster: str | None = Field(default=None, min_length=1, max_length=64)
-    collection: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_]{0,62}$")
+    collection: str | None = None
     embedding: EmbeddingConfig | None = None
     hybrid_alpha: float = Field(default=DEFAULT_ALPHA, ge=0.0, le=1.0)
     query_timeout: float = Field(default=5.0, gt=0.0, le=30.0)
@@ -163,6 +163,17 @@ class VectorStoreParam(SerializableModel):
 
         get_backend(value)  # VectorStoreConfigError, a ValueError: the names registered
         return value
+
+    @field_validator("collection")
+    @classmethod
+    def _collection_is_a_name(cls, value: Any) -> Any:
+        """A name a store would refuse is refused when the card is built, in the words of
+        :func:`check_collection_name` (what a name may hold), not as a pattern to decode."""
+        if value is None:
+            return value
+        from akgentic.tool.vector_store.protocol import check_collection_name  # imports us
+
+        return check_collection_name(value)
 
     def resolved_backend(self) -> str:
         """The backend name this param resolves to now (reads the environment)."""

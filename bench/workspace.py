@@ -13,10 +13,20 @@ Run: ``.venv/bin/python bench/workspace.py`` (a script, not a test).
    ``subprocess.run`` of it, for ``true`` and for ``python3 -c pass``; and the whole
    ``workspace_exec`` path through the card (actor, lease, worker thread, run record) for
    ``true``.
+3. **Search of an unchanged tree.** ``DocumentIndex.search`` over a copy of this
+   repository's ``src`` and ``docs`` (each file's record stored, as the indexer leaves it,
+   and every mtime an hour old), repeated: what a search keeps per document (the record,
+   its chunks' BM25 terms) against the same search with that cache cleared before each
+   call — the cold path, every record read and every chunk tokenised — as the baseline.
+   Two more rows for scale: records kept but every chunk tokenised again (the search before
+   it kept the terms), and a tree written within the last 2 s (its mtimes held there by
+   dating them an hour ahead), which search does not trust on its files' identities and
+   so settles afresh on every call.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
@@ -36,7 +46,9 @@ from akgentic.core import (
 )
 from akgentic.tool import ToolFactory
 from akgentic.tool.sandbox import BubblewrapBackend, ExecLimits, registry
+from akgentic.tool.vector_store import keyword_scores
 from akgentic.tool.workspace import (
+    DocumentIndex,
     GitJournal,
     Identity,
     WorkspaceExec,
@@ -44,12 +56,22 @@ from akgentic.tool.workspace import (
     WriteFile,
     WriteGate,
 )
-from akgentic.tool.workspace.workspace import KIND_ID, resolve_workspace_path
+from akgentic.tool.workspace import search as search_module
+from akgentic.tool.workspace.search import chunk_refs
+from akgentic.tool.workspace.workspace import (
+    KIND_ID,
+    Filesystem,
+    WorkspacePath,
+    resolve_workspace_path,
+)
 
 ROUNDS = 5
 WRITES = 300
 JOURNAL_WRITES = 60
 EXECS = 30
+SEARCHES = 5
+SEARCH_ROUNDS = 3
+QUERIES = ("actor mailbox stop", "workspace record search", "token usage of a model turn")
 CONTENT = "".join(f"line {i}: the quick brown fox jumps over the lazy dog\n" for i in range(40))
 
 
@@ -136,6 +158,77 @@ def exec_rows(root: Path) -> list[tuple[str, float, float]]:
     return rows
 
 
+def search_tree(root: Path, leaf: str, *, hours: int) -> tuple[WorkspacePath, Filesystem, int]:
+    """A tree holding this repository's ``src`` and ``docs`` text, each file's record stored,
+    every file and record dated ``hours`` from now: an hour back is a tree search trusts on
+    its files' identities; an hour ahead stays, for as long as the run lasts, what a tree
+    written within the last 2 s is. The tree, its filesystem and its chunk count."""
+    workspace = resolve_workspace_path(kind=KIND_ID, leaf=leaf, root=root)
+    fs = Filesystem(workspace.tree)
+    docs = DocumentIndex(workspace, fs)
+    repo = Path(__file__).resolve().parent.parent
+    dated = time.time_ns() + hours * 3600 * 1_000_000_000
+    chunks = 0
+    for source in sorted([*repo.glob("src/**/*.py"), *repo.glob("docs/**/*.md")]):
+        rel = source.relative_to(repo).as_posix()
+        target = workspace.tree / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+        os.utime(target, ns=(dated, dated))
+        record = docs.build(rel, convert=False)
+        if record is None:
+            continue
+        docs.save(record)
+        chunks += len(record.chunks)
+        os.utime(docs._file(rel), ns=(dated, dated))
+    return workspace, fs, chunks
+
+
+def search_rows(root: Path) -> tuple[int, int, list[tuple[str, float]]]:
+    """Per-search medians (ms), the sides interleaved search by search; the tree's documents
+    and chunks."""
+    workspace, fs, chunks = search_tree(root, "search", hours=-1)
+    fresh, fresh_fs, _ = search_tree(root, "fresh", hours=1)
+    documents = sum(1 for _ in fs.iter_files())
+
+    def cold(i: int) -> None:
+        search_module._TREES.clear()  # the process's settled documents, every tree
+        DocumentIndex(workspace, fs).search(QUERIES[i % len(QUERIES)], 10)
+
+    def retokenised(i: int) -> None:  # what search did before it kept the chunks' terms
+        texts = {
+            ref: chunk.text
+            for rel, record in DocumentIndex(workspace, fs).current().items()
+            for ref, chunk in zip(chunk_refs(rel, record), record.chunks, strict=True)
+        }
+        keyword_scores(QUERIES[i % len(QUERIES)], texts)
+
+    def warm(i: int) -> None:
+        DocumentIndex(workspace, fs).search(QUERIES[i % len(QUERIES)], 10)
+
+    def just_written(i: int) -> None:
+        DocumentIndex(fresh, fresh_fs).search(QUERIES[i % len(QUERIES)], 10)
+
+    sides = {"cold": cold, "retokenised": retokenised, "warm": warm, "fresh": just_written}
+    for side in sides.values():
+        side(0)  # warm up: the caches filled, the modules' first calls made
+    samples: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(SEARCH_ROUNDS):
+        for i in range(SEARCHES):
+            for name, side in sides.items():
+                samples[name].append(per_op(lambda _i, f=side, n=i: f(n), 1))
+    rows = [
+        ("cache cleared before each search (baseline)", statistics.median(samples["cold"])),
+        ("records kept, every chunk tokenised again", statistics.median(samples["retokenised"])),
+        (
+            "repeat search, unchanged tree (records and terms kept)",
+            statistics.median(samples["warm"]),
+        ),
+        ("tree written within 2 s (settled afresh each time)", statistics.median(samples["fresh"])),
+    ]
+    return documents, chunks, rows
+
+
 class Member(Akgent[BaseConfig, BaseState]):
     """A plain team member for the card to be wired on (it needs an agent in a team)."""
 
@@ -158,6 +251,13 @@ def main() -> None:
             print_gate(
                 "tree in memory (/dev/shm: the gate's own cost, no disk flush)", Path(folder)
             )
+    with tempfile.TemporaryDirectory(prefix="akgentic-bench-") as folder:
+        documents, chunks, search = search_rows(Path(folder))
+        base = search[0][1]
+        print(f"\nsearch: {documents} documents, {chunks} chunks, {SEARCHES} searches a round")
+        print("\n| search | ms | ratio to the cold path |\n|---|---:|---:|")
+        for name, ms in search:
+            print(f"| {name} | {ms:.1f} | {ms / base:.2f} |")
     with tempfile.TemporaryDirectory(prefix="akgentic-bench-") as folder:
         rows = exec_rows(Path(folder))
         if rows:

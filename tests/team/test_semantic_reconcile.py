@@ -50,7 +50,7 @@ from akgentic.tool.workspace.actor.indexer import IndexWorker
 from akgentic.tool.workspace.journal import Identity
 from akgentic.tool.workspace.models import WriteFile, content_sha
 from akgentic.tool.workspace.search import DocumentIndex, chunk_ref, chunk_text
-from akgentic.tool.workspace.workspace import WorkspacePath
+from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath
 from tests.core.conftest import eventually
 from tests.tool.members import ConceptEmbedder, LoadingEmbedder
 from tests.tool.workspace.conftest import workspaces_root  # noqa: F401  (autouse: the trees' root)
@@ -420,6 +420,35 @@ def test_a_resumed_workspace_embeds_a_changed_file_only_and_drops_a_removed_one(
     assert again.embedded == [text]
     (new_chunk,) = refs_of("budget.md", changed) - refs_of("budget.md", DOCS["budget.md"])
     assert new_chunk in workspace_held(resumed, workspace)
+
+
+def test_a_resumed_workspace_rereads_a_file_its_record_was_read_too_soon_after(
+    manager: TeamManager, embedders: Embedders
+) -> None:
+    """The indexer read ``hello.md`` and a second write of one size followed in that tick
+    (its size, mtime and ctime as the record says): the start pass does not take the record
+    for the file — it re-reads it, stores it, and embeds its chunk."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    path = workspace.tree / "hello.md"
+    changed = DOCS["hello.md"].replace("hello", "howdy")
+    path.write_text(changed)
+    stat = path.stat()
+    docs = DocumentIndex(workspace, Filesystem(workspace.tree))
+    record = docs.load("hello.md")
+    assert record is not None
+    read_in_the_tick = {
+        "size": stat.st_size,
+        "mtime_ns": stat.st_mtime_ns,
+        "ctime_ns": stat.st_ctime_ns,
+        "indexed_at": stat.st_mtime_ns / 1e9,
+    }
+    docs.save(record.model_copy(update=read_in_the_tick))  # still the old text's chunks
+
+    embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: refs_of("hello.md", changed) <= workspace_held(resumed, workspace))
+    stored = docs.load("hello.md")
+    assert stored is not None and [c.text for c in stored.chunks] == [changed.strip()]
 
 
 def test_a_resumed_workspace_embeds_an_unchanged_chunk_the_store_lost(

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from akgentic.tool.vector_store import DEFAULT_ALPHA, hybrid_rank, hybrid_scores, keyword_scores
+from akgentic.tool.vector_store import (
+    DEFAULT_ALPHA,
+    hybrid_rank,
+    hybrid_scores,
+    keyword_scores,
+    terms_of,
+)
 from akgentic.tool.vector_store.hybrid import min_max, tokenize
 
 
@@ -73,6 +79,15 @@ def test_bm25_rewards_rare_terms_and_short_documents() -> None:
     assert keyword_scores("revenue", [("a", "revenue"), ("b", "cost")]) == pytest.approx(
         {"a": keyword_scores("revenue", {"a": "revenue", "b": "cost"})["a"]}
     )
+
+
+def test_counted_terms_score_as_their_text() -> None:
+    docs = {"a": "Revenue report, revenue", "b": "the cost report", "c": "nothing"}
+    counted = {ref: terms_of(text) for ref, text in docs.items()}
+    assert counted["a"].length == 3 and counted["a"].counts["revenue"] == 2
+    assert keyword_scores("revenue report", counted) == keyword_scores("revenue report", docs)
+    mixed = [("a", counted["a"]), ("b", docs["b"]), ("c", counted["c"])]
+    assert keyword_scores("report", mixed) == keyword_scores("report", docs)
 
 
 def test_tokenize_is_lowercase_unicode_words() -> None:

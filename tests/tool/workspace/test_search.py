@@ -5,18 +5,20 @@ from __future__ import annotations
 import io
 import os
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from akgentic.tool.errors import RetriableError
-from akgentic.tool.vector_store import STORE_ACTOR_NAME, VectorStoreActor
+from akgentic.tool.vector_store import STORE_ACTOR_NAME, VectorStoreActor, hybrid
 from akgentic.tool.workspace import WORKSPACE_COLLECTION, DocumentIndex, WorkspaceTool
 from akgentic.tool.workspace import readers as readers_module
 from akgentic.tool.workspace import search as search_module
 from akgentic.tool.workspace.gate import write_yaml
-from akgentic.tool.workspace.search import chunk_text
+from akgentic.tool.workspace.models import content_sha
+from akgentic.tool.workspace.search import DocRecord, chunk_text
 from akgentic.tool.workspace.workspace import (
     KIND_ID,
     Filesystem,
@@ -258,8 +260,18 @@ class ReadCounter:
         return out
 
 
+def _age(path: Path, seconds: int = 3600) -> int:
+    """Set ``path``'s mtime ``seconds`` back, as if the search came that long after the last
+    write (past ``RACY_WINDOW_NS``: what is read now is trusted on the file's identity); the
+    mtime set, in ns."""
+    mtime = time.time_ns() - seconds * 1_000_000_000
+    os.utime(path, ns=(mtime, mtime))
+    return mtime
+
+
 def _indexed_tree(tmp_path: Path, files: dict[str, str]) -> tuple[WorkspacePath, Filesystem]:
-    """A tree holding ``files``, each with its stored record (as the indexer leaves it)."""
+    """A tree holding ``files``, each with its stored record (as the indexer leaves it, a
+    while after the files were written)."""
     workspace = resolve_workspace_path(kind=KIND_ID, leaf="reads", root=tmp_path)
     fs = Filesystem(workspace.tree)
     docs = DocumentIndex(workspace, fs)
@@ -267,9 +279,11 @@ def _indexed_tree(tmp_path: Path, files: dict[str, str]) -> tuple[WorkspacePath,
         path = workspace.tree / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+        _age(path)
         record = docs.build(rel, convert=False)
         assert record is not None
         docs.save(record)
+        _age(docs._file(rel))
     return workspace, fs
 
 
@@ -290,6 +304,7 @@ def test_a_second_search_of_an_unchanged_tree_reads_no_record(
     assert reads.take() == (0, [])  # the second: none, and no document re-read
     # A change behind the tool's back (a command, another process): that document only.
     (workspace.tree / "notes/n2.md").write_text("Note 2 is now about the vineyard.\n")
+    _age(workspace.tree / "notes/n2.md", 60)  # searched a minute after it was written
     assert _search(workspace, fs, "vineyard") == [
         ("notes/n2.md", "Note 2 is now about the vineyard.")
     ]
@@ -333,6 +348,103 @@ def test_an_edit_within_one_clock_tick_is_found(tmp_path: Path) -> None:
     fs.write(path, b"figs and grapes\n")  # same size, and (forced) the same mtime
     os.utime(path, ns=(tick.st_atime_ns, tick.st_mtime_ns))
     assert _search(workspace, fs, "figs") == [("fruit.md", "figs and grapes")]
+
+
+def test_a_same_size_edit_in_place_within_one_tick_is_found(tmp_path: Path) -> None:
+    """Rewritten in place (the same inode: a command, another process), of one size, within
+    one mtime tick: what the first search read is not taken for the second text."""
+    workspace, fs = _indexed_tree(tmp_path, {})
+    path = workspace.tree / "fruit.md"
+    path.write_text("pears and plums\n")
+    assert _search(workspace, fs, "pears") == [("fruit.md", "pears and plums")]
+    tick = path.stat()
+    path.write_text("figs and grapes\n")  # same size, and (forced) the same mtime
+    os.utime(path, ns=(tick.st_atime_ns, tick.st_mtime_ns))
+    assert path.stat().st_ino == tick.st_ino
+    assert _search(workspace, fs, "figs") == [("fruit.md", "figs and grapes")]
+    assert _search(workspace, fs, "pears") == []
+
+
+def test_a_change_that_keeps_size_and_mtime_is_seen_by_its_ctime(tmp_path: Path) -> None:
+    """Long after its mtime (trusted), rewritten in place with its size and mtime put back
+    (``touch -r``, an rsync): the ctime still says it changed."""
+    workspace, fs = _indexed_tree(tmp_path, {"fruit.md": "pears and plums\n"})
+    assert _search(workspace, fs, "pears") == [("fruit.md", "pears and plums")]
+    path = workspace.tree / "fruit.md"
+    old = path.stat()
+    path.write_text("figs and grapes\n")
+    os.utime(path, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert _search(workspace, fs, "figs") == [("fruit.md", "figs and grapes")]
+
+
+def test_a_document_read_soon_after_its_mtime_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read within ``RACY_WINDOW_NS`` of its last change, a document is settled again by the
+    next search, however unchanged it looks; read past that window, it is kept."""
+    workspace, fs = _indexed_tree(tmp_path, {"old.md": "an old orchard\n"})
+    (workspace.tree / "new.md").write_text("a new orchard\n")
+    reads = ReadCounter(monkeypatch)
+    assert len(_search(workspace, fs, "orchard")) == 2
+    assert reads.take() == (2, ["new.md"])  # both records looked up; new.md has none: chunked
+    assert len(_search(workspace, fs, "orchard")) == 2
+    assert reads.take() == (1, ["new.md"])  # old.md kept; new.md may have changed unseen
+    _age(workspace.tree / "new.md")
+    assert len(_search(workspace, fs, "orchard")) == 2
+    assert reads.take() == (1, ["new.md"])  # its identity changed
+    assert len(_search(workspace, fs, "orchard")) == 2
+    assert reads.take() == (0, [])  # read long after its mtime: kept
+
+
+def test_a_record_read_soon_after_its_mtime_does_not_describe_it(tmp_path: Path) -> None:
+    """The indexer read the file's first text, and a second write of one size followed in
+    that tick (size, mtime and ctime as they were): the record is not taken for the file,
+    which is chunked as it is now. Read long after that mtime, the same record is taken."""
+    workspace, fs = _indexed_tree(tmp_path, {})
+    path = workspace.tree / "fruit.md"
+    path.write_text("grapes\n")
+    stat = path.stat()
+    first = DocRecord(
+        path="fruit.md",
+        sha=content_sha(b"apples\n"),
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        ctime_ns=stat.st_ctime_ns,
+        chunks=chunk_text("apples\n"),
+        indexed_at=stat.st_mtime_ns / 1e9,  # read in the tick of the writes
+    )
+    assert first.describes(stat) is False
+    DocumentIndex(workspace, fs).save(first)
+    assert _search(workspace, fs, "grapes") == [("fruit.md", "grapes")]
+    assert _search(workspace, fs, "apples") == []
+    assert first.model_copy(update={"indexed_at": time.time() + 3}).describes(stat)
+
+
+def test_a_second_search_tokenises_only_its_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chunks' BM25 terms are kept with what search settled: an unchanged tree's chunks
+    are not tokenised again; a changed document's are, that document's alone."""
+    files = {f"n{i}.md": "".join(f"orchard row {j}\n" for j in range(60)) for i in range(3)}
+    workspace, fs = _indexed_tree(tmp_path, files)
+    tokenised: list[str] = []
+    tokenize = hybrid.tokenize
+
+    def counted(text: str) -> list[str]:
+        tokenised.append(text)
+        return tokenize(text)
+
+    monkeypatch.setattr(hybrid, "tokenize", counted)
+    first = _search(workspace, fs, "orchard row 7")
+    assert len(tokenised) == 1 + 3 * 2  # the query, and each document's two chunks
+    tokenised.clear()
+    assert _search(workspace, fs, "orchard row 7") == first
+    assert tokenised == ["orchard row 7"]
+    tokenised.clear()
+    (workspace.tree / "n1.md").write_text("a vineyard now\n")
+    _age(workspace.tree / "n1.md", 60)
+    assert _search(workspace, fs, "vineyard") == [("n1.md", "a vineyard now")]
+    assert sorted(tokenised) == ["a vineyard now", "vineyard"]
 
 
 def test_a_removed_document_is_gone_from_the_next_search(

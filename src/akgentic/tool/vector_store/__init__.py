@@ -15,7 +15,13 @@ from akgentic.tool.vector_store.actor import STORE_ACTOR_NAME, VectorStoreActor,
 from akgentic.tool.vector_store.backends import InMemoryBackend, QdrantBackend, WeaviateBackend
 from akgentic.tool.vector_store.client import close_all, close_client, get_client
 from akgentic.tool.vector_store.embedding_actor import EmbeddingJob, EmbeddingWorker
-from akgentic.tool.vector_store.hybrid import hybrid_rank, hybrid_scores, keyword_scores
+from akgentic.tool.vector_store.hybrid import (
+    Terms,
+    hybrid_rank,
+    hybrid_scores,
+    keyword_scores,
+    terms_of,
+)
 from akgentic.tool.vector_store.params import DEFAULT_ALPHA, EmbeddingConfig, VectorStoreParam
 from akgentic.tool.vector_store.protocol import (
     SearchHit,
@@ -56,6 +62,7 @@ __all__ = [
     "QdrantBackend",
     "SearchHit",
     "SemanticIndex",
+    "Terms",
     "VectorEntry",
     "VectorIndex",
     "VectorStore",
@@ -77,4 +84,5 @@ __all__ = [
     "keyword_scores",
     "point_id",
     "register_backend",
+    "terms_of",
 ]

@@ -19,24 +19,31 @@ outranks a strong semantic hit.
 The keyword scorer is Okapi BM25 (k1 = 1.2, b = 0.75, Lucene's always-positive idf)
 over a simple tokenizer: lower-cased Unicode word characters. It is the keyword side
 Weaviate itself uses (BM25F), scaled for a consumer's own rows — a plan of tasks, the
-entities of a graph — computed on demand, with no index to keep in sync.
+entities of a graph — computed on demand, with no index to keep in sync. A consumer that
+scores the same rows again and again (the workspace's chunks) may hand over each row's
+:class:`Terms` instead of its text — counted once, kept beside the text — so a query
+tokenises only itself.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from akgentic.tool.vector_store.params import DEFAULT_ALPHA
 
 __all__ = [
     "DEFAULT_ALPHA",
+    "Terms",
     "hybrid_rank",
     "hybrid_scores",
     "keyword_scores",
     "min_max",
+    "terms_of",
     "tokenize",
 ]
 
@@ -46,6 +53,21 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 def tokenize(text: str) -> list[str]:
     """Lower-cased word tokens (Unicode ``\\w+``)."""
     return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class Terms:
+    """What BM25 needs of one text: how often each token occurs, and how many there are."""
+
+    counts: Mapping[str, int]
+    length: int
+
+
+def terms_of(text: str) -> Terms:
+    """``text``'s :class:`Terms`. Tokens are interned: a consumer keeping the terms of many
+    texts holds each distinct word once, not once per text."""
+    tokens = tokenize(text)
+    return Terms(counts=Counter(map(sys.intern, tokens)), length=len(tokens))
 
 
 def min_max(scores: Mapping[str, float]) -> dict[str, float]:
@@ -97,31 +119,35 @@ def hybrid_rank(
 
 def keyword_scores(
     query: str,
-    documents: Mapping[str, str] | Iterable[tuple[str, str]],
+    documents: Mapping[str, str | Terms] | Iterable[tuple[str, str | Terms]],
     *,
     k1: float = 1.2,
     b: float = 0.75,
 ) -> dict[str, float]:
-    """BM25 score of each document (``ref_id -> text``) for ``query``; matches only.
+    """BM25 score of each document (``ref_id -> text``, or its :class:`Terms`) for
+    ``query``; matches only.
 
     Documents that share no term with the query are left out (score 0 is "no match").
+    A text is tokenised here, on every call; :class:`Terms` are taken as they are.
     """
     items = list(documents.items() if isinstance(documents, Mapping) else documents)
-    terms = set(tokenize(query))
-    if not terms or not items:
+    wanted = list(dict.fromkeys(tokenize(query)))  # in the query's order: sums are stable
+    if not wanted or not items:
         return {}
-    tokenized = [(ref, tokenize(text)) for ref, text in items]
-    n_docs = len(tokenized)
-    avg_len = sum(len(tokens) for _, tokens in tokenized) / n_docs or 1.0
-    doc_freq: Counter[str] = Counter()
-    for _, tokens in tokenized:
-        doc_freq.update(terms.intersection(tokens))
-    idf = {term: math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for term, df in doc_freq.items()}
+    counted = [(ref, doc if isinstance(doc, Terms) else terms_of(doc)) for ref, doc in items]
+    n_docs = len(counted)
+    avg_len = sum(terms.length for _, terms in counted) / n_docs or 1.0
+    doc_freq = Counter(term for _, terms in counted for term in wanted if term in terms.counts)
+    idf = {
+        term: math.log(1.0 + (n_docs - doc_freq[term] + 0.5) / (doc_freq[term] + 0.5))
+        for term in wanted
+        if doc_freq[term]
+    }
     scores: dict[str, float] = {}
-    for ref, tokens in tokenized:
-        counts = Counter(token for token in tokens if token in idf)
-        if not counts:
+    for ref, terms in counted:
+        matched = [(term, terms.counts[term]) for term in idf if term in terms.counts]
+        if not matched:
             continue
-        norm = k1 * (1.0 - b + b * len(tokens) / avg_len)
-        scores[ref] = sum(idf[t] * c * (k1 + 1.0) / (c + norm) for t, c in counts.items())
+        norm = k1 * (1.0 - b + b * terms.length / avg_len)
+        scores[ref] = sum(idf[t] * c * (k1 + 1.0) / (c + norm) for t, c in matched)
     return scores

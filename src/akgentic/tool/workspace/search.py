@@ -14,23 +14,35 @@ Ranking is the vector store's one hybrid rule: BM25 over the chunks' text
 card's ``hybrid_alpha``). Without an embedder it is keyword-only, as for the other cards.
 
 Search is never stale for text files: :meth:`DocumentIndex.current` takes the stored
-record of a file only while its size and modification time still match, and chunks the
-file on the spot otherwise (the indexing worker will store it). Converted documents are
-only searched once a worker has converted them.
+record of a file only while it still describes the file (:meth:`DocRecord.describes`: the
+same size, mtime and ctime, read long enough after that mtime), and chunks the file on
+the spot otherwise (the indexing worker will store it). Converted documents are only
+searched once a worker has converted them.
 
 Search does not re-read the tree's records either. What :meth:`DocumentIndex.current`
 settled for a document is kept in memory, in one cache per tree shared by every
-``DocumentIndex`` of the process (the card's, the indexing worker's), and taken again
-only while the document's identity (inode, size, mtime) *and* its record file's are still
-those it was settled under (a write through the tool replaces the file, so even an edit
-of the same size within one clock tick is a new inode): a second search over an unchanged tree reads
-no record and re-reads no file; a document changed through the tool, by a command, or by
+``DocumentIndex`` of the process (the card's, the indexing worker's), with each chunk's
+BM25 terms (so a search tokenises only its query), and taken again only while the
+document's identity (inode, size, mtime, ctime) *and* its record file's are still those it
+was settled under: a second search over an unchanged tree reads no record, re-reads no
+file and tokenises no chunk; a document changed through the tool, by a command, or by
 another process is settled afresh — that document alone. :meth:`DocumentIndex.save` and
 :meth:`DocumentIndex.remove` drop the document's entry, so a record the indexer stores is
 what the next search takes. Memory is bounded: at most :data:`CACHED_TREES` trees (least
 recently searched dropped first), each holding what one search of it holds anyway — the
-records of its current documents (at most ``MAX_SEARCH_FILES``); a document that leaves
-the tree leaves the cache at the next search.
+records of its current documents (at most ``MAX_SEARCH_FILES``) and their chunks' terms
+(about 2.5 times the text they count: each distinct word held once); a document that
+leaves the tree leaves the cache at the next search.
+
+An identity is only as fine as the filesystem's clock: two writes of one size within one
+timestamp tick (a second on some filesystems, a few milliseconds on others) leave the
+size, the mtime and the ctime as they were, and an inode freed by one replace can be
+reused by the next. So, as git does with "racily clean" index entries, what was read less
+than :data:`RACY_WINDOW_NS` after its file's mtime is not trusted on that identity: a
+cache entry is settled again at the next search, and a record whose ``indexed_at`` is
+that close to its ``mtime_ns`` does not describe its file. Once read a window after the
+last change, it is trusted; a file still being written is re-read by every search, as it
+must be.
 """
 
 from __future__ import annotations
@@ -48,7 +60,7 @@ from typing import Any
 from pydantic import Field
 
 from akgentic.core.serialization import SerializableModel
-from akgentic.tool.vector_store import hybrid_rank, keyword_scores
+from akgentic.tool.vector_store import Terms, hybrid_rank, keyword_scores, terms_of
 from akgentic.tool.workspace.gate import read_yaml, write_yaml
 from akgentic.tool.workspace.models import MAX_INDEX_BYTES, MAX_SEARCH_FILES, content_sha
 from akgentic.tool.workspace.readers import DocumentReader
@@ -57,6 +69,7 @@ from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath
 __all__ = [
     "CACHED_TREES",
     "CHUNK_LINES",
+    "RACY_WINDOW_NS",
     "WORKSPACE_COLLECTION",
     "DocChunk",
     "DocRecord",
@@ -76,6 +89,17 @@ CHUNK_LINES = 40
 CHUNK_OVERLAP = 8
 CHUNK_MAX_CHARS = 2400
 
+RACY_WINDOW_NS = 2_000_000_000
+"""How long after a file's mtime it must have been read for that read to be trusted on the
+file's identity (see the module docstring): above any filesystem's timestamp tick (FAT's
+is 2 s) and the skew between this clock and a network filesystem's."""
+
+
+def _read_long_after(mtime_ns: int, read_ns: int) -> bool:
+    """Whether a read begun at ``read_ns`` (this clock) is past every write that can leave
+    ``mtime_ns`` as it is — so a file found with that mtime later still holds what it read."""
+    return read_ns - mtime_ns >= RACY_WINDOW_NS
+
 
 class DocChunk(SerializableModel):
     """Lines ``start_line``..``end_line`` (1-based, inclusive) of a document, as text."""
@@ -92,9 +116,22 @@ class DocRecord(SerializableModel):
     sha: str
     size: int
     mtime_ns: int
+    ctime_ns: int | None = None
+    """None in a record stored before it was kept: size and mtime only are compared."""
     converted: bool = False
     chunks: list[DocChunk] = Field(default_factory=list)
     indexed_at: float = Field(default_factory=time.time)
+    """When the file was read (:meth:`DocumentIndex.build` takes it before the read)."""
+
+    def describes(self, stat: os.stat_result) -> bool:
+        """Whether this record is what the file of ``stat`` holds: the same size, mtime and
+        ctime, and read long enough after that mtime that no write since can have kept
+        them. (A copied or restored tree has new ctimes: its files are read once again.)"""
+        return (
+            (self.size, self.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+            and self.ctime_ns in (None, stat.st_ctime_ns)
+            and _read_long_after(self.mtime_ns, int(self.indexed_at * 1e9))
+        )
 
 
 class SearchHit(SerializableModel):
@@ -162,19 +199,27 @@ CACHED_TREES = 16
 """How many trees' settled documents a process keeps (see the module docstring)."""
 
 
+_Identity = tuple[int, int, int, int]
+"""A file's ``(inode, size, mtime_ns, ctime_ns)``."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Settled:
     """What search takes for one document, and the state it was settled under.
 
-    ``source`` is the document's ``(inode, size, mtime_ns)``; ``stored`` its record
-    file's (None: no record file) — taken *before* the record was read, so a record
-    replaced meanwhile is settled again next time. ``record`` is None
-    for a file that is not searchable (a binary, too large)."""
+    ``source`` is the document's identity; ``stored`` its record file's (None: no record
+    file) — taken *before* the record was read, so a record replaced meanwhile is settled
+    again next time. ``record`` is None for a file that is not searchable (a binary, too
+    large); ``terms`` are its chunks' BM25 terms, ``refs`` their row ids. ``trusted`` is
+    False when either file was read within :data:`RACY_WINDOW_NS` of its mtime: the entry
+    is settled again at the next search, whatever the identities say."""
 
-    source: tuple[int, int, int]
-    stored: tuple[int, int, int] | None
+    source: _Identity
+    stored: _Identity | None
     record: DocRecord | None
     refs: tuple[str, ...]
+    terms: tuple[Terms, ...]
+    trusted: bool
 
 
 class _TreeCache:
@@ -220,11 +265,11 @@ def _tree_cache(docs_dir: Path) -> _TreeCache:
         return cache
 
 
-def _identity(stat: os.stat_result) -> tuple[int, int, int]:
-    return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+def _identity(stat: os.stat_result) -> _Identity:
+    return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _file_identity(path: Path) -> tuple[int, int, int] | None:
+def _file_identity(path: Path) -> _Identity | None:
     try:
         return _identity(path.stat())
     except OSError:
@@ -306,6 +351,7 @@ class DocumentIndex:
 
         ``convert`` allows the slow path (MarkItDown); a failed conversion is None.
         """
+        read_at = time.time()  # before the stat: a lower bound of when the bytes were read
         try:
             path = self.fs.resolve(rel)
             stat = path.stat()
@@ -337,8 +383,10 @@ class DocumentIndex:
             sha=content_sha(data),
             size=stat.st_size,
             mtime_ns=stat.st_mtime_ns,
+            ctime_ns=stat.st_ctime_ns,
             converted=is_document,
             chunks=chunk_text(text),
+            indexed_at=read_at,
         )
 
     def documents(self) -> Iterable[tuple[str, os.stat_result]]:
@@ -357,29 +405,52 @@ class DocumentIndex:
 
     def _settled(self) -> list[tuple[str, _Settled]]:
         """Every document of the tree, settled: from the cache while the document and its
-        record file are as they were, afresh otherwise (see the module docstring)."""
+        record file are as they were (and were read long after they last changed), afresh
+        otherwise (see the module docstring)."""
+        now = time.time_ns()  # before any stat or read of this pass: a lower bound for all
         out: list[tuple[str, _Settled]] = []
         for rel, stat in self.documents():
             source = _identity(stat)
             stored = _file_identity(self._file(rel))
             settled = self._cache.get(rel)
-            if settled is None or (settled.source, settled.stored) != (source, stored):
-                record = self._settle(rel, stat)
-                refs = tuple(chunk_refs(rel, record)) if record is not None else ()
-                settled = _Settled(source=source, stored=stored, record=record, refs=refs)
+            if (
+                settled is None
+                or not settled.trusted
+                or (settled.source, settled.stored) != (source, stored)
+            ):
+                settled = self._settled_now(rel, stat, source, stored, now, settled)
                 self._cache.put(rel, settled)
             out.append((rel, settled))
         self._cache.keep_only({rel for rel, _ in out})
         return out
 
+    def _settled_now(
+        self,
+        rel: str,
+        stat: os.stat_result,
+        source: _Identity,
+        stored: _Identity | None,
+        now: int,
+        before: _Settled | None,
+    ) -> _Settled:
+        """``rel`` settled afresh, at ``now``; the chunks' terms are taken over from
+        ``before`` while the chunks are the same (a ref carries its text's digest)."""
+        record = self._settle(rel, stat)
+        refs = tuple(chunk_refs(rel, record)) if record is not None else ()
+        if before is not None and before.refs == refs:
+            terms = before.terms
+        else:
+            terms = tuple(terms_of(c.text) for c in record.chunks) if record is not None else ()
+        trusted = _read_long_after(source[2], now) and (
+            stored is None or _read_long_after(stored[2], now)
+        )
+        return _Settled(source, stored, record, refs, terms, trusted)
+
     def _settle(self, rel: str, stat: os.stat_result) -> DocRecord | None:
         """``rel``'s stored record while it still describes the file, else the file chunked
         now — or, for a converted document not re-converted yet, its last known text."""
         record = self.load(rel)
-        if record is not None and (record.size, record.mtime_ns) == (
-            stat.st_size,
-            stat.st_mtime_ns,
-        ):
+        if record is not None and record.describes(stat):
             return record
         fresh = self.build(rel, convert=False)
         if fresh is not None:
@@ -394,13 +465,11 @@ class DocumentIndex:
     ) -> list[SearchHit]:
         """The best ``limit`` chunks for ``query``, best first (hybrid, or keyword-only)."""
         records: dict[str, DocRecord] = {}
-        texts: dict[str, str] = {}
+        texts: dict[str, Terms] = {}
         for rel, settled in self._settled():
             if settled.record is not None:
                 records[rel] = settled.record
-                texts.update(
-                    zip(settled.refs, (c.text for c in settled.record.chunks), strict=True)
-                )
+                texts.update(zip(settled.refs, settled.terms, strict=True))
         keyword = keyword_scores(query, texts)
         cosines = {ref: v for ref, v in (semantic or {}).items() if ref in texts}
         if cosines:

@@ -84,14 +84,15 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
     def _pass(self, index: DocumentIndex, owner: Any) -> None:
         """The start pass over the whole tree, holding each document's chunk ids only.
 
-        A file whose size and mtime match its record is not read. A new or changed one is
+        A file its record still describes (:meth:`DocRecord.describes`) is not read. A new
+        or changed one — or one whose record was read too soon after its mtime to tell — is
         re-read, stored and reported at once (``refreshed``), so its new chunks are
         searchable by meaning before the pass ends. At the end, the ids of every chunk
         (``reconciled``): the actor's reconcile embeds what the store still lacks, reading
         those chunks' text back from the records, and deletes what it holds for nothing.
         """
-        known: dict[str, tuple[int, int, list[str]]] = {
-            record.path: (record.size, record.mtime_ns, chunk_refs(record.path, record))
+        known: dict[str, tuple[DocRecord, list[str]]] = {  # records without their text
+            record.path: (record.model_copy(update={"chunks": []}), chunk_refs(record.path, record))
             for record in index.records()
         }
         refs: dict[str, list[str]] = {}
@@ -103,8 +104,8 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
                 except (OSError, ValueError):
                     index.remove(rel)
                     continue
-                if (stat.st_size, stat.st_mtime_ns) == before[:2]:
-                    refs[rel] = before[2]  # unchanged since it was indexed
+                if before[0].describes(stat):
+                    refs[rel] = before[1]  # unchanged since it was indexed
                     continue
             record = self._build(index, rel)
             if record is None:
@@ -113,7 +114,7 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
                 continue
             index.save(record)
             refs[rel] = chunk_refs(rel, record)
-            owner.refreshed(rel, record, before[2] if before is not None else [])
+            owner.refreshed(rel, record, before[1] if before is not None else [])
         owner.reconciled(refs)
 
     def _build(self, index: DocumentIndex, rel: str) -> DocRecord | None:

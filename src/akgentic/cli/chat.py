@@ -260,9 +260,11 @@ def chat(
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once. A session whose team
     stopped with records its store still refused (lost, or maybe lost: the recorder's
-    ``error:`` line says so, ``EventRecorder.end_saved``) exits 1, whatever it got."""
+    ``error:`` line says so, ``EventRecorder.end_saved``), or whose stop did not end in
+    its wait (its records not all saved as the process ends: ``TeamRuntime.stop``'s
+    line), exits 1, whatever it got."""
     code = _chat(manager, runtime, options, console, from_seq, resume)
-    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.end_saved is False:
+    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.end_saved is not True:
         return EXIT_ERROR
     return code
 

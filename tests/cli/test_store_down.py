@@ -8,6 +8,7 @@ import io
 import re
 import signal
 import sys
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -16,6 +17,7 @@ from akgentic.cli import chat
 from akgentic.core import SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
 from akgentic.team import recorder as recorder_module
+from akgentic.team import runtime as runtime_module
 
 from .conftest import RESEARCH, Child, Invoke, child_env
 from .store_down import refuse_writes
@@ -188,3 +190,40 @@ def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lo
     [lost] = lines[at + 1 : at + 2] or ["(no line)"]  # the line after it
     assert lost.startswith("error: team ") and lost.endswith(" before resuming"), output
     assert " records not saved: the store refused them, and they are lost as the process " in (lost)
+
+
+def test_a_session_whose_stop_does_not_end_in_its_wait_says_what_is_lost_and_exits_1(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    """The store refuses every write; the person leaves (/quit); the stop's wait runs out
+    with the recorder still at the records (held there until the session's stop has
+    returned): no line said they were not saved, and the session exited 0. One
+    ``error:`` line says how many are not saved yet and what to do; exit code 1."""
+    refuse_writes(monkeypatch.setattr, back_after=False)
+    monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
+    monkeypatch.setattr(chat, "GRACE", 0.0)
+    monkeypatch.setattr(runtime_module, "STOP_SLACK", 0.1)
+    monkeypatch.setattr(recorder_module, "CLOSING_TRIES_FOR", 0.0)  # gives up once let go
+    stopped = threading.Event()  # the session has ended: the recorder may go on
+    retry = recorder_module.EventRecorder._retry
+
+    def held(recorder: recorder_module.EventRecorder, *args: object) -> bool:
+        if recorder.closing:
+            assert stopped.wait(60)
+        return retry(recorder, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(recorder_module.EventRecorder, "_retry", held)
+    try:
+        result = cli("run", str(RESEARCH), "--timeout", "1", input=f"{QUESTION}\n/quit\n")
+    finally:
+        stopped.set()
+
+    assert result.exit_code == 1, result.output
+    lines = stderr.getvalue().splitlines()
+    [line] = [x for x in lines if ": its stop did not end in time: " in x]
+    assert re.fullmatch(
+        r"error: team [0-9a-f-]+: its stop did not end in time: \d+ records? not saved yet "
+        r"\(the store refuses them\), lost if the process ends before they are; .* before "
+        r"resuming",
+        line,
+    ), line

@@ -5,6 +5,7 @@ past the grace and its margin) while the recorder's closing tries are held."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -123,3 +124,33 @@ def test_a_stop_that_saves_its_records_after_the_manager_stopped_waiting_is_mark
 
     assert runtime.recorder.unsaved == 0 and runtime.recorder.end_saved is True
     assert _status(storage, runtime) == TeamStatus.STOPPED
+
+
+def test_a_stop_whose_wait_runs_out_says_how_many_records_are_not_saved_yet(
+    storage_url: str,
+    system: ActorSystem,
+    window: _Window,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The wait for the stop runs out (past the recorder's tries and their margin) with
+    records the store still refuses: no line said so, and a command ending then lost
+    them unsaid. One ``error`` line says how many are not saved yet, that the process
+    ending first loses them, and what to do."""
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = _team(manager, window)
+    window.down.set()
+
+    with caplog.at_level("ERROR", logger="akgentic.team"):
+        manager.stop_team(runtime.team_id, grace_timeout=0)
+    said = [r.getMessage() for r in caplog.records if "its stop did not end in time" in r.message]
+
+    assert runtime.recorder.end_saved is None  # still trying
+    [line] = said
+    assert re.fullmatch(
+        rf"team {runtime.team_id}: its stop did not end in time: \d+ records? not saved yet "
+        r"\(the store refuses them\), lost if the process ends before they are; the stored "
+        r"log ends before them, .*; free the store \(disk space, permissions, a process "
+        r"holding it\) before resuming",
+        line,
+    ), line

@@ -260,9 +260,11 @@ def chat(
     A local caller wraps the team's start and this call in :func:`logs.stream_shown`: the
     live view prints the members' failures and warnings, once. A session whose team
     stopped with records its store still refused (lost, or maybe lost: the recorder's
-    ``error:`` line says so, ``EventRecorder.end_saved``) exits 1, whatever it got."""
+    ``error:`` line says so, ``EventRecorder.end_saved``), or whose stop did not end in
+    its wait (its records not all saved as the process ends: ``TeamRuntime.stop``'s
+    line), exits 1, whatever it got."""
     code = _chat(manager, runtime, options, console, from_seq, resume)
-    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.end_saved is False:
+    if code == 0 and isinstance(runtime, TeamRuntime) and runtime.recorder.end_saved is not True:
         return EXIT_ERROR
     return code
 
@@ -414,15 +416,16 @@ def _at_once(cut: str, resume_hint: str) -> str:
 
 def ended_at_once(resume_hint: str, runtimes: Sequence[TeamRuntime]) -> str:
     """What the second Ctrl-C prints: what it cut — the turns in progress, or, once every
-    team's stop is writing its last records (its members have all stopped: no turn is
-    left to cut), that write, or nothing when no team runs here — and how to resume;
+    team's stop is past its regular members (all stopped: no turn is left to cut, the
+    stop is at its tool actors and last records, ``ActorSystem.members_stopped``), that
+    stop's last records, or nothing when no team runs here — and how to resume;
     then, for each team whose store still refuses records the process keeps, which ending
     now loses, one ``error:`` line: how many, and what to do (the line a stop that gives
     up on them logs). Called in the signal handler: it only reads."""
-    closing = [r.recorder.tries_left() is not None for r in runtimes]  # None: not yet
+    ended = [r.system.members_stopped(r.team_id) for r in runtimes]
     if not runtimes:
         cut = NOTHING_CUT
-    elif not all(closing):
+    elif not all(ended):
         cut = TURNS_CUT
     else:
         cut = CLOSING_CUT if len(runtimes) == 1 else CLOSINGS_CUT

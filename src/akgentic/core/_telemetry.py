@@ -159,6 +159,7 @@ class TeamChannel:
         "_revision",
         "_revision_lock",
         "_scheduled",
+        "members_stopped",
         "stop_deadline",
     )
 
@@ -176,6 +177,10 @@ class TeamChannel:
         """When the team's graceful stop gives up (``time.monotonic()``), once it has
         begun (``Orchestrator.stop``): how long a member that stops waits for its
         children. None while the team runs."""
+        self.members_stopped = False
+        """Whether the team's graceful stop is past its regular members: all have stopped
+        (no turn runs any more), and the stop is at its tool actors and last records. Set
+        once, by the stop; read without a lock (``ActorSystem.members_stopped``)."""
 
     @property
     def revision(self) -> int:

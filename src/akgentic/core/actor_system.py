@@ -283,6 +283,13 @@ class ActorSystem:
         team = self._teams.get(team_id)
         return team[0] if team is not None else None
 
+    def members_stopped(self, team_id: UUID) -> bool:
+        """Whether ``team_id``'s graceful stop is past its regular members — all stopped,
+        no turn runs any more (``TeamChannel.members_stopped``) — or the team runs here no
+        more. Read without a lock or asking an actor: a signal handler may call it."""
+        team = self._teams.get(team_id)
+        return team is None or team[1].members_stopped
+
     def wait_started(self, addr: ActorAddress, timeout: float | None = None) -> None:
         """Block until the actor behind ``addr`` has run its ``on_start``, without queueing
         behind its messages: ``ActorStartError`` naming the cause when it raised there (it

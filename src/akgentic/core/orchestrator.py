@@ -742,6 +742,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
                     member.request_stop()
             for member in due:
                 member.wait_stopped(max(0.0, deadline - time.monotonic()))
+        # no turn runs any more (but in a member left behind): a second Ctrl-C cuts none
+        self._channel.members_stopped = not forced
         self._stop_tool_actors(deadline)
         with contextlib.suppress(pykka.ActorDeadError):  # already stopped by someone else
             self.actor_ref.tell(_TeardownDone(forced))

@@ -704,8 +704,11 @@ class EventRecorder:
         takes them): what the process would lose if it ended now. Read without a lock —
         a signal handler asks it, maybe on the thread that holds one — so a count taken
         as the writer moves rows may be off by that group."""
-        if not self._failed:
-            return 0
+        return self.unwritten() if self._failed else 0
+
+    def unwritten(self) -> int:
+        """How many records are handed on or buffered and not yet committed, whether or
+        not the store refuses them (read without a lock, as :meth:`refused`)."""
         return self._outbox_events + self._taken + _events_in(list(self._buffer))
 
     def written(self, timeout: float = 60.0) -> bool:

@@ -10,6 +10,7 @@ duplicate across the boundary.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,10 +30,10 @@ from akgentic.core import (
 )
 from akgentic.core.serialization import SerializableModel
 from akgentic.core.surrogates import replace_lone_surrogates
-from akgentic.core.words import did_you_mean
+from akgentic.core.words import counted, did_you_mean
 from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
 from akgentic.team.card import TeamCard
-from akgentic.team.recorder import EventRecorder
+from akgentic.team.recorder import LOSS_ADVICE, EventRecorder
 from akgentic.team.replay import ReplayResult, initial_state, replay_tool_states
 
 __all__ = [
@@ -127,6 +128,8 @@ def follow_log(
         if not arrived and idle_timeout is not None:
             return
 
+
+logger = logging.getLogger("akgentic.team")
 
 STOPPED_ELSEWHERE = "it was stopped from elsewhere (akgentic teams stop)"
 """``TeamRuntime.stop_reason`` when another process marked the team STOPPED."""
@@ -459,4 +462,22 @@ class TeamRuntime:
         if self.system.wait_stopped(self.orchestrator, grace_timeout + STOP_SLACK):
             return True
         left = self.recorder.tries_left()  # None: its last records not yet being written
-        return left is not None and self.system.wait_stopped(self.orchestrator, left + STOP_SLACK)
+        if left is not None and self.system.wait_stopped(self.orchestrator, left + STOP_SLACK):
+            return True
+        self._say_not_ended()
+        return False
+
+    def _say_not_ended(self) -> None:
+        """The one line of a stop that did not end in its wait: how many records are not
+        saved yet — lost if the process ends first, as a command's does now — and what
+        to do (the team is not marked STOPPED: ``EventRecorder.on_stop``)."""
+        recorder = self.recorder
+        unwritten = recorder.unwritten()
+        logger.error(
+            "team %s: its stop did not end in time: %s not saved yet%s, lost if the "
+            "process ends before they are; %s",
+            self.team_id,
+            counted(unwritten, "record") if unwritten else "its last records",
+            " (the store refuses them)" if recorder.refused() else "",
+            LOSS_ADVICE,
+        )

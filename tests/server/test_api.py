@@ -20,7 +20,7 @@ import pytest
 
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError
 from akgentic.client import client as client_module
-from akgentic.client.models import TeamInfo
+from akgentic.client.models import TEAM_NOT_FOUND, TeamInfo
 from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
 from akgentic.server.context import deleted_team
@@ -559,8 +559,34 @@ def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
     served.client.delete_team(team.team_id)
     renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
     assert renamed.status_code == 409
-    assert renamed.json()["detail"] == f"team {team.team_id} is deleted and cannot be renamed"
+    assert renamed.json()["detail"] == deleted_team(team.team_id).detail
+    assert "start a new team from its card (POST /teams)" in renamed.json()["detail"]
     assert served.client.info(team.team_id).name == "before"
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_rename_a_delete_overtakes_renames_nothing(
+    served: Served, monkeypatch: pytest.MonkeyPatch, purge: bool
+) -> None:
+    team = served.client.create_team("turns", name="before")
+    teams = served.manager.storage.teams
+    update = teams.update
+
+    def deleted_first(team_id: UUID, **changes: Any) -> Any:
+        served.manager.delete_team(team_id, purge=purge)  # after the route's own look
+        return update(team_id, **changes)
+
+    monkeypatch.setattr(teams, "update", deleted_first)
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
+    monkeypatch.undo()
+    if purge:  # the 404 of any team the server lacks; no record brought back
+        assert renamed.status_code == 404 and renamed.json()["code"] == TEAM_NOT_FOUND
+        assert teams.get(team.team_id) is None
+    else:
+        assert renamed.status_code == 409
+        assert renamed.json()["detail"] == deleted_team(team.team_id).detail
+        record = teams.get(team.team_id)
+        assert record is not None and (record.name, record.status.value) == ("before", "DELETED")
 
 
 def test_a_deleted_team_cannot_be_resumed_and_the_refusal_says_what_to_do(

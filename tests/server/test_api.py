@@ -765,3 +765,41 @@ def test_a_posted_card_with_a_number_json_does_not_hold_is_refused(
         "store the card); give a finite number"
     )
     assert served.client.list_teams() == []
+
+
+def test_head_answers_wherever_get_does_with_its_headers_and_no_body(served: Served) -> None:
+    team = served.client.create_team("turns", name="headed")
+    reads = [
+        "/teams",
+        f"/teams/{team.team_id}",
+        f"/teams/{team.team_id}/card",
+        f"/teams/{team.team_id}/members",
+        f"/teams/{team.team_id}/messages",
+        f"/teams/{team.team_id}/usage",
+        f"/teams/{uuid.uuid4()}",  # the 404 of an unknown team, as its GET
+        "/team-cards",
+        "/catalog/tools",
+        "/health",
+        "/",
+    ]
+    for path in reads:
+        got = httpx.get(f"{served.url}{path}")
+        head = httpx.head(f"{served.url}{path}")
+        assert (head.status_code, head.content) == (got.status_code, b""), path
+        for header in ("content-type", "content-length"):
+            assert head.headers.get(header) == got.headers.get(header), (path, header)
+    stop = httpx.head(f"{served.url}/teams/{team.team_id}/stop")  # POST only: as before
+    assert stop.status_code == 405
+    assert httpx.head(f"{served.url}/no/such/route").status_code == 404
+
+
+def test_head_of_an_event_stream_answers_its_headers_at_once(
+    serve_with: Callable[[ServerSettings], Served],
+) -> None:
+    served = serve_with(ServerSettings(port=0, heartbeat=300))  # a GET would send nothing
+    team = served.client.create_team("turns", name="streamed")
+    for path in ("/events", f"/teams/{team.team_id}/events"):
+        head = httpx.head(f"{served.url}{path}", timeout=30)  # bounded: else a hang fails it
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"].startswith("text/event-stream"), path
+    assert httpx.head(f"{served.url}/teams/{uuid.uuid4()}/events").status_code == 404

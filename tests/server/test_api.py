@@ -20,7 +20,7 @@ import pytest
 
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError
 from akgentic.client import client as client_module
-from akgentic.client.models import TeamInfo
+from akgentic.client.models import TEAM_NOT_FOUND, TeamInfo
 from akgentic.core.serialization import serialize
 from akgentic.server import InsecureServerError, ServerSettings
 from akgentic.server.context import deleted_team
@@ -559,8 +559,34 @@ def test_a_deleted_team_cannot_be_renamed(served: Served) -> None:
     served.client.delete_team(team.team_id)
     renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
     assert renamed.status_code == 409
-    assert renamed.json()["detail"] == f"team {team.team_id} is deleted and cannot be renamed"
+    assert renamed.json()["detail"] == deleted_team(team.team_id).detail
+    assert "start a new team from its card (POST /teams)" in renamed.json()["detail"]
     assert served.client.info(team.team_id).name == "before"
+
+
+@pytest.mark.parametrize("purge", [False, True])
+def test_a_rename_a_delete_overtakes_renames_nothing(
+    served: Served, monkeypatch: pytest.MonkeyPatch, purge: bool
+) -> None:
+    team = served.client.create_team("turns", name="before")
+    teams = served.manager.storage.teams
+    update = teams.update
+
+    def deleted_first(team_id: UUID, **changes: Any) -> Any:
+        served.manager.delete_team(team_id, purge=purge)  # after the route's own look
+        return update(team_id, **changes)
+
+    monkeypatch.setattr(teams, "update", deleted_first)
+    renamed = httpx.patch(f"{served.url}/teams/{team.team_id}", json={"name": "after"})
+    monkeypatch.undo()
+    if purge:  # the 404 of any team the server lacks; no record brought back
+        assert renamed.status_code == 404 and renamed.json()["code"] == TEAM_NOT_FOUND
+        assert teams.get(team.team_id) is None
+    else:
+        assert renamed.status_code == 409
+        assert renamed.json()["detail"] == deleted_team(team.team_id).detail
+        record = teams.get(team.team_id)
+        assert record is not None and (record.name, record.status.value) == ("before", "DELETED")
 
 
 def test_a_deleted_team_cannot_be_resumed_and_the_refusal_says_what_to_do(
@@ -739,3 +765,41 @@ def test_a_posted_card_with_a_number_json_does_not_hold_is_refused(
         "store the card); give a finite number"
     )
     assert served.client.list_teams() == []
+
+
+def test_head_answers_wherever_get_does_with_its_headers_and_no_body(served: Served) -> None:
+    team = served.client.create_team("turns", name="headed")
+    reads = [
+        "/teams",
+        f"/teams/{team.team_id}",
+        f"/teams/{team.team_id}/card",
+        f"/teams/{team.team_id}/members",
+        f"/teams/{team.team_id}/messages",
+        f"/teams/{team.team_id}/usage",
+        f"/teams/{uuid.uuid4()}",  # the 404 of an unknown team, as its GET
+        "/team-cards",
+        "/catalog/tools",
+        "/health",
+        "/",
+    ]
+    for path in reads:
+        got = httpx.get(f"{served.url}{path}")
+        head = httpx.head(f"{served.url}{path}")
+        assert (head.status_code, head.content) == (got.status_code, b""), path
+        for header in ("content-type", "content-length"):
+            assert head.headers.get(header) == got.headers.get(header), (path, header)
+    stop = httpx.head(f"{served.url}/teams/{team.team_id}/stop")  # POST only: as before
+    assert stop.status_code == 405
+    assert httpx.head(f"{served.url}/no/such/route").status_code == 404
+
+
+def test_head_of_an_event_stream_answers_its_headers_at_once(
+    serve_with: Callable[[ServerSettings], Served],
+) -> None:
+    served = serve_with(ServerSettings(port=0, heartbeat=300))  # a GET would send nothing
+    team = served.client.create_team("turns", name="streamed")
+    for path in ("/events", f"/teams/{team.team_id}/events"):
+        head = httpx.head(f"{served.url}{path}", timeout=30)  # bounded: else a hang fails it
+        assert head.status_code == 200 and head.content == b"", path
+        assert head.headers["content-type"].startswith("text/event-stream"), path
+    assert httpx.head(f"{served.url}/teams/{uuid.uuid4()}/events").status_code == 404

@@ -4,12 +4,14 @@ Last-Event-ID honoured, the all-teams stream, keep-alives."""
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Callable
 from urllib.parse import urlparse
 
 import httpx
 import pytest
+from pydantic import ValidationError
 
 from akgentic.client import AkgenticClient, ServerError, parse_sse
 from akgentic.core import BaseConfig, EventMessage
@@ -228,3 +230,23 @@ def test_a_team_stopping_says_stopped_at_once_not_a_heartbeat_later(served: Serv
     team.stop()
     reader.join(20)
     assert notices == ["stopped"], "no 'stopped' within 20 s (the heartbeat is 300 s)"
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "Infinity"])
+def test_a_heartbeat_that_is_no_finite_number_is_said_so_not_out_of_range(
+    served: Served, bad: str
+) -> None:
+    team = served.client.create_team("turns")
+    for path in ("/events", f"/teams/{team.team_id}/events"):
+        refused = httpx.get(f"{served.url}{path}", params={"heartbeat": bad})
+        assert refused.status_code == 422, path
+        assert refused.json()["detail"] == (
+            "the request is not valid: query.heartbeat: Input should be a finite number"
+        ), path
+
+
+@pytest.mark.parametrize("field", ["heartbeat", "poll_interval"])
+def test_server_settings_take_only_a_finite_number_of_seconds(field: str) -> None:
+    for bad in (math.inf, math.nan):
+        with pytest.raises(ValidationError, match="finite number"):
+            ServerSettings.model_validate({field: bad})

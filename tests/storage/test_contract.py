@@ -649,6 +649,16 @@ def test_team_records_and_status_transitions(store: StorageBundle) -> None:
             call()
 
 
+def test_a_deleted_team_keeps_its_fields(store: StorageBundle) -> None:
+    team = store.teams.create("kept", card={"v": 1}, metadata={"owner": "ann"})
+    deleted = store.teams.delete(team.team_id)
+    changes: list[dict[str, Any]] = [{"name": "renamed"}, {"card": {"v": 2}}, {"metadata": {}}]
+    for change in changes:
+        with pytest.raises(InvalidTransitionError, match="DELETED and cannot be changed"):
+            store.teams.update(team.team_id, **change)
+    assert store.teams.get(team.team_id) == deleted
+
+
 def test_team_update_replaces_given_fields(store: StorageBundle) -> None:
     team = store.teams.create("draft", card={"v": 1}, metadata={"owner": "ann"})
     updated = store.teams.update(team.team_id, card={"v": 2, "agents": ["@A"]})

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any
 from uuid import uuid4
 
 import pytest
 
-from akgentic.storage import StorageError
+from akgentic.storage import InvalidTransitionError, StorageError, TeamStatus
+from tests.core.conftest import eventually
 from tests.storage.conftest import POSTGRES_URL, SKIP_POSTGRES
 
 pytestmark = SKIP_POSTGRES
@@ -34,3 +38,52 @@ def test_a_foreign_events_table_is_refused_naming_the_schema_and_table() -> None
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+def _blocks_another(watcher: Any, pid: int) -> bool:
+    """Whether a session waits on a lock the session ``pid`` holds."""
+    waiting = "SELECT count(*) FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+    return bool(watcher.execute(waiting, (pid,)).fetchone()[0])
+
+
+def test_a_change_waiting_on_another_process_s_delete_is_refused_once_it_commits() -> None:
+    """Two servers on one database: a rename blocked on the row a DELETE (another
+    connection's open transaction) holds is refused when that DELETE commits, never
+    applied to the deleted team, nor a status change bringing it back to RUNNING."""
+    import psycopg
+    from psycopg import sql
+
+    from akgentic.storage.postgres import PostgresStorage
+
+    schema = f"akgentic_test_{uuid4().hex[:12]}"
+    store = PostgresStorage(POSTGRES_URL, schema=schema)
+    pool = ThreadPoolExecutor(1)
+    table = sql.Identifier(schema, "akgentic_teams")
+    try:
+        for change in (
+            lambda team_id: store.teams.update(team_id, name="after"),
+            lambda team_id: store.teams.set_status(team_id, TeamStatus.RUNNING),
+        ):
+            team = store.teams.create("before")
+            store.teams.set_status(team.team_id, TeamStatus.STOPPED)
+            with (
+                psycopg.connect(POSTGRES_URL) as other,
+                psycopg.connect(POSTGRES_URL, autocommit=True) as watcher,
+            ):
+                other.execute(
+                    sql.SQL("UPDATE {} SET status = 'DELETED' WHERE team_id = %s").format(table),
+                    (team.team_id,),
+                )  # the other server's delete, its transaction still open
+                changed = pool.submit(change, team.team_id)
+                eventually(partial(_blocks_another, watcher, other.info.backend_pid))
+                other.commit()
+                refused = changed.exception(timeout=30)
+            assert isinstance(refused, InvalidTransitionError), refused
+            record = store.teams.get(team.team_id)
+            assert record is not None
+            assert (record.name, record.status) == ("before", TeamStatus.DELETED)
+    finally:
+        pool.shutdown()
+        store.close()
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

@@ -27,6 +27,7 @@ from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
 from akgentic.server.errors import BodyLimit, Crashes, install_error_handlers
 from akgentic.server.feed import Hub
+from akgentic.server.head import HeadAsGet
 from akgentic.server.hosts import HostCheck, allowed_hosts
 from akgentic.server.routes import (
     cards_router,
@@ -135,6 +136,7 @@ def create_app(
         app.include_router(router, dependencies=secured)
     app.include_router(catalog_router, dependencies=secured)
     install_page(app)
+    app.add_middleware(HeadAsGet, routes=app.router.routes)  # innermost: HEAD as GET (head.py)
     if settings.cors_origins:
         app.add_middleware(
             Cors,

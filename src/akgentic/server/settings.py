@@ -60,11 +60,15 @@ class ServerSettings(BaseModel):
     )
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest request body.")
     heartbeat: float = Field(
-        default=15.0, gt=0, description="Seconds between SSE keep-alive comments."
+        default=15.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Seconds between SSE keep-alive comments.",
     )
     poll_interval: float = Field(
         default=0.5,
         gt=0,
+        allow_inf_nan=False,
         description="Seconds between store reads when following a team run by another process.",
     )
     allow_posted: list[Reach] = Field(

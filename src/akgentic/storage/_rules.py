@@ -43,15 +43,23 @@ def readable_status(stored: Any) -> TeamStatus | None:
         return None
 
 
-def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus) -> None:
+def check_transition(team_id: UUID, current: TeamStatus | None, new: TeamStatus | None) -> None:
     """RUNNING and STOPPED go both ways; DELETED is terminal (re-deleting is a no-op).
 
-    ``current`` is None when the stored status cannot be read: any status replaces it."""
-    if current is TeamStatus.DELETED and new is not TeamStatus.DELETED:
+    ``new`` is None for a change of the record's fields (name, card, metadata): a DELETED
+    team stays as it was deleted, so that is refused too. ``current`` is None when the
+    stored status cannot be read: any change replaces it."""
+    if current is not TeamStatus.DELETED or new is TeamStatus.DELETED:
+        return
+    if new is None:
         raise InvalidTransitionError(
-            f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "
-            f"stays deleted (purge it, or create a new team)"
+            f"team {team_id} is DELETED and cannot be changed; a deleted team stays as it "
+            f"was deleted (purge it, or create a new team)"
         )
+    raise InvalidTransitionError(
+        f"team {team_id} is DELETED and cannot become {new.value}; a deleted team "
+        f"stays deleted (purge it, or create a new team)"
+    )
 
 
 _BIDI_CONTROLS = frozenset(

@@ -51,7 +51,6 @@ from akgentic.storage._rules import (
     check_team_name,
     check_transition,
     instance_type_mismatch,
-    readable_status,
     team_not_found,
 )
 from akgentic.storage._sql_lease import SqlLeases
@@ -416,27 +415,31 @@ class _Teams:
         status: TeamStatus | None,
         fence: Fence | None = None,
     ) -> TeamRecord:
+        """Apply ``changes`` unless :func:`check_transition` refuses them, in one statement:
+        the refusal of a DELETED team is the UPDATE's own condition, so a delete committed
+        by another process meanwhile is seen (Postgres re-reads a row it waited for), never
+        overwritten by a status read before it."""
         db = self._db
         changes["updated_at"] = db.time(utc_now())
         assignments = ", ".join(f"{column} = ?" for column in changes)
+        params: tuple[Any, ...] = (*changes.values(), db.uid(team_id))
+        guard = ""
+        if status is not TeamStatus.DELETED:  # anything else a DELETED team refuses
+            guard = " AND (status IS NULL OR status <> ?)"
+            params = (*params, TeamStatus.DELETED.value)
         with db.write() as cur:
             if fence is not None:
                 db.check_fence(cur, fence)
-            current = cur.execute(
-                "SELECT status FROM akgentic_teams WHERE team_id = ?", (db.uid(team_id),)
-            ).fetchone()
-            if current is None:
-                raise team_not_found(team_id)
-            if status is not None:
-                check_transition(team_id, readable_status(current[0]), status)
-            cur.execute(
-                f"UPDATE akgentic_teams SET {assignments} WHERE team_id = ?",
-                (*changes.values(), db.uid(team_id)),
-            )
+            cur.execute(f"UPDATE akgentic_teams SET {assignments} WHERE team_id = ?{guard}", params)
+            changed = cur.rowcount
             row = cur.execute(
                 f"SELECT {_TEAM_COLUMNS} FROM akgentic_teams WHERE team_id = ?",
                 (db.uid(team_id),),
             ).fetchone()
+            if row is None:
+                raise team_not_found(team_id)
+            if not changed:  # refused by the guard: the team is DELETED
+                check_transition(team_id, TeamStatus.DELETED, status)
         return self._record(row)
 
     def purge(self, team_id: UUID) -> bool:

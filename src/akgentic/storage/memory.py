@@ -236,9 +236,9 @@ class _Teams:
             row = self._data.teams.get(team_id)
             if row is None:
                 raise team_not_found(team_id)
-            if "status" in changes:
-                new = changes["status"]
-                check_transition(team_id, readable_status(row.status), new)
+            new = changes.get("status")
+            check_transition(team_id, readable_status(row.status), new)
+            if new is not None:
                 changes = {**changes, "status": new.value}
             row = replace(row, **changes, updated_at=iso_time(utc_now()))
             self._data.teams[team_id] = row

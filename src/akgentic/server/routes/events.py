@@ -39,7 +39,9 @@ async def team_events(
     last_event_id: Annotated[str | None, Header(description="Resume after this id.")] = None,
     heartbeat: Annotated[
         float | None,
-        Query(ge=0.2, le=300, description="Seconds between keep-alive comments."),
+        Query(
+            ge=0.2, le=300, allow_inf_nan=False, description="Seconds between keep-alive comments."
+        ),
     ] = None,
 ) -> StreamingResponse:
     """The team's log from ``from_seq`` (or past ``Last-Event-ID``) on, then live: no gap
@@ -60,7 +62,9 @@ async def all_events(
     ctx: Ctx,
     heartbeat: Annotated[
         float | None,
-        Query(ge=0.2, le=300, description="Seconds between keep-alive comments."),
+        Query(
+            ge=0.2, le=300, allow_inf_nan=False, description="Seconds between keep-alive comments."
+        ),
     ] = None,
 ) -> StreamingResponse:
     """Every record of every team running here, from now on (ids ``<team>:<seq>``), with

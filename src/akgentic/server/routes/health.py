@@ -23,7 +23,6 @@ def _version() -> str:
         return "unknown"
 
 
-@router.head("/health", response_model=Health, include_in_schema=False)  # a probe: the status
 @router.get(
     "/health",
     response_model=Health,

@@ -30,7 +30,7 @@ from akgentic.server.context import (
 from akgentic.server.errors import CodedError
 from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
-from akgentic.storage import TeamStatus
+from akgentic.storage import InvalidTransitionError, TeamStatus
 from akgentic.team import TeamCard, TeamStoppingError, UnreadableLogError, give_mcp_servers
 
 __all__ = ["router"]
@@ -152,10 +152,16 @@ def get_card(team_id: UUID, ctx: Ctx) -> dict[str, Any]:
 @router.patch("/{team_id}")
 def rename_team(team_id: UUID, body: RenameTeam, ctx: Ctx) -> TeamInfo:
     """Give the team another title: printable text (a control character is a 422). A
-    DELETED team is a 409, as for the other verbs: it stays as it was deleted."""
-    if ctx.record(team_id).status == TeamStatus.DELETED:
-        raise HTTPException(409, f"team {team_id} is deleted and cannot be renamed")
-    return ctx.info(ctx.manager.storage.teams.update(team_id, name=body.name))
+    DELETED team is a 409, as for the other verbs: it stays as it was deleted. The store
+    refuses it in the rename's own transaction, so a DELETE overtaking this request is
+    the same 409 (a purge the 404 of any team the server lacks), never a rename of the
+    deleted team."""
+    ctx.record(team_id)  # the 404 of an unknown team, and its cards' classes loaded
+    try:
+        renamed = ctx.manager.storage.teams.update(team_id, name=body.name)
+    except InvalidTransitionError:
+        raise deleted_team(team_id) from None
+    return ctx.info(renamed)
 
 
 @router.delete("/{team_id}", status_code=204)

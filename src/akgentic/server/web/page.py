@@ -50,7 +50,7 @@ class _Assets(StaticFiles):
 def install_page(app: FastAPI) -> None:
     """Serve the page on ``app``: ``/`` and ``/web/...``, outside the API's token."""
 
-    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers=HEADERS)
 

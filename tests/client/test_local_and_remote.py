@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from akgentic.client import ServerError
+from akgentic.client.models import NO_TOOL_ACTOR
 from akgentic.server import ServerSettings
-from akgentic.team import ReplayResult
+from akgentic.team import UnknownToolError
 from akgentic.tool.knowledge_graph import GraphState
 from akgentic.tool.planning import Plan
 from tests.server.conftest import Served, serve_cards
@@ -34,12 +37,80 @@ def test_a_tool_that_has_published_nothing_reads_the_same_locally_and_remotely(
         assert here.states == {tool: empty} and here.last_seq == {tool: 0} and here.gaps == []
 
 
-def test_locally_a_tool_the_team_lacks_or_a_stopped_team_reads_empty(served: Served) -> None:
-    """Locally, a tool the team does not have is an empty result (remotely a 404), and so
-    is an unpublished tool once the team has stopped (no roster to ask): no error."""
-    remote = served.client.create_team("analyst")
+def _outcome(read: Any) -> tuple[str, Any]:
+    """What a call gave: its result, or its error's type and words."""
+    try:
+        return "result", read()
+    except Exception as exc:  # the point: whatever either side raises is compared
+        return type(exc).__name__, str(exc)
+
+
+TOOLS = "its tool actors are #KnowledgeGraphTool, #NotificationTool, #PlanningTool, #VectorStore"
+
+
+@pytest.mark.parametrize(
+    ("card", "tool", "stopped", "expected"),
+    [
+        (
+            "analyst",
+            "#NoSuchTool",
+            False,
+            f"no tool actor #NoSuchTool: ask for one it has ({TOOLS})",
+        ),
+        (
+            "analyst",
+            "#NoSuchTool",
+            True,
+            f"no tool actor #NoSuchTool: ask for one it has ({TOOLS})",
+        ),
+        (
+            "analyst",
+            "#planningtool",
+            False,
+            f"no tool actor #planningtool (did you mean '#PlanningTool'?): ask for one it has "
+            f"({TOOLS})",
+        ),
+        (
+            "turns",
+            "#PlanningTool",
+            False,
+            "no tool actor #PlanningTool: ask for one it has (it has none)",
+        ),
+        (
+            "turns",
+            "#PlanningTool",
+            True,
+            "no tool actor #PlanningTool: ask for one it has (it has none)",
+        ),
+        ("analyst", "#PlanningTool", True, Plan()),
+        ("analyst", "#KnowledgeGraphTool", True, GraphState()),
+    ],
+)
+def test_tool_state_reads_the_same_locally_and_remotely(
+    served: Served, card: str, tool: str, stopped: bool, expected: Any
+) -> None:
+    """The same calls on the same team, here and through the server, running or stopped:
+    a tool the team lacks is one ``UnknownToolError`` in the same words, naming the tool
+    actors it has (the server's 404 ``no_tool_actor``); a stopped team's unpublished tool
+    is the state it starts from, read from its log's last run, on both sides."""
+    remote = served.client.create_team(card)
     local = served.manager.get_team(remote.team_id)
     assert local is not None
-    assert local.tool_state("#NoSuchTool") == ReplayResult()
-    assert local.stop()
-    assert local.tool_state("#PlanningTool") == ReplayResult()
+    if stopped:
+        assert local.stop()
+    here, there = (
+        _outcome(lambda: local.tool_state(tool)),
+        _outcome(lambda: remote.tool_state(tool)),
+    )
+    assert here == there
+    if isinstance(expected, str):
+        assert here == ("UnknownToolError", f"team {remote.team_id} has {expected}")
+        with pytest.raises(UnknownToolError) as err:
+            remote.tool_state(tool)
+        cause = err.value.__cause__
+        assert isinstance(cause, ServerError) and cause.status == 404
+        assert cause.code == NO_TOOL_ACTOR and err.value.tool_id == tool
+    else:
+        kind, result = here
+        assert kind == "result"
+        assert result.states == {tool: expected} and result.last_seq == {tool: 0}

@@ -13,10 +13,12 @@ import pytest
 
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.client import RemoteTeam, ServerError
+from akgentic.client.models import NO_TOOL_ACTOR
 from akgentic.core import EventMessage, ReceivedMessage, TeamStoppingEvent
 from akgentic.core.serialization import deserialize
 from akgentic.server.protocol import protocol_of
 from akgentic.storage import EventRecord
+from akgentic.team import UnknownToolError
 from akgentic.tool.knowledge_graph import GraphState
 from akgentic.tool.planning import Plan, PlanningStateEvent, reduce_planning
 from tests.server import gate_tool
@@ -161,9 +163,8 @@ def test_tool_state_is_rebuilt_from_the_log(served: Served) -> None:
     titles = sorted(task.title for task in plan.tasks.values())
     assert titles == ["Collect facts on actors", "Summarise actors"]
     assert replayed.gaps == [] and replayed.last_seq["#PlanningTool"] >= 1
-    with pytest.raises(ServerError) as err:
+    with pytest.raises(UnknownToolError, match="has no tool actor #NoSuchTool"):
         team.tool_state("#NoSuchTool")
-    assert err.value.status == 404 and "has no tool actor #NoSuchTool" in err.value.detail
 
 
 def test_a_tool_that_has_published_nothing_yet_answers_the_state_it_starts_from(
@@ -183,15 +184,12 @@ def test_a_tool_that_has_published_nothing_yet_answers_the_state_it_starts_from(
     turns = served.client.create_team("turns")  # no planning tool
     for team_id in (turns.team_id, team.team_id):
         answer = httpx.get(f"{served.url}/teams/{team_id}/state/%23NoSuchTool", timeout=30)
-        assert answer.status_code == 404
-        said = answer.json()["detail"]
-        assert said == (
-            f"team {team_id} has no tool actor #NoSuchTool (its tool actors are the members "
-            f"of kind 'tool' in GET /teams/{team_id}/members)"
+        assert answer.status_code == 404 and answer.json()["code"] == NO_TOOL_ACTOR
+        assert answer.json()["detail"].startswith(
+            f"team {team_id} has no tool actor #NoSuchTool: ask for one it has ("
         )
-    with pytest.raises(ServerError) as err:
+    with pytest.raises(UnknownToolError, match="it has none"):
         turns.tool_state("#PlanningTool")
-    assert err.value.status == 404 and "has no tool actor #PlanningTool" in err.value.detail
 
     assert team.stop()  # not running here: the roster is read from its log
     view = get("GET", f"/teams/{team.team_id}/state/%23PlanningTool").json()

@@ -36,6 +36,7 @@ from pydantic import TypeAdapter
 from akgentic.agent.accounting import UsageReport
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
+    NO_TOOL_ACTOR,
     TEAM_NOT_FOUND,
     Accepted,
     CardInfo,
@@ -55,7 +56,7 @@ from akgentic.core.excerpt import exception_words, excerpt
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import EventRecord, TeamStatus
-from akgentic.team import Gap, ReplayResult, TeamCard
+from akgentic.team import Gap, ReplayResult, TeamCard, UnknownToolError
 
 __all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "decode_event"]
 
@@ -444,10 +445,17 @@ class RemoteTeam:
         return self.client.request_json("GET", self._path("/usage"), UsageReport)
 
     def tool_state(self, tool_id: str) -> ReplayResult:
-        """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s."""
+        """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s:
+        a tool the team does not have is the same :class:`~akgentic.team.UnknownToolError`
+        with the same words (the server's 404 ``no_tool_actor``, kept as its cause)."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
         path = self._path(f"/state/{path_segment(name)}")
-        view = self.client.request_json("GET", path, ToolStateView)
+        try:
+            view = self.client.request_json("GET", path, ToolStateView)
+        except ServerError as exc:
+            if exc.code != NO_TOOL_ACTOR:
+                raise
+            raise UnknownToolError(exc.detail, team_id=self.team_id, tool_id=name) from exc
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
             last_seq={name: view.last_delta},

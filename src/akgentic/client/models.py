@@ -17,6 +17,7 @@ from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import check_team_name
 
 __all__ = [
+    "NO_TOOL_ACTOR",
     "TEAM_NOT_FOUND",
     "TEAM_STOPPING",
     "Accepted",
@@ -59,20 +60,25 @@ URL, a proxy in between, a server of another version), whose body has no ``code`
 TEAM_STOPPING = "team_stopping"
 """The code of a resume's 409 (``ResumeTeam.wait_for_stop`` false) for a team whose stop is
 in progress: nothing was resumed; ask again once ``TeamInfo.stopping`` is null."""
+NO_TOOL_ACTOR = "no_tool_actor"
+"""The code of a tool state's 404 (``GET /teams/{id}/state/{tool}``) for a tool actor the
+team does not have: ``detail`` names the ones it has. ``RemoteTeam.tool_state`` raises
+``akgentic.team.UnknownToolError`` for it, as ``TeamRuntime.tool_state`` does."""
 
 
 class ErrorBody(BaseModel):
     """Every error answer's body. ``detail`` says what went wrong and what to do; ``code``,
     on the errors a client acts on, is stable across versions (the words of ``detail``
-    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`. A 422 adds ``errors``, one per
-    invalid field."""
+    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`, :data:`NO_TOOL_ACTOR`. A 422
+    adds ``errors``, one per invalid field."""
 
     detail: str
     code: str | None = Field(
         default=None,
         description=(
             "A stable code: 'team_not_found' (404: no team has this id), 'team_stopping' "
-            "(409: a resume asked not to wait for the team's stop in progress)."
+            "(409: a resume asked not to wait for the team's stop in progress), 'no_tool_actor' "
+            "(404: the team has no such tool actor)."
         ),
     )
     errors: list[dict[str, Any]] | None = None

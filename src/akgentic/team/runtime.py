@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -41,7 +41,9 @@ __all__ = [
     "InterruptedTurnsDismissed",
     "NotCommittedError",
     "TeamRuntime",
+    "UnknownToolError",
     "follow_log",
+    "logged_tools",
     "read_history",
     "tool_state",
 ]
@@ -56,35 +58,74 @@ def read_history(
     return storage.events.read(team_id, from_seq=start, limit=max(limit, 0))
 
 
+class UnknownToolError(LookupError):
+    """The team has no tool actor ``tool_id``: the message (:meth:`naming`) names the
+    ones it has, in one line; the server's 404 says the same words, and
+    ``RemoteTeam.tool_state`` raises this with them, so a script reads one error either
+    way."""
+
+    def __init__(self, message: str, *, team_id: UUID, tool_id: str) -> None:
+        super().__init__(message)
+        self.team_id = team_id
+        self.tool_id = tool_id
+
+    @classmethod
+    def naming(cls, team_id: UUID, tool_id: str, tools: Collection[str]) -> UnknownToolError:
+        """The error for ``tool_id``, saying which tool actors (``tools``) to ask for."""
+        known = sorted(tools)
+        near = did_you_mean(tool_id, known)
+        has = f"its tool actors are {', '.join(known)}" if known else "it has none"
+        return cls(
+            f"team {team_id} has no tool actor {tool_id}{f' ({near})' if near else ''}: "
+            f"ask for one it has ({has})",
+            team_id=team_id,
+            tool_id=tool_id,
+        )
+
+
+def logged_tools(records: list[EventRecord]) -> list[str]:
+    """The tool actors of the team's last run, as its log says: the ``#`` members a resume
+    starts (:func:`~akgentic.team.restorer.plan_restore`; one fired is not one)."""
+    from akgentic.team.restorer import plan_restore
+
+    return [m.name for m in plan_restore(records).members if m.name.startswith("#")]
+
+
 def tool_state(
     storage: StorageBundle,
     team_id: UUID,
     tool_id: str,
-    members: Callable[[], list[ActorAddress]] | None = None,
+    tools: Callable[[], Collection[str] | None] | None = None,
 ) -> ReplayResult:
     """``tool_id``'s state (e.g. ``#PlanningTool``) rebuilt by replaying the whole log
     (:func:`replay_tool_states`: its reducer, or its ``DeltaState``'s last snapshot and
     ``apply_delta``): ``states`` holds it when it can be rebuilt, ``gaps`` any missed delta.
 
-    A tool actor that has published nothing yet, but that ``members()`` (the running
-    team's roster) lists, has the state it starts from (:func:`initial_state`; none for
-    a tool this package does not ship) and ``last_seq`` 0 — what the server's
-    ``GET /teams/{id}/state/{tool}`` answers, so a local and a remote team agree. Without
-    ``members``, or when the team has stopped, such a tool has empty results, as one the
-    team does not have."""
-    replayed = replay_tool_states(storage.events.read(team_id))
+    A tool actor that has published nothing yet has the state it starts from
+    (:func:`initial_state`; none for a tool this package does not ship) and ``last_seq``
+    0, when the team has it: ``tools()`` names the running team's tool actors (None, or
+    no ``tools``: the team is not running here, and its log's last run says,
+    :func:`logged_tools`). Else :class:`UnknownToolError` naming the ones it has. This is
+    what the server's ``GET /teams/{id}/state/{tool}`` answers (a 404 then), so a local
+    and a remote team agree, running or stopped."""
+    records = storage.events.read(team_id)
+    replayed = replay_tool_states(records)
     result = ReplayResult(
         states={k: v for k, v in replayed.states.items() if k == tool_id},
         last_seq={k: v for k, v in replayed.last_seq.items() if k == tool_id},
         gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
         unknown_tools=replayed.unknown_tools & {tool_id},
     )
-    if tool_id not in result.last_seq and members is not None:
-        with contextlib.suppress(AddressError):  # stopped meanwhile: no roster to ask
-            if any(is_tool_actor(a) and a.name == tool_id for a in members()):
-                start = initial_state(tool_id)
-                result.states = {} if start is None else {tool_id: start}
-                result.last_seq = {tool_id: 0}
+    if tool_id in result.last_seq:
+        return result
+    listed = tools() if tools is not None else None
+    if listed is None:
+        listed = logged_tools(records)
+    if tool_id not in listed:
+        raise UnknownToolError.naming(team_id, tool_id, listed)
+    start = initial_state(tool_id)
+    result.states = {} if start is None else {tool_id: start}
+    result.last_seq = {tool_id: 0}
     return result
 
 
@@ -352,8 +393,16 @@ class TeamRuntime:
 
     def tool_state(self, tool_id: str) -> ReplayResult:
         """A tool actor's state rebuilt from the log (see :func:`tool_state`): one the team
-        has that published nothing yet is the state it starts from, as the server says."""
-        return tool_state(self.storage, self.team_id, tool_id, self.members)
+        has that published nothing yet is the state it starts from; one it does not have
+        is an :class:`UnknownToolError` — as the server says, running or stopped."""
+        return tool_state(self.storage, self.team_id, tool_id, self._tool_actors)
+
+    def _tool_actors(self) -> list[str] | None:
+        """The running team's tool actors; None once it stopped (its log says then)."""
+        try:
+            return [a.name for a in self.members() if is_tool_actor(a)]
+        except AddressError:
+            return None
 
     # -- looking at the team ---------------------------------------------------------------
     @property

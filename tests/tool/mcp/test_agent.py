@@ -22,7 +22,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig
+from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorSystem, EventMessage, SentMessage, UserMessage
+from akgentic.tool.core import ToolCard
 from akgentic.tool.mcp import MCPServerUnavailable, MCPStdioConnectionConfig, MCPTool
 
 from ...agent.conftest import Script, ScriptedAgent
@@ -284,3 +286,35 @@ def test_the_server_process_is_stopped_even_when_a_call_hangs(
     pid = int(pid_file.read_text())
     stop(system, agent)
     assert not pid_alive(pid)
+
+
+class Greeter(ToolCard):
+    """A plain ``greet`` tool: the test server serves one of that name too."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def greet(name: str) -> str:
+            """Greet someone."""
+            return f"hi {name}"
+
+        return [greet]
+
+
+def test_a_server_tool_named_as_another_tool_fails_the_turn_with_one_line_naming_both(
+    system: ActorSystem, team: Team
+) -> None:
+    """Its tools are known only once it runs (the first turn): the turn fails with one line
+    naming the server and the other source, and the card option that renames its tools."""
+    script = Script(call("greet", name="x"), say_result)
+    card = MCPTool(name="calc", connection=stdio(), tool_prefix="")
+    agent = start(system, team, script, Greeter(), card)
+    system.tell(agent, UserMessage(content="go"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    assert ended.event.error == (
+        "UserError: MCP server 'calc' defines a tool whose name conflicts with existing tool "
+        "from the agent: 'greet'. Give MCP server 'calc' a tool_prefix on its card (it has "
+        "none: its tools keep the server's names)."
+    )
+    stop(system, agent)

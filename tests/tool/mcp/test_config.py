@@ -208,3 +208,14 @@ def test_distinct_servers_and_rewiring_the_same_card_are_accepted() -> None:
     factory = ToolFactory([a, b], observer=observer)
     ToolFactory([a, b], observer=observer)  # the same cards again: not a collision
     assert [t.wrapped.server for t in factory.get_toolsets()] == ["a", "b"]
+
+
+def test_a_tool_name_clash_says_to_change_the_cards_tool_prefix_through_the_wrappers() -> None:
+    """pydantic-ai's clash line ends with the toolset's hint: the guarded toolset the
+    factory hands out says the card's option, not pydantic-ai's ``.prefixed(...)``."""
+    card = MCPTool(name="calc", connection=stdio())
+    [toolset] = ToolFactory([card], observer=EventObserver()).get_toolsets()
+    assert toolset.tool_name_conflict_hint == (
+        "Give MCP server 'calc' another tool_prefix on its card (now 'calc_': its tools are "
+        "named calc__<tool>)."
+    )

@@ -239,6 +239,99 @@ def test_toolsets_do_not_nest_and_are_not_empty() -> None:
         ToolsetCard(name="media", description="d", cards=[])
 
 
+SEARCH_AGAIN = (
+    "turns on web_search, web_fetch, web_crawl again, as {first} does: a member has each "
+    "capability once. Remove the duplicate card, or turn those off on one of them "
+    "(web_search: false)"
+)
+
+
+def test_a_capability_twice_among_a_sets_members_is_refused_as_the_card_is_read() -> None:
+    """Not when the group is built at the team's start: the card's own error, one line
+    naming both members and what to do, as for an agent's tools."""
+    with pytest.raises(ValidationError) as caught:
+        ToolsetCard.model_validate(
+            {"name": "web", "description": "d", "cards": [{"type": "SearchTool"}] * 2}
+        )
+    [error] = caught.value.errors()
+    assert error["loc"] == ("cards",)
+    assert error["msg"] == "Value error, toolset 'web': cards[1] (SearchTool) " + (
+        SEARCH_AGAIN.format(first="cards[0] (SearchTool)")
+    )
+
+
+@pytest.mark.parametrize(
+    ("tools", "said"),
+    [
+        (  # on the agent and in a set: the set's web_search keeps its name, a clash
+            [
+                {"type": "SearchTool"},
+                {
+                    "type": "ToolsetCard",
+                    "name": "web",
+                    "description": "d",
+                    "cards": [{"type": "SearchTool"}],
+                },
+            ],
+            "tools[1].cards[0] (SearchTool, in toolset 'web') "
+            + SEARCH_AGAIN.format(first="tools[0] (SearchTool)"),
+        ),
+        (  # in two sets: their commands and context would be served twice
+            [
+                {
+                    "type": "ToolsetCard",
+                    "name": n,
+                    "description": "d",
+                    "cards": [{"type": "SearchTool"}],
+                }
+                for n in ("a", "b")
+            ],
+            "tools[1].cards[0] (SearchTool, in toolset 'b') "
+            + SEARCH_AGAIN.format(first="tools[0].cards[0] (SearchTool, in toolset 'a')"),
+        ),
+        (  # two sets of one name: one enable_toolset name, tools named alike
+            [
+                {"type": "ToolsetCard", "name": "a", "description": "d", "cards": [c]}
+                for c in ({"type": "SearchTool"}, {"type": "PlanningTool"})
+            ],
+            "tools[1] (ToolsetCard) is named 'a' again, as tools[0] (ToolsetCard) is: its "
+            "tools would be named alike (a_<verb>). Rename one toolset, or merge their cards "
+            "into one",
+        ),
+    ],
+    ids=["agent-and-set", "two-sets", "one-name"],
+)
+def test_a_toolset_repeating_the_agents_tools_is_refused_as_the_card_is_read(
+    tools: list[dict[str, Any]], said: str
+) -> None:
+    """Found only when the agent started (a command or a set name twice) or when the set
+    was enabled (a tool name twice): now the agent's card says so, naming both places."""
+    with pytest.raises(ValidationError) as caught:
+        AgentConfig.model_validate({"name": "@A", "role": "A", "tools": tools})
+    [error] = caught.value.errors()
+    assert error["loc"] == ("tools",)
+    assert error["msg"] == f"Value error, @A: {said}"
+
+
+def test_distinct_capabilities_across_the_agent_and_its_sets_are_accepted() -> None:
+    config = AgentConfig.model_validate(
+        {
+            "name": "@A",
+            "role": "A",
+            "tools": [
+                {"type": "SearchTool", "web_crawl": False},
+                {
+                    "type": "ToolsetCard",
+                    "name": "crawl",
+                    "description": "d",
+                    "cards": [{"type": "SearchTool", "web_search": False, "web_fetch": False}],
+                },
+            ],
+        }
+    )
+    assert [type(card).__name__ for card in config.tools] == ["SearchTool", "ToolsetCard"]
+
+
 def test_unknown_fields_are_refused() -> None:
     with pytest.raises(ValidationError, match="colour"):
         ToolsetCard(name="media", description="d", cards=[Films()], colour="red")  # type: ignore[call-arg]

@@ -62,6 +62,11 @@ class CardTaggedToolset(WrapperToolset[Any]):
 
     card: str = UNATTRIBUTED
 
+    @property
+    def tool_name_conflict_hint(self) -> str:
+        """The wrapped toolset's: what renames its tools (an MCP card's ``tool_prefix``)."""
+        return self.wrapped.tool_name_conflict_hint
+
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         tools = await super().get_tools(ctx)
         return {

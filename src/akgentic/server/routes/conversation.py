@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 
 from akgentic.agent.accounting import UsageReport
 from akgentic.client.models import (
+    NO_TOOL_ACTOR,
     Accepted,
     HistoryPage,
     Interrupted,
@@ -20,9 +21,10 @@ from akgentic.client.models import (
 from akgentic.core import AddressError, Message, SentMessage, address_name
 from akgentic.core.serialization import serialize
 from akgentic.server.context import DRAINING, ServerContext, accepting_work, context
+from akgentic.server.errors import CodedError
 from akgentic.server.protocol import encode_record
 from akgentic.storage import MAX_SEQ
-from akgentic.team import HostedTeam, initial_state, read_history, team_usage, tool_state
+from akgentic.team import HostedTeam, UnknownToolError, read_history, team_usage, tool_state
 
 __all__ = ["router"]
 
@@ -131,21 +133,20 @@ def state(
     from (``initial_state``: an empty plan, an empty graph; ``None`` for a tool this
     package does not ship) with ``last_delta`` 0, so a client folds the stream's deltas
     onto it from the first: a fresh team's tools are no 404. A tool the team does not
-    have (its roster does not list it) is a 404."""
+    have (its roster, ``GET .../members``, lists no such tool actor) is a 404 with the
+    code ``no_tool_actor``, naming those it has — ``TeamRuntime.tool_state``'s
+    ``UnknownToolError``, word for word."""
     ctx.record(team_id)
     name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
-    replayed = tool_state(ctx.manager.storage, team_id, name)
-    if name not in replayed.last_seq:
-        if not any(m.name == name and m.kind == "tool" for m in ctx.listed_members(team_id)):
-            raise HTTPException(
-                404,
-                f"team {team_id} has no tool actor {name} (its tool actors are the members "
-                f"of kind 'tool' in GET /teams/{team_id}/members)",
-            )
-        empty = initial_state(name)
-        return ToolStateView(
-            tool_id=name, state=serialize(empty) if empty is not None else None, last_delta=0
+    try:
+        replayed = tool_state(
+            ctx.manager.storage,
+            team_id,
+            name,
+            lambda: [m.name for m in ctx.listed_members(team_id) if m.kind == "tool"],
         )
+    except UnknownToolError as exc:
+        raise CodedError(404, str(exc), NO_TOOL_ACTOR) from exc
     if name in replayed.unknown_tools:
         raise HTTPException(
             422,

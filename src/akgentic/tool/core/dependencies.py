@@ -41,27 +41,49 @@ def _capabilities(card: ToolCard) -> dict[type[BaseToolParam], str]:
     return found
 
 
-def repeated_capabilities(cards: Sequence[ToolCard]) -> str | None:
-    """Why ``cards`` cannot be one member's tools, or None when they can.
+def repeated_capabilities(cards: Sequence[ToolCard], field: str = "tools") -> str | None:
+    """Why ``cards`` (the list ``field`` of a card) cannot be one member's tools, or None
+    when they can.
 
     A member has each capability once: two cards turning the same one on would serve
     two tools, commands or context providers of one name, which the factory refuses at
     wiring, i.e. only once the team starts. This says it from the card alone, so a card
-    file is refused as it is read. Capabilities a card names only when it wires (an MCP
-    server's tools, a toolset's members) are left to the factory.
+    file is refused as it is read. A toolset's members count as the member's own (their
+    commands and context are served as if listed on it, and a tool already named
+    ``<set>_...`` keeps its name), and two toolsets of one name would name their tools
+    alike: both are refused here too, naming both places. An MCP server's tools are known
+    only once it runs: the agent says so then (``MCPServerToolset``).
     """
-    seen: dict[type[BaseToolParam], int] = {}
+    from akgentic.tool.toolsets.card import ToolsetCard  # it builds on this module
+
+    places: list[tuple[str, ToolCard]] = []
+    named: dict[str, str] = {}
     for index, card in enumerate(cards):
+        place = f"{field}[{index}] ({type(card).__name__})"
+        if not isinstance(card, ToolsetCard):
+            places.append((place, card))
+            continue
+        if card.name in named:
+            return (
+                f"{place} is named {card.name!r} again, as {named[card.name]} is: its tools "
+                f"would be named alike ({card.name}_<verb>). Rename one toolset, or merge "
+                f"their cards into one"
+            )
+        named[card.name] = place
+        places += [
+            (f"{field}[{index}].cards[{at}] ({type(m).__name__}, in toolset {card.name!r})", m)
+            for at, m in enumerate(card.cards)
+        ]
+    seen: dict[type[BaseToolParam], int] = {}
+    for index, (place, card) in enumerate(places):
         capabilities = _capabilities(card)
         first = next((seen[p] for p in capabilities if p in seen), None)
         if first is not None:
             shared = [name for param, name in capabilities.items() if seen.get(param) == first]
-            kind = type(card).__name__
             return (
-                f"tools[{index}] ({kind}) turns on {', '.join(shared)} again, as "
-                f"tools[{first}] ({type(cards[first]).__name__}) does: a member has each "
-                f"capability once. Remove the duplicate card, or turn those off on one of "
-                f"them ({shared[0]}: false)"
+                f"{place} turns on {', '.join(shared)} again, as {places[first][0]} does: a "
+                f"member has each capability once. Remove the duplicate card, or turn those "
+                f"off on one of them ({shared[0]}: false)"
             )
         for param in capabilities:
             seen.setdefault(param, index)

@@ -36,6 +36,12 @@ class GuardedToolset(WrapperToolset[Any]):
 
     retry: type[Exception] = field(default=ModelRetry, kw_only=True)
 
+    @property
+    def tool_name_conflict_hint(self) -> str:
+        """The wrapped toolset's (an MCP server's says which card option renames its
+        tools): a wrapper knows nothing of the names."""
+        return self.wrapped.tool_name_conflict_hint
+
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:

@@ -94,6 +94,8 @@ class MCPServerToolset(AbstractToolset[Any]):
     server: str
     connection: MCPConnectionConfig
     build: Callable[[], AbstractToolset[Any]]
+    prefix: str = ""
+    """The card's prefix: the server's tools are named ``<prefix>_<tool>`` (none: ``""``)."""
     on_unavailable: Callable[[str, str], None] | None = None
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
@@ -113,6 +115,21 @@ class MCPServerToolset(AbstractToolset[Any]):
     @property
     def label(self) -> str:
         return f"MCP server {self.server!r}"
+
+    @property
+    def tool_name_conflict_hint(self) -> str:
+        """What to do when a tool of this server's is named as another tool of the agent:
+        known only once the server listed its tools (its first turn), so said then, after
+        pydantic-ai's line naming both sources, in the card's own words."""
+        if not self.prefix:
+            return (
+                f"Give MCP server {self.server!r} a tool_prefix on its card (it has none: its "
+                f"tools keep the server's names)."
+            )
+        return (
+            f"Give MCP server {self.server!r} another tool_prefix on its card (now "
+            f"{self.prefix!r}: its tools are named {self.prefix}_<tool>)."
+        )
 
     @property
     def is_open(self) -> bool:
@@ -368,6 +385,7 @@ def build_server_toolset(
         server=server,
         connection=connection,
         build=build,
+        prefix=prefix,
         on_unavailable=on_unavailable,
         max_result_chars=max_result_chars,
     )

@@ -23,13 +23,13 @@ import re
 from collections.abc import Callable
 from typing import Any, Self
 
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
 from pydantic_ai import ModelRetry
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.context_state import ContextState
-from akgentic.tool.core.dependencies import matches_dependency
+from akgentic.tool.core.dependencies import matches_dependency, repeated_capabilities
 from akgentic.tool.core.factory import ToolFactory
 from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
@@ -83,13 +83,18 @@ class ToolsetCard(ToolCard):
 
     @field_validator("cards")
     @classmethod
-    def _flat(cls, cards: list[ToolCard]) -> list[ToolCard]:
+    def _flat(cls, cards: list[ToolCard], info: ValidationInfo) -> list[ToolCard]:
+        """Toolsets do not nest, and the members serve each capability once: refused as
+        the card is read, not when the group is built at the team's start."""
         for card in cards:
             if isinstance(card, ToolsetCard):
                 raise ValueError(
                     f"toolset {card.name!r} is nested in another toolset: list it on the "
                     f"agent instead (toolsets do not nest)"
                 )
+        problem = repeated_capabilities(cards, "cards")
+        if problem is not None:
+            raise ValueError(f"toolset {info.data.get('name', '?')!r}: {problem}")
         return cards
 
     # -- wiring --------------------------------------------------------------------------

@@ -239,3 +239,30 @@ def test_events_follow_of_a_deleted_team_is_one_error_line(cli: Invoke, storage_
     assert result.stderr.strip().splitlines() == [
         f"error: team research ({str(team_id)[:8]}) was deleted"
     ]
+
+
+def test_a_stored_lone_surrogate_is_shown_as_a_replacement_character(
+    cli: Invoke, storage_url: str
+) -> None:
+    """A log written before text was made sound where it enters: the person's message
+    holds a lone surrogate, stored as its JSON escape. The listing and ``teams show`` read
+    it back and show U+FFFD in its place; the JSON lines keep its escape (ASCII)."""
+    team_id, last = run_once(cli, storage_url)
+    unpack_events(sqlite_path(storage_url), team_id)
+    with sqlite3.connect(sqlite_path(storage_url)) as db:
+        changed = db.execute(
+            "UPDATE akgentic_events SET payload = replace(payload, '\"why?\"', ?) "
+            "WHERE team_id = ? AND payload LIKE '%\"why?\"%'",
+            ('"why\\ud800?"', str(team_id)),
+        ).rowcount
+    assert changed >= 1
+
+    result = cli("events", "research")
+    listed = cli("events", "research", "--json")
+    shown = cli("teams", "show", "research")
+
+    assert result.exit_code == 0 and listed.exit_code == 0, result.output + listed.output
+    assert shown.exit_code == 0, shown.output
+    assert [seq for seq, _, _ in rows(result.stdout)] == list(range(1, last + 1))
+    assert "why\ufffd?" in result.stdout and "why\ufffd?" in shown.stdout
+    assert listed.stdout.isascii() and '"why\\ud800?"' in listed.stdout

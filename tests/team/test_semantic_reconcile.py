@@ -588,3 +588,105 @@ def test_a_failed_start_pass_is_forgotten_and_leaves_the_store_as_it_is(
     assert actor._watch is None
     assert STALE in workspace_held(resumed, workspace)
     assert again.embedded == []
+
+
+# -- an embedding that fails -------------------------------------------------------------------
+
+
+class FailingEmbedder(CountingEmbedder):
+    """A :class:`CountingEmbedder` whose first ``failures`` calls raise (every call, with
+    None): an embedder down for a while, or for good."""
+
+    def __init__(self, failures: int | None) -> None:
+        super().__init__()
+        self.failures = failures
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        with self._record:
+            self.calls += 1
+            failing = self.failures is None or self.calls <= self.failures
+        if failing:
+            raise RuntimeError("the embeddings endpoint is down")
+        return super().embed(texts, timeout)
+
+
+def workspace_actor(runtime: TeamRuntime) -> Any:
+    (address,) = [m for m in runtime.members() if m.name.startswith("#Workspace-")]
+    return runtime.system.get_actor(address)
+
+
+def asked(runtime: TeamRuntime) -> Any:
+    """The tree's actor, asked (an answer comes after every message it had before)."""
+    (address,) = [m for m in runtime.members() if m.name.startswith("#Workspace-")]
+    return runtime.system.proxy_ask(address, WorkspaceActor, timeout=30)
+
+
+def write(runtime: TeamRuntime, rel: str, content: str) -> None:
+    """``rel`` written by @Boss through the tree's actor (a new file: nothing to read first)."""
+    identity = Identity(name="@Boss", team=str(runtime.team_id))
+    asked(runtime).mutate(identity, WriteFile(path=rel, content=content))
+
+
+def test_a_failed_early_embedding_is_retried_at_the_next_write(
+    manager: TeamManager, embedders: Embedders, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start pass embeds a changed chunk early and the embedder fails: the pass's end
+    leaves that row to that (failed) write. It is said once, and the next write's report
+    reconciles the tree: the missing chunk is embedded, with the written file's."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    changed = DOCS["budget.md"].replace("The budget line 59", "The cost line 59")
+    (workspace.tree / "budget.md").write_text(changed)
+    (new_chunk,) = refs_of("budget.md", changed) - refs_of("budget.md", DOCS["budget.md"])
+    embedders.use(FailingEmbedder(failures=1))
+    caplog.set_level("INFO", logger="akgentic.tool.workspace")
+
+    def said() -> int:
+        return sum("embedding passages of workspace" in r.getMessage() for r in caplog.records)
+
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: STALE not in workspace_held(resumed, workspace))  # the pass reported
+    eventually(lambda: said() == 1)  # the failure was told, and said
+    assert new_chunk not in workspace_held(resumed, workspace)
+
+    write(resumed, "notes.md", "Spend less.\n")
+    expected = set().union(
+        refs_of("hello.md", DOCS["hello.md"]),
+        refs_of("budget.md", changed),
+        refs_of("old.md", DOCS["old.md"]),
+        refs_of("notes.md", "Spend less.\n"),
+    )
+    eventually(lambda: workspace_held(resumed, workspace) == expected)
+    assert said() == 1
+
+
+def test_a_failing_embedder_is_retried_once_per_backoff_delay(
+    manager: TeamManager, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedder that always fails: the first write after the failure retries (one
+    reconcile), the retry fails, and the writes within the backoff delay do not retry —
+    then, the delay passed (0 here), the next one does."""
+    runtime, _, _ = indexed_team(manager, embedders)
+    reconciles = Reconciles(monkeypatch)
+    broken = embedders.use(FailingEmbedder(failures=None))
+    resumed = manager.resume_team(runtime.team_id)
+    actor = workspace_actor(resumed)
+    eventually(lambda: len(reconciles.ids) == 1)  # the start pass's reconcile
+
+    write(resumed, "a.md", "First.\n")  # its embedding fails: a retry is due at once
+    eventually(lambda: actor._retry_at is not None)
+    write(resumed, "b.md", "Second.\n")  # reported: the retry runs, and fails
+    eventually(lambda: len(reconciles.ids) == 2 and not actor._retrying)
+    assert actor._retry_delay == 2 * WorkspaceActor.retry_first  # the next wait doubled
+
+    calls = broken.calls
+    write(resumed, "c.md", "Third.\n")  # within the delay: its own embedding only
+    eventually(lambda: broken.calls > calls)
+    write(resumed, "d.md", "Fourth.\n")
+    eventually(lambda: broken.calls > calls + 1)
+    asked(resumed).catch_up()  # after the report that embedded d.md: it did not retry
+    assert len(reconciles.ids) == 2
+
+    actor._retry_at = 0.0  # the delay has passed
+    write(resumed, "e.md", "Fifth.\n")
+    eventually(lambda: len(reconciles.ids) == 3)

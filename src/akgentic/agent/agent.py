@@ -75,6 +75,7 @@ from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
     PublishRunEvents,
     RunInterruptedError,
+    SoundModelOutput,
     dynamic_toolsets,
     fuse,
     on_the_agent_thread,
@@ -307,6 +308,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             )
         if self.config.prompt_accounting.enabled:  # after the request is shaped: as sent
             own.append(self._prompt_accounting())
+        own.append(SoundModelOutput())  # last: its after_model_request runs first
         capabilities: list[Any] = [fuse(own)]
         if self._toolsets is not None:  # its before_model_request after the mailbox's
             capabilities.append(self._toolsets)

@@ -32,6 +32,7 @@ from rich.text import Text
 
 from akgentic.cli import interrupt
 from akgentic.core.excerpt import EXCERPT_CHARS
+from akgentic.core.surrogates import replace_lone_surrogates
 
 __all__ = [
     "ASCII",
@@ -96,9 +97,14 @@ def printable(text: str, *, keep: frozenset[str] = KEPT, limit: int | None = Non
       once escaped is clipped: as many whole characters as fit in ``limit - 1``, then
       ``… (1,048,576 characters)``, the length of ``text``. An escape is never cut.
 
+    - A lone surrogate, which no terminal encoding can write (a stored row older than
+      the text made sound where it enters a team: ``"\\ud800"`` in its JSON), is
+      U+FFFD (``akgentic.core.surrogates``) — the line is shown, not a UnicodeEncodeError.
+
     Everything else, any script, emoji, right-to-left text, is left as it is, and the
     result passes through again unchanged: what this returned may be printed through a
     console that calls it once more."""
+    text = replace_lone_surrogates(text)
     if (limit is None or len(text) <= limit) and not any(_control(c, keep) for c in text):
         return text
     pieces: list[str] = []
@@ -127,6 +133,8 @@ def _printable_text(text: Text) -> Text:
     """``text`` through :func:`printable`, its style and its spans' styles kept (a ``Text``
     made elsewhere than by :class:`SafeText`)."""
     plain = text.plain
+    if replace_lone_surrogates(plain) is not plain:  # rare: the spans would not fit
+        return Text(printable(plain), style=text.style, end=text.end, no_wrap=text.no_wrap)
     if not any(_control(c) for c in plain):
         return text
     starts = [0]  # where each character of ``plain`` starts in the escaped text

@@ -32,6 +32,7 @@ from akgentic.llm.events import (
     ToolCallEvent,
     ToolReturnEvent,
     from_stream_event,
+    sound_message,
 )
 from akgentic.llm.failures import describe_model_failure
 from akgentic.llm.providers import (
@@ -105,5 +106,6 @@ __all__ = [
     "require_api_key",
     "safe_cut",
     "scenario_from_dict",
+    "sound_message",
     "token_counter",
 ]

@@ -21,15 +21,20 @@ of ``Agent.run``) onto these, so the agent layer publishes them with no mapping 
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr, TypeAdapter
 from pydantic_ai.messages import (
+    BaseToolCallPart,
     FunctionToolCallEvent,
     FunctionToolResultEvent,
     ModelMessage,
     ModelMessagesTypeAdapter,
+    ModelResponse,
     PartDeltaEvent,
     PartStartEvent,
     TextPart,
@@ -38,8 +43,10 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.usage import RequestUsage, RunUsage
+from pydantic_core import PydanticSerializationError
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.surrogates import replace_lone_surrogates
 
 __all__ = [
     "ContextReplacedEvent",
@@ -51,6 +58,7 @@ __all__ = [
     "ToolReturnEvent",
     "from_stream_event",
     "messages_to_json",
+    "sound_message",
 ]
 
 
@@ -67,6 +75,51 @@ _MessageAdapter: TypeAdapter[ModelMessage] = TypeAdapter(
 """One message, encoded exactly as ``ModelMessagesTypeAdapter`` encodes each item of its
 list (same configuration): the list's JSON is its items' JSON joined by commas in
 brackets, which a test checks byte for byte."""
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A surrogate written as a JSON escape: a pair's half (one character once decoded), or a
+lone surrogate — which pydantic refuses as invalid JSON."""
+
+
+def sound_message(message: ModelMessage) -> ModelMessage:
+    """``message`` with its lone surrogates as U+FFFD, wherever they are (a reply's text,
+    a tool call's arguments — data, or JSON text escaping one — a thinking part);
+    ``message`` itself when it has none (the usual case: one encoding, one scan of each
+    call's JSON arguments).
+
+    What a model answers enters the run here (see ``akgentic.core.surrogates``): a lone
+    surrogate left in would make the next request, the run's events and its record
+    impossible to encode, and the turn — and its resume — fail; escaped in a call's JSON
+    arguments, it would make the call fail as invalid JSON."""
+    try:
+        _MessageAdapter.dump_json(message)
+    except PydanticSerializationError:
+        data = _MessageAdapter.dump_python(message, mode="json")
+        text = json.dumps(data, ensure_ascii=False)
+        sound = replace_lone_surrogates(text)  # only inside JSON strings: it stays JSON
+        if sound != text:
+            message = _MessageAdapter.validate_json(sound)
+    if isinstance(message, ModelResponse):
+        parts = [_sound_arguments(part) for part in message.parts]
+        if any(new is not old for new, old in zip(parts, message.parts, strict=True)):
+            message = dataclasses.replace(message, parts=parts)
+    return message
+
+
+def _sound_arguments(part: Any) -> Any:
+    """``part`` — a call whose JSON arguments escape a lone surrogate — with that
+    surrogate as U+FFFD; any other part as it is."""
+    if not isinstance(part, BaseToolCallPart) or not isinstance(part.args, str):
+        return part
+    if _SURROGATE_ESCAPE.search(part.args) is None:
+        return part
+    try:
+        text = json.dumps(json.loads(part.args), ensure_ascii=False)
+    except ValueError:
+        return part  # not JSON: the call fails as invalid arguments, and says so
+    sound = replace_lone_surrogates(text)
+    return part if sound == text else dataclasses.replace(part, args=sound)
 
 
 class _Items:
@@ -264,12 +317,12 @@ def from_stream_event(event: object, *, run_id: str) -> list[LlmEvent]:
     """
     if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
         if event.part.content:
-            return [LlmTextDeltaEvent(run_id=run_id, delta=event.part.content, index=event.index)]
+            delta = replace_lone_surrogates(event.part.content)  # the model's, as it streams
+            return [LlmTextDeltaEvent(run_id=run_id, delta=delta, index=event.index)]
     elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
         if event.delta.content_delta:
-            return [
-                LlmTextDeltaEvent(run_id=run_id, delta=event.delta.content_delta, index=event.index)
-            ]
+            delta = replace_lone_surrogates(event.delta.content_delta)
+            return [LlmTextDeltaEvent(run_id=run_id, delta=delta, index=event.index)]
     elif isinstance(event, FunctionToolCallEvent):
         return [ToolCallEvent.from_part(event.part, run_id=run_id)]
     elif isinstance(event, FunctionToolResultEvent):

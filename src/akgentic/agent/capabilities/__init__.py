@@ -25,6 +25,7 @@ from pydantic_ai.tools import RunContext
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.run_events import TEXT_BATCH_CHARS, PublishRunEvents
 from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
+from akgentic.llm import sound_message
 
 T = TypeVar("T")
 
@@ -36,6 +37,7 @@ __all__ = [
     "InlineExecutor",
     "PublishRunEvents",
     "RunInterruptedError",
+    "SoundModelOutput",
     "dynamic_toolsets",
     "fuse",
     "on_the_agent_thread",
@@ -66,6 +68,32 @@ class InlineExecutor(Executor):
 def on_the_agent_thread() -> UseThreadExecutor:
     """The capability that runs sync tools inline (see :class:`InlineExecutor`)."""
     return UseThreadExecutor(InlineExecutor())
+
+
+class SoundModelOutput(AbstractCapability[Any]):
+    """Makes each model response encodable before the run reads it: a lone surrogate the
+    model produced (in its text, or in a tool call's arguments, as a loosely decoded
+    answer or a test's FunctionModel carries) becomes U+FFFD (``llm.sound_message``).
+
+    The one place a response enters the run: its text, its answer, the calls it makes
+    and the record of the run are all read from the response this hook returns. Text
+    streamed before the response is complete is made sound where it becomes an event
+    (``llm.from_stream_event``)."""
+
+    async def after_model_request(
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: ModelResponse,
+    ) -> ModelResponse:
+        sound = sound_message(response)
+        assert isinstance(sound, ModelResponse)
+        return sound
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
 
 
 class RunInterruptedError(Exception):

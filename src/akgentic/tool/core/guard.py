@@ -259,7 +259,8 @@ def as_the_model_reads(name: str, retry: type[Exception] | None) -> Iterator[Non
     """Around a call of tool ``name``: what escapes it is what the model may read. A
     :class:`RetriableError` (the tool's own, or :func:`unexpected_failure` for any other
     exception but the :func:`passes_through` signals) is raised as ``retry`` when one is
-    configured; ``BaseException`` (cancellation, Ctrl-C) is left alone."""
+    configured, its lone surrogates as U+FFFD (see :func:`check_return`);
+    ``BaseException`` (cancellation, Ctrl-C) is left alone."""
     try:
         try:
             yield
@@ -272,4 +273,5 @@ def as_the_model_reads(name: str, retry: type[Exception] | None) -> Iterator[Non
     except RetriableError as exc:
         if retry is None:
             raise
-        raise retry(str(exc)) from exc
+        # the retry enters the model's context: its words may quote what the tool read
+        raise retry(replace_lone_surrogates(str(exc))) from exc

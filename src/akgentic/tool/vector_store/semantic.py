@@ -401,15 +401,24 @@ class SemanticIndex:
         """Index (or re-index) ``ref_id``; returns at once, the worker does the rest."""
         self.upsert_many([(ref_id, text, metadata)])
 
-    def upsert_many(self, rows: Sequence[tuple[str, str, dict[str, Any] | None]]) -> None:
+    def upsert_many(
+        self,
+        rows: Sequence[tuple[str, str, dict[str, Any] | None]],
+        *,
+        done: Callable[[bool], None] | None = None,
+    ) -> None:
         """Index several ``(ref_id, text, metadata)`` rows with one embedding call (one
-        worker); the same per-ref ordering rule as :meth:`upsert`. Returns at once."""
+        worker); the same per-ref ordering rule as :meth:`upsert`. Returns at once.
+
+        ``done(ok)`` is called once, on a worker's thread, when the rows were embedded
+        (True) or were not (False: the embedder failed, or no worker could start) — for a
+        consumer that retries what a failure left unindexed (it must not block)."""
         if not self.available or not rows:
             return
         stamped = [
             (ref, self._sequencer.next(ref), text, dict(meta or {})) for ref, text, meta in rows
         ]
-        self._embed_rows(stamped)
+        self._embed_rows(stamped, done)
 
     def reconcile(self, rows: Mapping[str, Row]) -> None:
         """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
@@ -423,7 +432,12 @@ class SemanticIndex:
         return WriteWatch(self._sequencer)
 
     def reconcile_ids(
-        self, ids: Iterable[str], fetch: Fetch, *, since: WriteWatch | None = None
+        self,
+        ids: Iterable[str],
+        fetch: Fetch,
+        *,
+        since: WriteWatch | None = None,
+        done: Callable[[bool], None] | None = None,
     ) -> None:
         """Bring the store in step with ``ids`` (every row id the consumer holds): index
         the ones it lacks, delete the ones it holds for nothing. Returns at once; a worker
@@ -441,11 +455,15 @@ class SemanticIndex:
         costs one id listing and no embedding. A write made after this call — or after
         ``since`` was taken, which this call closes — wins: that row is left to that
         write. A stop during the embeddings may drop them again; the next start reconciles.
+        ``done(ok)`` is called once at the end, on a worker's thread: True when every
+        missing row was embedded, False when the listing, a read or an embedding failed
+        (or no worker started) and rows may still be missing — never when unavailable.
         """
         if not self.available:
             if since is not None:
                 since.close()
             return
+        finish = done if done is not None else _ignore
         wanted = frozenset(ids)
         watch = since if since is not None else self.watch()
         touched = watch.touched
@@ -458,6 +476,7 @@ class SemanticIndex:
             except Exception as exc:
                 watch.close()
                 logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
+                finish(False)
                 return
             missing: list[tuple[str, int]] = []
             try:
@@ -474,14 +493,21 @@ class SemanticIndex:
                 watch.close()
             if missing:
                 logger.info("indexing %d rows %s lacked", len(missing), self.collection)
-                self._embed_missing(missing, fetch)
+            self._embed_missing(missing, fetch, finish)
+
+        def not_started() -> None:
+            watch.close()
+            finish(False)
 
         job = EmbeddingJob(texts=(), embedder=None, apply=apply)
-        self._spawn(job, watch.close, writes=True)
+        self._spawn(job, not_started, writes=True)
 
-    def _embed_missing(self, pending: list[tuple[str, int]], fetch: Fetch) -> None:
+    def _embed_missing(
+        self, pending: list[tuple[str, int]], fetch: Fetch, done: Callable[[bool], None]
+    ) -> None:
         """Fetch and embed the next :attr:`reconcile_batch` of ``pending`` (stamped ids),
-        the rest once it is embedded; every stamp not written is released."""
+        the rest once it is embedded; every stamp not written is released. ``done(ok)``
+        once at the end."""
         while pending:
             batch, pending = pending[: self.reconcile_batch], pending[self.reconcile_batch :]
             try:
@@ -489,6 +515,7 @@ class SemanticIndex:
             except Exception as exc:
                 logger.warning("reading rows of %s to index failed: %r", self.collection, exc)
                 self._release([*batch, *pending])
+                done(False)
                 return
             stamped: list[tuple[str, int, str, dict[str, Any]]] = []
             for ref, seq in batch:
@@ -498,18 +525,23 @@ class SemanticIndex:
                 else:
                     stamped.append((ref, seq, row[0], dict(row[1] or {})))
             if stamped:
-                self._embed_rows(stamped, functools.partial(self._embed_next, pending, fetch))
+                then = functools.partial(self._embed_next, pending, fetch, done)
+                self._embed_rows(stamped, then)
                 return
+        done(True)
 
-    def _embed_next(self, pending: list[tuple[str, int]], fetch: Fetch, ok: bool) -> None:
+    def _embed_next(
+        self, pending: list[tuple[str, int]], fetch: Fetch, done: Callable[[bool], None], ok: bool
+    ) -> None:
         """After a batch: the next one, or — its embedding failed — none (released, left to
-        the next start, rather than failing once a batch)."""
+        ``done(False)``'s caller or the next start, rather than failing once a batch)."""
         if ok:
-            self._embed_missing(pending, fetch)
+            self._embed_missing(pending, fetch, done)
         else:
             if pending:
                 logger.warning("%d rows of %s left unindexed", len(pending), self.collection)
             self._release(pending)
+            done(False)
 
     def _release(self, pending: list[tuple[str, int]]) -> None:
         """Release the stamps of ``pending`` rows that will not be written."""
@@ -765,6 +797,10 @@ class SemanticIndex:
     def __repr__(self) -> str:
         state = "available" if self.available else "keyword-only"
         return f"<SemanticIndex {self.spec.name}:{self.collection} team={self.team_id!r} {state}>"
+
+
+def _ignore(ok: bool) -> None:
+    """The ``done`` of a caller that does not ask how its rows fared."""
 
 
 def _on_own_thread(observer: ActorToolObserver) -> bool:

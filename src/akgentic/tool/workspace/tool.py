@@ -683,11 +683,12 @@ class WorkspaceTool(ToolCard):
             embeddings are on). Answers path:lines and the passage; read the file for more."""
             if not query.strip():
                 raise RetriableError("workspace_search needs a query: words the passage is about")
-            _, fs, _, _ = card._wired()
+            observer, fs, actor, _ = card._wired()
             index = card._index
             semantic: dict[str, float] = {}
             if index is not None and index.available:
                 semantic = index.similar(query, max(3 * limit, 20))
+                observer.proxy_tell(actor, WorkspaceActor).catch_up()  # what failed, again
             docs = DocumentIndex(card.workspace, fs)
             hits = docs.search(query, max(1, limit), semantic, card.vector_store.hybrid_alpha)
             if not hits:

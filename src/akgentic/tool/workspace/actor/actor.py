@@ -14,7 +14,10 @@ the actor owns is dispatch:
   actor only starts it and records what it reports. The backend is resolved once, from the
   ``SANDBOX_BACKEND`` setting; with none, exec answers that it is unavailable and why.
 - **Indexing** runs in ``#index-…`` workers (:class:`IndexWorker`) that report here; the
-  actor keeps the ``workspace_chunks`` rows in step (team ``""``, tenant = the tree).
+  actor keeps the ``workspace_chunks`` rows in step (team ``""``, tenant = the tree). An
+  embedding that fails (the embedder raised) leaves rows missing; the actor says so once
+  and reconciles the tree's rows again on a later report or search (``catch_up``), at
+  most once per backoff delay, so a failing embedder is retried, never hammered.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from typing import ClassVar
 
 from akgentic.core import Akgent, BaseConfig, BaseState
 from akgentic.tool.core.channels import TOOL_CALL, Channels
@@ -71,6 +75,14 @@ logger = logging.getLogger("akgentic.tool.workspace")
 class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
     """Dispatch for one tree; see the module docstring."""
 
+    retry_first: ClassVar[float] = 5.0
+    """Seconds after a failed retry of missing embeddings before the next one may run;
+    doubled at each failure, up to :attr:`retry_most`. The first retry after a failure
+    runs at the next report or search."""
+
+    retry_most: ClassVar[float] = 300.0
+    """The longest wait between two retries of a failing embedder."""
+
     def on_start(self) -> None:
         workspace = self.config.workspace
         self._fs = get_workspace(workspace)
@@ -90,6 +102,11 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         self._watch: WriteWatch | None = None
         """While the start pass runs, the rows written since it began: its reconcile leaves
         them to those writes (an early embedding still in flight is not embedded twice)."""
+        self._retry_at: float | None = None
+        """When an embedding failed: the monotonic time from which ``catch_up`` reconciles
+        the rows it left missing (None: nothing failed since the last good reconcile)."""
+        self._retry_delay = self.retry_first
+        self._retrying = False
         if self.config.search:
             try:
                 self._index = SemanticIndex.bind(
@@ -308,9 +325,12 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             return
         if record is not None:
             rows = chunk_rows(rel, record)
-            index.upsert_many([(ref, text, meta) for ref, (text, meta) in rows.items()])
+            index.upsert_many(
+                [(ref, text, meta) for ref, (text, meta) in rows.items()], done=self._embedded
+            )
         for ref in stale:
             index.delete(ref)
+        self.catch_up()
 
     def refreshed(self, rel: str, record: DocRecord, before: list[str]) -> None:
         """The start pass stored a new or changed document (told, as it walks): embed its
@@ -326,7 +346,9 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         rows = {ref: row for ref, row in chunk_rows(rel, record).items() if ref not in known}
         if rows:
             self._early[rel] = list(rows)
-            index.upsert_many([(ref, text, meta) for ref, (text, meta) in rows.items()])
+            index.upsert_many(
+                [(ref, text, meta) for ref, (text, meta) in rows.items()], done=self._embedded
+            )
 
     def reconciled(self, refs: dict[str, list[str]] | None) -> None:
         """The start pass's report, every chunk id of the tree by document (None: the pass
@@ -352,7 +374,71 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             return
         ids = {ref for chunk_ids in {**refs, **since}.values() for ref in chunk_ids}
         fetch = DocumentIndex(self.config.workspace, self._fs).read_chunk_rows
-        index.reconcile_ids(ids, fetch, since=watch)
+        index.reconcile_ids(ids, fetch, since=watch, done=self._embedded)
+
+    # -- embeddings that failed -----------------------------------------------------------------
+    def _embedded(self, ok: bool) -> None:
+        """How an embedding fared (on a worker's thread): a failure — or a success while a
+        retry waits, the embedder being back — is told to the actor (``embedding_done``)."""
+        if ok and self._retry_at is None:
+            return
+        try:
+            self.proxy_tell(self.myAddress, WorkspaceActor).embedding_done(ok)
+        except Exception as exc:  # the actor is stopping: the next start reconciles
+            logger.info("%s: embedding outcome not delivered: %r", self.myAddress.name, exc)
+
+    def embedding_done(self, ok: bool) -> None:
+        """An embedding of this tree's rows failed (told): say so once, and have the next
+        ``catch_up`` reconcile what it left missing. A success meanwhile makes a waiting
+        retry due at once."""
+        now = time.monotonic()
+        if not ok and self._retry_at is None:
+            logger.warning(
+                "%s: embedding passages of workspace %r failed; search by meaning misses them "
+                "until a retry after a later write or search indexes them",
+                self.myAddress.name,
+                self.config.workspace.name,
+            )
+            self._retry_at = now
+        elif ok and self._retry_at is not None:
+            self._retry_at = min(self._retry_at, now)
+
+    def catch_up(self) -> None:
+        """Reconcile the rows a failed embedding left missing, if one did and its retry is
+        due (told by a search; run after each report): one id listing, and embeddings of
+        the missing rows only. Not while the start pass runs (its end reconciles), nor
+        while a retry runs."""
+        index = self._index
+        if self._retry_at is None or self._retrying or self._since_pass is not None:
+            return
+        if index is None or not index.available or time.monotonic() < self._retry_at:
+            return
+        docs = DocumentIndex(self.config.workspace, self._fs)
+        try:
+            ids = {ref for record in docs.records() for ref in chunk_refs(record.path, record)}
+        except Exception as exc:
+            logger.warning("%s: reading the tree's records failed: %r", self.myAddress.name, exc)
+            self.retried(False)
+            return
+        self._retrying = True
+        index.reconcile_ids(ids, docs.read_chunk_rows, done=self._retry_done)
+
+    def _retry_done(self, ok: bool) -> None:
+        """A retry's end (on a worker's thread), told to the actor (``retried``)."""
+        try:
+            self.proxy_tell(self.myAddress, WorkspaceActor).retried(ok)
+        except Exception as exc:
+            logger.info("%s: retry outcome not delivered: %r", self.myAddress.name, exc)
+
+    def retried(self, ok: bool) -> None:
+        """A retry ended (told): done, or the next one waits twice as long (bounded)."""
+        self._retrying = False
+        if ok:
+            logger.info("%s: the passages left unembedded are indexed", self.myAddress.name)
+            self._retry_at, self._retry_delay = None, self.retry_first
+            return
+        self._retry_at = time.monotonic() + self._retry_delay
+        self._retry_delay = min(2 * self._retry_delay, self.retry_most)
 
     def _end_pass(self) -> None:
         """Forget what the start pass kept (it reported, failed, or the actor stops)."""

@@ -1,0 +1,117 @@
+"""A lone surrogate the model itself produced (in its text or in a tool call's arguments),
+or one in a retry fed back to it, never breaks the turn: it becomes U+FFFD."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from akgentic.agent import AgentMessage, BaseAgent
+from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
+from akgentic.llm import (
+    LlmMessageEvent,
+    LlmTextDeltaEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+    register_model,
+    sound_message,
+)
+from akgentic.tool.core import ToolCard
+from akgentic.tool.errors import RetriableError
+
+from ..core.conftest import Team
+from .conftest import Script
+from .test_base_agent import text
+from .test_run_events import run_events, scripted, start
+
+
+class Echo(ToolCard):
+    """Echoes its argument; ``fetch`` refuses, quoting what a server answered (decoded
+    loosely: ``"\\udce9"`` in its JSON), as a tool's words about a refusal do."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def echo(word: str) -> str:
+            """Echo ``word``."""
+            return f"echo {word}"
+
+        def fetch(url: str) -> str:
+            """Fetch ``url``."""
+            answer = json.loads('{"error": "caf\\udce9 is not a page"}')
+            raise RetriableError(f"the server refused {url}: {answer['error']}; try another")
+
+        return [echo, fetch]
+
+
+def settled(team: Team) -> None:
+    """The run's messages were built for the stream (and for the log a resume reads)."""
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
+    assert team.recorder.of_type(ErrorMessage) == []
+
+
+def test_a_model_reply_with_a_lone_surrogate_is_answered(system: ActorSystem, team: Team) -> None:
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("caf\ud800")])
+
+    agent = start(system, team, scripted(Script(reply)))
+    answer = system.ask(agent, UserMessage(content="hi"), timeout=30)
+    assert isinstance(answer, AgentMessage) and answer.content == "caf\ufffd"
+    streamed = [e.delta for e in run_events(team) if isinstance(e, LlmTextDeltaEvent)]
+    assert streamed == ["caf\ufffd"]  # as it streamed, before the response was complete
+    settled(team)
+
+
+def test_tool_arguments_with_a_lone_surrogate_are_called_with_it_replaced(
+    system: ActorSystem, team: Team
+) -> None:
+    """The arguments as JSON text, as a provider sends them: the lone surrogate escaped
+    (pydantic refuses it as invalid JSON). A model that does not stream: the agent tests'
+    streaming harness re-encodes the arguments through pydantic first."""
+
+    def call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        args = '{"word": "caf\\ud800"}'
+        return ModelResponse(parts=[ToolCallPart("echo", args, tool_call_id="c")])
+
+    with register_model("plain", FunctionModel(Script(call, text("done")))) as plain:
+        agent = start(system, team, BaseAgent, tools=[Echo()], models=plain.key)
+        answer = system.ask(agent, UserMessage(content="echo"), timeout=30)
+    assert isinstance(answer, AgentMessage) and answer.content == "done"
+    events = run_events(team)
+    (called,) = [e for e in events if isinstance(e, ToolCallEvent)]
+    (returned,) = [e for e in events if isinstance(e, ToolReturnEvent)]
+    assert called.arguments == {"word": "caf\ufffd"}
+    assert (returned.success, returned.content) == (True, "echo caf\ufffd")
+    settled(team)
+
+
+def test_a_retry_quoting_a_lone_surrogate_reaches_the_model(
+    system: ActorSystem, team: Team
+) -> None:
+    def call(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart("fetch", {"url": "/menu"}, tool_call_id="c")])
+
+    agent = start(system, team, scripted(Script(call, text("gave up"))), tools=[Echo()])
+    answer = system.ask(agent, UserMessage(content="open"), timeout=30)
+    assert isinstance(answer, AgentMessage) and answer.content == "gave up"
+    (returned,) = [e for e in run_events(team) if isinstance(e, ToolReturnEvent)]
+    assert not returned.success and "caf\ufffd is not a page" in returned.content
+    settled(team)
+
+
+def test_call_arguments_as_data_with_a_lone_surrogate_are_made_sound() -> None:
+    """As a provider whose client decodes the arguments (``json.loads``) hands them; a
+    FunctionModel cannot (it encodes them to count tokens), so the hook's function alone."""
+    call = ToolCallPart("echo", {"word": "caf\ud800", "pair": "\U0001f600"}, tool_call_id="c")
+    fine = ToolCallPart("echo", '{"word": "\\ud83d\\ude00 or \\\\ud800"}', tool_call_id="d")
+    sound = sound_message(ModelResponse(parts=[call, fine, TextPart("ok")]))
+    assert isinstance(sound, ModelResponse)
+    made, kept, said = sound.parts
+    assert isinstance(made, ToolCallPart) and made.args == {
+        "word": "caf\ufffd",
+        "pair": "\U0001f600",
+    }
+    assert kept == fine  # a pair, and a backslash written before "ud800": nothing lone
+    assert said == TextPart("ok")

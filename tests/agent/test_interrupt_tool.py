@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,8 +21,11 @@ from akgentic.agent.cut import CUT_NOTE
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent
 from akgentic.core import ActorAddress, ActorSystem, CancelMessage, EventMessage, UserMessage
 from akgentic.tool.core import ToolCard
+from akgentic.tool.sandbox import BubblewrapBackend, registry
+from akgentic.tool.workspace import ExecStartedEvent, WorkspaceExec, WorkspaceTool
 
-from ..core.conftest import Team, hand_on
+from ..core.conftest import Team, eventually, hand_on
+from ..tool.sandbox.conftest import bwrap, running  # noqa: F401  (the real-sandbox fixture)
 from .conftest import Script, ScriptedAgent
 from .test_base_agent import call, text
 
@@ -115,3 +119,31 @@ def test_an_interrupt_cancels_an_async_tool_that_never_returns(
     agent, script = interrupted_in(team, "wait")
     closed_as_interrupted(system, agent, "wait")
     assert len(script.seen) == 1
+
+
+def test_an_interrupt_kills_the_sandboxed_command_a_tool_call_waits_for(
+    system: ActorSystem,
+    team: Team,
+    bwrap: BubblewrapBackend,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The turn ends at once, and the command does not run on: its process is gone."""
+    monkeypatch.setenv("AKGENTIC_WORKSPACES_ROOT", str(tmp_path / "workspaces"))
+    monkeypatch.setattr(registry, "SANDBOX_BACKEND", bwrap)
+    command = "sleep 593"
+    script = Script(call("workspace_exec", command=command), text("never asked"))
+    cls = type("ExecAgent", (ScriptedAgent,), {"script": script})
+    card = WorkspaceTool(workspace_exec=WorkspaceExec(timeout_seconds=600))
+    config = AgentConfig(name="@Agent", role="Assistant", tools=[card], tool_timeout=900)
+    agent = system.createActor(cls, config=config, team_id=team.team_id)
+    system.tell(agent, UserMessage(content="go"))
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, ExecStartedEvent))
+    assert running(command)
+    system.tell(agent, CancelMessage(reason="Ctrl-C", interrupt=True))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "interrupted"
+    eventually(lambda: not running(command))
+    closed_as_interrupted(system, agent, "workspace_exec")

@@ -37,6 +37,7 @@ from akgentic.tool.workspace.execution import ExecLease, RunBook
 from akgentic.tool.workspace.gate import write_yaml
 
 from ..conftest import Team
+from ..sandbox.conftest import running
 from .conftest import (
     Tools,
     add_member,
@@ -151,19 +152,6 @@ def test_a_command_killed_at_its_budget_answers_exit_code_124(
     assert "exit_code: 124" in answer and "killed at its 5s budget" in answer and "begun" in answer
     [finished] = wait_events(team, ExecFinishedEvent, 1)
     assert finished.timed_out and finished.exit_code == 124
-
-
-def running(marker: str) -> bool:
-    """Whether a process whose command line holds ``marker`` is alive (not a zombie)."""
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue  # not a process, or it ended meanwhile
-        if marker.encode() in cmdline.replace(b"\0", b" ") and state != "Z":
-            return True
-    return False
 
 
 def test_a_cancelled_exec_call_kills_its_command(

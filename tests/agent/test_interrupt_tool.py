@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pydantic_ai.messages import ModelResponse, ToolCallPart, ToolReturnPart
@@ -147,3 +147,62 @@ def test_an_interrupt_kills_the_sandboxed_command_a_tool_call_waits_for(
     assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "interrupted"
     eventually(lambda: not running(command))
     closed_as_interrupted(system, agent, "workspace_exec")
+
+
+class SideBySide(ToolCard):
+    """Two async tools that yield to the loop while inside, and a bounded sync one: how
+    many calls were inside at once is kept in ``peak``."""
+
+    inside: ClassVar[int] = 0
+    peak: ClassVar[dict[str, int]] = {}
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        card = type(self)
+
+        async def fetch_a() -> str:
+            """Fetch a."""
+            return await card.enter("async")
+
+        async def fetch_b() -> str:
+            """Fetch b."""
+            return await card.enter("async")
+
+        def count() -> str:
+            """Count (sync)."""
+            card.inside += 1
+            card.peak["sync"] = max(card.peak.get("sync", 0), card.inside)
+            card.inside -= 1
+            return "counted"
+
+        return [fetch_a, fetch_b, count]
+
+    @classmethod
+    async def enter(cls, kind: str) -> str:
+        cls.inside += 1
+        cls.peak[kind] = max(cls.peak.get(kind, 0), cls.inside)
+        for _ in range(20):  # yield: a call beside this one gets its turn in between
+            await asyncio.sleep(0)
+        cls.inside -= 1
+        return "fetched"
+
+
+def two_calls(*tools: str) -> Callable[..., ModelResponse]:
+    return lambda messages, info: ModelResponse(parts=[ToolCallPart(t) for t in tools])
+
+
+def test_async_tools_of_one_response_run_side_by_side_and_a_bounded_sync_tool_alone(
+    system: ActorSystem, team: Team
+) -> None:
+    """Only a bounded sync tool is a barrier (its calls are awaited on threads acting for
+    the agent); async tools keep pydantic-ai's parallel calls, MCP servers' included."""
+    SideBySide.peak = {}
+    script = Script(two_calls("fetch_a", "fetch_b"), two_calls("count", "count"), text("done"))
+    cls = type("ParallelAgent", (ScriptedAgent,), {"script": script})
+    config = AgentConfig(name="@Agent", role="Assistant", tools=[SideBySide()], tool_timeout=60)
+    agent = team.system.createActor(cls, config=config, team_id=team.team_id)
+    team.system.tell(agent, UserMessage(content="go"))
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent))
+    assert SideBySide.peak == {"async": 2, "sync": 1}
+    tools = {t.name: t for t in script.infos[0].function_tools}
+    assert tools["count"].sequential is True
+    assert tools["fetch_a"].sequential is False and tools["fetch_b"].sequential is False

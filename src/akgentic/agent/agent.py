@@ -126,6 +126,7 @@ from akgentic.tool.core import (
     offer_predicate,
     offered_now,
 )
+from akgentic.tool.core.time_bound import runs_alone
 from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
 from akgentic.tool.team import TeamTool
@@ -215,7 +216,16 @@ def offered_tools(tools: Sequence[Any]) -> list[Any]:
 
         return check
 
-    return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
+    return [
+        fn
+        if offer_predicate(fn) is None and not runs_alone(fn)
+        else Tool(
+            fn,
+            prepare=None if offer_predicate(fn) is None else prepare(fn),
+            sequential=runs_alone(fn),
+        )
+        for fn in tools
+    ]
 
 
 class _Inbox(queue.Queue[Any]):
@@ -591,9 +601,6 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 self._boundary.scope() as token,
                 self._usage.track(run_usage) as limits,
                 self._instructions(),
-                # one tool call at a time: a sync tool's call is awaited (time_bound), and
-                # two of them at once would be two threads acting for the agent
-                Agent.parallel_tool_call_execution_mode("sequential"),
             ):
                 result = self._loop.run_until_complete(
                     self._agent.run(

@@ -67,7 +67,7 @@ from akgentic.tool.core.guard import (
 from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
-from akgentic.tool.core.time_bound import await_within, run_within
+from akgentic.tool.core.time_bound import await_within, mark_runs_alone, run_within
 from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
 
 __all__ = ["ServedKind", "ToolFactory"]
@@ -162,6 +162,7 @@ class ToolFactory:
         parameters = Parameters(fn)
         name = parameters.name
         wrapper: Callable[..., Any]
+        alone = False  # a bounded sync tool: each call runs alone (time_bound.runs_alone)
         if inspect.iscoroutinefunction(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -180,6 +181,7 @@ class ToolFactory:
                     return check_return(await run_within(seconds, name, call))
 
             wrapper = bounded_wrapper
+            alone = True
         else:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -189,6 +191,8 @@ class ToolFactory:
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)
+        if alone:
+            mark_runs_alone(wrapper)
         if instructions:
             doc = (fn.__doc__ or "").rstrip()
             wrapper.__doc__ = f"{doc}\n\n{instructions}" if doc else instructions

@@ -45,8 +45,10 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "ToolTimeoutError",
     "await_within",
+    "mark_runs_alone",
     "on_cancel",
     "run_within",
+    "runs_alone",
     "tool_timeout_of",
 ]
 
@@ -224,3 +226,18 @@ async def run_within(seconds: float, name: str, fn: Callable[..., T], *args: Any
         seconds,
     )
     raise ToolTimeoutError(name, seconds, abandoned=True)
+
+
+_RUNS_ALONE = "__akgentic_runs_alone__"
+
+
+def mark_runs_alone(wrapper: Callable[..., Any]) -> None:
+    """Mark a bounded sync tool's wrapper: its calls are awaited on threads acting for the
+    agent, and two at once would be two threads acting for it, so each runs alone."""
+    setattr(wrapper, _RUNS_ALONE, True)
+
+
+def runs_alone(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` must run as a barrier among one response's tool calls (pydantic-ai's
+    per-tool ``sequential``): a bounded sync tool. Async tools keep running side by side."""
+    return getattr(fn, _RUNS_ALONE, False) is True

@@ -28,6 +28,9 @@ from akgentic.storage import sqlite_url
 REPO = Path(__file__).resolve().parents[2]
 RESEARCH = REPO / "examples" / "teams" / "research.yaml"
 HANG = Path(__file__).resolve().parent / "data" / "hang.yaml"
+HANG_UNCUT = HANG.with_name("hang_uncut.yaml")
+"""hang.yaml with ``tool_timeout: null``: @Boss's tool call runs on its own thread, where
+no interrupt can cut it (a stop leaves it behind once the grace runs out)."""
 AKGENTIC = Path(sys.executable).parent / "akgentic"
 
 Invoke = Callable[..., Result]

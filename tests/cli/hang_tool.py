@@ -11,6 +11,9 @@ without a sleep).
 does not wait the default's 30s for a call that never returns;
 ``AKGENTIC_CLI_TEST_GRACE=SECONDS`` does the same for the grace of a session's own stop
 (its Ctrl-C).
+``AKGENTIC_CLI_TEST_HANG_SAY=1`` prints ``hang_step: inside`` once the call has begun:
+the tool call's event comes before the call runs, and an interrupt in between cuts the
+call before it starts (a test of a call that never returns waits for this line).
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class HangStep(ToolCard):
         def hang_step(label: str) -> str:
             """Work on ``label``."""
             hang = os.environ.get("AKGENTIC_CLI_TEST_HANG")
+            if os.environ.get("AKGENTIC_CLI_TEST_HANG_SAY"):
+                print("hang_step: inside", flush=True)
             if hang and os.path.exists(hang) and stat.S_ISFIFO(os.stat(hang).st_mode):
                 with open(hang) as fifo:  # returns once the test has opened and closed it
                     fifo.read()

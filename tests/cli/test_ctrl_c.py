@@ -16,18 +16,27 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AKGENTIC, HANG, Child, Invoke, assert_in_order, assert_resume_hints, child_env
+from .conftest import (
+    AKGENTIC,
+    HANG,
+    HANG_UNCUT,
+    Child,
+    Invoke,
+    assert_in_order,
+    assert_resume_hints,
+    child_env,
+)
 
 HANG_MODULE = "tests.cli.hang_tool"
 Spawn = Callable[[list[str], dict[str, str]], Child]
 
 
-def hang_in_a_turn(spawn: Spawn, storage_url: str, hang: str) -> Child:
-    child = spawn(
-        [str(AKGENTIC), "run", str(HANG)], child_env(storage_url, AKGENTIC_CLI_TEST_HANG=hang)
-    )
+def hang_in_a_turn(spawn: Spawn, storage_url: str, hang: str, card: Path = HANG) -> Child:
+    """A session whose turn is inside ``hang_step`` (the call begun, not only announced)."""
+    env = child_env(storage_url, AKGENTIC_CLI_TEST_HANG=hang, AKGENTIC_CLI_TEST_HANG_SAY="1")
+    child = spawn([str(AKGENTIC), "run", str(card)], env)
     child.write("please hang")
-    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.wait_for("hang_step: inside")  # printed before or after the call's own line
     return child
 
 
@@ -121,7 +130,7 @@ def test_ctrl_c_while_the_team_stops_gracefully_cancels_the_turns_in_progress(
 
 
 def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spawn) -> None:
-    child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
+    child = hang_in_a_turn(spawn, storage_url, "1", HANG_UNCUT)  # the turn still runs at the second
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for("interrupted: cancelling the turns in progress")
@@ -149,17 +158,38 @@ def test_a_second_ctrl_c_exits_at_once(cli: Invoke, storage_url: str, spawn: Spa
     assert_in_order(again.stdout, ["interrupted turns: 1", "  @Human → @Boss: please hang"])
 
 
+def test_one_ctrl_c_cuts_a_tool_call_that_never_returns_at_once(
+    cli: Invoke, storage_url: str, spawn: Spawn
+) -> None:
+    """One Ctrl-C while a (bounded) tool call never returns: the interrupt cuts the call —
+    its thread is abandoned, not waited for — so the team stops without waiting out the
+    grace, nobody is left behind (no warning), and the cut turn is offered on resume."""
+    child = hang_in_a_turn(spawn, storage_url, "1")
+
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for("interrupted: cancelling the turns in progress")
+    child.wait_for(") stopped; 1 interrupted turn:")
+    hint = child.wait_for("--retry-interrupted")
+    code, errors = child.finish(timeout=60)
+
+    assert code == 130
+    assert hint.startswith("akgentic teams resume ")
+    assert "grace" not in errors and "left behind" not in errors, errors
+    assert_the_cut_turn_is_retried(cli)
+
+
 def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
     cli: Invoke, storage_url: str, spawn: Spawn
 ) -> None:
-    """One Ctrl-C while a tool call never returns: once the grace (30s) runs out the team
+    """One Ctrl-C while an uncuttable tool call (``tool_timeout: null``: on the agent's own
+    thread) never returns: once the grace (30s) runs out the team
     is stopped without that member, the session ends as usual, and the command exits by
     itself — saying whom it leaves behind, on one ``warning:`` line — instead of waiting
     for it again (the actor system's shutdown used to give it another 10s, silently).
     That line is the team's report of its grace running out, in the CLI's format: no
     raw log lines (they named @Human too, whose turn to stop had not come), and the
     exit does not name the member again."""
-    child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
+    child = hang_in_a_turn(spawn, storage_url, "1", HANG_UNCUT)  # never returns
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for("interrupted: cancelling the turns in progress")
@@ -179,16 +209,22 @@ def test_a_member_stuck_in_a_tool_call_is_left_behind_once_the_grace_runs_out(
 def test_a_tool_call_stuck_in_a_pool_thread_does_not_hold_the_exit(
     storage_url: str, spawn: Spawn
 ) -> None:
-    """One Ctrl-C while a tool call waits for ever on a ``ThreadPoolExecutor``'s thread (one
+    """One Ctrl-C while an uncuttable tool call (``tool_timeout: null``) waits for ever on a
+    ``ThreadPoolExecutor``'s thread (one
     the interpreter's exit joins): once the grace runs out the team is stopped without
     @Boss, and the process ends with 130, naming the thread it did not wait for — it sat
     at its exit for ever, joining that thread."""
     child = spawn(
-        [str(AKGENTIC), "run", str(HANG)],
-        child_env(storage_url, AKGENTIC_CLI_TEST_HANG="pool", AKGENTIC_CLI_TEST_GRACE="0.5"),
+        [str(AKGENTIC), "run", str(HANG_UNCUT)],
+        child_env(
+            storage_url,
+            AKGENTIC_CLI_TEST_HANG="pool",
+            AKGENTIC_CLI_TEST_GRACE="0.5",
+            AKGENTIC_CLI_TEST_HANG_SAY="1",
+        ),
     )
     child.write("please hang")
-    child.wait_for("⚙ @Boss → hang_step(label=please hang)")
+    child.wait_for("hang_step: inside")
 
     child.proc.send_signal(signal.SIGINT)
     child.wait_for(") stopped; 1 interrupted turn:")

@@ -18,7 +18,7 @@ import pytest
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError
 from akgentic.storage import TeamStatus, open_storage, sqlite_url
 from tests.cli import hang_tool
-from tests.cli.conftest import AKGENTIC, HANG, Child, child_env
+from tests.cli.conftest import AKGENTIC, HANG, HANG_UNCUT, Child, child_env
 from tests.server.conftest import Served, kind
 
 SHUTTING_DOWN = "the server is shutting down"
@@ -40,12 +40,12 @@ def _release(fifo: Path) -> None:
     assert not writer.is_alive(), "nothing read the FIFO: the held turn is gone"
 
 
-def serve_hang_card(tmp_path: Path, hang: str) -> tuple[Child, str, str]:
+def serve_hang_card(tmp_path: Path, hang: str, card: Path = HANG) -> tuple[Child, str, str]:
     """``akgentic serve`` of the hang card in a child (``hang``: what its tool call waits
     for), its store in ``tmp_path``: the child, its URL and the storage URL."""
     storage = sqlite_url(tmp_path / "serve.db")
     env = child_env(storage, AKGENTIC_CLI_TEST_HANG=hang)
-    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(HANG)], env)
+    child = Child([str(AKGENTIC), "serve", "--port", "0", "--cards", str(card)], env)
     try:
         said = child.wait_for("akgentic serving on ")
     except BaseException:
@@ -149,10 +149,10 @@ def test_a_draining_server_refuses_work_in_one_line_and_answers_reads(served: Se
 def test_a_member_stuck_in_a_tool_call_does_not_hold_up_the_servers_exit(
     tmp_path: Path,
 ) -> None:
-    """A tool call that never returns: once the team has had its grace the server stops
-    it without that member, logs one line naming whom it leaves behind, and exits with
-    no further wait for it."""
-    child, url, storage = serve_hang_card(tmp_path, "1")  # the tool call never returns
+    """An uncuttable tool call (``tool_timeout: null``) that never returns: once the team
+    has had its grace the server stops it without that member, logs one line naming whom
+    it leaves behind, and exits with no further wait for it."""
+    child, url, storage = serve_hang_card(tmp_path, "1", HANG_UNCUT)  # never returns
     try:
         with AkgenticClient(url) as client:
             assert hang_tool.HangStep  # defined here too, so the team's records decode

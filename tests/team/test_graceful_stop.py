@@ -31,9 +31,12 @@ from .gated import Gate, GatedStep, gate
 HERE = Path(__file__).resolve().parent
 
 
-def member(name: str, *, gated: bool) -> MemberSpec:
+def member(name: str, *, gated: bool, uncut: bool = False) -> MemberSpec:
+    """``uncut``: tools unbounded (``tool_timeout=None``), so a gated call runs on the
+    agent's own thread, where no interrupt can cut it."""
     config = AgentConfig(
         name=name,
+        **({"tool_timeout": None} if uncut else {}),
         role=name[1:],
         models="scripted:stopping.scenario.yaml",
         scenario_dir=str(HERE),
@@ -167,10 +170,11 @@ def test_an_answer_to_a_member_that_stopped_first_is_kept_and_delivered_on_resum
         assert plan_restore(storage.events.read(runtime.team_id)).undelivered == []
 
 
-def boss_of_a_busy_worker() -> TeamCard:
-    """@Manager, and @Worker as its child (hired by it): @Worker's turn waits at the gate."""
+def boss_of_a_busy_worker(uncut: bool = False) -> TeamCard:
+    """@Manager, and @Worker as its child (hired by it): @Worker's turn waits at the gate
+    (``uncut``: in a call no interrupt cuts)."""
     boss = member("@Manager", gated=False)
-    boss.members = [member("@Worker", gated=True)]
+    boss.members = [member("@Worker", gated=True, uncut=uncut)]
     return TeamCard(name="hierarchy", entry_point="@Manager", members=[boss])
 
 
@@ -200,7 +204,8 @@ def test_a_parent_outlasts_its_busy_child_and_passes_its_answer_on(
 def test_a_grace_that_runs_out_names_the_member_still_running_once(
     storage_url: str, system: ActorSystem, caplog: pytest.LogCaptureFixture, grace: float
 ) -> None:
-    """@Worker is still in its tool call when the grace ends: one warning names it — not
+    """@Worker is still in its uncuttable tool call (``tool_timeout=None``) when the grace
+    ends: one warning names it — not
     @Human, whose turn to stop had not come, nor @Manager — flagged LEFT_BEHIND (the
     CLI says it in its own format); @Manager, stopped then, does not wait for its child past the
     grace (it used to wait 10s more and log its own warning). With a grace of 0, or one
@@ -210,7 +215,7 @@ def test_a_grace_that_runs_out_names_the_member_still_running_once(
     for _ in gate():
         storage = open_storage(storage_url)
         manager = TeamManager(system, storage)
-        runtime = manager.create_team(boss_of_a_busy_worker())
+        runtime = manager.create_team(boss_of_a_busy_worker(uncut=True))
         runtime.send("please block")
         assert Gate.entered.wait(60)
         boss = next(m for m in runtime.members() if m.name == "@Manager")

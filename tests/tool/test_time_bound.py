@@ -16,7 +16,7 @@ import pytest
 
 from akgentic.core import acting_for, current_actor
 from akgentic.tool import RetriableError, ToolCard, ToolFactory
-from akgentic.tool.core.time_bound import ToolTimeoutError, tool_timeout_of
+from akgentic.tool.core.time_bound import ToolTimeoutError, on_cancel, tool_timeout_of
 
 BOUND = 0.05
 
@@ -42,6 +42,12 @@ def the_tool(*tools: Callable[..., Any], bound: float | None = BOUND) -> Callabl
     return wrapped
 
 
+def awaited(tool: Callable[..., Any], **args: Any) -> Any:
+    """Call a sync tool held to a bound: its wrapper is async (awaited on its thread)."""
+    assert asyncio.iscoroutinefunction(tool)
+    return asyncio.run(tool(**args))
+
+
 def test_a_sync_tool_past_its_bound_is_a_retriable_error_and_runs_on(
     release: threading.Event, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -57,7 +63,7 @@ def test_a_sync_tool_past_its_bound_is_a_retriable_error_and_runs_on(
         caplog.at_level(logging.WARNING, "akgentic.tool"),
         pytest.raises(ToolTimeoutError) as caught,
     ):
-        the_tool(hang)(label="x")
+        awaited(the_tool(hang), label="x")
     assert isinstance(caught.value, RetriableError)
     assert str(caught.value) == (
         "hang took longer than 0.05s (it may still finish in the background: check what it "
@@ -79,9 +85,9 @@ def test_a_sync_tool_within_its_bound_answers_as_before() -> None:
         """Work on ``label``."""
         return {"a": "1"}[label]
 
-    assert the_tool(quick, bound=60)(label="x") == "worked on x"
+    assert awaited(the_tool(quick, bound=60), label="x") == "worked on x"
     with pytest.raises(RetriableError, match=r"broken failed \(KeyError: 'zz'\)"):
-        the_tool(broken, bound=60)(label="zz")
+        awaited(the_tool(broken, bound=60), label="zz")
 
 
 def test_a_sync_tool_runs_as_the_calling_actor() -> None:
@@ -95,10 +101,48 @@ def test_a_sync_tool_runs_as_the_calling_actor() -> None:
         return "me"
 
     with acting_for(actor):
-        assert the_tool(who, bound=60)() == "me"
+        assert awaited(the_tool(who, bound=60)) == "me"
         assert current_actor() is actor
     assert current_actor() is None
     assert seen == [(actor, "akgentic-tool")]
+
+
+def test_a_cancelled_sync_tool_is_abandoned_and_stops_what_it_started(
+    release: threading.Event,
+) -> None:
+    """A cancel (an agent's turn interrupted) ends the await at once; the thread runs on,
+    its result never reaches the caller; what the tool registered with on_cancel is
+    called, once, and one registered after the cancel is called at once."""
+    stopped: list[str] = []
+    started, returned = threading.Event(), threading.Event()
+
+    def work() -> str:
+        """Work."""
+        with on_cancel(lambda: stopped.append("first")):
+            started.set()
+            release.wait(60)
+        with on_cancel(lambda: stopped.append("late")):
+            returned.set()
+        return "late result"
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(the_tool(work, bound=60)())
+        await asyncio.to_thread(started.wait, 60)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    assert stopped == ["first"]
+    assert not returned.is_set()
+    release.set()
+    assert returned.wait(60)
+    assert stopped == ["first", "late"]
+
+
+def test_on_cancel_outside_a_bounded_call_is_a_no_op() -> None:
+    with on_cancel(lambda: pytest.fail("nothing can cancel this")):
+        pass
 
 
 def test_no_bound_calls_a_sync_tool_on_the_callers_thread() -> None:

@@ -25,7 +25,7 @@ prompts and context states of its tool cards. The contract:
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
   An *interrupting* cancel (the team is stopping: Ctrl-C, or its stop grace ran out)
-  also cuts a model request in flight at once (never a tool call; a compaction's summary
+  also cuts a model request or a tool call in flight at once (a compaction's summary
   request too, the history left as it was), and closes the agent to new turns; the turn
   it cut and each message it then declines are published as ``TurnInterrupted`` (no
   reply is sent), so a resume offers them again.
@@ -126,6 +126,7 @@ from akgentic.tool.core import (
     offer_predicate,
     offered_now,
 )
+from akgentic.tool.core.time_bound import runs_alone
 from akgentic.tool.mailbox import MailboxCapability, MailboxMessage, MailboxTool
 from akgentic.tool.model import ModelRow
 from akgentic.tool.team import TeamTool
@@ -215,7 +216,16 @@ def offered_tools(tools: Sequence[Any]) -> list[Any]:
 
         return check
 
-    return [fn if offer_predicate(fn) is None else Tool(fn, prepare=prepare(fn)) for fn in tools]
+    return [
+        fn
+        if offer_predicate(fn) is None and not runs_alone(fn)
+        else Tool(
+            fn,
+            prepare=None if offer_predicate(fn) is None else prepare(fn),
+            sequential=runs_alone(fn),
+        )
+        for fn in tools
+    ]
 
 
 class _Inbox(queue.Queue[Any]):
@@ -603,7 +613,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 )
         except RunInterruptedError as interrupted:
             return self._cut(msg, sender, interrupted.messages, run_usage)
-        except RunCancelled as cut:  # an interrupt cut the model request in flight
+        except RunCancelled as cut:  # an interrupt cut the model request or tool call in flight
             self._was_cut()
             return self._cut(msg, sender, cut.all_messages(), run_usage)
         except UsageLimitReached as exc:
@@ -663,14 +673,15 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return False
 
     def _interrupt_arrived(self) -> None:
-        """On the sender's thread: have the agent's loop cut a model request in flight
-        (``CancelAtStepBoundary.interrupt``: there, ``requesting`` is exact). A cut run ends
-        with ``RunCancelled``, keeping what it completed."""
+        """On the sender's thread: have the agent's loop cut a model request or a tool call
+        in flight (``CancelAtStepBoundary.interrupt``: there, ``in_flight`` is exact; the
+        loop is free during a tool call, sync ones included, as they are awaited on a thread
+        of their own). A cut run ends with ``RunCancelled``, keeping what it completed."""
         with contextlib.suppress(RuntimeError):  # the loop is closed: the agent has stopped
             self._loop.call_soon_threadsafe(self._boundary.interrupt)
 
     def _was_cut(self) -> None:
-        """An interrupt cut a model request: the team is stopping."""
+        """An interrupt cut a model request or a tool call: the team is stopping."""
         self._cancel_requested()  # takes the interrupting cancel out of the inbox
         self._interrupted = True
 

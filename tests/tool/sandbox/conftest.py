@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from akgentic.tool.sandbox import BubblewrapBackend
@@ -16,3 +18,16 @@ def bwrap() -> BubblewrapBackend:
     if reason is not None:
         pytest.skip(f"bubblewrap sandbox unavailable: {reason}")
     return _BWRAP
+
+
+def running(marker: str) -> bool:
+    """Whether a process whose command line holds ``marker`` is alive (not a zombie)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # not a process, or it ended meanwhile
+        if marker.encode() in cmdline.replace(b"\0", b" ") and state != "Z":
+            return True
+    return False

@@ -3,6 +3,7 @@ budgets and poll_attempts with a backend the test holds in its hand."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from akgentic.tool.core import COMMAND, TOOL_CALL
+from akgentic.tool.core.time_bound import run_within
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import (
     ALLOWED_COMMANDS,
@@ -35,6 +37,7 @@ from akgentic.tool.workspace.execution import ExecLease, RunBook
 from akgentic.tool.workspace.gate import write_yaml
 
 from ..conftest import Team
+from ..sandbox.conftest import running
 from .conftest import (
     Tools,
     add_member,
@@ -149,6 +152,32 @@ def test_a_command_killed_at_its_budget_answers_exit_code_124(
     assert "exit_code: 124" in answer and "killed at its 5s budget" in answer and "begun" in answer
     [finished] = wait_events(team, ExecFinishedEvent, 1)
     assert finished.timed_out and finished.exit_code == 124
+
+
+def test_a_cancelled_exec_call_kills_its_command(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    """A turn interrupted while workspace_exec waits cancels the call (awaited on its own
+    thread, as an agent awaits a tool held to its bound): the command's process group is
+    killed, not left to run on; the run still reports, and frees the tree."""
+    tools = coder(team, timeout_seconds=600)
+    command = "sleep 597"
+
+    async def interrupted() -> None:
+        call = asyncio.ensure_future(
+            run_within(600, "workspace_exec", tools["workspace_exec"], command)
+        )
+        await asyncio.to_thread(wait_events, team, ExecStartedEvent, 1)
+        assert running(command)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(interrupted())
+    [finished] = wait_events(team, ExecFinishedEvent, 1)
+    assert finished.exit_code == 137 and not finished.timed_out  # killed, not at its budget
+    eventually(lambda: not running(command))
+    assert "exit_code: 0" in tools["workspace_exec"]("true")  # the tree is free again
 
 
 def test_long_output_comes_back_cut_with_a_note(

@@ -8,19 +8,19 @@ agent and hold its bound methods, and never block.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Executor, Future
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic_ai import CallToolsNode, CancellationToken
 from pydantic_ai.capabilities import AbstractCapability, UseThreadExecutor
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestContext, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
-from pydantic_ai.tools import RunContext
+from pydantic_ai.tools import RunContext, ToolDefinition
 
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.run_events import TEXT_BATCH_CHARS, PublishRunEvents
@@ -51,9 +51,9 @@ class InlineExecutor(Executor):
     agent (hire through it, switch its model, ask other actors as it), so they must run on
     the agent's own thread, one at a time — where ``DeadlockError`` can also see an agent
     asking itself. The run is already on that thread; this executor keeps the tools there.
-    A tool held to a time bound (``AgentConfig.tool_timeout``) is moved to a thread of its
-    own by its factory wrapper, acting for the agent while this thread waits for it
-    (``akgentic.tool.core.time_bound``).
+    A tool held to a time bound (``AgentConfig.tool_timeout``) never comes here: its factory
+    wrapper is async and moves the call to a thread of its own, acting for the agent while
+    the run awaits it (``akgentic.tool.core.time_bound``) — so an interrupt can end the wait.
     """
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
@@ -121,16 +121,19 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
 
     The cut: the runs made inside :meth:`scope` are given its token (``cancellation_token=``)
     and their model wrapped (:meth:`cuttable`; this capability does it for the agent's own
-    runs). ``requesting`` is True while the model request proper is in flight — not while
-    any capability's hook around it runs: a hook cut half-way (accounting half recorded)
-    would be worse than waiting for the next boundary. That is the one stretch of a run an
-    interrupt cuts where it is; a tool call is never cut (its side effects and its result
-    must not part). :meth:`interrupt` is called on the runs' loop, so ``requesting`` is
-    exact there.
+    runs). ``in_flight`` names the stretch in progress that an interrupt cuts where it is:
+    the model request proper (``"request"``, not any capability's hook around it: a hook
+    cut half-way, accounting half recorded, would be worse than waiting for the next
+    boundary), or a tool call (``"tool"``: the team is stopping, and a tool that blocks
+    would hold the stop for as long as it blocks). A cut tool call is abandoned: an async
+    tool is cancelled; a sync one's thread runs on and its result is dropped — the turn
+    keeps the model's call closed out as interrupted, never a late return (what the tool
+    started that can be stopped, a subprocess, is stopped: ``time_bound.on_cancel``).
+    :meth:`interrupt` is called on the runs' loop, so ``in_flight`` is exact there.
     """
 
     requested: Callable[[], bool]
-    requesting: bool = False
+    in_flight: Literal["request", "tool"] | None = None
     token: CancellationToken | None = None
     """The token of the scope in progress (None: no run is in progress)."""
     interrupted: bool = False
@@ -145,33 +148,39 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
         finally:
             self.token = None
 
+    @property
+    def requesting(self) -> bool:
+        """A model request is in flight."""
+        return self.in_flight == "request"
+
     def interrupt(self) -> None:
-        """On the runs' loop: an interrupt arrived. Cuts the model request in flight; a
-        model request that goes out later is cut as it starts (the step boundary before it
-        looked into the inbox before the interrupt was put in). Anywhere else — a tool call,
-        a hook, no run at all — the next step boundary (or the next turn) sees the cancel."""
+        """On the runs' loop: an interrupt arrived. Cuts the model request or the tool call
+        in flight; one that starts later is cut as it starts (the step boundary before it
+        looked into the inbox before the interrupt was put in). Anywhere else — a hook, no
+        run at all — the next step boundary (or the next turn) sees the cancel."""
         self.interrupted = True
         self._cut()
 
     def _cut(self) -> None:
-        if self.requesting and self.token is not None:
-            self.token.cancel()  # pydantic-ai tears the request down: RunCancelled
+        if self.in_flight is not None and self.token is not None:
+            self.token.cancel()  # pydantic-ai tears the stretch down: RunCancelled
 
     @asynccontextmanager
-    async def in_flight(self) -> AsyncIterator[None]:
-        """Around the model request proper (see :meth:`cuttable`). A request cut — at once
-        when the interrupt came before it went out — never ends otherwise: pydantic-ai
-        passes the cut from the run's task to the one making the request a loop turn or two
-        later, and a request answered meanwhile would carry it into the hooks after it."""
-        self.requesting = True
+    async def stretch(self, what: Literal["request", "tool"]) -> AsyncIterator[None]:
+        """Around a stretch an interrupt cuts where it is (see :meth:`cuttable`,
+        :meth:`wrap_tool_execute`). One cut — at once when the interrupt came before it
+        started — never ends otherwise: pydantic-ai passes the cut from the run's task to
+        the one doing the work a loop turn or two later, and work done meanwhile would carry
+        it into the hooks after it (a late tool return, a response)."""
+        self.in_flight = what
         try:
-            if self.interrupted:  # it came past the last step boundary: cut this request
+            if self.interrupted:  # it came past the last step boundary: cut this stretch
                 self._cut()
             await self._landing()
             yield
             await self._landing()
         finally:
-            self.requesting = False
+            self.in_flight = None
 
     async def _landing(self) -> None:
         """Once the request is cut: wait for the cut to reach it (it ends the wait)."""
@@ -184,6 +193,18 @@ class CancelAtStepBoundary(AbstractCapability[Any]):
 
     def get_wrapper_model(self, model: Model) -> Model | None:
         return self.cuttable(model)
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        async with self.stretch("tool"):
+            return await handler(args)
 
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         if isinstance(node, CallToolsNode) and self.requested():
@@ -215,7 +236,7 @@ class _CuttableModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        async with self._boundary.in_flight():
+        async with self._boundary.stretch("request"):
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
 
     @asynccontextmanager
@@ -227,7 +248,7 @@ class _CuttableModel(WrapperModel):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncIterator[StreamedResponse]:
         async with (
-            self._boundary.in_flight(),
+            self._boundary.stretch("request"),
             self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters, run_context
             ) as stream,

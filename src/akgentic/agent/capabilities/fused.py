@@ -9,7 +9,8 @@ turn about 0.15 ms of that machinery (``bench/agent_turn.py``) for hooks that ar
 
 Fused, they are one capability whose hooks call the parts that implement them, with the
 same semantics pydantic-ai gives a list of capabilities: ``before_*`` hooks and ``on_event``
-in the order given, ``after_*`` hooks in reverse, ``wrap_run`` nested and
+in the order given, ``after_*`` hooks in reverse, ``wrap_*`` hooks nested (the first part
+outermost) and
 ``get_wrapper_model`` wrapping with the first part outermost. The parts stay what they are
 (each is a capability on its own, tested on its own); only a part whose hooks are all among
 :data:`FUSABLE_HOOKS` can be fused — any other is a ValueError naming the hook, so a part
@@ -22,9 +23,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import AgentStreamEvent, ModelResponse
+from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestContext
-from pydantic_ai.tools import RunContext
+from pydantic_ai.tools import RunContext, ToolDefinition
 
 __all__ = ["FUSABLE_HOOKS", "FusedCapability", "fuse"]
 
@@ -34,6 +35,7 @@ FUSABLE_HOOKS = (
     "after_node_run",
     "before_model_request",
     "after_model_request",
+    "wrap_tool_execute",
     "get_wrapper_model",
     "on_event",
 )
@@ -74,6 +76,7 @@ class FusedCapability(AbstractCapability[Any]):
         self._after_request = [
             p for p in reversed(self.parts) if _overrides(p, "after_model_request")
         ]
+        self._wrap_tool = [p for p in self.parts if _overrides(p, "wrap_tool_execute")]
         self._events = [p for p in self.parts if p.has_on_event]
 
     def __repr__(self) -> str:
@@ -88,6 +91,20 @@ class FusedCapability(AbstractCapability[Any]):
         for part in reversed(self._wrap):
             chain = _wrapped(part, ctx, chain)
         return await chain()
+
+    async def wrap_tool_execute(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: dict[str, Any],
+        handler: Callable[[dict[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        chain = handler
+        for part in reversed(self._wrap_tool):
+            chain = _wrapped_tool(part, ctx, call, tool_def, chain)
+        return await chain(args)
 
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         for part in self._before_node:
@@ -141,6 +158,21 @@ def _wrapped(
 ) -> Callable[[], Awaitable[Any]]:
     async def run() -> Any:
         return await part.wrap_run(ctx, handler=inner)
+
+    return run
+
+
+def _wrapped_tool(
+    part: AbstractCapability[Any],
+    ctx: RunContext[Any],
+    call: ToolCallPart,
+    tool_def: ToolDefinition,
+    inner: Callable[[dict[str, Any]], Awaitable[Any]],
+) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    async def run(args: dict[str, Any]) -> Any:
+        return await part.wrap_tool_execute(
+            ctx, call=call, tool_def=tool_def, args=args, handler=inner
+        )
 
     return run
 

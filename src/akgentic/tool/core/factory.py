@@ -32,7 +32,9 @@ Tool callables are wrapped once more on the way out:
   is abandoned — a thread cannot be killed).
 
 The wrapper keeps name, docstring, signature and (resolved) annotations, so the
-framework can still build the tool's schema, and an async tool stays async.
+framework can still build the tool's schema, and an async tool stays async. A sync tool
+held to a bound becomes async: its caller awaits the thread it runs on, so the caller's
+loop stays free and a cancel (an agent's turn interrupted) ends the await at once.
 
 Each aggregator also records which card served each item it hands out
 (:meth:`ToolFactory.card_of`, :meth:`ToolFactory.served`): what a prompt part, a tool or
@@ -65,7 +67,7 @@ from akgentic.tool.core.guard import (
 from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
-from akgentic.tool.core.time_bound import await_within, call_within
+from akgentic.tool.core.time_bound import await_within, mark_runs_alone, run_within
 from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
 
 __all__ = ["ServedKind", "ToolFactory"]
@@ -160,6 +162,7 @@ class ToolFactory:
         parameters = Parameters(fn)
         name = parameters.name
         wrapper: Callable[..., Any]
+        alone = False  # a bounded sync tool: each call runs alone (time_bound.runs_alone)
         if inspect.iscoroutinefunction(fn):
 
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -169,16 +172,27 @@ class ToolFactory:
                     return check_return(await await_within(seconds, name, call))
 
             wrapper = async_wrapper
+        elif seconds is not None:  # awaited, on a thread of its own: the bound can cut it
+
+            async def bounded_wrapper(*args: Any, **kwargs: Any) -> Any:
+                with as_the_model_reads(name, retry):
+                    bound = parameters.check(args, kwargs)
+                    call = functools.partial(fn, *bound.args, **bound.kwargs)
+                    return check_return(await run_within(seconds, name, call))
+
+            wrapper = bounded_wrapper
+            alone = True
         else:
 
             def sync_wrapper(*args: Any, **kwargs: Any) -> Any:
                 with as_the_model_reads(name, retry):
                     bound = parameters.check(args, kwargs)
-                    call = functools.partial(fn, *bound.args, **bound.kwargs)
-                    return check_return(call_within(seconds, name, call))
+                    return check_return(fn(*bound.args, **bound.kwargs))
 
             wrapper = sync_wrapper
         _copy_identity(fn, wrapper)
+        if alone:
+            mark_runs_alone(wrapper)
         if instructions:
             doc = (fn.__doc__ or "").rstrip()
             wrapper.__doc__ = f"{doc}\n\n{instructions}" if doc else instructions

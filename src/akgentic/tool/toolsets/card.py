@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, Self
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
-from pydantic_ai import ModelRetry
+from pydantic_ai import ModelRetry, Tool
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
 from akgentic.tool.core.card import ToolCard
@@ -34,7 +34,7 @@ from akgentic.tool.core.factory import ToolFactory
 from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
-from akgentic.tool.core.time_bound import tool_timeout_of
+from akgentic.tool.core.time_bound import runs_alone, tool_timeout_of
 from akgentic.tool.toolsets.group import ToolGroup, tool_group
 
 __all__ = ["TOOLSET_NAME", "ToolsetCard"]
@@ -132,7 +132,9 @@ class ToolsetCard(ToolCard):
         except ValueError as exc:
             raise ValueError(f"toolset {self.name!r}: {exc}") from None
         if tools:
-            inner.append(FunctionToolset(tools))
+            inner.append(
+                FunctionToolset([Tool(t, sequential=True) if runs_alone(t) else t for t in tools])
+            )
         inner.extend(members.get_toolsets())
         group: ToolGroup = tool_group(self.name, self.description, inner)
         return [group]

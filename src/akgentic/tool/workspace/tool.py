@@ -69,6 +69,7 @@ from akgentic.tool.core import (
     serve,
 )
 from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
+from akgentic.tool.core.time_bound import on_cancel
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import (
     ALLOWED_COMMANDS,
@@ -833,7 +834,12 @@ class WorkspaceTool(ToolCard):
                     f"Started (run id {run.run_id}). Ask for the outcome with "
                     f"{result_call(run.run_id, channel)}."
                 )
-            final = wait_run(book, run.run_id, budget.wait_seconds())
+
+            def stop() -> None:  # the turn was interrupted: the command must not run on
+                observer.proxy_tell(actor, WorkspaceActor).exec_stop(run.run_id)
+
+            with on_cancel(stop):
+                final = wait_run(book, run.run_id, budget.wait_seconds())
             return render_run(final if final is not None else run, channel)
 
         workspace_exec.__doc__ = (

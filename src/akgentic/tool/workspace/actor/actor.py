@@ -126,8 +126,7 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
     def on_stop(self) -> None:
         self._end_pass()
         for _identity, _journal, handle in list(self._active.values()):
-            if handle.kill is not None:
-                handle.kill()
+            handle.stop()
 
     # -- reads ----------------------------------------------------------------------------------
     def observe(self, identity: Identity, rel: str, sha: str) -> None:
@@ -225,6 +224,15 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             book=self._book,
         ).start()
         return run
+
+    def exec_stop(self, run_id: str) -> None:
+        """Kill the run ``run_id`` (its process group), now or the moment it starts (told by
+        the card when the tool call waiting for it was cancelled: its turn was interrupted).
+        A run that has ended, or is not this tree's, is left alone. It still reports like
+        any run (``exec_finished``): what it changed is committed, the tree is freed."""
+        active = self._active.get(run_id)
+        if active is not None:
+            active[2].stop()
 
     def exec_started(self, run: ExecRun) -> None:
         """The command started (told by the runner)."""

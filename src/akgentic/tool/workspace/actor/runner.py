@@ -65,14 +65,33 @@ def changed_between(before: Snapshot, after: Snapshot) -> list[str]:
 
 
 class LeaseHandle:
-    """The lease's flock descriptor, released exactly once by whoever gets there first."""
+    """The lease's flock descriptor, released exactly once by whoever gets there first; and
+    the run's kill (its process group), for a stop that may come before the command
+    starts — then the command is killed the moment it does."""
 
     def __init__(self, lease: ExecLease, fd: int, run_id: str) -> None:
         self._lease = lease
         self._fd: int | None = fd
         self._run_id = run_id
         self._lock = threading.Lock()
-        self.kill: Kill | None = None
+        self._kill: Kill | None = None
+        self._stopped = False
+
+    def arm(self, kill: Kill) -> None:
+        """The command started: ``kill`` ends it (at once when a stop came first)."""
+        with self._lock:
+            self._kill = kill
+            stopped = self._stopped
+        if stopped:
+            kill()
+
+    def stop(self) -> None:
+        """Kill the command, now or the moment it starts."""
+        with self._lock:
+            self._stopped = True
+            kill = self._kill
+        if kill is not None:
+            kill()
 
     def release(self) -> None:
         with self._lock:
@@ -138,7 +157,7 @@ class ExecRunner:
             before = snapshot(self.fs)
 
             def started(kill: Kill) -> None:
-                self.handle.kill = kill
+                self.handle.arm(kill)
                 now = time.time()
                 run.status = RunStatus.RUNNING
                 run.started_at = now

@@ -54,6 +54,10 @@ def crash_card(*, held_start: bool = False) -> TeamCard:
         scenario_dir=str(HERE),
         prompt=PromptTemplate(template="You are {name}."),
         tools=[SlowStep(), *gate],
+        # unbounded: a blocked slow_step runs on the agent's own thread, where no interrupt
+        # cuts it (a bounded call is cut by a Ctrl-C's interrupt), so a turn blocked there
+        # stays blocked until the process dies, whatever the Ctrl-C does meanwhile
+        tool_timeout=None,
     )
     members = [
         MemberSpec(

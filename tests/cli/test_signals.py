@@ -21,14 +21,16 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import AKGENTIC, HANG, Invoke, child_env, signals_at_their_defaults
+from .conftest import AKGENTIC, HANG, HANG_UNCUT, Invoke, child_env, signals_at_their_defaults
 from .test_ctrl_c import HANG_MODULE, Spawn, assert_the_cut_turn_is_retried, hang_in_a_turn
 
 
 def test_a_second_signal_after_sigterm_exits_at_once(
     cli: Invoke, storage_url: str, spawn: Spawn
 ) -> None:
-    child = hang_in_a_turn(spawn, storage_url, "1")  # the tool call never returns
+    # uncuttable: the turn still runs at the second signal (a bounded call is cut by the
+    # first signal's interrupt, and the second then says the turns had ended)
+    child = hang_in_a_turn(spawn, storage_url, "1", HANG_UNCUT)
 
     child.proc.send_signal(signal.SIGTERM)
     child.wait_for("interrupted by SIGTERM: cancelling the turns in progress")

@@ -139,7 +139,7 @@ def test_an_interrupt_kills_the_sandboxed_command_a_tool_call_waits_for(
     agent = system.createActor(cls, config=config, team_id=team.team_id)
     system.tell(agent, UserMessage(content="go"))
     team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, ExecStartedEvent))
-    assert running(command)
+    eventually(lambda: running(command))  # started, and exec'd inside the sandbox
     system.tell(agent, CancelMessage(reason="Ctrl-C", interrupt=True))
     [ended] = team.recorder.wait_for_type(
         EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)

@@ -168,7 +168,8 @@ def test_a_cancelled_exec_call_kills_its_command(
             run_within(600, "workspace_exec", tools["workspace_exec"], command)
         )
         await asyncio.to_thread(wait_events, team, ExecStartedEvent, 1)
-        assert running(command)
+        # the event says the run started, not that the sandbox has exec'd the command yet
+        await asyncio.to_thread(eventually, lambda: running(command))
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call

@@ -55,6 +55,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from pydantic import Field
@@ -269,9 +270,9 @@ def _identity(stat: os.stat_result) -> _Identity:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _file_identity(path: Path) -> _Identity | None:
+def _file_identity(path: str) -> _Identity | None:
     try:
-        return _identity(path.stat())
+        return _identity(os.stat(path))
     except OSError:
         return None
 
@@ -286,11 +287,17 @@ class DocumentIndex:
         self.fs = fs
         self.reader = reader or DocumentReader()
         self.dir = workspace.index_dir / "docs"
+        self._dir = os.fspath(self.dir)
         self._cache = _tree_cache(self.dir)
 
     # -- records ------------------------------------------------------------------------------
     def _file(self, rel: str) -> Path:
-        return self.dir / f"{hashlib.sha1(rel.encode('utf-8')).hexdigest()[:24]}.yaml"
+        return Path(self._record_path(rel))
+
+    def _record_path(self, rel: str) -> str:
+        """Where ``rel``'s record is, as text: search ``stat``s it for every document on
+        each call, without ``pathlib``."""
+        return os.path.join(self._dir, f"{hashlib.sha1(rel.encode('utf-8')).hexdigest()[:24]}.yaml")
 
     def load(self, rel: str) -> DocRecord | None:
         data = read_yaml(self._file(rel))
@@ -390,14 +397,17 @@ class DocumentIndex:
         )
 
     def documents(self) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file of the tree (bounded), with its stat."""
-        for count, path in enumerate(self.fs.iter_files()):
+        """Every file of the tree (bounded), with its stat (:meth:`Filesystem.walk`'s: a
+        file replaced by a symlink since the scan is left out, as the walk leaves links)."""
+        for count, (rel, entry) in enumerate(self.fs.walk()):
             if count >= MAX_SEARCH_FILES:
                 return
             try:
-                yield self.fs.relative(path), path.stat()
+                stat = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            if S_ISREG(stat.st_mode):
+                yield rel, stat
 
     def current(self) -> dict[str, DocRecord]:
         """A record for every searchable document as it is *now* (see the module docstring)."""
@@ -411,7 +421,7 @@ class DocumentIndex:
         out: list[tuple[str, _Settled]] = []
         for rel, stat in self.documents():
             source = _identity(stat)
-            stored = _file_identity(self._file(rel))
+            stored = _file_identity(self._record_path(rel))
             settled = self._cache.get(rel)
             if (
                 settled is None

@@ -16,6 +16,7 @@ as a new process would have.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -45,6 +46,7 @@ from akgentic.tool.vector_store import STORE_ACTOR_NAME, SemanticIndex, VectorEn
 from akgentic.tool.vector_store import semantic as semantic_module
 from akgentic.tool.vector_store.actor import VectorStoreActor
 from akgentic.tool.workspace import WORKSPACE_COLLECTION, WorkspaceTool
+from akgentic.tool.workspace import readers as readers_module
 from akgentic.tool.workspace.actor import WorkspaceActor
 from akgentic.tool.workspace.actor.indexer import IndexWorker
 from akgentic.tool.workspace.journal import Identity
@@ -54,6 +56,7 @@ from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath
 from tests.core.conftest import eventually
 from tests.tool.members import ConceptEmbedder, LoadingEmbedder
 from tests.tool.workspace.conftest import workspaces_root  # noqa: F401  (autouse: the trees' root)
+from tests.tool.workspace.test_search import docx_bytes
 
 from .crash_cards import crash_card
 
@@ -449,6 +452,48 @@ def test_a_resumed_workspace_rereads_a_file_its_record_was_read_too_soon_after(
     eventually(lambda: refs_of("hello.md", changed) <= workspace_held(resumed, workspace))
     stored = docs.load("hello.md")
     assert stored is not None and [c.text for c in stored.chunks] == [changed.strip()]
+
+
+def test_a_resumed_copy_of_a_workspace_converts_no_document_again(
+    manager: TeamManager, embedders: Embedders, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copied or restored tree has new ctimes, so no record describes its file: the start
+    pass reads every file again and stores its record anew, but converts no document whose
+    bytes are the ones its record was converted from, and embeds nothing."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    (workspace.tree / "memo.docx").write_bytes(docx_bytes("The quarterly invoice is late"))
+    resumed = manager.resume_team(runtime.team_id)  # its pass converts and embeds the memo
+    docs = DocumentIndex(workspace, Filesystem(workspace.tree))
+    eventually(lambda: docs.load("memo.docx") is not None)
+    manager.stop_team(resumed.team_id)
+    ctimes = {}
+    for rel in [*DOCS, "memo.docx"]:  # as a copy made with its mtimes kept (cp -a, rsync -a)
+        path = workspace.tree / rel
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        ctimes[rel] = path.stat().st_ctime_ns
+    memo = docs.load("memo.docx")
+    assert memo is not None and memo.converted and memo.ctime_ns != ctimes["memo.docx"]
+    converted: list[str] = []
+    convert = readers_module._convert
+    monkeypatch.setattr(
+        readers_module, "_convert", lambda name, data: converted.append(name) or convert(name, data)
+    )
+
+    again = embedders.use(CountingEmbedder())
+    manager.resume_team(runtime.team_id)
+
+    def stored_again() -> bool:  # every record stored anew by the pass, at the new ctime
+        return all(
+            getattr(docs.load(rel), "ctime_ns", None) == ctime for rel, ctime in ctimes.items()
+        )
+
+    eventually(stored_again)
+    assert converted == []
+    again_memo = docs.load("memo.docx")
+    assert again_memo is not None and again_memo.chunks == memo.chunks
+    assert again_memo.sha == memo.sha
+    assert again.embedded == []
 
 
 def test_a_resumed_workspace_embeds_an_unchanged_chunk_the_store_lost(

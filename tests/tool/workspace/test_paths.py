@@ -272,3 +272,26 @@ def test_deleting_any_link_removes_the_link_only(
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "secret"
     assert (fs.root / "sub" / "inner.txt").read_text() == "inner"
+
+
+def test_the_walk_names_files_as_the_agent_does_and_never_follows_a_link(
+    hostile_tree: tuple[Filesystem, Path, WriteGate],
+) -> None:
+    """The one walk (search, grep, a folder's delete, exec's snapshot) yields the tree's
+    regular files only, each named as :meth:`Filesystem.relative` names it, in name order
+    within a folder; symlinks (to a file or a folder, in the tree or out) and staging files
+    are left out, from the root or from a folder inside."""
+    fs, _, _ = hostile_tree
+    (fs.root / "b.txt").write_text("b")
+    (fs.root / "sub" / "deep").mkdir()
+    (fs.root / "sub" / "deep" / "a.md").write_text("a")
+    (fs.root / "sub" / ".akgentic-staging-x").write_text("half")
+    walked = list(fs.walk())
+    assert [rel for rel, _ in walked] == ["b.txt", "sub/inner.txt", "sub/deep/a.md"]
+    assert [fs.relative(Path(e.path)) for _, e in walked] == [rel for rel, _ in walked]
+    assert [e.stat(follow_symlinks=False).st_size for _, e in walked] == [1, 5, 1]
+    assert [rel for rel, _ in fs.walk(fs.root / "sub")] == ["sub/inner.txt", "sub/deep/a.md"]
+    assert list(fs.iter_files(fs.root / "sub")) == [
+        fs.root / "sub" / "inner.txt",
+        fs.root / "sub" / "deep" / "a.md",
+    ]

@@ -420,6 +420,46 @@ def test_a_record_read_soon_after_its_mtime_does_not_describe_it(tmp_path: Path)
     assert first.model_copy(update={"indexed_at": time.time() + 3}).describes(stat)
 
 
+def test_a_converted_record_read_soon_after_its_mtime_is_checked_against_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A document's record converted in the tick of its last write (as the indexer leaves
+    one just written) is not taken on the file's identity alone: the file is read again,
+    and converted again when its bytes are not the ones the record was converted from; when
+    they are, the record is taken and nothing is converted."""
+    workspace, fs = _indexed_tree(tmp_path, {})
+    path = workspace.tree / "memo.docx"
+    path.write_bytes(docx_bytes("grapes"))
+    stat = path.stat()
+    racy = DocRecord(
+        path="memo.docx",
+        sha=content_sha(docx_bytes("apple")),  # a first text of the tick, of one size
+        size=stat.st_size,
+        mtime_ns=stat.st_mtime_ns,
+        ctime_ns=stat.st_ctime_ns,
+        converted=True,
+        chunks=chunk_text("apple\n"),
+        indexed_at=stat.st_mtime_ns / 1e9,  # read in the tick of the writes
+    )
+    assert racy.identifies(stat) and not racy.describes(stat)
+    DocumentIndex(workspace, fs).save(racy)
+    assert _search(workspace, fs, "grapes") == [("memo.docx", "grapes")]
+    assert _search(workspace, fs, "apple") == []
+    # The bytes the record was converted from: the record is taken, with no conversion.
+    DocumentIndex(workspace, fs).save(
+        racy.model_copy(
+            update={"sha": content_sha(path.read_bytes()), "chunks": chunk_text("figs")}
+        )
+    )
+    converted: list[str] = []
+    convert = readers_module._convert
+    monkeypatch.setattr(
+        readers_module, "_convert", lambda name, data: converted.append(name) or convert(name, data)
+    )
+    assert _search(workspace, fs, "figs") == [("memo.docx", "figs")]
+    assert converted == []
+
+
 def test_a_second_search_tokenises_only_its_query(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

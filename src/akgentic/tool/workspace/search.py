@@ -17,7 +17,9 @@ Search is never stale for text files: :meth:`DocumentIndex.current` takes the st
 record of a file only while it still describes the file (:meth:`DocRecord.describes`: the
 same size, mtime and ctime, read long enough after that mtime), and chunks the file on
 the spot otherwise (the indexing worker will store it). Converted documents are only
-searched once a worker has converted them.
+searched once a worker has converted them; one whose record was read too soon after its
+mtime is read again and converted again only if its bytes are not the record's
+(:meth:`DocumentIndex._settle`).
 
 Search does not re-read the tree's records either. What :meth:`DocumentIndex.current`
 settled for a document is kept in memory, in one cache per tree shared by every
@@ -55,6 +57,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any
 
 from pydantic import Field
@@ -124,14 +127,17 @@ class DocRecord(SerializableModel):
     """When the file was read (:meth:`DocumentIndex.build` takes it before the read)."""
 
     def describes(self, stat: os.stat_result) -> bool:
-        """Whether this record is what the file of ``stat`` holds: the same size, mtime and
-        ctime, and read long enough after that mtime that no write since can have kept
-        them. (A copied or restored tree has new ctimes: its files are read once again.)"""
-        return (
-            (self.size, self.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
-            and self.ctime_ns in (None, stat.st_ctime_ns)
-            and _read_long_after(self.mtime_ns, int(self.indexed_at * 1e9))
-        )
+        """Whether this record is what the file of ``stat`` holds: of its identity
+        (:meth:`identifies`), and read long enough after that mtime that no write since can
+        have kept it. (A copied or restored tree has new ctimes: its files are read once
+        again.)"""
+        return self.identifies(stat) and _read_long_after(self.mtime_ns, int(self.indexed_at * 1e9))
+
+    def identifies(self, stat: os.stat_result) -> bool:
+        """Whether the file of ``stat`` has the size, mtime and ctime this record was read
+        at — which says it holds what was read only if that read was not racy."""
+        same = (self.size, self.mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+        return same and self.ctime_ns in (None, stat.st_ctime_ns)
 
 
 class SearchHit(SerializableModel):
@@ -269,9 +275,9 @@ def _identity(stat: os.stat_result) -> _Identity:
     return (stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
-def _file_identity(path: Path) -> _Identity | None:
+def _file_identity(path: str) -> _Identity | None:
     try:
-        return _identity(path.stat())
+        return _identity(os.stat(path))
     except OSError:
         return None
 
@@ -286,11 +292,17 @@ class DocumentIndex:
         self.fs = fs
         self.reader = reader or DocumentReader()
         self.dir = workspace.index_dir / "docs"
+        self._dir = os.fspath(self.dir)
         self._cache = _tree_cache(self.dir)
 
     # -- records ------------------------------------------------------------------------------
     def _file(self, rel: str) -> Path:
-        return self.dir / f"{hashlib.sha1(rel.encode('utf-8')).hexdigest()[:24]}.yaml"
+        return Path(self._record_path(rel))
+
+    def _record_path(self, rel: str) -> str:
+        """Where ``rel``'s record is, as text: search ``stat``s it for every document on
+        each call, without ``pathlib``."""
+        return os.path.join(self._dir, f"{hashlib.sha1(rel.encode('utf-8')).hexdigest()[:24]}.yaml")
 
     def load(self, rel: str) -> DocRecord | None:
         data = read_yaml(self._file(rel))
@@ -346,10 +358,13 @@ class DocumentIndex:
         return out
 
     # -- building -------------------------------------------------------------------------------
-    def build(self, rel: str, *, convert: bool) -> DocRecord | None:
+    def build(self, rel: str, *, convert: bool, known: DocRecord | None = None) -> DocRecord | None:
         """A fresh record of ``rel``, or None when it is gone or not a searchable document.
 
         ``convert`` allows the slow path (MarkItDown); a failed conversion is None.
+        ``known``, a converted record of ``rel`` read before, spares that path while the
+        file's bytes are still the ones it was converted from (its ``sha``): its chunks are
+        taken, the file read and hashed only.
         """
         read_at = time.time()  # before the stat: a lower bound of when the bytes were read
         try:
@@ -368,36 +383,42 @@ class DocumentIndex:
             data = path.read_bytes()
         except OSError:
             return None
-        if is_document:
+        sha = content_sha(data)
+        if is_document and known is not None and known.converted and known.sha == sha:
+            chunks = known.chunks
+        elif is_document:
             try:
-                text = self.reader.extract(rel, data)
+                chunks = chunk_text(self.reader.extract(rel, data))
             except ValueError:
                 return None
         else:
             maybe = self.reader.as_text(rel, data)
             if maybe is None:
                 return None
-            text = maybe
+            chunks = chunk_text(maybe)
         return DocRecord(
             path=rel,
-            sha=content_sha(data),
+            sha=sha,
             size=stat.st_size,
             mtime_ns=stat.st_mtime_ns,
             ctime_ns=stat.st_ctime_ns,
             converted=is_document,
-            chunks=chunk_text(text),
+            chunks=chunks,
             indexed_at=read_at,
         )
 
     def documents(self) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file of the tree (bounded), with its stat."""
-        for count, path in enumerate(self.fs.iter_files()):
+        """Every file of the tree (bounded), with its stat (:meth:`Filesystem.walk`'s: a
+        file replaced by a symlink since the scan is left out, as the walk leaves links)."""
+        for count, (rel, entry) in enumerate(self.fs.walk()):
             if count >= MAX_SEARCH_FILES:
                 return
             try:
-                yield self.fs.relative(path), path.stat()
+                stat = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
+            if S_ISREG(stat.st_mode):
+                yield rel, stat
 
     def current(self) -> dict[str, DocRecord]:
         """A record for every searchable document as it is *now* (see the module docstring)."""
@@ -411,7 +432,7 @@ class DocumentIndex:
         out: list[tuple[str, _Settled]] = []
         for rel, stat in self.documents():
             source = _identity(stat)
-            stored = _file_identity(self._file(rel))
+            stored = _file_identity(self._record_path(rel))
             settled = self._cache.get(rel)
             if (
                 settled is None
@@ -448,10 +469,22 @@ class DocumentIndex:
 
     def _settle(self, rel: str, stat: os.stat_result) -> DocRecord | None:
         """``rel``'s stored record while it still describes the file, else the file chunked
-        now — or, for a converted document not re-converted yet, its last known text."""
+        now.
+
+        A converted document is read again too, but converted again only if need be: a
+        conversion takes up to seconds, on the searching agent's thread. While its record
+        is of the file's identity but was read too soon after its mtime to be sure of (a
+        write in the same tick may have followed; the indexer converts a document just
+        after it is written, so this is the usual state of a new record), the file is read
+        and hashed, and the record taken while its ``sha`` is the file's — converted again
+        only when it is not, which nothing else would ever notice. A document whose
+        identity changed is searched by its last known text until the indexing worker, told
+        of the change (or the next start's pass), has converted it."""
         record = self.load(rel)
         if record is not None and record.describes(stat):
             return record
+        if record is not None and record.converted and record.identifies(stat):
+            return self.build(rel, convert=True, known=record)
         fresh = self.build(rel, convert=False)
         if fresh is not None:
             return fresh

@@ -412,27 +412,39 @@ class Filesystem:
         return temp
 
     # -- walking ------------------------------------------------------------------------------
-    def iter_files(self, start: Path | None = None) -> Iterator[Path]:
-        """Every regular file under ``start`` (the tree by default), sorted, staging files
-        and symlinks left out, never leaving the tree."""
+    def walk(self, start: Path | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Every regular file under ``start`` (the tree by default; a folder inside it), in
+        name order within each folder, as its path the agent names it (what
+        :meth:`relative` gives) and its scan entry. Staging files and symlinks are left
+        out, so the walk never leaves the tree.
+
+        The one walk of the tree. Search lists and ``stat``s every file on each call, so a
+        file's path is built from its folder's as text (no ``pathlib``), and its entry's
+        ``stat(follow_symlinks=False)`` is one ``lstat`` (none on Windows, where the scan
+        holds it), cached on the entry — never a link's target."""
         base = start if start is not None else self.root
-        stack = [base]
+        top = self.relative(base)
+        stack = [(os.fspath(base), "" if top == "." else f"{top}/")]
         while stack:
-            current = stack.pop()
+            current, prefix = stack.pop()
             try:
                 with os.scandir(current) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError:
                 continue
-            dirs: list[Path] = []
+            dirs: list[tuple[str, str]] = []
             for entry in entries:
                 if is_staging_name(entry.name) or entry.is_symlink():
                     continue
                 if entry.is_dir(follow_symlinks=False):
-                    dirs.append(Path(entry.path))
+                    dirs.append((entry.path, f"{prefix}{entry.name}/"))
                 elif entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path)
+                    yield f"{prefix}{entry.name}", entry
             stack.extend(reversed(dirs))
+
+    def iter_files(self, start: Path | None = None) -> Iterator[Path]:
+        """The files of :meth:`walk`, as paths."""
+        return (Path(entry.path) for _, entry in self.walk(start))
 
 
 def get_workspace(path: WorkspacePath) -> Filesystem:

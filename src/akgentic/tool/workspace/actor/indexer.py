@@ -7,7 +7,9 @@ tree (or removes the record of a file that is gone), and **reports to the worksp
 actor's mailbox**, which keeps the vector rows in step: ``indexed`` for each path given.
 ``paths=None`` is the start pass over the whole tree — every file, and every record whose
 file is gone. It holds chunk ids, never the tree's text: an unchanged file keeps its
-record without being read; a new or changed one is reported as soon as it is stored
+record without being read; any other is read (a converted document is converted again
+only if its bytes are not its record's: a copied tree's new ctimes cost a read, not a
+conversion); a new or changed one is reported as soon as it is stored
 (``refreshed``: its new chunks are embedded then); and at its end every chunk id the tree
 holds is reported once (``reconciled``), for the actor to embed only the chunks the store
 lacks and delete the rows of removed documents and old chunks.
@@ -38,16 +40,25 @@ class IndexJob:
     paths: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """What a document is built from: the tree's index, and the record stored for it (if
+    any), whose conversion is taken again while the file's bytes are unchanged."""
+
+    index: DocumentIndex
+    known: DocRecord | None = None
+
+
 class IndexWorker(DeferredWorker[str, DocRecord | None]):
     """Builds and stores document records, reporting each; see the module docstring."""
 
     timeout: ClassVar[float] = 20.0
 
     def produce(self, key: str, payload: Any, timeout: float) -> DocRecord | None:
-        index = payload
-        if not isinstance(index, DocumentIndex):
-            raise TypeError(f"IndexWorker indexes with a DocumentIndex, got {type(index).__name__}")
-        return index.build(key, convert=True)
+        """``key``'s record, built by ``payload``: a :class:`_Source`."""
+        if not isinstance(payload, _Source):
+            raise TypeError(f"IndexWorker indexes from a _Source, got {type(payload).__name__}")
+        return payload.index.build(key, convert=True, known=payload.known)
 
     def run(self, job: IndexJob) -> None:
         """Index ``job`` (told, once), report every document, then stop."""
@@ -65,7 +76,7 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
                 return
             for rel in job.paths:
                 previous = index.load(rel)
-                record = self._build(index, rel)
+                record = self._build(index, rel, previous)
                 if record is None:
                     if previous is not None:
                         index.remove(rel)
@@ -107,7 +118,10 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
                 if before[0].describes(stat):
                     refs[rel] = before[1]  # unchanged since it was indexed
                     continue
-            record = self._build(index, rel)
+            # A converted document is re-read, and converted again only if its bytes changed
+            # (a copied or restored tree: new ctimes, the same bytes).
+            converted = before is not None and before[0].converted
+            record = self._build(index, rel, index.load(rel) if converted else None)
             if record is None:
                 if before is not None:
                     index.remove(rel)
@@ -117,9 +131,11 @@ class IndexWorker(DeferredWorker[str, DocRecord | None]):
             owner.refreshed(rel, record, before[1] if before is not None else [])
         owner.reconciled(refs)
 
-    def _build(self, index: DocumentIndex, rel: str) -> DocRecord | None:
+    def _build(
+        self, index: DocumentIndex, rel: str, known: DocRecord | None = None
+    ) -> DocRecord | None:
         try:
-            return self.produce(rel, index, self.timeout)
+            return self.produce(rel, _Source(index, known), self.timeout)
         except Exception as exc:
             logger.warning("%s: indexing %s failed: %r", self.myAddress.name, rel, exc)
             return None

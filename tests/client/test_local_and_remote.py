@@ -131,20 +131,18 @@ def test_tool_state_reads_the_same_locally_and_remotely(
         _outcome(lambda: remote.tool_state(tool)),
     )
     assert here == there
-    if expected == UNREADABLE:
-        assert here == ("UnreadableToolStateError", f"team {remote.team_id}'s {expected}")
-        with pytest.raises(UnreadableToolStateError) as unreadable:
-            remote.tool_state(tool)
-        cause = unreadable.value.__cause__
-        assert isinstance(cause, ServerError) and cause.status == 422
-        assert cause.code == TOOL_STATE_UNREADABLE and unreadable.value.tool_id == tool
-    elif isinstance(expected, str):
-        assert here == ("UnknownToolError", f"team {remote.team_id} has {expected}")
-        with pytest.raises(UnknownToolError) as err:
+    if isinstance(expected, str):
+        error: type[UnknownToolError | UnreadableToolStateError] = UnknownToolError
+        status, code, words = 404, NO_TOOL_ACTOR, f"team {remote.team_id} has {expected}"
+        if expected == UNREADABLE:
+            error = UnreadableToolStateError
+            status, code, words = 422, TOOL_STATE_UNREADABLE, f"team {remote.team_id}'s {expected}"
+        assert here == (error.__name__, words)
+        with pytest.raises(error) as err:
             remote.tool_state(tool)
         cause = err.value.__cause__
-        assert isinstance(cause, ServerError) and cause.status == 404
-        assert cause.code == NO_TOOL_ACTOR and err.value.tool_id == tool
+        assert isinstance(cause, ServerError) and (cause.status, cause.code) == (status, code)
+        assert err.value.tool_id == tool
     else:
         kind, result = here
         assert kind == "result"

@@ -246,7 +246,8 @@ def test_a_stored_lone_surrogate_is_shown_as_a_replacement_character(
 ) -> None:
     """A log written before text was made sound where it enters: the person's message
     holds a lone surrogate, stored as its JSON escape. The listing and ``teams show`` read
-    it back and show U+FFFD in its place; the JSON lines keep its escape (ASCII)."""
+    it back and show U+FFFD in its place, and so do the JSON lines (ASCII, so valid UTF-8:
+    ``\\ufffd``, never the ``\\ud800`` escape a strict JSON reader refuses)."""
     team_id, last = run_once(cli, storage_url)
     unpack_events(sqlite_path(storage_url), team_id)
     with sqlite3.connect(sqlite_path(storage_url)) as db:
@@ -265,4 +266,9 @@ def test_a_stored_lone_surrogate_is_shown_as_a_replacement_character(
     assert shown.exit_code == 0, shown.output
     assert [seq for seq, _, _ in rows(result.stdout)] == list(range(1, last + 1))
     assert "why\ufffd?" in result.stdout and "why\ufffd?" in shown.stdout
-    assert listed.stdout.isascii() and '"why\\ud800?"' in listed.stdout
+    assert listed.stdout.isascii() and "\\ud800" not in listed.stdout
+    said = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [line["seq"] for line in said] == list(range(1, last + 1))
+    texts = json.dumps(said, ensure_ascii=False)
+    assert "why\ufffd?" in texts
+    texts.encode()  # no lone surrogate left in any string: it encodes as UTF-8

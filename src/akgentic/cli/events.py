@@ -51,6 +51,7 @@ from akgentic.cli.remote import connected, find_remote_team, read_remote
 from akgentic.cli.store import find_team, import_modules, opened_storage, stored_card
 from akgentic.client import TeamDeletedError
 from akgentic.core.serialization import serialize
+from akgentic.core.surrogates import replace_lone_surrogates_in
 from akgentic.storage import EventRecord, StorageBundle, TeamStatus
 
 __all__ = ["TeamGoneError", "events", "read_events"]
@@ -228,13 +229,13 @@ def _json_line(row: EventRecord) -> str:
     """``row`` as one line of JSON: ``seq``, ``timestamp`` (ISO 8601, UTC, or null),
     ``message`` (the message as stored: its ``__model__`` and fields, or null when the row
     cannot be decoded) and ``error`` (why not, or null). ASCII only: a hostile text cannot
-    reach the terminal as a control sequence."""
-    return json.dumps(
-        {
-            "seq": row.seq,
-            "timestamp": None if row.timestamp is None else row.timestamp.isoformat(),
-            "message": None if row.message is None else serialize(row.message),
-            "error": row.error,
-        },
-        separators=(",", ":"),
-    )
+    reach the terminal as a control sequence. A lone surrogate (a record stored before
+    text was made sound where it enters a team) is U+FFFD, as every other line of the CLI
+    shows it (``printable``), never a ``\\ud800`` escape a strict JSON reader refuses."""
+    line = {
+        "seq": row.seq,
+        "timestamp": None if row.timestamp is None else row.timestamp.isoformat(),
+        "message": None if row.message is None else serialize(row.message),
+        "error": row.error,
+    }
+    return json.dumps(replace_lone_surrogates_in(line), separators=(",", ":"))

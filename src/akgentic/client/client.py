@@ -38,6 +38,7 @@ from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
     NO_TOOL_ACTOR,
     TEAM_NOT_FOUND,
+    TOOL_STATE_UNREADABLE,
     Accepted,
     CardInfo,
     Health,
@@ -56,9 +57,15 @@ from akgentic.core.excerpt import exception_words, excerpt
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import EventRecord, TeamStatus
-from akgentic.team import Gap, ReplayResult, TeamCard, UnknownToolError
+from akgentic.team import Gap, ReplayResult, TeamCard, UnknownToolError, UnreadableToolStateError
 
 __all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "decode_event"]
+
+_TOOL_STATE_ERRORS: dict[str, type[UnknownToolError | UnreadableToolStateError]] = {
+    NO_TOOL_ACTOR: UnknownToolError,
+    TOOL_STATE_UNREADABLE: UnreadableToolStateError,
+}
+"""The error ``TeamRuntime.tool_state`` raises for each code of a tool state's refusal."""
 
 T = TypeVar("T")
 
@@ -447,15 +454,18 @@ class RemoteTeam:
     def tool_state(self, tool_id: str) -> ReplayResult:
         """``tool_id``'s state rebuilt by the server from the log, as ``TeamRuntime``'s:
         a tool the team does not have is the same :class:`~akgentic.team.UnknownToolError`
-        with the same words (the server's 404 ``no_tool_actor``, kept as its cause)."""
+        with the same words (the server's 404 ``no_tool_actor``, kept as its cause), and a
+        tool whose state the server cannot rebuild the same
+        :class:`~akgentic.team.UnreadableToolStateError` (its 422 ``tool_state_unreadable``)."""
         name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
         path = self._path(f"/state/{path_segment(name)}")
         try:
             view = self.client.request_json("GET", path, ToolStateView)
         except ServerError as exc:
-            if exc.code != NO_TOOL_ACTOR:
+            error = _TOOL_STATE_ERRORS.get(exc.code or "")
+            if error is None:
                 raise
-            raise UnknownToolError(exc.detail, team_id=self.team_id, tool_id=name) from exc
+            raise error(exc.detail, team_id=self.team_id, tool_id=name) from exc
         return ReplayResult(
             states={} if view.state is None else {name: deserialize(view.state)},
             last_seq={name: view.last_delta},

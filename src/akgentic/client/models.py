@@ -20,6 +20,7 @@ __all__ = [
     "NO_TOOL_ACTOR",
     "TEAM_NOT_FOUND",
     "TEAM_STOPPING",
+    "TOOL_STATE_UNREADABLE",
     "Accepted",
     "CardInfo",
     "CreateTeam",
@@ -64,13 +65,20 @@ NO_TOOL_ACTOR = "no_tool_actor"
 """The code of a tool state's 404 (``GET /teams/{id}/state/{tool}``) for a tool actor the
 team does not have: ``detail`` names the ones it has. ``RemoteTeam.tool_state`` raises
 ``akgentic.team.UnknownToolError`` for it, as ``TeamRuntime.tool_state`` does."""
+TOOL_STATE_UNREADABLE = "tool_state_unreadable"
+"""The code of a tool state's 422 (``GET /teams/{id}/state/{tool}``) for a tool actor of the
+team whose state the server cannot rebuild (its deltas are logged, but no reducer and no
+snapshot that decodes there): ``detail`` says what to import. ``RemoteTeam.tool_state``
+raises ``akgentic.team.UnreadableToolStateError`` for it, as ``TeamRuntime.tool_state``
+does."""
 
 
 class ErrorBody(BaseModel):
     """Every error answer's body. ``detail`` says what went wrong and what to do; ``code``,
     on the errors a client acts on, is stable across versions (the words of ``detail``
-    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`, :data:`NO_TOOL_ACTOR`. A 422
-    adds ``errors``, one per invalid field."""
+    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`, :data:`NO_TOOL_ACTOR`,
+    :data:`TOOL_STATE_UNREADABLE`. A 422 refusing the request's fields adds ``errors``, one
+    per invalid field."""
 
     detail: str
     code: str | None = Field(
@@ -78,7 +86,8 @@ class ErrorBody(BaseModel):
         description=(
             "A stable code: 'team_not_found' (404: no team has this id), 'team_stopping' "
             "(409: a resume asked not to wait for the team's stop in progress), 'no_tool_actor' "
-            "(404: the team has no such tool actor)."
+            "(404: the team has no such tool actor), 'tool_state_unreadable' (422: the server "
+            "cannot rebuild that tool actor's state)."
         ),
     )
     errors: list[dict[str, Any]] | None = None

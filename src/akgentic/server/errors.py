@@ -8,24 +8,29 @@ between two workers) a 503. An unexpected exception is logged with its traceback
 an error id and answered 500 with that id only. A ``detail`` is one line in the
 project's words: a pydantic error as ``field.path: message``
 (:func:`akgentic.core.excerpt.exception_words`, as the CLI says it), never its ``[type=…]``
-or link, and a malformed team id in a path as the value it was.
+or link, and a malformed team id in a path as the value it was. A request the HTTP
+parser refuses before the app runs (a bad ``Content-Length``) is a JSON 400 as well:
+:class:`JsonErrorsH11`, the protocol the server's uvicorn runs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import sys
 from typing import Any
 
+import h11
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from akgentic.client.models import TEAM_NOT_FOUND
-from akgentic.core.excerpt import excerpt, validator_words
+from akgentic.core.excerpt import clip, excerpt, validator_words
 from akgentic.storage import TeamNotFoundError
 from akgentic.team import TeamRunningElsewhereError
 from akgentic.team.placement import PlacementError
@@ -34,6 +39,7 @@ __all__ = [
     "BodyLimit",
     "CodedError",
     "Crashes",
+    "JsonErrorsH11",
     "install_error_handlers",
 ]
 
@@ -48,6 +54,50 @@ class CodedError(HTTPException):
     def __init__(self, status_code: int, detail: str, code: str) -> None:
         super().__init__(status_code, detail)
         self.code = code
+
+
+class JsonErrorsH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol (h11), whose answer to a request it cannot parse — a
+    ``Content-Length`` that is not a whole number, or is negative, or two that disagree; a
+    malformed request line or header — is JSON like every other error of the API (a
+    ``detail`` saying what to send instead), not uvicorn's plain-text "Invalid HTTP
+    request received.". Such a request never reaches the app, so no exception handler
+    can answer it: this is the one place. The server runs with it (``http=`` of its
+    uvicorn config), so h11 even where httptools is installed, whose parser answers in
+    plain text from C code this cannot reach."""
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn calls this in the ``except h11.RemoteProtocolError`` of its event loop:
+        # that exception, in flight, says what was wrong (uvicorn's ``msg`` does not)
+        error = sys.exc_info()[1]
+        reason = str(error) if isinstance(error, h11.RemoteProtocolError) else msg
+        body = json.dumps({"detail": unparsable_request(reason)}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
+
+
+def unparsable_request(reason: str) -> str:
+    """The ``detail`` of a request the HTTP parser refused, ``reason`` being its words
+    (h11's: ``bad Content-Length``, ``illegal request line: ...``)."""
+    if "content-length" in reason.lower():
+        return (
+            f"the request's Content-Length cannot be read ({reason}): send it once, as the "
+            f"body's size in bytes (a whole number, 0 or more), or send none with no body"
+        )
+    return (
+        f"the request is not HTTP/1.1 this server can read ({clip(reason)}): send a "
+        f"well-formed HTTP/1.1 request; the API is described at /docs"
+    )
 
 
 def _where(loc: Any) -> str:

@@ -19,6 +19,7 @@ from akgentic.core import ActorSystem, left_behind
 from akgentic.server.app import create_app
 from akgentic.server.cards import CardRegistry
 from akgentic.server.context import ServerContext
+from akgentic.server.errors import JsonErrorsH11
 from akgentic.server.settings import ServerSettings
 from akgentic.storage import StorageBundle
 from akgentic.team import Placement, TeamManager
@@ -42,6 +43,7 @@ def _config(app: FastAPI, settings: ServerSettings) -> uvicorn.Config:
         log_level="warning",
         timeout_graceful_shutdown=SHUTDOWN_GRACE,
         lifespan="on",
+        http=JsonErrorsH11,  # a request it cannot parse is answered in JSON too
     )
 
 

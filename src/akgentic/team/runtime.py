@@ -42,6 +42,7 @@ __all__ = [
     "NotCommittedError",
     "TeamRuntime",
     "UnknownToolError",
+    "UnreadableToolStateError",
     "follow_log",
     "logged_tools",
     "read_history",
@@ -83,6 +84,32 @@ class UnknownToolError(LookupError):
         )
 
 
+class UnreadableToolStateError(LookupError):
+    """The team's tool actor ``tool_id`` published state this process cannot rebuild: its
+    deltas are in the log, but no reducer is registered for it and no snapshot of its state
+    decodes here (the module defining it is not imported). The message (:meth:`naming`)
+    says what to import; the server's 422 ``tool_state_unreadable`` carries the same words
+    and ``RemoteTeam.tool_state`` raises this with them, so a script reads one error
+    either way — never an empty state it could take for the real one."""
+
+    def __init__(self, message: str, *, team_id: UUID, tool_id: str) -> None:
+        super().__init__(message)
+        self.team_id = team_id
+        self.tool_id = tool_id
+
+    @classmethod
+    def naming(cls, team_id: UUID, tool_id: str) -> UnreadableToolStateError:
+        """The error for ``tool_id``, saying where to import what its state needs."""
+        return cls(
+            f"team {team_id}'s {tool_id} publishes state, but this process cannot rebuild it: "
+            f"no reducer is registered for it and the log holds no snapshot of its state that "
+            f"decodes here; import the module that defines that state in the process that "
+            f"reads it (a server: `akgentic serve --import MODULE`, or a team card's imports)",
+            team_id=team_id,
+            tool_id=tool_id,
+        )
+
+
 def logged_tools(records: list[EventRecord]) -> list[str]:
     """The tool actors of the team's last run, as its log says: the ``#`` members a resume
     starts (:func:`~akgentic.team.restorer.plan_restore`; one fired is not one)."""
@@ -107,14 +134,21 @@ def tool_state(
     no ``tools``: the team is not running here, and its log's last run says,
     :func:`logged_tools`). Else :class:`UnknownToolError` naming the ones it has. This is
     what the server's ``GET /teams/{id}/state/{tool}`` answers (a 404 then), so a local
-    and a remote team agree, running or stopped."""
+    and a remote team agree, running or stopped.
+
+    A tool whose deltas are in the log but whose state this process cannot rebuild (no
+    reducer, no snapshot that decodes: ``replay_tool_states``'s ``unknown_tools``) is an
+    :class:`UnreadableToolStateError` saying what to import (the server's 422), not an
+    empty result: the ``ReplayResult`` returned always holds ``tool_id``'s state or the
+    state it starts from."""
     records = storage.events.read(team_id)
     replayed = replay_tool_states(records)
+    if tool_id in replayed.unknown_tools:
+        raise UnreadableToolStateError.naming(team_id, tool_id)
     result = ReplayResult(
         states={k: v for k, v in replayed.states.items() if k == tool_id},
         last_seq={k: v for k, v in replayed.last_seq.items() if k == tool_id},
         gaps=[g for g in replayed.gaps if g.tool_id == tool_id],
-        unknown_tools=replayed.unknown_tools & {tool_id},
     )
     if tool_id in result.last_seq:
         return result

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Response
 from akgentic.agent.accounting import UsageReport
 from akgentic.client.models import (
     NO_TOOL_ACTOR,
+    TOOL_STATE_UNREADABLE,
     Accepted,
     HistoryPage,
     Interrupted,
@@ -24,7 +25,14 @@ from akgentic.server.context import DRAINING, ServerContext, accepting_work, con
 from akgentic.server.errors import CodedError
 from akgentic.server.protocol import encode_record
 from akgentic.storage import MAX_SEQ
-from akgentic.team import HostedTeam, UnknownToolError, read_history, team_usage, tool_state
+from akgentic.team import (
+    HostedTeam,
+    UnknownToolError,
+    UnreadableToolStateError,
+    read_history,
+    team_usage,
+    tool_state,
+)
 
 __all__ = ["router"]
 
@@ -135,7 +143,9 @@ def state(
     onto it from the first: a fresh team's tools are no 404. A tool the team does not
     have (its roster, ``GET .../members``, lists no such tool actor) is a 404 with the
     code ``no_tool_actor``, naming those it has — ``TeamRuntime.tool_state``'s
-    ``UnknownToolError``, word for word."""
+    ``UnknownToolError``, word for word. A tool whose logged state this server cannot
+    rebuild (no reducer, no snapshot that decodes here) is a 422 with the code
+    ``tool_state_unreadable`` saying what to import: its ``UnreadableToolStateError``."""
     ctx.record(team_id)
     name = tool_id if tool_id.startswith("#") else f"#{tool_id}"
     try:
@@ -147,14 +157,8 @@ def state(
         )
     except UnknownToolError as exc:
         raise CodedError(404, str(exc), NO_TOOL_ACTOR) from exc
-    if name in replayed.unknown_tools:
-        raise HTTPException(
-            422,
-            f"{name} publishes state, but this server cannot rebuild it: no reducer is "
-            f"registered for it, and the log holds no snapshot of its state this server can "
-            f"decode; import the module that defines that state in the server's process "
-            f"(e.g. through a team card's imports)",
-        )
+    except UnreadableToolStateError as exc:
+        raise CodedError(422, str(exc), TOOL_STATE_UNREADABLE) from exc
     found = replayed.states.get(name)
     return ToolStateView(
         tool_id=name,

@@ -30,7 +30,6 @@ text, with its traceback, goes to the log only.
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -43,7 +42,7 @@ from pydantic_ai.messages import tool_return_ta
 from pydantic_core import PydanticSerializationError
 
 from akgentic.core.excerpt import clip
-from akgentic.core.surrogates import replace_lone_surrogates
+from akgentic.core.surrogates import replace_lone_surrogates, replace_lone_surrogates_in
 from akgentic.tool.errors import RetriableError, ToolObserverGone
 
 __all__ = [
@@ -228,9 +227,8 @@ def _without_lone_surrogates(value: Any) -> Any:
         data = tool_return_ta.dump_python(value, mode="json", by_alias=True)
     except PydanticSerializationError:
         return None
-    text = json.dumps(data, ensure_ascii=False)
-    sound = replace_lone_surrogates(text)  # only inside JSON strings: it stays JSON
-    return None if sound == text else json.loads(sound)
+    sound = replace_lone_surrogates_in(data)
+    return None if sound is data else sound
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:

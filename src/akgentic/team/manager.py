@@ -282,6 +282,8 @@ class TeamManager:
         # (their log may lack their end), by whichever stop_team comes — a stop that ends
         # with all its records written is marked by its recorder (under _adopting)
         self._unsaved: set[UUID] = set()
+        # of those, the ones whose stop had not ended when stop_team stopped waiting
+        self._unended: dict[UUID, TeamRuntime] = {}
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -644,6 +646,8 @@ class TeamManager:
                 with self._adopting:
                     if isinstance(team, TeamRuntime) and not (stopped and team.recorder.end_saved):
                         self._unsaved.add(team_id)  # lost, or may yet be: not marked here
+                    if isinstance(team, TeamRuntime) and not stopped:
+                        self._unended[team_id] = team
                     if self._running.get(team_id) is team:
                         del self._running[team_id]
             record = self.record(team_id)
@@ -658,6 +662,14 @@ class TeamManager:
                 self._stops_here[team_id] -= 1
                 if not self._stops_here[team_id]:
                     del self._stops_here[team_id]
+
+    def stops_unended(self) -> set[UUID]:
+        """The teams whose stop here had not ended when :meth:`stop_team` stopped waiting
+        and still goes on (their recorder at their last records): a process that exits now
+        leaves their actors behind — none of them stuck in a call, and the stop's own
+        ``error:`` line said what may be lost (``TeamRuntime.stop``)."""
+        with self._adopting:
+            return {i for i, team in self._unended.items() if team.orchestrator.is_alive()}
 
     def _mark_stopped(self, team_id: UUID, ran_here: bool, claimed: bool = False) -> None:
         """Mark the team STOPPED, its own stop having not. One that ran here is marked
@@ -816,6 +828,7 @@ class TeamManager:
                 if self._local_team(team_id) is None and team_id not in busy:
                     self._resuming.add(team_id)
                     self._unsaved.discard(team_id)  # its next stop is its own
+                    self._unended.pop(team_id, None)
                     break
             wait = self._await_stop(team_id, wait, None, wait_for_stop)
         try:

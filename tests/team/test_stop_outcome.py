@@ -224,7 +224,7 @@ def test_a_stop_retrying_its_last_records_keeps_its_stop_marker_fresh(
     assert retried.wait(30)
 
     stop = manager.stop_in_progress(runtime.team_id)
-    assert stop is not None and stop.holder == manager.holder
+    assert stop is not None and stop.holder == manager.holder and stop.saving
     refused = _resume_elsewhere(storage_url, system, runtime.team_id)
     assert isinstance(refused, TeamStillStoppingError), refused
     window.down.clear()  # the store takes them: the stop ends

@@ -116,6 +116,7 @@ __all__ = [
     "TeamRunningElsewhereError",
     "TeamStillStoppingError",
     "TeamStoppingError",
+    "still_stopping_words",
     "team_resource",
 ]
 
@@ -204,11 +205,11 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
         self.saving = saving
         self.args = (
             f"team {team_id} is still stopping in another process ({lease.describe()}) "
-            f"after {waited:.0f}s of waiting: {_stop_at(saving, elsewhere=True)}",
+            f"after {waited:.0f}s of waiting: {still_stopping_words(saving, elsewhere=True)}",
         )
 
 
-def _stop_at(saving: bool, elsewhere: bool) -> str:
+def still_stopping_words(saving: bool, elsewhere: bool) -> str:
     """What a stop that outlasted a resume's wait is at — a member's turn, or (``saving``)
     the team's last records a store refuses — and what to do; ``elsewhere``: another
     process stops the team."""
@@ -263,6 +264,9 @@ class StopWait(NamedTuple):
     holder: LeaseHolder
     """The process stopping the team (this manager's own holder when it is this one)."""
     up_to: float
+    saving: bool = False
+    """Its turns have ended: the stop still tries to write the team's last records a
+    store refuses (:func:`~akgentic.storage.saving_resource`)."""
     """How long the resume waits for it at most (seconds)."""
 
 
@@ -993,7 +997,7 @@ class TeamManager:
             raise ValueError(
                 f"team {team_id} is still stopping in this process after "
                 f"{now - wait.began:.0f}s of waiting: "
-                f"{_stop_at(self._stop_saving(team_id), elsewhere=False)}"
+                f"{still_stopping_words(self._stop_saving(team_id), elsewhere=False)}"
             )
         if self.stop_wait_check is not None:
             self.stop_wait_check()
@@ -1030,7 +1034,7 @@ class TeamManager:
         if left is None:
             return None
         holder = lease.holder if lease is not None else self.holder
-        return StopWait(team_id, holder, min(left, RESUME_WAIT))
+        return StopWait(team_id, holder, min(left, RESUME_WAIT), self._stop_saving(team_id))
 
     def _stop_marker(self, team_id: UUID) -> Lease | None:
         """The team's live stop marker, if any (an unreadable store: none)."""

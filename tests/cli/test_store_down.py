@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 
 import pytest
+from typer.testing import Result
 
 from akgentic.cli import chat
 from akgentic.core import SentMessage, UserMessage
@@ -192,13 +193,10 @@ def test_a_second_ctrl_c_while_the_stop_retries_the_store_still_says_what_was_lo
     assert " records not saved: the store refused them, and they are lost as the process " in (lost)
 
 
-def test_a_session_whose_stop_does_not_end_in_its_wait_says_what_is_lost_and_exits_1(
-    cli: Invoke, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
-) -> None:
-    """The store refuses every write; the person leaves (/quit); the stop's wait runs out
-    with the recorder still at the records (held there until the session's stop has
-    returned): no line said they were not saved, and the session exited 0. One
-    ``error:`` line says how many are not saved yet and what to do; exit code 1."""
+def _run_past_the_stop_wait(cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> Result:
+    """``akgentic run`` whose store refuses every write; the person leaves (/quit); the
+    stop's wait runs out with the recorder still at the records (held there until the
+    session has ended)."""
     refuse_writes(monkeypatch.setattr, back_after=False)
     monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
     monkeypatch.setattr(chat, "GRACE", 0.0)
@@ -214,9 +212,19 @@ def test_a_session_whose_stop_does_not_end_in_its_wait_says_what_is_lost_and_exi
 
     monkeypatch.setattr(recorder_module.EventRecorder, "_retry", held)
     try:
-        result = cli("run", str(RESEARCH), "--timeout", "1", input=f"{QUESTION}\n/quit\n")
+        return cli("run", str(RESEARCH), "--timeout", "1", input=f"{QUESTION}\n/quit\n")
     finally:
         stopped.set()
+
+
+def test_a_session_whose_stop_does_not_end_in_its_wait_says_what_is_lost_and_exits_1(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    """The store refuses every write; the person leaves (/quit); the stop's wait runs out
+    with the recorder still at the records (held there until the session's stop has
+    returned): no line said they were not saved, and the session exited 0. One
+    ``error:`` line says how many are not saved yet and what to do; exit code 1."""
+    result = _run_past_the_stop_wait(cli, monkeypatch)
 
     assert result.exit_code == 1, result.output
     lines = stderr.getvalue().splitlines()
@@ -227,3 +235,26 @@ def test_a_session_whose_stop_does_not_end_in_its_wait_says_what_is_lost_and_exi
         r"resuming",
         line,
     ), line
+
+
+def test_a_session_whose_stop_does_not_end_does_not_say_the_team_stopped_nor_blame_a_member(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
+) -> None:
+    """The same session: its last lines said the team stopped (it had not: its last
+    records were still being written), and, as the process left its orchestrator behind
+    (waiting for them), that @Orchestrator was stuck in a call. They say the stop did not
+    finish, that its last records may not be saved, how to resume it and what that resume
+    may find; no member is said stuck."""
+    result = _run_past_the_stop_wait(cli, monkeypatch)
+
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    [last] = [x for x in lines if x.startswith("team research (")][-1:]
+    assert re.fullmatch(
+        rf"team research \([0-9a-f]{{8}}\) {re.escape(chat.NOT_ENDED)}; resume it with: "
+        r"akgentic teams resume [0-9a-f]{8} --storage \S+",
+        last,
+    ), result.output
+    assert lines[lines.index(last) + 1] == chat.NOT_ENDED_RESUME, result.output
+    assert " stopped; resume it with" not in result.output
+    assert "stuck in a call" not in result.output

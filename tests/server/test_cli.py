@@ -735,17 +735,22 @@ def test_ctrl_c_ends_a_teams_resume_server_whose_resume_met_a_stop_begun_since_i
     assert info.stopping is None
 
 
+@pytest.mark.parametrize("saving", [False, True], ids=["turns", "saving"])
 def test_teams_resume_server_gives_up_on_a_stop_past_its_time_in_one_line(
-    served: Served, monkeypatch: pytest.MonkeyPatch
+    served: Served, monkeypatch: pytest.MonkeyPatch, saving: bool
 ) -> None:
     """A stop the server says goes on past the time it gave (here, one that never ends,
     given 1s): ``teams resume --server`` says it waits, then gives up once that time is
-    over, in one line saying who is still stopping the team and what to do, as the server's
-    resume would; it never asked the resume (the team, running on, is left alone)."""
+    over, in one line saying who is still stopping the team, what the stop is at (a turn,
+    or — ``saving`` — the team's last records a store refuses: it said a turn whatever
+    the stop was at) and what to do, as the server's resume would; it never asked the
+    resume (the team, running on, is left alone)."""
     team = served.client.create_team("turns")
     holder = served.manager.holder
     monkeypatch.setattr(
-        served.manager, "stop_in_progress", lambda team_id: StopWait(team_id, holder, 1.0)
+        served.manager,
+        "stop_in_progress",
+        lambda team_id: StopWait(team_id, holder, 1.0, saving),
     )
     short = str(team.team_id)[:8]
     began = team.info.first_seq
@@ -757,10 +762,17 @@ def test_teams_resume_server_gives_up_on_a_stop_past_its_time_in_one_line(
         f"team turns ({short}) is stopping in process {holder.pid} on host {holder.host}: "
         f"waiting for its stop (up to 1s)"
     ]
+    at = (
+        "its turns have ended, and its stop there still tries to save the team's last "
+        "records, which the store refuses; free the store (disk space, permissions, a "
+        "process holding it) and resume it once that stop has ended"
+        if saving
+        else "a member there has not ended its turn; resume it once that process has "
+        "stopped it, or end that process"
+    )
     assert err.splitlines() == [
         f"error: team turns ({short}) is still stopping in process {holder.pid} on host "
-        f"{holder.host} after 1s of waiting: a member there has not ended its turn; resume it "
-        f"once that process has stopped it"
+        f"{holder.host} after 1s of waiting: {at}"
     ]
     info = served.client.info(team.team_id)
     assert info.running and info.first_seq == began  # the same run: no resume was asked

@@ -9,13 +9,28 @@ import re
 import threading
 from collections.abc import Iterator
 from typing import Any
+from uuid import UUID
 
 import pytest
 
 from akgentic.core import ActorAddress, ActorSystem
-from akgentic.storage import StorageBundle, TeamStatus, open_storage
+from akgentic.storage import (
+    StorageBundle,
+    TeamStatus,
+    open_storage,
+    saving_resource,
+    stopping_resource,
+)
 from akgentic.storage._sql import _Events
-from akgentic.team import EventRecorder, TeamCard, TeamManager, TeamRuntime
+from akgentic.team import (
+    EventRecorder,
+    TeamCard,
+    TeamManager,
+    TeamRunningElsewhereError,
+    TeamRuntime,
+    TeamStillStoppingError,
+)
+from akgentic.team import manager as manager_module
 from akgentic.team import recorder as recorder_module
 
 from .test_graceful_stop import member
@@ -158,3 +173,93 @@ def test_a_stop_whose_wait_runs_out_says_how_many_records_are_not_saved_yet(
         r"holding it\) before resuming",
         line,
     ), line
+
+
+def _retried(runtime: TeamRuntime) -> threading.Event:
+    """Set once the recorder has told its manager of a try of the stop's last records
+    (``EventRecorder.on_retrying``), and the manager has done with it."""
+    told = threading.Event()
+    tell = runtime.recorder.on_retrying
+    assert tell is not None
+
+    def telling(left: float) -> None:
+        tell(left)
+        told.set()
+
+    runtime.recorder.on_retrying = telling
+    return told
+
+
+def _resume_elsewhere(storage_url: str, system: ActorSystem, team_id: UUID) -> Exception:
+    """What a resume of the team by another process says, at once (no wait for a stop)."""
+    other = TeamManager(system, open_storage(storage_url))
+    try:
+        with pytest.raises(TeamRunningElsewhereError) as refused:
+            other.resume_team(team_id)
+        return refused.value
+    finally:
+        other.shutdown()
+
+
+def test_a_stop_retrying_its_last_records_keeps_its_stop_marker_fresh(
+    storage_url: str, system: ActorSystem, window: _Window, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stop's grace and margin are over (a margin of 0: its marker ran out as it was
+    written) while its recorder still tries to write the team's last records: a resume
+    from another process was then told the team runs there (stop it first), and let in
+    once the team's lease lapsed, mid-retry. The marker is written again at each try, for
+    as long as they go on: the team reads as stopping, and the resume is refused as still
+    stopping; once the stop has ended, both its markers are gone."""
+    monkeypatch.setattr(manager_module, "STOP_MARGIN", 0.0)
+    monkeypatch.setattr(manager_module, "RESUME_WAIT", 0.0)  # the resume does not wait
+    storage = open_storage(storage_url)
+    manager = TeamManager(system, storage)
+    runtime = _team(manager, window)
+    retried = _retried(runtime)
+    window.down.set()
+
+    manager.stop_team(runtime.team_id, grace_timeout=0)
+    assert manager.stop_in_progress(runtime.team_id) is None  # its marker has run out
+    window.go_on.set()  # the recorder tries again (and is refused again)
+    assert retried.wait(30)
+
+    stop = manager.stop_in_progress(runtime.team_id)
+    assert stop is not None and stop.holder == manager.holder and stop.saving
+    refused = _resume_elsewhere(storage_url, system, runtime.team_id)
+    assert isinstance(refused, TeamStillStoppingError), refused
+    window.down.clear()  # the store takes them: the stop ends
+    assert runtime.orchestrator.wait_stopped(30)
+    assert runtime.recorder.end_saved is True
+    for resource in (stopping_resource, saving_resource):
+        assert storage.leases.inspect(resource(runtime.team_id)) is None
+
+
+def test_a_resume_refused_while_the_stop_retries_its_last_records_says_so(
+    storage_url: str, system: ActorSystem, window: _Window, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resume from another process gives up waiting for a stop whose turns have ended
+    and which still tries to write the team's last records to a store that refuses them:
+    it said a member there had not ended its turn (and to end that process, which would
+    lose the records). It says what the stop is at, and to free the store."""
+    monkeypatch.setattr(manager_module, "RESUME_WAIT", 0.0)  # the resume does not wait
+    manager = TeamManager(system, open_storage(storage_url))
+    runtime = _team(manager, window)
+    retried = _retried(runtime)
+    window.down.set()
+
+    manager.stop_team(runtime.team_id, grace_timeout=0)
+    window.go_on.set()
+    assert retried.wait(30)
+    refused = _resume_elsewhere(storage_url, system, runtime.team_id)
+
+    assert isinstance(refused, TeamStillStoppingError) and refused.saving, refused
+    said = str(refused)
+    assert said.startswith(f"team {runtime.team_id} is still stopping in another process (pid ")
+    assert said.endswith(
+        "of waiting: its turns have ended, and its stop there still tries to save the "
+        "team's last records, which the store refuses; free the store (disk space, "
+        "permissions, a process holding it) and resume it once that stop has ended"
+    ), said
+    assert "has not ended its turn" not in said
+    window.down.clear()
+    assert runtime.orchestrator.wait_stopped(30)

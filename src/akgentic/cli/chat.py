@@ -377,7 +377,7 @@ def _chat(
         error_console().print(SafeText(f"error: {title} was deleted on the server", style="red"))
         return EXIT_ERROR
     if cut is not None:
-        _stopped(console, title, cut, resume)
+        _stopped(console, title, cut, resume, ended=_stop_ended(runtime))
         return interrupt.exit_code()
     if timed_out is None and watch.cut():  # the graceful stop's grace cut turns
         try:
@@ -385,7 +385,7 @@ def _chat(
         except ServerError:  # its server is gone with it: the resume lists them
             if not _server_down(watch):
                 raise
-    _stopped(console, title, timed_out or [], resume)
+    _stopped(console, title, timed_out or [], resume, ended=_stop_ended(runtime))
     if reply is None or asked is None:
         return 0
     if reply.how == "timeout":  # an answer that came while the team stopped counts
@@ -646,12 +646,12 @@ DISMISS_WORDS = "to resume it giving them up:"
 before it: the command's own line is pasted into a shell as it is."""
 
 
-def _list_interrupted(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
-    """``… stopped; N interrupted turns:`` (``1 interrupted turn:``), one line each, and
-    how to resume: each command on a line of its own (pasted into a shell as it is), what
-    it does on the line before it."""
+def _list_interrupted(console: Console, said: str, cut: list[Message], resume: str | None) -> None:
+    """``SAID; N interrupted turns:`` (``1 interrupted turn:``; ``said``: ``team … stopped``),
+    one line each, and how to resume: each command on a line of its own (pasted into a
+    shell as it is), what it does on the line before it."""
     turns = counted(len(cut), "interrupted turn")
-    console.print(SafeText(f"{title} stopped; {turns}:", style="yellow"))
+    console.print(SafeText(f"{said}; {turns}:", style="yellow"))
     for message in cut:
         console.print(SafeText(f"  {quote(message)}", style="yellow"))
     if resume is None:
@@ -665,14 +665,40 @@ def _list_interrupted(console: Console, title: str, cut: list[Message], resume: 
         console.print(SafeText(f"{resume} {flag}", style="dim"))
 
 
-def _stopped(console: Console, title: str, cut: list[Message], resume: str | None) -> None:
+NOT_ENDED = (
+    "did not finish stopping: its last records may not be saved (the error above says what to do)"
+)
+"""What the last lines say of a team whose stop did not end in its wait (its recorder
+still at its last records as the session ends: ``TeamRuntime.stop``), instead of
+``stopped``."""
+NOT_ENDED_RESUME = (
+    "a resume may first find it still stopping (for up to its stop's time); it then says "
+    "whether the team stopped cleanly"
+)
+"""What a resume of such a team does, said after the command that resumes it."""
+
+
+def _stop_ended(runtime: TeamHandle) -> bool:
+    """Whether the team's stop ended (here: its recorder knows its outcome, ``end_saved``);
+    a team on a server, whose stop is the server's, counts as ended."""
+    return not isinstance(runtime, TeamRuntime) or runtime.recorder.end_saved is not None
+
+
+def _stopped(
+    console: Console, title: str, cut: list[Message], resume: str | None, *, ended: bool = True
+) -> None:
     """The session's last lines: the team stopped, the turns its stop cut (after Ctrl-C, or
-    a graceful stop whose grace ran out), and how to resume it (retrying them, or not)."""
-    resume_hint = _resume_hint(resume)
+    a graceful stop whose grace ran out), and how to resume it (retrying them, or not). A
+    stop that did not end (``ended`` False) is not said to have stopped: its last records
+    may not be saved, and a resume may first find the team still stopping."""
+    said = "stopped" if ended else NOT_ENDED
+    style = "dim" if ended else "yellow"
     if cut:
-        _list_interrupted(console, title, cut, resume)
+        _list_interrupted(console, f"{title} {said}", cut, resume)
     else:
-        console.print(SafeText(f"{title} stopped; {resume_hint}", style="dim"))
+        console.print(SafeText(f"{title} {said}; {_resume_hint(resume)}", style=style))
+    if not ended and resume is not None:
+        console.print(SafeText(NOT_ENDED_RESUME, style="dim"))
 
 
 def quote(message: Message) -> str:

@@ -11,13 +11,17 @@ Once the teams have had their grace, a member still running is inside a call tha
 not returned (a tool call that never ends): the command says so on one line — unless the
 team's own ``warning:`` line, as its grace ran out, named it already (:mod:`logs`) —
 and ends without waiting for it (its thread does not hold up the exit). The team's
-records are already written: the team stopped without it.
+records are already written: the team stopped without it. A team whose stop had not
+ended in its wait (its records still being written: ``TeamManager.stops_unended``) is
+not named so: nothing of it is stuck in a call, and its stop's ``error:`` line said
+what may be lost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from uuid import UUID
 
 from akgentic.cli import logs
 from akgentic.cli.output import SafeText, error_console, member_name
@@ -50,14 +54,17 @@ def team_manager(storage: StorageBundle) -> Iterator[TeamManager]:
                 manager.shutdown()
                 graced = True
         finally:
-            _say_left(system.shutdown(HURRIED) if graced else system.shutdown())
+            unended = manager.stops_unended()
+            _say_left(system.shutdown(HURRIED) if graced else system.shutdown(), unended)
 
 
-def _say_left(left: list[ActorAddress]) -> None:
+def _say_left(left: list[ActorAddress], unended: set[UUID]) -> None:
     """One line naming the actors still running (see the module docstring), if any and
-    not named already."""
+    not named already. Those of a team whose stop had not ended (``unended``: its
+    recorder still at its last records) are not stuck in a call: that stop's own
+    ``error:`` line said so, and what may be lost."""
     said = logs.left_said()
-    left = [address for address in left if address.name not in said]
+    left = [a for a in left if a.name not in said and a.team_id not in unended]
     if left:
         text = f"warning: {left_behind(left, member_name)}"
         error_console().print(SafeText(text, style="yellow"))

@@ -104,6 +104,7 @@ from akgentic.team import (
     TeamStillStoppingError,
     UnreadableLogError,
     plan_restore,
+    still_stopping_words,
     team_resource,
     team_workspaces,
     unreadable_log,
@@ -611,8 +612,8 @@ def _await_remote_stop(client: AkgenticClient, title: str, team: RemoteTeam) -> 
         elif now >= deadline:
             raise CliError(
                 f"{title} is still stopping in process {stop.pid} on host {stop.host} after "
-                f"{now - began:.0f}s of waiting: a member there has not ended its turn; resume "
-                f"it once that process has stopped it"
+                f"{now - began:.0f}s of waiting: "
+                f"{still_stopping_words(now_stopping.saving, elsewhere=True)}"
             )
         interrupt.pause(min(REMOTE_STOP_POLL, max(deadline - now, 0.0)))
         team = interrupt.aside(partial(client.get_team, team.team_id))

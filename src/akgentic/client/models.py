@@ -257,6 +257,11 @@ class StopInProgress(BaseModel):
         description="How long a resume asked now would wait for the stop at most (seconds): "
         "past it, the resume is a 409 saying the team is still stopping."
     )
+    saving: bool = Field(
+        default=False,
+        description="Its turns have ended: the stop still tries to write the team's last "
+        "records, which the store refuses.",
+    )
 
 
 class TeamInfo(BaseModel):

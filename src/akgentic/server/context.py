@@ -226,7 +226,10 @@ class ServerContext:
         stop = self.manager.stop_in_progress(team_id)
         if stop is None:
             return None
-        return StopInProgress(pid=stop.holder.pid, host=stop.holder.host, up_to=stop.up_to)
+        holder = stop.holder
+        return StopInProgress(
+            pid=holder.pid, host=holder.host, up_to=stop.up_to, saving=stop.saving
+        )
 
     def _interrupted_in_log(self, team_id: UUID, last: int) -> list[UUID]:
         """The turns a resume of ``team_id`` would offer again, from its log (read once per

@@ -57,6 +57,7 @@ from akgentic.storage.lease import (
     LeaseLostError,
     LeaseStore,
     holder_is_gone,
+    saving_resource,
     stopping_resource,
     team_resource,
 )
@@ -155,6 +156,7 @@ __all__ = [
     "pack_count",
     "pack_encoded",
     "pack_records",
+    "saving_resource",
     "sqlite_path",
     "sqlite_url",
     "stopping_resource",

@@ -62,6 +62,7 @@ __all__ = [
     "LeaseStore",
     "check_ttl",
     "holder_is_gone",
+    "saving_resource",
     "stopping_resource",
     "team_resource",
 ]
@@ -191,6 +192,14 @@ def stopping_resource(team_id: UUID) -> str:
     expiry bounds the stop: the grace and a margin). Outside ``team/``: a list of the
     teams' leases does not see it."""
     return f"stopping/{team_resource(team_id)}"
+
+
+def saving_resource(team_id: UUID) -> str:
+    """The lease resource that says why a team's stop goes on: ``saving/team/<id>``, held
+    (with its stop marker, both kept fresh) by the process stopping it while the stop
+    still tries to write the team's last records a store refuses — its turns have
+    ended. A resume refused as the team still stopping says which it waits for."""
+    return f"saving/{team_resource(team_id)}"
 
 
 def holder_is_gone(holder: LeaseHolder) -> bool:

@@ -23,6 +23,7 @@ from akgentic.team.manager import (
     TeamStartError,
     TeamStillStoppingError,
     TeamStoppingError,
+    still_stopping_words,
     team_resource,
 )
 from akgentic.team.mcp import give_mcp_servers
@@ -96,6 +97,7 @@ __all__ = [
     "register_reducer",
     "remove_team_workspaces",
     "replay_tool_states",
+    "still_stopping_words",
     "team_resource",
     "team_usage",
     "team_workspaces",

@@ -24,6 +24,9 @@ A stop says in the store that it is in progress (a lease on
 :func:`~akgentic.storage.stopping_resource`, held for its grace and a margin, released
 once the team has stopped): a resume that lands while a team is stopping, in any
 process, waits for the stop to finish, then takes the team (see :meth:`resume_team`).
+A stop still trying to write the team's last records a store refuses keeps that marker
+fresh at each try, and says so beside it (:func:`~akgentic.storage.saving_resource`):
+a resume refused meanwhile says the stop is saving them, not that a turn still runs.
 
 The manager watches the stored status of the teams it runs: a team another process
 marked STOPPED (``akgentic teams stop``) is stopped here within ``watch_interval``, and
@@ -90,6 +93,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    saving_resource,
     stopping_resource,
     team_resource,
 )
@@ -112,6 +116,7 @@ __all__ = [
     "TeamRunningElsewhereError",
     "TeamStillStoppingError",
     "TeamStoppingError",
+    "still_stopping_words",
     "team_resource",
 ]
 
@@ -188,18 +193,39 @@ class TeamRunningElsewhereError(LeaseHeldError):
 
 class TeamStillStoppingError(TeamRunningElsewhereError):
     """A resume waited for the team's stop in progress (in another process, ``lease``
-    names it) and the stop did not finish in time: a member there is still in its turn."""
+    names it) and the stop did not finish in time: a member there is still in its turn,
+    or — ``saving`` — its turns have ended and the stop still tries to write the team's
+    last records a store refuses (ending that process would lose them)."""
 
     __reduce__ = reduce_by_fields
 
-    def __init__(self, team_id: UUID, lease: Lease, waited: float) -> None:
+    def __init__(self, team_id: UUID, lease: Lease, waited: float, saving: bool = False) -> None:
         super().__init__(team_id, lease)
         self.waited = waited
+        self.saving = saving
         self.args = (
             f"team {team_id} is still stopping in another process ({lease.describe()}) "
-            f"after {waited:.0f}s of waiting: a member there has not ended its turn; resume "
-            f"it once that process has stopped it, or end that process",
+            f"after {waited:.0f}s of waiting: {still_stopping_words(saving, elsewhere=True)}",
         )
+
+
+def still_stopping_words(saving: bool, elsewhere: bool) -> str:
+    """What a stop that outlasted a resume's wait is at — a member's turn, or (``saving``)
+    the team's last records a store refuses — and what to do; ``elsewhere``: another
+    process stops the team."""
+    there = " there" if elsewhere else ""
+    if saving:
+        return (
+            f"its turns have ended, and its stop{there} still tries to save the team's "
+            f"last records, which the store refuses; free the store (disk space, "
+            f"permissions, a process holding it) and resume it once that stop has ended"
+        )
+    if elsewhere:
+        return (
+            "a member there has not ended its turn; resume it once that process has "
+            "stopped it, or end that process"
+        )
+    return "a member has not ended its turn; resume it once it has stopped"
 
 
 class TeamStoppingError(ValueError):
@@ -238,6 +264,9 @@ class StopWait(NamedTuple):
     holder: LeaseHolder
     """The process stopping the team (this manager's own holder when it is this one)."""
     up_to: float
+    saving: bool = False
+    """Its turns have ended: the stop still tries to write the team's last records a
+    store refuses (:func:`~akgentic.storage.saving_resource`)."""
     """How long the resume waits for it at most (seconds)."""
 
 
@@ -282,6 +311,9 @@ class TeamManager:
         # (their log may lack their end), by whichever stop_team comes — a stop that ends
         # with all its records written is marked by its recorder (under _adopting)
         self._unsaved: set[UUID] = set()
+        # of those, the ones whose stop had not ended when stop_team stopped waiting
+        self._unended: dict[UUID, TeamRuntime] = {}
+        self._refresh_failed: set[UUID] = set()  # teams whose stop marker a refresh failed
         self._watch_interval = watch_interval
         self._watcher: threading.Thread | None = None
         self._closed = threading.Event()
@@ -577,6 +609,7 @@ class TeamManager:
             restoring=agent_id is not None,
         )
         recorder = EventRecorder(self.storage, team_id, self._fence(team_id), self._heartbeat.lost)
+        recorder.on_retrying = lambda left: self._saving(team_id, left)
         proxy = self.system.proxy_ask(orchestrator, Orchestrator, timeout=30)
         proxy.subscribe(recorder)
         proxy.subscribe(_ReleaseOnStop(self, team_id, turn))
@@ -644,6 +677,8 @@ class TeamManager:
                 with self._adopting:
                     if isinstance(team, TeamRuntime) and not (stopped and team.recorder.end_saved):
                         self._unsaved.add(team_id)  # lost, or may yet be: not marked here
+                    if isinstance(team, TeamRuntime) and not stopped:
+                        self._unended[team_id] = team
                     if self._running.get(team_id) is team:
                         del self._running[team_id]
             record = self.record(team_id)
@@ -658,6 +693,14 @@ class TeamManager:
                 self._stops_here[team_id] -= 1
                 if not self._stops_here[team_id]:
                     del self._stops_here[team_id]
+
+    def stops_unended(self) -> set[UUID]:
+        """The teams whose stop here had not ended when :meth:`stop_team` stopped waiting
+        and still goes on (their recorder at their last records): a process that exits now
+        leaves their actors behind — none of them stuck in a call, and the stop's own
+        ``error:`` line said what may be lost (``TeamRuntime.stop``)."""
+        with self._adopting:
+            return {i for i, team in self._unended.items() if team.orchestrator.is_alive()}
 
     def _mark_stopped(self, team_id: UUID, ran_here: bool, claimed: bool = False) -> None:
         """Mark the team STOPPED, its own stop having not. One that ran here is marked
@@ -816,6 +859,7 @@ class TeamManager:
                 if self._local_team(team_id) is None and team_id not in busy:
                     self._resuming.add(team_id)
                     self._unsaved.discard(team_id)  # its next stop is its own
+                    self._unended.pop(team_id, None)
                     break
             wait = self._await_stop(team_id, wait, None, wait_for_stop)
         try:
@@ -948,11 +992,12 @@ class TeamManager:
             if held is not None and not wait.told:  # its resume there took that long
                 raise held
             if held is not None:
-                raise TeamStillStoppingError(team_id, held.lease, now - wait.began)
+                saving = self._stop_saving(team_id)
+                raise TeamStillStoppingError(team_id, held.lease, now - wait.began, saving)
             raise ValueError(
                 f"team {team_id} is still stopping in this process after "
-                f"{now - wait.began:.0f}s of waiting: a member has not ended its turn; "
-                f"resume it once it has stopped"
+                f"{now - wait.began:.0f}s of waiting: "
+                f"{still_stopping_words(self._stop_saving(team_id), elsewhere=False)}"
             )
         if self.stop_wait_check is not None:
             self.stop_wait_check()
@@ -989,7 +1034,7 @@ class TeamManager:
         if left is None:
             return None
         holder = lease.holder if lease is not None else self.holder
-        return StopWait(team_id, holder, min(left, RESUME_WAIT))
+        return StopWait(team_id, holder, min(left, RESUME_WAIT), self._stop_saving(team_id))
 
     def _stop_marker(self, team_id: UUID) -> Lease | None:
         """The team's live stop marker, if any (an unreadable store: none)."""
@@ -1047,11 +1092,44 @@ class TeamManager:
         except Exception:  # the stop goes on; a resume meanwhile is refused, as before
             logger.exception("team %s: could not record that it is stopping", team_id)
 
-    def _stopped(self, team_id: UUID) -> None:
-        """The team's stop has finished: its stop marker goes."""
+    def _saving(self, team_id: UUID, left: float) -> None:
+        """The team's stop still tries, for up to ``left`` seconds, to write its last
+        records the store refuses (its turns have ended): its stop marker is kept fresh
+        for that long and :data:`STOP_MARGIN` — it would otherwise run out mid-try, its
+        grace past, and a resume meanwhile would no longer wait for the stop — and its
+        saving marker says so (a resume refused then says what the stop is at). Tried at
+        each of the stop's tries: a store that refuses these too is said once a stop."""
+        ttl = left + STOP_MARGIN
+        for resource in (stopping_resource(team_id), saving_resource(team_id)):
+            try:
+                self.storage.leases.acquire(resource, self.holder, ttl)
+            except LeaseHeldError:  # an earlier stop's elsewhere, never released: it expires
+                pass
+            except Exception:  # it runs out by itself; a resume then is refused, as before
+                with self._adopting:
+                    said = team_id in self._refresh_failed
+                    self._refresh_failed.add(team_id)
+                if not said:
+                    logger.exception("team %s: could not record that it is stopping", team_id)
+
+    def _stop_saving(self, team_id: UUID) -> bool:
+        """Whether the team's stop in progress is writing its last records (its saving
+        marker is live: :meth:`_saving`), its turns over; an unreadable store: no."""
         try:
-            self.storage.leases.release(stopping_resource(team_id), self.holder.owner)
-        except Exception:  # it expires by itself
+            marker = self.storage.leases.inspect(saving_resource(team_id))
+        except Exception:
+            logger.exception("team %s: could not read what its stop is at", team_id)
+            return False
+        return marker is not None and not marker.expired
+
+    def _stopped(self, team_id: UUID) -> None:
+        """The team's stop has finished: its stop and saving markers go."""
+        with self._adopting:
+            self._refresh_failed.discard(team_id)
+        try:
+            for resource in (saving_resource(team_id), stopping_resource(team_id)):
+                self.storage.leases.release(resource, self.holder.owner)
+        except Exception:  # they expire by themselves
             logger.exception("team %s: could not release its stop marker", team_id)
 
     def delete_team(self, team_id: UUID, *, purge: bool = False) -> None:

@@ -282,6 +282,10 @@ class EventRecorder:
         some were lost (:attr:`unsaved`) or may still be (its writer outlasted its wait).
         Only True lets the team be marked STOPPED: whoever marks it after a stop reads
         this once the orchestrator is seen stopped (after :meth:`on_stop` returned)."""
+        self.on_retrying: Callable[[float], None] | None = None
+        """Told, at each try of the stop's last records the store refused, how long the
+        stop still tries (seconds): the team's manager keeps its stop marker fresh for
+        that long, so that a resume meanwhile waits for the stop, not past it."""
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
@@ -613,8 +617,12 @@ class EventRecorder:
         and wait for more (or a second) before the next try. A closing recorder tries
         again too, a second apart; False once it has tried for :data:`CLOSING_TRIES_FOR`:
         the rows cannot be written, and that is logged — what was lost, why, and what a
-        resume then finds."""
+        resume then finds. A closing recorder that still tries tells :attr:`on_retrying`
+        first."""
         team, io = self._team_id, self._io
+        left, told = self.tries_left(), self.on_retrying
+        if left and told is not None:  # outside the lock: a store's write
+            told(left)
         with io:
             if self._closing and time.monotonic() - self._closing_at >= CLOSING_TRIES_FOR:
                 self.unsaved += _events_in(rows) + self._outbox_events

@@ -130,7 +130,10 @@ def test_an_mcp_card_whose_url_is_no_http_url_is_refused_in_words_not_as_a_patte
         ({"args": ["a"]}, "server 'bad': 1 unknown key args"),
         ({"type": "stdio", "args": ["a"]}, 'a stdio server needs "command"'),
         ({"type": "ws", "url": "x"}, "\"type\" is 'ws'; use one of http, sse, stdio"),
-        ({"url": "ftp://h.test"}, "server 'bad': url: must be an http:// or https:// URL or a ${VAR} reference, e.g. "),
+        (
+            {"url": "ftp://h.test"},
+            "server 'bad': url: must be an http:// or https:// URL or a ${VAR} reference, e.g. ",
+        ),
         ("npx", 'an entry is an object with "command" (stdio) or "url"'),
     ],
 )

@@ -15,8 +15,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig
-from akgentic.core.excerpt import validation_words
 from akgentic.core import ActorSystem, UserMessage
+from akgentic.core.excerpt import validation_words
 from akgentic.tool.core import RetriableError, ToolFactory
 from akgentic.tool.search import SearchTool, WebCrawl, WebFetch, WebSearch
 

@@ -124,9 +124,7 @@ class MCPHTTPConnectionConfig(MCPConnectionConfig):
     def _an_http_url(cls, value: str) -> str:
         if value.startswith("${"):  # resolved when the server is reached
             return value
-        return http_url(
-            value, "http://127.0.0.1:8000/mcp", alternative="a ${VAR} reference"
-        )
+        return http_url(value, "http://127.0.0.1:8000/mcp", alternative="a ${VAR} reference")
 
     @model_validator(mode="after")
     def _sse_outlasts_a_call(self) -> MCPHTTPConnectionConfig:

@@ -31,7 +31,6 @@ from typing import Annotated, Any
 from pydantic import Field, PrivateAttr, field_validator
 
 from akgentic.core.urls import http_url
-
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import TOOL_CALL
 from akgentic.tool.core.params import serve

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from akgentic.core.serialization import deserialize, serialize
-from akgentic.tool import COMMAND, LLM_CONTEXT, TOOL_CALL, ActorToolObserver, RetriableError
+from akgentic.tool import COMMAND, LLM_CONTEXT, ActorToolObserver, RetriableError
 from akgentic.tool import ToolFactory as Factory
 from akgentic.tool.model import (
     LISTING_HEADER,

@@ -52,7 +52,7 @@ def test_a_bad_team_card_names_file_line_and_field(cli: Invoke, tmp_path: Path) 
     assert result.stdout == ""
     assert result.stderr == (
         f"error: {path}:{line}: members[0].members[0].card.config.prompt.tempalte: "
-        "Extra inputs are not permitted\n"
+        "Extra inputs are not permitted; did you mean 'template'?\n"
     )
 
 
@@ -825,7 +825,8 @@ def test_catalog_refusals(cli: Invoke) -> None:
         "--json"
     )
     assert one_error_line(cli, "catalog", "configure", "vector.qdrant", "--set", "url=q:1") == (
-        "config of vector.qdrant does not validate: url: must be an http:// or https:// URL"
+        "config of vector.qdrant does not validate: url: must be an http:// or https:// URL, "
+        "e.g. http://localhost:8000, got 'q:1'"
     )
 
 

@@ -459,6 +459,53 @@ def test_channel_names_are_read_whatever_their_case(tmp_path: Path) -> None:
     assert notes.model_dump(mode="json")["cancel_notification"]["expose"] == ["command"]
 
 
+def test_a_capability_exposed_on_a_channel_its_card_does_not_serve_is_refused(
+    tmp_path: Path,
+) -> None:
+    """``register_notification`` has no system-prompt face: asked for there it used to
+    vanish; the card is refused in one line naming the capability, the channel asked for
+    and the channels it is served on."""
+    tool = "{type: NotificationTool, register_notification: {expose: [SYSTEM_PROMPT]}}"
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    assert str(info.value) == (
+        f"{path}:{line_of(path, 'register_notification')}: members[0].card.config.tools[0]"
+        f".register_notification.expose: RegisterNotification is not served on SYSTEM_PROMPT:"
+        f" its card serves it on COMMAND, TOOL_CALL only; take SYSTEM_PROMPT out of expose"
+    )
+
+
+def test_an_unknown_field_says_which_field_it_was_likely_meant_to_be(tmp_path: Path) -> None:
+    """A misspelt key is refused (the models forbid extra keys) with the field it is
+    closest to — of its own model, found along the path: a config's, a tool card's (its
+    class from ``type``), a capability param's inside ``Param | bool``."""
+    config = "{name: '@A', promt: hi}"
+    path = card_file(tmp_path, HEAD + f"  - card: {{role: A, config: {config}}}\n")
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    assert str(info.value).endswith(
+        "members[0].card.config.promt: Extra inputs are not permitted; did you mean 'prompt'?"
+    )
+    tool = "{type: PlanningTool, get_planning: {filter_by_agnet: false}}"
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    assert str(info.value).endswith(
+        "tools[0].get_planning.filter_by_agnet: Extra inputs are not permitted; "
+        "did you mean 'filter_by_agent'?"
+    )
+    path = card_file(tmp_path, HEAD + "  - card: {role: A, config: {name: '@A'}}\n  - zzz: 1\n")
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    assert "members[1].zzz: Extra inputs are not permitted" in str(info.value)
+    assert "did you mean" not in str(info.value)  # nothing near: nothing suggested
+
+
 def test_a_card_reached_through_a_link_reads_its_files_beside_the_real_card(
     tmp_path: Path,
 ) -> None:

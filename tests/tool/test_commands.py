@@ -314,6 +314,27 @@ def test_a_json_argument_needs_no_shell_quoting() -> None:
         registry.dispatch("/plan " + "[1, " * 20_000 + '"')  # JSON-like, nested too deep
 
 
+def test_bad_json_is_reported_as_the_json_mistake_naming_the_argument() -> None:
+    """A value meant as JSON that is not (a trailing comma, an unquoted name) is said as
+    its JSON mistake — where, and what was expected — not as a type error: typed bare,
+    the splitter read it as shell words and the arguments did not even bind."""
+
+    def conf(settings: dict[str, int], note: str = "") -> dict[str, int]:
+        return settings
+
+    registry = CommandRegistry()
+    registry.register(conf)
+    for text in ('/conf {"a": 1,}', """/conf '{"a": 1,}'""", '/conf settings={"a": 1,}'):
+        with pytest.raises(CommandArgumentError) as info:
+            registry.dispatch(text)
+        message = str(info.value)
+        assert message.startswith("/conf: argument settings is not valid JSON: "), message
+        assert "Expecting property name enclosed in double quotes at character 9" in message
+        assert "write a dict[str, int] as JSON" in message and "too many" not in message
+    with pytest.raises(CommandArgumentError, match="^/conf: too many positional arguments"):
+        registry.dispatch('/conf {"a": 1} [x y')  # a str argument is text, JSON or not
+
+
 class Circle(BaseModel):
     kind: Literal["circle"] = "circle"
     r: float

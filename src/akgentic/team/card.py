@@ -22,12 +22,21 @@ name the file, the line and the field::
 from __future__ import annotations
 
 import importlib
+import types
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
-from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from akgentic.core import (
     AgentCard,
@@ -48,7 +57,10 @@ from akgentic.core.serialization import (
     SerializationError,
     registered_class,
 )
+from akgentic.core.words import did_you_mean
 from akgentic.storage import check_team_name
+from akgentic.tool.core.card import ToolCard
+from akgentic.tool.core.lookup import card_class
 
 __all__ = [
     "MAX_HEADCOUNT",
@@ -364,8 +376,88 @@ def walk(
 def _explain(path: Path, root: yaml.Node | None, exc: ValidationError, data: Any) -> str:
     """One line per error; a value that may take several shapes (``Param | bool``) is
     said wrong in the shape it was written in, not once per shape (:func:`union_errors`)."""
-    found = union_errors(exc.errors(), data)
+    found = _errors(TeamCard, exc, data)
     return "\n".join(_line(path, root, loc, msg) for loc, msg in found)
+
+
+_EXTRA = "Extra inputs are not permitted"
+"""What pydantic says of a key that is no field of a model that forbids extra keys."""
+
+
+def _errors(
+    model: type[BaseModel], exc: ValidationError, data: Any
+) -> list[tuple[tuple[Any, ...], str]]:
+    """``(loc, msg)`` of ``exc`` (``model`` validating ``data``) through
+    :func:`union_errors`; a key that is no field of its model also says which field it
+    was likely meant to be (``did you mean 'max_results'?``)."""
+    extra = {e["loc"][-1] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]}
+    said = []
+    for loc, msg in union_errors(exc.errors(), data):
+        if loc and loc[-1] in extra and msg == _EXTRA:
+            near = did_you_mean(str(loc[-1]), _field_names(model, data, loc[:-1]))
+            msg = f"{msg}; {near}" if near else msg
+        said.append((loc, msg))
+    return said
+
+
+def _field_names(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> list[str]:
+    """The field names and aliases of the model(s) at ``loc`` inside ``data``, walked from
+    ``model`` through the annotations (lists, mappings, unions such as ``Param | bool``;
+    a ``tools`` entry's own card class, from its ``type``); empty when the walk is lost."""
+    annotation: Any = model
+    value = data
+    for part in loc:
+        steps: list[Any] = []
+        for found in _models(annotation, value):
+            field = next((f for n, f in found.model_fields.items() if part in (n, f.alias)), None)
+            if field is not None:
+                steps.append(field.annotation)
+        for arg in _members(annotation):
+            origin, args = typing.get_origin(arg), typing.get_args(arg)
+            if isinstance(part, int) and origin in (list, set, tuple, frozenset) and args:
+                steps.append(args[0])
+            elif origin is dict and len(args) == 2:
+                steps.append(args[1])
+        if not steps:
+            return []
+        annotation = typing.Union[tuple(steps)] if len(steps) > 1 else steps[0]  # noqa: UP007
+        inside = isinstance(value, dict | list) and (
+            part in value if isinstance(value, dict) else 0 <= part < len(value)
+        )
+        value = value[part] if inside else None
+    names: list[str] = []
+    for found in _models(annotation, value):
+        for name, field in found.model_fields.items():
+            names += [name] + ([field.alias] if field.alias else [])
+    return names
+
+
+def _members(annotation: Any) -> list[Any]:
+    """``annotation`` with ``Annotated`` and unions taken apart."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _models(annotation: Any, value: Any) -> list[type[BaseModel]]:
+    """The models ``annotation`` allows for ``value``: a tool card written
+    ``{type: PlanningTool, ...}`` is its own card class, not the ``ToolCard`` it is listed
+    as."""
+    found: list[type[BaseModel]] = []
+    for member in _members(annotation):
+        if not (isinstance(member, type) and issubclass(member, BaseModel)):
+            continue
+        named = value.get("type") if isinstance(value, dict) else None
+        if issubclass(member, ToolCard) and isinstance(named, str):
+            try:
+                member = card_class(named)
+            except ValueError:
+                continue
+        found.append(member)
+    return found
 
 
 def _import_problem(module: str, card_path: Path) -> str | None:
@@ -441,7 +533,7 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:
-            for where, msg in union_errors(exc.errors(), card["config"]):
+            for where, msg in _errors(agent_class.config_class, exc, card["config"]):
                 yield (*loc, "config", *where), msg
 
 

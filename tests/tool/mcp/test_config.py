@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool.core import ToolFactory
 from akgentic.tool.mcp import (
@@ -110,6 +111,17 @@ def test_the_transport_is_never_inferred_from_the_url(tmp_path: Path) -> None:
     assert card.connection.transport == "streamable-http"
 
 
+def test_an_mcp_card_whose_url_is_no_http_url_is_refused_in_words_not_as_a_pattern() -> None:
+    with pytest.raises(ValidationError) as info:
+        MCPTool.model_validate(
+            {"name": "web", "connection": {"type": "http", "url": "localhost:8000/mcp"}}
+        )
+    message = validation_words(info.value)
+    assert "url: must be an http:// or https:// URL or a ${VAR} reference, e.g. " in message
+    assert "got 'localhost:8000/mcp'" in message and "pattern" not in message
+    assert MCPHTTPConnectionConfig(url="${MCP_URL}").url == "${MCP_URL}"
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
@@ -118,7 +130,10 @@ def test_the_transport_is_never_inferred_from_the_url(tmp_path: Path) -> None:
         ({"args": ["a"]}, "server 'bad': 1 unknown key args"),
         ({"type": "stdio", "args": ["a"]}, 'a stdio server needs "command"'),
         ({"type": "ws", "url": "x"}, "\"type\" is 'ws'; use one of http, sse, stdio"),
-        ({"url": "ftp://h.test"}, "server 'bad': url: String should match pattern"),
+        (
+            {"url": "ftp://h.test"},
+            "server 'bad': url: must be an http:// or https:// URL or a ${VAR} reference, e.g. ",
+        ),
         ("npx", 'an entry is an object with "command" (stdio) or "url"'),
     ],
 )

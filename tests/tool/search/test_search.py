@@ -16,6 +16,7 @@ from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig
 from akgentic.core import ActorSystem, UserMessage
+from akgentic.core.excerpt import validation_words
 from akgentic.tool.core import RetriableError, ToolFactory
 from akgentic.tool.search import SearchTool, WebCrawl, WebFetch, WebSearch
 
@@ -71,6 +72,17 @@ def test_params_refuse_values_outside_tavilys_ranges() -> None:
         WebSearch(max_results=21)
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
         WebCrawl(depth=2)  # type: ignore[call-arg]
+
+
+def test_a_base_url_that_is_no_http_url_is_refused_in_words_not_as_a_pattern() -> None:
+    with pytest.raises(ValidationError) as info:
+        SearchTool(api_base_url="api.tavily.com")
+    message = validation_words(info.value)
+    assert message == (
+        "api_base_url: must be an http:// or https:// URL, e.g. https://api.tavily.com, "
+        "got 'api.tavily.com'"
+    )
+    assert SearchTool(api_base_url="http://127.0.0.1:9").api_base_url == "http://127.0.0.1:9"
 
 
 def test_web_fetch_returns_the_passages_for_the_query_and_lists_failures(

@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from akgentic.core.urls import http_url as checked_url
+
 __all__ = ["KeyedService", "http_url"]
 
 
@@ -14,9 +16,7 @@ def http_url(value: Any) -> Any:
     """A base URL: ``http://`` or ``https://``, no trailing slash."""
     if isinstance(value, str):
         value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http:// or https:// URL")
-    return value
+    return checked_url(value, "http://localhost:8000")
 
 
 class KeyedService(BaseModel):

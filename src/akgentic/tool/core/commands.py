@@ -108,6 +108,25 @@ def _json_end(text: str, at: int) -> int | None:
     return end if end == len(text) or text[end].isspace() else None
 
 
+def _json_mistake(text: str, at: int = 0) -> str | None:
+    """What is wrong with the JSON array or object typed at ``at`` (after an optional
+    ``name=``), said as whoever typed it can fix it — ``Expecting property name enclosed
+    in double quotes at character 9, near ',}'`` — or None when nothing there starts a
+    JSON array or object, or it decodes."""
+    start = _JSON_START.match(text, at)
+    if start is None:
+        return None
+    begin = start.end() - 1
+    try:
+        _JSON.raw_decode(text, begin)
+    except json.JSONDecodeError as exc:
+        near = text[max(exc.pos - 10, begin) : exc.pos + 10]
+        return f"{exc.msg} at character {exc.pos - begin + 1} (near {near!r})"
+    except (ValueError, RecursionError):  # nested too deep: not said better than as is
+        return None
+    return None
+
+
 def _json_or_text(raw: str) -> Any:
     """``raw`` decoded as JSON, or ``raw`` itself when it is not JSON."""
     try:
@@ -260,6 +279,9 @@ class _Command:
                     with contextlib.suppress(ValidationError):
                         return adapter.validate_python([_json_or_text(raw)])
                 is_json = not any(e["type"] == "json_invalid" for e in json_exc.errors())
+                mistake = None if is_json else _json_mistake(raw.strip())
+                if mistake is not None:
+                    raise self.fail(self._json_problem(name, mistake)) from None
                 reason = explain_validation(json_exc if is_json else exc, name)
                 hint = type_name(self.parameters.hint(name))
                 raise self.fail(
@@ -271,13 +293,59 @@ class _Command:
                 raise self.fail(f"argument {name}={excerpt(raw)} is not a valid {hint}") from None
             return value
 
+    def _json_problem(self, name: str, mistake: str) -> str:
+        hint = type_name(self.parameters.hint(name))
+        return (
+            f"argument {name} is not valid JSON: {mistake}; write a {hint} as JSON, names "
+            f"and strings in double quotes, no comma before a closing }} or ]"
+        )
+
     def parse(self, text: str) -> inspect.BoundArguments:
-        """The arguments typed after the command's name, split and bound (the grammar)."""
+        """The arguments typed after the command's name, split and bound (the grammar).
+        When they do not bind and one of them was meant as JSON but is not (the splitter
+        then read it as shell words), the JSON mistake is what is reported."""
         try:
-            tokens, tail = _split(text, None if self.rest is None else self.rest[0])
-        except ValueError as exc:  # an unbalanced quote, a trailing backslash
-            raise self.fail(_SHLEX_WORDING.get(str(exc), str(exc))) from None
-        return self.bind(tokens, tail)
+            try:
+                tokens, tail = _split(text, None if self.rest is None else self.rest[0])
+            except ValueError as exc:  # an unbalanced quote, a trailing backslash
+                raise self.fail(_SHLEX_WORDING.get(str(exc), str(exc))) from None
+            return self.bind(tokens, tail)
+        except CommandArgumentError:
+            self._bad_json(text)
+            raise
+
+    def _bad_json(self, text: str) -> None:
+        """Raise the first JSON mistake among the arguments typed as ``text``, naming the
+        parameter it was meant for (by ``name=``, else by its position); nothing when
+        there is none. Only JSON-looking words are tried, at most :data:`_JSON_MISSES`."""
+        tried = 0
+        for at in range(len(text)):
+            if tried >= _JSON_MISSES:
+                return
+            if (at and not text[at - 1].isspace()) or _JSON_START.match(text, at) is None:
+                continue
+            tried += 1
+            mistake = _json_mistake(text, at)
+            if mistake is None:
+                continue
+            key, sep, _ = text[at:].partition("=")
+            if sep and key in self.keywords:
+                name: str | None = key
+            else:
+                try:
+                    before = _split(text[:at], None)[0]
+                except ValueError:
+                    return
+                place = sum(1 for t in before if t.partition("=")[0] not in self.keywords)
+                names = [
+                    p.name
+                    for p in self.signature.parameters.values()
+                    if p.kind is not inspect.Parameter.VAR_KEYWORD
+                ]
+                name = names[min(place, len(names) - 1)] if names else None
+            if name is not None and self.parameters.hint(name) is not str:
+                raise self.fail(self._json_problem(name, mistake)) from None
+            return
 
     def bind(self, tokens: list[str], tail: str = "") -> inspect.BoundArguments:
         positional: list[str] = []

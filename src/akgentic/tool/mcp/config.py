@@ -25,10 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.urls import http_url
 from akgentic.core.words import counted
 
 __all__ = [
@@ -109,7 +110,7 @@ class MCPHTTPConnectionConfig(MCPConnectionConfig):
     """
 
     transport: Literal["streamable-http", "sse"] = "streamable-http"
-    url: str = Field(pattern=r"^(https?://|\$\{)")
+    url: str
     headers: dict[str, str] = Field(default_factory=dict)
     sse_read_timeout: float = Field(
         default=300.0,
@@ -117,6 +118,13 @@ class MCPHTTPConnectionConfig(MCPConnectionConfig):
         description="Seconds the SSE event stream may stay silent; with sse, at least "
         "call_timeout (answers arrive on that stream).",
     )
+
+    @field_validator("url")
+    @classmethod
+    def _an_http_url(cls, value: str) -> str:
+        if value.startswith("${"):  # resolved when the server is reached
+            return value
+        return http_url(value, "http://127.0.0.1:8000/mcp", alternative="a ${VAR} reference")
 
     @model_validator(mode="after")
     def _sse_outlasts_a_call(self) -> MCPHTTPConnectionConfig:

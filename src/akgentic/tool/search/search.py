@@ -28,8 +28,9 @@ import os
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, field_validator
 
+from akgentic.core.urls import http_url
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import TOOL_CALL
 from akgentic.tool.core.params import serve
@@ -59,8 +60,13 @@ class SearchTool(ToolCard):
     web_crawl: WebCrawl | bool = True
     api_key_env: str = Field(default="TAVILY_API_KEY", min_length=1)
     """The environment variable holding the Tavily key (the key is never in the card)."""
-    api_base_url: str | None = Field(default=None, pattern=r"^https?://")
+    api_base_url: str | None = None
     """Another Tavily-compatible endpoint; the public API when unset."""
+
+    @field_validator("api_base_url")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        return http_url(value, "https://api.tavily.com")
 
     _api_key: str | None = PrivateAttr(default=None)
 

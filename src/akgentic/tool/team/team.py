@@ -90,6 +90,8 @@ class HireMembers(BaseToolParam):
     """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
     whose agent class is defined in this process)."""
 
+    serves = frozenset({TOOL_CALL, COMMAND})
+
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     roles: list[str] | None = None
 
@@ -97,11 +99,15 @@ class HireMembers(BaseToolParam):
 class FireMember(BaseToolParam):
     """Firing a regular member by name."""
 
+    serves = frozenset({TOOL_CALL, COMMAND})
+
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class TeamRoster(BaseToolParam):
     """The roster as LLM_CONTEXT state, and ``/team_roster``."""
+
+    serves = frozenset({LLM_CONTEXT, COMMAND})
 
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
 
@@ -109,11 +115,15 @@ class TeamRoster(BaseToolParam):
 class RoleCatalog(BaseToolParam):
     """The role catalog, every role marked hireable or not, as LLM_CONTEXT state."""
 
+    serves = frozenset({LLM_CONTEXT, COMMAND})
+
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
 
 
 class RoleProfile(BaseToolParam):
     """One role's profile in full: ``role_profile(role)``."""
+
+    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 

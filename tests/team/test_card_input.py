@@ -459,25 +459,6 @@ def test_channel_names_are_read_whatever_their_case(tmp_path: Path) -> None:
     assert notes.model_dump(mode="json")["cancel_notification"]["expose"] == ["command"]
 
 
-def test_a_capability_exposed_on_a_channel_its_card_does_not_serve_is_refused(
-    tmp_path: Path,
-) -> None:
-    """``register_notification`` has no system-prompt face: asked for there it used to
-    vanish; the card is refused in one line naming the capability, the channel asked for
-    and the channels it is served on."""
-    tool = "{type: NotificationTool, register_notification: {expose: [SYSTEM_PROMPT]}}"
-    path = card_file(
-        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: [{tool}]}}}}\n"
-    )
-    with pytest.raises(TeamCardError) as info:
-        TeamCard.from_yaml(path)
-    assert str(info.value) == (
-        f"{path}:{line_of(path, 'register_notification')}: members[0].card.config.tools[0]"
-        f".register_notification.expose: RegisterNotification is not served on SYSTEM_PROMPT:"
-        f" its card serves it on COMMAND, TOOL_CALL only; take SYSTEM_PROMPT out of expose"
-    )
-
-
 def test_an_unknown_field_says_which_field_it_was_likely_meant_to_be(tmp_path: Path) -> None:
     """A misspelt key is refused (the models forbid extra keys) with the field it is
     closest to — of its own model, found along the path: a config's, a tool card's (its

@@ -99,32 +99,3 @@ def test_params_round_trip(param: Any) -> None:
 def test_a_moved_param_rewrites_system_prompt_in_any_case() -> None:
     assert GetPlanning.model_validate({"expose": ["SYSTEM_PROMPT"]}).expose == {LLM_CONTEXT}
     assert Unmoved.model_validate({"expose": ["System_Prompt"]}).expose == {SYSTEM_PROMPT}
-
-
-class Served(BaseToolParam):
-    serves = frozenset({LLM_CONTEXT, COMMAND})
-    expose: set[Channels] = {LLM_CONTEXT, COMMAND}
-    _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
-
-
-def test_an_exposure_outside_serves_is_refused_in_one_line_after_the_migration() -> None:
-    """``serves`` is checked after a class's own rewrite of a persisted exposure: the
-    payload stored before the move still reads; a channel the card cannot serve is
-    refused, naming the capability, the channel asked for and the channels served."""
-    stored = deserialize(serialize(Served.model_validate({"expose": ["system_prompt"]})))
-    assert stored.expose == {LLM_CONTEXT}
-    with pytest.raises(ValidationError) as info:
-        Served.model_validate({"expose": ["tool_call", "command"]})
-    (error,) = info.value.errors()
-    assert error["msg"] == (
-        "Value error, Served is not served on TOOL_CALL: its card serves it on COMMAND, "
-        "LLM_CONTEXT only; take TOOL_CALL out of expose"
-    )
-    assert Unmoved.model_validate({"expose": ["command"]}).expose == {COMMAND}  # undeclared
-
-
-def test_a_default_exposure_outside_serves_is_refused_where_the_class_is_written() -> None:
-    with pytest.raises(TypeError, match="default expose TOOL_CALL names a channel outside"):
-
-        class Wrong(BaseToolParam):
-            serves = frozenset({COMMAND})

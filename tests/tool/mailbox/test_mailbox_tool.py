@@ -8,11 +8,10 @@ from typing import Any
 from uuid import UUID
 
 import pytest
-from pydantic import ValidationError
 
 from akgentic.core import Message
 from akgentic.core.serialization import deserialize, serialize
-from akgentic.tool import TOOL_CALL, ToolFactory, ToolObserver
+from akgentic.tool import COMMAND, TOOL_CALL, ToolFactory, ToolObserver
 from akgentic.tool.mailbox import (
     NO_RUN_TO_CANCEL,
     MailboxMessage,
@@ -78,11 +77,12 @@ def test_each_capability_can_be_removed() -> None:
     assert no_stop.get_commands() == {}
 
 
-def test_a_capability_on_a_channel_the_card_cannot_serve_is_refused_not_dropped() -> None:
-    with pytest.raises(ValidationError, match="ReadMailbox is not served on COMMAND: its card"):
-        MailboxTool.model_validate({"read_mailbox": {"expose": ["command"]}})
-    with pytest.raises(ValidationError, match="Stop is not served on TOOL_CALL: .* on COMMAND"):
-        MailboxTool(stop=Stop(expose={TOOL_CALL}))
+def test_a_capability_on_a_channel_the_card_cannot_serve_is_dropped_silently() -> None:
+    card = MailboxTool(read_mailbox=ReadMailbox(expose={COMMAND}), stop=Stop(expose={TOOL_CALL}))
+    factory = ToolFactory([card], observer=Inbox())
+    assert factory.get_tools() == []
+    assert factory.get_commands() == {}
+    assert not card.announces_arrivals()
 
 
 def test_the_card_needs_no_observer() -> None:

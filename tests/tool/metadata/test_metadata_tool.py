@@ -104,15 +104,11 @@ def test_command_only_puts_nothing_in_the_prompt(member: Any) -> None:
     assert list(factory.get_commands()) == [RenderMetadata]
 
 
-def test_tool_call_exposure_is_refused_not_dropped() -> None:
-    with pytest.raises(
-        ValidationError,
-        match=(
-            "RenderMetadata is not served on TOOL_CALL: its card serves it on COMMAND, "
-            "SYSTEM_PROMPT only"
-        ),
-    ):
-        card(expose={TOOL_CALL})
+def test_tool_call_exposure_is_dropped_silently(member: Any) -> None:
+    factory = ToolFactory([card(expose={TOOL_CALL})], observer=member)
+    assert factory.get_tools() == []
+    assert factory.get_system_prompts() == []
+    assert factory.get_commands() == {}
 
 
 # -- rendering and the snapshot ------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from akgentic.core.serialization import deserialize, serialize
-from akgentic.tool import COMMAND, LLM_CONTEXT, ActorToolObserver, RetriableError
+from akgentic.tool import COMMAND, LLM_CONTEXT, TOOL_CALL, ActorToolObserver, RetriableError
 from akgentic.tool import ToolFactory as Factory
 from akgentic.tool.model import (
     LISTING_HEADER,
@@ -97,12 +97,11 @@ def test_humans_may_switch_while_the_model_may_not(roster: RosterAgent) -> None:
     assert factory.get_command_registry().names() == ["list_models", "switch_model"]
 
 
-def test_active_model_exposed_on_tool_call_is_refused_not_dropped() -> None:
-    with pytest.raises(
-        ValidationError,
-        match=("ActiveModel is not served on TOOL_CALL: its card serves it on LLM_CONTEXT only"),
-    ):
-        ModelTool.model_validate({"active_model": {"expose": ["tool_call", "llm_context"]}})
+def test_active_model_exposed_on_tool_call_is_dropped_silently(roster: RosterAgent) -> None:
+    card = ModelTool(active_model=ActiveModel(expose={TOOL_CALL}))
+    factory = Factory([card], observer=roster)
+    assert factory.get_context_states() == []
+    assert names(factory.get_tools()) == ["list_models", "switch_model"]
 
 
 def test_everything_off_serves_nothing_and_needs_no_roster() -> None:

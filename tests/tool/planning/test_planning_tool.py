@@ -172,14 +172,12 @@ def test_channel_routing_follows_param_and_expose(team: Team) -> None:
         get_planning=GetPlanning(expose={COMMAND}),  # command only: no context state
         get_planning_task=GetPlanningTask(expose={TOOL_CALL}),  # tool only: no command
         update_planning=False,  # gone everywhere
-        search_planning=False,
+        search_planning=SearchPlanning(limit=3, expose={LLM_CONTEXT}),  # a channel it can't serve
     )
     wired = factory_of(team, add_member(team, "@N", narrow))
     assert names(wired.get_tools()) == ["get_planning_task"]
     assert wired.get_context_states() == []
     assert wired.get_command_registry().names() == ["planning"]
-    with pytest.raises(ValidationError, match="SearchPlanning is not served on LLM_CONTEXT"):
-        SearchPlanning(limit=3, expose={LLM_CONTEXT})  # refused, not dropped
 
 
 def test_search_limit_param_is_the_default_of_the_callable(team: Team) -> None:

@@ -96,14 +96,12 @@ def test_management_only_and_firing_left_to_humans(staffed: Staffed) -> None:
     assert "team_activity" not in factory.get_command_registry()
 
 
-def test_state_exposed_on_tool_call_is_refused_not_dropped() -> None:
-    with pytest.raises(
-        ValidationError,
-        match=(
-            "TeamRoster is not served on TOOL_CALL: its card serves it on COMMAND, LLM_CONTEXT only"
-        ),
-    ):
-        TeamTool(team_roster=TeamRoster(expose={TOOL_CALL}), role_catalog=False)
+def test_state_exposed_on_tool_call_is_dropped_silently(staffed: Staffed) -> None:
+    card = TeamTool(team_roster=TeamRoster(expose={TOOL_CALL}), role_catalog=False)
+    factory = wired(staffed, card)
+    assert "team_roster" not in tools(factory)
+    assert factory.get_context_states() == []
+    assert "team_roster" not in factory.get_command_registry()
 
 
 def test_instructions_reach_the_tool_docstring(staffed: Staffed) -> None:

@@ -36,9 +36,8 @@ class ToolCard(SerializableModel):
       :meth:`get_context_states` (LLM_CONTEXT), :meth:`get_commands` (COMMAND),
       :meth:`get_toolsets` (runtime toolset objects), :meth:`depends_on` (wiring order).
 
-    The factory aggregates what the hooks return and nothing else, so a param class says
-    which channels its card serves it on (``BaseToolParam.serves``): an ``expose`` naming
-    another is refused as the card is read, not dropped where nobody sees it.
+    A capability exposed on a channel whose hook the card does not override is dropped
+    silently: the factory aggregates what the hooks return and nothing else.
 
     The observer: :meth:`observer` attaches it (weakly) and returns the card.
     :meth:`get_observer` raises :class:`ToolObserverGone` once the owner is collected —

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict
 
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.channels import LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
@@ -60,19 +60,9 @@ class BaseToolParam(SerializableModel):
     ``tool_call``); a capability is served on a channel only
     when the card's hook for that channel builds it (see :func:`serve`). Unknown
     fields are an error naming the field.
-
-    ``serves`` is the contract the other way round: the channels the owning card's hooks
-    can build this capability for. A class that declares it has an ``expose`` naming any
-    other channel refused as the param is read — one line naming the capability, the
-    channel asked for and the channels it is served on — instead of the capability
-    vanishing from that channel. None (the default, for a param class that does not say)
-    leaves ``expose`` unchecked: such a capability on a channel its card does not serve
-    is dropped, as the routing rule has it.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
-
-    serves: ClassVar[frozenset[Channels] | None] = None
 
     instructions: str | None = None
     expose: set[Channels] = {TOOL_CALL}
@@ -80,32 +70,7 @@ class BaseToolParam(SerializableModel):
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         refuse_arbitrary_types(cls, "BaseToolParam")
-        default = cls.model_fields["expose"].default
-        if cls.serves is not None and isinstance(default, set) and default - cls.serves:
-            raise TypeError(
-                f"{cls.__qualname__}: its default expose {_names(default)} names a channel "
-                f"outside serves {_names(cls.serves)}"
-            )
         super().__pydantic_init_subclass__(**kwargs)
-
-    @field_validator("expose")
-    @classmethod
-    def _served_channels_only(cls, expose: set[Channels]) -> set[Channels]:
-        """Refuse a channel the card cannot serve this capability on (see ``serves``);
-        runs after a class's own ``mode="before"`` rewrite of a persisted exposure
-        (:func:`normalize_system_prompt_to_llm_context`), so a migrated payload passes."""
-        if cls.serves is None or expose <= cls.serves:
-            return expose
-        asked = expose - cls.serves
-        raise ValueError(
-            f"{cls.__name__} is not served on {_names(asked)}: its card serves it on "
-            f"{_names(cls.serves)} only; take {_names(asked)} out of expose"
-        )
-
-
-def _names(channels: Iterable[Channels]) -> str:
-    """``COMMAND, TOOL_CALL``: channels as the docs name them, in a stable order."""
-    return ", ".join(sorted(channel.name for channel in channels))
 
 
 def resolve_param(value: P | bool, param_cls: type[P]) -> P | None:

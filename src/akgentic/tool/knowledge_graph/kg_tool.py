@@ -96,8 +96,6 @@ class GetKnowledgeGraph(BaseToolParam):
     list no root and say nothing of the mistake.
     """
 
-    serves = frozenset({LLM_CONTEXT, COMMAND})
-
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
     max_roots: int = Field(default=30, ge=0)
     _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
@@ -106,23 +104,17 @@ class GetKnowledgeGraph(BaseToolParam):
 class UpdateGraph(BaseToolParam):
     """Create / modify / delete entities and relations in one call: ``update_graph``."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class GetEntities(BaseToolParam):
     """Entities by name, with their relations: ``get_entities``."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class SearchGraph(BaseToolParam):
     """Keyword, semantic or hybrid search with neighbour expansion: ``search_graph``."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 

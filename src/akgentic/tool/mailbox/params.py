@@ -19,14 +19,10 @@ __all__ = ["ReadMailbox", "Stop"]
 class ReadMailbox(BaseToolParam):
     """The on-demand signal: ``read_mailbox(message_id)`` for the model."""
 
-    serves = frozenset({TOOL_CALL})
-
     expose: set[Channels] = {TOOL_CALL}
 
 
 class Stop(BaseToolParam):
     """The cancellation surface: ``/stop`` for humans and programs."""
-
-    serves = frozenset({COMMAND})
 
     expose: set[Channels] = {COMMAND}

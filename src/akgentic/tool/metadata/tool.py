@@ -92,8 +92,6 @@ class RenderMetadata(BaseToolParam):
       ``/team_metadata`` for a human who wants to see exactly what they were given.
     """
 
-    serves = frozenset({SYSTEM_PROMPT, COMMAND})
-
     expose: set[Channels] = {SYSTEM_PROMPT, COMMAND}
     template: str
     header: str = "Team context"

@@ -55,23 +55,17 @@ LISTING_HEADER = "Models (* marks the one in force):"
 class ListModels(BaseToolParam):
     """The roster listing: ``list_models()`` on TOOL_CALL and ``/list_models`` on COMMAND."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class SwitchModel(BaseToolParam):
     """The switch: ``switch_model(model)`` on TOOL_CALL and ``/switch_model`` on COMMAND."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class ActiveModel(BaseToolParam):
     """The model in force, published as ``ActiveModelState`` on LLM_CONTEXT."""
-
-    serves = frozenset({LLM_CONTEXT})
 
     expose: set[Channels] = {LLM_CONTEXT}
 

@@ -65,23 +65,17 @@ PREVIEW_CHARS = 200
 class RegisterNotification(BaseToolParam):
     """``notify_me_in(delay_seconds, content)``: schedule a note to yourself."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL}
 
 
 class PendingNotifications(BaseToolParam):
     """``pending_notification(all=False)``: list your pending notes, or the team's."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class CancelNotification(BaseToolParam):
     """``cancel_notification(id)``: cancel one of your own pending notes."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 

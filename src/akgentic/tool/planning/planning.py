@@ -85,8 +85,6 @@ class GetPlanning(BaseToolParam):
     ``filter_by_agent`` — True: the agent sees its own tasks; False: every task.
     """
 
-    serves = frozenset({LLM_CONTEXT, COMMAND})
-
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
     filter_by_agent: bool = True
     _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
@@ -95,15 +93,11 @@ class GetPlanning(BaseToolParam):
 class GetPlanningTask(BaseToolParam):
     """One task in full: ``get_planning_task`` / ``/planning_task <id>``."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class UpdatePlanning(BaseToolParam):
     """Create / update / delete tasks in one call: ``update_planning``."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
@@ -114,8 +108,6 @@ class SearchPlanning(BaseToolParam):
     ``limit`` — the default number of results of the callable: 1 to 100, as the
     callable's own ``limit`` is.
     """
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     limit: SearchLimit = 10

@@ -12,7 +12,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from akgentic.tool.core.channels import TOOL_CALL
 from akgentic.tool.core.params import BaseToolParam
 
 __all__ = [
@@ -39,8 +38,6 @@ class WebSearch(BaseToolParam):
     mainstream reporting; ``time_range`` filters by publication date; the domain lists
     restrict or exclude sites. ``max_chars`` cuts each snippet, with a note.
     """
-
-    serves = frozenset({TOOL_CALL})
 
     max_results: int = Field(
         default=5, ge=0, le=20, description="Results per search, 0-20 (Tavily's default 5)."
@@ -70,8 +67,6 @@ class WebFetch(BaseToolParam):
     and embedded content. ``max_chars`` cuts each page's text, with a note.
     """
 
-    serves = frozenset({TOOL_CALL})
-
     chunks_per_source: int = Field(default=3, ge=1, le=5)
     extract_depth: CrawlExtractDepth = "basic"
     max_chars: int = Field(default=4_000, ge=100)
@@ -87,8 +82,6 @@ class WebCrawl(BaseToolParam):
     guidance appended to the tool's docstring for the model. ``max_depth`` 1-5,
     ``max_breadth`` (links per page) 1-500, ``limit`` (pages in all) from 1.
     """
-
-    serves = frozenset({TOOL_CALL})
 
     max_depth: int = Field(
         default=1, ge=1, le=5, description="How many links deep from url the walk goes, 1-5."

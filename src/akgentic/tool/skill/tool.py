@@ -184,8 +184,6 @@ class Skills(BaseToolParam):
       team (what is set by hand is replaced then); read only when ``store`` is on.
     """
 
-    serves = frozenset({SYSTEM_PROMPT, LLM_CONTEXT, TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {SYSTEM_PROMPT, LLM_CONTEXT, TOOL_CALL, COMMAND}
     skills: list[SkillEntry] = Field(default_factory=list)
     folders: list[str] | None = None

@@ -128,8 +128,6 @@ class GetTeamActivity(BaseToolParam):
       when None, the callable takes no argument and no actor exists.
     """
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     max_chars: int = Field(default=200, ge=20)
     window: int = Field(default=200, ge=1)

@@ -90,8 +90,6 @@ class HireMembers(BaseToolParam):
     """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
     whose agent class is defined in this process)."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     roles: list[str] | None = None
 
@@ -99,15 +97,11 @@ class HireMembers(BaseToolParam):
 class FireMember(BaseToolParam):
     """Firing a regular member by name."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 
 
 class TeamRoster(BaseToolParam):
     """The roster as LLM_CONTEXT state, and ``/team_roster``."""
-
-    serves = frozenset({LLM_CONTEXT, COMMAND})
 
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
 
@@ -115,15 +109,11 @@ class TeamRoster(BaseToolParam):
 class RoleCatalog(BaseToolParam):
     """The role catalog, every role marked hireable or not, as LLM_CONTEXT state."""
 
-    serves = frozenset({LLM_CONTEXT, COMMAND})
-
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
 
 
 class RoleProfile(BaseToolParam):
     """One role's profile in full: ``role_profile(role)``."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
 

@@ -161,15 +161,11 @@ _EDITS: TypeAdapter[list[EditItem]] = TypeAdapter(list[EditItem])
 class WorkspaceRead(BaseToolParam):
     """``workspace_read``; ``max_lines`` — the most lines one read shows."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     max_lines: int = Field(default=MAX_READ_LINES, ge=1, le=20_000)
 
 
 class WorkspaceList(BaseToolParam):
     """``workspace_list``; ``max_entries`` — the most entries one listing shows."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     max_entries: int = Field(default=MAX_LIST_ENTRIES, ge=1, le=10_000)
 
@@ -177,15 +173,11 @@ class WorkspaceList(BaseToolParam):
 class WorkspaceGlob(BaseToolParam):
     """``workspace_glob``; ``max_results`` — the most paths one glob returns."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     max_results: int = Field(default=MAX_GLOB_RESULTS, ge=1, le=10_000)
 
 
 class WorkspaceGrep(BaseToolParam):
     """``workspace_grep``; ``max_results`` — the most matching lines one grep returns."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     max_results: int = Field(default=MAX_GREP_RESULTS, ge=1, le=10_000)
 
@@ -193,15 +185,11 @@ class WorkspaceGrep(BaseToolParam):
 class WorkspaceView(BaseToolParam):
     """``workspace_view``; ``max_side`` — images are resized so their longest side fits."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
     max_side: int = Field(default=1568, ge=64, le=8192)
 
 
 class WorkspaceSearch(BaseToolParam):
     """``workspace_search``; ``limit`` — the default number of passages returned."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     limit: int = Field(default=8, ge=1, le=100)
 
@@ -209,37 +197,25 @@ class WorkspaceSearch(BaseToolParam):
 class WorkspaceWrite(BaseToolParam):
     """``workspace_write``: create or replace a whole file."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
 
 class WorkspaceEdit(BaseToolParam):
     """``workspace_edit``: replace one piece of text in a file."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
 
 class WorkspaceMultiEdit(BaseToolParam):
     """``workspace_multi_edit``: several replacements in one file, all or nothing."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
 
 class WorkspacePatch(BaseToolParam):
     """``workspace_patch``: apply a unified diff."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
 
 class WorkspaceDelete(BaseToolParam):
     """``workspace_delete``: remove a file or a directory."""
 
-    serves = frozenset({TOOL_CALL, COMMAND})
-
 
 class WorkspaceMkdir(BaseToolParam):
     """``workspace_mkdir``: create a directory."""
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
 
 class WorkspaceExec(BaseToolParam):
@@ -257,8 +233,6 @@ class WorkspaceExec(BaseToolParam):
     - ``allowed_commands`` — the programs a command line may start (default: the sandbox's
       :data:`~akgentic.tool.sandbox.ALLOWED_COMMANDS`).
     """
-
-    serves = frozenset({TOOL_CALL, COMMAND})
 
     timeout_seconds: float = Field(
         default=60.0,

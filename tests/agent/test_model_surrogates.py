@@ -130,10 +130,11 @@ def test_call_arguments_as_data_with_a_lone_surrogate_are_made_sound() -> None:
     "part",
     [
         ToolCallPart("echo", {"outer": {"items": [1, {"word": "caf\ud800"}]}}, tool_call_id="c"),
+        ToolCallPart("echo", {"outer": {"caf\ud800": "key"}}, tool_call_id="c"),
         ThinkingPart("caf\ud800"),
         TextPart("ok", provider_details={"notes": ["caf\ud800"]}),
     ],
-    ids=["deep-in-an-argument", "thinking", "provider-details"],
+    ids=["deep-in-an-argument", "a-key-in-an-argument", "thinking", "provider-details"],
 )
 def test_a_lone_surrogate_deep_in_a_response_is_made_sound(part: ModelResponsePart) -> None:
     """The check walks every string of the response, however deep (not only the top

@@ -125,16 +125,29 @@ def sound_message(message: ModelMessage) -> ModelMessage:
         try:
             _MessageAdapter.dump_json(message)
         except PydanticSerializationError:
-            data = _MessageAdapter.dump_python(message, mode="json")
-            text = json.dumps(data, ensure_ascii=False)
-            sound = replace_lone_surrogates(text)  # only inside JSON strings: it stays JSON
-            if sound != text:
-                message = _MessageAdapter.validate_json(sound)
+            # As Python data, not JSON: pydantic's JSON mode fails outright on a dict
+            # key holding a lone surrogate (a call's arguments as data).
+            data = _MessageAdapter.dump_python(message)
+            sound = _sound_data(data)
+            if sound != data:
+                message = _MessageAdapter.validate_python(sound)
     if isinstance(message, ModelResponse):
         parts = [_sound_arguments(part) for part in message.parts]
         if any(new is not old for new, old in zip(parts, message.parts, strict=True)):
             message = dataclasses.replace(message, parts=parts)
     return message
+
+
+def _sound_data(value: Any) -> Any:
+    """``value``, a message dumped as Python data, with the lone surrogates of every
+    string in it as U+FFFD — a dict's keys too."""
+    if isinstance(value, str):
+        return replace_lone_surrogates(value)
+    if isinstance(value, dict):
+        return {_sound_data(key): _sound_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_sound_data(item) for item in value]
+    return value
 
 
 def _sound_arguments(part: Any) -> Any:

@@ -7,7 +7,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+import pytest
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentMessage, BaseAgent
@@ -20,6 +28,7 @@ from akgentic.llm import (
     register_model,
     sound_message,
 )
+from akgentic.llm.events import _MessageAdapter
 from akgentic.tool.core import ToolCard
 from akgentic.tool.errors import RetriableError
 
@@ -115,3 +124,39 @@ def test_call_arguments_as_data_with_a_lone_surrogate_are_made_sound() -> None:
     }
     assert kept == fine  # a pair, and a backslash written before "ud800": nothing lone
     assert said == TextPart("ok")
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        ToolCallPart("echo", {"outer": {"items": [1, {"word": "caf\ud800"}]}}, tool_call_id="c"),
+        ToolCallPart("echo", {"outer": {"caf\ud800": "key"}}, tool_call_id="c"),
+        ThinkingPart("caf\ud800"),
+        TextPart("ok", provider_details={"notes": ["caf\ud800"]}),
+    ],
+    ids=["deep-in-an-argument", "a-key-in-an-argument", "thinking", "provider-details"],
+)
+def test_a_lone_surrogate_deep_in_a_response_is_made_sound(part: ModelResponsePart) -> None:
+    """The check walks every string of the response, however deep (not only the top
+    level of a call's arguments), and the rebuilt response holds U+FFFD there."""
+    response = ModelResponse(parts=[TextPart("fine"), part])
+    sound = sound_message(response)
+    assert sound is not response
+    text = json.dumps(_MessageAdapter.dump_python(sound, mode="json"), ensure_ascii=False)
+    assert "caf\ufffd" in text and "\ud800" not in text
+    assert sound.parts[0] == TextPart("fine")
+
+
+def test_a_response_without_a_lone_surrogate_is_kept_as_it_is() -> None:
+    """Non-ASCII text, an emoji (a pair once encoded, one character here) and data of
+    every kind a response holds: nothing to replace, the very same response back."""
+    response = ModelResponse(
+        parts=[
+            TextPart("café \U0001f600", provider_details={"score": 0.5, "n": [1, None]}),
+            ThinkingPart("überlegt", signature="sig"),
+            ToolCallPart("echo", {"word": "naïve", "n": (1, 2.5, True)}, tool_call_id="c"),
+        ],
+        model_name="m",
+        finish_reason="stop",
+    )
+    assert sound_message(response) is response

@@ -19,7 +19,7 @@ from pydantic_ai.exceptions import (
 )
 
 from akgentic.tool import BaseToolParam, RetriableError, ToolCard, ToolFactory, ToolObserverGone
-from akgentic.tool.core.guard import describe_exception, redact
+from akgentic.tool.core.guard import check_return, describe_exception, redact
 
 
 class RetryError(Exception):
@@ -259,3 +259,16 @@ def test_describe_exception() -> None:
 def test_a_builtin_is_accepted_as_it_is() -> None:
     [tool] = tools_of(len)
     assert tool([1, 2]) == 2
+
+
+@pytest.mark.parametrize(
+    ("returned", "read"),
+    [
+        ({"caf\ud800": "x"}, {"caf\ufffd": "x"}),
+        ([{"d\udce9": 1}, "ok"], [{"d\ufffd": 1}, "ok"]),
+    ],
+)
+def test_a_return_with_a_lone_surrogate_in_a_key_is_made_sound(returned: Any, read: Any) -> None:
+    """pydantic's Python-to-JSON mode refuses such a key outright (a UnicodeEncodeError):
+    it was raised out of the tool as a bug, not cleaned."""
+    assert check_return(returned) == read

@@ -12,7 +12,6 @@ what reads an older record back makes it sound on its way out
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -37,10 +36,27 @@ def replace_lone_surrogates(text: str) -> str:
 
 
 def replace_lone_surrogates_in(data: Any) -> Any:
-    """JSON data (what ``json.dumps`` takes) with the lone surrogates of every string in it,
-    keys too, replaced as :func:`replace_lone_surrogates` does; ``data`` itself when it has
-    none (the usual case: one encoding). Left in, ``json.dumps`` would write one as a
-    ``\\ud800`` escape, which a strict JSON reader refuses, and no UTF-8 encoder writes."""
-    text = json.dumps(data, ensure_ascii=False)
-    sound = replace_lone_surrogates(text)  # only inside JSON strings: it stays JSON
-    return data if sound is text else json.loads(sound)
+    """``data`` (JSON data, or a model dumped as Python data) with the lone surrogates of
+    every string in it, dict keys too, replaced as :func:`replace_lone_surrogates` does;
+    ``data`` itself when it has none (the usual case), and any value that is no string,
+    dict, list or tuple as it is. Left in, ``json.dumps`` would write one as a ``\\ud800``
+    escape, which a strict JSON reader refuses, and pydantic's JSON mode refuses a key
+    holding one outright."""
+    if isinstance(data, str):
+        return replace_lone_surrogates(data)
+    if isinstance(data, dict):
+        items = [
+            (replace_lone_surrogates_in(k), replace_lone_surrogates_in(v)) for k, v in data.items()
+        ]
+        if all(
+            new[0] is old[0] and new[1] is old[1]
+            for new, old in zip(items, data.items(), strict=True)
+        ):
+            return data
+        return dict(items)
+    if isinstance(data, list | tuple):
+        sound = [replace_lone_surrogates_in(item) for item in data]
+        if all(new is old for new, old in zip(sound, data, strict=True)):
+            return data
+        return sound if isinstance(data, list) else tuple(sound)
+    return data

@@ -47,7 +47,7 @@ from pydantic_ai.usage import RequestUsage, RunUsage
 from pydantic_core import PydanticSerializationError
 
 from akgentic.core.serialization import SerializableModel
-from akgentic.core.surrogates import replace_lone_surrogates
+from akgentic.core.surrogates import replace_lone_surrogates, replace_lone_surrogates_in
 
 __all__ = [
     "ContextReplacedEvent",
@@ -128,26 +128,14 @@ def sound_message(message: ModelMessage) -> ModelMessage:
             # As Python data, not JSON: pydantic's JSON mode fails outright on a dict
             # key holding a lone surrogate (a call's arguments as data).
             data = _MessageAdapter.dump_python(message)
-            sound = _sound_data(data)
-            if sound != data:
+            sound = replace_lone_surrogates_in(data)
+            if sound is not data:
                 message = _MessageAdapter.validate_python(sound)
     if isinstance(message, ModelResponse):
         parts = [_sound_arguments(part) for part in message.parts]
         if any(new is not old for new, old in zip(parts, message.parts, strict=True)):
             message = dataclasses.replace(message, parts=parts)
     return message
-
-
-def _sound_data(value: Any) -> Any:
-    """``value``, a message dumped as Python data, with the lone surrogates of every
-    string in it as U+FFFD — a dict's keys too."""
-    if isinstance(value, str):
-        return replace_lone_surrogates(value)
-    if isinstance(value, dict):
-        return {_sound_data(key): _sound_data(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_sound_data(item) for item in value]
-    return value
 
 
 def _sound_arguments(part: Any) -> Any:

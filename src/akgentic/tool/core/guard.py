@@ -223,12 +223,12 @@ def check_return(value: Any) -> Any:
 def _without_lone_surrogates(value: Any) -> Any:
     """``value`` as the JSON data the model reads, its lone surrogates as U+FFFD; None
     when it does not serialize for another reason (or holds no lone surrogate)."""
-    try:
-        data = tool_return_ta.dump_python(value, mode="json", by_alias=True)
-    except PydanticSerializationError:
+    try:  # as Python data: JSON mode refuses a dict key holding a lone surrogate outright
+        data = tool_return_ta.dump_python(value, by_alias=True)
+        sound = replace_lone_surrogates_in(data)
+        return None if sound is data else tool_return_ta.dump_python(sound, mode="json")
+    except (PydanticSerializationError, UnicodeEncodeError):
         return None
-    sound = replace_lone_surrogates_in(data)
-    return None if sound is data else sound
 
 
 def passes_through(exc: BaseException, retry: type[Exception] | None) -> bool:

@@ -264,10 +264,10 @@ class StopWait(NamedTuple):
     holder: LeaseHolder
     """The process stopping the team (this manager's own holder when it is this one)."""
     up_to: float
+    """How long the resume waits for it at most (seconds)."""
     saving: bool = False
     """Its turns have ended: the stop still tries to write the team's last records a
     store refuses (:func:`~akgentic.storage.saving_resource`)."""
-    """How long the resume waits for it at most (seconds)."""
 
 
 class TeamManager:

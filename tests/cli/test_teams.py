@@ -1016,3 +1016,42 @@ def test_two_resumes_racing_for_a_stopped_team_the_loser_never_says_it_is_stoppi
     holder = first.holder
     assert f"is running in another process: pid {holder.pid} on host {holder.host}" in line
     assert "is stopping" not in line
+
+
+@pytest.mark.parametrize("saving", [False, True])
+def test_stop_and_delete_of_a_team_stopping_elsewhere_say_what_its_stop_is_at(
+    cli: Invoke, storage_url: str, saving: bool
+) -> None:
+    """A team marked STOPPED whose process (on another host) still holds it: a second
+    ``stop`` has nothing more to do, a ``delete`` is refused until the stop has ended;
+    both say what the stop is at — the turns in progress, or (its saving marker live) the
+    last records a store refuses, and then what would free it. Nothing changes."""
+    storage = open_storage(storage_url)
+    card = serialize(TeamCard.from_yaml(RESEARCH))
+    team_id = storage.teams.create("research", card=card).team_id
+    storage.teams.set_status(team_id, TeamStatus.STOPPED)
+    there = LeaseHolder(owner="stopping-there", host="box-2", pid=4242)
+    storage.leases.acquire(f"team/{team_id}", there, 60)
+    if saving:
+        storage.leases.acquire(f"saving/team/{team_id}", there, 60)
+    storage.close()
+    title = f"team research ({str(team_id)[:8]}) is stopping"
+
+    again = cli("teams", "stop", "research")
+    refused = cli("teams", "delete", "research")
+
+    assert again.exit_code == 0, again.output
+    [said] = again.stdout.splitlines()
+    assert refused.exit_code == 1, refused.output
+    [line] = refused.stderr.splitlines()
+    assert said.startswith(title) and line.startswith(f"error: {title}")
+    assert "pid 4242 on host box-2" in said and "pid 4242 on host box-2" in line
+    if saving:
+        store = "which the store refuses; free the store (disk space, permissions, a process"
+        assert store in said and store in line
+        assert said.endswith("a process holding it)")
+        assert line.endswith("a process holding it) and delete it once that stop has ended")
+    else:
+        assert said.endswith("waits for the turns in progress (up to 30s); nothing more to do")
+        assert line.endswith("(up to 30s); delete it once it has stopped")
+    assert status_of(storage_url, team_id) == TeamStatus.STOPPED

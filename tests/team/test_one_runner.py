@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +35,7 @@ from akgentic.storage import (
     StorageBundle,
     TeamStatus,
     open_storage,
+    saving_resource,
     sqlite_url,
     stopping_resource,
 )
@@ -559,6 +562,49 @@ def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
             Gate.release.set()  # the turn ends: the shutdown stops the team at once
     finally:
         Gate.release.set()
+
+
+def a_dead_pid() -> int:
+    """The pid of a process of this host that has ended (and was reaped)."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(child.stdout)
+
+
+@pytest.mark.parametrize("saving", [False, True])
+def test_a_stop_whose_process_died_is_no_stop_in_progress(storage_url: str, saving: bool) -> None:
+    """A process killed while it stopped a team leaves its stop marker (and its saving
+    marker, when its stop was at the last records) behind until they run out: its holder
+    known dead, no stop is in progress — a resume does not wait it out, and says nothing
+    of a stop. A live holder's same markers are a stop in progress."""
+    with two_processes(storage_url) as (first, second):
+        runtime = first.create_team(TeamCard.from_yaml(EXAMPLE))
+        team_id = runtime.team_id
+        first.stop_team(team_id)
+        dead = LeaseHolder(owner="killed-mid-stop", host=socket.gethostname(), pid=a_dead_pid())
+        live = LeaseHolder(owner="stopping-now", host=socket.gethostname(), pid=os.getpid())
+        markers = [stopping_resource(team_id)] + ([saving_resource(team_id)] if saving else [])
+        for resource in markers:
+            second.storage.leases.acquire(resource, live, 60)
+        stop = second.stop_in_progress(team_id)
+        assert stop is not None and stop.saving is saving
+
+        for resource in markers:
+            second.storage.leases.release(resource, live.owner)
+            second.storage.leases.acquire(resource, dead, 60)
+            lease = second.storage.leases.inspect(resource)
+            assert lease is not None and not lease.expired and not lease.alive()
+        assert second.stop_in_progress(team_id) is None
+        assert not second.stopping(team_id)
+        notices: list[StopWait] = []
+        second.on_stop_wait = notices.append
+        resumed = second.resume_team(team_id)
+        assert resumed.is_running() and notices == []
+        second.stop_team(team_id)
 
 
 def test_a_resume_of_a_stopped_team_another_process_took_since_waits_for_it_in_silence(

@@ -29,6 +29,7 @@ from akgentic.team import (
     TeamRunningElsewhereError,
     TeamRuntime,
     TeamStillStoppingError,
+    still_stopping_words,
 )
 from akgentic.team import manager as manager_module
 from akgentic.team import recorder as recorder_module
@@ -263,3 +264,22 @@ def test_a_resume_refused_while_the_stop_retries_its_last_records_says_so(
     assert "has not ended its turn" not in said
     window.down.clear()
     assert runtime.orchestrator.wait_stopped(30)
+
+
+@pytest.mark.parametrize(
+    ("saving", "elsewhere", "verb", "ending"),
+    [
+        (True, True, "delete", "a process holding it) and delete it once that stop has ended"),
+        (True, False, None, "free the store (disk space, permissions, a process holding it)"),
+        (False, True, "delete", "delete it once that process has stopped it, or end that process"),
+        (False, False, "resume", "a member has not ended its turn; resume it once it has stopped"),
+        (False, True, None, "a member there has not ended its turn yet; the stop waits for it"),
+    ],
+)
+def test_what_a_stop_in_progress_is_at_is_said_with_what_to_do(
+    saving: bool, elsewhere: bool, verb: str | None, ending: str
+) -> None:
+    words = still_stopping_words(saving, elsewhere=elsewhere, verb=verb)
+    assert words.endswith(ending)
+    assert ("the store refuses" in words) is saving
+    assert ("its stop there" in words) is (saving and elsewhere)

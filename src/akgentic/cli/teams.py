@@ -92,6 +92,7 @@ from akgentic.storage import (
     StorageBundle,
     TeamRecord,
     TeamStatus,
+    saving_resource,
 )
 from akgentic.team import (
     STOP_GRACE,
@@ -152,16 +153,27 @@ def _elsewhere(
         return CliError(str(exc))
     record = bundle.teams.get(record.team_id) or record
     if record.status == TeamStatus.STOPPED:
-        return CliError(f"{_stopping(record, exc.lease)}; {verb} it once it has stopped")
+        return CliError(_stopping(bundle, record, exc.lease, verb))
     stop = team_command("stop", record.team_id, url)
     return CliError(f"{exc}; or from here: {stop}")
 
 
-def _stopping(record: TeamRecord, lease: Lease) -> str:
-    """A team marked STOPPED that the live process holding ``lease`` is still stopping."""
+def _stopping(bundle: StorageBundle, record: TeamRecord, lease: Lease, verb: str | None) -> str:
+    """A team marked STOPPED that the live process holding ``lease`` is still stopping:
+    what its stop is at — the turns in progress, or (its saving marker live) the last
+    records a store refuses — and what to do (``verb`` it once stopped; None: nothing
+    more to do but free the store, when that is what holds it)."""
+    try:
+        marker = bundle.leases.inspect(saving_resource(record.team_id))
+    except Exception:  # unreadable: said as the turns it usually is
+        marker = None
+    if marker is not None and marker.alive():
+        words = still_stopping_words(True, elsewhere=True, verb=verb)
+        return f"{_title(record)} is stopping in another process ({lease.describe()}): {words}"
+    then = "nothing more to do" if verb is None else f"{verb} it once it has stopped"
     return (
         f"{_title(record)} is stopping: the process running it ({lease.describe()}) "
-        f"waits for the turns in progress (up to {STOP_GRACE:g}s)"
+        f"waits for the turns in progress (up to {STOP_GRACE:g}s); {then}"
     )
 
 
@@ -411,7 +423,7 @@ def stop_team(
         stale = stale_reason(lease) if lease is not None else ""
         if record.status == TeamStatus.STOPPED:
             if lease is not None and not stale:  # asked already: its process is on it
-                console.print(SafeText(f"{_stopping(record, lease)}; nothing more to do"))
+                console.print(SafeText(_stopping(bundle, record, lease, None)))
             else:
                 console.print(SafeText(f"{_title(record)} is already stopped"))
             return

@@ -102,6 +102,12 @@ class Lease(BaseModel):
     expires_at: datetime
     expired: bool
 
+    def alive(self) -> bool:
+        """Whether its holder still counts as holding it: not expired, and not a holder
+        known dead (:func:`holder_is_gone`). A crash on this host is told at once, not
+        only when the lease runs out."""
+        return not self.expired and not holder_is_gone(self.holder)
+
     def describe(self) -> str:
         """``pid 4242 on host build-7 since 2026-11-30 15:02:11 UTC``."""
         since = self.since.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -209,23 +209,27 @@ class TeamStillStoppingError(TeamRunningElsewhereError):
         )
 
 
-def still_stopping_words(saving: bool, elsewhere: bool) -> str:
-    """What a stop that outlasted a resume's wait is at — a member's turn, or (``saving``)
-    the team's last records a store refuses — and what to do; ``elsewhere``: another
-    process stops the team."""
+def still_stopping_words(saving: bool, elsewhere: bool, verb: str | None = "resume") -> str:
+    """What a stop in progress is at — a member's turn, or (``saving``) the team's last
+    records a store refuses — and what to do: ``verb`` the team (resume, delete) once the
+    stop has ended; None: only what would end it sooner. ``elsewhere``: another process
+    stops the team."""
     there = " there" if elsewhere else ""
     if saving:
+        then = "" if verb is None else f" and {verb} it once that stop has ended"
         return (
             f"its turns have ended, and its stop{there} still tries to save the team's "
             f"last records, which the store refuses; free the store (disk space, "
-            f"permissions, a process holding it) and resume it once that stop has ended"
+            f"permissions, a process holding it){then}"
         )
+    if verb is None:
+        return f"a member{there} has not ended its turn yet; the stop waits for it"
     if elsewhere:
         return (
-            "a member there has not ended its turn; resume it once that process has "
-            "stopped it, or end that process"
+            f"a member there has not ended its turn; {verb} it once that process has "
+            f"stopped it, or end that process"
         )
-    return "a member has not ended its turn; resume it once it has stopped"
+    return f"a member has not ended its turn; {verb} it once it has stopped"
 
 
 class TeamStoppingError(ValueError):
@@ -446,9 +450,7 @@ class TeamManager:
         if team_id in self._running:
             return None
         lease = self.lease_of(team_id)
-        if lease is None or lease.expired or lease.holder.owner == self.holder.owner:
-            return None
-        if holder_is_gone(lease.holder):
+        if lease is None or lease.holder.owner == self.holder.owner or not lease.alive():
             return None
         return TeamRunningElsewhereError(team_id, lease)
 
@@ -770,7 +772,7 @@ class TeamManager:
         """Release the lease of a holder that is gone (expired, or its pid on this host no
         longer runs); a live holder's is left alone (it stops the team itself)."""
         lease = self.lease_of(team_id)
-        if lease is None or not (lease.expired or holder_is_gone(lease.holder)):
+        if lease is None or lease.alive():
             return
         resource = team_resource(team_id)
         try:  # atomic: only while that holder still holds it
@@ -1038,12 +1040,18 @@ class TeamManager:
 
     def _stop_marker(self, team_id: UUID) -> Lease | None:
         """The team's live stop marker, if any (an unreadable store: none)."""
+        return self._live_marker(stopping_resource(team_id), "whether it is stopping")
+
+    def _live_marker(self, resource: str, what: str) -> Lease | None:
+        """The marker on ``resource`` while its holder still counts (``Lease.alive``): a
+        stop whose process died (killed mid-stop, on this host) is no stop in progress,
+        and a resume does not wait out its marker. An unreadable store: none."""
         try:
-            marker = self.storage.leases.inspect(stopping_resource(team_id))
+            marker = self.storage.leases.inspect(resource)
         except Exception:
-            logger.exception("team %s: could not read whether it is stopping", team_id)
+            logger.exception("team %s: could not read %s", resource.rsplit("/", 1)[-1], what)
             return None
-        return marker if marker is not None and not marker.expired else None
+        return marker if marker is not None and marker.alive() else None
 
     def _stopping_for(self, team_id: UUID, held: bool, lease: Lease | None = None) -> float | None:
         """How long the team's stop in progress may still take at most (seconds), or None
@@ -1115,12 +1123,7 @@ class TeamManager:
     def _stop_saving(self, team_id: UUID) -> bool:
         """Whether the team's stop in progress is writing its last records (its saving
         marker is live: :meth:`_saving`), its turns over; an unreadable store: no."""
-        try:
-            marker = self.storage.leases.inspect(saving_resource(team_id))
-        except Exception:
-            logger.exception("team %s: could not read what its stop is at", team_id)
-            return False
-        return marker is not None and not marker.expired
+        return self._live_marker(saving_resource(team_id), "what its stop is at") is not None
 
     def _stopped(self, team_id: UUID) -> None:
         """The team's stop has finished: its stop and saving markers go."""

@@ -37,7 +37,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.llm import ModelRoster
-from akgentic.storage import TeamStatus, holder_is_gone, open_storage, open_watch
+from akgentic.storage import TeamStatus, open_storage, open_watch
 from akgentic.team.card import TeamCard
 from akgentic.team.manager import TeamRunningElsewhereError, team_resource
 from akgentic.team.placement.protocol import HostedTeam, PlacementError
@@ -118,7 +118,7 @@ class RayPlacement:
         wait = None
         while True:
             lease = self.storage.leases.inspect(team_resource(team_id))
-            if lease is None or lease.expired or holder_is_gone(lease.holder):
+            if lease is None or not lease.alive():
                 break
             held = TeamRunningElsewhereError(team_id, lease)
             wait = manager._await_stop(team_id, wait, held, wait_for_stop)

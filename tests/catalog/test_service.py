@@ -93,7 +93,9 @@ def test_the_credential_is_stored_sealed_and_shown_only_as_set(
 def test_a_config_that_does_not_validate_is_refused_and_nothing_is_stored(
     catalog: CatalogService,
 ) -> None:
-    with pytest.raises(ConfigError, match="labl: Extra inputs are not permitted"):
+    with pytest.raises(
+        ConfigError, match="labl: Extra inputs are not permitted; did you mean 'label'\\?$"
+    ):
         catalog.configure(ADMIN, "vault", {"labl": "typo"})
     with pytest.raises(ConfigError, match="vector.qdrant does not validate: url: must be an http"):
         catalog.configure(ADMIN, "vector.qdrant", {"url": "qdrant:6333"})

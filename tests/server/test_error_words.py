@@ -56,9 +56,37 @@ def test_a_posted_cards_model_spec_says_the_validators_words(served: Served) -> 
     card = {"name": "x", "entry_point": "@A", "members": [member]}
     detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
     assert detail == (
-        "the card is not valid: members.0.card.models: unknown model provider 'acme' in "
+        "the card is not valid: members.0.card.config.models: unknown model provider 'acme' in "
         f"'acme:x'; known providers: {KNOWN}; e.g. 'openai:gpt-5.2' or 'scripted:default'"
     )
+
+
+def test_a_posted_cards_misspelt_keys_are_all_said_with_what_each_was_meant_to_be(
+    served: Served,
+) -> None:
+    """Every bad tool card of a posted card at once, each misspelt key with the field of
+    its own card class it was likely meant to be, as a YAML file says them."""
+    tools = [
+        {"type": "PlanningTool", "get_planing": True},
+        {"type": "PlanningTool"},
+        {"type": "NotificationTool", "pending_notifcation": False},
+    ]
+    config = {"name": "@A", "tools": tools}
+    member = {
+        "card": {"role": "A", "agent_class": "akgentic.agent.agent.BaseAgent", "config": config}
+    }
+    card = {"name": "x", "entry_point": "@A", "members": [member]}
+    detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
+    assert detail.startswith("the card is not valid: ")
+    assert (
+        "members.0.card.config.tools.0.get_planing: Extra inputs are not permitted; did you "
+        "mean 'get_planning'" in detail
+    )
+    assert (
+        "config.tools.2.pending_notifcation: Extra inputs are not permitted; did you mean "
+        "'pending_notification'?" in detail
+    )
+    assert served.client.list_teams() == []
 
 
 def test_a_serialized_card_that_does_not_validate_is_one_line(served: Served) -> None:

@@ -487,6 +487,24 @@ def test_an_unknown_field_says_which_field_it_was_likely_meant_to_be(tmp_path: P
     assert "did you mean" not in str(info.value)  # nothing near: nothing suggested
 
 
+def test_every_bad_tool_card_of_a_member_is_said_at_once(tmp_path: Path) -> None:
+    """Two tool cards with a mistake each: both are said, each at its own line, so the
+    file is fixed in one go (not one refusal per mistake)."""
+    tools = "[{type: PlanningTool, get_planing: true}, {type: NotificationTool, zz: 1}]"
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: {tools}}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].endswith(
+        "tools[0].get_planing: Extra inputs are not permitted; did you mean 'get_planning' "
+        "or 'get_planning_task'?"
+    )
+    assert lines[1].endswith("tools[1].zz: Extra inputs are not permitted")
+
+
 def test_a_card_reached_through_a_link_reads_its_files_beside_the_real_card(
     tmp_path: Path,
 ) -> None:

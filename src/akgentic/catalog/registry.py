@@ -86,7 +86,7 @@ class ToolType:
         try:
             return self.cls.model_validate(config)
         except ValidationError as exc:
-            problems = validation_words(exc, top="(config)")
+            problems = validation_words(exc, top="(config)", model=self.cls, data=config)
             raise ConfigError(f"config of {self.name} does not validate: {problems}") from None
 
     def config_schema(self) -> dict[str, Any]:

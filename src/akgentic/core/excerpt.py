@@ -13,24 +13,32 @@ A pydantic ``ValidationError`` is worded here too, once for every surface (the C
 ``Value error, `` (:func:`validator_words`), never its title, ``[type=…]`` or link.
 A value that may take several shapes (a card's ``Param | bool`` capability, an MCP
 connection) fails in every shape it was tried as; :func:`union_errors` keeps the errors
-of the shape it was written in.
+of the shape it was written in. Given the model and the data it refused, a key that is no
+field of its model also says which field it was likely meant to be (:func:`field_errors`:
+``did you mean 'max_results'?``), the same in a YAML file, a posted card and the catalog.
 """
 
 from __future__ import annotations
 
 import re
+import types
+import typing
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+from akgentic.core.words import did_you_mean
 
 __all__ = [
     "EXCERPT_CHARS",
     "clip",
     "cut",
+    "errors_words",
     "exception_line",
     "exception_words",
     "excerpt",
+    "field_errors",
     "union_errors",
     "validation_words",
     "validator_words",
@@ -70,15 +78,36 @@ def validator_words(msg: str) -> str:
     return msg
 
 
-def validation_words(exc: ValidationError, limit: int = 5, top: str = "(top)") -> str:
+def validation_words(
+    exc: ValidationError,
+    limit: int = 5,
+    top: str = "(top)",
+    *,
+    model: type[BaseModel] | None = None,
+    data: Any = None,
+) -> str:
     """A pydantic ``ValidationError`` on one line: ``field.path: message`` parts (the
     first ``limit``, and how many more), ``top`` for an error of the whole object, the
     messages through :func:`validator_words`; never pydantic's title line, ``[type=…,
-    input_value=…]`` or link to its site."""
-    found = exc.errors(include_url=False)
+    input_value=…]`` or link to its site. Given the ``model`` that refused ``data``, the
+    errors are :func:`field_errors`: each union's in the shape it was written in, and a
+    misspelt key with the field it was likely meant to be."""
+    found = (
+        [(tuple(e["loc"]), str(e["msg"])) for e in exc.errors(include_url=False)]
+        if model is None
+        else field_errors(model, exc, data)
+    )
+    return errors_words(found, limit, top)
+
+
+def errors_words(
+    found: Iterable[tuple[tuple[Any, ...], str]], limit: int = 5, top: str = "(top)"
+) -> str:
+    """``(loc, msg)`` errors (:func:`field_errors`' or another walk's) on one line, as
+    :func:`validation_words` says them."""
     parts = [
-        f"{'.'.join(map(str, e['loc'])) or top}: {validator_words(' '.join(e['msg'].split()))}"
-        for e in found
+        f"{'.'.join(map(str, loc)) or top}: {validator_words(' '.join(msg.split()))}"
+        for loc, msg in found
     ]
     more = f" (and {len(parts) - limit} more)" if len(parts) > limit else ""
     return "; ".join(parts[:limit]) + more
@@ -243,3 +272,85 @@ def _narrow(
         ]
         out.extend(_narrow(kept))
     return out
+
+
+_EXTRA = "Extra inputs are not permitted"
+"""What pydantic says of a key that is no field of a model that forbids extra keys."""
+
+
+def field_errors(
+    model: type[BaseModel], exc: ValidationError, data: Any
+) -> list[tuple[tuple[Any, ...], str]]:
+    """``(loc, msg)`` of ``exc`` (``model`` validating ``data``) through
+    :func:`union_errors`; a key that is no field of its model also says which field it
+    was likely meant to be (``did you mean 'max_results'?``)."""
+    errors = exc.errors(include_url=False)
+    extra = {e["loc"][-1] for e in errors if e["type"] == "extra_forbidden" and e["loc"]}
+    said = []
+    for loc, msg in union_errors(errors, data):
+        if loc and loc[-1] in extra and msg == _EXTRA:
+            near = did_you_mean(str(loc[-1]), _field_names(model, data, loc[:-1]))
+            msg = f"{msg}; {near}" if near else msg
+        said.append((loc, msg))
+    return said
+
+
+def _field_names(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> list[str]:
+    """The field names and aliases of the model(s) at ``loc`` inside ``data``, walked from
+    ``model`` through the annotations (lists, mappings, unions such as ``Param | bool``;
+    a value a model says is written for another of its own, :func:`_models`); empty when
+    the walk is lost."""
+    annotation: Any = model
+    value = data
+    for part in loc:
+        steps: list[Any] = []
+        for found in _models(annotation, value):
+            field = next((f for n, f in found.model_fields.items() if part in (n, f.alias)), None)
+            if field is not None:
+                steps.append(field.annotation)
+        for arg in _members(annotation):
+            origin, args = typing.get_origin(arg), typing.get_args(arg)
+            if isinstance(part, int) and origin in (list, set, tuple, frozenset) and args:
+                steps.append(args[0])
+            elif origin is dict and len(args) == 2:
+                steps.append(args[1])
+        if not steps:
+            return []
+        annotation = typing.Union[tuple(steps)] if len(steps) > 1 else steps[0]  # noqa: UP007
+        inside = isinstance(value, dict | list) and (
+            part in value if isinstance(value, dict) else 0 <= part < len(value)
+        )
+        value = value[part] if inside else None
+    names: list[str] = []
+    for found in _models(annotation, value):
+        for name, field in found.model_fields.items():
+            names += [name] + ([field.alias] if field.alias else [])
+    return names
+
+
+def _members(annotation: Any) -> list[Any]:
+    """``annotation`` with ``Annotated`` and unions taken apart."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _models(annotation: Any, value: Any) -> list[type[BaseModel]]:
+    """The models ``annotation`` allows for ``value``. A model with a ``written_model``
+    class method says which model a value written for it really is: a tool card written
+    ``{type: PlanningTool, ...}`` is its own card class, not the ``ToolCard`` it is listed
+    as (``ToolCard.written_model``); None from it: the walk is lost there."""
+    found: list[type[BaseModel]] = []
+    for member in _members(annotation):
+        if not (isinstance(member, type) and issubclass(member, BaseModel)):
+            continue
+        written = getattr(member, "written_model", None)
+        if callable(written):
+            member = written(value)
+            if member is None:
+                continue
+        found.append(member)
+    return found

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from akgentic.core.excerpt import validation_words
+from akgentic.core.excerpt import errors_words, validation_words
 from akgentic.core.serialization import (
     MODEL_MARKER,
     SerializationError,
@@ -36,7 +36,7 @@ from akgentic.core.serialization import (
 )
 from akgentic.core.yaml_load import YamlTooLargeError, load_yaml, read_yaml_file
 from akgentic.core.yaml_problem import yaml_problem
-from akgentic.team import TeamCard, TeamCardError, member_names
+from akgentic.team import TeamCard, TeamCardError, member_names, team_card_errors
 from akgentic.tool import ToolCard
 from akgentic.tool.core.lookup import defined_cards_only
 
@@ -149,7 +149,11 @@ def card_from_data(
         with defined_cards_only(started):  # the serialized form too: its tools may name cards
             if MODEL_MARKER in data:
                 return _check(deserialize(data))
-            return _check(TeamCard.model_validate(data))
+            try:
+                return _check(TeamCard.model_validate(data))
+            except ValidationError as exc:  # said with the cards it may name (did you mean)
+                words = errors_words(team_card_errors(data, exc))
+                raise CardError(f"the card is not valid: {words}") from None
     except ValidationError as exc:
         raise CardError(f"the card is not valid: {validation_words(exc)}") from None
     except SerializationError as exc:

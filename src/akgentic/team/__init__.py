@@ -11,6 +11,7 @@ from akgentic.team.card import (
     TeamCard,
     TeamCardError,
     member_names,
+    team_card_errors,
     walk,
 )
 from akgentic.team.manager import (
@@ -98,6 +99,7 @@ __all__ = [
     "remove_team_workspaces",
     "replay_tool_states",
     "still_stopping_words",
+    "team_card_errors",
     "team_resource",
     "team_usage",
     "team_workspaces",

@@ -22,15 +22,12 @@ name the file, the line and the field::
 from __future__ import annotations
 
 import importlib
-import types
-import typing
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -51,16 +48,13 @@ from akgentic.core import (
 )
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
-from akgentic.core.excerpt import exception_line, union_errors, validator_words
+from akgentic.core.excerpt import exception_line, field_errors, validator_words
 from akgentic.core.serialization import (
     SerializableModel,
     SerializationError,
     registered_class,
 )
-from akgentic.core.words import did_you_mean
 from akgentic.storage import check_team_name
-from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.lookup import card_class
 
 __all__ = [
     "MAX_HEADCOUNT",
@@ -71,6 +65,7 @@ __all__ = [
     "TeamCardError",
     "check_member_name",
     "member_names",
+    "team_card_errors",
     "team_size",
     "walk",
 ]
@@ -376,88 +371,8 @@ def walk(
 def _explain(path: Path, root: yaml.Node | None, exc: ValidationError, data: Any) -> str:
     """One line per error; a value that may take several shapes (``Param | bool``) is
     said wrong in the shape it was written in, not once per shape (:func:`union_errors`)."""
-    found = _errors(TeamCard, exc, data)
+    found = field_errors(TeamCard, exc, data)
     return "\n".join(_line(path, root, loc, msg) for loc, msg in found)
-
-
-_EXTRA = "Extra inputs are not permitted"
-"""What pydantic says of a key that is no field of a model that forbids extra keys."""
-
-
-def _errors(
-    model: type[BaseModel], exc: ValidationError, data: Any
-) -> list[tuple[tuple[Any, ...], str]]:
-    """``(loc, msg)`` of ``exc`` (``model`` validating ``data``) through
-    :func:`union_errors`; a key that is no field of its model also says which field it
-    was likely meant to be (``did you mean 'max_results'?``)."""
-    extra = {e["loc"][-1] for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]}
-    said = []
-    for loc, msg in union_errors(exc.errors(), data):
-        if loc and loc[-1] in extra and msg == _EXTRA:
-            near = did_you_mean(str(loc[-1]), _field_names(model, data, loc[:-1]))
-            msg = f"{msg}; {near}" if near else msg
-        said.append((loc, msg))
-    return said
-
-
-def _field_names(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> list[str]:
-    """The field names and aliases of the model(s) at ``loc`` inside ``data``, walked from
-    ``model`` through the annotations (lists, mappings, unions such as ``Param | bool``;
-    a ``tools`` entry's own card class, from its ``type``); empty when the walk is lost."""
-    annotation: Any = model
-    value = data
-    for part in loc:
-        steps: list[Any] = []
-        for found in _models(annotation, value):
-            field = next((f for n, f in found.model_fields.items() if part in (n, f.alias)), None)
-            if field is not None:
-                steps.append(field.annotation)
-        for arg in _members(annotation):
-            origin, args = typing.get_origin(arg), typing.get_args(arg)
-            if isinstance(part, int) and origin in (list, set, tuple, frozenset) and args:
-                steps.append(args[0])
-            elif origin is dict and len(args) == 2:
-                steps.append(args[1])
-        if not steps:
-            return []
-        annotation = typing.Union[tuple(steps)] if len(steps) > 1 else steps[0]  # noqa: UP007
-        inside = isinstance(value, dict | list) and (
-            part in value if isinstance(value, dict) else 0 <= part < len(value)
-        )
-        value = value[part] if inside else None
-    names: list[str] = []
-    for found in _models(annotation, value):
-        for name, field in found.model_fields.items():
-            names += [name] + ([field.alias] if field.alias else [])
-    return names
-
-
-def _members(annotation: Any) -> list[Any]:
-    """``annotation`` with ``Annotated`` and unions taken apart."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
-    return [annotation]
-
-
-def _models(annotation: Any, value: Any) -> list[type[BaseModel]]:
-    """The models ``annotation`` allows for ``value``: a tool card written
-    ``{type: PlanningTool, ...}`` is its own card class, not the ``ToolCard`` it is listed
-    as."""
-    found: list[type[BaseModel]] = []
-    for member in _members(annotation):
-        if not (isinstance(member, type) and issubclass(member, BaseModel)):
-            continue
-        named = value.get("type") if isinstance(value, dict) else None
-        if issubclass(member, ToolCard) and isinstance(named, str):
-            try:
-                member = card_class(named)
-            except ValueError:
-                continue
-        found.append(member)
-    return found
 
 
 def _import_problem(module: str, card_path: Path) -> str | None:
@@ -501,6 +416,16 @@ def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) ->
     return f"{path}{line}: {f'{field}: ' if field else ''}{validator_words(msg)}"
 
 
+def team_card_errors(data: Any, exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
+    """Why ``data`` is no team card (``exc``: ``TeamCard``'s refusal of it), each error at
+    its full path: a member's config checked with its own agent class's config class
+    (``members.0.card.config.tools.1.max_results``, a misspelt key with the field it was
+    likely meant to be), else the card's own errors (:func:`field_errors`). How a card
+    that is not a file (posted to the server) is said as a YAML file's would be."""
+    found = list(_config_errors(data)) if isinstance(data, dict) else []
+    return found or field_errors(TeamCard, exc, data)
+
+
 def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
     """Check each member's and profile's agent class, and validate its config with that
     class's config class, so an error keeps its full path
@@ -533,7 +458,7 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:
-            for where, msg in _errors(agent_class.config_class, exc, card["config"]):
+            for where, msg in field_errors(agent_class.config_class, exc, card["config"]):
                 yield (*loc, "config", *where), msg
 
 

@@ -62,6 +62,22 @@ class ToolCard(SerializableModel):
             )
         super().__pydantic_init_subclass__(**kwargs)
 
+    @classmethod
+    def written_model(cls, value: Any) -> type[ToolCard] | None:
+        """The card class a value written for this one really is: a mapping whose
+        ``type`` names a card (``{type: PlanningTool, ...}``) is that card, whatever card
+        field lists it; None when ``type`` names no card. How an error says which field a
+        misspelt key was meant to be (``akgentic.core.excerpt.field_errors``)."""
+        named = value.get("type") if isinstance(value, dict) else None
+        if not isinstance(named, str):
+            return cls
+        from akgentic.tool.core.lookup import card_class  # lookup imports this module
+
+        try:
+            return card_class(named)
+        except ValueError:
+            return None
+
     # -- the observer ---------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
         """Attach the owning agent (held weakly) and return the card.

@@ -321,20 +321,24 @@ def card_from_data(item: Any) -> Any:
 def cards_from_data(items: list[Any]) -> list[Any]:
     """A card list, each item through :func:`card_from_data`. A card that does not
     validate keeps its position in the error: ``tools[1].max_amount``, not
-    ``tools.max_amount`` (which of two cards of one type is wrong)."""
+    ``tools.max_amount`` (which of two cards of one type is wrong); every card that does
+    not is in the one error raised, so a list with two mistakes is fixed in one go."""
     cards: list[Any] = []
+    details: list[InitErrorDetails] = []
+    title = "ToolCard"
     for index, item in enumerate(items):
         try:
             cards.append(card_from_data(item))
         except ValidationError as exc:
-            errors = exc.errors(include_url=False)
-            details: list[InitErrorDetails] = [
+            title = exc.title if not details else title
+            details += [
                 {
                     "type": PydanticCustomError(e["type"], e["msg"]),
                     "loc": (index, *e["loc"]),
                     "input": e["input"],
                 }
-                for e in errors
+                for e in exc.errors(include_url=False)
             ]
-            raise ValidationError.from_exception_data(exc.title, details) from None
+    if details:
+        raise ValidationError.from_exception_data(title, details)
     return cards

@@ -188,10 +188,16 @@ def test_a_ctrl_c_raised_by_a_check_is_not_raised_again(ctrl_c: Callable[[], Non
 
 
 def test_without_the_console_script_check_never_raises() -> None:
-    """In-process (no handler installed), Python's own Ctrl-C handling stays."""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    with interrupt.deferred():
-        interrupt.check()
+    """In-process (no handler installed), Python's own Ctrl-C handling stays. Python's
+    handler is put in place first: a process started in the background by a shell
+    without job control inherits SIGINT ignored, and keeps it so."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with interrupt.deferred():
+            interrupt.check()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_ctrl_c_during_the_teams_start_up_stops_it_and_says_how_to_resume(

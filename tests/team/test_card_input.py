@@ -533,3 +533,16 @@ def test_a_card_reached_through_a_link_reads_its_files_beside_the_real_card(
     assert card.mcp_config == str(real / "servers" / "mcp.json")
     [skill_card] = config.tools
     assert skill_card.skills.folders == [str(real / "skills")]  # type: ignore[attr-defined]
+
+
+def test_a_bad_tool_card_and_an_unknown_card_type_are_said_together(tmp_path: Path) -> None:
+    """A card whose ``type`` names no card does not hide the other cards' mistakes."""
+    tools = "[{type: PlanningTool, get_planing: true}, {type: NoSuchCardAnywhere}]"
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, config: {{name: '@A', tools: {tools}}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    said = str(info.value)
+    assert "tools[0].get_planing: Extra inputs are not permitted; did you mean" in said
+    assert "tools[1].type: unknown tool card 'NoSuchCardAnywhere'" in said

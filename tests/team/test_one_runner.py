@@ -604,6 +604,14 @@ def test_a_stop_whose_process_died_is_no_stop_in_progress(storage_url: str, savi
         second.on_stop_wait = notices.append
         resumed = second.resume_team(team_id)
         assert resumed.is_running() and notices == []
+        # its next stop takes the dead holder's markers over: seen, as any stop is
+        second._stopping(team_id, 30.0)
+        if saving:
+            second._saving(team_id, 30.0)
+        for resource in markers:
+            lease = second.storage.leases.inspect(resource)
+            assert lease is not None and lease.holder == second.holder and lease.alive()
+        assert first.stop_in_progress(team_id) is not None
         second.stop_team(team_id)
 
 

@@ -286,13 +286,21 @@ def field_errors(
     was likely meant to be (``did you mean 'max_results'?``)."""
     errors = exc.errors(include_url=False)
     extra = {e["loc"][-1] for e in errors if e["type"] == "extra_forbidden" and e["loc"]}
-    said = []
+    said: list[tuple[tuple[Any, ...], str]] = []
     for loc, msg in union_errors(errors, data):
-        if loc and loc[-1] in extra and msg == _EXTRA:
-            near = did_you_mean(str(loc[-1]), _field_names(model, data, loc[:-1]))
+        if loc and loc[-1] in extra and msg == _EXTRA and len(said) < _NEAR_LIMIT:
+            try:
+                near = did_you_mean(str(loc[-1]), _field_names(model, data, loc[:-1]))
+            except Exception:  # a model the walk cannot follow: the plain words stand
+                near = ""
             msg = f"{msg}; {near}" if near else msg
         said.append((loc, msg))
     return said
+
+
+_NEAR_LIMIT = 20
+"""How many errors :func:`field_errors` looks for a nearby field for (a message shows
+the first few; a card of thousands of misspelt keys must not cost a walk for each)."""
 
 
 def _field_names(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> list[str]:
@@ -317,8 +325,8 @@ def _field_names(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> lis
         if not steps:
             return []
         annotation = typing.Union[tuple(steps)] if len(steps) > 1 else steps[0]  # noqa: UP007
-        inside = isinstance(value, dict | list) and (
-            part in value if isinstance(value, dict) else 0 <= part < len(value)
+        inside = (isinstance(value, dict) and part in value) or (
+            isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
         )
         value = value[part] if inside else None
     names: list[str] = []

@@ -448,13 +448,15 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
         if not isinstance(card, dict):
             continue
         path = card.get("agent_class", DEFAULT_AGENT_CLASS)
-        problem = agent_class_problem(str(path))
+        if not isinstance(path, str):  # the card's own validation says what it should be
+            continue
+        problem = agent_class_problem(path)
         if problem is not None:
             yield (*loc, "agent_class"), problem
             continue
         if not isinstance(card.get("config"), dict):
             continue
-        agent_class = actor_class_for(str(path))
+        agent_class = actor_class_for(path)
         try:
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:

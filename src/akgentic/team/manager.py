@@ -1092,9 +1092,7 @@ class TeamManager:
         grace and :data:`STOP_MARGIN`, released once it has stopped), so that a resume
         meanwhile, from any process, waits for it rather than being refused."""
         try:
-            self.storage.leases.acquire(
-                stopping_resource(team_id), self.holder, grace + STOP_MARGIN
-            )
+            self._mark(stopping_resource(team_id), grace + STOP_MARGIN)
         except LeaseHeldError:  # an earlier stop's elsewhere, never released: it expires
             pass
         except Exception:  # the stop goes on; a resume meanwhile is refused, as before
@@ -1110,7 +1108,7 @@ class TeamManager:
         ttl = left + STOP_MARGIN
         for resource in (stopping_resource(team_id), saving_resource(team_id)):
             try:
-                self.storage.leases.acquire(resource, self.holder, ttl)
+                self._mark(resource, ttl)
             except LeaseHeldError:  # an earlier stop's elsewhere, never released: it expires
                 pass
             except Exception:  # it runs out by itself; a resume then is refused, as before
@@ -1119,6 +1117,19 @@ class TeamManager:
                     self._refresh_failed.add(team_id)
                 if not said:
                     logger.exception("team %s: could not record that it is stopping", team_id)
+
+    def _mark(self, resource: str, ttl: float) -> None:
+        """Hold a stop's marker on ``resource`` for ``ttl`` seconds. One a process left
+        behind as it died (killed mid-stop: ``Lease.alive`` false) is taken over — this
+        stop must be seen, not hidden behind a marker everyone ignores; a live holder's
+        raises ``LeaseHeldError``."""
+        leases = self.storage.leases
+        try:
+            leases.acquire(resource, self.holder, ttl)
+        except LeaseHeldError as held:
+            if held.lease.alive():
+                raise
+            leases.acquire(resource, self.holder, ttl, take_over=held.lease.holder.owner)
 
     def _stop_saving(self, team_id: UUID) -> bool:
         """Whether the team's stop in progress is writing its last records (its saving

@@ -69,14 +69,15 @@ class ToolCard(SerializableModel):
         field lists it; None when ``type`` names no card. How an error says which field a
         misspelt key was meant to be (``akgentic.core.excerpt.field_errors``)."""
         named = value.get("type") if isinstance(value, dict) else None
-        if not isinstance(named, str):
-            return cls
+        if not isinstance(named, str) or cls is not ToolCard:
+            return cls  # a card class given itself (the catalog's config): its own fields
         from akgentic.tool.core.lookup import card_class  # lookup imports this module
 
         try:
-            return card_class(named)
+            found = card_class(named)
         except ValueError:
             return None
+        return found if issubclass(found, cls) else None
 
     # -- the observer ---------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:

@@ -339,6 +339,14 @@ def cards_from_data(items: list[Any]) -> list[Any]:
                 }
                 for e in exc.errors(include_url=False)
             ]
+        except ValueError as exc:  # its type names no card: said beside the others
+            details.append(
+                {
+                    "type": PydanticCustomError("value_error", "{reason}", {"reason": str(exc)}),
+                    "loc": (index, "type"),
+                    "input": item.get("type") if isinstance(item, dict) else item,
+                }
+            )
     if details:
         raise ValidationError.from_exception_data(title, details)
     return cards

@@ -28,7 +28,7 @@ from uuid import UUID
 
 import ray
 
-from akgentic.storage import Lease, TeamStatus, holder_is_gone
+from akgentic.storage import Lease, TeamStatus
 from akgentic.team.manager import TeamRunningElsewhereError
 from akgentic.team.placement.ray.wire import live_nodes, parse_owner
 
@@ -75,9 +75,8 @@ class Reviver:
                 continue
             node, name = found
             if not (
-                lease.expired
+                not lease.alive()
                 or node not in alive
-                or holder_is_gone(lease.holder)
                 or not _exists(name, placement.options.namespace)
             ):
                 continue

@@ -25,6 +25,7 @@ from akgentic.storage import (
     encode_event,
     holder_is_gone,
 )
+from tests.processes import a_dead_pid
 from tests.storage.conftest import Backend
 
 TTL = 60.0
@@ -230,13 +231,7 @@ def test_a_lease_a_writer_found_lost_is_dropped_and_reported_once(store: Storage
 
 
 def test_a_holder_on_this_host_whose_pid_is_gone_is_known_dead() -> None:
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        text=True,
-        capture_output=True,
-        check=True,
-    )
-    gone = LeaseHolder.here("x").model_copy(update={"pid": int(child.stdout)})
+    gone = LeaseHolder.here("x").model_copy(update={"pid": a_dead_pid()})
     assert holder_is_gone(gone)
     assert not holder_is_gone(LeaseHolder.here("me"))  # this very process
     assert not holder_is_gone(gone.model_copy(update={"host": "elsewhere"}))  # only expiry tells

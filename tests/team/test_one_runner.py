@@ -6,8 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -53,6 +51,7 @@ from akgentic.team import (
     team_resource,
 )
 from akgentic.team import manager as manager_module
+from tests.processes import a_dead_pid
 
 from .conftest import answer
 from .gated import Gate, GatedStep
@@ -562,17 +561,6 @@ def test_a_resume_whose_wait_for_the_stop_runs_out_is_refused_in_one_line(
             Gate.release.set()  # the turn ends: the shutdown stops the team at once
     finally:
         Gate.release.set()
-
-
-def a_dead_pid() -> int:
-    """The pid of a process of this host that has ended (and was reaped)."""
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(child.stdout)
 
 
 @pytest.mark.parametrize("saving", [False, True])

@@ -445,8 +445,14 @@ def test_a_team_whose_card_or_metadata_is_damaged_is_listed_damaged_and_says_wha
             "not a member; members are @Manager, @Worker",
             "STOPPED",  # only the full checks see it: teams list does not import them
         ),
+        (
+            "misspelt",
+            "'s team card fails this version's card checks: entry_pont: Extra inputs are "
+            "not permitted; did you mean 'entry_point'?",
+            "STOPPED",
+        ),
     ],
-    ids=["no-fields", "empty", "entry-point"],
+    ids=["no-fields", "empty", "entry-point", "misspelt"],
 )
 def test_a_stored_card_that_fails_the_checks_says_what_to_do_on_one_line(
     cli: Invoke, storage_url: str, stored: Any, problem: str, listed: str
@@ -456,6 +462,8 @@ def test_a_stored_card_that_fails_the_checks_says_what_to_do_on_one_line(
     card = serialize(TeamCard.from_yaml(RESEARCH))
     if stored == "@Nobody":
         stored = {**card, "entry_point": "@Nobody"}
+    elif stored == "misspelt":  # a key a later version renamed, or a hand-edited store
+        stored = {**card, "entry_pont": card["entry_point"]}
     storage = open_storage(storage_url)
     bad = storage.teams.create("bad", card=card).team_id
     storage.teams.set_status(bad, TeamStatus.STOPPED)

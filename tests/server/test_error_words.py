@@ -101,6 +101,18 @@ def test_a_serialized_card_that_does_not_validate_is_one_line(served: Served) ->
     )
 
 
+def test_a_serialized_cards_misspelt_key_says_what_it_was_meant_to_be(served: Served) -> None:
+    """The serialized form is said as the plain form is: a misspelt key of a class inside it
+    with that class's field it was likely meant to be."""
+    card = serialize(TeamCard.from_yaml(TURNS))
+    card["members"][0]["card"]["config"]["models"]["models"][0]["temprature"] = 0.5
+    detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
+    assert detail == (
+        "the card does not decode: ModelConfig: temprature: Extra inputs are not permitted; "
+        "did you mean 'temperature'?"
+    )
+
+
 @pytest.mark.parametrize("command", ["/ spaced", "/", "help", "/\tx"])
 def test_a_malformed_command_says_what_a_command_is(served: Served, command: str) -> None:
     url = f"{served.url}/teams/{uuid.uuid4()}/commands"
@@ -133,3 +145,20 @@ def test_a_malformed_team_id_comes_before_the_bodys_problems(served: Served) -> 
     detail = _said(response)
     assert detail == "'nope' is not a team id (a UUID); list the teams with GET /teams"
     assert {tuple(e["loc"]) for e in response.json()["errors"]} >= {("path", "team_id")}
+
+
+def test_a_posted_cards_own_mistake_is_said_beside_its_members_config_mistake(
+    served: Served,
+) -> None:
+    """Both mistakes at once, the config's at its full path and not again at the card's."""
+    member = {"card": {"role": "A", "config": {"name": "@A", "promt": "hi"}}}
+    card = {"name": "x", "entry_point": "@A", "members": [member], "descripton": "d"}
+    detail = _said(httpx.post(f"{served.url}/teams", json={"card": card}, timeout=30))
+    assert detail.startswith("the card is not valid: ")
+    assert (
+        "members.0.card.config.promt: Extra inputs are not permitted; did you mean 'prompt'?"
+        in detail
+    )
+    assert "descripton: Extra inputs are not permitted; did you mean 'description'?" in detail
+    assert "members.0.card.promt" not in detail
+    assert served.client.list_teams() == []

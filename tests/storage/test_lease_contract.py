@@ -24,6 +24,7 @@ from akgentic.storage import (
     StorageBundle,
     encode_event,
     holder_is_gone,
+    live_lease,
 )
 from tests.processes import a_dead_pid
 from tests.storage.conftest import Backend
@@ -235,3 +236,19 @@ def test_a_holder_on_this_host_whose_pid_is_gone_is_known_dead() -> None:
     assert holder_is_gone(gone)
     assert not holder_is_gone(LeaseHolder.here("me"))  # this very process
     assert not holder_is_gone(gone.model_copy(update={"host": "elsewhere"}))  # only expiry tells
+
+
+def test_a_live_lease_is_one_whose_holder_still_counts(store: StorageBundle) -> None:
+    """``live_lease``: held by a live process, the lease; free, expired, or held by a
+    process on this host that is gone, None (a marker a killed process left is none)."""
+    leases = store.leases
+    assert live_lease(leases, "stopping/a") is None  # nobody holds it
+    me = LeaseHolder.here("me")
+    held = leases.acquire("stopping/a", me, TTL)
+    assert live_lease(leases, "stopping/a") == held
+    leases.acquire("stopping/b", me, 0)
+    assert leases.inspect("stopping/b") is not None
+    assert live_lease(leases, "stopping/b") is None  # expired
+    dead = LeaseHolder.here("dead").model_copy(update={"pid": a_dead_pid()})
+    leases.acquire("stopping/c", dead, TTL)
+    assert live_lease(leases, "stopping/c") is None  # its process is gone

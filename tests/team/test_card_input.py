@@ -546,3 +546,22 @@ def test_a_bad_tool_card_and_an_unknown_card_type_are_said_together(tmp_path: Pa
     said = str(info.value)
     assert "tools[0].get_planing: Extra inputs are not permitted; did you mean" in said
     assert "tools[1].type: unknown tool card 'NoSuchCardAnywhere'" in said
+
+
+def test_a_card_mistake_and_a_member_config_mistake_are_said_together(tmp_path: Path) -> None:
+    """A misspelt top-level key and a misspelt key in a member's config: both are said,
+    each at its own line, the config's at its full path (once, not again at the card's
+    shorter path), so the file is fixed in one go."""
+    text = HEAD.replace("members:", "entry_pont: '@A'\nmembers:")
+    path = card_file(tmp_path, text + "  - card: {role: A, config: {name: '@A', promt: hi}}\n")
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].endswith(
+        "members[0].card.config.promt: Extra inputs are not permitted; did you mean 'prompt'?"
+    )
+    assert lines[1].endswith(
+        "entry_pont: Extra inputs are not permitted; did you mean 'entry_point'?"
+    )
+    assert f"{path}:4:" in lines[1]  # its own line in the file

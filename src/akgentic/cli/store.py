@@ -29,7 +29,7 @@ from akgentic.cli.errors import CliError
 from akgentic.cli.output import short_id, team_name
 from akgentic.core import user_data_dir
 from akgentic.core.excerpt import exception_line, exception_words, validation_words
-from akgentic.core.serialization import MODEL_MARKER
+from akgentic.core.serialization import MODEL_MARKER, SerializationError
 from akgentic.storage import (
     MemoryStorage,
     SqliteStorage,
@@ -387,7 +387,8 @@ def stored_card(record: TeamRecord) -> TeamCard:
             else ""
         )
         if isinstance(exc.__cause__, ValidationError):  # decoded, and refused by the checks
-            checks = validation_words(exc.__cause__, top="card")
+            refusal = exc.refusal_words(top="card") if isinstance(exc, SerializationError) else None
+            checks = refusal or validation_words(exc.__cause__, top="card")
             if any(str(m) not in sys.modules for m in imports):  # checks of what they define
                 raise CliError(
                     f"team {short_id(record.team_id)}'s team card fails its checks without "

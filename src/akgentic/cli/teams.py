@@ -92,6 +92,7 @@ from akgentic.storage import (
     StorageBundle,
     TeamRecord,
     TeamStatus,
+    live_lease,
     saving_resource,
 )
 from akgentic.team import (
@@ -164,10 +165,10 @@ def _stopping(bundle: StorageBundle, record: TeamRecord, lease: Lease, verb: str
     records a store refuses — and what to do (``verb`` it once stopped; None: nothing
     more to do but free the store, when that is what holds it)."""
     try:
-        marker = bundle.leases.inspect(saving_resource(record.team_id))
+        saving = live_lease(bundle.leases, saving_resource(record.team_id))
     except Exception:  # unreadable: said as the turns it usually is
-        marker = None
-    if marker is not None and marker.alive():
+        saving = None
+    if saving is not None:
         words = still_stopping_words(True, elsewhere=True, verb=verb)
         return f"{_title(record)} is stopping in another process ({lease.describe()}): {words}"
     then = "nothing more to do" if verb is None else f"{verb} it once it has stopped"

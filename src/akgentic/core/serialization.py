@@ -74,7 +74,25 @@ T = TypeVar("T", bound=type)
 
 
 class SerializationError(ValueError):
-    """A value cannot be serialized, or serialized data cannot be decoded."""
+    """A value cannot be serialized, or serialized data cannot be decoded.
+
+    When a class's validation refused the data, the error's cause is that
+    ``ValidationError``, and ``model`` and ``data`` are the class and what it was given
+    (None when a class's own decoder refused it): :meth:`refusal_words` says it."""
+
+    def __init__(self, message: str, *, model: type[BaseModel] | None = None, data: Any = None):
+        super().__init__(message)
+        self.model = model
+        self.data = data
+
+    def refusal_words(self, top: str = "(top)") -> str | None:
+        """The validation that refused the data, on one line (``validation_words``: a
+        misspelt key with the field it was likely meant to be, when the class is known);
+        None when no validation refused it."""
+        cause = self.__cause__
+        if not isinstance(cause, ValidationError):
+            return None
+        return validation_words(cause, top=top, model=self.model, data=self.data)
 
 
 _registry: dict[str, type] = {}
@@ -359,8 +377,11 @@ def _decode_model(path: str, fields: dict[str, Any]) -> Any:
     except SerializationError:
         raise
     except ValidationError as exc:
-        reason = clip(validation_words(exc), 2000)  # one line: pydantic's dump spans many
-        raise SerializationError(f"stored {path} does not validate: {reason}") from exc
+        model = cls if isinstance(custom, functools.partial) else None  # its own fields
+        reason = clip(validation_words(exc, model=model, data=fields), 2000)  # one line
+        raise SerializationError(
+            f"stored {path} does not validate: {reason}", model=model, data=fields
+        ) from exc
     except Exception as exc:  # a class's own decoder or validator: anything, but reported
         reason = clip(str(exc) or type(exc).__name__, 400)
         raise SerializationError(f"stored {path} cannot be decoded: {reason}") from exc

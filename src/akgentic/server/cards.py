@@ -158,9 +158,9 @@ def card_from_data(
         raise CardError(f"the card is not valid: {validation_words(exc)}") from None
     except SerializationError as exc:
         cause = exc.__cause__  # a class's validation, said as the plain form's would be
-        if isinstance(cause, ValidationError):
-            said = f"{cause.title}: {validation_words(cause)}"
-            raise CardError(f"the card does not decode: {said}") from None
+        refusal = exc.refusal_words()
+        if isinstance(cause, ValidationError) and refusal is not None:
+            raise CardError(f"the card does not decode: {cause.title}: {refusal}") from None
         raise CardError(f"the card does not decode: {exc}") from None
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "LeaseStore",
     "check_ttl",
     "holder_is_gone",
+    "live_lease",
     "saving_resource",
     "stopping_resource",
     "team_resource",
@@ -177,6 +178,15 @@ class LeaseStore(Protocol):
     def list(self, prefix: str = "") -> builtins.list[Lease]:
         """Every lease whose resource starts with ``prefix``, ordered by resource."""
         ...
+
+
+def live_lease(leases: LeaseStore, resource: str) -> Lease | None:
+    """The lease on ``resource`` while its holder still counts as holding it
+    (:meth:`Lease.alive`), else None: how a process asks whether another is at something
+    (a stop, its saving) — a marker left by a process that died is none. Raises what the
+    store raises."""
+    lease = leases.inspect(resource)
+    return lease if lease is not None and lease.alive() else None
 
 
 def check_ttl(ttl: float) -> float:

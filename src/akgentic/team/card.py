@@ -289,12 +289,10 @@ class TeamCard(SerializableModel):
             if problem is not None:
                 raise TeamCardError(_line(path, node, ("imports", index), problem))
         try:
-            problems = list(_config_errors(data))
-            if problems:
-                raise TeamCardError("\n".join(_line(path, node, loc, msg) for loc, msg in problems))
             card = cls.model_validate(data)
         except ValidationError as exc:
-            raise TeamCardError(_explain(path, node, exc, data)) from None
+            lines = (_line(path, node, loc, msg) for loc, msg in team_card_errors(data, exc))
+            raise TeamCardError("\n".join(lines)) from None
         # the real file's folder: a card linked from elsewhere reads the files beside it
         card.resolve_paths(path.resolve().parent)
         return card
@@ -368,13 +366,6 @@ def walk(
             yield from walk(spec.members, name)
 
 
-def _explain(path: Path, root: yaml.Node | None, exc: ValidationError, data: Any) -> str:
-    """One line per error; a value that may take several shapes (``Param | bool``) is
-    said wrong in the shape it was written in, not once per shape (:func:`union_errors`)."""
-    found = field_errors(TeamCard, exc, data)
-    return "\n".join(_line(path, root, loc, msg) for loc, msg in found)
-
-
 def _import_problem(module: str, card_path: Path) -> str | None:
     """Why ``module`` (a card's ``imports`` entry) does not import, None when it does. An
     import runs the module's code, which may raise anything (a ``SyntaxError``, its own
@@ -418,18 +409,27 @@ def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) ->
 
 def team_card_errors(data: Any, exc: ValidationError) -> list[tuple[tuple[Any, ...], str]]:
     """Why ``data`` is no team card (``exc``: ``TeamCard``'s refusal of it), each error at
-    its full path: a member's config checked with its own agent class's config class
-    (``members.0.card.config.tools.1.max_results``, a misspelt key with the field it was
-    likely meant to be), else the card's own errors (:func:`field_errors`). How a card
-    that is not a file (posted to the server) is said as a YAML file's would be."""
+    its full path, all of them at once: a member's config checked with its own agent
+    class's config class (``members.0.card.config.tools.1.max_results``, a misspelt key
+    with the field it was likely meant to be), then the card's other errors
+    (:func:`field_errors`) — those of a member card whose config or class was said already
+    left out, as the card's refusal of it is the same error at a shorter path. How a card
+    is said, from a YAML file or posted to the server."""
     found = list(_config_errors(data)) if isinstance(data, dict) else []
-    return found or field_errors(TeamCard, exc, data)
+    said = {card for card, _, _ in found}
+    rest = [
+        (loc, msg)
+        for loc, msg in field_errors(TeamCard, exc, data)
+        if not any(loc[: len(card)] == card for card in said)
+    ]
+    return [(loc, msg) for _, loc, msg in found] + rest
 
 
-def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]]:
+def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...], str]]:
     """Check each member's and profile's agent class, and validate its config with that
     class's config class, so an error keeps its full path
-    (``members[0].card.config.prompt``) and so its line."""
+    (``members[0].card.config.prompt``) and so its line: ``(the card's path, the error's
+    path, what is wrong)``."""
     importlib.import_module("akgentic.agent")
 
     def cards(members: Any, loc: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
@@ -452,7 +452,7 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
             continue
         problem = agent_class_problem(path)
         if problem is not None:
-            yield (*loc, "agent_class"), problem
+            yield loc, (*loc, "agent_class"), problem
             continue
         if not isinstance(card.get("config"), dict):
             continue
@@ -461,7 +461,7 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], str]
             agent_class.config_class.model_validate(card["config"])
         except ValidationError as exc:
             for where, msg in field_errors(agent_class.config_class, exc, card["config"]):
-                yield (*loc, "config", *where), msg
+                yield loc, (*loc, "config", *where), msg
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:

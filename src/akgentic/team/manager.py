@@ -93,6 +93,7 @@ from akgentic.storage import (
     TeamRecord,
     TeamStatus,
     holder_is_gone,
+    live_lease,
     saving_resource,
     stopping_resource,
     team_resource,
@@ -1047,11 +1048,10 @@ class TeamManager:
         stop whose process died (killed mid-stop, on this host) is no stop in progress,
         and a resume does not wait out its marker. An unreadable store: none."""
         try:
-            marker = self.storage.leases.inspect(resource)
+            return live_lease(self.storage.leases, resource)
         except Exception:
             logger.exception("team %s: could not read %s", resource.rsplit("/", 1)[-1], what)
             return None
-        return marker if marker is not None and marker.alive() else None
 
     def _stopping_for(self, team_id: UUID, held: bool, lease: Lease | None = None) -> float | None:
         """How long the team's stop in progress may still take at most (seconds), or None

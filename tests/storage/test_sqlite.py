@@ -165,18 +165,25 @@ def test_opening_an_existing_store_writes_nothing_to_it(tmp_path: Path) -> None:
     assert path.read_bytes() == before
 
 
-def test_a_foreign_events_table_is_refused_naming_the_file_and_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("akgentic_events", "seq"), ("akgentic_teams", "status")],  # teams: an index's column
+)
+def test_a_foreign_table_is_refused_naming_the_file_and_table(
+    tmp_path: Path, table: str, column: str
+) -> None:
+    """Said as another program's table (and what to do), not as an index on a column it
+    lacks (``no such column: status``); nothing of it is changed."""
     path = tmp_path / "other.db"
     conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE akgentic_events (id INTEGER PRIMARY KEY, body TEXT)")
-    conn.execute("INSERT INTO akgentic_events (body) VALUES ('theirs')")
+    conn.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute(f"INSERT INTO {table} (body) VALUES ('theirs')")
     conn.commit()
     conn.close()
-    with pytest.raises(StorageError, match=rf"{path}.*akgentic_events") as caught:
+    with pytest.raises(StorageError, match=rf"{path}: the table {table} was not made by akgentic"):
         SqliteStorage(path)
-    assert "seq" in str(caught.value)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT body FROM akgentic_events").fetchall() == [("theirs",)]
+    assert conn.execute(f"SELECT body FROM {table}").fetchall() == [("theirs",)]
     conn.close()
 
 

@@ -68,7 +68,7 @@ from akgentic.storage.records import (
     utc_now,
 )
 
-__all__ = ["Cursor", "Driver", "SqlStorage", "check_tables", "team_head"]
+__all__ = ["Cursor", "Driver", "SqlStorage", "check_tables", "create_schema", "team_head"]
 
 
 class Cursor(Protocol):
@@ -201,6 +201,20 @@ def check_tables(cur: Cursor, where: str) -> None:
                 f"{where}: the table {table} was not made by akgentic (it needs the columns "
                 f"{columns}; the database says: {exc}). Use another database for akgentic."
             ) from exc
+
+
+def create_schema(cur: Cursor, statements: Sequence[str], where: str) -> None:
+    """Run a schema's statements (``IF NOT EXISTS`` each), the tables first, then check
+    them (:func:`check_tables`), then the rest (indexes): a table of our name another
+    program made is said as such, not as the index on a column it lacks
+    (``no such column: status``)."""
+    tables = [s for s in statements if s.lstrip().upper().startswith("CREATE TABLE")]
+    for statement in tables:
+        cur.execute(statement)
+    check_tables(cur, where)
+    for statement in statements:
+        if statement not in tables:
+            cur.execute(statement)
 
 
 HEAD_SQL = (

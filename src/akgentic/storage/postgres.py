@@ -46,7 +46,7 @@ from psycopg.pq import Format
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._codec import text_or_bytes, to_utc
-from akgentic.storage._sql import Cursor, SqlStorage, check_tables
+from akgentic.storage._sql import Cursor, SqlStorage, create_schema
 from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
 from akgentic.storage.lease import Fence
@@ -269,9 +269,7 @@ class _Driver:
             if self._schema != "public":
                 schema = sql.Identifier(self._schema).as_string(self._conn)
                 cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-            for statement in _SCHEMA:
-                cur.execute(statement)
-            check_tables(cur, f"Postgres schema {self._schema!r}")
+            create_schema(cur, _SCHEMA, f"Postgres schema {self._schema!r}")
             row = cur.execute(
                 "SELECT value FROM akgentic_meta WHERE key = 'schema_version'"
             ).fetchone()

@@ -64,7 +64,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._checkpoint import Checkpointer
 from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
-from akgentic.storage._sql import Cursor, SqlStorage, check_tables, team_head
+from akgentic.storage._sql import Cursor, SqlStorage, check_tables, create_schema, team_head
 from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
 from akgentic.storage.lease import Fence
@@ -312,9 +312,7 @@ class _Driver:
                 )
             else:
                 with self.write() as cur:
-                    for statement in _SCHEMA:
-                        cur.execute(statement)
-                    check_tables(cur, str(path))
+                    create_schema(cur, _SCHEMA, str(path))
                     if self._check_version(cur) != SCHEMA_VERSION:  # unchanged: no write
                         cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:

@@ -277,3 +277,24 @@ def test_non_finite_names_the_first_number_json_does_not_hold_at_any_depth() -> 
         deep = [deep]
     found = non_finite(deep)
     assert found is not None and found[1] == "NaN" and found[0].count(".") == 5000
+
+
+def test_a_refusal_pickles_as_its_message_alone() -> None:
+    """Across processes (Ray) the error is its message: the class and the data it refused
+    stay behind (the other side may not rebuild them, and its cause does not travel)."""
+    import pickle
+
+    class Local(BaseModel):
+        x: int
+
+    data = serialize(Payload(label="x"))
+    data["weight"] = "heavy"
+    with pytest.raises(SerializationError) as caught:
+        deserialize(data)
+    error = caught.value
+    assert error.model is Payload
+    assert (error.refusal_words() or "").startswith("weight: Input should be a valid number")
+    error.data = {"held": Local(x=1)}  # a class only this process has
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is SerializationError and copy.args == error.args
+    assert copy.model is None and copy.data is None and copy.refusal_words() is None

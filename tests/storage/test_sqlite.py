@@ -180,8 +180,11 @@ def test_a_foreign_table_is_refused_naming_the_file_and_table(
     conn.execute(f"INSERT INTO {table} (body) VALUES ('theirs')")
     conn.commit()
     conn.close()
-    with pytest.raises(StorageError, match=rf"{path}: the table {table} was not made by akgentic"):
+    with pytest.raises(
+        StorageError, match=rf"{path}: the table {table} was not made by akgentic"
+    ) as caught:
         SqliteStorage(path)
+    assert column in str(caught.value)  # the columns it needs
     conn = sqlite3.connect(path)
     assert conn.execute(f"SELECT body FROM {table}").fetchall() == [("theirs",)]
     conn.close()

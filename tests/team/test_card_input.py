@@ -565,3 +565,27 @@ def test_a_card_mistake_and_a_member_config_mistake_are_said_together(tmp_path: 
         "entry_pont: Extra inputs are not permitted; did you mean 'entry_point'?"
     )
     assert f"{path}:4:" in lines[1]  # its own line in the file
+
+
+@pytest.mark.parametrize("where", ["member", "profile"])
+def test_an_undefined_agent_class_is_said_once_beside_the_cards_other_mistakes(
+    tmp_path: Path, where: str
+) -> None:
+    """The class at its own line, once (not again as the team's sentence on it), and the
+    same card's misspelt key said with it — the class's refusal does not hide it."""
+    card = "{rolle: A, agent_class: nowhere.Ghost}"
+    if where == "member":
+        text = HEAD.replace("'@A'", "'@Ghost'") + f"  - card: {card}\n"
+        at = "members[0].card"
+    else:
+        text = HEAD + "  - card: {role: A, config: {name: '@A'}}\n" + f"profiles:\n  - {card}\n"
+        at = "profiles[0]"
+    path = card_file(tmp_path, text)
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    lines = str(info.value).splitlines()
+    assert sum("nowhere.Ghost" in line for line in lines) == 1, lines
+    assert any(f"{at}.agent_class: agent_class 'nowhere.Ghost' is not defined" in x for x in lines)
+    assert any(
+        f"{at}.rolle: Extra inputs are not permitted; did you mean 'role'?" in x for x in lines
+    ), lines

@@ -85,6 +85,11 @@ class SerializationError(ValueError):
         self.model = model
         self.data = data
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (across processes: Ray) as its message alone: its cause does not travel,
+        and the data it refused may hold classes the other side cannot rebuild."""
+        return (type(self), self.args)
+
     def refusal_words(self, top: str = "(top)") -> str | None:
         """The validation that refused the data, on one line (``validation_words``: a
         misspelt key with the field it was likely meant to be, when the class is known);

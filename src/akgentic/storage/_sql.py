@@ -18,9 +18,11 @@ every reader merges them by number, so a pack's events read as if they were rows
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from itertools import compress
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -203,17 +205,20 @@ def check_tables(cur: Cursor, where: str) -> None:
             ) from exc
 
 
+_CREATE_TABLE = re.compile(r"\s*CREATE\s+(?:\w+\s+)?TABLE\b", re.IGNORECASE)
+
+
 def create_schema(cur: Cursor, statements: Sequence[str], where: str) -> None:
     """Run a schema's statements (``IF NOT EXISTS`` each), the tables first, then check
     them (:func:`check_tables`), then the rest (indexes): a table of our name another
     program made is said as such, not as the index on a column it lacks
     (``no such column: status``)."""
-    tables = [s for s in statements if s.lstrip().upper().startswith("CREATE TABLE")]
-    for statement in tables:
+    tables = [bool(_CREATE_TABLE.match(statement)) for statement in statements]
+    for statement in compress(statements, tables):
         cur.execute(statement)
     check_tables(cur, where)
-    for statement in statements:
-        if statement not in tables:
+    for statement, table in zip(statements, tables, strict=True):
+        if not table:
             cur.execute(statement)
 
 

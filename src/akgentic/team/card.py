@@ -411,16 +411,23 @@ def team_card_errors(data: Any, exc: ValidationError) -> list[tuple[tuple[Any, .
     """Why ``data`` is no team card (``exc``: ``TeamCard``'s refusal of it), each error at
     its full path, all of them at once: a member's config checked with its own agent
     class's config class (``members.0.card.config.tools.1.max_results``, a misspelt key
-    with the field it was likely meant to be), then the card's other errors
-    (:func:`field_errors`) — those of a member card whose config or class was said already
-    left out, as the card's refusal of it is the same error at a shorter path. How a card
+    with the field it was likely meant to be), an agent class that is not defined, then the
+    card's other errors (:func:`field_errors`). What the card's own refusal says again at a
+    shorter path is left out: everything under a member card whose config was refused (its
+    config check stops the card's validation), and, for a class that is not defined or no
+    agent, the card's refusal at the card itself and the team's sentence on it. How a card
     is said, from a YAML file or posted to the server."""
     found = list(_config_errors(data)) if isinstance(data, dict) else []
-    said = {card for card, _, _ in found}
+    configs = {card for card, loc, _ in found if loc[len(card)] == "config"}
+    classes = {(card, msg) for card, loc, msg in found if loc[len(card)] == "agent_class"}
+
+    def said_already(loc: tuple[Any, ...], msg: str) -> bool:
+        return any(loc[: len(card)] == card for card in configs) or any(
+            loc == card or (not loc and msg.endswith(problem)) for card, problem in classes
+        )
+
     rest = [
-        (loc, msg)
-        for loc, msg in field_errors(TeamCard, exc, data)
-        if not any(loc[: len(card)] == card for card in said)
+        (loc, msg) for loc, msg in field_errors(TeamCard, exc, data) if not said_already(loc, msg)
     ]
     return [(loc, msg) for _, loc, msg in found] + rest
 
@@ -429,7 +436,7 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], tupl
     """Check each member's and profile's agent class, and validate its config with that
     class's config class, so an error keeps its full path
     (``members[0].card.config.prompt``) and so its line: ``(the card's path, the error's
-    path, what is wrong)``."""
+    path — the card's, then ``agent_class`` or ``config`` —, what is wrong)``."""
     importlib.import_module("akgentic.agent")
 
     def cards(members: Any, loc: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:

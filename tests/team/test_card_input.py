@@ -589,3 +589,15 @@ def test_an_undefined_agent_class_is_said_once_beside_the_cards_other_mistakes(
     assert any(
         f"{at}.rolle: Extra inputs are not permitted; did you mean 'role'?" in x for x in lines
     ), lines
+
+
+def test_a_member_cards_own_mistake_is_said_beside_its_configs(tmp_path: Path) -> None:
+    """The card's validation stops at the config it refuses; its own misspelt key is still
+    said, at its line, with the config's."""
+    path = card_file(tmp_path, HEAD + "  - card: {rolle: A, config: {name: '@A', promt: hi}}\n")
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    said = str(info.value)
+    assert "members[0].card.config.promt: Extra inputs are not permitted; did you mean" in said
+    assert "members[0].card.rolle: Extra inputs are not permitted; did you mean 'role'?" in said
+    assert "members[0].card.role: Field required" in said

@@ -432,7 +432,11 @@ def team_card_errors(data: Any, exc: ValidationError) -> list[tuple[tuple[Any, .
     return [(loc, msg) for _, loc, msg in found] + rest
 
 
-def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], tuple[Any, ...], str]]:
+_Error = tuple[tuple[Any, ...], tuple[Any, ...], str]
+"""(a card's path, an error's path under it, what is wrong), as :func:`_config_errors` says."""
+
+
+def _config_errors(data: dict[str, Any]) -> Iterator[_Error]:
     """Check each member's and profile's agent class, and validate its config with that
     class's config class, so an error keeps its full path
     (``members[0].card.config.prompt``) and so its line: ``(the card's path, the error's
@@ -469,6 +473,20 @@ def _config_errors(data: dict[str, Any]) -> Iterator[tuple[tuple[Any, ...], tupl
         except ValidationError as exc:
             for where, msg in field_errors(agent_class.config_class, exc, card["config"]):
                 yield loc, (*loc, "config", *where), msg
+            yield from _card_errors({**card, "agent_class": path}, loc)
+
+
+def _card_errors(card: dict[str, Any], loc: tuple[Any, ...]) -> Iterator[_Error]:
+    """A member card's own mistakes (a misspelt key, a missing role), said beside its
+    config's: the card's validation stops at a config it refuses, so they are found by
+    validating the card without it (its class's defaults)."""
+    rest = {key: value for key, value in card.items() if key != "config"}
+    try:
+        AgentCard.model_validate(rest)
+    except ValidationError as exc:
+        for where, msg in field_errors(AgentCard, exc, rest):
+            if where[:1] != ("config",):  # the defaults refused: the config's errors say why
+                yield loc, (*loc, *where), msg
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:

@@ -394,8 +394,10 @@ def render() -> str:
         "tests/tooling/test_docs.py fails when this file is stale -->",
         "",
         "A team card is a YAML file (`akgentic run team.yaml`, `TeamCard.from_yaml`). Every "
-        "model below refuses unknown fields, naming the file, the line and the field. Each "
-        "example is checked against its model when this page is generated.",
+        "model below refuses unknown fields, naming the file, the line and the field (and the "
+        "field a misspelt key was likely meant to be); a file's mistakes are all said at "
+        "once, one line each. Each example is checked against its model when this page is "
+        "generated.",
         "",
         "A relative path a card holds (`mcp_config`, a `scripted:` scenario, a SkillTool "
         "folder) is read from the card file's folder. A card reached through a symbolic "

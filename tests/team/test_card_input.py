@@ -558,13 +558,13 @@ def test_a_card_mistake_and_a_member_config_mistake_are_said_together(tmp_path: 
         TeamCard.from_yaml(path)
     lines = str(info.value).splitlines()
     assert len(lines) == 2, lines
-    assert lines[0].endswith(
-        "members[0].card.config.promt: Extra inputs are not permitted; did you mean 'prompt'?"
+    assert lines[0] == (  # in the file's order
+        f"{path}:4: entry_pont: Extra inputs are not permitted; did you mean 'entry_point'?"
     )
     assert lines[1].endswith(
-        "entry_pont: Extra inputs are not permitted; did you mean 'entry_point'?"
+        "members[0].card.config.promt: Extra inputs are not permitted; did you mean 'prompt'?"
     )
-    assert f"{path}:4:" in lines[1]  # its own line in the file
+    assert f"{path}:6:" in lines[1]
 
 
 @pytest.mark.parametrize("where", ["member", "profile"])

@@ -290,9 +290,9 @@ class TeamCard(SerializableModel):
                 raise TeamCardError(_line(path, node, ("imports", index), problem))
         try:
             card = cls.model_validate(data)
-        except ValidationError as exc:
-            lines = (_line(path, node, loc, msg) for loc, msg in team_card_errors(data, exc))
-            raise TeamCardError("\n".join(lines)) from None
+        except ValidationError as exc:  # said in the file's order, one line each
+            found = sorted(team_card_errors(data, exc), key=lambda e: _line_number(node, e[0]))
+            raise TeamCardError("\n".join(_line(path, node, *error) for error in found)) from None
         # the real file's folder: a card linked from elsewhere reads the files beside it
         card.resolve_paths(path.resolve().parent)
         return card
@@ -398,11 +398,17 @@ def _import_hint(module: str, exc: ImportError, card_path: Path) -> str:
     )
 
 
+def _line_number(root: yaml.Node | None, loc: tuple[Any, ...]) -> int:
+    """The line (from 1) of the deepest YAML node along ``loc``; 0 when there is none."""
+    node = _node_at(root, loc)
+    return node.start_mark.line + 1 if node is not None else 0
+
+
 def _line(path: Path, root: yaml.Node | None, loc: tuple[Any, ...], msg: str) -> str:
     """``team.yaml:12: members[0].card.config.name: <what is wrong>``; a check of the whole
     card names no field, and a validator's words come without pydantic's "Value error, "."""
-    node = _node_at(root, loc)
-    line = f":{node.start_mark.line + 1}" if node is not None else ""
+    number = _line_number(root, loc)
+    line = f":{number}" if number else ""
     field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
     return f"{path}{line}: {f'{field}: ' if field else ''}{validator_words(msg)}"
 

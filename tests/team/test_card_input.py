@@ -7,12 +7,13 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from pydantic import ValidationError
+from pydantic import ValidationError, model_validator
 
 from akgentic.agent import AgentConfig, PromptTemplate
-from akgentic.core import ActorSystem, AgentCard, BaseConfig
+from akgentic.core import ActorSystem, AgentCard, Akgent, BaseConfig, BaseState
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamCardError, TeamManager
 from tests.hostile_yaml import alias_bomb
@@ -601,3 +602,35 @@ def test_a_member_cards_own_mistake_is_said_beside_its_configs(tmp_path: Path) -
     assert "members[0].card.config.promt: Extra inputs are not permitted; did you mean" in said
     assert "members[0].card.rolle: Extra inputs are not permitted; did you mean 'role'?" in said
     assert "members[0].card.role: Field required" in said
+
+
+class _FussyConfig(BaseConfig):
+    """A config whose defaults do not build: its validator raises outside pydantic's
+    errors when given nothing."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_empty(cls, data: Any) -> Any:
+        if data == {}:
+            raise RuntimeError("give me something")
+        return data
+
+
+class FussyAgent(Akgent[_FussyConfig, BaseState]):
+    config_class = _FussyConfig
+
+
+def test_a_config_refused_by_a_class_whose_defaults_do_not_build_is_still_said(
+    tmp_path: Path,
+) -> None:
+    """The card checked without its config would raise from the class's own validator:
+    the config's error is said all the same, never that exception."""
+    cls = f"{__name__}.FussyAgent"
+    path = card_file(
+        tmp_path, HEAD + f"  - card: {{role: A, agent_class: {cls}, config: {{nme: '@A'}}}}\n"
+    )
+    with pytest.raises(TeamCardError) as info:
+        TeamCard.from_yaml(path)
+    assert "members[0].card.config.nme: Extra inputs are not permitted; did you mean 'name'?" in (
+        str(info.value)
+    )

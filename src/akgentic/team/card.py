@@ -493,6 +493,8 @@ def _card_errors(card: dict[str, Any], loc: tuple[Any, ...]) -> Iterator[_Error]
         for where, msg in field_errors(AgentCard, exc, rest):
             if where[:1] != ("config",):  # the defaults refused: the config's errors say why
                 yield loc, (*loc, *where), msg
+    except Exception:  # a class whose defaults do not build: its config's errors say enough
+        return
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:

@@ -605,8 +605,8 @@ def test_a_member_cards_own_mistake_is_said_beside_its_configs(tmp_path: Path) -
 
 
 class _FussyConfig(BaseConfig):
-    """A config whose defaults do not build: its validator raises outside pydantic's
-    errors when given nothing."""
+    """A config whose defaults do not build: its validator refuses to be given nothing —
+    outside pydantic's errors (``RuntimeError``) or inside them (``ValueError``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -620,17 +620,32 @@ class FussyAgent(Akgent[_FussyConfig, BaseState]):
     config_class = _FussyConfig
 
 
+class _PickyConfig(_FussyConfig):
+    @model_validator(mode="before")
+    @classmethod
+    def _not_empty(cls, data: Any) -> Any:
+        if data == {}:
+            raise ValueError("give me something")
+        return data
+
+
+class PickyAgent(Akgent[_PickyConfig, BaseState]):
+    config_class = _PickyConfig
+
+
+@pytest.mark.parametrize("agent", ["FussyAgent", "PickyAgent"])
 def test_a_config_refused_by_a_class_whose_defaults_do_not_build_is_still_said(
-    tmp_path: Path,
+    tmp_path: Path, agent: str
 ) -> None:
-    """The card checked without its config would raise from the class's own validator:
-    the config's error is said all the same, never that exception."""
-    cls = f"{__name__}.FussyAgent"
+    """The card checked without its config is refused by the class's own validator: the
+    config's error is said all the same, never that exception nor that sentence."""
+    cls = f"{__name__}.{agent}"
     path = card_file(
         tmp_path, HEAD + f"  - card: {{role: A, agent_class: {cls}, config: {{nme: '@A'}}}}\n"
     )
     with pytest.raises(TeamCardError) as info:
         TeamCard.from_yaml(path)
-    assert "members[0].card.config.nme: Extra inputs are not permitted; did you mean 'name'?" in (
-        str(info.value)
+    (line,) = str(info.value).splitlines()
+    assert line.endswith(
+        "members[0].card.config.nme: Extra inputs are not permitted; did you mean 'name'?"
     )

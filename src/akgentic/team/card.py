@@ -424,8 +424,8 @@ def team_card_errors(data: Any, exc: ValidationError) -> list[tuple[tuple[Any, .
     agent, the card's refusal at the card itself and the team's sentence on it. How a card
     is said, from a YAML file or posted to the server."""
     found = list(_config_errors(data)) if isinstance(data, dict) else []
-    configs = {card for card, loc, _ in found if loc[len(card)] == "config"}
-    classes = {(card, msg) for card, loc, msg in found if loc[len(card)] == "agent_class"}
+    configs = {card for card, loc, _ in found if loc[len(card) : len(card) + 1] == ("config",)}
+    classes = {(card, msg) for card, loc, msg in found if loc[len(card) :] == ("agent_class",)}
 
     def said_already(loc: tuple[Any, ...], msg: str) -> bool:
         return any(loc[: len(card)] == card for card in configs) or any(
@@ -491,7 +491,9 @@ def _card_errors(card: dict[str, Any], loc: tuple[Any, ...]) -> Iterator[_Error]
         AgentCard.model_validate(rest)
     except ValidationError as exc:
         for where, msg in field_errors(AgentCard, exc, rest):
-            if where[:1] != ("config",):  # the defaults refused: the config's errors say why
+            # the defaults refused (at the config, or the card's sentence on building
+            # them): the config's own errors say why
+            if where and where[:1] != ("config",):
                 yield loc, (*loc, *where), msg
     except Exception:  # a class whose defaults do not build: its config's errors say enough
         return

@@ -7,7 +7,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import ValidationError, model_validator
@@ -608,11 +608,13 @@ class _FussyConfig(BaseConfig):
     """A config whose defaults do not build: its validator refuses to be given nothing —
     outside pydantic's errors (``RuntimeError``) or inside them (``ValueError``)."""
 
+    refusal: ClassVar[type[Exception]] = RuntimeError
+
     @model_validator(mode="before")
     @classmethod
     def _not_empty(cls, data: Any) -> Any:
         if data == {}:
-            raise RuntimeError("give me something")
+            raise cls.refusal("give me something")
         return data
 
 
@@ -621,12 +623,7 @@ class FussyAgent(Akgent[_FussyConfig, BaseState]):
 
 
 class _PickyConfig(_FussyConfig):
-    @model_validator(mode="before")
-    @classmethod
-    def _not_empty(cls, data: Any) -> Any:
-        if data == {}:
-            raise ValueError("give me something")
-        return data
+    refusal = ValueError
 
 
 class PickyAgent(Akgent[_PickyConfig, BaseState]):

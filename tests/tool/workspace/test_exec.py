@@ -425,3 +425,22 @@ def coder_again(team: Team) -> Tools:
         team,
         add_member(team, "@Second", WorkspaceTool(workspace_exec=WorkspaceExec(poll_attempts=0))),
     )
+
+
+def test_a_repository_a_command_makes_in_the_tree_is_never_run_by_the_journal(
+    team: Team, real_sandbox: BubblewrapBackend, tmp_path: Path
+) -> None:
+    tools = coder(team)
+    marker = tmp_path / "ran-on-the-host"
+    command = (
+        f"git init -q sub && git -C sub config core.fsmonitor 'touch {marker}; echo'"
+        " && echo made > made.txt"
+    )
+    answer = tools["workspace_exec"](command)
+    assert answer.splitlines()[1].startswith("exit_code: 0 (")
+    tools["workspace_write"]("after.txt", "written\n")
+    assert not marker.exists()
+    workspace = card_of(team, _member(team)).workspace
+    journal = GitJournal(workspace.tree, workspace.git_dir)
+    assert [e.message for e in journal.log(2)] == ["write after.txt", f"exec: {command}"]
+    assert not journal.dirty()

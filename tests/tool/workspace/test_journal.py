@@ -15,6 +15,7 @@ from akgentic.tool.workspace import (
     GateRefusalError,
     GitJournal,
     Identity,
+    MakeDir,
     WorkspaceTool,
     WriteFile,
     WriteGate,
@@ -127,3 +128,84 @@ def test_deleting_a_symlink_is_journalled_as_its_agent(workspace: WorkspacePath)
     assert [m for _, _, m in log(workspace)][-2:] == ["out-of-band changes", "delete a.md"]
     assert log(workspace)[-1][0] == "@Bob"
     assert (workspace.tree / "b.md").read_text() == "b\n"
+
+
+# -- a repository inside the tree ------------------------------------------------------------
+
+
+def plant_repository(gate: WriteGate, journal: GitJournal, folder: str, marker: Path) -> None:
+    """What a hostile model can write with the file tools alone: a nested ``.git`` whose
+    config asks git to run a program (``core.fsmonitor``), and a ``HEAD`` naming no commit."""
+    config = f'[core]\n\tfsmonitor = "touch {marker}; echo"\n'
+    gate.mutate(ALICE, MakeDir(path=f"{folder}/.git/objects"), journal)
+    gate.mutate(ALICE, MakeDir(path=f"{folder}/.git/refs/heads"), journal)
+    gate.mutate(ALICE, WriteFile(path=f"{folder}/.git/config", content=config), journal)
+    gate.mutate(ALICE, WriteFile(path=f"{folder}/.git/HEAD", content="1" * 40 + "\n"), journal)
+
+
+def committed_paths(workspace: WorkspacePath) -> list[str]:
+    listed = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", "ls-tree", "-r", "--name-only", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return listed.stdout.split()
+
+
+def test_a_repository_written_inside_the_tree_runs_nothing_and_blocks_no_commit(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    marker = tmp_path / "ran-on-the-host"
+    plant_repository(gate, journal, "sub", marker)
+    plant_repository(gate, journal, "deep/er/repo", marker)
+    outcome = gate.mutate(BOB, WriteFile(path="after.txt", content="still journalled\n"), journal)
+    assert outcome.commit is not None and outcome.unrecorded is None
+    assert not marker.exists()
+    assert committed_paths(workspace) == [".gitignore", "after.txt"]  # the nested ones left out
+    assert not journal.dirty()
+    outcome = gate.mutate(BOB, DeleteFile(path="sub", recursive=True), journal)
+    assert not (workspace.tree / "sub").exists()
+    assert not marker.exists()
+
+
+def test_a_tracked_folder_that_becomes_a_repository_is_still_journalled_without_running_it(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    marker = tmp_path / "ran-on-the-host"
+    gate.mutate(ALICE, WriteFile(path="sub/a.txt", content="one\n"), journal)
+    plant_repository(gate, journal, "sub", marker)
+    gate.read(ALICE, "sub/a.txt")
+    outcome = gate.mutate(ALICE, WriteFile(path="sub/a.txt", content="two\n"), journal)
+    assert outcome.commit is not None
+    assert not marker.exists()
+    shown = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", "show", "HEAD:sub/a.txt"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout == "two\n"
+
+
+def test_a_journal_that_fails_never_stops_a_write_and_the_answer_says_so(
+    workspace: WorkspacePath, team: Team
+) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    (workspace.git_dir / "HEAD").write_text("ref: refs/heads/\n")  # a history git refuses
+    outcome = gate.mutate(BOB, WriteFile(path="b.md", content="b\n"), journal)
+    assert (workspace.tree / "b.md").read_text() == "b\n"
+    assert outcome.commit is None
+    assert outcome.unrecorded is not None and "git" in outcome.unrecorded
+    # through the card: the model reads that its write landed, and why the journal lacks it
+    member = add_member(team, "@Writer", WorkspaceTool(git_journal=True))
+    card_workspace = card_of(team, member).workspace
+    tools = tools_of(team, member)
+    tools["workspace_write"]("first.md", "1\n")
+    (card_workspace.git_dir / "HEAD").write_text("ref: refs/heads/\n")
+    answer = tools["workspace_write"]("second.md", "2\n")
+    assert answer.startswith("Wrote: created second.md (1 line). (written; the journal could")
+    assert (card_workspace.tree / "second.md").read_text() == "2\n"

@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import os
 import shutil
 import stat
+import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -40,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from akgentic.core import excerpt
+from akgentic.core import clip, excerpt
 from akgentic.core.serialization import SerializationError, check_shape
 from akgentic.core.words import counted
 from akgentic.tool.errors import RetriableError
@@ -83,6 +85,8 @@ __all__ = [
     "write_in_place",
     "write_yaml",
 ]
+
+logger = logging.getLogger("akgentic.tool.workspace")
 
 try:
     _Loader: Any = yaml.CSafeLoader
@@ -248,16 +252,25 @@ class WriteGate:
             return self._mkdir(mutation)
         targets = self._targets(mutation)
         names = sorted({self.records.path_lock_name(rel) for rel in targets})
+        unrecorded: str | None = None
         with ExitStack() as stack:
             if journal is not None:
                 stack.enter_context(self.records.lock("journal"))
-                journal.ensure()
-                journal.commit_out_of_band()
+                try:
+                    journal.ensure()
+                    journal.commit_out_of_band()
+                except _JOURNAL_FAILURES as exc:
+                    unrecorded, journal = _journal_failure(exc), None
             for name in names:
                 stack.enter_context(self.records.lock(name))
             outcome = self._apply(identity, mutation, targets)
             if journal is not None and outcome.changes:
-                outcome.commit = journal.commit(identity, _commit_message(outcome))
+                try:
+                    outcome.commit = journal.commit(identity, _commit_message(outcome))
+                except _JOURNAL_FAILURES as exc:
+                    unrecorded = _journal_failure(exc)
+            if unrecorded is not None and outcome.changes:
+                outcome.unrecorded = unrecorded
             return outcome
 
     def _targets(self, mutation: Mutation) -> dict[str, Path]:
@@ -501,6 +514,17 @@ def _text_or_none(data: bytes | None) -> str | None:
 
 def _text_or_empty(data: bytes | None) -> str:
     return _text_or_none(data) or ""
+
+
+_JOURNAL_FAILURES = (RuntimeError, OSError, subprocess.SubprocessError)
+
+
+def _journal_failure(exc: BaseException) -> str:
+    """Log a journal step that failed and say it in a line. The journal is a record, not
+    the gate: its failure never stops a mutation, nor is the mutation called failed (the
+    model would only write it again)."""
+    logger.warning("workspace journal step failed: %r", exc)
+    return clip(str(exc), 300)
 
 
 def _commit_message(outcome: MutationOutcome) -> str:

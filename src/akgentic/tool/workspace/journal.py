@@ -14,6 +14,12 @@ write gate does not depend on it and is never weakened by its absence.
 - The first use seeds a ``.gitignore`` (staging files, caches) and commits it as nobody.
 - Graceful absence: without ``git`` on PATH the journal is off, said once in the log;
   every call then answers None.
+- A repository inside the tree is never entered: an agent can write ``sub/.git/config``
+  (or ``git init sub`` in the sandbox), and git, asked about ``sub``, would run what that
+  config says (``core.fsmonitor``) on the host, or refuse every later commit over its
+  broken ``HEAD``. So every nested repository is left out of each commit by a pathspec,
+  status never looks into one (``--ignore-submodules=all``), and ``core.fsmonitor`` is
+  off for git and any git it starts. What such a folder holds is not in the history.
 """
 
 from __future__ import annotations
@@ -128,9 +134,9 @@ class GitJournal:
         )
         return env
 
-    def _git(self, *args: str, author: Identity | None = None, check: bool = True) -> str:
+    def _run(self, *args: str, author: Identity | None = None) -> subprocess.CompletedProcess[str]:
         assert self.git is not None
-        done = subprocess.run(
+        return subprocess.run(
             [
                 self.git,
                 "-c",
@@ -141,6 +147,8 @@ class GitJournal:
                 "core.autocrlf=false",
                 "-c",
                 "core.quotepath=false",
+                "-c",
+                "core.fsmonitor=false",  # passed on to any git this one starts
                 *args,
             ],
             cwd=self.tree,
@@ -149,6 +157,9 @@ class GitJournal:
             text=True,
             timeout=self.timeout,
         )
+
+    def _git(self, *args: str, author: Identity | None = None, check: bool = True) -> str:
+        done = self._run(*args, author=author)
         if check and done.returncode != 0:
             raise RuntimeError(
                 f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}"
@@ -171,15 +182,41 @@ class GitJournal:
         self._ready = True
         return True
 
+    def _status(self) -> tuple[bool, list[str]]:
+        """Whether anything but nested repositories changed, and the nested repositories
+        (untracked folders holding a ``.git``: status names them ``sub/``, without entering
+        them)."""
+        out = self._git(
+            "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
+        )
+        changed = False
+        nested: list[str] = []
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if not entry:
+                continue
+            code, path = entry[:2], entry[3:]
+            if "R" in code or "C" in code:
+                next(entries, None)  # a rename's or copy's source follows
+            if code == "??" and path.endswith("/"):
+                nested.append(path.rstrip("/"))
+            else:
+                changed = True
+        return changed, nested
+
     def dirty(self) -> bool:
-        """Whether the tree holds changes the history does not."""
-        return bool(self._git("status", "--porcelain", "--untracked-files=all").strip())
+        """Whether the tree holds changes the history does not (nested repositories aside)."""
+        return self._status()[0]
 
     def commit(self, author: Identity, message: str) -> str | None:
-        """Commit everything that changed, as ``author``; the new sha, or None if nothing did."""
+        """Commit everything that changed, as ``author``, nested repositories left out;
+        the new sha, or None if nothing did."""
         if not self.available:
             return None
-        self._git("add", "--all")
+        changed, nested = self._status()
+        if not changed:
+            return None
+        self._git("add", "--all", "--", ".", *(f":(exclude,literal){p}" for p in nested))
         if not self._staged():
             return None
         self._git(
@@ -194,15 +231,7 @@ class GitJournal:
         return self._git("rev-parse", "HEAD").strip()
 
     def _staged(self) -> bool:
-        assert self.git is not None
-        done = subprocess.run(
-            [self.git, "diff", "--cached", "--quiet"],
-            cwd=self.tree,
-            env=self._env(),
-            capture_output=True,
-            timeout=self.timeout,
-        )
-        return done.returncode != 0
+        return self._run("diff", "--cached", "--quiet", "--ignore-submodules=all").returncode != 0
 
     def commit_out_of_band(self, message: str = "out-of-band changes") -> str | None:
         """Commit what changed outside accepted mutations, as :data:`NOBODY`."""

@@ -166,6 +166,8 @@ class MutationOutcome(SerializableModel):
     changes: list[FileChange] = Field(default_factory=list)
     commit: str | None = None
     summary: str = ""
+    unrecorded: str | None = None
+    """Why the journal could not record this mutation (it landed all the same), or None."""
 
 
 class WorkspaceConfig(BaseConfig):

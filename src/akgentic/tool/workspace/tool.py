@@ -492,6 +492,9 @@ class WorkspaceTool(ToolCard):
         )
         if outcome.commit:
             return f"{outcome.summary} (journal {outcome.commit[:10]})"
+        if outcome.unrecorded:
+            unrecorded = outcome.unrecorded
+            return f"{outcome.summary} (written; the journal could not record it: {unrecorded})"
         return outcome.summary
 
     # -- the read side ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import logging
 import os
+import re
 import sys
 import threading
 from pathlib import Path
@@ -149,6 +150,28 @@ def test_a_read_cut_one_line_short_says_1_more_line(tools: Tools) -> None:
     assert tools["workspace_read"]("two.txt", end_line=1).splitlines()[-1] == (
         "[… 1 more line: read on with start_line=2]"
     )
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "said"),
+    [
+        (5, 2, "end_line 2 is before start_line 5: pass an end_line of 5 or more"),
+        (1, 0, "end_line 0 is before start_line 1"),
+        (-5, -2, "start_line counts from 1 (the file's first line), not -5"),
+        (0, None, "start_line counts from 1 (the file's first line), not 0"),
+    ],
+)
+def test_a_line_range_that_cannot_be_read_is_refused_saying_what_to_pass(
+    tools: Tools, start: int, end: int | None, said: str
+) -> None:
+    tools["workspace_write"]("ten.txt", "".join(f"{n}\n" for n in range(1, 11)))
+    with pytest.raises(RetriableError, match=re.escape(said)):
+        tools["workspace_read"]("ten.txt", start, end)
+    assert tools["workspace_read"]("ten.txt", 5, 5).splitlines() == [
+        "ten.txt (lines 5-5 of 10)",
+        "     5\t5",
+        "[… 5 more lines: read on with start_line=6]",
+    ]
 
 
 def test_an_os_refusal_is_not_worded_as_a_path_escape(

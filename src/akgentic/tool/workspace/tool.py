@@ -509,6 +509,16 @@ class WorkspaceTool(ToolCard):
             converted to text. Reading a file is what lets you change it: a file someone
             else changed since you last read it must be read again before you write it.
             """
+            if start_line < 1:
+                raise RetriableError(
+                    f"start_line counts from 1 (the file's first line), not {start_line}: "
+                    f"pass 1 or more"
+                )
+            if end_line is not None and end_line < start_line:
+                raise RetriableError(
+                    f"end_line {end_line} is before start_line {start_line}: pass an end_line "
+                    f"of {start_line} or more, or leave it out to read on to the end"
+                )
             real, rel = card._resolve(path)
             if real.is_dir():
                 raise RetriableError(

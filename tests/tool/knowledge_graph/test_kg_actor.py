@@ -146,6 +146,45 @@ def test_a_name_or_type_that_is_not_one_line_is_refused_and_the_rest_applies(
     assert last.entities_modified == [] and last.relations_added == []
 
 
+def test_a_name_type_or_text_too_long_for_every_members_context_is_refused_saying_the_limit(
+    team: Team,
+) -> None:
+    """A one-megabyte root name went into every member's per-turn summary."""
+    _, graph = bind(team)
+    graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice")]))
+    huge = "n" * 1_000_000
+    long_text = "t" * 8_001
+    with pytest.raises(RetriableError) as caught:
+        graph.update_graph(
+            GraphUpdate(
+                entities_to_create=[
+                    entity(huge, is_root=True),
+                    entity("Bob", "t" * 201),
+                    Entity(name="Dora", entity_type="person", description=long_text),
+                    Entity(name="Eve", entity_type="person", observations=("ok", long_text)),
+                    entity("n" * 200, is_root=True),  # at the limit: taken
+                ],
+                entities_to_modify=[
+                    EntityUpdate(name="Alice", description=long_text),
+                    EntityUpdate(name="Alice", add_observations=[long_text]),
+                ],
+                relations_to_create=[rel("Alice", "r" * 201, "Alice")],
+            )
+        )
+    message = str(caught.value)
+    assert message.startswith("update_graph applied what it could (1 entity added). Failed: ")
+    limit = "is longer than the 200 characters one line of the team's context takes"
+    assert message.count(limit) == 3  # the name, the type, the relation type
+    assert "… (1000002 characters)" in message  # an excerpt of its repr, not echoed whole
+    assert message.count("is longer than 8,000 characters: keep the gist") == 4
+    assert "entity 'Alice' not modified: its description" in message
+    assert "entity 'Alice' not modified: its observation" in message
+    assert "entity 'Eve' not created: its observation" in message
+    assert len(message) < 5_000
+    assert [r.name for r in graph.summary().roots] == ["n" * 200]
+    assert graph.get_entities(["Alice"]).entities[0].description == ""
+
+
 def test_partial_update_emits_the_delta_for_what_succeeded_then_raises(team: Team) -> None:
     _, graph = bind(team)
     graph.update_graph(GraphUpdate(entities_to_create=[entity("Alice")]))

@@ -14,7 +14,15 @@ import unicodedata
 
 from akgentic.core.excerpt import excerpt
 
-__all__ = ["one_line_problem"]
+__all__ = ["LINE_MAX", "TEXT_MAX", "one_line_problem"]
+
+LINE_MAX = 200
+"""The longest name, type or title a shared-state card takes: it is one line of every
+member's context, each turn."""
+TEXT_MAX = 8_000
+"""The longest free text (a description, an observation, a task's output) a shared-state
+card takes in one field; a longer text belongs in a file (the workspace), the entry saying
+where."""
 
 _NOT_ON_ONE_LINE = ("Cc", "Zl", "Zp")
 """Control characters (line feed, NUL, ESC, NEL, ...) and the Unicode line and
@@ -32,4 +40,9 @@ def one_line_problem(value: str) -> str | None:
         )
     if value != value.strip():
         return f"{excerpt(value)} has spaces around it: send {excerpt(value.strip())}"
+    if len(value) > LINE_MAX:
+        return (
+            f"{excerpt(value)} is longer than the {LINE_MAX} characters one line of the "
+            f"team's context takes: send a short one (details go in a description)"
+        )
     return None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import Field
@@ -28,7 +29,7 @@ from akgentic.core import Akgent, BaseConfig
 from akgentic.core.excerpt import excerpt
 from akgentic.core.words import counted
 from akgentic.tool.core.journal import StateJournal
-from akgentic.tool.core.one_line import one_line_problem
+from akgentic.tool.core.one_line import TEXT_MAX, one_line_problem
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.knowledge_graph.event import KnowledgeGraphStateEvent
 from akgentic.tool.knowledge_graph.models import (
@@ -226,7 +227,9 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         errors: list[str] = []
         present: list[str] = []
         for entity in update.entities_to_create:
-            refused = _not_one_line(name=entity.name, entity_type=entity.entity_type)
+            refused = _not_one_line(name=entity.name, entity_type=entity.entity_type) or _too_long(
+                entity.description, entity.observations
+            )
             if refused:
                 errors.append(f"entity {excerpt(entity.name)} not created: {refused}")
             elif entity.name in self.state.entities:
@@ -305,10 +308,11 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         current = self.state.entities.get(change.name)
         if current is None:
             return f"there is no entity {excerpt(change.name)} to modify{self._hint(change.name)}"
+        refused = _too_long(change.description or "", change.add_observations)
         if change.entity_type is not None:
-            refused = _not_one_line(entity_type=change.entity_type)
-            if refused:
-                return f"entity {excerpt(change.name)} not modified: {refused}"
+            refused = _not_one_line(entity_type=change.entity_type) or refused
+        if refused:
+            return f"entity {excerpt(change.name)} not modified: {refused}"
         observations = list(current.observations)
         absent = [o for o in change.remove_observations if o not in observations]
         if absent:
@@ -418,6 +422,18 @@ def _not_one_line(**fields: str) -> str | None:
         problem = one_line_problem(value)
         if problem:
             return f"its {field} {problem}"
+    return None
+
+
+def _too_long(description: str, observations: Iterable[str]) -> str | None:
+    """Why a description or an observation is too long to keep, or None. Checked on what
+    comes in only, like :func:`_not_one_line`."""
+    for field, value in (("description", description), *(("observation", o) for o in observations)):
+        if len(value) > TEXT_MAX:
+            return (
+                f"its {field} {excerpt(value)} is longer than {TEXT_MAX:,} characters: keep "
+                f"the gist, and put the whole text in a file (the workspace), saying where"
+            )
     return None
 
 

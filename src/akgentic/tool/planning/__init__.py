@@ -5,9 +5,9 @@ team that holds the plan. Every mutation emits a :class:`PlanningStateEvent` del
 :func:`reduce_planning` rebuilds the plan from the event log. See README.md.
 """
 
+from akgentic.tool.core.one_line import TEXT_MAX
 from akgentic.tool.planning.event import PlanningStateEvent, reduce_planning
 from akgentic.tool.planning.models import (
-    TEXT_MAX,
     TITLE_MAX,
     CreateTask,
     DeleteTask,

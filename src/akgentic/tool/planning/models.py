@@ -14,7 +14,7 @@ from pydantic_core import core_schema
 
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.journal import DeltaState
-from akgentic.tool.core.one_line import one_line_problem
+from akgentic.tool.core.one_line import LINE_MAX, TEXT_MAX, one_line_problem
 
 if TYPE_CHECKING:
     from akgentic.tool.planning.event import PlanningStateEvent
@@ -91,11 +91,8 @@ class TaskTable(dict[int, Task]):
         return core_schema.no_info_after_validator_function(cls, handler(dict[int, Task]))
 
 
-TITLE_MAX = 200
+TITLE_MAX = LINE_MAX
 """The longest title a task takes: the plan is read back into every member's context."""
-TEXT_MAX = 8_000
-"""The longest description or output a task takes; a longer result belongs in a file
-(the workspace), the task saying where."""
 
 
 def _one_line_title(title: str) -> str:

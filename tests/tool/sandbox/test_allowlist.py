@@ -37,6 +37,8 @@ def test_allowed_command_lines_name_every_program(command: str, programs: list[s
         ("curl http://example.com", "'curl' is not on this workspace's command allowlist"),
         ("ls | bash", "'bash' is not on"),
         ("sh -c 'ls'", "'sh' is not on"),
+        ("env sh -c id", "'env' is not on"),  # a launcher: the program it starts goes unchecked
+        ("ls | xargs sh -c id", "'xargs' is not on"),
         ("echo $(whoami)", "command substitution"),
         ("echo `whoami`", "command substitution"),
         ("diff <(ls) <(ls)", "process substitution"),

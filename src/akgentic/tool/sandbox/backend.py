@@ -127,7 +127,6 @@ ALLOWED_COMMANDS: frozenset[str] = frozenset(
         "false",
         "test",
         "sleep",
-        "env",
         "date",
         "basename",
         "dirname",
@@ -135,8 +134,10 @@ ALLOWED_COMMANDS: frozenset[str] = frozenset(
     }
 )
 """The programs ``workspace_exec`` may start by default. A card narrows or widens it with
-``WorkspaceExec(allowed_commands=[...])``. Shells are deliberately absent: the command line
-is checked program by program, and a shell on the list would make the check meaningless."""
+``WorkspaceExec(allowed_commands=[...])``. It states intent and catches mistakes; it is not
+the isolation (the sandbox is): an interpreter on it can start any program. Shells, and
+launchers whose only work is to start another program (``env``, ``xargs``, ``nohup``), are
+left off, so the line a model writes is the programs that run."""
 
 _OPERATORS = frozenset({"|", "||", "&&", ";"})
 _REFUSED_TOKENS = {

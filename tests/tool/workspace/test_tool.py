@@ -174,6 +174,28 @@ def test_a_line_range_that_cannot_be_read_is_refused_saying_what_to_pass(
     ]
 
 
+def test_a_write_to_a_path_ending_in_a_slash_is_refused_not_made_a_file(
+    team: Team, tools: Tools
+) -> None:
+    for path in ("newdir/", "newdir/."):
+        with pytest.raises(RetriableError, match="names a folder .* workspace_mkdir"):
+            tools["workspace_write"](path, "x")
+    assert not (tree_of(team) / "newdir").exists()
+
+
+def test_text_with_a_lone_surrogate_is_refused_saying_where_and_nothing_is_written(
+    team: Team, tools: Tools
+) -> None:
+    said = "The new text of s.txt holds '\\udcff' at character 1, half of a pair"
+    with pytest.raises(RetriableError, match=re.escape(said)):
+        tools["workspace_write"]("s.txt", "x\udcff")
+    assert not (tree_of(team) / "s.txt").exists()
+    tools["workspace_write"]("s.txt", "plain\n")
+    with pytest.raises(RetriableError, match="Nothing was written"):
+        tools["workspace_edit"]("s.txt", "plain", "pl\ud800in")
+    assert (tree_of(team) / "s.txt").read_text() == "plain\n"
+
+
 def test_an_os_refusal_is_not_worded_as_a_path_escape(
     team: Team, tools: Tools, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -147,6 +147,19 @@ def _dump(data: Any) -> bytes:
     return text.encode("utf-8")
 
 
+def _utf8(text: str, rel: str) -> bytes:
+    """``text`` as the file's bytes; a lone surrogate (which no UTF-8 file can hold) is a
+    RetriableError saying where it is."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise RetriableError(
+            f"The new text of {rel} holds {excerpt(text[exc.start])} at character {exc.start}, "
+            f"half of a pair of UTF-16 surrogates that no UTF-8 file can hold: send the text "
+            f"without it. Nothing was written."
+        ) from None
+
+
 def _key(rel: str) -> str:
     return hashlib.sha1(rel.encode("utf-8")).hexdigest()[:24]
 
@@ -250,6 +263,11 @@ class WriteGate:
         """
         if isinstance(mutation, MakeDir):
             return self._mkdir(mutation)
+        if isinstance(mutation, WriteFile) and mutation.path.endswith(("/", "/.")):
+            raise RetriableError(
+                f"{excerpt(mutation.path)} names a folder (it ends with '/'): give the file's "
+                f"name, or make a folder with workspace_mkdir. Nothing was written."
+            )
         targets = self._targets(mutation)
         names = sorted({self.records.path_lock_name(rel) for rel in targets})
         unrecorded: str | None = None
@@ -408,7 +426,7 @@ class WriteGate:
         """rel → new bytes (None: delete) for every target; RetriableError when it cannot."""
         if isinstance(mutation, WriteFile):
             [rel] = targets
-            return {rel: mutation.content.encode("utf-8")}
+            return {rel: _utf8(mutation.content, rel)}
         if isinstance(mutation, DeleteFile):
             root_rel, root = next(iter(targets.items()))
             if not root.exists() and not root.is_symlink():
@@ -436,7 +454,7 @@ class WriteGate:
                 new_text, _ = apply_edits(text, edits, rel)
             except EditError as exc:
                 raise RetriableError(f"{exc}") from None
-            return {rel: new_text.encode("utf-8")}
+            return {rel: _utf8(new_text, rel)}
         assert isinstance(mutation, PatchFiles)
         out: dict[str, bytes | None] = {}
         for patch in parse_patch(mutation.patch):
@@ -450,7 +468,7 @@ class WriteGate:
             result = render_file_patch(original, patch)
         except PatchError as exc:
             raise RetriableError(f"The patch does not apply: {exc}") from None
-        return None if result is None else result.encode("utf-8")
+        return None if result is None else _utf8(result, rel)
 
     @staticmethod
     def _text(rel: str, data: bytes | None, must_exist: bool) -> str:

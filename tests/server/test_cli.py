@@ -234,7 +234,9 @@ def test_serve_import_of_a_module_that_fails_is_one_line_naming_it(
     code, _, err = invoke("serve", "--storage", "memory://", "--import", "nope_xyz", "--debug")
     assert code == 1 and "Traceback (most recent call last)" in err
     assert err.splitlines()[-1] == (
-        "error: --import nope_xyz: cannot import it: No module named 'nope_xyz'"
+        "error: --import nope_xyz: cannot import it: No module named 'nope_xyz' — Python "
+        "looks on sys.path: run from the folder holding nope_xyz, or add that folder to "
+        "PYTHONPATH"
     )
 
 

@@ -273,7 +273,12 @@ def import_modules(modules: list[str] | None) -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            raise CliError(f"--import {module}: cannot import it: {exception_words(exc)}") from None
+            from akgentic.team.card import import_hint  # the error's path only: it is heavy
+
+            raise CliError(
+                f"--import {module}: cannot import it: {exception_words(exc)}"
+                f"{import_hint(module, exc)}"
+            ) from None
         except SystemExit as exc:  # a script, not a module of cards (Ctrl-C: interrupted)
             raise CliError(
                 f"--import {module}: the module ended the program while imported "

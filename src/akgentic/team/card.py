@@ -64,6 +64,7 @@ __all__ = [
     "TeamCard",
     "TeamCardError",
     "check_member_name",
+    "import_hint",
     "member_names",
     "team_card_errors",
     "team_size",
@@ -375,19 +376,21 @@ def _import_problem(module: str, card_path: Path) -> str | None:
     try:
         importlib.import_module(module)
     except ImportError as exc:
-        return f"cannot import {module!r}: {exc}{_import_hint(module, exc, card_path)}"
+        return f"cannot import {module!r}: {exc}{import_hint(module, exc, card_path)}"
     except Exception as exc:
         return f"cannot import {module!r}: {exception_line(exc)}"
     return None
 
 
-def _import_hint(module: str, exc: ImportError, card_path: Path) -> str:
-    """What to do when an ``imports`` module's own package is not on ``sys.path``."""
+def import_hint(module: str, exc: ImportError, card_path: Path | None = None) -> str:
+    """What to do when ``module``'s own package is not on ``sys.path`` (``" — …"``), or
+    "" when it was found and failed on its own. ``card_path``: the card that named it,
+    whose folder is the likely home of a module beside it."""
     top = module.split(".", 1)[0]
     if not isinstance(exc, ModuleNotFoundError) or exc.name != top:
         return ""  # found, but it (or one of its own imports) failed: the error says why
-    folder = card_path.resolve().parent
-    if (folder / top).is_dir() or (folder / f"{top}.py").is_file():
+    folder = card_path.resolve().parent if card_path is not None else None
+    if folder is not None and ((folder / top).is_dir() or (folder / f"{top}.py").is_file()):
         return (
             f" — {top} is beside this card, but Python looks on sys.path: run akgentic "
             f"from {folder}, or set PYTHONPATH={folder}"

@@ -95,7 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
         if stall is not None and not stall.holds(body):
             stall = None
         if self.server.html:  # type: ignore[attr-defined]
-            self.send_response(200)
+            self.send_response(fail or 200)  # a web server's page, or its error page
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(PAGE)))
             self.end_headers()

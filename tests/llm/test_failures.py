@@ -7,7 +7,7 @@ import socket
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior
+from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
 
 from akgentic.llm import ModelConfig, build_model, describe_model_failure
 from tests.examples.openai_compatible import serve
@@ -94,6 +94,26 @@ def test_a_base_url_that_answers_with_a_web_page_is_named_with_the_check_to_make
     assert text is not None and "\n" not in text
     assert text.startswith(f"model 'openai-compatible:m' at {url} did not answer as an ")
     assert f"is {url} an OpenAI-compatible API (not a web page)?" in text
+
+
+def test_an_error_page_from_a_base_url_is_one_line_naming_the_url_and_the_check() -> None:
+    """A web server at the base URL answered 501 with its HTML page, printed whole."""
+    with serve(fail=501, html=True) as (url, _):
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        text = describe_model_failure(failure_of(config), config)
+    assert text == (
+        f"model 'openai-compatible:m' at {url}/chat/completions answered HTTP 501 with a web "
+        f"page, not an API: is {url} an OpenAI-compatible API? Its base URL "
+        f"usually ends in /v1 (akgentic run --base-url URL, or OPENAI_BASE_URL)"
+    )
+
+
+def test_a_long_error_body_is_one_line_cut_short() -> None:
+    exc = ModelHTTPError(500, "m", body="line one\n" + "x" * 5_000)
+    text = describe_model_failure(exc)
+    assert text is not None and "\n" not in text
+    assert text.startswith("model 'm' failed: HTTP 500: status_code: 500, model_name: m, body: ")
+    assert len(text) < 400 and "characters)" in text
 
 
 def test_a_model_failing_its_output_checks_is_not_blamed_on_the_url() -> None:

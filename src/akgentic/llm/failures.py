@@ -28,6 +28,7 @@ from pydantic_ai.exceptions import (
     UnexpectedModelBehavior,
 )
 
+from akgentic.core.excerpt import clip
 from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig
 from akgentic.llm.providers import api_key_env
 
@@ -97,6 +98,20 @@ def _not_an_api(exc: UnexpectedModelBehavior, config: ModelConfig | None) -> str
     )
 
 
+_DETAIL_CHARS = 300
+"""The most of a server's own words a failure's line quotes (an error body may be a page)."""
+
+
+def _web_page(body: object) -> bool:
+    """Whether an error's body is an HTML page (a web server's, not an API's JSON)."""
+    if isinstance(body, bytes):
+        body = body[:200].decode("utf-8", "replace")
+    if not isinstance(body, str):
+        return False
+    start = body.lstrip()[:100].lower()
+    return start.startswith(("<!doctype html", "<html")) or "<html" in start
+
+
 def _refused_key(config: ModelConfig | None, detail: str) -> str:
     """What to say of a refused key: the variable it came from, or that none was sent."""
     variable = api_key_env(config) if config is not None else None
@@ -128,7 +143,14 @@ def describe_model_failure(exc: BaseException, config: ModelConfig | None = None
             f"OPENAI_BASE_URL)"
         )
     status = f"HTTP {exc.status_code}: " if isinstance(exc, ModelHTTPError) else ""
-    detail = f"{status}{exc.message}".strip()
+    if status and _web_page(exc.body) and url:
+        base = config.base_url if config is not None and config.base_url else url
+        return (
+            f"model {name!r}{at} answered {status.rstrip(': ')} with a web page, not an API: "
+            f"is {base} an OpenAI-compatible API? Its base URL usually ends in /v1 "
+            f"(akgentic run --base-url URL, or {BASE_URL_ENV})"
+        )
+    detail = clip(" ".join(f"{status}{exc.message}".split()), _DETAIL_CHARS)
     if isinstance(exc, ModelAuthenticationError):
         return f"model {name!r}{at} {_refused_key(config, detail)}"
     if isinstance(exc, ModelNotFoundError):

@@ -63,7 +63,8 @@ def usage(
             with opened_storage(storage, read_only=True) as (bundle, _):
                 record = find_team(bundle, team)
                 report = team_usage(bundle, record.team_id, record.name)
-        report.team = f"{team_name(record.name)} ({short_id(record.team_id)})"
+        if not as_json:  # the document stays the server's; the page names the team in full
+            report.team = f"{team_name(record.name)} ({short_id(record.team_id)})"
         _print(report, as_json=as_json, breakers=breakers)
 
 

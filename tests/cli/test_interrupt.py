@@ -232,7 +232,8 @@ def test_ctrl_c_during_the_teams_start_up_stops_it_and_says_how_to_resume(
 def test_the_second_ctrl_c_prints_words_made_then_or_the_plain_ones_when_that_fails() -> None:
     """``at_once`` may be a function, called by the second Ctrl-C (what is lost is known
     only then); one that fails still ends the process with the plain words, not a
-    traceback, with the first signal's exit code."""
+    traceback, with the first signal's exit code. Empty words (a command whose work is over
+    and said: ``serve`` once it stopped) print nothing."""
     script = """
 import signal
 from akgentic.cli import interrupt
@@ -242,7 +243,8 @@ with interrupt.quietly():
     signal.raise_signal(signal.SIGINT)
     signal.raise_signal(signal.SIGINT)
 """
-    for words, said in (('"made now"', "made now"), ("1 / 0", interrupt.AT_ONCE)):
+    cases = (('"made now"', "\nmade now\n"), ("1 / 0", f"\n{interrupt.AT_ONCE}\n"), ('""', ""))
+    for words, said in cases:
         ended = subprocess.run(
             [sys.executable, "-c", script.format(words=words)],
             env=child_env(),
@@ -250,4 +252,4 @@ with interrupt.quietly():
             text=True,
             timeout=60,
         )
-        assert (ended.returncode, ended.stderr) == (130, f"\n{said}\n")
+        assert (ended.returncode, ended.stderr) == (130, said)

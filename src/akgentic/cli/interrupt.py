@@ -76,7 +76,8 @@ at_once: str | Callable[[], str] = AT_ONCE
 """What the second Ctrl-C prints before the process ends (a command may say more), or
 what makes it then: what is lost may be known only at that moment (records a store
 refuses). Called in the signal handler: it must only read; should it fail,
-:data:`AT_ONCE` is printed."""
+:data:`AT_ONCE` is printed. ``""``: nothing is (a command whose work is over and said,
+which only has to exit)."""
 
 SLICE = 0.1
 """Seconds a wait of the main thread inside :func:`deferred` goes without a :func:`check`."""
@@ -134,7 +135,9 @@ def exit_code() -> int:
 def _handle(signum: int, frame: FrameType | None) -> None:
     _state["count"] += 1
     if _state["count"] > 1:
-        _write(f"\n{_at_once()}\n")
+        words = _at_once()
+        if words:
+            _write(f"\n{words}\n")
         os._exit(exit_code())
     _state["signal"] = signum
     if _quiet:

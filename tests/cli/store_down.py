@@ -40,10 +40,10 @@ def refuse_writes(set_attr: SetAttr, *, back_after: bool) -> None:
         set_attr(_Events, name, refusing)
     sent = chat._send  # the session's send: it waits for the save, up to SAVE_WAIT
 
-    def send_while_down(*args: Any) -> Any:
+    def send_while_down(*args: Any, **kwargs: Any) -> Any:
         down["on"] = True
         try:
-            return sent(*args)
+            return sent(*args, **kwargs)
         finally:
             down["on"] = not back_after
 

@@ -10,13 +10,14 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from typer.testing import Result
 
 from akgentic.cli import chat
 from akgentic.core import SentMessage, UserMessage
-from akgentic.storage import TeamStatus, open_storage
+from akgentic.storage import LeaseHolder, TeamStatus, open_storage, team_resource
 from akgentic.team import recorder as recorder_module
 from akgentic.team import runtime as runtime_module
 
@@ -106,6 +107,46 @@ def test_a_team_whose_stop_lost_records_is_left_as_after_a_crash_and_its_resume_
     assert resumed.exit_code == 0, resumed.output
     assert f"team research ({str(team.team_id)[:8]}) did not stop cleanly: restored from " in (
         resumed.stderr
+    )
+
+
+def test_a_line_not_saved_when_another_process_took_the_team_over_is_said_not_saved(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store refused the log's writes long enough for the lease to run out, and
+    another process took the team over (as a resume elsewhere does): what the session had
+    delivered but not saved is lost with the lease. It says so, line by line, with what to
+    do — not only that the team was taken over."""
+    real_send = chat._send
+
+    def send_then_taken_over(*args: Any, **kwargs: Any) -> Any:
+        sent = real_send(*args, **kwargs)  # said not saved yet: the store still refuses
+        storage = open_storage(storage_url)
+        try:
+            resource = team_resource(args[0].team_id)
+            lease = storage.leases.inspect(resource)
+            assert lease is not None
+            thief = LeaseHolder(owner="thief", host="elsewhere", pid=4242)
+            storage.leases.acquire(resource, thief, 60, take_over=lease.holder.owner)
+        finally:
+            storage.close()
+        return sent
+
+    monkeypatch.setattr(chat, "_send", send_then_taken_over)
+    refuse_writes(monkeypatch.setattr, back_after=True)  # around the send above
+    monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
+
+    result = cli("run", str(RESEARCH), "--timeout", "60", input=f"{QUESTION}\n/quit\n")
+
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert chat.NOT_SAVED_YET in lines
+    assert (
+        f"the message was not saved: {QUESTION} (the team was taken over before the store "
+        f"took it: send it again where the team runs now)"
+    ) in lines
+    assert result.stderr.splitlines()[-1].endswith(
+        "was taken over by another process (pid 4242 on host elsewhere); this session stopped"
     )
 
 

@@ -39,7 +39,10 @@ that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELET
 disk full, a read-only file) does not end it: a line not saved within :data:`SAVE_WAIT`
 is said (:data:`NOT_SAVED_YET`) and waited on as any other — the team works on it, its
 records are kept in memory, and what it does shows once the store takes them (a Ctrl-C
-while it waits to be saved is taken then). A stop that finally loses records (the store
+while it waits to be saved is taken then). Should another process take the team over
+meanwhile (its lease ran out while the store refused the renewals), each line not saved
+by then is said (``the message was not saved: <the line>``): it went with the lease. A
+stop that finally loses records (the store
 still refusing them) says how many and what to do, and the session exits 1 (or with its
 signal's code); the team is then left as after a crash, not marked STOPPED.
 """
@@ -204,11 +207,17 @@ def send_line(runtime: TeamHandle, line: str) -> tuple[UUID, str]:
 
 
 def _send(
-    runtime: TeamHandle, line: str, view: LiveView, delivered: Callable[[], None] | None = None
+    runtime: TeamHandle,
+    line: str,
+    view: LiveView,
+    delivered: Callable[[], None] | None = None,
+    unsaved: list[tuple[UUID, str]] | None = None,
 ) -> tuple[UUID, str]:
     """:func:`send_line`, ``delivered`` called once the line is delivered; a line not
-    saved in time (the store refuses writes) is said (:data:`NOT_SAVED_YET`) and waited
-    on as any other: its records are kept, and its answer shows once the store takes them.
+    saved in time (the store refuses writes) is said (:data:`NOT_SAVED_YET`), kept in
+    ``unsaved`` (the session's end says it if it never was: :func:`_never_saved`), and
+    waited on as any other: its records are kept, and its answer shows once the store
+    takes them.
 
     A team here waits for the save a slice at a time (its ``commit_timeout``, set by the
     session), the rest of :data:`SAVE_WAIT` here, checking for Ctrl-C: one then stops the
@@ -223,6 +232,8 @@ def _send(
             interrupt.check()
             if time.monotonic() >= waited:
                 view.note(NOT_SAVED_YET, "yellow")
+                if unsaved is not None:
+                    unsaved.append((exc.message_id, line))
                 break
         addressed = _ADDRESSED.match(line)
         return exc.message_id, addressed.group(1) if addressed else runtime.card.entry_point
@@ -305,6 +316,7 @@ def _chat(
     deleted = False
     unsent = options.message
     refused: list[str] = []  # lines the team stopped before they could be sent
+    unsaved: list[tuple[UUID, str]] = []  # lines delivered that the store had not saved
 
     def delivered() -> None:  # before its save is waited for: a Ctrl-C may come then
         nonlocal unsent
@@ -321,14 +333,14 @@ def _chat(
             if options.retry_interrupted:  # a stop waits for the retried turns: read them
                 watch.catch_up(_last_seq(manager, runtime), options.timeout)
             if options.message is not None:
-                asked = _send_unless_taken_over(runtime, options.message, view, delivered)
+                asked = _send_unless_taken_over(runtime, options.message, view, delivered, unsaved)
                 if asked is None:  # taken over as it was sent: not kept, whether delivered
                     unsent = options.message
                 else:
                     reply = watch.wait_reply(*asked, options.timeout, options.idle)
             else:
                 assert keyboard is not None
-                last = _interactive(runtime, watch, view, options, keyboard, refused)
+                last = _interactive(runtime, watch, view, options, keyboard, refused, unsaved)
             if watch.deleted:
                 raise TeamDeletedError(runtime.team_id)
             if _taken_over(runtime, title) is not None:
@@ -367,6 +379,14 @@ def _chat(
     for line in left:
         console.print(SafeText(f"the message was not sent: {one_line(line)}", style="yellow"))
     taken = _taken_over(runtime, title)
+    for line in _never_saved(runtime, unsaved) if taken is not None else []:
+        console.print(
+            SafeText(
+                f"the message was not saved: {one_line(line)} (the team was taken over before "
+                f"the store took it: send it again where the team runs now)",
+                style="yellow",
+            )
+        )
     if taken is not None and cut is None:
         error_console().print(SafeText(f"error: {taken}", style="red"))
         logs.lease_loss_said()  # the recorder reports its dropped records as the team stops
@@ -473,17 +493,35 @@ def _say_waiting(console: Console, waiting: list[SentMessage]) -> None:
 
 
 def _send_unless_taken_over(
-    runtime: TeamHandle, line: str, view: LiveView, delivered: Callable[[], None]
+    runtime: TeamHandle,
+    line: str,
+    view: LiveView,
+    delivered: Callable[[], None],
+    unsaved: list[tuple[UUID, str]],
 ) -> tuple[UUID, str] | None:
     """:func:`_send`; None when the send found the team's lease lost (another
     process took the team over as it was sent): the session then says so as for a loss
     found later (:func:`_taken_over`), not as a failed send."""
     try:
-        return _send(runtime, line, view, delivered)
+        return _send(runtime, line, view, delivered, unsaved)
     except AddressError:
         if _lost(runtime) is None:
             raise
         return None
+
+
+def _never_saved(runtime: TeamHandle, unsaved: list[tuple[UUID, str]]) -> list[str]:
+    """The lines delivered but not saved when said (:data:`NOT_SAVED_YET`) that never were:
+    the lease was lost first, and what the team did with them went with it."""
+    lines = []
+    for message_id, line in unsaved:
+        try:
+            if cast(TeamRuntime, runtime).saved(message_id, 0):
+                continue
+        except AddressError:
+            pass
+        lines.append(line)
+    return lines
 
 
 def _taken_over(runtime: TeamHandle, title: str) -> str | None:
@@ -787,9 +825,11 @@ def _interactive(
     options: ChatOptions,
     keyboard: Keyboard,
     refused: list[str],
+    unsaved: list[tuple[UUID, str]],
 ) -> Reply | None:
     """Lines typed to the team until the person leaves or the team stops; the last
-    exchange's ending. A line the team stopped before taking goes into ``refused``."""
+    exchange's ending. A line the team stopped before taking goes into ``refused``, one
+    delivered that the store had not saved in time into ``unsaved``."""
     entry = member_name(runtime.card.entry_point)
     reply: Reply | None = None
     tty = sys.stdin.isatty()
@@ -816,7 +856,7 @@ def _interactive(
         if line in QUIT:
             return reply
         try:
-            message_id, responder = _send(runtime, line, view)
+            message_id, responder = _send(runtime, line, view, unsaved=unsaved)
         except AddressError as exc:
             if not runtime.is_running() or _lost(runtime) is not None:
                 refused.append(line)

@@ -142,7 +142,8 @@ def test_unknown_team(cli: Invoke, storage_url: str) -> None:
 
         assert result.exit_code == 1
         assert result.stderr == (
-            "error: no team matches 'abc'; list the teams with: akgentic teams list\n"
+            f"error: no team matches 'abc'; list the teams with: akgentic teams list "
+            f"--storage {storage_url}\n"
         )
 
 

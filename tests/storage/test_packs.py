@@ -384,11 +384,16 @@ def test_a_damaged_pack_is_refused_with_a_value_error() -> None:
         rest = data[len(MAGIC) + 4 + size :]
         damaged[f"{field} of the wrong type"] = MAGIC + struct.pack("<I", len(bad)) + bad + rest
     for what, value in damaged.items():
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError) as refused:
             decode_pack(value)
+        assert len(str(refused.value)) < 300, what  # what is wrong, never the pack's bytes
         if what in ("empty", "not a pack", "magic only", "header cut", "header garbled"):
-            with pytest.raises(ValueError):
+            with pytest.raises(ValueError) as refused:
                 pack_count(value)
+            assert len(str(refused.value)) < 300, what
+    with pytest.raises(ValueError) as refused:
+        decode_pack(damaged["header garbled"])
+    assert str(refused.value).startswith("the event pack is damaged: bytes that are not UTF-8 at ")
 
 
 # -- the stores ------------------------------------------------------------------------------

@@ -146,8 +146,8 @@ def events(
                 if not printed and not follow:
                     _say_why_nothing(from_seq, title, None)
             return
-        with opened_storage(storage, read_only=True) as (bundle, _):
-            record = find_team(bundle, team)
+        with opened_storage(storage, read_only=True) as (bundle, url):
+            record = find_team(bundle, team, url)
             try:
                 stored_card(record)  # when its card does not decode, some events will not either
             except CliError as exc:

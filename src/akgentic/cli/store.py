@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
-from akgentic.cli.output import short_id, team_name
+from akgentic.cli.output import command_line, short_id, team_name
 from akgentic.core import user_data_dir
 from akgentic.core.excerpt import exception_line, exception_words, validation_words
 from akgentic.core.serialization import MODEL_MARKER, SerializationError
@@ -213,14 +213,16 @@ def _file_in_the_way(url: str) -> str | None:
     )
 
 
-def find_team(storage: StorageBundle, ref: str) -> TeamRecord:
+def find_team(storage: StorageBundle, ref: str, url: str | None = None) -> TeamRecord:
     """The team ``ref`` names (full id, unique id prefix, or unique name); see the module
-    docstring. Raises :class:`CliError` when none or several match."""
+    docstring. Raises :class:`CliError` when none or several match, saying how to list
+    the teams of the store at ``url`` (the default store's when None)."""
     try:
         exact = storage.teams.get(UUID(ref.strip()))
     except ValueError:
         exact = None
-    return match_team(ref, exact or storage.teams.list())
+    listing = command_line("teams", "list", *storage_option(url or default_url()))
+    return match_team(ref, exact or storage.teams.list(), listing)
 
 
 def match_team(
@@ -233,6 +235,7 @@ def match_team(
     ``listing`` is how the user lists them; ``label`` how a team's status is shown among
     several that match (a store's: :func:`status_label`; a server's records carry no card,
     so it says their status as the server does)."""
+    in_store = label is None  # a server's teams come with the server's label
     label = label or status_label
     ref = ref.strip()
     if not ref:
@@ -256,7 +259,7 @@ def match_team(
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
-    if not teams and listing == "akgentic teams list":
+    if not teams and in_store:
         raise CliError(
             f"no team matches {ref!r}: there are no teams yet in this storage; start one "
             f"with: akgentic run TEAM.yaml (--storage URL names another storage)"

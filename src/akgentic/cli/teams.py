@@ -197,7 +197,7 @@ def show_team(
         return
     with reporting(debug), opened_storage(storage, read_only=True) as (bundle, url):
         import_modules(imports)
-        record = find_team(bundle, team)
+        record = find_team(bundle, team, url)
         console = out_console()
         writable = not read_only(bundle)  # else: no write command to suggest
         try:
@@ -416,7 +416,7 @@ def stop_team(
             stop_remote(server, token, team)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
-        record = find_team(bundle, team)
+        record = find_team(bundle, team, url)
         console = out_console()
         if record.status == TeamStatus.DELETED:
             raise CliError(f"{_title(record)} was deleted; there is nothing to stop")
@@ -506,7 +506,7 @@ def resume_team(
                 _resume_remote(team, server, token, options, dismiss_interrupted, imports or [])
             )
         with opened_storage(storage, create=False) as (bundle, url):
-            record = find_team(bundle, team)
+            record = find_team(bundle, team, url)
             if record.status == TeamStatus.DELETED:
                 raise CliError(_deleted(_title(record), record.team_id, storage_option(url)))
             if record.error is not None and (record.status is not None or not record.card):
@@ -863,7 +863,7 @@ def delete_team(
             delete_remote(server, token, team, purge=purge, yes=yes)
         return
     with reporting(debug), opened_storage(storage, create=False) as (bundle, url):
-        record = find_team(bundle, team)
+        record = find_team(bundle, team, url)
         console = out_console()
         if record.status == TeamStatus.DELETED and not purge:
             console.print(SafeText(f"{_title(record)} is already deleted (--purge removes it)"))

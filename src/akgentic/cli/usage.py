@@ -60,8 +60,8 @@ def usage(
                 record = find_remote_team(client, team)
                 report = client.get_team(record.team_id).usage()
         else:
-            with opened_storage(storage, read_only=True) as (bundle, _):
-                record = find_team(bundle, team)
+            with opened_storage(storage, read_only=True) as (bundle, url):
+                record = find_team(bundle, team, url)
                 report = team_usage(bundle, record.team_id, record.name)
         if not as_json:  # the document stays the server's; the page names the team in full
             report.team = f"{team_name(record.name)} ({short_id(record.team_id)})"

@@ -59,7 +59,7 @@ from uuid import UUID
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema
 
-from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage
+from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage, clip
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
 from akgentic.core.messages.message import new_id
 from akgentic.core.serialization import model_path
@@ -438,7 +438,7 @@ def pack_count(data: bytes) -> int:
     try:
         return _count(_header(data)[0])
     except _DAMAGE as exc:
-        raise ValueError(f"the event pack is damaged: {exc!r}") from exc
+        raise ValueError(f"the event pack is damaged: {_damage(exc)}") from exc
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int, int]:
@@ -478,7 +478,7 @@ def decode_pack(data: bytes) -> list[EncodedEvent]:
     try:
         return _decode(bytes(data))
     except _DAMAGE as exc:
-        raise ValueError(f"the event pack is damaged: {exc!r}") from exc
+        raise ValueError(f"the event pack is damaged: {_damage(exc)}") from exc
 
 
 _DAMAGE = (
@@ -495,6 +495,14 @@ _DAMAGE = (
 header field, a short buffer, bytes that are not UTF-8, a time out of ``datetime``'s
 range (``OverflowError``, or ``OSError`` from the platform's ``time_t``), a header nested
 too deep."""
+
+
+def _damage(exc: BaseException) -> str:
+    """What is wrong with a damaged pack, in a few words: never the pack's bytes, which an
+    exception's repr would quote (a ``UnicodeDecodeError`` holds them all)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"bytes that are not UTF-8 at {exc.start} ({exc.reason})"
+    return clip(f"{type(exc).__name__}: {exc}", 200)
 
 
 def _all_str(values: Any) -> bool:

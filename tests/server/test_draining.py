@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from uuid import UUID
@@ -250,3 +251,42 @@ def test_a_head_probe_of_health_gets_the_status_a_get_gets(served: Served) -> No
     finally:
         served.app.state.context.draining = False
     assert (draining.status_code, draining.content) == (503, b"")
+
+
+FEW_RECONNECTS = """
+import sys
+from akgentic.client import client
+client.RECONNECTS = 2  # the session gives up on a dead server in a second, not a minute
+sys.argv = ["akgentic", *sys.argv[1:]]
+from akgentic.cli.entry import main
+main()
+"""
+
+
+def test_a_session_whose_server_is_killed_says_the_server_is_gone_and_how_to_resume(
+    tmp_path: Path,
+) -> None:
+    """The server dies at once (kill -9), its team mid-turn: past its reconnections the
+    session asks the server's health, finds nothing answers, and ends as when a server
+    shuts down — the team stopped with its server, and how to resume it — not with the
+    event stream's failure and nothing to do."""
+    fifo = tmp_path / "hold"
+    os.mkfifo(fifo)
+    server, url, _ = serve_hang_card(tmp_path, str(fifo))
+    argv = [sys.executable, "-c", FEW_RECONNECTS, "run", str(HANG), "--server", url]
+    session = Child(argv, child_env())
+    try:
+        session.wait_for("Write to @Boss")
+        session.write("please hang")
+        session.wait_for("hang_step")  # the turn is inside the held tool call
+        server.proc.kill()
+        server.finish(60)
+        out = session.output(120)  # the session ends by itself: its server is gone
+        _, errors = session.finish(30)
+    finally:
+        session.stop()
+        server.stop()
+    assert "stopped: the server stopped answering (it shut down, or it cannot be reached)" in out
+    assert "resume it with: akgentic teams resume " in out
+    assert "keeps failing" not in out + errors
+    assert "Traceback" not in errors

@@ -49,7 +49,7 @@ from akgentic.cli.describe import name_of, text_of, to_person, who_of
 from akgentic.cli.handle import TeamHandle
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import member_name
-from akgentic.client import TeamDeletedError
+from akgentic.client import RemoteTeam, ServerError, TeamDeletedError
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -157,6 +157,11 @@ class Watch:
                     self._track(record)
                     self._cond.notify_all()
             self._team_stopped = not self._stop.is_set()
+        except ServerError as exc:
+            if exc.status == 0 and self._server_gone():
+                self._team_stopped = True  # with its server: the session says so, and resume
+            else:
+                self._failure = exc
         except BaseException as exc:  # handed to the waiting caller
             self._failure = exc
         finally:
@@ -165,6 +170,18 @@ class Watch:
                 self._cond.notify_all()
             if self.on_end is not None:
                 self.on_end()
+
+    def _server_gone(self) -> bool:
+        """Whether the team's server no longer answers at all (its event stream failed past
+        its reconnections: killed, or unreachable): the team is taken as stopped with it,
+        as when the server shuts down — not as a failure of the session."""
+        if not isinstance(self.runtime, RemoteTeam):
+            return False
+        try:
+            self.runtime.client.health()
+        except ServerError as exc:
+            return exc.status == 0
+        return False
 
     def _track(self, record: EventRecord) -> None:
         self._last_record = time.monotonic()

@@ -39,6 +39,14 @@ def journal_of(workspace: WorkspacePath) -> GitJournal:
     return GitJournal(workspace.tree, workspace.git_dir)
 
 
+def history(workspace: WorkspacePath, *args: str) -> str:
+    """What git says of the journal's history (``args``: a git command and its options)."""
+    done = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
 def log(workspace: WorkspacePath) -> list[tuple[str, str, str]]:
     return [(e.author, e.email, e.message) for e in reversed(journal_of(workspace).log())]
 
@@ -77,13 +85,8 @@ def test_out_of_band_changes_are_committed_as_nobody_before_the_next_commit(
     entries = log(workspace)
     assert entries[-2][0::2] == ("nobody", "out-of-band changes")
     assert entries[-1][0::2] == ("@Bob", "write c.md")
-    show = subprocess.run(
-        ["git", f"--git-dir={workspace.git_dir}", "show", "--name-only", "--format=", "HEAD~1"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert show.stdout.split() == ["by_hand.txt"]  # not swept into @Bob's commit
+    show = history(workspace, "show", "--name-only", "--format=", "HEAD~1")
+    assert show.split() == ["by_hand.txt"]  # not swept into @Bob's commit
 
 
 def test_the_seeded_gitignore_keeps_staging_files_and_caches_out(workspace: WorkspacePath) -> None:
@@ -144,13 +147,7 @@ def plant_repository(gate: WriteGate, journal: GitJournal, folder: str, marker: 
 
 
 def committed_paths(workspace: WorkspacePath) -> list[str]:
-    listed = subprocess.run(
-        ["git", f"--git-dir={workspace.git_dir}", "ls-tree", "-r", "--name-only", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return listed.stdout.split()
+    return history(workspace, "ls-tree", "-r", "--name-only", "HEAD").split()
 
 
 def test_a_repository_written_inside_the_tree_runs_nothing_and_blocks_no_commit(
@@ -181,13 +178,7 @@ def test_a_tracked_folder_that_becomes_a_repository_is_still_journalled_without_
     outcome = gate.mutate(ALICE, WriteFile(path="sub/a.txt", content="two\n"), journal)
     assert outcome.commit is not None
     assert not marker.exists()
-    shown = subprocess.run(
-        ["git", f"--git-dir={workspace.git_dir}", "show", "HEAD:sub/a.txt"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert shown.stdout == "two\n"
+    assert history(workspace, "show", "HEAD:sub/a.txt") == "two\n"
 
 
 def test_a_journal_that_fails_never_stops_a_write_and_the_answer_says_so(

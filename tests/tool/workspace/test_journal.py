@@ -199,4 +199,92 @@ def test_a_journal_that_fails_never_stops_a_write_and_the_answer_says_so(
     (card_workspace.git_dir / "HEAD").write_text("ref: refs/heads/\n")
     answer = tools["workspace_write"]("second.md", "2\n")
     assert answer.startswith("Wrote: created second.md (1 line). (written; the journal could")
+    assert "\n" not in answer  # git's words on one line
     assert (card_workspace.tree / "second.md").read_text() == "2\n"
+
+
+def armed_repository(folder: Path, marker: Path) -> None:
+    """A repository made in the tree as a command in the sandbox would: a committed file
+    under a clean filter that runs a program (``touch marker``) whenever a git inside it
+    looks at that file, and a name git's text output would mangle."""
+    folder.mkdir(parents=True)
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-C", str(folder), "-c", "user.name=x", "-c", "user.email=x@x", *args],
+            check=True,
+            capture_output=True,
+            env={"PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(folder)},
+        )
+
+    git("init", "-q")
+    (folder / ".gitattributes").write_text("* filter=pwn\n")
+    (folder / "f.txt").write_text("one\n")
+    git("add", "-A")
+    git("commit", "-qm", "armed")
+    git("config", "filter.pwn.clean", f"touch {marker}; cat")
+    (folder / "f.txt").write_text("two\n")  # modified: a status inside would clean it
+
+
+def test_a_repository_whose_name_holds_a_carriage_return_is_left_out_and_runs_nothing(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    marker = tmp_path / "ran-on-the-host"
+    armed_repository(workspace.tree / "x\ry", marker)
+    for n in range(2):
+        outcome = gate.mutate(ALICE, WriteFile(path=f"b{n}.md", content="b\n"), journal)
+        assert outcome.commit is not None and outcome.unrecorded is None
+    assert not marker.exists()
+    assert committed_paths(workspace) == [".gitignore", "a.md", "b0.md", "b1.md"]
+
+
+def test_a_repository_a_journal_committed_before_is_taken_out_and_runs_nothing(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    """A journal made before these rules may hold a nested repository (a gitlink): git,
+    asked to add the tree, would run a git inside it."""
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    marker = tmp_path / "ran-on-the-host"
+    armed_repository(workspace.tree / "sub", marker)
+    head = subprocess.run(
+        ["git", "-C", str(workspace.tree / "sub"), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    history(
+        workspace,
+        f"--work-tree={workspace.tree}",
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        f"160000,{head},sub",
+    )
+    history(workspace, "-c", "user.name=old", "-c", "user.email=o@o", "commit", "-qm", "old")
+    assert "sub" in committed_paths(workspace)
+    outcome = gate.mutate(BOB, WriteFile(path="c.md", content="c\n"), journal)
+    assert outcome.commit is not None and outcome.unrecorded is None
+    assert not marker.exists()
+    assert "sub" not in committed_paths(workspace)
+
+
+def test_a_name_that_is_not_utf8_and_the_trees_own_attributes_block_no_commit(
+    workspace: WorkspacePath,
+) -> None:
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    with open(os.path.join(os.fsencode(workspace.tree), b"\xff.txt"), "wb") as raw:
+        raw.write(b"raw\n")
+    (workspace.tree / ".gitattributes").write_text("*.txt working-tree-encoding=UTF-16\n")
+    outcome = gate.mutate(BOB, WriteFile(path="c.txt", content="plain\n"), journal)
+    assert outcome.commit is not None and outcome.unrecorded is None
+    listed = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", "ls-tree", "-r", "-z", "--name-only", "HEAD"],
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    assert b"\xff.txt" in listed and b"c.txt" in listed
+    assert history(workspace, "show", "HEAD:c.txt") == "plain\n"  # its bytes, not re-encoded

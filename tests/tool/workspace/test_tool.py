@@ -177,7 +177,7 @@ def test_a_line_range_that_cannot_be_read_is_refused_saying_what_to_pass(
 def test_a_write_to_a_path_ending_in_a_slash_is_refused_not_made_a_file(
     team: Team, tools: Tools
 ) -> None:
-    for path in ("newdir/", "newdir/."):
+    for path in ("newdir/", "newdir/.", "newdir/sub/.."):
         with pytest.raises(RetriableError, match="names a folder .* workspace_mkdir"):
             tools["workspace_write"](path, "x")
     assert not (tree_of(team) / "newdir").exists()

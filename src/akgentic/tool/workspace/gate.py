@@ -34,7 +34,6 @@ import logging
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -263,10 +262,10 @@ class WriteGate:
         """
         if isinstance(mutation, MakeDir):
             return self._mkdir(mutation)
-        if isinstance(mutation, WriteFile) and mutation.path.endswith(("/", "/.")):
+        if isinstance(mutation, WriteFile) and _names_a_folder(mutation.path):
             raise RetriableError(
-                f"{excerpt(mutation.path)} names a folder (it ends with '/'): give the file's "
-                f"name, or make a folder with workspace_mkdir. Nothing was written."
+                f"{excerpt(mutation.path)} names a folder (it ends with '/', '.' or '..'): give "
+                f"the file's name, or make a folder with workspace_mkdir. Nothing was written."
             )
         targets = self._targets(mutation)
         names = sorted({self.records.path_lock_name(rel) for rel in targets})
@@ -277,7 +276,7 @@ class WriteGate:
                 try:
                     journal.ensure()
                     journal.commit_out_of_band()
-                except _JOURNAL_FAILURES as exc:
+                except Exception as exc:  # the journal is a record: never the gate
                     unrecorded, journal = _journal_failure(exc), None
             for name in names:
                 stack.enter_context(self.records.lock(name))
@@ -285,7 +284,7 @@ class WriteGate:
             if journal is not None and outcome.changes:
                 try:
                     outcome.commit = journal.commit(identity, _commit_message(outcome))
-                except _JOURNAL_FAILURES as exc:
+                except Exception as exc:  # the journal is a record: never the gate
                     unrecorded = _journal_failure(exc)
             if unrecorded is not None and outcome.changes:
                 outcome.unrecorded = unrecorded
@@ -534,15 +533,19 @@ def _text_or_empty(data: bytes | None) -> str:
     return _text_or_none(data) or ""
 
 
-_JOURNAL_FAILURES = (RuntimeError, OSError, subprocess.SubprocessError)
+def _names_a_folder(path: str) -> bool:
+    """Whether a write's ``path`` ends as a folder does (``new/``, ``a/.``, ``a/b/..``).
+    ``.`` alone is the tree itself, said where it resolves."""
+    _, slash, last = path.rpartition("/")
+    return bool(slash) and last in ("", ".", "..")
 
 
 def _journal_failure(exc: BaseException) -> str:
     """Log a journal step that failed and say it in a line. The journal is a record, not
-    the gate: its failure never stops a mutation, nor is the mutation called failed (the
-    model would only write it again)."""
+    the gate: its failure — whatever it raises — never stops a mutation, nor is the
+    mutation called failed (the model would only write it again)."""
     logger.warning("workspace journal step failed: %r", exc)
-    return clip(str(exc), 300)
+    return clip(" ".join(str(exc).split()) or type(exc).__name__, 300)
 
 
 def _commit_message(outcome: MutationOutcome) -> str:

@@ -17,9 +17,13 @@ write gate does not depend on it and is never weakened by its absence.
 - A repository inside the tree is never entered: an agent can write ``sub/.git/config``
   (or ``git init sub`` in the sandbox), and git, asked about ``sub``, would run what that
   config says (``core.fsmonitor``) on the host, or refuse every later commit over its
-  broken ``HEAD``. So every nested repository is left out of each commit by a pathspec,
-  status never looks into one (``--ignore-submodules=all``), and ``core.fsmonitor`` is
-  off for git and any git it starts. What such a folder holds is not in the history.
+  broken ``HEAD``. So every nested repository is left out of each commit by a pathspec
+  and taken out of the index (a gitlink: git runs a git inside a tracked one), status
+  never looks into one (``--ignore-submodules=all``), and ``core.fsmonitor`` is off for
+  git and any git it starts. What such a folder holds is not in the history.
+- The tree's ``.gitattributes`` do not apply (``info/attributes`` outranks them): no
+  filter, encoding or end-of-line rule a file of the tree asks for. Git's output is read
+  as bytes: a name may hold a carriage return, or bytes that are not UTF-8.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ __pycache__/
 *.pyc
 .pytest_cache/
 """
+_ATTRIBUTES = "* -text -filter -ident -diff -merge !eol !working-tree-encoding\n"
+"""The journal's own attributes (``info/attributes``): every file stored as its bytes."""
 _absence_logged = False
 _absence_lock = threading.Lock()
 
@@ -134,7 +140,12 @@ class GitJournal:
         )
         return env
 
-    def _run(self, *args: str, author: Identity | None = None) -> subprocess.CompletedProcess[str]:
+    def _run(
+        self, *args: str, author: Identity | None = None, given: bytes | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        """git ``args`` on the journal, its output as bytes: a name in the tree may hold a
+        carriage return, or bytes that are not UTF-8, and text mode would change the one
+        and refuse the other."""
         assert self.git is not None
         return subprocess.run(
             [
@@ -153,18 +164,26 @@ class GitJournal:
             ],
             cwd=self.tree,
             env=self._env(author),
+            input=given,
             capture_output=True,
-            text=True,
             timeout=self.timeout,
         )
 
-    def _git(self, *args: str, author: Identity | None = None, check: bool = True) -> str:
-        done = self._run(*args, author=author)
+    def _git(
+        self,
+        *args: str,
+        author: Identity | None = None,
+        check: bool = True,
+        given: bytes | None = None,
+    ) -> str:
+        """git ``args``; its output with every byte kept (``os.fsdecode``: a name that is
+        not UTF-8 comes back as the same bytes when passed to git again). RuntimeError
+        saying what git said when it fails (``check``)."""
+        done = self._run(*args, author=author, given=given)
         if check and done.returncode != 0:
-            raise RuntimeError(
-                f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}"
-            )
-        return done.stdout
+            said = (done.stderr.strip() or done.stdout.strip()).decode("utf-8", "replace")
+            raise RuntimeError(f"git {args[0]} failed: {' '.join(said.split())}")
+        return os.fsdecode(done.stdout)
 
     def ensure(self) -> bool:
         """Create the repository (and seed ``.gitignore``) on first use; False without git."""
@@ -172,15 +191,40 @@ class GitJournal:
             return True
         if not self.available:
             return False
-        if not (self.git_dir / "HEAD").exists():
+        new = not (self.git_dir / "HEAD").exists()
+        if new:
             self.tree.mkdir(parents=True, exist_ok=True)
             self._git("init", "--quiet", "--initial-branch=main")
+        self._neutral_attributes()  # a journal made before it was written gets it too
+        if new:
             ignore = self.tree / ".gitignore"
             if not ignore.exists():
                 ignore.write_text(_GITIGNORE, encoding="utf-8")
             self.commit(NOBODY, "journal: seeded .gitignore")
         self._ready = True
         return True
+
+    def _neutral_attributes(self) -> None:
+        """Write ``info/attributes`` in the history's own folder, which outranks every
+        ``.gitattributes`` of the tree: no filter, encoding, end-of-line or diff driver a
+        file of the tree asks for applies to the journal (a ``working-tree-encoding`` there
+        would refuse every commit; a filter would want a program)."""
+        info = self.git_dir / "info"
+        info.mkdir(parents=True, exist_ok=True)
+        attributes = info / "attributes"
+        if not attributes.is_file() or attributes.read_text(encoding="utf-8") != _ATTRIBUTES:
+            attributes.write_text(_ATTRIBUTES, encoding="utf-8")
+
+    def _drop_repositories(self) -> None:
+        """Take every nested repository out of the index (a "gitlink": one a journal made
+        before these rules committed, or one an exec made between a status and its add):
+        git asked about a tracked one runs a git inside it, with that repository's config
+        and attributes."""
+        listed = self._git("ls-files", "--stage", "-z")
+        links = [e.split("\t", 1)[1] for e in listed.split("\0") if e.startswith("160000 ")]
+        if links:
+            given = b"".join(os.fsencode(link) + b"\0" for link in links)
+            self._git("update-index", "--force-remove", "-z", "--stdin", given=given)
 
     def _status(self) -> tuple[bool, list[str]]:
         """Whether anything but nested repositories changed, and the nested repositories
@@ -213,10 +257,12 @@ class GitJournal:
         the new sha, or None if nothing did."""
         if not self.available:
             return None
+        self._drop_repositories()
         changed, nested = self._status()
         if not changed:
             return None
         self._git("add", "--all", "--", ".", *(f":(exclude,literal){p}" for p in nested))
+        self._drop_repositories()  # one made after the status was added as a gitlink
         if not self._staged():
             return None
         self._git(
@@ -243,7 +289,8 @@ class GitJournal:
         """The newest ``limit`` commits, newest first."""
         if not self.available or not (self.git_dir / "HEAD").exists():
             return []
-        out = self._git("log", f"-n{limit}", "--format=%H%x1f%an%x1f%ae%x1f%s%x1e", check=False)
+        done = self._run("log", f"-n{limit}", "--format=%H%x1f%an%x1f%ae%x1f%s%x1e")
+        out = done.stdout.decode("utf-8", "replace")  # shown to people: every line text
         entries = []
         for record in out.split("\x1e"):
             fields = record.strip().split("\x1f")

@@ -133,7 +133,7 @@ def test_unknown_team(cli: Invoke, storage_url: str) -> None:
         assert result.exit_code == 1
         assert result.stderr == (
             "error: no team matches 'abc': there are no teams yet in this storage; start one "
-            "with: akgentic run TEAM.yaml (--storage URL names another storage)\n"
+            f"with: akgentic run TEAM.yaml --storage {storage_url}\n"
         )
     assert not sqlite_path(storage_url).parent.exists() or not sqlite_path(storage_url).exists()
     assert cli("run", str(RESEARCH), "-m", "hi").exit_code == 0

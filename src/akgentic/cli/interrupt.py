@@ -100,9 +100,11 @@ _quiet: list[threading.Event] = []
 def install() -> None:
     """Take over SIGINT, SIGTERM and SIGHUP for this process (main thread only; a no-op
     elsewhere; one the process started ignoring stays ignored, but SIGINT); the count of
-    :func:`pressed` starts again."""
+    :func:`pressed` starts again, and :data:`at_once` is the plain words again."""
+    global at_once
     if threading.current_thread() is threading.main_thread():
         _state["count"] = _state["signal"] = 0
+        at_once = AT_ONCE
         for signum in _TAKEN:
             if signum == signal.SIGINT or signal.getsignal(signum) is not signal.SIG_IGN:
                 signal.signal(signum, _handle)

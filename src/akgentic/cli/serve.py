@@ -220,9 +220,9 @@ def serve(
                     placement=where,
                     sigterm_handled=True,  # interrupt.install's handler sets ``pressed``
                 )
-            interrupt.at_once = ""  # nothing left to cut: its last line says how it ended
             if pressed.is_set():
                 write_out(printable(f"{_stopped_by_signal(where is not None, again)}\n"))
+                interrupt.at_once = ""  # nothing left to cut, and its last line said how it ended
                 raise typer.Exit(interrupt.exit_code())
 
 

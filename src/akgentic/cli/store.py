@@ -221,8 +221,13 @@ def find_team(storage: StorageBundle, ref: str, url: str | None = None) -> TeamR
         exact = storage.teams.get(UUID(ref.strip()))
     except ValueError:
         exact = None
-    listing = command_line("teams", "list", *storage_option(url or default_url()))
-    return match_team(ref, exact or storage.teams.list(), listing)
+    where = storage_option(url or default_url())
+    listing = command_line("teams", "list", *where)
+    start = command_line("run", "TEAM.yaml", *where)
+    no_teams = f"there are no teams yet in this storage; start one with: {start}" + (
+        "" if where else " (--storage URL names another storage)"
+    )
+    return match_team(ref, exact or storage.teams.list(), listing, no_teams=no_teams)
 
 
 def match_team(
@@ -230,12 +235,14 @@ def match_team(
     teams: TeamRecord | list[TeamRecord],
     listing: str = "akgentic teams list",
     label: Callable[[TeamRecord], str] | None = None,
+    *,
+    no_teams: str | None = None,
 ) -> TeamRecord:
     """The one of ``teams`` that ``ref`` names (or ``teams`` itself: an exact match);
     ``listing`` is how the user lists them; ``label`` how a team's status is shown among
     several that match (a store's: :func:`status_label`; a server's records carry no card,
-    so it says their status as the server does)."""
-    in_store = label is None  # a server's teams come with the server's label
+    so it says their status as the server does); ``no_teams`` what to say when there are
+    none at all (how to start one there)."""
     label = label or status_label
     ref = ref.strip()
     if not ref:
@@ -259,11 +266,8 @@ def match_team(
             )
             more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
             raise CliError(f"{len(matches)} {what} {ref!r}: {shown}{more}; give more of the id")
-    if not teams and in_store:
-        raise CliError(
-            f"no team matches {ref!r}: there are no teams yet in this storage; start one "
-            f"with: akgentic run TEAM.yaml (--storage URL names another storage)"
-        )
+    if not teams and no_teams is not None:
+        raise CliError(f"no team matches {ref!r}: {no_teams}")
     raise CliError(f"no team matches {ref!r}; list the teams with: {listing}")
 
 

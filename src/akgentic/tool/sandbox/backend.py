@@ -135,9 +135,10 @@ ALLOWED_COMMANDS: frozenset[str] = frozenset(
 )
 """The programs ``workspace_exec`` may start by default. A card narrows or widens it with
 ``WorkspaceExec(allowed_commands=[...])``. It states intent and catches mistakes; it is not
-the isolation (the sandbox is): an interpreter on it can start any program. Shells, and
-launchers whose only work is to start another program (``env``, ``xargs``, ``nohup``), are
-left off, so the line a model writes is the programs that run."""
+the isolation (the sandbox is): an interpreter on it, or a tool that starts programs
+(``find -exec``, ``awk``'s ``system``, ``git``'s aliases), can start any program. Shells,
+and launchers whose only work is to start another program (``env``, ``xargs``,
+``nohup``), are left off."""
 
 _OPERATORS = frozenset({"|", "||", "&&", ";"})
 _REFUSED_TOKENS = {

@@ -288,3 +288,46 @@ def test_a_name_that_is_not_utf8_and_the_trees_own_attributes_block_no_commit(
     ).stdout.split(b"\0")
     assert b"\xff.txt" in listed and b"c.txt" in listed
     assert history(workspace, "show", "HEAD:c.txt") == "plain\n"  # its bytes, not re-encoded
+
+
+def test_what_git_refuses_or_leaves_behind_blocks_no_later_commit(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    """Each of these once made every later commit fail: a name git refuses ('.GIT/x'), a
+    tracked file replaced by a repository with no commit, the index's lock left by a git
+    killed at its timeout."""
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="sub", content="a file\n"), journal)
+    gate.mutate(ALICE, WriteFile(path=".GIT/x", content="hi\n"), journal)
+    (workspace.tree / "sub").unlink()
+    for folder in ("sub/.git/objects", "sub/.git/refs/heads"):
+        (workspace.tree / folder).mkdir(parents=True)
+    (workspace.tree / "sub/.git/HEAD").write_text("ref: refs/heads/main\n")
+    (workspace.git_dir / "index.lock").write_text("")
+    for n in range(2):
+        outcome = gate.mutate(BOB, WriteFile(path=f"b{n}.md", content="b\n"), journal)
+        assert outcome.commit is not None and outcome.unrecorded is None
+    paths = committed_paths(workspace)
+    assert {"b0.md", "b1.md"} <= set(paths)
+    assert "sub" not in paths and ".GIT/x" not in paths
+
+
+def test_the_journal_never_writes_through_a_symlink_nor_lets_a_message_forge_its_log(
+    workspace: WorkspacePath, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside" / "planted"
+    outside.parent.mkdir()
+    workspace.tree.mkdir(parents=True)
+    os.symlink(outside, workspace.tree / ".gitignore")  # dangling, there before first use
+    journal = journal_of(workspace)
+    assert journal.ensure()
+    assert not outside.exists()
+    (workspace.tree / "a.md").write_text("a\n")
+    forged = "exec: true \x1e" + "f" * 40 + "\x1fceo\x1fceo@boss\x1fapproved payment"
+    journal.commit(ALICE, forged)
+    [last] = journal.log(1)
+    assert (last.author, last.message) == (
+        "@Alice",
+        forged.replace("\x1e", " ").replace("\x1f", " "),
+    )
+    assert [e.author for e in journal.log()] == ["@Alice", "nobody"]  # and its seed, no ceo

@@ -24,6 +24,9 @@ write gate does not depend on it and is never weakened by its absence.
 - The tree's ``.gitattributes`` do not apply (``info/attributes`` outranks them): no
   filter, encoding or end-of-line rule a file of the tree asks for. Git's output is read
   as bytes: a name may hold a carriage return, or bytes that are not UTF-8.
+- Nothing in the tree blocks later commits: a name git refuses (``.GIT/x``) is left out
+  (logged), the index's lock a git killed at its timeout left is cleared (under the
+  journal lock no other git writes that index), and a commit message is one line.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import re
 import shutil
 import subprocess
 import threading
+import unicodedata
 from pathlib import Path
 from typing import ClassVar
 
@@ -56,6 +60,23 @@ _ATTRIBUTES = "* -text -filter -ident -diff -merge !eol !working-tree-encoding\n
 """The journal's own attributes (``info/attributes``): every file stored as its bytes."""
 _absence_logged = False
 _absence_lock = threading.Lock()
+
+
+def _seed(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` unless something is there already — a symlink too,
+    dangling or not: never followed out of the tree."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as seeded:
+        seeded.write(text)
+
+
+def _one_line(message: str) -> str:
+    """A commit message on one line of ordinary characters: a control character in a
+    command an agent ran (a newline, the separators ``log`` reads) is a space there."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in message)
 
 
 class Identity(SerializableModel):
@@ -128,6 +149,7 @@ class GitJournal:
             "GIT_CONFIG_NOSYSTEM": "1",
             "GIT_CONFIG_GLOBAL": os.devnull,
             "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",  # a status never takes the index's lock
             "HOME": str(self.git_dir),
             "LC_ALL": "C",
         }
@@ -197,9 +219,7 @@ class GitJournal:
             self._git("init", "--quiet", "--initial-branch=main")
         self._neutral_attributes()  # a journal made before it was written gets it too
         if new:
-            ignore = self.tree / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text(_GITIGNORE, encoding="utf-8")
+            _seed(self.tree / ".gitignore", _GITIGNORE)
             self.commit(NOBODY, "journal: seeded .gitignore")
         self._ready = True
         return True
@@ -257,11 +277,26 @@ class GitJournal:
         the new sha, or None if nothing did."""
         if not self.available:
             return None
+        (self.git_dir / "index.lock").unlink(missing_ok=True)  # a git killed at its timeout
         self._drop_repositories()
         changed, nested = self._status()
         if not changed:
             return None
-        self._git("add", "--all", "--", ".", *(f":(exclude,literal){p}" for p in nested))
+        specs = [".", *(f":(exclude,literal){p}" for p in nested)]  # on stdin: any number
+        added = self._run(
+            "add",
+            "--all",
+            "--ignore-errors",  # a name git refuses ('.GIT/x') is left out, not every commit
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+            given=b"".join(os.fsencode(spec) + b"\0" for spec in specs),
+        )
+        if added.returncode not in (0, 1):  # 1: some paths could not be added
+            said = added.stderr.decode("utf-8", "replace")
+            raise RuntimeError(f"git add failed: {' '.join(said.split())}")
+        if added.returncode == 1:
+            said = " ".join(added.stderr.decode("utf-8", "replace").split())
+            logger.warning("the workspace journal left out what git refused: %s", said[:500])
         self._drop_repositories()  # one made after the status was added as a gitlink
         if not self._staged():
             return None
@@ -271,7 +306,7 @@ class GitJournal:
             "--no-verify",
             "--allow-empty-message",
             "-m",
-            message,
+            _one_line(message),
             author=author,
         )
         return self._git("rev-parse", "HEAD").strip()

@@ -5,10 +5,14 @@ The CLI's default store and the workspace trees live in the user's akgentic data
 points ``XDG_DATA_HOME`` at a throwaway folder for the whole session (subprocesses
 inherit it) and drops the ``AKGENTIC_*`` variables that would name the developer's own
 store or trees; each test then gets a data folder of its own.
+
+It also makes the loggers' registry safe to read while a thread adds to it
+(:class:`_LoggerRegistry`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -18,6 +22,22 @@ from pathlib import Path
 import pytest
 
 pytest_plugins = ["tests.skip_summary"]  # the run ends with why tests were skipped
+
+
+class _LoggerRegistry(dict[str, object]):
+    """``logging``'s registry of loggers, whose ``values()`` is a snapshot.
+
+    pytest's log capture walks ``loggerDict.values()`` as each test starts, while a
+    thread an earlier test left running (an actor finishing its stop, a server's worker)
+    may import a module and so create its logger: the walk then fails the test being set
+    up with "dictionary changed size during iteration". The snapshot is one C-level copy,
+    which no other thread interleaves."""
+
+    def values(self) -> list[object]:  # type: ignore[override]
+        return list(super().values())
+
+
+logging.Logger.manager.loggerDict = _LoggerRegistry(logging.Logger.manager.loggerDict)
 
 SESSION_DATA = Path(tempfile.mkdtemp(prefix="akgentic-test-data-"))
 os.environ["XDG_DATA_HOME"] = str(SESSION_DATA)

@@ -274,7 +274,11 @@ def test_a_session_whose_server_is_killed_says_the_server_is_gone_and_how_to_res
     os.mkfifo(fifo)
     server, url, _ = serve_hang_card(tmp_path, str(fifo))
     argv = [sys.executable, "-c", FEW_RECONNECTS, "run", str(HANG), "--server", url]
-    session = Child(argv, child_env())
+    try:
+        session = Child(argv, child_env())
+    except BaseException:
+        server.stop()
+        raise
     try:
         session.wait_for("Write to @Boss")
         session.write("please hang")

@@ -59,8 +59,9 @@ from uuid import UUID
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema
 
-from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage, clip
+from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
+from akgentic.core.excerpt import exception_line
 from akgentic.core.messages.message import new_id
 from akgentic.core.serialization import model_path
 from akgentic.storage._codec import _RECEIPT, _SENT, EncodedEvent, encode_message
@@ -502,7 +503,7 @@ def _damage(exc: BaseException) -> str:
     exception's repr would quote (a ``UnicodeDecodeError`` holds them all)."""
     if isinstance(exc, UnicodeDecodeError):
         return f"bytes that are not UTF-8 at {exc.start} ({exc.reason})"
-    return clip(f"{type(exc).__name__}: {exc}", 200)
+    return exception_line(exc, 200)
 
 
 def _all_str(values: Any) -> bool:

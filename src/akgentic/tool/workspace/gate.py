@@ -42,6 +42,7 @@ from typing import Any
 import yaml
 
 from akgentic.core import clip, excerpt
+from akgentic.core.excerpt import exception_words
 from akgentic.core.serialization import SerializationError, check_shape
 from akgentic.core.words import counted
 from akgentic.tool.errors import RetriableError
@@ -545,7 +546,7 @@ def _journal_failure(exc: BaseException) -> str:
     the gate: its failure — whatever it raises — never stops a mutation, nor is the
     mutation called failed (the model would only write it again)."""
     logger.warning("workspace journal step failed: %r", exc)
-    return clip(" ".join(str(exc).split()) or type(exc).__name__, 300)
+    return clip(exception_words(exc) or type(exc).__name__, 300)
 
 
 def _commit_message(outcome: MutationOutcome) -> str:

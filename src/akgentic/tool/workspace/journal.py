@@ -73,6 +73,11 @@ def _seed(path: Path, text: str) -> None:
         seeded.write(text)
 
 
+def _said(output: bytes) -> str:
+    """What git wrote, on one line of text (for an error or the log)."""
+    return " ".join(output.decode("utf-8", "replace").split())
+
+
 def _one_line(message: str) -> str:
     """A commit message on one line of ordinary characters: a control character in a
     command an agent ran (a newline, the separators ``log`` reads) is a space there."""
@@ -203,8 +208,7 @@ class GitJournal:
         saying what git said when it fails (``check``)."""
         done = self._run(*args, author=author, given=given)
         if check and done.returncode != 0:
-            said = (done.stderr.strip() or done.stdout.strip()).decode("utf-8", "replace")
-            raise RuntimeError(f"git {args[0]} failed: {' '.join(said.split())}")
+            raise RuntimeError(f"git {args[0]} failed: {_said(done.stderr or done.stdout)}")
         return os.fsdecode(done.stdout)
 
     def ensure(self) -> bool:
@@ -292,11 +296,10 @@ class GitJournal:
             given=b"".join(os.fsencode(spec) + b"\0" for spec in specs),
         )
         if added.returncode not in (0, 1):  # 1: some paths could not be added
-            said = added.stderr.decode("utf-8", "replace")
-            raise RuntimeError(f"git add failed: {' '.join(said.split())}")
+            raise RuntimeError(f"git add failed: {_said(added.stderr)}")
         if added.returncode == 1:
-            said = " ".join(added.stderr.decode("utf-8", "replace").split())
-            logger.warning("the workspace journal left out what git refused: %s", said[:500])
+            said = _said(added.stderr)[:500]
+            logger.warning("the workspace journal left out what git refused: %s", said)
         self._drop_repositories()  # one made after the status was added as a gitlink
         if not self._staged():
             return None

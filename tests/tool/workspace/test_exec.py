@@ -4,6 +4,7 @@ budgets and poll_attempts with a backend the test holds in its hand."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -400,6 +401,36 @@ def test_a_run_that_reports_after_losing_its_lease_is_committed_as_nobody(
     assert run is not None and run.out_of_band
     last = GitJournal(workspace.tree, workspace.git_dir).log(1)[0]
     assert (last.author, last.message) == ("nobody", "exec: make late")
+
+
+def test_a_write_during_a_run_is_its_agents_and_the_runs_work_is_the_runs(
+    team: Team, held: HeldBackend
+) -> None:
+    """While @Coder's command runs (it has written held.txt and goes on), @Writer writes a
+    file: @Writer's commit holds that file alone, and held.txt is committed by the run, as
+    @Coder — never swept up as nobody's before the write."""
+    tools = coder(team, poll_attempts=0)
+    writer = tools_of(team, add_member(team, "@Writer", WorkspaceTool(git_journal=True)))
+    tools["workspace_exec"]("make build")
+    assert held.running.wait(10)
+    writer["workspace_write"]("notes.md", "mine\n")
+    workspace = card_of(team, _member(team)).workspace
+    journal = GitJournal(workspace.tree, workspace.git_dir)
+    assert [(e.author, e.message) for e in journal.log(1)] == [("@Writer", "write notes.md")]
+    held.release.set()
+    wait_events(team, ExecFinishedEvent, 1)
+    assert [(e.author, e.message) for e in journal.log(2)] == [
+        ("@Coder", "exec: make build"),
+        ("@Writer", "write notes.md"),
+    ]
+    shown = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", "show", "--name-only", "--format=", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.split() == ["held.txt"]
+    assert not journal.dirty()
 
 
 def test_a_cold_start_past_its_budget_fails_clearly_and_frees_the_tree(

@@ -3,6 +3,7 @@ changes belong to nobody; without git it is off, said once."""
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import subprocess
@@ -21,6 +22,7 @@ from akgentic.tool.workspace import (
     WriteGate,
 )
 from akgentic.tool.workspace import journal as journal_module
+from akgentic.tool.workspace.gate import EXEC_LEASE, lock_file
 from akgentic.tool.workspace.workspace import KIND_ID, WorkspacePath, resolve_workspace_path
 
 from ..conftest import Team
@@ -131,6 +133,68 @@ def test_deleting_a_symlink_is_journalled_as_its_agent(workspace: WorkspacePath)
     assert [m for _, _, m in log(workspace)][-2:] == ["out-of-band changes", "delete a.md"]
     assert log(workspace)[-1][0] == "@Bob"
     assert (workspace.tree / "b.md").read_text() == "b\n"
+
+
+# -- a command running in the tree meanwhile ---------------------------------------------------
+
+
+def files_of(workspace: WorkspacePath, rev: str) -> list[str]:
+    return history(workspace, "show", "--name-only", "--format=", rev).split()
+
+
+def test_while_a_command_holds_the_tree_a_write_commits_its_own_paths_and_sweeps_nothing(
+    workspace: WorkspacePath,
+) -> None:
+    """A file a running command changed is the command's: not nobody's (the sweep before a
+    write waits for the run's end), and not the writing agent's."""
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    lease = os.open(lock_file(workspace.index_dir, EXEC_LEASE), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lease, fcntl.LOCK_EX)  # as a run's worker holds it
+        (workspace.tree / "built.txt").write_text("the command's work\n")
+        gate.mutate(BOB, WriteFile(path="c.md", content="c\n"), journal)
+        assert [m for _, _, m in log(workspace)][-2:] == ["write a.md", "write c.md"]
+        assert files_of(workspace, "HEAD") == ["c.md"]
+        assert journal.dirty()  # built.txt waits for the run's own commit
+    finally:
+        os.close(lease)
+    gate.mutate(ALICE, WriteFile(path="d.md", content="d\n"), journal)  # no run now
+    entries = log(workspace)
+    assert [(a, m) for a, _, m in entries[-2:]] == [
+        ("nobody", "out-of-band changes"),
+        ("@Alice", "write d.md"),
+    ]
+    assert files_of(workspace, "HEAD~1") == ["built.txt"]
+    assert not journal.dirty()
+
+
+class LateWriter(GitJournal):
+    """A journal beside which something writes ``late.txt`` the moment its sweep is done:
+    what a command does between the sweep and the agent's commit."""
+
+    def commit_out_of_band(self, message: str = "out-of-band changes") -> str | None:
+        done = super().commit_out_of_band(message)
+        (self.tree / "late.txt").write_text("not the agent's\n")
+        return done
+
+
+def test_a_file_changed_after_the_sweep_is_never_in_the_agents_commit(
+    workspace: WorkspacePath,
+) -> None:
+    gate, journal = WriteGate(workspace), LateWriter(workspace.tree, workspace.git_dir)
+    outcome = gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    assert outcome.commit is not None
+    assert files_of(workspace, "HEAD") == ["a.md"]
+    assert log(workspace)[-1][0::2] == ("@Alice", "write a.md")
+    gate.mutate(BOB, DeleteFile(path="a.md"), journal)
+    entries = log(workspace)
+    assert [(a, m) for a, _, m in entries[-2:]] == [
+        ("nobody", "out-of-band changes"),
+        ("@Bob", "delete a.md"),
+    ]
+    assert files_of(workspace, "HEAD~1") == ["late.txt"]
+    assert files_of(workspace, "HEAD") == ["a.md"]  # the deletion, alone
 
 
 # -- a repository inside the tree ------------------------------------------------------------

@@ -5,6 +5,9 @@
 runs, plus a record beside it (``exec.lease.yaml``) saying which run holds it, for whom,
 and until when. The flock is what makes the lease safe across actors and processes, and
 what tells a live holder from a dead one: the kernel drops it when the holder is gone.
+The lease is taken under the tree's journal lock, where a write asks whether a run holds
+it (:meth:`TreeRecords.exec_running`): a write during a run leaves the run's changes to
+the run's own commit.
 
 - The deadline covers the run, not the wait for a backend that has not started: it is
   set to the cold-start budget first and **re-based the moment the command actually
@@ -47,7 +50,7 @@ from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import ExecLimits, ExecResult
-from akgentic.tool.workspace.gate import read_yaml, write_yaml
+from akgentic.tool.workspace.gate import EXEC_LEASE, lock_file, read_yaml, write_yaml
 
 __all__ = [
     "REPORT_MARGIN_SECONDS",
@@ -183,7 +186,7 @@ class ExecLease:
     """The exclusive exec lease of one tree; see the module docstring."""
 
     def __init__(self, index_dir: Path) -> None:
-        self.lock_path = index_dir / "locks" / "exec.lock"
+        self.lock_path = lock_file(index_dir, EXEC_LEASE)
         self.record_path = index_dir / "exec.lease.yaml"
         self.runs = RunBook(index_dir)
 

@@ -22,8 +22,10 @@ memory between calls, which is why any number of actors and processes may share 
 
 With a journal, the tree's journal lock is taken before the path locks (one order
 everywhere, so no deadlock), out-of-band changes are committed as nobody first, and the
-accepted mutation is committed as its agent before the locks are released: one linear,
-truthfully attributed history.
+accepted mutation — its own paths, nothing else — is committed as its agent before the
+locks are released: one linear, truthfully attributed history. While a command runs in
+the tree (its exec lease is held), what changed out of band is left for the run's own
+commit: it is most likely the run's work, and it is not nobody's.
 """
 
 from __future__ import annotations
@@ -164,6 +166,16 @@ def _key(rel: str) -> str:
     return hashlib.sha1(rel.encode("utf-8")).hexdigest()[:24]
 
 
+EXEC_LEASE = "exec"
+"""The name of the tree's exec lease among its locks (``locks/exec.lock``): held by the
+run that has the tree, in whichever process runs it."""
+
+
+def lock_file(index_dir: Path, name: str) -> Path:
+    """Where the tree's lock ``name`` lives: ``<leaf>.index/locks/<name>.lock``."""
+    return index_dir / "locks" / f"{name}.lock"
+
+
 class TreeRecords:
     """The tree's metadata sibling: locks, observations, last writes."""
 
@@ -175,14 +187,33 @@ class TreeRecords:
     @contextmanager
     def lock(self, name: str) -> Iterator[None]:
         """An exclusive ``flock`` on ``locks/<name>.lock``, held for the ``with`` block."""
-        folder = self.dir / "locks"
-        folder.mkdir(exist_ok=True)
-        fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        path = lock_file(self.dir, name)
+        path.parent.mkdir(exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing releases the lock
+
+    def exec_running(self) -> bool:
+        """Whether a command holds the tree's exec lease now, in this process or another.
+
+        Ask only under the journal lock: the probe holds the lease's ``flock`` for a moment,
+        and an exec that tried to take it then would be told the tree is busy — which is
+        why the lease is only ever taken under the journal lock too.
+        """
+        try:
+            fd = os.open(lock_file(self.dir, EXEC_LEASE), os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # closing drops the probe's hold, never the holder's
+        return False
 
     def path_lock_name(self, rel: str) -> str:
         return f"path-{_key(rel)}"
@@ -276,15 +307,17 @@ class WriteGate:
                 stack.enter_context(self.records.lock("journal"))
                 try:
                     journal.ensure()
-                    journal.commit_out_of_band()
+                    if not self.records.exec_running():  # a run's changes are the run's
+                        journal.commit_out_of_band()
                 except Exception as exc:  # the journal is a record: never the gate
                     unrecorded, journal = _journal_failure(exc), None
             for name in names:
                 stack.enter_context(self.records.lock(name))
             outcome = self._apply(identity, mutation, targets)
             if journal is not None and outcome.changes:
+                paths = [c.path for c in outcome.changes]
                 try:
-                    outcome.commit = journal.commit(identity, _commit_message(outcome))
+                    outcome.commit = journal.commit(identity, _commit_message(outcome), paths)
                 except Exception as exc:  # the journal is a record: never the gate
                     unrecorded = _journal_failure(exc)
             if unrecorded is not None and outcome.changes:

@@ -38,6 +38,7 @@ import shutil
 import subprocess
 import threading
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -250,43 +251,56 @@ class GitJournal:
             given = b"".join(os.fsencode(link) + b"\0" for link in links)
             self._git("update-index", "--force-remove", "-z", "--stdin", given=given)
 
-    def _status(self) -> tuple[bool, list[str]]:
-        """Whether anything but nested repositories changed, and the nested repositories
+    def _status(self) -> tuple[set[str], list[str]]:
+        """The paths that changed (nested repositories aside), and the nested repositories
         (untracked folders holding a ``.git``: status names them ``sub/``, without entering
         them)."""
         out = self._git(
             "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
         )
-        changed = False
+        changed: set[str] = set()
         nested: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:
             if not entry:
                 continue
             code, path = entry[:2], entry[3:]
-            if "R" in code or "C" in code:
-                next(entries, None)  # a rename's or copy's source follows
             if code == "??" and path.endswith("/"):
                 nested.append(path.rstrip("/"))
-            else:
-                changed = True
+                continue
+            changed.add(path)
+            if "R" in code or "C" in code:
+                changed.add(next(entries, ""))  # a rename's or copy's source follows
+        changed.discard("")
         return changed, nested
 
     def dirty(self) -> bool:
         """Whether the tree holds changes the history does not (nested repositories aside)."""
-        return self._status()[0]
+        return bool(self._status()[0])
 
-    def commit(self, author: Identity, message: str) -> str | None:
-        """Commit everything that changed, as ``author``, nested repositories left out;
-        the new sha, or None if nothing did."""
+    def commit(
+        self, author: Identity, message: str, paths: Sequence[str] | None = None
+    ) -> str | None:
+        """Commit what changed, as ``author``, nested repositories left out; the new sha,
+        or None if nothing did.
+
+        ``paths`` (tree-relative) narrows the commit to those files: an accepted mutation
+        commits what it wrote and nothing else, so a file a command rewrites meanwhile is
+        never its agent's. Without ``paths``, everything that changed is committed.
+        """
         if not self.available:
             return None
         (self.git_dir / "index.lock").unlink(missing_ok=True)  # a git killed at its timeout
         self._drop_repositories()
         changed, nested = self._status()
+        if paths is not None:
+            changed &= set(paths)  # status's own spelling: a path it lists, git can add
         if not changed:
             return None
-        specs = [".", *(f":(exclude,literal){p}" for p in nested)]  # on stdin: any number
+        if paths is not None:
+            specs = [f":(literal){p}" for p in sorted(changed)]
+        else:
+            specs = [".", *(f":(exclude,literal){p}" for p in nested)]  # on stdin: any number
         added = self._run(
             "add",
             "--all",

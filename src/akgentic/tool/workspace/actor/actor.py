@@ -206,10 +206,11 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             deadline=now + budget.cold_start_seconds + REPORT_MARGIN_SECONDS,
             timeout_seconds=budget.limits.timeout_seconds,
         )
-        fd = self._lease.acquire(run, channel)
-        handle = LeaseHandle(self._lease, fd, run.run_id)
-        if journal:  # what was there before the run is not the run's: it is nobody's
-            self._journal_step(lambda j: j.commit_out_of_band())
+        with self._gate.records.lock("journal"):  # where a write asks whether a run is on
+            fd = self._lease.acquire(run, channel)
+            handle = LeaseHandle(self._lease, fd, run.run_id)
+            if journal:  # what was there before the run is not the run's: it is nobody's
+                self._journal_held(lambda j: j.commit_out_of_band())
         self._book.save(run)
         self._active[run.run_id] = (identity, journal, handle)
         ExecRunner(
@@ -271,10 +272,16 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         (a journal failure is logged, never raised: it is a record, not the gate)."""
         if not self._journal.available:
             return None
+        with self._gate.records.lock("journal"):
+            return self._journal_held(step)
+
+    def _journal_held(self, step: Callable[[GitJournal], str | None]) -> str | None:
+        """``_journal_step`` for a caller that holds the journal lock already."""
+        if not self._journal.available:
+            return None
         try:
-            with self._gate.records.lock("journal"):
-                self._journal.ensure()
-                return step(self._journal)
+            self._journal.ensure()
+            return step(self._journal)
         except Exception as exc:
             logger.warning("%s: journal step failed: %r", self.myAddress.name, exc)
             return None

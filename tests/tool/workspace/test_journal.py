@@ -197,6 +197,34 @@ def test_a_file_changed_after_the_sweep_is_never_in_the_agents_commit(
     assert files_of(workspace, "HEAD") == ["a.md"]  # the deletion, alone
 
 
+def test_a_fifo_git_would_read_is_said_at_once_and_the_journal_records_again_once_it_is_gone(
+    workspace: WorkspacePath, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git opens every ``.gitignore`` and ``.gitattributes`` it walks past: a FIFO there
+    (a command can make one) stalled each journal step until git's timeout. It is named
+    instead, before git runs."""
+    monkeypatch.setattr(GitJournal, "timeout", 600.0)  # a stall would show as a hang
+    gate, journal = WriteGate(workspace), journal_of(workspace)
+    gate.mutate(ALICE, WriteFile(path="a.md", content="one\n"), journal)
+    (workspace.tree / "sub").mkdir()
+    os.mkfifo(workspace.tree / "sub" / ".gitignore")
+    outcome = gate.mutate(ALICE, WriteFile(path="sub/b.md", content="b\n"), journal)
+    assert outcome.unrecorded == (
+        "sub/.gitignore is a FIFO or a device, not a file, and git would wait on it for "
+        "ever: remove it, and the journal records again"
+    )
+    assert (workspace.tree / "sub" / "b.md").read_text() == "b\n"  # written all the same
+    gate.mutate(ALICE, DeleteFile(path="sub/.gitignore"), journal)
+    gate.mutate(ALICE, WriteFile(path="c.md", content="c\n"), journal)
+    assert [(a, m) for a, _, m in log(workspace)[-3:]] == [
+        ("@Alice", "write a.md"),
+        ("nobody", "out-of-band changes"),
+        ("@Alice", "write c.md"),
+    ]
+    assert files_of(workspace, "HEAD~1") == ["sub/b.md"]
+    assert not journal.dirty()
+
+
 # -- a repository inside the tree ------------------------------------------------------------
 
 

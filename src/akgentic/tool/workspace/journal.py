@@ -26,7 +26,9 @@ write gate does not depend on it and is never weakened by its absence.
   as bytes: a name may hold a carriage return, or bytes that are not UTF-8.
 - Nothing in the tree blocks later commits: a name git refuses (``.GIT/x``) is left out
   (logged), the index's lock a git killed at its timeout left is cleared (under the
-  journal lock no other git writes that index), and a commit message is one line.
+  journal lock no other git writes that index), and a commit message is one line. A
+  ``.gitignore`` or ``.gitattributes`` that is a FIFO or a device, which git would wait
+  on for ever, is named before git runs: each step fails at once until it is removed.
 """
 
 from __future__ import annotations
@@ -83,6 +85,35 @@ def _one_line(message: str) -> str:
     """A commit message on one line of ordinary characters: a control character in a
     command an agent ran (a newline, the separators ``log`` reads) is a space there."""
     return "".join(" " if unicodedata.category(c) == "Cc" else c for c in message)
+
+
+_READ_BY_GIT = frozenset({".gitignore", ".gitattributes"})
+"""The tree's own files git opens as it walks the tree, whatever they are."""
+
+
+def _files_git_would_wait_on(tree: Path) -> list[str]:
+    """The tree's ``.gitignore`` and ``.gitattributes`` that are FIFOs or devices (one a
+    command made in the sandbox): git opens them to read, and that open waits for a writer
+    that never comes — every journal step would stall to its timeout. Symlinks are not
+    followed; nested repositories are looked in too (git enters one it finds invalid)."""
+    found: list[str] = []
+    folders = [tree]
+    while folders:
+        folder = folders.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(Path(entry.path))
+            elif (
+                entry.name in _READ_BY_GIT
+                and not entry.is_file(follow_symlinks=False)
+                and not entry.is_symlink()
+            ):
+                found.append(os.path.relpath(entry.path, tree))
+    return sorted(found)
 
 
 class Identity(SerializableModel):
@@ -255,6 +286,16 @@ class GitJournal:
         """The paths that changed (nested repositories aside), and the nested repositories
         (untracked folders holding a ``.git``: status names them ``sub/``, without entering
         them)."""
+        waiting = _files_git_would_wait_on(self.tree)
+        if waiting:
+            named = ", ".join(waiting[:3]) + (
+                f" and {len(waiting) - 3} more" if len(waiting) > 3 else ""
+            )
+            what = "is a FIFO or a device" if len(waiting) == 1 else "are FIFOs or devices"
+            raise RuntimeError(
+                f"{named} {what}, not a file, and git would wait on it for ever: remove "
+                f"it, and the journal records again"
+            )
         out = self._git(
             "status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=all"
         )

@@ -150,3 +150,13 @@ def test_two_cards_binding_one_name_to_two_classes_fail_naming_the_card(team: Te
         "DrawerCard: its tool actor #Store could not start: #Store is already a Shelf, not "
         "a Drawer: one '#' name is one actor class; give one of the two actors another name"
     )
+
+
+def test_a_tool_actor_named_without_the_prefix_is_refused_before_it_exists(team: Team) -> None:
+    address = team.system.createActor(
+        Worker, config=BaseConfig(name="@W"), team_id=team.orchestrator.team_id
+    )
+    actor = team.system.get_actor(address)
+    with pytest.raises(ValueError, match="'Store' must be named with a leading '#'"):
+        bind_team_actor(actor, Shelf, BaseConfig(name="Store"), 30.0)
+    assert [m.name for m in team.proxy.get_team() if m.name == "Store"] == []

@@ -112,6 +112,26 @@ def test_three_callers_one_key_one_worker(team: Team, cache: SummaryCache) -> No
     assert cache.pending() == 0
 
 
+class UnprefixedCache(SummaryCache):
+    """A cache whose override drops the ``#``: its workers would count as members."""
+
+    def worker_config(self, key: str) -> BaseConfig:
+        return BaseConfig(name=f"summarize-{key}", role="DeferredWorker")
+
+
+def test_a_worker_named_without_the_prefix_is_refused_before_it_exists(team: Team) -> None:
+    global shared
+    shared = Shared()
+    address = team.proxy.getChildrenOrCreate(UnprefixedCache, BaseConfig(name="#Unprefixed"))
+    cache: UnprefixedCache = team.system.proxy_ask(address, UnprefixedCache, timeout=30)
+    with pytest.raises(ValueError, match="'summarize-m1' must be named with a leading '#'"):
+        cache.request("m1", "the message")  # rule 3
+    assert cache.pending() == 0  # the key is not left in flight
+    assert cache.get("m1") is None
+    assert [m.name for m in team.proxy.get_team() if m.name == "summarize-m1"] == []
+    assert shared.produced.log == []
+
+
 def test_a_second_request_after_delivery_spawns_nothing(cache: SummaryCache) -> None:
     shared.gate.set()
     cache.request("m1", "x")

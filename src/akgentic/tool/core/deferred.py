@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from uuid import uuid4
 
 from akgentic.core import ActorAddress, AddressError, Akgent, BaseConfig, BaseState
+from akgentic.tool.core.team_actor import require_tool_actor_name
 
 __all__ = ["DeferredResultActor", "DeferredWorker", "poll_deferred"]
 
@@ -138,7 +139,8 @@ class DeferredResultActor(Akgent[ConfigType, StateType], Generic[ConfigType, Sta
         raise NotImplementedError(f"{type(self).__name__} must implement worker_class()")
 
     def worker_config(self, key: K) -> BaseConfig:
-        """The config of a new worker: a fresh ``#defer-…`` name, never reused."""
+        """The config of a new worker: a fresh ``#defer-…`` name, never reused. An override
+        must keep the ``#`` prefix (:meth:`request` refuses a name without it)."""
         return BaseConfig(
             name=f"#defer-{type(self).__name__}-{str(key)[:40]}-{uuid4().hex[:8]}",
             role="DeferredWorker",
@@ -194,13 +196,18 @@ class DeferredResultActor(Akgent[ConfigType, StateType], Generic[ConfigType, Sta
         return entry.error if entry is not None else None
 
     def request(self, key: K, payload: Any = None) -> None:
-        """Have ``key`` produced, unless it is cached, failed recently, or in flight."""
+        """Have ``key`` produced, unless it is cached, failed recently, or in flight.
+
+        A :meth:`worker_config` whose name lacks the ``#`` prefix is a ValueError (rule 3):
+        nothing is spawned and the key is not left in flight."""
         if key in self._in_flight or self._fresh(key) is not None:
             return
         worker = self.worker_class()
+        config = self.worker_config(key)
+        require_tool_actor_name(config.name, "a deferred worker")  # rule 3, before spawning
         self._in_flight.add(key)
         try:
-            address = self.createActor(worker, config=self.worker_config(key))
+            address = self.createActor(worker, config=config)
             self.proxy_tell(address, worker).work(key, payload, self.myAddress)
         except Exception:
             self._in_flight.discard(key)

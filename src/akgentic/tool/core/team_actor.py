@@ -27,10 +27,17 @@ from akgentic.core import (
     Orchestrator,
 )
 from akgentic.core.excerpt import clip
+from akgentic.core.orchestrator import TOOL_PREFIX
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.errors import RetriableError
 
-__all__ = ["START_TIMEOUT", "ask_tool_actor", "bind_team_actor", "require_team_observer"]
+__all__ = [
+    "START_TIMEOUT",
+    "ask_tool_actor",
+    "bind_team_actor",
+    "require_team_observer",
+    "require_tool_actor_name",
+]
 
 logger = logging.getLogger("akgentic.tool")
 
@@ -56,6 +63,21 @@ def require_team_observer(observer: ToolObserver, card: str, actor: str) -> Acto
     return observer
 
 
+def require_tool_actor_name(name: str, what: str) -> None:
+    """Refuse a tool actor ``name`` without the ``#`` prefix; ``what`` says which actor.
+
+    The prefix is a teardown invariant, not a convention: the orchestrator stops ``#``
+    actors only once no regular member remains, so an actor named without it would count
+    as a regular member (torn down while agents still call it, or holding its siblings'
+    stop behind it). ValueError, raised before anything is created.
+    """
+    if not name.startswith(TOOL_PREFIX):
+        raise ValueError(
+            f"{what} {name!r} must be named with a leading {TOOL_PREFIX!r}: the orchestrator "
+            f"tells tool actors from regular members by that prefix and stops them last"
+        )
+
+
 START_TIMEOUT = 30.0
 """Seconds :func:`bind_team_actor` waits for a tool actor's ``on_start`` (less than the
 team manager waits for a member's, ``MEMBER_START_TIMEOUT``: the slow tool actor is
@@ -73,9 +95,11 @@ def bind_team_actor(
 
     ``timeout`` bounds the ask to the orchestrator. The wait for the start does not queue
     behind the actor's messages, and is bounded by :data:`START_TIMEOUT`: an actor that
-    could not start is an ``ActorStartError`` naming it and the cause, raised here.
+    could not start is an ``ActorStartError`` naming it and the cause, raised here. A
+    ``config.name`` without the ``#`` prefix is a ValueError (:func:`require_tool_actor_name`).
     """
     assert observer.orchestrator is not None
+    require_tool_actor_name(config.name, "a tool actor")
     orchestrator: Orchestrator = observer.proxy_ask(observer.orchestrator, Orchestrator, timeout)
     address: ActorAddress = orchestrator.getChildrenOrCreate(actor_class, config)
     if isinstance(address, ActorAddressImpl):

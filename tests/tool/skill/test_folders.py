@@ -247,3 +247,16 @@ def test_an_observer_without_toolsets_offers_every_linked_skill() -> None:
     [provider] = factory.get_context_states()
     view = provider()
     assert view is not None and "films" in view.render_full()
+
+
+def test_the_view_is_unavailable_never_raised_when_the_active_toolsets_cannot_be_read() -> None:
+    class Broken(ToolsetAgent):
+        def active_toolsets(self) -> frozenset[str]:
+            raise RuntimeError("conversation gone")
+
+    factory = ToolFactory([linked_card()], observer=(agent := Broken()))
+    [provider] = factory.get_context_states()
+    assert provider() is None  # a provider returns None, never raises
+    updater = ContextUpdater(agent, factory.get_context_states())
+    assert updater.compose_update([]) is None
+    assert updater.last_failures == []  # not a provider bug: an unavailable state

@@ -278,10 +278,16 @@ class SkillTool(ToolCard):
         card = self
 
         def skills_in_view() -> ContextState | None:
+            """The linked skills, offered or set aside; None when the active toolsets cannot
+            be read (its baseline is kept). Never raises."""
             observer = card.observer_or_none()
             active: frozenset[str] = frozenset()
             if isinstance(observer, ToolsetActivityObserver):
-                active = observer.active_toolsets()
+                try:
+                    active = frozenset(observer.active_toolsets())
+                except Exception:
+                    logger.warning("skills_in_view: active toolsets unreadable", exc_info=True)
+                    return None
             return SkillView(
                 offered={e.name: e.description for e in linked if e.toolset not in active},
                 aside={e.name: str(e.toolset) for e in linked if e.toolset in active},

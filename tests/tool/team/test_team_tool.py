@@ -88,6 +88,20 @@ def test_default_routing(staffed: Staffed) -> None:
     assert factory.get_system_prompts() == []
 
 
+def test_a_roster_or_catalog_persisted_on_system_prompt_is_served_on_llm_context(
+    staffed: Staffed,
+) -> None:
+    stored = {"expose": ["system_prompt", "command"]}
+    card = TeamTool(
+        team_roster=TeamRoster.model_validate(stored),
+        role_catalog=RoleCatalog.model_validate(stored),
+    )
+    assert card.team_roster == TeamRoster(expose={LLM_CONTEXT, COMMAND})
+    factory = wired(staffed, card)
+    assert [p.__name__ for p in factory.get_context_states()] == ["team_roster", "role_catalog"]
+    assert factory.get_system_prompts() == []
+
+
 def test_management_only_and_firing_left_to_humans(staffed: Staffed) -> None:
     card = TeamTool(get_team_activity=False, fire_member=FireMember(expose={COMMAND}))
     factory = wired(staffed, card)

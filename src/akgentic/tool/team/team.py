@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar, cast
 from uuid import UUID
 
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, field_validator
 
 from akgentic.core.address import ActorAddress
 from akgentic.core.agent_card import AgentCard
@@ -47,7 +47,13 @@ from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels, invocation
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
-from akgentic.tool.core.params import BaseToolParam, attach_param, resolve_param, serve
+from akgentic.tool.core.params import (
+    BaseToolParam,
+    attach_param,
+    normalize_system_prompt_to_llm_context,
+    resolve_param,
+    serve,
+)
 from akgentic.tool.core.team_actor import bind_team_actor
 from akgentic.tool.errors import RetriableError, ToolObserverGone
 from akgentic.tool.team.activity import (
@@ -101,15 +107,20 @@ class FireMember(BaseToolParam):
 
 
 class TeamRoster(BaseToolParam):
-    """The roster as LLM_CONTEXT state, and ``/team_roster``."""
+    """The roster as LLM_CONTEXT state, and ``/team_roster``. A payload persisted with
+    ``expose: ["system_prompt", ...]`` (where the roster used to be) reads back on
+    LLM_CONTEXT: the card serves no SYSTEM_PROMPT, so it would otherwise vanish silently."""
 
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
+    _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
 
 
 class RoleCatalog(BaseToolParam):
-    """The role catalog, every role marked hireable or not, as LLM_CONTEXT state."""
+    """The role catalog, every role marked hireable or not, as LLM_CONTEXT state (a
+    persisted SYSTEM_PROMPT exposure reads back on LLM_CONTEXT, as for ``TeamRoster``)."""
 
     expose: set[Channels] = {LLM_CONTEXT, COMMAND}
+    _moved = field_validator("expose", mode="before")(normalize_system_prompt_to_llm_context)
 
 
 class RoleProfile(BaseToolParam):

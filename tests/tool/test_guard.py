@@ -20,6 +20,8 @@ from pydantic_ai.exceptions import (
 
 from akgentic.tool import BaseToolParam, RetriableError, ToolCard, ToolFactory, ToolObserverGone
 from akgentic.tool.core.guard import check_return, describe_exception, redact
+from akgentic.tool.errors import ToolNotWiredError
+from akgentic.tool.planning import PlanningTool
 
 
 class RetryError(Exception):
@@ -156,8 +158,16 @@ def test_an_async_tool_is_guarded_the_same_way() -> None:
         CallDeferred(metadata={"job": 7}),
         ApprovalRequired(metadata={"why": "spends money"}),
         ToolObserverGone("gone"),
+        ToolNotWiredError("not wired"),
     ],
-    ids=["ModelRetry", "ToolFailed", "CallDeferred", "ApprovalRequired", "ToolObserverGone"],
+    ids=[
+        "ModelRetry",
+        "ToolFailed",
+        "CallDeferred",
+        "ApprovalRequired",
+        "ToolObserverGone",
+        "ToolNotWiredError",
+    ],
 )
 def test_framework_signals_pass_through(signal: Exception) -> None:
     def lookup(key: str) -> str:
@@ -172,6 +182,15 @@ def test_framework_signals_pass_through(signal: Exception) -> None:
     with pytest.raises(type(signal)) as info:
         tool("a")
     assert info.value is signal
+
+
+def test_a_card_used_unwired_propagates_its_error_never_a_retry() -> None:
+    """Seed 004: RuntimeError (uninitialised state) — let propagate: a programming error,
+    not an LLM error. A factory built without an observer wires nothing."""
+    [tool, *_] = ToolFactory([PlanningTool()], retry_exception=RetryError).get_tools()
+    with pytest.raises(ToolNotWiredError, match="PlanningTool has no observer"):
+        tool(1)
+    assert issubclass(ToolNotWiredError, RuntimeError)
 
 
 @pytest.mark.parametrize(

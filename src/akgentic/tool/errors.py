@@ -15,6 +15,7 @@ __all__ = [
     "CommandNotRecognized",
     "RetriableError",
     "ToolActorStartError",
+    "ToolNotWiredError",
     "ToolObserverGone",
 ]
 
@@ -58,6 +59,15 @@ class ToolObserverGone(RuntimeError):  # noqa: N818 — the spec's name
 
     A defined outcome, not a crash: a card holds its observer weakly, so a tool used
     after its owner stopped finds nobody to act through.
+    """
+
+
+class ToolNotWiredError(RuntimeError):
+    """A card's tool was used before the card was wired (no observer, no tool actor).
+
+    Uninitialised state is a programming error, not an LLM error: the factory's guard
+    lets it propagate rather than turning it into a retry the model could do nothing
+    about. Wire the card through ``ToolFactory(..., observer=agent)``.
     """
 
 

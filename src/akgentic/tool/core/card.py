@@ -18,7 +18,7 @@ from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, refuse_arbitrary_types
-from akgentic.tool.errors import ToolObserverGone
+from akgentic.tool.errors import ToolNotWiredError, ToolObserverGone
 
 __all__ = ["ToolCard"]
 
@@ -118,12 +118,12 @@ class ToolCard(SerializableModel):
     def get_observer(self) -> ToolObserver:
         """The observer; raises :class:`ToolObserverGone` once its owner is collected.
 
-        Raises RuntimeError when no observer was ever attached — a wiring bug, not an
-        outcome to handle.
+        Raises ToolNotWiredError (a RuntimeError) when no observer was ever attached — a
+        wiring bug, not an outcome to handle.
         """
         ref = self._observer_ref
         if ref is None:
-            raise RuntimeError(
+            raise ToolNotWiredError(
                 f"{type(self).__name__} has no observer: wire it through ToolFactory "
                 f"(or call card.observer(agent)) before using its tools"
             )

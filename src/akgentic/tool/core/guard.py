@@ -16,7 +16,8 @@ Two contracts the factory enforces on every callable a card hands out on TOOL_CA
   :func:`passes_through` names the exceptions that are not failures but signals and
   are left alone: pydantic-ai's tool control flow (``ModelRetry``, ``ToolFailed``,
   ``CallDeferred``, ``ApprovalRequired``), the configured retry class, our own
-  ``RetriableError`` and ``ToolObserverGone`` (the owner is gone: a defined outcome).
+  ``RetriableError`` and ``ToolObserverGone`` (the owner is gone: a defined outcome), and
+  ``ToolNotWiredError`` (uninitialised state: a programming error, let propagate).
   Any other pydantic-ai exception (``ModelHTTPError``, ``UnexpectedModelBehavior``,
   ``UserError``, ... from a tool that runs a nested agent) is a failure like any other.
 
@@ -43,7 +44,7 @@ from pydantic_core import PydanticSerializationError
 
 from akgentic.core.excerpt import clip
 from akgentic.core.surrogates import replace_lone_surrogates, replace_lone_surrogates_in
-from akgentic.tool.errors import RetriableError, ToolObserverGone
+from akgentic.tool.errors import RetriableError, ToolNotWiredError, ToolObserverGone
 
 __all__ = [
     "CONTROL_FLOW",
@@ -72,9 +73,11 @@ CONTROL_FLOW: tuple[type[BaseException], ...] = (
     ApprovalRequired,
     RetriableError,
     ToolObserverGone,
+    ToolNotWiredError,
 )
 """Exceptions a tool raises on purpose (retry, terminal failure, defer, approval, owner
-gone): signals the wrapper leaves alone. Everything else is a failure."""
+gone) and uninitialised state (a card used unwired: a programming error, not an LLM
+error, so it propagates): left alone by the wrapper. Everything else is a failure."""
 
 _URL = re.compile(
     r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)"

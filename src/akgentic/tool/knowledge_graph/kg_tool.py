@@ -48,7 +48,7 @@ from akgentic.tool.core.team_actor import (
     bind_team_actor,
     require_team_observer,
 )
-from akgentic.tool.errors import RetriableError
+from akgentic.tool.errors import RetriableError, ToolNotWiredError
 from akgentic.tool.knowledge_graph.kg_actor import (
     KG_COLLECTION,
     KnowledgeGraphActor,
@@ -154,7 +154,7 @@ class KnowledgeGraphTool(ToolCard):
         """Run ``call`` on an ask proxy of the actor; every failure becomes RetriableError."""
         observer = cast(ActorToolObserver, self.get_observer())
         if self._graph is None:
-            raise RuntimeError("KnowledgeGraphTool is not wired: build it through ToolFactory")
+            raise ToolNotWiredError("KnowledgeGraphTool is not wired: build it through ToolFactory")
         return ask_tool_actor(
             observer,
             self._graph,

@@ -38,7 +38,7 @@ from akgentic.tool.core.commands import RestOfLine
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, serve
 from akgentic.tool.core.team_actor import bind_team_actor, require_team_observer
-from akgentic.tool.errors import RetriableError
+from akgentic.tool.errors import RetriableError, ToolNotWiredError
 from akgentic.tool.notification.actor import NotificationActor
 from akgentic.tool.notification.models import (
     NotificationConfig,
@@ -150,10 +150,10 @@ class NotificationTool(ToolCard):
         return observer
 
     def _wiring(self) -> tuple[ActorAddress, str]:
-        """The singleton's address and the delivery class path; RuntimeError if unwired."""
+        """The singleton's address and the delivery class path; ToolNotWiredError if unwired."""
         address, path = self._actor_address, self._message_class_path
         if address is None or path is None:
-            raise RuntimeError(
+            raise ToolNotWiredError(
                 "NotificationTool is not wired: build it through ToolFactory (or call "
                 "card.observer(agent)) before using its tools"
             )

@@ -49,7 +49,7 @@ from akgentic.tool.core.team_actor import (
     bind_team_actor,
     require_team_observer,
 )
-from akgentic.tool.errors import RetriableError
+from akgentic.tool.errors import RetriableError, ToolNotWiredError
 from akgentic.tool.planning.models import CreateTask, PlanningItem, TaskView, UpdateTask
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION, PlanActor, PlanConfig
 from akgentic.tool.planning.state import PlanningState, TaskRow
@@ -149,7 +149,7 @@ class PlanningTool(ToolCard):
         """Run ``call`` on an ask proxy of the actor; every failure becomes RetriableError."""
         observer = self._actor_observer()
         if self._plan is None:
-            raise RuntimeError("PlanningTool is not wired: build it through ToolFactory")
+            raise ToolNotWiredError("PlanningTool is not wired: build it through ToolFactory")
         return ask_tool_actor(
             observer,
             self._plan,
@@ -284,7 +284,7 @@ class PlanningTool(ToolCard):
         observer = self._actor_observer()
         orchestrator = observer.orchestrator
         if orchestrator is None:  # wiring refused an observer in no team
-            raise RuntimeError("PlanningTool is not wired: build it through ToolFactory")
+            raise ToolNotWiredError("PlanningTool is not wired: build it through ToolFactory")
         team = ask_tool_actor(
             observer,
             orchestrator,

@@ -70,7 +70,7 @@ from akgentic.tool.core import (
 )
 from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 from akgentic.tool.core.time_bound import on_cancel
-from akgentic.tool.errors import RetriableError
+from akgentic.tool.errors import RetriableError, ToolNotWiredError
 from akgentic.tool.sandbox import (
     ALLOWED_COMMANDS,
     CommandRefusedError,
@@ -424,13 +424,13 @@ class WorkspaceTool(ToolCard):
     def workspace(self) -> WorkspacePath:
         """The tree this card is bound to (after wiring)."""
         if self._workspace is None:
-            raise RuntimeError("WorkspaceTool is not wired: build it through ToolFactory")
+            raise ToolNotWiredError("WorkspaceTool is not wired: build it through ToolFactory")
         return self._workspace
 
     def _wired(self) -> tuple[ActorToolObserver, Filesystem, ActorAddress, Identity]:
         observer = cast(ActorToolObserver, self.get_observer())
         if self._fs is None or self._actor is None or self._identity is None:
-            raise RuntimeError("WorkspaceTool is not wired: build it through ToolFactory")
+            raise ToolNotWiredError("WorkspaceTool is not wired: build it through ToolFactory")
         return observer, self._fs, self._actor, self._identity
 
     # -- the hooks --------------------------------------------------------------------------------

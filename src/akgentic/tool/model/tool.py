@@ -8,7 +8,10 @@ Three capabilities, one param each:
 - ``active_model`` — LLM_CONTEXT: the model in force, as :class:`ActiveModelState` deltas.
 
 The two shared capabilities are built by one factory method each, called by both serving
-hooks — there is no channel branch, so the tool and the command cannot drift apart. The card
+hooks, so the tool and the command cannot drift apart: they do the same thing. The one
+argument the builder takes is the channel's reader, for the words that name a next call
+(``list_models`` to the model, ``/list_models`` to a person: ``core/README.md``,
+"Shared capabilities: one behaviour, the reader's words"). The card
 creates no actor and performs no proxy round trip: everything goes through the
 :class:`ModelSwitchToolObserver` the agent implements.
 

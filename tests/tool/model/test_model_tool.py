@@ -157,6 +157,20 @@ def test_a_failing_roster_is_a_retriable_error(roster: RosterAgent) -> None:
     assert provider() is None  # providers never raise
 
 
+def test_an_active_row_that_cannot_be_read_is_no_state_never_an_exception(
+    roster: RosterAgent,
+) -> None:
+    class Unreadable:
+        active = True
+
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(f"the row's {name} is gone")
+
+    roster.list_model_rows = lambda: [Unreadable()]  # type: ignore[method-assign,list-item]
+    (provider,) = Factory([ModelTool()], observer=roster).get_context_states()
+    assert provider() is None  # providers never raise
+
+
 # -- the switch ----------------------------------------------------------------------------
 
 

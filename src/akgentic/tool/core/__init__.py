@@ -53,6 +53,7 @@ from akgentic.tool.errors import (
     CommandArgumentError,
     CommandNotRecognized,
     RetriableError,
+    ToolNotWiredError,
     ToolObserverGone,
 )
 
@@ -80,6 +81,7 @@ __all__ = [
     "StateJournal",
     "ToolCard",
     "ToolFactory",
+    "ToolNotWiredError",
     "ToolObserver",
     "ToolObserverGone",
     "ToolState",

@@ -218,14 +218,12 @@ class ModelTool(ToolCard):
             observer = self.observer_or_none()
             if observer is None:
                 return None
-            try:
+            try:  # providers never raise: an unreadable roster or row is no state
                 rows = cast(ModelSwitchToolObserver, observer).list_model_rows()
+                active = next((row for row in rows if row.active), None)
+                return None if active is None else ActiveModelState.from_row(active)
             except Exception:
                 logger.warning("active_model: the roster could not be read", exc_info=True)
                 return None
-            for row in rows:
-                if row.active:
-                    return ActiveModelState.from_row(row)
-            return None
 
         return active_model

@@ -24,12 +24,13 @@ from akgentic.team import recorder
 SetAttr = Callable[[object, str, Any], None]
 
 
-def refuse_writes(set_attr: SetAttr, *, back_after: bool) -> None:
+def refuse_writes(set_attr: SetAttr, *, back_after: bool, reads: bool = False) -> None:
     """The store refuses every event-log write from the first line sent on: until the
-    session gave up waiting for it to be saved (``back_after``), or for good.
+    session gave up waiting for it to be saved (``back_after``), or for good; with
+    ``reads``, the log's reads fail meanwhile too (a Postgres stopped: every query fails).
     ``set_attr`` patches (``monkeypatch.setattr`` in a test, ``setattr`` in a child)."""
     down = {"on": False}
-    for name in ("append_packs", "append_encoded"):
+    for name in ("append_packs", "append_encoded", *(("read",) if reads else ())):
         real = getattr(_Events, name)
 
         def refusing(self: _Events, *args: Any, _real: Any = real, **kwargs: Any) -> Any:

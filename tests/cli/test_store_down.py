@@ -60,6 +60,25 @@ def test_a_line_the_store_does_not_save_in_time_is_said_and_the_session_goes_on(
     assert [m.content for m in asked] == [QUESTION]
 
 
+def test_a_session_outlasts_a_store_whose_reads_fail_too_while_it_is_down(
+    cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Postgres stopped for a while fails reads as well as writes: the session's
+    follower, which reads the log, tries again rather than end the session (it did: one
+    two-line ``error: OperationalError`` once the store was back, the answer never
+    shown). The answer shows once the store is back, and nothing is lost."""
+    refuse_writes(monkeypatch.setattr, back_after=True, reads=True)
+    monkeypatch.setattr(chat, "SAVE_WAIT", 0.3)
+
+    result = cli("run", str(RESEARCH), "--timeout", "60", input=f"{QUESTION}\n/quit\n")
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    at = lines.index(chat.NOT_SAVED_YET)
+    assert f"@Manager → @Human (response): Here is what @Worker found: {FINDINGS}" in lines[at:]
+    assert "error:" not in result.output
+
+
 def test_a_session_that_ends_with_records_the_store_still_refuses_says_what_was_lost(
     cli: Invoke, storage_url: str, monkeypatch: pytest.MonkeyPatch, stderr: io.StringIO
 ) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -31,7 +32,12 @@ from akgentic.core import (
 from akgentic.core.serialization import SerializableModel
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.core.words import counted, did_you_mean
-from akgentic.storage import EventRecord, LeaseLostError, StorageBundle
+from akgentic.storage import (
+    EventRecord,
+    LeaseLostError,
+    StorageBundle,
+    StorageClosedError,
+)
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import LOSS_ADVICE, EventRecorder
 from akgentic.team.replay import ReplayResult, initial_state, replay_tool_states
@@ -163,6 +169,14 @@ def tool_state(
     return result
 
 
+READ_RETRY_FOR = 30.0
+"""Seconds :func:`follow_log` keeps trying a read the store fails before it raises (as
+long as the recorder tries its commits when a team stops: ``CLOSING_TRIES_FOR``)."""
+
+READ_RETRY_EVERY = 1.0
+"""Seconds between :func:`follow_log`'s tries of a read the store failed."""
+
+
 def follow_log(
     storage: StorageBundle,
     team_id: UUID,
@@ -182,11 +196,34 @@ def follow_log(
     ``ended(next_seq)`` says the team has stopped and its log ends before ``next_seq``.
     Ends then, when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new.
     ``upto()``, when given, is the last record to yield for now (a record past it is
-    read again once ``wait_past`` says the log went past it).
+    read again once ``wait_past`` says the log went past it); while it is below the next
+    record the store is not read at all. A read the store fails (a dropped connection, a
+    Postgres restarting) is tried again every :data:`READ_RETRY_EVERY` seconds and raised
+    only once it has failed for :data:`READ_RETRY_FOR`: the recorder keeps what the team
+    does meanwhile and commits it when the store is back, so the follower must outlast
+    the outage rather than end the session at its first failed read.
     """
     next_seq = max(from_seq, 1)
+    failing_since: float | None = None
+    pause = stop if stop is not None else threading.Event()
     while True:
-        batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
+        last = upto() if upto is not None else None
+        if last is not None and last < next_seq:
+            batch = []  # nothing committed past what was yielded: nothing to read
+        else:
+            try:
+                batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
+            except StorageClosedError:
+                raise
+            except Exception:
+                now = time.monotonic()
+                failing_since = now if failing_since is None else failing_since
+                if now - failing_since >= READ_RETRY_FOR:
+                    raise
+                if pause.wait(READ_RETRY_EVERY):
+                    return
+                continue
+            failing_since = None
         if upto is not None:
             last = upto()
             batch = [record for record in batch if record.seq <= last]

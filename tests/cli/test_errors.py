@@ -227,6 +227,23 @@ def test_any_pydantic_error_a_command_lets_out_is_one_line() -> None:
     )
 
 
+def test_an_unexpected_error_whose_words_span_lines_is_one_line() -> None:
+    """``explain``: a driver's message over several lines (psycopg's ``connection
+    failed: ...`` then a tabbed ``Is the server running ...``) is one ``error:`` line,
+    not one per line of the driver's text."""
+    from akgentic.cli.errors import explain
+
+    class OperationalError(Exception):
+        pass
+
+    said = explain(OperationalError("connection failed: refused\n\tIs the server running?"))
+
+    assert said == (
+        "OperationalError: connection failed: refused Is the server running? "
+        "(rerun with --debug to see the traceback)"
+    )
+
+
 def test_a_file_path_as_storage_is_answered_with_its_url(cli: Invoke, tmp_path: Path) -> None:
     """``--storage teams.db`` (a path, the likeliest slip) names the URL to write instead."""
     absolute = cli("teams", "list", "--storage", str(tmp_path / "teams.db"))

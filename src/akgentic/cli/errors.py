@@ -71,7 +71,10 @@ def explain(exc: BaseException) -> str:
         if isinstance(exc, OSError) and exc.strerror and exc.filename:
             text = f"{exc.filename}: {exc.strerror}"
         return text
-    return f"{type(exc).__name__}: {exc} (rerun with --debug to see the traceback)"
+    # a driver's message may span lines (psycopg's "connection failed: ...\n\tIs the
+    # server running ..."): one line, as every ``error:`` line is
+    words = exception_words(exc)
+    return f"{type(exc).__name__}: {words} (rerun with --debug to see the traceback)"
 
 
 def report(exc: BaseException, *, debug: bool = False) -> None:

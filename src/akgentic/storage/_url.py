@@ -141,7 +141,7 @@ def _open_sqlite(url: str, create: bool, read_only: bool) -> SqliteStorage:
 
 def _open_postgres(url: str) -> StorageBundle:
     try:
-        from akgentic.storage.postgres import PostgresStorage
+        from akgentic.storage.postgres import PostgresOptions, PostgresStorage
     except ImportError as exc:  # psycopg is an optional dependency
         raise ValueError(
             f"a postgresql:// URL needs psycopg 3: pip install 'akgentic[postgres]' ({exc})"
@@ -149,6 +149,14 @@ def _open_postgres(url: str) -> StorageBundle:
     parts = urlsplit(url)
     query = _query(parts.query, "postgresql URL")
     schema = query.pop("schema", "public")
+    try:  # said here in one line, not as pydantic's error over four
+        PostgresOptions(schema_name=schema)
+    except ValidationError:
+        raise ValueError(
+            f"bad schema in postgresql URL: {schema!r} is not a schema name akgentic can "
+            f"use; give letters, digits and _ (not a digit first), at most 63 of them, "
+            f"for instance ?schema=akgentic"
+        ) from None
     conninfo = urlunsplit(parts._replace(query=urlencode(query)))
     return PostgresStorage(conninfo, schema=schema)
 

@@ -832,6 +832,16 @@ def test_a_postgres_server_that_does_not_answer_is_one_line(
     assert "refused" in line.lower()
 
 
+def test_a_postgres_url_s_password_is_never_printed(cli: Invoke, refusing_port: int) -> None:
+    """The line that names a store it cannot open shows its password as ``***``: an
+    error line ends up in terminals, CI logs and a service's journal."""
+    url = f"postgresql://app:s3cret-pw@127.0.0.1:{refusing_port}/teams?connect_timeout=5"
+    line = one_error_line(cli, "teams", "list", "--storage", url)
+    shown = f"postgresql://app:***@127.0.0.1:{refusing_port}/teams?connect_timeout=5"
+    assert line.startswith(f"cannot open storage {shown}: ")
+    assert "s3cret" not in line
+
+
 def test_a_storage_url_in_the_old_spelling(cli: Invoke, tmp_path: Path) -> None:
     line = one_error_line(cli, "run", str(RESEARCH), "-m", "hi", "--storage", "sqlite://t.db")
     assert line == (

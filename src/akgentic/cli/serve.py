@@ -40,7 +40,7 @@ from akgentic.cli.placement import (
     TeamResourceOption,
     placement_of,
 )
-from akgentic.cli.store import import_modules, opened_storage, storage_option
+from akgentic.cli.store import import_modules, opened_storage, shown_url, storage_option
 from akgentic.team import TeamManager
 
 __all__ = ["serve"]
@@ -194,7 +194,7 @@ def serve(
             def ready(address: str) -> None:
                 write_out(
                     printable(
-                        f"akgentic serving on {address} (storage {url}{teams}); open "
+                        f"akgentic serving on {address} (storage {shown_url(url)}{teams}); open "
                         f"{address}/ in a browser; API docs at /docs\n"
                     )
                 )

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit, urlunsplit
 from uuid import UUID
 
 from akgentic.cli.errors import CliError
@@ -126,7 +127,7 @@ def opened_storage(
         raise CliError(str(exc)) from None
     except Exception as exc:  # a driver's words may span lines: one line here
         raise CliError(
-            _file_in_the_way(url) or f"cannot open storage {url}: {exception_words(exc)}"
+            _file_in_the_way(url) or f"cannot open storage {shown_url(url)}: {exception_words(exc)}"
         ) from exc
     try:
         yield storage, url
@@ -149,8 +150,25 @@ def read_only_words(url: str, doing: str) -> str:
 
 
 def store_name(url: str) -> str:
-    """The store as the person knows it: a SQLite file's path, else its URL."""
-    return str(sqlite_path(url)) if url.startswith("sqlite") else url
+    """The store as the person knows it: a SQLite file's path, else its URL
+    (:func:`shown_url`)."""
+    return str(sqlite_path(url)) if url.startswith("sqlite") else shown_url(url)
+
+
+def shown_url(url: str) -> str:
+    """``url`` with the password in it, if any, shown as ``***``: a line on a terminal or
+    in a service's log must not hand out the database's password
+    (``postgresql://app:***@db/akgentic``)."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # not a URL urllib reads (a bad port): nothing to hide in it
+        return url
+    if password is None:
+        return url
+    user, _, host = parts.netloc.rpartition("@")
+    name = user.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}"))
 
 
 @contextmanager

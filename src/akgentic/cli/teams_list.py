@@ -37,6 +37,7 @@ from akgentic.cli.store import (
     opened_storage,
     read_only,
     read_only_words,
+    shown_url,
     status_label,
     storage_option,
 )
@@ -130,13 +131,13 @@ def _none_listed(
     (``--status``, or leaving the deleted ones out) lets through — and how to list them.
     An empty store read-only here (not ``writable``) is not said to take a new team."""
     if not stored and not writable:
-        return f"no teams in {url}; {read_only_words(url, 'starting one')}"
+        return f"no teams in {shown_url(url)}; {read_only_words(url, 'starting one')}"
     if not stored:
-        return f"no teams yet in {url}; start one with: akgentic run TEAM.yaml"
+        return f"no teams yet in {shown_url(url)}; start one with: akgentic run TEAM.yaml"
     which = f"match --status {status.value}" if status is not None else "but deleted ones"
     every = command_line("teams", "list", "--all", *storage_option(url))
     count = counted(len(stored), "team")
-    return f"no teams {which} ({count} in {url}; list them all with: {every})"
+    return f"no teams {which} ({count} in {shown_url(url)}; list them all with: {every})"
 
 
 def _note_legacy_store(option: str | None) -> None:

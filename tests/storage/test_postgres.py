@@ -37,9 +37,47 @@ def test_a_foreign_table_is_refused_naming_the_schema_and_table(table: str) -> N
         ) as caught:
             PostgresStorage(POSTGRES_URL, schema=schema)
         assert not isinstance(caught.value, psycopg.Error)
+        assert "\n" not in str(caught.value)  # the driver's words, not its LINE 1: ... caret
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+def test_a_newer_schema_whose_tables_differ_is_refused_as_newer_and_left_alone() -> None:
+    """A schema a newer akgentic made (version 3, a column renamed, a table it no longer
+    has) is refused saying to upgrade — not as tables another program made, with advice
+    to use another database — and this code adds none of its tables to it."""
+    import psycopg
+    from psycopg import sql
+
+    from akgentic.storage.postgres import PostgresStorage
+
+    schema = f"akgentic_test_{uuid4().hex[:12]}"
+    PostgresStorage(POSTGRES_URL, schema=schema).close()
+    name = sql.Identifier(schema)
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("UPDATE {}.akgentic_meta SET value = '3'").format(name))
+        conn.execute(
+            sql.SQL("ALTER TABLE {}.akgentic_teams RENAME COLUMN card TO card_v3").format(name)
+        )
+        conn.execute(sql.SQL("DROP TABLE {}.akgentic_skills").format(name))
+    try:
+        with pytest.raises(StorageError) as caught:
+            PostgresStorage(POSTGRES_URL, schema=schema)
+        assert str(caught.value) == (
+            f"schema {schema!r} has akgentic schema version 3, newer than this akgentic "
+            f"(2): upgrade akgentic to open it"
+        )
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = %s "
+                "AND tablename = 'akgentic_skills'",
+                (schema,),
+            ).fetchone()
+        assert found == (0,)
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(name))
 
 
 def _blocks_another(watcher: Any, pid: int) -> bool:

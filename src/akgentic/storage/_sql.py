@@ -199,9 +199,10 @@ def check_tables(cur: Cursor, where: str) -> None:
         try:
             cur.execute(f"SELECT {columns} FROM {table} WHERE 1 = 0")
         except Exception as exc:  # the driver's own error type: it names the column
+            said = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # not LINE 1: ...
             raise StorageError(
                 f"{where}: the table {table} was not made by akgentic (it needs the columns "
-                f"{columns}; the database says: {exc}). Use another database for akgentic."
+                f"{columns}; the database says: {said}). Use another database for akgentic."
             ) from exc
 
 

@@ -269,7 +269,10 @@ class _Driver:
             if self._schema != "public":
                 schema = sql.Identifier(self._schema).as_string(self._conn)
                 cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-            create_schema(cur, _SCHEMA, f"Postgres schema {self._schema!r}")
+            # the version first, before any table is made or checked: a newer akgentic's
+            # tables may differ from ours (a renamed column), which is not "a table
+            # another program made", and this code must not add its tables to them
+            cur.execute(_SCHEMA[0])
             row = cur.execute(
                 "SELECT value FROM akgentic_meta WHERE key = 'schema_version'"
             ).fetchone()
@@ -278,6 +281,7 @@ class _Driver:
                     f"schema {self._schema!r} has akgentic schema version {row[0]}, newer "
                     f"than this akgentic ({SCHEMA_VERSION}): upgrade akgentic to open it"
                 )
+            create_schema(cur, _SCHEMA[1:], f"Postgres schema {self._schema!r}")
             cur.execute(
                 "INSERT INTO akgentic_meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -149,8 +149,10 @@ def sql_ascii_url() -> str:
                 )
             except psycopg.errors.InsufficientPrivilege:
                 pytest.skip(f"the user of {POSTGRES_ENV} may not create a SQL_ASCII database")
-            except psycopg.errors.DuplicateDatabase:
-                pass  # another test process made it first
+            except (psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                # another test process made it first (or at the same moment: two
+                # concurrent CREATE DATABASE collide on pg_database's unique index)
+                pass
     return urlunsplit(url._replace(path=f"/{name}"))
 
 

@@ -219,3 +219,30 @@ def test_postgres_refuses_a_bad_schema_name() -> None:
         "give letters, digits and _ (not a digit first), at most 63 of them, for instance "
         "?schema=akgentic"
     )
+
+
+def test_a_connection_gives_up_on_a_silent_server_unless_the_url_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without them a worker cut off from Postgres sat blocked in an append for the
+    kernel's TCP retries (about a quarter of an hour), holding the store's lock."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from akgentic.storage.postgres import CONNECTION_DEFAULTS, with_connection_defaults
+
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    given = "postgresql://app:pw@db.example:5433/teams?keepalives_idle=5&sslmode=disable"
+    params = conninfo_to_dict(with_connection_defaults(given))
+    assert params == {
+        **CONNECTION_DEFAULTS,
+        "user": "app",
+        "password": "pw",
+        "host": "db.example",
+        "port": "5433",
+        "dbname": "teams",
+        "keepalives_idle": "5",  # the URL's own value wins
+        "sslmode": "disable",
+    }
+    assert (params["connect_timeout"], params["tcp_user_timeout"]) == ("10", "60000")
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "3")
+    assert "connect_timeout" not in conninfo_to_dict(with_connection_defaults(given))

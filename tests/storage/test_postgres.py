@@ -127,3 +127,12 @@ def test_a_change_waiting_on_another_process_s_delete_is_refused_once_it_commits
         store.close()
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def test_a_real_connection_carries_the_defaults() -> None:
+    from akgentic.storage import PostgresStorage
+
+    with PostgresStorage(POSTGRES_URL) as store:
+        options = {o.keyword: o.val for o in store._driver._live().pgconn.info}
+    assert (options[b"connect_timeout"], options[b"tcp_user_timeout"]) == (b"10", b"60000")
+    assert options[b"keepalives"] == b"1"

@@ -5,6 +5,12 @@
   closed (server restart, network) is replaced on the next call; the call that saw it
   break fails and stored nothing. Open one store per process; more throughput across
   threads of one process would need a pool, which this store does not need to be.
+- **A server that stops answering** is noticed in about a minute, not the quarter of an
+  hour the kernel's TCP retries take: unless the URL (or ``PGCONNECT_TIMEOUT``) says
+  otherwise, a connection gives up connecting after 10 s, probes an idle link with TCP
+  keepalives, and drops one whose sent data goes unacknowledged for 60 s
+  (:data:`CONNECTION_DEFAULTS`). The call fails, the connection is replaced on the next
+  one, and the lease's fence keeps a team from writing where it no longer holds it.
 - **Durability.** A write has committed before the call returns, with Postgres'
   ``synchronous_commit`` deciding how far (``on``, its default, means flushed to the WAL).
 - **Notifications.** Each append notifies the channel ``akgentic_events`` with
@@ -32,6 +38,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -42,6 +49,7 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 from psycopg.adapt import Buffer, Loader
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import Format
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,10 +59,31 @@ from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
 from akgentic.storage.lease import Fence
 
-__all__ = ["EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
+__all__ = ["CONNECTION_DEFAULTS", "EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
 
 SCHEMA_VERSION = 2
 """2: event packs (``akgentic_event_packs``), which an older akgentic would not see."""
+CONNECTION_DEFAULTS: dict[str, str] = {
+    "connect_timeout": "10",
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",  # milliseconds
+}
+"""libpq parameters a connection gets unless its URL sets them (see the module notes)."""
+
+
+def with_connection_defaults(conninfo: str) -> str:
+    """``conninfo`` with :data:`CONNECTION_DEFAULTS` for what it leaves unset: the URL's
+    own values win, and so does ``PGCONNECT_TIMEOUT`` over the default connect timeout."""
+    given = conninfo_to_dict(conninfo)
+    defaults = dict(CONNECTION_DEFAULTS)
+    if os.environ.get("PGCONNECT_TIMEOUT"):
+        del defaults["connect_timeout"]
+    return make_conninfo("", **{**defaults, **given})
+
+
 _SCHEMA_LOCK = 0x616B67656E746963  # "akgentic": the advisory lock taken while creating
 
 _SCHEMA = (
@@ -244,7 +273,7 @@ class _Driver:
     epoch_now = "extract(epoch from statement_timestamp())::double precision"
 
     def __init__(self, conninfo: str, options: PostgresOptions) -> None:
-        self._conninfo = conninfo
+        self._conninfo = with_connection_defaults(conninfo)
         self._schema = options.schema_name
         self._lock = threading.Lock()
         self._closed = False

@@ -646,3 +646,35 @@ def test_a_config_refused_by_a_class_whose_defaults_do_not_build_is_still_said(
     assert line.endswith(
         "members[0].card.config.nme: Extra inputs are not permitted; did you mean 'name'?"
     )
+
+
+def test_two_profiles_of_one_role_are_refused_where_the_second_is(tmp_path: Path) -> None:
+    """The team registers profiles by role: a repeated role would drop the first unseen."""
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card: {role: A, config: {name: '@A'}}\n"
+        + "profiles:\n  - {role: R, description: first}\n  - {role: S}\n"
+        + "  - {role: R, description: second}\n",
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == (
+        f"{path}:{line_of(path, 'second')}: profiles[2].role: profiles[0] already has role "
+        f"'R': a team hires by role, so give each profile a role of its own"
+    )
+
+
+def test_a_python_card_with_two_profiles_of_one_role_is_refused_before_it_starts() -> None:
+    a = MemberSpec(card=AgentCard(role="A", agent_class="akgentic.agent.agent.BaseAgent"))
+    profile = AgentCard(role="R", agent_class="akgentic.agent.agent.BaseAgent")
+    card = TeamCard(name="t", entry_point="@A", members=[a], profiles=[profile, profile])
+    assert card.duplicate_profile() is not None  # a stored card like it still reads
+    system = ActorSystem()
+    try:
+        manager = TeamManager(system, open_storage("memory://"))
+        with pytest.raises(TeamCardError, match=r"team t: profiles\[0\] already has role 'R'"):
+            manager.create_team(card)
+        assert manager.storage.teams.list() == []  # nothing recorded
+    finally:
+        system.shutdown()

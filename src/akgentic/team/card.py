@@ -294,9 +294,28 @@ class TeamCard(SerializableModel):
         except ValidationError as exc:  # said in the file's order, one line each
             found = sorted(team_card_errors(data, exc), key=lambda e: _line_number(node, e[0]))
             raise TeamCardError("\n".join(_line(path, node, *error) for error in found)) from None
+        if (duplicate := card.duplicate_profile()) is not None:
+            index, problem = duplicate
+            raise TeamCardError(_line(path, node, ("profiles", index, "role"), problem))
         # the real file's folder: a card linked from elsewhere reads the files beside it
         card.resolve_paths(path.resolve().parent)
         return card
+
+    def duplicate_profile(self) -> tuple[int, str] | None:
+        """The first profile whose role an earlier one has, as ``(its index, why)``; None
+        when every role is listed once. The team registers profiles by role, a later one
+        replacing the earlier, so a repeated role would drop a profile without a word. A
+        new team (:meth:`from_yaml`, ``TeamManager.create_team``) is refused for it; a
+        stored card is not, so a team kept before this check still resumes."""
+        first: dict[str, int] = {}
+        for index, profile in enumerate(self.profiles):
+            if profile.role in first:
+                return index, (
+                    f"profiles[{first[profile.role]}] already has role {profile.role!r}: a "
+                    f"team hires by role, so give each profile a role of its own"
+                )
+            first[profile.role] = index
+        return None
 
     def configs(self) -> list[Any]:
         """Every member spec's config (once per spec, whatever its headcount), parents

@@ -98,7 +98,7 @@ from akgentic.storage import (
     stopping_resource,
     team_resource,
 )
-from akgentic.team.card import TeamCard, walk
+from akgentic.team.card import TeamCard, TeamCardError, walk
 from akgentic.team.mcp import attach_mcp_servers
 from akgentic.team.placement.local import LocalPlacement
 from akgentic.team.placement.protocol import HostedTeam, Placement
@@ -468,8 +468,11 @@ class TeamManager:
 
         ``model`` (a roster spec, or a roster) overrides every member's; ``metadata`` is the team's
         business context (``Orchestrator.set_metadata``), set before any member starts so
-        MetadataTool renders it into every prompt.
+        MetadataTool renders it into every prompt. A card listing two profiles of one role
+        is a :class:`TeamCardError` (the later would replace the earlier unseen).
         """
+        if (duplicate := card.duplicate_profile()) is not None:
+            raise TeamCardError(f"team {card.name}: {duplicate[1]}")
         card = card.model_copy(deep=True)
         if model is not None:
             override_models(card, model)

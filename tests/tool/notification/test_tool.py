@@ -25,6 +25,7 @@ from akgentic.tool.notification import (
     PendingNotifications,
     RegisterNotification,
 )
+from akgentic.tool.notification.tool import MAX_DELAY_SECONDS
 
 from ..conftest import EventObserver, FakeAgent, Team
 from .conftest import Harness, Owner, Reminder
@@ -48,6 +49,15 @@ def test_the_card_round_trips_and_refuses_unknown_fields() -> None:
         NotificationTool(max_delay=60)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
         NotificationTool(max_delay_seconds=0)
+
+
+@pytest.mark.parametrize("cap", [math.inf, 1e300, MAX_DELAY_SECONDS + 1])
+def test_a_cap_past_a_year_is_refused_when_the_card_is_read(cap: float) -> None:
+    """An unbounded cap let ``notify_me_in`` take a delay past ``datetime``'s range: an
+    OverflowError in the call instead of the card's refusal."""
+    with pytest.raises(ValidationError, match="max_delay_seconds"):
+        NotificationTool(max_delay_seconds=cap)
+    assert NotificationTool(max_delay_seconds=MAX_DELAY_SECONDS).max_delay_seconds > 0
 
 
 # -- channel routing ----------------------------------------------------------------------

@@ -58,6 +58,9 @@ ASK_TIMEOUT_SECONDS = 10.0
 """Bound on every ask the card makes (wiring and tool calls): none waits for ever."""
 MAX_CONTENT_CHARS = 4_000
 """The longest note ``notify_me_in`` accepts: a reminder, not a store."""
+MAX_DELAY_SECONDS = 366 * 24 * 3600.0
+"""The largest ``max_delay_seconds`` a card may set (a year): a note is a reminder, and a
+due time past ``datetime``'s range would fail in the tool call, not when the card is read."""
 PREVIEW_CHARS = 200
 """How much of each note ``pending_notification`` shows (the whole note arrives when due)."""
 
@@ -87,8 +90,8 @@ def _when(entry: PendingNotification) -> str:
 class NotificationTool(ToolCard):
     """Delayed messages an agent schedules to itself, held by the ``#NotificationTool`` actor.
 
-    - ``max_delay_seconds`` — the longest delay ``notify_me_in`` accepts (default 300);
-      a longer one is refused with a RetriableError naming the cap.
+    - ``max_delay_seconds`` — the longest delay ``notify_me_in`` accepts (default 300, at
+      most a year); a longer one is refused with a RetriableError naming the cap.
     - ``max_pending`` — the most pending notes one agent may hold at once (default 20).
     - ``message_class`` — the registered path of the class notes are delivered as,
       built as ``message_class(content=...)``; see :func:`resolve_message_class`. Its
@@ -103,7 +106,7 @@ class NotificationTool(ToolCard):
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
-    max_delay_seconds: float = Field(default=300.0, gt=0)
+    max_delay_seconds: float = Field(default=300.0, gt=0, le=MAX_DELAY_SECONDS)
     max_pending: int = Field(default=20, ge=1)
     message_class: str | None = None
     register_notification: RegisterNotification | bool = True

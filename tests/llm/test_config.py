@@ -30,6 +30,19 @@ def test_config_forbids_unknown_fields() -> None:
         ModelConfig(provider="openai", model="gpt-5.2", temprature=0.2)  # type: ignore[call-arg]
 
 
+@pytest.mark.parametrize("pasted", ["sk-proj-Abc123xyz", "OPENAI API KEY", "1KEY", ""])
+def test_api_key_env_is_a_variable_name_and_a_pasted_key_is_never_repeated(pasted: str) -> None:
+    """The field names the variable; a key pasted there is refused without being echoed
+    (the field's error goes to the terminal, the server's answers and the logs)."""
+    with pytest.raises(ValidationError) as refused:
+        ModelConfig(provider="openai", model="m", api_key_env=pasted)
+    (error,) = refused.value.errors()
+    assert error["loc"] == ("api_key_env",)
+    assert "name of an environment variable" in error["msg"]
+    assert not pasted or pasted not in error["msg"]
+    assert ModelConfig(provider="openai", model="m", api_key_env="_TEAM_KEY2").api_key_env
+
+
 def test_config_rejects_unknown_provider() -> None:
     with pytest.raises(ValidationError, match="provider"):
         ModelConfig(provider="acme", model="m")

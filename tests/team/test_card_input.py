@@ -678,3 +678,23 @@ def test_a_python_card_with_two_profiles_of_one_role_is_refused_before_it_starts
         assert manager.storage.teams.list() == []  # nothing recorded
     finally:
         system.shutdown()
+
+
+def test_a_key_pasted_as_api_key_env_is_refused_without_being_printed(tmp_path: Path) -> None:
+    key = "sk-proj-PASTED0123456789"
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      config:\n        name: '@A'\n"
+        + f"        models: {{models: [{{provider: openai, model: m, api_key_env: {key}}}]}}\n"
+        + f"        tools: [{{type: SearchTool, api_key_env: {key}}}]\n",
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert key not in str(refused.value)
+    model, search = str(refused.value).splitlines()
+    assert model.startswith(
+        f"{path}:9: members[0].card.config.models.models[0].api_key_env: must be the name of an "
+        f"environment variable"
+    )
+    assert search.startswith(f"{path}:10: members[0].card.config.tools[0].api_key_env: must be")

@@ -2,7 +2,8 @@
 
 One helper for every layer that writes a count into a line (the CLI's output, a usage
 report rendered as text), so that no line says ``1 model requests``; and one for every
-refusal of a name that is almost right (:func:`did_you_mean`).
+refusal of a name that is almost right (:func:`did_you_mean`), or that is no name at all
+(:func:`env_var_name`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import difflib
 import re
 
-__all__ = ["counted", "did_you_mean", "plain_literals"]
+__all__ = ["counted", "did_you_mean", "env_var_name", "plain_literals"]
 
 _ROLE = re.compile(r":\w+:`~?([^`]+)`")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -37,3 +39,18 @@ def plain_literals(text: str) -> str:
     word between single backquotes (a role keeps its last dotted part)."""
     text = _ROLE.sub(lambda m: f"`{m.group(1).split('.')[-1]}`", text)
     return text.replace("``", "`")
+
+
+def env_var_name(value: str, example: str) -> str:
+    """``value`` when it reads as an environment variable's name (letters, digits and
+    ``_``, not starting with a digit: what a shell can ``export``); a ``ValueError``
+    otherwise. A field meant to hold a variable's *name* (``api_key_env``) is where the key
+    itself gets pasted by mistake, so the error never repeats ``value``: it would print
+    the key on the terminal and into every log and stored card that quotes it."""
+    if _ENV_NAME.fullmatch(value):
+        return value
+    raise ValueError(
+        f"must be the name of an environment variable (letters, digits and _, e.g. "
+        f"{example}), never the key itself: export the key in a variable and name that "
+        f"variable here"
+    )

@@ -23,6 +23,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from akgentic.core.error_pickle import reduce_by_fields
 from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import env_var_name
 
 __all__ = [
     "BASE_URL_ENV",
@@ -121,6 +122,11 @@ class ModelConfig(SerializableModel):
     )
     context_length: int | None = Field(default=None, ge=1)
     fallback_models: list[str] = Field(default_factory=list)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str | None) -> str | None:
+        return value if value is None else env_var_name(value, "OPENAI_API_KEY")
 
     @model_validator(mode="after")
     def _registered_is_built_whole(self) -> Self:

@@ -31,6 +31,7 @@ from typing import Annotated, Any
 from pydantic import Field, PrivateAttr, field_validator
 
 from akgentic.core.urls import http_url
+from akgentic.core.words import env_var_name
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import TOOL_CALL
 from akgentic.tool.core.params import serve
@@ -62,6 +63,11 @@ class SearchTool(ToolCard):
     """The environment variable holding the Tavily key (the key is never in the card)."""
     api_base_url: str | None = None
     """Another Tavily-compatible endpoint; the public API when unset."""
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str) -> str:
+        return env_var_name(value, "TAVILY_API_KEY")
 
     @field_validator("api_base_url")
     @classmethod

@@ -698,3 +698,25 @@ def test_a_key_pasted_as_api_key_env_is_refused_without_being_printed(tmp_path: 
         f"environment variable"
     )
     assert search.startswith(f"{path}:10: members[0].card.config.tools[0].api_key_env: must be")
+
+
+def test_a_roster_written_as_the_list_of_its_models_is_read(tmp_path: Path) -> None:
+    """``models: [spec, {mapping}]`` is how the llm README writes a roster's entries: an
+    agent's config takes the list as its roster rather than refusing it as no mapping."""
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      config:\n        name: '@A'\n"
+        + "        models:\n          - scripted:default\n"
+        + "          - {provider: ollama, model: llama3.2, temprature: 1}\n",
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value).startswith(
+        f"{path}:{line_of(path, 'temprature')}: members[0].card.config.models.models[1]."
+        f"temprature: Extra inputs"
+    )
+    path.write_text(path.read_text().replace(", temprature: 1", ""))
+    roster = TeamCard.from_yaml(path).members[0].card.config.models
+    assert [m.key for m in roster.models] == ["scripted:default", "ollama:llama3.2"]
+    assert roster.active == "scripted:default"

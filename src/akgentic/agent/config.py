@@ -131,7 +131,8 @@ class AgentConfig(BaseConfig):
     - ``prompt``: its instructions (rendered once into the system prefix); a string
       such as ``"You are {name}."`` is accepted as the template.
     - ``models``: the model roster (``"scripted:default"`` by default: the offline model);
-      a spec string such as ``"openai:gpt-5.2, scripted:default"`` is accepted.
+      a spec string such as ``"openai:gpt-5.2, scripted:default"`` is accepted, and so is
+      the list of its entries alone (``[openai:gpt-5.2, {provider: ollama, model: m}]``).
     - ``tools``: its tool cards. In YAML a card is ``{type: PlanningTool, ...fields}``.
       BaseAgent adds TeamTool and MailboxTool when they are not listed.
     - ``usage_limits``, ``compaction``: spending limits and context compaction.
@@ -195,6 +196,8 @@ class AgentConfig(BaseConfig):
     def _roster_from_spec(cls, value: Any) -> Any:
         if isinstance(value, str):
             return ModelRoster.from_spec(value)
+        if isinstance(value, list):  # the roster's entries, written without `models:`
+            return {"models": value}
         return value
 
     @field_validator("tools", mode="before")

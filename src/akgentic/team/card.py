@@ -522,10 +522,14 @@ def _card_errors(card: dict[str, Any], loc: tuple[Any, ...]) -> Iterator[_Error]
 
 
 def _node_at(root: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
-    """The deepest YAML node along ``loc`` (for its line number)."""
+    """The deepest YAML node along ``loc`` (for its line number). A field name met at a
+    list is the wrapper a validator put around it (a roster written as the list of its
+    models is ``models.models``): the path goes on into the list."""
     node = root
     found = root
     for part in loc:
+        if isinstance(node, yaml.SequenceNode) and isinstance(part, str):
+            continue
         if isinstance(node, yaml.MappingNode):
             match = next((v for k, v in node.value if getattr(k, "value", None) == part), None)
             if match is None:

@@ -1200,3 +1200,23 @@ def test_a_log_hiding_a_members_start_is_not_resumed_but_one_with_a_bad_event_is
     assert skipped[0].startswith(
         f"team {team_id}: 2 unreadable events skipped on restore (seq {last - 1}-{last}); "
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("cards/tally.py", "'cards/tally.py' is a file, not a module name: give 'tally' (and run"),
+        ("", "'' is not a module name: give a dotted name such as my_cards or pkg.cards"),
+        ("tally ", "'tally ' is not a module name: give a dotted name such as my_cards"),
+    ],
+)
+def test_an_import_that_names_no_module_says_which_name_to_give(
+    cli: Invoke, given: str, says: str
+) -> None:
+    """A file's path, or an empty name from an unset variable, read as Python's own
+    refusals (``Empty module name``, ``'tally' is not a package``), naming no fix."""
+    for command in (["run", str(RESEARCH), "-m", "hi"], ["teams", "show", "x"]):
+        result = cli(*command, "--import", given)
+        assert result.exit_code == 1
+        assert result.stderr.startswith(f"error: --import: {says}")
+        assert len(result.stderr.splitlines()) == 1

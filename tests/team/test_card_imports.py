@@ -57,8 +57,9 @@ def test_a_module_missing_inside_a_found_package_gets_no_path_advice(tmp_path: P
     [
         ("akgentic_card_boom", "cannot import 'akgentic_card_boom': RuntimeError: boom"),
         ("akgentic_card_unclosed", "cannot import 'akgentic_card_unclosed': SyntaxError: "),
-        ("''", "cannot import '': ValueError: Empty module name"),
-        ("'.x'", "cannot import '.x': TypeError: the 'package' argument is required"),
+        ("''", "'' is not a module name: give a dotted name such as my_cards"),
+        ("'.x'", "'.x' is not a module name: give a dotted name such as my_cards"),
+        ("cards/tally.py", "'cards/tally.py' is a file, not a module name: give 'tally' (and"),
     ],
 )
 def test_a_module_that_fails_as_it_runs_or_a_name_that_is_no_module_is_the_cards_error(

@@ -31,6 +31,7 @@ from akgentic.cli.output import command_line, short_id, team_name
 from akgentic.core import user_data_dir
 from akgentic.core.excerpt import exception_line, exception_words, validation_words
 from akgentic.core.serialization import MODEL_MARKER, SerializationError
+from akgentic.core.words import module_name_problem
 from akgentic.storage import (
     MemoryStorage,
     SqliteStorage,
@@ -295,6 +296,8 @@ def import_modules(modules: list[str] | None) -> None:
     module that is not found, or fails while it is imported, is a :class:`CliError` naming
     it (its traceback with ``--debug``)."""
     for module in modules or ():
+        if (problem := module_name_problem(module)) is not None:
+            raise CliError(f"--import: {problem}")
         try:
             importlib.import_module(module)
         except ImportError as exc:

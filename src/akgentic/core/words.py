@@ -3,7 +3,7 @@
 One helper for every layer that writes a count into a line (the CLI's output, a usage
 report rendered as text), so that no line says ``1 model requests``; and one for every
 refusal of a name that is almost right (:func:`did_you_mean`), or that is no name at all
-(:func:`env_var_name`).
+(:func:`env_var_name`, :func:`module_name_problem`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 
-__all__ = ["counted", "did_you_mean", "env_var_name", "plain_literals"]
+__all__ = ["counted", "did_you_mean", "env_var_name", "module_name_problem", "plain_literals"]
 
 _ROLE = re.compile(r":\w+:`~?([^`]+)`")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -54,3 +54,20 @@ def env_var_name(value: str, example: str) -> str:
         f"{example}), never the key itself: export the key in a variable and name that "
         f"variable here"
     )
+
+
+def module_name_problem(name: str) -> str | None:
+    """Why ``name`` (an ``--import`` or a card's ``imports`` entry) is no module name, in
+    words saying what to give instead; None when it reads as one (dotted identifiers).
+    Python's own refusals of such a name (``Empty module name``, a relative import
+    needing a package, ``'tally' is not a package`` for ``tally.py``) say nothing of the
+    usual mistake: a file's path where its module's name belongs."""
+    if name.endswith(".py") or "/" in name or "\\" in name:
+        module = name.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")
+        return (
+            f"{name!r} is a file, not a module name: give {module!r} (and run from the "
+            f"folder that holds the file, or add that folder to PYTHONPATH)"
+        )
+    if not all(part.isidentifier() for part in name.split(".")):
+        return f"{name!r} is not a module name: give a dotted name such as my_cards or pkg.cards"
+    return None

@@ -54,6 +54,7 @@ from akgentic.core.serialization import (
     SerializationError,
     registered_class,
 )
+from akgentic.core.words import module_name_problem
 from akgentic.storage import check_team_name
 
 __all__ = [
@@ -391,7 +392,10 @@ def _import_problem(module: str, card_path: Path) -> str | None:
     import runs the module's code, which may raise anything (a ``SyntaxError``, its own
     ``RuntimeError``), and a name like ``""`` or ``".x"`` is refused with a ``ValueError``
     or a ``TypeError``: each is the card's error, never one escaping its reader (a cards
-    folder's server would stop on it instead of skipping the card)."""
+    folder's server would stop on it instead of skipping the card); a file's path given
+    for a module says which name to give instead."""
+    if (problem := module_name_problem(module)) is not None:
+        return problem
     try:
         importlib.import_module(module)
     except ImportError as exc:

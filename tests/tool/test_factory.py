@@ -500,3 +500,42 @@ def test_a_return_the_model_cannot_receive_is_a_retry_naming_the_tool() -> None:
     assert handle(kind="bytes") == b"\xff\x00"
     assert handle(kind="model") == Note()
     assert handle(kind="data") == {"a": [1, 2.5, None]}
+
+
+# -- a card author's broken hook is named -------------------------------------------------
+
+
+class Tally(ToolCard):
+    """A card whose hooks go wrong the ways a card author's do."""
+
+    fault: str = "none"
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        if self.fault == "raises":
+            return [{}["counter"]]
+        if self.fault == "refuses":
+            raise ValueError("limit must be positive")
+        return None  # type: ignore[return-value]
+
+    def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
+        return []  # type: ignore[return-value]
+
+
+def test_a_hook_that_raises_or_returns_no_collection_names_the_card_and_the_hook(
+    agent: FakeAgent,
+) -> None:
+    from akgentic.tool import CardHookError
+
+    with pytest.raises(CardHookError) as raised:
+        ToolFactory([Tally(fault="raises")], observer=agent).get_tools()
+    assert str(raised.value) == (
+        "Tally.get_tools() raised KeyError: 'counter': fix the card's get_tools"
+    )
+    assert isinstance(raised.value.__cause__, KeyError)
+    with pytest.raises(CardHookError, match=r"^Tally.get_tools\(\) returned NoneType, not a list"):
+        ToolFactory([Tally(fault="none")], observer=agent).get_tools()
+    with pytest.raises(CardHookError, match=r"returned list, not a dict of commands: return \{\}"):
+        ToolFactory([Tally()], observer=agent).get_command_registry()
+    # a card refusing its own configuration keeps its type, its words after the card's name
+    with pytest.raises(ValueError, match=r"^Tally.get_tools\(\): limit must be positive$"):
+        ToolFactory([Tally(fault="refuses")], observer=agent).get_tools()

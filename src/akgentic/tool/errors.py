@@ -11,6 +11,7 @@ from akgentic.core import ActorStartError
 from akgentic.core.error_pickle import reduce_by_fields
 
 __all__ = [
+    "CardHookError",
     "CommandArgumentError",
     "CommandNotRecognized",
     "RetriableError",
@@ -69,6 +70,13 @@ class ToolNotWiredError(RuntimeError):
     lets it propagate rather than turning it into a retry the model could do nothing
     about. Wire the card through ``ToolFactory(..., observer=agent)``.
     """
+
+
+class CardHookError(RuntimeError):
+    """A card's hook (``get_tools``, ``get_commands``, ...) raised, or handed back what is
+    not a collection: a card author's bug, named with the card and the hook by
+    ``ToolFactory``, so the agent's start fails with a line that says which card to fix.
+    The hook's own exception is the ``__cause__``."""
 
 
 class ToolActorStartError(ActorStartError):

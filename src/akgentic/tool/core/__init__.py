@@ -50,6 +50,7 @@ from akgentic.tool.core.params import (
 from akgentic.tool.core.state import ToolState, read_tool_state
 from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 from akgentic.tool.errors import (
+    CardHookError,
     CommandArgumentError,
     CommandNotRecognized,
     RetriableError,
@@ -64,6 +65,7 @@ __all__ = [
     "TOOL_CALL",
     "ActorToolObserver",
     "BaseToolParam",
+    "CardHookError",
     "Channels",
     "CommandArg",
     "CommandArgumentError",

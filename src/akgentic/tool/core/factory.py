@@ -48,10 +48,11 @@ import functools
 import inspect
 import typing
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from akgentic.core import ActorStartError
+from akgentic.core.excerpt import exception_line, exception_words
 from akgentic.tool.core.arguments import Parameters
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.commands import CommandRegistry
@@ -68,9 +69,23 @@ from akgentic.tool.core.guarded import guarded
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, param_of
 from akgentic.tool.core.time_bound import await_within, mark_runs_alone, run_within
-from akgentic.tool.errors import ToolActorStartError, ToolObserverGone
+from akgentic.tool.errors import (
+    CardHookError,
+    RetriableError,
+    ToolActorStartError,
+    ToolNotWiredError,
+    ToolObserverGone,
+)
 
 __all__ = ["ServedKind", "ToolFactory"]
+
+_HOOK_SIGNALS: tuple[type[BaseException], ...] = (
+    ActorStartError,
+    RetriableError,
+    ToolNotWiredError,
+    ToolObserverGone,
+)
+"""What a card's hook may raise that the factory's callers handle themselves."""
 
 ServedKind = Literal["tool", "system_prompt", "context_state", "toolset"]
 """What an aggregator hands out, by hook."""
@@ -101,6 +116,33 @@ class ToolFactory:
 
     def _label(self, index: int) -> str:
         return card_label(self.tool_cards, index)
+
+    def _hook(self, index: int, hook: str) -> Any:
+        """Card ``index``'s ``hook()``, its failure named: a card author's bug says which
+        card and hook (``Tally.get_tools() raised KeyError: 'x'``), not only what broke.
+        A ``ValueError`` or ``TypeError`` — a card refusing its own configuration, on
+        purpose — keeps its type with the card and hook put before its words; the
+        framework's signals pass untouched; anything else is a :class:`CardHookError`.
+        What is handed back must be a collection (``get_commands``: a mapping)."""
+        label = self._label(index)
+        try:
+            result = getattr(self.tool_cards[index], hook)()
+        except _HOOK_SIGNALS:
+            raise
+        except Exception as exc:
+            if type(exc) in (ValueError, TypeError):
+                raise type(exc)(f"{label}.{hook}(): {exception_words(exc)}") from exc
+            raise CardHookError(
+                f"{label}.{hook}() raised {exception_line(exc)}: fix the card's {hook}"
+            ) from exc
+        wanted = Mapping if hook == "get_commands" else Collection
+        if not isinstance(result, wanted) or isinstance(result, str | bytes):
+            kind = "a dict of commands" if hook == "get_commands" else "a list"
+            raise CardHookError(
+                f"{label}.{hook}() returned {type(result).__name__}, not {kind}: return "
+                f"{'{}' if hook == 'get_commands' else '[]'} when the card has none"
+            )
+        return result
 
     def label_of(self, card: ToolCard) -> str:
         """How this factory names ``card``: its class, and its position when the class
@@ -140,7 +182,7 @@ class ToolFactory:
         owners: dict[str, int] = {}
         for index, card in enumerate(self.tool_cards):
             params = _params_by_field(card)
-            for fn in card.get_tools():
+            for fn in self._hook(index, "get_tools"):
                 name = getattr(fn, "__name__", "")
                 param = param_of(fn) or params.get(name)
                 instructions = param.instructions if param is not None else None
@@ -201,7 +243,11 @@ class ToolFactory:
     # -- SYSTEM_PROMPT / LLM_CONTEXT ------------------------------------------------
     def get_system_prompts(self) -> list[Callable[[], str]]:
         """Every card's static prompt renderers, in card order."""
-        served = [(p, card) for card in self.tool_cards for p in card.get_system_prompts()]
+        served = [
+            (p, card)
+            for index, card in enumerate(self.tool_cards)
+            for p in self._hook(index, "get_system_prompts")
+        ]
         self._record("system_prompt", served)
         return [prompt for prompt, _ in served]
 
@@ -214,7 +260,7 @@ class ToolFactory:
         served: list[tuple[Any, ToolCard]] = []
         owners: dict[str, int] = {}
         for index, card in enumerate(self.tool_cards):
-            for provider in card.get_context_states():
+            for provider in self._hook(index, "get_context_states"):
                 key = getattr(provider, "__name__", "")
                 if key in owners:
                     raise ValueError(
@@ -253,8 +299,8 @@ class ToolFactory:
         """Every card's commands, keyed by param class; a key served twice is an error."""
         commands: dict[type[BaseToolParam], Callable[..., Any]] = {}
         owners: dict[type[BaseToolParam], int] = {}
-        for index, card in enumerate(self.tool_cards):
-            for param_cls, fn in card.get_commands().items():
+        for index in range(len(self.tool_cards)):
+            for param_cls, fn in self._hook(index, "get_commands").items():
                 check_command(fn, self._label(index))
                 if param_cls in owners:
                     raise ValueError(
@@ -287,7 +333,7 @@ class ToolFactory:
         taken = reserved or {}
         delegated = registrars or {}
         for index, card in enumerate(self.tool_cards):
-            for fn in card.get_commands().values():
+            for fn in self._hook(index, "get_commands").values():
                 check_command(fn, self._label(index))
                 name = getattr(fn, "__name__", "")
                 registrar = delegated.get(name)
@@ -307,7 +353,9 @@ class ToolFactory:
         as a retry, as one from a function tool does (see ``guarded.py``)."""
         retry = self.retry_exception
         served = [
-            (guarded(t, retry), card) for card in self.tool_cards for t in card.get_toolsets()
+            (guarded(t, retry), card)
+            for index, card in enumerate(self.tool_cards)
+            for t in self._hook(index, "get_toolsets")
         ]
         self._record("toolset", served)
         return [toolset for toolset, _ in served]

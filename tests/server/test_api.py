@@ -212,7 +212,9 @@ def test_a_stop_grace_out_of_range_says_why(served: Served, grace: str) -> None:
     assert served.client.info(team.team_id).running  # nothing stopped
 
 
-@pytest.mark.parametrize("body", [b'{"grace": 1}', b'{"interrupt": true}', b"[1]", b"grace=1"])
+@pytest.mark.parametrize(
+    "body", [b'{"grace": 1}', b'{"interrupt": true}', b"[1]", b"grace=1", b"[" * 100_000]
+)
 def test_a_stop_refuses_a_body_it_would_ignore_and_says_where_grace_goes(
     served: Served, body: bytes
 ) -> None:

@@ -183,11 +183,13 @@ def delete_team(
 async def no_body(team_id: UUID, request: Request) -> None:
     """Refuse a body ``POST /teams/{id}/stop`` would ignore: its options are query
     parameters, and a ``{"grace": 1}`` sent as JSON would stop the team with the default
-    grace, unsaid. A blank body, ``{}`` or ``null`` gives nothing and is taken."""
+    grace, unsaid. A blank body, ``{}`` or ``null`` gives nothing and is taken; anything
+    else is the same 422, a body the parser cannot read too (bytes that are not JSON, or
+    JSON nested deeper than it recurses: a ``RecursionError``, else a 500)."""
     sent = (await request.body()).strip()
     try:
         nothing = not sent or json.loads(sent) in (None, {})
-    except ValueError:
+    except (ValueError, RecursionError):
         nothing = False
     if not nothing:
         raise HTTPException(

@@ -269,7 +269,8 @@ class TeamInfo(BaseModel):
     name: str
     card_name: str
     status: Literal["RUNNING", "STOPPED", "DELETED", "DAMAGED"]
-    """DAMAGED: the stored record cannot be read whole (``error`` says why)."""
+    """DAMAGED: the stored record cannot be read whole (its card, its status, its metadata
+    or a time); ``GET /teams/{id}/card`` and a resume say why."""
     running: bool = Field(description="Whether the team runs in this server.")
     created_at: datetime | None
     updated_at: datetime | None

@@ -205,7 +205,7 @@ class ServerContext:
             team_id=record.team_id,
             name=record.name,
             card_name=str(card.get("name", record.name)),
-            status=record.status.value if record.status is not None else "DAMAGED",
+            status=record.status.value if record.ok and record.status is not None else "DAMAGED",
             running=runtime is not None,
             created_at=record.created_at,
             updated_at=record.updated_at,

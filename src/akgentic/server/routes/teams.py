@@ -30,7 +30,7 @@ from akgentic.server.context import (
 from akgentic.server.errors import CodedError
 from akgentic.server.paging import cursor_of, listed_after, newest_first, parse_cursor
 from akgentic.server.posted import PostedCardRefusedError
-from akgentic.storage import InvalidTransitionError, TeamStatus
+from akgentic.storage import CorruptRecordError, InvalidTransitionError, TeamStatus
 from akgentic.team import TeamCard, TeamStoppingError, UnreadableLogError, give_mcp_servers
 
 __all__ = ["router"]
@@ -145,8 +145,19 @@ def get_team(team_id: UUID, ctx: Ctx) -> TeamInfo:
 
 @router.get("/{team_id}/card")
 def get_card(team_id: UUID, ctx: Ctx) -> dict[str, Any]:
-    """The team card the team was created from, serialized (class markers included)."""
-    return ctx.record(team_id).card
+    """The team card the team was created from, serialized (class markers included).
+
+    A stored card that does not read (the store's record is damaged: the team is DAMAGED)
+    is a 409 saying so, never an empty card a client would take for the team's."""
+    record = ctx.record(team_id)
+    if not record.card and record.error is not None:
+        raise HTTPException(
+            409,
+            f"{record.error}; the record is kept as stored: restore the server's store from "
+            f"a backup to read the card; its history still reads at "
+            f"GET /teams/{team_id}/messages",
+        )
+    return record.card
 
 
 @router.patch("/{team_id}")
@@ -269,6 +280,8 @@ def resume_team(
             f"(GET /teams/{team_id}: stopping is null)",
             TEAM_STOPPING,
         ) from None
+    except CorruptRecordError as exc:
+        raise _damaged_record(team_id, record.status is None and bool(record.card), exc) from None
     except UnreadableLogError as exc:
         raise HTTPException(
             409,
@@ -289,6 +302,20 @@ def resume_team(
     elif options.dismiss_interrupted:
         runtime.dismiss_interrupted()
     return ctx.info(ctx.record(team_id))
+
+
+def _damaged_record(team_id: UUID, status_only: bool, exc: CorruptRecordError) -> HTTPException:
+    """The 409 of a resume the store refused because the team's record does not read
+    whole (``akgentic teams resume`` refuses it the same way): nothing changed, and the
+    way on — a stop rewrites a status that alone does not read (``status_only``); any
+    other damage (the card, the metadata, a time) needs the store's backup."""
+    way = (
+        f"stop it first (POST /teams/{team_id}/stop rewrites its status), then resume it"
+        if status_only
+        else "restore the server's store from a backup to resume it; its history still "
+        f"reads at GET /teams/{team_id}/messages, and DELETE /teams/{team_id} removes it"
+    )
+    return HTTPException(409, f"team {team_id} cannot be resumed, nothing changed: {exc}; {way}")
 
 
 @router.get("/{team_id}/members")

@@ -162,11 +162,27 @@ function draw() {
 }
 
 // -- the team list ----------------------------------------------------------------------------
+const TEAMS_PAGE = 200; // teams per request: the list follows the pages' cursor to the end
+
 async function loadTeams() {
-  const page = await refresh(() => api.get("/teams?limit=200"));
-  if (!page) return;
-  teams = page.items;
+  const listed = await refresh(() => everyTeam());
+  if (!listed) return;
+  teams = listed;
   teamsView.render(teams, session?.id);
+}
+
+/** Every team, newest first: page after page by the server's cursor (`next`), so a team
+ * older than the first page is listed too, and one created meanwhile moves no other. */
+async function everyTeam() {
+  const items = [];
+  let after = null;
+  do {
+    const cursor = after === null ? "" : `&after=${encodeURIComponent(after)}`;
+    const page = await api.get(`/teams?limit=${TEAMS_PAGE}${cursor}`);
+    items.push(...page.items);
+    after = page.next;
+  } while (after);
+  return items;
 }
 
 async function loadCards() {

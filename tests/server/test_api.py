@@ -212,6 +212,25 @@ def test_a_stop_grace_out_of_range_says_why(served: Served, grace: str) -> None:
     assert served.client.info(team.team_id).running  # nothing stopped
 
 
+@pytest.mark.parametrize("value", ["yes", 1, "true", None])
+def test_a_resume_flag_that_is_not_a_json_boolean_is_refused_naming_it(
+    served: Served, value: object
+) -> None:
+    """Pydantic's lax mode read ``"yes"`` and ``1`` as true: a resume that retried the
+    interrupted turns when the client meant something else."""
+    team = served.client.create_team("turns")
+    served.client.stop_team(team.team_id)
+    response = httpx.post(
+        f"{served.url}/teams/{team.team_id}/resume",
+        json={"retry_interrupted": value},
+        timeout=30,
+    )
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert "retry_interrupted" in detail and "boolean" in detail and "\n" not in detail, detail
+    assert not served.client.info(team.team_id).running  # nothing resumed
+
+
 @pytest.mark.parametrize(
     "body", [b'{"grace": 1}', b'{"interrupt": true}', b"[1]", b"grace=1", b"[" * 100_000]
 )

@@ -57,6 +57,13 @@ def test_a_team_running_in_another_process_is_followed_not_called_stopped(
     assert err.value.status == 409
     assert "is running in another process" in err.value.detail
     assert "resume it with" not in err.value.detail
+    assert err.value.detail.endswith(
+        "talk to it there (send, interrupt), or stop it there and resume it here"
+    )
+    with pytest.raises(ServerError) as err:  # an interrupt is not told to stop it first
+        served.client.request("POST", f"/teams/{team_id}/interrupt")
+    assert err.value.status == 409 and "stop it there first" not in err.value.detail
+    assert "talk to it there (send, interrupt)" in err.value.detail
 
     elsewhere.stop_team(team_id, grace_timeout=5)
     assert kinds_until_quiet(url, until_stopped=True)[-1] == "stopped"  # now it is

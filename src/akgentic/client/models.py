@@ -11,7 +11,15 @@ from datetime import datetime
 from typing import Annotated, Any, ClassVar, Literal
 from uuid import UUID
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    model_validator,
+)
 
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import check_team_name
@@ -155,9 +163,10 @@ class RenameTeam(_Request):
 class ResumeTeam(_Request):
     """What to do with the turns a crash interrupted: deliver them again, or give them up."""
 
-    retry_interrupted: bool = False
-    dismiss_interrupted: bool = False
-    wait_for_stop: bool = Field(
+    # strict: "yes" or 1 is a 422 naming the field, not read as true
+    retry_interrupted: StrictBool = False
+    dismiss_interrupted: StrictBool = False
+    wait_for_stop: StrictBool = Field(
         default=True,
         description=(
             "A team being stopped is resumed once its stop has ended (true), or refused at "

@@ -157,7 +157,11 @@ class ServerContext:
             raise deleted_team(team_id)
         elsewhere = self.manager.running_elsewhere(team_id)
         if elsewhere is not None:  # a resume here would be refused: say so now
-            raise HTTPException(409, str(elsewhere))
+            raise HTTPException(
+                409,
+                f"team {team_id} is running in another process: {elsewhere.lease.describe()}; "
+                f"talk to it there (send, interrupt), or stop it there and resume it here",
+            )
         raise HTTPException(
             409,
             f"team {team_id} is not running in this server "

@@ -215,8 +215,12 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
         + "  - card: {role: A, config: {name: '@A'}}\n"
         + "    members:\n      - card: {role: B, config: {name: '@A'}}\n",
     )
-    with pytest.raises(TeamCardError, match=r"two members are named @A"):
+    with pytest.raises(TeamCardError, match=r"two members are named @A") as raised:
         TeamCard.from_yaml(path)
+    second = 3 + HEAD.count("\n")  # said where the second @A is written, not at line 1
+    assert str(raised.value).startswith(
+        f"{path}:{second}: members[0].members[0].card.config.name: two members are named @A"
+    )
     copies = card_file(
         tmp_path,
         HEAD
@@ -225,8 +229,9 @@ def test_two_members_with_one_name_are_refused(tmp_path: Path) -> None:
         + "  - card: {role: X, config: {name: '@W-2'}}\n",
         "copies.yaml",
     )
-    with pytest.raises(TeamCardError, match=r"two members are named @W-2"):
+    with pytest.raises(TeamCardError, match=r"two members are named @W-2") as raised:
         TeamCard.from_yaml(copies)
+    assert f"{copies}:{4 + HEAD.count(chr(10))}: members[2].card.config.name: " in str(raised.value)
     human = card_file(
         tmp_path,
         HEAD.replace("human: null", "human: '@A'") + "  - card: {role: A, config: {name: '@A'}}\n",

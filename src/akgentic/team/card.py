@@ -79,6 +79,18 @@ MAX_TEAM_SIZE = 1000
 """The most members a card's tree creates (each member is an actor, a thread)."""
 
 
+class DuplicateMemberError(ValueError):
+    """Two members the card creates have one name (``name``); a YAML card says it at the
+    second one's line."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"two members are named {name}: give each member a name of its own "
+            f"(a headcount of n names the copies {name}-1 ... {name}-n)"
+        )
+        self.name = name
+
+
 class TeamCardError(ValueError):
     """A team card that cannot be read; the message names file, line and field."""
 
@@ -237,10 +249,7 @@ class TeamCard(SerializableModel):
         seen: set[str] = set()
         for name in names:
             if name in seen:
-                raise ValueError(
-                    f"two members are named {name}: give each member a name of its own "
-                    f"(a headcount of n names the copies {name}-1 ... {name}-n)"
-                )
+                raise DuplicateMemberError(name)
             seen.add(name)
         if self.human is not None and self.human in seen:
             raise ValueError(f"human {self.human!r} is also a member: rename one of them")
@@ -293,6 +302,11 @@ class TeamCard(SerializableModel):
         try:
             card = cls.model_validate(data)
         except ValidationError as exc:  # said in the file's order, one line each
+            for error in exc.errors():
+                duplicate = (error.get("ctx") or {}).get("error")
+                if isinstance(duplicate, DuplicateMemberError):  # at the second one's line
+                    at = _second_named(data.get("members"), duplicate.name)
+                    raise TeamCardError(_line(path, node, at, str(duplicate))) from None
             found = sorted(team_card_errors(data, exc), key=lambda e: _line_number(node, e[0]))
             raise TeamCardError("\n".join(_line(path, node, *error) for error in found)) from None
         if (duplicate := card.duplicate_profile()) is not None:
@@ -422,6 +436,31 @@ def import_hint(module: str, exc: ImportError, card_path: Path | None = None) ->
         f" — Python looks on sys.path: run from the folder holding {top}, or add that "
         f"folder to PYTHONPATH"
     )
+
+
+def _second_named(members: Any, name: str) -> tuple[Any, ...]:
+    """Where, in a card's data, the second member named ``name`` is written (its
+    ``config.name``, or its ``role`` when that makes the name): the members' tree walked
+    as :func:`walk` walks it, headcounts and all. ``()`` — the card itself — when the
+    data does not say it as written (a name the card's checks rewrote)."""
+
+    def named(nodes: Any, loc: tuple[Any, ...]) -> Iterator[tuple[str, tuple[Any, ...]]]:
+        for index, spec in enumerate(nodes if isinstance(nodes, list) else []):
+            if not isinstance(spec, dict):
+                continue
+            card: dict[str, Any] = spec["card"] if isinstance(spec.get("card"), dict) else {}
+            config: dict[str, Any] = card["config"] if isinstance(card.get("config"), dict) else {}
+            written = config.get("name")
+            at = (*loc, index, "card", *(("config", "name") if written else ("role",)))
+            base = written or f"@{card.get('role')}"
+            count = spec.get("headcount", 1)
+            copies = [base] if count == 1 else [f"{base}-{i}" for i in range(1, count + 1)]
+            for copy in copies:
+                yield copy, at
+                yield from named(spec.get("members"), (*loc, index, "members"))
+
+    places = [at for each, at in named(members, ("members",)) if each == name]
+    return places[1] if len(places) > 1 else ()
 
 
 def _line_number(root: yaml.Node | None, loc: tuple[Any, ...]) -> int:

@@ -16,6 +16,7 @@ from akgentic.agent import AgentConfig, PromptTemplate
 from akgentic.core import ActorSystem, AgentCard, Akgent, BaseConfig, BaseState
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamCardError, TeamManager
+from akgentic.tool import ToolCard
 from tests.hostile_yaml import alias_bomb
 
 HEAD = "name: t\nentry_point: '@A'\nhuman: null\nmembers:\n"
@@ -680,6 +681,35 @@ def test_a_python_card_with_two_profiles_of_one_role_is_refused_before_it_starts
         manager = TeamManager(system, open_storage("memory://"))
         with pytest.raises(TeamCardError, match=r"team t: profiles\[0\] already has role 'R'"):
             manager.create_team(card)
+        assert manager.storage.teams.list() == []  # nothing recorded
+    finally:
+        system.shutdown()
+
+
+class Logbook(ToolCard):
+    """A card whose author kept a handle in a field: not data."""
+
+    sink: Any = None
+
+
+def test_a_card_holding_what_is_not_data_is_refused_naming_what_before_it_starts() -> None:
+    """A card is kept, sent and resumed: a field holding a lock (an open file, a socket)
+    was a raw ``TypeError: cannot pickle`` from the copy ``create_team`` takes."""
+    config = AgentConfig(name="@A", role="A", tools=[Logbook(sink=threading.Lock())])
+    a = MemberSpec(
+        card=AgentCard(role="A", agent_class="akgentic.agent.agent.BaseAgent", config=config)
+    )
+    card = TeamCard(name="t", entry_point="@A", members=[a])
+    system = ActorSystem()
+    try:
+        manager = TeamManager(system, open_storage("memory://"))
+        with pytest.raises(TeamCardError) as refused:
+            manager.create_team(card)
+        assert str(refused.value) == (
+            "team t: the card holds a value that is not data: cannot serialize a value of "
+            "type _thread.lock: use a pydantic model (subclass akgentic.core.SerializableModel), "
+            "a primitive, or a container of those"
+        )
         assert manager.storage.teams.list() == []  # nothing recorded
     finally:
         system.shutdown()

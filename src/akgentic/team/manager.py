@@ -78,6 +78,7 @@ from akgentic.core import (
     serialize,
 )
 from akgentic.core.error_pickle import reduce_by_fields
+from akgentic.core.excerpt import exception_line
 from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
@@ -176,6 +177,17 @@ class _MemberStartError(Exception):
         super().__init__(member.name)
         self.member = member
         self.reason = reason
+
+
+def _not_data(card: TeamCard, exc: Exception) -> str:
+    """Why ``card`` could not be copied (``exc``), in the words the store would use: a
+    card is data — kept, sent and resumed — so a field holding an open file or a lock
+    is refused when the team is created, saying what a field may hold."""
+    try:
+        serialize(card)
+    except SerializationError as refused:
+        return f"the card holds a value that is not data: {refused}"
+    return f"the card could not be copied: {exception_line(exc)}"
 
 
 class TeamRunningElsewhereError(LeaseHeldError):
@@ -473,7 +485,10 @@ class TeamManager:
         """
         if (duplicate := card.duplicate_profile()) is not None:
             raise TeamCardError(f"team {card.name}: {duplicate[1]}")
-        card = card.model_copy(deep=True)
+        try:
+            card = card.model_copy(deep=True)
+        except Exception as exc:  # a field holding what cannot be copied: an open file
+            raise TeamCardError(f"team {card.name}: {_not_data(card, exc)}") from exc
         if model is not None:
             override_models(card, model)
         attach_mcp_servers(card)

@@ -198,8 +198,9 @@ def follow_log(
     ``upto()``, when given, is the last record to yield for now (a record past it is
     read again once ``wait_past`` says the log went past it); while it is below the next
     record the store is not read at all. A read the store fails (a dropped connection, a
-    Postgres restarting) is tried again every :data:`READ_RETRY_EVERY` seconds and raised
-    only once it has failed for :data:`READ_RETRY_FOR`: the recorder keeps what the team
+    Postgres restarting) — the log's, or the status ``ended`` reads — is tried again
+    every :data:`READ_RETRY_EVERY` seconds and raised only once it has failed for
+    :data:`READ_RETRY_FOR`: the recorder keeps what the team
     does meanwhile and commits it when the store is back, so the follower must outlast
     the outage rather than end the session at its first failed read.
     """
@@ -208,22 +209,23 @@ def follow_log(
     pause = stop if stop is not None else threading.Event()
     while True:
         last = upto() if upto is not None else None
-        if last is not None and last < next_seq:
-            batch = []  # nothing committed past what was yielded: nothing to read
-        else:
-            try:
+        try:
+            if last is not None and last < next_seq:
+                batch = []  # nothing committed past what was yielded: nothing to read
+            else:
                 batch = storage.events.read(team_id, from_seq=next_seq, limit=500)
-            except StorageClosedError:
+            over = not batch and not (stop is not None and stop.is_set()) and ended(next_seq)
+        except StorageClosedError:
+            raise
+        except Exception:  # the log's read, or the team's status ``ended`` reads
+            now = time.monotonic()
+            failing_since = now if failing_since is None else failing_since
+            if now - failing_since >= READ_RETRY_FOR:
                 raise
-            except Exception:
-                now = time.monotonic()
-                failing_since = now if failing_since is None else failing_since
-                if now - failing_since >= READ_RETRY_FOR:
-                    raise
-                if pause.wait(READ_RETRY_EVERY):
-                    return
-                continue
-            failing_since = None
+            if pause.wait(READ_RETRY_EVERY):
+                return
+            continue
+        failing_since = None
         if upto is not None:
             last = upto()
             batch = [record for record in batch if record.seq <= last]
@@ -234,7 +236,7 @@ def follow_log(
             continue
         if stop is not None and stop.is_set():
             return
-        if ended(next_seq):
+        if over:
             return
         arrived = wait_past(next_seq - 1, idle_timeout or 0.5)
         if not arrived and idle_timeout is not None:

@@ -15,6 +15,7 @@ from akgentic.cli import logs
 from akgentic.core import UserMessage
 from akgentic.storage import (
     LEASE_LOST,
+    READ_FAILED,
     RECOVERED,
     WRITE_FAILED,
     Heartbeat,
@@ -222,22 +223,30 @@ def test_a_store_that_refused_writes_for_another_reason_says_once_it_takes_them_
 def test_the_store_is_said_to_take_writes_again_once_every_failed_write_went_through(
     stderr: io.StringIO,
 ) -> None:
-    """A lease renewal and the event log both fail; the renewal goes through first: no
-    line yet (the log's records are still kept), then one line once the log's do. A
-    recovery of a write whose failure was never said says nothing."""
+    """A lease renewal and the event log both fail (a store that stopped answering), and
+    its status cannot be read: the first failure is said, the others wait for the
+    store's return. The renewal goes through first: no line yet (the log's records are
+    still kept), then one line once the log's do. A recovery of a write whose failure
+    was never said says nothing."""
     storage, team = logging.getLogger("akgentic.storage"), logging.getLogger(TEAM)
     team.info("team 2: took the kept records", extra={RECOVERED: "team 2"})
-    for _ in range(2):
-        storage.error("lease team/1: renewal failed", extra={WRITE_FAILED: "lease team/1"})
-        team.error("team 1: the event log refused a batch", extra={WRITE_FAILED: "team 1"})
+    for cause in ("AdminShutdown", "Connection refused"):
+        storage.error(
+            f"lease team/1: renewal failed: {cause}", extra={WRITE_FAILED: "lease team/1"}
+        )
+        team.error(
+            f"team 1: the event log refused a batch: {cause}", extra={WRITE_FAILED: "team 1"}
+        )
+        team.error(f"team 1: could not read its status: {cause}", extra={READ_FAILED: True})
     storage.info("lease team/1: renewed again", extra={RECOVERED: "lease team/1"})
-    assert stderr.getvalue().splitlines() == [
-        "error: lease team/1: renewal failed",
-        "error: team 1: the event log refused a batch",
+    assert stderr.getvalue().splitlines() == ["error: lease team/1: renewal failed: AdminShutdown"]
+    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
+    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
+    assert stderr.getvalue().splitlines()[1:] == [logs.STORE_BACK]
+    team.error("team 1: could not read its status: gone", extra={READ_FAILED: True})
+    assert stderr.getvalue().splitlines()[2:] == [  # no outage said: a read failure is news
+        "error: team 1: could not read its status: gone"
     ]
-    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
-    team.info("team 1: took the kept records", extra={RECOVERED: "team 1"})
-    assert stderr.getvalue().splitlines()[2:] == [logs.STORE_BACK]
 
 
 def test_a_lost_lease_the_session_said_is_not_said_again_as_the_team_stops_after_it(

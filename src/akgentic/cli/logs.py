@@ -13,7 +13,11 @@ after it, ``: StorageError: …``; its traceback is left out), and:
   renewal, an event log batch, the working memory) — is one line, :data:`STORE_BUSY`,
   that says what happens and what to do;
 - a write that failed for any other reason (a disk full, a read-only file, a dropped
-  connection: a record flagged :data:`akgentic.storage.WRITE_FAILED`) is its own line;
+  connection: a record flagged :data:`akgentic.storage.WRITE_FAILED`) is a line — the
+  first of an outage only: until the writes that failed went through, the other failed
+  writes and reads of the store (flagged :data:`akgentic.storage.READ_FAILED`) are not
+  said, since a store that stopped answering fails all of them at once, each in its
+  own words;
 - when the writes that failed all went through at last (each a record flagged
   :data:`akgentic.storage.RECOVERED`, with the key its failures carried) one ``note:``
   line says so — :data:`STORE_FREE` after a lock, :data:`STORE_BACK` otherwise — once,
@@ -48,7 +52,7 @@ from contextlib import contextmanager
 from akgentic.cli.output import ONE_LINE, member_name, printable
 from akgentic.core.agent import LEFT_BEHIND, ON_STREAM, GraceRanOut
 from akgentic.core.excerpt import exception_line
-from akgentic.storage import LEASE_LOST, RECOVERED, WRITE_FAILED
+from akgentic.storage import LEASE_LOST, READ_FAILED, RECOVERED, WRITE_FAILED
 
 __all__ = [
     "QUIET_FOR",
@@ -200,11 +204,14 @@ class _Terminal(logging.StreamHandler):  # type: ignore[type-arg]
         if record.levelno < logging.WARNING:
             return None
         failed = getattr(record, WRITE_FAILED, None)
+        outage_said = bool(self.failing) and not self.busy
         if failed is not None:
             self.failing.add(failed)
         if _store_busy(record):
             self.busy = True
             return STORE_BUSY
+        if outage_said and (failed is not None or getattr(record, READ_FAILED, False)):
+            return None  # one store down, said once: its other failures wait for its return
         line = self.format(record)
         if failed is not None:
             self.failures.add(line)

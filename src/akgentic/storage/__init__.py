@@ -36,6 +36,7 @@ from akgentic.storage._rules import MAX_SEQ, check_team_name
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
 from akgentic.storage.errors import (
     LEASE_LOST,
+    READ_FAILED,
     RECOVERED,
     WRITE_FAILED,
     CorruptRecordError,
@@ -98,6 +99,7 @@ __all__ = [
     "CATALOG_SURFACES",
     "LEASE_LOST",
     "MAX_SEQ",
+    "READ_FAILED",
     "RECOVERED",
     "WRITE_FAILED",
     "AddressIndex",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "LEASE_LOST",
+    "READ_FAILED",
     "RECOVERED",
     "WRITE_FAILED",
     "CorruptRecordError",
@@ -27,6 +28,11 @@ WRITE_FAILED = "akgentic_write_failed"
 it held is kept to be tried again (a lease renewal, a batch of the event log); ``key``
 names what is retried (``"lease team/…"``, ``"team …"``). The record flagged
 :data:`RECOVERED` with the same key says it went through at last."""
+
+READ_FAILED = "akgentic_read_failed"
+"""Set on a log record (``extra={READ_FAILED: True}``) that says a read of the store
+failed and is tried again later (a team's status, watched): a program that has said a
+failing store already (a :data:`WRITE_FAILED` record) may leave it unsaid."""
 
 RECOVERED = "akgentic_recovered"
 """Set on an INFO log record (``extra={RECOVERED: key}``) that says a write which had

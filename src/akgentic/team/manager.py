@@ -83,6 +83,7 @@ from akgentic.core.serialization import SerializationError
 from akgentic.llm import ModelRoster, build_roster_model
 from akgentic.storage import (
     LEASE_LOST,
+    READ_FAILED,
     Fence,
     Heartbeat,
     Lease,
@@ -388,7 +389,9 @@ class TeamManager:
                 try:
                     record = self.storage.teams.get(team_id)
                 except Exception:
-                    logger.exception("team %s: could not read its status", team_id)
+                    logger.exception(
+                        "team %s: could not read its status", team_id, extra={READ_FAILED: True}
+                    )
                     continue
                 if record is not None and record.status != TeamStatus.RUNNING:
                     logger.info("team %s is %s in storage: stopping it", team_id, record.status)

@@ -6,6 +6,7 @@
 #   docs/scale-out.sh worker      # a Ray worker node: run it on each worker machine
 #   docs/scale-out.sh serve       # akgentic serve --placement ray (foreground; Ctrl-C stops)
 #   docs/scale-out.sh all         # postgres, head and one worker here, then serve
+#   docs/scale-out.sh stop        # after Ctrl-C: this machine's Ray nodes, and the Postgres
 #
 # Settings (environment): AKGENTIC_STORAGE (a postgresql:// URL every machine reaches),
 # RAY_HEAD (host:port of the head, default 127.0.0.1:6380), WORKER_CPUS (1),
@@ -36,9 +37,14 @@ postgres() {
     if [ "$(id -u)" = 0 ]; then chown postgres "$data"; fi
     as_postgres "initdb -D $data -U akgentic --auth=trust >/dev/null"
   fi
-  as_postgres "pg_ctl -D $data -o '-p $PG_PORT -c listen_addresses=127.0.0.1 -k $data' \
-    -l $data/log -w start >/dev/null"
-  as_postgres "createdb -h 127.0.0.1 -p $PG_PORT -U akgentic akgentic 2>/dev/null || true"
+  if ! as_postgres "pg_ctl -D $data status >/dev/null"; then   # not running yet
+    as_postgres "pg_ctl -D $data -o '-p $PG_PORT -c listen_addresses=127.0.0.1 -k $data' \
+      -l $data/log -w start >/dev/null"
+  fi
+  local said   # a database made by an earlier run is no failure; any other is
+  if ! said=$(as_postgres "createdb -h 127.0.0.1 -p $PG_PORT -U akgentic akgentic" 2>&1); then
+    case "$said" in *"already exists"*) ;; *) echo "$said" >&2; exit 1 ;; esac
+  fi
   echo "export AKGENTIC_STORAGE=postgresql://akgentic@127.0.0.1:$PG_PORT/akgentic"
 }
 
@@ -63,8 +69,17 @@ serve() {
     --team-resource akgentic_worker=1 --max-teams-per-worker "$TEAMS_PER_WORKER"
 }
 
+stop() {
+  "$BIN/ray" stop >/dev/null 2>&1 || true
+  if [ -f "$STATE/pg/postmaster.pid" ]; then
+    as_postgres "pg_ctl -D $STATE/pg -m fast -w stop >/dev/null"
+  fi
+  echo "stopped: Ray on this machine, and the Postgres in $STATE/pg (its data is kept)"
+}
+
 case "${1:-}" in
   postgres) postgres ;;
+  stop) stop ;;
   head) head_node ;;
   worker) worker_node ;;
   serve) serve ;;

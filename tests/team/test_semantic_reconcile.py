@@ -33,13 +33,20 @@ from akgentic.tool.knowledge_graph import (
     KnowledgeGraphConfig,
 )
 from akgentic.tool.knowledge_graph.kg_actor import KG_COLLECTION
-from akgentic.tool.knowledge_graph.models import Entity, GraphQuery, GraphUpdate, SearchMode
+from akgentic.tool.knowledge_graph.models import (
+    Entity,
+    EntityUpdate,
+    GraphQuery,
+    GraphUpdate,
+    SearchMode,
+)
 from akgentic.tool.planning import (
     PLANNING_ACTOR_NAME,
     CreateTask,
     DeleteTask,
     PlanActor,
     PlanConfig,
+    UpdateTask,
 )
 from akgentic.tool.planning.planning_actor import PLANNING_COLLECTION
 from akgentic.tool.vector_store import STORE_ACTOR_NAME, SemanticIndex, VectorEntry
@@ -735,3 +742,77 @@ def test_a_failing_embedder_is_retried_once_per_backoff_delay(
     actor._retry_at = 0.0  # the delay has passed
     write(resumed, "e.md", "Fifth.\n")
     eventually(lambda: len(reconciles.ids) == 3)
+
+
+def stored_texts(runtime: TeamRuntime, collection: str) -> dict[str, str]:
+    """``ref_id -> text`` of the team's rows in ``collection``, as the #VectorStore holds them."""
+    address = runtime.member(STORE_ACTOR_NAME)
+    assert address is not None
+    actor: Any = runtime.system.get_actor(address)
+    team = str(runtime.team_id)
+    rows = actor.state.collections.get(collection, {})
+    return {row.ref_id: row.text for row in rows.values() if row.team_id == team}
+
+
+def test_a_plan_update_whose_embedding_was_dropped_is_indexed_again_on_resume(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    """A task indexed, then changed while the model loads and the team stops: the store
+    still holds the task's old text under its id. The resume must embed the new text —
+    the id being held is not enough — or the task is found by what it no longer says."""
+    embedders.use(CountingEmbedder())
+    runtime = manager.create_team(crash_card())
+    plan: Any = system.proxy_ask(
+        tool_actor(runtime, PlanActor, PlanConfig()), PlanActor, timeout=30
+    )
+    plan.update_planning([CreateTask(title="Say hello to the client")], "@Boss")
+    eventually(
+        lambda: stored_texts(runtime, PLANNING_COLLECTION) == {"1": "Say hello to the client"}
+    )
+    manager.stop_team(runtime.team_id)
+
+    embedders.use(embedders.loading)  # the next run's model never loads: its writes drop
+    second = manager.resume_team(runtime.team_id)
+    address = second.member(PLANNING_ACTOR_NAME)
+    assert address is not None
+    plan = system.proxy_ask(address, PlanActor, timeout=30)
+    plan.update_planning([UpdateTask(task_id=1, title="Review the budget")], "@Boss")
+    assert embedders.loading.loading.wait(30)
+    manager.stop_team(runtime.team_id)
+
+    ready = embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(lambda: stored_texts(resumed, PLANNING_COLLECTION) == {"1": "Review the budget"})
+    assert ready.embedded == ["Review the budget"]  # that row only
+
+
+def test_a_graph_entity_changed_while_its_embedding_was_dropped_is_indexed_again_on_resume(
+    manager: TeamManager, system: ActorSystem, embedders: Embedders
+) -> None:
+    embedders.use(CountingEmbedder())
+    runtime = manager.create_team(crash_card())
+    graph: Any = system.proxy_ask(
+        tool_actor(runtime, KnowledgeGraphActor, KnowledgeGraphConfig()),
+        KnowledgeGraphActor,
+        timeout=30,
+    )
+    graph.update_graph(GraphUpdate(entities_to_create=[Entity(name="Welcome", entity_type="r")]))
+    eventually(lambda: set(stored_texts(runtime, KG_COLLECTION)) == {"Welcome"})
+    manager.stop_team(runtime.team_id)
+
+    embedders.use(embedders.loading)
+    second = manager.resume_team(runtime.team_id)
+    address = second.member(KG_ACTOR_NAME)
+    assert address is not None
+    graph = system.proxy_ask(address, KnowledgeGraphActor, timeout=30)
+    graph.update_graph(
+        GraphUpdate(entities_to_modify=[EntityUpdate(name="Welcome", description="the budget")])
+    )
+    assert embedders.loading.loading.wait(30)
+    manager.stop_team(runtime.team_id)
+
+    embedders.use(CountingEmbedder())
+    resumed = manager.resume_team(runtime.team_id)
+    eventually(
+        lambda: stored_texts(resumed, KG_COLLECTION) == {"Welcome": "Welcome (r)\nthe budget"}
+    )

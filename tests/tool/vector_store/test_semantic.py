@@ -709,3 +709,37 @@ def test_reconcile_does_nothing_without_a_semantic_index(
     notes, _ = start_notes(team, embedder=None)
     notes.reconcile({"a": "alpha"})
     assert spawned == []
+
+
+def test_reconcile_embeds_again_a_row_the_store_holds_with_an_older_text(
+    team: Team, tmp_path: Any
+) -> None:
+    """An update whose embedding a crash dropped leaves the old text under the row's id
+    (Qdrant local mode on disk): the id is held, the text is not the consumer's."""
+    config = VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
+    embedder = FakeEmbedder()
+    notes, _ = start_notes(
+        team,
+        embedder=embedder,
+        param=VectorStoreParam(backend="qdrant", query_timeout=30.0),
+        config=config,
+    )
+    store = QdrantBackend(config)
+    team_id = str(team.orchestrator.team_id)
+    try:
+        notes.add("kept", "alpha beta")
+        notes.add("old", "alpha beta")
+        wait_workers_stopped(team, 2)
+        before = len(embedded(embedder))
+
+        notes.reconcile({"kept": "alpha beta", "old": "gamma delta"})
+        team.recorder.wait_for(
+            lambda: (
+                store.ref_texts("notes", team_id) == {"kept": "alpha beta", "old": "gamma delta"}
+            )
+        )
+
+        assert embedded(embedder)[before:] == ["gamma delta"]  # the stale row only
+        assert next(iter(notes.search("gamma delta", 2))) == "old"
+    finally:
+        close_client(store.key)

@@ -100,6 +100,10 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
         """The ref ids held for that collection, team and tenant."""
         return self._backend.ref_ids(collection, team_id, tenant)
 
+    def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
+        """``ref_id -> text`` of the rows held for that collection, team and tenant."""
+        return self._backend.ref_texts(collection, team_id, tenant)
+
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""
         return self._backend.count(collection, team_id)

@@ -55,9 +55,10 @@ The contract:
   and no stop waiting for its children — is held by a load. A team stopped meanwhile
   drops the job, as it drops any write it abandons; the next start reconciles.
 - ``reconcile(rows)`` — called by a consumer starting with restored rows — indexes the
-  rows the store lacks and deletes the ones it holds for nothing (a write or a delete a
-  stop or a crash dropped), without embedding a row already indexed: one id listing
-  (``VectorStore.ref_ids``) in a worker when nothing is missing. ``reconcile_ids(ids,
+  rows the store lacks or holds with an older text, and deletes the ones it holds for
+  nothing (a write or a delete a stop or a crash dropped), without embedding a row
+  already indexed: one listing (``ref_texts``, else ``VectorStore.ref_ids``) in a
+  worker when nothing is missing. ``reconcile_ids(ids,
   fetch)`` is the same for a consumer whose rows are not in memory: it holds the ids,
   and reads only the missing rows' text, a bounded batch at a time.
 """
@@ -424,7 +425,8 @@ class SemanticIndex:
         """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
         row the consumer holds): :meth:`reconcile_ids` over rows already in memory."""
         source = dict(rows)
-        self.reconcile_ids(source, lambda refs: {ref: source[ref] for ref in refs})
+        texts = {ref: text for ref, (text, _) in source.items()}
+        self.reconcile_ids(source, lambda refs: {ref: source[ref] for ref in refs}, texts=texts)
 
     def watch(self) -> WriteWatch:
         """Start noting the rows written from now on, for a later :meth:`reconcile_ids`
@@ -438,6 +440,7 @@ class SemanticIndex:
         *,
         since: WriteWatch | None = None,
         done: Callable[[bool], None] | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
         """Bring the store in step with ``ids`` (every row id the consumer holds): index
         the ones it lacks, delete the ones it holds for nothing. Returns at once; a worker
@@ -455,6 +458,10 @@ class SemanticIndex:
         costs one id listing and no embedding. A write made after this call — or after
         ``since`` was taken, which this call closes — wins: that row is left to that
         write. A stop during the embeddings may drop them again; the next start reconciles.
+        ``texts`` (``ref_id -> text``, every row's, for a consumer that holds them) also
+        embeds again a row the store holds with another text — an update whose embedding
+        a stop or a crash dropped, which left the old text (and vector) under its id —
+        when the store can list its texts (``ref_texts``); ids alone cannot tell it.
         ``done(ok)`` is called once at the end, on a worker's thread: True when every
         missing row was embedded, False when the listing, a read or an embedding failed
         (or no worker started) and rows may still be missing — never when unavailable.
@@ -472,7 +479,8 @@ class SemanticIndex:
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
         ) -> None:
             try:
-                held = self._held(worker)
+                stored = self._held_texts(worker) if texts is not None else None
+                held = set(stored) if stored is not None else self._held(worker)
             except Exception as exc:
                 watch.close()
                 logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
@@ -485,14 +493,21 @@ class SemanticIndex:
                     if seq is not None:
                         remove = functools.partial(self._remove, worker, ref)
                         self._sequencer.apply(ref, seq, remove)
-                for ref in sorted(wanted - held):
+                stale = {
+                    ref
+                    for ref, text in (stored or {}).items()
+                    if ref in wanted and texts is not None and texts.get(ref) != text
+                }
+                for ref in sorted((wanted - held) | stale):
                     seq = self._sequencer.next_untouched(ref, touched)
                     if seq is not None:
                         missing.append((ref, seq))
             finally:
                 watch.close()
             if missing:
-                logger.info("indexing %d rows %s lacked", len(missing), self.collection)
+                logger.info(
+                    "indexing %d rows %s lacked or held stale", len(missing), self.collection
+                )
             self._embed_missing(missing, fetch, finish)
 
         def not_started() -> None:
@@ -656,6 +671,21 @@ class SemanticIndex:
             return held
         assert self._store is not None
         return self._store.ref_ids(self.collection, self.team_id, self.tenant)
+
+    def _held_texts(self, worker: EmbeddingWorker) -> dict[str, str] | None:
+        """``ref_id -> text`` the store holds for this scope, or None when the store cannot
+        list its texts (a backend without ``ref_texts``: ids alone are compared)."""
+        if self._store_address is not None:
+            store: Any = worker.proxy_ask(
+                self._store_address, VectorStoreActor, timeout=worker.timeout
+            )
+            found: dict[str, str] = store.ref_texts(self.collection, self.team_id, self.tenant)
+            return found
+        ref_texts = getattr(self._store, "ref_texts", None)
+        if not callable(ref_texts):
+            return None
+        listed: dict[str, str] = ref_texts(self.collection, self.team_id, self.tenant)
+        return listed
 
     def _remove(self, worker: EmbeddingWorker, ref_id: str) -> None:
         """Delete ``ref_id``'s row; on the worker's thread, under the sequencer's write lock."""

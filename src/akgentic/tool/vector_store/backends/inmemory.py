@@ -216,6 +216,14 @@ class InMemoryBackend:
         rows = self.state.collections.get(collection, {})
         return {r.ref_id for r in rows.values() if r.team_id == team_id and r.tenant == tenant}
 
+    def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
+        """``ref_id -> text`` of the scope's rows: what a reconcile compares a consumer's
+        rows with, so a row whose newer text a crash dropped is embedded again."""
+        rows = self.state.collections.get(collection, {})
+        return {
+            r.ref_id: r.text for r in rows.values() if r.team_id == team_id and r.tenant == tenant
+        }
+
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""
         total = 0

@@ -243,8 +243,19 @@ class QdrantBackend:
 
     def ref_ids(self, collection: str, team_id: str, tenant: str = "") -> set[str]:
         """The scope's ref ids, scrolled a page at a time with only the ``ref_id`` payload."""
+        return set(self._scroll(collection, team_id, tenant, ["ref_id"]))
+
+    def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
+        """``ref_id -> text`` of the scope's rows (no vectors): what a reconcile compares a
+        consumer's rows with, so a row whose newer text a crash dropped is embedded again."""
+        return self._scroll(collection, team_id, tenant, ["ref_id", "text"])
+
+    def _scroll(
+        self, collection: str, team_id: str, tenant: str, fields: list[str]
+    ) -> dict[str, str]:
+        """``ref_id -> text`` (``""`` when ``fields`` leaves the text out), a page at a time."""
         name = COLLECTION_PREFIX + collection
-        found: set[str] = set()
+        found: dict[str, str] = {}
         offset: Any = None
         with self._handle as client:
             if not self._exists(client, name):
@@ -255,11 +266,13 @@ class QdrantBackend:
                     scroll_filter=self._team_filter(team_id, tenant),
                     limit=_PAGE,
                     offset=offset,
-                    with_payload=["ref_id"],
+                    with_payload=fields,
                     with_vectors=False,
                     timeout=self._timeout,
                 )
-                found.update(str(p.payload.get("ref_id", "")) for p in points if p.payload)
+                for p in points:
+                    if p.payload:
+                        found[str(p.payload.get("ref_id", ""))] = str(p.payload.get("text", ""))
                 if offset is None:
                     return found
 

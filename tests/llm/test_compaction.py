@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import pytest
 from pydantic import BaseModel
@@ -106,6 +107,13 @@ def _answer_ids(messages: list[ModelMessage]) -> set[str]:
     }
 
 
+def _without_usage(message: ModelMessage) -> ModelMessage:
+    """``message`` as compaction keeps it: a response without its (stale) usage."""
+    if isinstance(message, ModelResponse):
+        return replace(message, usage=RequestUsage())
+    return message
+
+
 def test_history_has_the_shapes_we_cut_through() -> None:
     answers = [p for m in HISTORY if isinstance(m, ModelRequest) for p in m.parts]
     assert any(isinstance(p, ToolReturnPart) and p.outcome == "retried" for p in answers)
@@ -148,7 +156,7 @@ def test_compaction_keeps_tool_pairs_together(keep_last: int) -> None:
     assert summary.content == f"summary of {len(older)} messages"
     assert summary.metadata is not None
     cut = summary.metadata[SUMMARY_METADATA_KEY]["messages"]
-    assert result[1:] == HISTORY[cut:]
+    assert result[1:] == [_without_usage(m) for m in HISTORY[cut:]]
     assert len(result) - 1 >= keep_last
     # nothing is lost: the summary covers exactly the messages cut away
     assert sum(len(m.parts) for m in older) == sum(len(m.parts) for m in HISTORY[:cut]) - 1
@@ -248,6 +256,25 @@ def test_context_tokens_prefers_reported_usage() -> None:
     ]
     assert context_tokens(messages) == 1000 + 2 + 10
     assert context_tokens(messages[:1]) == 100
+
+
+def test_a_history_just_compacted_is_not_measured_by_the_usage_before_it() -> None:
+    """The responses kept verbatim reported the input tokens of the context before the
+    summary: read as current, the next check would compact again at once (a summary of the
+    summary, one more model request) — e.g. at the turn after a ``/compact``."""
+    full = RequestUsage(input_tokens=900, output_tokens=1)
+    history: list[ModelMessage] = []
+    for index in range(4):
+        history += [
+            ModelRequest(parts=[UserPromptPart(f"question {index}")]),
+            ModelResponse(parts=[TextPart(f"answer {index}")], usage=full),
+        ]
+    assert needs_compaction(history, 1000)
+    compacted = compact(history, lambda older: "earlier questions answered", keep_last=2)
+    assert not needs_compaction(compacted, 1000)
+    assert context_tokens(compacted) == estimate_tokens(compacted)
+    kept = compacted[-1]
+    assert isinstance(kept, ModelResponse) and kept.text == "answer 3"  # the text is kept
 
 
 def test_needs_compaction() -> None:

@@ -8,7 +8,9 @@ The contract:
   (characters / 4) otherwise. An unknown window (``None``) never needs compaction.
 - :func:`compact` keeps the system prompt parts that open the history, replaces everything
   before the cut with **one** summary part written by the caller's ``summarize`` callable, and
-  keeps the last ``keep_last`` messages (or a few more) verbatim.
+  keeps the last ``keep_last`` messages (or a few more) verbatim — but for the usage of the
+  responses kept, which measured a context that is gone: read as current, it would have the
+  next :func:`needs_compaction` call a history just compacted full again (the log keeps it).
 - **A tool call and its answer are never split.** A ``ToolCallPart`` in a ``ModelResponse`` and
   the ``ToolReturnPart`` (or retry) answering it in a later ``ModelRequest`` always land on the
   same side of the cut: the cut moves *earlier* until no pair straddles it, so compaction keeps
@@ -39,6 +41,7 @@ from pydantic_ai.messages import (
     SystemPromptPart,
     TextContent,
 )
+from pydantic_ai.usage import RequestUsage
 
 __all__ = [
     "SUMMARY_INSTRUCTIONS",
@@ -175,6 +178,9 @@ def compact(
       the head's system parts removed (a previous summary included, so summaries chain).
     - The cut moves earlier when it would split a tool call from its answer, so the tail may
       hold more than ``keep_last`` messages.
+    - The responses kept lose their usage: their input tokens counted the context before
+      the summary, so :func:`context_tokens` measures the new history by estimate until a
+      response to it reports a count.
     - When nothing would be summarised, the history comes back unchanged (as a new list) and
       ``summarize`` is not called.
     """
@@ -207,4 +213,8 @@ def compact(
         timestamp=first.timestamp,
         instructions=first.instructions if isinstance(first, ModelRequest) else None,
     )
-    return [head, *history[cut:]]
+    kept = [
+        replace(message, usage=RequestUsage()) if isinstance(message, ModelResponse) else message
+        for message in history[cut:]
+    ]
+    return [head, *kept]

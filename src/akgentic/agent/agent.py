@@ -844,13 +844,31 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
 
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
+        """The summary of ``messages``, written by the model in force.
+
+        Its request is the agent's like any other: its usage counts toward the agent's
+        limits and lifetime usage and is published (``LlmUsageEvent``), so a usage summary
+        adds it up — unless the provider never answered it (cut: nothing was used)."""
         summarizer: Agent[None, str] = Agent(
             self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
             instructions=SUMMARY_INSTRUCTIONS,
         )
-        result = self._loop.run_until_complete(
-            summarizer.run(_summary_prompt(messages), cancellation_token=token)
-        )
+        run_usage = RunUsage()
+        try:
+            with self._usage.track(run_usage) as limits:
+                result = self._loop.run_until_complete(
+                    summarizer.run(
+                        _summary_prompt(messages),
+                        cancellation_token=token,
+                        usage=run_usage,
+                        usage_limits=limits,
+                    )
+                )
+        finally:
+            if run_usage.has_values():
+                model_name = getattr(self._agent.model, "model_name", "")
+                self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id="", model=model_name))
+                self._save_usage()
         return str(result.output)
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------

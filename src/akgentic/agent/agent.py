@@ -568,7 +568,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if not isinstance(msg, MailboxMessage) and sender is not None:
             body = f"Message from {sender.name}:\n{text}"
         self._cancelled_by = None
-        if self.config.compaction.enabled and self._compact(force=False) is None:
+        if self.config.compaction.enabled and not self._compact_before_turn(msg):
             return self._say_cut(msg, sender)  # the history is as it was
         if self._wiring.complete_system_prompt():  # a card's content arrived: once
             self._system_prompt = self._wiring.system_prompt
@@ -838,6 +838,30 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return None
         self._replace_history(compacted)
         return f"Compacted {before} messages into {len(self._history)}."
+
+    def _compact_before_turn(self, msg: Message) -> bool:
+        """Compact the history if it is full enough; False when an interrupt cut the
+        summary's model request short (the history is as it was).
+
+        A summary that fails otherwise (its request refused or timed out, its output
+        rejected, a usage limit reached) leaves the history as it was, and the turn goes on
+        with it, a warning said: the history still fits (the threshold is a share of the
+        window), and failing the turn for it would fail every turn after it alike — the
+        agent would answer nothing until the summary came through."""
+        try:
+            return self._compact(force=False) is not None
+        except Exception as exc:
+            failure = describe_model_failure(exc, self._roster.active_config)
+            what = failure or f"{type(exc).__name__}: {exc}"
+            logger.warning("%s: the compaction before a turn failed: %s", self.config.name, what)
+            self._report(
+                WarningMessage(
+                    content=f"{self.config.name}: the compaction before this turn failed "
+                    f"({what}); the turn goes on with the whole history",
+                    current_message=msg,
+                )
+            )
+            return True
 
     def _replace_history(self, messages: list[ModelMessage]) -> None:
         self._history = messages

@@ -1,0 +1,151 @@
+"""Compaction over an agent's life: what a summary's request costs is counted, a summary
+that fails does not fail the turn it came before, a history just compacted is not
+compacted again, and a summary chains the one before it however long the conversation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.usage import RequestUsage
+
+from akgentic.agent import AgentMessage, BaseAgent
+from akgentic.agent.config import CompactionConfig
+from akgentic.core import ActorSystem, EventMessage, UserMessage, WarningMessage
+from akgentic.llm import SUMMARY_INSTRUCTIONS, LlmUsageEvent, ModelRoster
+
+from ..core.conftest import Team
+from .conftest import Script
+from .test_base_agent import start
+
+WINDOW = ModelRoster.from_spec("scripted:default", context_length=1000)
+"""A 1,000-token window: a reply to N messages reports 100 * N input tokens."""
+
+
+def is_summary(info: AgentInfo) -> bool:
+    return info.instructions == SUMMARY_INSTRUCTIONS
+
+
+def sized(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """A summary (7 in, 3 out), or an answer reporting 100 input tokens a message."""
+    if is_summary(info):
+        return ModelResponse(
+            parts=[TextPart("SUMMARY")], usage=RequestUsage(input_tokens=7, output_tokens=3)
+        )
+    usage = RequestUsage(input_tokens=100 * len(messages), output_tokens=1)
+    return ModelResponse(parts=[TextPart(f"answer to {len(messages)}")], usage=usage)
+
+
+def summaries(script: Script) -> int:
+    return sum(1 for info in script.infos if is_summary(info))
+
+
+def ask(system: ActorSystem, agent: Any, text: str) -> str:
+    reply = system.ask(agent, UserMessage(content=text), timeout=30)
+    assert isinstance(reply, AgentMessage)
+    return reply.content
+
+
+def test_the_turn_after_a_compact_command_does_not_compact_again(
+    system: ActorSystem, team: Team
+) -> None:
+    script = Script(sized)
+    agent = start(
+        system, team, script, models=WINDOW, compaction=CompactionConfig(threshold=0.5, keep_last=2)
+    )
+    for index in range(3):  # the third answer reports 500 tokens: half the window
+        ask(system, agent, f"round {index}")
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    assert summaries(script) == 1
+    assert ask(system, agent, "round 3") == "answer to 3"  # the compacted history, merged
+    assert summaries(script) == 1  # not a summary of the summary
+
+
+def test_a_summarys_usage_is_published_and_counted(system: ActorSystem, team: Team) -> None:
+    script = Script(sized)
+    agent = start(system, team, script, models=WINDOW, compaction=CompactionConfig(keep_last=2))
+    for index in range(3):
+        ask(system, agent, f"round {index}")
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    events = team.recorder.wait_for_type(
+        EventMessage, 4, where=lambda m: isinstance(m.event, LlmUsageEvent)
+    )
+    usage = [m.event for m in events if isinstance(m.event, LlmUsageEvent)]
+    assert [(u.input_tokens, u.output_tokens) for u in usage] == [
+        (100, 1),
+        (300, 1),
+        (500, 1),
+        (7, 3),  # the summary's request
+    ]
+    actor = system.get_actor(agent)
+    assert isinstance(actor, BaseAgent)
+    assert actor.state.lifetime_usage == {
+        "requests": 4,
+        "tool_calls": 0,
+        "input_tokens": 907,
+        "output_tokens": 6,
+    }
+
+
+def test_a_summary_that_fails_before_a_turn_leaves_the_turn_to_go_on(
+    system: ActorSystem, team: Team
+) -> None:
+    """The compaction before a turn asks for a summary that times out: the turn is answered
+    from the whole history, a warning says so, and the next turn tries again."""
+    failing = [True]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info) and failing[0]:
+            raise TimeoutError("the summary took too long")
+        return sized(messages, info)
+
+    script = Script(respond)
+    agent = start(
+        system, team, script, models=WINDOW, compaction=CompactionConfig(threshold=0.5, keep_last=2)
+    )
+    for index in range(3):
+        ask(system, agent, f"round {index}")
+    assert ask(system, agent, "round 3") == "answer to 7"  # all of it, uncompacted
+    [warning] = team.recorder.wait_for_type(WarningMessage)
+    assert "compaction before this turn failed" in str(warning.content)
+    assert "the summary took too long" in str(warning.content)
+    failing[0] = False
+    assert ask(system, agent, "round 4") == "answer to 3"  # compacted first, this time
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    head = history[0]
+    assert isinstance(head, ModelRequest) and isinstance(head.parts[0], CompactionPart)
+
+
+def test_a_summary_chains_the_one_before_however_long_the_conversation_since(
+    system: ActorSystem, team: Team
+) -> None:
+    prompts: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            [prompt] = [p.content for p in messages[-1].parts if isinstance(p, UserPromptPart)]
+            assert isinstance(prompt, str)
+            prompts.append(prompt)
+            return ModelResponse(parts=[TextPart(f"SUMMARY-{len(prompts)}")])
+        return ModelResponse(parts=[TextPart("x" * 5_000)])
+
+    script = Script(respond)
+    agent = start(system, team, script, compaction=CompactionConfig(keep_last=2))
+    ask(system, agent, "round 0")
+    ask(system, agent, "round 1")
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    for index in range(2, 8):  # 30,000 characters of answers since
+        ask(system, agent, f"round {index}")
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    assert prompts[1].startswith("SUMMARY-1")  # the first summary is summarised again
+    assert len(prompts[1]) <= 20_000
+    assert "round 7" not in prompts[1]  # kept as it is: not summarised
+    assert "round 6" in prompts[1]  # the latest of what is summarised

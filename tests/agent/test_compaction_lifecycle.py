@@ -1,6 +1,7 @@
 """Compaction over an agent's life: what a summary's request costs is counted, a summary
 that fails does not fail the turn it came before, a history just compacted is not
-compacted again, and a summary chains the one before it however long the conversation."""
+compacted again, and a summary chains the one before it however long the conversation.
+And a failed turn's answered requests are counted too."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPart,
+    ToolCallPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo
@@ -19,12 +21,13 @@ from pydantic_ai.usage import RequestUsage
 
 from akgentic.agent import AgentMessage, BaseAgent
 from akgentic.agent.config import CompactionConfig
+from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorSystem, EventMessage, UserMessage, WarningMessage
 from akgentic.llm import SUMMARY_INSTRUCTIONS, LlmUsageEvent, ModelRoster
 
 from ..core.conftest import Team
 from .conftest import Script
-from .test_base_agent import start
+from .test_base_agent import Calc, start
 
 WINDOW = ModelRoster.from_spec("scripted:default", context_length=1000)
 """A 1,000-token window: a reply to N messages reports 100 * N input tokens."""
@@ -149,3 +152,31 @@ def test_a_summary_chains_the_one_before_however_long_the_conversation_since(
     assert len(prompts[1]) <= 20_000
     assert "round 7" not in prompts[1]  # kept as it is: not summarised
     assert "round 6" in prompts[1]  # the latest of what is summarised
+
+
+def test_a_turn_that_fails_after_answered_requests_publishes_their_usage(
+    system: ActorSystem, team: Team
+) -> None:
+    """The model answers with a tool call, then its next request fails: the first request
+    was billed, so it is published and saved in the lifetime usage (a resume's limits)."""
+
+    def unreachable(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise ConnectionError("the endpoint went away")
+
+    def add(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        usage = RequestUsage(input_tokens=50, output_tokens=5)
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})], usage=usage)
+
+    agent = start(system, team, Script(add, unreachable), tools=[Calc()])
+    system.tell(agent, UserMessage(content="add"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    usage = [m.event for m in team.recorder.of_type(EventMessage)]
+    assert [(u.requests, u.input_tokens) for u in usage if isinstance(u, LlmUsageEvent)] == [
+        (1, 50)
+    ]
+    actor = system.get_actor(agent)
+    assert isinstance(actor, BaseAgent)
+    assert actor.state.lifetime_usage["input_tokens"] == 50

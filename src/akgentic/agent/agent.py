@@ -641,11 +641,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._was_cut()
             return self._cut(msg, sender, cut.all_messages(), run_usage)
         except UsageLimitReached as exc:
-            self._save_usage()
+            self._publish_usage(run_usage)
             self._return_absorbed()
             self._reply(sender, f"I had to stop: {exc}", "notification")
             raise
-        except BaseException:
+        except BaseException:  # what its answered requests used was used all the same
+            self._publish_usage(run_usage)
             self._return_absorbed()
             raise
         finally:
@@ -752,12 +753,19 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         elif new:
             self.notify_event(build())
         self._settle_absorbed()
+        if new:
+            self.state.turns += 1
+        self._publish_usage(run_usage, run_id)
+
+    def _publish_usage(self, run_usage: RunUsage, run_id: str = "") -> None:
+        """Publish what a run used (``LlmUsageEvent``: a usage summary adds these up), and
+        save the agent's lifetime usage. A run that failed or hit a limit after answered
+        requests publishes theirs too: the provider billed them, and the tracker counted
+        them toward the limits. One that used nothing publishes nothing."""
         if run_usage.has_values():
             model_name = getattr(self._agent.model, "model_name", "")
             usage = LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name)
             self.notify_event(usage)
-        if new:
-            self.state.turns += 1
         self._save_usage()
 
     def _save_usage(self) -> None:
@@ -889,10 +897,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     )
                 )
         finally:
-            if run_usage.has_values():
-                model_name = getattr(self._agent.model, "model_name", "")
-                self.notify_event(LlmUsageEvent.from_usage(run_usage, run_id="", model=model_name))
-                self._save_usage()
+            self._publish_usage(run_usage)
         return str(result.output)
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------

@@ -1,11 +1,14 @@
 """A bare MCP server over stdio, JSON-RPC by hand: it can answer what the ``mcp`` package
 never would. Tools: ``echo`` (a well-formed answer) and ``malformed`` (a result whose
-``content`` is not a list). The lines it reads are its only state: run by the tests with
-``python raw_server.py``."""
+``content`` is not a list); ``$RAW_TOOLS``, when set, names a JSON file holding the tool
+list it sends instead, as is (the tests' hostile lists; a file, as an environment variable
+holds no megabyte). The lines it reads are its only state: run by the
+tests with ``python raw_server.py``."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -24,7 +27,8 @@ def result(request: dict[str, Any]) -> dict[str, Any]:
             "serverInfo": {"name": "raw", "version": "1"},
         }
     if method == "tools/list":
-        return {"tools": TOOLS}
+        listed = os.environ.get("RAW_TOOLS")
+        return {"tools": json.loads(open(listed).read()) if listed else TOOLS}
     if method == "tools/call" and request["params"]["name"] == "malformed":
         return {"content": "not a list"}
     return {"content": [{"type": "text", "text": "echoed"}]}

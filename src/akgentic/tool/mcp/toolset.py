@@ -28,6 +28,13 @@ agent that lives for days needs from it, and nothing else:
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
+- **A tool list fits a model.** A tool whose name no model provider accepts (OpenAI and
+  Anthropic take ``[A-Za-z0-9_-]``, 64 at most) is left out, said once on the team stream:
+  offered, it would fail every request of the agent, not just that server's tools. A
+  description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note (it is sent with
+  every request). A tool list that is not valid MCP (a schema that is not an object...)
+  is a failed server, said as such, not a crash: the server is not started again, since
+  it would send the same list.
 - **An answer fits a context.** A text longer than ``max_result_chars`` (each text of a
   list, or a structured result as the model reads it, JSON) is cut with a note saying how
   much more there was: a server that echoes a megabyte does not flood the conversation.
@@ -38,6 +45,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -52,6 +60,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from pydantic_ai.toolsets.abstract import ToolsetTool
 
 from akgentic.core.excerpt import clip, cut
+from akgentic.core.words import counted
 from akgentic.tool.mcp.config import (
     MCPConnectionConfig,
     MCPHTTPConnectionConfig,
@@ -74,6 +83,12 @@ handshake has its own ``connect_timeout``; this bounds a spawn or a TCP connect 
 
 MAX_ERROR_CHARS = 1_000
 """The longest error of a server the model reads (a server may echo what it was given)."""
+
+MAX_DESCRIPTION_CHARS = 4_000
+"""The longest tool description the model reads: it goes with every request of the agent."""
+
+_CALLABLE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+"""A tool name every model provider accepts (OpenAI's rule; Anthropic's allows 128)."""
 
 DEFAULT_MAX_RESULT_CHARS = 16_000
 """The longest text of a tool result the model reads (see ``MCPServerToolset``)."""
@@ -106,6 +121,8 @@ class MCPServerToolset(AbstractToolset[Any]):
     _opened: int = field(default=0, repr=False)
     """How many times the connection was opened: a call that fails on an earlier one must
     not close the one opened since."""
+    _left_out: frozenset[str] = field(default=frozenset(), repr=False)
+    """The tool names last said to be left out (so the line is said once, not each step)."""
 
     # -- identity ---------------------------------------------------------------------
     @property
@@ -229,9 +246,36 @@ class MCPServerToolset(AbstractToolset[Any]):
         try:
             tools = await self.wrapped.get_tools(ctx)
         except Exception as exc:  # a server that cannot list is a lost server
-            await self._lost(_reason(exc, self._call_timeout()))
+            invalid = _not_mcp(exc)
+            if invalid is None:
+                await self._lost(_reason(exc, self._call_timeout()))
+                return {}
+            await self._close()  # alive, but it would send the same list again
+            self._failure = f"its tool list is not valid MCP ({invalid})"
+            self._unavailable(
+                f"MCP server {self.server!r} ({self.where}) sent a tool list that is not "
+                f"valid MCP ({invalid}). The agent goes on without its tools; fix the server."
+            )
             return {}
-        return {name: _owned(tool, self) for name, tool in tools.items()}
+        usable = {name: tool for name, tool in tools.items() if _CALLABLE_NAME.match(name)}
+        self._say_left_out(frozenset(tools) - frozenset(usable))
+        return {name: _owned(tool, self) for name, tool in usable.items()}
+
+    def _say_left_out(self, names: frozenset[str]) -> None:
+        """One line for the tools a model could not be offered, when that set changes."""
+        if names == self._left_out:
+            return
+        self._left_out = names
+        if not names:
+            return
+        shown = ", ".join(repr(clip(n, 80)) for n in sorted(names)[:5])
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) serves {counted(len(names), 'tool')} "
+            f"whose names no model accepts ({shown}{more}: letters, digits, '_' and '-', "
+            f"64 at most, prefix included); they are left out. Rename them on the server "
+            f"or shorten the card's tool_prefix."
+        )
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
@@ -312,7 +356,13 @@ def _bounded(result: Any, budget: int, name: str) -> Any:
 
 
 def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
-    """The tool, re-pointed at ``owner`` so its calls come through the lifecycle."""
+    """The tool, re-pointed at ``owner`` so its calls come through the lifecycle, its
+    description cut to ``MAX_DESCRIPTION_CHARS`` (it is sent with every request)."""
+    described = tool.tool_def.description
+    if described is not None and len(described) > MAX_DESCRIPTION_CHARS:
+        hint = "the server's description was longer"
+        short = replace(tool.tool_def, description=cut(described, MAX_DESCRIPTION_CHARS, hint))
+        return replace(tool, toolset=owner, tool_def=short)
     return replace(tool, toolset=owner)
 
 

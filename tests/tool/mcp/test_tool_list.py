@@ -1,0 +1,82 @@
+"""A server's tool list fits a model: names no provider accepts are left out and said once,
+a huge description is cut, a list that is not valid MCP is a failed server said as such."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic_ai import RunContext
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+
+from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
+from akgentic.tool.mcp.toolset import MAX_DESCRIPTION_CHARS
+
+RAW_SERVER = Path(__file__).with_name("raw_server.py")
+SCHEMA = {"type": "object", "properties": {}}
+
+
+def listed(
+    tmp_path: Path, tools: list[dict[str, Any]]
+) -> tuple[dict[str, str], list[str], str | None]:
+    """What the agent is offered of a server that lists ``tools`` (name: description, over
+    two steps of one turn), the lines said on the team stream, and the toolset's failure."""
+    listing = tmp_path / "tools.json"
+    listing.write_text(json.dumps(tools))
+    raw = MCPStdioConnectionConfig(
+        stdio_command=sys.executable,
+        stdio_args=[str(RAW_SERVER)],
+        stdio_env={"RAW_TOOLS": str(listing)},
+    )
+    card = MCPTool(name="raw", connection=raw)
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+    lines: list[str] = []
+
+    async def run() -> tuple[dict[str, str], str | None]:
+        [toolset] = card.get_toolsets()
+        toolset.on_unavailable = lambda server, line: lines.append(line)
+        async with toolset:
+            await toolset.get_tools(ctx)
+            offered = await toolset.get_tools(ctx)
+            return {n: t.tool_def.description or "" for n, t in offered.items()}, toolset.failure
+
+    offered, failure = anyio.run(run)
+    return offered, lines, failure
+
+
+def test_names_no_model_accepts_are_left_out_and_said_once(tmp_path: Path) -> None:
+    names = ["fine-name_1", "with space", "a.b", "ünï", "x" * 70]
+    offered, lines, failure = listed(tmp_path, [{"name": n, "inputSchema": SCHEMA} for n in names])
+    assert set(offered) == {"raw__fine-name_1"} and failure is None
+    [line] = lines
+    assert line.startswith("MCP server 'raw' (") and " serves 4 tools whose names no model " in line
+    assert "'raw__a.b'" in line and "'raw__with space'" in line
+    assert line.endswith("Rename them on the server or shorten the card's tool_prefix.")
+
+
+def test_a_megabyte_description_is_cut_with_a_note(tmp_path: Path) -> None:
+    huge = {"name": "big", "description": "D" * 1_000_000, "inputSchema": SCHEMA}
+    offered, lines, _ = listed(
+        tmp_path, [huge, {"name": "small", "description": "s", "inputSchema": SCHEMA}]
+    )
+    assert offered["raw__small"] == "s" and lines == []
+    said = offered["raw__big"]
+    assert said.startswith("D" * MAX_DESCRIPTION_CHARS) and len(said) < MAX_DESCRIPTION_CHARS + 200
+    assert "the server's description was longer" in said
+
+
+def test_a_tool_list_that_is_not_valid_mcp_is_a_failed_server_not_a_stopped_one(
+    tmp_path: Path,
+) -> None:
+    """It was said as "stopped: 1 validation error for ListToolsResult" and started again,
+    to fail the same way: the server is alive, and its list is what is wrong."""
+    offered, lines, failure = listed(tmp_path, [{"name": "bad", "inputSchema": "not a schema"}])
+    assert offered == {}
+    assert failure is not None and failure.startswith("its tool list is not valid MCP")
+    [line] = lines
+    assert "sent a tool list that is not valid MCP (ListToolsResult: tools.0.inputSchema:" in line
+    assert line.endswith("The agent goes on without its tools; fix the server.")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +64,32 @@ def test_an_unset_reference_names_the_variable(monkeypatch: pytest.MonkeyPatch) 
     card = MCPTool(name="calc", connection=stdio(stdio_env={"TOKEN": "${AKGENTIC_TEST_UNSET}"}))
     with pytest.raises(MCPProbeError, match="export AKGENTIC_TEST_UNSET"):
         card.probe(timeout=10)
+
+
+def test_a_command_that_cannot_be_spawned_says_what_to_do_in_the_config_s_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Was fastmcp's "Client failed to connect: [Errno 2] No such file or directory: 'x'",
+    with the ``${VAR}`` in the command expanded: a secret could reach the team stream."""
+    monkeypatch.setenv("AKGENTIC_TEST_SECRET", "s3cr3t")
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+
+    def said(**fields: Any) -> str:
+        card = MCPTool(name="s", connection=MCPStdioConnectionConfig(**fields))
+        with pytest.raises(MCPProbeError) as failed:
+            card.probe(timeout=10)
+        return str(failed.value).split(" does not answer: ")[1]
+
+    assert said(stdio_command="no-such-${AKGENTIC_TEST_SECRET}") == (
+        "the command 'no-such-${AKGENTIC_TEST_SECRET}' was not found: install it, or give "
+        "its full path (a bare name is looked up on PATH)"
+    )
+    assert said(stdio_command=str(script)) == (
+        f"the command '{script}' cannot be run (Permission denied): make it executable "
+        f"(chmod +x), or give its interpreter as the command and it as an argument"
+    )
+    assert said(stdio_command=sys.executable, stdio_cwd=str(tmp_path / "gone")) == (
+        f"its cwd '{tmp_path / 'gone'}' is not a folder that can be entered (No such file or "
+        f"directory): fix cwd"
+    )

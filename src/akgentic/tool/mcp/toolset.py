@@ -390,11 +390,57 @@ def _mcp_code(error: BaseException | None) -> int | None:
 
 def start_failure(connection: MCPConnectionConfig, exc: BaseException) -> str:
     """Why a server could not start, in one line (a stdio server that closed its pipes
-    before the handshake is said as such: its stderr has the details)."""
+    before the handshake is said as such: its stderr has the details; a process that could
+    not be spawned is said with what to do)."""
     reason = _reason(exc, connection.connect_timeout)
-    if isinstance(connection, MCPStdioConnectionConfig) and "closed" in reason:
-        reason = "the process exited before the MCP handshake (its stderr says why)"
+    if isinstance(connection, MCPStdioConnectionConfig):
+        spawn = _spawn_error(exc)
+        if spawn is not None:
+            return _spawn_words(connection, spawn)
+        if "closed" in reason:
+            reason = "the process exited before the MCP handshake (its stderr says why)"
     return reason
+
+
+def _spawn_error(exc: BaseException) -> OSError | None:
+    """The ``OSError`` of a failed spawn (it names a file) in ``exc``'s chain, or None."""
+    link: BaseException | None = exc
+    for _ in range(8):
+        while isinstance(link, BaseExceptionGroup) and link.exceptions:
+            link = link.exceptions[0]
+        if link is None:
+            return None
+        if isinstance(link, OSError) and link.filename is not None:
+            return link
+        link = link.__cause__ or link.__context__
+    return None
+
+
+def _spawn_words(connection: MCPStdioConnectionConfig, error: OSError) -> str:
+    """A failed spawn in words saying what to do, naming the command and the cwd as the
+    config writes them (``${VAR}`` unexpanded: the value may be a secret)."""
+    command = connection.stdio_command
+    cwd = connection.stdio_cwd
+    if cwd is not None and str(error.filename) == _expanded_or_none(cwd):
+        return f"its cwd {cwd!r} is not a folder that can be entered ({error.strerror}): fix cwd"
+    if isinstance(error, FileNotFoundError):
+        return (
+            f"the command {command!r} was not found: install it, or give its full path "
+            f"(a bare name is looked up on PATH)"
+        )
+    if isinstance(error, PermissionError | IsADirectoryError):
+        return (
+            f"the command {command!r} cannot be run ({error.strerror}): make it executable "
+            f"(chmod +x), or give its interpreter as the command and it as an argument"
+        )
+    return f"the command {command!r} cannot be run: {error.strerror or type(error).__name__}"
+
+
+def _expanded_or_none(value: str) -> str | None:
+    try:
+        return expand_env(value, where="cwd")
+    except ValueError:
+        return None
 
 
 def _reason(exc: BaseException, timeout: float) -> str:

@@ -564,9 +564,9 @@ def embedded(embedder: FakeEmbedder) -> list[str]:
     return [text for texts, _ in embedder.calls for text in texts]
 
 
-def test_reconcile_indexes_what_the_store_lacks_and_deletes_what_it_holds_for_nothing(
-    team: Team, tmp_path: Any
-) -> None:
+def on_disk(team: Team, tmp_path: Any) -> tuple[Any, FakeEmbedder, QdrantBackend]:
+    """Notes indexed in Qdrant's local mode on disk, their embedder, and a second look at
+    the same store (closed by the caller: ``close_client(store.key)``)."""
     config = VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
     embedder = FakeEmbedder()
     notes, _ = start_notes(
@@ -575,7 +575,13 @@ def test_reconcile_indexes_what_the_store_lacks_and_deletes_what_it_holds_for_no
         param=VectorStoreParam(backend="qdrant", query_timeout=30.0),
         config=config,
     )
-    store = QdrantBackend(config)
+    return notes, embedder, QdrantBackend(config)
+
+
+def test_reconcile_indexes_what_the_store_lacks_and_deletes_what_it_holds_for_nothing(
+    team: Team, tmp_path: Any
+) -> None:
+    notes, embedder, store = on_disk(team, tmp_path)
     try:
         notes.add("kept", "alpha beta")
         notes.add("stale", "a row whose delete was lost")
@@ -716,15 +722,7 @@ def test_reconcile_embeds_again_a_row_the_store_holds_with_an_older_text(
 ) -> None:
     """An update whose embedding a crash dropped leaves the old text under the row's id
     (Qdrant local mode on disk): the id is held, the text is not the consumer's."""
-    config = VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
-    embedder = FakeEmbedder()
-    notes, _ = start_notes(
-        team,
-        embedder=embedder,
-        param=VectorStoreParam(backend="qdrant", query_timeout=30.0),
-        config=config,
-    )
-    store = QdrantBackend(config)
+    notes, embedder, store = on_disk(team, tmp_path)
     team_id = str(team.orchestrator.team_id)
     try:
         notes.add("kept", "alpha beta")

@@ -671,6 +671,27 @@ def test_two_profiles_of_one_role_are_refused_where_the_second_is(tmp_path: Path
     )
 
 
+def test_a_role_to_hire_that_no_profile_has_is_refused_where_it_is_listed(tmp_path: Path) -> None:
+    """hire_members.roles restricts hiring to the roles it lists; one the card has no
+    profile of could never be hired, and the agent would be told it may."""
+    path = card_file(
+        tmp_path,
+        HEAD
+        + "  - card:\n      role: A\n      config:\n        name: '@A'\n"
+        + "        tools: [{type: TeamTool, hire_members: {roles: [R, Nope]}}]\n"
+        + "profiles:\n  - {role: R}\n",
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == (
+        f"{path}:9: members[0].card.config.tools[0].hire_members.roles[1]: no profile of "
+        f"this card has role 'Nope', so it could never be hired: add a profile of that role "
+        f"under profiles, or leave it out (the profiles' roles: R)"
+    )
+    path.write_text(path.read_text().replace(", Nope", ""))
+    assert TeamCard.from_yaml(path).unknown_hire_role() is None
+
+
 def test_a_python_card_with_two_profiles_of_one_role_is_refused_before_it_starts() -> None:
     a = MemberSpec(card=AgentCard(role="A", agent_class="akgentic.agent.agent.BaseAgent"))
     profile = AgentCard(role="R", agent_class="akgentic.agent.agent.BaseAgent")

@@ -56,6 +56,7 @@ from akgentic.core.serialization import (
 )
 from akgentic.core.words import module_name_problem
 from akgentic.storage import check_team_name
+from akgentic.tool.team import HireMembers, TeamTool
 
 __all__ = [
     "MAX_HEADCOUNT",
@@ -312,9 +313,43 @@ class TeamCard(SerializableModel):
         if (duplicate := card.duplicate_profile()) is not None:
             index, problem = duplicate
             raise TeamCardError(_line(path, node, ("profiles", index, "role"), problem))
+        if (unknown := card.unknown_hire_role()) is not None:
+            raise TeamCardError(_line(path, node, *unknown))
         # the real file's folder: a card linked from elsewhere reads the files beside it
         card.resolve_paths(path.resolve().parent)
         return card
+
+    def unknown_hire_role(self) -> tuple[tuple[Any, ...], str] | None:
+        """The first role a ``TeamTool``'s ``hire_members.roles`` lists that no profile
+        of this card has, as ``(where, why)``: a YAML card registers no profile but its
+        own, so such a role could never be hired — the agent would be told it may hire
+        what does not exist. None when every listed role is a profile's."""
+        known = [profile.role for profile in self.profiles]
+        configs: list[tuple[tuple[Any, ...], Any]] = [
+            (("profiles", index, "config"), profile.config)
+            for index, profile in enumerate(self.profiles)
+        ]
+
+        def members(specs: list[MemberSpec], at: tuple[Any, ...]) -> None:
+            for index, spec in enumerate(specs):
+                configs.append(((*at, index, "card", "config"), spec.card.config))
+                members(spec.members, (*at, index, "members"))
+
+        members(self.members, ("members",))
+        for at, config in configs:
+            for number, tool in enumerate(getattr(config, "tools", None) or []):
+                hire = tool.hire_members if isinstance(tool, TeamTool) else None
+                for index, role in enumerate(
+                    (hire.roles or []) if isinstance(hire, HireMembers) else []
+                ):
+                    if role not in known:
+                        listed = ", ".join(known) or "none"
+                        return (*at, "tools", number, "hire_members", "roles", index), (
+                            f"no profile of this card has role {role!r}, so it could never "
+                            f"be hired: add a profile of that role under profiles, or leave "
+                            f"it out (the profiles' roles: {listed})"
+                        )
+        return None
 
     def duplicate_profile(self) -> tuple[int, str] | None:
         """The first profile whose role an earlier one has, as ``(its index, why)``; None

@@ -94,7 +94,8 @@ was asked, the members, the role catalog)."""
 
 class HireMembers(BaseToolParam):
     """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
-    whose agent class is defined in this process)."""
+    whose agent class is defined in this process); a YAML card listing a role none of its
+    profiles has is refused at that role."""
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     roles: list[str] | None = None

@@ -4,6 +4,7 @@ arrival notices, absorption, the wording parameters and the inert cases."""
 from __future__ import annotations
 
 import gc
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -129,6 +130,17 @@ def test_a_message_waiting_at_the_start_is_announced_on_the_first_request() -> N
     run(Inbox(waiting), script)
     (notice,) = system_texts(script.requests[0])
     assert f"- {waiting.id}: early" in notice
+
+
+def test_an_announcement_raises_no_warning_a_user_would_see() -> None:
+    """pydantic-ai's advice to define a CapabilityPart kind is the framework's to follow,
+    not a user's: a run with a mid-run announcement and an absorption warns nothing."""
+    note = Note(text="hello")
+    script = Script(call("read_mailbox", message_id=str(note.id)), answer())
+    with warnings.catch_warnings(record=True) as seen:  # the filters as a program has them
+        run(Inbox(note), script)
+    assert [str(w.message) for w in seen if issubclass(w.category, UserWarning)] == []
+    assert system_texts(script.requests[0]) != []  # it did announce
 
 
 def test_only_mailbox_messages_are_announced_or_absorbed() -> None:

@@ -22,6 +22,7 @@ the capability does nothing. A failing observer is logged and never breaks the r
 from __future__ import annotations
 
 import logging
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -48,6 +49,22 @@ from akgentic.tool.mailbox.wording import ABSORBED_PREFIX, ARRIVAL_CLOSING, ARRI
 __all__ = ["MailboxCapability"]
 
 logger = logging.getLogger(__name__)
+
+
+def _quiet_capability_part_advice() -> None:
+    """Keep pydantic-ai's advice (2.78 on) to define a CapabilityPart kind off a user's
+    terminal. The announcements here are hand-built operator-authority system text, which
+    reaches the model unchanged; their bytes are what stored conversations and the prompt
+    cache hold, so moving them to a CapabilityPart kind is a format change of its own, and
+    the advice is not a user's to act on. Idempotent (``filterwarnings`` replaces an equal
+    filter): called as each capability is made, so a program that reset its filters since
+    the import (a test runner does) still has it."""
+    warnings.filterwarnings(
+        "ignore",
+        message=r"Capability .* enqueued .*Define a `CapabilityPart` subclass",
+        category=UserWarning,
+        module=__name__,
+    )
 
 
 class MailboxCapability(AbstractCapability[Any]):
@@ -80,6 +97,7 @@ class MailboxCapability(AbstractCapability[Any]):
                 f"arrival_closing must tell the model to call {READ_MAILBOX_TOOL} with an id "
                 f"— it is the only way to take a message into the run; got {arrival_closing!r}"
             )
+        _quiet_capability_part_advice()
         self._observer_ref: weakref.ref[MailboxToolObserver] = weakref.ref(observer)
         self.enabled = card is not None and card.announces_arrivals()
         self.absorbed_prefix = absorbed_prefix

@@ -369,8 +369,7 @@ def _owned(tool: ToolsetTool[Any], owner: MCPServerToolset) -> ToolsetTool[Any]:
 def _not_mcp(exc: BaseException) -> str | None:
     """What is wrong with a result that does not validate as MCP, or None when ``exc``
     (or the first leaf of its groups) is something else."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _first_leaf(exc)
     if not isinstance(exc, ValidationError):
         return None
     errors = exc.errors(include_url=False)
@@ -378,6 +377,14 @@ def _not_mcp(exc: BaseException) -> str | None:
         return clip(f"{exc.title}: {exc}", MAX_ERROR_CHARS)
     where = ".".join(str(part) for part in errors[0]["loc"]) or "the result"
     return clip(f"{exc.title}: {where}: {errors[0]['msg']}", MAX_ERROR_CHARS)
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """``exc``, or the first exception inside it when it is a group (its groups too): what
+    a task group raised for the failure that ended it."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _mcp_code(error: BaseException | None) -> int | None:
@@ -406,10 +413,9 @@ def _spawn_error(exc: BaseException) -> OSError | None:
     """The ``OSError`` of a failed spawn (it names a file) in ``exc``'s chain, or None."""
     link: BaseException | None = exc
     for _ in range(8):
-        while isinstance(link, BaseExceptionGroup) and link.exceptions:
-            link = link.exceptions[0]
         if link is None:
             return None
+        link = _first_leaf(link)
         if isinstance(link, OSError) and link.filename is not None:
             return link
         link = link.__cause__ or link.__context__
@@ -446,8 +452,7 @@ def _expanded_or_none(value: str) -> str | None:
 def _reason(exc: BaseException, timeout: float) -> str:
     """A one-line reason: the first real cause in exception groups, and a timeout anywhere
     in the chain said as one (a handshake timeout arrives wrapped as "failed to connect")."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
+    exc = _first_leaf(exc)
     link: BaseException | None = exc
     for _ in range(8):
         if link is None:

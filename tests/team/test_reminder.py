@@ -4,7 +4,12 @@ which does not converse (it would warn that it has no handler)."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
+from uuid import UUID
 
 import pytest
 
@@ -19,9 +24,11 @@ from akgentic.core import (
 )
 from akgentic.storage import EventRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime
-from akgentic.tool.notification import NotificationTool
+from akgentic.tool import ToolStateEvent
+from akgentic.tool.notification import NotificationActor, NotificationDelta, NotificationTool
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 
 
 def analyst_team(human: str | None) -> TeamCard:
@@ -90,3 +97,64 @@ def test_a_reminders_answer_goes_to_the_person_or_nobody(
             ("@Analyst", "@Human", "response", "[scripted] reminder set for cats"),
             ("@Analyst", "@Human", "notification", "[scripted] checked on cats"),
         ]
+
+
+def test_a_reminder_sent_just_before_a_crash_is_not_sent_again_on_resume(
+    storage_url: str, system: ActorSystem
+) -> None:
+    """Killed between the reminder's send and the delta that says it was delivered: the
+    resume settles the entry from the log, so the agent gets the reminder once."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.team.reminder_crash_child", storage_url],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()  # blocks until READY (or the child dies)
+        assert line.startswith("READY "), (line, child.stderr.read() if child.stderr else "")
+        team_id = UUID(line.split()[1])
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+
+    storage = open_storage(storage_url)
+    added = [
+        p.added[0]
+        for r in storage.events.read(team_id)
+        if isinstance(m := r.message, EventMessage)
+        and isinstance(m.event, ToolStateEvent)
+        and isinstance(p := m.event.payload, NotificationDelta)
+        and p.added
+    ]
+    [entry] = added
+    manager = TeamManager(system, storage)
+    # retried if the kill cut its turn: so its turn ends now, wherever the kill came
+    runtime = manager.resume_team(team_id, retry_interrupted=True)
+    tool = runtime.member("#NotificationTool")
+    assert tool is not None
+    assert system.proxy_ask(tool, NotificationActor, timeout=30).pending() == []
+    records = reminder_turn_ended(runtime)
+    manager.stop_team(team_id)
+
+    reminders = {
+        m.message.id
+        for r in storage.events.read(team_id)
+        if isinstance(m := r.message, SentMessage)
+        and m.sender
+        and m.sender.name == "#NotificationTool"
+    }
+    assert reminders == {entry.message_id}  # sent once, under the id the entry holds
+    settled = [
+        p
+        for r in records
+        if isinstance(m := r.message, EventMessage)
+        and isinstance(m.event, ToolStateEvent)
+        and isinstance(p := m.event.payload, NotificationDelta)
+        and p.delivered
+    ]
+    assert settled == [NotificationDelta(delivered=[entry.id])]  # on the log, for clients

@@ -14,7 +14,9 @@ for queries; restore trusts the log alone. Restoring:
    its views inside a ``set_restoring`` bracket (nothing is recorded twice);
 2. re-creates the members, parents first and tool actors before the agents that use
    them, each with its own id, name, configuration and latest state, flagged
-   ``restoring`` so that ``on_start`` knows;
+   ``restoring`` so that ``on_start`` knows; a tool actor that holds messages to send
+   (reminders) records as sent those the log shows it sent, where a crash cut the delta
+   that said so (``DeltaState.sent_in_log``), so none is sent twice;
 3. gives each agent back its model context, and starts the members of the card that
    never started (a crash cut the team's creation: the log has none of their records);
 4. delivers again every message that was sent to a member but never received (it was
@@ -186,6 +188,9 @@ class RestorePlan:
     """Members whose state the log cannot rebuild (a delta is missing), and why."""
     contexts: dict[UUID, list[dict[str, Any]]] = field(default_factory=dict)
     """Each agent's model context (pydantic-ai messages as JSON), as the log has it."""
+    sent: set[UUID] = field(default_factory=set)
+    """The id of every message the log shows as sent: what a state that holds messages
+    to send settles with (``DeltaState.sent_in_log``)."""
 
     def deliveries(self, *, retry_interrupted: bool) -> list[Message]:
         """The messages a resume delivers again, in the order it delivers them.
@@ -291,6 +296,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
         elif isinstance(msg, ProcessedMessage):
             processed[msg.message_id] = index
     plan.members = list(started.values())
+    plan.sent = set(sent)
     for member in plan.members:
         _fold_state(plan, member)
     running = set(started)
@@ -461,6 +467,9 @@ def restore(
     # The log is the record: states and contexts come from it, so a crash between the
     # log and the convenience tables (latest states, working memory) loses nothing.
     states = plan.states
+    for state in states.values():  # a send whose delta a crash cut is not sent twice
+        if isinstance(state, DeltaState):
+            state.settle_with_log(plan.sent)
     members = _members_to_start(plan)
     if model is not None:
         roster = ModelRoster.of(model)

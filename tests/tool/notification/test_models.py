@@ -169,3 +169,18 @@ def test_replay_folds_only_its_own_tool_stream() -> None:
     ]
     state = replay_notification_state(events)
     assert [e.id for e in state.pending] == ["b"] and state.event_seq == 2
+
+
+def test_entries_the_log_shows_sent_are_settled_as_delivered() -> None:
+    a, b = entry("a"), entry("b")
+    state = NotificationState(pending=[a, b], event_seq=3)
+    assert state.sent_in_log({uuid4()}) is None  # nothing of it was sent
+    assert state.sent_in_log({b.message_id, uuid4()}) == NotificationDelta(delivered=["b"])
+    assert state.pending == [a, b]  # asking changes nothing: the actor's journal applies it
+
+
+def test_an_entry_stored_before_message_ids_still_loads() -> None:
+    stored = serialize(entry("old"))
+    del stored["message_id"]
+    loaded = deserialize(stored)
+    assert isinstance(loaded, PendingNotification) and loaded.id == "old"

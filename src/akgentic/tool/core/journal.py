@@ -25,11 +25,12 @@ so every delta since any snapshot is still there — nothing the log holds is lo
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Set, Sized
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from akgentic.core import BaseState
 from akgentic.core.serialization import SerializableModel, SerializationError, serialize
@@ -61,11 +62,36 @@ class DeltaState(BaseState):
     """
 
     event_seq: int = Field(default=0, ge=0)
+    _settlement: Any = PrivateAttr(default=None)
 
     def apply_delta(self, delta: Any) -> None:
         """Apply one delta in place. Raise ``ValueError`` when it does not fit the state
         (the log and the state have diverged)."""
         raise NotImplementedError(f"{type(self).__name__} must define apply_delta")
+
+    def sent_in_log(self, sent: Set[UUID]) -> Any | None:
+        """The delta that settles what this state still holds to send, where the team's
+        log shows it as sent (``sent``: the ids of every message the log has); None when
+        there is nothing to settle — the default, for a state that sends nothing.
+
+        Why: an actor that sends a message and then records the delta saying so (send
+        first, so a crash cannot lose what was to be sent) can crash between the two.
+        The log then keeps the send without the delta, and a restore would send again
+        what the resume already delivers. A state that holds messages to send names each
+        by the id it will be sent under, so this can tell."""
+        return None
+
+    def settle_with_log(self, sent: Set[UUID]) -> None:
+        """Keep :meth:`sent_in_log`'s delta for the restored actor's :class:`StateJournal`,
+        which applies and records it as the actor starts (a restore calls this on the
+        state it gives the actor): the settlement is then a delta like any other, on the
+        log and on the clients' streams."""
+        self._settlement = self.sent_in_log(sent)
+
+    def take_settlement(self) -> Any | None:
+        """The delta :meth:`settle_with_log` kept, once (None: none)."""
+        settlement, self._settlement = self._settlement, None
+        return settlement
 
     def rows(self) -> int:
         """How many rows the state holds: what a snapshot costs, counted in rows."""
@@ -187,6 +213,10 @@ class StateJournal:
         self._changed_rows = 0
         self._snapshot_rows = 0
         self._based = False  # a snapshot has been published in this actor's life
+        settlement = state.take_settlement()  # a restore's: see DeltaState.sent_in_log
+        if settlement is not None:
+            state.apply_delta(settlement)
+            self.record(settlement)
 
     @property
     def seq(self) -> int:

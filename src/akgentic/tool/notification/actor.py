@@ -255,7 +255,7 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
         try:
             cls = registered_class(entry.message_class)
             if isinstance(cls, type) and issubclass(cls, Message):
-                message: Message = cls(content=entry.content)
+                message: Message = cls(content=entry.content, id=entry.message_id)
                 return message
             problem = "is not a Message subclass"
         except (SerializationError, ValueError, TypeError) as exc:
@@ -268,7 +268,7 @@ class NotificationActor(Akgent[NotificationConfig, NotificationState]):
             entry.id,
             model_path(UserMessage),
         )
-        return UserMessage(content=entry.content)
+        return UserMessage(content=entry.content, id=entry.message_id)
 
     def _new_id(self) -> str:
         taken = {e.id for e in self.state.pending}

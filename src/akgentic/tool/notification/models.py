@@ -15,9 +15,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from datetime import UTC, datetime
 from typing import ClassVar
+from uuid import UUID, uuid4
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -74,6 +75,9 @@ class PendingNotification(SerializableModel):
     snapshot anyway) — delivery resolves the live address by ``owner.agent_id``.
     ``due_at`` and ``created_at`` are absolute, timezone-aware UTC times.
     ``message_class`` is the registered path of the class the note is delivered as.
+    ``message_id`` is the id it is delivered under, fixed when it is scheduled, so a
+    restore can tell a note that was sent just before a crash, whose "delivered" delta
+    the crash cut, from one still to send (:meth:`NotificationState.sent_in_log`).
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
@@ -84,6 +88,7 @@ class PendingNotification(SerializableModel):
     content: str
     message_class: str = Field(min_length=1)
     created_at: datetime
+    message_id: UUID = Field(default_factory=uuid4)
 
     _utc = field_validator("due_at", "created_at")(_aware_utc)
 
@@ -147,6 +152,13 @@ class NotificationState(DeltaState):
         if not isinstance(delta, NotificationDelta):
             raise ValueError(f"not a NotificationDelta: {type(delta).__name__}")
         self.pending = apply_delta(self.pending, delta)
+
+    def sent_in_log(self, sent: Set[UUID]) -> NotificationDelta | None:
+        """The entries the log shows as sent, as delivered: their send landed on the log
+        and the crash cut the delta after it (the resume delivers that message again if
+        it was never received). Without this, the entry would fire a second time."""
+        delivered = [e.id for e in self.pending if e.message_id in sent]
+        return NotificationDelta(delivered=delivered) if delivered else None
 
 
 class NotificationDelta(SerializableModel):

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from akgentic.tool.mcp import MCPHTTPConnectionConfig, MCPStdioConnectionConfig
+from akgentic.tool.mcp import MCPHTTPConnectionConfig, MCPStdioConnectionConfig, MCPTool
 
 from ...core.conftest import system, team  # noqa: F401  (shared fixtures)
 
 SERVER = Path(__file__).with_name("server.py")
+RAW_SERVER = Path(__file__).with_name("raw_server.py")
 
 
 def stdio(**fields: object) -> MCPStdioConnectionConfig:
@@ -22,6 +25,18 @@ def stdio(**fields: object) -> MCPStdioConnectionConfig:
     return MCPStdioConnectionConfig(
         stdio_command=sys.executable, stdio_args=[str(SERVER)], **fields
     )
+
+
+def raw(folder: Path, tools: list[dict[str, Any]], name: str = "raw", **fields: Any) -> MCPTool:
+    """A card for the bare stdio server (``raw_server.py``) listing ``tools`` as they are."""
+    listing = folder / f"{name}.tools.json"
+    listing.write_text(json.dumps(tools))
+    connection = MCPStdioConnectionConfig(
+        stdio_command=sys.executable,
+        stdio_args=[str(RAW_SERVER)],
+        stdio_env={"RAW_TOOLS": str(listing)},
+    )
+    return MCPTool(name=name, connection=connection, **fields)
 
 
 def pid_alive(pid: int) -> bool:

@@ -29,7 +29,7 @@ from akgentic.tool.mcp import MCPServerUnavailable, MCPStdioConnectionConfig, MC
 
 from ...agent.conftest import Script, ScriptedAgent
 from ...core.conftest import Team
-from .conftest import http, pid_alive, stdio
+from .conftest import http, pid_alive, raw, stdio
 from .server import PNG
 
 Step = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
@@ -316,5 +316,28 @@ def test_a_server_tool_named_as_another_tool_fails_the_turn_with_one_line_naming
         "UserError: MCP server 'calc' defines a tool whose name conflicts with existing tool "
         "from the agent: 'greet'. Give MCP server 'calc' a tool_prefix on its card (it has "
         "none: its tools keep the server's names)."
+    )
+    stop(system, agent)
+
+
+def test_two_servers_whose_tools_meet_under_one_name_fail_the_turn_with_one_line_naming_both(
+    system: ActorSystem, team: Team, tmp_path: Path
+) -> None:
+    """Distinct names and prefixes pass wiring, yet ``a`` + ``b__c`` and ``a__b`` + ``c`` are
+    both ``a__b__c``: neither is dropped unsaid — the turn fails, naming both servers and
+    the card option that renames the later one's tools (as with any other tool's name)."""
+    schema = {"type": "object", "properties": {}}
+    first = raw(tmp_path, [{"name": "b__c", "inputSchema": schema}], name="a")
+    second = raw(tmp_path, [{"name": "c", "inputSchema": schema}], name="a__b")
+    agent = start(system, team, Script(say_result), first, second)
+    system.tell(agent, UserMessage(content="go"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    assert ended.event.error == (
+        "UserError: MCP server 'a__b' defines a tool whose name conflicts with existing tool "
+        "from MCP server 'a': 'a__b__c'. Give MCP server 'a__b' another tool_prefix on its "
+        "card (now 'a__b_': its tools are named a__b__<tool>)."
     )
     stop(system, agent)

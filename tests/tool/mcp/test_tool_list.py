@@ -3,8 +3,6 @@ a huge description is cut, a list that is not valid MCP is a failed server said 
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,26 +11,19 @@ from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
 from akgentic.tool.mcp.toolset import MAX_DESCRIPTION_CHARS
 
-RAW_SERVER = Path(__file__).with_name("raw_server.py")
+from .conftest import raw
+
 SCHEMA = {"type": "object", "properties": {}}
 
 
 def listed(
-    tmp_path: Path, tools: list[dict[str, Any]]
+    tmp_path: Path, tools: list[dict[str, Any]], **fields: Any
 ) -> tuple[dict[str, str], list[str], str | None]:
     """What the agent is offered of a server that lists ``tools`` (name: description, over
     two steps of one turn), the lines said on the team stream, and the toolset's failure."""
-    listing = tmp_path / "tools.json"
-    listing.write_text(json.dumps(tools))
-    raw = MCPStdioConnectionConfig(
-        stdio_command=sys.executable,
-        stdio_args=[str(RAW_SERVER)],
-        stdio_env={"RAW_TOOLS": str(listing)},
-    )
-    card = MCPTool(name="raw", connection=raw)
+    card = raw(tmp_path, tools, **fields)
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     lines: list[str] = []
 
@@ -80,3 +71,23 @@ def test_a_tool_list_that_is_not_valid_mcp_is_a_failed_server_not_a_stopped_one(
     [line] = lines
     assert "sent a tool list that is not valid MCP (ListToolsResult: tools.0.inputSchema:" in line
     assert line.endswith("The agent goes on without its tools; fix the server.")
+
+
+def test_a_name_listed_twice_keeps_its_first_tool_and_says_the_later_is_left_out(
+    tmp_path: Path,
+) -> None:
+    """pydantic-ai's ``MCPToolset`` keeps the last of two tools with one name, silently."""
+    later = {"type": "object", "properties": {"x": {"type": "string"}}}
+    offered, lines, failure = listed(
+        tmp_path,
+        [
+            {"name": "echo", "description": "the first", "inputSchema": SCHEMA},
+            {"name": "other", "description": "o", "inputSchema": SCHEMA},
+            {"name": "echo", "description": "the second", "inputSchema": later},
+        ],
+    )
+    assert offered == {"raw__echo": "the first", "raw__other": "o"} and failure is None
+    [line] = lines
+    assert line.startswith("MCP server 'raw' (")
+    assert " lists 1 tool name more than once ('echo'); the first tool of each name is " in line
+    assert line.endswith("the later ones are left out. Give each tool its own name on the server.")

@@ -30,7 +30,10 @@ agent that lives for days needs from it, and nothing else:
   stringified blob.
 - **A tool list fits a model.** A tool whose name no model provider accepts (OpenAI and
   Anthropic take ``[A-Za-z0-9_-]``, 64 at most) is left out, said once on the team stream:
-  offered, it would fail every request of the agent, not just that server's tools. A
+  offered, it would fail every request of the agent, not just that server's tools. A name
+  the server lists twice keeps its first tool; the later ones are left out, said once
+  (pydantic-ai's ``MCPToolset`` would keep the last with no word said, and the model would
+  read a description that may not be the tool the server runs). A
   description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note (it is sent with
   every request). A tool list that is not valid MCP (a schema that is not an object...)
   is a failed server, said as such, not a crash: the server is not started again, since
@@ -42,6 +45,7 @@ agent that lives for days needs from it, and nothing else:
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -101,9 +105,12 @@ class MCPServerToolset(AbstractToolset[Any]):
     """The toolset of one MCP server for one agent; see the module docstring.
 
     ``server`` is the server's name (the ``mcpServers`` key); ``connection`` says where it
-    is. ``build`` makes the client toolset (pydantic-ai's ``MCPToolset``, prefixed) when
-    the server is first started — so ``${VAR}`` references are read then, and an unset
-    one is a failed start like any other. ``wrapped`` is that client toolset once built.
+    is. ``build`` makes the client toolset (pydantic-ai's ``MCPToolset``) when the server
+    is first started — so ``${VAR}`` references are read then, and an unset one is a
+    failed start like any other. ``client`` is that toolset once built, and ``wrapped`` the
+    same with ``prefix`` applied (what the agent lists and calls). A client that has a
+    ``repeated`` attribute (the names its last listing held more than once, see
+    :func:`_first_of_each_name`) has them said on the team stream.
     """
 
     server: str
@@ -113,6 +120,7 @@ class MCPServerToolset(AbstractToolset[Any]):
     """The card's prefix: the server's tools are named ``<prefix>_<tool>`` (none: ``""``)."""
     on_unavailable: Callable[[str, str], None] | None = None
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    client: AbstractToolset[Any] | None = field(default=None, repr=False)
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
     _entries: int = field(default=0, repr=False)
     _open: bool = field(default=False, repr=False)
@@ -121,8 +129,9 @@ class MCPServerToolset(AbstractToolset[Any]):
     _opened: int = field(default=0, repr=False)
     """How many times the connection was opened: a call that fails on an earlier one must
     not close the one opened since."""
-    _left_out: frozenset[str] = field(default=frozenset(), repr=False)
-    """The tool names last said to be left out (so the line is said once, not each step)."""
+    _said: dict[str, object] = field(default_factory=dict, repr=False)
+    """What each kind of "left out" line last said (its tools), so a line is said when
+    that changes, not at every step: tools are listed before each model request."""
 
     # -- identity ---------------------------------------------------------------------
     @property
@@ -184,8 +193,10 @@ class MCPServerToolset(AbstractToolset[Any]):
     async def _start(self) -> None:
         bound = self.connection.connect_timeout
         try:
-            if self.wrapped is None:
-                self.wrapped = self.build()
+            if self.client is None:
+                self.client = self.build()
+                self.wrapped = self.client.prefixed(self.prefix) if self.prefix else self.client
+            assert self.wrapped is not None
             with anyio.fail_after(bound + _START_GRACE):
                 await self.wrapped.__aenter__()
         except Exception as exc:  # any failure to start is reported, not raised
@@ -257,24 +268,39 @@ class MCPServerToolset(AbstractToolset[Any]):
                 f"valid MCP ({invalid}). The agent goes on without its tools; fix the server."
             )
             return {}
+        self._say_repeated(frozenset(getattr(self.client, "repeated", ())))
         usable = {name: tool for name, tool in tools.items() if _CALLABLE_NAME.match(name)}
         self._say_left_out(frozenset(tools) - frozenset(usable))
         return {name: _owned(tool, self) for name, tool in usable.items()}
 
+    def _changed(self, kind: str, said: object) -> bool:
+        """Whether the ``kind`` line would say something new (and remember it if so)."""
+        if self._said.get(kind) == said:
+            return False
+        self._said[kind] = said
+        return True
+
     def _say_left_out(self, names: frozenset[str]) -> None:
         """One line for the tools a model could not be offered, when that set changes."""
-        if names == self._left_out:
+        if not self._changed("unnamed", names) or not names:
             return
-        self._left_out = names
-        if not names:
-            return
-        shown = ", ".join(repr(clip(n, 80)) for n in sorted(names)[:5])
-        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
         self._unavailable(
             f"MCP server {self.server!r} ({self.where}) serves {counted(len(names), 'tool')} "
-            f"whose names no model accepts ({shown}{more}: letters, digits, '_' and '-', "
+            f"whose names no model accepts ({_shown(names)}: letters, digits, '_' and '-', "
             f"64 at most, prefix included); they are left out. Rename them on the server "
             f"or shorten the card's tool_prefix."
+        )
+
+    def _say_repeated(self, names: frozenset[str]) -> None:
+        """One line for the names the server lists more than once, when that set changes:
+        the first tool of each is offered, the later ones are left out."""
+        if not self._changed("repeated", names) or not names:
+            return
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) lists "
+            f"{counted(len(names), 'tool name')} more than once ({_shown(names)}); the first "
+            f"tool of each name is offered and the later ones are left out. Give each tool "
+            f"its own name on the server."
         )
 
     async def call_tool(
@@ -340,6 +366,12 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     def _call_timeout(self) -> float:
         return self.connection.call_timeout
+
+
+def _shown(names: frozenset[str], most: int = 5) -> str:
+    """Up to ``most`` of ``names``, sorted and quoted, and how many more there are."""
+    shown = ", ".join(repr(clip(n, 80)) for n in sorted(names)[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def _bounded(result: Any, budget: int, name: str) -> Any:
@@ -480,7 +512,7 @@ def build_server_toolset(
     _require_extra()
 
     def build() -> AbstractToolset[Any]:
-        return _client_toolset(server, connection, prefix)
+        return _client(server, connection)
 
     return MCPServerToolset(
         server=server,
@@ -531,22 +563,14 @@ def _stderr_for_servers() -> TextIO | Path:
     return Path(os.devnull)
 
 
-def _client_toolset(
-    server: str, connection: MCPConnectionConfig, prefix: str
-) -> AbstractToolset[Any]:
-    """pydantic-ai's ``MCPToolset`` over the connection's own transport, prefixed."""
-    toolset: AbstractToolset[Any] = _client(server, connection)
-    return toolset.prefixed(prefix) if prefix else toolset
-
-
 def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
-    """pydantic-ai's ``MCPToolset`` over the connection's own transport.
+    """pydantic-ai's ``MCPToolset`` over the connection's own transport, keeping the first
+    tool of each name (:func:`_first_of_each_name`).
 
     ``${VAR}`` references are expanded here, from this process's environment; an unset
     one raises ValueError naming the server, the field and the variable.
     """
     from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
-    from pydantic_ai.mcp import MCPToolset
 
     def env(value: str, what: str) -> str:
         return expand_env(value, where=f"{what} of MCP server {server!r}")
@@ -572,9 +596,40 @@ def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
             transport = StreamableHttpTransport(url=url, headers=headers)
     else:  # pragma: no cover — the two models above are the only connections
         raise TypeError(f"unknown MCP connection {type(connection).__name__}")
-    return MCPToolset(
+    return _first_of_each_name()(
         transport,
         id=server,
         init_timeout=connection.connect_timeout,
         read_timeout=connection.call_timeout,
     )
+
+
+@functools.cache
+def _first_of_each_name() -> type[MCPToolset[Any]]:
+    """pydantic-ai's ``MCPToolset``, whose listing keeps the first tool of each name.
+
+    ``MCPToolset.get_tools`` makes a dict of the server's list, so of two tools with one
+    name it would keep the later, and say nothing. Here the later ones are taken out of the
+    list before it is read, and ``repeated`` holds their names as of the last listing (the
+    owning ``MCPServerToolset`` says them). Made on first use: ``pydantic_ai.mcp`` needs
+    the mcp extra, which importing this module does not.
+    """
+    from pydantic_ai.mcp import MCPToolset
+
+    class FirstOfEachName(MCPToolset[Any]):
+        repeated: frozenset[str] = frozenset()
+
+        async def list_tools(self) -> list[Any]:
+            seen: set[str] = set()
+            kept: list[Any] = []
+            repeated: set[str] = set()
+            for tool in await super().list_tools():
+                if tool.name in seen:
+                    repeated.add(tool.name)
+                else:
+                    seen.add(tool.name)
+                    kept.append(tool)
+            self.repeated = frozenset(repeated)
+            return kept
+
+    return FirstOfEachName

@@ -1,5 +1,6 @@
 """A server's tool list fits a model: names no provider accepts are left out and said once,
-a huge description is cut, a list that is not valid MCP is a failed server said as such."""
+so are a name's later tools and the tools past ``max_tools``; a huge description is cut, a
+list that is not valid MCP is a failed server said as such."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
+from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from akgentic.tool.mcp.toolset import MAX_DESCRIPTION_CHARS
+from akgentic.core.excerpt import validation_words
+from akgentic.tool.mcp import MCPTool
+from akgentic.tool.mcp.toolset import DEFAULT_MAX_TOOLS, MAX_DESCRIPTION_CHARS
 
-from .conftest import raw
+from .conftest import raw, stdio
 
 SCHEMA = {"type": "object", "properties": {}}
 
@@ -91,3 +96,45 @@ def test_a_name_listed_twice_keeps_its_first_tool_and_says_the_later_is_left_out
     assert line.startswith("MCP server 'raw' (")
     assert " lists 1 tool name more than once ('echo'); the first tool of each name is " in line
     assert line.endswith("the later ones are left out. Give each tool its own name on the server.")
+
+
+def test_a_server_listing_ten_thousand_tools_offers_the_first_128_and_says_the_rest(
+    tmp_path: Path,
+) -> None:
+    tools = [{"name": f"t{i}", "inputSchema": SCHEMA} for i in range(10_000)]
+    offered, lines, failure = listed(tmp_path, tools)
+    assert DEFAULT_MAX_TOOLS == 128 and failure is None
+    assert list(offered) == [f"raw__t{i}" for i in range(128)]  # the server's order
+    [line] = lines
+    assert line.startswith("MCP server 'raw' (")
+    assert line.endswith(
+        " lists 9,872 tools more than its card's max_tools (128); they are left out (the first "
+        "128 are offered). Raise max_tools on its MCPTool card to offer more."
+    )
+
+
+def test_max_tools_counts_the_tools_a_model_can_be_offered(tmp_path: Path) -> None:
+    """A name no model accepts takes no place: the cap is of tools the agent could call."""
+    names = ["a", "b c", "d", "e", "f"]
+    tools = [{"name": n, "inputSchema": SCHEMA} for n in names]
+    offered, lines, _ = listed(tmp_path, tools, max_tools=2)
+    assert list(offered) == ["raw__a", "raw__d"]
+    unnamed, past = lines
+    assert "'raw__b c'" in unnamed
+    assert " lists 2 tools more than its card's max_tools (2); " in past
+
+
+def test_a_server_within_max_tools_is_offered_whole_and_nothing_is_said(tmp_path: Path) -> None:
+    tools = [{"name": f"t{i}", "inputSchema": SCHEMA} for i in range(3)]
+    offered, lines, _ = listed(tmp_path, tools, max_tools=3)
+    assert len(offered) == 3 and lines == []
+
+
+@pytest.mark.parametrize("value", [0, -1])
+def test_max_tools_below_one_is_refused_saying_what_it_is(value: int) -> None:
+    with pytest.raises(ValidationError) as refused:
+        MCPTool(connection=stdio(), max_tools=value)
+    assert validation_words(refused.value) == (
+        f"max_tools: {value} offers no tool: max_tools is how many of the server's tools the "
+        f"agent is offered, at least 1 (to offer none, leave the MCPTool card out)"
+    )

@@ -39,6 +39,7 @@ from akgentic.tool.mcp.config import (
 from akgentic.tool.mcp.event import MCPServerUnavailable
 from akgentic.tool.mcp.toolset import (
     DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_MAX_TOOLS,
     build_server_toolset,
     list_server_tools,
     start_failure,
@@ -68,12 +69,16 @@ class MCPTool(ToolCard):
       ``<tool_prefix>_<tool>``; ``""`` leaves them unprefixed.
     - ``max_result_chars``: the longest text of a tool result the model reads; a longer one
       is cut with a note (default 16,000).
+    - ``max_tools``: the most of the server's tools the agent is offered, in the server's
+      order; the rest are left out, said in one line (default 128, what OpenAI takes in one
+      request; at least 1).
     """
 
     connection: MCPStdioConnectionConfig | MCPHTTPConnectionConfig
     name: str | None = Field(default=None, min_length=1)
     tool_prefix: str | None = None
     max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=100)
+    max_tools: int = Field(default=DEFAULT_MAX_TOOLS, json_schema_extra={"minimum": 1})
 
     @field_validator("name")
     @classmethod
@@ -82,6 +87,16 @@ class MCPTool(ToolCard):
             raise ValueError(
                 f"MCP server name {value!r} may hold letters, digits, '_' and '-' only "
                 f"(it prefixes the names of its tools)"
+            )
+        return value
+
+    @field_validator("max_tools")
+    @classmethod
+    def _offers_a_tool(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(
+                f"{value} offers no tool: max_tools is how many of the server's tools the "
+                f"agent is offered, at least 1 (to offer none, leave the MCPTool card out)"
             )
         return value
 
@@ -146,6 +161,7 @@ class MCPTool(ToolCard):
                 self.prefix,
                 on_unavailable=self._report,
                 max_result_chars=self.max_result_chars,
+                max_tools=self.max_tools,
             )
         ]
 

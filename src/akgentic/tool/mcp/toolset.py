@@ -33,7 +33,10 @@ agent that lives for days needs from it, and nothing else:
   offered, it would fail every request of the agent, not just that server's tools. A name
   the server lists twice keeps its first tool; the later ones are left out, said once
   (pydantic-ai's ``MCPToolset`` would keep the last with no word said, and the model would
-  read a description that may not be the tool the server runs). A
+  read a description that may not be the tool the server runs). Past ``max_tools`` tools,
+  the rest are left out, said once with how to raise it: a server listing ten thousand
+  tools would otherwise send them all with every request (and a model provider may refuse
+  the request: OpenAI takes 128 tools at most). A
   description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note (it is sent with
   every request). A tool list that is not valid MCP (a schema that is not an object...)
   is a failed server, said as such, not a crash: the server is not started again, since
@@ -46,6 +49,7 @@ agent that lives for days needs from it, and nothing else:
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import logging
 import os
@@ -94,6 +98,10 @@ MAX_DESCRIPTION_CHARS = 4_000
 _CALLABLE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """A tool name every model provider accepts (OpenAI's rule; Anthropic's allows 128)."""
 
+DEFAULT_MAX_TOOLS = 128
+"""The most tools of one server the agent is offered: OpenAI's limit for one request (every
+tool goes with every request; a server listing thousands would flood the model's list)."""
+
 DEFAULT_MAX_RESULT_CHARS = 16_000
 """The longest text of a tool result the model reads (see ``MCPServerToolset``)."""
 
@@ -120,6 +128,9 @@ class MCPServerToolset(AbstractToolset[Any]):
     """The card's prefix: the server's tools are named ``<prefix>_<tool>`` (none: ``""``)."""
     on_unavailable: Callable[[str, str], None] | None = None
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    max_tools: int = DEFAULT_MAX_TOOLS
+    """The most of the server's tools offered: the first ``max_tools`` it lists whose names a
+    model accepts; the rest are left out, said once."""
     client: AbstractToolset[Any] | None = field(default=None, repr=False)
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
     _entries: int = field(default=0, repr=False)
@@ -271,7 +282,9 @@ class MCPServerToolset(AbstractToolset[Any]):
         self._say_repeated(frozenset(getattr(self.client, "repeated", ())))
         usable = {name: tool for name, tool in tools.items() if _CALLABLE_NAME.match(name)}
         self._say_left_out(frozenset(tools) - frozenset(usable))
-        return {name: _owned(tool, self) for name, tool in usable.items()}
+        offered = dict(itertools.islice(usable.items(), self.max_tools))  # in the server's order
+        self._say_past_cap(len(usable) - len(offered))
+        return {name: _owned(tool, self) for name, tool in offered.items()}
 
     def _changed(self, kind: str, said: object) -> bool:
         """Whether the ``kind`` line would say something new (and remember it if so)."""
@@ -289,6 +302,16 @@ class MCPServerToolset(AbstractToolset[Any]):
             f"whose names no model accepts ({_shown(names)}: letters, digits, '_' and '-', "
             f"64 at most, prefix included); they are left out. Rename them on the server "
             f"or shorten the card's tool_prefix."
+        )
+
+    def _say_past_cap(self, past: int) -> None:
+        """One line for the tools past ``max_tools``, when their number changes."""
+        if not self._changed("past_cap", (past, self.max_tools)) or not past:
+            return
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) lists {counted(past, 'tool')} more "
+            f"than its card's max_tools ({self.max_tools:,}); they are left out (the first "
+            f"{self.max_tools:,} are offered). Raise max_tools on its MCPTool card to offer more."
         )
 
     def _say_repeated(self, names: frozenset[str]) -> None:
@@ -503,6 +526,7 @@ def build_server_toolset(
     prefix: str,
     on_unavailable: Callable[[str, str], None] | None = None,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    max_tools: int = DEFAULT_MAX_TOOLS,
 ) -> MCPServerToolset:
     """A fresh, unopened toolset for ``server`` (one per agent), tools named ``prefix_tool``.
 
@@ -521,6 +545,7 @@ def build_server_toolset(
         prefix=prefix,
         on_unavailable=on_unavailable,
         max_result_chars=max_result_chars,
+        max_tools=max_tools,
     )
 
 

@@ -1,6 +1,7 @@
 """A server's tool list fits a model: names no provider accepts are left out and said once,
-so are a name's later tools and the tools past ``max_tools``; a huge description is cut, a
-list that is not valid MCP is a failed server said as such."""
+so are a name's later tools, the tools whose schema no model can use and the tools past
+``max_tools``; a huge description is cut, a list that is not valid MCP is a failed server
+said as such."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import pytest
 from pydantic import ValidationError
 from pydantic_ai import RunContext
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import ExternalToolset
 from pydantic_ai.usage import RunUsage
 
 from akgentic.core.excerpt import validation_words
-from akgentic.tool.mcp import MCPTool
-from akgentic.tool.mcp.toolset import DEFAULT_MAX_TOOLS, MAX_DESCRIPTION_CHARS
+from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
+from akgentic.tool.mcp import toolset as toolset_module
+from akgentic.tool.mcp.toolset import DEFAULT_MAX_TOOLS, MAX_DESCRIPTION_CHARS, MCPServerToolset
 
 from .conftest import raw, stdio
 
@@ -138,3 +142,107 @@ def test_max_tools_below_one_is_refused_saying_what_it_is(value: int) -> None:
         f"max_tools: {value} offers no tool: max_tools is how many of the server's tools the "
         f"agent is offered, at least 1 (to offer none, leave the MCPTool card out)"
     )
+
+
+def test_a_schema_that_is_not_valid_json_schema_is_left_out_saying_where_and_why(
+    tmp_path: Path,
+) -> None:
+    """The mcp client checks a schema's root only; a provider checks the whole and refuses
+    every request of the agent over one bad schema. Each schema is read under its own
+    ``$schema`` (draft-04's boolean exclusiveMinimum is fine there)."""
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"x": {"type": "number", "minimum": 0, "exclusiveMinimum": True}},
+    }
+    offered, lines, failure = listed(
+        tmp_path,
+        [
+            {
+                "name": "typo",
+                "inputSchema": {"type": "object", "properties": {"x": {"type": "strin"}}},
+            },
+            {"name": "fine", "inputSchema": {"type": "object", "required": ["x"]}},
+            {"name": "loose", "inputSchema": {"type": "object", "additionalProperties": 5}},
+            {"name": "old", "inputSchema": draft4},
+        ],
+    )
+    assert list(offered) == ["raw__fine", "raw__old"] and failure is None
+    [line] = lines
+    assert line.startswith("MCP server 'raw' (")
+    assert line.endswith(
+        " serves 2 tools whose input schema no model can use ('loose': not valid JSON Schema "
+        "at additionalProperties: 5 is not of type 'object', 'boolean'; 'typo': not valid JSON "
+        "Schema at properties.x.type: 'strin' is not valid under any of the given schemas); "
+        "they are left out. Fix their inputSchema on the server: a JSON Schema of type 'object'."
+    )
+
+
+def through_a_lenient_client(
+    schemas: dict[str, Any], max_tools: int = DEFAULT_MAX_TOOLS
+) -> tuple[list[str], list[str]]:
+    """What the agent is offered (over two steps), and the lines said, of a server whose
+    client hands on any schema as it came — as the ``mcp`` 1.x client does (its
+    ``inputSchema`` is any object; 2.x refuses the whole list, as tested above)."""
+    defs = [ToolDefinition(name=n, parameters_json_schema=s) for n, s in schemas.items()]
+    lines: list[str] = []
+    toolset = MCPServerToolset(
+        server="old",
+        connection=MCPStdioConnectionConfig(stdio_command="old-server"),
+        build=lambda: ExternalToolset(defs),
+        prefix="old_",
+        on_unavailable=lambda server, line: lines.append(line),
+        max_tools=max_tools,
+    )
+    ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
+
+    async def run() -> list[str]:
+        async with toolset:
+            await toolset.get_tools(ctx)
+            return list(await toolset.get_tools(ctx))
+
+    return anyio.run(run), lines
+
+
+def test_a_schema_whose_root_is_no_object_is_left_out_and_takes_no_place_under_max_tools() -> None:
+    deep: dict[str, Any] = {"type": "object"}
+    for _ in range(5_000):  # past Python's recursion limit: cannot be checked, nor sent
+        deep = {"type": "object", "properties": {"x": deep}}
+    offered, lines = through_a_lenient_client(
+        {
+            "text": {"type": "string"},
+            "untyped": {"properties": {}},
+            "either": {"type": ["object", "null"]},
+            "listed": [{"type": "object"}],
+            "deep": deep,
+            "fine": {"type": "object", "properties": {}},
+        },
+        max_tools=1,
+    )
+    assert offered == ["old__fine"]
+    [line] = lines  # and no line about max_tools: the one usable tool is within it
+    assert line == (
+        "MCP server 'old' (old-server) serves 5 tools whose input schema no model can use "
+        "('deep': it cannot be checked (RecursionError); 'either': its type is "
+        "['object', 'null'], not 'object'; 'listed': it is list, not a JSON object; and 2 "
+        "more); they are left out. Fix their inputSchema on the server: a JSON Schema of "
+        "type 'object'."
+    )
+
+
+def test_each_schema_is_checked_once_not_before_every_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Tools are listed before each model request, and a check takes milliseconds."""
+    checked: list[object] = []
+    check = toolset_module._unusable_schema
+
+    def counting(schema: object) -> str | None:
+        checked.append(schema)
+        return check(schema)
+
+    monkeypatch.setattr(toolset_module, "_unusable_schema", counting)
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+    offered, lines = through_a_lenient_client({"a": schema, "b": dict(schema)})
+    assert offered == ["old__a", "old__b"] and lines == []
+    assert checked == [schema]  # two tools, two steps: one check

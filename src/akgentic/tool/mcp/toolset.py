@@ -28,19 +28,27 @@ agent that lives for days needs from it, and nothing else:
 - **Content stays content.** Images and embedded resources in a tool result reach the
   model as pydantic-ai ``BinaryContent`` / text, as ``MCPToolset`` maps them — never a
   stringified blob.
-- **A tool list fits a model.** A tool whose name no model provider accepts (OpenAI and
-  Anthropic take ``[A-Za-z0-9_-]``, 64 at most) is left out, said once on the team stream:
-  offered, it would fail every request of the agent, not just that server's tools. A name
-  the server lists twice keeps its first tool; the later ones are left out, said once
-  (pydantic-ai's ``MCPToolset`` would keep the last with no word said, and the model would
-  read a description that may not be the tool the server runs). Past ``max_tools`` tools,
-  the rest are left out, said once with how to raise it: a server listing ten thousand
-  tools would otherwise send them all with every request (and a model provider may refuse
-  the request: OpenAI takes 128 tools at most). A
-  description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note (it is sent with
-  every request). A tool list that is not valid MCP (a schema that is not an object...)
-  is a failed server, said as such, not a crash: the server is not started again, since
-  it would send the same list.
+- **A tool list fits a model.** Every tool goes with every request, and one a provider
+  refuses fails every request of the agent, not just that server's tools; so each of these
+  is left out, said once on the team stream (one line per kind, again only when it
+  changes):
+
+  - a tool whose name no model provider accepts (OpenAI and Anthropic take
+    ``[A-Za-z0-9_-]``, 64 at most);
+  - the later tools of a name the server lists twice (pydantic-ai's ``MCPToolset`` would
+    keep the last with no word said, and the model could read a description of a tool the
+    server does not run);
+  - a tool whose input schema no model can use: not an object, a root ``type`` other than
+    ``"object"``, or not valid JSON Schema under its own ``$schema`` (2020-12 when it names
+    none). The ``mcp`` 2.x client refuses a whole list whose schema is not an object of
+    ``type`` ``"object"`` (the invalid list below); ``mcp`` 1.x lets any object through,
+    and neither looks below the root;
+  - the tools past ``max_tools`` (a server listing ten thousand would flood the model's
+    list, and OpenAI takes 128 in one request), with how to raise it.
+
+  A description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note. A tool list that
+  is not valid MCP is a failed server, said as such, not a crash: the server is not started
+  again, since it would send the same list.
 - **An answer fits a context.** A text longer than ``max_result_chars`` (each text of a
   list, or a structured result as the model reads it, JSON) is cut with a note saying how
   much more there was: a server that echoes a megabyte does not flood the conversation.
@@ -49,7 +57,6 @@ agent that lives for days needs from it, and nothing else:
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import logging
 import os
@@ -129,8 +136,9 @@ class MCPServerToolset(AbstractToolset[Any]):
     on_unavailable: Callable[[str, str], None] | None = None
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     max_tools: int = DEFAULT_MAX_TOOLS
-    """The most of the server's tools offered: the first ``max_tools`` it lists whose names a
-    model accepts; the rest are left out, said once."""
+    """The most of the server's tools offered: the first ``max_tools`` it lists that a model
+    can be offered (a name it accepts, a schema it can use); the rest are left out, said
+    once."""
     client: AbstractToolset[Any] | None = field(default=None, repr=False)
     wrapped: AbstractToolset[Any] | None = field(default=None, repr=False)
     _entries: int = field(default=0, repr=False)
@@ -140,6 +148,9 @@ class MCPServerToolset(AbstractToolset[Any]):
     _opened: int = field(default=0, repr=False)
     """How many times the connection was opened: a call that fails on an earlier one must
     not close the one opened since."""
+    _verdicts: dict[str, str | None] = field(default_factory=dict, repr=False)
+    """:func:`_unusable_schema` of the schemas (as JSON) of the last listing: checking one
+    takes milliseconds, and the tools are listed before each model request."""
     _said: dict[str, object] = field(default_factory=dict, repr=False)
     """What each kind of "left out" line last said (its tools), so a line is said when
     that changes, not at every step: tools are listed before each model request."""
@@ -282,9 +293,53 @@ class MCPServerToolset(AbstractToolset[Any]):
         self._say_repeated(frozenset(getattr(self.client, "repeated", ())))
         usable = {name: tool for name, tool in tools.items() if _CALLABLE_NAME.match(name)}
         self._say_left_out(frozenset(tools) - frozenset(usable))
-        offered = dict(itertools.islice(usable.items(), self.max_tools))  # in the server's order
-        self._say_past_cap(len(usable) - len(offered))
-        return {name: _owned(tool, self) for name, tool in offered.items()}
+        offered: dict[str, ToolsetTool[Any]] = {}
+        unusable: dict[str, str] = {}
+        verdicts: dict[str, str | None] = {}
+        past = 0
+        for name, tool in usable.items():  # in the server's order
+            if len(offered) >= self.max_tools:
+                past += 1  # not checked: left out whatever its schema
+                continue
+            why = self._schema_verdict(tool.tool_def.parameters_json_schema, verdicts)
+            if why is None:
+                offered[name] = _owned(tool, self)
+            else:
+                unusable[self._server_name_of(name)] = why
+        self._verdicts = verdicts
+        self._say_unusable(unusable)
+        self._say_past_cap(past)
+        return offered
+
+    def _schema_verdict(self, schema: object, verdicts: dict[str, str | None]) -> str | None:
+        """:func:`_unusable_schema`, from the last listing's verdicts when it was there;
+        each verdict given is kept in ``verdicts`` (this listing's)."""
+        try:
+            key = json.dumps(schema, sort_keys=True, default=repr)
+        except Exception:  # not JSON, or nested past recursion: no key, check it anew
+            return _unusable_schema(schema)
+        if key not in verdicts:
+            verdicts[key] = (
+                self._verdicts[key] if key in self._verdicts else _unusable_schema(schema)
+            )
+        return verdicts[key]
+
+    def _server_name_of(self, name: str) -> str:
+        """A tool's name as the server lists it (the name offered, without the prefix)."""
+        return name.removeprefix(f"{self.prefix}_") if self.prefix else name
+
+    def _say_unusable(self, why: dict[str, str]) -> None:
+        """One line for the tools whose schema no model can use, when they change: each
+        named (as the server names it) with why, three at most."""
+        if not self._changed("unusable", why) or not why:
+            return
+        shown = "; ".join(f"{clip(n, 80)!r}: {w}" for n, w in sorted(why.items())[:3])
+        more = f"; and {len(why) - 3} more" if len(why) > 3 else ""
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) serves {counted(len(why), 'tool')} "
+            f"whose input schema no model can use ({shown}{more}); they are left out. Fix "
+            f"their inputSchema on the server: a JSON Schema of type 'object'."
+        )
 
     def _changed(self, kind: str, said: object) -> bool:
         """Whether the ``kind`` line would say something new (and remember it if so)."""
@@ -389,6 +444,37 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     def _call_timeout(self) -> float:
         return self.connection.call_timeout
+
+
+def _unusable_schema(schema: object) -> str | None:
+    """Why a tool's input schema cannot be offered to a model, in a few words; None when it
+    can.
+
+    A tool's arguments are a JSON object, so its schema must be a JSON object whose root
+    ``type`` is ``"object"`` (OpenAI refuses a request holding any other), and a JSON Schema
+    its own draft accepts — its ``$schema``, else 2020-12 — since providers check schemas,
+    and one they refuse fails the agent's every request, not just that tool's calls. What
+    cannot be checked at all (a ``$schema`` that is not a string, nesting past Python's
+    recursion limit) is unusable too.
+    """
+    if not isinstance(schema, dict):
+        return f"it is {type(schema).__name__}, not a JSON object"
+    kind = schema.get("type")
+    if kind is None:
+        return "it has no type; a tool's input is type 'object'"
+    if kind != "object":
+        return f"its type is {clip(repr(kind), 40)}, not 'object'"
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        validator_for(schema, default=Draft202012Validator).check_schema(schema)
+    except SchemaError as exc:
+        where = ".".join(str(part) for part in exc.absolute_path) or "its root"
+        return f"not valid JSON Schema at {clip(where, 80)}: {clip(exc.message, 120)}"
+    except Exception as exc:  # a check that cannot be made is not a schema to send
+        return f"it cannot be checked ({type(exc).__name__})"
+    return None
 
 
 def _shown(names: frozenset[str], most: int = 5) -> str:

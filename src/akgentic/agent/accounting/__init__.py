@@ -4,13 +4,20 @@ For every model request an agent makes, a :class:`PromptAccountingEvent` on the 
 stream: its input tokens split by channel and by the card that served each part (from the
 factory's wiring: :class:`PromptWiring`), the prefix a provider's cache would serve and
 what broke it (:class:`PrefixCacheModel`, under :class:`PrefixCacheRules`), and the
-provider's own usage beside our count. :func:`usage_report` adds a team's records up per
-member and per card (``akgentic usage``, ``GET /teams/{id}/usage``). See README.md.
+provider's own usage beside our count — a compaction's summary request too, of its own
+``kind``. :func:`usage_report` adds a team's records up per member and per card
+(``akgentic usage``, ``GET /teams/{id}/usage``). See README.md.
 """
 
 from akgentic.agent.accounting.accountant import RequestAccountant, RequestCapture
 from akgentic.agent.accounting.capability import PromptAccounting, PromptAccountingConfig
-from akgentic.agent.accounting.event import PartTokens, PromptAccountingEvent, ProviderUsage
+from akgentic.agent.accounting.event import (
+    REQUEST_KINDS,
+    PartTokens,
+    PromptAccountingEvent,
+    ProviderUsage,
+    RequestKind,
+)
 from akgentic.agent.accounting.prefix_cache import (
     DEFAULT_RULES,
     PROVIDER_RULES,
@@ -24,6 +31,7 @@ from akgentic.agent.accounting.prefix_cache import (
 from akgentic.agent.accounting.report import (
     BreakerUsage,
     CardUsage,
+    KindUsage,
     MemberUsage,
     UsageReport,
     accounting_events,
@@ -56,6 +64,7 @@ __all__ = [
     "MESSAGE_FRAMING",
     "PROVIDER_RULES",
     "REPLY_PRIMING",
+    "REQUEST_KINDS",
     "TOOLSETS",
     "UNATTRIBUTED",
     "BreakerUsage",
@@ -65,6 +74,7 @@ __all__ = [
     "CardUsage",
     "Channel",
     "Counted",
+    "KindUsage",
     "MemberUsage",
     "PartTokens",
     "PrefixCacheModel",
@@ -76,6 +86,7 @@ __all__ = [
     "ProviderUsage",
     "RequestAccountant",
     "RequestCapture",
+    "RequestKind",
     "Segment",
     "Source",
     "UsageReport",

@@ -1,6 +1,7 @@
 """PromptAccountingEvent: the record of one model request, published on the team stream.
 
-One per request an agent makes (a turn with two tool calls makes three). It says where the
+One per request an agent makes (a turn with two tool calls makes three; the request that
+writes a compaction's summary is one more, of ``kind`` ``summary``). It says where the
 request's input tokens came from — per channel and card (:class:`PartTokens`), with how
 many of them the modelled prefix cache served — what broke the cache if anything did, and,
 beside our count, the usage the provider reported for the same request
@@ -9,13 +10,22 @@ beside our count, the usage the provider reported for the same request
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from akgentic.agent.accounting.prefix_cache import CacheBreak, CacheStatus, PrefixCacheRules
 from akgentic.agent.accounting.source import Channel
 from akgentic.core.serialization import SerializableModel
 
-__all__ = ["PartTokens", "PromptAccountingEvent", "ProviderUsage"]
+__all__ = ["REQUEST_KINDS", "PartTokens", "PromptAccountingEvent", "ProviderUsage", "RequestKind"]
+
+RequestKind = Literal["turn", "summary"]
+REQUEST_KINDS: tuple[RequestKind, ...] = ("turn", "summary")
+"""What a request was for: ``turn``, a step of the agent's run on a message (the turn's
+prompt, or a step's tool returns); ``summary``, the request that writes a compaction's
+summary of the older conversation (``/compact``, or before a turn when the history is full).
+A record stored before kinds were told apart reads as ``turn``: only turns were accounted."""
 
 
 class PartTokens(SerializableModel):
@@ -42,7 +52,12 @@ class ProviderUsage(SerializableModel):
 class PromptAccountingEvent(SerializableModel):
     """One model request of ``agent``, accounted.
 
-    - ``request`` numbers the agent's requests since it started; ``run_id`` is the run's.
+    - ``kind`` says what the request was for (:data:`RequestKind`): a turn's, or a
+      summary's. A summary's request is modelled apart from the turns' (its instructions
+      and prompt are not theirs, so it neither extends their prefix nor breaks it): it is
+      compared with the agent's previous summary's.
+    - ``request`` numbers the agent's requests since it started, turns' and summaries'
+      alike; ``run_id`` is the run's.
     - ``input_tokens`` is our count of the whole request: the sum of ``parts`` and
       ``framing_tokens``, counted with ``encoding`` (``exact`` False: the 4-characters
       estimate, bpe-openai missing).
@@ -54,6 +69,7 @@ class PromptAccountingEvent(SerializableModel):
     """
 
     agent: str
+    kind: RequestKind = "turn"
     run_id: str = ""
     request: int = 0
     model: str = ""
@@ -82,8 +98,9 @@ class PromptAccountingEvent(SerializableModel):
     def summary(self) -> str:
         """One line: the request, its tokens, the cache's share, what broke it."""
         share = self.cached_tokens / self.input_tokens * 100 if self.input_tokens else 0.0
+        what = "request" if self.kind == "turn" else f"{self.kind} request"
         line = (
-            f"request {self.request}: {self.input_tokens:,} input tokens, "
+            f"{what} {self.request}: {self.input_tokens:,} input tokens, "
             f"{self.cached_tokens:,} cached ({share:.0f}%, {self.cache_status}), "
             f"{self.tool_schema_tokens:,} in tool schemas"
         )

@@ -10,7 +10,14 @@ records (in any order of members, each member's in the order they were made) int
 - for the team: the same totals and the breakers across members.
 
 History, new messages and framing get rows of their own (``(history)``,
-``(new messages)``, ``(framing)``), so a member's rows sum to its total.
+``(new messages)``, ``(framing)``), so a member's rows sum to its total. So do the
+requests that wrote a compaction's summary (records of ``kind`` ``summary``): they are
+counted in every total, and each member's are one row, ``(summary requests)``, and one
+entry of its channels, ``summary``, whole — their instructions and prompt are no card's and
+no turn's. ``kinds`` adds the requests up by kind (``turn``, ``summary``), for a member and
+for the team. The tool-schema tokens per request are per turn's request (a summary's
+carries no tool), and the breakers are the turns' (a summary's prompt is compared with the
+previous summary's, which it never extends: it is the conversation since).
 :func:`render_usage` writes the plain-text table ``akgentic usage`` prints; the report
 itself is the JSON ``akgentic usage --json`` and ``GET /teams/{id}/usage`` return.
 """
@@ -22,7 +29,12 @@ from typing import Any
 
 from pydantic import Field
 
-from akgentic.agent.accounting.event import PromptAccountingEvent, ProviderUsage
+from akgentic.agent.accounting.event import (
+    REQUEST_KINDS,
+    PromptAccountingEvent,
+    ProviderUsage,
+    RequestKind,
+)
 from akgentic.agent.accounting.source import CHANNELS, Channel
 from akgentic.core.serialization import SerializableModel
 from akgentic.core.words import counted
@@ -30,6 +42,7 @@ from akgentic.core.words import counted
 __all__ = [
     "BreakerUsage",
     "CardUsage",
+    "KindUsage",
     "MemberUsage",
     "UsageReport",
     "accounting_events",
@@ -40,6 +53,7 @@ __all__ = [
 HISTORY = "(history)"
 MESSAGES = "(new messages)"
 FRAMING = "(framing)"
+SUMMARIES = "(summary requests)"
 
 _CONVERSATION: dict[str, str] = {"history": HISTORY, "message": MESSAGES}
 
@@ -61,6 +75,24 @@ class CardUsage(SerializableModel):
     channels: dict[str, int] = Field(default_factory=dict)
 
 
+class KindUsage(SerializableModel):
+    """The requests of one kind (``turn``, ``summary``), added up: how many, our count of
+    their input tokens, how many of those the modelled cache served, and the provider's
+    own usage for them."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    provider: ProviderUsage = Field(default_factory=ProviderUsage)
+
+    def add(self, other: KindUsage) -> None:
+        """Add ``other``'s requests to these."""
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.cached_tokens += other.cached_tokens
+        _add_usage(self.provider, other.provider)
+
+
 class BreakerUsage(SerializableModel):
     """A part that broke the prefix cache: how often (``breaks``) and the previous
     requests' tokens after the break (``lost_tokens``)."""
@@ -74,8 +106,9 @@ class BreakerUsage(SerializableModel):
 
 
 class MemberUsage(SerializableModel):
-    """One member's requests, added up: ``channels`` holds its tokens per channel (and
-    ``framing``) in wire order; ``cache_rules`` are those of its last request."""
+    """One member's requests, added up: ``channels`` holds its turns' tokens per channel
+    (and ``framing``) in wire order, then its summaries' (``summary``) when it wrote any;
+    ``kinds`` the requests by kind; ``cache_rules`` are those of its last request."""
 
     name: str
     model: str = ""
@@ -89,6 +122,7 @@ class MemberUsage(SerializableModel):
     encoding: str = ""
     provider: ProviderUsage = Field(default_factory=ProviderUsage)
     channels: dict[str, int] = Field(default_factory=dict)
+    kinds: dict[RequestKind, KindUsage] = Field(default_factory=dict)
     cards: list[CardUsage] = Field(default_factory=list)
     breakers: list[BreakerUsage] = Field(default_factory=list)
 
@@ -103,6 +137,7 @@ class UsageReport(SerializableModel):
     hit_rate: float = 0.0
     tool_schema_tokens_per_request: float = 0.0
     provider: ProviderUsage = Field(default_factory=ProviderUsage)
+    kinds: dict[RequestKind, KindUsage] = Field(default_factory=dict)
     members: list[MemberUsage] = Field(default_factory=list)
     breakers: list[BreakerUsage] = Field(default_factory=list)
 
@@ -128,18 +163,48 @@ def _ranked(breakers: Iterable[BreakerUsage]) -> list[BreakerUsage]:
     return sorted(breakers, key=lambda b: (-b.breaks, -b.lost_tokens, b.card, b.name))
 
 
+def _kinds(kinds: dict[RequestKind, KindUsage]) -> dict[RequestKind, KindUsage]:
+    return {kind: kinds[kind] for kind in REQUEST_KINDS if kind in kinds}
+
+
+def _turn_requests(kinds: dict[RequestKind, KindUsage]) -> int:
+    turns = kinds.get("turn")
+    return turns.requests if turns is not None else 0
+
+
+def _summary(row: CardUsage, event: PromptAccountingEvent) -> None:
+    """Add a summary's request to its row: all its tokens, framing included."""
+    row.tokens += event.input_tokens
+    row.cached += event.cached_tokens
+    for part in event.parts:
+        row.channels[part.channel] = row.channels.get(part.channel, 0) + part.tokens
+
+
 def _member(name: str, events: list[PromptAccountingEvent]) -> MemberUsage:
     member = MemberUsage(name=name)
     cards: dict[str, CardUsage] = {}
     breakers: dict[tuple[str, str, str, str], BreakerUsage] = {}
+    framing_tokens = 0
     for event in events:
         member.requests += 1
         member.input_tokens += event.input_tokens
         member.cached_tokens += event.cached_tokens
-        member.tool_schema_tokens += event.tool_schema_tokens
         member.model, member.encoding = event.model, event.encoding
         member.cache_rules = event.cache_rules.describe()
         _add_usage(member.provider, event.provider)
+        member.kinds.setdefault(event.kind, KindUsage()).add(
+            KindUsage(
+                requests=1,
+                input_tokens=event.input_tokens,
+                cached_tokens=event.cached_tokens,
+                provider=event.provider,
+            )
+        )
+        if event.kind == "summary":
+            _summary(cards.setdefault(SUMMARIES, CardUsage(card=SUMMARIES)), event)
+            continue
+        member.tool_schema_tokens += event.tool_schema_tokens
+        framing_tokens += event.framing_tokens
         for part in event.parts:
             member.channels[part.channel] = member.channels.get(part.channel, 0) + part.tokens
             label = _CONVERSATION.get(part.channel, part.card)
@@ -161,15 +226,20 @@ def _member(name: str, events: list[PromptAccountingEvent]) -> MemberUsage:
             row_b.lost_tokens += b.lost_tokens
     order = {channel: index for index, channel in enumerate(CHANNELS)}
     member.channels = dict(sorted(member.channels.items(), key=lambda kv: order[kv[0]]))  # type: ignore[index]
-    member.channels["framing"] = sum(event.framing_tokens for event in events)
+    member.channels["framing"] = framing_tokens
+    member.kinds = _kinds(member.kinds)
+    summaries = member.kinds.get("summary")
+    if summaries is not None:
+        member.channels["summary"] = summaries.input_tokens
     for row in cards.values():
         row.share = _rate(row.tokens, member.input_tokens)
         row.hit_rate = _rate(row.cached, row.tokens)
     member.cards = sorted(cards.values(), key=lambda r: (-r.tokens, r.card))
     member.breakers = _ranked(breakers.values())
     member.hit_rate = _rate(member.cached_tokens, member.input_tokens)
+    turns = _turn_requests(member.kinds)
     member.tool_schema_tokens_per_request = round(
-        member.tool_schema_tokens / member.requests if member.requests else 0.0, 1
+        member.tool_schema_tokens / turns if turns else 0.0, 1
     )
     return member
 
@@ -190,6 +260,8 @@ def usage_report(events: Iterable[PromptAccountingEvent], team: str = "") -> Usa
         report.cached_tokens += member.cached_tokens
         schema += member.tool_schema_tokens
         _add_usage(report.provider, member.provider)
+        for kind, used in member.kinds.items():
+            report.kinds.setdefault(kind, KindUsage()).add(used)
         for b in member.breakers:
             key = (b.channel, b.card, b.name, b.change)
             row = team_breakers.setdefault(
@@ -197,10 +269,10 @@ def usage_report(events: Iterable[PromptAccountingEvent], team: str = "") -> Usa
             )
             row.breaks += b.breaks
             row.lost_tokens += b.lost_tokens
+    report.kinds = _kinds(report.kinds)
     report.hit_rate = _rate(report.cached_tokens, report.input_tokens)
-    report.tool_schema_tokens_per_request = round(
-        schema / report.requests if report.requests else 0.0, 1
-    )
+    turns = _turn_requests(report.kinds)
+    report.tool_schema_tokens_per_request = round(schema / turns if turns else 0.0, 1)
     report.breakers = _ranked(team_breakers.values())
     return report
 
@@ -215,9 +287,23 @@ def _breaker_line(b: BreakerUsage) -> str:
     return f"{what} ({b.change}): {times}, {counted(b.lost_tokens, 'token')} after the break"
 
 
+def _summaries_line(kinds: dict[RequestKind, KindUsage]) -> list[str]:
+    """The line on the requests that wrote summaries (none without any)."""
+    used = kinds.get("summary")
+    if used is None:
+        return []
+    p = used.provider
+    return [
+        f"compaction summaries: {counted(used.requests, 'request')}, "
+        f"{counted(used.input_tokens, 'input token')} (counted in the totals); provider "
+        f"reported {p.input_tokens:,} input, {p.output_tokens:,} output"
+    ]
+
+
 def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
     """The plain-text report: team totals, then per member a table of its cards and the
-    ``breakers`` parts that broke its cache most."""
+    ``breakers`` parts that broke its cache most; the requests that wrote compaction
+    summaries get a line of their own (the team's, each member's) and a row."""
     if not report.requests:
         return f"team {report.team}: no model request has been accounted yet"
     p = report.provider
@@ -228,6 +314,7 @@ def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
         f"{report.tool_schema_tokens_per_request:,.0f} tool-schema tokens per request",
         f"provider reported: {p.input_tokens:,} input ({p.cache_read_tokens:,} cache read, "
         f"{p.cache_write_tokens:,} cache write), {p.output_tokens:,} output",
+        *_summaries_line(report.kinds),
     ]
     for m in report.members:
         lines += [
@@ -237,6 +324,7 @@ def render_usage(report: UsageReport, *, breakers: int = 5) -> str:
             f"{_pct(m.hit_rate)} cached, {m.tool_schema_tokens_per_request:,.0f} tool-schema "
             f"tokens per request",
             f"  cache model: {m.cache_rules}; counted in {m.encoding}",
+            *(f"  {line}" for line in _summaries_line(m.kinds)),
             "  by channel: "
             + ", ".join(
                 f"{channel} {tokens:,} ({_pct(_rate(tokens, m.input_tokens))})"

@@ -1,7 +1,8 @@
 """Prompt accounting across a stop and a resume of a team: the first request after the
 resume is compared with the last one before the stop (the restored context is its
 prefix), not called ``cold`` — a hit when the gap is within the cache's TTL, ``expired``
-when it is not (the clock injected: no waiting)."""
+when it is not (the clock injected: no waiting). A summary's request before the stop
+stays in the team's usage, read from its log, after the resume."""
 
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ from akgentic.agent.accounting import (
     PromptAccountingEvent,
     accounting_events,
 )
+from akgentic.agent.config import CompactionConfig
 from akgentic.core import AgentCard
 from akgentic.llm import register_model
-from akgentic.team import MemberSpec, TeamCard, TeamManager
+from akgentic.team import MemberSpec, TeamCard, TeamManager, team_usage
 
 from ..team import test_registered_models
 from ..team.conftest import answer
@@ -47,7 +49,7 @@ def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f"answer {len(messages)}")])
 
 
-def solo() -> TeamCard:
+def solo(compaction: CompactionConfig | None = None) -> TeamCard:
     analyst = AgentCard(
         role="Analyst",
         agent_class=f"{__name__}.ClockedAgent",
@@ -56,6 +58,7 @@ def solo() -> TeamCard:
             role="Analyst",
             models="registered:accounting-llm",
             prompt_accounting=PromptAccountingConfig(cache=RULES),
+            compaction=compaction or CompactionConfig(),
         ),
     )
     return TeamCard(name="solo", entry_point="@Analyst", members=[MemberSpec(card=analyst)])
@@ -110,3 +113,37 @@ def test_the_first_request_after_a_resume_past_the_ttl_is_expired(
     assert after.cached_tokens == 0
     assert after.seconds_since_previous is not None
     assert after.seconds_since_previous > RULES.ttl_seconds
+
+
+def test_a_summary_before_the_stop_is_in_the_usage_after_the_resume(
+    manager: TeamManager,
+) -> None:
+    with register_model("accounting-llm", FunctionModel(respond)):
+        runtime = manager.create_team(solo(CompactionConfig(keep_last=1)))
+        runtime.send("first question")
+        seq, _ = answer(runtime, 0)
+        runtime.send("/compact")
+        _, compacted = answer(runtime, seq)
+        assert compacted.startswith("Compacted")
+        team_id = runtime.team_id
+        manager.stop_team(team_id)
+        resumed = manager.resume_team(team_id)
+        seq = resumed.recorder.last_seq
+        resumed.send("second question")
+        answer(resumed, seq)
+        manager.stop_team(team_id)
+    records = manager.storage.events.read(team_id, from_seq=1, limit=10_000)
+    events = accounting_events(record.message for record in records if record.ok)
+    assert [(e.kind, e.request) for e in events] == [
+        ("turn", 1),
+        ("summary", 2),
+        ("turn", 1),  # numbered from 1 in the new process
+    ]
+    report = team_usage(manager.storage, team_id, "solo")
+    assert report.requests == 3
+    assert report.input_tokens == sum(e.input_tokens for e in events)
+    assert report.kinds["summary"].requests == 1
+    assert report.kinds["summary"].input_tokens == events[1].input_tokens
+    [member] = report.members
+    summaries = next(c for c in member.cards if c.card == "(summary requests)")
+    assert summaries.tokens == events[1].input_tokens

@@ -1,12 +1,14 @@
-"""Compaction over an agent's life: what a summary's request costs is counted, a summary
-that fails does not fail the turn it came before, a history just compacted is not
-compacted again, and a summary chains the one before it however long the conversation.
-And a failed turn's answered requests are counted too."""
+"""Compaction over an agent's life: what a summary's request costs is counted and
+accounted (a record of its own kind, which ``akgentic usage`` reports), a summary that
+fails does not fail the turn it came before, a history just compacted is not compacted
+again, and a summary chains the one before it however long the conversation. And a failed
+turn's answered requests are counted too."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
@@ -20,6 +22,7 @@ from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.usage import RequestUsage
 
 from akgentic.agent import AgentMessage, BaseAgent
+from akgentic.agent.accounting import AGENT, PrefixCacheRules, PromptAccountingEvent
 from akgentic.agent.config import CompactionConfig
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorSystem, EventMessage, UserMessage, WarningMessage
@@ -96,6 +99,56 @@ def test_a_summarys_usage_is_published_and_counted(system: ActorSystem, team: Te
         "input_tokens": 907,
         "output_tokens": 6,
     }
+
+
+@pytest.mark.parametrize("trigger", ["/compact", "before a turn"])
+def test_a_summarys_request_is_accounted_as_a_summary(
+    system: ActorSystem, team: Team, trigger: str
+) -> None:
+    """The summary's request is on the team stream like the turns' (what ``akgentic
+    usage`` adds up), of kind ``summary`` and numbered among them; it is modelled apart,
+    so the turn after it is compared with the turn before it."""
+    script = Script(sized)
+    threshold = 0.5 if trigger == "before a turn" else 0.8
+    agent = start(
+        system,
+        team,
+        script,
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=threshold, keep_last=2),
+        prompt_accounting={"cache": PrefixCacheRules(name="test", min_prefix_tokens=0)},
+    )
+    for index in range(3):  # the third answer reports 500 tokens: half the window
+        ask(system, agent, f"round {index}")
+    if trigger == "/compact":
+        assert ask(system, agent, "/compact").startswith("Compacted")
+    ask(system, agent, "round 3")
+    assert summaries(script) == 1
+    found = team.recorder.wait_for_type(
+        EventMessage, 5, where=lambda m: isinstance(m.event, PromptAccountingEvent)
+    )
+    events = [m.event for m in found if isinstance(m.event, PromptAccountingEvent)]
+    assert [(e.kind, e.request) for e in events] == [
+        ("turn", 1),
+        ("turn", 2),
+        ("turn", 3),
+        ("summary", 4),
+        ("turn", 5),
+    ]
+    before, summary, after = events[2:]
+    assert (summary.provider.input_tokens, summary.provider.output_tokens) == (7, 3)
+    assert summary.agent == "@Agent" and summary.run_id not in ("", before.run_id)
+    # its instructions (the agent's own) and the conversation's text; no tool
+    assert {(p.channel, p.card) for p in summary.parts} == {
+        ("system_prompt", AGENT),
+        ("message", ""),
+    }
+    assert summary.tool_schema_tokens == 0 and summary.cache_status == "cold"
+    assert summary.summary().startswith("summary request 4: ")
+    # the turn after it extends the tools and system prompt of the turn before it: the
+    # compacted history is what breaks the prefix, not the summary's request
+    assert after.breaker is not None and after.breaker.channel == "history"
+    assert after.shared_prefix_tokens > after.tool_schema_tokens > 0
 
 
 def test_a_summary_that_fails_before_a_turn_leaves_the_turn_to_go_on(

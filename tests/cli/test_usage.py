@@ -1,4 +1,5 @@
-"""``akgentic usage``: a team's prompt economy from its log, as a table and as JSON."""
+"""``akgentic usage``: a team's prompt economy from its log, as a table and as JSON — the
+requests that wrote a compaction's summary included, before a resume or after it."""
 
 from __future__ import annotations
 
@@ -56,6 +57,39 @@ def test_usage_as_a_table(cli: Invoke, storage_url: str) -> None:
     assert "  cache broken by:" in lines
     assert any(
         "ToolsetCard[tasks].PlanningTool" in line and "(added): once" in line for line in lines
+    )
+
+
+def test_usage_counts_the_summary_requests_and_names_them(cli: Invoke, storage_url: str) -> None:
+    assert cli("run", str(LIBRARIAN), "-m", "plan the archive move").exit_code == 0
+    compacted = cli("teams", "resume", "librarian", "-m", "/compact")
+    assert compacted.exit_code == 0, compacted.output
+    assert "answer: Compacted" in compacted.stdout
+    events = stored_events(storage_url)
+    assert [e.kind for e in events] == ["turn"] * 4 + ["summary"]
+    summary = events[-1]
+    assert summary.provider.input_tokens > 0  # the scripted model reports its usage
+
+    result = cli("usage", "librarian", "--json")
+    assert result.exit_code == 0, result.output
+    report = UsageReport.model_validate(json.loads(result.stdout))
+    assert report.requests == 5
+    assert report.input_tokens == sum(e.input_tokens for e in events)
+    assert report.provider.input_tokens == sum(e.provider.input_tokens for e in events)
+    assert report.provider.output_tokens == sum(e.provider.output_tokens for e in events)
+    assert report.kinds["summary"].requests == 1
+    assert report.kinds["summary"].provider == summary.provider
+    [member] = report.members
+    cards = {c.card: c for c in member.cards}
+    assert cards["(summary requests)"].tokens == summary.input_tokens
+
+    table = cli("usage", "librarian")
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert "5 model requests" in lines[0]
+    assert lines[2].startswith("compaction summaries: 1 request, ")
+    assert any(
+        line.split()[:3] == ["(summary", "requests)", f"{summary.input_tokens:,}"] for line in lines
     )
 
 

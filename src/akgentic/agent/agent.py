@@ -66,10 +66,12 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from akgentic.agent.accounting import (
+    AGENT,
     PrefixCacheRules,
     PromptAccounting,
     PromptWiring,
     RequestAccountant,
+    Source,
     rules_for,
 )
 from akgentic.agent.capabilities import (
@@ -286,6 +288,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._loop = asyncio.new_event_loop()
         self._history: list[ModelMessage] = []
         self._accountant: RequestAccountant | None = None
+        self._summary_accounting: PromptAccounting | None = None
         self._turn_sender: ActorAddress | None = None
         self._absorbed: list[Any] = []  # the inbox envelopes the run in progress absorbed
         self._cancelled_by: Message | None = None
@@ -378,6 +381,19 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return self.config.prompt_accounting.cache or rules_for(entry.provider, entry.model)
 
         self._accountant = RequestAccountant(self._wiring)
+        # a compaction's summary request: its own prompt (its instructions, no tools), its
+        # own records (kind "summary"), numbered with the turns'
+        summary = PromptWiring(self._factory)
+        summary.set_system_parts(
+            [(Source("system_prompt", AGENT, "summary_instructions"), SUMMARY_INSTRUCTIONS)]
+        )
+        self._summary_accounting = PromptAccounting(
+            self._accountant.companion(summary, "summary"),
+            self.notify_event_later,
+            agent=self.config.name,
+            rules=rules,
+            clock=type(self).accounting_clock,
+        )
         return PromptAccounting(
             self._accountant,
             self.notify_event_later,
@@ -880,10 +896,14 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
         Its request is the agent's like any other: its usage counts toward the agent's
         limits and lifetime usage and is published (``LlmUsageEvent``), so a usage summary
-        adds it up — unless the provider never answered it (cut: nothing was used)."""
+        adds it up, and it is accounted (a ``PromptAccountingEvent`` of kind ``summary``,
+        which ``akgentic usage`` reports) — unless the provider never answered it (cut:
+        nothing was used)."""
+        accounting = self._summary_accounting
         summarizer: Agent[None, str] = Agent(
             self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
             instructions=SUMMARY_INSTRUCTIONS,
+            capabilities=[accounting] if accounting is not None else None,
         )
         run_usage = RunUsage()
         try:

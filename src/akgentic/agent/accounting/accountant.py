@@ -45,7 +45,12 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
 
-from akgentic.agent.accounting.event import PartTokens, PromptAccountingEvent, ProviderUsage
+from akgentic.agent.accounting.event import (
+    PartTokens,
+    PromptAccountingEvent,
+    ProviderUsage,
+    RequestKind,
+)
 from akgentic.agent.accounting.prefix_cache import DEFAULT_RULES, PrefixCacheModel, PrefixCacheRules
 from akgentic.agent.accounting.segments import (
     MESSAGE_FRAMING,
@@ -134,12 +139,22 @@ class RequestCapture:
     agent: str
 
 
+class _Numbering:
+    """The number of the last request accounted, shared by an agent's accountants."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last = 0
+
+
 class RequestAccountant:
-    """Accounts one agent's requests; see the module docstring.
+    """Accounts one agent's requests of one ``kind``; see the module docstring.
 
     ``counter`` defaults to ``akgentic.llm.token_counter()`` (``o200k_base``, or the
     estimate without bpe-openai); ``rules`` are the prefix-cache rules (settable between
-    requests, e.g. when the model is switched); ``cache_size`` bounds each table.
+    requests, e.g. when the model is switched); ``cache_size`` bounds each table. The
+    agent's requests of another kind (a compaction's summary) go to a :meth:`companion`.
     """
 
     def __init__(
@@ -149,11 +164,14 @@ class RequestAccountant:
         counter: TokenCounter | None = None,
         rules: PrefixCacheRules = DEFAULT_RULES,
         cache_size: int = 4096,
+        kind: RequestKind = "turn",
     ) -> None:
         self.wiring = wiring
+        self.kind: RequestKind = kind
         self.counter = counter if counter is not None else token_counter()
         self.cache = PrefixCacheModel(rules)
-        self.requests = 0
+        self._numbering = _Numbering()
+        self._cache_size = cache_size
         self._counts: _Bounded[tuple[str, tuple[int, ...]], tuple[int, ...]] = _Bounded(cache_size)
         self._tools: _Bounded[tuple[str, str, int], tuple[object, Counted]] = _Bounded(cache_size)
         self._system: tuple[str, tuple[tuple[Source, int], ...], Counted] | None = None
@@ -168,6 +186,29 @@ class RequestAccountant:
         )
         # the last request before a resume, compared with the first after it (resume)
         self._resumed: tuple[tuple[ModelMessage, ...], float] | None = None
+
+    @property
+    def requests(self) -> int:
+        """How many of the agent's requests have been accounted (a companion's included)."""
+        return self._numbering.last
+
+    def companion(self, wiring: PromptWiring, kind: RequestKind) -> RequestAccountant:
+        """An accountant for the same agent's requests of another ``kind``, whose prompt
+        ``wiring`` lays out (a summary's: its own instructions, no tools). Its records
+        carry ``kind``, and are numbered in one sequence with this one's; its prefix-cache
+        model is its own, so its requests neither extend nor break this one's prefix (a
+        provider keeps both prompts). Counts of text are shared. Its records are built on
+        the thread that builds this one's, in the order of the captures of both."""
+        other = RequestAccountant(
+            wiring,
+            counter=self.counter,
+            rules=self.cache.rules,
+            cache_size=self._cache_size,
+            kind=kind,
+        )
+        other._numbering = self._numbering
+        other._counts = self._counts
+        return other
 
     def resume(self, history: Sequence[ModelMessage]) -> None:
         """Take the model context a resume restored: the last request before the stop is
@@ -369,13 +410,14 @@ class RequestAccountant:
         )
         counted = [*head, *history, *tail]
         outcome = self.cache.observe(counted, capture.now)
-        self.requests += 1
+        self._numbering.last += 1
         parts = _parts(head, history, tail, outcome.cached)
         framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING
         return PromptAccountingEvent(
             agent=capture.agent,
+            kind=self.kind,
             run_id=capture.run_id,
-            request=self.requests,
+            request=self._numbering.last,
             model=capture.model,
             encoding=self.counter.encoding,
             exact=self.counter.exact,

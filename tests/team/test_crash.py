@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from pathlib import Path
 from uuid import UUID, uuid4
 
 from akgentic.agent import AgentMessage, AgentState, BaseAgent, TurnInterrupted
 from akgentic.core import ActorAddress, ActorSystem, EventMessage, SentMessage, UserMessage
 from akgentic.storage import TeamStatus, open_storage
 from akgentic.team import RestorePlan, TeamManager, TeamRuntime, plan_restore
+from tests.processes import killed_when_ready
 
 from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def run_child_until_ready(url: str, how: str = "") -> UUID:
-    env = {**os.environ, "AKGENTIC_CRASH_BLOCK": "1", "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.team.crash_child", url, how],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        line = child.stdout.readline()  # blocks until READY (or the child dies)
-        assert line.startswith("READY "), (line, child.stderr.read() if child.stderr else "")
-        team_id = UUID(line.split()[1])
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(30)
-    assert child.returncode == -signal.SIGKILL
-    return team_id
+    return killed_when_ready("tests.team.crash_child", url, how, env={"AKGENTIC_CRASH_BLOCK": "1"})
 
 
 def answers(runtime: TeamRuntime) -> list[str]:

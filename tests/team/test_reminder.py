@@ -4,12 +4,7 @@ which does not converse (it would warn that it has no handler)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
-from uuid import UUID
 
 import pytest
 
@@ -26,9 +21,9 @@ from akgentic.storage import EventRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime
 from akgentic.tool import ToolStateEvent
 from akgentic.tool.notification import NotificationActor, NotificationDelta, NotificationTool
+from tests.processes import killed_when_ready
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 
 
 def analyst_team(human: str | None) -> TeamCard:
@@ -104,23 +99,7 @@ def test_a_reminder_sent_just_before_a_crash_is_not_sent_again_on_resume(
 ) -> None:
     """Killed between the reminder's send and the delta that says it was delivered: the
     resume settles the entry from the log, so the agent gets the reminder once."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.team.reminder_crash_child", storage_url],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        line = child.stdout.readline()  # blocks until READY (or the child dies)
-        assert line.startswith("READY "), (line, child.stderr.read() if child.stderr else "")
-        team_id = UUID(line.split()[1])
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(30)
+    team_id = killed_when_ready("tests.team.reminder_crash_child", storage_url)
 
     storage = open_storage(storage_url)
     added = [

@@ -6,11 +6,7 @@ nothing, when a delta is missing with no readable snapshot after it."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -30,11 +26,10 @@ from akgentic.tool.planning import (
     UpdateTask,
 )
 from tests.event_rows import unpack_events
+from tests.processes import killed_when_ready
 
 from .crash_cards import SlowStep  # noqa: F401  (the class must exist to restore the team)
 from .journal_child import CHANGES, make_changes
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def expected_plan(changes: int) -> Plan:
@@ -88,25 +83,7 @@ def corrupt(path: Path, team_id: UUID, *seqs: int) -> None:
 
 
 def run_child_until_ready(url: str) -> UUID:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "tests.team.journal_child", url],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        line = child.stdout.readline()  # blocks until READY (or the child dies)
-        assert line.startswith("READY "), (line, child.stderr.read() if child.stderr else "")
-        team_id = UUID(line.split()[1])
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(30)
-    assert child.returncode == -signal.SIGKILL
-    return team_id
+    return killed_when_ready("tests.team.journal_child", url)
 
 
 def test_after_a_kill_the_state_is_the_last_snapshot_and_the_deltas_after_it(

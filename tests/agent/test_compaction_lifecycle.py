@@ -16,6 +16,7 @@ from pydantic_ai.messages import (
     ModelResponse,
     TextPart,
     ToolCallPart,
+    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo
@@ -205,6 +206,47 @@ def test_a_summary_chains_the_one_before_however_long_the_conversation_since(
     assert len(prompts[1]) <= 20_000
     assert "round 7" not in prompts[1]  # kept as it is: not summarised
     assert "round 6" in prompts[1]  # the latest of what is summarised
+
+
+def summary_prompts(script: Script) -> list[str]:
+    """The prompts of the summary requests the model was sent."""
+    prompts = []
+    for seen, info in zip(script.seen, script.infos, strict=True):
+        if is_summary(info):
+            [prompt] = [p.content for p in seen[-1].parts if isinstance(p, UserPromptPart)]
+            assert isinstance(prompt, str)
+            prompts.append(prompt)
+    return prompts
+
+
+def test_a_summary_is_written_from_the_tool_calls_and_their_results_too(
+    system: ActorSystem, team: Team
+) -> None:
+    """An agent that did its work through tools remembers it after a compaction: the summary
+    request is shown each call (name, arguments) and each result, in order."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            return ModelResponse(parts=[TextPart("SUMMARY")])
+        last = messages[-1]
+        if any(isinstance(p, ToolReturnPart) for p in last.parts):
+            return ModelResponse(parts=[TextPart("the sum is in")])
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 20, "b": 22})])
+
+    script = Script(respond)
+    agent = start(system, team, script, tools=[Calc()], compaction=CompactionConfig(keep_last=1))
+    ask(system, agent, "add 20 and 22")
+    ask(system, agent, "thanks")
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    [prompt] = summary_prompts(script)
+    lines = prompt.splitlines()
+    at = lines.index('[tool call] add({"a":20,"b":22})')
+    assert lines[at : at + 3] == [
+        '[tool call] add({"a":20,"b":22})',
+        "[tool result] add: 42",
+        "the sum is in",
+    ]
+    assert lines.index("add 20 and 22") < at < lines.index("thanks")
 
 
 def test_a_turn_that_fails_after_answered_requests_publishes_their_usage(

@@ -30,8 +30,9 @@ from akgentic.llm import (
     estimate_tokens,
     needs_compaction,
     safe_cut,
+    summary_prompt,
 )
-from akgentic.llm.compaction import SUMMARY_METADATA_KEY
+from akgentic.llm.compaction import SUMMARY_METADATA_KEY, TOOL_ARGS_CHARS, TOOL_RESULT_CHARS
 
 SCENARIO = {
     "rules": [
@@ -285,3 +286,59 @@ def test_needs_compaction() -> None:
     assert needs_compaction(messages, None) is False
     with pytest.raises(ValueError, match="threshold"):
         needs_compaction(messages, 100, threshold=0)
+
+
+def test_a_summary_prompt_shows_tool_calls_and_results_in_order() -> None:
+    """What an agent did through tools is what a summary must keep: each call (name and
+    arguments) and each result is in the text a summary is written from, where it happened."""
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[SystemPromptPart("be brief"), UserPromptPart("write the report")]),
+        ModelResponse(
+            parts=[
+                TextPart("writing it"),
+                ToolCallPart("write_file", {"path": "report.md", "text": "# Q3"}, "c1"),
+            ]
+        ),
+        ModelRequest(parts=[ToolReturnPart("write_file", {"bytes": 4, "path": "report.md"}, "c1")]),
+        ModelResponse(parts=[ToolCallPart("search", {"q": "revenue"}, "c2")]),
+        ModelRequest(
+            parts=[ToolReturnPart("search", "the index is offline", "c2", outcome="failed")]
+        ),
+        ModelResponse(parts=[TextPart("done: report.md")]),
+    ]
+    prompt = summary_prompt(history)
+    assert prompt.splitlines() == [
+        "write the report",
+        "writing it",
+        '[tool call] write_file({"path":"report.md","text":"# Q3"})',
+        '[tool result] write_file: {"bytes":4,"path":"report.md"}',
+        '[tool call] search({"q":"revenue"})',
+        '[tool result] search (failed): the index is offline',
+        "done: report.md",
+    ]
+    assert "be brief" not in prompt  # the system prompt stays: it is not summarised
+
+
+def test_a_summary_prompt_cuts_a_huge_result_and_says_so() -> None:
+    """One huge result (or call) is cut to its bound, saying how much was cut: it neither
+    fills the summary's request nor crowds out what came before and after it."""
+    huge = "x" * 50_000
+    history: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart("read the log")]),
+        ModelResponse(parts=[ToolCallPart("write_file", {"text": huge}, "c1")]),
+        ModelRequest(parts=[ToolReturnPart("write_file", "ok", "c1")]),
+        ModelResponse(parts=[ToolCallPart("read_file", {"path": "big.log"}, "c2")]),
+        ModelRequest(parts=[ToolReturnPart("read_file", huge, "c2")]),
+        ModelResponse(parts=[TextPart("the log is all x")]),
+    ]
+    prompt = summary_prompt(history)
+    lines = prompt.splitlines()
+    assert lines[0] == "read the log" and lines[-1] == "the log is all x"
+    call = lines[1]
+    assert call.startswith('[tool call] write_file({"text":"xxx')
+    args = len('{"text":""}') + 50_000
+    assert call.endswith(f"[... {args - TOOL_ARGS_CHARS} more characters cut])")
+    result = next(line for line in lines if line.startswith("[tool result] read_file: "))
+    assert result.endswith(f"[... {50_000 - TOOL_RESULT_CHARS} more characters cut]")
+    assert len(result) < TOOL_RESULT_CHARS + 100
+    assert len(prompt) < TOOL_ARGS_CHARS + TOOL_RESULT_CHARS + 300

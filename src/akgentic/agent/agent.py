@@ -53,10 +53,8 @@ from uuid import UUID
 from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
 from pydantic_ai.exceptions import RunCancelled
 from pydantic_ai.messages import (
-    CompactionPart,
     ModelMessage,
     ModelRequest,
-    SystemPromptPart,
     ToolReturnPart,
     UserPromptPart,
     repair_messages,
@@ -118,6 +116,7 @@ from akgentic.llm import (
     compact,
     describe_model_failure,
     needs_compaction,
+    summary_prompt,
 )
 from akgentic.tool.core import (
     CommandNotRecognized,
@@ -176,29 +175,6 @@ def _returns_are_values(messages: Sequence[ModelMessage]) -> bool:
         for part in message.parts
         if isinstance(part, ToolReturnPart)
     )
-
-
-SUMMARY_PROMPT_CHARS = 20_000
-"""The most characters of the conversation a summary's request carries."""
-
-
-def _summary_prompt(messages: Sequence[ModelMessage]) -> str:
-    """The text a summary is written from: the summaries ``messages`` open with (an earlier
-    compaction's), whole, then the latest of the rest that fits in
-    :data:`SUMMARY_PROMPT_CHARS` — so a summary chains the ones before it however long the
-    conversation since, rather than lose them first, as the oldest text."""
-    summaries: list[str] = []
-    lines: list[str] = []
-    for message in messages:
-        for part in message.parts:
-            content = getattr(part, "content", None)
-            if not isinstance(content, str) or isinstance(part, SystemPromptPart):
-                continue
-            (summaries if isinstance(part, CompactionPart) else lines).append(content)
-    head = "\n".join(summaries)
-    room = SUMMARY_PROMPT_CHARS - (len(head) + 1 if head else 0)  # the line between
-    rest = "\n".join(lines)[-room:] if room > 0 else ""
-    return "\n".join(filter(None, [head, rest]))
 
 
 def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
@@ -910,7 +886,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             with self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
                     summarizer.run(
-                        _summary_prompt(messages),
+                        summary_prompt(messages),
                         cancellation_token=token,
                         usage=run_usage,
                         usage_limits=limits,

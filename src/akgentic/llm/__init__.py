@@ -12,6 +12,7 @@ from akgentic.llm.compaction import (
     estimate_tokens,
     needs_compaction,
     safe_cut,
+    summary_prompt,
 )
 from akgentic.llm.config import (
     BASE_URL_ENV,
@@ -107,5 +108,6 @@ __all__ = [
     "safe_cut",
     "scenario_from_dict",
     "sound_message",
+    "summary_prompt",
     "token_counter",
 ]

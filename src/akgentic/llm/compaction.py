@@ -16,6 +16,13 @@ The contract:
   same side of the cut: the cut moves *earlier* until no pair straddles it, so compaction keeps
   more rather than hand a provider a tool result whose call it never saw (a hard API error).
 
+- :func:`summary_prompt` is the text a summary is written from: the conversation in order —
+  what was said, and each tool call (its name and arguments) and tool result — with the
+  summaries it opens with kept whole. A call's arguments and a result are each cut to a bound
+  (:data:`TOOL_ARGS_CHARS`, :data:`TOOL_RESULT_CHARS`), saying how much was cut, so one huge
+  result neither fills the summary's request nor crowds out the rest; the whole is held to
+  :data:`SUMMARY_PROMPT_CHARS`, the latest kept.
+
 The summary is pydantic-ai's own request-side :class:`~pydantic_ai.messages.CompactionPart`: every
 provider model sends it as user-voice text framed as a summary, and pydantic-ai's history window
 logic (``post_compaction_window``) treats it as the boundary. Its ``metadata`` says how many
@@ -46,11 +53,15 @@ from pydantic_ai.usage import RequestUsage
 __all__ = [
     "SUMMARY_INSTRUCTIONS",
     "SUMMARY_METADATA_KEY",
+    "SUMMARY_PROMPT_CHARS",
+    "TOOL_ARGS_CHARS",
+    "TOOL_RESULT_CHARS",
     "compact",
     "context_tokens",
     "estimate_tokens",
     "needs_compaction",
     "safe_cut",
+    "summary_prompt",
 ]
 
 SUMMARY_METADATA_KEY = "akgentic_summary"
@@ -64,6 +75,15 @@ SUMMARY_INSTRUCTIONS = (
 prompt is the conversation's text, which the scripted model must not take for a turn."""
 
 CHARS_PER_TOKEN = 4
+
+SUMMARY_PROMPT_CHARS = 20_000
+"""The most characters of the conversation a summary's request carries."""
+
+TOOL_ARGS_CHARS = 1_000
+"""The most characters of one tool call's arguments (JSON) :func:`summary_prompt` shows."""
+
+TOOL_RESULT_CHARS = 2_000
+"""The most characters of one tool result :func:`summary_prompt` shows."""
 
 
 def _content_chars(content: Any) -> int:
@@ -118,6 +138,55 @@ def needs_compaction(
     if context_length is None:
         return False
     return context_tokens(messages) >= threshold * context_length
+
+
+def _excerpt(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters saying how many more were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} [... {len(text) - limit} more characters cut]"
+
+
+def _render(part: Any) -> str | None:
+    """One line (or several) of :func:`summary_prompt` for ``part``; None: not shown."""
+    if isinstance(part, BaseToolCallPart):
+        args = _excerpt(part.args_as_json_str(), TOOL_ARGS_CHARS)
+        return f"[tool call] {part.tool_name}({args})"
+    if isinstance(part, BaseToolReturnPart):
+        outcome = "" if part.outcome == "success" else f" ({part.outcome})"
+        result = _excerpt(part.model_response_str(wrap_if_error=False), TOOL_RESULT_CHARS)
+        return f"[tool result] {part.tool_name}{outcome}: {result}"
+    content = getattr(part, "content", None)
+    if not isinstance(content, str) or isinstance(part, SystemPromptPart):
+        return None
+    return content
+
+
+def summary_prompt(messages: Sequence[ModelMessage]) -> str:
+    """The text a summary of ``messages`` is written from (see the module docstring).
+
+    In order, one entry a part: what was said as it is, a tool call as
+    ``[tool call] name({...})`` and its result as ``[tool result] name: ...`` (an outcome other
+    than success named), each cut to its bound. The summaries ``messages`` open with (an
+    earlier compaction's) come first, whole, then the latest of the rest that fits in
+    :data:`SUMMARY_PROMPT_CHARS` — so a summary chains the ones before it however long the
+    conversation since, rather than lose them first, as the oldest text. The system prompt is
+    left out: it is not summarised, it stays."""
+    summaries: list[str] = []
+    lines: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, CompactionPart):
+                if isinstance(part.content, str):
+                    summaries.append(part.content)
+                continue
+            line = _render(part)
+            if line is not None:
+                lines.append(line)
+    head = "\n".join(summaries)
+    room = SUMMARY_PROMPT_CHARS - (len(head) + 1 if head else 0)  # the line between
+    rest = "\n".join(lines)[-room:] if room > 0 else ""
+    return "\n".join(filter(None, [head, rest]))
 
 
 def _tool_pairs(messages: Sequence[ModelMessage]) -> list[tuple[int, int]]:

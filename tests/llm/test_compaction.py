@@ -25,10 +25,12 @@ from pydantic_ai.usage import RequestUsage
 
 from akgentic.llm import (
     ScriptedModel,
+    apply_summary,
     compact,
     context_tokens,
     estimate_tokens,
     needs_compaction,
+    plan_compaction,
     safe_cut,
     summary_prompt,
 )
@@ -313,7 +315,7 @@ def test_a_summary_prompt_shows_tool_calls_and_results_in_order() -> None:
         '[tool call] write_file({"path":"report.md","text":"# Q3"})',
         '[tool result] write_file: {"bytes":4,"path":"report.md"}',
         '[tool call] search({"q":"revenue"})',
-        '[tool result] search (failed): the index is offline',
+        "[tool result] search (failed): the index is offline",
         "done: report.md",
     ]
     assert "be brief" not in prompt  # the system prompt stays: it is not summarised
@@ -342,3 +344,20 @@ def test_a_summary_prompt_cuts_a_huge_result_and_says_so() -> None:
     assert result.endswith(f"[... {50_000 - TOOL_RESULT_CHARS} more characters cut]")
     assert len(result) < TOOL_RESULT_CHARS + 100
     assert len(prompt) < TOOL_ARGS_CHARS + TOOL_RESULT_CHARS + 300
+
+
+def test_compact_in_two_halves_keeps_the_tail_unchanged_when_asked() -> None:
+    """``plan_compaction`` says what a summary replaces and where the tail starts;
+    ``apply_summary(keep_usage=True)`` keeps the tail as it is (pydantic-ai's compaction hook
+    wants it unchanged), where ``compact`` drops the kept responses' usage."""
+    plan = plan_compaction(HISTORY, keep_last=2)
+    assert plan is not None
+    tail = HISTORY[plan.cut :]
+    assert any(isinstance(m, ModelResponse) and m.usage.input_tokens for m in tail)
+    kept = apply_summary(HISTORY, plan, "S", keep_usage=True)
+    assert all(a is b for a, b in zip(kept[1:], tail, strict=True))
+    compacted = compact(HISTORY, lambda older: "S", keep_last=2)
+    assert kept[0] == compacted[0]
+    assert [_without_usage(m) for m in kept[1:]] == compacted[1:]
+    assert plan.older == [replace(HISTORY[0], parts=HISTORY[0].parts[1:]), *HISTORY[1 : plan.cut]]
+    assert plan_compaction(HISTORY[:1], keep_last=2) is None

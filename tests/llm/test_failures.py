@@ -7,7 +7,12 @@ import socket
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UnexpectedModelBehavior
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelContextWindowExceededError,
+    ModelHTTPError,
+    UnexpectedModelBehavior,
+)
 
 from akgentic.llm import ModelConfig, build_model, describe_model_failure
 from tests.examples.openai_compatible import serve
@@ -120,3 +125,20 @@ def test_a_model_failing_its_output_checks_is_not_blamed_on_the_url() -> None:
     config = ModelConfig(provider="openai-compatible", model="m", base_url="http://h/v1")
     exc = UnexpectedModelBehavior("Exceeded maximum output retries (1)")
     assert describe_model_failure(exc, config) is None
+
+
+def test_a_request_past_the_models_window_says_what_to_do() -> None:
+    """One line: the window, then what to do — compact or clear, and the setting that has
+    the agent compact before the window fills (set it; or, set, check it)."""
+    refused = ModelContextWindowExceededError("m", "context_length_exceeded")
+    unknown = ModelConfig(provider="openai-compatible", model="m", base_url="http://h/v1")
+    line = describe_model_failure(refused, unknown)
+    assert line is not None and "\n" not in line
+    assert line.startswith("model 'openai-compatible:m' at http://h/v1 refused the request: ")
+    assert "exceeds the model's context window (context_length_exceeded)" in line
+    assert "/compact or /clear" in line
+    assert "set the model's context_length to its window" in line
+    known = unknown.model_copy(update={"context_length": 128_000})
+    line = describe_model_failure(refused, known)
+    assert line is not None
+    assert "check the model's context_length (128000) is not larger than its real window" in line

@@ -7,10 +7,13 @@ The public surface is flat: everything below is importable from ``akgentic.llm``
 
 from akgentic.llm.compaction import (
     SUMMARY_INSTRUCTIONS,
+    CompactionPlan,
+    apply_summary,
     compact,
     context_tokens,
     estimate_tokens,
     needs_compaction,
+    plan_compaction,
     safe_cut,
     summary_prompt,
 )
@@ -66,6 +69,7 @@ __all__ = [
     "BASE_URL_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
     "SUMMARY_INSTRUCTIONS",
+    "CompactionPlan",
     "ContextReplacedEvent",
     "LlmEvent",
     "LlmMessageEvent",
@@ -92,6 +96,7 @@ __all__ = [
     "UsageLimitsConfig",
     "UsageTracker",
     "api_key_env",
+    "apply_summary",
     "build_model",
     "build_roster_model",
     "compact",
@@ -102,6 +107,7 @@ __all__ = [
     "from_stream_event",
     "load_scenario",
     "needs_compaction",
+    "plan_compaction",
     "register_model",
     "registered_models",
     "require_api_key",

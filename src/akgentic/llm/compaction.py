@@ -11,6 +11,10 @@ The contract:
   keeps the last ``keep_last`` messages (or a few more) verbatim — but for the usage of the
   responses kept, which measured a context that is gone: read as current, it would have the
   next :func:`needs_compaction` call a history just compacted full again (the log keeps it).
+  Its two halves, :func:`plan_compaction` (what is summarised, where the tail starts) and
+  :func:`apply_summary`, serve a summary written asynchronously — inside pydantic-ai's
+  ``compact_history`` hook, which wants the kept tail unchanged (``keep_usage=True``): there the
+  next response, to the compacted history, reports its size.
 - **A tool call and its answer are never split.** A ``ToolCallPart`` in a ``ModelResponse`` and
   the ``ToolReturnPart`` (or retry) answering it in a later ``ModelRequest`` always land on the
   same side of the cut: the cut moves *earlier* until no pair straddles it, so compaction keeps
@@ -34,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic_ai.messages import (
@@ -56,10 +60,13 @@ __all__ = [
     "SUMMARY_PROMPT_CHARS",
     "TOOL_ARGS_CHARS",
     "TOOL_RESULT_CHARS",
+    "CompactionPlan",
+    "apply_summary",
     "compact",
     "context_tokens",
     "estimate_tokens",
     "needs_compaction",
+    "plan_compaction",
     "safe_cut",
     "summary_prompt",
 ]
@@ -235,6 +242,84 @@ def _leading_system_parts(message: ModelMessage) -> list[ModelRequestPart]:
     return head
 
 
+@dataclass(frozen=True)
+class CompactionPlan:
+    """What a compaction of a history summarises (:func:`plan_compaction`)."""
+
+    older: list[ModelMessage]
+    """The messages the summary replaces, the head's system parts removed (a previous
+    summary included, so summaries chain): what the summary is written from."""
+    cut: int
+    """Where the tail kept verbatim starts in the history."""
+
+
+def plan_compaction(messages: Sequence[ModelMessage], keep_last: int = 6) -> CompactionPlan | None:
+    """What :func:`compact` would summarise of ``messages``; None when nothing would be.
+
+    The cut keeps the last ``keep_last`` messages, moved earlier when it would split a tool
+    call from its answer (so the tail may hold more).
+    """
+    if keep_last < 0:
+        raise ValueError(f"keep_last must be >= 0, got {keep_last}")
+    history = list(messages)
+    if not history:
+        return None
+    cut = safe_cut(history, len(history) - keep_last)
+    if cut == 0:
+        return None
+    system_parts = _leading_system_parts(history[0])
+    first = history[0]
+    older: list[ModelMessage] = []
+    if isinstance(first, ModelRequest) and system_parts:
+        rest: list[ModelRequestPart] = list(first.parts[len(system_parts) :])
+        if rest:
+            older.append(replace(first, parts=rest))
+    else:
+        older.append(first)
+    older.extend(history[1:cut])
+    if not older:
+        return None
+    return CompactionPlan(older=older, cut=cut)
+
+
+def apply_summary(
+    messages: Sequence[ModelMessage],
+    plan: CompactionPlan,
+    summary: str,
+    *,
+    keep_usage: bool = False,
+) -> list[ModelMessage]:
+    """``messages`` with what ``plan`` summarises replaced by one ``summary``: the head (the
+    system prompt parts opening the first request, then a ``CompactionPart`` holding the
+    summary), then the tail from ``plan.cut``.
+
+    The responses kept lose their usage — their input tokens counted the context before the
+    summary — unless ``keep_usage`` (a compaction within a run, where pydantic-ai requires the
+    kept tail unchanged: the next response to the compacted history reports the new count).
+    """
+    history = list(messages)
+    first = history[0]
+    head = ModelRequest(
+        parts=[
+            *_leading_system_parts(first),
+            CompactionPart(
+                content=summary, metadata={SUMMARY_METADATA_KEY: {"messages": plan.cut}}
+            ),
+        ],
+        timestamp=first.timestamp,
+        instructions=first.instructions if isinstance(first, ModelRequest) else None,
+    )
+    kept = history[plan.cut :]
+    if not keep_usage:
+        kept = [
+            replace(message, usage=RequestUsage())
+            if isinstance(message, ModelResponse)
+            else message
+            for message in kept
+        ]
+    return [head, *kept]
+
+
 def compact(
     messages: Sequence[ModelMessage],
     summarize: Callable[[list[ModelMessage]], str],
@@ -252,38 +337,11 @@ def compact(
       response to it reports a count.
     - When nothing would be summarised, the history comes back unchanged (as a new list) and
       ``summarize`` is not called.
+
+    :func:`plan_compaction` and :func:`apply_summary` are its two halves, for a caller whose
+    summary is written asynchronously (a compaction within a run).
     """
-    if keep_last < 0:
-        raise ValueError(f"keep_last must be >= 0, got {keep_last}")
-    history = list(messages)
-    if not history:
-        return history
-    cut = safe_cut(history, len(history) - keep_last)
-    if cut == 0:
-        return history
-    system_parts = _leading_system_parts(history[0])
-    first = history[0]
-    older: list[ModelMessage] = []
-    if isinstance(first, ModelRequest) and system_parts:
-        rest: list[ModelRequestPart] = list(first.parts[len(system_parts) :])
-        if rest:
-            older.append(replace(first, parts=rest))
-    else:
-        older.append(first)
-    older.extend(history[1:cut])
-    if not older:
-        return history
-    summary = summarize(older)
-    head = ModelRequest(
-        parts=[
-            *system_parts,
-            CompactionPart(content=summary, metadata={SUMMARY_METADATA_KEY: {"messages": cut}}),
-        ],
-        timestamp=first.timestamp,
-        instructions=first.instructions if isinstance(first, ModelRequest) else None,
-    )
-    kept = [
-        replace(message, usage=RequestUsage()) if isinstance(message, ModelResponse) else message
-        for message in history[cut:]
-    ]
-    return [head, *kept]
+    plan = plan_compaction(messages, keep_last)
+    if plan is None:
+        return list(messages)
+    return apply_summary(messages, plan, summarize(plan.older))

@@ -21,6 +21,7 @@ from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelAuthenticationError,
     ModelConnectionError,
+    ModelContextWindowExceededError,
     ModelHTTPError,
     ModelNotFoundError,
     ModelRateLimitError,
@@ -125,6 +126,20 @@ def _refused_key(config: ModelConfig | None, detail: str) -> str:
     return f"refused its API key ({detail}): check the key"
 
 
+def _window_advice(config: ModelConfig | None) -> str:
+    """What lets the agent compact before the window fills, for the model in force."""
+    known = config.context_length if config is not None else None
+    if known is None:
+        return (
+            "set the model's context_length to its window so the agent compacts before it "
+            "fills (compaction.enabled)"
+        )
+    return (
+        f"check the model's context_length ({known}) is not larger than its real window; the "
+        f"agent compacts at compaction.threshold of it (compaction.enabled)"
+    )
+
+
 def describe_model_failure(exc: BaseException, config: ModelConfig | None = None) -> str | None:
     """One line saying what went wrong with a model request and what to do; ``None`` when
     ``exc`` is not a failed model request. ``config`` (the model in force) names the key's
@@ -157,6 +172,11 @@ def describe_model_failure(exc: BaseException, config: ModelConfig | None = None
         return (
             f"the server{at} does not serve model {name!r} ({detail}): check the model "
             f"name (--model provider:model)"
+        )
+    if isinstance(exc, ModelContextWindowExceededError):
+        return (
+            f"model {name!r}{at} refused the request: it exceeds the model's context window "
+            f"({detail}): /compact or /clear the conversation, and {_window_advice(config)}"
         )
     if isinstance(exc, ModelRateLimitError):
         return f"model {name!r}{at} is rate limited ({detail}): wait and try again"

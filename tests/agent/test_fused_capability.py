@@ -9,8 +9,15 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent
-from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.capabilities import AbstractCapability, CompactionResult
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+)
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
@@ -155,3 +162,43 @@ class WithTools(AbstractCapability[Any]):
 def test_a_part_with_a_hook_fuse_does_not_carry_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match=r"WithTools implements get_toolset"):
         fuse([Recorder("a", []), WithTools()])
+
+
+@dataclass(eq=False)
+class Compactor(Recorder):
+    """Asks for a compaction before the run's second request; ``compacts``: answers it
+    (one summary, the last two messages kept), else leaves it to the next capability."""
+
+    compacts: bool = False
+
+    async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+        if ctx.run_step == 2:
+            ctx.request_compaction()
+        return await super().before_model_request(ctx, request_context)
+
+    async def compact_history(self, ctx: Any, request: Any) -> Any:
+        self.trace.append((self.name, "compact_history"))
+        if not self.compacts:
+            return None
+        part = CompactionPart(content=f"summary by {self.name}")
+        messages = [ModelRequest(parts=[part]), *request.messages[-2:]]
+        return CompactionResult(messages=messages, part=part, handler=self.name, kept_from=1)
+
+
+def test_a_fusion_compacts_with_its_first_part_that_does_and_only_then_is_a_compactor() -> None:
+    trace: list[tuple[str, str]] = []
+    quiet = fuse([Recorder("a", trace), Recorder("b", trace)])
+    assert type(quiet).compact_history is AbstractCapability.compact_history
+    fused = fuse(
+        [Compactor("a", trace), Compactor("b", trace, compacts=True), Listener("c", trace)]
+    )
+    assert fused.has_on_event
+    result = _run([fused])
+    assert result.output == "3"
+    assert [(name, hook) for name, hook in trace if hook == "compact_history"] == [
+        ("a", "compact_history"),
+        ("b", "compact_history"),
+    ]
+    [record] = result.compactions
+    assert record.handler == "b"
+    assert isinstance(record.part, CompactionPart) and record.part.content == "summary by b"

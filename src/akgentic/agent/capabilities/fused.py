@@ -10,8 +10,11 @@ turn about 0.15 ms of that machinery (``bench/agent_turn.py``) for hooks that ar
 Fused, they are one capability whose hooks call the parts that implement them, with the
 same semantics pydantic-ai gives a list of capabilities: ``before_*`` hooks and ``on_event``
 in the order given, ``after_*`` hooks in reverse, ``wrap_*`` hooks nested (the first part
-outermost) and
-``get_wrapper_model`` wrapping with the first part outermost. The parts stay what they are
+outermost), ``get_wrapper_model`` wrapping with the first part outermost, and
+``compact_history`` asked of the parts in order, the first result used. A fusion carries
+``on_event`` and ``compact_history`` only when a part implements them: pydantic-ai streams
+every step for a capability with ``on_event``, and takes one with ``compact_history`` for a
+compactor. The parts stay what they are
 (each is a capability on its own, tested on its own); only a part whose hooks are all among
 :data:`FUSABLE_HOOKS` can be fused — any other is a ValueError naming the hook, so a part
 that grows a hook fuse() does not carry fails at start-up, not silently at run time.
@@ -22,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.capabilities import AbstractCapability, CompactionRequest, CompactionResult
 from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestContext
 from pydantic_ai.tools import RunContext, ToolDefinition
@@ -38,6 +41,7 @@ FUSABLE_HOOKS = (
     "wrap_tool_execute",
     "get_wrapper_model",
     "on_event",
+    "compact_history",
 )
 """The hooks a fused part may implement; the fused capability carries exactly these."""
 
@@ -59,7 +63,8 @@ def _hooks(part: AbstractCapability[Any]) -> set[str]:
 
 class FusedCapability(AbstractCapability[Any]):
     """The parts as one capability, with no ``on_event`` (a capability that has one makes
-    pydantic-ai stream every step). Build it with :func:`fuse`."""
+    pydantic-ai stream every step) and no ``compact_history`` (one that has it is taken
+    for a compactor). Build it with :func:`fuse`."""
 
     __eq__ = object.__eq__  # identity: the parts hold one agent's state
     __hash__ = object.__hash__
@@ -78,6 +83,7 @@ class FusedCapability(AbstractCapability[Any]):
         ]
         self._wrap_tool = [p for p in self.parts if _overrides(p, "wrap_tool_execute")]
         self._events = [p for p in self.parts if p.has_on_event]
+        self._compactors = [p for p in self.parts if _overrides(p, "compact_history")]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.parts!r})"
@@ -153,6 +159,23 @@ class _FusedWithEvents(FusedCapability):
             await part.on_event(ctx, event=event)
 
 
+class _FusedWithCompaction(FusedCapability):
+    """The parts as one capability, ``compact_history`` included (some part compacts)."""
+
+    async def compact_history(
+        self, ctx: RunContext[Any], request: CompactionRequest
+    ) -> CompactionResult | None:
+        for part in self._compactors:
+            result = await part.compact_history(ctx, request)
+            if result is not None:
+                return result
+        return None
+
+
+class _FusedWithEventsAndCompaction(_FusedWithCompaction, _FusedWithEvents):
+    """The parts as one capability, ``on_event`` and ``compact_history`` included."""
+
+
 def _wrapped(
     part: AbstractCapability[Any], ctx: RunContext[Any], inner: Callable[[], Awaitable[Any]]
 ) -> Callable[[], Awaitable[Any]]:
@@ -187,6 +210,7 @@ def fuse(parts: Sequence[AbstractCapability[Any]]) -> FusedCapability:
                 f"{type(part).__name__} implements {', '.join(other)}: fuse() carries only "
                 f"{', '.join(FUSABLE_HOOKS)}; give it to the agent as a capability of its own"
             )
-    if any(p.has_on_event for p in parts):
-        return _FusedWithEvents(parts)
-    return FusedCapability(parts)
+    events = any(p.has_on_event for p in parts)
+    if any(_overrides(p, "compact_history") for p in parts):
+        return (_FusedWithEventsAndCompaction if events else _FusedWithCompaction)(parts)
+    return (_FusedWithEvents if events else FusedCapability)(parts)

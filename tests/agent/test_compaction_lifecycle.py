@@ -6,12 +6,16 @@ turn's answered requests are counted too."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 import pytest
+from pydantic_ai.exceptions import ModelContextWindowExceededError
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
+    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
     TextPart,
@@ -25,12 +29,19 @@ from pydantic_ai.usage import RequestUsage
 from akgentic.agent import AgentMessage, BaseAgent
 from akgentic.agent.accounting import AGENT, PrefixCacheRules, PromptAccountingEvent
 from akgentic.agent.config import CompactionConfig
+from akgentic.agent.cut import CANCEL_NOTE, CUT_NOTE
 from akgentic.agent.turn import TurnEndedEvent
-from akgentic.core import ActorSystem, EventMessage, UserMessage, WarningMessage
-from akgentic.llm import SUMMARY_INSTRUCTIONS, LlmUsageEvent, ModelRoster
+from akgentic.core import ActorSystem, CancelMessage, EventMessage, UserMessage, WarningMessage
+from akgentic.llm import (
+    SUMMARY_INSTRUCTIONS,
+    ContextReplacedEvent,
+    LlmMessageEvent,
+    LlmUsageEvent,
+    ModelRoster,
+)
 
 from ..core.conftest import Team
-from .conftest import Script
+from .conftest import Respond, Script
 from .test_base_agent import Calc, start
 
 WINDOW = ModelRoster.from_spec("scripted:default", context_length=1000)
@@ -275,3 +286,263 @@ def test_a_turn_that_fails_after_answered_requests_publishes_their_usage(
     actor = system.get_actor(agent)
     assert isinstance(actor, BaseAgent)
     assert actor.state.lifetime_usage["input_tokens"] == 50
+
+
+# -- a compaction within a turn ---------------------------------------------------------------
+
+
+def adding(calls: int) -> Respond:
+    """A turn of ``calls`` tool round trips, then an answer; each request reports 100 input
+    tokens a message it was sent, a summary 7 in and 3 out."""
+    made = [0]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            return ModelResponse(
+                parts=[TextPart(f"SUMMARY-{made[0]}")],
+                usage=RequestUsage(input_tokens=7, output_tokens=3),
+            )
+        usage = RequestUsage(input_tokens=100 * len(messages), output_tokens=1)
+        if made[0] == calls:
+            return ModelResponse(parts=[TextPart(f"done after {calls} calls")], usage=usage)
+        made[0] += 1
+        return ModelResponse(parts=[ToolCallPart("add", {"a": made[0], "b": 1})], usage=usage)
+
+    return respond
+
+
+def logged_context(team: Team) -> list[ModelMessage]:
+    """The agent's context as a resume rebuilds it: its last replacement, then every run
+    recorded after it."""
+    context: list[ModelMessage] = []
+    for message in team.recorder.of_type(EventMessage):
+        if isinstance(message.event, ContextReplacedEvent):
+            context = message.event.to_messages()
+        elif isinstance(message.event, LlmMessageEvent):
+            context += message.event.to_messages()
+    return context
+
+
+def same(a: list[ModelMessage], b: list[ModelMessage]) -> bool:
+    return ModelMessagesTypeAdapter.dump_json(a) == ModelMessagesTypeAdapter.dump_json(b)
+
+
+def test_a_long_turn_is_compacted_between_its_requests_and_goes_on(
+    system: ActorSystem, team: Team, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One turn of eight tool round trips fills half the window three times over: each time,
+    the history is summarised before the next request (the summary chaining the one before),
+    the turn goes on to its answer, the system prompt stays as it was, the summaries' usage
+    is the turn's, and the log rebuilds exactly the context the agent ends with."""
+    script = Script(adding(8))
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.5, keep_last=2),
+    )
+    assert ask(system, agent, "add a lot") == "done after 8 calls"
+    assert summaries(script) == 3
+    turn = [
+        seen for seen, info in zip(script.seen, script.infos, strict=True) if not is_summary(info)
+    ]
+    # each request that would have held 7 messages (past half the window) holds 3
+    assert [len(seen) for seen in turn] == [1, 3, 5, 3, 5, 3, 5, 3, 5]
+    assert len({info.instructions for info in script.infos if not is_summary(info)}) == 1
+    prompts = summary_prompts(script)
+    assert prompts[0].startswith("Message from @External:\nadd a lot")
+    assert prompts[1].startswith("SUMMARY-3\n") and prompts[2].startswith("SUMMARY-5\n")
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    head = history[0]
+    assert isinstance(head, ModelRequest) and isinstance(head.parts[0], CompactionPart)
+    assert head.parts[0].content == "SUMMARY-7"
+    [usage] = [
+        m.event
+        for m in team.recorder.wait_for_type(
+            EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
+        )
+        if isinstance(m.event, LlmUsageEvent)
+    ]
+    assert usage.requests == 9 + 3  # the turn's and its summaries'
+    assert usage.input_tokens == 100 * sum(len(seen) for seen in turn) + 3 * 7
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
+    kinds = [
+        type(m.event)
+        for m in team.recorder.of_type(EventMessage)
+        if isinstance(m.event, ContextReplacedEvent | LlmMessageEvent)
+    ]
+    assert kinds == [ContextReplacedEvent, LlmMessageEvent]
+    assert same(logged_context(team), history)
+    accounted = [
+        m.event
+        for m in team.recorder.of_type(EventMessage)
+        if isinstance(m.event, PromptAccountingEvent)
+    ]
+    assert len(accounted) == 9  # each of the turn's requests, as sent
+    assert team.recorder.of_type(WarningMessage) == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_request_the_model_refuses_for_its_window_is_compacted_and_sent_again(
+    system: ActorSystem, team: Team
+) -> None:
+    """The window is not known (no ``context_length``): when the model refuses a request
+    for exceeding it, the history is compacted and the request sent once more."""
+    inner = adding(6)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if not is_summary(info) and len(messages) > 6:
+            raise ModelContextWindowExceededError("script", "context_length_exceeded")
+        return inner(messages, info)
+
+    script = Script(respond)
+    agent = start(system, team, script, tools=[Calc()], compaction=CompactionConfig(keep_last=2))
+    assert ask(system, agent, "add a lot") == "done after 6 calls"
+    assert summaries(script) == 2
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
+    assert same(logged_context(team), history)
+
+
+def test_a_turn_past_the_window_without_compaction_fails_saying_what_to_do(
+    system: ActorSystem, team: Team
+) -> None:
+    inner = adding(6)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) > 3:
+            raise ModelContextWindowExceededError("script", "context_length_exceeded")
+        return inner(messages, info)
+
+    agent = start(
+        system, team, Script(respond), tools=[Calc()], compaction=CompactionConfig(enabled=False)
+    )
+    system.tell(agent, UserMessage(content="add a lot"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    error = ended.event.error
+    assert error is not None and "\n" not in error
+    assert "exceeds the model's context window" in error
+    assert "/compact" in error and "context_length" in error
+
+
+def test_a_summary_that_fails_within_a_turn_leaves_the_turn_to_go_on(
+    system: ActorSystem, team: Team
+) -> None:
+    """The summary asked for within the turn times out: a warning says so, the turn goes on
+    with the whole history, and it does not ask again (it would fail at each step alike)."""
+    inner = adding(6)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            raise TimeoutError("the summary took too long")
+        return inner(messages, info)
+
+    script = Script(respond)
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.5, keep_last=2),
+    )
+    assert ask(system, agent, "add a lot") == "done after 6 calls"
+    assert summaries(script) == 1
+    [warning] = team.recorder.wait_for_type(WarningMessage)
+    assert "compaction within this turn (threshold) failed" in str(warning.content)
+    assert "the summary took too long" in str(warning.content)
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    assert len(history) == 14  # all of it
+    assert not any(isinstance(p, CompactionPart) for m in history for p in m.parts)
+
+
+def test_a_turn_cut_after_a_compaction_within_it_keeps_the_compacted_history(
+    system: ActorSystem, team: Team
+) -> None:
+    """A cancel arrives after the second turn compacted within it: the turn stops at the
+    next step boundary and keeps its completed steps after the summary (the first turn
+    summarised with the rest), and the log says so exactly."""
+    inner = adding(8)
+    agent: list[Any] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[TextPart("hello")], usage=RequestUsage(input_tokens=100))
+        head = messages[0].parts[0]
+        if not is_summary(info) and isinstance(head, CompactionPart) and len(messages) == 5:
+            system.tell(agent[0], CancelMessage(reason="enough"))  # seen at the next boundary
+        return inner(messages, info)
+
+    script = Script(respond)
+    agent.append(
+        start(
+            system,
+            team,
+            script,
+            tools=[Calc()],
+            models=WINDOW,
+            compaction=CompactionConfig(threshold=0.5, keep_last=2),
+        )
+    )
+    assert ask(system, agent[0], "hi") == "hello"
+    assert ask(system, agent[0], "add a lot") == "The run was cancelled."
+    assert summaries(script) == 1
+    assert "hi" in summary_prompts(script)[0]  # the first turn is in the summary
+    history = system.proxy_ask(agent[0], BaseAgent, timeout=30).get_history()
+    head = history[0]
+    assert isinstance(head, ModelRequest) and isinstance(head.parts[0], CompactionPart)
+    assert isinstance(history[-1], ModelResponse) and history[-1].text == CANCEL_NOTE
+    team.recorder.wait_for_type(
+        EventMessage, 2, where=lambda m: isinstance(m.event, LlmMessageEvent)
+    )
+    assert same(logged_context(team), history)
+
+
+def test_an_interrupt_cuts_a_summary_within_a_turn_and_the_turn_keeps_its_steps(
+    system: ActorSystem, team: Team
+) -> None:
+    """The team stops while the summary asked for within a turn is in flight: the summary's
+    request is cut as the turn's own would be, nothing is compacted, and the turn keeps its
+    completed steps (interrupted, for a resume to offer again)."""
+    inner = adding(8)
+    agent: list[Any] = []
+
+    async def stalled() -> ModelResponse:
+        system.tell(agent[0], CancelMessage(reason="Ctrl-C", interrupt=True))
+        await asyncio.get_running_loop().create_future()  # never answered: the cut ends it
+        raise AssertionError("the summary's request was not cut")
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        return stalled() if is_summary(info) else inner(messages, info)
+
+    script = Script(respond)
+    agent.append(
+        start(
+            system,
+            team,
+            script,
+            tools=[Calc()],
+            models=WINDOW,
+            compaction=CompactionConfig(threshold=0.5, keep_last=2),
+        )
+    )
+    system.tell(agent[0], UserMessage(content="add a lot"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "interrupted"
+    assert summaries(script) == 1
+    history = system.proxy_ask(agent[0], BaseAgent, timeout=30).get_history()
+    assert not any(isinstance(p, CompactionPart) for m in history for p in m.parts)
+    assert len(history) == 8  # the prompt, three round trips, the closing word
+    assert isinstance(history[-1], ModelResponse) and history[-1].text == CUT_NOTE
+    assert not any(
+        isinstance(m.event, ContextReplacedEvent) for m in team.recorder.of_type(EventMessage)
+    )
+    team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
+    assert same(logged_context(team), history)

@@ -29,6 +29,12 @@ prompts and context states of its tool cards. The contract:
   request too, the history left as it was), and closes the agent to new turns; the turn
   it cut and each message it then declines are published as ``TurnInterrupted`` (no
   reply is sent), so a resume offers them again.
+- The history is compacted (summarised, its tail kept) when it nears the model's window:
+  before a turn, on ``/compact``, and within a turn between its model requests
+  (``CompactWithinRun``: a turn of many tool round trips would fill the window by itself).
+  A compaction is published as a ``ContextReplacedEvent``, one within a turn before the
+  turn's own messages, so a resume rebuilds the same context; the system prompt is not
+  part of it.
 - Everything is published on the team stream: the run's messages (``LlmMessageEvent``,
   enough to rebuild the context on restore), tool calls and returns, text deltas (batched,
   see ``AgentConfig.stream_text_interval``), usage — framed by the turn protocol
@@ -74,6 +80,7 @@ from akgentic.agent.accounting import (
 )
 from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
+    CompactWithinRun,
     PublishRunEvents,
     RunInterruptedError,
     SoundModelOutput,
@@ -315,6 +322,16 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._boundary,
             MailboxCapability(self, mailbox_card),
         ]
+        self._within: CompactWithinRun | None = None
+        if self.config.compaction.enabled:  # measures the request the mailbox completed
+            self._within = CompactWithinRun(
+                window=lambda: self._roster.active_config.context_length,
+                threshold=self.config.compaction.threshold,
+                keep_last=self.config.compaction.keep_last,
+                summarize=self._summary_within,
+                failed=self._summary_within_failed,
+            )
+            own.append(self._within)
         if self.config.stream_events:
             own.append(
                 PublishRunEvents(self.notify_event, text_interval=self.config.stream_text_interval)
@@ -611,6 +628,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         """Run the model on the turn's ``prompt``; False when a cancel interrupted the run."""
         self._turn_sender = sender
         self._hold_toolsets()
+        if self._within is not None:
+            self._within.start_run()
         run_usage = RunUsage()
         try:
             with (
@@ -643,8 +662,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             raise
         finally:
             self._turn_sender = None
-        self._history = list(result.all_messages())
-        self._publish_run(list(result.new_messages()), run_usage)
+        history, new = list(result.all_messages()), list(result.new_messages())
+        if result.compactions:  # compacted within the run: recorded as a replacement
+            times = len(result.compactions)
+            logger.info("%s: compacted %d time(s) within the turn", self.config.name, times)
+            self._replace_history(history[: len(history) - len(new)])
+        self._history = history
+        self._publish_run(new, run_usage)
         self._route(result.output, sender)
         return True
 
@@ -659,16 +683,30 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         keep and publish what :func:`kept_of_cut` keeps of the turn — nothing when the model
         completed no step, so the prompt is not carried into the next run — and say so
         (:meth:`_say_cut`)."""
-        # pydantic-ai starts a run from the history cleaned (adjacent requests merged, as
-        # a compaction's summary and the request after it): the turn's own messages begin
-        # where that ends, not at the history's own length
-        start = len(repair_messages(self._history, repair_last_response=False))
+        summarized = self._summarized_at(messages)
+        if summarized is None:
+            # pydantic-ai starts a run from the history cleaned (adjacent requests merged,
+            # as a compaction's summary and the request after it): the turn's own messages
+            # begin where that ends, not at the history's own length
+            start = len(repair_messages(self._history, repair_last_response=False))
+        else:  # compacted within the run: the summary replaced the history, recorded so
+            start = summarized + 1
+            self._replace_history(list(messages[:start]))
         kept = kept_of_cut(messages[start:], stopping=self._interrupted)
         if not kept:  # nothing of the run is kept, nor what it absorbed: back they go
             self._return_absorbed()
         self._history = [*self._history, *kept]  # as a resume rebuilds it from the log
         self._publish_run(kept, run_usage)
         return self._say_cut(msg, sender)
+
+    def _summarized_at(self, messages: Sequence[ModelMessage]) -> int | None:
+        """Where in a run's ``messages`` the latest summary made within the run is (the
+        message holding it), or None: the run compacted nothing that it kept."""
+        made = self._within.made if self._within is not None else []
+        for index in range(len(messages) - 1, -1, -1):
+            if any(part is summary for part in messages[index].parts for summary in made):
+                return index
+        return None
 
     def _say_cut(self, msg: Message, sender: ActorAddress | None) -> bool:
         """A cancel cut the turn on ``msg``: say so; when the team is stopping, report the
@@ -867,6 +905,16 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._history = messages
         self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
 
+    def _summarizer(self) -> Agent[None, str]:
+        """The agent that writes a summary: the model in force, cut by an interrupt, its
+        request accounted as a summary's (``PromptAccountingEvent`` of kind ``summary``)."""
+        accounting = self._summary_accounting
+        return Agent(
+            self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
+            instructions=SUMMARY_INSTRUCTIONS,
+            capabilities=[accounting] if accounting is not None else None,
+        )
+
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
         """The summary of ``messages``, written by the model in force.
 
@@ -875,17 +923,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         adds it up, and it is accounted (a ``PromptAccountingEvent`` of kind ``summary``,
         which ``akgentic usage`` reports) — unless the provider never answered it (cut:
         nothing was used)."""
-        accounting = self._summary_accounting
-        summarizer: Agent[None, str] = Agent(
-            self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
-            instructions=SUMMARY_INSTRUCTIONS,
-            capabilities=[accounting] if accounting is not None else None,
-        )
         run_usage = RunUsage()
         try:
             with self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
-                    summarizer.run(
+                    self._summarizer().run(
                         summary_prompt(messages),
                         cancellation_token=token,
                         usage=run_usage,
@@ -895,6 +937,31 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         finally:
             self._publish_usage(run_usage)
         return str(result.output)
+
+    async def _summary_within(self, messages: list[ModelMessage], ctx: RunContext[Any]) -> str:
+        """The summary of ``messages`` for a compaction within a run (``CompactWithinRun``).
+
+        Its request is the run's: its usage is the run's (``ctx.usage``, held to the run's
+        limits), so it counts toward the agent's limits and lifetime usage and is published
+        with the turn's. An interrupt cuts it as it cuts the run's own requests: the run
+        ends cut, its history as it was."""
+        result = await self._summarizer().run(
+            summary_prompt(messages), usage=ctx.usage, usage_limits=ctx.usage_limits
+        )
+        return str(result.output)
+
+    def _summary_within_failed(self, exc: Exception, reason: str) -> None:
+        """A summary within a run failed: the request goes on with the whole history."""
+        failure = describe_model_failure(exc, self._roster.active_config)
+        what = failure or f"{type(exc).__name__}: {exc}"
+        logger.warning("%s: the compaction within a turn failed: %s", self.config.name, what)
+        self._report(
+            WarningMessage(
+                content=f"{self.config.name}: the compaction within this turn ({reason}) "
+                f"failed ({what}); the turn goes on with the whole history",
+                current_message=self._current_message,
+            )
+        )
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------
     @staticmethod

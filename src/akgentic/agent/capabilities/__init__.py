@@ -1,5 +1,6 @@
 """The pydantic-ai capabilities a BaseAgent runs with: events out, cancellation in, tools on
-the agent's own thread, and the toolsets the model switches on (``toolsets``).
+the agent's own thread, the toolsets the model switches on (``toolsets``) and the history
+compacted between a run's requests (``compaction``).
 
 They are small adapters between pydantic-ai's run hooks and the actor; they live for one
 agent and hold its bound methods, and never block.
@@ -22,6 +23,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
+from akgentic.agent.capabilities.compaction import CompactWithinRun
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.run_events import TEXT_BATCH_CHARS, PublishRunEvents
 from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
@@ -32,6 +34,7 @@ T = TypeVar("T")
 __all__ = [
     "TEXT_BATCH_CHARS",
     "CancelAtStepBoundary",
+    "CompactWithinRun",
     "DynamicToolsets",
     "FusedCapability",
     "InlineExecutor",

@@ -380,7 +380,10 @@ def test_a_long_turn_is_compacted_between_its_requests_and_goes_on(
         for m in team.recorder.of_type(EventMessage)
         if isinstance(m.event, PromptAccountingEvent)
     ]
-    assert len(accounted) == 9  # each of the turn's requests, as sent
+    # each of the turn's requests, as sent, and each summary's, accounted as one
+    assert [a.kind for a in accounted].count("turn") == 9
+    assert [a.kind for a in accounted].count("summary") == 3
+    assert [a.request for a in accounted] == list(range(1, 13))  # one numbering
     assert team.recorder.of_type(WarningMessage) == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 

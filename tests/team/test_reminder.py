@@ -117,12 +117,13 @@ def test_a_reminder_sent_just_before_a_crash_is_not_sent_again_on_resume(
     tool = runtime.member("#NotificationTool")
     assert tool is not None
     assert system.proxy_ask(tool, NotificationActor, timeout=30).pending() == []
-    records = reminder_turn_ended(runtime)
+    reminder_turn_ended(runtime)  # in the child before the kill, or here
     manager.stop_team(team_id)
 
+    records = storage.events.read(team_id)
     reminders = {
         m.message.id
-        for r in storage.events.read(team_id)
+        for r in records
         if isinstance(m := r.message, SentMessage)
         and m.sender
         and m.sender.name == "#NotificationTool"

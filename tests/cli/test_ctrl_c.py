@@ -269,4 +269,4 @@ def test_ctrl_c_during_the_start_up_imports_prints_no_traceback(
     code, errors = child.finish()
 
     assert code == 130
-    assert errors == "interrupted\n"
+    assert errors == "interrupted before the command started: nothing was done\n"

@@ -121,7 +121,7 @@ def test_ctrl_c_that_an_import_turned_into_its_own_error_is_still_an_interrupt(
     with pytest.raises(SystemExit) as exited:
         _load_with(monkeypatch, import_module)
     assert exited.value.code == 130
-    assert capfd.readouterr().err == "interrupted\n"
+    assert capfd.readouterr().err == "interrupted before the command started: nothing was done\n"
 
 
 @pytest.mark.usefixtures("installed")

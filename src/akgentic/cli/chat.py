@@ -604,7 +604,7 @@ def _interrupt_words(runtime: TeamHandle) -> str:
     says the stop waits for them, and — when the store refuses them — how many, how much
     longer the stop tries, and that a second Ctrl-C loses them (whose line then says so,
     with what to do: :func:`ended_at_once`)."""
-    by = _interrupted_by()
+    by = interrupt.interrupted_by()
     recorder = runtime.recorder if isinstance(runtime, TeamRuntime) else None
     left = recorder.tries_left() if recorder is not None else None
     if recorder is None or left is None:
@@ -655,13 +655,6 @@ def _cut_turns(
         say()
         view.note(f"error: the team did not stop cleanly: {explain(exc)}", "red")
         return []
-
-
-def _interrupted_by() -> str:
-    """``interrupted`` (Ctrl-C), ``interrupted by SIGTERM`` (or SIGHUP, SIGPIPE: the
-    output's reader went)."""
-    cause = interrupt.cause_name()
-    return "interrupted" if cause == "Ctrl-C" else f"interrupted by {cause}"
 
 
 def _interrupt_remote(client: AkgenticClient, team: RemoteTeam) -> list[Message]:

@@ -7,8 +7,10 @@ the traceback first. A pydantic ``ValidationError`` that escapes a command (an o
 value a model refused) is one line in the words a server's ``detail`` uses
 (:func:`akgentic.core.excerpt.exception_words`), never pydantic's title, ``[type=…]`` or
 link; options a command validates together are named by :func:`invalid_options`. Ctrl-C
-becomes exit code 130 (SIGTERM 143, SIGHUP 129, a closed output 141, silently:
-:mod:`akgentic.cli.interrupt`). Tracebacks are never shown otherwise.
+becomes ``interrupted`` and exit code 130 (SIGTERM ``interrupted by SIGTERM`` and 143,
+SIGHUP 129, a closed output 141, silently: :mod:`akgentic.cli.interrupt`); the body is
+where the command begins (:func:`akgentic.cli.interrupt.begin`): a Ctrl-C before it is
+the console script's. Tracebacks are never shown otherwise.
 Both go through :func:`akgentic.cli.output.printable`: an exception's message may quote
 a value from a hostile YAML file or a stored name, and its ESC sequences are shown
 escaped (``\\x1b``), in the ``error:`` lines and in the traceback's lines alike.
@@ -122,6 +124,7 @@ def reporting(debug: bool = False) -> Iterator[None]:
     number)``. ``debug`` also turns on DEBUG logging for ``akgentic``,
     for the body only: both are put back after it (a command run in-process, by a test
     or a program, leaves the next one as it found it)."""
+    interrupt.begin()  # a Ctrl-C is the command's from here on (before: the console script's)
     shown = logs.show_tracebacks(debug)
     logger = logging.getLogger("akgentic")
     level = logger.level
@@ -133,7 +136,7 @@ def reporting(debug: bool = False) -> Iterator[None]:
         raise
     except KeyboardInterrupt:
         if interrupt.cause() != signal.SIGPIPE:  # a closed output ends it quietly
-            error_console().print(SafeText("interrupted", style="yellow"))
+            error_console().print(SafeText(interrupt.interrupted_by(), style="yellow"))
         raise typer.Exit(interrupt.exit_code()) from None
     except Exception as exc:
         report(exc, debug=debug)

@@ -32,6 +32,14 @@ the interpreter's exit would join for ever — one that is not a daemon, or a po
 (``ThreadPoolExecutor``, ``asyncio.to_thread``) stuck in a tool call that never returns:
 it names them on one line and ends with the command's code.
 
+A Ctrl-C outside a command's own handling is said and ends the process at once, with
+the same exit code: before the command started — the start-up imports, the parsing of
+the command line, until the command's body begins (:func:`begin`) — ``interrupted before
+the command started: nothing was done`` (:data:`NOT_STARTED`); once the command is over
+— leaving (:func:`leave`), the interpreter's exit (:func:`end`) — ``interrupted while
+exiting: the command had already ended`` (:data:`ENDED`), whose lines above said how.
+Nothing runs there that a stop would have to wait for.
+
 Never a traceback. Off the console script (a test's in-process runner) nothing is
 installed and Python's own handling stays (:func:`check` then never raises).
 """
@@ -50,21 +58,27 @@ from typing import NoReturn, TypeVar
 
 __all__ = [
     "AT_ONCE",
+    "ENDED",
     "EXIT_INTERRUPTED",
+    "NOT_STARTED",
     "SLICE",
     "aside",
     "at_once",
+    "begin",
     "cause",
     "check",
     "deferred",
+    "end",
     "exit_code",
     "install",
+    "interrupted_by",
     "leave",
     "output_lost",
     "pause",
     "pressed",
     "quietly",
     "report_and_exit",
+    "say",
 ]
 
 T = TypeVar("T")
@@ -78,6 +92,13 @@ what makes it then: what is lost may be known only at that moment (records a sto
 refuses). Called in the signal handler: it must only read; should it fail,
 :data:`AT_ONCE` is printed. ``""``: nothing is (a command whose work is over and said,
 which only has to exit)."""
+
+NOT_STARTED = "before the command started: nothing was done"
+"""What a Ctrl-C before the command's body began did (after ``interrupted``, or
+``interrupted by SIGTERM``): it ends the process there and then."""
+ENDED = "while exiting: the command had already ended"
+"""What a Ctrl-C once the command is over did (after ``interrupted``, or ``interrupted
+again``): the process ends there and then, its command's lines said."""
 
 SLICE = 0.1
 """Seconds a wait of the main thread inside :func:`deferred` goes without a :func:`check`."""
@@ -93,21 +114,44 @@ _TAKEN = tuple(
 _PIPE = int(getattr(signal, "SIGPIPE", 13))
 """SIGPIPE's number, the cause :func:`output_lost` records (POSIX's, on Windows too)."""
 
+_STARTING, _RUNNING, _ENDED = "starting", "running", "ended"
 _state = {"count": 0, "signal": 0}
+_stage = [_RUNNING]
+"""Where the command is: before its body (:func:`install` with ``starting``, until
+:func:`begin`), in it, or over (:func:`end`)."""
 _quiet: list[threading.Event] = []
 
 
-def install() -> None:
+def install(*, starting: bool = False) -> None:
     """Take over SIGINT, SIGTERM and SIGHUP for this process (main thread only; a no-op
     elsewhere; one the process started ignoring stays ignored, but SIGINT); the count of
-    :func:`pressed` starts again, and :data:`at_once` is the plain words again."""
+    :func:`pressed` starts again, and :data:`at_once` is the plain words again.
+
+    ``starting`` (the console script's entry): the command has not begun; until
+    :func:`begin`, a Ctrl-C says :data:`NOT_STARTED` and ends the process at once."""
     global at_once
     if threading.current_thread() is threading.main_thread():
         _state["count"] = _state["signal"] = 0
+        _stage[0] = _STARTING if starting else _RUNNING
         at_once = AT_ONCE
         for signum in _TAKEN:
             if signum == signal.SIGINT or signal.getsignal(signum) is not signal.SIG_IGN:
                 signal.signal(signum, _handle)
+
+
+def begin() -> None:
+    """The command's body begins (:func:`akgentic.cli.errors.reporting` calls it): a
+    Ctrl-C from now on is the command's to handle. A no-op once begun or ended."""
+    if _stage[0] == _STARTING:
+        _stage[0] = _RUNNING
+
+
+def end() -> None:
+    """The command is over, its lines said: a Ctrl-C from now on — while the process
+    leaves (:func:`leave`), in the interpreter's exit — says :data:`ENDED` and ends the
+    process at once, with the first signal's exit code (none of the command's handling
+    runs any more: it would find nothing to stop, and only a traceback to print)."""
+    _stage[0] = _ENDED
 
 
 def pressed() -> int:
@@ -134,18 +178,43 @@ def exit_code() -> int:
     return 128 + (_state["signal"] or int(signal.SIGINT))
 
 
+def interrupted_by() -> str:
+    """``interrupted`` (Ctrl-C), ``interrupted by SIGTERM`` (or SIGHUP, SIGPIPE: the
+    output's reader went)."""
+    cause = cause_name()
+    return "interrupted" if cause == "Ctrl-C" else f"interrupted by {cause}"
+
+
 def _handle(signum: int, frame: FrameType | None) -> None:
     _state["count"] += 1
+    if _state["count"] == 1:
+        _state["signal"] = signum
+    if _stage[0] == _STARTING:  # nothing begun: nothing to stop, nothing to wait for
+        _write(f"{_off_the_line()}{interrupted_by()} {NOT_STARTED}\n")
+        os._exit(exit_code())
+    if _stage[0] == _ENDED:
+        again = _state["count"] > 1
+        if not (again and at_once == ""):  # "": the command's last line said how it ended
+            said = "interrupted again" if again else interrupted_by()
+            _write(f"{_off_the_line()}{said} {ENDED}\n")
+        os._exit(exit_code())
     if _state["count"] > 1:
         words = _at_once()
         if words:
             _write(f"\n{words}\n")
         os._exit(exit_code())
-    _state["signal"] = signum
     if _quiet:
         _quiet[-1].set()
         return
     raise KeyboardInterrupt
+
+
+def _off_the_line() -> str:
+    """A newline when stderr is a terminal: off the line the ``^C`` was echoed on."""
+    try:
+        return "\n" if os.isatty(2) else ""
+    except OSError:
+        return ""
 
 
 def _at_once() -> str:
@@ -168,8 +237,8 @@ def output_lost(fd: int) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, fd)
         os.close(devnull)
-    if _state["count"]:
-        return  # already stopping: the rest of the way out writes nowhere
+    if _state["count"] or _stage[0] == _ENDED:
+        return  # already stopping, or over: the rest of the way out writes nowhere
     _state["count"], _state["signal"] = 1, _PIPE
     if _quiet:
         _quiet[-1].set()
@@ -245,9 +314,11 @@ def aside(call: Callable[[], T]) -> T:
 
 
 def report_and_exit() -> NoReturn:
-    """Ctrl-C (or SIGTERM, SIGHUP) before the command started (the imports):
-    ``interrupted``, exit 128 + the signal's number."""
-    _write("interrupted\n")
+    """Ctrl-C (or SIGTERM, SIGHUP) before the command started (the imports), raised where
+    the handler of :func:`install` ``starting`` did not end the process itself (Python's
+    own, off the console script): ``interrupted before the command started: nothing was
+    done``, exit 128 + the signal's number."""
+    _write(f"{interrupted_by()} {NOT_STARTED}\n")
     raise SystemExit(exit_code())
 
 
@@ -285,6 +356,11 @@ def leave(code: int) -> None:
     with suppress(Exception):
         sys.stderr.flush()
     os._exit(code)
+
+
+def say(line: str) -> None:
+    """Write ``line`` on stderr, the way the signal handler writes (stdout flushed first)."""
+    _write(f"{line}\n")
 
 
 def _write(text: str) -> None:

@@ -21,8 +21,10 @@ group whose commands are all imported — the imports are over: the hooks given 
 :func:`after_imports` run then, once each, before the command starts (the console
 script's: freeze the heap, :func:`akgentic.core.freeze_import_heap`, and set up the log
 handler, :mod:`akgentic.cli.logs`; neither is needed by ``--help``). A Ctrl-C
-during a command's imports ends it as one before any command started: ``interrupted``,
-exit 130 (:func:`akgentic.cli.interrupt.report_and_exit`), never a traceback.
+during a command's imports ends it as one before any command started: ``interrupted
+before the command started: nothing was done``, exit 130 (the console script's handler
+ends the process there; elsewhere, :func:`akgentic.cli.interrupt.report_and_exit`), never
+a traceback — nor a C extension's error that quotes the interrupt.
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ of the framework. A command's short help is written in the table, once.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
@@ -31,6 +32,18 @@ __all__ = ["app", "main"]
 
 
 class _Root(LazyGroup):
+    def invoke(self, ctx: Any) -> Any:
+        """As a group's; a Ctrl-C that a command did not turn into its way out (one between
+        two of its ``reporting`` blocks, or in the parser's work once the body returned) is
+        said as ``reporting`` says it — typer's own handling would end the command silently
+        with 130, whatever the signal."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            if interrupt.cause() != signal.SIGPIPE:  # a closed output ends it quietly
+                interrupt.say(interrupt.interrupted_by())
+            raise typer.Exit(interrupt.exit_code()) from None
+
     lazy = {
         "run": Lazy("akgentic.cli.run:run", "Run a team in the terminal and talk to it."),
         "events": Lazy("akgentic.cli.events:events", "Print a team's events, one line each."),
@@ -109,15 +122,18 @@ def main() -> None:
     ``python -m``: a team card's ``imports`` and ``--import`` may name them), the
     framework's warnings go to stderr once the command's modules are imported (the
     handler, :mod:`akgentic.cli.logs`, imports the core: ``--version`` and ``--help`` need
-    it not), then the command runs."""
+    it not), then the command runs. Once it is over, a Ctrl-C ends the process at once
+    (:func:`akgentic.cli.interrupt.end`)."""
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     after_imports(_configure_logs)
     try:
         code = _run_app()
     except SystemExit as exit:  # a command that ends the process itself
+        interrupt.end()
         interrupt.leave(exit.code if isinstance(exit.code, int) else int(exit.code is not None))
         raise
+    interrupt.end()  # a Ctrl-C from here on: said, and the process ends at once
     interrupt.leave(code)  # a thread stuck in a tool call does not hold the exit
     sys.exit(code)
 

@@ -278,10 +278,11 @@ def test_ctrl_c_ends_a_resume_waiting_for_a_stop_elsewhere_at_once_nothing_resum
 ) -> None:
     """Ctrl-C while ``teams resume`` waits for another process's stop (held in its grace
     by a turn at the gate, which stays closed): the resume gives up there and then —
-    ``interrupted``, exit 130 — rather than waiting out the stop (up to 45s) and resuming
-    the team only to stop it again. Nothing is leased or written: the team is the other
-    process's, still stopping. The Ctrl-C comes as the wait begins (the signal handler's
-    part: the pending event that the CLI's safe points raise)."""
+    ``interrupted before the team was resumed: nothing was changed``, exit 130 — rather
+    than waiting out the stop (up to 45s) and resuming the team only to stop it again.
+    Nothing is leased or written: the team is the other process's, still stopping. The
+    Ctrl-C comes as the wait begins (the signal handler's part: the pending event that the
+    CLI's safe points raise)."""
     tell = TeamManager._tell_stop_wait
 
     def said_then_ctrl_c(manager: TeamManager, notice: StopWait) -> None:
@@ -305,6 +306,6 @@ def test_ctrl_c_ends_a_resume_waiting_for_a_stop_elsewhere_at_once_nothing_resum
     assert still_stopping  # the resume did not wait for the stop's end
     assert "waiting for its stop" in resumed.stdout
     assert "resumed" not in resumed.stdout
-    assert resumed.stderr.strip() == "interrupted"
+    assert resumed.stderr.strip() == "interrupted before the team was resumed: nothing was changed"
     assert lease is not None and lease.holder == first.holder
     assert written == last

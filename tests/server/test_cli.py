@@ -673,9 +673,10 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
 ) -> None:
     """Ctrl-C while ``teams resume --server`` waits for the server's stop of the team (held
     in its grace by a turn at the gate, which stays closed): the command gives up there and
-    then — one line, ``interrupted``, exit 130 — as a local resume does, rather than
-    hanging until the stop ends. The resume was never asked: once the stop has ended, the
-    team is STOPPED and the server does not run it. The Ctrl-C comes as the wait is said
+    then — one line, ``interrupted before the team was resumed: nothing was changed``, exit
+    130 — as a local resume does, rather than hanging until the stop ends. The resume was
+    never asked: once the stop has ended, the team is STOPPED and the server does not run
+    it. The Ctrl-C comes as the wait is said
     (the signal handler's part: the pending event that the CLI's safe points raise)."""
     team = ctrl_c_once_a_stop_wait_is_said(served, monkeypatch)
     stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
@@ -692,7 +693,7 @@ def test_ctrl_c_ends_a_teams_resume_server_waiting_for_a_stop_nothing_resumed(
     assert still_stopping  # the command did not wait for the stop's end
     [said] = out.splitlines()
     assert "is stopping in process" in said and "waiting for its stop" in said
-    assert err.strip() == "interrupted"
+    assert err.strip() == "interrupted before the team was resumed: nothing was changed"
     info = served.client.info(team.team_id)
     assert info.status == "STOPPED" and not info.running  # no resume was asked
     assert info.stopping is None
@@ -705,8 +706,9 @@ def test_ctrl_c_ends_a_teams_resume_server_whose_resume_met_a_stop_begun_since_i
     and its resume (held in its grace by a turn at the gate, which stays closed): the
     server does not wait for it in silence — the resume is refused at once (code
     ``team_stopping``) and the command says it waits for that stop, where Ctrl-C ends it:
-    one line, ``interrupted``, exit 130. The server resumes nothing behind the person's
-    back: once the stop has ended, the team is STOPPED and not running."""
+    one line, ``interrupted before the team was resumed: nothing was changed``, exit 130.
+    The server resumes nothing behind the person's back: once the stop has ended, the team
+    is STOPPED and not running."""
     team = ctrl_c_once_a_stop_wait_is_said(served, monkeypatch)
     stopping = threading.Thread(target=served.client.stop_team, args=(team.team_id,))
     resume = AkgenticClient.resume_team
@@ -731,7 +733,7 @@ def test_ctrl_c_ends_a_teams_resume_server_whose_resume_met_a_stop_begun_since_i
     [said] = out.splitlines()
     assert said.startswith(f"team turns ({short}) is stopping in process {os.getpid()} on host ")
     assert said.endswith(": waiting for its stop (up to 45s)")
-    assert err.strip() == "interrupted"
+    assert err.strip() == "interrupted before the team was resumed: nothing was changed"
     info = served.client.info(team.team_id)
     assert info.status == "STOPPED" and not info.running  # nothing resumed behind its back
     assert info.stopping is None

@@ -29,10 +29,14 @@ print goes nowhere).
 The caller runs the session within :func:`interrupt.deferred`: the first Ctrl-C reaches
 it only where it checks (its waits, each :data:`interrupt.SLICE`), never inside the
 framework code the main thread runs, and the stops run :func:`interrupt.aside`. One
-taken during the team's start-up stops it the same way, and says that the message was
-not sent; so does a line typed while the team was working that the session had not
-taken when it ended (Ctrl-C, a signal, a stop from elsewhere): ``the message was not
-sent: <the line>``, never lost without a word. A team stopped from another terminal
+taken before the team is made (or restored) ends the command at the caller's safe
+point, :func:`before_start`: nothing is made only to be stopped (``interrupted before the
+team started: nothing was stored``); one taken during the team's start-up stops it the
+same way as later. Either says that the message was not sent, as the session says of a
+line typed while the team was working that it had not taken when it ended (Ctrl-C, a
+signal, a stop from elsewhere): ``the message was not sent: <the line>``, never lost
+without a word; a second Ctrl-C as the team starts says how to resume a team that may
+be stored, and that message too. A team stopped from another terminal
 (``akgentic teams stop``) ends the session: it says so and exits. A team on a server
 that is deleted meanwhile (``akgentic teams delete --server``, the page, ``DELETE
 /teams/{id}``) ends it too: one line says so, exit code 1. A store that refuses writes (a
@@ -50,14 +54,16 @@ signal's code); the team is then left as after a crash, not marked STOPPED.
 from __future__ import annotations
 
 import re
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NoReturn, cast
 from uuid import UUID
 
+import typer
 from rich.console import Console
 
 from akgentic.agent import CHAT_COMMANDS, AgentMessage
@@ -65,12 +71,13 @@ from akgentic.cli import interrupt, logs
 from akgentic.cli.describe import one_line, sent_line, text_of
 from akgentic.cli.errors import EXIT_ERROR, CliError, explain
 from akgentic.cli.handle import TeamHandle, TeamKeeper
-from akgentic.cli.keyboard import ENDED, Keyboard
+from akgentic.cli.keyboard import ENDED, Keyboard, typed_ahead
 from akgentic.cli.live import LiveView
 from akgentic.cli.output import (
     SafeText,
     error_console,
     member_name,
+    out_console,
     printable,
     team_title,
     write_out,
@@ -93,16 +100,24 @@ from akgentic.team.card import member_names
 from akgentic.team.recorder import LOSS_ADVICE
 
 __all__ = [
+    "MAYBE_CRASHED",
     "NONE_TO_DISMISS",
     "NONE_TO_RETRY",
+    "NOT_RESUMED",
+    "NOT_STARTED",
     "ChatOptions",
+    "before_start",
     "chat",
     "check_addressee",
     "ended_at_once",
+    "how_to_resume",
     "intro",
+    "not_started",
     "quote",
     "retried_note",
     "send_line",
+    "starting_at_once",
+    "unstarted_at_once",
 ]
 
 QUIT = tuple(f"/{name}" for name in CHAT_COMMANDS)
@@ -164,6 +179,63 @@ class ChatOptions:
     """The team was resumed with ``retry_interrupted``: its resume delivered the interrupted
     turns again (before the messages queued behind them); the session says how many and
     reads them before it stops the team."""
+
+
+NOT_STARTED = "before the team started: nothing was stored"
+NOT_RESUMED = "before the team was resumed: nothing was changed"
+"""Where a Ctrl-C ended a session before its team ran (``run``; ``teams resume``, its
+stored team as it was): said after ``interrupted`` (``interrupted by SIGTERM``)."""
+MAYBE_CRASHED = "it may be stored as a team that crashed"
+"""What a process ended at once as its team was starting, or being resumed, may leave: a
+resume restores the team from its log."""
+
+
+def before_start(where: str, options: ChatOptions) -> None:
+    """A session's safe point before its team starts (or is resumed): a Ctrl-C taken so
+    far (``interrupt.deferred``) ends the command here, as :func:`not_started` says."""
+    try:
+        interrupt.check()
+    except KeyboardInterrupt:
+        not_started(where, options)
+
+
+def not_started(where: str, options: ChatOptions) -> NoReturn:
+    """End a session that a Ctrl-C stopped before its team ran: one line, ``interrupted
+    WHERE`` (:data:`NOT_STARTED`, :data:`NOT_RESUMED`), then what was not sent — the
+    ``--message``, or the lines typed meanwhile (an interactive session's: taken from
+    the input now, so none is left for the shell) — ``the message was not sent: <the
+    line>``, as a session that ends later says it; exit code 128 + the signal's number
+    (a closed output: nothing said, 141)."""
+    if interrupt.cause() != signal.SIGPIPE:
+        error_console().print(SafeText(f"{interrupt.interrupted_by()} {where}", style="yellow"))
+    left = [options.message] if options.message is not None else _typed(typed_ahead())
+    console = out_console()
+    for line in left:
+        console.print(SafeText(f"the message was not sent: {one_line(line)}", style="yellow"))
+    raise typer.Exit(interrupt.exit_code())
+
+
+def unstarted_at_once(where: str, options: ChatOptions) -> str:
+    """What a second Ctrl-C says before the session's team runs (nothing of it is stored
+    yet, or changed: ``where``), and the ``--message`` it leaves unsent."""
+    return _with_unsent(printable(f"interrupted again: stopped at once {where}"), options.message)
+
+
+def starting_at_once(doing: str, then: str, options: ChatOptions) -> str:
+    """What a second Ctrl-C says while the session's team starts or is resumed: ``as
+    DOING`` (``team NAME (ID) was starting (it may be stored as a team that crashed)``),
+    ``then`` what to do (how to resume it); and the ``--message`` it leaves unsent."""
+    return _with_unsent(
+        printable(f"interrupted again: stopped at once as {doing}; {then}"), options.message
+    )
+
+
+def _with_unsent(words: str, message: str | None) -> str:
+    """A second Ctrl-C's ``words``, and ``the message was not sent: <message>`` when a
+    message is left unsent (written raw: made printable)."""
+    if message is None:
+        return words
+    return f"{words}\n" + printable(f"the message was not sent: {one_line(message)}")
 
 
 def check_addressee(card: TeamCard | CardInfo, line: str) -> None:
@@ -289,7 +361,7 @@ def _chat(
     resume: str | None,
 ) -> int:
     card = runtime.card
-    resume_hint = _resume_hint(resume)
+    resume_hint = how_to_resume(resume)
     known = set(member_names(card.members)) | {a.name for a in runtime.members()}
     view = LiveView(
         console,
@@ -303,11 +375,6 @@ def _chat(
     keyboard = Keyboard() if options.message is None else None
     watch = Watch(runtime, view, from_seq, on_end=keyboard.end if keyboard else None).start()
     title = team_title(card.name, runtime.team_id)
-    interrupt.at_once = (
-        (lambda: ended_at_once(resume_hint, [runtime]))
-        if isinstance(runtime, TeamRuntime)
-        else _at_once(TURNS_CUT, resume_hint)
-    )
     reply: Reply | None = None
     asked: tuple[UUID, str] | None = None  # the one exchange's message id and responder
     last: Reply | None = None  # the last exchange of an interactive session
@@ -321,6 +388,15 @@ def _chat(
     def delivered() -> None:  # before its save is waited for: a Ctrl-C may come then
         nonlocal unsent
         unsent = None
+
+    def at_once() -> str:  # what a second Ctrl-C cut, and the message it leaves unsent
+        if isinstance(runtime, TeamRuntime):
+            words = ended_at_once(resume_hint, [runtime])
+        else:
+            words = _at_once(TURNS_CUT, resume_hint)
+        return _with_unsent(words, unsent)
+
+    interrupt.at_once = at_once
 
     try:
         try:
@@ -666,7 +742,7 @@ NOT_KEPT = "the team was not kept: an in-memory storage (memory://) ends with th
 """What replaces the resume hint when there is nothing to resume."""
 
 
-def _resume_hint(resume: str | None) -> str:
+def how_to_resume(resume: str | None) -> str:
     """``resume it with: COMMAND``, or :data:`NOT_KEPT`."""
     return f"resume it with: {resume}" if resume is not None else NOT_KEPT
 
@@ -727,7 +803,7 @@ def _stopped(
     if cut:
         _list_interrupted(console, f"{title} {said}", cut, resume)
     else:
-        console.print(SafeText(f"{title} {said}; {_resume_hint(resume)}", style=style))
+        console.print(SafeText(f"{title} {said}; {how_to_resume(resume)}", style=style))
     if not ended and resume is not None:
         console.print(SafeText(NOT_ENDED_RESUME, style="dim"))
 
@@ -808,7 +884,12 @@ def _typed_left(keyboard: Keyboard | None) -> list[str]:
     working): what the person meant to say, not blank lines or a ``/quit``."""
     if keyboard is None:
         return []
-    return [line.strip() for line in keyboard.left() if line.strip() and line.strip() not in QUIT]
+    return _typed(keyboard.left())
+
+
+def _typed(lines: list[str]) -> list[str]:
+    """Of the lines typed, what the person meant to say: not blank lines or a ``/quit``."""
+    return [line.strip() for line in lines if line.strip() and line.strip() not in QUIT]
 
 
 def _interactive(

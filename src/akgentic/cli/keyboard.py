@@ -26,7 +26,7 @@ from typing import Final
 from akgentic.cli import interrupt
 from akgentic.cli.output import write_out
 
-__all__ = ["ENDED", "Keyboard"]
+__all__ = ["ENDED", "Keyboard", "typed_ahead"]
 
 
 class _Ended:
@@ -164,6 +164,14 @@ class _Input:
             return line
         line, self._buffered = self._buffered, ""
         return line or None
+
+
+def typed_ahead() -> list[str]:
+    """The lines already in standard input, read without waiting (no :class:`Keyboard`
+    reads it yet): what was typed while a session was starting, which it ended before
+    taking. None from a replaced ``sys.stdin`` without a descriptor."""
+    fd = _descriptor()
+    return _Input(fd).available() if fd is not None else []
 
 
 def _readable(fd: int) -> bool:

@@ -11,11 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, NamedTuple
+from uuid import uuid4
 
 import typer
 
 from akgentic.cli import interrupt, logs
-from akgentic.cli.chat import ChatOptions, chat, check_addressee, intro
+from akgentic.cli.chat import (
+    MAYBE_CRASHED,
+    NOT_STARTED,
+    ChatOptions,
+    before_start,
+    chat,
+    check_addressee,
+    how_to_resume,
+    intro,
+    starting_at_once,
+    unstarted_at_once,
+)
 from akgentic.cli.errors import CliError, reporting
 from akgentic.cli.models import local_model, point_card
 from akgentic.cli.options import (
@@ -34,7 +46,7 @@ from akgentic.cli.options import (
     VerboseOption,
     one_place,
 )
-from akgentic.cli.output import command_line, out_console, short_id
+from akgentic.cli.output import command_line, out_console, short_id, team_title
 from akgentic.cli.remote import connected, server_command
 from akgentic.cli.session import team_manager
 from akgentic.cli.store import (
@@ -101,10 +113,11 @@ def run(
     name when there is no such file.
     """
     with reporting(debug), interrupt.deferred():
+        options = ChatOptions(message, timeout, idle, verbose, stream)
+        interrupt.at_once = unstarted_at_once(NOT_STARTED, options)
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         import_modules(imports)
-        options = ChatOptions(message, timeout, idle, verbose, stream)
         server = one_place(server, storage)
         if server:
             remote = RemoteStart(team_file, model, base_url, mcp_config, imports or [])
@@ -115,12 +128,21 @@ def run(
         model = point_card(card, local_model(model), base_url)
         if mcp_config is not None:
             card.mcp_config = str(mcp_config.resolve())
+        before_start(NOT_STARTED, options)  # a Ctrl-C so far: nothing is made, not even a store
         with (
             opened_storage(storage) as (bundle, url),
             team_manager(bundle) as manager,
             logs.stream_shown(),  # the session shows every event from the team's first
         ):
-            runtime = manager.create_team(card, model=model)
+            before_start(NOT_STARTED, options)
+            team_id = uuid4()  # named before it is made: a second Ctrl-C says how to resume it
+            resume = resume_command(team_id, url, resume_imports(card.imports, imports))
+            interrupt.at_once = starting_at_once(
+                f"{team_title(card.name, team_id)} was starting ({MAYBE_CRASHED})",
+                how_to_resume(resume),
+                options,
+            )
+            runtime = manager.create_team(card, model=model, team_id=team_id)
             console = out_console()
             intro(console, runtime, "started")
             code = chat(
@@ -129,7 +151,7 @@ def run(
                 options,
                 console=console,
                 from_seq=1,
-                resume=resume_command(runtime.team_id, url, resume_imports(card.imports, imports)),
+                resume=resume,
             )
     raise typer.Exit(code)
 
@@ -193,6 +215,12 @@ def _run_remote(remote: RemoteStart, url: str, token: str | None, options: ChatO
     """``run --server``: the same conversation, with the team on the server."""
     with connected(url, token) as client:
         chosen = remote.card(client, options.message)
+        before_start(NOT_STARTED, options)
+        interrupt.at_once = starting_at_once(
+            f"server {url} was starting the team (it may run there)",
+            f"its teams: {command_line('teams', 'list', '--server', url)}",
+            options,
+        )
         team = client.create_team(chosen.card, model=chosen.model)
         console = out_console()
         intro(console, team, f"started on {url}")

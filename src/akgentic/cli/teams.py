@@ -18,13 +18,19 @@ from rich.console import Console
 from akgentic.agent import AgentConfig
 from akgentic.cli import interrupt, logs
 from akgentic.cli.chat import (
+    MAYBE_CRASHED,
     NONE_TO_DISMISS,
     NONE_TO_RETRY,
+    NOT_RESUMED,
     ChatOptions,
+    before_start,
     chat,
     intro,
+    not_started,
     quote,
     retried_note,
+    starting_at_once,
+    unstarted_at_once,
 )
 from akgentic.cli.describe import last_exchange, one_line, sent_line
 from akgentic.cli.errors import CliError, reporting
@@ -488,13 +494,14 @@ def resume_team(
     With --server, that server resumes its team (on its card's models).
     """
     with reporting(debug), interrupt.deferred():
+        options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
+        interrupt.at_once = unstarted_at_once(NOT_RESUMED, options)
         if retry_interrupted and dismiss_interrupted:
             raise CliError("choose one: --retry-interrupted or --dismiss-interrupted")
         if message is not None and not message.strip():
             raise CliError("--message needs some text")
         resume_on = model_for_resume(model, base_url)
         import_modules(imports)
-        options = ChatOptions(message, timeout, idle, verbose, stream, retry_interrupted)
         server = one_place(server, storage)
         if server:
             if _model(model) is not None or base_url:
@@ -545,10 +552,18 @@ def resume_team(
 
                 manager.on_stop_wait = waiting
                 manager.stop_wait_check = interrupt.check  # Ctrl-C ends the wait
+                before_start(NOT_RESUMED, options)
+                interrupt.at_once = starting_at_once(
+                    f"{_title(record)} was being resumed ({MAYBE_CRASHED})",
+                    f"resume it with: {command}",
+                    options,
+                )
                 try:
                     runtime = manager.resume_team(
                         record.team_id, model=resume_on, retry_interrupted=retry_interrupted
                     )
+                except KeyboardInterrupt:  # raised by the wait for a stop: nothing resumed
+                    not_started(NOT_RESUMED, options)
                 except UnreadableLogError as exc:
                     raise CliError(_unreadable(_title(record), exc, record, url)) from None
                 except ResumeError as exc:
@@ -756,11 +771,21 @@ def _resume_remote(
         missing_imports(stored.info.card_name, stored.info.imports)  # before its log is read
         modules = resume_imports(stored.info.imports, imports)
         title = team_title(record.name, record.team_id)
+        before_start(NOT_RESUMED, options)
+        interrupt.at_once = starting_at_once(
+            f"server {url} was resuming {title} (it may run there)",
+            f"its teams: {command_line('teams', 'list', '--server', url)}",
+            options,
+        )
         while True:
-            # a stop in progress: waited for here (said, and Ctrl-C ends it), the resume
-            # after — which the server refuses at once (not waiting for it in silence)
-            # when a stop has begun since this look: waited for here in turn
-            stored = _await_remote_stop(client, title, stored)
+            # a stop in progress: waited for here (said, and Ctrl-C ends it: nothing
+            # resumed), the resume after — which the server refuses at once (not waiting
+            # for it in silence) when a stop has begun since this look: waited for here
+            # in turn
+            try:
+                stored = _await_remote_stop(client, title, stored)
+            except KeyboardInterrupt:
+                not_started(NOT_RESUMED, options)
             looked = stored.info.last_seq  # the log's end before the resume
             listed = set(stored.info.interrupted)
             cut = [m for m in interrupted_turns(stored) if m.id in listed] if listed else []
@@ -774,7 +799,10 @@ def _resume_remote(
             except ServerError as exc:
                 if exc.code != TEAM_STOPPING:
                     raise
-                stored = interrupt.aside(partial(client.get_team, record.team_id))
+                try:
+                    stored = interrupt.aside(partial(client.get_team, record.team_id))
+                except KeyboardInterrupt:
+                    not_started(NOT_RESUMED, options)
                 continue
             break
         # the session shows the run the resume began, from its first record; a team

@@ -16,7 +16,9 @@ from pathlib import Path
 from uuid import UUID
 
 import pytest
+from typer.testing import CliRunner
 
+from akgentic.cli import app, interrupt, usage
 from akgentic.storage import open_storage
 
 from .conftest import HANG, Child, Invoke, child_env
@@ -185,3 +187,21 @@ def test_ctrl_c_once_the_command_is_over_is_said_and_ends_the_process_at_once(
 
     assert code == 130
     assert errors == "interrupted while exiting: the command had already ended\n"
+
+
+def test_a_ctrl_c_a_command_lets_out_of_its_reporting_is_said_not_swallowed(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C raised in a command's body outside its ``reporting`` blocks (between two of
+    them): typer's own handling ended the command with 130 in silence."""
+
+    def escaping() -> None:
+        """A command that lets Ctrl-C out."""
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(interrupt, "_state", {"count": 1, "signal": int(signal.SIGINT)})
+    monkeypatch.setattr(usage, "usage", escaping)  # the root's lazy table names it
+    ran = CliRunner().invoke(app, ["usage"])
+
+    assert ran.exit_code == 130
+    assert capfd.readouterr().err == "interrupted\n"

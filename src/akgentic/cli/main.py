@@ -32,18 +32,6 @@ __all__ = ["app", "main"]
 
 
 class _Root(LazyGroup):
-    def invoke(self, ctx: Any) -> Any:
-        """As a group's; a Ctrl-C that a command did not turn into its way out (one between
-        two of its ``reporting`` blocks, or in the parser's work once the body returned) is
-        said as ``reporting`` says it — typer's own handling would end the command silently
-        with 130, whatever the signal."""
-        try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
-            if interrupt.cause() != signal.SIGPIPE:  # a closed output ends it quietly
-                interrupt.say(interrupt.interrupted_by())
-            raise typer.Exit(interrupt.exit_code()) from None
-
     lazy = {
         "run": Lazy("akgentic.cli.run:run", "Run a team in the terminal and talk to it."),
         "events": Lazy("akgentic.cli.events:events", "Print a team's events, one line each."),
@@ -55,6 +43,18 @@ class _Root(LazyGroup):
             "The tool catalog: which tools may be used, and where.",
         ),
     }
+
+    def invoke(self, ctx: Any) -> Any:
+        """As a group's; a Ctrl-C that a command did not turn into its way out (one between
+        two of its ``reporting`` blocks, or in the parser's work once the body returned) is
+        said as ``reporting`` says it — typer's own handling would end the command silently
+        with 130, whatever the signal."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            if interrupt.cause() != signal.SIGPIPE:  # a closed output ends it quietly
+                interrupt.say(interrupt.interrupted_by())
+            raise typer.Exit(interrupt.exit_code()) from None
 
 
 class _Teams(LazyGroup):

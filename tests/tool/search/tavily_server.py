@@ -69,6 +69,9 @@ class FakeTavily:
     url: str = ""
     requests: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
     status: int | None = None
+    raw: tuple[int, bytes] | None = None
+    """A status and a body sent as they are, whatever was asked: a provider (or a gateway
+    in front of it) answering garbage."""
 
     def answer(self, path: str, body: dict[str, Any], auth: str) -> tuple[int, dict[str, Any]]:
         self.requests.append((path, body, auth))
@@ -156,6 +159,8 @@ def serve() -> Iterator[FakeTavily]:
         def reply(self, body: dict[str, Any]) -> None:
             status, answer = fake.answer(self.path, body, self.headers.get("Authorization", ""))
             data = json.dumps(answer).encode()
+            if fake.raw is not None:
+                status, data = fake.raw
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

@@ -216,3 +216,48 @@ def test_an_agent_searches_and_cites_through_the_tool(
 def test_the_real_tavily_answers_a_search() -> None:  # pragma: no cover — needs the service
     answer = tools(SearchTool())["web_search"]("actor model Carl Hewitt")
     assert answer.startswith('Web search "actor model Carl Hewitt":') and "https://" in answer
+
+
+# -- a provider (or a gateway in front of it) answering garbage: never a raw exception --
+CALLS: list[tuple[str, tuple[Any, ...]]] = [
+    ("web_search", ("q",)),
+    ("web_fetch", (["https://actors.example/intro"], "q")),
+    ("web_crawl", ("https://actors.example", "all")),
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "why"),
+    [
+        (200, b"[1, 2]", "its answer is not a JSON object but a list"),
+        (200, b"null", "its answer is not a JSON object but null"),
+        (200, b'"results"', "its answer is not a JSON object but a string"),
+        (200, b"<html>Bad gateway</html>", "its answer is not JSON"),
+        (202, b"{}", "it answered 202, not a result"),
+    ],
+)
+def test_an_answer_that_is_no_result_is_said_never_raised(
+    tavily: FakeTavily, status: int, body: bytes, why: str
+) -> None:
+    tavily.raw = (status, body)
+    card = SearchTool(api_base_url=tavily.url)
+    for name, args in CALLS:
+        answer = tools(card)[name](*args)
+        assert answer.startswith(f"search is unavailable: Tavily at {tavily.url}: {why}"), answer
+
+
+def test_a_timeout_is_answered_never_raised(
+    tavily: FakeTavily, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fake transport: the client's request times out at once, nothing is sent."""
+    import requests
+
+    def timed_out(self: Any, request: Any, **kwargs: Any) -> Any:
+        raise requests.ReadTimeout("read timed out")
+
+    monkeypatch.setattr(requests.adapters.HTTPAdapter, "send", timed_out)
+    card = SearchTool(api_base_url=tavily.url)
+    for name, args in CALLS:
+        answer = tools(card)[name](*args)
+        assert answer.startswith("search is unavailable: Tavily did not answer in time"), answer
+    assert tavily.requests == []

@@ -1,9 +1,11 @@
 """The one place SearchTool talks to Tavily: a client per call, every failure translated.
 
 Providers never raise out of a tool: a missing or refused key, a spent quota, a rate limit,
-a network failure, a timeout or a server error becomes :class:`SearchUnavailableError`, which
-the tool answers as ``search is unavailable: <why>``. The one exception is a 400 — the
-model's own arguments were refused — which is a ``RetriableError`` saying what to fix.
+a network failure, a timeout, a server error, or an answer that is no result (a success
+status other than 200, a body that is not a JSON object) becomes
+:class:`SearchUnavailableError`, which the tool answers as ``search is unavailable: <why>``.
+The one exception is a 400 — the model's own arguments were refused — which is a
+``RetriableError`` saying what to fix.
 
 The client is ``tavily-python`` (the ``search`` extra). The caller hands the key in (the
 card resolves it at each call: the catalog's credential, else its environment variable);
@@ -22,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from akgentic.core.excerpt import clip
 from akgentic.tool.errors import RetriableError
 
 __all__ = ["DEFAULT_BASE_URL", "SearchUnavailableError", "call_tavily", "read_usage"]
@@ -31,6 +34,44 @@ DEFAULT_BASE_URL = "https://api.tavily.com"
 
 class SearchUnavailableError(Exception):
     """Search cannot be done now; the message says why, for the model."""
+
+
+class _NoResultError(Exception):
+    """An answer that is no result: a success status other than 200, or a 200 whose body
+    is not a JSON object. Raised from the session's response hook, before the client reads
+    the body (``tavily-python`` would fail on it with an ``AttributeError``, or a
+    ``TypeError`` for a status it does not expect)."""
+
+
+def _no_result(response: Any, *args: Any, **kwargs: Any) -> Any:
+    """The session's response hook: raise :class:`_NoResultError` for an answer that is
+    no result (see there); an error status is left to the client, which names it, and a
+    redirect to the session, which follows it (the hook then sees where it led)."""
+    status = response.status_code
+    if status >= 400 or response.is_redirect:
+        return response
+    if status != 200:
+        raise _NoResultError(f"it answered {status}, not a result")
+    try:
+        body = response.json()
+    except ValueError:
+        raise _NoResultError(
+            f"its answer is not JSON ({clip(' '.join(response.text.split()) or 'an empty body')})"
+        ) from None
+    if not isinstance(body, dict):
+        raise _NoResultError(f"its answer is not a JSON object but {_json_kind(body)}")
+    return response
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value that is not an object is, in words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "a number"
 
 
 def call_tavily(
@@ -51,8 +92,11 @@ def call_tavily(
         ) from None
     where = base_url or DEFAULT_BASE_URL
     client = TavilyClient(api_key=key, api_base_url=where)
+    client.session.hooks["response"].append(_no_result)
     try:
         return action(client)
+    except _NoResultError as exc:
+        reason = f"Tavily at {where}: {exc}"
     except errors.BadRequestError as exc:
         raise RetriableError(
             f"Tavily refused these arguments (400): {_detail(exc)}. Correct them and call again."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import socket
 from collections.abc import Callable, Iterator
@@ -244,6 +245,48 @@ def test_an_answer_that_is_no_result_is_said_never_raised(
     for name, args in CALLS:
         answer = tools(card)[name](*args)
         assert answer.startswith(f"search is unavailable: Tavily at {tavily.url}: {why}"), answer
+
+
+@pytest.mark.parametrize(
+    "results",
+    [
+        '"abc"',
+        "[1, null, []]",
+        '{"url": "https://a.example"}',
+    ],
+)
+def test_results_that_are_not_entries_are_left_out_and_said(
+    tavily: FakeTavily, results: str
+) -> None:
+    tavily.raw = (200, f'{{"results": {results}, "failed_results": [7]}}'.encode())
+    card = SearchTool(api_base_url=tavily.url)
+    for name, args in CALLS:
+        answer = tools(card)[name](*args)
+        assert " 0 " in answer.splitlines()[0], answer
+        assert "unreadable" in answer and "left out" in answer, answer
+
+
+def test_missing_fields_of_a_result_are_not_rendered_as_none(tavily: FakeTavily) -> None:
+    tavily.raw = (200, b'{"results": [{"url": null, "title": null, "content": 42}]}')
+    answer = tools(SearchTool(api_base_url=tavily.url))["web_search"]("q")
+    assert "None" not in answer and "42" not in answer
+    assert answer == 'Web search "q": 1 result.\n\n[1] (no URL)'
+
+
+def test_a_huge_title_url_or_answer_is_cut_and_extra_results_are_left_out(
+    tavily: FakeTavily,
+) -> None:
+    result = {"url": "https://a.example/" + "u" * 5_000, "title": "t" * 5_000, "content": "c"}
+    tavily.raw = (
+        200,
+        json.dumps({"answer": "a" * 50_000, "results": [result] * 1_000}).encode(),
+    )
+    card = SearchTool(api_base_url=tavily.url, web_search=WebSearch(max_results=3))
+    answer = tools(card)["web_search"]("q")
+    assert answer.splitlines()[0] == 'Web search "q": 3 results (Tavily sent 1,000; 997 left out).'
+    assert "[3] " in answer and "[4] " not in answer
+    assert "t" * 400 not in answer and "u" * 1_500 not in answer and "a" * 1_500 not in answer
+    assert len(answer) < 5_000
 
 
 def test_a_timeout_is_answered_never_raised(

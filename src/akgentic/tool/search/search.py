@@ -152,7 +152,9 @@ class SearchTool(ToolCard):
                     exclude_domains=exclude_domains,
                 )
             )
-            return found if isinstance(found, str) else render_search(query, found, p.max_chars)
+            if isinstance(found, str):
+                return found
+            return render_search(query, found, p.max_chars, max_results)
 
         return web_search
 
@@ -175,7 +177,9 @@ class SearchTool(ToolCard):
                     extract_depth=extract_depth,
                 )
             )
-            return found if isinstance(found, str) else render_fetch(query, found, p.max_chars)
+            if isinstance(found, str):
+                return found
+            return render_fetch(query, found, p.max_chars, len(urls))
 
         return web_fetch
 
@@ -207,7 +211,9 @@ class SearchTool(ToolCard):
                     allow_external=allow_external,
                 )
             )
-            return found if isinstance(found, str) else render_crawl(found, p.max_chars)
+            if isinstance(found, str):
+                return found
+            return render_crawl(url, found, p.max_chars, limit)
 
         return web_crawl
 

@@ -4,11 +4,16 @@ in another process, from the store (not from the log)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.core import ActorSystem, AgentCard, Orchestrator
+from akgentic.server import load_skills_into
 from akgentic.storage import SkillRecord, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager
-from akgentic.tool.skill import Skills, SkillTool
+from akgentic.tool.skill import SKILLS_DIR_ENV, Skills, SkillsSkippedEvent, SkillTool
 from akgentic.tool.toolsets import ToolsetCard
 
 
@@ -99,3 +104,30 @@ def test_a_resumed_team_reads_the_store_again_in_another_process(
         again.close()
     finally:
         elsewhere.shutdown(timeout=10)
+
+
+def test_skills_served_from_the_folder_the_variable_names_are_not_reported_as_duplicates(
+    storage_url: str, system: ActorSystem, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``AKGENTIC_SKILLS_DIR=F akgentic serve`` stores F's skills (it is ``--skills-dir``'s
+    variable) and every ``SkillTool()`` reads F too: one skill each, nothing to rename."""
+    folder = tmp_path / "skills"
+    (folder / "plan-work").mkdir(parents=True)
+    (folder / "plan-work" / "SKILL.md").write_text(
+        "---\nname: plan-work\ndescription: Plan work.\ntoolset: docs\n---\nSteps.\n"
+    )
+    (folder / "house-style.yaml").write_text("name: house-style\ndescription: How.\nbody: B\n")
+    storage = open_storage(storage_url)
+    assert load_skills_into(storage, folder) == []
+    monkeypatch.setenv(SKILLS_DIR_ENV, str(folder))
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(card())
+    assert "house-style — How." in prompt(system, runtime, "@Clerk")
+    manager.stop_team(runtime.team_id)
+    skipped = [
+        r.message.event.errors  # type: ignore[union-attr]
+        for r in storage.events.read(runtime.team_id)
+        if isinstance(getattr(r.message, "event", None), SkillsSkippedEvent)
+    ]
+    assert skipped == []
+    storage.close()

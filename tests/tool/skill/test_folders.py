@@ -21,6 +21,7 @@ from akgentic.tool.skill import (
     Skills,
     SkillsSkippedEvent,
     SkillTool,
+    load_skills,
     parse_skill_file,
 )
 
@@ -138,6 +139,30 @@ def test_duplicates_first_by_path_wins_across_card_folders_and_store(folder: Pat
         (str(folder / "z" / "SKILL.md"), "duplicate skill name 'alpha'"),
         ("skill store: delta (from s3)", "duplicate skill name 'delta'"),
     ]
+
+
+def test_a_store_row_loaded_from_a_folder_the_card_reads_too_is_one_skill_not_a_duplicate(
+    folder: Path,
+) -> None:
+    """``akgentic serve --skills-dir F`` stores F's skills, and its variable,
+    AKGENTIC_SKILLS_DIR=F, makes every ``SkillTool()`` read F too: the same skill twice is
+    not a name clash to report (nothing to rename), and the file's copy is the one kept."""
+    write(folder, "films/SKILL.md", MEDIA_SKILL)
+    rows = [
+        SkillRow(name=e.name, description=e.description, content=e.content, source=str(folder))
+        for e in load_skills([folder]).skills
+        if e.name != "alpha"
+    ]
+    rows.append(SkillRow(name="alpha", description="another alpha", content="x", source="s"))
+    factory, observer = wired(SkillTool(skills=Skills(folders=[str(folder)], stored=rows)))
+    assert names(factory) == ["alpha", "beta", "delta", "films", "gamma"]
+    [event] = observer.events  # only the alpha that differs
+    assert [(e.path, e.reason.split(":")[0]) for e in event.errors] == [
+        ("skill store: alpha (from s)", "duplicate skill name 'alpha'")
+    ]
+    [films] = factory.get_context_states()
+    view = films()
+    assert view is not None and "films — For films" in view.render_full()  # the file's link
 
 
 def test_store_rows_are_checked_and_read_only_when_the_store_is_on() -> None:

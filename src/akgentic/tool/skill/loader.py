@@ -27,7 +27,9 @@ skill** (a ``SKILL.md`` in a folder of that name, or ``NAME.yaml``) wins — so 
 ``broken3/SKILL.md`` saying ``name: plan-work`` cannot take ``plan-work/``'s place — and
 otherwise the first file, in load order. :func:`assemble` applies the same rule across a
 card's sources: its own skills, then its folders, then the skill store's rows (the card's
-own skills and the store's rows are named after nothing: the first of them wins).
+own skills and the store's rows are named after nothing: the first of them wins). A store
+row that is the same skill as one already loaded (name, description and content alike: the
+store's copy of a folder the card reads too) is no duplicate: it is left out unsaid.
 """
 
 from __future__ import annotations
@@ -130,6 +132,14 @@ class _Collector:
             f"({why}) and skipped the other — rename one of them",
         )
 
+    def holds(self, entry: SkillEntry) -> bool:
+        """Whether ``entry`` is already here as the same skill: its name, description and
+        content (a store row holds no toolset: the copy kept has it)."""
+        return any(
+            (s.name, s.description, s.content) == (entry.name, entry.description, entry.content)
+            for s in self.result.skills
+        )
+
     def error(self, source: str, reason: str) -> None:
         self.result.errors.append(LoadError(path=source, reason=reason))
 
@@ -155,7 +165,8 @@ def assemble(
     store: bool = True,
 ) -> LoadResult:
     """A card's skills: ``inline``, then ``folders``, then the store's ``rows`` (when
-    ``store``). The first of a name wins; every skip is in ``errors``. Never raises."""
+    ``store``). The first of a name wins; every skip is in ``errors``, except a row that is
+    the same skill as one already there (see the module docstring). Never raises."""
     collector = _Collector()
     for entry in inline:
         collector.admit(entry, "the card's skills")
@@ -169,7 +180,8 @@ def assemble(
         except ValidationError as exc:
             collector.error(source, _problems(exc))
             continue
-        collector.admit(entry, source)
+        if not collector.holds(entry):  # the store's copy of a file read above: one skill
+            collector.admit(entry, source)
     return collector.result
 
 

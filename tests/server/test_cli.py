@@ -184,6 +184,34 @@ def test_serve_checks_its_options_before_it_listens_in_one_line_each(tmp_path: P
     )
 
 
+def test_skills_dir_takes_several_folders_as_skill_tool_reads_its_variable(
+    tmp_path: Path,
+) -> None:
+    """AKGENTIC_SKILLS_DIR holds folders separated by os.pathsep (SkillTool reads it so):
+    ``serve`` takes each, checks each by name, and ``--skills-dir`` is repeatable."""
+    one, two, missing = tmp_path / "one", tmp_path / "two", tmp_path / "missing"
+    one.mkdir()
+    two.mkdir()
+
+    def serve_with(value: str, *args: str) -> str:
+        env = {"AKGENTIC_SERVER": None, "AKGENTIC_SKILLS_DIR": value}
+        result = CliRunner().invoke(app, ["serve", "--storage", "memory://", *args], env=env)
+        assert result.exit_code == 1, result.output
+        return result.stderr.strip()
+
+    assert serve_with(f"{one}{os.pathsep}{missing}") == (
+        f"error: {missing}: no such file or folder"
+    )
+    # both folders pass: the next check, the token's, is the one that stops it
+    assert serve_with(f"{one}{os.pathsep}{two}", "--token", "short").startswith(
+        "error: invalid --token"
+    )
+    code, _, err = invoke(
+        "serve", "--storage", "memory://", "--skills-dir", str(one), "--skills-dir", str(missing)
+    )
+    assert code == 1 and err.strip() == f"error: {missing}: no such file or folder"
+
+
 def test_serve_imports_the_modules_named_with_import_before_it_serves(tmp_path: Path) -> None:
     """A posted card may name the classes of a module the operator imported with
     ``--import`` (its ``imports`` are then loaded, not imported by the post): the team is

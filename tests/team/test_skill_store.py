@@ -131,3 +131,24 @@ def test_skills_served_from_the_folder_the_variable_names_are_not_reported_as_du
     ]
     assert skipped == []
     storage.close()
+
+
+def test_skills_are_loaded_into_the_store_from_several_folders_the_first_of_a_name_kept(
+    tmp_path: Path,
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for folder, description in [(one, "First."), (two, "Second.")]:
+        folder.mkdir()
+        (folder / "tidy.yaml").write_text(f"name: tidy\ndescription: {description}\n")
+    (two / "neat.yaml").write_text("name: neat\ndescription: Neat.\n")
+    storage = open_storage("memory://")
+    assert load_skills_into(storage, [one, two]) == [
+        f"{two}: skill 'tidy' is in {one} too; kept that one (its folder comes "
+        "first) — rename one of them"
+    ]
+    assert [(s.name, s.description, s.source) for s in storage.skills.list()] == [
+        ("neat", "Neat.", str(two)),
+        ("tidy", "First.", str(one)),
+    ]
+    assert load_skills_into(storage, one) == []  # one folder, as before
+    storage.close()

@@ -72,13 +72,14 @@ def serve(
         ),
     ] = None,
     skills_dir: Annotated[
-        Path | None,
+        list[Path] | None,
         typer.Option(
             "--skills-dir",
             envvar="AKGENTIC_SKILLS_DIR",
             metavar="DIR",
             show_default=False,
-            help="Load the skills of this folder (SKILL.md, *.yaml) into the skill catalog.",
+            help="Load the skills of this folder (SKILL.md, *.yaml) into the skill catalog "
+            "(repeatable; the variable holds one or more, separated as PATH's folders are).",
         ),
     ] = None,
     mcp_config: Annotated[
@@ -151,11 +152,12 @@ def serve(
                 f"pip install 'akgentic[server]'"
             ) from None
         import_modules(imports)  # before any card is read: a team may be made of its classes
-        for path in [*(cards or []), mcp_config, skills_dir]:
+        for path in [*(cards or []), mcp_config, *(skills_dir or [])]:
             if path is not None and not path.exists():
                 raise CliError(f"{path}: no such file or folder")
-        if skills_dir is not None and not skills_dir.is_dir():
-            raise CliError(f"--skills-dir {skills_dir}: not a folder")
+        for folder in skills_dir or []:
+            if not folder.is_dir():
+                raise CliError(f"--skills-dir {folder}: not a folder")
         try:
             settings = ServerSettings(
                 host=host,
@@ -211,7 +213,7 @@ def serve(
                     bundle,
                     settings,
                     card_paths=cards or [],
-                    skills_dir=skills_dir,
+                    skills_dir=skills_dir or None,
                     on_ready=ready,
                     on_problem=_warn,
                     stop=pressed,

@@ -7,8 +7,9 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from os import PathLike
 from pathlib import Path
 from types import FrameType, TracebackType
 
@@ -114,23 +115,38 @@ class BackgroundServer:
         self.stop()
 
 
-def load_skills_into(storage: StorageBundle, folder: str | Path) -> list[str]:
-    """Load the skills of ``folder`` (``SKILL.md``, ``*.yaml``) into the store's skill
-    catalog; returns the problems (broken files, duplicates), which are not fatal."""
+def load_skills_into(
+    storage: StorageBundle, folders: str | PathLike[str] | Iterable[str | PathLike[str]]
+) -> list[str]:
+    """Load the skills of ``folders`` (one folder, or several: ``SKILL.md``, ``*.yaml``)
+    into the store's skill catalog; returns the problems (broken files, duplicates), which
+    are not fatal. Of two folders holding a skill of one name, the first is kept."""
     from akgentic.storage import SkillRecord
     from akgentic.tool.skill import load_skills
 
-    result = load_skills([folder])
-    for entry in result.skills:
-        storage.skills.upsert(
-            SkillRecord(
-                name=entry.name,
-                description=entry.description,
-                content=entry.content,
-                source=str(folder),
+    named = [folders] if isinstance(folders, (str, PathLike)) else list(folders)
+    problems: list[str] = []
+    kept: dict[str, str] = {}  # name -> the folder it was loaded from
+    for folder in named:
+        result = load_skills([folder])
+        problems += [f"{e.path}: {e.reason}" for e in result.errors]
+        for entry in result.skills:
+            if entry.name in kept:
+                problems.append(
+                    f"{folder}: skill {entry.name!r} is in {kept[entry.name]} too; kept that "
+                    "one (its folder comes first) — rename one of them"
+                )
+                continue
+            kept[entry.name] = str(folder)
+            storage.skills.upsert(
+                SkillRecord(
+                    name=entry.name,
+                    description=entry.description,
+                    content=entry.content,
+                    source=str(folder),
+                )
             )
-        )
-    return [f"{e.path}: {e.reason}" for e in result.errors]
+    return problems
 
 
 def serve(
@@ -138,7 +154,7 @@ def serve(
     settings: ServerSettings,
     *,
     card_paths: Iterable[str | Path] = (),
-    skills_dir: str | Path | None = None,
+    skills_dir: str | Path | Sequence[str | Path] | None = None,
     on_ready: Callable[[str], None] | None = None,
     on_problem: Callable[[str], None] | None = None,
     stop: threading.Event | None = None,

@@ -118,7 +118,11 @@ def test_skills_served_from_the_folder_the_variable_names_are_not_reported_as_du
     )
     (folder / "house-style.yaml").write_text("name: house-style\ndescription: How.\nbody: B\n")
     storage = open_storage(storage_url)
-    assert load_skills_into(storage, folder) == []
+    assert load_skills_into(storage, folder) == [
+        f"skill 'plan-work' of {folder} stored without its toolset 'docs': the skill store "
+        "keeps none, so an agent given it from the store lists it in its menu, also while "
+        "docs is active; name the folder in the card's skills.folders to keep the link"
+    ]
     monkeypatch.setenv(SKILLS_DIR_ENV, str(folder))
     manager = TeamManager(system, storage)
     runtime = manager.create_team(card())
@@ -143,8 +147,8 @@ def test_skills_are_loaded_into_the_store_from_several_folders_the_first_of_a_na
     (two / "neat.yaml").write_text("name: neat\ndescription: Neat.\n")
     storage = open_storage("memory://")
     assert load_skills_into(storage, [one, two]) == [
-        f"{two}: skill 'tidy' is in {one} too; kept that one (its folder comes "
-        "first) — rename one of them"
+        f"skill skipped: {two}: skill 'tidy' is in {one} too; kept that one (its folder "
+        "comes first) — rename one of them"
     ]
     assert [(s.name, s.description, s.source) for s in storage.skills.list()] == [
         ("neat", "Neat.", str(two)),

@@ -119,8 +119,10 @@ def load_skills_into(
     storage: StorageBundle, folders: str | PathLike[str] | Iterable[str | PathLike[str]]
 ) -> list[str]:
     """Load the skills of ``folders`` (one folder, or several: ``SKILL.md``, ``*.yaml``)
-    into the store's skill catalog; returns the problems (broken files, duplicates), which
-    are not fatal. Of two folders holding a skill of one name, the first is kept."""
+    into the store's skill catalog; returns the problems, which are not fatal, one line each
+    saying what became of the skill: a broken file or a duplicate is skipped (of two folders
+    holding a skill of one name, the first is kept), and a skill naming a ``toolset`` is
+    stored without it (the store keeps no toolset: a card reading the folder keeps it)."""
     from akgentic.storage import SkillRecord
     from akgentic.tool.skill import load_skills
 
@@ -129,15 +131,22 @@ def load_skills_into(
     kept: dict[str, str] = {}  # name -> the folder it was loaded from
     for folder in named:
         result = load_skills([folder])
-        problems += [f"{e.path}: {e.reason}" for e in result.errors]
+        problems += [f"skill skipped: {e.path}: {e.reason}" for e in result.errors]
         for entry in result.skills:
             if entry.name in kept:
                 problems.append(
-                    f"{folder}: skill {entry.name!r} is in {kept[entry.name]} too; kept that "
-                    "one (its folder comes first) — rename one of them"
+                    f"skill skipped: {folder}: skill {entry.name!r} is in {kept[entry.name]} "
+                    "too; kept that one (its folder comes first) — rename one of them"
                 )
                 continue
             kept[entry.name] = str(folder)
+            if entry.toolset is not None:
+                problems.append(
+                    f"skill {entry.name!r} of {folder} stored without its toolset "
+                    f"{entry.toolset!r}: the skill store keeps none, so an agent given it from "
+                    f"the store lists it in its menu, also while {entry.toolset} is active; "
+                    f"name the folder in the card's skills.folders to keep the link"
+                )
             storage.skills.upsert(
                 SkillRecord(
                     name=entry.name,
@@ -174,7 +183,8 @@ def serve(
     then).
 
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
-    skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
+    skill skipped, and each skill stored without its toolset (they are logged as warnings
+    without it). With ``stop``, the caller owns
     Ctrl-C: the server drains and stops once ``stop`` is set (``on_stopping()`` says it
     began: the server is draining by then), and SIGTERM does the same unless
     ``sigterm_handled`` says the caller's own handler sets ``stop`` on SIGTERM
@@ -203,7 +213,7 @@ def serve(
             app = create_app(manager, settings, cards=cards)
             if skills_dir is not None:
                 for problem in load_skills_into(storage, skills_dir):
-                    report(f"skill skipped: {problem}")
+                    report(problem)
             server = _Server(
                 _config(app, settings),
                 app,

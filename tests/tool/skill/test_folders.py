@@ -188,6 +188,30 @@ def test_the_toolset_key_is_read_from_frontmatter_and_checked(tmp_path: Path) ->
         )
 
 
+@pytest.mark.parametrize(
+    ("toolset", "reason"),
+    [
+        ('""', "toolset: must not be blank: leave 'toolset' out when the skill enables none"),
+        (
+            '"media tools"',
+            "toolset: 'media tools' is no toolset name: a letter, then letters, digits or "
+            "'-' (32 at most)",
+        ),
+        ('"tasks_board"', "toolset: 'tasks_board' is no toolset name"),
+    ],
+)
+def test_a_toolset_that_no_toolset_can_be_named_is_refused_not_kept_in_the_view_for_ever(
+    tmp_path: Path, toolset: str, reason: str
+) -> None:
+    """Such a skill would leave the menu for the view and never be set aside: no set has
+    that name."""
+    path = write(tmp_path, "SKILL.md", f"---\nname: n\ndescription: d\ntoolset: {toolset}\n---\n")
+    with pytest.raises(ValueError) as refused:
+        parse_skill_file(path)
+    assert str(refused.value).startswith(reason)
+    assert SkillEntry(name="n", description="d", content="", toolset=" media ").toolset == "media"
+
+
 # -- the per-turn view ------------------------------------------------------------------------
 class ToolsetAgent(FakeAgent):
     """An ActorToolObserver that also says which toolsets are active."""

@@ -43,6 +43,7 @@ from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver, ToolsetActivityObserver
 from akgentic.tool.core.params import BaseToolParam, resolve_param, serve
 from akgentic.tool.errors import RetriableError
+from akgentic.tool.toolsets.card import TOOLSET_NAME
 
 __all__ = [
     "MENU_HEADER",
@@ -98,6 +99,23 @@ class SkillEntry(SerializableModel):
             raise ValueError("must not be blank")
         if "\n" in value or "\r" in value:
             raise ValueError("must be a single line: it becomes one line of the menu")
+        return value
+
+    @field_validator("toolset")
+    @classmethod
+    def _a_toolset_name(cls, value: str | None) -> str | None:
+        """A name a toolset can have: any other would keep the skill out of the menu and
+        never set it aside."""
+        if value is None:
+            return None
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be blank: leave 'toolset' out when the skill enables none")
+        if not TOOLSET_NAME.match(value):
+            raise ValueError(
+                f"{excerpt(value)} is no toolset name: a letter, then letters, digits or '-' "
+                f"(32 at most), as the ToolsetCard it enables is named"
+            )
         return value
 
 

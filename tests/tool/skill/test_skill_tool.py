@@ -137,7 +137,15 @@ def test_duplicate_names_in_one_list_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("name", ""), ("name", "two\nlines"), ("description", "  ")]
+    ("field", "value"),
+    [
+        ("name", ""),
+        ("name", "two\nlines"),
+        ("description", "  "),
+        ("description", "two\u2028lines"),  # str.splitlines() breaks there, as a reader may
+        ("name", "two\x85lines"),
+        ("description", "two\x0blines"),
+    ],
 )
 def test_menu_fields_are_single_non_blank_lines(field: str, value: str) -> None:
     fields = {"name": "n", "description": "d", "content": "c", field: value}

@@ -226,7 +226,7 @@ def test_a_bad_name_is_refused(name: str) -> None:
         ToolsetCard(name=name, description="d", cards=[Films()])
 
 
-@pytest.mark.parametrize("description", ["", "  ", "two\nlines"])
+@pytest.mark.parametrize("description", ["", "  ", "two\nlines", "two\u2028lines", "a\x85b"])
 def test_a_description_is_one_line(description: str) -> None:
     with pytest.raises(ValidationError):
         ToolsetCard(name="media", description=description, cards=[Films()])

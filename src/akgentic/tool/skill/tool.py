@@ -97,7 +97,7 @@ class SkillEntry(SerializableModel):
         value = value.strip()
         if not value:
             raise ValueError("must not be blank")
-        if "\n" in value or "\r" in value:
+        if len(value.splitlines()) > 1:  # \n, \r, and every other break: U+2028, U+0085...
             raise ValueError("must be a single line: it becomes one line of the menu")
         return value
 

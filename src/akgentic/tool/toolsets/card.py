@@ -72,7 +72,7 @@ class ToolsetCard(ToolCard):
     @classmethod
     def _one_line(cls, value: str) -> str:
         value = value.strip()
-        if not value or "\n" in value or "\r" in value:
+        if not value or len(value.splitlines()) > 1:  # U+2028, U+0085... break lines too
             raise ValueError("must be one non-blank line: it becomes one line of the catalog")
         return value
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -393,3 +394,52 @@ def test_a_skill_that_enables_a_set_is_hidden_while_the_set_is_active(
     say(system, agent, "next")
     assert "Skills offered again:\nfilms — For films enable media." in user_text(script.seen[6])
     assert prompt == system.proxy_ask(agent, BaseAgent, timeout=30).get_system_prompt()
+
+
+# -- a set's tool named as one of the agent's own --
+class WebSearch(ToolCard):
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def web_search(q: str) -> str:
+            """Search the web."""
+            return f"web {q}"
+
+        return [web_search]
+
+
+class Finder(ToolCard):
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def search(q: str) -> str:
+            """Search the pages."""
+            return f"pages {q}"
+
+        return [search]
+
+
+def test_a_sets_tool_named_as_one_of_the_agents_own_is_refused_at_start() -> None:
+    """``search`` in set ``web`` is ``web_search``, the name of a tool the agent has
+    outside every set: refused when the agent starts, saying what to rename, not a first
+    turn failing on pydantic-ai's advice to wrap a toolset in a PrefixedToolset."""
+    from akgentic.core import AgentCard
+    from akgentic.storage import open_storage
+    from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamStartError
+
+    web = ToolsetCard(name="web", description="Pages", cards=[Finder()])
+    config = AgentConfig(name="@Agent", role="Agent", tools=[WebSearch(), web])
+    card = TeamCard(
+        name="web",
+        entry_point="@Agent",
+        members=[MemberSpec(card=AgentCard(role="Agent", agent_class=BaseAgent, config=config))],
+    )
+    system = ActorSystem()
+    storage = open_storage("memory://")
+    try:
+        with pytest.raises(TeamStartError) as refused:
+            TeamManager(system, storage).create_team(card)
+        assert str(refused.value) == (
+            "team web: @Agent could not start: ValueError: toolset 'web': its tool web_search "
+            "has the name of a tool this agent has outside every toolset; rename the toolset "
+            "(its tools are named web_<verb>), or move one of the two cards"
+        )
+    finally:
+        system.shutdown(10)
+        storage.close()

@@ -293,8 +293,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             tool_timeout=self.config.tool_timeout,
         )
         # ToolsetCards' groups: activated per conversation (none configured: nothing at all)
+        tools = self._factory.get_tools()
         self._toolsets, toolsets = dynamic_toolsets(
-            self._factory.get_toolsets(), clock=type(self).toolset_clock
+            self._factory.get_toolsets(),
+            clock=type(self).toolset_clock,
+            taken=[getattr(fn, "__name__", "") for fn in tools],
         )
         self._wiring = PromptWiring(self._factory, self._toolsets)
         states = self._factory.get_context_states()
@@ -350,7 +353,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             model,
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
-            tools=offered_tools(self._factory.get_tools()),
+            tools=offered_tools(tools),
             toolsets=self._run_toolsets or None,
             capabilities=capabilities,
             name=self.config.name,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -205,13 +205,23 @@ def _problems(error: ValidationError | ModelRetry) -> str:
 
 
 def dynamic_toolsets(
-    toolsets: Sequence[Any], *, clock: Clock = time.monotonic
+    toolsets: Sequence[Any], *, clock: Clock = time.monotonic, taken: Collection[str] = ()
 ) -> tuple[DynamicToolsets | None, list[Any]]:
     """Split a factory's toolsets: the groups become one capability, the rest stay as they are.
 
     No group, no capability (None): an agent with no ToolsetCard has no toolset tool, no
-    catalog and no context state — zero footprint.
+    catalog and no context state — zero footprint. ``taken``: the names of the agent's
+    tools outside every set; a group's plain tool named as one of them is a ValueError
+    saying what to rename (pydantic-ai would fail the first turn on it).
     """
     groups = [t for t in toolsets if isinstance(t, ToolGroup)]
     rest = [t for t in toolsets if not isinstance(t, ToolGroup)]
+    for group in groups:
+        clash = sorted(set(group.known_tools) & set(taken))
+        if clash:
+            raise ValueError(
+                f"toolset {group.name!r}: its tool {', '.join(clash)} has the name of a tool "
+                f"this agent has outside every toolset; rename the toolset (its tools are "
+                f"named {group.name}_<verb>), or move one of the two cards"
+            )
     return (DynamicToolsets(groups, clock=clock) if groups else None), rest

@@ -35,7 +35,7 @@ from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
 from akgentic.tool.core.time_bound import runs_alone, tool_timeout_of
-from akgentic.tool.toolsets.group import ToolGroup, tool_group
+from akgentic.tool.toolsets.group import ToolGroup, group_tool_name, tool_group
 
 __all__ = ["TOOLSET_NAME", "ToolsetCard"]
 
@@ -136,7 +136,8 @@ class ToolsetCard(ToolCard):
                 FunctionToolset([Tool(t, sequential=True) if runs_alone(t) else t for t in tools])
             )
         inner.extend(members.get_toolsets())
-        group: ToolGroup = tool_group(self.name, self.description, inner)
+        known = [group_tool_name(self.name, t.__name__) for t in tools]
+        group: ToolGroup = tool_group(self.name, self.description, inner, known)
         return [group]
 
     def get_system_prompts(self) -> list[Callable[[], str]]:

@@ -58,6 +58,9 @@ class ToolGroup(GuardedToolset):
 
     name: str
     description: str
+    known_tools: tuple[str, ...] = ()
+    """The names of its plain tools (a card's ``get_tools()``), known before any run; an
+    MCP server's are listed only when the run asks."""
 
     @property
     def label(self) -> str:
@@ -96,6 +99,17 @@ class ToolGroup(GuardedToolset):
         return await super().call_tool(original, tool_args, replace(ctx, tool_name=original), inner)
 
 
-def tool_group(name: str, description: str, toolsets: Sequence[AbstractToolset[Any]]) -> ToolGroup:
-    """A group named ``name`` over ``toolsets``, combined."""
-    return ToolGroup(wrapped=CombinedToolset(list(toolsets)), name=name, description=description)
+def tool_group(
+    name: str,
+    description: str,
+    toolsets: Sequence[AbstractToolset[Any]],
+    known_tools: Sequence[str] = (),
+) -> ToolGroup:
+    """A group named ``name`` over ``toolsets``, combined; ``known_tools``: the names its
+    plain tools have in the group."""
+    return ToolGroup(
+        wrapped=CombinedToolset(list(toolsets)),
+        name=name,
+        description=description,
+        known_tools=tuple(known_tools),
+    )

@@ -128,6 +128,38 @@ def test_a_link_to_nothing_in_a_skills_folder_is_reported(tmp_path: Path, good: 
     ]
 
 
+def test_a_link_to_a_folder_outside_the_skills_folder_is_reported_not_skipped_unsaid(
+    tmp_path: Path,
+) -> None:
+    """A folder search does not follow a link to a folder (one to ``..`` or ``/`` would
+    read far more than the skills folder): one whose target lies outside is said, with
+    what to do; one to a folder inside is read through its target, once."""
+    skills = tmp_path / "skills"
+    write(skills, "inside/SKILL.md", SKILL_MD)
+    elsewhere = write(
+        tmp_path, "elsewhere/films/SKILL.md", SKILL_MD.replace("refund-policy", "films")
+    )
+    (skills / "films").symlink_to(elsewhere.parent)
+    (skills / "again").symlink_to(skills / "inside")
+    (skills / "up").symlink_to(tmp_path)
+    result = load_skills([skills])
+    assert [s.name for s in result.skills] == ["refund-policy"]
+    fix = (
+        "a folder search does not follow it: name that folder in the card's folders (or "
+        "AKGENTIC_SKILLS_DIR) to load its skills"
+    )
+    assert result.errors == [
+        LoadError(
+            path=str(skills / "films"),
+            reason=f"is a link to {elsewhere.parent}, a folder outside {skills}; {fix}",
+        ),
+        LoadError(
+            path=str(skills / "up"),
+            reason=f"is a link to {tmp_path}, a folder outside {skills}; {fix}",
+        ),
+    ]
+
+
 def test_a_skill_file_over_the_size_limit_is_refused_before_it_is_read(
     tmp_path: Path, good: Path
 ) -> None:

@@ -18,7 +18,8 @@ An optional ``toolset`` names the toolset the skill tells the model to enable (s
 ``SkillEntry.toolset``). Other keys are ignored, so files written for other tools
 (``license``, ``allowed-tools``…) load unchanged. A path may be a file (any ``.md``,
 ``.yaml`` or ``.yml``) or a directory, searched recursively for ``SKILL.md``, ``*.yaml``
-and ``*.yml``, in sorted path order.
+and ``*.yml``, in sorted path order. A link to a folder is not followed; one whose target
+lies outside the directory is reported (name that folder itself).
 
 Nothing here raises for a bad file: a broken file is reported in ``LoadResult.errors`` (the
 file and the reason) and skipped. A duplicate name is reported too, in one line naming both
@@ -55,7 +56,7 @@ from akgentic.core import (
 )
 from akgentic.core.excerpt import validation_words
 from akgentic.core.serialization import SerializableModel
-from akgentic.tool.skill.tool import SkillEntry, SkillRow
+from akgentic.tool.skill.tool import SKILLS_DIR_ENV, SkillEntry, SkillRow
 
 __all__ = [
     "LoadError",
@@ -197,21 +198,38 @@ def _files(paths: Iterable[str | PathLike[str]], result: LoadResult) -> Iterator
     reported too, not skipped silently: the person put it there as a skill)."""
     for raw in paths:
         path = Path(raw)
-        found = (
-            sorted(
+        found = [path]
+        if _is_dir(path):
+            entries = sorted(path.rglob("*"))  # links to folders are listed, not followed
+            found = [
                 p
-                for p in path.rglob("*")
+                for p in entries
                 if (p.name == SKILL_FILE or p.suffix in YAML_SUFFIXES) and not _is_dir(p)
-            )
-            if _is_dir(path)
-            else [path]
-        )
+            ]
+            for link in (p for p in entries if p.is_symlink() and _is_dir(p)):
+                outside = _linked_outside(link, path)
+                if outside is not None:
+                    result.errors.append(LoadError(path=str(link), reason=outside))
         for file in found:
             problem = _not_a_file(file)
             if problem is None:
                 yield file
             else:
                 result.errors.append(LoadError(path=str(file), reason=problem))
+
+
+def _linked_outside(link: Path, root: Path) -> str | None:
+    """Why ``link``, a link to a folder found in ``root``, is reported: its target lies
+    outside ``root`` (a folder search does not follow it: a link to ``..`` or ``/`` would
+    read far more than the skills). None for a target inside, read through its own path."""
+    target = link.resolve()
+    if target.is_relative_to(root.resolve()):
+        return None
+    return (
+        f"is a link to {os.readlink(link)}, a folder outside {root}; a folder search does not "
+        f"follow it: name that folder in the card's folders (or {SKILLS_DIR_ENV}) to load "
+        f"its skills"
+    )
 
 
 def _is_dir(path: Path) -> bool:

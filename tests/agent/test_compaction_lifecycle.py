@@ -87,6 +87,26 @@ def test_the_turn_after_a_compact_command_does_not_compact_again(
     assert summaries(script) == 1  # not a summary of the summary
 
 
+def test_a_compact_of_a_history_that_is_all_kept_says_so_and_changes_nothing(
+    system: ActorSystem, team: Team
+) -> None:
+    """Every message is in the recent part compaction keeps: no summary is asked for, no
+    replacement recorded, and the reply says why (not "Compacted 2 messages into 2")."""
+    script = Script(sized)
+    agent = start(system, team, script, models=WINDOW, compaction=CompactionConfig(keep_last=6))
+    ask(system, agent, "round 0")
+    reply = ask(system, agent, "/compact")
+    assert reply == (
+        "Nothing to compact: the 2 messages are the recent part compaction keeps "
+        "(keep_last 6, more to keep a tool call with its result)."
+    )
+    assert summaries(script) == 0
+    replaced = [
+        m for m in team.recorder.of_type(EventMessage) if isinstance(m.event, ContextReplacedEvent)
+    ]
+    assert replaced == []
+
+
 def test_a_summarys_usage_is_published_and_counted(system: ActorSystem, team: Team) -> None:
     script = Script(sized)
     agent = start(system, team, script, models=WINDOW, compaction=CompactionConfig(keep_last=2))

@@ -123,6 +123,7 @@ from akgentic.llm import (
     compact,
     describe_model_failure,
     needs_compaction,
+    plan_compaction,
     summary_prompt,
 )
 from akgentic.tool.core import (
@@ -867,13 +868,18 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             or not needs_compaction(self._history, window, self.config.compaction.threshold)
         ):
             return "No compaction needed."
+        keep_last = self.config.compaction.keep_last
+        if plan_compaction(self._history, keep_last) is None:
+            return (
+                f"Nothing to compact: the {len(self._history)} messages are the recent part "
+                f"compaction keeps (keep_last {keep_last}, more to keep a tool call with its "
+                f"result)."
+            )
         before = len(self._history)
         try:
             with self._boundary.scope() as token:
                 summarize = partial(self._summarize, token=token)
-                compacted = compact(
-                    self._history, summarize, keep_last=self.config.compaction.keep_last
-                )
+                compacted = compact(self._history, summarize, keep_last=keep_last)
         except RunCancelled:
             self._was_cut()
             return None

@@ -4,6 +4,7 @@ names and types, resolving an instance for agents."""
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import pytest
 
@@ -180,3 +181,48 @@ def test_a_wrong_or_missing_key_is_an_error_never_garbage(
     with pytest.raises(SecretKeyError):
         keyless.set_credential(ADMIN, "vault", "another")
     assert storage.catalog.get("vault").credential_enc is not None  # type: ignore[union-attr]
+
+
+def test_a_damaged_row_is_a_problem_named_and_removable_and_hides_no_other(
+    catalog: CatalogService, storage: SqliteStorage
+) -> None:
+    catalog.set_credential(ADMIN, "vault", SECRET)
+    catalog.enable(ADMIN, "vault")
+    catalog.enable(ADMIN, "planning")
+    catalog.enable(ADMIN, "gone", type_name="planning")
+    with sqlite3.connect(storage.path) as db:  # hand-edited: a pasted secret, odd values
+        db.execute(
+            "UPDATE akgentic_catalog SET status = 'bogus', credential_enc = 'pasted-secret-1' "
+            "WHERE name = 'planning'"
+        )
+        db.execute(
+            "UPDATE akgentic_catalog SET enabled_cli = 7, type_name = 'jira' WHERE name = 'gone'"
+        )
+
+    listing = catalog.list(ADMIN)
+    vault = next(v for v in listing.tools if v.name == "vault")
+    assert vault.enabled == ["agents"] and vault.credential_set
+    assert "gone" not in [v.name for v in listing.tools + listing.orphaned]
+    gone, planning = listing.problems  # by name
+    assert planning.startswith("catalog instance 'planning': the stored credential is str")
+    assert "the stored status 'bogus' is not one of" in planning
+    assert "akgentic catalog remove planning --force" in planning
+    assert "the stored cli flag 7 is not 0 or 1" in gone
+    assert "akgentic catalog remove gone)" in gone  # its type is not installed: no --force
+    assert "pasted-secret-1" not in " ".join(listing.problems)
+
+    for refused in (
+        lambda: catalog.show(ADMIN, "planning"),
+        lambda: catalog.enable(ADMIN, "planning"),
+        lambda: catalog.configure(ADMIN, "planning", {}),
+        lambda: catalog.resolve_card("planning"),
+    ):
+        with pytest.raises(CatalogError, match="the row cannot be read, so it is ignored"):
+            refused()
+    assert catalog.resolve_card("vault") is not None
+
+    with pytest.raises(CatalogError, match="is not orphaned"):
+        catalog.remove(ADMIN, "planning")
+    assert catalog.remove(ADMIN, "planning", force=True)
+    assert catalog.remove(ADMIN, "gone")
+    assert catalog.list(ADMIN).problems == []

@@ -7,6 +7,7 @@ degradation afterwards."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -182,3 +183,29 @@ def test_a_catalog_tool_with_no_catalog_bound_serves_nothing_and_says_why() -> N
     [event] = observer.events
     assert isinstance(event, CatalogToolUnavailable)
     assert "no tool catalog is bound" in event.reason
+
+
+def test_a_row_damaged_later_is_left_out_on_resume_and_the_agent_goes_on(
+    manager: TeamManager, catalog: CatalogService, storage: SqliteStorage
+) -> None:
+    enable_vault(catalog)
+    runtime = manager.create_team(TeamCard.from_yaml(DATA / "vault.yaml"))
+    runtime.send("open the vault")
+    seq, _ = answer(runtime, 0)
+    manager.stop_team(runtime.team_id)
+    with sqlite3.connect(storage.path) as db:  # a value no version of akgentic wrote
+        db.execute("UPDATE akgentic_catalog SET status = 'degraded' WHERE name = 'vault'")
+
+    resumed = manager.resume_team(runtime.team_id)
+    resumed.send("hello again")
+    _, text = answer(resumed, seq)
+    assert text == "[scripted] keeper: Message from @Human:\nhello again"
+    [reason] = [
+        r.message.event.reason
+        for r in storage.events.read(runtime.team_id, from_seq=seq)
+        if isinstance(r.message, EventMessage)
+        and isinstance(r.message.event, CatalogToolUnavailable)
+    ]
+    assert "the stored status 'degraded' is not one of" in reason
+    assert "akgentic catalog remove vault --force" in reason
+    manager.shutdown()

@@ -19,6 +19,9 @@ The rules it keeps (seed 001):
   be handed to the built object (``bind_credential``) at wiring or probe time.
 - **Orphaned rows** — their type is not installed — are listed apart and ignored: they
   cannot be enabled, configured, probed or wired until the type returns (or are removed).
+- **Damaged rows** — a stored value that cannot be read — are listed as problems and
+  refused the same way (each refusal names the row, the problem and the fix); ``remove``
+  takes them, so one bad row never hides the others or blocks the catalog.
 - **A name's type is fixed.** An instance called like a type is of that type; another
   name needs ``type_name`` on its first change.
 """
@@ -120,7 +123,13 @@ class CatalogService:
         """Every type (with its same-named instance's state), every other named instance,
         the orphaned rows apart, and what discovery could not load."""
         registry = self.registry
-        rows = {r.name: r for r in self.storage.catalog.list()}
+        problems = list(registry.problems)
+        rows: dict[str, ToolInstanceRecord] = {}
+        for row in self.storage.catalog.list():
+            if row.error is None:
+                rows[row.name] = row
+            else:
+                problems.append(self._damaged_words(row))
         tools = [self._view(t.name, t, rows.pop(t.name, None)) for t in registry.types()]
         orphaned: list[ToolView] = []
         for name, row in rows.items():
@@ -130,11 +139,11 @@ class CatalogService:
             else:
                 tools.append(self._view(name, found, row))
         tools.sort(key=lambda v: v.name)
-        return CatalogListing(tools=tools, orphaned=orphaned, problems=list(registry.problems))
+        return CatalogListing(tools=tools, orphaned=orphaned, problems=problems)
 
     def show(self, principal: Principal, name: str) -> ToolDetail:
         """One type or instance, with its config schema and the params the model sees."""
-        row = self.storage.catalog.get(name)
+        row = self._get(name)
         found = self.registry.get(row.type_name if row is not None else name)
         if row is None and found is None:
             raise self._unknown(name)
@@ -309,7 +318,7 @@ class CatalogService:
         (wrong key, altered bytes, or a required credential not set), ``SecretKeyError``.
         """
         _surfaces([surface])
-        row = self.storage.catalog.get(name)
+        row = self._get(name)
         if row is None:
             if self.registry.get(name) is None:
                 raise self._unknown(name)
@@ -364,7 +373,7 @@ class CatalogService:
         self, name: str, type_name: str | None
     ) -> tuple[ToolInstanceRecord | None, ToolType]:
         """The row (if any) and the type a change to ``name`` applies to."""
-        row = self.storage.catalog.get(name)
+        row = self._get(name)
         if row is not None:
             found = self.registry.get(row.type_name)
             if found is None:
@@ -385,6 +394,20 @@ class CatalogService:
         if found is None:
             raise self._unknown(name)
         return None, found
+
+    def _get(self, name: str) -> ToolInstanceRecord | None:
+        """The row of ``name`` to use: :class:`CatalogError` when it is damaged."""
+        row = self.storage.catalog.get(name)
+        if row is not None and row.error is not None:
+            raise CatalogError(self._damaged_words(row))
+        return row
+
+    def _damaged_words(self, row: ToolInstanceRecord) -> str:
+        force = " --force" if self.registry.get(row.type_name) is not None else ""
+        return (
+            f"{row.error}: the row cannot be read, so it is ignored; remove it "
+            f"(akgentic catalog remove {row.name}{force}) and set the instance up again"
+        )
 
     def _changed(
         self, name: str, found: ToolType, change: Callable[[], ToolInstanceRecord]

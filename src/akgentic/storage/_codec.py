@@ -28,7 +28,15 @@ from akgentic.core.excerpt import excerpt
 from akgentic.core.messages.message import Message, new_id_text
 from akgentic.core.serialization import deserialize, model_path, serialize
 from akgentic.storage.errors import CorruptRecordError
-from akgentic.storage.records import EventRecord, StateRecord, TeamRecord, TeamStatus
+from akgentic.storage.records import (
+    CATALOG_STATUSES,
+    CATALOG_SURFACES,
+    EventRecord,
+    StateRecord,
+    TeamRecord,
+    TeamStatus,
+    ToolInstanceRecord,
+)
 
 __all__ = [
     "EncodedEvent",
@@ -372,6 +380,78 @@ def load_object(stored: str | bytes, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CorruptRecordError(f"{what}: the stored value is not a JSON object")
     return value
+
+
+def _column_text(value: Any, what: str) -> tuple[str, str | None]:
+    """A text column's value and the problem when it is not text (NULL, a number...)."""
+    if isinstance(value, str | bytes):
+        return _text(value, what)
+    return "", f"the stored {what} {excerpt(value)} is not text"
+
+
+def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceRecord:
+    """The record of one catalog row (its columns in the order the stores select them:
+    name, type_name, the three flags, config, credential_enc, status, status_detail,
+    last_check_at, created_at, updated_at). Whatever cannot be read makes a damaged record
+    (see :class:`ToolInstanceRecord`): flags off, no config, no credential, ``error``
+    naming the instance and every problem; never raised."""
+    problems: list[str] = []
+
+    def note(problem: str | None) -> None:
+        if problem:
+            problems.append(problem)
+
+    name, problem = _column_text(row[0], "name")
+    note(problem)
+    type_name, problem = _column_text(row[1], "type name")
+    note(problem)
+    detail, problem = _column_text(row[8], "probe detail")
+    note(problem)
+    for value, surface in zip(row[2:5], CATALOG_SURFACES, strict=True):
+        if value not in (0, 1):  # SQLite's 0/1, Postgres' booleans (True == 1)
+            note(f"the stored {surface} flag {excerpt(value)} is not 0 or 1")
+    config: dict[str, Any] = {}
+    if isinstance(row[5], str | bytes):
+        try:
+            config = load_object(row[5], "config")
+        except CorruptRecordError as exc:
+            note(str(exc))
+    else:
+        note(f"the stored config {excerpt(row[5])} is not JSON text")
+    credential = row[6]
+    if credential is not None and not isinstance(credential, bytes | bytearray | memoryview):
+        # never quoted: it may be a secret pasted into the column
+        note(f"the stored credential is {type(credential).__name__}, not bytes")
+    if row[7] not in CATALOG_STATUSES:
+        note(f"the stored status {excerpt(row[7])} is not one of {', '.join(CATALOG_STATUSES)}")
+    checked, problem = (None, None) if row[9] is None else _time(row[9], load_time, "check time")
+    note(problem)
+    created, problem = _time(row[10], load_time, "creation time")
+    note(problem)
+    updated, problem = _time(row[11], load_time, "update time")
+    note(problem)
+    if problems:
+        return ToolInstanceRecord(
+            name=name or "?",
+            type_name=type_name or "?",
+            created_at=created,
+            updated_at=updated,
+            error=f"catalog instance {name or '?'!r}: {'; '.join(problems)}",
+        )
+    return ToolInstanceRecord(
+        name=name,
+        type_name=type_name,
+        enabled_agents=row[2] == 1,
+        enabled_api=row[3] == 1,
+        enabled_cli=row[4] == 1,
+        config=config,
+        credential_enc=None if credential is None else bytes(credential),
+        status=row[7],
+        status_detail=detail,
+        last_check_at=checked,
+        created_at=created,
+        updated_at=updated,
+    )
 
 
 def decode_team(

@@ -34,6 +34,7 @@ from akgentic.storage._codec import (
     EncodedEvent,
     MemoryRow,
     StateRow,
+    decode_catalog_row,
     decode_event,
     decode_state,
     decode_team,
@@ -754,21 +755,7 @@ class _Catalog(CatalogChanges):
         self._db = driver
 
     def _record(self, row: Sequence[Any]) -> ToolInstanceRecord:
-        db = self._db
-        return ToolInstanceRecord(
-            name=row[0],
-            type_name=row[1],
-            enabled_agents=bool(row[2]),
-            enabled_api=bool(row[3]),
-            enabled_cli=bool(row[4]),
-            config=load_object(row[5], f"catalog instance {row[0]!r} config"),
-            credential_enc=None if row[6] is None else bytes(row[6]),
-            status=row[7],
-            status_detail=row[8],
-            last_check_at=None if row[9] is None else db.load_time(row[9]),
-            created_at=db.load_time(row[10]),
-            updated_at=db.load_time(row[11]),
-        )
+        return decode_catalog_row(row, self._db.load_time)
 
     def list(self) -> builtins.list[ToolInstanceRecord]:
         with self._db.read() as cur:

@@ -193,6 +193,12 @@ class ToolInstanceRecord(_Record):
     the store, never the secret itself), and the last probe's ``status``
     (``unchecked`` / ``active`` / ``error``), ``status_detail`` and ``last_check_at``.
     Times are set by the store, in UTC.
+
+    A damaged row (a value that cannot be read: a status, flag, time or config of the
+    wrong kind, text that is not UTF-8) is returned anyway, as a :class:`TeamRecord` is:
+    ``error`` names the instance and every problem, and the rest is what a new row
+    holds — every flag off, no config, no credential — so it is never used by mistake.
+    An unreadable time is None.
     """
 
     name: str = Field(min_length=1)
@@ -205,8 +211,9 @@ class ToolInstanceRecord(_Record):
     status: Literal["unchecked", "active", "error"] = "unchecked"
     status_detail: str = ""
     last_check_at: datetime | None = None
-    created_at: datetime
-    updated_at: datetime
+    created_at: datetime | None
+    updated_at: datetime | None
+    error: str | None = None
 
     @property
     def credential_set(self) -> bool:

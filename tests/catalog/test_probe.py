@@ -129,6 +129,23 @@ def test_the_secret_is_scrubbed_from_what_a_probe_says(catalog: CatalogService) 
     assert "tok-SECRET-42" not in catalog.show(ADMIN, "leaky").model_dump_json()
 
 
+@pytest.mark.parametrize("key", ["qd\\key-0a1b2c ", "qd\tkey-0a1b2c "])
+def test_a_secret_an_error_quotes_escaped_is_scrubbed_too(
+    catalog: CatalogService, service: Service, key: str
+) -> None:
+    # a pasted key with a backslash or a tab and a trailing blank: httpx refuses the
+    # header as "Illegal header value b'...'", which writes the key escaped
+    catalog.configure(ADMIN, "vector.qdrant", {"url": service.url})
+    catalog.set_credential(ADMIN, "vector.qdrant", key)
+
+    _, result = catalog.probe(ADMIN, "vector.qdrant", timeout=5)
+
+    assert result.status == "error" and "Illegal header value b'***'" in result.detail
+    shown = catalog.show(ADMIN, "vector.qdrant").model_dump_json()
+    for spelling in (key, key.strip(), repr(key)[1:-1], repr(key.encode())[2:-1]):
+        assert spelling not in result.detail and spelling not in shown
+
+
 def test_run_probe_reports_instead_of_raising() -> None:
     def fails(timeout: float) -> str:
         raise ValueError("boom\non two lines")

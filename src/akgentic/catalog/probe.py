@@ -14,13 +14,14 @@ what happened.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -53,10 +54,26 @@ class ProbeResult(BaseModel):
     checked_at: datetime
 
 
+def _spellings(secret: str) -> set[str]:
+    """How an error message may quote ``secret``: as it is, without its surrounding
+    blanks, and escaped as Python writes a str or bytes (httpx's ``Illegal header value
+    b'...'`` doubles a backslash and writes a tab as ``\\t``), as JSON, or URL-quoted."""
+    return {
+        secret,
+        secret.strip(),
+        repr(secret)[1:-1],
+        repr(secret.encode("utf-8", "surrogatepass"))[2:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        quote(secret, safe=""),
+        quote_plus(secret, safe=""),
+    }
+
+
 def _scrub(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
+    spellings = {s for secret in secrets if secret for s in _spellings(secret)}
+    for spelling in sorted(spellings - {""}, key=len, reverse=True):  # longest first
+        text = text.replace(spelling, "***")
     text = " ".join(text.split())
     return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 1] + "…"
 

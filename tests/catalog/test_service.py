@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,39 @@ def test_a_damaged_row_is_a_problem_named_and_removable_and_hides_no_other(
     assert catalog.remove(ADMIN, "planning", force=True)
     assert catalog.remove(ADMIN, "gone")
     assert catalog.list(ADMIN).problems == []
+
+
+def test_settings_merged_by_two_processes_at_once_are_both_kept(
+    catalog: CatalogService, storage: SqliteStorage
+) -> None:
+    other_store = SqliteStorage(storage.path)  # another process: its own connections
+    other = CatalogService(other_store, registry=catalog.registry)
+    catalog.configure(ADMIN, "vector.weaviate", {"url": "http://w:8080"}, merge=True)
+    write = storage.catalog.set_config
+    others = [lambda: other.configure(BOB, "vector.weaviate", {"grpc_port": 50051}, merge=True)]
+
+    def late(*args: Any, **kwargs: Any) -> Any:
+        if others:  # the other's merge commits between this one's read and its write
+            others.pop()()
+        return write(*args, **kwargs)
+
+    storage.catalog.set_config = late  # type: ignore[method-assign]
+    view = catalog.configure(ADMIN, "vector.weaviate", {"url": "http://w2:8080"}, merge=True)
+
+    assert view.config == {"url": "http://w2:8080", "grpc_port": 50051}
+    assert [line.detail["config"] for line in catalog.audit(ADMIN)[-2:]] == [
+        {"url": "http://w:8080", "grpc_port": 50051},
+        {"url": "http://w2:8080", "grpc_port": 50051},
+    ]
+
+    def always(*args: Any, **kwargs: Any) -> Any:  # someone changes it every time
+        other.configure(BOB, "vector.weaviate", {"grpc_port": 50052 + len(calls)}, merge=True)
+        calls.append(1)
+        return write(*args, **kwargs)
+
+    calls: list[int] = []
+    storage.catalog.set_config = always  # type: ignore[method-assign]
+    with pytest.raises(CatalogError, match=r"kept changing .*\(5 tries\): run it again"):
+        catalog.configure(ADMIN, "vector.weaviate", {"url": "http://w3:8080"}, merge=True)
+    assert catalog.show(ADMIN, "vector.weaviate").config["url"] == "http://w2:8080"
+    other_store.close()

@@ -14,6 +14,7 @@ import pytest
 
 from akgentic.storage import (
     CatalogAuditEntry,
+    ConfigChangedError,
     InstanceTypeError,
     StorageBundle,
     StorageClosedError,
@@ -212,6 +213,31 @@ def test_concurrent_changes_to_one_new_row_lose_nothing(backend: Backend) -> Non
     assert (record.enabled_agents, record.enabled_api, record.enabled_cli) == (True, True, True)
     assert record.credential_enc in {bytes([3]), bytes([4]), bytes([5])}
     assert sorted(r.actor for r in backend.store.catalog.audit()) == [f"w{i}" for i in range(6)]
+
+
+def test_a_config_set_on_an_expected_one_is_written_only_while_it_is_stored(
+    backend: Backend,
+) -> None:
+    """``expected``: the config a merge was made on (``{}`` for no row); another writer's
+    change since then makes the write a ``ConfigChangedError`` that writes nothing."""
+    catalog, other = backend.store.catalog, backend.another().catalog
+    catalog.set_config("s", "web_search", {"a": 1}, by("a", "configure"), expected={})
+    other.set_config("s", "web_search", {"a": 1, "b": 2}, by("b", "configure"))
+    with pytest.raises(ConfigChangedError, match="'s' changed while a change was made on it"):
+        catalog.set_config(
+            "s", "web_search", {"a": 1, "c": 3}, by("a", "configure"), expected={"a": 1}
+        )
+    with pytest.raises(ConfigChangedError):
+        catalog.set_config("t", "web_search", {"c": 3}, by("a", "configure"), expected={"x": 1})
+    assert catalog.get("s").config == {"a": 1, "b": 2} and catalog.get("t") is None  # type: ignore[union-attr]
+    assert [r.actor for r in catalog.audit()] == ["a", "b"]
+
+    record = catalog.set_config(
+        "s", "web_search", {"a": 1, "b": 2, "c": 3}, by("a", "configure"), expected={"a": 1, "b": 2}
+    )
+    assert record.config == {"a": 1, "b": 2, "c": 3}
+    with pytest.raises(InstanceTypeError):  # the type is checked as before
+        catalog.set_config("s", "fetch_url", {}, by("a", "configure"), expected=record.config)
 
 
 def test_another_connection_sees_the_catalog(backend: Backend) -> None:

@@ -54,6 +54,7 @@ from akgentic.storage import (
     CATALOG_SURFACES,
     CatalogAuditEntry,
     CatalogAuditRecord,
+    ConfigChangedError,
     InstanceTypeError,
     StorageBundle,
     ToolInstanceRecord,
@@ -64,6 +65,8 @@ from akgentic.tool.core import ToolCard
 __all__ = ["CatalogService"]
 
 _NAME = re.compile(NAME_PATTERN)
+_MERGE_ATTEMPTS = 5
+"""How often a merge is made again on a config other writers keep changing."""
 
 
 def _context(name: str, type_name: str) -> str:
@@ -209,11 +212,33 @@ class CatalogService:
         ``config`` replaces the stored config; with ``merge`` its keys are laid over the
         stored ones (top level: a key's value is replaced whole) after removing the keys
         in ``unset``, so settings made one at a time add up. Unsetting a key that is not
-        stored is a :class:`ConfigError` naming the stored ones."""
-        row, found = self._target(name, type_name)
+        stored is a :class:`ConfigError` naming the stored ones. A merge is made on the
+        stored config it read, written only while that is still the stored one: a writer
+        that changed it meanwhile (another process) makes it read and merge again."""
         gone = list(dict.fromkeys(unset))
         if gone and not merge:
             raise ConfigError("unset removes stored keys: it merges, so it cannot replace too")
+        for _ in range(_MERGE_ATTEMPTS):
+            try:
+                return self._configure(principal, name, config, type_name, merge, gone)
+            except ConfigChangedError:
+                continue  # merged on a config another writer has changed since: again
+        raise CatalogError(
+            f"the config of {name} kept changing while this change was merged on it "
+            f"({_MERGE_ATTEMPTS} tries): run it again"
+        )
+
+    def _configure(
+        self,
+        principal: Principal,
+        name: str,
+        config: dict[str, Any],
+        type_name: str | None,
+        merge: bool,
+        gone: builtins.list[str],
+    ) -> ToolView:
+        row, found = self._target(name, type_name)
+        stored: dict[str, Any] | None = None
         if merge:
             stored = dict(row.config) if row is not None else {}
             missing = [key for key in gone if key not in stored]
@@ -234,7 +259,11 @@ class CatalogService:
         found.validate_config(config)
         audit = self._entry(principal, "configure", config=config)
         return self._changed(
-            name, found, lambda: self.storage.catalog.set_config(name, found.name, config, audit)
+            name,
+            found,
+            lambda: self.storage.catalog.set_config(
+                name, found.name, config, audit, expected=stored
+            ),
         )
 
     def set_credential(

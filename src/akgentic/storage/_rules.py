@@ -10,7 +10,12 @@ from uuid import UUID
 
 from akgentic.storage._codec import dump_object, to_utc
 from akgentic.storage._pack import pack_count
-from akgentic.storage.errors import InstanceTypeError, InvalidTransitionError, TeamNotFoundError
+from akgentic.storage.errors import (
+    ConfigChangedError,
+    InstanceTypeError,
+    InvalidTransitionError,
+    TeamNotFoundError,
+)
 from akgentic.storage.records import (
     CATALOG_STATUSES,
     CATALOG_SURFACES,
@@ -29,6 +34,7 @@ __all__ = [
     "check_surfaces",
     "check_team_name",
     "check_transition",
+    "config_changed",
     "instance_type_mismatch",
     "readable_status",
     "team_not_found",
@@ -161,6 +167,14 @@ def instance_type_mismatch(name: str, stored: str, given: str) -> InstanceTypeEr
     )
 
 
+def config_changed(name: str) -> ConfigChangedError:
+    """The error for a config merged on a stored one that changed meanwhile."""
+    return ConfigChangedError(
+        f"the config of catalog instance {name!r} changed while a change was made on it: "
+        f"nothing was written; read it again and retry"
+    )
+
+
 def check_probe_status(status: str) -> str:
     """A probe outcome is ``active`` or ``error`` (``unchecked`` is only the start)."""
     if status not in CATALOG_STATUSES[1:]:
@@ -178,7 +192,9 @@ def check_limit(limit: int | None) -> int | None:
 class CatalogChanges:
     """The catalog store's writes, each one change of columns, checked the same way on
     every backend. A backend supplies :meth:`_change` (create-or-update the row of that
-    type and append the audit line, in one transaction) and how it binds a time."""
+    type and append the audit line, in one transaction) and how it binds a time. With
+    ``expected_config``, the change is made only while the stored config (``{}`` for no
+    row) still equals it, checked in the same transaction: else ``ConfigChangedError``."""
 
     def _change(
         self,
@@ -186,6 +202,7 @@ class CatalogChanges:
         type_name: str,
         changes: dict[str, Any],
         audit: CatalogAuditEntry | None,
+        expected_config: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
         raise NotImplementedError
 
@@ -198,9 +215,16 @@ class CatalogChanges:
         return self._change(name, type_name, check_surfaces(surfaces), audit)
 
     def set_config(
-        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
+        self,
+        name: str,
+        type_name: str,
+        config: dict[str, Any],
+        audit: CatalogAuditEntry,
+        *,
+        expected: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
-        return self._change(name, type_name, {"config": dump_object(config, "config")}, audit)
+        changes = {"config": dump_object(config, "config")}
+        return self._change(name, type_name, changes, audit, expected)
 
     def set_credential(
         self, name: str, type_name: str, credential_enc: bytes | None, audit: CatalogAuditEntry

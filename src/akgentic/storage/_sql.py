@@ -53,6 +53,7 @@ from akgentic.storage._rules import (
     check_read_range,
     check_team_name,
     check_transition,
+    config_changed,
     instance_type_mismatch,
     team_not_found,
 )
@@ -775,23 +776,38 @@ class _Catalog(CatalogChanges):
         type_name: str,
         changes: dict[str, Any],
         audit: CatalogAuditEntry | None,
+        expected_config: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
         db = self._db
         now = db.time(utc_now())
         columns = ["name", "type_name", *changes, "created_at", "updated_at"]
         updates = ", ".join(f"{c} = excluded.{c}" for c in [*changes, "updated_at"])
+        guard = ""
+        guarded: tuple[Any, ...] = ()
         with db.write() as cur:
+            if expected_config is not None:
+                # the text read is the condition of the update, so a writer that commits
+                # between this read and the update (Postgres) is caught there too
+                found = cur.execute(
+                    "SELECT config FROM akgentic_catalog WHERE name = ?", (name,)
+                ).fetchone()
+                text = "{}" if found is None else found[0]
+                if load_object(text, "config") != expected_config:
+                    raise config_changed(name)
+                guard, guarded = " AND akgentic_catalog.config = ?", (text,)
             cur.execute(
                 f"INSERT INTO akgentic_catalog ({', '.join(columns)}) "
                 f"VALUES ({', '.join('?' for _ in columns)}) "
                 f"ON CONFLICT (name) DO UPDATE SET {updates} "
-                f"WHERE akgentic_catalog.type_name = excluded.type_name",
-                (name, type_name, *changes.values(), now, now),
+                f"WHERE akgentic_catalog.type_name = excluded.type_name{guard}",
+                (name, type_name, *changes.values(), now, now, *guarded),
             )
             if cur.rowcount == 0:
                 stored = cur.execute(
                     "SELECT type_name FROM akgentic_catalog WHERE name = ?", (name,)
                 ).fetchone()
+                if guard and stored is not None and stored[0] == type_name:
+                    raise config_changed(name)
                 raise instance_type_mismatch(name, stored[0] if stored else "?", type_name)
             if audit is not None:
                 self._append(cur, now, name, type_name, audit)

@@ -12,6 +12,7 @@ __all__ = [
     "READ_FAILED",
     "RECOVERED",
     "WRITE_FAILED",
+    "ConfigChangedError",
     "CorruptRecordError",
     "InstanceTypeError",
     "InvalidTransitionError",
@@ -72,6 +73,11 @@ class InvalidTransitionError(StorageError, ValueError):
 
 class InstanceTypeError(StorageError, ValueError):
     """A catalog instance of this name exists with another type: one name, one type."""
+
+
+class ConfigChangedError(StorageError):
+    """A catalog config written over a stored config that another writer changed since it
+    was read: nothing was written (read it again, and retry)."""
 
 
 class CorruptRecordError(StorageError):

@@ -47,6 +47,7 @@ from akgentic.storage._rules import (
     check_read_range,
     check_team_name,
     check_transition,
+    config_changed,
     instance_type_mismatch,
     readable_status,
     team_not_found,
@@ -470,6 +471,7 @@ class _Catalog(CatalogChanges):
         type_name: str,
         changes: dict[str, Any],
         audit: CatalogAuditEntry | None,
+        expected_config: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
         now = utc_now()
         config = changes.pop("config", None)
@@ -485,6 +487,10 @@ class _Catalog(CatalogChanges):
                 record, stored_config = found
                 if record.type_name != type_name:
                     raise instance_type_mismatch(name, record.type_name, type_name)
+            if expected_config is not None and load_object(stored_config, "config") != (
+                expected_config
+            ):
+                raise config_changed(name)
             record = record.model_copy(update={**changes, "updated_at": now})
             self._data.catalog[name] = (record, config if config is not None else stored_config)
             if line is not None:

@@ -294,9 +294,17 @@ class CatalogStore(Protocol):
         ...
 
     def set_config(
-        self, name: str, type_name: str, config: dict[str, Any], audit: CatalogAuditEntry
+        self,
+        name: str,
+        type_name: str,
+        config: dict[str, Any],
+        audit: CatalogAuditEntry,
+        *,
+        expected: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
-        """Replace the non-secret config (a JSON object); audited."""
+        """Replace the non-secret config (a JSON object); audited. With ``expected`` (the
+        config a merge was made on), only while the stored one (``{}`` for no row) still
+        equals it: else ``ConfigChangedError`` and nothing is written."""
         ...
 
     def set_credential(

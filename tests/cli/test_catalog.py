@@ -190,6 +190,15 @@ def test_bad_input_gets_one_error_line(cli: Invoke) -> None:
     )
 
 
+@pytest.mark.parametrize("timeout", ["inf", "1e308", "121"])
+def test_a_probe_timeout_beyond_the_api_s_bound_is_a_usage_error(cli: Invoke, timeout: str) -> None:
+    cli("catalog", "configure", "vector.qdrant", "--set", f"url=http://127.0.0.1:{free_port()}")
+    result = cli("catalog", "probe", "vector.qdrant", "--timeout", timeout)
+    assert result.exit_code == 2, result.output  # refused before anything is tried
+    assert "--timeout" in result.output and "120" in result.output, result.output
+    assert "OverflowError" not in result.output and "Traceback" not in result.output
+
+
 def configured(cli: Invoke, *args: str) -> dict[str, object]:
     """The config ``akgentic catalog configure mcp ARGS`` answers with."""
     result = cli("catalog", "configure", "mcp", *args)

@@ -322,7 +322,8 @@ def set_credential(
 def probe(
     name: NameArgument,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, metavar="SECONDS", help="Bound of the check.")
+        float,
+        typer.Option("--timeout", min=0.1, max=120, metavar="SECONDS", help="Bound of the check."),
     ] = 10.0,
     storage: StorageOption = None,
     debug: DebugOption = False,

@@ -280,6 +280,17 @@ def test_a_type_from_an_installed_distribution_is_listed_then_orphaned_when_remo
     assert removed.stdout == "jira: removed\n"
 
 
+def test_list_says_each_discovery_problem_once(tmp_path: Path, storage_url: str) -> None:
+    dist = make_distribution(tmp_path / "site", entry_point="{package}:NoSuchTool")
+    env = child_env(storage_url)
+    env["PYTHONPATH"] = os.pathsep.join([str(dist.root), env["PYTHONPATH"]])
+    listed = run_child([str(AKGENTIC), "catalog", "list"], env=env)
+    assert listed.returncode == 0, listed.stderr
+    said = [line for line in listed.stderr.splitlines() if "NoSuchTool" in line]
+    assert len(said) == 1, listed.stderr
+    assert said[0].startswith("warning: ") and f"{dist.package}:NoSuchTool" in said[0]
+
+
 def test_a_refused_change_creates_no_store_and_an_accepted_one_does(tmp_path: Path) -> None:
     """``enable nosuch`` fails: the store and the folders it would live in are not left
     behind; ``enable planning`` makes them."""

@@ -158,8 +158,10 @@ def list_catalog(storage: StorageOption = None, debug: DebugOption = False) -> N
                     style="yellow",
                 )
             )
+        logged = set(catalog.registry.problems)  # discovery's: said by its log already
         for problem in listing.problems:
-            error_console().print(SafeText(f"warning: {problem}", style="yellow"))
+            if problem not in logged:
+                error_console().print(SafeText(f"warning: {problem}", style="yellow"))
 
 
 @catalog_app.command("show", short_help="Show a type or instance.")

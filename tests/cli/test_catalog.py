@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 from akgentic.catalog import SecretBox
 from akgentic.cli import app
 from akgentic.cli.store import unmade_on_failure
-from akgentic.storage import open_storage, sqlite_url
+from akgentic.storage import open_storage, sqlite_path, sqlite_url
 from tests.catalog.distributions import make_distribution
 from tests.catalog.loopback import free_port, serving
 from tests.cli.conftest import AKGENTIC, Invoke, child_env, run_child
@@ -278,6 +279,27 @@ def test_a_type_from_an_installed_distribution_is_listed_then_orphaned_when_remo
     assert "error: catalog instance 'jira' is orphaned" in refused.stderr
     removed = run_child([str(AKGENTIC), "catalog", "remove", "jira"], env=without)
     assert removed.stdout == "jira: removed\n"
+
+
+def test_a_damaged_audit_line_is_shown_with_what_is_wrong_and_hides_no_other(
+    cli: Invoke, storage_url: str
+) -> None:
+    for args in (("enable", "planning"), ("enable", "skill"), ("disable", "skill")):
+        assert cli("catalog", *args).exit_code == 0
+    with sqlite3.connect(sqlite_path(storage_url)) as db:  # hand-edited
+        db.execute("UPDATE akgentic_catalog_audit SET detail = '{bad' WHERE seq = 1")
+        db.execute("UPDATE akgentic_catalog_audit SET at = 'nope' WHERE seq = 2")
+
+    shown = cli("catalog", "audit")
+    assert shown.exit_code == 0, shown.output
+    lines = {
+        cells[0]: cells
+        for cells in (re.split(r"\s{2,}", line) for line in shown.output.splitlines()[1:])
+    }
+    assert sorted(lines) == ["1", "2", "3"]
+    assert lines["1"][5].startswith("(unreadable: catalog audit line 1: detail: the stored value")
+    assert lines["2"][1] == "?" and "the stored time 'nope' is not a valid time" in lines["2"][5]
+    assert lines["3"][3:] == ["disable", "skill", '{"surfaces": ["agents", "api", "cli"]}']
 
 
 def test_list_says_each_discovery_problem_once(tmp_path: Path, storage_url: str) -> None:

@@ -366,6 +366,8 @@ def audit(
         rows = [("SEQ", "WHEN", "WHO", "ACTION", "TOOL", "DETAIL")]
         for line in lines:
             detail = json.dumps(line.detail, sort_keys=True) if line.detail else ""
+            if line.error is not None:
+                detail = f"{detail} (unreadable: {line.error})".lstrip()
             tool = (
                 line.instance
                 if line.instance == line.type_name

@@ -31,6 +31,7 @@ from akgentic.storage.errors import CorruptRecordError
 from akgentic.storage.records import (
     CATALOG_STATUSES,
     CATALOG_SURFACES,
+    CatalogAuditRecord,
     EventRecord,
     StateRecord,
     TeamRecord,
@@ -451,6 +452,39 @@ def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceR
         last_check_at=checked,
         created_at=created,
         updated_at=updated,
+    )
+
+
+def decode_audit_row(row: Sequence[Any], load_time: LoadTime) -> CatalogAuditRecord:
+    """The record of one audit line (seq, at, instance, type_name, actor, action, detail);
+    whatever cannot be read is named in ``error`` (see :class:`CatalogAuditRecord`)."""
+    seq = int(row[0])
+    problems: list[str] = []
+    at, problem = _time(row[1], load_time, "time")
+    problems += [problem] if problem else []
+    texts: list[str] = []
+    for value, what in zip(row[2:6], ("instance", "type name", "actor", "action"), strict=True):
+        text, problem = _column_text(value, what)
+        problems += [problem] if problem else []
+        texts.append(text)
+    detail: dict[str, Any] = {}
+    if isinstance(row[6], str | bytes):
+        try:
+            detail = load_object(row[6], "detail")
+        except CorruptRecordError as exc:
+            problems.append(str(exc))
+    else:
+        problems.append(f"the stored detail {excerpt(row[6])} is not JSON text")
+    instance, type_name, actor, action = texts
+    return CatalogAuditRecord(
+        seq=seq,
+        at=at,
+        instance=instance,
+        type_name=type_name,
+        actor=actor,
+        action=action,
+        detail=detail,
+        error=f"catalog audit line {seq}: {'; '.join(problems)}" if problems else None,
     )
 
 

@@ -34,6 +34,7 @@ from akgentic.storage._codec import (
     EncodedEvent,
     MemoryRow,
     StateRow,
+    decode_audit_row,
     decode_catalog_row,
     decode_event,
     decode_state,
@@ -862,18 +863,7 @@ class _Catalog(CatalogChanges):
             params.append(keep)
         with self._db.read() as cur:
             rows = cur.execute(sql, params).fetchall()
-        return [
-            CatalogAuditRecord(
-                seq=int(seq),
-                at=self._db.load_time(at),
-                instance=instance,
-                type_name=type_name,
-                actor=actor,
-                action=action,
-                detail=load_object(detail, f"catalog audit line {seq}"),
-            )
-            for seq, at, instance, type_name, actor, action, detail in reversed(rows)
-        ]
+        return [decode_audit_row(row, self._db.load_time) for row in reversed(rows)]
 
 
 class SqlStorage:

@@ -245,15 +245,20 @@ class CatalogAuditRecord(_Record):
 
     ``seq`` increases with every entry of the store (the order of the trail); ``at`` is
     when the store wrote it, in UTC; ``instance`` and ``type_name`` name the row changed.
+
+    A line whose values cannot be read is returned anyway, so one damaged line never hides
+    the trail: ``error`` says what is wrong, an unreadable time is None, unreadable text
+    is shown with its bad bytes escaped, an unreadable ``detail`` is ``{}``.
     """
 
     seq: int
-    at: datetime
+    at: datetime | None
     instance: str
     type_name: str
     actor: str
     action: str
     detail: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
 
 
 class DecodeFailure(_Record):

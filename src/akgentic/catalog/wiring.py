@@ -84,7 +84,14 @@ class CatalogToolUnavailable(SerializableModel):
 
 
 class CatalogTool(ToolCard):
-    """A tool named by its catalog instance (see the module docstring)."""
+    """A tool named by its catalog instance (`akgentic catalog list`): only the name is in
+    the card; the agent gets the instance's card, built from the config and credential an
+    admin stored, when it is enabled for agents. Creating a team refuses an instance that
+    cannot serve; a resume or a hire starts the agent without it and says why (a
+    `CatalogToolUnavailable` event).
+
+    See the module docstring.
+    """
 
     instance: str = Field(min_length=1)
     """The catalog instance (``akgentic catalog list``), enabled for agents."""

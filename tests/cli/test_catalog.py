@@ -330,6 +330,20 @@ def test_a_refused_change_creates_no_store_and_an_accepted_one_does(tmp_path: Pa
     assert store.is_file()
 
 
+def test_a_failed_change_leaves_a_store_path_that_is_a_dangling_link_alone(
+    tmp_path: Path,
+) -> None:
+    """The store's path is a link to a place not there now (a mount not mounted yet): the
+    command fails, and the link — the person's, not made by the command — stays."""
+    link = tmp_path / "store.db"
+    link.symlink_to(tmp_path / "unmounted" / "store.db")
+    env = {"AKGENTIC_STORAGE": sqlite_url(link), "AKGENTIC_MODEL": None}
+    result = CliRunner().invoke(app, ["catalog", "enable", "planning"], env=env)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("error: cannot open storage")
+    assert link.is_symlink()
+
+
 def test_a_store_another_process_wrote_to_meanwhile_is_not_removed(tmp_path: Path) -> None:
     """A refused command removes the store it made only while it holds nothing: one that
     another process created and wrote to meanwhile stays whole."""

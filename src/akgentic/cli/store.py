@@ -177,13 +177,14 @@ def unmade_on_failure(option: str | None) -> Iterator[None]:
     """Around a command that may create the SQLite store ``option`` names (see
     :func:`resolve_url`): when the command fails, the store file and the folders it made
     for it are removed again, so a refused command leaves nothing behind. A store that
-    existed before is never touched; a URL that names no file changes nothing."""
+    existed before is never touched, nor is a link at its path (one to a place not there
+    now: a mount not mounted yet); a URL that names no file changes nothing."""
     url = resolve_url(option)
     try:
         path = sqlite_path(url) if url.lower().startswith("sqlite:") else None
     except ValueError:
         path = None
-    if path is None or path.exists():
+    if path is None or path.exists() or path.is_symlink():  # a link is the person's
         yield
         return
     folders = [folder for folder in path.parents if not folder.exists()]

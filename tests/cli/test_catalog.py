@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from akgentic.catalog import SecretBox
 from akgentic.cli import app
 from akgentic.cli.store import unmade_on_failure
-from akgentic.storage import open_storage, sqlite_path, sqlite_url
+from akgentic.storage import CatalogAuditEntry, open_storage, sqlite_path, sqlite_url
 from tests.catalog.distributions import make_distribution
 from tests.catalog.loopback import free_port, serving
 from tests.cli.conftest import AKGENTIC, Invoke, child_env, run_child
@@ -311,6 +311,17 @@ def test_list_says_each_discovery_problem_once(tmp_path: Path, storage_url: str)
     said = [line for line in listed.stderr.splitlines() if "NoSuchTool" in line]
     assert len(said) == 1, listed.stderr
     assert said[0].startswith("warning: ") and f"{dist.package}:NoSuchTool" in said[0]
+
+
+def test_an_orphaned_row_s_credential_shows_as_set(cli: Invoke, storage_url: str) -> None:
+    store = open_storage(storage_url)
+    audit = CatalogAuditEntry(actor="cli:alice", action="set_credential")
+    store.catalog.set_credential("old", "uninstalled.tool", b"\x01sealed", audit)
+    store.close()
+    shown = cli("catalog", "show", "old")
+    assert shown.exit_code == 0, shown.output
+    assert "credential: set\n" in shown.output  # kept with the row: removing it loses it
+    assert "probe:      -\n" in shown.output  # not known without its type
 
 
 def test_a_refused_change_creates_no_store_and_an_accepted_one_does(tmp_path: Path) -> None:

@@ -96,8 +96,8 @@ def _surfaces(chosen: list[str] | None, default: tuple[str, ...]) -> tuple[str, 
 
 
 def _credential(view: ToolView) -> str:
-    if view.credential_kind is None:
-        return "-"
+    if view.credential_kind is None:  # none taken, or unknown: an orphaned row's may be set
+        return "set" if view.credential_set else "-"
     return "set" if view.credential_set else "not set"
 
 
@@ -124,7 +124,7 @@ def _print_view(view: ToolView) -> None:
             "probe",
             (_checked(view) + (f": {view.status_detail}" if view.status_detail else ""))
             if view.probe
-            else "no outside exit",
+            else ("-" if view.kind == "orphaned" else "no outside exit"),
         ),
         ("source", view.source),
     ]

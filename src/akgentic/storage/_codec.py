@@ -406,8 +406,7 @@ def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceR
     note(problem)
     type_name, problem = _column_text(row[1], "type name")
     note(problem)
-    detail, problem = _column_text(row[8], "probe detail")
-    note(problem)
+    detail, _ = _column_text(row[8], "probe detail")  # shown escaped; the next probe's
     for value, surface in zip(row[2:5], CATALOG_SURFACES, strict=True):
         if value not in (0, 1):  # SQLite's 0/1, Postgres' booleans (True == 1)
             note(f"the stored {surface} flag {excerpt(value)} is not 0 or 1")

@@ -898,17 +898,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         try:
             return self._compact(force=False) is not None
         except Exception as exc:
-            failure = describe_model_failure(exc, self._roster.active_config)
-            what = failure or f"{type(exc).__name__}: {exc}"
-            logger.warning("%s: the compaction before a turn failed: %s", self.config.name, what)
-            self._report(
-                WarningMessage(
-                    content=f"{self.config.name}: the compaction before this turn failed "
-                    f"({what}); the turn goes on with the whole history",
-                    current_message=msg,
-                )
-            )
+            self._say_compaction_failed(exc, "before", "before this turn", msg)
             return True
+
+    def _say_compaction_failed(
+        self, exc: Exception, logged: str, said: str, current: Message | None
+    ) -> None:
+        """A summary failed (``logged``/``said``: where, for the log and for the team): one
+        warning on each, naming the failure; the turn goes on with the whole history."""
+        failure = describe_model_failure(exc, self._roster.active_config)
+        what = failure or f"{type(exc).__name__}: {exc}"
+        logger.warning("%s: the compaction %s a turn failed: %s", self.config.name, logged, what)
+        self._report(
+            WarningMessage(
+                content=f"{self.config.name}: the compaction {said} failed ({what}); the turn "
+                f"goes on with the whole history",
+                current_message=current,
+            )
+        )
 
     def _replace_history(self, messages: list[ModelMessage]) -> None:
         self._history = messages
@@ -961,16 +968,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def _summary_within_failed(self, exc: Exception, reason: str) -> None:
         """A summary within a run failed: the request goes on with the whole history."""
-        failure = describe_model_failure(exc, self._roster.active_config)
-        what = failure or f"{type(exc).__name__}: {exc}"
-        logger.warning("%s: the compaction within a turn failed: %s", self.config.name, what)
-        self._report(
-            WarningMessage(
-                content=f"{self.config.name}: the compaction within this turn ({reason}) "
-                f"failed ({what}); the turn goes on with the whole history",
-                current_message=self._current_message,
-            )
-        )
+        where = f"within this turn ({reason})"
+        self._say_compaction_failed(exc, "within", where, self._current_message)
 
     # -- cancellation and the mailbox (MailboxToolObserver) -------------------------------------
     @staticmethod

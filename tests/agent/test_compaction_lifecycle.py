@@ -569,3 +569,50 @@ def test_an_interrupt_cuts_a_summary_within_a_turn_and_the_turn_keeps_its_steps(
     )
     team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
     assert same(logged_context(team), history)
+
+
+def test_a_turn_cut_after_a_compaction_within_it_records_only_its_own_messages(
+    system: ActorSystem, team: Team
+) -> None:
+    """The summary within the turn keeps an earlier turn's message in its tail: a cut turn
+    records that tail with the replacement, as a completed turn does, not as its own
+    messages (nor its usage under the earlier run's id); the log rebuilds the context."""
+    inner = adding(8)
+    agent: list[Any] = []
+    cancelled = [False]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[TextPart("hello")], usage=RequestUsage(input_tokens=100))
+        head = messages[0].parts[0]
+        if not is_summary(info) and isinstance(head, CompactionPart) and not cancelled[0]:
+            cancelled[0] = True
+            system.tell(agent[0], CancelMessage(reason="enough"))  # seen at the next boundary
+        return inner(messages, info)
+
+    script = Script(respond)
+    agent.append(
+        start(
+            system,
+            team,
+            script,
+            tools=[Calc()],
+            models=WINDOW,
+            compaction=CompactionConfig(threshold=0.5, keep_last=6),
+        )
+    )
+    assert ask(system, agent[0], "hi") == "hello"
+    assert ask(system, agent[0], "add a lot") == "The run was cancelled."
+    assert summaries(script) == 1
+    history = system.proxy_ask(agent[0], BaseAgent, timeout=30).get_history()
+    assert isinstance(history[0].parts[0], CompactionPart)
+    assert isinstance(history[1], ModelResponse) and history[1].text == "hello"  # kept
+    [first, second] = team.recorder.wait_for_type(
+        EventMessage, 2, where=lambda m: isinstance(m.event, LlmMessageEvent)
+    )
+    assert second.event.run_id != first.event.run_id
+    own = second.event.to_messages()
+    # the cut's own closing (its note, a closed-out call) carries no run id
+    assert {m.run_id for m in own} - {None} == {second.event.run_id}
+    assert not any(isinstance(m, ModelResponse) and m.text == "hello" for m in own)
+    assert same(logged_context(team), history)

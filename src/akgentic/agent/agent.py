@@ -185,6 +185,16 @@ def _returns_are_values(messages: Sequence[ModelMessage]) -> bool:
     )
 
 
+def _first_of_run(messages: Sequence[ModelMessage], after: int) -> int:
+    """Where the run's own messages start in ``messages`` from ``after`` on: the first
+    stamped with the run's id (its last message's), as ``new_messages()`` has it."""
+    run_id = next((m.run_id for m in reversed(messages) if getattr(m, "run_id", None)), None)
+    for index in range(after, len(messages)):
+        if run_id is not None and getattr(messages[index], "run_id", None) == run_id:
+            return index
+    return after
+
+
 def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
     """Whether ``history`` holds ``prompt`` as a user prompt (looked for from the end:
     after a run that kept the turn, it is among the last messages)."""
@@ -694,7 +704,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             # begin where that ends, not at the history's own length
             start = len(repair_messages(self._history, repair_last_response=False))
         else:  # compacted within the run: the summary replaced the history, recorded so
-            start = summarized + 1
+            # with the earlier turns' messages its tail kept, as a completed run's is
+            start = _first_of_run(messages, summarized + 1)
             self._replace_history(list(messages[:start]))
         kept = kept_of_cut(messages[start:], stopping=self._interrupted)
         if not kept:  # nothing of the run is kept, nor what it absorbed: back they go

@@ -28,9 +28,11 @@ from .test_team import EXAMPLE
 
 
 def _turns(runtime: TeamRuntime) -> None:
-    """Two questions with a compaction of the worker's context between them."""
+    """Questions with a compaction of the worker's context between them: two before it,
+    so the worker's history is longer than the recent part a compaction keeps."""
     seq = runtime.recorder.last_seq
-    for to, text in (("@Manager", "why actors?"), ("@Worker", "/compact"), ("@Manager", "and?")):
+    asked = ("@Manager", "why actors?"), ("@Manager", "why not?")
+    for to, text in (*asked, ("@Worker", "/compact"), ("@Manager", "and?")):
         runtime.send_to(to, text)
         seq, _ = answer(runtime, seq)
 

@@ -390,6 +390,16 @@ def _column_text(value: Any, what: str) -> tuple[str, str | None]:
     return "", f"the stored {what} {excerpt(value)} is not text"
 
 
+def _column_object(value: Any, what: str) -> tuple[dict[str, Any], str | None]:
+    """A JSON-object column's value (``{}`` when unreadable) and the problem, if any."""
+    if not isinstance(value, str | bytes):
+        return {}, f"the stored {what} {excerpt(value)} is not JSON text"
+    try:
+        return load_object(value, what), None
+    except CorruptRecordError as exc:
+        return {}, str(exc)
+
+
 def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceRecord:
     """The record of one catalog row (its columns in the order the stores select them:
     name, type_name, the three flags, config, credential_enc, status, status_detail,
@@ -410,14 +420,8 @@ def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceR
     for value, surface in zip(row[2:5], CATALOG_SURFACES, strict=True):
         if value not in (0, 1):  # SQLite's 0/1, Postgres' booleans (True == 1)
             note(f"the stored {surface} flag {excerpt(value)} is not 0 or 1")
-    config: dict[str, Any] = {}
-    if isinstance(row[5], str | bytes):
-        try:
-            config = load_object(row[5], "config")
-        except CorruptRecordError as exc:
-            note(str(exc))
-    else:
-        note(f"the stored config {excerpt(row[5])} is not JSON text")
+    config, problem = _column_object(row[5], "config")
+    note(problem)
     credential = row[6]
     if credential is not None and not isinstance(credential, bytes | bytearray | memoryview):
         # never quoted: it may be a secret pasted into the column
@@ -466,14 +470,8 @@ def decode_audit_row(row: Sequence[Any], load_time: LoadTime) -> CatalogAuditRec
         text, problem = _column_text(value, what)
         problems += [problem] if problem else []
         texts.append(text)
-    detail: dict[str, Any] = {}
-    if isinstance(row[6], str | bytes):
-        try:
-            detail = load_object(row[6], "detail")
-        except CorruptRecordError as exc:
-            problems.append(str(exc))
-    else:
-        problems.append(f"the stored detail {excerpt(row[6])} is not JSON text")
+    detail, problem = _column_object(row[6], "detail")
+    problems += [problem] if problem else []
     instance, type_name, actor, action = texts
     return CatalogAuditRecord(
         seq=seq,

@@ -158,3 +158,25 @@ def test_a_missing_delta_with_no_snapshot_after_it_refuses_the_resume_and_change
     record = manager.storage.teams.get(team_id)
     assert record is not None and record.status is TeamStatus.STOPPED
     assert manager.storage.events.last_seq(team_id) == last  # nothing written
+
+
+def test_a_resumed_tool_owns_its_state_apart_from_the_view_its_snapshot_was_replayed_into(
+    tmp_path: Path, system: ActorSystem
+) -> None:
+    """A graceful stop's snapshot is the plan's last record, with no delta after it. The
+    orchestrator's view keeps that snapshot's object; the resumed actor starts from an
+    equal copy of its own, so a change it makes in place (on its thread) never reaches
+    a view another thread is reading or serializing."""
+    from akgentic.core import Orchestrator
+
+    manager, team_id, before = stopped_team(tmp_path / "team.db", system)
+    snapshots, deltas = plan_records(manager.storage, team_id)
+    assert snapshots[-1] > deltas[-1]  # the stop's snapshot comes last
+    runtime = manager.resume_team(team_id)
+    address = runtime.member(PLANNING_ACTOR_NAME)
+    assert address is not None
+    views = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
+    viewed, actual = views.get_states()[address.agent_id], plan_of(system, runtime)
+    assert viewed == before == actual
+    assert viewed is not actual
+    manager.stop_team(team_id)

@@ -62,6 +62,7 @@ can no longer say.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from dataclasses import dataclass, field
@@ -299,6 +300,7 @@ def plan_restore(records: list[EventRecord]) -> RestorePlan:
     plan.sent = set(sent)
     for member in plan.members:
         _fold_state(plan, member)
+    _own_states(plan)
     running = set(started)
     for message_id, message in sent.items():
         recipient = message.recipient
@@ -382,6 +384,21 @@ def skipped_summary(team_id: UUID, plan: RestorePlan) -> str | None:
         f"team {team_id}: {counted(len(plan.corrupt), 'unreadable event')} skipped on restore "
         f"({skipped_range(plan)}); the first: {plan.corrupt[0].reason}"
     )
+
+
+def _own_states(plan: RestorePlan) -> None:
+    """Give the plan its own copy of each state that is still a replayed snapshot's object.
+
+    ``plan.replay`` hands the very ``StateChangedMessage`` objects to the orchestrator's
+    views; the restored actor (and ``settle_with_log`` before it) changes its state in
+    place, so sharing one object would let an actor's thread change a view's history
+    under it. A folded state is already a copy (``fold_deltas``); only the others are
+    copied, once each."""
+    snapshots = {id(msg.state) for msg in plan.replay if isinstance(msg, StateChangedMessage)}
+    for member in plan.members:
+        state = plan.states.get(member.agent_id)
+        if state is not None and id(state) in snapshots:
+            plan.states[member.agent_id] = copy.deepcopy(state)
 
 
 def _fold_state(plan: RestorePlan, member: Member) -> None:

@@ -408,6 +408,37 @@ def test_a_long_turn_is_compacted_between_its_requests_and_goes_on(
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
+def test_a_compaction_within_a_turn_is_not_repeated_on_the_counts_its_summary_made_stale(
+    system: ActorSystem, team: Team
+) -> None:
+    """The responses a compaction within a turn keeps still carry the input counts of the
+    history before the summary (pydantic-ai requires the kept tail unchanged). A provider
+    that reports no usage after it leaves those stale counts the latest ones: they must not
+    measure the compacted history, or every later step would be compacted again."""
+    reported = [True]
+    inner = adding(8)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        response = inner(messages, info)
+        if is_summary(info):
+            reported[0] = False  # from here on, the provider reports no usage
+        elif not reported[0]:
+            response.usage = RequestUsage(output_tokens=1)  # no input count
+        return response
+
+    script = Script(respond)
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.5, keep_last=2),
+    )
+    assert ask(system, agent, "add a lot") == "done after 8 calls"
+    assert summaries(script) == 1  # the short histories after it are estimated: far from full
+
+
 def test_a_request_the_model_refuses_for_its_window_is_compacted_and_sent_again(
     system: ActorSystem, team: Team
 ) -> None:

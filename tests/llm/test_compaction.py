@@ -357,7 +357,13 @@ def test_compact_in_two_halves_keeps_the_tail_unchanged_when_asked() -> None:
     kept = apply_summary(HISTORY, plan, "S", keep_usage=True)
     assert all(a is b for a, b in zip(kept[1:], tail, strict=True))
     compacted = compact(HISTORY, lambda older: "S", keep_last=2)
-    assert kept[0] == compacted[0]
+    [summary] = [p for p in kept[0].parts if isinstance(p, CompactionPart)]
+    [same] = [p for p in compacted[0].parts if isinstance(p, CompactionPart)]
+    assert summary.metadata == {SUMMARY_METADATA_KEY: {"messages": plan.cut, "stale_usage": 2}}
+    assert kept[0] == replace(compacted[0], parts=[*compacted[0].parts[:-1], summary])
+    assert same.metadata == {SUMMARY_METADATA_KEY: {"messages": plan.cut}}
     assert [_without_usage(m) for m in kept[1:]] == compacted[1:]
+    # the tail's kept counts measured the history before the summary: they measure nothing now
+    assert context_tokens(kept) == estimate_tokens(kept) == context_tokens(compacted)
     assert plan.older == [replace(HISTORY[0], parts=HISTORY[0].parts[1:]), *HISTORY[1 : plan.cut]]
     assert plan_compaction(HISTORY[:1], keep_last=2) is None

@@ -125,12 +125,31 @@ def context_tokens(messages: Sequence[ModelMessage]) -> int:
 
     The last response with a reported input count anchors the measure: its input tokens, plus
     its output and everything after it, estimated. Without one the whole history is estimated.
+    A response a summary kept with its usage (:func:`apply_summary`'s ``keep_usage``) anchors
+    nothing: its count measured the history before the summary.
     """
-    for index in range(len(messages) - 1, -1, -1):
+    fresh = _measured_from(messages)
+    for index in range(len(messages) - 1, fresh - 1, -1):
         message = messages[index]
         if isinstance(message, ModelResponse) and message.usage.input_tokens > 0:
             return message.usage.input_tokens + estimate_tokens(messages[index:])
     return estimate_tokens(messages)
+
+
+def _measured_from(messages: Sequence[ModelMessage]) -> int:
+    """The first index whose responses' input counts measure this history: past the tail the
+    latest summary kept with its stale usage (none kept so: the summary's own index)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if not isinstance(message, ModelRequest):
+            continue
+        for part in message.parts:
+            if isinstance(part, CompactionPart) and part.metadata:
+                marks = part.metadata.get(SUMMARY_METADATA_KEY)
+                if isinstance(marks, dict):
+                    stale = marks.get("stale_usage", 0)
+                    return index + 1 + (stale if isinstance(stale, int) else 0)
+    return 0
 
 
 def needs_compaction(
@@ -295,21 +314,24 @@ def apply_summary(
 
     The responses kept lose their usage — their input tokens counted the context before the
     summary — unless ``keep_usage`` (a compaction within a run, where pydantic-ai requires the
-    kept tail unchanged: the next response to the compacted history reports the new count).
+    kept tail unchanged: the next response to the compacted history reports the new count;
+    the summary's metadata says how many messages kept it, so :func:`context_tokens` does not
+    measure with it).
     """
     history = list(messages)
     first = history[0]
+    kept = history[plan.cut :]
+    marks: dict[str, int] = {"messages": plan.cut}
+    if keep_usage:
+        marks["stale_usage"] = len(kept)  # see context_tokens
     head = ModelRequest(
         parts=[
             *_leading_system_parts(first),
-            CompactionPart(
-                content=summary, metadata={SUMMARY_METADATA_KEY: {"messages": plan.cut}}
-            ),
+            CompactionPart(content=summary, metadata={SUMMARY_METADATA_KEY: marks}),
         ],
         timestamp=first.timestamp,
         instructions=first.instructions if isinstance(first, ModelRequest) else None,
     )
-    kept = history[plan.cut :]
     if not keep_usage:
         kept = [
             replace(message, usage=RequestUsage())

@@ -85,7 +85,9 @@ class PromptTemplate(SerializableModel):
 
 
 class CompactionConfig(SerializableModel):
-    """When to summarise older turns: at ``threshold`` of the model's context window."""
+    """When to summarise older turns: at ``threshold`` of the model's context window, before a
+    turn and between the model requests of a long one, and when the model refuses a request
+    of a turn for its window (the request is then sent once more)."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 

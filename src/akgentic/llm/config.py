@@ -93,7 +93,8 @@ class ModelConfig(SerializableModel):
       (:data:`DEFAULT_API_KEY_ENV`).
     - ``temperature`` / ``max_tokens``: default model settings for every request.
     - ``context_length``: the model's window in tokens, used to decide when to compact; ``None``
-      means unknown, and an unknown window is never compacted.
+      means unknown: an unknown window is never compacted ahead of time, only when the model
+      refuses a request of a turn for its window (then the request is sent once more).
     - ``fallback_models``: roster keys tried in order when this model fails with an API error.
     """
 

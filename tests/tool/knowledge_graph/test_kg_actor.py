@@ -22,7 +22,9 @@ from akgentic.tool.knowledge_graph import (
     SearchMode,
     reduce_graph,
 )
+from akgentic.tool.knowledge_graph.kg_actor import NEIGHBOURS_MAX, RELATIONS_MAX
 from akgentic.tool.knowledge_graph.models import relation_key
+from akgentic.tool.knowledge_graph.state import TYPES_MAX
 
 from ..conftest import Team
 from .conftest import deltas, graph_events, wait_events
@@ -400,3 +402,53 @@ def test_keyword_search_filters_by_type_and_expands_to_neighbours(team: Team) ->
     degraded = graph.search(GraphQuery(query="anvils", mode=SearchMode.HYBRID), None)
     assert degraded.note.startswith("semantic search unavailable")
     assert set(degraded.scores) == {"Acme", "Wile"}
+
+
+def test_the_summary_lists_the_commonest_types_and_counts_the_rest(team: Team) -> None:
+    """Types are the model's words, one per entity if it likes: listing every one put
+    340 KB into each member's context each turn for 2,000 entities of distinct types."""
+    _, graph = bind(team)
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity(f"p{i}") for i in range(3)]
+            + [entity(f"e{i}", f"kind {i:04} " + "x" * 150) for i in range(2000)]
+        )
+    )
+    summary = graph.summary()
+    assert len(summary.type_counts) == TYPES_MAX and summary.more_types == 2001 - TYPES_MAX
+    assert summary.type_counts["person"] == 3  # the commonest first, then by name
+    assert "kind 0000 " + "x" * 150 in summary.type_counts
+    text = summary.render_full()
+    assert len(text) < 10_000
+    assert f"and {2001 - TYPES_MAX:,} more types (search_graph with entity_type" in text
+
+
+def test_an_expansion_lists_a_bounded_slice_of_a_hub_and_counts_the_rest(team: Team) -> None:
+    """``get_entities([hub], expand=True)`` answered every neighbour and relation of a hub:
+    a megabyte for 3,000 of them."""
+    _, graph = bind(team)
+    many = 3 * NEIGHBOURS_MAX
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_create=[entity("Hub", "company"), entity("Solo")]
+            + [entity(f"p{i:03}") for i in range(many)],
+            relations_to_create=[rel(f"p{i:03}", "works_at", "Hub") for i in range(many)]
+            + [rel("Hub", "owns", "Hub"), rel("Solo", "knows", "p000")],
+        )
+    )
+    view = graph.get_entities(["Hub"], expand=True)
+    shown = [e.name for e in view.entities]
+    assert shown == ["Hub", *(f"p{i:03}" for i in range(NEIGHBOURS_MAX))]
+    assert (view.more_neighbours, view.more_relations) == (
+        many - NEIGHBOURS_MAX,
+        many - NEIGHBOURS_MAX,
+    )
+    assert all(r.from_entity in shown and r.to_entity in shown for r in view.relations)
+    assert rel("Hub", "owns", "Hub") in view.relations  # the self-loop is among the shown
+    # within the bounds nothing is counted as left out
+    small = graph.get_entities(["Solo"], expand=True)
+    assert [e.name for e in small.entities] == ["Solo", "p000"]
+    assert (small.more_neighbours, small.more_relations) == (0, 0)
+    # relations among the hits themselves are bounded too
+    hits = graph.get_entities(["Hub", *(f"p{i:03}" for i in range(many))])
+    assert len(hits.relations) == RELATIONS_MAX and hits.more_relations == many + 1 - RELATIONS_MAX

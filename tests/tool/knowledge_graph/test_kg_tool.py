@@ -21,6 +21,8 @@ from akgentic.tool.knowledge_graph import (
     UpdateGraph,
     reduce_graph,
 )
+from akgentic.tool.knowledge_graph.kg_actor import NEIGHBOURS_MAX
+from akgentic.tool.knowledge_graph.kg_tool import NAMES_MAX, VIEW_CHARS
 from akgentic.tool.vector_store import VectorStoreParam
 
 from ..conftest import Team
@@ -269,3 +271,44 @@ def test_a_negative_max_roots_is_refused_as_the_card_is_built() -> None:
     assert GetKnowledgeGraph(max_roots=0).max_roots == 0  # counts only: a choice
     with pytest.raises(ValidationError, match="max_roots\n  Input should be greater than or"):
         KnowledgeGraphTool.model_validate({"get_knowledge_graph": {"max_roots": -1}})
+
+
+def test_an_answer_is_bounded_whatever_the_graph_or_the_names_asked(team: Team) -> None:
+    """``get_entities`` on a hub answered every neighbour, on 3,000 names every entity, and
+    echoed a name it could not find whole: answers of a megabyte, into the model's context."""
+    tools = tools_of(team, add_member(team, "@A", KnowledgeGraphTool()))
+    update, get_entities = tools["update_graph"], tools["get_entities"]
+    hub_size = NEIGHBOURS_MAX + 7
+    update(
+        entities_to_create=[{"name": "Hub", "entity_type": "company"}]
+        + [{"name": f"p{i:03}", "entity_type": "person"} for i in range(hub_size)],
+        relations_to_create=[
+            {"from_entity": f"p{i:03}", "to_entity": "Hub", "relation_type": "works_at"}
+            for i in range(hub_size)
+        ],
+    )
+    hub = get_entities(["Hub"], expand=True)
+    assert hub.count(" (person)") == NEIGHBOURS_MAX
+    assert hub.count(" -[works_at]-> Hub") == NEIGHBOURS_MAX
+    assert hub.endswith(
+        "… and 7 more neighbours and 7 more relations not shown: get_entities on fewer "
+        "names, or search_graph with a query or an entity_type, narrows it."
+    )
+    with pytest.raises(RetriableError) as refused:
+        get_entities([f"p{i}" for i in range(NAMES_MAX + 1)])
+    assert str(refused.value) == (
+        f"get_entities takes at most {NAMES_MAX} names at a time, not {NAMES_MAX + 1}: "
+        f"ask for the first {NAMES_MAX}, then the rest."
+    )
+    answer = get_entities(["Hub", "Q" * 100_000])
+    assert len(answer) < 1_000
+    assert "(100002 characters)" in answer  # the name quoted, not echoed
+    # an entity's observations are the model's, of any number: the answer is cut, saying so
+    update(
+        entities_to_modify=[
+            {"name": "Hub", "add_observations": [f"{i} " + "o" * 7_000 for i in range(10)]}
+        ]
+    )
+    full = get_entities(["Hub"])
+    assert len(full) < VIEW_CHARS + 200
+    assert "more characters; ask for fewer entities" in full.splitlines()[-1]

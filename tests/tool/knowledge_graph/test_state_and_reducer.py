@@ -160,3 +160,31 @@ def test_snapshots_share_frozen_rows_but_never_the_tables() -> None:
     assert snapshot.entities["Acme"] is ACME and next(iter(snapshot.relations.values())) is WORKS
     state.entities.pop("Acme")
     assert "Acme" in snapshot.entities
+
+
+def test_a_capped_type_list_says_what_it_leaves_out_and_never_reads_an_unlisted_type_as_zero() -> (
+    None
+):
+    before = KnowledgeGraphSummaryState(entity_count=10, type_counts={"a": 5, "b": 3}, more_types=2)
+    assert before.render_full().splitlines()[1] == (
+        "Types: a 5, b 3, and 2 more types (search_graph with entity_type finds their entities)."
+    )
+    grew = KnowledgeGraphSummaryState(entity_count=11, type_counts={"a": 6, "b": 3}, more_types=2)
+    assert grew.render_delta(before) == (
+        "Knowledge graph changes:\nNow 11 entities, 0 relations.\nTypes: a 5 -> 6."
+    )
+    # c overtook b: b is not gone, only no longer among the listed
+    overtaken = KnowledgeGraphSummaryState(
+        entity_count=14, type_counts={"a": 6, "c": 7}, more_types=3
+    )
+    assert overtaken.render_delta(grew) == (
+        "Knowledge graph changes:\nNow 14 entities, 0 relations.\n"
+        "Types now: a 6, c 7, and 3 more types (search_graph with entity_type finds their "
+        "entities)."
+    )
+    another = KnowledgeGraphSummaryState(
+        entity_count=15, type_counts={"a": 6, "c": 7}, more_types=4
+    )
+    assert another.render_delta(overtaken) == (
+        "Knowledge graph changes:\nNow 15 entities, 0 relations.\nTypes: 4 more types not listed."
+    )

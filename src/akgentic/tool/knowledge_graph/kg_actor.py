@@ -18,6 +18,7 @@ kept up to date per mutation: a summary costs O(types + roots), never O(entities
 
 from __future__ import annotations
 
+import heapq
 import logging
 from collections import Counter
 from collections.abc import Iterable
@@ -43,12 +44,14 @@ from akgentic.tool.knowledge_graph.models import (
     SearchMode,
     relation_key,
 )
-from akgentic.tool.knowledge_graph.state import KnowledgeGraphSummaryState, RootRow
+from akgentic.tool.knowledge_graph.state import TYPES_MAX, KnowledgeGraphSummaryState, RootRow
 from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam, hybrid_rank, keyword_scores
 
 __all__ = [
     "KG_ACTOR_NAME",
     "KG_COLLECTION",
+    "NEIGHBOURS_MAX",
+    "RELATIONS_MAX",
     "KnowledgeGraphActor",
     "KnowledgeGraphConfig",
     "entity_text",
@@ -61,6 +64,13 @@ KG_ACTOR_NAME = "#KnowledgeGraphTool"
 
 KG_COLLECTION = "knowledge_graph"
 """The vector-store collection entities are embedded in (``vector_store.collection`` overrides)."""
+
+NEIGHBOURS_MAX = 50
+"""Most neighbours one expansion adds to a view. A hub's thousands would flood the model's
+context: the view counts the rest, reached by name or by ``search_graph``."""
+
+RELATIONS_MAX = 100
+"""Most relations one view lists; the rest are counted."""
 
 
 class KnowledgeGraphConfig(BaseConfig):
@@ -117,14 +127,18 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         return len(self.state.entities)
 
     def summary(self, max_roots: int = 30) -> KnowledgeGraphSummaryState:
-        """Totals, counts per type and the first ``max_roots`` roots by name: O(types + roots)."""
+        """Totals, the :data:`TYPES_MAX` commonest types' counts and the first ``max_roots``
+        roots by name: O(types + roots), and bounded whatever the graph holds."""
         entities = self.state.entities
         names = sorted(self._roots)
         shown = names[: max(0, max_roots)]
+        # the model names types freely: the commonest TYPES_MAX are listed, the rest counted
+        types = heapq.nsmallest(TYPES_MAX, self._type_counts.items(), key=lambda t: (-t[1], t[0]))
         return KnowledgeGraphSummaryState(
             entity_count=len(entities),
             relation_count=len(self.state.relations),
-            type_counts=dict(sorted(self._type_counts.items())),
+            type_counts=dict(sorted(types)),
+            more_types=len(self._type_counts) - len(types),
             roots=tuple(RootRow.of(entities[name]) for name in shown),
             more_roots=len(names) - len(shown),
         )
@@ -193,28 +207,45 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         return None
 
     def _view(self, names: list[str], expand: bool) -> GraphView:
+        """``names`` (hits first), with ``expand`` their first :data:`NEIGHBOURS_MAX`
+        neighbours, and the first :data:`RELATIONS_MAX` relations among the entities shown
+        (by key: deterministic). What is left out is counted, never silently dropped."""
         entities, relations = self.state.entities, self.state.relations
         keys: set[str] = set()
         for name in names:
             keys |= self._adjacent.get(name, set())
+        ordered = sorted(keys)
         chosen = set(names)
+        shown = list(names)
+        more_neighbours = 0
         if expand:
-            neighbours = [
-                end
-                for key in sorted(keys)
-                for end in (relations[key].from_entity, relations[key].to_entity)
-                if end not in chosen
-            ]
-            ordered = [*names, *dict.fromkeys(neighbours)]
-            picked = [relations[key] for key in sorted(keys)]
-        else:
-            ordered = names
-            picked = [
-                relations[key]
-                for key in sorted(keys)
-                if relations[key].from_entity in chosen and relations[key].to_entity in chosen
-            ]
-        return GraphView(entities=[entities[name] for name in ordered], relations=picked)
+            neighbours = list(
+                dict.fromkeys(
+                    end
+                    for key in ordered
+                    for end in (relations[key].from_entity, relations[key].to_entity)
+                    if end not in chosen
+                )
+            )
+            kept = neighbours[:NEIGHBOURS_MAX]
+            more_neighbours = len(neighbours) - len(kept)
+            shown += kept
+            chosen.update(kept)
+        among = [
+            relations[key]
+            for key in ordered
+            if relations[key].from_entity in chosen and relations[key].to_entity in chosen
+        ]
+        # expanded, every relation touching a hit is part of the answer; else those among
+        # the hits alone
+        relevant = len(ordered) if expand else len(among)
+        picked = among[:RELATIONS_MAX]
+        return GraphView(
+            entities=[entities[name] for name in shown],
+            relations=picked,
+            more_neighbours=more_neighbours,
+            more_relations=relevant - len(picked),
+        )
 
     # -- the mutation ----------------------------------------------------------------
     def update_graph(self, update: GraphUpdate) -> str:

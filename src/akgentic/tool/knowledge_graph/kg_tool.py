@@ -27,7 +27,8 @@ from typing import Any, Self, TypeVar, cast
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from akgentic.core import ActorAddress
-from akgentic.core.excerpt import excerpt, validation_words
+from akgentic.core.excerpt import cut, excerpt, validation_words
+from akgentic.core.words import counted
 from akgentic.tool.core import (
     COMMAND,
     LLM_CONTEXT,
@@ -42,7 +43,7 @@ from akgentic.tool.core import (
     offer_while,
     serve,
 )
-from akgentic.tool.core.arguments import SearchLimit
+from akgentic.tool.core.arguments import SEARCH_LIMIT_MAX, SearchLimit
 from akgentic.tool.core.team_actor import (
     ask_tool_actor,
     bind_team_actor,
@@ -69,6 +70,8 @@ from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam
 __all__ = [
     "ASK_TIMEOUT",
     "CONTEXT_TIMEOUT",
+    "NAMES_MAX",
+    "VIEW_CHARS",
     "GetEntities",
     "GetKnowledgeGraph",
     "KnowledgeGraphTool",
@@ -86,6 +89,13 @@ ASK_TIMEOUT = 30.0
 
 CONTEXT_TIMEOUT = 5.0
 """Seconds the context provider waits; past it the provider returns None (never raises)."""
+
+NAMES_MAX = SEARCH_LIMIT_MAX
+"""Most names one ``get_entities`` call takes: as many as one search may return."""
+
+VIEW_CHARS = 30_000
+"""The longest answer ``get_entities`` and ``search_graph`` give; past it the text is cut
+with a note (entities' descriptions and observations are the model's, of any number)."""
 
 
 class GetKnowledgeGraph(BaseToolParam):
@@ -289,6 +299,11 @@ class KnowledgeGraphTool(ToolCard):
             """
             if not names:
                 raise RetriableError("get_entities needs at least one entity name.")
+            if len(names) > NAMES_MAX:
+                raise RetriableError(
+                    f"get_entities takes at most {NAMES_MAX} names at a time, not "
+                    f"{len(names):,}: ask for the first {NAMES_MAX}, then the rest."
+                )
             view = card._ask("get_entities", lambda graph: graph.get_entities(names, expand))
             return render_view(view)
 
@@ -336,7 +351,8 @@ def _problems(exc: ValidationError) -> str:
 
 
 def render_view(view: GraphView) -> str:
-    """A slice of the graph as the model and a person read it."""
+    """A slice of the graph as the model and a person read it: at most :data:`VIEW_CHARS`
+    characters, saying what the view's caps and the cut left out."""
     lines: list[str] = [f"({view.note})"] if view.note else []
     if view.entities:
         lines.append("Entities:")
@@ -353,6 +369,20 @@ def render_view(view: GraphView) -> str:
     if view.relations:
         lines.append("Relations:")
         lines += [f"- {relation.render()}" for relation in view.relations]
+    left_out = [
+        counted(count, noun)
+        for count, noun in (
+            (view.more_neighbours, "more neighbour"),
+            (view.more_relations, "more relation"),
+        )
+        if count
+    ]
+    if left_out:
+        lines.append(
+            f"… and {' and '.join(left_out)} not shown: get_entities on fewer names, or "
+            f"search_graph with a query or an entity_type, narrows it."
+        )
     if view.missing:
-        lines.append("Not found: " + ", ".join(repr(name) for name in view.missing))
-    return "\n".join(lines) or "Nothing found."
+        lines.append("Not found: " + ", ".join(excerpt(name) for name in view.missing))
+    text = "\n".join(lines) or "Nothing found."
+    return cut(text, VIEW_CHARS, "ask for fewer entities (fewer names, a smaller limit, no expand)")

@@ -162,13 +162,19 @@ class GraphQuery(SerializableModel):
 
 
 class GraphView(SerializableModel):
-    """A slice of the graph: entities (hits first), relations among them, hit scores."""
+    """A slice of the graph: entities (hits first), relations among them, hit scores.
+
+    Bounded: ``more_neighbours`` and ``more_relations`` count what an expansion or a
+    hub's relations would have added past the view's caps (``kg_actor.NEIGHBOURS_MAX``,
+    ``kg_actor.RELATIONS_MAX``)."""
 
     entities: list[Entity] = Field(default_factory=list)
     relations: list[Relation] = Field(default_factory=list)
     scores: dict[str, float] = Field(default_factory=dict)
     missing: list[str] = Field(default_factory=list)
     note: str = ""
+    more_neighbours: int = 0
+    more_relations: int = 0
 
 
 class GraphState(DeltaState):

@@ -6,9 +6,11 @@ Where the data lives, from :class:`VectorStoreConfig` (``from_env``):
 - else ``AKGENTIC_QDRANT_PATH`` — local mode on disk, ``QdrantClient(path=...)``;
 - else local in-process mode, ``QdrantClient(location=":memory:")`` (one per process).
 
-Local mode needs no server. Its client is shared per path (Qdrant locks the
-directory, so a second client on the same path in one process would fail) and its
-calls are serialised on one lock, since workers call it from their own threads.
+Local mode needs no server. Its client is shared per folder (Qdrant locks the
+directory, so a second client on it — in this process or another — would fail; the
+folder is keyed by its real path) and its calls are serialised on one lock, since
+workers call it from their own threads. A folder another process holds, or a damaged
+one, is a :class:`VectorStoreConfigError` saying what to do, at wiring.
 
 Each consumer collection is the Qdrant collection ``akgentic_<collection>``, created
 on first upsert with the vectors' dimension and cosine distance. Every point carries
@@ -20,14 +22,17 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from akgentic.core.excerpt import exception_line
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.protocol import (
     SearchHit,
     VectorStoreConfig,
+    VectorStoreConfigError,
     check_collection_name,
     point_id,
 )
@@ -88,19 +93,37 @@ def connect(config: VectorStoreConfig) -> tuple[tuple[Any, ...], QdrantHandle]:
             ),
         )
     if config.path:
-        key = client_key("qdrant", "path", config.path)
-        return key, get_client(
-            key,
-            lambda: QdrantHandle(
-                qdrant_client.QdrantClient(path=config.path, force_disable_check_same_thread=True),
-                local=True,
-            ),
-        )
+        # one folder, one key, however it is spelt: a second client on it would be refused
+        path = os.path.realpath(config.path)
+        key = client_key("qdrant", "path", path)
+        return key, get_client(key, lambda: QdrantHandle(_open_folder(path), local=True))
     key = client_key("qdrant", ":memory:")
     return key, get_client(
         key,
         lambda: QdrantHandle(qdrant_client.QdrantClient(location=":memory:"), local=True),
     )
+
+
+def _open_folder(path: str) -> Any:
+    """The local-mode client of the folder ``path``; :class:`VectorStoreConfigError` in one
+    line saying what to do when the folder cannot be opened — another process holds it
+    (Qdrant's local mode locks it for one process), or it is damaged or no folder. Qdrant's
+    own errors (a JSON or SQLite error, a traceback's worth of lock) name neither."""
+    qdrant_client = _qdrant()
+    try:
+        return qdrant_client.QdrantClient(path=path, force_disable_check_same_thread=True)
+    except Exception as exc:
+        if "already accessed" in str(exc):
+            raise VectorStoreConfigError(
+                f"the Qdrant folder {path} is open in another process (Qdrant local mode "
+                f"serves one process at a time): stop that process, give this one another "
+                f"folder (AKGENTIC_QDRANT_PATH), or use a Qdrant server (AKGENTIC_QDRANT_URL)"
+            ) from None
+        raise VectorStoreConfigError(
+            f"the Qdrant folder {path} cannot be opened ({exception_line(exc)}): move it "
+            f"aside, or point AKGENTIC_QDRANT_PATH at another folder, and start again (the "
+            f"consumers index their rows again as they start)"
+        ) from None
 
 
 class QdrantBackend:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -741,3 +742,48 @@ def test_reconcile_embeds_again_a_row_the_store_holds_with_an_older_text(
         assert next(iter(notes.search("gamma delta", 2))) == "old"
     finally:
         close_client(store.key)
+
+
+# -- what an embedder answers is checked before any store sees it -----------------------------
+
+
+class PoisonEmbedder(FakeEmbedder):
+    """The hashed bag of words, but infinity in the vector of a text saying "poison", and
+    the zero vector for one saying "void" — what a broken embedding endpoint may answer."""
+
+    def embed(self, texts: Sequence[str], timeout: float | None = None) -> list[list[float]]:
+        vectors = super().embed(texts, timeout)
+        return [
+            [math.inf, *v[1:]] if "poison" in t else [0.0] * len(v) if "void" in t else v
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+
+
+@pytest.mark.parametrize("backend", ["inmemory", "qdrant"])
+def test_a_vector_not_finite_or_zero_never_reaches_the_store(
+    team: Team, tmp_path: Any, backend: str
+) -> None:
+    """Qdrant took ``[inf, …]`` (and the zero vector) as a row, and then answered every
+    query with it first, scored NaN; in memory it became a NaN row."""
+    config = (
+        VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q"))
+        if backend == "qdrant"
+        else None
+    )
+    notes, _ = start_notes(
+        team,
+        embedder=PoisonEmbedder(),
+        param=VectorStoreParam(backend=backend, query_timeout=30.0),
+        config=config,
+    )
+    try:
+        notes.add("good", "alpha beta")
+        notes.add("bad", "alpha poison")
+        notes.add("empty", "alpha void")
+        wait_workers_stopped(team, 3)
+        found = notes.search("alpha beta", 5)
+        assert list(found) == ["good"] and all(math.isfinite(s) for s in found.values())
+        assert notes.search("poison", 5) == {}  # a query vector like it: the degraded answer
+    finally:
+        if config is not None:
+            close_client(QdrantBackend(config).key)

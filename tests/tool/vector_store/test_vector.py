@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import types
@@ -25,7 +26,7 @@ from akgentic.tool.vector_store import (
     get_embedding_service,
 )
 from akgentic.tool.vector_store import vector as vector_module
-from akgentic.tool.vector_store.vector import start_warm_up
+from akgentic.tool.vector_store.vector import start_warm_up, vectors_problem
 
 # -- VectorEntry ----------------------------------------------------------------------------
 
@@ -100,6 +101,27 @@ def test_index_refuses_zero_vectors_and_wrong_dimensions() -> None:
         index.upsert_many(["x", "y"], [[1.0, 0.0]])
     assert index.search([1.0, 0.0], k=0) == []
     assert VectorIndex().search([1.0], k=3) == []
+
+
+@pytest.mark.parametrize("bad", [[math.inf, 1.0], [math.nan, 1.0], [-math.inf, 0.0]])
+def test_index_refuses_a_vector_holding_nan_or_infinity(bad: list[float]) -> None:
+    """``[inf, 1]`` was normalised to ``[nan, 0]`` and kept: every query then scored NaN."""
+    index = VectorIndex()
+    index.upsert("a", [1.0, 0.0])
+    with pytest.raises(ValueError, match="^cannot index a vector holding NaN or infinity$"):
+        index.upsert("b", bad)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        index.search(bad, k=1)
+    assert index.ids() == ["a"] and index.search([1.0, 0.0], k=5) == [("a", 1.0)]
+
+
+def test_vectors_problem_names_the_first_vector_no_store_takes() -> None:
+    assert vectors_problem([]) is None
+    assert vectors_problem([[0.6, 0.8], [1.0, 0.0]]) is None
+    assert vectors_problem([[1.0, 0.0], []]) == "vector 2 is empty"
+    assert vectors_problem([[1.0, 0.0], [1.0]]) == "vector 2 has 1 dimensions, the first 2"
+    assert vectors_problem([[math.nan, 1.0]]) == "vector 1 holds NaN or infinity"
+    assert vectors_problem([[1.0], [0.0]]) == "vector 2 is zero (it has no direction)"
 
 
 # -- embedder resolution ----------------------------------------------------------------------

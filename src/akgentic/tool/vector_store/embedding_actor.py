@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from akgentic.core import ActorAddress, BaseConfig
 from akgentic.tool.core.deferred import DeferredWorker
-from akgentic.tool.vector_store.vector import EmbeddingService
+from akgentic.tool.vector_store.vector import EmbeddingService, vectors_problem
 
 __all__ = ["EmbeddingJob", "EmbeddingWorker", "EmbeddingWorkerConfig"]
 
@@ -72,7 +72,12 @@ class EmbeddingWorker(DeferredWorker[str, list[list[float]]]):
     waits for each child at stop (``Akgent.stop_timeout``), and the team's 30 s grace."""
 
     def produce(self, key: str, payload: Any, timeout: float) -> list[list[float]]:
-        """Embed ``payload.texts`` (an :class:`EmbeddingJob`) with ``timeout`` handed down."""
+        """Embed ``payload.texts`` (an :class:`EmbeddingJob`) with ``timeout`` handed down.
+
+        An answer no store could take — a vector count that is not the text count, or a
+        vector empty, of another length, not finite or zero (:func:`vectors_problem`) —
+        raises: the job fails as a whole, its rows left to the next reconcile, a query
+        degraded."""
         job = payload
         if not isinstance(job, EmbeddingJob):
             raise TypeError(f"EmbeddingWorker embeds an EmbeddingJob, got {type(job).__name__}")
@@ -84,6 +89,9 @@ class EmbeddingWorker(DeferredWorker[str, list[list[float]]]):
             raise RuntimeError(
                 f"{embedder.name} returned {len(vectors)} vectors for {len(job.texts)} texts"
             )
+        problem = vectors_problem(vectors)
+        if problem is not None:  # never to a store: a failed embedding, as above
+            raise RuntimeError(f"{embedder.name} answered a vector no store takes: {problem}")
         return vectors
 
     def run(self, job: EmbeddingJob) -> None:

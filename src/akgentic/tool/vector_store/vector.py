@@ -24,6 +24,7 @@ import contextlib
 import hashlib
 import importlib.util
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -53,6 +54,7 @@ __all__ = [
     "numpy_available",
     "openai_embedding_service",
     "start_warm_up",
+    "vectors_problem",
 ]
 
 logger = logging.getLogger("akgentic.tool.vector_store")
@@ -83,6 +85,28 @@ register_serializable(VectorEntry, aliases=["akgentic.tool.vector.VectorEntry"])
 def numpy_available() -> bool:
     """Whether numpy (the ``vector`` extra) is installed."""
     return importlib.util.find_spec("numpy") is not None
+
+
+def vectors_problem(vectors: Sequence[Sequence[float]]) -> str | None:
+    """Why ``vectors`` (one embedding call's answer) cannot be stored or queried, or None.
+
+    Every vector must be non-empty, of one length, finite and not zero: a store takes NaN
+    or infinity as a row (Qdrant then ranks it first on every query, scored NaN), and a
+    zero vector has no direction for a cosine to measure.
+    """
+    if not vectors:
+        return None
+    width = len(vectors[0])
+    for number, vector in enumerate(vectors, 1):
+        if not vector:
+            return f"vector {number} is empty"
+        if len(vector) != width:
+            return f"vector {number} has {len(vector)} dimensions, the first {width}"
+        if not all(math.isfinite(x) for x in vector):
+            return f"vector {number} holds NaN or infinity"
+        if not any(vector):
+            return f"vector {number} is zero (it has no direction)"
+    return None
 
 
 # -- embedders ---------------------------------------------------------------------------
@@ -522,7 +546,8 @@ class VectorIndex:
     The matrix grows by doubling, so an upsert is amortised O(dimension) and a search
     is one matrix-vector product plus a partial sort: O(n · dimension). Not
     thread-safe: one owner (an actor) at a time. A zero vector is refused (its cosine
-    is undefined); every row must have the index's dimension.
+    is undefined), and so is one holding NaN or infinity; every row must have the
+    index's dimension.
     """
 
     def __init__(self, dimension: int | None = None) -> None:
@@ -564,6 +589,8 @@ class VectorIndex:
             raise ValueError(
                 f"vector dimension {array.shape[1]} does not match the index's {self._dimension}"
             )
+        if not np.all(np.isfinite(array)):
+            raise ValueError("cannot index a vector holding NaN or infinity")
         norms = np.linalg.norm(array, axis=1, keepdims=True)
         if not np.all(norms > 0):
             raise ValueError("cannot index a zero vector: its cosine similarity is undefined")

@@ -11,7 +11,7 @@ from akgentic.tool.vector_store import (
     keyword_scores,
     terms_of,
 )
-from akgentic.tool.vector_store.hybrid import min_max, tokenize
+from akgentic.tool.vector_store.hybrid import Terms, min_max, tokenize
 
 
 def test_min_max_normalises_one_result_set() -> None:
@@ -92,3 +92,29 @@ def test_counted_terms_score_as_their_text() -> None:
 
 def test_tokenize_is_lowercase_unicode_words() -> None:
     assert tokenize("Café, déjà-vu! 42") == ["café", "déjà", "vu", "42"]
+
+
+class Probed(dict[str, int]):
+    """A document's term counts that count how often they are asked for a term."""
+
+    probes = 0
+
+    def __contains__(self, term: object) -> bool:
+        Probed.probes += 1
+        return super().__contains__(term)
+
+
+def test_a_long_query_costs_each_document_its_own_terms_not_the_querys() -> None:
+    """Each document was asked for every distinct word of the query: a pasted page of
+    50,000 words against a graph of 2,000 entities held its actor for seconds."""
+    docs = {
+        f"d{i}": Terms(counts=Probed(terms_of(f"revenue report {i} cost").counts), length=4)
+        for i in range(50)
+    }
+    noise = " ".join(f"noise{i}" for i in range(5_000))
+    Probed.probes = 0
+    scores = keyword_scores(f"report {noise} revenue 7", docs)
+    assert Probed.probes <= sum(len(d.counts) for d in docs.values())
+    # the words no document holds change nothing, to the last bit (same sums, same order)
+    assert scores == keyword_scores("report revenue 7", docs)
+    assert max(scores, key=scores.__getitem__) == "d7"

@@ -129,25 +129,35 @@ def keyword_scores(
 
     Documents that share no term with the query are left out (score 0 is "no match").
     A text is tokenised here, on every call; :class:`Terms` are taken as they are.
+    Each document costs the smaller of its own distinct terms and the query's, so a query
+    of a pasted page costs what a short one does.
     """
     items = list(documents.items() if isinstance(documents, Mapping) else documents)
     wanted = list(dict.fromkeys(tokenize(query)))  # in the query's order: sums are stable
     if not wanted or not items:
         return {}
+    position = {term: index for index, term in enumerate(wanted)}
+
+    def shared(counts: Mapping[str, int]) -> list[str]:
+        """The query's terms ``counts`` holds, in the query's order."""
+        if len(counts) < len(position):
+            return sorted((t for t in counts if t in position), key=position.__getitem__)
+        return [term for term in wanted if term in counts]
+
     counted = [(ref, doc if isinstance(doc, Terms) else terms_of(doc)) for ref, doc in items]
+    matched = [(ref, terms, shared(terms.counts)) for ref, terms in counted]
     n_docs = len(counted)
     avg_len = sum(terms.length for _, terms in counted) / n_docs or 1.0
-    doc_freq = Counter(term for _, terms in counted for term in wanted if term in terms.counts)
+    doc_freq = Counter(term for _, _, common in matched for term in common)
     idf = {
-        term: math.log(1.0 + (n_docs - doc_freq[term] + 0.5) / (doc_freq[term] + 0.5))
-        for term in wanted
-        if doc_freq[term]
+        term: math.log(1.0 + (n_docs - count + 0.5) / (count + 0.5))
+        for term, count in doc_freq.items()
     }
     scores: dict[str, float] = {}
-    for ref, terms in counted:
-        matched = [(term, terms.counts[term]) for term in idf if term in terms.counts]
-        if not matched:
+    for ref, terms, common in matched:
+        if not common:
             continue
         norm = k1 * (1.0 - b + b * terms.length / avg_len)
-        scores[ref] = sum(idf[t] * c * (k1 + 1.0) / (c + norm) for t, c in matched)
+        counts = terms.counts
+        scores[ref] = sum(idf[t] * counts[t] * (k1 + 1.0) / (counts[t] + norm) for t in common)
     return scores

@@ -22,7 +22,7 @@ from akgentic.tool.knowledge_graph import (
     SearchMode,
     reduce_graph,
 )
-from akgentic.tool.knowledge_graph.kg_actor import NEIGHBOURS_MAX, RELATIONS_MAX
+from akgentic.tool.knowledge_graph.kg_actor import ENTITY_TEXT_MAX, NEIGHBOURS_MAX, RELATIONS_MAX
 from akgentic.tool.knowledge_graph.models import relation_key
 from akgentic.tool.knowledge_graph.state import TYPES_MAX
 
@@ -452,3 +452,77 @@ def test_an_expansion_lists_a_bounded_slice_of_a_hub_and_counts_the_rest(team: T
     # relations among the hits themselves are bounded too
     hits = graph.get_entities(["Hub", *(f"p{i:03}" for i in range(many))])
     assert len(hits.relations) == RELATIONS_MAX and hits.more_relations == many + 1 - RELATIONS_MAX
+
+
+def test_an_entity_keeps_a_bounded_text_and_each_change_logs_a_bounded_entity(
+    team: Team,
+) -> None:
+    """Each field was capped, not their number: an entity grew an observation at a time
+    without end, and every change logged the whole of it again (a 500-observation entity
+    cost 500 KB of log per observation added) and sent it whole to the embedder."""
+    _, graph = bind(team)
+    page = "p" * 7_999  # an observation of 8,000 characters: the most one field takes
+    graph.update_graph(
+        GraphUpdate(entities_to_create=[entity("Doc", observations=(f"1{page}", f"2{page}"))])
+    )
+    with pytest.raises(RetriableError) as caught:
+        graph.update_graph(
+            GraphUpdate(
+                entities_to_create=[
+                    entity(
+                        "Big",
+                        description=f"d{page}",
+                        observations=tuple(f"{i}{page}" for i in range(4)),
+                    )
+                ],
+                entities_to_modify=[
+                    EntityUpdate(name="Doc", add_observations=[f"{i}{page}" for i in range(3, 6)])
+                ],
+            )
+        )
+    message = str(caught.value)
+    assert message.startswith("update_graph applied what it could (nothing changed). Failed: ")
+    limit = f"characters, more than the {ENTITY_TEXT_MAX:,} one entity keeps: remove"
+    held = "its description and observations would hold 40,000 characters"
+    assert f"entity 'Big' not created: {held}" in message
+    assert f"entity 'Doc' not modified: {held}" in message
+    assert message.count(limit) == 2
+    # a change that keeps it within the bound is taken: one out, one in
+    graph.update_graph(
+        GraphUpdate(
+            entities_to_modify=[
+                EntityUpdate(
+                    name="Doc", remove_observations=[f"1{page}"], add_observations=[f"3{page}"]
+                )
+            ]
+        )
+    )
+    (doc,) = graph.get_entities(["Doc"]).entities
+    assert doc.observations == (f"2{page}", f"3{page}")
+    *_, last = deltas(wait_events(team, 2))
+    assert sum(len(o) for e in last.entities_modified for o in e.observations) <= ENTITY_TEXT_MAX
+
+
+def test_an_entity_stored_past_the_bound_may_still_shrink(team: Team) -> None:
+    """What a graph holds is never refused: only growth past the bound is."""
+    big = entity("Old", observations=tuple(f"{i}" + "o" * 7_999 for i in range(6)))
+    seed = GraphState(entities={"Old": big})
+    address = team.system.createActor(
+        KnowledgeGraphActor,
+        config=KnowledgeGraphConfig(),
+        team_id=team.orchestrator.team_id,
+        restoring=True,
+        state=seed,
+    )
+    graph = team.system.proxy_ask(address, KnowledgeGraphActor, timeout=30)
+    first = big.observations[0]
+    assert (
+        graph.update_graph(
+            GraphUpdate(entities_to_modify=[EntityUpdate(name="Old", remove_observations=[first])])
+        )
+        == "Done: 1 entity modified."
+    )
+    with pytest.raises(RetriableError, match="would hold 40,001 characters"):
+        graph.update_graph(
+            GraphUpdate(entities_to_modify=[EntityUpdate(name="Old", add_observations=["x"])])
+        )

@@ -303,10 +303,10 @@ def test_an_answer_is_bounded_whatever_the_graph_or_the_names_asked(team: Team) 
     answer = get_entities(["Hub", "Q" * 100_000])
     assert len(answer) < 1_000
     assert "(100002 characters)" in answer  # the name quoted, not echoed
-    # an entity's observations are the model's, of any number: the answer is cut, saying so
+    # an entity's text is the model's, up to ENTITY_TEXT_MAX: the answer is cut, saying so
     update(
         entities_to_modify=[
-            {"name": "Hub", "add_observations": [f"{i} " + "o" * 7_000 for i in range(10)]}
+            {"name": "Hub", "add_observations": [f"{i} " + "o" * 7_900 for i in range(4)]}
         ]
     )
     full = get_entities(["Hub"])

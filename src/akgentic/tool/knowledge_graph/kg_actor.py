@@ -48,6 +48,7 @@ from akgentic.tool.knowledge_graph.state import TYPES_MAX, KnowledgeGraphSummary
 from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam, hybrid_rank, keyword_scores
 
 __all__ = [
+    "ENTITY_TEXT_MAX",
     "KG_ACTOR_NAME",
     "KG_COLLECTION",
     "NEIGHBOURS_MAX",
@@ -71,6 +72,12 @@ context: the view counts the rest, reached by name or by ``search_graph``."""
 
 RELATIONS_MAX = 100
 """Most relations one view lists; the rest are counted."""
+
+ENTITY_TEXT_MAX = 4 * TEXT_MAX
+"""Most characters an entity's description and observations hold together. Each field is
+capped (``TEXT_MAX``), and so is their sum: every change logs the entity whole, embeds it
+whole and shows it whole, so an entity grown an observation at a time without end made
+each change cost more than the last."""
 
 
 class KnowledgeGraphConfig(BaseConfig):
@@ -258,8 +265,10 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         errors: list[str] = []
         present: list[str] = []
         for entity in update.entities_to_create:
-            refused = _not_one_line(name=entity.name, entity_type=entity.entity_type) or _too_long(
-                entity.description, entity.observations
+            refused = (
+                _not_one_line(name=entity.name, entity_type=entity.entity_type)
+                or _too_long(entity.description, entity.observations)
+                or _too_much(entity, None)
             )
             if refused:
                 errors.append(f"entity {excerpt(entity.name)} not created: {refused}")
@@ -357,6 +366,9 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
             include={"entity_type", "description", "is_root"}, exclude_none=True
         )
         new = current.model_copy(update={**updates, "observations": tuple(observations)})
+        refused = _too_much(new, current)
+        if refused:
+            return f"entity {excerpt(change.name)} not modified: {refused}"
         if new != current:
             tracker.entity(current.name)
             self._put_entity(new)
@@ -466,6 +478,23 @@ def _too_long(description: str, observations: Iterable[str]) -> str | None:
                 f"the gist, and put the whole text in a file (the workspace), saying where"
             )
     return None
+
+
+def _text_size(entity: Entity) -> int:
+    return len(entity.description) + sum(len(o) for o in entity.observations)
+
+
+def _too_much(entity: Entity, before: Entity | None) -> str | None:
+    """Why ``entity`` would hold more text than :data:`ENTITY_TEXT_MAX`, or None. Only
+    growth is refused: an entity stored past the bound may still shrink or change."""
+    size = _text_size(entity)
+    if size <= ENTITY_TEXT_MAX or (before is not None and size <= _text_size(before)):
+        return None
+    return (
+        f"its description and observations would hold {size:,} characters, more than the "
+        f"{ENTITY_TEXT_MAX:,} one entity keeps: remove observations that no longer hold, or "
+        f"put the details in a file (the workspace), saying where"
+    )
 
 
 def _summary(delta: KnowledgeGraphStateEvent, present: list[str]) -> str:

@@ -10,19 +10,21 @@ from typing import Any
 
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-from akgentic.agent import AgentConfig, AgentMessage
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.agent.accounting import (
     AGENT,
+    REPLY_PRIMING,
     TOOLSETS,
     PrefixCacheRules,
     PromptAccountingEvent,
 )
 from akgentic.core import ActorAddress, ActorSystem, EventMessage, Message, UserMessage
-from akgentic.llm import LlmUsageEvent
+from akgentic.llm import LlmUsageEvent, ModelRoster, register_model
 from akgentic.tool.core import ContextState, ToolCard
+from akgentic.tool.model import ModelTool
 from akgentic.tool.toolsets import ToolsetCard
 
 from ..core.conftest import Team
@@ -266,3 +268,37 @@ def test_the_cache_rules_default_to_the_model_provider(system: ActorSystem, team
     [event] = accounted(team, 1)
     assert event.cache_rules.name == "default"  # the scripted / test providers publish none
     assert (event.cache_rules.min_prefix_tokens, event.cache_rules.ttl_seconds) == (1024, 300)
+
+
+def test_a_switched_model_is_modelled_with_its_own_cache(system: ActorSystem, team: Team) -> None:
+    """A provider caches a prefix per model: the first request after a switch is cold, not
+    served the prefix another model read, and a switch back within the TTL finds the
+    first model's prefix where it left it."""
+    script = Script(text())
+    alpha = register_model("alpha", FunctionModel(script, model_name="alpha"))
+    beta = register_model("beta", FunctionModel(script, model_name="beta"))
+    try:
+        config = AgentConfig(
+            name="@Agent",
+            models=ModelRoster(models=["registered:alpha", "registered:beta"]),
+            tools=[ModelTool()],
+            stream_events=False,
+            prompt_accounting={"cache": ANY.model_dump()},
+        )
+        agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
+        say(system, agent, "one")
+        say(system, agent, "/switch_model registered:beta")
+        say(system, agent, "two")
+        say(system, agent, "/switch_model registered:alpha")
+        say(system, agent, "three")
+    finally:
+        alpha.unregister()
+        beta.unregister()
+    one, two, three = accounted(team, 3)
+    assert (one.model, two.model, three.model) == ("alpha", "beta", "alpha")
+    assert two.cache_status == "cold"
+    assert (two.shared_prefix_tokens, two.cached_tokens, two.breaker) == (0, 0, None)
+    assert two.seconds_since_previous is None
+    # back on alpha: its last request (turn one) is a prefix of this one
+    assert three.cache_status == "hit" and three.breaker is None
+    assert three.shared_prefix_tokens == one.input_tokens - REPLY_PRIMING

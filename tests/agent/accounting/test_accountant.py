@@ -254,6 +254,18 @@ def test_a_resumed_accountant_compares_with_the_last_request_before_the_stop() -
     assert late.seconds_since_previous == pytest.approx(7200)
 
 
+def test_a_resumed_request_to_another_model_than_the_last_answer_is_cold() -> None:
+    """The restored context was answered by another model (the roster's entry changed
+    across the stop): its provider cache holds nothing this model can be served."""
+    s = setup()
+    history = s.agent.run_sync(s.wiring.turn_prompt("first", None)).all_messages()
+    answered = history[-1]
+    assert isinstance(answered, ModelResponse)
+    answered.model_name = "another-model"
+    moved = restored_turn(history, now=answered.timestamp.timestamp() + 60)
+    assert (moved.cache_status, moved.shared_prefix_tokens, moved.breaker) == ("cold", 0, None)
+
+
 def test_a_restored_context_without_a_response_leaves_the_first_request_cold() -> None:
     s = setup()
     s.accountant.resume([ModelRequest.user_text_prompt("never answered")])

@@ -151,6 +151,22 @@ def test_openai_serves_whole_blocks_of_128_tokens() -> None:
     assert model.observe(request, now=1).cached == 512
 
 
+def test_each_model_has_a_cache_of_its_own() -> None:
+    """A request to another model is cold; a return to the first, within its TTL, is
+    served what that model read last, whatever was sent elsewhere meanwhile."""
+    cache = PrefixCacheModel(ANY)
+    first = [*TOOLS, SYSTEM, HELLO]
+    cache.observe(first, now=0, model="alpha")
+    other = cache.observe([*TOOLS, SYSTEM, HELLO], now=10, model="beta")
+    assert (other.shared, other.cached, other.status, other.breaker) == (0, 0, "cold", None)
+    back = cache.observe([*first, message("user", "again", 5, "message")], now=20, model="alpha")
+    whole = sum(c.tokens for c in first)
+    assert (back.shared, back.cached, back.status, back.breaker) == (whole, whole, "hit", None)
+    assert back.since_previous == 20
+    late = cache.observe(first, now=400, model="beta")  # beta's last request: 390 s ago
+    assert late.status == "expired"
+
+
 def test_reset_makes_the_next_request_cold() -> None:
     model = PrefixCacheModel(ANY)
     model.observe([*TOOLS], now=0)

@@ -129,6 +129,9 @@ class RequestCapture:
     messages: tuple[ModelMessage, ...]
     params: ModelRequestParameters
     model: str
+    served_by: str
+    """The model whose cache the request met: the name the response came from (a
+    fallback's), else the model's own."""
     usage: ProviderUsage
     system_layout: Layout
     turn_layout: Layout | None
@@ -184,8 +187,9 @@ class RequestAccountant:
         self._said: _Bounded[int, tuple[object, tuple[tuple[Role, str], ...]]] = _Bounded(
             cache_size
         )
-        # the last request before a resume, compared with the first after it (resume)
-        self._resumed: tuple[tuple[ModelMessage, ...], float] | None = None
+        # the last request before a resume, compared with the first after it (resume):
+        # its messages, when it was answered, and by which model (None: not said)
+        self._resumed: tuple[tuple[ModelMessage, ...], float, str | None] | None = None
 
     @property
     def requests(self) -> int:
@@ -217,7 +221,8 @@ class RequestAccountant:
         compares its request with that one instead of calling it ``cold``, under the TTL
         of the rules in force — so the clock requests are dated with must be the wall
         clock too. Its tools and system prompt are taken to be the next request's own:
-        the agent rebuilds them from the same card and restored state."""
+        the agent rebuilds them from the same card and restored state. It was sent to the
+        model that response names: a first request to another model is ``cold``."""
         last = next(
             (i for i in range(len(history) - 1, -1, -1) if isinstance(history[i], ModelResponse)),
             None,
@@ -227,7 +232,8 @@ class RequestAccountant:
             return
         response = history[last]
         assert isinstance(response, ModelResponse)
-        self._resumed = (tuple(history[:last]), response.timestamp.timestamp())
+        at = response.timestamp.timestamp()
+        self._resumed = (tuple(history[:last]), at, response.model_name or None)
 
     # -- counting ---------------------------------------------------------------------
     def count(self, segment: Segment) -> Counted:
@@ -373,10 +379,12 @@ class RequestAccountant:
             else None
         )
         self.wiring.prepare_tool_sources()
+        model = getattr(request_context.model, "model_name", "") or ""
         return RequestCapture(
             messages=messages,
             params=request_context.model_request_parameters,
-            model=getattr(request_context.model, "model_name", "") or "",
+            model=model,
+            served_by=(response.model_name if response is not None else None) or model,
             usage=ProviderUsage(
                 input_tokens=usage.input_tokens if usage else 0,
                 output_tokens=usage.output_tokens if usage else 0,
@@ -402,14 +410,15 @@ class RequestAccountant:
             self._said.put(id(messages[-1]), (messages[-1], capture.said))
         resumed, self._resumed = self._resumed, None
         if resumed is not None and not self.cache.has_previous:
-            before, at = resumed
+            before, at, served_by = resumed
             sent = self._sections(before, capture.params, capture.system_layout, None)
-            self.cache.seed([c for section in sent for c in section], at)
+            model = capture.served_by if served_by is None else served_by
+            self.cache.seed([c for section in sent for c in section], at, model)
         head, history, tail = self._sections(
             capture.messages, capture.params, capture.system_layout, capture.turn_layout
         )
         counted = [*head, *history, *tail]
-        outcome = self.cache.observe(counted, capture.now)
+        outcome = self.cache.observe(counted, capture.now, capture.served_by)
         self._numbering.last += 1
         parts = _parts(head, history, tail, outcome.cached)
         framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING

@@ -2,7 +2,8 @@
 
 Providers cache the **prefix** of a request: a request whose beginning is byte-identical to
 a recent one is served that beginning from cache, cheaper and faster; the first difference
-ends it. This module models that per agent, against the agent's previous request:
+ends it. This module models that per agent, against the agent's previous request to the
+same model (a provider keeps a prefix per model):
 
 - the **shared prefix** — the segments (tools, system prompt, messages, in wire order) the
   two requests have in common from the start, in tokens; within the first segment that
@@ -173,31 +174,43 @@ def _first_source(counted: Counted) -> Source:
 
 
 class PrefixCacheModel:
-    """One agent's modelled cache: each request is compared with the one before it."""
+    """One agent's modelled cache: each request is compared with the one before it on the
+    same model.
+
+    A provider keeps a prefix per model: a request to another model (the agent switched,
+    or a fallback answered) is not served what the first one read, and a switch back finds
+    the first model's prefix as it was left, while the TTL has not run out. So the
+    previous request is kept per ``model`` (the name the provider answered as); the
+    default ``""`` is one model for callers that name none.
+    """
 
     def __init__(self, rules: PrefixCacheRules = DEFAULT_RULES) -> None:
         self.rules = rules
-        self._previous: _Request | None = None
+        self._previous: dict[str, _Request] = {}
 
     def reset(self) -> None:
-        """Forget the previous request (the next one is ``cold``)."""
-        self._previous = None
+        """Forget the previous requests (the next one is ``cold``, on every model)."""
+        self._previous.clear()
 
     @property
     def has_previous(self) -> bool:
         """Whether a request was observed (or given by :meth:`seed`) to compare the next with."""
-        return self._previous is not None
+        return bool(self._previous)
 
-    def seed(self, counted: Sequence[Counted], at: float) -> None:
-        """Take ``counted``, sent at ``at`` (seconds, on the clock :meth:`observe` is given),
-        as the previous request without modelling it: the last request before a resume,
-        so the first one after it is compared with it, not ``cold``."""
-        self._previous = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=at)
+    def seed(self, counted: Sequence[Counted], at: float, model: str = "") -> None:
+        """Take ``counted``, sent to ``model`` at ``at`` (seconds, on the clock
+        :meth:`observe` is given), as the previous request without modelling it: the last
+        request before a resume, so the first one after it is compared with it, not
+        ``cold``."""
+        tokens = sum(map(_TOKENS, counted))
+        self._previous[model] = _Request(counted=counted, tokens=tokens, at=at)
 
-    def observe(self, counted: Sequence[Counted], now: float) -> CacheOutcome:
-        """Model request ``counted`` (its segments in wire order) sent at ``now`` (seconds)."""
+    def observe(self, counted: Sequence[Counted], now: float, model: str = "") -> CacheOutcome:
+        """Model request ``counted`` (its segments in wire order) sent to ``model`` at
+        ``now`` (seconds): compared with the previous request to the same model."""
         current = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=now)
-        previous, self._previous = self._previous, current
+        previous = self._previous.get(model)
+        self._previous[model] = current
         if previous is None:
             return CacheOutcome(0, 0, "cold", None, None)
         shared, breaker = _compare(previous, current)

@@ -139,6 +139,22 @@ def test_the_block_is_a_snapshot(team: Team, member: Any) -> None:
     assert "2026" in factory.get_command_registry().dispatch("/team_metadata")
 
 
+def test_the_snapshot_is_kept_in_the_agents_tool_state_for_a_restart(
+    team: Team, member: Any
+) -> None:
+    """The block rendered is written to the agent's ``ToolState``; a card wired afresh on
+    that state (a restored agent) serves it, not the metadata set since."""
+    team.proxy.set_metadata(Engagement(fiscal_year=2026, engagement="Audit"))
+    first = prompt(ToolFactory([card()], observer=member))
+    assert member.state.tool_state.metadata_block == first
+    team.proxy.set_metadata(Engagement(fiscal_year=2027, engagement="Review"))
+    restarted = ToolFactory([card()], observer=member)
+    assert prompt(restarted) == first
+    assert restarted.get_command_registry().dispatch("/team_metadata") == first
+    member.state.tool_state.metadata_block = None  # a new agent: it renders what is set now
+    assert "2027" in prompt(ToolFactory([card()], observer=member))
+
+
 def test_metadata_set_after_start_degrades_then_renders(
     team: Team, member: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -13,6 +13,11 @@ existing checkpoints; this package ships the slot and the engine, never a save p
   preference — the config's declared entry wins, which is also what a payload stored
   before the field existed restores to. A new tool-layer field that must survive a
   restart is a new typed field here, never a blob under a string key.
+- ``metadata_block`` is the second record: the team metadata block MetadataTool rendered
+  into this agent's system prompt, written once, at its first render that succeeds. A
+  restored agent is given that block again rather than a fresh render, so its frozen
+  prefix is the same as before the stop (and a provider's cache of it still serves)
+  whatever ``set_metadata`` said meanwhile. None: not rendered yet.
 
 Never cache a ToolState reference: read it through the observer, every call
 (:func:`read_tool_state`). The agent replaces its state wholesale on restore.
@@ -31,13 +36,15 @@ __all__ = ["ToolState", "read_tool_state"]
 
 
 class ToolState(SerializableModel):
-    """Context baselines, the update counter, and the active model key."""
+    """Context baselines, the update counter, the active model key and the team metadata
+    block the agent was given."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     context_baselines: dict[str, ContextState] = Field(default_factory=dict)
     context_update_seq: int = Field(default=0, ge=0)
     active_model: str | None = None
+    metadata_block: str | None = None
 
 
 def read_tool_state(observer: Any) -> ToolState:

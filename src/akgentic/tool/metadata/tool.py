@@ -19,6 +19,9 @@ The block is a snapshot: rendered at the first render that succeeds, cached, and
 re-read — a later ``set_metadata`` is not reflected, by design (re-reading per turn would
 make the prefix volatile and invalidate every agent's prompt cache). A degraded render
 caches nothing, so metadata that arrives after start-up still produces its block later.
+The snapshot is the agent's for its life, a restart included: it is kept in the agent's
+``ToolState.metadata_block``, and a restored agent is given it again rather than a fresh
+render (which would change its frozen prefix, and lose the provider's cache of it).
 
 The capability ships off (``render_metadata=False``): there is no template a framework could
 supply. ``get_tools()`` is always empty — the model is never handed a metadata fetch.
@@ -38,6 +41,7 @@ from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, SYSTEM_PROMPT, Channels
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, resolve_param, serve
+from akgentic.tool.core.state import ToolState, read_tool_state
 
 __all__ = ["ASK_TIMEOUT", "MetadataTool", "RenderMetadata", "placeholders"]
 
@@ -187,7 +191,8 @@ class MetadataTool(ToolCard):
 
     # -- rendering --------------------------------------------------------------------
     def _render(self) -> _Rendered:
-        """The cached block, or a fresh render — cached only when it succeeded.
+        """The cached block, the one the agent kept from before a restart, or a fresh
+        render — cached, and kept in the agent's ``ToolState``, only when it succeeded.
 
         No lock: two concurrent first renders compute the same text, and a lock in a
         private attribute would make the card impossible to deep-copy.
@@ -200,6 +205,10 @@ class MetadataTool(ToolCard):
         observer = self.observer_or_none()
         if observer is None:
             return _Rendered(None, "the agent is gone or was never wired")
+        tool_state = _tool_state(observer)
+        if tool_state is not None and tool_state.metadata_block is not None:
+            self._block = tool_state.metadata_block
+            return _Rendered(self._block, "")
         metadata, reason = self._fetch(observer)
         if metadata is None:
             level = logging.DEBUG if self._said_missing else logging.WARNING
@@ -214,6 +223,11 @@ class MetadataTool(ToolCard):
         values = {name: getattr(metadata, name) for name in placeholders(param.template)}
         body = param.template.format_map(values)
         self._block = f"{param.header}\n\n{body}" if param.header else body
+        if tool_state is not None:
+            tool_state.metadata_block = self._block
+            notify = getattr(getattr(observer, "state", None), "notify_state_change", None)
+            if callable(notify):
+                notify()
         return _Rendered(self._block, "")
 
     @staticmethod
@@ -232,6 +246,15 @@ class MetadataTool(ToolCard):
         if not isinstance(metadata, BaseModel):
             return None, f"the team metadata is a {type(metadata).__name__}, not a model"
         return metadata, ""
+
+
+def _tool_state(observer: ToolObserver) -> ToolState | None:
+    """The agent's ``ToolState``, read now; None for an observer whose state carries none
+    (the block is then kept for the card's life only)."""
+    try:
+        return read_tool_state(observer)
+    except TypeError:
+        return None
 
 
 def _unknown(template: str, metadata: BaseModel) -> list[str]:

@@ -1,22 +1,37 @@
 """The prompt prefix as the model receives it, request after request: a turn whose prompt
 never reached the history (its model request failed) leaves the context baselines as they
 were, so the next turn's block is the delta since the last block the history carries — not
-a full snapshot that sends every unchanged section again; and a card's system prompt text
-that was not there at start-up (team metadata set later) arrives once, on a later turn."""
+a full snapshot that sends every unchanged section again; a card's system prompt text
+that was not there at start-up (team metadata set later) arrives once, on a later turn; and
+the tools and the system prompt stay byte for byte the same through a plan change, a
+compaction and a model switch."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from pydantic import BaseModel
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, UserPromptPart
-from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig, BaseAgent
+from akgentic.agent.config import CompactionConfig
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorAddress, ActorSystem, EventMessage, Orchestrator, UserMessage
+from akgentic.llm import SUMMARY_INSTRUCTIONS, ModelRoster, register_model
 from akgentic.tool.core import ContextState, ToolCard
 from akgentic.tool.metadata import MetadataTool, RenderMetadata
+from akgentic.tool.model import ModelTool
+from akgentic.tool.planning import PlanningTool
 
 from ..core.conftest import Team
 from .conftest import Script, ScriptedAgent
@@ -136,3 +151,54 @@ def test_team_metadata_set_after_start_reaches_the_prompt_once_on_a_later_turn(
     assert second.endswith("Client: Acme.") and second.startswith(first)
     assert third == second  # the snapshot holds
     assert system.proxy_ask(agent, BaseAgent, timeout=10).get_system_prompt() == second
+
+
+def prefix(info: AgentInfo) -> tuple[str, list[str]]:
+    """What a request puts before its messages: the instructions, and each tool
+    definition (function tools, then output tools) as it is sent, in order."""
+    tools = [
+        json.dumps([t.name, t.description, t.parameters_json_schema, t.strict])
+        for t in [*info.function_tools, *info.output_tools]
+    ]
+    return info.instructions or "", tools
+
+
+def test_the_prefix_is_the_same_across_a_compaction_a_model_switch_and_a_plan_change(
+    system: ActorSystem, team: Team
+) -> None:
+    """Tools then system prompt, byte for byte, on every request of a session that
+    changes the plan (a tool call), compacts (``/compact``: only the messages change),
+    switches model and back: the volatile state reaches the model at the tail only."""
+    plan = {"items": [{"op": "create", "title": "Write the report"}]}
+
+    def planning(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart("update_planning", plan)])
+
+    script = Script(reply, planning, reply)
+    alpha = register_model("prefix-alpha", FunctionModel(script, model_name="alpha"))
+    beta = register_model("prefix-beta", FunctionModel(script, model_name="beta"))
+    try:
+        config = AgentConfig(
+            name="@Agent",
+            role="Assistant",
+            models=ModelRoster(models=["registered:prefix-alpha", "registered:prefix-beta"]),
+            tools=[PlanningTool(), ModelTool(), Gauged()],
+            compaction=CompactionConfig(keep_last=2),
+            stream_events=False,
+        )
+        agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
+        texts = ["one", "plan", "three", "four", "/compact", "five"]
+        texts += ["/switch_model registered:prefix-beta", "six"]
+        texts += ["/switch_model registered:prefix-alpha", "seven"]
+        for level, text in enumerate(texts):
+            LEVEL[0] = level  # the gauge's state changes at every turn
+            system.ask(agent, UserMessage(content=text), timeout=30)
+    finally:
+        alpha.unregister()
+        beta.unregister()
+    turns = [info for info in script.infos if info.instructions != SUMMARY_INSTRUCTIONS]
+    assert len(turns) == 8 and len(script.infos) == 9  # one summary, its own prompt
+    assert all(prefix(info) == prefix(turns[0]) for info in turns)
+    compacted = script.seen[6]  # "five": the history starts with the summary
+    assert isinstance(compacted[0].parts[0], CompactionPart)
+    assert "Gauge now: 9." in prompt_of(script.seen[-1])  # the state, at the tail

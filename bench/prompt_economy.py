@@ -254,6 +254,7 @@ class _NoBlock:
     """A context updater that composes nothing: (b) renders the states into the prompt."""
 
     last_sections: ClassVar[list[tuple[str, str]]] = []
+    last_failures: ClassVar[list[tuple[str, str]]] = []
 
     def compose_update(self, messages: Any) -> None:
         return None

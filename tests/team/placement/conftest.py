@@ -21,7 +21,8 @@ import pytest
 
 from akgentic.core import ActorSystem, EventMessage
 from akgentic.storage import StorageBundle, open_storage
-from tests.team.placement.lab import Lab, answers, start_cluster, wait_until
+from tests.processes import wait_until
+from tests.team.placement.lab import Lab, answers, start_cluster
 
 ROOT = Path(__file__).resolve().parents[3]
 POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL", "")

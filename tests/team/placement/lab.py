@@ -6,9 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,19 +40,6 @@ def start_cluster() -> Any:
             "_system_config": HEALTH_CHECKS,
         },
     )
-
-
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
-    """``check()``'s first true value, looked at every 50 ms; AssertionError naming
-    ``what`` after ``timeout`` seconds."""
-    pause, deadline = threading.Event(), time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {timeout:g}s: {what}")
-        pause.wait(0.05)
 
 
 def said_to_human(record: EventRecord) -> str | None:

@@ -2,7 +2,9 @@
 
 ``python server.py`` serves over stdio; ``python server.py http`` or ``python server.py sse``
 serves on a free loopback port and prints ``PORT=<n>`` once it listens. It writes its pid
-to ``$MCP_PID_FILE`` when that is set, so a test can see the process stop.
+to ``$MCP_PID_FILE`` when that is set, so a test can see the process stop; with
+``$MCP_CHILD_PID_FILE`` set it starts a process of its own (``CHILD``) and writes that one's
+pid there; with ``$MCP_LINGER`` set it stays 600 s after its stdin closes.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import base64
 import os
 import socket
+import subprocess
 import sys
+import time
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -22,6 +26,10 @@ PNG = base64.b64decode(
 )
 
 app = MCPServer("akgentic-test")
+
+CHILD = ["sleep", "600"]
+"""The process the server starts when ``$MCP_CHILD_PID_FILE`` is set (its pid goes there):
+long, yet bounded, should a test fail to see it stopped."""
 
 _WIRE = [1]
 """The descriptor of the client's pipe: stdio serving moves the protocol off fd 1 (which
@@ -85,10 +93,17 @@ def main() -> None:
     if pid_file:
         with open(pid_file, "w") as handle:
             handle.write(str(os.getpid()))
+    child_pid_file = os.environ.get("MCP_CHILD_PID_FILE")
+    if child_pid_file:  # a process of the server's own, which must end with it
+        child = subprocess.Popen(CHILD, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        with open(child_pid_file, "w") as handle:
+            handle.write(str(child.pid))
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":
         _WIRE[0] = os.dup(1)
         app.run()
+        if os.environ.get("MCP_LINGER"):  # outlive the client's grace after stdin closes
+            time.sleep(600)
         return
     import uvicorn
 

@@ -82,7 +82,8 @@ class MCPStdioConnectionConfig(MCPConnectionConfig):
     The process gets the MCP SDK's minimal inherited environment (``PATH``, ``HOME``,
     ``USER``...), not the agent's whole one, plus ``stdio_env`` (values may be ``${VAR}``
     references — that is how a token reaches a server). ``stdio_cwd`` is its working
-    directory (default: the agent's). It is stopped when the connection closes.
+    directory (default: the agent's). It is stopped when the connection closes, with every
+    process it started (on Linux; see ``stdio.py``).
     """
 
     transport: Literal["stdio"] = "stdio"

@@ -681,19 +681,20 @@ def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
     ``${VAR}`` references are expanded here, from this process's environment; an unset
     one raises ValueError naming the server, the field and the variable.
     """
-    from fastmcp.client.transports import SSETransport, StdioTransport, StreamableHttpTransport
+    from fastmcp.client.transports import SSETransport, StreamableHttpTransport
+
+    from akgentic.tool.mcp.stdio import stdio_transport
 
     def env(value: str, what: str) -> str:
         return expand_env(value, where=f"{what} of MCP server {server!r}")
 
     transport: Any
     if isinstance(connection, MCPStdioConnectionConfig):
-        transport = StdioTransport(
-            command=env(connection.stdio_command, "the command"),
-            args=[env(a, "an argument") for a in connection.stdio_args],
+        transport = stdio_transport(  # the process tree lives as long as the connection
+            env(connection.stdio_command, "the command"),
+            [env(a, "an argument") for a in connection.stdio_args],
             env={k: env(v, f"env {k}") for k, v in connection.stdio_env.items()} or None,
             cwd=env(connection.stdio_cwd, "cwd") if connection.stdio_cwd else None,
-            keep_alive=False,  # the process lives exactly as long as the connection
             log_file=_stderr_for_servers(),
         )
     elif isinstance(connection, MCPHTTPConnectionConfig):

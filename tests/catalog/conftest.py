@@ -15,7 +15,14 @@ from akgentic.core import ActorSystem
 from akgentic.storage import SqliteStorage
 from akgentic.team import TeamManager
 from tests.catalog.loopback import Service, free_port, serving
-from tests.catalog.tooltypes import RELEASE, HangingService, LeakyService, VaultTool
+from tests.catalog.tooltypes import (
+    PROBING,
+    PROCEED,
+    RELEASE,
+    HangingService,
+    LeakyService,
+    VaultTool,
+)
 
 ADMIN = Principal(name="ann", via="python")
 
@@ -40,9 +47,11 @@ def catalog(storage: SqliteStorage, box: SecretBox) -> CatalogService:
 
 @pytest.fixture(autouse=True)
 def _release_hanging_probes() -> Iterator[None]:
-    RELEASE.clear()
+    for event in (RELEASE, PROBING, PROCEED):
+        event.clear()
     yield
     RELEASE.set()
+    PROCEED.set()
 
 
 @pytest.fixture

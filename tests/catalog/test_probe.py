@@ -1,16 +1,22 @@
 """probe(): a reachable and an unreachable endpoint for each shipped type with an outside
-exit, a refused credential, the persisted status and time, and a probe that misbehaves."""
+exit, a refused credential, the persisted status and time, a probe that misbehaves, and a
+probe whose instance is removed while it runs."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 
-from akgentic.catalog import CatalogService, run_probe
+from akgentic.catalog import CatalogError, CatalogService, discover, run_probe
+from akgentic.storage import open_storage
 from akgentic.storage.records import utc_now
 from tests.catalog.conftest import ADMIN
 from tests.catalog.loopback import Service
+from tests.catalog.tooltypes import PROBING, PROCEED, GatedService
+from tests.team.conftest import storage_url  # noqa: F401  (the fixture: SQLite; Postgres too)
 from tests.tool.search.tavily_server import serve as serve_tavily
 
 KEY = "qd-key-0a1b2c3d4e"
@@ -185,3 +191,75 @@ def test_web_search_refused_and_unreachable_are_errors_kept_without_the_key(
     )
     assert view.status == "error" and "tvly-stale-77" not in view.model_dump_json()
     assert [auth for _, _, auth in tavily.requests] == ["Bearer tvly-stale-77"]
+
+
+@pytest.fixture
+def two_processes(
+    storage_url: str,  # noqa: F811  (the fixture imported above)
+) -> Iterator[tuple[CatalogService, CatalogService]]:
+    """Two catalogs on one store, each with its own connection, as two processes have:
+    one probes the instance ``gated``, the other administers it meanwhile."""
+    registry = discover(entry_point_group=None, extra=[GatedService])
+    stores = [open_storage(storage_url), open_storage(storage_url)]
+    yield CatalogService(stores[0], registry=registry), CatalogService(stores[1], registry=registry)
+    PROCEED.set()  # a probe left waiting answers before its store closes
+    for store in stores:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "words"),
+    [
+        ("nothing", None),
+        ("remove", "catalog instance 'gated' was removed while the probe ran: its outcome was "
+         "not kept"),
+        ("remove and enable", "catalog instance 'gated' was removed while the probe ran, and "
+         "set up again since: its outcome was not kept (probe it again)"),
+    ],
+)  # fmt: skip
+def test_a_probe_in_flight_keeps_its_outcome_on_the_row_it_probed_only(
+    two_processes: tuple[CatalogService, CatalogService], meanwhile: str, words: str | None
+) -> None:
+    """The probe reads the row, then is held (PROBING) until the test has done
+    ``meanwhile`` through another connection and lets it answer (PROCEED): a row removed
+    meanwhile is not brought back, a row made again under the name is left unprobed, and
+    the probe says so in one line."""
+    prober, admin = two_processes
+    prober.enable(ADMIN, "gated", ["agents"])
+    outcome: list[object] = []
+
+    def probe() -> None:
+        try:
+            outcome.append(prober.probe(ADMIN, "gated", timeout=30))
+        except CatalogError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    assert PROBING.wait(timeout=30), "the probe never ran"
+    if meanwhile != "nothing":
+        assert admin.remove(ADMIN, "gated", force=True)
+    if meanwhile == "remove and enable":
+        admin.enable(ADMIN, "gated", ["cli"])
+    PROCEED.set()
+    thread.join(timeout=30)
+    assert not thread.is_alive()
+
+    [said] = outcome
+    stored = admin.storage.catalog.get("gated")
+    if words is None:
+        assert isinstance(said, tuple) and said[1].detail == "let through"
+        assert stored is not None and (stored.status, stored.status_detail) == (
+            "active",
+            "let through",
+        )
+        return
+    assert isinstance(said, CatalogError) and str(said) == words
+    if meanwhile == "remove":
+        assert stored is None and prober.storage.catalog.get("gated") is None
+    else:  # the new row, as the admin made it: not probed
+        assert stored is not None and stored.enabled_cli and not stored.enabled_agents
+        assert (stored.status, stored.last_check_at) == ("unchecked", None)
+    assert [line.action for line in admin.audit(ADMIN)] == (
+        ["enable", "remove"] + (["enable"] if meanwhile == "remove and enable" else [])
+    )

@@ -14,6 +14,10 @@ from akgentic.tool.core import ToolCard
 
 RELEASE = threading.Event()
 """Set at the end of a test to let a hanging probe's thread finish."""
+PROBING = threading.Event()
+"""Set by GatedService's probe once it runs: the probe has read its row."""
+PROCEED = threading.Event()
+"""Set by the test to let GatedService's probe answer (and at the end of every test)."""
 
 
 def key_digest(secret: str) -> str:
@@ -62,6 +66,20 @@ class HangingService(BaseModel):
     def probe(self, timeout: float) -> str:
         RELEASE.wait()
         return "released"
+
+
+@register_tool
+class GatedService(BaseModel):
+    """A service whose probe is held in flight: it says it runs (PROBING), then answers
+    once the test lets it (PROCEED) — what the test does meanwhile happens mid-probe."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
+    manifest: ClassVar[ToolManifest] = ToolManifest(name="gated", description="Answers when told.")
+
+    def probe(self, timeout: float) -> str:
+        PROBING.set()
+        PROCEED.wait()
+        return "let through"
 
 
 @register_tool

@@ -15,6 +15,7 @@ import pytest
 from akgentic.storage import (
     CatalogAuditEntry,
     ConfigChangedError,
+    InstanceGoneError,
     InstanceTypeError,
     StorageBundle,
     StorageClosedError,
@@ -95,7 +96,9 @@ def test_the_credential_is_opaque_bytes_kept_exactly_and_cleared_by_none(
 def test_a_probe_outcome_is_kept_without_an_audit_line(store: StorageBundle) -> None:
     catalog = store.catalog
     when = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
-    record = catalog.record_probe("q", "vector.qdrant", "error", "unreachable", when)
+    record = catalog.record_probe(
+        "q", "vector.qdrant", "error", "unreachable", when, row_id=None
+    )  # it probed no row: one is created
     assert (record.status, record.status_detail, record.last_check_at) == (
         "error",
         "unreachable",
@@ -103,11 +106,13 @@ def test_a_probe_outcome_is_kept_without_an_audit_line(store: StorageBundle) -> 
     )
     assert not record.enabled_agents  # created by the probe, still off
     later = when + timedelta(minutes=5)
-    record = catalog.record_probe("q", "vector.qdrant", "active", "HTTP 200", later)
+    record = catalog.record_probe(
+        "q", "vector.qdrant", "active", "HTTP 200", later, row_id=record.row_id
+    )
     assert (record.status, record.last_check_at) == ("active", later)
     assert catalog.audit() == []
     with pytest.raises(ValueError, match="'active' or 'error'"):
-        catalog.record_probe("q", "vector.qdrant", "unchecked", "", later)
+        catalog.record_probe("q", "vector.qdrant", "unchecked", "", later, row_id=record.row_id)
 
 
 def test_a_name_keeps_its_type_and_a_mismatch_changes_nothing(store: StorageBundle) -> None:
@@ -117,7 +122,12 @@ def test_a_name_keeps_its_type_and_a_mismatch_changes_nothing(store: StorageBund
         lambda: catalog.set_enabled("s", "fetch_url", {"agents": False}, by("b", "disable")),
         lambda: catalog.set_config("s", "fetch_url", {"x": 1}, by("b", "configure")),
         lambda: catalog.set_credential("s", "fetch_url", b"k", by("b", "set_credential")),
-        lambda: catalog.record_probe("s", "fetch_url", "active", "", datetime.now(UTC)),
+        lambda: catalog.record_probe(
+            "s", "fetch_url", "active", "", datetime.now(UTC), row_id=before.row_id
+        ),
+        lambda: catalog.record_probe(
+            "s", "fetch_url", "active", "", datetime.now(UTC), row_id=None
+        ),
     ]
     for attempt in attempts:
         with pytest.raises(InstanceTypeError, match="'s' is of type 'web_search', not 'fetch_url'"):
@@ -181,6 +191,56 @@ def test_remove_drops_the_row_and_audits_it(store: StorageBundle) -> None:
         ("configure", "uninstalled.tool"),
         ("remove", "uninstalled.tool"),
     ]
+
+
+def test_a_row_keeps_its_identity_and_a_row_made_again_has_another(store: StorageBundle) -> None:
+    catalog = store.catalog
+    first = catalog.set_enabled("s", "web_search", {"agents": True}, by("a", "enable"))
+    assert first.row_id
+    changed = [
+        catalog.set_config("s", "web_search", {"x": 1}, by("a", "configure")),
+        catalog.set_credential("s", "web_search", b"k", by("a", "set_credential")),
+        catalog.record_probe(
+            "s", "web_search", "active", "", datetime.now(UTC), row_id=first.row_id
+        ),
+    ]
+    assert {r.row_id for r in changed} == {first.row_id} == {catalog.get("s").row_id}  # type: ignore[union-attr]
+    catalog.remove("s", by("a", "remove"))
+    again = catalog.set_enabled("s", "web_search", {"agents": True}, by("a", "enable"))
+    assert again.row_id and again.row_id != first.row_id
+    assert catalog.set_enabled("t", "web_search", {"api": True}, by("a", "enable")).row_id not in (
+        first.row_id,
+        again.row_id,
+    )
+
+
+def test_a_probe_outcome_is_kept_on_the_row_it_probed_only(backend: Backend) -> None:
+    """A probe reads a row, runs, writes: the write names the row it read (``row_id``,
+    None for none), and one statement decides. A row removed meanwhile is not made again;
+    a row made again under the name, or made where none was read, is left as it is."""
+    catalog, other = backend.store.catalog, backend.another().catalog
+    when = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    read = catalog.set_enabled("s", "web_search", {"agents": True}, by("a", "enable"))
+    other.remove("s", by("b", "remove"))
+    with pytest.raises(InstanceGoneError) as gone:
+        catalog.record_probe("s", "web_search", "active", "ok", when, row_id=read.row_id)
+    assert str(gone.value) == (
+        "catalog instance 's' was removed while the probe ran: its outcome was not kept"
+    )
+    assert catalog.get("s") is None and other.get("s") is None
+
+    read = catalog.set_enabled("s", "web_search", {"agents": True}, by("a", "enable"))
+    other.remove("s", by("b", "remove"))
+    made = other.set_enabled("s", "web_search", {"cli": True}, by("b", "enable"))
+    with pytest.raises(InstanceGoneError, match="removed while the probe ran, and set up again"):
+        catalog.record_probe("s", "web_search", "error", "down", when, row_id=read.row_id)
+    assert catalog.get("s") == made  # untouched: still unchecked
+
+    other.set_enabled("t", "web_search", {"cli": True}, by("b", "enable"))  # none was read
+    with pytest.raises(InstanceGoneError, match="'t' was set up while the probe ran"):
+        catalog.record_probe("t", "web_search", "active", "ok", when, row_id=None)
+    assert catalog.get("t").status == "unchecked"  # type: ignore[union-attr]
+    assert [line.action for line in catalog.audit()] == ["enable", "remove"] * 2 + ["enable"] * 2
 
 
 def test_concurrent_changes_to_one_new_row_lose_nothing(backend: Backend) -> None:

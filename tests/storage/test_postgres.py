@@ -9,7 +9,8 @@ from uuid import uuid4
 
 import pytest
 
-from akgentic.storage import InvalidTransitionError, StorageError, TeamStatus
+from akgentic.storage import InstanceGoneError, InvalidTransitionError, StorageError, TeamStatus
+from akgentic.storage.records import utc_now
 from tests.core.conftest import eventually
 from tests.storage.conftest import POSTGRES_URL, SKIP_POSTGRES
 
@@ -44,7 +45,7 @@ def test_a_foreign_table_is_refused_naming_the_schema_and_table(table: str) -> N
 
 
 def test_a_newer_schema_whose_tables_differ_is_refused_as_newer_and_left_alone() -> None:
-    """A schema a newer akgentic made (version 3, a column renamed, a table it no longer
+    """A schema a newer akgentic made (version 4, a column renamed, a table it no longer
     has) is refused saying to upgrade — not as tables another program made, with advice
     to use another database — and this code adds none of its tables to it."""
     import psycopg
@@ -56,7 +57,7 @@ def test_a_newer_schema_whose_tables_differ_is_refused_as_newer_and_left_alone()
     PostgresStorage(POSTGRES_URL, schema=schema).close()
     name = sql.Identifier(schema)
     with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute(sql.SQL("UPDATE {}.akgentic_meta SET value = '3'").format(name))
+        conn.execute(sql.SQL("UPDATE {}.akgentic_meta SET value = '4'").format(name))
         conn.execute(
             sql.SQL("ALTER TABLE {}.akgentic_teams RENAME COLUMN card TO card_v3").format(name)
         )
@@ -65,8 +66,8 @@ def test_a_newer_schema_whose_tables_differ_is_refused_as_newer_and_left_alone()
         with pytest.raises(StorageError) as caught:
             PostgresStorage(POSTGRES_URL, schema=schema)
         assert str(caught.value) == (
-            f"schema {schema!r} has akgentic schema version 3, newer than this akgentic "
-            f"(2): upgrade akgentic to open it"
+            f"schema {schema!r} has akgentic schema version 4, newer than this akgentic "
+            f"(3): upgrade akgentic to open it"
         )
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             found = conn.execute(
@@ -75,6 +76,43 @@ def test_a_newer_schema_whose_tables_differ_is_refused_as_newer_and_left_alone()
                 (schema,),
             ).fetchone()
         assert found == (0,)
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(name))
+
+
+def test_a_schema_made_before_catalog_row_ids_gains_them_on_open() -> None:
+    """Version 2 had no ``akgentic_catalog.row_id``: opening adds it and gives each row
+    its own, so a probe's outcome can be kept on the row it probed only."""
+    import psycopg
+    from psycopg import sql
+
+    from akgentic.storage import CatalogAuditEntry
+    from akgentic.storage.postgres import PostgresStorage
+
+    schema = f"akgentic_test_{uuid4().hex[:12]}"
+    made = CatalogAuditEntry(actor="a", action="enable")
+    with PostgresStorage(POSTGRES_URL, schema=schema) as store:
+        for name in ("a", "b"):
+            store.catalog.set_enabled(name, "web_search", {"agents": True}, made)
+    name = sql.Identifier(schema)
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("ALTER TABLE {}.akgentic_catalog DROP COLUMN row_id").format(name))
+        conn.execute(sql.SQL("UPDATE {}.akgentic_meta SET value = '2'").format(name))
+    try:
+        with PostgresStorage(POSTGRES_URL, schema=schema) as store:
+            ids = [r.row_id for r in store.catalog.list()]
+            assert all(ids) and len(set(ids)) == 2, ids
+            store.catalog.remove("a", CatalogAuditEntry(actor="a", action="remove"))
+            with pytest.raises(InstanceGoneError):
+                store.catalog.record_probe(
+                    "a", "web_search", "active", "", utc_now(), row_id=ids[0]
+                )
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            version = conn.execute(
+                sql.SQL("SELECT value FROM {}.akgentic_meta").format(name)
+            ).fetchone()
+        assert version == ("3",)
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(name))

@@ -16,6 +16,8 @@ import pytest
 
 from akgentic.core import UserMessage
 from akgentic.storage import (
+    CatalogAuditEntry,
+    InstanceGoneError,
     LeaseHolder,
     SqliteStorage,
     StorageError,
@@ -23,6 +25,7 @@ from akgentic.storage import (
     open_storage,
     sqlite_url,
 )
+from akgentic.storage.records import utc_now
 from akgentic.storage.sqlite import readonly_hint
 from tests.read_only import read_only_run
 from tests.storage.test_packs import busy
@@ -35,7 +38,7 @@ def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     SqliteStorage(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert conn.execute("PRAGMA user_version").fetchone() == (2,)  # 2: event packs
+    assert conn.execute("PRAGMA user_version").fetchone() == (3,)  # 3: catalog row ids
     conn.close()
 
 
@@ -53,6 +56,28 @@ def test_full_sync_is_the_default(tmp_path: Path) -> None:
     store = SqliteStorage(tmp_path / "t.db")
     assert store.options.synchronous == "FULL"
     store.close()
+
+
+def test_a_file_made_before_catalog_row_ids_gains_them_on_open(tmp_path: Path) -> None:
+    """Version 2 had no ``akgentic_catalog.row_id``: opening adds it and gives each row
+    its own, so a probe's outcome can be kept on the row it probed only."""
+    path = tmp_path / "t.db"
+    made = CatalogAuditEntry(actor="a", action="enable")
+    with SqliteStorage(path) as store:
+        for name in ("a", "b"):
+            store.catalog.set_enabled(name, "web_search", {"agents": True}, made)
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("ALTER TABLE akgentic_catalog DROP COLUMN row_id")  # as version 2 made it
+        conn.execute("PRAGMA user_version=2")
+        conn.commit()
+    with SqliteStorage(path) as store:
+        ids = [r.row_id for r in store.catalog.list()]
+        assert all(ids) and len(set(ids)) == 2, ids
+        store.catalog.remove("a", CatalogAuditEntry(actor="a", action="remove"))
+        with pytest.raises(InstanceGoneError):
+            store.catalog.record_probe("a", "web_search", "active", "", utc_now(), row_id=ids[0])
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
 
 
 def test_a_file_from_a_newer_version_is_refused(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ from akgentic.storage import (
     CatalogAuditEntry,
     CatalogAuditRecord,
     ConfigChangedError,
+    InstanceGoneError,
     InstanceTypeError,
     StorageBundle,
     ToolInstanceRecord,
@@ -310,7 +311,12 @@ class CatalogService:
     ) -> tuple[ToolView, ProbeResult]:
         """Run the type's ``probe()`` on the instance (config + credential) and keep the
         outcome as its status and last-check time. A missing required credential is an
-        ``error`` outcome too; a missing or wrong ``AKGENTIC_SECRET_KEY`` is raised."""
+        ``error`` outcome too; a missing or wrong ``AKGENTIC_SECRET_KEY`` is raised.
+
+        The outcome is kept on the row the probe read only (its ``row_id``, in the store's
+        one statement): when that row was removed while the probe ran — or removed and set
+        up again, or set up where none was — nothing is written and a :class:`CatalogError`
+        says so in one line, so a probe never brings back a row ``remove`` took."""
         row, found = self._target(name, None)
         if not found.has_probe:
             raise CatalogError(f"{found.name} has no outside exit to probe")
@@ -332,7 +338,12 @@ class CatalogService:
             name,
             found,
             lambda: self.storage.catalog.record_probe(
-                name, found.name, result.status, result.detail, result.checked_at
+                name,
+                found.name,
+                result.status,
+                result.detail,
+                result.checked_at,
+                row_id=None if row is None else row.row_id,
             ),
         )
         return record, result
@@ -443,7 +454,7 @@ class CatalogService:
     ) -> ToolView:
         try:
             row = change()
-        except InstanceTypeError as exc:  # another process created the name meanwhile
+        except (InstanceTypeError, InstanceGoneError) as exc:  # another process meanwhile
             raise CatalogError(str(exc)) from None
         return self._view(name, found, row)
 

@@ -403,7 +403,7 @@ def _column_object(value: Any, what: str) -> tuple[dict[str, Any], str | None]:
 def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceRecord:
     """The record of one catalog row (its columns in the order the stores select them:
     name, type_name, the three flags, config, credential_enc, status, status_detail,
-    last_check_at, created_at, updated_at). Whatever cannot be read makes a damaged record
+    last_check_at, created_at, updated_at, row_id). Whatever cannot be read makes a damaged record
     (see :class:`ToolInstanceRecord`): flags off, no config, no credential, ``error``
     naming the instance and every problem; never raised."""
     problems: list[str] = []
@@ -434,12 +434,14 @@ def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceR
     note(problem)
     updated, problem = _time(row[11], load_time, "update time")
     note(problem)
+    row_id = row[12] if isinstance(row[12], str) and row[12] else None  # the store's own
     if problems:
         return ToolInstanceRecord(
             name=name or "?",
             type_name=type_name or "?",
             created_at=created,
             updated_at=updated,
+            row_id=row_id,
             error=f"catalog instance {name or '?'!r}: {'; '.join(problems)}",
         )
     return ToolInstanceRecord(
@@ -455,6 +457,7 @@ def decode_catalog_row(row: Sequence[Any], load_time: LoadTime) -> ToolInstanceR
         last_check_at=checked,
         created_at=created,
         updated_at=updated,
+        row_id=row_id,
     )
 
 

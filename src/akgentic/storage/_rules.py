@@ -6,12 +6,13 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from akgentic.storage._codec import dump_object, to_utc
 from akgentic.storage._pack import pack_count
 from akgentic.storage.errors import (
     ConfigChangedError,
+    InstanceGoneError,
     InstanceTypeError,
     InvalidTransitionError,
     TeamNotFoundError,
@@ -35,7 +36,10 @@ __all__ = [
     "check_team_name",
     "check_transition",
     "config_changed",
+    "instance_gone",
     "instance_type_mismatch",
+    "new_row_id",
+    "probe_refused",
     "readable_status",
     "team_not_found",
 ]
@@ -175,6 +179,38 @@ def config_changed(name: str) -> ConfigChangedError:
     )
 
 
+def new_row_id() -> str:
+    """The identity of a catalog row being created (see ``ToolInstanceRecord.row_id``):
+    random, so no store needs to remember the rows it removed to never give one twice."""
+    return uuid4().hex
+
+
+def instance_gone(name: str, probed: str | None, stored: str | None) -> InstanceGoneError:
+    """The error for a probe's outcome whose row is no longer the stored one: ``probed``
+    is the id of the row it read (None: none was stored), ``stored`` the id stored now."""
+    if stored is None:
+        what = "was removed while the probe ran"
+    elif probed is None:
+        what = "was set up while the probe ran (it probed the defaults)"
+    else:
+        what = "was removed while the probe ran, and set up again since"
+    return InstanceGoneError(
+        f"catalog instance {name!r} {what}: its outcome was not kept"
+        + ("" if stored is None else " (probe it again)")
+    )
+
+
+def probe_refused(
+    name: str, type_name: str, probed: str | None, stored: Sequence[str] | None
+) -> InstanceTypeError | InstanceGoneError:
+    """Why a probe's outcome made for row ``probed`` (None: no row) of ``type_name`` was
+    not written, ``stored`` being the ``(type_name, row_id)`` stored now (None: no row):
+    the row probed is there with another type, or it is gone."""
+    if stored is not None and stored[0] != type_name and probed in (None, stored[1]):
+        return instance_type_mismatch(name, stored[0], type_name)
+    return instance_gone(name, probed, None if stored is None else stored[1])
+
+
 def check_probe_status(status: str) -> str:
     """A probe outcome is ``active`` or ``error`` (``unchecked`` is only the start)."""
     if status not in CATALOG_STATUSES[1:]:
@@ -192,9 +228,11 @@ def check_limit(limit: int | None) -> int | None:
 class CatalogChanges:
     """The catalog store's writes, each one change of columns, checked the same way on
     every backend. A backend supplies :meth:`_change` (create-or-update the row of that
-    type and append the audit line, in one transaction) and how it binds a time. With
+    type and append the audit line, in one transaction), :meth:`_probed` (a probe's
+    outcome, kept only on the row it was made for) and how it binds a time. With
     ``expected_config``, the change is made only while the stored config (``{}`` for no
-    row) still equals it, checked in the same transaction: else ``ConfigChangedError``."""
+    row) still equals it, checked in the same transaction: else ``ConfigChangedError``.
+    A row's ``row_id`` is made by the change that creates it and never changed."""
 
     def _change(
         self,
@@ -204,6 +242,14 @@ class CatalogChanges:
         audit: CatalogAuditEntry | None,
         expected_config: dict[str, Any] | None = None,
     ) -> ToolInstanceRecord:
+        raise NotImplementedError
+
+    def _probed(
+        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+    ) -> ToolInstanceRecord:
+        """Write ``changes`` on the row ``row_id`` only (None: create the row, only while
+        none is stored), in one statement: else ``InstanceGoneError`` (or
+        ``InstanceTypeError`` for a row of another type), nothing written."""
         raise NotImplementedError
 
     def _bind_time(self, when: datetime) -> Any:
@@ -233,11 +279,18 @@ class CatalogChanges:
         return self._change(name, type_name, {"credential_enc": blob}, audit)
 
     def record_probe(
-        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
+        self,
+        name: str,
+        type_name: str,
+        status: str,
+        detail: str,
+        checked_at: datetime,
+        *,
+        row_id: str | None,
     ) -> ToolInstanceRecord:
         changes = {
             "status": check_probe_status(status),
             "status_detail": detail,
             "last_check_at": self._bind_time(checked_at),
         }
-        return self._change(name, type_name, changes, None)
+        return self._probed(name, type_name, changes, row_id)

@@ -56,6 +56,8 @@ from akgentic.storage._rules import (
     check_transition,
     config_changed,
     instance_type_mismatch,
+    new_row_id,
+    probe_refused,
     team_not_found,
 )
 from akgentic.storage._sql_lease import SqlLeases
@@ -224,6 +226,17 @@ def create_schema(cur: Cursor, statements: Sequence[str], where: str) -> None:
     for statement, table in zip(statements, tables, strict=True):
         if not table:
             cur.execute(statement)
+
+
+def identify_catalog_rows(cur: Cursor, has_row_id: bool) -> None:
+    """Bring a catalog table made before rows had an identity (schema 3) up to date: add
+    ``row_id`` when the table lacks it (``has_row_id``, read by the backend) and give each
+    row without one its own. Call it inside the schema transaction, after
+    :func:`create_schema`."""
+    if not has_row_id:
+        cur.execute("ALTER TABLE akgentic_catalog ADD COLUMN row_id TEXT NOT NULL DEFAULT ''")
+    for (name,) in cur.execute("SELECT name FROM akgentic_catalog WHERE row_id = ''").fetchall():
+        cur.execute("UPDATE akgentic_catalog SET row_id = ? WHERE name = ?", (new_row_id(), name))
 
 
 HEAD_SQL = (
@@ -743,7 +756,7 @@ class _Skills:
 
 _CATALOG_COLUMNS = (
     "name, type_name, enabled_agents, enabled_api, enabled_cli, config, credential_enc, "
-    "status, status_detail, last_check_at, created_at, updated_at"
+    "status, status_detail, last_check_at, created_at, updated_at, row_id"
 )
 _AUDIT_COLUMNS = "seq, at, instance, type_name, actor, action, detail"
 
@@ -751,7 +764,9 @@ _AUDIT_COLUMNS = "seq, at, instance, type_name, actor, action, detail"
 class _Catalog(CatalogChanges):
     """Every change is one upsert (``ON CONFLICT ... WHERE`` the type matches) and its
     audit line, in one transaction: the row is created by its first change, never
-    checked-then-created, and a change naming another type updates nothing."""
+    checked-then-created, and a change naming another type updates nothing. A probe's
+    outcome is one ``UPDATE ... WHERE row_id`` (or one ``INSERT ... DO NOTHING`` when it
+    read no row): a row removed meanwhile is not made again."""
 
     def __init__(self, driver: Driver) -> None:
         self._db = driver
@@ -781,7 +796,7 @@ class _Catalog(CatalogChanges):
     ) -> ToolInstanceRecord:
         db = self._db
         now = db.time(utc_now())
-        columns = ["name", "type_name", *changes, "created_at", "updated_at"]
+        columns = ["name", "type_name", *changes, "created_at", "updated_at", "row_id"]
         updates = ", ".join(f"{c} = excluded.{c}" for c in [*changes, "updated_at"])
         guard = ""
         guarded: tuple[Any, ...] = ()
@@ -801,7 +816,7 @@ class _Catalog(CatalogChanges):
                 f"VALUES ({', '.join('?' for _ in columns)}) "
                 f"ON CONFLICT (name) DO UPDATE SET {updates} "
                 f"WHERE akgentic_catalog.type_name = excluded.type_name{guard}",
-                (name, type_name, *changes.values(), now, now, *guarded),
+                (name, type_name, *changes.values(), now, now, new_row_id(), *guarded),
             )
             if cur.rowcount == 0:
                 stored = cur.execute(
@@ -812,6 +827,36 @@ class _Catalog(CatalogChanges):
                 raise instance_type_mismatch(name, stored[0] if stored else "?", type_name)
             if audit is not None:
                 self._append(cur, now, name, type_name, audit)
+            row = cur.execute(
+                f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog WHERE name = ?", (name,)
+            ).fetchone()
+        return self._record(row)
+
+    def _probed(
+        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+    ) -> ToolInstanceRecord:
+        db = self._db
+        now = db.time(utc_now())
+        with db.write() as cur:
+            if row_id is None:
+                columns = ["name", "type_name", *changes, "created_at", "updated_at", "row_id"]
+                cur.execute(
+                    f"INSERT INTO akgentic_catalog ({', '.join(columns)}) "
+                    f"VALUES ({', '.join('?' for _ in columns)}) ON CONFLICT (name) DO NOTHING",
+                    (name, type_name, *changes.values(), now, now, new_row_id()),
+                )
+            else:
+                sets = ", ".join(f"{c} = ?" for c in [*changes, "updated_at"])
+                cur.execute(
+                    f"UPDATE akgentic_catalog SET {sets} "
+                    "WHERE name = ? AND row_id = ? AND type_name = ?",
+                    (*changes.values(), now, name, row_id, type_name),
+                )
+            if cur.rowcount == 0:  # words only: the statement above decided
+                stored = cur.execute(
+                    "SELECT type_name, row_id FROM akgentic_catalog WHERE name = ?", (name,)
+                ).fetchone()
+                raise probe_refused(name, type_name, row_id, stored)
             row = cur.execute(
                 f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog WHERE name = ?", (name,)
             ).fetchone()

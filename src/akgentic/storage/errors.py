@@ -14,6 +14,7 @@ __all__ = [
     "WRITE_FAILED",
     "ConfigChangedError",
     "CorruptRecordError",
+    "InstanceGoneError",
     "InstanceTypeError",
     "InvalidTransitionError",
     "StorageClosedError",
@@ -73,6 +74,13 @@ class InvalidTransitionError(StorageError, ValueError):
 
 class InstanceTypeError(StorageError, ValueError):
     """A catalog instance of this name exists with another type: one name, one type."""
+
+
+class InstanceGoneError(StorageError, LookupError):
+    """A catalog write made for the row that was read finds it no longer stored: it was
+    removed (and perhaps a new row of that name made since), or a row was made where none
+    was read. Nothing was written: what was made for the old row does not describe the
+    new one."""
 
 
 class ConfigChangedError(StorageError):

@@ -49,6 +49,8 @@ from akgentic.storage._rules import (
     check_transition,
     config_changed,
     instance_type_mismatch,
+    new_row_id,
+    probe_refused,
     readable_status,
     team_not_found,
 )
@@ -480,7 +482,11 @@ class _Catalog(CatalogChanges):
             found = self._data.catalog.get(name)
             if found is None:
                 record = ToolInstanceRecord(
-                    name=name, type_name=type_name, created_at=now, updated_at=now
+                    name=name,
+                    type_name=type_name,
+                    created_at=now,
+                    updated_at=now,
+                    row_id=new_row_id(),
                 )
                 stored_config = "{}"
             else:
@@ -495,6 +501,39 @@ class _Catalog(CatalogChanges):
             self._data.catalog[name] = (record, config if config is not None else stored_config)
             if line is not None:
                 self._append(line)
+            result = self._record(name)
+        assert result is not None
+        return result
+
+    def _probed(
+        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+    ) -> ToolInstanceRecord:
+        now = utc_now()
+        with self._data.locked():
+            found = self._data.catalog.get(name)
+            if found is None and row_id is None:
+                record, config = (
+                    ToolInstanceRecord(
+                        name=name,
+                        type_name=type_name,
+                        created_at=now,
+                        updated_at=now,
+                        row_id=new_row_id(),
+                    ),
+                    "{}",
+                )
+            elif found is not None and (found[0].row_id, found[0].type_name) == (
+                row_id,
+                type_name,
+            ):
+                record, config = found
+            else:
+                stored = None if found is None else (found[0].type_name, found[0].row_id or "")
+                raise probe_refused(name, type_name, row_id, stored)
+            self._data.catalog[name] = (
+                record.model_copy(update={**changes, "updated_at": now}),
+                config,
+            )
             result = self._record(name)
         assert result is not None
         return result

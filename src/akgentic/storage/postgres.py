@@ -54,15 +54,16 @@ from psycopg.pq import Format
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._codec import text_or_bytes, to_utc
-from akgentic.storage._sql import Cursor, SqlStorage, create_schema
+from akgentic.storage._sql import Cursor, SqlStorage, create_schema, identify_catalog_rows
 from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
 from akgentic.storage.lease import Fence
 
 __all__ = ["CONNECTION_DEFAULTS", "EVENTS_CHANNEL", "PostgresOptions", "PostgresStorage"]
 
-SCHEMA_VERSION = 2
-"""2: event packs (``akgentic_event_packs``), which an older akgentic would not see."""
+SCHEMA_VERSION = 3
+"""2: event packs (``akgentic_event_packs``), which an older akgentic would not see. 3: a
+catalog row's identity (``akgentic_catalog.row_id``), which it would not give."""
 CONNECTION_DEFAULTS: dict[str, str] = {
     "connect_timeout": "10",
     "keepalives": "1",
@@ -121,7 +122,8 @@ _SCHEMA = (
         enabled_cli BOOLEAN NOT NULL DEFAULT FALSE, config TEXT NOT NULL DEFAULT '{}',
         credential_enc BYTEA, status TEXT NOT NULL DEFAULT 'unchecked',
         status_detail TEXT NOT NULL DEFAULT '', last_check_at TIMESTAMPTZ,
-        created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+        created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL,
+        row_id TEXT NOT NULL DEFAULT '')""",
     """CREATE TABLE IF NOT EXISTS akgentic_catalog_audit (
         seq BIGSERIAL PRIMARY KEY, at TIMESTAMPTZ NOT NULL, instance TEXT NOT NULL,
         type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
@@ -311,6 +313,11 @@ class _Driver:
                     f"than this akgentic ({SCHEMA_VERSION}): upgrade akgentic to open it"
                 )
             create_schema(cur, _SCHEMA[1:], f"Postgres schema {self._schema!r}")
+            has_row_id = cur.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = "
+                "current_schema() AND table_name = 'akgentic_catalog' AND column_name = 'row_id'"
+            ).fetchone()
+            identify_catalog_rows(cur, has_row_id is not None)
             cur.execute(
                 "INSERT INTO akgentic_meta (key, value) VALUES ('schema_version', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

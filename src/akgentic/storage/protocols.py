@@ -314,9 +314,20 @@ class CatalogStore(Protocol):
         ...
 
     def record_probe(
-        self, name: str, type_name: str, status: str, detail: str, checked_at: datetime
+        self,
+        name: str,
+        type_name: str,
+        status: str,
+        detail: str,
+        checked_at: datetime,
+        *,
+        row_id: str | None,
     ) -> ToolInstanceRecord:
-        """Keep the outcome of a probe: status, detail, time of the check (not audited)."""
+        """Keep the outcome of a probe: status, detail, time of the check (not audited),
+        on the row the probe read only: ``row_id`` is its ``row_id`` (None: no row was
+        stored, and one is created only while there is still none). A row removed since,
+        or made again under the same name, is an ``InstanceGoneError`` and nothing is
+        written — never checked and then created: one statement decides."""
         ...
 
     def remove(self, name: str, audit: CatalogAuditEntry) -> bool:

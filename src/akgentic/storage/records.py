@@ -192,7 +192,10 @@ class ToolInstanceRecord(_Record):
     ``config`` (JSON), the credential as ciphertext (``credential_enc``: opaque bytes to
     the store, never the secret itself), and the last probe's ``status``
     (``unchecked`` / ``active`` / ``error``), ``status_detail`` and ``last_check_at``.
-    Times are set by the store, in UTC.
+    Times are set by the store, in UTC. ``row_id`` is the row's identity, made by the
+    store when the row is created and kept by every change: a row removed and made again
+    under the same name has another, so a write made for the row read (a probe's
+    outcome) can tell it is gone (:meth:`CatalogStore.record_probe`).
 
     A damaged row (a value that cannot be read: a status, flag, time or config of the
     wrong kind, text that is not UTF-8) is returned anyway, as a :class:`TeamRecord` is:
@@ -213,6 +216,7 @@ class ToolInstanceRecord(_Record):
     last_check_at: datetime | None = None
     created_at: datetime | None
     updated_at: datetime | None
+    row_id: str | None = None
     error: str | None = None
 
     @property

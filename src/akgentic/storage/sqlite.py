@@ -64,16 +64,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.storage._checkpoint import Checkpointer
 from akgentic.storage._codec import iso_time, load_iso_time, text_or_bytes
-from akgentic.storage._sql import Cursor, SqlStorage, check_tables, create_schema, team_head
+from akgentic.storage._sql import (
+    Cursor,
+    SqlStorage,
+    check_tables,
+    create_schema,
+    identify_catalog_rows,
+    team_head,
+)
 from akgentic.storage._sql_lease import fence_refused
 from akgentic.storage.errors import StorageClosedError, StorageError
 from akgentic.storage.lease import Fence
 
 __all__ = ["SqliteOptions", "SqliteStorage"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """2: event packs (``akgentic_event_packs``), which an older akgentic would not see, and
-would number over."""
+would number over. 3: a catalog row's identity (``akgentic_catalog.row_id``), which an
+older akgentic would not give the rows it creates."""
 
 PAGE_SIZE = 8192
 """Bytes per page of a new file (SQLite's default is 4096)."""
@@ -108,7 +116,8 @@ _SCHEMA = (
         enabled_cli INTEGER NOT NULL DEFAULT 0, config TEXT NOT NULL DEFAULT '{}',
         credential_enc BLOB, status TEXT NOT NULL DEFAULT 'unchecked',
         status_detail TEXT NOT NULL DEFAULT '', last_check_at TEXT,
-        created_at TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+        created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+        row_id TEXT NOT NULL DEFAULT '')""",
     """CREATE TABLE IF NOT EXISTS akgentic_catalog_audit (
         seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, instance TEXT NOT NULL,
         type_name TEXT NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
@@ -313,6 +322,8 @@ class _Driver:
             else:
                 with self.write() as cur:
                     create_schema(cur, _SCHEMA, str(path))
+                    catalog = cur.execute("PRAGMA table_info(akgentic_catalog)").fetchall()
+                    identify_catalog_rows(cur, any(c[1] == "row_id" for c in catalog))
                     if self._check_version(cur) != SCHEMA_VERSION:  # unchanged: no write
                         cur.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.Error as exc:

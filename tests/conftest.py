@@ -7,7 +7,9 @@ inherit it) and drops the ``AKGENTIC_*`` variables that would name the developer
 store or trees; each test then gets a data folder of its own.
 
 It also makes the loggers' registry safe to read while a thread adds to it
-(:class:`_LoggerRegistry`).
+(:class:`_LoggerRegistry`), and gives ``storage_url``: a test taking it runs on SQLite,
+and on Postgres too when ``AKGENTIC_TEST_POSTGRES_URL`` names a database (a schema of
+its own each time).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,3 +59,34 @@ def data_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_DATA_HOME", str(folder))
         yield folder
+
+
+POSTGRES = os.environ.get("AKGENTIC_TEST_POSTGRES_URL")
+
+
+def _postgres_url() -> str:
+    assert POSTGRES is not None
+    sep = "&" if "?" in POSTGRES else "?"
+    return f"{POSTGRES}{sep}schema=test_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param(
+            "postgres",
+            marks=pytest.mark.skipif(
+                POSTGRES is None,
+                reason="set AKGENTIC_TEST_POSTGRES_URL to run the tests that take storage_url "
+                "on Postgres too",
+            ),
+        ),
+    ]
+)
+def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty store: SQLite, then Postgres when configured."""
+    from akgentic.storage import sqlite_url  # here: this file imports no akgentic module
+
+    if request.param == "sqlite":
+        return sqlite_url(tmp_path / "store.db")
+    return _postgres_url()

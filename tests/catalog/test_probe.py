@@ -16,7 +16,6 @@ from akgentic.storage.records import utc_now
 from tests.catalog.conftest import ADMIN
 from tests.catalog.loopback import Service
 from tests.catalog.tooltypes import PROBING, PROCEED, GatedService
-from tests.team.conftest import storage_url  # noqa: F401  (the fixture: SQLite; Postgres too)
 from tests.tool.search.tavily_server import serve as serve_tavily
 
 KEY = "qd-key-0a1b2c3d4e"
@@ -194,9 +193,7 @@ def test_web_search_refused_and_unreachable_are_errors_kept_without_the_key(
 
 
 @pytest.fixture
-def two_processes(
-    storage_url: str,  # noqa: F811  (the fixture imported above)
-) -> Iterator[tuple[CatalogService, CatalogService]]:
+def two_processes(storage_url: str) -> Iterator[tuple[CatalogService, CatalogService]]:
     """Two catalogs on one store, each with its own connection, as two processes have:
     one probes the instance ``gated``, the other administers it meanwhile."""
     registry = discover(entry_point_group=None, extra=[GatedService])

@@ -1,16 +1,24 @@
 """probe(): a reachable and an unreachable endpoint for each shipped type with an outside
-exit, a refused credential, the persisted status and time, a probe that misbehaves, and a
-probe whose instance is removed while it runs."""
+exit, a refused credential, the persisted status and time, a probe that misbehaves, a
+probe whose instance is removed while it runs, and the CLI's and the API's surface flags."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Literal
 
 import pytest
 
-from akgentic.catalog import CatalogError, CatalogService, discover, run_probe
+from akgentic.catalog import (
+    CatalogError,
+    CatalogService,
+    NotEnabledError,
+    Principal,
+    discover,
+    run_probe,
+)
 from akgentic.storage import open_storage
 from akgentic.storage.records import utc_now
 from tests.catalog.conftest import ADMIN
@@ -260,3 +268,38 @@ def test_a_probe_in_flight_keeps_its_outcome_on_the_row_it_probed_only(
     assert [line.action for line in admin.audit(ADMIN)] == (
         ["enable", "remove"] + (["enable"] if meanwhile == "remove and enable" else [])
     )
+
+
+@pytest.mark.parametrize("via", ["cli", "api"])
+def test_a_probe_through_a_surface_needs_the_instance_enabled_there(
+    catalog: CatalogService, service: Service, via: Literal["cli", "api"]
+) -> None:
+    """A probe asked through the CLI or the HTTP API is that surface's use of the
+    instance: refused (NotEnabledError, the command that enables it) while its flag is
+    off, before the credential is opened. Administering is not gated; Python code is on
+    no surface."""
+    service.routes["/collections"] = (200, {"result": {"collections": []}})
+    who, other = Principal(name="bob", via=via), "api" if via == "cli" else "cli"
+    with pytest.raises(NotEnabledError) as no_row:
+        catalog.probe(who, "vector.qdrant", timeout=5)  # no row: every flag off
+    assert str(no_row.value).startswith(
+        f"catalog tool 'vector.qdrant' is not enabled for {via}: "
+        f"akgentic catalog enable vector.qdrant --surface {via}"
+    )
+    catalog.configure(who, "vector.qdrant", {"url": service.url})
+    catalog.set_credential(who, "vector.qdrant", KEY)
+    catalog.enable(who, "vector.qdrant", ["agents", other])
+    with pytest.raises(NotEnabledError, match=f"not enabled for {via}"):
+        catalog.probe(who, "vector.qdrant", timeout=5)
+    assert service.seen == [] and catalog.show(who, "vector.qdrant").status == "unchecked"
+
+    catalog.enable(who, "vector.qdrant", [via])
+    _, result = catalog.probe(who, "vector.qdrant", timeout=5)
+    assert result.status == "active" and len(service.seen) == 1
+
+    catalog.disable(who, "vector.qdrant")
+    _, result = catalog.probe(ADMIN, "vector.qdrant", timeout=5)  # python: no surface
+    assert result.status == "active" and len(service.seen) == 2
+    with pytest.raises(NotEnabledError):
+        catalog.probe(who, "vector.qdrant", timeout=5)
+    assert len(service.seen) == 2

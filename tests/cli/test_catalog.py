@@ -140,6 +140,7 @@ def test_probe_a_reachable_and_an_unreachable_cluster(cli: Invoke) -> None:
             "url": service.url,
             "grpc_port": 50051,
         }
+        assert cli("catalog", "enable", "vector.weaviate", "-s", "cli").exit_code == 0
         ok = cli("catalog", "probe", "vector.weaviate")
     assert ok.exit_code == 0, ok.output
     assert ok.output.startswith("vector.weaviate: active — Weaviate answered HTTP 200")
@@ -153,6 +154,47 @@ def test_probe_a_reachable_and_an_unreachable_cluster(cli: Invoke) -> None:
     assert down.output.startswith(expected)
     assert rows(cli("catalog", "list").output)["vector.weaviate"][5].startswith("error ")
     assert "probe" not in cli("catalog", "audit").output  # probes are not admin changes
+
+
+def test_probe_is_refused_until_the_tool_is_enabled_for_the_cli_and_administering_is_not(
+    cli: Invoke,
+) -> None:
+    """The cli flag gates the CLI's use of an instance — a probe opens its credential on
+    its outside exit — while every command that reads or administers the row works with
+    every flag off (else none could be turned on)."""
+    with serving() as service:
+        service.routes["/collections"] = (200, {"result": {"collections": []}})
+        administering = [
+            ("catalog", "configure", "vector.qdrant", "--set", f"url={service.url}"),
+            ("catalog", "set-credential", "vector.qdrant", "--stdin"),
+            ("catalog", "show", "vector.qdrant"),
+            ("catalog", "list"),
+            ("catalog", "audit", "vector.qdrant"),
+            ("catalog", "enable", "vector.qdrant", "-s", "agents", "-s", "api"),
+        ]
+        for args in administering:
+            done = cli(*args, input=SECRET + "\n")
+            assert done.exit_code == 0, (args, done.output)
+        refused = cli("catalog", "probe", "vector.qdrant")
+        assert refused.exit_code == 1
+        assert refused.output == (
+            "error: catalog tool 'vector.qdrant' is not enabled for cli: "
+            "akgentic catalog enable vector.qdrant --surface cli\n"
+        )
+        assert service.seen == []  # refused before its credential was opened or used
+        assert rows(cli("catalog", "list").output)["vector.qdrant"][5] == "unchecked"
+
+        assert cli("catalog", "enable", "vector.qdrant", "-s", "cli").exit_code == 0
+        probed = cli("catalog", "probe", "vector.qdrant")
+        assert probed.exit_code == 0, probed.output
+        assert probed.output.startswith("vector.qdrant: active — Qdrant answered HTTP 200")
+        assert [headers.get("api-key") for _, headers in service.seen] == [SECRET]
+
+        assert cli("catalog", "disable", "vector.qdrant", "-s", "cli").exit_code == 0
+        again = cli("catalog", "probe", "vector.qdrant")
+        assert again.exit_code == 1 and "not enabled for cli" in again.output
+        assert len(service.seen) == 1
+    assert cli("catalog", "remove", "vector.qdrant", "--force").exit_code == 0
 
 
 def test_bad_input_gets_one_error_line(cli: Invoke) -> None:

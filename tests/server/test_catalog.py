@@ -73,6 +73,45 @@ def test_an_admin_configures_keys_enables_and_probes_and_the_trail_names_the_tok
     assert TOKEN not in str(trail) and KEY not in str(trail)
 
 
+def test_a_probe_over_http_is_refused_until_the_tool_is_enabled_for_the_api(
+    admin: Served, tavily: FakeTavily
+) -> None:
+    """The api flag gates the API's use of an instance — a probe opens its credential on
+    its outside exit — while reading and administering it work with every flag off (else
+    no client could turn one on)."""
+    catalog = admin.client.catalog
+    catalog.configure("web_search", {"api_base_url": tavily.url})
+    catalog.set_credential("web_search", KEY)
+    catalog.enable("web_search", ["agents", "cli"])
+    assert catalog.show("web_search").enabled == ["agents", "cli"]
+    assert [line.action for line in catalog.audit("web_search")] == [
+        "configure",
+        "set_credential",
+        "enable",
+    ]
+    with pytest.raises(ServerError) as refused:
+        catalog.probe("web_search", timeout=10)
+    assert refused.value.status == 409
+    assert refused.value.detail == (
+        "catalog tool 'web_search' is not enabled for api: akgentic catalog enable "
+        'web_search --surface api (over HTTP: POST /catalog/tools/web_search/enable {"surfaces": '
+        '["api"]})'
+    )
+    assert tavily.requests == []  # refused before the key was opened or sent
+    assert catalog.show("web_search").status == "unchecked"
+
+    assert catalog.enable("web_search", ["api"]).enabled == ["agents", "api", "cli"]
+    view, result = catalog.probe("web_search", timeout=10)
+    assert (result.status, view.status) == ("active", "active")
+    assert [(path, auth) for path, _, auth in tavily.requests] == [("/usage", f"Bearer {KEY}")]
+
+    catalog.disable("web_search", ["api"])
+    with pytest.raises(ServerError, match="not enabled for api"):
+        catalog.probe("web_search", timeout=10)
+    assert len(tavily.requests) == 1
+    assert catalog.remove("web_search", force=True) is True
+
+
 def test_the_credential_is_never_answered_back_and_never_leaves_a_body(
     admin: Served, tavily: FakeTavily
 ) -> None:

@@ -4,7 +4,9 @@ Seed 001's tool catalog. Types are classes in code that declare themselves
 (:func:`register_tool` with a :class:`ToolManifest`) and are discovered at start
 (:func:`discover`: the package's own types, the ``akgentic.tools`` entry points, the
 in-tree ``akgentic.catalog.custom`` package). Instances are rows of the storage bundle's
-catalog store: a flag per surface (agents, the HTTP API, the CLI — all off by default),
+catalog store: a flag per surface (agents, the HTTP API, the CLI — all off by default;
+each gates the instance's use there: wiring it into an agent, probing it over HTTP or
+from the CLI — administering it is never gated),
 the non-secret config, the credential sealed with AES-256-GCM under
 ``AKGENTIC_SECRET_KEY`` and shown only as "set", the last probe's status and time.
 :class:`CatalogService` administers them (every change audited: who, when, what — never a

@@ -10,6 +10,14 @@ The rules it keeps (seed 001):
 - **The list is the live registry**, not a table: every discovered type is listed,
   unconfigured ones with every flag off. A row exists once an admin changed something.
 - **Default off.** An instance serves a surface only while that surface's flag is on.
+  *Serving* is being built with its config and credential to act: on ``agents``, being
+  wired into an agent (:meth:`CatalogService.resolve`); on ``cli`` and ``api`` — the
+  surface is the acting :class:`Principal`'s ``via`` — being probed, the one use those
+  surfaces have (its outside exit opened with its credential, an ``mcp`` server started).
+  Reading and administering the row (``list``, ``show``, ``audit``, ``enable``,
+  ``disable``, ``configure``, ``set_credential``, ``remove``) is never gated: it is how a
+  flag is turned on. A refusal is a :class:`NotEnabledError` naming the command that
+  enables it. Python code (``via="python"``) is the operator's own, on no surface.
 - **Audited admin actions.** Enabling, disabling, configuring, setting or clearing a
   credential and removing a row write who (``principal.actor``), when and what to the
   trail, in the same transaction as the change. A secret never: a credential change is
@@ -313,6 +321,10 @@ class CatalogService:
         outcome as its status and last-check time. A missing required credential is an
         ``error`` outcome too; a missing or wrong ``AKGENTIC_SECRET_KEY`` is raised.
 
+        Asked through the CLI or the HTTP API (``principal.via``), the instance must be
+        enabled on that surface: else :class:`NotEnabledError`, before its credential is
+        opened (see the module docstring: a probe is that surface's use of it).
+
         The outcome is kept on the row the probe read only (its ``row_id``, in the store's
         one statement): when that row was removed while the probe ran — or removed and set
         up again, or set up where none was — nothing is written and a :class:`CatalogError`
@@ -320,6 +332,7 @@ class CatalogService:
         row, found = self._target(name, None)
         if not found.has_probe:
             raise CatalogError(f"{found.name} has no outside exit to probe")
+        self._serves(principal, name, row)
         built, secret = self._build(name, found, row, require_credential=False)
         if secret is None and found.manifest.credential and found.manifest.credential_required:
             result = ProbeResult(
@@ -387,6 +400,13 @@ class CatalogService:
             self.resolve_card(name)
 
     # -- internals ------------------------------------------------------------------------
+    def _serves(self, principal: Principal, name: str, row: ToolInstanceRecord | None) -> None:
+        """Refuse to use the instance on the principal's surface (``cli``, ``api``) while
+        that surface's flag is off (no row: every flag off); ``python`` is no surface."""
+        surface = principal.via
+        if surface in CATALOG_SURFACES and (row is None or not row.enabled_on(surface)):
+            raise NotEnabledError(self._not_enabled(name, surface))
+
     def _build(
         self,
         name: str,
@@ -506,7 +526,12 @@ class CatalogService:
 
     @staticmethod
     def _not_enabled(name: str, surface: str) -> str:
+        over_http = (
+            f' (over HTTP: POST /catalog/tools/{name}/enable {{"surfaces": ["api"]}})'
+            if surface == "api"
+            else ""
+        )
         return (
             f"catalog tool {name!r} is not enabled for {surface}: "
-            f"akgentic catalog enable {name} --surface {surface}"
+            f"akgentic catalog enable {name} --surface {surface}{over_http}"
         )

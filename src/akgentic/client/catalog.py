@@ -6,7 +6,7 @@ the request (``api:token-<id>``, see the server's README)::
 
     client.catalog.configure("web_search", {"api_base_url": "https://api.tavily.com"})
     client.catalog.set_credential("web_search", key)  # sent in the body, never echoed
-    client.catalog.enable("web_search")
+    client.catalog.enable("web_search", ["agents", "api"])  # api: this client may probe it
     view, result = client.catalog.probe("web_search")
 
 The request bodies here are the contract the server's ``/catalog`` routes read; the

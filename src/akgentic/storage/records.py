@@ -177,7 +177,7 @@ class SkillRecord(_Record):
 
 CATALOG_SURFACES = ("agents", "api", "cli")
 """Where a catalog instance may be enabled: agents (team cards naming it), the HTTP API,
-the CLI. Each has its own flag, off until an admin turns it on."""
+the CLI (a probe asked there). Each has its own flag, off until an admin turns it on."""
 
 
 CATALOG_STATUSES = ("unchecked", "active", "error")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-from akgentic.core import ErrorMessage
+from akgentic.core import ActorAddress, ErrorMessage
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.workspace import (
     DeleteFile,
@@ -30,7 +32,7 @@ from akgentic.tool.workspace import (
 from akgentic.tool.workspace.workspace import KIND_ID, KIND_META, KIND_TEAM
 
 from ..conftest import Team
-from .conftest import add_member, card_of, tool_address
+from .conftest import Tools, add_member, card_of, member_tools, tool_address
 
 # -- workspace_id, validated when the card is constructed -----------------------------------
 
@@ -295,3 +297,77 @@ def test_the_walk_names_files_as_the_agent_does_and_never_follows_a_link(
         fs.root / "sub" / "inner.txt",
         fs.root / "sub" / "deep" / "a.md",
     ]
+
+
+# -- a folder swapped for a symlink between the path rule and the open ----------------------------
+
+Call = Callable[[Tools], object]
+"""One tool call over ``d/`` (the folder the race swaps)."""
+
+SWAP_CALLS: dict[str, Call] = {
+    "read": lambda t: t["workspace_read"]("d/f.txt"),
+    "write a new file": lambda t: t["workspace_write"]("d/new.txt", "PWNED\n"),
+    "write over an unread file": lambda t: t["workspace_write"]("d/f.txt", "PWNED\n"),
+    "edit": lambda t: t["workspace_edit"]("d/f.txt", "host-secret-42", "PWNED"),
+    "patch": lambda t: t["workspace_patch"](
+        "--- a/d/f.txt\n+++ b/d/f.txt\n@@ -1 +1 @@\n-host-secret-42\n+PWNED\n"
+    ),
+    "delete a file": lambda t: t["workspace_delete"]("d/f.txt"),
+    "delete a folder": lambda t: t["workspace_delete"]("d/sub", recursive=True),
+    "mkdir": lambda t: t["workspace_mkdir"]("d/made"),
+    "grep": lambda t: t["workspace_grep"]("secret|inside", "d/f.txt"),
+    "search": lambda t: t["workspace_search"]("host secret"),
+    "list": lambda t: t["workspace_list"]("d"),
+}
+
+
+@pytest.mark.parametrize("call", SWAP_CALLS.values(), ids=SWAP_CALLS.keys())
+def test_a_folder_swapped_for_a_symlink_after_the_path_rule_is_never_followed_out(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: Call
+) -> None:
+    """A command in the sandbox can rename a folder of the tree and put a symlink to
+    anywhere on the host in its place, in a loop, while a tool works on a path under it:
+    the path rule saw a folder, and a path opened by name afterwards would follow the
+    link out of the tree. Here the swap happens deterministically right after the rule
+    resolved the path (every check of the rule sees the folder: the swap is undone before
+    it); nothing outside is read, written, listed or removed."""
+    tools = member_tools(team, "@Dev")
+    tools["workspace_write"]("d/f.txt", "inside\n")
+    tools["workspace_write"]("d/sub/x.txt", "inside\n")
+    tree = card_of(team, _member(team, "@Dev")).workspace.tree
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "f.txt").write_text("host-secret-42\n")
+    (outside / "sub" / "x.txt").write_text("host-secret-42\n")
+    (outside / "host-only.txt").write_text("host-secret-42\n")
+    before = sorted(str(p.relative_to(outside)) for p in outside.rglob("*"))
+    resolve = Filesystem.resolve
+
+    def racing(fs: Filesystem, path: str) -> Path:
+        if threading.current_thread().name.startswith("IndexWorker"):
+            return resolve(fs, path)  # the indexing workers run beside the call: left alone
+        folder = tree / "d"
+        if folder.is_symlink():  # every check of the rule sees the folder...
+            folder.unlink()
+            os.rename(tree / "d.moved", folder)
+        real = resolve(fs, path)
+        if path.startswith("d"):  # ...and the link is there right after it
+            os.rename(folder, tree / "d.moved")
+            os.symlink(outside, folder)
+        return real
+
+    monkeypatch.setattr(Filesystem, "resolve", racing)
+    try:
+        answer = str(call(tools))
+    except RetriableError as exc:
+        answer = str(exc)
+        assert answer.startswith("Path escapes workspace root"), answer
+    assert "host-secret" not in answer and "host-only" not in answer
+    assert sorted(str(p.relative_to(outside)) for p in outside.rglob("*")) == before
+    for host in ("f.txt", "sub/x.txt", "host-only.txt"):
+        assert (outside / host).read_text() == "host-secret-42\n"
+
+
+def _member(team: Team, name: str) -> ActorAddress:
+    [member] = [m for m in team.proxy.get_team() if m.name == name]
+    return member

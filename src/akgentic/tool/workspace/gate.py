@@ -34,7 +34,6 @@ import fcntl
 import hashlib
 import logging
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -278,7 +277,7 @@ class WriteGate:
 
     def read(self, identity: Identity, rel: str) -> bytes:
         """Read ``rel`` and remember it as seen (FileNotFoundError when it does not exist)."""
-        data = read_regular(self.fs.resolve(rel), rel)
+        data = read_regular(self.fs, self.fs.resolve(rel), rel)
         self.observe(identity, rel, content_sha(data))
         return data
 
@@ -365,7 +364,7 @@ class WriteGate:
             if _not_a_file(named):  # checked again under the lock
                 return self._remove_entry(identity, rel, named)
         views = self.records.load_views(identity)
-        current = {rel: _current(p, rel) for rel, p in targets.items()}
+        current = {rel: _current(self.fs, p, rel) for rel, p in targets.items()}
         failure: RetriableError | None = None
         try:
             proposed = self._compute(mutation, targets, current)
@@ -384,7 +383,7 @@ class WriteGate:
         if isinstance(mutation, DeleteFile):
             root_rel, root = next(iter(targets.items()))
             if root.is_dir() and not root.is_symlink():
-                shutil.rmtree(root)
+                self.fs.remove_tree(root)
                 changes.append(FileChange(path=root_rel, action="deleted"))
         for rel, data in proposed.items():
             before = current[rel]
@@ -412,7 +411,7 @@ class WriteGate:
             detail = f"the symlink {rel} (it pointed to {excerpt(where)}, which is left as it is)"
         else:
             detail = f"{rel} ({what}, not a regular file)"
-        named.unlink()
+        self.fs.unlink(named)
         self.records.set_last_write(
             rel, LastWrite(agent=identity.name, team=identity.team, op="delete", sha=None)
         )
@@ -521,7 +520,7 @@ class WriteGate:
         if path.exists() and not path.is_dir():
             raise RetriableError(f"{rel} exists and is a file, not a directory")
         existed = path.is_dir()
-        path.mkdir(parents=True, exist_ok=True)
+        self.fs.make_dirs(path)
         changes = [] if existed else [FileChange(path=rel, action="directory")]
         summary = f"{rel}/ already exists." if existed else f"Created directory {rel}/."
         return MutationOutcome(op="mkdir", changes=changes, summary=summary)
@@ -548,13 +547,13 @@ def _not_a_file(named: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def _current(path: Path, rel: str) -> bytes | None:
+def _current(fs: Filesystem, path: Path, rel: str) -> bytes | None:
     """What a mutation would replace at ``path``: its bytes, or None when nothing (or a
     folder) is there; a ``RetriableError`` when it is a pipe, socket or device — the model
     named something that is not a file, and replacing it would lose it silently."""
     if not os.path.lexists(path) or path.is_dir():
         return None
-    return read_regular(path, rel)
+    return read_regular(fs, path, rel)
 
 
 def _text_or_none(data: bytes | None) -> str | None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import difflib
 import errno
 import hashlib
-import os
-import stat
 import time
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -27,7 +25,13 @@ from akgentic.core import BaseConfig, clip, excerpt
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store import VectorStoreParam
-from akgentic.tool.workspace.workspace import InvalidPathError, PathEscapeError, WorkspacePath
+from akgentic.tool.workspace.workspace import (
+    Filesystem,
+    InvalidPathError,
+    NotRegularFileError,
+    PathEscapeError,
+    WorkspacePath,
+)
 
 __all__ = [
     "MAX_DIFF_CHARS",
@@ -320,26 +324,23 @@ def path_error(exc: Exception, path: str) -> RetriableError:
     return RetriableError(f"{path}: {exc}")
 
 
-def read_regular(real: Path, path: str) -> bytes:
+def read_regular(fs: Filesystem, real: Path, path: str) -> bytes:
     """The bytes of the regular file at ``real`` (resolved from ``path``, as the model named
-    it); a ``RetriableError`` worded by :func:`path_error` otherwise.
+    it) in the tree ``fs``; a ``RetriableError`` worded by :func:`path_error` otherwise.
 
-    The one check that a path names a file: opened without blocking and checked on the
-    open descriptor, because a FIFO (a command in the sandbox can make one) would block a
-    plain read, and the agent, for ever — and replacing one would silently swap a thing
-    that is not a file for a file. Reads and mutations both go through it.
+    The one check that a path names a file, made by :meth:`Filesystem.read_bytes`: reached
+    without following a symlink (a folder swapped for one since the path rule looked is an
+    escape), opened without blocking and checked on the open descriptor, because a FIFO (a
+    command in the sandbox can make one) would block a plain read, and the agent, for ever
+    — and replacing one would silently swap a thing that is not a file for a file. Reads
+    and mutations both go through it.
     """
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+        return fs.read_bytes(real)
+    except NotRegularFileError:
+        raise RetriableError(
+            f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
+            f"regular files can be read or changed"
+        ) from None
     except OSError as exc:
         raise path_error(exc, path) from None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RetriableError(
-                f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "
-                f"regular files can be read or changed"
-            )
-        try:
-            return handle.read()
-        except OSError as exc:
-            raise path_error(exc, path) from None

@@ -38,8 +38,10 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self, cast
 
@@ -524,7 +526,7 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(
                     f"{rel} is a directory; use workspace_list to see what is in it"
                 )
-            data = read_regular(real, path)
+            data = read_regular(card._wired()[1], real, path)
             try:
                 text = reader.extract(rel, data)
             except ValueError as exc:
@@ -559,13 +561,15 @@ class WorkspaceTool(ToolCard):
             is inside the subdirectories.
             """
             real, rel = card._resolve(path)
-            if not real.is_dir():
-                try:
-                    return f"{rel} ({counted(real.stat().st_size, 'byte')})"
-                except OSError as exc:
-                    raise path_error(exc, path) from None
+            _, fs, _, _ = card._wired()
+            try:
+                if not real.is_dir():
+                    return f"{rel} ({counted(_size(fs, real), 'byte')})"
+                entries = _entries(fs, real)
+            except OSError as exc:
+                raise path_error(exc, path) from None
             lines: list[str] = []
-            _list_into(real, "", max(1, min(depth, 5)), lines, cap, card._wired()[1].root)
+            _list_into(fs, real, entries, "", max(1, min(depth, 5)), lines, cap)
             if not lines:
                 return f"{rel}/ is empty"
             more = f"\n[… listing cut at {cap} entries]" if len(lines) >= cap else ""
@@ -648,8 +652,8 @@ class WorkspaceTool(ToolCard):
                 ):
                     continue
                 try:
-                    text = reader.as_text(rel, file.read_bytes())
-                except OSError:
+                    text = reader.as_text(rel, fs.read_bytes(file))
+                except OSError:  # gone, not a file, or a folder above it swapped for a link
                     continue
                 if text is None:
                     continue
@@ -677,7 +681,7 @@ class WorkspaceTool(ToolCard):
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
                     f"workspace_read for text and documents"
                 )
-            data = read_regular(real, path)
+            data = read_regular(card._wired()[1], real, path)
             try:
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side
@@ -883,21 +887,62 @@ class WorkspaceTool(ToolCard):
         return [workspace_exec, attach_param(workspace_exec_result, param)]
 
 
-def _list_into(
-    folder: Path, indent: str, depth: int, lines: list[str], cap: int, root: Path
-) -> None:
+def _size(fs: Filesystem, real: Path) -> int:
+    """The size of the file ``real``, its folder reached by :meth:`Filesystem.open_dir`."""
+    folder = fs.open_dir(real.parent)
     try:
-        entries = sorted(folder.iterdir(), key=lambda p: (not p.is_dir(), p.name))
-    except OSError:
-        return
+        return os.stat(real.name, dir_fd=folder, follow_symlinks=False).st_size
+    finally:
+        os.close(folder)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    name: str
+    is_dir: bool
+    is_link: bool
+    size: int
+
+
+def _entries(fs: Filesystem, folder: Path) -> list[_Entry]:
+    """What ``folder`` holds, folders first, each as it is (links unfollowed), read through
+    the folder's descriptor (:meth:`Filesystem.open_dir`): a folder swapped for a link since
+    the path rule looked is an escape, never a listing of what the link points to."""
+    fd = fs.open_dir(folder)
+    try:
+        entries = []
+        with os.scandir(fd) as scan:
+            for entry in scan:
+                if is_staging_name(entry.name):
+                    continue
+                is_link = entry.is_symlink()
+                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+                try:
+                    size = 0 if is_dir else entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    size = 0
+                entries.append(_Entry(entry.name, is_dir, is_link, size))
+    finally:
+        os.close(fd)
+    return sorted(entries, key=lambda e: (not e.is_dir, e.name))
+
+
+def _list_into(
+    fs: Filesystem,
+    folder: Path,
+    entries: list[_Entry],
+    indent: str,
+    depth: int,
+    lines: list[str],
+    cap: int,
+) -> None:
+    root = fs.root
     for entry in entries:
         if len(lines) >= cap:
             return
-        if is_staging_name(entry.name):
-            continue
-        if entry.is_symlink():
+        if entry.is_link:
             try:
-                target = Path(entry.resolve())
+                target = Path((folder / entry.name).resolve())
             except (OSError, RuntimeError):  # a loop: RuntimeError before Python 3.13
                 lines.append(f"{indent}{entry.name} -> (a symlink loop: unreachable)")
                 continue
@@ -906,13 +951,13 @@ def _list_into(
                 f"{indent}{entry.name} -> {'(inside)' if inside else '(outside: unreachable)'}"
             )
             continue
-        if entry.is_dir():
+        if entry.is_dir:
             lines.append(f"{indent}{entry.name}/")
             if depth > 1:
-                _list_into(entry, indent + "  ", depth - 1, lines, cap, root)
+                try:
+                    inner = _entries(fs, folder / entry.name)
+                except OSError:
+                    continue
+                _list_into(fs, folder / entry.name, inner, indent + "  ", depth - 1, lines, cap)
         else:
-            try:
-                size = entry.stat().st_size
-            except OSError:
-                size = 0
-            lines.append(f"{indent}{entry.name} ({counted(size, 'byte')})")
+            lines.append(f"{indent}{entry.name} ({counted(entry.size, 'byte')})")

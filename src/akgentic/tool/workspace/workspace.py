@@ -21,19 +21,30 @@ document, the exec lease and run records) and ``<leaf>.git`` (the journal). That
 :meth:`Filesystem.resolve` is the one path rule: every path an agent names is anchored
 to the tree; absolute paths, ``..`` that climbs out and symlinks whose target leaves the
 tree raise :class:`PathEscapeError`; NUL bytes, undecodable text, overlong names and the
-names of staging files raise :class:`InvalidPathError`. :meth:`Filesystem.write` is
-atomic (a staging file in the same directory, renamed over the target), and
-:meth:`Filesystem.write_many` stages every file before renaming any. Atomic means a reader
-sees the old content or the new, never a mix; durability across a power cut is the
-filesystem's (ext4 flushes a file's data before a rename replaces it).
+names of staging files raise :class:`InvalidPathError`.
+
+What the rule resolved is then reached from the tree's root one name at a time, never
+following a symlink (:meth:`Filesystem.open_dir`, :meth:`Filesystem.read_bytes`): a
+command in the sandbox can swap a folder of the tree for a symlink to anywhere on the host
+between the rule's check and the open, and a path opened by name would follow it out. A
+name that has become a symlink meanwhile is a :class:`PathEscapeError`, as the rule would
+say now. Every read, write, rename and removal of the tree's files goes through a folder
+reached that way. :meth:`Filesystem.write` is atomic (a staging file in the same
+directory, renamed over the target), and :meth:`Filesystem.write_many` stages every file
+before renaming any. Atomic means a reader sees the old content or the new, never a mix;
+durability across a power cut is the filesystem's (ext4 flushes a file's data before a
+rename replaces it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import getpass
 import os
 import re
 import secrets
+import shutil
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,6 +67,7 @@ __all__ = [
     "WORKSPACES_ROOT_ENV",
     "Filesystem",
     "InvalidPathError",
+    "NotRegularFileError",
     "PathEscapeError",
     "Workspace",
     "WorkspaceConfigError",
@@ -117,6 +129,14 @@ class PathEscapeError(PermissionError):
 
 class InvalidPathError(ValueError):
     """A path that names nothing a workspace can hold (NUL, bad text, too long, staging)."""
+
+
+class NotRegularFileError(OSError):
+    """A read of something that is not a regular file: a pipe, a socket or a device (a
+    command in the sandbox can make one), which a plain read would block on for ever."""
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 def validate_workspace_id(value: str) -> str:
@@ -363,6 +383,103 @@ class Filesystem:
         rel = path.relative_to(self.root).as_posix()
         return rel or "."
 
+    # -- reaching what the rule resolved, never through a symlink ------------------------
+    def open_dir(self, real: Path, *, create: bool = False) -> int:
+        """A descriptor of the folder ``real`` (what :meth:`resolve` answered), reached from
+        the tree's root one name at a time with ``O_NOFOLLOW``; the caller closes it.
+
+        ``create`` makes the folders missing on the way. A name on the way that is a
+        symlink now (a command swapped a folder since the rule looked) raises
+        :class:`PathEscapeError`; one that is a file, ``NotADirectoryError``.
+        """
+        names = self._names_in_tree(real)
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for name in names:
+                fd = self._step(fd, name, real, create)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _step(self, fd: int, name: str, real: Path, create: bool) -> int:
+        """The folder ``name`` inside the folder ``fd`` (closed on success)."""
+        try:
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise
+            with contextlib.suppress(FileExistsError):  # made meanwhile: open it all the same
+                os.mkdir(name, dir_fd=fd)
+            child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno in (errno.ENOTDIR, errno.ELOOP) and _is_link(fd, name):
+                raise PathEscapeError(self._shown(real)) from None
+            raise
+        os.close(fd)
+        return child
+
+    def _names_in_tree(self, real: Path) -> tuple[str, ...]:
+        try:
+            return real.relative_to(self.root).parts
+        except ValueError:
+            raise PathEscapeError(str(real)) from None
+
+    def _shown(self, real: Path) -> str:
+        """``real`` as an error names it: :meth:`relative`, or itself when it is outside."""
+        try:
+            return self.relative(real)
+        except ValueError:
+            return str(real)
+
+    def read_bytes(self, real: Path) -> bytes:
+        """The bytes of the regular file ``real`` (what :meth:`resolve` answered), opened
+        without following a symlink and without blocking, and checked on the open descriptor.
+
+        Raises :class:`PathEscapeError` (a link on the way), :class:`NotRegularFileError` (a
+        pipe, socket or device: never read) and ``OSError`` (missing, a folder...).
+        """
+        if real == self.root:
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", ".")
+        folder = self.open_dir(real.parent)
+        try:
+            try:
+                fd = os.open(real.name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise PathEscapeError(self._shown(real)) from None
+                raise
+        finally:
+            os.close(folder)
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", self._shown(real))
+            if not stat.S_ISREG(mode):
+                raise NotRegularFileError(errno.EINVAL, "not a regular file", self._shown(real))
+            return handle.read()
+
+    def unlink(self, real: Path) -> None:
+        """Remove the entry ``real`` names (a file or a link, never followed), if it is there."""
+        folder = self.open_dir(real.parent)
+        try:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(real.name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+    def remove_tree(self, real: Path) -> None:
+        """Remove the folder ``real`` and everything in it, links removed, never followed."""
+        folder = self.open_dir(real.parent)
+        try:
+            shutil.rmtree(real.name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+    def make_dirs(self, real: Path) -> None:
+        """Make the folder ``real`` and the folders missing above it."""
+        os.close(self.open_dir(real, create=True))
+
     # -- atomic writes ----------------------------------------------------------------------
     def write(self, path: Path, content: bytes) -> None:
         """Replace ``path`` with ``content`` atomically (readers see old or new, never half)."""
@@ -373,43 +490,60 @@ class Filesystem:
 
         A failure while staging leaves every target untouched and removes the staging
         files. Deletions happen after the renames.
+
+        Every file is staged, renamed and removed inside its folder's descriptor
+        (:meth:`open_dir`): a folder swapped for a symlink after the rule looked is never
+        written through.
         """
-        staged: list[tuple[Path, Path]] = []
+        staged: list[tuple[int, str, str]] = []  # (folder, staging name, target name)
         try:
-            for entry in entries:
-                if entry.content is not None:
-                    staged.append((self._stage(entry.path, entry.content), entry.path))
-        except BaseException:
-            for temp, _ in staged:
-                temp.unlink(missing_ok=True)
-            raise
-        for temp, target in staged:
-            os.replace(temp, target)
+            try:
+                for entry in entries:
+                    if entry.content is not None:
+                        staged.append(self._stage(entry.path, entry.content))
+            except BaseException:
+                for folder, temp, _ in staged:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp, dir_fd=folder)
+                raise
+            for folder, temp, name in staged:
+                os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        finally:
+            for folder, _, _ in staged:
+                os.close(folder)
         for entry in entries:
             if entry.content is None:
-                entry.path.unlink(missing_ok=True)
+                self.unlink(entry.path)
 
-    def _stage(self, target: Path, content: bytes) -> Path:
-        if target.is_dir():
+    def _stage(self, target: Path, content: bytes) -> tuple[int, str, str]:
+        """(the target's folder, the staging file's name, the target's name): ``content``
+        written to a new staging file in the target's folder (reached by :meth:`open_dir`,
+        made if missing). The caller closes the folder."""
+        if target == self.root or target.is_dir():
             raise IsADirectoryError(21, "Is a directory", str(target))
-        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = self.open_dir(target.parent, create=True)
         try:
-            mode = stat.S_IMODE(target.stat().st_mode)
-        except FileNotFoundError:
-            mode = 0o666 & ~_UMASK
-        temp = target.parent / f"{STAGING_PREFIX}{target.name[:64]}-{secrets.token_hex(6)}"
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            view = memoryview(content)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-        except BaseException:
+            try:
+                mode = stat.S_IMODE(os.stat(target.name, dir_fd=folder).st_mode)
+            except FileNotFoundError:
+                mode = 0o666 & ~_UMASK
+            temp = f"{STAGING_PREFIX}{target.name[:64]}-{secrets.token_hex(6)}"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            fd = os.open(temp, flags, mode, dir_fd=folder)
+            try:
+                view = memoryview(content)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+            except BaseException:
+                os.close(fd)
+                os.unlink(temp, dir_fd=folder)
+                raise
             os.close(fd)
-            temp.unlink(missing_ok=True)
+        except BaseException:
+            os.close(folder)
             raise
-        os.close(fd)
-        return temp
+        return folder, temp, target.name
 
     # -- walking ------------------------------------------------------------------------------
     def walk(self, start: Path | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -445,6 +579,14 @@ class Filesystem:
     def iter_files(self, start: Path | None = None) -> Iterator[Path]:
         """The files of :meth:`walk`, as paths."""
         return (Path(entry.path) for _, entry in self.walk(start))
+
+
+def _is_link(folder: int, name: str) -> bool:
+    """Whether ``name`` in the folder ``folder`` is a symlink (unfollowed)."""
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def get_workspace(path: WorkspacePath) -> Filesystem:

@@ -8,6 +8,8 @@ import os
 import re
 import sys
 import threading
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -129,6 +131,62 @@ def test_a_fifo_in_the_tree_is_refused_never_read(team: Team, tools: Tools) -> N
             "can be read or changed"
         ]
         * 2
+    )
+
+
+def _sparse(path: Path, size: int) -> None:
+    """A file of ``size`` bytes that takes no disk (a command can make one in a moment)."""
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+
+
+def _peak_bytes(call: Callable[[], object]) -> tuple[object, int]:
+    """What ``call`` answered (or the RetriableError it raised) and the most memory Python
+    held above the start while it ran."""
+    tracemalloc.start()
+    try:
+        start, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        try:
+            answer: object = call()
+        except RetriableError as exc:
+            answer = exc
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return answer, peak - start
+
+
+def test_a_file_too_large_to_read_is_refused_before_any_of_it_is_read(
+    team: Team, tools: Tools
+) -> None:
+    """A command can leave a file of gigabytes (a runaway log, a sparse file): the read
+    took all of it into memory before refusing it for its size — enough to end the team's
+    process. It is refused on its size alone, saying how big and what to do instead."""
+    _sparse(tree_of(team) / "run.log", 64 * 1024 * 1024)
+    for tool in ("workspace_read", "workspace_view"):
+        refused, peak = _peak_bytes(lambda tool=tool: tools[tool]("run.log"))  # type: ignore[misc]
+        assert isinstance(refused, RetriableError), refused
+        assert peak < 8 * 1024 * 1024, (tool, peak)
+    said = str(_peak_bytes(lambda: tools["workspace_read"]("run.log"))[0])
+    assert said == (
+        "run.log is 67,108,864 bytes, more than the 20,971,520 a read takes: nothing was "
+        "read. Look at a part of it with a command (head, tail, grep) if you can run commands."
+    )
+
+
+def test_grep_leaves_a_file_too_large_to_read_out_and_says_so(team: Team, tools: Tools) -> None:
+    _sparse(tree_of(team) / "run.log", 64 * 1024 * 1024)
+    answer, peak = _peak_bytes(lambda: tools["workspace_grep"]("def "))
+    assert peak < 8 * 1024 * 1024, peak
+    assert answer == (
+        "src/app.py:3: def main():\nsrc/util.py:1: def helper():\n"
+        "[not searched: run.log, over the 20,971,520 bytes a read takes]"
+    )
+    answer, _ = _peak_bytes(lambda: tools["workspace_grep"]("nothing here"))
+    assert answer == (
+        "No line matches 'nothing here'.\n"
+        "[not searched: run.log, over the 20,971,520 bytes a read takes]"
     )
 
 

@@ -27,6 +27,7 @@ from akgentic.tool.errors import RetriableError
 from akgentic.tool.vector_store import VectorStoreParam
 from akgentic.tool.workspace.workspace import (
     Filesystem,
+    FileTooLargeError,
     InvalidPathError,
     NotRegularFileError,
     PathEscapeError,
@@ -324,9 +325,10 @@ def path_error(exc: Exception, path: str) -> RetriableError:
     return RetriableError(f"{path}: {exc}")
 
 
-def read_regular(fs: Filesystem, real: Path, path: str) -> bytes:
+def read_regular(fs: Filesystem, real: Path, path: str, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file at ``real`` (resolved from ``path``, as the model named
-    it) in the tree ``fs``; a ``RetriableError`` worded by :func:`path_error` otherwise.
+    it) in the tree ``fs``; a ``RetriableError`` worded by :func:`path_error` otherwise —
+    for a file over ``max_bytes`` too, refused on its size before any of it is read.
 
     The one check that a path names a file, made by :meth:`Filesystem.read_bytes`: reached
     without following a symlink (a folder swapped for one since the path rule looked is an
@@ -336,7 +338,13 @@ def read_regular(fs: Filesystem, real: Path, path: str) -> bytes:
     and mutations both go through it.
     """
     try:
-        return fs.read_bytes(real)
+        return fs.read_bytes(real, max_bytes)
+    except FileTooLargeError as exc:
+        raise RetriableError(
+            f"{exc.filename} is {exc.size:,} bytes, more than the {exc.limit:,} a read takes: "
+            f"nothing was read. Look at a part of it with a command (head, tail, grep) if you "
+            f"can run commands."
+        ) from None
     except NotRegularFileError:
         raise RetriableError(
             f"{excerpt(path)} is not a regular file (a pipe, socket or device): only "

@@ -380,7 +380,7 @@ class DocumentIndex:
         if not is_document and stat.st_size > MAX_INDEX_BYTES:
             return None
         try:
-            data = self.fs.read_bytes(path)  # never through a link, never a pipe
+            data = self.fs.read_bytes(path, self.reader.max_bytes)  # no link, no pipe
         except OSError:
             return None
         sha = content_sha(data)

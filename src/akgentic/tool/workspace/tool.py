@@ -121,6 +121,7 @@ from akgentic.tool.workspace.workspace import (
     KIND_META,
     KIND_TEAM,
     Filesystem,
+    FileTooLargeError,
     PathEscapeError,
     WorkspacePath,
     get_workspace,
@@ -526,7 +527,7 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(
                     f"{rel} is a directory; use workspace_list to see what is in it"
                 )
-            data = read_regular(card._wired()[1], real, path)
+            data = read_regular(card._wired()[1], real, path, reader.max_bytes)
             try:
                 text = reader.extract(rel, data)
             except ValueError as exc:
@@ -645,6 +646,7 @@ class WorkspaceTool(ToolCard):
             if not files and not real.exists():
                 raise RetriableError(f"File not found: {clip(path)}")
             hits: list[str] = []
+            too_large: list[str] = []  # refused on their size, never read: said at the end
             for file in files:
                 rel = fs.relative(file)
                 if include and not (
@@ -652,7 +654,10 @@ class WorkspaceTool(ToolCard):
                 ):
                     continue
                 try:
-                    text = reader.as_text(rel, fs.read_bytes(file))
+                    text = reader.as_text(rel, fs.read_bytes(file, reader.max_bytes))
+                except FileTooLargeError:
+                    too_large.append(rel)
+                    continue
                 except OSError:  # gone, not a file, or a folder above it swapped for a link
                     continue
                 if text is None:
@@ -664,7 +669,15 @@ class WorkspaceTool(ToolCard):
                             return (
                                 "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"
                             )
-            return "\n".join(hits) if hits else f"No line matches {excerpt(pattern)}."
+            answer = "\n".join(hits) if hits else f"No line matches {excerpt(pattern)}."
+            if too_large:
+                shown = ", ".join(too_large[:10])
+                more = f" and {len(too_large) - 10} more" if len(too_large) > 10 else ""
+                answer += (
+                    f"\n[not searched: {shown}{more}, over the {reader.max_bytes:,} bytes a "
+                    f"read takes]"
+                )
+            return answer
 
         return [workspace_grep]
 
@@ -681,7 +694,7 @@ class WorkspaceTool(ToolCard):
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
                     f"workspace_read for text and documents"
                 )
-            data = read_regular(card._wired()[1], real, path)
+            data = read_regular(card._wired()[1], real, path, DocumentReader().max_bytes)
             try:
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side

@@ -65,6 +65,7 @@ __all__ = [
     "SHARED_SCOPE",
     "STAGING_PREFIX",
     "WORKSPACES_ROOT_ENV",
+    "FileTooLargeError",
     "Filesystem",
     "InvalidPathError",
     "NotRegularFileError",
@@ -134,6 +135,16 @@ class InvalidPathError(ValueError):
 class NotRegularFileError(OSError):
     """A read of something that is not a regular file: a pipe, a socket or a device (a
     command in the sandbox can make one), which a plain read would block on for ever."""
+
+
+class FileTooLargeError(OSError):
+    """A read of a file larger than the reader takes, refused on its size before any of it
+    is read (a command can leave a file of gigabytes: a runaway log, a sparse file)."""
+
+    def __init__(self, name: str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"{size:,} bytes, over the {limit:,} a read takes", name)
+        self.size = size
+        self.limit = limit
 
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -432,12 +443,14 @@ class Filesystem:
         except ValueError:
             return str(real)
 
-    def read_bytes(self, real: Path) -> bytes:
+    def read_bytes(self, real: Path, max_bytes: int | None = None) -> bytes:
         """The bytes of the regular file ``real`` (what :meth:`resolve` answered), opened
         without following a symlink and without blocking, and checked on the open descriptor.
 
         Raises :class:`PathEscapeError` (a link on the way), :class:`NotRegularFileError` (a
-        pipe, socket or device: never read) and ``OSError`` (missing, a folder...).
+        pipe, socket or device: never read), :class:`FileTooLargeError` (over ``max_bytes``:
+        refused on its size, before any of it is read; a file growing meanwhile is read no
+        further than the bound) and ``OSError`` (missing, a folder...).
         """
         if real == self.root:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", ".")
@@ -457,7 +470,17 @@ class Filesystem:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", self._shown(real))
             if not stat.S_ISREG(mode):
                 raise NotRegularFileError(errno.EINVAL, "not a regular file", self._shown(real))
-            return handle.read()
+            if max_bytes is None:
+                return handle.read()
+            size = os.fstat(fd).st_size
+            if size > max_bytes:
+                raise FileTooLargeError(self._shown(real), size, max_bytes)
+            data = handle.read(size + 1)  # what the stat said, and a byte to see it grow
+            if len(data) > size:  # it grew since: read on, never past the bound
+                data += handle.read(max_bytes + 1 - len(data))
+            if len(data) > max_bytes:
+                raise FileTooLargeError(self._shown(real), len(data), max_bytes)
+            return data
 
     def unlink(self, real: Path) -> None:
         """Remove the entry ``real`` names (a file or a link, never followed), if it is there."""

@@ -190,6 +190,20 @@ def test_long_output_comes_back_cut_with_a_note(
     assert "characters of output omitted" in answer and answer.rstrip().endswith("50000")
 
 
+def test_a_command_that_makes_a_name_that_is_not_utf8_still_reports_its_run(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    """The run's record could not hold the name, so the run never reported: the model read
+    "still running" for ever, and no event said what the command did."""
+    tools = coder(team)
+    tools["workspace_write"]("mk.py", "open(b'caf\\xe9.txt', 'wb').write(b'x')\nprint('made')\n")
+    answer = tools["workspace_exec"]("python3 mk.py && echo ok > ok.txt")
+    assert answer.splitlines()[1].startswith("exit_code: 0 (")
+    assert answer.splitlines()[3:] == ["made", "--- files changed: ok.txt"]
+    [finished] = wait_events(team, ExecFinishedEvent, 1)
+    assert (finished.exit_code, finished.changed) == (0, ["ok.txt"])
+
+
 @pytest.mark.parametrize("run_id", ["\x00", "ab\x00cd", "\ud800", "..", "a/b", "x" * 65])
 def test_a_run_id_that_is_no_file_name_is_no_such_run(team: Team, run_id: str) -> None:
     """A NUL or a lone surrogate reached the filesystem, which raised instead of answering."""

@@ -370,6 +370,29 @@ def test_exec_tool_is_refused_pointing_at_the_real_workspace_tool() -> None:
     assert tools_of is not None  # the re-exported helper module stays importable
 
 
+def test_a_name_that_is_not_utf8_breaks_no_tool_and_is_listed_as_unreachable(
+    team: Team, tools: Tools
+) -> None:
+    """A command can make a file or folder whose name is not UTF-8 (an archive's old
+    encoding, a test's fixture). The path rule refuses such names, so no tool can reach it —
+    and its name made every search fail and a folder holding it undeletable."""
+    tree = tree_of(team)
+    tools["workspace_write"]("d/a.txt", "hello\n")
+    (tree / "d" / os.fsdecode(b"caf\xe9.txt")).write_bytes(b"hello from latin-1\n")
+    (tree / os.fsdecode(b"old\xff")).mkdir()
+    assert tools["workspace_search"]("hello").startswith("d/a.txt:1-1")
+    assert tools["workspace_grep"]("hello") == "d/a.txt:1: hello"
+    unreachable = "(its name is not UTF-8 text: no tool can reach it; rename it with a command)"
+    assert tools["workspace_list"]("d").splitlines() == [
+        "d/",
+        "a.txt (6 bytes)",
+        f"caf\ufffd.txt {unreachable}",
+    ]
+    assert f"old\ufffd/ {unreachable}" in tools["workspace_list"]().splitlines()
+    assert tools["workspace_delete"]("d", recursive=True) == "Deleted: deleted d; deleted d/a.txt."
+    assert not (tree / "d").exists()
+
+
 def test_workspace_delete_of_a_symlink_says_so_and_keeps_the_target(
     team: Team, tools: Tools
 ) -> None:

@@ -128,6 +128,7 @@ from akgentic.tool.workspace.workspace import (
     is_staging_name,
     metadata_leaf,
     resolve_workspace_path,
+    utf8_name,
     validate_workspace_id,
 )
 
@@ -909,6 +910,9 @@ def _size(fs: Filesystem, real: Path) -> int:
         os.close(folder)
 
 
+_NOT_UTF8 = "(its name is not UTF-8 text: no tool can reach it; rename it with a command)"
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     name: str
@@ -953,6 +957,10 @@ def _list_into(
     for entry in entries:
         if len(lines) >= cap:
             return
+        if not utf8_name(entry.name):  # the path rule refuses it: said, never entered
+            shown = os.fsencode(entry.name).decode("utf-8", errors="replace")
+            lines.append(f"{indent}{shown}{'/' if entry.is_dir else ''} {_NOT_UTF8}")
+            continue
         if entry.is_link:
             try:
                 target = Path((folder / entry.name).resolve())

@@ -80,6 +80,7 @@ __all__ = [
     "permitted_shared_kinds",
     "resolve_workspace_path",
     "user_segment",
+    "utf8_name",
     "validate_workspace_id",
     "workspaces_root",
 ]
@@ -286,6 +287,18 @@ def resolve_workspace_path(
         scope = user_segment(principal)
     base = (root if root is not None else workspaces_root()).resolve()
     return WorkspacePath(root=str(base), scope=scope, kind=kind, leaf=leaf)
+
+
+def utf8_name(name: str) -> bool:
+    """Whether the file name ``name`` (as the OS gave it) is UTF-8 text: the only names the
+    path rule lets a tool reach. One that is not holds surrogates standing for its bytes."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def is_staging_name(name: str) -> bool:
@@ -578,7 +591,11 @@ class Filesystem:
         The one walk of the tree. Search lists and ``stat``s every file on each call, so a
         file's path is built from its folder's as text (no ``pathlib``), and its entry's
         ``stat(follow_symlinks=False)`` is one ``lstat`` (none on Windows, where the scan
-        holds it), cached on the entry — never a link's target."""
+        holds it), cached on the entry — never a link's target.
+
+        A name that is not UTF-8 text (a command can make one: an archive's old encoding)
+        is left out with all it holds: the path rule refuses it, so no tool can reach it,
+        and no record or answer can hold it (``workspace_list`` names it as unreachable)."""
         base = start if start is not None else self.root
         top = self.relative(base)
         stack = [(os.fspath(base), "" if top == "." else f"{top}/")]
@@ -591,7 +608,7 @@ class Filesystem:
                 continue
             dirs: list[tuple[str, str]] = []
             for entry in entries:
-                if is_staging_name(entry.name) or entry.is_symlink():
+                if is_staging_name(entry.name) or entry.is_symlink() or not utf8_name(entry.name):
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     dirs.append((entry.path, f"{prefix}{entry.name}/"))

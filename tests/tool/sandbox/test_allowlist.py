@@ -1,6 +1,9 @@
-"""The allowlist check and the bounded output buffer: no sandbox needed."""
+"""The allowlist check, the bounded output buffer and the Popen dance: no sandbox needed."""
 
 from __future__ import annotations
+
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +14,9 @@ from akgentic.tool.sandbox import (
     ExecLimits,
     validate_command,
 )
-from akgentic.tool.sandbox.backend import MAX_COMMAND_CHARS
+from akgentic.tool.sandbox.backend import MAX_COMMAND_CHARS, Kill, ProcessBackend
+
+from .conftest import running
 
 
 @pytest.mark.parametrize(
@@ -109,3 +114,26 @@ def test_limits_forbid_unknown_fields_and_absurd_values() -> None:
         ExecLimits(timeout=5)  # type: ignore[call-arg]
     with pytest.raises(ValueError):
         ExecLimits(max_processes=1)
+
+
+class _Plain(ProcessBackend):
+    """The Popen dance alone, no isolation: what every local launcher shares."""
+
+    name = "plain"
+
+    def argv(self, tree: Path, command: str, limits: ExecLimits, run_id: str) -> list[str]:
+        return ["/bin/sh", "-c", command]
+
+
+def test_a_started_callback_that_fails_leaves_no_command_running(tmp_path: Path) -> None:
+    """``started`` records the run (a file write, which a full disk fails). When it raised,
+    the run ended with the error while its command ran on past every budget, unwaited,
+    with nothing left to kill it."""
+    marker = f"28.{uuid.uuid4().int % 1000:03d}"
+
+    def failing(kill: Kill) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left on device"):
+        _Plain().run(tmp_path, f"exec sleep {marker}", ExecLimits(timeout_seconds=60), failing)
+    assert not running(f"sleep {marker}")

@@ -20,7 +20,8 @@
 - **A cold start is not a run.** :meth:`SandboxBackend.prepare` (a container image to
   build, say) is waited on under its own budget before the run's clock starts;
   :meth:`SandboxBackend.run` calls ``started`` the moment the command actually starts, so
-  the caller can re-base its deadline there.
+  the caller can re-base its deadline there; a ``started`` that raises has the command
+  killed before the error goes on (no run goes on that its caller cannot see).
 
 :class:`ProcessBackend` is the Popen dance — a new session, a bounded reader of the
 combined output, the wait, the kill of the whole group at the budget — written once for
@@ -439,7 +440,13 @@ class ProcessBackend:
         )
         reader.start()
         if started is not None:
-            started(kill)
+            try:
+                started(kill)
+            except BaseException:  # the caller cannot see the run: it must not go on unseen
+                _kill_group(proc)
+                proc.wait()
+                reader.join(self.reap_timeout)
+                raise
         timed_out = not _wait(proc, limits.timeout_seconds)
         if timed_out:
             _kill_group(proc)

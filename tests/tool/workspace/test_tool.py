@@ -175,6 +175,14 @@ def test_a_file_too_large_to_read_is_refused_before_any_of_it_is_read(
     )
 
 
+def test_grep_says_how_much_of_a_long_matching_line_it_cut(tools: Tools) -> None:
+    """A line of minified code or data: grep cut it silently, as if the line ended there."""
+    tools["workspace_write"]("min.js", "var a=1;" + "x" * 4992 + "\n")
+    assert tools["workspace_grep"]("var a", include="*.js") == (
+        "min.js:1: var a=1;" + "x" * 1992 + " … [3000 more characters]"
+    )
+
+
 def test_grep_leaves_a_file_too_large_to_read_out_and_says_so(team: Team, tools: Tools) -> None:
     _sparse(tree_of(team) / "run.log", 64 * 1024 * 1024)
     answer, peak = _peak_bytes(lambda: tools["workspace_grep"]("def "))

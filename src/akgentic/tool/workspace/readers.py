@@ -31,6 +31,7 @@ __all__ = [
     "IMAGE_EXTENSIONS",
     "TEXT_EXTENSIONS",
     "DocumentReader",
+    "cut_line",
     "load_image",
     "number_lines",
 ]
@@ -192,6 +193,14 @@ def _convert(name: str, data: bytes) -> str:
     return str(result.text_content or "")
 
 
+def cut_line(line: str, max_chars: int = 2000) -> str:
+    """``line`` cut at ``max_chars``, saying how many characters were left out: what a read
+    and a grep show of a long line (minified code, a row of data)."""
+    if len(line) <= max_chars:
+        return line
+    return f"{line[:max_chars]} … [{len(line) - max_chars} more characters]"
+
+
 def number_lines(
     text: str, start: int = 1, end: int | None = None, max_lines: int = 2000, max_chars: int = 2000
 ) -> tuple[str, int, int, int]:
@@ -210,9 +219,7 @@ def number_lines(
     out = []
     for number in range(first, last + 1):
         line = lines[number - 1]
-        if len(line) > max_chars:
-            line = line[:max_chars] + f" … [{len(line) - max_chars} more characters]"
-        out.append(f"{number:6d}\t{line}")
+        out.append(f"{number:6d}\t{cut_line(line, max_chars)}")
     return "\n".join(out), first, last, total
 
 

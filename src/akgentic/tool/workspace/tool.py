@@ -112,6 +112,7 @@ from akgentic.tool.workspace.models import (
 from akgentic.tool.workspace.readers import (
     IMAGE_EXTENSIONS,
     DocumentReader,
+    cut_line,
     load_image,
     number_lines,
 )
@@ -665,7 +666,7 @@ class WorkspaceTool(ToolCard):
                     continue
                 for number, line in enumerate(text.split("\n"), 1):
                     if regex.search(line):
-                        hits.append(f"{rel}:{number}: {line[:MAX_LINE_CHARS]}")
+                        hits.append(f"{rel}:{number}: {cut_line(line, MAX_LINE_CHARS)}")
                         if len(hits) >= cap:
                             return (
                                 "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"

@@ -90,3 +90,41 @@ def test_bubblewrap_without_bwrap_says_how_to_install_it() -> None:
     backend = BubblewrapBackend()
     backend.bwrap = ""  # as on a machine without it
     assert "apt-get install bubblewrap" in (backend.unavailable_reason() or "")
+
+
+def _program(path: Path, script: str) -> str:
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_bubblewrap_that_cannot_run_says_in_one_line_what_to_install_or_enable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each way bubblewrap fails to start a sandbox is one line naming the fix: a launcher
+    that is not there, a launcher that cannot make namespaces (the kernel's or AppArmor's
+    setting, named — bwrap's own words may run over several lines), a missing prlimit."""
+    monkeypatch.setattr("os.geteuid", lambda: 1000)  # not root: no pids cgroup is looked for
+    cannot = _program(
+        tmp_path / "bwrap",
+        'echo "bwrap: setting up uid map:" >&2; echo "Permission denied" >&2; exit 1',
+    )
+    said = BubblewrapBackend(bwrap=cannot).unavailable_reason()
+    assert said == (
+        "bubblewrap cannot create namespaces here (bwrap: setting up uid map: Permission "
+        "denied): enable unprivileged user namespaces (sysctl "
+        "kernel.unprivileged_userns_clone=1; on Ubuntu 23.10 and later "
+        "kernel.apparmor_restrict_unprivileged_userns=0), or set AKGENTIC_SANDBOX_BACKEND=docker"
+    )
+    missing = BubblewrapBackend(bwrap=str(tmp_path / "nowhere" / "bwrap")).unavailable_reason()
+    assert missing == (
+        f"bubblewrap could not be started ({tmp_path / 'nowhere' / 'bwrap'}: No such file or "
+        f"directory): install it (apt-get install bubblewrap) or set "
+        f"AKGENTIC_SANDBOX_BACKEND=docker"
+    )
+    no_prlimit = BubblewrapBackend(bwrap=cannot)
+    no_prlimit.prlimit = ""
+    assert no_prlimit.unavailable_reason() == (
+        "'prlimit' is not on PATH, and without it the sandbox cannot bound memory: install "
+        "util-linux (apt-get install util-linux)"
+    )

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+from akgentic.core import clip
 from akgentic.tool.sandbox.backend import (
     SANDBOX_WORKDIR,
     ExecLimits,
@@ -196,7 +197,10 @@ class BubblewrapBackend(ProcessBackend):
                 "(apt-get install bubblewrap) or set AKGENTIC_SANDBOX_BACKEND=docker"
             )
         if not self.prlimit:
-            return "'prlimit' (util-linux) is not on PATH; the sandbox cannot bound memory"
+            return (
+                "'prlimit' is not on PATH, and without it the sandbox cannot bound memory: "
+                "install util-linux (apt-get install util-linux)"
+            )
         if os.geteuid() == 0:
             self._cgroup = find_pids_cgroup()
             if self._cgroup is None:
@@ -214,13 +218,24 @@ class BubblewrapBackend(ProcessBackend):
                 env=sandbox_environment(),
                 cwd="/",
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return f"bubblewrap could not start a sandbox here: {exc}"
-        if done.returncode != 0:
-            why = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+        except FileNotFoundError:
             return (
-                f"bubblewrap cannot create namespaces here ({why}); enable unprivileged "
-                f"user namespaces or set AKGENTIC_SANDBOX_BACKEND=docker"
+                f"bubblewrap could not be started ({self.bwrap}: No such file or directory): "
+                f"install it (apt-get install bubblewrap) or set AKGENTIC_SANDBOX_BACKEND=docker"
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return (
+                f"bubblewrap could not start a sandbox here ({clip(' '.join(str(exc).split()))}); "
+                f"set AKGENTIC_SANDBOX_BACKEND=docker to use Docker instead"
+            )
+        if done.returncode != 0:
+            said = " ".join(done.stderr.decode(errors="replace").split())  # one line
+            why = clip(said, 300) or f"exit {done.returncode}"
+            return (
+                f"bubblewrap cannot create namespaces here ({why}): enable unprivileged user "
+                f"namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 23.10 and "
+                f"later kernel.apparmor_restrict_unprivileged_userns=0), or set "
+                f"AKGENTIC_SANDBOX_BACKEND=docker"
             )
         return None
 

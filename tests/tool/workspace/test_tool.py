@@ -175,6 +175,38 @@ def test_a_file_too_large_to_read_is_refused_before_any_of_it_is_read(
     )
 
 
+def test_a_file_too_large_to_read_can_be_deleted_unread_and_is_never_read_to_change_it(
+    team: Team, tools: Tools
+) -> None:
+    """Told a runaway log is too large to read, the model deletes it: the gate read all of
+    it first (and decoded it, and split it into lines) — the way to end the team's process
+    was the way out. Changing such a file is refused on its size; deleting it unread reads
+    nothing."""
+    _sparse(tree_of(team) / "run.log", 64 * 1024 * 1024)
+    too_large = (
+        "run.log is 67,108,864 bytes, more than the 20,971,520 the workspace tools change: "
+        "nothing was written. Delete it with workspace_delete, or change it with a command."
+    )
+    for change in (
+        lambda: tools["workspace_edit"]("run.log", "a", "b"),
+        lambda: tools["workspace_write"]("run.log", "short\n"),
+    ):
+        refused, peak = _peak_bytes(change)
+        assert str(refused) == too_large and peak < 8 * 1024 * 1024, peak
+    answer, peak = _peak_bytes(lambda: tools["workspace_delete"]("run.log"))
+    assert answer == "Deleted: deleted run.log." and peak < 8 * 1024 * 1024, peak
+    assert not (tree_of(team) / "run.log").exists()
+    tools["workspace_write"]("seen.log", "small\n")  # what an agent wrote, it has seen
+    _sparse(tree_of(team) / "seen.log", 64 * 1024 * 1024)  # then a command made it huge
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_delete"]("seen.log")
+    assert str(refused.value) == (
+        "Refused: seen.log has changed since you last read it — it is now 67,108,864 bytes, "
+        "more than the 20,971,520 the workspace tools read. Nothing was written. Look at it "
+        "with a command (head, tail, ls -l) to decide what to do with it."
+    )
+
+
 def test_grep_says_how_much_of_a_long_matching_line_it_cut(tools: Tools) -> None:
     """A line of minified code or data: grep cut it silently, as if the line ended there."""
     tools["workspace_write"]("min.js", "var a=1;" + "x" * 4992 + "\n")

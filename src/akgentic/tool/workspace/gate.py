@@ -58,6 +58,7 @@ from akgentic.tool.workspace.edit import (
 )
 from akgentic.tool.workspace.journal import GitJournal, Identity
 from akgentic.tool.workspace.models import (
+    MAX_CHANGE_BYTES,
     MAX_OBSERVATIONS,
     DeleteFile,
     EditFile,
@@ -76,7 +77,12 @@ from akgentic.tool.workspace.models import (
     refusal_deleted,
     refusal_unread,
 )
-from akgentic.tool.workspace.workspace import Filesystem, WorkspacePath, WriteEntry
+from akgentic.tool.workspace.workspace import (
+    Filesystem,
+    FileTooLargeError,
+    WorkspacePath,
+    WriteEntry,
+)
 
 __all__ = [
     "GateRefusalError",
@@ -364,7 +370,12 @@ class WriteGate:
             if _not_a_file(named):  # checked again under the lock
                 return self._remove_entry(identity, rel, named)
         views = self.records.load_views(identity)
-        current = {rel: _current(self.fs, p, rel) for rel, p in targets.items()}
+        current: dict[str, bytes | None] = {}
+        for rel, p in targets.items():
+            try:
+                current[rel] = _current(self.fs, p, rel)
+            except FileTooLargeError as exc:
+                current[rel] = self._too_large(mutation, rel, exc, views)
         failure: RetriableError | None = None
         try:
             proposed = self._compute(mutation, targets, current)
@@ -401,6 +412,33 @@ class WriteGate:
             changes.append(FileChange(path=rel, action=action, added=added, removed=removed))
         self.records.save_views(identity, views)
         return MutationOutcome(op=mutation.op, changes=changes, summary=_summary(mutation, changes))
+
+    def _too_large(
+        self,
+        mutation: Mutation,
+        rel: str,
+        exc: FileTooLargeError,
+        views: dict[str, Observation],
+    ) -> bytes:
+        """What stands for a file over :data:`MAX_CHANGE_BYTES`, never read: nothing (``b""``)
+        for a delete by an agent that never read it — there is nothing to compare, and
+        reading gigabytes (a command's runaway log) to delete them could end the process.
+        Any other mutation of it is refused on its size, and so is a delete by an agent
+        that read it when it was smaller (it has changed since)."""
+        if isinstance(mutation, DeleteFile) and rel not in views:
+            return b""
+        if rel in views:
+            raise GateRefusalError(
+                f"Refused: {rel} has changed since you last read it — it is now "
+                f"{exc.size:,} bytes, more than the {exc.limit:,} the workspace tools read. "
+                f"Nothing was written. Look at it with a command (head, tail, ls -l) to decide "
+                f"what to do with it."
+            )
+        raise RetriableError(
+            f"{rel} is {exc.size:,} bytes, more than the {exc.limit:,} the workspace tools "
+            f"change: nothing was written. Delete it with workspace_delete, or change it with "
+            f"a command."
+        )
 
     def _remove_entry(self, identity: Identity, rel: str, named: Path) -> MutationOutcome:
         """Delete the symlink, pipe, socket or device ``named`` itself: it holds no content
@@ -550,10 +588,17 @@ def _not_a_file(named: Path) -> bool:
 def _current(fs: Filesystem, path: Path, rel: str) -> bytes | None:
     """What a mutation would replace at ``path``: its bytes, or None when nothing (or a
     folder) is there; a ``RetriableError`` when it is a pipe, socket or device — the model
-    named something that is not a file, and replacing it would lose it silently."""
+    named something that is not a file, and replacing it would lose it silently.
+    :class:`FileTooLargeError` for a file over :data:`MAX_CHANGE_BYTES`, none of it read."""
     if not os.path.lexists(path) or path.is_dir():
         return None
-    return read_regular(fs, path, rel)
+    try:
+        size = os.stat(path).st_size
+    except OSError:  # the read below says what is wrong
+        size = 0
+    if size > MAX_CHANGE_BYTES:
+        raise FileTooLargeError(rel, size, MAX_CHANGE_BYTES)
+    return read_regular(fs, path, rel, MAX_CHANGE_BYTES)
 
 
 def _text_or_none(data: bytes | None) -> str | None:

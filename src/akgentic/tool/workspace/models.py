@@ -35,6 +35,7 @@ from akgentic.tool.workspace.workspace import (
 )
 
 __all__ = [
+    "MAX_CHANGE_BYTES",
     "MAX_DIFF_CHARS",
     "MAX_GLOB_RESULTS",
     "MAX_GREP_RESULTS",
@@ -76,6 +77,9 @@ MAX_OBSERVATIONS = 5000
 forgotten file simply needs reading again before it can be overwritten)."""
 MAX_SEARCH_FILES = 5000
 """Files a search or an index pass looks at, at most."""
+MAX_CHANGE_BYTES = 20 * 1024 * 1024
+"""The largest file a mutation reads (what a read takes too): a larger one is refused on
+its size for a write, edit or patch, and deleted unread."""
 MAX_INDEX_BYTES = 2 * 1024 * 1024
 """A text file larger than this is not indexed for search."""
 

@@ -21,23 +21,24 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
-    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo
 from pydantic_ai.usage import RequestUsage
 
 from akgentic.agent import AgentMessage, BaseAgent
-from akgentic.agent.accounting import AGENT, PrefixCacheRules, PromptAccountingEvent
+from akgentic.agent.accounting import PrefixCacheRules, PromptAccountingEvent
 from akgentic.agent.config import CompactionConfig
 from akgentic.agent.cut import CANCEL_NOTE, CUT_NOTE
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorSystem, CancelMessage, EventMessage, UserMessage, WarningMessage
 from akgentic.llm import (
-    SUMMARY_INSTRUCTIONS,
     ContextReplacedEvent,
     LlmMessageEvent,
     LlmUsageEvent,
     ModelRoster,
+    asks_for_summary,
+    summary_prompt,
+    without_summary_ask,
 )
 
 from ..core.conftest import Team
@@ -49,7 +50,8 @@ WINDOW = ModelRoster.from_spec("scripted:default", context_length=1000)
 
 
 def is_summary(info: AgentInfo) -> bool:
-    return info.instructions == SUMMARY_INSTRUCTIONS
+    """A summary's request: the only one the agent sends with tool calls refused."""
+    return (info.model_settings or {}).get("tool_choice") == "none"
 
 
 def sized(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -138,8 +140,9 @@ def test_a_summarys_request_is_accounted_as_a_summary(
     system: ActorSystem, team: Team, trigger: str
 ) -> None:
     """The summary's request is on the team stream like the turns' (what ``akgentic
-    usage`` adds up), of kind ``summary`` and numbered among them; it is modelled apart,
-    so the turn after it is compared with the turn before it."""
+    usage`` adds up), of kind ``summary`` and numbered among them; it is modelled on the
+    turns' prefix — a hit on what the turn before it read, only its ask unread — and the
+    turn after it is still compared with the turn before it."""
     script = Script(sized)
     threshold = 0.5 if trigger == "before a turn" else 0.8
     agent = start(
@@ -170,12 +173,18 @@ def test_a_summarys_request_is_accounted_as_a_summary(
     before, summary, after = events[2:]
     assert (summary.provider.input_tokens, summary.provider.output_tokens) == (7, 3)
     assert summary.agent == "@Agent" and summary.run_id not in ("", before.run_id)
-    # its instructions (the agent's own) and the conversation's text; no tool
-    assert {(p.channel, p.card) for p in summary.parts} == {
-        ("system_prompt", AGENT),
-        ("message", ""),
+    # the turns' tools, system prompt and history, then its ask: all but the ask cached
+    assert {p.channel for p in summary.parts} == {
+        "tool_call",
+        "system_prompt",
+        "history",
+        "message",
     }
-    assert summary.tool_schema_tokens == 0 and summary.cache_status == "cold"
+    assert summary.tool_schema_tokens == before.tool_schema_tokens > 0
+    assert summary.cache_status == "hit" and summary.breaker is not None
+    assert before.input_tokens > summary.cached_tokens > before.tool_schema_tokens
+    unread = [(p.channel, p.cached) for p in summary.parts if p.cached < p.tokens]
+    assert unread == [("message", 0)]
     assert summary.summary().startswith("summary request 4: ")
     # the turn after it extends the tools and system prompt of the turn before it: the
     # compacted history is what breaks the prefix, not the summary's request
@@ -218,10 +227,8 @@ def test_a_summary_chains_the_one_before_however_long_the_conversation_since(
     prompts: list[str] = []
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if is_summary(info):
-            [prompt] = [p.content for p in messages[-1].parts if isinstance(p, UserPromptPart)]
-            assert isinstance(prompt, str)
-            prompts.append(prompt)
+        if is_summary(info):  # what the request carries before its ask, as text
+            prompts.append(summary_prompt(without_summary_ask(messages)))
             return ModelResponse(parts=[TextPart(f"SUMMARY-{len(prompts)}")])
         return ModelResponse(parts=[TextPart("x" * 5_000)])
 
@@ -234,19 +241,17 @@ def test_a_summary_chains_the_one_before_however_long_the_conversation_since(
         ask(system, agent, f"round {index}")
     assert ask(system, agent, "/compact").startswith("Compacted")
     assert prompts[1].startswith("SUMMARY-1")  # the first summary is summarised again
-    assert len(prompts[1]) <= 20_000
     assert "round 7" not in prompts[1]  # kept as it is: not summarised
     assert "round 6" in prompts[1]  # the latest of what is summarised
 
 
 def summary_prompts(script: Script) -> list[str]:
-    """The prompts of the summary requests the model was sent."""
+    """What each summary request the model was sent carries before its ask, as text."""
     prompts = []
     for seen, info in zip(script.seen, script.infos, strict=True):
         if is_summary(info):
-            [prompt] = [p.content for p in seen[-1].parts if isinstance(p, UserPromptPart)]
-            assert isinstance(prompt, str)
-            prompts.append(prompt)
+            assert asks_for_summary(seen[-1])
+            prompts.append(summary_prompt(without_summary_ask(seen)))
     return prompts
 
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
 
 from akgentic.llm import (
-    SUMMARY_INSTRUCTIONS,
     ScenarioError,
     ScriptedModel,
     from_stream_event,
     load_scenario,
+    with_summary_ask,
 )
 from akgentic.llm.events import LlmTextDeltaEvent
 
@@ -242,13 +242,17 @@ def test_calling_an_unknown_tool_is_a_scenario_error(scenario_file: Path) -> Non
 def test_a_summary_request_is_summarised_not_taken_for_the_turns_it_holds(
     scenario_file: Path,
 ) -> None:
-    summarizer = Agent(  # no tools, as /compact asks: the rule's tool call would be an error
-        ScriptedModel.from_file(scenario_file, role="assistant"), instructions=SUMMARY_INSTRUCTIONS
-    )
-    conversation = "What is the weather in Paris today?\n[scripted] sunny in Paris"
-    answer = summarizer.run_sync(conversation).output
+    """The request that asks for a summary (marked by ``with_summary_ask``) is answered with
+    a summary of the history before the ask, not matched against the rules of its turns."""
+    summarizer = Agent(ScriptedModel.from_file(scenario_file, role="assistant"))
+    history = [
+        ModelRequest(parts=[UserPromptPart("What is the weather in Paris today?")]),
+        ModelResponse(parts=[TextPart("[scripted] sunny in Paris")]),
+    ]
+    answer = summarizer.run_sync(message_history=with_summary_ask(history)).output
     assert answer == "[scripted] Summary of 2 lines; the last: [scripted] sunny in Paris"
-    assert summarizer.run_sync("  ").output == "[scripted] Summary: nothing was said."
+    nothing = summarizer.run_sync(message_history=with_summary_ask([])).output
+    assert nothing == "[scripted] Summary: nothing was said."
 
 
 def test_unknown_role_is_an_error_listing_roles(scenario_file: Path) -> None:

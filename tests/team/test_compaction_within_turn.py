@@ -22,7 +22,7 @@ from pydantic_ai.usage import RequestUsage
 from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.agent.config import CompactionConfig
 from akgentic.core import ActorSystem, AgentCard
-from akgentic.llm import SUMMARY_INSTRUCTIONS, ModelRoster, register_model
+from akgentic.llm import ModelRoster, asks_for_summary, register_model
 from akgentic.storage import open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime
 from akgentic.tool.core import ToolCard
@@ -47,7 +47,7 @@ def adding(seen: list[list[ModelMessage]]) -> FunctionModel:
     made = [0]
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        if info.instructions == SUMMARY_INSTRUCTIONS:
+        if asks_for_summary(messages[-1]):
             return ModelResponse(parts=[TextPart(f"SUMMARY-{made[0]}")])
         seen.append(list(messages))
         usage = RequestUsage(input_tokens=100 * len(messages), output_tokens=1)

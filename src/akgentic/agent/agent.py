@@ -70,20 +70,20 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage
 
 from akgentic.agent.accounting import (
-    AGENT,
     PrefixCacheRules,
     PromptAccounting,
     PromptWiring,
     RequestAccountant,
-    Source,
     rules_for,
 )
 from akgentic.agent.capabilities import (
     CancelAtStepBoundary,
     CompactWithinRun,
+    LastTurnRequest,
     PublishRunEvents,
     RunInterruptedError,
     SoundModelOutput,
+    SummaryAsTurn,
     dynamic_toolsets,
     fuse,
     on_the_agent_thread,
@@ -113,18 +113,17 @@ from akgentic.core import (
 )
 from akgentic.core.agent import ON_STREAM
 from akgentic.llm import (
-    SUMMARY_INSTRUCTIONS,
     ContextReplacedEvent,
     LlmMessageEvent,
     LlmUsageEvent,
     UsageLimitReached,
     UsageTracker,
+    apply_summary,
     build_roster_model,
-    compact,
     describe_model_failure,
     needs_compaction,
     plan_compaction,
-    summary_prompt,
+    with_summary_ask,
 )
 from akgentic.tool.core import (
     CommandNotRecognized,
@@ -331,10 +330,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._usage = UsageTracker(self.config.usage_limits, total=total)
         mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
         # the agent's own hooks, fused: pydantic-ai's dispatch costs per capability
+        self._last_turn = LastTurnRequest()  # what a summary's request reuses
         own: list[Any] = [
             on_the_agent_thread(),
             self._boundary,
             MailboxCapability(self, mailbox_card),
+            self._last_turn,
         ]
         self._within: CompactWithinRun | None = None
         if self.config.compaction.enabled:  # measures the request the mailbox completed
@@ -388,14 +389,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             return self.config.prompt_accounting.cache or rules_for(entry.provider, entry.model)
 
         self._accountant = RequestAccountant(self._wiring)
-        # a compaction's summary request: its own prompt (its instructions, no tools), its
-        # own records (kind "summary"), numbered with the turns'
-        summary = PromptWiring(self._factory)
-        summary.set_system_parts(
-            [(Source("system_prompt", AGENT, "summary_instructions"), SUMMARY_INSTRUCTIONS)]
-        )
+        # a compaction's summary request: the turns' prefix (SummaryAsTurn), its own
+        # records (kind "summary"), numbered with the turns' and modelled on their cache
         self._summary_accounting = PromptAccounting(
-            self._accountant.companion(summary, "summary"),
+            self._accountant.companion("summary"),
             self.notify_event_later,
             agent=self.config.name,
             rules=rules,
@@ -880,7 +877,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         ):
             return "No compaction needed."
         keep_last = self.config.compaction.keep_last
-        if plan_compaction(self._history, keep_last) is None:
+        plan = plan_compaction(self._history, keep_last)
+        if plan is None:
             return (
                 f"Nothing to compact: the {len(self._history)} messages are the recent part "
                 f"compaction keeps (keep_last {keep_last}, more to keep a tool call with its "
@@ -889,12 +887,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         before = len(self._history)
         try:
             with self._boundary.scope() as token:
-                summarize = partial(self._summarize, token=token)
-                compacted = compact(self._history, summarize, keep_last=keep_last)
+                summary = self._summarize(self._history[: plan.cut], token=token)
         except RunCancelled:
             self._was_cut()
             return None
-        self._replace_history(compacted)
+        self._replace_history(apply_summary(self._history, plan, summary))
         return f"Compacted {before} messages into {len(self._history)}."
 
     def _compact_before_turn(self, msg: Message) -> bool:
@@ -934,16 +931,25 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def _summarizer(self) -> Agent[None, str]:
         """The agent that writes a summary: the model in force, cut by an interrupt, its
-        request accounted as a summary's (``PromptAccountingEvent`` of kind ``summary``)."""
-        accounting = self._summary_accounting
+        request the turns' own — their instructions and tool definitions, tool calls
+        refused (``SummaryAsTurn``), so the provider's cache of the agent's prefix serves
+        it — and accounted as a summary's (``PromptAccountingEvent`` of kind ``summary``).
+        Its accounting comes after ``SummaryAsTurn``: a reply that calls a tool is
+        accounted (it was billed) before it is refused."""
+        capabilities: list[Any] = [SummaryAsTurn(self._last_turn.params)]
+        if self._summary_accounting is not None:
+            capabilities.append(self._summary_accounting)
         return Agent(
             self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
-            instructions=SUMMARY_INSTRUCTIONS,
-            capabilities=[accounting] if accounting is not None else None,
+            output_type=str,
+            instructions=self._system_prompt,
+            capabilities=capabilities,
         )
 
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
-        """The summary of ``messages``, written by the model in force.
+        """The summary of the history ``messages`` (up to the cut, as the history holds
+        them), written by the model in force: its request is ``messages`` and the ask
+        (``llm.with_summary_ask``), shaped as a turn's (:meth:`_summarizer`).
 
         Its request is the agent's like any other: its usage counts toward the agent's
         limits and lifetime usage and is published (``LlmUsageEvent``), so a usage summary
@@ -955,7 +961,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             with self._usage.track(run_usage) as limits:
                 result = self._loop.run_until_complete(
                     self._summarizer().run(
-                        summary_prompt(messages),
+                        message_history=with_summary_ask(messages),
                         cancellation_token=token,
                         usage=run_usage,
                         usage_limits=limits,
@@ -966,14 +972,18 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return str(result.output)
 
     async def _summary_within(self, messages: list[ModelMessage], ctx: RunContext[Any]) -> str:
-        """The summary of ``messages`` for a compaction within a run (``CompactWithinRun``).
+        """The summary of ``messages`` (the run's history up to the cut, as its request
+        shows it) for a compaction within a run (``CompactWithinRun``), its request shaped
+        as the run's own (:meth:`_summarizer`).
 
         Its request is the run's: its usage is the run's (``ctx.usage``, held to the run's
         limits), so it counts toward the agent's limits and lifetime usage and is published
         with the turn's. An interrupt cuts it as it cuts the run's own requests: the run
         ends cut, its history as it was."""
         result = await self._summarizer().run(
-            summary_prompt(messages), usage=ctx.usage, usage_limits=ctx.usage_limits
+            message_history=with_summary_ask(messages),
+            usage=ctx.usage,
+            usage_limits=ctx.usage_limits,
         )
         return str(result.output)
 

@@ -6,9 +6,11 @@ The public surface is flat: everything below is importable from ``akgentic.llm``
 """
 
 from akgentic.llm.compaction import (
-    SUMMARY_INSTRUCTIONS,
+    SUMMARY_ASK,
+    SUMMARY_ASK_KEY,
     CompactionPlan,
     apply_summary,
+    asks_for_summary,
     compact,
     context_tokens,
     estimate_tokens,
@@ -16,6 +18,8 @@ from akgentic.llm.compaction import (
     plan_compaction,
     safe_cut,
     summary_prompt,
+    with_summary_ask,
+    without_summary_ask,
 )
 from akgentic.llm.config import (
     BASE_URL_ENV,
@@ -68,7 +72,8 @@ __all__ = [
     "BASE_URL_ENV",
     "BASE_URL_PROVIDERS",
     "DEFAULT_API_KEY_ENV",
-    "SUMMARY_INSTRUCTIONS",
+    "SUMMARY_ASK",
+    "SUMMARY_ASK_KEY",
     "CompactionPlan",
     "ContextReplacedEvent",
     "LlmEvent",
@@ -97,6 +102,7 @@ __all__ = [
     "UsageTracker",
     "api_key_env",
     "apply_summary",
+    "asks_for_summary",
     "build_model",
     "build_roster_model",
     "compact",
@@ -116,4 +122,6 @@ __all__ = [
     "sound_message",
     "summary_prompt",
     "token_counter",
+    "with_summary_ask",
+    "without_summary_ask",
 ]

@@ -20,7 +20,13 @@ The contract:
   same side of the cut: the cut moves *earlier* until no pair straddles it, so compaction keeps
   more rather than hand a provider a tool result whose call it never saw (a hard API error).
 
-- :func:`summary_prompt` is the text a summary is written from: the conversation in order —
+- :func:`with_summary_ask` ends a summary's request. The request is the agent's
+  own — its system prompt, its tool definitions, the history up to the cut as its messages —
+  so a provider's prompt cache of the agent's prefix serves it, and this one message asks for
+  the summary (what to keep: decisions, facts, open questions, what tools returned that still
+  matters). Its ``metadata`` marks it (:func:`asks_for_summary`), never sent to a provider:
+  the offline scripted model tells a summary's request from a turn by it.
+- :func:`summary_prompt` renders the conversation as text: in order —
   what was said, and each tool call (its name and arguments) and tool result — with the
   summaries it opens with kept whole. A call's arguments and a result are each cut to a bound
   (:data:`TOOL_ARGS_CHARS`, :data:`TOOL_RESULT_CHARS`), saying how much was cut, so one huge
@@ -51,17 +57,20 @@ from pydantic_ai.messages import (
     ModelResponse,
     SystemPromptPart,
     TextContent,
+    UserPromptPart,
 )
 from pydantic_ai.usage import RequestUsage
 
 __all__ = [
-    "SUMMARY_INSTRUCTIONS",
+    "SUMMARY_ASK",
+    "SUMMARY_ASK_KEY",
     "SUMMARY_METADATA_KEY",
     "SUMMARY_PROMPT_CHARS",
     "TOOL_ARGS_CHARS",
     "TOOL_RESULT_CHARS",
     "CompactionPlan",
     "apply_summary",
+    "asks_for_summary",
     "compact",
     "context_tokens",
     "estimate_tokens",
@@ -69,17 +78,22 @@ __all__ = [
     "plan_compaction",
     "safe_cut",
     "summary_prompt",
+    "with_summary_ask",
+    "without_summary_ask",
 ]
 
 SUMMARY_METADATA_KEY = "akgentic_summary"
 """The ``CompactionPart.metadata`` key marking a summary written by :func:`compact`."""
 
-SUMMARY_INSTRUCTIONS = (
-    "Summarise this conversation for yourself, keeping decisions, facts and open "
-    "questions. Be brief."
+SUMMARY_ASK = (
+    "Summarise the conversation so far for yourself: this summary will replace it. Keep the "
+    "decisions made, the facts established, the open questions, and what tools returned that "
+    "still matters. Be brief. Do not call any tool: answer with the summary as text."
 )
-"""The instructions of the request that writes a summary (the agent's ``/compact``): its
-prompt is the conversation's text, which the scripted model must not take for a turn."""
+"""The text that asks for a summary at the end of its request (:func:`with_summary_ask`)."""
+
+SUMMARY_ASK_KEY = "akgentic_summary_ask"
+"""The ``ModelRequest.metadata`` key marking the message that asks for a summary."""
 
 CHARS_PER_TOKEN = 4
 
@@ -186,6 +200,46 @@ def _render(part: Any) -> str | None:
     if not isinstance(content, str) or isinstance(part, SystemPromptPart):
         return None
     return content
+
+
+def with_summary_ask(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """``messages`` (a history, up to a compaction's cut) ended by the ask for a summary: a
+    user prompt (:data:`SUMMARY_ASK`) in a request marked in its ``metadata``
+    (:data:`SUMMARY_ASK_KEY`, which pydantic-ai never sends) — so a model that answers
+    offline (the scripted model) tells the request from a turn, the system prompt unchanged.
+
+    A history that ends with a request (tool results) gets the ask as that request's last
+    part, in a copy: pydantic-ai would merge two requests in a row into one, dropping the
+    marker, and a provider sends both alike. The messages before it are the same objects."""
+    history = list(messages)
+    ask = UserPromptPart(SUMMARY_ASK)
+    last = history[-1] if history else None
+    if isinstance(last, ModelRequest):
+        marked = replace(
+            last,
+            parts=[*last.parts, ask],
+            metadata={**(last.metadata or {}), SUMMARY_ASK_KEY: True},
+        )
+        return [*history[:-1], marked]
+    return [*history, ModelRequest(parts=[ask], metadata={SUMMARY_ASK_KEY: True})]
+
+
+def asks_for_summary(message: ModelMessage | None) -> bool:
+    """Whether ``message`` is the one :func:`with_summary_ask` ends a summary's request with."""
+    if not isinstance(message, ModelRequest):
+        return False
+    return bool((message.metadata or {}).get(SUMMARY_ASK_KEY))
+
+
+def without_summary_ask(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The history a summary's request (:func:`with_summary_ask`) asks to summarise: its
+    messages without the ask (``messages`` as they are when they end with none)."""
+    history = list(messages)
+    last = history[-1] if history else None
+    if not isinstance(last, ModelRequest) or not asks_for_summary(last):
+        return history
+    parts = list(last.parts[:-1])
+    return [*history[:-1], replace(last, parts=parts)] if parts else history[:-1]
 
 
 def summary_prompt(messages: Sequence[ModelMessage]) -> str:

@@ -24,10 +24,11 @@ and the step gives none, valid arguments are generated from the output schema wi
 sends back for a retry (its output failed validation) is a scenario bug and raises
 :class:`ScenarioError` quoting the feedback.
 
-The request that summarises a conversation for an agent's ``/compact`` (its instructions are
-:data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS`) is not a turn: its prompt is the
-conversation, which would match the rules of the turns it holds. It is answered with
-``"[scripted] Summary of N lines; the last: ..."``.
+The request that summarises a conversation for a compaction is not a turn: it is the agent's
+history, which would match the rules of the turns it holds, ended by the message that asks for
+the summary (:func:`~akgentic.llm.compaction.with_summary_ask`, marked in its metadata). It is
+answered with ``"[scripted] Summary of N lines; the last: ..."``, the lines those of the
+history as :func:`~akgentic.llm.compaction.summary_prompt` renders it.
 
 The model says what it is: ``model_name`` is ``scripted:<scenario>``, ``system`` is
 ``scripted``, and the built-in default reply starts with ``[scripted]``. Streaming is supported
@@ -66,7 +67,12 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.usage import RequestUsage
 
-from akgentic.llm.compaction import SUMMARY_INSTRUCTIONS, estimate_tokens
+from akgentic.llm.compaction import (
+    asks_for_summary,
+    estimate_tokens,
+    summary_prompt,
+    without_summary_ask,
+)
 from akgentic.llm.scenario import (
     DEFAULT_SCENARIO,
     CompiledReply,
@@ -117,19 +123,9 @@ def _prompt_text(message: ModelRequest) -> str:
     )
 
 
-def _asks_for_a_summary(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> bool:
-    """Whether this is the request that summarises a conversation (an agent's ``/compact``,
-    :data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS`): its prompt is the conversation's
-    text, which would match the rules of the turns it summarises."""
-    if any(p.content == SUMMARY_INSTRUCTIONS for p in params.instruction_parts or ()):
-        return True
-    last = messages[-1] if messages else None
-    return isinstance(last, ModelRequest) and last.instructions == SUMMARY_INSTRUCTIONS
-
-
 def _summary(messages: Sequence[ModelMessage]) -> str:
-    last = messages[-1] if messages else None
-    prompt = _prompt_text(last) if isinstance(last, ModelRequest) else ""
+    """The summary of the history the request asks to summarise."""
+    prompt = summary_prompt(without_summary_ask(messages))
     lines = [line.strip() for line in prompt.splitlines() if line.strip()]
     if not lines:
         return "[scripted] Summary: nothing was said."
@@ -323,7 +319,7 @@ class ScriptedModel(Model):
     ) -> ModelResponse:
         """The scripted response to ``messages``; pure, but may raise :class:`ScenarioError`."""
         self._check_no_feedback(messages, params)
-        if _asks_for_a_summary(messages, params):
+        if messages and asks_for_summary(messages[-1]):
             return self._response([TextPart(_summary(messages))], messages)
         choice, step_index = self._position(messages)
         step = choice.reply.steps[step_index]

@@ -160,6 +160,10 @@ class RequestAccountant:
     agent's requests of another kind (a compaction's summary) go to a :meth:`companion`.
     """
 
+    _extends: bool = True
+    """Whether a request this accountant records becomes the previous request its cache
+    model compares the next with (a companion's does not)."""
+
     def __init__(
         self,
         wiring: PromptWiring,
@@ -196,22 +200,32 @@ class RequestAccountant:
         """How many of the agent's requests have been accounted (a companion's included)."""
         return self._numbering.last
 
-    def companion(self, wiring: PromptWiring, kind: RequestKind) -> RequestAccountant:
-        """An accountant for the same agent's requests of another ``kind``, whose prompt
-        ``wiring`` lays out (a summary's: its own instructions, no tools). Its records
-        carry ``kind``, and are numbered in one sequence with this one's; its prefix-cache
-        model is its own, so its requests neither extend nor break this one's prefix (a
-        provider keeps both prompts). Counts of text are shared. Its records are built on
-        the thread that builds this one's, in the order of the captures of both."""
+    def companion(self, kind: RequestKind) -> RequestAccountant:
+        """An accountant for the same agent's requests of another ``kind`` that are made on
+        its prefix (a compaction's summary: the turns' instructions, tools and history,
+        then a message of its own). Its records carry ``kind`` and are numbered in one
+        sequence with this one's; they are laid out by the same wiring and modelled on the
+        same prefix cache: a request is compared with the last one this accountant
+        recorded — a hit on what that one read — but does not replace it (a provider keeps
+        both prefixes; the next turn extends the turn before, not the summary). Nor is a
+        resume's last request compared with it: that comparison is left to the first turn
+        after the resume, and a companion's request before it is ``cold``. Counts and
+        rendered parts are shared. Its records are built on the thread that builds this
+        one's, in the order of the captures of both."""
         other = RequestAccountant(
-            wiring,
+            self.wiring,
             counter=self.counter,
             rules=self.cache.rules,
             cache_size=self._cache_size,
             kind=kind,
         )
+        other.cache = self.cache
+        other._extends = False
         other._numbering = self._numbering
         other._counts = self._counts
+        other._tools = self._tools
+        other._messages = self._messages
+        other._said = self._said
         return other
 
     def resume(self, history: Sequence[ModelMessage]) -> None:
@@ -409,7 +423,7 @@ class RequestAccountant:
         if capture.said is not None:
             self._said.put(id(messages[-1]), (messages[-1], capture.said))
         resumed, self._resumed = self._resumed, None
-        if resumed is not None and not self.cache.has_previous:
+        if resumed is not None and self._extends and not self.cache.has_previous:
             before, at, served_by = resumed
             sent = self._sections(before, capture.params, capture.system_layout, None)
             model = capture.served_by if served_by is None else served_by
@@ -418,7 +432,7 @@ class RequestAccountant:
             capture.messages, capture.params, capture.system_layout, capture.turn_layout
         )
         counted = [*head, *history, *tail]
-        outcome = self.cache.observe(counted, capture.now, capture.served_by)
+        outcome = self.cache.observe(counted, capture.now, capture.served_by, extend=self._extends)
         self._numbering.last += 1
         parts = _parts(head, history, tail, outcome.cached)
         framing = sum(map(_FRAMING, counted)) + REPLY_PRIMING

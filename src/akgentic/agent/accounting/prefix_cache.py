@@ -205,12 +205,17 @@ class PrefixCacheModel:
         tokens = sum(map(_TOKENS, counted))
         self._previous[model] = _Request(counted=counted, tokens=tokens, at=at)
 
-    def observe(self, counted: Sequence[Counted], now: float, model: str = "") -> CacheOutcome:
+    def observe(
+        self, counted: Sequence[Counted], now: float, model: str = "", *, extend: bool = True
+    ) -> CacheOutcome:
         """Model request ``counted`` (its segments in wire order) sent to ``model`` at
-        ``now`` (seconds): compared with the previous request to the same model."""
+        ``now`` (seconds): compared with the previous request to the same model, which it
+        then replaces — unless not ``extend``: a request made on that prefix that the next
+        is not to be compared with (a compaction's summary)."""
         current = _Request(counted=counted, tokens=sum(map(_TOKENS, counted)), at=now)
         previous = self._previous.get(model)
-        self._previous[model] = current
+        if extend:
+            self._previous[model] = current
         if previous is None:
             return CacheOutcome(0, 0, "cold", None, None)
         shared, breaker = _compare(previous, current)

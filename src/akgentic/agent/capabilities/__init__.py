@@ -23,7 +23,12 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
-from akgentic.agent.capabilities.compaction import CompactWithinRun
+from akgentic.agent.capabilities.compaction import (
+    CompactWithinRun,
+    LastTurnRequest,
+    SummaryAsTurn,
+    SummaryCalledToolError,
+)
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.run_events import TEXT_BATCH_CHARS, PublishRunEvents
 from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
@@ -38,9 +43,12 @@ __all__ = [
     "DynamicToolsets",
     "FusedCapability",
     "InlineExecutor",
+    "LastTurnRequest",
     "PublishRunEvents",
     "RunInterruptedError",
     "SoundModelOutput",
+    "SummaryAsTurn",
+    "SummaryCalledToolError",
     "dynamic_toolsets",
     "fuse",
     "on_the_agent_thread",

@@ -17,28 +17,46 @@ history inside the run, through pydantic-ai's own compaction hook, so the run go
   run's history.
 
 The summary is written by ``summarize`` (the agent's: the model in force, its usage the
-run's). A summary that fails otherwise than by a cut or a usage limit is reported to
+run's), from the history up to the cut as the request shows it — the system prompt parts
+included, the very messages the run's previous request sent, so the summary's request
+(:class:`SummaryAsTurn`) shares that request's cached prefix. A summary that fails
+otherwise than by a cut or a usage limit (its reply a tool call, too) is reported to
 ``failed`` and leaves the history as it was (the request goes on with it; for a threshold
 there is still room), and the run asks no more: a summary that fails once would fail at
 each step alike. ``made`` lists the summary parts made in the current run, so the agent
 tells a history compacted within the run from one that was not (a cut run's, too).
+
+The summary's request is the turns' own (:class:`SummaryAsTurn`): the last turn request's
+instructions and tool definitions (:class:`LastTurnRequest` keeps them), the history as
+messages, and one last message asking for the summary (``llm.with_summary_ask``). A provider's
+prompt cache of the agent's prefix then serves all of it but that last message. Tool calls
+are refused for that request (``tool_choice`` ``none``, every definition still sent); a reply
+that calls one all the same is a failed summary (:class:`SummaryCalledToolError`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, CompactionRequest, CompactionResult
 from pydantic_ai.exceptions import UsageLimitExceeded
-from pydantic_ai.messages import CompactionPart, ModelMessage
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.messages import BaseToolCallPart, CompactionPart, ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestContext, ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
 from akgentic.llm import apply_summary, needs_compaction, plan_compaction
 
-__all__ = ["HANDLER", "CompactWithinRun"]
+__all__ = [
+    "HANDLER",
+    "CompactWithinRun",
+    "LastTurnRequest",
+    "SummaryAsTurn",
+    "SummaryCalledToolError",
+    "summary_parameters",
+]
 
 HANDLER = "akgentic-summary"
 """The ``CompactionResult.handler`` of this capability's compactions."""
@@ -55,6 +73,7 @@ class CompactWithinRun(AbstractCapability[Any]):
     threshold: float
     keep_last: int
     summarize: Summarize
+    """Writes the summary of the history it is given (the messages before the cut)."""
     failed: Callable[[Exception, str], None]
     """Told of a summary that failed, and why the compaction was asked for."""
     made: list[CompactionPart] = field(default_factory=list)
@@ -88,7 +107,7 @@ class CompactWithinRun(AbstractCapability[Any]):
         if plan is None:
             return None  # all of it is the tail kept: nothing to summarise
         try:
-            summary = await self.summarize(plan.older, ctx)
+            summary = await self.summarize(list(request.messages[: plan.cut]), ctx)
         except UsageLimitExceeded:
             raise  # the run's limit: the run stops, as at its own next request
         except Exception as exc:
@@ -99,3 +118,93 @@ class CompactWithinRun(AbstractCapability[Any]):
         part = next(p for p in messages[0].parts if isinstance(p, CompactionPart))
         self.made.append(part)
         return CompactionResult(messages=messages, part=part, handler=HANDLER, kept_from=1)
+
+
+class SummaryCalledToolError(RuntimeError):
+    """A summary's reply called tools instead of writing the summary (a failed summary)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            f"the model answered the summary request with a tool call ({', '.join(names)}) "
+            f"instead of a summary; try /compact again, or use a model that honours "
+            f"tool_choice none"
+        )
+        self.names = names
+
+
+@dataclass(eq=False)
+class LastTurnRequest(AbstractCapability[Any]):
+    """Keeps the parameters of the agent's last turn request (its instructions, tool and
+    output definitions, before the model's ``prepare_request``), as every other hook shaped
+    them: a summary's request (:class:`SummaryAsTurn`) reuses them, so its prefix is the one
+    the provider cached. ``params`` is None until the first turn request of the process."""
+
+    params: ModelRequestParameters | None = None
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def after_model_request(
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: ModelResponse,
+    ) -> ModelResponse:
+        self.params = request_context.model_request_parameters
+        return response
+
+
+def summary_parameters(turn: ModelRequestParameters) -> ModelRequestParameters:
+    """A summary's request parameters from a turn's: the same instructions and the same
+    tool definitions, in the same order (the output tools after the function tools, as
+    they go on the wire), but offered as plain definitions with text the only output —
+    so ``tool_choice`` ``none`` resolves to ``none`` and no provider filters a definition
+    out (one that narrows the tools to the output tools breaks the cached prefix)."""
+    return replace(
+        turn,
+        function_tools=[*turn.function_tools, *turn.output_tools],
+        output_tools=[],
+        output_mode="text",
+        output_object=None,
+        prompted_output_template=None,
+        allow_text_output=True,
+    )
+
+
+@dataclass(eq=False)
+class SummaryAsTurn(AbstractCapability[Any]):
+    """Shapes a summary's request as the agent's turn requests (see the module docstring):
+    ``turn`` is the last turn request's parameters (:class:`LastTurnRequest`; None: no turn
+    request yet in this process — the summary then carries the agent's instructions, which
+    its agent is built with, and no tool definition). Tool calls are refused for the request
+    (``tool_choice`` ``none``), and a reply that makes one is refused here: a
+    :class:`SummaryCalledToolError`, after any later capability (the accounting) saw it."""
+
+    turn: ModelRequestParameters | None
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        params = request_context.model_request_parameters
+        if self.turn is not None:
+            params = summary_parameters(self.turn)
+        settings: ModelSettings = {**(request_context.model_settings or {}), "tool_choice": "none"}
+        return replace(request_context, model_request_parameters=params, model_settings=settings)
+
+    async def after_model_request(
+        self,
+        ctx: RunContext[Any],
+        *,
+        request_context: ModelRequestContext,
+        response: ModelResponse,
+    ) -> ModelResponse:
+        calls = [p.tool_name for p in response.parts if isinstance(p, BaseToolCallPart)]
+        if calls:
+            raise SummaryCalledToolError(calls)
+        return response

@@ -1,0 +1,138 @@
+"""A compaction's summary is asked on the agent's own prefix: the request that writes it
+carries the turns' instructions and tool definitions byte for byte, the history as the
+turns sent it, and one last message asking for the summary — so a provider's cache of the
+turns' prefix serves it. Tool calls are refused for it; a reply that makes one all the same
+is a failed summary that changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo
+from pydantic_ai.usage import RequestUsage
+
+from akgentic.agent import BaseAgent
+from akgentic.agent.config import CompactionConfig
+from akgentic.core import ActorSystem, WarningMessage
+from akgentic.llm import SUMMARY_ASK, asks_for_summary
+
+from ..core.conftest import Team
+from .conftest import Script
+from .test_base_agent import Calc, start
+from .test_compaction_lifecycle import WINDOW, ask, is_summary
+
+
+def tool_defs(info: AgentInfo) -> str:
+    """Every tool definition a request sends, in wire order, as JSON (kind aside: a
+    definition's kind is pydantic-ai's bookkeeping, never sent)."""
+    return json.dumps(
+        [
+            [t.name, t.description, t.parameters_json_schema, t.strict]
+            for t in [*info.function_tools, *info.output_tools]
+        ]
+    )
+
+
+def wire(messages: list[ModelMessage]) -> bytes:
+    return ModelMessagesTypeAdapter.dump_json(messages)
+
+
+def adding(summary: ModelResponse) -> Script:
+    """A tool round trip for a prompt that says "add", a text answer to any other;
+    ``summary`` answers a summary's request. Each reports 100 input tokens a message."""
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            return summary
+        usage = RequestUsage(input_tokens=100 * len(messages))
+        last = messages[-1]
+        if any(isinstance(p, ToolReturnPart) for p in last.parts):
+            return ModelResponse(parts=[TextPart("the sum is in")], usage=usage)
+        prompt = next(p for p in last.parts if isinstance(p, UserPromptPart))
+        if "add" in str(prompt.content):
+            return ModelResponse(parts=[ToolCallPart("add", {"a": 20, "b": 22})], usage=usage)
+        return ModelResponse(parts=[TextPart(f"answer to {len(messages)}")], usage=usage)
+
+    return Script(respond)
+
+
+@pytest.mark.parametrize("trigger", ["/compact", "before a turn"])
+def test_a_summary_request_is_the_turns_prefix_and_one_ask(
+    system: ActorSystem, team: Team, trigger: str
+) -> None:
+    script = adding(ModelResponse(parts=[TextPart("SUMMARY")]))
+    threshold = 0.3 if trigger == "before a turn" else 0.99
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=threshold, keep_last=1),
+    )
+    ask(system, agent, "add 20 and 22")
+    ask(system, agent, "thanks")
+    if trigger == "/compact":
+        assert ask(system, agent, "/compact").startswith("Compacted")
+    else:
+        ask(system, agent, "more")
+    at = next(i for i, info in enumerate(script.infos) if is_summary(info))
+    turn, summary = script.infos[at - 1], script.infos[at]
+    turn_seen, summary_seen = script.seen[at - 1], script.seen[at]
+    assert summary.instructions == turn.instructions and turn.instructions
+    assert tool_defs(summary) == tool_defs(turn)
+    assert (summary.model_settings or {}).get("tool_choice") == "none"
+    # the history the turn sent, then the ask (after the last message kept of the older part)
+    last = summary_seen[-1]
+    assert asks_for_summary(last)
+    assert isinstance(last, ModelRequest) and last.parts[-1] == UserPromptPart(
+        SUMMARY_ASK, timestamp=last.parts[-1].timestamp
+    )
+    before_ask = summary_seen[:-1]
+    assert wire(before_ask) == wire(turn_seen[: len(before_ask)])
+    assert len(before_ask) >= 1
+    history = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    head = history[0]
+    assert isinstance(head, ModelRequest) and isinstance(head.parts[0], CompactionPart)
+    assert head.parts[0].content == "SUMMARY"
+
+
+def test_a_summary_reply_calling_a_tool_is_a_failed_summary(
+    system: ActorSystem, team: Team
+) -> None:
+    """The model calls a tool instead of summarising: nothing is called, the history stays
+    as it was, and the warning says what happened in one line."""
+    script = adding(ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})]))
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.3, keep_last=1),
+    )
+    ask(system, agent, "add 20 and 22")
+    before = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    assert ask(system, agent, "thanks").startswith("answer to")  # the turn went on
+    assert any(is_summary(info) for info in script.infos)
+    [warning] = team.recorder.wait_for_type(WarningMessage)
+    content = str(warning.content)
+    assert "compaction before this turn failed" in content and "tool call (add)" in content
+    assert "\n" not in content
+    after = system.proxy_ask(agent, BaseAgent, timeout=30).get_history()
+    assert wire(after[: len(before)]) == wire(before)  # uncompacted: the turn added to it
+    assert not any(isinstance(p, CompactionPart) for m in after for p in m.parts)
+    calls = [p for m in after for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert len(calls) == 1  # the summary's call was never run

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
-from pydantic_ai.exceptions import RunCancelled
+from pydantic_ai.exceptions import ModelContextWindowExceededError, RunCancelled
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -67,13 +67,15 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models import Model
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.usage import RunUsage
+from pydantic_ai.usage import RunUsage, UsageLimits
 
 from akgentic.agent.accounting import (
+    AGENT,
     PrefixCacheRules,
     PromptAccounting,
     PromptWiring,
     RequestAccountant,
+    Source,
     rules_for,
 )
 from akgentic.agent.capabilities import (
@@ -113,6 +115,7 @@ from akgentic.core import (
 )
 from akgentic.core.agent import ON_STREAM
 from akgentic.llm import (
+    SUMMARY_INSTRUCTIONS,
     ContextReplacedEvent,
     LlmMessageEvent,
     LlmUsageEvent,
@@ -121,8 +124,10 @@ from akgentic.llm import (
     apply_summary,
     build_roster_model,
     describe_model_failure,
+    estimate_tokens,
     needs_compaction,
     plan_compaction,
+    summary_prompt,
     with_summary_ask,
 )
 from akgentic.tool.core import (
@@ -282,6 +287,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._history: list[ModelMessage] = []
         self._accountant: RequestAccountant | None = None
         self._summary_accounting: PromptAccounting | None = None
+        self._bounded_accounting: PromptAccounting | None = None
         self._turn_sender: ActorAddress | None = None
         self._absorbed: list[Any] = []  # the inbox envelopes the run in progress absorbed
         self._cancelled_by: Message | None = None
@@ -393,6 +399,19 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         # records (kind "summary"), numbered with the turns' and modelled on their cache
         self._summary_accounting = PromptAccounting(
             self._accountant.companion("summary"),
+            self.notify_event_later,
+            agent=self.config.name,
+            rules=rules,
+            clock=type(self).accounting_clock,
+        )
+        # the bounded summary (the fallback when the prefix does not fit the window): its
+        # own prompt (its instructions, no tools) on a prefix cache of its own
+        bounded = PromptWiring(self._factory)
+        bounded.set_system_parts(
+            [(Source("system_prompt", AGENT, "summary_instructions"), SUMMARY_INSTRUCTIONS)]
+        )
+        self._bounded_accounting = PromptAccounting(
+            self._accountant.companion("summary", bounded),
             self.notify_event_later,
             agent=self.config.name,
             rules=rules,
@@ -946,10 +965,67 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             capabilities=capabilities,
         )
 
+    def _bounded_summarizer(self) -> Agent[None, str]:
+        """The agent that writes a summary the bounded way: the model in force, cut by an
+        interrupt, its instructions ``SUMMARY_INSTRUCTIONS`` and no tools, its prompt the
+        conversation as text (``llm.summary_prompt``, at most ``SUMMARY_PROMPT_CHARS``) — a
+        request that fits a window the history itself no longer fits. Accounted as a
+        summary on a prefix of its own."""
+        accounting = self._bounded_accounting
+        return Agent(
+            self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
+            instructions=SUMMARY_INSTRUCTIONS,
+            capabilities=[accounting] if accounting is not None else None,
+        )
+
+    def _prefix_fits(self, messages: list[ModelMessage]) -> bool:
+        """Whether a summary's request on the prefix (``messages`` and the ask) may fit the
+        window of the model in force: False only when the window is known and the estimate
+        exceeds it."""
+        window = self._roster.active_config.context_length
+        return window is None or estimate_tokens(with_summary_ask(messages)) <= window
+
+    async def _write_summary(
+        self,
+        messages: list[ModelMessage],
+        *,
+        usage: RunUsage,
+        usage_limits: UsageLimits | None,
+        token: CancellationToken | None = None,
+    ) -> str:
+        """The summary of the history ``messages`` (up to a compaction's cut): asked on the
+        agent's prefix (:meth:`_summarizer`), the provider's cache serving all of it but the
+        ask — unless that request cannot fit the window. The history up to the cut can
+        itself exceed it (a turn the model refused for its window compacts through here), so
+        when the prefix is known not to fit (:meth:`_prefix_fits`), or the model refuses the
+        request for its window (``ModelContextWindowExceededError``), the summary is written
+        the bounded way instead, once (:meth:`_bounded_summarizer`). Any other failure, and
+        the bounded request's own, is the caller's."""
+        if self._prefix_fits(messages):
+            try:
+                result = await self._summarizer().run(
+                    message_history=with_summary_ask(messages),
+                    cancellation_token=token,
+                    usage=usage,
+                    usage_limits=usage_limits,
+                )
+                return str(result.output)
+            except ModelContextWindowExceededError:
+                logger.info(
+                    "%s: the summary on the prefix exceeds the window; writing it bounded",
+                    self.config.name,
+                )
+        bounded = await self._bounded_summarizer().run(
+            summary_prompt(messages),
+            cancellation_token=token,
+            usage=usage,
+            usage_limits=usage_limits,
+        )
+        return str(bounded.output)
+
     def _summarize(self, messages: list[ModelMessage], *, token: CancellationToken) -> str:
         """The summary of the history ``messages`` (up to the cut, as the history holds
-        them), written by the model in force: its request is ``messages`` and the ask
-        (``llm.with_summary_ask``), shaped as a turn's (:meth:`_summarizer`).
+        them), written by the model in force (:meth:`_write_summary`).
 
         Its request is the agent's like any other: its usage counts toward the agent's
         limits and lifetime usage and is published (``LlmUsageEvent``), so a usage summary
@@ -959,33 +1035,22 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         run_usage = RunUsage()
         try:
             with self._usage.track(run_usage) as limits:
-                result = self._loop.run_until_complete(
-                    self._summarizer().run(
-                        message_history=with_summary_ask(messages),
-                        cancellation_token=token,
-                        usage=run_usage,
-                        usage_limits=limits,
-                    )
+                return self._loop.run_until_complete(
+                    self._write_summary(messages, usage=run_usage, usage_limits=limits, token=token)
                 )
         finally:
             self._publish_usage(run_usage)
-        return str(result.output)
 
     async def _summary_within(self, messages: list[ModelMessage], ctx: RunContext[Any]) -> str:
         """The summary of ``messages`` (the run's history up to the cut, as its request
-        shows it) for a compaction within a run (``CompactWithinRun``), its request shaped
-        as the run's own (:meth:`_summarizer`).
+        shows it) for a compaction within a run (``CompactWithinRun``), written as
+        :meth:`_write_summary` says — on the run's prefix unless it cannot fit the window.
 
         Its request is the run's: its usage is the run's (``ctx.usage``, held to the run's
         limits), so it counts toward the agent's limits and lifetime usage and is published
         with the turn's. An interrupt cuts it as it cuts the run's own requests: the run
         ends cut, its history as it was."""
-        result = await self._summarizer().run(
-            message_history=with_summary_ask(messages),
-            usage=ctx.usage,
-            usage_limits=ctx.usage_limits,
-        )
-        return str(result.output)
+        return await self._write_summary(messages, usage=ctx.usage, usage_limits=ctx.usage_limits)
 
     def _summary_within_failed(self, exc: Exception, reason: str) -> None:
         """A summary within a run failed: the request goes on with the whole history."""

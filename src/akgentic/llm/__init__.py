@@ -8,6 +8,7 @@ The public surface is flat: everything below is importable from ``akgentic.llm``
 from akgentic.llm.compaction import (
     SUMMARY_ASK,
     SUMMARY_ASK_KEY,
+    SUMMARY_INSTRUCTIONS,
     CompactionPlan,
     apply_summary,
     asks_for_summary,
@@ -74,6 +75,7 @@ __all__ = [
     "DEFAULT_API_KEY_ENV",
     "SUMMARY_ASK",
     "SUMMARY_ASK_KEY",
+    "SUMMARY_INSTRUCTIONS",
     "CompactionPlan",
     "ContextReplacedEvent",
     "LlmEvent",

@@ -64,6 +64,7 @@ from pydantic_ai.usage import RequestUsage
 __all__ = [
     "SUMMARY_ASK",
     "SUMMARY_ASK_KEY",
+    "SUMMARY_INSTRUCTIONS",
     "SUMMARY_METADATA_KEY",
     "SUMMARY_PROMPT_CHARS",
     "TOOL_ARGS_CHARS",
@@ -94,6 +95,15 @@ SUMMARY_ASK = (
 
 SUMMARY_ASK_KEY = "akgentic_summary_ask"
 """The ``ModelRequest.metadata`` key marking the message that asks for a summary."""
+
+SUMMARY_INSTRUCTIONS = (
+    "Summarise this conversation for yourself, keeping decisions, facts and open "
+    "questions. Be brief."
+)
+"""The instructions of the bounded summary request: its prompt is the conversation as text
+(:func:`summary_prompt`, at most :data:`SUMMARY_PROMPT_CHARS`), no tools, so it fits a window
+the history itself no longer fits — the fallback when the request on the agent's prefix
+(:func:`with_summary_ask`) is too large. The scripted model tells it from a turn by them."""
 
 CHARS_PER_TOKEN = 4
 

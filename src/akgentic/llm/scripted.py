@@ -28,7 +28,9 @@ The request that summarises a conversation for a compaction is not a turn: it is
 history, which would match the rules of the turns it holds, ended by the message that asks for
 the summary (:func:`~akgentic.llm.compaction.with_summary_ask`, marked in its metadata). It is
 answered with ``"[scripted] Summary of N lines; the last: ..."``, the lines those of the
-history as :func:`~akgentic.llm.compaction.summary_prompt` renders it.
+history as :func:`~akgentic.llm.compaction.summary_prompt` renders it. So is the bounded form
+an agent falls back to when its history no longer fits the window (its instructions
+:data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS`, its prompt that rendering).
 
 The model says what it is: ``model_name`` is ``scripted:<scenario>``, ``system`` is
 ``scripted``, and the built-in default reply starts with ``[scripted]``. Streaming is supported
@@ -68,6 +70,7 @@ from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.usage import RequestUsage
 
 from akgentic.llm.compaction import (
+    SUMMARY_INSTRUCTIONS,
     asks_for_summary,
     estimate_tokens,
     summary_prompt,
@@ -123,9 +126,32 @@ def _prompt_text(message: ModelRequest) -> str:
     )
 
 
-def _summary(messages: Sequence[ModelMessage]) -> str:
-    """The summary of the history the request asks to summarise."""
-    prompt = summary_prompt(without_summary_ask(messages))
+def _asks_for_a_summary(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> bool:
+    """Whether this request asks for a summary, in either form: the history ended by the
+    marked ask (:func:`~akgentic.llm.compaction.with_summary_ask`), or the bounded form —
+    :data:`~akgentic.llm.compaction.SUMMARY_INSTRUCTIONS` and the conversation as text."""
+    if messages and asks_for_summary(messages[-1]):
+        return True
+    return _bounded(messages, params)
+
+
+def _bounded(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> bool:
+    """Whether this is the bounded summary request (its instructions say so)."""
+    if any(p.content == SUMMARY_INSTRUCTIONS for p in params.instruction_parts or ()):
+        return True
+    last = messages[-1] if messages else None
+    return isinstance(last, ModelRequest) and last.instructions == SUMMARY_INSTRUCTIONS
+
+
+def _summary(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> str:
+    """The summary of the history the request asks to summarise: its lines as
+    :func:`~akgentic.llm.compaction.summary_prompt` renders them — in the bounded form, the
+    lines of the text it sends."""
+    last = messages[-1] if messages else None
+    if not asks_for_summary(last) and _bounded(messages, params):
+        prompt = _prompt_text(last) if isinstance(last, ModelRequest) else ""
+    else:
+        prompt = summary_prompt(without_summary_ask(messages))
     lines = [line.strip() for line in prompt.splitlines() if line.strip()]
     if not lines:
         return "[scripted] Summary: nothing was said."
@@ -319,8 +345,8 @@ class ScriptedModel(Model):
     ) -> ModelResponse:
         """The scripted response to ``messages``; pure, but may raise :class:`ScenarioError`."""
         self._check_no_feedback(messages, params)
-        if messages and asks_for_summary(messages[-1]):
-            return self._response([TextPart(_summary(messages))], messages)
+        if _asks_for_a_summary(messages, params):
+            return self._response([TextPart(_summary(messages, params))], messages)
         choice, step_index = self._position(messages)
         step = choice.reply.steps[step_index]
         where = f"{choice.reply.where} steps[{step_index}]"

@@ -200,29 +200,37 @@ class RequestAccountant:
         """How many of the agent's requests have been accounted (a companion's included)."""
         return self._numbering.last
 
-    def companion(self, kind: RequestKind) -> RequestAccountant:
-        """An accountant for the same agent's requests of another ``kind`` that are made on
-        its prefix (a compaction's summary: the turns' instructions, tools and history,
-        then a message of its own). Its records carry ``kind`` and are numbered in one
-        sequence with this one's; they are laid out by the same wiring and modelled on the
-        same prefix cache: a request is compared with the last one this accountant
-        recorded — a hit on what that one read — but does not replace it (a provider keeps
-        both prefixes; the next turn extends the turn before, not the summary). Nor is a
-        resume's last request compared with it: that comparison is left to the first turn
-        after the resume, and a companion's request before it is ``cold``. Counts and
-        rendered parts are shared. Its records are built on the thread that builds this
-        one's, in the order of the captures of both."""
+    def companion(self, kind: RequestKind, wiring: PromptWiring | None = None) -> RequestAccountant:
+        """An accountant for the same agent's requests of another ``kind``. Its records
+        carry ``kind`` and are numbered in one sequence with this one's; counts of text are
+        shared. Its records are built on the thread that builds this one's, in the order of
+        the captures of both.
+
+        Without ``wiring``, its requests are made on this one's prefix (a compaction's
+        summary: the turns' instructions, tools and history, then a message of its own):
+        laid out by the same wiring and modelled on the same prefix cache, a request is
+        compared with the last one this accountant recorded — a hit on what that one read —
+        but does not replace it (a provider keeps both prefixes; the next turn extends the
+        turn before, not the summary). Nor is a resume's last request compared with it:
+        that comparison is left to the first turn after the resume, and a companion's
+        request before it is ``cold``. Rendered parts are shared too.
+
+        With ``wiring``, its requests have a prompt of their own that ``wiring`` lays out (a
+        bounded summary: its own instructions, no tools), and a prefix-cache model of their
+        own: they neither extend nor break this one's prefix."""
         other = RequestAccountant(
-            self.wiring,
+            wiring or self.wiring,
             counter=self.counter,
             rules=self.cache.rules,
             cache_size=self._cache_size,
             kind=kind,
         )
-        other.cache = self.cache
-        other._extends = False
         other._numbering = self._numbering
         other._counts = self._counts
+        if wiring is not None:
+            return other
+        other.cache = self.cache
+        other._extends = False
         other._tools = self._tools
         other._messages = self._messages
         other._said = self._said

@@ -147,3 +147,38 @@ def test_a_summary_before_the_stop_is_in_the_usage_after_the_resume(
     [member] = report.members
     summaries = next(c for c in member.cards if c.card == "(summary requests)")
     assert summaries.tokens == events[1].input_tokens
+
+
+def test_a_compact_right_after_a_resume_carries_the_system_prompt_and_is_cold(
+    manager: TeamManager,
+) -> None:
+    """No turn request yet in this process: the summary carries the agent's system prompt
+    (as its turns do) and no tool definition, and is accounted ``cold`` — the resume's
+    comparison is left to the first turn after it."""
+    infos: list[AgentInfo] = []
+
+    def recording(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        infos.append(info)
+        return respond(messages, info)
+
+    with register_model("accounting-llm", FunctionModel(recording)):
+        runtime = manager.create_team(solo(CompactionConfig(keep_last=1)))
+        runtime.send("first question")
+        answer(runtime, 0)
+        team_id = runtime.team_id
+        manager.stop_team(team_id)
+        resumed = manager.resume_team(team_id)
+        seq = resumed.recorder.last_seq
+        resumed.send("/compact")
+        _, compacted = answer(resumed, seq)
+        assert compacted.startswith("Compacted")
+        manager.stop_team(team_id)
+    turn, summary = infos
+    assert (summary.model_settings or {}).get("tool_choice") == "none"
+    assert summary.instructions == turn.instructions and summary.instructions
+    assert summary.function_tools == [] and summary.output_tools == []
+    records = manager.storage.events.read(team_id, from_seq=1, limit=10_000)
+    events = accounting_events(record.message for record in records if record.ok)
+    mine = [event for event in events if event.agent == "@Analyst"]
+    assert [event.kind for event in mine] == ["turn", "summary"]
+    assert (mine[1].cache_status, mine[1].cached_tokens) == ("cold", 0)

@@ -32,6 +32,7 @@ from ..core.conftest import Team
 from .conftest import Script
 from .test_base_agent import Calc, start
 from .test_compaction_lifecycle import WINDOW, ask, is_summary
+from .test_compaction_lifecycle import adding as lifecycle_adding
 
 
 def tool_defs(info: AgentInfo) -> str:
@@ -136,3 +137,29 @@ def test_a_summary_reply_calling_a_tool_is_a_failed_summary(
     assert not any(isinstance(p, CompactionPart) for m in after for p in m.parts)
     calls = [p for m in after for p in m.parts if isinstance(p, ToolReturnPart)]
     assert len(calls) == 1  # the summary's call was never run
+
+
+def test_a_summary_within_a_turn_sends_the_turns_instructions_and_tools_byte_for_byte(
+    system: ActorSystem, team: Team
+) -> None:
+    """The turn's history fills the window between two of its requests: the summary asked
+    within the run carries the instructions and tool definitions of the run's request
+    before it, unchanged, so the provider's cached prefix serves it."""
+    script = Script(lifecycle_adding(6))
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc()],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.5, keep_last=2),
+    )
+    assert ask(system, agent, "add a lot") == "done after 6 calls"
+    at = next(i for i, info in enumerate(script.infos) if is_summary(info))
+    assert at > 1  # within the run: after its first requests
+    turn, summary = script.infos[at - 1], script.infos[at]
+    assert summary.instructions is not None
+    assert summary.instructions.encode() == (turn.instructions or "").encode()
+    assert tool_defs(summary).encode() == tool_defs(turn).encode()
+    assert "add" in [t.name for t in summary.function_tools]
+    assert asks_for_summary(script.seen[at][-1])

@@ -33,7 +33,7 @@ from akgentic.agent.accounting import (
     RequestAccountant,
     tool_json,
 )
-from akgentic.llm import TokenCounter, count_tokens, token_counter
+from akgentic.llm import TokenCounter, count_tokens, token_counter, with_summary_ask
 from akgentic.tool.core import ContextState, ToolCard, ToolFactory
 
 ANY = PrefixCacheRules(name="test", min_prefix_tokens=0)
@@ -431,3 +431,39 @@ def test_our_count_against_openai_published_samples() -> None:
     assert event.input_tokens == 118  # the API: 101
     assert event.tool_schema_tokens == 85  # the API renders this tool in 101 - 33 = 68
     assert event.input_tokens - event.tool_schema_tokens == 33  # messages: exact
+
+
+def test_a_companions_request_does_not_become_the_previous_request() -> None:
+    """A summary between two turns (a companion's request, on the turns' prefix) is
+    compared with the turn before it, but the next turn is still compared with that turn:
+    what it shares with the summary is not what the provider's cache holds for it."""
+
+    def turns(
+        with_summary: bool,
+    ) -> tuple[list[PromptAccountingEvent], list[PromptAccountingEvent]]:
+        s = setup()
+        summaries: list[PromptAccountingEvent] = []
+        history = s.agent.run_sync(s.wiring.turn_prompt("first", None)).all_messages()
+        if with_summary:
+            companion = PromptAccounting(
+                s.accountant.companion("summary"),
+                publish_to(summaries),
+                agent="@A",
+                rules=lambda: ANY,
+            )
+            summarizer: Agent[None, str] = Agent(
+                s.agent.model,  # the same model: one prefix cache
+                instructions=s.wiring.render_system_prompt(
+                    prompt="You are @A, the team's analyst."
+                ),
+                capabilities=[companion],
+            )
+            summarizer.run_sync(message_history=with_summary_ask(history))
+        s.agent.run_sync(s.wiring.turn_prompt("second", None), message_history=history)
+        return s.events, summaries
+
+    (first, second), [summary] = turns(with_summary=True)
+    (_, alone), _ = turns(with_summary=False)
+    assert (summary.kind, summary.request, second.request) == ("summary", 2, 3)
+    assert second.shared_prefix_tokens == alone.shared_prefix_tokens
+    assert second.shared_prefix_tokens == first.input_tokens - REPLY_PRIMING

@@ -51,11 +51,10 @@ from akgentic.team import (
     team_resource,
 )
 from akgentic.team import manager as manager_module
-from tests.processes import a_dead_pid
+from tests.processes import a_dead_pid, wait_until
 
 from .conftest import answer
 from .gated import Gate, GatedStep
-from .placement.lab import wait_until
 from .test_crash import run_child_until_ready
 from .test_team import EXAMPLE, final_answer
 

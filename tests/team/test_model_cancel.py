@@ -19,7 +19,13 @@ from akgentic.agent.config import CompactionConfig
 from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.core import ActorSystem, AgentCard, CancelMessage, EventMessage, SentMessage
 from akgentic.core.agent import LEFT_BEHIND, GraceRanOut
-from akgentic.llm import SUMMARY_ASK, ContextReplacedEvent, LlmMessageEvent, ModelRoster
+from akgentic.llm import (
+    SUMMARY_ASK,
+    SUMMARY_INSTRUCTIONS,
+    ContextReplacedEvent,
+    LlmMessageEvent,
+    ModelRoster,
+)
 from akgentic.storage import StorageBundle, open_storage
 from akgentic.team import MemberSpec, TeamCard, TeamManager, TeamRuntime, plan_restore
 from tests.examples.openai_compatible import Stall, last_text, serve
@@ -162,7 +168,10 @@ def compacting_card(url: str) -> TeamCard:
 
 
 def asks_for_a_summary(body: dict[str, Any]) -> bool:
-    return SUMMARY_ASK in json.dumps(body)
+    """A summary's request, in either form: on the agent's prefix (its ask), or the bounded
+    one a window this small gets (its instructions)."""
+    text = json.dumps(body)
+    return SUMMARY_ASK in text or SUMMARY_INSTRUCTIONS in text
 
 
 def events_of(storage: StorageBundle, team_id: UUID) -> list[Any]:

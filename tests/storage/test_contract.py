@@ -596,6 +596,23 @@ def test_skills_upsert_get_list_remove(store: StorageBundle) -> None:
     assert [s.name for s in skills.list()] == ["deploy"]
 
 
+def test_a_skills_toolset_is_kept_through_upsert_and_replaced_with_it(
+    store: StorageBundle,
+) -> None:
+    skills = store.skills
+    skills.upsert(SkillRecord(name="films", description="Films.", toolset="media"))
+    skills.upsert(SkillRecord(name="lint", description="Lint."))
+    assert [(s.name, s.toolset) for s in skills.list()] == [("films", "media"), ("lint", None)]
+    got = skills.get("films")
+    assert got is not None and got.toolset == "media"
+    skills.upsert(SkillRecord(name="films", description="Films.", toolset="video"))
+    got = skills.get("films")
+    assert got is not None and got.toolset == "video"
+    skills.upsert(SkillRecord(name="films", description="Films."))  # the link dropped
+    got = skills.get("films")
+    assert got is not None and got.toolset is None
+
+
 def test_a_skill_needs_a_name() -> None:
     with pytest.raises(ValueError, match="name"):
         SkillRecord(name="")

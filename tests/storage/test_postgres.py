@@ -9,7 +9,13 @@ from uuid import uuid4
 
 import pytest
 
-from akgentic.storage import InstanceGoneError, InvalidTransitionError, StorageError, TeamStatus
+from akgentic.storage import (
+    InstanceGoneError,
+    InvalidTransitionError,
+    SkillRecord,
+    StorageError,
+    TeamStatus,
+)
 from akgentic.storage.records import utc_now
 from tests.core.conftest import eventually
 from tests.storage.conftest import POSTGRES_URL, SKIP_POSTGRES
@@ -111,6 +117,67 @@ def test_a_schema_made_before_catalog_row_ids_gains_them_on_open() -> None:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             version = conn.execute(
                 sql.SQL("SELECT value FROM {}.akgentic_meta").format(name)
+            ).fetchone()
+        assert version == ("3",)
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(name))
+
+
+def test_a_version_2_schema_gains_the_toolset_column_and_its_skills_read_with_no_link() -> None:
+    """Upgraded in place on open: the skill table version 2 made (built here as it was,
+    a row in it) gains ``toolset``; the old row reads with no link, a link stored then is
+    kept, and the schema says version 3."""
+    import psycopg
+    from psycopg import sql
+
+    from akgentic.storage.postgres import PostgresStorage
+
+    schema = f"akgentic_test_{uuid4().hex[:12]}"
+    name = sql.Identifier(schema)
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE {}.akgentic_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            ).format(name)
+        )
+        conn.execute(
+            sql.SQL("INSERT INTO {}.akgentic_meta VALUES ('schema_version', '2')").format(name)
+        )
+        conn.execute(
+            sql.SQL(
+                "CREATE TABLE {}.akgentic_skills (name TEXT PRIMARY KEY, "
+                "description TEXT NOT NULL, content TEXT NOT NULL, source TEXT NOT NULL, "
+                "updated_at TIMESTAMPTZ NOT NULL)"
+            ).format(name)
+        )
+        conn.execute(
+            sql.SQL(
+                "INSERT INTO {}.akgentic_skills VALUES "
+                "('lint', 'Run the linter', 'ruff check', 'skills/lint', now())"
+            ).format(name)
+        )
+    try:
+        with PostgresStorage(POSTGRES_URL, schema=schema) as store:
+            [old] = store.skills.list()
+            assert (old.name, old.content, old.source, old.toolset) == (
+                "lint",
+                "ruff check",
+                "skills/lint",
+                None,
+            )
+            store.skills.upsert(SkillRecord(name="films", description="Films.", toolset="media"))
+        with PostgresStorage(POSTGRES_URL, schema=schema) as store:
+            assert [(s.name, s.toolset) for s in store.skills.list()] == [
+                ("films", "media"),
+                ("lint", None),
+            ]
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            version = conn.execute(
+                sql.SQL("SELECT value FROM {}.akgentic_meta WHERE key = 'schema_version'").format(
+                    name
+                )
             ).fetchone()
         assert version == ("3",)
     finally:

@@ -19,6 +19,7 @@ from akgentic.storage import (
     CatalogAuditEntry,
     InstanceGoneError,
     LeaseHolder,
+    SkillRecord,
     SqliteStorage,
     StorageError,
     StorageNotFoundError,
@@ -38,7 +39,9 @@ def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     SqliteStorage(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert conn.execute("PRAGMA user_version").fetchone() == (3,)  # 3: catalog row ids
+    assert conn.execute("PRAGMA user_version").fetchone() == (
+        3,
+    )  # 3: catalog row ids, skill toolsets
     conn.close()
 
 
@@ -295,6 +298,62 @@ def test_a_store_in_use_opens_and_reads_beside_another_process_write_transaction
         other.close()
 
 
+_SKILLS_V2 = """CREATE TABLE akgentic_skills (
+    name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
+    source TEXT NOT NULL, updated_at TEXT NOT NULL)"""
+"""The skill table as schema version 2 made it: no toolset column."""
+
+
+def test_a_version_2_file_gains_the_toolset_column_and_its_skills_read_with_no_link(
+    tmp_path: Path,
+) -> None:
+    """Upgraded in place on open: the old rows are kept and read with no link, and a link
+    stored then is kept (the file is version 3 from then on)."""
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute(_SKILLS_V2)
+        conn.execute(
+            "INSERT INTO akgentic_skills VALUES "
+            "('lint', 'Run the linter', 'ruff check', 'skills/lint', '2026-01-01T00:00:00Z')"
+        )
+        conn.execute("PRAGMA user_version=2")
+        conn.commit()
+    with SqliteStorage(path) as store:
+        [old] = store.skills.list()
+        assert (old.name, old.description, old.content, old.source, old.toolset) == (
+            "lint",
+            "Run the linter",
+            "ruff check",
+            "skills/lint",
+            None,
+        )
+        store.skills.upsert(SkillRecord(name="films", description="Films.", toolset="media"))
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+    with SqliteStorage(path) as store:
+        assert [(s.name, s.toolset) for s in store.skills.list()] == [
+            ("films", "media"),
+            ("lint", None),
+        ]
+
+
+def test_a_foreign_skill_table_is_refused_and_left_without_the_new_column(
+    tmp_path: Path,
+) -> None:
+    """The column is added in the transaction that checks the tables: a table another
+    program made is refused, and the refusal rolls the addition back."""
+    path = tmp_path / "foreign.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE akgentic_skills (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.commit()
+    with pytest.raises(StorageError, match="the table akgentic_skills was not made by akgentic"):
+        SqliteStorage(path)
+    with closing(sqlite3.connect(path)) as conn:
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(akgentic_skills)")]
+        assert columns == ["id", "body"]
+        assert conn.execute("PRAGMA user_version").fetchone() == (0,)
+
+
 def test_a_file_without_our_tables_still_gets_them_on_open(tmp_path: Path) -> None:
     """The schema is created when a table of it is missing (at the current version too)."""
     path = tmp_path / "s.db"
@@ -532,7 +591,10 @@ def test_a_read_does_not_wait_behind_a_write_transaction_of_the_same_store(
 
     def hold_a_transaction_open() -> None:
         with store._driver.write() as cur:
-            cur.execute("INSERT INTO akgentic_skills VALUES ('held', '', '', 'test', '2026-01-01')")
+            cur.execute(
+                "INSERT INTO akgentic_skills (name, description, content, source, updated_at) "
+                "VALUES ('held', '', '', 'test', '2026-01-01')"
+            )
             inside.set()
             release.wait(60)
 

@@ -81,6 +81,38 @@ def test_store_skills_reach_members_profiles_and_grouped_cards(
     storage.close()
 
 
+def test_a_stored_skills_toolset_reaches_the_cards_and_keeps_it_out_of_the_frozen_menu(
+    storage_url: str, system: ActorSystem, tmp_path: Path
+) -> None:
+    """``--skills-dir`` stores a skill's toolset; the team hands it to the cards with the
+    row, so the skill is in the per-turn view (set aside while its toolset is active),
+    not in the frozen menu — as when the card reads the folder itself."""
+    folder = tmp_path / "skills"
+    (folder / "plan-work").mkdir(parents=True)
+    (folder / "plan-work" / "SKILL.md").write_text(
+        "---\nname: plan-work\ndescription: Plan work.\ntoolset: docs\n---\nSteps.\n"
+    )
+    storage = open_storage(storage_url)
+    assert load_skills_into(storage, folder) == []
+    stored = storage.skills.get("plan-work")
+    assert stored is not None and stored.toolset == "docs"
+    storage.skills.upsert(SkillRecord(name="house-style", description="How.", content="B"))
+    manager = TeamManager(system, storage)
+    runtime = manager.create_team(card())
+    text = prompt(system, runtime, "@Clerk")
+    assert "house-style — How." in text and "plan-work" not in text
+    orchestrator = system.proxy_ask(runtime.orchestrator, Orchestrator, timeout=30)
+    temp = orchestrator.get_agent_profile("Temp")
+    assert temp is not None
+    [skill_card] = temp.config.tools  # type: ignore[attr-defined]
+    assert [(r.name, r.toolset) for r in skill_card.skills.stored] == [
+        ("house-style", None),
+        ("plan-work", "docs"),
+    ]
+    manager.stop_team(runtime.team_id)
+    storage.close()
+
+
 def test_a_resumed_team_reads_the_store_again_in_another_process(
     storage_url: str, system: ActorSystem
 ) -> None:
@@ -118,11 +150,7 @@ def test_skills_served_from_the_folder_the_variable_names_are_not_reported_as_du
     )
     (folder / "house-style.yaml").write_text("name: house-style\ndescription: How.\nbody: B\n")
     storage = open_storage(storage_url)
-    assert load_skills_into(storage, folder) == [
-        f"skill 'plan-work' of {folder} stored without its toolset 'docs': the skill store "
-        "keeps none, so an agent given it from the store lists it in its menu, also while "
-        "docs is active; name the folder in the card's skills.folders to keep the link"
-    ]
+    assert load_skills_into(storage, folder) == []
     monkeypatch.setenv(SKILLS_DIR_ENV, str(folder))
     manager = TeamManager(system, storage)
     runtime = manager.create_team(card())

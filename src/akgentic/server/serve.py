@@ -121,8 +121,8 @@ def load_skills_into(
     """Load the skills of ``folders`` (one folder, or several: ``SKILL.md``, ``*.yaml``)
     into the store's skill catalog; returns the problems, which are not fatal, one line each
     saying what became of the skill: a broken file or a duplicate is skipped (of two folders
-    holding a skill of one name, the first is kept), and a skill naming a ``toolset`` is
-    stored without it (the store keeps no toolset: a card reading the folder keeps it)."""
+    holding a skill of one name, the first is kept). A skill's ``toolset`` is stored with
+    it, so an agent given it from the store sets it aside while that toolset is active."""
     from akgentic.storage import SkillRecord
     from akgentic.tool.skill import load_skills
 
@@ -140,19 +140,13 @@ def load_skills_into(
                 )
                 continue
             kept[entry.name] = str(folder)
-            if entry.toolset is not None:
-                problems.append(
-                    f"skill {entry.name!r} of {folder} stored without its toolset "
-                    f"{entry.toolset!r}: the skill store keeps none, so an agent given it from "
-                    f"the store lists it in its menu, also while {entry.toolset} is active; "
-                    f"name the folder in the card's skills.folders to keep the link"
-                )
             storage.skills.upsert(
                 SkillRecord(
                     name=entry.name,
                     description=entry.description,
                     content=entry.content,
                     source=str(folder),
+                    toolset=entry.toolset,
                 )
             )
     return problems
@@ -183,8 +177,7 @@ def serve(
     then).
 
     ``on_ready(url)`` is called once it listens; ``on_problem(line)`` once for each card or
-    skill skipped, and each skill stored without its toolset (they are logged as warnings
-    without it). With ``stop``, the caller owns
+    skill skipped (they are logged as warnings without it). With ``stop``, the caller owns
     Ctrl-C: the server drains and stops once ``stop`` is set (``on_stopping()`` says it
     began: the server is draining by then), and SIGTERM does the same unless
     ``sigterm_handled`` says the caller's own handler sets ``stop`` on SIGTERM

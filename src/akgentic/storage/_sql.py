@@ -84,6 +84,12 @@ class Cursor(Protocol):
     @property
     def rowcount(self) -> int: ...
 
+    @property
+    def description(self) -> Any:
+        """The columns of the last query's result: a sequence of entries, each led by the
+        column's name (DB-API)."""
+        ...
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor: ...
 
     def executemany(self, sql: str, params: Iterable[Sequence[Any]]) -> object: ...
@@ -180,7 +186,7 @@ class Driver(Protocol):
 
 
 _TEAM_COLUMNS = "team_id, name, status, created_at, updated_at, card, metadata"
-_SKILL_COLUMNS = "name, description, content, source, updated_at"
+_SKILL_COLUMNS = "name, description, content, source, toolset, updated_at"
 
 TABLE_COLUMNS: dict[str, str] = {
     "akgentic_teams": _TEAM_COLUMNS,
@@ -191,6 +197,13 @@ TABLE_COLUMNS: dict[str, str] = {
     "akgentic_skills": _SKILL_COLUMNS,
 }
 """The columns the stores read, by table."""
+
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("akgentic_skills", "toolset", "TEXT"),  # schema version 3: a skill's toolset link
+)
+"""Columns a table gained after its first version: (table, column, SQL type), each
+nullable. A store an older akgentic made gains them in place when opened
+(:func:`create_schema`); its existing rows read NULL there."""
 
 
 def check_tables(cur: Cursor, where: str) -> None:
@@ -214,14 +227,28 @@ def check_tables(cur: Cursor, where: str) -> None:
 _CREATE_TABLE = re.compile(r"\s*CREATE\s+(?:\w+\s+)?TABLE\b", re.IGNORECASE)
 
 
+def add_columns(cur: Cursor) -> None:
+    """Give each table the :data:`ADDED_COLUMNS` it lacks (an older akgentic made it): the
+    upgrade in place of a store opened at an older schema version. Read off the table
+    itself, not the version: a table made at this version has them, and one another
+    program made is refused by :func:`check_tables` next, in the same transaction, which
+    rolls this change back with it."""
+    for table, column, kind in ADDED_COLUMNS:
+        cur.execute(f"SELECT * FROM {table} WHERE 1 = 0")
+        if column not in {entry[0] for entry in cur.description or ()}:
+            cur.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 def create_schema(cur: Cursor, statements: Sequence[str], where: str) -> None:
-    """Run a schema's statements (``IF NOT EXISTS`` each), the tables first, then check
-    them (:func:`check_tables`), then the rest (indexes): a table of our name another
+    """Run a schema's statements (``IF NOT EXISTS`` each), the tables first, bring an
+    older version's tables up to date (:func:`add_columns`), then check them
+    (:func:`check_tables`), then the rest (indexes): a table of our name another
     program made is said as such, not as the index on a column it lacks
     (``no such column: status``)."""
     tables = [bool(_CREATE_TABLE.match(statement)) for statement in statements]
     for statement in compress(statements, tables):
         cur.execute(statement)
+    add_columns(cur)
     check_tables(cur, where)
     for statement, table in zip(statements, tables, strict=True):
         if not table:
@@ -715,7 +742,8 @@ class _Skills:
             description=row[1],
             content=row[2],
             source=row[3],
-            updated_at=self._db.load_time(row[4]),
+            toolset=row[4],
+            updated_at=self._db.load_time(row[5]),
         )
 
     def list(self) -> builtins.list[SkillRecord]:
@@ -734,15 +762,16 @@ class _Skills:
         stored = skill.model_copy(update={"updated_at": utc_now()})
         with self._db.write() as cur:
             cur.execute(
-                f"INSERT INTO akgentic_skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+                f"INSERT INTO akgentic_skills ({_SKILL_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET description = excluded.description, "
                 "content = excluded.content, source = excluded.source, "
-                "updated_at = excluded.updated_at",
+                "toolset = excluded.toolset, updated_at = excluded.updated_at",
                 (
                     stored.name,
                     stored.description,
                     stored.content,
                     stored.source,
+                    stored.toolset,
                     self._db.time(stored.updated_at),
                 ),
             )

@@ -63,7 +63,9 @@ __all__ = ["CONNECTION_DEFAULTS", "EVENTS_CHANNEL", "PostgresOptions", "Postgres
 
 SCHEMA_VERSION = 3
 """2: event packs (``akgentic_event_packs``), which an older akgentic would not see. 3: a
-catalog row's identity (``akgentic_catalog.row_id``), which it would not give."""
+catalog row's identity (``akgentic_catalog.row_id``), which it would not give, and a
+skill's ``toolset`` (``akgentic_skills.toolset``), which an older akgentic's upsert would
+leave stale; a schema of version 2 gains both columns on open."""
 CONNECTION_DEFAULTS: dict[str, str] = {
     "connect_timeout": "10",
     "keepalives": "1",
@@ -113,7 +115,7 @@ _SCHEMA = (
         item TEXT NOT NULL, PRIMARY KEY (team_id, agent_id, pos))""",
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
-        source TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL)""",
+        source TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL, toolset TEXT)""",
     # the tool catalog (akgentic.catalog): one row per configured tool, and its audit trail
     """CREATE TABLE IF NOT EXISTS akgentic_catalog (
         name TEXT PRIMARY KEY, type_name TEXT NOT NULL,
@@ -244,6 +246,10 @@ class _PgCursor:
     @property
     def rowcount(self) -> int:
         return self._cur.rowcount
+
+    @property
+    def description(self) -> Any:
+        return self._cur.description
 
     def execute(self, query: str, params: Sequence[Any] = ()) -> _PgCursor:
         self._cur.execute(query.replace("?", "%s"), params)

@@ -164,14 +164,17 @@ class StateRecord(_Record):
 class SkillRecord(_Record):
     """A skill: knowledge an agent reads on demand (``content``), indexed by name.
 
-    ``source`` says where it came from (a file path, a URL, "user"). ``updated_at`` is
-    stamped by the store on every upsert.
+    ``source`` says where it came from (a file path, a URL, "user"). ``toolset`` is the
+    toolset the skill tells the model to enable (its front matter's ``toolset``), or None;
+    the store keeps it as given (the tool layer checks it is a toolset's name when a card
+    reads the row). ``updated_at`` is stamped by the store on every upsert.
     """
 
     name: str = Field(min_length=1)
     description: str = ""
     content: str = ""
     source: str = ""
+    toolset: str | None = None
     updated_at: datetime = Field(default_factory=utc_now)
 
 

@@ -81,7 +81,9 @@ __all__ = ["SqliteOptions", "SqliteStorage"]
 SCHEMA_VERSION = 3
 """2: event packs (``akgentic_event_packs``), which an older akgentic would not see, and
 would number over. 3: a catalog row's identity (``akgentic_catalog.row_id``), which an
-older akgentic would not give the rows it creates."""
+older akgentic would not give the rows it creates, and a skill's ``toolset``
+(``akgentic_skills.toolset``), which an older akgentic's upsert would leave stale; a file
+of version 2 gains both columns on open."""
 
 PAGE_SIZE = 8192
 """Bytes per page of a new file (SQLite's default is 4096)."""
@@ -108,7 +110,7 @@ _SCHEMA = (
         item TEXT NOT NULL, PRIMARY KEY (team_id, agent_id, pos))""",
     """CREATE TABLE IF NOT EXISTS akgentic_skills (
         name TEXT PRIMARY KEY, description TEXT NOT NULL, content TEXT NOT NULL,
-        source TEXT NOT NULL, updated_at TEXT NOT NULL)""",
+        source TEXT NOT NULL, updated_at TEXT NOT NULL, toolset TEXT)""",
     # the tool catalog (akgentic.catalog): one row per configured tool, and its audit trail
     """CREATE TABLE IF NOT EXISTS akgentic_catalog (
         name TEXT PRIMARY KEY, type_name TEXT NOT NULL,

@@ -26,7 +26,13 @@ __all__ = ["give_stored_skills", "resolve_skill_folders", "stored_skill_rows"]
 def stored_skill_rows(store: SkillStore) -> list[SkillRow]:
     """Every skill of the store, as rows the tool layer reads."""
     return [
-        SkillRow(name=r.name, description=r.description, content=r.content, source=r.source)
+        SkillRow(
+            name=r.name,
+            description=r.description,
+            content=r.content,
+            source=r.source,
+            toolset=r.toolset,
+        )
         for r in store.list()
     ]
 

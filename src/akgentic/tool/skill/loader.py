@@ -135,7 +135,8 @@ class _Collector:
 
     def holds(self, entry: SkillEntry) -> bool:
         """Whether ``entry`` is already here as the same skill: its name, description and
-        content (a store row holds no toolset: the copy kept has it)."""
+        content (the toolset is not compared: a row stored before the store kept links has
+        none, and the copy kept has its own)."""
         return any(
             (s.name, s.description, s.content) == (entry.name, entry.description, entry.content)
             for s in self.result.skills

@@ -112,9 +112,16 @@ class CatalogTool(ToolCard):
                 CatalogToolUnavailable(instance=self.instance, agent=agent, reason=str(exc))
             )
             return self
+        card.join_toolset(self._toolset)  # a grouped instance names its tools as the set does
         card.observer(observer)
         self._card = card
         return self
+
+    def join_toolset(self, toolset: str | None) -> None:
+        """Its set is the built card's too: the texts that card writes name its tools."""
+        super().join_toolset(toolset)
+        if self._card is not None:
+            self._card.join_toolset(toolset)
 
     @property
     def card(self) -> ToolCard | None:

@@ -120,7 +120,9 @@ def test_tool_and_command_are_behaviourally_identical(roster: RosterAgent) -> No
     assert inspect.signature(tools["switch_model"], eval_str=True) == inspect.signature(
         commands[SwitchModel], eval_str=True
     )
-    assert inspect.getdoc(tools["switch_model"]) == inspect.getdoc(commands[SwitchModel])
+    said = inspect.getdoc(tools["switch_model"]) or ""
+    assert "exactly as list_models shows it" in said  # the same text, in its reader's words
+    assert inspect.getdoc(commands[SwitchModel]) == said.replace("list_models", "/list_models")
 
 
 # -- listing -------------------------------------------------------------------------------
@@ -370,3 +372,50 @@ def test_card_round_trips() -> None:
     back = deserialize(serialize(card))
     assert back == card and back.switch_model.expose == {COMMAND}
     assert ActiveModel().expose == {LLM_CONTEXT}
+
+
+# -- in a toolset ------------------------------------------------------------------------------
+
+
+def offered(group: Any) -> list[str]:
+    """The tool names a model is given for ``group`` (a ToolGroup), as pydantic-ai lists them."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    seen: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.extend(tool.name for tool in info.function_tools)
+        return ModelResponse(parts=[TextPart("done")])
+
+    Agent(FunctionModel(model), toolsets=[group]).run_sync("go")
+    return seen
+
+
+def test_in_a_toolset_its_texts_name_its_tools_as_the_model_calls_them() -> None:
+    """Grouped in set ``models``, the tools reach the model as ``models_list_models`` and
+    ``models_switch_model``: the docstrings and the refused switch's advice say those names
+    (a person's commands keep theirs)."""
+    from pydantic_ai import ModelRetry
+
+    from akgentic.tool.toolsets import ToolsetCard
+
+    class Unlisted(RosterAgent):
+        def list_model_rows(self) -> list[ModelRow]:
+            raise RuntimeError("roster gone")
+
+    agent = Unlisted(ROSTER)
+    card = ToolsetCard(name="models", description="Pick a model", cards=[ModelTool()])
+    factory = Factory([card], observer=agent)
+    [group] = factory.get_toolsets()
+    assert offered(group) == ["models_list_models", "models_switch_model"]
+    list_models, switch_model = card.members().get_tools()
+    assert (list_models.__doc__ or "").endswith("to models_switch_model.")
+    assert "exactly as models_list_models shows it" in (switch_model.__doc__ or "")
+    with pytest.raises(ModelRetry) as called:
+        switch_model("mistral:large")
+    assert str(called.value).endswith(". models_list_models lists the keys you can use.")
+    with pytest.raises(RetriableError) as typed:
+        factory.get_command_registry().dispatch("/switch_model mistral:large")
+    assert str(typed.value).endswith(". /list_models lists the keys you can use.")

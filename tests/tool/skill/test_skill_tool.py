@@ -165,3 +165,77 @@ def test_card_round_trips() -> None:
     back = deserialize(serialize(card))
     assert back == card and isinstance(back.skills, Skills)
     assert back.skills.skills[0] == REFUND
+
+
+# -- in a toolset ------------------------------------------------------------------------------
+
+
+FILMS = SkillEntry(
+    name="films", description="Enable media for films.", content="f", toolset="media"
+)
+
+
+def offered_and_answer(group: Any, call: dict[str, Any]) -> tuple[list[str], str]:
+    """The tool names a model is given for ``group`` (a ToolGroup), and what it reads back
+    when it calls the first with ``call``."""
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    seen: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if not seen:
+            seen.extend(tool.name for tool in info.function_tools)
+            return ModelResponse(parts=[ToolCallPart(seen[0], call)])
+        return ModelResponse(parts=[TextPart("done")])
+
+    messages = Agent(FunctionModel(model), toolsets=[group]).run_sync("go").all_messages()
+    [answer] = [
+        str(part.content)
+        for message in messages
+        for part in message.parts
+        if getattr(part, "part_kind", "") in ("tool-return", "retry-prompt")
+    ]
+    return seen, answer
+
+
+def test_in_a_toolset_the_menu_view_command_and_retry_name_the_tool_the_model_has() -> None:
+    """The set renames ``use_skill`` ``docs_use_skill``; every text of the card says that
+    name, so the model's first call is one it can make."""
+    from akgentic.tool.core.channels import group_tool_name
+    from akgentic.tool.skill import menu_header, view_header
+    from akgentic.tool.toolsets import ToolsetCard
+
+    card = SkillTool(skills=Skills(skills=[REFUND, FILMS]))
+    toolset = ToolsetCard(name="docs", description="Our procedures", cards=[card])
+    built = ToolFactory([toolset], observer=EventObserver())
+    assert card.called_as("use_skill") == group_tool_name("docs", "use_skill") == "docs_use_skill"
+    [menu] = [p() for p in built.get_system_prompts()]
+    assert menu == f"{menu_header('docs_use_skill')}\nrefund-policy — {REFUND.description}"
+    assert menu.startswith("Skills you can load with docs_use_skill(name) when")
+    [provider] = built.get_context_states()
+    view = provider()
+    assert view is not None
+    assert view.render_full() == f"{view_header('docs_use_skill')}\nfilms — {FILMS.description}"
+    assert str(built.get_command_registry().dispatch("/skills")).startswith(
+        "Skills you can load with docs_use_skill(name)"
+    )
+    [group] = built.get_toolsets()
+    names, answer = offered_and_answer(group, {"name": "refunds"})
+    assert names == ["docs_use_skill"]
+    assert answer.startswith("Unknown skill 'refunds'. Available skills: refund-policy, films.")
+    assert "Call docs_use_skill with one of these names" in answer
+    assert "use_skill" not in answer.replace("docs_use_skill", "")
+
+
+def test_outside_a_toolset_the_texts_name_use_skill_as_before() -> None:
+    card = SkillTool(skills=Skills(skills=[REFUND, FILMS]))
+    built = factory(card)
+    assert card.called_as("use_skill") == "use_skill"
+    [menu] = [p() for p in built.get_system_prompts()]
+    assert menu == f"{MENU_HEADER}\nrefund-policy — {REFUND.description}"
+    assert MENU_HEADER == "Skills you can load with use_skill(name) when a task needs one:"
+    (use_skill,) = built.get_tools()
+    with pytest.raises(RetriableError, match="Call use_skill with one of these names"):
+        use_skill("refunds")

@@ -165,6 +165,53 @@ def test_a_member_retriable_error_reaches_the_model_as_a_retry() -> None:
     assert "ids are 0 or more" in answer
 
 
+def test_a_member_failing_is_named_to_the_model_by_its_name_in_the_set() -> None:
+    """What the wrappers say of a tool that broke names it as the model called it: a plain
+    tool (the member factory's wrapper) and a runtime toolset's (its guard), both."""
+
+    class Broken(ToolCard):
+        def get_tools(self) -> list[Callable[..., Any]]:
+            def info(id: int) -> str:
+                """Details of one film."""
+                raise KeyError(id)
+
+            return [info]
+
+        def get_toolsets(self) -> list[Any]:
+            def play(id: int) -> str:
+                """Play a film."""
+                raise KeyError(id)
+
+            return [FunctionToolset([play])]
+
+    card = ToolsetCard(name="media", description="d", cards=[Broken()])
+    assert [c.called_as("info") for c in card.cards] == ["media_info"]
+    [group] = card.get_toolsets()
+    _, messages = run(
+        group, ToolCallPart("media_info", {"id": 1}), ToolCallPart("media_play", {"id": 2})
+    )
+    info, play = returns(messages)
+    assert info.startswith("media_info failed (KeyError: 1). Try again; if it fails again, report")
+    assert "report that media_info is not working" in info
+    assert play.startswith("media_play failed (KeyError: 2).")
+    assert "report that media_play is not working" in play
+
+
+def test_a_member_is_told_its_set_however_the_card_is_made() -> None:
+    """Built, read back from data, or given a member later: the members name their tools
+    as the set does once it is wired."""
+    built = ToolsetCard(name="media", description="d", cards=[Films()])
+    assert built.cards[0].called_as("search") == "media_search"
+    again = deserialize(serialize(built))
+    assert again.cards[0].called_as("search") == "media_search"
+    later = Chatty()
+    built.cards.append(later)
+    assert later.called_as("ping") == "ping"  # not yet: the set is told at wiring
+    ToolFactory([built], observer=EventObserver())
+    assert later.called_as("ping") == "media_ping"
+    assert Films().called_as("search") == "search"  # a card in no set
+
+
 def test_two_members_producing_one_name_is_an_error_naming_it() -> None:
     card = ToolsetCard(name="media", description="d", cards=[Films(), Films()])
     with pytest.raises(ValueError, match="toolset 'media'.*'search'"):

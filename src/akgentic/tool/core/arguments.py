@@ -90,8 +90,9 @@ def _said(error: Any) -> str:
 class Parameters:
     """A callable's parameters, their annotations and (lazily) a validator for each."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.name = str(getattr(fn, "__name__", "this tool"))
+    def __init__(self, fn: Callable[..., Any], name: str | None = None) -> None:
+        """``name``: what the explanations call the tool (default: its ``__name__``)."""
+        self.name = name or str(getattr(fn, "__name__", "this tool"))
         self.signature = inspect.signature(fn)
         self.hints = _type_hints(fn)
         self._adapters: dict[str, TypeAdapter[Any] | None] = {}

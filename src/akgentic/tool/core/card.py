@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Self
 from pydantic import ConfigDict, PrivateAttr
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.core.channels import COMMAND, Channels, group_tool_name, invocation
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, refuse_arbitrary_types
@@ -45,11 +46,18 @@ class ToolCard(SerializableModel):
     — the form for a closure that may outlive its agent. Closures capture the card's
     accessors, never the agent. ``self._observer`` reads and assigns through the same
     weak reference, so a card written as ``self._observer = observer`` stays weak.
+
+    Its tools' names: a card grouped in a ToolsetCard has its tools renamed
+    ``<set>_<verb>`` on the way to the model. Every text a card writes that names one of
+    its own tools — a prompt, a context view, a tool's docstring, a retry's advice, a
+    command's answer — names it through :meth:`called_as` (or :meth:`invocation`), so it
+    says the name the model can call, in a set or not.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     _observer_ref: weakref.ref[Any] | None = PrivateAttr(default=None)
+    _toolset: str | None = PrivateAttr(default=None)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -134,6 +142,25 @@ class ToolCard(SerializableModel):
                 f"cannot act any more"
             )
         return observer
+
+    # -- its tools' names -------------------------------------------------------------
+    def join_toolset(self, toolset: str | None) -> None:
+        """Say which toolset groups this card (None: none). The ToolsetCard calls it for
+        each member as it is built and again as it wires them, before any hook runs: the
+        names :meth:`called_as` gives from then on are the group's."""
+        self._toolset = toolset
+
+    def called_as(self, name: str) -> str:
+        """The name the model calls this card's tool ``name`` by: ``name`` itself, or in a
+        toolset the group's name for it (``use_skill`` in set ``docs`` is
+        ``docs_use_skill``; see :func:`~akgentic.tool.core.channels.group_tool_name`)."""
+        return name if self._toolset is None else group_tool_name(self._toolset, name)
+
+    def invocation(self, name: str, channel: Channels, args: str | None = None) -> str:
+        """:func:`~akgentic.tool.core.channels.invocation` for one of this card's own
+        capabilities: the model's call names the tool as :meth:`called_as` does; a
+        person's ``/command`` keeps its name (a toolset groups tools, not commands)."""
+        return invocation(name if channel == COMMAND else self.called_as(name), channel, args)
 
     # -- hooks ----------------------------------------------------------------------
     def get_tools(self) -> list[Callable[..., Any]]:

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["COMMAND", "LLM_CONTEXT", "SYSTEM_PROMPT", "TOOL_CALL", "Channels", "invocation"]
+__all__ = [
+    "COMMAND",
+    "LLM_CONTEXT",
+    "SYSTEM_PROMPT",
+    "TOOL_CALL",
+    "Channels",
+    "group_tool_name",
+    "invocation",
+]
 
 
 class Channels(StrEnum):
@@ -40,6 +48,16 @@ TOOL_CALL = Channels.TOOL_CALL
 SYSTEM_PROMPT = Channels.SYSTEM_PROMPT
 LLM_CONTEXT = Channels.LLM_CONTEXT
 COMMAND = Channels.COMMAND
+
+
+def group_tool_name(toolset: str, tool: str) -> str:
+    """The name tool ``tool`` has inside toolset ``toolset``, as the model sees it: a tool
+    already named ``<set>_…`` keeps its name (``workspace_read`` in set ``workspace``), any
+    other is ``<set>_<tool>`` (``search`` in set ``media`` is ``media_search``). The one
+    rule: the group renames by it, and a member card names its tools by it
+    (:meth:`~akgentic.tool.core.card.ToolCard.called_as`)."""
+    prefix = f"{toolset}_"
+    return tool if tool.startswith(prefix) else f"{prefix}{tool}"
 
 
 def invocation(name: str, channel: Channels, args: str | None = None) -> str:

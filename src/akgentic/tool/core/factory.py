@@ -26,6 +26,8 @@ Tool callables are wrapped once more on the way out:
 - a runtime toolset (``get_toolsets``) gets the same two translations around its
   ``call_tool`` (see ``guarded.py``), so a toolset's tool keeps the rule too;
 - a param's ``instructions`` is appended to the tool's docstring;
+- what the wrappers say names the tool as the model calls it (its card's ``called_as``:
+  ``<set>_<verb>`` for a card grouped in a toolset);
 - each call is held to ``tool_timeout`` seconds when one is given (see
   ``time_bound.py``): past it the model reads that the tool took too long and the turn
   goes on (an async tool is cancelled; a sync tool, run on a thread of its own for that,
@@ -194,14 +196,18 @@ class ToolFactory:
                         f"{self._label(index)}: rename one, or turn it off on one card"
                     )
                 owners[name] = index
-                served.append((self._wrap(fn, instructions), card))
+                served.append((self._wrap(fn, instructions, card.called_as(name)), card))
         self._record("tool", served)
         return [fn for fn, _ in served]
 
-    def _wrap(self, fn: Callable[..., Any], instructions: str | None) -> Callable[..., Any]:
+    def _wrap(
+        self, fn: Callable[..., Any], instructions: str | None, called: str
+    ) -> Callable[..., Any]:
+        """``fn`` wrapped (see the module docstring); what the wrapper says of the tool
+        names it ``called``, as the model calls it (its card's ``called_as``)."""
         retry = self.retry_exception
         seconds = self.tool_timeout
-        parameters = Parameters(fn)
+        parameters = Parameters(fn, called)
         name = parameters.name
         wrapper: Callable[..., Any]
         alone = False  # a bounded sync tool: each call runs alone (time_bound.runs_alone)
@@ -353,7 +359,7 @@ class ToolFactory:
         as a retry, as one from a function tool does (see ``guarded.py``)."""
         retry = self.retry_exception
         served = [
-            (guarded(t, retry), card)
+            (guarded(t, retry, card.called_as), card)
             for index, card in enumerate(self.tool_cards)
             for t in self._hook(index, "get_toolsets")
         ]

@@ -18,6 +18,7 @@ A subclass (``ToolGroup``) is guarded already and is handed out as is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +33,12 @@ __all__ = ["GuardedToolset", "guarded"]
 
 @dataclass
 class GuardedToolset(WrapperToolset[Any]):
-    """``wrapped``, its every tool call seen through ``as_the_model_reads``."""
+    """``wrapped``, its every tool call seen through ``as_the_model_reads``; ``called``
+    gives the name the model calls a tool by (its card's ``called_as``), for the words
+    said of it (the name it has in ``wrapped`` when None)."""
 
     retry: type[Exception] = field(default=ModelRetry, kw_only=True)
+    called: Callable[[str], str] | None = field(default=None, kw_only=True)
 
     @property
     def tool_name_conflict_hint(self) -> str:
@@ -45,14 +49,18 @@ class GuardedToolset(WrapperToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        with as_the_model_reads(name, self.retry):
+        said = name if self.called is None else self.called(name)
+        with as_the_model_reads(said, self.retry):
             return check_return(await super().call_tool(name, tool_args, ctx, tool))
 
 
-def guarded(toolset: Any, retry: type[Exception] | None) -> Any:
+def guarded(
+    toolset: Any, retry: type[Exception] | None, called: Callable[[str], str] | None = None
+) -> Any:
     """``toolset`` wrapped in a :class:`GuardedToolset` (one already guarded, or an object
     that is not a pydantic-ai toolset, is returned as is). ``retry`` None means
-    pydantic-ai's ``ModelRetry``: a toolset is a pydantic-ai object, so its retry is."""
+    pydantic-ai's ``ModelRetry``: a toolset is a pydantic-ai object, so its retry is.
+    ``called``: see :class:`GuardedToolset`."""
     if isinstance(toolset, GuardedToolset) or not isinstance(toolset, AbstractToolset):
         return toolset
-    return GuardedToolset(wrapped=toolset, retry=retry or ModelRetry)
+    return GuardedToolset(wrapped=toolset, retry=retry or ModelRetry, called=called)

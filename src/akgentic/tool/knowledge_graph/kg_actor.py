@@ -255,11 +255,15 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         )
 
     # -- the mutation ----------------------------------------------------------------
-    def update_graph(self, update: GraphUpdate) -> str:
+    def update_graph(
+        self, update: GraphUpdate, called: str = "update_graph", entities: str = "get_entities"
+    ) -> str:
         """Apply ``update`` (order: see ``GraphUpdate``); return what was done.
 
         Applies every part it can. Before returning — or raising ``RetriableError``
         listing each refused part — it publishes the state and emits the net delta.
+        ``called`` and ``entities`` name this call and the one showing entities as the
+        caller makes them (``docs_update_graph`` in a toolset), for the refusals' words.
         """
         tracker = _Tracker(self.state)
         errors: list[str] = []
@@ -281,7 +285,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
                 tracker.entity(entity.name)
                 self._put_entity(entity)
         for change in update.entities_to_modify:
-            error = self._modify(change, tracker)
+            error = self._modify(change, tracker, entities)
             if error:
                 errors.append(error)
         # a name (or relation) listed twice is deleted once: the second listing is the
@@ -328,7 +332,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         summary = _summary(delta, present)
         if errors:
             raise RetriableError(
-                f"update_graph applied what it could ({summary}). Failed: "
+                f"{called} applied what it could ({summary}). Failed: "
                 + "; ".join(dict.fromkeys(errors))  # each problem once
                 + ". Fix those parts and send only them again."
             )
@@ -343,8 +347,9 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         for name in delta.entities_removed:
             self._index.delete(name)
 
-    def _modify(self, change: EntityUpdate, tracker: _Tracker) -> str | None:
-        """Apply one entity change as a whole; the error text when it is refused."""
+    def _modify(self, change: EntityUpdate, tracker: _Tracker, entities: str) -> str | None:
+        """Apply one entity change as a whole; the error text when it is refused
+        (``entities``: the call showing entities, as the caller makes it)."""
         current = self.state.entities.get(change.name)
         if current is None:
             return f"there is no entity {excerpt(change.name)} to modify{self._hint(change.name)}"
@@ -358,7 +363,7 @@ class KnowledgeGraphActor(Akgent[KnowledgeGraphConfig, GraphState]):
         if absent:
             return (
                 f"entity {excerpt(change.name)} has no observation {excerpt(absent[0])} to "
-                f"remove (quote it exactly, as get_entities shows it)"
+                f"remove (quote it exactly, as {entities} shows it)"
             )
         observations = [o for o in observations if o not in change.remove_observations]
         observations += [o for o in dict.fromkeys(change.add_observations) if o not in observations]

@@ -183,7 +183,7 @@ class KnowledgeGraphTool(ToolCard):
         param = serve(self.get_knowledge_graph, GetKnowledgeGraph, LLM_CONTEXT)
         if param is None:
             return []
-        card, max_roots = self, param.max_roots
+        card, max_roots, search = self, param.max_roots, self.called_as("search_graph")
 
         def get_knowledge_graph() -> KnowledgeGraphSummaryState | None:
             """The graph summary; None when unavailable. Never raises."""
@@ -195,7 +195,7 @@ class KnowledgeGraphTool(ToolCard):
                 actor = cast(ActorToolObserver, observer)
                 graph = actor.proxy_ask(address, KnowledgeGraphActor, CONTEXT_TIMEOUT)
                 summary: KnowledgeGraphSummaryState = graph.summary(max_roots)
-                return summary
+                return summary.model_copy(update={"search": search})
             except Exception as exc:
                 logger.warning("knowledge graph context unavailable: %r", exc)
                 return None
@@ -206,13 +206,13 @@ class KnowledgeGraphTool(ToolCard):
     def get_tools(self) -> list[Callable[..., Any]]:
         tools: list[Callable[..., Any]] = []
         if serve(self._mutable(), UpdateGraph, TOOL_CALL) is not None:
-            tools.append(self._update_fn())
+            tools.append(self._update_fn(TOOL_CALL))
         # Seed 001: knowledge search is absent while its base is empty; it returns by
         # itself once the graph holds an entity (the harness asks before each request).
         if serve(self.get_entities, GetEntities, TOOL_CALL) is not None:
-            tools.append(offer_while(self._entities_fn(), self._has_entities))
+            tools.append(offer_while(self._entities_fn(TOOL_CALL), self._has_entities))
         if serve(self.search_graph, SearchGraph, TOOL_CALL) is not None:
-            tools.append(offer_while(self._search_fn(), self._has_entities))
+            tools.append(offer_while(self._search_fn(TOOL_CALL), self._has_entities))
         return tools
 
     def _has_entities(self) -> bool:
@@ -235,26 +235,29 @@ class KnowledgeGraphTool(ToolCard):
         if (view := serve(self.get_knowledge_graph, GetKnowledgeGraph, COMMAND)) is not None:
             commands[GetKnowledgeGraph] = self._summary_fn(view.max_roots)
         if serve(self._mutable(), UpdateGraph, COMMAND) is not None:
-            commands[UpdateGraph] = self._update_fn()
+            commands[UpdateGraph] = self._update_fn(COMMAND)
         if serve(self.get_entities, GetEntities, COMMAND) is not None:
-            commands[GetEntities] = self._entities_fn()
+            commands[GetEntities] = self._entities_fn(COMMAND)
         if serve(self.search_graph, SearchGraph, COMMAND) is not None:
-            commands[SearchGraph] = self._search_fn()
+            commands[SearchGraph] = self._search_fn(COMMAND)
         return commands
 
-    # -- the callables (one builder each: tool and command forms behave identically) -
+    # -- the callables (one builder each: tool and command forms behave identically; the
+    # channel a builder takes is its reader's, for the words naming a call: ``/x`` or x) -
     def _summary_fn(self, max_roots: int) -> Callable[..., str]:
-        card = self
+        card, search = self, self.invocation("search_graph", COMMAND)
 
         def knowledge_graph() -> str:
             """Show the knowledge graph summary: totals, counts per type, the roots."""
             summary = card._ask("knowledge_graph", lambda graph: graph.summary(max_roots))
+            summary = summary.model_copy(update={"search": search})
             return summary.render_full() or "The knowledge graph is empty."
 
         return knowledge_graph
 
-    def _update_fn(self) -> Callable[..., str]:
-        card = self
+    def _update_fn(self, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation("update_graph", channel)
+        entities = self.invocation("get_entities", channel)
 
         def update_graph(
             entities_to_create: list[Entity] | None = None,
@@ -282,15 +285,13 @@ class KnowledgeGraphTool(ToolCard):
                     }
                 )
             except ValidationError as exc:
-                raise RetriableError(
-                    f"update_graph: invalid arguments ({_problems(exc)})."
-                ) from None
-            return card._ask("update_graph", lambda graph: graph.update_graph(update))
+                raise RetriableError(f"{called}: invalid arguments ({_problems(exc)}).") from None
+            return card._ask(called, lambda graph: graph.update_graph(update, called, entities))
 
         return update_graph
 
-    def _entities_fn(self) -> Callable[..., str]:
-        card = self
+    def _entities_fn(self, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation("get_entities", channel)
 
         def get_entities(names: list[str], expand: bool = False) -> str:
             """Show entities by name, in full, with the relations among them.
@@ -298,19 +299,19 @@ class KnowledgeGraphTool(ToolCard):
             expand=true adds their direct neighbours and every relation touching them.
             """
             if not names:
-                raise RetriableError("get_entities needs at least one entity name.")
+                raise RetriableError(f"{called} needs at least one entity name.")
             if len(names) > NAMES_MAX:
                 raise RetriableError(
-                    f"get_entities takes at most {NAMES_MAX} names at a time, not "
+                    f"{called} takes at most {NAMES_MAX} names at a time, not "
                     f"{len(names):,}: ask for the first {NAMES_MAX}, then the rest."
                 )
-            view = card._ask("get_entities", lambda graph: graph.get_entities(names, expand))
+            view = card._ask(called, lambda graph: graph.get_entities(names, expand))
             return render_view(view)
 
         return get_entities
 
-    def _search_fn(self) -> Callable[..., str]:
-        card = self
+    def _search_fn(self, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation("search_graph", channel)
 
         def search_graph(
             query: str,
@@ -329,18 +330,16 @@ class KnowledgeGraphTool(ToolCard):
                     query=query, mode=mode, limit=limit, entity_type=entity_type, expand=expand
                 )
             except ValidationError as exc:
-                raise RetriableError(
-                    f"search_graph: invalid arguments ({_problems(exc)})."
-                ) from None
+                raise RetriableError(f"{called}: invalid arguments ({_problems(exc)}).") from None
             if not parsed.query.strip():
-                raise RetriableError("search_graph needs a query: words the entity is about.")
+                raise RetriableError(f"{called} needs a query: words the entity is about.")
             semantic: dict[str, float] | None = None
             index = card._index
             if parsed.mode is not SearchMode.KEYWORD and index is not None and index.available:
                 k = max(3 * parsed.limit, 20) if parsed.entity_type else parsed.limit
                 semantic = index.similar(parsed.query, k) or None  # {} is the degraded answer
             alpha = card.vector_store.hybrid_alpha
-            view = card._ask("search_graph", lambda graph: graph.search(parsed, semantic, alpha))
+            view = card._ask(called, lambda graph: graph.search(parsed, semantic, alpha))
             return render_view(view) if view.entities else f"Nothing matches {excerpt(query)}."
 
         return search_graph

@@ -63,6 +63,9 @@ class KnowledgeGraphSummaryState(ContextState):
     more_types: int = 0
     roots: tuple[RootRow, ...] = ()
     more_roots: int = 0
+    search: str = "search_graph"
+    """The call that finds the roots not listed, as the reader makes it (the card sets it:
+    ``docs_search_graph`` in a toolset, ``/search_graph`` for a person)."""
 
     def _totals(self) -> str:
         return (
@@ -86,7 +89,7 @@ class KnowledgeGraphSummaryState(ContextState):
             lines.append("Roots:")
             lines += [f"- {root.render()}" for root in self.roots]
         if self.more_roots:
-            lines.append(f"- … and {self.more_roots} more roots (search_graph finds them)")
+            lines.append(f"- … and {self.more_roots} more roots ({self.search} finds them)")
         return "\n".join(lines)
 
     def render_delta(self, previous: KnowledgeGraphSummaryState) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Self, cast
 
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels, invocation
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam, resolve_param, serve
@@ -134,7 +134,7 @@ class ModelTool(ToolCard):
     def get_tools(self) -> list[Callable[..., Any]]:
         tools: list[Callable[..., Any]] = []
         if serve(self.list_models, ListModels, TOOL_CALL) is not None:
-            tools.append(self._build_list_models())
+            tools.append(self._build_list_models(TOOL_CALL))
         if serve(self.switch_model, SwitchModel, TOOL_CALL) is not None:
             tools.append(self._build_switch_model(TOOL_CALL))
         return tools
@@ -142,7 +142,7 @@ class ModelTool(ToolCard):
     def get_commands(self) -> dict[type[BaseToolParam], Callable[..., Any]]:
         commands: dict[type[BaseToolParam], Callable[..., Any]] = {}
         if serve(self.list_models, ListModels, COMMAND) is not None:
-            commands[ListModels] = self._build_list_models()
+            commands[ListModels] = self._build_list_models(COMMAND)
         if serve(self.switch_model, SwitchModel, COMMAND) is not None:
             commands[SwitchModel] = self._build_switch_model(COMMAND)
         return commands
@@ -164,24 +164,19 @@ class ModelTool(ToolCard):
                 f"({type(exc).__name__}: {clip(str(exc))}). Carry on with the model in force."
             ) from exc
 
-    def _build_list_models(self) -> Callable[[], str]:
+    def _build_list_models(self, channel: Channels) -> Callable[[], str]:
         def list_models() -> str:
-            """List the models you can switch to, one per line; `*` marks the one in force.
-
-            Each line reads `<marker> <key> — <context window>`. Pass a key from this list
-            to switch_model.
-            """
             return render_listing(self._rows())
 
+        list_models.__doc__ = (  # names the switch as the reader calls it
+            "List the models you can switch to, one per line; `*` marks the one in force.\n\n"
+            "Each line reads `<marker> <key> — <context window>`. Pass a key from this list\n"
+            f"to {self.invocation('switch_model', channel)}."
+        )
         return list_models
 
     def _build_switch_model(self, channel: Channels) -> Callable[[str], str]:
         def switch_model(model: str) -> str:
-            """Switch the model that serves your next requests.
-
-            `model` is a roster key exactly as list_models shows it, e.g. "openai:gpt-5.2".
-            The switch takes effect from the next model request and survives a restart.
-            """
             observer = self._model_observer()
             tool_state = read_tool_state(observer)
             key = model.strip()
@@ -198,6 +193,12 @@ class ModelTool(ToolCard):
                 notify()
             return confirmation
 
+        switch_model.__doc__ = (  # names the listing as the reader calls it
+            "Switch the model that serves your next requests.\n\n"
+            f"`model` is a roster key exactly as {self.invocation('list_models', channel)} "
+            'shows it, e.g. "openai:gpt-5.2".\n'
+            "The switch takes effect from the next model request and survives a restart."
+        )
         return switch_model
 
     def _known_keys_hint(self, channel: Channels) -> str:
@@ -206,7 +207,7 @@ class ModelTool(ToolCard):
         try:
             keys = [row.key for row in self._model_observer().list_model_rows()]
         except Exception:
-            return f"{invocation('list_models', channel)} lists the keys you can use."
+            return f"{self.invocation('list_models', channel)} lists the keys you can use."
         if not keys:
             return "The roster is empty: there is no model to switch to."
         return f"Use one of: {', '.join(keys)}."

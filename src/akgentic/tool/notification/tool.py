@@ -33,7 +33,7 @@ from akgentic.core import ActorAddress, AddressError, AskTimeoutError
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.serialization import model_path
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
+from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels
 from akgentic.tool.core.commands import RestOfLine
 from akgentic.tool.core.observer import ActorToolObserver, ToolObserver
 from akgentic.tool.core.params import BaseToolParam, attach_param, serve
@@ -196,7 +196,7 @@ class NotificationTool(ToolCard):
             Use it to come back to something later: check a long-running result, or
             nudge yourself if nothing has happened by then. When it falls due, ``content``
             arrives as a new message to you, so write it as the note you want to read
-            then. Returns the notification's id (for cancel_notification).
+            then. Returns the notification's id.
             """
             cap = card.max_delay_seconds
             if not (math.isfinite(delay_seconds) and delay_seconds >= 0):
@@ -226,19 +226,20 @@ class NotificationTool(ToolCard):
                     content,
                     path,
                     card.max_pending,
-                    invocation("cancel_notification", channel),
+                    card.invocation("cancel_notification", channel),
                 )
             )
             arg = entry.id if channel == COMMAND else repr(entry.id)
             return (
                 f"Scheduled notification {entry.id}: due at {_when(entry)} "
                 f"(in {delay_seconds:g} s). Cancel it with "
-                f"{invocation('cancel_notification', channel, arg)}."
+                f"{card.invocation('cancel_notification', channel, arg)}."
             )
 
-        # The model only knows the cap the docstring teaches it.
+        # The model only knows the cap the docstring teaches it, and the canceller's name.
         notify_me_in.__doc__ = (
-            f"{inspect.cleandoc(notify_me_in.__doc__ or '')}\n\n"
+            f"{inspect.cleandoc(notify_me_in.__doc__ or '')} Cancel it with "
+            f"{card.invocation('cancel_notification', channel)}.\n\n"
             f"The longest delay accepted is {card.max_delay_seconds:g} seconds."
         )
         return notify_me_in
@@ -280,7 +281,7 @@ class NotificationTool(ToolCard):
 
             Only the agent that scheduled a notification may cancel it.
             """
-            listing = invocation("pending_notification", channel)
+            listing = card.invocation("pending_notification", channel)
             entry: PendingNotification = card._call(
                 lambda actor, me: actor.cancel(me, id.strip(), listing)
             )

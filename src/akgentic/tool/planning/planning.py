@@ -194,11 +194,11 @@ class PlanningTool(ToolCard):
     def get_tools(self) -> list[Callable[..., Any]]:
         tools: list[Callable[..., Any]] = []
         if serve(self.get_planning_task, GetPlanningTask, TOOL_CALL) is not None:
-            tools.append(self._task_fn("get_planning_task"))
+            tools.append(self._task_fn("get_planning_task", TOOL_CALL))
         if serve(self.update_planning, UpdatePlanning, TOOL_CALL) is not None:
-            tools.append(self._update_fn())
+            tools.append(self._update_fn(TOOL_CALL))
         if (search := serve(self.search_planning, SearchPlanning, TOOL_CALL)) is not None:
-            tools.append(self._search_fn(search.limit))
+            tools.append(self._search_fn(search.limit, TOOL_CALL))
         return tools
 
     # -- COMMAND ---------------------------------------------------------------------
@@ -207,14 +207,15 @@ class PlanningTool(ToolCard):
         if (view := serve(self.get_planning, GetPlanning, COMMAND)) is not None:
             commands[GetPlanning] = self._planning_fn(view.filter_by_agent)
         if serve(self.get_planning_task, GetPlanningTask, COMMAND) is not None:
-            commands[GetPlanningTask] = self._task_fn("planning_task")
+            commands[GetPlanningTask] = self._task_fn("planning_task", COMMAND)
         if serve(self.update_planning, UpdatePlanning, COMMAND) is not None:
-            commands[UpdatePlanning] = self._update_fn()
+            commands[UpdatePlanning] = self._update_fn(COMMAND)
         if (search := serve(self.search_planning, SearchPlanning, COMMAND)) is not None:
-            commands[SearchPlanning] = self._search_fn(search.limit)
+            commands[SearchPlanning] = self._search_fn(search.limit, COMMAND)
         return commands
 
-    # -- the callables (one builder each: tool and command forms behave identically) -
+    # -- the callables (one builder each: tool and command forms behave identically; the
+    # channel a builder takes is its reader's, for the words naming a call: ``/x`` or x) -
     def _planning_fn(self, filter_by_agent: bool) -> Callable[..., str]:
         card = self
 
@@ -227,8 +228,9 @@ class PlanningTool(ToolCard):
 
         return planning
 
-    def _task_fn(self, name: str) -> Callable[..., str]:
-        card = self
+    def _task_fn(self, name: str, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation(name, channel)
+        search = self.invocation("search_planning", channel)
 
         def get_planning_task(task_id: int) -> str:
             """Show one task of the team plan in full.
@@ -236,19 +238,19 @@ class PlanningTool(ToolCard):
             Its description, owner, status and output, the tasks it waits on and the
             tasks waiting on it.
             """
-            view = card._ask("get_planning_task", lambda plan: plan.get_task(task_id))
+            view = card._ask(called, lambda plan: plan.get_task(task_id))
             if view is None:
                 raise RetriableError(
                     f"There is no task #{task_id}. Your context lists the plan's ids; "
-                    f"search_planning finds tasks by words."
+                    f"{search} finds tasks by words."
                 )
             return render_task_view(view)
 
         get_planning_task.__name__ = get_planning_task.__qualname__ = name
         return get_planning_task
 
-    def _update_fn(self) -> Callable[..., str]:
-        card = self
+    def _update_fn(self, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation("update_planning", channel)
 
         def update_planning(items: list[PlanningItem]) -> str:
             """Create, update and delete tasks of the team plan, in one call.
@@ -266,21 +268,22 @@ class PlanningTool(ToolCard):
             except ValidationError as exc:
                 problems = validation_words(exc)
                 raise RetriableError(
-                    f"update_planning: invalid items ({problems}). Each item needs op = "
+                    f"{called}: invalid items ({problems}). Each item needs op = "
                     f"create | update | delete and that op's fields."
                 ) from None
             caller = card._actor_observer().myAddress.name
             named = any(isinstance(item, CreateTask | UpdateTask) and item.owner for item in parsed)
-            members = card._member_names() if named else None
+            members = card._member_names(called) if named else None
             return card._ask(
-                "update_planning", lambda plan: plan.update_planning(parsed, caller, members)
+                called, lambda plan: plan.update_planning(parsed, caller, members, called)
             )
 
         return update_planning
 
-    def _member_names(self) -> list[str]:
+    def _member_names(self, what: str) -> list[str]:
         """The names a task may be owned by: the team's members now (people included;
-        not its tool actors or its orchestrator), asked of the orchestrator."""
+        not its tool actors or its orchestrator), asked of the orchestrator for ``what``
+        (the call that needs them, as its reader makes it)."""
         observer = self._actor_observer()
         orchestrator = observer.orchestrator
         if orchestrator is None:  # wiring refused an observer in no team
@@ -290,27 +293,25 @@ class PlanningTool(ToolCard):
             orchestrator,
             Orchestrator,
             lambda o: o.get_team(),
-            what="update_planning",
+            what=what,
             label="The team's orchestrator",
             timeout=ASK_TIMEOUT,
         )
         return [a.name for a in team if not is_tool_actor(a) and a != orchestrator]
 
-    def _search_fn(self, default_limit: int) -> Callable[..., str]:
-        card = self
+    def _search_fn(self, default_limit: int, channel: Channels) -> Callable[..., str]:
+        card, called = self, self.invocation("search_planning", channel)
 
         def search_planning(query: str, limit: SearchLimit = default_limit) -> str:
             """Find tasks of the team plan by words (and by meaning when embeddings are on)."""
             if not query.strip():
-                raise RetriableError("search_planning needs a query: words the task is about.")
+                raise RetriableError(f"{called} needs a query: words the task is about.")
             index = card._index
             semantic: dict[str, float] = {}
             if index is not None and index.available:
                 semantic = index.similar(query, max(3 * limit, 20))
             alpha = card.vector_store.hybrid_alpha
-            hits = card._ask(
-                "search_planning", lambda plan: plan.search(query, limit, semantic, alpha)
-            )
+            hits = card._ask(called, lambda plan: plan.search(query, limit, semantic, alpha))
             if not hits:
                 return f"No task matches {excerpt(query)}."
             return "\n".join(f"- {TaskRow.of(h.task).render()} ({h.score:.2f})" for h in hits)

@@ -168,11 +168,14 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         items: Sequence[CreateTask | UpdateTask | DeleteTask],
         caller: str,
         members: Sequence[str] | None = None,
+        called: str = "update_planning",
     ) -> str:
         """Apply ``items`` in order, as ``caller``; return what was done.
 
         ``members`` are the names an owner an item names may take (the card asks the
         team's orchestrator); an item naming anyone else is refused. None: not checked.
+        ``called`` is the call as the caller makes it (``docs_update_planning`` in a
+        toolset, ``/update_planning`` for a person), for the words of a partial failure.
         An update repeating the owner its task already has is not checked: that owner may
         have left since, and the item changes only the status or output of their task.
         Applies every item it can. Before returning — or raising ``RetriableError``
@@ -216,7 +219,7 @@ class PlanActor(Akgent[PlanConfig, Plan]):
         summary = "; ".join(done) if done else "nothing applied"
         if errors:
             raise RetriableError(
-                f"update_planning applied {len(items) - len(errors)} of "
+                f"{called} applied {len(items) - len(errors)} of "
                 f"{counted(len(items), 'item')} ({summary}). Failed: "
                 + "; ".join(errors)
                 + ". Fix the failed items and send only those again."

@@ -65,16 +65,19 @@ def _block(index: int, entry: dict[str, Any], body: str, *, titled: bool = False
     return f"{head}\n{body}" if body else head
 
 
-def render_search(query: str, response: dict[str, Any], budget: int, limit: int) -> str:
-    """``limit``: the results asked for (``max_results``)."""
+def render_search(
+    query: str, response: dict[str, Any], budget: int, limit: int, fetch: str = "web_fetch"
+) -> str:
+    """``limit``: the results asked for (``max_results``); ``fetch``: the name the model
+    calls ``web_fetch`` by (``<set>_web_fetch`` in a toolset), for the cut texts' advice."""
     results, unreadable = _entries(response, "results")
     results, said = _shown(results, limit, "result")
     lines = [f'Web search "{clip(query)}": {said}.']
     answer = _text(response, "answer")
     if answer:
-        lines.append(f"Answer: {cut(answer, budget, 'web_fetch a result for more')}")
+        lines.append(f"Answer: {cut(answer, budget, f'{fetch} a result for more')}")
     for index, result in enumerate(results, 1):
-        body = cut(_text(result, "content"), budget, "web_fetch the URL for more")
+        body = cut(_text(result, "content"), budget, f"{fetch} the URL for more")
         lines.append(_block(index, result, body, titled=True))
     return "\n\n".join(lines + _unreadable(unreadable))
 

@@ -128,7 +128,7 @@ class SearchTool(ToolCard):
             return f"{UNAVAILABLE}{exc}"
 
     def _web_search(self, p: WebSearch) -> Callable[..., str]:
-        call = self._call
+        call, fetch = self._call, self.called_as("web_fetch")
 
         def web_search(
             query: Annotated[str, Field(min_length=1)],
@@ -139,8 +139,6 @@ class SearchTool(ToolCard):
             include_domains: list[str] | None = list(p.include_domains) or None,
             exclude_domains: list[str] | None = list(p.exclude_domains) or None,
         ) -> str:
-            """Search the web. Answers ranked results, each with its title, URL and a
-            snippet; cite the URLs you use. Fetch a URL with web_fetch for more of it."""
             found = call(
                 lambda client: client.search(
                     query=query,
@@ -154,8 +152,12 @@ class SearchTool(ToolCard):
             )
             if isinstance(found, str):
                 return found
-            return render_search(query, found, p.max_chars, max_results)
+            return render_search(query, found, p.max_chars, max_results, fetch)
 
+        web_search.__doc__ = (  # names web_fetch as the model calls it
+            "Search the web. Answers ranked results, each with its title, URL and a\n"
+            f"snippet; cite the URLs you use. Fetch a URL with {fetch} for more of it."
+        )
         return web_search
 
     def _web_fetch(self, p: WebFetch) -> Callable[..., str]:

@@ -14,6 +14,9 @@ One capability, four channels, each carrying what it is good at:
 - COMMAND — ``/skills``: every skill, from the same renderer, for a human asking what this
   agent was actually given.
 
+In a ToolsetCard the model calls the tool ``<set>_use_skill``: every text of the card names
+it so (``ToolCard.called_as``), the menu's header first.
+
 Where skills come from, in this order (the first of a name wins; a later one is an error
 reported on the team stream, as is a broken file): the card's own ``skills``, then the
 folders (``Skills.folders``, or ``AKGENTIC_SKILLS_DIR`` when the card names none), then the
@@ -49,20 +52,34 @@ __all__ = [
     "MENU_HEADER",
     "NO_SKILLS",
     "SKILLS_DIR_ENV",
+    "USE_SKILL",
     "VIEW_HEADER",
     "SkillEntry",
     "SkillRow",
     "SkillTool",
     "SkillView",
     "Skills",
+    "menu_header",
     "render_menu",
     "skill_folders",
+    "view_header",
 ]
 
 logger = logging.getLogger(__name__)
 
-MENU_HEADER = "Skills you can load with use_skill(name) when a task needs one:"
-"""The menu's first line; one ``name — description`` line per skill follows."""
+USE_SKILL = "use_skill"
+"""The tool's own name; in a toolset the model calls it ``<set>_use_skill``, and every text
+of the card names it so (``ToolCard.called_as``)."""
+
+
+def menu_header(tool: str = USE_SKILL) -> str:
+    """The menu's first line, naming the tool as the model calls it."""
+    return f"Skills you can load with {tool}(name) when a task needs one:"
+
+
+MENU_HEADER = menu_header()
+"""The menu's first line outside a toolset; one ``name — description`` line per skill
+follows."""
 
 NO_SKILLS = "No skills are configured for this agent."
 """What ``/skills`` answers when the agent was given none (the prompt then carries nothing)."""
@@ -127,10 +144,14 @@ def skill_folders(folders: list[str] | None) -> list[str]:
     return [part for part in value.split(os.pathsep) if part.strip()]
 
 
-VIEW_HEADER = (
-    "Skills that switch on a toolset (load one with use_skill(name) when a task needs it):"
-)
-"""The first line of the per-turn view; one ``name — description`` line per skill follows."""
+def view_header(tool: str = USE_SKILL) -> str:
+    """The per-turn view's first line, naming the tool as the model calls it."""
+    return f"Skills that switch on a toolset (load one with {tool}(name) when a task needs it):"
+
+
+VIEW_HEADER = view_header()
+"""The first line of the per-turn view outside a toolset; one ``name — description`` line
+per skill follows."""
 
 
 class SkillView(ContextState):
@@ -142,12 +163,14 @@ class SkillView(ContextState):
     """name -> description, for the skills whose toolset is not active."""
     aside: dict[str, str] = Field(default_factory=dict)
     """name -> toolset, for the skills set aside while their toolset is active."""
+    tool: str = USE_SKILL
+    """The tool's name as the model calls it (``<set>_use_skill`` in a toolset)."""
 
     def render_full(self) -> str:
         if not self.offered:
             return ""
         lines = [f"{name} — {description}" for name, description in self.offered.items()]
-        return "\n".join([VIEW_HEADER, *lines])
+        return "\n".join([view_header(self.tool), *lines])
 
     def render_delta(self, previous: Self) -> str | None:
         if self.offered == previous.offered:
@@ -166,10 +189,12 @@ class SkillView(ContextState):
         return "\n".join(lines)
 
 
-def render_menu(skills: Iterable[SkillEntry]) -> str:
-    """The menu: :data:`MENU_HEADER`, then ``name — description`` per skill; ``""`` if none."""
+def render_menu(skills: Iterable[SkillEntry], tool: str = USE_SKILL) -> str:
+    """The menu: its header naming ``tool`` (the name the model calls ``use_skill`` by:
+    :data:`MENU_HEADER` outside a toolset), then ``name — description`` per skill; ``""``
+    if none."""
     lines = [f"{skill.name} — {skill.description}" for skill in skills]
-    return "\n".join([MENU_HEADER, *lines]) if lines else ""
+    return "\n".join([menu_header(tool), *lines]) if lines else ""
 
 
 class SkillRow(SerializableModel):
@@ -281,7 +306,7 @@ class SkillTool(ToolCard):
             return []
         if serve(self.skills, Skills, LLM_CONTEXT) is not None:
             entries = [entry for entry in entries if entry.toolset is None]  # in the view
-        menu = render_menu(entries)
+        menu = render_menu(entries, self.called_as(USE_SKILL))
 
         def skills_menu() -> str:
             return menu
@@ -293,7 +318,7 @@ class SkillTool(ToolCard):
         linked = [entry for entry in entries or [] if entry.toolset is not None]
         if not linked:
             return []
-        card = self
+        card, tool = self, self.called_as(USE_SKILL)
 
         def skills_in_view() -> ContextState | None:
             """The linked skills, offered or set aside; None when the active toolsets cannot
@@ -309,6 +334,7 @@ class SkillTool(ToolCard):
             return SkillView(
                 offered={e.name: e.description for e in linked if e.toolset not in active},
                 aside={e.name: str(e.toolset) for e in linked if e.toolset in active},
+                tool=tool,
             )
 
         return [skills_in_view]
@@ -318,6 +344,7 @@ class SkillTool(ToolCard):
         if entries is None:
             return []
         bodies = {entry.name: entry.content for entry in entries}
+        tool = self.called_as(USE_SKILL)
 
         def use_skill(name: str) -> str:
             """Load the full text of one skill from the skills menu in your instructions.
@@ -331,7 +358,7 @@ class SkillTool(ToolCard):
             if content is None:
                 known = ", ".join(bodies) or "(none: this agent has no skills)"
                 raise RetriableError(
-                    f"Unknown skill {excerpt(name)}. Available skills: {known}. Call use_skill "
+                    f"Unknown skill {excerpt(name)}. Available skills: {known}. Call {tool} "
                     f"with one of these names, exactly as listed."
                 )
             return f"{key}\n\n{content}"
@@ -342,7 +369,7 @@ class SkillTool(ToolCard):
         entries = self._entries(COMMAND)
         if entries is None:
             return {}
-        menu = render_menu(entries)
+        menu = render_menu(entries, self.called_as(USE_SKILL))  # the model's tool, named
 
         def skills() -> str:
             """Show the skills menu this agent was given."""

@@ -44,7 +44,7 @@ from akgentic.core.agent_card import AgentCard
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.orchestrator import Orchestrator, is_tool_actor
 from akgentic.tool.core.card import ToolCard
-from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels, invocation
+from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, TOOL_CALL, Channels
 from akgentic.tool.core.context_state import ContextState
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import (
@@ -305,7 +305,7 @@ class TeamTool(ToolCard):
                     hired.append(outcome)
             report = _hire_report(hired, failed, len(roles), hint)
             if not hired:
-                again = invocation("hire_members", channel)
+                again = self.invocation("hire_members", channel)
                 raise RetriableError(f"{report} Try {again} again with roles from that list.")
             return report
 

@@ -9,7 +9,10 @@ groups the model sees (the active ones) and answers a call into an inactive one.
 
 Only the tools are grouped. A member's SYSTEM_PROMPT text, LLM_CONTEXT providers and
 COMMANDs are served as if the member were listed on its own: they cost nothing per tool,
-and dropping them silently would be the channel system's known failure mode.
+and dropping them silently would be the channel system's known failure mode. What they
+say of the member's tools names them as the group does: each member is told its set
+(``ToolCard.join_toolset``) when the card is built and again when it is wired, and names
+its tools through ``ToolCard.called_as`` (``docs_use_skill``, not ``use_skill``).
 
 Wiring: the members are wired through a ToolFactory of their own (same observer,
 ``ModelRetry`` as the retry exception, the observer's ``tool_timeout``, their
@@ -23,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Self
 
-from pydantic import Field, PrivateAttr, ValidationInfo, field_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_ai import ModelRetry, Tool
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 
@@ -97,9 +100,22 @@ class ToolsetCard(ToolCard):
             raise ValueError(f"toolset {info.data.get('name', '?')!r}: {problem}")
         return cards
 
+    @model_validator(mode="after")
+    def _members_named(self) -> Self:
+        """Each member names its tools as this group does, from the start."""
+        self._name_members()
+        return self
+
+    def _name_members(self) -> None:
+        """Tell every member its set (see the module docstring): again at wiring, for a
+        member list changed since the card was built."""
+        for card in self.cards:
+            card.join_toolset(self.name)
+
     # -- wiring --------------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
         super().observer(observer)
+        self._name_members()
         self._members = ToolFactory(
             self.cards,
             observer=observer,
@@ -111,6 +127,7 @@ class ToolsetCard(ToolCard):
     def members(self) -> ToolFactory:
         """The members' factory (built unwired when no observer was attached)."""
         if self._members is None:
+            self._name_members()
             self._members = ToolFactory(self.cards, retry_exception=ModelRetry)
         return self._members
 

@@ -8,6 +8,8 @@ activate the set a model calls into without a side registry. The rule, per tool:
 - any other tool is renamed ``<set>_<name>`` (``search`` in set ``media`` is
   ``media_search``).
 
+The rule is :func:`~akgentic.tool.core.channels.group_tool_name`'s, which a member card
+reads too (``ToolCard.called_as``): the texts it writes name its tools as renamed here.
 Two members producing one name is an error naming it. Every tool carries the set's name
 in its definition's ``metadata`` (never sent to the model) under :data:`TOOLSET_METADATA`,
 which is how the agent side recognises a grouped tool whatever wraps it later.
@@ -27,6 +29,8 @@ from pydantic_ai.exceptions import UserError
 from pydantic_ai.tools import RunContext, ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, CombinedToolset, ToolsetTool
 
+from akgentic.tool.core.channels import group_tool_name
+from akgentic.tool.core.guard import as_the_model_reads, check_return
 from akgentic.tool.core.guarded import GuardedToolset
 
 __all__ = ["TOOLSET_METADATA", "ToolGroup", "group_tool_name", "tool_group", "toolset_of"]
@@ -35,12 +39,6 @@ TOOLSET_METADATA = "akgentic_toolset"
 """The ``ToolDefinition.metadata`` key holding the name of the set a tool belongs to."""
 
 _ORIGINAL_NAME = "akgentic_toolset_tool"
-
-
-def group_tool_name(toolset: str, tool: str) -> str:
-    """The name ``tool`` has inside ``toolset`` (see the module docstring)."""
-    prefix = f"{toolset}_"
-    return tool if tool.startswith(prefix) else f"{prefix}{tool}"
 
 
 def toolset_of(tool_def: ToolDefinition) -> str | None:
@@ -96,7 +94,11 @@ class ToolGroup(GuardedToolset):
         original = metadata.pop(_ORIGINAL_NAME, name)
         metadata.pop(TOOLSET_METADATA, None)
         inner = replace(tool, tool_def=replace(tool.tool_def, name=original, metadata=metadata))
-        return await super().call_tool(original, tool_args, replace(ctx, tool_name=original), inner)
+        with as_the_model_reads(name, self.retry):  # said of the tool by its name here
+            called = self.wrapped.call_tool(
+                original, tool_args, replace(ctx, tool_name=original), inner
+            )
+            return check_return(await called)
 
 
 def tool_group(

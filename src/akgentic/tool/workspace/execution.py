@@ -54,6 +54,7 @@ from akgentic.tool.workspace.gate import EXEC_LEASE, lock_file, read_yaml, write
 
 __all__ = [
     "REPORT_MARGIN_SECONDS",
+    "RESULT_TOOL",
     "ExecBudget",
     "ExecLease",
     "ExecRun",
@@ -133,12 +134,18 @@ class ExecBudget(SerializableModel):
         return min(self.poll_attempts * self.poll_delay_seconds, whole)
 
 
-def result_call(run_id: str, channel: Channels) -> str:
+RESULT_TOOL = "workspace_exec_result"
+"""The tool (and command) that answers a run's outcome."""
+
+
+def result_call(run_id: str, channel: Channels, tool: str = RESULT_TOOL) -> str:
     """How whoever is on ``channel`` asks for run ``run_id``'s outcome:
     ``workspace_exec_result(run_id="…")`` for the model, ``/workspace_exec_result …`` for a
-    person (:func:`~akgentic.tool.core.channels.invocation`)."""
+    person (:func:`~akgentic.tool.core.channels.invocation`). ``tool``: the name the model
+    calls it by (``<set>_workspace_exec_result`` in a toolset: the card's ``called_as``);
+    a person's command keeps its own."""
     args = run_id if channel == COMMAND else f'run_id="{run_id}"'
-    return invocation("workspace_exec_result", channel, args)
+    return invocation(RESULT_TOOL if channel == COMMAND else tool, channel, args)
 
 
 class LeaseBusyError(RetriableError):
@@ -194,11 +201,12 @@ class ExecLease:
         """The run the lease record names, if any."""
         return load_run(self.record_path)
 
-    def acquire(self, run: ExecRun, channel: Channels = TOOL_CALL) -> int:
+    def acquire(self, run: ExecRun, channel: Channels = TOOL_CALL, tool: str = RESULT_TOOL) -> int:
         """Take the lease for ``run``; the flock's descriptor (hand it to :meth:`release`).
 
         Raises :class:`LeaseBusyError` when a live run holds it, saying how to wait for
-        that run in the words of whoever is on ``channel``.
+        that run in the words of whoever is on ``channel`` (``tool``: see
+        :func:`result_call`).
         """
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -206,7 +214,7 @@ class ExecLease:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise LeaseBusyError(self._busy_message(channel)) from None
+            raise LeaseBusyError(self._busy_message(channel, tool)) from None
         stale = self.holder()
         if stale is not None and stale.run_id != run.run_id and not stale.done:
             stale.status = RunStatus.RECLAIMED
@@ -216,7 +224,7 @@ class ExecLease:
         write_yaml(self.record_path, run.model_dump(mode="json"))
         return fd
 
-    def _busy_message(self, channel: Channels) -> str:
+    def _busy_message(self, channel: Channels, tool: str) -> str:
         holder = self.holder()
         if holder is None:
             return "The workspace is busy running another command. Try again in a moment."
@@ -231,7 +239,7 @@ class ExecLease:
         return (
             f"The workspace is busy: {holder.agent} is running `{holder.command}` (run "
             f"{holder.run_id}), which must end within {left:.0f}s. Wait for it with "
-            f"{result_call(holder.run_id, channel)}, or try again after."
+            f"{result_call(holder.run_id, channel, tool)}, or try again after."
         )
 
     def rebase(self, run: ExecRun) -> None:
@@ -287,16 +295,17 @@ def wait_run(book: RunBook, run_id: str, seconds: float) -> ExecRun | None:
     return book.load(run_id)
 
 
-def render_run(run: ExecRun, channel: Channels = TOOL_CALL) -> str:
+def render_run(run: ExecRun, channel: Channels = TOOL_CALL, tool: str = RESULT_TOOL) -> str:
     """A run as whoever is on ``channel`` reads it — the one formatter every run goes
-    through; a run still going says how that reader asks again."""
+    through; a run still going says how that reader asks again (``tool``: see
+    :func:`result_call`)."""
     lines = [f"$ {run.command}"]
     if run.status in (RunStatus.STARTING, RunStatus.RUNNING):
         elapsed = time.time() - (run.started_at or run.created_at)
         left = max(0.0, run.deadline - time.time()) if run.deadline else 0.0
         lines.append(
             f"still running (run id {run.run_id}, {elapsed:.0f}s so far, at most {left:.0f}s "
-            f"more). Ask again with {result_call(run.run_id, channel)}."
+            f"more). Ask again with {result_call(run.run_id, channel, tool)}."
         )
         return "\n".join(lines)
     if run.status == RunStatus.RECLAIMED:

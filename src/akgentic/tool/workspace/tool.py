@@ -66,7 +66,6 @@ from akgentic.tool.core import (
     ToolCard,
     ToolObserver,
     attach_param,
-    invocation,
     resolve_param,
     serve,
 )
@@ -82,6 +81,7 @@ from akgentic.tool.sandbox import (
 from akgentic.tool.vector_store import SemanticIndex, VectorStoreParam
 from akgentic.tool.workspace.actor import WorkspaceActor
 from akgentic.tool.workspace.execution import (
+    RESULT_TOOL,
     ExecBudget,
     ExecRun,
     RunBook,
@@ -505,6 +505,7 @@ class WorkspaceTool(ToolCard):
     # -- the read side ----------------------------------------------------------------------------
     def _workspace_read_fn(self, param: WorkspaceRead) -> list[Callable[..., Any]]:
         card, max_lines, reader = self, param.max_lines, DocumentReader()
+        listing = self.called_as("workspace_list")
 
         def workspace_read(path: str, start_line: int = 1, end_line: int | None = None) -> str:
             """Read a file of the workspace, with line numbers.
@@ -526,9 +527,7 @@ class WorkspaceTool(ToolCard):
                 )
             real, rel = card._resolve(path)
             if real.is_dir():
-                raise RetriableError(
-                    f"{rel} is a directory; use workspace_list to see what is in it"
-                )
+                raise RetriableError(f"{rel} is a directory; use {listing} to see what is in it")
             data = read_regular(card._wired()[1], real, path, reader.max_bytes)
             try:
                 text = reader.extract(rel, data)
@@ -684,7 +683,7 @@ class WorkspaceTool(ToolCard):
         return [workspace_grep]
 
     def _workspace_view_fn(self, param: WorkspaceView) -> list[Callable[..., Any]]:
-        card, max_side = self, param.max_side
+        card, max_side, read = self, param.max_side, self.called_as("workspace_read")
 
         def workspace_view(path: str) -> list[Any]:
             """Look at an image of the workspace (PNG, JPEG, GIF, WebP, BMP): you see the image."""
@@ -694,7 +693,7 @@ class WorkspaceTool(ToolCard):
             if real.suffix.lower() not in IMAGE_EXTENSIONS:
                 raise RetriableError(
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
-                    f"workspace_read for text and documents"
+                    f"{read} for text and documents"
                 )
             data = read_regular(card._wired()[1], real, path, DocumentReader().max_bytes)
             try:
@@ -709,13 +708,13 @@ class WorkspaceTool(ToolCard):
         return [workspace_view]
 
     def _workspace_search_fn(self, param: WorkspaceSearch) -> list[Callable[..., Any]]:
-        card, default_limit = self, param.limit
+        card, default_limit, called = self, param.limit, self.called_as("workspace_search")
 
         def workspace_search(query: str, limit: int = default_limit) -> str:
             """Find passages in the workspace's documents by words (and by meaning when
             embeddings are on). Answers path:lines and the passage; read the file for more."""
             if not query.strip():
-                raise RetriableError("workspace_search needs a query: words the passage is about")
+                raise RetriableError(f"{called} needs a query: words the passage is about")
             observer, fs, actor, _ = card._wired()
             index = card._index
             semantic: dict[str, float] = {}
@@ -741,14 +740,14 @@ class WorkspaceTool(ToolCard):
         card = self
 
         def workspace_write(path: str, content: str) -> str:
-            """Create a file, or replace a whole file, with content.
-
-            Replacing an existing file needs a prior workspace_read of it, and is refused
-            if the file changed since (read it again). For a change to part of a file,
-            prefer workspace_edit.
-            """
             return card._mutate(WriteFile(path=path, content=content))
 
+        workspace_write.__doc__ = (  # names its siblings as the model calls them
+            "Create a file, or replace a whole file, with content.\n\n"
+            f"Replacing an existing file needs a prior {self.called_as('workspace_read')} of "
+            "it, and is refused\nif the file changed since (read it again). For a change to "
+            f"part of a file,\nprefer {self.called_as('workspace_edit')}."
+        )
         return [workspace_write]
 
     def _workspace_edit_fn(self, param: WorkspaceEdit) -> list[Callable[..., Any]]:
@@ -782,12 +781,6 @@ class WorkspaceTool(ToolCard):
         card = self
 
         def workspace_multi_edit(path: str, edits: list[EditItem]) -> str:
-            """Apply several edits to one file, in order, all or nothing.
-
-            Each edit has old_string, new_string and optionally replace_all, as in
-            workspace_edit; each applies to the result of the previous one. If one fails,
-            none is applied.
-            """
             try:
                 items = _EDITS.validate_python(edits)
             except ValidationError as exc:
@@ -797,6 +790,12 @@ class WorkspaceTool(ToolCard):
                 ) from None
             return card._mutate(EditFile(op="multi_edit", path=path, edits=items))
 
+        workspace_multi_edit.__doc__ = (  # names its sibling as the model calls it
+            "Apply several edits to one file, in order, all or nothing.\n\n"
+            "Each edit has old_string, new_string and optionally replace_all, as in\n"
+            f"{self.called_as('workspace_edit')}; each applies to the result of the previous "
+            "one. If one fails,\nnone is applied."
+        )
         return [workspace_multi_edit]
 
     def _workspace_patch_fn(self, param: WorkspacePatch) -> list[Callable[..., Any]]:
@@ -841,7 +840,7 @@ class WorkspaceTool(ToolCard):
         """``workspace_exec`` and ``workspace_exec_result`` for whoever is on ``channel``:
         their docstrings and answers name the model's call or the person's ``/command``."""
         card, budget, allowed = self, param.budget(), param.allowlist()
-        poll_delay = param.poll_delay_seconds
+        poll_delay, result_tool = param.poll_delay_seconds, self.called_as(RESULT_TOOL)
 
         def workspace_exec(command: RestOfLine) -> str:
             try:
@@ -855,8 +854,10 @@ class WorkspaceTool(ToolCard):
                 observer,
                 actor,
                 WorkspaceActor,
-                lambda a: a.exec_start(identity, command, budget, card.git_journal, channel),
-                what="workspace_exec",
+                lambda a: a.exec_start(
+                    identity, command, budget, card.git_journal, channel, result_tool
+                ),
+                what=card.invocation("workspace_exec", channel),
                 label=f"The workspace ({card.workspace.actor_name})",
                 timeout=ASK_TIMEOUT,
             )
@@ -864,7 +865,7 @@ class WorkspaceTool(ToolCard):
             if budget.poll_attempts == 0:
                 return (
                     f"Started (run id {run.run_id}). Ask for the outcome with "
-                    f"{result_call(run.run_id, channel)}."
+                    f"{result_call(run.run_id, channel, result_tool)}."
                 )
 
             def stop() -> None:  # the turn was interrupted: the command must not run on
@@ -872,7 +873,7 @@ class WorkspaceTool(ToolCard):
 
             with on_cancel(stop):
                 final = wait_run(book, run.run_id, budget.wait_seconds())
-            return render_run(final if final is not None else run, channel)
+            return render_run(final if final is not None else run, channel, result_tool)
 
         workspace_exec.__doc__ = (
             "Run a command line in the sandbox, the workspace as its working directory.\n\n"
@@ -881,7 +882,7 @@ class WorkspaceTool(ToolCard):
             "the workspace is writable. Answers the exit code and the output (cut in the\n"
             "middle when long); a command killed at its time budget answers exit_code 124.\n"
             "If it is still running when the wait ends, you get a run id for\n"
-            f"{invocation('workspace_exec_result', channel)}."
+            f"{card.invocation(RESULT_TOOL, channel)}."
         )
 
         def workspace_exec_result(run_id: str) -> str:
@@ -893,10 +894,10 @@ class WorkspaceTool(ToolCard):
                 )
             if not run.done:
                 run = wait_run(book, run.run_id, poll_delay) or run
-            return render_run(run, channel)
+            return render_run(run, channel, result_tool)
 
         workspace_exec_result.__doc__ = (
-            f"The outcome of a command started by {invocation('workspace_exec', channel)}, "
+            f"The outcome of a command started by {card.invocation('workspace_exec', channel)}, "
             "by its run id."
         )
         return [workspace_exec, attach_param(workspace_exec_result, param)]

@@ -42,6 +42,7 @@ from akgentic.tool.workspace.event import (
 )
 from akgentic.tool.workspace.execution import (
     REPORT_MARGIN_SECONDS,
+    RESULT_TOOL,
     ExecBudget,
     ExecLease,
     ExecRun,
@@ -188,11 +189,13 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         budget: ExecBudget,
         journal: bool = False,
         channel: Channels = TOOL_CALL,
+        result_tool: str = RESULT_TOOL,
     ) -> ExecRun:
         """Lease the tree and start ``command`` on a worker thread (asked); the run's record.
 
         Raises ``RetriableError`` when exec is unavailable or a live run holds the tree
-        (saying how to wait for that run to whoever is on ``channel``).
+        (saying how to wait for that run to whoever is on ``channel``; ``result_tool``:
+        the name the caller's model calls ``workspace_exec_result`` by).
         """
         backend = self._resolve_backend()
         now = time.time()
@@ -207,7 +210,7 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             timeout_seconds=budget.limits.timeout_seconds,
         )
         with self._gate.records.lock("journal"):  # where a write asks whether a run is on
-            fd = self._lease.acquire(run, channel)
+            fd = self._lease.acquire(run, channel, result_tool)
             handle = LeaseHandle(self._lease, fd, run.run_id)
             if journal:  # what was there before the run is not the run's: it is nobody's
                 self._journal_held(lambda j: j.commit_out_of_band())

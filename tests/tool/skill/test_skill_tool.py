@@ -239,3 +239,85 @@ def test_outside_a_toolset_the_texts_name_use_skill_as_before() -> None:
     (use_skill,) = built.get_tools()
     with pytest.raises(RetriableError, match="Call use_skill with one of these names"):
         use_skill("refunds")
+
+
+# -- a long body, in parts -----------------------------------------------------------------------
+
+
+def long_skill(lines: int = 60) -> SkillEntry:
+    """About 2,900 characters over ``lines`` numbered lines of 49."""
+    body = "".join(f"Step {i:02d}: check the ledger entry and its receipt.\n" for i in range(lines))
+    return SkillEntry(name="close-books", description="Month-end close.", content=body)
+
+
+def body_of(result: str) -> str:
+    """The part's text: between the header's blank line and the trailer's."""
+    return result.split("\n\n", 1)[1].rsplit("\n\n", 1)[0]
+
+
+def test_a_body_over_the_bound_comes_in_parts_each_saying_how_to_ask_for_the_next() -> None:
+    skill = long_skill()
+    (use_skill,) = factory(SkillTool(skills=Skills(skills=[skill], part_chars=1000))).get_tools()
+    first, second, third = (use_skill("close-books", part=n) for n in (1, 2, 3))
+    assert first.startswith("close-books (part 1 of 3)\n\n")
+    assert first.endswith('\n\n[part 1 of 3; call use_skill(name="close-books", part=2) for more]')
+    assert second.endswith('[part 2 of 3; call use_skill(name="close-books", part=3) for more]')
+    assert third.startswith("close-books (part 3 of 3)\n\n")
+    assert third.endswith("\n\n[part 3 of 3: the end of close-books]")
+    parts = [body_of(r) for r in (first, second, third)]
+    assert "".join(parts) == skill.content  # nothing lost, nothing repeated
+    assert all(len(p) <= 1000 for p in parts)
+    assert all(p.endswith("\n") for p in parts)  # cut after a line, not inside one
+    assert use_skill("close-books") == first  # part 1 by default, the same every call
+
+
+def test_a_part_out_of_range_is_retriable_and_says_the_valid_range() -> None:
+    card = SkillTool(skills=Skills(skills=[long_skill(), REFUND], part_chars=1000))
+    (use_skill,) = factory(card, retry_exception=RetryError).get_tools()
+    for part in (0, 4, -1):
+        with pytest.raises(RetryError) as refused:
+            use_skill("close-books", part=part)
+        assert str(refused.value) == (
+            f"Skill 'close-books' has 3 parts: there is no part {part}. Call use_skill with "
+            "part from 1 to 3."
+        )
+    with pytest.raises(RetryError) as short:
+        use_skill("refund-policy", part=2)
+    assert str(short.value) == (
+        "Skill 'refund-policy' has 1 part: there is no part 2. Call use_skill with part=1 "
+        "(or leave part out)."
+    )
+    assert use_skill("refund-policy", part=1) == f"refund-policy\n\n{REFUND.content}"
+
+
+def test_the_default_bound_keeps_a_huge_body_out_of_one_result() -> None:
+    from akgentic.tool.skill import DEFAULT_PART_CHARS
+
+    huge = SkillEntry(name="manual", description="All of it.", content="x" * 1_000_000)
+    (use_skill,) = factory(SkillTool(skills=Skills(skills=[huge]))).get_tools()
+    first = use_skill("manual")
+    count = -(-1_000_000 // DEFAULT_PART_CHARS)
+    assert first.startswith(f"manual (part 1 of {count})")
+    assert len(body_of(first)) == DEFAULT_PART_CHARS  # no line break: cut at the bound
+    assert len(first) < DEFAULT_PART_CHARS + 200
+    last = use_skill("manual", part=count)
+    assert last.endswith(f"[part {count} of {count}: the end of manual]")
+
+
+def test_in_a_toolset_the_next_part_is_asked_for_by_the_tools_name_there() -> None:
+    from akgentic.tool.toolsets import ToolsetCard
+
+    card = SkillTool(skills=Skills(skills=[long_skill()], part_chars=1000))
+    ToolFactory([ToolsetCard(name="docs", description="d", cards=[card])], observer=EventObserver())
+    (use_skill,) = card.get_tools()
+    assert use_skill("close-books").endswith(
+        '[part 1 of 3; call docs_use_skill(name="close-books", part=2) for more]'
+    )
+    with pytest.raises(RetriableError, match=r"Call docs_use_skill with part from 1 to 3\.$"):
+        use_skill("close-books", part=9)
+
+
+def test_a_part_bound_too_small_to_be_useful_is_refused() -> None:
+    with pytest.raises(ValidationError, match="part_chars\n  Input should be greater than or"):
+        Skills(part_chars=10)
+    assert Skills(part_chars=1000).part_chars == 1000

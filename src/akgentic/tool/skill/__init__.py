@@ -14,6 +14,7 @@ from akgentic.tool.skill.loader import (
     parse_skill_file,
 )
 from akgentic.tool.skill.tool import (
+    DEFAULT_PART_CHARS,
     MENU_HEADER,
     NO_SKILLS,
     SKILLS_DIR_ENV,
@@ -26,11 +27,14 @@ from akgentic.tool.skill.tool import (
     SkillView,
     menu_header,
     render_menu,
+    render_part,
     skill_folders,
+    split_parts,
     view_header,
 )
 
 __all__ = [
+    "DEFAULT_PART_CHARS",
     "MENU_HEADER",
     "NO_SKILLS",
     "SKILLS_DIR_ENV",
@@ -50,6 +54,8 @@ __all__ = [
     "menu_header",
     "parse_skill_file",
     "render_menu",
+    "render_part",
     "skill_folders",
+    "split_parts",
     "view_header",
 ]

@@ -9,8 +9,10 @@ One capability, four channels, each carrying what it is good at:
   (``SkillEntry.toolset``): such a skill is set aside while its toolset is active (the
   temptation to enable it again is removed, not forbidden) and offered again when it is
   not. Those skills are in the view instead of the frozen menu, which never changes.
-- TOOL_CALL — ``use_skill(name)``: the body, as this call's result, in the same turn —
-  ``f"{name}\\n\\n{content}"``. An unknown name is a RetriableError listing the names.
+- TOOL_CALL — ``use_skill(name, part=1)``: the body, as this call's result, in the same
+  turn — ``f"{name}\\n\\n{content}"``. A body over ``Skills.part_chars`` characters comes
+  in parts, each saying which it is and how to ask for the next; an unknown name, or a
+  part out of range, is a RetriableError saying what is valid.
 - COMMAND — ``/skills``: every skill, from the same renderer, for a human asking what this
   agent was actually given.
 
@@ -29,6 +31,7 @@ The prefix costs O(skills), not O(content). The card keeps no "loaded" set, so c
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -40,6 +43,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from akgentic.core.agent import ON_STREAM
 from akgentic.core.excerpt import excerpt
 from akgentic.core.serialization import SerializableModel
+from akgentic.core.words import counted
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.channels import COMMAND, LLM_CONTEXT, SYSTEM_PROMPT, TOOL_CALL, Channels
 from akgentic.tool.core.context_state import ContextState
@@ -49,6 +53,7 @@ from akgentic.tool.errors import RetriableError
 from akgentic.tool.toolsets.card import TOOLSET_NAME
 
 __all__ = [
+    "DEFAULT_PART_CHARS",
     "MENU_HEADER",
     "NO_SKILLS",
     "SKILLS_DIR_ENV",
@@ -61,7 +66,9 @@ __all__ = [
     "Skills",
     "menu_header",
     "render_menu",
+    "render_part",
     "skill_folders",
+    "split_parts",
     "view_header",
 ]
 
@@ -189,6 +196,53 @@ class SkillView(ContextState):
         return "\n".join(lines)
 
 
+DEFAULT_PART_CHARS = 20_000
+"""The most characters of a body one ``use_skill`` call returns by default (about 5,000
+tokens): a usual skill is whole in one, a 4 MiB file is not dumped into one result."""
+
+MIN_PART_CHARS = 1_000
+"""The smallest ``Skills.part_chars`` accepted: smaller parts would cost a call a page."""
+
+
+def split_parts(content: str, size: int) -> list[str]:
+    """``content`` cut into parts of at most ``size`` characters, in order, a cut made after
+    a line break when the part's second half has one (else at ``size``). The same content
+    and size always give the same parts, so ``part=N`` names the same text on every call.
+    An empty body is one empty part."""
+    parts: list[str] = []
+    start = 0
+    while len(content) - start > size:
+        end = start + size
+        cut = content.rfind("\n", start + size // 2, end)
+        cut = end if cut < 0 else cut + 1  # the line break stays with the part it ends
+        parts.append(content[start:cut])
+        start = cut
+    parts.append(content[start:])
+    return parts
+
+
+def render_part(name: str, parts: list[str], part: int, tool: str) -> str:
+    """What ``use_skill(name, part)`` returns: ``f"{name}\\n\\n{content}"`` for a body in one
+    part (the usual skill); for a longer one, the part with a header saying which it is
+    and a last line saying how to ask for the next (``tool``: the name the model calls
+    ``use_skill`` by). A part out of range is a RetriableError naming the valid range."""
+    count = len(parts)
+    if not 1 <= part <= count:
+        valid = "part=1 (or leave part out)" if count == 1 else f"part from 1 to {count}"
+        raise RetriableError(
+            f"Skill {name!r} has {counted(count, 'part')}: there is no part {part}. Call "
+            f"{tool} with {valid}."
+        )
+    if count == 1:
+        return f"{name}\n\n{parts[0]}"
+    where = f"part {part} of {count}"
+    if part < count:
+        after = f"[{where}; call {tool}(name={json.dumps(name)}, part={part + 1}) for more]"
+    else:
+        after = f"[{where}: the end of {name}]"
+    return f"{name} ({where})\n\n{parts[part - 1]}\n\n{after}"
+
+
 def render_menu(skills: Iterable[SkillEntry], tool: str = USE_SKILL) -> str:
     """The menu: its header naming ``tool`` (the name the model calls ``use_skill`` by:
     :data:`MENU_HEADER` outside a toolset), then ``name — description`` per skill; ``""``
@@ -225,6 +279,9 @@ class Skills(BaseToolParam):
     - ``store`` — whether the team's storage bundle's skill store is read too.
     - ``stored`` — the store's skills, filled by the team when it creates or resumes the
       team (what is set by hand is replaced then); read only when ``store`` is on.
+    - ``part_chars`` — the most characters of a body one ``use_skill`` call returns; a
+      longer body comes in parts (``use_skill(name, part=2)``...), each saying how to ask
+      for the next, so a huge skill never fills the model's context in one result.
     """
 
     expose: set[Channels] = {SYSTEM_PROMPT, LLM_CONTEXT, TOOL_CALL, COMMAND}
@@ -232,6 +289,7 @@ class Skills(BaseToolParam):
     folders: list[str] | None = None
     store: bool = True
     stored: list[SkillRow] = Field(default_factory=list)
+    part_chars: int = Field(default=DEFAULT_PART_CHARS, ge=MIN_PART_CHARS)
 
     @field_validator("skills")
     @classmethod
@@ -343,15 +401,19 @@ class SkillTool(ToolCard):
         entries = self._entries(TOOL_CALL)
         if entries is None:
             return []
+        param = serve(self.skills, Skills, TOOL_CALL)
+        size = param.part_chars if param is not None else DEFAULT_PART_CHARS
         bodies = {entry.name: entry.content for entry in entries}
+        split: dict[str, list[str]] = {}  # name -> its parts, cut once, when first asked
         tool = self.called_as(USE_SKILL)
 
-        def use_skill(name: str) -> str:
+        def use_skill(name: str, part: int = 1) -> str:
             """Load the full text of one skill from the skills menu in your instructions.
 
             Call it, with the name exactly as the menu shows it, before working on a task the
-            skill covers: the skill's text is this call's result. If an earlier result has
-            dropped out of your context, call it again.
+            skill covers: the skill's text is this call's result. A long skill comes in
+            parts: the result says which part it is and how to ask for the next (``part``,
+            from 1). If an earlier result has dropped out of your context, call it again.
             """
             key = name.strip()
             content = bodies.get(key)
@@ -361,7 +423,10 @@ class SkillTool(ToolCard):
                     f"Unknown skill {excerpt(name)}. Available skills: {known}. Call {tool} "
                     f"with one of these names, exactly as listed."
                 )
-            return f"{key}\n\n{content}"
+            parts = split.get(key)
+            if parts is None:
+                parts = split[key] = split_parts(content, size)
+            return render_part(key, parts, part, tool)
 
         return [use_skill]
 

@@ -39,9 +39,8 @@ def test_the_file_is_in_wal_mode(tmp_path: Path) -> None:
     SqliteStorage(path).close()
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    assert conn.execute("PRAGMA user_version").fetchone() == (
-        3,
-    )  # 3: catalog row ids, skill toolsets
+    # 3: catalog row ids and skill toolsets
+    assert conn.execute("PRAGMA user_version").fetchone() == (3,)
     conn.close()
 
 

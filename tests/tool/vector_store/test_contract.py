@@ -8,6 +8,7 @@ import math
 import pytest
 
 from akgentic.tool.vector_store import (
+    HeldRow,
     InMemoryBackend,
     VectorEntry,
     VectorStore,
@@ -119,6 +120,40 @@ def test_ref_ids_names_the_rows_of_one_scope_only(store: VectorStore) -> None:
 def test_ref_ids_lists_past_one_page(store: VectorStore) -> None:
     store.upsert(A, TEAM, [entry(f"r{i}", unit(1, i / 2000)) for i in range(1500)])
     assert store.ref_ids(A, TEAM) == {f"r{i}" for i in range(1500)}
+
+
+def test_rows_keep_the_model_that_embedded_them(store: VectorStore) -> None:
+    """What a start compares with its embedder: each row's model (``""``: it recorded
+    none), with the text or without it; a hit names it too."""
+    made = VectorEntry(ref_id="m", text="made by a", vector=unit(1, 0), model="fake:a")
+    store.upsert(A, TEAM, [made, entry("n", unit(0, 1), "unrecorded")])
+    assert store.ref_rows(A, TEAM) == {  # type: ignore[attr-defined]
+        "m": HeldRow("made by a", "fake:a"),
+        "n": HeldRow("unrecorded", ""),
+    }
+    assert store.ref_rows(A, TEAM, texts=False) == {  # type: ignore[attr-defined]
+        "m": HeldRow("", "fake:a"),
+        "n": HeldRow("", ""),
+    }
+    assert store.ref_rows("contract_nowhere", TEAM) == {}  # type: ignore[attr-defined]
+    assert [(h.ref_id, h.model) for h in store.query(A, TEAM, unit(1, 0), k=1)] == [("m", "fake:a")]
+
+
+def test_adopt_dimension_lets_the_store_take_another_dimension(store: VectorStore) -> None:
+    """A store holding 3 dimensions refuses a vector of 2 (a new embedding model) until it
+    adopts 2: the rows of 3 go, and it takes the new ones. Adopting the dimension it holds,
+    or in a collection it lacks, is a no-op."""
+    store.upsert(A, TEAM, [entry("x", unit(1, 0, 0)), entry("y", unit(0, 1, 0))])
+    with pytest.raises((ValueError, RuntimeError)):
+        store.upsert(A, TEAM, [entry("z", unit(1, 0))])
+    assert store.adopt_dimension(A, TEAM, 3) == 0  # type: ignore[attr-defined]
+    assert store.adopt_dimension("contract_nowhere", TEAM, 2) == 0  # type: ignore[attr-defined]
+    assert store.ref_ids(A, TEAM) == {"x", "y"}
+
+    assert store.adopt_dimension(A, TEAM, 2) == 2  # type: ignore[attr-defined]
+    assert store.ref_ids(A, TEAM) == set()
+    store.upsert(A, TEAM, [entry("z", unit(1, 0)), entry("w", unit(0, 1))])
+    assert [h.ref_id for h in store.query(A, TEAM, unit(1, 0.1), k=5)] == ["z", "w"]
 
 
 def test_k_bounds_the_answer(store: VectorStore) -> None:

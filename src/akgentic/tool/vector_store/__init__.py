@@ -24,6 +24,7 @@ from akgentic.tool.vector_store.hybrid import (
 )
 from akgentic.tool.vector_store.params import DEFAULT_ALPHA, EmbeddingConfig, VectorStoreParam
 from akgentic.tool.vector_store.protocol import (
+    HeldRow,
     SearchHit,
     VectorStore,
     VectorStoreConfig,
@@ -56,6 +57,7 @@ __all__ = [
     "EmbeddingJob",
     "EmbeddingService",
     "EmbeddingWorker",
+    "HeldRow",
     "InMemoryBackend",
     "LocalEmbeddingService",
     "OpenAIEmbeddingService",

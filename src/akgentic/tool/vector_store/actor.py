@@ -31,7 +31,7 @@ from akgentic.tool.vector_store.backends.inmemory import (
     VectorStoreDelta,
     VectorStoreState,
 )
-from akgentic.tool.vector_store.protocol import SearchHit, point_id
+from akgentic.tool.vector_store.protocol import HeldRow, SearchHit, point_id
 from akgentic.tool.vector_store.vector import VectorEntry
 
 __all__ = ["STORE_ACTOR_NAME", "VectorStoreActor", "ensure_store_actor"]
@@ -103,6 +103,22 @@ class VectorStoreActor(Akgent[BaseConfig, VectorStoreState]):
     def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
         """``ref_id -> text`` of the rows held for that collection, team and tenant."""
         return self._backend.ref_texts(collection, team_id, tenant)
+
+    def ref_rows(
+        self, collection: str, team_id: str, tenant: str = "", *, texts: bool = True
+    ) -> dict[str, HeldRow]:
+        """``ref_id -> (text, model)`` of the rows held for that collection, team and tenant."""
+        return self._backend.ref_rows(collection, team_id, tenant, texts=texts)
+
+    def adopt_dimension(
+        self, collection: str, team_id: str, dimension: int, tenant: str = ""
+    ) -> int:
+        """Empty the scope if it holds vectors of another dimension; how many rows went."""
+        before = set(self.state.collections.get(collection, {}))
+        removed = self._backend.adopt_dimension(collection, team_id, dimension, tenant)
+        gone = sorted(before - set(self.state.collections.get(collection, {})))
+        self._journal.record(VectorStoreDelta(collection=collection, deleted=gone), empty=not gone)
+        return removed
 
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""

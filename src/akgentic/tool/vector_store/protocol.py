@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, Field
 
@@ -26,6 +26,7 @@ from akgentic.tool.vector_store.vector import VectorEntry
 
 __all__ = [
     "POINT_NAMESPACE",
+    "HeldRow",
     "SearchHit",
     "VectorStore",
     "VectorStoreConfig",
@@ -60,7 +61,11 @@ def point_id(team_id: str, tenant: str, ref_id: str) -> str:
 
 
 class SearchHit(SerializableModel):
-    """One answer to a similarity query: the row and its cosine similarity to the query."""
+    """One answer to a similarity query: the row and its cosine similarity to the query.
+
+    ``model`` names the embedding model that made the row's vector (``""``: the row
+    recorded none): a cosine between vectors of two models means nothing, so a consumer
+    whose embedder is another model does not trust the score."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,6 +73,17 @@ class SearchHit(SerializableModel):
     score: float
     text: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    model: str = ""
+
+
+class HeldRow(NamedTuple):
+    """What a store holds of one row, as a reconcile compares it with the consumer's (no
+    vector): its ``text`` (``""`` when the listing left texts out) and the ``model`` that
+    embedded it (``""`` when the row recorded none — written before rows recorded their
+    model, so of a model nobody can name)."""
+
+    text: str
+    model: str
 
 
 @runtime_checkable
@@ -88,6 +104,19 @@ class VectorStore(Protocol):
     - ``ref_ids`` names the ref ids it holds for (collection, team, tenant) — ids only, no
       vector or text — and an empty set for an unknown collection: how a consumer finds
       the rows its store is missing (or holds for nothing) without re-embedding any.
+    - Every row keeps the ``model`` of its :class:`VectorEntry` (the embedder that made its
+      vector) and gives it back on a :class:`SearchHit`.
+
+    Optional, found by name (every built-in backend has them; a reconcile does without):
+
+    - ``ref_rows(collection, team_id, tenant="", *, texts=True) -> dict[str, HeldRow]``
+      — each row's text (``""`` with ``texts=False``) and model, in one listing: how a
+      reconcile finds a row held with an older text, or embedded by another model.
+    - ``ref_texts(collection, team_id, tenant="") -> dict[str, str]`` — texts alone.
+    - ``adopt_dimension(collection, team_id, dimension, tenant="") -> int`` — make the
+      store take vectors of ``dimension`` where it holds vectors of another (an embedding
+      model changed): it drops what held the other dimension, in one step, and says how
+      many rows went; a no-op (0) when it holds that dimension already, or nothing.
     - A cluster backend takes its client from the shared cache (``client.get_client``)
       and never opens or closes one of its own.
     """

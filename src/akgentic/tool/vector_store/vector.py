@@ -68,7 +68,10 @@ class VectorEntry(SerializableModel):
     """One indexed row: its reference, its text, its embedding and free metadata.
 
     ``team_id`` and ``tenant`` are stamped by the store on upsert (from the actor, never
-    from a card); rows written before they existed decode with ``""``.
+    from a card); rows written before they existed decode with ``""``. ``model`` is the
+    name of the embedder that made ``vector`` (``EmbeddingService.name``), kept with the
+    row so a start can tell rows of another model from its own; ``""`` is a row that
+    recorded none.
     """
 
     ref_id: str
@@ -77,6 +80,7 @@ class VectorEntry(SerializableModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     team_id: str = ""
     tenant: str = ""
+    model: str = ""
 
 
 register_serializable(VectorEntry, aliases=["akgentic.tool.vector.VectorEntry"])

@@ -5,7 +5,10 @@ actor (``persists_in_actor_state=True``): the actor records each change as a
 :class:`VectorStoreDelta` (a ``StateJournal``: the delta, a snapshot now and then) and
 the framework persists and restores it with the team.
 The numpy indexes (one :class:`VectorIndex` per collection, team and tenant) are a
-cache rebuilt from the state on first use — after a restore, too.
+cache rebuilt from the state on first use — after a restore, too. Each row keeps the
+model that embedded it (``""`` in a state written before rows recorded it); a scope
+holds vectors of one dimension, and :meth:`InMemoryBackend.adopt_dimension` empties a
+scope of another one when the embedding model changed.
 
 Vectors are stored as base64 float32 strings, and rows are immutable values that a
 state snapshot shares instead of copying, so a snapshot costs one dict entry per row
@@ -24,6 +27,7 @@ from pydantic import ConfigDict, Field
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.journal import DeltaState
 from akgentic.tool.vector_store.protocol import (
+    HeldRow,
     SearchHit,
     VectorStoreConfig,
     check_collection_name,
@@ -69,6 +73,7 @@ class StoredVector(SerializableModel):
     team_id: str = ""
     tenant: str = ""
     vector: str
+    model: str = ""
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> StoredVector:
         """A row is an immutable value (replaced, never edited): a snapshot shares it.
@@ -160,6 +165,7 @@ class InMemoryBackend:
                 team_id=team_id,
                 tenant=tenant,
                 vector=encode_vector(entry.vector),
+                model=entry.model,
             )
 
     def delete(
@@ -192,7 +198,11 @@ class InMemoryBackend:
             if row is not None:
                 hits.append(
                     SearchHit(
-                        ref_id=ref_id, score=score, text=row.text, metadata=dict(row.metadata)
+                        ref_id=ref_id,
+                        score=score,
+                        text=row.text,
+                        metadata=dict(row.metadata),
+                        model=row.model,
                     )
                 )
         return hits
@@ -223,6 +233,36 @@ class InMemoryBackend:
         return {
             r.ref_id: r.text for r in rows.values() if r.team_id == team_id and r.tenant == tenant
         }
+
+    def ref_rows(
+        self, collection: str, team_id: str, tenant: str = "", *, texts: bool = True
+    ) -> dict[str, HeldRow]:
+        """``ref_id -> (text, model)`` of the scope's rows (the text ``""`` unless
+        ``texts``): what a reconcile compares with the consumer's rows and its embedder."""
+        rows = self.state.collections.get(collection, {})
+        return {
+            r.ref_id: HeldRow(r.text if texts else "", r.model)
+            for r in rows.values()
+            if r.team_id == team_id and r.tenant == tenant
+        }
+
+    def adopt_dimension(
+        self, collection: str, team_id: str, dimension: int, tenant: str = ""
+    ) -> int:
+        """Let the scope take vectors of ``dimension``: a scope holding another one (an
+        embedding model changed) loses its rows, which its reconcile embeds again; how
+        many went. A no-op (0) when the scope holds ``dimension``, or nothing."""
+        indexes = self._all_indexes()
+        scope = (collection, team_id, tenant)
+        index = indexes.get(scope)
+        if index is None or index.dimension in (None, dimension):
+            return 0
+        del indexes[scope]
+        rows = self.state.collections.get(collection, {})
+        doomed = [pid for pid, r in rows.items() if r.team_id == team_id and r.tenant == tenant]
+        for pid in doomed:
+            del rows[pid]
+        return len(doomed)
 
     def count(self, collection: str | None = None, team_id: str | None = None) -> int:
         """How many rows (of one collection, of one team) the store holds."""

@@ -14,8 +14,11 @@ one, is a :class:`VectorStoreConfigError` saying what to do, at wiring.
 
 Each consumer collection is the Qdrant collection ``akgentic_<collection>``, created
 on first upsert with the vectors' dimension and cosine distance. Every point carries
-``ref_id``, ``text``, ``metadata``, ``team_id`` and ``tenant`` in its payload; its id
-is :func:`point_id` of (team, tenant, ref id), so a re-add replaces the point.
+``ref_id``, ``text``, ``metadata``, ``team_id``, ``tenant`` and ``model`` (the embedder
+that made its vector; absent on points written before it was recorded) in its payload;
+its id is :func:`point_id` of (team, tenant, ref id), so a re-add replaces the point.
+A collection holds one dimension: :meth:`QdrantBackend.adopt_dimension` re-creates it
+for another (an embedding model changed), dropping every team's points in it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 from akgentic.core.excerpt import exception_line
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.protocol import (
+    HeldRow,
     SearchHit,
     VectorStoreConfig,
     VectorStoreConfigError,
@@ -64,6 +68,10 @@ class QdrantHandle:
         self.client = client
         self.local = local
         self._lock = threading.RLock() if local else None
+        self.renew_lock = threading.Lock()
+        """Held while a collection's dimension is checked and it is re-created: two
+        reconciles of this process never both re-create it (the second would drop the
+        first one's new points)."""
 
     def __enter__(self) -> Any:
         if self._lock is not None:
@@ -191,6 +199,7 @@ class QdrantBackend:
                     "metadata": dict(e.metadata),
                     "team_id": team_id,
                     "tenant": tenant,
+                    "model": e.model,
                 },
             )
             for e in entries
@@ -258,6 +267,7 @@ class QdrantBackend:
                 score=float(point.score),
                 text=str(point.payload.get("text", "")),
                 metadata=dict(point.payload.get("metadata") or {}),
+                model=str(point.payload.get("model") or ""),
             )
             for point in response.points
         ]
@@ -271,14 +281,52 @@ class QdrantBackend:
     def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
         """``ref_id -> text`` of the scope's rows (no vectors): what a reconcile compares a
         consumer's rows with, so a row whose newer text a crash dropped is embedded again."""
-        return self._scroll(collection, team_id, tenant, ["ref_id", "text"])
+        rows = self._scroll(collection, team_id, tenant, ["ref_id", "text"])
+        return {ref: row.text for ref, row in rows.items()}
+
+    def ref_rows(
+        self, collection: str, team_id: str, tenant: str = "", *, texts: bool = True
+    ) -> dict[str, HeldRow]:
+        """``ref_id -> (text, model)`` of the scope's rows (no vectors; the text ``""``
+        unless ``texts``), scrolled a page at a time."""
+        fields = ["ref_id", "model", *(["text"] if texts else [])]
+        return self._scroll(collection, team_id, tenant, fields)
+
+    def adopt_dimension(
+        self, collection: str, team_id: str, dimension: int, tenant: str = ""
+    ) -> int:
+        """Re-create the collection for vectors of ``dimension`` if it holds another one (an
+        embedding model changed: Qdrant fixes a collection's dimension when it creates it);
+        how many points went — every team's and tenant's, each embedded again by its own
+        consumer's next reconcile. A no-op (0) when it holds ``dimension``, or is absent."""
+        name = COLLECTION_PREFIX + check_collection_name(collection)
+        with self._handle.renew_lock, self._handle as client:
+            if not self._exists(client, name):
+                return 0
+            vectors = client.get_collection(name).config.params.vectors
+            size = getattr(vectors, "size", None)
+            if size is None or int(size) == dimension:
+                return 0
+            count = int(client.count(name, exact=True, timeout=self._timeout).count)
+            client.delete_collection(name, timeout=self._timeout)
+            self._known.discard(name)
+            self._ensure(client, name, dimension)
+            logger.info(
+                "Qdrant collection %s re-created for %d dimensions (was %s; %d points dropped)",
+                name,
+                dimension,
+                size,
+                count,
+            )
+            return count
 
     def _scroll(
         self, collection: str, team_id: str, tenant: str, fields: list[str]
-    ) -> dict[str, str]:
-        """``ref_id -> text`` (``""`` when ``fields`` leaves the text out), a page at a time."""
+    ) -> dict[str, HeldRow]:
+        """``ref_id -> (text, model)`` (``""`` for what ``fields`` leaves out), a page at a
+        time."""
         name = COLLECTION_PREFIX + collection
-        found: dict[str, str] = {}
+        found: dict[str, HeldRow] = {}
         offset: Any = None
         with self._handle as client:
             if not self._exists(client, name):
@@ -295,7 +343,9 @@ class QdrantBackend:
                 )
                 for p in points:
                     if p.payload:
-                        found[str(p.payload.get("ref_id", ""))] = str(p.payload.get("text", ""))
+                        found[str(p.payload.get("ref_id", ""))] = HeldRow(
+                            str(p.payload.get("text", "")), str(p.payload.get("model") or "")
+                        )
                 if offset is None:
                     return found
 

@@ -14,18 +14,24 @@ closes the shared client.
 
 Each consumer collection is the Weaviate collection ``Akgentic_<collection>`` with a
 self-provided cosine vector and the properties ``ref_id``, ``text``, ``metadata``
-(JSON), ``team_id`` and ``tenant``. Every object is stamped with its team (so
-:meth:`WeaviateBackend.delete_by_team` can reap a deleted team's vectors) and its
-uuid is :func:`point_id` of (team, tenant, ref id) — the derivation Qdrant's point
-ids use — so a re-add replaces the object. Scope values are stored with a ``=``
-prefix, so an empty team or tenant is still an indexed, filterable value.
+(JSON), ``team_id``, ``tenant`` and ``model`` (the embedder that made the vector; added
+to a collection created before it was recorded, whose objects then hold none). Every
+object is stamped with its team (so :meth:`WeaviateBackend.delete_by_team` can reap a
+deleted team's vectors) and its uuid is :func:`point_id` of (team, tenant, ref id) —
+the derivation Qdrant's point ids use — so a re-add replaces the object. Scope values
+are stored with a ``=`` prefix, so an empty team or tenant is still an indexed,
+filterable value. A collection's vectors are of one dimension:
+:meth:`WeaviateBackend.adopt_dimension` re-creates it for another (an embedding model
+changed), dropping every team's objects in it.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import math
+import threading
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
@@ -34,6 +40,7 @@ from akgentic.core.words import counted
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.params import env_value
 from akgentic.tool.vector_store.protocol import (
+    HeldRow,
     SearchHit,
     VectorStoreConfig,
     VectorStoreConfigError,
@@ -52,8 +59,13 @@ __all__ = [
     "weaviate_url",
 ]
 
+logger = logging.getLogger("akgentic.tool.vector_store")
+
 COLLECTION_PREFIX = "Akgentic_"
 VECTOR_NAME = "default"
+_RENEW_LOCK = threading.Lock()
+"""Held while a collection's dimension is checked and it is re-created: two reconciles of
+this process never both re-create it (the second would drop the first one's objects)."""
 _CLOUD_SUFFIXES = (".weaviate.cloud", ".weaviate.network")
 
 INSTALL_HINT = (
@@ -150,31 +162,22 @@ class WeaviateBackend:
     def _collection(self, collection: str, *, create: bool) -> Any | None:
         name = COLLECTION_PREFIX + check_collection_name(collection)
         client = self.client
-        if name in self._known or client.collections.exists(name):
-            self._known.add(name)
+        if name in self._known:
             return client.collections.get(name)
+        if client.collections.exists(name):
+            handle = client.collections.get(name)
+            _add_model_property(handle)
+            self._known.add(name)
+            return handle
         if not create:
             return None
-        from weaviate.classes.config import (
-            Configure,
-            DataType,
-            Property,
-            Tokenization,
-            VectorDistances,
-        )
-
-        def keyword(field: str) -> Any:
-            return Property(
-                name=field,
-                data_type=DataType.TEXT,
-                tokenization=Tokenization.FIELD,
-                index_searchable=False,
-            )
+        from weaviate.classes.config import Configure, DataType, Property, VectorDistances
 
         properties = [
-            keyword("ref_id"),
-            keyword("team_id"),
-            keyword("tenant"),
+            _keyword("ref_id"),
+            _keyword("team_id"),
+            _keyword("tenant"),
+            _keyword("model"),
             Property(name="text", data_type=DataType.TEXT),
             Property(
                 name="metadata",
@@ -227,6 +230,7 @@ class WeaviateBackend:
                     "metadata": json.dumps(e.metadata, default=str),
                     "team_id": _scope(team_id),
                     "tenant": _scope(tenant),
+                    "model": e.model,
                 },
                 vector={VECTOR_NAME: list(e.vector)} if named else list(e.vector),
             )
@@ -291,6 +295,7 @@ class WeaviateBackend:
                     score=1.0 - float(distance if distance is not None else 1.0),
                     text=str(props.get("text") or ""),
                     metadata=metadata if isinstance(metadata, dict) else {},
+                    model=str(props.get("model") or ""),
                 )
             )
         hits.sort(key=lambda hit: (-hit.score, hit.ref_id))
@@ -302,18 +307,66 @@ class WeaviateBackend:
         Weaviate's cursor takes no filter, so the scope is matched here: one pass over the
         collection's ``ref_id``/``team_id``/``tenant`` properties, no vector, no text.
         """
+        return set(self._listing(collection, team_id, tenant, []))
+
+    def ref_texts(self, collection: str, team_id: str, tenant: str = "") -> dict[str, str]:
+        """``ref_id -> text`` of the scope's rows: one pass, as :meth:`ref_ids`."""
+        rows = self._listing(collection, team_id, tenant, ["text"])
+        return {ref: row.text for ref, row in rows.items()}
+
+    def ref_rows(
+        self, collection: str, team_id: str, tenant: str = "", *, texts: bool = True
+    ) -> dict[str, HeldRow]:
+        """``ref_id -> (text, model)`` of the scope's rows (the text ``""`` unless
+        ``texts``): one pass over the collection, as :meth:`ref_ids`."""
+        return self._listing(collection, team_id, tenant, ["model", *(["text"] if texts else [])])
+
+    def _listing(
+        self, collection: str, team_id: str, tenant: str, fields: list[str]
+    ) -> dict[str, HeldRow]:
+        """The scope's rows through the collection's cursor (no vector), with ``fields``
+        beside the ids and scope; what ``fields`` leaves out reads ``""``."""
         handle = self._collection(collection, create=False)
         if handle is None:
-            return set()
+            return {}
         team, scope = _scope(team_id), _scope(tenant)
-        found: set[str] = set()
+        found: dict[str, HeldRow] = {}
         for obj in handle.iterator(
-            include_vector=False, return_properties=["ref_id", "team_id", "tenant"]
+            include_vector=False, return_properties=["ref_id", "team_id", "tenant", *fields]
         ):
             props = obj.properties
             if props.get("team_id") == team and props.get("tenant") == scope:
-                found.add(str(props.get("ref_id", "")))
+                found[str(props.get("ref_id", ""))] = _held(props)
         return found
+
+    def adopt_dimension(
+        self, collection: str, team_id: str, dimension: int, tenant: str = ""
+    ) -> int:
+        """Re-create the collection for vectors of ``dimension`` if it holds vectors of
+        another (an embedding model changed: an index takes one dimension); how many
+        objects went — every team's and tenant's, each embedded again by its own consumer's
+        next reconcile. A no-op (0) when it holds ``dimension``, or nothing."""
+        with _RENEW_LOCK:
+            handle = self._collection(collection, create=False)
+            if handle is None:
+                return 0
+            sample = handle.query.fetch_objects(limit=1, include_vector=True)
+            held = _dimension_of(sample.objects[0]) if sample.objects else None
+            if held is None or held == dimension:
+                return 0
+            count = int(handle.aggregate.over_all(total_count=True).total_count or 0)
+            name = COLLECTION_PREFIX + collection
+            self.client.collections.delete(name)
+            self._known.discard(name)
+            self._collection(collection, create=True)
+            logger.info(
+                "Weaviate collection %s re-created for %d dimensions (was %d; %d objects dropped)",
+                name,
+                dimension,
+                held,
+                count,
+            )
+            return count
 
     def delete_by_team(self, team_id: str) -> int:
         from weaviate.classes.query import Filter
@@ -334,6 +387,46 @@ class WeaviateBackend:
         return sorted(
             name[len(COLLECTION_PREFIX) :] for name in names if name.startswith(COLLECTION_PREFIX)
         )
+
+
+def _keyword(field: str) -> Any:
+    """A property matched exactly (filters, scopes), never searched as words."""
+    from weaviate.classes.config import DataType, Property, Tokenization
+
+    return Property(
+        name=field,
+        data_type=DataType.TEXT,
+        tokenization=Tokenization.FIELD,
+        index_searchable=False,
+    )
+
+
+def _add_model_property(handle: Any) -> None:
+    """Give a collection created before rows recorded their model the ``model`` property,
+    so a listing may ask for it (its objects read ``""``: a model nobody can name). Best
+    effort: a cluster with auto-schema adds it on the first insert anyway."""
+    try:
+        if any(p.name == "model" for p in handle.config.get().properties):
+            return
+        handle.config.add_property(_keyword("model"))
+    except Exception as exc:
+        logger.info("adding the model property to %s failed: %r", handle.name, exc)
+
+
+def _held(props: Any) -> HeldRow:
+    """An object's properties as a reconcile compares them: its text and its model."""
+    return HeldRow(str(props.get("text") or ""), str(props.get("model") or ""))
+
+
+def _dimension_of(obj: Any) -> int | None:
+    """The length of an object's vector (named ``default``, or its only one); None when
+    it carries none."""
+    vectors = obj.vector
+    if isinstance(vectors, dict):
+        vector = vectors.get(VECTOR_NAME) or next(iter(vectors.values()), None)
+    else:
+        vector = vectors
+    return len(vector) if vector else None
 
 
 def _named_vectors() -> bool:

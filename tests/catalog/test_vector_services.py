@@ -73,6 +73,43 @@ def test_a_catalog_embeddings_endpoint_serves_the_plan_and_no_stored_byte_holds_
     assert KEY not in caplog.text
 
 
+def test_a_plan_whose_endpoint_model_changed_is_embedded_again_on_resume(
+    manager: TeamManager, catalog: CatalogService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The catalog's endpoint is reconfigured to another model while the team is stopped:
+    its rows are of the old one, so the resume embeds the plan again with the new model
+    (a model change between runs), and says so once."""
+    caplog.set_level(logging.WARNING, logger="akgentic.tool.vector_store")
+    with serving() as endpoint:
+        name = "embeddings.openai_compatible"
+        catalog.configure(ADMIN, name, {"base_url": endpoint.url, "model": MODEL})
+        catalog.set_credential(ADMIN, name, KEY)
+        catalog.enable(ADMIN, name)
+        runtime = manager.create_team(TeamCard.from_yaml(DATA / "planner.yaml"))
+        runtime.send("plan it")
+        answer(runtime, 0)
+        endpoint.wait_for(lambda: "Draft the quarterly report" in endpoint.inputs())
+        manager.stop_team(runtime.team_id)
+
+        catalog.configure(ADMIN, name, {"base_url": endpoint.url, "model": "bow-embed-2"})
+        manager.resume_team(runtime.team_id)
+
+        def embedded_again() -> bool:
+            return any(
+                model == "bow-embed-2" and any("Draft the quarterly report" in t for t in texts)
+                for _, model, texts in endpoint.seen
+            )
+
+        endpoint.wait_for(embedded_again)
+        manager.shutdown()
+
+    said = [r.getMessage() for r in caplog.records if "embedded again" in r.getMessage()]
+    assert said == [
+        f"#PlanningTool: 1 row embedded with openai:{endpoint.url}:{MODEL} is embedded again "
+        f"with openai:{endpoint.url}:bow-embed-2"
+    ]
+
+
 def test_a_named_service_the_catalog_refuses_fails_creation_naming_the_member(
     manager: TeamManager, catalog: CatalogService, storage: SqliteStorage
 ) -> None:

@@ -816,3 +816,93 @@ def test_a_graph_entity_changed_while_its_embedding_was_dropped_is_indexed_again
     eventually(
         lambda: stored_texts(resumed, KG_COLLECTION) == {"Welcome": "Welcome (r)\nthe budget"}
     )
+
+
+# -- an embedding model that changed between runs ----------------------------------------------
+
+
+class WiderEmbedder(CountingEmbedder):
+    """Another model: its own name, and one dimension more (a third concept)."""
+
+    name = "concept-wider"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.concepts = {**CONCEPTS, "travel": ("trip", "flight")}
+        self.dimension = len(self.concepts) + 1
+
+
+def stored_models(
+    runtime: TeamRuntime, collection: str, *, team: str | None = None, tenant: str = ""
+) -> dict[str, str]:
+    """``ref_id -> model`` of the rows in ``collection`` the #VectorStore holds for the
+    team (unless ``team`` says otherwise) and ``tenant``."""
+    address = runtime.member(STORE_ACTOR_NAME)
+    assert address is not None
+    store: Any = runtime.system.proxy_ask(address, VectorStoreActor, timeout=30)
+    scope = str(runtime.team_id) if team is None else team
+    rows = store.ref_rows(collection, scope, tenant, texts=False)
+    return {ref: row.model for ref, row in rows.items()}
+
+
+def test_a_graph_whose_embedding_model_changed_is_embedded_again_on_resume(
+    manager: TeamManager,
+    system: ActorSystem,
+    embedders: Embedders,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The graph was indexed by one model; the team resumes with another, of another
+    dimension (the automatic choice found the local model installed, say). The resume
+    embeds every entity again with the new model, says so once, and search by meaning
+    works — instead of refusing every write and every query for good."""
+    embedders.use(CountingEmbedder())
+    runtime = manager.create_team(crash_card())
+    graph: Any = system.proxy_ask(
+        tool_actor(runtime, KnowledgeGraphActor, KnowledgeGraphConfig()),
+        KnowledgeGraphActor,
+        timeout=30,
+    )
+    welcome = Entity(name="Welcome", entity_type="ritual", description="say hello")
+    ledger = Entity(name="Ledger", entity_type="file", description="the budget")
+    graph.update_graph(GraphUpdate(entities_to_create=[welcome, ledger]))
+    both = {"Welcome": "concept-test", "Ledger": "concept-test"}
+    eventually(lambda: stored_models(runtime, KG_COLLECTION) == both)
+    manager.stop_team(runtime.team_id)
+
+    wider = embedders.use(WiderEmbedder())
+    caplog.set_level("WARNING", logger="akgentic.tool.vector_store")
+    resumed = manager.resume_team(runtime.team_id)
+    again = {"Welcome": "concept-wider", "Ledger": "concept-wider"}
+    eventually(lambda: stored_models(resumed, KG_COLLECTION) == again)
+
+    assert sorted(wider.embedded) == ["Ledger (file)\nthe budget", "Welcome (ritual)\nsay hello"]
+    said = [r.getMessage() for r in caplog.records if "embedded again" in r.getMessage()]
+    assert said == [
+        f"{KG_ACTOR_NAME}: 2 rows embedded with concept-test are embedded again with concept-wider"
+    ]
+    eventually(
+        lambda: next(iter(similar(resumed, KG_ACTOR_NAME, KG_COLLECTION, "hi")), "") == "Welcome"
+    )
+
+
+def test_a_workspace_whose_embedding_model_changed_is_embedded_again_on_resume(
+    manager: TeamManager, embedders: Embedders, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tree's chunks (ids only in the reconcile: their text is read back from the
+    records) were embedded by one model; the resume, with another, embeds each again."""
+    runtime, workspace, _ = indexed_team(manager, embedders)
+    every = set().union(*(refs_of(rel, content) for rel, content in DOCS.items()))
+    wider = embedders.use(WiderEmbedder())
+    caplog.set_level("WARNING", logger="akgentic.tool.vector_store")
+    resumed = manager.resume_team(runtime.team_id)
+
+    def models() -> dict[str, str]:
+        return stored_models(resumed, WORKSPACE_COLLECTION, team="", tenant=workspace.name)
+
+    eventually(lambda: models() == dict.fromkeys(every, "concept-wider"))
+    assert len(wider.embedded) == len(every)
+    (line,) = [r.getMessage() for r in caplog.records if "embedded again" in r.getMessage()]
+    assert line.startswith("#Workspace-")
+    assert line.endswith(
+        f": {len(every)} rows embedded with concept-test are embedded again with concept-wider"
+    )

@@ -57,8 +57,11 @@ The contract:
 - ``reconcile(rows)`` — called by a consumer starting with restored rows — indexes the
   rows the store lacks or holds with an older text, and deletes the ones it holds for
   nothing (a write or a delete a stop or a crash dropped), without embedding a row
-  already indexed: one listing (``ref_texts``, else ``VectorStore.ref_ids``) in a
-  worker when nothing is missing. ``reconcile_ids(ids,
+  already indexed: one listing (``ref_rows``, else ``ref_texts``, else
+  ``VectorStore.ref_ids``) in a worker when nothing is missing. Every row records the
+  embedder that made its vector; rows of another model (the model changed between
+  runs, or an older store recorded none) are embedded again, the store re-created for a
+  new dimension first, and queries answer ``{}`` meanwhile. ``reconcile_ids(ids,
   fetch)`` is the same for a consumer whose rows are not in memory: it holds the ids,
   and reads only the missing rows' text, a bounded batch at a time.
 """
@@ -74,10 +77,11 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple
 from uuid import uuid4
 
 from akgentic.core import ActorAddress, Orchestrator, current_actor
+from akgentic.core.words import counted
 from akgentic.tool.core.deferred import poll_deferred
 from akgentic.tool.core.observer import ActorToolObserver
 from akgentic.tool.core.services import services_for
@@ -89,6 +93,7 @@ from akgentic.tool.vector_store.embedding_actor import (
 )
 from akgentic.tool.vector_store.params import VectorStoreParam
 from akgentic.tool.vector_store.protocol import (
+    HeldRow,
     VectorStore,
     VectorStoreConfig,
     VectorStoreConfigError,
@@ -146,6 +151,29 @@ class _Slot:
         return self.vector
 
 
+class _Listed(NamedTuple):
+    """A held row as a listing gave it: its text and model, None where the store's
+    listing does not say (never compared)."""
+
+    text: str | None
+    model: str | None
+
+
+class _Adoption:
+    """Once, before a reconcile's first write of rows of a new model: the store takes
+    that model's dimension (:meth:`SemanticIndex._adopt_dimension`). Its batches run one
+    after the other, so a flag is enough."""
+
+    def __init__(self, index: SemanticIndex) -> None:
+        self._index = index
+        self._done = False
+
+    def __call__(self, worker: EmbeddingWorker, dimension: int) -> None:
+        if not self._done:
+            self._index._adopt_dimension(worker, dimension)
+            self._done = True
+
+
 class _Sequencer:
     """Per-ref write ordering for one (store, collection, team, tenant) scope.
 
@@ -160,6 +188,20 @@ class _Sequencer:
         self._latest: dict[str, int] = {}
         self._counter = itertools.count(1)
         self._watches: list[set[str]] = []
+        self.renewing = 0
+        """How many reconciles of this scope are embedding again rows of another model:
+        while any is, every index of the scope answers queries ``{}`` (keyword ranking),
+        its rows' vectors being of two models. Changed under ``_seq_lock``."""
+
+    def renew(self, step: int) -> None:
+        """Count a re-embedding of rows of another model in (1) or out (-1)."""
+        with self._seq_lock:
+            self.renewing += step
+
+    def exclusive(self, action: Callable[[], object]) -> None:
+        """Run ``action`` with no write of this scope in progress (under the write lock)."""
+        with self._write_lock:
+            action()
 
     def next(self, ref_id: str) -> int:
         with self._seq_lock:
@@ -283,7 +325,13 @@ class SemanticIndex:
         self._embedder = embedder
         self._store = store
         self._store_address = store_address
-        store_key = str(store_address.agent_id) if store_address is not None else str(id(store))
+        # one store, one key: the indexes of a scope on one cluster client (a card's query
+        # side, its actor's writing side) share its sequencer, and so its renewing count
+        store_key = (
+            str(store_address.agent_id)
+            if store_address is not None
+            else str(getattr(store, "key", None) or id(store))
+        )
         self._sequencer = _sequencer(
             (spec.name, store_key, collection, self.team_id, tenant),
         )
@@ -421,12 +469,17 @@ class SemanticIndex:
         ]
         self._embed_rows(stamped, done)
 
-    def reconcile(self, rows: Mapping[str, Row]) -> None:
+    def reconcile(
+        self, rows: Mapping[str, Row], *, done: Callable[[bool], None] | None = None
+    ) -> None:
         """Bring the store in step with ``rows`` (``ref_id -> (text, metadata)``, every
-        row the consumer holds): :meth:`reconcile_ids` over rows already in memory."""
+        row the consumer holds): :meth:`reconcile_ids` over rows already in memory (its
+        ``done`` too)."""
         source = dict(rows)
         texts = {ref: text for ref, (text, _) in source.items()}
-        self.reconcile_ids(source, lambda refs: {ref: source[ref] for ref in refs}, texts=texts)
+        self.reconcile_ids(
+            source, lambda refs: {ref: source[ref] for ref in refs}, texts=texts, done=done
+        )
 
     def watch(self) -> WriteWatch:
         """Start noting the rows written from now on, for a later :meth:`reconcile_ids`
@@ -461,7 +514,13 @@ class SemanticIndex:
         ``texts`` (``ref_id -> text``, every row's, for a consumer that holds them) also
         embeds again a row the store holds with another text — an update whose embedding
         a stop or a crash dropped, which left the old text (and vector) under its id —
-        when the store can list its texts (``ref_texts``); ids alone cannot tell it.
+        when the store can list its texts (``ref_rows``, ``ref_texts``); ids alone cannot
+        tell it. A row the store holds embedded by another model than this index's
+        embedder — the model changed between runs, or the row recorded none (written
+        before rows recorded it) — is embedded again too, said in one warning line; before
+        the first of those writes the store takes the new vectors' dimension
+        (``adopt_dimension``: it drops what held another), and until the last one every
+        index of the scope answers :meth:`similar` with ``{}`` (keyword ranking).
         ``done(ok)`` is called once at the end, on a worker's thread: True when every
         missing row was embedded, False when the listing, a read or an embedding failed
         (or no worker started) and rows may still be missing — never when unavailable.
@@ -479,13 +538,13 @@ class SemanticIndex:
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
         ) -> None:
             try:
-                stored = self._held_texts(worker) if texts is not None else None
-                held = set(stored) if stored is not None else self._held(worker)
+                listed = self._held_rows(worker, with_texts=texts is not None)
             except Exception as exc:
                 watch.close()
                 logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
                 finish(False)
                 return
+            held = set(listed)
             missing: list[tuple[str, int]] = []
             try:
                 for ref in sorted(held - wanted):
@@ -493,22 +552,34 @@ class SemanticIndex:
                     if seq is not None:
                         remove = functools.partial(self._remove, worker, ref)
                         self._sequencer.apply(ref, seq, remove)
+                known = texts if texts is not None else {}
                 stale = {
                     ref
-                    for ref, text in (stored or {}).items()
-                    if ref in wanted and texts is not None and texts.get(ref) != text
+                    for ref, (text, _) in listed.items()
+                    if ref in wanted and text is not None and known.get(ref) != text
                 }
-                for ref in sorted((wanted - held) | stale):
+                foreign = self._foreign(listed, wanted)
+                for ref in sorted((wanted - held) | stale | set(foreign)):
                     seq = self._sequencer.next_untouched(ref, touched)
                     if seq is not None:
                         missing.append((ref, seq))
             finally:
                 watch.close()
-            if missing:
-                logger.info(
-                    "indexing %d rows %s lacked or held stale", len(missing), self.collection
-                )
-            self._embed_missing(missing, fetch, finish)
+            if not foreign:
+                if missing:
+                    logger.info(
+                        "indexing %d rows %s lacked or held stale", len(missing), self.collection
+                    )
+                self._embed_missing(missing, fetch, finish)
+                return
+            self._say_renewed(foreign)
+            self._sequencer.renew(1)
+
+            def renewed(ok: bool) -> None:
+                self._sequencer.renew(-1)
+                finish(ok)
+
+            self._embed_missing(missing, fetch, renewed, _Adoption(self))
 
         def not_started() -> None:
             watch.close()
@@ -518,11 +589,15 @@ class SemanticIndex:
         self._spawn(job, not_started, writes=True)
 
     def _embed_missing(
-        self, pending: list[tuple[str, int]], fetch: Fetch, done: Callable[[bool], None]
+        self,
+        pending: list[tuple[str, int]],
+        fetch: Fetch,
+        done: Callable[[bool], None],
+        adopt: _Adoption | None = None,
     ) -> None:
         """Fetch and embed the next :attr:`reconcile_batch` of ``pending`` (stamped ids),
         the rest once it is embedded; every stamp not written is released. ``done(ok)``
-        once at the end."""
+        once at the end. ``adopt`` goes with each batch (it acts once)."""
         while pending:
             batch, pending = pending[: self.reconcile_batch], pending[self.reconcile_batch :]
             try:
@@ -540,18 +615,23 @@ class SemanticIndex:
                 else:
                     stamped.append((ref, seq, row[0], dict(row[1] or {})))
             if stamped:
-                then = functools.partial(self._embed_next, pending, fetch, done)
-                self._embed_rows(stamped, then)
+                then = functools.partial(self._embed_next, pending, fetch, done, adopt)
+                self._embed_rows(stamped, then, adopt)
                 return
         done(True)
 
     def _embed_next(
-        self, pending: list[tuple[str, int]], fetch: Fetch, done: Callable[[bool], None], ok: bool
+        self,
+        pending: list[tuple[str, int]],
+        fetch: Fetch,
+        done: Callable[[bool], None],
+        adopt: _Adoption | None,
+        ok: bool,
     ) -> None:
         """After a batch: the next one, or — its embedding failed — none (released, left to
         ``done(False)``'s caller or the next start, rather than failing once a batch)."""
         if ok:
-            self._embed_missing(pending, fetch, done)
+            self._embed_missing(pending, fetch, done, adopt)
         else:
             if pending:
                 logger.warning("%d rows of %s left unindexed", len(pending), self.collection)
@@ -567,9 +647,13 @@ class SemanticIndex:
         self,
         stamped: list[tuple[str, int, str, dict[str, Any]]],
         then: Callable[[bool], None] | None = None,
+        adopt: _Adoption | None = None,
     ) -> None:
         """Embed ``(ref_id, seq, text, metadata)`` rows in one worker and write each one
-        whose stamp is still its ref's latest; then ``then(ok)`` (ok: they were embedded)."""
+        whose stamp is still its ref's latest; then ``then(ok)`` (ok: they were embedded).
+        ``adopt``: before the first write, have the store take the vectors' dimension."""
+        embedder = self._embedder
+        model = embedder.name if embedder is not None else ""
 
         def after(ok: bool) -> None:
             if then is not None:
@@ -578,6 +662,11 @@ class SemanticIndex:
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
         ) -> None:
+            if error is None and vectors and len(vectors) == len(stamped) and adopt is not None:
+                try:
+                    adopt(worker, len(vectors[0]))
+                except Exception as exc:
+                    error = f"the store could not take {len(vectors[0])} dimensions: {exc!r}"
             if error is not None or not vectors or len(vectors) != len(stamped):
                 for ref, seq, _, _ in stamped:
                     self._sequencer.done(ref, seq)
@@ -594,6 +683,7 @@ class SemanticIndex:
                     metadata=meta,
                     team_id=self.team_id,
                     tenant=self.tenant,
+                    model=model,
                 )
                 self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
             after(True)
@@ -648,7 +738,7 @@ class SemanticIndex:
 
     def similar(self, query: str, k: int) -> dict[str, float]:
         """``ref_id -> cosine`` of the ``k`` rows nearest ``query``; ``{}`` when degraded."""
-        if not self.available or k <= 0 or not query.strip():
+        if not self.available or k <= 0 or not query.strip() or self._sequencer.renewing:
             return {}
         vector = self._query_vector(query)
         if vector is None:
@@ -657,6 +747,10 @@ class SemanticIndex:
             hits = self._query(vector, k)
         except Exception as exc:
             logger.warning("querying %s failed: %r; degraded to {}", self.collection, exc)
+            return {}
+        model = self._embedder.name if self._embedder is not None else ""
+        if any(hit.model not in ("", model) for hit in hits):
+            # a row of another model: its cosine to this query means nothing
             return {}
         return {hit.ref_id: hit.score for hit in hits}
 
@@ -672,20 +766,76 @@ class SemanticIndex:
         assert self._store is not None
         return self._store.ref_ids(self.collection, self.team_id, self.tenant)
 
-    def _held_texts(self, worker: EmbeddingWorker) -> dict[str, str] | None:
-        """``ref_id -> text`` the store holds for this scope, or None when the store cannot
-        list its texts (a backend without ``ref_texts``: ids alone are compared)."""
+    def _held_rows(self, worker: EmbeddingWorker, *, with_texts: bool) -> dict[str, _Listed]:
+        """What the store holds for this scope, on the worker's thread: each ref id's text
+        (when ``with_texts``) and model, in one listing (``ref_rows``); a store without it
+        says less — ``ref_texts`` (texts alone), else ``ref_ids`` — and what it does not
+        say is None (never compared)."""
         if self._store_address is not None:
-            store: Any = worker.proxy_ask(
+            actor: Any = worker.proxy_ask(
                 self._store_address, VectorStoreActor, timeout=worker.timeout
             )
-            found: dict[str, str] = store.ref_texts(self.collection, self.team_id, self.tenant)
-            return found
-        ref_texts = getattr(self._store, "ref_texts", None)
-        if not callable(ref_texts):
-            return None
-        listed: dict[str, str] = ref_texts(self.collection, self.team_id, self.tenant)
-        return listed
+            rows: dict[str, HeldRow] = actor.ref_rows(
+                self.collection, self.team_id, self.tenant, texts=with_texts
+            )
+        else:
+            store: Any = self._store
+            ref_rows = getattr(store, "ref_rows", None)
+            ref_texts = getattr(store, "ref_texts", None)
+            if callable(ref_rows):
+                rows = ref_rows(self.collection, self.team_id, self.tenant, texts=with_texts)
+            elif with_texts and callable(ref_texts):
+                found: dict[str, str] = ref_texts(self.collection, self.team_id, self.tenant)
+                return {ref: _Listed(text, None) for ref, text in found.items()}
+            else:
+                return {ref: _Listed(None, None) for ref in self._held(worker)}
+        return {
+            ref: _Listed(row.text if with_texts else None, row.model) for ref, row in rows.items()
+        }
+
+    def _foreign(self, listed: Mapping[str, _Listed], wanted: frozenset[str]) -> dict[str, str]:
+        """``ref_id -> model`` of the wanted rows the store holds embedded by another model
+        than this index's embedder (``""``: a row that recorded none)."""
+        embedder = self._embedder
+        current = embedder.name if embedder is not None else ""
+        return {
+            ref: row.model
+            for ref, row in listed.items()
+            if ref in wanted and row.model is not None and row.model != current
+        }
+
+    def _say_renewed(self, foreign: Mapping[str, str]) -> None:
+        """The one warning line of a start that embeds again rows of another model."""
+        address = getattr(self._observer_ref(), "myAddress", None)  # a plain observer has none
+        who = getattr(address, "name", None) or self.collection
+        models = sorted(set(foreign.values()))
+        named = ", ".join(m or "an unrecorded model" for m in models)
+        embedder = self._embedder
+        logger.warning(
+            "%s: %s embedded with %s %s embedded again with %s",
+            who,
+            counted(len(foreign), "row"),
+            named,
+            "is" if len(foreign) == 1 else "are",
+            embedder.name if embedder is not None else "nothing",
+        )
+
+    def _adopt_dimension(self, worker: EmbeddingWorker, dimension: int) -> None:
+        """Have the store take vectors of ``dimension`` (on the worker's thread, with no
+        write of the scope in progress): one that holds another drops what held it."""
+        if self._store_address is not None:
+            address = self._store_address
+            self._sequencer.exclusive(
+                lambda: worker.proxy_tell(address, VectorStoreActor).adopt_dimension(
+                    self.collection, self.team_id, dimension, self.tenant
+                )
+            )
+            return
+        adopt = getattr(self._store, "adopt_dimension", None)
+        if callable(adopt):
+            self._sequencer.exclusive(
+                lambda: adopt(self.collection, self.team_id, dimension, self.tenant)
+            )
 
     def _remove(self, worker: EmbeddingWorker, ref_id: str) -> None:
         """Delete ``ref_id``'s row; on the worker's thread, under the sequencer's write lock."""

@@ -517,3 +517,27 @@ def test_weaviate_an_old_collection_of_the_same_dimension_gains_the_model_proper
     assert weaviate_models(team_id) == dict.fromkeys(ROWS, "fake:a")
     assert weaviate.collections.get(OLD_COLLECTION) is old and "model" in old.properties
     assert weaviate_models("other") == {"o1": ""}
+
+
+def test_a_store_refusing_the_new_rows_ends_the_pass_and_lets_queries_back(
+    team: Team, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster that refuses a write while the rows are embedded again (down, or a
+    timeout) ends the pass as failed — its ``done`` is told, the rest of the batch is not
+    written — rather than leaving it running, and semantic search off, for good."""
+    found = Store(team, "qdrant", tmp_path)
+    wiring.param = VectorStoreParam(backend="qdrant", query_timeout=30.0)
+    wiring.config = found.config
+    try:
+        first_run(team, found, ModelEmbedder("fake:a"))
+        run = start(team, "#Run2", ModelEmbedder("fake:b"))
+
+        def refused(*args: Any, **kwargs: Any) -> None:
+            raise ConnectionError("the cluster is down")
+
+        monkeypatch.setattr(QdrantBackend, "upsert", refused)
+        assert reconciled(run) == [False]
+        assert run.renewing() == 0
+        assert found.models() == dict.fromkeys(ROWS, "fake:a")
+    finally:
+        found.next_process()

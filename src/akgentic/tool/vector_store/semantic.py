@@ -460,8 +460,9 @@ class SemanticIndex:
         worker); the same per-ref ordering rule as :meth:`upsert`. Returns at once.
 
         ``done(ok)`` is called once, on a worker's thread, when the rows were embedded
-        (True) or were not (False: the embedder failed, or no worker could start) — for a
-        consumer that retries what a failure left unindexed (it must not block)."""
+        (True) or were not (False: the embedder failed, the store refused a write — the
+        rest of the batch is then not written — or no worker could start) — for a consumer
+        that retries what a failure left unindexed (it must not block)."""
         if not self.available or not rows:
             return
         stamped = [
@@ -675,7 +676,9 @@ class SemanticIndex:
                 )
                 after(False)
                 return
-            for (ref, seq, text, meta), vector in zip(stamped, vectors, strict=True):
+            for number, ((ref, seq, text, meta), vector) in enumerate(
+                zip(stamped, vectors, strict=True)
+            ):
                 entry = VectorEntry(
                     ref_id=ref,
                     text=text,
@@ -685,7 +688,20 @@ class SemanticIndex:
                     tenant=self.tenant,
                     model=model,
                 )
-                self._sequencer.apply(ref, seq, functools.partial(self._write, worker, [entry]))
+                try:
+                    write = functools.partial(self._write, worker, [entry])
+                    self._sequencer.apply(ref, seq, write)
+                except Exception as exc:  # the store refused: the rest is not written either
+                    for later, later_seq, _, _ in stamped[number + 1 :]:
+                        self._sequencer.done(later, later_seq)
+                    logger.warning(
+                        "writing %d rows of %s failed: %r",
+                        len(stamped) - number,
+                        self.collection,
+                        exc,
+                    )
+                    after(False)
+                    return
             after(True)
 
         def release() -> None:

@@ -26,6 +26,18 @@ Every request is accounted by the agent's own ``PromptAccountingEvent`` (o200k_b
 tokens, the prefix-cache model with the default rules: a 1,024-token minimum, five
 minutes). Reported per mode: requests, total input tokens, the share the modelled cache
 served, tool-schema tokens per request, and what broke the cache.
+
+``--summaries`` measures a compaction's summary request instead: agent (a), its model
+window cut to ``--window`` tokens so the session compacts several times, plays the same
+turns twice — summaries on the agent's prefix (as shipped: its instructions, tools and
+history as messages, one ask, the prefix cache serving what the turns read) and summaries
+forced to the bounded form (``_prefix_fits`` overridden to return False, the window the
+same: ``SUMMARY_INSTRUCTIONS``, no tools, the conversation as text). The scripted model's
+summary is the same text either way, so both sessions hold the same history. Reported
+from the records of kind ``summary``: their input tokens, and the tokens the cache model
+did not serve (``input_tokens - cached_tokens``), per form, and the ratio, and a price
+in uncached-token units with cache reads at 10% and 50%. A model of the provider's
+cache, not a bill.
 """
 
 from __future__ import annotations
@@ -41,12 +53,14 @@ from typing import Any, ClassVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from pydantic_ai.messages import ModelMessage
 from toolsets import SETS, Verbs
 
 from akgentic.agent import AgentConfig, BaseAgent
 from akgentic.agent.accounting import PromptAccountingEvent, Source
+from akgentic.agent.config import CompactionConfig
 from akgentic.core import ActorSystem, EventMessage, Message, Orchestrator, UserMessage
-from akgentic.llm import ScriptedModel, token_counter
+from akgentic.llm import ModelRoster, ScriptedModel, token_counter
 from akgentic.tool.core import ContextState
 from akgentic.tool.knowledge_graph import KnowledgeGraphTool
 from akgentic.tool.planning import PlanningTool
@@ -328,14 +342,22 @@ class Collector:
     def on_stop(self, *args: Any) -> None: ...
 
 
-def session(cls: type[BaseAgent], count: int) -> list[PromptAccountingEvent]:
-    """Play ``count`` turns with an agent of class ``cls``; its accounting events."""
+class BoundedSummaries(Shipped):
+    """(a), its summaries forced to the bounded form: the prefix never said to fit."""
+
+    def _prefix_fits(self, messages: list[ModelMessage]) -> bool:
+        return False
+
+
+def session(cls: type[BaseAgent], count: int, **options: Any) -> list[PromptAccountingEvent]:
+    """Play ``count`` turns with an agent of class ``cls`` (``options``: more of its
+    ``AgentConfig``); its accounting events."""
     CLOCK.now = 0.0
     system = ActorSystem()
     orchestrator = system.createActor(Orchestrator)
     collector = Collector()
     system.proxy_ask(orchestrator, Orchestrator, timeout=10).subscribe(collector)
-    config = AgentConfig(name="@Assistant", role="Assistant", tools=cards())
+    config = AgentConfig(name="@Assistant", role="Assistant", tools=cards(), **options)
     agent = system.createActor(cls, config=config, team_id=orchestrator.team_id)
     try:
         for text in turns(count):
@@ -381,11 +403,65 @@ def _schema_by_card(events: list[PromptAccountingEvent]) -> list[tuple[str, floa
     return [(card, tokens / count) for card, tokens in totals.most_common()]
 
 
+def summaries(count: int, window: int, keep_last: int) -> None:
+    """The summaries of one compacting session, on the prefix and bounded: printed."""
+    options = {
+        "models": ModelRoster.from_spec("scripted:default", context_length=window),
+        "compaction": CompactionConfig(threshold=0.8, keep_last=keep_last),
+    }
+    forms = {"on the prefix (shipped)": Shipped, "bounded (forced)": BoundedSummaries}
+    runs = {label: session(cls, count, **options) for label, cls in forms.items()}
+    turns_of = {label: [e for e in ev if e.kind == "turn"] for label, ev in runs.items()}
+    first, second = turns_of.values()
+    same = [e.input_tokens for e in first] == [e.input_tokens for e in second]
+    print(
+        f"{count} turns, window {window:,} (the scripted model's estimate: 4 characters a "
+        f"token), threshold 0.8, keep_last {keep_last}; o200k_base tokens, cache model: "
+        f">= 1,024-token prefix, 5 min TTL"
+    )
+    print(
+        f"turn requests: {len(first)} and {len(second)}, "
+        f"{'the same' if same else 'NOT the same'} input tokens request by request\n"
+    )
+    print(
+        f"{'summaries':26}{'requests':>9}{'input tokens':>14}{'cached':>10}"
+        f"{'uncached':>10}{'vs prefix':>11}{'uncached/summary':>18}"
+        f"{'price, reads at 10%':>21}{'at 50%':>9}"
+    )
+    rows = {}
+    for label, events in runs.items():
+        mine = [e for e in events if e.kind == "summary"]
+        total = sum(e.input_tokens for e in mine)
+        uncached = sum(e.input_tokens - e.cached_tokens for e in mine)
+        rows[label] = (mine, total, uncached)
+    base = rows["on the prefix (shipped)"][2]
+    for label, (mine, total, uncached) in rows.items():
+        print(
+            f"{label:26}{len(mine):>9}{total:>14,}{total - uncached:>10,}{uncached:>10,}"
+            f"{uncached / base if base else float('inf'):>11.2f}"
+            f"{uncached / max(len(mine), 1):>18,.0f}"
+            f"{uncached + 0.1 * (total - uncached):>21,.0f}"
+            f"{uncached + 0.5 * (total - uncached):>9,.0f}"
+        )
+    for label, (mine, _, _) in rows.items():
+        print(f"\n{label}, each summary: input, cached, status")
+        for e in mine:
+            print(f"  #{e.request:<4}{e.input_tokens:>9,}{e.cached_tokens:>9,}  {e.cache_status}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=50)
+    parser.add_argument(
+        "--summaries", action="store_true", help="compare a summary's two forms instead"
+    )
+    parser.add_argument("--window", type=int, default=2_500, help="with --summaries")
+    parser.add_argument("--keep-last", type=int, default=6, help="with --summaries")
     args = parser.parse_args()
     token_counter(exact=True)  # fail early, with the install hint, without bpe-openai
+    if args.summaries:
+        summaries(args.turns, args.window, args.keep_last)
+        return
     modes = {
         "(a) as shipped": Shipped,
         "(b) re-rendered each turn": Rerendered,

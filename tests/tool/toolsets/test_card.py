@@ -286,6 +286,17 @@ def test_toolsets_do_not_nest_and_are_not_empty() -> None:
         ToolsetCard(name="media", description="d", cards=[])
 
 
+def test_a_mailbox_reading_its_mail_is_refused_in_a_set_and_one_that_only_stops_is_kept() -> None:
+    """The agent reads mail through the call named ``read_mailbox``: in a set the model
+    would call ``<set>_read_mailbox``, which reads nothing. ``/stop`` alone keeps its name."""
+    from akgentic.tool.mailbox import MailboxTool
+
+    with pytest.raises(ValidationError, match="MailboxTool cannot be in a toolset.*on the agent"):
+        ToolsetCard(name="mail", description="d", cards=[MailboxTool()])
+    kept = ToolsetCard(name="mail", description="d", cards=[MailboxTool(read_mailbox=False)])
+    assert [type(c).__name__ for c in kept.cards] == ["MailboxTool"]
+
+
 SEARCH_AGAIN = (
     "turns on web_search, web_fetch, web_crawl again, as {first} does: a member has each "
     "capability once. Remove the duplicate card, or turn those off on one of them "

@@ -38,6 +38,7 @@ from akgentic.tool.core.lookup import cards_from_data
 from akgentic.tool.core.observer import ToolObserver
 from akgentic.tool.core.params import BaseToolParam
 from akgentic.tool.core.time_bound import runs_alone, tool_timeout_of
+from akgentic.tool.mailbox import MailboxTool
 from akgentic.tool.toolsets.group import ToolGroup, group_tool_name, tool_group
 
 __all__ = ["TOOLSET_NAME", "ToolsetCard"]
@@ -94,6 +95,14 @@ class ToolsetCard(ToolCard):
                 raise ValueError(
                     f"toolset {card.name!r} is nested in another toolset: list it on the "
                     f"agent instead (toolsets do not nest)"
+                )
+            if isinstance(card, MailboxTool) and card.read_mailbox is not False:
+                # the agent reads mail through the call named read_mailbox; in a set the
+                # model's tool would be <set>_read_mailbox, which reads nothing
+                raise ValueError(
+                    "MailboxTool cannot be in a toolset (the agent reads its mail through "
+                    "the tool named read_mailbox, which a set would rename): list it on the "
+                    "agent instead"
                 )
         problem = repeated_capabilities(cards, "cards")
         if problem is not None:

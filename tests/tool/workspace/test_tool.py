@@ -19,6 +19,7 @@ from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import COMMAND, TOOL_CALL, ToolFactory
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.workspace import (
+    DocumentIndex,
     Filesystem,
     WorkspaceActor,
     WorkspaceChangeEvent,
@@ -241,6 +242,22 @@ def test_a_symlink_loop_is_listed_as_unreachable(team: Team, tools: Tools) -> No
 def test_a_glob_lists_a_path_once_even_with_a_symlink_to_it(team: Team, tools: Tools) -> None:
     os.symlink("README.md", tree_of(team) / "LINK.md")
     assert tools["workspace_glob"]("*.md").splitlines() == ["README.md"]
+
+
+def test_a_search_past_the_file_cap_says_how_many_files_it_left_out_and_how_to_narrow(
+    tools: Tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cap cut the files a search looks at silently: a passage in a file past it was
+    simply never found, and the answer read as if the tree had none."""
+    monkeypatch.setattr(DocumentIndex, "max_files", 1)  # README.md; src/app.py, src/util.py out
+    assert tools["workspace_search"]("helper") == (
+        "No passage matches 'helper'.\n[searched the first 1 file of the tree only: 2 files "
+        "left out; narrow it with workspace_grep(pattern, path='a/folder') or "
+        "workspace_glob('a/folder/**/*.md')]"
+    )
+    assert tools["workspace_search"]("main").startswith("README.md:1-2 (")
+    monkeypatch.setattr(DocumentIndex, "max_files", 3)
+    assert "left out" not in tools["workspace_search"]("helper")
 
 
 def test_a_read_cut_one_line_short_says_1_more_line(tools: Tools) -> None:

@@ -285,6 +285,9 @@ def _file_identity(path: str) -> _Identity | None:
 class DocumentIndex:
     """The tree's document records and the search over them; see the module docstring."""
 
+    max_files: int = MAX_SEARCH_FILES
+    """The most files a search or an index pass looks at (``MAX_SEARCH_FILES``)."""
+
     def __init__(
         self, workspace: WorkspacePath, fs: Filesystem, reader: DocumentReader | None = None
     ) -> None:
@@ -294,6 +297,9 @@ class DocumentIndex:
         self.dir = workspace.index_dir / "docs"
         self._dir = os.fspath(self.dir)
         self._cache = _tree_cache(self.dir)
+        self.left_out = 0
+        """Files the last :meth:`documents` pass did not look at, past ``MAX_SEARCH_FILES``:
+        a search's answer says so (the files past the cap are counted, never read)."""
 
     # -- records ------------------------------------------------------------------------------
     def _file(self, rel: str) -> Path:
@@ -409,10 +415,15 @@ class DocumentIndex:
 
     def documents(self) -> Iterable[tuple[str, os.stat_result]]:
         """Every file of the tree (bounded), with its stat (:meth:`Filesystem.walk`'s: a
-        file replaced by a symlink since the scan is left out, as the walk leaves links)."""
+        file replaced by a symlink since the scan is left out, as the walk leaves links).
+
+        Past the first :attr:`max_files` files the walk goes on counting only — no
+        ``stat``, no read — into :attr:`left_out`, so a search can say what it did not see."""
+        self.left_out = 0
         for count, (rel, entry) in enumerate(self.fs.walk()):
-            if count >= MAX_SEARCH_FILES:
-                return
+            if count >= self.max_files:
+                self.left_out += 1
+                continue
             try:
                 stat = entry.stat(follow_symlinks=False)
             except OSError:

@@ -723,17 +723,32 @@ class WorkspaceTool(ToolCard):
                 observer.proxy_tell(actor, WorkspaceActor).catch_up()  # what failed, again
             docs = DocumentIndex(card.workspace, fs)
             hits = docs.search(query, max(1, limit), semantic, card.vector_store.hybrid_alpha)
+            cut = card._search_cut(docs) if docs.left_out else ""
             if not hits:
-                return f"No passage matches {excerpt(query)}."
+                return f"No passage matches {excerpt(query)}.{cut}"
             out = []
             for hit in hits:
                 passage = "\n    ".join(hit.text.split("\n")[:6])
                 out.append(
                     f"{hit.path}:{hit.start_line}-{hit.end_line} ({hit.score:.2f})\n    {passage}"
                 )
-            return "\n".join(out)
+            return "\n".join(out) + cut
 
         return [workspace_search]
+
+    def _search_cut(self, docs: DocumentIndex) -> str:
+        """The note a search past the file cap ends with: how many files it left out, and
+        how to look at a part of the tree instead (the card's own tools that can)."""
+        ways = []
+        if self.workspace_grep is not False:
+            ways.append(f"{self.called_as('workspace_grep')}(pattern, path='a/folder')")
+        if self.workspace_glob is not False:
+            ways.append(f"{self.called_as('workspace_glob')}('a/folder/**/*.md')")
+        narrow = f"; narrow it with {' or '.join(ways)}" if ways else ""
+        return (
+            f"\n[searched the first {counted(docs.max_files, 'file')} of the tree only: "
+            f"{counted(docs.left_out, 'file')} left out{narrow}]"
+        )
 
     # -- the write side ---------------------------------------------------------------------------
     def _workspace_write_fn(self, param: WorkspaceWrite) -> list[Callable[..., Any]]:

@@ -9,7 +9,7 @@ import re
 import sys
 import threading
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from akgentic.tool.workspace import (
     Filesystem,
     WorkspaceActor,
     WorkspaceChangeEvent,
+    WorkspaceGlob,
     WorkspaceList,
     WorkspaceTool,
     WorkspaceWrite,
@@ -258,6 +259,31 @@ def test_a_search_past_the_file_cap_says_how_many_files_it_left_out_and_how_to_n
     assert tools["workspace_search"]("main").startswith("README.md:1-2 (")
     monkeypatch.setattr(DocumentIndex, "max_files", 3)
     assert "left out" not in tools["workspace_search"]("helper")
+
+
+def test_a_glob_stops_walking_past_its_cap_and_says_the_answer_was_cut(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole match list was built (and sorted) before the cap applied: a '**/*' over a
+    large tree listed all of it to answer 500 paths, and a glob of exactly the cap's count
+    said it was cut."""
+    tools = member_tools(team, "@Dev", WorkspaceTool(workspace_glob=WorkspaceGlob(max_results=2)))
+    for n in range(6):
+        tools["workspace_write"](f"a{n}.txt", "x\n")
+    pulled: list[Path] = []
+    original = Path.glob
+
+    def counting_glob(self: Path, pattern: str) -> Iterator[Path]:
+        for item in original(self, pattern):
+            pulled.append(item)
+            yield item
+
+    monkeypatch.setattr(Path, "glob", counting_glob)
+    lines = tools["workspace_glob"]("*.txt").splitlines()
+    assert len(pulled) == 3  # the cap, and one more to know there were more
+    assert len(lines) == 3 and all(line.startswith("a") for line in lines[:2])
+    assert lines[2].startswith("[… cut at the first 2 paths found, in no order: more match;")
+    assert tools["workspace_glob"]("a[01].txt") == "a0.txt\na1.txt"  # exactly the cap: whole
 
 
 def test_a_read_cut_one_line_short_says_1_more_line(tools: Tools) -> None:

@@ -597,32 +597,37 @@ class WorkspaceTool(ToolCard):
                     f"{excerpt(pattern)} names the workspace root itself, not paths in it; "
                     "use '*' for the root's entries or '**/*' for everything"
                 )
+            paths: list[str] = []
+            seen: set[str] = set()
             try:
-                found = sorted(fs.root.glob(pattern))
+                # lazily: the walk stops at the first path past the cap (cap + 1 says there
+                # were more), never listing a whole tree to keep 500 of it
+                for item in fs.root.glob(pattern):
+                    if is_staging_name(item.name):
+                        continue
+                    try:
+                        real = fs.resolve(fs.relative(item))
+                    except (OSError, ValueError):
+                        continue
+                    shown = fs.relative(real) + ("/" if real.is_dir() else "")
+                    if shown in seen:  # a symlink inside the tree, to a path already listed
+                        continue
+                    seen.add(shown)
+                    paths.append(shown)
+                    if len(paths) > cap:
+                        break
             except (ValueError, OSError, RecursionError) as exc:  # Recursion: 100s of parts
                 raise RetriableError(
                     f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
                 ) from None
-            paths: list[str] = []
-            seen: set[str] = set()
-            for item in found:
-                if is_staging_name(item.name):
-                    continue
-                try:
-                    real = fs.resolve(fs.relative(item))
-                except (OSError, ValueError):
-                    continue
-                shown = fs.relative(real) + ("/" if real.is_dir() else "")
-                if shown in seen:  # a symlink inside the tree, to a path already listed
-                    continue
-                seen.add(shown)
-                paths.append(shown)
-                if len(paths) >= cap:
-                    break
             if not paths:
                 return f"No path matches {excerpt(pattern)}."
-            more = f"\n[… cut at {cap} paths]" if len(paths) >= cap else ""
-            return "\n".join(paths) + more
+            if len(paths) <= cap:
+                return "\n".join(sorted(paths))
+            return "\n".join(sorted(paths[:cap])) + (
+                f"\n[… cut at the first {cap} paths found, in no order: more match; narrow the "
+                f"pattern to a folder, e.g. 'src/**/*.py']"
+            )
 
         return [workspace_glob]
 

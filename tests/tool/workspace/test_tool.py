@@ -24,6 +24,7 @@ from akgentic.tool.workspace import (
     WorkspaceActor,
     WorkspaceChangeEvent,
     WorkspaceGlob,
+    WorkspaceGrep,
     WorkspaceList,
     WorkspaceTool,
     WorkspaceWrite,
@@ -284,6 +285,24 @@ def test_a_glob_stops_walking_past_its_cap_and_says_the_answer_was_cut(
     assert len(lines) == 3 and all(line.startswith("a") for line in lines[:2])
     assert lines[2].startswith("[… cut at the first 2 paths found, in no order: more match;")
     assert tools["workspace_glob"]("a[01].txt") == "a0.txt\na1.txt"  # exactly the cap: whole
+
+
+def test_a_catastrophic_regex_is_stopped_at_the_grep_budget_and_the_next_grep_answers(
+    team: Team,
+) -> None:
+    """re has no timeout: (a+)+$ against 40 a's and a b backtracks 2**40 times, holding the
+    agent's thread for hours. Its matching runs in a worker process, killed at the budget."""
+    card = WorkspaceTool(workspace_grep=WorkspaceGrep(timeout_seconds=1))
+    tools = member_tools(team, "@Dev", card)
+    tools["workspace_write"]("trap.txt", "a" * 40 + "b\nfine\n")
+    with pytest.raises(RetriableError) as slow:
+        tools["workspace_grep"]("(a+)+$")
+    assert str(slow.value) == (
+        "The pattern '(a+)+$' took longer than 1s to match and was stopped: simplify it (no "
+        "nested quantifiers such as (a+)+ or (a|a)*, fewer .* in a row) or narrow the files "
+        "with path or include"
+    )
+    assert tools["workspace_grep"]("^fi") == "trap.txt:2: fine"  # a new worker
 
 
 def test_a_read_cut_one_line_short_says_1_more_line(tools: Tools) -> None:

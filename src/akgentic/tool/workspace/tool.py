@@ -40,6 +40,7 @@ import fnmatch
 import logging
 import os
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +90,7 @@ from akgentic.tool.workspace.execution import (
     result_call,
     wait_run,
 )
+from akgentic.tool.workspace.grep import PatternTooSlowError, matching_lines
 from akgentic.tool.workspace.journal import Identity
 from akgentic.tool.workspace.models import (
     MAX_GLOB_RESULTS,
@@ -181,10 +183,21 @@ class WorkspaceGlob(BaseToolParam):
     max_results: int = Field(default=MAX_GLOB_RESULTS, ge=1, le=10_000)
 
 
+GREP_SECONDS = 20.0
+"""A grep's default matching budget: far above a normal grep of a 5,000-file tree."""
+GREP_BATCH_CHARS = 1 << 20
+GREP_BATCH_FILES = 256
+"""A grep sends its worker the files it read in batches of about this much text (one
+round trip each), so a normal grep pays a few round trips, not one per file."""
+
+
 class WorkspaceGrep(BaseToolParam):
     """``workspace_grep``; ``max_results`` — the most matching lines one grep returns."""
 
     max_results: int = Field(default=MAX_GREP_RESULTS, ge=1, le=10_000)
+    timeout_seconds: float = Field(default=GREP_SECONDS, gt=0, le=600)
+    """How long one grep's matching may take: past it the matching is stopped (its worker
+    process killed) and the model told to simplify the pattern or narrow the files."""
 
 
 class WorkspaceView(BaseToolParam):
@@ -642,8 +655,9 @@ class WorkspaceTool(ToolCard):
             Answers 'path:line: text' per matching line. path narrows the search to a
             directory or a file; include filters file names by a glob such as '*.py'.
             """
+            flags = int(re.IGNORECASE) if ignore_case else 0
             try:
-                regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+                re.compile(pattern, flags)  # here: a bad pattern is said before any file is read
             except re.error as exc:
                 raise RetriableError(f"Invalid regex pattern: {exc}") from None
             real, _ = card._resolve(path)
@@ -653,6 +667,35 @@ class WorkspaceTool(ToolCard):
                 raise RetriableError(f"File not found: {clip(path)}")
             hits: list[str] = []
             too_large: list[str] = []  # refused on their size, never read: said at the end
+            batch: list[tuple[str, str]] = []  # (rel, text) matched together in the worker
+            left = [float(param.timeout_seconds)]  # the call's matching budget, spent
+
+            def flush() -> bool:
+                """Match ``batch`` (emptied); True once ``cap`` lines matched."""
+                texts = [text for _, text in batch]
+                started = time.monotonic()
+                try:
+                    found = matching_lines(pattern, flags, texts, cap - len(hits), left[0])
+                except PatternTooSlowError:
+                    raise RetriableError(
+                        f"The pattern {excerpt(pattern)} took longer than "
+                        f"{param.timeout_seconds:g}s to match and was stopped: simplify it (no "
+                        "nested quantifiers such as (a+)+ or (a|a)*, fewer .* in a row) or "
+                        "narrow the files with path or include"
+                    ) from None
+                except (OSError, EOFError) as exc:
+                    raise RetriableError(
+                        f"grep could not run its matcher ({exc}); try again"
+                    ) from None
+                left[0] -= time.monotonic() - started
+                hits.extend(
+                    f"{batch[i][0]}:{number}: {cut_line(line, MAX_LINE_CHARS)}"
+                    for i, number, line in found
+                )
+                batch.clear()
+                return len(hits) >= cap
+
+            size = 0
             for file in files:
                 rel = fs.relative(file)
                 if include and not (
@@ -668,13 +711,14 @@ class WorkspaceTool(ToolCard):
                     continue
                 if text is None:
                     continue
-                for number, line in enumerate(text.split("\n"), 1):
-                    if regex.search(line):
-                        hits.append(f"{rel}:{number}: {cut_line(line, MAX_LINE_CHARS)}")
-                        if len(hits) >= cap:
-                            return (
-                                "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"
-                            )
+                batch.append((rel, text))
+                size += len(text)
+                if size >= GREP_BATCH_CHARS or len(batch) >= GREP_BATCH_FILES:
+                    size = 0
+                    if flush():
+                        return "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"
+            if batch and flush():
+                return "\n".join(hits) + f"\n[… cut at {cap} matches; narrow the search]"
             answer = "\n".join(hits) if hits else f"No line matches {excerpt(pattern)}."
             if too_large:
                 shown = ", ".join(too_large[:10])

@@ -489,3 +489,60 @@ def test_a_repository_a_command_makes_in_the_tree_is_never_run_by_the_journal(
     journal = GitJournal(workspace.tree, workspace.git_dir)
     assert [e.message for e in journal.log(2)] == ["write after.txt", f"exec: {command}"]
     assert not journal.dirty()
+
+
+def _failing_save(monkeypatch: pytest.MonkeyPatch, status: RunStatus) -> None:
+    """A fault injected into the save of a run's record, at ``status``: a full disk."""
+    save = RunBook.save
+
+    def faulty(book: RunBook, run: ExecRun) -> None:
+        if run.status == status:
+            raise OSError(28, "No space left on device")
+        save(book, run)
+
+    monkeypatch.setattr(RunBook, "save", faulty)
+
+
+def test_a_run_whose_final_record_cannot_be_saved_ends_failed_not_still_running(
+    team: Team, held: HeldBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record on the tree said "running" for ever: every answer was "still running"."""
+    _failing_save(monkeypatch, RunStatus.FINISHED)
+    tools = coder(team)
+    held.release.set()  # the command ends at once
+    lines = tools["workspace_exec"]("make build").splitlines()
+    assert lines[2] == (
+        "failed: its record could not be saved (OSError: [Errno 28] No space left on device)"
+    )
+    assert lines[3:] == ["--- output ---", "ran make build", "--- files changed: held.txt"]
+    [finished] = events_of(team, ExecFinishedEvent)
+    assert finished.error is not None and "could not be saved" in finished.error
+    assert tools["workspace_exec"]("make again").splitlines()[-1] == "--- files changed: held.txt"
+
+
+def test_a_run_whose_start_cannot_be_recorded_is_killed_and_ends_failed(
+    team: Team, held: HeldBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record could not say the command was running: it ran on, unseen; now it is
+    killed (the held command ends only when killed) and the run says why."""
+    _failing_save(monkeypatch, RunStatus.RUNNING)
+    tools = coder(team)
+    answer = tools["workspace_exec"]("make build")
+    assert held.release.is_set()  # killed
+    assert answer.splitlines()[2] == (
+        "failed: its record could not be saved (OSError: [Errno 28] No space left on device); "
+        "the command was killed"
+    )
+
+
+def test_a_run_whose_first_record_cannot_be_saved_is_not_run_and_frees_the_tree(
+    team: Team, held: HeldBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _failing_save(monkeypatch, RunStatus.STARTING)
+    tools = coder(team)
+    assert tools["workspace_exec"]("make build").splitlines()[1] == (
+        "not run: its record could not be saved (OSError: [Errno 28] No space left on device)"
+    )
+    assert not held.running.is_set()
+    lease = ExecLease(card_of(team, _member(team)).workspace.index_dir)
+    assert lease.holder() is None  # the tree is free

@@ -35,6 +35,7 @@ says it to its reader: the call to the model, the ``/command`` to a person
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import re
@@ -46,6 +47,7 @@ from typing import ClassVar
 
 from pydantic import ConfigDict, Field
 
+from akgentic.core import clip
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
 from akgentic.tool.errors import RetriableError
@@ -169,6 +171,11 @@ Anything else — a NUL, a lone surrogate, a path — names no run, and is never
 the filesystem (which would raise, not answer "no such run")."""
 
 
+_unsaved: dict[Path, ExecRun] = {}
+"""Ended runs whose record could not be saved, by record path (see :meth:`RunBook.save_final`)."""
+_unsaved_lock = threading.Lock()
+
+
 class RunBook:
     """The run records under ``<leaf>.index/runs`` (pruned to the newest 200)."""
 
@@ -178,10 +185,32 @@ class RunBook:
     def save(self, run: ExecRun) -> None:
         write_yaml(self.dir / f"{run.run_id}.yaml", run.model_dump(mode="json"))
 
+    def save_final(self, run: ExecRun) -> None:
+        """Record ``run``, ended. When its record cannot be saved (a full disk, a folder
+        made read-only, anything), the run is marked failed with that reason in one line
+        and kept in this process's memory, where :meth:`load` answers it before the file —
+        which would say "still running" for ever. Never raises: the caller frees the tree."""
+        try:
+            self.save(run)
+            return
+        except Exception as exc:
+            reason = clip(f"{type(exc).__name__}: {exc}".replace("\n", " "), 300)
+        run.status = RunStatus.FAILED
+        run.error = f"its record could not be saved ({reason})"
+        with _unsaved_lock:
+            _unsaved[self.dir / f"{run.run_id}.yaml"] = run.model_copy()
+            while len(_unsaved) > MAX_RUN_RECORDS:
+                del _unsaved[next(iter(_unsaved))]
+        with contextlib.suppress(Exception):  # the failed record, if the fault has passed
+            self.save(run)
+
     def load(self, run_id: str) -> ExecRun | None:
         if _RUN_ID.fullmatch(run_id) is None:
             return None
-        return load_run(self.dir / f"{run_id}.yaml")
+        path = self.dir / f"{run_id}.yaml"
+        with _unsaved_lock:
+            unsaved = _unsaved.get(path)
+        return unsaved.model_copy() if unsaved is not None else load_run(path)
 
     def prune(self) -> None:
         files = sorted(self.dir.glob("*.yaml"), key=lambda p: p.stat().st_mtime)
@@ -318,6 +347,8 @@ def render_run(run: ExecRun, channel: Channels = TOOL_CALL, tool: str = RESULT_T
     lines.append(
         f"exit_code: {result.exit_code} ({result.duration_seconds:.2f}s, {result.backend})"
     )
+    if run.status == RunStatus.FAILED and run.error:
+        lines.append(f"failed: {run.error}")
     if result.timed_out:
         lines.append(f"killed at its {run.timeout_seconds:g}s budget")
     lines.append("--- output ---")

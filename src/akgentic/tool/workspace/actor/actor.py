@@ -22,13 +22,14 @@ the actor owns is dispatch:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import ClassVar
 
-from akgentic.core import Akgent, BaseConfig, BaseState
+from akgentic.core import Akgent, BaseConfig, BaseState, clip
 from akgentic.tool.core.channels import TOOL_CALL, Channels
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import SandboxBackend, resolve_backend
@@ -92,6 +93,8 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
         self._lease = ExecLease(workspace.index_dir)
         self._book = RunBook(workspace.index_dir)
         self._active: dict[str, tuple[Identity, bool, LeaseHandle]] = {}
+        self._unsaved_runs: dict[str, str] = {}
+        """Runs whose start could not be recorded: the reason, for :meth:`exec_finished`."""
         self._backend: SandboxBackend | None = None
         self._index: SemanticIndex | None = None
         self._since_pass: dict[str, list[str]] | None = None
@@ -214,7 +217,14 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             handle = LeaseHandle(self._lease, fd, run.run_id)
             if journal:  # what was there before the run is not the run's: it is nobody's
                 self._journal_held(lambda j: j.commit_out_of_band())
-        self._book.save(run)
+        try:
+            self._book.save(run)
+        except Exception:  # never started: the run ends failed, the tree freed
+            run.finished_at = time.time()
+            self._book.save_final(run)
+            handle.release()
+            signal_run(run.run_id)
+            return run
         self._active[run.run_id] = (identity, journal, handle)
         ExecRunner(
             owner=self.myAddress,
@@ -239,8 +249,17 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
             active[2].stop()
 
     def exec_started(self, run: ExecRun) -> None:
-        """The command started (told by the runner)."""
-        self._book.save(run)
+        """The command started (told by the runner). When its record cannot say so, the
+        command is killed and the run ends failed with the reason (:meth:`exec_finished`):
+        a run whose record is not kept is not left running unseen."""
+        try:
+            self._book.save(run)
+        except Exception as exc:
+            logger.warning("%s: run %s: record not saved: %r", self.myAddress.name, run.run_id, exc)
+            self._unsaved_runs[run.run_id] = clip(f"{type(exc).__name__}: {exc}", 300)
+            active = self._active.get(run.run_id)
+            if active is not None:
+                active[2].stop()
         self.notify_event(
             ExecStartedEvent(
                 workspace=self.config.workspace.name,
@@ -262,8 +281,13 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
                 author = NOBODY if run.out_of_band else identity
                 message = f"exec: {run.command}"[:200]
                 run.commit = self._journal_step(lambda j: j.commit(author, message))
-            self._book.save(run)
-            self._book.prune()
+            reason = self._unsaved_runs.pop(run.run_id, None)
+            if reason is not None:
+                run.status = RunStatus.FAILED
+                run.error = f"its record could not be saved ({reason}); the command was killed"
+            self._book.save_final(run)
+            with contextlib.suppress(OSError):
+                self._book.prune()
             self._announce_run(identity, run)
         finally:
             handle.release()

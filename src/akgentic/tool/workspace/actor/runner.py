@@ -188,6 +188,6 @@ class ExecRunner:
                 self.run.run_id,
                 os.getpid(),
             )
-            self.book.save(self.run)
+            self.book.save_final(self.run)
             self.handle.release()
             signal_run(self.run.run_id)

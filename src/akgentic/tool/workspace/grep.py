@@ -14,7 +14,9 @@ and given back after, so a normal grep pays a pipe round trip per batch of text,
 process start. A worker whose parent is gone dies at its own alarm (the budget plus a
 margin, ``signal.alarm``) or at end of input, never matching on for ever.
 
-The protocol on the worker's stdin and stdout: a 4-byte big-endian length, then a
+The protocol on the worker's stdin and stdout: once started, the worker writes a zero
+length (ready: a request's budget is its matching only, never the process start); then
+each request is a 4-byte big-endian length, then a
 ``marshal`` of ``(pattern, flags, texts, limit, alarm_seconds)``; the answer is a
 ``marshal`` of ``[(text_index, line_number, line), …]`` — at most ``limit`` of them.
 """
@@ -34,6 +36,9 @@ import time
 __all__ = ["PatternTooSlowError", "matching_lines"]
 
 _HEADER = struct.Struct(">I")
+_START_SECONDS = 60.0
+"""How long a worker may take to start (a busy machine's Python start) before the grep
+is said to have failed; apart from a request's matching budget."""
 _IDLE_MAX = 2
 """Idle workers kept for the next grep (more start when several agents grep at once)."""
 _ORPHAN_MARGIN = 30
@@ -78,6 +83,16 @@ class _Worker:
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin = self.process.stdin.fileno()
         self.stdout = self.process.stdout.fileno()
+        # A request's budget is the matching's: the worker's start (slow on a busy machine)
+        # is waited for apart, until it says it is ready.
+        try:
+            _read_exactly(self.stdout, _HEADER.size, time.monotonic() + _START_SECONDS)
+        except PatternTooSlowError:
+            self.kill()
+            raise OSError(f"its worker did not start within {_START_SECONDS:g}s") from None
+        except BaseException:
+            self.kill()
+            raise
 
     def ask(
         self, request: tuple[str, int, list[str], int, int], seconds: float
@@ -143,6 +158,7 @@ def _serve() -> None:  # pragma: no cover - runs in the worker process
     import signal
 
     source, sink = sys.stdin.buffer.fileno(), sys.stdout.buffer.fileno()
+    _send(sink, b"")  # ready: an empty frame
     while True:
         try:
             (size,) = _HEADER.unpack(_read_exactly(source, _HEADER.size, None))

@@ -546,3 +546,24 @@ def test_a_run_whose_first_record_cannot_be_saved_is_not_run_and_frees_the_tree(
     assert not held.running.is_set()
     lease = ExecLease(card_of(team, _member(team)).workspace.index_dir)
     assert lease.holder() is None  # the tree is free
+
+
+def test_a_lease_whose_record_cannot_be_written_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flock is taken, then the holder's record written: when that write fails (a full
+    disk), the lock goes too, or the workspace would look busy until the process ended."""
+    import akgentic.tool.workspace.execution as execution
+
+    lease = ExecLease(tmp_path)
+    run = ExecRun(run_id="first", command="make", agent="@Coder", status=RunStatus.RUNNING)
+
+    def full(path: Path, data: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(execution, "write_yaml", full)
+        with pytest.raises(OSError, match="No space left"):
+            lease.acquire(run)
+    fd = lease.acquire(run.model_copy(update={"run_id": "second"}))  # free, not busy
+    lease.release(fd, "second")

@@ -244,13 +244,17 @@ class ExecLease:
         except BlockingIOError:
             os.close(fd)
             raise LeaseBusyError(self._busy_message(channel, tool)) from None
-        stale = self.holder()
-        if stale is not None and stale.run_id != run.run_id and not stale.done:
-            stale.status = RunStatus.RECLAIMED
-            stale.error = "its worker was gone when the lease was reclaimed"
-            stale.finished_at = time.time()
-            self.runs.save(stale)
-        write_yaml(self.record_path, run.model_dump(mode="json"))
+        try:
+            stale = self.holder()
+            if stale is not None and stale.run_id != run.run_id and not stale.done:
+                stale.status = RunStatus.RECLAIMED
+                stale.error = "its worker was gone when the lease was reclaimed"
+                stale.finished_at = time.time()
+                self.runs.save(stale)
+            write_yaml(self.record_path, run.model_dump(mode="json"))
+        except BaseException:
+            os.close(fd)  # the flock goes with it: a lease not recorded is not held
+            raise
         return fd
 
     def _busy_message(self, channel: Channels, tool: str) -> str:

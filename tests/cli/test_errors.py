@@ -819,8 +819,8 @@ def test_a_server_that_does_not_answer_is_named(
 ) -> None:
     url = f"http://127.0.0.1:{refusing_port}"
     line = one_error_line(cli, *command, "--server", url)
-    assert line.startswith(f"server {url}: cannot reach {url}")
-    assert "Connection refused" in line
+    assert line.startswith(f"server {url}: cannot reach {url} (connection refused)")
+    assert "akgentic serve" in line
 
 
 def test_a_postgres_server_that_does_not_answer_is_one_line(

@@ -167,7 +167,7 @@ def test_health_of_nothing_listening_says_it_cannot_reach_it() -> None:
     with AkgenticClient("http://127.0.0.1:9") as client, pytest.raises(ServerError) as err:
         client.health()
     assert err.value.status == 0
-    assert str(err.value).startswith("cannot reach http://127.0.0.1:9: ")
+    assert str(err.value).startswith("cannot reach http://127.0.0.1:9 (connection refused): ")
 
 
 def test_create_list_get_rename_delete(served: Served) -> None:

@@ -206,7 +206,7 @@ class AkgenticClient:
         try:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
-            raise ServerError(0, f"cannot reach {self.base_url}: {exc}") from None
+            raise ServerError(0, _no_answer(self, exc)) from None
         if response.status_code >= 400 and response.status_code not in allow:
             raise _server_error(response)
         return response
@@ -550,13 +550,18 @@ class RemoteTeam:
                     raise httpx.RemoteProtocolError("the stream ended before its first event")
             except (httpx.TransportError, httpx.DecodingError) as exc:
                 failures += 1
+                why = (
+                    f"it said nothing for {heartbeat + SILENCE:g}s, not even a heartbeat"
+                    if isinstance(exc, httpx.ReadTimeout)
+                    else _no_answer(self.client, exc)
+                )
                 if failures > RECONNECTS:
-                    raise ServerError(0, f"the event stream keeps failing: {exc}") from None
+                    raise ServerError(0, f"the event stream keeps failing: {why}") from None
                 if idle_timeout is not None and time.monotonic() - last_news >= idle_timeout:
                     raise ServerError(
                         0,
                         f"the event stream failed and nothing new came for {idle_timeout:g}s: "
-                        f"{exc or type(exc).__name__}",
+                        f"{why}",
                     ) from None
                 if stop is not None and stop.wait(reconnect_wait(failures)):
                     return
@@ -598,6 +603,39 @@ def _noting(lines: Iterator[str], heard: list[str]) -> Iterator[str]:
         if not heard:
             heard.append(line)
         yield line
+
+
+def _no_answer(client: AkgenticClient, exc: httpx.HTTPError) -> str:
+    """What a call that got no answer says, on one line, with what to do: nothing listens
+    at the address (start ``akgentic serve`` there, or give the URL it serves at); the
+    server took longer than the call's bound (that bound — the client's ``timeout``, or
+    the call's own, as ``stop_team``'s — and how to raise it); else httpx's words."""
+    words = exception_words(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        try:
+            request: httpx.Request | None = exc.request
+        except RuntimeError:  # raised before a request was made
+            request = None
+        bounds = request.extensions.get("timeout", {}) if request is not None else {}
+        phase = {
+            httpx.ConnectTimeout: "connect",
+            httpx.WriteTimeout: "write",
+            httpx.PoolTimeout: "pool",
+        }.get(type(exc), "read")
+        bound = bounds.get(phase) or client.timeout
+        where = request.url.copy_with(query=None) if request is not None else client.base_url
+        return (
+            f"{where} gave no answer within {bound:g}s (the client's timeout): if the server "
+            f"is busy, give it longer with AkgenticClient(timeout=SECONDS); else check that "
+            f"it is not stuck (GET {client.base_url}/health)"
+        )
+    if isinstance(exc, httpx.ConnectError):
+        why = "connection refused" if "refused" in words.lower() else words
+        return (
+            f"cannot reach {client.base_url} ({why}): is an akgentic server running there? "
+            f"start one with `akgentic serve`, or give the URL it serves at"
+        )
+    return f"cannot reach {client.base_url}: {words}"
 
 
 def _server_error(response: httpx.Response) -> ServerError:

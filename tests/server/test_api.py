@@ -44,9 +44,23 @@ def test_health_and_cards(served: Served) -> None:
 @pytest.mark.parametrize(
     ("status", "body", "content_type", "said"),
     [
-        (503, "<h1>Service Unavailable</h1>", "text/html", "503: 503 Service Unavailable"),
+        (
+            503,
+            "<h1>Service Unavailable</h1>",
+            "text/html",
+            "503: {url}/health answered 503 Service Unavailable (text/html), which is no "
+            "akgentic server's answer: a proxy there may have no server behind it: check "
+            "that `akgentic serve` runs behind {url}, then try again",
+        ),
         (503, '{"detail": "maintenance"}', "application/json", "503: maintenance"),
-        (404, "Not Found", "text/plain", "404: 404 Not Found"),
+        (
+            404,
+            "Not Found",
+            "text/plain",
+            "404: {url}/health answered 404 Not Found (text/plain), which is no akgentic "
+            "server's answer: check that {url} is the akgentic server's address, with the "
+            "path prefix a proxy serves it under",
+        ),
         (401, '{"detail": "who are you?"}', "application/json", "401: who are you?"),
     ],
 )
@@ -54,7 +68,8 @@ def test_health_of_something_that_is_not_a_server_is_a_server_error(
     status: int, body: str, content_type: str, said: str
 ) -> None:
     """Only a draining server's 503 (a Health body) is an answer; any other error answer
-    is a ServerError with the body's detail, or the status line."""
+    is a ServerError with the body's detail, or, with none, the URL, its status line and
+    what to check."""
     with (
         StubServer(status, body, content_type) as stub,
         AkgenticClient(stub.url) as client,
@@ -62,7 +77,7 @@ def test_health_of_something_that_is_not_a_server_is_a_server_error(
     ):
         client.health()
     assert type(err.value) is ServerError and err.value.status == status
-    assert str(err.value) == said
+    assert str(err.value) == said.format(url=stub.url)
 
 
 @pytest.mark.parametrize(

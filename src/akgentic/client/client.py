@@ -208,7 +208,7 @@ class AkgenticClient:
         except httpx.HTTPError as exc:
             raise ServerError(0, _no_answer(self, exc)) from None
         if response.status_code >= 400 and response.status_code not in allow:
-            raise _server_error(response)
+            raise _server_error(self, response)
         return response
 
     def request_json(
@@ -261,7 +261,7 @@ class AkgenticClient:
         if response.status_code == 503:
             with contextlib.suppress(ValueError):
                 return Health.model_validate_json(response.content)
-            raise _server_error(response)  # a 503 that is not a draining server's
+            raise _server_error(self, response)  # a 503 that is not a draining server's
         try:
             return Health.model_validate_json(response.content)
         except ValueError:  # not JSON, or not a Health (pydantic's ValidationError)
@@ -358,7 +358,7 @@ class AkgenticClient:
         response = self.request("POST", path, allow=(422,), json=body)
         if response.status_code == 422:
             if not _unknown_field(response, "wait_for_stop"):
-                raise _server_error(response)
+                raise _server_error(self, response)
             del body["wait_for_stop"]
             response = self.request("POST", path, json=body)
         return RemoteTeam(self, self.read_json(response, TeamInfo))
@@ -509,9 +509,9 @@ class RemoteTeam:
                 ) as response:
                     if response.status_code >= 400:
                         response.read()
-                        error = _server_error(response)
+                        error = _server_error(self.client, response)
                         if error.code != TEAM_NOT_FOUND and error.status == 404:
-                            raise _not_a_stream(self.client, response, error)
+                            raise _not_a_stream(self.client, response)
                         if error.code == TEAM_NOT_FOUND and connected:
                             raise TeamDeletedError(self.team_id)
                         raise error
@@ -554,6 +554,8 @@ class RemoteTeam:
                     f"it said nothing for {heartbeat + SILENCE:g}s, not even a heartbeat"
                     if isinstance(exc, httpx.ReadTimeout)
                     else _no_answer(self.client, exc)
+                    if isinstance(exc, httpx.ConnectError | httpx.TimeoutException)
+                    else exception_words(exc) or type(exc).__name__
                 )
                 if failures > RECONNECTS:
                     raise ServerError(0, f"the event stream keeps failing: {why}") from None
@@ -638,20 +640,44 @@ def _no_answer(client: AkgenticClient, exc: httpx.HTTPError) -> str:
     return f"cannot reach {client.base_url}: {words}"
 
 
-def _server_error(response: httpx.Response) -> ServerError:
-    """The :class:`ServerError` of an error answer: the body's ``detail`` and ``code``
-    (an ``ErrorBody``), or the status line when the body is not one (a proxy's page)."""
+def _error_body(response: httpx.Response) -> tuple[str | None, str | None]:
+    """An error answer's ``detail`` and ``code`` as the server's ``ErrorBody`` gives them;
+    ``None`` for a ``detail`` the body does not have (a proxy's page, another program)."""
     try:
         body = response.json()
     except ValueError:
         body = None
     body = body if isinstance(body, dict) else {}
     detail, code = body.get("detail"), body.get("code")
-    return ServerError(
-        response.status_code,
-        str(detail) if detail else f"{response.status_code} {response.reason_phrase}",
-        code if isinstance(code, str) else None,
-    )
+    return (str(detail) if detail else None), (code if isinstance(code, str) else None)
+
+
+def _server_error(client: AkgenticClient, response: httpx.Response) -> ServerError:
+    """The :class:`ServerError` of an error answer: the body's ``detail`` and ``code``
+    (an ``ErrorBody``, whose words say what to do). An answer with none — a proxy's page,
+    another program's — says so, with the URL and what to check: that akgentic serve
+    runs behind a proxy answering 502, 503 or 504 (it had no answer from it), else the
+    base URL (a bare "404 Not Found" said neither where nor what to do)."""
+    detail, code = _error_body(response)
+    if detail is None:
+        url = response.request.url.copy_with(query=None)
+        kind = _content_type(response) or "no content type"
+        advice = (
+            f"a proxy there may have no server behind it: check that `akgentic serve` runs "
+            f"behind {client.base_url}, then try again"
+            if response.status_code in (502, 503, 504)
+            else f"check that {client.base_url} is the akgentic server's address, with the "
+            f"path prefix a proxy serves it under"
+        )
+        detail = (
+            f"{url} answered {_status_line(response)} ({kind}), which is no akgentic "
+            f"server's answer: {advice}"
+        )
+    return ServerError(response.status_code, detail, code)
+
+
+def _status_line(response: httpx.Response) -> str:
+    return f"{response.status_code} {response.reason_phrase}".strip()
 
 
 _ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
@@ -684,15 +710,14 @@ def _content_type(response: httpx.Response) -> str:
     return kind.split(";")[0].strip().lower()
 
 
-def _not_a_stream(
-    client: AkgenticClient, response: httpx.Response, error: ServerError
-) -> ServerError:
+def _not_a_stream(client: AkgenticClient, response: httpx.Response) -> ServerError:
     """A 404 for a team's event stream that does not say the team is gone: the request
     reached no akgentic route, so the address is what to check (not the team)."""
     url = response.request.url.copy_with(query=None)
+    said = _error_body(response)[0] or _status_line(response)
     return ServerError(
         404,
-        f"{url} is no team's event stream ({error.detail}); check that {client.base_url} "
+        f"{url} is no team's event stream ({said}); check that {client.base_url} "
         f"is the akgentic server's address, with the path prefix a proxy serves it under, "
         f"and that it is an akgentic server (GET {client.base_url}/health says its version)",
     )

@@ -19,8 +19,9 @@ import httpx
 import pytest
 
 from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamDeletedError, parse_sse
+from akgentic.server import ServerSettings
 from akgentic.storage import open_storage, sqlite_url
-from tests.server.conftest import Served, kind, until
+from tests.server.conftest import Served, kind, serve_cards, until
 from tests.server.proxy import DroppingProxy
 from tests.server.stub import StubServer
 
@@ -357,3 +358,38 @@ def test_a_team_purged_while_its_stop_waits_is_a_404_not_a_500(served: Served) -
     assert answers, "the stop did not answer"
     assert answers[0].status_code == 404, answers[0].text
     assert answers[0].json()["code"] == "team_not_found"
+
+
+def test_a_follow_rides_out_a_restart_of_the_server_on_the_same_store(tmp_path: Path) -> None:
+    """The server stops under a follow and a new one starts on the same store (another
+    port, behind the same proxy): the follow reconnects and goes on from the last record
+    it had — the resumed team's new records come, none lost and none twice."""
+    settings = ServerSettings(port=0, heartbeat=0.5)
+    first = serve_cards(tmp_path, settings)
+    team, proxy, follower = _followed(next(first))
+    proxy.admit.clear()  # reconnections wait for the new server (the proxy dials at once)
+    for _ in first:  # the first server stops
+        pass
+    second = serve_cards(tmp_path, settings)
+    again = next(second)
+    try:
+        port = httpx.URL(again.url).port
+        assert port is not None
+        proxy.upstream_port = port
+        proxy.cut_open()
+        proxy.admit.set()
+        follower.caught_up.clear()
+        resumed = again.client.resume_team(team.team_id)
+        resumed.send("hello again")
+        until(resumed, lambda r: kind(r) == "End", from_seq=follower.last + 1)
+        follower.last = again.storage.events.last_seq(team.team_id)
+        assert follower.caught_up.wait(30), follower.got
+        again.client.delete_team(team.team_id)
+        follower.join()
+        last = again.storage.events.last_seq(team.team_id)
+    finally:
+        proxy.close()
+        for _ in second:
+            pass
+    assert follower.got == list(range(1, last + 1))
+    assert len(follower.failure) == 1 and isinstance(follower.failure[0], TeamDeletedError)

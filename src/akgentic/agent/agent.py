@@ -861,16 +861,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return sorted(a.name for a in team if not a.name.startswith("#") and a != self.myAddress)
 
     async def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
-        """The output validator: an ``AgentReply`` names members only (the model retries).
+        """The output validator: an ``AgentReply`` names members other than the agent
+        itself (the model retries): a message to itself would be a turn of its own, which
+        could write to itself again — a loop no member but the agent would ever see.
 
         ``async`` so pydantic-ai calls it in the run's loop, on the agent's thread, where
         a sync validator would go through the executor (an extra hop per run for the text
         answers that need no check at all); the roster asks block that thread as a sync
         tool would."""
         if isinstance(output, AgentReply):
-            unknown = [
-                m.to for m in output.messages if self._member(m.to, self._turn_sender) is None
-            ]
+            recipients = [(m.to, self._member(m.to, self._turn_sender)) for m in output.messages]
+            mine = [name for name, found in recipients if found == self.myAddress]
+            if mine:
+                raise ModelRetry(
+                    f"{mine[0]} is you: a message to yourself would come back as a turn of "
+                    f"its own, and could go round for ever. Do the work in this run, and "
+                    f"address other members only."
+                )
+            unknown = [name for name, found in recipients if found is None]
             if unknown:
                 members = ", ".join(self._member_names()) or "nobody else yet"
                 which = "Unknown recipient" if len(unknown) == 1 else "Unknown recipients"

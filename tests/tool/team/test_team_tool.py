@@ -171,6 +171,36 @@ def test_an_unknown_role_is_retriable_and_lists_the_hireable_roles(staffed: Staf
     )
 
 
+def test_the_team_has_a_size_bound_and_a_hire_past_it_says_so(staffed: Staffed) -> None:
+    """A model hiring in a loop fills the team to ``max_members`` regular members (the
+    hiring agent counts, tools and persons do not) and is told, in one line, to fire."""
+    assert HireMembers().max_members == 50  # bounded by default
+    card = TeamTool(hire_members=HireMembers(max_members=3))
+    hire = tools(wired(staffed, card))["hire_members"]
+    assert hire(["Writer"] * 5) == (
+        "Hired 2 of 5: @Writer (Writer), @Writer-2 (Writer). Not hired: 3 more — the team "
+        "is full (3 members, the most hire_members allows). Hireable roles: Writer, Critic."
+    )
+    with pytest.raises(RetriableError) as full:
+        hire(["Critic"])
+    assert str(full.value) == (
+        "The team is full: it has 3 members, the most hire_members allows. Fire a member "
+        "you no longer need, then hire again."
+    )
+    assert staffed.member("@Critic") is None
+    with pytest.raises(ValidationError):
+        HireMembers(max_members=0)
+
+
+def test_a_thousand_unknown_roles_are_reported_in_a_few_lines(staffed: Staffed) -> None:
+    hire = tools(wired(staffed))["hire_members"]
+    with pytest.raises(RetriableError) as info:
+        hire([f"Poet{i}" for i in range(1000)])
+    told = str(info.value)
+    assert "'Poet9' — not in the catalog; and 990 more." in told
+    assert "Poet10'" not in told and len(told) < 1000
+
+
 def test_the_param_restricts_what_may_be_hired(staffed: Staffed) -> None:
     card = TeamTool(hire_members=HireMembers(roles=["Critic"]))
     hire = tools(wired(staffed, card))["hire_members"]

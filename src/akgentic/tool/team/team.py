@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar, cast
 from uuid import UUID
 
-from pydantic import PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr, field_validator
 
 from akgentic.core.address import ActorAddress
 from akgentic.core.agent_card import AgentCard
@@ -95,10 +95,18 @@ was asked, the members, the role catalog)."""
 class HireMembers(BaseToolParam):
     """Hiring. ``roles`` restricts what this agent may hire (None: every role in the catalog
     whose agent class is defined in this process); a YAML card listing a role none of its
-    profiles has is refused at that role."""
+    profiles has is refused at that role.
+
+    ``max_members`` bounds the team's regular members (the hiring agent among them; tools
+    and persons not counted): each member is a thread and a model of its own, and a model
+    hiring in a loop would otherwise start them until the machine gave out. A hire past it
+    is refused, saying to fire a member first; None removes the bound. Two agents hiring at
+    the same moment may each take the last place.
+    """
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
     roles: list[str] | None = None
+    max_members: int | None = Field(default=50, ge=1)
 
 
 class FireMember(BaseToolParam):
@@ -290,19 +298,35 @@ class TeamTool(ToolCard):
             hint = f"Hireable roles: {', '.join(hireable) or 'none'}."
             if not roles:
                 raise RetriableError(f"List at least one role to hire. {hint}")
+            limit = param.max_members
+            room = None if limit is None else limit - self._headcount(observer)
+            if room is not None and room <= 0:
+                raise RetriableError(
+                    f"The team is full: it has {limit} members, the most hire_members "
+                    f"allows. Fire a member you no longer need, then hire again."
+                )
             hired: list[ActorAddress] = []
             failed: list[str] = []
+            full = 0
             for requested in roles:
                 role = requested.strip()
                 if role not in hireable:
                     why = "not hireable by you" if role in profiles else "not in the catalog"
                     failed.append(f"{excerpt(requested)} — {why}")
                     continue
+                if room is not None and len(hired) >= room:
+                    full += 1
+                    continue
                 outcome = self._hire_one(observer, profiles[role])
                 if isinstance(outcome, str):
                     failed.append(f"{excerpt(requested)} — {outcome}")
                 else:
                     hired.append(outcome)
+            if full:
+                failed.append(
+                    f"{full} more — the team is full ({limit} members, the most "
+                    f"hire_members allows)"
+                )
             report = _hire_report(hired, failed, len(roles), hint)
             if not hired:
                 again = self.invocation("hire_members", channel)
@@ -310,6 +334,15 @@ class TeamTool(ToolCard):
             return report
 
         return hire_members
+
+    def _headcount(self, observer: TeamManagementToolObserver) -> int:
+        """The team's regular members now: not a tool actor, a person or the orchestrator."""
+        members = self._ask(lambda o: o.get_team())
+        return sum(
+            1
+            for m in members
+            if not (is_tool_actor(m) or m.is_user_proxy or m == observer.orchestrator)
+        )
 
     def _hire_one(
         self, observer: TeamManagementToolObserver, profile: AgentCard
@@ -598,6 +631,11 @@ def _hired_by_chain(observer: TeamManagementToolObserver) -> set[ActorAddress]:
     return chain
 
 
+_FAILURES_SHOWN = 10
+"""Roles a hire report names as not hired; the rest are counted (a list of a thousand
+unknown roles would otherwise come back as a thousand lines for the model to read)."""
+
+
 def _hire_report(hired: list[ActorAddress], failed: list[str], asked: int, hint: str) -> str:
     parts: list[str] = []
     if hired:
@@ -606,5 +644,8 @@ def _hire_report(hired: list[ActorAddress], failed: list[str], asked: int, hint:
     else:
         parts.append(f"Hired nobody of {asked}.")
     if failed:
-        parts.append(f"Not hired: {'; '.join(failed)}. {hint}")
+        shown = failed[:_FAILURES_SHOWN]
+        more = len(failed) - len(shown)
+        listing = "; ".join(shown) + (f"; and {more} more" if more else "")
+        parts.append(f"Not hired: {listing}. {hint}")
     return " ".join(parts)

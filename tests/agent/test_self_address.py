@@ -9,7 +9,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
-from akgentic.core import ActorSystem, UserMessage
+from akgentic.core import ActorSystem, Akgent, BaseConfig, UserMessage, WarningMessage
 
 from ..core.conftest import Team
 from .conftest import Script, ScriptedAgent
@@ -46,3 +46,25 @@ def test_a_message_to_itself_is_refused_and_the_model_told_why(
     assert f"{name} is you" in retry
     assert system.ask(agent, UserMessage(content="/help stop"), timeout=30) is not None
     assert len(script.seen) == 2
+
+
+def test_a_message_to_a_tool_actor_is_refused_and_the_model_told_why(
+    system: ActorSystem, team: Team
+) -> None:
+    """A ``#`` tool actor is called through its tools, never written to: an AgentMessage
+    would reach no handler (a warning for the person, nothing done)."""
+    system.createActor(Akgent, config=BaseConfig(name="#Ledger", role="Tool"), team_id=team.team_id)
+    script = Script(reply_to("#Ledger"), reply_to("@External"))
+    cls: type[BaseAgent] = type("TestAgent", (ScriptedAgent,), {"script": script})
+    agent = system.createActor(
+        cls,
+        config=AgentConfig(name="@Agent", role="Assistant", stream_events=False),
+        team_id=team.team_id,
+    )
+    with system.private() as context:
+        context.tell(agent, UserMessage(content="record it"))
+        reply = context.listen(30)
+    assert isinstance(reply, AgentMessage) and reply.content == "keep going"
+    retry = str(script.seen[1][-1])
+    assert "#Ledger is one of the team's tools" in retry
+    assert not [m for m in team.recorder.messages if isinstance(m, WarningMessage)]

@@ -863,7 +863,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     async def _check_recipients(self, ctx: RunContext[None], output: str | AgentReply) -> Any:
         """The output validator: an ``AgentReply`` names members other than the agent
         itself (the model retries): a message to itself would be a turn of its own, which
-        could write to itself again — a loop no member but the agent would ever see.
+        could write to itself again — a loop no member but the agent would ever see; nor a
+        ``#`` tool actor, which has no handler for a message (a warning, nothing done).
 
         ``async`` so pydantic-ai calls it in the run's loop, on the agent's thread, where
         a sync validator would go through the executor (an extra hop per run for the text
@@ -877,6 +878,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     f"{mine[0]} is you: a message to yourself would come back as a turn of "
                     f"its own, and could go round for ever. Do the work in this run, and "
                     f"address other members only."
+                )
+            tools = [n for n, found in recipients if found is not None and is_tool_actor(found)]
+            if tools:
+                raise ModelRetry(
+                    f"{tools[0]} is one of the team's tools, not a member: it reads no "
+                    f"messages. Call its tools instead, and address members only."
                 )
             unknown = [name for name, found in recipients if found is None]
             if unknown:

@@ -14,7 +14,13 @@ from pydantic_ai.exceptions import (
     UnexpectedModelBehavior,
 )
 
-from akgentic.llm import ModelConfig, build_model, describe_model_failure
+from akgentic.llm import (
+    ModelConfig,
+    ModelRoster,
+    build_model,
+    build_roster_model,
+    describe_model_failure,
+)
 from tests.examples.openai_compatible import serve
 
 
@@ -142,3 +148,36 @@ def test_a_request_past_the_models_window_says_what_to_do() -> None:
     line = describe_model_failure(refused, known)
     assert line is not None
     assert "check the model's context_length (128000) is not larger than its real window" in line
+
+
+def test_a_model_whose_fallbacks_all_failed_says_each_failure_in_the_order_tried(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pydantic-ai raises a group of the failures; the line names each model, its URL and
+    what to check for it, first the model in force, then its fallbacks in order."""
+    monkeypatch.setenv("LOCAL_KEY", "sk-local")
+    with serve(fail=500) as (first, _), serve(fail=401) as (second, asked):
+        roster = ModelRoster(
+            models=[
+                ModelConfig(
+                    provider="openai-compatible",
+                    model="a",
+                    base_url=first,
+                    fallback_models=["ollama:b"],
+                ),
+                ModelConfig(provider="ollama", model="b", base_url=second, api_key_env="LOCAL_KEY"),
+            ]
+        )
+        with pytest.raises(Exception) as info:
+            Agent(build_roster_model(roster)).run_sync("hi")
+        text = describe_model_failure(info.value, roster.active_config, roster)
+    assert asked  # the fallback was really tried
+    assert text is not None and "\n" not in text
+    assert text.startswith(
+        f"all 2 models failed, tried in order: (1) model 'openai-compatible:a' at "
+        f"{first}/chat/completions failed: HTTP 500: "
+    )
+    assert (
+        f"; (2) model 'ollama:b' at {second}/chat/completions refused the key in LOCAL_KEY "
+        "(HTTP 401: " in text
+    )

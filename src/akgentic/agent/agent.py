@@ -577,7 +577,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._report(WarningMessage(content=str(exc), current_message=msg))
         except Exception as exc:
             outcome = "failed"
-            failure = describe_model_failure(exc, self._roster.active_config)
+            failure = describe_model_failure(exc, self._roster.active_config, self._roster)
             if failure is None:
                 error = f"{type(exc).__name__}: {exc}"
                 self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
@@ -948,7 +948,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     ) -> None:
         """A summary failed (``logged``/``said``: where, for the log and for the team): one
         warning on each, naming the failure; the turn goes on with the whole history."""
-        failure = describe_model_failure(exc, self._roster.active_config)
+        failure = describe_model_failure(exc, self._roster.active_config, self._roster)
         what = failure or f"{type(exc).__name__}: {exc}"
         logger.warning("%s: the compaction %s a turn failed: %s", self.config.name, logged, what)
         self._report(

@@ -18,6 +18,7 @@ import socket
 from collections.abc import Iterator
 
 from pydantic_ai.exceptions import (
+    FallbackExceptionGroup,
     ModelAPIError,
     ModelAuthenticationError,
     ModelConnectionError,
@@ -30,7 +31,7 @@ from pydantic_ai.exceptions import (
 )
 
 from akgentic.core.excerpt import clip
-from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig
+from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig, ModelRoster
 from akgentic.llm.providers import api_key_env
 
 __all__ = ["describe_model_failure"]
@@ -140,10 +141,34 @@ def _window_advice(config: ModelConfig | None) -> str:
     )
 
 
-def describe_model_failure(exc: BaseException, config: ModelConfig | None = None) -> str | None:
+def _every_model_failed(
+    group: FallbackExceptionGroup, config: ModelConfig | None, roster: ModelRoster | None
+) -> str:
+    """The line for a model whose fallbacks all failed too: each model's own failure, in the
+    order they were tried, so the person fixes the one they meant to use (or any)."""
+    configs: list[ModelConfig | None] = [config]
+    known = roster.keys() if roster is not None else []
+    if config is not None:
+        configs += [
+            roster.get(key) if roster and key in known else None for key in config.fallback_models
+        ]
+    lines = []
+    for index, failure in enumerate(group.exceptions):
+        tried = configs[index] if index < len(configs) else None
+        line = describe_model_failure(failure, tried)
+        lines.append(f"({index + 1}) {line or f'{type(failure).__name__}: {failure}'}")
+    return f"all {len(group.exceptions)} models failed, tried in order: {'; '.join(lines)}"
+
+
+def describe_model_failure(
+    exc: BaseException, config: ModelConfig | None = None, roster: ModelRoster | None = None
+) -> str | None:
     """One line saying what went wrong with a model request and what to do; ``None`` when
     ``exc`` is not a failed model request. ``config`` (the model in force) names the key's
-    variable and the endpoint when the exception does not carry the URL."""
+    variable and the endpoint when the exception does not carry the URL; ``roster`` (the
+    one ``config`` is in) does so for its ``fallback_models`` when they all failed too."""
+    if isinstance(exc, FallbackExceptionGroup):
+        return _every_model_failed(exc, config, roster)
     if isinstance(exc, UnexpectedModelBehavior):
         return _not_an_api(exc, config)
     if not isinstance(exc, ModelAPIError):

@@ -238,3 +238,41 @@ def test_a_scenario_file_in_model_is_read_from_the_current_folder_and_kept_for_a
     again = cli("teams", "resume", str(team.team_id)[:8], "-m", "again")
     assert again.exit_code == 0, again.output
     assert again.stdout.splitlines()[-1] == "answer: from my folder"
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (
+            ["--model", "openai-compatible:llama 3", "--base-url", "http://127.0.0.1:1/v1"],
+            None,
+            "error: model 'openai-compatible:llama 3': model names have no spaces; write it "
+            "as the server lists it, e.g. 'openai-compatible:llama3'",
+        ),
+        (
+            ["--model", LOCAL],
+            "localhost:11434/v1",
+            f"error: @Manager: model '{LOCAL}': OPENAI_BASE_URL 'localhost:11434/v1' is not an "
+            "http(s) URL: e.g. http://localhost:11434/v1",
+        ),
+    ],
+    ids=["spaced-name", "schemeless-env"],
+)
+def test_a_model_that_cannot_be_asked_is_refused_before_the_team_starts(
+    cli: Invoke,
+    storage_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    env: str | None,
+    expected: str,
+) -> None:
+    """Both were created, then failed at the first request (the server refusing the name,
+    the client finding no scheme): now one line, and no team is stored."""
+    if env is not None:
+        monkeypatch.setenv("OPENAI_BASE_URL", env)
+    done = cli("run", str(RESEARCH), *args, "-m", "hi")
+    assert done.exit_code == 1
+    assert done.stderr.splitlines() == [expected]
+    store = open_storage(storage_url)
+    assert store.teams.list() == []
+    store.close()

@@ -251,3 +251,66 @@ def test_a_missing_relative_scenario_names_the_folder_searched_and_the_fix(
     (tmp_path / "tally.scenario.yaml").write_text("rules: []\ndefault: {text: hi}\n")
     found = build_model(ModelConfig(provider="scripted", model="tally.scenario.yaml"))
     assert isinstance(found, ScriptedModel)
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "named"),
+    [
+        (
+            ModelConfig(provider="openai-compatible", model="m", base_url="localhost:8000/v1"),
+            None,
+            "base_url",
+        ),
+        (
+            ModelConfig(provider="ollama", model="m", base_url="127.0.0.1:11434/v1"),
+            None,
+            "base_url",
+        ),
+        (
+            ModelConfig(provider="openai-compatible", model="m"),
+            "localhost:8000/v1",
+            "OPENAI_BASE_URL",
+        ),
+        (ModelConfig(provider="openai", model="m"), "localhost:8000/v1", "OPENAI_BASE_URL"),
+    ],
+    ids=["card", "ollama", "env", "openai-env"],
+)
+def test_an_endpoint_without_a_scheme_is_refused_when_the_model_is_built(
+    config: ModelConfig, env: str | None, named: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenAI client takes ``localhost:8000/v1`` and fails only at the first request,
+    after the team started; the build (team creation) refuses it, naming where it came
+    from and the URL meant."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    if env is not None:
+        monkeypatch.setenv("OPENAI_BASE_URL", env)
+    url = env or config.base_url
+    with pytest.raises(ValueError) as info:
+        build_model(config)
+    assert str(info.value) == (
+        f"model {config.key!r}: {named} {url!r} is not an http(s) URL: e.g. http://{url}"
+    )
+
+
+def test_an_offline_model_ignores_an_endpoint() -> None:
+    config = ModelConfig(provider="scripted", model="default", base_url="anything")
+    assert isinstance(build_model(config), ScriptedModel)
+
+
+@pytest.mark.parametrize("spec", ["openai-compatible:llama 3", "openai:gpt 5", "ollama:qwen\t3"])
+def test_a_served_model_name_with_a_space_is_refused_in_one_line(spec: str) -> None:
+    provider, _, model = spec.partition(":")
+    meant = f"{provider}:{''.join(model.split())}"
+    with pytest.raises(ValueError) as spec_info:
+        ModelConfig.from_spec(spec)
+    assert str(spec_info.value) == (
+        f"model {spec!r}: model names have no spaces; write it as the server lists it, "
+        f"e.g. {meant!r}"
+    )
+    with pytest.raises(ValueError, match="model names have no spaces"):
+        ModelRoster(models=[{"provider": provider, "model": model}])  # type: ignore[list-item]
+
+
+def test_a_scenario_path_or_registered_name_may_hold_a_space() -> None:
+    assert ModelConfig.from_spec("scripted:my scenarios/a.yaml").model == "my scenarios/a.yaml"
+    assert ModelConfig.from_spec("registered:my model").model == "my model"

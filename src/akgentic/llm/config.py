@@ -34,6 +34,7 @@ __all__ = [
     "ProviderName",
     "RosterRow",
     "UnknownModelError",
+    "http_url",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,29 @@ variable the OpenAI client (and so pydantic-ai) reads for ``openai`` models too.
 
 REGISTERED_UNSET = ("base_url", "api_key_env", "temperature", "max_tokens")
 """The fields a ``registered`` model refuses: its model object is built whole by its owner."""
+
+
+def http_url(url: str, named: str) -> str:
+    """``url`` stripped, when it is an http(s) URL; else a ``ValueError`` of one line naming
+    it (``named``: where it came from) and the form expected. The OpenAI client would take
+    ``localhost:11434/v1`` and fail only on the first request, after the team started."""
+    stripped = url.strip()
+    if stripped.startswith(("http://", "https://")):
+        return stripped
+    example = f"http://{stripped}" if stripped else "http://localhost:11434/v1"
+    raise ValueError(f"{named} {excerpt(url)} is not an http(s) URL: e.g. {example}")
+
+
+def _spaced_name(provider: str, model: str) -> str | None:
+    """What is wrong with a served model's name holding a space, else None. No provider's
+    names have one: "llama 3" would be created, then refused by the server at the first
+    request. A scenario's path (``scripted``) or a registered name may."""
+    if provider in ("scripted", "registered") or not any(c.isspace() for c in model):
+        return None
+    return (
+        f"model {excerpt(f'{provider}:{model}')}: model names have no spaces; write it as "
+        f"the server lists it, e.g. '{provider}:{''.join(model.split())}'"
+    )
 
 
 class UnknownModelError(ValueError):
@@ -130,6 +154,13 @@ class ModelConfig(SerializableModel):
         return value if value is None else env_var_name(value, "OPENAI_API_KEY")
 
     @model_validator(mode="after")
+    def _a_served_name_has_no_space(self) -> Self:
+        problem = _spaced_name(self.provider, self.model)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
     def _registered_is_built_whole(self) -> Self:
         if self.provider != "registered":
             return self
@@ -165,6 +196,9 @@ class ModelConfig(SerializableModel):
                 f"providers: {', '.join(get_args(ProviderName))}; e.g. 'openai:gpt-5.2' or "
                 f"'scripted:default'"
             )
+        spaced = _spaced_name(provider, model)
+        if spaced is not None:
+            raise ValueError(spaced)
         return cls.model_validate({"provider": provider, "model": model, **fields})
 
 
@@ -259,11 +293,7 @@ class ModelRoster(SerializableModel):
     def with_base_url(self, base_url: str) -> ModelRoster:
         """A copy whose OpenAI-compatible entries (``openai-compatible``, ``ollama``) reach
         ``base_url``; ``ValueError`` when the roster has none (the URL would go unused)."""
-        url = base_url.strip()
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"base URL {base_url!r} is not an http(s) URL: e.g. http://localhost:11434/v1"
-            )
+        url = http_url(base_url, "base URL")
         copy = self.model_copy(deep=True)
         served = [c for c in copy.models if c.provider in BASE_URL_PROVIDERS]
         if not served:

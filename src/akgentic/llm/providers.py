@@ -6,7 +6,8 @@ The contract:
   configuration problem surfaces there, loudly and by name: a missing API key is a
   :class:`MissingApiKeyError` naming the variable to export, a missing optional SDK is a
   :class:`MissingProviderError` naming the extra to install, an ``openai-compatible`` entry
-  without ``base_url`` (nor ``OPENAI_BASE_URL`` in the environment) is a ``ValueError``.
+  without ``base_url`` (nor ``OPENAI_BASE_URL`` in the environment) is a ``ValueError``, and
+  so is an endpoint that is not an http(s) URL.
   It never touches the network: clients are created, not contacted.
 - Keys come from the environment only, through the variable the config names
   (``api_key_env``) or the provider's default (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
@@ -31,7 +32,13 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.settings import ModelSettings
 
 from akgentic.core.error_pickle import reduce_by_fields
-from akgentic.llm.config import BASE_URL_ENV, DEFAULT_API_KEY_ENV, ModelConfig, ModelRoster
+from akgentic.llm.config import (
+    BASE_URL_ENV,
+    DEFAULT_API_KEY_ENV,
+    ModelConfig,
+    ModelRoster,
+    http_url,
+)
 from akgentic.llm.registry import registered_model
 from akgentic.llm.scenario import ScenarioError
 from akgentic.llm.scripted import ScriptedModel
@@ -48,6 +55,9 @@ __all__ = [
 
 OLLAMA_DEFAULT_BASE_URL = "http://localhost:11434/v1"
 """Where ``ollama`` serves its OpenAI-compatible API when the config gives no ``base_url``."""
+
+OFFLINE_PROVIDERS = ("scripted", "test", "registered")
+"""The providers whose models are built in this process: no endpoint, no key."""
 
 OFFLINE_HINT = "or run offline on the scripted model ('scripted:default')"
 
@@ -174,12 +184,28 @@ def _scripted(config: ModelConfig, role: str | None, base_dir: Path | None) -> M
     return ScriptedModel.from_file(path, role=role, settings=model_settings(config))
 
 
+def _endpoint(config: ModelConfig) -> str | None:
+    """The endpoint ``config`` names (its ``base_url``, else ``OPENAI_BASE_URL`` for an
+    ``openai``/``openai-compatible`` model), checked to be an http(s) URL now, when the
+    team is created, rather than at its first request. Offline models use none."""
+    if config.provider in OFFLINE_PROVIDERS:
+        return None
+    if config.base_url is not None:
+        return http_url(config.base_url, f"model {config.key!r}: base_url")
+    if config.provider not in ("openai", "openai-compatible"):
+        return None
+    from_env = os.environ.get(BASE_URL_ENV, "").strip()
+    if not from_env:
+        return None
+    return http_url(from_env, f"model {config.key!r}: {BASE_URL_ENV}")
+
+
 def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Model:
     provider = config.provider
+    base_url = _endpoint(config)
     if provider == "openai":
-        return _openai(config, config.base_url, require_api_key(config))
+        return _openai(config, base_url, require_api_key(config))
     if provider == "openai-compatible":
-        base_url = config.base_url or os.environ.get(BASE_URL_ENV, "").strip()
         if not base_url:
             raise ValueError(
                 f"model {config.key!r}: provider 'openai-compatible' needs the server's "
@@ -189,7 +215,7 @@ def _single(config: ModelConfig, role: str | None, base_dir: Path | None) -> Mod
             )
         return _openai(config, base_url, require_api_key(config))
     if provider == "ollama":
-        return _openai(config, config.base_url or OLLAMA_DEFAULT_BASE_URL, require_api_key(config))
+        return _openai(config, base_url or OLLAMA_DEFAULT_BASE_URL, require_api_key(config))
     if provider == "anthropic":
         return _anthropic(config)
     if provider == "google":

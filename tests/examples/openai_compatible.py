@@ -4,9 +4,10 @@ It speaks the real wire format (JSON and server-sent events), so the real OpenAI
 and pydantic-ai's OpenAI model talk to it exactly as they would to Ollama or vLLM. Its
 "model" plays the manager/worker example by looking at the request: which tools are
 offered and what the last message says — or whatever ``decide`` a test passes to
-:func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error,
-``html=True`` with a web page (a URL that is no OpenAI-compatible API), and ``stall`` (a
-:class:`Stall`) holds its answers back until the test releases them.
+:func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error (with
+``fail_headers``, such as ``Retry-After``), ``html=True`` with a web page (a URL that is
+no OpenAI-compatible API), and ``stall`` (a :class:`Stall`) holds its answers back until
+the test releases them.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
         if fail is not None:
             error = json.dumps({"error": {"message": f"refused ({fail})", "type": "test"}})
             self.send_response(fail)
+            for header, value in self.server.fail_headers.items():  # type: ignore[attr-defined]
+                self.send_header(header, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(error)))
             self.end_headers()
@@ -186,6 +189,7 @@ def serve(
     *,
     html: bool = False,
     stall: Stall | None = None,
+    fail_headers: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
     requests it has received."""
@@ -195,6 +199,7 @@ def serve(
     server.fail = fail  # type: ignore[attr-defined]
     server.html = html  # type: ignore[attr-defined]
     server.stall = stall  # type: ignore[attr-defined]
+    server.fail_headers = fail_headers or {}  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

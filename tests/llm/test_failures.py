@@ -11,6 +11,7 @@ from pydantic_ai.exceptions import (
     ModelAPIError,
     ModelContextWindowExceededError,
     ModelHTTPError,
+    ModelQuotaExceededError,
     UnexpectedModelBehavior,
 )
 
@@ -49,7 +50,8 @@ def test_a_refused_connection_names_the_url_tried() -> None:
         (401, "refused the key in LOCAL_KEY (HTTP 401: "),
         (404, "does not serve model 'openai-compatible:nope' (HTTP 404: "),
         (429, "is rate limited (HTTP 429: "),
-        (500, "failed: HTTP 500: "),
+        (500, "failed on the server's side (HTTP 500: "),
+        (503, "failed on the server's side (HTTP 503: "),
     ],
 )
 def test_an_http_error_says_what_it_means(
@@ -175,9 +177,46 @@ def test_a_model_whose_fallbacks_all_failed_says_each_failure_in_the_order_tried
     assert text is not None and "\n" not in text
     assert text.startswith(
         f"all 2 models failed, tried in order: (1) model 'openai-compatible:a' at "
-        f"{first}/chat/completions failed: HTTP 500: "
+        f"{first}/chat/completions failed on the server's side (HTTP 500: "
     )
     assert (
         f"; (2) model 'ollama:b' at {second}/chat/completions refused the key in LOCAL_KEY "
         "(HTTP 401: " in text
+    )
+
+
+@pytest.mark.parametrize(
+    ("headers", "wait"), [({"retry-after-ms": "10"}, "wait 0.01s"), ({}, "wait a while")]
+)
+def test_a_rate_limit_says_how_long_the_server_asked_to_wait(
+    headers: dict[str, str], wait: str
+) -> None:
+    with serve(fail=429, fail_headers=headers) as (url, _):
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        text = describe_model_failure(failure_of(config), config)
+    assert text is not None and "\n" not in text
+    assert text.endswith(
+        f"): {wait} and send the message again, or set fallback_models to a model to try next"
+    )
+
+
+def test_a_server_failure_says_to_try_later_or_fall_back() -> None:
+    with serve(fail=500) as (url, _):
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        text = describe_model_failure(failure_of(config), config)
+    assert text is not None
+    assert text.endswith(
+        "): send the message again later, or set fallback_models to a model to try next"
+    )
+
+
+def test_a_used_up_quota_says_waiting_will_not_help() -> None:
+    """OpenAI answers 429 ``insufficient_quota`` when the credits are gone: no wait helps."""
+    exc = ModelQuotaExceededError("gpt-5.2", "insufficient_quota")
+    config = ModelConfig(provider="openai", model="gpt-5.2")
+    text = describe_model_failure(exc, config)
+    assert text == (
+        "model 'openai:gpt-5.2' refused the request: the account's quota or credits are used "
+        "up (insufficient_quota): waiting will not help; top up the account or switch to "
+        "another model (/switch_model, or --model on resume)"
     )

@@ -25,8 +25,11 @@ from pydantic_ai.exceptions import (
     ModelContextWindowExceededError,
     ModelHTTPError,
     ModelNotFoundError,
+    ModelQuotaExceededError,
     ModelRateLimitError,
+    ModelServerError,
     ModelTimeoutError,
+    ModelUnavailableError,
     UnexpectedModelBehavior,
 )
 
@@ -204,5 +207,20 @@ def describe_model_failure(
             f"({detail}): /compact or /clear the conversation, and {_window_advice(config)}"
         )
     if isinstance(exc, ModelRateLimitError):
-        return f"model {name!r}{at} is rate limited ({detail}): wait and try again"
+        wait = f"{exc.retry_after:g}s" if exc.retry_after is not None else "a while"
+        return (
+            f"model {name!r}{at} is rate limited ({detail}): wait {wait} and send the "
+            f"message again, or set fallback_models to a model to try next"
+        )
+    if isinstance(exc, ModelQuotaExceededError):
+        return (
+            f"model {name!r}{at} refused the request: the account's quota or credits are "
+            f"used up ({detail}): waiting will not help; top up the account or switch to "
+            f"another model (/switch_model, or --model on resume)"
+        )
+    if isinstance(exc, ModelServerError | ModelUnavailableError):
+        return (
+            f"model {name!r}{at} failed on the server's side ({detail}): send the message "
+            f"again later, or set fallback_models to a model to try next"
+        )
     return f"model {name!r}{at} failed: {detail}"

@@ -28,7 +28,9 @@ prompts and context states of its tool cards. The contract:
   also cuts a model request or a tool call in flight at once (a compaction's summary
   request too, the history left as it was), and closes the agent to new turns; the turn
   it cut and each message it then declines are published as ``TurnInterrupted`` (no
-  reply is sent), so a resume offers them again.
+  reply is sent), so a resume offers them again. A *fired* one (TeamTool's fire: the
+  member stops for good) cuts and closes alike, but no resume will offer those turns:
+  each one's sender is told instead, in a line naming the cancel's reason.
 - The history is compacted (summarised, its tail kept) when it nears the model's window:
   before a turn, on ``/compact``, and within a turn between its model requests
   (``CompactWithinRun``: a turn of many tool round trips would fill the window by itself).
@@ -102,6 +104,7 @@ from akgentic.agent.turn import (
 from akgentic.core import (
     ActorAddress,
     ActorAddressImpl,
+    AddressError,
     Akgent,
     CancelMessage,
     ErrorMessage,
@@ -292,6 +295,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._absorbed: list[Any] = []  # the inbox envelopes the run in progress absorbed
         self._cancelled_by: Message | None = None
         self._interrupted = False  # the team is stopping: no new turn
+        self._fired: str | None = None  # fired (why): what it cuts or declines is answered
         self._boundary = CancelAtStepBoundary(self._cancel_requested)
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
@@ -488,11 +492,11 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def receiveMsg_CancelMessage(self, msg: CancelMessage, sender: ActorAddress | None) -> None:
         """No run in progress: nothing to cancel; an interrupt still closes new turns."""
         if msg.interrupt:
-            self._interrupted = True
+            self._closed_by(msg)
 
     def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
         if self._interrupted:
-            self._report_interrupted(msg)
+            self._decline(msg, sender)
             return
         text = message_text(msg)
         if text is None:
@@ -723,7 +727,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             # with the earlier turns' messages its tail kept, as a completed run's is
             start = _first_of_run(messages, summarized + 1)
             self._replace_history(list(messages[:start]))
-        kept = kept_of_cut(messages[start:], stopping=self._interrupted)
+        kept = kept_of_cut(messages[start:], stopping=self._interrupted and self._fired is None)
         if not kept:  # nothing of the run is kept, nor what it absorbed: back they go
             self._return_absorbed()
         self._history = [*self._history, *kept]  # as a resume rebuilds it from the log
@@ -741,7 +745,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
 
     def _say_cut(self, msg: Message, sender: ActorAddress | None) -> bool:
         """A cancel cut the turn on ``msg``: say so; when the team is stopping, report the
-        turn interrupted (resumable), no reply."""
+        turn interrupted (resumable), no reply; when the agent was fired, tell the sender."""
         canceller = self._cancelled_by.sender if self._cancelled_by else None
         self.notify_event(
             TurnInterruptedEvent(
@@ -751,7 +755,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             )
         )
         if self._interrupted:
-            self._report_interrupted(msg)
+            self._decline(msg, sender)
             return False
         self._reply(sender, "The run was cancelled.", "notification")
         if canceller is not None and canceller != sender:
@@ -767,7 +771,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._loop.call_soon_threadsafe(self._boundary.interrupt)
 
     def _was_cut(self) -> None:
-        """An interrupt cut a model request or a tool call: the team is stopping."""
+        """An interrupt cut a model request or a tool call: the team is stopping, or the
+        agent was fired."""
         self._cancel_requested()  # takes the interrupting cancel out of the inbox
         self._interrupted = True
 
@@ -1098,11 +1103,25 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self.report_processed(found.id)
         self._cancelled_by = found
         if isinstance(found, CancelMessage) and found.interrupt:
-            self._interrupted = True
+            self._closed_by(found)
         return True
 
-    def _report_interrupted(self, msg: Message) -> None:
-        self.notify_event(TurnInterrupted(message_id=msg.id, reason="the team is stopping"))
+    def _closed_by(self, cancel: CancelMessage) -> None:
+        """An interrupting ``cancel`` closes the agent to new turns; a fired one also makes
+        what it cuts or declines answered (:meth:`_decline`), with the cancel's reason."""
+        self._interrupted = True
+        if cancel.fired:
+            self._fired = cancel.reason or "fired"
+
+    def _decline(self, msg: Message, sender: ActorAddress | None) -> None:
+        """The turn on ``msg`` was cut, or is not taken: the agent is closed. The team is
+        stopping: the turn is reported interrupted, for a resume to offer again. The agent
+        was fired: no resume will, so the sender, who waits for an answer, is told."""
+        if self._fired is None:
+            self.notify_event(TurnInterrupted(message_id=msg.id, reason="the team is stopping"))
+            return
+        notice = f"{self.config.name} left the team ({self._fired}): your message was not handled."
+        self._reply(sender, notice, "notification")
 
     def get_mailbox(self) -> list[Message]:
         """The messages waiting in this agent's inbox, oldest first (not removed)."""
@@ -1157,13 +1176,23 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         logger.info("%s hired %s", self.config.name, address.name)
 
     def on_fire(self, address: ActorAddress) -> None:
-        """Stop a member this agent fired through TeamTool, without waiting for it."""
-        if isinstance(address, ActorAddressImpl):
-            address.request_stop()
-        else:
-            live = self.system.get_address(address.agent_id)
-            if isinstance(live, ActorAddressImpl):
-                live.request_stop()
+        """Stop a member this agent fired through TeamTool, promptly, without waiting for it.
+
+        A stop alone would come after the messages already queued for it, each taken as a
+        turn first. An interrupting, fired ``CancelMessage`` goes first: it cuts the turn
+        in progress at once and closes the member, which then declines what is queued,
+        each sender told it was fired (:meth:`_decline`), before the stop is reached."""
+        live = (
+            address
+            if isinstance(address, ActorAddressImpl)
+            else self.system.get_address(address.agent_id)
+        )
+        if not isinstance(live, ActorAddressImpl):
+            return
+        cancel = CancelMessage(reason=f"fired by {self.config.name}", interrupt=True, fired=True)
+        with contextlib.suppress(AddressError):  # it has stopped already
+            self.send(live, cancel)
+        live.request_stop()
 
     # -- the model roster (ModelSwitchToolObserver) -----------------------------------------
     def list_model_rows(self) -> list[ModelRow]:

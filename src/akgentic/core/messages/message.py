@@ -124,10 +124,15 @@ class CancelMessage(Message):
     ``interrupt``: the team is stopping (Ctrl-C). Besides the run in progress, the
     receiver starts no new turn until it stops, and reports each turn it cancelled or
     declined as interrupted, so that a resume offers it again.
+
+    ``fired`` (with ``interrupt``): the receiver was fired and stops for good — no resume
+    will offer its turns — so the turn it cut and each message it then declines are
+    answered instead, a line to their sender naming ``reason`` ("fired by @Lead").
     """
 
     reason: str = ""
     interrupt: bool = False
+    fired: bool = False
 
 
 class StopRecursively(Message):

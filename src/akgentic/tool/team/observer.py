@@ -53,8 +53,10 @@ class TeamManagementToolObserver(ActorToolObserver, Protocol):
 
         TeamTool has checked that ``address`` is a running, regular member of this team —
         not the agent itself, not the orchestrator, not a ``#`` tool actor, not a person.
-        Must not wait for the member to stop (send it a stop message). If it raises, the
-        fire is reported as failed to the model.
+        Must not wait for the member to stop (send it a stop message), and should stop it
+        promptly, not after the messages queued for it (``BaseAgent.on_fire`` cuts its turn
+        first, its waiting senders told). If it raises, the fire is reported as failed to
+        the model.
         """
         ...
 

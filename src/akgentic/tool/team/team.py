@@ -370,7 +370,8 @@ class TeamTool(ToolCard):
         def fire_member(name: str) -> str:
             """Remove one member from the team, by name exactly as the roster shows it.
 
-            The member stops and leaves the roster; work it had not finished is lost. You
+            The member stops at once and leaves the roster; work it had not finished is
+            lost, and whoever waits for its answer is told it was fired. You
             cannot fire yourself, the member that hired you (nor whoever hired it), the
             team's entry point (the member the person talks to), a person, or the team's
             tools.

@@ -558,6 +558,12 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._reserved.add(name)
         return name
 
+    def release_name(self, name: str) -> None:
+        """End the reservation of ``name`` (:meth:`reserve_name`) whose member never
+        started: its creation failed. Kept, the name would be taken for the team's life
+        (the next hire of that role named ``-2``)."""
+        self._reserved.discard(name)
+
     # -- tool actors ----------------------------------------------------------------------
     def getChildrenOrCreate(
         self, actor_class: type[Akgent[Any, Any]], config: BaseConfig

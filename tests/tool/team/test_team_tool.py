@@ -171,6 +171,23 @@ def test_an_unknown_role_is_retriable_and_lists_the_hireable_roles(staffed: Staf
     )
 
 
+def test_a_hire_whose_creation_fails_gives_its_reserved_name_back(
+    staffed: Staffed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name reserved for a member that never started is free again: the next hire of
+    that role gets it, not ``-2``."""
+    hire = tools(wired(staffed, retry_exception=RetryError))["hire_members"]
+
+    def refused(*args: Any, **kwargs: Any) -> ActorAddress:
+        raise RuntimeError("no room")
+
+    monkeypatch.setattr(staffed.manager, "createActor", refused)
+    with pytest.raises(RetryError, match=r"could not be created \(RuntimeError: no room\)"):
+        hire(["Writer"])
+    monkeypatch.undo()
+    assert hire(["Writer"]) == "Hired 1 of 1: @Writer (Writer)."
+
+
 def test_the_team_has_a_size_bound_and_a_hire_past_it_says_so(staffed: Staffed) -> None:
     """A model hiring in a loop fills the team to ``max_members`` regular members (the
     hiring agent counts, tools and persons do not) and is told, in one line, to fire."""

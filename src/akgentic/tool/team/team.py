@@ -352,9 +352,14 @@ class TeamTool(ToolCard):
         base = config.name or f"@{profile.role}"
         config.name = self._ask(lambda orchestrator: orchestrator.reserve_name(base))
         config.role = config.role or profile.role
+        name = config.name
         try:
             address = observer.createActor(profile.get_agent_class(), config=config)
         except Exception as exc:
+            try:  # never started: its name is free again
+                self._ask(lambda orchestrator: orchestrator.release_name(name))
+            except RetriableError:
+                logger.warning("TeamTool: could not release the name %s", name)
             return f"could not be created ({type(exc).__name__}: {clip(str(exc))})"
         try:
             observer.on_hire(address)

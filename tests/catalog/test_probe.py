@@ -220,6 +220,8 @@ def two_processes(storage_url: str) -> Iterator[tuple[CatalogService, CatalogSer
          "not kept"),
         ("remove and enable", "catalog instance 'gated' was removed while the probe ran, and "
          "set up again since: its outcome was not kept (probe it again)"),
+        ("configure", "catalog instance 'gated' was configured while the probe ran (its "
+         "config or credential changed): the outcome was not kept; probe it again"),
     ],
 )  # fmt: skip
 def test_a_probe_in_flight_keeps_its_outcome_on_the_row_it_probed_only(
@@ -242,10 +244,12 @@ def test_a_probe_in_flight_keeps_its_outcome_on_the_row_it_probed_only(
     thread = threading.Thread(target=probe)
     thread.start()
     assert PROBING.wait(timeout=30), "the probe never ran"
-    if meanwhile != "nothing":
+    if meanwhile in ("remove", "remove and enable"):
         assert admin.remove(ADMIN, "gated", force=True)
     if meanwhile == "remove and enable":
         admin.enable(ADMIN, "gated", ["cli"])
+    if meanwhile == "configure":
+        admin.configure(ADMIN, "gated", {"note": "changed"}, merge=True)
     PROCEED.set()
     thread.join(timeout=30)
     assert not thread.is_alive()
@@ -262,12 +266,17 @@ def test_a_probe_in_flight_keeps_its_outcome_on_the_row_it_probed_only(
     assert isinstance(said, CatalogError) and str(said) == words
     if meanwhile == "remove":
         assert stored is None and prober.storage.catalog.get("gated") is None
+    elif meanwhile == "configure":  # the row, as configured: not probed with it
+        assert stored is not None and stored.config == {"note": "changed"}
+        assert (stored.status, stored.last_check_at) == ("unchecked", None)
     else:  # the new row, as the admin made it: not probed
         assert stored is not None and stored.enabled_cli and not stored.enabled_agents
         assert (stored.status, stored.last_check_at) == ("unchecked", None)
-    assert [line.action for line in admin.audit(ADMIN)] == (
-        ["enable", "remove"] + (["enable"] if meanwhile == "remove and enable" else [])
-    )
+    assert [line.action for line in admin.audit(ADMIN)] == {
+        "remove": ["enable", "remove"],
+        "remove and enable": ["enable", "remove", "enable"],
+        "configure": ["enable", "configure"],
+    }[meanwhile]
 
 
 @pytest.mark.parametrize("via", ["cli", "api"])

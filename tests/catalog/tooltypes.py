@@ -76,6 +76,8 @@ class GatedService(BaseModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
     manifest: ClassVar[ToolManifest] = ToolManifest(name="gated", description="Answers when told.")
 
+    note: str = ""  # a setting to change while a probe is in flight
+
     def probe(self, timeout: float) -> str:
         PROBING.set()
         PROCEED.wait()

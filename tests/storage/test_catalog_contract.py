@@ -17,6 +17,7 @@ from akgentic.storage import (
     ConfigChangedError,
     InstanceGoneError,
     InstanceTypeError,
+    ProbedWith,
     StorageBundle,
     StorageClosedError,
 )
@@ -241,6 +242,60 @@ def test_a_probe_outcome_is_kept_on_the_row_it_probed_only(backend: Backend) -> 
         catalog.record_probe("t", "web_search", "active", "ok", when, row_id=None)
     assert catalog.get("t").status == "unchecked"  # type: ignore[union-attr]
     assert [line.action for line in catalog.audit()] == ["enable", "remove"] * 2 + ["enable"] * 2
+
+
+def test_a_probe_outcome_is_not_kept_when_its_config_or_credential_changed(
+    backend: Backend,
+) -> None:
+    """A probe ran with the config and credential it read (``probed_with``): a
+    ``configure`` or ``set-credential`` that lands meanwhile (another connection) makes its
+    outcome say nothing of what is stored, so it is not written; with both unchanged —
+    whatever else changed, a flag — it is."""
+    catalog, other = backend.store.catalog, backend.another().catalog
+    when = datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC)
+    catalog.set_config("s", "web_search", {"url": "http://a"}, by("a", "configure"))
+    read = catalog.set_credential("s", "web_search", b"old", by("a", "set_credential"))
+    probed = ProbedWith(config=read.config, credential_enc=read.credential_enc)
+
+    other.set_config("s", "web_search", {"url": "http://b"}, by("b", "configure"))
+    with pytest.raises(ConfigChangedError) as changed:
+        catalog.record_probe(
+            "s", "web_search", "active", "ok", when, row_id=read.row_id, probed_with=probed
+        )
+    assert str(changed.value) == (
+        "catalog instance 's' was configured while the probe ran (its config or credential "
+        "changed): the outcome was not kept; probe it again"
+    )
+    other.set_config("s", "web_search", {"url": "http://a"}, by("b", "configure"))
+    other.set_credential("s", "web_search", b"new", by("b", "set_credential"))
+    with pytest.raises(ConfigChangedError):
+        catalog.record_probe(
+            "s", "web_search", "active", "ok", when, row_id=read.row_id, probed_with=probed
+        )
+    other.set_credential("s", "web_search", None, by("b", "clear_credential"))
+    with pytest.raises(ConfigChangedError):
+        catalog.record_probe(
+            "s", "web_search", "active", "ok", when, row_id=read.row_id, probed_with=probed
+        )
+    assert other.get("s").status == "unchecked"  # type: ignore[union-attr]
+
+    other.set_credential("s", "web_search", b"old", by("b", "set_credential"))
+    other.set_enabled("s", "web_search", {"cli": True}, by("b", "enable"))
+    kept = catalog.record_probe(
+        "s", "web_search", "error", "down", when, row_id=read.row_id, probed_with=probed
+    )
+    assert (kept.status, kept.status_detail, kept.enabled_cli) == ("error", "down", True)
+    cleared = other.set_credential("s", "web_search", None, by("b", "clear_credential"))
+    kept = catalog.record_probe(
+        "s",
+        "web_search",
+        "active",
+        "ok",
+        when,
+        row_id=read.row_id,
+        probed_with=ProbedWith(config=cleared.config, credential_enc=None),
+    )
+    assert kept.status == "active"
 
 
 def test_concurrent_changes_to_one_new_row_lose_nothing(backend: Backend) -> None:

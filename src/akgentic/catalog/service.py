@@ -65,6 +65,7 @@ from akgentic.storage import (
     ConfigChangedError,
     InstanceGoneError,
     InstanceTypeError,
+    ProbedWith,
     StorageBundle,
     ToolInstanceRecord,
 )
@@ -328,7 +329,9 @@ class CatalogService:
         The outcome is kept on the row the probe read only (its ``row_id``, in the store's
         one statement): when that row was removed while the probe ran — or removed and set
         up again, or set up where none was — nothing is written and a :class:`CatalogError`
-        says so in one line, so a probe never brings back a row ``remove`` took."""
+        says so in one line, so a probe never brings back a row ``remove`` took. So too when
+        its config or credential changed while the probe ran: the outcome was made with
+        the old ones."""
         row, found = self._target(name, None)
         if not found.has_probe:
             raise CatalogError(f"{found.name} has no outside exit to probe")
@@ -347,18 +350,27 @@ class CatalogService:
                 timeout if timeout is not None else self.probe_timeout,
                 secrets=(secret,) if secret else (),
             )
-        record = self._changed(
-            name,
-            found,
-            lambda: self.storage.catalog.record_probe(
-                name,
-                found.name,
-                result.status,
-                result.detail,
-                result.checked_at,
-                row_id=None if row is None else row.row_id,
-            ),
+        probed_with = (
+            None
+            if row is None
+            else ProbedWith(config=row.config, credential_enc=row.credential_enc)
         )
+        try:
+            record = self._changed(
+                name,
+                found,
+                lambda: self.storage.catalog.record_probe(
+                    name,
+                    found.name,
+                    result.status,
+                    result.detail,
+                    result.checked_at,
+                    row_id=None if row is None else row.row_id,
+                    probed_with=probed_with,
+                ),
+            )
+        except ConfigChangedError as exc:  # configured meanwhile: made with the old one
+            raise CatalogError(str(exc)) from None
         return record, result
 
     # -- wiring -------------------------------------------------------------------------

@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID, uuid4
 
-from akgentic.storage._codec import dump_object, to_utc
+from akgentic.storage._codec import dump_object, load_object, to_utc
 from akgentic.storage._pack import pack_count
 from akgentic.storage.errors import (
     ConfigChangedError,
+    CorruptRecordError,
     InstanceGoneError,
     InstanceTypeError,
     InvalidTransitionError,
@@ -21,6 +22,7 @@ from akgentic.storage.records import (
     CATALOG_STATUSES,
     CATALOG_SURFACES,
     CatalogAuditEntry,
+    ProbedWith,
     TeamStatus,
     ToolInstanceRecord,
 )
@@ -39,7 +41,9 @@ __all__ = [
     "instance_gone",
     "instance_type_mismatch",
     "new_row_id",
+    "probe_outdated",
     "probe_refused",
+    "probed_differs",
     "readable_status",
     "team_not_found",
 ]
@@ -179,6 +183,26 @@ def config_changed(name: str) -> ConfigChangedError:
     )
 
 
+def probe_outdated(name: str) -> ConfigChangedError:
+    """The error for a probe's outcome whose row's config or credential changed while the
+    probe ran: the outcome says nothing of what is stored now."""
+    return ConfigChangedError(
+        f"catalog instance {name!r} was configured while the probe ran (its config or "
+        f"credential changed): the outcome was not kept; probe it again"
+    )
+
+
+def probed_differs(config_text: str, credential_enc: Any, probed_with: ProbedWith) -> bool:
+    """Whether a row's stored config (its JSON text) and credential ciphertext are not what
+    a probe ran with. A config that cannot be read differs."""
+    try:
+        config = load_object(config_text, "config")
+    except CorruptRecordError:
+        return True
+    blob = None if credential_enc is None else bytes(credential_enc)
+    return config != probed_with.config or blob != probed_with.credential_enc
+
+
 def new_row_id() -> str:
     """The identity of a catalog row being created (see ``ToolInstanceRecord.row_id``):
     random, so no store needs to remember the rows it removed to never give one twice."""
@@ -245,11 +269,18 @@ class CatalogChanges:
         raise NotImplementedError
 
     def _probed(
-        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        row_id: str | None,
+        probed_with: ProbedWith | None,
     ) -> ToolInstanceRecord:
         """Write ``changes`` on the row ``row_id`` only (None: create the row, only while
         none is stored), in one statement: else ``InstanceGoneError`` (or
-        ``InstanceTypeError`` for a row of another type), nothing written."""
+        ``InstanceTypeError`` for a row of another type), nothing written. With
+        ``probed_with``, only while that row still holds that config and credential: else
+        ``ConfigChangedError`` (:func:`probe_outdated`), nothing written."""
         raise NotImplementedError
 
     def _bind_time(self, when: datetime) -> Any:
@@ -287,10 +318,11 @@ class CatalogChanges:
         checked_at: datetime,
         *,
         row_id: str | None,
+        probed_with: ProbedWith | None = None,
     ) -> ToolInstanceRecord:
         changes = {
             "status": check_probe_status(status),
             "status_detail": detail,
             "last_check_at": self._bind_time(checked_at),
         }
-        return self._probed(name, type_name, changes, row_id)
+        return self._probed(name, type_name, changes, row_id, probed_with)

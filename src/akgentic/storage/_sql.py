@@ -57,7 +57,9 @@ from akgentic.storage._rules import (
     config_changed,
     instance_type_mismatch,
     new_row_id,
+    probe_outdated,
     probe_refused,
+    probed_differs,
     team_not_found,
 )
 from akgentic.storage._sql_lease import SqlLeases
@@ -67,6 +69,7 @@ from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
     EventRecord,
+    ProbedWith,
     SkillRecord,
     StateRecord,
     TeamRecord,
@@ -862,11 +865,37 @@ class _Catalog(CatalogChanges):
         return self._record(row)
 
     def _probed(
-        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        row_id: str | None,
+        probed_with: ProbedWith | None,
     ) -> ToolInstanceRecord:
         db = self._db
         now = db.time(utc_now())
+        guard = ""
+        guarded: tuple[Any, ...] = ()
         with db.write() as cur:
+            if row_id is not None and probed_with is not None:
+                # what was read is the condition of the update, as for a merged config:
+                # a writer that commits between this read and the update is caught there
+                found = cur.execute(
+                    "SELECT config, credential_enc FROM akgentic_catalog "
+                    "WHERE name = ? AND row_id = ? AND type_name = ?",
+                    (name, row_id, type_name),
+                ).fetchone()
+                if found is not None:
+                    text, blob = found
+                    if probed_differs(text, blob, probed_with):
+                        raise probe_outdated(name)
+                    guard = " AND config = ?"
+                    guarded = (text,)
+                    if blob is None:
+                        guard += " AND credential_enc IS NULL"
+                    else:
+                        guard += " AND credential_enc = ?"
+                        guarded += (blob,)
             if row_id is None:
                 columns = ["name", "type_name", *changes, "created_at", "updated_at", "row_id"]
                 cur.execute(
@@ -878,13 +907,15 @@ class _Catalog(CatalogChanges):
                 sets = ", ".join(f"{c} = ?" for c in [*changes, "updated_at"])
                 cur.execute(
                     f"UPDATE akgentic_catalog SET {sets} "
-                    "WHERE name = ? AND row_id = ? AND type_name = ?",
-                    (*changes.values(), now, name, row_id, type_name),
+                    f"WHERE name = ? AND row_id = ? AND type_name = ?{guard}",
+                    (*changes.values(), now, name, row_id, type_name, *guarded),
                 )
             if cur.rowcount == 0:  # words only: the statement above decided
                 stored = cur.execute(
                     "SELECT type_name, row_id FROM akgentic_catalog WHERE name = ?", (name,)
                 ).fetchone()
+                if guard and stored is not None and tuple(stored) == (type_name, row_id):
+                    raise probe_outdated(name)
                 raise probe_refused(name, type_name, row_id, stored)
             row = cur.execute(
                 f"SELECT {_CATALOG_COLUMNS} FROM akgentic_catalog WHERE name = ?", (name,)

@@ -50,7 +50,9 @@ from akgentic.storage._rules import (
     config_changed,
     instance_type_mismatch,
     new_row_id,
+    probe_outdated,
     probe_refused,
+    probed_differs,
     readable_status,
     team_not_found,
 )
@@ -67,6 +69,7 @@ from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
     EventRecord,
+    ProbedWith,
     SkillRecord,
     StateRecord,
     TeamRecord,
@@ -506,7 +509,12 @@ class _Catalog(CatalogChanges):
         return result
 
     def _probed(
-        self, name: str, type_name: str, changes: dict[str, Any], row_id: str | None
+        self,
+        name: str,
+        type_name: str,
+        changes: dict[str, Any],
+        row_id: str | None,
+        probed_with: ProbedWith | None,
     ) -> ToolInstanceRecord:
         now = utc_now()
         with self._data.locked():
@@ -527,6 +535,10 @@ class _Catalog(CatalogChanges):
                 type_name,
             ):
                 record, config = found
+                if probed_with is not None and probed_differs(
+                    config, record.credential_enc, probed_with
+                ):
+                    raise probe_outdated(name)
             else:
                 stored = None if found is None else (found[0].type_name, found[0].row_id or "")
                 raise probe_refused(name, type_name, row_id, stored)

@@ -44,6 +44,7 @@ from akgentic.storage.records import (
     CatalogAuditEntry,
     CatalogAuditRecord,
     EventRecord,
+    ProbedWith,
     SkillRecord,
     StateRecord,
     TeamRecord,
@@ -322,12 +323,16 @@ class CatalogStore(Protocol):
         checked_at: datetime,
         *,
         row_id: str | None,
+        probed_with: ProbedWith | None = None,
     ) -> ToolInstanceRecord:
         """Keep the outcome of a probe: status, detail, time of the check (not audited),
         on the row the probe read only: ``row_id`` is its ``row_id`` (None: no row was
         stored, and one is created only while there is still none). A row removed since,
         or made again under the same name, is an ``InstanceGoneError`` and nothing is
-        written — never checked and then created: one statement decides."""
+        written — never checked and then created: one statement decides. With
+        ``probed_with`` (the config and credential the probe ran with), only while the row
+        still holds both: a ``configure`` or ``set-credential`` that landed while the probe
+        ran is a ``ConfigChangedError``, nothing written."""
         ...
 
     def remove(self, name: str, audit: CatalogAuditEntry) -> bool:

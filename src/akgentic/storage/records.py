@@ -28,6 +28,7 @@ __all__ = [
     "CatalogAuditRecord",
     "DecodeFailure",
     "EventRecord",
+    "ProbedWith",
     "SkillRecord",
     "StateRecord",
     "TeamRecord",
@@ -185,6 +186,18 @@ the CLI (a probe asked there). Each has its own flag, off until an admin turns i
 
 CATALOG_STATUSES = ("unchecked", "active", "error")
 """A catalog instance's probe status: never probed, the last probe passed, it failed."""
+
+
+class ProbedWith(BaseModel):
+    """What a catalog probe ran with: the row's config and credential ciphertext as it
+    read them. Its outcome is kept only while the row still holds both
+    (:meth:`CatalogStore.record_probe`): an outcome made with an old config or credential
+    says nothing of the new one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: dict[str, Any] = Field(default_factory=dict)
+    credential_enc: bytes | None = Field(default=None, repr=False)
 
 
 class ToolInstanceRecord(_Record):

@@ -122,6 +122,10 @@ class Run(Akgent[BaseConfig, BaseState]):
     def renewing(self) -> int:
         return self.index._sequencer.renewing
 
+    def parked(self) -> int:
+        """How many writes wait behind a reconcile for the store to take their dimension."""
+        return len(self.index._sequencer._parked)
+
 
 class Store:
     """The store under test, seen from outside: its rows' models and vector lengths."""
@@ -371,6 +375,58 @@ def test_a_failed_embedding_again_leaves_no_answer_mixing_two_models(
     up = ModelEmbedder("fake:b")
     assert reconciled(start(team, "#Run3", up)) == [True]
     assert store.models() == dict.fromkeys(ROWS, "fake:b")
+
+
+def test_a_write_while_the_store_takes_a_new_dimension_waits_and_is_then_written(
+    team: Team, store: Store
+) -> None:
+    """An agent's write of the new model, made before the store took the new dimension,
+    waits behind the re-embedding (the store holding the old dimension would refuse it)
+    and is written once the dimension is taken — in this run, found by its vector."""
+    first_run(team, store, ModelEmbedder("fake:a", DIM))
+    other = ModelEmbedder("fake:small", 16)
+    other.gate.clear()
+    run = start(team, "#Run2", other)
+    outcome = Outcome()
+    run.reconcile(ROWS, outcome)
+    assert other.entered.wait(30)  # the re-embedding is held: the store is still of DIM
+
+    run.add("r4", "plan the login redesign")
+    eventually(lambda: run.parked() == 1)
+    assert "r4" not in store.models()
+    other.gate.set()
+    assert outcome.wait() == [True]
+
+    eventually(lambda: store.models().get("r4") == "fake:small")
+    assert run.parked() == 0
+    assert store.models() == dict.fromkeys([*ROWS, "r4"], "fake:small")
+    assert store.dimensions() == {16}
+    assert next(iter(run.search("plan the login redesign", 4))) == "r4"
+
+
+def test_a_write_held_behind_a_failed_re_embedding_is_still_written(
+    team: Team, store: Store
+) -> None:
+    """The pass fails (the endpoint refuses the old rows): the write it held is written
+    all the same when it ends, never left parked."""
+    first_run(team, store, ModelEmbedder("fake:a"))
+    down = ModelEmbedder("fake:b", fail=True)
+    down.gate.clear()
+    run = start(team, "#Run2", down)
+    outcome = Outcome()
+    run.reconcile(ROWS, outcome)
+    assert down.entered.wait(30)
+
+    run.add("r4", "plan the login redesign")
+    eventually(lambda: run.parked() == 1)
+    down.gate.set()
+    assert outcome.wait() == [False]
+
+    eventually(lambda: store.models().get("r4") == "fake:b")
+    assert run.parked() == 0
+    assert {ref: m for ref, m in store.models().items() if ref in ROWS} == dict.fromkeys(
+        ROWS, "fake:a"
+    )
 
 
 def test_the_dimension_change_is_persisted_with_the_team(team: Team, tmp_path: Any) -> None:

@@ -61,7 +61,9 @@ The contract:
   ``VectorStore.ref_ids``) in a worker when nothing is missing. Every row records the
   embedder that made its vector; rows of another model (the model changed between
   runs, or an older store recorded none) are embedded again, the store re-created for a
-  new dimension first, and queries answer ``{}`` meanwhile. ``reconcile_ids(ids,
+  new dimension first, and queries answer ``{}`` meanwhile. From the call until the
+  store can take the model's vectors, the scope's other writes are parked, then written
+  — never refused by a store still holding the old dimension. ``reconcile_ids(ids,
   fetch)`` is the same for a consumer whose rows are not in memory: it holds the ids,
   and reads only the missing rows' text, a bounded batch at a time.
 """
@@ -159,19 +161,44 @@ class _Listed(NamedTuple):
     model: str | None
 
 
+class _Hold:
+    """One reconcile's hold on its scope's writes, from its call until the store can take
+    the vectors of the model in force: lifted once its listing found no row of another
+    model, once the store took the new dimension, or when the pass ends however it ends —
+    at most once, so a lift on every exit path is safe."""
+
+    def __init__(self, sequencer: _Sequencer) -> None:
+        self._sequencer = sequencer
+        self._lifted = False
+        self._lock = threading.Lock()
+        sequencer.hold()
+
+    def lift(self, worker: EmbeddingWorker | None) -> None:
+        """Lift it; the writes it parked are written on this thread (``worker``'s, or
+        through the consumer when None)."""
+        with self._lock:
+            if self._lifted:
+                return
+            self._lifted = True
+        self._sequencer.lift(worker)
+
+
 class _Adoption:
     """Once, before a reconcile's first write of rows of a new model: the store takes
-    that model's dimension (:meth:`SemanticIndex._adopt_dimension`). Its batches run one
-    after the other, so a flag is enough."""
+    that model's dimension (:meth:`SemanticIndex._adopt_dimension`), then the writes the
+    reconcile's hold parked go through. Its batches run one after the other, so a flag is
+    enough."""
 
-    def __init__(self, index: SemanticIndex) -> None:
+    def __init__(self, index: SemanticIndex, hold: _Hold) -> None:
         self._index = index
+        self._hold = hold
         self._done = False
 
     def __call__(self, worker: EmbeddingWorker, dimension: int) -> None:
         if not self._done:
             self._index._adopt_dimension(worker, dimension)
             self._done = True
+        self._hold.lift(worker)
 
 
 class _Sequencer:
@@ -192,6 +219,36 @@ class _Sequencer:
         """How many reconciles of this scope are embedding again rows of another model:
         while any is, every index of the scope answers queries ``{}`` (keyword ranking),
         its rows' vectors being of two models. Changed under ``_seq_lock``."""
+        self._holds = 0
+        self._parked: list[Callable[[EmbeddingWorker | None], None]] = []
+
+    def hold(self) -> None:
+        """Count a reconcile in that may make the store take another dimension: until it
+        is lifted, a write of the scope is parked (:meth:`park_or_run`), not refused by a
+        store still holding the old dimension."""
+        with self._seq_lock:
+            self._holds += 1
+
+    def lift(self, worker: EmbeddingWorker | None) -> None:
+        """Count a hold out; the last one lifted runs the parked writes, in the order they
+        were parked, on this thread (outside every lock: each takes the write lock)."""
+        with self._seq_lock:
+            self._holds -= 1
+            parked, self._parked = (self._parked, []) if not self._holds else ([], self._parked)
+        for write in parked:
+            write(worker)
+
+    def park_or_run(
+        self, write: Callable[[EmbeddingWorker | None], None], worker: EmbeddingWorker
+    ) -> None:
+        """Run ``write(worker)`` now, or — a reconcile holding the scope's writes — park it
+        for the thread that lifts the last hold. One step, under the lock: a write is
+        never parked after the last lift."""
+        with self._seq_lock:
+            if self._holds:
+                self._parked.append(write)
+                return
+        write(worker)
 
     def renew(self, step: int) -> None:
         """Count a re-embedding of rows of another model in (1) or out (-1)."""
@@ -534,6 +591,7 @@ class SemanticIndex:
         wanted = frozenset(ids)
         watch = since if since is not None else self.watch()
         touched = watch.touched
+        hold = _Hold(self._sequencer)
 
         def apply(
             worker: EmbeddingWorker, vectors: list[list[float]] | None, error: str | None
@@ -542,6 +600,7 @@ class SemanticIndex:
                 listed = self._held_rows(worker, with_texts=texts is not None)
             except Exception as exc:
                 watch.close()
+                hold.lift(worker)
                 logger.warning("listing %s to reconcile it failed: %r", self.collection, exc)
                 finish(False)
                 return
@@ -567,6 +626,7 @@ class SemanticIndex:
             finally:
                 watch.close()
             if not foreign:
+                hold.lift(worker)  # no new dimension to take: the parked writes go through
                 if missing:
                     logger.info(
                         "indexing %d rows %s lacked or held stale", len(missing), self.collection
@@ -578,12 +638,14 @@ class SemanticIndex:
 
             def renewed(ok: bool) -> None:
                 self._sequencer.renew(-1)
+                hold.lift(None)  # a pass that failed before the store took the dimension
                 finish(ok)
 
-            self._embed_missing(missing, fetch, renewed, _Adoption(self))
+            self._embed_missing(missing, fetch, renewed, _Adoption(self, hold))
 
         def not_started() -> None:
             watch.close()
+            hold.lift(None)
             finish(False)
 
         job = EmbeddingJob(texts=(), embedder=None, apply=apply)
@@ -676,10 +738,8 @@ class SemanticIndex:
                 )
                 after(False)
                 return
-            for number, ((ref, seq, text, meta), vector) in enumerate(
-                zip(stamped, vectors, strict=True)
-            ):
-                entry = VectorEntry(
+            entries = [
+                VectorEntry(
                     ref_id=ref,
                     text=text,
                     vector=vector,
@@ -688,21 +748,11 @@ class SemanticIndex:
                     tenant=self.tenant,
                     model=model,
                 )
-                try:
-                    write = functools.partial(self._write, worker, [entry])
-                    self._sequencer.apply(ref, seq, write)
-                except Exception as exc:  # the store refused: the rest is not written either
-                    for later, later_seq, _, _ in stamped[number + 1 :]:
-                        self._sequencer.done(later, later_seq)
-                    logger.warning(
-                        "writing %d rows of %s failed: %r",
-                        len(stamped) - number,
-                        self.collection,
-                        exc,
-                    )
-                    after(False)
-                    return
-            after(True)
+                for (ref, _, text, meta), vector in zip(stamped, vectors, strict=True)
+            ]
+            seqs = [seq for _, seq, _, _ in stamped]
+            write = functools.partial(self._write_rows, entries, seqs, after)
+            self._sequencer.park_or_run(write, worker)
 
         def release() -> None:
             for ref, seq, _, _ in stamped:
@@ -853,6 +903,41 @@ class SemanticIndex:
                 lambda: adopt(self.collection, self.team_id, dimension, self.tenant)
             )
 
+    def _write_rows(
+        self,
+        entries: list[VectorEntry],
+        seqs: list[int],
+        after: Callable[[bool], None],
+        worker: EmbeddingWorker | None,
+    ) -> None:
+        """Write each embedded row whose stamp is still its ref's latest, then ``after(ok)``;
+        the first the store refuses ends it (the rest released, unwritten). On the thread
+        of ``worker`` — the one that embedded them, or the one that lifted the hold they
+        were parked behind (None: through the consumer)."""
+        for number, (entry, seq) in enumerate(zip(entries, seqs, strict=True)):
+            try:
+                write = functools.partial(self._write, worker, [entry])
+                self._sequencer.apply(entry.ref_id, seq, write)
+            except Exception as exc:  # the store refused: the rest is not written either
+                for later, later_seq in zip(entries[number + 1 :], seqs[number + 1 :], strict=True):
+                    self._sequencer.done(later.ref_id, later_seq)
+                logger.warning(
+                    "writing %d rows of %s failed: %r", len(entries) - number, self.collection, exc
+                )
+                after(False)
+                return
+        after(True)
+
+    def _teller(self, worker: EmbeddingWorker | None) -> Any:
+        """Who tells the ``#VectorStore``: the worker on whose thread this runs, else the
+        consumer (a hold lifted off any worker); RuntimeError when the consumer is gone."""
+        if worker is not None:
+            return worker
+        observer = self._observer_ref()
+        if observer is None:
+            raise RuntimeError(f"the consumer of {self.collection} is gone")
+        return observer
+
     def _remove(self, worker: EmbeddingWorker, ref_id: str) -> None:
         """Delete ``ref_id``'s row; on the worker's thread, under the sequencer's write lock."""
         if self._store_address is not None:
@@ -862,10 +947,10 @@ class SemanticIndex:
         elif self._store is not None:
             self._store.delete(self.collection, self.team_id, [ref_id], self.tenant)
 
-    def _write(self, worker: EmbeddingWorker, entries: list[VectorEntry]) -> None:
-        """On the worker's thread, under the sequencer's write lock."""
+    def _write(self, worker: EmbeddingWorker | None, entries: list[VectorEntry]) -> None:
+        """On the worker's thread (see :meth:`_teller`), under the sequencer's write lock."""
         if self._store_address is not None:
-            worker.proxy_tell(self._store_address, VectorStoreActor).upsert(
+            self._teller(worker).proxy_tell(self._store_address, VectorStoreActor).upsert(
                 self.collection, self.team_id, entries, self.tenant
             )
         elif self._store is not None:

@@ -34,6 +34,7 @@ from akgentic.tool.vector_store import (
     VectorEntry,
     VectorStoreActor,
     VectorStoreConfig,
+    VectorStoreConfigError,
     VectorStoreParam,
     WeaviateBackend,
     close_client,
@@ -468,9 +469,12 @@ def test_in_memory_a_new_dimension_drops_that_scope_s_rows_alone() -> None:
     assert [h.ref_id for h in backend.query(COLLECTION, "t2", [1.0, 0.0], 5)] == ["b"]
 
 
-def test_qdrant_a_new_dimension_re_creates_the_collection_for_every_team(tmp_path: Any) -> None:
-    """Qdrant fixes a collection's dimension: a new one re-creates it, dropping every
-    team's points (each team's next start embeds its own again); another collection is
+def test_qdrant_a_new_dimension_re_creates_a_collection_only_the_scope_s_rows_live_in(
+    tmp_path: Any,
+) -> None:
+    """Qdrant fixes a collection's dimension: a new one re-creates it, dropping its points
+    — never while another team's (or tenant's) points live in it, which that would drop
+    too: refused, in one line saying what to do, and nothing goes. Another collection is
     left alone."""
     backend = QdrantBackend(VectorStoreConfig(backend="qdrant", path=str(tmp_path / "q")))
     try:
@@ -478,8 +482,25 @@ def test_qdrant_a_new_dimension_re_creates_the_collection_for_every_team(tmp_pat
         backend.upsert(COLLECTION, "t2", [VectorEntry(ref_id="b", text="b", vector=[1.0, 0.0])])
         backend.upsert("other", "t1", [VectorEntry(ref_id="c", text="c", vector=[1.0, 0.0])])
 
-        assert backend.adopt_dimension(COLLECTION, "t1", 3) == 2
-        assert backend.ref_ids(COLLECTION, "t2") == set()
+        with pytest.raises(VectorStoreConfigError) as refused:
+            backend.adopt_dimension(COLLECTION, "t1", 3)
+        assert str(refused.value) == (
+            "the Qdrant collection akgentic_notes holds 1 row of other teams (or tenants) in "
+            "2 dimensions, and this team's embedding model makes 3: it is not re-created for "
+            "one team, as that would drop theirs. Give this team its own collection "
+            "(vector_store: {collection: <a name of its own>} in its card), or embed with the "
+            "model those teams use"
+        )
+        assert backend.ref_ids(COLLECTION, "t1") == {"a"}
+        assert backend.ref_ids(COLLECTION, "t2") == {"b"}
+        backend.upsert(COLLECTION, "t1", [VectorEntry(ref_id="d", text="d", vector=[1, 0.0])], "x")
+        backend.delete(COLLECTION, "t2", ["b"])  # that team moved to its own collection
+        with pytest.raises(VectorStoreConfigError, match="1 row of other teams"):
+            backend.adopt_dimension(COLLECTION, "t1", 3)  # t1's rows of tenant x live there
+        backend.delete(COLLECTION, "t1", ["d"], "x")
+
+        assert backend.adopt_dimension(COLLECTION, "t1", 3) == 1
+        assert backend.ref_ids(COLLECTION, "t1") == set()
         assert backend.ref_ids("other", "t1") == {"c"}
         backend.upsert(COLLECTION, "t1", [VectorEntry(ref_id="a", text="a", vector=[1.0, 0, 0])])
         assert [h.ref_id for h in backend.query(COLLECTION, "t1", [1.0, 0.0, 0.0], 5)] == ["a"]
@@ -516,12 +537,16 @@ def weaviate() -> Iterator[FakeWeaviate]:
     close_client(key)
 
 
-def old_collection(fake: FakeWeaviate, team_id: str, dim: int = DIM) -> Collection:
+def old_collection(
+    fake: FakeWeaviate, team_id: str, dim: int = DIM, *, others: bool = True
+) -> Collection:
     """``Akgentic_notes`` as a cluster holds it from before rows recorded their model:
-    no ``model`` property, :data:`ROWS` of ``dim`` dimensions, and another team's row."""
+    no ``model`` property, :data:`ROWS` of ``dim`` dimensions, and (``others``) another
+    team's row."""
     properties = [SimpleNamespace(name=p) for p in OLD_PROPERTIES]
     old = fake.collections.create(OLD_COLLECTION, properties)
-    rows = {(team_id, ref): text for ref, text in ROWS.items()} | {("other", "o1"): "theirs"}
+    rows = {(team_id, ref): text for ref, text in ROWS.items()}
+    rows |= {("other", "o1"): "theirs"} if others else {}
     for (team, ref), text in rows.items():
         props = {"ref_id": ref, "text": text, "metadata": "{}", "team_id": "=" + team}
         old.put(point_id(team, "", ref), props | {"tenant": "="}, bag_of_words(text, dim))
@@ -537,7 +562,7 @@ def test_weaviate_an_old_collection_of_another_dimension_is_re_created_and_embed
     team: Team, weaviate: FakeWeaviate, caplog_warnings: pytest.LogCaptureFixture
 ) -> None:
     team_id = str(team.orchestrator.team_id)
-    old_collection(weaviate, team_id)
+    old_collection(weaviate, team_id, others=False)
     embedder = ModelEmbedder("fake:small", 16)
     run = start(team, "#Run2", embedder)
     assert reconciled(run) == [True]
@@ -547,7 +572,6 @@ def test_weaviate_an_old_collection_of_another_dimension_is_re_created_and_embed
     renewed = weaviate.collections.get(OLD_COLLECTION)
     assert renewed.dimension == 16 and "model" in renewed.properties
     assert weaviate.collections.created == [OLD_COLLECTION, OLD_COLLECTION]  # re-created
-    assert weaviate_models("other") == {}  # gone with it: that team's start embeds it again
     assert said(caplog_warnings) == [
         "#Run2: 3 rows embedded with an unrecorded model are embedded again with fake:small"
     ]
@@ -556,6 +580,38 @@ def test_weaviate_an_old_collection_of_another_dimension_is_re_created_and_embed
     later = ModelEmbedder("fake:small", 16)
     assert reconciled(start(team, "#Run3", later)) == [True]
     assert later.embedded() == []
+
+
+def test_weaviate_a_collection_other_teams_rows_live_in_is_not_re_created_for_one(
+    team: Team, weaviate: FakeWeaviate, caplog_warnings: pytest.LogCaptureFixture
+) -> None:
+    """Another team's row lives in the collection: a new dimension for this team would
+    drop it. The pass is refused in one line saying what to do; nothing goes — the other
+    team's row, this team's rows (of the old model, so its queries rank by keyword) — and
+    the next start, the card unchanged, is refused the same way."""
+    team_id = str(team.orchestrator.team_id)
+    old = old_collection(weaviate, team_id)
+    embedder = ModelEmbedder("fake:small", 16)
+    run = start(team, "#Run2", embedder)
+    assert reconciled(run) == [False]
+
+    refusals = [r.getMessage() for r in caplog_warnings.records if "not re-created" in r.message]
+    assert refusals == [
+        "embedding 3 rows of notes failed: the Weaviate collection Akgentic_notes holds 1 row "
+        f"of other teams (or tenants) in {DIM} dimensions, and this team's embedding model "
+        "makes 16: it is not re-created for one team, as that would drop theirs. Give this "
+        "team its own collection (vector_store: {collection: <a name of its own>} in its "
+        "card), or embed with the model those teams use"
+    ]
+    assert weaviate.collections.get(OLD_COLLECTION) is old
+    assert weaviate.collections.created == [OLD_COLLECTION]  # never re-created
+    assert weaviate_models("other") == {"o1": ""}
+    assert weaviate_models(team_id) == dict.fromkeys(ROWS, "")
+    assert run.renewing() == 0
+    assert run.search("login bug", 3) == {}
+
+    assert reconciled(start(team, "#Run3", ModelEmbedder("fake:small", 16))) == [False]
+    assert weaviate_models("other") == {"o1": ""}
 
 
 def test_weaviate_an_old_collection_of_the_same_dimension_gains_the_model_property(

@@ -12,9 +12,12 @@ every ``WeaviateBackend`` of that config talks to it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import SimpleNamespace
 from typing import Any
+
+import httpx
+from weaviate.exceptions import UnexpectedStatusCodeError
 
 OLD_PROPERTIES = ("ref_id", "team_id", "tenant", "text", "metadata")
 """The properties of a collection created before rows recorded their model."""
@@ -35,6 +38,9 @@ class Collections:
     def __init__(self) -> None:
         self.held: dict[str, Collection] = {}
         self.created: list[str] = []
+        self.rival: Callable[[str], None] | None = None
+        """Another process sharing the cluster: called (once) with a collection's name
+        right after this client deleted it — what that process does meanwhile."""
 
     def exists(self, name: str) -> bool:
         return name in self.held
@@ -43,14 +49,20 @@ class Collections:
         return self.held[name]
 
     def create(self, name: str, properties: Sequence[Any], **_: Any) -> Collection:
-        if name in self.held:
-            raise RuntimeError(f"collection {name} exists")
+        if name in self.held:  # what weaviate-client raises for the server's answer
+            body = {"error": [{"message": f'class name "{name}" already exists'}]}
+            raise UnexpectedStatusCodeError(
+                "Collection may not have been created properly", httpx.Response(422, json=body)
+            )
         self.created.append(name)
         found = self.held[name] = Collection(name, [p.name for p in properties])
         return found
 
     def delete(self, name: str) -> None:
         self.held.pop(name, None)
+        rival, self.rival = self.rival, None
+        if rival is not None:
+            rival(name)
 
     def list_all(self, simple: bool = True) -> dict[str, Any]:
         return dict.fromkeys(self.held)
@@ -133,8 +145,10 @@ class Collection:
         hits.sort(key=lambda h: h.metadata.distance)
         return SimpleNamespace(objects=hits[:limit])
 
-    def _over_all(self, total_count: bool = True) -> Any:
-        return SimpleNamespace(total_count=len(self.objects))
+    def _over_all(self, total_count: bool = True, filters: Any = None) -> Any:
+        held = self.objects.items()
+        found = [u for u, (props, _) in held if filters is None or matches(filters, u, props)]
+        return SimpleNamespace(total_count=len(found))
 
 
 def matches(where: Any, uuid: str, props: dict[str, Any]) -> bool:

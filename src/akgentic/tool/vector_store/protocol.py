@@ -116,7 +116,10 @@ class VectorStore(Protocol):
     - ``adopt_dimension(collection, team_id, dimension, tenant="") -> int`` — make the
       store take vectors of ``dimension`` where it holds vectors of another (an embedding
       model changed): it drops what held the other dimension, in one step, and says how
-      many rows went; a no-op (0) when it holds that dimension already, or nothing.
+      many rows went; a no-op (0) when it holds that dimension already, or nothing. It
+      drops the scope's rows alone: a store that would have to drop other teams' (or
+      tenants') rows with them — a cluster collection they share — raises
+      ``VectorStoreConfigError`` saying what to do instead, and drops nothing.
     - A cluster backend takes its client from the shared cache (``client.get_client``)
       and never opens or closes one of its own.
     """

@@ -728,6 +728,8 @@ class SemanticIndex:
             if error is None and vectors and len(vectors) == len(stamped) and adopt is not None:
                 try:
                     adopt(worker, len(vectors[0]))
+                except VectorStoreConfigError as exc:  # a deployment to change: its one line
+                    error = str(exc)
                 except Exception as exc:
                     error = f"the store could not take {len(vectors[0])} dimensions: {exc!r}"
             if error is not None or not vectors or len(vectors) != len(stamped):

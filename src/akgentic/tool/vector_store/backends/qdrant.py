@@ -18,7 +18,14 @@ on first upsert with the vectors' dimension and cosine distance. Every point car
 that made its vector; absent on points written before it was recorded) in its payload;
 its id is :func:`point_id` of (team, tenant, ref id), so a re-add replaces the point.
 A collection holds one dimension: :meth:`QdrantBackend.adopt_dimension` re-creates it
-for another (an embedding model changed), dropping every team's points in it.
+for another (an embedding model changed), dropping its points — only when they are all
+the asking scope's: a collection other teams' (or tenants') points live in is refused
+(:func:`~akgentic.tool.vector_store.backends.dimension.shared_collection`).
+
+A collection is created if absent, never checked-then-created: the create is attempted,
+and a refusal because it exists — another process (of a shared server) created it, or
+re-created it, first — is success when it holds the dimension asked for, a one-line
+:class:`VectorStoreConfigError` when it holds another.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from akgentic.core.excerpt import exception_line
+from akgentic.tool.vector_store.backends.dimension import other_dimension, shared_collection
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.protocol import (
     HeldRow,
@@ -145,6 +153,8 @@ class QdrantBackend:
         self.key, self._handle = connect(config)
         self._timeout = None if self._handle.local else max(1, math.ceil(config.timeout))
         self._known: set[str] = set()
+        self._sizes: dict[str, int] = {}
+        """The dimension each collection this backend created or checked holds."""
 
     def _team_filter(self, team_id: str, tenant: str | None = None) -> Any:
         m = self._models
@@ -161,8 +171,21 @@ class QdrantBackend:
             return True
         return False
 
+    def _size(self, client: Any, name: str) -> int | None:
+        """The dimension the collection ``name`` holds; None when it is absent (or names
+        none: not one of ours)."""
+        if not client.collection_exists(name):
+            return None
+        vectors = client.get_collection(name).config.params.vectors
+        size = getattr(vectors, "size", None)
+        return int(size) if size is not None else None
+
     def _ensure(self, client: Any, name: str, dimension: int) -> None:
-        if self._exists(client, name):
+        """Create ``name`` for ``dimension`` if absent, in one step: the create is tried,
+        and one refused because the collection exists (another process made it first) is
+        success when it holds ``dimension`` — :func:`other_dimension` when it holds another,
+        the client's own error when it is absent still (a real failure)."""
+        if self._sizes.get(name) == dimension:
             return
         m = self._models
         try:
@@ -171,15 +194,20 @@ class QdrantBackend:
                 vectors_config=m.VectorParams(size=dimension, distance=m.Distance.COSINE),
                 timeout=self._timeout,
             )
-            if not self._handle.local:
+        except Exception:
+            held = self._size(client, name)
+            if held is None and not client.collection_exists(name):
+                raise  # not a creation race: a real failure
+            if held is not None and held != dimension:
+                raise other_dimension("Qdrant", name, held, dimension) from None
+        else:
+            if not self._handle.local:  # idempotent: a second creator's indexes are the same
                 for field in ("team_id", "tenant"):
                     client.create_payload_index(
                         name, field, field_schema=m.PayloadSchemaType.KEYWORD, timeout=self._timeout
                     )
-        except Exception:
-            if not client.collection_exists(name):  # not a creation race: a real failure
-                raise
         self._known.add(name)
+        self._sizes[name] = dimension
 
     # -- VectorStore -------------------------------------------------------------------
     def upsert(
@@ -297,28 +325,46 @@ class QdrantBackend:
     ) -> int:
         """Re-create the collection for vectors of ``dimension`` if it holds another one (an
         embedding model changed: Qdrant fixes a collection's dimension when it creates it);
-        how many points went — every team's and tenant's, each embedded again by its own
-        consumer's next reconcile. A no-op (0) when it holds ``dimension``, or is absent."""
+        how many points went — the scope's own, which its reconcile embeds again. A no-op
+        (0) when it holds ``dimension``, or is absent. A collection holding points of other
+        teams or tenants is not re-created: :func:`shared_collection` says what to do.
+
+        Idempotent across processes: once deleted, the collection is created if absent, so
+        another process that re-created it for ``dimension`` meanwhile is success, not a
+        clash. (Points written into a re-created collection between another process's
+        check and its delete are the one thing a server without a conditional delete
+        cannot keep; each writer's next start reconciles them.)"""
         name = COLLECTION_PREFIX + check_collection_name(collection)
         with self._handle.renew_lock, self._handle as client:
-            if not self._exists(client, name):
-                return 0
-            vectors = client.get_collection(name).config.params.vectors
-            size = getattr(vectors, "size", None)
-            if size is None or int(size) == dimension:
+            size = self._size(client, name)
+            if size is None or size == dimension:
+                if size is not None:
+                    self._known.add(name)
+                    self._sizes[name] = size
                 return 0
             count = int(client.count(name, exact=True, timeout=self._timeout).count)
-            client.delete_collection(name, timeout=self._timeout)
+            scope = self._team_filter(team_id, tenant)
+            own = int(
+                client.count(name, count_filter=scope, exact=True, timeout=self._timeout).count
+            )
+            if count > own:
+                raise shared_collection("Qdrant", name, count - own, size, dimension)
             self._known.discard(name)
+            self._sizes.pop(name, None)
+            try:
+                client.delete_collection(name, timeout=self._timeout)
+            except Exception:
+                if client.collection_exists(name):
+                    raise
             self._ensure(client, name, dimension)
             logger.info(
                 "Qdrant collection %s re-created for %d dimensions (was %s; %d points dropped)",
                 name,
                 dimension,
                 size,
-                count,
+                own,
             )
-            return count
+            return own
 
     def _scroll(
         self, collection: str, team_id: str, tenant: str, fields: list[str]

@@ -22,7 +22,14 @@ the derivation Qdrant's point ids use — so a re-add replaces the object. Scope
 are stored with a ``=`` prefix, so an empty team or tenant is still an indexed,
 filterable value. A collection's vectors are of one dimension:
 :meth:`WeaviateBackend.adopt_dimension` re-creates it for another (an embedding model
-changed), dropping every team's objects in it.
+changed), dropping its objects — only when they are all the asking scope's: a collection
+other teams' (or tenants') objects live in is refused
+(:func:`~akgentic.tool.vector_store.backends.dimension.shared_collection`).
+
+A collection is created if absent, never checked-then-created: the create is attempted,
+and a refusal because it exists — another process created (or re-created) it first — is
+success when its vectors are of the dimension asked for (or it holds none yet), a
+one-line :class:`VectorStoreConfigError` when they are of another.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from akgentic.core.words import counted
+from akgentic.tool.vector_store.backends.dimension import other_dimension, shared_collection
 from akgentic.tool.vector_store.client import client_key, get_client
 from akgentic.tool.vector_store.params import env_value
 from akgentic.tool.vector_store.protocol import (
@@ -159,18 +167,20 @@ class WeaviateBackend:
         return get_client(self.key, lambda: connect(self.config))
 
     # -- collections -------------------------------------------------------------------
-    def _collection(self, collection: str, *, create: bool) -> Any | None:
+    def _collection(
+        self, collection: str, *, create: bool, dimension: int | None = None
+    ) -> Any | None:
+        """The collection's handle; None when it is absent and not ``create``. With
+        ``create`` it is created if absent in one step (see the module docstring): one that
+        exists already must not hold vectors of another ``dimension``."""
         name = COLLECTION_PREFIX + check_collection_name(collection)
         client = self.client
         if name in self._known:
             return client.collections.get(name)
-        if client.collections.exists(name):
-            handle = client.collections.get(name)
-            _add_model_property(handle)
-            self._known.add(name)
-            return handle
         if not create:
-            return None
+            if not client.collections.exists(name):
+                return None
+            return self._found(name)
         from weaviate.classes.config import Configure, DataType, Property, VectorDistances
 
         properties = [
@@ -206,8 +216,22 @@ class WeaviateBackend:
         except Exception:
             if not client.collections.exists(name):  # not a creation race: a real failure
                 raise
+            handle = self._found(name)
+            held = _held_dimension(handle)
+            if dimension is not None and held not in (None, dimension):
+                self._known.discard(name)
+                raise other_dimension("Weaviate", name, held, dimension) from None
+            return handle
         self._known.add(name)
         return client.collections.get(name)
+
+    def _found(self, name: str) -> Any:
+        """The handle of ``name``, which exists: given the ``model`` property if it was
+        created before rows recorded their model, and known from now on."""
+        handle = self.client.collections.get(name)
+        _add_model_property(handle)
+        self._known.add(name)
+        return handle
 
     # -- VectorStore -------------------------------------------------------------------
     def upsert(
@@ -218,7 +242,7 @@ class WeaviateBackend:
             return
         from weaviate.classes.data import DataObject
 
-        handle = self._collection(collection, create=True)
+        handle = self._collection(collection, create=True, dimension=len(entries[0].vector))
         assert handle is not None
         named = _named_vectors()
         objects = [
@@ -344,29 +368,41 @@ class WeaviateBackend:
     ) -> int:
         """Re-create the collection for vectors of ``dimension`` if it holds vectors of
         another (an embedding model changed: an index takes one dimension); how many
-        objects went — every team's and tenant's, each embedded again by its own consumer's
-        next reconcile. A no-op (0) when it holds ``dimension``, or nothing."""
+        objects went — the scope's own, which its reconcile embeds again. A no-op (0) when
+        it holds ``dimension``, or nothing. A collection holding objects of other teams or
+        tenants is not re-created: :func:`shared_collection` says what to do.
+
+        Idempotent across processes: once deleted, the collection is created if absent, so
+        another process that re-created it meanwhile (for ``dimension``, or holding nothing
+        yet) is success, not a clash."""
+        from weaviate.classes.query import Filter
+
         with _RENEW_LOCK:
             handle = self._collection(collection, create=False)
             if handle is None:
                 return 0
-            sample = handle.query.fetch_objects(limit=1, include_vector=True)
-            held = _dimension_of(sample.objects[0]) if sample.objects else None
+            held = _held_dimension(handle)
             if held is None or held == dimension:
                 return 0
             count = int(handle.aggregate.over_all(total_count=True).total_count or 0)
+            scope = Filter.by_property("team_id").equal(_scope(team_id)) & Filter.by_property(
+                "tenant"
+            ).equal(_scope(tenant))
+            own = int(handle.aggregate.over_all(filters=scope, total_count=True).total_count or 0)
             name = COLLECTION_PREFIX + collection
-            self.client.collections.delete(name)
+            if count > own:
+                raise shared_collection("Weaviate", name, count - own, held, dimension)
             self._known.discard(name)
-            self._collection(collection, create=True)
+            self.client.collections.delete(name)
+            self._collection(collection, create=True, dimension=dimension)
             logger.info(
                 "Weaviate collection %s re-created for %d dimensions (was %d; %d objects dropped)",
                 name,
                 dimension,
                 held,
-                count,
+                own,
             )
-            return count
+            return own
 
     def delete_by_team(self, team_id: str) -> int:
         from weaviate.classes.query import Filter
@@ -416,6 +452,13 @@ def _add_model_property(handle: Any) -> None:
 def _held(props: Any) -> HeldRow:
     """An object's properties as a reconcile compares them: its text and its model."""
     return HeldRow(str(props.get("text") or ""), str(props.get("model") or ""))
+
+
+def _held_dimension(handle: Any) -> int | None:
+    """The length of the vectors a collection holds (one object's, fetched with its
+    vector); None when it holds none yet — it takes the first one it is given."""
+    sample = handle.query.fetch_objects(limit=1, include_vector=True)
+    return _dimension_of(sample.objects[0]) if sample.objects else None
 
 
 def _dimension_of(obj: Any) -> int | None:

@@ -405,13 +405,15 @@ def test_a_write_while_the_store_takes_a_new_dimension_waits_and_is_then_written
     assert next(iter(run.search("plan the login redesign", 4))) == "r4"
 
 
+@pytest.mark.parametrize("dim", [DIM, 16], ids=["same-dimension", "new-dimension"])
 def test_a_write_held_behind_a_failed_re_embedding_is_still_written(
-    team: Team, store: Store
+    team: Team, store: Store, dim: int
 ) -> None:
     """The pass fails (the endpoint refuses the old rows): the write it held is written
-    all the same when it ends, never left parked."""
-    first_run(team, store, ModelEmbedder("fake:a"))
-    down = ModelEmbedder("fake:b", fail=True)
+    all the same when it ends, never left parked — the store taking its dimension first
+    (the old rows, of no use to this model, go: the next start embeds them again)."""
+    first_run(team, store, ModelEmbedder("fake:a", DIM))
+    down = ModelEmbedder("fake:b", dim, fail=True)
     down.gate.clear()
     run = start(team, "#Run2", down)
     outcome = Outcome()
@@ -425,9 +427,19 @@ def test_a_write_held_behind_a_failed_re_embedding_is_still_written(
 
     eventually(lambda: store.models().get("r4") == "fake:b")
     assert run.parked() == 0
-    assert {ref: m for ref, m in store.models().items() if ref in ROWS} == dict.fromkeys(
-        ROWS, "fake:a"
+    kept = {ref: "fake:a" for ref in ROWS} if dim == DIM else {}
+    assert store.models() == kept | {"r4": "fake:b"}
+    assert store.dimensions() == {dim}
+    if dim != DIM:  # only rows of this model: the search is by vector again
+        assert next(iter(run.search("plan the login redesign", 4))) == "r4"
+
+    store.next_process()
+    outcome = Outcome()
+    start(team, "#Run3", ModelEmbedder("fake:b", dim)).reconcile(
+        ROWS | {"r4": "plan the login redesign"}, outcome
     )
+    assert outcome.wait() == [True]
+    assert store.models() == dict.fromkeys([*ROWS, "r4"], "fake:b")
 
 
 def test_the_dimension_change_is_persisted_with_the_team(team: Team, tmp_path: Any) -> None:

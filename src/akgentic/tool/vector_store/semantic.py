@@ -122,6 +122,9 @@ class _Auto:
         return "AUTO"
 
 
+Prepare = Callable[[EmbeddingWorker | None, int], None]
+"""What runs before parked writes are written: ``(worker, their dimension)``."""
+
 Row = tuple[str, dict[str, Any] | None]
 """A row as a consumer gives it: ``(text, metadata)``."""
 
@@ -171,6 +174,11 @@ class _Hold:
         self._sequencer = sequencer
         self._lifted = False
         self._lock = threading.Lock()
+        self.prepare: Prepare | None = None
+        """Run before the parked writes, with their dimension: the renewing reconcile's
+        adoption, so a pass that failed before the store took the new dimension still
+        makes it take theirs (the old model's rows were of no use to this embedder; the
+        next start embeds them again)."""
         sequencer.hold()
 
     def lift(self, worker: EmbeddingWorker | None) -> None:
@@ -180,7 +188,7 @@ class _Hold:
             if self._lifted:
                 return
             self._lifted = True
-        self._sequencer.lift(worker)
+        self._sequencer.lift(worker, self.prepare)
 
 
 class _Adoption:
@@ -195,10 +203,14 @@ class _Adoption:
         self._done = False
 
     def __call__(self, worker: EmbeddingWorker, dimension: int) -> None:
+        self.take(worker, dimension)
+        self._hold.lift(worker)
+
+    def take(self, worker: EmbeddingWorker | None, dimension: int) -> None:
+        """The store takes ``dimension``, once (without lifting the hold)."""
         if not self._done:
             self._index._adopt_dimension(worker, dimension)
             self._done = True
-        self._hold.lift(worker)
 
 
 class _Sequencer:
@@ -220,7 +232,7 @@ class _Sequencer:
         while any is, every index of the scope answers queries ``{}`` (keyword ranking),
         its rows' vectors being of two models. Changed under ``_seq_lock``."""
         self._holds = 0
-        self._parked: list[Callable[[EmbeddingWorker | None], None]] = []
+        self._parked: list[tuple[int, Callable[[EmbeddingWorker | None], None]]] = []
 
     def hold(self) -> None:
         """Count a reconcile in that may make the store take another dimension: until it
@@ -229,24 +241,33 @@ class _Sequencer:
         with self._seq_lock:
             self._holds += 1
 
-    def lift(self, worker: EmbeddingWorker | None) -> None:
+    def lift(self, worker: EmbeddingWorker | None, prepare: Prepare | None = None) -> None:
         """Count a hold out; the last one lifted runs the parked writes, in the order they
-        were parked, on this thread (outside every lock: each takes the write lock)."""
+        were parked, on this thread (outside every lock: each takes the write lock) —
+        after ``prepare(worker, dimension)`` with the first one's dimension, if given."""
         with self._seq_lock:
             self._holds -= 1
             parked, self._parked = (self._parked, []) if not self._holds else ([], self._parked)
-        for write in parked:
+        if parked and prepare is not None:
+            try:
+                prepare(worker, parked[0][0])
+            except Exception as exc:  # the writes then meet the store's own refusal
+                logger.warning("the store could not take %d dimensions: %s", parked[0][0], exc)
+        for _, write in parked:
             write(worker)
 
     def park_or_run(
-        self, write: Callable[[EmbeddingWorker | None], None], worker: EmbeddingWorker
+        self,
+        write: Callable[[EmbeddingWorker | None], None],
+        worker: EmbeddingWorker,
+        dimension: int,
     ) -> None:
         """Run ``write(worker)`` now, or — a reconcile holding the scope's writes — park it
-        for the thread that lifts the last hold. One step, under the lock: a write is
-        never parked after the last lift."""
+        (with its vectors' ``dimension``) for the thread that lifts the last hold. One
+        step, under the lock: a write is never parked after the last lift."""
         with self._seq_lock:
             if self._holds:
-                self._parked.append(write)
+                self._parked.append((dimension, write))
                 return
         write(worker)
 
@@ -641,7 +662,9 @@ class SemanticIndex:
                 hold.lift(None)  # a pass that failed before the store took the dimension
                 finish(ok)
 
-            self._embed_missing(missing, fetch, renewed, _Adoption(self, hold))
+            adoption = _Adoption(self, hold)
+            hold.prepare = adoption.take
+            self._embed_missing(missing, fetch, renewed, adoption)
 
         def not_started() -> None:
             watch.close()
@@ -754,7 +777,7 @@ class SemanticIndex:
             ]
             seqs = [seq for _, seq, _, _ in stamped]
             write = functools.partial(self._write_rows, entries, seqs, after)
-            self._sequencer.park_or_run(write, worker)
+            self._sequencer.park_or_run(write, worker, len(vectors[0]))
 
         def release() -> None:
             for ref, seq, _, _ in stamped:
@@ -888,13 +911,15 @@ class SemanticIndex:
             embedder.name if embedder is not None else "nothing",
         )
 
-    def _adopt_dimension(self, worker: EmbeddingWorker, dimension: int) -> None:
-        """Have the store take vectors of ``dimension`` (on the worker's thread, with no
-        write of the scope in progress): one that holds another drops what held it."""
+    def _adopt_dimension(self, worker: EmbeddingWorker | None, dimension: int) -> None:
+        """Have the store take vectors of ``dimension`` (on the worker's thread — see
+        :meth:`_teller` — with no write of the scope in progress): one that holds another
+        drops what held it."""
         if self._store_address is not None:
             address = self._store_address
+            teller = self._teller(worker)
             self._sequencer.exclusive(
-                lambda: worker.proxy_tell(address, VectorStoreActor).adopt_dimension(
+                lambda: teller.proxy_tell(address, VectorStoreActor).adopt_dimension(
                     self.collection, self.team_id, dimension, self.tenant
                 )
             )
@@ -924,7 +949,10 @@ class SemanticIndex:
                 for later, later_seq in zip(entries[number + 1 :], seqs[number + 1 :], strict=True):
                     self._sequencer.done(later.ref_id, later_seq)
                 logger.warning(
-                    "writing %d rows of %s failed: %r", len(entries) - number, self.collection, exc
+                    "writing %s of %s failed: %s",
+                    counted(len(entries) - number, "row"),
+                    self.collection,
+                    str(exc) if isinstance(exc, VectorStoreConfigError) else repr(exc),
                 )
                 after(False)
                 return

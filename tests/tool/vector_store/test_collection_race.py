@@ -106,7 +106,9 @@ def test_qdrant_a_collection_another_process_created_of_another_dimension_is_ref
     assert str(refused.value) == (
         "the Qdrant collection akgentic_notes holds vectors of 4 dimensions, and this "
         "embedding model makes 3: give this team its own collection (vector_store: "
-        "{collection: <a name of its own>} in its card), or embed with a model of 4 dimensions"
+        "{collection: <a name of its own>} in its card), embed with a model of 4 dimensions, "
+        "or — every team moving to this model — delete akgentic_notes once: each team's next "
+        "start embeds its rows again"
     )
     assert backend.ref_ids(COLLECTION, "t2") == {"b"}
     assert backend.ref_ids(COLLECTION, "t1") == set()

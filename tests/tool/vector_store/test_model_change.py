@@ -500,8 +500,9 @@ def test_qdrant_a_new_dimension_re_creates_a_collection_only_the_scope_s_rows_li
             "the Qdrant collection akgentic_notes holds 1 row of other teams (or tenants) in "
             "2 dimensions, and this team's embedding model makes 3: it is not re-created for "
             "one team, as that would drop theirs. Give this team its own collection "
-            "(vector_store: {collection: <a name of its own>} in its card), or embed with the "
-            "model those teams use"
+            "(vector_store: {collection: <a name of its own>} in its card), embed with the "
+            "model those teams use, or — every team moving to this model — delete "
+            "akgentic_notes once: each team's next start embeds its rows again"
         )
         assert backend.ref_ids(COLLECTION, "t1") == {"a"}
         assert backend.ref_ids(COLLECTION, "t2") == {"b"}
@@ -613,7 +614,8 @@ def test_weaviate_a_collection_other_teams_rows_live_in_is_not_re_created_for_on
         f"of other teams (or tenants) in {DIM} dimensions, and this team's embedding model "
         "makes 16: it is not re-created for one team, as that would drop theirs. Give this "
         "team its own collection (vector_store: {collection: <a name of its own>} in its "
-        "card), or embed with the model those teams use"
+        "card), embed with the model those teams use, or — every team moving to this model "
+        "— delete Akgentic_notes once: each team's next start embeds its rows again"
     ]
     assert weaviate.collections.get(OLD_COLLECTION) is old
     assert weaviate.collections.created == [OLD_COLLECTION]  # never re-created

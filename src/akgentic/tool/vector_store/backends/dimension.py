@@ -4,9 +4,11 @@ Qdrant and Weaviate fix a collection's vector dimension; a new one means re-crea
 collection, which drops every row in it. A collection shared by several teams (or
 tenants) is therefore never re-created for one of them: the one whose embedding model
 changed is told, in one line, to give itself its own collection — the other teams' rows
-stay, and no team's start re-creates the collection under another team's feet. Each
-refusal is a :class:`VectorStoreConfigError`: a deployment choice to change, not a fault
-of the moment.
+stay, and no team's start re-creates the collection under another team's feet. A
+deployment moving every team to the new model deletes the collection once instead (each
+team's next start embeds its own rows again): whether the others move too is the
+operator's to say, never one team's to guess. Each refusal is a
+:class:`VectorStoreConfigError`: a deployment choice to change, not a fault of the moment.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ def shared_collection(
         f"(or tenants) in {held} dimensions, and this team's embedding model makes "
         f"{dimension}: it is not re-created for one team, as that would drop theirs. Give "
         f"this team its own collection (vector_store: {{collection: <a name of its own>}} "
-        f"in its card), or embed with the model those teams use"
+        f"in its card), embed with the model those teams use, or — every team moving to "
+        f"this model — delete {name} once: each team's next start embeds its rows again"
     )
 
 
@@ -36,6 +39,7 @@ def other_dimension(cluster: str, name: str, held: int, dimension: int) -> Vecto
     return VectorStoreConfigError(
         f"the {cluster} collection {name} holds vectors of {held} dimensions, and this "
         f"embedding model makes {dimension}: give this team its own collection "
-        f"(vector_store: {{collection: <a name of its own>}} in its card), or embed with a "
-        f"model of {held} dimensions"
+        f"(vector_store: {{collection: <a name of its own>}} in its card), embed with a "
+        f"model of {held} dimensions, or — every team moving to this model — delete {name} "
+        f"once: each team's next start embeds its rows again"
     )

@@ -172,10 +172,8 @@ class QdrantBackend:
         return False
 
     def _size(self, client: Any, name: str) -> int | None:
-        """The dimension the collection ``name`` holds; None when it is absent (or names
-        none: not one of ours)."""
-        if not client.collection_exists(name):
-            return None
+        """The dimension the existing collection ``name`` holds; None when it names none
+        (named vectors: not one of ours)."""
         vectors = client.get_collection(name).config.params.vectors
         size = getattr(vectors, "size", None)
         return int(size) if size is not None else None
@@ -195,9 +193,9 @@ class QdrantBackend:
                 timeout=self._timeout,
             )
         except Exception:
-            held = self._size(client, name)
-            if held is None and not client.collection_exists(name):
+            if not client.collection_exists(name):
                 raise  # not a creation race: a real failure
+            held = self._size(client, name)
             if held is not None and held != dimension:
                 raise other_dimension("Qdrant", name, held, dimension) from None
         else:
@@ -336,11 +334,10 @@ class QdrantBackend:
         cannot keep; each writer's next start reconciles them.)"""
         name = COLLECTION_PREFIX + check_collection_name(collection)
         with self._handle.renew_lock, self._handle as client:
+            if not client.collection_exists(name):
+                return 0
             size = self._size(client, name)
             if size is None or size == dimension:
-                if size is not None:
-                    self._known.add(name)
-                    self._sizes[name] = size
                 return 0
             count = int(client.count(name, exact=True, timeout=self._timeout).count)
             scope = self._team_filter(team_id, tenant)

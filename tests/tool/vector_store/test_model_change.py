@@ -123,6 +123,20 @@ class Run(Akgent[BaseConfig, BaseState]):
     def renewing(self) -> int:
         return self.index._sequencer.renewing
 
+    def watch(self) -> None:
+        """Begin a start pass that gathers its ids before it reconciles (the workspace's)."""
+        self.pass_watch = self.index.watch()
+
+    def reconcile_since(self, rows: dict[str, str], done: Callable[[bool], None]) -> None:
+        source = {ref: (text, None) for ref, text in rows.items()}
+        self.index.reconcile_ids(
+            source, lambda refs: {r: source[r] for r in refs}, since=self.pass_watch, done=done
+        )
+
+    def settled(self, ref_id: str) -> bool:
+        """Whether no write of ``ref_id`` is on its way (applied, refused or dropped)."""
+        return ref_id not in self.index._sequencer._latest
+
     def parked(self) -> int:
         """How many writes wait behind a reconcile for the store to take their dimension."""
         return len(self.index._sequencer._parked)
@@ -403,6 +417,32 @@ def test_a_write_while_the_store_takes_a_new_dimension_waits_and_is_then_written
     assert store.models() == dict.fromkeys([*ROWS, "r4"], "fake:small")
     assert store.dimensions() == {16}
     assert next(iter(run.search("plan the login redesign", 4))) == "r4"
+
+
+def test_a_write_the_old_dimension_refused_while_a_start_pass_gathered_its_ids_is_embedded_again(
+    team: Team, store: Store, caplog_warnings: pytest.LogCaptureFixture
+) -> None:
+    """A pass that gathers its ids before it reconciles (``watch``, then ``reconcile_ids(
+    since=...)``: the workspace's) leaves the rows written meanwhile to those writes — and
+    does not hold them, so a changed document is found before the pass ends. One the
+    store refused for its old dimension is no write to leave it to: the reconcile, which
+    makes the store take the new dimension, embeds it again, in this run."""
+    first_run(team, store, ModelEmbedder("fake:a", DIM))
+    run = start(team, "#Run2", ModelEmbedder("fake:small", 16))
+    run.watch()
+    run.add("r4", "plan the login redesign")
+    eventually(lambda: run.settled("r4"))  # the store refused it: 16 into 32 dimensions
+    assert "r4" not in store.models()
+
+    outcome = Outcome()
+    run.reconcile_since(ROWS | {"r4": "plan the login redesign"}, outcome)
+    assert outcome.wait() == [True]
+
+    assert store.models() == dict.fromkeys([*ROWS, "r4"], "fake:small")
+    assert next(iter(run.search("plan the login redesign", 4))) == "r4"
+    assert said(caplog_warnings) == [
+        "#Run2: 3 rows embedded with fake:a are embedded again with fake:small"
+    ]
 
 
 @pytest.mark.parametrize("dim", [DIM, 16], ids=["same-dimension", "new-dimension"])

@@ -309,6 +309,12 @@ class _Sequencer:
         with self._seq_lock:
             return None if ref_id in touched else self._stamp(ref_id)
 
+    def next_if_settled(self, ref_id: str) -> int | None:
+        """Stamp ``ref_id`` unless a write of it is still on its way (stamped, not yet
+        applied or dropped); None then. One step, under the lock."""
+        with self._seq_lock:
+            return None if ref_id in self._latest else self._stamp(ref_id)
+
     def _is_latest(self, ref_id: str, seq: int) -> bool:
         with self._seq_lock:
             return self._latest.get(ref_id) == seq
@@ -644,6 +650,8 @@ class SemanticIndex:
                     seq = self._sequencer.next_untouched(ref, touched)
                     if seq is not None:
                         missing.append((ref, seq))
+                if foreign and since is not None:
+                    missing += self._stranded(listed, wanted & touched)
             finally:
                 watch.close()
             if not foreign:
@@ -894,6 +902,26 @@ class SemanticIndex:
             for ref, row in listed.items()
             if ref in wanted and row.model is not None and row.model != current
         }
+
+    def _stranded(
+        self, listed: Mapping[str, _Listed], written: Iterable[str]
+    ) -> list[tuple[str, int]]:
+        """The rows of ``written`` — written while a start pass gathered its ids, before its
+        reconcile held the scope's writes — that the store lacks, or holds of another model,
+        though no write of theirs is still on its way: the store refused their write for
+        its old dimension. Stamped for the reconcile to embed again (its ``fetch`` reads
+        them as they are now). Only a renewing reconcile asks: no other refuses a write."""
+        embedder = self._embedder
+        current = embedder.name if embedder is not None else ""
+        found: list[tuple[str, int]] = []
+        for ref in sorted(written):
+            row = listed.get(ref)
+            if row is not None and row.model in (None, current):
+                continue
+            seq = self._sequencer.next_if_settled(ref)
+            if seq is not None:
+                found.append((ref, seq))
+        return found
 
     def _say_renewed(self, foreign: Mapping[str, str]) -> None:
         """The one warning line of a start that embeds again rows of another model."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,6 +30,7 @@ from akgentic.tool.workspace import (
     user_segment,
     validate_workspace_id,
 )
+from akgentic.tool.workspace import workspace as workspace_module
 from akgentic.tool.workspace.workspace import KIND_ID, KIND_META, KIND_TEAM
 
 from ..conftest import Team
@@ -290,8 +292,8 @@ def test_the_walk_names_files_as_the_agent_does_and_never_follows_a_link(
     (fs.root / "sub" / ".akgentic-staging-x").write_text("half")
     walked = list(fs.walk())
     assert [rel for rel, _ in walked] == ["b.txt", "sub/inner.txt", "sub/deep/a.md"]
-    assert [fs.relative(Path(e.path)) for _, e in walked] == [rel for rel, _ in walked]
-    assert [e.stat(follow_symlinks=False).st_size for _, e in walked] == [1, 5, 1]
+    sizes = [entry.stat(follow_symlinks=False).st_size for _, entry in fs.walk()]
+    assert sizes == [1, 5, 1]  # each taken before the walk moves on, as its contract says
     assert [rel for rel, _ in fs.walk(fs.root / "sub")] == ["sub/inner.txt", "sub/deep/a.md"]
     assert list(fs.iter_files(fs.root / "sub")) == [
         fs.root / "sub" / "inner.txt",
@@ -371,3 +373,117 @@ def test_a_folder_swapped_for_a_symlink_after_the_path_rule_is_never_followed_ou
 def _member(team: Team, name: str) -> ActorAddress:
     [member] = [m for m in team.proxy.get_team() if m.name == name]
     return member
+
+
+# -- a folder swapped for a symlink while the walk goes -------------------------------------------
+
+
+class _Listed:
+    """What ``os.scandir`` answered, already read (so the swap can follow the listing)."""
+
+    def __init__(self, entries: list[os.DirEntry[str]]) -> None:
+        self.entries = entries
+
+    def __enter__(self) -> Iterator[os.DirEntry[str]]:
+        return iter(self.entries)
+
+    def __exit__(self, *_: object) -> None:
+        return None
+
+
+def _swap_after_first_listing(
+    monkeypatch: pytest.MonkeyPatch, tree: Path, outside: Path
+) -> list[int]:
+    """Make the first ``os.scandir`` of this thread (the walk's listing of the tree's root)
+    swap ``tree/d`` for a symlink to ``outside`` once it has listed ``d`` as a folder; the
+    number of swaps done, to check the race was run."""
+    original = os.scandir
+    me = threading.current_thread()
+    swaps: list[int] = []
+
+    def swapping(target: Any) -> _Listed:
+        with original(target) as scan:
+            entries = list(scan)
+        if threading.current_thread() is me and not swaps:
+            os.rename(tree / "d", tree / "d.moved")
+            os.symlink(outside, tree / "d")
+            swaps.append(1)
+        return _Listed(entries)
+
+    monkeypatch.setattr(os, "scandir", swapping)
+    return swaps
+
+
+def _host(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    (outside / "host-folder").mkdir(parents=True)
+    (outside / "host-only-name.txt").write_text("host\n")
+    (outside / "host-folder" / "host-inner-name.txt").write_text("host\n")
+    return outside
+
+
+def test_the_walk_never_lists_a_host_folder_swapped_in_while_it_walks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk listed folders by path: a command swapping a folder of the tree for a
+    symlink to the host between the walk's listing of its parent and of the folder made it
+    list the host folder, and the host's file names reached search's records, grep's
+    file list and a command's "files changed". Each folder is now reached by the read
+    path's descriptor walk, so the swapped folder is left out, and the rest is walked."""
+    outside = _host(tmp_path)
+    fs = Filesystem(tmp_path / "tree")
+    for rel in ("a.txt", "d/f.txt", "d/sub/x.txt", "z/y.txt"):
+        (fs.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fs.root / rel).write_text("inside\n")
+    swaps = _swap_after_first_listing(monkeypatch, fs.root, outside)
+    walked = [rel for rel, _ in fs.walk()]
+    assert swaps == [1]
+    assert walked == ["a.txt", "z/y.txt"]
+    monkeypatch.undo()
+    assert [rel for rel, _ in fs.walk()] == [
+        "a.txt",
+        "d.moved/f.txt",
+        "d.moved/sub/x.txt",
+        "z/y.txt",
+    ]
+
+
+def test_a_grep_during_the_swap_matches_the_tree_and_names_no_host_file(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """grep walks the tree with the one walk: a folder swapped for a link to the host
+    while it walks is left out of the files it matches (in its worker process, as ever),
+    the others are matched."""
+    tools = member_tools(team, "@Dev")
+    for rel in ("a.txt", "d/f.txt", "z/y.txt"):
+        tools["workspace_write"](rel, f"needle in {rel}\n")
+    tree = card_of(team, _member(team, "@Dev")).workspace.tree
+    outside = _host(tmp_path)
+    swaps = _swap_after_first_listing(monkeypatch, tree, outside)
+    answer = tools["workspace_grep"]("needle|host")
+    assert swaps == [1]
+    assert answer == "a.txt:1: needle in a.txt\nz/y.txt:1: needle in z/y.txt"
+
+
+def test_a_deep_walk_holds_a_bounded_number_of_descriptors_and_closes_them_when_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk keeps a listed folder open while its subfolders wait to be opened from it:
+    past its bound, a folder is reached from the root again, the same files in the same
+    order; a walk stopped part way closes every folder it kept."""
+    fs = Filesystem(tmp_path / "tree")
+    for rel in ("a/b/c/d/one.txt", "a/b/c/e/two.txt", "a/b/f/three.txt", "a/g/h/four.txt"):
+        (fs.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fs.root / rel).write_text("x")
+    whole = [rel for rel, _ in fs.walk()]
+    assert whole == ["a/b/c/d/one.txt", "a/b/c/e/two.txt", "a/b/f/three.txt", "a/g/h/four.txt"]
+    opened = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(workspace_module, "_HELD_FOLDERS", 1)
+    walk = fs.walk()
+    assert next(walk)[0] == "a/b/c/d/one.txt"
+    assert len(os.listdir("/proc/self/fd")) <= opened + 2  # the one kept, the one listed
+    assert [rel for rel, _ in walk] == whole[1:]
+    stopped = fs.walk()
+    next(stopped)
+    stopped.close()
+    assert len(os.listdir("/proc/self/fd")) == opened

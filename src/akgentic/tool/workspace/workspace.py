@@ -28,12 +28,12 @@ following a symlink (:meth:`Filesystem.open_dir`, :meth:`Filesystem.read_bytes`)
 command in the sandbox can swap a folder of the tree for a symlink to anywhere on the host
 between the rule's check and the open, and a path opened by name would follow it out. A
 name that has become a symlink meanwhile is a :class:`PathEscapeError`, as the rule would
-say now. Every read, write, rename and removal of the tree's files goes through a folder
-reached that way. :meth:`Filesystem.write` is atomic (a staging file in the same
-directory, renamed over the target), and :meth:`Filesystem.write_many` stages every file
-before renaming any. Atomic means a reader sees the old content or the new, never a mix;
-durability across a power cut is the filesystem's (ext4 flushes a file's data before a
-rename replaces it).
+say now. Every read, write, rename, removal and listing of the tree's files goes through
+a folder reached that way, the walk's (:meth:`Filesystem.walk`) included.
+:meth:`Filesystem.write` is atomic (a staging file in the same directory, renamed over the
+target), and :meth:`Filesystem.write_many` stages every file before renaming any. Atomic
+means a reader sees the old content or the new, never a mix; durability across a power cut
+is the filesystem's (ext4 flushes a file's data before a rename replaces it).
 """
 
 from __future__ import annotations
@@ -420,14 +420,17 @@ class Filesystem:
         fd = os.open(self.root, _DIR_FLAGS)
         try:
             for name in names:
-                fd = self._step(fd, name, real, create)
+                child = self._step(fd, name, real, create)
+                os.close(fd)
+                fd = child
         except BaseException:
             os.close(fd)
             raise
         return fd
 
-    def _step(self, fd: int, name: str, real: Path, create: bool) -> int:
-        """The folder ``name`` inside the folder ``fd`` (closed on success)."""
+    def _step(self, fd: int, name: str, real: Path, create: bool = False) -> int:
+        """A new descriptor of the folder ``name`` inside the folder ``fd`` (left open),
+        never through a symlink: the one step of :meth:`open_dir` and :meth:`walk`."""
         try:
             child = os.open(name, _DIR_FLAGS, dir_fd=fd)
         except FileNotFoundError:
@@ -440,7 +443,6 @@ class Filesystem:
             if exc.errno in (errno.ENOTDIR, errno.ELOOP) and _is_link(fd, name):
                 raise PathEscapeError(self._shown(real)) from None
             raise
-        os.close(fd)
         return child
 
     def _names_in_tree(self, real: Path) -> tuple[str, ...]:
@@ -588,37 +590,103 @@ class Filesystem:
         :meth:`relative` gives) and its scan entry. Staging files and symlinks are left
         out, so the walk never leaves the tree.
 
-        The one walk of the tree. Search lists and ``stat``s every file on each call, so a
-        file's path is built from its folder's as text (no ``pathlib``), and its entry's
-        ``stat(follow_symlinks=False)`` is one ``lstat`` (none on Windows, where the scan
-        holds it), cached on the entry — never a link's target.
+        The one walk of the tree (search, grep, a folder's delete, exec's snapshot). Every
+        folder it lists is reached as a read is, by :meth:`open_dir` (from the tree's root one
+        name at a time, never through a symlink) and listed through that descriptor: a
+        command that swaps a folder for a symlink to the host while the walk goes cannot
+        make it list a host folder's names — the swapped folder is left out, as a folder
+        that went. A listed folder's descriptor is kept while its subfolders wait to be
+        opened from it (one ``openat`` each); past :data:`_HELD_FOLDERS` kept at once (a
+        command can make a tree thousands of folders deep) a folder is reached from the root
+        again, so the walk never holds more descriptors than that, whatever the tree.
+
+        An entry is scanned through its folder's descriptor, which is closed when the walk
+        moves past the folder: take its ``stat(follow_symlinks=False)`` (one ``lstat``,
+        cached on the entry, never a link's target) before asking the walk for the next
+        file. Its ``path`` is its name alone; :meth:`iter_files` gives paths. Search lists
+        and ``stat``s every file on each call, so a file's path is built as text.
 
         A name that is not UTF-8 text (a command can make one: an archive's old encoding)
         is left out with all it holds: the path rule refuses it, so no tool can reach it,
         and no record or answer can hold it (``workspace_list`` names it as unreachable)."""
         base = start if start is not None else self.root
         top = self.relative(base)
-        stack = [(os.fspath(base), "" if top == "." else f"{top}/")]
-        while stack:
-            current, prefix = stack.pop()
-            try:
-                with os.scandir(current) as it:
-                    entries = sorted(it, key=lambda e: e.name)
-            except OSError:
-                continue
-            dirs: list[tuple[str, str]] = []
-            for entry in entries:
-                if is_staging_name(entry.name) or entry.is_symlink() or not utf8_name(entry.name):
+        stack: list[tuple[_HeldFolder | None, Path, str]] = [
+            (None, base, "" if top == "." else f"{top}/")
+        ]
+        held = 0
+        try:
+            while stack:
+                parent, folder, prefix = stack.pop()
+                try:
+                    if parent is None:
+                        fd = self.open_dir(folder)
+                    else:
+                        fd = self._step(parent.fd, folder.name, folder)
+                except OSError:  # gone, or swapped for a link since it was listed: left out
                     continue
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.append((entry.path, f"{prefix}{entry.name}/"))
-                elif entry.is_file(follow_symlinks=False):
-                    yield f"{prefix}{entry.name}", entry
-            stack.extend(reversed(dirs))
+                finally:
+                    if parent is not None and parent.release():
+                        held -= 1
+                kept: _HeldFolder | None = None
+                try:
+                    try:
+                        with os.scandir(fd) as it:
+                            entries = sorted(it, key=lambda e: e.name)
+                    except OSError:
+                        continue
+                    dirs: list[tuple[Path, str]] = []
+                    for entry in entries:
+                        name = entry.name
+                        if is_staging_name(name) or entry.is_symlink() or not utf8_name(name):
+                            continue
+                        if entry.is_dir(follow_symlinks=False):
+                            dirs.append((folder / name, f"{prefix}{name}/"))
+                        elif entry.is_file(follow_symlinks=False):
+                            yield f"{prefix}{name}", entry
+                    if dirs and held < _HELD_FOLDERS:
+                        kept, held = _HeldFolder(fd, len(dirs)), held + 1
+                    stack.extend((kept, path, shown) for path, shown in reversed(dirs))
+                finally:
+                    if kept is None:
+                        os.close(fd)
+        finally:  # stopped early: the folders still waiting on their subfolders are closed
+            for waiting in {id(p): p for p, _, _ in stack if p is not None}.values():
+                waiting.close()
 
     def iter_files(self, start: Path | None = None) -> Iterator[Path]:
-        """The files of :meth:`walk`, as paths."""
-        return (Path(entry.path) for _, entry in self.walk(start))
+        """The files of :meth:`walk`, as paths inside the tree (reach them through
+        :meth:`read_bytes` or :meth:`open_dir`, never by name)."""
+        return (self.root / rel for rel, _ in self.walk(start))
+
+
+_HELD_FOLDERS = 64
+"""The most folder descriptors one :meth:`Filesystem.walk` keeps open for the subfolders
+still to open from them; deeper folders are reached from the tree's root again."""
+
+
+class _HeldFolder:
+    """A listed folder's descriptor, open while subfolders of it wait to be opened from it."""
+
+    __slots__ = ("fd", "waiting")
+
+    def __init__(self, fd: int, waiting: int) -> None:
+        self.fd = fd
+        self.waiting = waiting
+
+    def release(self) -> bool:
+        """One subfolder was opened (or failed to): True when that was the last, and the
+        descriptor is closed."""
+        self.waiting -= 1
+        if self.waiting:
+            return False
+        self.close()
+        return True
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 def _is_link(folder: int, name: str) -> bool:

@@ -49,14 +49,14 @@ Snapshot = dict[str, tuple[int, int]]
 def snapshot(fs: Filesystem) -> Snapshot:
     """rel → (size, mtime_ns) of the tree's files (bounded), to see what a command changed."""
     out: Snapshot = {}
-    for count, path in enumerate(fs.iter_files()):
+    for count, (rel, entry) in enumerate(fs.walk()):
         if count >= MAX_SEARCH_FILES * 4:
             break
         try:
-            stat = path.stat()
+            stat = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        out[fs.relative(path)] = (stat.st_size, stat.st_mtime_ns)
+        out[rel] = (stat.st_size, stat.st_mtime_ns)
     return out
 
 

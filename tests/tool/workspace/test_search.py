@@ -515,3 +515,46 @@ def test_search_through_the_tool_sees_every_change_at_once(team: Team) -> None:
     tools["workspace_delete"]("fruit.md")
     assert tools["workspace_search"]("medlars") == "No passage matches 'medlars'."
     assert tools["workspace_search"]("orchard").startswith("keep.md:1-1")
+
+
+def test_a_search_with_a_path_looks_in_that_folder_only(team: Team) -> None:
+    """workspace_search looked at the whole tree, always: a passage could not be looked
+    for in one part of it. path limits it to a folder, validated as every path is."""
+    tools = tools_of(team, add_member(team, "@Author", WorkspaceTool()))
+    tools["workspace_write"]("notes/fruit.md", "We grow apples in the north orchard.\n")
+    tools["workspace_write"]("notes/deep/more.md", "Apples keep in the cellar.\n")
+    tools["workspace_write"]("shop/prices.md", "Apples cost two coins.\n")
+    everywhere = {line.split(":")[0] for line in tools["workspace_search"]("apples").splitlines()}
+    assert {"notes/fruit.md", "notes/deep/more.md", "shop/prices.md"} <= everywhere
+    in_notes = tools["workspace_search"]("apples", path="notes/")
+    found = {line.split(":")[0] for line in in_notes.splitlines() if not line.startswith(" ")}
+    assert found == {"notes/fruit.md", "notes/deep/more.md"}
+    assert tools["workspace_search"]("apples", path="shop").startswith("shop/prices.md:1-1")
+    assert tools["workspace_search"]("orchard", path="shop") == (
+        "No passage matches 'orchard' in shop/."
+    )
+    # the whole tree's answer is whole again after a folder's search (its cache kept)
+    assert tools["workspace_search"]("orchard").startswith("notes/fruit.md:1-1")
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("../elsewhere", "Path escapes workspace root — use a relative path inside the workspace"),
+        ("/etc", "Path escapes workspace root — use a relative path inside the workspace"),
+        ("gone", "Folder not found: gone; workspace_list shows the workspace's folders"),
+        (
+            "notes/fruit.md",
+            "notes/fruit.md is a file: path limits the search to a folder; read the file with "
+            "workspace_read, or pass its folder",
+        ),
+    ],
+)
+def test_a_search_path_outside_missing_or_a_file_is_refused_saying_what_to_pass(
+    team: Team, path: str, says: str
+) -> None:
+    tools = tools_of(team, add_member(team, "@Author", WorkspaceTool()))
+    tools["workspace_write"]("notes/fruit.md", "We grow apples.\n")
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_search"]("apples", path=path)
+    assert str(refused.value).startswith(says)

@@ -254,12 +254,18 @@ def test_a_search_past_the_file_cap_says_how_many_files_it_left_out_and_how_to_n
     monkeypatch.setattr(DocumentIndex, "max_files", 1)  # README.md; src/app.py, src/util.py out
     assert tools["workspace_search"]("helper") == (
         "No passage matches 'helper'.\n[searched the first 1 file of the tree only: 2 files "
-        "left out; narrow it with workspace_grep(pattern, path='a/folder') or "
-        "workspace_glob('a/folder/**/*.md')]"
+        "left out; narrow it with workspace_search(query, path='a/folder') or "
+        "workspace_grep(pattern, path='a/folder') or workspace_glob('a/folder/**/*.md')]"
+    )
+    assert tools["workspace_search"]("helper", path="src") == (  # app.py in, util.py out
+        "No passage matches 'helper' in src/.\n[searched the first 1 file of src/ only: 1 "
+        "file left out; narrow it with workspace_search(query, path='a/folder') or "
+        "workspace_grep(pattern, path='a/folder') or workspace_glob('a/folder/**/*.md')]"
     )
     assert tools["workspace_search"]("main").startswith("README.md:1-2 (")
     monkeypatch.setattr(DocumentIndex, "max_files", 3)
     assert "left out" not in tools["workspace_search"]("helper")
+    assert tools["workspace_search"]("helper", path="src").startswith("src/util.py:1-2 (")
 
 
 def test_a_glob_stops_walking_past_its_cap_and_says_the_answer_was_cut(

@@ -413,14 +413,15 @@ class DocumentIndex:
             indexed_at=read_at,
         )
 
-    def documents(self) -> Iterable[tuple[str, os.stat_result]]:
-        """Every file of the tree (bounded), with its stat (:meth:`Filesystem.walk`'s: a
-        file replaced by a symlink since the scan is left out, as the walk leaves links).
+    def documents(self, start: Path | None = None) -> Iterable[tuple[str, os.stat_result]]:
+        """Every file of the tree (bounded) — of the folder ``start`` inside it, when given —
+        with its stat (:meth:`Filesystem.walk`'s: a file replaced by a symlink since the scan
+        is left out, as the walk leaves links).
 
         Past the first :attr:`max_files` files the walk goes on counting only — no
         ``stat``, no read — into :attr:`left_out`, so a search can say what it did not see."""
         self.left_out = 0
-        for count, (rel, entry) in enumerate(self.fs.walk()):
+        for count, (rel, entry) in enumerate(self.fs.walk(start)):
             if count >= self.max_files:
                 self.left_out += 1
                 continue
@@ -435,13 +436,14 @@ class DocumentIndex:
         """A record for every searchable document as it is *now* (see the module docstring)."""
         return {rel: s.record for rel, s in self._settled() if s.record is not None}
 
-    def _settled(self) -> list[tuple[str, _Settled]]:
-        """Every document of the tree, settled: from the cache while the document and its
-        record file are as they were (and were read long after they last changed), afresh
-        otherwise (see the module docstring)."""
+    def _settled(self, start: Path | None = None) -> list[tuple[str, _Settled]]:
+        """Every document of the tree (of the folder ``start``, when given), settled: from the
+        cache while the document and its record file are as they were (and were read long
+        after they last changed), afresh otherwise (see the module docstring). Only a pass
+        over the whole tree drops the entries of documents it did not find."""
         now = time.time_ns()  # before any stat or read of this pass: a lower bound for all
         out: list[tuple[str, _Settled]] = []
-        for rel, stat in self.documents():
+        for rel, stat in self.documents(start):
             source = _identity(stat)
             stored = _file_identity(self._record_path(rel))
             settled = self._cache.get(rel)
@@ -453,7 +455,8 @@ class DocumentIndex:
                 settled = self._settled_now(rel, stat, source, stored, now, settled)
                 self._cache.put(rel, settled)
             out.append((rel, settled))
-        self._cache.keep_only({rel for rel, _ in out})
+        if start is None:  # a folder's pass knows nothing of the documents outside it
+            self._cache.keep_only({rel for rel, _ in out})
         return out
 
     def _settled_now(
@@ -505,12 +508,19 @@ class DocumentIndex:
 
     # -- searching ------------------------------------------------------------------------------
     def search(
-        self, query: str, limit: int, semantic: dict[str, float] | None = None, alpha: float = 0.7
+        self,
+        query: str,
+        limit: int,
+        semantic: dict[str, float] | None = None,
+        alpha: float = 0.7,
+        start: Path | None = None,
     ) -> list[SearchHit]:
-        """The best ``limit`` chunks for ``query``, best first (hybrid, or keyword-only)."""
+        """The best ``limit`` chunks for ``query``, best first (hybrid, or keyword-only),
+        among the documents of the folder ``start`` (the whole tree by default): a cosine of
+        a chunk outside it is not counted."""
         records: dict[str, DocRecord] = {}
         texts: dict[str, Terms] = {}
-        for rel, settled in self._settled():
+        for rel, settled in self._settled(start):
             if settled.record is not None:
                 records[rel] = settled.record
                 texts.update(zip(settled.refs, settled.terms, strict=True))

@@ -758,12 +758,24 @@ class WorkspaceTool(ToolCard):
 
     def _workspace_search_fn(self, param: WorkspaceSearch) -> list[Callable[..., Any]]:
         card, default_limit, called = self, param.limit, self.called_as("workspace_search")
+        listing, read = self.called_as("workspace_list"), self.called_as("workspace_read")
 
-        def workspace_search(query: str, limit: int = default_limit) -> str:
+        def workspace_search(query: str, limit: int = default_limit, path: str = ".") -> str:
             """Find passages in the workspace's documents by words (and by meaning when
-            embeddings are on). Answers path:lines and the passage; read the file for more."""
+            embeddings are on). path limits the search to a folder (the whole workspace by
+            default). Answers path:lines and the passage; read the file for more."""
             if not query.strip():
                 raise RetriableError(f"{called} needs a query: words the passage is about")
+            real, rel = card._resolve(path)
+            if not real.is_dir():
+                if real.exists():
+                    raise RetriableError(
+                        f"{rel} is a file: path limits the search to a folder; read the file "
+                        f"with {read}, or pass its folder"
+                    )
+                raise RetriableError(
+                    f"Folder not found: {clip(path)}; {listing} shows the workspace's folders"
+                )
             observer, fs, actor, _ = card._wired()
             index = card._index
             semantic: dict[str, float] = {}
@@ -771,10 +783,13 @@ class WorkspaceTool(ToolCard):
                 semantic = index.similar(query, max(3 * limit, 20))
                 observer.proxy_tell(actor, WorkspaceActor).catch_up()  # what failed, again
             docs = DocumentIndex(card.workspace, fs)
-            hits = docs.search(query, max(1, limit), semantic, card.vector_store.hybrid_alpha)
-            cut = card._search_cut(docs) if docs.left_out else ""
+            start = None if rel == "." else real
+            alpha = card.vector_store.hybrid_alpha
+            hits = docs.search(query, max(1, limit), semantic, alpha, start)
+            cut = card._search_cut(docs, rel) if docs.left_out else ""
+            where = "" if start is None else f" in {rel}/"
             if not hits:
-                return f"No passage matches {excerpt(query)}.{cut}"
+                return f"No passage matches {excerpt(query)}{where}.{cut}"
             out = []
             for hit in hits:
                 passage = "\n    ".join(hit.text.split("\n")[:6])
@@ -785,18 +800,18 @@ class WorkspaceTool(ToolCard):
 
         return [workspace_search]
 
-    def _search_cut(self, docs: DocumentIndex) -> str:
+    def _search_cut(self, docs: DocumentIndex, rel: str) -> str:
         """The note a search past the file cap ends with: how many files it left out, and
         how to look at a part of the tree instead (the card's own tools that can)."""
-        ways = []
+        ways = [f"{self.called_as('workspace_search')}(query, path='a/folder')"]
         if self.workspace_grep is not False:
             ways.append(f"{self.called_as('workspace_grep')}(pattern, path='a/folder')")
         if self.workspace_glob is not False:
             ways.append(f"{self.called_as('workspace_glob')}('a/folder/**/*.md')")
-        narrow = f"; narrow it with {' or '.join(ways)}" if ways else ""
+        scope = "the tree" if rel == "." else f"{rel}/"
         return (
-            f"\n[searched the first {counted(docs.max_files, 'file')} of the tree only: "
-            f"{counted(docs.left_out, 'file')} left out{narrow}]"
+            f"\n[searched the first {counted(docs.max_files, 'file')} of {scope} only: "
+            f"{counted(docs.left_out, 'file')} left out; narrow it with {' or '.join(ways)}]"
         )
 
     # -- the write side ---------------------------------------------------------------------------

@@ -96,6 +96,36 @@ def test_a_command_runs_in_the_tree_and_its_work_is_announced_and_committed(
     )
 
 
+def test_a_sparse_file_of_gigabytes_a_command_leaves_is_left_out_of_the_journal_saying_so(
+    team: Team, real_sandbox: BubblewrapBackend
+) -> None:
+    """git add read whatever a command left: a sparse file of 3 GB (no disk used) was read
+    whole and stored in the history. It is left out of the run's commit, and the run's
+    answer says which file and why, in one line; the rest of the run is committed."""
+    tools = coder(team)
+    command = "python3 -c \"open('big.bin', 'wb').truncate(3 * 2**30)\" && echo kept > small.txt"
+    lines = tools["workspace_exec"](command).splitlines()
+    assert lines[1].startswith("exit_code: 0 (")
+    assert lines[-2:] == [
+        "--- files changed: big.bin, small.txt",
+        "--- left out of the journal, over the 20,971,520 bytes it takes: big.bin",
+    ]
+    workspace = card_of(team, _member(team)).workspace
+    assert (workspace.tree / "big.bin").stat().st_size == 3 * 2**30
+    last = GitJournal(workspace.tree, workspace.git_dir).log(1)[0]
+    assert (last.author, last.message) == (
+        "@Coder",
+        f"exec: {command} [left out of the journal, over the 20,971,520 bytes it takes: big.bin]",
+    )
+    committed = subprocess.run(
+        ["git", f"--git-dir={workspace.git_dir}", "ls-tree", "-r", "--name-only", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "small.txt" in committed and "big.bin" not in committed
+
+
 def _member(team: Team) -> object:
     [member] = [m for m in team.proxy.get_team() if m.name == "@Coder"]
     return member

@@ -23,6 +23,7 @@ from akgentic.tool.workspace import (
 )
 from akgentic.tool.workspace import journal as journal_module
 from akgentic.tool.workspace.gate import EXEC_LEASE, lock_file
+from akgentic.tool.workspace.models import MAX_CHANGE_BYTES
 from akgentic.tool.workspace.workspace import KIND_ID, WorkspacePath, resolve_workspace_path
 
 from ..conftest import Team
@@ -423,3 +424,54 @@ def test_the_journal_never_writes_through_a_symlink_nor_lets_a_message_forge_its
         forged.replace("\x1e", " ").replace("\x1f", " "),
     )
     assert [e.author for e in journal.log()] == ["@Alice", "nobody"]  # and its seed, no ceo
+
+
+def _sparse(path: Path, size: int) -> None:
+    """A file of ``size`` bytes that takes no disk (a hole), as a command can leave."""
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+
+
+def test_a_file_over_the_cap_is_left_out_of_every_commit_and_the_commit_says_so(
+    workspace: WorkspacePath,
+) -> None:
+    """git add read and stored whatever the tree held: a sparse file of gigabytes a command
+    left was read whole into the history. A file over the 20 MB a read takes is left out,
+    named in the commit's message and in ``left_out``; one that grew past it keeps, in the
+    history, the last version the journal took."""
+    journal = journal_of(workspace)
+    journal.ensure()
+    tree = workspace.tree
+    (tree / "grows.log").write_text("small\n")
+    assert journal.commit_out_of_band() is not None and journal.left_out == []
+    (tree / "small.txt").write_text("kept\n")
+    _sparse(tree / "big.bin", MAX_CHANGE_BYTES + 1)
+    _sparse(tree / "grows.log", 3 * 1024**3)
+    assert journal.commit_out_of_band() is not None
+    assert journal.left_out == ["big.bin", "grows.log"]
+    assert history(workspace, "ls-tree", "-r", "--name-only", "HEAD").split() == [
+        ".gitignore",
+        "grows.log",
+        "small.txt",
+    ]
+    assert history(workspace, "show", "HEAD:grows.log") == "small\n"
+    assert log(workspace)[-1][2] == (
+        "out-of-band changes [left out of the journal, over the 20,971,520 bytes it takes: "
+        "big.bin, grows.log]"
+    )
+    assert journal.commit_out_of_band() is None  # only those are left: nothing to commit
+    assert journal.left_out == ["big.bin", "grows.log"]
+    _sparse(tree / "big.bin", MAX_CHANGE_BYTES)  # at the cap: taken
+    assert journal.commit_out_of_band() is not None and journal.left_out == ["grows.log"]
+    assert "big.bin" in history(workspace, "ls-tree", "-r", "--name-only", "HEAD").split()
+
+
+def test_a_write_over_the_journals_cap_lands_and_its_answer_says_it_was_left_out(
+    team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(GitJournal, "max_file_bytes", 8)
+    tools = tools_of(team, add_member(team, "@Dev", WorkspaceTool(git_journal=True)))
+    answer = tools["workspace_write"]("big.md", "more than eight bytes\n")
+    assert answer.endswith("(written; left out of the journal, over the 8 bytes it takes: big.md)")
+    answer = tools["workspace_write"]("small.md", "tiny\n")
+    assert "left out" not in answer and "(journal " in answer

@@ -53,6 +53,7 @@ from akgentic.tool.core.channels import COMMAND, TOOL_CALL, Channels, invocation
 from akgentic.tool.errors import RetriableError
 from akgentic.tool.sandbox import ExecLimits, ExecResult
 from akgentic.tool.workspace.gate import EXEC_LEASE, lock_file, read_yaml, write_yaml
+from akgentic.tool.workspace.journal import left_out_note
 
 __all__ = [
     "REPORT_MARGIN_SECONDS",
@@ -106,6 +107,9 @@ class ExecRun(SerializableModel):
     error: str | None = None
     changed: list[str] = Field(default_factory=list)
     commit: str | None = None
+    left_out: list[str] = Field(default_factory=list)
+    """Files the run changed that the journal left out for their size (over
+    ``MAX_CHANGE_BYTES``: a runaway log, a sparse file of gigabytes); its answer says so."""
     out_of_band: bool = False
 
     @property
@@ -361,4 +365,6 @@ def render_run(run: ExecRun, channel: Channels = TOOL_CALL, tool: str = RESULT_T
         shown = ", ".join(run.changed[:20])
         more = f" and {len(run.changed) - 20} more" if len(run.changed) > 20 else ""
         lines.append(f"--- files changed: {shown}{more}")
+    if run.left_out:
+        lines.append(f"--- {left_out_note(run.left_out)}")
     return "\n".join(lines)

@@ -323,6 +323,7 @@ class WriteGate:
                 paths = [c.path for c in outcome.changes]
                 try:
                     outcome.commit = journal.commit(identity, _commit_message(outcome), paths)
+                    outcome.left_out = journal.left_out
                 except Exception as exc:  # the journal is a record: never the gate
                     unrecorded = _journal_failure(exc)
             if unrecorded is not None and outcome.changes:

@@ -24,6 +24,12 @@ write gate does not depend on it and is never weakened by its absence.
 - The tree's ``.gitattributes`` do not apply (``info/attributes`` outranks them): no
   filter, encoding or end-of-line rule a file of the tree asks for. Git's output is read
   as bytes: a name may hold a carriage return, or bytes that are not UTF-8.
+- A file over :data:`~akgentic.tool.workspace.models.MAX_CHANGE_BYTES` (the 20 MB a read
+  takes) is left out of every commit — a command can leave a runaway log or a sparse file of
+  gigabytes, which ``git add`` would read whole and store — and the commit's message says
+  which files were left out and why, in one line (:func:`left_out_note`); the caller reads
+  them in :attr:`GitJournal.left_out` to say so too. The history keeps the last version
+  it took of such a file.
 - Nothing in the tree blocks later commits: a name git refuses (``.GIT/x``) is left out
   (logged), the index's lock a git killed at its timeout left is cleared (under the
   journal lock no other git writes that index), and a commit message is one line. A
@@ -42,14 +48,16 @@ import threading
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
+from stat import S_ISREG
 from typing import ClassVar
 
 from pydantic import ConfigDict
 
 from akgentic.core.serialization import SerializableModel
+from akgentic.tool.workspace.models import MAX_CHANGE_BYTES
 from akgentic.tool.workspace.workspace import STAGING_PREFIX
 
-__all__ = ["NOBODY", "GitJournal", "Identity", "JournalEntry"]
+__all__ = ["NOBODY", "GitJournal", "Identity", "JournalEntry", "left_out_note"]
 
 logger = logging.getLogger("akgentic.tool.workspace")
 
@@ -116,6 +124,28 @@ def _files_git_would_wait_on(tree: Path) -> list[str]:
     return sorted(found)
 
 
+def left_out_note(paths: Sequence[str], limit: int | None = None) -> str:
+    """One line saying which files a commit left out for their size (over ``limit``, by
+    default :attr:`GitJournal.max_file_bytes`), and why: the first ten named."""
+    limit = GitJournal.max_file_bytes if limit is None else limit
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return f"left out of the journal, over the {limit:,} bytes it takes: {shown}"
+
+
+def _over(tree: Path, paths: Sequence[str], limit: int) -> list[str]:
+    """The ``paths`` (tree-relative, as status spells them) that are files larger than
+    ``limit``: their size is read (``lstat``), never their bytes."""
+    found = []
+    for rel in paths:
+        try:
+            stat = os.lstat(os.path.join(tree, rel))
+        except OSError:  # deleted: nothing to read
+            continue
+        if S_ISREG(stat.st_mode) and stat.st_size > limit:
+            found.append(rel)
+    return found
+
+
 class Identity(SerializableModel):
     """Who made a change: the agent's name and its team — the author of its commits and the
     key of what it has read."""
@@ -159,12 +189,17 @@ class GitJournal:
 
     timeout: ClassVar[float] = 30.0
     """Seconds any git call may take."""
+    max_file_bytes: ClassVar[int] = MAX_CHANGE_BYTES
+    """The largest file a commit takes; a larger one is left out (see the module docstring)."""
 
     def __init__(self, tree: Path, git_dir: Path) -> None:
         self.tree = tree
         self.git_dir = git_dir
         self.git = shutil.which("git")
         self._ready = False
+        self.left_out: list[str] = []
+        """The files the last :meth:`commit` left out for their size (sorted), whether or
+        not it committed anything else; empty when it left out none."""
 
     @property
     def available(self) -> bool:
@@ -328,7 +363,11 @@ class GitJournal:
         ``paths`` (tree-relative) narrows the commit to those files: an accepted mutation
         commits what it wrote and nothing else, so a file a command rewrites meanwhile is
         never its agent's. Without ``paths``, everything that changed is committed.
+
+        A changed file over :attr:`max_file_bytes` is never added: it is named in
+        :attr:`left_out` and, when the commit is made, in its message.
         """
+        self.left_out = []
         if not self.available:
             return None
         (self.git_dir / "index.lock").unlink(missing_ok=True)  # a git killed at its timeout
@@ -336,12 +375,17 @@ class GitJournal:
         changed, nested = self._status()
         if paths is not None:
             changed &= set(paths)  # status's own spelling: a path it lists, git can add
+        self.left_out = _over(self.tree, sorted(changed), self.max_file_bytes)
+        changed -= set(self.left_out)
         if not changed:
             return None
         if paths is not None:
             specs = [f":(literal){p}" for p in sorted(changed)]
-        else:
-            specs = [".", *(f":(exclude,literal){p}" for p in nested)]  # on stdin: any number
+        else:  # on stdin: any number
+            left_out = [*nested, *self.left_out]
+            specs = [".", *(f":(exclude,literal){p}" for p in left_out)]
+        if self.left_out:
+            message = f"{message} [{left_out_note(self.left_out, self.max_file_bytes)}]"
         added = self._run(
             "add",
             "--all",

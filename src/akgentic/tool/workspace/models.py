@@ -177,6 +177,9 @@ class MutationOutcome(SerializableModel):
     summary: str = ""
     unrecorded: str | None = None
     """Why the journal could not record this mutation (it landed all the same), or None."""
+    left_out: list[str] = Field(default_factory=list)
+    """The files the journal left out of this mutation's commit for their size (over
+    ``MAX_CHANGE_BYTES``; written all the same)."""
 
 
 class WorkspaceConfig(BaseConfig):

@@ -91,7 +91,7 @@ from akgentic.tool.workspace.execution import (
     wait_run,
 )
 from akgentic.tool.workspace.grep import PatternTooSlowError, matching_lines
-from akgentic.tool.workspace.journal import Identity
+from akgentic.tool.workspace.journal import Identity, left_out_note
 from akgentic.tool.workspace.models import (
     MAX_GLOB_RESULTS,
     MAX_GREP_RESULTS,
@@ -508,11 +508,14 @@ class WorkspaceTool(ToolCard):
             label=f"The workspace ({self.workspace.actor_name})",
             timeout=ASK_TIMEOUT,
         )
+        left_out = f"; {left_out_note(outcome.left_out)}" if outcome.left_out else ""
         if outcome.commit:
-            return f"{outcome.summary} (journal {outcome.commit[:10]})"
+            return f"{outcome.summary} (journal {outcome.commit[:10]}{left_out})"
         if outcome.unrecorded:
             unrecorded = outcome.unrecorded
             return f"{outcome.summary} (written; the journal could not record it: {unrecorded})"
+        if left_out:
+            return f"{outcome.summary} (written{left_out})"
         return outcome.summary
 
     # -- the read side ----------------------------------------------------------------------------

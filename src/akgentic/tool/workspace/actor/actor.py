@@ -281,6 +281,8 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
                 author = NOBODY if run.out_of_band else identity
                 message = f"exec: {run.command}"[:200]
                 run.commit = self._journal_step(lambda j: j.commit(author, message))
+                mine = set(run.changed)  # not a file left out before, still as it was
+                run.left_out = [p for p in self._journal.left_out if p in mine]
             reason = self._unsaved_runs.pop(run.run_id, None)
             if reason is not None:
                 run.status = RunStatus.FAILED

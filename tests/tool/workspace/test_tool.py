@@ -18,9 +18,11 @@ from pydantic_ai import BinaryContent
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.tool import COMMAND, TOOL_CALL, ToolFactory
 from akgentic.tool.errors import RetriableError
+from akgentic.tool.toolsets import ToolsetCard
 from akgentic.tool.workspace import (
     DocumentIndex,
     Filesystem,
+    GateRefusalError,
     WorkspaceActor,
     WorkspaceChangeEvent,
     WorkspaceGlob,
@@ -509,3 +511,64 @@ def test_workspace_delete_of_a_symlink_says_so_and_keeps_the_target(
     assert said == "Deleted the symlink a.txt (it pointed to 'README.md', which is left as it is)."
     assert not os.path.lexists(tree_of(team) / "a.txt")
     assert (tree_of(team) / "README.md").read_text() == "# App\nRun main().\n"
+
+
+# -- inside a ToolsetCard, every text names the tools as the model calls them ---------------------
+
+
+def _in_a_set(team: Team) -> tuple[Tools, Path]:
+    """The tools of a WorkspaceTool inside the ToolsetCard ``files`` (by their own names:
+    the model calls them ``files_workspace_…``), and the tree."""
+    member = add_member(
+        team, "@Filer", ToolsetCard(name="files", description="files", cards=[WorkspaceTool()])
+    )
+    [toolset] = factory_of(team, member).tool_cards
+    assert isinstance(toolset, ToolsetCard)
+    [card] = toolset.cards
+    assert isinstance(card, WorkspaceTool) and card.called_as("workspace_read") == (
+        "files_workspace_read"
+    )
+    return {tool.__name__: tool for tool in card.get_tools()}, card.workspace.tree
+
+
+def test_in_a_set_the_gates_refusal_names_the_tools_as_the_model_calls_them(team: Team) -> None:
+    """The write gate's refusals are worded by the tree's actor, not the card: in a set they
+    said 'Read a.txt with workspace_read', a tool the model does not have."""
+    tools, tree = _in_a_set(team)
+    (tree / "a.txt").write_text("made by hand\n")
+    with pytest.raises(GateRefusalError) as refused:
+        tools["workspace_write"]("a.txt", "mine\n")
+    assert str(refused.value).endswith(
+        "Read a.txt with files_workspace_read first (or change part of it with "
+        "files_workspace_edit), then retry."
+    )
+    tools["workspace_read"]("a.txt")
+    (tree / "a.txt").write_text("changed by hand\n")
+    with pytest.raises(GateRefusalError) as changed:
+        tools["workspace_edit"]("a.txt", "changed", "edited")
+    assert str(changed.value).endswith(
+        "Read a.txt again with files_workspace_read, then redo your change on what it holds now."
+    )
+    with pytest.raises(RetriableError) as folder:
+        tools["workspace_write"]("notes/", "x\n")
+    assert "make a folder with files_workspace_mkdir." in str(folder.value)
+
+
+def test_in_a_set_a_path_error_names_the_tools_as_the_model_calls_them(team: Team) -> None:
+    """The error table (``path_error``) is shared by the card and the tree's actor: in a set
+    it said 'workspace_list shows what is in it', a tool the model does not have."""
+    tools, tree = _in_a_set(team)
+    (tree / "sub").mkdir()
+    with pytest.raises(RetriableError) as folder:
+        tools["workspace_write"]("sub", "x\n")  # worded by the tree's actor
+    assert (
+        str(folder.value)
+        == "sub is a directory; name a file (files_workspace_list shows what is in it)"
+    )
+    (tree / "blob.bin").write_bytes(b"\x00\x01\x02")
+    with pytest.raises(RetriableError) as binary:
+        tools["workspace_read"]("blob.bin")  # worded by the reader
+    assert str(binary.value).endswith("use files_workspace_view for images")
+    with pytest.raises(RetriableError) as escape:
+        tools["workspace_read"]("../x")  # one message for every set: no tool named
+    assert str(escape.value).startswith("Path escapes workspace root")

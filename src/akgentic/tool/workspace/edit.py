@@ -157,7 +157,13 @@ class EditMatcher:
                 return name, spans
         return "", []
 
-    def replace(self, content: str, edit: EditSpec, path: str = "the file") -> tuple[str, str, int]:
+    def replace(
+        self,
+        content: str,
+        edit: EditSpec,
+        path: str = "the file",
+        write_tool: str = "workspace_write",
+    ) -> tuple[str, str, int]:
         """``content`` with ``edit`` applied: (new content, strategy used, replacements made).
 
         Raises :class:`EditError` when ``old_string`` is empty or equal to ``new_string``,
@@ -166,8 +172,8 @@ class EditMatcher:
         old, new = edit.old_string, edit.new_string
         if not old:
             raise EditError(
-                "old_string is empty: give the exact text to replace (to create a file, use "
-                "workspace_write)"
+                f"old_string is empty: give the exact text to replace (to create a file, use "
+                f"{write_tool})"
             )
         if old == new:
             raise EditError("old_string and new_string are the same: there is nothing to change")
@@ -311,9 +317,13 @@ class EditMatcher:
 
 
 def apply_edits(
-    content: str, edits: Sequence[EditSpec], path: str = "the file"
+    content: str,
+    edits: Sequence[EditSpec],
+    path: str = "the file",
+    write_tool: str = "workspace_write",
 ) -> tuple[str, list[str]]:
     """``content`` after every edit in order (all or nothing): (new content, strategies).
+    ``write_tool``: what the caller's model calls the tool that writes a whole file.
 
     An edit that fails raises :class:`EditError` naming it (``edit 2 of 3: …``) and nothing
     is applied — the caller writes only the final result.
@@ -322,7 +332,7 @@ def apply_edits(
     used: list[str] = []
     for number, edit in enumerate(edits, 1):
         try:
-            content, strategy, _ = matcher.replace(content, edit, path)
+            content, strategy, _ = matcher.replace(content, edit, path, write_tool)
         except EditError as exc:
             prefix = f"edit {number} of {len(edits)}: " if len(edits) > 1 else ""
             suffix = " No edit was applied." if len(edits) > 1 else ""

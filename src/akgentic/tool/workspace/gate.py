@@ -58,8 +58,10 @@ from akgentic.tool.workspace.edit import (
 )
 from akgentic.tool.workspace.journal import GitJournal, Identity
 from akgentic.tool.workspace.models import (
+    BARE,
     MAX_CHANGE_BYTES,
     MAX_OBSERVATIONS,
+    CalledAs,
     DeleteFile,
     EditFile,
     FileChange,
@@ -289,9 +291,14 @@ class WriteGate:
 
     # -- mutations -----------------------------------------------------------------------------
     def mutate(
-        self, identity: Identity, mutation: Mutation, journal: GitJournal | None = None
+        self,
+        identity: Identity,
+        mutation: Mutation,
+        journal: GitJournal | None = None,
+        called: CalledAs = BARE,
     ) -> MutationOutcome:
-        """Check and apply ``mutation`` as ``identity``; see the module docstring.
+        """Check and apply ``mutation`` as ``identity``; see the module docstring. Its
+        refusals name the tools as ``called`` says the caller's model calls them.
 
         Raises :class:`GateRefusalError` (or another ``RetriableError``: an edit that does not
         match, a patch whose context differs) with nothing written; ``PathEscapeError``,
@@ -302,7 +309,8 @@ class WriteGate:
         if isinstance(mutation, WriteFile) and _names_a_folder(mutation.path):
             raise RetriableError(
                 f"{excerpt(mutation.path)} names a folder (it ends with '/', '.' or '..'): give "
-                f"the file's name, or make a folder with workspace_mkdir. Nothing was written."
+                f"the file's name, or make a folder with {called('workspace_mkdir')}. Nothing "
+                f"was written."
             )
         targets = self._targets(mutation)
         names = sorted({self.records.path_lock_name(rel) for rel in targets})
@@ -318,7 +326,7 @@ class WriteGate:
                     unrecorded, journal = _journal_failure(exc), None
             for name in names:
                 stack.enter_context(self.records.lock(name))
-            outcome = self._apply(identity, mutation, targets)
+            outcome = self._apply(identity, mutation, targets, called)
             if journal is not None and outcome.changes:
                 paths = [c.path for c in outcome.changes]
                 try:
@@ -364,7 +372,7 @@ class WriteGate:
         return {rel: path}
 
     def _apply(
-        self, identity: Identity, mutation: Mutation, targets: dict[str, Path]
+        self, identity: Identity, mutation: Mutation, targets: dict[str, Path], called: CalledAs
     ) -> MutationOutcome:
         if isinstance(mutation, DeleteFile) and len(targets) == 1:
             [(rel, named)] = targets.items()
@@ -374,17 +382,17 @@ class WriteGate:
         current: dict[str, bytes | None] = {}
         for rel, p in targets.items():
             try:
-                current[rel] = _current(self.fs, p, rel)
+                current[rel] = _current(self.fs, p, rel, called)
             except FileTooLargeError as exc:
-                current[rel] = self._too_large(mutation, rel, exc, views)
+                current[rel] = self._too_large(mutation, rel, exc, views, called)
         failure: RetriableError | None = None
         try:
-            proposed = self._compute(mutation, targets, current)
+            proposed = self._compute(mutation, targets, current, called)
         except RetriableError as exc:  # the gate's verdict comes first; this one after
             failure, proposed = exc, {}
         for rel in targets:
             after = proposed.get(rel, current[rel])
-            self._check(mutation, rel, current[rel], after, views, known=failure is None)
+            self._check(mutation, rel, current[rel], after, views, called, failure is None)
         if failure is not None:
             raise failure
         entries = [
@@ -420,6 +428,7 @@ class WriteGate:
         rel: str,
         exc: FileTooLargeError,
         views: dict[str, Observation],
+        called: CalledAs,
     ) -> bytes:
         """What stands for a file over :data:`MAX_CHANGE_BYTES`, never read: nothing (``b""``)
         for a delete by an agent that never read it — there is nothing to compare, and
@@ -437,8 +446,8 @@ class WriteGate:
             )
         raise RetriableError(
             f"{rel} is {exc.size:,} bytes, more than the {exc.limit:,} the workspace tools "
-            f"change: nothing was written. Delete it with workspace_delete, or change it with "
-            f"a command."
+            f"change: nothing was written. Delete it with {called('workspace_delete')}, or "
+            f"change it with a command."
         )
 
     def _remove_entry(self, identity: Identity, rel: str, named: Path) -> MutationOutcome:
@@ -467,6 +476,7 @@ class WriteGate:
         current: bytes | None,
         proposed: bytes | None,
         views: dict[str, Observation],
+        called: CalledAs,
         known: bool = True,
     ) -> None:
         seen = views.get(rel)
@@ -474,7 +484,7 @@ class WriteGate:
             if current is None:
                 if isinstance(mutation, DeleteFile):
                     return  # it is gone already: the delete destroys nothing
-                raise GateRefusalError(refusal_deleted(rel, self.records.last_write(rel)))
+                raise GateRefusalError(refusal_deleted(rel, self.records.last_write(rel), called))
             sha = content_sha(current)
             if sha != seen.sha:
                 last = self.records.last_write(rel)
@@ -482,17 +492,26 @@ class WriteGate:
                     last = None  # the gate's last write is not what is there: changed outside
                 raise GateRefusalError(
                     refusal_changed(
-                        rel, _text_or_none(current), _text_or_none(proposed), last, known=known
+                        rel,
+                        _text_or_none(current),
+                        _text_or_none(proposed),
+                        last,
+                        known=known,
+                        called=called,
                     )
                 )
             return
         if current is not None and isinstance(mutation, WriteFile):
             raise GateRefusalError(
-                refusal_unread(rel, _text_or_none(current), _text_or_none(proposed))
+                refusal_unread(rel, _text_or_none(current), _text_or_none(proposed), called)
             )
 
     def _compute(
-        self, mutation: Mutation, targets: dict[str, Path], current: dict[str, bytes | None]
+        self,
+        mutation: Mutation,
+        targets: dict[str, Path],
+        current: dict[str, bytes | None],
+        called: CalledAs,
     ) -> dict[str, bytes | None]:
         """rel → new bytes (None: delete) for every target; RetriableError when it cannot."""
         if isinstance(mutation, WriteFile):
@@ -515,14 +534,14 @@ class WriteGate:
             return {rel: None for rel in targets if current[rel] is not None}
         if isinstance(mutation, EditFile):
             [rel] = targets
-            text = self._text(rel, current[rel], must_exist=True)
+            text = self._text(rel, current[rel], called)
             edits = [EditSpec(e.old_string, e.new_string, e.replace_all) for e in mutation.edits]
             if not edits:
                 raise RetriableError(
                     "No edit was given: pass at least one old_string/new_string pair."
                 )
             try:
-                new_text, _ = apply_edits(text, edits, rel)
+                new_text, _ = apply_edits(text, edits, rel, called("workspace_write"))
             except EditError as exc:
                 raise RetriableError(f"{exc}") from None
             return {rel: _utf8(new_text, rel)}
@@ -530,11 +549,13 @@ class WriteGate:
         out: dict[str, bytes | None] = {}
         for patch in parse_patch(mutation.patch):
             rel = self.fs.relative(self.fs.resolve(patch.path))
-            out[rel] = self._patched(rel, current[rel], patch)
+            out[rel] = self._patched(rel, current[rel], patch, called)
         return out
 
-    def _patched(self, rel: str, current: bytes | None, patch: FilePatch) -> bytes | None:
-        original = None if current is None else self._text(rel, current, must_exist=True)
+    def _patched(
+        self, rel: str, current: bytes | None, patch: FilePatch, called: CalledAs
+    ) -> bytes | None:
+        original = None if current is None else self._text(rel, current, called)
         try:
             result = render_file_patch(original, patch)
         except PatchError as exc:
@@ -542,7 +563,7 @@ class WriteGate:
         return None if result is None else _utf8(result, rel)
 
     @staticmethod
-    def _text(rel: str, data: bytes | None, must_exist: bool) -> str:
+    def _text(rel: str, data: bytes | None, called: CalledAs) -> str:
         if data is None:
             raise RetriableError(f"File not found: {rel}")
         try:
@@ -550,7 +571,7 @@ class WriteGate:
         except UnicodeDecodeError:
             raise RetriableError(
                 f"{rel} is not UTF-8 text, so it cannot be edited or patched; replace it whole "
-                f"with workspace_write (after reading it) instead"
+                f"with {called('workspace_write')} (after reading it) instead"
             ) from None
 
     def _mkdir(self, mutation: MakeDir) -> MutationOutcome:
@@ -586,7 +607,7 @@ def _not_a_file(named: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def _current(fs: Filesystem, path: Path, rel: str) -> bytes | None:
+def _current(fs: Filesystem, path: Path, rel: str, called: CalledAs) -> bytes | None:
     """What a mutation would replace at ``path``: its bytes, or None when nothing (or a
     folder) is there; a ``RetriableError`` when it is a pipe, socket or device — the model
     named something that is not a file, and replacing it would lose it silently.
@@ -599,7 +620,7 @@ def _current(fs: Filesystem, path: Path, rel: str) -> bytes | None:
         size = 0
     if size > MAX_CHANGE_BYTES:
         raise FileTooLargeError(rel, size, MAX_CHANGE_BYTES)
-    return read_regular(fs, path, rel, MAX_CHANGE_BYTES)
+    return read_regular(fs, path, rel, MAX_CHANGE_BYTES, called)
 
 
 def _text_or_none(data: bytes | None) -> str | None:

@@ -42,6 +42,7 @@ __all__ = [
     "MAX_LIST_ENTRIES",
     "MAX_OBSERVATIONS",
     "MAX_READ_LINES",
+    "CalledAs",
     "DeleteFile",
     "EditFile",
     "EditItem",
@@ -236,6 +237,25 @@ def diff_text(
     return text or "(no textual difference)\n"
 
 
+class CalledAs(SerializableModel):
+    """The names the model calls the card's tools by, for the texts worded away from the
+    card — the write gate's refusals, the error table, the edit and reader errors: inside a
+    ToolsetCard ``workspace_read`` is ``<set>_workspace_read``. The card fills it from its
+    ``called_as`` (the one rule); a tool it does not name keeps its own name, as in a card
+    in no set (the default) or in the set ``workspace``."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
+
+    names: dict[str, str] = Field(default_factory=dict)
+
+    def __call__(self, tool: str) -> str:
+        return self.names.get(tool, tool)
+
+
+BARE = CalledAs()
+"""The tools' own names: a card in no set."""
+
+
 def _who(last: LastWrite | None) -> str:
     if last is None:
         return "outside the workspace tools (by hand, or by a command)"
@@ -250,6 +270,7 @@ def refusal_changed(
     last: LastWrite | None,
     *,
     known: bool = True,
+    called: CalledAs = BARE,
 ) -> str:
     """The file changed since this agent last read it: nothing written, the diff of what
     the mutation would destroy (or, when the change no longer applies at all, what the file
@@ -266,32 +287,37 @@ def refusal_changed(
     return (
         f"Refused: {path} has changed since you last read it — changed {_who(last)}. Nothing "
         f"was written. {what}"
-        f"Read {path} again with workspace_read, then redo your change on what it holds now."
+        f"Read {path} again with {called('workspace_read')}, then redo your change on what "
+        f"it holds now."
     )
 
 
-def refusal_deleted(path: str, last: LastWrite | None) -> str:
+def refusal_deleted(path: str, last: LastWrite | None, called: CalledAs = BARE) -> str:
     """The file this agent read has been deleted since."""
     return (
         f"Refused: {path} was deleted since you last read it — deleted {_who(last)}. Nothing "
-        f"was written. Check with workspace_list whether it should still exist before "
+        f"was written. Check with {called('workspace_list')} whether it should still exist "
+        f"before "
         f"writing it again (a new file needs no prior read)."
     )
 
 
-def refusal_unread(path: str, current: str | None, proposed: str | None) -> str:
+def refusal_unread(
+    path: str, current: str | None, proposed: str | None, called: CalledAs = BARE
+) -> str:
     """A whole-file write over an existing file this agent never read."""
     diff = diff_text(path, current, proposed, "now", "your write")
     return (
         f"Refused: {path} already exists and you have not read it. Nothing was written. "
         f"Writing it whole would destroy what this diff removes:\n{diff}"
-        f"Read {path} with workspace_read first (or change part of it with workspace_edit), "
-        f"then retry."
+        f"Read {path} with {called('workspace_read')} first (or change part of it with "
+        f"{called('workspace_edit')}), then retry."
     )
 
 
-def path_error(exc: Exception, path: str) -> RetriableError:
-    """The error table, worded for the model: what was wrong with ``path`` and what to do.
+def path_error(exc: Exception, path: str, called: CalledAs = BARE) -> RetriableError:
+    """The error table, worded for the model: what was wrong with ``path`` and what to do
+    (naming the tools as ``called`` says the model calls them).
 
     A path escape and an operating-system refusal are different messages on purpose — told
     the first when the second happened, an agent rewrites a correct path for ever.
@@ -312,7 +338,7 @@ def path_error(exc: Exception, path: str) -> RetriableError:
         return RetriableError(f"File not found: {path}")
     if isinstance(exc, IsADirectoryError):
         return RetriableError(
-            f"{path} is a directory; name a file (workspace_list shows what is in it)"
+            f"{path} is a directory; name a file ({called('workspace_list')} shows what is in it)"
         )
     if isinstance(exc, NotADirectoryError):
         return RetriableError(f"{path}: a part of this path is a file, not a directory")
@@ -332,7 +358,13 @@ def path_error(exc: Exception, path: str) -> RetriableError:
     return RetriableError(f"{path}: {exc}")
 
 
-def read_regular(fs: Filesystem, real: Path, path: str, max_bytes: int | None = None) -> bytes:
+def read_regular(
+    fs: Filesystem,
+    real: Path,
+    path: str,
+    max_bytes: int | None = None,
+    called: CalledAs = BARE,
+) -> bytes:
     """The bytes of the regular file at ``real`` (resolved from ``path``, as the model named
     it) in the tree ``fs``; a ``RetriableError`` worded by :func:`path_error` otherwise —
     for a file over ``max_bytes`` too, refused on its size before any of it is read.
@@ -358,4 +390,4 @@ def read_regular(fs: Filesystem, real: Path, path: str, max_bytes: int | None = 
             f"regular files can be read or changed"
         ) from None
     except OSError as exc:
-        raise path_error(exc, path) from None
+        raise path_error(exc, path, called) from None

@@ -143,8 +143,9 @@ class DocumentReader(BaseModel):
             return None
         return text[1:] if text.startswith("\ufeff") else text
 
-    def extract(self, name: str, data: bytes) -> str:
-        """The text of the file ``name`` holding ``data``.
+    def extract(self, name: str, data: bytes, view_tool: str = "workspace_view") -> str:
+        """The text of the file ``name`` holding ``data`` (``view_tool``: what the caller's
+        model calls the tool that shows an image, named by the error for a binary).
 
         Raises ``ValueError`` for a document format without the ``docs`` extra (with the
         install hint), for a document MarkItDown cannot convert, and for other binaries.
@@ -159,7 +160,7 @@ class DocumentReader(BaseModel):
                 return text
             raise ValueError(
                 f"{name} is a binary file ({len(data)} bytes) and not a document format "
-                f"(PDF, DOCX, XLSX, PPTX); use workspace_view for images"
+                f"(PDF, DOCX, XLSX, PPTX); use {view_tool} for images"
             )
         return _convert(name, data)
 

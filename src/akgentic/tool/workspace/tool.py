@@ -98,6 +98,7 @@ from akgentic.tool.workspace.models import (
     MAX_LINE_CHARS,
     MAX_LIST_ENTRIES,
     MAX_READ_LINES,
+    CalledAs,
     DeleteFile,
     EditFile,
     EditItem,
@@ -480,12 +481,18 @@ class WorkspaceTool(ToolCard):
         return commands
 
     # -- shared steps -----------------------------------------------------------------------------
+    def _called(self) -> CalledAs:
+        """How this card's model calls each of its tools (``called_as``), for the texts the
+        tree's actor and the shared helpers word: a toolset's card is told its set when it is
+        built and again when it is wired, so this is asked at each call, never kept."""
+        return CalledAs(names={name: self.called_as(name) for name in (*_PARAMS, RESULT_TOOL)})
+
     def _resolve(self, path: str) -> tuple[Path, str]:
         _, fs, _, _ = self._wired()
         try:
             real = fs.resolve(path)
         except (OSError, ValueError) as exc:
-            raise path_error(exc, path) from None
+            raise path_error(exc, path, self._called()) from None
         return real, fs.relative(real)
 
     def _observe(self, rel: str, data: bytes) -> None:
@@ -498,12 +505,12 @@ class WorkspaceTool(ToolCard):
 
     def _mutate(self, mutation: Mutation) -> str:
         observer, _, actor, identity = self._wired()
-        journal = self.git_journal
+        journal, called = self.git_journal, self._called()
         outcome: MutationOutcome = ask_tool_actor(
             observer,
             actor,
             WorkspaceActor,
-            lambda a: a.mutate(identity, mutation, journal),
+            lambda a: a.mutate(identity, mutation, journal, called),
             what=f"workspace {mutation.op}",
             label=f"The workspace ({self.workspace.actor_name})",
             timeout=ASK_TIMEOUT,
@@ -544,9 +551,10 @@ class WorkspaceTool(ToolCard):
             real, rel = card._resolve(path)
             if real.is_dir():
                 raise RetriableError(f"{rel} is a directory; use {listing} to see what is in it")
-            data = read_regular(card._wired()[1], real, path, reader.max_bytes)
+            called = card._called()
+            data = read_regular(card._wired()[1], real, path, reader.max_bytes, called)
             try:
-                text = reader.extract(rel, data)
+                text = reader.extract(rel, data, called("workspace_view"))
             except ValueError as exc:
                 raise RetriableError(str(exc)) from None
             card._observe(rel, data)
@@ -585,7 +593,7 @@ class WorkspaceTool(ToolCard):
                     return f"{rel} ({counted(_size(fs, real), 'byte')})"
                 entries = _entries(fs, real)
             except OSError as exc:
-                raise path_error(exc, path) from None
+                raise path_error(exc, path, card._called()) from None
             lines: list[str] = []
             _list_into(fs, real, entries, "", max(1, min(depth, 5)), lines, cap)
             if not lines:
@@ -747,7 +755,8 @@ class WorkspaceTool(ToolCard):
                     f"{rel} is not an image ({', '.join(sorted(IMAGE_EXTENSIONS))}); use "
                     f"{read} for text and documents"
                 )
-            data = read_regular(card._wired()[1], real, path, DocumentReader().max_bytes)
+            max_bytes = DocumentReader().max_bytes
+            data = read_regular(card._wired()[1], real, path, max_bytes, card._called())
             try:
                 image, media, note = load_image(
                     data, real.suffix, card.workspace.index_dir / "thumbs", max_side

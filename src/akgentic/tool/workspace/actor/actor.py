@@ -54,6 +54,8 @@ from akgentic.tool.workspace.execution import (
 from akgentic.tool.workspace.gate import WriteGate
 from akgentic.tool.workspace.journal import NOBODY, GitJournal, Identity
 from akgentic.tool.workspace.models import (
+    BARE,
+    CalledAs,
     FileChange,
     Mutation,
     MutationOutcome,
@@ -139,19 +141,25 @@ class WorkspaceActor(Akgent[WorkspaceConfig, BaseState]):
 
     # -- mutations ------------------------------------------------------------------------------
     def mutate(
-        self, identity: Identity, mutation: Mutation, journal: bool = False
+        self,
+        identity: Identity,
+        mutation: Mutation,
+        journal: bool = False,
+        called: CalledAs = BARE,
     ) -> MutationOutcome:
-        """Apply ``mutation`` through the gate (asked); emit, then return.
+        """Apply ``mutation`` through the gate (asked); emit, then return. Its errors name
+        the tools as ``called`` says the caller's model calls them.
 
         Raises ``RetriableError`` with the model's instruction: a gate refusal, an edit or
         patch that does not apply, or a path the error table words.
         """
         try:
-            outcome = self._gate.mutate(identity, mutation, self._journal if journal else None)
+            journaled = self._journal if journal else None
+            outcome = self._gate.mutate(identity, mutation, journaled, called)
         except RetriableError:
             raise
         except (OSError, ValueError) as exc:
-            raise path_error(exc, getattr(mutation, "path", "the patch")) from None
+            raise path_error(exc, getattr(mutation, "path", "the patch"), called) from None
         self._announce(identity, mutation.op, outcome.changes, outcome.commit)
         self._reindex(c.path for c in outcome.changes if c.action != "directory")
         return outcome

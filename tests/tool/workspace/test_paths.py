@@ -392,11 +392,13 @@ class _Listed:
 
 
 def _swap_after_first_listing(
-    monkeypatch: pytest.MonkeyPatch, tree: Path, outside: Path
+    monkeypatch: pytest.MonkeyPatch, tree: Path, outside: Path, *, restore: bool = False
 ) -> list[int]:
     """Make the first ``os.scandir`` of this thread (the walk's listing of the tree's root)
-    swap ``tree/d`` for a symlink to ``outside`` once it has listed ``d`` as a folder; the
-    number of swaps done, to check the race was run."""
+    swap ``tree/d`` for a symlink to ``outside`` once it has listed ``d`` as a folder — and,
+    with ``restore``, a listing of the host folder through the link put the folder back
+    once it has listed (so a check made after it sees the folder); the swaps done, to check
+    the race was run."""
     original = os.scandir
     me = threading.current_thread()
     swaps: list[int] = []
@@ -404,10 +406,16 @@ def _swap_after_first_listing(
     def swapping(target: Any) -> _Listed:
         with original(target) as scan:
             entries = list(scan)
-        if threading.current_thread() is me and not swaps:
+        if threading.current_thread() is not me:
+            return _Listed(entries)
+        if not swaps:
             os.rename(tree / "d", tree / "d.moved")
             os.symlink(outside, tree / "d")
             swaps.append(1)
+        elif restore and len(swaps) == 1 and any(e.name.startswith("host") for e in entries):
+            os.unlink(tree / "d")
+            os.rename(tree / "d.moved", tree / "d")
+            swaps.append(2)
         return _Listed(entries)
 
     monkeypatch.setattr(os, "scandir", swapping)
@@ -487,3 +495,21 @@ def test_a_deep_walk_holds_a_bounded_number_of_descriptors_and_closes_them_when_
     next(stopped)
     stopped.close()
     assert len(os.listdir("/proc/self/fd")) == opened
+
+
+def test_a_glob_during_the_swap_names_no_host_file(
+    team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pathlib's glob listed folders by path: a folder swapped for a link to the host while
+    it listed, and put back before the answer's paths were checked, put the host's file
+    names in the answer. The glob scans the tree as the walk does: the swapped folder is
+    left out, the rest is found."""
+    tools = member_tools(team, "@Dev")
+    for rel in ("a.txt", "d/f.txt", "z/y.txt"):
+        tools["workspace_write"](rel, "x\n")
+    tree = card_of(team, _member(team, "@Dev")).workspace.tree
+    outside = _host(tmp_path)
+    swaps = _swap_after_first_listing(monkeypatch, tree, outside, restore=True)
+    answer = tools["workspace_glob"]("*/*")
+    assert answer == "z/y.txt"
+    assert swaps == [1]  # the host folder was never listed: nothing to put back

@@ -90,6 +90,7 @@ from akgentic.tool.workspace.execution import (
     result_call,
     wait_run,
 )
+from akgentic.tool.workspace.globbing import GlobPattern, glob_paths
 from akgentic.tool.workspace.grep import PatternTooSlowError, matching_lines
 from akgentic.tool.workspace.journal import Identity, left_out_note
 from akgentic.tool.workspace.models import (
@@ -614,36 +615,31 @@ class WorkspaceTool(ToolCard):
             _, fs, _, _ = card._wired()
             if not pattern.strip():
                 raise RetriableError("give a glob pattern such as '**/*.py'")
-            if pattern.startswith(("/", "~")) or ".." in Path(pattern).parts:
-                raise path_error(PathEscapeError(pattern), pattern)
-            if not Path(pattern).parts:  # '.', './': pathlib's glob fails on no component
+            if pattern.startswith(("/", "~")) or ".." in pattern.split("/"):
+                raise path_error(PathEscapeError(pattern), pattern, card._called())
+            try:
+                parsed = GlobPattern.parse(pattern)
+            except ValueError as exc:
                 raise RetriableError(
-                    f"{excerpt(pattern)} names the workspace root itself, not paths in it; "
-                    "use '*' for the root's entries or '**/*' for everything"
-                )
+                    f"Invalid glob pattern {excerpt(pattern)}: {exc}; use '*' for the root's "
+                    "entries or '**/*' for everything"
+                ) from None
             paths: list[str] = []
             seen: set[str] = set()
-            try:
-                # lazily: the walk stops at the first path past the cap (cap + 1 says there
-                # were more), never listing a whole tree to keep 500 of it
-                for item in fs.root.glob(pattern):
-                    if is_staging_name(item.name):
-                        continue
-                    try:
-                        real = fs.resolve(fs.relative(item))
-                    except (OSError, ValueError):
-                        continue
-                    shown = fs.relative(real) + ("/" if real.is_dir() else "")
-                    if shown in seen:  # a symlink inside the tree, to a path already listed
-                        continue
-                    seen.add(shown)
-                    paths.append(shown)
-                    if len(paths) > cap:
-                        break
-            except (ValueError, OSError, RecursionError) as exc:  # Recursion: 100s of parts
-                raise RetriableError(
-                    f"Invalid glob pattern {excerpt(pattern)}: {clip(str(exc))}"
-                ) from None
+            # lazily: the scan stops at the first path past the cap (cap + 1 says there were
+            # more), never listing a whole tree to keep 500 of it
+            for rel, _ in glob_paths(fs, parsed):
+                try:
+                    real = fs.resolve(rel)  # a symlink inside the tree: where it points
+                except (OSError, ValueError):
+                    continue
+                shown = fs.relative(real) + ("/" if real.is_dir() else "")
+                if shown in seen:  # a symlink inside the tree, to a path already listed
+                    continue
+                seen.add(shown)
+                paths.append(shown)
+                if len(paths) > cap:
+                    break
             if not paths:
                 return f"No path matches {excerpt(pattern)}."
             if len(paths) <= cap:

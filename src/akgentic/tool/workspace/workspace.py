@@ -46,7 +46,7 @@ import re
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
@@ -587,24 +587,40 @@ class Filesystem:
     def walk(self, start: Path | None = None) -> Iterator[tuple[str, os.DirEntry[str]]]:
         """Every regular file under ``start`` (the tree by default; a folder inside it), in
         name order within each folder, as its path the agent names it (what
-        :meth:`relative` gives) and its scan entry. Staging files and symlinks are left
-        out, so the walk never leaves the tree.
+        :meth:`relative` gives) and its scan entry: :meth:`scan`'s regular files. Staging
+        files and symlinks are left out, so the walk never leaves the tree.
 
-        The one walk of the tree (search, grep, a folder's delete, exec's snapshot). Every
-        folder it lists is reached as a read is, by :meth:`open_dir` (from the tree's root one
-        name at a time, never through a symlink) and listed through that descriptor: a
-        command that swaps a folder for a symlink to the host while the walk goes cannot
-        make it list a host folder's names — the swapped folder is left out, as a folder
-        that went. A listed folder's descriptor is kept while its subfolders wait to be
-        opened from it (one ``openat`` each); past :data:`_HELD_FOLDERS` kept at once (a
-        command can make a tree thousands of folders deep) a folder is reached from the root
-        again, so the walk never holds more descriptors than that, whatever the tree.
+        The one walk of the tree's files (search, grep, a folder's delete, exec's
+        snapshot); see :meth:`scan` for how it reaches each folder and how long an entry's
+        ``stat`` can be taken. Search lists and ``stat``s every file on each call, so a
+        file's path is built as text."""
+        for rel, entry in self.scan(start):
+            if entry.is_file(follow_symlinks=False):
+                yield rel, entry
 
-        An entry is scanned through its folder's descriptor, which is closed when the walk
+    def scan(
+        self, start: Path | None = None, enter: Callable[[str], bool] | None = None
+    ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        """Every entry under ``start`` (the tree by default; a folder inside it) — files,
+        folders, symlinks, anything — in name order within each folder, a folder's entries
+        before what its subfolders hold, as the path the agent names it and its scan entry.
+        Staging files are left out. A subfolder is entered when ``enter`` (given its path)
+        says so, by default always; a symlink is never entered.
+
+        Every folder it lists is reached as a read is, by :meth:`open_dir` (from the tree's
+        root one name at a time, never through a symlink) or from its parent's descriptor
+        with ``O_NOFOLLOW``, and listed through its own descriptor: a command that swaps a
+        folder for a symlink to the host while the scan goes cannot make it list a host
+        folder's names — the swapped folder is left out, as a folder that went. A listed
+        folder's descriptor is kept while its subfolders wait to be opened from it (one
+        ``openat`` each); past :data:`_HELD_FOLDERS` kept at once (a command can make a tree
+        thousands of folders deep) a folder is reached from the root again, so the scan
+        never holds more descriptors than that, whatever the tree.
+
+        An entry is scanned through its folder's descriptor, which is closed when the scan
         moves past the folder: take its ``stat(follow_symlinks=False)`` (one ``lstat``,
-        cached on the entry, never a link's target) before asking the walk for the next
-        file. Its ``path`` is its name alone; :meth:`iter_files` gives paths. Search lists
-        and ``stat``s every file on each call, so a file's path is built as text.
+        cached on the entry, never a link's target) before asking for the next entry. Its
+        ``path`` is its name alone; :meth:`iter_files` gives paths.
 
         A name that is not UTF-8 text (a command can make one: an archive's old encoding)
         is left out with all it holds: the path rule refuses it, so no tool can reach it,
@@ -638,12 +654,12 @@ class Filesystem:
                     dirs: list[tuple[Path, str]] = []
                     for entry in entries:
                         name = entry.name
-                        if is_staging_name(name) or entry.is_symlink() or not utf8_name(name):
+                        if is_staging_name(name) or not utf8_name(name):
                             continue
-                        if entry.is_dir(follow_symlinks=False):
-                            dirs.append((folder / name, f"{prefix}{name}/"))
-                        elif entry.is_file(follow_symlinks=False):
-                            yield f"{prefix}{name}", entry
+                        rel = f"{prefix}{name}"
+                        if entry.is_dir(follow_symlinks=False) and (enter is None or enter(rel)):
+                            dirs.append((folder / name, f"{rel}/"))
+                        yield rel, entry
                     if dirs and held < _HELD_FOLDERS:
                         kept, held = _HeldFolder(fd, len(dirs)), held + 1
                     stack.extend((kept, path, shown) for path, shown in reversed(dirs))

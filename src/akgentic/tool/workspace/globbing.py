@@ -1,0 +1,125 @@
+"""``workspace_glob``'s matching: a pattern's paths, found by the tree's one scan.
+
+A pattern is relative to the tree: names separated by ``/``, each matched as ``fnmatch``
+matches a name (``*``, ``?``, ``[…]``; case-sensitive; a leading ``.`` is matched like any
+other character), and ``**`` alone as a name for any number of folders, none included —
+``**/*.py`` is every ``.py`` file of the tree, the root's too; a pattern ending in ``**``
+names folders. That is what ``pathlib``'s glob does, which this replaces: it listed folders
+by path, so a command swapping a folder for a symlink to the host while it listed could
+make it list the host's names. The paths here come from :meth:`Filesystem.scan`, which
+reaches every folder through descriptors and never through a symlink.
+
+Two things bound the scan: the pattern's leading names with no wildcard are one folder,
+where the scan starts (resolved by the path rule: a symlink inside the tree is followed
+there, as a path the agent names is), and a folder is entered only while some path under
+it can still match (a pattern with no ``**`` goes no deeper than its names). A symlink the
+scan meets is a match when its name matches — the caller resolves it — and never entered.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from akgentic.tool.workspace.workspace import Filesystem
+
+__all__ = ["GlobPattern", "glob_paths"]
+
+_MAGIC = re.compile(r"[*?[]")
+
+
+@dataclass(frozen=True, slots=True)
+class GlobPattern:
+    """A parsed pattern: the folder it starts at (its leading names with no wildcard) and
+    the names matched below it."""
+
+    folder: tuple[str, ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, pattern: str) -> GlobPattern:
+        """``pattern``'s parts; ValueError saying what is wrong with it (``**`` inside a
+        name, or a pattern naming no path)."""
+        parts: tuple[str, ...] = ()
+        for part in pattern.split("/"):
+            if part in ("", ".") or (part == "**" and parts[-1:] == ("**",)):
+                continue  # '**/**' is '**'
+            parts += (part,)
+        if not parts:
+            raise ValueError("the pattern names the workspace root itself, not paths in it")
+        for part in parts:
+            if "**" in part and part != "**":
+                raise ValueError(f"'**' can only be a whole name, not part of {part!r}")
+        literal = 0
+        while literal < len(parts) - 1 and not _MAGIC.search(parts[literal]):
+            literal += 1
+        return cls(folder=parts[:literal], names=parts[literal:])
+
+    def reach(self, parts: tuple[str, ...]) -> set[int]:
+        """The numbers of :attr:`names` that ``parts`` (a path below :attr:`folder`, as
+        names) can have matched: ``len(names)`` in it means the path matches; an empty set,
+        that nothing under the path can. Linear in both lengths, whatever the ``**``s."""
+        states = self._closure({0})
+        for part in parts:
+            moved: set[int] = set()
+            for i in states:
+                if i == len(self.names):
+                    continue
+                name = self.names[i]
+                if name == "**":
+                    moved.add(i)  # one more folder of the '**'
+                elif fnmatchcase(part, name):
+                    moved.add(i + 1)
+            states = self._closure(moved)
+            if not states:
+                break
+        return states
+
+    def _closure(self, states: set[int]) -> set[int]:
+        """``states`` with each ``**`` also matching no folder at all."""
+        out = set(states)
+        todo = list(states)
+        while todo:
+            i = todo.pop()
+            if i < len(self.names) and self.names[i] == "**" and i + 1 not in out:
+                out.add(i + 1)
+                todo.append(i + 1)
+        return out
+
+    def matches(self, parts: tuple[str, ...]) -> bool:
+        return len(self.names) in self.reach(parts)
+
+    def may_match_under(self, parts: tuple[str, ...]) -> bool:
+        """Whether a path below the folder ``parts`` can still match."""
+        return any(i < len(self.names) for i in self.reach(parts))
+
+
+def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """The entries of the tree ``fs`` that ``pattern`` matches, as the scan finds them
+    (lazily: a caller that stops early scans no further), each as its path and its scan
+    entry; a pattern ending in ``**`` matches folders (and symlinks, which the caller
+    resolves) only. Nothing when the pattern's folder is missing, a file, or outside."""
+    try:
+        start = fs.resolve("/".join(pattern.folder))
+    except (OSError, ValueError):
+        return
+    if not start.is_dir():
+        return
+    top = fs.relative(start)
+    skip = 0 if top == "." else len(top) + 1
+    folders_only = pattern.names[-1] == "**"
+
+    def below(rel: str) -> tuple[str, ...]:
+        return tuple(rel[skip:].split("/"))
+
+    def enter(rel: str) -> bool:
+        return pattern.may_match_under(below(rel))
+
+    for rel, entry in fs.scan(start, enter):
+        if folders_only and not (entry.is_dir(follow_symlinks=False) or entry.is_symlink()):
+            continue
+        if pattern.matches(below(rel)):
+            yield rel, entry

@@ -88,6 +88,7 @@ def test_a_folder_no_path_under_which_can_match_is_never_listed(
     [
         (".", "names the workspace root itself"),
         ("src/a**.py", "'**' can only be a whole name, not part of 'a**.py'"),
+        ("**/a/" * 1000, "a pattern is a path: at most 4096 bytes"),
     ],
 )
 def test_a_pattern_that_names_no_path_is_refused_saying_why(pattern: str, says: str) -> None:

@@ -26,9 +26,12 @@ from fnmatch import fnmatchcase
 
 from akgentic.tool.workspace.workspace import Filesystem
 
-__all__ = ["GlobPattern", "glob_paths"]
+__all__ = ["MAX_PATTERN_BYTES", "GlobPattern", "glob_paths"]
 
 _MAGIC = re.compile(r"[*?[]")
+MAX_PATTERN_BYTES = 4096
+"""The longest pattern, as the longest path the path rule takes: matching is linear in its
+names per entry, so an unbounded one would hold the agent's thread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,13 +44,15 @@ class GlobPattern:
 
     @classmethod
     def parse(cls, pattern: str) -> GlobPattern:
-        """``pattern``'s parts; ValueError saying what is wrong with it (``**`` inside a
-        name, or a pattern naming no path)."""
-        parts: tuple[str, ...] = ()
+        """``pattern``'s parts; ValueError saying what is wrong with it (longer than a path
+        may be, ``**`` inside a name, or a pattern naming no path)."""
+        if len(pattern.encode("utf-8", "surrogatepass")) > MAX_PATTERN_BYTES:
+            raise ValueError(f"a pattern is a path: at most {MAX_PATTERN_BYTES} bytes")
+        parts: list[str] = []
         for part in pattern.split("/"):
-            if part in ("", ".") or (part == "**" and parts[-1:] == ("**",)):
+            if part in ("", ".") or (part == "**" and parts[-1:] == ["**"]):
                 continue  # '**/**' is '**'
-            parts += (part,)
+            parts.append(part)
         if not parts:
             raise ValueError("the pattern names the workspace root itself, not paths in it")
         for part in parts:
@@ -56,29 +61,29 @@ class GlobPattern:
         literal = 0
         while literal < len(parts) - 1 and not _MAGIC.search(parts[literal]):
             literal += 1
-        return cls(folder=parts[:literal], names=parts[literal:])
+        return cls(folder=tuple(parts[:literal]), names=tuple(parts[literal:]))
 
-    def reach(self, parts: tuple[str, ...]) -> set[int]:
-        """The numbers of :attr:`names` that ``parts`` (a path below :attr:`folder`, as
-        names) can have matched: ``len(names)`` in it means the path matches; an empty set,
-        that nothing under the path can. Linear in both lengths, whatever the ``**``s."""
-        states = self._closure({0})
-        for part in parts:
-            moved: set[int] = set()
-            for i in states:
-                if i == len(self.names):
-                    continue
-                name = self.names[i]
-                if name == "**":
-                    moved.add(i)  # one more folder of the '**'
-                elif fnmatchcase(part, name):
-                    moved.add(i + 1)
-            states = self._closure(moved)
-            if not states:
-                break
-        return states
+    def start(self) -> frozenset[int]:
+        """What the pattern's folder itself has matched: the numbers of :attr:`names` a path
+        can have matched so far (``len(names)``: the path matches; none left: nothing under
+        it can) — here none of the names, or the ``**``s first. A path's is one
+        :meth:`step` per name from its folder's, linear in the names whatever the ``**``s."""
+        return self._closure({0})
 
-    def _closure(self, states: set[int]) -> set[int]:
+    def step(self, states: frozenset[int], part: str) -> frozenset[int]:
+        """What a path reaching ``states`` has matched with one more name, ``part``."""
+        moved: set[int] = set()
+        for i in states:
+            if i == len(self.names):
+                continue
+            name = self.names[i]
+            if name == "**":
+                moved.add(i)  # one more folder of the '**'
+            elif fnmatchcase(part, name):
+                moved.add(i + 1)
+        return self._closure(moved)
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
         """``states`` with each ``**`` also matching no folder at all."""
         out = set(states)
         todo = list(states)
@@ -87,21 +92,25 @@ class GlobPattern:
             if i < len(self.names) and self.names[i] == "**" and i + 1 not in out:
                 out.add(i + 1)
                 todo.append(i + 1)
-        return out
+        return frozenset(out)
 
-    def matches(self, parts: tuple[str, ...]) -> bool:
-        return len(self.names) in self.reach(parts)
+    def matched(self, states: frozenset[int]) -> bool:
+        """Whether a path reaching ``states`` matches."""
+        return len(self.names) in states
 
-    def may_match_under(self, parts: tuple[str, ...]) -> bool:
-        """Whether a path below the folder ``parts`` can still match."""
-        return any(i < len(self.names) for i in self.reach(parts))
+    def open(self, states: frozenset[int]) -> bool:
+        """Whether a path below one reaching ``states`` can still match."""
+        return any(i < len(self.names) for i in states)
 
 
 def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """The entries of the tree ``fs`` that ``pattern`` matches, as the scan finds them
     (lazily: a caller that stops early scans no further), each as its path and its scan
     entry; a pattern ending in ``**`` matches folders (and symlinks, which the caller
-    resolves) only. Nothing when the pattern's folder is missing, a file, or outside."""
+    resolves) only. Nothing when the pattern's folder is missing, a file, or outside.
+
+    Each entry's match is one :meth:`GlobPattern.step` from its folder's, kept for the
+    folders the scan enters."""
     try:
         start = fs.resolve("/".join(pattern.folder))
     except (OSError, ValueError):
@@ -111,15 +120,22 @@ def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.D
     top = fs.relative(start)
     skip = 0 if top == "." else len(top) + 1
     folders_only = pattern.names[-1] == "**"
+    folders: dict[str, frozenset[int]] = {"": pattern.start()}
 
-    def below(rel: str) -> tuple[str, ...]:
-        return tuple(rel[skip:].split("/"))
+    def reached(rel: str) -> frozenset[int]:
+        folder, _, name = rel[skip:].rpartition("/")
+        return pattern.step(folders[folder], name)  # its folder was entered: known
 
     def enter(rel: str) -> bool:
-        return pattern.may_match_under(below(rel))
+        states = reached(rel)
+        if not pattern.open(states):
+            return False
+        folders[rel[skip:]] = states
+        return True
 
     for rel, entry in fs.scan(start, enter):
         if folders_only and not (entry.is_dir(follow_symlinks=False) or entry.is_symlink()):
             continue
-        if pattern.matches(below(rel)):
+        states = folders.get(rel[skip:])
+        if pattern.matched(states if states is not None else reached(rel)):
             yield rel, entry

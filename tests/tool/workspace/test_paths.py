@@ -485,16 +485,41 @@ def test_a_deep_walk_holds_a_bounded_number_of_descriptors_and_closes_them_when_
         (fs.root / rel).write_text("x")
     whole = [rel for rel, _ in fs.walk()]
     assert whole == ["a/b/c/d/one.txt", "a/b/c/e/two.txt", "a/b/f/three.txt", "a/g/h/four.txt"]
-    opened = len(os.listdir("/proc/self/fd"))
+    held = _descriptors_of_this_thread(monkeypatch)
     monkeypatch.setattr(workspace_module, "_HELD_FOLDERS", 1)
     walk = fs.walk()
     assert next(walk)[0] == "a/b/c/d/one.txt"
-    assert len(os.listdir("/proc/self/fd")) <= opened + 2  # the one kept, the one listed
+    assert len(held) == 2  # the one kept (a/), the one listed (a/b/c/d/)
     assert [rel for rel, _ in walk] == whole[1:]
+    assert held == set()
+    monkeypatch.setattr(workspace_module, "_HELD_FOLDERS", 64)
     stopped = fs.walk()
     next(stopped)
+    assert len(held) == 4  # a/, a/b/, a/b/c/ kept (each has a subfolder to open); a/b/c/d/
     stopped.close()
-    assert len(os.listdir("/proc/self/fd")) == opened
+    assert held == set()
+
+
+def _descriptors_of_this_thread(monkeypatch: pytest.MonkeyPatch) -> set[int]:
+    """The descriptors ``os.open`` gives this thread from now on and ``os.close`` has not
+    closed (other threads' opens are not counted)."""
+    me = threading.current_thread()
+    held: set[int] = set()
+    opening, closing = os.open, os.close
+
+    def counted_open(*args: Any, **kwargs: Any) -> int:
+        fd = opening(*args, **kwargs)
+        if threading.current_thread() is me:
+            held.add(fd)
+        return fd
+
+    def counted_close(fd: int) -> None:
+        held.discard(fd)
+        closing(fd)
+
+    monkeypatch.setattr(os, "open", counted_open)
+    monkeypatch.setattr(os, "close", counted_close)
+    return held
 
 
 def test_a_glob_during_the_swap_names_no_host_file(

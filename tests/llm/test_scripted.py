@@ -10,13 +10,24 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
-from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolAvailabilityDeltaPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from akgentic.llm import (
+    SUMMARY_INSTRUCTIONS,
     ScenarioError,
     ScriptedModel,
     from_stream_event,
     load_scenario,
+    summary_prompt,
     with_summary_ask,
 )
 from akgentic.llm.events import LlmTextDeltaEvent
@@ -253,6 +264,52 @@ def test_a_summary_request_is_summarised_not_taken_for_the_turns_it_holds(
     assert answer == "[scripted] Summary of 2 lines; the last: [scripted] sunny in Paris"
     nothing = summarizer.run_sync(message_history=with_summary_ask([])).output
     assert nothing == "[scripted] Summary: nothing was said."
+
+
+def test_a_summary_counts_the_same_lines_on_the_prefix_and_bounded() -> None:
+    """The two forms of a summary's request (the history as messages ended by the ask, and
+    the bounded one: the history as text) are answered with the same summary: what
+    pydantic-ai adds to the messages on their way to a model (a toolset's "now available"
+    note, from the history's ``ToolAvailabilityDeltaPart``) is not counted as a line of the
+    conversation, as the text form never holds it — so a comparison of the two forms is
+    not fooled by their line counts."""
+    history = [
+        ModelRequest(parts=[CompactionPart(content="An earlier summary.\nIt had two lines.")]),
+        ModelRequest(parts=[UserPromptPart("Open the board,\nthen add a task.")]),
+        ModelResponse(parts=[ToolCallPart("enable_toolset", {"name": "tasks"}, "c1")]),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("enable_toolset", "Toolset 'tasks' activated.", "c1"),
+                ToolAvailabilityDeltaPart(tools_added=["tasks_add"], tool_call_id="c1"),
+            ]
+        ),
+        ModelResponse(parts=[ToolCallPart("tasks_add", {"title": "Write"}, "c2")]),
+        ModelRequest(parts=[ToolReturnPart("tasks_add", "added 'Write'", "c2")]),
+        ModelResponse(parts=[TextPart("Done: the board has one task.")]),
+    ]
+
+    def enable_toolset(name: str) -> str:
+        return name
+
+    def tasks_add(title: str) -> str:
+        return title
+
+    class Seeing(ScriptedModel):
+        seen: list[Any] = []
+
+        def respond(self, messages: Any, params: Any) -> ModelResponse:
+            self.seen.append(list(messages))
+            return super().respond(messages, params)
+
+    model = Seeing.from_dict({"default": {"text": "turn"}})
+    on_prefix = Agent(model, instructions="Assist.", tools=[enable_toolset, tasks_add])
+    prefix = on_prefix.run_sync(message_history=with_summary_ask(history)).output
+    sent = [part for message in Seeing.seen[-1] for part in message.parts]
+    assert any("now available" in str(getattr(p, "content", "")) for p in sent)  # the note
+    bounded_agent = Agent(ScriptedModel.default(), instructions=SUMMARY_INSTRUCTIONS)
+    bounded = bounded_agent.run_sync(summary_prompt(history)).output
+    assert bounded == prefix
+    assert prefix == "[scripted] Summary of 9 lines; the last: Done: the board has one task."
 
 
 def test_unknown_role_is_an_error_listing_roles(scenario_file: Path) -> None:

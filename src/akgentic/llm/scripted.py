@@ -44,7 +44,7 @@ import json
 import string
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -146,16 +146,38 @@ def _bounded(messages: Sequence[ModelMessage], params: ModelRequestParameters) -
 def _summary(messages: Sequence[ModelMessage], params: ModelRequestParameters) -> str:
     """The summary of the history the request asks to summarise: its lines as
     :func:`~akgentic.llm.compaction.summary_prompt` renders them — in the bounded form, the
-    lines of the text it sends."""
+    lines of the text it sends. Both forms count the same lines for the same history: the
+    framework notes pydantic-ai adds to the messages on their way to a model (a toolset's
+    "now available", from a ``ToolAvailabilityDeltaPart`` the history holds, which the
+    text form never shows) are left out of the prefix form's rendering, as they are of a
+    turn's prompt (:func:`_is_system_note`)."""
     last = messages[-1] if messages else None
     if not asks_for_summary(last) and _bounded(messages, params):
         prompt = _prompt_text(last) if isinstance(last, ModelRequest) else ""
     else:
-        prompt = summary_prompt(without_summary_ask(messages))
+        prompt = summary_prompt(_without_system_notes(without_summary_ask(messages)))
     lines = [line.strip() for line in prompt.splitlines() if line.strip()]
     if not lines:
         return "[scripted] Summary: nothing was said."
     return f"[scripted] Summary of {len(lines)} lines; the last: {lines[-1][:200]}"
+
+
+def _without_system_notes(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """``messages`` without the framework notes in their requests (:func:`_is_system_note`);
+    a request left with no part is left out."""
+    kept: list[ModelMessage] = []
+    for message in messages:
+        if not isinstance(message, ModelRequest):
+            kept.append(message)
+            continue
+        parts = [
+            p for p in message.parts if not (isinstance(p, UserPromptPart) and _is_system_note(p))
+        ]
+        if len(parts) == len(message.parts):
+            kept.append(message)
+        elif parts:
+            kept.append(replace(message, parts=parts))
+    return kept
 
 
 def _returns_text(message: ModelMessage | None) -> str:

@@ -989,8 +989,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         """The agent that writes a summary the bounded way: the model in force, cut by an
         interrupt, its instructions ``SUMMARY_INSTRUCTIONS`` and no tools, its prompt the
         conversation as text (``llm.summary_prompt``, at most ``SUMMARY_PROMPT_CHARS``) — a
-        request that fits a window the history itself no longer fits. Accounted as a
-        summary on a prefix of its own."""
+        request that fits a window the history itself no longer fits, and fewer tokens in
+        all than one on the prefix (``summary_request: bounded``). Accounted as a summary on
+        a prefix of its own."""
         accounting = self._bounded_accounting
         return Agent(
             self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
@@ -1019,9 +1020,10 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         itself exceed it (a turn the model refused for its window compacts through here), so
         when the prefix is known not to fit (:meth:`_prefix_fits`), or the model refuses the
         request for its window (``ModelContextWindowExceededError``), the summary is written
-        the bounded way instead, once (:meth:`_bounded_summarizer`). Any other failure, and
+        the bounded way instead, once (:meth:`_bounded_summarizer`); and always when the
+        compaction config asks for it (``summary_request: bounded``). Any other failure, and
         the bounded request's own, is the caller's."""
-        if self._prefix_fits(messages):
+        if self.config.compaction.summary_request == "prefix" and self._prefix_fits(messages):
             try:
                 result = await self._summarizer().run(
                     message_history=with_summary_ask(messages),

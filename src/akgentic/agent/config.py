@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import string
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
@@ -97,6 +97,14 @@ class CompactionConfig(SerializableModel):
     """The share of the model's context window that starts a compaction."""
     keep_last: int = Field(default=6, ge=1)
     """How many recent messages are kept as they are."""
+    summary_request: Literal["prefix", "bounded"] = "prefix"
+    """How a summary is asked for. `prefix`: on the agent's own prompt (its instructions, its
+    tool definitions, the history as messages, then one ask), so a provider's prompt cache
+    serves all but the ask: the fewest uncached tokens, the most tokens in all (cheaper
+    where cached tokens cost a tenth of fresh ones). `bounded`: a request of its own (short
+    instructions, no tools, the conversation as text of at most 20,000 characters): fewer
+    tokens in all, none cached (cheaper where cached tokens cost half, or with no prompt
+    cache). `prefix` is written bounded when the history does not fit the window."""
 
 
 def card_class(name: str) -> type[ToolCard]:

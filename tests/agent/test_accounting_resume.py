@@ -149,12 +149,12 @@ def test_a_summary_before_the_stop_is_in_the_usage_after_the_resume(
     assert summaries.tokens == events[1].input_tokens
 
 
-def test_a_compact_right_after_a_resume_carries_the_system_prompt_and_is_cold(
+def test_a_compact_right_after_a_resume_carries_the_turns_prefix_and_is_served_it(
     manager: TeamManager,
 ) -> None:
-    """No turn request yet in this process: the summary carries the agent's system prompt
-    (as its turns do) and no tool definition, and is accounted ``cold`` — the resume's
-    comparison is left to the first turn after it."""
+    """No turn request yet in this process: the summary carries the instructions and tool
+    definitions of the turns all the same, byte for byte, and is compared with the last
+    request before the stop, as the first turn after the resume would be — a hit on it."""
     infos: list[AgentInfo] = []
 
     def recording(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -176,9 +176,14 @@ def test_a_compact_right_after_a_resume_carries_the_system_prompt_and_is_cold(
     turn, summary = infos
     assert (summary.model_settings or {}).get("tool_choice") == "none"
     assert summary.instructions == turn.instructions and summary.instructions
-    assert summary.function_tools == [] and summary.output_tools == []
+    sent = [t.name for t in [*turn.function_tools, *turn.output_tools]]
+    assert sent and [t.name for t in summary.function_tools] == sent
+    assert summary.output_tools == []
     records = manager.storage.events.read(team_id, from_seq=1, limit=10_000)
     events = accounting_events(record.message for record in records if record.ok)
     mine = [event for event in events if event.agent == "@Analyst"]
     assert [event.kind for event in mine] == ["turn", "summary"]
-    assert (mine[1].cache_status, mine[1].cached_tokens) == ("cold", 0)
+    before, after = mine
+    assert after.cache_status == "hit" and after.breaker is None
+    assert after.cached_tokens == after.shared_prefix_tokens > before.tool_schema_tokens
+    assert after.tool_schema_tokens == before.tool_schema_tokens

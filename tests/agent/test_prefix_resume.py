@@ -2,7 +2,8 @@
 request after the resume carries the tools and the system prompt of the last request
 before the stop, byte for byte, so a provider still holding that prefix serves it —
 including the team metadata block, a snapshot an agent keeps for its life, a restart
-included, whatever ``set_metadata`` said since."""
+included, whatever ``set_metadata`` said since. A ``/compact`` first after the resume, before
+any turn of the new process, sends that prefix too."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig
+from akgentic.agent.config import CompactionConfig
 from akgentic.core import AgentCard, Orchestrator
 from akgentic.core.serialization import SerializableModel
 from akgentic.llm import register_model
@@ -37,6 +39,7 @@ class Requests:
 
     def __init__(self) -> None:
         self.prefixes: list[tuple[list[str], str]] = []
+        self.summaries: list[int] = []  # which requests asked for a summary
         self.lock = threading.Lock()
 
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -45,6 +48,8 @@ class Requests:
             for t in [*info.function_tools, *info.output_tools]
         ]
         with self.lock:
+            if (info.model_settings or {}).get("tool_choice") == "none":
+                self.summaries.append(len(self.prefixes))
             self.prefixes.append((tools, info.instructions or ""))
         last = messages[-1].parts[-1]
         if getattr(last, "content", None) == "Message from @Human:\nplan":
@@ -53,7 +58,7 @@ class Requests:
         return ModelResponse(parts=[TextPart("noted")])
 
 
-def team_card() -> TeamCard:
+def team_card(keep_last: int = 6) -> TeamCard:
     skills = Skills(skills=[SkillEntry(name="triage", description="Sort requests.", content="…")])
     analyst = AgentCard(
         role="Analyst",
@@ -67,6 +72,7 @@ def team_card() -> TeamCard:
                 SkillTool(skills=skills),
                 MetadataTool(render_metadata=RenderMetadata(template="Client: {client}.")),
             ],
+            compaction=CompactionConfig(keep_last=keep_last),
         ),
     )
     return TeamCard(name="solo", entry_point="@Analyst", members=[MemberSpec(card=analyst)])
@@ -105,3 +111,25 @@ def test_the_first_request_after_a_resume_has_the_prefix_of_the_last_before_the_
     after_tools, after_prompt = requests.prefixes[before]
     assert after_prompt == first_prompt  # not re-rendered from the metadata set since
     assert after_tools == first_tools
+
+
+def test_a_compact_first_after_a_resume_sends_the_prefix_of_the_turns(
+    manager: TeamManager,
+) -> None:
+    requests = Requests()
+    with register_model("prefix-llm", FunctionModel(requests)):
+        runtime = manager.create_team(team_card(keep_last=1))
+        set_metadata(runtime, Engagement(client="Acme"))
+        seq = ask(runtime, "plan", 0)
+        ask(runtime, "and now?", seq)
+        before = len(requests.prefixes)
+        manager.stop_team(runtime.team_id)
+        resumed = manager.resume_team(runtime.team_id)
+        seq = ask(resumed, "/compact", resumed.recorder.last_seq)
+        ask(resumed, "still there?", seq)
+        manager.stop_team(runtime.team_id)
+    assert requests.summaries == [before]  # the first request after the resume
+    first_tools, first_prompt = requests.prefixes[0]
+    assert "Client: Acme." in first_prompt and "update_planning" in "".join(first_tools)
+    assert len(requests.prefixes) == before + 2
+    assert all(prefix == requests.prefixes[0] for prefix in requests.prefixes)

@@ -167,14 +167,15 @@ def test_the_prefix_is_the_same_across_a_compaction_a_model_switch_and_a_plan_ch
     system: ActorSystem, team: Team
 ) -> None:
     """Tools then system prompt, byte for byte, on every request of a session that
-    changes the plan (a tool call), compacts (``/compact``: only the messages change),
+    changes the plan (a tool call), compacts (``/compact``: only the messages change) —
+    also first of all, on the context a resume rebuilds, before any turn of the process —
     switches model and back: the volatile state reaches the model at the tail only."""
     plan = {"items": [{"op": "create", "title": "Write the report"}]}
 
     def planning(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[ToolCallPart("update_planning", plan)])
 
-    script = Script(reply, planning, reply)
+    script = Script(reply, reply, planning, reply)  # the summary, "one", "plan"...
     alpha = register_model("prefix-alpha", FunctionModel(script, model_name="alpha"))
     beta = register_model("prefix-beta", FunctionModel(script, model_name="beta"))
     try:
@@ -187,7 +188,14 @@ def test_the_prefix_is_the_same_across_a_compaction_a_model_switch_and_a_plan_ch
             stream_events=False,
         )
         agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
-        texts = ["one", "plan", "three", "four", "/compact", "five"]
+        resumed = [  # the context a resume rebuilds: no turn ran in this process
+            ModelRequest(parts=[UserPromptPart("Message from @Human:\nearlier")]),
+            ModelResponse(parts=[TextPart("noted")]),
+            ModelRequest(parts=[UserPromptPart("Message from @Human:\nand then")]),
+            ModelResponse(parts=[TextPart("noted")]),
+        ]
+        system.proxy_ask(agent, BaseAgent, timeout=30).restore_history(resumed)
+        texts = ["/compact", "one", "plan", "three", "four", "/compact", "five"]
         texts += ["/switch_model registered:prefix-beta", "six"]
         texts += ["/switch_model registered:prefix-alpha", "seven"]
         for level, text in enumerate(texts):
@@ -198,8 +206,10 @@ def test_the_prefix_is_the_same_across_a_compaction_a_model_switch_and_a_plan_ch
         beta.unregister()
     pairs = zip(script.seen, script.infos, strict=True)
     turns = [info for seen, info in pairs if not asks_for_summary(seen[-1])]
-    assert len(turns) == 8 and len(script.infos) == 9  # and one summary, on the same prefix
-    assert all(prefix(info) == prefix(turns[0]) for info in script.infos)  # the summary's too
-    compacted = script.seen[6]  # "five": the history starts with the summary
+    assert len(turns) == 8 and len(script.infos) == 10  # and two summaries, on the same prefix
+    assert asks_for_summary(script.seen[0][-1])  # the first request: before any turn
+    assert all(prefix(info) == prefix(turns[0]) for info in script.infos)  # the summaries' too
+    assert len(prefix(turns[0])[1]) > 0
+    compacted = script.seen[7]  # "five": the history starts with the summary
     assert isinstance(compacted[0].parts[0], CompactionPart)
-    assert "Gauge now: 9." in prompt_of(script.seen[-1])  # the state, at the tail
+    assert "Gauge now: 10." in prompt_of(script.seen[-1])  # the state, at the tail

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import BaseModel
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
@@ -25,14 +26,18 @@ from pydantic_ai.usage import RequestUsage
 
 from akgentic.agent import BaseAgent
 from akgentic.agent.config import CompactionConfig
-from akgentic.core import ActorSystem, WarningMessage
+from akgentic.core import ActorSystem, Orchestrator, WarningMessage
 from akgentic.llm import SUMMARY_ASK, asks_for_summary
+from akgentic.tool.metadata import MetadataTool, RenderMetadata
+from akgentic.tool.planning import PlanningTool
+from akgentic.tool.toolsets import ToolsetCard
 
 from ..core.conftest import Team
 from .conftest import Script
 from .test_base_agent import Calc, start
 from .test_compaction_lifecycle import WINDOW, ask, is_summary
 from .test_compaction_lifecycle import adding as lifecycle_adding
+from .test_toolsets import MEDIA_TOOLS, Films
 
 
 def tool_defs(info: AgentInfo) -> str:
@@ -163,3 +168,49 @@ def test_a_summary_within_a_turn_sends_the_turns_instructions_and_tools_byte_for
     assert tool_defs(summary).encode() == tool_defs(turn).encode()
     assert "add" in [t.name for t in summary.function_tools]
     assert asks_for_summary(script.seen[at][-1])
+
+
+class Engagement(BaseModel):
+    client: str
+
+
+def test_a_compact_before_any_turn_of_the_process_sends_the_next_turns_prefix(
+    system: ActorSystem, team: Team
+) -> None:
+    """A resume's first act is often ``/compact``, before any turn of the process: its
+    summary request carries the instructions and tool definitions of the next turn's
+    request byte for byte — the agent's tools, the toolset switches (an inactive set's
+    tools left out, as a turn leaves them), the output tool, and the team metadata set
+    since start-up, which the next turn's system prompt takes in — so the provider's
+    cache of the turns' prefix serves it, and the next turn shares its prefix."""
+    script = adding(ModelResponse(parts=[TextPart("SUMMARY")]))
+    media = ToolsetCard(name="media", description="Films: search and details", cards=[Films()])
+    client = MetadataTool(render_metadata=RenderMetadata(template="Client: {client}."))
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc(), PlanningTool(), media, client],
+        models=WINDOW,
+        compaction=CompactionConfig(threshold=0.99, keep_last=1),
+    )
+    resumed = [  # the context a resume rebuilds: no turn ran in this process
+        ModelRequest(parts=[UserPromptPart("Message from @Human:\nhello")]),
+        ModelResponse(parts=[TextPart("hi")]),
+        ModelRequest(parts=[UserPromptPart("Message from @Human:\nthanks")]),
+        ModelResponse(parts=[TextPart("welcome")]),
+    ]
+    system.proxy_ask(agent, BaseAgent, timeout=30).restore_history(resumed)
+    orchestrator = system.proxy_ask(team.orchestrator, Orchestrator, timeout=10)
+    orchestrator.set_metadata(Engagement(client="Acme"))
+    assert ask(system, agent, "/compact").startswith("Compacted")
+    assert ask(system, agent, "go on").startswith("answer to")
+    summary, turn = script.infos
+    assert is_summary(summary) and not is_summary(turn)
+    assert asks_for_summary(script.seen[0][-1])
+    assert "Client: Acme." in (turn.instructions or "")
+    assert (summary.instructions or "").encode() == (turn.instructions or "").encode()
+    assert tool_defs(summary).encode() == tool_defs(turn).encode()
+    names = [t.name for t in [*summary.function_tools, *summary.output_tools]]
+    assert {"add", "update_planning", "enable_toolset", "final_result"} <= set(names)
+    assert not set(MEDIA_TOOLS) & set(names)

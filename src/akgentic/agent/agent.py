@@ -67,7 +67,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
     repair_messages,
 )
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.usage import RunUsage, UsageLimits
 
@@ -340,7 +340,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._usage = UsageTracker(self.config.usage_limits, total=total)
         mailbox_card = next((c for c in cards if isinstance(c, MailboxTool)), None)
         # the agent's own hooks, fused: pydantic-ai's dispatch costs per capability
-        self._last_turn = LastTurnRequest()  # what a summary's request reuses
+        self._last_turn = LastTurnRequest()  # what a summary within a turn reuses
         own: list[Any] = [
             on_the_agent_thread(),
             self._boundary,
@@ -371,11 +371,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._run_toolsets = [self._wiring.tagged(t) for t in toolsets]
         self._held_toolsets: AsyncExitStack | None = None
         self._built_prompt = self._system_prompt
+        self._offered_tools = offered_tools(tools)  # a turn's, and a summary's before one
         self._agent: Agent[None, str | AgentReply] = Agent(
             model,
             output_type=[str, AgentReply],
             instructions=self._system_prompt,
-            tools=offered_tools(tools),
+            tools=self._offered_tools,
             toolsets=self._run_toolsets or None,
             capabilities=capabilities,
             name=self.config.name,
@@ -613,8 +614,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._cancelled_by = None
         if self.config.compaction.enabled and not self._compact_before_turn(msg):
             return self._say_cut(msg, sender)  # the history is as it was
-        if self._wiring.complete_system_prompt():  # a card's content arrived: once
-            self._system_prompt = self._wiring.system_prompt
+        self._complete_system_prompt()
         undo = self._context_checkpoint()
         block = self._updater.compose_update([*self._history, body])
         for key, failure in self._updater.last_failures:
@@ -631,6 +631,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         finally:
             if block is not None and not _carries(self._history, prompt):
                 undo()  # the block never reached the history: compose it again next turn
+
+    def _complete_system_prompt(self) -> None:
+        """Take into the system prompt a card's content that arrived since start-up (team
+        metadata set later: once, :meth:`PromptWiring.complete_system_prompt`) — before a
+        turn, and before a summary asked ahead of one, so both send the same prompt."""
+        if self._wiring.complete_system_prompt():
+            self._system_prompt = self._wiring.system_prompt
 
     def _instructions(self) -> contextlib.AbstractContextManager[object]:
         """The run's system prompt: the one the agent was built with, unless a card's
@@ -968,20 +975,37 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._history = messages
         self.notify_event(ContextReplacedEvent.from_messages(messages, agent=self.config.name))
 
-    def _summarizer(self) -> Agent[None, str]:
-        """The agent that writes a summary: the model in force, cut by an interrupt, its
-        request the turns' own — their instructions and tool definitions, tool calls
-        refused (``SummaryAsTurn``), so the provider's cache of the agent's prefix serves
-        it — and accounted as a summary's (``PromptAccountingEvent`` of kind ``summary``).
-        Its accounting comes after ``SummaryAsTurn``: a reply that calls a tool is
-        accounted (it was billed) before it is refused."""
-        capabilities: list[Any] = [SummaryAsTurn(self._last_turn.params)]
+    def _summarizer(self, turn: ModelRequestParameters | None) -> Agent[None, Any]:
+        """The agent that writes a summary on the agent's prefix: the model in force, cut by
+        an interrupt, its request a turn's own — the same instructions and tool definitions,
+        tool calls refused (``SummaryAsTurn``), so the provider's cache of the agent's
+        prefix serves it — and accounted as a summary's (``PromptAccountingEvent`` of kind
+        ``summary``). Its accounting comes after ``SummaryAsTurn``: a reply that calls a
+        tool is accounted (it was billed) before it is refused.
+
+        ``turn`` is the parameters of the request the summary shares a prefix with: within a
+        run, its last request's (``LastTurnRequest``). None — before a turn, on ``/compact``
+        (a resume's first, too) — is the next turn's: the agent is built from the turn's own
+        sources (its tools, toolsets, output type and active toolsets, ``DynamicToolsets``
+        before ``SummaryAsTurn``), so pydantic-ai shapes its parameters as it shapes a
+        turn's, whether or not a turn ran in this process."""
+        capabilities: list[Any] = []
+        if turn is None and self._toolsets is not None:
+            capabilities.append(self._toolsets)
+        capabilities.append(SummaryAsTurn(turn))
         if self._summary_accounting is not None:
             capabilities.append(self._summary_accounting)
+        model = self._boundary.cuttable(cast("Model", self._agent.model))  # _build_model's
+        if turn is not None:
+            return Agent(
+                model, output_type=str, instructions=self._system_prompt, capabilities=capabilities
+            )
         return Agent(
-            self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
-            output_type=str,
+            model,
+            output_type=[str, AgentReply],
             instructions=self._system_prompt,
+            tools=self._offered_tools,
+            toolsets=self._run_toolsets or None,
             capabilities=capabilities,
         )
 
@@ -1010,22 +1034,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self,
         messages: list[ModelMessage],
         *,
+        turn: ModelRequestParameters | None,
         usage: RunUsage,
         usage_limits: UsageLimits | None,
         token: CancellationToken | None = None,
     ) -> str:
         """The summary of the history ``messages`` (up to a compaction's cut): asked on the
-        agent's prefix (:meth:`_summarizer`), the provider's cache serving all of it but the
-        ask — unless that request cannot fit the window. The history up to the cut can
-        itself exceed it (a turn the model refused for its window compacts through here), so
-        when the prefix is known not to fit (:meth:`_prefix_fits`), or the model refuses the
-        request for its window (``ModelContextWindowExceededError``), the summary is written
-        the bounded way instead, once (:meth:`_bounded_summarizer`); and always when the
+        agent's prefix (:meth:`_summarizer`, ``turn`` the parameters it shares), the
+        provider's cache serving all of it but the ask — unless that request cannot fit the
+        window. The history up to the cut can itself exceed it (a turn the model refused for
+        its window compacts through here), so when the prefix is known not to fit
+        (:meth:`_prefix_fits`), or the model refuses the request for its window
+        (``ModelContextWindowExceededError``), the summary is written the bounded way
+        instead, once (:meth:`_bounded_summarizer`); and always when the
         compaction config asks for it (``summary_request: bounded``). Any other failure, and
         the bounded request's own, is the caller's."""
         if self.config.compaction.summary_request == "prefix" and self._prefix_fits(messages):
             try:
-                result = await self._summarizer().run(
+                result = await self._summarizer(turn).run(
                     message_history=with_summary_ask(messages),
                     cancellation_token=token,
                     usage=usage,
@@ -1054,11 +1080,16 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         adds it up, and it is accounted (a ``PromptAccountingEvent`` of kind ``summary``,
         which ``akgentic usage`` reports) — unless the provider never answered it (cut:
         nothing was used)."""
+        self._complete_system_prompt()  # the next turn's prompt, which the summary shares
+        if self.config.compaction.summary_request == "prefix":
+            self._hold_toolsets()  # the next turn's toolsets: opened once, as a turn does
         run_usage = RunUsage()
         try:
             with self._usage.track(run_usage) as limits:
                 return self._loop.run_until_complete(
-                    self._write_summary(messages, usage=run_usage, usage_limits=limits, token=token)
+                    self._write_summary(
+                        messages, turn=None, usage=run_usage, usage_limits=limits, token=token
+                    )
                 )
         finally:
             self._publish_usage(run_usage)
@@ -1072,7 +1103,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         limits), so it counts toward the agent's limits and lifetime usage and is published
         with the turn's. An interrupt cuts it as it cuts the run's own requests: the run
         ends cut, its history as it was."""
-        return await self._write_summary(messages, usage=ctx.usage, usage_limits=ctx.usage_limits)
+        return await self._write_summary(
+            messages,
+            turn=self._last_turn.params,
+            usage=ctx.usage,
+            usage_limits=ctx.usage_limits,
+        )
 
     def _summary_within_failed(self, exc: Exception, reason: str) -> None:
         """A summary within a run failed: the request goes on with the whole history."""

@@ -151,6 +151,17 @@ class _Numbering:
         self.last = 0
 
 
+class _ResumePoint:
+    """The last request before a resume (its messages, when it was answered, and by which
+    model: None, not said), shared by an accountant and the companions on its prefix: the
+    first of their requests after the resume is compared with it, then it is gone."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last: tuple[tuple[ModelMessage, ...], float, str | None] | None = None
+
+
 class RequestAccountant:
     """Accounts one agent's requests of one ``kind``; see the module docstring.
 
@@ -191,9 +202,8 @@ class RequestAccountant:
         self._said: _Bounded[int, tuple[object, tuple[tuple[Role, str], ...]]] = _Bounded(
             cache_size
         )
-        # the last request before a resume, compared with the first after it (resume):
-        # its messages, when it was answered, and by which model (None: not said)
-        self._resumed: tuple[tuple[ModelMessage, ...], float, str | None] | None = None
+        # the last request before a resume, compared with the first after it (resume)
+        self._resumed = _ResumePoint()
 
     @property
     def requests(self) -> int:
@@ -211,9 +221,9 @@ class RequestAccountant:
         laid out by the same wiring and modelled on the same prefix cache, a request is
         compared with the last one this accountant recorded — a hit on what that one read —
         but does not replace it (a provider keeps both prefixes; the next turn extends the
-        turn before, not the summary). Nor is a resume's last request compared with it:
-        that comparison is left to the first turn after the resume, and a companion's
-        request before it is ``cold``. Rendered parts are shared too.
+        turn before, not the summary). A resume's last request is compared with the first
+        request after the resume, its or this one's (a ``/compact`` before any turn of the
+        process: its prefix is the turns'). Rendered parts are shared too.
 
         With ``wiring``, its requests have a prompt of their own that ``wiring`` lays out (a
         bounded summary: its own instructions, no tools), and a prefix-cache model of their
@@ -230,6 +240,7 @@ class RequestAccountant:
         if wiring is not None:
             return other
         other.cache = self.cache
+        other._resumed = self._resumed
         other._extends = False
         other._tools = self._tools
         other._messages = self._messages
@@ -250,12 +261,12 @@ class RequestAccountant:
             None,
         )
         if last is None or not any(isinstance(m, ModelRequest) for m in history[:last]):
-            self._resumed = None
+            self._resumed.last = None
             return
         response = history[last]
         assert isinstance(response, ModelResponse)
         at = response.timestamp.timestamp()
-        self._resumed = (tuple(history[:last]), at, response.model_name or None)
+        self._resumed.last = (tuple(history[:last]), at, response.model_name or None)
 
     # -- counting ---------------------------------------------------------------------
     def count(self, segment: Segment) -> Counted:
@@ -430,8 +441,8 @@ class RequestAccountant:
         messages = capture.messages
         if capture.said is not None:
             self._said.put(id(messages[-1]), (messages[-1], capture.said))
-        resumed, self._resumed = self._resumed, None
-        if resumed is not None and self._extends and not self.cache.has_previous:
+        resumed, self._resumed.last = self._resumed.last, None
+        if resumed is not None and not self.cache.has_previous:
             before, at, served_by = resumed
             sent = self._sections(before, capture.params, capture.system_layout, None)
             model = capture.served_by if served_by is None else served_by

@@ -26,12 +26,14 @@ there is still room), and the run asks no more: a summary that fails once would 
 each step alike. ``made`` lists the summary parts made in the current run, so the agent
 tells a history compacted within the run from one that was not (a cut run's, too).
 
-The summary's request is the turns' own (:class:`SummaryAsTurn`): the last turn request's
-instructions and tool definitions (:class:`LastTurnRequest` keeps them), the history as
-messages, and one last message asking for the summary (``llm.with_summary_ask``). A provider's
-prompt cache of the agent's prefix then serves all of it but that last message. Tool calls
-are refused for that request (``tool_choice`` ``none``, every definition still sent); a reply
-that calls one all the same is a failed summary (:class:`SummaryCalledToolError`).
+The summary's request is the turns' own (:class:`SummaryAsTurn`): a turn request's
+instructions and tool definitions (within a run, its last request's, which
+:class:`LastTurnRequest` keeps; before a turn or on ``/compact``, the next turn's, which the
+agent's summarizer builds from the turn's own tools), the history as messages, and one last
+message asking for the summary (``llm.with_summary_ask``). A provider's prompt cache of the
+agent's prefix then serves all of it but that last message. Tool calls are refused for that
+request (``tool_choice`` ``none``, every definition still sent); a reply that calls one all
+the same is a failed summary (:class:`SummaryCalledToolError`).
 """
 
 from __future__ import annotations
@@ -136,8 +138,9 @@ class SummaryCalledToolError(RuntimeError):
 class LastTurnRequest(AbstractCapability[Any]):
     """Keeps the parameters of the agent's last turn request (its instructions, tool and
     output definitions, before the model's ``prepare_request``), as every other hook shaped
-    them: a summary's request (:class:`SummaryAsTurn`) reuses them, so its prefix is the one
-    the provider cached. ``params`` is None until the first turn request of the process."""
+    them: a summary's request within a run (:class:`SummaryAsTurn`) reuses them, so its
+    prefix is the one the provider cached. ``params`` is None until the first turn request
+    of the process."""
 
     params: ModelRequestParameters | None = None
 
@@ -176,11 +179,14 @@ def summary_parameters(turn: ModelRequestParameters) -> ModelRequestParameters:
 @dataclass(eq=False)
 class SummaryAsTurn(AbstractCapability[Any]):
     """Shapes a summary's request as the agent's turn requests (see the module docstring):
-    ``turn`` is the last turn request's parameters (:class:`LastTurnRequest`; None: no turn
-    request yet in this process — the summary then carries the agent's instructions, which
-    its agent is built with, and no tool definition). Tool calls are refused for the request
-    (``tool_choice`` ``none``), and a reply that makes one is refused here: a
-    :class:`SummaryCalledToolError`, after any later capability (the accounting) saw it."""
+    ``turn`` is the parameters of the turn request it shares a prefix with (within a run,
+    the run's last request's, :class:`LastTurnRequest`). None: the request's own, as the
+    capabilities before this one shaped them — its agent is built from the turn's own
+    sources (instructions, tools, toolsets, output type), so they are the next turn's, even
+    before any turn of this process. Either way they go out as :func:`summary_parameters`
+    says. Tool calls are refused for the request (``tool_choice`` ``none``), and a reply that
+    makes one is refused here: a :class:`SummaryCalledToolError`, after any later capability
+    (the accounting) saw it."""
 
     turn: ModelRequestParameters | None
 
@@ -191,9 +197,7 @@ class SummaryAsTurn(AbstractCapability[Any]):
     async def before_model_request(
         self, ctx: RunContext[Any], request_context: ModelRequestContext
     ) -> ModelRequestContext:
-        params = request_context.model_request_parameters
-        if self.turn is not None:
-            params = summary_parameters(self.turn)
+        params = summary_parameters(self.turn or request_context.model_request_parameters)
         settings: ModelSettings = {**(request_context.model_settings or {}), "tool_choice": "none"}
         return replace(request_context, model_request_parameters=params, model_settings=settings)
 

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from pydantic import BaseModel
+from pydantic_ai.exceptions import ModelContextWindowExceededError
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
@@ -214,3 +215,40 @@ def test_a_compact_before_any_turn_of_the_process_sends_the_next_turns_prefix(
     names = [t.name for t in [*summary.function_tools, *summary.output_tools]]
     assert {"add", "update_planning", "enable_toolset", "final_result"} <= set(names)
     assert not set(MEDIA_TOOLS) & set(names)
+
+
+def test_a_first_request_of_the_process_refused_for_its_window_summarises_on_its_prefix(
+    system: ActorSystem, team: Team
+) -> None:
+    """The first turn of the process (a resume's) is refused for its window at its first
+    request: the summary asked within the run, before any request of the process was
+    answered, carries that request's instructions and tool definitions byte for byte."""
+    refused: list[bool] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if is_summary(info):
+            return ModelResponse(parts=[TextPart("SUMMARY")])
+        if not refused:
+            refused.append(True)
+            raise ModelContextWindowExceededError("script", "context_length_exceeded")
+        return ModelResponse(parts=[TextPart("answered")])
+
+    script = Script(respond)
+    agent = start(
+        system,
+        team,
+        script,
+        tools=[Calc(), PlanningTool()],
+        compaction=CompactionConfig(keep_last=1),
+    )
+    resumed = [
+        ModelRequest(parts=[UserPromptPart("Message from @Human:\nhello")]),
+        ModelResponse(parts=[TextPart("hi")]),
+    ]
+    system.proxy_ask(agent, BaseAgent, timeout=30).restore_history(resumed)
+    assert ask(system, agent, "go on") == "answered"
+    turn, summary, again = script.infos
+    assert is_summary(summary) and not is_summary(turn) and not is_summary(again)
+    assert (summary.instructions or "").encode() == (turn.instructions or "").encode()
+    assert tool_defs(summary).encode() == tool_defs(turn).encode() == tool_defs(again).encode()
+    assert "update_planning" in tool_defs(summary)

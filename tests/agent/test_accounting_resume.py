@@ -187,3 +187,6 @@ def test_a_compact_right_after_a_resume_carries_the_turns_prefix_and_is_served_i
     assert after.cache_status == "hit" and after.breaker is None
     assert after.cached_tokens == after.shared_prefix_tokens > before.tool_schema_tokens
     assert after.tool_schema_tokens == before.tool_schema_tokens
+    cards = [(p.card, p.tokens) for p in after.parts if p.channel == "tool_call"]
+    assert cards == [(p.card, p.tokens) for p in before.parts if p.channel == "tool_call"]
+    assert "BaseAgent" in dict(cards)  # the output tool, offered among the summary's tools

@@ -363,7 +363,9 @@ class RequestAccountant:
         turn_layout: Layout | None,
     ) -> tuple[list[Counted], list[Counted], list[Counted]]:
         """The request in three: tools and system prompt, history, the new message."""
-        head = [self._tool(t, output=False) for t in params.function_tools]
+        # a summary's request offers the output tools among its function tools, still
+        # of kind output (capabilities.summary_parameters): they are the agent's all the same
+        head = [self._tool(t, output=t.kind == "output") for t in params.function_tools]
         head += [self._tool(t, output=True) for t in params.output_tools]
         system = self._system_prompt(params, system_layout)
         if system is not None:

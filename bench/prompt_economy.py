@@ -31,7 +31,7 @@ served, tool-schema tokens per request, and what broke the cache.
 window cut to ``--window`` tokens so the session compacts several times, plays the same
 turns twice — summaries on the agent's prefix (as shipped: its instructions, tools and
 history as messages, one ask, the prefix cache serving what the turns read) and summaries
-forced to the bounded form (``_prefix_fits`` overridden to return False, the window the
+asked the bounded way (``CompactionConfig.summary_request`` ``bounded``, the window the
 same: ``SUMMARY_INSTRUCTIONS``, no tools, the conversation as text). The scripted model's
 summary is the same text either way, so both sessions hold the same history. Reported
 from the records of kind ``summary``: their input tokens, and the tokens the cache model
@@ -49,11 +49,10 @@ import threading
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from pydantic_ai.messages import ModelMessage
 from toolsets import SETS, Verbs
 
 from akgentic.agent import AgentConfig, BaseAgent
@@ -342,13 +341,6 @@ class Collector:
     def on_stop(self, *args: Any) -> None: ...
 
 
-class BoundedSummaries(Shipped):
-    """(a), its summaries forced to the bounded form: the prefix never said to fit."""
-
-    def _prefix_fits(self, messages: list[ModelMessage]) -> bool:
-        return False
-
-
 def session(cls: type[BaseAgent], count: int, **options: Any) -> list[PromptAccountingEvent]:
     """Play ``count`` turns with an agent of class ``cls`` (``options``: more of its
     ``AgentConfig``); its accounting events."""
@@ -405,12 +397,20 @@ def _schema_by_card(events: list[PromptAccountingEvent]) -> list[tuple[str, floa
 
 def summaries(count: int, window: int, keep_last: int) -> None:
     """The summaries of one compacting session, on the prefix and bounded: printed."""
-    options = {
-        "models": ModelRoster.from_spec("scripted:default", context_length=window),
-        "compaction": CompactionConfig(threshold=0.8, keep_last=keep_last),
+    models = ModelRoster.from_spec("scripted:default", context_length=window)
+    forms: dict[str, Literal["prefix", "bounded"]] = {
+        "on the prefix (default)": "prefix",
+        "bounded": "bounded",
     }
-    forms = {"on the prefix (shipped)": Shipped, "bounded (forced)": BoundedSummaries}
-    runs = {label: session(cls, count, **options) for label, cls in forms.items()}
+    runs = {
+        label: session(
+            Shipped,
+            count,
+            models=models,
+            compaction=CompactionConfig(threshold=0.8, keep_last=keep_last, summary_request=form),
+        )
+        for label, form in forms.items()
+    }
     turns_of = {label: [e for e in ev if e.kind == "turn"] for label, ev in runs.items()}
     first, second = turns_of.values()
     same = [e.input_tokens for e in first] == [e.input_tokens for e in second]
@@ -434,7 +434,7 @@ def summaries(count: int, window: int, keep_last: int) -> None:
         total = sum(e.input_tokens for e in mine)
         uncached = sum(e.input_tokens - e.cached_tokens for e in mine)
         rows[label] = (mine, total, uncached)
-    base = rows["on the prefix (shipped)"][2]
+    base = rows["on the prefix (default)"][2]
     for label, (mine, total, uncached) in rows.items():
         print(
             f"{label:26}{len(mine):>9}{total:>14,}{total - uncached:>10,}{uncached:>10,}"

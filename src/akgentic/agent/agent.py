@@ -984,11 +984,12 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         tool is accounted (it was billed) before it is refused.
 
         ``turn`` is the parameters of the request the summary shares a prefix with: within a
-        run, its last request's (``LastTurnRequest``). None — before a turn, on ``/compact``
-        (a resume's first, too) — is the next turn's: the agent is built from the turn's own
-        sources (its tools, toolsets, output type and active toolsets, ``DynamicToolsets``
-        before ``SummaryAsTurn``), so pydantic-ai shapes its parameters as it shapes a
-        turn's, whether or not a turn ran in this process."""
+        run, its last request's (``LastTurnRequest``; see :meth:`_summary_within`). None —
+        before a turn, on ``/compact`` (a resume's first, too) — is the next turn's: the
+        agent is built from the turn's own sources (its tools, toolsets, output type and
+        active toolsets, ``DynamicToolsets`` before ``SummaryAsTurn``), so pydantic-ai
+        shapes its parameters as it shapes a turn's, whether or not a turn ran in this
+        process."""
         capabilities: list[Any] = []
         if turn is None and self._toolsets is not None:
             capabilities.append(self._toolsets)
@@ -1094,10 +1095,18 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         finally:
             self._publish_usage(run_usage)
 
-    async def _summary_within(self, messages: list[ModelMessage], ctx: RunContext[Any]) -> str:
+    async def _summary_within(
+        self,
+        messages: list[ModelMessage],
+        ctx: RunContext[Any],
+        parameters: ModelRequestParameters,
+    ) -> str:
         """The summary of ``messages`` (the run's history up to the cut, as its request
         shows it) for a compaction within a run (``CompactWithinRun``), written as
-        :meth:`_write_summary` says — on the run's prefix unless it cannot fit the window.
+        :meth:`_write_summary` says — on the run's prefix unless it cannot fit the window:
+        its last request's parameters, the ones the provider cached, or, when no request
+        of the process was answered yet (its first refused for its window), those of the
+        request being compacted (``parameters``).
 
         Its request is the run's: its usage is the run's (``ctx.usage``, held to the run's
         limits), so it counts toward the agent's limits and lifetime usage and is published
@@ -1105,7 +1114,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         ends cut, its history as it was."""
         return await self._write_summary(
             messages,
-            turn=self._last_turn.params,
+            turn=self._last_turn.params or parameters,
             usage=ctx.usage,
             usage_limits=ctx.usage_limits,
         )

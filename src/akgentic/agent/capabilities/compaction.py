@@ -28,7 +28,8 @@ tells a history compacted within the run from one that was not (a cut run's, too
 
 The summary's request is the turns' own (:class:`SummaryAsTurn`): a turn request's
 instructions and tool definitions (within a run, its last request's, which
-:class:`LastTurnRequest` keeps; before a turn or on ``/compact``, the next turn's, which the
+:class:`LastTurnRequest` keeps — none answered yet in the process, the compacted request's;
+before a turn or on ``/compact``, the next turn's, which the
 agent's summarizer builds from the turn's own tools), the history as messages, and one last
 message asking for the summary (``llm.with_summary_ask``). A provider's prompt cache of the
 agent's prefix then serves all of it but that last message. Tool calls are refused for that
@@ -63,7 +64,7 @@ __all__ = [
 HANDLER = "akgentic-summary"
 """The ``CompactionResult.handler`` of this capability's compactions."""
 
-Summarize = Callable[[list[ModelMessage], RunContext[Any]], Awaitable[str]]
+Summarize = Callable[[list[ModelMessage], RunContext[Any], ModelRequestParameters], Awaitable[str]]
 
 
 @dataclass(eq=False)
@@ -75,7 +76,8 @@ class CompactWithinRun(AbstractCapability[Any]):
     threshold: float
     keep_last: int
     summarize: Summarize
-    """Writes the summary of the history it is given (the messages before the cut)."""
+    """Writes the summary of the history it is given (the messages before the cut), told
+    the parameters the run's request being compacted goes out with."""
     failed: Callable[[Exception, str], None]
     """Told of a summary that failed, and why the compaction was asked for."""
     made: list[CompactionPart] = field(default_factory=list)
@@ -109,7 +111,9 @@ class CompactWithinRun(AbstractCapability[Any]):
         if plan is None:
             return None  # all of it is the tail kept: nothing to summarise
         try:
-            summary = await self.summarize(list(request.messages[: plan.cut]), ctx)
+            summary = await self.summarize(
+                list(request.messages[: plan.cut]), ctx, request.conversation_request.parameters
+            )
         except UsageLimitExceeded:
             raise  # the run's limit: the run stops, as at its own next request
         except Exception as exc:

@@ -14,6 +14,7 @@ from akgentic.core import (
     AgentCard,
     Akgent,
     BaseConfig,
+    BaseState,
     Orchestrator,
     OrchestratorConfig,
     ResultMessage,
@@ -186,6 +187,33 @@ def test_a_hire_whose_creation_fails_gives_its_reserved_name_back(
         hire(["Writer"])
     monkeypatch.undo()
     assert hire(["Writer"]) == "Hired 1 of 1: @Writer (Writer)."
+
+
+class Unstartable(Akgent[BaseConfig, BaseState]):
+    """A member whose ``on_start`` raises, as one whose model cannot be built does."""
+
+    def on_start(self) -> None:
+        raise RuntimeError("no API key for its model")
+
+
+def test_a_hire_whose_member_fails_its_start_is_reported_not_hired(staffed: Staffed) -> None:
+    """Before, the hire returned once the member was created: a member whose ``on_start``
+    then failed (and stopped) was reported hired, and the model addressed a member that was
+    not there."""
+    staffed.team.proxy.register_agent_profile(
+        AgentCard(role="Unstartable", description="Cannot start", agent_class=Unstartable)
+    )
+    hire = tools(wired(staffed, retry_exception=RetryError))["hire_members"]
+    with pytest.raises(RetryError) as info:
+        hire(["Unstartable"])
+    told = str(info.value)
+    assert told.startswith(
+        "Hired nobody of 1. Not hired: 'Unstartable' — could not start (RuntimeError: no API "
+        "key for its model)."
+    ), told
+    assert staffed.member("@Unstartable") is None
+    assert staffed.manager.records()["hired"] == []  # never announced as a hire
+    assert hire(["Writer", "Unstartable"]).startswith("Hired 1 of 2: @Writer (Writer).")
 
 
 def test_the_team_has_a_size_bound_and_a_hire_past_it_says_so(staffed: Staffed) -> None:

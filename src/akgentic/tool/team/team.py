@@ -32,6 +32,7 @@ actor exists and the report is truncation-only.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Self, TypeVar, cast
@@ -39,7 +40,7 @@ from uuid import UUID
 
 from pydantic import Field, PrivateAttr, field_validator
 
-from akgentic.core.address import ActorAddress
+from akgentic.core.address import ActorAddress, ActorAddressImpl, ActorStartError
 from akgentic.core.agent_card import AgentCard
 from akgentic.core.excerpt import clip, excerpt
 from akgentic.core.orchestrator import Orchestrator, is_tool_actor
@@ -83,6 +84,11 @@ logger = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 10.0
 """Seconds to wait for the orchestrator; past it a tool fails retriably, a provider skips."""
+
+HIRE_START_TIMEOUT = 45.0
+"""Seconds a hire waits for its member's ``on_start``: longer than the member's own wait
+for a ``#`` tool actor it wires (``START_TIMEOUT``), so that a slow tool actor is the
+cause named, as a team's creation waits for its members."""
 
 T = TypeVar("T")
 S = TypeVar("S", bound=ContextState)
@@ -347,7 +353,10 @@ class TeamTool(ToolCard):
     def _hire_one(
         self, observer: TeamManagementToolObserver, profile: AgentCard
     ) -> ActorAddress | str:
-        """Create one member from ``profile``; its address, or why it failed."""
+        """Create one member from ``profile``; its address once it has run its ``on_start``,
+        or why it failed — a member whose ``on_start`` raised (a tool its factory refuses, a
+        model that cannot be built) has stopped, and is reported not hired, with its reason,
+        never as a hire that is not there."""
         config = profile.get_config_copy()
         base = config.name or f"@{profile.role}"
         config.name = self._ask(lambda orchestrator: orchestrator.reserve_name(base))
@@ -361,6 +370,14 @@ class TeamTool(ToolCard):
             except RetriableError:
                 logger.warning("TeamTool: could not release the name %s", name)
             return f"could not be created ({type(exc).__name__}: {clip(str(exc))})"
+        if isinstance(address, ActorAddressImpl):  # a live member: its start can be awaited
+            try:
+                address.wait_started(HIRE_START_TIMEOUT)
+            except ActorStartError as exc:
+                if address.is_alive():  # still starting past the bound: not hired after all
+                    with contextlib.suppress(Exception):
+                        observer.on_fire(address)
+                return f"could not start ({clip(exc.reason)})"
         try:
             observer.on_hire(address)
         except Exception as exc:

@@ -30,7 +30,8 @@ prompts and context states of its tool cards. The contract:
   it cut and each message it then declines are published as ``TurnInterrupted`` (no
   reply is sent), so a resume offers them again. A *fired* one (TeamTool's fire: the
   member stops for good) cuts and closes alike, but no resume will offer those turns:
-  each one's sender is told instead, in a line naming the cancel's reason.
+  each one's sender is told instead, in a line naming the cancel's reason — and so is the
+  sender of each message the cut run had absorbed through the mailbox.
 - The history is compacted (summarised, its tail kept) when it nears the model's window:
   before a turn, on ``/compact``, and within a turn between its model requests
   (``CompactWithinRun``: a turn of many tool round trips would fill the window by itself).
@@ -51,7 +52,7 @@ import logging
 import queue
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack
 from functools import partial
 from pathlib import Path
@@ -737,9 +738,24 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         kept = kept_of_cut(messages[start:], stopping=self._interrupted and self._fired is None)
         if not kept:  # nothing of the run is kept, nor what it absorbed: back they go
             self._return_absorbed()
+        # fired: what the kept run absorbed is settled with it, and answered by nobody
+        absorbed = [e.message for e in self._absorbed] if self._fired is not None else []
         self._history = [*self._history, *kept]  # as a resume rebuilds it from the log
         self._publish_run(kept, run_usage)
+        for taken in absorbed:  # each sender waits for an answer: told, as for the turn
+            with self._handling(taken):
+                self._decline(taken, taken.sender)
         return self._say_cut(msg, sender)
+
+    @contextlib.contextmanager
+    def _handling(self, msg: Message) -> Iterator[None]:
+        """Within it, what the agent sends answers ``msg`` (its ``parent_id``): a message
+        its run absorbed is answered as its own turn's would be, not as the turn's."""
+        previous, self._current_message = self._current_message, msg
+        try:
+            yield
+        finally:
+            self._current_message = previous
 
     def _summarized_at(self, messages: Sequence[ModelMessage]) -> int | None:
         """Where in a run's ``messages`` the latest summary made within the run is (the

@@ -416,6 +416,23 @@ def test_reserved_names_are_unique_under_concurrency(system: ActorSystem, team: 
     assert team.proxy.reserve_name("@Other") == "@Other"
 
 
+def test_a_reservation_with_a_bound_takes_a_place_until_its_member_starts_or_is_released(
+    system: ActorSystem, team: Team
+) -> None:
+    """``reserve_name(base, max_members)`` counts the regular members and the names
+    reserved and not started yet (not tool actors), and answers None when no place is left."""
+    system.createActor(Member, config=BaseConfig(name="@Lead"), team_id=team.team_id)
+    team.proxy.getChildrenOrCreate(Member, BaseConfig(name="#Tool"))  # takes no place
+    assert team.proxy.reserve_name("@Helper", 3) == "@Helper"
+    assert team.proxy.reserve_name("@Helper", 3) == "@Helper-2"
+    assert team.proxy.reserve_name("@Helper", 3) is None  # @Lead and two reserved
+    system.createActor(Member, config=BaseConfig(name="@Helper"), team_id=team.team_id)
+    assert team.proxy.reserve_name("@Helper", 3) is None  # started: one place, not two
+    team.proxy.release_name("@Helper-2")  # its creation failed: its place is free
+    assert team.proxy.reserve_name("@Helper", 3) == "@Helper-2"
+    assert team.proxy.reserve_name("@Helper") == "@Helper-3"  # no bound: always a name
+
+
 def test_without_subscribers_records_wait_in_bounded_batches_and_queries_see_them(
     system: ActorSystem,
 ) -> None:

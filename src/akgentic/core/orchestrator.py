@@ -542,14 +542,21 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         self._metadata = metadata
         self.notify_event(TeamMetadataEvent(metadata=metadata))
 
-    def reserve_name(self, base: str) -> str:
+    def reserve_name(self, base: str, max_members: int | None = None) -> str | None:
         """A member name nobody has or has reserved: ``base``, else ``base-2``, ``base-3``...
 
         One step on the orchestrator's thread, so two members hiring at once get two
         names — never check-then-create. The reservation ends when a member of that name
         starts.
+
+        With ``max_members``, the reservation is also a place in a team of at most that
+        many regular members (neither tool actors nor persons; the names reserved and not
+        started yet count): None when the team has no place left. Counted and taken in the
+        same step, so two members hiring at once never both take the last place.
         """
         self._drain()
+        if max_members is not None and self._regular_count() >= max_members:
+            return None
         taken = self._by_name.keys() | self._reserved
         name, n = base, 1
         while name in taken:
@@ -557,6 +564,13 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             name = f"{base}-{n}"
         self._reserved.add(name)
         return name
+
+    def _regular_count(self) -> int:
+        """The regular members running or reserved: the places a hire's bound counts."""
+        running = sum(
+            1 for m in self._members.values() if not (is_tool_actor(m) or m.is_user_proxy)
+        )
+        return running + len(self._reserved)
 
     def release_name(self, name: str) -> None:
         """End the reservation of ``name`` (:meth:`reserve_name`) whose member never

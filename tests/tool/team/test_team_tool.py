@@ -3,6 +3,7 @@ role profiles, team_activity, and the observer contract."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 from uuid import UUID
 
@@ -651,3 +652,44 @@ def test_team_revision_moves_when_a_member_starts_or_stops_or_the_catalog_change
 
     loner: Any = system.get_actor(system.createActor(Akgent, config=BaseConfig(name="@Loner")))
     assert loner.team_revision == 0  # outside a team: nothing to follow
+
+
+def test_two_agents_hiring_at_once_never_both_take_the_last_place(
+    staffed: Staffed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, each hire counted the members, then created its own: one held between the
+    two (its member not started yet) left the last place free to the other, and the team
+    ended past its bound. Now the place is taken with the name, in one step."""
+    other_address = staffed.team.system.createActor(
+        Manager,
+        config=BaseConfig(name="@Other", role="Manager"),
+        team_id=staffed.team.orchestrator.team_id,
+    )
+    other: Any = staffed.team.system.get_actor(other_address)
+    card = TeamTool(hire_members=HireMembers(max_members=3))  # @Manager, @Other: one place
+    first = tools(ToolFactory([card], observer=staffed.manager))["hire_members"]
+    second = tools(ToolFactory([card.model_copy()], observer=other))["hire_members"]
+    creating, go_on = threading.Event(), threading.Event()
+    create = staffed.manager.createActor
+
+    def held(*args: Any, **kwargs: Any) -> ActorAddress:
+        creating.set()  # its place and name are taken: held before its member exists
+        assert go_on.wait(30)
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(staffed.manager, "createActor", held)
+    results: list[str] = []
+    holder = threading.Thread(target=lambda: results.append(first(["Writer"])))
+    holder.start()
+    try:
+        assert creating.wait(30)
+        with pytest.raises(RetriableError) as full:
+            second(["Critic"])
+    finally:
+        go_on.set()
+        holder.join(30)
+    assert str(full.value).startswith("The team is full: it has 3 members")
+    assert results == ["Hired 1 of 1: @Writer (Writer)."]
+    assert staffed.member("@Critic") is None
+    regular = [n for n in staffed.names() if n.startswith("@")]
+    assert sorted(regular) == ["@Manager", "@Other", "@Writer"]

@@ -106,8 +106,9 @@ class HireMembers(BaseToolParam):
     ``max_members`` bounds the team's regular members (the hiring agent among them; tools
     and persons not counted): each member is a thread and a model of its own, and a model
     hiring in a loop would otherwise start them until the machine gave out. A hire past it
-    is refused, saying to fire a member first; None removes the bound. Two agents hiring at
-    the same moment may each take the last place.
+    is refused, saying to fire a member first; None removes the bound. A place is taken
+    with the member's name, in one step on the orchestrator (``Orchestrator.reserve_name``):
+    two agents hiring at the same moment never both take the last place.
     """
 
     expose: set[Channels] = {TOOL_CALL, COMMAND}
@@ -305,29 +306,27 @@ class TeamTool(ToolCard):
             if not roles:
                 raise RetriableError(f"List at least one role to hire. {hint}")
             limit = param.max_members
-            room = None if limit is None else limit - self._headcount(observer)
-            if room is not None and room <= 0:
-                raise RetriableError(
-                    f"The team is full: it has {limit} members, the most hire_members "
-                    f"allows. Fire a member you no longer need, then hire again."
-                )
             hired: list[ActorAddress] = []
             failed: list[str] = []
-            full = 0
+            full = 0  # roles not hired for want of a place (none asked once the team is full)
             for requested in roles:
                 role = requested.strip()
                 if role not in hireable:
                     why = "not hireable by you" if role in profiles else "not in the catalog"
                     failed.append(f"{excerpt(requested)} — {why}")
                     continue
-                if room is not None and len(hired) >= room:
+                outcome = None if full else self._hire_one(observer, profiles[role], limit)
+                if outcome is None:
                     full += 1
-                    continue
-                outcome = self._hire_one(observer, profiles[role])
-                if isinstance(outcome, str):
+                elif isinstance(outcome, str):
                     failed.append(f"{excerpt(requested)} — {outcome}")
                 else:
                     hired.append(outcome)
+            if full and not hired:
+                raise RetriableError(
+                    f"The team is full: it has {limit} members, the most hire_members "
+                    f"allows. Fire a member you no longer need, then hire again."
+                )
             if full:
                 failed.append(
                     f"{full} more — the team is full ({limit} members, the most "
@@ -341,25 +340,22 @@ class TeamTool(ToolCard):
 
         return hire_members
 
-    def _headcount(self, observer: TeamManagementToolObserver) -> int:
-        """The team's regular members now: not a tool actor, a person or the orchestrator."""
-        members = self._ask(lambda o: o.get_team())
-        return sum(
-            1
-            for m in members
-            if not (is_tool_actor(m) or m.is_user_proxy or m == observer.orchestrator)
-        )
-
     def _hire_one(
-        self, observer: TeamManagementToolObserver, profile: AgentCard
-    ) -> ActorAddress | str:
+        self, observer: TeamManagementToolObserver, profile: AgentCard, limit: int | None
+    ) -> ActorAddress | str | None:
         """Create one member from ``profile``; its address once it has run its ``on_start``,
         or why it failed — a member whose ``on_start`` raised (a tool its factory refuses, a
         model that cannot be built) has stopped, and is reported not hired, with its reason,
-        never as a hire that is not there."""
+        never as a hire that is not there; None when the team has ``limit`` regular members.
+
+        The place is taken with the name, in one step on the orchestrator's thread
+        (``reserve_name``): two agents hiring at once never both take the last one."""
         config = profile.get_config_copy()
         base = config.name or f"@{profile.role}"
-        config.name = self._ask(lambda orchestrator: orchestrator.reserve_name(base))
+        reserved = self._ask(lambda orchestrator: orchestrator.reserve_name(base, limit))
+        if reserved is None:
+            return None
+        config.name = reserved
         config.role = config.role or profile.role
         name = config.name
         try:

@@ -8,6 +8,7 @@ from akgentic.agent.agent import BUILTIN_COMMANDS, CHAT_COMMANDS, BaseAgent, is_
 from akgentic.agent.config import AgentConfig, AgentState, CompactionConfig, PromptTemplate
 from akgentic.agent.human_proxy import HumanProxy, HumanProxyConfig
 from akgentic.agent.messages import (
+    AgentHopLimitReached,
     AgentMessage,
     AgentReply,
     MessageType,
@@ -19,6 +20,7 @@ __all__ = [
     "BUILTIN_COMMANDS",
     "CHAT_COMMANDS",
     "AgentConfig",
+    "AgentHopLimitReached",
     "AgentMessage",
     "AgentReply",
     "AgentState",

@@ -22,6 +22,10 @@ prompts and context states of its tool cards. The contract:
   error the model is told about (it retries) — hiring only happens through TeamTool.
   An answer is never dropped: one to a member that has stopped meanwhile (the team is
   stopping) is recorded as sent (``send_or_record``), and a resume delivers it.
+  Messages between agents are bounded: each carries ``agent_hops`` (one more than the
+  message it answers; a person's counts 0), and one to another agent past the team's
+  ``max_agent_hops`` is refused in the run, the model told to report to the person, the
+  stream told why (``AgentHopLimitReached``).
 - A ``CancelMessage`` or ``/stop`` that arrives mid-run stops the run at the next step
   boundary; other messages arriving mid-run are announced to the model (MailboxTool).
   An *interrupting* cancel (the team is stopping: Ctrl-C, or its stop grace ran out)
@@ -95,7 +99,13 @@ from akgentic.agent.capabilities import (
 )
 from akgentic.agent.config import AgentConfig, AgentState
 from akgentic.agent.cut import kept_of_cut
-from akgentic.agent.messages import AgentMessage, AgentReply, MessageType, TurnInterrupted
+from akgentic.agent.messages import (
+    AgentHopLimitReached,
+    AgentMessage,
+    AgentReply,
+    MessageType,
+    TurnInterrupted,
+)
 from akgentic.agent.turn import (
     TurnEndedEvent,
     TurnInterruptedEvent,
@@ -118,6 +128,7 @@ from akgentic.core import (
     is_tool_actor,
 )
 from akgentic.core.agent import ON_STREAM
+from akgentic.core.words import counted
 from akgentic.llm import (
     SUMMARY_INSTRUCTIONS,
     ContextReplacedEvent,
@@ -214,6 +225,19 @@ def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
     )
 
 
+def _hops_of(msg: Message) -> int:
+    """How many messages between agents in a row ``msg`` ends (``AgentMessage.agent_hops``):
+    0 for a person's or a program's (any other class, or one from a user proxy)."""
+    if isinstance(msg, AgentMessage) and not (msg.sender is not None and msg.sender.is_user_proxy):
+        return msg.agent_hops
+    return 0
+
+
+def _is_agent(address: ActorAddress | None) -> bool:
+    """Whether ``address`` is another agent: neither a person nor a ``#`` tool actor."""
+    return address is not None and not address.is_user_proxy and not is_tool_actor(address)
+
+
 def is_cancel(msg: Message) -> bool:
     """Whether ``msg`` asks to cancel a run: a ``CancelMessage``, or the text ``/stop``.
 
@@ -297,6 +321,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._cancelled_by: Message | None = None
         self._interrupted = False  # the team is stopping: no new turn
         self._fired: str | None = None  # fired (why): what it cuts or declines is answered
+        self._turn_hops = 0  # the messages between agents in a row the one handled ends
+        self._hops_told = False  # this run was told the team's max_agent_hops is reached
+        self._max_hops: tuple[int | None] | None = None  # the team's bound, once read
         self._boundary = CancelAtStepBoundary(self._cancel_requested)
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
@@ -497,6 +524,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._closed_by(msg)
 
     def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
+        self._turn_hops = _hops_of(msg)  # what it sends answering msg counts one more
         if self._interrupted:
             self._decline(msg, sender)
             return
@@ -529,7 +557,13 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             to, kind = self._person(), "notification"
         if to is None:
             return
-        self.send_or_record(to, AgentMessage(content=content, type=kind, failed=failed))
+        self.send_or_record(to, self._message(content, kind, failed=failed))
+
+    def _message(self, content: str, kind: MessageType, *, failed: bool = False) -> AgentMessage:
+        """A message this agent sends answering the one it handles: one more message
+        between agents in a row (``AgentMessage.agent_hops``)."""
+        hops = self._turn_hops + 1
+        return AgentMessage(content=content, type=kind, failed=failed, agent_hops=hops)
 
     def _person(self) -> ActorAddress | None:
         """The team's person (its first user proxy), or None."""
@@ -669,6 +703,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
     def _run_prompt(self, msg: Message, prompt: str, sender: ActorAddress | None) -> bool:
         """Run the model on the turn's ``prompt``; False when a cancel interrupted the run."""
         self._turn_sender = sender
+        self._hops_told = False
         self._hold_toolsets()
         if self._within is not None:
             self._within.start_run()
@@ -869,7 +904,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                 if target is None:  # left the team since the output was validated
                     logger.warning("%s: %s is no longer a member", self.config.name, item.to)
                     continue
-                self.send_or_record(target, AgentMessage(content=item.content, type=item.type))
+                self.send_or_record(target, self._message(item.content, item.type))
+        elif self._hops_told and _is_agent(sender):  # told to report to the person instead
+            self._reply(self._person(), output, "notification")
         else:
             self._reply(sender, output)
 
@@ -922,7 +959,61 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     f"Address current members only; to add one, hire through the team tools "
                     f"first."
                 )
+            agents = [name for name, found in recipients if _is_agent(found)]
+            if agents:
+                self._hold_to_hop_limit(agents)
+        elif self._turn_sender is not None and _is_agent(self._turn_sender) and not self._hops_told:
+            self._hold_to_hop_limit([self._turn_sender.name])  # told: it goes to the person
         return output
+
+    def _hold_to_hop_limit(self, agents: list[str]) -> None:
+        """Refuse, in the run, a message to ``agents`` past the team's ``max_agent_hops``:
+        agents answering one another would do so for ever, each answer a new turn, with no
+        person in the loop. The model is told to stop and report to the person (a plain
+        answer then goes to them: :meth:`_route`); the team's stream says why, once per run
+        (``AgentHopLimitReached``, a warning a client shows). A person's message starts the
+        count again."""
+        limit = self._max_agent_hops()
+        if limit is None or self._turn_hops + 1 <= limit:
+            return
+        who = ", ".join(agents)
+        if not self._hops_told:
+            self._hops_told = True
+            self._report(
+                AgentHopLimitReached(
+                    content=f"{self.config.name} was stopped from writing to {who}: agents "
+                    f"sent one another {counted(limit, 'message')} in a row since the person "
+                    f"last wrote, the team's max_agent_hops; it reports to the person instead. "
+                    f"Write to a member to let the agents go on.",
+                    current_message=self._current_message,
+                    limit=limit,
+                    to=agents,
+                )
+            )
+        person = self._person()
+        instead = (
+            f"answer {person.name} with where the work stands and what you need from them "
+            f"(your plain answer now goes to {person.name})"
+            if person is not None
+            else "end your turn with a plain answer saying where the work stands: it stays "
+            "on the team's log for whoever runs the team"
+        )
+        raise ModelRetry(
+            f"Stop: do not write to {who}. The agents of this team have sent one another "
+            f"{counted(limit, 'message')} in a row since the person last wrote, the most the "
+            f"team allows (max_agent_hops: {limit}): no agent may write to another until a "
+            f"person writes again. Instead, {instead}."
+        )
+
+    def _max_agent_hops(self) -> int | None:
+        """The team's ``max_agent_hops`` (None: no bound), asked of the orchestrator once:
+        a team's setting does not change while it runs."""
+        if self._max_hops is None:
+            if self.orchestrator is None:
+                return None
+            orchestrator = self.proxy_ask(self.orchestrator, Orchestrator, timeout=10)
+            self._max_hops = (orchestrator.get_max_agent_hops(),)
+        return self._max_hops[0]
 
     # -- compaction -------------------------------------------------------------------------------
     def _compact(self, *, force: bool) -> str | None:
@@ -1209,6 +1300,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             inbox.queue.extend(keep)
         for envelope in taken:  # processed when the run that absorbed it is recorded
             self.report_received(envelope.message.id)
+            # answering it too, the run's messages count from the longest chain it ends
+            self._turn_hops = max(self._turn_hops, _hops_of(envelope.message))
         self._absorbed.extend(taken)
         return [envelope.message for envelope in taken]
 

@@ -8,10 +8,18 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict, Field
 
 from akgentic.core.messages import DisplayType
+from akgentic.core.messages.orchestrator import WarningMessage
 from akgentic.core.serialization import SerializableModel
 from akgentic.tool.mailbox import MailboxMessage
 
-__all__ = ["AgentMessage", "AgentReply", "MessageType", "Outgoing", "TurnInterrupted"]
+__all__ = [
+    "AgentHopLimitReached",
+    "AgentMessage",
+    "AgentReply",
+    "MessageType",
+    "Outgoing",
+    "TurnInterrupted",
+]
 
 MessageType = Literal["request", "response", "notification", "instruction", "acknowledgment"]
 
@@ -28,12 +36,19 @@ class AgentMessage(MailboxMessage):
     answer to a ``/command`` that is unknown, refused its arguments or raised (the
     ``content`` says why). A client tells a failed command from a successful one by it,
     never by the wording.
+
+    ``agent_hops`` counts the messages between agents in a row this one ends, since a
+    person (or a program: the API, the CLI) last wrote: 1 for an agent's message sent on a
+    person's, 2 for the answer to that one, and so on. A message from a person (any other
+    class, or one from a user proxy) counts 0. The sending agent stamps it — one more
+    than the message it answers — and holds it to the team's ``max_agent_hops``.
     """
 
     content: str
     type: MessageType = "request"
     display_type: DisplayType = "ai"
     failed: bool = False
+    agent_hops: int = Field(default=0, ge=0)
 
     def rendering(self) -> str:
         who = self.sender.name if self.sender is not None else "someone"
@@ -66,6 +81,16 @@ class AgentReply(BaseModel):
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     messages: list[Outgoing] = Field(min_length=1)
+
+
+class AgentHopLimitReached(WarningMessage):
+    """Reported when an agent is refused a message to another agent: the messages between
+    agents since the person last wrote reached the team's ``max_agent_hops`` (``limit``).
+    ``to`` names the agents it tried to write to. A warning, so a client shows it as one:
+    the person watching sees why the conversation stopped."""
+
+    limit: int
+    to: list[str] = Field(default_factory=list)
 
 
 class TurnInterrupted(SerializableModel):

@@ -31,7 +31,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from uuid import UUID
 
 import pykka
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from akgentic.core._telemetry import (
     DRAIN,
@@ -72,6 +72,7 @@ from akgentic.core.messages.orchestrator import (
 from akgentic.core.serialization import SerializableModel
 
 __all__ = [
+    "DEFAULT_MAX_AGENT_HOPS",
     "TOOL_PREFIX",
     "EventSubscriber",
     "Orchestrator",
@@ -223,13 +224,20 @@ class TelemetryBatch:
         return self._orchestrator._materialize(self.records[index])
 
 
+DEFAULT_MAX_AGENT_HOPS = 30
+"""The most messages agents send one another in a row, since a person (or a program: the
+API, the CLI) last wrote, unless a team sets its own ``max_agent_hops``."""
+
+
 class OrchestratorConfig(BaseConfig):
     """An orchestrator's configuration.
 
     ``history_window`` bounds the recent messages and events kept for queries;
     ``stop_grace_timeout`` is the default grace of :meth:`Orchestrator.stop`;
     ``entry_point`` names the member the person talks to (a team card's
-    ``entry_point``), None when the team has none.
+    ``entry_point``), None when the team has none; ``max_agent_hops`` is the team's bound
+    on messages between agents in a row (a team card's ``max_agent_hops``; None: none),
+    which the agents read (:meth:`Orchestrator.get_max_agent_hops`) and hold themselves to.
     """
 
     name: str = "@Orchestrator"
@@ -237,6 +245,7 @@ class OrchestratorConfig(BaseConfig):
     history_window: int = 1000
     stop_grace_timeout: float = 30.0
     entry_point: str | None = None
+    max_agent_hops: int | None = Field(default=DEFAULT_MAX_AGENT_HOPS, ge=1)
 
 
 _BACKSTOP = 1.0
@@ -502,6 +511,14 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         or None when the team has none."""
         config = self.config
         return config.entry_point if isinstance(config, OrchestratorConfig) else None
+
+    def get_max_agent_hops(self) -> int | None:
+        """The team's bound on messages between agents in a row since a person last wrote
+        (``OrchestratorConfig.max_agent_hops``), or None: no bound."""
+        config = self.config
+        if isinstance(config, OrchestratorConfig):
+            return config.max_agent_hops
+        return DEFAULT_MAX_AGENT_HOPS
 
     def get_team_member(self, name: str) -> ActorAddress | None:
         """The running member with this address name, or None.

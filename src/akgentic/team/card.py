@@ -9,7 +9,9 @@ building (``imports``: honoured by :meth:`TeamCard.from_yaml` only — a YAML fi
 the user wrote; a card decoded from storage never imports what it names), and the MCP
 servers every agent gets (``mcp_config``: a Claude Desktop ``mcp.json``, relative to the
 YAML's folder; see ``akgentic.team.mcp``), and what a newcomer might type first
-(``suggestions``: shown by ``akgentic run`` when no ``--message`` is given).
+(``suggestions``: shown by ``akgentic run`` when no ``--message`` is given), and how many
+messages agents may send one another in a row since the person last wrote
+(``max_agent_hops``: past it, the agent is told to report to the person).
 
 Everything that would fail later is refused when the card is built — an agent class
 that is not defined, a prompt template that would not render, two members with one
@@ -49,6 +51,7 @@ from akgentic.core import (
 from akgentic.core.agent import actor_class_for
 from akgentic.core.agent_card import agent_class_problem
 from akgentic.core.excerpt import exception_line, field_errors, validator_words
+from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.core.serialization import (
     SerializableModel,
     SerializationError,
@@ -180,6 +183,15 @@ class TeamCard(SerializableModel):
         default_factory=list,
         description="What a newcomer might type first: akgentic run prints them when no "
         "--message is given.",
+    )
+    max_agent_hops: int | None = Field(
+        default=DEFAULT_MAX_AGENT_HOPS,
+        ge=1,
+        description="The most messages agents send one another in a row since the person (or "
+        "a program: the API, the CLI) last wrote; the agent that would send one more is told "
+        "to stop and report to the person, and the team's stream says why (a warning). A "
+        "person's message starts the count again. null: no bound (two agents answering each "
+        "other would do so for ever).",
     )
 
     @model_validator(mode="before")

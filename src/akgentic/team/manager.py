@@ -627,7 +627,9 @@ class TeamManager:
         taken at ``turn`` (:meth:`_lease`) once the team has stopped."""
         orchestrator = self.system.createActor(
             Orchestrator,
-            config=OrchestratorConfig(entry_point=card.entry_point),
+            config=OrchestratorConfig(
+                entry_point=card.entry_point, max_agent_hops=card.max_agent_hops
+            ),
             team_id=team_id,
             agent_id=agent_id,
             restoring=agent_id is not None,

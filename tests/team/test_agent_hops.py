@@ -17,10 +17,11 @@ from pydantic_ai.messages import (
     ToolCallPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
 
 from akgentic.agent import AgentHopLimitReached, AgentMessage
 from akgentic.agent.turn import TurnEndedEvent
-from akgentic.core import ActorSystem, SentMessage
+from akgentic.core import ActorSystem, Orchestrator, SentMessage
 from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.llm import register_model
 from akgentic.storage import open_storage, sqlite_url
@@ -198,15 +199,24 @@ def test_without_a_person_the_agent_is_told_its_answer_stays_on_the_log(
                 break
         assert ended is not None and between_agents(runtime, ended) == [("@A", "@B", 1)]
         assert len(retries) == 1
-        assert retries[0].count(
+        assert (
             "Instead, end your turn with a plain answer saying where the work stands: it stays "
             "on the team's log for whoever runs the team."
-        )
+        ) in retries[0]
         sent = [
             r for r in runtime.history(after=0, limit=10_000) if isinstance(r.message, SentMessage)
         ]
         senders = [r.message.sender.name for r in sent if r.message.sender is not None]
         assert "@B" not in senders  # its report went to nobody: @A was not written to
+
+
+def test_a_resumed_team_keeps_its_bound(manager: TeamManager) -> None:
+    with register_model("hops-A", TestModel()), register_model("hops-B", TestModel()):
+        runtime = manager.create_team(pair("@Human", 3))
+        manager.stop_team(runtime.team_id)
+        resumed = manager.resume_team(runtime.team_id)
+        orchestrator = resumed.system.proxy_ask(resumed.orchestrator, Orchestrator, timeout=10)
+        assert orchestrator.get_max_agent_hops() == 3
 
 
 def test_the_bound_is_thirty_by_default_at_least_one_and_null_removes_it() -> None:

@@ -64,3 +64,30 @@ def test_a_message_absorbed_into_a_run_that_failed_is_taken_as_a_turn_of_its_own
     absorbed = [m for m in script.seen[2] if "also this, please" in str(m)]
     assert absorbed  # the failed run did absorb it
     assert "also this, please" in str(script.seen[3][-1])  # then it came as its own prompt
+
+
+def test_an_answer_counts_its_hops_from_the_longest_chain_the_run_absorbed(
+    system: ActorSystem, team: Team
+) -> None:
+    """The run answers the message it absorbed too: what it sends is one message between
+    agents more than the longer of the two chains (``AgentMessage.agent_hops``), so agents
+    cannot start the count again by writing to one another mid-run."""
+    entered, release = threading.Event(), threading.Event()
+    later = AgentMessage(content="also this, please", agent_hops=7)
+    script = Script(
+        call("wait"),
+        call("read_mailbox", message_id=str(later.id)),
+        text("both done"),
+    )
+    agent = start(system, team, script, tools=[held(entered, release)])
+    with system.private() as asker, system.private() as colleague:
+        asker.tell(agent, AgentMessage(content="go", agent_hops=2))
+        assert entered.wait(30)
+        colleague.tell(agent, later)
+        release.set()
+        answer = asker.listen(30)
+        assert isinstance(answer, AgentMessage) and answer.content == "both done"
+        assert answer.agent_hops == 8
+        asker.tell(agent, AgentMessage(content="again", agent_hops=2))
+        again = asker.listen(30)
+    assert isinstance(again, AgentMessage) and again.agent_hops == 3  # a run of its own

@@ -21,7 +21,7 @@ from pydantic_ai.models.test import TestModel
 
 from akgentic.agent import AgentHopLimitReached, AgentMessage
 from akgentic.agent.turn import TurnEndedEvent
-from akgentic.core import ActorSystem, Orchestrator, SentMessage
+from akgentic.core import ActorSystem, ErrorMessage, Orchestrator, SentMessage, WarningMessage
 from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.llm import register_model
 from akgentic.storage import open_storage, sqlite_url
@@ -49,16 +49,20 @@ def told(messages: list[ModelMessage]) -> str | None:
     return None
 
 
-def player(name: str, retries: list[str], *, addressed: bool = False) -> FunctionModel:
+def player(
+    name: str, retries: list[str], *, addressed: bool = False, stubborn: bool = False
+) -> FunctionModel:
     """An agent that answers every agent's message with a message back, for ever — a plain
     answer, or with ``addressed`` a structured one naming the other agent; on a person's,
-    it writes to the other agent first (@A to @B). Told to stop, it reports."""
+    it writes to the other agent first (@A to @B). Told to stop, it reports — unless
+    ``stubborn``: it writes to the other agent again."""
     other = "@B" if name == "@A" else "@A"
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         retry = told(messages)
         if retry is not None:
             retries.append(retry)
+        if retry is not None and not stubborn:
             return ModelResponse(parts=[TextPart(f"{name}: we went round in circles")])
         if addressed or "start" in str(messages[-1]):
             args = {"messages": [{"to": other, "content": "ping"}]}
@@ -179,6 +183,39 @@ def test_an_answer_naming_an_agent_past_the_limit_is_refused_and_the_report_goes
         ]
         assert warning.sender is not None and warning.sender.name == "@B"
         assert (warning.limit, warning.to) == (1, ["@A"])
+
+
+def test_an_agent_that_writes_on_to_agents_when_told_fails_its_turn_with_a_warning(
+    manager: TeamManager,
+) -> None:
+    """The model may ignore the words: its retries run out, nothing is sent, and the turn
+    ends failed with a warning saying why (not a traceback, as for a bug)."""
+    retries: list[str] = []
+    with (
+        register_model("hops-A", player("@A", retries)),
+        register_model("hops-B", player("@B", retries, addressed=True, stubborn=True)),
+    ):
+        runtime = manager.create_team(pair("@Human", 1))
+        runtime.send("start")
+        ended = None
+        for record in runtime.follow(runtime.first_seq, idle_timeout=60):
+            event = getattr(record.message, "event", None)
+            if isinstance(event, TurnEndedEvent) and event.agent == "@B":
+                ended = event
+                upto = record.seq
+                break
+        assert ended is not None and ended.outcome == "failed"
+        stopped = (
+            "@B kept writing to other agents past the team's max_agent_hops: nothing was "
+            "sent; write to a member to let the agents go on"
+        )
+        assert ended.error == stopped
+        assert between_agents(runtime, upto) == [("@A", "@B", 1)]
+        logged = list(runtime.history(after=0, limit=10_000))
+        assert [r.message.content for r in logged if isinstance(r.message, WarningMessage)][
+            -1
+        ] == stopped
+        assert not [r for r in logged if isinstance(r.message, ErrorMessage)]
 
 
 def test_without_a_person_the_agent_is_told_its_answer_stays_on_the_log(

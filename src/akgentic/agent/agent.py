@@ -64,7 +64,11 @@ from typing import Any, ClassVar, cast
 from uuid import UUID
 
 from pydantic_ai import Agent, CancellationToken, ModelRetry, RunContext, Tool
-from pydantic_ai.exceptions import ModelContextWindowExceededError, RunCancelled
+from pydantic_ai.exceptions import (
+    ModelContextWindowExceededError,
+    RunCancelled,
+    UnexpectedModelBehavior,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -617,8 +621,17 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._report(WarningMessage(content=str(exc), current_message=msg))
         except Exception as exc:
             outcome = "failed"
-            failure = describe_model_failure(exc, self._roster.active_config, self._roster)
-            if failure is None:
+            if self._hops_told and isinstance(exc, UnexpectedModelBehavior):
+                # told to stop writing to agents, it went on until its retries ran out: the
+                # bound held, no bug — a warning saying so, not a traceback
+                error = (
+                    f"{name} kept writing to other agents past the team's max_agent_hops: "
+                    f"nothing was sent; write to a member to let the agents go on"
+                )
+                self._report(WarningMessage(content=error, current_message=msg))
+            elif (
+                failure := describe_model_failure(exc, self._roster.active_config, self._roster)
+            ) is None:
                 error = f"{type(exc).__name__}: {exc}"
                 self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
             else:

@@ -229,10 +229,16 @@ def _carries(history: Sequence[ModelMessage], prompt: str) -> bool:
     )
 
 
-def _hops_of(msg: Message) -> int:
+def _hops_of(msg: Message, current: int = 0) -> int:
     """How many messages between agents in a row ``msg`` ends (``AgentMessage.agent_hops``):
-    0 for a person's or a program's (any other class, or one from a user proxy)."""
-    if isinstance(msg, AgentMessage) and not (msg.sender is not None and msg.sender.is_user_proxy):
+    0 for a person's or a program's (any other class, or one from a user proxy). A ``#``
+    tool actor's (a reminder the agent set itself) is no person writing: the count goes
+    on from ``current``, the agent's own — else an agent told to stop could start it again
+    by setting itself a reminder."""
+    sender = msg.sender
+    if sender is not None and is_tool_actor(sender):
+        return current
+    if isinstance(msg, AgentMessage) and not (sender is not None and sender.is_user_proxy):
         return msg.agent_hops
     return 0
 
@@ -528,7 +534,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             self._closed_by(msg)
 
     def receiveMsg_Message(self, msg: Message, sender: ActorAddress | None) -> None:
-        self._turn_hops = _hops_of(msg)  # what it sends answering msg counts one more
+        self._turn_hops = _hops_of(msg, self._turn_hops)  # what it sends counts one more
         if self._interrupted:
             self._decline(msg, sender)
             return
@@ -1314,7 +1320,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         for envelope in taken:  # processed when the run that absorbed it is recorded
             self.report_received(envelope.message.id)
             # answering it too, the run's messages count from the longest chain it ends
-            self._turn_hops = max(self._turn_hops, _hops_of(envelope.message))
+            self._turn_hops = max(self._turn_hops, _hops_of(envelope.message, self._turn_hops))
         self._absorbed.extend(taken)
         return [envelope.message for envelope in taken]
 

@@ -40,8 +40,9 @@ class AgentMessage(MailboxMessage):
     ``agent_hops`` counts the messages between agents in a row this one ends, since a
     person (or a program: the API, the CLI) last wrote: 1 for an agent's message sent on a
     person's, 2 for the answer to that one, and so on. A message from a person (any other
-    class, or one from a user proxy) counts 0. The sending agent stamps it — one more
-    than the message it answers — and holds it to the team's ``max_agent_hops``.
+    class, or one from a user proxy) counts 0; a ``#`` tool actor's (a reminder) does not
+    start the count again. The sending agent stamps it — one more than the message it
+    answers — and holds it to the team's ``max_agent_hops``.
     """
 
     content: str

@@ -2,12 +2,12 @@
 from YAML through ``akgentic run``, from Python, shared by two agents through one ``#``
 actor, its context sent as deltas under a byte-identical system prompt, and its actor's
 state rebuilt exactly by a resume and by a replay of its events (with no reducer
-registered: the state's own ``apply_delta`` folds them)."""
+registered: the state's own ``apply_delta`` folds them). The guide's own code, as a
+reader copies it, is run by tests/tooling/test_docs.py."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -172,28 +172,3 @@ def test_the_yaml_teams_suggestions_are_read_whole(tally: Any) -> None:
     assert (
         shows[0] == "tally_add on the team's #Tally actor, and the board in the next turn's context"
     )
-
-
-GUIDE = CARDS.parents[1] / "docs" / "custom-cards.md"
-
-
-def guide_blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", GUIDE.read_text(), re.S)
-
-
-def test_the_guides_yaml_team_loads_as_written(tally: Any, tmp_path: Path) -> None:
-    (block,) = guide_blocks("yaml")
-    (tmp_path / "team.yaml").write_text(block)
-    card = TeamCard.from_yaml(tmp_path / "team.yaml")
-    (tool,) = card.members[0].card.config.tools
-    assert isinstance(tool, tally.TallyTool) and tool.max_amount == 10
-
-
-def test_the_guides_state_actor_and_card_run_as_copied(tally: Any) -> None:
-    # sections 1 and 2, pasted into one module in order: every name they use is imported
-    # there, and the card they build has the example's fields
-    module = "\n".join(guide_blocks("python")[:2])
-    namespace: dict[str, Any] = {"__name__": "guide_tally"}
-    exec(compile(module, str(GUIDE), "exec"), namespace)
-    assert namespace["TallyTool"].model_fields.keys() == tally.TallyTool.model_fields.keys()
-    assert {"_ask", "observer"} <= set(vars(namespace["TallyTool"]))

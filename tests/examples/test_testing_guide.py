@@ -1,7 +1,7 @@
-"""docs/testing.md works as it says: its Python example answers with the FunctionModel's
-text, and its YAML team (a module of its own registering the model) runs through
-``akgentic run`` and refuses a resume that has not registered the model again, in one
-line naming the command that does (``--import``; tests/cli cover that it imports)."""
+"""docs/testing.md's YAML team (a module of its own registering the model) runs through
+the installed ``akgentic`` and refuses a resume that has not registered the model again,
+in one line naming the command that does (``--import``; tests/cli cover that it imports).
+The page's code as a reader copies it is run by tests/tooling/test_docs.py."""
 
 from __future__ import annotations
 
@@ -12,28 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from akgentic.llm import registered_models
+from ..tooling.test_docs import code_blocks
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", GUIDE.read_text(), re.S)
-
-
-def test_the_python_example_answers_with_the_function_models_text(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    example = blocks("python")[0]
-    exec(compile(example, str(GUIDE), "exec"), {"__name__": "guide"})
-    assert capsys.readouterr().out == "Three points, scripted.\n"
-    assert "fake-llm" not in registered_models()  # the with block ended it
-
-
 def test_the_yaml_team_runs_and_a_resume_without_its_module_says_to_import(tmp_path: Path) -> None:
-    files = {body.splitlines()[0].lstrip("# "): body for body in blocks("python") + blocks("yaml")}
+    files = {block.file: block.code for block in code_blocks(GUIDE)}
     for name in ("fake_models.py", "team.yaml"):
         (tmp_path / name).write_text(files[name])
     env = {**os.environ, "AKGENTIC_STORAGE": f"sqlite:///{tmp_path / 'guide.db'}"}

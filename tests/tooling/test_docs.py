@@ -1,14 +1,28 @@
 """The docs a newcomer reads: the team-card reference is generated and current, links
 lead to files that exist, no internal jargon, the pictures are there, every package has
-its README, and the architecture page names only packages that exist."""
+its README, and the architecture page names only packages that exist.
+
+The code a reader copies works as written: the Python blocks of the pages in ``RUN`` are
+run as one program, their team cards loaded and their ``akgentic run ... -m`` lines run,
+offline. A block that is shown but not
+run — a sketch with elided bodies, a step of the reader's own program — is marked by an
+HTML comment on the line before it, ``<!-- fragment: why -->``."""
 
 from __future__ import annotations
 
+import importlib
 import re
+import shlex
+import shutil
+import sys
+import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
 from akgentic.agent import AgentConfig
 from akgentic.core import AgentCard
@@ -166,11 +180,173 @@ def test_the_core_page_names_only_what_it_says_is_importable() -> None:
         assert hasattr(importlib.import_module(module[1]), name), f"{name} not in {module[1]}"
 
 
-def test_the_core_pages_actor_example_prints_what_it_says(
+# -- the code a reader copies -----------------------------------------------------------------
+
+FRAGMENT = "<!-- fragment:"
+"""The line before a code block that is shown, not run (``<!-- fragment: why -->``): a
+sketch with elided bodies, or a step of the reader's own program. It is still parsed,
+and what it imports still checked."""
+RUN = {
+    "README.md": None,
+    "docs/core.md": None,
+    "docs/custom-cards.md": REPO / "examples" / "cards",
+    "docs/testing.md": None,
+}
+"""The pages whose Python blocks are run and whose team cards are loaded, with the
+folder a reader runs them from (copied: the example module a card imports) or None
+(an empty one)."""
+
+
+@dataclass(frozen=True)
+class Block:
+    language: str
+    code: str
+    line: int
+    """The page's line of the block's first line of code."""
+    fragment: bool
+
+    @property
+    def file(self) -> str | None:
+        """The name a first-line comment gives the block (``# team.yaml``): a file the
+        page has the reader save, beside the code that uses it."""
+        named = re.fullmatch(r"# ([\w-]+\.(?:py|yaml))", self.code.split("\n", 1)[0])
+        return named[1] if named else None
+
+
+def code_blocks(page: Path, language: str | None = None) -> list[Block]:
+    text = page.read_text()
+    blocks = []
+    for found in re.finditer(r"^( *)```(\w*)\n(.*?)^\1```", text, re.S | re.M):
+        before = text[: found.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        code = textwrap.dedent(found[3])
+        line = text.count("\n", 0, found.start()) + 2
+        blocks.append(Block(found[2], code, line, before.lstrip().startswith(FRAGMENT)))
+    return [b for b in blocks if language is None or b.language == language]
+
+
+def page_program(page: Path) -> str:
+    """The page's Python blocks that are neither fragments nor files, as one module — a
+    later block uses an earlier one's names, as in the file a reader pastes them into —
+    each at its own line, so a traceback names the page's line."""
+    source = ""
+    for block in code_blocks(page, "python"):
+        if not block.fragment and block.file is None:
+            source += "\n" * (block.line - 1 - source.count("\n")) + block.code
+    return source
+
+
+@dataclass
+class PageRun:
+    folder: Path
+    namespace: dict[str, Any]
+    out: str
+    cards: list[TeamCard]
+    answers: dict[str, str]
+    """Each ``akgentic run ... -m`` line of the page's shell blocks: its last line (the
+    one its comment shows, when it shows one: ``# ... answer: TEXT``)."""
+
+
+def run_page(
+    page: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+) -> PageRun:
+    """Do what the page says, offline, in a folder of its own: save its files, run its
+    program, load its team cards, run its ``akgentic run ... -m`` lines. What the page
+    registers (models, modules imported from its folder) is forgotten afterwards."""
+    from akgentic.cli import app
+    from akgentic.llm import registry
+
+    folder = tmp_path / "reader"
+    if RUN[page] is None:
+        folder.mkdir()
+    else:
+        shutil.copytree(RUN[page], folder)
+    monkeypatch.chdir(folder)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.setattr(registry, "_models", dict(registry._models))
+    modules = set(sys.modules)
+    try:
+        blocks = code_blocks(REPO / page)
+        for block in blocks:
+            if block.file is not None and not block.fragment:
+                (folder / block.file).write_text(block.code)
+        namespace: dict[str, Any] = {"__name__": "docs_page"}
+        exec(compile(page_program(REPO / page), str(REPO / page), "exec"), namespace)
+        out = capsys.readouterr().out
+        cards = []
+        for block in blocks:
+            if block.language == "yaml" and not block.fragment and "members:" in block.code:
+                path = folder / (block.file or f"page-{block.line}.yaml")
+                path.write_text(block.code)
+                cards.append(TeamCard.from_yaml(path))
+        answers = {}
+        env = {"AKGENTIC_STORAGE": f"sqlite:///{tmp_path / 'cli.db'}", "AKGENTIC_MODEL": None}
+        for block in blocks:
+            for line in block.code.splitlines() if block.language == "bash" else []:
+                words = shlex.split(line, comments=True)
+                if words[:2] == ["akgentic", "run"] and ("-m" in words or "--message" in words):
+                    result = CliRunner().invoke(app, words[1:], env=env)
+                    assert result.exit_code == 0, f"{page}: {line}\n{result.output}"
+                    answers[line] = result.output.rstrip().rsplit("\n", 1)[-1]
+                    said = line.partition("# ")[2].partition("answer: ")[2]
+                    assert not said or answers[line] == f"answer: {said}", (line, answers[line])
+        return PageRun(folder, namespace, out, cards, answers)
+    finally:
+        for name in set(sys.modules) - modules:
+            module_file = getattr(sys.modules[name], "__file__", None) or ""
+            if module_file.startswith(str(folder)):
+                del sys.modules[name]
+
+
+def test_the_readme_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (example,) = re.findall(r"```python\n(.*?)```", (REPO / "docs" / "core.md").read_text(), re.S)
-    exec(compile(example, "docs/core.md", "exec"), {"__name__": "core_page"})
-    count, states = capsys.readouterr().out.splitlines()
+    ran = run_page("README.md", tmp_path, monkeypatch, capsys)
+    lines = ran.out.splitlines()
+    assert lines[0] == "1 StartMessage"  # a team in Python: the stored stream, from seq 1
+    assert (ran.folder / "team.db").is_file()  # "./team.db"
+    assert "HELLO" in lines  # a plain actor team, as its comment says
+    assert lines[-1].startswith("[<") and "@Shout" in lines[-1]  # the roster
+
+
+def test_the_core_pages_actor_example_prints_what_it_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count, states = run_page("docs/core.md", tmp_path, monkeypatch, capsys).out.splitlines()
     assert count == "1"  # as the page's comments say
     assert states.endswith(": CounterState(count=1)}")
+
+
+def test_the_custom_card_guide_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = run_page("docs/custom-cards.md", tmp_path, monkeypatch, capsys)
+    # sections 1 and 2 pasted into one module build the example's card, with its fields
+    sys.path.insert(0, str(REPO / "examples" / "cards"))
+    try:
+        example = importlib.import_module("tally")
+    finally:
+        sys.path.remove(str(REPO / "examples" / "cards"))
+    card = ran.namespace["TallyTool"]
+    assert card.model_fields.keys() == example.TallyTool.model_fields.keys()
+    assert {"_ask", "observer"} <= set(vars(card))
+    assert ran.namespace["config"].tools == [card(max_amount=10)]  # section 3, from Python
+    (team,) = ran.cards  # section 3, from YAML
+    (tool,) = team.members[0].card.config.tools
+    assert type(tool).__name__ == "TallyTool" and tool.max_amount == 10
+    assert list(ran.answers.values()) == ["answer: [scripted] Counted: apples is now 1."]
+
+
+def test_the_testing_guide_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from akgentic.llm import registered_models
+
+    ran = run_page("docs/testing.md", tmp_path, monkeypatch, capsys)
+    assert ran.out == "Three points, scripted.\n"  # as the print's comment says
+    assert "fake-llm" not in registered_models()  # the with block ended it
+    (team,) = ran.cards
+    assert team.imports == ["fake_models"] and (ran.folder / "fake_models.py").is_file()
+    assert list(ran.answers.values()) == ["answer: Analyst here, answering offline."]

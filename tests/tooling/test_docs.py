@@ -4,12 +4,14 @@ its README, and the architecture page names only packages that exist.
 
 The code a reader copies works as written: the Python blocks of the pages in ``RUN`` are
 run as one program, their team cards loaded and their ``akgentic run ... -m`` lines run,
-offline. A block that is shown but not
+offline; on every page, each Python block parses and imports only public names, and each
+``akgentic`` command shown exists with the options shown. A block that is shown but not
 run — a sketch with elided bodies, a step of the reader's own program — is marked by an
 HTML comment on the line before it, ``<!-- fragment: why -->``."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 import shlex
@@ -350,3 +352,79 @@ def test_the_testing_guide_runs_as_written(
     (team,) = ran.cards
     assert team.imports == ["fake_models"] and (ran.folder / "fake_models.py").is_file()
     assert list(ran.answers.values()) == ["answer: Analyst here, answering offline."]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_import_a_page_shows_is_public(doc: Path) -> None:
+    # fragments included: a renamed or private name breaks here, not in a reader's hands
+    for block in code_blocks(doc, "python"):
+        where = f"{doc.relative_to(REPO)}:{block.line}"
+        try:
+            tree = ast.parse(block.code)
+        except SyntaxError as exc:
+            raise AssertionError(f"{where}: a python block that is not Python: {exc}") from None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("akgentic"):
+                        importlib.import_module(alias.name)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("akgentic"):
+                module = importlib.import_module(node.module)  # type: ignore[arg-type]
+                public = getattr(module, "__all__", None)
+                for alias in node.names:
+                    assert hasattr(module, alias.name), f"{where}: {node.module}.{alias.name}"
+                    assert public is None or alias.name in public, (
+                        f"{where}: {alias.name} is not in {node.module}.__all__"
+                    )
+
+
+def shown_commands(doc: Path) -> list[str]:
+    """The ``akgentic ...`` command lines a page shows: in its shell blocks (a console
+    block's ``$`` lines) and in its inline code."""
+    text = doc.read_text()
+    lines = []
+    for block in code_blocks(doc):
+        if block.language in ("bash", "console"):
+            for line in block.code.replace("\\\n", " ").splitlines():
+                if block.language == "console" and not line.startswith("$ "):
+                    continue
+                lines.append(line.removeprefix("$ "))
+    prose = re.sub(r"^( *)```.*?^\1```", "", text, flags=re.S | re.M)
+    lines += re.findall(r"`((?:\S*/)?akgentic [^`]+)`", prose)
+    shown = []
+    for line in lines:
+        found = re.search(r"(?:^|[\s/])(akgentic\b.*)", line)
+        if found and not line.lstrip().startswith(("#", "pip ")):
+            shown.append(found[1])
+    return shown
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_command_a_page_shows_exists_with_its_options(doc: Path) -> None:
+    import typer
+
+    from akgentic.cli import app
+
+    root = typer.main.get_command(app)
+    for shown in shown_commands(doc):
+        words = shlex.split(shown, comments=True) if shown.count('"') % 2 == 0 else shown.split()
+        command, at = root, 1
+        while hasattr(command, "get_command") and at < len(words):  # a group (typer's click)
+            word = words[at]
+            if word.startswith("-") or word == "...":
+                break
+            # `catalog list|show|...` names several; a placeholder (TEAM, ...) none
+            names = word.split("|") if "|" in word else [word]
+            context = command.context_class(command)
+            found = [command.get_command(context, name) for name in names]
+            assert all(found), f"{doc.relative_to(REPO)}: `{shown}`: no command {word!r}"
+            command, at = found[0], at + 1
+        options = {"--help", "-h"}
+        for param in command.params:
+            options.update(param.opts, param.secondary_opts)
+        for word in words[at:]:
+            if word in ("|", "&&", ";") or word.startswith(">"):
+                break
+            if re.fullmatch(r"--?[a-z][\w-]*(=.*)?", word):
+                option = word.partition("=")[0]
+                assert option in options, f"{doc.relative_to(REPO)}: `{shown}`: no {option}"

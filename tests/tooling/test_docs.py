@@ -425,6 +425,7 @@ def test_every_command_a_page_shows_exists_with_its_options(doc: Path) -> None:
         for word in words[at:]:
             if word in ("|", "&&", ";") or word.startswith(">"):
                 break
+            word = word.strip("[]")  # an optional one: [--all]
             if re.fullmatch(r"--?[a-z][\w-]*(=.*)?", word):
                 option = word.partition("=")[0]
                 assert option in options, f"{doc.relative_to(REPO)}: `{shown}`: no {option}"

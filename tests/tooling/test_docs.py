@@ -2,12 +2,13 @@
 lead to files that exist, no internal jargon, the pictures are there, every package has
 its README, and the architecture page names only packages that exist.
 
-The code a reader copies works as written: the Python blocks of the pages in ``RUN`` are
-run as one program, their team cards loaded and their ``akgentic run ... -m`` lines run,
-offline; on every page, each Python block parses and imports only public names, and each
-``akgentic`` command shown exists with the options shown. A block that is shown but not
-run — a sketch with elided bodies, a step of the reader's own program — is marked by an
-HTML comment on the line before it, ``<!-- fragment: why -->``."""
+The code a reader copies works as written: each page's Python blocks are run as one
+program, its YAML parsed, its team cards loaded and its ``akgentic run ... -m`` lines
+run, offline, from the repository's root (or the example's folder); each Python block
+parses and imports only public names, and each ``akgentic`` command shown exists with
+the options shown. A block that is shown but not run — a sketch with elided bodies, a
+step of the reader's own program, code that needs a server — is marked by an HTML
+comment on the line before it, ``<!-- fragment: why -->``."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -188,15 +190,9 @@ FRAGMENT = "<!-- fragment:"
 """The line before a code block that is shown, not run (``<!-- fragment: why -->``): a
 sketch with elided bodies, or a step of the reader's own program. It is still parsed,
 and what it imports still checked."""
-RUN = {
-    "README.md": None,
-    "docs/core.md": None,
-    "docs/custom-cards.md": REPO / "examples" / "cards",
-    "docs/testing.md": None,
-}
-"""The pages whose Python blocks are run and whose team cards are loaded, with the
-folder a reader runs them from (copied: the example module a card imports) or None
-(an empty one)."""
+FOLDERS = {"docs/custom-cards.md": REPO / "examples" / "cards"}
+"""The folder a reader runs a page's code from, when not the repository's root: copied,
+with the example module its card imports."""
 
 
 @dataclass(frozen=True)
@@ -261,10 +257,11 @@ def run_page(
     from akgentic.llm import registry
 
     folder = tmp_path / "reader"
-    if RUN[page] is None:
+    if page in FOLDERS:
+        shutil.copytree(FOLDERS[page], folder)
+    else:  # the repository's root, as far as the code reads it: its examples
         folder.mkdir()
-    else:
-        shutil.copytree(RUN[page], folder)
+        (folder / "examples").symlink_to(REPO / "examples")
     monkeypatch.chdir(folder)
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setattr(registry, "_models", dict(registry._models))
@@ -279,6 +276,8 @@ def run_page(
         out = capsys.readouterr().out
         cards = []
         for block in blocks:
+            if block.language == "yaml" and not block.fragment:
+                yaml.safe_load(block.code)  # a roster, a scenario, a list of tools: YAML
             if block.language == "yaml" and not block.fragment and "members:" in block.code:
                 path = folder / (block.file or f"page-{block.line}.yaml")
                 path.write_text(block.code)
@@ -429,3 +428,25 @@ def test_every_command_a_page_shows_exists_with_its_options(doc: Path) -> None:
             if re.fullmatch(r"--?[a-z][\w-]*(=.*)?", word):
                 option = word.partition("=")[0]
                 assert option in options, f"{doc.relative_to(REPO)}: `{shown}`: no {option}"
+
+
+RUN_ALONE = [
+    doc
+    for doc in DOCS
+    if doc != PAGE
+    and str(doc.relative_to(REPO))
+    not in ("README.md", "docs/core.md", "docs/custom-cards.md", "docs/testing.md")
+    and any(not b.fragment and b.language in ("python", "yaml") for b in code_blocks(doc))
+]
+"""The pages whose code has no test of its own above (the team-card reference is
+generated from examples its own tests validate)."""
+
+
+@pytest.mark.parametrize("doc", RUN_ALONE, ids=lambda p: str(p.relative_to(REPO)))
+def test_a_pages_code_runs_as_written(
+    doc: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_page(str(doc.relative_to(REPO)), tmp_path, monkeypatch, capsys)

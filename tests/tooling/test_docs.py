@@ -450,3 +450,31 @@ def test_a_pages_code_runs_as_written(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     run_page(str(doc.relative_to(REPO)), tmp_path, monkeypatch, capsys)
+
+
+NOT_CODE = {"akgentic.db", "akgentic.tools", "akgentic.invalid"}
+"""Dotted names the pages use that are no module: the store's file, the entry-point
+group, a host name."""
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_dotted_name_a_page_gives_exists(doc: Path) -> None:
+    # `akgentic.team.replay.register_reducer`: a module, then attributes down to the name
+    missing = object()
+    for name in sorted(set(re.findall(r"\bakgentic(?:\.[A-Za-z_]\w*)+", doc.read_text()))):
+        if name in NOT_CODE:
+            continue
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                found: Any = importlib.import_module(".".join(parts[:cut]))
+                break
+            except ModuleNotFoundError:
+                continue
+        for part in parts[cut:]:
+            try:
+                found = getattr(found, part, missing)
+            except ImportError as exc:  # a removed name, answered with what replaces it
+                assert "removed" in str(exc), f"{doc.relative_to(REPO)}: {name}: {exc}"
+                break
+            assert found is not missing, f"{doc.relative_to(REPO)}: {name} does not exist"

@@ -325,11 +325,8 @@ def test_the_custom_card_guide_runs_as_written(
 ) -> None:
     ran = run_page("docs/custom-cards.md", tmp_path, monkeypatch, capsys)
     # sections 1 and 2 pasted into one module build the example's card, with its fields
-    sys.path.insert(0, str(REPO / "examples" / "cards"))
-    try:
-        example = importlib.import_module("tally")
-    finally:
-        sys.path.remove(str(REPO / "examples" / "cards"))
+    monkeypatch.syspath_prepend(str(FOLDERS["docs/custom-cards.md"]))
+    example = importlib.import_module("tally")
     card = ran.namespace["TallyTool"]
     assert card.model_fields.keys() == example.TallyTool.model_fields.keys()
     assert {"_ask", "observer"} <= set(vars(card))

@@ -3,12 +3,13 @@ lead to files that exist, no internal jargon, the pictures are there, every pack
 its README, and the architecture page names only packages that exist.
 
 The code a reader copies works as written: each page's Python blocks are run as one
-program, its YAML parsed, its team cards loaded and its ``akgentic run ... -m`` lines
-run, offline, from the repository's root (or the example's folder); each Python block
-parses and imports only public names, and each ``akgentic`` command shown exists with
-the options shown. A block that is shown but not run — a sketch with elided bodies, a
-step of the reader's own program, code that needs a server — is marked by an HTML
-comment on the line before it, ``<!-- fragment: why -->``."""
+program, its YAML parsed, its team cards and ``mcp.json`` files loaded, its entry
+points' group checked and its ``akgentic run ... -m`` lines run, offline, from the
+repository's root (or the example's folder); each Python block parses and imports only
+public names; each ``akgentic`` command shown exists with the options shown; each dotted
+``akgentic.`` name exists. A block that is shown but not run — a sketch with elided
+bodies, a step of the reader's own program, code that needs a server — is marked by an
+HTML comment on the line before it, ``<!-- fragment: why -->``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import shlex
 import shutil
 import sys
 import textwrap
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,10 +253,13 @@ def run_page(
     capsys: pytest.CaptureFixture[str],
 ) -> PageRun:
     """Do what the page says, offline, in a folder of its own: save its files, run its
-    program, load its team cards, run its ``akgentic run ... -m`` lines. What the page
+    program, load its team cards and ``mcp.json`` files, check its entry points' group,
+    run its ``akgentic run ... -m`` lines. What the page
     registers (models, modules imported from its folder) is forgotten afterwards."""
     from akgentic.cli import app
     from akgentic.llm import registry
+    from akgentic.tool.core.installed import ENTRY_POINT_GROUP
+    from akgentic.tool.mcp import MCPTool
 
     folder = tmp_path / "reader"
     if page in FOLDERS:
@@ -276,8 +281,16 @@ def run_page(
         out = capsys.readouterr().out
         cards = []
         for block in blocks:
-            if block.language == "yaml" and not block.fragment:
+            if block.fragment:
+                continue
+            if block.language == "yaml":
                 yaml.safe_load(block.code)  # a roster, a scenario, a list of tools: YAML
+            elif block.language == "json" and "mcpServers" in block.code:
+                (folder / "mcp.json").write_text(block.code)
+                assert MCPTool.from_config(folder / "mcp.json")  # read, nothing started
+            elif block.language == "toml":
+                groups = tomllib.loads(block.code)["project"]["entry-points"]
+                assert list(groups) == [ENTRY_POINT_GROUP], f"{page}:{block.line}"
             if block.language == "yaml" and not block.fragment and "members:" in block.code:
                 path = folder / (block.file or f"page-{block.line}.yaml")
                 path.write_text(block.code)
@@ -433,7 +446,10 @@ RUN_ALONE = [
     if doc != PAGE
     and str(doc.relative_to(REPO))
     not in ("README.md", "docs/core.md", "docs/custom-cards.md", "docs/testing.md")
-    and any(not b.fragment and b.language in ("python", "yaml") for b in code_blocks(doc))
+    and any(
+        not b.fragment and b.language in ("python", "yaml", "json", "toml")
+        for b in code_blocks(doc)
+    )
 ]
 """The pages whose code has no test of its own above (the team-card reference is
 generated from examples its own tests validate)."""

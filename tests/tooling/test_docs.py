@@ -37,7 +37,14 @@ from akgentic.team import MemberSpec, Suggestion, TeamCard, reference
 REPO = Path(__file__).resolve().parents[2]
 PAGE = REPO / "docs" / "team-cards.md"
 PACKAGES = REPO / "src" / "akgentic"
-DOCS = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md"), *PACKAGES.rglob("README.md")])
+DOCS = sorted(
+    [
+        REPO / "README.md",
+        *(REPO / "docs").glob("*.md"),
+        *PACKAGES.rglob("README.md"),
+        *(REPO / "examples").rglob("README.md"),
+    ]
+)
 
 
 def test_the_team_card_reference_is_current() -> None:

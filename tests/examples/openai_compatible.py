@@ -7,7 +7,9 @@ offered and what the last message says — or whatever ``decide`` a test passes 
 :func:`serve`; ``fail=STATUS`` makes it answer every request with that HTTP error (with
 ``fail_headers``, such as ``Retry-After``), ``html=True`` with a web page (a URL that is
 no OpenAI-compatible API), and ``stall`` (a :class:`Stall`) holds its answers back until
-the test releases them.
+the test releases them; ``cut`` (given the request's JSON body) makes it close a
+streamed answer after its first chunk, with no finish reason (an HTTP/1.0 server's stream
+ends where the connection does, so the client sees no error).
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append(body)  # type: ignore[attr-defined]
+        cut: Callable[[dict[str, Any]], bool] | None = self.server.cut  # type: ignore[attr-defined]
         fail: int | None = self.server.fail  # type: ignore[attr-defined]
         stall: Stall | None = self.server.stall  # type: ignore[attr-defined]
         if stall is not None and not stall.holds(body):
@@ -157,6 +160,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 delta["content"] = " " + rest
                 stall.hold()
+            if cut is not None and cut(body):  # the first word, then the connection closes
+                word = (text or "").partition(" ")[0]
+                head = {**chunks[0], "choices": [{"index": 0, "delta": {"content": word}}]}
+                self.wfile.write(f"data: {json.dumps(head)}\n\n".encode())
+                return
             with contextlib.suppress(OSError):  # a client that gave up has gone
                 for chunk in chunks:
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
@@ -190,6 +198,7 @@ def serve(
     html: bool = False,
     stall: Stall | None = None,
     fail_headers: dict[str, str] | None = None,
+    cut: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
     requests it has received."""
@@ -199,6 +208,7 @@ def serve(
     server.fail = fail  # type: ignore[attr-defined]
     server.html = html  # type: ignore[attr-defined]
     server.stall = stall  # type: ignore[attr-defined]
+    server.cut = cut  # type: ignore[attr-defined]
     server.fail_headers = fail_headers or {}  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -14,6 +14,7 @@ from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.models.test import TestModel
 
 from akgentic.llm import (
+    FinishedResponses,
     MissingApiKeyError,
     MissingProviderError,
     ModelConfig,
@@ -197,7 +198,9 @@ def test_fallbacks_build_a_fallback_model(monkeypatch: pytest.MonkeyPatch) -> No
     )
     model = build_roster_model(roster, role="assistant")
     assert isinstance(model, FallbackModel)
-    assert [type(m) for m in model.models] == [OpenAIChatModel, ScriptedModel]
+    # each one's cut-off stream is its own failure, fallen back from (FinishedResponses)
+    assert all(isinstance(m, FinishedResponses) for m in model.models)
+    assert [type(m.wrapped) for m in model.models] == [OpenAIChatModel, ScriptedModel]
 
 
 def test_fallback_keys_need_the_roster() -> None:

@@ -61,6 +61,13 @@ from akgentic.llm.registry import (
 )
 from akgentic.llm.scenario import Scenario, ScenarioError, load_scenario, scenario_from_dict
 from akgentic.llm.scripted import ScriptedModel
+from akgentic.llm.streamed import (
+    CUT_OFF_ATTEMPTS,
+    FinishedResponses,
+    ResponseCutOffError,
+    StreamListener,
+    listening,
+)
 from akgentic.llm.tokens import TokenCounter, count_tokens, token_counter
 from akgentic.llm.usage import (
     UsageLimitReached,
@@ -72,12 +79,15 @@ from akgentic.llm.usage import (
 __all__ = [
     "BASE_URL_ENV",
     "BASE_URL_PROVIDERS",
+    "CUT_OFF_ATTEMPTS",
     "DEFAULT_API_KEY_ENV",
     "SUMMARY_ASK",
     "SUMMARY_ASK_KEY",
     "SUMMARY_INSTRUCTIONS",
+    "Answer",
     "CompactionPlan",
     "ContextReplacedEvent",
+    "FinishedResponses",
     "LlmEvent",
     "LlmMessageEvent",
     "LlmTextDeltaEvent",
@@ -89,10 +99,12 @@ __all__ = [
     "ModelRoster",
     "ProviderName",
     "Registration",
+    "ResponseCutOffError",
     "RosterRow",
     "Scenario",
     "ScenarioError",
     "ScriptedModel",
+    "StreamListener",
     "TokenCounter",
     "ToolCallEvent",
     "ToolReturnEvent",
@@ -102,6 +114,9 @@ __all__ = [
     "UsageLimitSet",
     "UsageLimitsConfig",
     "UsageTracker",
+    "answer_of",
+    "answering_config",
+    "answering_name",
     "api_key_env",
     "apply_summary",
     "asks_for_summary",
@@ -113,7 +128,9 @@ __all__ = [
     "describe_model_failure",
     "estimate_tokens",
     "from_stream_event",
+    "listening",
     "load_scenario",
+    "model_label",
     "needs_compaction",
     "plan_compaction",
     "register_model",
@@ -124,6 +141,7 @@ __all__ = [
     "sound_message",
     "summary_prompt",
     "token_counter",
+    "usage_by_model",
     "with_summary_ask",
     "without_summary_ask",
 ]

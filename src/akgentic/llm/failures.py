@@ -36,6 +36,7 @@ from pydantic_ai.exceptions import (
 from akgentic.core.excerpt import clip
 from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig, ModelRoster
 from akgentic.llm.providers import api_key_env
+from akgentic.llm.streamed import ResponseCutOffError
 
 __all__ = ["describe_model_failure"]
 
@@ -102,6 +103,10 @@ def _not_an_api(exc: UnexpectedModelBehavior, config: ModelConfig | None) -> str
         f"usually ends in /v1 (akgentic run --base-url URL, or {BASE_URL_ENV})"
     )
 
+
+_CUT_OFF = "Streamed response ended without"
+"""How pydantic-ai's OpenAI model says a stream ended before its finish reason (it is built
+to say so: ``providers.FINISHED_STREAMS``), when nothing asked it again (``run_stream``)."""
 
 _DETAIL_CHARS = 300
 """The most of a server's own words a failure's line quotes (an error body may be a page)."""
@@ -179,6 +184,15 @@ def describe_model_failure(
     name = config.key if config is not None else exc.model_name
     url = _tried_url(exc) or (config.base_url if config is not None else None)
     at = f" at {url}" if url else ""
+    if isinstance(exc, ResponseCutOffError) or (
+        isinstance(exc, ModelConnectionError) and exc.message.startswith(_CUT_OFF)
+    ):
+        return (
+            f"model {name!r}{at} cut its answer off before finishing it ({exc.message}): "
+            f"send the message again; if it keeps happening, check the server or a proxy in "
+            f"between (one that closes streamed responses early), or set fallback_models to "
+            f"a model to try next"
+        )
     if isinstance(exc, ModelConnectionError):
         return (
             f"cannot reach model {name!r}{at} ({_transport_reason(exc)}): is its server "

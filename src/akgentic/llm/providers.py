@@ -17,7 +17,10 @@ The contract:
   ``GoogleModel``, ``TestModel``, and our :class:`~akgentic.llm.scripted.ScriptedModel` — or,
   for ``registered:<name>``, the model of your own registered under that name
   (:mod:`akgentic.llm.registry`). ``fallback_models`` wraps the chain in pydantic-ai's
-  ``FallbackModel``.
+  ``FallbackModel``, each of its models a
+  :class:`~akgentic.llm.streamed.FinishedResponses`: a streamed answer cut off before the
+  provider finished it fails that model (asked again, then fallen back from), not the
+  chain.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import cast
 from pydantic_ai.models import Model
 from pydantic_ai.models.fallback import FallbackModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.profiles.openai import OpenAIModelProfile
 from pydantic_ai.settings import ModelSettings
 
 from akgentic.core.error_pickle import reduce_by_fields
@@ -42,6 +46,7 @@ from akgentic.llm.config import (
 from akgentic.llm.registry import registered_model
 from akgentic.llm.scenario import ScenarioError
 from akgentic.llm.scripted import ScriptedModel
+from akgentic.llm.streamed import FinishedResponses
 
 __all__ = [
     "OLLAMA_DEFAULT_BASE_URL",
@@ -135,6 +140,13 @@ def model_settings(config: ModelConfig) -> ModelSettings | None:
     return settings or None
 
 
+FINISHED_STREAMS = OpenAIModelProfile(openai_chat_streaming_requires_finish_reason=True)
+"""The profile an OpenAI(-compatible) model is built with: its streamed answer is whole only
+once it carries a finish reason. OpenAI, vLLM, llama.cpp and Ollama all send one; one that
+ends without it was cut (a proxy or an HTTP/1.0 server closing the connection), and
+pydantic-ai, left to its default, would read the partial answer as finished (``stop``)."""
+
+
 def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> Model:
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
@@ -143,7 +155,12 @@ def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> M
         # Local servers ignore the key, but the OpenAI client insists on one.
         api_key = "not-needed"
     provider = OpenAIProvider(base_url=base_url, api_key=api_key)
-    return OpenAIChatModel(config.model, provider=provider, settings=model_settings(config))
+    return OpenAIChatModel(
+        config.model,
+        provider=provider,
+        settings=model_settings(config),
+        profile=FINISHED_STREAMS,
+    )
 
 
 def _anthropic(config: ModelConfig) -> Model:
@@ -258,7 +275,7 @@ def build_model(
             f"roster that defines them to build_model(..., roster=...)"
         )
     fallbacks = [_single(roster.get(key), role, anchor) for key in config.fallback_models]
-    return FallbackModel(primary, *fallbacks)
+    return FallbackModel(*(FinishedResponses(model) for model in (primary, *fallbacks)))
 
 
 def build_roster_model(

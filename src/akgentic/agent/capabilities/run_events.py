@@ -12,7 +12,9 @@ So this capability listens to no event. It gets the same events another way:
 - **Text** — the model is wrapped (``get_wrapper_model``): the wrapper asks the model for
   its streamed response, reads the deltas straight off it while the model works, and hands
   pydantic-ai the finished response as if it had asked without streaming. A model that
-  cannot stream is asked plainly; its text goes out in one piece when it answers.
+  cannot stream is asked plainly; its text goes out in one piece when it answers. A
+  provider's stream cut off before it finished is asked again (``llm.FinishedResponses``):
+  the cut text was published already, and the new answer's deltas follow it.
 - **Tool calls** — announced when the step that runs them starts (``before_node_run`` of a
   ``CallToolsNode``, after the cancel check: a cancelled step announces nothing): every
   call that is not the run's output (a function tool, or a tool the model made up).
@@ -27,7 +29,7 @@ then the next response's text. Text deltas are gathered (see :class:`PublishRunE
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,12 +46,18 @@ from pydantic_ai.messages import (
     ToolReturnPart,
 )
 from pydantic_ai.models import Model, ModelRequestParameters
-from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext
 
-from akgentic.llm import LlmTextDeltaEvent, ToolCallEvent, ToolReturnEvent, from_stream_event
+from akgentic.llm import (
+    FinishedResponses,
+    LlmTextDeltaEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+    from_stream_event,
+    listening,
+)
 
 __all__ = ["TEXT_BATCH_CHARS", "PublishRunEvents"]
 
@@ -90,6 +98,11 @@ class PublishRunEvents(AbstractCapability[Any]):
                 self.publish(item)
         if not isinstance(event, PartDeltaEvent | PartStartEvent):
             self.flush_text()  # a part ended: the text so far is complete
+
+    def restarted(self) -> None:
+        """The response streamed so far was cut off and is asked again: its text goes out
+        as it is (published, it cannot be taken back), the new answer's after it."""
+        self.flush_text()
 
     def _gather(self, item: LlmTextDeltaEvent) -> None:
         if self._text and self._text[0].index != item.index:
@@ -164,17 +177,10 @@ def _returned(ctx: RunContext[Any], result: Any) -> list[Any]:
     return []
 
 
-def _can_stream(model: Model) -> bool:
-    """Whether ``model`` answers streamed requests (a FunctionModel only with a stream
-    function: it has the method either way)."""
-    if type(model).request_stream is Model.request_stream:
-        return False
-    return not (isinstance(model, FunctionModel) and model.stream_function is None)
-
-
 class _StreamingModel(WrapperModel):
     """Asks ``wrapped`` for its streamed response and feeds the events to ``events`` as
-    they arrive; answers pydantic-ai with the finished response."""
+    they arrive; answers pydantic-ai with the finished response — one a provider cut off
+    before finishing it is asked again, then failed (``llm.FinishedResponses``)."""
 
     def __init__(self, wrapped: Model, events: PublishRunEvents) -> None:
         super().__init__(wrapped)
@@ -186,20 +192,10 @@ class _StreamingModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
-        if not _can_stream(self.wrapped):
-            response = await self.wrapped.request(
-                messages, model_settings, model_request_parameters
-            )
-            for index, part in enumerate(response.parts):
-                self._events.model_event(PartStartEvent(index=index, part=part))
+        try:
+            with listening(self._events):
+                return await FinishedResponses.around(self.wrapped).request(
+                    messages, model_settings, model_request_parameters
+                )
+        finally:
             self._events.flush_text()
-            return response
-        async with self.wrapped.request_stream(
-            messages, model_settings, model_request_parameters
-        ) as stream:
-            events: AsyncIterator[ModelResponseStreamEvent] = aiter(stream)
-            async for event in events:
-                self._events.model_event(event)
-            response = stream.get()
-        self._events.flush_text()
-        return response

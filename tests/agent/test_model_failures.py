@@ -1,0 +1,100 @@
+"""A model request that fails at the provider, through the agent, end to end against an
+OpenAI-compatible server on loopback: a stream cut off before its finish reason is asked
+again, then fallen back from, then said in one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.agent.turn import TurnEndedEvent
+from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
+from akgentic.llm import CUT_OFF_ATTEMPTS, LlmTextDeltaEvent, LlmUsageEvent, ModelRoster
+from tests.examples.openai_compatible import serve
+
+from ..core.conftest import Team
+
+ANSWER = "Hello there, person."
+
+
+def answer(body: dict[str, Any]) -> tuple[str | None, None]:
+    return ANSWER, None
+
+
+def start(system: ActorSystem, team: Team, roster: ModelRoster) -> Any:
+    config = AgentConfig(name="@Agent", role="Assistant", models=roster)
+    return system.createActor(BaseAgent, config=config, team_id=team.team_id)
+
+
+def events_of(team: Team, kind: type[Any]) -> list[Any]:
+    return [m.event for m in team.recorder.of_type(EventMessage) if isinstance(m.event, kind)]
+
+
+def test_a_stream_cut_before_its_finish_is_asked_again_and_the_whole_answer_kept(
+    system: ActorSystem, team: Team
+) -> None:
+    cuts = [True]  # the first answer only: the connection closes after its first chunk
+
+    def cut_first(body: dict[str, Any]) -> bool:
+        return bool(cuts) and cuts.pop()
+
+    with serve(answer, cut=cut_first) as (url, requests):
+        agent = start(system, team, ModelRoster.from_spec("openai-compatible:m").with_base_url(url))
+        reply = system.ask(agent, UserMessage(content="hi"), timeout=60)
+    assert isinstance(reply, AgentMessage) and reply.content == ANSWER
+    assert len(requests) == 2 and all(r["stream"] for r in requests)
+    [usage] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
+    )
+    assert isinstance(usage.event, LlmUsageEvent) and usage.event.requests == 1
+    # the cut answer's text was published as it came; the new answer's follows it whole
+    assert "".join(e.delta for e in events_of(team, LlmTextDeltaEvent)) == "Hello" + ANSWER
+
+
+def test_a_stream_cut_every_time_fails_the_turn_in_one_line_saying_what_to_do(
+    system: ActorSystem, team: Team
+) -> None:
+    with serve(answer, cut=lambda body: True) as (url, requests):
+        agent = start(system, team, ModelRoster.from_spec("openai-compatible:m").with_base_url(url))
+        system.tell(agent, UserMessage(content="hi"))
+        [ended] = team.recorder.wait_for_type(
+            EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+        )
+    assert len(requests) == CUT_OFF_ATTEMPTS
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    assert ended.event.error == (
+        f"model 'openai-compatible:m' at {url} cut its answer off before finishing it (the "
+        f"streamed response ended without a finish reason, {CUT_OFF_ATTEMPTS} time(s) in a "
+        f"row (the connection was closed mid-stream)): send the message again; if it keeps "
+        f"happening, check the server or a proxy in between (one that closes streamed "
+        f"responses early), or set fallback_models to a model to try next"
+    )
+    [error] = team.recorder.of_type(ErrorMessage)
+    assert error.content == ended.event.error
+    assert not [m for m in team.recorder.of_type(AgentMessage) if m.content.startswith("Hello")]
+
+
+def fallback_roster(url: str) -> ModelRoster:
+    return ModelRoster.model_validate(
+        {
+            "models": [
+                {
+                    "provider": "openai-compatible",
+                    "model": "first",
+                    "base_url": url,
+                    "fallback_models": ["openai-compatible:second"],
+                },
+                {"provider": "openai-compatible", "model": "second", "base_url": url},
+            ]
+        }
+    )
+
+
+def test_a_stream_cut_every_time_falls_back_to_the_next_model(
+    system: ActorSystem, team: Team
+) -> None:
+    with serve(answer, cut=lambda body: body["model"] == "first") as (url, requests):
+        agent = start(system, team, fallback_roster(url))
+        reply = system.ask(agent, UserMessage(content="hi"), timeout=60)
+    assert isinstance(reply, AgentMessage) and reply.content == ANSWER
+    assert [r["model"] for r in requests] == ["first"] * CUT_OFF_ATTEMPTS + ["second"]

@@ -1,18 +1,32 @@
 """A model request that fails at the provider, through the agent, end to end against an
 OpenAI-compatible server on loopback: a stream cut off before its finish reason is asked
-again, then fallen back from, then said in one line."""
+again, then fallen back from, then said in one line; the usage of a fallback's answer is
+booked to the model that answered, not to the chain."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic_ai.exceptions import ModelHTTPError
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
+
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
-from akgentic.llm import CUT_OFF_ATTEMPTS, LlmTextDeltaEvent, LlmUsageEvent, ModelRoster
+from akgentic.llm import (
+    CUT_OFF_ATTEMPTS,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ModelRoster,
+    register_model,
+)
 from tests.examples.openai_compatible import serve
 
 from ..core.conftest import Team
+from .test_base_agent import Calc
 
 ANSWER = "Hello there, person."
 
@@ -90,7 +104,7 @@ def fallback_roster(url: str) -> ModelRoster:
     )
 
 
-def test_a_stream_cut_every_time_falls_back_to_the_next_model(
+def test_a_stream_cut_every_time_falls_back_and_books_the_usage_to_the_model_that_answered(
     system: ActorSystem, team: Team
 ) -> None:
     with serve(answer, cut=lambda body: body["model"] == "first") as (url, requests):
@@ -98,3 +112,63 @@ def test_a_stream_cut_every_time_falls_back_to_the_next_model(
         reply = system.ask(agent, UserMessage(content="hi"), timeout=60)
     assert isinstance(reply, AgentMessage) and reply.content == ANSWER
     assert [r["model"] for r in requests] == ["first"] * CUT_OFF_ATTEMPTS + ["second"]
+    [usage] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
+    )
+    assert isinstance(usage.event, LlmUsageEvent)
+    booked = (usage.event.model, usage.event.requests, usage.event.input_tokens)
+    assert booked == ("second", 1, 12)
+    [accounted] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, PromptAccountingEvent)
+    )
+    assert isinstance(accounted.event, PromptAccountingEvent)
+    assert accounted.event.model == "second"
+
+
+def test_a_failed_model_and_its_answering_fallback_each_book_their_own_usage(
+    system: ActorSystem, team: Team
+) -> None:
+    """The fallback answers the first request (a tool call), the model in force the second:
+    each model is booked its own request's tokens, the one that answered last the rest (the
+    run's tool call), in the order they first answered."""
+    first_calls: list[int] = []
+
+    def first(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        first_calls.append(len(messages))
+        if len(first_calls) == 1:
+            raise ModelHTTPError(503, "first", body="overloaded")
+        return ModelResponse(
+            parts=[TextPart("done")], usage=RequestUsage(input_tokens=30, output_tokens=3)
+        )
+
+    def second(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        usage = RequestUsage(input_tokens=20, output_tokens=2)
+        return ModelResponse(parts=[ToolCallPart("add", {"a": 1, "b": 2})], usage=usage)
+
+    one = register_model("first-model", FunctionModel(first, model_name="first-model"))
+    two = register_model("second-model", FunctionModel(second, model_name="second-model"))
+    try:
+        roster = ModelRoster.model_validate(
+            {
+                "models": [
+                    {"provider": "registered", "model": one.name, "fallback_models": [two.key]},
+                    two.key,
+                ]
+            }
+        )
+        config = AgentConfig(name="@Agent", role="Assistant", models=roster, tools=[Calc()])
+        agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
+        reply = system.ask(agent, UserMessage(content="add"), timeout=60)
+    finally:
+        one.unregister()
+        two.unregister()
+    assert isinstance(reply, AgentMessage) and reply.content == "done"
+    usage = team.recorder.wait_for_type(
+        EventMessage, 2, where=lambda m: isinstance(m.event, LlmUsageEvent)
+    )
+    booked = [
+        (u.event.model, u.event.requests, u.event.input_tokens, u.event.tool_calls)
+        for u in usage
+        if isinstance(u.event, LlmUsageEvent)
+    ]
+    assert booked == [("second-model", 1, 20, 0), ("first-model", 1, 30, 1)]

@@ -94,6 +94,7 @@ from akgentic.agent.capabilities import (
     CompactWithinRun,
     LastTurnRequest,
     PublishRunEvents,
+    RecordAnswers,
     RunInterruptedError,
     SoundModelOutput,
     SummaryAsTurn,
@@ -140,13 +141,16 @@ from akgentic.llm import (
     LlmUsageEvent,
     UsageLimitReached,
     UsageTracker,
+    answering_config,
     apply_summary,
     build_roster_model,
     describe_model_failure,
     estimate_tokens,
+    model_label,
     needs_compaction,
     plan_compaction,
     summary_prompt,
+    usage_by_model,
     with_summary_ask,
 )
 from akgentic.tool.core import (
@@ -335,6 +339,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         self._hops_told = False  # this run was told the team's max_agent_hops is reached
         self._max_hops: tuple[int | None] | None = None  # the team's bound, once read
         self._boundary = CancelAtStepBoundary(self._cancel_requested)
+        self._answers = RecordAnswers()  # who answered: usage and accounting are booked to it
         self._roster = self.config.models.model_copy(deep=True)
         self._roster.restore_active(self.state.tool_state.active_model)
         self._base_dir = Path(self.config.scenario_dir) if self.config.scenario_dir else None
@@ -401,6 +406,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             )
         if self.config.prompt_accounting.enabled:  # after the request is shaped: as sent
             own.append(self._prompt_accounting())
+        own.append(self._answers)  # its after-hook before the accounting's, which reads it
         own.append(SoundModelOutput())  # last: its after_model_request runs first
         capabilities: list[Any] = [fuse(own)]
         if self._toolsets is not None:  # its before_model_request after the mailbox's
@@ -433,8 +439,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         )
 
     def _prompt_accounting(self) -> PromptAccounting:
-        def rules() -> PrefixCacheRules:
-            entry = self._roster.active_config
+        def rules() -> PrefixCacheRules:  # those of the model that answered (a fallback?)
+            last = self._answers.last
+            entry = answering_config(self._roster, last.model if last is not None else None)
             return self.config.prompt_accounting.cache or rules_for(entry.provider, entry.model)
 
         self._accountant = RequestAccountant(self._wiring)
@@ -904,11 +911,16 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         """Publish what a run used (``LlmUsageEvent``: a usage summary adds these up), and
         save the agent's lifetime usage. A run that failed or hit a limit after answered
         requests publishes theirs too: the provider billed them, and the tracker counted
-        them toward the limits. One that used nothing publishes nothing."""
+        them toward the limits. One that used nothing publishes nothing.
+
+        The usage is booked to the model that answered (``llm.usage_by_model``: a
+        fallback's when the model in force failed), one event per model when several
+        answered the run."""
+        answers = self._answers.take()
         if run_usage.has_values():
-            model_name = getattr(self._agent.model, "model_name", "")
-            usage = LlmUsageEvent.from_usage(run_usage, run_id=run_id, model=model_name)
-            self.notify_event(usage)
+            default = model_label(cast("Model", self._agent.model))
+            for model, usage in usage_by_model(run_usage, answers, default):
+                self.notify_event(LlmUsageEvent.from_usage(usage, run_id=run_id, model=model))
         self._save_usage()
 
     def _save_usage(self) -> None:
@@ -1122,6 +1134,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         capabilities.append(SummaryAsTurn(turn))
         if self._summary_accounting is not None:
             capabilities.append(self._summary_accounting)
+        capabilities.append(self._answers)
         model = self._boundary.cuttable(cast("Model", self._agent.model))  # _build_model's
         if turn is not None:
             return Agent(
@@ -1147,7 +1160,7 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         return Agent(
             self._boundary.cuttable(cast("Model", self._agent.model)),  # _build_model's
             instructions=SUMMARY_INSTRUCTIONS,
-            capabilities=[accounting] if accounting is not None else None,
+            capabilities=[*([accounting] if accounting is not None else []), self._answers],
         )
 
     def _prefix_fits(self, messages: list[ModelMessage]) -> bool:

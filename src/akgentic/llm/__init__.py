@@ -5,6 +5,14 @@ The public surface is flat: everything below is importable from ``akgentic.llm``
 ``README.md`` beside this file for the configuration and the scenario format.
 """
 
+from akgentic.llm.answered import (
+    Answer,
+    answer_of,
+    answering_config,
+    answering_name,
+    model_label,
+    usage_by_model,
+)
 from akgentic.llm.compaction import (
     SUMMARY_ASK,
     SUMMARY_ASK_KEY,

@@ -62,7 +62,7 @@ from akgentic.agent.accounting.segments import (
 )
 from akgentic.agent.accounting.source import CHANNELS, UNATTRIBUTED, Channel, Source
 from akgentic.agent.accounting.wiring import Layout, PromptWiring
-from akgentic.llm import TokenCounter, token_counter
+from akgentic.llm import TokenCounter, answering_name, token_counter
 
 __all__ = ["RequestAccountant", "RequestCapture"]
 
@@ -415,6 +415,8 @@ class RequestAccountant:
         )
         self.wiring.prepare_tool_sources()
         model = getattr(request_context.model, "model_name", "") or ""
+        if response is not None:  # the model that answered: a fallback's, not the chain's
+            model = answering_name(request_context.model, response) or model
         return RequestCapture(
             messages=messages,
             params=request_context.model_request_parameters,

@@ -23,6 +23,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
+from akgentic.agent.capabilities.answers import RecordAnswers
 from akgentic.agent.capabilities.compaction import (
     CompactWithinRun,
     LastTurnRequest,
@@ -45,6 +46,7 @@ __all__ = [
     "InlineExecutor",
     "LastTurnRequest",
     "PublishRunEvents",
+    "RecordAnswers",
     "RunInterruptedError",
     "SoundModelOutput",
     "SummaryAsTurn",

@@ -1,15 +1,25 @@
 """A model request that fails at the provider, through the agent, end to end against an
 OpenAI-compatible server on loopback: a stream cut off before its finish reason is asked
 again, then fallen back from, then said in one line; the usage of a fallback's answer is
-booked to the model that answered, not to the chain."""
+booked to the model that answered, not to the chain; tool-call arguments that are not JSON
+are sent back with what to send, and when they never parse the line says to switch model."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import pytest
 from pydantic_ai.exceptions import ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
@@ -26,7 +36,8 @@ from akgentic.llm import (
 from tests.examples.openai_compatible import serve
 
 from ..core.conftest import Team
-from .test_base_agent import Calc
+from .conftest import Script
+from .test_base_agent import Calc, call
 
 ANSWER = "Hello there, person."
 
@@ -172,3 +183,78 @@ def test_a_failed_model_and_its_answering_fallback_each_book_their_own_usage(
         if isinstance(u.event, LlmUsageEvent)
     ]
     assert booked == [("second-model", 1, 20, 0), ("first-model", 1, 30, 1)]
+
+
+call_add = call("add", a=1, b=2)
+
+
+def broken_add(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    return ModelResponse(parts=[ToolCallPart("add", '{"a": 1, "b"')])
+
+
+def said_back(messages: list[ModelMessage]) -> str:
+    """What the last request told the model of its previous step (tool returns, retries)."""
+    request = messages[-1]
+    assert isinstance(request, ModelRequest)
+    return "\n".join(str(getattr(part, "content", "")) for part in request.parts)
+
+
+def raw_stream(script: Script) -> Callable[..., AsyncIterator[Any]]:
+    """``script`` as a stream that sends a tool call's arguments as the text they are, as a
+    provider's deltas do (``conftest.streamed`` sends them re-encoded)."""
+
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        for index, part in enumerate(script(messages, info).parts):
+            if isinstance(part, TextPart):
+                yield part.content
+            elif isinstance(part, ToolCallPart):
+                args = part.args if isinstance(part.args, str) else json.dumps(part.args)
+                yield {index: DeltaToolCall(name=part.tool_name, json_args=args)}
+
+    return stream
+
+
+@pytest.mark.parametrize("streams", [True, False])
+def test_tool_arguments_that_are_not_json_are_sent_back_with_what_to_send(
+    system: ActorSystem, team: Team, streams: bool
+) -> None:
+    script = Script(broken_add, call_add, lambda m, i: ModelResponse(parts=[TextPart("3")]))
+    model = FunctionModel(script, stream_function=raw_stream(script) if streams else None)
+    registration = register_model(f"raw-{streams}", model)
+    roster = ModelRoster.from_spec(registration.key)
+    config = AgentConfig(name="@Agent", role="Assistant", models=roster, tools=[Calc()])
+    agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
+    try:
+        reply = system.ask(agent, UserMessage(content="add 1 and 2"), timeout=60)
+    finally:
+        registration.unregister()
+    assert isinstance(reply, AgentMessage) and reply.content == "3"
+    assert said_back(script.seen[1]) == (
+        "The arguments of your call to add are not valid JSON (Invalid JSON: EOF while "
+        "parsing an object at line 1 column 12). Call add again with its arguments as one "
+        "complete JSON object that matches its parameters."
+    )
+
+
+def test_tool_arguments_that_never_parse_fail_the_turn_saying_to_switch_model(
+    system: ActorSystem, team: Team, model_key: Callable[[Script], str]
+) -> None:
+    """Through the conftest's stream, which sends them re-encoded (``INVALID_JSON``)."""
+    key = model_key(Script(broken_add))
+    config = AgentConfig(
+        name="@Agent", role="Assistant", models=ModelRoster.from_spec(key), tools=[Calc()]
+    )
+    agent = system.createActor(BaseAgent, config=config, team_id=team.team_id)
+    system.tell(agent, UserMessage(content="add 1 and 2"))
+    [ended] = team.recorder.wait_for_type(
+        EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+    )
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    assert ended.event.error == (
+        f"model {key!r} sent arguments for tool 'add' that are not valid JSON, each time it "
+        f'was asked again (Invalid JSON: {{"a": 1, "b"): it '
+        f"may not support tool calls (or its server does not parse them); switch to a model "
+        f"that supports tool calls (/switch_model, or --model provider:model)"
+    )
+    [error] = team.recorder.of_type(ErrorMessage)
+    assert error.content == ended.event.error

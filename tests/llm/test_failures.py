@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from pydantic_ai import Agent
@@ -14,6 +18,8 @@ from pydantic_ai.exceptions import (
     ModelQuotaExceededError,
     UnexpectedModelBehavior,
 )
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.llm import (
     ModelConfig,
@@ -220,3 +226,72 @@ def test_a_used_up_quota_says_waiting_will_not_help() -> None:
         "up (insufficient_quota): waiting will not help; top up the account or switch to "
         "another model (/switch_model, or --model on resume)"
     )
+
+
+class NotJson(BaseHTTPRequestHandler):
+    """Answers every chat completion 200 with a body that is not JSON: plain text, or a
+    streamed event whose data is cut mid-object."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'data: {"id": "x", "choices": [{"index": 0, "delta": {"con\n\n')
+            return
+        data = b"Service temporarily unavailable, try again later"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_body_that_is_not_json_says_to_check_what_answered(stream: bool) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), NotJson)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        config = ModelConfig(provider="openai-compatible", model="m", base_url=url)
+        if stream:
+            exc: Exception = asyncio.run(streamed_failure(config))
+        else:
+            exc = failure_of(config)
+    finally:
+        server.shutdown()
+        server.server_close()
+    text = describe_model_failure(exc, config)
+    assert text is not None and "\n" not in text
+    assert text.startswith(
+        f"model 'openai-compatible:m' at {url} answered with a body that is not valid JSON ("
+    )
+    assert text.endswith(
+        "something other than the model's API may have answered (a proxy, a login or error "
+        "page) or cut the answer short; check that the base_url reaches the model's API "
+        "(akgentic run --base-url URL, or OPENAI_BASE_URL) and send the message again"
+    )
+
+
+def test_tool_arguments_that_never_parse_say_to_use_a_model_that_supports_tool_calls() -> None:
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[ToolCallPart("add", '{"a": 1, "b"')])
+
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with pytest.raises(UnexpectedModelBehavior) as info:
+        Agent(FunctionModel(broken), tools=[add]).run_sync("add")
+    config = ModelConfig(provider="test", model="small")
+    assert describe_model_failure(info.value, config) == (
+        "model 'test:small' sent arguments for tool 'add' that are not valid JSON, each time "
+        "it was asked again (Invalid JSON: EOF while parsing an object at line 1 column 12): "
+        "it may not support tool calls (or its server does not parse them); switch to a "
+        "model that supports tool calls (/switch_model, or --model provider:model)"
+    )
+    other = UnexpectedModelBehavior("Tool 'add' exceeded max retries count of 1.")
+    assert describe_model_failure(other, config) is None  # not a JSON failure: not said so

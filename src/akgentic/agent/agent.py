@@ -98,6 +98,7 @@ from akgentic.agent.capabilities import (
     RunInterruptedError,
     SoundModelOutput,
     SummaryAsTurn,
+    ToolArgsAdvice,
     dynamic_toolsets,
     fuse,
     on_the_agent_thread,
@@ -408,7 +409,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
             own.append(self._prompt_accounting())
         own.append(self._answers)  # its after-hook before the accounting's, which reads it
         own.append(SoundModelOutput())  # last: its after_model_request runs first
-        capabilities: list[Any] = [fuse(own)]
+        # a tool hook no fused part takes: arguments that are not JSON get what to do
+        capabilities: list[Any] = [fuse(own), ToolArgsAdvice()]
         if self._toolsets is not None:  # its before_model_request after the mailbox's
             capabilities.append(self._toolsets)
         # runtime toolsets (MCP servers) name their card in the accounting; held for life

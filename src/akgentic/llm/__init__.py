@@ -51,7 +51,7 @@ from akgentic.llm.events import (
     from_stream_event,
     sound_message,
 )
-from akgentic.llm.failures import describe_model_failure
+from akgentic.llm.failures import describe_model_failure, invalid_json
 from akgentic.llm.providers import (
     MissingApiKeyError,
     MissingProviderError,
@@ -136,6 +136,7 @@ __all__ = [
     "describe_model_failure",
     "estimate_tokens",
     "from_stream_event",
+    "invalid_json",
     "listening",
     "load_scenario",
     "model_label",

@@ -8,15 +8,22 @@ the exception's causes, so it is the one really tried), what happened, and the s
 to check — a refused key names the variable it was read from, or says that none was
 sent. An endpoint of the user's choosing whose answer is no chat completion at all (a
 web page: ``--base-url`` pointing at a site, not at its API) is said as such, naming the
-URL. Anything that is not a model request failure gives ``None``.
+URL. A body that is not JSON (a proxy's page, an answer cut short) says to check that
+the base URL reaches the model's API; a model whose tool calls' arguments kept not
+parsing (:func:`invalid_json`) says to use a model that supports tool calls. A stream cut
+off before its finish reason says to send again, check what is in between, or fall back.
+Anything that is not a model request failure gives ``None``.
 """
 
 from __future__ import annotations
 
 import errno
+import json
+import re
 import socket
 from collections.abc import Iterator
 
+from pydantic import ValidationError
 from pydantic_ai.exceptions import (
     FallbackExceptionGroup,
     ModelAPIError,
@@ -32,13 +39,14 @@ from pydantic_ai.exceptions import (
     ModelUnavailableError,
     UnexpectedModelBehavior,
 )
+from pydantic_ai.messages import INVALID_JSON_KEY
 
 from akgentic.core.excerpt import clip
 from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig, ModelRoster
 from akgentic.llm.providers import api_key_env
 from akgentic.llm.streamed import ResponseCutOffError
 
-__all__ = ["describe_model_failure"]
+__all__ = ["describe_model_failure", "invalid_json"]
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -86,6 +94,44 @@ _NOT_AN_API = (
     "Streamed response ended without content or tool calls",  # a stream with no event
 )
 """How pydantic-ai's OpenAI model says that the answer was no chat completion at all."""
+
+
+def invalid_json(exc: BaseException) -> str | None:
+    """What the parser said of arguments (or a body) that are not JSON, when ``exc`` or one
+    of its causes is that failure: a pydantic ``json_invalid`` error, arguments pydantic-ai
+    kept as it got them (``{"INVALID_JSON": raw}``), or a JSON decode error; None
+    otherwise."""
+    for link in _chain(exc):
+        if isinstance(link, ValidationError):
+            for error in link.errors():
+                if error["type"] == "json_invalid":
+                    return str(error["msg"])
+                raw = error.get("input")
+                if isinstance(raw, dict) and INVALID_JSON_KEY in raw:  # kept as sent
+                    return f"Invalid JSON: {clip(str(raw[INVALID_JSON_KEY]), 80)}"
+        if isinstance(link, json.JSONDecodeError):
+            return f"{link.msg}: line {link.lineno} column {link.colno}"
+    return None
+
+
+_TOOL = re.compile(r"Tool '([^']+)' exceeded max retries")
+"""How pydantic-ai says a tool's call failed every retry it had."""
+
+
+def _tool_args_not_json(exc: UnexpectedModelBehavior, name: str | None) -> str | None:
+    """The line for a model whose tool calls' arguments kept not parsing; None when
+    ``exc`` is not that."""
+    tool = _TOOL.search(exc.message)
+    detail = invalid_json(exc)
+    if tool is None or detail is None:
+        return None
+    who = f"model {name!r}" if name else "the model"
+    return (
+        f"{who} sent arguments for tool {tool.group(1)!r} that are not valid JSON, each time "
+        f"it was asked again ({detail}): it may not support tool calls (or its server does "
+        f"not parse them); switch to a model that supports tool calls (/switch_model, or "
+        f"--model provider:model)"
+    )
 
 
 def _not_an_api(exc: UnexpectedModelBehavior, config: ModelConfig | None) -> str | None:
@@ -178,7 +224,7 @@ def describe_model_failure(
     if isinstance(exc, FallbackExceptionGroup):
         return _every_model_failed(exc, config, roster)
     if isinstance(exc, UnexpectedModelBehavior):
-        return _not_an_api(exc, config)
+        return _tool_args_not_json(exc, config.key if config else None) or _not_an_api(exc, config)
     if not isinstance(exc, ModelAPIError):
         return None
     name = config.key if config is not None else exc.model_name
@@ -192,6 +238,17 @@ def describe_model_failure(
             f"send the message again; if it keeps happening, check the server or a proxy in "
             f"between (one that closes streamed responses early), or set fallback_models to "
             f"a model to try next"
+        )
+    # a body (or a streamed event) the client could not decode; an HTTP error's own body
+    # that is not JSON is said by its status below
+    not_json = None if isinstance(exc, ModelHTTPError) else invalid_json(exc)
+    if not_json is not None:
+        return (
+            f"model {name!r}{at} answered with a body that is not valid JSON ({not_json}): "
+            f"something other than the model's API may have answered (a proxy, a login or "
+            f"error page) or cut the answer short; check that the base_url reaches the "
+            f"model's API (akgentic run --base-url URL, or {BASE_URL_ENV}) and send the "
+            f"message again"
         )
     if isinstance(exc, ModelConnectionError):
         return (

@@ -32,6 +32,7 @@ from akgentic.agent.capabilities.compaction import (
 )
 from akgentic.agent.capabilities.fused import FusedCapability, fuse
 from akgentic.agent.capabilities.run_events import TEXT_BATCH_CHARS, PublishRunEvents
+from akgentic.agent.capabilities.tool_args import ToolArgsAdvice
 from akgentic.agent.capabilities.toolsets import DynamicToolsets, dynamic_toolsets
 from akgentic.llm import sound_message
 
@@ -51,6 +52,7 @@ __all__ = [
     "SoundModelOutput",
     "SummaryAsTurn",
     "SummaryCalledToolError",
+    "ToolArgsAdvice",
     "dynamic_toolsets",
     "fuse",
     "on_the_agent_thread",

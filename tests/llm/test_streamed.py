@@ -17,6 +17,7 @@ from pydantic_ai.messages import (
     ModelResponseStreamEvent,
     PartDeltaEvent,
     PartStartEvent,
+    TextPart,
     UserPromptPart,
 )
 from pydantic_ai.models import ModelRequestParameters
@@ -36,6 +37,7 @@ from akgentic.llm import (
     describe_model_failure,
     listening,
 )
+from akgentic.llm.streamed import _unfinished
 from tests.examples.openai_compatible import serve
 
 
@@ -162,3 +164,46 @@ def test_a_cut_stream_read_by_run_stream_is_said_as_cut() -> None:
     assert text.startswith("model 'openai-compatible:m' at ")
     assert "cut its answer off before finishing it (Streamed response ended without" in text
     assert text.endswith("or set fallback_models to a model to try next")
+
+
+class AnthropicLike(FunctionModel):
+    """A FunctionModel that says it is Anthropic's, whose streams always finish."""
+
+    @property
+    def system(self) -> str:
+        return "anthropic"
+
+
+def test_a_finishing_providers_stream_that_ends_with_no_finish_reason_is_cut() -> None:
+    streams: list[int] = []
+
+    async def unfinished(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str]:
+        streams.append(1)
+        yield "half an ans"
+
+    heard = Heard()
+    with pytest.raises(ResponseCutOffError):
+        ask(AnthropicLike(stream_function=unfinished), heard)
+    assert len(streams) == CUT_OFF_ATTEMPTS
+    assert heard.attempts == ["half an ans"] * CUT_OFF_ATTEMPTS
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "raw", "state", "cut"),
+    [
+        (None, None, "complete", True),
+        ("stop", None, "complete", False),
+        (None, "eos", "complete", False),  # a reason pydantic-ai does not map still finishes
+        (None, None, "suspended", False),  # paused by the provider, to be continued
+    ],
+)
+def test_only_an_answer_with_no_finish_reason_at_all_is_unfinished(
+    finish_reason: Any, raw: str | None, state: Any, cut: bool
+) -> None:
+    response = ModelResponse(
+        parts=[TextPart("hi")],
+        finish_reason=finish_reason,
+        provider_details={"finish_reason": raw} if raw else None,
+        state=state,
+    )
+    assert _unfinished(response) is cut

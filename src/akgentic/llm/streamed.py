@@ -126,6 +126,14 @@ def reaches_listeners(model: Model) -> bool:
     return False
 
 
+def _unfinished(response: ModelResponse) -> bool:
+    """Whether a streamed ``response`` ended without the provider's finish reason: none
+    mapped, none as the provider sent it (an unusual one pydantic-ai does not map is still
+    a finish), and not paused by the provider to be continued (``suspended``)."""
+    raw = (response.provider_details or {}).get("finish_reason")
+    return response.finish_reason is None and not raw and response.state != "suspended"
+
+
 class FinishedResponses(WrapperModel):
     """``wrapped``, whose streamed answers count only once finished (module docstring)."""
 
@@ -161,7 +169,7 @@ class FinishedResponses(WrapperModel):
                     raise
                 broke: ModelConnectionError | None = exc
             else:
-                if not self.finishes or response.finish_reason is not None:
+                if not self.finishes or not _unfinished(response):
                     return response
                 broke = None
             if attempt >= CUT_OFF_ATTEMPTS:

@@ -71,3 +71,11 @@ def test_a_fallback_chain_answer_is_named_by_the_member_that_gave_it() -> None:
     single = TestModel(model_name="solo")
     other = ModelResponse(parts=[TextPart("hi")], model_name="solo-2025")
     assert answering_name(single, other) == "solo" == model_label(single)
+
+
+def test_the_rest_is_never_below_nothing() -> None:
+    run = RunUsage(requests=1, input_tokens=10)  # counted less than the answers said
+    answers = [answered("a", 20), answered("b", 30)]
+    [(_, a), (_, b)] = usage_by_model(run, answers, "x")
+    assert (a.requests, a.input_tokens) == (1, 20)
+    assert (b.requests, b.input_tokens) == (0, 0)

@@ -110,9 +110,12 @@ def usage_by_model(
         booked.requests += share.requests
         for field in _TOKENS:
             setattr(booked, field, getattr(booked, field) + getattr(share, field))
-    rest = RunUsage(requests=run_usage.requests - booked.requests, tool_calls=run_usage.tool_calls)
+    # never below nothing: a run that counted less than its answers said books no debt
+    rest = RunUsage(
+        requests=max(run_usage.requests - booked.requests, 0), tool_calls=run_usage.tool_calls
+    )
     for field in _TOKENS:
-        setattr(rest, field, getattr(run_usage, field) - getattr(booked, field))
+        setattr(rest, field, max(getattr(run_usage, field) - getattr(booked, field), 0))
     at = names.index(last)
     return [*shares[:at], (last, rest), *shares[at:]]
 

@@ -295,3 +295,25 @@ def test_tool_arguments_that_never_parse_say_to_use_a_model_that_supports_tool_c
     )
     other = UnexpectedModelBehavior("Tool 'add' exceeded max retries count of 1.")
     assert describe_model_failure(other, config) is None  # not a JSON failure: not said so
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "registry.ollama.ai/library/gemma:2b does not support tools",
+        '"auto" tool choice requires --enable-auto-tool-choice: tool calls are not supported',
+    ],
+)
+def test_a_model_refusing_the_tools_says_to_use_one_that_supports_them(said: str) -> None:
+    exc = ModelHTTPError(400, "gemma:2b", body={"error": {"message": said}})
+    config = ModelConfig(provider="ollama", model="gemma:2b")
+    text = describe_model_failure(exc, config)
+    assert text is not None and text.startswith(
+        "model 'ollama:gemma:2b' refused the request's tools (HTTP 400: "
+    )
+    assert text.endswith(
+        "it does not support tool calls; switch to a model that supports tool calls "
+        "(/switch_model, or --model provider:model)"
+    )
+    other = ModelHTTPError(400, "gemma:2b", body={"error": {"message": "bad temperature"}})
+    assert "tool calls" not in (describe_model_failure(other, config) or "")

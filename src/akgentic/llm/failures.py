@@ -114,6 +114,14 @@ def invalid_json(exc: BaseException) -> str | None:
     return None
 
 
+_NO_TOOLS = re.compile(
+    r"does not support (tools|tool calls|function calling)|"
+    r"(tools?|tool calls|function calling) (is |are )?not supported",
+    re.IGNORECASE,
+)
+"""How a server (Ollama, vLLM without a tool parser...) refuses a request that offers tools
+to a model that cannot call them."""
+
 _TOOL = re.compile(r"Tool '([^']+)' exceeded max retries")
 """How pydantic-ai says a tool's call failed every retry it had."""
 
@@ -265,6 +273,12 @@ def describe_model_failure(
             f"(akgentic run --base-url URL, or {BASE_URL_ENV})"
         )
     detail = clip(" ".join(f"{status}{exc.message}".split()), _DETAIL_CHARS)
+    if status and _NO_TOOLS.search(exc.message):
+        return (
+            f"model {name!r}{at} refused the request's tools ({detail}): it does not support "
+            f"tool calls; switch to a model that supports tool calls (/switch_model, or "
+            f"--model provider:model)"
+        )
     if isinstance(exc, ModelAuthenticationError):
         return f"model {name!r}{at} {_refused_key(config, detail)}"
     if isinstance(exc, ModelNotFoundError):

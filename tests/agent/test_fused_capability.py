@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent
+from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.capabilities import AbstractCapability, CompactionResult
 from pydantic_ai.messages import (
     CompactionPart,
@@ -202,3 +202,46 @@ def test_a_fusion_compacts_with_its_first_part_that_does_and_only_then_is_a_comp
     [record] = result.compactions
     assert record.handler == "b"
     assert isinstance(record.part, CompactionPart) and record.part.content == "summary by b"
+
+
+@dataclass(eq=False)
+class Advisor(AbstractCapability[Any]):
+    """Sees a tool call's arguments fail validation; ``advice``: replaces the error with a
+    retry saying it (else raises the error it was given)."""
+
+    name: str
+    trace: list[tuple[str, str]]
+    advice: str | None = None
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None
+
+    async def on_tool_validate_error(
+        self, ctx: Any, *, call: Any, tool_def: Any, args: Any, error: Any
+    ) -> Any:
+        self.trace.append((self.name, type(error).__name__))
+        if self.advice is None:
+            raise error
+        raise ModelRetry(self.advice) from error
+
+
+def test_fused_parts_see_a_tool_validation_error_last_listed_first_each_the_error_before() -> None:
+    seen: list[list[ModelMessage]] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        if len(seen) == 1:
+            return ModelResponse(parts=[ToolCallPart("add", '{"a": 1')])
+        return ModelResponse(parts=[TextPart("done")])
+
+    def add(a: int) -> int:
+        return a
+
+    trace: list[tuple[str, str]] = []
+    fused = fuse([Advisor("a", trace), Advisor("b", trace, advice="send one JSON object")])
+    result = Agent(FunctionModel(respond), tools=[add], capabilities=[fused]).run_sync("go")
+    assert result.output == "done"
+    assert trace == [("b", "ValidationError"), ("a", "ModelRetry")]
+    retry = seen[1][-1].parts[0]
+    assert getattr(retry, "content", None) == "send one JSON object"

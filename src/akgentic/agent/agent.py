@@ -408,9 +408,9 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
         if self.config.prompt_accounting.enabled:  # after the request is shaped: as sent
             own.append(self._prompt_accounting())
         own.append(self._answers)  # its after-hook before the accounting's, which reads it
+        own.append(ToolArgsAdvice())  # arguments that are not JSON: the model told what to send
         own.append(SoundModelOutput())  # last: its after_model_request runs first
-        # a tool hook no fused part takes: arguments that are not JSON get what to do
-        capabilities: list[Any] = [fuse(own), ToolArgsAdvice()]
+        capabilities: list[Any] = [fuse(own)]
         if self._toolsets is not None:  # its before_model_request after the mailbox's
             capabilities.append(self._toolsets)
         # runtime toolsets (MCP servers) name their card in the accounting; held for life

@@ -11,7 +11,9 @@ Fused, they are one capability whose hooks call the parts that implement them, w
 same semantics pydantic-ai gives a list of capabilities: ``before_*`` hooks and ``on_event``
 in the order given, ``after_*`` hooks in reverse, ``wrap_*`` hooks nested (the first part
 outermost), ``get_wrapper_model`` wrapping with the first part outermost, and
-``compact_history`` asked of the parts in order, the first result used. A fusion carries
+``compact_history`` asked of the parts in order, the first result used, and
+``on_tool_validate_error`` in reverse, each part given the error the one before raised,
+the first that returns arguments recovering it. A fusion carries
 ``on_event`` and ``compact_history`` only when a part implements them: pydantic-ai streams
 every step for a capability with ``on_event``, and takes one with ``compact_history`` for a
 compactor. The parts stay what they are
@@ -25,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_ai import ModelRetry
 from pydantic_ai.capabilities import AbstractCapability, CompactionRequest, CompactionResult
 from pydantic_ai.messages import AgentStreamEvent, ModelResponse, ToolCallPart
 from pydantic_ai.models import Model, ModelRequestContext
@@ -39,6 +43,7 @@ FUSABLE_HOOKS = (
     "before_model_request",
     "after_model_request",
     "wrap_tool_execute",
+    "on_tool_validate_error",
     "get_wrapper_model",
     "on_event",
     "compact_history",
@@ -82,6 +87,9 @@ class FusedCapability(AbstractCapability[Any]):
             p for p in reversed(self.parts) if _overrides(p, "after_model_request")
         ]
         self._wrap_tool = [p for p in self.parts if _overrides(p, "wrap_tool_execute")]
+        self._validate_errors = [
+            p for p in reversed(self.parts) if _overrides(p, "on_tool_validate_error")
+        ]
         self._events = [p for p in self.parts if p.has_on_event]
         self._compactors = [p for p in self.parts if _overrides(p, "compact_history")]
 
@@ -111,6 +119,24 @@ class FusedCapability(AbstractCapability[Any]):
         for part in reversed(self._wrap_tool):
             chain = _wrapped_tool(part, ctx, call, tool_def, chain)
         return await chain(args)
+
+    async def on_tool_validate_error(
+        self,
+        ctx: RunContext[Any],
+        *,
+        call: ToolCallPart,
+        tool_def: ToolDefinition,
+        args: Any,
+        error: ValidationError | ModelRetry,
+    ) -> Any:
+        for part in self._validate_errors:
+            try:
+                return await part.on_tool_validate_error(
+                    ctx, call=call, tool_def=tool_def, args=args, error=error
+                )
+            except (ValidationError, ModelRetry) as raised:
+                error = raised
+        raise error
 
     async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
         for part in self._before_node:

@@ -123,6 +123,8 @@ def test_a_stream_cut_every_time_falls_back_and_books_the_usage_to_the_model_tha
         reply = system.ask(agent, UserMessage(content="hi"), timeout=60)
     assert isinstance(reply, AgentMessage) and reply.content == ANSWER
     assert [r["model"] for r in requests] == ["first"] * CUT_OFF_ATTEMPTS + ["second"]
+    deltas = [e.delta for e in events_of(team, LlmTextDeltaEvent)]
+    assert deltas == ["Hello"] * CUT_OFF_ATTEMPTS + [ANSWER]  # each cut attempt apart
     [usage] = team.recorder.wait_for_type(
         EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
     )

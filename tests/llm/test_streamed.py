@@ -96,7 +96,8 @@ def test_a_stream_cut_every_time_raises_a_connection_error_naming_the_attempts()
     ):
         ask(openai(url), heard)
     assert isinstance(info.value, ModelConnectionError)  # a FallbackModel moves on for it
-    assert len(requests) == CUT_OFF_ATTEMPTS == len(heard.attempts)
+    assert len(requests) == CUT_OFF_ATTEMPTS
+    assert heard.attempts == ["Hello"] * CUT_OFF_ATTEMPTS + [""]  # told after each
     assert info.value.message == (
         f"the streamed response ended without a finish reason, {CUT_OFF_ATTEMPTS} time(s) in "
         f"a row (the connection was closed mid-stream)"
@@ -185,7 +186,7 @@ def test_a_finishing_providers_stream_that_ends_with_no_finish_reason_is_cut() -
     with pytest.raises(ResponseCutOffError):
         ask(AnthropicLike(stream_function=unfinished), heard)
     assert len(streams) == CUT_OFF_ATTEMPTS
-    assert heard.attempts == ["half an ans"] * CUT_OFF_ATTEMPTS
+    assert heard.attempts == ["half an ans"] * CUT_OFF_ATTEMPTS + [""]
 
 
 @pytest.mark.parametrize(

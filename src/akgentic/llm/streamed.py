@@ -16,7 +16,8 @@ arguments) would become the agent's reply. The contract here:
   its finish reason, ``providers.FINISHED_STREAMS``), or a provider model's (its ``system``
   one of :data:`FINISHING_SYSTEMS`) stream that ends with none, is asked again, up to
   :data:`CUT_OFF_ATTEMPTS` times in all (as the provider's SDK retries a dropped
-  connection), the listener told (``restarted``) before each new attempt. When every
+  connection), the listener told (``restarted``) after each cut attempt (and after any
+  other failure once the answer began: a fallback's answer may follow). When every
   attempt was cut, it raises :class:`ResponseCutOffError`, a ``ModelConnectionError``: a
   ``FallbackModel`` moves on to the next of ``fallback_models`` for it as for any failed
   request, and ``describe_model_failure`` says it in one line.
@@ -74,8 +75,8 @@ class StreamListener(Protocol):
         """One event of the response being streamed."""
 
     def restarted(self) -> None:
-        """The response streamed so far was cut off and is asked again: what follows is a
-        new answer, not the rest of that one."""
+        """The response streamed so far is no answer (cut off, or failed): whatever
+        follows is a new answer (asked again, or a fallback's), not the rest of that one."""
 
 
 _listener: ContextVar[StreamListener | None] = ContextVar("akgentic_stream_listener", default=None)
@@ -168,14 +169,18 @@ class FinishedResponses(WrapperModel):
                 if not opened:  # it broke before its answer began: the SDK retried that
                     raise
                 broke: ModelConnectionError | None = exc
+            except Exception:
+                if opened:  # what it streamed is no answer: a fallback's may follow
+                    listener.restarted()
+                raise
             else:
                 if not self.finishes or not _unfinished(response):
                     return response
                 broke = None
+            listener.restarted()
             if attempt >= CUT_OFF_ATTEMPTS:
                 raise ResponseCutOffError.after(self.wrapped.model_name, attempt) from broke
             attempt += 1
-            listener.restarted()
 
     async def _streamed(
         self,

@@ -100,8 +100,9 @@ class PublishRunEvents(AbstractCapability[Any]):
             self.flush_text()  # a part ended: the text so far is complete
 
     def restarted(self) -> None:
-        """The response streamed so far was cut off and is asked again: its text goes out
-        as it is (published, it cannot be taken back), the new answer's after it."""
+        """The response streamed so far is no answer (cut off, or failed): its text goes
+        out as it is (published, it cannot be taken back), the next answer's (asked again,
+        or a fallback's) after it."""
         self.flush_text()
 
     def _gather(self, item: LlmTextDeltaEvent) -> None:

@@ -23,6 +23,7 @@ import contextlib
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -53,7 +54,7 @@ from akgentic.client.models import (
 )
 from akgentic.client.sse import parse_sse, sse_lines
 from akgentic.core import Message
-from akgentic.core.excerpt import exception_words, excerpt
+from akgentic.core.excerpt import clip, exception_words, excerpt
 from akgentic.core.serialization import deserialize, serialize
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import EventRecord, TeamStatus
@@ -70,9 +71,14 @@ _TOOL_STATE_ERRORS: dict[str, type[UnknownToolError | UnreadableToolStateError]]
 T = TypeVar("T")
 
 RECONNECTS = 20
-"""Consecutive failed reconnections after which ``follow`` gives up: with
+"""Consecutive failed reconnections after which ``follow`` gives up (its default
+``reconnects``): with
 :func:`reconnect_wait` between them, about a minute and a quarter — long enough to ride
 out a server's restart."""
+
+RESTARTING = frozenset({502, 503, 504})
+"""Statuses ``follow`` takes for a server restarting behind a proxy (Bad Gateway, Service
+Unavailable, Gateway Timeout) and reconnects after, as after a dropped connection."""
 
 RECONNECT_WAIT_MAX = 5.0
 """The longest wait between two reconnections of ``follow``."""
@@ -480,6 +486,7 @@ class RemoteTeam:
         idle_timeout: float | None = None,
         heartbeat: float = 0.5,
         end_when_stopped: bool = True,
+        reconnects: int | None = None,
     ) -> Iterator[EventRecord]:
         """The team's events from ``from_seq`` on, in order: stored ones, then live ones.
 
@@ -487,9 +494,11 @@ class RemoteTeam:
         when the team is not running and everything is read (as ``TeamRuntime.follow``;
         ``end_when_stopped=False`` keeps following a stopped team, in case it resumes).
         A dropped connection is resumed from the last event received — a stream silent
-        for ``heartbeat`` + :data:`SILENCE` seconds counts as dropped — up to
-        :data:`RECONNECTS` times in a row, or until ``idle_timeout`` has passed with
-        nothing new: then :class:`ServerError` (status 0) says why. A team that is
+        for ``heartbeat`` + :data:`SILENCE` seconds counts as dropped, and so does a 502,
+        503 or 504 (a proxy whose server restarts: :data:`RESTARTING`) — up to
+        ``reconnects`` (:data:`RECONNECTS`) times in a row, or until ``idle_timeout`` has
+        passed with nothing new: then :class:`ServerError` (status 0) says why, and what
+        the failed attempts saw (``502 Bad Gateway 3x, connection refused 2x``). A team that is
         deleted (the stream's ``deleted`` event, after its last record; or, on a
         reconnection, a 404 with the code ``team_not_found``: purged) raises
         :class:`TeamDeletedError` once every record is yielded, whatever
@@ -499,6 +508,8 @@ class RemoteTeam:
         next_seq = max(from_seq, 1)
         last_news = time.monotonic()
         failures = 0
+        bound = RECONNECTS if reconnects is None else reconnects
+        seen: Counter[str] = Counter()  # what the failures in a row were
         connected = False
         timeout = httpx.Timeout(self.client.timeout, read=heartbeat + SILENCE)
         while True:
@@ -510,6 +521,8 @@ class RemoteTeam:
                     if response.status_code >= 400:
                         response.read()
                         error = _server_error(self.client, response)
+                        if error.status in RESTARTING:
+                            raise _RestartingError(error, _status_line(response))
                         if error.code != TEAM_NOT_FOUND and error.status == 404:
                             raise _not_a_stream(self.client, response)
                         if error.code == TEAM_NOT_FOUND and connected:
@@ -534,6 +547,7 @@ class RemoteTeam:
                             if record.seq < next_seq:
                                 continue  # never repeat one, whatever the server sends
                             failures = 0
+                            seen.clear()
                             next_seq = record.last + 1  # past a range record
                             last_news = time.monotonic()
                             yield record
@@ -547,23 +561,23 @@ class RemoteTeam:
                         ):
                             return
                 if not heard:  # closed before a word, not even a heartbeat: back off
-                    raise httpx.RemoteProtocolError("the stream ended before its first event")
-            except (httpx.TransportError, httpx.DecodingError) as exc:
+                    raise httpx.RemoteProtocolError(_EMPTY_STREAM)
+            except (httpx.TransportError, httpx.DecodingError, _RestartingError) as exc:
                 failures += 1
-                why = (
-                    f"it said nothing for {heartbeat + SILENCE:g}s, not even a heartbeat"
-                    if isinstance(exc, httpx.ReadTimeout)
-                    else _no_answer(self.client, exc)
-                    if isinstance(exc, httpx.ConnectError | httpx.TimeoutException)
-                    else exception_words(exc) or type(exc).__name__
-                )
-                if failures > RECONNECTS:
-                    raise ServerError(0, f"the event stream keeps failing: {why}") from None
+                why, kind = _stream_failure(self.client, exc, heartbeat)
+                seen[kind] += 1
+                tried = _tally(seen, failures)
+                if failures > bound:
+                    raise ServerError(
+                        0,
+                        f"the event stream keeps failing: {why} ({tried}; follow(reconnects=N) "
+                        f"tries more times)",
+                    ) from None
                 if idle_timeout is not None and time.monotonic() - last_news >= idle_timeout:
                     raise ServerError(
                         0,
                         f"the event stream failed and nothing new came for {idle_timeout:g}s: "
-                        f"{why}",
+                        f"{why} ({tried})",
                     ) from None
                 if stop is not None and stop.wait(reconnect_wait(failures)):
                     return
@@ -572,6 +586,49 @@ class RemoteTeam:
                 continue
             if stop is not None and stop.is_set():
                 return
+
+
+_EMPTY_STREAM = "the stream ended before its first event"
+
+
+class _RestartingError(Exception):
+    """A 502, 503 or 504 for the event stream: a proxy with no server behind it for now
+    (a restart), or a server not ready yet. ``follow`` takes it as a dropped connection."""
+
+    def __init__(self, error: ServerError, status_line: str) -> None:
+        super().__init__(error.detail)
+        self.error = error
+        self.status_line = status_line
+
+
+def _stream_failure(client: AkgenticClient, exc: Exception, heartbeat: float) -> tuple[str, str]:
+    """What a failed attempt of ``follow`` says (one line, with what to do), and its kind
+    in a few words (``502 Bad Gateway``, ``connection refused``) for the tally of the
+    failures in a row."""
+    if isinstance(exc, _RestartingError):
+        return exc.error.detail, exc.status_line
+    if isinstance(exc, httpx.ReadTimeout):
+        silent = f"it said nothing for {heartbeat + SILENCE:g}s, not even a heartbeat"
+        return silent, "silence"
+    words = exception_words(exc) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectError):
+        kind = "connection refused" if "refused" in words.lower() else "no connection"
+        return _no_answer(client, exc), kind
+    if isinstance(exc, httpx.TimeoutException):
+        return _no_answer(client, exc), "no answer in time"
+    if words == _EMPTY_STREAM:
+        return words, "closed before a word"
+    if "reset" in words.lower():
+        return words, "connection reset"
+    if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+        return words, "connection cut"
+    return words, clip(words, 60)
+
+
+def _tally(seen: Counter[str], failures: int) -> str:
+    """``3 attempts in a row failed: 502 Bad Gateway 2x, connection refused 1x``."""
+    kinds = ", ".join(f"{kind} {count}x" for kind, count in seen.most_common())
+    return f"{failures} attempt{'s' if failures != 1 else ''} in a row failed: {kinds}"
 
 
 def reconnect_wait(failures: int) -> float:

@@ -1,11 +1,13 @@
 """akgentic.client: a server's teams with the verbs of ``TeamManager`` and ``TeamRuntime``.
 
 ``AkgenticClient(base_url, token=None)`` creates, lists, stops, resumes and deletes teams;
-the ``RemoteTeam`` it hands out sends, follows (SSE, resumed after a dropped connection),
+the ``RemoteTeam`` it hands out sends, asks (sends and waits for the answer), follows
+(SSE, resumed after a dropped connection or a restart),
 interrupts, pages the history and rebuilds tool state — so a script runs unchanged
 against a local team or a server. Needs httpx only (the ``server`` extra has it).
 """
 
+from akgentic.client.ask import Answer, AskError, NoReplyError, TurnFailedError
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.client import (
     AkgenticClient,
@@ -35,10 +37,13 @@ __all__ = [
     "TEAM_STOPPING",
     "Accepted",
     "AkgenticClient",
+    "Answer",
+    "AskError",
     "CardInfo",
     "ErrorBody",
     "Health",
     "MemberInfo",
+    "NoReplyError",
     "RemoteCatalog",
     "RemoteTeam",
     "ServerError",
@@ -48,6 +53,7 @@ __all__ = [
     "TeamInfo",
     "TeamNotice",
     "TeamPage",
+    "TurnFailedError",
     "WireEvent",
     "decode_event",
     "parse_sse",

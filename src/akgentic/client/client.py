@@ -24,7 +24,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Generator, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ import httpx
 from pydantic import TypeAdapter
 
 from akgentic.agent.accounting import UsageReport
+from akgentic.client.ask import Answer, Exchange, NoReplyError
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
     NO_TOOL_ACTOR,
@@ -369,6 +370,12 @@ class AkgenticClient:
             response = self.request("POST", path, json=body)
         return RemoteTeam(self, self.read_json(response, TeamInfo))
 
+    def ask(
+        self, team_id: UUID | str, content: str, *, to: str | None = None, timeout: float = 120.0
+    ) -> Answer:
+        """Send ``content`` to the team and return the answer to it: :meth:`RemoteTeam.ask`."""
+        return self.get_team(team_id).ask(content, to=to, timeout=timeout)
+
     def delete_team(self, team_id: UUID | str, *, purge: bool = False) -> None:
         self.request("DELETE", team_path(team_id), params={"purge": purge})
 
@@ -436,6 +443,54 @@ class RemoteTeam:
         body = {"command": command} if to is None else {"command": command, "to": to}
         return self._post("/commands", body).message_id
 
+    def ask(self, content: str, *, to: str | None = None, timeout: float = 120.0) -> Answer:
+        """Send ``content`` (to the entry point, or to ``to``) and return the answer to it:
+        the ``response`` that member sends the person, tied to the message by its
+        ``parent_id`` chain (:mod:`akgentic.client.ask` says what counts).
+
+        The team's log position is read before the message is sent, and followed from
+        there: an answer written before the stream opens is not missed. Raises
+        :class:`~akgentic.client.TurnFailedError` when the team says the turn failed (or
+        was interrupted), :class:`~akgentic.client.NoReplyError` when ``timeout`` seconds
+        pass first (saying what still runs and how to follow it), when the exchange ends
+        without an answer, or when the team stops first; :class:`ServerError` as every
+        call does (a refused message, a stream that keeps failing);
+        :class:`TeamDeletedError` when the team is deleted meanwhile."""
+        position = self.refresh().last_seq
+        body = {"content": content} if to is None else {"content": content, "to": to}
+        accepted = self._post("/messages", body)
+        exchange = Exchange(accepted.message_id, accepted.to, self.info.human)
+        stop = threading.Event()
+        deadline = threading.Timer(timeout, stop.set)
+        deadline.daemon = True
+        deadline.start()
+        heartbeat = max(0.2, min(0.5, timeout / 5))  # the deadline is noticed within one
+        try:
+            with contextlib.closing(
+                self.follow(position + 1, stop=stop, heartbeat=heartbeat)
+            ) as it:
+                for record in it:
+                    answer = exchange.take(record)
+                    if answer is not None:
+                        return answer
+        finally:
+            deadline.cancel()
+        seq = exchange.asked_at or accepted.seq or position + 1
+        follow = f"client.get_team('{self.team_id}').follow({seq})"
+        if stop.is_set():
+            raise NoReplyError(
+                accepted.message_id,
+                f"no answer from {accepted.to} to message {accepted.message_id} within "
+                f"{timeout:g}s; still running: {exchange.running()}; follow it with {follow}, "
+                f"or ask with a longer timeout",
+            )
+        raise NoReplyError(
+            accepted.message_id,
+            f"team {self.info.name} ({self.team_id}) stopped before {accepted.to} answered "
+            f"message {accepted.message_id} (still running then: {exchange.running()}); "
+            f"resume it with client.resume_team('{self.team_id}') and read {follow}",
+        )
+
     def interrupt(self) -> list[str]:
         """Cancel the turns in progress; the names of the members told."""
         return self.client.request_json("POST", self._path("/interrupt"), Interrupted).members
@@ -487,7 +542,7 @@ class RemoteTeam:
         heartbeat: float = 0.5,
         end_when_stopped: bool = True,
         reconnects: int | None = None,
-    ) -> Iterator[EventRecord]:
+    ) -> Generator[EventRecord, None, None]:
         """The team's events from ``from_seq`` on, in order: stored ones, then live ones.
 
         Ends when ``stop`` is set, after ``idle_timeout`` seconds with nothing new, or

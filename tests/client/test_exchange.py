@@ -1,0 +1,86 @@
+"""The rules of :class:`~akgentic.client.ask.Exchange` on a log written by hand: a turn the
+message caused (a delegation) that fails is the exchange's failure, once nothing of it is
+left to do — not while the failed turn's message is still being handled."""
+
+from __future__ import annotations
+
+from uuid import UUID, uuid4
+
+import pytest
+
+from akgentic.agent import AgentMessage
+from akgentic.agent.turn import TurnEndedEvent, TurnStartedEvent
+from akgentic.client import TurnFailedError
+from akgentic.client.ask import Exchange
+from akgentic.core import (
+    ActorAddress,
+    EventMessage,
+    Message,
+    ProcessedMessage,
+    SentMessage,
+    UserMessage,
+)
+from akgentic.storage import EventRecord
+
+TEAM = uuid4()
+HUMAN = ActorAddress(agent_id=uuid4(), name="@Human", role="Human")
+BOSS = ActorAddress(agent_id=uuid4(), name="@Boss", role="Boss")
+WORKER = ActorAddress(agent_id=uuid4(), name="@Worker", role="Worker")
+
+
+def _record(seq: int, message: Message) -> EventRecord:
+    return EventRecord(team_id=TEAM, seq=seq, timestamp=None, message=message, raw="")
+
+
+def _sent(message: Message, sender: ActorAddress, to: ActorAddress) -> SentMessage:
+    return SentMessage(message=message, recipient=to, sender=sender)
+
+
+def _event(event: TurnStartedEvent | TurnEndedEvent, sender: ActorAddress) -> EventMessage:
+    return EventMessage(event=event, sender=sender)
+
+
+def _processed(message_id: UUID, by: ActorAddress) -> ProcessedMessage:
+    return ProcessedMessage(message_id=message_id, sender=by)
+
+
+def test_a_failed_delegation_fails_the_exchange_once_nothing_is_left_to_do() -> None:
+    asked = UserMessage(content="why?")
+    request = AgentMessage(content="find out", parent_id=asked.id)
+    exchange = Exchange(asked.id, "@Boss", "@Human")
+    log = [
+        _sent(asked, HUMAN, BOSS),
+        _event(TurnStartedEvent(turn_id=asked.id, agent="@Boss"), BOSS),
+        _sent(request, BOSS, WORKER),
+        _event(TurnEndedEvent(turn_id=asked.id, agent="@Boss"), BOSS),
+        _processed(asked.id, BOSS),
+        _event(TurnStartedEvent(turn_id=request.id, agent="@Worker"), WORKER),
+        _event(
+            TurnEndedEvent(turn_id=request.id, agent="@Worker", outcome="failed", error="boom"),
+            WORKER,
+        ),
+    ]
+    for seq, message in enumerate(log, start=1):
+        assert exchange.take(_record(seq, message)) is None
+    assert exchange.running() == "1 message not handled yet"
+    with pytest.raises(TurnFailedError) as caught:
+        exchange.take(_record(len(log) + 1, _processed(request.id, WORKER)))
+    assert str(caught.value) == f"@Worker's turn (caused by message {asked.id}) failed: boom"
+    assert (caught.value.agent, caught.value.outcome, caught.value.asked) == (
+        "@Worker",
+        "failed",
+        asked.id,
+    )
+
+
+def test_another_exchange_s_answer_is_not_taken() -> None:
+    """A response to the person from the member asked, but descending from another
+    message (an earlier question answered late), is not this message's answer."""
+    asked, earlier = UserMessage(content="now"), UserMessage(content="before")
+    exchange = Exchange(asked.id, "@Boss", "@Human")
+    late = AgentMessage(content="about before", type="response", parent_id=earlier.id)
+    mine = AgentMessage(content="about now", type="response", parent_id=asked.id)
+    assert exchange.take(_record(1, _sent(asked, HUMAN, BOSS))) is None
+    assert exchange.take(_record(2, _sent(late, BOSS, HUMAN))) is None
+    answer = exchange.take(_record(3, _sent(mine, BOSS, HUMAN)))
+    assert answer is not None and (answer.content, answer.seq) == ("about now", 3)

@@ -240,3 +240,17 @@ def test_a_team_that_stops_with_the_exchange_unsettled_says_how_to_resume(
         f"client.resume_team('{team.team_id}') and read "
         f"client.get_team('{team.team_id}').follow({seq})"
     )
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan")])
+def test_a_timeout_that_cannot_wait_is_refused_before_anything_is_sent(
+    served: Served, timeout: float
+) -> None:
+    team = served.client.create_team("turns")
+    with pytest.raises(ValueError) as caught:
+        team.ask("hello", timeout=timeout)
+    assert str(caught.value) == f"ask's timeout is in seconds, more than 0, not {timeout!r}"
+    sent = [
+        r for r in served.storage.events.read(team.team_id) if isinstance(r.message, SentMessage)
+    ]
+    assert sent == []  # nothing was sent

@@ -456,6 +456,8 @@ class RemoteTeam:
         without an answer, or when the team stops first; :class:`ServerError` as every
         call does (a refused message, a stream that keeps failing);
         :class:`TeamDeletedError` when the team is deleted meanwhile."""
+        if not timeout > 0:  # NaN too: it would wait for nothing, the message sent
+            raise ValueError(f"ask's timeout is in seconds, more than 0, not {timeout!r}")
         position = self.refresh().last_seq
         body = {"content": content} if to is None else {"content": content, "to": to}
         accepted = self._post("/messages", body)

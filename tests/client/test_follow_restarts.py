@@ -129,3 +129,10 @@ def test_a_refused_connection_after_following_is_a_restart_too(
     assert "\n" not in message and message.startswith("the event stream keeps failing: ")
     assert f"cannot reach {gateway.url} (connection refused)" in message
     assert "(3 attempts in a row failed: connection refused 2x, connection cut 1x; " in message
+
+
+def test_a_negative_bound_is_refused(served: Served) -> None:
+    team = served.client.create_team("turns")
+    with pytest.raises(ValueError) as caught:
+        next(team.follow(reconnects=-1))
+    assert str(caught.value) == "follow's reconnects is a count, 0 or more, not -1"

@@ -566,6 +566,8 @@ class RemoteTeam:
         last_news = time.monotonic()
         failures = 0
         bound = RECONNECTS if reconnects is None else reconnects
+        if bound < 0:
+            raise ValueError(f"follow's reconnects is a count, 0 or more, not {bound}")
         seen: Counter[str] = Counter()  # what the failures in a row were
         connected = False
         timeout = httpx.Timeout(self.client.timeout, read=heartbeat + SILENCE)

@@ -100,25 +100,26 @@ def test_an_answer_written_before_the_stream_opens_is_not_missed(
 
 
 def test_a_deadline_says_what_still_runs_and_how_to_follow_it(served: Served) -> None:
+    """``@Boss`` is held at the gate by an earlier turn: the asked message waits for it
+    past the deadline, and the error says so — and where to follow it from."""
     team = served.client.create_team("turns")
+    team.send("wait first")
+    assert gate_tool.ENTERED.wait(30)
     with pytest.raises(NoReplyError) as caught:
-        team.ask("wait for the gate", timeout=1)
-    assert gate_tool.ENTERED.is_set()  # the turn had started: it is what still runs
-    message = str(caught.value)
-    assert "\n" not in message
-    assert message.startswith(
-        f"no answer from @Boss to message {caught.value.asked} within 1s; still running: "
-        f"@Boss's turn (from seq "
-    )
+        team.ask("hello", timeout=2)
+    asked = caught.value.asked
     asked_at = next(
         r.seq
         for r in served.storage.events.read(team.team_id)
-        if isinstance(r.message, SentMessage) and r.message.message.id == caught.value.asked
+        if isinstance(r.message, SentMessage) and r.message.message.id == asked
     )
-    assert message.endswith(
-        f"; follow it with client.get_team('{team.team_id}').follow({asked_at}), or ask with "
-        f"a longer timeout"
+    assert str(caught.value) == (
+        f"no answer from @Boss to message {asked} within 2s; still running: a message to "
+        f"@Boss not handled yet; follow it with client.get_team('{team.team_id}')"
+        f".follow({asked_at}), or ask with a longer timeout"
     )
+    gate_tool.OPEN.set()  # the message is handled then, and answered: ask again to get one
+    assert team.ask("again", timeout=60).content.startswith("[scripted] you said again")
 
 
 def test_a_failed_turn_is_an_error_naming_who_and_why(served: Served) -> None:

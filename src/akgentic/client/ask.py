@@ -25,6 +25,7 @@ What counts, as ``akgentic run -m`` counts it (the CLI's ``Watch``):
 
 from __future__ import annotations
 
+from collections import Counter
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict
@@ -98,7 +99,7 @@ class Exchange:
         self.asked_at: int | None = None
         """The seq of the record of the asked message, once read."""
         self._parent: dict[UUID, UUID | None] = {}
-        self._pending: set[UUID] = set()  # sent to a member, not handled yet
+        self._pending: dict[UUID, str] = {}  # sent to a member (its name), not handled yet
         self._turns: dict[UUID, tuple[str, int]] = {}  # open turn -> (agent, its start seq)
         self._failed: list[TurnEndedEvent] = []  # turns it caused that failed or were cut
         self._to_person: SentMessage | None = None  # the last thing the person got, not an answer
@@ -110,7 +111,7 @@ class Exchange:
             if answer is not None:
                 return answer
         elif isinstance(message, ProcessedMessage):
-            self._pending.discard(message.message_id)
+            self._pending.pop(message.message_id, None)
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnStartedEvent):
             if self._caused(message.event.turn_id):
                 self._turns[message.event.turn_id] = (message.event.agent, record.seq)
@@ -129,7 +130,8 @@ class Exchange:
         if inner.id == self.asked:
             self.asked_at = seq
         if not self._to_the_person(sent):
-            self._pending.add(inner.id)
+            recipient = sent.recipient or inner.recipient
+            self._pending[inner.id] = recipient.name if recipient is not None else "a member"
             return None
         sender = sent.sender.name if sent.sender is not None else ""
         if sender == self.responder and isinstance(inner, AgentMessage):
@@ -182,9 +184,10 @@ class Exchange:
         """What of the exchange still runs, in words: its turns in progress, the messages
         it caused that wait to be handled."""
         turns = [f"{agent}'s turn (from seq {seq})" for agent, seq in self._turns.values()]
-        waiting = len(self._pending - self._turns.keys())
-        if waiting:
-            turns.append(f"{waiting} message{'s' if waiting > 1 else ''} not handled yet")
+        waiting = Counter(to for m, to in self._pending.items() if m not in self._turns)
+        for to, count in sorted(waiting.items()):
+            many = f"{count} messages" if count > 1 else "a message"
+            turns.append(f"{many} to {to} not handled yet")
         if self.asked_at is None:
             return "nothing of it read yet"
         return ", ".join(turns) if turns else "nothing (no turn of it runs)"

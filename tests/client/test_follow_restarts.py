@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from akgentic.client import AkgenticClient, RemoteTeam, ServerError
+from akgentic.client import AkgenticClient, RemoteTeam, ServerError, TeamDeletedError
 from akgentic.server import ServerSettings
 from akgentic.storage import EventRecord
 from tests.client.gateway import Gateway
@@ -40,7 +40,8 @@ class Follower:
     """``follow`` of a team through ``url`` on a thread: the seqs it yielded, what it
     raised."""
 
-    def __init__(self, url: str, team: RemoteTeam) -> None:
+    def __init__(self, url: str, team: RemoteTeam, *, end_when_stopped: bool = True) -> None:
+        self.end_when_stopped = end_when_stopped
         self.got: list[int] = []
         self.failure: list[BaseException] = []
         self._client = AkgenticClient(url)
@@ -50,7 +51,7 @@ class Follower:
 
     def _follow(self) -> None:
         try:
-            for record in self._team.follow():
+            for record in self._team.follow(end_when_stopped=self.end_when_stopped):
                 self.got.append(record.seq)
         except BaseException as exc:  # handed to the test
             self.failure.append(exc)
@@ -88,6 +89,55 @@ def test_a_follow_rides_out_a_proxys_502_503_504_and_loses_nothing(
     last = served.storage.events.last_seq(team.team_id)
     assert follower.got == list(range(1, last + 1))  # none lost, none twice
     assert gateway.put_through == 2
+
+
+def test_a_follow_rides_out_a_real_restart_behind_the_proxy(tmp_path: Path) -> None:
+    """The server stops; the proxy answers 502, 503, 502 while a new one starts on the same
+    store (another port); the team is resumed there: the follow goes on from its last
+    record, through the old run's last records and the new run's, each once."""
+    settings = ServerSettings(port=0, heartbeat=0.5)
+    first = serve_cards(tmp_path, settings)
+    served = next(first)
+    team = served.client.create_team("turns")
+    team.send("hello")
+    until(team, lambda r: kind(r) == "End")
+    port = httpx.URL(served.url).port
+    assert port is not None
+    gateway = Gateway(port)
+    follower = Follower(gateway.url, team, end_when_stopped=False)
+    try:
+        before = served.storage.events.last_seq(team.team_id)
+        wait_until(lambda: follower.has(before), 30, "the follower read the first turn")
+        gateway.admit.clear()
+        gateway.refusals.extend([502, 503, 502])
+        for _ in first:  # the first server stops (and its team with it)
+            pass
+        gateway.cut_open()
+        wait_until(lambda: gateway.refused == [502, 503, 502], 30, "three refused reconnections")
+        second = serve_cards(tmp_path, settings)
+        again = next(second)
+        try:
+            port = httpx.URL(again.url).port
+            assert port is not None
+            gateway.upstream_port = port
+            gateway.admit.set()
+            resumed = again.client.resume_team(team.team_id)
+            resumed.send("hello again")
+            until(resumed, lambda r: kind(r) == "End", from_seq=before + 1)
+            last = again.storage.events.last_seq(team.team_id)
+            wait_until(lambda: follower.has(last), 30, "the follower read the resumed run")
+            again.client.delete_team(team.team_id)
+            follower.thread.join(30)
+            last = again.storage.events.last_seq(team.team_id)
+        finally:
+            for _ in second:
+                pass
+    finally:
+        gateway.admit.set()
+        gateway.close()
+    assert not follower.thread.is_alive()
+    assert follower.got == list(range(1, last + 1))  # none lost, none twice
+    assert [type(f) for f in follower.failure] == [TeamDeletedError]
 
 
 def test_a_proxy_that_stays_down_ends_the_follow_saying_what_it_saw(served: Served) -> None:

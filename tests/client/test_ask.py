@@ -27,6 +27,7 @@ from tests.processes import wait_until
 from tests.server import gate_tool
 from tests.server.conftest import Served, serve_cards
 
+NOHUMAN = Path(__file__).parents[1] / "cli" / "data" / "nohuman.yaml"
 SAID = "one two three four five six seven eight nine ten"
 
 
@@ -53,6 +54,16 @@ def test_ask_returns_the_answer_to_its_own_message(served: Served) -> None:
     asked = sent[second.asked].message
     assert isinstance(asked, SentMessage) and getattr(asked.message, "content", "") == "and again"
     assert sent[second.message.id].seq == second.seq
+
+
+def test_without_a_human_proxy_the_answer_to_the_outside_caller_counts(tmp_path: Path) -> None:
+    """A ``human: null`` card: the server writes as ``@System``, and ``@A``'s response to
+    ``@System`` is the answer."""
+    for served in serve_cards(tmp_path, ServerSettings(port=0, heartbeat=0.5), (NOHUMAN,)):
+        team = served.client.create_team("nohuman")
+        assert team.info.human is None
+        answer = team.ask("hi", timeout=60)
+        assert (answer.sender, answer.content) == ("@A", "hello from @A")
 
 
 def test_the_answer_may_come_after_a_delegation(served: Served) -> None:

@@ -163,7 +163,7 @@ def test_an_interrupted_turn_is_an_error_too(served: Served) -> None:
     assert not asker.is_alive() and len(failures) == 1
     error = failures[0]
     assert isinstance(error, TurnFailedError) and error.outcome == "interrupted"
-    assert str(error) == "@Boss's turn was interrupted before it answered"
+    assert str(error) == "@Boss's turn was interrupted before it answered (@Human cancelled it)"
 
 
 def test_an_exchange_that_ends_without_an_answer_says_what_came_instead(

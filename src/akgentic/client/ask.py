@@ -31,7 +31,7 @@ from uuid import UUID
 from pydantic import BaseModel, ConfigDict
 
 from akgentic.agent import AgentMessage, TurnInterrupted
-from akgentic.agent.turn import TurnEndedEvent, TurnStartedEvent
+from akgentic.agent.turn import TurnEndedEvent, TurnInterruptedEvent, TurnStartedEvent
 from akgentic.core import (
     EXTERNAL_ROLE,
     ActorAddress,
@@ -102,6 +102,7 @@ class Exchange:
         self._pending: dict[UUID, str] = {}  # sent to a member (its name), not handled yet
         self._turns: dict[UUID, tuple[str, int]] = {}  # open turn -> (agent, its start seq)
         self._failed: list[TurnEndedEvent] = []  # turns it caused that failed or were cut
+        self._cut_by: dict[UUID, str | None] = {}  # turn -> who cancelled it, when said
         self._to_person: SentMessage | None = None  # the last thing the person got, not an answer
 
     def take(self, record: EventRecord) -> Answer | None:
@@ -117,6 +118,8 @@ class Exchange:
                 self._turns[message.event.turn_id] = (message.event.agent, record.seq)
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnEndedEvent):
             self._ended(message.event)
+        elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterruptedEvent):
+            self._cut_by[message.event.turn_id] = message.event.by
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterrupted):
             self._cut(message.event.message_id, message.sender)
         self._settle()
@@ -154,7 +157,7 @@ class Exchange:
         if ended.outcome == "completed" or not self._caused(ended.turn_id):
             return
         if ended.turn_id == self.asked:
-            raise _failure(self.asked, ended)
+            raise _failure(self.asked, ended, by=self._cut_by.get(ended.turn_id))
         self._failed.append(ended)
 
     def _cut(self, message_id: UUID, agent: ActorAddress | None) -> None:
@@ -225,9 +228,12 @@ class Exchange:
         return False
 
 
-def _failure(asked: UUID, ended: TurnEndedEvent, *, stopped: bool = False) -> TurnFailedError:
+def _failure(
+    asked: UUID, ended: TurnEndedEvent, *, stopped: bool = False, by: str | None = None
+) -> TurnFailedError:
     """The error of a turn of the exchange that ended failed (why, when known) or
-    interrupted (a cancel; ``stopped``: the team's stop, which a resume offers again)."""
+    interrupted (a cancel, ``by`` whom when known; ``stopped``: the team's stop, which a
+    resume offers again)."""
     whose = f"{ended.agent}'s turn"
     if ended.turn_id != asked:
         whose += f" (caused by message {asked})"
@@ -237,7 +243,8 @@ def _failure(asked: UUID, ended: TurnEndedEvent, *, stopped: bool = False) -> Tu
             f"again (resume_team(..., retry_interrupted=True))"
         )
     elif ended.outcome == "interrupted":
-        words = f"{whose} was interrupted before it answered"
+        who = f" ({by} cancelled it)" if by else ""
+        words = f"{whose} was interrupted before it answered{who}"
     else:
         words = f"{whose} failed: {clip(ended.error or 'no reason given', QUOTE)}"
     return TurnFailedError(asked, words, ended.agent, ended.outcome)

@@ -27,8 +27,11 @@ def stdio(**fields: object) -> MCPStdioConnectionConfig:
     )
 
 
-def raw(folder: Path, tools: list[dict[str, Any]], name: str = "raw", **fields: Any) -> MCPTool:
-    """A card for the bare stdio server (``raw_server.py``) listing ``tools`` as they are."""
+def raw(
+    folder: Path, tools: list[Any] | str | dict[str, Any], name: str = "raw", **fields: Any
+) -> MCPTool:
+    """A card for the bare stdio server (``raw_server.py``) listing ``tools`` as they are
+    (a string too: a list that is not one; ``{"pages": [...]}``: a list in pages)."""
     listing = folder / f"{name}.tools.json"
     listing.write_text(json.dumps(tools))
     connection = MCPStdioConnectionConfig(

@@ -2,7 +2,8 @@
 never would. Tools: ``echo`` (a well-formed answer) and ``malformed`` (a result whose
 ``content`` is not a list); ``$RAW_TOOLS``, when set, names a JSON file holding the tool
 list it sends instead, as is (the tests' hostile lists; a file, as an environment variable
-holds no megabyte). The lines it reads are its only state: run by the
+holds no megabyte) — or ``{"pages": [list, ...]}``, a list per request, paged by cursor.
+The lines it reads are its only state: run by the
 tests with ``python raw_server.py``."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 TOOLS = [
@@ -28,7 +30,12 @@ def result(request: dict[str, Any]) -> dict[str, Any]:
         }
     if method == "tools/list":
         listed = os.environ.get("RAW_TOOLS")
-        return {"tools": json.loads(open(listed).read()) if listed else TOOLS}
+        tools = json.loads(Path(listed).read_text()) if listed else TOOLS
+        if isinstance(tools, dict):  # {"pages": [...]}: one page per request, by cursor
+            page = int((request.get("params") or {}).get("cursor") or 0)
+            more = page + 1 < len(tools["pages"])
+            return {"tools": tools["pages"][page]} | ({"nextCursor": str(page + 1)} if more else {})
+        return {"tools": tools}
     if method == "tools/call" and request["params"]["name"] == "malformed":
         return {"content": "not a list"}
     return {"content": [{"type": "text", "text": "echoed"}]}

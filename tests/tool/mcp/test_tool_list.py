@@ -1,7 +1,7 @@
 """A server's tool list fits a model: names no provider accepts are left out and said once,
-so are a name's later tools, the tools whose schema no model can use and the tools past
-``max_tools``; a huge description is cut, a list that is not valid MCP is a failed server
-said as such."""
+so are a name's later tools, the tools whose schema no model can use, the tools the client
+refuses and the tools past ``max_tools``; a huge description is cut, a list that is not
+valid MCP as a whole is a failed server said as such."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ SCHEMA = {"type": "object", "properties": {}}
 
 
 def listed(
-    tmp_path: Path, tools: list[dict[str, Any]], **fields: Any
+    tmp_path: Path, tools: list[Any] | str | dict[str, Any], **fields: Any
 ) -> tuple[dict[str, str], list[str], str | None]:
     """What the agent is offered of a server that lists ``tools`` (name: description, over
     two steps of one turn), the lines said on the team stream, and the toolset's failure."""
@@ -73,13 +73,70 @@ def test_a_tool_list_that_is_not_valid_mcp_is_a_failed_server_not_a_stopped_one(
     tmp_path: Path,
 ) -> None:
     """It was said as "stopped: 1 validation error for ListToolsResult" and started again,
-    to fail the same way: the server is alive, and its list is what is wrong."""
-    offered, lines, failure = listed(tmp_path, [{"name": "bad", "inputSchema": "not a schema"}])
+    to fail the same way: the server is alive, and its list is what is wrong — as a whole
+    (``tools`` is no list), so no tool of it can be read."""
+    offered, lines, failure = listed(tmp_path, "not a list")
     assert offered == {}
     assert failure is not None and failure.startswith("its tool list is not valid MCP")
     [line] = lines
-    assert "sent a tool list that is not valid MCP (ListToolsResult: tools.0.inputSchema:" in line
+    assert "sent a tool list that is not valid MCP (ListToolsResult: tools: " in line
     assert line.endswith("The agent goes on without its tools; fix the server.")
+
+
+def test_a_tool_the_client_refuses_is_left_out_and_the_server_s_other_tools_are_offered(
+    tmp_path: Path,
+) -> None:
+    """The ``mcp`` 2.x client refuses a whole list over one tool out of shape (a schema
+    whose root type is not "object", a field of the wrong kind): each is left out on its
+    own, said with what is wrong, and the others are offered, in the server's order."""
+    offered, lines, failure = listed(
+        tmp_path,
+        [
+            {"name": "first", "description": "1", "inputSchema": SCHEMA},
+            {"name": "text", "inputSchema": {"type": "string"}},
+            {"name": "scalar", "inputSchema": "not a schema"},
+            {"name": "bare"},
+            {"name": "annotated", "inputSchema": SCHEMA, "annotations": 5},
+            {"name": "last", "description": "2", "inputSchema": SCHEMA},
+        ],
+    )
+    assert offered == {"raw__first": "1", "raw__last": "2"} and failure is None
+    schema, invalid = lines
+    assert schema.startswith("MCP server 'raw' (")
+    assert schema.endswith(
+        " serves 2 tools whose input schema no model can use ('scalar': it is str, not a JSON "
+        "object; 'text': its type is 'string', not 'object'); they are left out. Fix their "
+        "inputSchema on the server: a JSON Schema of type 'object'."
+    )
+    assert invalid.startswith("MCP server 'raw' (")
+    assert invalid.endswith(
+        " lists 2 tools that are not valid MCP ('annotated': annotations: Input should be a "
+        "valid dictionary or instance of ToolAnnotations; 'bare': inputSchema: Field "
+        "required); they are left out and its other tools are offered. Fix them on the server."
+    )
+
+
+def test_a_list_in_pages_says_the_refused_tools_of_every_page(tmp_path: Path) -> None:
+    """Each page is checked as it comes; the tools refused on the first are still said
+    once the last has come."""
+    pages = [
+        [{"name": "a", "inputSchema": SCHEMA}, {"name": "p1", "inputSchema": {"type": "null"}}],
+        [{"name": "p2", "inputSchema": {"type": "string"}}, {"name": "b", "inputSchema": SCHEMA}],
+    ]
+    offered, lines, failure = listed(tmp_path, {"pages": pages})
+    assert list(offered) == ["raw__a", "raw__b"] and failure is None
+    [line] = lines
+    assert "('p1': its type is 'null', not 'object'; 'p2': its type is 'string', not" in line
+
+
+def test_a_tool_the_client_refuses_takes_no_place_under_max_tools(tmp_path: Path) -> None:
+    tools: list[Any] = [{"name": "bad", "inputSchema": {"type": "array"}}]
+    tools += [{"name": f"t{i}", "inputSchema": SCHEMA} for i in range(3)]
+    offered, lines, _ = listed(tmp_path, tools, max_tools=2)
+    assert list(offered) == ["raw__t0", "raw__t1"]
+    schema, past = lines
+    assert "('bad': its type is 'array', not 'object')" in schema
+    assert " lists 1 tool more than its card's max_tools (2); " in past
 
 
 def test_a_name_listed_twice_keeps_its_first_tool_and_says_the_later_is_left_out(
@@ -183,7 +240,8 @@ def through_a_lenient_client(
 ) -> tuple[list[str], list[str]]:
     """What the agent is offered (over two steps), and the lines said, of a server whose
     client hands on any schema as it came — as the ``mcp`` 1.x client does (its
-    ``inputSchema`` is any object; 2.x refuses the whole list, as tested above)."""
+    ``inputSchema`` is any object; 2.x refuses a root that is not of type object, tool by
+    tool here, as tested above)."""
     defs = [ToolDefinition(name=n, parameters_json_schema=s) for n, s in schemas.items()]
     lines: list[str] = []
     toolset = MCPServerToolset(

@@ -26,8 +26,9 @@ import functools
 import os
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession
@@ -58,13 +59,17 @@ def stdio_transport(
     env: dict[str, str] | None,
     cwd: str | None,
     log_file: TextIO | Path,
+    shaped: Callable[[type[StdioTransport]], type[StdioTransport]] = lambda kind: kind,
 ) -> StdioTransport:
     """The transport for a stdio server: :class:`ProcessTreeTransport` where
-    :func:`tree_supported`, else fastmcp's own. Either way the process lives exactly as long
-    as the connection (``keep_alive=False``) and its stderr goes to ``log_file``."""
+    :func:`tree_supported`, else fastmcp's own — each as ``shaped`` makes its class (the
+    client's own reading of tool lists, see ``toolset.py``). Either way the process lives
+    exactly as long as the connection (``keep_alive=False``) and its stderr goes to
+    ``log_file``."""
     if tree_supported():
-        return ProcessTreeTransport(command, args, env=env, cwd=cwd, log_file=log_file)
-    return StdioTransport(
+        tree = cast("type[ProcessTreeTransport]", shaped(ProcessTreeTransport))
+        return tree(command, args, env=env, cwd=cwd, log_file=log_file)
+    return shaped(StdioTransport)(
         command=command, args=args, env=env, cwd=cwd, keep_alive=False, log_file=log_file
     )
 

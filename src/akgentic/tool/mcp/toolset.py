@@ -40,15 +40,17 @@ agent that lives for days needs from it, and nothing else:
     server does not run);
   - a tool whose input schema no model can use: not an object, a root ``type`` other than
     ``"object"``, or not valid JSON Schema under its own ``$schema`` (2020-12 when it names
-    none). The ``mcp`` 2.x client refuses a whole list whose schema is not an object of
-    ``type`` ``"object"`` (the invalid list below); ``mcp`` 1.x lets any object through,
-    and neither looks below the root;
+    none). The ``mcp`` 2.x client would refuse a whole list over one such tool (a schema
+    that is not an object of ``type`` ``"object"``); here it reads the list tool by tool
+    (``listing.py``), so that tool is left out alone — and so is a tool it refuses for
+    another field out of shape, said in a line of its own. ``mcp`` 1.x lets any object
+    through, and neither looks below the root;
   - the tools past ``max_tools`` (a server listing ten thousand would flood the model's
     list, and OpenAI takes 128 in one request), with how to raise it.
 
   A description longer than ``MAX_DESCRIPTION_CHARS`` is cut with a note. A tool list that
-  is not valid MCP is a failed server, said as such, not a crash: the server is not started
-  again, since it would send the same list.
+  is not valid MCP as a whole (``tools`` not a list) is a failed server, said as such, not
+  a crash: the server is not started again, since it would send the same list.
 - **An answer fits a context.** A text longer than ``max_result_chars`` (each text of a
   list, or a structured result as the model reads it, JSON) is cut with a note saying how
   much more there was: a server that echoes a megabyte does not flood the conversation.
@@ -65,7 +67,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO, TypeVar, cast
 
 import anyio
 from pydantic import ValidationError
@@ -295,7 +297,15 @@ class MCPServerToolset(AbstractToolset[Any]):
         self._say_left_out(frozenset(tools) - frozenset(usable))
         offered: dict[str, ToolsetTool[Any]] = {}
         unusable: dict[str, str] = {}
+        not_mcp: dict[str, str] = {}
         verdicts: dict[str, str | None] = {}
+        for refused in getattr(self.client, "refused", ()):  # left out by the client's check
+            schema = refused.schema
+            why = None if schema is None else self._schema_verdict(schema, verdicts)
+            if why is None:
+                not_mcp[refused.name] = refused.error
+            else:
+                unusable[refused.name] = why
         past = 0
         for name, tool in usable.items():  # in the server's order
             if len(offered) >= self.max_tools:
@@ -308,6 +318,7 @@ class MCPServerToolset(AbstractToolset[Any]):
                 unusable[self._server_name_of(name)] = why
         self._verdicts = verdicts
         self._say_unusable(unusable)
+        self._say_invalid(not_mcp)
         self._say_past_cap(past)
         return offered
 
@@ -339,6 +350,20 @@ class MCPServerToolset(AbstractToolset[Any]):
             f"MCP server {self.server!r} ({self.where}) serves {counted(len(why), 'tool')} "
             f"whose input schema no model can use ({shown}{more}); they are left out. Fix "
             f"their inputSchema on the server: a JSON Schema of type 'object'."
+        )
+
+    def _say_invalid(self, why: dict[str, str]) -> None:
+        """One line for the tools the client's check refused for something other than
+        their schema (a field out of shape), when they change: each named with where and
+        what, three at most."""
+        if not self._changed("invalid", why) or not why:
+            return
+        shown = "; ".join(f"{clip(n, 80)!r}: {clip(w, 160)}" for n, w in sorted(why.items())[:3])
+        more = f"; and {len(why) - 3} more" if len(why) > 3 else ""
+        self._unavailable(
+            f"MCP server {self.server!r} ({self.where}) lists {counted(len(why), 'tool')} "
+            f"that are not valid MCP ({shown}{more}); they are left out and its other tools "
+            f"are offered. Fix them on the server."
         )
 
     def _changed(self, kind: str, said: object) -> bool:
@@ -696,16 +721,17 @@ def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
             env={k: env(v, f"env {k}") for k, v in connection.stdio_env.items()} or None,
             cwd=env(connection.stdio_cwd, "cwd") if connection.stdio_cwd else None,
             log_file=_stderr_for_servers(),
+            shaped=_tool_by_tool,
         )
     elif isinstance(connection, MCPHTTPConnectionConfig):
         url = env(connection.url, "the url")
         headers = {k: env(v, f"header {k}") for k, v in connection.headers.items()} or None
         if connection.transport == "sse":
-            transport = SSETransport(
+            transport = _tool_by_tool(SSETransport)(
                 url=url, headers=headers, sse_read_timeout=connection.sse_read_timeout
             )
         else:
-            transport = StreamableHttpTransport(url=url, headers=headers)
+            transport = _tool_by_tool(StreamableHttpTransport)(url=url, headers=headers)
     else:  # pragma: no cover — the two models above are the only connections
         raise TypeError(f"unknown MCP connection {type(connection).__name__}")
     return _first_of_each_name()(
@@ -714,6 +740,21 @@ def _client(server: str, connection: MCPConnectionConfig) -> MCPToolset[Any]:
         init_timeout=connection.connect_timeout,
         read_timeout=connection.call_timeout,
     )
+
+
+T = TypeVar("T")
+
+
+def _tool_by_tool(transport: type[T]) -> type[T]:
+    """``transport``'s class reading a server's tool list tool by tool (``listing.py``): with
+    the ``mcp`` 2.x client, one tool out of shape is left out instead of the whole list
+    refused. The ``mcp`` 1.x client takes any schema object and has none of the seams that
+    reading uses: there, ``transport`` as it is."""
+    try:
+        from akgentic.tool.mcp.listing import tool_by_tool
+    except ImportError:  # the mcp 1.x client (fastmcp 3)
+        return transport
+    return cast("type[T]", tool_by_tool(cast("Any", transport)))
 
 
 @functools.cache
@@ -730,12 +771,18 @@ def _first_of_each_name() -> type[MCPToolset[Any]]:
 
     class FirstOfEachName(MCPToolset[Any]):
         repeated: frozenset[str] = frozenset()
+        refused: tuple[Any, ...] = ()
 
         async def list_tools(self) -> list[Any]:
             seen: set[str] = set()
             kept: list[Any] = []
             repeated: set[str] = set()
-            for tool in await super().list_tools():
+            listed = await super().list_tools()
+            try:  # the session of this listing: where its refused tools were kept
+                self.refused = tuple(getattr(self.client.session, "refused", ()))
+            except Exception:  # no session (the connection just ended): none refused said
+                self.refused = ()
+            for tool in listed:
                 if tool.name in seen:
                     repeated.add(tool.name)
                 else:

@@ -136,7 +136,7 @@ def test_a_tool_the_client_refuses_takes_no_place_under_max_tools(tmp_path: Path
     assert list(offered) == ["raw__t0", "raw__t1"]
     schema, past = lines
     assert "('bad': its type is 'array', not 'object')" in schema
-    assert " lists 1 tool more than its card's max_tools (2); " in past
+    assert " offers 3 tools a model can use, more than its card's max_tools (2): " in past
 
 
 def test_a_name_listed_twice_keeps_its_first_tool_and_says_the_later_is_left_out(
@@ -169,8 +169,9 @@ def test_a_server_listing_ten_thousand_tools_offers_the_first_128_and_says_the_r
     [line] = lines
     assert line.startswith("MCP server 'raw' (")
     assert line.endswith(
-        " lists 9,872 tools more than its card's max_tools (128); they are left out (the first "
-        "128 are offered). Raise max_tools on its MCPTool card to offer more."
+        " offers 10,000 tools a model can use, more than its card's max_tools (128): the first "
+        "128 in the server's order are offered and the other 9,872 left out. Raise max_tools "
+        "on its MCPTool card to offer more."
     )
 
 
@@ -182,7 +183,8 @@ def test_max_tools_counts_the_tools_a_model_can_be_offered(tmp_path: Path) -> No
     assert list(offered) == ["raw__a", "raw__d"]
     unnamed, past = lines
     assert "'raw__b c'" in unnamed
-    assert " lists 2 tools more than its card's max_tools (2); " in past
+    assert " offers 4 tools a model can use, more than its card's max_tools (2): " in past
+    assert " the other 2 left out. " in past
 
 
 def test_a_server_within_max_tools_is_offered_whole_and_nothing_is_said(tmp_path: Path) -> None:

@@ -388,10 +388,12 @@ class MCPServerToolset(AbstractToolset[Any]):
         """One line for the tools past ``max_tools``, when their number changes."""
         if not self._changed("past_cap", (past, self.max_tools)) or not past:
             return
+        usable = counted(self.max_tools + past, "tool")
         self._unavailable(
-            f"MCP server {self.server!r} ({self.where}) lists {counted(past, 'tool')} more "
-            f"than its card's max_tools ({self.max_tools:,}); they are left out (the first "
-            f"{self.max_tools:,} are offered). Raise max_tools on its MCPTool card to offer more."
+            f"MCP server {self.server!r} ({self.where}) offers {usable} a model can use, "
+            f"more than its card's max_tools ({self.max_tools:,}): the first "
+            f"{self.max_tools:,} in the server's order are offered and the other {past:,} "
+            f"left out. Raise max_tools on its MCPTool card to offer more."
         )
 
     def _say_repeated(self, names: frozenset[str]) -> None:

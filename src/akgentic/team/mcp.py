@@ -15,18 +15,31 @@ from collections.abc import Sequence
 from akgentic.agent import AgentConfig
 from akgentic.team.card import TeamCard
 from akgentic.tool.mcp import MCPTool
+from akgentic.tool.mcp.clash import AgentServers, MCPToolNameClashError, tool_name_clash
 
 __all__ = ["attach_mcp_servers", "give_mcp_servers"]
 
 
 def attach_mcp_servers(card: TeamCard) -> None:
-    """Give every agent member and profile of ``card`` its ``mcp_config`` servers.
+    """Give every agent member and profile of ``card`` its ``mcp_config`` servers, then
+    refuse a card where two servers of one agent would serve a tool under one name.
 
     Raises ``MCPConfigError`` (a ValueError) naming the file and the server when the file
-    cannot be used — at team creation, before any member starts.
+    cannot be used, and ``MCPToolNameClashError`` (a ValueError) naming the agent, both servers
+    and the tool — at team creation, before any member starts. Only servers whose names
+    can meet are started to be listed (``akgentic.tool.mcp.clash``): with the default
+    prefixes and names without ``__``, none is.
     """
     if card.mcp_config:
         give_mcp_servers(card, MCPTool.from_config(card.mcp_config))
+    agents = [
+        AgentServers(config.name, [c for c in config.tools if isinstance(c, MCPTool)])
+        for config in card.configs()
+        if isinstance(config, AgentConfig)
+    ]
+    clash = tool_name_clash(agents)
+    if clash is not None:
+        raise MCPToolNameClashError(f"team {card.name}: {clash}")
 
 
 def give_mcp_servers(card: TeamCard, servers: Sequence[MCPTool]) -> None:

@@ -325,7 +325,9 @@ def test_two_servers_whose_tools_meet_under_one_name_fail_the_turn_with_one_line
 ) -> None:
     """Distinct names and prefixes pass wiring, yet ``a`` + ``b__c`` and ``a__b`` + ``c`` are
     both ``a__b__c``: neither is dropped unsaid — the turn fails, naming both servers and
-    the card option that renames the later one's tools (as with any other tool's name)."""
+    the card option that renames the later one's tools (as with any other tool's name). An
+    agent started from its config alone; a team card is refused at creation
+    (``test_clash.py``)."""
     schema = {"type": "object", "properties": {}}
     first = raw(tmp_path, [{"name": "b__c", "inputSchema": schema}], name="a")
     second = raw(tmp_path, [{"name": "c", "inputSchema": schema}], name="a__b")

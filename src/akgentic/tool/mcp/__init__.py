@@ -5,6 +5,7 @@ timeouts, prefixes and what happens when a server fails. Importing this package 
 extra; opening a connection needs ``akgentic[mcp]``.
 """
 
+from akgentic.tool.mcp.clash import MCPToolNameClashError
 from akgentic.tool.mcp.config import (
     PYTHON_VARIABLE,
     MCPConfigError,
@@ -26,6 +27,7 @@ __all__ = [
     "MCPServerUnavailable",
     "MCPStdioConnectionConfig",
     "MCPTool",
+    "MCPToolNameClashError",
     "expand_env",
     "read_mcp_config",
 ]

@@ -88,7 +88,14 @@ from akgentic.tool.mcp.config import (
 if TYPE_CHECKING:
     from pydantic_ai.mcp import MCPToolset
 
-__all__ = ["MCPServerToolset", "build_server_toolset", "list_server_tools", "start_failure"]
+__all__ = [
+    "MCPServerToolset",
+    "build_server_toolset",
+    "callable_name",
+    "list_server_tools",
+    "rename_hint",
+    "start_failure",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -171,15 +178,7 @@ class MCPServerToolset(AbstractToolset[Any]):
         """What to do when a tool of this server's is named as another tool of the agent:
         known only once the server listed its tools (its first turn), so said then, after
         pydantic-ai's line naming both sources, in the card's own words."""
-        if not self.prefix:
-            return (
-                f"Give MCP server {self.server!r} a tool_prefix on its card (it has none: its "
-                f"tools keep the server's names)."
-            )
-        return (
-            f"Give MCP server {self.server!r} another tool_prefix on its card (now "
-            f"{self.prefix!r}: its tools are named {self.prefix}_<tool>)."
-        )
+        return rename_hint(self.server, self.prefix)
 
     @property
     def is_open(self) -> bool:
@@ -293,7 +292,7 @@ class MCPServerToolset(AbstractToolset[Any]):
             )
             return {}
         self._say_repeated(frozenset(getattr(self.client, "repeated", ())))
-        usable = {name: tool for name, tool in tools.items() if _CALLABLE_NAME.match(name)}
+        usable = {name: tool for name, tool in tools.items() if callable_name(name)}
         self._say_left_out(frozenset(tools) - frozenset(usable))
         offered: dict[str, ToolsetTool[Any]] = {}
         unusable: dict[str, str] = {}
@@ -471,6 +470,25 @@ class MCPServerToolset(AbstractToolset[Any]):
 
     def _call_timeout(self) -> float:
         return self.connection.call_timeout
+
+
+def rename_hint(server: str, prefix: str) -> str:
+    """What to do when a tool of ``server`` (its card's ``prefix``) is named as another tool
+    of the agent: the card setting that renames its tools, in the card's own words."""
+    if not prefix:
+        return (
+            f"Give MCP server {server!r} a tool_prefix on its card (it has none: its tools "
+            f"keep the server's names)."
+        )
+    return (
+        f"Give MCP server {server!r} another tool_prefix on its card (now {prefix!r}: its "
+        f"tools are named {prefix}_<tool>)."
+    )
+
+
+def callable_name(name: str) -> bool:
+    """Whether every model provider accepts ``name`` as a tool's (the prefix included)."""
+    return _CALLABLE_NAME.match(name) is not None
 
 
 def _unusable_schema(schema: object) -> str | None:

@@ -1,0 +1,141 @@
+"""Two MCP servers of one agent serving a tool under one name are refused when the team is
+created (before any member starts), in one line naming the agent, both servers, the tool
+and the card setting to change; only servers whose names can meet are started to see."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from akgentic.agent import AgentConfig
+from akgentic.team import TeamCard
+from akgentic.team.mcp import attach_mcp_servers
+from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
+from akgentic.tool.mcp.clash import MCPToolNameClashError, can_meet
+
+from .conftest import SERVER, raw
+
+SCHEMA = {"type": "object", "properties": {}}
+
+CARD = """
+name: clash
+entry_point: "@Lead"
+members:
+  - card:
+      role: Lead
+      config: {name: "@Lead"}
+profiles:
+  - role: Reviewer
+    config: {name: "@Reviewer"}
+"""
+
+
+def team_with(tmp_path: Path, *servers: MCPTool, profile: bool = False) -> TeamCard:
+    """A team whose lead (or, with ``profile``, whose Reviewer profile) holds ``servers``."""
+    path = tmp_path / "team.yaml"
+    path.write_text(CARD)
+    card = TeamCard.from_yaml(path)
+    config = card.profiles[0].config if profile else card.members[0].card.config
+    assert isinstance(config, AgentConfig)
+    config.tools.extend(servers)
+    return card
+
+
+def tools(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "inputSchema": SCHEMA} for n in names]
+
+
+def test_two_servers_without_prefixes_serving_one_name_refuse_the_team(tmp_path: Path) -> None:
+    first = raw(tmp_path, tools("echo", "files"), name="one", tool_prefix="")
+    second = raw(tmp_path, tools("search", "echo"), name="two", tool_prefix="")
+    with pytest.raises(MCPToolNameClashError) as refused:
+        attach_mcp_servers(team_with(tmp_path, first, second))
+    said = str(refused.value)
+    assert said.startswith("team clash: @Lead: MCP servers 'one' (")
+    assert ") both serve a tool named 'echo' (their 'echo' and 'echo'); the agent's first " in said
+    assert said.endswith(
+        "turn would fail. Give MCP server 'two' a tool_prefix on its card (it has none: its "
+        "tools keep the server's names)."
+    )
+    assert "\n" not in said
+
+
+def test_prefixes_that_meet_are_found_in_a_profile_too(tmp_path: Path) -> None:
+    """``a`` + ``b__c`` and ``a__b`` + ``c`` are both ``a__b__c``: distinct names and
+    prefixes, which wiring lets through."""
+    first = raw(tmp_path, tools("b__c", "d"), name="a")
+    second = raw(tmp_path, tools("c"), name="a__b")
+    with pytest.raises(MCPToolNameClashError) as refused:
+        attach_mcp_servers(team_with(tmp_path, first, second, profile=True))
+    said = str(refused.value)
+    assert said.startswith("team clash: @Reviewer: MCP servers 'a' (")
+    assert " both serve a tool named 'a__b__c' (their 'b__c' and 'c'); " in said
+    assert said.endswith(
+        "Give MCP server 'a__b' another tool_prefix on its card (now 'a__b_': its tools are "
+        "named a__b__<tool>)."
+    )
+
+
+def test_servers_whose_names_can_meet_but_do_not_pass(tmp_path: Path) -> None:
+    first = raw(tmp_path, tools("b__c"), name="a")
+    second = raw(tmp_path, tools("d"), name="a__b")
+    card = team_with(tmp_path, first, second)
+    attach_mcp_servers(card)  # listed, and no name in common
+    lead = card.members[0].card.config
+    assert isinstance(lead, AgentConfig) and lead.tools == [first, second]
+
+
+def test_a_server_that_cannot_start_is_passed_over_as_it_is_at_the_first_turn(
+    tmp_path: Path,
+) -> None:
+    """Its failure is said when an agent starts it: a server that cannot start is never
+    fatal, not even to the check."""
+    missing = MCPTool(
+        name="gone",
+        tool_prefix="",
+        connection=MCPStdioConnectionConfig(stdio_command=str(tmp_path / "no-such-server")),
+    )
+    attach_mcp_servers(team_with(tmp_path, missing, raw(tmp_path, tools("echo"), tool_prefix="")))
+
+
+def started(pid_file: Path, **fields: Any) -> MCPTool:
+    """A card for the test server, which writes its pid to ``pid_file`` when it starts."""
+    connection = MCPStdioConnectionConfig(
+        stdio_command=sys.executable,
+        stdio_args=[str(SERVER)],
+        stdio_env={"MCP_PID_FILE": str(pid_file)},
+    )
+    return MCPTool(connection=connection, **fields)
+
+
+def test_servers_whose_names_cannot_meet_are_not_started(tmp_path: Path) -> None:
+    """Default prefixes of names without ``__``: no clash is possible, nothing starts (each
+    would cost the team a start of the server)."""
+    pid_files = [tmp_path / "calc.pid", tmp_path / "files.pid"]
+    calc, files = (started(f, name=f.stem) for f in pid_files)
+    attach_mcp_servers(team_with(tmp_path, calc, files))
+    assert not any(f.exists() for f in pid_files)
+    # the same servers, one of them unprefixed: both are started to be listed
+    bare = started(pid_files[1], name="files", tool_prefix="")
+    attach_mcp_servers(team_with(tmp_path, calc, bare))
+    assert all(f.exists() for f in pid_files)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "meet"),
+    [
+        ({"name": "a"}, {"name": "b"}, False),
+        ({"name": "a"}, {"name": "a__b"}, True),
+        ({"name": "ab"}, {"name": "a"}, False),  # 'a__' does not begin 'ab__'
+        ({"name": "a", "tool_prefix": ""}, {"name": "b"}, True),
+        ({"name": "a", "tool_prefix": "x"}, {"name": "b", "tool_prefix": "x_y"}, True),
+        ({"name": "a", "tool_prefix": "x"}, {"name": "b", "tool_prefix": "xy"}, False),
+    ],
+)
+def test_which_servers_can_meet(first: dict[str, str], second: dict[str, str], meet: bool) -> None:
+    connection = MCPStdioConnectionConfig(stdio_command="server")
+    one, other = MCPTool(connection=connection, **first), MCPTool(connection=connection, **second)
+    assert can_meet(one, other) is meet and can_meet(other, one) is meet

@@ -15,27 +15,38 @@ from collections.abc import Sequence
 from akgentic.agent import AgentConfig
 from akgentic.team.card import TeamCard
 from akgentic.tool.mcp import MCPTool
-from akgentic.tool.mcp.clash import AgentServers, MCPToolNameClashError, tool_name_clash
+from akgentic.tool.mcp.clash import (
+    AgentServers,
+    MCPToolNameClashError,
+    card_tools,
+    tool_name_clash,
+)
 
 __all__ = ["attach_mcp_servers", "give_mcp_servers"]
 
 
 def attach_mcp_servers(card: TeamCard) -> None:
     """Give every agent member and profile of ``card`` its ``mcp_config`` servers, then
-    refuse a card where two servers of one agent would serve a tool under one name.
+    refuse a card where one agent would be offered two tools under one name (by two of its
+    servers, or by a server and another card).
 
     Raises ``MCPConfigError`` (a ValueError) naming the file and the server when the file
-    cannot be used, and ``MCPToolNameClashError`` (a ValueError) naming the agent, both servers
-    and the tool — at team creation, before any member starts. Only servers whose names
-    can meet are started to be listed (``akgentic.tool.mcp.clash``): with the default
-    prefixes and names without ``__``, none is.
+    cannot be used, and ``MCPToolNameClashError`` (a ValueError) naming the agent, both
+    sources and the tool — at team creation, before any member starts. Only servers whose
+    names can meet another's, or a card's tool, are started to be listed
+    (``akgentic.tool.mcp.clash``): with the default prefixes and names without ``__``, none
+    is.
     """
     if card.mcp_config:
         give_mcp_servers(card, MCPTool.from_config(card.mcp_config))
     agents = [
-        AgentServers(config.name, [c for c in config.tools if isinstance(c, MCPTool)])
+        AgentServers(
+            config.name,
+            [c for c in config.tools if isinstance(c, MCPTool)],
+            card_tools(config.tools),
+        )
         for config in card.configs()
-        if isinstance(config, AgentConfig)
+        if isinstance(config, AgentConfig) and any(isinstance(c, MCPTool) for c in config.tools)
     ]
     clash = tool_name_clash(agents)
     if clash is not None:

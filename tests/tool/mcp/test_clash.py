@@ -1,10 +1,12 @@
-"""Two MCP servers of one agent serving a tool under one name are refused when the team is
-created (before any member starts), in one line naming the agent, both servers, the tool
-and the card setting to change; only servers whose names can meet are started to see."""
+"""An agent that would be offered two tools under one name — by two of its MCP servers, or
+by a server and another card — refuses the team when it is created (before any member
+starts), in one line naming the agent, both sources, the tool and the card setting to
+change; only servers whose names can meet are started to see."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,9 @@ import pytest
 from akgentic.agent import AgentConfig
 from akgentic.team import TeamCard
 from akgentic.team.mcp import attach_mcp_servers
+from akgentic.tool.core import ToolCard
 from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
-from akgentic.tool.mcp.clash import MCPToolNameClashError, can_meet
+from akgentic.tool.mcp.clash import MCPToolNameClashError, can_meet, can_meet_tool
 
 from .conftest import SERVER, raw
 
@@ -33,8 +36,20 @@ profiles:
 """
 
 
-def team_with(tmp_path: Path, *servers: MCPTool, profile: bool = False) -> TeamCard:
-    """A team whose lead (or, with ``profile``, whose Reviewer profile) holds ``servers``."""
+class Greeter(ToolCard):
+    """A plain ``greet`` tool, as a server may serve one too."""
+
+    def get_tools(self) -> list[Callable[..., Any]]:
+        def greet(name: str) -> str:
+            """Greet someone."""
+            return f"hi {name}"
+
+        return [greet]
+
+
+def team_with(tmp_path: Path, *servers: ToolCard, profile: bool = False) -> TeamCard:
+    """A team whose lead (or, with ``profile``, whose Reviewer profile) holds ``servers``
+    (and any other card)."""
     path = tmp_path / "team.yaml"
     path.write_text(CARD)
     card = TeamCard.from_yaml(path)
@@ -77,6 +92,26 @@ def test_prefixes_that_meet_are_found_in_a_profile_too(tmp_path: Path) -> None:
         "Give MCP server 'a__b' another tool_prefix on its card (now 'a__b_': its tools are "
         "named a__b__<tool>)."
     )
+
+
+def test_a_server_serving_another_card_s_tool_name_refuses_the_team(tmp_path: Path) -> None:
+    server = raw(tmp_path, tools("search", "greet"), name="people", tool_prefix="")
+    with pytest.raises(MCPToolNameClashError) as refused:
+        attach_mcp_servers(team_with(tmp_path, Greeter(), server))
+    said = str(refused.value)
+    assert said.startswith("team clash: @Lead: MCP server 'people' (")
+    assert said.endswith(
+        ") serves a tool named 'greet' (its 'greet'), as its card Greeter does; the agent's "
+        "first turn would fail. Give MCP server 'people' a tool_prefix on its card (it has "
+        "none: its tools keep the server's names)."
+    )
+
+
+def test_a_prefixed_server_beside_another_card_is_not_started(tmp_path: Path) -> None:
+    """``people__greet`` cannot be ``greet``: nothing to list."""
+    pid_file = tmp_path / "people.pid"
+    attach_mcp_servers(team_with(tmp_path, Greeter(), started(pid_file, name="people")))
+    assert not pid_file.exists()
 
 
 def test_servers_whose_names_can_meet_but_do_not_pass(tmp_path: Path) -> None:
@@ -139,3 +174,17 @@ def test_which_servers_can_meet(first: dict[str, str], second: dict[str, str], m
     connection = MCPStdioConnectionConfig(stdio_command="server")
     one, other = MCPTool(connection=connection, **first), MCPTool(connection=connection, **second)
     assert can_meet(one, other) is meet and can_meet(other, one) is meet
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "meet"),
+    [
+        ({"name": "calc"}, "greet", False),
+        ({"name": "calc"}, "calc__add", True),
+        ({"name": "calc"}, "calc_add", False),
+        ({"name": "calc", "tool_prefix": ""}, "greet", True),
+    ],
+)
+def test_which_card_tools_a_server_can_meet(server: dict[str, str], tool: str, meet: bool) -> None:
+    card = MCPTool(connection=MCPStdioConnectionConfig(stdio_command="server"), **server)
+    assert can_meet_tool(card, tool) is meet

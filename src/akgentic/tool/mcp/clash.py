@@ -15,25 +15,38 @@ two servers' names can meet only when one has no prefix, or one's ``p_`` begins 
 other's (``a`` + ``b__c`` and ``a__b`` + ``c`` are both ``a__b__c``). Servers keep their
 default prefixes (``<name>_``) and distinct names without ``__``: nothing is started.
 
+A server's tool named as a tool of another of the agent's cards (``tool_prefix=""`` beside
+a card's ``greet``) is found alike: the cards' tools are named as the team is created
+(:func:`card_tools`), and a server is started to be listed when it has no prefix or when
+one of those names begins with its ``<prefix>_``. What is not known before the agent runs
+— the tools its class adds (``TeamTool``, ``MailboxTool``), a toolset card's groups, a
+card whose tools need the running agent — is found at the agent's first turn, which
+fails in one line naming both and the card setting to change.
+
 A server that cannot be started or listed here is passed over: its failure is said when
-an agent starts it, as ever (a server that cannot start is never fatal). A clash between
-a server's tool and another card's tool (``tool_prefix=""`` beside a card's ``greet``) is
-not found here — that card's tools exist only in a running agent — but at the agent's
-first turn, in one line naming both and the card setting to change.
+an agent starts it, as ever (a server that cannot start is never fatal).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 
+from akgentic.tool.core.card import ToolCard
 from akgentic.tool.mcp.mcp import MCPTool
 from akgentic.tool.mcp.toolset import callable_name, list_server_tools, rename_hint
 
-__all__ = ["AgentServers", "MCPToolNameClashError", "can_meet", "tool_name_clash"]
+__all__ = [
+    "AgentServers",
+    "MCPToolNameClashError",
+    "can_meet",
+    "can_meet_tool",
+    "card_tools",
+    "tool_name_clash",
+]
 
 
 class MCPToolNameClashError(ValueError):
@@ -43,10 +56,31 @@ class MCPToolNameClashError(ValueError):
 
 @dataclass(frozen=True)
 class AgentServers:
-    """One agent's MCP server cards (``agent``: its name, for the line), in card order."""
+    """One agent's MCP server cards (``agent``: its name, for the line), in card order,
+    and the tools of its other cards (:func:`card_tools`: name to card)."""
 
     agent: str
     servers: Sequence[MCPTool]
+    tools: Mapping[str, str] = field(default_factory=dict)
+
+
+def card_tools(cards: Sequence[ToolCard]) -> dict[str, str]:
+    """The names of the tools ``cards`` (those that are not ``MCPTool``) give an agent, each
+    to the card giving it (its class name): what each card's ``get_tools()`` names without
+    an agent. A card that cannot name its tools without one is passed over (a clash with
+    its tools is found at the agent's first turn)."""
+    named: dict[str, str] = {}
+    for card in cards:
+        if isinstance(card, MCPTool):
+            continue
+        try:
+            tools = card.get_tools()
+        except Exception:  # it needs the running agent: see the docstring
+            continue
+        for tool in tools:
+            named.setdefault(getattr(tool, "__name__", ""), type(card).__name__)
+    named.pop("", None)
+    return named
 
 
 def can_meet(first: MCPTool, second: MCPTool) -> bool:
@@ -58,14 +92,21 @@ def can_meet(first: MCPTool, second: MCPTool) -> bool:
     return one.startswith(other) or other.startswith(one)
 
 
-def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
-    """The first tool name two servers of one agent would both offer, in one line naming
-    the agent, both servers, their own names of the tool and the setting to change; None
-    when there is none (or when the servers that could clash cannot be listed).
+def can_meet_tool(server: MCPTool, tool: str) -> bool:
+    """Whether a tool of ``server`` can be offered under the name ``tool``."""
+    return not server.prefix or tool.startswith(f"{server.prefix}_")
 
-    Starts each server whose names can meet another's (:func:`can_meet`) once, all at
-    once, in an event loop of its own on a thread of its own (the caller may have one
-    running); each bounded by its ``connect_timeout`` and ``call_timeout``.
+
+def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
+    """The first tool name one agent would be offered twice — by two of its servers, or by
+    a server and another card — in one line naming the agent, both sources, the tool and
+    the setting to change; None when there is none (or when the servers that could clash
+    cannot be listed).
+
+    Starts each server whose names can meet another's (:func:`can_meet`) or a card's tool
+    (:func:`can_meet_tool`) once, all at once, in an event loop of its own on a thread of
+    its own (the caller may have one running); each bounded by its ``connect_timeout`` and
+    ``call_timeout``.
     """
     pairs = [
         (agent, first, second)
@@ -74,11 +115,32 @@ def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
         for second in agent.servers[i + 1 :]
         if can_meet(first, second)
     ]
-    if not pairs:
+    beside = [
+        (agent, server)
+        for agent in agents
+        for server in agent.servers
+        if any(can_meet_tool(server, tool) for tool in agent.tools)
+    ]
+    if not pairs and not beside:
         return None
     cards = {_key(card): card for _, first, second in pairs for card in (first, second)}
+    cards |= {_key(server): server for _, server in beside}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-tool-names") as pool:
         listed = pool.submit(anyio.run, _list_all, cards).result()
+    for agent, server in beside:
+        served = listed.get(_key(server))
+        if served is None:
+            continue
+        named = _named(server, served)
+        shared = sorted(named.keys() & agent.tools.keys())
+        if shared:
+            name = shared[0]
+            return (
+                f"{agent.agent}: MCP server {server.server_name!r} "
+                f"({server.connection.describe()}) serves a tool named {name!r} (its "
+                f"{named[name]!r}), as its card {agent.tools[name]} does; the agent's first "
+                f"turn would fail. " + rename_hint(server.server_name, server.prefix)
+            )
     for agent, first, second in pairs:
         ours, theirs = listed.get(_key(first)), listed.get(_key(second))
         if ours is None or theirs is None:

@@ -38,7 +38,13 @@ from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
-__all__ = ["RefusedTool", "ToolByToolDispatcher", "ToolByToolSession", "tool_by_tool"]
+__all__ = [
+    "RefusedTool",
+    "ToolByToolDispatcher",
+    "ToolByToolSession",
+    "split_listing",
+    "tool_by_tool",
+]
 
 _TOOLS_LIST = "tools/list"
 
@@ -133,7 +139,7 @@ class ToolByToolSession(VersionAwareClientSession):
 
     def __init__(
         self, read_stream: Any = None, write_stream: Any = None, *args: Any, **kwargs: Any
-    ):
+    ) -> None:
         self._tool_by_tool: ToolByToolDispatcher | None = None
         if kwargs.get("dispatcher") is None and read_stream is not None:
             self._tool_by_tool = ToolByToolDispatcher(

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,16 @@ def raw(
     return MCPTool(name=name, connection=connection, **fields)
 
 
+@contextmanager
+def raw_http(folder: Path, tools: list[Any], name: str = "raw") -> Iterator[MCPTool]:
+    """A card for the bare server (``raw_server.py``) over streamable HTTP, listing
+    ``tools`` as they are, while it runs."""
+    listing = folder / f"{name}.tools.json"
+    listing.write_text(json.dumps(tools))
+    for url in serve("http", RAW_SERVER, {"RAW_TOOLS": str(listing)}):
+        yield MCPTool(name=name, connection=MCPHTTPConnectionConfig(url=url))
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -54,10 +65,14 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def serve(mode: str) -> Iterator[str]:
-    """Start the test server on loopback (``http`` or ``sse``); yield its URL."""
+def serve(mode: str, script: Path = SERVER, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Start the test server (or ``script``) on loopback (``http`` or ``sse``), with ``env``
+    added to the environment; yield its URL."""
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), mode], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(script), mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         assert process.stdout is not None

@@ -22,7 +22,7 @@ from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
 from akgentic.tool.mcp import toolset as toolset_module
 from akgentic.tool.mcp.toolset import DEFAULT_MAX_TOOLS, MAX_DESCRIPTION_CHARS, MCPServerToolset
 
-from .conftest import raw, stdio
+from .conftest import raw, raw_http, stdio
 
 SCHEMA = {"type": "object", "properties": {}}
 
@@ -32,7 +32,15 @@ def listed(
 ) -> tuple[dict[str, str], list[str], str | None]:
     """What the agent is offered of a server that lists ``tools`` (name: description, over
     two steps of one turn), the lines said on the team stream, and the toolset's failure."""
-    card = raw(tmp_path, tools, **fields)
+    return listed_by(raw(tmp_path, tools, **fields))
+
+
+def tools_named(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "inputSchema": SCHEMA} for n in names]
+
+
+def listed_by(card: MCPTool) -> tuple[dict[str, str], list[str], str | None]:
+    """:func:`listed`, of the server ``card`` names."""
     ctx = RunContext(deps=None, model=TestModel(), usage=RunUsage())
     lines: list[str] = []
 
@@ -114,6 +122,18 @@ def test_a_tool_the_client_refuses_is_left_out_and_the_server_s_other_tools_are_
         "valid dictionary or instance of ToolAnnotations; 'bare': inputSchema: Field "
         "required); they are left out and its other tools are offered. Fix them on the server."
     )
+
+
+def test_over_http_too_a_refused_tool_leaves_the_others(tmp_path: Path) -> None:
+    """Every transport builds its sessions alike: over streamable HTTP as over stdio."""
+    listing = tools_named("a", "b")
+    listing.insert(1, {"name": "bad", "inputSchema": {"type": "string"}})
+    with raw_http(tmp_path, listing) as card:
+        offered, lines, failure = listed_by(card)
+    assert list(offered) == ["raw__a", "raw__b"] and failure is None
+    [line] = lines
+    assert line.startswith("MCP server 'raw' (http://127.0.0.1:")
+    assert " whose input schema no model can use ('bad': its type is 'string', not " in line
 
 
 def test_a_list_in_pages_says_the_refused_tools_of_every_page(tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ a card's ``greet``) is found alike: the cards' tools are named as the team is cr
 (:func:`card_tools`), and a server is started to be listed when it has no prefix or when
 one of those names begins with its ``<prefix>_``. What is not known before the agent runs
 — the tools its class adds (``TeamTool``, ``MailboxTool``), a toolset card's groups, a
-card whose tools need the running agent — is found at the agent's first turn, which
-fails in one line naming both and the card setting to change.
+card whose tools need the running agent, a catalog instance (``CatalogTool``, built at
+wiring) — is found at the agent's first turn, which fails in one line naming both and the
+card setting to change.
 
 A server that cannot be started or listed here is passed over: its failure is said when
 an agent starts it, as ever (a server that cannot start is never fatal).

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from akgentic.agent import AgentConfig
-from akgentic.team.card import TeamCard
+from akgentic.core import AgentCard
+from akgentic.core.agent import actor_class_for
+from akgentic.team.card import MemberSpec, TeamCard
 from akgentic.tool.mcp import MCPTool
 from akgentic.tool.mcp.clash import (
     AgentServers,
@@ -39,18 +41,44 @@ def attach_mcp_servers(card: TeamCard) -> None:
     """
     if card.mcp_config:
         give_mcp_servers(card, MCPTool.from_config(card.mcp_config))
-    agents = [
-        AgentServers(
-            config.name,
-            [c for c in config.tools if isinstance(c, MCPTool)],
-            card_tools(config.tools),
-        )
-        for config in card.configs()
-        if isinstance(config, AgentConfig) and any(isinstance(c, MCPTool) for c in config.tools)
-    ]
-    clash = tool_name_clash(agents)
+    agents = [servers_of(agent) for agent in _agent_cards(card)]
+    clash = tool_name_clash([a for a in agents if a is not None])
     if clash is not None:
         raise MCPToolNameClashError(f"team {card.name}: {clash}")
+
+
+def servers_of(agent: AgentCard) -> AgentServers | None:
+    """The MCP servers of ``agent`` (None: it has none, or is not an agent) and the tools
+    its other cards give it — its class's own cards (``default_cards``: ``TeamTool``,
+    ``MailboxTool``) included, as the agent adds them when it starts."""
+    config = agent.config
+    if not isinstance(config, AgentConfig):
+        return None
+    servers = [c for c in config.tools if isinstance(c, MCPTool)]
+    if not servers:
+        return None
+    cards = list(config.tools)
+    try:
+        defaults = getattr(actor_class_for(agent.agent_class), "default_cards", ())
+    except LookupError:  # refused with its reason where the team starts it
+        defaults = ()
+    for default in defaults:
+        if not any(isinstance(c, default) for c in cards):
+            cards.append(default())
+    return AgentServers(config.name or f"@{agent.role}", servers, card_tools(cards))
+
+
+def _agent_cards(card: TeamCard) -> list[AgentCard]:
+    """Every member spec's agent card (parents first), then every profile."""
+    found: list[AgentCard] = []
+
+    def visit(specs: list[MemberSpec]) -> None:
+        for spec in specs:
+            found.append(spec.card)
+            visit(spec.members)
+
+    visit(card.members)
+    return found + list(card.profiles)
 
 
 def give_mcp_servers(card: TeamCard, servers: Sequence[MCPTool]) -> None:

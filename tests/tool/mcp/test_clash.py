@@ -107,6 +107,19 @@ def test_a_server_serving_another_card_s_tool_name_refuses_the_team(tmp_path: Pa
     )
 
 
+def test_a_server_serving_a_tool_the_agent_s_class_adds_refuses_the_team(
+    tmp_path: Path,
+) -> None:
+    """Every agent gets MailboxTool's ``read_mailbox`` when it starts, listed or not."""
+    server = raw(tmp_path, tools("read_mailbox"), name="mail", tool_prefix="")
+    with pytest.raises(MCPToolNameClashError) as refused:
+        attach_mcp_servers(team_with(tmp_path, server))
+    assert " serves a tool named 'read_mailbox' (its 'read_mailbox'), as its card " in str(
+        refused.value
+    )
+    assert "as its card MailboxTool does; " in str(refused.value)
+
+
 def test_a_prefixed_server_beside_another_card_is_not_started(tmp_path: Path) -> None:
     """``people__greet`` cannot be ``greet``: nothing to list."""
     pid_file = tmp_path / "people.pid"

@@ -11,7 +11,7 @@ import pytest
 
 from akgentic.tool.mcp import MCPProbeError, MCPStdioConnectionConfig, MCPTool
 
-from .conftest import http, pid_alive, stdio
+from .conftest import http, pid_alive, raw, stdio
 
 
 def test_the_probe_lists_the_stdio_server_s_tools_and_stops_it(
@@ -25,6 +25,23 @@ def test_the_probe_lists_the_stdio_server_s_tools_and_stops_it(
         "MCP server 'calc' serves 7 tools: add, greet, picture, refuse, crash, garble, hang"
     )
     assert not pid_alive(int(pid_file.read_text()))  # the look is over: the process is gone
+
+
+def test_the_probe_says_the_tools_the_client_left_out_and_why(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {}}
+    card = raw(
+        tmp_path,
+        [
+            {"name": "find", "inputSchema": schema},
+            {"name": "text", "inputSchema": {"type": "string"}},
+            {"name": "bare"},
+        ],
+    )
+    assert card.probe(timeout=20) == (
+        "MCP server 'raw' serves 1 tool: find; 2 tools left out, not valid MCP ('text': its "
+        "type is 'string', not 'object'; 'bare': inputSchema: Field required): fix them on "
+        "the server"
+    )
 
 
 def test_the_probe_reaches_a_streamable_http_server(http_url: str) -> None:

@@ -16,13 +16,13 @@ other's (``a`` + ``b__c`` and ``a__b`` + ``c`` are both ``a__b__c``). Servers ke
 default prefixes (``<name>_``) and distinct names without ``__``: nothing is started.
 
 A server's tool named as a tool of another of the agent's cards (``tool_prefix=""`` beside
-a card's ``greet``) is found alike: the cards' tools are named as the team is created
-(:func:`card_tools`), and a server is started to be listed when it has no prefix or when
-one of those names begins with its ``<prefix>_``. What is not known before the agent runs
-— the tools its class adds (``TeamTool``, ``MailboxTool``), a toolset card's groups, a
-card whose tools need the running agent, a catalog instance (``CatalogTool``, built at
-wiring) — is found at the agent's first turn, which fails in one line naming both and the
-card setting to change.
+a card's ``greet``) is found alike: the cards' tools (its class's own cards too:
+``TeamTool``, ``MailboxTool``) are named as the team is created (:func:`card_tools`), and a
+server is started to be listed when it has no prefix or when one of those names begins
+with its ``<prefix>_``. What is not known before the agent runs
+— a toolset card's groups, a card whose tools need the running agent, a catalog instance
+(``CatalogTool``, built at wiring) — is found at the agent's first turn, which fails in
+one line naming both and the card setting to change.
 
 A server that cannot be started or listed here is passed over: its failure is said when
 an agent starts it, as ever (a server that cannot start is never fatal).
@@ -177,7 +177,7 @@ async def _list_all(cards: dict[str, MCPTool]) -> dict[str, list[str] | None]:
 
     async def one(key: str, card: MCPTool) -> None:
         try:
-            listed[key] = await list_server_tools(card.server_name, card.connection)
+            listed[key] = (await list_server_tools(card.server_name, card.connection)).names
         except Exception:  # said when an agent starts it (see the module docstring)
             listed[key] = None
 

@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 import anyio
 from pydantic import Field, field_validator
 
+from akgentic.core.excerpt import clip
 from akgentic.core.words import counted
 from akgentic.tool.core.card import ToolCard
 from akgentic.tool.core.observer import ToolObserver
@@ -168,7 +169,8 @@ class MCPTool(ToolCard):
     def probe(self, timeout: float) -> str:
         """Start (or reach) the server, list its tools and close: ``timeout`` bounds the
         start and the listing, each (handed to the client). Answers how many tools it
-        serves; raises :class:`MCPProbeError` saying why it does not answer.
+        serves, and which the client's check left out with why; raises
+        :class:`MCPProbeError` saying why it does not answer.
 
         Runs its own event loop: call it from a thread without one (the catalog runs
         every probe in a thread of its own).
@@ -177,7 +179,7 @@ class MCPTool(ToolCard):
             update={"connect_timeout": timeout, "call_timeout": timeout}
         )
         try:
-            names = anyio.run(list_server_tools, self.server_name, connection)
+            names, left_out = anyio.run(list_server_tools, self.server_name, connection)
         except Exception as exc:
             raise MCPProbeError(
                 f"MCP server {self.server_name!r} ({connection.describe()}) does not answer: "
@@ -185,7 +187,17 @@ class MCPTool(ToolCard):
             ) from None
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         served = counted(len(names), "tool")
-        return f"MCP server {self.server_name!r} serves {served}: {shown or 'none'}"
+        said = f"MCP server {self.server_name!r} serves {served}: {shown or 'none'}"
+        if left_out:
+            why = "; ".join(
+                f"{clip(n, 80)!r}: {clip(w, 160)}" for n, w in list(left_out.items())[:3]
+            )
+            more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+            said += (
+                f"; {counted(len(left_out), 'tool')} left out, not valid MCP ({why}{more}): "
+                f"fix them on the server"
+            )
+        return said
 
     def _report(self, server: str, line: str) -> None:
         observer = self.observer_or_none()

@@ -67,7 +67,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Self, TextIO, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Self, TextIO, TypeVar, cast
 
 import anyio
 from pydantic import ValidationError
@@ -90,6 +90,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MCPServerToolset",
+    "ServerTools",
     "build_server_toolset",
     "callable_name",
     "list_server_tools",
@@ -689,8 +690,16 @@ def _require_extra() -> None:
         raise ImportError(MISSING_EXTRA) from exc
 
 
-async def list_server_tools(server: str, connection: MCPConnectionConfig) -> list[str]:
-    """Start ``server``, list its tools' names and close it: one look, no lifecycle.
+class ServerTools(NamedTuple):
+    """One look at a server's tools: the names it serves (the first of each), in its order,
+    and those the client's check left out, each with what is wrong with it."""
+
+    names: list[str]
+    left_out: dict[str, str]
+
+
+async def list_server_tools(server: str, connection: MCPConnectionConfig) -> ServerTools:
+    """Start ``server``, list its tools and close it: one look, no lifecycle.
 
     The start is bounded by ``connect_timeout`` and the listing by ``call_timeout`` (both
     handed to the client; the whole is given up ``_START_GRACE`` seconds past their sum).
@@ -702,7 +711,12 @@ async def list_server_tools(server: str, connection: MCPConnectionConfig) -> lis
     with anyio.fail_after(bound):
         async with client:
             tools = await client.list_tools()
-    return [tool.name for tool in tools]
+    left_out = {
+        refused.name: (None if refused.schema is None else _unusable_schema(refused.schema))
+        or refused.error
+        for refused in getattr(client, "refused", ())
+    }
+    return ServerTools([tool.name for tool in tools], left_out)
 
 
 def _stderr_for_servers() -> TextIO | Path:

@@ -67,15 +67,16 @@ class AgentServers:
 
 def card_tools(cards: Sequence[ToolCard]) -> dict[str, str]:
     """The names of the tools ``cards`` (those that are not ``MCPTool``) give an agent, each
-    to the card giving it (its class name): what each card's ``get_tools()`` names without
-    an agent. A card that cannot name its tools without one is passed over (a clash with
-    its tools is found at the agent's first turn)."""
+    to the card giving it (its class name): what a copy of each card's ``get_tools()``
+    names without an agent (the card itself is left as the agent will find it). A card
+    that cannot name its tools without one is passed over (a clash with its tools is found
+    at the agent's first turn)."""
     named: dict[str, str] = {}
     for card in cards:
         if isinstance(card, MCPTool):
             continue
         try:
-            tools = card.get_tools()
+            tools = card.model_copy(deep=True).get_tools()
         except Exception:  # it needs the running agent: see the docstring
             continue
         for tool in tools:

@@ -5,6 +5,7 @@ valid MCP as a whole is a failed server said as such."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,25 @@ def test_over_http_too_a_refused_tool_leaves_the_others(tmp_path: Path) -> None:
     [line] = lines
     assert line.startswith("MCP server 'raw' (http://127.0.0.1:")
     assert " whose input schema no model can use ('bad': its type is 'string', not " in line
+
+
+def test_an_mcp_server_that_refuses_its_own_list_is_said_to_answer_an_error() -> None:
+    """The ``mcp`` 2.x server checks what it sends: a list holding one tool out of shape is
+    an error in its place, so no client can keep the others. Said as such — it was said
+    as "stopped", though the server runs."""
+    script = Path(__file__).with_name("lowlevel_server.py")
+    card = MCPTool(
+        name="low",
+        connection=MCPStdioConnectionConfig(stdio_command=sys.executable, stdio_args=[str(script)]),
+    )
+    offered, lines, failure = listed_by(card)
+    assert offered == {} and failure is None
+    [line] = lines
+    assert line.startswith("MCP server 'low' (")
+    assert line.endswith(
+        ") answered its tool list with an error: Handler returned an invalid result. It will "
+        "be started again at the agent's next turn."
+    )
 
 
 def test_a_list_in_pages_says_the_refused_tools_of_every_page(tmp_path: Path) -> None:

@@ -252,8 +252,9 @@ class MCPServerToolset(AbstractToolset[Any]):
                 f"MCP server {self.server!r} ({self.where}) {why}; its connection was restarted."
             )
 
-    async def _lost(self, reason: str) -> None:
-        """The connection died: close it; the next entry opens it again, once."""
+    async def _lost(self, reason: str, what: str = "stopped") -> None:
+        """The connection died — or, ``what`` says, failed otherwise: close it; the next
+        entry opens it again, once."""
         if not self._open:
             return  # a call running beside this one already saw it go
         await self._close()
@@ -261,7 +262,7 @@ class MCPServerToolset(AbstractToolset[Any]):
         if self._restarts > 1:
             self._failure = reason
         self._unavailable(
-            f"MCP server {self.server!r} ({self.where}) stopped: {reason}. "
+            f"MCP server {self.server!r} ({self.where}) {what}: {reason}. "
             + (
                 "It will be started again at the agent's next turn."
                 if self._failure is None
@@ -283,7 +284,10 @@ class MCPServerToolset(AbstractToolset[Any]):
         except Exception as exc:  # a server that cannot list is a lost server
             invalid = _not_mcp(exc)
             if invalid is None:
-                await self._lost(_reason(exc, self._call_timeout()))
+                code = _mcp_code(_first_leaf(exc))
+                answered = code is not None and code not in (_CONNECTION_CLOSED, _REQUEST_TIMEOUT)
+                what = "answered its tool list with an error" if answered else "stopped"
+                await self._lost(_reason(exc, self._call_timeout()), what)
                 return {}
             await self._close()  # alive, but it would send the same list again
             self._failure = f"its tool list is not valid MCP ({invalid})"

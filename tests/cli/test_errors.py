@@ -1057,6 +1057,78 @@ def test_a_resume_whose_tool_actor_cannot_start_says_why_and_keeps_the_team(
     store.close()
 
 
+RAW_SERVER = Path(__file__).parents[1] / "tool" / "mcp" / "raw_server.py"
+"""A bare stdio MCP server serving the tool list its ``$RAW_TOOLS`` file holds."""
+
+MCP_TEAM = """\
+name: docs
+entry_point: "@Lead"
+members:
+  - card:
+      role: Lead
+      config:
+        name: "@Lead"
+        models: "scripted:default"
+        tools:
+          - {{type: MCPTool, name: one, tool_prefix: docs, connection: {one}}}
+          - {{type: MCPTool, name: two, tool_prefix: docs_web, connection: {two}}}
+"""
+
+
+def test_a_resume_whose_mcp_servers_now_clash_says_what_can_be_done_and_keeps_the_team(
+    cli: Invoke, storage_url: str, tmp_path: Path
+) -> None:
+    """Server 'one' serves web_search after the run: 'docs_web_search', as 'two' names its
+    search. The stored card cannot be changed, so the line says what can be done."""
+    listings = {name: tmp_path / f"{name}.tools.json" for name in ("one", "two")}
+    for name, tool in (("one", "echo"), ("two", "search")):
+        listings[name].write_text(json.dumps([{"name": tool, "inputSchema": {"type": "object"}}]))
+    connections = {
+        name: json.dumps(
+            {
+                "stdio_command": sys.executable,
+                "stdio_args": [str(RAW_SERVER)],
+                "stdio_env": {"RAW_TOOLS": str(listing)},
+            }
+        )
+        for name, listing in listings.items()
+    }
+    path = tmp_path / "docs.yaml"
+    path.write_text(MCP_TEAM.format(**connections))
+    ran = cli("run", str(path), "-m", "hi")
+    assert ran.exit_code == 0, ran.output
+    store = open_storage(storage_url)
+    [team] = store.teams.list()
+    short = str(team.team_id)[:8]
+    last = store.events.last_seq(team.team_id)
+    newer = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "web_search")]
+    listings["one"].write_text(json.dumps(newer))
+
+    refused = cli("teams", "resume", short, "-m", "again")
+
+    assert refused.exit_code == 1
+    assert refused.stdout == ""
+    assert refused.stderr.startswith(
+        f"error: team docs ({short}) was not resumed, nothing changed: team docs: @Lead: MCP "
+        "servers 'one' ("
+    )
+    assert refused.stderr.endswith(
+        ") both serve a tool named 'docs_web_search' (their 'web_search' and 'search'); the "
+        "agent's first turn would fail. A stored team's cards cannot be changed, and its MCP "
+        "servers are listed anew at each resume: have them serve the tools they served when "
+        "the team was created (the server's earlier version, say) and resume again, or create "
+        "a new team from its card with another tool_prefix for MCP server 'two'. To resume "
+        f"it: akgentic teams resume {short} --storage {storage_url}\n"
+    )
+    assert refused.stderr.count("\n") == 1
+    assert store.events.last_seq(team.team_id) == last
+    assert store.teams.get(team.team_id).status == TeamStatus.STOPPED  # type: ignore[union-attr]
+    listings["one"].write_text(json.dumps(newer[:1]))
+    resumed = cli("teams", "resume", short, "-m", "again")
+    assert resumed.exit_code == 0, resumed.output
+    store.close()
+
+
 # -- an unreadable event log: a resume refuses it, the stored team unchanged ------------------
 
 

@@ -118,6 +118,7 @@ from akgentic.team import (
     unreadable_log,
 )
 from akgentic.team.card import walk
+from akgentic.tool.mcp import MCPToolNameClashError
 
 __all__ = ["delete_team", "resume_team", "show_team", "stop_team"]
 
@@ -734,6 +735,8 @@ def _not_resumed(title: str, exc: ResumeError, command: str, imports: list[str])
             f"{cause.env_var}=<your key> and resume again, or resume it on another model: "
             f"{command} --model SPEC (scripted:default runs offline)"
         )
+    if isinstance(exc, MCPToolNameClashError):  # its line says what to do; no model helps
+        return f"{title} was not resumed, nothing changed: {exc} To resume it: {command}"
     if exc.member is not None:
         return (
             f"{title} was not resumed, nothing changed: {exc}; fix that and resume again: {command}"

@@ -39,6 +39,7 @@ from akgentic.team.replay import (
 )
 from akgentic.team.restorer import (
     RestorePlan,
+    ResumedToolNameClashError,
     ResumeError,
     UnreadableLogError,
     plan_restore,
@@ -75,6 +76,7 @@ __all__ = [
     "ReplayResult",
     "RestorePlan",
     "ResumeError",
+    "ResumedToolNameClashError",
     "StopWait",
     "Suggestion",
     "TeamCard",

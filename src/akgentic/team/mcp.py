@@ -6,6 +6,9 @@
 references as written, so what the team stores holds no secret; each agent expands them
 from its own environment when it connects. A member that lists its own MCPTool of the same
 name keeps its own.
+
+A resumed team is checked alike (:func:`resumed_tool_name_clash`, before any member
+starts): its servers are started anew and may serve other tools than they did.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from akgentic.agent import AgentConfig
-from akgentic.core import AgentCard
+from akgentic.core import AgentCard, BaseConfig
 from akgentic.core.agent import actor_class_for
 from akgentic.team.card import MemberSpec, TeamCard
 from akgentic.tool.mcp import MCPTool
@@ -24,7 +27,7 @@ from akgentic.tool.mcp.clash import (
     tool_name_clash,
 )
 
-__all__ = ["attach_mcp_servers", "give_mcp_servers"]
+__all__ = ["attach_mcp_servers", "give_mcp_servers", "resumed_tool_name_clash"]
 
 
 def attach_mcp_servers(card: TeamCard) -> None:
@@ -47,11 +50,43 @@ def attach_mcp_servers(card: TeamCard) -> None:
         raise MCPToolNameClashError(f"team {card.name}: {clash}")
 
 
+def resumed_tool_name_clash(name: str, agents: Sequence[tuple[str, str, BaseConfig]]) -> str | None:
+    """:func:`attach_mcp_servers`'s check for team ``name`` being resumed, its ``agents``
+    (each its name, class path and configuration, as it will start) all that will run or
+    may be hired: the line to refuse the resume with, None when nothing clashes.
+
+    The servers are started anew and may serve other tools than when the team was created
+    (a newer version); the way on cannot be the card's ``tool_prefix``, which a stored
+    team keeps as it was created, so the line says what can be done
+    (:func:`resume_hint`)."""
+    found = [agent_servers(*agent) for agent in agents]
+    clash = tool_name_clash([a for a in found if a is not None], resume_hint)
+    return None if clash is None else f"team {name}: {clash}"
+
+
+def resume_hint(server: str, prefix: str) -> str:
+    """What to do when a resumed team's MCP server ``server`` (its card's ``prefix``) serves
+    a tool under another's name: a stored team's cards cannot be changed (its members start
+    from the configurations its log holds), so either the servers serve what they served
+    when the team was created, or a new team is created with another prefix."""
+    which = "another" if prefix else "a"
+    return (
+        "A stored team's cards cannot be changed, and its MCP servers are listed anew at "
+        "each resume: have them serve the tools they served when the team was created (the "
+        "server's earlier version, say) and resume again, or create a new team from its "
+        f"card with {which} tool_prefix for MCP server {server!r}."
+    )
+
+
 def servers_of(agent: AgentCard) -> AgentServers | None:
-    """The MCP servers of ``agent`` (None: it has none, or is not an agent) and the tools
-    its other cards give it — its class's own cards (``default_cards``: ``TeamTool``,
-    ``MailboxTool``) included, as the agent adds them when it starts."""
-    config = agent.config
+    """:func:`agent_servers` of a card's ``agent``."""
+    return agent_servers(agent.config.name or f"@{agent.role}", agent.agent_class, agent.config)
+
+
+def agent_servers(name: str, agent_class: str, config: BaseConfig) -> AgentServers | None:
+    """The MCP servers of the agent ``name`` (None: it has none, or is not an agent) and
+    the tools its other cards give it — its class's own cards (``default_cards``:
+    ``TeamTool``, ``MailboxTool``) included, as the agent adds them when it starts."""
     if not isinstance(config, AgentConfig):
         return None
     servers = [c for c in config.tools if isinstance(c, MCPTool)]
@@ -59,13 +94,13 @@ def servers_of(agent: AgentCard) -> AgentServers | None:
         return None
     cards = list(config.tools)
     try:
-        defaults = getattr(actor_class_for(agent.agent_class), "default_cards", ())
+        defaults = getattr(actor_class_for(agent_class), "default_cards", ())
     except LookupError:  # refused with its reason where the team starts it
         defaults = ()
     for default in defaults:
         if not any(isinstance(c, default) for c in cards):
             cards.append(default())
-    return AgentServers(config.name or f"@{agent.role}", servers, card_tools(cards))
+    return AgentServers(name, servers, card_tools(cards))
 
 
 def _agent_cards(card: TeamCard) -> list[AgentCard]:

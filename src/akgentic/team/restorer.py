@@ -45,7 +45,9 @@ Transient workers (tool actors created by other actors, such as deferred workers
 not re-created: their work was in flight and their owners ask again.
 
 A resume is all or nothing. Every member's models are built before any actor starts (a
-missing API key is a :class:`ResumeError` naming the member and what to set), and the
+missing API key is a :class:`ResumeError` naming the member and what to set), its MCP
+servers' tools are checked as when the team was created — started anew, a server may
+serve other tools (:class:`ResumedToolNameClashError`) — and the
 recorder holds everything the restored team reports until every member has started:
 if one fails, the team is torn down with nothing written, so the stored roster, status
 and interrupted turns are exactly as they were, and the next attempt sees the same log.
@@ -95,11 +97,13 @@ from akgentic.core.agent import actor_class_for
 from akgentic.core.words import counted
 from akgentic.llm import ContextReplacedEvent, LlmMessageEvent, ModelRoster
 from akgentic.storage import DecodeFailure, EventRecord, corrupt_rows
-from akgentic.team.card import TeamCard, member_names
+from akgentic.team.card import TeamCard, member_names, walk
+from akgentic.team.mcp import resumed_tool_name_clash
 from akgentic.team.runtime import InterruptedTurnsDismissed, TeamRuntime
 from akgentic.team.skills import give_stored_skills, stored_skill_rows
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.core.journal import DeltaState, fold_deltas
+from akgentic.tool.mcp import MCPToolNameClashError
 
 if TYPE_CHECKING:
     from akgentic.team.manager import TeamManager
@@ -108,6 +112,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RestorePlan",
     "ResumeError",
+    "ResumedToolNameClashError",
     "UnreadableLogError",
     "plan_restore",
     "restore",
@@ -135,6 +140,12 @@ class ResumeError(ValueError):
     def __init__(self, message: str, *, member: str | None = None) -> None:
         super().__init__(message)
         self.member = member
+
+
+class ResumedToolNameClashError(ResumeError, MCPToolNameClashError):
+    """A resumed team's agent would be offered one tool name twice: its MCP servers,
+    started anew, serve other tools than when the team was created (which refuses such a
+    team). The message says what to do; the stored team is unchanged."""
 
 
 @dataclass
@@ -504,6 +515,15 @@ def restore(
         check_models(card, skip=plan.ever_started)
     except ValueError as exc:
         raise ResumeError(str(exc)) from exc
+    agents = [(m.name, m.agent_class, m.config) for m in members]
+    agents += [
+        (name, spec.card.agent_class, spec.card.config)
+        for name, spec, _ in walk(card.members)
+        if name not in plan.ever_started
+    ]
+    agents += [(p.config.name or f"@{p.role}", p.agent_class, p.config) for p in card.profiles]
+    if (clash := resumed_tool_name_clash(card.name, agents)) is not None:
+        raise ResumedToolNameClashError(clash)
 
     orchestrator, recorder = manager._start_orchestrator(
         card, team_id, plan.orchestrator_id, lease_turn

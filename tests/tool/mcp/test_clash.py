@@ -5,20 +5,27 @@ change; only servers whose names can meet are started to see."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig
-from akgentic.team import TeamCard
+from akgentic.core import ActorSystem
+from akgentic.llm import register_model
+from akgentic.storage import TeamStatus, open_storage, sqlite_url
+from akgentic.team import ResumedToolNameClashError, TeamCard, TeamManager
 from akgentic.team.mcp import attach_mcp_servers
 from akgentic.tool.core import ToolCard
 from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
 from akgentic.tool.mcp.clash import MCPToolNameClashError, can_meet, can_meet_tool
 
+from ...team.conftest import answer
 from .conftest import SERVER, raw
 
 SCHEMA = {"type": "object", "properties": {}}
@@ -201,3 +208,78 @@ def test_which_servers_can_meet(first: dict[str, str], second: dict[str, str], m
 def test_which_card_tools_a_server_can_meet(server: dict[str, str], tool: str, meet: bool) -> None:
     card = MCPTool(connection=MCPStdioConnectionConfig(stdio_command="server"), **server)
     assert can_meet_tool(card, tool) is meet
+
+
+RESUMED = """
+name: clash
+entry_point: "@Lead"
+members:
+  - card:
+      role: Lead
+      config: {name: "@Lead", models: "registered:clash-lead"}
+"""
+
+
+def offered(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """Answers with the names of the MCP tools (``docs_...``) it is offered."""
+    names = sorted(t.name for t in info.function_tools if t.name.startswith("docs_"))
+    return ModelResponse(parts=[TextPart(", ".join(names))])
+
+
+def test_a_resume_whose_servers_now_serve_one_name_is_refused_and_loses_nothing(
+    tmp_path: Path, system: ActorSystem
+) -> None:
+    """The servers start anew at a resume, and may serve other tools than at creation (a
+    newer version): the resume is refused before any member starts, the stored team as it
+    was, in one line saying what can be done (the cards cannot be changed); the servers
+    serving their tools again, the next resume runs."""
+    path = tmp_path / "team.yaml"
+    path.write_text(RESUMED)
+    card = TeamCard.from_yaml(path)
+    lead = card.members[0].card.config
+    assert isinstance(lead, AgentConfig)
+    lead.tools.extend(
+        [
+            raw(tmp_path, tools("echo"), name="one", tool_prefix="docs"),
+            raw(tmp_path, tools("search"), name="two", tool_prefix="docs_web"),
+        ]
+    )
+    manager = TeamManager(system, open_storage(sqlite_url(tmp_path / "team.db")))
+    try:
+        with register_model("clash-lead", FunctionModel(offered)):
+            runtime = manager.create_team(card)
+            team_id = runtime.team_id
+            runtime.send("which tools?")
+            assert answer(runtime, runtime.first_seq)[1] == "docs_echo, docs_web_search"
+            manager.stop_team(team_id)
+            # a newer 'one' serves web_search: 'docs_web_search', as 'two' names its search
+            (tmp_path / "one.tools.json").write_text(json.dumps(tools("echo", "web_search")))
+            before = manager.record(team_id)
+            log = [r.seq for r in manager.storage.events.read(team_id)]
+
+            with pytest.raises(ResumedToolNameClashError) as refused:
+                manager.resume_team(team_id)
+
+            said = str(refused.value)
+            assert isinstance(refused.value, MCPToolNameClashError)  # as at creation
+            assert said.startswith("team clash: @Lead: MCP servers 'one' (")
+            assert said.endswith(
+                ") both serve a tool named 'docs_web_search' (their 'web_search' and 'search'); "
+                "the agent's first turn would fail. A stored team's cards cannot be changed, "
+                "and its MCP servers are listed anew at each resume: have them serve the tools "
+                "they served when the team was created (the server's earlier version, say) and "
+                "resume again, or "
+                "create a new team from its card with another tool_prefix for MCP server 'two'."
+            )
+            assert "\n" not in said
+            assert manager.record(team_id) == before
+            assert before.status == TeamStatus.STOPPED
+            assert [r.seq for r in manager.storage.events.read(team_id)] == log
+            assert manager.get_team(team_id) is None and manager.lease_of(team_id) is None
+
+            (tmp_path / "one.tools.json").write_text(json.dumps(tools("echo")))
+            resumed = manager.resume_team(team_id)
+            resumed.send("which tools now?")
+            assert answer(resumed, resumed.first_seq)[1] == "docs_echo, docs_web_search"
+    finally:
+        manager.shutdown()

@@ -6,7 +6,10 @@ servers wired to one agent under one name or one prefix are refused at wiring
 (``MCPTool.observer``); what each server *serves* is known only once it runs — and a
 server starts at the agent's first turn, not before. :func:`tool_name_clash` therefore
 starts, lists and closes the servers whose names can meet, before any agent starts, and
-says the first name two of them share in one line.
+says the first name two of them share in one line. A resume does the same
+(``akgentic.team.mcp.resumed_tool_name_clash``): a server started anew may serve other
+tools than it did, and the line then says what can be done, a stored team's cards being
+as they were created.
 
 Only those servers are started: listing every server at team creation would cost each
 team a start of each (seconds for ``npx``), for clashes default names rule out. A tool of
@@ -30,7 +33,7 @@ an agent starts it, as ever (a server that cannot start is never fatal).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -99,11 +102,14 @@ def can_meet_tool(server: MCPTool, tool: str) -> bool:
     return not server.prefix or tool.startswith(f"{server.prefix}_")
 
 
-def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
+def tool_name_clash(
+    agents: Sequence[AgentServers], hint: Callable[[str, str], str] = rename_hint
+) -> str | None:
     """The first tool name one agent would be offered twice — by two of its servers, or by
     a server and another card — in one line naming the agent, both sources, the tool and
-    the setting to change; None when there is none (or when the servers that could clash
-    cannot be listed).
+    what to do: ``hint(server, prefix)`` for the server whose tools would be renamed (by
+    default the card setting to change: :func:`rename_hint`); None when there is none (or
+    when the servers that could clash cannot be listed).
 
     Starts each server whose names can meet another's (:func:`can_meet`) or a card's tool
     (:func:`can_meet_tool`) once, all at once, in an event loop of its own on a thread of
@@ -141,7 +147,7 @@ def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
                 f"{agent.agent}: MCP server {server.server_name!r} "
                 f"({server.connection.describe()}) serves a tool named {name!r} (its "
                 f"{named[name]!r}), as its card {agent.tools[name]} does; the agent's first "
-                f"turn would fail. " + rename_hint(server.server_name, server.prefix)
+                f"turn would fail. " + hint(server.server_name, server.prefix)
             )
     for agent, first, second in pairs:
         ours, theirs = listed.get(_key(first)), listed.get(_key(second))
@@ -156,7 +162,7 @@ def tool_name_clash(agents: Sequence[AgentServers]) -> str | None:
                 f"({first.connection.describe()}) and {second.server_name!r} "
                 f"({second.connection.describe()}) both serve a tool named {name!r} (their "
                 f"{one[name]!r} and {other[name]!r}); the agent's first turn would fail. "
-                + rename_hint(second.server_name, second.prefix)
+                + hint(second.server_name, second.prefix)
             )
     return None
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from akgentic.agent.turn import TurnEndedEvent
-from akgentic.client import RemoteTeam, ServerError
+from akgentic.client import RemoteTeam, ServerError, parse_sse
 from akgentic.client.models import NO_TOOL_ACTOR
 from akgentic.core import EventMessage, ReceivedMessage, TeamStoppingEvent
 from akgentic.core.serialization import deserialize
@@ -393,3 +393,25 @@ def test_a_lone_surrogate_in_a_message_or_command_is_answered_and_resumed(
     done = until(resumed, ended(again), from_seq=third[-1].seq + 1)
     assert data(done[-1])["outcome"] == "completed"
     assert "Error" not in [kind(r) for r in done]
+
+
+def test_a_message_frame_carries_its_agent_hops_and_the_team_its_bound(served: Served) -> None:
+    """A watching client sees how many messages between agents in a row each ends (0 for
+    the person's), on the stream as it is sent, and the bound in the team's info."""
+    team = served.client.create_team("research")
+    team.send("why actors?")
+    frames: list[dict[str, Any]] = []
+    url = f"{served.url}/teams/{team.team_id}/events"
+    with httpx.stream("GET", url, params={"heartbeat": 0.5}, timeout=60) as response:
+        for event in parse_sse(response.iter_lines()):
+            if event.event != "Message":
+                continue
+            frames.append(json.loads(event.data)["data"])
+            if frames[-1]["to"] == "@Human" and frames[-1]["type"] == "response":
+                break
+    hops = [(f["from"], f["to"], f["agentHops"]) for f in frames]
+    assert hops[0] == ("@Human", "@Manager", 0)
+    assert ("@Manager", "@Worker", 1) in hops  # sent on the person's message
+    assert ("@Worker", "@Manager", 2) in hops  # the answer to that one
+    assert hops[-1] == ("@Manager", "@Human", 3)  # the answer the Worker's answer led to
+    assert served.client.info(team.team_id).max_agent_hops == 30  # the card's default

@@ -315,6 +315,12 @@ class TeamInfo(BaseModel):
         "its first_seq is that run's, from before the resume. None for a team not running "
         "here.",
     )
+    max_agent_hops: int | None = Field(
+        default=None,
+        description="Its card's max_agent_hops: the most messages its agents send one another "
+        "in a row since a person last wrote (a Message event's agentHops counts them); null: "
+        "no bound.",
+    )
     imports: list[str] = Field(
         default_factory=list,
         description="The modules its card names in 'imports': a Python client imports them "

@@ -13,6 +13,7 @@ from fastapi import HTTPException, Request
 
 from akgentic.client.models import TEAM_NOT_FOUND, StopInProgress, TeamInfo
 from akgentic.core import AddressError
+from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.server.cards import CardRegistry
 from akgentic.server.errors import CodedError
 from akgentic.server.feed import Hub
@@ -220,6 +221,7 @@ class ServerContext:
             interrupted=interrupted,
             out_of_order=out_of_order,
             first_seq=runtime.first_seq if runtime is not None else None,
+            max_agent_hops=_max_agent_hops(card),
             imports=[m for m in card.get("imports") or () if isinstance(m, str)],
             stopping=self._stop_in_progress(record.team_id) if read_log else None,
         )
@@ -252,6 +254,15 @@ class ServerContext:
             self._interrupted.clear()
         self._interrupted[team_id] = (last, live, found)
         return found
+
+
+def _max_agent_hops(card: dict[str, Any]) -> int | None:
+    """The stored card's ``max_agent_hops`` (its default when the card does not say: a card
+    stored before it had one); the default too for a value out of shape (a damaged card)."""
+    value = card.get("max_agent_hops", DEFAULT_MAX_AGENT_HOPS)
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+        return value
+    return DEFAULT_MAX_AGENT_HOPS
 
 
 def _time_of(storage: StorageBundle, team_id: UUID, seq: int) -> datetime | None:

@@ -15,7 +15,7 @@ transport only serializes. One record, one event: a failed turn is two records (
 | ``ErrorMessage`` / ``WarningMessage`` | ``Error`` / ``Warning`` | message, turnId |
 | ``TurnInterruptedEvent`` | ``Interrupted`` | turnId, agent, by |
 | ``TurnEndedEvent`` | ``End`` | turnId, agent, outcome, error |
-| ``SentMessage`` | ``Message`` | id, from, to, kind, type, content, parentId, failed |
+| ``SentMessage`` | ``Message`` | id, from, to, kind, type, content, parentId, failed, agentHops |
 | ``ToolStateEvent`` | ``ToolState`` | toolId, seq, kind, delta |
 | ``CommandsAnnouncedEvent`` | ``Commands`` | commands |
 | ``LlmUsageEvent`` | ``Usage`` | model, inputTokens, outputTokens, requests, toolCalls |
@@ -23,7 +23,12 @@ transport only serializes. One record, one event: a failed turn is two records (
 
 A ``Message``'s ``failed`` is true for the answer to a ``/command`` that is unknown or
 failed (``AgentMessage.failed``; its ``content`` says why), false otherwise: how a client
-of ``POST /teams/{id}/commands`` tells a failed command from a successful one.
+of ``POST /teams/{id}/commands`` tells a failed command from a successful one. Its
+``agentHops`` is ``AgentMessage.agent_hops``: how many messages between agents in a row it
+ends since a person last wrote, which the team's ``max_agent_hops``
+(``TeamInfo.max_agent_hops``) bounds — how a page watching two agents answer each other
+sees them near the bound; 0 for a message of any other class (a person's, a cancel), as
+the agents count it.
 
 A ``ToolState``'s ``delta`` is its payload as plain JSON (no class markers), so a client
 in any language can fold it with the tool's reducer (``reduce_planning``,
@@ -128,6 +133,7 @@ def protocol_of(message: Message) -> tuple[str, dict[str, Any]]:
             "content": content if isinstance(content, str) else None,
             "parentId": _id(inner.parent_id),
             "failed": isinstance(inner, AgentMessage) and inner.failed,
+            "agentHops": inner.agent_hops if isinstance(inner, AgentMessage) else 0,
         }
     if isinstance(message, ErrorMessage | WarningMessage):
         current = message.current_message

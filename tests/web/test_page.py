@@ -659,3 +659,24 @@ def test_stop_and_resume_from_the_keyboard_keep_the_focus(site: Served, open_tab
     page.keyboard.press("Enter")
     expect(page.locator(".turn .text").last).to_have_text("[scripted] Noted: back.")
     assert tab.errors == []
+
+
+def test_a_message_between_agents_shows_its_hop_and_the_team_s_bound(
+    site: Served, open_tab
+) -> None:
+    """@Lead asks @Helper (hop 1), @Helper answers (hop 2), @Lead tells the person (no hop
+    shown: the person's messages start the count again)."""
+    _, tab = studio_tab(site, open_tab)
+    page = tab.page
+    say(page, "tell the helper hello")
+    asked = page.locator(".turn[data-agent='@Lead'] .sent").first
+    expect(asked).to_contain_text("→ @Helper (request): hello")
+    expect(asked.locator(".hops")).to_have_text("hop 1/30")
+    helper = page.locator(".turn[data-agent='@Helper']").last
+    expect(helper).to_have_attribute("data-outcome", "completed")
+    expect(helper.locator(".who")).to_contain_text("→ @Lead")
+    expect(helper.locator(".who .hops")).to_have_text("hop 2/30")
+    told = page.locator(".turn[data-agent='@Lead'] .sent").last
+    expect(told).to_contain_text("→ @Human (notification): The helper answered.")
+    expect(told.locator(".hops")).to_have_count(0)
+    assert tab.errors == []

@@ -167,11 +167,12 @@ export class TeamModel {
     }
     const asks = d.to === this.human && d.type === "request";
     const turn = this.open.get(d.from);
-    const part = { kind: asks ? "question" : "message", id: d.id, from: d.from, to: d.to, type: d.type, text: d.content ?? `(${d.kind})`, answer: null, failed: Boolean(d.failed) };
+    const part = { kind: asks ? "question" : "message", id: d.id, from: d.from, to: d.to, type: d.type, text: d.content ?? `(${d.kind})`, answer: null, failed: Boolean(d.failed), hops: this.hops(d) };
     if (turn) {
       const said = turn.parts.filter((p) => p.kind === "text").map((p) => p.text).join("").trim();
       if (!asks && !turn.answered && said && said === part.text.trim()) {
         turn.answered = d.to; // the streamed text was the message itself
+        turn.hops = part.hops;
       } else {
         turn.parts.push(part);
       }
@@ -184,6 +185,15 @@ export class TeamModel {
       this.questions.set(d.id, part);
       this.flags.add("questions");
     }
+  }
+
+  /** "hop 12/30" for a message between agents: how many in a row it ends since the person
+   * last wrote (agentHops), and the team's bound (max_agent_hops; null: no bound); null for
+   * a message to or from the person. */
+  hops(d) {
+    if (!d.agentHops || d.to === this.human || d.from === this.human) return null;
+    const limit = this.info.max_agent_hops;
+    return limit ? `hop ${d.agentHops}/${limit}` : `hop ${d.agentHops}`;
   }
 
   onCommands(event, d) {

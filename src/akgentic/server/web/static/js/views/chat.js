@@ -171,6 +171,7 @@ export class ChatView {
       "aria-busy": turn.outcome ? "false" : "true",
     },
       h("div", { class: "who" }, h("strong", {}, turn.agent), turn.answered ? ` → ${turn.answered}` : "",
+        turn.hops ? h("span", { class: "hops" }, turn.hops) : null,
         h("span", { class: `badge ${turn.outcome || "live"}` }, state),
         h("time", { datetime: turn.time }, clock(turn.time))),
       turn.parts.map((part) => this.renderPart(part)),
@@ -198,7 +199,8 @@ export class ChatView {
       case "message":
         // the answer to an unknown or failed /command is marked failed by the agent
         return h("div", { class: part.failed ? "sent failed" : "sent", role: part.failed ? "alert" : null },
-          h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), h("bdi", {}, part.text));
+          h("span", { class: "muted" }, `→ ${part.to}${part.type ? ` (${part.type})` : ""}: `), h("bdi", {}, part.text),
+          part.hops ? h("span", { class: "hops" }, part.hops) : null);
       case "error":
         return h("div", { class: "error", role: "alert" }, `${part.level}: ${part.text}`);
       default:

@@ -5,14 +5,19 @@ pydantic error from deep inside say what to do on one line, never pydantic's own
 
 from __future__ import annotations
 
+import json
+import sys
 import uuid
+from contextlib import closing
+from pathlib import Path
 
 import httpx
 import pytest
 
 from akgentic.core.serialization import serialize
+from akgentic.server import ServerSettings
 from akgentic.team import TeamCard
-from tests.server.conftest import TURNS, Served
+from tests.server.conftest import TURNS, Served, serve_cards
 
 KNOWN = "openai, anthropic, google, openai-compatible, ollama, scripted, test, registered"
 
@@ -162,3 +167,70 @@ def test_a_posted_cards_own_mistake_is_said_beside_its_members_config_mistake(
     assert "descripton: Extra inputs are not permitted; did you mean 'description'?" in detail
     assert "members.0.card.promt" not in detail
     assert served.client.list_teams() == []
+
+
+MCP_CARD = """
+name: docs
+entry_point: "@Lead"
+members:
+  - card:
+      role: Lead
+      config:
+        name: "@Lead"
+        models: "scripted:default"
+        tools:
+          - {{type: MCPTool, name: one, tool_prefix: docs, connection: {one}}}
+          - {{type: MCPTool, name: two, tool_prefix: docs_web, connection: {two}}}
+"""
+
+RAW_SERVER = Path(__file__).parents[1] / "tool" / "mcp" / "raw_server.py"
+
+
+def test_a_resume_whose_mcp_servers_now_clash_is_a_409_saying_what_can_be_done(
+    tmp_path: Path,
+) -> None:
+    """Server 'one' serves web_search after the first run: 'docs_web_search', as 'two'
+    names its search; the resume is refused, the team kept, and resumed once 'one' serves
+    what it served."""
+    listings = {name: tmp_path / f"{name}.tools.json" for name in ("one", "two")}
+    schema = {"type": "object"}
+    listings["one"].write_text(json.dumps([{"name": "echo", "inputSchema": schema}]))
+    listings["two"].write_text(json.dumps([{"name": "search", "inputSchema": schema}]))
+    connections = {
+        name: json.dumps(
+            {
+                "stdio_command": sys.executable,
+                "stdio_args": [str(RAW_SERVER)],
+                "stdio_env": {"RAW_TOOLS": str(listing)},
+            }
+        )
+        for name, listing in listings.items()
+    }
+    card = tmp_path / "docs.yaml"
+    card.write_text(MCP_CARD.format(**connections))
+    with closing(serve_cards(tmp_path, ServerSettings(port=0, heartbeat=0.5), (card,))) as it:
+        served = next(it)
+        team = served.client.create_team("docs")
+        served.client.stop_team(team.team_id)
+        last = served.storage.events.last_seq(team.team_id)
+        newer = [{"name": n, "inputSchema": schema} for n in ("echo", "web_search")]
+        listings["one"].write_text(json.dumps(newer))
+
+        url = f"{served.url}/teams/{team.team_id}/resume"
+        detail = _said(httpx.post(url, json={}, timeout=60), 409)
+
+        assert detail.startswith(
+            f"team {team.team_id} cannot be resumed: team docs: @Lead: MCP servers 'one' ("
+        )
+        assert detail.endswith(
+            "the agent's first turn would fail. A stored team's cards cannot be changed, and "
+            "its MCP servers are listed anew at each resume: have them serve the tools they "
+            "served when the team was created (the server's earlier version, say) and resume "
+            "again, or create a new team from its card with another tool_prefix for MCP "
+            "server 'two'."
+        )
+        assert served.storage.events.last_seq(team.team_id) == last
+        assert served.client.info(team.team_id).status == "STOPPED"
+        listings["one"].write_text(json.dumps(newer[:1]))
+        assert httpx.post(url, json={}, timeout=60).status_code == 200
+        assert served.client.info(team.team_id).running

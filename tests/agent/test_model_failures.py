@@ -90,13 +90,45 @@ def test_a_stream_cut_every_time_fails_the_turn_in_one_line_saying_what_to_do(
     assert ended.event.error == (
         f"model 'openai-compatible:m' at {url} cut its answer off before finishing it (the "
         f"streamed response ended without a finish reason, {CUT_OFF_ATTEMPTS} time(s) in a "
-        f"row (the connection was closed mid-stream)): send the message again; if it keeps "
-        f"happening, check the server or a proxy in between (one that closes streamed "
-        f"responses early), or set fallback_models to a model to try next"
+        f"row (the connection was closed mid-stream, or the server sends none)): send the "
+        f"message again; if it keeps happening, check the server or a proxy in between (one "
+        f"that closes streamed responses early), or set fallback_models to a model to try "
+        f"next; if its server never sends a finish reason (some proxies and small local "
+        f"servers do not), set sends_finish_reason: false on the model"
     )
     [error] = team.recorder.of_type(ErrorMessage)
     assert error.content == ended.event.error
     assert not [m for m in team.recorder.of_type(AgentMessage) if m.content.startswith("Hello")]
+
+
+def test_a_server_that_never_sends_a_finish_reason_fails_each_answer_naming_the_setting(
+    system: ActorSystem, team: Team
+) -> None:
+    with serve(answer, finish_reason=False) as (url, requests):
+        agent = start(system, team, ModelRoster.from_spec("openai-compatible:m").with_base_url(url))
+        system.tell(agent, UserMessage(content="hi"))
+        [ended] = team.recorder.wait_for_type(
+            EventMessage, where=lambda m: isinstance(m.event, TurnEndedEvent)
+        )
+    assert len(requests) == CUT_OFF_ATTEMPTS  # each whole answer read as cut
+    assert isinstance(ended.event, TurnEndedEvent) and ended.event.outcome == "failed"
+    assert ended.event.error is not None
+    assert ended.event.error.startswith(f"model 'openai-compatible:m' at {url} cut its answer")
+    assert ended.event.error.endswith("set sends_finish_reason: false on the model")
+
+
+def test_sends_finish_reason_false_takes_such_a_servers_whole_answer(
+    system: ActorSystem, team: Team
+) -> None:
+    roster = ModelRoster.model_validate(
+        {"models": [{"provider": "openai-compatible", "model": "m", "sends_finish_reason": False}]}
+    )
+    with serve(answer, finish_reason=False) as (url, requests):
+        agent = start(system, team, roster.with_base_url(url))
+        reply = system.ask(agent, UserMessage(content="hi"), timeout=60)
+    assert isinstance(reply, AgentMessage) and reply.content == ANSWER
+    assert len(requests) == 1 and requests[0]["stream"]
+    assert "".join(e.delta for e in events_of(team, LlmTextDeltaEvent)) == ANSWER
 
 
 def fallback_roster(url: str) -> ModelRoster:

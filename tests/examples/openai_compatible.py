@@ -9,7 +9,8 @@ offered and what the last message says — or whatever ``decide`` a test passes 
 no OpenAI-compatible API), and ``stall`` (a :class:`Stall`) holds its answers back until
 the test releases them; ``cut`` (given the request's JSON body) makes it close a
 streamed answer after its first chunk, with no finish reason (an HTTP/1.0 server's stream
-ends where the connection does, so the client sees no error).
+ends where the connection does, so the client sees no error); ``finish_reason=False`` sends
+every streamed answer whole but with no finish reason (a server that never sends one).
 """
 
 from __future__ import annotations
@@ -149,7 +150,13 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     **base,
                     "object": "chat.completion.chunk",
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {},
+                            "finish_reason": finish if self.server.finish_reason else None,  # type: ignore[attr-defined]
+                        }
+                    ],
                     "usage": usage,
                 },
             ]
@@ -199,6 +206,7 @@ def serve(
     stall: Stall | None = None,
     fail_headers: dict[str, str] | None = None,
     cut: Callable[[dict[str, Any]], bool] | None = None,
+    finish_reason: bool = True,
 ) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """A running server: yields its base URL (``http://127.0.0.1:PORT/v1``) and the
     requests it has received."""
@@ -209,6 +217,7 @@ def serve(
     server.html = html  # type: ignore[attr-defined]
     server.stall = stall  # type: ignore[attr-defined]
     server.cut = cut  # type: ignore[attr-defined]
+    server.finish_reason = finish_reason  # type: ignore[attr-defined]
     server.fail_headers = fail_headers or {}  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

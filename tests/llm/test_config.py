@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from akgentic.core import deserialize, serialize
@@ -204,3 +205,28 @@ def test_roster_round_trips_through_core_serialization() -> None:
     assert isinstance(restored, ModelRoster)
     assert restored == roster
     assert restored.active == "ollama:llama3.2"
+
+
+def test_sends_finish_reason_is_set_from_yaml_and_kept_through_storage() -> None:
+    text = """
+models:
+  - provider: openai-compatible
+    model: qwen
+    base_url: http://proxy:8000/v1
+    sends_finish_reason: false
+  - ollama:llama3.2
+"""
+    roster = ModelRoster.model_validate(yaml.safe_load(text))
+    assert [c.sends_finish_reason for c in roster.models] == [False, True]
+    assert deserialize(serialize(roster)) == roster
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "google", "scripted", "test"])
+def test_sends_finish_reason_false_is_refused_off_openai_s_api_in_one_line(provider: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        ModelConfig(provider=provider, model="m", sends_finish_reason=False)  # type: ignore[arg-type]
+    (error,) = refused.value.errors()
+    assert error["msg"] == (
+        f"Value error, model '{provider}:m': sends_finish_reason applies to openai, "
+        f"openai-compatible, ollama models only (servers of OpenAI's API); remove it"
+    )

@@ -317,3 +317,18 @@ def test_a_served_model_name_with_a_space_is_refused_in_one_line(spec: str) -> N
 def test_a_scenario_path_or_registered_name_may_hold_a_space() -> None:
     assert ModelConfig.from_spec("scripted:my scenarios/a.yaml").model == "my scenarios/a.yaml"
     assert ModelConfig.from_spec("registered:my model").model == "my model"
+
+
+@pytest.mark.parametrize("sends", [True, False])
+def test_an_openai_model_requires_a_finish_reason_unless_its_server_sends_none(
+    sends: bool,
+) -> None:
+    config = ModelConfig(
+        provider="openai-compatible",
+        model="qwen",
+        base_url="http://proxy:8000/v1",
+        sends_finish_reason=sends,
+    )
+    model = build_model(config)
+    assert isinstance(model, OpenAIChatModel)
+    assert model.profile.get("openai_chat_streaming_requires_finish_reason", False) is sends

@@ -100,7 +100,7 @@ def test_a_stream_cut_every_time_raises_a_connection_error_naming_the_attempts()
     assert heard.attempts == ["Hello"] * CUT_OFF_ATTEMPTS + [""]  # told after each
     assert info.value.message == (
         f"the streamed response ended without a finish reason, {CUT_OFF_ATTEMPTS} time(s) in "
-        f"a row (the connection was closed mid-stream)"
+        f"a row (the connection was closed mid-stream, or the server sends none)"
     )
 
 
@@ -164,6 +164,18 @@ def test_a_cut_stream_read_by_run_stream_is_said_as_cut() -> None:
     assert text is not None and "\n" not in text
     assert text.startswith("model 'openai-compatible:m' at ")
     assert "cut its answer off before finishing it (Streamed response ended without" in text
+    assert text.endswith(
+        "or set fallback_models to a model to try next; if its server never sends a finish "
+        "reason (some proxies and small local servers do not), set sends_finish_reason: false "
+        "on the model"
+    )
+
+
+def test_a_cut_off_model_off_openai_s_api_is_not_told_of_sends_finish_reason() -> None:
+    """The setting is refused there: the line does not offer it."""
+    config = ModelConfig(provider="anthropic", model="claude")
+    text = describe_model_failure(ResponseCutOffError.after("claude", CUT_OFF_ATTEMPTS), config)
+    assert text is not None and "sends_finish_reason" not in text
     assert text.endswith("or set fallback_models to a model to try next")
 
 

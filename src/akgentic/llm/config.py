@@ -65,6 +65,10 @@ variable the OpenAI client (and so pydantic-ai) reads for ``openai`` models too.
 
 
 REGISTERED_UNSET = ("base_url", "api_key_env", "temperature", "max_tokens")
+
+OPENAI_API_PROVIDERS = ("openai", "openai-compatible", "ollama")
+"""The providers whose models speak OpenAI's chat-completions API (``sends_finish_reason``
+applies to them only)."""
 """The fields a ``registered`` model refuses: its model object is built whole by its owner."""
 
 
@@ -120,6 +124,10 @@ class ModelConfig(SerializableModel):
       means unknown: an unknown window is never compacted ahead of time, only when the model
       refuses a request of a turn for its window (then the request is sent once more).
     - ``fallback_models``: roster keys tried in order when this model fails with an API error.
+    - ``sends_finish_reason``: whether the server ends each streamed answer with a finish
+      reason (``openai``, ``openai-compatible``, ``ollama`` only). ``false`` for a server
+      that never sends one: its streams are then taken whole as they end, and a stream cut
+      mid-way can no longer be told from a finished one.
     """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
@@ -147,6 +155,14 @@ class ModelConfig(SerializableModel):
     )
     context_length: int | None = Field(default=None, ge=1)
     fallback_models: list[str] = Field(default_factory=list)
+    sends_finish_reason: bool = Field(
+        default=True,
+        description="Whether the server ends each streamed answer with a finish reason, so "
+        "one ending without it was cut off and is asked again (openai, openai-compatible, "
+        "ollama). Set false for a server that never sends one (some proxies and small local "
+        "servers): its answers are then taken whole as they end, and an answer cut off "
+        "mid-way is no longer noticed.",
+    )
 
     @field_validator("api_key_env")
     @classmethod
@@ -158,6 +174,16 @@ class ModelConfig(SerializableModel):
         problem = _spaced_name(self.provider, self.model)
         if problem is not None:
             raise ValueError(problem)
+        return self
+
+    @model_validator(mode="after")
+    def _finish_reason_is_openais(self) -> Self:
+        if not self.sends_finish_reason and self.provider not in OPENAI_API_PROVIDERS:
+            raise ValueError(
+                f"model {self.key!r}: sends_finish_reason applies to "
+                f"{', '.join(OPENAI_API_PROVIDERS)} models only (servers of OpenAI's API); "
+                f"remove it"
+            )
         return self
 
     @model_validator(mode="after")

@@ -11,7 +11,9 @@ web page: ``--base-url`` pointing at a site, not at its API) is said as such, na
 URL. A body that is not JSON (a proxy's page, an answer cut short) says to check that
 the base URL reaches the model's API; a model whose tool calls' arguments kept not
 parsing (:func:`invalid_json`) says to use a model that supports tool calls. A stream cut
-off before its finish reason says to send again, check what is in between, or fall back.
+off before its finish reason says to send again, check what is in between, or fall back
+(and, for a server of OpenAI's API, to set ``sends_finish_reason: false`` if it never sends
+one).
 Anything that is not a model request failure gives ``None``.
 """
 
@@ -42,7 +44,13 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import INVALID_JSON_KEY
 
 from akgentic.core.excerpt import clip
-from akgentic.llm.config import BASE_URL_ENV, BASE_URL_PROVIDERS, ModelConfig, ModelRoster
+from akgentic.llm.config import (
+    BASE_URL_ENV,
+    BASE_URL_PROVIDERS,
+    OPENAI_API_PROVIDERS,
+    ModelConfig,
+    ModelRoster,
+)
 from akgentic.llm.providers import api_key_env
 from akgentic.llm.streamed import ResponseCutOffError
 
@@ -162,6 +170,24 @@ _CUT_OFF = "Streamed response ended without"
 """How pydantic-ai's OpenAI model says a stream ended before its finish reason (it is built
 to say so: ``providers.FINISHED_STREAMS``), when nothing asked it again (``run_stream``)."""
 
+
+def _never_finishes(exc: ModelConnectionError, config: ModelConfig | None) -> str:
+    """The way out for a server of OpenAI's API that never sends a finish reason (every
+    streamed answer of it reads as cut): said for such a model, or one not known but
+    whose stream pydantic-ai's OpenAI model found unfinished."""
+    openai = (
+        config.provider in OPENAI_API_PROVIDERS
+        if config
+        else not isinstance(exc, ResponseCutOffError)
+    )
+    if not openai:
+        return ""
+    return (
+        "; if its server never sends a finish reason (some proxies and small local servers "
+        "do not), set sends_finish_reason: false on the model"
+    )
+
+
 _DETAIL_CHARS = 300
 """The most of a server's own words a failure's line quotes (an error body may be a page)."""
 
@@ -245,7 +271,7 @@ def describe_model_failure(
             f"model {name!r}{at} cut its answer off before finishing it ({exc.message}): "
             f"send the message again; if it keeps happening, check the server or a proxy in "
             f"between (one that closes streamed responses early), or set fallback_models to "
-            f"a model to try next"
+            f"a model to try next{_never_finishes(exc, config)}"
         )
     # a body (or a streamed event) the client could not decode; an HTTP error's own body
     # that is not JSON is said by its status below

@@ -141,10 +141,12 @@ def model_settings(config: ModelConfig) -> ModelSettings | None:
 
 
 FINISHED_STREAMS = OpenAIModelProfile(openai_chat_streaming_requires_finish_reason=True)
-"""The profile an OpenAI(-compatible) model is built with: its streamed answer is whole only
-once it carries a finish reason. OpenAI, vLLM, llama.cpp and Ollama all send one; one that
-ends without it was cut (a proxy or an HTTP/1.0 server closing the connection), and
-pydantic-ai, left to its default, would read the partial answer as finished (``stop``)."""
+"""The profile an OpenAI(-compatible) model is built with unless its config says the server
+sends no finish reason (``sends_finish_reason: false``): its streamed answer is whole only
+once it carries one. OpenAI, vLLM, llama.cpp and Ollama all send one; one that ends without
+it was cut (a proxy or an HTTP/1.0 server closing the connection), and pydantic-ai, left to
+its default, would read the partial answer as finished (``stop``) — what a model of a
+server that never sends one is left to."""
 
 
 def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> Model:
@@ -159,7 +161,7 @@ def _openai(config: ModelConfig, base_url: str | None, api_key: str | None) -> M
         config.model,
         provider=provider,
         settings=model_settings(config),
-        profile=FINISHED_STREAMS,
+        profile=FINISHED_STREAMS if config.sends_finish_reason else None,
     )
 
 

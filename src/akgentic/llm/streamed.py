@@ -102,7 +102,7 @@ class ResponseCutOffError(ModelConnectionError):
         return cls(
             model_name,
             f"the streamed response ended without a finish reason, {attempts} time(s) in a row "
-            f"(the connection was closed mid-stream)",
+            f"(the connection was closed mid-stream, or the server sends none)",
         )
 
 

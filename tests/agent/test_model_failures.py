@@ -6,6 +6,7 @@ are sent back with what to send, and when they never parse the line says to swit
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -21,13 +22,16 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 from pydantic_ai.usage import RequestUsage
+from rich.console import Console
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
 from akgentic.agent.accounting import PromptAccountingEvent
 from akgentic.agent.turn import TurnEndedEvent
+from akgentic.cli.live import LiveView
 from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
 from akgentic.llm import (
     CUT_OFF_ATTEMPTS,
+    LlmAnswerRestartedEvent,
     LlmTextDeltaEvent,
     LlmUsageEvent,
     ModelRoster,
@@ -35,6 +39,7 @@ from akgentic.llm import (
 )
 from tests.examples.openai_compatible import serve
 
+from ..cli.test_live import record, screen
 from ..core.conftest import Team
 from .conftest import Script
 from .test_base_agent import Calc, call
@@ -72,8 +77,28 @@ def test_a_stream_cut_before_its_finish_is_asked_again_and_the_whole_answer_kept
         EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
     )
     assert isinstance(usage.event, LlmUsageEvent) and usage.event.requests == 1
-    # the cut answer's text was published as it came; the new answer's follows it whole
-    assert "".join(e.delta for e in events_of(team, LlmTextDeltaEvent)) == "Hello" + ANSWER
+    # the cut answer's text was published as it came, then said to be no answer; the new
+    # answer's follows it whole
+    streamed = [
+        m.event
+        for m in team.recorder.of_type(EventMessage)
+        if isinstance(m.event, LlmTextDeltaEvent | LlmAnswerRestartedEvent)
+    ]
+    assert [type(e) for e in streamed] == [
+        LlmTextDeltaEvent,
+        LlmAnswerRestartedEvent,
+        LlmTextDeltaEvent,
+    ]
+    assert [getattr(e, "delta", None) for e in streamed] == ["Hello", None, ANSWER]
+    assert isinstance(streamed[1], LlmAnswerRestartedEvent) and streamed[1].chars == len("Hello")
+    # the person's live view ends showing the whole answer only
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=60, force_terminal=True, soft_wrap=True)
+    live = LiveView(console, human="@Human", known={"@Agent"})
+    for seq, message in enumerate(team.recorder.of_type(EventMessage), 1):
+        live.render(record(seq, message))
+    live.finish()
+    assert screen(buffer.getvalue(), 60) == [f"@Agent ✎ {ANSWER}"]
 
 
 def test_a_stream_cut_every_time_fails_the_turn_in_one_line_saying_what_to_do(
@@ -99,6 +124,7 @@ def test_a_stream_cut_every_time_fails_the_turn_in_one_line_saying_what_to_do(
     [error] = team.recorder.of_type(ErrorMessage)
     assert error.content == ended.event.error
     assert not [m for m in team.recorder.of_type(AgentMessage) if m.content.startswith("Hello")]
+    assert [e.chars for e in events_of(team, LlmAnswerRestartedEvent)] == [5] * CUT_OFF_ATTEMPTS
 
 
 def test_a_server_that_never_sends_a_finish_reason_fails_each_answer_naming_the_setting(
@@ -157,6 +183,8 @@ def test_a_stream_cut_every_time_falls_back_and_books_the_usage_to_the_model_tha
     assert [r["model"] for r in requests] == ["first"] * CUT_OFF_ATTEMPTS + ["second"]
     deltas = [e.delta for e in events_of(team, LlmTextDeltaEvent)]
     assert deltas == ["Hello"] * CUT_OFF_ATTEMPTS + [ANSWER]  # each cut attempt apart
+    dropped = [e.chars for e in events_of(team, LlmAnswerRestartedEvent)]
+    assert dropped == [len("Hello")] * CUT_OFF_ATTEMPTS  # each taken back, the last too
     [usage] = team.recorder.wait_for_type(
         EventMessage, where=lambda m: isinstance(m.event, LlmUsageEvent)
     )

@@ -8,12 +8,21 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    PartDeltaEvent,
+    TextPart,
+    TextPartDelta,
+    ToolCallPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from akgentic.agent import AgentConfig, AgentMessage, BaseAgent
+from akgentic.agent.capabilities.run_events import PublishRunEvents
 from akgentic.core import ActorSystem, ErrorMessage, EventMessage, UserMessage
 from akgentic.llm import (
+    LlmAnswerRestartedEvent,
     LlmMessageEvent,
     LlmTextDeltaEvent,
     LlmUsageEvent,
@@ -203,3 +212,29 @@ def test_a_tool_returning_a_lone_surrogate_does_not_break_the_turn(
     # the run's messages were built for the stream (and so for the log a resume reads)
     team.recorder.wait_for_type(EventMessage, where=lambda m: isinstance(m.event, LlmMessageEvent))
     assert team.recorder.of_type(ErrorMessage) == []
+
+
+def test_a_restarted_answer_says_how_much_of_its_text_to_drop() -> None:
+    """Only this answer's text counts (not the text before it began), gathered or flushed;
+    an answer that published no text says nothing."""
+    published: list[Any] = []
+    events = PublishRunEvents(publish=published.append, text_interval=60.0)
+
+    def say(content: str) -> None:
+        events.model_event(PartDeltaEvent(index=0, delta=TextPartDelta(content)))
+
+    events.answer_begins()
+    say("Earlier.")  # a former answer of the run: kept
+    events.flush_text()
+    events.answer_begins()
+    say("Hel")
+    events.flush_text()
+    say("lo")  # still gathered when the cut is known
+    events.restarted()
+    events.restarted()  # a failure before any text of the next answer
+    assert published == [
+        LlmTextDeltaEvent(run_id="", delta="Earlier."),
+        LlmTextDeltaEvent(run_id="", delta="Hel"),
+        LlmTextDeltaEvent(run_id="", delta="lo"),
+        LlmAnswerRestartedEvent(run_id="", chars=5),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import UTC, datetime
 from uuid import uuid4
 
@@ -27,7 +28,12 @@ from akgentic.core import (
     UserMessage,
     WarningMessage,
 )
-from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolReturnEvent
+from akgentic.llm import (
+    LlmAnswerRestartedEvent,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolReturnEvent,
+)
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.notification.models import NotificationDelta
@@ -297,3 +303,90 @@ def test_a_long_answer_in_the_last_exchange_is_clipped_on_one_line() -> None:
     )
     shown = buffer.getvalue().splitlines()
     assert len(shown) == 3 and shown[2].endswith("… (528 characters)")
+
+
+_CONTROL = re.compile(r"\x1b\[(\d*)([A-Za-z])|(.)", re.DOTALL)
+
+
+def screen(output: str, width: int) -> list[str]:
+    """The rows a terminal ``width`` columns wide shows once it has written ``output``:
+    text wrapping at the last column, newline, carriage return, cursor up (``ESC[nA``),
+    erase in line (``ESC[2K``); colours (``ESC[...m``) change nothing here."""
+    rows: list[list[str]] = [[]]
+    row = col = 0
+    for match in _CONTROL.finditer(re.sub(r"\x1b\[[0-9;]*m", "", output)):
+        number, code, char = match.groups()
+        if code == "A":
+            row = max(0, row - int(number or 1))
+        elif code == "K":
+            rows[row] = []
+        elif char == "\r":
+            col = 0
+        elif char == "\n":
+            row, col = row + 1, 0
+        elif char is not None:
+            if col == width:  # the pending wrap of a full row
+                row, col = row + 1, 0
+            while len(rows) <= row:
+                rows.append([])
+            line = [*rows[row], *[" "] * max(0, col - len(rows[row]))]
+            rows[row] = [*line[:col], char, *line[col + 1 :]]
+            col += 1
+        while len(rows) <= row:
+            rows.append([])
+    return ["".join(r).rstrip() for r in rows if "".join(r).strip()]
+
+
+def terminal_view(width: int) -> tuple[LiveView, io.StringIO]:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=True, soft_wrap=True)
+    return LiveView(console, human="@Human", known={"@Human", "@Worker"}), buffer
+
+
+def delta(text: str) -> EventMessage:
+    return event(WORKER, LlmTextDeltaEvent(run_id="r", delta=text))
+
+
+def test_an_answer_cut_off_on_a_terminal_is_erased_and_the_whole_one_replaces_it() -> None:
+    """The cut answer ran over three rows of the terminal; the text of the run's earlier
+    answer on the same stretch stays."""
+    live, out = terminal_view(20)
+    partial = "cut off after a long while\nand a line"
+    records = [
+        delta("Earlier. "),
+        delta(partial[:12]),
+        delta(partial[12:]),
+        event(WORKER, LlmAnswerRestartedEvent(run_id="r", chars=len(partial))),
+        delta("The whole answer."),
+    ]
+    for seq, message in enumerate(records, 1):
+        live.render(record(seq, message))
+    live.finish()
+    assert screen(out.getvalue(), 20) == ["@Worker ✎ Earlier. T", "he whole answer."]
+
+
+def test_an_answer_cut_off_in_a_pipe_or_after_another_line_is_said_cut_off() -> None:
+    """Printed text cannot be erased there: a line says it was no answer."""
+    live, out = view()
+    records = [
+        delta("Hello"),
+        event(WORKER, LlmAnswerRestartedEvent(run_id="r", chars=5)),
+        delta("Hello there."),
+    ]
+    for seq, message in enumerate(records, 1):
+        live.render(record(seq, message))
+    live.finish()
+    assert out.getvalue().splitlines() == [
+        "@Worker ✎ Hello",
+        "! @Worker's answer above was cut off: it starts again",
+        "@Worker ✎ Hello there.",
+    ]
+    terminal, shown = terminal_view(80)
+    terminal.render(record(1, delta("Hello")))
+    terminal.note("a note")
+    terminal.render(record(2, event(WORKER, LlmAnswerRestartedEvent(run_id="r", chars=5))))
+    assert screen(shown.getvalue(), 80) == [
+        "@Worker ✎ Hello",
+        "a note",
+        "! @Worker's answer above was cut off: it starts again",
+    ]

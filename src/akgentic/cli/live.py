@@ -7,6 +7,11 @@
   each time; the team got it whole, and ``verbose`` shows it whole. What the person is
   sent (the answer) is printed whole.
 - Streamed text: ``@Worker ✎ `` then the deltas as they arrive, on one line per stretch.
+  An answer cut off and asked again (``LlmAnswerRestartedEvent``) has its text taken back:
+  on a terminal, while its stretch is the last thing printed, the stretch's rows are
+  erased and what stays of it (text of the run's before this answer) printed again, so the
+  view ends showing the whole answer only; elsewhere (a pipe, a log, another line printed
+  since) printed text stays and a line says it was cut off, the new answer after it.
 - Tool use, dim: ``⚙ @Worker → use_skill(name=three-points)``, ``✓ @Worker use_skill
   returned``; tool state, dim: ``◆ #PlanningTool state changed (PlanDelta #3)``.
 - Workspace work as it happens: ``◆ @Coder modified slug.py (+1 -1)`` per file changed,
@@ -26,7 +31,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.control import Control
+from rich.segment import ControlCode, ControlType
 
 from akgentic.agent import AgentMessage
 from akgentic.cli import logs
@@ -42,7 +50,7 @@ from akgentic.cli.describe import (
     to_person,
     usage_text,
 )
-from akgentic.cli.output import SafeText, member_name, symbols_for
+from akgentic.cli.output import SafeText, member_name, printable, symbols_for
 from akgentic.core import (
     ErrorMessage,
     EventMessage,
@@ -53,7 +61,13 @@ from akgentic.core import (
     TeamStoppingEvent,
     WarningMessage,
 )
-from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
+from akgentic.llm import (
+    LlmAnswerRestartedEvent,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+)
 from akgentic.storage import EventRecord
 from akgentic.tool.core import ToolStateEvent
 from akgentic.tool.mcp import MCPServerUnavailable
@@ -108,6 +122,7 @@ class LiveView:
         self._describer = Describer(self.marks.arrow)
         self._lock = threading.RLock()
         self._open: str | None = None  # whose streamed line is open
+        self._shown: list[tuple[str, str]] = []  # its deltas: (text, as printed)
         self._stopping = False
         self._prompt: str | None = None  # the prompt waiting for the person, if any
         self._prompt_shown = False  # ...and whether it is on the current line
@@ -211,6 +226,9 @@ class LiveView:
         if isinstance(event, LlmTextDeltaEvent):
             if self.stream:
                 self._delta(who, event.delta)
+        elif isinstance(event, LlmAnswerRestartedEvent):
+            if self.stream:
+                self._restart(who, event.chars)
         elif isinstance(event, ToolCallEvent):
             self._line(f"{m.tool} {who} {m.arrow} {call_text(event)}", "dim")
         elif isinstance(event, ToolReturnEvent):
@@ -248,18 +266,56 @@ class LiveView:
                 self._line(self._describer.summary(message), "dim")
 
     # -- printing ------------------------------------------------------------------------------
+    def _head(self, who: str) -> str:
+        return f"{who} {self.marks.writing} "
+
     def _delta(self, who: str, delta: str) -> None:
         if self._open != who:
             self._close()
             self._leave_prompt()
-            self.console.print(SafeText(f"{who} {self.marks.writing} ", style="dim"), end="")
+            self.console.print(SafeText(self._head(who), style="dim"), end="")
             self._open = who
-        self.console.print(SafeText(delta.replace("\n", "\n  "), style="dim"), end="")
+        printed = printable(delta.replace("\n", "\n  "))
+        self._shown.append((delta, printed))
+        self.console.print(SafeText(printed, style="dim"), end="")
+
+    def _restart(self, who: str, chars: int) -> None:
+        """``who``'s last ``chars`` characters of text were no answer (module docstring)."""
+        console = self.console
+        if self._open != who or not console.is_terminal or console.is_dumb_terminal:
+            self._line(
+                f"{self.marks.warning} {who}'s answer above was cut off: it starts again",
+                "yellow",
+            )
+            return
+        kept, left = list(self._shown), chars
+        while kept and left > 0:
+            text, _ = kept.pop()
+            if len(text) > left:
+                rest = text[: len(text) - left]
+                kept.append((rest, printable(rest.replace("\n", "\n  "))))
+            left -= len(text)
+        self._erase(self._head(who) + "".join(printed for _, printed in self._shown))
+        self._open, self._shown = None, []
+        for text, _ in kept:
+            self._delta(who, text)
+
+    def _erase(self, shown: str) -> None:
+        """Take ``shown`` (the open stretch, the cursor at its end) off the terminal: each
+        row it took, the terminal wrapping its lines at the console's width, is cleared,
+        and the cursor left at the start of its first."""
+        width = max(self.console.width, 1)
+        rows = sum(max(1, -(-cell_len(line.expandtabs()) // width)) for line in shown.split("\n"))
+        clear = (ControlType.ERASE_IN_LINE, 2)
+        codes: list[ControlCode] = [(ControlType.CARRIAGE_RETURN,), clear]
+        codes += [(ControlType.CURSOR_UP, 1), clear] * (rows - 1)
+        self.console.control(Control(*codes))
 
     def _close(self) -> None:
         if self._open is not None:
             self.console.print()
             self._open = None
+        self._shown = []
 
     def _line(self, text: str, style: str) -> None:
         self._close()

@@ -42,6 +42,7 @@ from akgentic.llm.config import (
 )
 from akgentic.llm.events import (
     ContextReplacedEvent,
+    LlmAnswerRestartedEvent,
     LlmEvent,
     LlmMessageEvent,
     LlmTextDeltaEvent,
@@ -96,6 +97,7 @@ __all__ = [
     "CompactionPlan",
     "ContextReplacedEvent",
     "FinishedResponses",
+    "LlmAnswerRestartedEvent",
     "LlmEvent",
     "LlmMessageEvent",
     "LlmTextDeltaEvent",

@@ -13,7 +13,9 @@ replayed and sent over HTTP like any other framework object, and decodes back to
   here from ``akgentic.tool``). Only function tools are reported; the final-result output tool is
   the run's answer, not a tool use.
 - :class:`LlmUsageEvent` reports the tokens and requests a run (or request) used.
-- :class:`LlmTextDeltaEvent` carries streamed text as it arrives.
+- :class:`LlmTextDeltaEvent` carries streamed text as it arrives;
+  :class:`LlmAnswerRestartedEvent` says that the last of it was no answer (cut off, asked
+  again), so a view drops it.
 
 :func:`from_stream_event` maps pydantic-ai's agent stream events (the ``event_stream_handler``
 of ``Agent.run``) onto these, so the agent layer publishes them with no mapping of its own.
@@ -51,6 +53,7 @@ from akgentic.core.surrogates import replace_lone_surrogates, replace_lone_surro
 
 __all__ = [
     "ContextReplacedEvent",
+    "LlmAnswerRestartedEvent",
     "LlmEvent",
     "LlmMessageEvent",
     "LlmTextDeltaEvent",
@@ -336,7 +339,25 @@ class LlmTextDeltaEvent(SerializableModel):
     index: int = 0
 
 
-LlmEvent = LlmMessageEvent | ToolCallEvent | ToolReturnEvent | LlmUsageEvent | LlmTextDeltaEvent
+class LlmAnswerRestartedEvent(SerializableModel):
+    """The model's answer streamed so far is no answer: it was cut off before its finish
+    reason and is asked again, or it failed and a fallback model may answer. Published text
+    cannot be taken back, so this says which to drop: the last ``chars`` characters of the
+    run's text deltas (the whole text of this answer, ``0`` never sent). What follows is a
+    new answer, not the rest of that one."""
+
+    run_id: str
+    chars: int
+
+
+LlmEvent = (
+    LlmMessageEvent
+    | ToolCallEvent
+    | ToolReturnEvent
+    | LlmUsageEvent
+    | LlmTextDeltaEvent
+    | LlmAnswerRestartedEvent
+)
 """Any event of this module."""
 
 

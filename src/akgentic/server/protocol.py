@@ -10,6 +10,7 @@ transport only serializes. One record, one event: a failed turn is two records (
 |---|---|---|
 | ``TurnStartedEvent`` | ``StartResponse`` | turnId, agent |
 | ``LlmTextDeltaEvent`` | ``AppendText`` | text, index, runId |
+| ``LlmAnswerRestartedEvent`` | ``RestartAnswer`` | chars, runId |
 | ``ToolCallEvent`` | ``ToolCall`` | id, toolName, arguments |
 | ``ToolReturnEvent`` | ``ToolResult`` | id, toolCallId, toolName, success, outcome, content |
 | ``ErrorMessage`` / ``WarningMessage`` | ``Error`` / ``Warning`` | message, turnId |
@@ -20,6 +21,10 @@ transport only serializes. One record, one event: a failed turn is two records (
 | ``CommandsAnnouncedEvent`` | ``Commands`` | commands |
 | ``LlmUsageEvent`` | ``Usage`` | model, inputTokens, outputTokens, requests, toolCalls |
 | ``StartMessage`` / ``StopMessage`` | ``MemberStarted`` / ``MemberStopped`` | name, role, agentId |
+
+A ``RestartAnswer`` says the turn's last ``chars`` characters of ``AppendText`` (counted
+in code points, as Python counts) were an answer cut off or failed: a client drops them,
+and the answer asked again (or a fallback's) follows.
 
 A ``Message``'s ``failed`` is true for the answer to a ``/command`` that is unknown or
 failed (``AgentMessage.failed``; its ``content`` says why), false otherwise: how a client
@@ -57,7 +62,13 @@ from akgentic.core import (
     StopMessage,
     WarningMessage,
 )
-from akgentic.llm import LlmTextDeltaEvent, LlmUsageEvent, ToolCallEvent, ToolReturnEvent
+from akgentic.llm import (
+    LlmAnswerRestartedEvent,
+    LlmTextDeltaEvent,
+    LlmUsageEvent,
+    ToolCallEvent,
+    ToolReturnEvent,
+)
 from akgentic.storage import EventRecord
 from akgentic.tool.core import CommandsAnnouncedEvent, ToolStateEvent
 
@@ -71,6 +82,8 @@ def _id(value: object) -> str | None:
 def _event(event: Any) -> tuple[str, dict[str, Any]]:
     if isinstance(event, LlmTextDeltaEvent):
         return "AppendText", {"text": event.delta, "index": event.index, "runId": event.run_id}
+    if isinstance(event, LlmAnswerRestartedEvent):
+        return "RestartAnswer", {"chars": event.chars, "runId": event.run_id}
     if isinstance(event, TurnStartedEvent):
         return "StartResponse", {"turnId": str(event.turn_id), "agent": event.agent}
     if isinstance(event, TurnEndedEvent):

@@ -14,7 +14,9 @@ So this capability listens to no event. It gets the same events another way:
   pydantic-ai the finished response as if it had asked without streaming. A model that
   cannot stream is asked plainly; its text goes out in one piece when it answers. A
   provider's stream cut off before it finished is asked again (``llm.FinishedResponses``):
-  the cut text was published already, and the new answer's deltas follow it.
+  the cut text was published already, so an ``LlmAnswerRestartedEvent`` follows it, saying
+  how many characters of it to drop, then the new answer's deltas (so after a failure
+  once the answer began, before a fallback's answer).
 - **Tool calls** — announced when the step that runs them starts (``before_node_run`` of a
   ``CallToolsNode``, after the cancel check: a cancelled step announces nothing): every
   call that is not the run's output (a function tool, or a tool the model made up).
@@ -52,6 +54,7 @@ from pydantic_ai.tools import RunContext
 
 from akgentic.llm import (
     FinishedResponses,
+    LlmAnswerRestartedEvent,
     LlmTextDeltaEvent,
     ToolCallEvent,
     ToolReturnEvent,
@@ -83,6 +86,8 @@ class PublishRunEvents(AbstractCapability[Any]):
     _since: float = field(default=0.0, init=False, repr=False)
     _run_id: str = field(default="", init=False, repr=False)
     _calls: set[str] = field(default_factory=set, init=False, repr=False)
+    _answered: int = field(default=0, init=False, repr=False)
+    """Characters of text published since the model's answer began (``answer_begins``)."""
 
     # -- text: the model's streamed response, read by the wrapper ------------------------
     def get_wrapper_model(self, model: Model) -> Model | None:
@@ -99,11 +104,19 @@ class PublishRunEvents(AbstractCapability[Any]):
         if not isinstance(event, PartDeltaEvent | PartStartEvent):
             self.flush_text()  # a part ended: the text so far is complete
 
+    def answer_begins(self) -> None:
+        """The model is asked for a new answer: the text published from here is its."""
+        self._answered = 0
+
     def restarted(self) -> None:
         """The response streamed so far is no answer (cut off, or failed): its text goes
-        out as it is (published, it cannot be taken back), the next answer's (asked again,
-        or a fallback's) after it."""
+        out as it is (published, it cannot be taken back), then, when it had any, an
+        ``LlmAnswerRestartedEvent`` saying how much of it to drop; the next answer's
+        (asked again, or a fallback's) after it."""
         self.flush_text()
+        if self._answered:
+            self.publish(LlmAnswerRestartedEvent(run_id=self._run_id, chars=self._answered))
+        self._answered = 0
 
     def _gather(self, item: LlmTextDeltaEvent) -> None:
         if self._text and self._text[0].index != item.index:
@@ -121,6 +134,7 @@ class PublishRunEvents(AbstractCapability[Any]):
             return
         first, text = self._text[0], "".join(t.delta for t in self._text)
         self._text, self._chars = [], 0
+        self._answered += len(text)
         self.publish(LlmTextDeltaEvent(run_id=first.run_id, delta=text, index=first.index))
 
     # -- tools: announced when their step starts, returned when it ends -------------------
@@ -193,6 +207,7 @@ class _StreamingModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        self._events.answer_begins()
         try:
             with listening(self._events):
                 return await FinishedResponses.around(self.wrapped).request(

@@ -50,6 +50,8 @@ export function summary(event) {
       return `${d.agent} starts a turn`;
     case "AppendText":
       return cut(d.text);
+    case "RestartAnswer":
+      return `answer cut off (${d.chars} characters dropped): asked again`;
     case "ToolCall":
       return `${d.toolName}(${cut(JSON.stringify(d.arguments ?? {}), 120)})`;
     case "ToolResult":

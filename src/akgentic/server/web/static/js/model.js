@@ -93,6 +93,26 @@ export class TeamModel {
     this.touch(turn);
   }
 
+  // The turn's last d.chars characters of text (code points, as the server counts) were
+  // an answer cut off or failed: dropped, the answer asked again (or a fallback's) follows.
+  onRestartAnswer(event, d) {
+    const turn = this.turnOf(event);
+    if (!turn) return;
+    let left = d.chars;
+    while (left > 0) {
+      const last = turn.parts[turn.parts.length - 1];
+      if (!last || last.kind !== "text") break;
+      const points = Array.from(last.text);
+      if (points.length > left) {
+        last.text = points.slice(0, points.length - left).join("");
+        break;
+      }
+      left -= points.length;
+      turn.parts.pop();
+    }
+    this.touch(turn);
+  }
+
   onToolCall(event, d) {
     const turn = this.turnOf(event);
     if (!turn) return;

@@ -160,6 +160,10 @@ def test_describer_names_what_was_received() -> None:
     )
     assert describer.describe(record(3, unknown))[1].startswith("@Worker processed message ")
     assert describer.describe(record(4, None, error="bad row")) == ("CORRUPT", "bad row")
+    restarted = event(WORKER, LlmAnswerRestartedEvent(run_id="r", chars=1200))
+    assert describer.describe(record(5, restarted))[1] == (
+        "@Worker: its answer was cut off (1,200 characters dropped): it starts again"
+    )
 
 
 def test_a_line_printed_while_the_prompt_waits_goes_above_it_and_the_prompt_follows() -> None:

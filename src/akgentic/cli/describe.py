@@ -36,6 +36,7 @@ from akgentic.core import (
     counted,
 )
 from akgentic.llm import (
+    LlmAnswerRestartedEvent,
     LlmMessageEvent,
     LlmTextDeltaEvent,
     LlmUsageEvent,
@@ -240,6 +241,9 @@ class Describer:
             return f"{who}: {event.tool_name} {event.outcome}"
         if isinstance(event, LlmTextDeltaEvent):  # quoted: its spaces and newlines show
             return f"{who}: '{printable(event.delta, keep=ONE_LINE, limit=160)}'"
+        if isinstance(event, LlmAnswerRestartedEvent):
+            dropped = f"{event.chars:,} characters dropped"
+            return f"{who}: its answer was cut off ({dropped}): it starts again"
         if isinstance(event, LlmUsageEvent):
             used = usage_text(event.requests, event.input_tokens, event.output_tokens)
             return f"{who}: {used} ({event.model})"

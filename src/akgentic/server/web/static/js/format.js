@@ -51,7 +51,7 @@ export function summary(event) {
     case "AppendText":
       return cut(d.text);
     case "RestartAnswer":
-      return `answer cut off (${d.chars} characters dropped): asked again`;
+      return `answer cut off (${d.chars} characters dropped): it starts again`;
     case "ToolCall":
       return `${d.toolName}(${cut(JSON.stringify(d.arguments ?? {}), 120)})`;
     case "ToolResult":

@@ -309,7 +309,8 @@ class LiveView:
         clear = (ControlType.ERASE_IN_LINE, 2)
         codes: list[ControlCode] = [(ControlType.CARRIAGE_RETURN,), clear]
         codes += [(ControlType.CURSOR_UP, 1), clear] * (rows - 1)
-        self.console.control(Control(*codes))
+        # through print, as every line: a terminal that hung up is output_lost, not an OSError
+        self.console.print(Control(*codes), end="")
 
     def _close(self) -> None:
         if self._open is not None:

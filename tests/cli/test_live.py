@@ -357,8 +357,7 @@ def test_an_answer_cut_off_on_a_terminal_is_erased_and_the_whole_one_replaces_it
     live, out = terminal_view(20)
     partial = "cut off after a long while\nand a line"
     records = [
-        delta("Earlier. "),
-        delta(partial[:12]),
+        delta("Earlier. " + partial[:12]),  # one delta, only its end dropped
         delta(partial[12:]),
         event(WORKER, LlmAnswerRestartedEvent(run_id="r", chars=len(partial))),
         delta("The whole answer."),

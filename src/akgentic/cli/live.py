@@ -288,16 +288,15 @@ class LiveView:
                 "yellow",
             )
             return
-        kept, left = list(self._shown), chars
+        kept, left = [text for text, _ in self._shown], chars
         while kept and left > 0:
-            text, _ = kept.pop()
+            text = kept.pop()
             if len(text) > left:
-                rest = text[: len(text) - left]
-                kept.append((rest, printable(rest.replace("\n", "\n  "))))
+                kept.append(text[: len(text) - left])
             left -= len(text)
         self._erase(self._head(who) + "".join(printed for _, printed in self._shown))
         self._open, self._shown = None, []
-        for text, _ in kept:
+        for text in kept:
             self._delta(who, text)
 
     def _erase(self, shown: str) -> None:

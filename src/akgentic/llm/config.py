@@ -65,11 +65,11 @@ variable the OpenAI client (and so pydantic-ai) reads for ``openai`` models too.
 
 
 REGISTERED_UNSET = ("base_url", "api_key_env", "temperature", "max_tokens")
+"""The fields a ``registered`` model refuses: its model object is built whole by its owner."""
 
 OPENAI_API_PROVIDERS = ("openai", "openai-compatible", "ollama")
 """The providers whose models speak OpenAI's chat-completions API (``sends_finish_reason``
 applies to them only)."""
-"""The fields a ``registered`` model refuses: its model object is built whole by its owner."""
 
 
 def http_url(url: str, named: str) -> str:

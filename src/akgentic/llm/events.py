@@ -343,8 +343,8 @@ class LlmAnswerRestartedEvent(SerializableModel):
     """The model's answer streamed so far is no answer: it was cut off before its finish
     reason and is asked again, or it failed and a fallback model may answer. Published text
     cannot be taken back, so this says which to drop: the last ``chars`` characters of the
-    run's text deltas (the whole text of this answer, ``0`` never sent). What follows is a
-    new answer, not the rest of that one."""
+    run's text deltas, the whole text of that answer (never 0: an answer that published no
+    text is not said). What follows is a new answer, not the rest of that one."""
 
     run_id: str
     chars: int

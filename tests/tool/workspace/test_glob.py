@@ -52,6 +52,10 @@ def matched(fs: Filesystem, pattern: str) -> list[str]:
         ("*/*.py", ["src/app.py"]),  # a symlink the scan meets is never entered
         ("missing/*", []),
         ("README.md/*", []),
+        ("*/", ["docs", "l.md", "link", "src"]),  # folders (and links: the tool resolves them)
+        ("docs/*/", ["docs/deep"]),
+        ("README.md/", []),
+        ("src/", ["src"]),
     ],
 )
 def test_a_pattern_matches_as_pathlib_glob_does(

@@ -251,6 +251,16 @@ def test_a_symlink_loop_is_listed_as_unreachable(team: Team, tools: Tools) -> No
     assert "loop2 -> (a symlink loop: unreachable)" in listing
 
 
+def test_a_glob_ending_in_a_slash_or_stars_answers_folders_only(team: Team, tools: Tools) -> None:
+    """A trailing '/' was dropped: '*/' answered the root's files too (pathlib's: folders)."""
+    os.symlink("README.md", tree_of(team) / "file-link")
+    os.symlink("src", tree_of(team) / "dir-link")
+    assert tools["workspace_glob"]("*/").splitlines() == ["src/"]
+    assert tools["workspace_glob"]("**").splitlines() == ["src/"]
+    assert tools["workspace_glob"]("README.md/") == "No path matches 'README.md/'."
+    assert "README.md" in tools["workspace_glob"]("*").splitlines()
+
+
 def test_a_glob_lists_a_path_once_even_with_a_symlink_to_it(team: Team, tools: Tools) -> None:
     os.symlink("README.md", tree_of(team) / "LINK.md")
     assert tools["workspace_glob"]("*.md").splitlines() == ["README.md"]

@@ -36,11 +36,13 @@ names per entry, so an unbounded one would hold the agent's thread."""
 
 @dataclass(frozen=True, slots=True)
 class GlobPattern:
-    """A parsed pattern: the folder it starts at (its leading names with no wildcard) and
-    the names matched below it."""
+    """A parsed pattern: the folder it starts at (its leading names with no wildcard), the
+    names matched below it, and whether it names folders only (it ends in ``/`` or ``**``,
+    as pathlib's: ``*/`` is the root's folders, not its files)."""
 
     folder: tuple[str, ...]
     names: tuple[str, ...]
+    folders_only: bool = False
 
     @classmethod
     def parse(cls, pattern: str) -> GlobPattern:
@@ -61,7 +63,8 @@ class GlobPattern:
         literal = 0
         while literal < len(parts) - 1 and not _MAGIC.search(parts[literal]):
             literal += 1
-        return cls(folder=tuple(parts[:literal]), names=tuple(parts[literal:]))
+        folders_only = parts[-1] == "**" or pattern.endswith("/")
+        return cls(tuple(parts[:literal]), tuple(parts[literal:]), folders_only)
 
     def start(self) -> frozenset[int]:
         """What the pattern's folder itself has matched: the numbers of :attr:`names` a path
@@ -106,8 +109,9 @@ class GlobPattern:
 def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """The entries of the tree ``fs`` that ``pattern`` matches, as the scan finds them
     (lazily: a caller that stops early scans no further), each as its path and its scan
-    entry; a pattern ending in ``**`` matches folders (and symlinks, which the caller
-    resolves) only. Nothing when the pattern's folder is missing, a file, or outside.
+    entry; a pattern ending in ``/`` or ``**`` matches folders (and symlinks, which the
+    caller resolves, keeping those to a folder) only. Nothing when the pattern's folder is
+    missing, a file, or outside.
 
     Each entry's match is one :meth:`GlobPattern.step` from its folder's, kept for the
     folders the scan enters."""
@@ -119,7 +123,6 @@ def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.D
         return
     top = fs.relative(start)
     skip = 0 if top == "." else len(top) + 1
-    folders_only = pattern.names[-1] == "**"
     folders: dict[str, frozenset[int]] = {"": pattern.start()}
 
     def reached(rel: str) -> frozenset[int]:
@@ -134,7 +137,7 @@ def glob_paths(fs: Filesystem, pattern: GlobPattern) -> Iterator[tuple[str, os.D
         return True
 
     for rel, entry in fs.scan(start, enter):
-        if folders_only and not (entry.is_dir(follow_symlinks=False) or entry.is_symlink()):
+        if pattern.folders_only and not (entry.is_dir(follow_symlinks=False) or entry.is_symlink()):
             continue
         states = folders.get(rel[skip:])
         if pattern.matched(states if states is not None else reached(rel)):

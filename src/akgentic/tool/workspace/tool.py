@@ -633,6 +633,8 @@ class WorkspaceTool(ToolCard):
                     real = fs.resolve(rel)  # a symlink inside the tree: where it points
                 except (OSError, ValueError):
                     continue
+                if parsed.folders_only and not real.is_dir():
+                    continue  # a symlink to a file, for a pattern naming folders
                 shown = fs.relative(real) + ("/" if real.is_dir() else "")
                 if shown in seen:  # a symlink inside the tree, to a path already listed
                     continue

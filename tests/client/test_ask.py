@@ -9,23 +9,27 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from akgentic.agent.turn import TurnEndedEvent
 from akgentic.client import (
+    AkgenticClient,
     AskError,
     NoReplyError,
     RemoteTeam,
     ServerError,
     TurnFailedError,
 )
-from akgentic.core import EventMessage, SentMessage
-from akgentic.server import ServerSettings
+from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.server import BackgroundServer, ServerSettings, create_app
+from akgentic.storage import open_storage, sqlite_url
+from akgentic.team import TeamCard, TeamManager
 from tests.processes import wait_until
 from tests.server import gate_tool
-from tests.server.conftest import Served, serve_cards
+from tests.server.conftest import TURNS, Served, serve_cards
 
 NOHUMAN = Path(__file__).parents[1] / "cli" / "data" / "nohuman.yaml"
 SAID = "one two three four five six seven eight nine ten"
@@ -266,3 +270,81 @@ def test_a_timeout_that_cannot_wait_is_refused_before_anything_is_sent(
         r for r in served.storage.events.read(team.team_id) if isinstance(r.message, SentMessage)
     ]
     assert sent == []  # nothing was sent
+
+
+def test_a_deadline_after_the_server_went_away_says_so_not_that_the_turn_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server stops (a second Ctrl-C) while ``@Boss`` holds the asked message behind
+    a gated turn: at the deadline ``ask`` said the turn was 'still running' on a server
+    that was gone. The deadline fires only once the server has stopped (a gated timer)."""
+    gate_tool.ENTERED.clear()
+    gate_tool.OPEN.clear()
+    gone = threading.Event()
+
+    class AfterTheServer:  # threading.Timer's shape, firing once the server is gone
+        def __init__(self, interval: float, function: Any) -> None:
+            self.function = function
+            self.daemon = True
+
+        def start(self) -> None:
+            threading.Thread(target=lambda: gone.wait(30) and self.function(), daemon=True).start()
+
+        def cancel(self) -> None:
+            pass
+
+    monkeypatch.setattr(
+        "akgentic.client.client.threading",
+        SimpleNamespace(Event=threading.Event, Timer=AfterTheServer),
+    )
+    storage = open_storage(sqlite_url(tmp_path / "server.db"))
+    system = ActorSystem()
+    manager = TeamManager(system, storage)
+    app = create_app(
+        manager, ServerSettings(port=0, heartbeat=0.5), cards=[TeamCard.from_yaml(TURNS)]
+    )
+    server = BackgroundServer(app).start()
+    client = AkgenticClient(server.url)
+    caught: list[BaseException] = []
+    try:
+        team = client.create_team("turns")
+        team.send("wait first")
+        assert gate_tool.ENTERED.wait(30)
+
+        def ask() -> None:
+            try:
+                team.ask("hello", timeout=60)
+            except BaseException as exc:  # the test reads it
+                caught.append(exc)
+
+        asking = threading.Thread(target=ask)
+        asking.start()
+        wait_until(
+            lambda: any(
+                isinstance(r.message, SentMessage)
+                and getattr(r.message.message, "content", "") == "hello"
+                for r in storage.events.read(team.team_id)
+            ),
+            timeout=30,
+            what="the asked message on the log",
+        )
+        server.stop()
+        gone.set()
+        asking.join(60)
+        assert not asking.is_alive()
+    finally:
+        gate_tool.OPEN.set()
+        client.close()
+        server.stop()
+        manager.shutdown(5)
+        system.shutdown()
+        storage.close()
+    [error] = caught
+    assert isinstance(error, NoReplyError)
+    words = str(error)
+    assert words.startswith(
+        f"no answer from @Boss to message {error.asked} within 60s: the server stopped "
+        f"answering (cannot reach {server.url}"
+    ), words
+    assert f"resume the team with client.resume_team('{team.team_id}')" in words
+    assert "still running" not in words

@@ -452,7 +452,8 @@ class RemoteTeam:
         there: an answer written before the stream opens is not missed. Raises
         :class:`~akgentic.client.TurnFailedError` when the team says the turn failed (or
         was interrupted), :class:`~akgentic.client.NoReplyError` when ``timeout`` seconds
-        pass first (saying what still runs and how to follow it), when the exchange ends
+        pass first (saying what still runs and how to follow it, or that the server gives
+        no answer any more: it stopped, its turns with it), when the exchange ends
         without an answer, or when the team stops first; :class:`ServerError` as every
         call does (a refused message, a stream that keeps failing);
         :class:`TeamDeletedError` when the team is deleted meanwhile."""
@@ -479,6 +480,15 @@ class RemoteTeam:
             deadline.cancel()
         seq = exchange.asked_at or accepted.seq or position + 1
         follow = f"client.get_team('{self.team_id}').follow({seq})"
+        gone = self._unreachable(heartbeat + SILENCE) if stop.is_set() else None
+        if gone is not None:
+            raise NoReplyError(
+                accepted.message_id,
+                f"no answer from {accepted.to} to message {accepted.message_id} within "
+                f"{timeout:g}s: the server stopped answering ({gone}); its turns stopped with "
+                f"it: once it is back, resume the team with "
+                f"client.resume_team('{self.team_id}') and read {follow}",
+            )
         if stop.is_set():
             raise NoReplyError(
                 accepted.message_id,
@@ -492,6 +502,16 @@ class RemoteTeam:
             f"message {accepted.message_id} (still running then: {exchange.running()}); "
             f"resume it with client.resume_team('{self.team_id}') and read {follow}",
         )
+
+    def _unreachable(self, within: float) -> str | None:
+        """Why the server gives no answer now (``ServerError``'s words, status 0), or None
+        when it answers: an ask whose deadline passed while the stream kept failing says
+        the server is gone, not that the turn still runs."""
+        try:
+            self.client.request("GET", self._path(), timeout=within)
+        except ServerError as exc:
+            return exc.detail if exc.status == 0 else None
+        return None
 
     def interrupt(self) -> list[str]:
         """Cancel the turns in progress; the names of the members told."""

@@ -24,12 +24,15 @@ from akgentic.client import (
     TurnFailedError,
 )
 from akgentic.core import ActorSystem, EventMessage, SentMessage
+from akgentic.llm import register_model
 from akgentic.server import BackgroundServer, ServerSettings, create_app
 from akgentic.storage import open_storage, sqlite_url
 from akgentic.team import TeamCard, TeamManager
 from tests.processes import wait_until
 from tests.server import gate_tool
 from tests.server.conftest import TURNS, Served, serve_cards
+from tests.team.test_agent_hops import CARD as PING_PONG
+from tests.team.test_agent_hops import player
 
 NOHUMAN = Path(__file__).parents[1] / "cli" / "data" / "nohuman.yaml"
 SAID = "one two three four five six seven eight nine ten"
@@ -348,3 +351,21 @@ def test_a_deadline_after_the_server_went_away_says_so_not_that_the_turn_runs(
     ), words
     assert f"resume the team with client.resume_team('{team.team_id}')" in words
     assert "still running" not in words
+
+
+def test_an_agent_stopped_at_max_agent_hops_answers_with_its_report(tmp_path: Path) -> None:
+    """@A and @B answer each other until the team's max_agent_hops; @A, told to stop,
+    reports to the person: that report is the answer (it was a notification, and ask said
+    @A 'finished without answering')."""
+    card = tmp_path / "ping-pong.yaml"
+    card.write_text(PING_PONG)
+    retries: list[str] = []
+    with (
+        register_model("hops-A", player("@A", retries)),
+        register_model("hops-B", player("@B", retries)),
+    ):
+        for served in serve_cards(tmp_path, ServerSettings(port=0, heartbeat=0.5), (card,)):
+            answer = served.client.create_team("ping-pong").ask("start", timeout=60)
+            assert (answer.sender, answer.content) == ("@A", "@A: we went round in circles")
+            assert answer.message.type == "response"
+    assert len(retries) == 1 and "Stop: do not write to @B." in retries[0]

@@ -94,6 +94,14 @@ def manager(tmp_path: Path, system: ActorSystem) -> Iterator[TeamManager]:
     manager.shutdown()
 
 
+def report_type(runtime: TeamRuntime, seq: int) -> str:
+    """The type of the message to the person logged at ``seq``."""
+    (record,) = runtime.history(after=seq - 1, limit=1)
+    assert isinstance(record.message, SentMessage)
+    assert isinstance(record.message.message, AgentMessage)
+    return record.message.message.type
+
+
 def between_agents(runtime: TeamRuntime, upto: int) -> list[tuple[str, str, int]]:
     """(sender, recipient, agent_hops) of each message between agents up to seq ``upto``."""
     found = []
@@ -128,6 +136,7 @@ def test_two_agents_answering_each_other_stop_at_the_limit_and_a_person_starts_i
         runtime.send("start")
         seq, said = answer(runtime, runtime.first_seq)
         assert said == "@A: we went round in circles"  # reported to the person
+        assert report_type(runtime, seq) == "response"  # the answer to the person's message
         round_trip = [("@A", "@B", 1), ("@B", "@A", 2), ("@A", "@B", 3), ("@B", "@A", 4)]
         assert between_agents(runtime, seq) == round_trip  # the fifth was refused
         refusal = (

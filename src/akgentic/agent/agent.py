@@ -939,7 +939,8 @@ class BaseAgent(Akgent[AgentConfig, AgentState]):
                     continue
                 self.send_or_record(target, self._message(item.content, item.type))
         elif self._hops_told and _is_agent(sender):  # told to report to the person instead
-            self._reply(self._person(), output, "notification")
+            # a response: the person's message is what it answers (ask, run -m take it so)
+            self._reply(self._person(), output, "response")
         else:
             self._reply(sender, output)
 

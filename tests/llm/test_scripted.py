@@ -212,6 +212,23 @@ def test_rejected_scripted_text_is_a_scenario_error(scenario_file: Path) -> None
         agent.run_sync("hello")
 
 
+def test_a_rejection_ending_in_a_full_stop_is_said_once_with_what_to_change() -> None:
+    """A refusal's own full stop was followed by the error's ('...from @Human).. Fix'),
+    and the hint named only the output type (an agent refuses a valid reply too: a
+    recipient, the team's max_agent_hops)."""
+    agent = Agent(ScriptedModel.from_dict({"default": {"text": "hi"}}))
+
+    @agent.output_validator
+    def refuse(text: str) -> str:
+        raise ModelRetry("Stop: do not write to @B.")
+
+    with pytest.raises(ScenarioError) as caught:
+        agent.run_sync("go")
+    words = str(caught.value)
+    assert "asked for a retry: Stop: do not write to @B. A scenario does not answer" in words
+    assert ".." not in words and "within the team's max_agent_hops" in words
+
+
 def test_scalar_output_is_wrapped_for_the_output_tool() -> None:
     model = ScriptedModel.from_dict({"rules": [{"when": "(\\d+)", "output": 42}]})
     assert Agent(model, output_type=int).run_sync("give 7").output == 42

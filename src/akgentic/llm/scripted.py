@@ -356,8 +356,10 @@ class ScriptedModel(Model):
                 detail = content if isinstance(content, str) else json.dumps(content, default=str)
                 raise ScenarioError(
                     f"scenario {self._scenario.origin}: the agent rejected a scripted reply "
-                    f"and asked for a retry: {detail}. Fix the step that produced it (its "
-                    f"`output` must validate against the agent's output type)."
+                    f"and asked for a retry: {detail.rstrip().rstrip('.')}. A scenario does "
+                    f"not answer a retry: change the step that produced it to one the agent "
+                    f"takes (its `output` valid for the agent's output type, written to a "
+                    f"member, within the team's max_agent_hops)."
                 )
 
     # -- building the response ----------------------------------------------------------------

@@ -73,6 +73,14 @@ def test_list_glob_and_grep(tools: Tools) -> None:
     assert tools["workspace_glob"]("*.rs") == "No path matches '*.rs'."
     with pytest.raises(RetriableError, match="Path escapes workspace root"):
         tools["workspace_glob"]("../*")
+    with pytest.raises(RetriableError, match="Path escapes workspace root"):
+        tools["workspace_glob"]("src/../../*")
+    with pytest.raises(RetriableError) as inside:  # it said 'Path escapes workspace root'
+        tools["workspace_glob"]("src/../src/*.py")
+    assert str(inside.value) == (
+        "a glob pattern takes no '..' (got 'src/../src/*.py'): write it from the workspace "
+        "root, e.g. 'src/*.py'"
+    )
     grep = tools["workspace_grep"]
     assert grep("def \\w+").splitlines() == [
         "src/app.py:3: def main():",

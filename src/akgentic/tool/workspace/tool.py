@@ -39,6 +39,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
+import posixpath
 import re
 import time
 from collections.abc import Callable
@@ -615,8 +616,14 @@ class WorkspaceTool(ToolCard):
             _, fs, _, _ = card._wired()
             if not pattern.strip():
                 raise RetriableError("give a glob pattern such as '**/*.py'")
-            if pattern.startswith(("/", "~")) or ".." in pattern.split("/"):
+            lexical = posixpath.normpath(pattern)
+            if pattern.startswith(("/", "~")) or lexical.split("/")[0] == "..":
                 raise path_error(PathEscapeError(pattern), pattern, card._called())
+            if ".." in pattern.split("/"):  # inside the tree all the same: no escape to say
+                raise RetriableError(
+                    f"a glob pattern takes no '..' (got {excerpt(pattern)}): write it from the "
+                    f"workspace root, e.g. {excerpt(lexical)}"
+                )
             try:
                 parsed = GlobPattern.parse(pattern)
             except ValueError as exc:

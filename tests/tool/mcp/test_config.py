@@ -208,6 +208,16 @@ def test_two_servers_with_one_prefix_are_refused_at_wiring_naming_both() -> None
     assert "share the prefix 'kb'" in message
 
 
+def test_two_servers_without_a_prefix_are_wired_their_names_checked_by_their_lists() -> None:
+    """Two with tool_prefix "" were refused as sharing the prefix '', though the servers'
+    own names need not meet: only their tool lists can say (at team creation)."""
+    a = MCPTool(name="files", connection=stdio(), tool_prefix="")
+    b = MCPTool(name="wiki", connection=MCPStdioConnectionConfig(stdio_command="other"))
+    b = b.model_copy(update={"tool_prefix": ""})
+    factory = ToolFactory([a, b], observer=EventObserver())
+    assert len(factory.get_toolsets()) == 2  # one per server, both wired
+
+
 def test_two_servers_with_one_name_are_refused_at_wiring() -> None:
     a = MCPTool(name="fs", connection=stdio())
     b = MCPTool(name="fs", connection=MCPStdioConnectionConfig(stdio_command="other"))

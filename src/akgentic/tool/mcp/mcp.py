@@ -131,20 +131,24 @@ class MCPTool(ToolCard):
 
     # -- wiring -----------------------------------------------------------------------
     def observer(self, observer: ToolObserver) -> Self:
-        """Attach the agent; refuse a second server with this name or prefix on it."""
+        """Attach the agent; refuse a second server with this name or prefix on it. Two
+        servers with no prefix (``tool_prefix=""``) keep the servers' own names, which only
+        their tool lists can show to clash: team creation and the first turn say that."""
         try:
             wired = _WIRED.setdefault(observer, {})
         except TypeError:  # an observer that cannot key a weak mapping: nothing to compare
             wired = {}
-        keys = {"name": self.server_name, "prefix": self.prefix}
+        keys = {"name": self.server_name}
+        if self.prefix:
+            keys["prefix"] = self.prefix
         for kind, value in keys.items():
             other = wired.get(f"{kind}:{value}")
             if other is not None and other is not self:
-                shown = f"prefix {value!r}" if kind == "prefix" else f"name {value!r}"
+                fix = "tool_prefix" if kind == "prefix" else "name or tool_prefix"
                 raise ValueError(
                     f"MCP servers {other.server_name!r} ({other.connection.describe()}) and "
-                    f"{self.server_name!r} ({self.connection.describe()}) share the {shown} "
-                    f"on one agent: give one of them another name or tool_prefix"
+                    f"{self.server_name!r} ({self.connection.describe()}) share the {kind} "
+                    f"{value!r} on one agent: give one of them another {fix}"
                 )
         for kind, value in keys.items():
             wired[f"{kind}:{value}"] = self

@@ -393,9 +393,11 @@ class TeamCard(SerializableModel):
         return found + [profile.config for profile in self.profiles]
 
     def resolve_paths(self, base: Path) -> None:
-        """Relative scenario paths in member configs, a relative ``mcp_config`` and relative
-        skill folders are relative to ``base`` (the folder of the YAML file, a symbolic link
-        followed to the file it names) unless a config names its own ``scenario_dir``."""
+        """Relative scenario paths in member configs, a relative ``mcp_config``, relative
+        skill folders and the folder an MCPTool's stdio server runs in are relative to
+        ``base`` (the folder of the YAML file, a symbolic link followed to the file it
+        names) unless a config names its own ``scenario_dir``."""
+        from akgentic.team.mcp import resolve_server_folders
         from akgentic.team.skills import resolve_skill_folders
 
         if self.mcp_config and not Path(self.mcp_config).is_absolute():
@@ -404,6 +406,7 @@ class TeamCard(SerializableModel):
             if getattr(config, "scenario_dir", "unset") is None:
                 config.scenario_dir = str(base.resolve())
             resolve_skill_folders(config, base)
+            resolve_server_folders(config, base)
 
 
 def _yaml_kind(data: object) -> str:

@@ -13,21 +13,53 @@ starts): its servers are started anew and may serve other tools than they did.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
 
 from akgentic.agent import AgentConfig
 from akgentic.core import AgentCard, BaseConfig
 from akgentic.core.agent import actor_class_for
 from akgentic.team.card import MemberSpec, TeamCard
-from akgentic.tool.mcp import MCPTool
+from akgentic.tool.core import ToolCard
+from akgentic.tool.mcp import MCPStdioConnectionConfig, MCPTool
 from akgentic.tool.mcp.clash import (
     AgentServers,
     MCPToolNameClashError,
     card_tools,
     tool_name_clash,
 )
+from akgentic.tool.mcp.config import in_folder
+from akgentic.tool.toolsets import ToolsetCard
 
-__all__ = ["attach_mcp_servers", "give_mcp_servers", "resumed_tool_name_clash"]
+__all__ = [
+    "attach_mcp_servers",
+    "give_mcp_servers",
+    "resolve_server_folders",
+    "resumed_tool_name_clash",
+]
+
+
+def resolve_server_folders(config: Any, base: Path) -> None:
+    """A stdio server an MCPTool of ``config`` starts runs in ``base`` (a team YAML's
+    folder), as one an ``mcp.json`` lists runs in that file's: no ``stdio_cwd`` is the
+    folder, a relative one is under it, both made absolute now — so ``stdio_args:
+    [servers/mine.py]`` means the same from any folder, and moving a server from the
+    ``mcp.json`` beside the YAML into the YAML (to give it a ``tool_prefix``) keeps its
+    paths working."""
+    folder = base.resolve()
+    for card in _mcp_cards(getattr(config, "tools", None) or []):
+        connection = card.connection
+        if isinstance(connection, MCPStdioConnectionConfig):
+            connection.stdio_cwd = in_folder(connection.stdio_cwd, folder)
+
+
+def _mcp_cards(cards: Sequence[ToolCard]) -> Iterator[MCPTool]:
+    for card in cards:
+        if isinstance(card, MCPTool):
+            yield card
+        elif isinstance(card, ToolsetCard):
+            yield from _mcp_cards(card.cards)
 
 
 def attach_mcp_servers(card: TeamCard) -> None:

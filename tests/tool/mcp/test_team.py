@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from akgentic.agent import AgentConfig
+from akgentic.core import ActorSystem
 from akgentic.team import TeamCard
 from akgentic.team.mcp import attach_mcp_servers
 from akgentic.tool.mcp import MCPConfigError, MCPStdioConnectionConfig, MCPTool
+
+from ...agent.conftest import Script
+from ...core.conftest import Team
+from .conftest import SERVER
+from .test_agent import ask, call, say_result, start, stop
 
 CARD = """
 name: docs
@@ -80,3 +88,52 @@ def test_an_unreadable_mcp_config_fails_team_creation_naming_the_file(tmp_path: 
     (tmp_path / "servers" / "mcp.json").write_text('{"mcpServers": {"x": {"cmd": "a"}}}')
     with pytest.raises(MCPConfigError, match=r"mcp\.json: server 'x': 1 unknown key cmd"):
         attach_mcp_servers(card)
+
+
+INLINE = """
+name: inline
+entry_point: "@Lead"
+members:
+  - card:
+      role: Lead
+      config:
+        name: "@Lead"
+        tools:
+          - type: MCPTool
+            name: calc
+            connection: {stdio_command: PYTHON, stdio_args: [servers/server.py]}
+          - type: MCPTool
+            name: below
+            connection: {stdio_command: PYTHON, stdio_cwd: servers}
+          - type: MCPTool
+            name: pinned
+            connection: {stdio_command: PYTHON, stdio_cwd: /srv/mcp}
+"""
+
+
+def test_an_inline_stdio_server_runs_in_the_yaml_folder_from_any_folder(
+    system: ActorSystem, team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stdio server an MCPTool of a team YAML starts runs in the YAML's folder, as one an
+    mcp.json lists runs in that file's: its relative arguments are the YAML's, whatever
+    folder akgentic runs from (moving a server from the mcp.json into the YAML to give it
+    a tool_prefix kept working only from the YAML's own folder)."""
+    home = tmp_path / "team"
+    (home / "servers").mkdir(parents=True)
+    shutil.copy(SERVER, home / "servers" / "server.py")
+    (home / "team.yaml").write_text(INLINE.replace("PYTHON", sys.executable))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    card = TeamCard.from_yaml(Path("../team/team.yaml"))
+
+    calc, below, pinned = card.members[0].card.config.tools  # type: ignore[attr-defined]
+    folder = home.resolve()
+    assert calc.connection.stdio_cwd == str(folder)
+    assert below.connection.stdio_cwd == str(folder / "servers")
+    assert pinned.connection.stdio_cwd == "/srv/mcp"
+    script = Script(call("calc__add", a=2, b=3), say_result)
+    agent = start(system, team, script, calc)
+    assert ask(system, agent, "add") == "got: 5"
+    stop(system, agent)

@@ -39,6 +39,7 @@ __all__ = [
     "MCPHTTPConnectionConfig",
     "MCPStdioConnectionConfig",
     "expand_env",
+    "in_folder",
     "read_mcp_config",
 ]
 
@@ -238,7 +239,7 @@ def _connection(name: str, entry: Any, folder: Path) -> MCPConnectionConfig:
             stdio_command=entry["command"],
             stdio_args=entry.get("args") or [],
             stdio_env=entry.get("env") or {},
-            stdio_cwd=_in_folder(entry.get("cwd"), folder),
+            stdio_cwd=in_folder(entry.get("cwd"), folder),
         )
     if "url" not in entry:
         raise ValueError(f'a {transport} server needs "url"')
@@ -247,7 +248,7 @@ def _connection(name: str, entry: Any, folder: Path) -> MCPConnectionConfig:
     )
 
 
-def _in_folder(cwd: Any, folder: Path) -> Any:
+def in_folder(cwd: Any, folder: Path) -> Any:
     """``cwd`` against the mcp.json's folder: absent is the folder, relative is under it, a
     ``${VAR}`` start (expanded at connect time) or an absolute path stays as written."""
     if cwd is None:

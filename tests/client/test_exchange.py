@@ -1,4 +1,4 @@
-"""The rules of :class:`~akgentic.client.ask.Exchange` on a log written by hand: a turn the
+"""The rules of :class:`~akgentic.team.ask.Exchange` on a log written by hand: a turn the
 message caused (a delegation) that fails is the exchange's failure, once nothing of it is
 left to do — not while the failed turn's message is still being handled."""
 
@@ -11,7 +11,6 @@ import pytest
 from akgentic.agent import AgentMessage
 from akgentic.agent.turn import TurnEndedEvent, TurnStartedEvent
 from akgentic.client import TurnFailedError
-from akgentic.client.ask import Exchange
 from akgentic.core import (
     ActorAddress,
     EventMessage,
@@ -21,6 +20,7 @@ from akgentic.core import (
     UserMessage,
 )
 from akgentic.storage import EventRecord
+from akgentic.team.ask import Exchange
 
 TEAM = uuid4()
 HUMAN = ActorAddress(agent_id=uuid4(), name="@Human", role="Human")

@@ -7,7 +7,6 @@ interrupts, pages the history and rebuilds tool state — so a script runs uncha
 against a local team or a server. Needs httpx only (the ``server`` extra has it).
 """
 
-from akgentic.client.ask import Answer, AskError, NoReplyError, TurnFailedError
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.client import (
     AkgenticClient,
@@ -31,6 +30,7 @@ from akgentic.client.models import (
     WireEvent,
 )
 from akgentic.client.sse import SseEvent, parse_sse, sse_lines
+from akgentic.team.ask import Answer, AskError, NoReplyError, TurnFailedError
 
 __all__ = [
     "TEAM_NOT_FOUND",

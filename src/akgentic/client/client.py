@@ -35,7 +35,6 @@ import httpx
 from pydantic import TypeAdapter
 
 from akgentic.agent.accounting import UsageReport
-from akgentic.client.ask import Answer, Exchange, NoReplyError
 from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
     NO_TOOL_ACTOR,
@@ -60,6 +59,7 @@ from akgentic.core.serialization import deserialize, serialize
 from akgentic.core.surrogates import replace_lone_surrogates
 from akgentic.storage import EventRecord, TeamStatus
 from akgentic.team import Gap, ReplayResult, TeamCard, UnknownToolError, UnreadableToolStateError
+from akgentic.team.ask import Answer, Exchange, NoReplyError
 
 __all__ = ["AkgenticClient", "RemoteTeam", "ServerError", "TeamDeletedError", "decode_event"]
 
@@ -446,7 +446,7 @@ class RemoteTeam:
     def ask(self, content: str, *, to: str | None = None, timeout: float = 120.0) -> Answer:
         """Send ``content`` (to the entry point, or to ``to``) and return the answer to it:
         the ``response`` that member sends the person, tied to the message by its
-        ``parent_id`` chain (:mod:`akgentic.client.ask` says what counts).
+        ``parent_id`` chain (:mod:`akgentic.team.ask` says what counts).
 
         The team's log position is read before the message is sent, and followed from
         there: an answer written before the stream opens is not missed. Raises

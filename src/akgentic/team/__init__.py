@@ -5,6 +5,7 @@ and its event log decode in a fresh process.
 """
 
 from akgentic.agent.config import load_shipped_cards
+from akgentic.team.ask import Answer, AskError, Exchange, NoReplyError, TurnFailedError
 from akgentic.team.card import (
     MemberSpec,
     Suggestion,
@@ -65,12 +66,16 @@ __all__ = [
     "LEASE_TTL",
     "STOPPED_ELSEWHERE",
     "STOP_GRACE",
+    "Answer",
+    "AskError",
     "EventRecorder",
+    "Exchange",
     "Gap",
     "HostedTeam",
     "InterruptedTurnsDismissed",
     "LocalPlacement",
     "MemberSpec",
+    "NoReplyError",
     "NotCommittedError",
     "Placement",
     "ReplayResult",
@@ -88,6 +93,7 @@ __all__ = [
     "TeamStartError",
     "TeamStillStoppingError",
     "TeamStoppingError",
+    "TurnFailedError",
     "UnknownToolError",
     "UnreadableLogError",
     "UnreadableToolStateError",

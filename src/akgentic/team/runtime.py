@@ -13,7 +13,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -38,6 +38,7 @@ from akgentic.storage import (
     StorageBundle,
     StorageClosedError,
 )
+from akgentic.team.ask import Answer, Exchange, NoReplyError
 from akgentic.team.card import TeamCard
 from akgentic.team.recorder import LOSS_ADVICE, EventRecorder
 from akgentic.team.replay import ReplayResult, initial_state, replay_tool_states
@@ -187,7 +188,7 @@ def follow_log(
     stop: threading.Event | None = None,
     idle_timeout: float | None = None,
     upto: Callable[[], int] | None = None,
-) -> Iterator[EventRecord]:
+) -> Generator[EventRecord, None, None]:
     """A team's records from ``from_seq`` on: what the store has, then what comes.
 
     Every step goes by sequence number, so there is no gap and no duplicate wherever the
@@ -340,6 +341,54 @@ class TeamRuntime:
         if target is None or is_tool_actor(target) or target.is_user_proxy:
             raise AddressError(self._not_addressable(member, target))
         return self._deliver(target, UserMessage(content=replace_lone_surrogates(content)))
+
+    def ask(self, content: str, *, to: str | None = None, timeout: float = 120.0) -> Answer:
+        """Send ``content`` (to the entry point, or to ``to``) and return the answer to it,
+        as :meth:`RemoteTeam.ask <akgentic.client.RemoteTeam.ask>` does for a team on a
+        server: the same :class:`~akgentic.team.ask.Exchange` decides what the answer is
+        (:mod:`akgentic.team.ask` says what counts), so a script runs unchanged on both.
+
+        The log's position is read before the message is sent, and followed from there:
+        an answer recorded before the follow starts is not missed. Raises
+        :class:`~akgentic.team.TurnFailedError` when the team says the turn failed (or was
+        interrupted); :class:`~akgentic.team.NoReplyError` when ``timeout`` seconds pass
+        first (saying what still runs and how to follow it), when the exchange ends
+        without an answer, or when the team stops first; :class:`AddressError` as
+        :meth:`send_to` does (nothing is sent)."""
+        if not timeout > 0:  # NaN too: it would wait for nothing, the message sent
+            raise ValueError(f"ask's timeout is in seconds, more than 0, not {timeout!r}")
+        name = self.card.entry_point if to is None else to
+        position = self.recorder.last_seq
+        asked = self.send_to(name, content)
+        target = self.member(name)
+        responder = target.name if target is not None else name
+        exchange = Exchange(asked, responder, self.human.name if self.human else None)
+        stop = threading.Event()
+        deadline = threading.Timer(timeout, stop.set)
+        deadline.daemon = True
+        deadline.start()
+        try:
+            with contextlib.closing(self.follow(position + 1, stop=stop)) as records:
+                for record in records:
+                    answer = exchange.take(record)
+                    if answer is not None:
+                        return answer
+        finally:
+            deadline.cancel()
+        follow = f"follow({exchange.asked_at or position + 1})"
+        if stop.is_set():
+            raise NoReplyError(
+                asked,
+                f"no answer from {responder} to message {asked} within {timeout:g}s; still "
+                f"running: {exchange.running()}; follow it with {follow}, or ask with a "
+                f"longer timeout",
+            )
+        raise NoReplyError(
+            asked,
+            f"team {self.card.name} ({self.team_id}) stopped before {responder} answered "
+            f"message {asked} (still running then: {exchange.running()}); resume it with "
+            f"TeamManager.resume_team({str(self.team_id)!r}) and read {follow}",
+        )
 
     def _not_addressable(self, name: str, target: ActorAddress | None) -> str:
         members = [a.name for a in self.members() if not is_tool_actor(a) and not a.is_user_proxy]
@@ -495,7 +544,7 @@ class TeamRuntime:
         *,
         stop: threading.Event | None = None,
         idle_timeout: float | None = None,
-    ) -> Iterator[EventRecord]:
+    ) -> Generator[EventRecord, None, None]:
         """The team's events from ``from_seq`` on, in order: the stored ones, then live ones.
 
         Ends when ``stop`` is set, or after ``idle_timeout`` seconds with nothing new, or

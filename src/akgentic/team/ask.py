@@ -21,6 +21,9 @@ What counts, as ``akgentic run -m`` counts it (the CLI's ``Watch``):
   with a notification) — is :class:`NoReplyError`, at once, naming the last message the
   person got; so is the team stopping first, and ``timeout`` passing (saying what still
   runs, and how to follow it).
+
+``TeamRuntime.ask`` (a team in this process) and ``RemoteTeam.ask`` (a team on a server)
+both feed their records to one :class:`Exchange`: the same message gets the same answer.
 """
 
 from __future__ import annotations

@@ -188,6 +188,15 @@ def test_an_exchange_that_ends_without_an_answer_says_what_came_instead(
     )
 
 
+def test_a_closing_notification_is_the_answer(served: Served) -> None:
+    """``@Boss`` only tells the person (a ``notification``) and its turn ends: that is the
+    answer, as ``akgentic run -m`` prints it (it was a NoReplyError)."""
+    team = served.client.create_team("turns")
+    answer = team.ask("tell the news", timeout=60)
+    assert (answer.sender, answer.content) == ("@Boss", "Noted: the news")
+    assert answer.message.type == "notification" and answer.message.parent_id == answer.asked
+
+
 def test_a_refused_message_is_the_server_s_error_and_nothing_waits(served: Served) -> None:
     team = served.client.create_team("turns")
     with pytest.raises(ServerError) as caught:

@@ -10,7 +10,7 @@ import pytest
 
 from akgentic.agent import AgentMessage
 from akgentic.agent.turn import TurnEndedEvent, TurnStartedEvent
-from akgentic.client import TurnFailedError
+from akgentic.client import NoReplyError, TurnFailedError
 from akgentic.core import (
     ActorAddress,
     EventMessage,
@@ -86,3 +86,55 @@ def test_another_exchange_s_answer_is_not_taken() -> None:
     assert exchange.take(_record(2, _sent(late, BOSS, HUMAN))) is None
     answer = exchange.take(_record(3, _sent(mine, BOSS, HUMAN)))
     assert answer is not None and (answer.content, answer.seq) == ("about now", 3)
+
+
+def _told_then(later: AgentMessage | None) -> tuple[Exchange, list[Message], UUID]:
+    """``@Boss`` tells the person (a notification) while ``@Worker`` works on its request;
+    ``later`` (if any) is what the worker sends the person after."""
+    asked = UserMessage(content="go")
+    told = AgentMessage(content="on it", type="notification", parent_id=asked.id)
+    request = AgentMessage(content="find out", parent_id=asked.id)
+    log: list[Message] = [
+        _sent(asked, HUMAN, BOSS),
+        _event(TurnStartedEvent(turn_id=asked.id, agent="@Boss"), BOSS),
+        _sent(told, BOSS, HUMAN),
+        _sent(request, BOSS, WORKER),
+        _event(TurnEndedEvent(turn_id=asked.id, agent="@Boss"), BOSS),
+        _processed(asked.id, BOSS),
+        _event(TurnStartedEvent(turn_id=request.id, agent="@Worker"), WORKER),
+    ]
+    if later is not None:
+        log.append(_sent(later.model_copy(update={"parent_id": request.id}), WORKER, HUMAN))
+    log.append(_event(TurnEndedEvent(turn_id=request.id, agent="@Worker"), WORKER))
+    return Exchange(asked.id, "@Boss", "@Human"), log, request.id
+
+
+def test_the_responder_s_closing_notification_answers_once_nothing_is_left_to_do() -> None:
+    """No response came: the notification ``@Boss`` sent the person is the answer, but
+    only once the delegation it made is handled too (it is not while work is left)."""
+    exchange, log, request = _told_then(None)
+    for seq, message in enumerate(log, start=1):
+        assert exchange.take(_record(seq, message)) is None
+    answer = exchange.take(_record(len(log) + 1, _processed(request, WORKER)))
+    assert answer is not None
+    assert (answer.sender, answer.content, answer.seq, answer.message.type) == (
+        "@Boss",
+        "on it",
+        3,
+        "notification",
+    )
+
+
+def test_a_notification_followed_by_a_question_is_no_answer() -> None:
+    """The last message the person got is ``@Worker``'s question, not ``@Boss``'s
+    notification: the exchange ended without an answer."""
+    question = AgentMessage(content="which one?", type="request")
+    exchange, log, request = _told_then(question)
+    for seq, message in enumerate(log, start=1):
+        assert exchange.take(_record(seq, message)) is None
+    with pytest.raises(NoReplyError) as caught:
+        exchange.take(_record(len(log) + 1, _processed(request, WORKER)))
+    assert str(caught.value).endswith(
+        "the last message to you was @Worker's request, which you may answer with "
+        "process_human_input: 'which one?'"
+    )

@@ -1,6 +1,6 @@
 """``TeamRuntime.ask`` on a team in this process, with the scripted model: the same
 answers and errors as ``RemoteTeam.ask`` (one :class:`~akgentic.team.Exchange` decides):
-a direct answer, one after a delegation, a deadline, a failed
+a direct answer, one after a delegation, a closing notification, a deadline, a failed
 turn, a question back."""
 
 from __future__ import annotations
@@ -73,6 +73,14 @@ def test_the_answer_may_come_after_a_delegation(manager: TeamManager) -> None:
     answer = team.ask("why actors?", timeout=60)
     assert answer.sender == "@Manager" and answer.message.type == "response"
     assert answer.content.startswith("Here is what @Worker found: [scripted] On why actors?")
+
+
+def test_a_closing_notification_is_the_answer(turns: TeamRuntime) -> None:
+    """``@Boss`` only tells the person (a ``notification``) and its turn ends: that is the
+    answer, as ``akgentic run -m`` prints it."""
+    answer = turns.ask("tell the news", timeout=60)
+    assert (answer.sender, answer.content) == ("@Boss", "Noted: the news")
+    assert answer.message.type == "notification" and answer.message.parent_id == answer.asked
 
 
 def test_a_deadline_says_what_still_runs_and_how_to_follow_it(turns: TeamRuntime) -> None:

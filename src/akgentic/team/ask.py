@@ -16,11 +16,15 @@ What counts, as ``akgentic run -m`` counts it (the CLI's ``Watch``):
   :class:`TurnFailedError`, at once; so is a ``response`` marked ``failed`` (a
   ``/command`` that failed); a turn it caused (a delegation) failing or cut is one too,
   once the exchange has nothing left to do;
-- the exchange having nothing left to do without an answer — every message it caused
-  handled, no turn of it running (the member asked something back, or answered only
-  with a notification) — is :class:`NoReplyError`, at once, naming the last message the
-  person got; so is the team stopping first, and ``timeout`` passing (saying what still
-  runs, and how to follow it).
+- when no ``response`` came, the exchange having nothing left to do — every message it
+  caused handled, no turn of it running, none failed or cut — with the last message the
+  person got in it a ``notification`` from that member (it told the person, and
+  finished): that notification is the answer, as ``akgentic run -m`` prints the last
+  message the person got once the team went quiet;
+- the exchange having nothing left to do without an answer (the member asked something
+  back, a ``request``; or nothing was sent to the person) is :class:`NoReplyError`, at
+  once, naming the last message the person got; so is the team stopping first, and
+  ``timeout`` passing (saying what still runs, and how to follow it).
 
 ``TeamRuntime.ask`` (a team in this process) and ``RemoteTeam.ask`` (a team on a server)
 both feed their records to one :class:`Exchange`: the same message gets the same answer.
@@ -106,7 +110,7 @@ class Exchange:
         self._turns: dict[UUID, tuple[str, int]] = {}  # open turn -> (agent, its start seq)
         self._failed: list[TurnEndedEvent] = []  # turns it caused that failed or were cut
         self._cut_by: dict[UUID, str | None] = {}  # turn -> who cancelled it, when said
-        self._to_person: SentMessage | None = None  # the last thing the person got, not an answer
+        self._to_person: tuple[SentMessage, int] | None = None  # the last the person got, seq
 
     def take(self, record: EventRecord) -> Answer | None:
         message = record.message
@@ -125,8 +129,7 @@ class Exchange:
             self._cut_by[message.event.turn_id] = message.event.by
         elif isinstance(message, EventMessage) and isinstance(message.event, TurnInterrupted):
             self._cut(message.event.message_id, message.sender)
-        self._settle()
-        return None
+        return self._settle()
 
     def _sent(self, sent: SentMessage, seq: int) -> Answer | None:
         inner = sent.message
@@ -152,7 +155,7 @@ class Exchange:
                 return Answer(
                     asked=self.asked, sender=sender, content=inner.content, seq=seq, message=inner
                 )
-        self._to_person = sent
+        self._to_person = (sent, seq)
         return None
 
     def _ended(self, ended: TurnEndedEvent) -> None:
@@ -174,12 +177,16 @@ class Exchange:
             raise _failure(self.asked, ended, stopped=True)
         self._failed.append(ended)
 
-    def _settle(self) -> None:
-        """Raise once the exchange has nothing left to do and no answer came."""
+    def _settle(self) -> Answer | None:
+        """Once the exchange has nothing left to do and no response came: the responder's
+        closing notification (the last message the person got), or raise."""
         if self.asked_at is None or self._pending or self._turns:
-            return
+            return None
         if self._failed:
             raise _failure(self.asked, self._failed[-1])
+        closing = self._closing()
+        if closing is not None:
+            return closing
         raise NoReplyError(
             self.asked,
             f"{self.responder} finished without answering message {self.asked}: "
@@ -198,11 +205,27 @@ class Exchange:
             return "nothing of it read yet"
         return ", ".join(turns) if turns else "nothing (no turn of it runs)"
 
+    def _closing(self) -> Answer | None:
+        """The last message the person got in the exchange as its answer, when it is a
+        ``notification`` from the responder (what it told the person as it finished)."""
+        if self._to_person is None:
+            return None
+        sent, seq = self._to_person
+        inner = sent.message
+        sender = sent.sender.name if sent.sender is not None else ""
+        if sender != self.responder or not isinstance(inner, AgentMessage):
+            return None
+        if inner.type != "notification":
+            return None
+        return Answer(
+            asked=self.asked, sender=sender, content=inner.content, seq=seq, message=inner
+        )
+
     def _last_words(self) -> str:
         """The last message the person got in the exchange, or that it got none."""
-        sent = self._to_person
-        if sent is None:
+        if self._to_person is None:
             return "nothing was sent to you"
+        sent = self._to_person[0]
         who = sent.sender.name if sent.sender is not None else "someone"
         inner = sent.message
         kind = inner.type if isinstance(inner, AgentMessage) else type(inner).__name__

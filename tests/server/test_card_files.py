@@ -4,13 +4,16 @@ file named itself, or a path that is not there, is an error (the operator asked 
 
 from __future__ import annotations
 
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from akgentic.server import CardRegistry
+from akgentic.client import ServerError
+from akgentic.server import CardRegistry, ServerSettings
 from akgentic.team import TeamCardError
 from tests.hostile_yaml import alias_bomb
+from tests.server.conftest import serve_cards
 
 TIDY = "name: tidy\nentry_point: '@A'\nmembers: [{card: {role: A, config: {name: '@A'}}}]\n"
 
@@ -59,3 +62,34 @@ def test_a_card_file_named_itself_that_cannot_be_read_is_an_error(
 def test_a_path_that_is_not_there_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(TeamCardError, match="no such file or folder"):
         CardRegistry().load([tmp_path / "nope.yaml"])
+
+
+def test_a_client_asking_for_a_skipped_card_is_told_why_it_was_skipped(tmp_path: Path) -> None:
+    """The skipped card's line reaches the client that names it (by its ``name:`` or its
+    file's name), not just the server's console; a name no file had is still unknown."""
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    (folder / "tidy.yaml").write_text(TIDY)
+    (folder / "pp.yaml").write_text(
+        "name: pingpong\nentry_point: '@A'\nmembers: [{card: {role: A, config: {name: '@A'}}}]\n"
+        "max_agent_hops: lots\n"
+    )
+    registry = CardRegistry()
+    registry.load([folder])
+    [problem] = registry.problems
+    reason = problem.removeprefix("card skipped: ")
+    assert reason.startswith(f"{folder / 'pp.yaml'}:4: max_agent_hops")
+    with closing(serve_cards(tmp_path, ServerSettings(port=0), registry)) as serving:
+        served = next(serving)
+        for name in ("pingpong", "pp"):
+            with pytest.raises(ServerError) as refused:
+                served.client.create_team(name)
+            assert refused.value.status == 422
+            assert refused.value.detail == (
+                f"team card {name!r} was skipped when the server started: {reason}; fix the "
+                f"file and restart the server"
+            )
+        with pytest.raises(ServerError) as unknown:
+            served.client.create_team("nope")
+        assert unknown.value.detail == "no team card named 'nope'; known cards: tidy"
+        assert served.client.list_teams() == []

@@ -6,7 +6,8 @@ honoured: the operator wrote them. A folder is read at its top level only: its `
 ``*.yml`` files that are team cards (a mapping with ``members`` or ``entry_point``), so the
 scenarios, skills, ``mcp.json`` files and subfolders kept beside the cards are passed over
 without a word. A folder's broken card is reported once in :attr:`CardRegistry.problems`
-and skipped, so one bad file does not keep the others from being served; a card file named
+and skipped, so one bad file does not keep the others from being served — and a client
+asking for it by name is told why (:meth:`CardRegistry.skipped`); a card file named
 itself is one the operator asked for, so when it cannot be read (or the path is not there)
 :meth:`CardRegistry.load` raises :class:`TeamCardError` instead. A duplicate name is
 reported and the first one wins.
@@ -51,12 +52,14 @@ class CardRegistry:
     """Team cards by name, with where each came from; see the module docstring.
 
     ``problems`` lists, one line each, what was skipped and why; the registry logs
-    nothing itself (whoever loads it reports them once).
+    nothing itself (whoever loads it reports them once). A skipped card's reason is also
+    kept by the names a client would ask for it by (:meth:`skipped`).
     """
 
     def __init__(self) -> None:
         self._cards: dict[str, tuple[TeamCard, str]] = {}
         self._folders: list[Path] = []
+        self._skipped: dict[str, str] = {}  # a skipped card's names -> its one-line reason
         self.problems: list[str] = []
 
     def add(self, card: TeamCard, source: str = "python") -> None:
@@ -88,7 +91,10 @@ class CardRegistry:
                 try:
                     self.add(TeamCard.from_yaml(file), str(file))
                 except TeamCardError as exc:
-                    self.problems.append("card skipped: " + "; ".join(str(exc).splitlines()))
+                    reason = "; ".join(str(exc).splitlines())
+                    self.problems.append("card skipped: " + reason)
+                    for name in _names_of(file):
+                        self._skipped.setdefault(name, reason)
 
     def folders(self) -> list[Path]:
         """The folders named at start (``--cards DIR``), resolved: the operator's, where
@@ -102,6 +108,19 @@ class CardRegistry:
     def items(self) -> list[tuple[TeamCard, str]]:
         return [self._cards[name] for name in sorted(self._cards)]
 
+    def skipped(self, name: str) -> str | None:
+        """Why no card answers to ``name`` when a folder's card file of that name (its
+        ``name:``, else its file name without the suffix) was skipped at load: one line
+        naming the file, its line and what to do; None when no skipped file had it, or a
+        card that loaded answers to it."""
+        reason = self._skipped.get(name)
+        if reason is None or name in self._cards:
+            return None
+        return (
+            f"team card {name!r} was skipped when the server started: {reason}; fix the "
+            f"file and restart the server"
+        )
+
 
 def _is_a_card(file: Path) -> bool:
     """Whether a YAML file of a cards folder is meant as a team card: a mapping naming
@@ -113,6 +132,18 @@ def _is_a_card(file: Path) -> bool:
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return True
     return isinstance(data, dict) and ("members" in data or "entry_point" in data)
+
+
+def _names_of(file: Path) -> list[str]:
+    """The names a client could ask for a card file by, read from the file as far as it
+    reads: its ``name:`` when it is a string, and the file's name without the suffix."""
+    names = [file.stem]
+    try:
+        data = load_yaml(read_yaml_file(file).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return names
+    named = data.get("name") if isinstance(data, dict) else None
+    return [named, *names] if isinstance(named, str) and named else names
 
 
 def _check(card: object) -> TeamCard:

@@ -52,6 +52,9 @@ def _card(ctx: ServerContext, body: CreateTeam) -> tuple[TeamCard, bool]:
         raise HTTPException(422, str(exc)) from None
     card = ctx.cards.get(str(body.card))
     if card is None:
+        skipped = ctx.cards.skipped(str(body.card))
+        if skipped is not None:
+            raise HTTPException(422, skipped)
         known = ", ".join(c.name for c, _ in ctx.cards.items()) or "none (akgentic serve --cards)"
         raise HTTPException(422, f"no team card named {body.card!r}; known cards: {known}")
     return card, False

@@ -378,3 +378,24 @@ def test_an_agent_stopped_at_max_agent_hops_answers_with_its_report(tmp_path: Pa
             assert (answer.sender, answer.content) == ("@A", "@A: we went round in circles")
             assert answer.message.type == "response"
     assert len(retries) == 1 and "Stop: do not write to @B." in retries[0]
+
+
+def test_ask_on_a_stopped_team_says_to_resume_it_with_the_clients_call(served: Served) -> None:
+    """The server's 409 speaks HTTP (``POST /teams/ID/resume``); ``ask`` says what a Python
+    caller does instead, and that nothing was sent. Another 409 is still a ServerError."""
+    team = served.client.create_team("turns")
+    assert team.stop() is True
+    last = served.storage.events.last_seq(team.team_id)
+    with pytest.raises(NoReplyError) as caught:
+        team.ask("anyone?", timeout=60)
+    assert caught.value.asked is None
+    assert str(caught.value) == (
+        f"team turns ({team.team_id}) is not running, so nothing was sent; resume it with "
+        f"client.resume_team('{team.team_id}'), then ask again"
+    )
+    assert served.storage.events.last_seq(team.team_id) == last  # nothing was sent
+    with pytest.raises(ServerError) as raw:
+        team.send("anyone?")
+    assert (raw.value.status, raw.value.code) == (409, "team_not_running")
+    resumed = served.client.resume_team(team.team_id)
+    assert resumed.ask("hello", timeout=60).content.startswith("[scripted] you said hello")

@@ -39,6 +39,7 @@ from akgentic.client.catalog import RemoteCatalog
 from akgentic.client.models import (
     NO_TOOL_ACTOR,
     TEAM_NOT_FOUND,
+    TEAM_NOT_RUNNING,
     TOOL_STATE_UNREADABLE,
     Accepted,
     CardInfo,
@@ -454,14 +455,24 @@ class RemoteTeam:
         was interrupted), :class:`~akgentic.client.NoReplyError` when ``timeout`` seconds
         pass first (saying what still runs and how to follow it, or that the server gives
         no answer any more: it stopped, its turns with it), when the exchange ends
-        without an answer, or when the team stops first; :class:`ServerError` as every
+        without an answer, or when the team stops first (or is not running: nothing is
+        sent then, ``asked`` is None); :class:`ServerError` as every
         call does (a refused message, a stream that keeps failing);
         :class:`TeamDeletedError` when the team is deleted meanwhile."""
         if not timeout > 0:  # NaN too: it would wait for nothing, the message sent
             raise ValueError(f"ask's timeout is in seconds, more than 0, not {timeout!r}")
         position = self.refresh().last_seq
         body = {"content": content} if to is None else {"content": content, "to": to}
-        accepted = self._post("/messages", body)
+        try:
+            accepted = self._post("/messages", body)
+        except ServerError as exc:
+            if exc.code != TEAM_NOT_RUNNING:
+                raise
+            raise NoReplyError(
+                None,
+                f"team {self.info.name} ({self.team_id}) is not running, so nothing was sent; "
+                f"resume it with client.resume_team('{self.team_id}'), then ask again",
+            ) from None
         exchange = Exchange(accepted.message_id, accepted.to, self.info.human)
         stop = threading.Event()
         deadline = threading.Timer(timeout, stop.set)

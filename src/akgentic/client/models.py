@@ -27,6 +27,7 @@ from akgentic.storage import check_team_name
 __all__ = [
     "NO_TOOL_ACTOR",
     "TEAM_NOT_FOUND",
+    "TEAM_NOT_RUNNING",
     "TEAM_STOPPING",
     "TOOL_STATE_UNREADABLE",
     "Accepted",
@@ -66,6 +67,11 @@ TEAM_NOT_FOUND = "team_not_found"
 """The ``code`` of a 404 that says the server has no team with that id (never created, or
 purged). A client tells it from a 404 of a route the server does not have (a wrong base
 URL, a proxy in between, a server of another version), whose body has no ``code``."""
+TEAM_NOT_RUNNING = "team_not_running"
+"""The code of the 409 that refuses a message, a command or an interrupt for a team that is
+not running (stopped, or stopped while the message was on its way; not one another process
+runs): nothing was sent; resume the team, then send again. ``RemoteTeam.ask`` raises
+``NoReplyError`` for it, in the client's words."""
 TEAM_STOPPING = "team_stopping"
 """The code of a resume's 409 (``ResumeTeam.wait_for_stop`` false) for a team whose stop is
 in progress: nothing was resumed; ask again once ``TeamInfo.stopping`` is null."""
@@ -84,15 +90,17 @@ does."""
 class ErrorBody(BaseModel):
     """Every error answer's body. ``detail`` says what went wrong and what to do; ``code``,
     on the errors a client acts on, is stable across versions (the words of ``detail``
-    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_STOPPING`, :data:`NO_TOOL_ACTOR`,
-    :data:`TOOL_STATE_UNREADABLE`. A 422 refusing the request's fields adds ``errors``, one
-    per invalid field."""
+    are not): :data:`TEAM_NOT_FOUND`, :data:`TEAM_NOT_RUNNING`, :data:`TEAM_STOPPING`,
+    :data:`NO_TOOL_ACTOR`, :data:`TOOL_STATE_UNREADABLE`. A 422 refusing the request's
+    fields adds ``errors``, one per invalid field."""
 
     detail: str
     code: str | None = Field(
         default=None,
         description=(
-            "A stable code: 'team_not_found' (404: no team has this id), 'team_stopping' "
+            "A stable code: 'team_not_found' (404: no team has this id), 'team_not_running' "
+            "(409: a message, command or interrupt for a stopped team: nothing was sent; "
+            "resume it first), 'team_stopping' "
             "(409: a resume asked not to wait for the team's stop in progress), 'no_tool_actor' "
             "(404: the team has no such tool actor), 'tool_state_unreadable' (422: the server "
             "cannot rebuild that tool actor's state)."

@@ -11,7 +11,7 @@ from uuid import UUID
 
 from fastapi import HTTPException, Request
 
-from akgentic.client.models import TEAM_NOT_FOUND, StopInProgress, TeamInfo
+from akgentic.client.models import TEAM_NOT_FOUND, TEAM_NOT_RUNNING, StopInProgress, TeamInfo
 from akgentic.core import AddressError
 from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.server.cards import CardRegistry
@@ -163,11 +163,12 @@ class ServerContext:
                 f"team {team_id} is running in another process: {elsewhere.lease.describe()}; "
                 f"talk to it there (send, interrupt), or stop it there and resume it here",
             )
-        raise HTTPException(
+        raise CodedError(
             409,
             f"team {team_id} is not running in this server "
             f"({record.status.value if record.status else 'DAMAGED'}); resume "
             f"it with POST /teams/{team_id}/resume",
+            TEAM_NOT_RUNNING,
         )
 
     def undelivered(self, team_id: UUID, runtime: HostedTeam, error: Exception) -> HTTPException:
@@ -182,10 +183,11 @@ class ServerContext:
             return HTTPException(422, str(error))
         if self.record(team_id).status == TeamStatus.DELETED:
             return deleted_team(team_id)
-        return HTTPException(
+        return CodedError(
             409,
             f"team {team_id} stopped while the message was on its way, so nothing was sent; "
             f"resume it with POST /teams/{team_id}/resume, then send the message again",
+            TEAM_NOT_RUNNING,
         )
 
     def info(self, record: TeamRecord, *, read_log: bool = False) -> TeamInfo:

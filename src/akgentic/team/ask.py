@@ -24,7 +24,10 @@ What counts, as ``akgentic run -m`` counts it (the CLI's ``Watch``):
 - the exchange having nothing left to do without an answer (the member asked something
   back, a ``request``; or nothing was sent to the person) is :class:`NoReplyError`, at
   once, naming the last message the person got; so is the team stopping first, and
-  ``timeout`` passing (saying what still runs, and how to follow it).
+  ``timeout`` passing (saying what still runs, and how to follow it);
+- on a server, a team that is not running when the message is sent (the server's 409 with
+  the code ``team_not_running``) is :class:`NoReplyError` too, nothing sent (``asked``
+  None), saying to resume it with ``client.resume_team(ID)`` and ask again.
 
 ``TeamRuntime.ask`` (a team in this process) and ``RemoteTeam.ask`` (a team on a server)
 both feed their records to one :class:`Exchange`: the same message gets the same answer.
@@ -72,16 +75,16 @@ class Answer(BaseModel):
 
 class AskError(Exception):
     """An asked message got no answer: :class:`NoReplyError` or :class:`TurnFailedError`.
-    ``asked`` is the message's id."""
+    ``asked`` is the message's id; None when it was not sent (the team was not running)."""
 
-    def __init__(self, asked: UUID, words: str) -> None:
+    def __init__(self, asked: UUID | None, words: str) -> None:
         super().__init__(words)
         self.asked = asked
 
 
 class NoReplyError(AskError):
     """No answer came: ``timeout`` passed, the exchange ended without one, or the team
-    stopped first. The words say which, and what to do."""
+    stopped first (or was not running: nothing sent). The words say which, and what to do."""
 
 
 class TurnFailedError(AskError):

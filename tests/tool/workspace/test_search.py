@@ -19,6 +19,7 @@ from akgentic.tool.workspace import search as search_module
 from akgentic.tool.workspace.gate import write_yaml
 from akgentic.tool.workspace.models import content_sha
 from akgentic.tool.workspace.search import DocRecord, chunk_text
+from akgentic.tool.workspace.tool import WorkspaceSearch
 from akgentic.tool.workspace.workspace import (
     KIND_ID,
     Filesystem,
@@ -558,3 +559,22 @@ def test_a_search_path_outside_missing_or_a_file_is_refused_saying_what_to_pass(
     with pytest.raises(RetriableError) as refused:
         tools["workspace_search"]("apples", path=path)
     assert str(refused.value).startswith(says)
+
+
+@pytest.mark.parametrize("limit", [0, -3, 101])
+def test_a_search_limit_out_of_bounds_is_refused_saying_the_range(team: Team, limit: int) -> None:
+    """``workspace_search(query, limit=0)`` answered one passage (the limit was raised to
+    1 in silence): a limit outside 1..100 is refused with the bounds, as the plan's and
+    the graph's searches refuse theirs, and a card's default is bound the same."""
+    tools = tools_of(team, add_member(team, "@Author", WorkspaceTool()))
+    tools["workspace_write"]("fruit.md", "We grow apples.\n")
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_search"]("apples", limit=limit)
+    bound = "greater than or equal to 1" if limit < 1 else "less than or equal to 100"
+    assert str(refused.value) == (
+        f"workspace_search: invalid argument limit: Input should be {bound}, got {limit}. "
+        f"Call it as workspace_search(query: str, limit: int = 8, path: str = '.')."
+    )
+    assert tools["workspace_search"]("apples", limit=1).startswith("fruit.md:1-1")
+    with pytest.raises(ValueError, match="limit"):
+        WorkspaceSearch(limit=limit)

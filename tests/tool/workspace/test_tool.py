@@ -64,6 +64,23 @@ def tools(team: Team) -> Tools:
     return tools
 
 
+@pytest.mark.parametrize(
+    ("depth", "bound"), [(0, "greater than or equal to 1"), (9, "less than or equal to 5")]
+)
+def test_a_list_depth_out_of_bounds_is_refused_saying_the_range(
+    tools: Tools, depth: int, bound: str
+) -> None:
+    """A depth of 0 was listed as 1 and one of 9 as 5, nothing said: out of 1..5 it is
+    refused with the bound, as a search's limit is."""
+    with pytest.raises(RetriableError) as refused:
+        tools["workspace_list"]("src", depth=depth)
+    assert str(refused.value) == (
+        f"workspace_list: invalid argument depth: Input should be {bound}, got {depth}. "
+        f"Call it as workspace_list(path: str = '.', depth: int = 1)."
+    )
+    assert tools["workspace_list"]("src", depth=5).splitlines()[0] == "src/"
+
+
 def test_list_glob_and_grep(tools: Tools) -> None:
     listing = tools["workspace_list"]()
     assert listing.splitlines() == ["./", "src/", "README.md (18 bytes)"]

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self, cast
+from typing import Annotated, Any, Self, cast
 
 from pydantic import (
     Field,
@@ -71,6 +71,7 @@ from akgentic.tool.core import (
     resolve_param,
     serve,
 )
+from akgentic.tool.core.arguments import SearchLimit
 from akgentic.tool.core.team_actor import ask_tool_actor, bind_team_actor, require_team_observer
 from akgentic.tool.core.time_bound import on_cancel
 from akgentic.tool.errors import RetriableError, ToolNotWiredError
@@ -203,6 +204,12 @@ class WorkspaceGrep(BaseToolParam):
     process killed) and the model told to simplify the pattern or narrow the files."""
 
 
+ListDepth = Annotated[int, Field(ge=1, le=5)]
+"""``workspace_list``'s ``depth``: out of 1..5 it is refused with the bounds (a depth of 0
+was listed as 1 and one of 9 as 5, the caller never told), and the model sees them in the
+tool's schema."""
+
+
 class WorkspaceView(BaseToolParam):
     """``workspace_view``; ``max_side`` — images are resized so their longest side fits."""
 
@@ -210,9 +217,10 @@ class WorkspaceView(BaseToolParam):
 
 
 class WorkspaceSearch(BaseToolParam):
-    """``workspace_search``; ``limit`` — the default number of passages returned."""
+    """``workspace_search``; ``limit`` — the default number of passages returned: 1 to 100,
+    as the callable's own ``limit`` is."""
 
-    limit: int = Field(default=8, ge=1, le=100)
+    limit: SearchLimit = 8
 
 
 class WorkspaceWrite(BaseToolParam):
@@ -582,7 +590,7 @@ class WorkspaceTool(ToolCard):
     def _workspace_list_fn(self, param: WorkspaceList) -> list[Callable[..., Any]]:
         card, cap = self, param.max_entries
 
-        def workspace_list(path: str = ".", depth: int = 1) -> str:
+        def workspace_list(path: str = ".", depth: ListDepth = 1) -> str:
             """List a directory of the workspace (the root by default).
 
             Directories end with '/', files show their size. depth 2 or 3 also lists what
@@ -597,7 +605,7 @@ class WorkspaceTool(ToolCard):
             except OSError as exc:
                 raise path_error(exc, path, card._called()) from None
             lines: list[str] = []
-            _list_into(fs, real, entries, "", max(1, min(depth, 5)), lines, cap)
+            _list_into(fs, real, entries, "", depth, lines, cap)
             if not lines:
                 return f"{rel}/ is empty"
             more = f"\n[… listing cut at {cap} entries]" if len(lines) >= cap else ""
@@ -777,7 +785,9 @@ class WorkspaceTool(ToolCard):
         card, default_limit, called = self, param.limit, self.called_as("workspace_search")
         listing, read = self.called_as("workspace_list"), self.called_as("workspace_read")
 
-        def workspace_search(query: str, limit: int = default_limit, path: str = ".") -> str:
+        def workspace_search(
+            query: str, limit: SearchLimit = default_limit, path: str = "."
+        ) -> str:
             """Find passages in the workspace's documents by words (and by meaning when
             embeddings are on). path limits the search to a folder (the whole workspace by
             default). Answers path:lines and the passage; read the file for more."""
@@ -802,7 +812,7 @@ class WorkspaceTool(ToolCard):
             docs = DocumentIndex(card.workspace, fs)
             start = None if rel == "." else real
             alpha = card.vector_store.hybrid_alpha
-            hits = docs.search(query, max(1, limit), semantic, alpha, start)
+            hits = docs.search(query, limit, semantic, alpha, start)
             cut = card._search_cut(docs, rel) if docs.left_out else ""
             where = "" if start is None else f" in {rel}/"
             if not hits:

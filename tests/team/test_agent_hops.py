@@ -25,7 +25,7 @@ from akgentic.core import ActorSystem, ErrorMessage, Orchestrator, SentMessage, 
 from akgentic.core.orchestrator import DEFAULT_MAX_AGENT_HOPS
 from akgentic.llm import register_model
 from akgentic.storage import open_storage, sqlite_url
-from akgentic.team import TeamCard, TeamManager, TeamRuntime
+from akgentic.team import TeamCard, TeamCardError, TeamManager, TeamRuntime
 
 from .conftest import answer
 
@@ -280,3 +280,22 @@ def test_the_bound_is_thirty_by_default_at_least_one_and_null_removes_it() -> No
     assert card(max_agent_hops=None).max_agent_hops is None
     with pytest.raises(ValidationError, match="max_agent_hops"):
         card(max_agent_hops=0)
+
+
+@pytest.mark.parametrize("flag", ["true", "false", "yes"])
+def test_a_boolean_bound_in_a_yaml_card_is_refused_at_its_line(tmp_path: Path, flag: str) -> None:
+    """``max_agent_hops: true`` was read as 1 (pydantic's lax int): every agent stopped at
+    its first message to another. A boolean is refused saying what the field takes."""
+    path = tmp_path / "team.yaml"
+    path.write_text(
+        "name: t\nentry_point: '@A'\nmembers: [{card: {role: A, config: {name: '@A'}}}]\n"
+        f"max_agent_hops: {flag}\n"
+    )
+    with pytest.raises(TeamCardError) as refused:
+        TeamCard.from_yaml(path)
+    assert str(refused.value) == (
+        f"{path}:4: max_agent_hops: a boolean is not a count: give a whole number of "
+        f"messages, 1 or more (null: no bound)"
+    )
+    path.write_text(path.read_text().replace(f"max_agent_hops: {flag}", "max_agent_hops: 1"))
+    assert TeamCard.from_yaml(path).max_agent_hops == 1

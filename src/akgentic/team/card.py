@@ -191,7 +191,7 @@ class TeamCard(SerializableModel):
         "a program: the API, the CLI) last wrote; the agent that would send one more is told "
         "to stop and report to the person, and the team's stream says why (a warning). A "
         "person's message starts the count again. null: no bound (two agents answering each "
-        "other would do so for ever).",
+        "other would do so for ever). A whole number, 1 or more: a boolean is refused.",
     )
 
     @model_validator(mode="before")
@@ -202,6 +202,18 @@ class TeamCard(SerializableModel):
         # data never imports what the data names.
         importlib.import_module("akgentic.agent")
         return data
+
+    @field_validator("max_agent_hops", mode="before")
+    @classmethod
+    def _hops_not_a_bool(cls, value: Any) -> Any:
+        """``true`` is no count of messages (pydantic's lax int took it as 1: every agent
+        stopped at its first message to another)."""
+        if isinstance(value, bool):
+            raise ValueError(
+                "a boolean is not a count: give a whole number of messages, 1 or more "
+                "(null: no bound)"
+            )
+        return value
 
     @field_validator("name")
     @classmethod

@@ -5,6 +5,7 @@ dropped, the earlier text of the turn kept."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,12 +57,16 @@ def test_the_page_drops_a_cut_answers_text_counted_in_code_points() -> None:
         "sender": "@Worker",
     }
     assert NODE is not None
-    done = subprocess.run(
+    done = subprocess.run(  # node alone: its own folder, no stdin, only PATH and HOME
         [NODE, "--input-type=module", "-e", FOLD, MODEL_JS.as_uri(), json.dumps(events)],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        cwd=MODEL_JS.parent,
+        stdin=subprocess.DEVNULL,
+        env={key: os.environ[key] for key in ("PATH", "HOME") if key in os.environ},
     )
-    assert done.returncode == 0, done.stderr
+    said = f"node exited {done.returncode}: stdout {done.stdout!r}, stderr {done.stderr!r}"
+    assert done.returncode == 0 and done.stdout.strip(), said
     assert json.loads(done.stdout) == ["Looking. ", "search", "Found. Hello there."]

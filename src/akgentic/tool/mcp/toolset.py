@@ -348,11 +348,9 @@ class MCPServerToolset(AbstractToolset[Any]):
         named (as the server names it) with why, three at most."""
         if not self._changed("unusable", why) or not why:
             return
-        shown = "; ".join(f"{clip(n, 80)!r}: {w}" for n, w in sorted(why.items())[:3])
-        more = f"; and {len(why) - 3} more" if len(why) > 3 else ""
         self._unavailable(
             f"MCP server {self.server!r} ({self.where}) serves {counted(len(why), 'tool')} "
-            f"whose input schema no model can use ({shown}{more}); they are left out. Fix "
+            f"whose input schema no model can use ({_first_three(why)}); they are left out. Fix "
             f"their inputSchema on the server: a JSON Schema of type 'object'."
         )
 
@@ -362,12 +360,10 @@ class MCPServerToolset(AbstractToolset[Any]):
         what, three at most."""
         if not self._changed("invalid", why) or not why:
             return
-        shown = "; ".join(f"{clip(n, 80)!r}: {clip(w, 160)}" for n, w in sorted(why.items())[:3])
-        more = f"; and {len(why) - 3} more" if len(why) > 3 else ""
         self._unavailable(
             f"MCP server {self.server!r} ({self.where}) lists {counted(len(why), 'tool')} "
-            f"that are not valid MCP ({shown}{more}); they are left out and its other tools "
-            f"are offered. Fix them on the server."
+            f"that are not valid MCP ({_first_three(why, 160)}); they are left out and its "
+            f"other tools are offered. Fix them on the server."
         )
 
     def _changed(self, kind: str, said: object) -> bool:
@@ -830,3 +826,13 @@ def _first_of_each_name() -> type[MCPToolset[Any]]:
             return kept
 
     return FirstOfEachName
+
+
+def _first_three(why: dict[str, str], reason_limit: int | None = None) -> str:
+    """The first three tools of ``why`` by name (clipped), each with why (clipped at
+    ``reason_limit``), and how many more: the words a left-out line names them with."""
+    shown = "; ".join(
+        f"{clip(n, 80)!r}: {w if reason_limit is None else clip(w, reason_limit)}"
+        for n, w in sorted(why.items())[:3]
+    )
+    return shown + (f"; and {len(why) - 3} more" if len(why) > 3 else "")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import sys
 from datetime import UTC, datetime
 from enum import Enum
@@ -298,3 +300,15 @@ def test_a_refusal_pickles_as_its_message_alone() -> None:
     copy = pickle.loads(pickle.dumps(error))
     assert type(copy) is SerializationError and copy.args == error.args
     assert copy.model is None and copy.data is None and copy.refusal_words() is None
+
+
+def test_an_address_keeps_its_own_object_key_through_a_copy_and_a_pickle() -> None:
+    """``object_key`` names an address object in an event pack: an unpickled copy is
+    another object (in another process, perhaps where the key names something else), so
+    it takes its own key; a copy is the address itself."""
+    address = ActorAddressProxy(agent_id=uuid4(), name="@Keyed", role="Worker")
+    assert address.object_key == id(address)
+    assert copy.copy(address) is address and copy.deepcopy(address) is address
+    again = pickle.loads(pickle.dumps(address))
+    assert again == address and again.name == "@Keyed"
+    assert again.object_key == id(again) != address.object_key

@@ -93,6 +93,10 @@ class ActorAddress:
 
     ``name`` is the address name (``@Writer``, ``#PlanningTool``), ``role`` the
     agent's role, ``agent_class`` the import path of the actor's class (informative).
+    ``object_key`` is the ``id`` of this object, kept as an attribute: how an event pack
+    names the address (``akgentic.storage``), read by C code for every record of a busy
+    team. Two equal addresses (one agent) may have different keys; an unpickled copy
+    takes its own.
     """
 
     __slots__ = (
@@ -101,6 +105,7 @@ class ActorAddress:
         "agent_id",
         "is_user_proxy",
         "name",
+        "object_key",
         "role",
         "squad_id",
         "team_id",
@@ -125,6 +130,15 @@ class ActorAddress:
         self.squad_id = squad_id
         self.is_user_proxy = is_user_proxy
         self.agent_class = agent_class
+        self.object_key = id(self)
+
+    def __setstate__(self, state: Any) -> None:
+        """Unpickled (``object.__getstate__``'s ``(None, slots)``): another object, so its
+        own ``object_key``, not the pickled one's."""
+        slots = state[1] if isinstance(state, tuple) else state
+        for name, value in (slots or {}).items():
+            object.__setattr__(self, name, value)
+        self.object_key = id(self)
 
     # -- identity -------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

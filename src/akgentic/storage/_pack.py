@@ -4,41 +4,38 @@ Why: a busy team reports three records for every message it passes (the send, it
 receipt, its completion). Stored one row each, a row costs a store a few microseconds
 of its own work (two B-tree inserts, the WAL) and the recorder a JSON text built in
 Python, which is several times what raw pykka spends passing the message. A pack holds a
-whole batch of records in a compact binary form — numbers for the kinds, times, actors
-and message ids, each actor's address once, each message's body once — built mostly by
-C-level loops over the batch, and written as one row.
+whole batch of records as one value, written as one row, and is built by two calls into
+msgspec's encoders (C code) over the whole batch: the records as they are, and the bodies
+of the messages sent. Nothing is built in Python per record.
 
 A pack decodes to the events the one-row-per-event encoders write
 (:func:`~akgentic.storage.encode_sent`, :func:`~akgentic.storage.encode_receipt`,
 :func:`~akgentic.storage.encode_event`): the same messages, times and addresses, so
 readers, restore and replay see no difference. The text differs in one place: a sent
-message of a *plain* class (:func:`_plain_path`) has the body pydantic-core writes — its
-keys in another order, UTC written ``Z`` —, which decodes to the same message. Each
-decoded event's own id is derived from a random base stored in the pack and the event's
-place in it, so reading a pack twice gives the same ids.
+message of a *plain* class (:func:`_plain_path`) has the body msgspec writes — its keys
+in another order, UTC written ``Z`` —, which decodes to the same message. Each decoded
+event's own id is derived from a random base stored in the pack and the event's place in
+it, so reading a pack twice gives the same ids.
 
-Layout (little-endian), after the magic ``AKPACK2\n``:
+Layout (the numbers little-endian), after the magic ``AKPACK3\n``:
 
 - a ``u32`` length and a JSON header: the event count, the id base, the team id (as
-  stored JSON), the addresses used (key → stored JSON text), the model paths used, the
-  reports (``[ISO time, stored JSON text]``: the rare records that arrive as built
-  telemetry messages: starts, stops, states, events, errors), and whether the plain
-  bodies leave out their ``team_id`` (``team_ids``: every send carries the pack's team,
-  written once here);
-- ``kinds``: one byte per event (``KIND_SENT``, ``KIND_RECEIVED``, ``KIND_PROCESSED``,
-  ``KIND_REPORT``);
-- ``stamps``: one ``f64`` per event, epoch seconds (unused for a report);
-- ``actors``: one ``i64`` per event, the key of the sender or receiver (unused for a
-  report). An address's key is the ``id`` of its object while the pack was built: any
-  number, only meaningful through the header;
-- ``receipts``: 16 bytes per receipt, the id of the message received or processed;
-- per send, three columns of ``i64`` — the recipient's key, the message's own sender's
-  and recipient's (None has a key too) — and two of ``i32``: its model path (``-1``: the
-  body is the whole message as stored JSON) and its body's length in bytes;
-- the bodies, end to end.
+  stored JSON), the addresses used (key → stored JSON text), the model paths used, and
+  the reports (``[ISO time, stored JSON text]``: the rare records that arrive as built
+  telemetry messages: starts, stops, states, events, errors). An address's key is its
+  :attr:`~akgentic.core.ActorAddress.object_key` (the ``id`` of its object) while the
+  pack was built: any number, only meaningful through the header;
+- a ``u32`` length and the records, a MessagePack array of ``[kind, epoch seconds, actor
+  key, a, b]`` as the orchestrator queued them: for a send ``a`` is unused and ``b`` the
+  recipient's key, for a receipt ``a`` is the id of the message received or processed
+  (16 bytes), for a report both are unused;
+- the bodies, one JSON array ``[path numbers, bodies]``, one of each per send in order: a
+  path number ``n >= 0`` and the message's fields as an object (its ``sender`` and
+  ``recipient`` by their keys) for a plain class whose model path is ``paths[n]``, or
+  ``-1`` and the whole message's stored JSON text, as a string.
 
-The first layout, ``AKPACK1\n``, is still read: addresses by small numbers (``i32``,
-``-1`` for none), and the team id in every body.
+The layouts before, ``AKPACK2\n`` and ``AKPACK1\n`` (numbers in columns, each body apart),
+are still read.
 """
 
 from __future__ import annotations
@@ -51,19 +48,19 @@ import typing
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from itertools import chain, compress, repeat
-from operator import attrgetter, call, is_, itemgetter
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
 from typing import Any, Literal, NamedTuple, get_args, get_origin
 from uuid import UUID
 
+import msgspec
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, SchemaSerializer, core_schema
 
-from akgentic.core import ActorAddress, ProcessedMessage, ReceivedMessage, SentMessage
+from akgentic.core import ProcessedMessage, ReceivedMessage, SentMessage
 from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
 from akgentic.core.excerpt import exception_line
 from akgentic.core.messages.message import new_id
-from akgentic.core.serialization import model_path
+from akgentic.core.serialization import MODEL_MARKER, model_path
 from akgentic.storage._codec import _RECEIPT, _SENT, EncodedEvent, encode_message
 
 __all__ = [
@@ -76,14 +73,17 @@ __all__ = [
     "pack_records",
 ]
 
-MAGIC = b"AKPACK2\n"
+MAGIC = b"AKPACK3\n"
+_MAGIC_2 = b"AKPACK2\n"
+"""The second layout (still read): numbers in columns, each body apart, the team id
+written once when every send carries it."""
 _MAGIC_1 = b"AKPACK1\n"
 """The first layout (still read): addresses by small numbers (``i32``, ``-1`` for none),
 the team id in every body."""
+_MAGICS = {MAGIC: 3, _MAGIC_2: 2, _MAGIC_1: 1}
 _HEAD = struct.Struct("<I")
 _LITTLE = sys.byteorder == "little"
-_ENVELOPE = {"sender", "recipient"}  # a set: pydantic-core takes it faster than a frozenset
-_ENVELOPE_TEAM = {"sender", "recipient", "team_id"}
+_ENVELOPE = {"sender", "recipient"}
 _SENT_PATH = model_path(SentMessage)
 _RECEIPT_PATHS = {
     KIND_RECEIVED: model_path(ReceivedMessage),
@@ -94,34 +94,53 @@ _CLEAR_LOW = ~0xFFFFFFFF
 Record = tuple[int, float, Any, Any, Any]
 """A telemetry record as the orchestrator queues it (see ``akgentic.core._telemetry``)."""
 
+_KEY = attrgetter("object_key")
+_KIND, _STAMP, _ACTOR, _A, _B = map(itemgetter, range(5))
+_SENDER = attrgetter("sender")
+_RECIPIENT = attrgetter("recipient")
+_DICT = attrgetter("__dict__")
+
+_RECORDS = msgspec.msgpack.Encoder(enc_hook=id, uuid_format="bytes")
+"""The records as queued: numbers, a receipt's message id as 16 bytes, an address (or a
+message sent, whose slot is unused) as the ``id`` of its object — an address's
+``object_key``."""
+_BODIES = msgspec.json.Encoder(enc_hook=_KEY)
+"""The sends' bodies: an address (the envelope) as its ``object_key``; any other object
+msgspec cannot write has no ``object_key`` and fails the encode (the careful path then
+writes each body)."""
+_RECORD_TYPE = list[tuple[int, float, int | None, int | bytes | None, int | None]]
+_BODIES_TYPE = tuple[list[int], list[msgspec.Raw]]
+
 
 class AddressIndex:
-    """The stored JSON of the addresses a recorder sees, keyed on the address objects'
-    ``id``.
+    """The stored JSON of the addresses a recorder sees, keyed on their
+    :attr:`~akgentic.core.ActorAddress.object_key` (the ``id`` of the object).
 
-    A pack names each address by the ``id`` of its object: a team passes the same few
-    address objects around, so a whole column of them is one C-level ``map(id, ...)``,
-    and only the distinct ones (a set of a handful) are looked up here. The objects are
-    kept alive while their ids are here, so an id is never reused for another address
-    meanwhile. ``resolve`` gives the stored JSON of an address seen for the first time.
-    Bounded: past ``limit`` entries it starts afresh (a pack only needs its own
-    addresses to be consistent while it is built).
+    A pack names each address by its key: a team passes the same few address objects
+    around, so only the distinct keys of a batch (a set of a handful) are looked up
+    here. The objects are kept alive while their keys are here, so a key is never
+    reused for another address meanwhile. ``resolve`` gives the stored JSON of an
+    address seen for the first time. Bounded: past ``limit`` entries it starts afresh (a
+    pack only needs its own addresses to be consistent while it is built).
     """
 
     def __init__(self, resolve: Callable[[Any], str], limit: int = 4096) -> None:
         self._resolve = resolve
         self._limit = limit
-        self._texts: dict[int, str] = {id(None): "null"}
-        self._kept: list[Any] = [None]
+        self._texts: dict[int, str] = {}
+        self._kept: list[Any] = []
 
     def texts(self, used: set[int], objects: Callable[[], Iterable[Any]]) -> dict[str, str]:
-        """The stored JSON of every id in ``used`` (by its decimal text). Ids seen for
-        the first time are resolved from the object among ``objects()`` that has it."""
+        """The stored JSON of every key in ``used`` (by its decimal text). Keys seen for
+        the first time are resolved from the address among ``objects()`` that has it
+        (None among them is skipped)."""
         known = self._texts
         missing = used.difference(known)
         if missing:  # rare: an address this index has not seen yet
             for item in objects():
-                key = id(item)
+                if item is None:
+                    continue
+                key = item.object_key
                 if key in missing:
                     known[key] = self._resolve(item)
                     self._kept.append(item)
@@ -129,26 +148,24 @@ class AddressIndex:
                     if not missing:
                         break
             if missing:
-                raise ValueError("an address id has no object among those given")
+                raise ValueError("an address key has no object among those given")
         return {str(key): known[key] for key in used}
 
     def trim(self) -> None:
         """Start afresh once past the limit (called before a pack is built, never while:
-        the ids of one pack must keep their texts)."""
+        the keys of one pack must keep their texts)."""
         if len(self._kept) > self._limit:
-            self._texts = {id(None): "null"}
-            self._kept = [None]
+            self._texts = {}
+            self._kept = []
 
 
 _ATOMS: tuple[type, ...] = (str, int, bool, type(None), UUID, datetime)
 
 
 def _plain(annotation: Any) -> bool:
-    """Whether pydantic's own JSON of a value so typed is what the store writes for it."""
+    """Whether msgspec's JSON of a value so typed is what the store writes for it."""
     if annotation in _ATOMS:
         return True
-    if isinstance(annotation, type) and issubclass(annotation, ActorAddress):
-        return True  # serializes itself as the store does (its marker included)
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is Literal:
@@ -166,15 +183,18 @@ _PLAIN: dict[type, str | None] = {}
 
 
 def _plain_path(cls: type[BaseModel]) -> str | None:
-    """The model path when pydantic-core can write ``cls``'s body (envelope excluded)
-    exactly as the store's serializer would, else None (the generic path is taken).
+    """The model path when msgspec can write ``cls``'s fields (its ``__dict__``) as the
+    store's serializer would, else None (the generic path is taken).
 
     Plain means: only fields of the types :func:`_plain` accepts (no float: pydantic
-    writes ``inf`` as ``null``), no extra fields kept, no custom or computed
-    serializers, no aliases, no field metadata (an ``Annotated`` serializer or
-    constraint), no ``exclude_if``, no ``ser_json_*`` or ``json_encoders`` setting: any
-    of these, and pydantic's JSON could say something the store's serializer would not.
-    A class that is not plain is still stored, through the generic serializer."""
+    writes ``inf`` as ``null``; no address but the envelope's ``sender`` and
+    ``recipient``, which the pack names by key), no extra fields kept, no custom or
+    computed serializers, no aliases, no field metadata (an ``Annotated`` serializer or
+    constraint), no excluded field (``exclude``, ``exclude_if``), no ``ser_json_*`` or
+    ``json_encoders`` setting: any of these, and the store's serializer could write
+    something msgspec would not. A class that is not plain is still stored, through the
+    generic serializer. (A time whose offset has seconds is written to the minute by
+    msgspec; pydantic cannot read such an offset back either.)"""
     found = _PLAIN.get(cls, False)
     if found is not False:
         return found  # type: ignore[return-value]
@@ -198,6 +218,7 @@ def _plain_path(cls: type[BaseModel]) -> str | None:
                 field.alias
                 or field.serialization_alias
                 or field.metadata
+                or field.exclude
                 or getattr(field, "exclude_if", None) is not None
                 or not _plain(field.annotation)
             ):
@@ -217,10 +238,6 @@ class Packed(NamedTuple):
 
 
 _SENT_MASK = bytes(1 if k == KIND_SENT else 0 for k in range(256))
-_RECEIPT_MASK = bytes(1 if k in (KIND_RECEIVED, KIND_PROCESSED) else 0 for k in range(256))
-_INT = attrgetter("int")
-_SIXTEEN = repeat(16)  # int.to_bytes(16): big-endian, a UUID's 16 bytes (UUID.bytes is
-# a Python property, and a methodcaller's call dearer than map passing the length)
 
 
 def pack_records(
@@ -229,45 +246,35 @@ def pack_records(
     reports: Mapping[int, EncodedEvent],
     team_json: str,
     kinds: bytes | None = None,
-    team: UUID | None = None,
 ) -> Packed:
     """One pack of ``records`` (in order). ``reports`` holds, by position, the stored
     form of each report record (a built telemetry message); sends and receipts are
     encoded here. ``kinds``: the records' kinds as bytes, when the caller has them
-    already. ``team``: the team's id, which its members' messages carry (their
-    ``team_id`` is then stored once, in the header). Raises ``SerializationError``
-    when a sent message cannot be stored: the caller reports it in its place.
+    already. Raises ``SerializationError`` when a sent message cannot be stored: the
+    caller reports it in its place.
 
-    Every step over the whole batch is a C-level ``map``/``compress``, the bodies too
-    when every class in the batch is plain (:func:`_fields_writer`); else a Python loop
-    walks the sends, for each body's writer."""
+    The records and the bodies are each one msgspec call over the whole batch; the rest
+    is C-level ``map``/``compress`` over it, and a Python loop only over the distinct
+    classes and new addresses (or, when a body will not encode, over the sends)."""
     addresses.trim()
     count = len(records)
     if kinds is None:
-        kinds = bytes(map(itemgetter(0), records))
+        kinds = bytes(map(_KIND, records))
     sent_mask = kinds.translate(_SENT_MASK)
-    stamps = array("d", map(itemgetter(1), records))
-    actors = list(map(id, map(itemgetter(2), records)))
-    receipt_ids = b"".join(
-        map(
-            int.to_bytes,
-            map(_INT, compress(map(itemgetter(3), records), kinds.translate(_RECEIPT_MASK))),
-            _SIXTEEN,
-        )
+    sent = list(compress(map(_A, records), sent_mask))
+    used = set(map(_KEY, filter(None, map(_ACTOR, records))))
+    used.update(
+        map(_KEY, filter(None, compress(map(_B, records), sent_mask))),
+        map(_KEY, filter(None, map(_SENDER, sent))),
+        map(_KEY, filter(None, map(_RECIPIENT, sent))),
     )
-    sent = list(compress(map(itemgetter(3), records), sent_mask))
-    recipients = list(map(id, compress(map(itemgetter(4), records), sent_mask)))
-    own_senders = list(map(id, map(attrgetter("sender"), sent)))
-    own_recipients = list(map(id, map(attrgetter("recipient"), sent)))
-    used = set(actors)
-    used.update(recipients, own_senders, own_recipients)
 
     def objects() -> Iterable[Any]:
         return chain(
-            map(itemgetter(2), records),
-            map(itemgetter(4), records),
-            map(attrgetter("sender"), sent),
-            map(attrgetter("recipient"), sent),
+            map(_ACTOR, records),
+            compress(map(_B, records), sent_mask),
+            map(_SENDER, sent),
+            map(_RECIPIENT, sent),
         )
 
     address_texts = addresses.texts(used, objects)
@@ -279,10 +286,8 @@ def pack_records(
         numbers[cls] = -1 if path is None else len(paths)
         if path is not None:
             paths.append(path)
-    plain = [cls for cls, number in numbers.items() if number >= 0]
-    lift_team = _lifted_team(sent, plain, team)
-    exclude = _ENVELOPE_TEAM if lift_team else _ENVELOPE
-    bodies, path_numbers = _bodies(sent, classes, numbers, exclude)
+    path_numbers = list(map(numbers.__getitem__, classes))
+    bodies = _bodies(sent, path_numbers, all(number >= 0 for number in numbers.values()))
     header = json.dumps(
         {
             "n": count,
@@ -291,37 +296,37 @@ def pack_records(
             "addresses": address_texts,
             "paths": paths,
             "reports": {str(i): [stamp.isoformat(), text] for i, (stamp, text) in reports.items()},
-            "team_ids": lift_team,
         },
         separators=(",", ":"),
     ).encode()
-    columns = [
-        _column("d", stamps),
-        _column("q", actors),
-        receipt_ids,
-        _column("q", recipients),
-        _column("q", own_senders),
-        _column("q", own_recipients),
-        _column("i", path_numbers),
-        _column("i", list(map(len, bodies))),
-    ]
-    data = b"".join((MAGIC, _HEAD.pack(len(header)), header, kinds, *columns, *bodies))
+    packed = _RECORDS.encode(records)
+    data = b"".join(
+        (MAGIC, _HEAD.pack(len(header)), header, _HEAD.pack(len(packed)), packed, bodies)
+    )
     return Packed(data, count, list(compress(range(count), sent_mask)), sent)
 
 
-def _liftable(cls: type, name: str, annotation: Any) -> bool:
-    field = cls.model_fields.get(name)  # type: ignore[attr-defined]
-    return field is not None and field.annotation == annotation
-
-
-def _lifted_team(sent: list[Any], plain: list[type], team: UUID | None) -> bool:
-    """Whether every send carries the team's own id (the very object, as members stamp
-    it): it is then stored once, in the header, not in every body."""
-    if team is None or not plain or not all(_liftable(c, "team_id", UUID | None) for c in plain):
-        return False
-    teams = list(map(attrgetter("team_id"), sent))
-    first = teams[0]
-    return first == team and all(map(is_, teams, repeat(first)))
+def _bodies(sent: list[Any], path_numbers: list[int], all_plain: bool) -> bytes:
+    """The bodies' array (see the layout). ``path_numbers`` may be changed: a plain
+    message whose fields msgspec will not write (a lone surrogate, a value of another
+    type than its field's) is stored whole, as the store writes it (``-1``)."""
+    if all_plain:
+        try:
+            return _BODIES.encode([path_numbers, list(map(_DICT, sent))])
+        except Exception:  # one body it cannot write: each, with care, below
+            pass
+    bodies: list[msgspec.Raw | str] = []
+    for at, message in enumerate(sent):
+        if path_numbers[at] >= 0:
+            try:
+                bodies.append(msgspec.Raw(_BODIES.encode(message.__dict__)))
+                continue
+            except Exception:  # the generic serializer says what it cannot store
+                path_numbers[at] = -1
+        # as a string: the store's text may escape a lone surrogate, which msgspec's
+        # reader refuses inside JSON it parses
+        bodies.append(encode_message(message))
+    return _BODIES.encode([path_numbers, bodies])
 
 
 def pack_encoded(events: Sequence[EncodedEvent], team_json: str) -> bytes:
@@ -330,107 +335,6 @@ def pack_encoded(events: Sequence[EncodedEvent], team_json: str) -> bytes:
     records: list[Record] = [(KIND_REPORT, 0.0, None, None, None)] * len(events)
     reports = dict(enumerate(events))
     return pack_records(records, AddressIndex(lambda _: "null"), reports, team_json).data
-
-
-def _bodies(
-    sent: list[Any], classes: list[type], numbers: dict[type, int], exclude: set[str]
-) -> tuple[list[bytes], list[int]]:
-    """Each sent message's body and path number: pydantic-core's JSON of it without
-    ``exclude`` (its envelope, and the fields the pack stores apart) for a plain class
-    (they are added back when it is read), else the whole message as the store writes
-    it (path number ``-1``)."""
-    path_numbers = list(map(numbers.__getitem__, classes))
-    writers: dict[type, Callable[[dict[str, Any]], bytes]] = {}
-    for cls, number in numbers.items():
-        writer = _fields_writer(cls, exclude) if number >= 0 else None
-        if writer is not None:
-            writers[cls] = writer
-    try:
-        if writers and len(writers) == len(numbers):
-            # every class plain, each with its fields' writer: one C-level loop
-            write = map(writers.__getitem__, classes)
-            return list(map(call, write, map(_DICT, sent))), path_numbers
-        return [
-            cls.__pydantic_serializer__.to_json(message, exclude=exclude)  # type: ignore[attr-defined]
-            if number >= 0
-            else encode_message(message).encode()
-            for message, cls, number in zip(sent, classes, path_numbers, strict=True)
-        ], path_numbers
-    except PydanticSerializationError:  # one body pydantic cannot write: a lone surrogate
-        pass
-    bodies: list[bytes] = []
-    for at, (message, cls) in enumerate(zip(sent, classes, strict=True)):
-        body: bytes | None = None
-        if path_numbers[at] >= 0:
-            try:
-                body = cls.__pydantic_serializer__.to_json(message, exclude=exclude)  # type: ignore[attr-defined]
-            except PydanticSerializationError:
-                path_numbers[at] = -1
-        bodies.append(encode_message(message).encode() if body is None else body)
-    return bodies, path_numbers
-
-
-_DICT = attrgetter("__dict__")
-_WRITERS: dict[tuple[type, frozenset[str]], Callable[[dict[str, Any]], bytes] | None] = {}
-
-
-def _fields_writer(cls: type, exclude: set[str]) -> Callable[[dict[str, Any]], bytes] | None:
-    """A writer of a plain message's body from its ``__dict__``: pydantic-core's JSON of
-    its fields but ``exclude``, by a serializer of those fields alone (the model's own
-    field schemas in a ``TypedDict`` schema that ignores the keys it lacks).
-
-    Why: the model's serializer told ``exclude=`` turns the exclusions into a filter at
-    every call, and writes a body a third dearer (``bench/README.md``). The bytes are the
-    same (``tests/storage/test_packs.py`` holds it). None — the model's serializer is
-    used — when the class's schema cannot be taken apart: wrapped in definitions, a
-    reference inside, or a field the model itself excludes."""
-    key = (cls, frozenset(exclude))
-    found = _WRITERS.get(key, False)
-    if found is not False:
-        return found  # type: ignore[return-value]
-    writer: Callable[[dict[str, Any]], bytes] | None = None
-    schema = getattr(cls, "__pydantic_core_schema__", None)
-    fields_schema = schema.get("schema") if isinstance(schema, dict) else None
-    if (
-        isinstance(schema, dict)
-        and schema.get("type") == "model"
-        and isinstance(fields_schema, dict)
-        and fields_schema.get("type") == "model-fields"
-        and not _refers(fields_schema)
-    ):
-        fields = {
-            name: core_schema.typed_dict_field(field["schema"])
-            for name, field in fields_schema["fields"].items()
-            if name not in exclude
-        }
-        if not any(f.get("serialization_exclude") for f in fields_schema["fields"].values()):
-            try:
-                writer = SchemaSerializer(
-                    core_schema.typed_dict_schema(fields, total=False, extra_behavior="ignore")
-                ).to_json
-            except Exception:  # a schema pydantic-core will not build alone
-                writer = None
-    _WRITERS[key] = writer
-    return writer
-
-
-def _refers(schema: Any) -> bool:
-    """Whether a core schema refers to definitions it does not hold."""
-    if isinstance(schema, dict):
-        if schema.get("type") in ("definition-ref", "definitions"):
-            return True
-        return any(_refers(value) for value in schema.values())
-    if isinstance(schema, list):
-        return any(_refers(value) for value in schema)
-    return False
-
-
-def _column(code: str, values: Iterable[Any]) -> bytes:
-    """A column of numbers (``array`` type ``code``), little-endian."""
-    column = values if isinstance(values, array) else array(code, values)
-    if not _LITTLE:
-        column.byteswap()
-    return column.tobytes()
 
 
 def pack_count(data: bytes) -> int:
@@ -443,16 +347,17 @@ def pack_count(data: bytes) -> int:
 
 
 def _header(data: bytes) -> tuple[dict[str, Any], int, int]:
-    """The header, where the columns start, and the layout's version (1 or 2)."""
+    """The header, where what follows it starts, and the layout's version (1 to 3)."""
     magic = bytes(data[: len(MAGIC)])
-    if magic not in (MAGIC, _MAGIC_1):
+    version = _MAGICS.get(magic)
+    if version is None:
         raise ValueError("not an event pack (its magic is missing)")
     (size,) = _HEAD.unpack_from(data, len(MAGIC))
     start = len(MAGIC) + _HEAD.size
     header = json.loads(bytes(data[start : start + size]))
     if not isinstance(header, dict):
         raise ValueError("the pack's header is not a JSON object")
-    return header, start + size, 2 if magic == MAGIC else 1
+    return header, start + size, version
 
 
 def _count(header: dict[str, Any]) -> int:
@@ -491,11 +396,12 @@ _DAMAGE = (
     OverflowError,
     OSError,
     RecursionError,
+    msgspec.MsgspecError,
 )
 """What reading a damaged pack raises besides ``ValueError``: a missing or mistyped
 header field, a short buffer, bytes that are not UTF-8, a time out of ``datetime``'s
 range (``OverflowError``, or ``OSError`` from the platform's ``time_t``), a header nested
-too deep."""
+too deep, records or bodies that are not what the layout says (msgspec's errors)."""
 
 
 def _damage(exc: BaseException) -> str:
@@ -519,9 +425,126 @@ def _typed(value: Any, kind: type, item: type, what: str) -> Any:
     return value
 
 
+class _Head(NamedTuple):
+    """What every layout's header gives: the event count, the id base, the team's stored
+    JSON, the addresses' texts by key, the model paths, the reports by position."""
+
+    events: int
+    base: int
+    team: str
+    addresses: dict[str, str]
+    paths: list[str]
+    reports: dict[str, list[str]]
+
+
+def _head(header: dict[str, Any]) -> _Head:
+    addresses: dict[str, str] = _typed(header["addresses"], dict, str, "addresses")
+    paths: list[str] = _typed(header["paths"], list, str, "paths")
+    reports: dict[str, list[str]] = _typed(header["reports"], dict, list, "reports")
+    if not all(len(entry) == 2 and _all_str(entry) for entry in reports.values()):
+        raise ValueError("the pack's reports are not [time, text] pairs of strings")
+    team = header["team"]
+    base = header["base"]
+    if not isinstance(team, str) or type(base) is not int:
+        raise ValueError("the pack's team or id base is not of its type")
+    return _Head(_count(header), base, team, addresses, paths, reports)
+
+
 def _decode(data: bytes) -> list[EncodedEvent]:
     header, offset, version = _header(data)
-    count = _count(header)
+    if version == 3:
+        return _decode_3(data, _head(header), offset)
+    return _decode_columns(data, header, offset, version)
+
+
+def _decode_3(data: bytes, head: _Head, offset: int) -> list[EncodedEvent]:
+    """A pack of the current layout (see the module docstring)."""
+    (size,) = _HEAD.unpack_from(data, offset)
+    offset += _HEAD.size
+    if offset + size > len(data):
+        raise ValueError("the pack is shorter than its header says")
+    records = msgspec.msgpack.decode(data[offset : offset + size], type=_RECORD_TYPE)
+    numbers, bodies = msgspec.json.decode(data[offset + size :], type=_BODIES_TYPE)
+    if len(records) != head.events:
+        raise ValueError(
+            f"the pack holds {len(records)} records where its header says {head.events}"
+        )
+    sends = sum(1 for record in records if record[0] == KIND_SENT)
+    if len(numbers) != sends or len(bodies) != sends:
+        raise ValueError("the pack's bodies are not one per send (truncated?)")
+    addresses, paths, team = head.addresses, head.paths, head.team
+
+    def address(key: Any) -> str:
+        if key is None:
+            return "null"
+        if type(key) is not int:
+            raise ValueError("an address key in the pack is not a number")
+        return addresses[str(key)]
+
+    events: list[EncodedEvent] = []
+    send = 0
+    for position, (kind, stamp_seconds, actor, a, b) in enumerate(records):
+        if kind == KIND_REPORT:
+            when, text = head.reports[str(position)]
+            events.append((datetime.fromisoformat(when), text))
+            continue
+        stamp = datetime.fromtimestamp(stamp_seconds, UTC)
+        own_id = str(UUID(int=head.base | position))
+        if kind == KIND_SENT:
+            number, raw = numbers[send], bodies[send]
+            send += 1
+            body = _body(bytes(raw), number, paths, address)
+            text = _SENT.format(
+                path=_SENT_PATH,
+                id=own_id,
+                team=team,
+                when=stamp.isoformat(),
+                sender=address(actor),
+                recipient=address(b),
+                message=body,
+            )
+        elif kind in (KIND_RECEIVED, KIND_PROCESSED):
+            if not isinstance(a, bytes):
+                raise ValueError(f"the receipt at {position} names no message id")
+            text = _RECEIPT.format(
+                path=_RECEIPT_PATHS[kind],
+                id=own_id,
+                team=team,
+                when=stamp.isoformat(),
+                sender=address(actor),
+                message_id=UUID(bytes=a),
+            )
+        else:
+            raise ValueError(f"unknown event kind {kind} at position {position}")
+        events.append((stamp, text))
+    return events
+
+
+def _body(raw: bytes, number: int, paths: list[str], address: Callable[[Any], str]) -> str:
+    """A sent message's stored JSON from its body in the pack: the whole text (``-1``),
+    or its fields under its model path with the envelope's keys read as addresses."""
+    if number == -1:
+        text = msgspec.json.decode(raw)
+        if not isinstance(text, str):
+            raise ValueError("a whole message's body in the pack is not its JSON text")
+        return text
+    if not 0 <= number < len(paths):
+        raise ValueError(f"a body's model number {number} is not among the pack's paths")
+    fields = msgspec.json.decode(raw)
+    if not isinstance(fields, dict):
+        raise ValueError("a plain body in the pack is not a JSON object")
+    document: dict[str, Any] = {MODEL_MARKER: paths[number], **fields}
+    for name in ("sender", "recipient"):
+        document[name] = msgspec.Raw(address(fields.get(name)).encode())
+    return _BODIES.encode(document).decode()
+
+
+def _decode_columns(
+    data: bytes, header: dict[str, Any], offset: int, version: int
+) -> list[EncodedEvent]:
+    """A pack of the layouts before (``AKPACK2``, ``AKPACK1``): numbers in columns."""
+    head = _head(header)
+    count = head.events
     wide = "q" if version == 2 else "i"  # an address column: ids, or small numbers
     kinds = data[offset : offset + count]
     if len(kinds) != count:
@@ -542,15 +565,13 @@ def _decode(data: bytes) -> list[EncodedEvent]:
     if min(lengths, default=0) < 0 or sum(lengths) != len(data) - offset:
         raise ValueError("the pack's bodies are not the length its header says (truncated?)")
     sends = list(zip(*columns, strict=True))
-    addresses: dict[str, str] = _typed(header["addresses"], dict, str, "addresses")
-    paths: list[str] = _typed(header["paths"], list, str, "paths")
-    reports: dict[str, list[str]] = _typed(header["reports"], dict, list, "reports")
-    if not all(len(entry) == 2 and _all_str(entry) for entry in reports.values()):
-        raise ValueError("the pack's reports are not [time, text] pairs of strings")
-    team: str = header["team"]
-    base = header["base"]
-    if not isinstance(team, str) or type(base) is not int:
-        raise ValueError("the pack's team or id base is not of its type")
+    addresses, paths, reports, team, base = (
+        head.addresses,
+        head.paths,
+        head.reports,
+        head.team,
+        head.base,
+    )
 
     def address(key: int) -> str:
         return "null" if version == 1 and key < 0 else addresses[str(key)]

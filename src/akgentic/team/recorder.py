@@ -345,9 +345,7 @@ class EventRecorder:
             reports[position] = _encoded(message)
             messages.append(message)
             position = kinds.find(TelemetryBatch.REPORT, position + 1)
-        packed = pack_records(
-            records, self._addresses, reports, self._team_json, kinds, self._team_id
-        )
+        packed = pack_records(records, self._addresses, reports, self._team_json, kinds)
         ids = list(map(_ID_INT, packed.sent))
         return _Pack(packed.data, packed.size, packed.sent_at, ids, messages)
 

@@ -25,6 +25,25 @@ from akgentic.core import (
 M = TypeVar("M", bound=Message)
 
 
+class BatchedSubscriber:
+    """The hooks a batched subscriber of these tests leaves empty (``on_batch`` is the
+    test's own)."""
+
+    batched = True
+
+    def on_message(self, msg: Message) -> None:  # pragma: no cover - never called
+        raise AssertionError("a subscriber with on_batch gets no message one by one")
+
+    def set_restoring(self, team_id: Any, restoring: bool) -> None:
+        pass
+
+    def on_stop_request(self, team_id: Any) -> None:
+        pass
+
+    def on_stop(self, team_id: Any) -> None:
+        pass
+
+
 class Recorder:
     """An EventSubscriber that keeps everything and lets a test wait for a condition."""
 

@@ -39,7 +39,7 @@ from akgentic.core import (
 )
 from akgentic.core.address import ActorAddressProxy
 
-from .conftest import Recorder, Team, hand_on, make_team
+from .conftest import BatchedSubscriber, Recorder, Team, hand_on, make_team
 
 
 class Member(Akgent[BaseConfig, BaseState]):
@@ -565,7 +565,7 @@ def test_a_long_drain_hands_its_records_on_in_bounded_batches(system: ActorSyste
     assert results == ["start", *(str(i) for i in range(count))]
 
 
-class BatchTaker:
+class BatchTaker(BatchedSubscriber):
     """A batched subscriber (as an event store is): takes runs of raw records."""
 
     batched = True
@@ -592,15 +592,6 @@ class BatchTaker:
                 if kind == TelemetryBatch.REPORT:
                     self.reports.append(batch.message(index))
             self.cond.notify_all()
-
-    def set_restoring(self, team_id: Any, restoring: bool) -> None:
-        pass
-
-    def on_stop_request(self, team_id: Any) -> None:
-        pass
-
-    def on_stop(self, team_id: Any) -> None:
-        pass
 
 
 def test_a_batched_subscriber_gets_raw_runs_of_records_in_order(system: ActorSystem) -> None:

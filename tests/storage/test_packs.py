@@ -32,7 +32,13 @@ from akgentic.core import (
     SentMessage,
     SerializableModel,
 )
-from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
+from akgentic.core._telemetry import (
+    KIND_HANDLED,
+    KIND_PROCESSED,
+    KIND_RECEIVED,
+    KIND_REPORT,
+    KIND_SENT,
+)
 from akgentic.storage import (
     EncodedEvent,
     SqliteStorage,
@@ -53,6 +59,7 @@ from akgentic.storage._pack import (
     pack_count,
     pack_encoded,
     pack_records,
+    send_position,
 )
 from tests.storage.conftest import Backend
 
@@ -158,6 +165,21 @@ class Traffic:
             (KIND_PROCESSED, processed, to, message.id, None),
         ]
         who, peer, team = encode_value(self.a), encode_value(to), self.team_json
+        self.expected += [
+            encode_sent(SentMessage, message, who, peer, team, sent),
+            encode_receipt(ReceivedMessage, message.id, peer, team, received),
+            encode_receipt(ProcessedMessage, message.id, peer, team, processed),
+        ]
+
+    def handled(self, message: Message) -> None:
+        """``a`` sends ``message`` to ``b``, which handles it in a turn held as one
+        record (a receipt and a completion: ``KIND_HANDLED``)."""
+        sent, received, processed = self._tick(), self._tick(), self._tick()
+        self.records += [
+            (KIND_SENT, sent, self.a, message, self.b),
+            (KIND_HANDLED, processed, self.b, message.id, received),
+        ]
+        who, peer, team = encode_value(self.a), encode_value(self.b), self.team_json
         self.expected += [
             encode_sent(SentMessage, message, who, peer, team, sent),
             encode_receipt(ReceivedMessage, message.id, peer, team, received),
@@ -359,6 +381,32 @@ def test_a_pack_of_the_second_layout_still_decodes_as_it_did() -> None:
     assert data.startswith(b"AKPACK2\n") and not data.startswith(MAGIC)
     assert pack_count(data) == len(fixture["events"]) == 22
     assert [[stamp.isoformat(), text] for stamp, text in decode_pack(data)] == fixture["events"]
+
+
+def test_a_handled_record_is_two_events_its_receipt_then_its_completion() -> None:
+    """A turn held as one record (``KIND_HANDLED``) decodes to the receipt and the
+    completion the row encoders write, each at its own time; the pack counts events, and
+    a send after it is found at its place among them (a caller waiting on its id)."""
+    team = uuid4()
+    traffic = Traffic(team)
+    first, second = Plain(text="first", team_id=team), Plain(text="second", team_id=team)
+    traffic.handled(first)
+    traffic.exchange(Rich(text="apart"))
+    traffic.handled(second)
+    packed = pack_records(traffic.records, traffic.addresses, {}, traffic.team_json)
+    assert len(traffic.records) == 7 and packed.size == pack_count(packed.data) == 9
+    decoded = decode_pack(packed.data)
+    assert [stamp for stamp, _ in decoded] == [stamp for stamp, _ in traffic.expected]
+    for (_, text), (_, want) in zip(decoded, traffic.expected, strict=True):
+        if '"message_id"' in want:  # the receipts: the very text, but for their own id
+            assert text == want.replace(own_id(want), own_id(text))
+    assert sent_messages(team, decoded) == sent_messages(team, traffic.expected)
+    positions = [send_position(packed.kinds, index) for index in range(3)]
+    assert positions == [0, 3, 6]
+    texts = [decoded[at][1] for at in positions]
+    assert ['"first"' in texts[0], '"apart"' in texts[1], '"second"' in texts[2]] == [True] * 3
+    ids = {own_id(text) for _, text in decoded}
+    assert len(ids) == 9
 
 
 def test_the_ids_of_a_pack_are_the_same_at_every_decode_and_unique() -> None:

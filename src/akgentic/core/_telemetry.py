@@ -21,6 +21,17 @@ orchestrator, and so does the :class:`DeferClock`, at most :data:`DEFER_DELAY` a
 the first record that waits. A busy team then hands its store a thousand records per
 wake-up instead of waking another thread for every message, and a quiet team's records
 still reach the store within milliseconds.
+
+Receipts are *held* while the channel is deferred (:meth:`TeamChannel.receive`):
+the member keeps the receipt of the message it is handling aside, and a turn that ends
+before anything releases it is reported as one ``KIND_HANDLED`` record — the receipt and
+the completion, both times kept — instead of two. A held receipt is released as a
+``KIND_RECEIVED`` record, in its place and with its own time, as soon as its member
+reports anything else (so a log never shows a turn's sends before its receipt), when the
+clock comes by (a turn still running after at most :data:`DEFER_DELAY` is seen as
+received, as it would have been, by a deferred channel, without holding) and when a
+subscriber wants records at once. A turn is never reported processed before received:
+a member that finds its receipt taken by a release waits for that release to queue it.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ from akgentic.core.address import AddressError
 __all__ = [
     "DEFER_DELAY",
     "DRAIN",
+    "KIND_HANDLED",
     "KIND_PROCESSED",
     "KIND_RECEIVED",
     "KIND_REPORT",
@@ -56,6 +68,10 @@ KIND_PROCESSED = 2
 KIND_REPORT = 3
 """(KIND_REPORT, ts, sender_address, telemetry_message, None): rare, already built — or
 a :class:`LaterEvent`, which the orchestrator builds when it drains the record."""
+KIND_HANDLED = 4
+"""(KIND_HANDLED, ts_processed, receiver_address, message_id, ts_received): a receipt
+and a completion in one record — a turn during which its member reported nothing else,
+and no release came by (see the module docstring)."""
 
 Record = tuple[int, float, Any, Any, Any]
 
@@ -153,9 +169,12 @@ class TeamChannel:
         "_closed",
         "_deferred",
         "_eager",
+        "_held",
+        "_held_lock",
         "_pending",
         "_queue",
         "_ref",
+        "_releasing",
         "_revision",
         "_revision_lock",
         "_scheduled",
@@ -170,6 +189,11 @@ class TeamChannel:
         self._eager = False
         self._deferred = False
         self._scheduled = False
+        self._held: dict[int, tuple[float, Any, Any]] = {}
+        """Receipts held, by their member's address ``object_key``: (time received, the
+        member's address, the message's id)."""
+        self._held_lock = threading.Lock()
+        self._releasing = False
         self._ref: pykka.ActorRef[Any] | None = None
         self._revision = 0
         self._revision_lock = threading.Lock()
@@ -210,10 +234,12 @@ class TeamChannel:
         if eager:
             self._eager = True
             self._deferred = False
+            if self._held:  # a subscriber that wants each record: no receipt waits
+                self.release_held()
         else:
             self._deferred = deferred
             self._eager = False
-        if self._queue and not self._pending:  # records waiting under the old flags
+        if (self._queue or self._held) and not self._pending:  # waiting under the old flags
             if eager:
                 self._wake()
             elif deferred and not self._scheduled:
@@ -247,11 +273,73 @@ class TeamChannel:
             self.emit(KIND_SENT, sender, msg, recipient)
 
     def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
-        """Queue one record; wake the orchestrator if no wake-up is pending."""
+        """Queue one record (after ``sender``'s held receipt, if it has one); wake the
+        orchestrator if no wake-up is pending."""
         if self._closed:
             return
+        held = self._held
+        if held and sender is not None and sender.object_key in held:
+            self.release_held(sender.object_key)
+        self._put((kind, time.time(), sender, a, b))
+
+    def receive(self, receiver: Any, message_id: Any) -> None:
+        """``receiver`` took message ``message_id`` out of its inbox to handle it: its
+        receipt, held (see the module docstring) until :meth:`processed` or a release
+        while the channel is deferred, else queued at once — for a subscriber that wants
+        every record, or for nobody (no record is packed then: holding would save
+        nothing)."""
+        if self._closed:
+            return
+        if not self._deferred:
+            self._put((KIND_RECEIVED, time.time(), receiver, message_id, None))
+            return
+        key = receiver.object_key
+        held = self._held
+        if key in held:  # a turn inside a turn: the outer one's receipt goes first
+            self.release_held(key)
+        held[key] = (time.time(), receiver, message_id)
+        if self._eager:  # made eager meanwhile: its release may have run before the hold
+            self.release_held(key)
+        elif self._deferred and not self._scheduled:
+            self._scheduled = True
+            CLOCK.schedule(self)
+
+    def processed(self, receiver: Any, message_id: Any) -> None:
+        """``receiver`` is done with message ``message_id``: one ``KIND_HANDLED`` record
+        when its receipt is still held, else the completion (after the receipt a
+        release may be queueing at this moment)."""
+        if self._closed:
+            return
+        record = self._held.pop(receiver.object_key, None)
+        if record is None or record[2] != message_id:
+            if record is not None:  # not this turn's: cannot happen (receive releases it)
+                self._put((KIND_RECEIVED, record[0], record[1], record[2], None))
+            elif self._releasing:  # taken by a release that may not have queued it yet
+                with self._held_lock:
+                    pass
+            self._put((KIND_PROCESSED, time.time(), receiver, message_id, None))
+            return
+        self._put((KIND_HANDLED, time.time(), receiver, message_id, record[0]))
+
+    def release_held(self, key: int | None = None) -> None:
+        """Queue the held receipt of the member whose ``object_key`` is ``key`` (every
+        held receipt: None) as a ``KIND_RECEIVED`` record with its own time. Any thread;
+        one release at a time, and ``_releasing`` says one is under way to a member that
+        finds its receipt gone (:meth:`processed`)."""
+        with self._held_lock:
+            self._releasing = True
+            try:
+                held = self._held
+                for each in list(held) if key is None else [key]:
+                    record = held.pop(each, None)
+                    if record is not None:
+                        self._put((KIND_RECEIVED, record[0], record[1], record[2], None))
+            finally:
+                self._releasing = False
+
+    def _put(self, record: Record) -> None:
         queue = self._queue
-        queue.append((kind, time.time(), sender, a, b))
+        queue.append(record)
         if not self._pending:
             if self._eager or len(queue) >= LAZY_BATCH:
                 self._wake()
@@ -275,6 +363,8 @@ class TeamChannel:
         at. A record appended before that look is seen here; one appended after it finds
         the flag clear and asks the clock again."""
         self._scheduled = False
+        if self._held:  # a turn still running after the delay: seen as received
+            self.release_held()
         if self._queue and not self._pending and not self._closed:
             self._wake()
 
@@ -290,6 +380,7 @@ class TeamChannel:
         """Stop accepting records: the team is gone and nobody will drain them."""
         self._closed = True
         self._queue.clear()
+        self._held.clear()
 
     @property
     def closed(self) -> bool:
@@ -302,6 +393,12 @@ class NullChannel(TeamChannel):
     __slots__ = ()
 
     def emit(self, kind: int, sender: Any, a: Any, b: Any = None) -> None:
+        return None
+
+    def receive(self, receiver: Any, message_id: Any) -> None:
+        return None
+
+    def processed(self, receiver: Any, message_id: Any) -> None:
         return None
 
     def team_changed(self) -> None:

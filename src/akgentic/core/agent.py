@@ -429,7 +429,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
         channel = self._channel
         address = self._address
         msg_id = msg.id
-        channel.emit(KIND_RECEIVED, address, msg_id)
+        channel.receive(address, msg_id)
         handler = self._handler_for(type(msg))
         previous = self._current_message
         self._current_message = msg
@@ -444,7 +444,7 @@ class Akgent(pykka.ThreadingActor, Generic[ConfigType, StateType]):
             self._report_failure(exc, msg, f"handler for {type(msg).__name__} raised")
         finally:
             self._current_message = previous
-            channel.emit(KIND_PROCESSED, address, msg_id)
+            channel.processed(address, msg_id)
 
     def _handle_call(self, call: MethodCall) -> Any:
         method = getattr(self, call.name)

@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field
 
 from akgentic.core._telemetry import (
     DRAIN,
+    KIND_HANDLED,
     KIND_PROCESSED,
     KIND_RECEIVED,
     KIND_REPORT,
@@ -193,7 +194,10 @@ class TelemetryBatch:
     - :attr:`RECEIVED` / :attr:`PROCESSED`: ``actor`` took the message with id ``a`` out
       of its inbox / finished it (``b`` is None);
     - :attr:`REPORT`: a telemetry message ``a`` the actor reported (a start, a stop, a
-      state, an event, an error): :meth:`message` gives it as subscribers store it.
+      state, an event, an error): :meth:`message` gives it as subscribers store it;
+    - :attr:`HANDLED`: ``actor`` took the message with id ``a`` out of its inbox at ``b``
+      (epoch seconds) and finished it at the record's time — a receipt and a completion
+      in one record (``akgentic.core._telemetry``): :meth:`messages` gives both.
 
     :attr:`kinds` holds each record's kind as one byte (``kinds[i] == records[i][0]``),
     for ``bytes.find`` and ``bytes.translate`` masks.
@@ -205,6 +209,7 @@ class TelemetryBatch:
     RECEIVED = KIND_RECEIVED
     PROCESSED = KIND_PROCESSED
     REPORT = KIND_REPORT
+    HANDLED = KIND_HANDLED
 
     __slots__ = ("_orchestrator", "kinds", "records")
 
@@ -220,8 +225,29 @@ class TelemetryBatch:
         return self._orchestrator._snapshot(address)
 
     def message(self, index: int) -> Message:
-        """The telemetry message of record ``index`` (built on each call)."""
+        """The telemetry message of record ``index`` (built on each call); of a
+        ``HANDLED`` record, its completion (:meth:`messages` gives its receipt too)."""
         return self._orchestrator._materialize(self.records[index])
+
+    def messages(self) -> list[Message]:
+        """Every record's telemetry message, in order: two for a ``HANDLED`` record."""
+        return [self._orchestrator._materialize(record) for record in _one_event_each(self.records)]
+
+
+def _one_event_each(records: list[Record]) -> list[Record]:
+    """``records`` with each ``HANDLED`` record as its receipt and its completion (for
+    whoever reads them one event at a time)."""
+    if not any(record[0] == KIND_HANDLED for record in records):
+        return records
+    events: list[Record] = []
+    for record in records:
+        kind, ts, actor, message_id, received = record
+        if kind == KIND_HANDLED:
+            events.append((KIND_RECEIVED, received, actor, message_id, None))
+            events.append((KIND_PROCESSED, ts, actor, message_id, None))
+        else:
+            events.append(record)
+    return events
 
 
 DEFAULT_MAX_AGENT_HOPS = 30
@@ -331,7 +357,8 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         made every garbage collection of the run walk them)."""
         sinks = [(subscriber, sink) for subscriber, sink in self._sinks if sink is not None]
         if sinks:
-            for record in records:
+            one_each = records if kinds.find(KIND_HANDLED) < 0 else _one_event_each(records)
+            for record in one_each:
                 view = TelemetryRecord(self, record)
                 for subscriber, sink in sinks:
                     try:
@@ -444,7 +471,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
             )
         if kind == KIND_RECEIVED:
             return ReceivedMessage(message_id=a, sender=snap, team_id=team_id, timestamp=when)
-        if kind == KIND_PROCESSED:
+        if kind in (KIND_PROCESSED, KIND_HANDLED):
             return ProcessedMessage(message_id=a, sender=snap, team_id=team_id, timestamp=when)
         telemetry: TelemetryMessage = a
         detached = self._detach(telemetry)
@@ -866,6 +893,7 @@ class Orchestrator(Akgent[OrchestratorConfig, BaseState]):
         super().stop()
 
     def _before_stopped(self) -> None:
+        self._channel.release_held()  # a member still in its turn (the grace ran out)
         self._drain()
         self._each_subscriber("on_stop", self._team_id)
         self._subscribers.clear()

@@ -31,6 +31,7 @@ from akgentic.storage._pack import (
     pack_count,
     pack_encoded,
     pack_records,
+    send_position,
 )
 from akgentic.storage._rules import MAX_SEQ, check_team_name
 from akgentic.storage._url import ACCEPTED_URLS, open_storage, sqlite_path, sqlite_url
@@ -167,6 +168,7 @@ __all__ = [
     "pack_encoded",
     "pack_records",
     "saving_resource",
+    "send_position",
     "sqlite_path",
     "sqlite_url",
     "stopping_resource",

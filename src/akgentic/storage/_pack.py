@@ -28,7 +28,9 @@ Layout (the numbers little-endian), after the magic ``AKPACK3\n``:
 - a ``u32`` length and the records, a MessagePack array of ``[kind, epoch seconds, actor
   key, a, b]`` as the orchestrator queued them: for a send ``a`` is unused and ``b`` the
   recipient's key, for a receipt ``a`` is the id of the message received or processed
-  (16 bytes), for a report both are unused;
+  (16 bytes), for a report both are unused. A ``HANDLED`` record (a receipt and a
+  completion in one: ``b`` the time received) is two events, its receipt then its
+  completion: the event count is the records' plus one per ``HANDLED``;
 - the bodies, one JSON array ``[path numbers, bodies]``, one of each per send in order: a
   path number ``n >= 0`` and the message's fields as an object (its ``sender`` and
   ``recipient`` by their keys) for a plain class whose model path is ``paths[n]``, or
@@ -57,7 +59,13 @@ import msgspec
 from pydantic import BaseModel
 
 from akgentic.core import ProcessedMessage, ReceivedMessage, SentMessage
-from akgentic.core._telemetry import KIND_PROCESSED, KIND_RECEIVED, KIND_REPORT, KIND_SENT
+from akgentic.core._telemetry import (
+    KIND_HANDLED,
+    KIND_PROCESSED,
+    KIND_RECEIVED,
+    KIND_REPORT,
+    KIND_SENT,
+)
 from akgentic.core.excerpt import exception_line
 from akgentic.core.messages.message import new_id
 from akgentic.core.serialization import MODEL_MARKER, model_path
@@ -71,6 +79,7 @@ __all__ = [
     "pack_count",
     "pack_encoded",
     "pack_records",
+    "send_position",
 ]
 
 MAGIC = b"AKPACK3\n"
@@ -108,7 +117,7 @@ _BODIES = msgspec.json.Encoder(enc_hook=_KEY)
 """The sends' bodies: an address (the envelope) as its ``object_key``; any other object
 msgspec cannot write has no ``object_key`` and fails the encode (the careful path then
 writes each body)."""
-_RECORD_TYPE = list[tuple[int, float, int | None, int | bytes | None, int | None]]
+_RECORD_TYPE = list[tuple[int, float, int | None, int | bytes | None, int | float | None]]
 _BODIES_TYPE = tuple[list[int], list[msgspec.Raw]]
 
 
@@ -233,8 +242,20 @@ class Packed(NamedTuple):
 
     data: bytes
     size: int  # how many events it holds
-    sent_at: list[int]  # the positions of its sends, in order
+    kinds: bytes  # its records' kinds, one byte each: where its sends are (send_position)
     sent: list[Any]  # the messages sent there (callers wait on their ids)
+
+
+def send_position(kinds: bytes, index: int) -> int:
+    """Where among the events of a pack whose records have ``kinds`` its ``index``-th
+    send (from 0) is: a ``HANDLED`` record is two events. For the rare caller that waits
+    on a message: nothing per send is kept for it."""
+    at = -1
+    for _ in range(index + 1):
+        at = kinds.find(KIND_SENT, at + 1)
+        if at < 0:
+            raise IndexError(f"the pack has no send number {index}")
+    return at + kinds.count(KIND_HANDLED, 0, at)
 
 
 _SENT_MASK = bytes(1 if k == KIND_SENT else 0 for k in range(256))
@@ -257,9 +278,9 @@ def pack_records(
     is C-level ``map``/``compress`` over it, and a Python loop only over the distinct
     classes and new addresses (or, when a body will not encode, over the sends)."""
     addresses.trim()
-    count = len(records)
     if kinds is None:
         kinds = bytes(map(_KIND, records))
+    count = len(records) + kinds.count(KIND_HANDLED)
     sent_mask = kinds.translate(_SENT_MASK)
     sent = list(compress(map(_A, records), sent_mask))
     used = set(map(_KEY, filter(None, map(_ACTOR, records))))
@@ -303,7 +324,7 @@ def pack_records(
     data = b"".join(
         (MAGIC, _HEAD.pack(len(header)), header, _HEAD.pack(len(packed)), packed, bodies)
     )
-    return Packed(data, count, list(compress(range(count), sent_mask)), sent)
+    return Packed(data, count, kinds, sent)
 
 
 def _bodies(sent: list[Any], path_numbers: list[int], all_plain: bool) -> bytes:
@@ -465,10 +486,9 @@ def _decode_3(data: bytes, head: _Head, offset: int) -> list[EncodedEvent]:
         raise ValueError("the pack is shorter than its header says")
     records = msgspec.msgpack.decode(data[offset : offset + size], type=_RECORD_TYPE)
     numbers, bodies = msgspec.json.decode(data[offset + size :], type=_BODIES_TYPE)
-    if len(records) != head.events:
-        raise ValueError(
-            f"the pack holds {len(records)} records where its header says {head.events}"
-        )
+    events_held = len(records) + sum(1 for record in records if record[0] == KIND_HANDLED)
+    if events_held != head.events:
+        raise ValueError(f"the pack holds {events_held} events where its header says {head.events}")
     sends = sum(1 for record in records if record[0] == KIND_SENT)
     if len(numbers) != sends or len(bodies) != sends:
         raise ValueError("the pack's bodies are not one per send (truncated?)")
@@ -483,10 +503,18 @@ def _decode_3(data: bytes, head: _Head, offset: int) -> list[EncodedEvent]:
 
     events: list[EncodedEvent] = []
     send = 0
-    for position, (kind, stamp_seconds, actor, a, b) in enumerate(records):
+    for at, (kind, stamp_seconds, actor, a, b) in enumerate(records):
+        position = len(events)
         if kind == KIND_REPORT:
-            when, text = head.reports[str(position)]
+            when, text = head.reports[str(at)]
             events.append((datetime.fromisoformat(when), text))
+            continue
+        if kind == KIND_HANDLED:
+            if not isinstance(a, bytes) or not isinstance(b, float):
+                raise ValueError(f"the handled message at {at} has no id or time received")
+            for part, seconds in ((KIND_RECEIVED, b), (KIND_PROCESSED, stamp_seconds)):
+                stamp = datetime.fromtimestamp(seconds, UTC)
+                events.append((stamp, _receipt(part, len(events), stamp, actor, a, head, address)))
             continue
         stamp = datetime.fromtimestamp(stamp_seconds, UTC)
         own_id = str(UUID(int=head.base | position))
@@ -505,19 +533,31 @@ def _decode_3(data: bytes, head: _Head, offset: int) -> list[EncodedEvent]:
             )
         elif kind in (KIND_RECEIVED, KIND_PROCESSED):
             if not isinstance(a, bytes):
-                raise ValueError(f"the receipt at {position} names no message id")
-            text = _RECEIPT.format(
-                path=_RECEIPT_PATHS[kind],
-                id=own_id,
-                team=team,
-                when=stamp.isoformat(),
-                sender=address(actor),
-                message_id=UUID(bytes=a),
-            )
+                raise ValueError(f"the receipt at {at} names no message id")
+            text = _receipt(kind, position, stamp, actor, a, head, address)
         else:
-            raise ValueError(f"unknown event kind {kind} at position {position}")
+            raise ValueError(f"unknown event kind {kind} at position {at}")
         events.append((stamp, text))
     return events
+
+
+def _receipt(
+    kind: int,
+    position: int,
+    stamp: datetime,
+    actor: Any,
+    message_id: bytes,
+    head: _Head,
+    address: Callable[[Any], str],
+) -> str:
+    return _RECEIPT.format(
+        path=_RECEIPT_PATHS[kind],
+        id=str(UUID(int=head.base | position)),
+        team=head.team,
+        when=stamp.isoformat(),
+        sender=address(actor),
+        message_id=UUID(bytes=message_id),
+    )
 
 
 def _body(raw: bytes, number: int, paths: list[str], address: Callable[[Any], str]) -> str:

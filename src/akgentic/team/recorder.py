@@ -80,6 +80,7 @@ from akgentic.storage import (
     encode_value,
     pack_encoded,
     pack_records,
+    send_position,
 )
 
 __all__ = ["LOSS_ADVICE", "EventRecorder"]
@@ -160,7 +161,7 @@ class _Pack(NamedTuple):
 
     data: bytes
     size: int  # how many events it holds
-    sent_at: list[int]  # the positions of its sends
+    kinds: bytes  # its records' kinds: where its sends are (``send_position``)
     sent: list[int]  # the ids (``UUID.int``) of the messages sent there: callers wait on
     # these. Kept as ints, which the garbage collector does not track: ten thousand
     # remembered UUID objects made every full collection of a busy process longer
@@ -170,6 +171,8 @@ class _Pack(NamedTuple):
 _Item = _Encoded | _Pack
 
 _ID_INT = attrgetter("id.int")
+_ONE_SEND = bytes((TelemetryBatch.SENT,))
+"""The kinds of a row that is one send (for ``send_position``)."""
 
 
 def _events_in(items: Iterable[Message | _Item]) -> int:
@@ -289,7 +292,7 @@ class EventRecorder:
         self._lock = threading.RLock()  # the orchestrator's thread, and release/discard
         self._stop_requested = False
         # what was committed lately, for wait_committed: (sent ids, positions, first seq)
-        self._recent: deque[tuple[list[int], list[int], int]] = deque()
+        self._recent: deque[tuple[list[int], bytes, int]] = deque()
         self._remembered = 0
         self._cond = threading.Condition()
         self.last_seq = storage.events.last_seq(team_id)
@@ -329,7 +332,7 @@ class EventRecorder:
         except Exception as exc:  # each record as its message (a bad one is reported)
             if not isinstance(exc, SerializationError):  # a message the pack cannot hold
                 logger.exception("team %s: a batch could not be packed", self._team_id)
-            items = [batch.message(i) for i in range(len(records))]
+            items = list(batch.messages())
         finally:
             self._batch = None
         with self._lock:
@@ -347,7 +350,7 @@ class EventRecorder:
             position = kinds.find(TelemetryBatch.REPORT, position + 1)
         packed = pack_records(records, self._addresses, reports, self._team_json, kinds)
         ids = list(map(_ID_INT, packed.sent))
-        return _Pack(packed.data, packed.size, packed.sent_at, ids, messages)
+        return _Pack(packed.data, packed.size, packed.kinds, ids, messages)
 
     def _address_json(self, address: Any) -> str:
         """An address's stored JSON, the first time a pack needs it (then kept by the
@@ -666,13 +669,13 @@ class EventRecorder:
             for item, first in zip(items, firsts, strict=True):
                 if isinstance(item, _Pack):
                     if item.sent:
-                        recent.append((item.sent, item.sent_at, first))
+                        recent.append((item.sent, item.kinds, first))
                         self._remembered += len(item.sent)
                     last = first + item.size - 1
                 else:
                     key = item[1]
                     if key is not None:  # a receipt has none: nobody waits on its id
-                        recent.append(([key.int], [0], first))
+                        recent.append(([key.int], _ONE_SEND, first))
                         self._remembered += 1
                     last = first
             while self._remembered > _REMEMBERED and len(recent) > 1:
@@ -683,9 +686,9 @@ class EventRecorder:
     def _seq_of(self, message_id: UUID) -> int | None:
         """The number of a committed send of ``message_id`` (``_cond`` held), newest
         first: a caller waits for what it sent a moment ago."""
-        for ids, positions, first in reversed(self._recent):
+        for ids, kinds, first in reversed(self._recent):
             try:
-                return first + positions[ids.index(message_id.int)]
+                return first + send_position(kinds, ids.index(message_id.int))
             except ValueError:
                 continue
         return None

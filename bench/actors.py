@@ -401,19 +401,28 @@ def main() -> None:
     )
     print(f"subscriber received {subscribed.subscriber.count:,} telemetry messages")
     # CPU: every thread of the process, until the last message is handled and (with a
-    # subscriber) everything handed on is done — less swayed by other load than wall time
-    cpu = {
-        name: statistics.median(cpu_per_message(run, tells) for _ in range(rounds))
-        for name, run in (
-            ("raw pykka", raw_tell),
-            ("Akgent team", plain.tell),
-            ("+ subscriber", subscribed.tell),
-            ("+ EventRecorder (SQLite)", recorded.tell),
-        )
-    }
-    print("process CPU per message told (µs, every thread, until all is recorded):")
-    for name, value in cpu.items():
-        print(f"  {name:28}{value * 1e6:8.2f}{cpu['raw pykka'] / value:8.2f}")
+    # subscriber) everything handed on is done — less swayed by other load than wall
+    # time. The sides alternate within each round, as the wall-time rounds do, and each
+    # side's ratio is also taken round by round (a slow spell hits a round's sides alike).
+    sides = (
+        ("raw pykka", raw_tell),
+        ("Akgent team", plain.tell),
+        ("+ subscriber", subscribed.tell),
+        ("+ EventRecorder (SQLite)", recorded.tell),
+    )
+    spent: dict[str, list[float]] = {name: [] for name, _ in sides}
+    for _ in range(rounds):
+        for name, run in sides:
+            spent[name].append(cpu_per_message(run, tells))
+    print(
+        "process CPU per message told (µs, every thread, until all is recorded; median, "
+        "raw over it, and the median of the rounds' own ratios):"
+    )
+    for name, values in spent.items():
+        paired = statistics.median(r / v for r, v in zip(spent["raw pykka"], values, strict=True))
+        value = statistics.median(values)
+        raw = statistics.median(spent["raw pykka"])
+        print(f"  {name:28}{value * 1e6:8.2f}{raw / value:8.2f}{paired:8.2f}")
 
     print(
         f"memory growth per message (tracemalloc): over {total:,} messages, "

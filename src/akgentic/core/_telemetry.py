@@ -311,7 +311,7 @@ class TeamChannel:
         if self._closed:
             return
         record = self._held.pop(receiver.object_key, None)
-        if record is None or record[2] != message_id:
+        if record is None or record[2] is not message_id:
             if record is not None:  # not this turn's: cannot happen (receive releases it)
                 self._put((KIND_RECEIVED, record[0], record[1], record[2], None))
             elif self._releasing:  # taken by a release that may not have queued it yet

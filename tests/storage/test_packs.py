@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
+import msgspec
 import pytest
 from pydantic import Field, PlainSerializer
 
@@ -446,6 +447,48 @@ def test_a_damaged_pack_is_refused_with_a_value_error() -> None:
     with pytest.raises(ValueError) as refused:
         decode_pack(damaged["header garbled"])
     assert str(refused.value).startswith("the event pack is damaged: bytes that are not UTF-8 at ")
+
+
+def test_a_pack_whose_records_or_bodies_say_something_else_is_refused_in_one_line() -> None:
+    """Damage past the header, as the layout's parts can be wrong: each a ValueError
+    saying what is wrong, never the pack's bytes, never another exception."""
+    traffic = Traffic(uuid4())
+    traffic.exchange(Plain(text="one"))
+    traffic.handled(Plain(text="two"))
+    data = traffic.pack()
+    (size,) = struct.unpack_from("<I", data, len(MAGIC))
+    head = data[: len(MAGIC) + 4 + size]
+    records = msgspec.msgpack.decode(
+        data[len(head) + 4 :][: struct.unpack_from("<I", data, len(head))[0]]
+    )
+    bodies = msgspec.json.decode(data[len(head) + 4 + len(msgspec.msgpack.encode(records)) :])
+
+    def rebuilt(records: Any, bodies: Any) -> bytes:
+        packed = msgspec.msgpack.encode(records)
+        return head + struct.pack("<I", len(packed)) + packed + msgspec.json.encode(bodies)
+
+    assert decode_pack(rebuilt(records, bodies)) == decode_pack(data)  # the parts as read
+    handled = [list(r) for r in records]
+    handled[-1][4] = None  # a HANDLED record without its time received
+    unknown = [list(r) for r in records]
+    unknown[0][2] = 12345  # an actor key the header does not name
+    body = dict(bodies[1][0])
+    body["sender"] = 999  # a body's sender key the header does not name
+    damaged = {
+        "records not a list of five": rebuilt([[1, 2]], bodies),
+        "a record of an unknown kind": rebuilt([[9, *records[0][1:]], *records[1:]], bodies),
+        "a handled record without its time": rebuilt(handled, bodies),
+        "an actor key not in the header": rebuilt(unknown, bodies),
+        "a body's key not in the header": rebuilt(records, [bodies[0], [body, bodies[1][1]]]),
+        "a path number not among the paths": rebuilt(records, [[7, 0], bodies[1]]),
+        "a body missing": rebuilt(records, [bodies[0][:1], bodies[1][:1]]),
+        "records cut": rebuilt(records, bodies)[: len(head) + 6],
+    }
+    for what, value in damaged.items():
+        with pytest.raises(ValueError) as refused:
+            decode_pack(value)
+        assert str(refused.value).startswith("the event pack is damaged: "), what
+        assert len(str(refused.value)) < 300, what
 
 
 # -- the stores ------------------------------------------------------------------------------

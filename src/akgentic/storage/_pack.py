@@ -404,7 +404,7 @@ def decode_pack(data: bytes) -> list[EncodedEvent]:
     Raises ``ValueError`` (with what is wrong) for a damaged pack."""
     try:
         return _decode(bytes(data))
-    except _DAMAGE as exc:
+    except (ValueError, *_DAMAGE) as exc:  # one line, whatever part is wrong
         raise ValueError(f"the event pack is damaged: {_damage(exc)}") from exc
 
 

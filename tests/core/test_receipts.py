@@ -10,6 +10,8 @@ import threading
 from typing import Any
 from uuid import UUID, uuid4
 
+import pytest
+
 from akgentic.core import (
     ActorAddress,
     ActorSystem,
@@ -250,3 +252,66 @@ def test_without_a_deferred_subscriber_receipts_are_queued_at_once() -> None:
         assert drained(channel) == [KIND_RECEIVED]
         channel.processed(member, message_id)
         assert drained(channel) == [KIND_PROCESSED]
+
+
+class SpyLock:
+    """The channel's release lock, telling which threads asked for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.askers: list[str] = []
+        self.cond = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self.cond:
+            self.askers.append(threading.current_thread().name)
+            self.cond.notify_all()
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+
+@pytest.mark.parametrize("what", ["a send", "a turn inside the turn"])
+def test_a_member_whose_receipt_a_release_is_queueing_waits_for_it(what: str) -> None:
+    """A release (the clock's) has taken the member's held receipt and not queued it yet;
+    the member then reports a send, or takes another message inside its turn: it waits
+    for the release (it asks for the release's lock) instead of going first."""
+    taken, go_on = threading.Event(), threading.Event()
+
+    class Paused(TeamChannel):
+        __slots__ = ()
+
+        def _put(self, record: Any) -> None:
+            if threading.current_thread().name == "clock" and record[0] == KIND_RECEIVED:
+                taken.set()  # popped, not queued: the member acts now
+                assert go_on.wait(30)
+            super()._put(record)
+
+    channel = Paused()
+    channel.set_eager(False, deferred=True)
+    spy = SpyLock()
+    channel._held_lock = spy  # type: ignore[assignment]
+    member, peer = (ActorAddressProxy(agent_id=uuid4(), name=n) for n in ("@M", "@P"))
+    turn, inner = uuid4(), uuid4()
+    channel.receive(member, turn)
+    clock = threading.Thread(target=channel.release_held, name="clock")
+    clock.start()
+    assert taken.wait(30)
+
+    def act() -> None:
+        if what == "a send":
+            channel.emit(KIND_SENT, member, UserMessage(content="x"), peer)
+        else:
+            channel.receive(member, inner)
+
+    member_thread = threading.Thread(target=act, name="member")
+    member_thread.start()
+    with spy.cond:  # the member asks for the release's lock: it waits for it
+        assert spy.cond.wait_for(lambda: "member" in spy.askers, 30)
+    go_on.set()
+    clock.join(30)
+    member_thread.join(30)
+    queued = [(kind, message_id) for kind, _, _, message_id, _ in channel.take()]
+    assert queued[0] == (KIND_RECEIVED, turn)  # the turn's receipt first
+    assert len(queued) == 1 + (what == "a send")

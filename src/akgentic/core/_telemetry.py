@@ -30,8 +30,11 @@ the completion, both times kept — instead of two. A held receipt is released a
 reports anything else (so a log never shows a turn's sends before its receipt), when the
 clock comes by (a turn still running after at most :data:`DEFER_DELAY` is seen as
 received, as it would have been, by a deferred channel, without holding) and when a
-subscriber wants records at once. A turn is never reported processed before received:
-a member that finds its receipt taken by a release waits for that release to queue it.
+subscriber wants records at once. A turn is never reported processed before received,
+nor its member's records before its receipt: a member that finds its receipt taken by a
+release waits for that release to queue it. (A record another thread reports for the
+member at the very moment its turn ends, between the turn's end and its ``HANDLED``
+record, may come before that record: not one of the turn's own.)
 """
 
 from __future__ import annotations
@@ -278,8 +281,12 @@ class TeamChannel:
         if self._closed:
             return
         held = self._held
-        if held and sender is not None and sender.object_key in held:
-            self.release_held(sender.object_key)
+        if (held or self._releasing) and sender is not None:
+            if sender.object_key in held:
+                self.release_held(sender.object_key)
+            elif self._releasing:  # its receipt may be taken by a release not queued yet
+                with self._held_lock:
+                    pass
         self._put((kind, time.time(), sender, a, b))
 
     def receive(self, receiver: Any, message_id: Any) -> None:
@@ -297,6 +304,9 @@ class TeamChannel:
         held = self._held
         if key in held:  # a turn inside a turn: the outer one's receipt goes first
             self.release_held(key)
+        elif self._releasing:  # the outer one's receipt may be taken, not queued yet
+            with self._held_lock:
+                pass
         held[key] = (time.time(), receiver, message_id)
         if self._eager:  # made eager meanwhile: its release may have run before the hold
             self.release_held(key)

@@ -15,13 +15,14 @@ import struct
 import threading
 import time
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from uuid import UUID, uuid4
 
 import msgspec
 import pytest
-from pydantic import Field, PlainSerializer
+from pydantic import ConfigDict, Field, PlainSerializer
 
 from akgentic.core import (
     ActorAddressProxy,
@@ -40,6 +41,7 @@ from akgentic.core._telemetry import (
     KIND_REPORT,
     KIND_SENT,
 )
+from akgentic.core.serialization import SerializationError
 from akgentic.storage import (
     EncodedEvent,
     SqliteStorage,
@@ -325,6 +327,55 @@ def test_a_send_the_plain_path_must_not_write_as_msgspec_would_decodes_as_sent(
     got = sent_messages(team, decode_pack(traffic.pack()))
     assert got == sent_messages(team, traffic.expected)
     assert vars(got[0]) == vars(sent_messages(team, traffic.expected)[0])
+
+
+class Stamped(Message):
+    """A union of a string and a time: msgspec writes UTC as "Z" where the store writes
+    "+00:00", and pydantic reads either back as the string — not plain."""
+
+    at: str | datetime = ""
+
+
+class Strict(Message):
+    """A ``cached_property`` keeps its value in the instance's ``__dict__``, beside the
+    fields; with ``extra="forbid"`` a body carrying it would not read back."""
+
+    model_config = ConfigDict(extra="forbid")
+    item: str = ""
+
+    @cached_property
+    def shout(self) -> str:
+        return self.item.upper()
+
+
+def test_a_utc_time_in_a_str_or_datetime_field_reads_back_as_the_row_path_does() -> None:
+    assert _plain_path(Stamped) is None
+    team = uuid4()
+    traffic = Traffic(team)
+    traffic.exchange(Stamped(at=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), team_id=team))
+    got = sent_messages(team, decode_pack(traffic.pack()))[0]
+    assert got.at == sent_messages(team, traffic.expected)[0].at  # type: ignore[attr-defined]
+
+
+def test_a_message_holding_more_than_its_fields_is_stored_whole() -> None:
+    team = uuid4()
+    traffic = Traffic(team)
+    message = Strict(item="tea", team_id=team)
+    assert message.shout == "TEA"  # now in its __dict__
+    traffic.exchange(Strict(item="plain", team_id=team))
+    traffic.exchange(message)
+    decoded = decode_pack(traffic.pack())
+    assert sent_messages(team, decoded) == sent_messages(team, traffic.expected)
+    assert '"shout"' not in decoded[3][1]
+
+
+def test_a_receipt_naming_its_message_by_other_than_a_uuid_is_refused_by_the_pack() -> None:
+    """A pack cannot hold it (its reader would refuse the whole pack): the recorder is
+    told (``SerializationError``) and stores that batch's records one by one."""
+    traffic = busy(uuid4(), 2)
+    records = [*traffic.records, (KIND_RECEIVED, time.time(), traffic.b, str(uuid4()), None)]
+    with pytest.raises(SerializationError, match="UUID"):
+        pack_records(records, traffic.addresses, traffic.reports, traffic.team_json)
 
 
 def test_a_send_whose_fields_were_assigned_another_type_is_stored_whole() -> None:

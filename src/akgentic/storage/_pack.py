@@ -68,7 +68,7 @@ from akgentic.core._telemetry import (
 )
 from akgentic.core.excerpt import exception_line
 from akgentic.core.messages.message import new_id
-from akgentic.core.serialization import MODEL_MARKER, model_path
+from akgentic.core.serialization import MODEL_MARKER, SerializationError, model_path
 from akgentic.storage._codec import _RECEIPT, _SENT, EncodedEvent, encode_message
 
 __all__ = [
@@ -180,6 +180,8 @@ def _plain(annotation: Any) -> bool:
     if origin is Literal:
         return all(isinstance(a, str | int | bool) for a in args)
     if origin in (typing.Union, types.UnionType):
+        if str in args and datetime in args:  # "Z" vs "+00:00", read back as the str
+            return False
         return all(_plain(a) for a in args)
     if origin is list:
         return len(args) == 1 and _plain(args[0])
@@ -259,6 +261,9 @@ def send_position(kinds: bytes, index: int) -> int:
 
 
 _SENT_MASK = bytes(1 if k == KIND_SENT else 0 for k in range(256))
+_RECEIPT_MASK = bytes(
+    1 if k in (KIND_RECEIVED, KIND_PROCESSED, KIND_HANDLED) else 0 for k in range(256)
+)
 
 
 def pack_records(
@@ -283,6 +288,8 @@ def pack_records(
     count = len(records) + kinds.count(KIND_HANDLED)
     sent_mask = kinds.translate(_SENT_MASK)
     sent = list(compress(map(_A, records), sent_mask))
+    if not set(map(type, compress(map(_A, records), kinds.translate(_RECEIPT_MASK)))) <= {UUID}:
+        raise SerializationError("a receipt names its message by something else than a UUID")
     used = set(map(_KEY, filter(None, map(_ACTOR, records))))
     used.update(
         map(_KEY, filter(None, compress(map(_B, records), sent_mask))),
@@ -299,8 +306,8 @@ def pack_records(
         )
 
     address_texts = addresses.texts(used, objects)
-    classes = list(map(type, sent))
-    numbers: dict[type, int] = {}
+    classes: list[type[BaseModel]] = list(map(type, sent))
+    numbers: dict[type[BaseModel], int] = {}
     paths: list[str] = []
     for cls in set(classes):
         path = _plain_path(cls)
@@ -308,7 +315,14 @@ def pack_records(
         if path is not None:
             paths.append(path)
     path_numbers = list(map(numbers.__getitem__, classes))
-    bodies = _bodies(sent, path_numbers, all(number >= 0 for number in numbers.values()))
+    # a plain body is its __dict__, which may hold more than the fields (a cached_property
+    # keeps its value there): such a message is stored whole, as the store writes it
+    widths = {cls: len(cls.model_fields) for cls in numbers}
+    if list(map(len, map(_DICT, sent))) != list(map(widths.__getitem__, classes)):
+        for at, message in enumerate(sent):
+            if len(message.__dict__) != widths[classes[at]]:
+                path_numbers[at] = -1
+    bodies = _bodies(sent, path_numbers, all(number >= 0 for number in path_numbers))
     header = json.dumps(
         {
             "n": count,

@@ -312,3 +312,15 @@ def test_an_address_keeps_its_own_object_key_through_a_copy_and_a_pickle() -> No
     again = pickle.loads(pickle.dumps(address))
     assert again == address and again.name == "@Keyed"
     assert again.object_key == id(again) != address.object_key
+
+
+class Tagged(ActorAddressProxy):
+    """A subclass with a ``__dict__`` besides the slots."""
+
+
+def test_an_address_subclass_keeps_its_own_attributes_through_a_pickle() -> None:
+    address = Tagged(agent_id=uuid4(), name="@Tagged")
+    address.tag = "x"  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(address))
+    assert again.tag == "x" and again.name == "@Tagged"
+    assert again.object_key == id(again)

@@ -133,11 +133,13 @@ class ActorAddress:
         self.object_key = id(self)
 
     def __setstate__(self, state: Any) -> None:
-        """Unpickled (``object.__getstate__``'s ``(None, slots)``): another object, so its
-        own ``object_key``, not the pickled one's."""
-        slots = state[1] if isinstance(state, tuple) else state
-        for name, value in (slots or {}).items():
-            object.__setattr__(self, name, value)
+        """Unpickled (``object.__getstate__``'s ``(dict or None, slots)``, or a subclass's
+        ``__dict__`` alone): another object, so its own ``object_key``, not the pickled
+        one's."""
+        attributes, slots = state if isinstance(state, tuple) else (state, None)
+        for part in (attributes, slots):
+            for name, value in (part or {}).items():
+                object.__setattr__(self, name, value)
         self.object_key = id(self)
 
     # -- identity -------------------------------------------------------------------

@@ -322,7 +322,7 @@ def pack_records(
         for at, message in enumerate(sent):
             if len(message.__dict__) != widths[classes[at]]:
                 path_numbers[at] = -1
-    bodies = _bodies(sent, path_numbers, all(number >= 0 for number in path_numbers))
+    bodies = _bodies(sent, path_numbers, -1 not in path_numbers)
     header = json.dumps(
         {
             "n": count,
